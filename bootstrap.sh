@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian machine (as root): install what inaemu needs, then run it.
+#
+#   ./bootstrap.sh demo        the main job (see README.md)
+#   ./bootstrap.sh test        the whole test suite (what CI runs)
+#   ./bootstrap.sh setup       only the set-up
+#   ./bootstrap.sh -- CMD...   run CMD inside the project's virtualenv
+#
+# Set-up is idempotent and quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+VENV="$ROOT/.venv"
+APT_PACKAGES=(mininet iproute2 iperf3 tcpdump ethtool python3-venv)
+
+say() { printf '[bootstrap] %s\n' "$*" >&2; }
+
+install_apt() {
+    local missing=()
+    for p in "${APT_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        say "missing system packages: ${missing[*]} (run as root, or: apt-get install ${missing[*]})"
+        return 0
+    fi
+    say "apt-get install ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+install_python() {
+    local stamp="$VENV/.inaemu-installed"
+    if [ ! -x "$VENV/bin/python" ]; then
+        say "creating virtualenv in .venv"
+        python3 -m venv "$VENV"
+    fi
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        say "installing inaemu and its pinned dependencies"
+        "$VENV/bin/pip" install -q --disable-pip-version-check -e ".[test]"
+        touch "$stamp"
+    fi
+}
+
+setup() { install_apt; install_python; }
+
+action=${1:-demo}
+[ $# -gt 0 ] && shift
+case "$action" in
+    setup) setup ;;
+    demo)
+        setup
+        exec "$VENV/bin/inaemu" demo "$@" ;;
+    test)
+        setup
+        # pytest's exit 5 means no test ran: treat it as a failure, never as success.
+        exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@" ;;
+    --)
+        setup
+        PATH="$VENV/bin:$PATH" exec "$@" ;;
+    *)
+        say "unknown action '$action' (expected: demo, test, setup, -- CMD)"
+        exit 2 ;;
+esac

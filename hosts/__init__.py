@@ -1,0 +1,1 @@
+"""Host agents: quantization, the sans-I/O aggregation protocol, baselines, socket drivers."""

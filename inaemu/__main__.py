@@ -1,0 +1,3 @@
+from inaemu.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""The one command-line entry point, `inaemu`.
+
+Each subcommand lives in the module that owns its concept; this file only maps names to those
+modules. A subcommand module exposes `add_arguments(parser)` and `run(args) -> int` (the exit
+status). Modules are imported lazily so that `inaemu --help` stays fast and a broken optional
+part cannot take the whole CLI down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("inaemu.demo", "the main job: a small end-to-end run on the embedded switch"),
+    "stf": ("p4switch.stf.cli", "run an STF test against a P4 program or its BMv2 JSON"),
+    "switch": ("p4switch.switch_cli", "run a software switch on Linux interfaces (simple_switch_grpc-like)"),
+    "compile": ("p4switch.compiler.cli", "compile a P4_16 v1model program to BMv2 JSON and P4Info"),
+}
+
+
+def _load(name: str):
+    module_name, _ = SUBCOMMANDS[name]
+    return importlib.import_module(module_name)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="inaemu",
+        description="In-network aggregation emulator: P4 switches, P4Runtime, Mininet.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, help_text) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if only == name:
+            _load(name).add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command not in SUBCOMMANDS:
+        parser = build_parser()
+        if command is None:
+            parser.print_help()
+            return 0 if any(a in ("-h", "--help") for a in argv) else 2
+        parser.error(f"unknown command '{command}' (choose from {', '.join(SUBCOMMANDS)})")
+    parser = build_parser(only=command)
+    args = parser.parse_args(argv)
+    try:
+        return int(_load(command).run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

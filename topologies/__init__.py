@@ -1,0 +1,1 @@
+"""Topology descriptions shared by Mininet, the simulator and the controller."""
