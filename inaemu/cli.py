@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "stf": ("p4switch.stf.cli", "run an STF test against a P4 program or its BMv2 JSON"),
     "switch": ("p4switch.switch_cli", "run a software switch on Linux interfaces (simple_switch_grpc-like)"),
     "compile": ("p4switch.compiler.cli", "compile a P4_16 v1model program to BMv2 JSON and P4Info"),
+    "controller": ("controller.cli", "push programs and entries to running switches over P4Runtime"),
 }
 
 
