@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
 VENV="$ROOT/.venv"
-APT_PACKAGES=(mininet iproute2 iperf3 tcpdump ethtool python3-venv)
+APT_PACKAGES=(mininet iproute2 iputils-ping iperf3 tcpdump ethtool procps psmisc python3-venv)
 
 say() { printf '[bootstrap] %s\n' "$*" >&2; }
 
