@@ -1,0 +1,142 @@
+"""The packet driver: one event loop moving packets between socket ports and the runtime.
+
+Why one thread: the pipeline runs under `switch.lock` anyway, and a single loop that blocks in
+`select` costs no CPU while idle, so many switches share a laptop. Per wake-up it drains every
+readable port without blocking (bounded per port, for fairness), runs all arrivals as one batch
+through the `Forwarder`, and sends what comes out. Its only timer is the delay line: `select`
+gets a timeout only while a delayed packet is waiting.
+
+Other threads (P4Runtime packet-out, signal handlers) talk to the loop through `packet_out()`
+and `stop()`, which queue work and wake it through an eventfd.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import sys
+import time
+from collections import deque
+from typing import Callable, Protocol
+
+from p4switch.ports.forwarding import Forwarder
+
+DEFAULT_BATCH_LIMIT = 64
+
+
+class SocketPort(Protocol):
+    port: int
+
+    def fileno(self) -> int: ...
+
+    def receive_batch(self, limit: int) -> list[bytes]: ...
+
+    def send(self, data: bytes) -> bool: ...
+
+
+class PacketDriver:
+    """Runs `forwarder` over `ports` until `stop()`; CPU-port output goes to `packet_in`."""
+
+    def __init__(self, forwarder: Forwarder, ports: list[SocketPort], *,
+                 packet_in: Callable[[bytes], None] | None = None,
+                 batch_limit: int = DEFAULT_BATCH_LIMIT,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.forwarder = forwarder
+        self.ports = {port.port: port for port in ports}
+        self.packet_in = packet_in
+        self.batch_limit = batch_limit
+        self.clock = clock
+        self.packet_in_errors = 0
+        self.packet_outs_dropped = 0
+        self._packet_outs: deque[bytes] = deque()
+        self._stopping = False
+        self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+
+    # -- called from other threads ---------------------------------------------------------------
+    def packet_out(self, data: bytes) -> None:
+        """Inject `data` into the pipeline as arriving on the CPU port (thread-safe).
+
+        Without a CPU port there is nowhere for it to arrive: it is counted and dropped.
+        """
+        if self.forwarder.cpu_port is None:
+            self.packet_outs_dropped += 1
+            return
+        self._packet_outs.append(bytes(data))
+        self._wake()
+
+    def stop(self) -> None:
+        """Ask the loop to return (thread-safe; safe in a signal handler)."""
+        self._stopping = True
+        self._wake()
+
+    def _wake(self) -> None:
+        try:
+            os.eventfd_write(self._wake_fd, 1)
+        except (BlockingIOError, OSError):
+            pass                 # counter saturated or closed: the loop is awake or gone anyway
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def run(self) -> None:
+        """Move packets until `stop()`. Exceptions from the pipeline propagate (BMv2 aborts)."""
+        selector = selectors.DefaultSelector()
+        try:
+            for port in self.ports.values():
+                selector.register(port, selectors.EVENT_READ, port)
+            selector.register(self._wake_fd, selectors.EVENT_READ, None)
+            while not self._stopping:
+                self._turn(selector)
+        finally:
+            selector.close()
+
+    def _turn(self, selector: selectors.BaseSelector) -> None:
+        due = self.forwarder.next_due()
+        timeout = None if due is None else max(0.0, due - self.clock())
+        events = selector.select(timeout)
+        arrivals: list[tuple[int, bytes]] = []
+        limit = self.batch_limit
+        for key, _ in events:
+            port = key.data
+            if port is None:
+                self._drain_wake_fd()
+                continue
+            number = port.port
+            arrivals.extend((number, frame) for frame in port.receive_batch(limit))
+        cpu_port = self.forwarder.cpu_port
+        while self._packet_outs:
+            arrivals.append((cpu_port, self._packet_outs.popleft()))
+        now = self.clock()
+        self._send(self.forwarder.release(now))
+        if arrivals:
+            self._send(self.forwarder.forward(arrivals, now))
+
+    def _drain_wake_fd(self) -> None:
+        try:
+            os.eventfd_read(self._wake_fd)
+        except BlockingIOError:
+            pass
+
+    def _send(self, departures: list[tuple[int, bytes]]) -> None:
+        ports, counters = self.ports, self.forwarder.counters
+        cpu_port = self.forwarder.cpu_port
+        for number, data in departures:
+            if number == cpu_port and self.packet_in is not None:
+                self._deliver_packet_in(data)
+                continue
+            port = ports.get(number)
+            if port is None or not port.send(data):
+                counters[number].tx_errors += 1
+
+    def _deliver_packet_in(self, data: bytes) -> None:
+        try:
+            self.packet_in(data)
+        except Exception as error:  # a broken control channel must not stop the data plane
+            self.packet_in_errors += 1
+            if self.packet_in_errors == 1:
+                print(f"inaemu switch: packet-in to the P4Runtime server failed: {error!r}",
+                      file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Release the wake-up eventfd (ports are closed by their owner)."""
+        if self._wake_fd >= 0:
+            os.close(self._wake_fd)
+            self._wake_fd = -1

@@ -1,0 +1,147 @@
+"""The forwarding core shared by socket ports and in-process ports (sans-I/O).
+
+It turns packets that arrived on ports into packets to send, and keeps the books:
+arrivals -> capture tap -> ingress loss -> pipeline (`switch.receive_batch` under `switch.lock`)
+-> egress loss -> egress delay line -> capture tap -> departures.
+
+Nothing here reads a clock or a socket: callers pass `now` (monotonic seconds) and do the I/O.
+Packets the pipeline sends to a port nobody bound are counted as `unbound` and dropped (as BMv2
+does for a port without an interface). The CPU port is never impaired: it is not a link.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Protocol
+
+from p4switch.ports.impairment import (
+    NO_IMPAIRMENT, DelayLine, ImpairmentPlan, LinkImpairment, PortImpairment)
+
+
+@dataclass(slots=True)
+class PortCounters:
+    """Per-port packet counts; `*_lost` are drops injected by the impairment model."""
+
+    rx: int = 0
+    tx: int = 0
+    rx_lost: int = 0
+    tx_lost: int = 0
+    tx_errors: int = 0
+
+    def as_text(self) -> str:
+        return (f"rx {self.rx} tx {self.tx} lost-in {self.rx_lost} lost-out {self.tx_lost}"
+                + (f" tx-errors {self.tx_errors}" if self.tx_errors else ""))
+
+
+class PacketTap(Protocol):
+    """Sees every packet that arrives on or leaves a port (e.g. the pcap writers)."""
+
+    def arrived(self, port: int, data: bytes) -> None: ...
+
+    def departed(self, port: int, data: bytes) -> None: ...
+
+
+class Forwarder:
+    """Moves packets between ports and a switch runtime, applying the impairment plan."""
+
+    def __init__(self, switch, ports: Iterable[int], *, plan: ImpairmentPlan = ImpairmentPlan(),
+                 seed: int = 0, cpu_port: int | None = None, tap: PacketTap | None = None) -> None:
+        self.switch = switch
+        self.cpu_port = cpu_port
+        self.tap = tap
+        self.ports = sorted(set(ports))
+        self.counters: dict[int, PortCounters] = {port: PortCounters() for port in self.ports}
+        if cpu_port is not None:
+            self.counters.setdefault(cpu_port, PortCounters())
+        self.unbound = 0
+        self._impairments: dict[int, PortImpairment] = {}
+        for port in self.ports:
+            spec: LinkImpairment = plan.for_port(port)
+            if not spec.is_null and port != cpu_port:
+                self._impairments[port] = PortImpairment(spec, seed=seed, port=port)
+        self._delay_line = DelayLine()
+
+    # -- arrivals -------------------------------------------------------------------------------
+    def forward(self, arrivals: list[tuple[int, bytes]], now: float) -> list[tuple[int, bytes]]:
+        """Run packets that arrived on ports; return those to send now as (port, bytes).
+
+        Packets delayed by the plan are held and come out of `release()` when due.
+        """
+        admitted = []
+        counters, impairments, tap = self.counters, self._impairments, self.tap
+        for port, data in arrivals:
+            port_counters = counters.get(port)
+            if port_counters is not None:
+                port_counters.rx += 1
+            if tap is not None:
+                tap.arrived(port, data)
+            impairment = impairments.get(port)
+            if impairment is not None and impairment.drop_on_ingress():
+                port_counters.rx_lost += 1
+                continue
+            admitted.append((port, data))
+        if not admitted:
+            return []
+        with self.switch.lock:
+            outputs = self.switch.receive_batch(admitted)
+        return self._egress(outputs, now)
+
+    def _egress(self, outputs: list[tuple[int, bytes]], now: float) -> list[tuple[int, bytes]]:
+        departures = []
+        counters, impairments = self.counters, self._impairments
+        for port, data in outputs:
+            port_counters = counters.get(port)
+            if port_counters is None:
+                self.unbound += 1
+                continue
+            impairment = impairments.get(port)
+            if impairment is not None:
+                if impairment.drop_on_egress():
+                    port_counters.tx_lost += 1
+                    continue
+                if impairment.delay_s > 0.0:
+                    self._delay_line.hold(now + impairment.delay_s, port, data)
+                    continue
+            departures.append((port, data))
+        return self._depart(departures)
+
+    def _depart(self, departures: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        counters, tap = self.counters, self.tap
+        for port, data in departures:
+            counters[port].tx += 1
+            if tap is not None:
+                tap.departed(port, data)
+        return departures
+
+    # -- delayed packets ------------------------------------------------------------------------
+    def next_due(self) -> float | None:
+        """When the next delayed packet is due (monotonic seconds), or None."""
+        return self._delay_line.next_due()
+
+    def release(self, now: float) -> list[tuple[int, bytes]]:
+        """Delayed packets now due, to send as (port, bytes)."""
+        return self._depart(self._delay_line.release(now))
+
+    @property
+    def held(self) -> int:
+        """How many delayed packets are waiting."""
+        return len(self._delay_line)
+
+    def discard_held(self) -> int:
+        """Forget delayed packets at shutdown; returns how many there were."""
+        return len(self._delay_line.drain())
+
+    # -- reporting ------------------------------------------------------------------------------
+    def summary_lines(self, names: dict[int, str] | None = None) -> list[str]:
+        """One line per port (and one for unbound output), for the exit summary."""
+        names = names or {}
+        lines = []
+        for port in sorted(self.counters):
+            label = names.get(port) or ("cpu" if port == self.cpu_port else "-")
+            lines.append(f"port {port} ({label}): {self.counters[port].as_text()}")
+        if self.unbound:
+            lines.append(f"dropped to unbound ports: {self.unbound}")
+        return lines
+
+
+__all__ = ["Forwarder", "PortCounters", "PacketTap", "NO_IMPAIRMENT"]

@@ -1,0 +1,114 @@
+"""A Linux interface as a switch port, through an AF_PACKET raw socket.
+
+The socket is bound to one interface with ETH_P_ALL, non-blocking, in promiscuous mode, with big
+buffers (a switch must accept frames for any MAC address and absorb bursts while Python runs the
+pipeline). The kernel also loops back frames the socket itself sent (packet type
+PACKET_OUTGOING); those are skipped, and where the kernel supports it (Linux >= 4.20) the socket
+asks not to receive them at all.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import struct
+
+from p4switch.ports.errors import InterfaceError
+
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_ADD_MEMBERSHIP = 1
+PACKET_MR_PROMISC = 1
+PACKET_IGNORE_OUTGOING = 23
+PACKET_OUTGOING = 4
+SO_SNDBUFFORCE = 32
+SO_RCVBUFFORCE = 33
+
+SOCKET_BUFFER_BYTES = 8 * 1024 * 1024
+MAX_FRAME = 65536 + 64        # large enough for GSO super-frames a veth may hand over
+_AGAIN = (errno.EAGAIN, errno.EWOULDBLOCK)
+
+
+class RawSocketPort:
+    """One switch port on a Linux interface. `fileno()` makes it usable with selectors."""
+
+    def __init__(self, port: int, interface: str) -> None:
+        self.port = port
+        self.interface = interface
+        try:
+            self.ifindex = socket.if_nametoindex(interface)
+        except OSError:
+            raise InterfaceError(f"-i {port}@{interface}: no interface named '{interface}'") from None
+        try:
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        except PermissionError:
+            raise InterfaceError(f"-i {port}@{interface}: raw sockets need root "
+                                 "(or CAP_NET_RAW)") from None
+        try:
+            sock.bind((interface, ETH_P_ALL))
+            sock.setblocking(False)
+            _set_buffers(sock)
+            _try_ignore_outgoing(sock)
+            membership = struct.pack("iHH8s", self.ifindex, PACKET_MR_PROMISC, 0, b"")
+            sock.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, membership)
+        except OSError as error:
+            sock.close()
+            raise InterfaceError(f"-i {port}@{interface}: cannot open: {error.strerror}") from None
+        self._socket = sock
+
+    def fileno(self) -> int:
+        return self._socket.fileno()
+
+    def receive_batch(self, limit: int) -> list[bytes]:
+        """Up to `limit` frames that arrived on the interface, without blocking."""
+        frames = []
+        recvfrom = self._socket.recvfrom
+        while len(frames) < limit:
+            try:
+                data, address = recvfrom(MAX_FRAME)
+            except BlockingIOError:
+                break
+            except InterruptedError:
+                continue
+            except OSError as error:
+                if error.errno in _AGAIN:
+                    break
+                if error.errno in (errno.ENETDOWN, errno.ENXIO):
+                    break          # interface went away or down: nothing to read now
+                raise
+            if address[2] == PACKET_OUTGOING:
+                continue
+            frames.append(data)
+        return frames
+
+    def send(self, data: bytes) -> bool:
+        """Send one frame; False when the kernel refused it (buffer full, interface down)."""
+        try:
+            self._socket.send(data)
+            return True
+        except InterruptedError:
+            return self.send(data)
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        self._socket.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._socket.fileno() < 0
+
+
+def _set_buffers(sock: socket.socket) -> None:
+    for forced, plain in ((SO_RCVBUFFORCE, socket.SO_RCVBUF), (SO_SNDBUFFORCE, socket.SO_SNDBUF)):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, forced, SOCKET_BUFFER_BYTES)
+        except OSError:        # not root: the kernel caps the plain option at rmem_max/wmem_max
+            sock.setsockopt(socket.SOL_SOCKET, plain, SOCKET_BUFFER_BYTES)
+
+
+def _try_ignore_outgoing(sock: socket.socket) -> None:
+    try:
+        sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+    except OSError:
+        pass                   # older kernels: receive_batch() filters PACKET_OUTGOING instead

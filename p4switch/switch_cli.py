@@ -1,0 +1,370 @@
+"""`inaemu switch`: a software switch on Linux interfaces, shaped like simple_switch_grpc.
+
+    inaemu switch prog.json -i 1@veth1 -i 2@veth2 --device-id 0 --grpc-server-addr 0.0.0.0:9559
+    inaemu switch --no-p4 -i 1@s1-eth1 -- --cpu-port 255       # simple_switch_grpc's "--" form
+
+The command line follows simple_switch_grpc's (its target options after `--` are accepted too),
+plus inaemu's link impairments (`--loss`, `--delay-ms`, `--seed`). It prints exactly one line on
+stdout when ready, blocks on its sockets while idle, and on SIGTERM or SIGINT closes its sockets,
+flushes its pcaps, prints a per-port summary and exits 0. Bad arguments print one error line and
+exit 2; a missing P4Runtime server module or an unusable gRPC address exits 1.
+See docs/switch.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from p4switch.driver import PacketDriver
+from p4switch.ports.capture import PcapCapture
+from p4switch.ports.errors import PortConfigError, PortError
+from p4switch.ports.forwarding import Forwarder
+from p4switch.ports.impairment import ImpairmentPlan
+from p4switch.ports.rawsock import RawSocketPort
+
+DEFAULT_GRPC_ADDRESS = "0.0.0.0:9559"
+MAX_PORT = 510                    # 511 is BMv2's drop port
+MAX_IFNAME = 15                   # IFNAMSIZ - 1
+EXIT_BAD_ARGUMENTS = 2
+EXIT_FAILURE = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class SwitchOptions:
+    """The validated command line."""
+
+    json_path: Path | None
+    interfaces: dict[int, str]
+    device_id: int = 0
+    grpc_address: str | None = DEFAULT_GRPC_ADDRESS      # None: --no-grpc
+    cpu_port: int | None = None
+    log_file: Path | None = None
+    log_console: bool = False
+    pcap_dir: Path | None = None
+    plan: ImpairmentPlan = field(default_factory=ImpairmentPlan)
+    seed: int = 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("json", nargs="?", metavar="JSON",
+                        help="BMv2 JSON program to load (or --no-p4 and push one over P4Runtime)")
+    parser.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE",
+                        help="attach Linux interface IFACE as switch port PORT (repeatable)")
+    parser.add_argument("--device-id", default="0", metavar="N", help="P4Runtime device id (0)")
+    parser.add_argument("--grpc-server-addr", metavar="ADDR",
+                        help=f"P4Runtime server address ({DEFAULT_GRPC_ADDRESS})")
+    parser.add_argument("--cpu-port", metavar="N",
+                        help="port whose packets become P4Runtime packet-ins (none by default)")
+    parser.add_argument("--no-p4", action="store_true",
+                        help="start with no program; packets are dropped until one is pushed")
+    parser.add_argument("--no-grpc", action="store_true", help="do not start the P4Runtime server")
+    parser.add_argument("--log-file", metavar="PATH", help="write a per-packet trace to PATH")
+    parser.add_argument("--log-console", action="store_true",
+                        help="write a per-packet trace to stdout")
+    parser.add_argument("--log-level", metavar="LEVEL",
+                        help="accepted for simple_switch compatibility; the trace has one level")
+    parser.add_argument("--thrift-port", metavar="N",
+                        help="accepted for simple_switch compatibility; inaemu has no Thrift server")
+    parser.add_argument("--pcap", nargs="?", const=".", metavar="DIR",
+                        help="capture <iface>_in.pcap and <iface>_out.pcap per port into DIR (.)")
+    parser.add_argument("--loss", action="append", metavar="P|PORT:P",
+                        help="drop probability per direction, on all ports or on one (repeatable)")
+    parser.add_argument("--delay-ms", action="append", metavar="MS|PORT:MS",
+                        help="delay added to packets leaving all ports or one port (repeatable)")
+    parser.add_argument("--seed", default="0", metavar="N",
+                        help="seed of the loss model (0); same seed, same losses")
+    parser.add_argument("target_options", nargs="*", metavar="-- TARGET_OPTIONS",
+                        help="simple_switch_grpc target options: --grpc-server-addr, --cpu-port")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        options = parse_options(args)
+    except PortConfigError as error:
+        return _fail(str(error), EXIT_BAD_ARGUMENTS)
+    process = SwitchProcess(options)
+    previous = {sig: signal.signal(sig, lambda *_: process.stop())
+                for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        process.start()
+        print(process.ready_line(), flush=True)
+        process.serve()
+    except SwitchStartError as error:
+        process.close()
+        return _fail(str(error), error.exit_status)
+    finally:
+        process.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    for line in process.summary_lines():
+        print(f"inaemu switch: {line}", flush=True)
+    return 0
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"inaemu switch: error: {message}", file=sys.stderr, flush=True)
+    return status
+
+
+class SwitchStartError(Exception):
+    """The switch cannot start or must stop (bad JSON, unusable interface, failed assertion)."""
+
+    def __init__(self, message: str, exit_status: int = EXIT_BAD_ARGUMENTS) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
+
+
+class SwitchProcess:
+    """Assembles runtime, ports, captures, driver and P4Runtime server; tears them down in order."""
+
+    def __init__(self, options: SwitchOptions) -> None:
+        self.options = options
+        self.switch = None
+        self.ports: list = []
+        self.capture = None
+        self.driver: PacketDriver | None = None
+        self.server = None
+        self._log_stream: TextIO | None = None
+        self._stop_requested = False
+        self._closed = False
+        self.discarded_held = 0
+
+    def start(self) -> None:
+        options = self.options
+        trace = self._open_trace()
+        self.switch = self._load_switch(trace)
+        try:
+            self.ports = [RawSocketPort(port, name) for port, name in options.interfaces.items()]
+        except PortError as error:
+            raise SwitchStartError(str(error)) from None
+        if options.pcap_dir is not None:
+            try:
+                self.capture = PcapCapture(options.pcap_dir, options.interfaces)
+            except PortError as error:
+                raise SwitchStartError(str(error)) from None
+        grpc_cpu_port = options.cpu_port if options.grpc_address else None
+        forwarder = Forwarder(self.switch, options.interfaces, plan=options.plan,
+                              seed=options.seed, cpu_port=grpc_cpu_port, tap=self.capture)
+        self.driver = PacketDriver(forwarder, self.ports)
+        if self._stop_requested:
+            self.driver.stop()
+        if options.grpc_address:
+            self._start_server(grpc_cpu_port)
+
+    def serve(self) -> None:
+        """Run the packet loop until `stop()`; a failed P4 assertion ends it like BMv2's abort."""
+        assertion_failure = _runtime_error_type("AssertionFailure")
+        try:
+            self.driver.run()
+        except assertion_failure as error:
+            raise SwitchStartError(f"P4 assertion failed, stopping: {error}", EXIT_FAILURE) from None
+
+    def stop(self) -> None:
+        self._stop_requested = True
+        if self.driver is not None:
+            self.driver.stop()
+
+    def close(self) -> None:
+        """Stop the server, close sockets, flush captures; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.server is not None:
+            self.server.stop()
+        for port in self.ports:
+            port.close()
+        if self.driver is not None:
+            self.discarded_held = self.driver.forwarder.discard_held()
+            self.driver.close()
+        if self.capture is not None:
+            self.capture.close()
+        if self._log_stream is not None and self._log_stream is not sys.stdout:
+            self._log_stream.close()
+
+    def ready_line(self) -> str:
+        options = self.options
+        if self.server is not None:
+            host = options.grpc_address.rpartition(":")[0]
+            grpc = f"grpc {host}:{self.server.bound_port}"
+        else:
+            grpc = "grpc off"
+        count = len(options.interfaces)
+        return (f"inaemu switch ready: device {options.device_id}, "
+                f"{count} port{'s' if count != 1 else ''}, {grpc}")
+
+    def summary_lines(self) -> list[str]:
+        if self.driver is None:
+            return []
+        lines = self.driver.forwarder.summary_lines(self.options.interfaces)
+        if self.discarded_held:
+            lines.append(f"delayed packets discarded at exit: {self.discarded_held}")
+        if self.driver.packet_in_errors:
+            lines.append(f"packet-ins the server refused: {self.driver.packet_in_errors}")
+        return lines
+
+    # -- pieces ---------------------------------------------------------------------------------
+    def _open_trace(self):
+        options = self.options
+        if options.log_file is None and not options.log_console:
+            return None
+        try:
+            from p4switch.runtime.trace import TextTrace
+        except ImportError as error:
+            raise SwitchStartError(f"--log-file/--log-console need p4switch.runtime.trace: {error}",
+                                   EXIT_FAILURE) from None
+        if options.log_file is not None:
+            try:
+                self._log_stream = open(options.log_file, "w", encoding="utf-8")
+            except OSError as error:
+                raise SwitchStartError(f"--log-file {options.log_file}: {error.strerror}") from None
+        else:
+            self._log_stream = sys.stdout
+        return TextTrace(self._log_stream)
+
+    def _load_switch(self, trace):
+        try:
+            from p4switch.runtime import Switch, load_bmv2_json
+            from p4switch.runtime.errors import P4SwitchError
+        except ImportError as error:
+            raise SwitchStartError(f"the switch runtime (p4switch.runtime) is not available: "
+                                   f"{error}", EXIT_FAILURE) from None
+        path = self.options.json_path
+        if path is None:
+            return Switch(None, trace=trace)
+        try:
+            config = load_bmv2_json(path.read_bytes())
+            return Switch(config, trace=trace)
+        except OSError as error:
+            raise SwitchStartError(f"cannot read {path}: {error.strerror}") from None
+        except (P4SwitchError, ValueError) as error:
+            raise SwitchStartError(f"{path}: {error}") from None
+
+    def _start_server(self, cpu_port: int | None) -> None:
+        options = self.options
+        try:
+            from p4switch.server import P4RuntimeServer
+        except ImportError as error:
+            raise SwitchStartError(
+                f"the P4Runtime server (p4switch.server) is not available ({error}); "
+                "run with --no-grpc", EXIT_FAILURE) from None
+        server = P4RuntimeServer(self.switch, device_id=options.device_id, cpu_port=cpu_port,
+                                 address=options.grpc_address, packet_out=self.driver.packet_out)
+        try:
+            server.start()
+        except Exception as error:   # grpc reports bind failures as RuntimeError
+            raise SwitchStartError(f"cannot start the P4Runtime server on "
+                                   f"{options.grpc_address}: {error}", EXIT_FAILURE) from None
+        self.server = server
+        self.driver.packet_in = server.packet_in
+
+
+def _runtime_error_type(name: str) -> type[BaseException]:
+    try:
+        from p4switch.runtime import errors
+    except ImportError:
+        return type(name, (Exception,), {})
+    return getattr(errors, name, type(name, (Exception,), {}))
+
+
+# -- validation (pure: raises PortConfigError, touches nothing) -----------------------------------
+def parse_options(args: argparse.Namespace) -> SwitchOptions:
+    """Check the parsed command line; every problem is a `PortConfigError` naming the option."""
+    json_text, target = args.json, list(args.target_options or [])
+    if json_text is not None and json_text.startswith("-"):
+        json_text, target = None, [json_text, *target]      # "--no-p4 -- --cpu-port 1"
+    target_values = _parse_target_options(target)
+    grpc_address = target_values.get("grpc_server_addr") or args.grpc_server_addr
+    cpu_port_text = target_values.get("cpu_port") or args.cpu_port
+
+    if json_text is None and not args.no_p4:
+        raise PortConfigError("give a BMv2 JSON file, or --no-p4 to start without a program")
+    if json_text is not None and args.no_p4:
+        raise PortConfigError(f"--no-p4 and a JSON file ({json_text}) exclude each other")
+    interfaces = _parse_interfaces(args.interface)
+    cpu_port = _parse_int("--cpu-port", cpu_port_text, 0, MAX_PORT) if cpu_port_text else None
+    plan = ImpairmentPlan.from_options(args.loss, args.delay_ms)
+    for port in plan.ports_named():
+        if port not in interfaces:
+            raise PortConfigError(f"--loss/--delay-ms name port {port}, which no -i attaches")
+    if args.no_grpc and grpc_address:
+        raise PortConfigError("--no-grpc and --grpc-server-addr exclude each other")
+    if not args.no_grpc:
+        grpc_address = grpc_address or DEFAULT_GRPC_ADDRESS
+        _check_address(grpc_address)
+        if cpu_port is not None and cpu_port in interfaces:
+            raise PortConfigError(f"--cpu-port {cpu_port} is also attached with -i "
+                                  f"({interfaces[cpu_port]}); packet-ins go to P4Runtime")
+    return SwitchOptions(
+        json_path=Path(json_text) if json_text is not None else None,
+        interfaces=interfaces,
+        device_id=_parse_int("--device-id", args.device_id, 0, 2**64 - 1),
+        grpc_address=None if args.no_grpc else grpc_address,
+        cpu_port=cpu_port,
+        log_file=Path(args.log_file) if args.log_file else None,
+        log_console=args.log_console,
+        pcap_dir=Path(args.pcap) if args.pcap is not None else None,
+        plan=plan,
+        seed=_parse_int("--seed", args.seed, 0, 2**63 - 1),
+    )
+
+
+def _parse_target_options(tokens: list[str]) -> dict[str, str]:
+    known = {"--grpc-server-addr": "grpc_server_addr", "--cpu-port": "cpu_port"}
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        name, sep, value = token.partition("=")
+        if name not in known:
+            raise PortConfigError(f"unknown target option '{token}' after '--' "
+                                  f"(known: {', '.join(known)})")
+        if not sep:
+            index += 1
+            if index >= len(tokens):
+                raise PortConfigError(f"target option {name} needs a value")
+            value = tokens[index]
+        values[known[name]] = value
+        index += 1
+    return values
+
+
+def _parse_interfaces(specs: list[str]) -> dict[int, str]:
+    interfaces: dict[int, str] = {}
+    for spec in specs:
+        port_text, sep, name = spec.partition("@")
+        if not sep or not port_text or not name:
+            raise PortConfigError(f"-i {spec}: expected PORT@IFACE, e.g. 1@veth1")
+        port = _parse_int(f"-i {spec}: port", port_text, 0, MAX_PORT)
+        if len(name) > MAX_IFNAME or "/" in name or any(c.isspace() for c in name):
+            raise PortConfigError(f"-i {spec}: '{name}' is not a valid interface name")
+        if port in interfaces:
+            raise PortConfigError(f"-i {spec}: port {port} is already {interfaces[port]}")
+        if name in interfaces.values():
+            raise PortConfigError(f"-i {spec}: interface {name} is attached twice")
+        interfaces[port] = name
+    return interfaces
+
+
+def _parse_int(option: str, text: str, low: int, high: int) -> int:
+    try:
+        value = int(text, 10)
+    except (TypeError, ValueError):
+        raise PortConfigError(f"{option} '{text}' is not an integer") from None
+    if not low <= value <= high:
+        raise PortConfigError(f"{option} {value} is outside {low}..{high}")
+    return value
+
+
+def _check_address(address: str) -> None:
+    host, sep, port_text = address.rpartition(":")
+    if not sep or not host:
+        raise PortConfigError(f"--grpc-server-addr {address}: expected HOST:PORT")
+    _parse_int(f"--grpc-server-addr {address}: port", port_text, 0, 65535)
+
+
+__all__ = ["add_arguments", "run", "parse_options", "SwitchOptions", "SwitchProcess"]
