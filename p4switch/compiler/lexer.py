@@ -1,0 +1,104 @@
+"""Stage 2a: tokens. Splits preprocessed text into located tokens.
+
+`>>` is never produced: two `>` tokens with `adjacent` set let the parser close nested generics
+(`bit<bit<8>>`-style) and still read a right shift.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import Location, Reporter
+from .preprocess import PreprocessedSource
+
+KEYWORDS = frozenset("""
+abstract action apply bit bool const control default else enum error exit extern false header
+header_union if in inout int list match_kind out package parser return select state string struct
+switch table transition true tuple type typedef varbit void value_set this
+""".split())
+
+# longest first
+_PUNCT = ["&&&", "|+|", "|-|", "<<", "<=", ">=", "==", "!=", "&&", "||", "++", "..", "+", "-",
+          "*", "/", "%", "&", "|", "^", "~", "!", "<", ">", "=", "(", ")", "{", "}", "[", "]",
+          ";", ":", ",", ".", "?", "@", "_"]
+
+_NUMBER = re.compile(r"(\d+)([ws])(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[dD][0-9_]+|\d[\d_]*)"
+                     r"|0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[dD][0-9_]+|\d[\d_]*")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_SPACE = re.compile(r"[ \t\r\f\v]+")
+_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
+
+
+@dataclass(slots=True)
+class Token:
+    kind: str        # 'id', 'num', 'str', 'kw', or the punctuation itself, 'eof'
+    text: str
+    loc: Location
+    adjacent: bool = False   # no space between this token and the next
+    value: int | None = None
+    width: int | None = None
+    signed: bool = False
+
+
+def _parse_int(text: str) -> int:
+    t = text.replace("_", "")
+    if t[:2].lower() == "0d":
+        return int(t[2:], 10)
+    if t[:2].lower() == "0o":
+        return int(t[2:], 8)
+    return int(t, 0) if t[:2].lower() in ("0x", "0b") else int(t, 10)
+
+
+def tokenize(source: PreprocessedSource, reporter: Reporter) -> list[Token]:
+    tokens: list[Token] = []
+    for index, (line, file, number) in enumerate(source.lines):
+        i, n = 0, len(line)
+        while i < n:
+            m = _SPACE.match(line, i)
+            if m:
+                i = m.end()
+                if tokens and tokens[-1].loc.line == number and tokens[-1].loc.file == file:
+                    tokens[-1].adjacent = False
+                continue
+            loc = Location(file, number, i + 1)
+            c = line[i]
+            if c.isdigit():
+                m = _NUMBER.match(line, i)
+                tok = Token("num", m.group(0), loc)
+                try:
+                    if m.group(1):
+                        tok.width = int(m.group(1))
+                        tok.signed = m.group(2) == "s"
+                        tok.value = _parse_int(m.group(3))
+                    else:
+                        tok.value = _parse_int(m.group(0))
+                except ValueError:
+                    raise reporter.error(loc, f"malformed number '{m.group(0)}'") from None
+                i = m.end()
+            elif c.isalpha() or (c == "_" and i + 1 < n and (line[i + 1].isalnum() or line[i + 1] == "_")):
+                m = _IDENT.match(line, i)
+                word = m.group(0)
+                tok = Token("kw" if word in KEYWORDS else "id", word, loc)
+                i = m.end()
+            elif c == '"':
+                m = _STRING.match(line, i)
+                if not m:
+                    raise reporter.error(loc, "unterminated string literal")
+                tok = Token("str", m.group(0)[1:-1], loc)
+                i = m.end()
+            else:
+                for p in _PUNCT:
+                    if line.startswith(p, i):
+                        tok = Token(p, p, loc)
+                        i += len(p)
+                        break
+                else:
+                    raise reporter.error(loc, f"unexpected character '{c}'")
+            tok.adjacent = True
+            tokens.append(tok)
+        if tokens:
+            tokens[-1].adjacent = False
+    last = source.origin(len(source.lines) - 1)
+    tokens.append(Token("eof", "end of input", Location(last[0], last[1], 1)))
+    return tokens
