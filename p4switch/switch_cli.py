@@ -136,12 +136,13 @@ class SwitchProcess:
 
     def start(self) -> None:
         options = self.options
-        trace = self._open_trace()
-        self.switch = self._load_switch(trace)
         try:
-            self.ports = [RawSocketPort(port, name) for port, name in options.interfaces.items()]
+            for port, name in options.interfaces.items():
+                self.ports.append(RawSocketPort(port, name))
         except PortError as error:
             raise SwitchStartError(str(error)) from None
+        trace = self._open_trace()
+        self.switch = self._load_switch(trace)
         if options.pcap_dir is not None:
             try:
                 self.capture = PcapCapture(options.pcap_dir, options.interfaces)
