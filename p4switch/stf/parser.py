@@ -402,6 +402,14 @@ def _parse_line(path: str, number: int, text: str) -> c.Command | None:
     code = text.split("#", 1)[0]
     if not code.strip():
         return None
+    words = code.split(None, 2)
+    if words[0].lower() in ("packet", "expect"):
+        # Only the keyword and the port are tokens; the rest is raw hex (see _hex_payload).
+        head_end = code.index(words[0]) + len(words[0])
+        port_end = code.index(words[1], head_end) + len(words[1]) if len(words) > 1 else head_end
+        ln = _Line(path, number, text, code[:port_end])
+        ln.next("a command")
+        return _parse_packet_or_expect(ln, code, words[0].lower())
     ln = _Line(path, number, text, code)
     head = ln.next("a command")
     keyword = head.text.lower()
@@ -422,8 +430,6 @@ def _parse_line(path: str, number: int, text: str) -> c.Command | None:
                            what.column)
         ln.end()
         return c.RemoveAll(line=number)
-    if keyword in ("packet", "expect"):
-        return _parse_packet_or_expect(ln, code, keyword)
     if keyword in ("no_packet", "wait"):
         ln.end()
         return c.NoPacket(line=number) if keyword == "no_packet" else c.Wait(line=number)
