@@ -1,0 +1,241 @@
+"""One P4Runtime session with one switch, on top of p4runtime-shell's `P4RuntimeClient`.
+
+Why a wrapper: the shell's client exits the process when the arbitration fails and reports errors
+through logging; a library must raise instead. `SwitchClient` keeps the shell's channel, stream and
+arbitration handling, and adds: a connect timeout with a clear `ConnectionFailed`, domain errors
+(`P4RuntimeError`) that list each failed update, and typed helpers for the operations the
+controller needs (pipeline push, batched writes, multicast groups, counter/register/table reads).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import grpc
+from google.rpc import code_pb2
+from p4.v1 import p4runtime_pb2
+from p4runtime_sh.p4runtime import P4RuntimeClient
+
+from controller import entities
+from controller.errors import ConnectionFailed, ControllerError, P4InfoError, P4RuntimeError
+from controller.p4info import P4InfoIndex
+
+INSERT = p4runtime_pb2.Update.INSERT
+MODIFY = p4runtime_pb2.Update.MODIFY
+DELETE = p4runtime_pb2.Update.DELETE
+MAX_BATCH = 500  # updates per Write request
+
+
+class _Session(P4RuntimeClient):
+    """The shell's client, made to raise instead of calling sys.exit."""
+
+    def __init__(self, device_id: int, address: str, election_id: tuple[int, int], timeout: float):
+        self._timeout = timeout
+        self._address = address
+        self.is_primary = False
+        try:
+            super().__init__(device_id, address, election_id)
+        except BaseException:
+            self.close()  # the stream thread may already be running
+            raise
+
+    def set_up_stream(self):
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=self._timeout)
+        except grpc.FutureTimeoutError:
+            self.channel.close()
+            raise ConnectionFailed(f"no P4Runtime server answers at {self._address} "
+                                   f"(waited {self._timeout:g} s)") from None
+        super().set_up_stream()
+
+    def handshake(self):
+        request = p4runtime_pb2.StreamMessageRequest()
+        request.arbitration.device_id = self.device_id
+        request.arbitration.election_id.high = self.election_id[0]
+        request.arbitration.election_id.low = self.election_id[1]
+        self.stream_out_q.put(request)
+        reply = self.get_stream_packet("arbitration", timeout=self._timeout)
+        if reply is None:
+            raise ConnectionFailed(f"{self._address}: no arbitration reply for device "
+                                   f"{self.device_id} (wrong device id, or the server closed the stream)")
+        self.is_primary = reply.arbitration.status.code == code_pb2.OK
+
+    def close(self) -> None:
+        """End the stream politely, then cancel it if the server does not close its side."""
+        if getattr(self, "stream_out_q", None) is not None:
+            self.stream_out_q.put(None)
+        thread: threading.Thread | None = getattr(self, "stream_recv_thread", None)
+        if thread is not None:
+            thread.join(timeout=2)
+            if thread.is_alive():
+                self.stream.cancel()
+                thread.join(timeout=2)
+        if getattr(self, "channel", None) is not None:
+            self.channel.close()
+
+
+class SwitchClient:
+    """A primary P4Runtime session with one switch. Use as a context manager, or call `close()`."""
+
+    def __init__(self, name: str, address: str, device_id: int, *,
+                 election_id: tuple[int, int] = (0, 1), timeout: float = 10.0,
+                 p4info: P4InfoIndex | None = None):
+        self.name = name
+        self.address = address
+        self.device_id = device_id
+        self.index = p4info
+        self._session = None
+        try:
+            session = _Session(device_id, address, election_id, timeout)
+        except ConnectionFailed as e:
+            raise ConnectionFailed(f"{name}: {e}") from None
+        self._session = session
+        if not session.is_primary:
+            session.close()
+            raise ConnectionFailed(f"{name}: another controller holds a higher election id than "
+                                   f"{election_id}; refusing to run as a backup")
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
+    def __enter__(self) -> "SwitchClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _stub(self):
+        if self._session is None:
+            raise ControllerError(f"{self.name}: the session is closed")
+        return self._session.stub
+
+    def _call(self, rpc: str, request, labels: tuple[str, ...] = ()):
+        try:
+            return getattr(self._stub(), rpc)(request)
+        except grpc.RpcError as e:
+            raise P4RuntimeError.from_rpc_error(self.name, rpc, e, labels) from None
+
+    def _stamp(self, request) -> None:
+        request.device_id = self.device_id
+        request.election_id.high = self._session.election_id[0]
+        request.election_id.low = self._session.election_id[1]
+
+    def _require_index(self) -> P4InfoIndex:
+        if self.index is None:
+            raise P4InfoError(f"{self.name}: no P4Info known; push a pipeline or fetch_p4info() first")
+        return self.index
+
+    # -- pipeline -----------------------------------------------------------------------------------
+
+    def set_pipeline(self, p4info: P4InfoIndex, device_config: bytes) -> None:
+        """Install a program: the P4Info and the target's config (BMv2 JSON bytes), VERIFY_AND_COMMIT."""
+        request = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        self._stamp(request)
+        request.config.p4info.CopyFrom(p4info.p4info)
+        request.config.p4_device_config = device_config
+        self._call("SetForwardingPipelineConfig", request)
+        self.index = p4info
+
+    def set_pipeline_files(self, p4info_path: str | Path, json_path: str | Path) -> None:
+        index = P4InfoIndex.from_file(p4info_path)
+        try:
+            config = Path(json_path).read_bytes()
+        except OSError as e:
+            raise ControllerError(f"{json_path}: cannot read: {e.strerror}") from None
+        self.set_pipeline(index, config)
+
+    def fetch_p4info(self) -> P4InfoIndex:
+        """Adopt the P4Info the switch is running (for a controller that did not push it)."""
+        request = p4runtime_pb2.GetForwardingPipelineConfigRequest(
+            device_id=self.device_id,
+            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
+        reply = self._call("GetForwardingPipelineConfig", request)
+        if not reply.config.HasField("p4info"):
+            raise P4InfoError(f"{self.name}: the switch has no pipeline yet")
+        self.index = P4InfoIndex(reply.config.p4info)
+        return self.index
+
+    # -- writes -------------------------------------------------------------------------------------
+
+    def write(self, updates: Sequence[tuple[int, p4runtime_pb2.Entity]],
+              labels: Sequence[str] = ()) -> None:
+        """Send updates in batches of MAX_BATCH; a failure names each failed update (and its label)."""
+        for start in range(0, len(updates), MAX_BATCH):
+            request = p4runtime_pb2.WriteRequest()
+            self._stamp(request)
+            for kind, entity in updates[start:start + MAX_BATCH]:
+                request.updates.add(type=kind, entity=entity)
+            self._call("Write", request, tuple(labels[start:start + MAX_BATCH]))
+
+    def insert_table_entries(self, entries: Iterable[p4runtime_pb2.TableEntry],
+                             labels: Sequence[str] = ()) -> int:
+        updates = [(INSERT, p4runtime_pb2.Entity(table_entry=e)) for e in entries]
+        self.write(updates, labels)
+        return len(updates)
+
+    def add_entry(self, table: str, match: dict, action: str, params: dict | None = None,
+                  priority: int | None = None) -> None:
+        """Insert one table entry, by names."""
+        entry = entities.table_entry(self._require_index(), table, match, action, params, priority)
+        self.insert_table_entries([entry], [f"{table} {match}"])
+
+    def set_default(self, table: str, action: str, params: dict | None = None) -> None:
+        entry = entities.default_entry(self._require_index(), table, action, params)
+        self.write([(MODIFY, p4runtime_pb2.Entity(table_entry=entry))])
+
+    def set_multicast_group(self, group_id: int, replicas: Iterable[tuple[int, int]]) -> None:
+        """Create the group, or replace its replicas if it already exists."""
+        entity = entities.multicast_group(group_id, list(replicas))
+        try:
+            self.write([(INSERT, entity)], [f"multicast group {group_id}"])
+        except P4RuntimeError as e:
+            if e.code != "ALREADY_EXISTS" and not any(u.code == "ALREADY_EXISTS" for u in e.updates):
+                raise
+            self.write([(MODIFY, entity)], [f"multicast group {group_id}"])
+
+    def write_register(self, name: str, cell: int, value) -> None:
+        entity = entities.register_write(self._require_index(), name, cell, value)
+        self.write([(MODIFY, entity)], [f"register {name}[{cell}]"])
+
+    # -- reads --------------------------------------------------------------------------------------
+
+    def read(self, entity: p4runtime_pb2.Entity) -> list[p4runtime_pb2.Entity]:
+        request = p4runtime_pb2.ReadRequest(device_id=self.device_id)
+        request.entities.append(entity)
+        try:
+            return [e for reply in self._stub().Read(request) for e in reply.entities]
+        except grpc.RpcError as e:
+            raise P4RuntimeError.from_rpc_error(self.name, "Read", e) from None
+
+    def read_counter(self, name: str, cell: int | None = None) -> dict[int, tuple[int, int]]:
+        """index -> (packets, bytes) for one cell or all cells of an indexed counter."""
+        found = self.read(entities.counter_request(self._require_index(), name, cell))
+        return {e.counter_entry.index.index: (e.counter_entry.data.packet_count,
+                                              e.counter_entry.data.byte_count)
+                for e in found if e.HasField("counter_entry")}
+
+    def read_register(self, name: str, cell: int | None = None) -> dict[int, int]:
+        """index -> value for one cell or all cells of a register."""
+        found = self.read(entities.register_request(self._require_index(), name, cell))
+        return {e.register_entry.index.index: entities.bitstring_of(e.register_entry.data)
+                for e in found if e.HasField("register_entry")}
+
+    def read_table(self, table: str) -> list[entities.TableEntryView]:
+        index = self._require_index()
+        entity = p4runtime_pb2.Entity()
+        entity.table_entry.table_id = index.table(table).id
+        return [entities.describe_table_entry(index, e.table_entry)
+                for e in self.read(entity) if e.HasField("table_entry")]
+
+    def read_multicast_group(self, group_id: int) -> list[tuple[int, int]]:
+        entity = entities.multicast_group(group_id, [])
+        found = self.read(entity)
+        return [(r.egress_port, r.instance) for e in found
+                for r in e.packet_replication_engine_entry.multicast_group_entry.replicas]

@@ -1,0 +1,95 @@
+"""P4Runtime sessions with every switch of a topology at once.
+
+The topology says where each switch listens (127.0.0.1:`grpc_port` by default) and its device id;
+`Fabric` opens one `SwitchClient` per switch, pushes one program to all of them, installs the
+routes computed from the same topology, and collects counters. Progress goes to an optional
+callback (the CLI prints it), never to stdout from the library.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from controller.client import SwitchClient
+from controller.errors import ControllerError
+from controller.p4info import P4InfoIndex
+from controller.routing import L3_FORWARD, L3Program, host_routes
+from topologies.model import Topology
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+class Fabric:
+    """One primary session per switch. Use as a context manager; `close()` ends every session."""
+
+    def __init__(self, topology: Topology, *, grpc_host: str = "127.0.0.1",
+                 election_id: tuple[int, int] = (0, 1), timeout: float = 10.0,
+                 progress: Progress = _quiet):
+        self.topology = topology
+        self.progress = progress
+        self.clients: dict[str, SwitchClient] = {}
+        try:
+            for switch in topology.switches:
+                address = f"{grpc_host}:{switch.grpc_port}"
+                self.clients[switch.name] = SwitchClient(
+                    switch.name, address, switch.device_id, election_id=election_id,
+                    timeout=timeout)
+                progress(f"{switch.name}: connected to {address} (device {switch.device_id})")
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> "Fabric":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        self.clients.clear()
+
+    def __getitem__(self, switch: str) -> SwitchClient:
+        try:
+            return self.clients[switch]
+        except KeyError:
+            raise ControllerError(f"no session with switch {switch!r}") from None
+
+    def push_pipeline(self, p4info_path: str | Path, json_path: str | Path) -> None:
+        """The same program on every switch."""
+        index = P4InfoIndex.from_file(p4info_path)
+        try:
+            config = Path(json_path).read_bytes()
+        except OSError as e:
+            raise ControllerError(f"{json_path}: cannot read: {e.strerror}") from None
+        for name, client in self.clients.items():
+            client.set_pipeline(index, config)
+            self.progress(f"{name}: pipeline set ({Path(json_path).name}, {len(config)} bytes)")
+
+    def adopt_pipeline(self) -> None:
+        """Learn each switch's running P4Info (when another process pushed the program)."""
+        for client in self.clients.values():
+            client.fetch_p4info()
+
+    def install_routes(self, program: L3Program = L3_FORWARD) -> int:
+        """A /32 route to every host on every switch; returns how many entries were written."""
+        total = 0
+        for switch, routes in host_routes(self.topology).items():
+            client = self[switch]
+            if client.index is None:
+                raise ControllerError(f"{switch}: push or adopt a pipeline before installing routes")
+            entries = [program.entry(client.index, r) for r in routes]
+            labels = [f"route {r.prefix}/{r.prefix_len} -> port {r.port}" for r in routes]
+            total += client.insert_table_entries(entries, labels)
+            self.progress(f"{switch}: {len(entries)} routes installed in {program.table}")
+        return total
+
+    def read_counter(self, name: str) -> dict[str, dict[int, tuple[int, int]]]:
+        """switch -> index -> (packets, bytes), for every cell of the counter on every switch."""
+        return {switch: client.read_counter(name) for switch, client in self.clients.items()}
