@@ -1,0 +1,921 @@
+"""Stage 3: name resolution and type checking.
+
+Walks the syntax tree once, binds every `Name` to its declaration (`.decl`), gives every
+expression a type (`.type`), resolves widths and sizes by constant folding, and reports what is
+wrong with its location. Later stages can then trust the tree: code generation does no checks.
+"""
+
+from __future__ import annotations
+
+from . import ast as A
+from .constfold import fold
+from .errors import Reporter
+from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, ApplyResultT, BitT,
+                    EnumT, IntT, MethodT, NamedT, SimpleT, StackT, StructT, TupleT, Type,
+                    TypeVarT, VarbitT, is_header)
+
+ARITH = {"+", "-", "*", "/", "%", "&", "|", "^", "|+|", "|-|"}
+COMPARE = {"<", ">", "<=", ">="}
+HEADER_METHODS = {"isValid": BOOL, "setValid": VOID, "setInvalid": VOID}
+STACK_METHODS = {"push_front", "pop_front"}
+
+
+class Scope:
+    def __init__(self, parent: "Scope | None" = None):
+        self.parent = parent
+        self.names: dict[str, object] = {}
+
+    def lookup(self, name: str):
+        s = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return None
+
+
+class Checker:
+    def __init__(self, program: A.Program, reporter: Reporter):
+        self.program = program
+        self.r = reporter
+        self.top = Scope()
+        self.errors: dict[str, int] = {}
+        self.match_kinds: set[str] = set()
+        self.type_cache: dict[int, Type] = {}
+        self.type_params: list[set[str]] = []
+        self.current_return: Type | None = None
+
+    # ---- entry ------------------------------------------------------------------------------
+    def run(self) -> None:
+        for d in self.program.decls:
+            self.declare_top(d)
+        for d in self.program.decls:
+            self.check_top(d)
+
+    def fail(self, node, message: str):
+        return self.r.error(node.loc, message)
+
+    def declare_top(self, d) -> None:
+        if isinstance(d, A.ErrorDecl):
+            for name, _ in d.members:
+                self.errors.setdefault(name, len(self.errors))
+            return
+        if isinstance(d, A.MatchKindDecl):
+            for name, _ in d.members:
+                self.match_kinds.add(name)
+                self.top.names[name] = d
+            return
+        if isinstance(d, A.ExternFunctionDecl):
+            existing = self.top.names.get(d.name)
+            if isinstance(existing, list):
+                existing.append(d)
+            else:
+                self.top.names[d.name] = [d]
+            return
+        if isinstance(d, (A.ParserDecl, A.ControlDecl)) and d.name in self.top.names:
+            prev = self.top.names[d.name]
+            if getattr(prev, "is_type", False) and not d.is_type:
+                self.top.names[d.name] = d
+                return
+        if d.name in self.top.names and not isinstance(d, A.ExternDecl):
+            raise self.fail(d, f"'{d.name}' is declared twice")
+        self.top.names[d.name] = d
+
+    def check_top(self, d) -> None:
+        if isinstance(d, A.ConstDecl):
+            self.check_const(d, self.top)
+        elif isinstance(d, (A.StructLikeDecl, A.EnumDecl, A.TypedefDecl)):
+            self.decl_type(d)
+        elif isinstance(d, A.ActionDecl):
+            self.check_action(d, self.top)
+        elif isinstance(d, A.FunctionDecl):
+            self.check_function(d, self.top)
+        elif isinstance(d, A.ParserDecl) and not d.is_type and not d.type_params:
+            self.check_parser(d)
+        elif isinstance(d, A.ControlDecl) and not d.is_type and not d.type_params:
+            self.check_control(d)
+        elif isinstance(d, A.InstanceDecl):
+            self.check_instance(d, self.top)
+
+    # ---- types ------------------------------------------------------------------------------
+    def resolve_type(self, ref: A.TypeRef, scope: Scope) -> Type:
+        if isinstance(ref, A.BitTypeRef):
+            width = self.const_int(ref.width, scope, "a width")
+            if width <= 0 or (ref.signed and width < 2 and False):
+                raise self.fail(ref, f"width must be positive, not {width}")
+            return BitT(width, ref.signed)
+        if isinstance(ref, A.VarbitTypeRef):
+            return VarbitT(self.const_int(ref.width, scope, "a width"))
+        if isinstance(ref, A.SimpleTypeRef):
+            return {"bool": BOOL, "error": ERROR, "string": STRING, "void": VOID,
+                    "match_kind": MATCH_KIND, "int": INT, "_": DONTCARE}[ref.name]
+        if isinstance(ref, A.StackTypeRef):
+            elem = self.resolve_type(ref.element, scope)
+            size = self.const_int(ref.size, scope, "a stack size")
+            if size <= 0:
+                raise self.fail(ref, "a header stack needs a positive size")
+            if not isinstance(elem, StructT) or elem.kind not in ("header", "header_union"):
+                raise self.fail(ref, f"a stack must hold headers, not {elem.describe()}")
+            return StackT(elem, size)
+        if isinstance(ref, A.TupleTypeRef):
+            return TupleT(tuple(self.resolve_type(a, scope) for a in ref.args))
+        if isinstance(ref, A.TypeExpr):
+            return INT
+        if isinstance(ref, A.NamedTypeRef):
+            if any(ref.name in s for s in self.type_params):
+                return TypeVarT(ref.name)
+            decl = scope.lookup(ref.name)
+            if decl is None:
+                raise self.fail(ref, f"unknown type '{ref.name}'")
+            if isinstance(decl, (A.StructLikeDecl, A.EnumDecl, A.TypedefDecl)):
+                return self.decl_type(decl)
+            if isinstance(decl, A.ExternDecl):
+                args = tuple(self.resolve_type(a, scope) for a in ref.args)
+                return NamedT("extern", decl.name, decl, args)
+            if isinstance(decl, A.ParserDecl):
+                return NamedT("parser", decl.name, decl)
+            if isinstance(decl, A.ControlDecl):
+                return NamedT("control", decl.name, decl)
+            if isinstance(decl, A.PackageDecl):
+                return NamedT("package", decl.name, decl)
+            raise self.fail(ref, f"'{ref.name}' is not a type")
+        raise self.fail(ref, "unsupported type")
+
+    def decl_type(self, d) -> Type:
+        key = id(d)
+        if key in self.type_cache:
+            return self.type_cache[key]
+        if isinstance(d, A.StructLikeDecl):
+            t = StructT(d.kind, d.name, [], d)
+            self.type_cache[key] = t
+            self.type_params.append(set(d.type_params))
+            seen = set()
+            for f in d.fields:
+                if f.name in seen:
+                    raise self.fail(f, f"field '{f.name}' is declared twice in {d.name}")
+                seen.add(f.name)
+                ft = self.resolve_type(f.type_ref, self.top)
+                if d.kind == "header" and not isinstance(ft, (BitT, VarbitT)) and not (
+                        isinstance(ft, EnumT) and ft.underlying) and ft != BOOL:
+                    raise self.fail(f, f"header field '{f.name}' must be bit<>, int<>, varbit<> or "
+                                       f"a serializable enum, not {ft.describe()}")
+                if d.kind == "header_union" and not is_header(ft):
+                    raise self.fail(f, f"header_union member '{f.name}' must be a header")
+                t.fields.append((f.name, ft, f.annotations))
+            self.type_params.pop()
+            return t
+        if isinstance(d, A.EnumDecl):
+            underlying = self.resolve_type(d.underlying, self.top) if d.underlying else None
+            members = {}
+            for i, (name, value, loc) in enumerate(d.members):
+                if name in members:
+                    raise self.r.error(loc, f"enum member '{name}' is declared twice")
+                if underlying is not None:
+                    if value is None:
+                        raise self.r.error(loc, f"member '{name}' of a serializable enum needs a value")
+                    v = self.const_int(value, self.top, "an enum value")
+                    members[name] = v & ((1 << underlying.width) - 1)
+                else:
+                    members[name] = i
+            t = EnumT(d.name, members, underlying, d)
+            self.type_cache[key] = t
+            return t
+        if isinstance(d, A.TypedefDecl):
+            t = self.resolve_type(d.type_ref, self.top)
+            self.type_cache[key] = t
+            return t
+        raise self.fail(d, f"'{d.name}' is not a type")
+
+    def const_int(self, e: A.Expr, scope: Scope, what: str) -> int:
+        self.expr(e, scope)
+        v = fold(e)
+        if v is None or isinstance(v, bool):
+            raise self.fail(e, f"{what} must be a compile-time integer constant")
+        return v
+
+    # ---- declarations -----------------------------------------------------------------------
+    def check_const(self, d: A.ConstDecl, scope: Scope) -> None:
+        t = self.resolve_type(d.type_ref, scope)
+        d.type = t
+        self.expr(d.value, scope, expected=t)
+        self.assignable(t, d.value, d.value)
+        if fold(d.value) is None and not isinstance(t, (StructT, TupleT)):
+            raise self.fail(d.value, f"the value of constant '{d.name}' is not a compile-time constant")
+        scope.names[d.name] = d
+
+    def params_scope(self, params, parent: Scope) -> Scope:
+        s = Scope(parent)
+        for p in params:
+            p.type = self.resolve_type(p.type_ref, parent)
+            if p.name in s.names:
+                raise self.fail(p, f"parameter '{p.name}' is declared twice")
+            s.names[p.name] = p
+        return s
+
+    def check_action(self, d: A.ActionDecl, scope: Scope) -> None:
+        s = self.params_scope(d.params, scope)
+        for p in d.params:
+            if not p.direction and not isinstance(p.type, (BitT, BOOL.__class__, EnumT)):
+                if not isinstance(p.type, BitT) and p.type != BOOL and not isinstance(p.type, EnumT):
+                    raise self.fail(p, f"action data parameter '{p.name}' must be bit<>/int<>/bool, "
+                                       f"not {p.type.describe()}")
+        self.block(d.body, s, in_action=True)
+        scope.names[d.name] = d
+
+    def check_function(self, d: A.FunctionDecl, scope: Scope) -> None:
+        self.type_params.append(set(d.type_params))
+        d.type = self.resolve_type(d.return_type, scope)
+        s = self.params_scope(d.params, scope)
+        saved, self.current_return = self.current_return, d.type
+        self.block(d.body, s, in_action=True)
+        self.current_return = saved
+        self.type_params.pop()
+
+    def check_instance(self, d: A.InstanceDecl, scope: Scope) -> None:
+        t = self.resolve_type(d.type_ref, scope)
+        d.type = t
+        if not isinstance(t, NamedT) or t.category not in ("extern", "parser", "control", "package"):
+            raise self.fail(d, f"cannot instantiate {t.describe()}")
+        for a in d.args:
+            self.expr(a.value, scope)
+        if t.category == "extern":
+            ctors = [m for m in t.decl.methods if m.return_type is None]
+            if ctors and not any(len(c.params) == len(d.args) for c in ctors):
+                counts = sorted({len(c.params) for c in ctors})
+                raise self.fail(d, f"{t.name} takes {' or '.join(map(str, counts))} constructor "
+                                   f"arguments, not {len(d.args)}")
+        scope.names[d.name] = d
+
+    def check_parser(self, d: A.ParserDecl) -> None:
+        s = self.params_scope(d.params + d.ctor_params, self.top)
+        for local in d.locals:
+            self.local_decl(local, s)
+        states = {st.name: st for st in d.states}
+        if "start" not in states:
+            raise self.fail(d, f"parser '{d.name}' has no 'start' state")
+        for st in d.states:
+            if st.name in ("accept", "reject"):
+                raise self.fail(st, f"state '{st.name}' is built in and cannot be redefined")
+        for st in d.states:
+            ss = Scope(s)
+            for stmt in st.stmts:
+                self.stmt(stmt, ss, in_action=False, in_parser=True)
+            tr = st.transition
+            if tr is None:
+                continue
+            targets = [tr.state] if tr.select is None else [c.state for c in tr.cases]
+            for t in targets:
+                if t not in states and t not in ("accept", "reject"):
+                    raise self.fail(tr, f"transition to unknown state '{t}'")
+            if tr.select is not None:
+                for e in tr.select:
+                    self.expr(e, ss)
+                for c in tr.cases:
+                    self.keyset(c.keyset, tr.select, ss)
+        d.scope = s
+
+    def check_control(self, d: A.ControlDecl) -> None:
+        s = self.params_scope(d.params + d.ctor_params, self.top)
+        for local in d.locals:
+            self.local_decl(local, s)
+        self.block(d.apply, s, in_action=False)
+        d.scope = s
+
+    def local_decl(self, d, s: Scope) -> None:
+        if isinstance(d, A.ActionDecl):
+            self.check_action(d, s)
+        elif isinstance(d, A.TableDecl):
+            self.check_table(d, s)
+        elif isinstance(d, A.InstanceDecl):
+            self.check_instance(d, s)
+        elif isinstance(d, A.ConstDecl):
+            self.check_const(d, s)
+        elif isinstance(d, A.VarDecl):
+            self.var_decl(d, s)
+        elif isinstance(d, A.ValueSetDecl):
+            d.type = self.resolve_type(d.type_ref, s)
+            d.size_value = self.const_int(d.size, s, "a value_set size")
+            s.names[d.name] = d
+        else:
+            raise self.fail(d, f"unsupported declaration here: {type(d).__name__}")
+
+    def var_decl(self, d: A.VarDecl, s: Scope) -> None:
+        t = self.resolve_type(d.type_ref, s)
+        d.type = t
+        if d.init is not None:
+            self.expr(d.init, s, expected=t)
+            self.assignable(t, d.init, d.init)
+        if d.name in s.names and s.parent is not None:
+            raise self.fail(d, f"'{d.name}' is already declared in this scope")
+        s.names[d.name] = d
+
+    def check_table(self, d: A.TableDecl, s: Scope) -> None:
+        props = {}
+        for p in d.properties:
+            if p.name in props:
+                raise self.fail(p, f"table property '{p.name}' is given twice")
+            props[p.name] = p
+        d.props = props
+        keys = props.get("key")
+        for k in (keys.value if keys else []):
+            self.expr(k.expr, s)
+            if k.match_kind not in self.match_kinds:
+                raise self.fail(k, f"unknown match kind '{k.match_kind}'")
+            if not isinstance(k.expr.type, (BitT, EnumT)) and k.expr.type not in (BOOL, ERROR):
+                raise self.fail(k.expr, f"cannot match on {k.expr.type.describe()}")
+        actions = props.get("actions")
+        if actions is None:
+            raise self.fail(d, f"table '{d.name}' has no 'actions' property")
+        d.action_decls = []
+        for ref in actions.value:
+            call = ref.name
+            name = call.func if isinstance(call, A.Call) else call
+            if not isinstance(name, A.Name):
+                raise self.fail(ref, "expected an action name")
+            act = s.lookup(name.name)
+            if not isinstance(act, A.ActionDecl):
+                raise self.fail(name, f"'{name.name}' is not an action")
+            name.decl = act
+            if isinstance(call, A.Call):
+                self.action_call_args(act, call, s, partial=True)
+            d.action_decls.append((act, ref))
+        listed = {a for a, _ in d.action_decls}
+        default = props.get("default_action")
+        if default is not None:
+            self.table_action_call(default.value, s, listed, "default_action", full=True)
+        entries = props.get("entries")
+        if entries is not None:
+            key_exprs = [k.expr for k in keys.value] if keys else []
+            for e in entries.value:
+                if len(e.keys) != len(key_exprs):
+                    raise self.fail(e, f"entry has {len(e.keys)} keys, table '{d.name}' has "
+                                       f"{len(key_exprs)}")
+                for kexpr, kv in zip(key_exprs, e.keys):
+                    self.keyset(kv, [kexpr], s)
+                self.table_action_call(e.action, s, listed, "entry", full=True)
+                if e.priority is not None:
+                    self.const_int(e.priority, s, "a priority")
+        for name in ("size", "counters", "meters", "implementation", "support_timeout"):
+            p = props.get(name)
+            if p is not None:
+                self.expr(p.value, s)
+        if "size" in props:
+            d.size_value = self.const_int(props["size"].value, s, "a table size")
+        for name in props:
+            if name not in ("key", "actions", "default_action", "entries", "size", "counters",
+                            "meters", "implementation", "support_timeout", "idle_timeout_with_auto_delete"):
+                raise self.fail(props[name], f"unsupported table property '{name}'")
+        s.names[d.name] = d
+
+    def table_action_call(self, e: A.Expr, s: Scope, listed, what: str, full: bool) -> None:
+        call = e if isinstance(e, A.Call) else None
+        name = call.func if call else e
+        if not isinstance(name, A.Name):
+            raise self.fail(e, f"{what}: expected an action call")
+        act = s.lookup(name.name)
+        if not isinstance(act, A.ActionDecl):
+            raise self.fail(name, f"'{name.name}' is not an action")
+        name.decl = act
+        if act not in listed:
+            raise self.fail(name, f"{what} action '{name.name}' is not in the table's actions list")
+        if call is None:
+            if any(not p.direction for p in act.params):
+                raise self.fail(e, f"action '{act.name}' needs arguments here")
+            return
+        self.action_call_args(act, call, s, partial=False)
+        for a in call.args:
+            if fold(a.value) is None and not isinstance(a.value.type, (StructT,)):
+                pass
+
+    def action_call_args(self, act: A.ActionDecl, call: A.Call, s: Scope, partial: bool) -> None:
+        """Check a call of an action; `partial` (in an actions list) binds directional params only."""
+        params = [p for p in act.params if p.direction] if partial else act.params
+        if partial and len(call.args) > len(params):
+            raise self.fail(call, f"action '{act.name}' has {len(params)} directional parameters")
+        if not partial and len(call.args) != len(params):
+            raise self.fail(call, f"action '{act.name}' takes {len(params)} arguments, "
+                                  f"not {len(call.args)}")
+        call.func.decl = act
+        call.func.type = NamedT("action", act.name, act)
+        call.type = VOID
+        for p, a in zip(params, call.args):
+            self.expr(a.value, s, expected=p.type)
+            self.assignable(p.type, a.value, a.value)
+
+    # ---- statements -------------------------------------------------------------------------
+    def block(self, b: A.Block, s: Scope, in_action: bool) -> None:
+        inner = Scope(s)
+        for stmt in b.stmts:
+            self.stmt(stmt, inner, in_action)
+
+    def stmt(self, st, s: Scope, in_action: bool, in_parser: bool = False) -> None:
+        if isinstance(st, A.Block):
+            self.block(st, s, in_action)
+        elif isinstance(st, A.Assign):
+            self.expr(st.lhs, s)
+            self.lvalue(st.lhs)
+            self.expr(st.rhs, s, expected=st.lhs.type)
+            self.assignable(st.lhs.type, st.rhs, st.rhs)
+        elif isinstance(st, A.CallStmt):
+            self.expr(st.call, s)
+        elif isinstance(st, A.If):
+            self.expr(st.cond, s, expected=BOOL)
+            if st.cond.type != BOOL:
+                raise self.fail(st.cond, f"condition must be bool, not {st.cond.type.describe()}")
+            self.stmt(st.then, Scope(s), in_action, in_parser)
+            if st.other is not None:
+                self.stmt(st.other, Scope(s), in_action, in_parser)
+        elif isinstance(st, A.VarDecl):
+            self.var_decl(st, s)
+        elif isinstance(st, A.Switch):
+            self.switch(st, s, in_action)
+        elif isinstance(st, A.Return):
+            if st.value is not None:
+                if self.current_return is None:
+                    raise self.fail(st, "only functions can return a value")
+                self.expr(st.value, s, expected=self.current_return)
+                self.assignable(self.current_return, st.value, st.value)
+        elif isinstance(st, (A.Exit, A.Empty)):
+            if in_parser and isinstance(st, A.Exit):
+                raise self.fail(st, "'exit' is not allowed in a parser")
+        elif isinstance(st, A.InstanceDecl):
+            self.check_instance(st, s)
+        else:
+            raise self.fail(st, f"unsupported statement {type(st).__name__}")
+
+    def switch(self, st: A.Switch, s: Scope, in_action: bool) -> None:
+        self.expr(st.expr, s)
+        t = st.expr.type
+        table = t.decl if isinstance(t, NamedT) and t.category == "action_run" else None
+        if table is None and not isinstance(t, (BitT, EnumT)):
+            raise self.fail(st.expr, "switch needs a table's action_run, a bit<> or an enum value")
+        seen = set()
+        for c in st.cases:
+            for label in c.labels:
+                if isinstance(label, A.Default):
+                    continue
+                if table is not None:
+                    if not isinstance(label, A.Name):
+                        raise self.fail(label, "expected an action name")
+                    act = s.lookup(label.name)
+                    if act not in {a for a, _ in table.action_decls}:
+                        raise self.fail(label, f"'{label.name}' is not an action of table "
+                                               f"'{table.name}'")
+                    label.decl = act
+                    key = act
+                else:
+                    self.expr(label, s, expected=t)
+                    key = fold(label)
+                    if key is None:
+                        raise self.fail(label, "switch labels must be constants")
+                if key in seen:
+                    raise self.fail(label, "duplicate switch label")
+                seen.add(key)
+            if c.body is not None:
+                self.block(c.body, s, in_action)
+
+    def lvalue(self, e: A.Expr) -> None:
+        if isinstance(e, A.Name):
+            d = e.decl
+            if isinstance(d, A.Param) and d.direction in ("in", ""):
+                raise self.fail(e, f"cannot assign to read-only parameter '{d.name}'")
+            if isinstance(d, (A.VarDecl, A.Param)):
+                return
+            raise self.fail(e, f"cannot assign to '{e.name}'")
+        if isinstance(e, (A.Member, A.Index, A.Slice)):
+            self.lvalue(e.expr)
+            return
+        raise self.fail(e, "this expression cannot be assigned to")
+
+    def assignable(self, target: Type, e: A.Expr, where) -> None:
+        src = e.type
+        if isinstance(target, TypeVarT) or isinstance(src, TypeVarT) or target == DONTCARE:
+            return
+        if isinstance(e, A.DontCare):
+            return
+        if isinstance(target, BitT) and isinstance(src, IntT):
+            return
+        if isinstance(target, BitT) and isinstance(src, BitT):
+            if target != src:
+                raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()} "
+                                       f"(use a cast)")
+            return
+        if isinstance(target, StructT) and isinstance(src, TupleT):
+            return
+        if isinstance(target, StructT) and isinstance(src, StructT) and target.kind == "header" \
+                and src.kind == "header" and target.name != src.name:
+            raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()}")
+        if target == BOOL and src != BOOL:
+            raise self.fail(where, f"cannot assign {src.describe()} to bool")
+        if isinstance(target, EnumT) and isinstance(src, IntT) and target.underlying:
+            return
+        if isinstance(target, EnumT) and src is not target:
+            raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()}")
+
+    # ---- keysets ----------------------------------------------------------------------------
+    def keyset(self, k: A.Expr, keys: list, s: Scope) -> None:
+        if isinstance(k, (A.Default, A.DontCare)):
+            k.type = DONTCARE
+            return
+        if isinstance(k, A.ListExpr):
+            if len(k.items) != len(keys):
+                raise self.fail(k, f"keyset has {len(k.items)} values, the select has {len(keys)}")
+            for item, key in zip(k.items, keys):
+                self.keyset(item, [key], s)
+            k.type = TupleT(tuple(i.type for i in k.items))
+            return
+        expected = keys[0].type if len(keys) == 1 else None
+        if isinstance(k, (A.Mask, A.Range)):
+            a, b = (k.value, k.mask) if isinstance(k, A.Mask) else (k.low, k.high)
+            self.expr(a, s, expected=expected)
+            self.expr(b, s, expected=expected)
+            k.type = expected
+            return
+        self.expr(k, s, expected=expected)
+        if isinstance(k, A.Name) and isinstance(k.decl, A.ValueSetDecl):
+            return
+        if len(keys) > 1:
+            raise self.fail(k, f"keyset needs {len(keys)} values")
+
+    # ---- expressions ------------------------------------------------------------------------
+    def expr(self, e: A.Expr, s: Scope, expected: Type | None = None) -> Type:
+        t = self._expr(e, s, expected)
+        if isinstance(t, IntT) and isinstance(expected, BitT):
+            t = expected
+            self._retype_literal(e, t)
+        e.type = t
+        return t
+
+    def _retype_literal(self, e: A.Expr, t: Type) -> None:
+        e.type = t
+        if hasattr(e, "folded"):
+            del e.folded
+        if isinstance(e, A.Binary) and e.op not in ("<<", ">>") and isinstance(e.left.type, IntT):
+            self._retype_literal(e.left, t)
+            self._retype_literal(e.right, t)
+        elif isinstance(e, A.Unary) and isinstance(e.expr.type, IntT):
+            self._retype_literal(e.expr, t)
+        elif isinstance(e, A.Ternary):
+            for x in (e.then, e.other):
+                if isinstance(x.type, IntT):
+                    self._retype_literal(x, t)
+
+    def _expr(self, e, s: Scope, expected):
+        if isinstance(e, A.IntLit):
+            if e.width is not None:
+                if e.width <= 0:
+                    raise self.fail(e, "a literal's width must be positive")
+                return BitT(e.width, e.signed)
+            return INT
+        if isinstance(e, A.BoolLit):
+            return BOOL
+        if isinstance(e, A.StrLit):
+            return STRING
+        if isinstance(e, (A.DontCare, A.Default)):
+            return DONTCARE
+        if isinstance(e, A.Name):
+            return self.name(e, s)
+        if isinstance(e, A.Member):
+            return self.member(e, s)
+        if isinstance(e, A.Index):
+            base = self.expr(e.expr, s)
+            self.expr(e.index, s)
+            if isinstance(base, StackT):
+                idx = fold(e.index)
+                if idx is not None and not 0 <= idx < base.size:
+                    raise self.fail(e.index, f"index {idx} is out of bounds for a stack of {base.size}")
+                return base.element
+            if isinstance(base, TupleT):
+                idx = fold(e.index)
+                if idx is None or not 0 <= idx < len(base.items):
+                    raise self.fail(e.index, "tuple index must be a constant in range")
+                return base.items[idx]
+            raise self.fail(e, f"cannot index {base.describe()}")
+        if isinstance(e, A.Slice):
+            base = self.expr(e.expr, s)
+            hi = self.const_int(e.hi, s, "a slice bound")
+            lo = self.const_int(e.lo, s, "a slice bound")
+            if not isinstance(base, (BitT, IntT)):
+                raise self.fail(e, f"cannot slice {base.describe()}")
+            if isinstance(base, BitT) and not (0 <= lo <= hi < base.width):
+                raise self.fail(e, f"slice [{hi}:{lo}] is out of range for {base.describe()}")
+            return BitT(hi - lo + 1)
+        if isinstance(e, A.Unary):
+            t = self.expr(e.expr, s, expected if e.op != "!" else BOOL)
+            if e.op == "!":
+                if t != BOOL:
+                    raise self.fail(e, f"'!' needs a bool, not {t.describe()}")
+                return BOOL
+            if not isinstance(t, (BitT, IntT)):
+                raise self.fail(e, f"'{e.op}' needs a number, not {t.describe()}")
+            return t
+        if isinstance(e, A.Binary):
+            return self.binary(e, s, expected)
+        if isinstance(e, A.Ternary):
+            c = self.expr(e.cond, s, BOOL)
+            if c != BOOL:
+                raise self.fail(e.cond, "the condition of '?:' must be bool")
+            a = self.expr(e.then, s, expected)
+            b = self.expr(e.other, s, expected)
+            return self.unify(e, e.then, e.other, a, b)
+        if isinstance(e, A.Cast):
+            target = self.resolve_type(e.type_ref, s)
+            src = self.expr(e.expr, s)
+            self.check_cast(e, src, target)
+            return target
+        if isinstance(e, A.ListExpr):
+            items = []
+            exp_items = None
+            if isinstance(expected, StructT) and len(expected.fields) == len(e.items):
+                exp_items = [ft for _, ft, _ in expected.fields]
+            for i, item in enumerate(e.items):
+                items.append(self.expr(item, s, exp_items[i] if exp_items else None))
+            return TupleT(tuple(items))
+        if isinstance(e, A.StructExpr):
+            for _, v in e.fields:
+                self.expr(v, s)
+            return expected if isinstance(expected, StructT) else TupleT(tuple(v.type for _, v in e.fields))
+        if isinstance(e, A.Call):
+            return self.call(e, s)
+        if isinstance(e, A.TypeExpr):
+            return NamedT("type", "type", self.resolve_type(e.type_ref, s))
+        if isinstance(e, (A.Mask, A.Range)):
+            raise self.fail(e, "'&&&' and '..' are only allowed in select cases and table entries")
+        raise self.fail(e, f"unsupported expression {type(e).__name__}")
+
+    def name(self, e: A.Name, s: Scope) -> Type:
+        if e.name == "error":
+            e.decl = "error"
+            return NamedT("namespace", "error")
+        d = (self.top if e.top_level else s).lookup(e.name)
+        if d is None:
+            raise self.fail(e, f"'{e.name}' is not declared")
+        e.decl = d
+        if isinstance(d, (A.Param, A.VarDecl, A.ConstDecl)):
+            if not hasattr(d, "type"):
+                raise self.fail(e, f"'{e.name}' is used before its declaration is checked")
+            return d.type
+        if isinstance(d, A.InstanceDecl):
+            return d.type
+        if isinstance(d, A.TableDecl):
+            return NamedT("table", d.name, d)
+        if isinstance(d, A.ActionDecl):
+            return NamedT("action", d.name, d)
+        if isinstance(d, A.ValueSetDecl):
+            return d.type
+        if isinstance(d, list):
+            return NamedT("function", e.name, d)
+        if isinstance(d, A.FunctionDecl):
+            return NamedT("function", e.name, [d])
+        if isinstance(d, A.EnumDecl):
+            return NamedT("type", d.name, self.decl_type(d))
+        if isinstance(d, A.MatchKindDecl):
+            return MATCH_KIND
+        if isinstance(d, (A.StructLikeDecl, A.TypedefDecl)):
+            return NamedT("type", d.name, self.decl_type(d))
+        if isinstance(d, A.ExternDecl):
+            return NamedT("type", d.name, NamedT("extern", d.name, d))
+        if isinstance(d, (A.ParserDecl, A.ControlDecl, A.PackageDecl)):
+            return NamedT("type", d.name, NamedT(type(d).__name__[:-4].lower(), d.name, d))
+        raise self.fail(e, f"'{e.name}' cannot be used here")
+
+    def member(self, e: A.Member, s: Scope) -> Type:
+        base = self.expr(e.expr, s)
+        if isinstance(base, NamedT) and base.category == "namespace":  # error.X
+            if e.name not in self.errors:
+                raise self.fail(e, f"unknown error '{e.name}'")
+            e.constant_value = self.errors[e.name]
+            e.error_name = e.name
+            return ERROR
+        if isinstance(base, NamedT) and base.category == "type" and isinstance(base.decl, EnumT):
+            enum = base.decl
+            if e.name not in enum.members:
+                raise self.fail(e, f"enum {enum.name} has no member '{e.name}'")
+            e.constant_value = enum.members[e.name]
+            return enum
+        if isinstance(base, StructT):
+            if base.kind in ("header", "header_union") and e.name in HEADER_METHODS:
+                return MethodT("header" if base.kind == "header" else "union", e.name)
+            ft = base.field_type(e.name)
+            if ft is None:
+                raise self.fail(e, f"{base.describe()} has no field '{e.name}'")
+            return ft
+        if isinstance(base, StackT):
+            if e.name in ("next", "last"):
+                return base.element
+            if e.name in ("lastIndex", "size", "nextIndex"):
+                return BitT(32)
+            if e.name in STACK_METHODS:
+                return MethodT("stack", e.name)
+            raise self.fail(e, f"a header stack has no member '{e.name}'")
+        if isinstance(base, NamedT) and base.category == "extern":
+            methods = [m for m in base.decl.methods if m.name == e.name and m.return_type is not None]
+            if not methods:
+                raise self.fail(e, f"extern {base.name} has no method '{e.name}'")
+            return MethodT("extern", e.name, (base, methods))
+        if isinstance(base, NamedT) and base.category in ("table", "control", "parser"):
+            if e.name != "apply":
+                raise self.fail(e, f"{base.category} '{base.name}' has no member '{e.name}'")
+            return MethodT(base.category, "apply", base.decl)
+        if isinstance(base, NamedT) and base.category == "instance_of":
+            pass
+        if isinstance(base, ApplyResultT):
+            if e.name in ("hit", "miss"):
+                return BOOL
+            if e.name == "action_run":
+                return NamedT("action_run", base.table.name, base.table)
+            raise self.fail(e, f"a table apply result has no member '{e.name}'")
+        raise self.fail(e, f"{base.describe()} has no member '{e.name}'")
+
+    def binary(self, e: A.Binary, s: Scope, expected) -> Type:
+        op = e.op
+        if op in ("&&", "||"):
+            for side in (e.left, e.right):
+                if self.expr(side, s, BOOL) != BOOL:
+                    raise self.fail(side, f"'{op}' needs bool operands, not {side.type.describe()}")
+            return BOOL
+        if op in ("<<", ">>"):
+            lt = self.expr(e.left, s, expected)
+            rt = self.expr(e.right, s)
+            if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)):
+                raise self.fail(e, f"'{op}' needs numbers")
+            if isinstance(rt, BitT) and rt.signed:
+                raise self.fail(e.right, "a shift amount must be unsigned")
+            return lt
+        if op == "++":
+            lt = self.expr(e.left, s)
+            rt = self.expr(e.right, s)
+            if not isinstance(lt, BitT) or not isinstance(rt, BitT):
+                raise self.fail(e, "'++' needs operands with a width (cast the literal, e.g. 8w1)")
+            return BitT(lt.width + rt.width, lt.signed)
+        hint = expected if op in ARITH else None
+        lt = self.expr(e.left, s, hint)
+        rt = self.expr(e.right, s, lt if isinstance(lt, BitT) else hint)
+        if isinstance(rt, BitT) and isinstance(lt, IntT):
+            self.expr(e.left, s, rt)
+            lt = rt
+        if op in ("==", "!="):
+            self.comparable(e, lt, rt)
+            return BOOL
+        if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)):
+            raise self.fail(e, f"'{op}' needs numbers, not {lt.describe()} and {rt.describe()}")
+        t = self.unify(e, e.left, e.right, lt, rt)
+        if op in COMPARE:
+            return BOOL
+        return t
+
+    def comparable(self, e, lt, rt) -> None:
+        if isinstance(lt, (BitT, IntT)) and isinstance(rt, (BitT, IntT)):
+            self.unify(e, e.left, e.right, lt, rt)
+            return
+        if isinstance(lt, EnumT) and lt.underlying and isinstance(rt, (BitT, IntT)):
+            return
+        if lt == rt or isinstance(lt, TypeVarT) or isinstance(rt, TypeVarT):
+            return
+        if isinstance(lt, StructT) and isinstance(rt, StructT) and lt.name == rt.name:
+            return
+        raise self.fail(e, f"cannot compare {lt.describe()} with {rt.describe()}")
+
+    def unify(self, e, left, right, lt, rt) -> Type:
+        if isinstance(lt, IntT) and isinstance(rt, IntT):
+            return INT
+        if isinstance(lt, IntT):
+            self._retype_literal(left, rt)
+            return rt
+        if isinstance(rt, IntT):
+            self._retype_literal(right, lt)
+            return lt
+        if lt != rt and isinstance(lt, BitT) and isinstance(rt, BitT):
+            raise self.fail(e, f"operands have different types: {lt.describe()} and "
+                               f"{rt.describe()} (use a cast)")
+        if lt != rt and not (isinstance(lt, TypeVarT) or isinstance(rt, TypeVarT)):
+            if not (isinstance(lt, StructT) and isinstance(rt, StructT) and lt.name == rt.name):
+                raise self.fail(e, f"operands have different types: {lt.describe()} and {rt.describe()}")
+        return lt
+
+    def check_cast(self, e, src: Type, target: Type) -> None:
+        ok = False
+        if isinstance(target, BitT):
+            ok = isinstance(src, (BitT, IntT)) or src == BOOL or (isinstance(src, EnumT) and src.underlying)
+            if isinstance(src, BitT) and src.signed != target.signed and src.width != target.width:
+                ok = True
+        elif target == BOOL:
+            ok = src == BOOL or (isinstance(src, BitT) and src.width == 1) or isinstance(src, IntT)
+        elif isinstance(target, EnumT):
+            ok = target.underlying is not None and isinstance(src, (BitT, IntT, EnumT))
+        elif isinstance(target, StructT):
+            ok = isinstance(src, (TupleT, StructT))
+        else:
+            ok = src == target or isinstance(src, IntT)
+        if not ok:
+            raise self.fail(e, f"cannot cast {src.describe()} to {target.describe()}")
+
+    # ---- calls ------------------------------------------------------------------------------
+    def call(self, e: A.Call, s: Scope) -> Type:
+        ft = self.expr(e.func, s)
+        type_args = [self.resolve_type(t, s) if not isinstance(t, A.TypeExpr) else INT
+                     for t in e.type_args]
+        e.type_arg_types = type_args
+        if isinstance(ft, MethodT):
+            return self.method_call(e, ft, s, type_args)
+        if isinstance(ft, NamedT) and ft.category == "action":
+            act = ft.decl
+            self.action_call_args(act, e, s, partial=False)
+            return VOID
+        if isinstance(ft, NamedT) and ft.category == "function":
+            candidates = [d for d in ft.decl if len(d.params) == len(e.args)
+                          or len([p for p in d.params if p.default is None]) <= len(e.args) <= len(d.params)]
+            if not candidates:
+                counts = sorted({len(d.params) for d in ft.decl})
+                raise self.fail(e, f"'{ft.name}' takes {' or '.join(map(str, counts))} arguments, "
+                                   f"not {len(e.args)}")
+            d = candidates[0]
+            e.callee = d
+            return self.bind_args(e, d, d.params, d.return_type, d.type_params, s, type_args)
+        if isinstance(ft, NamedT) and ft.category == "type":
+            # constructor call in an instantiation argument, e.g. V1Switch(MyParser(), ...)
+            for a in e.args:
+                self.expr(a.value, s)
+            e.constructs = ft.decl
+            return ft.decl if isinstance(ft.decl, NamedT) else VOID
+        raise self.fail(e, f"'{_describe_callee(e.func)}' is not callable")
+
+    def method_call(self, e: A.Call, mt: MethodT, s: Scope, type_args) -> Type:
+        if mt.owner in ("header", "union"):
+            if e.args:
+                raise self.fail(e, f"{mt.name}() takes no arguments")
+            return HEADER_METHODS[mt.name]
+        if mt.owner == "stack":
+            if len(e.args) != 1:
+                raise self.fail(e, f"{mt.name}() takes one argument (a count)")
+            self.const_int(e.args[0].value, s, "the count")
+            return VOID
+        if mt.owner == "table":
+            if e.args:
+                raise self.fail(e, "apply() takes no arguments")
+            return ApplyResultT(mt.decl)
+        if mt.owner in ("control", "parser"):
+            for a in e.args:
+                self.expr(a.value, s)
+            return VOID
+        base, methods = mt.decl
+        candidates = [m for m in methods
+                      if len([p for p in m.params if p.default is None]) <= len(e.args) <= len(m.params)]
+        if not candidates:
+            counts = sorted({len(m.params) for m in methods})
+            raise self.fail(e, f"{base.name}.{mt.name}() takes {' or '.join(map(str, counts))} "
+                               f"arguments, not {len(e.args)}")
+        m = candidates[0]
+        e.callee = m
+        bindings = dict(zip(base.decl.type_params, base.type_args))
+        return self.bind_args(e, m, m.params, m.return_type, m.type_params, s, type_args, bindings)
+
+    def bind_args(self, e, decl, params, ret_ref, type_params, s, type_args, bindings=None) -> Type:
+        bindings = dict(bindings or {})
+        bindings.update(zip(type_params, type_args))
+        self.type_params.append(set(type_params) | set(getattr(getattr(decl, "owner", None), "type_params", [])))
+        try:
+            param_types = [self._param_type(p, s, bindings) for p in params]
+            ret = self._param_type_ref(ret_ref, s, bindings) if ret_ref is not None else VOID
+        finally:
+            self.type_params.pop()
+        if any(a.name for a in e.args):
+            order = {p.name: i for i, p in enumerate(params)}
+            for a in e.args:
+                if a.name not in order:
+                    raise self.fail(a, f"no parameter named '{a.name}'")
+            e.args.sort(key=lambda a: order[a.name])
+        for p, pt, a in zip(params, param_types, e.args):
+            self.expr(a.value, s, expected=pt if not isinstance(pt, TypeVarT) else None)
+            if isinstance(pt, TypeVarT):
+                bindings.setdefault(pt.name, a.value.type)
+            elif not isinstance(a.value, A.DontCare):
+                self.assignable(pt, a.value, a.value)
+            if p.direction in ("out", "inout") and not isinstance(a.value, A.DontCare):
+                self.lvalue(a.value)
+        if isinstance(ret, TypeVarT) and ret.name in bindings:
+            ret = bindings[ret.name]
+        e.param_types = param_types
+        return ret
+
+    def _param_type(self, p: A.Param, s, bindings) -> Type:
+        return self._param_type_ref(p.type_ref, s, bindings)
+
+    def _param_type_ref(self, ref, s, bindings) -> Type:
+        if isinstance(ref, A.NamedTypeRef) and ref.name in bindings:
+            return bindings[ref.name]
+        return self.resolve_type(ref, s if s is not None else self.top)
+
+
+def _describe_callee(e) -> str:
+    if isinstance(e, A.Name):
+        return e.name
+    if isinstance(e, A.Member):
+        return _describe_callee(e.expr) + "." + e.name
+    return "expression"
+
+
+def check(program: A.Program, reporter: Reporter) -> Checker:
+    c = Checker(program, reporter)
+    c.run()
+    return c
