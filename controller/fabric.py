@@ -14,7 +14,8 @@ from typing import Callable
 from controller.client import SwitchClient
 from controller.errors import ControllerError
 from controller.p4info import P4InfoIndex
-from controller.routing import L3_FORWARD, L3Program, host_routes
+from controller.routing import (L3_FORWARD, L3_FORWARD_ARP, FloodProgram, L3Program,
+                                flood_groups, host_routes)
 from topologies.model import Topology
 
 Progress = Callable[[str], None]
@@ -88,6 +89,20 @@ class Fabric:
             labels = [f"route {r.prefix}/{r.prefix_len} -> port {r.port}" for r in routes]
             total += client.insert_table_entries(entries, labels)
             self.progress(f"{switch}: {len(entries)} routes installed in {program.table}")
+        return total
+
+    def install_flooding(self, program: FloodProgram = L3_FORWARD_ARP) -> int:
+        """Per switch, one multicast group per port (the other ports) and the entry that uses it."""
+        total = 0
+        for switch, groups in flood_groups(self.topology).items():
+            client = self[switch]
+            if client.index is None:
+                raise ControllerError(f"{switch}: push or adopt a pipeline before installing flooding")
+            for ingress, others in groups.items():
+                client.set_multicast_group(ingress, [(port, 0) for port in others])
+            entries = [program.entry(client.index, ingress) for ingress in groups]
+            total += client.insert_table_entries(entries, [f"flood from port {p}" for p in groups])
+            self.progress(f"{switch}: {len(groups)} flood groups written")
         return total
 
     def read_counter(self, name: str) -> dict[str, dict[int, tuple[int, int]]]:

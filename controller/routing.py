@@ -51,8 +51,20 @@ def host_routes(topology: Topology) -> dict[str, list[Route]]:
 
 def arp_entries(topology: Topology) -> dict[str, list[tuple[str, str]]]:
     """host name -> (ip, mac) of every other host: the static ARP that replaces broadcasts."""
-    return {h.name: [(o.ip, o.mac) for o in topology.hosts if o.name != h.name]
-            for h in topology.hosts}
+    return {h.name: topology.static_arp(h.name) for h in topology.hosts}
+
+
+def flood_groups(topology: Topology) -> dict[str, dict[int, list[int]]]:
+    """switch -> ingress port -> every other port: where a broadcast arriving on that port goes.
+
+    Multicast group id = ingress port, so `arp_flood{ingress_port: p} -> flood(mgid=p)`.
+    Broadcasts are not loop-free on topologies with cycles (leaf-spine); hosts use static ARP there.
+    """
+    groups: dict[str, dict[int, list[int]]] = {}
+    for switch in topology.switches:
+        ports = [n.port for n in topology.neighbours(switch.name)]
+        groups[switch.name] = {p: [q for q in ports if q != p] for p in ports}
+    return groups
 
 
 @dataclass(frozen=True)
@@ -74,5 +86,20 @@ class L3Program:
             {self.mac_param: route.dst_mac, self.port_param: route.port})
 
 
+@dataclass(frozen=True)
+class FloodProgram:
+    """Where broadcast flooding goes: an exact table on the ingress port, an action(group id)."""
+
+    table: str
+    action: str
+    group_param: str
+
+    def entry(self, index: P4InfoIndex, ingress_port: int) -> p4runtime_pb2.TableEntry:
+        (key,) = index.table(self.table).keys
+        return entities.table_entry(index, self.table, {key.name: ingress_port}, self.action,
+                                    {self.group_param: ingress_port})
+
+
 L3_FORWARD = L3Program(table="ipv4_lpm", action="ipv4_forward", mac_param="dstAddr",
                        port_param="port")
+L3_FORWARD_ARP = FloodProgram(table="arp_flood", action="flood", group_param="mgid")

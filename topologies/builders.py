@@ -107,3 +107,19 @@ def leaf_spine(n_leaves: int, n_spines: int, hosts_per_leaf: int, bw: float | No
 
 
 BUILDERS = {"star": star, "linear": linear, "leaf_spine": leaf_spine}
+
+
+def from_spec(spec: str) -> Topology:
+    """A topology from a short spec: `star:3`, `linear:3,2`, `leaf_spine:2,2,4` (counts only)."""
+    name, _, numbers = spec.partition(":")
+    builder = BUILDERS.get(name)
+    if builder is None:
+        raise TopologyError(spec, f"unknown shape {name!r} (known: {', '.join(BUILDERS)})")
+    try:
+        counts = [int(n) for n in numbers.split(",")] if numbers else []
+    except ValueError:
+        raise TopologyError(spec, "expected comma-separated integers after ':'") from None
+    try:
+        return builder(*counts)
+    except TypeError:
+        raise TopologyError(spec, f"wrong number of counts for {name}") from None

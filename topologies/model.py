@@ -292,6 +292,11 @@ class Topology:
                 return host
         raise KeyError(f"no host has address {ip}")
 
+    def static_arp(self, host: str) -> list[tuple[str, str]]:
+        """(ip, mac) of every other host: the neighbour entries that replace ARP broadcasts."""
+        self.host(host)
+        return [(h.ip, h.mac) for h in self.hosts if h.name != host]
+
     # -- paths ------------------------------------------------------------------------------------
 
     def shortest_path(self, src: str, dst: str) -> list[str]:

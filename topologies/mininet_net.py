@@ -1,0 +1,175 @@
+"""Turn a topology description into a running Mininet network of P4 switches, and tear it down.
+
+    with MininetNetwork(star(3)) as net:        # hosts, veths, one switch process per switch
+        ... configure the switches over P4Runtime (controller.Fabric(net.topology)) ...
+        net.host("h1").cmd("ping -c1 10.0.0.2")
+
+What it sets up, and why:
+- hosts with the topology's IPv4/MAC on `<host>-eth<port>`, IPv6 off and static ARP for every
+  other host (the switches need no broadcast handling); checksum/segmentation offloads off on
+  every veth, because a software switch reading raw sockets must see complete, checksummed frames
+  (as BMv2's Mininet integration does);
+- one `P4Switch` per switch, started with no program: the controller pushes it over P4Runtime;
+- `TCLink` (htb) where a link has a bandwidth. Loss and delay go to the switch ports' options
+  (`inaemu switch --loss/--delay-ms`) because this kernel has no netem:
+  * loss: the switch drops with probability p in each direction of a port. A host link gets
+    p = loss; a switch-to-switch link has two ports on the way, so each gets p = 1 - sqrt(1 - loss)
+    and the direction still loses `loss` overall. Both directions of a link must have equal loss.
+  * delay: a switch delays what leaves a port. A switch-to-switch link is exact in both
+    directions; on a host link the host-to-switch delay cannot be applied, so it is added to the
+    switch-to-host direction (one-way delays shift, round-trip times are right).
+`stop()` (also on an exception inside `with`) stops switch processes first, then Mininet's hosts
+and links, and finally removes any `<switch>-eth*` interface still present.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from mininet.link import Link as VethLink
+from mininet.link import TCLink
+from mininet.net import Mininet
+from mininet.topo import Topo
+
+from topologies.mininet_switch import P4Switch, PortImpairment
+from topologies.model import Topology
+
+OFFLOADS = ("rx", "tx", "sg", "tso", "gso", "gro")
+
+
+class NetworkError(RuntimeError):
+    """The topology cannot be emulated as asked (e.g. asymmetric loss on a link)."""
+
+
+def port_impairments(topology: Topology) -> dict[str, dict[int, PortImpairment]]:
+    """switch -> port -> what `inaemu switch` must do there to emulate each link's loss and delay."""
+    result: dict[str, dict[int, PortImpairment]] = {s.name: {} for s in topology.switches}
+    for i, link in enumerate(topology.links):
+        if link.a_to_b.loss_percent != link.b_to_a.loss_percent:
+            raise NetworkError(f"links[{i}] ({link.a.node}-{link.b.node}): loss differs per "
+                               "direction; inaemu switch applies one loss per port")
+        loss = link.a_to_b.loss_percent / 100.0
+        ends = [e for e in (link.a, link.b) if topology.is_switch(e.node)]
+        for end in ends:
+            other = link.other(end.node)
+            if len(ends) == 2:
+                port_loss = 1.0 - math.sqrt(1.0 - loss)
+                delay = link.leaving(end.node).delay_ms
+            else:
+                port_loss = loss
+                delay = link.leaving(end.node).delay_ms + link.leaving(other.node).delay_ms
+            if port_loss or delay:
+                result[end.node][end.port] = PortImpairment(loss=round(port_loss, 9),
+                                                            delay_ms=delay)
+    return result
+
+
+def mininet_topo(topology: Topology, *, target: str = "inaemu", run_dir: Path | None = None,
+                 trace: bool = False, pcap: bool = False, seed: int = 0,
+                 ready_timeout: float = 30.0) -> Topo:
+    """The Mininet `Topo` (data only, no root needed) for a topology description."""
+    impairments = port_impairments(topology)
+    topo = Topo()
+    for host in topology.hosts:
+        topo.addHost(host.name, ip=host.ip_with_prefix, mac=host.mac)
+    for switch in topology.switches:
+        topo.addSwitch(switch.name, cls=P4Switch, device_id=switch.device_id,
+                       grpc_port=switch.grpc_port, target=target,
+                       run_dir=str(run_dir) if run_dir else None, trace=trace, pcap=pcap,
+                       seed=seed, impairments=impairments[switch.name],
+                       ready_timeout=ready_timeout)
+    for link in topology.links:
+        options = {"port1": link.a.port, "port2": link.b.port}
+        if link.bw_mbps is not None:
+            options.update(cls=TCLink, bw=link.bw_mbps)
+        else:
+            options.update(cls=VethLink)
+        topo.addLink(link.a.node, link.b.node, **options)
+    return topo
+
+
+class MininetNetwork:
+    """A Mininet network of P4 switches built from a `Topology`. Needs root. Context manager."""
+
+    def __init__(self, topology: Topology, *, target: str = "inaemu", run_dir: str | None = None,
+                 trace: bool = False, pcap: bool = False, seed: int = 0,
+                 ready_timeout: float = 30.0):
+        self.topology = topology
+        self._own_run_dir = run_dir is None
+        self.run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="inaemu-net-"))
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._topo = mininet_topo(topology, target=target, run_dir=self.run_dir, trace=trace,
+                                  pcap=pcap, seed=seed, ready_timeout=ready_timeout)
+        self.net: Mininet | None = None
+
+    def start(self) -> "MininetNetwork":
+        """Build hosts and links, configure hosts, start every switch (each waits until ready)."""
+        self.net = Mininet(topo=self._topo, controller=None, build=False, autoSetMacs=False,
+                           autoStaticArp=False, waitConnected=False)
+        try:
+            self.net.build()
+            for host in self.topology.hosts:
+                self._configure_host(host.name)
+            for node in self.net.switches:
+                for intf in node.intfList():
+                    if intf.name != "lo":
+                        _offloads_off(intf.name, runner=None)
+            self.net.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _configure_host(self, name: str) -> None:
+        node = self.net.get(name)
+        intf = node.defaultIntf().name
+        node.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+        _offloads_off(intf, runner=node.cmd)
+        for ip, mac in self.topology.static_arp(name):
+            node.cmd(f"ip neigh replace {ip} lladdr {mac} dev {intf} nud permanent")
+
+    def host(self, name: str):
+        self.topology.host(name)
+        return self.net.get(name)
+
+    def switch(self, name: str) -> P4Switch:
+        self.topology.switch(name)
+        return self.net.get(name)
+
+    def stop(self) -> None:
+        """Switch processes first (while their interfaces exist), then Mininet, then leftovers."""
+        net, self.net = self.net, None
+        if net is not None:
+            for node in net.switches:
+                if isinstance(node, P4Switch):
+                    node.terminate_process()
+            net.stop()
+        for switch in self.topology.switches:
+            for link in self.topology.neighbours(switch.name):
+                name = f"{switch.name}-eth{link.port}"
+                if Path("/sys/class/net", name).exists():
+                    subprocess.run(["ip", "link", "del", name], check=False,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if self._own_run_dir:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def __enter__(self) -> "MininetNetwork":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _offloads_off(interface: str, runner) -> None:
+    """Disable checksum and segmentation offloads (the switch must see finished frames)."""
+    args = ["ethtool", "-K", interface]
+    for feature in OFFLOADS:
+        args += [feature, "off"]
+    if runner is None:
+        subprocess.run(args, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        runner(" ".join(args) + " >/dev/null 2>&1")

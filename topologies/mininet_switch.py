@@ -1,0 +1,189 @@
+"""A Mininet switch that is one P4 switch process: `inaemu switch`, or BMv2's `simple_switch_grpc`.
+
+Like BMv2 under Mininet, the process runs in the root namespace and attaches to the switch's veth
+ends (`s1-eth1`, ...) as ports numbered as in the topology. It starts with no program (`--no-p4`)
+and a P4Runtime server on 127.0.0.1:`grpc_port`, so the controller configures it entirely over
+P4Runtime. Its output goes to `<run_dir>/<name>.out` (plus `--log-file <name>.log` with `trace=True`, and
+`<name>-pcap/` with `pcap=True`). `start()` returns once the switch is ready (its "ready" line for inaemu, an accepting
+gRPC port for BMv2) and raises `SwitchStartFailed` with the tail of its output otherwise; `stop()`
+sends SIGTERM, waits, and kills as a last resort. Everything else is Mininet's `Switch`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from mininet.node import Switch
+
+TARGETS = ("inaemu", "bmv2")
+READY_MARK = "inaemu switch ready"
+
+
+class SwitchStartFailed(RuntimeError):
+    """A switch process exited or did not become ready; the message carries its last output."""
+
+
+@dataclass(frozen=True)
+class PortImpairment:
+    """Loss probability (each direction, 0..1) and egress delay for one switch port."""
+
+    loss: float = 0.0
+    delay_ms: float = 0.0
+
+
+def inaemu_executable() -> list[str]:
+    """The `inaemu` console script of the running interpreter's environment, else from PATH."""
+    beside = Path(sys.executable).with_name("inaemu")
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("inaemu")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; from inaemu.cli import main; sys.exit(main())"]
+
+
+class P4Switch(Switch):
+    """One P4 switch process per Mininet switch; see the module docstring."""
+
+    def __init__(self, name: str, *, device_id: int, grpc_port: int, target: str = "inaemu",
+                 json_path: str | None = None, run_dir: str | None = None, trace: bool = False,
+                 pcap: bool = False,
+                 seed: int = 0, impairments: dict[int, PortImpairment] | None = None,
+                 ready_timeout: float = 30.0, **params):
+        if target not in TARGETS:
+            raise ValueError(f"{name}: target must be one of {', '.join(TARGETS)}, not {target!r}")
+        if target == "bmv2":
+            if shutil.which("simple_switch_grpc") is None:
+                raise ValueError(f"{name}: target 'bmv2' needs simple_switch_grpc on PATH")
+            if any(i.loss or i.delay_ms for i in (impairments or {}).values()):
+                raise ValueError(f"{name}: simple_switch_grpc has no per-port loss/delay")
+        params["inNamespace"] = False
+        super().__init__(name, dpid=f"{device_id:x}" if device_id else None, **params)
+        self.device_id = device_id
+        self.grpc_port = grpc_port
+        self.target = target
+        self.json_path = json_path
+        self.run_dir = Path(run_dir) if run_dir else None
+        self.trace = trace
+        self.pcap = pcap
+        self.seed = seed
+        self.impairments = dict(impairments or {})
+        self.ready_timeout = ready_timeout
+        self.process: subprocess.Popen | None = None
+        self.output_path: Path | None = None
+
+    # -- what to run ------------------------------------------------------------------------------
+
+    def switch_ports(self) -> dict[int, str]:
+        """Port number -> interface name, for the data-plane interfaces (not `lo`)."""
+        return {self.ports[intf]: intf.name for intf in self.intfList() if intf.name != "lo"}
+
+    def command(self) -> list[str]:
+        ports = sorted(self.switch_ports().items())
+        interfaces = [arg for port, name in ports for arg in ("-i", f"{port}@{name}")]
+        program = [self.json_path] if self.json_path else ["--no-p4"]
+        address = f"127.0.0.1:{self.grpc_port}"
+        logs: list[str] = []
+        if self.trace:
+            logs += ["--log-file", str(self._run_dir() / f"{self.name}.log")]
+        if self.pcap:
+            logs += ["--pcap", str(self._run_dir() / f"{self.name}-pcap")]
+        if self.target == "bmv2":
+            return ["simple_switch_grpc", *program, "--device-id", str(self.device_id),
+                    *interfaces, *logs, "--thrift-port", str(9090 + self.device_id),
+                    "--", "--grpc-server-addr", address]
+        impair: list[str] = []
+        for port, spec in sorted(self.impairments.items()):
+            if spec.loss:
+                impair += ["--loss", f"{port}:{spec.loss:g}"]
+            if spec.delay_ms:
+                impair += ["--delay-ms", f"{port}:{spec.delay_ms:g}"]
+        return [*inaemu_executable(), "switch", *program, "--device-id", str(self.device_id),
+                "--grpc-server-addr", address, *interfaces, *logs, *impair,
+                "--seed", str(self.seed)]
+
+    def _run_dir(self) -> Path:
+        """Where the process's output (`<name>.out`), trace (`<name>.log`) and pcaps go."""
+        if self.run_dir is None:
+            self.run_dir = Path(tempfile.mkdtemp(prefix=f"inaemu-{self.name}-"))
+        return self.run_dir
+
+    # -- Mininet's hooks --------------------------------------------------------------------------
+
+    def start(self, controllers) -> None:
+        """Launch the process and wait until it is ready; raise SwitchStartFailed otherwise."""
+        if self.process is not None:
+            return
+        run_dir = self._run_dir()
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if self.pcap:
+            (run_dir / f"{self.name}-pcap").mkdir(exist_ok=True)
+        self.output_path = run_dir / f"{self.name}.out"
+        for name in self.switch_ports().values():  # the process binds to these; they must be up
+            subprocess.run(["ip", "link", "set", "dev", name, "up"], check=False)
+        with open(self.output_path, "wb") as output:
+            self.process = subprocess.Popen(self.command(), stdout=output, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL, start_new_session=True)
+        self._wait_ready()
+
+    def stop(self, deleteIntfs: bool = True) -> None:
+        """SIGTERM, wait a little, SIGKILL as a last resort; then let Mininet delete the veths."""
+        self.terminate_process()
+        super().stop(deleteIntfs)
+
+    def terminate_process(self, grace: float = 5.0) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # its own session: children die with it
+            except ProcessLookupError:
+                pass
+            process.wait(timeout=grace)
+
+    # -- readiness --------------------------------------------------------------------------------
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.ready_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                status = self.process.returncode
+                self.process = None
+                raise SwitchStartFailed(f"{self.name}: switch exited with status {status}:\n"
+                                        f"{self.output_tail()}")
+            if self._is_ready():
+                return
+            time.sleep(0.05)
+        self.terminate_process()
+        raise SwitchStartFailed(f"{self.name}: not ready after {self.ready_timeout:g} s:\n"
+                                f"{self.output_tail()}")
+
+    def _is_ready(self) -> bool:
+        if self.target == "inaemu":
+            return READY_MARK in self.output()
+        with socket.socket() as probe:
+            probe.settimeout(0.2)
+            return probe.connect_ex(("127.0.0.1", self.grpc_port)) == 0
+
+    def output(self) -> str:
+        """Everything the switch process printed so far."""
+        try:
+            return self.output_path.read_text(errors="replace") if self.output_path else ""
+        except OSError:
+            return ""
+
+    def output_tail(self, lines: int = 15) -> str:
+        return "\n".join(self.output().splitlines()[-lines:]) or "(no output)"
