@@ -257,9 +257,11 @@ class SwitchProcess:
                                  address=options.grpc_address, packet_out=self.driver.packet_out)
         try:
             server.start()
-        except Exception as error:   # grpc reports bind failures as RuntimeError
-            raise SwitchStartError(f"cannot start the P4Runtime server on "
-                                   f"{options.grpc_address}: {error}", EXIT_FAILURE) from None
+        except Exception as error:   # the server's own start error, or grpc's RuntimeError
+            message = str(error)
+            if options.grpc_address not in message:
+                message = f"cannot start the P4Runtime server on {options.grpc_address}: {message}"
+            raise SwitchStartError(message, EXIT_FAILURE) from None
         self.server = server
         self.driver.packet_in = server.packet_in
 
