@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Protocol
 
-from p4switch.ports.impairment import (
-    NO_IMPAIRMENT, DelayLine, ImpairmentPlan, LinkImpairment, PortImpairment)
+from p4switch.ports.impairment import DelayLine, ImpairmentPlan, LinkImpairment, PortImpairment
 
 
 @dataclass(slots=True)
@@ -144,4 +143,4 @@ class Forwarder:
         return lines
 
 
-__all__ = ["Forwarder", "PortCounters", "PacketTap", "NO_IMPAIRMENT"]
+__all__ = ["Forwarder", "PortCounters", "PacketTap"]
