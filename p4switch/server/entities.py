@@ -1,0 +1,96 @@
+"""Dispatch of P4Runtime entities to the module that handles each kind, for Write and Read.
+
+Every handler checks its input fully before calling the runtime, and the runtime changes nothing
+on a failed call, so a refused update leaves the device as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from p4.v1 import p4runtime_pb2
+
+from . import action_profiles, counters, meters, registers, replication, table_entries
+from .device_state import DeviceState
+from .errors import INVALID_ARGUMENT, UNIMPLEMENTED, RequestError
+
+Update = p4runtime_pb2.Update
+
+_WRITERS: dict[str, Callable] = {
+    "table_entry": table_entries.write,
+    "action_profile_member": action_profiles.write_member,
+    "action_profile_group": action_profiles.write_group,
+    "counter_entry": counters.write_counter,
+    "direct_counter_entry": counters.write_direct_counter,
+    "meter_entry": meters.write_meter,
+    "direct_meter_entry": meters.write_direct_meter,
+    "register_entry": registers.write_register,
+}
+
+_READERS: dict[str, Callable] = {
+    "table_entry": table_entries.read,
+    "action_profile_member": action_profiles.read_members,
+    "action_profile_group": action_profiles.read_groups,
+    "counter_entry": counters.read_counters,
+    "direct_counter_entry": counters.read_direct_counters,
+    "meter_entry": meters.read_meters,
+    "direct_meter_entry": meters.read_direct_meters,
+    "register_entry": registers.read_registers,
+}
+
+_PRE_WRITERS = {
+    "multicast_group_entry": replication.write_multicast,
+    "clone_session_entry": replication.write_clone_session,
+}
+_PRE_READERS = {
+    "multicast_group_entry": replication.read_multicast,
+    "clone_session_entry": replication.read_clone_sessions,
+}
+
+
+def apply_update(state: DeviceState, update: p4runtime_pb2.Update) -> None:
+    """Apply one Update; RequestError if refused (then nothing changed)."""
+    if update.type not in (Update.INSERT, Update.MODIFY, Update.DELETE):
+        raise RequestError(INVALID_ARGUMENT, "update type is UNSPECIFIED")
+    which = update.entity.WhichOneof("entity")
+    if which is None:
+        raise RequestError(INVALID_ARGUMENT, "update has no entity")
+    if which == "packet_replication_engine_entry":
+        pre = update.entity.packet_replication_engine_entry
+        kind = pre.WhichOneof("type")
+        if kind is None:
+            raise RequestError(INVALID_ARGUMENT, "packet replication engine entry is empty")
+        _PRE_WRITERS[kind](state, update.type, getattr(pre, kind))
+        return
+    writer = _WRITERS.get(which)
+    if writer is None:
+        raise RequestError(UNIMPLEMENTED, f"writing {which} is not supported")
+    writer(state, update.type, getattr(update.entity, which))
+
+
+def read_entity(state: DeviceState, entity: p4runtime_pb2.Entity) -> list[p4runtime_pb2.Entity]:
+    """Every entity a (possibly wildcard) read request entity stands for."""
+    which = entity.WhichOneof("entity")
+    if which is None:
+        raise RequestError(INVALID_ARGUMENT, "read request entity is empty")
+    if which == "packet_replication_engine_entry":
+        pre = entity.packet_replication_engine_entry
+        kind = pre.WhichOneof("type")
+        if kind is None:
+            raise RequestError(INVALID_ARGUMENT, "packet replication engine entry is empty")
+        found = _PRE_READERS[kind](state, getattr(pre, kind))
+        result = []
+        for item in found:
+            wrapped = p4runtime_pb2.Entity()
+            getattr(wrapped.packet_replication_engine_entry, kind).CopyFrom(item)
+            result.append(wrapped)
+        return result
+    reader = _READERS.get(which)
+    if reader is None:
+        raise RequestError(UNIMPLEMENTED, f"reading {which} is not supported")
+    result = []
+    for item in reader(state, getattr(entity, which)):
+        wrapped = p4runtime_pb2.Entity()
+        getattr(wrapped, which).CopyFrom(item)
+        result.append(wrapped)
+    return result

@@ -1,0 +1,64 @@
+"""`P4RuntimeServer`: the gRPC server the port driver starts next to the switch runtime."""
+
+from __future__ import annotations
+
+from concurrent import futures
+from typing import Callable
+
+import grpc
+from p4.v1 import p4runtime_pb2_grpc
+
+from .device import P4RuntimeDevice
+from .service import P4RuntimeServicer
+
+# Each open StreamChannel holds one worker thread for its lifetime; unary RPCs need the rest.
+MAX_WORKERS = 32
+
+
+class ServerStartError(Exception):
+    """The server could not bind its address."""
+
+
+class P4RuntimeServer:
+    """A P4Runtime v1 server for one switch, a drop-in for simple_switch_grpc's.
+
+    `packet_out` receives the bytes of each PacketOut (controller header + payload) to inject
+    on the CPU port; the driver calls `packet_in(bytes)` for every packet the pipeline sends to
+    the CPU port. `cpu_port` is informational (the driver owns the port mapping).
+    """
+
+    def __init__(
+        self,
+        switch,
+        *,
+        device_id: int,
+        cpu_port: int | None,
+        address: str,
+        packet_out: Callable[[bytes], None],
+    ) -> None:
+        self.device = P4RuntimeDevice(switch, device_id=device_id, packet_out=packet_out)
+        self.cpu_port = cpu_port
+        self.address = address
+        self.bound_port: int | None = None
+        self._server: grpc.Server | None = None
+
+    def start(self) -> None:
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_WORKERS))
+        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(P4RuntimeServicer(self.device), server)
+        try:
+            port = server.add_insecure_port(self.address)
+        except RuntimeError as exc:
+            raise ServerStartError(f"cannot bind P4Runtime server to {self.address}: {exc}") from None
+        if not port:
+            raise ServerStartError(f"cannot bind P4Runtime server to {self.address}")
+        server.start()
+        self._server = server
+        self.bound_port = port
+
+    def stop(self, grace: float | None = None) -> None:
+        if self._server is not None:
+            self._server.stop(grace).wait()
+            self._server = None
+
+    def packet_in(self, data: bytes) -> None:
+        self.device.packet_in(data)

@@ -1,0 +1,98 @@
+"""A verified forwarding pipeline: P4Info index + BMv2 JSON + the names that tie them together.
+
+The device config is the BMv2 JSON bytes, exactly what simple_switch_grpc takes. Verifying a
+config means: the P4Info indexes cleanly, the runtime accepts the JSON, and every P4Info entity
+the server addresses (tables, actions, action profiles, counters, meters, registers) exists in
+the JSON under the same name (p4c writes the same fully qualified names to both files; a
+unique dot-separated suffix is also accepted, so hand-written pairs can be shorter).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p4.v1 import p4runtime_pb2
+
+from .errors import INVALID_ARGUMENT, RequestError
+from .p4info_index import P4InfoIndex
+from .packet_io import ControllerHeader
+
+# P4Info kind -> where the BMv2 JSON lists objects of that kind.
+_JSON_PLACES = {
+    "table": lambda j: [t for p in j.get("pipelines", []) for t in p.get("tables", [])],
+    "action": lambda j: j.get("actions", []),
+    "action profile": lambda j: [
+        a for p in j.get("pipelines", []) for a in p.get("action_profiles", [])
+    ],
+    "counter": lambda j: j.get("counter_arrays", []),
+    "direct counter": lambda j: j.get("counter_arrays", []),
+    "meter": lambda j: j.get("meter_arrays", []),
+    "direct meter": lambda j: j.get("meter_arrays", []),
+    "register": lambda j: j.get("register_arrays", []),
+}
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """Everything the server derives from one ForwardingPipelineConfig."""
+
+    config: p4runtime_pb2.ForwardingPipelineConfig
+    index: P4InfoIndex
+    bmv2: dict
+    json_names: dict[int, str]  # P4Info id -> name of the same object in the BMv2 JSON
+    packet_in: ControllerHeader | None
+    packet_out: ControllerHeader | None
+
+    def json_name(self, entity) -> str:
+        return self.json_names[entity.preamble.id]
+
+
+def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
+    """Check a config without touching the switch; RequestError(INVALID_ARGUMENT) says why."""
+    from p4switch.runtime import load_bmv2_json  # the runtime validates the JSON it will run
+
+    if not config.HasField("p4info"):
+        raise RequestError(INVALID_ARGUMENT, "pipeline config has no p4info")
+    if not config.p4_device_config:
+        raise RequestError(INVALID_ARGUMENT, "pipeline config has no p4_device_config (BMv2 JSON)")
+    index = P4InfoIndex(config.p4info)
+    try:
+        bmv2 = load_bmv2_json(bytes(config.p4_device_config))
+    except Exception as exc:  # the runtime's ConfigError, or a JSON decoding error
+        raise RequestError(INVALID_ARGUMENT, f"p4_device_config: {exc}") from None
+    json_names: dict[int, str] = {}
+    for kind, place in _JSON_PLACES.items():
+        available = [obj.get("name", "") for obj in place(bmv2) if isinstance(obj, dict)]
+        for entity in index.all(kind):
+            json_names[entity.preamble.id] = _match_name(kind, entity.preamble.name, available)
+    headers = {}
+    for name in ("packet_in", "packet_out"):
+        header = index.controller_header(name)
+        headers[name] = None if header is None else ControllerHeader(header)
+    return Pipeline(
+        config=config,
+        index=index,
+        bmv2=bmv2,
+        json_names=json_names,
+        packet_in=headers["packet_in"],
+        packet_out=headers["packet_out"],
+    )
+
+
+def _match_name(kind: str, p4info_name: str, json_names: list[str]) -> str:
+    if p4info_name in json_names:
+        return p4info_name
+    candidates = sorted(
+        {n for n in json_names if n.endswith("." + p4info_name) or p4info_name.endswith("." + n)}
+    )
+    if len(candidates) == 1:
+        return candidates[0]
+    if not candidates:
+        raise RequestError(
+            INVALID_ARGUMENT,
+            f"P4Info {kind} '{p4info_name}' does not exist in the BMv2 JSON (p4_device_config)",
+        )
+    raise RequestError(
+        INVALID_ARGUMENT,
+        f"P4Info {kind} '{p4info_name}' matches several BMv2 JSON names: {', '.join(candidates)}",
+    )

@@ -1,0 +1,72 @@
+"""Registers (RegisterEntry): MODIFY writes a cell (or every cell, without an index), reads expand
+wildcards (register id 0 = every register, no index = every cell). Values are P4Data bitstrings
+of the register's width, as BMv2's server takes them.
+"""
+
+from __future__ import annotations
+
+from p4.v1 import p4data_pb2, p4runtime_pb2
+
+from . import bytestrings
+from .device_state import DeviceState
+from .errors import INVALID_ARGUMENT, UNIMPLEMENTED, RequestError
+
+Update = p4runtime_pb2.Update
+
+
+def register_bitwidth(register) -> int:
+    spec = register.type_spec
+    which = spec.WhichOneof("type_spec")
+    if which == "bitstring":
+        kind = spec.bitstring.WhichOneof("type_spec")
+        if kind in ("bit", "int"):
+            return getattr(spec.bitstring, kind).bitwidth
+    raise RequestError(
+        UNIMPLEMENTED, f"register '{register.preamble.name}': only bit<W> registers are supported"
+    )
+
+
+def _cells(register, entry, where: str) -> list[int]:
+    if not entry.HasField("index"):
+        return list(range(register.size))
+    cell = entry.index.index
+    if not 0 <= cell < register.size:
+        raise RequestError(INVALID_ARGUMENT, f"{where}: index {cell} not in 0..{register.size - 1}")
+    return [cell]
+
+
+def write_register(state: DeviceState, kind: int, entry: p4runtime_pb2.RegisterEntry) -> None:
+    register = state.pipeline.index.get("register", entry.register_id)
+    where = f"register '{register.preamble.name}'"
+    if kind != Update.MODIFY:
+        raise RequestError(INVALID_ARGUMENT, f"{where}: only MODIFY is allowed for registers")
+    if entry.data.WhichOneof("data") != "bitstring":
+        raise RequestError(INVALID_ARGUMENT, f"{where}: data must be a bitstring")
+    value = bytestrings.decode(entry.data.bitstring, register_bitwidth(register), where)
+    cells = _cells(register, entry, where)
+    name = state.pipeline.json_name(register)
+    for cell in cells:
+        state.call(where, state.switch.register_write, name, cell, value)
+
+
+def read_registers(state: DeviceState, request: p4runtime_pb2.RegisterEntry) -> list:
+    index = state.pipeline.index
+    if request.register_id:
+        registers = [index.get("register", request.register_id)]
+    else:
+        registers = index.all("register")
+    result = []
+    for register in registers:
+        where = f"register '{register.preamble.name}'"
+        name = state.pipeline.json_name(register)
+        cells = _cells(register, request, where)
+        if request.HasField("index"):
+            values = [state.call(where, state.switch.register_read, name, cells[0])]
+        else:
+            values = state.call(where, state.switch.register_read_all, name)
+        for cell, value in zip(cells, values):
+            message = p4runtime_pb2.RegisterEntry(register_id=register.preamble.id)
+            message.index.index = cell
+            message.data.CopyFrom(p4data_pb2.P4Data(bitstring=bytestrings.encode(value)))
+            result.append(message)
+    return result

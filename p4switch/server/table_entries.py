@@ -1,0 +1,280 @@
+"""Table entries (direct and indirect), default entries, and their direct counters and meters.
+
+Entries are identified as in P4Runtime: by table, match key and priority. The runtime finds the
+handle for that key (`table_find`); the server never keeps its own copy of the table.
+"""
+
+from __future__ import annotations
+
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
+
+from . import match_keys
+from .actions import decode_action, encode_action
+from .device_state import DeviceState
+from .errors import INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNIMPLEMENTED, RequestError
+from .meter_config import meter_rates
+
+Update = p4runtime_pb2.Update
+ActionRef = p4info_pb2.ActionRef
+
+
+def table_label(table: p4info_pb2.Table) -> str:
+    return f"table '{table.preamble.name}'"
+
+
+def write(state: DeviceState, kind: int, entry: p4runtime_pb2.TableEntry) -> None:
+    pipeline = state.pipeline
+    if not entry.table_id:
+        raise RequestError(INVALID_ARGUMENT, "table entry: table id 0 / missing")
+    table = pipeline.index.table(entry.table_id)
+    where = table_label(table)
+    if entry.is_default_action:
+        _write_default(state, kind, table, entry)
+        return
+    if table.is_const_table:
+        raise RequestError(PERMISSION_DENIED, f"{where}: const table, entries cannot be changed")
+    keys = match_keys.decode_keys(pipeline.index, table, entry.match, where)
+    priority = match_keys.check_priority(table, entry.priority, where)
+    name = pipeline.json_name(table)
+    sw = state.switch
+    if kind == Update.INSERT:
+        if not entry.HasField("action"):
+            raise RequestError(INVALID_ARGUMENT, f"{where}: INSERT without an action")
+        target = _decode_table_action(state, table, entry.action, where, default=False)
+        handle = _add(state, name, keys, priority, target, where)
+        try:
+            _write_direct_resources(state, table, handle, entry, where)
+        except RequestError:
+            state.call(where, sw.table_delete, name, handle)
+            raise
+        return
+    handle = state.call(where, sw.table_find, name, keys, priority)
+    if handle is None:
+        raise RequestError(NOT_FOUND, f"{where}: no entry with this match key and priority")
+    if kind == Update.DELETE:
+        state.call(where, sw.table_delete, name, handle)
+        state.direct_meter_configs.pop((table.preamble.id, handle), None)
+        return
+    if kind != Update.MODIFY:
+        raise RequestError(INVALID_ARGUMENT, f"{where}: unknown update type {kind}")
+    _check_direct_resources(state, table, entry, where)
+    if entry.HasField("action"):
+        target = _decode_table_action(state, table, entry.action, where, default=False)
+        _modify(state, name, handle, target, where)
+    _write_direct_resources(state, table, handle, entry, where)
+
+
+def _decode_table_action(state, table, table_action, where, *, default: bool):
+    """("action", name, params) / ("member", handle) / ("group", handle) for a TableAction."""
+    pipeline = state.pipeline
+    which = table_action.WhichOneof("type")
+    profile = pipeline.index.action_profile_of(table)
+    if which == "action":
+        if profile is not None:
+            raise RequestError(
+                INVALID_ARGUMENT, f"{where}: indirect table needs a member or group, not an action"
+            )
+        allowed = {
+            ref.id for ref in table.action_refs
+            if ref.scope != (ActionRef.TABLE_ONLY if default else ActionRef.DEFAULT_ONLY)
+        }
+        name, params = decode_action(pipeline, table_action.action, allowed, where)
+        return ("action", name, params)
+    if which in ("action_profile_member_id", "action_profile_group_id"):
+        if profile is None:
+            raise RequestError(
+                INVALID_ARGUMENT, f"{where}: direct table takes an action, not a profile {which}"
+            )
+        member = which == "action_profile_member_id"
+        ids = (state.members if member else state.groups).get(profile.preamble.id, {})
+        wanted = getattr(table_action, which)
+        if wanted not in ids:
+            what = "member" if member else "group"
+            raise RequestError(
+                NOT_FOUND,
+                f"{where}: action profile '{profile.preamble.name}' has no {what} {wanted}",
+            )
+        return ("member" if member else "group", ids[wanted])
+    if which == "action_profile_action_set":
+        raise RequestError(UNIMPLEMENTED, f"{where}: one-shot action selector programming")
+    raise RequestError(INVALID_ARGUMENT, f"{where}: table action is empty")
+
+
+def _add(state, name, keys, priority, target, where) -> int:
+    sw = state.switch
+    if target[0] == "action":
+        return state.call(where, sw.table_add, name, keys, target[1], target[2], priority=priority)
+    add = sw.table_add_member if target[0] == "member" else sw.table_add_group
+    return state.call(where, add, name, keys, target[1], priority=priority)
+
+
+def _modify(state, name, handle, target, where) -> None:
+    if target[0] != "action":
+        raise RequestError(
+            UNIMPLEMENTED, f"{where}: MODIFY of an indirect entry (delete and insert instead)"
+        )
+    state.call(where, state.switch.table_modify, name, handle, target[1], target[2])
+
+
+def _check_direct_resources(state, table, entry, where) -> None:
+    index = state.pipeline.index
+    if entry.HasField("counter_data") and index.direct_resource(table, "direct counter") is None:
+        raise RequestError(INVALID_ARGUMENT, f"{where}: counter_data given, table has no direct counter")
+    if entry.HasField("meter_config") and index.direct_resource(table, "direct meter") is None:
+        raise RequestError(INVALID_ARGUMENT, f"{where}: meter_config given, table has no direct meter")
+
+
+def _write_direct_resources(state, table, handle, entry, where) -> None:
+    _check_direct_resources(state, table, entry, where)
+    name = state.pipeline.json_name(table)
+    if entry.HasField("counter_data"):
+        data = entry.counter_data
+        state.call(
+            where, state.switch.direct_counter_write, name, handle,
+            data.packet_count, data.byte_count,
+        )
+    if entry.HasField("meter_config"):
+        state.call(
+            where, state.switch.direct_meter_set_rates, name, handle, meter_rates(entry.meter_config)
+        )
+        state.direct_meter_configs[(table.preamble.id, handle)] = entry.meter_config
+
+
+def _write_default(state, kind, table, entry) -> None:
+    where = table_label(table) + " default entry"
+    if kind != Update.MODIFY:
+        raise RequestError(INVALID_ARGUMENT, f"{where}: only MODIFY is allowed")
+    if entry.match or entry.priority:
+        raise RequestError(INVALID_ARGUMENT, f"{where}: must have no match and no priority")
+    if table.const_default_action_id:
+        raise RequestError(PERMISSION_DENIED, f"{where}: the default action is const")
+    sw = state.switch
+    name = state.pipeline.json_name(table)
+    if not entry.HasField("action"):
+        state.call(where, sw.table_reset_default, name)
+        return
+    target = _decode_table_action(state, table, entry.action, where, default=True)
+    if target[0] == "action":
+        state.call(where, sw.table_set_default, name, target[1], target[2])
+    elif target[0] == "member":
+        state.call(where, sw.table_set_default_member, name, target[1])
+    else:
+        state.call(where, sw.table_set_default_group, name, target[1])
+
+
+# -- reads --------------------------------------------------------------------------------------
+
+
+def read(state: DeviceState, request: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.TableEntry]:
+    """Entries matching a (possibly wildcard) read request."""
+    index = state.pipeline.index
+    tables = [index.table(request.table_id)] if request.table_id else index.all("table")
+    result = []
+    for table in tables:
+        if request.is_default_action:
+            result.append(_read_default(state, table))
+        else:
+            result.extend(message for _, message in _read_table(state, table, request))
+    return result
+
+
+def read_with_handles(state: DeviceState, request: p4runtime_pb2.TableEntry, resource: str):
+    """(runtime handle, entry) pairs of the tables with a direct `resource` a read covers."""
+    index = state.pipeline.index
+    if request.table_id:
+        tables = [index.table(request.table_id)]
+        if index.direct_resource(tables[0], resource) is None:
+            raise RequestError(INVALID_ARGUMENT, f"{table_label(tables[0])} has no {resource}")
+    else:
+        tables = [t for t in index.all("table") if index.direct_resource(t, resource) is not None]
+    pairs = []
+    for table in tables:
+        pairs.extend(_read_table(state, table, request))
+    return pairs
+
+
+def locate(state: DeviceState, entry: p4runtime_pb2.TableEntry, resource: str):
+    """(P4Info table, runtime handle, label) of the one entry a direct-resource update names."""
+    index = state.pipeline.index
+    if not entry.table_id:
+        raise RequestError(INVALID_ARGUMENT, f"{resource}: table entry has no table id")
+    table = index.table(entry.table_id)
+    where = f"{resource} of {table_label(table)}"
+    if index.direct_resource(table, resource) is None:
+        raise RequestError(INVALID_ARGUMENT, f"{where}: the table has no {resource}")
+    keys = match_keys.decode_keys(index, table, entry.match, where)
+    priority = match_keys.check_priority(table, entry.priority, where)
+    name = state.pipeline.json_name(table)
+    handle = state.call(where, state.switch.table_find, name, keys, priority)
+    if handle is None:
+        raise RequestError(NOT_FOUND, f"{where}: no entry with this match key and priority")
+    return table, handle, where
+
+
+def _read_table(state, table, request):
+    pipeline = state.pipeline
+    where = table_label(table)
+    keys = None
+    if request.match:
+        keys = match_keys.decode_keys(pipeline.index, table, request.match, where)
+    name = pipeline.json_name(table)
+    counter = pipeline.index.direct_resource(table, "direct counter")
+    result = []
+    for runtime_entry in state.call(where, state.switch.table_entries, name):
+        if keys is not None and list(runtime_entry.keys) != keys:
+            continue
+        priority = runtime_entry.priority or 0
+        if request.priority and priority != request.priority:
+            continue
+        message = p4runtime_pb2.TableEntry(table_id=table.preamble.id, priority=priority)
+        message.match.extend(match_keys.encode_keys(table, runtime_entry.keys))
+        _encode_target(state, table, runtime_entry, message.action)
+        if table.is_const_table:
+            message.is_const = True
+        handle = runtime_entry.handle
+        if request.HasField("counter_data") and counter is not None:
+            packets, octets = state.call(where, state.switch.direct_counter_read, name, handle)
+            message.counter_data.packet_count = packets
+            message.counter_data.byte_count = octets
+        if request.HasField("meter_config"):
+            config = state.direct_meter_configs.get((table.preamble.id, handle))
+            if config is not None:
+                message.meter_config.CopyFrom(config)
+        result.append((handle, message))
+    return result
+
+
+def _encode_target(state, table, runtime_entry, table_action) -> None:
+    profile = state.pipeline.index.action_profile_of(table)
+    if profile is None:
+        allowed = state.pipeline.index.table_action_ids(table)
+        table_action.action.CopyFrom(
+            encode_action(state.pipeline, runtime_entry.action, runtime_entry.params, allowed)
+        )
+        return
+    pid = profile.preamble.id
+    if getattr(runtime_entry, "group", None) is not None:
+        table_action.action_profile_group_id = _client_id(state.groups.get(pid, {}), runtime_entry.group)
+    else:
+        table_action.action_profile_member_id = _client_id(
+            state.members.get(pid, {}), runtime_entry.member
+        )
+
+
+def _client_id(ids: dict[int, int], handle: int) -> int:
+    for client_id, runtime_handle in ids.items():
+        if runtime_handle == handle:
+            return client_id
+    raise RequestError(NOT_FOUND, f"runtime handle {handle} has no P4Runtime id")
+
+
+def _read_default(state, table) -> p4runtime_pb2.TableEntry:
+    where = table_label(table) + " default entry"
+    message = p4runtime_pb2.TableEntry(table_id=table.preamble.id, is_default_action=True)
+    if state.pipeline.index.action_profile_of(table) is not None:
+        return message  # the runtime reports indirect defaults by action only; leave it unset
+    action, params = state.call(where, state.switch.table_get_default, state.pipeline.json_name(table))
+    allowed = state.pipeline.index.table_action_ids(table)
+    message.action.action.CopyFrom(encode_action(state.pipeline, action, params, allowed))
+    return message
