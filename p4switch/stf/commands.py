@@ -94,13 +94,22 @@ class Command:
 
 @dataclass(frozen=True, kw_only=True)
 class AddEntry(Command):
-    """`add TABLE [PRIORITY] FIELD:VALUE... ACTION(ARG:VALUE, ...) [= ID]`."""
+    """`add TABLE [PRIORITY] FIELD:VALUE... ACTION(ARG:VALUE, ...)... [= ID]`.
+
+    One action is p4c's form. For a table with an action profile the runner makes (or reuses) a
+    member for it; several actions (an inaemu extension) make a selector group of one member
+    each, in the order written.
+    """
 
     table: str
     priority: int | None
     keys: tuple[KeyMatch, ...]
-    action: ActionCall
+    actions: tuple[ActionCall, ...]
     entry_id: str | None = None
+
+    @property
+    def action(self) -> ActionCall:
+        return self.actions[0]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -240,6 +249,16 @@ class RegisterWrite(Command):
 @dataclass(frozen=True, kw_only=True)
 class RegisterReset(Command):
     register: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValueSetChange(Command):
+    """`pvs_add NAME VALUE [MASK]` / `pvs_remove ...` (simple_switch_CLI's parser value sets)."""
+
+    value_set: str
+    value: int
+    mask: int | None
+    add: bool
 
 
 @dataclass(frozen=True, kw_only=True)

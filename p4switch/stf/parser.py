@@ -4,7 +4,7 @@ STF is line-oriented: one statement per line, `#` starts a comment, keywords are
 The grammar follows p4c's STF parser and its BMv2 driver (which adds the simple_switch_CLI
 commands `mirroring_*`, `mc_*`, `counter_*`, `register_*`, `meter_*`):
 
-    add TABLE [PRIORITY] FIELD:VALUE... ACTION(ARG:VALUE, ...) [= ID]
+    add TABLE [PRIORITY] FIELD:VALUE... ACTION(ARG:VALUE, ...)... [= ID]
     setdefault TABLE ACTION(ARG:VALUE, ...)
     remove all
     packet PORT HEX...                  hex may be split by spaces
@@ -13,7 +13,8 @@ commands `mirroring_*`, `mc_*`, `counter_*`, `register_*`, `meter_*`):
     check_counter NAME(INDEX|$ID) [packets|bytes OP NUMBER]      OP: == != < <= > >=
 
 VALUE is decimal, `0x..` or `0b..`, with `*` digits for ternary/LPM/optional keys, or
-`NUMBER/PREFIX`; inaemu also accepts BMv2 CLI's `V&&&MASK` and `LOW->HIGH`. The priority is a
+`NUMBER/PREFIX`. inaemu extensions: BMv2 CLI's `V&&&MASK` and `LOW->HIGH` key values, several
+actions in one `add` (a selector group), and `pvs_add`/`pvs_remove NAME VALUE [MASK]`. The priority is a
 decimal number right after the table name, before the first key (higher wins, as in P4Runtime).
 """
 
@@ -238,7 +239,9 @@ def _parse_add(ln: _Line) -> c.AddEntry:
             keys.append(c.KeyMatch(field=field, value=_key_value(ln, field)))
             continue
         break
-    action = _action_call(ln)
+    actions = [_action_call(ln)]
+    while (tok := ln.peek()) is not None and tok.kind == "name":
+        actions.append(_action_call(ln))
     entry_id = None
     if ln.accept("="):
         tok = ln.peek()
@@ -247,7 +250,7 @@ def _parse_add(ln: _Line) -> c.AddEntry:
         entry_id = ln.next("an entry id").text
     ln.end()
     return c.AddEntry(line=ln.lineno, table=table, priority=priority, keys=tuple(keys),
-                      action=action, entry_id=entry_id)
+                      actions=tuple(actions), entry_id=entry_id)
 
 
 def _hex_payload(ln: _Line, code: str, start: int, expect: bool) -> tuple[str, bool]:
@@ -383,6 +386,12 @@ def _simple(ln: _Line, keyword: str) -> c.Command:
         meter = ln.qualified_name("a meter name")
         index = ln.integer("an index")
         return c.MeterSetRates(line=n, meter=meter, index=index, rates=_rates(ln))
+    elif keyword in ("pvs_add", "pvs_remove"):
+        name = ln.qualified_name("a value set name")
+        value = ln.integer("a value")
+        mask = None if ln.at_end() else ln.integer("a mask")
+        cmd = c.ValueSetChange(line=n, value_set=name, value=value, mask=mask,
+                               add=keyword == "pvs_add")
     else:  # meter_array_set_rates
         meter = ln.qualified_name("a meter name")
         return c.MeterSetRates(line=n, meter=meter, index=None, rates=_rates(ln))
@@ -393,7 +402,7 @@ def _simple(ln: _Line, keyword: str) -> c.Command:
 _SIMPLE = ("mirroring_add", "mirroring_add_mc", "mirroring_delete", "mirroring_get",
            "mc_mgrp_create", "mc_node_create", "mc_node_update", "mc_node_associate",
            "counter_read", "counter_write", "register_read", "register_write", "register_reset",
-           "meter_get_rates", "meter_set_rates", "meter_array_set_rates")
+           "meter_get_rates", "meter_set_rates", "meter_array_set_rates", "pvs_add", "pvs_remove")
 KEYWORDS = ("add", "setdefault", "remove", "packet", "expect", "no_packet", "wait",
             "check_counter") + _SIMPLE
 

@@ -81,6 +81,7 @@ class StfRunner:
         self.make_key = make_key
         self._entry_ids: dict[str, tuple[str, int]] = {}
         self._mc_nodes: list[int] = []       # STF node handle (creation order) -> switch handle
+        self._members: dict[tuple, int] = {}   # (profile, action, params) -> member handle
 
     def run(self, test: c.StfTest) -> StfResult:
         result = StfResult(test=test)
@@ -197,6 +198,10 @@ class StfRunner:
             sw.register_write(cmd.register, cmd.index, cmd.value)
         elif isinstance(cmd, c.RegisterReset):
             sw.register_reset(cmd.register)
+        elif isinstance(cmd, c.ValueSetChange):
+            change = sw.parse_vset_add if cmd.add else sw.parse_vset_remove
+            name = resolve_name(cmd.value_set, list(sw.parse_vsets()), "parser value set")
+            change(name, cmd.value, cmd.mask)
         elif isinstance(cmd, c.MeterGetRates):
             self._show(f"meter {cmd.meter}[{cmd.index}]: rates are write-only here")
         elif isinstance(cmd, c.MeterSetRates):
@@ -247,7 +252,6 @@ class StfRunner:
         info = self.switch.table_info(table)
         table_keys = [tuple(k) for k in info.keys]
         specs = build_keys(table_keys, self.index.table_key_aliases.get(table, []), cmd.keys)
-        action, params = self._action(table, cmd.action)
         priority = None
         if any(mt in _NEEDS_PRIORITY for _, mt, _ in table_keys):
             if cmd.priority is None:
@@ -255,6 +259,32 @@ class StfRunner:
                                   f"give a priority after the table name")
             priority = cmd.priority
         keys = [self.make_key(s) for s in specs]
-        handle = self.switch.table_add(table, keys, action, params, priority=priority)
+        profile = getattr(info, "action_profile", None)
+        if profile is not None:
+            handle = self._add_indirect(table, profile, keys, cmd, priority)
+        else:
+            if len(cmd.actions) > 1:
+                raise UnknownName(f"table '{table}' has no action selector: give one action")
+            action, params = self._action(table, cmd.action)
+            handle = self.switch.table_add(table, keys, action, params, priority=priority)
         if cmd.entry_id is not None:
             self._entry_ids[cmd.entry_id] = (table, handle)
+
+    def _member(self, table: str, profile: str, call: c.ActionCall) -> int:
+        """The profile's member for this action and data, created on first use."""
+        action, params = self._action(table, call)
+        key = (profile, action, params)
+        if key not in self._members:
+            self._members[key] = self.switch.act_prof_add_member(profile, action, params)
+        return self._members[key]
+
+    def _add_indirect(self, table: str, profile: str, keys: list, cmd: c.AddEntry,
+                      priority: int | None) -> int:
+        """One action: an entry pointing at a member; several: at a new group of members."""
+        members = [self._member(table, profile, call) for call in cmd.actions]
+        if len(members) == 1:
+            return self.switch.table_add_member(table, keys, members[0], priority=priority)
+        group = self.switch.act_prof_create_group(profile)
+        for member in members:
+            self.switch.act_prof_add_member_to_group(profile, member, group)
+        return self.switch.table_add_group(table, keys, group, priority=priority)
