@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         topology = _load_topology(args.topology)
     except TopologyError as e:
         return _fail(f"topology: {e}", 2)
-    _say(f"topology {topology.name}: {len(topology.switches)} switches, {len(topology.hosts)} hosts")
+    _say(f"topology {topology.name}: {_count(topology.switches, 'switch')}, "
+         f"{_count(topology.hosts, 'host')}")
     routes = 0
     try:
         with Fabric(topology, grpc_host=args.grpc_host, election_id=(0, args.election_id),
@@ -96,8 +97,14 @@ def run(args: argparse.Namespace) -> int:
     except ControllerError as e:
         return _fail(str(e), 1)
     pushed = "pushed" if args.p4info else "kept"
-    _say(f"done: {len(topology.switches)} switches, pipeline {pushed}, {routes} routes")
+    _say(f"done: {_count(topology.switches, 'switch')}, pipeline {pushed}, "
+         f"{_count(range(routes), 'route')}")
     return 0
+
+
+def _count(items, noun: str) -> str:
+    n = len(items)
+    return f"{n} {noun}" + ("" if n == 1 else ("es" if noun.endswith("ch") else "s"))
 
 
 def _print_counters(name: str, per_switch: dict[str, dict[int, tuple[int, int]]]) -> None:

@@ -18,6 +18,8 @@ What it sets up, and why:
   * delay: a switch delays what leaves a port. A switch-to-switch link is exact in both
     directions; on a host link the host-to-switch delay cannot be applied, so it is added to the
     switch-to-host direction (one-way delays shift, round-trip times are right).
+Every switch gets its own loss seed, `seed * 100003 + device_id`, so losses are independent
+across switches and reproducible for one `seed`.
 `stop()` (also on an exception inside `with`) stops switch processes first, then Mininet's hosts
 and links, and finally removes any `<switch>-eth*` interface still present.
 """
@@ -68,6 +70,11 @@ def port_impairments(topology: Topology) -> dict[str, dict[int, PortImpairment]]
     return result
 
 
+def switch_seed(seed: int, device_id: int) -> int:
+    """Each switch its own loss streams (`inaemu switch` keys them by seed, port, direction)."""
+    return seed * 100_003 + device_id
+
+
 def mininet_topo(topology: Topology, *, target: str = "inaemu", run_dir: Path | None = None,
                  trace: bool = False, pcap: bool = False, seed: int = 0,
                  ready_timeout: float = 30.0) -> Topo:
@@ -80,7 +87,8 @@ def mininet_topo(topology: Topology, *, target: str = "inaemu", run_dir: Path | 
         topo.addSwitch(switch.name, cls=P4Switch, device_id=switch.device_id,
                        grpc_port=switch.grpc_port, target=target,
                        run_dir=str(run_dir) if run_dir else None, trace=trace, pcap=pcap,
-                       seed=seed, impairments=impairments[switch.name],
+                       seed=switch_seed(seed, switch.device_id),
+                       impairments=impairments[switch.name],
                        ready_timeout=ready_timeout)
     for link in topology.links:
         options = {"port1": link.a.port, "port2": link.b.port}

@@ -37,7 +37,7 @@ def test_push_routes_and_read_counters(tmp_path, capsys):
     assert status == 0
     assert "controller: s1: 2 routes installed in ipv4_lpm" in out
     assert "controller: s1 rx_port_counter[2]: 4 packets, 392 bytes" in out
-    assert "controller: done: 1 switches, pipeline pushed, 2 routes" in out
+    assert "controller: done: 1 switch, pipeline pushed, 2 routes" in out
 
 
 def test_errors_are_one_line_and_typed(tmp_path, capsys):

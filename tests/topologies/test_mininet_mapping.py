@@ -57,3 +57,11 @@ def test_switch_command_line_for_inaemu():
     assert cmd[1:] == ["switch", "--no-p4", "--device-id", "2", "--grpc-server-addr",
                        "127.0.0.1:50002", "-i", "1@s2-eth1", "-i", "2@s2-eth2",
                        "--loss", "1:0.05", "--delay-ms", "1:2.5", "--seed", "7"]
+
+
+def test_every_switch_gets_its_own_loss_seed():
+    topo = mininet_topo(linear(3), seed=5)
+    seeds = [topo.nodeInfo(s)["seed"] for s in topo.switches()]
+    assert len(set(seeds)) == 3
+    assert seeds == [topo.nodeInfo(s)["seed"] for s in mininet_topo(linear(3), seed=5).switches()]
+    assert seeds != [mininet_topo(linear(3), seed=6).nodeInfo(s)["seed"] for s in topo.switches()]
