@@ -25,3 +25,11 @@ def server(bare_server):
     bare_server.stub.SetForwardingPipelineConfig(pipeline_request())
     bare_server.primary = primary
     return bare_server
+
+
+@pytest.fixture
+def switch_server():
+    """A server with no program and no clients, for clients that push their own pipeline."""
+    running = RunningServer(FakeSwitch())
+    yield running
+    running.close()
