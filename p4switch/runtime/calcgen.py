@@ -1,0 +1,84 @@
+"""Calculations (`calculations` in the JSON; also selector hashes) compiled into functions.
+
+A calculation packs its inputs MSB-first into one int (fields of invalid headers are skipped, as
+BMv2 does), turns that into bytes zero-padded at the end, and runs the named algorithm on it.
+A `payload` input appends every later header (deparser order) and the packet payload, which is
+what TCP/UDP checksums need.
+"""
+
+from __future__ import annotations
+
+from .config import Node
+from .exprgen import CodeScope
+from .layout import HeaderInstance
+
+
+def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeScope,
+                        algorithms: dict, where: Node) -> str:
+    """Add `def calc_N(f, v, payload) -> int` to the generated source; return its name."""
+    if algo not in algorithms:
+        raise where.error(f"unsupported hash algorithm '{algo}' (supported: "
+                          f"{', '.join(sorted(algorithms))})")
+    algo_name = scope.bind("algo", algorithms[algo])
+    fn = scope.bind("calcname", object())  # reserve a unique name
+    lines = [f"def {fn}(f, v, payload):", "    x = 0", "    n = 0"]
+    groups: list[tuple[HeaderInstance | None, list[tuple[str, int]]]] = []
+    last_header: HeaderInstance | None = None
+    has_payload = False
+    for item in inputs:
+        kind, value = item.type_value()
+        if kind == "field":
+            ref = scope.layout.field(value[0].str(), value[1].str(), value)
+            if ref.width is None:
+                raise item.error("variable-length fields are not supported in calculations")
+            code = f"v[{ref.header.index}]" if ref.is_valid_bit else f"f[{ref.slot}]"
+            if ref.signed:
+                code = f"({code} & {(1 << ref.width) - 1})"
+            _add(groups, ref.header, code, ref.width)
+            last_header = ref.header
+        elif kind == "header":
+            inst = scope.layout.header(value.str(), value)
+            for i, (_, width, signed) in enumerate(inst.htype.fields):
+                if width is None:
+                    raise item.error("variable-length headers are not supported in calculations")
+                code = f"f[{inst.base + i}]"
+                _add(groups, inst, f"({code} & {(1 << width) - 1})" if signed else code, width)
+            last_header = inst
+        elif kind == "hexstr":
+            width = item["bitwidth"].int()
+            _add(groups, None, str(value.hexstr() & ((1 << width) - 1)), width)
+        elif kind == "payload":
+            has_payload = True
+        else:
+            raise item.error(f"unsupported calculation input type '{kind}'")
+    for header, parts in groups:
+        indent = "    "
+        if header is not None and not header.metadata:
+            lines.append(f"    if v[{header.index}]:")
+            indent = "        "
+        total = sum(w for _, w in parts)
+        packed = " | ".join(f"({code} << {shift})" if shift else code
+                            for code, shift in _shifts(parts))
+        lines.append(f"{indent}x = (x << {total}) | {packed}")
+        lines.append(f"{indent}n += {total}")
+    data = "_bits_to_bytes(x, n)"
+    if has_payload:
+        after = last_header.index if last_header is not None else -1
+        data += f" + _emit_after(f, v, {after}) + payload"
+    lines.append(f"    return {algo_name}({data})")
+    scope.namespace.setdefault("__source__", []).append("\n".join(lines))
+    return fn
+
+
+def _add(groups, header, code: str, width: int) -> None:
+    if groups and groups[-1][0] is header:
+        groups[-1][1].append((code, width))
+    else:
+        groups.append((header, [(code, width)]))
+
+
+def _shifts(parts: list[tuple[str, int]]):
+    shift = sum(w for _, w in parts)
+    for code, width in parts:
+        shift -= width
+        yield code, shift

@@ -1,0 +1,245 @@
+"""A pipeline (ingress or egress control) compiled into one Python function plus helpers.
+
+The JSON control graph (tables, conditionals, action calls, linked by next pointers) is a DAG.
+A node reached from exactly one place is inlined there; a node reached from several places
+becomes its own function, called where needed, so code size stays linear. A table is: build the
+packed key, one lookup, unpack `(action, params, entry)`, then the matching action's body inlined
+(`if a == 0: ... elif a == 1: ...`), then the next node chosen by action or by hit/miss.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .config import Node
+from .exprgen import CodeScope, compile_expr, boolean
+from .layout import EXIT
+from .primgen import PrimitiveCompiler
+from .tables import Table
+
+
+@dataclass
+class ActionDef:
+    node: Node
+    name: str
+    action_id: int
+    param_widths: list[int]
+
+
+class ControlCompiler:
+    def __init__(self, pipeline: Node, tables: dict[str, Table], actions: dict[int, ActionDef],
+                 scope: CodeScope, traced: bool):
+        self.pipeline = pipeline
+        self.tables = tables
+        self.actions = actions
+        self.scope = scope
+        self.traced = traced
+        self.nodes: dict[str, tuple[str, Node]] = {}
+        for kind, key in (("table", "tables"), ("conditional", "conditionals"),
+                          ("action_call", "action_calls")):
+            for node in pipeline.get(key).items():
+                name = node["name"].str()
+                if name in self.nodes:
+                    raise node["name"].error(f"duplicate control node '{name}'")
+                self.nodes[name] = (kind, node)
+        self.functions: dict[str, str] = {}   # node name -> generated function name
+        self.sources: list[str] = []
+        self.plen = scope.layout.std("packet_length")
+
+    def compile(self, fn_name: str) -> str:
+        init = self.pipeline.get("init_table").opt_str()
+        self.refs = self._count_references(init)
+        body = self._emit(init, self.pipeline.get("init_table"))
+        self.sources.insert(0, "\n".join([f"def {fn_name}(f, v):"] + _indent(body)))
+        return "\n\n".join(self.sources)
+
+    # ---------------------------------------------------------------------- graph structure
+    def _next_sites(self, name: str) -> list[str | None]:
+        """Where control can go after node `name`, one item per emission site."""
+        kind, node = self.nodes[name]
+        if kind == "conditional":
+            return [node.get("true_next").opt_str(), node.get("false_next").opt_str()]
+        if kind == "action_call":
+            return [node.get("next_node").opt_str()]
+        nexts = self._table_nexts(node)
+        if isinstance(nexts, tuple):
+            return list(nexts)
+        distinct = set(nexts)
+        if len(distinct) <= 1:
+            return list(distinct) or [node.get("base_default_next").opt_str()]
+        return list(nexts) + [node.get("base_default_next").opt_str()]
+
+    def _table_nexts(self, node: Node):
+        """(hit_next, miss_next) for hit/miss tables, else the next node per table action."""
+        next_tables = node.get("next_tables").value or {}
+        if not isinstance(next_tables, dict):
+            raise node["next_tables"].error("must be an object")
+        base = node.get("base_default_next").opt_str()
+        if "__HIT__" in next_tables or "__MISS__" in next_tables:
+            return (next_tables.get("__HIT__", base), next_tables.get("__MISS__", base))
+        table = self.tables[node["name"].str()]
+        return [next_tables.get(a.name, base) for a in table.actions]
+
+    def _count_references(self, init: str | None) -> dict[str, int]:
+        refs: dict[str, int] = {}
+        seen: set[str] = set()
+        todo = [init]
+        if init is not None:
+            refs[init] = 1
+        while todo:
+            name = todo.pop()
+            if name is None or name in seen:
+                continue
+            if name not in self.nodes:
+                raise self.pipeline.error(f"unknown control node '{name}'")
+            seen.add(name)
+            for nxt in self._next_sites(name):
+                if nxt is not None:
+                    refs[nxt] = refs.get(nxt, 0) + 1
+                    todo.append(nxt)
+        return refs
+
+    def _emit(self, name: str | None, where: Node) -> list[str]:
+        if name is None:
+            return ["return"]
+        if name not in self.nodes:
+            raise where.error(f"unknown control node '{name}'")
+        if self.refs.get(name, 0) <= 1:
+            return self._node(name)
+        fn = self.functions.get(name)
+        if fn is None:
+            fn = f"n{len(self.functions)}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
+            self.functions[name] = fn
+            body = self._node(name)
+            self.sources.append("\n".join([f"def {fn}(f, v):"] + _indent(body)))
+        return [f"return {fn}(f, v)"]
+
+    def _node(self, name: str) -> list[str]:
+        kind, node = self.nodes[name]
+        if kind == "conditional":
+            return self._conditional(name, node)
+        if kind == "action_call":
+            return self._action_call(node)
+        return self._table(name, node)
+
+    # ---------------------------------------------------------------------------- node kinds
+    def _conditional(self, name: str, node: Node) -> list[str]:
+        cond = boolean(compile_expr(node["expression"], self.scope))
+        lines = []
+        if self.traced:
+            lines += [f"c = bool({cond})", f"T.condition({name!r}, c)"]
+            cond = "c"
+        lines.append(f"if {cond}:")
+        lines += _indent(self._emit(node.get("true_next").opt_str(), node))
+        lines.append("else:")
+        lines += _indent(self._emit(node.get("false_next").opt_str(), node))
+        return lines
+
+    def _action_call(self, node: Node) -> list[str]:
+        action = self.actions.get(node["action_id"].int())
+        if action is None:
+            raise node["action_id"].error(f"unknown action id {node['action_id'].int()}")
+        lines = ["p = ()"] + self._action_body(action)
+        return lines + self._emit(node.get("next_node").opt_str(), node)
+
+    def _action_body(self, action: ActionDef) -> list[str]:
+        prims = PrimitiveCompiler(self.scope.for_action(action.param_widths), self.traced)
+        body, has_exit = prims.compile_body(action.node.get("primitives").items())
+        if self.traced:
+            body.insert(0, f"T.action({action.name!r}, p)")
+        if has_exit:
+            body += [f"if f[{EXIT}]:", "    return"]
+        return body or ["pass"]
+
+    def _key_code(self, table: Table, node: Node) -> str:
+        parts = []
+        for i, knode in enumerate(node.get("key").items()):
+            kf = table.key_fields[i]
+            target = knode["target"]
+            if kf.match_type == "valid":
+                inst = self.scope.layout.header(target.str(), target)
+                code = f"v[{inst.index}]"
+            else:
+                ref = self.scope.layout.field(target[0].str(), target[1].str(), target)
+                code = f"v[{ref.header.index}]" if ref.is_valid_bit else f"f[{ref.slot}]"
+                if ref.signed:
+                    code = f"({code} & {(1 << kf.width) - 1})"
+            if knode.has("mask"):
+                code = f"({code} & {knode['mask'].hexstr() & ((1 << kf.width) - 1)})"
+            parts.append(f"({code} << {kf.shift})" if kf.shift else code)
+        return " | ".join(parts)
+
+    def _table(self, name: str, node: Node) -> list[str]:
+        table = self.tables[name]
+        bind = self.scope.bind
+        default = bind("dflt", table.default)
+        lines = []
+        nexts = self._table_nexts(node)
+        hit_miss = isinstance(nexts, tuple)
+        if table.kind == "keyless":
+            lines.append(f"a, p, e = {default}[0]")
+            if hit_miss or self.traced:
+                lines.append("hit = False")
+        else:
+            key = self._key_code(table, node)
+            if table.kind == "exact":
+                lookup = f"{bind('exact', table.exact)}.get({key})"
+            elif table.kind == "lpm":
+                lookup = f"{bind('tbl', table)}.lookup_lpm({key})"
+            else:
+                lookup = f"{bind('tbl', table)}.lookup_generic({key})"
+            lines.append(f"r = {lookup}")
+            lines += ["if r is None:", f"    a, p, e = {default}[0]"]
+            if hit_miss or self.traced:
+                lines += ["    hit = False", "else:", "    hit = True"]
+            else:
+                lines.append("else:")
+            if table.profile is not None:
+                lines.append(f"    a, p, e = {bind('prof', table.profile)}.resolve("
+                             f"{bind('tbl', table)}, r, f, v)")
+            else:
+                lines.append("    a, p, e = r")
+        if self.traced:
+            lines.append(f"T.table({name!r}, hit, e, {bind('tbl', table)}.action_name(a), p)")
+        if table.with_counters and self.plen is not None:
+            lines += ["if e is not None:", "    c = e.counter", "    c[0] += 1",
+                      f"    c[1] += f[{self.plen}]"]
+        meters = table.direct_meters
+        if meters is not None and meters.result_slot is not None:
+            units = "1" if meters.unit == "packets" else f"f[{self.plen}]"
+            lines += ["if e is not None:",
+                      f"    f[{meters.result_slot}] = e.meter.execute({units}, _now_us())"]
+        lines += self._dispatch(table, node, nexts)
+        return lines
+
+    def _dispatch(self, table: Table, node: Node, nexts) -> list[str]:
+        per_action_next = not isinstance(nexts, tuple) and len(set(nexts)) > 1
+        lines = []
+        always_set = table.initial_default is not None or table.kind == "keyless"
+        for i, spec in enumerate(table.actions):
+            body = self._action_body(self.actions[spec.action_id])
+            if per_action_next:
+                body = [b for b in body if b != "pass"] + self._emit(nexts[i], node)
+            if len(table.actions) == 1 and always_set and not per_action_next:
+                lines += body
+            else:
+                lines.append(f"{'if' if i == 0 else 'elif'} a == {i}:")
+                lines += _indent(body)
+        if per_action_next:
+            base = node.get("base_default_next").opt_str()
+            lines.append("else:" if lines else "if True:")
+            lines += _indent(self._emit(base, node))
+            return lines
+        if isinstance(nexts, tuple):
+            hit_next, miss_next = nexts
+            if hit_next == miss_next:
+                return lines + self._emit(hit_next, node)
+            return lines + ["if hit:"] + _indent(self._emit(hit_next, node)) + \
+                ["else:"] + _indent(self._emit(miss_next, node))
+        target = nexts[0] if nexts else node.get("base_default_next").opt_str()
+        return lines + self._emit(target, node)
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines] or ["    pass"]

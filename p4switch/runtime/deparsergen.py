@@ -1,0 +1,109 @@
+"""The deparser (with checksum updates) compiled into `deparse(f, v, payload) -> bytes`.
+
+Each valid header in the deparser's order is packed into one int and turned into bytes; the
+payload (the bytes the parser did not consume) follows. Checksum updates run first, as in BMv2's
+deparser. `_emit_after` serialises the headers that follow a given one, for `payload` inputs of
+calculations.
+"""
+
+from __future__ import annotations
+
+from .config import Node
+from .exprgen import CodeScope, compile_expr, boolean
+from .layout import HeaderInstance
+from .primgen import PrimitiveCompiler
+
+
+def header_bytes_code(inst: HeaderInstance) -> str:
+    """Code for the bytes of a (fixed-size) header instance."""
+    total = inst.htype.fixed_bits
+    parts = []
+    shift = total
+    for i, (_, width, signed) in enumerate(inst.htype.fields):
+        shift -= width
+        code = f"f[{inst.base + i}]"
+        if signed:
+            code = f"({code} & {(1 << width) - 1})"
+        parts.append(f"({code} << {shift})" if shift else code)
+    if not parts:
+        return "b''"
+    return f"({' | '.join(parts)}).to_bytes({total // 8}, 'big')"
+
+
+def serialize_varbit(f: list, base: int, widths: list, length_slot: int) -> bytes:
+    """Bytes of a header with a variable-length field (its width is `None` in `widths`)."""
+    value = 0
+    total = 0
+    for i, width in enumerate(widths):
+        if width is None:
+            width = f[length_slot]
+        value = (value << width) | (f[base + i] & ((1 << width) - 1))
+        total += width
+    return value.to_bytes(total // 8, "big")
+
+
+def check_emittable(inst: HeaderInstance, where: Node) -> None:
+    if inst.htype.fixed_bits % 8:
+        raise where.error(f"header '{inst.name}' is {inst.htype.fixed_bits} bits, not a whole "
+                          "number of bytes")
+
+
+def compile_deparser(deparser: Node, checksums: list[tuple[Node, str]], scope: CodeScope,
+                     traced: bool) -> str:
+    layout = scope.layout
+    order = []
+    for item in deparser["order"].items():
+        inst = layout.header(item.str(), item)
+        check_emittable(inst, item)
+        order.append(inst)
+    lines = ["def deparse(f, v, payload):"]
+    for node, calc in checksums:
+        target = layout.field(node["target"][0].str(), node["target"][1].str(), node["target"])
+        if target.width is None or target.is_valid_bit:
+            raise node["target"].error("a checksum target must be a fixed-width field")
+        mask = (1 << target.width) - 1
+        indent = "    "
+        if node.has("if_cond"):
+            cond = compile_expr(node["if_cond"], scope)
+            lines.append(f"    if {boolean(cond)}:")
+            indent = "        "
+        lines.append(f"{indent}f[{target.slot}] = {calc}(f, v, payload) & {mask}")
+        if traced:
+            lines.append(f"{indent}T.checksum_update({node['name'].value!r}, f[{target.slot}])")
+    if deparser.has("primitives"):
+        prims = PrimitiveCompiler(scope, traced)
+        for prim in deparser["primitives"].items():
+            lines += ["    " + line for line in prims.compile_primitive(prim)]
+    lines.append("    out = []")
+    for inst in order:
+        lines.append(f"    if v[{inst.index}]:")
+        if traced:
+            lines.append(f"        T.emit({inst.name!r})")
+        lines.append(f"        out.append({_bytes_code(inst)})")
+    lines.append("    out.append(payload)")
+    lines.append("    return b''.join(out)")
+
+    # _emit_after(f, v, header_index): later headers in deparser order (for `payload` inputs)
+    serializers = [(inst.index, scope.bind("ser", _serializer(inst))) for inst in order]
+    emit_order = scope.bind("emit_order", [(h, scope.namespace[s]) for h, s in serializers])
+    lines += ["", "def _emit_after(f, v, after):", "    out = []", "    seen = after < 0",
+              f"    for hidx, ser in {emit_order}:",
+              "        if seen and v[hidx]:", "            out.append(ser(f))",
+              "        if hidx == after:", "            seen = True",
+              "    return b''.join(out)"]
+    return "\n".join(lines)
+
+
+def _bytes_code(inst: HeaderInstance) -> str:
+    if inst.varbit_len_slot is None:
+        return header_bytes_code(inst)
+    widths = [w for _, w, _ in inst.htype.fields]
+    return f"_serialize_varbit(f, {inst.base}, {widths!r}, {inst.varbit_len_slot})"
+
+
+def _serializer(inst: HeaderInstance):
+    if inst.varbit_len_slot is not None:
+        widths = [w for _, w, _ in inst.htype.fields]
+        return lambda f: serialize_varbit(f, inst.base, widths, inst.varbit_len_slot)
+    code = header_bytes_code(inst)
+    return eval(f"lambda f: {code}")  # noqa: S307 - code generated from the layout only

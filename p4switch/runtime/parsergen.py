@@ -1,0 +1,358 @@
+"""The parser (with checksum verification) compiled into `parse(f, v, d) -> payload offset`.
+
+States become blocks of one `while` loop, laid out depth-first from the start state so most
+transitions fall through to a later block; only backward transitions (loops over header stacks)
+`continue`. Failures raise `_ParserError(code)` inside the function, which records the code in
+`standard_metadata.parser_error` and stops parsing where it was: v1model sends the packet on to
+ingress with the headers extracted so far (BMv2's behaviour).
+"""
+
+from __future__ import annotations
+
+from .config import Node
+from .exprgen import CodeScope, compile_expr, data, boolean
+from .layout import HeaderInstance, HeaderType
+from .primgen import PrimitiveCompiler, compile_target, store
+
+STATE_VISIT_LIMIT = 1000  # visits before ParserTimeout, only for parsers whose states loop
+
+DEFAULT_ERROR_CODES = {"NoError": 0, "PacketTooShort": 1, "NoMatch": 2, "StackOutOfBounds": 3,
+                       "HeaderTooShort": 4, "ParserTimeout": 5, "ParserInvalidArgument": 6}
+
+
+class ParserError(Exception):
+    """Raised inside generated parser code; carries the P4 error code."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+def error_code(scope: CodeScope, name: str) -> int:
+    return scope.layout.errors.get(name, DEFAULT_ERROR_CODES[name])
+
+
+def make_lookahead(too_short: int):
+    def _lookahead(d: bytes, pos: int, offset: int, width: int) -> int:
+        first = pos + offset // 8
+        skip = offset % 8
+        nbytes = (skip + width + 7) // 8
+        if first + nbytes > len(d):
+            raise ParserError(too_short)
+        chunk = int.from_bytes(d[first:first + nbytes], "big")
+        return (chunk >> (nbytes * 8 - skip - width)) & ((1 << width) - 1)
+    return _lookahead
+
+
+def make_extract_varbit(too_short: int, header_too_short: int):
+    def _extract_varbit(f, v, d, pos, base, widths, length_slot, valid_index, varbit_bits,
+                        max_bits):
+        fixed = sum(w for w in widths if w is not None)
+        if varbit_bits < 0 or varbit_bits % 8 or (max_bits is not None and
+                                                   fixed + varbit_bits > max_bits):
+            raise ParserError(header_too_short)
+        nbytes = (fixed + varbit_bits) // 8
+        if pos + nbytes > len(d):
+            raise ParserError(too_short)
+        value = int.from_bytes(d[pos:pos + nbytes], "big")
+        shift = fixed + varbit_bits
+        for i, width in enumerate(widths):
+            width = varbit_bits if width is None else width
+            shift -= width
+            f[base + i] = (value >> shift) & ((1 << width) - 1)
+        f[length_slot] = varbit_bits
+        v[valid_index] = 1
+        return pos + nbytes
+    return _extract_varbit
+
+
+def split_fields(htype: HeaderType, base: str, source: str) -> list[str]:
+    """Lines assigning each field of a header from the packed int `source`."""
+    lines = []
+    shift = htype.fixed_bits
+    for i, (_, width, signed) in enumerate(htype.fields):
+        shift -= width
+        slot = f"{base} + {i}" if not base.isdigit() else str(int(base) + i)
+        value = f"({source} >> {shift})" if shift else source
+        if i > 0 or signed:
+            value = f"({value} & {(1 << width) - 1})"
+        if signed:
+            half = 1 << (width - 1)
+            value = f"(({value} + {half}) & {(1 << width) - 1}) - {half}"
+        lines.append(f"f[{slot}] = {value}")
+    return lines
+
+
+class ParserCompiler:
+    def __init__(self, parser: Node, checksums: list[tuple[Node, str]], scope: CodeScope,
+                 traced: bool):
+        self.node = parser
+        self.checksums = checksums
+        self.scope = scope
+        self.layout = scope.layout
+        self.traced = traced
+        self.prims = PrimitiveCompiler(scope, traced)
+        self.too_short = error_code(scope, "PacketTooShort")
+
+    def compile(self) -> str:
+        states = {}
+        for snode in self.node["parse_states"].items():
+            name = snode["name"].str()
+            if name in states:
+                raise snode["name"].error(f"duplicate parse state '{name}'")
+            states[name] = snode
+        init = self.node["init_state"].opt_str()
+        if init is not None and init not in states:
+            raise self.node["init_state"].error(f"unknown parse state '{init}'")
+        order = self._depth_first(init, states)
+        position = {name: i for i, name in enumerate(order)}
+        looping = any(position[dst] <= position[src] for src in order
+                      for dst in self._successors(states[src], states))
+        lines = ["def parse(f, v, d):", "    n = len(d)", "    pos = 0"]
+        if init is not None:
+            lines += ["    st = 0", "    steps = 0" if looping else "", "    try:",
+                      "        while True:"]
+            if looping:
+                timeout = error_code(self.scope, "ParserTimeout")
+                lines += ["            steps += 1", f"            if steps > {STATE_VISIT_LIMIT}:",
+                          f"                raise _ParserError({timeout})"]
+            for name in order:
+                body = self._state(states[name], position)
+                lines.append(f"            if st == {position[name]}:")
+                lines += ["                " + line for line in body]
+            lines += ["            break", "    except _ParserError as exc:"]
+            perr = self.layout.std("parser_error")
+            lines.append(f"        f[{perr}] = exc.code" if perr is not None else "        pass")
+            if self.traced:
+                lines.append("        T.parser_error(exc.code)")
+        lines += self._verify_checksums()
+        lines.append("    return pos")
+        return "\n".join(line for line in lines if line != "")
+
+    def _successors(self, snode: Node, states: dict) -> list[str]:
+        out = []
+        for tnode in snode.get("transitions").items():
+            nxt = tnode.get("next_state").opt_str()
+            if nxt is not None:
+                if nxt not in states:
+                    raise tnode["next_state"].error(f"unknown parse state '{nxt}'")
+                out.append(nxt)
+        return out
+
+    def _depth_first(self, init: str | None, states: dict) -> list[str]:
+        order: list[str] = []
+        seen: set[str] = set()
+        stack = [init] if init is not None else []
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            order.append(name)
+            stack += reversed([s for s in self._successors(states[name], states) if s not in seen])
+        return order
+
+    # ------------------------------------------------------------------------------- a state
+    def _state(self, snode: Node, position: dict) -> list[str]:
+        lines = []
+        if self.traced:
+            lines.append(f"T.parser_state({snode['name'].str()!r})")
+        for op in snode.get("parser_ops").items():
+            lines += self._op(op)
+        lines += self._transition(snode, position)
+        return lines
+
+    def _op(self, op: Node) -> list[str]:
+        name = op["op"].str()
+        params = op.get("parameters").items()
+        if name == "extract":
+            if len(params) != 1:
+                raise op.error("extract takes 1 parameter")
+            return self._extract(params[0], None)
+        if name == "extract_VL":
+            if len(params) != 2:
+                raise op.error("extract_VL takes 2 parameters")
+            return self._extract(params[0], compile_expr(params[1], self.scope))
+        if name == "set":
+            if len(params) != 2:
+                raise op.error("set takes 2 parameters")
+            return [store(compile_target(params[0], self.scope),
+                          compile_expr(params[1], self.scope))]
+        if name == "verify":
+            if len(params) != 2:
+                raise op.error("verify takes 2 parameters")
+            cond = compile_expr(params[0], self.scope)
+            err = compile_expr(params[1], self.scope)
+            return [f"if not {boolean(cond)}:", f"    raise _ParserError({data(err)})"]
+        if name in ("shift", "advance"):
+            if len(params) != 1:
+                raise op.error(f"{name} takes 1 parameter")
+            amount = compile_expr(params[0], self.scope)
+            nbytes = data(amount) if name == "shift" else f"(({data(amount)}) >> 3)"
+            return [f"pos += {nbytes}", "if pos > n:", "    pos = n",
+                    f"    raise _ParserError({self.too_short})"]
+        if name == "primitive":
+            if len(params) != 1:
+                raise op.error("primitive takes 1 parameter")
+            return self.prims.compile_primitive(params[0])
+        raise op["op"].error(f"unsupported parser operation '{name}'")
+
+    def _extract(self, target: Node, varbit_length) -> list[str]:
+        kind, value = target.type_value()
+        if kind == "regular":
+            inst = self.layout.header(value.str(), value)
+            return self._extract_into(inst, inst.htype, str(inst.index), str(inst.base),
+                                      varbit_length, target)
+        if kind == "stack":
+            stack = self.layout.stack(value.str(), value)
+            first = stack.headers[0]
+            oob = error_code(self.scope, "StackOutOfBounds")
+            lines = [f"i = f[{stack.next_slot}]", f"if i >= {stack.size}:",
+                     f"    raise _ParserError({oob})"]
+            lines += self._extract_into(None, stack.htype, f"({first.index} + i)",
+                                        f"({first.base} + i * {stack.stride})", varbit_length,
+                                        target, stack_member=first)
+            lines.append(f"f[{stack.next_slot}] = i + 1")
+            return lines
+        raise target.error(f"unsupported extract target type '{kind}'")
+
+    def _extract_into(self, inst: HeaderInstance | None, htype: HeaderType, valid: str,
+                      base: str, varbit_length, where: Node, stack_member=None) -> list[str]:
+        lines = []
+        member = inst or stack_member
+        if htype.varbit_index is not None:
+            if varbit_length is None:
+                raise where.error("extracting a header with a variable-length field needs "
+                                  "extract_VL")
+            widths = [w for _, w, _ in htype.fields]
+            max_bits = htype.max_length * 8 if htype.max_length is not None else None
+            if inst is None:
+                raise where.error("variable-length headers in stacks are not supported")
+            lines.append(f"pos = _extract_varbit(f, v, d, pos, {base}, {widths!r}, "
+                         f"{inst.varbit_len_slot}, {valid}, {data(varbit_length)}, {max_bits})")
+        else:
+            if htype.fixed_bits % 8:
+                raise where.error(f"header type '{htype.name}' is {htype.fixed_bits} bits, not "
+                                  "a whole number of bytes")
+            nbytes = htype.fixed_bits // 8
+            lines += [f"if pos + {nbytes} > n:", f"    raise _ParserError({self.too_short})"]
+            if htype.fields:
+                lines.append(f"x = int.from_bytes(d[pos:pos + {nbytes}], 'big')")
+                lines += split_fields(htype, base, "x")
+            lines += [f"v[{valid}] = 1", f"pos += {nbytes}"]
+        if inst is not None and inst.union:
+            for other in self.layout.unions[inst.union].members.values():
+                if other is not inst:
+                    lines.append(f"v[{other.index}] = 0")
+        if self.traced:
+            lines.append(f"T.extract({member.name if inst else where.value['value']!r}, "
+                         f"{valid})")
+        return lines
+
+    def _transition(self, snode: Node, position: dict) -> list[str]:
+        key_parts = []
+        for knode in snode.get("transition_key").items():
+            kind, value = knode.type_value()
+            if kind == "union_stack_field":
+                raise knode.error("union_stack_field transition keys are not supported")
+            expr = compile_expr(knode, self.scope)
+            width = expr.width if kind != "lookahead" else value[1].int()
+            if width is None:
+                raise knode.error("a transition key field needs a fixed width")
+            key_parts.append((expr, width))
+        lines = []
+        if key_parts:
+            padded = compressed = ""
+            for expr, width in key_parts:
+                code = data(expr)
+                if expr.signed:
+                    code = f"({code} & {(1 << width) - 1})"
+                pad = (width + 7) // 8 * 8
+                padded = code if not padded else f"(({padded}) << {pad}) | {code}"
+                compressed = code if not compressed else f"(({compressed}) << {width}) | {code}"
+            lines.append(f"k = {padded}")
+            uses_vset = any(t.get("type").value == "parse_vset"
+                            for t in snode.get("transitions").items())
+            if uses_vset:
+                lines.append(f"ck = {compressed}")
+        first = True
+        has_default = False
+        for tnode in snode.get("transitions").items():
+            ttype = tnode["type"].str()
+            nxt = tnode.get("next_state").opt_str()
+            goto = self._goto(nxt, snode, position)
+            if ttype == "default":
+                if first:
+                    return lines + goto
+                lines.append("else:")
+                lines += ["    " + g for g in goto]
+                has_default = True
+                break
+            if ttype == "hexstr":
+                value = tnode["value"].hexstr()
+                if tnode.has("mask"):
+                    mask = tnode["mask"].hexstr()
+                    cond = f"(k & {mask}) == {value & mask}"
+                else:
+                    cond = f"k == {value}"
+            elif ttype == "parse_vset":
+                name = tnode["value"].str()
+                vset = self.scope.namespace["__vsets__"].get(name)
+                if vset is None:
+                    raise tnode["value"].error(f"unknown parse value set '{name}'")
+                vmask = (1 << vset.bitwidth) - 1
+                if tnode.has("mask"):
+                    vmask &= self._compress_mask(tnode["mask"].hexstr(), [w for _, w in key_parts])
+                cond = f"{self.scope.bind('vset', vset)}.matches(ck, {vmask})"
+            else:
+                raise tnode["type"].error(f"unknown transition type '{ttype}'")
+            lines.append(f"{'if' if first else 'elif'} {cond}:")
+            lines += ["    " + g for g in goto]
+            first = False
+        if not has_default:
+            no_match = error_code(self.scope, "NoMatch")
+            if first:
+                return lines + [f"raise _ParserError({no_match})"]
+            lines += ["else:", f"    raise _ParserError({no_match})"]
+        return lines
+
+    @staticmethod
+    def _compress_mask(padded_mask: int, widths: list[int]) -> int:
+        out = 0
+        shift = sum((w + 7) // 8 * 8 for w in widths)
+        for w in widths:
+            shift -= (w + 7) // 8 * 8
+            out = (out << w) | ((padded_mask >> shift) & ((1 << w) - 1))
+        return out
+
+    def _goto(self, nxt: str | None, snode: Node, position: dict) -> list[str]:
+        if nxt is None:
+            return ["break"]
+        if nxt not in position:
+            raise snode.error(f"unknown parse state '{nxt}'")
+        here = position[snode["name"].str()]
+        there = position[nxt]
+        return [f"st = {there}"] + (["continue"] if there <= here else [])
+
+    def _verify_checksums(self) -> list[str]:
+        lines = []
+        ck_err = self.layout.std("checksum_error")
+        for node, calc in self.checksums:
+            target = self.layout.field(node["target"][0].str(), node["target"][1].str(),
+                                       node["target"])
+            if target.width is None or target.is_valid_bit:
+                raise node["target"].error("a checksum target must be a fixed-width field")
+            mask = (1 << target.width) - 1
+            indent = "    "
+            if node.has("if_cond"):
+                lines.append(f"    if {boolean(compile_expr(node['if_cond'], self.scope))}:")
+                indent = "        "
+            lines.append(f"{indent}if {calc}(f, v, d[pos:]) & {mask} != "
+                         f"f[{target.slot}] & {mask}:")
+            if ck_err is not None:
+                lines.append(f"{indent}    f[{ck_err}] = 1")
+            else:
+                lines.append(f"{indent}    pass")
+            if self.traced:
+                lines.append(f"{indent}    T.checksum_error({node['name'].value!r})")
+        return lines

@@ -1,0 +1,489 @@
+"""Translating BMv2 action primitives (and parser `primitive` ops) into Python statements.
+
+Each primitive becomes a few lines over `f`/`v`/`p`; stores truncate to the field width unless the
+value is already known to fit (p4c usually masks explicitly). An action that uses `_jump` /
+`_jump_if_zero` becomes a small program-counter loop; every other action is straight-line code
+that the control generator inlines at each table that can run it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import layout as L
+from .config import Node
+from .exprgen import CodeScope, Expr, compile_expr, data, boolean, mask_of
+
+DROP_PORT = 511
+
+
+@dataclass
+class Target:
+    """A field that can be written: code for its `f[...]` slot, its width and sign."""
+
+    code: str
+    width: int | None
+    signed: bool
+    varbit_len: str | None = None  # code of the slot holding a varbit field's length
+
+
+def compile_target(node: Node, scope: CodeScope) -> Target:
+    kind, value = node.type_value()
+    if kind == "field":
+        ref = scope.layout.field(value[0].str(), value[1].str(), value)
+        if ref.is_valid_bit:
+            raise value.error("'$valid$' is read-only")
+        vl = f"f[{ref.header.varbit_len_slot}]" if ref.width is None else None
+        return Target(f"f[{ref.slot}]", ref.width, ref.signed, vl)
+    if kind in ("expression", "stack_field"):
+        expr = compile_expr(node, scope)
+        if expr.kind != "data" or not expr.code.startswith("f["):
+            raise node.error("the destination must be a field")
+        return Target(expr.code, expr.width, expr.signed)
+    raise node.error(f"cannot write to a '{kind}'")
+
+
+def store(target: Target, expr: Expr) -> str:
+    """`target = expr`, truncated to the target's width as BMv2 does on every field write."""
+    value = data(expr)
+    width = target.width
+    if width is None:
+        return f"{target.code} = {value}"
+    if target.signed:
+        half = 1 << (width - 1)
+        if expr.const is not None:
+            return f"{target.code} = {((expr.const + half) & mask_of(width)) - half}"
+        return f"{target.code} = (({value}) + {half} & {mask_of(width)}) - {half}"
+    if expr.const is not None:
+        return f"{target.code} = {expr.const & mask_of(width)}"
+    if expr.masked_to is not None and expr.masked_to <= width:
+        return f"{target.code} = {value}"
+    return f"{target.code} = ({value}) & {mask_of(width)}"
+
+
+def _int_param(node: Node, scope: CodeScope) -> Expr:
+    expr = compile_expr(node, scope)
+    if expr.kind not in ("data", "bool"):
+        raise node.error(f"expected a value, got a {expr.kind}")
+    return expr
+
+
+def _const_param(node: Node, scope: CodeScope) -> int:
+    expr = _int_param(node, scope)
+    if expr.const is None:
+        raise node.error("must be a constant")
+    return expr.const
+
+
+class PrimitiveCompiler:
+    """Compiles primitive calls of one action (or parser state) into lines of Python."""
+
+    def __init__(self, scope: CodeScope, traced: bool):
+        self.scope = scope
+        self.layout = scope.layout
+        self.traced = traced
+        self._tmp = 0
+
+    def tmp(self) -> str:
+        self._tmp += 1
+        return f"_t{self._tmp}"
+
+    # --------------------------------------------------------------------------- entry points
+    def compile_body(self, prims: list[Node]) -> tuple[list[str], bool]:
+        """Lines for a whole primitive list, and whether it may execute `exit`."""
+        ops = [p["op"].str() for p in prims]
+        has_exit = "exit" in ops
+        if "_jump" in ops or "_jump_if_zero" in ops:
+            return self._compile_with_jumps(prims), has_exit
+        lines: list[str] = []
+        for prim in prims:
+            if prim["op"].str() == "exit":
+                lines.append(f"f[{L.EXIT}] = 1")
+                break
+            lines += self.compile_primitive(prim)
+        return lines, has_exit
+
+    def _compile_with_jumps(self, prims: list[Node]) -> list[str]:
+        pc = self.tmp()
+        lines = [f"{pc} = 0", "while True:"]
+        for i, prim in enumerate(prims):
+            op = prim["op"].str()
+            params = prim.get("parameters").items()
+            lines.append(f"    if {pc} == {i}:")
+            if op == "_jump":
+                target = _const_param(params[0] if params else prim, self.scope)
+                lines += [f"        {pc} = {target}", "        continue"]
+                continue
+            if op == "_jump_if_zero":
+                if len(params) != 2:
+                    raise prim.error("_jump_if_zero takes 2 parameters")
+                cond = _int_param(params[0], self.scope)
+                target = _const_param(params[1], self.scope)
+                lines += [f"        if not {boolean(cond)}:", f"            {pc} = {target}",
+                          "            continue"]
+            elif op == "exit":
+                lines += [f"        f[{L.EXIT}] = 1", "        break"]
+                continue
+            else:
+                lines += ["        " + line for line in self.compile_primitive(prim)]
+            lines.append(f"        {pc} = {i + 1}")
+        lines.append("    break")
+        return lines
+
+    # ----------------------------------------------------------------------------- primitives
+    def compile_primitive(self, prim: Node) -> list[str]:
+        op = prim["op"].str()
+        params = prim.get("parameters").items()
+        handler = getattr(self, "_p_" + op.lstrip("_"), None)
+        if handler is None:
+            raise prim["op"].error(f"unsupported primitive '{op}'")
+        return handler(prim, params)
+
+    def _need(self, prim: Node, params: list[Node], low: int, high: int | None = None) -> None:
+        high = low if high is None else high
+        if not low <= len(params) <= high:
+            want = str(low) if low == high else f"{low} to {high}"
+            raise prim.error(f"'{prim['op'].str()}' takes {want} parameters, got {len(params)}")
+
+    def _p_assign(self, prim, params):
+        self._need(prim, params, 2)
+        kind = params[0].type_value()[0]
+        if kind == "header":
+            return self._p_assign_header(prim, params)
+        if kind == "header_union":
+            return self._p_assign_union(prim, params)
+        if kind == "header_stack":
+            return self._p_assign_header_stack(prim, params)
+        return [store(compile_target(params[0], self.scope), _int_param(params[1], self.scope))]
+
+    _p_modify_field = _p_assign
+
+    def _p_assign_VL(self, prim, params):
+        self._need(prim, params, 2)
+        dst = compile_target(params[0], self.scope)
+        src = compile_target(params[1], self.scope)
+        lines = [f"{dst.code} = {src.code}"]
+        if dst.varbit_len and src.varbit_len:
+            lines.append(f"{dst.varbit_len} = {src.varbit_len}")
+        return lines
+
+    def _header(self, node: Node):
+        expr = compile_expr(node, self.scope)
+        if expr.kind != "header":
+            raise node.error(f"expected a header, got a {expr.kind}")
+        return expr.ref
+
+    def _copy_header_lines(self, dst, src) -> list[str]:
+        n = len(dst.htype.fields)
+        lines = [f"v[{dst.valid}] = v[{src.valid}]"]
+        if n:
+            lines.append(f"f[{dst.base}:{dst.base} + {n}] = f[{src.base}:{src.base} + {n}]")
+        if dst.static is not None and src.static is not None and dst.static.varbit_len_slot:
+            lines.append(f"f[{dst.static.varbit_len_slot}] = f[{src.static.varbit_len_slot}]")
+        return lines
+
+    def _p_assign_header(self, prim, params):
+        self._need(prim, params, 2)
+        dst, src = self._header(params[0]), self._header(params[1])
+        if dst.htype is not src.htype and [w for _, w, _ in dst.htype.fields] != \
+                [w for _, w, _ in src.htype.fields]:
+            raise prim.error("assign_header needs two headers of the same type")
+        return self._copy_header_lines(dst, src)
+
+    def _union(self, node: Node):
+        expr = compile_expr(node, self.scope)
+        if expr.kind != "union":
+            raise node.error(f"expected a header union, got a {expr.kind}")
+        return expr.ref
+
+    def _p_assign_union(self, prim, params):
+        self._need(prim, params, 2)
+        dst, src = self._union(params[0]), self._union(params[1])
+        if len(dst.members) != len(src.members):
+            raise prim.error("assign_union needs two unions of the same type")
+        lines = []
+        from .exprgen import HeaderRef
+        for d, s in zip(dst.members.values(), src.members.values()):
+            lines += self._copy_header_lines(HeaderRef(d.htype, str(d.index), str(d.base), d),
+                                             HeaderRef(s.htype, str(s.index), str(s.base), s))
+        return lines
+
+    def _stack(self, node: Node):
+        expr = compile_expr(node, self.scope)
+        if expr.kind != "stack":
+            raise node.error(f"expected a header stack, got a {expr.kind}")
+        return expr.ref
+
+    def _p_assign_header_stack(self, prim, params):
+        self._need(prim, params, 2)
+        dst, src = self._stack(params[0]), self._stack(params[1])
+        if dst.size != src.size:
+            raise prim.error("assign_header_stack needs two stacks of the same size")
+        n = dst.size * dst.stride
+        d0, s0 = dst.headers[0], src.headers[0]
+        return [f"v[{d0.index}:{d0.index + dst.size}] = v[{s0.index}:{s0.index + src.size}]",
+                f"f[{d0.base}:{d0.base + n}] = f[{s0.base}:{s0.base + n}]",
+                f"f[{dst.next_slot}] = f[{src.next_slot}]"]
+
+    def _p_add_header(self, prim, params):
+        self._need(prim, params, 1)
+        ref = self._header(params[0])
+        n = len(ref.htype.fields)
+        lines = [f"if not v[{ref.valid}]:", f"    v[{ref.valid}] = 1"]
+        if n:
+            lines.append(f"    f[{ref.base}:{ref.base} + {n}] = {[0] * n!r}")
+        inst = ref.static
+        if inst is not None and inst.union:
+            for other in self.layout.unions[inst.union].members.values():
+                if other is not inst:
+                    lines.append(f"    v[{other.index}] = 0")
+        return lines
+
+    _p_setValid = _p_add_header
+
+    def _p_remove_header(self, prim, params):
+        self._need(prim, params, 1)
+        return [f"v[{self._header(params[0]).valid}] = 0"]
+
+    _p_setInvalid = _p_remove_header
+
+    def _stack_shift(self, prim, params, helper: str):
+        self._need(prim, params, 2)
+        kind = params[0].type_value()[0]
+        if kind != "header_stack":
+            raise params[0].error("push/pop on header union stacks is not supported")
+        stack = self._stack(params[0])
+        count = _int_param(params[1], self.scope)
+        first = stack.headers[0]
+        return [f"{helper}(f, v, {first.index}, {first.base}, {stack.stride}, {stack.size}, "
+                f"{stack.next_slot}, {data(count)})"]
+
+    def _p_push(self, prim, params):
+        return self._stack_shift(prim, params, "_stack_push")
+
+    def _p_pop(self, prim, params):
+        return self._stack_shift(prim, params, "_stack_pop")
+
+    def _std(self, prim, name: str) -> int:
+        slot = self.layout.std(name)
+        if slot is None:
+            raise prim.error(f"needs standard_metadata.{name}, which the program does not declare")
+        return slot
+
+    def _p_mark_to_drop(self, prim, params):
+        lines = [f"f[{self._std(prim, 'egress_spec')}] = {DROP_PORT}"]
+        mcast = self.layout.std("mcast_grp")
+        if mcast is not None:
+            lines.append(f"f[{mcast}] = 0")
+        return lines
+
+    _p_drop = _p_mark_to_drop
+
+    def _p_no_op(self, prim, params):
+        return []
+
+    def _p_exit(self, prim, params):
+        return [f"f[{L.EXIT}] = 1"]
+
+    def _clone(self, prim, params):
+        self._need(prim, params, 1, 2)
+        session = _int_param(params[0], self.scope)
+        field_list = _const_param(params[1], self.scope) if len(params) > 1 else 0
+        self._check_field_list(params[1] if len(params) > 1 else prim, field_list)
+        return [f"f[{L.CLONE}] = {data(session)} + 1", f"f[{L.CLONE_FL}] = {field_list}"]
+
+    _p_clone_ingress_pkt_to_egress = _clone
+    _p_clone_egress_pkt_to_egress = _clone
+
+    def _check_field_list(self, where: Node, field_list: int) -> None:
+        if field_list and field_list not in self.scope.namespace["__field_lists__"]:
+            raise where.error(f"unknown field list id {field_list}")
+
+    def _flagged(self, slot: int):
+        def handler(prim, params):
+            self._need(prim, params, 0, 1)
+            field_list = _const_param(params[0], self.scope) if params else 0
+            self._check_field_list(params[0] if params else prim, field_list)
+            return [f"f[{slot}] = {field_list + 1}"]
+        return handler
+
+    def _p_resubmit(self, prim, params):
+        return self._flagged(L.RESUBMIT)(prim, params)
+
+    _p_resubmit_preserving_field_list = _p_resubmit
+
+    def _p_recirculate(self, prim, params):
+        return self._flagged(L.RECIRCULATE)(prim, params)
+
+    _p_recirculate_preserving_field_list = _p_recirculate
+
+    def _p_truncate(self, prim, params):
+        self._need(prim, params, 1)
+        return [f"f[{L.TRUNCATE}] = {data(_int_param(params[0], self.scope))} + 1"]
+
+    def _calc_name(self, node: Node) -> str:
+        kind, value = node.type_value()
+        if kind != "calculation":
+            raise node.error("expected a calculation")
+        name = self.scope.namespace["__calculations__"].get(value.str())
+        if name is None:
+            raise value.error(f"unknown calculation '{value.str()}'")
+        return name
+
+    def _p_modify_field_with_hash_based_offset(self, prim, params):
+        self._need(prim, params, 4)
+        dst = compile_target(params[0], self.scope)
+        base = _int_param(params[1], self.scope)
+        calc = self._calc_name(params[2])
+        size = _int_param(params[3], self.scope)
+        value = Expr(f"_hash_offset({calc}(f, v, b''), {data(base)}, {data(size)})", "data")
+        return [store(dst, value)]
+
+    def _p_modify_field_rng_uniform(self, prim, params):
+        self._need(prim, params, 3)
+        dst = compile_target(params[0], self.scope)
+        low, high = _int_param(params[1], self.scope), _int_param(params[2], self.scope)
+        return [store(dst, Expr(f"_random_between({data(low)}, {data(high)})", "data"))]
+
+    def _extern(self, node: Node, kind: str, registry: str):
+        got, value = node.type_value()
+        if got != kind:
+            raise node.error(f"expected a {kind}")
+        obj = self.scope.namespace[registry].get(value.str())
+        if obj is None:
+            raise value.error(f"unknown {kind} '{value.str()}'")
+        return obj
+
+    def _index(self, node: Node, size: int) -> tuple[str, str]:
+        """(code binding the index to a temp, bounds-check condition) for an extern index."""
+        expr = _int_param(node, self.scope)
+        if expr.const is not None:
+            if not 0 <= expr.const < size:
+                return str(expr.const), "False"
+            return str(expr.const), "True"
+        if expr.masked_to is not None and (1 << expr.masked_to) <= size:
+            return data(expr), "True"
+        tmp = self.tmp()
+        return tmp, f"0 <= ({tmp} := {data(expr)}) < {size}"
+
+    def _p_count(self, prim, params):
+        self._need(prim, params, 2)
+        counter = self._extern(params[0], "counter_array", "__counters__")
+        packets = self.scope.bind("cpk", counter.packets)
+        nbytes = self.scope.bind("cby", counter.bytes)
+        index, cond = self._index(params[1], counter.size)
+        plen = self._std(prim, "packet_length")
+        body = [f"{packets}[{index}] += 1", f"{nbytes}[{index}] += f[{plen}]"]
+        return body if cond == "True" else [f"if {cond}:"] + ["    " + b for b in body]
+
+    def _p_execute_meter(self, prim, params):
+        self._need(prim, params, 3)
+        meter = self._extern(params[0], "meter_array", "__meters__")
+        meters = self.scope.bind("mtr", meter.meters)
+        index, cond = self._index(params[1], meter.size)
+        dst = compile_target(params[2], self.scope)
+        units = "1" if meter.unit == "packets" else f"f[{self._std(prim, 'packet_length')}]"
+        color = Expr(f"{meters}[{index}].execute({units}, _now_us())", "data", masked_to=2)
+        line = store(dst, color)
+        return [line] if cond == "True" else [f"if {cond}:", "    " + line]
+
+    def _p_register_read(self, prim, params):
+        self._need(prim, params, 3)
+        dst = compile_target(params[0], self.scope)
+        reg = self._extern(params[1], "register_array", "__registers__")
+        cells = self.scope.bind("reg", reg.cells)
+        index, cond = self._index(params[2], reg.size)
+        if cond == "True":
+            value = Expr(f"{cells}[{index}]", "data", masked_to=reg.bitwidth)
+        else:
+            value = Expr(f"({cells}[{index}] if {cond} else 0)", "data", masked_to=reg.bitwidth)
+        return [store(dst, value)]
+
+    def _p_register_write(self, prim, params):
+        self._need(prim, params, 3)
+        reg = self._extern(params[0], "register_array", "__registers__")
+        cells = self.scope.bind("reg", reg.cells)
+        index, cond = self._index(params[1], reg.size)
+        value = _int_param(params[2], self.scope)
+        line = store(Target(f"{cells}[{index}]", reg.bitwidth, False), value)
+        return [line] if cond == "True" else [f"if {cond}:", "    " + line]
+
+    def _p_log_msg(self, prim, params):
+        self._need(prim, params, 1, 2)
+        if not self.traced:
+            return []
+        fmt = compile_expr(params[0], self.scope)
+        values = compile_expr(params[1], self.scope).code if len(params) > 1 else "()"
+        return [f"T.log_msg({fmt.code}, {values})"]
+
+    def _p_assert(self, prim, params):
+        self._need(prim, params, 1)
+        cond = _int_param(params[0], self.scope)
+        where = self.scope.bind("where", prim.path)
+        return [f"if not {boolean(cond)}:", f"    raise _AssertionFailure({where})"]
+
+    _p_assume = _p_assert
+
+    def _p_generate_digest(self, prim, params):
+        if not self.traced:
+            return []
+        return [f"T.note({prim['op'].str()!r})"]
+
+    _p_digest = _p_generate_digest
+
+    def _p_add_to_field(self, prim, params):
+        self._need(prim, params, 2)
+        dst = compile_target(params[0], self.scope)
+        value = _int_param(params[1], self.scope)
+        return [store(dst, Expr(f"({dst.code} + {data(value)})", "data"))]
+
+    def _p_subtract_from_field(self, prim, params):
+        self._need(prim, params, 2)
+        dst = compile_target(params[0], self.scope)
+        value = _int_param(params[1], self.scope)
+        return [store(dst, Expr(f"({dst.code} - {data(value)})", "data"))]
+
+
+# ------------------------------------------------------------------ run-time helpers for the code
+
+def _stack_push(f, v, first_valid, first_base, stride, size, next_slot, count):
+    """push_front(count): shift elements up; the `count` new front elements are invalid."""
+    if count <= 0:
+        return
+    for i in range(size - 1, -1, -1):
+        src = i - count
+        if src >= 0:
+            v[first_valid + i] = v[first_valid + src]
+            f[first_base + i * stride:first_base + (i + 1) * stride] = \
+                f[first_base + src * stride:first_base + (src + 1) * stride]
+        else:
+            v[first_valid + i] = 0
+    f[next_slot] = min(f[next_slot] + count, size)
+
+
+def _stack_pop(f, v, first_valid, first_base, stride, size, next_slot, count):
+    """pop_front(count): shift elements down; the `count` last elements become invalid."""
+    if count <= 0:
+        return
+    for i in range(size):
+        src = i + count
+        if src < size:
+            v[first_valid + i] = v[first_valid + src]
+            f[first_base + i * stride:first_base + (i + 1) * stride] = \
+                f[first_base + src * stride:first_base + (src + 1) * stride]
+        else:
+            v[first_valid + i] = 0
+    f[next_slot] = max(f[next_slot] - count, 0)
+
+
+def _hash_offset(hash_value: int, base: int, size: int) -> int:
+    return base + (hash_value % size if size > 0 else hash_value)
+
+
+def _random_between(low: int, high: int) -> int:
+    import random
+    return random.randint(low, high) if low <= high else low
+
+
+PRIM_HELPERS = {"_stack_push": _stack_push, "_stack_pop": _stack_pop,
+                "_hash_offset": _hash_offset, "_random_between": _random_between}

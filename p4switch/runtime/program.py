@@ -1,0 +1,328 @@
+"""Loading a BMv2 JSON program: build its state objects once and generate its packet code.
+
+`Program(doc)` validates the document while building the PHV layout, the stateful externs, the
+tables (with the program's const and default entries), action profiles and calculations, then
+generates Python source for the parser, both controls and the deparser and compiles it with
+`compile()`. The traced variant is generated only when a trace is attached. Control-plane state is
+shared by both variants: generated code refers to the live objects.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from . import layout as L
+from .calcgen import compile_calculation
+from .config import Node, load_bmv2_json
+from .controlgen import ActionDef, ControlCompiler
+from .deparsergen import compile_deparser, serialize_varbit
+from .errors import AssertionFailure, ConfigError, P4SwitchError
+from .exprgen import EXPR_HELPERS, CodeScope
+from .externs import CounterArray, MeterArray, ParseValueSet, RegisterArray
+from .hashes import bits_to_bytes, standard_algorithms
+from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
+from .parsergen import ParserCompiler, ParserError, error_code, make_extract_varbit, make_lookahead
+from .primgen import PRIM_HELPERS
+from .profiles import ActionProfile
+from .tables import ActionSpec, KeyField, Table
+
+MATCH_TYPES = ("exact", "lpm", "ternary", "range", "optional", "valid")
+
+
+@dataclass
+class PacketCode:
+    """The compiled functions of one variant (traced or not) and their globals."""
+
+    parse: Callable
+    ingress: Callable
+    egress: Callable
+    deparse: Callable
+    namespace: dict
+    source: str
+
+
+class Program:
+    def __init__(self, source: str | bytes | dict):
+        doc = load_bmv2_json(source)
+        self.doc = doc
+        root = Node(doc, "")
+        self.root = root
+        self.layout = L.build_layout(root)
+        self.algorithms = standard_algorithms()
+        self.clock: Callable[[], float] = time.monotonic
+        self.clock_origin = self.clock()
+        self.registers: dict[str, RegisterArray] = {}
+        self.counters: dict[str, CounterArray] = {}
+        self.meters: dict[str, MeterArray] = {}
+        self.vsets: dict[str, ParseValueSet] = {}
+        self.field_lists: dict[int, list[int]] = {}
+        self.actions: dict[int, ActionDef] = {}
+        self.tables: dict[str, Table] = {}
+        self.table_nodes: dict[str, Node] = {}
+        self.profiles: dict[str, ActionProfile] = {}
+        self._build_externs(root)
+        self._build_actions(root)
+        for pipeline in root.get("pipelines").items():
+            self._build_pipeline(pipeline)
+        for pipeline_name in ("ingress", "egress"):
+            if not any(p.get("name").value == pipeline_name for p in root.get("pipelines").items()):
+                raise ConfigError("pipelines", f"no '{pipeline_name}' pipeline")
+        self.untraced = self.generate(traced=False)
+        self._traced: PacketCode | None = None
+
+    def now_us(self) -> float:
+        return (self.clock() - self.clock_origin) * 1e6
+
+    def traced(self) -> PacketCode:
+        if self._traced is None:
+            self._traced = self.generate(traced=True)
+        return self._traced
+
+    # ------------------------------------------------------------------------- state objects
+    def _build_externs(self, root: Node) -> None:
+        for node in root.get("register_arrays").items():
+            reg = RegisterArray(node["name"].str(), node["size"].int(), node["bitwidth"].int())
+            self.registers[reg.name] = reg
+        for node in root.get("counter_arrays").items():
+            direct = node.get("is_direct", False).bool()
+            binding = node["binding"].str() if direct else None
+            size = node["size"].int() if node.has("size") else 0
+            self.counters[node["name"].str()] = CounterArray(node["name"].str(), size, binding)
+        for node in root.get("meter_arrays").items():
+            direct = node.get("is_direct", False).bool()
+            unit = node.get("type", "bytes").str()
+            if unit not in ("bytes", "packets"):
+                raise node["type"].error(f"meter type must be bytes or packets, not '{unit}'")
+            result_slot = None
+            if direct and node.has("result_target"):
+                target = node["result_target"]
+                result_slot = self.layout.field(target[0].str(), target[1].str(), target).slot
+            size = node["size"].int() if node.has("size") else 0
+            meter = MeterArray(node["name"].str(), 0 if direct else size, unit,
+                               node.get("rate_count", 2).int(),
+                               node["binding"].str() if direct else None, result_slot)
+            self.meters[meter.name] = meter
+        for node in root.get("parse_vsets").items():
+            max_size = node["max_size"].int() if node.has("max_size") else None
+            vset = ParseValueSet(node["name"].str(), node["compressed_bitwidth"].int(), max_size)
+            self.vsets[vset.name] = vset
+        for node in root.get("field_lists").items():
+            slots = []
+            for element in node.get("elements").items():
+                kind, value = element.type_value()
+                if kind != "field":
+                    raise element.error(f"field list elements must be fields, not '{kind}'")
+                ref = self.layout.field(value[0].str(), value[1].str(), value)
+                if ref.slot is not None:
+                    slots.append(ref.slot)
+            self.field_lists[node["id"].int()] = slots
+
+    def _build_actions(self, root: Node) -> None:
+        for node in root.get("actions").items():
+            aid = node["id"].int()
+            if aid in self.actions:
+                raise node["id"].error(f"duplicate action id {aid}")
+            widths = [p["bitwidth"].int() for p in node.get("runtime_data").items()]
+            self.actions[aid] = ActionDef(node, node["name"].str(), aid, widths)
+
+    def _build_pipeline(self, pipeline: Node) -> None:
+        for node in pipeline.get("action_profiles").items():
+            name = node["name"].str()
+            self.profiles[name] = ActionProfile(name, node.get("max_size", 1024).int())
+        for node in pipeline.get("tables").items():
+            name = node["name"].str()
+            if name in self.tables:
+                raise node["name"].error(f"duplicate table name '{name}'")
+            self.tables[name] = self._build_table(node)
+            self.table_nodes[name] = node
+
+    def _build_table(self, node: Node) -> Table:
+        name = node["name"].str()
+        key_fields = []
+        for knode in node.get("key").items():
+            match_type = knode["match_type"].str()
+            if match_type not in MATCH_TYPES:
+                raise knode["match_type"].error(f"unknown match type '{match_type}'")
+            target = knode["target"]
+            if match_type == "valid":
+                self.layout.header(target.str(), target)
+                width, default_name = 1, f"{target.str()}.$valid$"
+            else:
+                ref = self.layout.field(target[0].str(), target[1].str(), target)
+                if ref.width is None:
+                    raise target.error("cannot match on a variable-length field")
+                width, default_name = ref.width, f"{target[0].str()}.{target[1].str()}"
+            key_name = knode["name"].str() if knode.has("name") else default_name
+            key_fields.append(KeyField(key_name, match_type, width))
+        actions = []
+        for id_node in node.get("action_ids").items():
+            action = self.actions.get(id_node.int())
+            if action is None:
+                raise id_node.error(f"unknown action id {id_node.int()}")
+            actions.append(ActionSpec(action.name, action.action_id, action.param_widths))
+        types = [k.match_type for k in key_fields]
+        if not key_fields:
+            kind = "keyless"
+        elif all(t in ("exact", "valid") for t in types):
+            kind = "exact"
+        elif types.count("lpm") == 1 and all(t in ("exact", "valid", "lpm") for t in types):
+            kind = "lpm"
+        else:
+            kind = "generic"
+        table = Table(name, key_fields, actions, node.get("max_size", 1024).int(), kind)
+        table.base_default_next = node.get("base_default_next").opt_str()
+        table.with_counters = bool(node.get("with_counters", False).value) or any(
+            c.direct_table == name for c in self.counters.values())
+        meter_name = node.get("direct_meters").opt_str()
+        if meter_name is not None:
+            meter = self.meters.get(meter_name)
+            if meter is None:
+                raise node["direct_meters"].error(f"unknown meter array '{meter_name}'")
+            table.direct_meters = meter
+        table_type = node.get("type", "simple").str()
+        if table_type in ("indirect", "indirect_ws"):
+            profile_name = node["action_profile"].str()
+            profile = self.profiles.get(profile_name)
+            if profile is None:
+                raise node["action_profile"].error(f"unknown action profile '{profile_name}'")
+            table.profile = profile
+            profile.tables.append(table)
+        elif table_type != "simple":
+            raise node["type"].error(f"unknown table type '{table_type}'")
+        if node.has("default_entry"):
+            self._set_initial_default(table, node["default_entry"])
+        if node.has("entries"):
+            self._add_program_entries(table, node["entries"])
+        return table
+
+    def _set_initial_default(self, table: Table, node: Node) -> None:
+        aid = node["action_id"].int()
+        index = table.action_index_by_id.get(aid)
+        if index is None:
+            if table.profile is not None:
+                return
+            raise node["action_id"].error(f"action id {aid} is not one of the table's actions")
+        widths = table.actions[index].param_widths
+        data = [d.hexstr() for d in node.get("action_data").items()]
+        if len(data) != len(widths):
+            raise node.get("action_data").error(f"action takes {len(widths)} parameters, "
+                                                f"got {len(data)}")
+        params = tuple(x & ((1 << w) - 1) for x, w in zip(data, widths))
+        table.initial_default = (index, params)
+        table.default_const = bool(node.get("action_const", False).value)
+        table.default_entry_const = bool(node.get("action_entry_const", False).value)
+        table.reset_default()
+
+    def _add_program_entries(self, table: Table, entries: Node) -> None:
+        items = entries.items()
+        priorities = [e["priority"].int() for e in items if e.has("priority")]
+        top = max(priorities, default=0) + 1
+        for enode in items:
+            keys = []
+            for i, mnode in enumerate(enode["match_key"].items()):
+                if i >= len(table.key_fields):
+                    raise mnode.error("more match fields than the table has keys")
+                keys.append(self._json_key(table.key_fields[i], mnode))
+            priority = None
+            if table.needs_priority:
+                # BMv2 JSON: lower number wins; API (P4Runtime): higher wins.
+                priority = top - enode["priority"].int() if enode.has("priority") else 1
+            action = enode["action_entry"]
+            aid = action["action_id"].int()
+            index = table.action_index_by_id.get(aid)
+            if index is None:
+                raise action["action_id"].error(f"action id {aid} is not one of the table's "
+                                                "actions")
+            widths = table.actions[index].param_widths
+            data = [d.hexstr() for d in action.get("action_data").items()]
+            try:
+                entry = table.make_entry(keys, priority)
+                entry.action_index = index
+                entry.params = table.check_action(
+                    index, [x & ((1 << w) - 1) for x, w in zip(data, widths)]
+                    if len(data) == len(widths) else data)
+                table.insert(entry, from_program=True)
+            except P4SwitchError as exc:
+                raise enode.error(str(exc)) from None
+        table.const = True
+
+    @staticmethod
+    def _json_key(kf: KeyField, node: Node):
+        match_type = node["match_type"].str()
+        full = (1 << kf.width) - 1
+        if match_type == "valid":
+            return ExactKey(int(node["key"].bool()))
+        if match_type == "exact":
+            return ExactKey(node["key"].hexstr() & full)
+        if match_type == "lpm":
+            return LpmKey(node["key"].hexstr() & full, node["prefix_length"].int())
+        if match_type == "ternary":
+            return TernaryKey(node["key"].hexstr() & full, node["mask"].hexstr() & full)
+        if match_type == "range":
+            return RangeKey(node["start"].hexstr() & full, node["end"].hexstr() & full)
+        if match_type == "optional":
+            mask = node["mask"].hexstr() if node.has("mask") else full
+            return OptionalKey(node["key"].hexstr() & full if mask else None)
+        raise node["match_type"].error(f"unknown match type '{match_type}'")
+
+    # ------------------------------------------------------------------------- code generation
+    def generate(self, traced: bool) -> PacketCode:
+        too_short = error_code(CodeScope(self.layout, {}), "PacketTooShort")
+        header_too_short = error_code(CodeScope(self.layout, {}), "HeaderTooShort")
+        namespace = {
+            **EXPR_HELPERS, **PRIM_HELPERS,
+            "__builtins__": __builtins__,
+            "__registers__": self.registers, "__counters__": self.counters,
+            "__meters__": self.meters, "__vsets__": self.vsets,
+            "__field_lists__": self.field_lists, "__calculations__": {},
+            "_ParserError": ParserError, "_AssertionFailure": AssertionFailure,
+            "_now_us": self.now_us, "_lookahead": make_lookahead(too_short),
+            "_extract_varbit": make_extract_varbit(too_short, header_too_short),
+            "_bits_to_bytes": bits_to_bytes, "_serialize_varbit": serialize_varbit,
+            "T": None,
+        }
+        scope = CodeScope(self.layout, namespace)
+        sources = namespace.setdefault("__source__", [])
+        root = self.root
+        for node in root.get("calculations").items():
+            name = node["name"].str()
+            namespace["__calculations__"][name] = compile_calculation(
+                name, node["algo"].str(), node.get("input").items(), scope, self.algorithms, node)
+        selectors = []
+        for pipeline in root.get("pipelines").items():
+            for node in pipeline.get("action_profiles").items():
+                if node.has("selector"):
+                    sel = node["selector"]
+                    fn = compile_calculation(f"{node['name'].str()}$selector", sel["algo"].str(),
+                                             sel.get("input").items(), scope, self.algorithms,
+                                             sel)
+                    selectors.append((self.profiles[node["name"].str()], fn))
+        verify, update = [], []
+        for node in root.get("checksums").items():
+            calc_name = node["calculation"].str()
+            fn = namespace["__calculations__"].get(calc_name)
+            if fn is None:
+                raise node["calculation"].error(f"unknown calculation '{calc_name}'")
+            if node.get("verify", True).bool():
+                verify.append((node, fn))
+            if node.get("update", True).bool():
+                update.append((node, fn))
+        parsers = root["parsers"].items()
+        sources.append(ParserCompiler(parsers[0], verify, scope, traced).compile())
+        pipelines = {p["name"].str(): p for p in root.get("pipelines").items()}
+        for fn_name in ("ingress", "egress"):
+            sources.append(ControlCompiler(pipelines[fn_name], self.tables, self.actions, scope,
+                                           traced).compile(fn_name))
+        sources.append(compile_deparser(root["deparsers"][0], update, scope, traced))
+        source = "\n\n\n".join(sources) + "\n"
+        try:
+            code = compile(source, "<p4switch generated>", "exec")
+        except SyntaxError as exc:  # a generator bug, not the user's: keep the details
+            raise ConfigError("", f"internal code generation error: {exc}") from exc
+        exec(code, namespace)  # noqa: S102 - source generated from the validated program
+        for profile, fn in selectors:
+            profile.selector = namespace[fn]
+        return PacketCode(namespace["parse"], namespace["ingress"], namespace["egress"],
+                          namespace["deparse"], namespace, source)

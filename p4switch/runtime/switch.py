@@ -1,0 +1,490 @@
+"""`Switch`: the runtime's public API (see docs/runtime-api.md), a facade over the parts.
+
+Names are the BMv2 JSON names or any unique dot-separated suffix of them. Every control-plane
+call validates fully before changing anything, so a failed call changes nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from .engine import Engine
+from .errors import ConfigError, FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
+from .keys import TableEntry, TableInfo
+from .pre import MAX_PORT, Replication
+from .program import Program
+from .tables import Table
+
+
+def resolve_name(kind: str, name: str, names) -> str:
+    """The one full name equal to `name` or ending in `.name`; NotFound otherwise."""
+    names = list(names)
+    if name in names:
+        return name
+    matches = [n for n in names if n.endswith("." + name)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        shown = ", ".join(sorted(names)[:20]) or "none"
+        raise NotFound(f"unknown {kind} '{name}' (known: {shown})")
+    raise NotFound(f"ambiguous {kind} '{name}': {', '.join(sorted(matches))}")
+
+
+class Switch:
+    def __init__(self, config: str | bytes | dict | None = None, trace=None):
+        self.lock = threading.RLock()
+        self._trace = trace
+        self._clock: Callable[[], float] = time.monotonic
+        self._program: Program | None = None
+        self._engine: Engine | None = None
+        self.pre = Replication()
+        if config is not None:
+            self.load_config(config)
+
+    @classmethod
+    def from_json_file(cls, path, trace=None) -> Switch:
+        try:
+            text = Path(path).read_bytes()
+        except OSError as exc:
+            raise ConfigError(str(path), f"cannot read: {exc.strerror or exc}") from None
+        return cls(text, trace=trace)
+
+    # ------------------------------------------------------------------------ program, trace
+    def load_config(self, config: str | bytes | dict) -> None:
+        """Replace the program; all state (tables, externs, PRE) is reset."""
+        program = Program(config)
+        with self.lock:
+            program.clock = self._clock
+            program.clock_origin = self._clock()
+            self._program = program
+            self.pre = Replication()
+            self._rebuild_engine()
+
+    @property
+    def has_program(self) -> bool:
+        return self._program is not None
+
+    @property
+    def program(self) -> Program:
+        if self._program is None:
+            raise FailedPrecondition("no P4 program loaded")
+        return self._program
+
+    @property
+    def trace(self):
+        return self._trace
+
+    @trace.setter
+    def trace(self, trace) -> None:
+        with self.lock:
+            self._trace = trace
+            self._rebuild_engine()
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        if self._program is not None:
+            self._program.clock = clock
+            self._program.clock_origin = clock()
+
+    def _rebuild_engine(self) -> None:
+        program = self._program
+        if program is None:
+            self._engine = None
+            return
+        if self._trace is None:
+            code = program.untraced
+        else:
+            code = program.traced()
+            code.namespace["T"] = self._trace
+        self._engine = Engine(program, self.pre, code, self._trace)
+
+    # ------------------------------------------------------------------------------ packets
+    def receive(self, port: int, packet: bytes) -> list[tuple[int, bytes]]:
+        if not isinstance(port, int) or not 0 <= port <= MAX_PORT:
+            raise InvalidArgument(f"port {port!r} out of range [0, {MAX_PORT}]")
+        with self.lock:
+            if self._engine is None:
+                return []
+            return self._engine.process(port, bytes(packet))
+
+    def receive_batch(self, items) -> list[tuple[int, bytes]]:
+        out: list[tuple[int, bytes]] = []
+        with self.lock:
+            for port, packet in items:
+                out += self.receive(port, packet)
+        return out
+
+    # ------------------------------------------------------------------------------- tables
+    def tables(self) -> list[str]:
+        return list(self.program.tables)
+
+    def _table(self, name: str) -> Table:
+        tables = self.program.tables
+        return tables[resolve_name("table", name, tables)]
+
+    def _action_index(self, table: Table, action: str) -> int:
+        names = [a.name for a in table.actions]
+        try:
+            full = resolve_name("action", action, names)
+        except NotFound:
+            all_names = [a.name for a in self.program.actions.values()]
+            if any(n == action or n.endswith("." + action) for n in all_names):
+                raise InvalidArgument(f"action '{action}' is not allowed in table "
+                                      f"'{table.name}' (allowed: {', '.join(names)})") from None
+            raise
+        return names.index(full)
+
+    def table_info(self, name: str) -> TableInfo:
+        table = self._table(name)
+        with self.lock:
+            default = self.table_get_default(table.name)
+            return TableInfo(
+                name=table.name,
+                keys=tuple((k.name, k.match_type, k.width) for k in table.key_fields),
+                actions=tuple(a.name for a in table.actions),
+                max_size=table.max_size, const=table.const,
+                action_profile=table.profile.name if table.profile else None,
+                with_counters=table.with_counters,
+                direct_meters=table.direct_meters.name if table.direct_meters else None,
+                default=default)
+
+    def _new_entry(self, table: Table, keys, priority):
+        if table.const:
+            raise PermissionDenied(f"table '{table.name}' has const entries")
+        return table.make_entry(keys, priority)
+
+    def table_add(self, table: str, keys, action: str, params=(), priority=None) -> int:
+        with self.lock:
+            t = self._table(table)
+            if t.profile is not None:
+                raise InvalidArgument(f"table '{t.name}' is indirect: use table_add_member or "
+                                      "table_add_group")
+            entry = self._new_entry(t, keys, priority)
+            entry.action_index = self._action_index(t, action)
+            entry.params = t.check_action(entry.action_index, params)
+            return t.insert(entry)
+
+    def table_modify(self, table: str, handle: int, action: str, params=()) -> None:
+        with self.lock:
+            t = self._table(table)
+            if t.profile is not None:
+                raise InvalidArgument(f"table '{t.name}' is indirect")
+            t.get(handle)
+            t.modify(handle, self._action_index(t, action), params)
+
+    def table_delete(self, table: str, handle: int) -> None:
+        with self.lock:
+            self._table(table).delete(handle)
+
+    def table_find(self, table: str, keys, priority=None) -> int | None:
+        with self.lock:
+            return self._table(table).find(keys, priority)
+
+    def table_entries(self, table: str) -> list[TableEntry]:
+        with self.lock:
+            t = self._table(table)
+            return [TableEntry(e.handle, e.keys, t.action_name(e.action_index), e.params,
+                               e.priority, e.member, e.group) for e in t.entries.values()]
+
+    def table_clear(self, table: str) -> None:
+        with self.lock:
+            self._table(table).clear()
+
+    def table_set_default(self, table: str, action: str, params=()) -> None:
+        with self.lock:
+            t = self._table(table)
+            t.set_default(self._action_index(t, action), params)
+
+    def table_reset_default(self, table: str) -> None:
+        with self.lock:
+            self._table(table).reset_default()
+
+    def table_get_default(self, table: str) -> tuple[str | None, tuple[int, ...]]:
+        with self.lock:
+            t = self._table(table)
+            index, params, _ = t.default[0]
+            return t.action_name(index), tuple(params)
+
+    # ------------------------------------------------------------------- indirect tables
+    def _indirect(self, table: str) -> Table:
+        t = self._table(table)
+        if t.profile is None:
+            raise InvalidArgument(f"table '{t.name}' is not indirect")
+        return t
+
+    def table_add_member(self, table: str, keys, member: int, priority=None) -> int:
+        with self.lock:
+            t = self._indirect(table)
+            t.profile.member(member)
+            entry = self._new_entry(t, keys, priority)
+            entry.member = member
+            return t.insert(entry)
+
+    def table_add_group(self, table: str, keys, group: int, priority=None) -> int:
+        with self.lock:
+            t = self._indirect(table)
+            t.profile.group(group)
+            entry = self._new_entry(t, keys, priority)
+            entry.group = group
+            return t.insert(entry)
+
+    def table_set_default_member(self, table: str, member: int) -> None:
+        with self.lock:
+            t = self._indirect(table)
+            action_id, params = t.profile.member(member)
+            t.set_default(t.action_index_by_id[action_id], params)
+
+    def table_set_default_group(self, table: str, group: int) -> None:
+        with self.lock:
+            t = self._indirect(table)
+            members = t.profile.group(group)
+            if not members:
+                raise InvalidArgument(f"group {group} is empty")
+            action_id, params = t.profile.member(members[0])
+            t.set_default(t.action_index_by_id[action_id], params)
+
+    def action_profiles(self) -> list[str]:
+        return list(self.program.profiles)
+
+    def _profile(self, name: str):
+        profiles = self.program.profiles
+        return profiles[resolve_name("action profile", name, profiles)]
+
+    def _profile_action_id(self, profile, action: str) -> int:
+        if not profile.tables:
+            raise InvalidArgument(f"action profile '{profile.name}' is used by no table")
+        table = profile.tables[0]
+        return table.actions[self._action_index(table, action)].action_id
+
+    def act_prof_add_member(self, profile: str, action: str, params=()) -> int:
+        with self.lock:
+            p = self._profile(profile)
+            return p.add_member(self._profile_action_id(p, action), params)
+
+    def act_prof_modify_member(self, profile: str, member: int, action: str, params=()) -> None:
+        with self.lock:
+            p = self._profile(profile)
+            p.modify_member(member, self._profile_action_id(p, action), params)
+
+    def act_prof_delete_member(self, profile: str, member: int) -> None:
+        with self.lock:
+            p = self._profile(profile)
+            p.member(member)
+            for table in p.tables:
+                if any(e.member == member for e in table.entries.values()):
+                    raise FailedPrecondition(f"member {member} is used by table "
+                                             f"'{table.name}'")
+            p.delete_member(member)
+
+    def act_prof_create_group(self, profile: str) -> int:
+        with self.lock:
+            return self._profile(profile).create_group()
+
+    def act_prof_delete_group(self, profile: str, group: int) -> None:
+        with self.lock:
+            p = self._profile(profile)
+            p.group(group)
+            for table in p.tables:
+                if any(e.group == group for e in table.entries.values()):
+                    raise FailedPrecondition(f"group {group} is used by table '{table.name}'")
+            p.delete_group(group)
+
+    def act_prof_add_member_to_group(self, profile: str, member: int, group: int) -> None:
+        with self.lock:
+            self._profile(profile).add_to_group(member, group)
+
+    def act_prof_remove_member_from_group(self, profile: str, member: int, group: int) -> None:
+        with self.lock:
+            self._profile(profile).remove_from_group(member, group)
+
+    def act_prof_members(self, profile: str) -> dict[int, tuple[str, tuple[int, ...]]]:
+        with self.lock:
+            p = self._profile(profile)
+            names = {a.action_id: a.name for t in p.tables for a in t.actions}
+            return {m: (names.get(aid, str(aid)), params) for m, (aid, params) in
+                    p.members.items()}
+
+    def act_prof_groups(self, profile: str) -> dict[int, list[int]]:
+        with self.lock:
+            return {g: list(ms) for g, ms in self._profile(profile).groups.items()}
+
+    # ------------------------------------------------------------------- direct resources
+    def direct_counter_read(self, table: str, handle: int) -> tuple[int, int]:
+        with self.lock:
+            t = self._table(table)
+            if not t.with_counters:
+                raise InvalidArgument(f"table '{t.name}' has no direct counters")
+            return tuple(t.get(handle).counter)
+
+    def direct_counter_write(self, table: str, handle: int, packets: int, nbytes: int) -> None:
+        with self.lock:
+            t = self._table(table)
+            if not t.with_counters:
+                raise InvalidArgument(f"table '{t.name}' has no direct counters")
+            entry = t.get(handle)
+            _check_counts(packets, nbytes)
+            entry.counter[:] = [packets, nbytes]
+
+    def direct_meter_set_rates(self, table: str, handle: int, rates) -> None:
+        with self.lock:
+            t = self._table(table)
+            if t.direct_meters is None:
+                raise InvalidArgument(f"table '{t.name}' has no direct meters")
+            entry = t.get(handle)
+            entry.meter.configure(t.direct_meters.check_rates(rates), self.program.now_us())
+
+    # ------------------------------------------------------------------------ registers etc
+    def registers(self) -> list[str]:
+        return list(self.program.registers)
+
+    def _register(self, name: str):
+        regs = self.program.registers
+        return regs[resolve_name("register", name, regs)]
+
+    def register_size(self, name: str) -> int:
+        return self._register(name).size
+
+    def register_bitwidth(self, name: str) -> int:
+        return self._register(name).bitwidth
+
+    def register_read(self, name: str, index: int) -> int:
+        with self.lock:
+            reg = self._register(name)
+            reg.check_index(index)
+            return reg.cells[index]
+
+    def register_read_all(self, name: str) -> list[int]:
+        with self.lock:
+            return list(self._register(name).cells)
+
+    def register_write(self, name: str, index: int, value: int) -> None:
+        with self.lock:
+            self._register(name).write(index, value)
+
+    def register_reset(self, name: str) -> None:
+        with self.lock:
+            self._register(name).reset()
+
+    def counters(self) -> list[str]:
+        return [n for n, c in self.program.counters.items() if c.direct_table is None]
+
+    def _counter(self, name: str):
+        counter = self.program.counters[resolve_name("counter", name, self.counters())]
+        return counter
+
+    def counter_read(self, name: str, index: int) -> tuple[int, int]:
+        with self.lock:
+            counter = self._counter(name)
+            counter.check_index(index)
+            return counter.packets[index], counter.bytes[index]
+
+    def counter_write(self, name: str, index: int, packets: int, nbytes: int) -> None:
+        with self.lock:
+            counter = self._counter(name)
+            counter.check_index(index)
+            _check_counts(packets, nbytes)
+            counter.packets[index] = packets
+            counter.bytes[index] = nbytes
+
+    def counter_reset(self, name: str) -> None:
+        with self.lock:
+            self._counter(name).reset()
+
+    def meters(self) -> list[str]:
+        return [n for n, m in self.program.meters.items() if m.direct_table is None]
+
+    def meter_set_rates(self, name: str, index: int, rates) -> None:
+        with self.lock:
+            meter = self.program.meters[resolve_name("meter", name, self.meters())]
+            meter.check_index(index)
+            meter.meters[index].configure(meter.check_rates(rates), self.program.now_us())
+
+    def meter_get_rates(self, name: str, index: int) -> list[tuple[float, int]] | None:
+        with self.lock:
+            meter = self.program.meters[resolve_name("meter", name, self.meters())]
+            meter.check_index(index)
+            rates = meter.meters[index].rates
+            return list(rates) if rates is not None else None
+
+    def parse_vsets(self) -> list[str]:
+        return list(self.program.vsets)
+
+    def _vset(self, name: str):
+        vsets = self.program.vsets
+        return vsets[resolve_name("parse value set", name, vsets)]
+
+    def parse_vset_add(self, name: str, value: int, mask: int | None = None) -> None:
+        with self.lock:
+            self._vset(name).add(value, mask)
+
+    def parse_vset_remove(self, name: str, value: int, mask: int | None = None) -> None:
+        with self.lock:
+            self._vset(name).remove(value, mask)
+
+    # ---------------------------------------------------------- packet replication engine
+    def mc_group_create(self, mgid: int) -> None:
+        with self.lock:
+            self.pre.group_create(mgid)
+
+    def mc_group_delete(self, mgid: int) -> None:
+        with self.lock:
+            self.pre.group_delete(mgid)
+
+    def mc_node_create(self, rid: int, ports) -> int:
+        with self.lock:
+            return self.pre.node_create(rid, ports)
+
+    def mc_node_update(self, handle: int, ports) -> None:
+        with self.lock:
+            self.pre.node_update(handle, ports)
+
+    def mc_node_destroy(self, handle: int) -> None:
+        with self.lock:
+            self.pre.node_destroy(handle)
+
+    def mc_node_associate(self, mgid: int, handle: int) -> None:
+        with self.lock:
+            self.pre.node_associate(mgid, handle)
+
+    def mc_node_dissociate(self, mgid: int, handle: int) -> None:
+        with self.lock:
+            self.pre.node_dissociate(mgid, handle)
+
+    def mc_group_set(self, mgid: int, replicas) -> None:
+        with self.lock:
+            self.pre.group_set(mgid, replicas)
+
+    def mc_group_get(self, mgid: int) -> list[tuple[int, int]]:
+        with self.lock:
+            return self.pre.group_get(mgid)
+
+    def mc_groups(self) -> list[int]:
+        with self.lock:
+            return sorted(self.pre.groups)
+
+    def mirroring_add(self, session: int, port: int | None = None,
+                      mgid: int | None = None) -> None:
+        with self.lock:
+            self.pre.mirroring_add(session, port, mgid)
+
+    def mirroring_delete(self, session: int) -> None:
+        with self.lock:
+            self.pre.mirroring_delete(session)
+
+    def mirroring_get(self, session: int) -> dict | None:
+        with self.lock:
+            return self.pre.mirroring_get(session)
+
+
+def _check_counts(packets, nbytes) -> None:
+    for what, x in (("packets", packets), ("bytes", nbytes)):
+        if not isinstance(x, int) or x < 0:
+            raise InvalidArgument(f"{what} must be a non-negative int, got {x!r}")
