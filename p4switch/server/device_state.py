@@ -35,6 +35,8 @@ class DeviceState:
         default_factory=dict
     )
     clone_sessions: dict[int, CloneSession] = field(default_factory=dict)
+    # (table id, entry handle) -> the entry's opaque `metadata` bytes, returned by reads
+    entry_metadata: dict[tuple[int, int], bytes] = field(default_factory=dict)
 
     def call(self, context: str, operation: Callable, *args, **kwargs):
         """Call the runtime; its errors become RequestErrors that say what was being done."""

@@ -34,27 +34,33 @@ def write(state: DeviceState, kind: int, entry: p4runtime_pb2.TableEntry) -> Non
         return
     if table.is_const_table:
         raise RequestError(PERMISSION_DENIED, f"{where}: const table, entries cannot be changed")
+    if entry.idle_timeout_ns:
+        raise RequestError(UNIMPLEMENTED, f"{where}: idle timeouts are not supported")
     keys = match_keys.decode_keys(pipeline.index, table, entry.match, where)
     priority = match_keys.check_priority(table, entry.priority, where)
     name = pipeline.json_name(table)
     sw = state.switch
+    table_id = table.preamble.id
     if kind == Update.INSERT:
         if not entry.HasField("action"):
             raise RequestError(INVALID_ARGUMENT, f"{where}: INSERT without an action")
         target = _decode_table_action(state, table, entry.action, where, default=False)
+        _check_direct_resources(state, table, entry, where)
         handle = _add(state, name, keys, priority, target, where)
         try:
             _write_direct_resources(state, table, handle, entry, where)
         except RequestError:
             state.call(where, sw.table_delete, name, handle)
             raise
+        _remember_metadata(state, (table_id, handle), entry)
         return
     handle = state.call(where, sw.table_find, name, keys, priority)
     if handle is None:
         raise RequestError(NOT_FOUND, f"{where}: no entry with this match key and priority")
     if kind == Update.DELETE:
         state.call(where, sw.table_delete, name, handle)
-        state.direct_meter_configs.pop((table.preamble.id, handle), None)
+        state.direct_meter_configs.pop((table_id, handle), None)
+        state.entry_metadata.pop((table_id, handle), None)
         return
     if kind != Update.MODIFY:
         raise RequestError(INVALID_ARGUMENT, f"{where}: unknown update type {kind}")
@@ -63,6 +69,14 @@ def write(state: DeviceState, kind: int, entry: p4runtime_pb2.TableEntry) -> Non
         target = _decode_table_action(state, table, entry.action, where, default=False)
         _modify(state, name, handle, target, where)
     _write_direct_resources(state, table, handle, entry, where)
+    _remember_metadata(state, (table_id, handle), entry)
+
+
+def _remember_metadata(state: DeviceState, slot: tuple[int, int], entry) -> None:
+    if entry.metadata:
+        state.entry_metadata[slot] = bytes(entry.metadata)
+    else:
+        state.entry_metadata.pop(slot, None)
 
 
 def _decode_table_action(state, table, table_action, where, *, default: bool):
@@ -120,9 +134,15 @@ def _modify(state, name, handle, target, where) -> None:
 def _check_direct_resources(state, table, entry, where) -> None:
     index = state.pipeline.index
     if entry.HasField("counter_data") and index.direct_resource(table, "direct counter") is None:
-        raise RequestError(INVALID_ARGUMENT, f"{where}: counter_data given, table has no direct counter")
-    if entry.HasField("meter_config") and index.direct_resource(table, "direct meter") is None:
-        raise RequestError(INVALID_ARGUMENT, f"{where}: meter_config given, table has no direct meter")
+        raise RequestError(
+            INVALID_ARGUMENT, f"{where}: counter_data given, table has no direct counter"
+        )
+    if entry.HasField("meter_config"):
+        if index.direct_resource(table, "direct meter") is None:
+            raise RequestError(
+                INVALID_ARGUMENT, f"{where}: meter_config given, table has no direct meter"
+            )
+        meter_rates(entry.meter_config)  # checks the config before anything changes
 
 
 def _write_direct_resources(state, table, handle, entry, where) -> None:
@@ -233,6 +253,7 @@ def _read_table(state, table, request):
         if table.is_const_table:
             message.is_const = True
         handle = runtime_entry.handle
+        message.metadata = state.entry_metadata.get((table.preamble.id, handle), b"")
         if request.HasField("counter_data") and counter is not None:
             packets, octets = state.call(where, state.switch.direct_counter_read, name, handle)
             message.counter_data.packet_count = packets

@@ -188,3 +188,25 @@ def test_to_cpu_and_drop_actions_round_trip(server):
           update("INSERT", table_entry=fwd_entry(6, action_id=DROP)))
     actions = sorted(e.action.action.action_id for e in read_table(server.stub, FWD))
     assert actions == sorted([TO_CPU, DROP])
+
+
+def test_entry_metadata_round_trips_and_idle_timeout_is_unimplemented(server):
+    entry = fwd_entry(1, port=2)
+    entry.metadata = b"cookie-42"
+    write(server.stub, update("INSERT", table_entry=entry))
+    (back,) = read_table(server.stub, FWD)
+    assert back.metadata == b"cookie-42"
+    timed = fwd_entry(2, port=2)
+    timed.idle_timeout_ns = 1000
+    with pytest.raises(grpc.RpcError) as err:
+        write(server.stub, update("INSERT", table_entry=timed))
+    assert write_errors(err.value)[0].canonical_code == grpc.StatusCode.UNIMPLEMENTED.value[0]
+
+
+def test_bad_direct_meter_config_on_insert_changes_nothing(server):
+    entry = route_entry(b"\x0a\x00\x00\x00\x00\x00", 8)
+    entry.meter_config.cir, entry.meter_config.pir = 10, 5
+    with pytest.raises(grpc.RpcError) as err:
+        write(server.stub, update("INSERT", table_entry=entry))
+    assert "cir must not exceed pir" in write_errors(err.value)[0].message
+    assert server.switch.calls == []
