@@ -681,6 +681,7 @@ class Checker:
 
     def member(self, e: A.Member, s: Scope) -> Type:
         base = self.expr(e.expr, s)
+        where = _NameSite(getattr(e, "name_loc", e.loc))
         if isinstance(base, NamedT) and base.category == "namespace":  # error.X
             if e.name not in self.errors:
                 raise self.fail(e, f"unknown error '{e.name}'")
@@ -698,7 +699,7 @@ class Checker:
                 return MethodT("header" if base.kind == "header" else "union", e.name)
             ft = base.field_type(e.name)
             if ft is None:
-                raise self.fail(e, f"{base.describe()} has no field '{e.name}'")
+                raise self.fail(where, f"{base.describe()} has no field '{e.name}'")
             return ft
         if isinstance(base, StackT):
             if e.name in ("next", "last"):
@@ -905,6 +906,11 @@ class Checker:
         if isinstance(ref, A.NamedTypeRef) and ref.name in bindings:
             return bindings[ref.name]
         return self.resolve_type(ref, s if s is not None else self.top)
+
+
+class _NameSite:
+    def __init__(self, loc):
+        self.loc = loc
 
 
 def _describe_callee(e) -> str:

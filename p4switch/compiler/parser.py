@@ -902,7 +902,8 @@ class Parser:
                 if name.kind not in ("id", "kw"):
                     raise self.error(f"expected a member name, found {self._describe(name)}")
                 self.advance()
-                e = A.Member(name.loc, e, name.text)
+                e = A.Member(e.loc, e, name.text)
+                e.name_loc = name.loc
             elif t.text == "[":
                 self.advance()
                 first = self.parse_expression()

@@ -1,0 +1,475 @@
+"""Lowering, part 8: the whole v1model program to one BMv2 JSON document (p4c's layout).
+
+`LoweringContext` is the shared state of one lowering (layout, actions, externs, naming); the
+stage-specific lowerers (parser, controls, tables, statements, externs) use it. `lower_program`
+finds the `V1Switch` package instance, binds the pipeline parameters to storage and assembles
+the JSON.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import ast as A
+from .constfold import fold
+from .errors import Location
+from .lower_control import ControlInstance, ControlLowerer
+from .lower_expr import Bound, Env, ExprLowerer, Unsupported, hexstr
+from .lower_externs import ExternLowering
+from .lower_parser import ParserLowerer
+from .lower_stmt import ExternRef, StatementLowerer
+from .storage import FieldRef, HeaderInst, Layout, RuntimeData, StructStore
+from .types import BOOL, BitT, EnumT, NamedT, StructT, bit_width
+
+FIELD_ALIASES = [
+    ["queueing_metadata.enq_timestamp", ["standard_metadata", "enq_timestamp"]],
+    ["queueing_metadata.enq_qdepth", ["standard_metadata", "enq_qdepth"]],
+    ["queueing_metadata.deq_timedelta", ["standard_metadata", "deq_timedelta"]],
+    ["queueing_metadata.deq_qdepth", ["standard_metadata", "deq_qdepth"]],
+    ["intrinsic_metadata.ingress_global_timestamp", ["standard_metadata", "ingress_global_timestamp"]],
+    ["intrinsic_metadata.egress_global_timestamp", ["standard_metadata", "egress_global_timestamp"]],
+    ["intrinsic_metadata.mcast_grp", ["standard_metadata", "mcast_grp"]],
+    ["intrinsic_metadata.egress_rid", ["standard_metadata", "egress_rid"]],
+    ["intrinsic_metadata.priority", ["standard_metadata", "priority"]],
+]
+EXTERN_KINDS = {"counter", "direct_counter", "meter", "direct_meter", "register", "action_profile",
+                "action_selector", "Checksum16"}
+INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "p4include")
+
+
+def _qualified_local(decl) -> str:
+    ann = A.find_annotation(decl.annotations, "name")
+    if ann and ann.args and isinstance(ann.args[0], A.StrLit):
+        return ann.args[0].value
+    return decl.name
+
+
+class LoweringContext:
+    def __init__(self, program: A.Program, checker, reporter, main_file: str):
+        self.program = program
+        self.checker = checker
+        self.reporter = reporter
+        self.main_file = main_file
+        self.file_base = os.path.splitext(os.path.basename(main_file))[0]
+        self.layout = Layout()
+        self.exprs = ExprLowerer(self)
+        self.externs = ExternLowering(self)
+        self.global_env = Env()
+        self.global_env.prefix = ""
+        self.top_level = set(program.decls)
+        self.actions: list = []
+        self.action_keys: dict = {}
+        self.action_names: set = set()
+        self.table_names: set = set()
+        self.node_counter = 0
+        self.in_checksum_control = False
+        self.digests: list = []
+        self.value_sets: list = []
+        self.action_profiles: dict = {}
+        self.field_list_fields: dict = {}
+        self.action_meta: dict = {}  # action id -> (decl, qualified name) for P4Info
+
+    # ---- naming ---------------------------------------------------------------------------
+    def qualified(self, prefix: str, decl) -> str:
+        local = _qualified_local(decl)
+        if local.startswith("."):
+            return local[1:]
+        return f"{prefix}.{local}" if prefix else local
+
+    def prefix_of(self, env: Env) -> str:
+        while env is not None:
+            if hasattr(env, "prefix"):
+                return env.prefix
+            env = env.parent
+        return ""
+
+    def node_name(self) -> str:
+        self.node_counter += 1
+        return f"node_{self.node_counter + 1}"
+
+    def unique_table_name(self, base: str) -> str:
+        name, n = base, 0
+        while name in self.table_names:
+            name = f"{base}_{n}"
+            n += 1
+        self.table_names.add(name)
+        return name
+
+    def synth_action_name(self, stmt) -> str:
+        base = f"{self.file_base}{stmt.loc.line}"
+        if stmt.loc.file != self.main_file:
+            base = f"{os.path.splitext(os.path.basename(stmt.loc.file))[0]}{stmt.loc.line}"
+        return base
+
+    def key_name(self, k: A.KeyElement) -> str:
+        ann = A.find_annotation(k.annotations, "name")
+        if ann and ann.args and isinstance(ann.args[0], A.StrLit):
+            return ann.args[0].value
+        return expr_text(k.expr)
+
+    # ---- source info ------------------------------------------------------------------------
+    def source_info(self, node, fragment: str | None = None) -> dict | None:
+        loc: Location = node.loc
+        if loc.file.startswith(INCLUDE_DIR):
+            return None
+        if fragment is None:
+            fragment = self.fragment(node)
+        return {"filename": os.path.basename(loc.file) if os.path.isabs(loc.file) else loc.file,
+                "line": loc.line, "column": loc.col - 1, "source_fragment": fragment}
+
+    def fragment(self, node, multi: bool = False, expr_only: bool = False,
+                 first_arg_only: bool = False) -> str:
+        line = self.reporter.sources.line(node.loc.file, node.loc.line) or ""
+        text = line[node.loc.col - 1:]
+        depth = 0
+        end = len(text)
+        for i, c in enumerate(text):
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+                if depth < 0:
+                    end = i
+                    break
+            elif c == ";" and depth == 0:
+                end = i
+                break
+            elif c == "," and depth == 1 and first_arg_only:
+                return text[:i + 1].strip() + " ..."
+        frag = text[:end].strip()
+        if expr_only and frag.endswith(")") and frag.count("(") < frag.count(")"):
+            frag = frag[:-1]
+        if end == len(text) and depth > 0:
+            frag += " ..."
+        if multi:
+            frag += "; ..."
+        return frag
+
+    # ---- storage ----------------------------------------------------------------------------
+    def declare_local(self, decl: A.VarDecl, env: Env) -> None:
+        if decl in env.bindings:
+            return
+        t = decl.type
+        env.bind(decl, self.layout.allocate(t, decl.name, decl.name))
+
+    def decl_env(self, decl, env: Env) -> Env:
+        return env
+
+    def bind_instance(self, decl: A.InstanceDecl, env: Env, prefix: str) -> None:
+        t = decl.type
+        if isinstance(t, NamedT) and t.category == "extern":
+            kind = t.name
+            if kind not in EXTERN_KINDS:
+                raise Unsupported(decl, f"extern '{kind}' is not supported by this back end")
+            name = self.qualified(prefix, decl)
+            ref = ExternRef(name, kind, decl)
+            env.bind(decl, ref)
+            if kind in ("action_profile", "action_selector"):
+                return
+            self.externs.declare_instance(decl, name, kind)
+        elif isinstance(t, NamedT) and t.category == "control":
+            env.bind(decl, ControlInstance(t.decl, self.qualified(prefix, decl)))
+        elif isinstance(t, NamedT) and t.category == "parser":
+            env.bind(decl, ("parser", t.decl, self.qualified(prefix, decl)))
+        else:
+            raise Unsupported(decl, f"cannot instantiate {t.describe()} here")
+
+    def field_list_members(self, index: int) -> list:
+        return [f.json() for f in self.field_list_fields.get(index, [])]
+
+    def collect_field_lists(self, storage, t) -> None:
+        if not isinstance(storage, StructStore):
+            return
+        for fname, ft, anns in t.fields:
+            ann = A.find_annotation(anns, "field_list")
+            sub = storage.fields[fname]
+            if ann is not None:
+                for arg in ann.args:
+                    idx = fold(arg) if isinstance(arg, A.Expr) else int(arg)
+                    if isinstance(sub, FieldRef):
+                        self.field_list_fields.setdefault(idx, []).append(sub)
+            if isinstance(ft, StructT) and ft.kind == "struct":
+                self.collect_field_lists(sub, ft)
+
+    def value_set(self, decl: A.ValueSetDecl) -> str:
+        name = decl.name
+        width = bit_width(decl.type)
+        self.value_sets.append({"name": name, "id": len(self.value_sets),
+                                "compressed_bitwidth": width, "decl": decl})
+        return name
+
+    def action_profile(self, inst: ExternRef, selector_inputs, control) -> str:
+        if inst.name in self.action_profiles:
+            return inst.name
+        args = [a.value for a in inst.decl.args]
+        entry = {"name": inst.name, "id": len(self.action_profiles),
+                 "source_info": self.source_info(inst.decl, fragment=inst.decl.name),
+                 "max_size": fold(args[1] if inst.kind == "action_selector" else args[0])}
+        if inst.kind == "action_selector":
+            algo = self.externs.algorithm(args[0])
+            entry["selector"] = {"algo": algo, "input": selector_inputs}
+        self.action_profiles[inst.name] = (entry, control.pipeline, inst)
+        return inst.name
+
+    # ---- actions ----------------------------------------------------------------------------
+    def global_action(self, name: str):
+        for d in self.program.decls:
+            if isinstance(d, A.ActionDecl) and d.name == name:
+                return d
+        return None
+
+    def add_action(self, base: str, runtime_data: list, prims: list, unique: bool = True):
+        name = base
+        if unique:
+            n = 0
+            while name in self.action_names:
+                name = f"{base}_{n}"
+                n += 1
+        self.action_names.add(name)
+        action_id = len(self.actions)
+        self.actions.append({"name": name, "id": action_id, "runtime_data": runtime_data,
+                             "primitives": prims})
+        return action_id, name
+
+    def action_for(self, act: A.ActionDecl, env: Env, bound_args=None):
+        prefix = "" if act in self.top_level else self.prefix_of(env)
+        key = (act, prefix, id(bound_args) if bound_args else None)
+        if key in self.action_keys:
+            return self.action_keys[key]
+        name = self.qualified(prefix, act)
+        inner = Env(env)
+        directional = [p for p in act.params if p.direction]
+        data_params = [p for p in act.params if not p.direction]
+        for p, a in zip(directional, bound_args or []):
+            inner.bind(p, Bound(a.value, env))
+        runtime_data = []
+        for i, p in enumerate(data_params):
+            inner.bind(p, RuntimeData(i, p.type))
+            runtime_data.append({"name": p.name, "bitwidth": 1 if p.type == BOOL else bit_width(p.type)})
+        prims: list = []
+        StatementLowerer(self, prims).stmts(act.body.stmts, inner)
+        action_id, _ = self.add_action(name, runtime_data, prims, unique=False)
+        self.action_keys[key] = (action_id, name)
+        self.action_meta[action_id] = (act, name)
+        return action_id, name
+
+    def action_data(self, param: A.Param, value: A.Expr) -> str:
+        v = fold(value)
+        if v is None:
+            raise Unsupported(value, "action data here must be a compile-time constant")
+        width = 1 if param.type == BOOL else bit_width(param.type)
+        return hexstr(int(v) & ((1 << width) - 1), width)
+
+
+def expr_text(e) -> str:
+    """P4 source text of a (key) expression, as p4c prints key names."""
+    if isinstance(e, A.Name):
+        return e.name
+    if isinstance(e, A.Member):
+        return f"{expr_text(e.expr)}.{e.name}"
+    if isinstance(e, A.Index):
+        return f"{expr_text(e.expr)}[{expr_text(e.index)}]"
+    if isinstance(e, A.IntLit):
+        return str(e.value) if e.width is None else f"{e.width}{'s' if e.signed else 'w'}{e.value}"
+    if isinstance(e, A.Slice):
+        return f"{expr_text(e.expr)}[{expr_text(e.hi)}:{expr_text(e.lo)}]"
+    if isinstance(e, A.Call):
+        return f"{expr_text(e.func)}()"
+    if isinstance(e, A.Binary):
+        return f"{expr_text(e.left)} {e.op} {expr_text(e.right)}"
+    return "key"
+
+
+# ---- the program ------------------------------------------------------------------------------
+def find_main(program: A.Program, reporter):
+    main = None
+    for d in program.decls:
+        if isinstance(d, A.InstanceDecl) and d.name == "main":
+            main = d
+    if main is None:
+        raise reporter.error(program.loc, "the program has no 'main' package instance "
+                                          "(e.g. V1Switch(...) main;)")
+    if not (isinstance(main.type, NamedT) and main.type.name == "V1Switch"):
+        raise reporter.error(main.loc, "inaemu compiles v1model programs: 'main' must be a V1Switch")
+    if len(main.args) != 6:
+        raise reporter.error(main.loc, "V1Switch takes 6 arguments")
+    blocks = []
+    for a in main.args:
+        v = a.value
+        decl = None
+        if isinstance(v, A.Call) and isinstance(v.func, A.Name):
+            decl = v.func.decl
+        elif isinstance(v, A.Name) and isinstance(v.decl, A.InstanceDecl):
+            decl = v.decl.type.decl if isinstance(v.decl.type, NamedT) else None
+        if not isinstance(decl, (A.ParserDecl, A.ControlDecl)) or getattr(decl, "is_type", False):
+            raise reporter.error(v.loc, "V1Switch arguments must be parser/control instances")
+        blocks.append(decl)
+    return main, blocks
+
+
+def lower_program(program: A.Program, checker, reporter, main_file: str) -> tuple[dict, LoweringContext]:
+    ctx = LoweringContext(program, checker, reporter, main_file)
+    try:
+        return _lower(ctx, program, reporter), ctx
+    except Unsupported as exc:
+        raise reporter.error(exc.node.loc, exc.message) from None
+
+
+def _lower(ctx: LoweringContext, program, reporter) -> dict:
+    main, (parser, verify, ingress, egress, compute, deparser) = find_main(program, reporter)
+    if len(parser.params) != 4:
+        raise Unsupported(parser, "the V1Switch parser takes 4 parameters")
+    h_type, m_type = parser.params[1].type, parser.params[2].type
+    layout = ctx.layout
+    if not isinstance(h_type, StructT) or h_type.kind != "struct":
+        hdr = layout.allocate(h_type, "hdr", "hdr")
+    else:
+        hdr = StructStore(h_type, {})
+        for fname, ft, _ in h_type.fields:
+            hdr.fields[fname] = layout.allocate(ft, fname, f"{h_type.name}.{fname}")
+    meta = StructStore(m_type, {})
+    for fname, ft, _ in m_type.fields:
+        meta.fields[fname] = layout.allocate(ft, fname, f"{m_type.name}.{fname}")
+    ctx.collect_field_lists(meta, m_type)
+    sm = HeaderInst("standard_metadata", parser.params[3].type, True)
+
+    def env_for(decl, values):
+        env = Env(ctx.global_env)
+        env.prefix = decl.name
+        for p, v in zip(decl.params, values):
+            env.bind(p, v)
+        return env
+
+    ctx.hdr, ctx.meta = hdr, meta
+    parser_lowerer = ParserLowerer(ctx)
+    init_state = parser_lowerer.lower(parser, env_for(parser, [None, hdr, meta, sm]))
+    pipelines = []
+    for pid, (name, decl) in enumerate((("ingress", ingress), ("egress", egress))):
+        lowerer = ControlLowerer(ctx, name)
+        init = lowerer.lower(decl, env_for(decl, [hdr, meta, sm]), decl.name)
+        lowerer.tables.reverse()
+        lowerer.conditionals.reverse()
+        pipelines.append({"name": name, "id": pid, "source_info": ctx.source_info(decl, fragment=decl.name),
+                          "init_table": init, "tables": lowerer.tables,
+                          "action_profiles": [e for e, pipe, _ in ctx.action_profiles.values()
+                                              if pipe == name],
+                          "conditionals": lowerer.conditionals})
+    ctx.in_checksum_control = True
+    for decl in (compute, verify):
+        env = env_for(decl, [hdr, meta])
+        prims: list = []
+        lowerer = StatementLowerer(ctx, prims)
+        for st in decl.apply.stmts:
+            lowerer.stmt(st, env)
+        if prims:
+            raise Unsupported(decl, f"{decl.name}: only verify_checksum/update_checksum calls are "
+                                    "supported in the checksum controls")
+    ctx.in_checksum_control = False
+    order = deparser_order(ctx, deparser, env_for(deparser, [None, hdr]))
+    for table_list in (p["tables"] for p in pipelines):
+        for t in table_list:
+            if t["direct_meters"]:
+                meter = ctx.externs.find(ctx.externs.meter_arrays, t["direct_meters"])
+                target = ctx.externs.direct_meter_targets.get(t["direct_meters"])
+                meter["result_target"] = target
+    _renumber(pipelines)
+    layout.pad_scalars()
+    externs = ctx.externs.finish()
+    checksums = externs.pop("checksums")
+    out = layout.to_json()
+    out.update({
+        "field_lists": sorted(externs.pop("field_lists"), key=lambda f: f["id"]),
+        "errors": [[n, v] for n, v in ctx.checker.errors.items()],
+        "enums": user_enums(ctx),
+        "parsers": [{"name": "parser", "id": 0, "init_state": init_state,
+                     "parse_states": _number(parser_lowerer.states)}],
+        "parse_vsets": [{k: v for k, v in vs.items() if k != "decl"} for vs in ctx.value_sets],
+        "deparsers": [{"name": "deparser", "id": 0,
+                       "source_info": ctx.source_info(deparser, fragment=deparser.name),
+                       "order": order, "primitives": []}],
+        "meter_arrays": externs["meter_arrays"],
+        "counter_arrays": externs["counter_arrays"],
+        "register_arrays": externs["register_arrays"],
+        "calculations": externs["calculations"],
+        "learn_lists": externs["learn_lists"],
+        "actions": ctx.actions,
+        "pipelines": pipelines,
+        "checksums": checksums,
+        "force_arith": [],
+        "extern_instances": [],
+        "field_aliases": FIELD_ALIASES,
+        "program": os.path.basename(ctx.main_file),
+        "__meta__": {"version": [2, 23], "compiler": "inaemu"},
+    })
+    return out
+
+
+def _number(items: list) -> list:
+    for i, item in enumerate(items):
+        item["id"] = i
+    return items
+
+
+def _renumber(pipelines) -> None:
+    tid = cid = 0
+    for p in pipelines:
+        for t in p["tables"]:
+            t["id"] = tid
+            tid += 1
+        for c in p["conditionals"]:
+            c["id"] = cid
+            cid += 1
+
+
+def user_enums(ctx) -> list:
+    out = []
+    for d in ctx.program.decls:
+        if isinstance(d, A.EnumDecl) and d.underlying is None and not d.loc.file.startswith(INCLUDE_DIR):
+            t = ctx.checker.decl_type(d)
+            out.append({"name": d.name, "entries": [[n, v] for n, v in t.members.items()]})
+    return out
+
+
+def deparser_order(ctx, deparser: A.ControlDecl, env: Env) -> list:
+    order: list = []
+
+    def add_storage(s):
+        from .storage import StackStore, UnionStore
+        if isinstance(s, HeaderInst):
+            order.append(s.name)
+        elif isinstance(s, StackStore):
+            for el in s.elements:
+                add_storage(el)
+        elif isinstance(s, UnionStore):
+            for m in s.members.values():
+                add_storage(m)
+        elif isinstance(s, StructStore):
+            for sub in s.fields.values():
+                add_storage(sub)
+
+    def walk(stmts):
+        for st in stmts:
+            if isinstance(st, A.Block):
+                walk(st.stmts)
+            elif isinstance(st, A.CallStmt) and isinstance(st.call.func, A.Member) \
+                    and st.call.func.name == "emit":
+                arg = st.call.args[0].value
+                s = ctx.exprs.resolve(arg, env)
+                if s is None:
+                    raise Unsupported(arg, "emit() needs a header, stack, union or struct of them")
+                add_storage(s)
+            elif isinstance(st, A.Empty):
+                continue
+            else:
+                raise Unsupported(st, "only emit() calls are supported in the deparser")
+
+    walk(deparser.apply.stmts)
+    seen, unique = set(), []
+    for name in order:
+        if name not in seen:
+            seen.add(name)
+            unique.append(name)
+    return unique
+
+
+__all__ = ["lower_program", "LoweringContext", "expr_text", "BitT", "EnumT"]

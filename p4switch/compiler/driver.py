@@ -1,0 +1,52 @@
+"""Runs the compiler stages in order and packages the result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .bmv2 import lower_program
+from .checker import check
+from .errors import CompileError, Location, Reporter, SourceLines
+from .lexer import tokenize
+from .p4info import build_p4info, p4info_to_text
+from .parser import parse
+from .preprocess import Preprocessor
+
+
+@dataclass
+class CompileResult:
+    bmv2: dict
+    p4info: object  # p4.config.v1.p4info_pb2.P4Info
+
+    def p4info_text(self) -> str:
+        return p4info_to_text(self.p4info)
+
+
+def compile_source(text: str, filename: str = "program.p4", include_dirs=(),
+                   defines: dict[str, str] | None = None) -> CompileResult:
+    reporter = Reporter(SourceLines())
+    pre = Preprocessor(reporter, include_dirs, defines)
+    return _compile(lambda: pre.run_text(text, filename), reporter, filename)
+
+
+def compile_file(path, include_dirs=(), defines: dict[str, str] | None = None) -> CompileResult:
+    path = str(path)
+    reporter = Reporter(SourceLines())
+    pre = Preprocessor(reporter, include_dirs, defines)
+    return _compile(lambda: pre.run_file(path), reporter, path)
+
+
+def _compile(preprocess, reporter: Reporter, main_file: str) -> CompileResult:
+    source = preprocess()
+    tokens = tokenize(source, reporter)
+    program = parse(tokens, reporter)
+    checker = check(program, reporter)
+    try:
+        bmv2, ctx = lower_program(program, checker, reporter, main_file)
+    except RecursionError:
+        raise reporter.error(Location(main_file, 0, 0), "program nested too deeply") from None
+    p4info = build_p4info(program, ctx, bmv2)
+    return CompileResult(bmv2, p4info)
+
+
+__all__ = ["compile_file", "compile_source", "CompileResult", "CompileError"]

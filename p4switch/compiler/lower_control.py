@@ -1,0 +1,295 @@
+"""Lowering, part 5: a control's apply block to BMv2's table/conditional graph.
+
+Straight-line code becomes a synthesized action run by a keyless table (`tbl_<file><line>`, as
+p4c names them), `if` becomes a conditional `node_N`, `t.apply().hit` and `switch (t.apply()
+.action_run)` become the table's `__HIT__`/`__MISS__` or per-action `next_tables`, `return`
+jumps to the control's continuation, and sub-controls are inlined. The graph is built back to
+front so every node knows its successor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ast as A
+from .constfold import fold
+from .lower_expr import Env, Unsupported
+from .lower_stmt import ExternRef, StatementLowerer
+from .lower_tables import TableBuilder
+
+
+@dataclass(eq=False)
+class TableRef:
+    name: str
+    decl: A.TableDecl
+    env: Env
+    prefix: str
+
+
+@dataclass(eq=False)
+class ControlInstance:
+    decl: A.ControlDecl
+    name: str
+
+
+class ControlLowerer:
+    def __init__(self, ctx, pipeline: str):
+        self.ctx = ctx
+        self.pipeline = pipeline
+        self.tables: list = []
+        self.conditionals: list = []
+        self.applied: set = set()
+        self.tables_builder = TableBuilder(ctx, self)
+
+    # ---- controls ---------------------------------------------------------------------------
+    def lower(self, decl: A.ControlDecl, env: Env, prefix: str, nxt=None):
+        self.bind_locals(decl, env, prefix)
+        return self.seq(decl.apply.stmts, env, nxt, nxt)
+
+    def bind_locals(self, decl: A.ControlDecl, env: Env, prefix: str) -> None:
+        for local in decl.locals:
+            if isinstance(local, A.InstanceDecl):
+                self.ctx.bind_instance(local, env, prefix)
+            elif isinstance(local, A.VarDecl):
+                self.ctx.declare_local(local, env)
+                if local.init is not None:
+                    raise Unsupported(local, "initialized control-level variables are not "
+                                             "supported; assign in the apply block")
+            elif isinstance(local, A.TableDecl):
+                env.bind(local, TableRef(self.ctx.qualified(prefix, local), local, env, prefix))
+            elif isinstance(local, A.ActionDecl):
+                env.bind(local, prefix)
+
+    # ---- statement sequences ------------------------------------------------------------------
+    def seq(self, stmts, env: Env, nxt, ret):
+        for st in stmts:
+            if isinstance(st, A.VarDecl):
+                self.ctx.declare_local(st, env)
+            elif isinstance(st, A.InstanceDecl):
+                self.ctx.bind_instance(st, env, self.ctx.prefix_of(env))
+        segments: list = []
+        run: list = []
+        for st in stmts:
+            if self.is_straight(st, env):
+                run.append(st)
+                continue
+            if run:
+                segments.append(run)
+                run = []
+            segments.append(st)
+            if isinstance(st, (A.Return, A.Exit)):
+                break
+        if run:
+            segments.append(run)
+        cur = nxt
+        for seg in reversed(segments):
+            cur = self.node(seg, env, cur, ret)
+        return cur
+
+    def is_straight(self, st, env) -> bool:
+        if isinstance(st, (A.Assign, A.Empty)):
+            return True
+        if isinstance(st, A.VarDecl):
+            return True
+        if isinstance(st, A.CallStmt):
+            return self.call_kind(st.call, env) == "plain"
+        return False
+
+    def call_kind(self, call: A.Call, env) -> str:
+        f = call.func
+        if isinstance(f, A.Member) and f.name == "apply" and isinstance(f.expr, A.Name):
+            d = f.expr.decl
+            if isinstance(d, A.TableDecl):
+                return "table"
+            if isinstance(d, A.InstanceDecl) and isinstance(env.lookup(d), ControlInstance):
+                return "control"
+        if isinstance(f, A.Name) and isinstance(f.decl, A.ActionDecl):
+            act = f.decl
+            if not any(p.direction for p in act.params) and all(
+                    fold(a.value) is not None for a in call.args):
+                return "action"
+        return "plain"
+
+    def node(self, seg, env: Env, nxt, ret):
+        if isinstance(seg, list):
+            return self.synthesized(seg, env, nxt)
+        if isinstance(seg, A.Block):
+            return self.seq(seg.stmts, Env(env), nxt, ret)
+        if isinstance(seg, A.Return):
+            return ret
+        if isinstance(seg, A.Exit):
+            return self.synthesized([seg], env, None)
+        if isinstance(seg, A.If):
+            return self.if_node(seg, env, nxt, ret)
+        if isinstance(seg, A.Switch):
+            return self.switch_node(seg, env, nxt, ret)
+        if isinstance(seg, A.CallStmt):
+            kind = self.call_kind(seg.call, env)
+            if kind == "table":
+                return self.apply_table(seg.call.func.expr, env, {"*": nxt})
+            if kind == "control":
+                inst = env.lookup(seg.call.func.expr.decl)
+                return self.inline_control(inst, seg.call, env, nxt)
+            if kind == "action":
+                return self.action_table(seg.call, env, nxt)
+        raise Unsupported(seg, f"{type(seg).__name__} is not supported in an apply block")
+
+    def inline_control(self, inst: ControlInstance, call: A.Call, env: Env, nxt):
+        from .lower_expr import Bound
+        inner = Env(self.ctx.global_env)
+        for p, a in zip(inst.decl.params, call.args):
+            inner.bind(p, Bound(a.value, env))
+        inner.prefix = inst.name
+        return self.lower(inst.decl, inner, inst.name, nxt)
+
+    # ---- nodes ------------------------------------------------------------------------------
+    def synthesized(self, stmts, env: Env, nxt):
+        prims: list = []
+        lowerer = StatementLowerer(self.ctx, prims)
+        for st in stmts:
+            if isinstance(st, A.VarDecl):
+                if st.init is not None:
+                    lowerer.assign(A.Name(st.loc, st.name), st.init, env, st, decl=st)
+            else:
+                lowerer.stmt(st, env)
+        if not prims:
+            return nxt
+        base = self.ctx.synth_action_name(stmts[0])
+        action_id, name = self.ctx.add_action(base, [], prims)
+        info = self.ctx.source_info(stmts[0], fragment=self.ctx.fragment(stmts[0], multi=len(stmts) > 1))
+        return self.keyless_table(self.ctx.unique_table_name("tbl_" + name), action_id, name, [],
+                                  nxt, info)
+
+    def action_table(self, call: A.Call, env: Env, nxt):
+        act = call.func.decl
+        action_id, name = self.ctx.action_for(act, env)
+        data = [self.ctx.action_data(p, a.value) for p, a in zip(act.params, call.args)]
+        info = self.ctx.source_info(call, fragment=self.ctx.fragment(call))
+        local = name.split(".")[-1]
+        return self.keyless_table(self.ctx.unique_table_name("tbl_" + local), action_id, name,
+                                  data, nxt, info)
+
+    def keyless_table(self, name, action_id, action_name, data, nxt, info):
+        table = {"name": name, "id": 0, "source_info": info, "key": [], "match_type": "exact",
+                 "type": "simple", "max_size": 1024, "with_counters": False,
+                 "support_timeout": False, "direct_meters": None, "action_ids": [action_id],
+                 "actions": [action_name], "base_default_next": nxt,
+                 "next_tables": {action_name: nxt},
+                 "default_entry": {"action_id": action_id, "action_const": True,
+                                   "action_data": data, "action_entry_const": True}}
+        self.tables.append(table)
+        return name
+
+    def apply_table(self, name_expr: A.Name, env: Env, nexts: dict):
+        ref = env.lookup(name_expr.decl)
+        if not isinstance(ref, TableRef):
+            raise Unsupported(name_expr, "unknown table")
+        if ref.name in self.applied:
+            raise Unsupported(name_expr, f"table '{ref.decl.name}' is applied more than once; "
+                                         "BMv2 allows each table once per pipeline")
+        self.applied.add(ref.name)
+        table = self.tables_builder.build(ref, nexts)
+        self.tables.append(table)
+        return ref.name
+
+    def if_node(self, st: A.If, env: Env, nxt, ret):
+        then_entry = self.seq([st.then], Env(env), nxt, ret)
+        else_entry = self.seq([st.other], Env(env), nxt, ret) if st.other is not None else nxt
+        hit = _table_hit(st.cond)
+        if hit is not None:
+            table_name, wants_hit = hit
+            on_hit, on_miss = (then_entry, else_entry) if wants_hit else (else_entry, then_entry)
+            return self.apply_table(table_name, env, {"__HIT__": on_hit, "__MISS__": on_miss})
+        c = fold(st.cond)
+        if c is not None:
+            return then_entry if c else else_entry
+        if _contains_apply(st.cond):
+            raise Unsupported(st.cond, "a table apply inside a larger condition is not supported; "
+                                       "use 'if (t.apply().hit)' on its own")
+        expr = self.ctx.exprs.boolean(st.cond, env)
+        return self.conditional(st.cond, expr, then_entry, else_entry)
+
+    def conditional(self, node, expr, true_next, false_next):
+        name = self.ctx.node_name()
+        self.conditionals.append({"name": name, "id": 0,
+                                  "source_info": self.ctx.source_info(node, fragment=self.ctx.fragment(node, expr_only=True)),
+                                  "expression": expr, "true_next": true_next,
+                                  "false_next": false_next})
+        return name
+
+    def switch_node(self, st: A.Switch, env: Env, nxt, ret):
+        bodies: list = []
+        pending: list = []
+        for case in st.cases:
+            pending.extend(case.labels)
+            if case.body is not None:
+                bodies.append((pending, case.body))
+                pending = []
+        if pending:
+            bodies.append((pending, None))
+        entries = []
+        for labels, body in bodies:
+            entry = self.seq(body.stmts, Env(env), nxt, ret) if body is not None else nxt
+            entries.append((labels, entry))
+        e = st.expr
+        if isinstance(e, A.Member) and e.name == "action_run":
+            table_name = e.expr.func.expr
+            nexts = {"*": nxt}
+            for labels, entry in entries:
+                for label in labels:
+                    if isinstance(label, A.Default):
+                        nexts["*"] = entry
+                    else:
+                        nexts[label.decl] = entry
+            return self.apply_table(table_name, env, nexts)
+        # switch on a value: a chain of conditionals
+        default = nxt
+        for labels, entry in entries:
+            if any(isinstance(lb, A.Default) for lb in labels):
+                default = entry
+        cur = default
+        for labels, entry in reversed(entries):
+            values = [lb for lb in labels if not isinstance(lb, A.Default)]
+            if not values:
+                continue
+            cond = None
+            for lb in values:
+                test = A.Binary(lb.loc, "==", e, lb)
+                test.type = __import__("p4switch.compiler.types", fromlist=["BOOL"]).BOOL
+                cond = test if cond is None else _or(cond, test)
+            cur = self.conditional(st, self.ctx.exprs.boolean(cond, env), entry, cur)
+        return cur
+
+
+def _or(a, b):
+    from .types import BOOL
+    e = A.Binary(a.loc, "||", a, b)
+    e.type = BOOL
+    return e
+
+
+def _table_hit(cond):
+    """(table name expr, wants_hit) for `t.apply().hit`, `.miss` and their negations."""
+    negate = False
+    while isinstance(cond, A.Unary) and cond.op == "!":
+        negate = not negate
+        cond = cond.expr
+    if (isinstance(cond, A.Member) and cond.name in ("hit", "miss")
+            and isinstance(cond.expr, A.Call) and isinstance(cond.expr.func, A.Member)
+            and cond.expr.func.name == "apply" and isinstance(cond.expr.func.expr, A.Name)
+            and isinstance(cond.expr.func.expr.decl, A.TableDecl)):
+        wants_hit = (cond.name == "hit") != negate
+        return cond.expr.func.expr, wants_hit
+    return None
+
+
+def _contains_apply(e) -> bool:
+    if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "apply":
+        return True
+    for child in vars(e).values():
+        if isinstance(child, A.Expr) and _contains_apply(child):
+            return True
+    return False
+
+
+__all__ = ["ControlLowerer", "ControlInstance", "TableRef", "ExternRef"]

@@ -1,0 +1,270 @@
+"""Lowering, part 4: the v1model externs, as the primitives and objects simple_switch knows.
+
+Stateful externs become `counter_arrays`/`meter_arrays`/`register_arrays`; hash and checksum
+calls become `calculations`; clone/resubmit/recirculate data become `field_lists`; digests become
+`learn_lists`. Method calls become primitives (`count`, `register_read`, `execute_meter`, ...).
+"""
+
+from __future__ import annotations
+
+from . import ast as A
+from .constfold import fold
+from .lower_expr import Unsupported, const, op
+from .storage import FieldRef, HeaderInst, StackStore, StructStore
+from .types import BOOL, BitT, EnumT, StructT, bit_width
+
+CLONE_PRIMITIVES = {0: "clone_ingress_pkt_to_egress", 1: "clone_egress_pkt_to_egress"}
+
+
+class ExternLowering:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.counter_arrays: list = []
+        self.meter_arrays: list = []
+        self.register_arrays: list = []
+        self.calculations: list = []
+        self.field_lists: list = []
+        self.learn_lists: list = []
+        self.checksums: list = []
+        self.annotated_lists: dict[int, list] = {}
+        self.empty_list_id: int | None = None
+        self.direct_meter_targets: dict = {}
+
+    # ---- instances --------------------------------------------------------------------------
+    def declare_instance(self, decl: A.InstanceDecl, json_name: str, kind: str) -> None:
+        args = [a.value for a in decl.args]
+        info = self.ctx.source_info(decl, fragment=decl.name)
+        if kind == "counter":
+            self.counter_arrays.append({"name": json_name, "id": 0, "source_info": info,
+                                        "size": fold(args[0]), "is_direct": False})
+        elif kind == "direct_counter":
+            self.counter_arrays.append({"name": json_name, "id": 0, "is_direct": True,
+                                        "binding": None, "source_info": info})
+        elif kind in ("meter", "direct_meter"):
+            mtype = fold(args[-1])
+            entry = {"name": json_name, "id": 0, "source_info": info,
+                     "is_direct": kind == "direct_meter", "rate_count": 2,
+                     "type": "packets" if mtype == 0 else "bytes"}
+            if kind == "meter":
+                entry["size"] = fold(args[0])
+            else:
+                entry["size"] = 1024
+                entry["binding"] = None
+                entry["result_target"] = None
+            self.meter_arrays.append(entry)
+        elif kind == "register":
+            width = bit_width(decl.type.type_args[0]) if decl.type.type_args else 32
+            self.register_arrays.append({"name": json_name, "id": 0, "source_info": info,
+                                         "size": fold(args[0]), "bitwidth": width})
+
+    def find(self, arrays: list, name: str) -> dict | None:
+        for a in arrays:
+            if a["name"] == name:
+                return a
+        return None
+
+    def finish(self) -> dict:
+        for arrays in (self.counter_arrays, self.meter_arrays, self.register_arrays):
+            for i, a in enumerate(arrays):
+                a["id"] = i
+        for a in self.counter_arrays:
+            if a.get("is_direct") and a.get("binding") is None:
+                a.pop("binding")
+        return {"counter_arrays": self.counter_arrays, "meter_arrays": self.meter_arrays,
+                "register_arrays": self.register_arrays, "calculations": self.calculations,
+                "field_lists": self.field_lists, "learn_lists": self.learn_lists,
+                "checksums": self.checksums}
+
+    # ---- data lists -------------------------------------------------------------------------
+    def flatten(self, e: A.Expr, env, lowerer, node) -> list:
+        """The fields of a list/struct/header argument, as calculation or field-list inputs."""
+        if isinstance(e, (A.ListExpr,)):
+            out = []
+            for item in e.items:
+                out += self.flatten(item, env, lowerer, node)
+            return out
+        if isinstance(e, A.StructExpr):
+            out = []
+            for _, item in e.fields:
+                out += self.flatten(item, env, lowerer, node)
+            return out
+        v = fold(e)
+        if v is not None:
+            w = bit_width(e.type) or 32
+            return [{"type": "hexstr", "value": const(v, w)["value"], "bitwidth": w}]
+        s = lowerer.x.resolve(e, env) if isinstance(e, (A.Name, A.Member, A.Index)) else None
+        return self._flatten_storage(s, e, env, lowerer, node)
+
+    def _flatten_storage(self, s, e, env, lowerer, node) -> list:
+        if isinstance(s, FieldRef):
+            return [s.json()]
+        if isinstance(s, HeaderInst):
+            return [{"type": "field", "value": [s.name, n]} for n, _, _ in s.type.fields]
+        if isinstance(s, StructStore):
+            out = []
+            for sub in s.fields.values():
+                out += self._flatten_storage(sub, e, env, lowerer, node)
+            return out
+        if isinstance(s, StackStore):
+            out = []
+            for el in s.elements:
+                out += self._flatten_storage(el, e, env, lowerer, node)
+            return out
+        if s is None and e is not None:
+            return [lowerer.arg_value(e, env, node)]
+        raise Unsupported(node, "unsupported data in a field list")
+
+    def calculation(self, algo_expr: A.Expr, data: A.Expr, env, lowerer, node,
+                    payload: bool = False, info=None) -> str:
+        algo = self.algorithm(algo_expr)
+        inputs = self.flatten(data, env, lowerer, node)
+        if payload:
+            inputs.append({"type": "payload", "value": None})
+        name = "calc" if not self.calculations else f"calc_{len(self.calculations) - 1}"
+        entry = {"name": name, "id": len(self.calculations)}
+        if info:
+            entry["source_info"] = info
+        entry.update({"algo": algo, "input": inputs})
+        self.calculations.append(entry)
+        return name
+
+    def algorithm(self, e: A.Expr) -> str:
+        if isinstance(e, A.Member) and isinstance(e.type, EnumT) and e.type.name == "HashAlgorithm":
+            return e.name
+        raise Unsupported(e, "the hash algorithm must be a HashAlgorithm constant")
+
+    def field_list_for_index(self, index: int) -> int:
+        if index not in self.annotated_lists:
+            self.annotated_lists[index] = []
+            self.field_lists.append({"id": index, "name": f"field_list{index}",
+                                     "elements": self.ctx.field_list_members(index)})
+        return index
+
+    def field_list_for_data(self, data: A.Expr, env, lowerer, node) -> int:
+        elements = [x for x in self.flatten(data, env, lowerer, node) if x["type"] == "field"]
+        fid = max([f["id"] for f in self.field_lists], default=0) + 1
+        self.field_lists.append({"id": fid, "name": f"fl_{fid}" if elements else "fl",
+                                 "elements": elements})
+        return fid
+
+    def empty_field_list(self) -> int:
+        if self.empty_list_id is None:
+            fid = max([f["id"] for f in self.field_lists], default=0) + 1
+            self.field_lists.append({"id": fid, "name": "fl", "elements": []})
+            self.empty_list_id = fid
+        return self.empty_list_id
+
+    # ---- extern function calls --------------------------------------------------------------
+    def function_call(self, L, name: str, call: A.Call, env, node) -> None:
+        args = [a.value for a in call.args]
+        if name == "mark_to_drop":
+            if args:
+                target = L.x.resolve(args[0], env)
+                L.emit("mark_to_drop", [{"type": "header", "value": target.name}], node)
+            else:
+                L.emit("drop", [], node)
+        elif name == "clone":
+            kind = fold(args[0])
+            L.emit(CLONE_PRIMITIVES[kind], [L.arg_value(args[1], env, node),
+                                            const(self.empty_field_list(), 1)], node)
+        elif name in ("clone_preserving_field_list", "clone3"):
+            kind = fold(args[0])
+            fid = (self.field_list_for_index(fold(args[2])) if name.startswith("clone_p")
+                   else self.field_list_for_data(args[2], env, L, node))
+            L.emit(CLONE_PRIMITIVES[kind], [L.arg_value(args[1], env, node), const(fid, 1)], node)
+        elif name in ("resubmit", "recirculate"):
+            fid = self.field_list_for_data(args[0], env, L, node)
+            L.emit(name, [const(fid, 1)], node)
+        elif name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+            fid = self.field_list_for_index(fold(args[0]))
+            L.emit(name.split("_")[0], [const(fid, 1)], node)
+        elif name == "truncate":
+            L.emit("truncate", [L.arg_value(args[0], env, node)], node)
+        elif name == "random":
+            L.emit("modify_field_rng_uniform", [L.field_target(args[0], env).json(),
+                                                L.arg_value(args[1], env, node),
+                                                L.arg_value(args[2], env, node)], node)
+        elif name == "hash":
+            calc = self.calculation(args[1], args[3], env, L, node)
+            L.emit("modify_field_with_hash_based_offset",
+                   [L.field_target(args[0], env).json(), L.arg_value(args[2], env, node),
+                    {"type": "calculation", "value": calc}, L.arg_value(args[4], env, node)], node)
+        elif name == "digest":
+            lid = self.learn_list(args[1], env, L, node)
+            L.emit("generate_digest", [L.arg_value(args[0], env, node), const(lid, 1)], node)
+        elif name == "log_msg":
+            params = []
+            if len(args) > 1:
+                params = [L.arg_value(x, env, node) if not isinstance(x, A.ListExpr) else None
+                          for x in (args[1].items if isinstance(args[1], A.ListExpr) else [args[1]])]
+            L.emit("log_msg", [{"type": "string", "value": args[0].value},
+                               {"type": "parameters_vector", "value": params}], node)
+        elif name in ("assert", "assume"):
+            L.emit(name, [L.x.boolean(args[0], env)], node)
+        elif name == "verify":
+            raise Unsupported(node, "verify() can only be called in a parser")
+        elif name in ("verify_checksum", "update_checksum", "verify_checksum_with_payload",
+                      "update_checksum_with_payload"):
+            self.checksum(name, args, env, L, node)
+        else:
+            raise Unsupported(node, f"extern function '{name}' is not supported by this back end")
+
+    def learn_list(self, data: A.Expr, env, L, node) -> int:
+        t = data.type
+        name = t.name if isinstance(t, StructT) else f"digest_{len(self.learn_lists)}"
+        elements = [x for x in self.flatten(data, env, L, node) if x["type"] == "field"]
+        for ll in self.learn_lists:
+            if ll["name"] == name:
+                return ll["id"]
+        lid = len(self.learn_lists) + 1
+        self.learn_lists.append({"id": lid, "name": name, "source_info": self.ctx.source_info(node),
+                                 "elements": elements})
+        self.ctx.digests.append((name, t, data))
+        return lid
+
+    def checksum(self, name: str, args, env, L, node) -> None:
+        if not self.ctx.in_checksum_control:
+            raise Unsupported(node, f"{name}() can only be called in the checksum controls")
+        verify = name.startswith("verify")
+        info = self.ctx.source_info(node, fragment=self.ctx.fragment(node, first_arg_only=True))
+        calc = self.calculation(args[3], args[1], env, L, node, payload=name.endswith("payload"),
+                                info=info)
+        target = L.field_target(args[2], env)
+        cond = fold(args[0])
+        entry = {"name": "cksum" if not self.checksums else f"cksum_{len(self.checksums) - 1}",
+                 "id": len(self.checksums), "source_info": info,
+                 "target": [target.header, target.name], "type": "generic", "calculation": calc,
+                 "verify": verify, "update": not verify,
+                 "if_cond": None if cond is True else L.x.boolean(args[0], env)}
+        self.checksums.append(entry)
+
+    # ---- extern method calls ----------------------------------------------------------------
+    def method_call(self, L, inst, method: str, call: A.Call, env, node) -> None:
+        args = [a.value for a in call.args]
+        ref = {"type": f"{inst.kind}_array" if inst.kind in ("counter", "meter", "register")
+               else "extern", "value": inst.name}
+        if inst.kind == "counter" and method == "count":
+            L.emit("count", [ref, L.arg_value(args[0], env, node)], node)
+        elif inst.kind == "direct_counter" and method == "count":
+            pass  # counted by the table on every hit
+        elif inst.kind == "register" and method == "read":
+            L.emit("register_read", [L.field_target(args[0], env).json(), ref,
+                                     L.arg_value(args[1], env, node)], node)
+        elif inst.kind == "register" and method == "write":
+            L.emit("register_write", [ref, L.arg_value(args[0], env, node),
+                                      L.arg_value(args[1], env, node)], node)
+        elif inst.kind == "meter" and method == "execute_meter":
+            L.emit("execute_meter", [ref, L.arg_value(args[0], env, node),
+                                     L.field_target(args[1], env).json()], node)
+        elif inst.kind == "direct_meter" and method == "read":
+            target = L.field_target(args[0], env)
+            self.direct_meter_targets[inst.name] = [target.header, target.name]
+        else:
+            raise Unsupported(node, f"{inst.kind}.{method}() is not supported by this back end")
+
+
+def is_bool(t) -> bool:
+    return t == BOOL
+
+
+__all__ = ["ExternLowering", "BitT", "op"]

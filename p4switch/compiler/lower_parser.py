@@ -1,0 +1,235 @@
+"""Lowering, part 7: the P4 parser to a BMv2 parse graph.
+
+Each state's statements become parser ops (`extract`, `extract_VL`, `set`, `verify`, `advance`,
+`primitive`); `select` becomes a transition key plus value/mask transitions whose values are the
+byte-padded concatenation of the key fields. Ranges are expanded into value/mask pairs.
+Sub-parsers are inlined as extra states named `<instance>.<state>`.
+"""
+
+from __future__ import annotations
+
+from . import ast as A
+from .constfold import fold
+from .lower_expr import Bound, Env, Unsupported, const, hexstr, op
+from .lower_stmt import StatementLowerer, wrap_param
+from .storage import FieldRef, HeaderInst, StackStore
+from .types import BOOL, BitT, StructT, bit_width
+
+
+def range_to_masks(low: int, high: int, width: int) -> list[tuple[int, int]]:
+    """Cover [low, high] with value/mask pairs (prefix blocks)."""
+    out = []
+    full = (1 << width) - 1
+    while low <= high:
+        size = low & -low if low else 1 << width
+        while size > high - low + 1:
+            size >>= 1
+        out.append((low, full & ~(size - 1)))
+        low += size
+    return out
+
+
+class ParserLowerer:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.states: list = []
+
+    def lower(self, decl: A.ParserDecl, env: Env, prefix: str = "") -> str:
+        for local in decl.locals:
+            if isinstance(local, A.VarDecl):
+                self.ctx.declare_local(local, env)
+            elif isinstance(local, A.InstanceDecl):
+                self.ctx.bind_instance(local, env, prefix or decl.name)
+            elif isinstance(local, A.ValueSetDecl):
+                env.bind(local, self.ctx.value_set(local))
+        names = {st.name: (prefix + "." if prefix else "") + st.name for st in decl.states}
+        self.pending_states = getattr(self, "pending_states", [])
+        for st in decl.states:
+            self.state(st, env, names, prefix)
+        return names["start"]
+
+    def state(self, st: A.StateDecl, env: Env, names: dict, prefix: str, accept_to=None) -> None:
+        ops: list = []
+        self.cur_ops = ops
+        senv = Env(env)
+        for stmt in st.stmts:
+            if isinstance(stmt, A.VarDecl):
+                self.ctx.declare_local(stmt, senv)
+        state_json = {"name": names[st.name], "id": 0, "parser_ops": ops, "transitions": [],
+                      "transition_key": []}
+        self.states.append(state_json)
+        for stmt in st.stmts:
+            self.statement(stmt, senv, ops)
+        tr = st.transition
+        target = lambda n: (None if n in ("accept", "reject") and accept_to is None
+                            else accept_to if n == "accept" else None if n == "reject"
+                            else names[n])
+        if tr is None or tr.select is None:
+            nxt = target(tr.state) if tr is not None else None
+            state_json["transitions"] = [{"type": "default", "value": None, "mask": None,
+                                          "next_state": nxt}]
+            return
+        key_json, widths = [], []
+        for e in tr.select:
+            key_json.append(self.key(e, senv, ops))
+            widths.append(bit_width(e.type) if e.type != BOOL else 1)
+        state_json["transition_key"] = key_json
+        transitions = []
+        for case in tr.cases:
+            transitions += self.case(case, widths, senv, target(case.state))
+        state_json["transitions"] = transitions
+
+    def key(self, e: A.Expr, env: Env, ops) -> dict:
+        if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead":
+            return {"type": "lookahead", "value": [0, bit_width(e.type)]}
+        x = self.ctx.exprs
+        if isinstance(e, (A.Name, A.Member, A.Index)):
+            s = x.resolve(e, env)
+            if isinstance(s, FieldRef):
+                return s.json()
+            if isinstance(s, tuple) and s[0] == "last_field":
+                return {"type": "stack_field", "value": [s[1].name, s[2]]}
+        tmp = self.ctx.layout.temp(e.type if isinstance(e.type, BitT) else BitT(1))
+        ops.append({"parameters": [tmp.json(), wrap_param(x.data(e, env))], "op": "set"})
+        return tmp.json()
+
+    def case(self, case: A.SelectCase, widths, env, next_state) -> list:
+        k = case.keyset
+        if isinstance(k, A.Default) or (isinstance(k, A.DontCare) and len(widths) == 1):
+            return [{"type": "default", "value": None, "mask": None, "next_state": next_state}]
+        if isinstance(k, A.Name) and isinstance(getattr(k, "decl", None), A.ValueSetDecl):
+            vs = env.lookup(k.decl)
+            return [{"type": "parse_vset", "value": vs, "mask": None, "next_state": next_state}]
+        items = k.items if isinstance(k, A.ListExpr) else [k]
+        # every component: list of (value, mask) alternatives
+        alternatives = [self.component(item, w) for item, w in zip(items, widths)]
+        combos = [([], [])]
+        for alts, w in zip(alternatives, widths):
+            combos = [(vals + [(v, w)], masks + [(m, w)]) for vals, masks in combos for v, m in alts]
+        out = []
+        for vals, masks in combos:
+            value = "".join(hexstr(v & ((1 << w) - 1), w)[2:] for v, w in vals)
+            full = all(m == (1 << w) - 1 for m, w in masks)
+            mask = None if full else "0x" + "".join(hexstr(m, w)[2:] for m, w in masks)
+            out.append({"type": "hexstr", "value": "0x" + value, "mask": mask,
+                        "next_state": next_state})
+        return out
+
+    def component(self, item: A.Expr, width: int) -> list[tuple[int, int]]:
+        full = (1 << width) - 1
+        if isinstance(item, (A.DontCare, A.Default)):
+            return [(0, 0)]
+        if isinstance(item, A.Mask):
+            v, m = fold(item.value), fold(item.mask)
+            if v is None or m is None:
+                raise Unsupported(item, "select masks must be constants")
+            return [(v & m & full, m & full)]
+        if isinstance(item, A.Range):
+            lo, hi = fold(item.low), fold(item.high)
+            if lo is None or hi is None:
+                raise Unsupported(item, "select ranges must be constants")
+            return range_to_masks(lo & full, hi & full, width)
+        v = fold(item)
+        if v is None:
+            raise Unsupported(item, "select case values must be compile-time constants")
+        if isinstance(v, bool):
+            v = int(v)
+        return [(v & full, full)]
+
+    # ---- statements -------------------------------------------------------------------------
+    def statement(self, st, env: Env, ops: list) -> None:
+        x = self.ctx.exprs
+        if isinstance(st, A.CallStmt):
+            call = st.call
+            f = call.func
+            if isinstance(f, A.Member) and f.name == "extract" and len(call.args) in (1, 2):
+                ops.append(self.extract(call, env))
+                return
+            if isinstance(f, A.Member) and f.name == "advance":
+                amount = call.args[0].value
+                v = fold(amount)
+                param = ({"type": "hexstr", "value": hexstr(v, 32)} if v is not None
+                         else wrap_param(x.data(amount, env)))
+                ops.append({"parameters": [param], "op": "advance"})
+                return
+            if isinstance(f, A.Name) and f.name == "verify":
+                cond, err = call.args[0].value, call.args[1].value
+                ops.append({"parameters": [x.boolean(cond, env),
+                                           {"type": "hexstr", "value": hexstr(fold(err), 32)}],
+                            "op": "verify"})
+                return
+            if isinstance(f, A.Member) and f.name == "apply" and isinstance(f.expr, A.Name):
+                raise Unsupported(st, "sub-parser calls are not supported yet; inline the states")
+        if isinstance(st, A.Assign) and isinstance(st.rhs, A.Call) and \
+                isinstance(st.rhs.func, A.Member) and st.rhs.func.name == "lookahead":
+            target = x.resolve(st.lhs, env)
+            width = bit_width(st.rhs.type)
+            if isinstance(target, FieldRef):
+                ops.append({"parameters": [target.json(), {"type": "lookahead", "value": [0, width]}],
+                            "op": "set"})
+                return
+            if isinstance(target, HeaderInst):
+                offset = 0
+                ops.append(self.primitive("add_header", [{"type": "header", "value": target.name}]))
+                for fname, ft, _ in target.type.fields:
+                    w = bit_width(ft)
+                    ops.append({"parameters": [target.field(fname).json(),
+                                               {"type": "lookahead", "value": [offset, w]}],
+                                "op": "set"})
+                    offset += w
+                return
+        if isinstance(st, A.Assign):
+            target = x.resolve(st.lhs, env) if not isinstance(st.lhs, A.Slice) else None
+            if isinstance(target, FieldRef):
+                ops.append({"parameters": [target.json(), wrap_param(x.data(st.rhs, env))],
+                            "op": "set"})
+                return
+        if isinstance(st, A.VarDecl):
+            if st.init is not None:
+                target = env.lookup(st)
+                if isinstance(target, FieldRef):
+                    ops.append({"parameters": [target.json(), wrap_param(x.data(st.init, env))],
+                                "op": "set"})
+                    return
+                prims: list = []
+                StatementLowerer(self.ctx, prims).assign(A.Name(st.loc, st.name), st.init, env, st, decl=st)
+                ops.extend(self.primitive(p["op"], p["parameters"]) for p in prims)
+            return
+        if isinstance(st, A.Block):
+            for s in st.stmts:
+                self.statement(s, Env(env), ops)
+            return
+        if isinstance(st, A.If):
+            raise Unsupported(st, "if statements in parser states are not supported by BMv2; "
+                                  "use select() transitions")
+        prims: list = []
+        StatementLowerer(self.ctx, prims).stmt(st, env)
+        ops.extend(self.primitive(p["op"], p["parameters"]) for p in prims)
+
+    @staticmethod
+    def primitive(name: str, params: list) -> dict:
+        return {"parameters": [{"op": name, "parameters": params}], "op": "primitive"}
+
+    def extract(self, call: A.Call, env: Env) -> dict:
+        x = self.ctx.exprs
+        arg = call.args[0].value
+        if isinstance(arg, A.Member) and arg.name == "next":
+            stack = x.resolve(arg.expr, env)
+            if not isinstance(stack, StackStore):
+                raise Unsupported(arg, "'.next' needs a header stack")
+            param = {"type": "stack", "value": stack.name}
+        else:
+            target = x.resolve(arg, env)
+            if not isinstance(target, HeaderInst):
+                raise Unsupported(arg, "extract() needs a header")
+            param = {"type": "regular", "value": target.name}
+        if len(call.args) == 2:
+            length = call.args[1].value
+            value = x.data(length, env)
+            if value["type"] != "expression":
+                value = op("&", value, const(0xFFFFFFFF, 32))
+            return {"parameters": [param, wrap_param(value)], "op": "extract_VL"}
+        return {"parameters": [param], "op": "extract"}
+
+
+__all__ = ["ParserLowerer", "range_to_masks", "Bound", "StructT"]

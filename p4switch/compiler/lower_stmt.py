@@ -1,0 +1,316 @@
+"""Lowering, part 3: statements inside actions (and straight-line apply code) to BMv2 primitives.
+
+Assignments become `assign`/`assign_header`/..., v1model extern calls become the primitives
+simple_switch implements, calls of actions and functions are inlined, and `if` inside an action
+is predicated (`x = c ? v : x`) as BMv2 actions have no branches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ast as A
+from .constfold import fold
+from .lower_expr import Bound, Env, ExprLowerer, Unsupported, const, op
+from .storage import FieldRef, HeaderInst, RuntimeData, StackStore, StructStore, UnionStore
+from .types import BOOL, BitT, StructT, TupleT, VOID, bit_width
+
+
+@dataclass(eq=False)
+class ExternRef:
+    """An extern instance as lowered: its JSON name and what it is."""
+    name: str
+    kind: str  # counter, direct_counter, meter, direct_meter, register, action_profile, ...
+    decl: A.InstanceDecl
+
+
+HASH_ALGOS = {"crc32", "crc32_custom", "crc16", "crc16_custom", "random", "identity", "csum16",
+              "xor16"}
+
+
+class StatementLowerer:
+    """Emits the primitives of one action body into `self.prims`."""
+
+    def __init__(self, ctx, prims: list):
+        self.ctx = ctx
+        self.x = ExprLowerer(ctx)
+        self.prims = prims
+        self.return_target = None  # for inlined functions
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def emit(self, name: str, params: list, node) -> None:
+        prim = {"op": name, "parameters": [wrap_param(p) for p in params]}
+        info = self.ctx.source_info(node)
+        if info:
+            prim["source_info"] = info
+        self.prims.append(prim)
+
+    def arg_value(self, e: A.Expr, env: Env, node) -> dict:
+        """A primitive argument: a field, constant or runtime data, else a temporary."""
+        v = fold(e)
+        if v is not None:
+            return const(v, bit_width(e.type) if isinstance(e.type, BitT) else None)
+        s = self._location(e, env)
+        if isinstance(s, (FieldRef, RuntimeData)):
+            return s.json()
+        tmp = self.ctx.layout.temp(e.type if isinstance(e.type, BitT) else BitT(32))
+        self.emit("assign", [tmp.json(), self.x.data(e, env)], node)
+        return tmp.json()
+
+    def _location(self, e, env):
+        if isinstance(e, (A.Name, A.Member, A.Index)):
+            try:
+                return self.x.resolve(e, env)
+            except Unsupported:
+                return None
+        return None
+
+    def field_target(self, e: A.Expr, env: Env) -> FieldRef:
+        s = self.x.resolve(e, env)
+        if not isinstance(s, FieldRef):
+            raise Unsupported(e, "expected a field (a bit<>/int<>/bool location) here")
+        return s
+
+    # ---- statements ------------------------------------------------------------------------
+    def stmts(self, stmts, env: Env) -> None:
+        for st in stmts:
+            self.stmt(st, env)
+
+    def stmt(self, st, env: Env) -> None:
+        if isinstance(st, A.Block):
+            self.stmts(st.stmts, Env(env))
+        elif isinstance(st, A.Assign):
+            self.assign(st.lhs, st.rhs, env, st)
+        elif isinstance(st, A.VarDecl):
+            self.ctx.declare_local(st, env)
+            if st.init is not None:
+                self.assign(A.Name(st.loc, st.name), st.init, env, st, decl=st)
+        elif isinstance(st, A.CallStmt):
+            self.call(st.call, env, st)
+        elif isinstance(st, A.If):
+            self.predicated_if(st, env)
+        elif isinstance(st, A.Exit):
+            self.emit("exit", [], st)
+        elif isinstance(st, A.Return):
+            if st.value is not None and self.return_target is not None:
+                self.assign_to(self.return_target, st.value, env, st)
+        elif isinstance(st, A.Empty):
+            pass
+        elif isinstance(st, A.Switch):
+            raise Unsupported(st, "switch statements are not supported inside actions")
+        else:
+            raise Unsupported(st, f"{type(st).__name__} is not supported here")
+
+    def assign(self, lhs: A.Expr, rhs: A.Expr, env: Env, node, decl=None) -> None:
+        if decl is not None:
+            target = env.lookup(decl)
+        elif isinstance(lhs, A.Slice):
+            self.assign_slice(lhs, rhs, env, node)
+            return
+        else:
+            target = self.x.resolve(lhs, env)
+        if target is None:
+            raise Unsupported(lhs, "cannot assign to this expression")
+        self.assign_to(target, rhs, env, node)
+
+    def assign_to(self, target, rhs: A.Expr, env: Env, node) -> None:
+        if isinstance(rhs, A.Call) and lower_call_value(self, rhs, env, node, target):
+            return
+        if isinstance(target, FieldRef):
+            if isinstance(rhs, A.DontCare):
+                return
+            self.emit("assign", [target.json(), self.x.data(rhs, env)], node)
+            return
+        if isinstance(target, HeaderInst):
+            if isinstance(rhs, (A.ListExpr, A.StructExpr)):
+                self.emit("add_header", [{"type": "header", "value": target.name}], node)
+                self.assign_fields(target, rhs, env, node)
+                return
+            src = self.x.resolve(rhs, env)
+            if not isinstance(src, HeaderInst):
+                raise Unsupported(rhs, "expected a header")
+            self.emit("assign_header", [{"type": "header", "value": target.name},
+                                        {"type": "header", "value": src.name}], node)
+            return
+        if isinstance(target, StackStore):
+            src = self.x.resolve(rhs, env)
+            if not isinstance(src, StackStore):
+                raise Unsupported(rhs, "expected a header stack")
+            self.emit("assign_header_stack", [{"type": "header_stack", "value": target.name},
+                                              {"type": "header_stack", "value": src.name}], node)
+            return
+        if isinstance(target, UnionStore):
+            src = self.x.resolve(rhs, env)
+            if not isinstance(src, UnionStore):
+                raise Unsupported(rhs, "expected a header union")
+            self.emit("assign_union", [{"type": "header_union", "value": target.name},
+                                       {"type": "header_union", "value": src.name}], node)
+            return
+        if isinstance(target, StructStore):
+            if isinstance(rhs, (A.ListExpr, A.StructExpr)):
+                self.assign_fields(target, rhs, env, node)
+                return
+            src = self.x.resolve(rhs, env)
+            if not isinstance(src, StructStore):
+                raise Unsupported(rhs, "expected a struct value")
+            for name, sub in target.fields.items():
+                self.copy_storage(sub, src.fields[name], node)
+            return
+        raise Unsupported(node, "cannot assign to this location")
+
+    def copy_storage(self, dst, src, node) -> None:
+        if isinstance(dst, FieldRef):
+            self.emit("assign", [dst.json(), src.json()], node)
+        elif isinstance(dst, HeaderInst):
+            self.emit("assign_header", [{"type": "header", "value": dst.name},
+                                        {"type": "header", "value": src.name}], node)
+        elif isinstance(dst, StructStore):
+            for name, sub in dst.fields.items():
+                self.copy_storage(sub, src.fields[name], node)
+        elif isinstance(dst, StackStore):
+            self.emit("assign_header_stack", [{"type": "header_stack", "value": dst.name},
+                                              {"type": "header_stack", "value": src.name}], node)
+        elif isinstance(dst, UnionStore):
+            self.emit("assign_union", [{"type": "header_union", "value": dst.name},
+                                       {"type": "header_union", "value": src.name}], node)
+
+    def assign_fields(self, target, rhs, env, node) -> None:
+        names = ([n for n, _, _ in target.type.fields])
+        if isinstance(rhs, A.StructExpr):
+            pairs = rhs.fields
+        else:
+            if len(rhs.items) != len(names):
+                raise Unsupported(rhs, f"expected {len(names)} values for {target.type.describe()}")
+            pairs = list(zip(names, rhs.items))
+        for name, value in pairs:
+            sub = target.field(name) if isinstance(target, HeaderInst) else target.fields[name]
+            if isinstance(value.type, type(None)):
+                continue
+            ft = target.type.field_type(name)
+            if hasattr(value, "type") and value.type.__class__.__name__ == "IntT":
+                value.type = ft
+                if hasattr(value, "folded"):
+                    del value.folded
+            self.assign_to(sub, value, env, node)
+
+    def assign_slice(self, lhs: A.Slice, rhs: A.Expr, env: Env, node) -> None:
+        target = self.field_target(lhs.expr, env)
+        hi, lo = fold(lhs.hi), fold(lhs.lo)
+        width = bit_width(target.type)
+        field_mask = (1 << width) - 1
+        slice_mask = ((1 << (hi - lo + 1)) - 1) << lo
+        kept = op("&", target.json(), const(field_mask ^ slice_mask, width))
+        new = op("&", op("<<", self.x.data(rhs, env), const(lo)), const(slice_mask, width))
+        self.emit("assign", [target.json(), op("|", kept, new)], node)
+
+    # ---- if inside an action: predication ---------------------------------------------------
+    def predicated_if(self, st: A.If, env: Env) -> None:
+        c = fold(st.cond)
+        if c is not None:
+            branch = st.then if c else st.other
+            if branch is not None:
+                self.stmt(branch, env)
+            return
+        cond_tmp = self.ctx.layout.temp(BOOL)
+        self.emit("assign", [cond_tmp.json(), op("b2d", None, self.x.boolean(st.cond, env))], st)
+        for branch, taken in ((st.then, True), (st.other, False)):
+            if branch is None:
+                continue
+            inner: list = []
+            sub = StatementLowerer(self.ctx, inner)
+            sub.return_target = self.return_target
+            sub.stmt(branch, env)
+            guard = op("d2b", None, cond_tmp.json())
+            for prim in inner:
+                self.prims.append(self._guard(prim, guard, taken, st))
+
+    def _guard(self, prim: dict, guard: dict, taken: bool, node) -> dict:
+        if prim["op"] != "assign" or prim["parameters"][0]["type"] != "field":
+            raise Unsupported(node, f"'{prim['op']}' inside an if statement in an action is not "
+                                    "supported (move the if to the apply block)")
+        dst, value = prim["parameters"]
+        if value["type"] == "expression" and "op" not in value["value"]:
+            value = value["value"]
+        then, other = (value, dst) if taken else (dst, value)
+        new = dict(prim)
+        new["parameters"] = [dst, wrap_param(op("?", then, other, cond=guard))]
+        return new
+
+    # ---- calls ------------------------------------------------------------------------------
+    def call(self, call: A.Call, env: Env, node) -> None:
+        f = call.func
+        if isinstance(f, A.Name):
+            decl = f.decl
+            if isinstance(decl, A.ActionDecl):
+                self.inline_action(decl, call, env)
+                return
+            callee = getattr(call, "callee", None)
+            if isinstance(callee, A.FunctionDecl):
+                self.inline_function(callee, call, env, None)
+                return
+            if isinstance(callee, A.ExternFunctionDecl):
+                self.ctx.externs.function_call(self, callee.name, call, env, node)
+                return
+        if isinstance(f, A.Member):
+            name = f.name
+            if name in ("setValid", "setInvalid"):
+                target = self.x.resolve(f.expr, env)
+                if not isinstance(target, HeaderInst):
+                    raise Unsupported(f, f"{name}() needs a header")
+                self.emit("add_header" if name == "setValid" else "remove_header",
+                          [{"type": "header", "value": target.name}], node)
+                return
+            if name in ("push_front", "pop_front"):
+                target = self.x.resolve(f.expr, env)
+                self.emit("push" if name == "push_front" else "pop",
+                          [{"type": "header_stack", "value": target.name},
+                           const(fold(call.args[0].value))], node)
+                return
+            if name == "isValid":
+                return
+            base = self.x.resolve(f.expr, env) if isinstance(f.expr, A.Name) else None
+            if isinstance(f.expr, A.Name) and isinstance(f.expr.decl, A.InstanceDecl):
+                inst = env.lookup(f.expr.decl)
+                if isinstance(inst, ExternRef):
+                    self.ctx.externs.method_call(self, inst, name, call, env, node)
+                    return
+            del base
+        raise Unsupported(call, "this call is not supported here")
+
+    def inline_action(self, act: A.ActionDecl, call: A.Call, env: Env) -> None:
+        inner = Env(self.ctx.decl_env(act, env))
+        for p, a in zip(act.params, call.args):
+            inner.bind(p, Bound(a.value, env))
+        self.stmts(act.body.stmts, inner)
+
+    def inline_function(self, fn: A.FunctionDecl, call: A.Call, env: Env, result) -> None:
+        inner = Env(self.ctx.decl_env(fn, env))
+        for p, a in zip(fn.params, call.args):
+            inner.bind(p, Bound(a.value, env))
+        stmts = fn.body.stmts
+        for i, st in enumerate(stmts):
+            if isinstance(st, A.Return) and i != len(stmts) - 1:
+                raise Unsupported(st, "a 'return' before the end of a function is not supported")
+        saved = self.return_target
+        self.return_target = result
+        self.stmts(stmts, inner)
+        self.return_target = saved
+
+
+def wrap_param(p: dict) -> dict:
+    """Primitive parameters of type expression carry a whole type/value object (p4c's form)."""
+    if p.get("type") == "expression" and "op" in p.get("value", {}):
+        return {"type": "expression", "value": p}
+    return p
+
+
+def lower_call_value(lowerer: StatementLowerer, call: A.Call, env: Env, node, target) -> bool:
+    """`x = f(...)` where f is a function or a value-returning extern: writes into `target`."""
+    callee = getattr(call, "callee", None)
+    if isinstance(callee, A.FunctionDecl):
+        lowerer.inline_function(callee, call, env, target)
+        return True
+    return False
+
+
+__all__ = ["StatementLowerer", "ExternRef", "HASH_ALGOS", "VOID", "StructT", "TupleT"]
