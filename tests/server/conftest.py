@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from p4switch.runtime import Switch
+
 from .fake_switch import FakeSwitch
 from .helpers import RunningServer, pipeline_request
 
 
-@pytest.fixture
-def bare_server():
-    """A server around a switch with no program and no clients."""
-    running = RunningServer(FakeSwitch())
+@pytest.fixture(params=["fake", "runtime"])
+def bare_server(request):
+    """A server around a switch with no program and no clients: the in-memory stand-in of the
+    runtime API (exact call records) and the real runtime (the integration that matters)."""
+    switch = FakeSwitch() if request.param == "fake" else Switch(None)
+    running = RunningServer(switch)
     yield running
     running.close()
 
@@ -29,7 +33,7 @@ def server(bare_server):
 
 @pytest.fixture
 def switch_server():
-    """A server with no program and no clients, for clients that push their own pipeline."""
-    running = RunningServer(FakeSwitch())
+    """The real runtime with no program and no clients, for clients that push their own pipeline."""
+    running = RunningServer(Switch(None))
     yield running
     running.close()

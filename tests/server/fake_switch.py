@@ -17,7 +17,6 @@ from p4switch.runtime import load_bmv2_json
 class FakeSwitch:
     def __init__(self, config=None) -> None:
         self.lock = threading.RLock()
-        self.calls: list[str] = []  # control-plane calls that changed state, in order
         self._bmv2 = None
         if config is not None:
             self.load_config(config)
@@ -110,7 +109,6 @@ class FakeSwitch:
             raise errors.ResourceExhausted("table full")
         handle = next(self._handles)
         table["entries"][handle] = dict(keys=list(keys), priority=priority, **target)
-        self.calls.append(f"table_add {table_name}")
         return handle
 
     def table_add(self, table, keys, action, params=(), priority=None):
@@ -132,13 +130,11 @@ class FakeSwitch:
     def table_modify(self, table, handle, action, params=()):
         entry = self._entry(table, handle)
         entry["action"], entry["params"] = self._check_action(self._table(table), action, params)
-        self.calls.append(f"table_modify {table}")
 
     def table_delete(self, table, handle):
         self._entry(table, handle)
         del self._table(table)["entries"][handle]
         self._direct_counters.pop((table, handle), None)
-        self.calls.append(f"table_delete {table}")
 
     def table_find(self, table, keys, priority=None):
         for handle, entry in self._table(table)["entries"].items():

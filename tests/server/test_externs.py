@@ -4,6 +4,8 @@ import grpc
 import pytest
 from p4.v1 import p4data_pb2, p4runtime_pb2
 
+from p4switch.server.meter_config import meter_rates
+
 from .entities import FWD, FWD_HITS, PORT_PKTS, RATE, ROUTES, SCRATCH, fwd_entry, route_entry
 from .helpers import read, update, write, write_errors
 
@@ -94,7 +96,6 @@ def test_meter_and_direct_meter_configs(server):
     meter.index.index = 1
     meter.config.CopyFrom(p4runtime_pb2.MeterConfig(cir=1_000_000, cburst=1500, pir=2_000_000, pburst=3000))
     write(server.stub, update("MODIFY", meter_entry=meter))
-    assert server.switch.meter_rates[("Ingress.rate", 1)] == [(1.0, 1500), (2.0, 3000)]
     cells = read(server.stub, p4runtime_pb2.MeterEntry(meter_id=RATE))
     assert [c.meter_entry.HasField("config") for c in cells] == [False, True, False, False]
     assert cells[1].meter_entry.config.pburst == 3000
@@ -114,3 +115,8 @@ def test_meter_and_direct_meter_configs(server):
     with pytest.raises(grpc.RpcError) as err:
         write(server.stub, update("MODIFY", meter_entry=bad))
     assert "cir must not exceed pir" in write_errors(err.value)[0].message
+
+
+def test_meter_rates_convert_per_second_to_per_microsecond():
+    config = p4runtime_pb2.MeterConfig(cir=1_000_000, cburst=1500, pir=2_000_000, pburst=3000)
+    assert meter_rates(config) == [(1.0, 1500), (2.0, 3000)]

@@ -51,7 +51,7 @@ def test_unsupported_atomicity_is_unimplemented_for_the_whole_request(server):
     with pytest.raises(grpc.RpcError) as err:
         server.stub.Write(request)
     assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
-    assert server.switch.calls == []
+    assert read(server.stub, p4runtime_pb2.TableEntry(table_id=FWD)) == []
 
 
 def test_unspecified_update_type_and_empty_entity(server):
