@@ -14,11 +14,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import programs_control  # noqa: E402
+import programs_externs  # noqa: E402
 import programs_parser  # noqa: E402
 
 
 def all_programs():
-    for make in programs_parser.PROGRAMS + programs_control.PROGRAMS:
+    for make in programs_parser.PROGRAMS + programs_control.PROGRAMS + programs_externs.PROGRAMS:
         program = make()
         yield program.name, program.to_json()
 
