@@ -139,6 +139,15 @@ class ExprLowerer:
 
     def _data(self, e: A.Expr, env: Env) -> dict:
         t = e.type
+        if isinstance(e, A.Member) and e.name in ("lastIndex", "nextIndex", "size"):
+            stack = self.resolve(e.expr, env)
+            if isinstance(stack, StackStore):
+                if e.name == "size":
+                    return const(len(stack.elements), 32)
+                ref = {"type": "header_stack", "value": stack.name}
+                if e.name == "nextIndex":
+                    return op("size_stack", None, ref)
+                return self.wrap(op("last_stack_index", None, ref), t)
         if isinstance(e, (A.Name, A.Member, A.Index)):
             if isinstance(e, A.Name) and isinstance(env.lookup(e.decl), Bound):
                 b = env.lookup(e.decl)

@@ -34,7 +34,7 @@ class ParserLowerer:
         self.ctx = ctx
         self.states: list = []
 
-    def lower(self, decl: A.ParserDecl, env: Env, prefix: str = "") -> str:
+    def lower(self, decl: A.ParserDecl, env: Env, prefix: str = "", accept_to=None) -> str:
         for local in decl.locals:
             if isinstance(local, A.VarDecl):
                 self.ctx.declare_local(local, env)
@@ -43,31 +43,54 @@ class ParserLowerer:
             elif isinstance(local, A.ValueSetDecl):
                 env.bind(local, self.ctx.value_set(local))
         names = {st.name: (prefix + "." if prefix else "") + st.name for st in decl.states}
-        self.pending_states = getattr(self, "pending_states", [])
         for st in decl.states:
-            self.state(st, env, names, prefix)
+            self.state(st, env, names, accept_to)
         return names["start"]
 
-    def state(self, st: A.StateDecl, env: Env, names: dict, prefix: str, accept_to=None) -> None:
-        ops: list = []
-        self.cur_ops = ops
+    def state(self, st: A.StateDecl, env: Env, names: dict, accept_to) -> None:
         senv = Env(env)
         for stmt in st.stmts:
             if isinstance(stmt, A.VarDecl):
                 self.ctx.declare_local(stmt, senv)
-        state_json = {"name": names[st.name], "id": 0, "parser_ops": ops, "transitions": [],
-                      "transition_key": []}
-        self.states.append(state_json)
+        # a sub-parser call splits the state: the sub-parser's accept continues in a new state
+        name = names[st.name]
+        segment: list = []
+        part = 0
         for stmt in st.stmts:
+            sub = self._subparser_call(stmt, senv)
+            if sub is None:
+                segment.append(stmt)
+                continue
+            part += 1
+            cont = f"{names[st.name]}_{part}"
+            inst_decl, parser_decl, inst_name = sub
+            inner = Env(self.ctx.global_env)
+            for p, a in zip(parser_decl.params, stmt.call.args):
+                inner.bind(p, Bound(a.value, senv))
+            inner.prefix = inst_name
+            self.sub_count = getattr(self, "sub_count", 0) + 1
+            sub_prefix = inst_name if self.sub_count == 1 else f"{inst_name}_{self.sub_count}"
+            sub_start = self.lower(parser_decl, inner, sub_prefix, accept_to=cont)
+            state_json = self._new_state(name)
+            for s2 in segment:
+                self.statement(s2, senv, state_json["parser_ops"])
+            state_json["transitions"] = [_default(sub_start)]
+            name, segment = cont, []
+        state_json = self._new_state(name)
+        ops = state_json["parser_ops"]
+        for stmt in segment:
             self.statement(stmt, senv, ops)
         tr = st.transition
-        target = lambda n: (None if n in ("accept", "reject") and accept_to is None
-                            else accept_to if n == "accept" else None if n == "reject"
-                            else names[n])
+
+        def target(n):
+            if n == "accept":
+                return accept_to
+            if n == "reject":
+                return None
+            return names[n]
+
         if tr is None or tr.select is None:
-            nxt = target(tr.state) if tr is not None else None
-            state_json["transitions"] = [{"type": "default", "value": None, "mask": None,
-                                          "next_state": nxt}]
+            state_json["transitions"] = [_default(target(tr.state) if tr is not None else None)]
             return
         key_json, widths = [], []
         for e in tr.select:
@@ -79,9 +102,31 @@ class ParserLowerer:
             transitions += self.case(case, widths, senv, target(case.state))
         state_json["transitions"] = transitions
 
+    def _new_state(self, name: str) -> dict:
+        state_json = {"name": name, "id": 0, "parser_ops": [], "transitions": [],
+                      "transition_key": []}
+        self.states.append(state_json)
+        return state_json
+
+    def _subparser_call(self, stmt, env):
+        if not (isinstance(stmt, A.CallStmt) and isinstance(stmt.call.func, A.Member)
+                and stmt.call.func.name == "apply" and isinstance(stmt.call.func.expr, A.Name)):
+            return None
+        decl = stmt.call.func.expr.decl
+        inst = env.lookup(decl)
+        if isinstance(inst, tuple) and inst[0] == "parser":
+            return decl, inst[1], inst[2]
+        return None
+
     def key(self, e: A.Expr, env: Env, ops) -> dict:
-        if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead":
+        if _is_lookahead(e):
             return {"type": "lookahead", "value": [0, bit_width(e.type)]}
+        if isinstance(e, A.Member) and _is_lookahead(e.expr) and isinstance(e.expr.type, StructT):
+            offset = 0
+            for fname, ft, _ in e.expr.type.fields:
+                if fname == e.name:
+                    return {"type": "lookahead", "value": [offset, bit_width(ft)]}
+                offset += bit_width(ft)
         x = self.ctx.exprs
         if isinstance(e, (A.Name, A.Member, A.Index)):
             s = x.resolve(e, env)
@@ -158,8 +203,6 @@ class ParserLowerer:
                                            {"type": "hexstr", "value": hexstr(fold(err), 32)}],
                             "op": "verify"})
                 return
-            if isinstance(f, A.Member) and f.name == "apply" and isinstance(f.expr, A.Name):
-                raise Unsupported(st, "sub-parser calls are not supported yet; inline the states")
         if isinstance(st, A.Assign) and isinstance(st.rhs, A.Call) and \
                 isinstance(st.rhs.func, A.Member) and st.rhs.func.name == "lookahead":
             target = x.resolve(st.lhs, env)
@@ -230,6 +273,14 @@ class ParserLowerer:
                 value = op("&", value, const(0xFFFFFFFF, 32))
             return {"parameters": [param, wrap_param(value)], "op": "extract_VL"}
         return {"parameters": [param], "op": "extract"}
+
+
+def _default(next_state) -> dict:
+    return {"type": "default", "value": None, "mask": None, "next_state": next_state}
+
+
+def _is_lookahead(e) -> bool:
+    return isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead"
 
 
 __all__ = ["ParserLowerer", "range_to_masks", "Bound", "StructT"]

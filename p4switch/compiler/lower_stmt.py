@@ -281,20 +281,74 @@ class StatementLowerer:
         inner = Env(self.ctx.decl_env(act, env))
         for p, a in zip(act.params, call.args):
             inner.bind(p, Bound(a.value, env))
-        self.stmts(act.body.stmts, inner)
+        self.stmts(without_early_returns(act.body.stmts), inner)
 
     def inline_function(self, fn: A.FunctionDecl, call: A.Call, env: Env, result) -> None:
         inner = Env(self.ctx.decl_env(fn, env))
         for p, a in zip(fn.params, call.args):
             inner.bind(p, Bound(a.value, env))
-        stmts = fn.body.stmts
-        for i, st in enumerate(stmts):
-            if isinstance(st, A.Return) and i != len(stmts) - 1:
-                raise Unsupported(st, "a 'return' before the end of a function is not supported")
+        stmts = without_early_returns(fn.body.stmts)
         saved = self.return_target
         self.return_target = result
         self.stmts(stmts, inner)
         self.return_target = saved
+
+
+def _always_returns(st) -> bool:
+    if isinstance(st, A.Return):
+        return True
+    if isinstance(st, A.Block):
+        return any(_always_returns(s) for s in st.stmts)
+    if isinstance(st, A.If):
+        return st.other is not None and _always_returns(st.then) and _always_returns(st.other)
+    return False
+
+
+def _may_return(st) -> bool:
+    if isinstance(st, A.Return):
+        return True
+    if isinstance(st, A.Block):
+        return any(_may_return(s) for s in st.stmts)
+    if isinstance(st, A.If):
+        return _may_return(st.then) or (st.other is not None and _may_return(st.other))
+    return False
+
+
+def _as_list(st) -> list:
+    if st is None:
+        return []
+    return list(st.stmts) if isinstance(st, A.Block) else [st]
+
+
+def without_early_returns(stmts: list) -> list:
+    """Rewrite `if (c) { ...; return x; } rest` as `if (c) {...; return x;} else { rest }`,
+    so that every `return` ends its path (BMv2 actions cannot jump)."""
+    out = []
+    for i, st in enumerate(stmts):
+        if isinstance(st, A.Return):
+            out.append(st)
+            return out
+        if isinstance(st, A.Block) and _may_return(st):
+            return out + without_early_returns(list(st.stmts) + list(stmts[i + 1:]))
+        if isinstance(st, A.If) and _may_return(st):
+            rest = list(stmts[i + 1:])
+            if _always_returns(st.then):
+                then, other = without_early_returns(_as_list(st.then)), \
+                    without_early_returns(_as_list(st.other) + rest)
+            elif st.other is not None and _always_returns(st.other):
+                then, other = without_early_returns(_as_list(st.then) + rest), \
+                    without_early_returns(_as_list(st.other))
+            elif not rest:
+                then, other = without_early_returns(_as_list(st.then)), \
+                    without_early_returns(_as_list(st.other))
+            else:
+                raise Unsupported(st, "a 'return' that does not end both branches of this if is "
+                                      "not supported here")
+            out.append(A.If(st.loc, st.cond, A.Block(st.loc, then),
+                            A.Block(st.loc, other) if other else None))
+            return out
+        out.append(st)
+    return out
 
 
 def wrap_param(p: dict) -> dict:

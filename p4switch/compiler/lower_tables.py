@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import ast as A
 from .constfold import fold
 from .lower_expr import Unsupported, hexstr
+from .lower_stmt import ExternRef
 from .storage import FieldRef, HeaderInst
 from .types import BOOL, BitT, bit_width
 
@@ -105,7 +106,7 @@ class TableBuilder:
                  "with_counters": False, "support_timeout": False, "direct_meters": None,
                  "action_ids": [i for i, _ in actions], "actions": action_names,
                  "base_default_next": base_next, "next_tables": next_tables}
-        self.implementation(table, d, env, selector_inputs)
+        self.implementation(table, ref, env, selector_inputs)
         self.direct_resources(table, d, env)
         if table["type"] == "simple":
             table["default_entry"] = self.default_entry(d, env, by_decl, actions)
@@ -113,13 +114,20 @@ class TableBuilder:
             table["entries"] = self.entries(d, env, entries_prop, by_decl, kinds)
         return table
 
-    def implementation(self, table, d, env, selector_inputs) -> None:
-        prop = d.props.get("implementation")
+    def implementation(self, table, ref, env, selector_inputs) -> None:
+        prop = ref.decl.props.get("implementation")
         if prop is None:
             return
         e = prop.value
         decl = e.decl if isinstance(e, A.Name) else None
         inst = env.lookup(decl) if decl is not None else None
+        constructed = getattr(e, "constructs", None)
+        if inst is None and constructed is not None and constructed.name in (
+                "action_profile", "action_selector"):
+            # an anonymous profile: named after its table
+            anon = A.InstanceDecl(e.loc, ref.name, None, e.args)
+            inst = ExternRef(ref.name, constructed.name, anon)
+            ref.decl.anonymous_profile = inst
         if inst is None:
             raise Unsupported(e, "implementation must name an action_profile or action_selector "
                                  "instance")
