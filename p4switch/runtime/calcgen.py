@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .config import Node
 from .exprgen import CodeScope
+from .hashes import BITS_VARIANTS
 from .layout import HeaderInstance
 
 
@@ -19,7 +20,7 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
     if algo not in algorithms:
         raise where.error(f"unsupported hash algorithm '{algo}' (supported: "
                           f"{', '.join(sorted(algorithms))})")
-    algo_name = scope.bind("algo", algorithms[algo])
+    algorithm = algorithms[algo]
     fn = scope.bind("calcname", object())  # reserve a unique name
     lines = [f"def {fn}(f, v, payload):", "    x = 0", "    n = 0"]
     groups: list[tuple[HeaderInstance | None, list[tuple[str, int]]]] = []
@@ -61,11 +62,15 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
                             for code, shift in _shifts(parts))
         lines.append(f"{indent}x = (x << {total}) | {packed}")
         lines.append(f"{indent}n += {total}")
-    data = "_bits_to_bytes(x, n)"
     if has_payload:
         after = last_header.index if last_header is not None else -1
-        data += f" + _emit_after(f, v, {after}) + payload"
-    lines.append(f"    return {algo_name}({data})")
+        algo_name = scope.bind("algo", algorithm)
+        lines.append(f"    return {algo_name}(_bits_to_bytes(x, n) + _emit_after(f, v, {after})"
+                     " + payload)")
+    elif algorithm in BITS_VARIANTS:
+        lines.append(f"    return {scope.bind('algo', BITS_VARIANTS[algorithm])}(x, n)")
+    else:
+        lines.append(f"    return {scope.bind('algo', algorithm)}(_bits_to_bytes(x, n))")
     scope.namespace.setdefault("__source__", []).append("\n".join(lines))
     return fn
 

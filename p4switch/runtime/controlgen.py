@@ -177,6 +177,13 @@ class ControlCompiler:
         lines = []
         nexts = self._table_nexts(node)
         hit_miss = isinstance(nexts, tuple)
+        if table.kind == "keyless" and self._fixed_default(table) and not self.traced:
+            index, params = table.initial_default
+            body = self._action_body(self.actions[table.actions[index].action_id])
+            lines = ([f"p = {params!r}"] if params else []) + [b for b in body if b != "pass"]
+            target = nexts[0] if isinstance(nexts, tuple) and nexts[0] == nexts[1] else (
+                nexts[1] if isinstance(nexts, tuple) else nexts[index])
+            return lines + self._emit(target, node)
         if table.kind == "keyless":
             lines.append(f"a, p, e = {default}[0]")
             if hit_miss or self.traced:
@@ -212,6 +219,12 @@ class ControlCompiler:
                       f"    f[{meters.result_slot}] = e.meter.execute({units}, _now_us())"]
         lines += self._dispatch(table, node, nexts)
         return lines
+
+    @staticmethod
+    def _fixed_default(table: Table) -> bool:
+        """A compiler-made table whose one action and its data can never change."""
+        return (table.initial_default is not None and table.default_const
+                and table.default_entry_const)
 
     def _dispatch(self, table: Table, node: Node, nexts) -> list[str]:
         per_action_next = not isinstance(nexts, tuple) and len(set(nexts)) > 1

@@ -31,19 +31,21 @@ class Engine:
         self.trace = trace
         layout = program.layout
         self.init_fields, self.init_valid = layout.initial_state()
-        std = layout.std
+        def std(name: str) -> int:
+            slot = layout.std(name)
+            return layout.scratch if slot is None else slot
         self.ingress_port = std("ingress_port")
         self.egress_spec = std("egress_spec")
         self.egress_port = std("egress_port")
         self.instance_type = std("instance_type")
         self.packet_length = std("packet_length")
-        self.mcast_grp = std("mcast_grp")
+        self.mcast_grp = layout.std("mcast_grp")
         self.egress_rid = std("egress_rid")
         self.ingress_ts = std("ingress_global_timestamp")
         self.egress_ts = std("egress_global_timestamp")
         self.enq_ts = std("enq_timestamp")
         self.deq_timedelta = std("deq_timedelta")
-        if self.egress_spec is None or self.ingress_port is None:
+        if layout.std("egress_spec") is None or layout.std("ingress_port") is None:
             from .errors import ConfigError
             raise ConfigError("headers", "the program needs standard_metadata with ingress_port "
                               "and egress_spec")
@@ -52,10 +54,6 @@ class Engine:
         self.packet_count = 0
 
     # ----------------------------------------------------------------------------- helpers
-    def _set(self, f, slot, value) -> None:
-        if slot is not None:
-            f[slot] = value
-
     def _preserved(self, f, field_list_id: int) -> list[tuple[int, int]]:
         return [(slot, f[slot]) for slot in self.program.field_lists.get(field_list_id, ())]
 
@@ -84,9 +82,9 @@ class Engine:
             v = self.init_valid[:]
             f[self.ingress_port] = port
             now = int(self.program.now_us())
-            self._set(f, self.packet_length, len(data))
-            self._set(f, self.instance_type, instance_type)
-            self._set(f, self.ingress_ts, now & MASK48)
+            f[self.packet_length] = len(data)
+            f[self.instance_type] = instance_type
+            f[self.ingress_ts] = now & MASK48
             for slot, value in preserved:
                 f[slot] = value
             if trace is not None:
@@ -121,7 +119,7 @@ class Engine:
                 for slot, value in self._preserved(f, field_list):
                     cf[slot] = value
                 cf[self.ingress_port] = port
-                self._set(cf, self.instance_type, INGRESS_CLONE)
+                cf[self.instance_type] = INGRESS_CLONE
                 if trace is not None:
                     trace.clone("ingress-to-egress", session, config)
                 copies += self._mirror_targets(cf, cv, data[cpos:], config, length)
@@ -134,7 +132,7 @@ class Engine:
         mgid = f[self.mcast_grp] if self.mcast_grp is not None else 0
         if mgid:
             replicas = self.pre.replicas(mgid)
-            self._set(f, self.instance_type, REPLICATION)
+            f[self.instance_type] = REPLICATION
             if trace is not None:
                 trace.multicast(mgid, replicas)
             for rport, rid in replicas:
@@ -170,17 +168,16 @@ class Engine:
                     trace.drop("too many egress copies")
                 return
             now = int(self.program.now_us())
-            self._set(f, self.egress_port, eport)
+            f[self.egress_port] = eport
             f[self.egress_spec] = 0
-            self._set(f, self.egress_rid, rid)
-            self._set(f, self.packet_length, length)
-            self._set(f, self.egress_ts, now & MASK48)
-            self._set(f, self.enq_ts, now & MASK32)
-            self._set(f, self.deq_timedelta, 0)
+            f[self.egress_rid] = rid
+            f[self.packet_length] = length
+            f[self.egress_ts] = now & MASK48
+            f[self.enq_ts] = now & MASK32
+            f[self.deq_timedelta] = 0
             f[L.EXIT] = 0
             if trace is not None:
-                trace.pipeline("egress", f[self.instance_type] if self.instance_type else 0,
-                               eport, rid)
+                trace.pipeline("egress", f[self.instance_type], eport, rid)
             code.egress(f, v)
             if f[L.CLONE]:
                 session = f[L.CLONE] - 1
@@ -193,7 +190,7 @@ class Engine:
                     for slot, value in self._preserved(f, field_list):
                         cf[slot] = value
                     cf[self.ingress_port] = port
-                    self._set(cf, self.instance_type, EGRESS_CLONE)
+                    cf[self.instance_type] = EGRESS_CLONE
                     if trace is not None:
                         trace.clone("egress-to-egress", session, config)
                     queue.extend(self._mirror_targets(cf, v[:], payload, config, length))

@@ -35,6 +35,7 @@ class Expr:
     const: int | None = None
     ref: Any = None           # HeaderRef, HeaderStack, HeaderUnion, or list of Expr
     masked_to: int | None = None  # the value is known to be < 2**masked_to and >= 0
+    signed_bits: int | None = None  # the value is known to fit a signed int of this width
 
 
 def _const(value: int) -> Expr:
@@ -88,7 +89,8 @@ def compile_expr(node: Node, scope: CodeScope) -> Expr:
         if ref.is_valid_bit:
             return Expr(f"v[{ref.header.index}]", "data", width=1, masked_to=1)
         return Expr(f"f[{ref.slot}]", "data", width=ref.width, signed=ref.signed,
-                    masked_to=None if ref.signed else ref.width)
+                    masked_to=None if ref.signed else ref.width,
+                    signed_bits=ref.width if ref.signed else None)
     if kind == "hexstr":
         return _const(value.hexstr())
     if kind == "bool":
@@ -243,11 +245,12 @@ def _compile_op(node: Node, scope: CodeScope) -> Expr:
             raise node.error(f"'{op}' needs a positive width")
         if op == "two_comp_mod":
             half = 1 << (width - 1)
-            return Expr(f"((({data(l)} + {half}) & {mask_of(width)}) - {half})", "data")
+            return Expr(f"((({data(l)} + {half}) & {mask_of(width)}) - {half})", "data",
+                        signed_bits=width)
         if op == "usat_cast":
             return Expr(f"_usat({data(l)}, {mask_of(width)})", "data", masked_to=width)
         half = 1 << (width - 1)
-        return Expr(f"_ssat({data(l)}, {-half}, {half - 1})", "data")
+        return Expr(f"_ssat({data(l)}, {-half}, {half - 1})", "data", signed_bits=width)
     if op == "?":
         cond = compile_expr(node["cond"], scope)
         l, r = side(left_node), side(right_node)

@@ -19,7 +19,7 @@ def _reflect(value: int, width: int) -> int:
     return out
 
 
-@dataclass
+@dataclass(eq=False)
 class Crc:
     width: int
     poly: int
@@ -61,12 +61,20 @@ _REFLECT8 = [_reflect(b, 8) for b in range(256)]
 
 def csum16(data: bytes) -> int:
     """The Internet checksum (RFC 1071): ones' complement of the ones' complement sum."""
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
+    return csum16_bits(int.from_bytes(data, "big"), len(data) * 8)
+
+
+def csum16_bits(value: int, nbits: int) -> int:
+    """csum16 of `nbits` bits given as an int (zero-padded at the end to 16-bit words).
+
+    Since 2**16 = 1 (mod 0xFFFF), the ones' complement sum of the 16-bit words is the whole
+    number modulo 0xFFFF, with 0xFFFF standing for a non-zero multiple; one big-int operation
+    instead of a loop over words.
+    """
+    if not value:
+        return 0xFFFF
+    value <<= -nbits % 16
+    return ~(value % 0xFFFF or 0xFFFF) & 0xFFFF
 
 
 def xor16(data: bytes) -> int:
@@ -104,6 +112,10 @@ def standard_algorithms() -> dict[str, Callable[[bytes], int]]:
         "identity": identity,
         "random": _random_hash,
     }
+
+
+# Algorithms that can take the packed bits directly, skipping the bytes round trip.
+BITS_VARIANTS = {csum16: csum16_bits}
 
 
 def bits_to_bytes(value: int, nbits: int) -> bytes:

@@ -106,6 +106,7 @@ class Layout:
     errors: dict[str, int] = field(default_factory=dict)
     num_slots: int = FIRST_FIELD_SLOT
     slot_names: list[str] = field(default_factory=list)
+    scratch: int = 0  # a slot nobody reads: where writes to undeclared metadata go
 
     # ----------------------------------------------------------------- lookups used by codegen
     def header(self, name: str, where: Node) -> HeaderInstance:
@@ -245,6 +246,7 @@ def build_layout(doc: Node) -> Layout:
             items.append(unions_by_id[id_node.int()])
         layout.union_stacks[usnode["name"].str()] = items
 
+    layout.scratch = _new_slot(layout, "$scratch")
     for anode in doc.get("field_aliases").items():
         target = anode[1]
         layout.aliases[anode[0].str()] = (target[0].str(), target[1].str())

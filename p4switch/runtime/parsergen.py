@@ -88,6 +88,7 @@ class ParserCompiler:
                  traced: bool):
         self.node = parser
         self.checksums = checksums
+        scope = CodeScope(scope.layout, scope.namespace, None, in_parser=True)
         self.scope = scope
         self.layout = scope.layout
         self.traced = traced

@@ -51,6 +51,9 @@ def store(target: Target, expr: Expr) -> str:
         return f"{target.code} = {value}"
     if target.signed:
         half = 1 << (width - 1)
+        if (expr.signed_bits is not None and expr.signed_bits <= width) or \
+                (expr.masked_to is not None and expr.masked_to < width):
+            return f"{target.code} = {value}"
         if expr.const is not None:
             return f"{target.code} = {((expr.const + half) & mask_of(width)) - half}"
         return f"{target.code} = (({value}) + {half} & {mask_of(width)}) - {half}"
@@ -364,6 +367,8 @@ class PrimitiveCompiler:
         if expr.masked_to is not None and (1 << expr.masked_to) <= size:
             return data(expr), "True"
         tmp = self.tmp()
+        if expr.masked_to is not None:  # known non-negative
+            return tmp, f"({tmp} := {data(expr)}) < {size}"
         return tmp, f"0 <= ({tmp} := {data(expr)}) < {size}"
 
     def _p_count(self, prim, params):
