@@ -68,6 +68,8 @@ class LoweringContext:
         self.action_profiles: dict = {}
         self.field_list_fields: dict = {}
         self.action_meta: dict = {}  # action id -> (decl, qualified name) for P4Info
+        self.built_tables: list = []
+        self.extern_refs: dict = {}  # JSON name -> ExternRef  # (TableRef, table JSON, [(ActionDecl, (id, name))])
 
     # ---- naming ---------------------------------------------------------------------------
     def qualified(self, prefix: str, decl) -> str:
@@ -164,6 +166,7 @@ class LoweringContext:
             name = self.qualified(prefix, decl)
             ref = ExternRef(name, kind, decl)
             env.bind(decl, ref)
+            self.extern_refs[name] = ref
             if kind in ("action_profile", "action_selector"):
                 return
             self.externs.declare_instance(decl, name, kind)

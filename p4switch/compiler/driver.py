@@ -45,6 +45,9 @@ def _compile(preprocess, reporter: Reporter, main_file: str) -> CompileResult:
         bmv2, ctx = lower_program(program, checker, reporter, main_file)
     except RecursionError:
         raise reporter.error(Location(main_file, 0, 0), "program nested too deeply") from None
+    ctx.line_order = {}
+    for index, (_, file, line) in enumerate(source.lines):
+        ctx.line_order.setdefault((file, line), index)
     p4info = build_p4info(program, ctx, bmv2)
     return CompileResult(bmv2, p4info)
 

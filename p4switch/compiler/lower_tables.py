@@ -112,6 +112,7 @@ class TableBuilder:
             table["default_entry"] = self.default_entry(d, env, by_decl, actions)
         if entries_prop is not None:
             table["entries"] = self.entries(d, env, entries_prop, by_decl, kinds)
+        ctx.built_tables.append((ref, table, list(zip([a for a, _ in d.action_decls], actions))))
         return table
 
     def implementation(self, table, ref, env, selector_inputs) -> None:

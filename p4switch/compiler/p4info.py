@@ -1,18 +1,368 @@
-"""Stage 6: P4Info for the controller, with p4c's ids and names (filled in below)."""
+"""Stage 6: P4Info, the controller's view of the program, with p4c's ids and names.
+
+Ids follow p4c: the resource type in the top byte and, in the low 24 bits, the Jenkins
+one-at-a-time hash of the fully qualified name (an `@id` annotation wins; a clash moves to the
+next free value). Aliases are the shortest dot-separated suffix that is unique in the program.
+"""
 
 from __future__ import annotations
 
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
+from . import ast as A
+from .bmv2 import INCLUDE_DIR
+from .constfold import fold
+from .types import BOOL, StructT, bit_width
+
+P = p4info_pb2.P4Ids
+MATCH_TYPES = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
+               "ternary": p4info_pb2.MatchField.TERNARY, "range": p4info_pb2.MatchField.RANGE,
+               "optional": p4info_pb2.MatchField.OPTIONAL}
+CONSUMED_ANNOTATIONS = {"name", "id", "hidden", "defaultonly", "tableonly", "brief",
+                        "description", "field_list", "metadata", "alias"}
+
+
+def jenkins_one_at_a_time(text: str) -> int:
+    h = 0
+    for byte in text.encode():
+        h = (h + byte) & 0xFFFFFFFF
+        h = (h + (h << 10)) & 0xFFFFFFFF
+        h ^= h >> 6
+    h = (h + (h << 3)) & 0xFFFFFFFF
+    h ^= h >> 11
+    h = (h + (h << 15)) & 0xFFFFFFFF
+    return h
+
+
+class IdAllocator:
+    def __init__(self):
+        self.used: set[int] = set()
+
+    def allocate(self, prefix: int, name: str, annotations=()) -> int:
+        ann = A.find_annotation(annotations, "id")
+        if ann is not None and ann.args and isinstance(ann.args[0], A.Expr) and fold(ann.args[0]) is not None:
+            value = fold(ann.args[0])
+            pid = value if value >> 24 else (prefix << 24) | value
+            self.used.add(pid)
+            return pid
+        low = jenkins_one_at_a_time(name) & 0xFFFFFF
+        while (prefix << 24) | low in self.used:
+            low = (low + 1) & 0xFFFFFF
+        pid = (prefix << 24) | low
+        self.used.add(pid)
+        return pid
+
+
+def annotation_texts(annotations) -> list[str]:
+    out = []
+    for a in annotations or ():
+        if a.name in CONSUMED_ANNOTATIONS:
+            continue
+        out.append(f"@{a.name}({a.raw})" if a.raw or a.args else f"@{a.name}")
+    return out
+
+
+def canonical_bytes(value: int, width: int) -> bytes:
+    n = max(1, (value.bit_length() + 7) // 8)
+    return value.to_bytes(n, "big")
+
+
+def is_hidden(decl) -> bool:
+    return A.find_annotation(getattr(decl, "annotations", ()), "hidden") is not None
+
+
+class P4InfoBuilder:
+    def __init__(self, program, ctx, bmv2):
+        self.ctx = ctx
+        self.bmv2 = bmv2
+        self.ids = IdAllocator()
+        self.info = p4info_pb2.P4Info()
+        self.preambles: list = []
+        self.line_order = getattr(ctx, "line_order", {})
+
+    def order(self, decl):
+        """Declaration order in the preprocessed program (includes first, as p4c lists)."""
+        loc = decl.loc
+        return (self.line_order.get((loc.file, loc.line), 0), loc.col)
+
+    def preamble(self, msg, prefix: int, name: str, decl) -> int:
+        anns = getattr(decl, "annotations", ()) if decl is not None else ()
+        pid = self.ids.allocate(prefix, name, anns)
+        msg.preamble.id = pid
+        msg.preamble.name = name
+        msg.preamble.annotations.extend(annotation_texts(anns))
+        self.preambles.append(msg.preamble)
+        return pid
+
+    def build(self) -> p4info_pb2.P4Info:
+        info = self.info
+        info.pkg_info.arch = "v1model"
+        self.action_ids = self.actions()
+        self.extern_ids = {}
+        self.profiles()
+        self.counters_and_meters()
+        self.tables()
+        self.registers()
+        self.controller_headers()
+        self.value_sets()
+        self.digests()
+        info.type_info.SetInParent()
+        self.aliases()
+        return info
+
+    # ---- actions ----------------------------------------------------------------------------
+    def actions(self) -> dict:
+        used = {}
+        for _, _, acts in self.ctx.built_tables:
+            for decl, (_, name) in acts:
+                used.setdefault(name, decl)
+        for ref, _, _ in self.ctx.built_tables:
+            implicit = getattr(ref.decl, "implicit_noaction", None)
+            if implicit is not None:
+                used.setdefault("NoAction", implicit)
+        ids = {}
+        for name, decl in sorted(used.items(), key=lambda kv: self.order(kv[1])):
+            msg = self.info.actions.add()
+            ids[name] = self.preamble(msg, P.ACTION, name, decl)
+            for i, p in enumerate([p for p in decl.params if not p.direction]):
+                param = msg.params.add()
+                param.id = i + 1
+                param.name = p.name
+                param.bitwidth = 1 if p.type == BOOL else bit_width(p.type)
+                param.annotations.extend(annotation_texts(p.annotations))
+        return ids
+
+    # ---- tables -----------------------------------------------------------------------------
+    def tables(self) -> None:
+        built = sorted(self.ctx.built_tables, key=lambda b: self.order(b[0].decl))
+        self.table_ids = {}
+        for ref, table, _ in built:
+            if is_hidden(ref.decl):
+                continue
+            self.table_ids[ref.name] = self.ids.allocate(P.TABLE, ref.name, ref.decl.annotations)
+        self.ids.used -= set(self.table_ids.values())
+        for ref, table, acts in built:
+            if is_hidden(ref.decl):
+                continue
+            self.table(ref, table, acts)
+        for ap in self.info.action_profiles:
+            names = self.profile_tables.get(ap.preamble.name, [])
+            ap.table_ids.extend(self.table_ids[n] for n in names if n in self.table_ids)
+
+    def table(self, ref, table, acts) -> None:
+        d = ref.decl
+        msg = self.info.tables.add()
+        self.preamble(msg, P.TABLE, ref.name, d)
+        keys = [k for k in (d.props["key"].value if "key" in d.props else [])
+                if k.match_kind != "selector"]
+        for i, (k, jk) in enumerate(zip(keys, table["key"])):
+            mf = msg.match_fields.add()
+            mf.id = i + 1
+            mf.name = jk["name"]
+            mf.bitwidth = 1 if k.expr.type == BOOL else bit_width(k.expr.type)
+            mf.annotations.extend(annotation_texts(k.annotations))
+            if k.match_kind in MATCH_TYPES:
+                mf.match_type = MATCH_TYPES[k.match_kind]
+            else:
+                mf.other_match_type = k.match_kind
+        listed = {}
+        for (decl, (_, name)), (_, aref) in zip(acts, d.action_decls):
+            listed[name] = (decl, aref.annotations)
+        implicit = getattr(d, "implicit_noaction", None)
+        for name, (decl, anns) in listed.items():
+            self.action_ref(msg, name, anns)
+        if implicit is not None and "NoAction" not in listed:
+            ar = msg.action_refs.add()
+            ar.id = self.action_ids["NoAction"]
+            ar.scope = p4info_pb2.ActionRef.DEFAULT_ONLY
+            ar.annotations.append("@defaultonly")
+        default = d.props.get("default_action")
+        if default is not None:
+            call = default.value
+            name_expr = call.func if isinstance(call, A.Call) else call
+            act_name = [n for (decl, (_, n)) in acts if decl is name_expr.decl][0]
+            act_id = self.action_ids[act_name]
+            if default.const:
+                msg.const_default_action_id = act_id
+            msg.initial_default_action.action_id = act_id
+            params = [p for p in name_expr.decl.params if not p.direction]
+            args = call.args[-len(params):] if isinstance(call, A.Call) and params else []
+            for i, (p, a) in enumerate(zip(params, args)):
+                arg = msg.initial_default_action.arguments.add()
+                arg.param_id = i + 1
+                width = 1 if p.type == BOOL else bit_width(p.type)
+                arg.value = canonical_bytes(int(fold(a.value)) & ((1 << width) - 1), width)
+        elif implicit is not None:
+            msg.initial_default_action.action_id = self.action_ids["NoAction"]
+        profile = getattr(d, "anonymous_profile", None)
+        impl = d.props.get("implementation")
+        if impl is not None:
+            pname = table.get("action_profile")
+            if pname in self.extern_ids:
+                msg.implementation_id = self.extern_ids[pname]
+                self.profile_tables.setdefault(pname, []).append(ref.name)
+        del profile
+        for attr in ("direct_counter", "direct_meter"):
+            inst = getattr(d, attr, None)
+            if inst is not None and inst.name in self.extern_ids:
+                msg.direct_resource_ids.append(self.extern_ids[inst.name])
+                self.direct_bindings[inst.name] = ref.name
+        msg.size = getattr(d, "size_value", None) or 1024
+        if "entries" in d.props:
+            msg.has_initial_entries = True
+            if d.props["entries"].const:
+                msg.is_const_table = True
+        for dr in list(self.info.direct_counters) + list(self.info.direct_meters):
+            if self.direct_bindings.get(dr.preamble.name) == ref.name:
+                dr.direct_table_id = msg.preamble.id
+
+    def action_ref(self, msg, name: str, anns) -> None:
+        ar = msg.action_refs.add()
+        ar.id = self.action_ids[name]
+        if A.find_annotation(anns, "defaultonly"):
+            ar.scope = p4info_pb2.ActionRef.DEFAULT_ONLY
+        elif A.find_annotation(anns, "tableonly"):
+            ar.scope = p4info_pb2.ActionRef.TABLE_ONLY
+        ar.annotations.extend(f"@{a.name}" + (f"({a.raw})" if a.raw else "")
+                              for a in anns if a.name not in ("name", "id"))
+
+    # ---- externs ----------------------------------------------------------------------------
+    def profiles(self) -> None:
+        self.profile_tables: dict = {}
+        self.direct_bindings: dict = {}
+        for name, (entry, _, inst) in sorted(self.ctx.action_profiles.items(),
+                                             key=lambda kv: self.order(kv[1][2].decl)):
+            msg = self.info.action_profiles.add()
+            self.extern_ids[name] = self.preamble(msg, P.ACTION_PROFILE, name, inst.decl)
+            msg.with_selector = "selector" in entry
+            msg.size = entry["max_size"]
+
+    def counters_and_meters(self) -> None:
+        ext = self.ctx.externs
+        units = {0: p4info_pb2.CounterSpec.PACKETS, 1: p4info_pb2.CounterSpec.BYTES,
+                 2: p4info_pb2.CounterSpec.BOTH}
+        decls = self.ctx_instances()
+        for arr in sorted(ext.counter_arrays, key=lambda a: self.order(decls[a["name"]].decl)):
+            inst = decls[arr["name"]]
+            kind = fold(inst.decl.args[-1].value)
+            if arr["is_direct"]:
+                msg = self.info.direct_counters.add()
+            else:
+                msg = self.info.counters.add()
+                msg.size = arr["size"]
+            pid = self.preamble(msg, P.DIRECT_COUNTER if arr["is_direct"] else P.COUNTER,
+                                arr["name"], inst.decl)
+            msg.spec.unit = units[kind]
+            self.extern_ids[arr["name"]] = pid
+        munits = {0: p4info_pb2.MeterSpec.PACKETS, 1: p4info_pb2.MeterSpec.BYTES}
+        for arr in sorted(ext.meter_arrays, key=lambda a: self.order(decls[a["name"]].decl)):
+            inst = decls[arr["name"]]
+            kind = fold(inst.decl.args[-1].value)
+            if arr["is_direct"]:
+                msg = self.info.direct_meters.add()
+            else:
+                msg = self.info.meters.add()
+                msg.size = arr["size"]
+            pid = self.preamble(msg, P.DIRECT_METER if arr["is_direct"] else P.METER,
+                                arr["name"], inst.decl)
+            msg.spec.unit = munits[kind]
+            self.extern_ids[arr["name"]] = pid
+
+    def ctx_instances(self) -> dict:
+        return self.ctx.extern_refs
+
+    def registers(self) -> None:
+        decls = self.ctx_instances()
+        for arr in sorted(self.ctx.externs.register_arrays,
+                          key=lambda a: self.order(decls[a["name"]].decl)):
+            inst = decls[arr["name"]]
+            msg = self.info.registers.add()
+            self.preamble(msg, P.REGISTER, arr["name"], inst.decl)
+            msg.type_spec.bitstring.bit.bitwidth = arr["bitwidth"]
+            msg.size = arr["size"]
+
+    def controller_headers(self) -> None:
+        seen = set()
+        for d in self.ctx.program.decls:
+            if not (isinstance(d, A.StructLikeDecl) and d.kind == "header"):
+                continue
+            ann = A.find_annotation(d.annotations, "controller_header")
+            if ann is None or not ann.args:
+                continue
+            name = ann.args[0].value if isinstance(ann.args[0], A.StrLit) else str(ann.args[0])
+            if name in seen:
+                continue
+            seen.add(name)
+            msg = self.info.controller_packet_metadata.add()
+            pid = self.ids.allocate(P.CONTROLLER_HEADER, name, ())
+            msg.preamble.id = pid
+            msg.preamble.name = name
+            msg.preamble.annotations.append(f"@controller_header({ann.raw})")
+            self.preambles.append(msg.preamble)
+            t = self.ctx.checker.decl_type(d)
+            for i, (fname, ft, fanns) in enumerate(t.fields):
+                m = msg.metadata.add()
+                m.id = i + 1
+                m.name = fname
+                m.bitwidth = bit_width(ft)
+                m.annotations.extend(annotation_texts(fanns))
+
+    def value_sets(self) -> None:
+        for vs in self.ctx.value_sets:
+            decl = vs["decl"]
+            msg = self.info.value_sets.add()
+            self.preamble(msg, P.VALUE_SET, vs["name"], decl)
+            t = decl.type
+            fields = t.fields if isinstance(t, StructT) else [(vs["name"], t, [])]
+            for i, (fname, ft, fanns) in enumerate(fields):
+                mf = msg.match.add()
+                mf.id = i + 1
+                mf.name = fname if isinstance(t, StructT) else ""
+                mf.bitwidth = bit_width(ft)
+                mf.match_type = p4info_pb2.MatchField.EXACT
+            msg.size = decl.size_value
+
+    def digests(self) -> None:
+        for name, t, _ in self.ctx.digests:
+            msg = self.info.digests.add()
+            self.preamble(msg, P.DIGEST, name, getattr(t, "decl", None))
+            msg.type_spec.struct.name = name
+            if isinstance(t, StructT) and name not in self.info.type_info.structs:
+                st = self.info.type_info.structs[name]
+                for fname, ft, _ in t.fields:
+                    member = st.members.add()
+                    member.name = fname
+                    member.type_spec.bitstring.bit.bitwidth = bit_width(ft)
+
+    # ---- aliases ----------------------------------------------------------------------------
+    def aliases(self) -> None:
+        names = [p.name for p in self.preambles]
+        suffix_count: dict[str, int] = {}
+        for n in set(names):
+            parts = n.split(".")
+            for i in range(len(parts)):
+                s = ".".join(parts[i:])
+                suffix_count[s] = suffix_count.get(s, 0) + 1
+        for p in self.preambles:
+            parts = p.name.split(".")
+            alias = p.name
+            for i in range(len(parts) - 1, -1, -1):
+                s = ".".join(parts[i:])
+                if suffix_count.get(s) == 1:
+                    alias = s
+                    break
+            p.alias = alias
+
 
 def build_p4info(program, ctx, bmv2) -> p4info_pb2.P4Info:
-    info = p4info_pb2.P4Info()
-    info.pkg_info.arch = "v1model"
-    return info
+    return P4InfoBuilder(program, ctx, bmv2).build()
 
 
 def p4info_to_text(info) -> str:
     header = ("# proto-file: p4/config/v1/p4info.proto\n"
               "# proto-message: p4.config.v1.P4Info\n\n")
     return header + text_format.MessageToString(info)
+
+
+__all__ = ["build_p4info", "p4info_to_text", "jenkins_one_at_a_time", "INCLUDE_DIR"]
