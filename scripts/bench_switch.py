@@ -148,6 +148,11 @@ class BenchNet:
                    self.host_ends[port])
         return int(json.loads(out)[0]["stats64"]["rx"]["packets"])
 
+    def arrived_at_switch(self, port: int) -> int:
+        """Frames the kernel delivered to the switch end of `port` (the offered load)."""
+        path = Path("/sys/class/net") / self.switch_ends[port] / "statistics" / "rx_packets"
+        return int(path.read_text())
+
     def close(self) -> None:
         subprocess.run(["ip", "netns", "del", self.namespace], capture_output=True)
 
@@ -200,7 +205,11 @@ def _sender_process(namespace: str, interface: str, packets: list[bytes], rate: 
 
 
 def bench_veth(program: Program, seconds: float, rate: float, warmup: float) -> tuple[float, float]:
-    """(offered pps, forwarded pps) on veths, measured after `warmup` seconds of load."""
+    """(offered pps, forwarded pps) on veths, measured after `warmup` seconds of load.
+
+    Offered is what arrived on the switch's ingress interface (the sender's target rate is an
+    upper bound it may not reach); forwarded is what arrived on the first output's host end.
+    """
     net = BenchNet(1 + len(program.out_ports))
     context = multiprocessing.get_context("fork")
     switch = sender = None
@@ -217,11 +226,11 @@ def bench_veth(program: Program, seconds: float, rate: float, warmup: float) -> 
             sent_total))
         sender.start()
         time.sleep(warmup)
-        first, t0 = net.rx_packets(2), time.monotonic()
+        arrived0, first, t0 = net.arrived_at_switch(1), net.rx_packets(2), time.monotonic()
         time.sleep(seconds)
-        last, t1 = net.rx_packets(2), time.monotonic()
+        arrived1, last, t1 = net.arrived_at_switch(1), net.rx_packets(2), time.monotonic()
         sender.join()
-        return rate, (last - first) / (t1 - t0)
+        return (arrived1 - arrived0) / (t1 - t0), (last - first) / (t1 - t0)
     finally:
         for child in (sender, switch):
             if child is not None and child.is_alive():
@@ -273,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[bench] {program.title}: veth, offering {rate / 1000:.1f} kpps for "
               f"{warmup:g}+{seconds:g} s ...", flush=True)
         offered, forwarded = bench_veth(program, seconds, rate, warmup)
-        print(f"[bench]   {forwarded / 1000:.2f} kpps forwarded", flush=True)
+        print(f"[bench]   {forwarded / 1000:.2f} kpps forwarded of {offered / 1000:.1f} kpps "
+              "offered", flush=True)
         lines.append(row(program, "veth", forwarded, f"offered {offered / 1000:.1f} kpps"))
 
     print()

@@ -172,3 +172,21 @@ def test_forwarder_release_and_discard():
     assert forwarder.discard_held() == 1
     lines = forwarder.summary_lines({1: "x", 2: "y"})
     assert lines[0] == "port 1 (x): rx 2 tx 1 lost-in 0 lost-out 0"
+
+
+def test_real_runtime_wire(tmp_path):
+    from p4switch.runtime import Switch
+
+    switch = Switch.from_json_file(str(WIRE_JSON), trace=None)
+    plan = ImpairmentPlan.from_options(None, ["1:1"])
+    clock = FakeClock()
+    with InProcessPorts(switch, [1, 2, 3], plan=plan, clock=clock, pcap_dir=tmp_path) as ports:
+        ports.send_many([(1, frame(1)), (2, frame(2)), (3, frame(3))])
+        assert ports.take(2) == [frame(1)]
+        assert ports.take(1) == []                  # delayed 1 ms on port 1
+        clock.now += 0.001
+        ports.poll()
+        assert ports.take(1) == [frame(2)]
+        assert ports.take(3) == []                  # the program drops port 3's packets
+    assert [r.data for r in read_pcap(tmp_path / "port3_in.pcap")] == [frame(3)]
+    assert read_pcap(tmp_path / "port3_out.pcap") == []
