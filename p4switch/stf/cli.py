@@ -133,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
     except (_UsageError, StfError) as exc:
         print(f"inaemu stf: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:        # `inaemu stf -v ... | head`: the reader went away
+        return EXIT_ERROR
     finally:
         for handle in opened:
             handle.close()

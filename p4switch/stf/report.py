@@ -13,8 +13,9 @@ from .runner import CounterFailure, StfResult
 ROW_NIBBLES = 64
 
 
-def _hex_rows(expected: str, actual: str) -> list[str]:
-    marks = difference_marks(expected, actual)
+def _hex_rows(pattern: str, exact_length: bool, actual: str) -> list[str]:
+    marks = difference_marks(pattern, actual)
+    expected = pattern + ("$" if exact_length else "")
     width = max(len(expected), len(actual))
     rows = []
     for start in range(0, width, ROW_NIBBLES):
@@ -42,8 +43,7 @@ def _describe(path: str, m: Mismatch) -> list[str]:
     e, out = m.expect, m.output
     lines = [f"packet on port {m.port} differs: {m.reason} (expect at {path}:{e.line}, "
              f"out of the packet at {path}:{out.packet_line})"]
-    lines += _hex_rows((e.pattern or "") + ("$" if e.exact_length else ""),
-                       out.data.hex().upper())
+    lines += _hex_rows(e.pattern or "", e.exact_length, out.data.hex().upper())
     return lines
 
 

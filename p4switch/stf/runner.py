@@ -62,6 +62,17 @@ def _key_object(spec: tuple):
             "optional": OptionalKey}[kind](*args)
 
 
+def _show_key(spec: tuple) -> str:
+    kind, *v = spec
+    if kind == "lpm":
+        return f"{v[0]:#x}/{v[1]}"
+    if kind == "ternary":
+        return f"{v[0]:#x}&&&{v[1]:#x}"
+    if kind == "range":
+        return f"{v[0]:#x}->{v[1]:#x}"
+    return "*" if v[0] is None else f"{v[0]:#x}"
+
+
 class StfRunner:
     """Drives one switch through one test. `log` receives the `-v` lines (None: silent).
 
@@ -151,7 +162,7 @@ class StfRunner:
     # --- control plane ---
     def _control(self, cmd: c.Command) -> None:
         sw = self.switch
-        if self.log and not isinstance(cmd, c.Wait):
+        if self.log and not isinstance(cmd, (c.Wait, c.AddEntry)):
             self.log(f"line {cmd.line}: {type(cmd).__name__}")
         if isinstance(cmd, c.AddEntry):
             self._add(cmd)
@@ -269,6 +280,10 @@ class StfRunner:
             handle = self.switch.table_add(table, keys, action, params, priority=priority)
         if cmd.entry_id is not None:
             self._entry_ids[cmd.entry_id] = (table, handle)
+        if self.log:
+            shown = " ".join(_show_key(spec) for spec in specs)
+            calls = " ".join(a.name for a in cmd.actions)
+            self.log(f"line {cmd.line}: add {table} {shown} -> {calls} (handle {handle})")
 
     def _member(self, table: str, profile: str, call: c.ActionCall) -> int:
         """The profile's member for this action and data, created on first use."""
