@@ -125,7 +125,12 @@ def build_keys(table_keys: list[tuple[str, str, int]], aliases: list[tuple[str, 
         try:
             name = resolve_name(wanted, list(all_names), "key field")
         except UnknownName as exc:
-            raise KeyValueError(str(exc)) from None
+            if not wanted.endswith(".valid"):      # p4c's driver: `h.valid` is `h.$valid$`
+                raise KeyValueError(str(exc)) from None
+            try:
+                name = resolve_name(wanted[:-5] + "$valid$", list(all_names), "key field")
+            except UnknownName:
+                raise KeyValueError(str(exc)) from None
         index = all_names[name]
         if index in chosen:
             raise KeyValueError(f"key field '{table_keys[index][0]}' is given twice")

@@ -6,8 +6,7 @@ each JSON explains the expected packets.
 
 from __future__ import annotations
 
-from jsonbuild import (Program, assign, cast, expr, field, hexstr, meta, param, prim, set_port,
-                       valid)
+from jsonbuild import Program, assign, cast, expr, field, hexstr, meta, prim, set_port, valid
 from programs_control import ethernet_then, setter
 from programs_parser import ethernet
 

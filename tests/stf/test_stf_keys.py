@@ -69,6 +69,12 @@ def test_build_keys_by_suffix_any_order_and_defaults() -> None:
     assert specs[2:] == [("ternary", 0, 0xF0), ("optional", 3)]
 
 
+def test_valid_keys_accept_dot_valid() -> None:
+    table_keys = [("hdr.ipv4.$valid$", "exact", 1)]
+    assert build_keys(table_keys, [()], keys_of("add t ipv4.valid:1 a()")) == [("exact", 1)]
+    assert build_keys(table_keys, [()], keys_of("add t hdr.ipv4.$valid$:0 a()")) == [("exact", 0)]
+
+
 def test_build_keys_rejects_unknown_ambiguous_and_repeated_fields() -> None:
     table_keys = [("hdr.a.x", "exact", 8), ("hdr.b.x", "exact", 8)]
     with pytest.raises(KeyValueError, match="ambiguous"):
