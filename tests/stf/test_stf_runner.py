@@ -127,3 +127,26 @@ def test_verbose_log_shows_packets_and_outputs() -> None:
     assert "packet 0 0100   (line 4)" in lines
     assert "  -> out on port 2: 0101" in lines
     assert "  -> no packet out (dropped)" in lines
+
+
+def test_long_packets_wrap_in_rows_with_offsets() -> None:
+    payload = "00" * 40
+    result, _ = run(SETUP + f"packet 0 01 {payload}\nexpect 2 01 {'11' * 40}\n")
+    rows = format_report(result).splitlines()
+    assert rows[1].startswith("  [   0] expected: 01") and rows[4].startswith("  [  32] expected:")
+    assert len(rows[1].split("expected: ")[1]) == 64
+
+
+def test_a_failed_data_plane_assert_stops_the_test() -> None:
+    from p4switch.runtime.errors import AssertionFailure
+
+    class Asserting(FakeSwitch):
+        def receive(self, port, packet):
+            raise AssertionFailure("assert(hdr.k.a != 0) failed")
+
+    result, _ = run(SETUP + "packet 0 01 00\nexpect 2 01 01\npacket 0 01 00\n", Asserting())
+    assert not result.passed
+    report = format_report(result)
+    assert report.startswith("t.stf:4: the program aborted: assert(hdr.k.a != 0) failed")
+    # the run stops at the abort: later lines are not checked
+    assert report.splitlines()[-1] == "FAIL: 2 packets, 1 expects: aborted by assert/assume"
