@@ -152,10 +152,10 @@ class Preprocessor:
                 directive, rest = m.group(1), m.group(2).strip()
                 if directive in ("if", "ifdef", "ifndef"):
                     if not active:
-                        conditions.append([False, True, False])
+                        conditions.append([False, True, False, loc])
                     else:
                         value = self._condition(directive, rest, loc)
-                        conditions.append([value, value, True])
+                        conditions.append([value, value, True, loc])
                 elif directive == "elif":
                     frame = self._frame(conditions, loc, "#elif")
                     if frame[2] and not frame[1]:
@@ -205,7 +205,7 @@ class Preprocessor:
             for k in range(start + 1, i):
                 self.out.lines.append(("", where_file, k + 1 + line_offset))
         if conditions:
-            raise self.reporter.error(Location(path, len(raw), 1), "unterminated #if (missing #endif)")
+            raise self.reporter.error(conditions[-1][3], "unterminated #if (missing #endif)")
 
     def _frame(self, conditions, loc, what):
         if not conditions:

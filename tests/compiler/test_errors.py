@@ -1,0 +1,133 @@
+"""Error reports: file:line:col, the source line and a caret; the CLI exits 1 and writes nothing."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from p4switch.compiler import CompileError, compile_file, compile_source
+from p4switch.compiler import cli
+
+from .helpers import program
+
+
+def test_report_has_location_source_line_and_caret():
+    text = program("apply { meta.x = undefined_name; }", meta_fields="bit<8> x;")
+    with pytest.raises(CompileError) as info:
+        compile_source(text, "prog.p4")
+    report = str(info.value).splitlines()
+    line_no = next(i for i, l in enumerate(text.splitlines(), 1) if "undefined_name" in l)
+    col = text.splitlines()[line_no - 1].index("undefined_name") + 1
+    assert report[0] == f"prog.p4:{line_no}:{col}: error: 'undefined_name' is not declared"
+    assert report[1] == text.splitlines()[line_no - 1]
+    assert report[2] == " " * (col - 1) + "^"
+    assert info.value.diagnostics == [("prog.p4", line_no, col, "'undefined_name' is not declared")]
+
+
+def test_errors_in_included_files_point_into_them(tmp_path):
+    (tmp_path / "defs.p4").write_text("header h_t {\n    bit<8> f\n}\n")
+    main = tmp_path / "main.p4"
+    main.write_text('#include <core.p4>\n#include "defs.p4"\n')
+    with pytest.raises(CompileError) as info:
+        compile_file(main)
+    file, line, col, message = info.value.diagnostics[0]
+    assert file.endswith("defs.p4") and line == 3 and col == 1
+    assert message == "expected ';', found '}'"
+
+
+def test_unsupported_constructs_say_so_with_location():
+    text = program("""
+        action a() { if (meta.x == 1) { mark_to_drop(sm); } }
+        table t { key = { meta.x : exact; } actions = { a; } }
+        apply { t.apply(); }""", meta_fields="bit<8> x;")
+    with pytest.raises(CompileError) as info:
+        compile_source(text, "p.p4")
+    _, line, _, message = info.value.diagnostics[0]
+    assert "'mark_to_drop' inside an if statement in an action is not supported" in message
+    assert "if (meta.x == 1)" in text.splitlines()[line - 1]
+
+
+def test_table_applied_twice_is_rejected():
+    text = program("""
+        table t { key = { hdr.eth.dst : exact; } actions = { NoAction; } }
+        apply { t.apply(); t.apply(); }""")
+    with pytest.raises(CompileError) as info:
+        compile_source(text, "p.p4")
+    assert "applied more than once" in info.value.diagnostics[0][3]
+
+
+def test_missing_main_is_reported():
+    with pytest.raises(CompileError) as info:
+        compile_source("#include <core.p4>\n#include <v1model.p4>\n", "p.p4")
+    assert "no 'main' package instance" in info.value.diagnostics[0][3]
+
+
+def _run_cli(argv):
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    return cli.run(parser.parse_args(argv))
+
+
+def test_cli_success_writes_json_and_p4info(tmp_path, capsys):
+    src = tmp_path / "ok.p4"
+    src.write_text(program("apply { sm.egress_spec = 1; }"))
+    out, info = tmp_path / "ok.json", tmp_path / "ok.p4info.txtpb"
+    assert _run_cli([str(src), "-o", str(out), "--p4runtime-files", str(info),
+                     "--p4runtime-format", "text"]) == 0
+    assert out.read_text().lstrip().startswith("{")
+    assert 'arch: "v1model"' in info.read_text()
+    assert "compiled" in capsys.readouterr().out
+
+
+def test_cli_failure_exits_1_with_report_and_no_output(tmp_path, capsys):
+    src = tmp_path / "bad.p4"
+    src.write_text(program("apply { nope = 1; }"))
+    out = tmp_path / "bad.json"
+    assert _run_cli([str(src), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.p4:" in err and "error: 'nope' is not declared" in err and "^" in err
+    assert not out.exists() and list(tmp_path.iterdir()) == [src]
+
+
+def test_cli_failure_keeps_an_existing_output_untouched(tmp_path):
+    src = tmp_path / "bad.p4"
+    src.write_text("garbage")
+    out = tmp_path / "bad.json"
+    out.write_text("previous")
+    assert _run_cli([str(src), "-o", str(out)]) == 1
+    assert out.read_text() == "previous"
+
+
+def test_cli_defines_and_includes(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "port.p4").write_text("const bit<9> PORT = 3;\n")
+    src = tmp_path / "d.p4"
+    src.write_text('#include "port.p4"\n' + program("""
+        apply {
+        #ifdef FORWARD
+            sm.egress_spec = PORT;
+        #else
+            mark_to_drop(sm);
+        #endif
+        }"""))
+    out = tmp_path / "d.json"
+    assert _run_cli([str(src), "-o", str(out), "-I", str(tmp_path / "inc"), "-D", "FORWARD"]) == 0
+    assert '"egress_spec"' in out.read_text() and "mark_to_drop" not in out.read_text()
+
+
+def test_cli_missing_file_is_an_error_not_a_traceback(tmp_path, capsys):
+    assert _run_cli([str(tmp_path / "none.p4")]) == 1
+    err = capsys.readouterr().err
+    assert "cannot read" in err and "Traceback" not in err
+
+
+def test_inaemu_compile_subcommand(tmp_path):
+    src = tmp_path / "x.p4"
+    src.write_text(program("apply { }"))
+    proc = subprocess.run([sys.executable, "-m", "inaemu", "compile", str(src), "-o",
+                           str(tmp_path / "x.json")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "x.json").exists()
