@@ -14,6 +14,7 @@ See docs/switch.md.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from dataclasses import dataclass, field
@@ -247,6 +248,8 @@ class SwitchProcess:
 
     def _start_server(self, cpu_port: int | None) -> None:
         options = self.options
+        # gRPC's C core logs its own copy of bind errors to stderr; ours is the one line to show.
+        os.environ.setdefault("GRPC_VERBOSITY", "NONE")
         try:
             from p4switch.server import P4RuntimeServer
         except ImportError as error:
