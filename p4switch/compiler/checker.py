@@ -630,6 +630,8 @@ class Checker:
                 exp_items = [ft for _, ft, _ in expected.fields]
             for i, item in enumerate(e.items):
                 items.append(self.expr(item, s, exp_items[i] if exp_items else None))
+            if exp_items is not None:
+                return expected
             return TupleT(tuple(items))
         if isinstance(e, A.StructExpr):
             for _, v in e.fields:
