@@ -163,7 +163,8 @@ class StfRunner:
     def _control(self, cmd: c.Command) -> None:
         sw = self.switch
         if self.log and not isinstance(cmd, (c.Wait, c.AddEntry)):
-            self.log(f"line {cmd.line}: {type(cmd).__name__}")
+            details = ", ".join(f"{k}={v!r}" for k, v in vars(cmd).items() if k != "line")
+            self.log(f"line {cmd.line}: {type(cmd).__name__}({details})")
         if isinstance(cmd, c.AddEntry):
             self._add(cmd)
         elif isinstance(cmd, c.SetDefault):
@@ -203,8 +204,8 @@ class StfRunner:
         elif isinstance(cmd, c.CounterWrite):
             sw.counter_write(cmd.counter, cmd.index, cmd.packets, cmd.bytes)
         elif isinstance(cmd, c.RegisterRead):
-            self._show(f"{cmd.register}[{cmd.index}] = "
-                       f"{sw.register_read(cmd.register, cmd.index)}")
+            value = sw.register_read(cmd.register, cmd.index)
+            self._show(f"{cmd.register}[{cmd.index}] = {value} ({value:#x})")
         elif isinstance(cmd, c.RegisterWrite):
             sw.register_write(cmd.register, cmd.index, cmd.value)
         elif isinstance(cmd, c.RegisterReset):

@@ -168,4 +168,46 @@ def meters_counters() -> Program:
     return p
 
 
-PROGRAMS = [clone_resubmit, hash_checksum, meters_counters]
+def registers_exit() -> Program:
+    """header k_h { bit<8> op; bit<8> idx; bit<32> val; }   headers: eth, k, copy (a k_h)
+    register<bit<32>>(8) reg;
+    state parse_k { pkt.advance(16); pkt.extract(hdr.k); transition accept; }   // 2 pad bytes
+    ingress: reg.read(meta.old, (bit<32>)hdr.k.idx); reg.write((bit<32>)hdr.k.idx, hdr.k.val);
+             hdr.k.val = meta.old; smeta.egress_spec = 1;
+             if (hdr.k.op == 1) { exit; }
+             hdr.copy = hdr.k; hdr.copy.op = 0xCC; hdr.k.idx = hdr.k.idx + 0x10;
+    egress:  hdr.eth.src = 0xE;
+    """
+    p = Program("registers_exit")
+    ethernet(p)
+    p.header_type("k_h", [("op", 8), ("idx", 8), ("val", 32)])
+    p.header("k", "k_h")
+    p.header("copy", "k_h")
+    old = p.scalar("old", 32)
+    p.register_arrays.append({"name": "Ingress.reg", "id": 0, "size": 8, "bitwidth": 32})
+    reg = {"type": "register_array", "value": "Ingress.reg"}
+    p.state("start", [prim("extract", {"type": "regular", "value": "eth"})],
+            [field("eth", "ether_type")], [("0x88b6", None, "parse_k"), (None, None, None)])
+    p.state("parse_k", [prim("advance", hexstr(16, 32)),
+                        prim("extract", {"type": "regular", "value": "k"})])
+    p.deparse("eth", "k", "copy")
+    p.action("access", [prim("register_read", old, reg, field("k", "idx")),
+                        prim("register_write", reg, field("k", "idx"), field("k", "val")),
+                        assign(field("k", "val"), old), set_port(1)])
+    p.action("leave", [prim("exit")])
+    p.action("copy_k", [
+        prim("assign_header", {"type": "header", "value": "copy"},
+             {"type": "header", "value": "k"}),
+        assign(field("copy", "op"), hexstr(0xCC, 8)),
+        assign(field("k", "idx"), expr("&", expr("+", field("k", "idx"), hexstr(0x10, 8)),
+                                       hexstr(0xFF, 8)))])
+    p.action("mark_egress", [assign(field("eth", "src"), hexstr(0xE, 48))])
+    p.conditional("ingress", "node_op", expr("==", field("k", "op"), hexstr(1, 8)),
+                  p.call("ingress", "leave", None), p.call("ingress", "copy_k", None))
+    p.conditional("ingress", "node_k", valid("k"), p.call("ingress", "access", "node_op"), None)
+    p.start("ingress", "node_k")
+    p.start("egress", p.call("egress", "mark_egress", None))
+    return p
+
+
+PROGRAMS = [clone_resubmit, hash_checksum, meters_counters, registers_exit]
