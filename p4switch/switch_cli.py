@@ -46,6 +46,7 @@ class SwitchOptions:
     cpu_port: int | None = None
     log_file: Path | None = None
     log_console: bool = False
+    log_flush: bool = False
     pcap_dir: Path | None = None
     plan: ImpairmentPlan = field(default_factory=ImpairmentPlan)
     seed: int = 0
@@ -67,6 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-file", metavar="PATH", help="write a per-packet trace to PATH")
     parser.add_argument("--log-console", action="store_true",
                         help="write a per-packet trace to stdout")
+    parser.add_argument("--log-flush", action="store_true",
+                        help="flush the --log-file trace after every packet")
     parser.add_argument("--log-level", metavar="LEVEL",
                         help="accepted for simple_switch compatibility; the trace has one level")
     parser.add_argument("--thrift-port", metavar="N",
@@ -224,9 +227,9 @@ class SwitchProcess:
                 self._log_stream = open(options.log_file, "w", encoding="utf-8")
             except OSError as error:
                 raise SwitchStartError(f"--log-file {options.log_file}: {error.strerror}") from None
-        else:
-            self._log_stream = sys.stdout
-        return TextTrace(self._log_stream)
+            return TextTrace(self._log_stream, flush=options.log_flush)
+        self._log_stream = sys.stdout
+        return TextTrace(self._log_stream, flush=True)
 
     def _load_switch(self, trace):
         try:
@@ -313,6 +316,7 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
         cpu_port=cpu_port,
         log_file=Path(args.log_file) if args.log_file else None,
         log_console=args.log_console,
+        log_flush=args.log_flush,
         pcap_dir=Path(args.pcap) if args.pcap is not None else None,
         plan=plan,
         seed=_parse_int("--seed", args.seed, 0, 2**63 - 1),

@@ -87,7 +87,7 @@ def test_switch_forwards_loses_as_seeded_captures_idles_and_exits(tmp_path):
         h1, h2 = net.host_socket(1), net.host_socket(2)
         switch = SwitchProcess(str(WIRE_JSON), "--no-grpc", "-i", f"1@{s1}", "-i", f"2@{s2}",
                                "--pcap", str(tmp_path), "--loss", f"2:{LOSS}",
-                               "--seed", str(SEED))
+                               "--seed", str(SEED), "--log-file", str(tmp_path / "sw.log"))
         ready = switch.first_line()
         assert ready == "inaemu switch ready: device 0, 2 ports, grpc off", \
             switch.process.stderr.read() if ready is None else ready
@@ -125,6 +125,10 @@ def test_switch_forwards_loses_as_seeded_captures_idles_and_exits(tmp_path):
         f"inaemu switch: port 2 ({s2}): rx 200 tx {len(forth_expected)} "
         f"lost-in {200 - len(back_expected)} lost-out {200 - len(forth_expected)}",
     ]
+    log = (tmp_path / "sw.log").read_text()
+    assert log.count("packet in: port 1,") == 200
+    assert log.count("packet in: port 2,") == len(back_expected)   # lost before the pipeline
+    assert log.count("packet out: port 2,") == 200     # egress loss happens after the pipeline
     capture = {name: [r.data for r in read_pcap(tmp_path / f"{name}.pcap")]
                for name in (f"{s1}_in", f"{s1}_out", f"{s2}_in", f"{s2}_out")}
     assert capture[f"{s1}_in"] == forth
