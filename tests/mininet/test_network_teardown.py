@@ -1,0 +1,75 @@
+"""Stopping a Mininet network of P4 switches leaves no process, interface or namespace behind,
+also when the body of the `with` raises, and when a switch fails to start."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from mn_helpers import relabel
+from topologies.builders import star
+from topologies.mininet_net import MininetNetwork
+from topologies.mininet_switch import SwitchStartFailed
+
+pytestmark = pytest.mark.root
+
+
+def _cmdlines() -> dict[int, str]:
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                pass
+    return found
+
+
+def _netns(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return None
+
+
+def _leftovers(tag: str, grpc_port: int, namespaces: set[str]) -> list[str]:
+    problems = []
+    for pid, cmd in _cmdlines().items():
+        if "switch" in cmd and f"127.0.0.1:{grpc_port}" in cmd:
+            problems.append(f"switch process {pid}: {cmd}")
+        if f"mininet:{tag}h" in cmd:
+            problems.append(f"host shell {pid}: {cmd}")
+        if _netns(pid) in namespaces:
+            problems.append(f"process {pid} still in a host namespace: {cmd}")
+    problems += [f"interface {p.name}" for p in Path("/sys/class/net").iterdir()
+                 if p.name.startswith(f"{tag}s1-") or p.name.startswith(f"{tag}h")]
+    return problems
+
+
+def test_exception_in_body_still_tears_everything_down():
+    topology = relabel(star(2), "z", grpc_base=50760)
+    namespaces: set[str] = set()
+    with pytest.raises(RuntimeError, match="boom"):
+        with MininetNetwork(topology) as net:
+            switch = net.switch("zs1")
+            assert switch.process is not None and switch.process.poll() is None
+            assert Path("/sys/class/net/zs1-eth1").exists()
+            namespaces = {_netns(net.host(h).pid) for h in ("zh1", "zh2")}
+            assert len(namespaces) == 2 and _netns(os.getpid()) not in namespaces
+            raise RuntimeError("boom")
+    assert _leftovers("z", 50761, namespaces) == []
+
+
+def test_a_switch_that_cannot_start_is_reported_and_cleaned_up():
+    topology = relabel(star(1), "y", grpc_base=50770)
+    with socket.socket() as squatter:            # the switch's gRPC port is taken
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        squatter.bind(("127.0.0.1", 50771))
+        squatter.listen()
+        with pytest.raises(SwitchStartFailed, match=r"ys1: switch exited with status \d+:\n.*50771"):
+            with MininetNetwork(topology, ready_timeout=30):
+                pass
+    assert _leftovers("y", 50771, set()) == []
