@@ -4,7 +4,6 @@ the ones real p4c produced (/work/shared/fixtures/), the latter run unchanged th
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
@@ -14,14 +13,10 @@ from p4switch.stf.report import format_report
 from p4switch.stf.runner import StfRunner
 from tests.conftest import PROJECT_ROOT, SHARED_FIXTURES
 
+from .helpers import inaemu_stf
+
 BMV2_DIR = PROJECT_ROOT / "tests" / "bmv2"
 OWN_FIXTURES = sorted(d.name for d in BMV2_DIR.iterdir() if (d / f"{d.name}.json").exists())
-
-
-def run_inaemu(*args: str) -> subprocess.CompletedProcess:
-    code = "import sys; from inaemu.cli import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=120)
 
 
 def test_the_project_carries_its_own_fixtures() -> None:
@@ -74,6 +69,6 @@ def test_real_p4c_json_runs_unchanged(name: str) -> None:
     if not SHARED_FIXTURES.is_dir():
         pytest.skip(f"{SHARED_FIXTURES} does not exist on this machine")
     folder = SHARED_FIXTURES / name
-    done = run_inaemu("stf", "--json", str(folder / f"{name}.json"), str(folder / f"{name}.stf"))
+    done = inaemu_stf("--json", str(folder / f"{name}.json"), str(folder / f"{name}.stf"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].startswith("PASS: ")

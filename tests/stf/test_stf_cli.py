@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import PROJECT_ROOT
 
+from .helpers import inaemu_stf as inaemu
+
 DATA = Path(__file__).resolve().parent / "data"
 BMV2 = PROJECT_ROOT / "tests" / "bmv2"
 HIT_MISS_JSON = BMV2 / "hit_miss" / "hit_miss.json"
 HIT_MISS_STF = BMV2 / "hit_miss" / "hit_miss.stf"
-
-
-def inaemu(*args: str | Path) -> subprocess.CompletedProcess:
-    """The console script when installed (as CI has it), else the module."""
-    script = Path(sys.executable).parent / "inaemu"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "inaemu"]
-    return subprocess.run(command + ["stf", *map(str, args)], cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=120)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
