@@ -208,6 +208,8 @@ class SwitchProcess:
         lines = self.driver.forwarder.summary_lines(self.options.interfaces)
         if self.discarded_held:
             lines.append(f"delayed packets discarded at exit: {self.discarded_held}")
+        if self.driver.packet_outs_dropped:
+            lines.append(f"packet-outs dropped (no --cpu-port): {self.driver.packet_outs_dropped}")
         if self.driver.packet_in_errors:
             lines.append(f"packet-ins the server refused: {self.driver.packet_in_errors}")
         return lines

@@ -265,6 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     warmup = 0.5 if args.quick else 1.0
     is_root = os.geteuid() == 0
 
+    load = os.getloadavg()[0]
+    print(f"[bench] {os.cpu_count()} cores, load average {load:.2f} at start"
+          + (" -- other work is running: expect lower, noisier figures" if load > 0.5 else ""),
+          flush=True)
     lines = []
     for key in args.programs:
         program = PROGRAMS[key]
