@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,21 @@ def test_shared_style_fixture_copied_elsewhere_still_runs(tmp_path: Path) -> Non
     shutil.copy(HIT_MISS_JSON, tmp_path / "p.json")
     shutil.copy(HIT_MISS_STF, tmp_path / "p.stf")
     assert inaemu("--json", tmp_path / "p.json", tmp_path / "p.stf").returncode == 0
+
+
+@pytest.mark.parametrize("module, args, words", [
+    ("p4switch.compiler", [str(DATA / "forward.p4"), str(DATA / "forward.stf")],
+     "the P4 front end is not available"),
+    ("p4switch.runtime", [str(HIT_MISS_JSON), str(HIT_MISS_STF)],
+     "the switch runtime is not available"),
+])
+def test_missing_parts_are_reported_not_raised(monkeypatch, capsys, module: str,
+                                               args: list[str], words: str) -> None:
+    import argparse
+
+    from p4switch.stf import cli
+    monkeypatch.setitem(sys.modules, module, None)        # makes `import module` fail
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    assert cli.run(parser.parse_args(args)) == 2
+    assert words in capsys.readouterr().err
