@@ -148,3 +148,34 @@ def _wait_listening(host, port: int) -> None:
             return
         host.cmd("sleep 0.05")
     raise AssertionError(f"nothing listens on {host.name}:{port}")
+
+
+def test_arp_flooding_through_multicast_groups(network):
+    """With flood groups written over P4Runtime, a host without a static entry resolves by ARP."""
+    net, fabric = network
+    assert fabric.install_flooding() == 3
+    assert sorted(fabric["ts1"].read_multicast_group(1)) == [(2, 0), (3, 0)]
+    h1 = net.host("th1")
+    h1.cmd("ip neigh del 10.0.0.3 dev th1-eth0")
+    try:
+        out = h1.cmd("ping -c 2 -i 0.2 -W 2 10.0.0.3")
+        assert " 0% packet loss" in out, out
+        assert "02:00:0a:00:00:03" in h1.cmd("ip neigh show 10.0.0.3")
+    finally:
+        h1.cmd("ip neigh replace 10.0.0.3 lladdr 02:00:0a:00:00:03 dev th1-eth0 nud permanent")
+
+
+def test_controller_cli_reports_counters_and_refused_updates(network, tmp_path):
+    """`inaemu controller` as a second controller (higher election id): it adopts the running
+    program, reads counters, and reports each route the switch refuses as already present."""
+    net, _ = network
+    net.topology.save(tmp_path / "topo.json")
+    base = [INAEMU, "controller", "--topology", str(tmp_path / "topo.json"), "--election-id", "9"]
+    read = subprocess.run(base + ["--read-counters", "rx_port_counter"], capture_output=True,
+                          text=True, timeout=60)
+    assert read.returncode == 0, read.stderr
+    assert re.search(r"controller: ts1 rx_port_counter\[1\]: \d+ packets", read.stdout)
+    again = subprocess.run(base + ["--routes"], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 1
+    assert again.stderr.count("ALREADY_EXISTS") == 3, again.stderr
+    assert "(route 10.0.0.2/32 -> port 2)" in again.stderr
