@@ -7,6 +7,7 @@ sockets inside a network namespace; the switch runs as a real `python -m inaemu 
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -157,6 +158,34 @@ def test_sigint_exits_cleanly_without_a_program():
             f"inaemu switch: port 3 ({net.switch_ends[1]}): rx 1 tx 0 lost-in 0 lost-out 0"]
         assert switch.process.stderr.read() == ""
         h1.close()
+    finally:
+        if switch is not None:
+            switch.kill()
+        net.close()
+
+
+@pytest.mark.root
+def test_failed_p4_assert_stops_the_switch_with_one_error_line(tmp_path):
+    program = json.loads(WIRE_JSON.read_text())
+    action = next(a for a in program["actions"] if a["name"] == "wire29")   # port 2 -> 1
+    action["primitives"].append({"op": "assert", "parameters": [{"type": "expression", "value": {
+        "op": "==", "left": {"type": "field", "value": ["standard_metadata", "ingress_port"]},
+        "right": {"type": "hexstr", "value": "0x0001"}}}]})   # false for every port-2 packet
+    path = tmp_path / "assert_wire.json"
+    path.write_text(json.dumps(program))
+    net = VethNet(2)
+    switch = None
+    try:
+        switch = SwitchProcess(str(path), "--no-grpc", "-i", f"1@{net.switch_ends[1]}",
+                               "-i", f"2@{net.switch_ends[2]}")
+        assert switch.first_line() == "inaemu switch ready: device 0, 2 ports, grpc off"
+        h2 = net.host_socket(2)
+        h2.send(frame(1, src=2))
+        assert switch.process.wait(timeout=20) == 1
+        error = switch.process.stderr.read().strip().splitlines()
+        assert len(error) == 1 and error[0].startswith(
+            "inaemu switch: error: P4 assertion failed"), error
+        h2.close()
     finally:
         if switch is not None:
             switch.kill()
