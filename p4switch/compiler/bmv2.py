@@ -69,7 +69,8 @@ class LoweringContext:
         self.field_list_fields: dict = {}
         self.action_meta: dict = {}  # action id -> (decl, qualified name) for P4Info
         self.built_tables: list = []
-        self.extern_refs: dict = {}  # JSON name -> ExternRef  # (TableRef, table JSON, [(ActionDecl, (id, name))])
+        self.extern_refs: dict = {}  # JSON name -> ExternRef
+        self.call_results: dict = {}  # function Call node -> temporary holding its result  # (TableRef, table JSON, [(ActionDecl, (id, name))])
 
     # ---- naming ---------------------------------------------------------------------------
     def qualified(self, prefix: str, decl) -> str:
@@ -261,7 +262,7 @@ class LoweringContext:
         if v is None:
             raise Unsupported(value, "action data here must be a compile-time constant")
         width = 1 if param.type == BOOL else bit_width(param.type)
-        return hexstr(int(v) & ((1 << width) - 1), width)
+        return hex(int(v) & ((1 << width) - 1))  # p4c writes action data unpadded
 
 
 def expr_text(e) -> str:

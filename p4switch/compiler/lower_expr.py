@@ -179,6 +179,8 @@ class ExprLowerer:
         if isinstance(e, A.Ternary):
             return op("?", self.data(e.then, env), self.data(e.other, env),
                       cond=self.boolean(e.cond, env))
+        if isinstance(e, A.Call) and e in getattr(self.ctx, "call_results", {}):
+            return self.ctx.call_results[e].json()
         if isinstance(e, A.Call):
             raise Unsupported(e, "a call cannot be used inside an expression here "
                                  "(assign its result to a variable first)")

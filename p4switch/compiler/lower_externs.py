@@ -140,16 +140,21 @@ class ExternLowering:
                                      "elements": self.ctx.field_list_members(index)})
         return index
 
+    def _free_id(self) -> int:
+        """A field list id clashing neither with built lists nor with any @field_list index."""
+        taken = [f["id"] for f in self.field_lists] + list(self.ctx.field_list_fields)
+        return max(taken, default=0) + 1
+
     def field_list_for_data(self, data: A.Expr, env, lowerer, node) -> int:
         elements = [x for x in self.flatten(data, env, lowerer, node) if x["type"] == "field"]
-        fid = max([f["id"] for f in self.field_lists], default=0) + 1
+        fid = self._free_id()
         self.field_lists.append({"id": fid, "name": f"fl_{fid}" if elements else "fl",
                                  "elements": elements})
         return fid
 
     def empty_field_list(self) -> int:
         if self.empty_list_id is None:
-            fid = max([f["id"] for f in self.field_lists], default=0) + 1
+            fid = self._free_id()
             self.field_lists.append({"id": fid, "name": "fl", "elements": []})
             self.empty_list_id = fid
         return self.empty_list_id

@@ -76,7 +76,35 @@ class StatementLowerer:
         for st in stmts:
             self.stmt(st, env)
 
+    def hoist_calls(self, e, env: Env, node, skip_root: bool = False) -> None:
+        """Inline function calls nested in `e` into temporaries the expression then reads."""
+        if not isinstance(e, A.Node):
+            return
+        for child in vars(e).values():
+            if isinstance(child, A.Argument):
+                self.hoist_calls(child.value, env, node)
+            elif isinstance(child, A.Expr):
+                self.hoist_calls(child, env, node)
+            elif isinstance(child, list):
+                for item in child:
+                    if isinstance(item, (A.Expr, A.Argument)):
+                        self.hoist_calls(item.value if isinstance(item, A.Argument) else item,
+                                         env, node)
+        callee = getattr(e, "callee", None)
+        if isinstance(e, A.Call) and isinstance(callee, A.FunctionDecl) and not skip_root:
+            tmp = self.ctx.layout.temp(e.type)
+            self.inline_function(callee, e, env, tmp)
+            self.ctx.call_results[e] = tmp
+
     def stmt(self, st, env: Env) -> None:
+        if isinstance(st, A.Assign):
+            self.hoist_calls(st.rhs, env, st, skip_root=True)
+        elif isinstance(st, A.CallStmt):
+            self.hoist_calls(st.call, env, st, skip_root=True)
+        elif isinstance(st, A.If):
+            self.hoist_calls(st.cond, env, st)
+        elif isinstance(st, A.VarDecl) and st.init is not None:
+            self.hoist_calls(st.init, env, st, skip_root=True)
         if isinstance(st, A.Block):
             self.stmts(st.stmts, Env(env))
         elif isinstance(st, A.Assign):
