@@ -98,8 +98,7 @@ def run(args: argparse.Namespace) -> int:
         process.start()
         print(process.ready_line(), flush=True)
         process.serve()
-    except SwitchStartError as error:
-        process.close()
+    except SwitchError as error:
         return _fail(str(error), error.exit_status)
     finally:
         process.close()
@@ -115,7 +114,7 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-class SwitchStartError(Exception):
+class SwitchError(Exception):
     """The switch cannot start or must stop (bad JSON, unusable interface, failed assertion)."""
 
     def __init__(self, message: str, exit_status: int = EXIT_BAD_ARGUMENTS) -> None:
@@ -144,14 +143,14 @@ class SwitchProcess:
             for port, name in options.interfaces.items():
                 self.ports.append(RawSocketPort(port, name))
         except PortError as error:
-            raise SwitchStartError(str(error)) from None
+            raise SwitchError(str(error)) from None
         trace = self._open_trace()
         self.switch = self._load_switch(trace)
         if options.pcap_dir is not None:
             try:
                 self.capture = PcapCapture(options.pcap_dir, options.interfaces)
             except PortError as error:
-                raise SwitchStartError(str(error)) from None
+                raise SwitchError(str(error)) from None
         grpc_cpu_port = options.cpu_port if options.grpc_address else None
         forwarder = Forwarder(self.switch, options.interfaces, plan=options.plan,
                               seed=options.seed, cpu_port=grpc_cpu_port, tap=self.capture)
@@ -163,11 +162,11 @@ class SwitchProcess:
 
     def serve(self) -> None:
         """Run the packet loop until `stop()`; a failed P4 assertion ends it like BMv2's abort."""
-        assertion_failure = _runtime_error_type("AssertionFailure")
+        from p4switch.runtime.errors import AssertionFailure   # importable: start() loaded it
         try:
             self.driver.run()
-        except assertion_failure as error:
-            raise SwitchStartError(f"P4 assertion failed, stopping: {error}", EXIT_FAILURE) from None
+        except AssertionFailure as error:
+            raise SwitchError(f"P4 assertion failed, stopping: {error}", EXIT_FAILURE) from None
 
     def stop(self) -> None:
         self._stop_requested = True
@@ -222,13 +221,13 @@ class SwitchProcess:
         try:
             from p4switch.runtime.trace import TextTrace
         except ImportError as error:
-            raise SwitchStartError(f"--log-file/--log-console need p4switch.runtime.trace: {error}",
+            raise SwitchError(f"--log-file/--log-console need p4switch.runtime.trace: {error}",
                                    EXIT_FAILURE) from None
         if options.log_file is not None:
             try:
                 self._log_stream = open(options.log_file, "w", encoding="utf-8")
             except OSError as error:
-                raise SwitchStartError(f"--log-file {options.log_file}: {error.strerror}") from None
+                raise SwitchError(f"--log-file {options.log_file}: {error.strerror}") from None
             return TextTrace(self._log_stream, flush=options.log_flush)
         self._log_stream = sys.stdout
         return TextTrace(self._log_stream, flush=True)
@@ -238,7 +237,7 @@ class SwitchProcess:
             from p4switch.runtime import Switch, load_bmv2_json
             from p4switch.runtime.errors import P4SwitchError
         except ImportError as error:
-            raise SwitchStartError(f"the switch runtime (p4switch.runtime) is not available: "
+            raise SwitchError(f"the switch runtime (p4switch.runtime) is not available: "
                                    f"{error}", EXIT_FAILURE) from None
         path = self.options.json_path
         if path is None:
@@ -247,9 +246,9 @@ class SwitchProcess:
             config = load_bmv2_json(path.read_bytes())
             return Switch(config, trace=trace)
         except OSError as error:
-            raise SwitchStartError(f"cannot read {path}: {error.strerror}") from None
+            raise SwitchError(f"cannot read {path}: {error.strerror}") from None
         except (P4SwitchError, ValueError) as error:
-            raise SwitchStartError(f"{path}: {error}") from None
+            raise SwitchError(f"{path}: {error}") from None
 
     def _start_server(self, cpu_port: int | None) -> None:
         options = self.options
@@ -258,7 +257,7 @@ class SwitchProcess:
         try:
             from p4switch.server import P4RuntimeServer
         except ImportError as error:
-            raise SwitchStartError(
+            raise SwitchError(
                 f"the P4Runtime server (p4switch.server) is not available ({error}); "
                 "run with --no-grpc", EXIT_FAILURE) from None
         server = P4RuntimeServer(self.switch, device_id=options.device_id, cpu_port=cpu_port,
@@ -269,17 +268,9 @@ class SwitchProcess:
             message = str(error)
             if options.grpc_address not in message:
                 message = f"cannot start the P4Runtime server on {options.grpc_address}: {message}"
-            raise SwitchStartError(message, EXIT_FAILURE) from None
+            raise SwitchError(message, EXIT_FAILURE) from None
         self.server = server
         self.driver.packet_in = server.packet_in
-
-
-def _runtime_error_type(name: str) -> type[BaseException]:
-    try:
-        from p4switch.runtime import errors
-    except ImportError:
-        return type(name, (Exception,), {})
-    return getattr(errors, name, type(name, (Exception,), {}))
 
 
 # -- validation (pure: raises PortConfigError, touches nothing) -----------------------------------

@@ -101,3 +101,18 @@ def test_bad_arguments_print_one_line_and_exit_2(argv):
 def test_unknown_interface_is_named():
     result = run_cli("--no-p4", "--no-grpc", "-i", "1@inaemu-nosuch0")
     assert "no interface named 'inaemu-nosuch0'" in result.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "cannot read"),
+    ('{"x":', "not valid JSON"),
+    ('{"pipelines": 3}', "pipelines"),
+])
+def test_unusable_json_is_one_error_line_and_exit_2(tmp_path, content, message):
+    path = tmp_path / "prog.json"
+    if content is not None:
+        path.write_text(content)
+    result = run_cli(str(path), "--no-grpc")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and str(path) in lines[0], result.stderr
