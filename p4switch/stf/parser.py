@@ -13,9 +13,10 @@ commands `mirroring_*`, `mc_*`, `counter_*`, `register_*`, `meter_*`):
     check_counter NAME(INDEX|$ID) [packets|bytes OP NUMBER]      OP: == != < <= > >=
 
 VALUE is decimal, `0x..` or `0b..`, with `*` digits for ternary/LPM/optional keys, or
-`NUMBER/PREFIX`. inaemu extensions: BMv2 CLI's `V&&&MASK` and `LOW->HIGH` key values, several
-actions in one `add` (a selector group), and `pvs_add`/`pvs_remove NAME VALUE [MASK]`. The priority is a
-decimal number right after the table name, before the first key (higher wins, as in P4Runtime).
+`NUMBER/PREFIX`. The priority is a decimal number right after the table name, before the first
+key (higher wins, as in P4Runtime). inaemu extensions: BMv2 CLI's `V&&&MASK` and `LOW->HIGH`
+key values, several actions in one `add` (a selector group), and `pvs_add`/`pvs_remove NAME
+VALUE [MASK]` for parser value sets.
 """
 
 from __future__ import annotations

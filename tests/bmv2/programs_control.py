@@ -30,7 +30,8 @@ def match_kinds() -> Program:
     """header k_h { bit<8> a; bit<16> b; bit<8> c; bit<8> r1; bit<8> r2; bit<8> r3; }
     table t_tern  { key = { hdr.k.a: ternary; hdr.k.b: ternary; } actions = { set_r1; NoAction; } }
     table t_range { key = { hdr.k.b: range; }                     actions = { set_r2; NoAction; } }
-    table t_opt   { key = { hdr.k.a: optional; hdr.k.c: optional; } actions = { set_r3; NoAction; } }
+    table t_opt   { key = { hdr.k.a: optional; hdr.k.c: optional; }
+                    actions = { set_r3; NoAction; } }
     ingress: smeta.egress_spec = 1; t_tern.apply(); t_range.apply(); t_opt.apply();
     """
     p = Program("match_kinds")

@@ -20,7 +20,8 @@ def _mode_is(value: int) -> dict:
 
 
 def clone_resubmit() -> Program:
-    """header t_h { bit<8> mode; bit<8> itype_in; bit<8> itype_eg; bit<8> meta_copy; bit<8> passes; }
+    """header t_h { bit<8> mode; bit<8> itype_in; bit<8> itype_eg; bit<8> meta_copy;
+                    bit<8> passes; }
     struct meta_t { @field_list(1) bit<8> m; }
     ingress: hdr.t.passes = hdr.t.passes + 1; hdr.t.itype_in = (bit<8>)smeta.instance_type;
       mode 1: meta.m = 0x5A; egress_spec = 1; clone_preserving_field_list(CloneType.I2E, 5, 1);

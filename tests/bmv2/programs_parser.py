@@ -58,7 +58,8 @@ def varbit_lookahead() -> Program:
 def header_stacks() -> Program:
     """header label_h { bit<16> label; bit<7> ttl; bit<1> bos; }  label_h[3] labels;
     state parse_label { pkt.extract(hdr.labels.next);
-                        transition select(hdr.labels.last.bos) { 1: accept; default: parse_label; } }
+                        transition select(hdr.labels.last.bos) {
+                            1: accept; default: parse_label; } }
     table label_ops { key = { hdr.labels[0].label: exact; }
                       actions = { pop1; push_label; swap; NoAction; } }
     pop1: labels.pop_front(1)    push_label(l): labels.push_front(1); labels[0].setValid();

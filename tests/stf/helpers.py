@@ -10,7 +10,7 @@ from tests.conftest import PROJECT_ROOT
 
 
 def inaemu_stf(*args: str | Path) -> subprocess.CompletedProcess:
-    """`inaemu stf ARGS...` via the console script when installed (as CI has it), else the module."""
+    """`inaemu stf ARGS...` via the console script when installed (as in CI), else the module."""
     script = Path(sys.executable).parent / "inaemu"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "inaemu"]
     return subprocess.run(command + ["stf", *map(str, args)], cwd=PROJECT_ROOT,
