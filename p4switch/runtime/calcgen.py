@@ -8,7 +8,7 @@ what TCP/UDP checksums need.
 
 from __future__ import annotations
 
-from .config import Node
+from .config import MAX_WIDTH, Node
 from .exprgen import CodeScope
 from .hashes import BITS_VARIANTS
 from .layout import HeaderInstance
@@ -46,7 +46,7 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
                 _add(groups, inst, f"({code} & {(1 << width) - 1})" if signed else code, width)
             last_header = inst
         elif kind == "hexstr":
-            width = item["bitwidth"].int()
+            width = item["bitwidth"].int(1, MAX_WIDTH)
             _add(groups, None, str(value.hexstr() & ((1 << width) - 1)), width)
         elif kind == "payload":
             has_payload = True

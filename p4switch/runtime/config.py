@@ -13,6 +13,9 @@ from .errors import ConfigError
 
 # Top-level arrays the runtime reads; a missing one is treated as empty (hand-written JSON often
 # omits the ones it does not use), a present one must be a list.
+MAX_WIDTH = 1 << 16        # bits, for fields, action data and register cells
+MAX_ARRAY_SIZE = 1 << 24   # cells, for register, counter and meter arrays
+
 TOP_LEVEL_ARRAYS = (
     "header_types", "headers", "header_stacks", "header_union_types", "header_unions",
     "header_union_stacks", "field_lists", "errors", "enums", "parsers", "parse_vsets",
@@ -104,9 +107,11 @@ class Node:
     def opt_str(self) -> str | None:
         return None if self.value is None else self.str()
 
-    def int(self) -> int:
+    def int(self, low: int | None = None, high: int | None = None) -> int:
         if isinstance(self.value, bool) or not isinstance(self.value, int):
             raise self.error(f"must be an integer, not {json.dumps(self.value)[:40]}")
+        if (low is not None and self.value < low) or (high is not None and self.value > high):
+            raise self.error(f"{self.value} is out of range [{low}, {high}]")
         return self.value
 
     def bool(self) -> bool:

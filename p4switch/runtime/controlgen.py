@@ -72,9 +72,10 @@ class ControlCompiler:
 
     def _table_nexts(self, node: Node):
         """(hit_next, miss_next) for hit/miss tables, else the next node per table action."""
-        next_tables = node.get("next_tables").value or {}
-        if not isinstance(next_tables, dict):
-            raise node["next_tables"].error("must be an object")
+        nt_node = node.get("next_tables")
+        if nt_node.value is not None and not isinstance(nt_node.value, dict):
+            raise nt_node.error("must be an object")
+        next_tables = {key: nt_node[key].opt_str() for key in (nt_node.value or {})}
         base = node.get("base_default_next").opt_str()
         if "__HIT__" in next_tables or "__MISS__" in next_tables:
             return (next_tables.get("__HIT__", base), next_tables.get("__MISS__", base))

@@ -12,7 +12,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
-from .config import Node
+from .config import MAX_WIDTH, Node
 from .layout import HeaderStack, HeaderType, Layout
 
 
@@ -125,7 +125,7 @@ def compile_expr(node: Node, scope: CodeScope) -> Expr:
     if kind == "lookahead":
         if not scope.in_parser:
             raise node.error("lookahead is only allowed in a parser")
-        offset, width = value[0].int(), value[1].int()
+        offset, width = value[0].int(0, MAX_WIDTH), value[1].int(1, MAX_WIDTH)
         return Expr(f"_lookahead(d, pos, {offset}, {width})", "data", masked_to=width)
     if kind == "register":
         name = value[0].str()
@@ -191,6 +191,12 @@ def _compile_op(node: Node, scope: CodeScope) -> Expr:
         if l.const is not None and r.const is not None and not (op in ("<<", ">>") and
                                                                  not 0 <= r.const < 4096):
             return _const(_FOLD[op](l.const, r.const))
+        if op in ("<<", ">>") and r.const is None:
+            # a run-time shift amount comes from the packet: keep it sane (no huge ints, no
+            # negative counts, which Python refuses)
+            helper = "_shift_left" if op == "<<" else "_shift_right"
+            masked = l.masked_to if op == ">>" else None
+            return Expr(f"{helper}({data(l)}, {data(r)})", "data", masked_to=masked)
         code = f"({data(l)} {ARITH[op]} {data(r)})"
         masked = None
         if op == "&":
@@ -362,6 +368,20 @@ def _clamp_index(index: int, size: int) -> int:
     return index if 0 <= index < size else size - 1
 
 
+MAX_SHIFT = 2 * MAX_WIDTH
+
+
+def _shift_left(value: int, amount: int) -> int:
+    """`value << amount`; beyond any field width the bits would be masked away anyway."""
+    if amount > MAX_SHIFT:
+        return 0
+    return value << amount if amount >= 0 else value >> -amount
+
+
+def _shift_right(value: int, amount: int) -> int:
+    return value >> amount if amount >= 0 else _shift_left(value, -amount)
+
+
 def _reg_get(cells: list, index: int) -> int:
     return cells[index] if 0 <= index < len(cells) else 0
 
@@ -369,5 +389,6 @@ def _reg_get(cells: list, index: int) -> int:
 EXPR_HELPERS = {
     "_usat": _usat, "_ssat": _ssat, "_two_comp_mod": _two_comp_mod, "_sat_cast": _sat_cast,
     "_usat_cast": _usat_cast, "_divmod_div": _divmod_div, "_divmod_mod": _divmod_mod,
-    "_clamp_index": _clamp_index, "_reg_get": _reg_get,
+    "_clamp_index": _clamp_index, "_reg_get": _reg_get, "_shift_left": _shift_left,
+    "_shift_right": _shift_right,
 }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .config import Node
+from .config import MAX_WIDTH, Node
 
 # Hidden per-packet slots at the start of `f` (before the fields). 0 always means "not requested".
 EXIT = 0          # `exit` was executed in the current control
@@ -161,9 +161,7 @@ def build_layout(doc: Node) -> Layout:
             if len(parts) not in (2, 3):
                 raise fnode.error("a field must be [name, width] or [name, width, signed]")
             name = fnode[0].str()
-            width = None if parts[1] == "*" else fnode[1].int()
-            if width is not None and width < 0:
-                raise fnode.error("negative field width")
+            width = None if parts[1] == "*" else fnode[1].int(0, MAX_WIDTH)
             signed = fnode[2].bool() if len(parts) == 3 else False
             fields.append((name, width, signed))
         htype = HeaderType(node["name"].str(), fields)
@@ -171,7 +169,7 @@ def build_layout(doc: Node) -> Layout:
             if sum(1 for _, w, _ in fields if w is None) > 1:
                 raise node.error("at most one variable-length field per header type")
             htype.length_exp = node.get("length_exp") if node.has("length_exp") else None
-            htype.max_length = node["max_length"].int() if node.has("max_length") else None
+            htype.max_length = node["max_length"].int(0, MAX_WIDTH) if node.has("max_length") else None
         layout.header_types[htype.name] = htype
 
     header_nodes = {}

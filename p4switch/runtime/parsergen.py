@@ -9,7 +9,7 @@ ingress with the headers extracted so far (BMv2's behaviour).
 
 from __future__ import annotations
 
-from .config import Node
+from .config import MAX_WIDTH, Node
 from .exprgen import CodeScope, compile_expr, data, boolean
 from .layout import HeaderInstance, HeaderType
 from .primgen import PrimitiveCompiler, compile_target, store
@@ -257,7 +257,7 @@ class ParserCompiler:
             if kind == "union_stack_field":
                 raise knode.error("union_stack_field transition keys are not supported")
             expr = compile_expr(knode, self.scope)
-            width = expr.width if kind != "lookahead" else value[1].int()
+            width = expr.width if kind != "lookahead" else value[1].int(1, MAX_WIDTH)
             if width is None:
                 raise knode.error("a transition key field needs a fixed width")
             key_parts.append((expr, width))
@@ -289,6 +289,8 @@ class ParserCompiler:
                 lines += ["    " + g for g in goto]
                 has_default = True
                 break
+            if ttype != "default" and not key_parts:
+                raise tnode.error("a value transition needs a transition key")
             if ttype == "hexstr":
                 value = tnode["value"].hexstr()
                 if tnode.has("mask"):

@@ -15,7 +15,7 @@ from typing import Callable
 
 from . import layout as L
 from .calcgen import compile_calculation
-from .config import Node, load_bmv2_json
+from .config import MAX_ARRAY_SIZE, MAX_WIDTH, Node, load_bmv2_json
 from .controlgen import ActionDef, ControlCompiler
 from .deparsergen import compile_deparser, serialize_varbit
 from .errors import AssertionFailure, ConfigError, P4SwitchError
@@ -83,12 +83,13 @@ class Program:
     # ------------------------------------------------------------------------- state objects
     def _build_externs(self, root: Node) -> None:
         for node in root.get("register_arrays").items():
-            reg = RegisterArray(node["name"].str(), node["size"].int(), node["bitwidth"].int())
+            reg = RegisterArray(node["name"].str(), node["size"].int(0, MAX_ARRAY_SIZE),
+                                node["bitwidth"].int(1, MAX_WIDTH))
             self.registers[reg.name] = reg
         for node in root.get("counter_arrays").items():
             direct = node.get("is_direct", False).bool()
             binding = node["binding"].str() if direct else None
-            size = node["size"].int() if node.has("size") else 0
+            size = node["size"].int(0, MAX_ARRAY_SIZE) if node.has("size") else 0
             self.counters[node["name"].str()] = CounterArray(node["name"].str(), size, binding)
         for node in root.get("meter_arrays").items():
             direct = node.get("is_direct", False).bool()
@@ -99,14 +100,15 @@ class Program:
             if direct and node.has("result_target"):
                 target = node["result_target"]
                 result_slot = self.layout.field(target[0].str(), target[1].str(), target).slot
-            size = node["size"].int() if node.has("size") else 0
+            size = node["size"].int(0, MAX_ARRAY_SIZE) if node.has("size") else 0
             meter = MeterArray(node["name"].str(), 0 if direct else size, unit,
-                               node.get("rate_count", 2).int(),
+                               node.get("rate_count", 2).int(1, 8),
                                node["binding"].str() if direct else None, result_slot)
             self.meters[meter.name] = meter
         for node in root.get("parse_vsets").items():
             max_size = node["max_size"].int() if node.has("max_size") else None
-            vset = ParseValueSet(node["name"].str(), node["compressed_bitwidth"].int(), max_size)
+            vset = ParseValueSet(node["name"].str(),
+                                 node["compressed_bitwidth"].int(0, MAX_WIDTH), max_size)
             self.vsets[vset.name] = vset
         for node in root.get("field_lists").items():
             slots = []
@@ -124,7 +126,7 @@ class Program:
             aid = node["id"].int()
             if aid in self.actions:
                 raise node["id"].error(f"duplicate action id {aid}")
-            widths = [p["bitwidth"].int() for p in node.get("runtime_data").items()]
+            widths = [p["bitwidth"].int(0, MAX_WIDTH) for p in node.get("runtime_data").items()]
             self.actions[aid] = ActionDef(node, node["name"].str(), aid, widths)
 
     def _build_pipeline(self, pipeline: Node) -> None:
