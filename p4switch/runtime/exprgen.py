@@ -341,18 +341,23 @@ def _ssat(value: int, low: int, high: int) -> int:
     return low if value < low else (high if value > high else value)
 
 
+def _sane_width(width: int) -> int:
+    return 1 if width < 1 else min(width, MAX_WIDTH)
+
+
 def _two_comp_mod(value: int, width: int) -> int:
+    width = _sane_width(width)
     half = 1 << (width - 1)
     return ((value + half) & ((1 << width) - 1)) - half
 
 
 def _sat_cast(value: int, width: int) -> int:
-    half = 1 << (width - 1)
+    half = 1 << (_sane_width(width) - 1)
     return _ssat(value, -half, half - 1)
 
 
 def _usat_cast(value: int, width: int) -> int:
-    return _usat(value, (1 << width) - 1)
+    return _usat(value, (1 << _sane_width(width)) - 1)
 
 
 def _divmod_div(a: int, b: int) -> int:
