@@ -29,6 +29,7 @@ class Mismatch:
 
     kind: str                       # "differs" | "missing" | "unexpected"
     port: int
+    position: int                   # 1 for the first packet on this port, 2 for the next...
     expect: ExpectPacket | None     # None for "unexpected"
     output: OutputPacket | None     # None for "missing"
     reason: str = ""
@@ -87,13 +88,14 @@ def compare_outputs(expects: list[ExpectPacket], outputs: list[OutputPacket]) ->
             out = got[i] if i < len(got) else None
             if e is None:
                 if port not in any_count_ports:
-                    mismatches.append(Mismatch(kind="unexpected", port=port, expect=None,
-                                               output=out))
+                    mismatches.append(Mismatch(kind="unexpected", port=port, position=i + 1,
+                                               expect=None, output=out))
             elif out is None:
-                mismatches.append(Mismatch(kind="missing", port=port, expect=e, output=None))
+                mismatches.append(Mismatch(kind="missing", port=port, position=i + 1,
+                                           expect=e, output=None))
             else:
                 ok, why = packet_matches(e.pattern or "", e.exact_length, out.data)
                 if not ok:
-                    mismatches.append(Mismatch(kind="differs", port=port, expect=e, output=out,
-                                               reason=why))
+                    mismatches.append(Mismatch(kind="differs", port=port, position=i + 1,
+                                               expect=e, output=out, reason=why))
     return mismatches

@@ -41,8 +41,8 @@ def _describe(path: str, m: Mismatch) -> list[str]:
                 f"{out.packet_line})",
                 f"  actual:   {out.data.hex().upper()}"]
     e, out = m.expect, m.output
-    lines = [f"packet on port {m.port} differs: {m.reason} (expect at {path}:{e.line}, "
-             f"out of the packet at {path}:{out.packet_line})"]
+    lines = [f"packet on port {m.port} differs: {m.reason} (packet #{m.position} on the port; "
+             f"expect at {path}:{e.line}, out of the packet at {path}:{out.packet_line})"]
     lines += _hex_rows(e.pattern or "", e.exact_length, out.data.hex().upper())
     return lines
 

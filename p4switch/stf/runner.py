@@ -115,6 +115,9 @@ class StfRunner:
                 raise StfCommandError(test.path, cmd.line, str(exc)) from None
             except (UnknownName, KeyValueError) as exc:
                 raise StfCommandError(test.path, cmd.line, str(exc)) from None
+            except Exception as exc:     # a bug, not bad input: keep the traceback, add the line
+                exc.add_note(f"while running {test.path}:{cmd.line}")
+                raise
         result.mismatches = compare_outputs(expects, result.outputs)
         return result
 

@@ -52,7 +52,8 @@ def test_differing_packet_shows_expected_actual_and_markers() -> None:
     result, _ = run(SETUP + "packet 0 01 00 10\nexpect 2 01 ** 12\n")
     assert not result.passed
     report = format_report(result).splitlines()
-    assert report[0].startswith("packet on port 2 differs: contents differ (expect at t.stf:5")
+    assert report[0].startswith("packet on port 2 differs: contents differ (packet #1 on the "
+                                "port; expect at t.stf:5")
     assert report[1].endswith("expected: 01**12")
     assert report[2].endswith("actual:   010011")
     assert report[3].endswith("     ^") and report[3].count("^") == 1
