@@ -151,3 +151,13 @@ def test_a_failed_data_plane_assert_stops_the_test() -> None:
     assert report.startswith("t.stf:4: the program aborted: assert(hdr.k.a != 0) failed")
     # the run stops at the abort: later lines are not checked
     assert report.splitlines()[-1] == "FAIL: 2 packets, 1 expects: aborted by assert/assume"
+
+
+def test_a_switch_bug_keeps_its_traceback_and_names_the_line() -> None:
+    class Broken(FakeSwitch):
+        def receive(self, port, packet):
+            raise ZeroDivisionError("oops")
+
+    with pytest.raises(ZeroDivisionError) as info:
+        run(SETUP + "packet 0 01 00\n", Broken())
+    assert info.value.__notes__ == ["while running t.stf:4"]
