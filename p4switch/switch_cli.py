@@ -222,7 +222,7 @@ class SwitchProcess:
             from p4switch.runtime.trace import TextTrace
         except ImportError as error:
             raise SwitchError(f"--log-file/--log-console need p4switch.runtime.trace: {error}",
-                                   EXIT_FAILURE) from None
+                              EXIT_FAILURE) from None
         if options.log_file is not None:
             try:
                 self._log_stream = open(options.log_file, "w", encoding="utf-8")
@@ -238,7 +238,7 @@ class SwitchProcess:
             from p4switch.runtime.errors import P4SwitchError
         except ImportError as error:
             raise SwitchError(f"the switch runtime (p4switch.runtime) is not available: "
-                                   f"{error}", EXIT_FAILURE) from None
+                              f"{error}", EXIT_FAILURE) from None
         path = self.options.json_path
         if path is None:
             return Switch(None, trace=trace)
