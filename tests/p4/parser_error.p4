@@ -1,8 +1,9 @@
-// parser_error: what v1model does after a parser error. verify() with a program-declared error,
-// an extract past the end of the packet (PacketTooShort) and a select with no matching case and
-// no default (NoMatch) all end parsing, yet the packet still goes through ingress with
-// standard_metadata.parser_error set: headers extracted before the error stay valid, the header
-// that failed stays invalid, and every byte not extracted is sent on as payload.
+// parser_error: what v1model on BMv2 does after a parser error. verify() with a program-declared
+// error and an extract past the end of the packet (PacketTooShort) end parsing, yet the packet
+// still goes through ingress with standard_metadata.parser_error set: headers extracted before
+// the error stay valid, the header that failed stays invalid, and every byte not extracted is
+// sent on as payload. A select with no matching case and no default does *not* raise NoMatch on
+// BMv2: p4c emits no default transition, and BMv2 then ends parsing as if accepting.
 #include <core.p4>
 #include <v1model.p4>
 
