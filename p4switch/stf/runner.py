@@ -272,7 +272,9 @@ class StfRunner:
             if cmd.priority is None:
                 raise UnknownName(f"table '{table}' has ternary, range or optional keys: "
                                   f"give a priority after the table name")
-            priority = cmd.priority
+            # STF priorities may be 0 (p4c's tests use it); the switch API wants >= 1, as
+            # P4Runtime does. Shifting every priority by one keeps their order.
+            priority = cmd.priority + 1
         keys = [self.make_key(s) for s in specs]
         profile = getattr(info, "action_profile", None)
         if profile is not None:

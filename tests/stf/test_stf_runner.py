@@ -161,3 +161,21 @@ def test_a_switch_bug_keeps_its_traceback_and_names_the_line() -> None:
     with pytest.raises(ZeroDivisionError) as info:
         run(SETUP + "packet 0 01 00\n", Broken())
     assert info.value.__notes__ == ["while running t.stf:4"]
+
+
+def test_stf_priority_zero_is_accepted_and_order_is_kept() -> None:
+    class Ternary(FakeSwitch):
+        def table_info(self, name):
+            info = super().table_info(name)
+            info.keys = (("hdr.first", "ternary", 8),)
+            return info
+
+        def table_add(self, table, keys, action, params=(), priority=None):
+            self.calls.append(("table_add", table, action, priority))
+            return len(self.calls)
+
+    result, switch = run("add fwd 0 hdr.first:0x0* forward(port:1)\n"
+                         "add fwd 7 hdr.first:0x01 forward(port:2)\n", Ternary())
+    assert [c[3] for c in switch.calls] == [1, 8]
+    with pytest.raises(StfCommandError, match="give a priority"):
+        run("add fwd hdr.first:0x01 forward(port:2)\n", Ternary())
