@@ -110,10 +110,13 @@ class SwitchClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _stub(self):
+    def _live(self) -> _Session:
         if self._session is None:
             raise ControllerError(f"{self.name}: the session is closed")
-        return self._session.stub
+        return self._session
+
+    def _stub(self):
+        return self._live().stub
 
     def _call(self, rpc: str, request, labels: tuple[str, ...] = ()):
         try:
@@ -122,9 +125,10 @@ class SwitchClient:
             raise P4RuntimeError.from_rpc_error(self.name, rpc, e, labels) from None
 
     def _stamp(self, request) -> None:
+        session = self._live()
         request.device_id = self.device_id
-        request.election_id.high = self._session.election_id[0]
-        request.election_id.low = self._session.election_id[1]
+        request.election_id.high = session.election_id[0]
+        request.election_id.low = session.election_id[1]
 
     def _require_index(self) -> P4InfoIndex:
         if self.index is None:
