@@ -72,3 +72,26 @@ def test_real_p4c_json_runs_unchanged(name: str) -> None:
     done = inaemu_stf("--json", str(folder / f"{name}.json"), str(folder / f"{name}.stf"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].startswith("PASS: ")
+
+
+def run_text(name: str, text: str):
+    from p4switch.runtime import Switch
+    from p4switch.stf import parse_stf
+    config = json.loads((BMV2_DIR / name / f"{name}.json").read_text())
+    return StfRunner(Switch(config), config).run(parse_stf(text, "t.stf"))
+
+
+def test_remove_all_clears_runtime_entries_but_not_const_ones() -> None:
+    result = run_text("hit_miss", """
+add t1 hdr.k.a:1 a1()
+remove all
+packet 0 000000000002 0000000000FF 88B6 01 01 EE EE EE
+expect 1 000000000002 0000000000FF 88B6 01 01 22 EE EE $
+""")
+    assert result.passed, format_report(result)
+    result = run_text("const_entries", """
+remove all
+packet 0 000000000002 0000000000FF 88B6 21 0A010203 EE EE
+expect 3 000000000002 0000000000FF 88B6 21 0A010203 DD 10 $
+""")
+    assert result.passed, format_report(result)
