@@ -8,14 +8,20 @@ calculations.
 
 from __future__ import annotations
 
+import struct
+
 from .config import Node
 from .exprgen import CodeScope, compile_expr, boolean
 from .layout import HeaderInstance
 from .primgen import PrimitiveCompiler
 
 
-def header_bytes_code(inst: HeaderInstance) -> str:
+def header_bytes_code(inst: HeaderInstance, scope: CodeScope) -> str:
     """Code for the bytes of a (fixed-size) header instance."""
+    fmt = inst.htype.struct_format
+    if fmt is not None:
+        pack = scope.bind("pack", struct.Struct(fmt).pack)
+        return f"{pack}(*f[{inst.base}:{inst.base + len(inst.htype.fields)}])"
     total = inst.htype.fixed_bits
     parts = []
     shift = total
@@ -79,12 +85,12 @@ def compile_deparser(deparser: Node, checksums: list[tuple[Node, str]], scope: C
         lines.append(f"    if v[{inst.index}]:")
         if traced:
             lines.append(f"        T.emit({inst.name!r})")
-        lines.append(f"        out.append({_bytes_code(inst)})")
+        lines.append(f"        out.append({_bytes_code(inst, scope)})")
     lines.append("    out.append(payload)")
     lines.append("    return b''.join(out)")
 
     # _emit_after(f, v, header_index): later headers in deparser order (for `payload` inputs)
-    serializers = [(inst.index, scope.bind("ser", _serializer(inst))) for inst in order]
+    serializers = [(inst.index, scope.bind("ser", _serializer(inst, scope))) for inst in order]
     emit_order = scope.bind("emit_order", [(h, scope.namespace[s]) for h, s in serializers])
     lines += ["", "def _emit_after(f, v, after):", "    out = []", "    seen = after < 0",
               f"    for hidx, ser in {emit_order}:",
@@ -94,16 +100,17 @@ def compile_deparser(deparser: Node, checksums: list[tuple[Node, str]], scope: C
     return "\n".join(lines)
 
 
-def _bytes_code(inst: HeaderInstance) -> str:
+def _bytes_code(inst: HeaderInstance, scope: CodeScope) -> str:
     if inst.varbit_len_slot is None:
-        return header_bytes_code(inst)
+        return header_bytes_code(inst, scope)
     widths = [w for _, w, _ in inst.htype.fields]
     return f"_serialize_varbit(f, {inst.base}, {widths!r}, {inst.varbit_len_slot})"
 
 
-def _serializer(inst: HeaderInstance):
+def _serializer(inst: HeaderInstance, scope: CodeScope):
     if inst.varbit_len_slot is not None:
         widths = [w for _, w, _ in inst.htype.fields]
         return lambda f: serialize_varbit(f, inst.base, widths, inst.varbit_len_slot)
-    code = header_bytes_code(inst)
-    return eval(f"lambda f: {code}")  # noqa: S307 - code generated from the layout only
+    code = header_bytes_code(inst, scope)
+    # code generated from the layout only; names resolve in the program's namespace
+    return eval(f"lambda f: {code}", scope.namespace)  # noqa: S307

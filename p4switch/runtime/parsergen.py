@@ -9,6 +9,8 @@ ingress with the headers extracted so far (BMv2's behaviour).
 
 from __future__ import annotations
 
+import struct
+
 from .config import MAX_WIDTH, Node
 from .exprgen import CodeScope, compile_expr, data, boolean
 from .layout import HeaderInstance, HeaderType
@@ -237,7 +239,13 @@ class ParserCompiler:
                                   "a whole number of bytes")
             nbytes = htype.fixed_bits // 8
             lines += [f"if pos + {nbytes} > n:", f"    raise _ParserError({self.too_short})"]
-            if htype.fields:
+            fmt = htype.struct_format
+            if fmt is not None:
+                unpack = self.scope.bind("unpack", struct.Struct(fmt).unpack_from)
+                end = f"{base} + {len(htype.fields)}" if not base.isdigit() else \
+                    str(int(base) + len(htype.fields))
+                lines.append(f"f[{base}:{end}] = {unpack}(d, pos)")
+            elif htype.fields:
                 lines.append(f"x = int.from_bytes(d[pos:pos + {nbytes}], 'big')")
                 lines += split_fields(htype, base, "x")
             lines += [f"v[{valid}] = 1", f"pos += {nbytes}"]

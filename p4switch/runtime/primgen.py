@@ -188,8 +188,8 @@ class PrimitiveCompiler:
     def _p_assign_header(self, prim, params):
         self._need(prim, params, 2)
         dst, src = self._header(params[0]), self._header(params[1])
-        if dst.htype is not src.htype and [w for _, w, _ in dst.htype.fields] != \
-                [w for _, w, _ in src.htype.fields]:
+        if dst.htype is not src.htype and [f[1:] for f in dst.htype.fields] != \
+                [f[1:] for f in src.htype.fields]:
             raise prim.error("assign_header needs two headers of the same type")
         return self._copy_header_lines(dst, src)
 
