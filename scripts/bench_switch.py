@@ -163,6 +163,7 @@ def _run(*argv: str) -> str:
 
 def _switch_process(program: Program, interfaces: dict[int, str], ready) -> None:
     """Child: the same data path as `inaemu switch`, on the bench's veth ends."""
+    _pin_to_cpu(1)
     from p4switch.driver import PacketDriver
     from p4switch.ports.forwarding import Forwarder
     from p4switch.ports.rawsock import RawSocketPort
@@ -179,6 +180,7 @@ def _switch_process(program: Program, interfaces: dict[int, str], ready) -> None
 def _sender_process(namespace: str, interface: str, packets: list[bytes], rate: float,
                     seconds: float, sent_total) -> None:
     """Child: join the namespace, send `packets` round-robin at `rate` per second."""
+    _pin_to_cpu(0)
     libc = ctypes.CDLL(None, use_errno=True)
     with open(f"/run/netns/{namespace}") as ns_file:
         if libc.setns(ns_file.fileno(), CLONE_NEWNET) != 0:
@@ -202,6 +204,13 @@ def _sender_process(namespace: str, interface: str, packets: list[bytes], rate: 
             sent += 1
         time.sleep(0.0005)
     sent_total.value = sent
+
+
+def _pin_to_cpu(cpu: int) -> None:
+    """Keep the switch and the sender on different cores (when there are two) so they do not
+    take turns on one; the kernel's veth work follows the sender."""
+    if (os.cpu_count() or 1) > cpu:
+        os.sched_setaffinity(0, {cpu})
 
 
 def bench_veth(program: Program, seconds: float, rate: float, warmup: float) -> tuple[float, float]:
