@@ -269,14 +269,17 @@ class MeterGetRates(Command):
 
 @dataclass(frozen=True, kw_only=True)
 class MeterSetRates(Command):
-    """`meter_set_rates NAME INDEX RATE:BURST...`; `index` None for `meter_array_set_rates`.
+    """`meter_set_rates NAME INDEX|$ID RATE:BURST...`; `index` None for `meter_array_set_rates`.
 
     Rates are per microsecond (bytes or packets, by the meter's type), as simple_switch_CLI takes.
+    A direct meter is addressed by its entry: `$ID` of an `add ... = ID` (an inaemu extension) or
+    the entry handle as INDEX (simple_switch_CLI's way).
     """
 
     meter: str
     index: int | None
     rates: tuple[tuple[float, int], ...] = field(default=())
+    entry_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

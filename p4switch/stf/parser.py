@@ -385,7 +385,12 @@ def _simple(ln: _Line, keyword: str) -> c.Command:
                               index=ln.integer("an index"))
     elif keyword == "meter_set_rates":
         meter = ln.qualified_name("a meter name")
-        index = ln.integer("an index")
+        tok = ln.peek()
+        if tok is not None and tok.kind == "name":
+            entry_id = ln.next("an entry id").text.lstrip("$")
+            return c.MeterSetRates(line=n, meter=meter, index=None, entry_id=entry_id,
+                                   rates=_rates(ln))
+        index = ln.integer("an index or $ENTRY_ID")
         return c.MeterSetRates(line=n, meter=meter, index=index, rates=_rates(ln))
     elif keyword in ("pvs_add", "pvs_remove"):
         name = ln.qualified_name("a value set name")

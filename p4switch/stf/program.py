@@ -61,6 +61,9 @@ class ProgramIndex:
         self.meter_sizes: dict[str, int] = {
             m.get("name", ""): int(m.get("size", 0) or 0)
             for m in config.get("meter_arrays", []) or []}
+        self.direct_meter_tables: dict[str, str] = {
+            m.get("name", ""): m.get("binding", "")
+            for m in config.get("meter_arrays", []) or [] if m.get("is_direct")}
         self.table_key_aliases: dict[str, list[tuple[str, ...]]] = {}
         for pipeline in config.get("pipelines", []) or []:
             for table in pipeline.get("tables", []) or []:
@@ -84,6 +87,7 @@ class ProgramIndex:
     def counter(self, name: str) -> CounterInfo:
         return self.counters[resolve_name(name, list(self.counters), "counter")]
 
-    def meter(self, name: str) -> tuple[str, int]:
+    def meter(self, name: str) -> tuple[str, int, str | None]:
+        """(full name, size, the table of a direct meter or None)."""
         full = resolve_name(name, list(self.meter_sizes), "meter")
-        return full, self.meter_sizes[full]
+        return full, self.meter_sizes[full], self.direct_meter_tables.get(full)

@@ -220,12 +220,28 @@ class StfRunner:
         elif isinstance(cmd, c.MeterGetRates):
             self._show(f"meter {cmd.meter}[{cmd.index}]: rates are write-only here")
         elif isinstance(cmd, c.MeterSetRates):
-            name, size = self.index.meter(cmd.meter)
-            indices = range(size) if cmd.index is None else (cmd.index,)
-            for i in indices:
-                sw.meter_set_rates(name, i, [tuple(r) for r in cmd.rates])
+            self._set_meter_rates(cmd)
         else:
             raise UnknownName(f"the runner cannot execute {type(cmd).__name__}")
+
+    def _set_meter_rates(self, cmd: c.MeterSetRates) -> None:
+        name, size, direct_table = self.index.meter(cmd.meter)
+        rates = [tuple(r) for r in cmd.rates]
+        if direct_table is not None:
+            if cmd.entry_id is not None:
+                table, handle = self._entry(cmd.entry_id, cmd)
+            elif cmd.index is not None:
+                table, handle = direct_table, cmd.index
+            else:
+                raise UnknownName(f"'{name}' is a direct meter: set the rates of one entry "
+                                  f"(meter_set_rates {cmd.meter} $ID ...)")
+            self.switch.direct_meter_set_rates(table, handle, rates)
+            return
+        if cmd.entry_id is not None:
+            raise UnknownName(f"meter '{name}' is not a direct meter: give an index, "
+                              f"not ${cmd.entry_id}")
+        for i in range(size) if cmd.index is None else (cmd.index,):
+            self.switch.meter_set_rates(name, i, rates)
 
     def _show(self, text: str) -> None:
         if self.log:

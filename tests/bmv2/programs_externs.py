@@ -211,4 +211,26 @@ def registers_exit() -> Program:
     return p
 
 
-PROGRAMS = [clone_resubmit, hash_checksum, meters_counters, registers_exit]
+def direct_meter() -> Program:
+    """header k_h { bit<8> tag; bit<8> dcolor; }
+    direct_meter<bit<8>>(MeterType.packets) dm;
+    action mark() { dm.read(hdr.k.dcolor); }
+    table t_dm { key = { hdr.k.tag: exact; } actions = { mark; NoAction; } meters = dm; }
+    ingress: smeta.egress_spec = 1; t_dm.apply();
+    (p4c turns dm.read into the meter's result_target; the action body is empty)
+    """
+    p = Program("direct_meter")
+    ethernet_then(p, "k", "k_h", [("tag", 8), ("dcolor", 8)])
+    p.meter_arrays.append({"name": "Ingress.dm", "id": 0, "is_direct": True, "rate_count": 2,
+                           "type": "packets", "size": 1024, "binding": "Ingress.t_dm",
+                           "result_target": ["k", "dcolor"]})
+    p.action("NoAction", [])
+    p.action("Ingress.mark", [])
+    p.action("forward", [set_port(1)])
+    p.table("ingress", "Ingress.t_dm", [("hdr.k.tag", "k", "tag", "exact")],
+            ["Ingress.mark", "NoAction"], "NoAction", direct_meters="Ingress.dm")
+    p.start("ingress", p.call("ingress", "forward", "Ingress.t_dm"))
+    return p
+
+
+PROGRAMS = [clone_resubmit, hash_checksum, meters_counters, registers_exit, direct_meter]

@@ -100,6 +100,11 @@ def test_pass_through_commands() -> None:
     assert isinstance(cmds[13], c.MirroringDelete)
 
 
+def test_meter_rates_of_a_direct_meter_entry() -> None:
+    cmd = one("meter_set_rates dm $A 0.5:1 1:2")
+    assert (cmd.meter, cmd.index, cmd.entry_id, cmd.rates) == ("dm", None, "A", ((0.5, 1), (1, 2)))
+
+
 @pytest.mark.parametrize("text, line, column, words", [
     ("add t k:1 act(\n", 1, 15, "parameter name"),
     ("\n\nfrobnicate 1\n", 3, 1, "unknown command 'frobnicate'"),
