@@ -21,6 +21,12 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
         raise where.error(f"unsupported hash algorithm '{algo}' (supported: "
                           f"{', '.join(sorted(algorithms))})")
     algorithm = algorithms[algo]
+    if algo.endswith("_custom"):
+        # each calculation owns its CRC so the control plane can set its parameters alone
+        customs = scope.namespace["__custom_crcs__"]
+        if name not in customs:
+            customs[name] = algorithm.copy()
+        algorithm = customs[name]
     fn = scope.bind("calcname", object())  # reserve a unique name
     lines = [f"def {fn}(f, v, payload):", "    x = 0", "    n = 0"]
     groups: list[tuple[HeaderInstance | None, list[tuple[str, int]]]] = []

@@ -174,8 +174,12 @@ _FOLD = {"+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.
 COMPARE = {"==": "==", "!=": "!=", ">": ">", "<": "<", ">=": ">=", "<=": "<="}
 
 
+OP_ALIASES = {"data_to_bool": "d2b", "bool_to_data": "b2d"}
+
+
 def _compile_op(node: Node, scope: CodeScope) -> Expr:
     op = node["op"].str()
+    op = OP_ALIASES.get(op, op)
     left_node, right_node = node.get("left"), node.get("right")
 
     def side(n: Node) -> Expr:

@@ -31,6 +31,16 @@ class Crc:
     def __post_init__(self) -> None:
         self._table = self._build_table()
 
+    def copy(self) -> Crc:
+        return Crc(self.width, self.poly, self.init, self.xor_out, self.reflect_in,
+                   self.reflect_out)
+
+    def configure(self, poly: int, init: int, xor_out: int, reflect_in: bool,
+                  reflect_out: bool) -> None:
+        self.poly, self.init, self.xor_out = poly, init, xor_out
+        self.reflect_in, self.reflect_out = reflect_in, reflect_out
+        self._table = self._build_table()
+
     def _build_table(self) -> list[int]:
         top = 1 << (self.width - 1)
         mask = (1 << self.width) - 1

@@ -442,6 +442,50 @@ class PrimitiveCompiler:
         value = _int_param(params[1], self.scope)
         return [store(dst, Expr(f"({dst.code} + {data(value)})", "data"))]
 
+    def _binary(self, prim, params, operator: str):
+        self._need(prim, params, 3)
+        dst = compile_target(params[0], self.scope)
+        a, b = _int_param(params[1], self.scope), _int_param(params[2], self.scope)
+        return [store(dst, Expr(f"({data(a)} {operator} {data(b)})", "data"))]
+
+    def _p_add(self, prim, params):
+        return self._binary(prim, params, "+")
+
+    def _p_subtract(self, prim, params):
+        return self._binary(prim, params, "-")
+
+    def _p_bit_and(self, prim, params):
+        return self._binary(prim, params, "&")
+
+    def _p_bit_or(self, prim, params):
+        return self._binary(prim, params, "|")
+
+    def _p_bit_xor(self, prim, params):
+        return self._binary(prim, params, "^")
+
+    def _p_shift_left(self, prim, params):
+        self._need(prim, params, 3)
+        dst = compile_target(params[0], self.scope)
+        a, b = _int_param(params[1], self.scope), _int_param(params[2], self.scope)
+        return [store(dst, Expr(f"_shift_left({data(a)}, {data(b)})", "data"))]
+
+    def _p_shift_right(self, prim, params):
+        self._need(prim, params, 3)
+        dst = compile_target(params[0], self.scope)
+        a, b = _int_param(params[1], self.scope), _int_param(params[2], self.scope)
+        return [store(dst, Expr(f"_shift_right({data(a)}, {data(b)})", "data"))]
+
+    def _p_modify_field_with_shift(self, prim, params):
+        """P4_14: dst = (dst & ~mask) | ((src >> shift) & mask)."""
+        self._need(prim, params, 4)
+        dst = compile_target(params[0], self.scope)
+        src, shift, mask = (_int_param(p, self.scope) for p in params[1:])
+        value = (f"(({dst.code} & ~{data(mask)}) | (_shift_right({data(src)}, {data(shift)}) "
+                 f"& {data(mask)}))")
+        return [store(dst, Expr(value, "data"))]
+
+    _p_copy_header = _p_assign_header
+
     def _p_subtract_from_field(self, prim, params):
         self._need(prim, params, 2)
         dst = compile_target(params[0], self.scope)

@@ -62,6 +62,7 @@ class Program:
         self.tables: dict[str, Table] = {}
         self.table_nodes: dict[str, Node] = {}
         self.profiles: dict[str, ActionProfile] = {}
+        self.custom_crcs: dict = {}  # calculation name -> its own Crc (crc16/32_custom)
         self._build_externs(root)
         self._build_actions(root)
         for pipeline in root.get("pipelines").items():
@@ -279,6 +280,7 @@ class Program:
             "__registers__": self.registers, "__counters__": self.counters,
             "__meters__": self.meters, "__vsets__": self.vsets,
             "__field_lists__": self.field_lists, "__calculations__": {},
+            "__custom_crcs__": self.custom_crcs,
             "_ParserError": ParserError, "_AssertionFailure": AssertionFailure,
             "_now_us": self.now_us, "_lookahead": make_lookahead(too_short),
             "_extract_varbit": make_extract_varbit(too_short, header_too_short),

@@ -429,6 +429,22 @@ class Switch:
         with self.lock:
             self._vset(name).remove(value, mask)
 
+    def crc_calculations(self) -> list[str]:
+        """Calculations using crc16_custom / crc32_custom, whose parameters can be set."""
+        return list(self.program.custom_crcs)
+
+    def set_crc_parameters(self, calculation: str, poly: int, init: int, xor_out: int,
+                           reflect_in: bool, reflect_out: bool) -> None:
+        """simple_switch_CLI's set_crc16_parameters / set_crc32_parameters."""
+        with self.lock:
+            crcs = self.program.custom_crcs
+            crc = crcs[resolve_name("custom CRC calculation", calculation, crcs)]
+            limit = 1 << crc.width
+            for what, x in (("poly", poly), ("init", init), ("xor_out", xor_out)):
+                if not isinstance(x, int) or not 0 <= x < limit:
+                    raise InvalidArgument(f"{what} {x!r} does not fit in {crc.width} bits")
+            crc.configure(poly, init, xor_out, bool(reflect_in), bool(reflect_out))
+
     # ---------------------------------------------------------- packet replication engine
     def mc_group_create(self, mgid: int) -> None:
         with self.lock:

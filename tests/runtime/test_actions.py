@@ -238,3 +238,24 @@ def test_metadata_program_without_headers():
                             assign(std("egress_spec"), meta)])
     prog.run("a", act)
     assert Switch(prog.build()).receive(0, b"x") == [(0xFF, b"x")]
+
+
+def test_custom_crc_parameters_can_be_set_per_calculation():
+    def calc(prog):
+        prog.calculation("c", "crc16_custom", [{"type": "hexstr", "value": "0x313233343536373839",
+                                                "bitwidth": 72}])
+    prims = [prim("modify_field_with_hash_based_offset", R, const(0),
+                  {"type": "calculation", "value": "c"}, const(1 << 16))]
+    sw = Switch(_program(prims, extra=calc).build())
+    assert _fields(sw.receive(0, _frame())[0][1])["r"] == 0xBB3D      # defaults: crc16
+    assert sw.crc_calculations() == ["c"]
+    sw.set_crc_parameters("c", 0x1021, 0xFFFF, 0, False, False)       # CRC-16/CCITT-FALSE
+    assert _fields(sw.receive(0, _frame())[0][1])["r"] == 0x29B1
+
+
+def test_legacy_primitives():
+    prims = [prim("add", R, A, B), prim("bit_xor", S, A, B),
+             prim("modify_field_with_shift", B, A, const(4), const(0xF0))]
+    out = _run(prims, a=0x12345678, b=0x0000000F)
+    assert out["r"] == 0x12345687 and out["s"] == 0x12345677
+    assert out["b"] == (0x0F & ~0xF0) | ((0x12345678 >> 4) & 0xF0)
