@@ -233,4 +233,24 @@ def direct_meter() -> Program:
     return p
 
 
-PROGRAMS = [clone_resubmit, hash_checksum, meters_counters, registers_exit, direct_meter]
+def clone_multicast() -> Program:
+    """header k_h { bit<8> itype; bit<16> rid; }
+    ingress: smeta.egress_spec = 1; clone(CloneType.I2E, 9);   // session 9: a multicast group
+    egress:  hdr.k.itype = (bit<8>)smeta.instance_type; hdr.k.rid = smeta.egress_rid;
+    """
+    p = Program("clone_multicast")
+    ethernet_then(p, "k", "k_h", [("itype", 8), ("rid", 16)])
+    empty = p.field_list([])        # p4c gives a plain clone() an empty field list
+    p.action("forward_and_clone", [set_port(1),
+                                   prim("clone_ingress_pkt_to_egress", hexstr(9, 32),
+                                        {"type": "hexstr", "value": hex(empty)})])
+    p.action("record", [assign(field("k", "itype"), cast(meta("instance_type"), 8)),
+                        assign(field("k", "rid"), meta("egress_rid"))])
+    p.start("ingress", p.call("ingress", "forward_and_clone", None))
+    p.conditional("egress", "node_k", valid("k"), p.call("egress", "record", None), None)
+    p.start("egress", "node_k")
+    return p
+
+
+PROGRAMS = [clone_resubmit, hash_checksum, meters_counters, registers_exit, direct_meter,
+            clone_multicast]
