@@ -6,8 +6,9 @@
 
 What it sets up, and why:
 - hosts with the topology's IPv4/MAC on `<host>-eth<port>`, IPv6 off and static ARP for every
-  other host (the switches need no broadcast handling); checksum/segmentation offloads off on
-  every veth, because a software switch reading raw sockets must see complete, checksummed frames
+  other host (the switches need no broadcast handling); IPv6 also off on the switches' veths,
+  which live in the root namespace (else the kernel's own router solicitations and MLD reports
+  enter the data plane); checksum/segmentation offloads off on every veth, because a software switch reading raw sockets must see complete, checksummed frames
   (as BMv2's Mininet integration does);
 - one `P4Switch` per switch, started with no program: the controller pushes it over P4Runtime;
 - `TCLink` (htb) where a link has a bandwidth. Loss and delay go to the switch ports' options
@@ -137,7 +138,7 @@ class MininetNetwork:
             for node in self.net.switches:
                 for intf in node.intfList():
                     if intf.name != "lo":
-                        _offloads_off(intf.name, runner=None)
+                        _quiet_root_interface(intf.name)
             self.net.start()
         except BaseException:
             self.stop()
@@ -184,6 +185,16 @@ class MininetNetwork:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _quiet_root_interface(interface: str) -> None:
+    """A switch port lives in the root namespace: keep the kernel from sending its own IPv6
+    (router solicitations, MLD) into the data plane, and turn offloads off."""
+    try:
+        Path("/proc/sys/net/ipv6/conf", interface, "disable_ipv6").write_text("1\n")
+    except OSError:
+        pass  # IPv6 compiled out: nothing to silence
+    _offloads_off(interface, runner=None)
 
 
 def _offloads_off(interface: str, runner) -> None:

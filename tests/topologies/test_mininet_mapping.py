@@ -65,3 +65,11 @@ def test_every_switch_gets_its_own_loss_seed():
     assert len(set(seeds)) == 3
     assert seeds == [topo.nodeInfo(s)["seed"] for s in mininet_topo(linear(3), seed=5).switches()]
     assert seeds != [mininet_topo(linear(3), seed=6).nodeInfo(s)["seed"] for s in topo.switches()]
+
+
+def test_bmv2_target_is_checked_before_anything_starts(monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    with pytest.raises(ValueError, match="needs simple_switch_grpc on PATH"):
+        P4Switch("s1", device_id=1, grpc_port=50001, target="bmv2")
+    with pytest.raises(ValueError, match="target must be one of inaemu, bmv2"):
+        P4Switch("s1", device_id=1, grpc_port=50001, target="tofino")
