@@ -1,0 +1,600 @@
+// ina: in-network integer aggregation (SwitchML-style) on top of plain IPv4 routing (v1model).
+//
+// Aggregation packets (UDP to port 48879 at one of this switch's aggregator addresses) are summed
+// lane by lane into a pool of register cells; when every worker of a job has contributed to a
+// cell, the sum goes back to all of them as a RESULT. Every other packet is routed exactly as
+// l3_forward.p4 routes it. docs/protocol.md is the contract (wire format and algorithm);
+// docs/p4-walkthrough.md explains this program piece by piece.
+//
+// Compile-time constants (-D NAME=VALUE):
+//   INA_K      values per packet, a multiple of 4 from 4 to 256 (default 32)
+//   INA_CELLS  aggregator cells in the pool shared by all jobs (default 2048)
+//   INA_JOBS   job ids 0..INA_JOBS-1 have their own counter index (default 1024)
+#include <core.p4>
+#include <v1model.p4>
+
+#ifndef INA_K
+#define INA_K 32
+#endif
+#ifndef INA_CELLS
+#define INA_CELLS 2048
+#endif
+#ifndef INA_JOBS
+#define INA_JOBS 1024
+#endif
+#if INA_K < 4 || INA_K > 256 || INA_K % 4 != 0
+#error "INA_K must be a multiple of 4 between 4 and 256"
+#endif
+#if INA_CELLS < 1
+#error "INA_CELLS must be positive"
+#endif
+#if INA_JOBS < 1 || INA_JOBS > 65536
+#error "INA_JOBS must be between 1 and 65536"
+#endif
+
+const bit<16> TYPE_IPV4 = 0x0800;
+const bit<16> TYPE_ARP  = 0x0806;
+const bit<8>  PROTO_UDP = 17;
+const bit<32> NUM_PORTS = 512;
+
+const bit<16> INA_UDP_PORT = 48879;
+// UDP length of an aggregation packet: UDP header, aggregation header, k values.
+const bit<16> INA_UDP_LENGTH = 8 + 16 + 4 * INA_K;
+const bit<8>  INA_CONTRIB     = 0;
+const bit<8>  INA_RESULT      = 1;
+const bit<8>  INA_MAX_CONTRIB = 2;
+const bit<8>  INA_MAX_RESULT  = 3;
+const bit<8>  INA_FLAG_VER    = 1;
+// pending value of a cell on a non-root switch that is complete locally and waits for the
+// parent's RESULT (n <= 32, so it is never a count of missing contributions).
+const bit<8>  INA_WAIT_PARENT = 0xFF;
+// Counter index of packets whose job id is >= INA_JOBS or that are too short to carry one.
+const bit<32> INA_OTHER_JOBS = INA_JOBS;
+const bit<8>  INA_RESULT_TTL = 64;
+
+typedef bit<9>  egressSpec_t;
+typedef bit<48> macAddr_t;
+typedef bit<32> ip4Addr_t;
+
+header ethernet_t {
+    macAddr_t dstAddr;
+    macAddr_t srcAddr;
+    bit<16>   etherType;
+}
+
+header ipv4_t {
+    bit<4>    version;
+    bit<4>    ihl;
+    bit<8>    diffserv;
+    bit<16>   totalLen;
+    bit<16>   identification;
+    bit<3>    flags;
+    bit<13>   fragOffset;
+    bit<8>    ttl;
+    bit<8>    protocol;
+    bit<16>   hdrChecksum;
+    ip4Addr_t srcAddr;
+    ip4Addr_t dstAddr;
+}
+
+header udp_t {
+    bit<16> srcPort;
+    bit<16> dstPort;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+// The 16-byte aggregation header (docs/protocol.md §1).
+header ina_t {
+    bit<8>  kind;
+    bit<8>  flags;
+    bit<16> job;
+    bit<8>  worker;
+    bit<8>  pad;
+    bit<16> slot;
+    bit<32> chunk;
+    bit<8>  count;
+    bit<24> pad2;
+}
+
+// The k values, one field per lane: v0, v1, ... (signed on the wire; two's complement sums).
+header ina_values_t {
+#define INA_LANE(V, R) bit<32> V;
+#include "ina_lanes.p4inc"
+#undef INA_LANE
+}
+
+// Per-packet state of the aggregation logic; survives into multicast replicas.
+struct ina_metadata_t {
+    bit<32>   counter_index;  // the job id, or INA_OTHER_JOBS
+    bit<32>   base;           // from the job table
+    bit<32>   pool_size;
+    bit<8>    n;
+    bit<16>   mgid;
+    bit<8>    result_count;   // the count field of the job's RESULTs: all its workers
+    ip4Addr_t parent;         // 0 on the root of a job
+    bit<8>    child_index;    // this switch's worker id in the parent's job
+    bit<32>   idx;            // the cell of (slot, version)
+    bit<32>   other;          // the same slot's other version
+    bit<32>   worker_bit;
+    egressSpec_t worker_port; // from the worker table: where a unicast RESULT leaves
+    bit<32>   seen;
+    bit<8>    pending;
+    bit<1>    route;          // 1: the packet leaves through the routing table
+    bit<1>    is_result;      // 1: egress addresses this RESULT to its receiving worker
+    bit<8>    receiver;       // egress: the worker a RESULT replica goes to
+}
+
+struct metadata {
+    ina_metadata_t ina;
+}
+
+struct headers {
+    ethernet_t   ethernet;
+    ipv4_t       ipv4;
+    udp_t        udp;
+    ina_t        ina;
+    ina_values_t vals;
+}
+
+parser MyParser(packet_in packet, out headers hdr, inout metadata meta,
+                inout standard_metadata_t standard_metadata) {
+    state start {
+        packet.extract(hdr.ethernet);
+        transition select(hdr.ethernet.etherType) {
+            TYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_ipv4 {
+        packet.extract(hdr.ipv4);
+        // Only unfragmented (or first-fragment) UDP without IP options can aggregate.
+        transition select(hdr.ipv4.ihl, hdr.ipv4.fragOffset, hdr.ipv4.protocol) {
+            (5, 0, PROTO_UDP): parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        packet.extract(hdr.udp);
+        transition select(hdr.udp.dstPort) {
+            INA_UDP_PORT: parse_ina;
+            default: accept;
+        }
+    }
+    state parse_ina {
+        // A packet too short for the header stops here with PacketTooShort; ingress sees
+        // hdr.ina invalid and counts it as a bad length.
+        packet.extract(hdr.ina);
+        transition select(hdr.udp.length) {
+            INA_UDP_LENGTH: parse_ina_values;
+            default: accept;  // wrong length: hdr.vals stays invalid
+        }
+    }
+    state parse_ina_values {
+        packet.extract(hdr.vals);
+        transition accept;
+    }
+}
+
+control MyVerifyChecksum(inout headers hdr, inout metadata meta) {
+    apply {
+        verify_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5,
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.totalLen,
+              hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.fragOffset,
+              hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.srcAddr, hdr.ipv4.dstAddr },
+            hdr.ipv4.hdrChecksum, HashAlgorithm.csum16);
+    }
+}
+
+control MyIngress(inout headers hdr, inout metadata meta,
+                  inout standard_metadata_t standard_metadata) {
+    counter(NUM_PORTS, CounterType.packets_and_bytes) rx_port_counter;
+
+    // ---- aggregation state: cell c of the pool is (ina_value_0[c] .. ina_value_<k-1>[c],
+    // ina_seen[c], ina_pending[c]). One register per lane keeps every lane's access a plain
+    // index by the cell number (see docs/p4-walkthrough.md, "Why one register per lane").
+#define INA_LANE(V, R) register<bit<32>>(INA_CELLS) R;
+#include "ina_lanes.p4inc"
+#undef INA_LANE
+    register<bit<32>>(INA_CELLS) ina_seen;    // bit w set: worker w's contribution is in
+    register<bit<8>>(INA_CELLS)  ina_pending; // contributions still missing; 0 = complete/idle
+
+    // ---- per-job counters (packets), index = job id (INA_OTHER_JOBS for the rest)
+    counter(INA_JOBS + 1, CounterType.packets) ina_contributions;
+    counter(INA_JOBS + 1, CounterType.packets) ina_duplicates;
+    counter(INA_JOBS + 1, CounterType.packets) ina_results_multicast;
+    counter(INA_JOBS + 1, CounterType.packets) ina_results_unicast;
+    counter(INA_JOBS + 1, CounterType.packets) ina_partials_up;
+    counter(INA_JOBS + 1, CounterType.packets) ina_drop_unknown_job;
+    counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_worker;
+    counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_slot;
+    counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_length;
+    counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_kind;
+
+    action drop() {
+        mark_to_drop(standard_metadata);
+    }
+
+    // ---- plain routing (as in l3_forward.p4)
+    action ipv4_forward(macAddr_t dstAddr, egressSpec_t port) {
+        standard_metadata.egress_spec = port;
+        hdr.ethernet.srcAddr = hdr.ethernet.dstAddr;
+        hdr.ethernet.dstAddr = dstAddr;
+        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+    }
+
+    table ipv4_lpm {
+        key = { hdr.ipv4.dstAddr : lpm; }
+        actions = { ipv4_forward; drop; NoAction; }
+        size = 1024;
+        default_action = drop();
+    }
+
+    action flood(bit<16> mgid) {
+        standard_metadata.mcast_grp = mgid;
+    }
+
+    // ARP broadcast: one multicast group per ingress port (the group lists the other ports).
+    table arp_flood {
+        key = { standard_metadata.ingress_port : exact; }
+        actions = { flood; drop; }
+        size = 512;
+        default_action = drop();
+    }
+
+    // ---- the tables the controller fills for aggregation
+    action ina_aggregate_here() { }
+
+    // This switch's aggregator addresses: UDP 48879 to one of them is aggregated here.
+    table ina_aggregator_addresses {
+        key = { hdr.ipv4.dstAddr : exact; }
+        actions = { ina_aggregate_here; NoAction; }
+        size = 64;
+        default_action = NoAction();
+    }
+
+    // A job aggregated at the top of its tree (or a flat job): results go to the workers.
+    action ina_root_job(bit<32> base, bit<16> pool_size, bit<8> n, bit<16> mgid,
+                        bit<8> result_count) {
+        meta.ina.base = base;
+        meta.ina.pool_size = (bit<32>)pool_size;
+        meta.ina.n = n;
+        meta.ina.mgid = mgid;
+        meta.ina.result_count = result_count;
+        meta.ina.parent = 0;
+        meta.ina.child_index = 0;
+    }
+
+    // A job this switch pre-aggregates for a parent aggregator (docs/protocol.md §6).
+    action ina_child_job(bit<32> base, bit<16> pool_size, bit<8> n, bit<16> mgid,
+                         bit<8> result_count, ip4Addr_t parent, bit<8> child_index) {
+        meta.ina.base = base;
+        meta.ina.pool_size = (bit<32>)pool_size;
+        meta.ina.n = n;
+        meta.ina.mgid = mgid;
+        meta.ina.result_count = result_count;
+        meta.ina.parent = parent;
+        meta.ina.child_index = child_index;
+    }
+
+    table ina_jobs {
+        key = { hdr.ipv4.dstAddr : exact; hdr.ina.job : exact; }
+        actions = { ina_root_job; ina_child_job; NoAction; }
+        size = 1024;
+        default_action = NoAction();
+    }
+
+    // Where a unicast RESULT to this worker leaves (its address is set in egress).
+    action ina_worker_port(egressSpec_t port) {
+        meta.ina.worker_port = port;
+    }
+
+    table ina_workers {
+        key = { hdr.ina.job : exact; hdr.ina.worker : exact; }
+        actions = { ina_worker_port; NoAction; }
+        size = 4096;
+        default_action = NoAction();
+    }
+
+    // ---- per-lane work on cell meta.ina.idx; afterwards the packet carries the cell's values
+    action ina_overwrite() {
+#define INA_LANE(V, R) R.write(meta.ina.idx, hdr.vals.V);
+#include "ina_lanes.p4inc"
+#undef INA_LANE
+    }
+
+    action ina_add() {
+        bit<32> lane;
+#define INA_LANE(V, R) R.read(lane, meta.ina.idx); \
+        hdr.vals.V = hdr.vals.V + lane; R.write(meta.ina.idx, hdr.vals.V);
+#include "ina_lanes.p4inc"
+#undef INA_LANE
+    }
+
+    // Unsigned maximum: for non-negative float32 bit patterns it is the numeric maximum.
+    action ina_max() {
+        bit<32> lane;
+#define INA_LANE(V, R) R.read(lane, meta.ina.idx); \
+        hdr.vals.V = (lane > hdr.vals.V) ? lane : hdr.vals.V; R.write(meta.ina.idx, hdr.vals.V);
+#include "ina_lanes.p4inc"
+#undef INA_LANE
+    }
+
+    action ina_read() {
+#define INA_LANE(V, R) R.read(hdr.vals.V, meta.ina.idx);
+#include "ina_lanes.p4inc"
+#undef INA_LANE
+    }
+
+    // ---- steps of the algorithm
+    action ina_set_counter_index() {
+        meta.ina.counter_index = (hdr.ina.job < INA_JOBS) ? (bit<32>)hdr.ina.job : INA_OTHER_JOBS;
+    }
+
+    // Cells of slot s (version v) are base + 2s + v; the MAX round uses the pair after the pool.
+    action ina_locate() {
+        bit<32> pair = meta.ina.base + ((bit<32>)hdr.ina.slot << 1);
+        if (hdr.ina.kind == INA_MAX_CONTRIB || hdr.ina.kind == INA_MAX_RESULT) {
+            pair = meta.ina.base + (meta.ina.pool_size << 1);
+        }
+        bit<32> version = (bit<32>)(hdr.ina.flags & INA_FLAG_VER);
+        meta.ina.idx = pair + version;
+        meta.ina.other = pair + (version ^ 1);
+        meta.ina.worker_bit = (bit<32>)1 << hdr.ina.worker;
+    }
+
+    // A first copy of worker w's contribution: mark it here, and clear w in the shadow cell.
+    action ina_mark_seen() {
+        ina_seen.write(meta.ina.idx, meta.ina.seen | meta.ina.worker_bit);
+        bit<32> shadow;
+        ina_seen.read(shadow, meta.ina.other);
+        ina_seen.write(meta.ina.other, shadow & ~meta.ina.worker_bit);
+        ina_contributions.count(meta.ina.counter_index);
+    }
+
+    // The packet becomes a RESULT from the aggregator address (egress sets the receiver).
+    action ina_as_result() {
+        hdr.ina.kind = hdr.ina.kind | INA_RESULT;
+        hdr.ina.flags = hdr.ina.flags & INA_FLAG_VER;
+        hdr.ipv4.srcAddr = hdr.ipv4.dstAddr;
+        hdr.ipv4.ttl = INA_RESULT_TTL;
+        hdr.ethernet.srcAddr = hdr.ethernet.dstAddr;
+        hdr.udp.srcPort = INA_UDP_PORT;
+        hdr.udp.checksum = 0;
+        meta.ina.is_result = 1;
+    }
+
+    action ina_multicast_result() {
+        ina_as_result();
+        standard_metadata.mcast_grp = meta.ina.mgid;
+        ina_results_multicast.count(meta.ina.counter_index);
+    }
+
+    action ina_unicast_result() {
+        ina_as_result();
+        hdr.ina.count = meta.ina.result_count;
+        standard_metadata.egress_spec = meta.ina.worker_port;
+        ina_results_unicast.count(meta.ina.counter_index);
+    }
+
+    // The cell's sum goes to the parent aggregator as worker child_index's contribution;
+    // the routing table takes it from here.
+    action ina_send_up() {
+        hdr.ina.worker = meta.ina.child_index;
+        hdr.ina.count = 0;
+        hdr.ipv4.srcAddr = hdr.ipv4.dstAddr;
+        hdr.ipv4.dstAddr = meta.ina.parent;
+        hdr.ipv4.ttl = INA_RESULT_TTL;
+        hdr.udp.srcPort = INA_UDP_PORT;
+        hdr.udp.checksum = 0;
+        meta.ina.route = 1;
+        ina_partials_up.count(meta.ina.counter_index);
+    }
+
+    action ina_drop_duplicate() {
+        ina_duplicates.count(meta.ina.counter_index);
+        mark_to_drop(standard_metadata);
+    }
+
+    action ina_reject_unknown_job() {
+        ina_drop_unknown_job.count(meta.ina.counter_index);
+        mark_to_drop(standard_metadata);
+    }
+
+    action ina_reject_bad_worker() {
+        ina_drop_bad_worker.count(meta.ina.counter_index);
+        mark_to_drop(standard_metadata);
+    }
+
+    action ina_reject_bad_slot() {
+        ina_drop_bad_slot.count(meta.ina.counter_index);
+        mark_to_drop(standard_metadata);
+    }
+
+    action ina_reject_bad_length() {
+        ina_drop_bad_length.count(meta.ina.counter_index);
+        mark_to_drop(standard_metadata);
+    }
+
+    action ina_reject_bad_kind() {
+        ina_drop_bad_kind.count(meta.ina.counter_index);
+        mark_to_drop(standard_metadata);
+    }
+
+    // docs/protocol.md §3: a CONTRIB or MAX_CONTRIB from a known worker to a valid cell.
+    action ina_load_cell() {
+        ina_seen.read(meta.ina.seen, meta.ina.idx);
+        ina_pending.read(meta.ina.pending, meta.ina.idx);
+    }
+
+    apply {
+        rx_port_counter.count((bit<32>)standard_metadata.ingress_port);
+        if (hdr.ipv4.isValid()) {
+            meta.ina.route = 1;
+            if (standard_metadata.checksum_error == 1) {
+                meta.ina.route = 0;
+                drop();
+            } else if (hdr.udp.isValid() && hdr.udp.dstPort == INA_UDP_PORT) {
+                if (ina_aggregator_addresses.apply().hit) {
+                    meta.ina.route = 0;
+                    if (!hdr.ina.isValid()) {
+                        meta.ina.counter_index = INA_OTHER_JOBS;
+                        ina_reject_bad_length();
+                    } else {
+                        ina_set_counter_index();
+                        if (!hdr.vals.isValid()) {
+                            ina_reject_bad_length();
+                        } else if (!ina_jobs.apply().hit) {
+                            ina_reject_unknown_job();
+                        } else if (hdr.ina.kind == INA_CONTRIB || hdr.ina.kind == INA_MAX_CONTRIB) {
+                            if (hdr.ina.worker >= meta.ina.n) {
+                                ina_reject_bad_worker();
+                            } else if (!ina_workers.apply().hit) {
+                                ina_reject_bad_worker();
+                            } else if (hdr.ina.kind == INA_CONTRIB &&
+                                       (bit<32>)hdr.ina.slot >= meta.ina.pool_size) {
+                                ina_reject_bad_slot();
+                            } else {
+                                ina_locate();
+                                ina_load_cell();
+                                if ((meta.ina.seen & meta.ina.worker_bit) == 0) {
+                                    ina_mark_seen();
+                                    if (meta.ina.pending == 0) {
+                                        ina_overwrite();  // the first contribution
+                                        meta.ina.pending = meta.ina.n - 1;
+                                    } else {
+                                        if (hdr.ina.kind == INA_MAX_CONTRIB) {
+                                            ina_max();
+                                        } else {
+                                            ina_add();
+                                        }
+                                        meta.ina.pending = meta.ina.pending - 1;
+                                    }
+                                    if (meta.ina.pending != 0) {
+                                        drop();  // still aggregating
+                                    } else if (meta.ina.parent == 0) {
+                                        hdr.ina.count = meta.ina.result_count;
+                                        ina_multicast_result();
+                                    } else {
+                                        meta.ina.pending = INA_WAIT_PARENT;
+                                        ina_send_up();
+                                    }
+                                    ina_pending.write(meta.ina.idx, meta.ina.pending);
+                                } else {
+                                    // a duplicate: the worker retransmitted
+                                    if (meta.ina.pending == 0) {
+                                        ina_duplicates.count(meta.ina.counter_index);
+                                        ina_read();
+                                        ina_unicast_result();
+                                    } else if (meta.ina.pending == INA_WAIT_PARENT) {
+                                        ina_duplicates.count(meta.ina.counter_index);
+                                        ina_read();
+                                        ina_send_up();
+                                    } else {
+                                        ina_drop_duplicate();
+                                    }
+                                }
+                            }
+                        } else if ((hdr.ina.kind == INA_RESULT || hdr.ina.kind == INA_MAX_RESULT) &&
+                                   meta.ina.parent != 0) {
+                            // the parent's result for a cell this switch sent up
+                            if (hdr.ina.kind == INA_RESULT &&
+                                (bit<32>)hdr.ina.slot >= meta.ina.pool_size) {
+                                ina_reject_bad_slot();
+                            } else {
+                                ina_locate();
+                                ina_load_cell();
+                                if (meta.ina.pending == INA_WAIT_PARENT) {
+                                    ina_overwrite();
+                                    ina_pending.write(meta.ina.idx, 0);
+                                    ina_multicast_result();
+                                } else {
+                                    ina_drop_duplicate();
+                                }
+                            }
+                        } else {
+                            ina_reject_bad_kind();
+                        }
+                    }
+                }
+            }
+            if (meta.ina.route == 1) {
+                if (hdr.ipv4.ttl <= 1) {
+                    drop();
+                } else {
+                    ipv4_lpm.apply();
+                }
+            }
+        } else if (hdr.ethernet.etherType == TYPE_ARP) {
+            arp_flood.apply();
+        } else {
+            drop();
+        }
+    }
+}
+
+control MyEgress(inout headers hdr, inout metadata meta,
+                 inout standard_metadata_t standard_metadata) {
+    counter(NUM_PORTS, CounterType.packets_and_bytes) tx_port_counter;
+
+    action drop() {
+        mark_to_drop(standard_metadata);
+    }
+
+    // The receiving worker's own addresses; the source is already the aggregator's.
+    action ina_address_result(macAddr_t dstMac, ip4Addr_t dstAddr) {
+        hdr.ethernet.dstAddr = dstMac;
+        hdr.ipv4.dstAddr = dstAddr;
+        hdr.ina.worker = meta.ina.receiver;
+    }
+
+    table ina_result_addresses {
+        key = { hdr.ina.job : exact; meta.ina.receiver : exact; }
+        actions = { ina_address_result; drop; }
+        size = 4096;
+        default_action = drop();
+    }
+
+    apply {
+        if (meta.ina.is_result == 1) {
+            // A multicast replica's rid names its worker; a unicast result goes to the sender.
+            if (standard_metadata.instance_type == 5) {
+                meta.ina.receiver = (bit<8>)standard_metadata.egress_rid;
+            } else {
+                meta.ina.receiver = hdr.ina.worker;
+            }
+            if (ina_result_addresses.apply().hit) {
+                tx_port_counter.count((bit<32>)standard_metadata.egress_port);
+            }
+        } else if (standard_metadata.instance_type == 5 &&
+                   standard_metadata.egress_port == standard_metadata.ingress_port) {
+            // A flooded ARP replica never goes back where it came from.
+            mark_to_drop(standard_metadata);
+        } else {
+            tx_port_counter.count((bit<32>)standard_metadata.egress_port);
+        }
+    }
+}
+
+control MyComputeChecksum(inout headers hdr, inout metadata meta) {
+    apply {
+        update_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5,
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.totalLen,
+              hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.fragOffset,
+              hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.srcAddr, hdr.ipv4.dstAddr },
+            hdr.ipv4.hdrChecksum, HashAlgorithm.csum16);
+    }
+}
+
+control MyDeparser(packet_out packet, in headers hdr) {
+    apply {
+        packet.emit(hdr.ethernet);
+        packet.emit(hdr.ipv4);
+        packet.emit(hdr.udp);
+        packet.emit(hdr.ina);
+        packet.emit(hdr.vals);
+    }
+}
+
+V1Switch(MyParser(), MyVerifyChecksum(), MyIngress(), MyEgress(), MyComputeChecksum(),
+         MyDeparser()) main;

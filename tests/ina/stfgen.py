@@ -1,0 +1,393 @@
+"""Writes the STF tests of p4src/ina.p4, computing every expected byte from docs/protocol.md.
+
+    .venv/bin/python -m tests.ina.stfgen        # rewrites p4src/ina.stf, ina_tree.stf, ina_k4.stf
+
+The STF files are committed (the corpus test runs p4src/ina.stf as it is); `test_ina_stf.py`
+checks they are what this script writes, so a change of expectations is always a change here,
+with the reason next to it. Each scenario states what the switch must do and why, and the
+generated file repeats that as comments above the packets.
+
+The test network: the switch's MAC is 00:00:00:00:01:00 and its aggregator address 10.0.0.254;
+worker w of a job sits on port w+1 at 10.0.(w+1).(w+1) with MAC 08:00:00:00:0w:ww (as in
+l3_forward.stf); 10.0.4.4 on port 4 is a host that takes part in no job.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass
+from pathlib import Path
+
+from .packets import (CONTRIB, MAX_CONTRIB, MAX_RESULT, RESULT, Endpoint, eth_ipv4_udp,
+                      float32_bits, ina_packet, ina_payload, ip, stf_hex, unsigned_max,
+                      wrapping_sum)
+
+P4SRC = Path(__file__).resolve().parents[2] / "p4src"
+SWITCH_MAC = 0x000000000100
+AGGREGATOR = Endpoint(SWITCH_MAC, ip("10.0.0.254"))
+OTHER_JOBS = 1024           # the counter index of job ids >= INA_JOBS (default 1024)
+
+
+@dataclass(frozen=True)
+class Worker:
+    id: int
+    port: int
+    mac: int
+    addr: int
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.mac, self.addr)
+
+
+def worker_on_port(worker_id: int, port: int) -> Worker:
+    n = port
+    return Worker(worker_id, port, 0x080000000000 | (n << 8) | (n << 4) | n, ip(f"10.0.{n}.{n}"))
+
+
+W0, W1, W2 = (worker_on_port(w, w + 1) for w in range(3))
+HOST4 = worker_on_port(0, 4)
+
+
+class StfBuilder:
+    """Collects STF lines, hands out IPv4 identifications, and tallies the counters to check."""
+
+    def __init__(self, k: int, header: list[str]):
+        self.k = k
+        self.lines = [f"# {line}" if line else "#" for line in header]
+        self.counters: collections.Counter = collections.Counter()
+        self.zero_checks: list[tuple[str, int]] = []
+        self.ident = 0
+
+    def comment(self, *text: str) -> None:
+        self.lines.append("")
+        self.lines += [f"# {t}" for t in text]
+
+    def cmd(self, text: str) -> None:
+        self.lines.append(text)
+
+    def send(self, port: int, packet: bytes) -> None:
+        self.lines.append(f"packet {port} {stf_hex(packet)}")
+
+    def expect(self, port: int, packet: bytes) -> None:
+        self.lines.append(f"expect {port} {stf_hex(packet)} $")
+
+    def count(self, counter: str, index: int, n: int = 1) -> None:
+        self.counters[(counter, index)] += n
+
+    def next_ident(self) -> int:
+        self.ident += 1
+        return self.ident
+
+    # --- aggregation packets -----------------------------------------------------------------
+    def contribute(self, w: Worker, job: int, slot: int, ver: int, values: list[int], *,
+                   retx: bool = False, kind: int = CONTRIB, chunk: int | None = None) -> int:
+        """Sends w's CONTRIB (or MAX_CONTRIB) to the aggregator; returns its identification."""
+        assert len(values) == self.k
+        ident = self.next_ident()
+        chunk = slot if chunk is None else chunk
+        self.send(w.port, ina_packet(w.endpoint, AGGREGATOR, ident=ident, kind=kind, job=job,
+                                     worker=w.id, slot=slot, ver=ver, retx=retx, chunk=chunk,
+                                     values=values))
+        return ident
+
+    def expect_result(self, w: Worker, job: int, slot: int, ver: int, values: list[int], *,
+                      count: int, ident: int, kind: int = RESULT, chunk: int | None = None,
+                      source: Endpoint = AGGREGATOR) -> None:
+        """A RESULT addressed to w: from the aggregator, TTL 64, w's own id in `worker`."""
+        chunk = slot if chunk is None else chunk
+        self.expect(w.port, ina_packet(source, w.endpoint, ident=ident, kind=kind, job=job,
+                                       worker=w.id, slot=slot, ver=ver, chunk=chunk, count=count,
+                                       values=values))
+
+    def finish(self) -> str:
+        self.lines.append("")
+        self.lines.append("wait")
+        self.lines.append("# every counter this test moved, and some it must not have moved")
+        for (name, index), n in sorted(self.counters.items()):
+            self.lines.append(f"check_counter {name}({index}) packets == {n}")
+        for name, index in self.zero_checks:
+            if (name, index) not in self.counters:
+                self.lines.append(f"check_counter {name}({index}) packets == 0")
+        return "\n".join(self.lines) + "\n"
+
+
+def routes(b: StfBuilder) -> None:
+    for host in (W0, W1, W2, HOST4):
+        net = host.addr & 0xFFFFFF00
+        b.cmd(f"add ipv4_lpm hdr.ipv4.dstAddr:0x{net:08X}/24 "
+              f"ipv4_forward(dstAddr:0x{host.mac:012X}, port:{host.port})")
+
+
+def aggregator_address(b: StfBuilder) -> None:
+    b.cmd(f"add ina_aggregator_addresses hdr.ipv4.dstAddr:0x{AGGREGATOR.addr:08X} "
+          "ina_aggregate_here()")
+
+
+def root_job(b: StfBuilder, job: int, *, base: int, pool: int, workers: list[Worker],
+             n: int | None = None, first_node: int, in_table: list[Worker] | None = None) -> int:
+    """The job's table entries and multicast group (one node per worker, rid = worker id).
+
+    Returns the next free multicast node handle."""
+    n = len(workers) if n is None else n
+    b.cmd(f"add ina_jobs hdr.ipv4.dstAddr:0x{AGGREGATOR.addr:08X} hdr.ina.job:{job} "
+          f"ina_root_job(base:{base}, pool_size:{pool}, n:{n}, mgid:{job}, result_count:{n})")
+    node = worker_entries(b, job, workers if in_table is None else in_table, first_node)
+    return node
+
+
+def worker_entries(b: StfBuilder, job: int, workers: list[Worker], first_node: int) -> int:
+    node = first_node
+    b.cmd(f"mc_mgrp_create {job}")
+    for w in workers:
+        b.cmd(f"add ina_workers hdr.ina.job:{job} hdr.ina.worker:{w.id} "
+              f"ina_worker_port(port:{w.port})")
+        b.cmd(f"add ina_result_addresses hdr.ina.job:{job} meta.ina.receiver:{w.id} "
+              f"ina_address_result(dstMac:0x{w.mac:012X}, dstAddr:0x{w.addr:08X})")
+        b.cmd(f"mc_node_create {w.id} {w.port}")
+        b.cmd(f"mc_node_associate {job} {node}")
+        node += 1
+    return node
+
+
+def lanes(k: int, first: list[int], rest) -> list[int]:
+    """A k-value vector: the given first lanes, then rest(i) for the remaining lanes i."""
+    return first + [rest(i) for i in range(len(first), k)]
+
+
+# --- p4src/ina.stf (k = 32) and p4src/ina_k4.stf (k = 4): a flat job of three workers ----------
+
+JOB, POOL = 7, 4            # job 7: cells 0..9 (4 slots x 2 versions, then the MAX pair 8, 9)
+SOLO_JOB = 9                # n = 1, worker 0 is the host on port 2; cells 16..21
+SPARSE_JOB = 11             # n = 2 but only worker 0 has a port: worker 1 is refused
+
+
+def flat_test(k: int) -> str:
+    b = StfBuilder(k, [
+        f"ina: in-network aggregation with k = {k} values per packet (written by",
+        "tests/ina/stfgen.py from docs/protocol.md; regenerate rather than edit).",
+        "Switch MAC 00:00:00:00:01:00, aggregator address 10.0.0.254 (0x0A0000FE). Workers w of",
+        "job 7 (n = 3, pool of 4 slots at cell 0): port w+1, 10.0.(w+1).(w+1), 08:00:00:00:0w:ww.",
+        "Packet layout on every line: Ethernet | IPv4 | UDP | aggregation header | values.",
+        "RESULTs come from 10.0.0.254 and the switch MAC with TTL 64, UDP checksum 0, the IPv4",
+        "identification of the packet that triggered them, and the receiver's id in `worker`.",
+    ])
+    routes(b)
+    aggregator_address(b)
+    node = root_job(b, JOB, base=0, pool=POOL, workers=[W0, W1, W2], first_node=0)
+    solo = Worker(0, W1.port, W1.mac, W1.addr)
+    node = root_job(b, SOLO_JOB, base=16, pool=2, workers=[solo], first_node=node)
+    node = root_job(b, SPARSE_JOB, base=24, pool=1, workers=[W0], n=2, first_node=node)
+    b.cmd("add arp_flood standard_metadata.ingress_port:4 flood(mgid:100)")
+    b.cmd("mc_mgrp_create 100")
+    b.cmd("mc_node_create 0 1 2 3 4")
+    b.cmd(f"mc_node_associate 100 {node}")
+    for name in ("contributions", "duplicates", "results_multicast", "results_unicast",
+                 "drop_unknown_job", "drop_bad_worker", "drop_bad_slot", "drop_bad_length",
+                 "drop_bad_kind", "partials_up"):
+        b.zero_checks.append((f"ina_{name}", JOB))
+
+    # slot 0, version 0: values that wrap (lane 0) and go negative (lane 1)
+    a0 = lanes(k, [0x7FFFFFFF, -5], lambda i: i + 1)
+    a1 = lanes(k, [0x7FFFFFFF, -1000], lambda i: -1000 * i)
+    a2 = lanes(k, [2, 3], lambda i: 3 * i)
+    sum_a = wrapping_sum(a0, a1, a2)
+    b.comment("Job 7, slot 0, version 0. The first contribution (worker 0) overwrites the cell,",
+              "the middle one (worker 1) adds to it; both are absorbed: nothing leaves.")
+    b.contribute(W0, JOB, 0, 0, a0)
+    b.contribute(W1, JOB, 0, 0, a1)
+    b.comment("The last (worker 2) completes the cell: RESULT with the lane sums mod 2^32 to the",
+              f"job's group, one copy per worker at its own addresses. Lane 0 is 0x7FFFFFFF +",
+              "0x7FFFFFFF + 2 = 2^32, which wraps to 0; lane 1 is -5 - 1000 + 3 = -1002",
+              f"(0x{sum_a[1]:08X}); lane i >= 2 is (i + 1) - 1000 i + 3 i. count = n = 3.")
+    ident = b.contribute(W2, JOB, 0, 0, a2)
+    for w in (W0, W1, W2):
+        b.expect_result(w, JOB, 0, 0, sum_a, count=3, ident=ident)
+    b.count("ina_contributions", JOB, 3)
+    b.count("ina_results_multicast", JOB)
+
+    # slot 1: a duplicate while the cell is still aggregating
+    c = [lanes(k, [], lambda i, w=w: 100 * (w + 1) + i) for w in range(3)]
+    b.comment("Job 7, slot 1, version 0: worker 0's contribution, then its retransmission (retx",
+              "flag) before the cell is complete: the copy is dropped and counted, not added.")
+    b.contribute(W0, JOB, 1, 0, c[0])
+    b.contribute(W0, JOB, 1, 0, c[0], retx=True)
+    b.count("ina_duplicates", JOB)
+    b.comment("Workers 1 and 2 complete it: each lane i is 100 + 200 + 300 + 3 i (worker 0 once).")
+    b.contribute(W1, JOB, 1, 0, c[1])
+    ident = b.contribute(W2, JOB, 1, 0, c[2])
+    for w in (W0, W1, W2):
+        b.expect_result(w, JOB, 1, 0, wrapping_sum(*c), count=3, ident=ident)
+    b.count("ina_contributions", JOB, 3)
+    b.count("ina_results_multicast", JOB)
+
+    b.comment("A duplicate after completion: worker 1 lost the slot 0 result and retransmits. The",
+              "cell is complete, so the stored sum goes back to worker 1 only (retx cleared).")
+    ident = b.contribute(W1, JOB, 0, 0, a1, retx=True)
+    b.expect_result(W1, JOB, 0, 0, sum_a, count=3, ident=ident)
+    b.count("ina_duplicates", JOB)
+    b.count("ina_results_unicast", JOB)
+
+    # version 1 of slot 0 and the shadow rule
+    v = [lanes(k, [-1], lambda i, w=w: (w + 1) * 7 - i) for w in range(3)]
+    b.comment("Slot 0, version 1 (the shadow copy): workers 0 and 1 contribute, which clears",
+              "their bits in version 0. Worker 2 has not moved on: its retransmission to version",
+              "0 still finds its bit set there and gets the version 0 sum back.")
+    b.contribute(W0, JOB, 0, 1, v[0], chunk=POOL)
+    b.contribute(W1, JOB, 0, 1, v[1], chunk=POOL)
+    ident = b.contribute(W2, JOB, 0, 0, a2, retx=True)
+    b.expect_result(W2, JOB, 0, 0, sum_a, count=3, ident=ident)
+    b.count("ina_duplicates", JOB)
+    b.count("ina_results_unicast", JOB)
+    b.comment("Worker 2 completes version 1: lane 0 is -3 (0xFFFFFFFD), lane i is 42 - 3 i.",
+              "The flags of the RESULT carry ver = 1.")
+    ident = b.contribute(W2, JOB, 0, 1, v[2], chunk=POOL)
+    sum_v = wrapping_sum(*v)
+    for w in (W0, W1, W2):
+        b.expect_result(w, JOB, 0, 1, sum_v, count=3, ident=ident, chunk=POOL)
+    b.count("ina_contributions", JOB, 3)
+    b.count("ina_results_multicast", JOB)
+    b.comment("Worker 0 lost that result: its retransmission gets the version 1 sum.")
+    ident = b.contribute(W0, JOB, 0, 1, v[0], retx=True, chunk=POOL)
+    b.expect_result(W0, JOB, 0, 1, sum_v, count=3, ident=ident, chunk=POOL)
+    b.count("ina_duplicates", JOB)
+    b.count("ina_results_unicast", JOB)
+
+    r = [lanes(k, [], lambda i, w=w: (w + 1) * (i + 1)) for w in range(3)]
+    b.comment("Slot reuse: version 0 again (chunk 2 * pool). Every worker's bit was cleared there",
+              "when it moved to version 1, so these are new contributions; worker 2 comes first",
+              "and overwrites the old sum. Lane i is 6 (i + 1): nothing of the old round remains.")
+    b.contribute(W2, JOB, 0, 0, r[2], chunk=2 * POOL)
+    b.contribute(W0, JOB, 0, 0, r[0], chunk=2 * POOL)
+    ident = b.contribute(W1, JOB, 0, 0, r[1], chunk=2 * POOL)
+    for w in (W0, W1, W2):
+        b.expect_result(w, JOB, 0, 0, wrapping_sum(*r), count=3, ident=ident, chunk=2 * POOL)
+    b.count("ina_contributions", JOB, 3)
+    b.count("ina_results_multicast", JOB)
+
+    # n = 1
+    s = lanes(k, [-7], lambda i: i * 0x01010101)
+    b.comment("Job 9 has n = 1 (its worker 0 is the host on port 2): the first contribution",
+              "completes the cell, and the RESULT (count 1) carries the worker's own values.")
+    ident = b.contribute(solo, SOLO_JOB, 1, 1, s)
+    b.expect_result(solo, SOLO_JOB, 1, 1, s, count=1, ident=ident)
+    b.count("ina_contributions", SOLO_JOB)
+    b.count("ina_results_multicast", SOLO_JOB)
+
+    # the MAX round
+    m = [lanes(k, [float32_bits(x)], lambda i, w=w: float32_bits(0.5 * w + i))
+         for w, x in enumerate((1.5, 2.25, 0.75))]
+    m[1][-1] = 0x7F800000   # +inf in worker 1's last lane: still the largest unsigned pattern
+    b.comment("The MAX round of job 7 (cells 8 and 9, after the pool; slot is ignored): each",
+              "worker sends float32 bit patterns; the switch keeps the lane-wise unsigned maximum",
+              "and multicasts MAX_RESULT. Lane 0: max(1.5, 2.25, 0.75) = 2.25 (0x40100000);",
+              "lane i >= 1: 1.0 + i from worker 2, except the last lane, +inf (0x7F800000).")
+    b.contribute(W0, JOB, 0, 0, m[0], kind=MAX_CONTRIB)
+    b.contribute(W1, JOB, 0, 0, m[1], kind=MAX_CONTRIB)
+    ident = b.contribute(W2, JOB, 0, 0, m[2], kind=MAX_CONTRIB)
+    for w in (W0, W1, W2):
+        b.expect_result(w, JOB, 0, 0, unsigned_max(*m), count=3, ident=ident, kind=MAX_RESULT)
+    b.count("ina_contributions", JOB, 3)
+    b.count("ina_results_multicast", JOB)
+    b.comment("The MAX cells are apart from the data cells: slot 0 version 0 still answers a",
+              "duplicate with its sum of the reuse round.")
+    ident = b.contribute(W2, JOB, 0, 0, r[2], retx=True, chunk=2 * POOL)
+    b.expect_result(W2, JOB, 0, 0, wrapping_sum(*r), count=3, ident=ident, chunk=2 * POOL)
+    b.count("ina_duplicates", JOB)
+    b.count("ina_results_unicast", JOB)
+
+    drops(b, k, a0)
+    forwarding(b, k, a0)
+    return b.finish()
+
+
+def drops(b: StfBuilder, k: int, values: list[int]) -> None:
+    """Packets to the aggregator that are refused: dropped, and counted per job and reason."""
+    b.comment("Refused, each dropped and counted under its job and reason:",
+              "job 8 is unknown here; job 2000 too, and it is counted at index 1024 (job ids",
+              ">= INA_JOBS share that index).")
+    b.contribute(W0, 8, 0, 0, values)
+    b.count("ina_drop_unknown_job", 8)
+    b.contribute(W0, 2000, 0, 0, values)
+    b.count("ina_drop_unknown_job", OTHER_JOBS)
+    b.comment("Worker id 3 in job 7 (n = 3); worker 1 of job 11 (n = 2, but no worker-table",
+              "entry: the controller did not place it).")
+    b.contribute(worker_on_port(3, 3), JOB, 0, 0, values)
+    b.count("ina_drop_bad_worker", JOB)
+    b.contribute(W1, SPARSE_JOB, 0, 0, values)
+    b.count("ina_drop_bad_worker", SPARSE_JOB)
+    b.comment("Slot 4 of job 7, whose pool has slots 0..3.")
+    b.contribute(W0, JOB, 4, 0, values)
+    b.count("ina_drop_bad_slot", JOB)
+
+    short = ina_payload(kind=CONTRIB, job=JOB, worker=0, slot=0, values=values[:-1])
+    b.comment(f"Bad length: {k - 1} values (UDP length {8 + len(short)}, not {24 + 4 * k}).")
+    b.next_ident()
+    b.send(W0.port, eth_ipv4_udp(W0.endpoint, AGGREGATOR, short, ident=b.ident))
+    b.count("ina_drop_bad_length", JOB)
+    half = ina_payload(kind=CONTRIB, job=JOB, worker=0, slot=0, values=values[:k // 2])
+    b.comment(f"Truncated: the UDP length says {k} values, the frame holds {k // 2}.")
+    b.next_ident()
+    b.send(W0.port, eth_ipv4_udp(W0.endpoint, AGGREGATOR, half, ident=b.ident,
+                                 udp_length=24 + 4 * k))
+    b.count("ina_drop_bad_length", JOB)
+    b.comment("Too short to hold the aggregation header (6 bytes of payload): no job to name,",
+              "so it is counted at index 1024.")
+    b.next_ident()
+    b.send(W0.port, eth_ipv4_udp(W0.endpoint, AGGREGATOR, bytes.fromhex("000000070000"),
+                                 ident=b.ident))
+    b.count("ina_drop_bad_length", OTHER_JOBS)
+    b.comment("A RESULT sent to the aggregator of a root job, and an unknown kind (9): bad kind.")
+    b.contribute(W0, JOB, 0, 0, values, kind=RESULT)
+    b.contribute(W0, JOB, 0, 0, values, kind=9)
+    b.count("ina_drop_bad_kind", JOB, 2)
+    b.comment("A contribution with a wrong IPv4 header checksum is dropped before anything else",
+              "(no aggregation counter moves; slot 2 stays idle).")
+    b.next_ident()
+    payload = ina_payload(kind=CONTRIB, job=JOB, worker=0, slot=2, values=values)
+    b.send(W0.port, eth_ipv4_udp(W0.endpoint, AGGREGATOR, payload, ident=b.ident,
+                                 checksum_delta=1))
+
+
+def forwarding(b: StfBuilder, k: int, values: list[int]) -> None:
+    """Everything not addressed to an aggregator address is routed like l3_forward routes it."""
+    payload = ina_payload(kind=CONTRIB, job=JOB, worker=0, slot=0, values=values)
+    b.comment("UDP to port 48879 at an address that is not an aggregator (worker 1's): routed",
+              "by the LPM table untouched but for the MACs, TTL 64 -> 63 and the IPv4 checksum.")
+    ident = b.next_ident()
+    b.send(W0.port, eth_ipv4_udp(W0.endpoint, Endpoint(SWITCH_MAC, W1.addr), payload,
+                                 ident=ident))
+    b.expect(W1.port, eth_ipv4_udp(Endpoint(SWITCH_MAC, W0.addr), W1.endpoint, payload,
+                                   ident=ident, ttl=63))
+    b.comment("Ordinary UDP (port 5000) to 10.0.4.4 leaves on port 4.")
+    ident = b.next_ident()
+    data = bytes.fromhex("DEADBEEF")
+    b.send(W0.port, eth_ipv4_udp(W0.endpoint, Endpoint(SWITCH_MAC, HOST4.addr), data,
+                                 ident=ident, sport=5000, dport=5000))
+    b.expect(HOST4.port, eth_ipv4_udp(Endpoint(SWITCH_MAC, W0.addr), HOST4.endpoint, data,
+                                      ident=ident, ttl=63, sport=5000, dport=5000))
+    b.comment("An ARP request from port 4 floods to ports 1-3 (group 100), not back to port 4.")
+    arp = ("FFFFFFFFFFFF 080000000444 0806 0001080006040001 080000000444 0A000404 "
+           "000000000000 0A000101")
+    b.cmd(f"packet 4 {arp}")
+    for port in (1, 2, 3):
+        b.cmd(f"expect {port} {arp} $")
+
+
+def write_all() -> dict[Path, str]:
+    """Every generated STF file and its text."""
+    return {
+        P4SRC / "ina.stf": flat_test(32),
+        P4SRC / "ina_k4.stf": flat_test(4),
+    }
+
+
+def main() -> int:
+    for path, text in write_all().items():
+        path.write_text(text)
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
