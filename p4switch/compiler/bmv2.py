@@ -189,7 +189,9 @@ class LoweringContext:
             sub = storage.fields[fname]
             if ann is not None:
                 for arg in ann.args:
-                    idx = fold(arg) if isinstance(arg, A.Expr) else int(arg)
+                    idx = fold(arg) if isinstance(arg, A.Expr) else None
+                    if not isinstance(idx, int) or isinstance(idx, bool):
+                        raise Unsupported(ann, "@field_list takes integer field list ids")
                     if isinstance(sub, FieldRef):
                         self.field_list_fields.setdefault(idx, []).append(sub)
             if isinstance(ft, StructT) and ft.kind == "struct":
@@ -311,8 +313,10 @@ def find_main(program: A.Program, reporter):
     return main, blocks
 
 
-def lower_program(program: A.Program, checker, reporter, main_file: str) -> tuple[dict, LoweringContext]:
+def lower_program(program: A.Program, checker, reporter, main_file: str,
+                  tracker=None) -> tuple[dict, LoweringContext]:
     ctx = LoweringContext(program, checker, reporter, main_file)
+    ctx.tracker = tracker
     try:
         return _lower(ctx, program, reporter), ctx
     except Unsupported as exc:
@@ -324,6 +328,9 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
     if len(parser.params) != 4:
         raise Unsupported(parser, "the V1Switch parser takes 4 parameters")
     h_type, m_type = parser.params[1].type, parser.params[2].type
+    sm_type = ctx.checker.decl_type(ctx.checker.top.lookup("standard_metadata_t"))
+    check_signatures(main, [parser, verify, ingress, egress, compute, deparser],
+                     h_type, m_type, sm_type)
     layout = ctx.layout
     if not isinstance(h_type, StructT) or h_type.kind != "struct":
         hdr = layout.allocate(h_type, "hdr", "hdr")
@@ -406,6 +413,29 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
         "__meta__": {"version": [2, 23], "compiler": "inaemu"},
     })
     return out
+
+
+def check_signatures(main, blocks, h_type, m_type, sm_type) -> None:
+    """The six V1Switch blocks must agree on the header, metadata and standard_metadata types."""
+    expected = [("parser", ["packet_in", h_type, m_type, sm_type]),
+                ("verify checksum control", [h_type, m_type]),
+                ("ingress control", [h_type, m_type, sm_type]),
+                ("egress control", [h_type, m_type, sm_type]),
+                ("compute checksum control", [h_type, m_type]),
+                ("deparser", ["packet_out", h_type])]
+    if not isinstance(h_type, StructT) or not isinstance(m_type, StructT) or m_type.kind != "struct":
+        raise Unsupported(blocks[0], "the parser's headers and metadata parameters must be structs")
+    for decl, (what, types) in zip(blocks, expected):
+        if isinstance(decl, A.ParserDecl) != (what == "parser"):
+            raise Unsupported(decl, f"V1Switch expects a {what} here")
+        if len(decl.params) != len(types):
+            raise Unsupported(decl, f"the {what} '{decl.name}' must take {len(types)} parameters")
+        for p, t in zip(decl.params, types):
+            ok = (getattr(p.type, "name", None) == t) if isinstance(t, str) else p.type is t
+            if not ok:
+                want = t if isinstance(t, str) else t.describe()
+                raise Unsupported(p, f"parameter '{p.name}' of the {what} must be {want}, "
+                                     f"not {p.type.describe()}")
 
 
 def _number(items: list) -> list:

@@ -35,7 +35,8 @@ class Scope:
 
 
 class Checker:
-    def __init__(self, program: A.Program, reporter: Reporter):
+    def __init__(self, program: A.Program, reporter: Reporter, tracker=None):
+        self.tracker = tracker
         self.program = program
         self.r = reporter
         self.top = Scope()
@@ -82,6 +83,8 @@ class Checker:
         self.top.names[d.name] = d
 
     def check_top(self, d) -> None:
+        if self.tracker is not None:
+            self.tracker.at(d)
         if isinstance(d, A.ConstDecl):
             self.check_const(d, self.top)
         elif isinstance(d, (A.StructLikeDecl, A.EnumDecl, A.TypedefDecl)):
@@ -409,6 +412,8 @@ class Checker:
             self.stmt(stmt, inner, in_action)
 
     def stmt(self, st, s: Scope, in_action: bool, in_parser: bool = False) -> None:
+        if self.tracker is not None:
+            self.tracker.at(st)
         if isinstance(st, A.Block):
             self.block(st, s, in_action)
         elif isinstance(st, A.Assign):
@@ -502,9 +507,10 @@ class Checker:
             return
         if isinstance(target, StructT) and isinstance(src, TupleT):
             return
-        if isinstance(target, StructT) and isinstance(src, StructT) and target.kind == "header" \
-                and src.kind == "header" and target.name != src.name:
-            raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()}")
+        if isinstance(target, StructT) and src is not target and not isinstance(src, TupleT):
+            raise self.fail(where, f"expected {target.describe()}, not {src.describe()}")
+        if isinstance(target, StackT) and src != target:
+            raise self.fail(where, f"expected {target.describe()}, not {src.describe()}")
         if target == BOOL and src != BOOL:
             raise self.fail(where, f"cannot assign {src.describe()} to bool")
         if isinstance(target, EnumT) and isinstance(src, IntT) and target.underlying:
@@ -923,7 +929,7 @@ def _describe_callee(e) -> str:
     return "expression"
 
 
-def check(program: A.Program, reporter: Reporter) -> Checker:
-    c = Checker(program, reporter)
+def check(program: A.Program, reporter: Reporter, tracker=None) -> Checker:
+    c = Checker(program, reporter, tracker)
     c.run()
     return c

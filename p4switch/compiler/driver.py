@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .bmv2 import lower_program
@@ -40,16 +41,43 @@ def _compile(preprocess, reporter: Reporter, main_file: str) -> CompileResult:
     source = preprocess()
     tokens = tokenize(source, reporter)
     program = parse(tokens, reporter)
-    checker = check(program, reporter)
-    try:
-        bmv2, ctx = lower_program(program, checker, reporter, main_file)
-    except RecursionError:
-        raise reporter.error(Location(main_file, 0, 0), "program nested too deeply") from None
+    tracker = _Tracker(Location(main_file, 1, 1))
+    with tracker.stage(reporter, "checking"):
+        checker = check(program, reporter, tracker)
+    with tracker.stage(reporter, "generating BMv2 JSON for"):
+        bmv2, ctx = lower_program(program, checker, reporter, main_file, tracker)
     ctx.line_order = {}
     for index, (_, file, line) in enumerate(source.lines):
         ctx.line_order.setdefault((file, line), index)
-    p4info = build_p4info(program, ctx, bmv2)
+    with tracker.stage(reporter, "generating P4Info for"):
+        p4info = build_p4info(program, ctx, bmv2)
     return CompileResult(bmv2, p4info)
+
+
+class _Tracker:
+    """Remembers the construct being compiled, so that even a compiler bug is reported at a
+    location in the user's program (as an 'internal error'), never as a bare traceback."""
+
+    def __init__(self, where: Location):
+        self.where = where
+
+    def at(self, node) -> None:
+        loc = getattr(node, "loc", None)
+        if isinstance(loc, Location):
+            self.where = loc
+
+    @contextmanager
+    def stage(self, reporter: Reporter, what: str):
+        try:
+            yield
+        except CompileError:
+            raise
+        except RecursionError:
+            raise reporter.error(self.where, "program nested too deeply") from None
+        except Exception as exc:  # noqa: BLE001 - turned into a located diagnostic
+            raise reporter.error(
+                self.where, f"internal compiler error while {what} this construct "
+                            f"({type(exc).__name__}: {exc}); it may be unsupported") from None
 
 
 __all__ = ["compile_file", "compile_source", "CompileResult", "CompileError"]

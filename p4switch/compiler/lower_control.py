@@ -111,6 +111,8 @@ class ControlLowerer:
         return "plain"
 
     def node(self, seg, env: Env, nxt, ret):
+        if getattr(self.ctx, "tracker", None) is not None and not isinstance(seg, list):
+            self.ctx.tracker.at(seg)
         if isinstance(seg, list):
             return self.synthesized(seg, env, nxt)
         if isinstance(seg, A.Block):

@@ -97,6 +97,8 @@ class StatementLowerer:
             self.ctx.call_results[e] = tmp
 
     def stmt(self, st, env: Env) -> None:
+        if getattr(self.ctx, "tracker", None) is not None:
+            self.ctx.tracker.at(st)
         if isinstance(st, A.Assign):
             self.hoist_calls(st.rhs, env, st, skip_root=True)
         elif isinstance(st, A.CallStmt):
