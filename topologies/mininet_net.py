@@ -22,14 +22,17 @@ What it sets up, and why:
 Every switch gets its own loss seed, `seed * 100003 + device_id`, so losses are independent
 across switches and reproducible for one `seed`.
 `stop()` (also on an exception inside `with`) stops switch processes first, then Mininet's hosts
-and links, and finally removes any `<switch>-eth*` interface still present.
+and links, and finally removes any `<switch>-eth*` interface still present. If the Python process
+itself was killed, `cleanup(topology)` removes exactly that topology's leftovers.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -171,12 +174,7 @@ class MininetNetwork:
                 if isinstance(node, P4Switch):
                     node.terminate_process()
             net.stop()
-        for switch in self.topology.switches:
-            for link in self.topology.neighbours(switch.name):
-                name = f"{switch.name}-eth{link.port}"
-                if Path("/sys/class/net", name).exists():
-                    subprocess.run(["ip", "link", "del", name], check=False,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _delete_switch_interfaces(self.topology)
         if self._own_run_dir:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
@@ -185,6 +183,54 @@ class MininetNetwork:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _delete_switch_interfaces(topology: Topology) -> list[str]:
+    deleted = []
+    for switch in topology.switches:
+        for link in topology.neighbours(switch.name):
+            name = f"{switch.name}-eth{link.port}"
+            if Path("/sys/class/net", name).exists():
+                subprocess.run(["ip", "link", "del", name], check=False,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                deleted.append(name)
+    return deleted
+
+
+def _process_table() -> dict[int, list[str]]:
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                raw = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            table[int(entry.name)] = raw.decode(errors="replace").split("\0")[:-1]
+    return table
+
+
+def cleanup(topology: Topology) -> list[str]:
+    """Remove what a network of this topology left behind when its Python process was killed.
+
+    Only this topology's things, found by exact identity: switch processes whose command line is
+    `... switch ... --grpc-server-addr 127.0.0.1:<its grpc_port>`, Mininet host shells whose last
+    argument is `mininet:<its host name>`, and `<its switch>-eth<port>` interfaces. Do not call it
+    while that network is running. Returns what it removed, for the caller to report.
+    """
+    addresses = {f"127.0.0.1:{s.grpc_port}" for s in topology.switches}
+    shells = {f"mininet:{h.name}" for h in topology.hosts}
+    removed = []
+    for pid, argv in _process_table().items():
+        is_switch = "switch" in argv and any(a in addresses for a in argv)
+        is_shell = bool(argv) and argv[-1] in shells
+        if is_switch or is_shell:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                removed.append(f"process {pid} ({' '.join(argv)[:80]})")
+            except ProcessLookupError:
+                pass
+    removed += [f"interface {name}" for name in _delete_switch_interfaces(topology)]
+    return removed
 
 
 def _quiet_root_interface(interface: str) -> None:

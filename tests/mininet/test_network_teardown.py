@@ -1,17 +1,21 @@
 """Stopping a Mininet network of P4 switches leaves no process, interface or namespace behind,
-also when the body of the `with` raises, and when a switch fails to start."""
+also when the body of the `with` raises, and when a switch fails to start; `cleanup` removes
+what a killed owner left."""
 
 from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from mn_helpers import relabel
 from topologies.builders import star
-from topologies.mininet_net import MininetNetwork
+from topologies.mininet_net import MininetNetwork, cleanup
 from topologies.mininet_switch import SwitchStartFailed
 
 pytestmark = pytest.mark.root
@@ -73,3 +77,32 @@ def test_a_switch_that_cannot_start_is_reported_and_cleaned_up():
             with MininetNetwork(topology, ready_timeout=30):
                 pass
     assert _leftovers("y", 50771, set()) == []
+
+
+RUN_AND_DIE = """
+import os, signal, sys
+sys.path[:0] = sys.argv[1:]
+from mn_helpers import relabel
+from topologies.builders import star
+from topologies.mininet_net import MininetNetwork, cleanup
+net = MininetNetwork(relabel(star(2), "k", grpc_base=50740)).start()
+print("running", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)      # no stop(), no finally: like a crashed experiment
+"""
+
+
+def test_cleanup_after_the_owner_was_killed():
+    here = str(Path(__file__).parent)
+    project = str(Path(__file__).resolve().parents[2])
+    result = subprocess.run([sys.executable, "-c", RUN_AND_DIE, here, project],
+                            capture_output=True, text=True, timeout=120)
+    assert "running" in result.stdout, result.stderr
+    topology = relabel(star(2), "k", grpc_base=50740)
+    assert _leftovers("k", 50741, set()) != []             # the crash did leave things behind
+    removed = cleanup(topology)
+    assert any("interface ks1-eth1" == r for r in removed) and any("process" in r for r in removed)
+    for _ in range(50):                                    # SIGKILLed processes vanish promptly
+        if not _leftovers("k", 50741, set()):
+            break
+        time.sleep(0.1)
+    assert _leftovers("k", 50741, set()) == []
