@@ -97,7 +97,7 @@ def test_delayed_frames_arrive_in_order(net):
         sent = [frame(i) for i in range(50)]
         for data in sent:
             h1.send(data)
-        assert receive_frames(h2, ETHER_TYPE, expected=50, quiet_s=1.0) == sent
+        assert receive_frames(h2, ETHER_TYPE, expected=50) == sent
         h1.close()
         h2.close()
     finally:

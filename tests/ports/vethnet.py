@@ -101,7 +101,7 @@ def _disable_ipv6(interface: str) -> None:
 
 
 def receive_frames(sock: socket.socket, ether_type: int, *, expected: int,
-                   quiet_s: float = 0.5, limit_s: float = 10.0) -> list[bytes]:
+                   quiet_s: float = 2.0, limit_s: float = 20.0) -> list[bytes]:
     """Frames of `ether_type` arriving on `sock` until `expected` came or the link went quiet."""
     frames: list[bytes] = []
     deadline = time.monotonic() + limit_s
