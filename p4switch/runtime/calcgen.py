@@ -36,8 +36,10 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
         kind, value = item.type_value()
         if kind == "field":
             ref = scope.layout.field(value[0].str(), value[1].str(), value)
-            if ref.width is None:
-                raise item.error("variable-length fields are not supported in calculations")
+            if ref.width is None:  # varbit: its current length is in a slot of its own
+                _add(groups, ref.header, f"f[{ref.slot}]", f"f[{ref.header.varbit_len_slot}]")
+                last_header = ref.header
+                continue
             code = f"v[{ref.header.index}]" if ref.is_valid_bit else f"f[{ref.slot}]"
             if ref.signed:
                 code = f"({code} & {(1 << ref.width) - 1})"
@@ -46,9 +48,10 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
         elif kind == "header":
             inst = scope.layout.header(value.str(), value)
             for i, (_, width, signed) in enumerate(inst.htype.fields):
-                if width is None:
-                    raise item.error("variable-length headers are not supported in calculations")
                 code = f"f[{inst.base + i}]"
+                if width is None:
+                    _add(groups, inst, code, f"f[{inst.varbit_len_slot}]")
+                    continue
                 _add(groups, inst, f"({code} & {(1 << width) - 1})" if signed else code, width)
             last_header = inst
         elif kind == "hexstr":
@@ -63,6 +66,11 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
         if header is not None and not header.metadata:
             lines.append(f"    if v[{header.index}]:")
             indent = "        "
+        if any(isinstance(w, str) for _, w in parts):  # a varbit part: lengths known at run time
+            for code, width in parts:
+                lines.append(f"{indent}x = (x << {width}) | {code}")
+                lines.append(f"{indent}n += {width}")
+            continue
         total = sum(w for _, w in parts)
         packed = " | ".join(f"({code} << {shift})" if shift else code
                             for code, shift in _shifts(parts))
@@ -81,7 +89,8 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
     return fn
 
 
-def _add(groups, header, code: str, width: int) -> None:
+def _add(groups, header, code: str, width: int | str) -> None:
+    """Append a part; `width` is an int, or code for a varbit field's run-time length."""
     if groups and groups[-1][0] is header:
         groups[-1][1].append((code, width))
     else:

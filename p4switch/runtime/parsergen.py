@@ -287,7 +287,11 @@ class ParserCompiler:
         first = True
         has_default = False
         for tnode in snode.get("transitions").items():
-            ttype = tnode["type"].str()
+            ttype = tnode.get("type").value
+            if ttype is None:  # older p4c: {"value": "default"} or a bare hex value
+                ttype = "default" if tnode.get("value").value == "default" else "hexstr"
+            if not isinstance(ttype, str):
+                raise tnode["type"].error("must be a string")
             nxt = tnode.get("next_state").opt_str()
             goto = self._goto(nxt, snode, position)
             if ttype == "default":
@@ -321,10 +325,10 @@ class ParserCompiler:
             lines += ["    " + g for g in goto]
             first = False
         if not has_default:
-            no_match = error_code(self.scope, "NoMatch")
-            if first:
-                return lines + [f"raise _ParserError({no_match})"]
-            lines += ["else:", f"    raise _ParserError({no_match})"]
+            # BMv2 ends parsing without an error when nothing matches and there is no default
+            # (p4c does not add P4_16's implicit NoMatch for BMv2); NoMatch only comes from an
+            # explicit verify.
+            lines += ["else:", "    break"] if not first else ["break"]
         return lines
 
     @staticmethod

@@ -120,3 +120,23 @@ def test_action_selector_spreads_flows_and_is_sticky():
     sw.act_prof_remove_member_from_group("prof", members[0], g)
     assert {sw.receive(0, eth_frame(src=s))[0][0] for s in range(40)} == {2, 3}
     assert sw.act_prof_groups("prof") == {g: members[1:]}
+
+
+def test_calculation_over_a_varbit_field_uses_its_current_length():
+    prog = ethernet_program()
+    prog.header_type("opt_t", [("len", 8), ("data", "*")], max_length=9)
+    prog.header("opt", "opt_t")
+    prog.state("start", [prog.extract("eth"), {"op": "extract_VL", "parameters": [
+        {"type": "regular", "value": "opt"},
+        op("<<", {"type": "lookahead", "value": [0, 8]}, const(3))]}])
+    prog.calculation("c", "csum16", [fld("opt", "len"), fld("opt", "data")])
+    act = prog.action("sum", [
+        {"op": "modify_field_with_hash_based_offset", "parameters": [
+            fld("eth", "type"), const(0), {"type": "calculation", "value": "c"},
+            const(1 << 16)]},
+        assign(std("egress_spec"), const(1))])
+    prog.run("sum", act)
+    sw = Switch(prog.build())
+    for body in (b"\x02\xAA\xBB", b"\x03\x01\x02\x03"):
+        out = sw.receive(0, eth_frame(payload=body))[0][1]
+        assert int.from_bytes(out[12:14], "big") == csum16(body) and out[14:] == body

@@ -32,7 +32,8 @@ def test_short_packet_sets_packet_too_short_and_keeps_earlier_headers():
     assert out[12:14] == b"\x00\x00" and out[14:] == b"\x01\x02\x03\x04\x05"
 
 
-def test_select_with_mask_default_and_no_match():
+def test_select_with_mask_and_no_default_ends_parsing_without_error():
+    """BMv2 accepts when no case matches and there is no default (p4c adds no NoMatch)."""
     prog = ethernet_program()
     prog.header_type("h_t", [("x", 8)])
     prog.header("h", "h_t")
@@ -46,7 +47,19 @@ def test_select_with_mask_default_and_no_match():
     out = sw.receive(0, eth_frame(ether_type=0x0800, payload=b"\x07"))[0][1]
     assert out[12:14] == b"\x00\x00"
     out = sw.receive(0, eth_frame(ether_type=0x9999, payload=b"\x07"))[0][1]
-    assert out[12:14] == NO_MATCH.to_bytes(2, "big")
+    assert out[12:14] == b"\x00\x00" and out[14:] == b"\x07"
+
+
+def test_explicit_no_match_state_sets_the_error():
+    prog = ethernet_program()
+    prog.state("start", [prog.extract("eth")], key=[fld("eth", "type")],
+               transitions=[(0x0800, None, None), (None, None, "no_match")])
+    prog.state("no_match", [{"op": "verify", "parameters": [{"type": "bool", "value": False},
+                                                            const(NO_MATCH)]}])
+    _report_error(prog)
+    sw = Switch(prog.build())
+    assert sw.receive(0, eth_frame(ether_type=0x9999))[0][1][12:14] == b"\x00\x02"
+    assert sw.receive(0, eth_frame(ether_type=0x0800))[0][1][12:14] == b"\x00\x00"
 
 
 def test_parse_value_set_controls_transition():
