@@ -1,6 +1,7 @@
 // hash_externs: the v1model hash extern with several algorithms over the same (32 + 16)-bit
 // field list, with the base + (hash % max) output rule, random with lo == hi (the only
-// deterministic use), and a register that remembers the previous packet's CRC16.
+// deterministic use), the custom CRCs in their default configuration, and a register that
+// remembers the previous packet's CRC16.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -15,6 +16,8 @@ header out_t {
     bit<16> xor;         // xor16({x, y})
     bit<8>  rnd;         // random in [42, 42]
     bit<16> prev;        // the previous packet's crc16, from a register
+    bit<16> crc16c;      // crc16_custom with BMv2's default configuration (that of crc16)
+    bit<16> crc32c_lo;   // crc32_custom with BMv2's default configuration (that of crc32)
 }
 
 struct headers {
@@ -56,6 +59,9 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         hash(hdr.outp.ident_mod, HashAlgorithm.identity, 16w0, { hdr.inp.x }, 16w1000);
         hash(hdr.outp.csum, HashAlgorithm.csum16, 16w0, { hdr.inp.x, hdr.inp.y }, 32w65536);
         hash(hdr.outp.xor, HashAlgorithm.xor16, 16w0, { hdr.inp.x, hdr.inp.y }, 32w65536);
+        hash(hdr.outp.crc16c, HashAlgorithm.crc16_custom, 16w0, { hdr.inp.x, hdr.inp.y }, 32w65536);
+        hash(hdr.outp.crc32c_lo, HashAlgorithm.crc32_custom, 16w0, { hdr.inp.x, hdr.inp.y },
+             32w65536);
         random(hdr.outp.rnd, 8w42, 8w42);
 
         bit<16> previous;
