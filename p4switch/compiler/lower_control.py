@@ -190,9 +190,20 @@ class ControlLowerer:
             raise Unsupported(name_expr, f"table '{ref.decl.name}' is applied more than once; "
                                          "BMv2 allows each table once per pipeline")
         self.applied.add(ref.name)
+        temps = self.tables_builder.key_temporaries(ref, ref.env)
         table = self.tables_builder.build(ref, nexts)
         self.tables.append(table)
-        return ref.name
+        if not temps:
+            return ref.name
+        prims: list = []
+        lowerer = StatementLowerer(self.ctx, prims)
+        for tmp, k in temps:
+            lowerer.emit("assign", [tmp.json(), self.ctx.exprs.data(k.expr, ref.env)], k)
+        base = self.ctx.synth_action_name(temps[0][1])
+        action_id, name = self.ctx.add_action(base, [], prims)
+        info = self.ctx.source_info(temps[0][1], fragment=self.ctx.fragment(temps[0][1]))
+        return self.keyless_table(self.ctx.unique_table_name("tbl_" + name), action_id, name, [],
+                                  ref.name, info)
 
     def if_node(self, st: A.If, env: Env, nxt, ret):
         then_entry = self.seq([st.then], Env(env), nxt, ret)

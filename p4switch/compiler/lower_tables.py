@@ -27,7 +27,10 @@ class TableBuilder:
         return [k for k in (keys.value if keys else [])]
 
     def key_target(self, k: A.KeyElement, env):
-        """(target, mask, width) of a key element."""
+        """(target, mask, width) of a key element, or None if it needs a temporary."""
+        temp = getattr(self, "key_temps", {}).get(k)
+        if temp is not None:
+            return [temp.header, temp.name], None, bit_width(k.expr.type)
         e = k.expr
         x = self.ctx.exprs
         if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "isValid":
@@ -41,15 +44,26 @@ class TableBuilder:
             e = e.left
         if isinstance(e, A.Slice):
             hi, lo = fold(e.hi), fold(e.lo)
-            if lo != 0:
-                raise Unsupported(k.expr, "a key slice must start at bit 0 (use a mask instead)")
-            mask = (1 << (hi + 1)) - 1 if mask is None else mask
+            if lo != 0 or mask is not None:
+                return None
+            mask = (1 << (hi + 1)) - 1
             e = e.expr
         target = x.resolve(e, env) if isinstance(e, (A.Name, A.Member, A.Index)) else None
         if not isinstance(target, FieldRef):
-            raise Unsupported(k.expr, "a table key must be a field, a masked field, a slice or "
-                                      "isValid()")
+            return None
         return [target.header, target.name], mask, bit_width(k.expr.type)
+
+    def key_temporaries(self, ref, env) -> list:
+        """Keys BMv2 cannot match directly (`f[15:8]`, `a + b`) are computed into temporaries
+        just before the table, as p4c does; returns the assignments to make."""
+        self.key_temps = {}
+        assigns = []
+        for k in self.key_elements(ref):
+            if self.key_target(k, env) is None:
+                tmp = self.ctx.layout.scalar("key", k.expr.type)
+                assigns.append((tmp, k))
+                self.key_temps[k] = tmp
+        return assigns
 
     def build(self, ref, nexts: dict) -> dict:
         ctx, d, env = self.ctx, ref.decl, ref.env
