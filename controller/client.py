@@ -9,6 +9,7 @@ controller needs (pipeline push, batched writes, multicast groups, counter/regis
 
 from __future__ import annotations
 
+import queue
 import threading
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -26,10 +27,13 @@ INSERT = p4runtime_pb2.Update.INSERT
 MODIFY = p4runtime_pb2.Update.MODIFY
 DELETE = p4runtime_pb2.Update.DELETE
 MAX_BATCH = 500  # updates per Write request
+# stream message kinds, each with its own queue (as in the shell); anything else goes to "unknown"
+STREAM_KINDS = ("arbitration", "packet", "digest", "idle_timeout_notification", "unknown")
 
 
 class _Session(P4RuntimeClient):
-    """The shell's client, made to raise instead of calling sys.exit."""
+    """The shell's client (channel, queues, `get_stream_packet`), made to raise instead of
+    calling sys.exit and logging, with a daemon receive thread so a lost server never blocks exit."""
 
     def __init__(self, device_id: int, address: str, election_id: tuple[int, int], timeout: float):
         self._timeout = timeout
@@ -42,13 +46,39 @@ class _Session(P4RuntimeClient):
             raise
 
     def set_up_stream(self):
+        """The shell's stream, minus its logging: a stream error is kept for the error message."""
         try:
             grpc.channel_ready_future(self.channel).result(timeout=self._timeout)
         except grpc.FutureTimeoutError:
             self.channel.close()
             raise ConnectionFailed(f"no P4Runtime server answers at {self._address} "
                                    f"(waited {self._timeout:g} s)") from None
-        super().set_up_stream()
+        self.stream_out_q = queue.Queue()
+        self.stream_in_q = {kind: queue.Queue() for kind in STREAM_KINDS}
+        self.stream_error: str | None = None
+
+        def requests():
+            while (message := self.stream_out_q.get()) is not None:
+                yield message
+
+        self.stream = self.stub.StreamChannel(requests())
+        self.stream_recv_thread = threading.Thread(target=self._receive, daemon=True,
+                                                   name=f"p4rt-stream-{self._address}")
+        self.stream_recv_thread.start()
+        self.handshake()
+
+    def _receive(self) -> None:
+        """Sort stream messages into the shell's per-kind queues until the stream ends."""
+        try:
+            for message in self.stream:
+                kind = message.WhichOneof("update")
+                self.stream_in_q.get(kind, self.stream_in_q["unknown"]).put(message)
+        except grpc.RpcError as error:
+            if error.code() != grpc.StatusCode.CANCELLED:
+                self.stream_error = f"{error.code().name}: {error.details()}"
+        finally:
+            for waiting in self.stream_in_q.values():
+                waiting.put(None)
 
     def handshake(self):
         request = p4runtime_pb2.StreamMessageRequest()
@@ -58,8 +88,9 @@ class _Session(P4RuntimeClient):
         self.stream_out_q.put(request)
         reply = self.get_stream_packet("arbitration", timeout=self._timeout)
         if reply is None:
-            raise ConnectionFailed(f"{self._address}: no arbitration reply for device "
-                                   f"{self.device_id} (wrong device id, or the server closed the stream)")
+            why = self.stream_error or "the server did not answer"
+            raise ConnectionFailed(f"{self._address}: arbitration for device {self.device_id} "
+                                   f"failed: {why}")
         self.is_primary = reply.arbitration.status.code == code_pb2.OK
 
     def close(self) -> None:

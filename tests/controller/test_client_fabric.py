@@ -129,5 +129,5 @@ def test_no_server_means_a_quick_clear_error():
 
 def test_wrong_device_id_is_a_connection_failure():
     with FakeP4Runtime(device_id=1) as server:
-        with pytest.raises(ConnectionFailed, match="no arbitration reply for device 9"):
+        with pytest.raises(ConnectionFailed, match=r"arbitration for device 9 failed: NOT_FOUND: wrong device id"):
             SwitchClient("s1", f"127.0.0.1:{server.port}", 9, timeout=1)
