@@ -219,8 +219,17 @@ class ControlLowerer:
         if _contains_apply(st.cond):
             raise Unsupported(st.cond, "a table apply inside a larger condition is not supported; "
                                        "use 'if (t.apply().hit)' on its own")
+        prims: list = []
+        StatementLowerer(self.ctx, prims).hoist_calls(st.cond, env, st)
         expr = self.ctx.exprs.boolean(st.cond, env)
-        return self.conditional(st.cond, expr, then_entry, else_entry)
+        entry = self.conditional(st.cond, expr, then_entry, else_entry)
+        if prims:  # function calls in the condition run first, in their own action
+            base = self.ctx.synth_action_name(st)
+            action_id, name = self.ctx.add_action(base, [], prims)
+            info = self.ctx.source_info(st.cond, fragment=self.ctx.fragment(st.cond))
+            entry = self.keyless_table(self.ctx.unique_table_name("tbl_" + name), action_id,
+                                       name, [], entry, info)
+        return entry
 
     def conditional(self, node, expr, true_next, false_next):
         name = self.ctx.node_name()
