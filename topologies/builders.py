@@ -106,7 +106,42 @@ def leaf_spine(n_leaves: int, n_spines: int, hosts_per_leaf: int, bw: float | No
                     switches=leaves + spines, links=links)
 
 
-BUILDERS = {"star": star, "linear": linear, "leaf_spine": leaf_spine}
+def fat_tree(k: int, bw: float | None = None, loss: float = 0, delay_ms: float = 0) -> Topology:
+    """A k-ary fat-tree (k even): k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 cores,
+    k/2 hosts per edge switch, so k^3/4 hosts.
+
+    Names: edge `e<pod>_<i>`, aggregation `a<pod>_<i>`, core `c<j>` (tiers "edge", "agg", "core";
+    device ids in that order). Ports: an edge switch has its hosts on 1..k/2 and aggregation
+    switch i of its pod on k/2+1+i; an aggregation switch has edge i on 1+i and its cores on
+    k/2+1..k; core j links to aggregation switch j // (k/2) of pod p on its port 1+p.
+    """
+    _check_count("k", k, low=2)
+    if k % 2:
+        raise TopologyError("k", f"a fat-tree needs an even k, got {k}")
+    half = k // 2
+    prefix = _prefix_for(k * half * half)
+    ids = iter(range(1, 5 * half * half + 1))
+    edges = [[switch(next(ids), name=f"e{p}_{i}", tier="edge") for i in range(half)] for p in range(k)]
+    aggs = [[switch(next(ids), name=f"a{p}_{i}", tier="agg") for i in range(half)] for p in range(k)]
+    cores = [switch(next(ids), name=f"c{j}", tier="core") for j in range(half * half)]
+    hosts, links = [], []
+    opts = {"bw": bw, "loss": loss, "delay_ms": delay_ms}
+    for p in range(k):
+        for i, edge in enumerate(edges[p]):
+            for h in range(half):
+                new = host((p * half + i) * half + h + 1, prefix)
+                hosts.append(new)
+                links.append(link(new.name, 0, edge.name, h + 1, **opts))
+            for a, agg in enumerate(aggs[p]):
+                links.append(link(edge.name, half + 1 + a, agg.name, 1 + i, **opts))
+    for j, core in enumerate(cores):
+        for p in range(k):
+            links.append(link(aggs[p][j // half].name, half + 1 + j % half, core.name, 1 + p, **opts))
+    switches = [s for pod in edges for s in pod] + [s for pod in aggs for s in pod] + cores
+    return Topology(name=f"fattree{k}", hosts=hosts, switches=switches, links=links)
+
+
+BUILDERS = {"star": star, "linear": linear, "leaf_spine": leaf_spine, "fat_tree": fat_tree}
 
 
 def from_spec(spec: str) -> Topology:

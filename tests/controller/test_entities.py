@@ -10,7 +10,7 @@ from controller.errors import EncodingError, P4InfoError
 from controller.p4info import P4InfoIndex
 from controller.routing import L3_FORWARD, Route, arp_entries, host_routes
 from p4info_sample import SAMPLE_P4INFO
-from topologies.builders import leaf_spine, linear, star
+from topologies.builders import fat_tree, leaf_spine, linear, star
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +91,8 @@ def test_action_and_parameter_problems_are_named(index):
         entities.register_request(index, "slots", 8)
 
 
-def test_routes_cover_every_host_on_every_switch_without_loops():
-    topo = leaf_spine(3, 2, 2)
+@pytest.mark.parametrize("topo", [leaf_spine(3, 2, 2), fat_tree(4)], ids=["leaf_spine", "fat_tree"])
+def test_routes_cover_every_host_on_every_switch_without_loops(topo):
     routes = host_routes(topo)
     for switch, table in routes.items():
         assert sorted(r.host for r in table) == sorted(h.name for h in topo.hosts)

@@ -124,3 +124,18 @@ def test_lookups_name_the_problem():
         topo.host("s1")
     with pytest.raises(KeyError, match="no link to h2"):
         topo.port_towards("h1", "h2")
+
+
+def test_fat_tree_shape_and_paths():
+    from topologies.builders import fat_tree, from_spec
+    topo = fat_tree(4)
+    assert (len(topo.hosts), len(topo.switches), len(topo.links)) == (16, 20, 48)
+    assert sorted({s.tier for s in topo.switches}) == ["agg", "core", "edge"]
+    assert all(len(topo.neighbours(s.name)) == 4 for s in topo.switches)
+    assert len(topo.shortest_path("h1", "h2")) == 3                 # same edge switch
+    assert len(topo.shortest_path("h1", "h3")) == 5                 # same pod
+    assert [topo.switch(n).tier for n in topo.shortest_path("h1", "h16")[1:-1]] == [
+        "edge", "agg", "core", "agg", "edge"]
+    assert from_spec("fat_tree:4") == topo
+    with pytest.raises(TopologyError, match="even k"):
+        fat_tree(3)
