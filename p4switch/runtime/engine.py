@@ -52,6 +52,7 @@ class Engine:
         self.metadata_slots = [slot for h in layout.header_list if h.metadata
                                for slot in range(h.base, h.base + len(h.htype.fields))]
         self.packet_count = 0
+        self.fast = self._build_fast_path()
 
     # ----------------------------------------------------------------------------- helpers
     def _preserved(self, f, field_list_id: int) -> list[tuple[int, int]]:
@@ -63,41 +64,104 @@ class Engine:
 
     # ---------------------------------------------------------------------------- the flow
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
-        outputs: list[tuple[int, bytes]] = []
-        code = self.code
+        """Every packet that leaves the switch for one received packet, in emission order."""
         trace = self.trace
         self.packet_count += 1
-        if trace is not None:
-            trace.packet_in(self.packet_count, port, data)
-        ingress_queue = deque([(data, NORMAL, ())])
-        passes = 0
+        if trace is None:
+            return self.fast(port, data)
+        trace.packet_in(self.packet_count, port, data)
+        outputs: list[tuple[int, bytes]] = []
+        self._run(deque([(data, NORMAL, ())]), outputs, port)
+        trace.packet_done(outputs)
+        return outputs
+
+    def _run(self, ingress_queue: deque, outputs: list, port: int, passes: int = 0) -> None:
+        """The general flow: ingress passes (resubmit, recirculation) and their egress copies."""
+        code = self.code
+        trace = self.trace
         while ingress_queue:
             data, instance_type, preserved = ingress_queue.popleft()
             passes += 1
             if passes > MAX_INGRESS_PASSES:
                 if trace is not None:
                     trace.drop("too many resubmit/recirculate passes")
-                break
+                return
             f = self.init_fields[:]
             v = self.init_valid[:]
-            f[self.ingress_port] = port
-            now = int(self.program.now_us())
+            if instance_type == NORMAL:
+                # BMv2 sets these only for packets from a port; a resubmitted or recirculated
+                # packet starts with all metadata reset except its field list
+                f[self.ingress_port] = port
+                f[self.ingress_ts] = int(self.program.now_us()) & MASK48
             f[self.packet_length] = len(data)
             f[self.instance_type] = instance_type
-            f[self.ingress_ts] = now & MASK48
             for slot, value in preserved:
                 f[slot] = value
             if trace is not None:
                 trace.pipeline("ingress", instance_type)
             pos = code.parse(f, v, data)
-            payload = data[pos:]
             code.ingress(f, v)
-            copies = self._after_ingress(f, v, data, payload, port, ingress_queue)
+            copies = self._after_ingress(f, v, data, data[pos:], port, ingress_queue)
             if copies:
                 self._egress(copies, outputs, ingress_queue, port)
-        if trace is not None:
-            trace.packet_done(outputs)
+
+    # The common case (one ingress pass, unicast, no clone, no recirculation) runs in a
+    # function generated for the program's slots; anything else hands over to the general
+    # flow at the point where it diverges.
+    def _slow_after_ingress(self, f, v, data, pos, port):
+        outputs: list[tuple[int, bytes]] = []
+        ingress_queue: deque = deque()
+        copies = self._after_ingress(f, v, data, data[pos:], port, ingress_queue)
+        if copies:
+            self._egress(copies, outputs, ingress_queue, port)
+        self._run(ingress_queue, outputs, port, passes=1)
         return outputs
+
+    def _slow_after_egress(self, f, v, payload, eport, length, port):
+        outputs: list[tuple[int, bytes]] = []
+        ingress_queue: deque = deque()
+        self._egress([(f, v, payload, eport, 0, length)], outputs, ingress_queue, port,
+                     egress_done=True)
+        self._run(ingress_queue, outputs, port, passes=1)
+        return outputs
+
+    def _build_fast_path(self):
+        mcast = f" or f[{self.mcast_grp}]" if self.mcast_grp is not None else ""
+        source = f"""
+def fast(port, data):
+    f = init_fields[:]
+    v = init_valid[:]
+    now = int(now_us())
+    f[{self.ingress_port}] = port
+    length = len(data)
+    f[{self.packet_length}] = length
+    f[{self.ingress_ts}] = now & {MASK48}
+    pos = parse(f, v, data)
+    ingress(f, v)
+    if f[{L.CLONE}] or f[{L.RESUBMIT}]{mcast}:
+        return slow_after_ingress(f, v, data, pos, port)
+    eport = f[{self.egress_spec}]
+    if eport == {DROP_PORT}:
+        return []
+    f[{self.egress_port}] = eport
+    f[{self.egress_spec}] = 0
+    f[{self.egress_rid}] = 0
+    f[{self.packet_length}] = length
+    f[{self.egress_ts}] = now & {MASK48}
+    f[{self.enq_ts}] = now & {MASK32}
+    f[{L.EXIT}] = 0
+    egress(f, v)
+    if f[{L.CLONE}] or f[{L.RECIRCULATE}] or f[{L.TRUNCATE}] or f[{self.egress_spec}] == {DROP_PORT}:
+        return slow_after_egress(f, v, data[pos:], eport, length, port)
+    return [(eport, deparse(f, v, data[pos:]))]
+"""
+        namespace = {"init_fields": self.init_fields, "init_valid": self.init_valid,
+                     "now_us": self.program.now_us, "parse": self.code.parse,
+                     "ingress": self.code.ingress, "egress": self.code.egress,
+                     "deparse": self.code.deparse, "slow_after_ingress": self._slow_after_ingress,
+                     "slow_after_egress": self._slow_after_egress}
+        exec(compile(source, "<p4switch fast path>", "exec"), namespace)  # noqa: S102
+        return namespace["fast"]
 
     def _after_ingress(self, f, v, data, payload, port, ingress_queue) -> list:
         trace = self.trace
@@ -114,11 +178,11 @@ class Engine:
             else:
                 cf = self.init_fields[:]
                 cv = self.init_valid[:]
+                cf[self.ingress_port] = port  # the parser may branch on it (as in BMv2)
                 cpos = self.code.parse(cf, cv, data)
-                self._reset_metadata(cf)
+                self._reset_metadata(cf)      # then all metadata is reset, ingress_port too
                 for slot, value in self._preserved(f, field_list):
                     cf[slot] = value
-                cf[self.ingress_port] = port
                 cf[self.instance_type] = INGRESS_CLONE
                 if trace is not None:
                     trace.clone("ingress-to-egress", session, config)
@@ -146,6 +210,20 @@ class Engine:
         copies.append((f, v, payload, egress_spec, 0, length))
         return copies
 
+    def _run_egress(self, f, v, eport, rid, length) -> None:
+        now = int(self.program.now_us())
+        f[self.egress_port] = eport
+        f[self.egress_spec] = 0
+        f[self.egress_rid] = rid
+        f[self.packet_length] = length
+        f[self.egress_ts] = now & MASK48
+        f[self.enq_ts] = now & MASK32
+        f[self.deq_timedelta] = 0
+        f[L.EXIT] = 0
+        if self.trace is not None:
+            self.trace.pipeline("egress", f[self.instance_type], eport, rid)
+        self.code.egress(f, v)
+
     def _mirror_targets(self, f, v, payload, config, length) -> list:
         targets = []
         if config.get("mgid"):
@@ -155,7 +233,10 @@ class Engine:
             targets.append((f, v, payload, config["port"], 0, length))
         return targets
 
-    def _egress(self, copies, outputs, ingress_queue, port) -> None:
+    def _egress(self, copies, outputs, ingress_queue, port, egress_done: bool = False) -> None:
+        """Egress for each copy, then E2E clones, drops, deparsing, recirculation, output.
+
+        `egress_done`: the first copy already ran the egress control (the fast path)."""
         code = self.code
         trace = self.trace
         queue = deque(copies)
@@ -167,18 +248,10 @@ class Engine:
                 if trace is not None:
                     trace.drop("too many egress copies")
                 return
-            now = int(self.program.now_us())
-            f[self.egress_port] = eport
-            f[self.egress_spec] = 0
-            f[self.egress_rid] = rid
-            f[self.packet_length] = length
-            f[self.egress_ts] = now & MASK48
-            f[self.enq_ts] = now & MASK32
-            f[self.deq_timedelta] = 0
-            f[L.EXIT] = 0
-            if trace is not None:
-                trace.pipeline("egress", f[self.instance_type], eport, rid)
-            code.egress(f, v)
+            if egress_done:
+                egress_done = False
+            else:
+                self._run_egress(f, v, eport, rid, length)
             if f[L.CLONE]:
                 session = f[L.CLONE] - 1
                 field_list = f[L.CLONE_FL]
@@ -189,7 +262,6 @@ class Engine:
                     self._reset_metadata(cf)
                     for slot, value in self._preserved(f, field_list):
                         cf[slot] = value
-                    cf[self.ingress_port] = port
                     cf[self.instance_type] = EGRESS_CLONE
                     if trace is not None:
                         trace.clone("egress-to-egress", session, config)
