@@ -1,5 +1,6 @@
 // control_flow: functions (with early returns), sub-controls (one with an early return), an
-// action with in, inout and out parameters called directly, action data from a table, and exit.
+// action with in, inout and out parameters called directly, action data from a table, and exit
+// (in the apply block, and inside a table's action).
 // exit ends ingress at once but not the packet: egress still runs, and egress_spec as set
 // before the exit still decides the port.
 #include <core.p4>
@@ -79,9 +80,13 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
     action set_trail(bit<8> t) {
         hdr.cf.trail = t;
     }
+    action stop_here() {
+        hdr.cf.trail = 0x99;
+        exit;
+    }
     table trail_table {
         key = { hdr.cf.mode : exact; }
-        actions = { set_trail; NoAction; }
+        actions = { set_trail; stop_here; NoAction; }
         default_action = NoAction();
     }
 
@@ -104,6 +109,9 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
             guard.apply(hdr.cf);
         }
         trail_table.apply();
+        if (hdr.cf.mode == 6) {
+            hdr.cf.out1 = 0xBD;     // never runs: mode 6's action exits
+        }
     }
 }
 
