@@ -142,7 +142,12 @@ class MininetNetwork:
                 for intf in node.intfList():
                     if intf.name != "lo":
                         _quiet_root_interface(intf.name)
-            self.net.start()
+            # what Mininet.start() does without controllers, but all switches boot at once
+            switches = [node for node in self.net.switches if isinstance(node, P4Switch)]
+            for node in switches:
+                node.launch()
+            for node in switches:
+                node.wait_ready()
         except BaseException:
             self.stop()
             raise
@@ -170,9 +175,11 @@ class MininetNetwork:
         """Switch processes first (while their interfaces exist), then Mininet, then leftovers."""
         net, self.net = self.net, None
         if net is not None:
-            for node in net.switches:
-                if isinstance(node, P4Switch):
-                    node.terminate_process()
+            switches = [node for node in net.switches if isinstance(node, P4Switch)]
+            for node in switches:
+                node.request_stop()
+            for node in switches:
+                node.wait_stopped()
             net.stop()
         _delete_switch_interfaces(self.topology)
         if self._own_run_dir:

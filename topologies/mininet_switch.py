@@ -121,6 +121,11 @@ class P4Switch(Switch):
 
     def start(self, controllers) -> None:
         """Launch the process and wait until it is ready; raise SwitchStartFailed otherwise."""
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the process without waiting (to start many switches in parallel)."""
         if self.process is not None:
             return
         run_dir = self._run_dir()
@@ -133,7 +138,6 @@ class P4Switch(Switch):
         with open(self.output_path, "wb") as output:
             self.process = subprocess.Popen(self.command(), stdout=output, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, start_new_session=True)
-        self._wait_ready()
 
     def stop(self, deleteIntfs: bool = True) -> None:
         """SIGTERM, wait a little, SIGKILL as a last resort; then let Mininet delete the veths."""
@@ -141,10 +145,19 @@ class P4Switch(Switch):
         super().stop(deleteIntfs)
 
     def terminate_process(self, grace: float = 5.0) -> None:
+        """SIGTERM, wait up to `grace` seconds, then SIGKILL its whole session."""
+        self.request_stop()
+        self.wait_stopped(grace)
+
+    def request_stop(self) -> None:
+        """Send SIGTERM without waiting (to stop many switches in parallel)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+
+    def wait_stopped(self, grace: float = 5.0) -> None:
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return
-        process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
@@ -156,7 +169,10 @@ class P4Switch(Switch):
 
     # -- readiness --------------------------------------------------------------------------------
 
-    def _wait_ready(self) -> None:
+    def wait_ready(self) -> None:
+        """Block until the launched process is ready; raise SwitchStartFailed if it is not."""
+        if self.process is None:
+            raise SwitchStartFailed(f"{self.name}: not launched")
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
