@@ -72,6 +72,28 @@ class LoweringContext:
         self.extern_refs: dict = {}  # JSON name -> ExternRef
         self.call_results: dict = {}  # function Call node -> temporary holding its result  # (TableRef, table JSON, [(ActionDecl, (id, name))])
 
+    # ---- scratch lowering -------------------------------------------------------------------
+    def snapshot(self):
+        """Everything a trial lowering may add, so it can be undone (see lower_calls)."""
+        ext = self.externs
+        return (self.layout.snapshot(), dict(self.call_results), len(self.actions),
+                set(self.action_names), dict(self.action_keys), len(ext.calculations),
+                len(ext.field_lists), len(ext.learn_lists), len(self.digests), ext.empty_list_id)
+
+    def restore(self, snap) -> None:
+        (layout, calls, n_actions, names, keys, n_calc, n_fl, n_ll, n_dig, empty) = snap
+        self.layout.restore(layout)
+        self.call_results = calls
+        del self.actions[n_actions:]
+        self.action_names = names
+        self.action_keys = keys
+        ext = self.externs
+        del ext.calculations[n_calc:]
+        del ext.field_lists[n_fl:]
+        del ext.learn_lists[n_ll:]
+        del self.digests[n_dig:]
+        ext.empty_list_id = empty
+
     # ---- naming ---------------------------------------------------------------------------
     def qualified(self, prefix: str, decl) -> str:
         local = _qualified_local(decl)

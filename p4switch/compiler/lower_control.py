@@ -137,12 +137,44 @@ class ControlLowerer:
         raise Unsupported(seg, f"{type(seg).__name__} is not supported in an apply block")
 
     def inline_control(self, inst: ControlInstance, call: A.Call, env: Env, nxt):
+        """A sub-control's graph, inlined. A control sees the caller only through its
+        parameters, so copies are needed only when arguments alias (see lower_calls)."""
+        from .lower_calls import CallBinder
         from .lower_expr import Bound
+        params = inst.decl.params
         inner = Env(self.ctx.global_env)
-        for p, a in zip(inst.decl.params, call.args):
-            inner.bind(p, Bound(a.value, env))
         inner.prefix = inst.name
-        return self.lower(inst.decl, inner, inst.name, nxt)
+        copy_in: list = []
+        lowerer = StatementLowerer(self.ctx, copy_in)
+        binder = CallBinder(lowerer)
+        if not binder.params_alias(params, call.args, env):
+            for p, a in zip(params, call.args):
+                inner.bind(p, Bound(a.value, env))
+            return self.lower(inst.decl, inner, inst.name, nxt)
+        copies = []
+        for p, a in zip(params, call.args):
+            if fold(a.value) is not None:
+                inner.bind(p, Bound(a.value, env))
+                continue
+            tmp = self.ctx.layout.allocate(p.type, "tmp", "tmp")
+            inner.bind(p, tmp)
+            if p.direction in ("in", "inout", ""):
+                lowerer.assign_to(tmp, a.value, env, call)
+            if p.direction in ("out", "inout"):
+                copies.append((a.value, tmp))
+        copy_out: list = []
+        CallBinder(StatementLowerer(self.ctx, copy_out)).copy_out(copies, env, call)
+        after = nxt
+        if copy_out:
+            action_id, name = self.ctx.add_action(self.ctx.synth_action_name(call), [], copy_out)
+            after = self.keyless_table(self.ctx.unique_table_name("tbl_" + name), action_id, name,
+                                       [], nxt, self.ctx.source_info(call))
+        entry = self.lower(inst.decl, inner, inst.name, after)
+        if not copy_in:
+            return entry
+        action_id, name = self.ctx.add_action(self.ctx.synth_action_name(call), [], copy_in)
+        return self.keyless_table(self.ctx.unique_table_name("tbl_" + name), action_id, name, [],
+                                  entry, self.ctx.source_info(call))
 
     # ---- nodes ------------------------------------------------------------------------------
     def synthesized(self, stmts, env: Env, nxt):

@@ -308,20 +308,37 @@ class StatementLowerer:
         raise Unsupported(call, "this call is not supported here")
 
     def inline_action(self, act: A.ActionDecl, call: A.Call, env: Env) -> None:
-        inner = Env(self.ctx.decl_env(act, env))
-        for p, a in zip(act.params, call.args):
-            inner.bind(p, Bound(a.value, env))
-        self.stmts(without_early_returns(act.body.stmts), inner)
+        from .lower_calls import CallBinder
+        stmts = without_early_returns(act.body.stmts)
+
+        def run_body(prims, inner):
+            StatementLowerer(self.ctx, prims).stmts(stmts, inner)
+
+        binder = CallBinder(self)
+        inner, copies = binder.bind(act.params, call.args, env, self.ctx.decl_env(act, env),
+                                    call, run_body)
+        self.stmts(stmts, inner)
+        binder.copy_out(copies, env, call)
 
     def inline_function(self, fn: A.FunctionDecl, call: A.Call, env: Env, result) -> None:
-        inner = Env(self.ctx.decl_env(fn, env))
-        for p, a in zip(fn.params, call.args):
-            inner.bind(p, Bound(a.value, env))
+        from .lower_calls import CallBinder
         stmts = without_early_returns(fn.body.stmts)
+        if result is None:
+            result = self.ctx.layout.temp(fn.type) if fn.type.describe() != "void" else None
+
+        def run_body(prims, inner):
+            sub = StatementLowerer(self.ctx, prims)
+            sub.return_target = result
+            sub.stmts(stmts, inner)
+
+        binder = CallBinder(self)
+        inner, copies = binder.bind(fn.params, call.args, env, self.ctx.decl_env(fn, env),
+                                    call, run_body)
         saved = self.return_target
         self.return_target = result
         self.stmts(stmts, inner)
         self.return_target = saved
+        binder.copy_out(copies, env, call)
 
 
 def _always_returns(st) -> bool:

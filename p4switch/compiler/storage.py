@@ -178,6 +178,23 @@ class Layout:
                 return i
         raise KeyError(name)
 
+    def snapshot(self):
+        return (len(self.scalars), set(self.scalar_names), len(self.headers), set(self.used_names),
+                dict(self.header_types), len(self.stacks), len(self.unions), dict(self.union_types))
+
+    def restore(self, snap) -> None:
+        (n_scalars, scalar_names, n_headers, used, types, n_stacks, n_unions, utypes) = snap
+        del self.scalars[n_scalars:]
+        self.scalar_names = scalar_names
+        del self.headers[n_headers:]
+        self.used_names = used
+        self.header_types.clear()
+        self.header_types.update(types)
+        del self.stacks[n_stacks:]
+        del self.unions[n_unions:]
+        self.union_types.clear()
+        self.union_types.update(utypes)
+
     def pad_scalars(self) -> None:
         total = sum(w for _, w, _ in self.scalars)
         if total % 8:
