@@ -28,8 +28,8 @@
 #if INA_CELLS < 1
 #error "INA_CELLS must be positive"
 #endif
-#if INA_JOBS < 1 || INA_JOBS > 65536
-#error "INA_JOBS must be between 1 and 65536"
+#if INA_JOBS < 1 || INA_JOBS > 65535
+#error "INA_JOBS must be between 1 and 65535"
 #endif
 
 const bit<16> TYPE_IPV4 = 0x0800;
@@ -120,6 +120,9 @@ struct ina_metadata_t {
     egressSpec_t worker_port; // from the worker table: where a unicast RESULT leaves
     bit<32>   seen;
     bit<8>    pending;
+    bit<1>    is_contribution; // CONTRIB or MAX_CONTRIB
+    bit<1>    worker_known;   // the worker table has (job, worker)
+    bit<1>    slot_ok;        // slot < pool_size
     bit<1>    route;          // 1: the packet leaves through the routing table
     bit<1>    is_result;      // 1: egress addresses this RESULT to its receiving worker
     bit<8>    receiver;       // egress: the worker a RESULT replica goes to
@@ -287,6 +290,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // Where a unicast RESULT to this worker leaves (its address is set in egress).
     action ina_worker_port(egressSpec_t port) {
         meta.ina.worker_port = port;
+        meta.ina.worker_known = 1;
     }
 
     table ina_workers {
@@ -327,20 +331,24 @@ control MyIngress(inout headers hdr, inout metadata meta,
     }
 
     // ---- steps of the algorithm
-    action ina_set_counter_index() {
-        meta.ina.counter_index = (hdr.ina.job < INA_JOBS) ? (bit<32>)hdr.ina.job : INA_OTHER_JOBS;
+    // Which counter index the packet counts under, and whether it is a contribution.
+    action ina_classify() {
+        meta.ina.counter_index = (hdr.ina.isValid() && hdr.ina.job < INA_JOBS) ?
+                                 (bit<32>)hdr.ina.job : INA_OTHER_JOBS;
+        meta.ina.is_contribution =
+            (hdr.ina.kind == INA_CONTRIB || hdr.ina.kind == INA_MAX_CONTRIB) ? 1w1 : 1w0;
     }
 
     // Cells of slot s (version v) are base + 2s + v; the MAX round uses the pair after the pool.
     action ina_locate() {
-        bit<32> pair = meta.ina.base + ((bit<32>)hdr.ina.slot << 1);
-        if (hdr.ina.kind == INA_MAX_CONTRIB || hdr.ina.kind == INA_MAX_RESULT) {
-            pair = meta.ina.base + (meta.ina.pool_size << 1);
-        }
+        bit<16> slot = (hdr.ina.kind == INA_MAX_CONTRIB || hdr.ina.kind == INA_MAX_RESULT) ?
+                       (bit<16>)meta.ina.pool_size : hdr.ina.slot;
+        bit<32> pair = meta.ina.base + ((bit<32>)slot << 1);
         bit<32> version = (bit<32>)(hdr.ina.flags & INA_FLAG_VER);
         meta.ina.idx = pair + version;
         meta.ina.other = pair + (version ^ 1);
         meta.ina.worker_bit = (bit<32>)1 << hdr.ina.worker;
+        meta.ina.slot_ok = ((bit<32>)hdr.ina.slot < meta.ina.pool_size) ? 1w1 : 1w0;
     }
 
     // A first copy of worker w's contribution: mark it here, and clear w in the shadow cell.
@@ -421,7 +429,6 @@ control MyIngress(inout headers hdr, inout metadata meta,
         mark_to_drop(standard_metadata);
     }
 
-    // docs/protocol.md §3: a CONTRIB or MAX_CONTRIB from a known worker to a valid cell.
     action ina_load_cell() {
         ina_seen.read(meta.ina.seen, meta.ina.idx);
         ina_pending.read(meta.ina.pending, meta.ina.idx);
@@ -429,38 +436,40 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     apply {
         rx_port_counter.count((bit<32>)standard_metadata.ingress_port);
-        if (hdr.ipv4.isValid()) {
-            meta.ina.route = 1;
-            if (standard_metadata.checksum_error == 1) {
-                meta.ina.route = 0;
+        if (!hdr.ipv4.isValid()) {
+            if (hdr.ethernet.etherType == TYPE_ARP) {
+                arp_flood.apply();
+            } else {
                 drop();
-            } else if (hdr.udp.isValid() && hdr.udp.dstPort == INA_UDP_PORT) {
+            }
+        } else if (standard_metadata.checksum_error == 1) {
+            drop();
+        } else {
+            meta.ina.route = 1;
+            if (hdr.udp.isValid() && hdr.udp.dstPort == INA_UDP_PORT) {
                 if (ina_aggregator_addresses.apply().hit) {
                     meta.ina.route = 0;
-                    if (!hdr.ina.isValid()) {
-                        meta.ina.counter_index = INA_OTHER_JOBS;
+                    ina_classify();
+                    // The checks of docs/protocol.md §3, in order.
+                    if (!hdr.vals.isValid()) {
                         ina_reject_bad_length();
+                    } else if (!ina_jobs.apply().hit) {
+                        ina_reject_unknown_job();
                     } else {
-                        ina_set_counter_index();
-                        if (!hdr.vals.isValid()) {
-                            ina_reject_bad_length();
-                        } else if (!ina_jobs.apply().hit) {
-                            ina_reject_unknown_job();
-                        } else if (hdr.ina.kind == INA_CONTRIB || hdr.ina.kind == INA_MAX_CONTRIB) {
-                            if (hdr.ina.worker >= meta.ina.n) {
+                        ina_workers.apply();
+                        ina_locate();
+                        if (meta.ina.is_contribution == 1) {
+                            if (hdr.ina.worker >= meta.ina.n || meta.ina.worker_known == 0) {
                                 ina_reject_bad_worker();
-                            } else if (!ina_workers.apply().hit) {
-                                ina_reject_bad_worker();
-                            } else if (hdr.ina.kind == INA_CONTRIB &&
-                                       (bit<32>)hdr.ina.slot >= meta.ina.pool_size) {
+                            } else if (hdr.ina.kind == INA_CONTRIB && meta.ina.slot_ok == 0) {
                                 ina_reject_bad_slot();
                             } else {
-                                ina_locate();
                                 ina_load_cell();
                                 if ((meta.ina.seen & meta.ina.worker_bit) == 0) {
+                                    // a first copy: overwrite (first) or combine (later)
                                     ina_mark_seen();
                                     if (meta.ina.pending == 0) {
-                                        ina_overwrite();  // the first contribution
+                                        ina_overwrite();
                                         meta.ina.pending = meta.ina.n - 1;
                                     } else {
                                         if (hdr.ina.kind == INA_MAX_CONTRIB) {
@@ -482,38 +491,32 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                     ina_pending.write(meta.ina.idx, meta.ina.pending);
                                 } else {
                                     // a duplicate: the worker retransmitted
+                                    ina_duplicates.count(meta.ina.counter_index);
                                     if (meta.ina.pending == 0) {
-                                        ina_duplicates.count(meta.ina.counter_index);
                                         ina_read();
                                         ina_unicast_result();
                                     } else if (meta.ina.pending == INA_WAIT_PARENT) {
-                                        ina_duplicates.count(meta.ina.counter_index);
                                         ina_read();
-                                        ina_send_up();
+                                        ina_send_up();  // the retransmission climbs the tree
                                     } else {
-                                        ina_drop_duplicate();
+                                        drop();
                                     }
                                 }
                             }
-                        } else if ((hdr.ina.kind == INA_RESULT || hdr.ina.kind == INA_MAX_RESULT) &&
-                                   meta.ina.parent != 0) {
-                            // the parent's result for a cell this switch sent up
-                            if (hdr.ina.kind == INA_RESULT &&
-                                (bit<32>)hdr.ina.slot >= meta.ina.pool_size) {
-                                ina_reject_bad_slot();
-                            } else {
-                                ina_locate();
-                                ina_load_cell();
-                                if (meta.ina.pending == INA_WAIT_PARENT) {
-                                    ina_overwrite();
-                                    ina_pending.write(meta.ina.idx, 0);
-                                    ina_multicast_result();
-                                } else {
-                                    ina_drop_duplicate();
-                                }
-                            }
+                        } else if (meta.ina.parent == 0 || hdr.ina.kind > INA_MAX_RESULT) {
+                            ina_reject_bad_kind();  // results come down only to child switches
+                        } else if (hdr.ina.kind == INA_RESULT && meta.ina.slot_ok == 0) {
+                            ina_reject_bad_slot();
                         } else {
-                            ina_reject_bad_kind();
+                            // the parent's result for a cell this switch sent up
+                            ina_load_cell();
+                            if (meta.ina.pending == INA_WAIT_PARENT) {
+                                ina_overwrite();
+                                ina_pending.write(meta.ina.idx, 0);
+                                ina_multicast_result();
+                            } else {
+                                ina_drop_duplicate();
+                            }
                         }
                     }
                 }
@@ -525,10 +528,6 @@ control MyIngress(inout headers hdr, inout metadata meta,
                     ipv4_lpm.apply();
                 }
             }
-        } else if (hdr.ethernet.etherType == TYPE_ARP) {
-            arp_flood.apply();
-        } else {
-            drop();
         }
     }
 }
