@@ -18,6 +18,7 @@ from typing import Callable, Hashable
 
 from google.rpc import status_pb2
 from p4.v1 import p4runtime_pb2
+from p4switch.runtime import P4SwitchError
 
 from . import entities
 from .arbitration import Arbitration, Notification
@@ -112,7 +113,7 @@ class P4RuntimeDevice:
         with self.switch.lock:
             try:
                 self.switch.load_config(pipeline.bmv2)
-            except Exception as exc:
+            except P4SwitchError as exc:  # anything else is a runtime bug: INTERNAL
                 raise RequestError(INVALID_ARGUMENT, f"p4_device_config: {exc}") from None
         self._state = DeviceState(switch=self.switch, pipeline=pipeline)
 

@@ -49,7 +49,7 @@ class Pipeline:
 
 def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
     """Check a config without touching the switch; RequestError(INVALID_ARGUMENT) says why."""
-    from p4switch.runtime import load_bmv2_json  # the runtime validates the JSON it will run
+    from p4switch.runtime import P4SwitchError, load_bmv2_json  # the runtime checks its JSON
 
     if not config.HasField("p4info"):
         raise RequestError(INVALID_ARGUMENT, "pipeline config has no p4info")
@@ -58,7 +58,7 @@ def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
     index = P4InfoIndex(config.p4info)
     try:
         bmv2 = load_bmv2_json(bytes(config.p4_device_config))
-    except Exception as exc:  # the runtime's ConfigError, or a JSON decoding error
+    except (P4SwitchError, ValueError) as exc:  # ConfigError, or bytes that are not JSON
         raise RequestError(INVALID_ARGUMENT, f"p4_device_config: {exc}") from None
     json_names: dict[int, str] = {}
     for kind, place in _JSON_PLACES.items():

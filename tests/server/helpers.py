@@ -16,6 +16,8 @@ from p4switch.server import P4RuntimeServer
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 CPU_IO_JSON = PROGRAMS / "cpu_io.json"
 CPU_IO_P4INFO = PROGRAMS / "cpu_io.p4info.txtpb"
+# The same place tests/conftest.py names: p4c output checked on real BMv2, when present.
+SHARED_FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 DEVICE_ID = 0
 CPU_PORT = 64
 
