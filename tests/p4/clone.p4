@@ -2,13 +2,15 @@
 // an egress-to-egress clone, and multicast. Egress records what each copy sees: instance type,
 // replica id, and two metadata fields set in ingress, one of them in field list 1. An I2E clone
 // is the packet as it arrived (ingress edits are not in it) and only preserved metadata survive;
-// an E2E clone carries the headers as the original's egress left them.
+// an E2E clone carries the headers as the original's egress left them. Of several clone calls in
+// one control, only the last takes effect.
 #include <core.p4>
 #include <v1model.p4>
 
 header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
 header tag_t {
-    bit<8>  mode;       // 1 clone I2E, 2 clone I2E preserving list 1, 3 clone E2E, 4 multicast
+    bit<8>  mode;       // 1 clone I2E, 2 clone I2E preserving list 1, 3 clone E2E, 4 multicast,
+                        // 5 two clone calls (only the last counts)
     bit<8>  itype;      // written by egress: instance_type
     bit<16> rid;        // written by egress: egress_rid
     bit<8>  kept;       // written by egress: meta.kept (in field list 1)
@@ -63,6 +65,10 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
             smeta.egress_spec = 1;
         } else if (hdr.tag.mode == 4) {
             smeta.mcast_grp = 3;
+        } else if (hdr.tag.mode == 5) {
+            smeta.egress_spec = 1;
+            clone(CloneType.I2E, 5);
+            clone_preserving_field_list(CloneType.I2E, 6, 1);   // the last clone call wins
         } else {
             mark_to_drop(smeta);
         }
