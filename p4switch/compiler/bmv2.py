@@ -172,7 +172,7 @@ class LoweringContext:
 
     # ---- storage ----------------------------------------------------------------------------
     def declare_local(self, decl: A.VarDecl, env: Env) -> None:
-        if decl in env.bindings:
+        if env.lookup(decl) is not None:
             return
         t = decl.type
         env.bind(decl, self.layout.allocate(t, decl.name, decl.name))

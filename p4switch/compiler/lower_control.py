@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from . import ast as A
 from .constfold import fold
-from .lower_expr import Env, Unsupported
+from .lower_expr import Env, Unsupported, const
+from .types import BOOL
 from .lower_stmt import ExternRef, StatementLowerer
 from .lower_tables import TableBuilder
 
@@ -181,11 +182,7 @@ class ControlLowerer:
         prims: list = []
         lowerer = StatementLowerer(self.ctx, prims)
         for st in stmts:
-            if isinstance(st, A.VarDecl):
-                if st.init is not None:
-                    lowerer.assign(A.Name(st.loc, st.name), st.init, env, st, decl=st)
-            else:
-                lowerer.stmt(st, env)
+            lowerer.stmt(st, env)
         if not prims:
             return nxt
         base = self.ctx.synth_action_name(stmts[0])
@@ -248,9 +245,34 @@ class ControlLowerer:
         c = fold(st.cond)
         if c is not None:
             return then_entry if c else else_entry
+        applied = _hit_members(st.cond)
+        if applied:
+            return self.condition_with_apply(st, applied, env, then_entry, else_entry)
         if _contains_apply(st.cond):
-            raise Unsupported(st.cond, "a table apply inside a larger condition is not supported; "
-                                       "use 'if (t.apply().hit)' on its own")
+            raise Unsupported(st.cond, "this table apply inside a condition is not supported; "
+                                       "use 'if (t.apply().hit)' or '.miss'")
+        return self.plain_conditional(st, env, then_entry, else_entry)
+
+    def condition_with_apply(self, st, members, env, then_entry, else_entry):
+        """`if (t.apply().hit && x)`: apply t first, keep hit/miss in a temporary, then test."""
+        if len(members) > 1:
+            raise Unsupported(members[1], "only one table apply per condition is supported")
+        member = members[0]
+        tmp = self.ctx.layout.temp(BOOL)
+        self.ctx.call_results[member] = tmp
+        entry = self.plain_conditional(st, env, then_entry, else_entry)
+        nexts = {}
+        for outcome in ("__HIT__", "__MISS__"):
+            value = int((outcome == "__HIT__") == (member.name == "hit"))
+            prims: list = []
+            StatementLowerer(self.ctx, prims).emit("assign", [tmp.json(), const(value, 1)], member)
+            action_id, name = self.ctx.add_action(self.ctx.synth_action_name(st), [], prims)
+            nexts[outcome] = self.keyless_table(self.ctx.unique_table_name("tbl_" + name),
+                                                action_id, name, [], entry,
+                                                self.ctx.source_info(member))
+        return self.apply_table(member.expr.func.expr, env, nexts)
+
+    def plain_conditional(self, st, env, then_entry, else_entry):
         prims: list = []
         StatementLowerer(self.ctx, prims).hoist_calls(st.cond, env, st)
         expr = self.ctx.exprs.boolean(st.cond, env)
@@ -335,6 +357,20 @@ def _table_hit(cond):
         wants_hit = (cond.name == "hit") != negate
         return cond.expr.func.expr, wants_hit
     return None
+
+
+def _hit_members(e) -> list:
+    """The `t.apply().hit` / `.miss` sub-expressions of a condition."""
+    found = []
+    if (isinstance(e, A.Member) and e.name in ("hit", "miss") and isinstance(e.expr, A.Call)
+            and isinstance(e.expr.func, A.Member) and e.expr.func.name == "apply"
+            and isinstance(e.expr.func.expr, A.Name)
+            and isinstance(e.expr.func.expr.decl, A.TableDecl)):
+        return [e]
+    for child in vars(e).values():
+        if isinstance(child, A.Expr):
+            found += _hit_members(child)
+    return found
 
 
 def _contains_apply(e) -> bool:

@@ -109,6 +109,9 @@ class ExprLowerer:
     # ---- data values ------------------------------------------------------------------------
     def data(self, e: A.Expr, env: Env) -> dict:
         t = e.type
+        hoisted = getattr(self.ctx, "call_results", {}).get(e)
+        if hoisted is not None:
+            return hoisted.json()
         v = fold(e)
         if v is not None and t != BOOL:
             return const(v, bit_width(t) if not isinstance(t, IntT) else None)
@@ -233,6 +236,9 @@ class ExprLowerer:
 
     # ---- booleans ---------------------------------------------------------------------------
     def boolean(self, e: A.Expr, env: Env) -> dict:
+        hoisted = getattr(self.ctx, "call_results", {}).get(e)
+        if hoisted is not None:
+            return op("d2b", None, hoisted.json())
         v = fold(e)
         if v is not None:
             return {"type": "bool", "value": bool(v)}

@@ -77,8 +77,31 @@ class StatementLowerer:
             self.stmt(st, env)
 
     def hoist_calls(self, e, env: Env, node, skip_root: bool = False) -> None:
-        """Inline function calls nested in `e` into temporaries the expression then reads."""
+        """Inline function calls nested in `e` into temporaries the expression then reads.
+        Calls under `&&`, `||` and `?:` run only when P4's evaluation order reaches them."""
         if not isinstance(e, A.Node):
+            return
+        if isinstance(e, A.Binary) and e.op in ("&&", "||") and has_calls(e.right):
+            self.hoist_calls(e.left, env, node)
+            tmp = self.ctx.layout.temp(BOOL)
+            self.emit("assign", [tmp.json(), op("b2d", None, self.x.boolean(e.left, env))], node)
+            guard = op("d2b", None, tmp.json())
+            if e.op == "||":
+                guard = op("not", None, guard)
+            self._guarded(guard, lambda L: (L.hoist_calls(e.right, env, node), L.emit(
+                "assign", [tmp.json(), op("b2d", None, L.x.boolean(e.right, env))], node)), node)
+            self.ctx.call_results[e] = tmp
+            return
+        if isinstance(e, A.Ternary) and (has_calls(e.then) or has_calls(e.other)):
+            self.hoist_calls(e.cond, env, node)
+            cond = self.ctx.layout.temp(BOOL)
+            self.emit("assign", [cond.json(), op("b2d", None, self.x.boolean(e.cond, env))], node)
+            result = self.ctx.layout.temp(e.type)
+            for branch, guard in ((e.then, op("d2b", None, cond.json())),
+                                  (e.other, op("not", None, op("d2b", None, cond.json())))):
+                self._guarded(guard, lambda L, b=branch: (L.hoist_calls(b, env, node), L.emit(
+                    "assign", [result.json(), L.x.data(b, env)], node)), node)
+            self.ctx.call_results[e] = result
             return
         for child in vars(e).values():
             if isinstance(child, A.Argument):
@@ -95,6 +118,15 @@ class StatementLowerer:
             tmp = self.ctx.layout.temp(e.type)
             self.inline_function(callee, e, env, tmp)
             self.ctx.call_results[e] = tmp
+
+    def _guarded(self, guard: dict, body, node) -> None:
+        """Run `body(lowerer)` so that its assignments only take effect when `guard` holds."""
+        inner: list = []
+        sub = StatementLowerer(self.ctx, inner)
+        sub.return_target = self.return_target
+        body(sub)
+        for prim in inner:
+            self.prims.append(self._guard(prim, guard, True, node))
 
     def stmt(self, st, env: Env) -> None:
         if getattr(self.ctx, "tracker", None) is not None:
@@ -339,6 +371,24 @@ class StatementLowerer:
         self.stmts(stmts, inner)
         self.return_target = saved
         binder.copy_out(copies, env, call)
+
+
+def has_calls(e) -> bool:
+    """Does expression `e` call a user function (whose inlining has effects)?"""
+    if isinstance(e, A.Call) and isinstance(getattr(e, "callee", None), A.FunctionDecl):
+        return True
+    if not isinstance(e, A.Node):
+        return False
+    for child in vars(e).values():
+        if isinstance(child, A.Argument) and has_calls(child.value):
+            return True
+        if isinstance(child, A.Expr) and has_calls(child):
+            return True
+        if isinstance(child, list) and any(
+                has_calls(i.value if isinstance(i, A.Argument) else i) for i in child
+                if isinstance(i, (A.Expr, A.Argument))):
+            return True
+    return False
 
 
 def _always_returns(st) -> bool:
