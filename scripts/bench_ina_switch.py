@@ -76,21 +76,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, nargs="+", default=[32, 256])
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2000, help="cells completed per k")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per k on a fresh switch; the best is shown (shared machines)")
     args = parser.parse_args(argv)
     n = args.workers
     print(f"{'k':>4} {'aggregation pkt/s':>18} {'us/pkt':>8} {'values/s':>12} "
           f"{'routed pkt/s':>13} {'ratio':>6}")
     for k in args.k:
-        sw = configured_switch(k, n)
         packets = contributions(k, n, args.rounds)
         plain = eth_ipv4_udp(host(0), Endpoint(SWITCH_MAC, host(1).addr), bytes(16 + 4 * k),
                              sport=5000, dport=5000)
-        rate(sw, [(1, plain)] * 200)                     # warm up
-        agg_pps, out = rate(sw, packets)
-        if out != args.rounds * n:                       # every cell multicasts to n workers
-            print(f"k={k}: expected {args.rounds * n} results, got {out}", file=sys.stderr)
-            return 1
-        routed_pps, _ = rate(sw, [(1, plain)] * len(packets))
+        agg_pps = routed_pps = 0.0
+        for _ in range(args.repeat):
+            sw = configured_switch(k, n)
+            rate(sw, [(1, plain)] * 200)                 # warm up
+            pps, out = rate(sw, packets)
+            if out != args.rounds * n:                   # every cell multicasts to n workers
+                print(f"k={k}: expected {args.rounds * n} results, got {out}", file=sys.stderr)
+                return 1
+            agg_pps = max(agg_pps, pps)
+            routed_pps = max(routed_pps, rate(sw, [(1, plain)] * len(packets))[0])
         print(f"{k:>4} {agg_pps:>18,.0f} {1e6 / agg_pps:>8.1f} {agg_pps * k:>12,.0f} "
               f"{routed_pps:>13,.0f} {routed_pps / agg_pps:>6.1f}")
     return 0
