@@ -213,9 +213,11 @@ def flat_test(k: int) -> str:
     b.contribute(W0, JOB, 1, 0, c[0])
     b.contribute(W0, JOB, 1, 0, c[0], retx=True)
     b.count("ina_duplicates", JOB)
-    b.comment("Workers 1 and 2 complete it: each lane i is 100 + 200 + 300 + 3 i (worker 0 once).")
+    b.comment("Workers 1 and 2 complete it: each lane i is 100 + 200 + 300 + 3 i (worker 0 once).",
+              "Worker 2's packet has the retx flag (its original was lost): as the first copy",
+              "to arrive it counts as a contribution; the RESULT's flags are ver only.")
     b.contribute(W1, JOB, 1, 0, c[1])
-    ident = b.contribute(W2, JOB, 1, 0, c[2])
+    ident = b.contribute(W2, JOB, 1, 0, c[2], retx=True)
     for w in (W0, W1, W2):
         b.expect_result(w, JOB, 1, 0, wrapping_sum(*c), count=3, ident=ident)
     b.count("ina_contributions", JOB, 3)
@@ -470,9 +472,14 @@ def tree_test(k: int) -> str:
         b.expect_result(w, TREE_JOB, 0, 1, top, count=4, ident=ident, kind=MAX_RESULT)
     b.count("ina_results_multicast", TREE_JOB)
 
-    b.comment("A RESULT for a cell that never went up (slot 1) is dropped as a duplicate.")
+    b.comment("A RESULT for a cell that never went up (slot 1) is dropped as a duplicate; one",
+              "for slot 2 (the pool has 2 slots) is a bad slot; kind 9 is a bad kind.")
     from_parent(1, 0, g)
     b.count("ina_duplicates", TREE_JOB)
+    from_parent(2, 0, g)
+    b.count("ina_drop_bad_slot", TREE_JOB)
+    from_parent(0, 0, g, kind=9)
+    b.count("ina_drop_bad_kind", TREE_JOB)
 
     q = [lanes(k, [], lambda i, w=w: -(w + 1) * i) for w in range(2)]
     b.comment("Job 6, where this switch is the root and its worker 1 is the child aggregator",
