@@ -240,11 +240,13 @@ def _read_table(state, table, request):
         keys = match_keys.decode_keys(pipeline.index, table, request.match, where)
     name = pipeline.json_name(table)
     counter = pipeline.index.direct_resource(table, "direct counter")
+    needs_priority = match_keys.needs_priority(table)
     result = []
     for runtime_entry in state.call(where, state.switch.table_entries, name):
         if keys is not None and list(runtime_entry.keys) != keys:
             continue
-        priority = runtime_entry.priority or 0
+        # exact/lpm tables have no P4Runtime priority (p4c still numbers their const entries)
+        priority = (runtime_entry.priority or 0) if needs_priority else 0
         if request.priority and priority != request.priority:
             continue
         message = p4runtime_pb2.TableEntry(table_id=table.preamble.id, priority=priority)

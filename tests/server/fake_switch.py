@@ -11,7 +11,7 @@ import itertools
 import threading
 
 from p4switch.runtime import errors
-from p4switch.runtime import load_bmv2_json
+from p4switch.runtime import ExactKey, load_bmv2_json
 
 
 class FakeSwitch:
@@ -35,6 +35,7 @@ class FakeSwitch:
         self._actions = {a["name"]: [p["bitwidth"] for p in a["runtime_data"]] for a in bmv2["actions"]}
         self._tables = {}
         self._profiles = {}
+        self._const_entries = []
         for pipeline in bmv2["pipelines"]:
             for table in pipeline["tables"]:
                 self._tables[table["name"]] = {
@@ -46,6 +47,7 @@ class FakeSwitch:
                     "entries": {},
                     "default": (table["actions"][0], ()),
                 }
+                self._const_entries.append((table["name"], table.get("entries", [])))
             for profile in pipeline.get("action_profiles", []):
                 self._profiles[profile["name"]] = {"members": {}, "groups": {}}
         self._counters = {
@@ -61,6 +63,16 @@ class FakeSwitch:
         self._mirrors: dict[int, dict] = {}
         self._handles = itertools.count(1)
         self._bmv2 = bmv2
+        names = {a["id"]: a["name"] for a in bmv2["actions"]}
+        for table_name, entries in self._const_entries:  # exact-match const entries only
+            for entry in entries:
+                self._tables[table_name]["entries"][next(self._handles)] = dict(
+                    keys=[ExactKey(int(k["key"], 16)) for k in entry["match_key"]],
+                    priority=entry.get("priority"),
+                    action=names[entry["action_entry"]["action_id"]],
+                    params=tuple(int(d, 16) for d in entry["action_entry"]["action_data"]),
+                    member=None, group=None,
+                )
 
     # -- names ------------------------------------------------------------------------------------
 

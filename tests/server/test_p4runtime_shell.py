@@ -26,7 +26,7 @@ def shell_session(switch_server):
 
 def test_shell_library_lists_tables_inserts_and_reads_back(shell_session):
     tables = sorted(table.name for table in shell.P4Objects(shell.P4Type.table))
-    assert tables == ["Ingress.acl", "Ingress.ecmp", "Ingress.fwd", "Ingress.routes"]
+    assert tables == ["Ingress.acl", "Ingress.blocked", "Ingress.ecmp", "Ingress.fwd", "Ingress.routes"]
     entry = shell.TableEntry("Ingress.fwd")(action="Ingress.to_port")
     entry.match["smeta.ingress_port"] = "1"
     entry.action["port"] = "2"
@@ -68,7 +68,7 @@ def test_interactive_shell_driven_through_stdin(switch_server):
          "--config", f"{CPU_IO_P4INFO},{CPU_IO_JSON}"],
         input=commands, capture_output=True, text=True, timeout=120,
     )
-    assert "TABLES ['Ingress.acl', 'Ingress.ecmp', 'Ingress.fwd', 'Ingress.routes']" in result.stdout, (
+    assert "TABLES ['Ingress.acl', 'Ingress.blocked', 'Ingress.ecmp', 'Ingress.fwd', 'Ingress.routes']" in result.stdout, (
         result.stdout + result.stderr
     )
     assert "COUNT 1" in result.stdout

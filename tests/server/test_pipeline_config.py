@@ -4,7 +4,7 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
-from .entities import fwd_entry
+from .entities import FWD, fwd_entry
 from .helpers import CPU_IO_JSON, CPU_IO_P4INFO, load_p4info, pipeline_request, read, update, write
 
 Set = p4runtime_pb2.SetForwardingPipelineConfigRequest
@@ -72,7 +72,7 @@ def test_reconcile_same_program_keeps_entries(server):
     server.stub.SetForwardingPipelineConfig(
         pipeline_request(action=Set.RECONCILE_AND_COMMIT, cookie=5)
     )
-    assert len(read(server.stub, p4runtime_pb2.TableEntry())) == 1
+    assert len(read(server.stub, p4runtime_pb2.TableEntry(table_id=FWD))) == 1
     assert get(server.stub, Get.COOKIE_ONLY).config.cookie.cookie == 5
 
 

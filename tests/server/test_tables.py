@@ -5,7 +5,7 @@ import pytest
 from p4.v1 import p4runtime_pb2
 
 from .entities import (
-    ACL, DROP, ECMP, FWD, NO_ACTION, ROUTES, SET_MCAST, TO_CPU, TO_PORT,
+    ACL, BLOCKED, DROP, ECMP, FWD, NO_ACTION, ROUTES, SET_MCAST, TO_CPU, TO_PORT,
     acl_entry, action, fwd_entry, route_entry,
 )
 from .helpers import read, update, write, write_errors
@@ -87,7 +87,7 @@ def test_read_with_match_filters_and_wildcard_reads_all_tables(server):
         update("INSERT", table_entry=fwd_entry(3, port=4)),
         update("INSERT", table_entry=route_entry(b"\x01\x00\x00\x00\x00\x00", 8)),
     )
-    assert len(read_table(server.stub)) == 3
+    assert len(read_table(server.stub)) == 4  # and the const entry of Ingress.blocked
     only = read(server.stub, fwd_entry(3))
     assert [e.table_entry.match[0].exact.value for e in only] == [b"\x03"]
 
@@ -209,3 +209,18 @@ def test_bad_direct_meter_config_on_insert_changes_nothing(server):
         write(server.stub, update("INSERT", table_entry=entry))
     assert "cir must not exceed pir" in write_errors(err.value)[0].message
     assert read_table(server.stub, ROUTES) == []
+
+
+def test_const_table_reads_its_entries_and_refuses_writes(server):
+    (const,) = read_table(server.stub, BLOCKED)
+    assert const.is_const and const.priority == 0
+    assert const.match[0].exact.value == b"\x09"
+    assert const.action.action.action_id == DROP
+    entry = p4runtime_pb2.TableEntry(table_id=BLOCKED)
+    entry.match.add(field_id=1).exact.value = b"\x01"
+    entry.action.action.action_id = DROP
+    for kind, target in (("INSERT", entry), ("DELETE", const)):
+        with pytest.raises(grpc.RpcError) as err:
+            write(server.stub, update(kind, table_entry=target))
+        assert write_errors(err.value)[0].canonical_code == grpc.StatusCode.PERMISSION_DENIED.value[0]
+    assert len(read_table(server.stub, BLOCKED)) == 1

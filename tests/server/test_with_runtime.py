@@ -94,3 +94,10 @@ def test_lpm_entry_overrides_forwarding(live):
     write(live.stub, update("INSERT", table_entry=fwd_entry(1, port=2)),
           update("INSERT", table_entry=route_entry(bytes.fromhex("0a0000000000"), 8, port=6)))
     assert receive(live, 1, FRAME) == [(6, FRAME)]
+
+
+def test_const_entry_drops_its_port_whatever_fwd_says(live):
+    write(live.stub, update("INSERT", table_entry=fwd_entry(9, port=2)),
+          update("INSERT", table_entry=fwd_entry(8, port=2)))
+    assert receive(live, 9, FRAME) == []
+    assert receive(live, 8, FRAME) == [(2, FRAME)]

@@ -1,7 +1,8 @@
 // The program that cpu_io.json and cpu_io.p4info.txtpb were written by hand to describe (they
 // are not compiler output). It exercises every entity kind the P4Runtime server handles: a
 // CPU port with packet_in/packet_out controller headers, tables of every match kind, a direct
-// counter, a direct meter, an action selector, an indexed counter, a meter and a register.
+// counter, a direct meter, an action selector, an indexed counter, a meter, a register and a
+// table with const entries.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -65,6 +66,13 @@ control Ingress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_
         actions = { to_port; NoAction; }
         implementation = ecmp_sel;
     }
+    table blocked {
+        key = { smeta.ingress_port : exact; }
+        actions = { drop; NoAction; }
+        const entries = { 9 : drop(); }
+        default_action = NoAction();
+        size = 4;
+    }
     apply {
         port_pkts.count((bit<32>)smeta.ingress_port);
         if (hdr.packet_out.isValid()) {
@@ -75,6 +83,7 @@ control Ingress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_
             acl.apply();
             routes.apply();
             ecmp.apply();
+            blocked.apply();
         }
     }
 }
