@@ -266,7 +266,10 @@ def _compile_op(node: Node, scope: CodeScope) -> Expr:
         l, r = side(left_node), side(right_node)
         kind = "bool" if l.kind == r.kind == "bool" else "data"
         if kind == "data":
-            return Expr(f"({data(l)} if {boolean(cond)} else {data(r)})", "data")
+            masked = (max(l.masked_to, r.masked_to)
+                      if l.masked_to is not None and r.masked_to is not None else None)
+            return Expr(f"({data(l)} if {boolean(cond)} else {data(r)})", "data",
+                        masked_to=masked)
         return Expr(f"({l.code} if {boolean(cond)} else {r.code})", "bool")
     if op == "dereference_header_stack":
         l, r = side(left_node), side(right_node)

@@ -192,8 +192,9 @@ class ParserCompiler:
                 raise op.error(f"{name} takes 1 parameter")
             amount = compile_expr(params[0], self.scope)
             nbytes = data(amount) if name == "shift" else f"(({data(amount)}) >> 3)"
-            return [f"pos += {nbytes}", "if pos > n:", "    pos = n",
-                    f"    raise _ParserError({self.too_short})"]
+            # past the end: PacketTooShort, and the bytes not skipped stay as payload
+            return [f"k = {nbytes}", "if k < 0 or pos + k > n:",
+                    f"    raise _ParserError({self.too_short})", "pos += k"]
         if name == "primitive":
             if len(params) != 1:
                 raise op.error("primitive takes 1 parameter")

@@ -8,6 +8,7 @@ that the control generator inlines at each table that can run it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from . import layout as L
@@ -86,6 +87,8 @@ class PrimitiveCompiler:
         self.layout = scope.layout
         self.traced = traced
         self._tmp = 0
+        self._index_cache: dict | None = None  # see _index; only for straight-line bodies
+        self._prelude: list[str] = []
 
     def tmp(self) -> str:
         self._tmp += 1
@@ -99,12 +102,17 @@ class PrimitiveCompiler:
         if "_jump" in ops or "_jump_if_zero" in ops:
             return self._compile_with_jumps(prims), has_exit
         lines: list[str] = []
+        self._index_cache = {}
         for prim in prims:
             if prim["op"].str() == "exit":
                 lines.append(f"f[{L.EXIT}] = 1")
                 break
-            lines += self.compile_primitive(prim)
-        return lines, has_exit
+            self._prelude = []
+            body = self.compile_primitive(prim)
+            lines += self._prelude + body
+            self._forget_written(body)
+        self._index_cache = None
+        return _merge_guards(lines), has_exit
 
     def _compile_with_jumps(self, prims: list[Node]) -> list[str]:
         pc = self.tmp()
@@ -358,7 +366,11 @@ class PrimitiveCompiler:
         return obj
 
     def _index(self, node: Node, size: int) -> tuple[str, str]:
-        """(code binding the index to a temp, bounds-check condition) for an extern index."""
+        """(index code, bounds-check condition) for an extern index.
+
+        In straight-line code a non-constant index is evaluated and checked once into two
+        locals, reused by the following extern calls with the same index and size until a
+        primitive writes a field the index reads (`_forget_written`)."""
         expr = _int_param(node, self.scope)
         if expr.const is not None:
             if not 0 <= expr.const < size:
@@ -366,10 +378,31 @@ class PrimitiveCompiler:
             return str(expr.const), "True"
         if expr.masked_to is not None and (1 << expr.masked_to) <= size:
             return data(expr), "True"
-        tmp = self.tmp()
-        if expr.masked_to is not None:  # known non-negative
-            return tmp, f"({tmp} := {data(expr)}) < {size}"
-        return tmp, f"0 <= ({tmp} := {data(expr)}) < {size}"
+        low = "" if expr.masked_to is not None else "0 <= "  # masked: known non-negative
+        if self._index_cache is None:
+            tmp = self.tmp()
+            return tmp, f"{low}({tmp} := {data(expr)}) < {size}"
+        key = (data(expr), size)
+        cached = self._index_cache.get(key)
+        if cached is None:
+            tmp, ok = self.tmp(), self.tmp()
+            self._prelude += [f"{tmp} = {data(expr)}", f"{ok} = {low}{tmp} < {size}"]
+            cached = self._index_cache[key] = (tmp, ok)
+        return cached
+
+    _WRITE = re.compile(r"(f\[\d+\])\s*=(?!=)")
+
+    def _forget_written(self, lines: list[str]) -> None:
+        """Drop cached extern indices that read a field these lines may write."""
+        if not self._index_cache:
+            return
+        text = "\n".join(lines)
+        if re.search(r"f\[[^\]]*[^\d\]][^\]]*\]\s*=(?!=)", text) or "_stack_" in text:
+            self._index_cache.clear()  # a computed slot or a slice: assume anything changed
+            return
+        written = set(self._WRITE.findall(text))
+        for key in [k for k in self._index_cache if any(w in k[0] for w in written)]:
+            del self._index_cache[key]
 
     def _p_count(self, prim, params):
         self._need(prim, params, 2)
@@ -491,6 +524,39 @@ class PrimitiveCompiler:
         dst = compile_target(params[0], self.scope)
         value = _int_param(params[1], self.scope)
         return [store(dst, Expr(f"({dst.code} - {data(value)})", "data"))]
+
+
+_GUARD = re.compile(r"if _t\d+:$")
+
+
+def _merge_guards(lines: list[str]) -> list[str]:
+    """Join adjacent `if _tN:` blocks testing the same cached bounds check into one block."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _GUARD.match(line) and out and i + 1 < len(lines):
+            body = []
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("    "):
+                body.append(lines[j])
+                j += 1
+            header = _last_guard(out)
+            if header == line:
+                out += body
+                i = j
+                continue
+        out.append(line)
+        i += 1
+    return out
+
+
+def _last_guard(out: list[str]) -> str | None:
+    """The `if _tN:` header whose block ends the lines so far, if there is one."""
+    for line in reversed(out):
+        if not line.startswith("    "):
+            return line if _GUARD.match(line) else None
+    return None
 
 
 # ------------------------------------------------------------------ run-time helpers for the code
