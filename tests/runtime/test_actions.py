@@ -259,3 +259,19 @@ def test_legacy_primitives():
     out = _run(prims, a=0x12345678, b=0x0000000F)
     assert out["r"] == 0x12345687 and out["s"] == 0x12345677
     assert out["b"] == (0x0F & ~0xF0) | ((0x12345678 >> 4) & 0xF0)
+
+
+def test_register_index_reread_after_the_index_field_changes():
+    def reg(prog):
+        prog.register("rg", 8, 32)
+    rg = {"type": "register_array", "value": "rg"}
+    prims = [prim("register_write", rg, A, const(11)),
+             assign(A, op("&", op("+", A, const(1)), const(0xFFFFFFFF))),
+             prim("register_write", rg, A, const(22)),
+             prim("register_read", R, rg, A)]
+    sw = Switch(_program(prims, extra=reg).build())
+    out = _fields(sw.receive(0, _frame(a=3))[0][1])
+    assert sw.register_read_all("rg") == [0, 0, 0, 11, 22, 0, 0, 0]
+    assert out["r"] == 22 and out["a"] == 4
+    sw.receive(0, _frame(a=7))           # 7 in range, 8 is not: the second write is ignored
+    assert sw.register_read("rg", 7) == 11

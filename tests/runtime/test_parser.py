@@ -198,3 +198,14 @@ def test_no_parser_error_for_metadata_only_program():
     sw = Switch(prog.build())
     assert sw.receive(0, b"") == [(3, b"")]
     assert sw.receive(1, b"abc") == [(3, b"abc")]
+
+
+def test_advance_past_the_end_keeps_the_bytes_as_payload():
+    prog = ethernet_program()
+    prog.state("start", [prog.extract("eth"), {"op": "advance", "parameters": [const(32)]}])
+    _report_error(prog)
+    sw = Switch(prog.build())
+    out = sw.receive(0, eth_frame(payload=b"\x01\x02"))[0][1]
+    assert out[12:14] == PACKET_TOO_SHORT.to_bytes(2, "big") and out[14:] == b"\x01\x02"
+    out = sw.receive(0, eth_frame(payload=b"\x01\x02\x03\x04\x05"))[0][1]
+    assert out[12:14] == b"\x00\x00" and out[14:] == b"\x05"
