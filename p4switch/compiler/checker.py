@@ -285,6 +285,9 @@ class Checker:
         d.scope = s
 
     def local_decl(self, d, s: Scope) -> None:
+        name = getattr(d, "name", None)
+        if name is not None and name in s.names:
+            raise self.fail(d, f"'{name}' is declared twice in this scope")
         if isinstance(d, A.ActionDecl):
             self.check_action(d, s)
         elif isinstance(d, A.TableDecl):
@@ -505,6 +508,9 @@ class Checker:
                 raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()} "
                                        f"(use a cast)")
             return
+        if isinstance(target, BitT) and not (isinstance(src, EnumT) and src.underlying == target):
+            raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()} "
+                                   f"(use a cast)")
         if isinstance(target, StructT) and isinstance(src, TupleT):
             return
         if isinstance(target, StructT) and src is not target and not isinstance(src, TupleT):

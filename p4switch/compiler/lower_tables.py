@@ -191,7 +191,13 @@ class TableBuilder:
     def entries(self, d, env, prop, by_decl, kinds) -> list:
         out = []
         key_elems = [k for k in self.key_elements_of(d) if k.match_kind != "selector"]
+        for e in prop.value:  # `@priority(n)` on an entry is the same as `priority = n:`
+            ann = A.find_annotation(e.annotations, "priority")
+            if e.priority is None and ann is not None and ann.args and isinstance(ann.args[0], A.Expr):
+                e.priority = ann.args[0]
         explicit = [fold(e.priority) for e in prop.value if e.priority is not None]
+        if any(v is None for v in explicit):
+            raise Unsupported(d, "entry priorities must be compile-time constants")
         top = max(explicit, default=0)
         for index, entry in enumerate(prop.value):
             match_key = []

@@ -141,3 +141,28 @@ def test_arithmetic_is_masked_and_signed_is_wrapped():
     assert s_expr["op"] == "two_comp_mod" and s_expr["right"]["value"] == "0x08"
     scalars = {f[0]: f for t in got["header_types"] if t["name"] == "scalars_0" for f in t["fields"]}
     assert scalars["meta_t.s"] == ["meta_t.s", 8, True]
+
+
+def test_entry_priorities_become_bmv2_order():
+    got = compile_source(program("""
+        action a(bit<9> p) { sm.egress_spec = p; }
+        table t {
+            key = { hdr.eth.dst : ternary; }
+            actions = { a; }
+            const entries = {
+                priority = 10: 48w1 &&& 48w1 : a(1);
+                @priority(30) 48w2 &&& 48w2 : a(2);
+            }
+        }
+        table u {
+            key = { hdr.eth.src : ternary; }
+            actions = { a; }
+            const entries = { 48w1 &&& 48w1 : a(1); 48w2 &&& 48w2 : a(2); }
+        }
+        apply { t.apply(); u.apply(); }"""), "p.p4").bmv2
+    tables = by_name(got["pipelines"][0]["tables"])
+    # P4: the larger priority wins; BMv2: the smaller number wins
+    assert [e["priority"] for e in tables["Ing.t"]["entries"]] == [21, 1]
+    # without priorities, the first entry wins
+    assert [e["priority"] for e in tables["Ing.u"]["entries"]] == [1, 2]
+    assert [e["action_entry"]["action_data"] for e in tables["Ing.u"]["entries"]] == [["0x1"], ["0x2"]]

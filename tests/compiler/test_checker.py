@@ -89,6 +89,11 @@ def test_enum_members_and_errors_are_constants():
     ("register<bit<8>>(4) r; apply { r.read(meta.x); }", "register.read() takes 2 arguments, not 1"),
     ("apply { bit<8> v = 4w1 ++ 8w1; }", "cannot assign bit<12> to bit<8> (use a cast)"),
     ("apply { meta.x = (bit<12>)\"str\"; }", "cannot cast string to bit<12>"),
+    ("action a() { } action a() { } apply { }", "'a' is declared twice in this scope"),
+    ("apply { mark_to_drop(sm, sm); }", "'mark_to_drop' takes 0 or 1 arguments, not 2"),
+    ("apply { mark_to_drop(meta); }", "expected struct standard_metadata_t, not struct meta_t"),
+    ("apply { hdr.eth.setValid(1); }", "setValid() takes no arguments"),
+    ("apply { sm.egress_spec = true; }", "cannot assign bool to bit<9> (use a cast)"),
 ])
 def test_type_errors(ingress, message):
     text = program(ingress, meta_fields="bit<12> x;")
