@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "switch": ("p4switch.switch_cli", "run a software switch on Linux interfaces (simple_switch_grpc-like)"),
     "compile": ("p4switch.compiler.cli", "compile a P4_16 v1model program to BMv2 JSON and P4Info"),
     "controller": ("controller.cli", "push programs and entries to running switches over P4Runtime"),
+    "run": ("inaemu.run", "all-reduce experiment: in-network aggregation vs ring, on Mininet or the simulator"),
 }
 
 
@@ -49,7 +50,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return 0 if any(a in ("-h", "--help") for a in argv) else 2
         parser.error(f"unknown command '{command}' (choose from {', '.join(SUBCOMMANDS)})")
-    parser = build_parser(only=command)
+    try:
+        parser = build_parser(only=command)
+    except ImportError as exc:
+        print(f"inaemu: the '{command}' command is not available in this installation: {exc}",
+              file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     try:
         return int(_load(command).run(args) or 0)
