@@ -14,12 +14,12 @@ from . import ast as A
 from .constfold import fold
 from .errors import Location
 from .lower_control import ControlInstance, ControlLowerer
-from .lower_expr import Bound, Env, ExprLowerer, Unsupported, hexstr
+from .lower_expr import Bound, Env, ExprLowerer, Unsupported
 from .lower_externs import ExternLowering
 from .lower_parser import ParserLowerer
 from .lower_stmt import ExternRef, StatementLowerer, without_early_returns
 from .storage import FieldRef, HeaderInst, Layout, RuntimeData, StructStore
-from .types import BOOL, BitT, EnumT, NamedT, StructT, bit_width
+from .types import BOOL, NamedT, StructT, bit_width
 
 FIELD_ALIASES = [
     ["queueing_metadata.enq_timestamp", ["standard_metadata", "enq_timestamp"]],
@@ -528,4 +528,4 @@ def deparser_order(ctx, deparser: A.ControlDecl, env: Env) -> list:
     return unique
 
 
-__all__ = ["lower_program", "LoweringContext", "expr_text", "BitT", "EnumT"]
+__all__ = ["lower_program", "LoweringContext", "expr_text"]

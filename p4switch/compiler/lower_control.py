@@ -15,7 +15,7 @@ from . import ast as A
 from .constfold import fold
 from .lower_expr import Env, Unsupported, const
 from .types import BOOL
-from .lower_stmt import ExternRef, StatementLowerer
+from .lower_stmt import StatementLowerer
 from .lower_tables import TableBuilder
 
 
@@ -382,4 +382,4 @@ def _contains_apply(e) -> bool:
     return False
 
 
-__all__ = ["ControlLowerer", "ControlInstance", "TableRef", "ExternRef"]
+__all__ = ["ControlLowerer", "ControlInstance", "TableRef"]

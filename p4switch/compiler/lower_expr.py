@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from . import ast as A
 from .constfold import fold
 from .storage import FieldRef, HeaderInst, RuntimeData, StackStore, StructStore, UnionStore
-from .types import BOOL, ERROR, BitT, EnumT, IntT, StackT, StructT, bit_width
+from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, bit_width
 
 
 @dataclass(eq=False)
@@ -287,5 +287,4 @@ def type_is_stack(t) -> bool:
     return isinstance(t, StackT)
 
 
-__all__ = ["Env", "Bound", "ExprLowerer", "Unsupported", "const", "op", "hexstr", "mask_of",
-           "ERROR"]
+__all__ = ["Env", "Bound", "ExprLowerer", "Unsupported", "const", "op", "hexstr", "mask_of"]

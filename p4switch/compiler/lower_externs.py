@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from . import ast as A
 from .constfold import fold
-from .lower_expr import Unsupported, const, op
+from .lower_expr import Unsupported, const
 from .storage import FieldRef, HeaderInst, StackStore, StructStore
-from .types import BOOL, BitT, EnumT, StructT, bit_width
+from .types import BOOL, EnumT, StructT, bit_width
 
 CLONE_PRIMITIVES = {0: "clone_ingress_pkt_to_egress", 1: "clone_egress_pkt_to_egress"}
 
@@ -272,4 +272,4 @@ def is_bool(t) -> bool:
     return t == BOOL
 
 
-__all__ = ["ExternLowering", "BitT", "op"]
+__all__ = ["ExternLowering"]

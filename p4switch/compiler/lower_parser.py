@@ -283,4 +283,4 @@ def _is_lookahead(e) -> bool:
     return isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead"
 
 
-__all__ = ["ParserLowerer", "range_to_masks", "Bound", "StructT"]
+__all__ = ["ParserLowerer", "range_to_masks"]

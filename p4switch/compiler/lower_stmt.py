@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from . import ast as A
 from .constfold import fold
-from .lower_expr import Bound, Env, ExprLowerer, Unsupported, const, op
+from .lower_expr import Env, ExprLowerer, Unsupported, const, op
 from .storage import FieldRef, HeaderInst, RuntimeData, StackStore, StructStore, UnionStore
-from .types import BOOL, BitT, StructT, TupleT, VOID, bit_width
+from .types import BOOL, BitT, bit_width
 
 
 @dataclass(eq=False)
@@ -464,4 +464,4 @@ def lower_call_value(lowerer: StatementLowerer, call: A.Call, env: Env, node, ta
     return False
 
 
-__all__ = ["StatementLowerer", "ExternRef", "HASH_ALGOS", "VOID", "StructT", "TupleT"]
+__all__ = ["StatementLowerer", "ExternRef", "without_early_returns", "wrap_param"]

@@ -11,7 +11,7 @@ from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
 from . import ast as A
-from .bmv2 import INCLUDE_DIR
+
 from .constfold import fold
 from .types import BOOL, StructT, bit_width
 
@@ -365,4 +365,4 @@ def p4info_to_text(info) -> str:
     return header + text_format.MessageToString(info)
 
 
-__all__ = ["build_p4info", "p4info_to_text", "jenkins_one_at_a_time", "INCLUDE_DIR"]
+__all__ = ["build_p4info", "p4info_to_text", "jenkins_one_at_a_time"]

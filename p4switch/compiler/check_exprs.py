@@ -1,0 +1,408 @@
+"""Stage 3 (continued): typing expressions and calls.
+
+A mixin of `checker.Checker`: every expression gets `.type`, names get `.decl`; unsized integer
+literals take the width their context gives them; operands must agree in type (P4 has no implicit
+widening); calls are matched against actions, functions, extern functions and methods (arity,
+overloads, type parameters, directions).
+"""
+
+from __future__ import annotations
+
+from . import ast as A
+from .constfold import fold
+from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, ApplyResultT, BitT,
+                    EnumT, IntT, MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT)
+
+ARITH = {"+", "-", "*", "/", "%", "&", "|", "^", "|+|", "|-|"}
+COMPARE = {"<", ">", "<=", ">="}
+HEADER_METHODS = {"isValid": BOOL, "setValid": VOID, "setInvalid": VOID}
+STACK_METHODS = {"push_front", "pop_front"}
+
+
+class ExpressionChecker:
+    """Expression and call typing; relies on the scopes and type resolution of `Checker`."""
+
+    # ---- expressions ------------------------------------------------------------------------
+    def expr(self, e: A.Expr, s: Scope, expected: Type | None = None) -> Type:
+        t = self._expr(e, s, expected)
+        if isinstance(t, IntT) and isinstance(expected, BitT):
+            t = expected
+            self._retype_literal(e, t)
+        e.type = t
+        return t
+
+    def _retype_literal(self, e: A.Expr, t: Type) -> None:
+        e.type = t
+        if hasattr(e, "folded"):
+            del e.folded
+        if isinstance(e, A.Binary) and e.op not in ("<<", ">>") and isinstance(e.left.type, IntT):
+            self._retype_literal(e.left, t)
+            self._retype_literal(e.right, t)
+        elif isinstance(e, A.Unary) and isinstance(e.expr.type, IntT):
+            self._retype_literal(e.expr, t)
+        elif isinstance(e, A.Ternary):
+            for x in (e.then, e.other):
+                if isinstance(x.type, IntT):
+                    self._retype_literal(x, t)
+
+    def _expr(self, e, s: Scope, expected):
+        if isinstance(e, A.IntLit):
+            if e.width is not None:
+                if e.width <= 0:
+                    raise self.fail(e, "a literal's width must be positive")
+                return BitT(e.width, e.signed)
+            return INT
+        if isinstance(e, A.BoolLit):
+            return BOOL
+        if isinstance(e, A.StrLit):
+            return STRING
+        if isinstance(e, (A.DontCare, A.Default)):
+            return DONTCARE
+        if isinstance(e, A.Name):
+            return self.name(e, s)
+        if isinstance(e, A.Member):
+            return self.member(e, s)
+        if isinstance(e, A.Index):
+            base = self.expr(e.expr, s)
+            self.expr(e.index, s)
+            if isinstance(base, StackT):
+                idx = fold(e.index)
+                if idx is not None and not 0 <= idx < base.size:
+                    raise self.fail(e.index, f"index {idx} is out of bounds for a stack of {base.size}")
+                return base.element
+            if isinstance(base, TupleT):
+                idx = fold(e.index)
+                if idx is None or not 0 <= idx < len(base.items):
+                    raise self.fail(e.index, "tuple index must be a constant in range")
+                return base.items[idx]
+            raise self.fail(e, f"cannot index {base.describe()}")
+        if isinstance(e, A.Slice):
+            base = self.expr(e.expr, s)
+            hi = self.const_int(e.hi, s, "a slice bound")
+            lo = self.const_int(e.lo, s, "a slice bound")
+            if not isinstance(base, (BitT, IntT)):
+                raise self.fail(e, f"cannot slice {base.describe()}")
+            if isinstance(base, BitT) and not (0 <= lo <= hi < base.width):
+                raise self.fail(e, f"slice [{hi}:{lo}] is out of range for {base.describe()}")
+            return BitT(hi - lo + 1)
+        if isinstance(e, A.Unary):
+            t = self.expr(e.expr, s, expected if e.op != "!" else BOOL)
+            if e.op == "!":
+                if t != BOOL:
+                    raise self.fail(e, f"'!' needs a bool, not {t.describe()}")
+                return BOOL
+            if not isinstance(t, (BitT, IntT)):
+                raise self.fail(e, f"'{e.op}' needs a number, not {t.describe()}")
+            return t
+        if isinstance(e, A.Binary):
+            return self.binary(e, s, expected)
+        if isinstance(e, A.Ternary):
+            c = self.expr(e.cond, s, BOOL)
+            if c != BOOL:
+                raise self.fail(e.cond, "the condition of '?:' must be bool")
+            a = self.expr(e.then, s, expected)
+            b = self.expr(e.other, s, expected)
+            return self.unify(e, e.then, e.other, a, b)
+        if isinstance(e, A.Cast):
+            target = self.resolve_type(e.type_ref, s)
+            src = self.expr(e.expr, s)
+            self.check_cast(e, src, target)
+            return target
+        if isinstance(e, A.ListExpr):
+            items = []
+            exp_items = None
+            if isinstance(expected, StructT) and len(expected.fields) == len(e.items):
+                exp_items = [ft for _, ft, _ in expected.fields]
+            for i, item in enumerate(e.items):
+                items.append(self.expr(item, s, exp_items[i] if exp_items else None))
+            if exp_items is not None:
+                return expected
+            return TupleT(tuple(items))
+        if isinstance(e, A.StructExpr):
+            for _, v in e.fields:
+                self.expr(v, s)
+            return expected if isinstance(expected, StructT) else TupleT(tuple(v.type for _, v in e.fields))
+        if isinstance(e, A.Call):
+            return self.call(e, s)
+        if isinstance(e, A.TypeExpr):
+            return NamedT("type", "type", self.resolve_type(e.type_ref, s))
+        if isinstance(e, (A.Mask, A.Range)):
+            raise self.fail(e, "'&&&' and '..' are only allowed in select cases and table entries")
+        raise self.fail(e, f"unsupported expression {type(e).__name__}")
+
+    def name(self, e: A.Name, s: Scope) -> Type:
+        if e.name == "error":
+            e.decl = "error"
+            return NamedT("namespace", "error")
+        d = (self.top if e.top_level else s).lookup(e.name)
+        if d is None:
+            raise self.fail(e, f"'{e.name}' is not declared")
+        e.decl = d
+        if isinstance(d, (A.Param, A.VarDecl, A.ConstDecl)):
+            if not hasattr(d, "type"):
+                raise self.fail(e, f"'{e.name}' is used before its declaration is checked")
+            return d.type
+        if isinstance(d, A.InstanceDecl):
+            return d.type
+        if isinstance(d, A.TableDecl):
+            return NamedT("table", d.name, d)
+        if isinstance(d, A.ActionDecl):
+            return NamedT("action", d.name, d)
+        if isinstance(d, A.ValueSetDecl):
+            return d.type
+        if isinstance(d, list):
+            return NamedT("function", e.name, d)
+        if isinstance(d, A.FunctionDecl):
+            return NamedT("function", e.name, [d])
+        if isinstance(d, A.EnumDecl):
+            return NamedT("type", d.name, self.decl_type(d))
+        if isinstance(d, A.MatchKindDecl):
+            return MATCH_KIND
+        if isinstance(d, (A.StructLikeDecl, A.TypedefDecl)):
+            return NamedT("type", d.name, self.decl_type(d))
+        if isinstance(d, A.ExternDecl):
+            return NamedT("type", d.name, NamedT("extern", d.name, d))
+        if isinstance(d, (A.ParserDecl, A.ControlDecl, A.PackageDecl)):
+            return NamedT("type", d.name, NamedT(type(d).__name__[:-4].lower(), d.name, d))
+        raise self.fail(e, f"'{e.name}' cannot be used here")
+
+    def member(self, e: A.Member, s: Scope) -> Type:
+        base = self.expr(e.expr, s)
+        where = _NameSite(getattr(e, "name_loc", e.loc))
+        if isinstance(base, NamedT) and base.category == "namespace":  # error.X
+            if e.name not in self.errors:
+                raise self.fail(e, f"unknown error '{e.name}'")
+            e.constant_value = self.errors[e.name]
+            e.error_name = e.name
+            return ERROR
+        if isinstance(base, NamedT) and base.category == "type" and isinstance(base.decl, EnumT):
+            enum = base.decl
+            if e.name not in enum.members:
+                raise self.fail(e, f"enum {enum.name} has no member '{e.name}'")
+            e.constant_value = enum.members[e.name]
+            return enum
+        if isinstance(base, StructT):
+            if base.kind in ("header", "header_union") and e.name in HEADER_METHODS:
+                return MethodT("header" if base.kind == "header" else "union", e.name)
+            ft = base.field_type(e.name)
+            if ft is None:
+                raise self.fail(where, f"{base.describe()} has no field '{e.name}'")
+            return ft
+        if isinstance(base, StackT):
+            if e.name in ("next", "last"):
+                return base.element
+            if e.name in ("lastIndex", "size", "nextIndex"):
+                return BitT(32)
+            if e.name in STACK_METHODS:
+                return MethodT("stack", e.name)
+            raise self.fail(e, f"a header stack has no member '{e.name}'")
+        if isinstance(base, NamedT) and base.category == "extern":
+            methods = [m for m in base.decl.methods if m.name == e.name and m.return_type is not None]
+            if not methods:
+                raise self.fail(e, f"extern {base.name} has no method '{e.name}'")
+            return MethodT("extern", e.name, (base, methods))
+        if isinstance(base, NamedT) and base.category in ("table", "control", "parser"):
+            if e.name != "apply":
+                raise self.fail(e, f"{base.category} '{base.name}' has no member '{e.name}'")
+            return MethodT(base.category, "apply", base.decl)
+        if isinstance(base, NamedT) and base.category == "instance_of":
+            pass
+        if isinstance(base, ApplyResultT):
+            if e.name in ("hit", "miss"):
+                return BOOL
+            if e.name == "action_run":
+                return NamedT("action_run", base.table.name, base.table)
+            raise self.fail(e, f"a table apply result has no member '{e.name}'")
+        raise self.fail(e, f"{base.describe()} has no member '{e.name}'")
+
+    def binary(self, e: A.Binary, s: Scope, expected) -> Type:
+        op = e.op
+        if op in ("&&", "||"):
+            for side in (e.left, e.right):
+                if self.expr(side, s, BOOL) != BOOL:
+                    raise self.fail(side, f"'{op}' needs bool operands, not {side.type.describe()}")
+            return BOOL
+        if op in ("<<", ">>"):
+            lt = self.expr(e.left, s, expected)
+            rt = self.expr(e.right, s)
+            if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)):
+                raise self.fail(e, f"'{op}' needs numbers")
+            if isinstance(rt, BitT) and rt.signed:
+                raise self.fail(e.right, "a shift amount must be unsigned")
+            return lt
+        if op == "++":
+            lt = self.expr(e.left, s)
+            rt = self.expr(e.right, s)
+            if not isinstance(lt, BitT) or not isinstance(rt, BitT):
+                raise self.fail(e, "'++' needs operands with a width (cast the literal, e.g. 8w1)")
+            return BitT(lt.width + rt.width, lt.signed)
+        hint = expected if op in ARITH else None
+        lt = self.expr(e.left, s, hint)
+        rt = self.expr(e.right, s, lt if isinstance(lt, BitT) else hint)
+        if isinstance(rt, BitT) and isinstance(lt, IntT):
+            self.expr(e.left, s, rt)
+            lt = rt
+        if op in ("==", "!="):
+            self.comparable(e, lt, rt)
+            return BOOL
+        if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)):
+            raise self.fail(e, f"'{op}' needs numbers, not {lt.describe()} and {rt.describe()}")
+        t = self.unify(e, e.left, e.right, lt, rt)
+        if op in COMPARE:
+            return BOOL
+        return t
+
+    def comparable(self, e, lt, rt) -> None:
+        if isinstance(lt, (BitT, IntT)) and isinstance(rt, (BitT, IntT)):
+            self.unify(e, e.left, e.right, lt, rt)
+            return
+        if isinstance(lt, EnumT) and lt.underlying and isinstance(rt, (BitT, IntT)):
+            return
+        if lt == rt or isinstance(lt, TypeVarT) or isinstance(rt, TypeVarT):
+            return
+        if isinstance(lt, StructT) and isinstance(rt, StructT) and lt.name == rt.name:
+            return
+        raise self.fail(e, f"cannot compare {lt.describe()} with {rt.describe()}")
+
+    def unify(self, e, left, right, lt, rt) -> Type:
+        if isinstance(lt, IntT) and isinstance(rt, IntT):
+            return INT
+        if isinstance(lt, IntT):
+            self._retype_literal(left, rt)
+            return rt
+        if isinstance(rt, IntT):
+            self._retype_literal(right, lt)
+            return lt
+        if lt != rt and isinstance(lt, BitT) and isinstance(rt, BitT):
+            raise self.fail(e, f"operands have different types: {lt.describe()} and "
+                               f"{rt.describe()} (use a cast)")
+        if lt != rt and not (isinstance(lt, TypeVarT) or isinstance(rt, TypeVarT)):
+            if not (isinstance(lt, StructT) and isinstance(rt, StructT) and lt.name == rt.name):
+                raise self.fail(e, f"operands have different types: {lt.describe()} and {rt.describe()}")
+        return lt
+
+    def check_cast(self, e, src: Type, target: Type) -> None:
+        ok = False
+        if isinstance(target, BitT):
+            ok = isinstance(src, (BitT, IntT)) or src == BOOL or (isinstance(src, EnumT) and src.underlying)
+            if isinstance(src, BitT) and src.signed != target.signed and src.width != target.width:
+                ok = True
+        elif target == BOOL:
+            ok = src == BOOL or (isinstance(src, BitT) and src.width == 1) or isinstance(src, IntT)
+        elif isinstance(target, EnumT):
+            ok = target.underlying is not None and isinstance(src, (BitT, IntT, EnumT))
+        elif isinstance(target, StructT):
+            ok = isinstance(src, (TupleT, StructT))
+        else:
+            ok = src == target or isinstance(src, IntT)
+        if not ok:
+            raise self.fail(e, f"cannot cast {src.describe()} to {target.describe()}")
+
+    # ---- calls ------------------------------------------------------------------------------
+    def call(self, e: A.Call, s: Scope) -> Type:
+        ft = self.expr(e.func, s)
+        type_args = [self.resolve_type(t, s) if not isinstance(t, A.TypeExpr) else INT
+                     for t in e.type_args]
+        e.type_arg_types = type_args
+        if isinstance(ft, MethodT):
+            return self.method_call(e, ft, s, type_args)
+        if isinstance(ft, NamedT) and ft.category == "action":
+            act = ft.decl
+            self.action_call_args(act, e, s, partial=False)
+            return VOID
+        if isinstance(ft, NamedT) and ft.category == "function":
+            candidates = [d for d in ft.decl if len(d.params) == len(e.args)
+                          or len([p for p in d.params if p.default is None]) <= len(e.args) <= len(d.params)]
+            if not candidates:
+                counts = sorted({len(d.params) for d in ft.decl})
+                raise self.fail(e, f"'{ft.name}' takes {' or '.join(map(str, counts))} arguments, "
+                                   f"not {len(e.args)}")
+            d = candidates[0]
+            e.callee = d
+            return self.bind_args(e, d, d.params, d.return_type, d.type_params, s, type_args)
+        if isinstance(ft, NamedT) and ft.category == "type":
+            # constructor call in an instantiation argument, e.g. V1Switch(MyParser(), ...)
+            for a in e.args:
+                self.expr(a.value, s)
+            e.constructs = ft.decl
+            return ft.decl if isinstance(ft.decl, NamedT) else VOID
+        raise self.fail(e, f"'{_describe_callee(e.func)}' is not callable")
+
+    def method_call(self, e: A.Call, mt: MethodT, s: Scope, type_args) -> Type:
+        if mt.owner in ("header", "union"):
+            if e.args:
+                raise self.fail(e, f"{mt.name}() takes no arguments")
+            return HEADER_METHODS[mt.name]
+        if mt.owner == "stack":
+            if len(e.args) != 1:
+                raise self.fail(e, f"{mt.name}() takes one argument (a count)")
+            self.const_int(e.args[0].value, s, "the count")
+            return VOID
+        if mt.owner == "table":
+            if e.args:
+                raise self.fail(e, "apply() takes no arguments")
+            return ApplyResultT(mt.decl)
+        if mt.owner in ("control", "parser"):
+            for a in e.args:
+                self.expr(a.value, s)
+            return VOID
+        base, methods = mt.decl
+        candidates = [m for m in methods
+                      if len([p for p in m.params if p.default is None]) <= len(e.args) <= len(m.params)]
+        if not candidates:
+            counts = sorted({len(m.params) for m in methods})
+            raise self.fail(e, f"{base.name}.{mt.name}() takes {' or '.join(map(str, counts))} "
+                               f"arguments, not {len(e.args)}")
+        m = candidates[0]
+        e.callee = m
+        bindings = dict(zip(base.decl.type_params, base.type_args))
+        return self.bind_args(e, m, m.params, m.return_type, m.type_params, s, type_args, bindings)
+
+    def bind_args(self, e, decl, params, ret_ref, type_params, s, type_args, bindings=None) -> Type:
+        bindings = dict(bindings or {})
+        bindings.update(zip(type_params, type_args))
+        self.type_params.append(set(type_params) | set(getattr(getattr(decl, "owner", None), "type_params", [])))
+        try:
+            param_types = [self._param_type(p, s, bindings) for p in params]
+            ret = self._param_type_ref(ret_ref, s, bindings) if ret_ref is not None else VOID
+        finally:
+            self.type_params.pop()
+        if any(a.name for a in e.args):
+            order = {p.name: i for i, p in enumerate(params)}
+            for a in e.args:
+                if a.name not in order:
+                    raise self.fail(a, f"no parameter named '{a.name}'")
+            e.args.sort(key=lambda a: order[a.name])
+        for p, pt, a in zip(params, param_types, e.args):
+            self.expr(a.value, s, expected=pt if not isinstance(pt, TypeVarT) else None)
+            if isinstance(pt, TypeVarT):
+                bindings.setdefault(pt.name, a.value.type)
+            elif not isinstance(a.value, A.DontCare):
+                self.assignable(pt, a.value, a.value)
+            if p.direction in ("out", "inout") and not isinstance(a.value, A.DontCare):
+                self.lvalue(a.value)
+        if isinstance(ret, TypeVarT) and ret.name in bindings:
+            ret = bindings[ret.name]
+        e.param_types = param_types
+        return ret
+
+    def _param_type(self, p: A.Param, s, bindings) -> Type:
+        return self._param_type_ref(p.type_ref, s, bindings)
+
+    def _param_type_ref(self, ref, s, bindings) -> Type:
+        if isinstance(ref, A.NamedTypeRef) and ref.name in bindings:
+            return bindings[ref.name]
+        return self.resolve_type(ref, s if s is not None else self.top)
+
+
+class _NameSite:
+    def __init__(self, loc):
+        self.loc = loc
+
+
+def _describe_callee(e) -> str:
+    if isinstance(e, A.Name):
+        return e.name
+    if isinstance(e, A.Member):
+        return _describe_callee(e.expr) + "." + e.name
+    return "expression"
