@@ -191,6 +191,9 @@ class ControlCompiler:
                 lines.append("hit = False")
         else:
             key = self._key_code(table, node)
+            if self.traced:
+                lines.append(f"k = {key}")
+                key = "k"
             if table.kind == "exact":
                 lookup = f"{bind('exact', table.exact)}.get({key})"
             elif table.kind == "lpm":
@@ -209,7 +212,9 @@ class ControlCompiler:
             else:
                 lines.append("    a, p, e = r")
         if self.traced:
-            lines.append(f"T.table({name!r}, hit, e, {bind('tbl', table)}.action_name(a), p)")
+            key_text = "''" if table.kind == "keyless" else f"{bind('tbl', table)}.describe_key(k)"
+            lines.append(f"T.table({name!r}, hit, e, {bind('tbl', table)}.action_name(a), p, "
+                         f"{key_text})")
         if table.with_counters and self.plen is not None:
             lines += ["if e is not None:", "    c = e.counter", "    c[0] += 1",
                       f"    c[1] += f[{self.plen}]"]

@@ -124,6 +124,11 @@ class Table:
         cache[key] = result
         return result
 
+    def describe_key(self, key: int) -> str:
+        """The packed lookup key as `field=value` pairs (for traces)."""
+        return ", ".join(f"{kf.name}={(key >> kf.shift) & ((1 << kf.width) - 1):#x}"
+                         for kf in self.key_fields)
+
     def action_name(self, action_index: int | None) -> str | None:
         return None if action_index is None else self.actions[action_index].name
 

@@ -35,7 +35,8 @@ def test_text_trace_tells_the_packet_story():
     assert sw.receive(3, eth_frame(dst=9)) == []
     text = log.getvalue()
     for expected in ["packet in: port 3, 14 bytes", "parser state 'start'",
-                     "extracted header 'eth'", "table 'C.t': hit entry 0",
+                     "extracted header 'eth'", "lookup key eth.dst=0x2",
+                     "table 'C.t': hit entry 0",
                      "action 'C.fwd'(0x7)", "condition 'is_ip' is true",
                      "log_msg: type is 2048", "packet out: port 7, 14 bytes",
                      "table 'C.t': miss (default entry) -> action 'C.drop'",
@@ -47,7 +48,7 @@ class Recorder(PacketTrace):
     def __init__(self):
         self.events = []
 
-    def table(self, name, hit, entry, action, params):
+    def table(self, name, hit, entry, action, params, key=""):
         self.events.append(("table", name, hit, action, tuple(params)))
 
     def multicast(self, mgid, replicas):
