@@ -118,8 +118,12 @@ class Switch:
     def receive_batch(self, items) -> list[tuple[int, bytes]]:
         out: list[tuple[int, bytes]] = []
         with self.lock:
+            engine = self._engine
             for port, packet in items:
-                out += self.receive(port, packet)
+                if not isinstance(port, int) or not 0 <= port <= MAX_PORT:
+                    raise InvalidArgument(f"port {port!r} out of range [0, {MAX_PORT}]")
+                if engine is not None:
+                    out += engine.process(port, bytes(packet))
         return out
 
     # ------------------------------------------------------------------------------- tables

@@ -84,6 +84,8 @@ class TextTrace(PacketTrace):
         if hit and entry is not None:
             keys = ", ".join(repr(k) for k in entry.keys)
             what = f"hit entry {entry.handle} [{keys}]"
+        elif not key:
+            what = "no key, runs"
         else:
             what = "miss (default entry)"
         data = ", ".join(f"{p:#x}" for p in params)

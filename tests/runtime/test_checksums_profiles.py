@@ -140,3 +140,28 @@ def test_calculation_over_a_varbit_field_uses_its_current_length():
     for body in (b"\x02\xAA\xBB", b"\x03\x01\x02\x03"):
         out = sw.receive(0, eth_frame(payload=body))[0][1]
         assert int.from_bytes(out[12:14], "big") == csum16(body) and out[14:] == body
+
+
+def test_direct_meter_colours_each_entry_and_writes_the_result_field():
+    prog = ethernet_program()
+    prog.state("start", [prog.extract("eth")])
+    colour = prog.scalar("colour", 8)
+    fwd = prog.action("fwd", [assign(fld("eth", "type"), colour),
+                              assign(std("egress_spec"), const(1))])
+    table = prog.table("t", [("exact", ["eth", "dst"])], [fwd], default=fwd)
+    table["direct_meters"] = "dm"
+    prog.meter("dm", 0, unit="packets", direct_table="t", result=["scalars", "colour"])
+    sw = Switch(prog.build())
+    now = [0.0]
+    sw.clock = lambda: now[0]
+    h1 = sw.table_add("t", [ExactKey(1)], "fwd")
+    h2 = sw.table_add("t", [ExactKey(2)], "fwd")
+    sw.direct_meter_set_rates("t", h1, [(1e-6, 1), (1e-6, 1)])   # 1 packet/s, burst 1
+
+    def colour_of(dst):
+        return int.from_bytes(sw.receive(0, eth_frame(dst=dst))[0][1][12:14], "big")
+    assert [colour_of(1) for _ in range(2)] == [0, 2]      # green, then red
+    assert [colour_of(2) for _ in range(3)] == [0, 0, 0]   # unconfigured entry: green
+    assert sw.table_info("t").direct_meters == "dm"
+    with pytest.raises(InvalidArgument):
+        sw.direct_meter_set_rates("t", h2, [(2e-6, 1), (1e-6, 1)])  # peak below committed

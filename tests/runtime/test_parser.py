@@ -209,3 +209,20 @@ def test_advance_past_the_end_keeps_the_bytes_as_payload():
     assert out[12:14] == PACKET_TOO_SHORT.to_bytes(2, "big") and out[14:] == b"\x01\x02"
     out = sw.receive(0, eth_frame(payload=b"\x01\x02\x03\x04\x05"))[0][1]
     assert out[12:14] == b"\x00\x00" and out[14:] == b"\x05"
+
+
+def test_parse_value_set_with_masks():
+    prog = ethernet_program()
+    prog.header_type("h_t", [("x", 8)])
+    prog.header("h", "h_t")
+    prog.parse_vset("pvs", 16)
+    prog.state("start", [prog.extract("eth")], key=[fld("eth", "type")],
+               transitions=[("pvs", None, "parse_h"), (None, None, None)])
+    prog.state("parse_h", [prog.extract("h"), {"op": "set", "parameters": [
+        fld("h", "x"), const(0xEE)]}])
+    fwd = prog.action("fwd", [assign(std("egress_spec"), const(1))])
+    prog.run("fwd", fwd)
+    sw = Switch(prog.build())
+    sw.parse_vset_add("pvs", 0x8800, 0xFF00)
+    assert sw.receive(0, eth_frame(ether_type=0x8812, payload=b"\x01"))[0][1][-1] == 0xEE
+    assert sw.receive(0, eth_frame(ether_type=0x8912, payload=b"\x01"))[0][1][-1] == 0x01
