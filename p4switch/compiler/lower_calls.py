@@ -13,7 +13,7 @@ from __future__ import annotations
 from . import ast as A
 from .constfold import fold
 from .lower_expr import Bound, Env
-from .storage import FieldRef, HeaderInst, StackStore, StructStore, UnionStore
+from .storage import DynamicField, FieldRef, HeaderInst, StackStore, StructStore, UnionStore
 
 WRITE_OPS = {"assign", "assign_header", "assign_union", "assign_header_stack", "add_header",
              "remove_header", "push", "pop", "register_read", "modify_field_rng_uniform",
@@ -22,6 +22,8 @@ WRITE_OPS = {"assign", "assign_header", "assign_union", "assign_header_stack", "
 
 def storage_keys(s) -> set:
     """(header, field) pairs a storage covers; field '*' stands for the whole header."""
+    if isinstance(s, DynamicField):
+        return {(e.name, s.name) for e in s.stack.elements}
     if isinstance(s, FieldRef):
         return {(s.header, s.name)}
     if isinstance(s, HeaderInst):

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from . import ast as A
 from .constfold import fold
-from .storage import FieldRef, HeaderInst, RuntimeData, StackStore, StructStore, UnionStore
+from .storage import (DynamicElement, DynamicField, FieldRef, HeaderInst, RuntimeData,
+                      StackStore, StructStore, UnionStore)
 from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, bit_width
 
 
@@ -95,13 +96,19 @@ class ExprLowerer:
                 return ("last", base)
             if isinstance(base, tuple) and base[0] == "last":
                 return ("last_field", base[1], e.name)
+            if isinstance(base, DynamicElement) and e.name not in ("isValid", "setValid",
+                                                                   "setInvalid"):
+                elem_type = base.stack.type.element
+                names = [n for n, _, _ in elem_type.fields]
+                return DynamicField("", e.name, elem_type.field_type(e.name), base.stack,
+                                    base.index, names.index(e.name))
             return None
         if isinstance(e, A.Index):
             base = self.resolve(e.expr, env)
             if isinstance(base, StackStore):
                 idx = fold(e.index)
                 if idx is None:
-                    raise Unsupported(e.index, "a header stack index must be a compile-time constant")
+                    return DynamicElement(base, self.data(e.index, env))
                 return base.elements[idx]
             return None
         return None
@@ -277,6 +284,8 @@ class ExprLowerer:
             return op("d2b", None, {"type": "field", "value": [s.name, "$valid$"]})
         if isinstance(s, UnionStore):
             return op("valid_union", None, {"type": "header_union", "value": s.name})
+        if isinstance(s, DynamicElement):
+            return op("valid", None, s.json())
         raise Unsupported(target, "isValid() needs a header")
 
     def error_value(self, e: A.Expr) -> int:

@@ -32,6 +32,32 @@ class FieldRef:
 
 
 @dataclass(eq=False)
+class DynamicField(FieldRef):
+    """A field of a stack element chosen at run time: `stack[i].f`, i not a constant."""
+    stack: "StackStore" = None
+    index: dict = None  # the index, as a BMv2 expression
+    offset: int = 0
+
+    def json(self) -> dict:
+        element = {"type": "expression", "value": {
+            "op": "dereference_header_stack", "left": {"type": "header_stack", "value": self.stack.name},
+            "right": self.index}}
+        return {"type": "expression", "value": {"op": "access_field", "left": element,
+                                                "right": self.offset}}
+
+
+@dataclass(eq=False)
+class DynamicElement:
+    stack: "StackStore"
+    index: dict
+
+    def json(self) -> dict:
+        return {"type": "expression", "value": {
+            "op": "dereference_header_stack", "left": {"type": "header_stack", "value": self.stack.name},
+            "right": self.index}}
+
+
+@dataclass(eq=False)
 class HeaderInst:
     name: str
     type: StructT
