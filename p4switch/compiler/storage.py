@@ -136,17 +136,15 @@ class Layout:
             fields = []
             for fname, ft, _ in t.fields:
                 if isinstance(ft, VarbitT):
-                    fields.append((fname, "*", False))
+                    fields.append((fname, "*"))  # BMv2: a variable-length field has no sign
                     self.header_type_extra[t.name] = {"max_length": (bit_width(t) + 7) // 8}
                 else:
                     fields.append((fname, bit_width(ft), isinstance(ft, BitT) and ft.signed))
-            total = sum(w for _, w, _ in fields if w != "*")
-            if not any(w == "*" for _, w, _ in fields) and total % 8:
-                pass  # p4c rejects headers that are not byte-aligned only at the target
             self.header_types[t.name] = fields
         return t.name
 
     def scalar(self, base: str, t: Type) -> FieldRef:
+        """A new field of `scalars` named `base` (made unique: base, base_0, base_1, ...)."""
         name = base
         n = 0
         while name in self.scalar_names:
@@ -222,20 +220,10 @@ class Layout:
         self.union_types.update(utypes)
 
     def pad_scalars(self) -> None:
+        """BMv2 headers are whole bytes: pad `scalars` as p4c does."""
         total = sum(w for _, w, _ in self.scalars)
         if total % 8:
-            self.scalars.append((self.unique_scalar("_padding"), 8 - total % 8, False))
-
-    def unique_scalar(self, base: str) -> str:
-        return self.scalar(base, BitT(1)).name if False else self._unique_scalar_name(base)
-
-    def _unique_scalar_name(self, base: str) -> str:
-        name, n = base, 0
-        while name in self.scalar_names:
-            name = f"{base}_{n}"
-            n += 1
-        self.scalar_names.add(name)
-        return name
+            self.scalar("_padding", BitT(8 - total % 8))
 
     def to_json(self) -> dict:
         types = []
