@@ -219,11 +219,13 @@ class LoweringContext:
             if isinstance(ft, StructT) and ft.kind == "struct":
                 self.collect_field_lists(sub, ft)
 
-    def value_set(self, decl: A.ValueSetDecl) -> str:
+    def value_set(self, decl: A.ValueSetDecl, prefix: str) -> str:
+        """A parse value set: local name in the JSON, parser-qualified name in P4Info."""
         name = decl.name
         width = bit_width(decl.type)
         self.value_sets.append({"name": name, "id": len(self.value_sets),
-                                "compressed_bitwidth": width, "decl": decl})
+                                "compressed_bitwidth": width, "decl": decl,
+                                "p4info_name": self.qualified(prefix, decl)})
         return name
 
     def action_profile(self, inst: ExternRef, selector_inputs, control) -> str:
@@ -416,7 +418,8 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
         "enums": user_enums(ctx),
         "parsers": [{"name": "parser", "id": 0, "init_state": init_state,
                      "parse_states": _number(parser_lowerer.states)}],
-        "parse_vsets": [{k: v for k, v in vs.items() if k != "decl"} for vs in ctx.value_sets],
+        "parse_vsets": [{k: v for k, v in vs.items() if k not in ("decl", "p4info_name")}
+                        for vs in ctx.value_sets],
         "deparsers": [{"name": "deparser", "id": 0,
                        "source_info": ctx.source_info(deparser, fragment=deparser.name),
                        "order": order, "primitives": []}],

@@ -41,7 +41,7 @@ class ParserLowerer:
             elif isinstance(local, A.InstanceDecl):
                 self.ctx.bind_instance(local, env, prefix or decl.name)
             elif isinstance(local, A.ValueSetDecl):
-                env.bind(local, self.ctx.value_set(local))
+                env.bind(local, self.ctx.value_set(local, prefix or decl.name))
         names = {st.name: (prefix + "." if prefix else "") + st.name for st in decl.states}
         for st in decl.states:
             self.state(st, env, names, accept_to)

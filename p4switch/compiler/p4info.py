@@ -312,7 +312,7 @@ class P4InfoBuilder:
         for vs in self.ctx.value_sets:
             decl = vs["decl"]
             msg = self.info.value_sets.add()
-            self.preamble(msg, P.VALUE_SET, vs["name"], decl)
+            self.preamble(msg, P.VALUE_SET, vs["p4info_name"], decl)
             t = decl.type
             fields = t.fields if isinstance(t, StructT) else [(vs["name"], t, [])]
             for i, (fname, ft, fanns) in enumerate(fields):

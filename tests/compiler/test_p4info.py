@@ -172,3 +172,16 @@ def test_text_output_is_p4c_shaped():
     assert text.startswith("# proto-file: p4/config/v1/p4info.proto\n"
                            "# proto-message: p4.config.v1.P4Info\n\n")
     assert 'pkg_info {\n  arch: "v1model"\n}' in text and "type_info {\n}" in text
+
+
+def test_value_sets():
+    from p4switch.compiler import compile_source
+    text = program("apply { }").replace(
+        "state start { pkt.extract(hdr.eth); transition accept; }",
+        "value_set<bit<16>>(4) types;\n"
+        "    state start { pkt.extract(hdr.eth);\n"
+        "        transition select(hdr.eth.ether_type) { types: accept; default: reject; } }")
+    info = compile_source(text, "p.p4").p4info
+    (vs,) = info.value_sets
+    assert vs.preamble.name == "P.types" and vs.preamble.id >> 24 == 0x03
+    assert vs.size == 4 and [(m.id, m.bitwidth) for m in vs.match] == [(1, 16)]
