@@ -50,6 +50,12 @@ class Parser(StatementParser):
     def expect(self, text: str, what: str | None = None) -> Token:
         if self.at(text):
             return self.advance()
+        prev = self.toks[self.pos - 1] if self.pos else None
+        if text == ";" and prev is not None and (prev.loc.line, prev.loc.file) != (
+                self.tok.loc.line, self.tok.loc.file):
+            # a missing ';' at the end of a line: point just after the line's last token
+            after = Location(prev.loc.file, prev.loc.line, prev.loc.col + len(prev.text))
+            raise self.error(f"expected ';' after {self._describe(prev)}", after)
         raise self.error(f"expected {what or repr(text)}, found {self._describe(self.tok)}")
 
     def expect_name(self, what: str = "a name") -> Token:

@@ -34,8 +34,8 @@ def test_errors_in_included_files_point_into_them(tmp_path):
     with pytest.raises(CompileError) as info:
         compile_file(main)
     file, line, col, message = info.value.diagnostics[0]
-    assert file.endswith("defs.p4") and line == 3 and col == 1
-    assert message == "expected ';', found '}'"
+    assert file.endswith("defs.p4") and line == 2 and col == 13
+    assert message == "expected ';' after 'f'"
 
 
 def test_unsupported_constructs_say_so_with_location():
