@@ -9,77 +9,19 @@ that the control generator inlines at each table that can run it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from . import layout as L
 from .config import Node
-from .exprgen import CodeScope, Expr, compile_expr, data, boolean, mask_of
+from .exprgen import CodeScope, Expr, compile_expr, data, boolean
+from .primexterns import EXTERN_HELPERS, ExternPrimitives
+from .stores import Target, compile_target, const_param, int_param, store
 
 DROP_PORT = 511
 
-
-@dataclass
-class Target:
-    """A field that can be written: code for its `f[...]` slot, its width and sign."""
-
-    code: str
-    width: int | None
-    signed: bool
-    varbit_len: str | None = None  # code of the slot holding a varbit field's length
+__all__ = ["PrimitiveCompiler", "Target", "compile_target", "store", "DROP_PORT", "PRIM_HELPERS"]
 
 
-def compile_target(node: Node, scope: CodeScope) -> Target:
-    kind, value = node.type_value()
-    if kind == "field":
-        ref = scope.layout.field(value[0].str(), value[1].str(), value)
-        if ref.is_valid_bit:
-            raise value.error("'$valid$' is read-only")
-        vl = f"f[{ref.header.varbit_len_slot}]" if ref.width is None else None
-        return Target(f"f[{ref.slot}]", ref.width, ref.signed, vl)
-    if kind in ("expression", "stack_field"):
-        expr = compile_expr(node, scope)
-        if expr.kind != "data" or not expr.code.startswith("f["):
-            raise node.error("the destination must be a field")
-        return Target(expr.code, expr.width, expr.signed)
-    raise node.error(f"cannot write to a '{kind}'")
-
-
-def store(target: Target, expr: Expr) -> str:
-    """`target = expr`, truncated to the target's width as BMv2 does on every field write."""
-    value = data(expr)
-    width = target.width
-    if width is None:
-        return f"{target.code} = {value}"
-    if target.signed:
-        half = 1 << (width - 1)
-        if (expr.signed_bits is not None and expr.signed_bits <= width) or \
-                (expr.masked_to is not None and expr.masked_to < width):
-            return f"{target.code} = {value}"
-        if expr.const is not None:
-            return f"{target.code} = {((expr.const + half) & mask_of(width)) - half}"
-        return f"{target.code} = (({value}) + {half} & {mask_of(width)}) - {half}"
-    if expr.const is not None:
-        return f"{target.code} = {expr.const & mask_of(width)}"
-    if expr.masked_to is not None and expr.masked_to <= width:
-        return f"{target.code} = {value}"
-    return f"{target.code} = ({value}) & {mask_of(width)}"
-
-
-def _int_param(node: Node, scope: CodeScope) -> Expr:
-    expr = compile_expr(node, scope)
-    if expr.kind not in ("data", "bool"):
-        raise node.error(f"expected a value, got a {expr.kind}")
-    return expr
-
-
-def _const_param(node: Node, scope: CodeScope) -> int:
-    expr = _int_param(node, scope)
-    if expr.const is None:
-        raise node.error("must be a constant")
-    return expr.const
-
-
-class PrimitiveCompiler:
+class PrimitiveCompiler(ExternPrimitives):
     """Compiles primitive calls of one action (or parser state) into lines of Python."""
 
     def __init__(self, scope: CodeScope, traced: bool):
@@ -122,14 +64,14 @@ class PrimitiveCompiler:
             params = prim.get("parameters").items()
             lines.append(f"    if {pc} == {i}:")
             if op == "_jump":
-                target = _const_param(params[0] if params else prim, self.scope)
+                target = const_param(params[0] if params else prim, self.scope)
                 lines += [f"        {pc} = {target}", "        continue"]
                 continue
             if op == "_jump_if_zero":
                 if len(params) != 2:
                     raise prim.error("_jump_if_zero takes 2 parameters")
-                cond = _int_param(params[0], self.scope)
-                target = _const_param(params[1], self.scope)
+                cond = int_param(params[0], self.scope)
+                target = const_param(params[1], self.scope)
                 lines += [f"        if not {boolean(cond)}:", f"            {pc} = {target}",
                           "            continue"]
             elif op == "exit":
@@ -165,7 +107,7 @@ class PrimitiveCompiler:
             return self._p_assign_union(prim, params)
         if kind == "header_stack":
             return self._p_assign_header_stack(prim, params)
-        return [store(compile_target(params[0], self.scope), _int_param(params[1], self.scope))]
+        return [store(compile_target(params[0], self.scope), int_param(params[1], self.scope))]
 
     _p_modify_field = _p_assign
 
@@ -264,7 +206,7 @@ class PrimitiveCompiler:
         if kind != "header_stack":
             raise params[0].error("push/pop on header union stacks is not supported")
         stack = self._stack(params[0])
-        count = _int_param(params[1], self.scope)
+        count = int_param(params[1], self.scope)
         first = stack.headers[0]
         return [f"{helper}(f, v, {first.index}, {first.base}, {stack.stride}, {stack.size}, "
                 f"{stack.next_slot}, {data(count)})"]
@@ -298,8 +240,8 @@ class PrimitiveCompiler:
 
     def _clone(self, prim, params):
         self._need(prim, params, 1, 2)
-        session = _int_param(params[0], self.scope)
-        field_list = _const_param(params[1], self.scope) if len(params) > 1 else 0
+        session = int_param(params[0], self.scope)
+        field_list = const_param(params[1], self.scope) if len(params) > 1 else 0
         self._check_field_list(params[1] if len(params) > 1 else prim, field_list)
         return [f"f[{L.CLONE}] = {data(session)} + 1", f"f[{L.CLONE_FL}] = {field_list}"]
 
@@ -313,7 +255,7 @@ class PrimitiveCompiler:
     def _flagged(self, slot: int):
         def handler(prim, params):
             self._need(prim, params, 0, 1)
-            field_list = _const_param(params[0], self.scope) if params else 0
+            field_list = const_param(params[0], self.scope) if params else 0
             self._check_field_list(params[0] if params else prim, field_list)
             return [f"f[{slot}] = {field_list + 1}"]
         return handler
@@ -330,121 +272,7 @@ class PrimitiveCompiler:
 
     def _p_truncate(self, prim, params):
         self._need(prim, params, 1)
-        return [f"f[{L.TRUNCATE}] = {data(_int_param(params[0], self.scope))} + 1"]
-
-    def _calc_name(self, node: Node) -> str:
-        kind, value = node.type_value()
-        if kind != "calculation":
-            raise node.error("expected a calculation")
-        name = self.scope.namespace["__calculations__"].get(value.str())
-        if name is None:
-            raise value.error(f"unknown calculation '{value.str()}'")
-        return name
-
-    def _p_modify_field_with_hash_based_offset(self, prim, params):
-        self._need(prim, params, 4)
-        dst = compile_target(params[0], self.scope)
-        base = _int_param(params[1], self.scope)
-        calc = self._calc_name(params[2])
-        size = _int_param(params[3], self.scope)
-        value = Expr(f"_hash_offset({calc}(f, v, b''), {data(base)}, {data(size)})", "data")
-        return [store(dst, value)]
-
-    def _p_modify_field_rng_uniform(self, prim, params):
-        self._need(prim, params, 3)
-        dst = compile_target(params[0], self.scope)
-        low, high = _int_param(params[1], self.scope), _int_param(params[2], self.scope)
-        return [store(dst, Expr(f"_random_between({data(low)}, {data(high)})", "data"))]
-
-    def _extern(self, node: Node, kind: str, registry: str):
-        got, value = node.type_value()
-        if got != kind:
-            raise node.error(f"expected a {kind}")
-        obj = self.scope.namespace[registry].get(value.str())
-        if obj is None:
-            raise value.error(f"unknown {kind} '{value.str()}'")
-        return obj
-
-    def _index(self, node: Node, size: int) -> tuple[str, str]:
-        """(index code, bounds-check condition) for an extern index.
-
-        In straight-line code a non-constant index is evaluated and checked once into two
-        locals, reused by the following extern calls with the same index and size until a
-        primitive writes a field the index reads (`_forget_written`)."""
-        expr = _int_param(node, self.scope)
-        if expr.const is not None:
-            if not 0 <= expr.const < size:
-                return str(expr.const), "False"
-            return str(expr.const), "True"
-        if expr.masked_to is not None and (1 << expr.masked_to) <= size:
-            return data(expr), "True"
-        low = "" if expr.masked_to is not None else "0 <= "  # masked: known non-negative
-        if self._index_cache is None:
-            tmp = self.tmp()
-            return tmp, f"{low}({tmp} := {data(expr)}) < {size}"
-        key = (data(expr), size)
-        cached = self._index_cache.get(key)
-        if cached is None:
-            tmp, ok = self.tmp(), self.tmp()
-            self._prelude += [f"{tmp} = {data(expr)}", f"{ok} = {low}{tmp} < {size}"]
-            cached = self._index_cache[key] = (tmp, ok)
-        return cached
-
-    _WRITE = re.compile(r"(f\[\d+\])\s*=(?!=)")
-
-    def _forget_written(self, lines: list[str]) -> None:
-        """Drop cached extern indices that read a field these lines may write."""
-        if not self._index_cache:
-            return
-        text = "\n".join(lines)
-        if re.search(r"f\[[^\]]*[^\d\]][^\]]*\]\s*=(?!=)", text) or "_stack_" in text:
-            self._index_cache.clear()  # a computed slot or a slice: assume anything changed
-            return
-        written = set(self._WRITE.findall(text))
-        for key in [k for k in self._index_cache if any(w in k[0] for w in written)]:
-            del self._index_cache[key]
-
-    def _p_count(self, prim, params):
-        self._need(prim, params, 2)
-        counter = self._extern(params[0], "counter_array", "__counters__")
-        packets = self.scope.bind("cpk", counter.packets)
-        nbytes = self.scope.bind("cby", counter.bytes)
-        index, cond = self._index(params[1], counter.size)
-        plen = self._std(prim, "packet_length")
-        body = [f"{packets}[{index}] += 1", f"{nbytes}[{index}] += f[{plen}]"]
-        return body if cond == "True" else [f"if {cond}:"] + ["    " + b for b in body]
-
-    def _p_execute_meter(self, prim, params):
-        self._need(prim, params, 3)
-        meter = self._extern(params[0], "meter_array", "__meters__")
-        meters = self.scope.bind("mtr", meter.meters)
-        index, cond = self._index(params[1], meter.size)
-        dst = compile_target(params[2], self.scope)
-        units = "1" if meter.unit == "packets" else f"f[{self._std(prim, 'packet_length')}]"
-        color = Expr(f"{meters}[{index}].execute({units}, _now_us())", "data", masked_to=2)
-        line = store(dst, color)
-        return [line] if cond == "True" else [f"if {cond}:", "    " + line]
-
-    def _p_register_read(self, prim, params):
-        self._need(prim, params, 3)
-        dst = compile_target(params[0], self.scope)
-        reg = self._extern(params[1], "register_array", "__registers__")
-        cells = self.scope.bind("reg", reg.cells)
-        index, cond = self._index(params[2], reg.size)
-        if cond == "True":
-            value = Expr(f"{cells}[{index}]", "data", masked_to=reg.bitwidth)
-        else:
-            value = Expr(f"({cells}[{index}] if {cond} else 0)", "data", masked_to=reg.bitwidth)
-        return [store(dst, value)]
-
-    def _p_register_write(self, prim, params):
-        self._need(prim, params, 3)
-        reg = self._extern(params[0], "register_array", "__registers__")
-        cells = self.scope.bind("reg", reg.cells)
-        index, cond = self._index(params[1], reg.size)
-        value = _int_param(params[2], self.scope)
-        line = store(Target(f"{cells}[{index}]", reg.bitwidth, False), value)
-        return [line] if cond == "True" else [f"if {cond}:", "    " + line]
+        return [f"f[{L.TRUNCATE}] = {data(int_param(params[0], self.scope))} + 1"]
 
     def _p_log_msg(self, prim, params):
         self._need(prim, params, 1, 2)
@@ -456,7 +284,7 @@ class PrimitiveCompiler:
 
     def _p_assert(self, prim, params):
         self._need(prim, params, 1)
-        cond = _int_param(params[0], self.scope)
+        cond = int_param(params[0], self.scope)
         where = self.scope.bind("where", prim.path)
         return [f"if not {boolean(cond)}:", f"    raise _AssertionFailure({where})"]
 
@@ -472,13 +300,13 @@ class PrimitiveCompiler:
     def _p_add_to_field(self, prim, params):
         self._need(prim, params, 2)
         dst = compile_target(params[0], self.scope)
-        value = _int_param(params[1], self.scope)
+        value = int_param(params[1], self.scope)
         return [store(dst, Expr(f"({dst.code} + {data(value)})", "data"))]
 
     def _binary(self, prim, params, operator: str):
         self._need(prim, params, 3)
         dst = compile_target(params[0], self.scope)
-        a, b = _int_param(params[1], self.scope), _int_param(params[2], self.scope)
+        a, b = int_param(params[1], self.scope), int_param(params[2], self.scope)
         return [store(dst, Expr(f"({data(a)} {operator} {data(b)})", "data"))]
 
     def _p_add(self, prim, params):
@@ -499,20 +327,20 @@ class PrimitiveCompiler:
     def _p_shift_left(self, prim, params):
         self._need(prim, params, 3)
         dst = compile_target(params[0], self.scope)
-        a, b = _int_param(params[1], self.scope), _int_param(params[2], self.scope)
+        a, b = int_param(params[1], self.scope), int_param(params[2], self.scope)
         return [store(dst, Expr(f"_shift_left({data(a)}, {data(b)})", "data"))]
 
     def _p_shift_right(self, prim, params):
         self._need(prim, params, 3)
         dst = compile_target(params[0], self.scope)
-        a, b = _int_param(params[1], self.scope), _int_param(params[2], self.scope)
+        a, b = int_param(params[1], self.scope), int_param(params[2], self.scope)
         return [store(dst, Expr(f"_shift_right({data(a)}, {data(b)})", "data"))]
 
     def _p_modify_field_with_shift(self, prim, params):
         """P4_14: dst = (dst & ~mask) | ((src >> shift) & mask)."""
         self._need(prim, params, 4)
         dst = compile_target(params[0], self.scope)
-        src, shift, mask = (_int_param(p, self.scope) for p in params[1:])
+        src, shift, mask = (int_param(p, self.scope) for p in params[1:])
         value = (f"(({dst.code} & ~{data(mask)}) | (_shift_right({data(src)}, {data(shift)}) "
                  f"& {data(mask)}))")
         return [store(dst, Expr(value, "data"))]
@@ -522,7 +350,7 @@ class PrimitiveCompiler:
     def _p_subtract_from_field(self, prim, params):
         self._need(prim, params, 2)
         dst = compile_target(params[0], self.scope)
-        value = _int_param(params[1], self.scope)
+        value = int_param(params[1], self.scope)
         return [store(dst, Expr(f"({dst.code} - {data(value)})", "data"))]
 
 
@@ -591,14 +419,4 @@ def _stack_pop(f, v, first_valid, first_base, stride, size, next_slot, count):
     f[next_slot] = max(f[next_slot] - count, 0)
 
 
-def _hash_offset(hash_value: int, base: int, size: int) -> int:
-    return base + (hash_value % size if size > 0 else hash_value)
-
-
-def _random_between(low: int, high: int) -> int:
-    import random
-    return random.randint(low, high) if low <= high else low
-
-
-PRIM_HELPERS = {"_stack_push": _stack_push, "_stack_pop": _stack_pop,
-                "_hash_offset": _hash_offset, "_random_between": _random_between}
+PRIM_HELPERS = {"_stack_push": _stack_push, "_stack_pop": _stack_pop, **EXTERN_HELPERS}
