@@ -10,9 +10,12 @@ from __future__ import annotations
 from . import ast as A
 from .constfold import fold
 from .check_exprs import ExpressionChecker
-from .errors import Reporter
+from .errors import CompileError, Reporter
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
                     NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header)
+
+BODIES = (A.ParserDecl, A.ControlDecl, A.FunctionDecl)
+MAX_REPORTED = 10
 
 
 class Scope:
@@ -45,8 +48,18 @@ class Checker(ExpressionChecker):
     def run(self) -> None:
         for d in self.program.decls:
             self.declare_top(d)
+        # keep going after an error inside a parser, control or function body (nothing else
+        # refers to those by name), so one run reports several independent problems
+        found: list = []
         for d in self.program.decls:
-            self.check_top(d)
+            try:
+                self.check_top(d)
+            except CompileError as exc:
+                found.extend(exc.parts)
+                if not isinstance(d, BODIES) or len(found) >= MAX_REPORTED:
+                    break
+        if found:
+            raise CompileError(found)
 
     def fail(self, node, message: str):
         return self.r.error(node.loc, message)

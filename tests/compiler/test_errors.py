@@ -131,3 +131,15 @@ def test_inaemu_compile_subcommand(tmp_path):
                            str(tmp_path / "x.json")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "x.json").exists()
+
+
+def test_independent_errors_in_several_blocks_are_all_reported():
+    text = program("apply { meta.nope = 1; }").replace(
+        "control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }",
+        "control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {"
+        " apply { sm.egress_spec = missing; } }")
+    with pytest.raises(CompileError) as info:
+        compile_source(text, "p.p4")
+    messages = [d[3] for d in info.value.diagnostics]
+    assert messages == ["struct meta_t has no field 'nope'", "'missing' is not declared"]
+    assert str(info.value).count("error:") == 2
