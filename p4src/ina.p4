@@ -122,7 +122,7 @@ struct ina_metadata_t {
     bit<8>    pending;
     bit<1>    is_contribution; // CONTRIB or MAX_CONTRIB
     bit<1>    worker_known;   // the worker table has (job, worker)
-    bit<1>    slot_ok;        // slot < pool_size
+    bit<1>    slot_ok;        // a slot of the pool (or the MAX pair), inside the registers
     bit<1>    route;          // 1: the packet leaves through the routing table
     bit<1>    is_result;      // 1: egress addresses this RESULT to its receiving worker
     bit<8>    receiver;       // egress: the worker a RESULT replica goes to
@@ -340,15 +340,17 @@ control MyIngress(inout headers hdr, inout metadata meta,
     }
 
     // Cells of slot s (version v) are base + 2s + v; the MAX round uses the pair after the pool.
+    // A cell outside the registers (a job the controller placed badly) counts as a bad slot.
     action ina_locate() {
-        bit<16> slot = (hdr.ina.kind == INA_MAX_CONTRIB || hdr.ina.kind == INA_MAX_RESULT) ?
-                       (bit<16>)meta.ina.pool_size : hdr.ina.slot;
-        bit<32> pair = meta.ina.base + ((bit<32>)slot << 1);
+        bool max_round = hdr.ina.kind == INA_MAX_CONTRIB || hdr.ina.kind == INA_MAX_RESULT;
+        bit<32> slot = max_round ? meta.ina.pool_size : (bit<32>)hdr.ina.slot;
+        bit<32> pair = meta.ina.base + (slot << 1);
         bit<32> version = (bit<32>)(hdr.ina.flags & INA_FLAG_VER);
         meta.ina.idx = pair + version;
         meta.ina.other = pair + (version ^ 1);
         meta.ina.worker_bit = (bit<32>)1 << hdr.ina.worker;
-        meta.ina.slot_ok = ((bit<32>)hdr.ina.slot < meta.ina.pool_size) ? 1w1 : 1w0;
+        meta.ina.slot_ok = ((max_round || slot < meta.ina.pool_size) && pair < INA_CELLS - 1) ?
+                           1w1 : 1w0;
     }
 
     // A first copy of worker w's contribution: mark it here, and clear w in the shadow cell.
@@ -461,7 +463,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
                         if (meta.ina.is_contribution == 1) {
                             if (hdr.ina.worker >= meta.ina.n || meta.ina.worker_known == 0) {
                                 ina_reject_bad_worker();
-                            } else if (hdr.ina.kind == INA_CONTRIB && meta.ina.slot_ok == 0) {
+                            } else if (meta.ina.slot_ok == 0) {
                                 ina_reject_bad_slot();
                             } else {
                                 ina_load_cell();
@@ -505,7 +507,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
                             }
                         } else if (meta.ina.parent == 0 || hdr.ina.kind > INA_MAX_RESULT) {
                             ina_reject_bad_kind();  // results come down only to child switches
-                        } else if (hdr.ina.kind == INA_RESULT && meta.ina.slot_ok == 0) {
+                        } else if (meta.ina.slot_ok == 0) {
                             ina_reject_bad_slot();
                         } else {
                             // the parent's result for a cell this switch sent up

@@ -160,6 +160,7 @@ def lanes(k: int, first: list[int], rest) -> list[int]:
 JOB, POOL = 7, 4            # job 7: cells 0..9 (4 slots x 2 versions, then the MAX pair 8, 9)
 SOLO_JOB = 9                # n = 1, worker 0 is the host on port 2; cells 16..21
 SPARSE_JOB = 11             # n = 2 but only worker 0 has a port: worker 1 is refused
+EDGE_JOB = 13               # base 2046, pool 1: slot 0 is cells 2046-2047, the MAX pair 2048-2049
 
 
 def flat_test(k: int) -> str:
@@ -178,6 +179,7 @@ def flat_test(k: int) -> str:
     solo = Worker(0, W1.port, W1.mac, W1.addr)
     node = root_job(b, SOLO_JOB, base=16, pool=2, workers=[solo], first_node=node)
     node = root_job(b, SPARSE_JOB, base=24, pool=1, workers=[W0], n=2, first_node=node)
+    node = root_job(b, EDGE_JOB, base=2046, pool=1, workers=[W0], first_node=node)
     b.cmd("add arp_flood standard_metadata.ingress_port:4 flood(mgid:100)")
     b.cmd("mc_mgrp_create 100")
     b.cmd("mc_node_create 0 1 2 3 4")
@@ -321,6 +323,15 @@ def drops(b: StfBuilder, k: int, values: list[int]) -> None:
     b.comment("Slot 4 of job 7, whose pool has slots 0..3.")
     b.contribute(W0, JOB, 4, 0, values)
     b.count("ina_drop_bad_slot", JOB)
+    b.comment("Job 13 was placed at the end of the 2048-cell pool (base 2046, one slot): slot 0",
+              "(cells 2046, 2047) works - n = 1, so its RESULT comes straight back - but its MAX",
+              "pair would be cells 2048 and 2049, outside the registers: a bad slot.")
+    ident = b.contribute(W0, EDGE_JOB, 0, 1, values)
+    b.expect_result(W0, EDGE_JOB, 0, 1, values, count=1, ident=ident)
+    b.count("ina_contributions", EDGE_JOB)
+    b.count("ina_results_multicast", EDGE_JOB)
+    b.contribute(W0, EDGE_JOB, 0, 0, values, kind=MAX_CONTRIB)
+    b.count("ina_drop_bad_slot", EDGE_JOB)
 
     short = ina_payload(kind=CONTRIB, job=JOB, worker=0, slot=0, values=values[:-1])
     b.comment(f"Bad length: {k - 1} values (UDP length {8 + len(short)}, not {24 + 4 * k}).")
