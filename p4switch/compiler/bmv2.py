@@ -333,6 +333,9 @@ def find_main(program: A.Program, reporter):
             decl = v.decl.type.decl if isinstance(v.decl.type, NamedT) else None
         if not isinstance(decl, (A.ParserDecl, A.ControlDecl)) or getattr(decl, "is_type", False):
             raise reporter.error(v.loc, "V1Switch arguments must be parser/control instances")
+        if decl.type_params:
+            raise reporter.error(v.loc, f"generic {type(decl).__name__[:-4].lower()}s such as "
+                                        f"'{decl.name}' are not supported by inaemu's front end")
         blocks.append(decl)
     return main, blocks
 

@@ -115,8 +115,8 @@ class ExternLowering:
         raise Unsupported(node, "unsupported data in a field list")
 
     def calculation(self, algo_expr: A.Expr, data: A.Expr, env, lowerer, node,
-                    payload: bool = False, info=None) -> str:
-        algo = self.algorithm(algo_expr)
+                    payload: bool = False, info=None, algo: str | None = None) -> str:
+        algo = algo or self.algorithm(algo_expr)
         inputs = self.flatten(data, env, lowerer, node)
         if payload:
             inputs.append({"type": "payload", "value": None})
@@ -213,6 +213,13 @@ class ExternLowering:
             self.checksum(name, args, env, L, node)
         else:
             raise Unsupported(node, f"extern function '{name}' is not supported by this back end")
+
+    def checksum16_get(self, L, data: A.Expr, env, node, target) -> None:
+        """`x = ck.get(data)` (the deprecated Checksum16): a csum16 hash into x."""
+        calc = self.calculation(None, data, env, L, node, algo="csum16")
+        L.emit("modify_field_with_hash_based_offset",
+               [target.json(), const(0, 16), {"type": "calculation", "value": calc},
+                const(1 << 16, 32)], node)
 
     def learn_list(self, data: A.Expr, env, L, node) -> int:
         t = data.type

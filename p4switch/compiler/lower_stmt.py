@@ -461,6 +461,14 @@ def lower_call_value(lowerer: StatementLowerer, call: A.Call, env: Env, node, ta
     if isinstance(callee, A.FunctionDecl):
         lowerer.inline_function(callee, call, env, target)
         return True
+    f = call.func
+    if isinstance(callee, A.MethodDecl) and isinstance(f, A.Member) and isinstance(f.expr, A.Name):
+        inst = env.lookup(f.expr.decl)
+        if isinstance(inst, ExternRef) and inst.kind == "Checksum16" and f.name == "get":
+            if not isinstance(target, FieldRef):
+                raise Unsupported(node, "Checksum16.get() must be assigned to a field")
+            lowerer.ctx.externs.checksum16_get(lowerer, call.args[0].value, env, node, target)
+            return True
     return False
 
 

@@ -123,6 +123,8 @@ class P4InfoBuilder:
                 used.setdefault("NoAction", implicit)
         ids = {}
         for name, decl in sorted(used.items(), key=lambda kv: self.order(kv[1])):
+            if is_hidden(decl):
+                continue
             msg = self.info.actions.add()
             ids[name] = self.preamble(msg, P.ACTION, name, decl)
             for i, p in enumerate([p for p in decl.params if not p.direction]):
