@@ -143,3 +143,31 @@ def test_independent_errors_in_several_blocks_are_all_reported():
     messages = [d[3] for d in info.value.diagnostics]
     assert messages == ["struct meta_t has no field 'nope'", "'missing' is not declared"]
     assert str(info.value).count("error:") == 2
+
+
+def test_cli_p4info_formats(tmp_path):
+    from google.protobuf import json_format, text_format
+    from p4.config.v1 import p4info_pb2
+    src = tmp_path / "f.p4"
+    src.write_text(program("""
+        table t { key = { hdr.eth.dst : exact; } actions = { NoAction; } }
+        apply { t.apply(); }"""))
+    files = [tmp_path / n for n in ("f.p4info.txtpb", "f.p4info.json", "f.p4info.bin")]
+    assert _run_cli([str(src), "-o", str(tmp_path / "f.json"),
+                     "--p4runtime-files", ",".join(map(str, files))]) == 0
+    text = text_format.Parse(files[0].read_text(), p4info_pb2.P4Info())
+    js = json_format.Parse(files[1].read_text(), p4info_pb2.P4Info())
+    binary = p4info_pb2.P4Info.FromString(files[2].read_bytes())
+    assert text == js == binary and text.tables[0].preamble.name == "Ing.t"
+    forced = tmp_path / "forced.json"
+    assert _run_cli([str(src), "-o", str(tmp_path / "g.json"), "--p4runtime-files", str(forced),
+                     "--p4runtime-format", "text"]) == 0
+    assert forced.read_text().startswith("# proto-file")
+
+
+def test_cli_rejects_bad_flags(tmp_path, capsys):
+    src = tmp_path / "f.p4"
+    src.write_text(program("apply { }"))
+    assert _run_cli([str(src), "-I", str(tmp_path / "nope")]) == 2
+    assert _run_cli([str(src), "-D", "9bad"]) == 2
+    assert "not a macro name" in capsys.readouterr().err
