@@ -14,10 +14,17 @@ from .errors import AlreadyExists, InvalidArgument, NotFound
 MAX_PORT = 511
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _check_ports(ports) -> list[int]:
-    ports = list(ports)
+    try:
+        ports = list(ports)
+    except TypeError:
+        raise InvalidArgument(f"ports must be a list of ints, got {ports!r}") from None
     for port in ports:
-        if not isinstance(port, int) or not 0 <= port <= MAX_PORT:
+        if not _is_int(port) or not 0 <= port <= MAX_PORT:
             raise InvalidArgument(f"port {port!r} out of range [0, {MAX_PORT}]")
     return sorted(set(ports))
 
@@ -52,7 +59,7 @@ class Replication:
 
     @staticmethod
     def _check_mgid(mgid) -> None:
-        if not isinstance(mgid, int) or not 0 < mgid < 1 << 16:
+        if not _is_int(mgid) or not 0 < mgid < 1 << 16:
             raise InvalidArgument(f"multicast group id {mgid!r} out of range [1, 65535]")
 
     def group_create(self, mgid: int) -> None:
@@ -69,17 +76,17 @@ class Replication:
         self._changed()
 
     def _group(self, mgid: int) -> list[int]:
-        if mgid not in self.groups:
+        if not _is_int(mgid) or mgid not in self.groups:
             raise NotFound(f"no multicast group {mgid!r}")
         return self.groups[mgid]
 
     def _node(self, handle: int) -> McNode:
-        if handle not in self.nodes:
+        if not _is_int(handle) or handle not in self.nodes:
             raise NotFound(f"no multicast node {handle!r}")
         return self.nodes[handle]
 
     def node_create(self, rid: int, ports) -> int:
-        if not isinstance(rid, int) or not 0 <= rid < 1 << 16:
+        if not _is_int(rid) or not 0 <= rid < 1 << 16:
             raise InvalidArgument(f"replication id {rid!r} out of range [0, 65535]")
         handle = self._next_node
         self._next_node += 1
@@ -119,13 +126,18 @@ class Replication:
         """Create or replace a group from (port, rid) pairs (P4Runtime's view)."""
         self._check_mgid(mgid)
         by_rid: dict[int, list[int]] = {}
+        try:
+            replicas = list(replicas)
+        except TypeError:
+            raise InvalidArgument(f"replicas must be a list of (port, rid), got {replicas!r}") \
+                from None
         for item in replicas:
             try:
                 port, rid = item
             except (TypeError, ValueError):
                 raise InvalidArgument(f"replica {item!r} is not (port, rid)") from None
             _check_ports([port])
-            if not isinstance(rid, int) or not 0 <= rid < 1 << 16:
+            if not _is_int(rid) or not 0 <= rid < 1 << 16:
                 raise InvalidArgument(f"replication id {rid!r} out of range [0, 65535]")
             by_rid.setdefault(rid, []).append(port)
         if mgid in self.groups:
@@ -147,7 +159,7 @@ class Replication:
     # ---------------------------------------------------------------------------- mirroring
     def mirroring_add(self, session: int, port: int | None = None,
                       mgid: int | None = None) -> None:
-        if not isinstance(session, int) or not 0 <= session < 1 << 15:
+        if not _is_int(session) or not 0 <= session < 1 << 15:
             raise InvalidArgument(f"mirroring session {session!r} out of range")
         if port is None and mgid is None:
             raise InvalidArgument("a mirroring session needs a port or a multicast group")
@@ -158,10 +170,12 @@ class Replication:
         self.mirrors[session] = {"port": port, "mgid": mgid}
 
     def mirroring_delete(self, session: int) -> None:
-        if session not in self.mirrors:
+        if not _is_int(session) or session not in self.mirrors:
             raise NotFound(f"no mirroring session {session!r}")
         del self.mirrors[session]
 
     def mirroring_get(self, session: int) -> dict | None:
+        if not _is_int(session):
+            raise InvalidArgument(f"mirroring session {session!r} is not an int")
         found = self.mirrors.get(session)
         return dict(found) if found is not None else None

@@ -55,7 +55,7 @@ class ActionProfile:
         self._invalidate()
 
     def member(self, member: int) -> tuple[int, tuple[int, ...]]:
-        found = self.members.get(member)
+        found = self.members.get(member) if isinstance(member, int) else None
         if found is None:
             raise NotFound(f"action profile '{self.name}' has no member {member!r}")
         return found
@@ -69,7 +69,7 @@ class ActionProfile:
         return group
 
     def group(self, group: int) -> list[int]:
-        found = self.groups.get(group)
+        found = self.groups.get(group) if isinstance(group, int) else None
         if found is None:
             raise NotFound(f"action profile '{self.name}' has no group {group!r}")
         return found

@@ -21,6 +21,8 @@ from .tables import Table
 
 def resolve_name(kind: str, name: str, names) -> str:
     """The one full name equal to `name` or ending in `.name`; NotFound otherwise."""
+    if not isinstance(name, str):
+        raise InvalidArgument(f"a {kind} name must be a string, got {name!r}")
     names = list(names)
     if name in names:
         return name

@@ -135,7 +135,11 @@ class Table:
     # --------------------------------------------------------------------------- control plane
     def check_action(self, action_index: int, params) -> tuple[int, ...]:
         spec = self.actions[action_index]
-        params = tuple(params)
+        try:
+            params = tuple(params)
+        except TypeError:
+            raise InvalidArgument(f"action parameters must be a sequence of ints, got "
+                                  f"{params!r}") from None
         if len(params) != len(spec.param_widths):
             raise InvalidArgument(f"action '{spec.name}' takes {len(spec.param_widths)} "
                                   f"parameters, got {len(params)}")
@@ -148,7 +152,11 @@ class Table:
 
     def make_entry(self, keys, priority: int | None) -> Entry:
         """Validate a key and build an (unstored) entry for it; raises InvalidArgument."""
-        keys = tuple(keys)
+        try:
+            keys = tuple(keys)
+        except TypeError:
+            raise InvalidArgument(f"keys must be a sequence of key objects, got {keys!r}") \
+                from None
         if len(keys) != len(self.key_fields):
             raise InvalidArgument(f"table '{self.name}' has {len(self.key_fields)} key fields, "
                                   f"got {len(keys)}")
@@ -250,7 +258,7 @@ class Table:
             self.ordered.sort(key=lambda e: (-(e.priority or 0), e.handle))
 
     def get(self, handle: int) -> Entry:
-        entry = self.entries.get(handle)
+        entry = self.entries.get(handle) if isinstance(handle, int) else None
         if entry is None:
             raise NotFound(f"table '{self.name}' has no entry with handle {handle!r}")
         return entry
