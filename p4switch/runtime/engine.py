@@ -207,6 +207,7 @@ def fast(port, data):
             if trace is not None:
                 trace.drop("egress_spec is the drop port at the end of ingress")
             return copies
+        f[self.instance_type] = NORMAL  # BMv2: even a resubmitted/recirculated packet
         copies.append((f, v, payload, egress_spec, 0, length))
         return copies
 

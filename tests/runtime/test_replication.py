@@ -8,7 +8,7 @@ from p4switch.runtime import AlreadyExists, InvalidArgument, NotFound, Switch
 
 from .bmv2 import Bmv2Program, assign, const, eth_frame, ethernet_program, fld, op, prim, std
 
-NORMAL, I2E, E2E, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
+NORMAL, I2E, E2E, REPLICATION = 0, 1, 2, 5
 
 
 def _program(ingress_prims, egress_prims=(), field_lists=()) -> Bmv2Program:
@@ -131,7 +131,8 @@ def test_resubmit_runs_ingress_again_with_original_bytes_and_field_list():
     [(port, out)] = sw.receive(0, _frame(count=3))
     assert port == 1
     assert out[12:14] == b"\x00\x01"          # keep was 1 after the first pass, preserved
-    assert _tag(out) == (RESUBMIT, 0, 0xAA)
+    # as in BMv2, a unicast packet is NORMAL in egress, whatever ingress pass it came from
+    assert _tag(out) == (NORMAL, 0, 0xAA)
 
 
 def test_recirculate_feeds_deparsed_packet_back_with_field_list():
@@ -147,7 +148,7 @@ def test_recirculate_feeds_deparsed_packet_back_with_field_list():
     prog.field_list(0, [])
     sw = Switch(prog.build())
     [(port, out)] = sw.receive(0, _frame(count=0))
-    assert port == 2 and _tag(out) == (RECIRC, 0, 3)
+    assert port == 2 and _tag(out) == (NORMAL, 0, 3)   # three ingress passes
 
 
 def test_endless_recirculation_is_cut_off():
