@@ -1,0 +1,357 @@
+"""One worker's side of in-network aggregation, as a sans-I/O state machine (docs/protocol.md §4–5).
+
+Rules this module keeps (the caller owns sockets and clocks; nothing here reads the time):
+
+* Three inputs: `start(vector, now)`, `receive(payload, now)`, `timeout(now)`. Each returns a
+  `Step`: UDP payloads to send to the aggregator, and the time `timeout` should next be called
+  (None when nothing is in flight). `now` is any monotonic clock in seconds.
+* A float32 call is a MAX round (every worker offers its largest |x|; the switch returns the
+  maximum), then the data phase with the agreed scale; `result` is float32. `start_integers`
+  sums int32 vectors exactly, without a MAX round (the caller keeps sums in range).
+* Chunk positions continue over the life of the session (one session per worker per job):
+  position p uses slot p mod pool_size, version (p div pool_size) mod 2. MAX rounds alternate
+  versions the same way. At most `window` chunks are in flight, and position p is sent only when
+  the result of p - pool_size has arrived.
+* Every transmission arms a timer: rto, doubled per retransmission up to rto_max. A chunk is
+  sent at most 1 + max_retx times; when the last timer fires, `timeout` raises PeerUnreachable
+  and the session is FAILED.
+* Input from the network is never fatal: a malformed payload, a packet of another job or
+  worker, and a result for a chunk not in flight are counted and ignored.
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from . import quantize as qz
+from .errors import PeerUnreachable, UsageError
+from .ina_wire import InaPacket, Kind, WireError, check_k, decode, encode, with_retx
+
+
+class State(enum.Enum):
+    IDLE = "idle"              # no call yet
+    MAX_ROUND = "max_round"    # waiting for MAX_RESULT (the scale)
+    DATA = "data"              # chunks in flight
+    DONE = "done"              # `result` holds the last call's sum; start() may begin another
+    FAILED = "failed"          # a chunk exhausted its retries; the session is unusable
+
+
+class Event(enum.Enum):
+    START = "start"                    # a float32 call
+    START_INTEGERS = "start_integers"  # an int32 call (no MAX round)
+    START_EMPTY = "start_empty"        # a call with no elements: nothing to exchange
+    SCALE_AGREED = "scale_agreed"      # MAX_RESULT arrived
+    LAST_RESULT = "last_result"        # every chunk's RESULT arrived
+    GIVE_UP = "give_up"                # retries exhausted
+
+
+TRANSITIONS: dict[tuple[State, Event], State] = {
+    (State.IDLE, Event.START): State.MAX_ROUND,
+    (State.DONE, Event.START): State.MAX_ROUND,
+    (State.IDLE, Event.START_INTEGERS): State.DATA,
+    (State.DONE, Event.START_INTEGERS): State.DATA,
+    (State.IDLE, Event.START_EMPTY): State.DONE,
+    (State.DONE, Event.START_EMPTY): State.DONE,
+    (State.MAX_ROUND, Event.SCALE_AGREED): State.DATA,
+    (State.DATA, Event.LAST_RESULT): State.DONE,
+    (State.MAX_ROUND, Event.GIVE_UP): State.FAILED,
+    (State.DATA, Event.GIVE_UP): State.FAILED,
+}
+
+_MAX_KEY = -1   # the in-flight key of the MAX round's packet
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the caller must do now: send these payloads; call `timeout` at `deadline`."""
+
+    send: tuple[bytes, ...]
+    deadline: float | None
+
+
+@dataclass
+class Counters:
+    """Traffic of a session (bytes are UDP payload bytes)."""
+
+    packets_sent: int = 0
+    bytes_sent: int = 0
+    packets_received: int = 0
+    bytes_received: int = 0
+    retransmissions: int = 0
+    duplicates_ignored: int = 0     # results for chunks not in flight (or stale MAX results)
+    malformed_ignored: int = 0      # undecodable, or a wrong count / impossible maximum
+    foreign_ignored: int = 0        # another job, another worker, or not a result
+
+    def copy(self) -> "Counters":
+        return Counters(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+    def __sub__(self, other: "Counters") -> "Counters":
+        return Counters(**{f.name: getattr(self, f.name) - getattr(other, f.name)
+                           for f in fields(self)})
+
+
+@dataclass
+class _Flight:
+    payload: bytes
+    slot: int
+    ver: int
+    tries: int
+    deadline: float
+
+
+def _check_int(name: str, value, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    return value
+
+
+class InaSession:
+    """The worker state machine for one (job, worker); reusable for many calls."""
+
+    def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
+                 rto: float, rto_max: float, max_retx: int):
+        self.job = _check_int("job", job, 0, 0xFFFF)
+        self.n = _check_int("n", n, 1, qz.MAX_WORKERS)
+        self.worker = _check_int("worker", worker, 0, n - 1)
+        try:
+            self.k = check_k(k)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        self.pool_size = _check_int("pool_size", pool_size, 1, 0xFFFF)
+        self.window = _check_int("window", window, 1, pool_size)
+        if not (isinstance(rto, (int, float)) and rto > 0):
+            raise UsageError(f"rto must be a positive number of seconds, got {rto!r}")
+        if not (isinstance(rto_max, (int, float)) and rto_max >= rto):
+            raise UsageError(f"rto_max must be >= rto ({rto}), got {rto_max!r}")
+        self.rto, self.rto_max = float(rto), float(rto_max)
+        self.max_retx = _check_int("max_retx", max_retx, 0, 1000)
+        self.state = State.IDLE
+        self.counters = Counters()
+        self.next_position = 0          # position of the next call's chunk 0
+        self.max_rounds = 0             # MAX rounds completed (their versions alternate)
+        self.result: np.ndarray | None = None
+        self.global_max: float | None = None   # M of the last float call
+        self.scale: float | None = None
+        self._reset_call()
+
+    # ---- the three inputs -------------------------------------------------------------------
+
+    def start(self, vector, now: float) -> Step:
+        """Begin a float32 all-reduce: the MAX round, then the data phase."""
+        values = self._checked_float_vector(vector)
+        if values.size == 0:
+            return self._start_empty(np.zeros(0, np.float32))
+        self._transition(Event.START)
+        self._begin_call(values.size, now)
+        self._float_input = values
+        self._local_max = qz.local_max(values)
+        bits = qz.float32_bits(self._local_max)
+        packet = InaPacket(kind=Kind.MAX_CONTRIB, job=self.job, worker=self.worker, slot=0,
+                           chunk=0, values=(bits,) * self.k, ver=self.max_rounds % 2)
+        return Step(tuple(self._send_new(_MAX_KEY, packet, now)), self._next_deadline())
+
+    def start_integers(self, vector, now: float) -> Step:
+        """Begin an exact int32 all-reduce (no MAX round; sums wrap modulo 2^32 as the switch)."""
+        values = np.asarray(vector)
+        if values.ndim != 1 or values.dtype != np.int32:
+            raise UsageError(f"expected a 1-D int32 vector, got {values.dtype} {values.shape}")
+        if values.size == 0:
+            return self._start_empty(np.zeros(0, np.int32))
+        self._transition(Event.START_INTEGERS)
+        self._begin_call(values.size, now)
+        self._quantized = values
+        return Step(tuple(self._fill_window(now)), self._next_deadline())
+
+    def receive(self, payload: bytes, now: float) -> Step:
+        """A UDP payload from the aggregator; never raises for its content."""
+        self.counters.packets_received += 1
+        self.counters.bytes_received += len(payload)
+        try:
+            packet = decode(payload, self.k)
+        except WireError:
+            self.counters.malformed_ignored += 1
+            return self._step(())
+        if (packet.job != self.job or packet.worker != self.worker
+                or packet.kind not in (Kind.RESULT, Kind.MAX_RESULT)):
+            self.counters.foreign_ignored += 1
+            return self._step(())
+        if packet.count != self.n:
+            self.counters.malformed_ignored += 1
+            return self._step(())
+        if packet.kind is Kind.MAX_RESULT:
+            return self._step(self._on_max_result(packet, now))
+        return self._step(self._on_result(packet, now))
+
+    def timeout(self, now: float) -> Step:
+        """Retransmit every chunk whose timer has expired; PeerUnreachable when one is spent."""
+        if self.state not in (State.MAX_ROUND, State.DATA):
+            return Step((), None)
+        out = []
+        while self._timers and self._timers[0][0] <= now:
+            deadline, key, tries = heapq.heappop(self._timers)
+            flight = self._in_flight.get(key)
+            if flight is None or flight.tries != tries:
+                continue            # answered, or rescheduled since
+            if flight.tries > self.max_retx:
+                self._transition(Event.GIVE_UP)
+                raise PeerUnreachable(job=self.job, slot=flight.slot,
+                                      chunk=None if key == _MAX_KEY else key, tries=flight.tries)
+            flight.tries += 1
+            self._arm(key, flight, now)
+            out.append(with_retx(flight.payload))
+            self.counters.retransmissions += 1
+        for payload in out:
+            self._count_sent(payload)
+        return Step(tuple(out), self._next_deadline())
+
+    # ---- what the caller reads --------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self.state is State.DONE
+
+    def error_bound(self) -> np.ndarray:
+        """Per-element bound on |result - exact sum| of the last float call (§5)."""
+        if self.state is not State.DONE or self.result is None or self.result.dtype != np.float32:
+            raise UsageError("error_bound needs a finished float32 call")
+        return qz.error_bound(self.global_max or 0.0, self.n, self.result)
+
+    # ---- internals --------------------------------------------------------------------------
+
+    def _transition(self, event: Event) -> None:
+        target = TRANSITIONS.get((self.state, event))
+        if target is None:
+            raise UsageError(f"cannot {event.value} in state {self.state.value}")
+        self.state = target
+
+    def _checked_float_vector(self, vector) -> np.ndarray:
+        try:
+            return qz.as_float32_vector(vector)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+
+    def _reset_call(self) -> None:
+        self._length = 0
+        self._chunks = 0
+        self._next_chunk = 0
+        self._answered = bytearray()
+        self._answered_count = 0
+        self._in_flight: dict[int, _Flight] = {}
+        self._timers: list[tuple[float, int, int]] = []
+        self._float_input: np.ndarray | None = None
+        self._quantized: np.ndarray | None = None
+        self._sums: np.ndarray | None = None
+        self._local_max = 0.0
+
+    def _begin_call(self, length: int, now: float) -> None:
+        self._reset_call()
+        self.result, self.global_max, self.scale = None, None, None
+        self._length = length
+        self._chunks = -(-length // self.k)
+        self._answered = bytearray(self._chunks)
+        self._sums = np.zeros(self._chunks * self.k, dtype=np.int32)
+
+    def _start_empty(self, result: np.ndarray) -> Step:
+        self._transition(Event.START_EMPTY)
+        self._reset_call()
+        self.result, self.global_max, self.scale = result, 0.0, None
+        return Step((), None)
+
+    def _position(self, chunk: int) -> tuple[int, int]:
+        """(slot, version) of a chunk of the current call."""
+        p = self.next_position + chunk
+        return p % self.pool_size, (p // self.pool_size) % 2
+
+    def _fill_window(self, now: float) -> list[bytes]:
+        out = []
+        while (self._next_chunk < self._chunks and len(self._in_flight) < self.window
+               and (self._next_chunk < self.pool_size
+                    or self._answered[self._next_chunk - self.pool_size])):
+            c = self._next_chunk
+            lanes = self._quantized[c * self.k:(c + 1) * self.k].tolist()
+            lanes += [0] * (self.k - len(lanes))
+            slot, ver = self._position(c)
+            packet = InaPacket(kind=Kind.CONTRIB, job=self.job, worker=self.worker, slot=slot,
+                               chunk=c, values=tuple(lanes), ver=ver)
+            out += self._send_new(c, packet, now)
+            self._next_chunk += 1
+        return out
+
+    def _send_new(self, key: int, packet: InaPacket, now: float) -> list[bytes]:
+        payload = encode(packet)
+        flight = _Flight(payload, packet.slot, packet.ver, 1, 0.0)
+        self._in_flight[key] = flight
+        self._arm(key, flight, now)
+        self._count_sent(payload)
+        return [payload]
+
+    def _arm(self, key: int, flight: _Flight, now: float) -> None:
+        wait = min(self.rto * 2.0 ** (flight.tries - 1), self.rto_max)
+        flight.deadline = now + wait
+        heapq.heappush(self._timers, (flight.deadline, key, flight.tries))
+
+    def _count_sent(self, payload: bytes) -> None:
+        self.counters.packets_sent += 1
+        self.counters.bytes_sent += len(payload)
+
+    def _next_deadline(self) -> float | None:
+        while self._timers:
+            deadline, key, tries = self._timers[0]
+            flight = self._in_flight.get(key)
+            if flight is not None and flight.tries == tries:
+                return deadline
+            heapq.heappop(self._timers)
+        return None
+
+    def _step(self, send: list[bytes]) -> Step:
+        return Step(tuple(send), self._next_deadline())
+
+    def _on_max_result(self, packet: InaPacket, now: float) -> list[bytes]:
+        if (self.state is not State.MAX_ROUND or packet.ver != self.max_rounds % 2
+                or _MAX_KEY not in self._in_flight):
+            self.counters.duplicates_ignored += 1
+            return []
+        try:
+            global_max = qz.float32_from_bits(max(v & 0xFFFFFFFF for v in packet.values))
+        except ValueError:
+            self.counters.malformed_ignored += 1
+            return []
+        if global_max < self._local_max:
+            self.counters.malformed_ignored += 1     # cannot be the maximum over all workers
+            return []
+        del self._in_flight[_MAX_KEY]
+        self.max_rounds += 1
+        self.global_max = global_max
+        self.scale = qz.scale_for(global_max, self.n)
+        self._quantized = qz.quantize(self._float_input, self.scale, self.n)
+        self._transition(Event.SCALE_AGREED)
+        return self._fill_window(now)
+
+    def _on_result(self, packet: InaPacket, now: float) -> list[bytes]:
+        c = packet.chunk
+        flight = self._in_flight.get(c) if self.state is State.DATA else None
+        if flight is None or (packet.slot, packet.ver) != (flight.slot, flight.ver):
+            self.counters.duplicates_ignored += 1
+            return []
+        del self._in_flight[c]
+        self._answered[c] = 1
+        self._answered_count += 1
+        self._sums[c * self.k:(c + 1) * self.k] = packet.values
+        if self._answered_count < self._chunks:
+            return self._fill_window(now)
+        self._finish()
+        return []
+
+    def _finish(self) -> None:
+        sums = self._sums[:self._length]
+        if self._float_input is not None:
+            self.result = qz.dequantize(sums, self.scale)
+        else:
+            self.result = sums.copy()
+        self.next_position += self._chunks
+        self._transition(Event.LAST_RESULT)
+        self._reset_call()

@@ -1,0 +1,108 @@
+"""Float32 gradients to int32 and back, with a scale that makes the switch's sums overflow-free.
+
+docs/protocol.md §5: the workers agree on M, the largest |x| of any worker (the MAX round), and
+each quantizes with `scale = floor((2^31 - 1) / n) / M`, so every |q_i| <= floor((2^31 - 1) / n)
+and no partial or final sum of n contributions leaves the int32 range. The summed integers are
+turned back into floats by one float64 division, then rounded to float32.
+
+The error of the result against the exact sum is at most `error_bound(M, n, y)` per element:
+n half-units of quantization (each worker rounds once) plus half a float32 ulp of the result,
+times a tiny relative slack (`FLOAT64_SLACK`) that covers the float64 multiplications, the
+division and the float64 reference sum the result is compared with (see docs/hosts.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+INT32_MAX = 2**31 - 1
+MAX_WORKERS = 32          # the switch keeps a 32-bit bitmap of workers per cell
+# Relative slack on the quantization term for float64 rounding (a few ulp64 per step, against
+# a term that is at least 2^-31 of n·M; 2^-16 is very loose and still invisible in practice).
+FLOAT64_SLACK = 2.0**-16
+
+
+def check_workers(n: int) -> int:
+    """n as a validated worker count (1..32): the scale divides the int32 range by it."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_WORKERS:
+        raise ValueError(f"worker count must be an integer from 1 to {MAX_WORKERS}, got {n!r}")
+    return n
+
+
+def as_float32_vector(values) -> np.ndarray:
+    """The input as a 1-D float32 array; `inf`/`nan` refused (no finite scale covers them)."""
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"expected a 1-D vector, got an array of shape {array.shape}")
+    if array.dtype != np.float32:
+        raise ValueError(f"expected float32 values, got dtype {array.dtype}")
+    finite = np.isfinite(array)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite)[0])
+        raise ValueError(f"cannot quantize a non-finite value: element {bad} is {array[bad]}")
+    return array
+
+
+def local_max(values: np.ndarray) -> float:
+    """The largest |x| of a finite float32 vector (0.0 when empty): what a worker offers."""
+    array = as_float32_vector(values)
+    return float(np.max(np.abs(array))) if array.size else 0.0
+
+
+def float32_bits(x: float) -> int:
+    """The IEEE-754 bit pattern of a non-negative float32 (integer order = numeric order)."""
+    value = np.float32(x)
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"a MAX value must be finite and non-negative, got {x!r}")
+    return int(value.view(np.uint32))
+
+
+def float32_from_bits(bits: int) -> float:
+    """The float32 whose bit pattern is `bits`; ValueError unless finite and non-negative."""
+    if not 0 <= bits <= 0x7F7FFFFF:
+        raise ValueError(f"0x{bits:08x} is not the pattern of a finite non-negative float32")
+    return float(np.uint32(bits).view(np.float32))
+
+
+def quantization_limit(n: int) -> int:
+    """The largest |q| a worker may send so that n of them cannot overflow int32."""
+    return INT32_MAX // check_workers(n)
+
+
+def scale_for(global_max: float, n: int) -> float:
+    """The job-wide scale for this call; 1.0 when every value is zero (any scale is exact)."""
+    if not np.isfinite(global_max) or global_max < 0:
+        raise ValueError(f"the global maximum must be finite and >= 0, got {global_max!r}")
+    limit = quantization_limit(n)
+    return 1.0 if global_max == 0 else limit / float(global_max)
+
+
+def quantize(values: np.ndarray, scale: float, n: int) -> np.ndarray:
+    """round(x · scale) as int32, clamped to ±limit (the clamp only absorbs float64 rounding)."""
+    array = as_float32_vector(values)
+    limit = quantization_limit(n)
+    scaled = np.rint(array.astype(np.float64) * scale)
+    if array.size and np.max(np.abs(scaled)) > limit + 1:
+        raise ValueError("values exceed the agreed maximum: the scale does not cover them")
+    return np.clip(scaled, -limit, limit).astype(np.int32)
+
+
+def dequantize(sums: np.ndarray, scale: float) -> np.ndarray:
+    """Summed integers back to float32: float64 division, then one rounding to float32.
+
+    A sum beyond the float32 range becomes ±inf, as a float32 addition would make it.
+    """
+    exact = np.asarray(sums, dtype=np.int64).astype(np.float64) / scale
+    with np.errstate(over="ignore"):
+        return exact.astype(np.float32)
+
+
+def ulp32(values: np.ndarray) -> np.ndarray:
+    """The float32 spacing at |y| (towards larger magnitude), as float64."""
+    return np.spacing(np.abs(np.asarray(values, dtype=np.float32))).astype(np.float64)
+
+
+def error_bound(global_max: float, n: int, result: np.ndarray) -> np.ndarray:
+    """Per element: |y - Σx| <= n·M/(2·floor((2^31-1)/n))·(1 + slack) + ulp32(y)/2."""
+    quantization = n * 0.5 / scale_for(global_max, n) if global_max else 0.0
+    return quantization * (1.0 + FLOAT64_SLACK) + ulp32(result) / 2
