@@ -440,7 +440,21 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
         "program": os.path.basename(ctx.main_file),
         "__meta__": {"version": [2, 23], "compiler": "inaemu"},
     })
+    _drop_empty_source_info(out)
     return out
+
+
+def _drop_empty_source_info(node) -> None:
+    """Objects lowered from the include files have no source_info; omit the key (BMv2 reads
+    it only when present)."""
+    if isinstance(node, dict):
+        if node.get("source_info", 0) is None:
+            del node["source_info"]
+        for v in node.values():
+            _drop_empty_source_info(v)
+    elif isinstance(node, list):
+        for v in node:
+            _drop_empty_source_info(v)
 
 
 def check_signatures(main, blocks, h_type, m_type, sm_type) -> None:
