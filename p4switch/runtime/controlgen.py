@@ -19,6 +19,9 @@ from .primgen import PrimitiveCompiler
 from .tables import Table
 
 
+MAX_INLINE_DEPTH = 24  # blocks; each level can add ~3 indents (dispatch, if, action code)
+
+
 @dataclass
 class ActionDef:
     node: Node
@@ -46,6 +49,7 @@ class ControlCompiler:
         self.functions: dict[str, str] = {}   # node name -> generated function name
         self.sources: list[str] = []
         self.plen = scope.layout.std("packet_length")
+        self._depth = 0  # blocks of nesting at the point being generated
 
     def compile(self, fn_name: str) -> str:
         init = self.pipeline.get("init_table").opt_str()
@@ -101,18 +105,31 @@ class ControlCompiler:
                     todo.append(nxt)
         return refs
 
-    def _emit(self, name: str | None, where: Node) -> list[str]:
+    def _emit(self, name: str | None, where: Node, nested: bool = False) -> list[str]:
+        """Code that continues at node `name`: inlined, or a call to the node's function.
+
+        `nested`: the code goes one block deeper. Python limits indentation to 100 levels, so
+        past MAX_INLINE_DEPTH levels a node gets its own function even if used once."""
         if name is None:
             return ["return"]
         if name not in self.nodes:
             raise where.error(f"unknown control node '{name}'")
-        if self.refs.get(name, 0) <= 1:
-            return self._node(name)
+        depth = self._depth + nested
+        if self.refs.get(name, 0) <= 1 and depth < MAX_INLINE_DEPTH:
+            self._depth, outer = depth, self._depth
+            try:
+                return self._node(name)
+            finally:
+                self._depth = outer
         fn = self.functions.get(name)
         if fn is None:
             fn = f"n{len(self.functions)}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
             self.functions[name] = fn
-            body = self._node(name)
+            self._depth, outer = 0, self._depth
+            try:
+                body = self._node(name)
+            finally:
+                self._depth = outer
             self.sources.append("\n".join([f"def {fn}(f, v):"] + _indent(body)))
         return [f"return {fn}(f, v)"]
 
@@ -132,9 +149,9 @@ class ControlCompiler:
             lines += [f"c = bool({cond})", f"T.condition({name!r}, c)"]
             cond = "c"
         lines.append(f"if {cond}:")
-        lines += _indent(self._emit(node.get("true_next").opt_str(), node))
+        lines += _indent(self._emit(node.get("true_next").opt_str(), node, nested=True))
         lines.append("else:")
-        lines += _indent(self._emit(node.get("false_next").opt_str(), node))
+        lines += _indent(self._emit(node.get("false_next").opt_str(), node, nested=True))
         return lines
 
     def _action_call(self, node: Node) -> list[str]:
@@ -239,7 +256,8 @@ class ControlCompiler:
         for i, spec in enumerate(table.actions):
             body = self._action_body(self.actions[spec.action_id])
             if per_action_next:
-                body = [b for b in body if b != "pass"] + self._emit(nexts[i], node)
+                body = [b for b in body if b != "pass"] + self._emit(nexts[i], node,
+                                                                      nested=True)
             if len(table.actions) == 1 and always_set and not per_action_next:
                 lines += body
             else:
@@ -248,14 +266,14 @@ class ControlCompiler:
         if per_action_next:
             base = node.get("base_default_next").opt_str()
             lines.append("else:" if lines else "if True:")
-            lines += _indent(self._emit(base, node))
+            lines += _indent(self._emit(base, node, nested=True))
             return lines
         if isinstance(nexts, tuple):
             hit_next, miss_next = nexts
             if hit_next == miss_next:
                 return lines + self._emit(hit_next, node)
-            return lines + ["if hit:"] + _indent(self._emit(hit_next, node)) + \
-                ["else:"] + _indent(self._emit(miss_next, node))
+            return lines + ["if hit:"] + _indent(self._emit(hit_next, node, nested=True)) + \
+                ["else:"] + _indent(self._emit(miss_next, node, nested=True))
         target = nexts[0] if nexts else node.get("base_default_next").opt_str()
         return lines + self._emit(target, node)
 

@@ -227,3 +227,24 @@ def test_direct_counter_counts_hits_only():
     assert sw.direct_counter_read("t", h) == (3, 3 * 24)
     sw.direct_counter_write("t", h, 0, 0)
     assert sw.direct_counter_read("t", h) == (0, 0)
+
+
+def test_long_chains_of_conditionals_compile():
+    """Hundreds of nested if/else nodes: deeper than Python's indentation limit if inlined."""
+    sw = Switch(_program_with_chain(300).build())
+    assert sw.receive(0, eth_frame(ether_type=299))[0][0] == 299
+    assert sw.receive(0, eth_frame(ether_type=5))[0][0] == 5
+    assert sw.receive(0, eth_frame(ether_type=300))[0][0] == 0
+
+
+def _program_with_chain(n: int):
+    from .bmv2 import const, op
+    prog = ethernet_program()
+    prog.state("start", [prog.extract("eth")])
+    for i in range(n):
+        act = prog.action(f"p{i}", [assign(std("egress_spec"), const(i))])
+        prog.run(f"t{i}", act)
+        prog.conditional(f"c{i}", op("==", fld("eth", "type"), const(i)), f"t{i}",
+                         f"c{i + 1}" if i + 1 < n else None)
+    prog.start("c0")
+    return prog
