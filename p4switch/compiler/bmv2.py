@@ -303,6 +303,8 @@ def expr_text(e) -> str:
         return str(e.value) if e.width is None else f"{e.width}{'s' if e.signed else 'w'}{e.value}"
     if isinstance(e, A.Slice):
         return f"{expr_text(e.expr)}[{expr_text(e.hi)}:{expr_text(e.lo)}]"
+    if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "isValid":
+        return f"{expr_text(e.func.expr)}.$valid$"  # p4c's name for a validity key
     if isinstance(e, A.Call):
         return f"{expr_text(e.func)}()"
     if isinstance(e, A.Binary):
