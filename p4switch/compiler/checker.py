@@ -12,7 +12,7 @@ from .constfold import fold
 from .check_exprs import ExpressionChecker
 from .errors import CompileError, Reporter
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
-                    NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header)
+                    MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header)
 
 BODIES = (A.ParserDecl, A.ControlDecl, A.FunctionDecl)
 MAX_REPORTED = 10
@@ -434,6 +434,11 @@ class Checker(ExpressionChecker):
             self.assignable(st.lhs.type, st.rhs, st.rhs)
         elif isinstance(st, A.CallStmt):
             self.expr(st.call, s)
+            f = st.call.func
+            if in_action and isinstance(f, A.Member) and f.name == "apply" and \
+                    isinstance(getattr(f, "type", None), MethodT):
+                raise self.fail(st, f"a {f.type.owner} cannot be applied inside an action "
+                                    "or function")
         elif isinstance(st, A.If):
             self.expr(st.cond, s, expected=BOOL)
             if st.cond.type != BOOL:

@@ -94,6 +94,10 @@ def test_enum_members_and_errors_are_constants():
     ("apply { mark_to_drop(meta); }", "expected struct standard_metadata_t, not struct meta_t"),
     ("apply { hdr.eth.setValid(1); }", "setValid() takes no arguments"),
     ("apply { sm.egress_spec = true; }", "cannot assign bool to bit<9> (use a cast)"),
+    ("table t { key = { hdr.eth.dst : exact; } actions = { NoAction; } }"
+     " action a() { t.apply(); } apply { a(); }", "a table cannot be applied inside an action or function"),
+    ("action a(in bit<8> v) { v = 1; } apply { a(1); }", "cannot assign to read-only parameter 'v'"),
+    ("action a() { return 1; } apply { a(); }", "only functions can return a value"),
 ])
 def test_type_errors(ingress, message):
     text = program(ingress, meta_fields="bit<12> x;")
