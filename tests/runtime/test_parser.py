@@ -226,3 +226,56 @@ def test_parse_value_set_with_masks():
     sw.parse_vset_add("pvs", 0x8800, 0xFF00)
     assert sw.receive(0, eth_frame(ether_type=0x8812, payload=b"\x01"))[0][1][-1] == 0xEE
     assert sw.receive(0, eth_frame(ether_type=0x8912, payload=b"\x01"))[0][1][-1] == 0x01
+
+
+def _two_stacks():
+    prog = _stack_program(3)
+    prog.stack("copy", "hop_t", 3)
+    return prog
+
+
+def test_assign_header_stack_and_runtime_stack_index():
+    prog = _two_stacks()
+    # copy := hops; hops[copy.last index].port := 0x11 (a run-time index); report size
+    idx = op("last_stack_index", None, {"type": "header_stack", "value": "copy"})
+    elem = op("dereference_header_stack", {"type": "header_stack", "value": "hops"}, idx)
+    act = prog.action("act", [
+        {"op": "assign_header_stack", "parameters": [{"type": "header_stack", "value": "copy"},
+                                                     {"type": "header_stack", "value": "hops"}]},
+        assign(op("access_field", elem, 1), const(0x11)),
+        assign(fld("eth", "type"), op("size_stack", None,
+                                      {"type": "header_stack", "value": "copy"})),
+        assign(std("egress_spec"), const(1))])
+    prog.run("act", act)
+    sw = Switch(prog.build())
+    out = sw.receive(0, eth_frame(payload=bytes([0x05, 0x86, 0xAA])))[0][1]
+    assert out[12:14] == b"\x00\x02"                      # two hops parsed
+    assert out[14:] == bytes([0x05, 0x91, 0x05, 0x86, 0xAA])  # hops (edited), then copy
+
+
+def test_pop_more_than_size_empties_the_stack():
+    prog = _stack_program(3)
+    act = prog.action("act", [
+        {"op": "pop", "parameters": [{"type": "header_stack", "value": "hops"}, const(7)]},
+        assign(std("egress_spec"), const(1))])
+    prog.run("act", act)
+    sw = Switch(prog.build())
+    assert sw.receive(0, eth_frame(payload=bytes([0x05, 0x86, 0xAA])))[0][1][14:] == b"\xAA"
+
+
+def test_assign_union_copies_members_and_validity():
+    prog = ethernet_program()
+    prog.header_type("a_t", [("x", 8)])
+    prog.header_type("b_t", [("y", 16)])
+    prog.union("u", {"a": "a_t", "b": "b_t"})
+    prog.union("w", {"a": "a_t", "b": "b_t"})
+    prog.state("start", [prog.extract("eth"), prog.extract("u.b")])
+    act = prog.action("act", [
+        {"op": "assign_union", "parameters": [{"type": "header_union", "value": "w"},
+                                              {"type": "header_union", "value": "u"}]},
+        assign(fld("w.b", "y"), const(0xBEEF)),
+        assign(std("egress_spec"), const(1))])
+    prog.run("act", act)
+    sw = Switch(prog.build())
+    out = sw.receive(0, eth_frame(payload=b"\x12\x34"))[0][1]
+    assert out[14:] == b"\x12\x34\xBE\xEF"   # u.b, then w.b (w.a stays invalid)
