@@ -198,6 +198,11 @@ class Preprocessor:
                     self.out.lines.append(("", where_file, k + 1 + (line_offset if k > start else 0)))
                 continue
             if active:
+                # a function-like macro call may continue on the next lines: join them
+                while i < len(raw) and self._open_macro_call(line) and \
+                        not raw[i].lstrip().startswith("#"):
+                    line = line + " " + raw[i]
+                    i += 1
                 expanded = self.expand(line, Location(where_file, number, 1))
                 self.out.lines.append((expanded, where_file, number))
             else:
@@ -206,6 +211,17 @@ class Preprocessor:
                 self.out.lines.append(("", where_file, k + 1 + line_offset))
         if conditions:
             raise self.reporter.error(conditions[-1][3], "unterminated #if (missing #endif)")
+
+    def _open_macro_call(self, line: str) -> bool:
+        """Does the line end inside the argument list of a function-like macro call?"""
+        for m in _IDENT.finditer(line):
+            macro = self.macros.get(m.group(0))
+            if macro is None or macro.params is None:
+                continue
+            rest = line[m.end():].lstrip()
+            if rest.startswith("(") and rest.count("(") > rest.count(")"):
+                return True
+        return False
 
     def _frame(self, conditions, loc, what):
         if not conditions:

@@ -103,3 +103,9 @@ def test_errors_are_located(text, message, line):
 def test_cond_evaluator_division_by_zero_is_an_error():
     with pytest.raises(ValueError):
         CondEvaluator("1 / 0").value()
+
+
+def test_macro_call_spanning_lines_keeps_later_line_numbers():
+    src = preprocess("#define PAIR(a, b) a + b\nx = PAIR(1,\n  2);\ny\n")
+    kept = [(t.strip(), n) for t, _, n in src.lines if t.strip()]
+    assert kept == [("x = 1 + 2;", 2), ("y", 4)]
