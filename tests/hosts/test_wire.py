@@ -1,0 +1,142 @@
+"""Exact bytes of the aggregation payload, the ring framing and Ethernet/IPv4/UDP frames."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hosts.errors import RingProtocolError
+from hosts.framing import FrameError, UdpFrame, build_udp_frame, parse_udp_frame
+from hosts.ina_wire import InaPacket, Kind, WireError, decode, encode, with_retx
+from hosts.ring_wire import Hello, RingKind, Segment, StreamDecoder
+from hosts.ring_wire import encode as ring_encode
+
+PACKET = InaPacket(kind=Kind.CONTRIB, job=0x1234, worker=7, slot=0x0102, chunk=0xA0B0C0D0,
+                   values=(1, -1, 2**31 - 1, -2**31), ver=1, retx=True)
+PACKET_BYTES = bytes.fromhex("00 03 1234 07 00 0102 A0B0C0D0 00 000000"
+                             "00000001 FFFFFFFF 7FFFFFFF 80000000")
+
+
+def test_encode_gives_the_protocol_bytes() -> None:
+    assert encode(PACKET) == PACKET_BYTES
+    assert decode(PACKET_BYTES) == PACKET
+    assert decode(PACKET_BYTES, k=4) == PACKET
+
+
+def test_result_round_trip_with_count() -> None:
+    packet = InaPacket(kind=Kind.MAX_RESULT, job=1, worker=0, slot=0, chunk=0, count=32,
+                       values=tuple(range(8)))
+    data = encode(packet)
+    assert data[:16].hex() == "03000001000000000000000020000000"
+    assert decode(data) == packet
+
+
+def test_with_retx_sets_only_the_flag() -> None:
+    plain = encode(InaPacket(kind=Kind.CONTRIB, job=1, worker=2, slot=3, chunk=4, ver=1,
+                             values=(5,) * 4))
+    assert decode(with_retx(plain)).retx and decode(with_retx(plain)).ver == 1
+    assert with_retx(plain)[2:] == plain[2:]
+
+
+@pytest.mark.parametrize("payload, reason", [
+    (b"", "shorter than the 16-byte header"),
+    (PACKET_BYTES[:15], "shorter than the 16-byte header"),
+    (PACKET_BYTES[:-4], r"not k\*4"),
+    (PACKET_BYTES[:16], r"not k\*4"),
+    (b"\x09" + PACKET_BYTES[1:], "unknown kind 9"),
+    (PACKET_BYTES[:1] + b"\x04" + PACKET_BYTES[2:], "unknown flag bits"),
+    (PACKET_BYTES[:5] + b"\x01" + PACKET_BYTES[6:], "padding"),
+    (PACKET_BYTES[:15] + b"\x01" + PACKET_BYTES[16:], "padding"),
+])
+def test_decode_names_what_is_wrong(payload: bytes, reason: str) -> None:
+    with pytest.raises(WireError, match=reason):
+        decode(payload)
+
+
+def test_decode_checks_the_expected_k() -> None:
+    with pytest.raises(WireError, match="32 bytes, expected 48 for k=8"):
+        decode(PACKET_BYTES, k=8)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("kind", 4), ("job", 65536), ("worker", -1), ("slot", 1 << 16), ("chunk", 1 << 32),
+    ("count", 256), ("ver", 2), ("retx", 1), ("values", (1, 2, 3)), ("values", (0,) * 260),
+    ("values", (2**31, 0, 0, 0)), ("values", (1.0, 0, 0, 0)),
+])
+def test_construction_validates_every_field(field: str, value) -> None:
+    fields = dict(kind=Kind.CONTRIB, job=1, worker=1, slot=1, chunk=1, values=(0,) * 4)
+    fields[field] = value
+    with pytest.raises(ValueError):
+        InaPacket(**fields)
+
+
+def test_ring_messages_round_trip_in_any_chunking() -> None:
+    segment = Segment(kind=RingKind.ALL_GATHER, call=3, step=2, index=1,
+                      values=np.array([1.5, -2.0], np.float32))
+    data = ring_encode(Hello(job=9, rank=1, n=4)) + ring_encode(segment)
+    assert data[:20].hex() == "495201000000" "0004" "00000009" "00000001" "00000000"
+    assert data[20:40].hex() == "495201020000" "0002" "00000003" "00000001" "00000002"
+    assert data[40:] == np.array([1.5, -2.0], ">f4").tobytes()
+    for cut in (1, 7, 20, 21, 43):
+        decoder = StreamDecoder()
+        messages = decoder.feed(data[:cut]) + decoder.feed(data[cut:])
+        assert messages[0] == Hello(job=9, rank=1, n=4)
+        assert messages[1].kind is RingKind.ALL_GATHER and messages[1].index == 1
+        assert messages[1].values.tolist() == [1.5, -2.0]
+        assert decoder.buffered == 0
+
+
+def test_ring_float64_segments_keep_their_precision() -> None:
+    values = np.array([1 + 2**-40], np.float64)
+    segment = Segment(kind=RingKind.REDUCE_SCATTER, call=0, step=0, index=0, values=values)
+    (back,) = StreamDecoder().feed(ring_encode(segment))
+    assert back.values.dtype == np.float64 and back.values[0] == values[0]
+
+
+@pytest.mark.parametrize("data, reason", [
+    (b"XX" + bytes(18), "bad magic"),
+    (b"IR\x02" + bytes(17), "version 2"),
+    (b"IR\x01\x07" + bytes(16), "unknown ring message kind"),
+    (b"IR\x01\x01\x05" + bytes(15), "dtype code"),
+    (b"IR\x01\x00\x00\x00\x00\x01" + bytes(8) + b"\x00\x00\x00\x01", "HELLO carries no"),
+    (b"IR\x01\x01\x00\x00\x00\x00" + bytes(8) + b"\xff\xff\xff\xff", "larger than allowed"),
+    (b"IR\x01\x00\x00\x00\x00\x02" + bytes(4) + b"\x00\x00\x00\x05" + bytes(4), "bad hello"),
+])
+def test_ring_garbage_fails_at_the_header(data: bytes, reason: str) -> None:
+    with pytest.raises(RingProtocolError, match=reason):
+        StreamDecoder().feed(data)
+
+
+FRAME = UdpFrame(src_mac="02:00:00:00:00:01", dst_mac="02:00:00:00:01:00", src_ip="10.0.0.1",
+                 dst_ip="10.0.0.254", src_port=48879, dst_port=48879, payload=b"\xab\xcd",
+                 ttl=64, ident=0x1c46)
+
+
+def test_frame_bytes_and_checksum() -> None:
+    raw = build_udp_frame(FRAME)
+    assert raw[:14].hex() == "020000000100" "020000000001" "0800"
+    # IPv4: total 30, ident 0x1c46, TTL 64, UDP; checksum over the header sums to 0xffff
+    assert raw[14:34].hex() == "4500001e1c4600004011" + raw[24:26].hex() + "0a0000010a0000fe"
+    assert raw[24:26].hex() == "498b"   # worked by hand: ~(0x4500+0x1e+...+0xfe)
+    assert raw[34:].hex() == "beefbeef000a0000" "abcd"
+    assert parse_udp_frame(raw) == FRAME
+
+
+def test_frame_parse_errors() -> None:
+    raw = build_udp_frame(FRAME)
+    cases = [
+        (raw[:41], "shorter"),
+        (raw[:12] + b"\x86\xdd" + raw[14:], "not IPv4"),
+        (raw[:14] + b"\x46" + raw[15:], "IHL"),
+        (raw[:24] + b"\x00\x00" + raw[26:], "checksum"),
+        (raw[:-1], "does not fit"),
+    ]
+    for data, reason in cases:
+        with pytest.raises(FrameError, match=reason):
+            parse_udp_frame(data)
+
+
+def test_frame_build_refuses_bad_addresses() -> None:
+    for field, value in (("src_mac", "02:00"), ("dst_ip", "10.0.0.300"), ("ttl", 256)):
+        with pytest.raises(ValueError):
+            build_udp_frame(UdpFrame(**{**FRAME.__dict__, field: value}))
