@@ -116,11 +116,9 @@ class ExternPrimitives:
         reg = self._extern(params[1], "register_array", "__registers__")
         cells = self.scope.bind("reg", reg.cells)
         index, cond = self._index(params[2], reg.size)
-        if cond == "True":
-            value = Expr(f"{cells}[{index}]", "data", masked_to=reg.bitwidth)
-        else:
-            value = Expr(f"({cells}[{index}] if {cond} else 0)", "data", masked_to=reg.bitwidth)
-        return [store(dst, value)]
+        line = store(dst, Expr(f"{cells}[{index}]", "data", masked_to=reg.bitwidth))
+        # out of range: BMv2 leaves the destination unchanged
+        return [line] if cond == "True" else [f"if {cond}:", "    " + line]
 
     def _p_register_write(self, prim, params):
         self._need(prim, params, 3)
