@@ -28,11 +28,15 @@ from .errors import (
     INVALID_ARGUMENT,
     NOT_FOUND,
     PERMISSION_DENIED,
+    RESOURCE_EXHAUSTED,
     UNIMPLEMENTED,
     RequestError,
 )
 from .packet_io import packet_in_message, packet_out_bytes
 from .pipeline import Pipeline, verify
+
+# Concurrent StreamChannels (clients); each holds a server thread. More: RESOURCE_EXHAUSTED.
+MAX_STREAMS = 16
 
 SetRequest = p4runtime_pb2.SetForwardingPipelineConfigRequest
 GetRequest = p4runtime_pb2.GetForwardingPipelineConfigRequest
@@ -184,6 +188,10 @@ class P4RuntimeDevice:
 
     def stream_open(self, client: Hashable, send: Sender) -> None:
         with self._streams:
+            if len(self._senders) >= MAX_STREAMS:
+                raise RequestError(
+                    RESOURCE_EXHAUSTED, f"at most {MAX_STREAMS} stream channels are supported"
+                )
             self._senders[client] = send
 
     def stream_close(self, client: Hashable) -> None:

@@ -11,8 +11,11 @@ from p4.v1 import p4runtime_pb2_grpc
 from .device import P4RuntimeDevice
 from .service import P4RuntimeServicer
 
-# Each open StreamChannel holds one worker thread for its lifetime; unary RPCs need the rest.
+# Each open StreamChannel holds one worker thread for its lifetime, so streams are capped (see
+# device.MAX_STREAMS) well below the pool size and unary RPCs always find a thread.
 MAX_WORKERS = 32
+# Pipeline configs (BMv2 JSON) and big reads can exceed grpc's default 4 MiB message limit.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 
 
 class ServerStartError(Exception):
@@ -43,7 +46,13 @@ class P4RuntimeServer:
         self._server: grpc.Server | None = None
 
     def start(self) -> None:
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_WORKERS))
+        server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="p4rt"),
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ],
+        )
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(P4RuntimeServicer(self.device), server)
         try:
             port = server.add_insecure_port(self.address)

@@ -110,7 +110,10 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def StreamChannel(self, request_iterator, context):
         client = object()  # identity of this stream for arbitration
         outbox: queue.Queue = queue.Queue()
-        self.device.stream_open(client, outbox.put)
+        try:
+            self.device.stream_open(client, outbox.put)
+        except RequestError as error:
+            _abort(context, error)
         context.add_callback(lambda: outbox.put(_END))
 
         def pump() -> None:

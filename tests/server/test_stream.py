@@ -65,3 +65,14 @@ def test_packet_out_from_backup_gets_a_stream_error(server):
     error = backup.next("error")
     assert error.error.canonical_code == grpc.StatusCode.PERMISSION_DENIED.value[0]
     assert server.packets_out == []
+
+
+def test_streams_beyond_the_limit_are_resource_exhausted_and_unary_rpcs_still_work(bare_server):
+    from p4switch.server.device import MAX_STREAMS
+
+    for election_id in range(1, MAX_STREAMS + 1):
+        assert bare_server.stream().arbitrate(election_id) is not None
+    extra = bare_server.stream()
+    assert extra.next() is None
+    assert extra.error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    bare_server.stub.SetForwardingPipelineConfig(pipeline_request(election_id=MAX_STREAMS))
