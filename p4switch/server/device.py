@@ -75,7 +75,9 @@ class P4RuntimeDevice:
 
     def _check_device(self, device_id: int) -> None:
         if device_id != self.device_id:
-            raise RequestError(NOT_FOUND, f"no device {device_id} (this is device {self.device_id})")
+            raise RequestError(
+                NOT_FOUND, f"no device {device_id} (this is device {self.device_id})"
+            )
 
     def _committed(self) -> DeviceState:
         if self._state is None:
@@ -87,7 +89,7 @@ class P4RuntimeDevice:
     def capabilities(self) -> p4runtime_pb2.CapabilitiesResponse:
         return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=api_version())
 
-    def set_pipeline(self, request: SetRequest) -> p4runtime_pb2.SetForwardingPipelineConfigResponse:
+    def set_pipeline(self, request: SetRequest):
         self._check_device(request.device_id)
         if request.role or request.role_id:
             raise RequestError(UNIMPLEMENTED, "only the default role is supported")
@@ -134,7 +136,7 @@ class P4RuntimeDevice:
                 "RECONCILE_AND_COMMIT with a different program (use VERIFY_AND_COMMIT)",
             )
 
-    def get_pipeline(self, request: GetRequest) -> p4runtime_pb2.GetForwardingPipelineConfigResponse:
+    def get_pipeline(self, request: GetRequest):
         self._check_device(request.device_id)
         with self._control:
             config = self._committed().pipeline.config
@@ -151,7 +153,7 @@ class P4RuntimeDevice:
     # -- Write and Read ---------------------------------------------------------------------------
 
     def write(self, request: p4runtime_pb2.WriteRequest) -> list[RequestError | None]:
-        """Apply a batch; returns one error (or None) per update. Raises for request-level errors."""
+        """Apply a batch: one error (or None) per update. Raises for request-level errors."""
         self._check_device(request.device_id)
         if request.role or request.role_id:
             raise RequestError(UNIMPLEMENTED, "only the default role is supported")
@@ -184,7 +186,7 @@ class P4RuntimeDevice:
                         raise error.within(f"entity {position}") from None
         return found
 
-    # -- stream channels ----------------------------------------------------------------------------
+    # -- stream channels --------------------------------------------------------------------------
 
     def stream_open(self, client: Hashable, send: Sender) -> None:
         with self._streams:
@@ -261,9 +263,8 @@ class P4RuntimeDevice:
             if note.election_id is not None:
                 arbitration.election_id.high = note.election_id >> 64
                 arbitration.election_id.low = note.election_id & ((1 << 64) - 1)
-            arbitration.status.CopyFrom(
-                status_pb2.Status(code=RequestError(note.code, "").numeric_code, message=note.message)
-            )
+            code = RequestError(note.code, "").numeric_code
+            arbitration.status.CopyFrom(status_pb2.Status(code=code, message=note.message))
             send(response)
 
     def packet_in(self, data: bytes) -> None:

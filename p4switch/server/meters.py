@@ -58,7 +58,9 @@ def read_meters(state: DeviceState, request: p4runtime_pb2.MeterEntry) -> list:
     return result
 
 
-def write_direct_meter(state: DeviceState, kind: int, entry: p4runtime_pb2.DirectMeterEntry) -> None:
+def write_direct_meter(
+    state: DeviceState, kind: int, entry: p4runtime_pb2.DirectMeterEntry
+) -> None:
     table, handle, where = table_entries.locate(state, entry.table_entry, "direct meter")
     if kind != Update.MODIFY:
         raise RequestError(INVALID_ARGUMENT, f"{where}: only MODIFY is allowed for direct meters")
@@ -72,7 +74,8 @@ def write_direct_meter(state: DeviceState, kind: int, entry: p4runtime_pb2.Direc
 
 def read_direct_meters(state: DeviceState, request: p4runtime_pb2.DirectMeterEntry) -> list:
     result = []
-    for handle, entry in table_entries.read_with_handles(state, request.table_entry, "direct meter"):
+    pairs = table_entries.read_with_handles(state, request.table_entry, "direct meter")
+    for handle, entry in pairs:
         message = p4runtime_pb2.DirectMeterEntry()
         message.table_entry.CopyFrom(entry)
         config = state.direct_meter_configs.get((entry.table_id, handle))

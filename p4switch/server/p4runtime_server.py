@@ -57,7 +57,8 @@ class P4RuntimeServer:
         try:
             port = server.add_insecure_port(self.address)
         except RuntimeError as exc:
-            raise ServerStartError(f"cannot bind P4Runtime server to {self.address}: {exc}") from None
+            message = f"cannot bind P4Runtime server to {self.address}: {exc}"
+            raise ServerStartError(message) from None
         if not port:
             raise ServerStartError(f"cannot bind P4Runtime server to {self.address}")
         server.start()

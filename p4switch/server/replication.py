@@ -46,13 +46,16 @@ def _replicas(replicas, where: str) -> list[tuple[int, int]]:
             )
         if (port, replica.instance) in result:
             raise RequestError(
-                INVALID_ARGUMENT, f"{where}: replica (port {port}, instance {replica.instance}) twice"
+                INVALID_ARGUMENT,
+                f"{where}: replica (port {port}, instance {replica.instance}) twice",
             )
         result.append((port, replica.instance))
     return result
 
 
-def write_multicast(state: DeviceState, kind: int, entry: p4runtime_pb2.MulticastGroupEntry) -> None:
+def write_multicast(
+    state: DeviceState, kind: int, entry: p4runtime_pb2.MulticastGroupEntry
+) -> None:
     mgid = entry.multicast_group_id
     where = f"multicast group {mgid}"
     if not 0 < mgid <= MAX_GROUP_ID:
@@ -79,7 +82,9 @@ def read_multicast(state: DeviceState, request: p4runtime_pb2.MulticastGroupEntr
     groups = [g for g in state.call("multicast groups", sw.mc_groups) if g not in hidden]
     if request.multicast_group_id:
         if request.multicast_group_id not in groups:
-            raise RequestError(NOT_FOUND, f"multicast group {request.multicast_group_id}: no such group")
+            raise RequestError(
+                NOT_FOUND, f"multicast group {request.multicast_group_id}: no such group"
+            )
         groups = [request.multicast_group_id]
     result = []
     for mgid in sorted(groups):

@@ -155,9 +155,8 @@ def _write_direct_resources(state, table, handle, entry, where) -> None:
             data.packet_count, data.byte_count,
         )
     if entry.HasField("meter_config"):
-        state.call(
-            where, state.switch.direct_meter_set_rates, name, handle, meter_rates(entry.meter_config)
-        )
+        rates = meter_rates(entry.meter_config)
+        state.call(where, state.switch.direct_meter_set_rates, name, handle, rates)
         state.direct_meter_configs[(table.preamble.id, handle)] = entry.meter_config
 
 
@@ -278,7 +277,9 @@ def _encode_target(state, table, runtime_entry, table_action) -> None:
         return
     pid = profile.preamble.id
     if getattr(runtime_entry, "group", None) is not None:
-        table_action.action_profile_group_id = _client_id(state.groups.get(pid, {}), runtime_entry.group)
+        table_action.action_profile_group_id = _client_id(
+            state.groups.get(pid, {}), runtime_entry.group
+        )
     else:
         table_action.action_profile_member_id = _client_id(
             state.members.get(pid, {}), runtime_entry.member
@@ -297,7 +298,8 @@ def _read_default(state, table) -> p4runtime_pb2.TableEntry:
     message = p4runtime_pb2.TableEntry(table_id=table.preamble.id, is_default_action=True)
     if state.pipeline.index.action_profile_of(table) is not None:
         return message  # the runtime reports indirect defaults by action only; leave it unset
-    action, params = state.call(where, state.switch.table_get_default, state.pipeline.json_name(table))
+    name = state.pipeline.json_name(table)
+    action, params = state.call(where, state.switch.table_get_default, name)
     allowed = state.pipeline.index.table_action_ids(table)
     message.action.action.CopyFrom(encode_action(state.pipeline, action, params, allowed))
     return message
