@@ -6,6 +6,8 @@ handle for that key (`table_find`); the server never keeps its own copy of the t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
@@ -17,6 +19,16 @@ from .meter_config import meter_rates
 
 Update = p4runtime_pb2.Update
 ActionRef = p4info_pb2.ActionRef
+
+
+@dataclass(frozen=True)
+class EntryTarget:
+    """What an entry runs: an action with its params, or an action profile member/group."""
+
+    kind: str  # "action", "member" or "group"
+    action: str = ""  # JSON action name, for "action"
+    params: tuple[int, ...] = ()
+    handle: int = 0  # runtime member/group handle, for "member"/"group"
 
 
 def table_label(table: p4info_pb2.Table) -> str:
@@ -80,7 +92,7 @@ def _remember_metadata(state: DeviceState, slot: tuple[int, int], entry) -> None
 
 
 def _decode_table_action(state, table, table_action, where, *, default: bool):
-    """("action", name, params) / ("member", handle) / ("group", handle) for a TableAction."""
+    """The EntryTarget a TableAction names, checked against the table."""
     pipeline = state.pipeline
     which = table_action.WhichOneof("type")
     profile = pipeline.index.action_profile_of(table)
@@ -94,7 +106,7 @@ def _decode_table_action(state, table, table_action, where, *, default: bool):
             if ref.scope != (ActionRef.TABLE_ONLY if default else ActionRef.DEFAULT_ONLY)
         }
         name, params = decode_action(pipeline, table_action.action, allowed, where)
-        return ("action", name, params)
+        return EntryTarget("action", action=name, params=params)
     if which in ("action_profile_member_id", "action_profile_group_id"):
         if profile is None:
             raise RequestError(
@@ -109,26 +121,28 @@ def _decode_table_action(state, table, table_action, where, *, default: bool):
                 NOT_FOUND,
                 f"{where}: action profile '{profile.preamble.name}' has no {what} {wanted}",
             )
-        return ("member" if member else "group", ids[wanted])
+        return EntryTarget("member" if member else "group", handle=ids[wanted])
     if which == "action_profile_action_set":
         raise RequestError(UNIMPLEMENTED, f"{where}: one-shot action selector programming")
     raise RequestError(INVALID_ARGUMENT, f"{where}: table action is empty")
 
 
-def _add(state, name, keys, priority, target, where) -> int:
+def _add(state, name, keys, priority, target: EntryTarget, where) -> int:
     sw = state.switch
-    if target[0] == "action":
-        return state.call(where, sw.table_add, name, keys, target[1], target[2], priority=priority)
-    add = sw.table_add_member if target[0] == "member" else sw.table_add_group
-    return state.call(where, add, name, keys, target[1], priority=priority)
+    if target.kind == "action":
+        return state.call(
+            where, sw.table_add, name, keys, target.action, target.params, priority=priority
+        )
+    add = sw.table_add_member if target.kind == "member" else sw.table_add_group
+    return state.call(where, add, name, keys, target.handle, priority=priority)
 
 
-def _modify(state, name, handle, target, where) -> None:
-    if target[0] != "action":
+def _modify(state, name, handle, target: EntryTarget, where) -> None:
+    if target.kind != "action":
         raise RequestError(
             UNIMPLEMENTED, f"{where}: MODIFY of an indirect entry (delete and insert instead)"
         )
-    state.call(where, state.switch.table_modify, name, handle, target[1], target[2])
+    state.call(where, state.switch.table_modify, name, handle, target.action, target.params)
 
 
 def _check_direct_resources(state, table, entry, where) -> None:
@@ -174,12 +188,12 @@ def _write_default(state, kind, table, entry) -> None:
         state.call(where, sw.table_reset_default, name)
         return
     target = _decode_table_action(state, table, entry.action, where, default=True)
-    if target[0] == "action":
-        state.call(where, sw.table_set_default, name, target[1], target[2])
-    elif target[0] == "member":
-        state.call(where, sw.table_set_default_member, name, target[1])
+    if target.kind == "action":
+        state.call(where, sw.table_set_default, name, target.action, target.params)
+    elif target.kind == "member":
+        state.call(where, sw.table_set_default_member, name, target.handle)
     else:
-        state.call(where, sw.table_set_default_group, name, target[1])
+        state.call(where, sw.table_set_default_group, name, target.handle)
 
 
 # -- reads --------------------------------------------------------------------------------------

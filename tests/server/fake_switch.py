@@ -170,6 +170,12 @@ class FakeSwitch:
         t = self._table(table)
         t["default"] = (t["actions"][0], ())
 
+    def table_set_default_member(self, table, member):
+        self._table(table)["default"] = ("member", member)
+
+    def table_set_default_group(self, table, group):
+        self._table(table)["default"] = ("group", group)
+
     def table_get_default(self, table):
         return self._table(table)["default"]
 

@@ -86,3 +86,15 @@ def test_one_shot_action_sets_are_unimplemented(server):
     with pytest.raises(grpc.RpcError) as err:
         write(server.stub, update("INSERT", table_entry=entry))
     assert write_errors(err.value)[0].canonical_code == grpc.StatusCode.UNIMPLEMENTED.value[0]
+
+
+def test_indirect_default_entry_takes_a_member(server):
+    write(server.stub, update("INSERT", action_profile_member=member(4, 4)))
+    default = p4runtime_pb2.TableEntry(table_id=ECMP, is_default_action=True)
+    default.action.action_profile_member_id = 4
+    write(server.stub, update("MODIFY", table_entry=default))
+    missing = p4runtime_pb2.TableEntry(table_id=ECMP, is_default_action=True)
+    missing.action.action_profile_member_id = 5
+    with pytest.raises(grpc.RpcError) as err:
+        write(server.stub, update("MODIFY", table_entry=missing))
+    assert "has no member 5" in write_errors(err.value)[0].message
