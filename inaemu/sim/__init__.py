@@ -1,0 +1,14 @@
+"""The in-process discrete-event network behind `inaemu run --net sim` (docs/sim.md).
+
+The same P4 program in the same switch runtime, configured by the same controller over
+P4Runtime, the same host protocol cores (hosts/), over simulated links and a virtual clock:
+no root, deterministic for a seed.
+"""
+
+from inaemu.sim.driver import (ALGOS, InaOptions, SimError, SimJob, SimResult, SimTimeLimit,
+                               WorkerRecord, gradient, simulate)
+from inaemu.sim.reliable import TransportConfig
+from inaemu.sim.switch_node import SwitchCost
+
+__all__ = ["ALGOS", "InaOptions", "SimError", "SimJob", "SimResult", "SimTimeLimit",
+           "SwitchCost", "TransportConfig", "WorkerRecord", "gradient", "simulate"]

@@ -1,0 +1,272 @@
+"""`simulate(...)`: one all-reduce experiment on the simulated network (`inaemu run --net sim`).
+
+Set-up is the Mininet path's, in-process: a `SimNetwork` from the topology, the program compiled
+from p4src/, pushed with the controller over P4Runtime to each switch's own server, host routes
+and the jobs installed the same way. Then every worker of every job starts at virtual time 0 and
+the event loop runs until each worker has its result or its error, or the virtual time limit
+passes (then `SimTimeLimit` names the workers still running and their state).
+Contract and record fields: docs/sim.md.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from controller.errors import ControllerError
+from controller.fabric import Fabric
+from hosts.errors import HostError
+from hosts.ina_session import InaSession
+from hosts.ring_session import RingSession, ring_error_bound
+
+from inaemu.sim import control
+from inaemu.sim.frames import ip_bytes
+from inaemu.sim.host_node import InaWorker
+from inaemu.sim.network import SimNetwork
+from inaemu.sim.reliable import TransportConfig
+from inaemu.sim.ring_worker import RingWorker
+from inaemu.sim.switch_node import SwitchCost
+from topologies.model import Topology
+
+ALGOS = ("ina", "ring")
+
+
+class SimError(Exception):
+    """A simulation that cannot be set up or run; the message says which part and why."""
+
+
+class SimTimeLimit(SimError):
+    """Virtual time ran out with workers still running; `.result` holds what did finish."""
+
+    def __init__(self, message: str, result: "SimResult"):
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class SimJob:
+    """A job: its id (1..65535), worker hosts (worker id = position) and, for INA, the switch that
+    aggregates it (None: the first worker's switch)."""
+
+    job: int
+    workers: tuple[str, ...]
+    switch: str | None = None
+
+
+@dataclass(frozen=True)
+class InaOptions:
+    pool_size: int = 32
+    window: int | None = None      # None: pool_size
+    rto: float = 0.05
+    rto_max: float = 1.0
+    max_retx: int = 10
+
+
+@dataclass
+class WorkerRecord:
+    algo: str
+    job: int
+    worker: int
+    host: str
+    time_s: float | None          # virtual seconds from start to result (None: no result)
+    bytes_sent: int               # Ethernet frame bytes the host put on its link
+    bytes_received: int
+    packets_sent: int
+    packets_received: int
+    retransmissions: int
+    max_abs_err: float | None
+    mean_abs_err: float | None
+    err_bound: float | None       # the largest per-element bound
+    correct: bool
+    error: str | None
+    state: str
+    result: np.ndarray | None = field(default=None, repr=False)
+
+    def as_dict(self) -> dict:
+        """JSON-ready: everything but the result array."""
+        return {k: v for k, v in self.__dict__.items() if k != "result"}
+
+
+@dataclass
+class SimResult:
+    records: list[WorkerRecord]
+    links: list[dict]
+    switches: dict[str, dict]
+    virtual_s: float
+    wall_s: float
+    events: int
+    frames: int                   # frames that crossed a link (delivered)
+    stop: str                     # "done" or "time limit"
+
+    @property
+    def frames_per_wall_s(self) -> float:
+        return self.frames / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def correct(self) -> bool:
+        return bool(self.records) and all(r.correct for r in self.records)
+
+
+def gradient(seed: int, job: int, worker: int, length: int) -> np.ndarray:
+    """Worker `worker` of `job`'s float32 input: standard normal from (seed, job, worker)."""
+    return np.random.default_rng([seed, job, worker]).standard_normal(length).astype(np.float32)
+
+
+def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: int,
+             elems_k: int = 32, seed: int = 0, loss: float | None = None,
+             bw: float | None = None, switch_cost: SwitchCost = SwitchCost(),
+             time_limit: float = 60.0, ina: InaOptions = InaOptions(),
+             transport: TransportConfig = TransportConfig(), stall_timeout: float = 10.0,
+             deaths: dict[str, float] | None = None, trace: list[str] | None = None,
+             progress: Callable[[str], None] | None = None) -> SimResult:
+    """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
+
+    `loss` (percent) and `bw` (Mbit/s) override every link's; `deaths` kills hosts at given
+    virtual times (the host stops responding). Raises SimError for a bad set-up and
+    SimTimeLimit when workers are still running at `time_limit`.
+    """
+    say = progress or (lambda _line: None)
+    _check_arguments(algo, size_bytes, elems_k, jobs, time_limit)
+    length = size_bytes // 4
+    net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
+                     loss_percent=loss, trace=trace)
+    try:
+        placements = _set_up(net, jobs, algo, elems_k, ina.pool_size, say)
+    finally:
+        net.stop_servers()
+    workers, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
+                                      transport, stall_timeout)
+    remaining = [len(workers)]
+
+    def ended(worker) -> None:
+        remaining[0] -= 1
+
+    for worker in workers:
+        worker.on_end = ended
+    for host, at in (deaths or {}).items():
+        if host not in net.hosts:
+            raise SimError(f"deaths: no host named {host!r}")
+        net.loop.at(at, _kill, net, host)
+    say(f"sim: {len(workers)} workers, {algo}, {size_bytes} bytes each, "
+        f"{len(net.links)} link directions")
+    started = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    stop = net.loop.run(until=time_limit, done=lambda: remaining[0] == 0)
+    wall = time.perf_counter() - started
+    result = _collect(net, workers, inputs, algo, wall, stop)
+    say(f"sim: {stop} at {net.loop.now:.6f} s virtual, {result.events} events, "
+        f"{result.frames} frames in {wall:.2f} s wall ({result.frames_per_wall_s:,.0f} frames/s)")
+    if remaining[0]:
+        running = [f"{r.host} (job {r.job} worker {r.worker}, state {r.state})"
+                   for r in result.records if r.time_s is None and r.error is None]
+        raise SimTimeLimit(f"virtual time limit {time_limit:g} s reached with "
+                           f"{len(running)} workers unfinished: {', '.join(running)}", result)
+    return result
+
+
+def _check_arguments(algo: str, size_bytes: int, elems_k: int, jobs: list[SimJob],
+                     time_limit: float) -> None:
+    if algo not in ALGOS:
+        raise SimError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
+    if isinstance(size_bytes, bool) or not isinstance(size_bytes, int) or size_bytes < 4:
+        raise SimError(f"size_bytes must be an integer >= 4 (one float32), got {size_bytes!r}")
+    if not jobs:
+        raise SimError("no jobs to run")
+    if not time_limit > 0:
+        raise SimError(f"time_limit must be positive, got {time_limit!r}")
+    hosts = [h for j in jobs for h in j.workers]
+    if len(hosts) != len(set(hosts)):
+        raise SimError("a host is a worker of two jobs (one worker per host)")
+
+
+def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_size: int,
+            say: Callable[[str], None]) -> list[control.JobPlacement]:
+    try:
+        placements = control.place_jobs(
+            net.topology, [(j.job, tuple(j.workers), j.switch) for j in jobs], pool_size)
+        program = control.compile_program(str(control.INA_PROGRAM),
+                                          (("INA_K", str(elems_k)),))
+        topology = net.start_servers()
+        with Fabric(topology, timeout=10.0) as fabric:
+            control.push_program(fabric, program)
+            routes = control.install_host_routes(fabric)
+            if algo == "ina":
+                control.install_jobs(fabric, topology, placements, net.switch_macs)
+        say(f"sim: {len(net.switches)} switches configured over P4Runtime "
+            f"({routes} routes, {len(placements)} jobs)")
+        return placements
+    except (control.SetupError, ControllerError) as error:
+        raise SimError(f"set-up: {error}") from None
+
+
+def _create_workers(net, placements, algo, length, seed, k, ina: InaOptions,
+                    transport: TransportConfig, stall_timeout: float):
+    workers, inputs = [], {}
+    for placement in placements:
+        n = len(placement.workers)
+        vectors = [gradient(seed, placement.job, w, length) for w in range(n)]
+        inputs[placement.job] = vectors
+        for w, host in enumerate(placement.workers):
+            node = net.hosts[host]
+            try:
+                if algo == "ina":
+                    session = InaSession(job=placement.job, worker=w, n=n, k=k,
+                                         pool_size=placement.pool_size,
+                                         window=ina.window or placement.pool_size,
+                                         rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx)
+                    worker = InaWorker(node, session, ip_bytes(placement.address), vectors[w],
+                                       on_end=lambda _w: None)
+                else:
+                    right = net.topology.host(placement.workers[(w + 1) % n]).ip
+                    left = net.topology.host(placement.workers[(w - 1) % n]).ip
+                    worker = RingWorker(node, RingSession(rank=w, n=n), ip_bytes(right),
+                                        ip_bytes(left), vectors[w], transport, stall_timeout,
+                                        on_end=lambda _w: None)
+            except HostError as error:
+                raise SimError(f"job {placement.job} worker {w}: {error}") from None
+            worker.job, worker.rank, worker.host = placement.job, w, host
+            workers.append(worker)
+    return workers, inputs
+
+
+def _kill(net: SimNetwork, host: str) -> None:
+    net.loop.record(f"{host} killed")
+    net.hosts[host].kill()
+
+
+def _collect(net: SimNetwork, workers, inputs, algo: str, wall: float, stop: str) -> SimResult:
+    records = []
+    for worker in workers:
+        vectors = inputs[worker.job]
+        exact = np.sum(np.stack(vectors).astype(np.float64), axis=0)
+        outcome = worker.outcome
+        node = net.hosts[worker.host]
+        max_err = mean_err = bound = None
+        correct = False
+        if outcome.result is not None:
+            diff = np.abs(outcome.result.astype(np.float64) - exact)
+            if algo == "ina":
+                bounds = outcome.extra["err_bound"]
+            else:
+                abs_sum = np.sum(np.abs(np.stack(vectors).astype(np.float64)), axis=0)
+                bounds = ring_error_bound(abs_sum, outcome.result, len(vectors))
+            max_err, mean_err = float(diff.max()), float(diff.mean())
+            bound = float(np.max(bounds))
+            correct = bool(np.all(diff <= bounds))
+        records.append(WorkerRecord(
+            algo=algo, job=worker.job, worker=worker.rank, host=worker.host,
+            time_s=outcome.finished_at if outcome.error is None and outcome.finished else None,
+            bytes_sent=node.counters.bytes_sent, bytes_received=node.counters.bytes_received,
+            packets_sent=node.counters.frames_sent,
+            packets_received=node.counters.frames_received,
+            retransmissions=outcome.retransmissions, max_abs_err=max_err,
+            mean_abs_err=mean_err, err_bound=bound, correct=correct, error=outcome.error,
+            state="killed" if not node.alive else worker.state, result=outcome.result))
+    links = net.link_report()
+    return SimResult(records=records, links=links, switches=net.switch_report(),
+                     virtual_s=net.loop.now, wall_s=wall, events=net.loop.events_run,
+                     frames=sum(link["delivered_packets"] for link in links), stop=stop)

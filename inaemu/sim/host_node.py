@@ -1,0 +1,199 @@
+"""A simulated host: one interface, IPv4 framing, timers, and the worker application it runs.
+
+The applications are thin drivers around the hosts' sans-I/O cores, exactly as the socket
+drivers are (hosts/udp_driver.py, hosts/tcp_driver.py): they feed packets and timer expiries in
+and put the returned payloads on the wire. `InaWorker` runs a `hosts.ina_session.InaSession`
+over UDP to the aggregator address. The ring worker (`ring_worker.py`) runs a RingSession over
+`reliable.py`'s transport.
+
+A host that is `kill()`ed stops sending and ignores everything it receives (its timers are
+cancelled): that is how a test makes a worker die mid-run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from hosts.errors import HostError
+from hosts.ina_session import InaSession
+from hosts.ina_wire import INA_UDP_PORT
+
+from inaemu.sim.events import Event, EventLoop
+from inaemu.sim.frames import PROTO_UDP, Addressing, Datagram, parse
+from inaemu.sim.link import LinkDirection
+
+
+class Timer:
+    """One re-armable deadline on the event loop (the previous one is cancelled)."""
+
+    def __init__(self, loop: EventLoop, action: Callable[[], None]):
+        self.loop = loop
+        self.action = action
+        self._event: Event | None = None
+        self.deadline: float | None = None
+
+    def set(self, deadline: float | None) -> None:
+        if deadline == self.deadline and self._event is not None and self._event.pending:
+            return
+        self.cancel()
+        self.deadline = deadline
+        if deadline is not None:
+            self._event = self.loop.at(deadline, self._fire)
+
+    def cancel(self) -> None:
+        if self._event is not None:
+            self._event.cancel()
+            self._event = None
+        self.deadline = None
+
+    def _fire(self) -> None:
+        self._event = None
+        self.deadline = None
+        self.action()
+
+
+@dataclass
+class HostCounters:
+    """Frame-level traffic of a host (bytes are whole Ethernet frames)."""
+
+    frames_sent: int = 0
+    bytes_sent: int = 0
+    frames_received: int = 0
+    bytes_received: int = 0
+    ignored: int = 0
+
+
+class HostNode:
+    """A host with its link towards the switch (`uplink`, set by the network)."""
+
+    def __init__(self, loop: EventLoop, name: str, addressing: Addressing):
+        self.loop = loop
+        self.name = name
+        self.addressing = addressing
+        self.uplink: LinkDirection | None = None
+        self.alive = True
+        self.counters = HostCounters()
+        self.handlers: dict[tuple[int, int], Callable[[Datagram], None]] = {}
+        self.timers: list[Timer] = []
+        self._ident = 0
+
+    def timer(self, action: Callable[[], None]) -> Timer:
+        timer = Timer(self.loop, action)
+        self.timers.append(timer)
+        return timer
+
+    def listen(self, proto: int, port: int, handler: Callable[[Datagram], None]) -> None:
+        self.handlers[(proto, port)] = handler
+
+    def send_frame(self, frame: bytes) -> None:
+        if not self.alive or self.uplink is None:
+            return
+        self.counters.frames_sent += 1
+        self.counters.bytes_sent += len(frame)
+        self.uplink.send(frame)
+
+    def next_ident(self) -> int:
+        self._ident = (self._ident + 1) & 0xFFFF
+        return self._ident
+
+    def receive(self, frame: bytes) -> None:
+        """The `deliver` callback of the link arriving at this host."""
+        if not self.alive:
+            return
+        self.counters.frames_received += 1
+        self.counters.bytes_received += len(frame)
+        datagram = parse(frame)
+        if datagram is None or datagram.dst_ip != self.addressing.ip:
+            self.counters.ignored += 1
+            return
+        handler = self.handlers.get((datagram.proto, datagram.dport))
+        if handler is None:
+            self.counters.ignored += 1
+            return
+        handler(datagram)
+
+    def kill(self) -> None:
+        """Stop responding: no more sends, receptions or timers."""
+        self.alive = False
+        for timer in self.timers:
+            timer.cancel()
+
+
+@dataclass
+class WorkerOutcome:
+    """How a worker's all-reduce ended; `finished_at` is virtual seconds (None: still running)."""
+
+    finished_at: float | None = None
+    error: str | None = None
+    result: np.ndarray | None = None
+    retransmissions: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+
+class InaWorker:
+    """One InaSession on a host: float32 vector in, the switch-aggregated sum out."""
+
+    algo = "ina"
+
+    def __init__(self, node: HostNode, session: InaSession, aggregator_ip: bytes,
+                 vector: np.ndarray, on_end: Callable[["InaWorker"], None]):
+        self.node = node
+        self.session = session
+        self.aggregator_ip = aggregator_ip
+        self.vector = vector
+        self.on_end = on_end
+        self.outcome = WorkerOutcome()
+        self.started_at = 0.0
+        self._timer = node.timer(self._on_timer)
+        node.listen(PROTO_UDP, INA_UDP_PORT, self._on_datagram)
+
+    @property
+    def state(self) -> str:
+        return self.session.state.value
+
+    def start(self) -> None:
+        self.started_at = self.node.loop.now
+        self._apply(self.session.start(self.vector, self.node.loop.now))
+
+    def _apply(self, step) -> None:
+        node = self.node
+        for payload in step.send:
+            node.send_frame(node.addressing.udp_frame(self.aggregator_ip, INA_UDP_PORT,
+                                                      INA_UDP_PORT, payload, node.next_ident()))
+        if self.session.done:
+            self._end(None)
+        else:
+            self._timer.set(step.deadline)
+
+    def _on_datagram(self, datagram: Datagram) -> None:
+        if self.outcome.finished:
+            return
+        self._apply(self.session.receive(datagram.payload, self.node.loop.now))
+
+    def _on_timer(self) -> None:
+        if self.outcome.finished:
+            return
+        try:
+            step = self.session.timeout(self.node.loop.now)
+        except HostError as error:
+            self._end(str(error))
+            return
+        self._apply(step)
+
+    def _end(self, error: str | None) -> None:
+        self._timer.cancel()
+        outcome = self.outcome
+        outcome.finished_at = self.node.loop.now
+        outcome.error = error
+        outcome.retransmissions = self.session.counters.retransmissions
+        if error is None:
+            outcome.result = self.session.result
+            outcome.extra["err_bound"] = self.session.error_bound()
+        self.on_end(self)

@@ -1,0 +1,110 @@
+"""One direction of a link: serialisation at the link's bandwidth, propagation delay, a drop-tail
+FIFO with a byte limit, and seeded random loss.
+
+The model (per direction, as Mininet's TCLink shapes each veth end):
+- a frame handed to `send` joins the FIFO unless the bytes already waiting or on the wire plus
+  its own exceed `queue_bytes` (then it is dropped and counted: `dropped_queue`);
+- it is serialised after the frames ahead of it: it leaves the sender at
+  `max(now, busy_until) + len*8/bw` (no serialisation when the link is unshaped, `bw_bps=None`);
+- it is lost with probability `loss` (one draw from this direction's own `random.Random` per
+  frame, in send order, so a seed fixes every fate); a lost frame still used the wire;
+- otherwise it arrives `delay_s` after it left, and `deliver(frame)` runs then.
+Only one event per frame is scheduled (its arrival): the FIFO is implied by `busy_until`, and the
+backlog is the frames whose serialisation has not finished yet.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable
+
+from inaemu.sim.events import EventLoop
+
+DEFAULT_QUEUE_BYTES = 1000 * 1514   # Linux's default txqueuelen of 1000 full-size frames
+
+
+@dataclass
+class LinkCounters:
+    """What one direction saw. `sent_*` counts every frame offered, so
+    sent = delivered + lost + dropped_queue (+ frames still in flight)."""
+
+    sent_packets: int = 0
+    sent_bytes: int = 0
+    delivered_packets: int = 0
+    delivered_bytes: int = 0
+    lost_packets: int = 0
+    dropped_queue: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+class LinkDirection:
+    """`src` -> `dst` (both "node:port" labels, for traces and reports)."""
+
+    def __init__(self, loop: EventLoop, src: str, dst: str, *, bw_bps: float | None,
+                 delay_s: float, loss: float, rng: random.Random,
+                 deliver: Callable[[bytes], None], queue_bytes: int = DEFAULT_QUEUE_BYTES):
+        if bw_bps is not None and bw_bps <= 0:
+            raise ValueError(f"{src}->{dst}: bandwidth must be positive, got {bw_bps}")
+        if not 0 <= loss <= 1:
+            raise ValueError(f"{src}->{dst}: loss must be a probability 0..1, got {loss}")
+        if delay_s < 0 or queue_bytes <= 0:
+            raise ValueError(f"{src}->{dst}: delay must be >= 0 and the queue positive")
+        self.loop = loop
+        self.src = src
+        self.dst = dst
+        self.seconds_per_byte = 8.0 / bw_bps if bw_bps else 0.0
+        self.delay_s = delay_s
+        self.loss = loss
+        self.rng = rng
+        self.deliver = deliver
+        self.queue_bytes = queue_bytes
+        self.counters = LinkCounters()
+        self.up = True              # a link that is down loses everything (a dead host)
+        self._busy_until = 0.0
+        self._backlog: deque[tuple[float, int]] = deque()   # (serialised at, size)
+        self._backlog_bytes = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.src}->{self.dst}"
+
+    def transmission_time(self, size: int) -> float:
+        return size * self.seconds_per_byte
+
+    def send(self, frame: bytes) -> None:
+        loop = self.loop
+        now = loop.now
+        size = len(frame)
+        counters = self.counters
+        counters.sent_packets += 1
+        counters.sent_bytes += size
+        backlog = self._backlog
+        while backlog and backlog[0][0] <= now:
+            self._backlog_bytes -= backlog.popleft()[1]
+        if self._backlog_bytes + size > self.queue_bytes:
+            counters.dropped_queue += 1
+            loop.record(f"{self.name} queue-drop {size}")
+            return
+        leaves = max(now, self._busy_until) + size * self.seconds_per_byte
+        self._busy_until = leaves
+        if self.seconds_per_byte:
+            backlog.append((leaves, size))
+            self._backlog_bytes += size
+        lost = not self.up or (self.loss and self.rng.random() < self.loss)
+        if lost:
+            counters.lost_packets += 1
+            loop.record(f"{self.name} lost {size}")
+            return
+        if loop.trace is not None:
+            loop.record(f"{self.name} send {size} {zlib.crc32(frame):08x}")
+        loop.at(leaves + self.delay_s, self._arrive, frame)
+
+    def _arrive(self, frame: bytes) -> None:
+        self.counters.delivered_packets += 1
+        self.counters.delivered_bytes += len(frame)
+        self.deliver(frame)

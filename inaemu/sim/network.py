@@ -1,0 +1,108 @@
+"""The simulated network built from a topology description: nodes, link directions, servers.
+
+One `SimNetwork` per run. Every link of the topology becomes two `LinkDirection`s (each with its
+own seeded `random.Random`, seeded from the run's seed and the direction's name, so adding a link
+does not change the fates of the packets on the others); every switch becomes a `SwitchNode`
+with a P4Runtime server on 127.0.0.1 (a free port); every host a `HostNode` whose first hop is its
+switch. `control_topology()` is the same topology with each switch's `grpc_port` replaced by the
+port its server really got, so `controller.fabric.Fabric` connects to the simulated switches
+unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from topologies.model import Host, Topology
+
+from inaemu.sim.events import EventLoop
+from inaemu.sim.frames import Addressing, ip_bytes, mac_bytes
+from inaemu.sim.host_node import HostNode
+from inaemu.sim.link import DEFAULT_QUEUE_BYTES, LinkDirection
+from inaemu.sim.switch_node import SwitchCost, SwitchNode
+
+
+def switch_mac(index: int) -> str:
+    """The MAC the simulator gives the switch at `index` in the topology (hosts' gateway MAC)."""
+    return f"02:53:00:00:{(index >> 8) & 0xFF:02x}:{index & 0xFF:02x}"
+
+
+class SimNetwork:
+    """Nodes and links of one simulated run; `loop` drives them all."""
+
+    def __init__(self, topology: Topology, *, seed: int, switch_cost: SwitchCost = SwitchCost(),
+                 bw_mbps: float | None = None, loss_percent: float | None = None,
+                 switch_queue_packets: int = 512, link_queue_bytes: int = DEFAULT_QUEUE_BYTES,
+                 trace: list[str] | None = None):
+        self.topology = topology
+        self.loop = EventLoop(trace)
+        self.switches: dict[str, SwitchNode] = {}
+        self.switch_macs: dict[str, str] = {}
+        self.hosts: dict[str, HostNode] = {}
+        self.links: dict[str, LinkDirection] = {}
+        for index, sw in enumerate(topology.switches):
+            self.switches[sw.name] = SwitchNode(self.loop, sw.name, sw.device_id, cost=switch_cost,
+                                                queue_packets=switch_queue_packets)
+            self.switch_macs[sw.name] = switch_mac(index)
+        for host in topology.hosts:
+            gateway = topology.host_link(host.name).node
+            self.hosts[host.name] = HostNode(self.loop, host.name, _addressing(
+                host, self.switch_macs[gateway]))
+        for link in topology.links:
+            for src, dst in ((link.a, link.b), (link.b, link.a)):
+                direction = link.leaving(src.node)
+                bw = bw_mbps if bw_mbps is not None else link.bw_mbps
+                loss = loss_percent if loss_percent is not None else direction.loss_percent
+                name = f"{src.node}:{src.port}->{dst.node}:{dst.port}"
+                wire = LinkDirection(
+                    self.loop, f"{src.node}:{src.port}", f"{dst.node}:{dst.port}",
+                    bw_bps=bw * 1e6 if bw else None, delay_s=direction.delay_ms / 1000.0,
+                    loss=loss / 100.0, rng=random.Random(f"{seed}/{name}"),
+                    deliver=self._receiver(dst.node, dst.port), queue_bytes=link_queue_bytes)
+                self.links[name] = wire
+                if src.node in self.switches:
+                    self.switches[src.node].egress[src.port] = wire
+                else:
+                    self.hosts[src.node].uplink = wire
+
+    def _receiver(self, node: str, port: int):
+        if node in self.switches:
+            return self.switches[node].ingress(port)
+        return self.hosts[node].receive
+
+    # -- control plane ----------------------------------------------------------------------------
+
+    def start_servers(self) -> Topology:
+        """Start every switch's P4Runtime server; the topology the controller should use."""
+        ports = {}
+        try:
+            for name, node in self.switches.items():
+                ports[name] = node.start_server()
+        except BaseException:
+            self.stop_servers()
+            raise
+        return self.control_topology(ports)
+
+    def control_topology(self, ports: dict[str, int]) -> Topology:
+        switches = [dataclasses.replace(s, grpc_port=ports[s.name]) for s in self.topology.switches]
+        return dataclasses.replace(self.topology, switches=tuple(switches))
+
+    def stop_servers(self) -> None:
+        for node in self.switches.values():
+            node.stop_server()
+
+    # -- reports ----------------------------------------------------------------------------------
+
+    def link_report(self) -> list[dict]:
+        """Per link direction: its name, ends and counters (in topology order)."""
+        return [{"link": name, "src": wire.src, "dst": wire.dst, **wire.counters.as_dict()}
+                for name, wire in self.links.items()]
+
+    def switch_report(self) -> dict[str, dict]:
+        return {name: node.counters.as_dict() for name, node in self.switches.items()}
+
+
+def _addressing(host: Host, gateway_mac: str) -> Addressing:
+    return Addressing(mac=mac_bytes(host.mac), ip=ip_bytes(host.ip),
+                      gateway_mac=mac_bytes(gateway_mac))

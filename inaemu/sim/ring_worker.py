@@ -1,0 +1,154 @@
+"""A ring all-reduce rank on a simulated host: `hosts.ring_session.RingSession` over two
+`reliable.py` connections (data to the right neighbour, data from the left one).
+
+Segments are real Ethernet/IPv4/TCP frames routed by the switch: data from port 40000 to port
+5201, acknowledgements back from 5201 to 40000, a SACK option (RFC 2018 layout, after two NOPs)
+on acknowledgements of out-of-order data. The rank's time is when it holds the result; its
+transport keeps running afterwards so the right neighbour still gets every byte.
+
+Failures end the rank with an error, never a hang: the right neighbour stops acknowledging
+(`TransportTimeout` after the transport's retries), the stream from the left is not what the
+ring expects (`RingProtocolError`), or nothing arrives from the left for `stall_timeout`
+seconds while the rank still waits for it (the left neighbour died).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Callable
+
+import numpy as np
+
+from hosts.errors import HostError
+from hosts.ring_session import RingSession
+
+from inaemu.sim.frames import PROTO_TCP, TCP_ACK, TCP_PSH, Datagram
+from inaemu.sim.host_node import HostNode, WorkerOutcome
+from inaemu.sim.reliable import (Ack, ReliableReceiver, ReliableSender, Segment,
+                                 TransportConfig, TransportTimeout)
+
+DATA_PORT = 5201
+ACK_PORT = 40000
+SACK = struct.Struct("!BBBBII")       # NOP, NOP, kind 5, length 10, left, right
+
+
+class RingWorker:
+    algo = "ring"
+
+    def __init__(self, node: HostNode, session: RingSession, right_ip: bytes, left_ip: bytes,
+                 vector: np.ndarray, transport: TransportConfig, stall_timeout: float,
+                 on_end: Callable[["RingWorker"], None]):
+        self.node = node
+        self.session = session
+        self.right_ip = right_ip
+        self.left_ip = left_ip
+        self.vector = vector
+        self.stall_timeout = stall_timeout
+        self.on_end = on_end
+        self.outcome = WorkerOutcome()
+        self.sender = ReliableSender(transport)
+        self.receiver = ReliableReceiver(transport)
+        self._rto_timer = node.timer(self._on_rto)
+        self._stall_timer = node.timer(self._on_stall)
+        node.listen(PROTO_TCP, DATA_PORT, self._on_data)
+        node.listen(PROTO_TCP, ACK_PORT, self._on_ack)
+
+    @property
+    def state(self) -> str:
+        return self.session.state.value
+
+    def start(self) -> None:
+        try:
+            out = self.session.start(self.vector)
+        except HostError as error:
+            self._end(str(error))
+            return
+        self._write(out)
+        self._check_done()
+
+    # -- the stream to the right -----------------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        if data:
+            self._transmit(self.sender.write(data, self.node.loop.now))
+
+    def _transmit(self, segments: list[Segment]) -> None:
+        node = self.node
+        for seg in segments:
+            flags = TCP_ACK | (TCP_PSH if seg.psh else 0)
+            node.send_frame(node.addressing.tcp_frame(self.right_ip, ACK_PORT, DATA_PORT, seg.seq,
+                                                      0, flags, b"", seg.data, node.next_ident()))
+        self._rto_timer.set(self.sender.deadline)
+
+    def _on_ack(self, datagram: Datagram) -> None:
+        if datagram.src_ip != self.right_ip:
+            self.node.counters.ignored += 1
+            return
+        sack = None
+        if len(datagram.options) >= SACK.size:
+            _, _, kind, length, left, right = SACK.unpack_from(datagram.options)
+            if kind == 5 and length == 10:
+                sack = (left, right)
+        self._transmit(self.sender.on_ack(Ack(datagram.ack, sack), self.node.loop.now))
+
+    def _on_rto(self) -> None:
+        try:
+            segments = self.sender.on_timeout(self.node.loop.now)
+        except TransportTimeout as error:
+            if not self.outcome.finished:
+                self._end(f"rank {self.session.rank}: the right neighbour stopped "
+                          f"acknowledging: {error}")
+            return
+        self._transmit(segments)
+
+    # -- the stream from the left ----------------------------------------------------------------
+
+    def _on_data(self, datagram: Datagram) -> None:
+        if datagram.src_ip != self.left_ip:
+            self.node.counters.ignored += 1
+            return
+        data, ack = self.receiver.on_segment(
+            Segment(datagram.seq, datagram.payload, bool(datagram.flags & TCP_PSH)))
+        if ack is not None:
+            self._send_ack(ack)
+        if not data or self.outcome.finished:
+            return
+        try:
+            out = self.session.receive(data)
+        except HostError as error:
+            self._end(str(error))
+            return
+        self._write(out)
+        self._check_done()
+
+    def _send_ack(self, ack: Ack) -> None:
+        node = self.node
+        options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
+        node.send_frame(node.addressing.tcp_frame(self.left_ip, DATA_PORT, ACK_PORT, 0,
+                                                  ack.cumulative, TCP_ACK, options, b"",
+                                                  node.next_ident()))
+
+    def _check_done(self) -> None:
+        if self.outcome.finished:
+            return
+        if self.session.done:
+            self._end(None)
+        else:
+            self._stall_timer.set(self.node.loop.now + self.stall_timeout)
+
+    def _on_stall(self) -> None:
+        if not self.outcome.finished:
+            self._end(f"rank {self.session.rank}: nothing from the left neighbour for "
+                      f"{self.stall_timeout:g} s (state {self.state}); it died or is unreachable")
+
+    def _end(self, error: str | None) -> None:
+        self._stall_timer.cancel()
+        outcome = self.outcome
+        outcome.finished_at = self.node.loop.now
+        outcome.error = error
+        outcome.retransmissions = self.sender.counters.retransmissions
+        if error is None:
+            outcome.result = self.session.result
+        else:
+            self._rto_timer.cancel()
+        self.on_end(self)

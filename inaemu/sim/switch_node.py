@@ -1,0 +1,145 @@
+"""A simulated switch: the real `p4switch.runtime.Switch` behind a single-server queue, with its
+own P4Runtime server so that the unchanged controller configures it.
+
+Why a service time: in Mininet the software switch, not the 1 Gbit/s veths, is usually the
+bottleneck (tens of thousands of packets per second). The simulator reproduces that with a cost
+per packet, per byte and per emitted copy (multicast replicas go through egress one by one).
+Frames that arrive while the switch is busy wait in an input queue of `queue_packets` frames
+(the socket buffers in front of the real switch); beyond that they are dropped and counted.
+
+Order of work for one frame: when its service starts, the pipeline runs (`receive`, with the
+switch's clock reading the virtual time), which tells how many copies it makes; the copies leave
+on their egress links when the service time has passed. A copy to a port with no link (or to
+the CPU port) is counted in `unrouted` and discarded.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from p4switch.runtime import Switch
+from p4switch.server import P4RuntimeServer
+
+from inaemu.sim.events import EventLoop
+from inaemu.sim.link import LinkDirection
+
+
+@dataclass(frozen=True)
+class SwitchCost:
+    """Service time of one received frame: per_packet + per_byte * len + per_copy * copies.
+
+    The default (20 us + 5 us per copy) is close to what `inaemu switch` manages on ina.p4 on
+    one core (see docs/sim.md); `SwitchCost(0, 0, 0)` makes the switch infinitely fast.
+    """
+
+    per_packet_s: float = 20e-6
+    per_byte_s: float = 0.0
+    per_copy_s: float = 5e-6
+
+    def __post_init__(self) -> None:
+        for name in ("per_packet_s", "per_byte_s", "per_copy_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"switch cost {name} must be a number >= 0, got {value!r}")
+
+    @classmethod
+    def from_pps(cls, pps: float) -> "SwitchCost":
+        """A switch that handles `pps` packets per second, whatever their size or copies."""
+        if pps <= 0:
+            raise ValueError(f"switch packets per second must be positive, got {pps!r}")
+        return cls(per_packet_s=1.0 / pps, per_byte_s=0.0, per_copy_s=0.0)
+
+    def service_time(self, size: int, copies: int) -> float:
+        return self.per_packet_s + self.per_byte_s * size + self.per_copy_s * copies
+
+
+@dataclass
+class SwitchCounters:
+    received: int = 0
+    processed: int = 0
+    emitted: int = 0
+    dropped_input_queue: int = 0
+    unrouted: int = 0
+    busy_s: float = 0.0
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class SwitchNode:
+    """One switch of the simulated network; `egress[port]` are the links leaving it."""
+
+    def __init__(self, loop: EventLoop, name: str, device_id: int, *, cost: SwitchCost,
+                 queue_packets: int = 512):
+        self.loop = loop
+        self.name = name
+        self.device_id = device_id
+        self.cost = cost
+        self.queue_packets = queue_packets
+        self.switch = Switch(None)
+        self.switch.clock = loop.clock
+        self.egress: dict[int, LinkDirection] = {}
+        self.counters = SwitchCounters()
+        self.server: P4RuntimeServer | None = None
+        self._waiting: deque[tuple[int, bytes]] = deque()
+        self._busy = False
+
+    # -- control plane --------------------------------------------------------------------------
+
+    def start_server(self) -> int:
+        """Serve P4Runtime on 127.0.0.1 (a free port); returns the port."""
+        self.server = P4RuntimeServer(self.switch, device_id=self.device_id, cpu_port=None,
+                                      address="127.0.0.1:0", packet_out=self._packet_out)
+        self.server.start()
+        return self.server.bound_port
+
+    def stop_server(self) -> None:
+        if self.server is not None:
+            self.server.stop(grace=0)
+            self.server = None
+
+    def _packet_out(self, _data: bytes) -> None:
+        """PacketOut has no meaning in the simulator (no CPU port); the copy is discarded."""
+        self.counters.unrouted += 1
+
+    # -- data plane -----------------------------------------------------------------------------
+
+    def ingress(self, port: int):
+        """The `deliver` callback for the link arriving on `port`."""
+        return lambda frame: self.receive(port, frame)
+
+    def receive(self, port: int, frame: bytes) -> None:
+        self.counters.received += 1
+        if self._busy:
+            if len(self._waiting) >= self.queue_packets:
+                self.counters.dropped_input_queue += 1
+                self.loop.record(f"{self.name} input-drop {len(frame)}")
+                return
+            self._waiting.append((port, frame))
+            return
+        self._serve(port, frame)
+
+    def _serve(self, port: int, frame: bytes) -> None:
+        self._busy = True
+        switch = self.switch
+        with switch.lock:
+            outputs = switch.receive(port, frame)
+        service = self.cost.service_time(len(frame), len(outputs))
+        self.counters.processed += 1
+        self.counters.busy_s += service
+        self.loop.after(service, self._finish, outputs)
+
+    def _finish(self, outputs: list[tuple[int, bytes]]) -> None:
+        egress = self.egress
+        for port, out in outputs:
+            link = egress.get(port)
+            if link is None:
+                self.counters.unrouted += 1
+                continue
+            self.counters.emitted += 1
+            link.send(out)
+        if self._waiting:
+            self._serve(*self._waiting.popleft())
+        else:
+            self._busy = False
