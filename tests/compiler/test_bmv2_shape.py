@@ -166,3 +166,14 @@ def test_entry_priorities_become_bmv2_order():
     # without priorities, the first entry wins
     assert [e["priority"] for e in tables["Ing.u"]["entries"]] == [1, 2]
     assert [e["action_entry"]["action_data"] for e in tables["Ing.u"]["entries"]] == [["0x1"], ["0x2"]]
+
+
+def test_table_action_and_conditional_names_match_p4c(pair):
+    got, expected = pair
+    for g_pipe, e_pipe in zip(got["pipelines"], expected["pipelines"]):
+        assert sorted(t["name"] for t in g_pipe["tables"]) == \
+            sorted(t["name"] for t in e_pipe["tables"])
+        assert len(g_pipe["conditionals"]) == len(e_pipe["conditionals"])
+        assert (g_pipe["init_table"] is None) == (e_pipe["init_table"] is None)
+    # p4c copies an action per table that uses it; the set of names is the same
+    assert {a["name"] for a in got["actions"]} == {a["name"] for a in expected["actions"]}
