@@ -136,6 +136,7 @@ def parser_errors() -> Program:
     state s_verify { pkt.extract(hdr.v); verify(hdr.v.ver == 4, error.BadVersion);
                      verify(hdr.v.len <= 8, error.BadLength); transition accept; }
     state s_nodefault { pkt.extract(hdr.v); transition select(hdr.v.ver) { 1: accept; } }
+    (the JSON has no default transition there: BMv2 ends parsing without an error on no match)
     ingress: if (smeta.parser_error == error.NoError) { smeta.egress_spec = 1; }
              else { hdr.eth.src = (bit<48>)smeta.parser_error; smeta.egress_spec = 2; }
     """
