@@ -54,7 +54,7 @@ class PrimitiveCompiler(ExternPrimitives):
             lines += self._prelude + body
             self._forget_written(body)
         self._index_cache = None
-        return _merge_guards(lines), has_exit
+        return _split_on_guard(_merge_guards(lines)), has_exit
 
     def _compile_with_jumps(self, prims: list[Node]) -> list[str]:
         pc = self.tmp()
@@ -377,6 +377,41 @@ def _merge_guards(lines: list[str]) -> list[str]:
         out.append(line)
         i += 1
     return out
+
+
+_CHECK = re.compile(r"(_t\d+) = .* < \d+$")
+SPLIT_MIN_GUARDS = 4
+
+
+def _split_on_guard(lines: list[str]) -> list[str]:
+    """Hoist a repeated bounds check: `if ok: <rest, unguarded> else: <rest, guarded parts cut>`.
+
+    Register-heavy actions test the same cached index check around every read and write; when
+    one check guards all of them (and there are enough), the rest of the body is emitted twice
+    so the test runs once."""
+    checks = [i for i, line in enumerate(lines) if _CHECK.match(line)]
+    if len(checks) != 1:
+        return lines
+    at = checks[0]
+    ok = _CHECK.match(lines[at]).group(1)
+    rest = lines[at + 1:]
+    header = f"if {ok}:"
+    if sum(1 for line in rest if line == header) < SPLIT_MIN_GUARDS:
+        return lines
+    taken, skipped = [], []
+    i = 0
+    while i < len(rest):
+        if rest[i] == header:
+            i += 1
+            while i < len(rest) and rest[i].startswith("    "):
+                taken.append(rest[i][4:])
+                i += 1
+            continue
+        taken.append(rest[i])
+        skipped.append(rest[i])
+        i += 1
+    return (lines[:at + 1] + [header] + ["    " + t for t in taken] +
+            ["else:"] + (["    " + t for t in skipped] or ["    pass"]))
 
 
 def _last_guard(out: list[str]) -> str | None:

@@ -276,3 +276,23 @@ def test_register_index_reread_after_the_index_field_changes():
     assert out["r"] == 22 and out["a"] == 4
     sw.receive(0, _frame(a=7))           # 7 in range, 8 is not: the second write is ignored
     assert sw.register_read("rg", 7) == 11
+
+
+def test_many_registers_at_one_index_in_and_out_of_range():
+    """Enough register calls on one index for the hoisted bounds check to kick in."""
+    def regs(prog):
+        for i in range(6):
+            prog.register(f"rg{i}", 4, 32)
+    prims = []
+    for i in range(6):
+        rg = {"type": "register_array", "value": f"rg{i}"}
+        prims += [prim("register_read", R, rg, A),
+                  prim("register_write", rg, A, op("&", op("+", R, B), const(0xFFFFFFFF)))]
+    sw = Switch(_program(prims, extra=regs).build())
+    assert "else:" in sw.program.untraced.source
+    sw.receive(0, _frame(a=1, b=5))
+    out = _fields(sw.receive(0, _frame(a=1, b=5))[0][1])
+    assert out["r"] == 5 and all(sw.register_read(f"rg{i}", 1) == 10 for i in range(6))
+    out = _fields(sw.receive(0, _frame(a=4, b=5, r=77))[0][1])
+    assert out["r"] == 77
+    assert all(sw.register_read_all(f"rg{i}") == [0, 10, 0, 0] for i in range(6))
