@@ -115,3 +115,23 @@ def test_wrong_device_id_is_not_found(bare_server):
         get(bare_server.stub, device_id=9)
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
 
+
+
+def test_reconcile_with_a_different_program_is_unimplemented_and_keeps_state(server, tmp_path):
+    write(server.stub, update("INSERT", table_entry=fwd_entry(1, port=2)))
+    other = tmp_path / "other.json"
+    other.write_text(CPU_IO_JSON.read_text().replace('"max_size": 64', '"max_size": 65'))
+    with pytest.raises(grpc.RpcError) as err:
+        server.stub.SetForwardingPipelineConfig(
+            pipeline_request(json_path=other, action=Set.RECONCILE_AND_COMMIT)
+        )
+    assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert len(read(server.stub, p4runtime_pb2.TableEntry(table_id=FWD))) == 1
+
+
+def test_non_default_role_is_unimplemented(server):
+    request = pipeline_request()
+    request.role = "monitor"
+    with pytest.raises(grpc.RpcError) as err:
+        server.stub.SetForwardingPipelineConfig(request)
+    assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED

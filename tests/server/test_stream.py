@@ -76,3 +76,11 @@ def test_streams_beyond_the_limit_are_resource_exhausted_and_unary_rpcs_still_wo
     assert extra.next() is None
     assert extra.error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     bare_server.stub.SetForwardingPipelineConfig(pipeline_request(election_id=MAX_STREAMS))
+
+
+def test_stopping_the_server_ends_open_streams(bare_server):
+    client = bare_server.stream()
+    client.arbitrate(1)
+    bare_server.server.stop(grace=None)
+    assert client.next() is None
+    assert client.error.code() == grpc.StatusCode.UNAVAILABLE
