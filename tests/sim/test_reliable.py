@@ -1,0 +1,132 @@
+"""The ring's transport model: in-order delivery over loss, acknowledgement rules, giving up."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from inaemu.sim.events import EventLoop
+from inaemu.sim.host_node import Timer
+from inaemu.sim.link import LinkDirection
+from inaemu.sim.reliable import (Ack, ReliableReceiver, ReliableSender, Segment,
+                                 TransportConfig, TransportTimeout)
+
+
+class Pair:
+    """A sender and a receiver joined by two lossy 100 Mbit/s link directions."""
+
+    def __init__(self, loss: float, seed: int, config: TransportConfig = TransportConfig()):
+        self.loop = EventLoop()
+        self.sender = ReliableSender(config)
+        self.receiver = ReliableReceiver(config)
+        self.received = bytearray()
+        self.error: Exception | None = None
+        self.timer = Timer(self.loop, self._timeout)
+        rng = random.Random(seed)
+        self.forward = LinkDirection(self.loop, "s:0", "r:0", bw_bps=100e6, delay_s=1e-4,
+                                     loss=loss, rng=random.Random(rng.random()),
+                                     deliver=self._at_receiver)
+        self.backward = LinkDirection(self.loop, "r:0", "s:0", bw_bps=100e6, delay_s=1e-4,
+                                      loss=loss, rng=random.Random(rng.random()),
+                                      deliver=self._at_sender)
+        self.segments: dict[int, Segment] = {}
+
+    def write(self, data: bytes) -> None:
+        self._send(self.sender.write(data, self.loop.now))
+
+    def _send(self, segments: list[Segment]) -> None:
+        for seg in segments:
+            key = id(seg)
+            self.segments[key] = seg
+            self.forward.send(key.to_bytes(8, "big") + bytes(len(seg.data) + 54))
+        self.timer.set(self.sender.deadline)
+
+    def _at_receiver(self, frame: bytes) -> None:
+        data, ack = self.receiver.on_segment(self.segments[int.from_bytes(frame[:8], "big")])
+        self.received += data
+        if ack is not None:
+            key = id(ack)
+            self.segments[key] = ack
+            self.backward.send(key.to_bytes(8, "big") + bytes(66))
+
+    def _at_sender(self, frame: bytes) -> None:
+        self._send(self.sender.on_ack(self.segments[int.from_bytes(frame[:8], "big")],
+                                      self.loop.now))
+
+    def _timeout(self) -> None:
+        try:
+            self._send(self.sender.on_timeout(self.loop.now))
+        except TransportTimeout as error:
+            self.error = error
+
+
+@pytest.mark.parametrize("loss,seed", [(0.0, 1), (0.01, 2), (0.1, 3), (0.3, 4)])
+def test_every_byte_arrives_in_order_despite_loss(loss: float, seed: int) -> None:
+    data = random.Random(seed).randbytes(300_000)
+    pair = Pair(loss, seed)
+    pair.write(data[:100_000])
+    pair.loop.at(0.001, pair.write, data[100_000:])
+    pair.loop.run(until=120.0, done=lambda: pair.sender.idle)
+    assert pair.error is None
+    assert bytes(pair.received) == data
+    assert pair.sender.idle and pair.sender.acked == len(data)
+    if loss >= 0.1:
+        assert pair.sender.counters.retransmissions > 0
+        assert pair.sender.counters.fast_retransmissions > 0   # SACK recovery, not only RTOs
+    if loss == 0:
+        assert pair.sender.counters.retransmissions == 0
+
+
+def test_the_window_limits_unacknowledged_bytes() -> None:
+    config = TransportConfig(mss=1000, window_bytes=5000)
+    sender = ReliableSender(config)
+    first = sender.write(bytes(12_000), now=0.0)
+    assert [s.seq for s in first] == [0, 1000, 2000, 3000, 4000]
+    more = sender.on_ack(Ack(2000), now=0.001)
+    assert [s.seq for s in more] == [5000, 6000]
+    assert [s.psh for s in sender.on_ack(Ack(12_000 - 1000), now=0.002)][-1] is True
+
+
+def test_receiver_acknowledges_every_second_segment_psh_and_out_of_order_at_once() -> None:
+    receiver = ReliableReceiver(TransportConfig(mss=10, ack_every=2))
+    assert receiver.on_segment(Segment(0, b"a" * 10, False)) == (b"a" * 10, None)
+    assert receiver.on_segment(Segment(10, b"b" * 10, False)) == (b"b" * 10, Ack(20))
+    assert receiver.on_segment(Segment(30, b"d" * 10, False)) == (b"", Ack(20, (30, 40)))
+    assert receiver.on_segment(Segment(20, b"c" * 10, False)) == (b"c" * 10 + b"d" * 10, Ack(40))
+    assert receiver.on_segment(Segment(40, b"e" * 5, True)) == (b"e" * 5, Ack(45))
+    assert receiver.on_segment(Segment(0, b"a" * 10, False)) == (b"", Ack(45))   # duplicate
+    assert receiver.duplicates == 1
+
+
+def test_three_sacked_segments_above_a_hole_retransmit_it_once() -> None:
+    sender = ReliableSender(TransportConfig(mss=100, dupthresh=3))
+    sender.write(bytes(600), now=0.0)
+    assert sender.on_ack(Ack(100), now=0.01) == []
+    assert sender.on_ack(Ack(100, (200, 300)), now=0.01) == []
+    assert sender.on_ack(Ack(100, (300, 400)), now=0.01) == []
+    resent = sender.on_ack(Ack(100, (400, 500)), now=0.01)
+    assert [(s.seq, s.retransmission) for s in resent] == [(100, True)]
+    assert sender.on_ack(Ack(100, (500, 600)), now=0.01) == []
+    assert sender.counters.fast_retransmissions == 1
+
+
+def test_a_silent_peer_ends_the_connection_after_the_retries() -> None:
+    config = TransportConfig(rto_initial=0.2, rto_min=0.2, rto_max=1.0, max_retx=3)
+    sender = ReliableSender(config)
+    sender.write(bytes(3000), now=0.0)
+    times = []
+    with pytest.raises(TransportTimeout, match="byte 0 after 4 timeouts"):
+        while True:
+            now = sender.deadline
+            times.append(now)
+            resent = sender.on_timeout(now)
+            assert len(resent) == 3
+    assert times == pytest.approx([0.2, 0.6, 1.4, 2.4])
+
+
+def test_bad_configuration_is_refused() -> None:
+    with pytest.raises(ValueError, match="window_bytes >= mss"):
+        TransportConfig(mss=1500, window_bytes=1000)
+    with pytest.raises(ValueError, match="rto"):
+        TransportConfig(rto_min=1.0, rto_initial=0.5)
