@@ -17,7 +17,7 @@ from .lower_control import ControlInstance, ControlLowerer
 from .lower_expr import Bound, Env, ExprLowerer, Unsupported
 from .lower_externs import ExternLowering
 from .lower_parser import ParserLowerer
-from .lower_stmt import ExternRef, StatementLowerer, without_early_returns
+from .lower_stmt import ExternRef, StatementLowerer
 from .storage import FieldRef, HeaderInst, Layout, RuntimeData, StructStore
 from .types import BOOL, NamedT, StructT, bit_width
 
@@ -277,7 +277,7 @@ class LoweringContext:
             inner.bind(p, RuntimeData(i, p.type))
             runtime_data.append({"name": p.name, "bitwidth": 1 if p.type == BOOL else bit_width(p.type)})
         prims: list = []
-        StatementLowerer(self, prims).stmts(without_early_returns(act.body.stmts), inner)
+        StatementLowerer(self, prims).body(act.body.stmts, inner)
         action_id, _ = self.add_action(name, runtime_data, prims, unique=False)
         self.action_keys[key] = (action_id, name)
         self.action_meta[action_id] = (act, name)

@@ -235,7 +235,8 @@ class ParserLowerer:
                                 "op": "set"})
                     return
                 prims: list = []
-                StatementLowerer(self.ctx, prims).assign(A.Name(st.loc, st.name), st.init, env, st, decl=st)
+                StatementLowerer(self.ctx, prims).stmt(st, env)
+                self.no_jumps(prims, st)
                 ops.extend(self.primitive(p["op"], p["parameters"]) for p in prims)
             return
         if isinstance(st, A.Block):
@@ -247,7 +248,14 @@ class ParserLowerer:
                                   "use select() transitions")
         prims: list = []
         StatementLowerer(self.ctx, prims).stmt(st, env)
+        self.no_jumps(prims, st)
         ops.extend(self.primitive(p["op"], p["parameters"]) for p in prims)
+
+    @staticmethod
+    def no_jumps(prims: list, node) -> None:
+        if any(p["op"].startswith("_jump") for p in prims):
+            raise Unsupported(node, "conditional code (an if or an early return, here through a "
+                                    "call) is not supported in a parser state")
 
     @staticmethod
     def primitive(name: str, params: list) -> dict:

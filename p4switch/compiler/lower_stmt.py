@@ -2,7 +2,7 @@
 
 Assignments become `assign`/`assign_header`/..., v1model extern calls become the primitives
 simple_switch implements, calls of actions and functions are inlined, and `if` inside an action
-is predicated (`x = c ? v : x`) as BMv2 actions have no branches.
+and `return` inside an action become BMv2's `_jump_if_zero`/`_jump` primitives, as in p4c.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ class StatementLowerer:
         self.ctx = ctx
         self.x = ExprLowerer(ctx)
         self.prims = prims
-        self.return_target = None  # for inlined functions
+        self.return_target = None  # where an inlined function's return value goes
+        self.return_jumps = None   # jumps of `return` to patch to the end of the current body
 
     # ---- helpers ---------------------------------------------------------------------------
     def emit(self, name: str, params: list, node) -> None:
@@ -88,8 +89,10 @@ class StatementLowerer:
             guard = op("d2b", None, tmp.json())
             if e.op == "||":
                 guard = op("not", None, guard)
-            self._guarded(guard, lambda L: (L.hoist_calls(e.right, env, node), L.emit(
-                "assign", [tmp.json(), op("b2d", None, L.x.boolean(e.right, env))], node)), node)
+            skip = self.jump_if_false(guard, node)
+            self.hoist_calls(e.right, env, node)
+            self.emit("assign", [tmp.json(), op("b2d", None, self.x.boolean(e.right, env))], node)
+            self.land(skip)
             self.ctx.call_results[e] = tmp
             return
         if isinstance(e, A.Ternary) and (has_calls(e.then) or has_calls(e.other)):
@@ -97,10 +100,14 @@ class StatementLowerer:
             cond = self.ctx.layout.temp(BOOL)
             self.emit("assign", [cond.json(), op("b2d", None, self.x.boolean(e.cond, env))], node)
             result = self.ctx.layout.temp(e.type)
-            for branch, guard in ((e.then, op("d2b", None, cond.json())),
-                                  (e.other, op("not", None, op("d2b", None, cond.json())))):
-                self._guarded(guard, lambda L, b=branch: (L.hoist_calls(b, env, node), L.emit(
-                    "assign", [result.json(), L.x.data(b, env)], node)), node)
+            to_else = self.jump_if_false(op("d2b", None, cond.json()), node)
+            self.hoist_calls(e.then, env, node)
+            self.emit("assign", [result.json(), self.x.data(e.then, env)], node)
+            to_end = self.jump(node)
+            self.land(to_else)
+            self.hoist_calls(e.other, env, node)
+            self.emit("assign", [result.json(), self.x.data(e.other, env)], node)
+            self.land(to_end)
             self.ctx.call_results[e] = result
             return
         for child in vars(e).values():
@@ -119,14 +126,19 @@ class StatementLowerer:
             self.inline_function(callee, e, env, tmp)
             self.ctx.call_results[e] = tmp
 
-    def _guarded(self, guard: dict, body, node) -> None:
-        """Run `body(lowerer)` so that its assignments only take effect when `guard` holds."""
-        inner: list = []
-        sub = StatementLowerer(self.ctx, inner)
-        sub.return_target = self.return_target
-        body(sub)
-        for prim in inner:
-            self.prims.append(self._guard(prim, guard, True, node))
+    # ---- branches: BMv2's _jump_if_zero / _jump, as p4c uses inside actions -----------------
+    def jump_if_false(self, cond: dict, node) -> dict:
+        """Emit a jump taken when the boolean `cond` is false; `land()` sets its target."""
+        self.emit("_jump_if_zero", [op("b2d", None, cond), const(0)], node)
+        return self.prims[-1]
+
+    def jump(self, node) -> dict:
+        self.emit("_jump", [const(0)], node)
+        return self.prims[-1]
+
+    def land(self, jump: dict) -> None:
+        """Make `jump` continue at the next primitive emitted (or the end of the action)."""
+        jump["parameters"][-1] = const(len(self.prims))
 
     def stmt(self, st, env: Env) -> None:
         if getattr(self.ctx, "tracker", None) is not None:
@@ -150,12 +162,14 @@ class StatementLowerer:
         elif isinstance(st, A.CallStmt):
             self.call(st.call, env, st)
         elif isinstance(st, A.If):
-            self.predicated_if(st, env)
+            self.branch_if(st, env)
         elif isinstance(st, A.Exit):
             self.emit("exit", [], st)
         elif isinstance(st, A.Return):
             if st.value is not None and self.return_target is not None:
                 self.assign_to(self.return_target, st.value, env, st)
+            if self.return_jumps is not None:
+                self.return_jumps.append(self.jump(st))
         elif isinstance(st, A.Empty):
             pass
         elif isinstance(st, A.Switch):
@@ -265,38 +279,32 @@ class StatementLowerer:
         new = op("&", op("<<", self.x.data(rhs, env), const(lo)), const(slice_mask, width))
         self.emit("assign", [target.json(), op("|", kept, new)], node)
 
-    # ---- if inside an action: predication ---------------------------------------------------
-    def predicated_if(self, st: A.If, env: Env) -> None:
+    # ---- if and return inside an action: jumps ---------------------------------------------
+    def branch_if(self, st: A.If, env: Env) -> None:
         c = fold(st.cond)
         if c is not None:
             branch = st.then if c else st.other
             if branch is not None:
-                self.stmt(branch, env)
+                self.stmt(branch, Env(env))
             return
-        cond_tmp = self.ctx.layout.temp(BOOL)
-        self.emit("assign", [cond_tmp.json(), op("b2d", None, self.x.boolean(st.cond, env))], st)
-        for branch, taken in ((st.then, True), (st.other, False)):
-            if branch is None:
-                continue
-            inner: list = []
-            sub = StatementLowerer(self.ctx, inner)
-            sub.return_target = self.return_target
-            sub.stmt(branch, env)
-            guard = op("d2b", None, cond_tmp.json())
-            for prim in inner:
-                self.prims.append(self._guard(prim, guard, taken, st))
+        to_else = self.jump_if_false(self.x.boolean(st.cond, env), st)
+        self.stmt(st.then, Env(env))
+        if st.other is None:
+            self.land(to_else)
+            return
+        to_end = self.jump(st)
+        self.land(to_else)
+        self.stmt(st.other, Env(env))
+        self.land(to_end)
 
-    def _guard(self, prim: dict, guard: dict, taken: bool, node) -> dict:
-        if prim["op"] != "assign" or prim["parameters"][0]["type"] != "field":
-            raise Unsupported(node, f"'{prim['op']}' inside an if statement in an action is not "
-                                    "supported (move the if to the apply block)")
-        dst, value = prim["parameters"]
-        if value["type"] == "expression" and "op" not in value["value"]:
-            value = value["value"]
-        then, other = (value, dst) if taken else (dst, value)
-        new = dict(prim)
-        new["parameters"] = [dst, wrap_param(op("?", then, other, cond=guard))]
-        return new
+    def body(self, stmts, env: Env, result=None) -> None:
+        """An action or function body; its `return`s jump to the body's end."""
+        saved = self.return_target, self.return_jumps
+        self.return_target, self.return_jumps = result, []
+        self.stmts(stmts, env)
+        for j in self.return_jumps:
+            self.land(j)
+        self.return_target, self.return_jumps = saved
 
     # ---- calls ------------------------------------------------------------------------------
     def call(self, call: A.Call, env: Env, node) -> None:
@@ -341,35 +349,30 @@ class StatementLowerer:
 
     def inline_action(self, act: A.ActionDecl, call: A.Call, env: Env) -> None:
         from .lower_calls import CallBinder
-        stmts = without_early_returns(act.body.stmts)
+        stmts = act.body.stmts
 
         def run_body(prims, inner):
-            StatementLowerer(self.ctx, prims).stmts(stmts, inner)
+            StatementLowerer(self.ctx, prims).body(stmts, inner)
 
         binder = CallBinder(self)
         inner, copies = binder.bind(act.params, call.args, env, self.ctx.decl_env(act, env),
                                     call, run_body)
-        self.stmts(stmts, inner)
+        self.body(stmts, inner)
         binder.copy_out(copies, env, call)
 
     def inline_function(self, fn: A.FunctionDecl, call: A.Call, env: Env, result) -> None:
         from .lower_calls import CallBinder
-        stmts = without_early_returns(fn.body.stmts)
+        stmts = fn.body.stmts
         if result is None:
             result = self.ctx.layout.temp(fn.type) if fn.type.describe() != "void" else None
 
         def run_body(prims, inner):
-            sub = StatementLowerer(self.ctx, prims)
-            sub.return_target = result
-            sub.stmts(stmts, inner)
+            StatementLowerer(self.ctx, prims).body(stmts, inner, result)
 
         binder = CallBinder(self)
         inner, copies = binder.bind(fn.params, call.args, env, self.ctx.decl_env(fn, env),
                                     call, run_body)
-        saved = self.return_target
-        self.return_target = result
-        self.stmts(stmts, inner)
-        self.return_target = saved
+        self.body(stmts, inner, result)
         binder.copy_out(copies, env, call)
 
 
@@ -389,63 +392,6 @@ def has_calls(e) -> bool:
                 if isinstance(i, (A.Expr, A.Argument))):
             return True
     return False
-
-
-def _always_returns(st) -> bool:
-    if isinstance(st, A.Return):
-        return True
-    if isinstance(st, A.Block):
-        return any(_always_returns(s) for s in st.stmts)
-    if isinstance(st, A.If):
-        return st.other is not None and _always_returns(st.then) and _always_returns(st.other)
-    return False
-
-
-def _may_return(st) -> bool:
-    if isinstance(st, A.Return):
-        return True
-    if isinstance(st, A.Block):
-        return any(_may_return(s) for s in st.stmts)
-    if isinstance(st, A.If):
-        return _may_return(st.then) or (st.other is not None and _may_return(st.other))
-    return False
-
-
-def _as_list(st) -> list:
-    if st is None:
-        return []
-    return list(st.stmts) if isinstance(st, A.Block) else [st]
-
-
-def without_early_returns(stmts: list) -> list:
-    """Rewrite `if (c) { ...; return x; } rest` as `if (c) {...; return x;} else { rest }`,
-    so that every `return` ends its path (BMv2 actions cannot jump)."""
-    out = []
-    for i, st in enumerate(stmts):
-        if isinstance(st, A.Return):
-            out.append(st)
-            return out
-        if isinstance(st, A.Block) and _may_return(st):
-            return out + without_early_returns(list(st.stmts) + list(stmts[i + 1:]))
-        if isinstance(st, A.If) and _may_return(st):
-            rest = list(stmts[i + 1:])
-            if _always_returns(st.then):
-                then, other = without_early_returns(_as_list(st.then)), \
-                    without_early_returns(_as_list(st.other) + rest)
-            elif st.other is not None and _always_returns(st.other):
-                then, other = without_early_returns(_as_list(st.then) + rest), \
-                    without_early_returns(_as_list(st.other))
-            elif not rest:
-                then, other = without_early_returns(_as_list(st.then)), \
-                    without_early_returns(_as_list(st.other))
-            else:
-                raise Unsupported(st, "a 'return' that does not end both branches of this if is "
-                                      "not supported here")
-            out.append(A.If(st.loc, st.cond, A.Block(st.loc, then),
-                            A.Block(st.loc, other) if other else None))
-            return out
-        out.append(st)
-    return out
 
 
 def wrap_param(p: dict) -> dict:
@@ -472,4 +418,4 @@ def lower_call_value(lowerer: StatementLowerer, call: A.Call, env: Env, node, ta
     return False
 
 
-__all__ = ["StatementLowerer", "ExternRef", "without_early_returns", "wrap_param"]
+__all__ = ["StatementLowerer", "ExternRef", "wrap_param"]

@@ -40,14 +40,25 @@ def test_errors_in_included_files_point_into_them(tmp_path):
 
 def test_unsupported_constructs_say_so_with_location():
     text = program("""
-        action a() { if (meta.x == 1) { mark_to_drop(sm); } }
+        action a() { switch (meta.x) { 1: { mark_to_drop(sm); } } }
         table t { key = { meta.x : exact; } actions = { a; } }
         apply { t.apply(); }""", meta_fields="bit<8> x;")
     with pytest.raises(CompileError) as info:
         compile_source(text, "p.p4")
     _, line, _, message = info.value.diagnostics[0]
-    assert "'mark_to_drop' inside an if statement in an action is not supported" in message
-    assert "if (meta.x == 1)" in text.splitlines()[line - 1]
+    assert message == "switch statements are not supported inside actions"
+    assert "switch (meta.x)" in text.splitlines()[line - 1]
+
+
+def test_if_in_a_parser_state_is_reported():
+    text = program("apply { }").replace(
+        "state start { pkt.extract(hdr.eth); transition accept; }",
+        "state start { pkt.extract(hdr.eth); if (hdr.eth.ether_type == 1) { meta.x = 1; }"
+        " transition accept; }")
+    text = text.replace("struct meta_t {  }", "struct meta_t { bit<8> x; }")
+    with pytest.raises(CompileError) as info:
+        compile_source(text, "p.p4")
+    assert "if statements in parser states are not supported" in info.value.diagnostics[0][3]
 
 
 def test_table_applied_twice_is_rejected():

@@ -1,0 +1,38 @@
+// Branches inside an action (BMv2 _jump_if_zero/_jump): an if around an extern call, an early
+// return, and an if/else, in an action run as a table's default action with action data.
+#include <core.p4>
+#include <v1model.p4>
+
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
+header req_t { bit<8> a; bit<8> b; bit<8> flags; }
+struct headers_t { ethernet_t eth; req_t req; }
+struct meta_t { }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); pkt.extract(hdr.req); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action classify(bit<8> limit) {
+        if (hdr.req.a > limit) {
+            mark_to_drop(sm);
+            return;
+        }
+        if (hdr.req.b == 0) {
+            hdr.req.flags = 2;
+        } else {
+            hdr.req.flags = 1;
+        }
+        sm.egress_spec = 1;
+    }
+    table t {
+        key = { hdr.eth.dst : exact; }
+        actions = { classify; }
+        default_action = classify(0x80);
+    }
+    apply { t.apply(); }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Dep(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.req); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), Dep()) main;
