@@ -1,0 +1,1 @@
+"""`inaemu run`'s experiment machinery: set-up per network kind, records, summaries, files."""

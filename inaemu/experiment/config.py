@@ -1,0 +1,99 @@
+"""What one `inaemu run` does, validated: the settings every network kind shares.
+
+`RunConfig` is built from the command line (`inaemu/run.py`) or by a script; it refuses values
+no run could use, with a message naming the setting, so a bad argument never reaches Mininet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from topologies.builders import star
+from topologies.model import Endpoint, Topology
+
+ALGOS = ("ina", "ring")
+NETS = ("mininet", "sim")
+MAX_WORKERS = 32        # the switch's worker bitmap
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+INA_P4 = PROJECT_ROOT / "p4src" / "ina.p4"
+
+
+class ConfigError(ValueError):
+    """A setting no run can use; the message names it."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    algos: tuple[str, ...] = ALGOS
+    workers: int = 4
+    size_bytes: int = 256 * 1024          # per worker
+    loss: float = 0.0                     # percent, every link, both directions
+    bw_mbps: float | None = None
+    elems_k: int = 64                     # values per aggregation packet (INA_K)
+    pool_size: int = 64                   # aggregator slots of the job
+    seed: int = 1
+    net: str = "mininet"
+    timeout: float = 60.0                 # seconds per algorithm (wall clock on Mininet)
+    job_id: int = 1
+    tag: str = ""                         # prefix for host and switch names (beside other nets)
+    grpc_base: int = 50000                # switch i listens on grpc_base + i
+    kill: tuple[tuple[int, float], ...] = ()   # (worker, seconds after the start): fault injection
+
+    def __post_init__(self) -> None:
+        if not self.algos or any(a not in ALGOS for a in self.algos):
+            raise ConfigError(f"algo: expected ina, ring or both, got {self.algos!r}")
+        if not 2 <= self.workers <= MAX_WORKERS:
+            raise ConfigError(f"workers: expected 2..{MAX_WORKERS}, got {self.workers}")
+        if self.size_bytes < 4 or self.size_bytes % 4:
+            raise ConfigError(f"size: need a positive whole number of float32 values, got "
+                              f"{self.size_bytes} bytes")
+        if not 0 <= self.loss < 100:
+            raise ConfigError(f"loss: expected a percentage in [0, 100), got {self.loss:g}")
+        if self.bw_mbps is not None and not 0 < self.bw_mbps <= 100_000:
+            raise ConfigError(f"bw: expected Mbit/s in (0, 100000], got {self.bw_mbps:g}")
+        if not 4 <= self.elems_k <= 256 or self.elems_k % 4:
+            raise ConfigError(f"elems: k must be a multiple of 4 from 4 to 256, got {self.elems_k}")
+        if not 1 <= self.pool_size <= 1000:
+            raise ConfigError(f"pool: expected 1..1000 slots, got {self.pool_size}")
+        if self.net not in NETS:
+            raise ConfigError(f"net: expected mininet or sim, got {self.net!r}")
+        if not self.timeout > 0:
+            raise ConfigError(f"timeout: expected seconds > 0, got {self.timeout:g}")
+        if len(self.tag) > 3 or not (self.tag == "" or self.tag.isalnum()):
+            raise ConfigError(f"tag: at most 3 letters or digits, got {self.tag!r}")
+        if not 1024 <= self.grpc_base <= 65000:
+            raise ConfigError(f"grpc base: expected a port in 1024..65000, got {self.grpc_base}")
+        for worker, at in self.kill:
+            if not 0 <= worker < self.workers or at < 0:
+                raise ConfigError(f"kill: worker {worker} at {at:g} s is not a worker of this run "
+                                  f"(0..{self.workers - 1}) at a time >= 0")
+
+    @property
+    def length(self) -> int:
+        """float32 elements per worker."""
+        return self.size_bytes // 4
+
+    def topology(self) -> Topology:
+        """The star the run uses: worker w is host h(w+1) on port w+1 of s1."""
+        return _relabel(star(self.workers, bw=self.bw_mbps, loss=self.loss), self.tag,
+                        self.grpc_base)
+
+    def worker_hosts(self, topology: Topology) -> tuple[str, ...]:
+        return tuple(h.name for h in topology.hosts)
+
+    def with_(self, **changes) -> "RunConfig":
+        return dataclasses.replace(self, **changes)
+
+
+def _relabel(topology: Topology, tag: str, grpc_base: int) -> Topology:
+    """Prefix every node name with `tag` and move the gRPC ports to `grpc_base + device id`."""
+    rename = {n.name: f"{tag}{n.name}" for n in (*topology.hosts, *topology.switches)}
+    hosts = [dataclasses.replace(h, name=rename[h.name]) for h in topology.hosts]
+    switches = [dataclasses.replace(s, name=rename[s.name], grpc_port=grpc_base + s.device_id)
+                for s in topology.switches]
+    links = [dataclasses.replace(link, a=Endpoint(node=rename[link.a.node], port=link.a.port),
+                                 b=Endpoint(node=rename[link.b.node], port=link.b.port))
+             for link in topology.links]
+    return Topology(name=topology.name, hosts=hosts, switches=switches, links=links)

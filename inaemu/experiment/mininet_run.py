@@ -1,0 +1,172 @@
+"""`inaemu run --net mininet`: the star on Mininet, ina.p4 pushed over P4Runtime, one agent
+process per worker host, INA then the ring on the same network. Needs root.
+
+Order, and why:
+1. compile p4src/ina.p4 with -D INA_K=k into the run directory (the files are part of the
+   evidence of the run);
+2. start the network (`MininetNetwork`: one `inaemu switch` with no program), then push the
+   program, the host routes and the job with the controller — the switch is configured only
+   over P4Runtime, as a real one would be;
+3. per algorithm, start every worker's `python -m hosts.agent` inside its host (`host.popen`),
+   all told the same wall-clock start time, and wait with a deadline; a worker still running
+   past it is killed and reported, never waited for forever;
+4. read the job's switch counters, and stop everything: agent processes first, then the
+   network — also on an error or Ctrl-C (the caller turns SIGTERM into KeyboardInterrupt).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from controller.fabric import Fabric
+from controller.ina_control import InaJobs
+from controller.ina_jobs import aggregator_mac
+from inaemu.experiment.agents import WorkerSpec, agent_config, read_record, write_config
+from inaemu.experiment.config import INA_P4, PROJECT_ROOT, RunConfig
+
+Progress = Callable[[str], None]
+GRACE_S = 5.0            # past the agents' own timeout, before we kill them
+POLL_S = 0.1
+PROGRESS_EVERY_S = 5.0
+
+
+def compile_ina(k: int, out_dir: Path) -> tuple[Path, Path]:
+    """ina.p4 for k values per packet, written as out_dir/ina.json + ina.p4info.txtpb."""
+    from p4switch.compiler import compile_file   # the orchestrator compiles; the controller never does
+    build = compile_file(str(INA_P4), defines={"INA_K": str(k)})
+    json_path, p4info_path = out_dir / "ina.json", out_dir / "ina.p4info.txtpb"
+    json_path.write_text(json.dumps(build.bmv2))
+    p4info_path.write_text(build.p4info_text())
+    return p4info_path, json_path
+
+
+def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
+    """Every worker record of every algorithm; raises for a set-up that fails."""
+    from topologies.mininet_net import MininetNetwork   # imports Mininet: root paths only
+
+    topology = cfg.topology()
+    hosts = cfg.worker_hosts(topology)
+    p4info, config = compile_ina(cfg.elems_k, out_dir)
+    progress(f"run: compiled {INA_P4.name} with INA_K={cfg.elems_k} into {out_dir}")
+    started = time.monotonic()
+    with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed) as net:
+        progress(f"run: mininet: {topology.name} up ({len(hosts)} hosts, 1 switch, "
+                 f"loss {cfg.loss:g}%, bw {cfg.bw_mbps or 'unlimited'}) "
+                 f"in {time.monotonic() - started:.1f} s")
+        with Fabric(topology, progress=lambda line: None) as fabric:
+            fabric.push_pipeline(p4info, config)
+            routes = fabric.install_routes()
+            progress(f"run: controller: pipeline pushed, {routes} routes installed")
+            switch = topology.switches[0].name
+            jobs = InaJobs(topology, fabric.clients, progress=lambda line: progress(f"run: {line}"))
+            aggregator = None
+            if "ina" in cfg.algos:
+                plan = jobs.install(cfg.job_id, hosts, switch, k=cfg.elems_k,
+                                    pool_size=cfg.pool_size)
+                aggregator = plan.job.aggregator_ip
+                for name in hosts:
+                    node = net.host(name)
+                    node.cmd(f"ip neigh replace {aggregator} lladdr {aggregator_mac(aggregator)} "
+                             f"dev {node.defaultIntf().name} nud permanent")
+            ips = [topology.host(h).ip for h in hosts]
+            records: list[dict] = []
+            for algo in cfg.algos:
+                records += _run_agents(net, cfg, algo, hosts, ips, aggregator, out_dir, progress)
+                if algo == "ina":
+                    counters = jobs.counters(cfg.job_id)
+                    (out_dir / "switch_counters.json").write_text(json.dumps(counters, indent=2))
+                    progress("run: ina: switch counters: " + ", ".join(
+                        f"{name.removeprefix('ina_')} {value}"
+                        for name, value in counters.items() if value))
+        progress("run: mininet: stopping the network")
+    return records
+
+
+def _run_agents(net, cfg: RunConfig, algo: str, hosts: tuple[str, ...], ips: list[str],
+                aggregator: str | None, out_dir: Path, progress: Progress) -> list[dict]:
+    agents_dir = out_dir / "agents"
+    specs = [WorkerSpec(algo=algo, job=cfg.job_id, worker=w, host=host,
+                        config_path=agents_dir / f"{algo}-w{w}.json",
+                        record_path=agents_dir / f"{algo}-w{w}.record.json",
+                        log_path=agents_dir / f"{algo}-w{w}.log")
+                for w, host in enumerate(hosts)]
+    # every agent imports numpy first; start them together after that
+    start_at = time.time() + 1.0 + 0.2 * len(specs)
+    for spec in specs:
+        spec.record_path.unlink(missing_ok=True)
+        write_config(spec, agent_config(
+            algo=algo, job=cfg.job_id, worker=spec.worker, workers=len(specs), host_ips=ips,
+            length=cfg.length, seed=cfg.seed, timeout=cfg.timeout, record=spec.record_path,
+            start_at=start_at, k=cfg.elems_k, pool_size=cfg.pool_size, aggregator=aggregator))
+    running: dict[int, subprocess.Popen] = {}
+    status: dict[int, int | None] = {}
+    killed: dict[int, str] = {}
+    launched = time.monotonic()
+    try:
+        for spec in specs:
+            log = spec.log_path.open("wb")
+            try:
+                running[spec.worker] = net.host(spec.host).popen(
+                    [sys.executable, "-m", "hosts.agent", "--config", str(spec.config_path)],
+                    stdout=log, stderr=subprocess.STDOUT, cwd=str(PROJECT_ROOT))
+            finally:
+                log.close()
+        progress(f"run: {algo}: {len(specs)} workers started, {cfg.size_bytes} bytes each, "
+                 f"timeout {cfg.timeout:g} s")
+        _wait(cfg, algo, running, status, killed, launched, progress)
+    finally:
+        for worker, process in running.items():
+            if process.poll() is None:
+                process.kill()
+                killed.setdefault(worker, "stopped when the run was interrupted")
+            status[worker] = process.wait()
+    records = [read_record(spec, exit_status=status.get(spec.worker),
+                           killed_by_us=killed.get(spec.worker)) for spec in specs]
+    done = sum(1 for r in records if r["error"] is None and r["time_s"] is not None)
+    progress(f"run: {algo}: {done}/{len(specs)} workers finished in "
+             f"{time.monotonic() - launched:.1f} s")
+    return records
+
+
+def _wait(cfg: RunConfig, algo: str, running: dict[int, subprocess.Popen],
+          status: dict[int, int | None], killed: dict[int, str], launched: float,
+          progress: Progress) -> None:
+    """Until every agent exited, injecting the configured kills; past the deadline, kill."""
+    deadline = launched + cfg.timeout + GRACE_S
+    pending_kills = sorted((at, worker) for worker, at in cfg.kill)
+    next_report = launched + PROGRESS_EVERY_S
+    while True:
+        now = time.monotonic()
+        for worker, process in running.items():
+            if worker not in status and process.poll() is not None:
+                status[worker] = process.returncode
+                outcome = "done" if process.returncode == 0 else f"failed ({process.returncode})"
+                progress(f"run: {algo}: worker {worker} {outcome} after {now - launched:.1f} s")
+        if len(status) == len(running):
+            return
+        while pending_kills and now - launched >= pending_kills[0][0]:
+            _, worker = pending_kills.pop(0)
+            if running[worker].poll() is None:
+                os.kill(running[worker].pid, signal.SIGKILL)
+                killed[worker] = f"killed on purpose after {now - launched:.1f} s (--kill-worker)"
+                progress(f"run: {algo}: killed worker {worker} (fault injection)")
+        if now >= deadline:
+            for worker, process in running.items():
+                if process.poll() is None:
+                    process.kill()
+                    killed[worker] = (f"still running {cfg.timeout:g} s + {GRACE_S:g} s after "
+                                      "the start; killed")
+            progress(f"run: {algo}: deadline passed; killed {len(killed)} workers")
+            return
+        if now >= next_report:
+            progress(f"run: {algo}: {len(status)}/{len(running)} workers done after "
+                     f"{now - launched:.0f} s")
+            next_report += PROGRESS_EVERY_S
+        time.sleep(POLL_S)

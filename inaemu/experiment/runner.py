@@ -1,0 +1,49 @@
+"""One experiment from a `RunConfig` to its files: run on the chosen network, summarize, write.
+
+This is the library form of `inaemu run` (scripts call it too). Progress goes to a callback.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from inaemu.experiment.config import RunConfig
+from inaemu.experiment.output import write_results
+from inaemu.experiment.summary import RunSetting, summarize
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Outcome:
+    summaries: list[dict]
+    records: list[dict]
+    files: list[Path]
+
+
+def run_records(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
+    """Per-worker records of every algorithm, on Mininet or the simulator."""
+    if cfg.net == "sim":
+        from inaemu.experiment.sim_run import run_sim
+        return run_sim(cfg, out_dir, progress)
+    from inaemu.experiment.mininet_run import run_mininet
+    return run_mininet(cfg, out_dir, progress)
+
+
+def setting_of(cfg: RunConfig) -> RunSetting:
+    return RunSetting(net=cfg.net, topo=cfg.topology().name, jobs=1, size_bytes=cfg.size_bytes,
+                      elems_k=cfg.elems_k, loss=cfg.loss, bw_mbps=cfg.bw_mbps, seed=cfg.seed)
+
+
+def run_experiment(cfg: RunConfig, out_dir: Path, progress: Progress) -> Outcome:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    config = asdict(cfg)
+    (out_dir / "config.json").write_text(json.dumps(config, indent=2, default=list) + "\n")
+    records = run_records(cfg, out_dir, progress)
+    expected = {(algo, cfg.job_id): cfg.workers for algo in cfg.algos}
+    summaries = summarize(records, setting_of(cfg), expected=expected)
+    files = write_results(out_dir, summaries, records)
+    return Outcome(summaries, records, files)

@@ -1,0 +1,129 @@
+"""`inaemu run`: all-reduce of float32 gradients in the switch (INA) and with a host ring, on a
+star of N workers around one switch, on Mininet (root) or the simulator; a table and files.
+
+Exit status: 0 when every result is correct, 1 when any is not (or the run could not be set
+up), 2 for a bad argument or a missing privilege (one line on stderr, nothing started).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from inaemu.experiment.config import ConfigError, RunConfig
+
+MIB = 1024 * 1024
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Argument errors as one line (`inaemu run: error: ...`), exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"inaemu run: error: {message}\n")
+
+
+def _kill_spec(text: str) -> tuple[int, float]:
+    worker, sep, at = text.partition("@")
+    try:
+        if not sep:
+            raise ValueError
+        return int(worker), float(at)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WORKER@SECONDS (e.g. 1@0.5), got {text!r}") \
+            from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.__class__ = _OneLineParser     # the CLI builds the parser; errors stay one line
+    parser.add_argument("--algo", choices=("ina", "ring", "both"), default="both",
+                        help="which all-reduce to run (default: both, INA first)")
+    parser.add_argument("--workers", type=int, default=4, metavar="N",
+                        help="worker hosts around the switch, 2..32 (default 4)")
+    parser.add_argument("--size-mib", type=float, default=1.0, metavar="S",
+                        help="float32 vector per worker, in MiB (default 1)")
+    parser.add_argument("--loss", type=float, default=0.0, metavar="P",
+                        help="packet loss in percent on every link, both directions (default 0)")
+    parser.add_argument("--bw", type=float, default=None, metavar="MBPS",
+                        help="link bandwidth in Mbit/s (default: unlimited)")
+    parser.add_argument("--elems", type=int, default=64, metavar="K",
+                        help="values per aggregation packet, INA_K (default 64)")
+    parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
+                        help="aggregator slots of the job, also the window (default 64)")
+    parser.add_argument("--seed", type=int, default=1, help="gradients and loss (default 1)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="result directory (default out/run-<UTC timestamp>)")
+    parser.add_argument("--net", choices=("mininet", "sim"), default="mininet",
+                        help="Mininet (root) or the in-process simulator (default mininet)")
+    parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="per algorithm: workers still running after it fail (default 60)")
+    parser.add_argument("--tag", default="", metavar="PREFIX",
+                        help="prefix for host and switch names, to run beside other networks")
+    parser.add_argument("--grpc-base", type=int, default=50000, metavar="PORT",
+                        help="switch i serves P4Runtime on PORT+i (default 50000)")
+    parser.add_argument("--kill-worker", type=_kill_spec, action="append", default=[],
+                        metavar="W@SECONDS",
+                        help="fault injection: kill worker W that many seconds after the start")
+
+
+def config_from(args: argparse.Namespace) -> RunConfig:
+    """RunConfig from parsed arguments; ConfigError names the setting that is wrong."""
+    size = args.size_mib * MIB
+    if not size > 0 or size != size:
+        raise ConfigError(f"size-mib: expected a positive size, got {args.size_mib:g}")
+    algos = ("ina", "ring") if args.algo == "both" else (args.algo,)
+    return RunConfig(algos=algos, workers=args.workers, size_bytes=max(4, int(size) // 4 * 4),
+                     loss=args.loss, bw_mbps=args.bw, elems_k=args.elems,
+                     pool_size=args.pool, seed=args.seed, net=args.net, timeout=args.timeout,
+                     tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker))
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        cfg = config_from(args)
+    except ConfigError as error:
+        print(f"inaemu run: error: {error}", file=sys.stderr)
+        return 2
+    if cfg.net == "mininet" and os.geteuid() != 0:
+        print("inaemu run: Mininet needs root; try --net sim", file=sys.stderr)
+        return 2
+    out_dir = args.out or Path("out") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        print(f"inaemu run: error: --out {out_dir}: {error.strerror}", file=sys.stderr)
+        return 2
+
+    def progress(line: str) -> None:
+        print(line, flush=True)
+
+    from inaemu.experiment.runner import run_experiment
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)   # clean up on kill, as on Ctrl-C
+    try:
+        outcome = run_experiment(cfg, out_dir, progress)
+    except KeyboardInterrupt:
+        print("inaemu run: interrupted; network and workers stopped", file=sys.stderr)
+        return 130
+    except Exception as error:   # a set-up failure: one line, the network is already down
+        if os.environ.get("INAEMU_DEBUG"):
+            raise
+        print(f"inaemu run: error: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    from inaemu.experiment.summary import all_correct, table
+    print()
+    print(table(outcome.summaries))
+    print()
+    print(f"results in {out_dir}: " + ", ".join(p.name for p in outcome.files))
+    if not all_correct(outcome.summaries):
+        print("inaemu run: not every result is correct", file=sys.stderr)
+        return 1
+    return 0
