@@ -173,7 +173,9 @@ class StatementLowerer:
         elif isinstance(st, A.Empty):
             pass
         elif isinstance(st, A.Switch):
-            raise Unsupported(st, "switch statements are not supported inside actions")
+            chain = switch_as_ifs(st)
+            if chain is not None:
+                self.stmt(chain, env)
         else:
             raise Unsupported(st, f"{type(st).__name__} is not supported here")
 
@@ -374,6 +376,35 @@ class StatementLowerer:
                                     call, run_body)
         self.body(stmts, inner, result)
         binder.copy_out(copies, env, call)
+
+
+def switch_as_ifs(st: A.Switch):
+    """A switch on a value as the equivalent if/else chain (labels without a body fall through
+    to the next body; `default` is the final else)."""
+    groups, pending, default = [], [], None
+    for case in st.cases:
+        pending.extend(case.labels)
+        if case.body is None:
+            continue
+        values = [lb for lb in pending if not isinstance(lb, A.Default)]
+        if len(values) != len(pending):
+            default = case.body
+        if values:
+            groups.append((values, case.body))
+        pending = []
+    chain = default
+    for values, body in reversed(groups):
+        cond = None
+        for lb in values:
+            test = A.Binary(lb.loc, "==", st.expr, lb)
+            test.type = BOOL
+            if cond is None:
+                cond = test
+            else:
+                cond = A.Binary(lb.loc, "||", cond, test)
+                cond.type = BOOL
+        chain = A.If(values[0].loc, cond, body, chain)
+    return chain
 
 
 def has_calls(e) -> bool:

@@ -1,5 +1,6 @@
 // Branches inside an action (BMv2 _jump_if_zero/_jump): an if around an extern call, an early
-// return, and an if/else, in an action run as a table's default action with action data.
+// return, and an if/else, in an action run as a table's default action with action data; and a
+// switch on a value inside an action (fall-through labels, default).
 #include <core.p4>
 #include <v1model.p4>
 
@@ -30,7 +31,20 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         actions = { classify; }
         default_action = classify(0x80);
     }
-    apply { t.apply(); }
+    action pick() {
+        switch (hdr.req.b) {
+            1: { hdr.req.flags = hdr.req.flags | 0x10; }
+            2:
+            3: { hdr.req.flags = hdr.req.flags | 0x20; }
+            default: { hdr.req.flags = hdr.req.flags | 0x40; }
+        }
+    }
+    table t2 {
+        key = { hdr.eth.dst : exact; }
+        actions = { pick; }
+        default_action = pick();
+    }
+    apply { t.apply(); t2.apply(); }
 }
 control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
 control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
