@@ -35,6 +35,8 @@ class DeviceState:
         default_factory=dict
     )
     clone_sessions: dict[int, CloneSession] = field(default_factory=dict)
+    # value set id -> its members as last written
+    value_sets: dict[int, list[p4runtime_pb2.ValueSetMember]] = field(default_factory=dict)
     # (table id, entry handle) -> the entry's opaque `metadata` bytes, returned by reads
     entry_metadata: dict[tuple[int, int], bytes] = field(default_factory=dict)
 

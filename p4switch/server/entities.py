@@ -10,7 +10,15 @@ from typing import Callable
 
 from p4.v1 import p4runtime_pb2
 
-from . import action_profiles, counters, meters, registers, replication, table_entries
+from . import (
+    action_profiles,
+    counters,
+    meters,
+    registers,
+    replication,
+    table_entries,
+    value_sets,
+)
 from .device_state import DeviceState
 from .errors import INVALID_ARGUMENT, UNIMPLEMENTED, RequestError
 
@@ -25,6 +33,7 @@ _WRITERS: dict[str, Callable] = {
     "meter_entry": meters.write_meter,
     "direct_meter_entry": meters.write_direct_meter,
     "register_entry": registers.write_register,
+    "value_set_entry": value_sets.write_value_set,
 }
 
 _READERS: dict[str, Callable] = {
@@ -36,6 +45,7 @@ _READERS: dict[str, Callable] = {
     "meter_entry": meters.read_meters,
     "direct_meter_entry": meters.read_direct_meters,
     "register_entry": registers.read_registers,
+    "value_set_entry": value_sets.read_value_sets,
 }
 
 _PRE_WRITERS = {

@@ -2,9 +2,9 @@
 
 The device config is the BMv2 JSON bytes, exactly what simple_switch_grpc takes. Verifying a
 config means: the P4Info indexes cleanly, the runtime accepts the JSON, and every P4Info entity
-the server addresses (tables, actions, action profiles, counters, meters, registers) exists in
-the JSON under the same name (p4c writes the same fully qualified names to both files; a
-unique dot-separated suffix is also accepted, so hand-written pairs can be shorter).
+the server addresses (tables, actions, action profiles, counters, meters, registers, value sets)
+exists in the JSON under the same name (p4c writes the same fully qualified names to both files;
+a unique dot-separated suffix is also accepted, so hand-written pairs can be shorter).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ _JSON_PLACES = {
     "meter": lambda j: j.get("meter_arrays", []),
     "direct meter": lambda j: j.get("meter_arrays", []),
     "register": lambda j: j.get("register_arrays", []),
+    "value set": lambda j: j.get("parse_vsets", []),
 }
 
 

@@ -57,6 +57,7 @@ class FakeSwitch:
             r["name"]: (r["bitwidth"], [0] * r["size"]) for r in bmv2["register_arrays"]
         }
         self._meters = {m["name"]: m.get("size", 0) for m in bmv2["meter_arrays"]}
+        self.vsets = {v["name"]: [] for v in bmv2.get("parse_vsets", [])}
         self.meter_rates: dict = {}
         self._direct_counters: dict = {}
         self._mc: dict[int, list[tuple[int, int]]] = {}
@@ -293,3 +294,16 @@ class FakeSwitch:
 
     def mirroring_get(self, session):
         return self._mirrors.get(session)
+
+    # -- parser value sets ------------------------------------------------------------------------
+
+    def parse_vset_add(self, name, value, mask=None):
+        members = self.vsets[self._resolve("parse value set", name, self.vsets)]
+        if (value, mask) not in members:
+            members.append((value, mask))
+
+    def parse_vset_remove(self, name, value, mask=None):
+        members = self.vsets[self._resolve("parse value set", name, self.vsets)]
+        if (value, mask) not in members:
+            raise errors.NotFound(f"no {value:#x}")
+        members.remove((value, mask))

@@ -137,14 +137,10 @@ def read(stub, *entities, device_id=DEVICE_ID) -> list[p4runtime_pb2.Entity]:
     request = p4runtime_pb2.ReadRequest(device_id=device_id)
     for entity in entities:
         wrapped = p4runtime_pb2.Entity()
-        which = entity.DESCRIPTOR.name
-        field = {
-            "TableEntry": "table_entry", "ActionProfileMember": "action_profile_member",
-            "ActionProfileGroup": "action_profile_group", "CounterEntry": "counter_entry",
-            "DirectCounterEntry": "direct_counter_entry", "MeterEntry": "meter_entry",
-            "DirectMeterEntry": "direct_meter_entry", "RegisterEntry": "register_entry",
-            "PacketReplicationEngineEntry": "packet_replication_engine_entry",
-        }[which]
+        field = next(
+            f.name for f in p4runtime_pb2.Entity.DESCRIPTOR.fields
+            if f.message_type is entity.DESCRIPTOR
+        )
         getattr(wrapped, field).CopyFrom(entity)
         request.entities.append(wrapped)
     return [e for response in stub.Read(request) for e in response.entities]

@@ -1,8 +1,8 @@
 // The program that cpu_io.json and cpu_io.p4info.txtpb were written by hand to describe (they
 // are not compiler output). It exercises every entity kind the P4Runtime server handles: a
 // CPU port with packet_in/packet_out controller headers, tables of every match kind, a direct
-// counter, a direct meter, an action selector, an indexed counter, a meter, a register and a
-// table with const entries.
+// counter, a direct meter, an action selector, an indexed counter, a meter, a register, a
+// table with const entries and a parser value set.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -17,11 +17,17 @@ struct meta_t { bit<32> color; }
 
 parser ParserImpl(packet_in pkt, out headers_t hdr, inout meta_t meta,
                   inout standard_metadata_t smeta) {
+    value_set<bit<16>>(4) special_types;
+
     state start {
         transition select(smeta.ingress_port) { CPU_PORT: parse_packet_out; default: parse_eth; }
     }
     state parse_packet_out { pkt.extract(hdr.packet_out); transition parse_eth; }
-    state parse_eth { pkt.extract(hdr.eth); transition accept; }
+    state parse_eth {
+        pkt.extract(hdr.eth);
+        transition select(hdr.eth.ether_type) { special_types: special; default: accept; }
+    }
+    state special { meta.color = 1; transition accept; }
 }
 
 control VerifyImpl(inout headers_t hdr, inout meta_t meta) { apply { } }
