@@ -300,9 +300,9 @@ def _compile_op(node: Node, scope: CodeScope) -> Expr:
         l, r = side(left_node), side(right_node)
         if l.kind != "union_stack" or r.const is None:
             raise node.error("only constant indices into header union stacks are supported")
-        if r.const >= len(l.ref):
+        if not 0 <= r.const < l.ref.size:
             raise node.error(f"union stack index {r.const} out of range")
-        union = l.ref[r.const]
+        union = l.ref.unions[r.const]
         return Expr(union.name, "union", ref=union)
     if op == "access_union_header":
         l = side(left_node)

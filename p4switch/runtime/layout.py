@@ -96,6 +96,17 @@ class HeaderUnion:
 
 
 @dataclass
+class HeaderUnionStack:
+    name: str
+    unions: list[HeaderUnion]
+    next_slot: int        # slot in `f` holding the stack's next index
+
+    @property
+    def size(self) -> int:
+        return len(self.unions)
+
+
+@dataclass
 class FieldRef:
     """A statically known field: its slot, width and sign; or a header's validity bit."""
 
@@ -116,7 +127,7 @@ class Layout:
     header_list: list[HeaderInstance] = field(default_factory=list)  # by validity index
     stacks: dict[str, HeaderStack] = field(default_factory=dict)
     unions: dict[str, HeaderUnion] = field(default_factory=dict)
-    union_stacks: dict[str, list[HeaderUnion]] = field(default_factory=dict)
+    union_stacks: dict[str, HeaderUnionStack] = field(default_factory=dict)
     aliases: dict[str, tuple[str, str]] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
     num_slots: int = FIRST_FIELD_SLOT
@@ -257,7 +268,11 @@ def build_layout(doc: Node) -> Layout:
             if id_node.int() not in unions_by_id:
                 raise id_node.error(f"unknown header union id {id_node.int()}")
             items.append(unions_by_id[id_node.int()])
-        layout.union_stacks[usnode["name"].str()] = items
+        if not items:
+            raise usnode.error("a header union stack needs at least one union")
+        name = usnode["name"].str()
+        layout.union_stacks[name] = HeaderUnionStack(name, items,
+                                                     _new_slot(layout, f"{name}.$next"))
 
     layout.scratch = _new_slot(layout, "$scratch")
     for anode in doc.get("field_aliases").items():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 
 from .config import MAX_WIDTH, Node
-from .exprgen import CodeScope, compile_expr, data, boolean
+from .exprgen import CodeScope, Expr, compile_expr, data, boolean
 from .layout import HeaderInstance, HeaderType
 from .primgen import PrimitiveCompiler, compile_target, store
 
@@ -218,7 +218,39 @@ class ParserCompiler:
                                         target, stack_member=first)
             lines.append(f"f[{stack.next_slot}] = i + 1")
             return lines
+        if kind == "union_stack":
+            ustack, member = self._union_stack_member(value)
+            oob = error_code(self.scope, "StackOutOfBounds")
+            lines = [f"i = f[{ustack.next_slot}]", f"if i >= {ustack.size}:",
+                     f"    raise _ParserError({oob})"]
+            for i, union in enumerate(ustack.unions):   # unions are not laid out with a stride
+                inst = self._union_member(union, member)
+                lines.append(f"{'if' if i == 0 else 'elif'} i == {i}:")
+                lines += ["    " + line for line in self._extract_into(
+                    inst, inst.htype, str(inst.index), str(inst.base), varbit_length, target)]
+            lines.append(f"f[{ustack.next_slot}] = i + 1")
+            return lines
         raise target.error(f"unsupported extract target type '{kind}'")
+
+    def _union_stack_member(self, value: Node):
+        """(union stack, member header name in its unions) from [stack name, member name]."""
+        name = value[0].str()
+        ustack = self.layout.union_stacks.get(name)
+        if ustack is None:
+            raise value.error(f"unknown header union stack '{name}'")
+        member = value[1].str()
+        for union in ustack.unions:
+            if member not in union.members:
+                # members are keyed by header instance name; match on the member suffix
+                found = [m for m in union.members if m.endswith("." + member) or m == member]
+                if len(found) != 1:
+                    raise value.error(f"union stack '{name}' has no member '{member}'")
+        return ustack, member
+
+    def _union_member(self, union, member: str):
+        if member in union.members:
+            return union.members[member]
+        return next(inst for m, inst in union.members.items() if m.endswith("." + member))
 
     def _extract_into(self, inst: HeaderInstance | None, htype: HeaderType, valid: str,
                       base: str, varbit_length, where: Node, stack_member=None) -> list[str]:
@@ -264,7 +296,16 @@ class ParserCompiler:
         for knode in snode.get("transition_key").items():
             kind, value = knode.type_value()
             if kind == "union_stack_field":
-                raise knode.error("union_stack_field transition keys are not supported")
+                ustack, member = self._union_stack_member(value)
+                insts = [self._union_member(u, member) for u in ustack.unions]
+                ref = self.layout.field(insts[0].name, value[2].str(), value)
+                if ref.width is None or ref.is_valid_bit:
+                    raise knode.error("a transition key field needs a fixed width")
+                offset = ref.slot - insts[0].base
+                slots = tuple(inst.base + offset for inst in insts)
+                key_parts.append((Expr(f"f[{slots!r}[f[{ustack.next_slot}] - 1]]", "data",
+                                       width=ref.width, signed=ref.signed), ref.width))
+                continue
             expr = compile_expr(knode, self.scope)
             width = expr.width if kind != "lookahead" else value[1].int(1, MAX_WIDTH)
             if width is None:

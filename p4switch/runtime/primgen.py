@@ -178,6 +178,17 @@ class PrimitiveCompiler(ExternPrimitives):
                 f"f[{d0.base}:{d0.base + n}] = f[{s0.base}:{s0.base + n}]",
                 f"f[{dst.next_slot}] = f[{src.next_slot}]"]
 
+    def _p_assign_union_stack(self, prim, params):
+        self._need(prim, params, 2)
+        dst, dst_shape = self._union_stack_layout(params[0])
+        src, src_shape = self._union_stack_layout(params[1])
+        if self.scope.namespace[dst_shape] != self.scope.namespace[src_shape] and \
+                [[n for _, _, n in u] for u in self.scope.namespace[dst_shape]] != \
+                [[n for _, _, n in u] for u in self.scope.namespace[src_shape]]:
+            raise prim.error("assign_union_stack needs two union stacks of the same type")
+        return [f"_union_stack_copy(f, v, {dst_shape}, {src_shape})",
+                f"f[{dst.next_slot}] = f[{src.next_slot}]"]
+
     def _p_add_header(self, prim, params):
         self._need(prim, params, 1)
         ref = self._header(params[0])
@@ -200,11 +211,23 @@ class PrimitiveCompiler(ExternPrimitives):
 
     _p_setInvalid = _p_remove_header
 
+    def _union_stack_layout(self, node: Node):
+        expr = compile_expr(node, self.scope)
+        if expr.kind != "union_stack":
+            raise node.error(f"expected a header union stack, got a {expr.kind}")
+        ustack = expr.ref
+        shape = tuple(tuple((m.index, m.base, len(m.htype.fields)) for m in u.members.values())
+                      for u in ustack.unions)
+        return ustack, self.scope.bind("ushape", shape)
+
     def _stack_shift(self, prim, params, helper: str):
         self._need(prim, params, 2)
         kind = params[0].type_value()[0]
-        if kind != "header_stack":
-            raise params[0].error("push/pop on header union stacks is not supported")
+        if kind == "header_union_stack":
+            ustack, shape = self._union_stack_layout(params[0])
+            count = int_param(params[1], self.scope)
+            return [f"_union_stack_shift(f, v, {shape}, {ustack.next_slot}, "
+                    f"{'' if helper == '_stack_push' else '-'}({data(count)}))"]
         stack = self._stack(params[0])
         count = int_param(params[1], self.scope)
         first = stack.headers[0]
@@ -454,4 +477,31 @@ def _stack_pop(f, v, first_valid, first_base, stride, size, next_slot, count):
     f[next_slot] = max(f[next_slot] - count, 0)
 
 
-PRIM_HELPERS = {"_stack_push": _stack_push, "_stack_pop": _stack_pop, **EXTERN_HELPERS}
+def _union_stack_shift(f, v, shape, next_slot, count):
+    """push_front (count > 0) or pop_front (count < 0) on a header union stack.
+
+    `shape[i]` lists (validity index, first slot, field count) of union i's members."""
+    size = len(shape)
+    order = range(size - 1, -1, -1) if count > 0 else range(size)
+    for i in order:
+        src = i - count
+        for member, (vidx, base, n) in enumerate(shape[i]):
+            if 0 <= src < size:
+                svidx, sbase, _ = shape[src][member]
+                v[vidx] = v[svidx]
+                f[base:base + n] = f[sbase:sbase + n]
+            else:
+                v[vidx] = 0
+    f[next_slot] = max(0, min(f[next_slot] + count, size))
+
+
+def _union_stack_copy(f, v, dst_shape, src_shape):
+    for dst_union, src_union in zip(dst_shape, src_shape):
+        for (dv, db, n), (sv, sb, _) in zip(dst_union, src_union):
+            v[dv] = v[sv]
+            f[db:db + n] = f[sb:sb + n]
+
+
+PRIM_HELPERS = {"_stack_push": _stack_push, "_stack_pop": _stack_pop,
+                "_union_stack_shift": _union_stack_shift, "_union_stack_copy": _union_stack_copy,
+                **EXTERN_HELPERS}

@@ -116,6 +116,16 @@ class Bmv2Program:
         self.doc["header_unions"].append({"name": name, "id": len(self.doc["header_unions"]),
                                           "union_type": name + "_t", "header_ids": ids})
 
+    def union_stack(self, name: str, members: dict[str, str], size: int) -> None:
+        """Unions `name[i]` with member headers `name[i].member`, in a header union stack."""
+        ids = []
+        for i in range(size):
+            self.union(f"{name}[{i}]", members)
+            ids.append(len(self.doc["header_unions"]) - 1)
+        self.doc["header_union_stacks"].append({
+            "name": name, "id": len(self.doc["header_union_stacks"]),
+            "union_type": name + "_t", "header_union_ids": ids})
+
     # -------------------------------------------------------------------------- parser
     def state(self, name: str, ops=(), key=(), transitions=None) -> None:
         """`transitions`: [(value, mask, next)] plus a final (None, None, next) default."""

@@ -279,3 +279,55 @@ def test_assign_union_copies_members_and_validity():
     sw = Switch(prog.build())
     out = sw.receive(0, eth_frame(payload=b"\x12\x34"))[0][1]
     assert out[14:] == b"\x12\x34\xBE\xEF"   # u.b, then w.b (w.a stays invalid)
+
+
+def _union_stack_program() -> Bmv2Program:
+    """Options: a 1-byte kind; kind 1 is a 1-byte `short`, others a 2-byte `long` (kind, x)."""
+    prog = ethernet_program()
+    prog.header_type("short_t", [("kind", 8)])
+    prog.header_type("long_t", [("kind", 8), ("x", 8)])
+    prog.union_stack("opts", {"short": "short_t", "long": "long_t"}, 3)
+    look = {"type": "lookahead", "value": [0, 8]}
+    prog.state("start", [prog.extract("eth")], transitions=[(None, None, "opt")])
+    prog.state("opt", key=[look], transitions=[(0, None, None), (1, None, "short"),
+                                               (None, None, "long")])
+    for member in ("short", "long"):   # a long option of kind 3 ends the list
+        prog.state(member, [{"op": "extract", "parameters": [
+            {"type": "union_stack", "value": ["opts", member]}]}],
+            key=[{"type": "union_stack_field", "value": ["opts", member, "kind"]}],
+            transitions=[(3, None, None), (None, None, "opt")])
+    return prog
+
+
+def test_header_union_stack_extract_pop_and_copy():
+    prog = _union_stack_program()
+    pop = prog.action("pop", [
+        {"op": "pop", "parameters": [{"type": "header_union_stack", "value": "opts"}, const(1)]},
+        assign(std("egress_spec"), const(1))])
+    prog.run("pop", pop)
+    sw = Switch(prog.build())
+    options = bytes([1, 2, 0x77, 1, 0])
+    out = sw.receive(0, eth_frame(payload=options))[0][1]
+    assert out[14:] == bytes([2, 0x77, 1, 0])   # first option popped, the rest shifted up
+    out = sw.receive(0, eth_frame(payload=bytes([1, 1, 1, 1])))[0][1]
+    assert out[14:] == bytes([1, 1, 1])         # fourth option: StackOutOfBounds, kept as payload
+    out = sw.receive(0, eth_frame(payload=bytes([1, 3, 9, 1])))[0][1]
+    assert out[14:] == bytes([3, 9, 1])         # kind 3 ended parsing: the last byte is payload
+
+
+def test_header_union_stack_push_and_assign():
+    prog = _union_stack_program()
+    prog.union_stack("saved", {"short": "short_t", "long": "long_t"}, 3)
+    act = prog.action("act", [
+        {"op": "assign_union_stack", "parameters": [
+            {"type": "header_union_stack", "value": "saved"},
+            {"type": "header_union_stack", "value": "opts"}]},
+        {"op": "push", "parameters": [{"type": "header_union_stack", "value": "opts"}, const(1)]},
+        {"op": "add_header", "parameters": [{"type": "header", "value": "opts[0].short"}]},
+        assign(fld("opts[0].short", "kind"), const(0x55)),
+        assign(std("egress_spec"), const(1))])
+    prog.run("act", act)
+    sw = Switch(prog.build())
+    out = sw.receive(0, eth_frame(payload=bytes([1, 2, 0x77, 0])))[0][1]
+    # opts after push: 55 | 01 | 02 77 ; then saved (the parsed copy): 01 | 02 77 ; payload 00
+    assert out[14:] == bytes([0x55, 1, 2, 0x77, 1, 2, 0x77, 0])
