@@ -1,0 +1,220 @@
+"""The public host API: `allreduce(array, algo=..., config=...)` and the reusable `Allreducer`.
+
+One `Allreducer` per worker per job keeps the protocol state that must survive between calls (the
+INA chunk positions and MAX-round versions, the ring's connections); `allreduce()` is a one-call
+convenience around it. Both algorithms take and return 1-D float32 arrays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import HostError, UsageError
+from .ina_session import InaSession
+from .ina_wire import INA_UDP_PORT
+from .ring_session import ACCUMULATORS, RingSession
+from .tcp_driver import TcpRing, listen
+from .udp_driver import UdpInaDriver
+
+ALGORITHMS = ("ina", "ring")
+
+
+class ConfigError(HostError, ValueError):
+    """A bad all-reduce configuration; the message names the field."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AllreduceConfig:
+    """Everything a worker needs to join a job (INA fields, ring fields, timeouts)."""
+
+    job: int
+    worker: int                          # worker id (INA) = rank (ring), 0 <= worker < n
+    n: int
+    # in-network aggregation
+    aggregator: str = ""                 # the switch's aggregator IPv4 address
+    k: int = 32                          # values per packet: the P4 program's INA_K
+    pool_size: int = 64                  # slots of the job's pool (the controller's pool_size)
+    window: int | None = None            # chunks in flight; None: pool_size
+    rto: float = 0.02                    # seconds before the first retransmission
+    rto_max: float = 0.5
+    max_retx: int = 12
+    ina_port: int = INA_UDP_PORT         # UDP port, local and at the aggregator
+    bind_address: str = "0.0.0.0"
+    # ring baseline
+    peers: tuple[str, ...] = ()          # "host:port" of every rank, in ring order
+    accumulate: str = "float32"          # the ring's accumulator: float32 (as NCCL) or float64
+    connect_timeout: float = 20.0        # ring set-up: neighbours may start later
+    idle_timeout: float = 10.0           # ring: no byte moved for this long ends the call
+    # both
+    timeout: float = 60.0                # hard deadline of one call
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, name: str, text: str) -> None:
+            if not ok:
+                raise ConfigError(f"config.{name}: {text}, got {getattr(self, name)!r}")
+
+        def integer(name: str, low: int, high: int) -> None:
+            value = getattr(self, name)
+            need(isinstance(value, int) and not isinstance(value, bool)
+                 and low <= value <= high, name, f"must be an integer in [{low}, {high}]")
+
+        def seconds(name: str) -> None:
+            value = getattr(self, name)
+            need(isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
+                 name, "must be a positive number of seconds")
+
+        integer("job", 0, 0xFFFF)
+        integer("n", 1, 32)
+        integer("worker", 0, self.n - 1)
+        integer("k", 4, 256)
+        need(self.k % 4 == 0, "k", "must be a multiple of 4")
+        integer("pool_size", 1, 0xFFFF)
+        if self.window is not None:
+            integer("window", 1, self.pool_size)
+        integer("max_retx", 0, 1000)
+        integer("ina_port", 1, 0xFFFF)
+        for name in ("rto", "rto_max", "connect_timeout", "idle_timeout", "timeout"):
+            seconds(name)
+        need(self.rto_max >= self.rto, "rto_max", f"must be >= rto ({self.rto})")
+        need(self.accumulate in ACCUMULATORS, "accumulate", f"must be one of {list(ACCUMULATORS)}")
+        peers = tuple(self.peers)
+        object.__setattr__(self, "peers", peers)
+        for i, peer in enumerate(peers):
+            host, sep, port = str(peer).rpartition(":")
+            if not sep or not host or not port.isdigit() or not 0 < int(port) <= 0xFFFF:
+                raise ConfigError(f"config.peers[{i}]: expected 'host:port', got {peer!r}")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "AllreduceConfig":
+        """From JSON-like data; unknown keys are an error (a misspelled option must not vanish)."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"config: expected an object, got {type(data).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"config: unknown option(s) {', '.join(unknown)} "
+                              f"(known: {', '.join(sorted(known))})")
+        missing = sorted(name for name in ("job", "worker", "n") if name not in data)
+        if missing:
+            raise ConfigError(f"config: missing {', '.join(missing)}")
+        values = dict(data)
+        if "peers" in values:
+            if not isinstance(values["peers"], list):
+                raise ConfigError("config.peers: expected a list of 'host:port'")
+            values["peers"] = tuple(values["peers"])
+        return cls(**values)
+
+    def peer(self, rank: int) -> tuple[str, int]:
+        host, _, port = self.peers[rank].rpartition(":")
+        return host, int(port)
+
+
+@dataclass
+class AllreduceStats:
+    """One call: wall time and traffic (application bytes: UDP payloads or ring messages)."""
+
+    algo: str
+    seconds: float = 0.0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    packets_sent: int = 0                # INA datagrams or ring messages
+    packets_received: int = 0
+    retransmissions: int = 0             # INA only
+    ignored: int = 0                     # INA: duplicates, malformed and foreign packets
+    error_bound: np.ndarray | None = field(default=None, repr=False)   # INA: per element
+
+
+class Allreducer:
+    """One worker of one job; `allreduce` as many times as needed, then `close`."""
+
+    def __init__(self, config: AllreduceConfig, *, algo: str = "ina"):
+        if algo not in ALGORITHMS:
+            raise UsageError(f"algo must be one of {ALGORITHMS}, got {algo!r}")
+        self.config, self.algo = config, algo
+        self.stats: AllreduceStats | None = None
+        self._udp: UdpInaDriver | None = None
+        self._ring: TcpRing | None = None
+        if algo == "ina":
+            self._open_ina()
+        else:
+            self._open_ring()
+
+    def _open_ina(self) -> None:
+        c = self.config
+        if not c.aggregator:
+            raise ConfigError("config.aggregator: the INA algorithm needs the aggregator address")
+        session = InaSession(job=c.job, worker=c.worker, n=c.n, k=c.k, pool_size=c.pool_size,
+                             window=c.window or c.pool_size, rto=c.rto, rto_max=c.rto_max,
+                             max_retx=c.max_retx)
+        self._udp = UdpInaDriver(session, aggregator=c.aggregator, aggregator_port=c.ina_port,
+                                 bind_address=c.bind_address, bind_port=c.ina_port)
+
+    def _open_ring(self) -> None:
+        c = self.config
+        if len(c.peers) != c.n:
+            raise ConfigError(f"config.peers: the ring needs one 'host:port' per worker "
+                              f"({c.n}), got {len(c.peers)}")
+        session = RingSession(rank=c.worker, n=c.n, accumulate=c.accumulate)
+        listener = listen(c.bind_address, c.peer(c.worker)[1]) if c.n > 1 else None
+        self._ring = TcpRing(session, job=c.job, listener=listener,
+                             right=c.peer((c.worker + 1) % c.n),
+                             connect_timeout=c.connect_timeout, idle_timeout=c.idle_timeout)
+
+    def allreduce(self, array) -> np.ndarray:
+        vector = np.asarray(array)
+        if vector.ndim != 1 or vector.dtype != np.float32:
+            raise UsageError(f"allreduce takes a 1-D float32 array, got {vector.dtype} "
+                             f"with shape {vector.shape}")
+        started = time.perf_counter()
+        if self.algo == "ina":
+            result = self._allreduce_ina(vector)
+        else:
+            result = self._allreduce_ring(vector)
+        self.stats.seconds = time.perf_counter() - started
+        return result
+
+    def _allreduce_ina(self, vector: np.ndarray) -> np.ndarray:
+        session = self._udp.session
+        before = session.counters.copy()
+        result = self._udp.allreduce(vector, timeout=self.config.timeout)
+        delta = session.counters - before
+        self.stats = AllreduceStats(
+            algo="ina", bytes_sent=delta.bytes_sent, bytes_received=delta.bytes_received,
+            packets_sent=delta.packets_sent, packets_received=delta.packets_received,
+            retransmissions=delta.retransmissions,
+            ignored=delta.duplicates_ignored + delta.malformed_ignored + delta.foreign_ignored,
+            error_bound=session.error_bound())
+        return result
+
+    def _allreduce_ring(self, vector: np.ndarray) -> np.ndarray:
+        counters = self._ring.session.counters
+        before = dataclasses.replace(counters)
+        result = self._ring.allreduce(vector, timeout=self.config.timeout)
+        self.stats = AllreduceStats(
+            algo="ring", bytes_sent=counters.bytes_sent - before.bytes_sent,
+            bytes_received=counters.bytes_received - before.bytes_received,
+            packets_sent=counters.messages_sent - before.messages_sent,
+            packets_received=counters.messages_received - before.messages_received)
+        return result
+
+    def close(self) -> None:
+        if self._udp is not None:
+            self._udp.close()
+        if self._ring is not None:
+            self._ring.close()
+
+    def __enter__(self) -> "Allreducer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def allreduce(array, *, algo: str = "ina", config: AllreduceConfig) -> np.ndarray:
+    """All-reduce one float32 vector with the job's other workers (one call; see Allreducer)."""
+    with Allreducer(config, algo=algo) as worker:
+        return worker.allreduce(array)

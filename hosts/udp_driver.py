@@ -1,0 +1,126 @@
+"""Runs an InaSession over a UDP socket: the only I/O of in-network aggregation on a real host.
+
+The socket is bound to the aggregation port (48879) and sends every payload to the aggregator
+address. A select loop feeds datagrams and timer expiries to the session; the call ends with the
+session's result, its PeerUnreachable, or AllreduceTimeout at a hard deadline, whichever is first.
+"""
+
+from __future__ import annotations
+
+import errno
+import select
+import socket
+import time
+from typing import Callable
+
+import numpy as np
+
+from .errors import AllreduceTimeout, HostError
+from .ina_session import InaSession, Step
+from .ina_wire import INA_UDP_PORT
+
+RECEIVE_BUFFER = 4 << 20      # room for a whole window of results arriving at once
+MAX_DATAGRAM = 65535
+# Send errors that mean "this datagram is lost" (retransmission covers them), not a broken setup.
+_TRANSIENT = frozenset({errno.ENOBUFS, errno.EAGAIN, errno.ECONNREFUSED, errno.EHOSTUNREACH,
+                        errno.ENETUNREACH, errno.EHOSTDOWN})
+
+
+class UdpInaDriver:
+    """One worker's UDP socket and session; `allreduce` may be called many times."""
+
+    def __init__(self, session: InaSession, *, aggregator: str, aggregator_port: int = INA_UDP_PORT,
+                 bind_address: str = "0.0.0.0", bind_port: int = INA_UDP_PORT,
+                 clock: Callable[[], float] = time.monotonic):
+        self.session = session
+        self.aggregator = (aggregator, aggregator_port)
+        self.clock = clock
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+            self.sock.bind((bind_address, bind_port))
+        except OSError as error:
+            self.sock.close()
+            raise HostError(f"cannot bind UDP {bind_address}:{bind_port}: {error.strerror}") \
+                from None
+        self.sock.setblocking(False)
+        self.send_errors = 0       # datagrams the kernel refused (treated as lost)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.sock.getsockname()
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> "UdpInaDriver":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def allreduce(self, vector: np.ndarray, *, timeout: float) -> np.ndarray:
+        """A float32 all-reduce (MAX round, then data); the session's result."""
+        return self._run(lambda now: self.session.start(vector, now), timeout)
+
+    def allreduce_integers(self, vector: np.ndarray, *, timeout: float) -> np.ndarray:
+        """An exact int32 all-reduce (no MAX round)."""
+        return self._run(lambda now: self.session.start_integers(vector, now), timeout)
+
+    def _run(self, start: Callable[[float], Step], timeout: float) -> np.ndarray:
+        self._drain_stale()
+        hard_deadline = self.clock() + timeout
+        step = start(self.clock())
+        while True:
+            self._send(step.send)
+            if self.session.done:
+                return self.session.result
+            now = self.clock()
+            if now >= hard_deadline:
+                raise AllreduceTimeout(
+                    f"job {self.session.job}: all-reduce not finished after {timeout:g} s "
+                    f"(state {self.session.state.value})")
+            wake = hard_deadline if step.deadline is None else min(step.deadline, hard_deadline)
+            readable, _, _ = select.select([self.sock], [], [], max(0.0, wake - now))
+            if readable:
+                step = self._receive_all(step)
+            else:
+                step = self.session.timeout(self.clock())
+
+    def _receive_all(self, step: Step) -> Step:
+        """Every queued datagram into the session; sends as it goes, returns the last step."""
+        while True:
+            try:
+                payload = self.sock.recv(MAX_DATAGRAM)
+            except (BlockingIOError, InterruptedError):
+                return step
+            except OSError:
+                continue         # e.g. ICMP unreachable reported on the socket: keep going
+            step = self.session.receive(payload, self.clock())
+            if self.session.done:
+                return step
+            self._send(step.send)
+            step = Step((), step.deadline)
+
+    def _send(self, payloads) -> None:
+        for payload in payloads:
+            try:
+                self.sock.sendto(payload, self.aggregator)
+            except (BlockingIOError, InterruptedError):
+                self.send_errors += 1          # the retransmission timer covers it
+            except OSError as error:
+                if error.errno in _TRANSIENT:
+                    self.send_errors += 1
+                else:
+                    raise HostError(f"cannot send to the aggregator {self.aggregator[0]}:"
+                                    f"{self.aggregator[1]}: {error.strerror}") from None
+
+    def _drain_stale(self) -> None:
+        """Drop datagrams left from a previous call (late duplicates) before a new one starts."""
+        while True:
+            try:
+                payload = self.sock.recv(MAX_DATAGRAM)
+            except (BlockingIOError, InterruptedError, OSError):
+                return
+            self.session.receive(payload, self.clock())
+

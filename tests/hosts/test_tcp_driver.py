@@ -1,0 +1,118 @@
+"""The TCP ring driver on loopback: a 3-rank all-reduce, a killed peer, a stalled peer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hosts.errors import AllreduceTimeout, PeerFailed
+from hosts.ring_session import RingSession
+from hosts.tcp_driver import TcpRing, listen
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_in_threads(functions) -> list:
+    """Run each function in a thread; returns each one's result or the exception it raised."""
+    outcomes = [None] * len(functions)
+
+    def call(i, function):
+        try:
+            outcomes[i] = function()
+        except BaseException as error:     # reported to the test, not lost in the thread
+            outcomes[i] = error
+
+    threads = [threading.Thread(target=call, args=(i, f)) for i, f in enumerate(functions)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+        assert not thread.is_alive(), "a ring rank hung"
+    return outcomes
+
+
+def ring_of(n: int, *, job: int = 7, idle_timeout: float = 20.0):
+    listeners = [listen("127.0.0.1", 0) for _ in range(n)]
+    ports = [sock.getsockname()[1] for sock in listeners]
+    return [lambda r=r: TcpRing(RingSession(rank=r, n=n), job=job, listener=listeners[r],
+                                right=("127.0.0.1", ports[(r + 1) % n]), connect_timeout=20,
+                                idle_timeout=idle_timeout)
+            for r in range(n)]
+
+
+def test_three_ranks_all_reduce_over_loopback_twice() -> None:
+    n = 3
+    rng = np.random.default_rng(4)
+    calls = [[rng.standard_normal(length).astype(np.float32) for _ in range(n)]
+             for length in (100_003, 10)]
+
+    def rank(make):
+        with make() as ring:
+            return [ring.allreduce(vectors[ring.session.rank], timeout=30) for vectors in calls]
+
+    outcomes = run_in_threads([lambda m=m: rank(m) for m in ring_of(n)])
+    for results in outcomes:
+        assert not isinstance(results, BaseException), results
+        for call, (result, vectors) in enumerate(zip(results, calls)):
+            exact = np.sum(np.array(vectors, np.float64), axis=0)
+            assert result.dtype == np.float32
+            assert np.array_equal(result, outcomes[0][call])     # every rank the same bits
+            assert np.max(np.abs(result - exact)) < 1e-5
+
+
+def test_a_killed_peer_fails_the_others_with_a_clear_error() -> None:
+    n, job = 3, 7
+    listeners = [listen("127.0.0.1", 0) for _ in range(2)]
+    ports = [sock.getsockname()[1] for sock in listeners]
+    peer = subprocess.Popen([sys.executable, "-m", "tests.hosts.ring_peer", str(job), "2",
+                             str(n), str(ports[0])], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        port2 = int(peer.stdout.readline())
+        rights = [ports[1], port2]
+
+        def rank(r):
+            ring = TcpRing(RingSession(rank=r, n=n), job=job, listener=listeners[r],
+                           right=("127.0.0.1", rights[r]), connect_timeout=20, idle_timeout=30)
+            if r == 0:
+                assert peer.stdout.readline().strip() == "ready"
+                peer.kill()
+            return ring.allreduce(np.ones(1000, np.float32), timeout=40)
+
+        outcomes = run_in_threads([lambda: rank(0), lambda: rank(1)])
+    finally:
+        peer.kill()
+        peer.wait()
+    # PeerFailed, not AllreduceTimeout: the death was noticed, long before the idle timeout
+    assert all(isinstance(o, PeerFailed) for o in outcomes), outcomes
+    assert "rank 0: the left neighbour rank 2 closed its connection" in str(outcomes[0])
+    assert "rank 1" in str(outcomes[1]) and "neighbour rank" in str(outcomes[1])
+
+
+def test_a_stalled_peer_ends_the_call_at_the_idle_timeout() -> None:
+    n = 2
+    makers = ring_of(n, idle_timeout=0.3)
+
+    def rank(r):
+        ring = makers[r]()
+        if r == 1:
+            return ring          # joins, then never calls allreduce
+        return ring.allreduce(np.ones(10, np.float32), timeout=30)
+
+    outcomes = run_in_threads([lambda: rank(0), lambda: rank(1)])
+    assert isinstance(outcomes[0], AllreduceTimeout)
+    assert "no progress for 0.3 s (left neighbour rank 1 silent)" in str(outcomes[0])
+    outcomes[1].close()
+
+
+def test_connecting_to_nobody_fails_by_the_connect_deadline() -> None:
+    dead = listen("127.0.0.1", 0)
+    port = dead.getsockname()[1]
+    dead.close()
+    with pytest.raises(PeerFailed, match="cannot connect to the right neighbour rank 1"):
+        TcpRing(RingSession(rank=0, n=2), job=1, listener=listen("127.0.0.1", 0),
+                right=("127.0.0.1", port), connect_timeout=0.3, idle_timeout=1)
