@@ -1,0 +1,69 @@
+"""`inaemu run` on the command line: bad arguments and a missing privilege are one line, exit 2,
+and nothing is started or written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inaemu.cli import main
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args: str, user: str | None = None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "inaemu", "run", *args]
+    if user is not None:
+        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--",
+                   *command]
+    return subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "1"], "inaemu run: error: workers: expected 2..32, got 1"),
+    (["--workers", "33"], "inaemu run: error: workers: expected 2..32, got 33"),
+    (["--elems", "6"], "inaemu run: error: elems: k must be a multiple of 4 from 4 to 256, got 6"),
+    (["--loss", "100"], "inaemu run: error: loss: expected a percentage in [0, 100), got 100"),
+    (["--size-mib", "0"], "inaemu run: error: size-mib: expected a positive size, got 0"),
+    (["--bw", "-5"], "inaemu run: error: bw: expected Mbit/s in (0, 100000], got -5"),
+    (["--timeout", "0"], "inaemu run: error: timeout: expected seconds > 0, got 0"),
+    (["--algo", "tree"], "inaemu run: error: argument --algo: invalid choice: 'tree' "
+                         "(choose from 'ina', 'ring', 'both')"),
+    (["--workers", "four"], "inaemu run: error: argument --workers: invalid int value: 'four'"),
+    (["--kill-worker", "x"], "inaemu run: error: argument --kill-worker: expected WORKER@SECONDS "
+                             "(e.g. 1@0.5), got 'x'"),
+    (["--kill-worker", "4@1"], "inaemu run: error: kill: worker 4 at 1 s is not a worker of this "
+                               "run (0..3) at a time >= 0"),
+])
+def test_a_bad_argument_is_one_line_and_exit_2(args, message, tmp_path) -> None:
+    out = tmp_path / "out"
+    done = run_cli("--net", "sim", "--out", str(out), *args)
+    assert done.returncode == 2
+    assert done.stderr == message + "\n"
+    assert done.stdout == ""
+    assert not out.exists()
+
+
+def test_without_root_mininet_is_refused_in_process(monkeypatch, capsys, tmp_path) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 65534)
+    out = tmp_path / "out"
+    assert main(["run", "--workers", "2", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "inaemu run: Mininet needs root; try --net sim\n"
+    assert captured.out == ""
+    assert not out.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="switching to an unprivileged user needs root and setpriv")
+def test_an_unprivileged_user_gets_the_no_root_message(tmp_path) -> None:
+    out = tmp_path / "out"
+    done = run_cli("--out", str(out), user="65534")
+    assert (done.returncode, done.stderr, done.stdout) == (
+        2, "inaemu run: Mininet needs root; try --net sim\n", "")
+    assert not out.exists()
