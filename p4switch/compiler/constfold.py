@@ -114,7 +114,6 @@ def _fold_binary(e: A.Binary, t):
         return a != b
     if isinstance(a, bool) or isinstance(b, bool):
         return None
-    lt = getattr(e.left, "type", None)
     if op == "<":
         return a < b
     if op == ">":
@@ -141,7 +140,6 @@ def _fold_binary(e: A.Binary, t):
         "/": lambda: a // b, "%": lambda: a % b, "&": lambda: a & b, "|": lambda: a | b,
         "^": lambda: a ^ b, "<<": lambda: a << b if b < 4096 else 0, ">>": lambda: a >> b,
     }[op]()
-    del lt
     return wrap(r, t)
 
 

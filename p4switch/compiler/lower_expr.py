@@ -292,8 +292,4 @@ class ExprLowerer:
         return fold(e)
 
 
-def type_is_stack(t) -> bool:
-    return isinstance(t, StackT)
-
-
 __all__ = ["Env", "Bound", "ExprLowerer", "Unsupported", "const", "op", "hexstr", "mask_of"]

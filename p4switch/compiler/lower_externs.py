@@ -275,8 +275,4 @@ class ExternLowering:
             raise Unsupported(node, f"{inst.kind}.{method}() is not supported by this back end")
 
 
-def is_bool(t) -> bool:
-    return t == BOOL
-
-
 __all__ = ["ExternLowering"]

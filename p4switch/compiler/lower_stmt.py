@@ -340,13 +340,11 @@ class StatementLowerer:
                 return
             if name == "isValid":
                 return
-            base = self.x.resolve(f.expr, env) if isinstance(f.expr, A.Name) else None
             if isinstance(f.expr, A.Name) and isinstance(f.expr.decl, A.InstanceDecl):
                 inst = env.lookup(f.expr.decl)
                 if isinstance(inst, ExternRef):
                     self.ctx.externs.method_call(self, inst, name, call, env, node)
                     return
-            del base
         raise Unsupported(call, "this call is not supported here")
 
     def inline_action(self, act: A.ActionDecl, call: A.Call, env: Env) -> None:

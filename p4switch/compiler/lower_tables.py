@@ -261,7 +261,3 @@ class TableBuilder:
                 raise Unsupported(v, "an optional key is either a value or _")
         return {"match_type": kind if kind != "optional" else "optional",
                 "key": hexstr(value & mask, width), "mask": hexstr(mask, width)}
-
-
-def is_bit(t) -> bool:
-    return isinstance(t, BitT)

@@ -197,14 +197,12 @@ class P4InfoBuilder:
                 arg.value = canonical_bytes(int(fold(a.value)) & ((1 << width) - 1), width)
         elif implicit is not None:
             msg.initial_default_action.action_id = self.action_ids["NoAction"]
-        profile = getattr(d, "anonymous_profile", None)
         impl = d.props.get("implementation")
         if impl is not None:
             pname = table.get("action_profile")
             if pname in self.extern_ids:
                 msg.implementation_id = self.extern_ids[pname]
                 self.profile_tables.setdefault(pname, []).append(ref.name)
-        del profile
         for attr in ("direct_counter", "direct_meter"):
             inst = getattr(d, attr, None)
             if inst is not None and inst.name in self.extern_ids:

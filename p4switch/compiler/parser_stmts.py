@@ -155,10 +155,10 @@ class StatementParser:
             return A.VarDecl(name.loc, type_ref, name.text, init, anns)
         lhs = self.parse_expression()
         if self.at("="):
-            eq = self.advance()
+            self.advance()
             rhs = self.parse_expression()
             self.expect(";")
-            return A.Assign(eq.loc if False else lhs.loc, lhs, rhs)
+            return A.Assign(lhs.loc, lhs, rhs)
         self.expect(";", "';' after the statement")
         if not isinstance(lhs, A.Call):
             raise self.error("this expression is not a statement (expected an assignment or a call)",
