@@ -2,13 +2,14 @@
 
 Clients send big-endian byte strings. Like BMv2's server we accept both the canonical form (no
 leading zero bytes) and padded forms with extra leading zeros; a value that needs more than the
-declared bit width is refused with OUT_OF_RANGE, an empty string with INVALID_ARGUMENT. Replies
-always use the canonical form (shortest, at least one byte).
+declared bit width is refused with INVALID_ARGUMENT (BMv2's code for it), and so is an empty
+string (the spec's rule; it catches fields the client forgot to set). Replies always use the
+canonical form (shortest, at least one byte).
 """
 
 from __future__ import annotations
 
-from .errors import INVALID_ARGUMENT, OUT_OF_RANGE, RequestError
+from .errors import INVALID_ARGUMENT, RequestError
 
 
 def decode(data: bytes, bitwidth: int, what: str) -> int:
@@ -18,8 +19,7 @@ def decode(data: bytes, bitwidth: int, what: str) -> int:
     value = int.from_bytes(data, "big")
     if bitwidth > 0 and value >> bitwidth:
         raise RequestError(
-            OUT_OF_RANGE,
-            f"{what}: value 0x{data.hex()} does not fit in {bitwidth} bits",
+            INVALID_ARGUMENT, f"{what}: value 0x{data.hex()} does not fit in {bitwidth} bits"
         )
     return value
 

@@ -9,10 +9,10 @@ def test_canonical_and_padded_forms_decode_alike():
     assert bytestrings.decode(b"\x00\x00\x01\x00", 9, "x") == 256
 
 
-def test_value_wider_than_bitwidth_is_out_of_range():
+def test_value_wider_than_bitwidth_is_invalid_argument_as_in_bmv2():
     with pytest.raises(RequestError) as err:
         bytestrings.decode(b"\x02\x00", 9, "port")
-    assert err.value.code == "OUT_OF_RANGE"
+    assert err.value.code == "INVALID_ARGUMENT"
     assert "port" in err.value.message
 
 

@@ -87,7 +87,7 @@ def test_register_write_read_and_width_check(server):
     assert [c.register_entry.data.bitstring for c in cells] == [b"\x00"] * 2 + [b"\x01\x02\x03"] + [b"\x00"] * 5
     with pytest.raises(grpc.RpcError) as err:
         write(server.stub, update("MODIFY", register_entry=register(2, b"\x01\x00\x00\x00\x00")))
-    assert write_errors(err.value)[0].canonical_code == grpc.StatusCode.OUT_OF_RANGE.value[0]
+    assert write_errors(err.value)[0].canonical_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     assert server.switch.register_read("Ingress.scratch", 2) == 0x010203
 
 

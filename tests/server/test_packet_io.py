@@ -39,7 +39,7 @@ def test_packet_out_rejects_unknown_field_and_too_wide_value():
     too_wide.metadata.add(metadata_id=1, value=b"\x02\x00")  # 512 needs 10 bits
     with pytest.raises(RequestError) as err:
         packet_out_bytes(out, too_wide)
-    assert err.value.code == "OUT_OF_RANGE"
+    assert err.value.code == "INVALID_ARGUMENT"
 
 
 def test_packet_in_strips_header_and_reports_canonical_values():
