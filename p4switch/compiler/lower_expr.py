@@ -13,7 +13,7 @@ from . import ast as A
 from .constfold import fold
 from .storage import (DynamicElement, DynamicField, FieldRef, HeaderInst, RuntimeData,
                       StackStore, StructStore, UnionStore)
-from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, bit_width
+from .types import BOOL, BitT, EnumT, IntT, StructT, bit_width
 
 
 @dataclass(eq=False)

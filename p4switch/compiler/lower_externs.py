@@ -11,7 +11,7 @@ from . import ast as A
 from .constfold import fold
 from .lower_expr import Unsupported, const
 from .storage import FieldRef, HeaderInst, StackStore, StructStore
-from .types import BOOL, EnumT, StructT, bit_width
+from .types import EnumT, StructT, bit_width
 
 CLONE_PRIMITIVES = {0: "clone_ingress_pkt_to_egress", 1: "clone_egress_pkt_to_egress"}
 

@@ -12,7 +12,7 @@ from .constfold import fold
 from .lower_expr import Unsupported, hexstr
 from .lower_stmt import ExternRef
 from .storage import FieldRef, HeaderInst
-from .types import BOOL, BitT, bit_width
+from .types import BOOL, bit_width
 
 DEFAULT_TABLE_SIZE = 1024
 
