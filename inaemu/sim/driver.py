@@ -19,6 +19,7 @@ import numpy as np
 from controller.errors import ControllerError
 from controller.fabric import Fabric
 from hosts.errors import HostError
+from p4switch.compiler.errors import CompileError
 from hosts.ina_session import InaSession
 from hosts.ring_session import RingSession, ring_error_bound
 
@@ -58,11 +59,13 @@ class SimJob:
 
 @dataclass(frozen=True)
 class InaOptions:
-    pool_size: int = 32
+    """The INA session's knobs; the defaults are hosts.api.AllreduceConfig's."""
+
+    pool_size: int = 64
     window: int | None = None      # None: pool_size
-    rto: float = 0.05
-    rto_max: float = 1.0
-    max_retx: int = 10
+    rto: float = 0.02
+    rto_max: float = 0.5
+    max_retx: int = 12
 
 
 @dataclass
@@ -120,6 +123,7 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
              bw: float | None = None, switch_cost: SwitchCost = SwitchCost(),
              time_limit: float = 60.0, ina: InaOptions = InaOptions(),
              transport: TransportConfig = TransportConfig(), stall_timeout: float = 10.0,
+             ring_accumulate: str = "float32", switch_queue_packets: int = 1024,
              deaths: dict[str, float] | None = None, trace: list[str] | None = None,
              progress: Callable[[str], None] | None = None) -> SimResult:
     """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
@@ -132,13 +136,13 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     _check_arguments(algo, size_bytes, elems_k, jobs, time_limit)
     length = size_bytes // 4
     net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
-                     loss_percent=loss, trace=trace)
+                     loss_percent=loss, switch_queue_packets=switch_queue_packets, trace=trace)
     try:
         placements = _set_up(net, jobs, algo, elems_k, ina.pool_size, say)
     finally:
         net.stop_servers()
     workers, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
-                                      transport, stall_timeout)
+                                      transport, stall_timeout, ring_accumulate)
     remaining = [len(workers)]
 
     def ended(worker) -> None:
@@ -146,10 +150,11 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
 
     for worker in workers:
         worker.on_end = ended
+    by_host = {worker.host: worker for worker in workers}
     for host, at in (deaths or {}).items():
         if host not in net.hosts:
             raise SimError(f"deaths: no host named {host!r}")
-        net.loop.at(at, _kill, net, host)
+        net.loop.at(at, _kill, net, host, by_host.get(host))
     say(f"sim: {len(workers)} workers, {algo}, {size_bytes} bytes each, "
         f"{len(net.links)} link directions")
     started = time.perf_counter()
@@ -174,6 +179,9 @@ def _check_arguments(algo: str, size_bytes: int, elems_k: int, jobs: list[SimJob
         raise SimError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
     if isinstance(size_bytes, bool) or not isinstance(size_bytes, int) or size_bytes < 4:
         raise SimError(f"size_bytes must be an integer >= 4 (one float32), got {size_bytes!r}")
+    if (isinstance(elems_k, bool) or not isinstance(elems_k, int) or not 4 <= elems_k <= 256
+            or elems_k % 4):
+        raise SimError(f"elems_k must be a multiple of 4 from 4 to 256, got {elems_k!r}")
     if not jobs:
         raise SimError("no jobs to run")
     if not time_limit > 0:
@@ -199,12 +207,12 @@ def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_s
         say(f"sim: {len(net.switches)} switches configured over P4Runtime "
             f"({routes} routes, {len(placements)} jobs)")
         return placements
-    except (control.SetupError, ControllerError) as error:
+    except (control.SetupError, ControllerError, CompileError) as error:
         raise SimError(f"set-up: {error}") from None
 
 
 def _create_workers(net, placements, algo, length, seed, k, ina: InaOptions,
-                    transport: TransportConfig, stall_timeout: float):
+                    transport: TransportConfig, stall_timeout: float, accumulate: str):
     workers, inputs = [], {}
     for placement in placements:
         n = len(placement.workers)
@@ -223,7 +231,7 @@ def _create_workers(net, placements, algo, length, seed, k, ina: InaOptions,
                 else:
                     right = net.topology.host(placement.workers[(w + 1) % n]).ip
                     left = net.topology.host(placement.workers[(w - 1) % n]).ip
-                    worker = RingWorker(node, RingSession(rank=w, n=n), ip_bytes(right),
+                    worker = RingWorker(node, RingSession(rank=w, n=n, accumulate=accumulate), ip_bytes(right),
                                         ip_bytes(left), vectors[w], transport, stall_timeout,
                                         on_end=lambda _w: None)
             except HostError as error:
@@ -233,9 +241,11 @@ def _create_workers(net, placements, algo, length, seed, k, ina: InaOptions,
     return workers, inputs
 
 
-def _kill(net: SimNetwork, host: str) -> None:
+def _kill(net: SimNetwork, host: str, worker) -> None:
     net.loop.record(f"{host} killed")
     net.hosts[host].kill()
+    if worker is not None and not worker.outcome.finished:
+        worker.abort(f"{host} was killed at {net.loop.now:g} s")
 
 
 def _collect(net: SimNetwork, workers, inputs, algo: str, wall: float, stop: str) -> SimResult:
@@ -253,7 +263,8 @@ def _collect(net: SimNetwork, workers, inputs, algo: str, wall: float, stop: str
                 bounds = outcome.extra["err_bound"]
             else:
                 abs_sum = np.sum(np.abs(np.stack(vectors).astype(np.float64)), axis=0)
-                bounds = ring_error_bound(abs_sum, outcome.result, len(vectors))
+                bounds = ring_error_bound(abs_sum, outcome.result, len(vectors),
+                                          worker.session.accumulate)
             max_err, mean_err = float(diff.max()), float(diff.mean())
             bound = float(np.max(bounds))
             correct = bool(np.all(diff <= bounds))

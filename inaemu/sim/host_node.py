@@ -187,6 +187,10 @@ class InaWorker:
             return
         self._apply(step)
 
+    def abort(self, reason: str) -> None:
+        """End now with `reason` as the error (the host died)."""
+        self._end(reason)
+
     def _end(self, error: str | None) -> None:
         self._timer.cancel()
         outcome = self.outcome

@@ -33,7 +33,7 @@ class SimNetwork:
 
     def __init__(self, topology: Topology, *, seed: int, switch_cost: SwitchCost = SwitchCost(),
                  bw_mbps: float | None = None, loss_percent: float | None = None,
-                 switch_queue_packets: int = 512, link_queue_bytes: int = DEFAULT_QUEUE_BYTES,
+                 switch_queue_packets: int = 1024, link_queue_bytes: int = DEFAULT_QUEUE_BYTES,
                  trace: list[str] | None = None):
         self.topology = topology
         self.loop = EventLoop(trace)

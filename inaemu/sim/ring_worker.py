@@ -141,6 +141,10 @@ class RingWorker:
             self._end(f"rank {self.session.rank}: nothing from the left neighbour for "
                       f"{self.stall_timeout:g} s (state {self.state}); it died or is unreachable")
 
+    def abort(self, reason: str) -> None:
+        """End now with `reason` as the error (the host died)."""
+        self._end(reason)
+
     def _end(self, error: str | None) -> None:
         self._stall_timer.cancel()
         outcome = self.outcome

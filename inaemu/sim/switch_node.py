@@ -71,7 +71,7 @@ class SwitchNode:
     """One switch of the simulated network; `egress[port]` are the links leaving it."""
 
     def __init__(self, loop: EventLoop, name: str, device_id: int, *, cost: SwitchCost,
-                 queue_packets: int = 512):
+                 queue_packets: int = 1024):
         self.loop = loop
         self.name = name
         self.device_id = device_id
