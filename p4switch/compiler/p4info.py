@@ -13,7 +13,7 @@ from p4.config.v1 import p4info_pb2
 from . import ast as A
 
 from .constfold import fold
-from .types import BOOL, StructT, bit_width
+from .types import BOOL, EnumT, StructT, bit_width
 
 P = p4info_pb2.P4Ids
 MATCH_TYPES = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
@@ -132,6 +132,7 @@ class P4InfoBuilder:
                 param.id = i + 1
                 param.name = p.name
                 param.bitwidth = 1 if p.type == BOOL else bit_width(p.type)
+                self.enum_type_name(param, p.type)
                 param.annotations.extend(annotation_texts(p.annotations))
         return ids
 
@@ -163,6 +164,7 @@ class P4InfoBuilder:
             mf.id = i + 1
             mf.name = jk["name"]
             mf.bitwidth = 1 if k.expr.type == BOOL else bit_width(k.expr.type)
+            self.enum_type_name(mf, k.expr.type)
             mf.annotations.extend(annotation_texts(k.annotations))
             if k.match_kind in MATCH_TYPES:
                 mf.match_type = MATCH_TYPES[k.match_kind]
@@ -306,6 +308,7 @@ class P4InfoBuilder:
                 m.id = i + 1
                 m.name = fname
                 m.bitwidth = bit_width(ft)
+                self.enum_type_name(m, ft)
                 m.annotations.extend(annotation_texts(fanns))
 
     def value_sets(self) -> None:
@@ -334,6 +337,20 @@ class P4InfoBuilder:
                     member = st.members.add()
                     member.name = fname
                     member.type_spec.bitstring.bit.bitwidth = bit_width(ft)
+
+    def enum_type_name(self, msg, t) -> None:
+        """A serializable enum in a P4Info-visible place: named there, described in type_info."""
+        if not (isinstance(t, EnumT) and t.underlying is not None):
+            return
+        msg.type_name.name = t.name
+        if t.name in self.info.type_info.serializable_enums:
+            return
+        desc = self.info.type_info.serializable_enums[t.name]
+        desc.underlying_type.bitwidth = t.underlying.width
+        for name, value in t.members.items():
+            member = desc.members.add()
+            member.name = name
+            member.value = canonical_bytes(value, t.underlying.width)
 
     # ---- aliases ----------------------------------------------------------------------------
     def aliases(self) -> None:

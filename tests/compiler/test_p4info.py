@@ -185,3 +185,18 @@ def test_value_sets():
     (vs,) = info.value_sets
     assert vs.preamble.name == "P.types" and vs.preamble.id >> 24 == 0x03
     assert vs.size == 4 and [(m.id, m.bitwidth) for m in vs.match] == [(1, 16)]
+
+
+def test_serializable_enums_in_type_info():
+    info = build("""
+        action set_kind(Kind k) { hdr.eth.ether_type = (bit<16>)k; }
+        table t { key = { meta.kind : exact; } actions = { set_kind; } }
+        apply { t.apply(); }""", decls="enum bit<16> Kind { IPV4 = 0x800, ARP = 0x806 }",
+                 meta_fields="Kind kind;")
+    (t,) = info.tables
+    assert t.match_fields[0].type_name.name == "Kind" and t.match_fields[0].bitwidth == 16
+    action = [a for a in info.actions if a.preamble.name == "Ing.set_kind"][0]
+    assert action.params[0].type_name.name == "Kind"
+    enum = info.type_info.serializable_enums["Kind"]
+    assert enum.underlying_type.bitwidth == 16
+    assert [(m.name, m.value) for m in enum.members] == [("IPV4", b"\x08\x00"), ("ARP", b"\x08\x06")]
