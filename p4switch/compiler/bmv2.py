@@ -381,6 +381,10 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
         return env
 
     ctx.hdr, ctx.meta = hdr, meta
+    for d in program.decls:  # extern instances declared at the top level
+        if isinstance(d, A.InstanceDecl) and d is not main and \
+                isinstance(d.type, NamedT) and d.type.category == "extern":
+            ctx.bind_instance(d, ctx.global_env, "")
     parser_lowerer = ParserLowerer(ctx)
     init_state = parser_lowerer.lower(parser, env_for(parser, [None, hdr, meta, sm]))
     pipelines = []

@@ -114,10 +114,13 @@ class TableBuilder:
         size = getattr(d, "size_value", None)
         if size is None:
             size = len(entries_prop.value) if entries_prop else DEFAULT_TABLE_SIZE
+        timeout = props.get("support_timeout")
         table = {"name": ref.name, "id": 0,
                  "source_info": ctx.source_info(d, fragment=d.name),
                  "key": keys, "match_type": match_type, "type": "simple", "max_size": size,
-                 "with_counters": False, "support_timeout": False, "direct_meters": None,
+                 "with_counters": False,
+                 "support_timeout": bool(timeout is not None and fold(timeout.value)),
+                 "direct_meters": None,
                  "action_ids": [i for i, _ in actions], "actions": action_names,
                  "base_default_next": base_next, "next_tables": next_tables}
         self.implementation(table, ref, env, selector_inputs)

@@ -211,6 +211,8 @@ class P4InfoBuilder:
                 msg.direct_resource_ids.append(self.extern_ids[inst.name])
                 self.direct_bindings[inst.name] = ref.name
         msg.size = getattr(d, "size_value", None) or 1024
+        if table.get("support_timeout"):
+            msg.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
         if "entries" in d.props:
             msg.has_initial_entries = True
             if d.props["entries"].const:

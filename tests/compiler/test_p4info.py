@@ -200,3 +200,12 @@ def test_serializable_enums_in_type_info():
     enum = info.type_info.serializable_enums["Kind"]
     assert enum.underlying_type.bitwidth == 16
     assert [(m.name, m.value) for m in enum.members] == [("IPV4", b"\x08\x00"), ("ARP", b"\x08\x06")]
+
+
+def test_top_level_externs_and_idle_timeout():
+    info = build("""
+        action a() { top_counter.count(0); }
+        table t { key = { hdr.eth.dst : exact; } actions = { a; } support_timeout = true; }
+        apply { t.apply(); }""", decls="counter(4, CounterType.packets) top_counter;")
+    assert [c.preamble.name for c in info.counters] == ["top_counter"]
+    assert info.tables[0].idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL
