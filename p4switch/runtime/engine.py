@@ -31,9 +31,11 @@ class Engine:
         self.trace = trace
         layout = program.layout
         self.init_fields, self.init_valid = layout.initial_state()
-        def std(name: str) -> int:
+
+        def std(name: str) -> int:  # a field the program lacks is written to a scratch slot
             slot = layout.std(name)
             return layout.scratch if slot is None else slot
+
         self.ingress_port = std("ingress_port")
         self.egress_spec = std("egress_spec")
         self.egress_port = std("egress_port")
@@ -45,10 +47,6 @@ class Engine:
         self.egress_ts = std("egress_global_timestamp")
         self.enq_ts = std("enq_timestamp")
         self.deq_timedelta = std("deq_timedelta")
-        if layout.std("egress_spec") is None or layout.std("ingress_port") is None:
-            from .errors import ConfigError
-            raise ConfigError("headers", "the program needs standard_metadata with ingress_port "
-                              "and egress_spec")
         self.metadata_slots = [slot for h in layout.header_list if h.metadata
                                for slot in range(h.base, h.base + len(h.htype.fields))]
         self.packet_count = 0

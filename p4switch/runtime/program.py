@@ -50,6 +50,9 @@ class Program:
         root = Node(doc, "")
         self.root = root
         self.layout = L.build_layout(root)
+        for required in ("ingress_port", "egress_spec"):
+            if self.layout.std(required) is None:
+                raise ConfigError("headers", f"simple_switch needs standard_metadata.{required}")
         self.algorithms = standard_algorithms()
         self.clock: Callable[[], float] = time.monotonic
         self.clock_origin = self.clock()

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from p4switch.runtime import ConfigError, P4SwitchError, Switch, load_bmv2_json
+from p4switch.runtime import ConfigError, P4SwitchError, Switch, TernaryKey, load_bmv2_json
 
 from tests.conftest import SHARED_FIXTURES
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, param, prim, std
@@ -117,3 +117,15 @@ def test_random_corruptions_raise_only_config_errors():
                 continue
             for frame in (eth_frame(), eth_frame(ether_type=0x1234, payload=b"\x01\x02"), b""):
                 sw.receive(0, frame)
+
+
+def test_failed_load_keeps_the_previous_program():
+    sw = Switch(_program())
+    sw.table_add("t", [TernaryKey(1, 1)], "set", [5],
+                 priority=1)
+    broken = _program()
+    broken["header_types"][1]["fields"] = [
+        f for f in broken["header_types"][1]["fields"] if f[0] != "egress_spec"]
+    with pytest.raises(ConfigError, match="needs standard_metadata.egress_spec"):
+        sw.load_config(broken)
+    assert len(sw.table_entries("t")) == 1
