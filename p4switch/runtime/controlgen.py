@@ -48,7 +48,8 @@ class ControlCompiler:
                 self.nodes[name] = (kind, node)
         self.functions: dict[str, str] = {}   # node name -> generated function name
         self.sources: list[str] = []
-        self.plen = scope.layout.std("packet_length")
+        plen = scope.layout.std("packet_length")
+        self.plen = scope.layout.scratch if plen is None else plen
         self._depth = 0  # blocks of nesting at the point being generated
 
     def compile(self, fn_name: str) -> str:
@@ -232,7 +233,7 @@ class ControlCompiler:
             key_text = "''" if table.kind == "keyless" else f"{bind('tbl', table)}.describe_key(k)"
             lines.append(f"T.table({name!r}, hit, e, {bind('tbl', table)}.action_name(a), p, "
                          f"{key_text})")
-        if table.with_counters and self.plen is not None:
+        if table.with_counters:
             lines += ["if e is not None:", "    c = e.counter", "    c[0] += 1",
                       f"    c[1] += f[{self.plen}]"]
         meters = table.direct_meters
