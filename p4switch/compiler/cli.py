@@ -12,7 +12,6 @@ import os
 import sys
 import tempfile
 import time
-import traceback
 
 from .errors import CompileError
 
@@ -84,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
     except CompileError as exc:
         print(str(exc), file=sys.stderr)
         return 1
-    except Exception:  # noqa: BLE001 - last resort: a compiler bug, reported with its location
-        print(f"{args.program}: internal compiler error (please report it):", file=sys.stderr)
-        print(traceback.format_exc(limit=-3), file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - last resort: a compiler bug, never a traceback
+        print(f"{args.program}: internal compiler error: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
         return 3
     output = args.output or os.path.splitext(args.program)[0] + ".json"
     outputs = [(output, (json.dumps(result.bmv2, indent=2) + "\n").encode())]

@@ -38,10 +38,12 @@ def compile_file(path, include_dirs=(), defines: dict[str, str] | None = None) -
 
 
 def _compile(preprocess, reporter: Reporter, main_file: str) -> CompileResult:
-    source = preprocess()
-    tokens = tokenize(source, reporter)
-    program = parse(tokens, reporter)
     tracker = _Tracker(Location(main_file, 1, 1))
+    with tracker.stage(reporter, "preprocessing"):
+        source = preprocess()
+    with tracker.stage(reporter, "parsing"):
+        tokens = tokenize(source, reporter)
+        program = parse(tokens, reporter, tracker)
     with tracker.stage(reporter, "checking"):
         checker = check(program, reporter, tracker)
     with tracker.stage(reporter, "generating BMv2 JSON for"):

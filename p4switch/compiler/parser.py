@@ -139,6 +139,8 @@ class Parser(StatementParser):
         return args, raw
 
     def parse_declaration(self):
+        if getattr(self, "tracker", None) is not None:
+            self.tracker.at(self.tok)
         anns = self.parse_annotations()
         t = self.tok
         kind = t.text if t.kind == "kw" else None
@@ -589,5 +591,7 @@ class Parser(StatementParser):
         return A.TableProperty(name.loc, name.text, value, const, anns)
 
 
-def parse(tokens: list[Token], reporter: Reporter) -> A.Program:
-    return Parser(tokens, reporter).parse_program()
+def parse(tokens: list[Token], reporter: Reporter, tracker=None) -> A.Program:
+    parser = Parser(tokens, reporter)
+    parser.tracker = tracker
+    return parser.parse_program()
