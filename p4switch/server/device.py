@@ -12,6 +12,7 @@ which the port driver may call while it holds the switch lock, can never deadloc
 
 from __future__ import annotations
 
+import logging
 import threading
 from importlib import metadata
 from typing import Callable, Hashable
@@ -25,6 +26,7 @@ from .arbitration import Arbitration, Notification
 from .device_state import DeviceState
 from .errors import (
     FAILED_PRECONDITION,
+    INTERNAL,
     INVALID_ARGUMENT,
     NOT_FOUND,
     PERMISSION_DENIED,
@@ -34,6 +36,8 @@ from .errors import (
 )
 from .packet_io import packet_in_message, packet_out_bytes
 from .pipeline import Pipeline, verify
+
+log = logging.getLogger(__name__)
 
 # Concurrent StreamChannels (clients); each holds a server thread. More: RESOURCE_EXHAUSTED.
 MAX_STREAMS = 16
@@ -171,6 +175,11 @@ class P4RuntimeDevice:
                         results.append(None)
                     except RequestError as error:
                         results.append(error.within(f"update {position}"))
+                    except Exception as exc:  # a server or runtime bug: this update only
+                        log.exception("P4Runtime Write update %d failed", position)
+                        results.append(RequestError(
+                            INTERNAL, f"update {position}: {type(exc).__name__}: {exc}"
+                        ))
         return results
 
     def read(self, request: p4runtime_pb2.ReadRequest) -> list[p4runtime_pb2.Entity]:

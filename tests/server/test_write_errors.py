@@ -3,10 +3,10 @@ request-level errors that are plain gRPC statuses."""
 
 import grpc
 import pytest
-from p4.v1 import p4runtime_pb2
+from p4.v1 import p4data_pb2, p4runtime_pb2
 from p4runtime_sh.p4runtime import P4RuntimeWriteException
 
-from .entities import FWD, fwd_entry
+from .entities import FWD, SCRATCH, fwd_entry
 from .helpers import read, update, write, write_errors
 
 OK = grpc.StatusCode.OK.value[0]
@@ -82,3 +82,20 @@ def test_reading_unsupported_entities_is_unimplemented(server):
     with pytest.raises(grpc.RpcError) as err:
         list(server.stub.Read(request))
     assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_a_crash_inside_one_update_is_internal_for_that_update_only(server, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(server.switch, "register_write", broken)
+    register = p4runtime_pb2.RegisterEntry(register_id=SCRATCH)
+    register.index.index = 0
+    register.data.CopyFrom(p4data_pb2.P4Data(bitstring=b"\x01"))
+    with pytest.raises(grpc.RpcError) as err:
+        write(server.stub, update("MODIFY", register_entry=register),
+              update("INSERT", table_entry=fwd_entry(1, port=2)))
+    first, second = write_errors(err.value)
+    assert first.canonical_code == grpc.StatusCode.INTERNAL.value[0]
+    assert "ZeroDivisionError: boom" in first.message
+    assert second.canonical_code == OK
