@@ -42,8 +42,9 @@ class AllreduceConfig:
     rto: float = 0.02                    # seconds before the first retransmission
     rto_max: float = 0.5
     max_retx: int = 12
-    ina_port: int = INA_UDP_PORT         # UDP port, local and at the aggregator
-    bind_address: str = "0.0.0.0"
+    ina_port: int = INA_UDP_PORT         # UDP port at the aggregator
+    bind_port: int | None = None         # local UDP port; None: ina_port (the protocol's)
+    bind_address: str = "0.0.0.0"        # local address for the UDP socket and ring listener
     # ring baseline
     peers: tuple[str, ...] = ()          # "host:port" of every rank, in ring order
     accumulate: str = "float32"          # the ring's accumulator: float32 (as NCCL) or float64
@@ -77,6 +78,8 @@ class AllreduceConfig:
             integer("window", 1, self.pool_size)
         integer("max_retx", 0, 1000)
         integer("ina_port", 1, 0xFFFF)
+        if self.bind_port is not None:
+            integer("bind_port", 0, 0xFFFF)
         for name in ("rto", "rto_max", "connect_timeout", "idle_timeout", "timeout"):
             seconds(name)
         need(self.rto_max >= self.rto, "rto_max", f"must be >= rto ({self.rto})")
@@ -151,7 +154,8 @@ class Allreducer:
                              window=c.window or c.pool_size, rto=c.rto, rto_max=c.rto_max,
                              max_retx=c.max_retx)
         self._udp = UdpInaDriver(session, aggregator=c.aggregator, aggregator_port=c.ina_port,
-                                 bind_address=c.bind_address, bind_port=c.ina_port)
+                                 bind_address=c.bind_address,
+                                 bind_port=c.ina_port if c.bind_port is None else c.bind_port)
 
     def _open_ring(self) -> None:
         c = self.config

@@ -8,7 +8,7 @@ import pytest
 from hosts.ina_session import InaSession
 from hosts.quantize import error_bound
 
-from .inproc import LossyFabric, ina_switch
+from tests.hosts.inproc import LossyFabric, ina_switch
 
 K = 8
 JOB = 5

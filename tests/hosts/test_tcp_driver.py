@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -13,27 +12,9 @@ import pytest
 from hosts.errors import AllreduceTimeout, PeerFailed
 from hosts.ring_session import RingSession
 from hosts.tcp_driver import TcpRing, listen
+from tests.hosts.threads import run_in_threads
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_in_threads(functions) -> list:
-    """Run each function in a thread; returns each one's result or the exception it raised."""
-    outcomes = [None] * len(functions)
-
-    def call(i, function):
-        try:
-            outcomes[i] = function()
-        except BaseException as error:     # reported to the test, not lost in the thread
-            outcomes[i] = error
-
-    threads = [threading.Thread(target=call, args=(i, f)) for i, f in enumerate(functions)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-        assert not thread.is_alive(), "a ring rank hung"
-    return outcomes
 
 
 def ring_of(n: int, *, job: int = 7, idle_timeout: float = 20.0):

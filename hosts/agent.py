@@ -1,0 +1,147 @@
+"""One worker process of an experiment: `python -m hosts.agent --config FILE.json`.
+
+The worker builds its gradient from the seed (numpy default_rng([seed, worker]), standard normal
+times `magnitude`, float32), all-reduces it `calls` times with the chosen algorithm, and writes a
+JSON record: timing, traffic, and the error against the exact float64 sum, which it recomputes
+from the seeds of all n workers, with the algorithm's error bound. On failure it prints one line
+to stderr, writes {"ok": false, "error": ...} to the output path when it has one, and exits 1.
+
+The config file is one JSON object: the agent's own keys (`algo`, `seed`, `length`, `calls`,
+`magnitude`, `output`) and every other key an `AllreduceConfig` field (docs/hosts.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .api import ALGORITHMS, AllreduceConfig, Allreducer, ConfigError
+from .errors import HostError
+from .quantize import error_bound as ina_error_bound
+from .ring_session import ring_error_bound
+
+AGENT_KEYS = {"algo": "ina", "seed": 0, "length": 1024, "calls": 1, "magnitude": 1.0,
+              "output": None}
+
+
+def gradient(seed: int, worker: int, length: int, magnitude: float = 1.0) -> np.ndarray:
+    """Worker `worker`'s gradient for an experiment seed (any process can rebuild it)."""
+    rng = np.random.default_rng([seed, worker])
+    return (rng.standard_normal(length) * magnitude).astype(np.float32)
+
+
+def reference(seed: int, n: int, length: int, magnitude: float) -> tuple[np.ndarray, np.ndarray,
+                                                                          float]:
+    """The exact float64 sum, the sum of |x| and the global max |x| over all n workers."""
+    total = np.zeros(length, np.float64)
+    abs_total = np.zeros(length, np.float64)
+    global_max = 0.0
+    for w in range(n):
+        x = gradient(seed, w, length, magnitude).astype(np.float64)
+        total += x
+        abs_total += np.abs(x)
+        global_max = max(global_max, float(np.max(np.abs(x))) if length else 0.0)
+    return total, abs_total, global_max
+
+
+def parse_config(data) -> tuple[dict, AllreduceConfig]:
+    if not isinstance(data, dict):
+        raise ConfigError("the agent config must be a JSON object")
+    agent = {key: data.get(key, default) for key, default in AGENT_KEYS.items()}
+    if agent["algo"] not in ALGORITHMS:
+        raise ConfigError(f"config.algo: must be one of {ALGORITHMS}, got {agent['algo']!r}")
+    for key in ("seed", "length", "calls"):
+        value = agent[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < (key == "calls"):
+            raise ConfigError(f"config.{key}: must be a non-negative integer"
+                              f"{' (at least 1)' if key == 'calls' else ''}, got {value!r}")
+    if not isinstance(agent["magnitude"], (int, float)) or not 0 < agent["magnitude"] < 1e30:
+        raise ConfigError(f"config.magnitude: must be a positive number, got "
+                          f"{agent['magnitude']!r}")
+    if agent["output"] is not None and not isinstance(agent["output"], str):
+        raise ConfigError(f"config.output: must be a path, got {agent['output']!r}")
+    rest = {key: value for key, value in data.items() if key not in AGENT_KEYS}
+    return agent, AllreduceConfig.from_dict(rest)
+
+
+def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
+    """All-reduce the seeded gradient; the record to write."""
+    x = gradient(agent["seed"], config.worker, agent["length"], agent["magnitude"])
+    times, totals = [], {"bytes_sent": 0, "bytes_received": 0, "packets_sent": 0,
+                         "packets_received": 0, "retransmissions": 0}
+    with Allreducer(config, algo=agent["algo"]) as worker:
+        for _ in range(agent["calls"]):
+            result = worker.allreduce(x)
+            times.append(worker.stats.seconds)
+            for key in totals:
+                totals[key] += getattr(worker.stats, key)
+        stats = worker.stats
+    exact, abs_total, global_max = reference(agent["seed"], config.n, agent["length"],
+                                             agent["magnitude"])
+    error = np.abs(result.astype(np.float64) - exact)
+    if agent["algo"] == "ina":
+        bound = ina_error_bound(global_max, config.n, result)
+    else:
+        bound = ring_error_bound(abs_total, result, config.n, config.accumulate)
+    return {
+        "ok": True, "algo": agent["algo"], "job": config.job, "worker": config.worker,
+        "n": config.n, "length": agent["length"], "calls": agent["calls"],
+        "seconds": times, "mean_seconds": float(np.mean(times)),
+        **totals,
+        "bytes_per_call": totals["bytes_sent"] // agent["calls"],
+        "max_abs_error": float(np.max(error)) if error.size else 0.0,
+        "mean_abs_error": float(np.mean(error)) if error.size else 0.0,
+        "error_bound": float(np.max(bound)) if error.size else 0.0,
+        "correct": bool(np.all(error <= bound)),
+        "ignored": stats.ignored,
+    }
+
+
+def write_record(path: str | None, record: dict) -> None:
+    if path:
+        Path(path).write_text(json.dumps(record, indent=2) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hosts.agent", description=__doc__.split(
+        "\n")[0])
+    parser.add_argument("--config", required=True, help="the worker's JSON config file")
+    parser.add_argument("--output", help="where to write the JSON record (overrides 'output')")
+    args = parser.parse_args(argv)
+    output = args.output
+    try:
+        try:
+            data = json.loads(Path(args.config).read_text())
+        except OSError as error:
+            raise ConfigError(f"cannot read {args.config}: {error.strerror}") from None
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"{args.config}:{error.lineno}:{error.colno}: not JSON: "
+                              f"{error.msg}") from None
+        if output is None and isinstance(data, dict) and isinstance(data.get("output"), str):
+            output = data["output"]
+        agent, config = parse_config(data)
+        record = run_experiment(agent, config)
+    except (HostError, OSError) as error:
+        message = f"{type(error).__name__}: {error}"
+        print(f"agent: error: {message}", file=sys.stderr)
+        try:
+            write_record(output, {"ok": False, "error": message})
+        except OSError:
+            pass
+        return 1
+    try:
+        write_record(output, record)
+    except OSError as error:
+        print(f"agent: error: cannot write {output}: {error.strerror}", file=sys.stderr)
+        return 1
+    if not output:
+        print(json.dumps(record))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
