@@ -110,22 +110,20 @@ class Switch:
 
     # ------------------------------------------------------------------------------ packets
     def receive(self, port: int, packet: bytes) -> list[tuple[int, bytes]]:
-        if not isinstance(port, int) or not 0 <= port <= MAX_PORT:
-            raise InvalidArgument(f"port {port!r} out of range [0, {MAX_PORT}]")
+        packet = _checked_packet(port, packet)
         with self.lock:
             if self._engine is None:
                 return []
-            return self._engine.process(port, bytes(packet))
+            return self._engine.process(port, packet)
 
     def receive_batch(self, items) -> list[tuple[int, bytes]]:
         out: list[tuple[int, bytes]] = []
         with self.lock:
             engine = self._engine
             for port, packet in items:
-                if not isinstance(port, int) or not 0 <= port <= MAX_PORT:
-                    raise InvalidArgument(f"port {port!r} out of range [0, {MAX_PORT}]")
+                packet = _checked_packet(port, packet)
                 if engine is not None:
-                    out += engine.process(port, bytes(packet))
+                    out += engine.process(port, packet)
         return out
 
     # ------------------------------------------------------------------------------- tables
@@ -504,6 +502,14 @@ class Switch:
     def mirroring_get(self, session: int) -> dict | None:
         with self.lock:
             return self.pre.mirroring_get(session)
+
+
+def _checked_packet(port, packet) -> bytes:
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= MAX_PORT:
+        raise InvalidArgument(f"port {port!r} out of range [0, {MAX_PORT}]")
+    if not isinstance(packet, (bytes, bytearray, memoryview)):
+        raise InvalidArgument(f"a packet must be bytes, not {type(packet).__name__}")
+    return bytes(packet)
 
 
 def _check_counts(packets, nbytes) -> None:

@@ -52,3 +52,14 @@ def test_garbage_arguments_raise_only_switch_errors():
     # the switch still works after all that
     assert sw.table_find("t", [ExactKey(2)]) in (handle, None)
     assert isinstance(sw.receive(0, eth_frame(dst=3)), list)
+
+
+def test_receive_checks_port_and_packet_type():
+    sw = _switch()
+    for port, packet in [(-1, b""), (512, b""), ("1", b""), (1, "abc"), (1, None), (True, b"")]:
+        try:
+            sw.receive(port, packet)
+        except P4SwitchError:
+            continue
+        raise AssertionError(f"receive({port!r}, {packet!r}) was accepted")
+    assert sw.receive_batch([(0, bytearray(eth_frame(dst=2)))]) == sw.receive(0, eth_frame(dst=2))
