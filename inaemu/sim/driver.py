@@ -49,7 +49,7 @@ class SimTimeLimit(SimError):
 
 @dataclass(frozen=True)
 class SimJob:
-    """A job: its id (1..65535), worker hosts (worker id = position) and, for INA, the switch that
+    """A job: its id (the controller's range, 0..INA_JOBS-1), worker hosts (worker id = position) and, for INA, the switch that
     aggregates it (None: the first worker's switch)."""
 
     job: int
@@ -102,6 +102,8 @@ class SimResult:
     wall_s: float
     events: int
     frames: int                   # frames that crossed a link (delivered)
+    switch_packets: int           # frames the switches processed
+    runtime_wall_s: float         # wall seconds spent inside the switch runtime
     stop: str                     # "done" or "time limit"
 
     @property
@@ -133,7 +135,7 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     SimTimeLimit when workers are still running at `time_limit`.
     """
     say = progress or (lambda _line: None)
-    _check_arguments(algo, size_bytes, elems_k, jobs, time_limit)
+    _check_arguments(topology, algo, size_bytes, elems_k, jobs, time_limit)
     length = size_bytes // 4
     net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
                      loss_percent=loss, switch_queue_packets=switch_queue_packets, trace=trace)
@@ -173,8 +175,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     return result
 
 
-def _check_arguments(algo: str, size_bytes: int, elems_k: int, jobs: list[SimJob],
-                     time_limit: float) -> None:
+def _check_arguments(topology: Topology, algo: str, size_bytes: int, elems_k: int,
+                     jobs: list[SimJob], time_limit: float) -> None:
     if algo not in ALGOS:
         raise SimError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
     if isinstance(size_bytes, bool) or not isinstance(size_bytes, int) or size_bytes < 4:
@@ -186,6 +188,16 @@ def _check_arguments(algo: str, size_bytes: int, elems_k: int, jobs: list[SimJob
         raise SimError("no jobs to run")
     if not time_limit > 0:
         raise SimError(f"time_limit must be positive, got {time_limit!r}")
+    for job in jobs:
+        if not job.workers:
+            raise SimError(f"job {job.job}: no workers")
+        if job.switch is not None and job.switch not in {s.name for s in topology.switches}:
+            raise SimError(f"job {job.job}: no switch named {job.switch!r}")
+        for host in job.workers:
+            try:
+                topology.host(host)
+            except KeyError as error:
+                raise SimError(f"job {job.job}: {error.args[0]}") from None
     hosts = [h for j in jobs for h in j.workers]
     if len(hosts) != len(set(hosts)):
         raise SimError("a host is a worker of two jobs (one worker per host)")
@@ -194,8 +206,6 @@ def _check_arguments(algo: str, size_bytes: int, elems_k: int, jobs: list[SimJob
 def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_size: int,
             say: Callable[[str], None]) -> list[control.JobPlacement]:
     try:
-        placements = control.place_jobs(
-            net.topology, [(j.job, tuple(j.workers), j.switch) for j in jobs], pool_size)
         program = control.compile_program(str(control.INA_PROGRAM),
                                           (("INA_K", str(elems_k)),))
         topology = net.start_servers()
@@ -203,11 +213,18 @@ def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_s
             control.push_program(fabric, program)
             routes = control.install_host_routes(fabric)
             if algo == "ina":
-                control.install_jobs(fabric, topology, placements, net.switch_macs)
+                placements = control.install_ina_jobs(
+                    fabric, topology,
+                    [(j.job, tuple(j.workers),
+                      j.switch or topology.host_link(j.workers[0]).node) for j in jobs],
+                    k=elems_k, pool_size=pool_size)
+            else:
+                placements = [control.JobPlacement(j.job, tuple(j.workers), pool_size)
+                              for j in jobs]
         say(f"sim: {len(net.switches)} switches configured over P4Runtime "
             f"({routes} routes, {len(placements)} jobs)")
         return placements
-    except (control.SetupError, ControllerError, CompileError) as error:
+    except (ControllerError, CompileError) as error:
         raise SimError(f"set-up: {error}") from None
 
 
@@ -280,4 +297,7 @@ def _collect(net: SimNetwork, workers, inputs, algo: str, wall: float, stop: str
     links = net.link_report()
     return SimResult(records=records, links=links, switches=net.switch_report(),
                      virtual_s=net.loop.now, wall_s=wall, events=net.loop.events_run,
-                     frames=sum(link["delivered_packets"] for link in links), stop=stop)
+                     frames=sum(link["delivered_packets"] for link in links),
+                     switch_packets=sum(n.counters.processed for n in net.switches.values()),
+                     runtime_wall_s=sum(n.runtime_wall_s for n in net.switches.values()),
+                     stop=stop)

@@ -15,6 +15,7 @@ the CPU port) is counted in `unrouted` and discarded.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -82,6 +83,7 @@ class SwitchNode:
         self.egress: dict[int, LinkDirection] = {}
         self.counters = SwitchCounters()
         self.server: P4RuntimeServer | None = None
+        self.runtime_wall_s = 0.0   # wall time spent inside the runtime (not a counter: it varies)
         self._waiting: deque[tuple[int, bytes]] = deque()
         self._busy = False
 
@@ -123,8 +125,10 @@ class SwitchNode:
     def _serve(self, port: int, frame: bytes) -> None:
         self._busy = True
         switch = self.switch
+        started = time.perf_counter()
         with switch.lock:
             outputs = switch.receive(port, frame)
+        self.runtime_wall_s += time.perf_counter() - started
         service = self.cost.service_time(len(frame), len(outputs))
         self.counters.processed += 1
         self.counters.busy_s += service

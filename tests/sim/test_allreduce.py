@@ -129,8 +129,9 @@ def test_the_time_limit_names_the_unfinished_workers() -> None:
     ({"algo": "allgather"}, "algo must be one of ina, ring"),
     ({"size_bytes": 2}, "size_bytes must be an integer >= 4"),
     ({"elems_k": 6}, "elems_k must be a multiple of 4 from 4 to 256"),
-    ({"jobs": [SimJob(0, ("h1", "h2"))]}, "job id 0 must be 1..65535"),
-    ({"jobs": [SimJob(1, ("h1", "h9"))]}, "no node named 'h9'"),
+    ({"jobs": [SimJob(5000, ("h1", "h2"))]}, "set-up: job 5000: refused: job id must be in"),
+    ({"jobs": [SimJob(1, ("h1", "h2"), "s7")]}, "job 1: no switch named 's7'"),
+    ({"jobs": [SimJob(1, ("h1", "h9"))]}, "job 1: no node named 'h9'"),
     ({"jobs": [SimJob(1, ("h1",)), SimJob(2, ("h1", "h2"))]}, "a host is a worker of two jobs"),
     ({"deaths": {"h7": 1.0}}, "deaths: no host named 'h7'"),
 ])
