@@ -43,23 +43,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which all-reduce to run (default: both, INA first)")
     parser.add_argument("--workers", type=int, default=4, metavar="N",
                         help="worker hosts around the switch, 2..32 (default 4)")
-    parser.add_argument("--size-mib", type=float, default=1.0, metavar="S",
-                        help="float32 vector per worker, in MiB (default 1)")
+    parser.add_argument("--size-mib", type=float, default=16.0, metavar="S",
+                        help="float32 vector per worker, in MiB (default 16)")
     parser.add_argument("--loss", type=float, default=0.0, metavar="P",
                         help="packet loss in percent on every link, both directions (default 0)")
     parser.add_argument("--bw", type=float, default=None, metavar="MBPS",
                         help="link bandwidth in Mbit/s (default: unlimited)")
-    parser.add_argument("--elems", type=int, default=64, metavar="K",
-                        help="values per aggregation packet, INA_K (default 64)")
+    parser.add_argument("--elems", type=int, default=256, metavar="K",
+                        help="values per aggregation packet, INA_K (default 256)")
     parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
-                        help="aggregator slots of the job, also the window (default 64)")
+                        help="aggregator slots of the job (default 64)")
+    parser.add_argument("--window", type=int, default=16, metavar="CHUNKS",
+                        help="INA chunks in flight per worker, at most --pool (default 16)")
+    parser.add_argument("--rto", type=float, default=0.1, metavar="SECONDS",
+                        help="INA first retransmission timeout, doubling up to 1 s (default 0.1)")
     parser.add_argument("--seed", type=int, default=1, help="gradients and loss (default 1)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="result directory (default out/run-<UTC timestamp>)")
     parser.add_argument("--net", choices=("mininet", "sim"), default="mininet",
                         help="Mininet (root) or the in-process simulator (default mininet)")
-    parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="per algorithm: workers still running after it fail (default 60)")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="per algorithm: workers still running after it fail (default 120)")
     parser.add_argument("--tag", default="", metavar="PREFIX",
                         help="prefix for host and switch names, to run beside other networks")
     parser.add_argument("--grpc-base", type=int, default=50000, metavar="PORT",
@@ -77,7 +81,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
     algos = ("ina", "ring") if args.algo == "both" else (args.algo,)
     return RunConfig(algos=algos, workers=args.workers, size_bytes=max(4, int(size) // 4 * 4),
                      loss=args.loss, bw_mbps=args.bw, elems_k=args.elems,
-                     pool_size=args.pool, seed=args.seed, net=args.net, timeout=args.timeout,
+                     pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed, net=args.net, timeout=args.timeout,
                      tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker))
 
 

@@ -13,6 +13,11 @@ from pathlib import Path
 from inaemu.experiment.summary import WORKER_FIELDS
 
 RING_PORT = 47000          # TCP port each ring worker listens on (in its own namespace)
+CALLS = 2                  # all-reduce calls per worker; the last one is timed
+# the agent's record field -> the run's worker field
+RENAMED = {"max_abs_error": "max_abs_err", "mean_abs_error": "mean_abs_err",
+           "error_bound": "err_bound"}
+PER_CALL = ("bytes_sent", "bytes_received", "packets_sent", "packets_received")
 
 
 @dataclass(frozen=True)
@@ -29,19 +34,34 @@ class WorkerSpec:
 
 
 def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: list[str],
-                 length: int, seed: int, timeout: float, record: Path, start_at: float | None,
-                 k: int, pool_size: int, aggregator: str | None) -> dict:
-    """The JSON an agent reads (see docs/experiments.md, "Agents")."""
-    config = {
-        "algo": algo, "job": job, "worker": worker, "workers": workers, "length": length,
-        "seed": seed, "timeout": timeout, "record": str(record), "start_at": start_at,
-        "host": host_ips[worker],
-    }
+                 length: int, seed: int, timeout: float, record: Path, k: int, pool_size: int,
+                 window: int, rto: float, aggregator: str | None) -> dict:
+    """The JSON an agent reads (hosts/agent.py: its own keys plus `AllreduceConfig` fields).
+
+    Two calls: the first is a warm-up that also lines the workers up (an all-reduce ends at
+    about the same moment everywhere), so the second call's time is not inflated by the
+    seconds it takes to start n Python processes one after another.
+    """
+    config = {"algo": algo, "seed": seed, "length": length, "calls": CALLS,
+              "output": str(record), "job": job, "worker": worker, "n": workers,
+              "timeout": timeout}
     if algo == "ina":
-        config.update(aggregator=aggregator, k=k, pool_size=pool_size, window=pool_size)
+        config.update(aggregator=aggregator, k=k, pool_size=pool_size, window=window, rto=rto,
+                      rto_max=max(rto, 1.0), max_retx=max_retx(rto, timeout))
     else:
-        config.update(peers=list(host_ips), port=RING_PORT)
+        config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips])
     return config
+
+
+def max_retx(rto: float, timeout: float) -> int:
+    """Tries enough for the backoff (rto doubling up to 1 s) to span about a third of the call's
+    timeout: a lost worker is declared unreachable well before the hard deadline."""
+    tries, waited, wait = 0, 0.0, rto
+    while waited + wait <= timeout / 3 and tries < 1000:
+        waited += wait
+        wait = min(2 * wait, max(rto, 1.0))
+        tries += 1
+    return max(tries, 3)
 
 
 def write_config(spec: WorkerSpec, config: dict) -> None:
@@ -73,10 +93,7 @@ def read_record(spec: WorkerSpec, *, exit_status: int | None, killed_by_us: str 
         record["error"] = f"unreadable record {spec.record_path.name}: {e}"
         return record
     if written is not None:
-        for name in WORKER_FIELDS:
-            if name in written and name not in ("algo", "job", "worker", "host"):
-                record[name] = written[name]
-        record["correct"] = bool(written.get("correct"))
+        record.update(_from_agent(written))
     if killed_by_us:
         record["error"] = killed_by_us
     elif written is None or (exit_status not in (0, None) and not record["error"]):
@@ -86,3 +103,22 @@ def read_record(spec: WorkerSpec, *, exit_status: int | None, killed_by_us: str 
     if record["error"]:
         record["correct"] = False
     return record
+
+
+def _from_agent(written: dict) -> dict:
+    """The agent's record in the run's terms: the last call's time, traffic per call."""
+    found: dict = {}
+    if not written.get("ok", False):
+        found["error"] = str(written.get("error") or "the agent reported a failure")
+        return found
+    calls = max(1, int(written.get("calls") or 1))
+    seconds = written.get("seconds") or []
+    found["time_s"] = float(seconds[-1]) if seconds else None
+    for name in PER_CALL:
+        if isinstance(written.get(name), (int, float)):
+            found[name] = written[name] / calls
+    found["retransmissions"] = written.get("retransmissions")
+    for theirs, ours in RENAMED.items():
+        found[ours] = written.get(theirs)
+    found["correct"] = bool(written.get("correct"))
+    return found

@@ -33,6 +33,8 @@ class RunConfig:
     bw_mbps: float | None = None
     elems_k: int = 64                     # values per aggregation packet (INA_K)
     pool_size: int = 64                   # aggregator slots of the job
+    window: int = 16                      # chunks in flight per worker (<= pool_size)
+    rto: float = 0.1                      # INA: seconds before the first retransmission
     seed: int = 1
     net: str = "mininet"
     timeout: float = 60.0                 # seconds per algorithm (wall clock on Mininet)
@@ -57,6 +59,10 @@ class RunConfig:
             raise ConfigError(f"elems: k must be a multiple of 4 from 4 to 256, got {self.elems_k}")
         if not 1 <= self.pool_size <= 1000:
             raise ConfigError(f"pool: expected 1..1000 slots, got {self.pool_size}")
+        if not 1 <= self.window <= self.pool_size:
+            raise ConfigError(f"window: expected 1..pool size ({self.pool_size}), got {self.window}")
+        if not 0.001 <= self.rto <= 10:
+            raise ConfigError(f"rto: expected 0.001..10 seconds, got {self.rto:g}")
         if self.net not in NETS:
             raise ConfigError(f"net: expected mininet or sim, got {self.net!r}")
         if not self.timeout > 0:

@@ -8,8 +8,8 @@ Order, and why:
    program, the host routes and the job with the controller — the switch is configured only
    over P4Runtime, as a real one would be;
 3. per algorithm, start every worker's `python -m hosts.agent` inside its host (`host.popen`),
-   all told the same wall-clock start time, and wait with a deadline; a worker still running
-   past it is killed and reported, never waited for forever;
+   each doing a warm-up call then the timed one, and wait with a deadline (`--timeout`); a
+   worker still running past it is killed and reported, never waited for forever;
 4. read the job's switch counters, and stop everything: agent processes first, then the
    network — also on an error or Ctrl-C (the caller turns SIGTERM into KeyboardInterrupt).
 """
@@ -28,7 +28,8 @@ from typing import Callable
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
 from controller.ina_jobs import aggregator_mac
-from inaemu.experiment.agents import WorkerSpec, agent_config, read_record, write_config
+from inaemu.experiment.agents import (CALLS, WorkerSpec, agent_config, read_record,
+                                      write_config)
 from inaemu.experiment.config import INA_P4, PROJECT_ROOT, RunConfig
 
 Progress = Callable[[str], None]
@@ -97,14 +98,13 @@ def _run_agents(net, cfg: RunConfig, algo: str, hosts: tuple[str, ...], ips: lis
                         record_path=agents_dir / f"{algo}-w{w}.record.json",
                         log_path=agents_dir / f"{algo}-w{w}.log")
                 for w, host in enumerate(hosts)]
-    # every agent imports numpy first; start them together after that
-    start_at = time.time() + 1.0 + 0.2 * len(specs)
     for spec in specs:
         spec.record_path.unlink(missing_ok=True)
         write_config(spec, agent_config(
             algo=algo, job=cfg.job_id, worker=spec.worker, workers=len(specs), host_ips=ips,
-            length=cfg.length, seed=cfg.seed, timeout=cfg.timeout, record=spec.record_path,
-            start_at=start_at, k=cfg.elems_k, pool_size=cfg.pool_size, aggregator=aggregator))
+            length=cfg.length, seed=cfg.seed, timeout=cfg.timeout / CALLS,
+            record=spec.record_path, k=cfg.elems_k, pool_size=cfg.pool_size, window=cfg.window,
+            rto=cfg.rto, aggregator=aggregator))
     running: dict[int, subprocess.Popen] = {}
     status: dict[int, int | None] = {}
     killed: dict[int, str] = {}
@@ -163,7 +163,7 @@ def _wait(cfg: RunConfig, algo: str, running: dict[int, subprocess.Popen],
                     process.kill()
                     killed[worker] = (f"still running {cfg.timeout:g} s + {GRACE_S:g} s after "
                                       "the start; killed")
-            progress(f"run: {algo}: deadline passed; killed {len(killed)} workers")
+            progress(f"run: {algo}: deadline passed; killed the workers still running")
             return
         if now >= next_report:
             progress(f"run: {algo}: {len(status)}/{len(running)} workers done after "
