@@ -127,8 +127,12 @@ class TcpRing:
             sock.close()
             raise PeerFailed(f"rank {self.session.rank}: no HELLO from {peer[0]}:{peer[1]}: "
                              f"{error.strerror or error}") from None
+        if len(header) < HEADER_BYTES:
+            sock.close()
+            raise PeerFailed(f"rank {self.session.rank}: {peer[0]}:{peer[1]} closed the "
+                             "connection before sending its HELLO")
         try:
-            (hello,) = StreamDecoder().feed(header) if len(header) == HEADER_BYTES else (None,)
+            (hello,) = StreamDecoder().feed(header)
         except RingProtocolError as error:
             sock.close()
             raise RingProtocolError(f"rank {self.session.rank}: {peer[0]}:{peer[1]} is not a "

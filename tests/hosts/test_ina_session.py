@@ -1,6 +1,9 @@
-"""The InaSession state machine driven by hand: every transition, timers, backoff, give-up, noise."""
+"""The InaSession state machine driven by hand: transitions, timers, backoff, give-up, noise."""
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -217,3 +220,16 @@ def test_misuse_is_a_usage_error_and_changes_nothing() -> None:
                 dict(pool_size=0), dict(rto=0), dict(rto_max=0.5), dict(max_retx=-1)):
         with pytest.raises(UsageError):
             session(**bad)
+
+
+@pytest.mark.parametrize("module", ["ina_session", "ring_session", "ina_wire", "ring_wire",
+                                    "quantize"])
+def test_protocol_cores_do_no_io(module: str) -> None:
+    source = (Path(__file__).resolve().parents[2] / "hosts" / f"{module}.py").read_text()
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            imported.add(node.module.split(".")[0])
+    assert not imported & {"socket", "select", "selectors", "time", "asyncio", "threading"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hosts.errors import AllreduceTimeout, PeerFailed
+from hosts.errors import AllreduceTimeout, PeerFailed, RingProtocolError
 from hosts.ring_session import RingSession
 from hosts.tcp_driver import TcpRing, listen
 from tests.hosts.threads import run_in_threads
@@ -97,3 +99,25 @@ def test_connecting_to_nobody_fails_by_the_connect_deadline() -> None:
     with pytest.raises(PeerFailed, match="cannot connect to the right neighbour rank 1"):
         TcpRing(RingSession(rank=0, n=2), job=1, listener=listen("127.0.0.1", 0),
                 right=("127.0.0.1", port), connect_timeout=0.3, idle_timeout=1)
+
+
+@pytest.mark.parametrize("first_bytes, error, message", [
+    (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", RingProtocolError, "is not a ring peer: bad magic"),
+    (None, RingProtocolError, "expected Hello(job=7, rank=1, n=2)"),
+    (b"", PeerFailed, "closed the connection before sending its HELLO"),
+])
+def test_the_left_neighbour_must_say_hello_for_this_job(first_bytes, error, message) -> None:
+    sink = listen("127.0.0.1", 0)          # the right neighbour: accepts, says nothing
+    listener = listen("127.0.0.1", 0)
+    impostor = socket.create_connection(listener.getsockname())
+    impostor.sendall(first_bytes if first_bytes is not None
+                     else RingSession(rank=1, n=2).hello(job=8))
+    if first_bytes == b"":
+        impostor.close()
+    try:
+        with pytest.raises(error, match=re.escape(message)):
+            TcpRing(RingSession(rank=0, n=2), job=7, listener=listener,
+                    right=sink.getsockname(), connect_timeout=5, idle_timeout=5)
+    finally:
+        impostor.close()
+        sink.close()
