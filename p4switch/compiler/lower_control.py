@@ -15,7 +15,7 @@ from . import ast as A
 from .constfold import fold
 from .lower_expr import Env, Unsupported, const
 from .types import BOOL
-from .lower_stmt import StatementLowerer
+from .lower_stmt import StatementLowerer, switch_as_ifs
 from .lower_tables import TableBuilder
 
 
@@ -294,6 +294,10 @@ class ControlLowerer:
         return name
 
     def switch_node(self, st: A.Switch, env: Env, nxt, ret):
+        e = st.expr
+        if not (isinstance(e, A.Member) and e.name == "action_run"):
+            chain = switch_as_ifs(st)  # a switch on a value: an if/else chain
+            return self.seq([chain], env, nxt, ret) if chain is not None else nxt
         bodies: list = []
         pending: list = []
         for case in st.cases:
@@ -303,45 +307,15 @@ class ControlLowerer:
                 pending = []
         if pending:
             bodies.append((pending, None))
-        entries = []
+        nexts = {"*": nxt}
         for labels, body in bodies:
             entry = self.seq(body.stmts, Env(env), nxt, ret) if body is not None else nxt
-            entries.append((labels, entry))
-        e = st.expr
-        if isinstance(e, A.Member) and e.name == "action_run":
-            table_name = e.expr.func.expr
-            nexts = {"*": nxt}
-            for labels, entry in entries:
-                for label in labels:
-                    if isinstance(label, A.Default):
-                        nexts["*"] = entry
-                    else:
-                        nexts[label.decl] = entry
-            return self.apply_table(table_name, env, nexts)
-        # switch on a value: a chain of conditionals
-        default = nxt
-        for labels, entry in entries:
-            if any(isinstance(lb, A.Default) for lb in labels):
-                default = entry
-        cur = default
-        for labels, entry in reversed(entries):
-            values = [lb for lb in labels if not isinstance(lb, A.Default)]
-            if not values:
-                continue
-            cond = None
-            for lb in values:
-                test = A.Binary(lb.loc, "==", e, lb)
-                test.type = __import__("p4switch.compiler.types", fromlist=["BOOL"]).BOOL
-                cond = test if cond is None else _or(cond, test)
-            cur = self.conditional(st, self.ctx.exprs.boolean(cond, env), entry, cur)
-        return cur
-
-
-def _or(a, b):
-    from .types import BOOL
-    e = A.Binary(a.loc, "||", a, b)
-    e.type = BOOL
-    return e
+            for label in labels:
+                if isinstance(label, A.Default):
+                    nexts["*"] = entry
+                else:
+                    nexts[label.decl] = entry
+        return self.apply_table(e.expr.func.expr, env, nexts)
 
 
 def _table_hit(cond):

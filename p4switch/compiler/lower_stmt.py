@@ -447,4 +447,4 @@ def lower_call_value(lowerer: StatementLowerer, call: A.Call, env: Env, node, ta
     return False
 
 
-__all__ = ["StatementLowerer", "ExternRef", "wrap_param"]
+__all__ = ["StatementLowerer", "ExternRef", "wrap_param", "switch_as_ifs"]
