@@ -107,7 +107,7 @@ class Preprocessor:
 
     def _read(self, path: str, where: Location, from_command_line: bool = False) -> str:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = Path(path).read_text(encoding="utf-8-sig")  # tolerate a byte-order mark
         except (OSError, UnicodeDecodeError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             msg = f"cannot read '{path}': {why}"
