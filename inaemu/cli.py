@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "switch": ("p4switch.switch_cli", "run a software switch on Linux interfaces (simple_switch_grpc-like)"),
     "compile": ("p4switch.compiler.cli", "compile a P4_16 v1model program to BMv2 JSON and P4Info"),
     "controller": ("controller.cli", "push programs and entries to running switches over P4Runtime"),
+    "trace": ("inaemu.trace.cli", "follow every aggregation packet of a traced run: per-slot lifecycles and plots"),
     "run": ("inaemu.run", "all-reduce experiment: in-network aggregation vs ring, on Mininet or the simulator"),
 }
 
