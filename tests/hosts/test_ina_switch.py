@@ -8,15 +8,16 @@ import pytest
 from hosts.ina_session import InaSession
 from hosts.quantize import error_bound
 
-from tests.hosts.inproc import LossyFabric, ina_switch
+from tests.hosts.inproc import ina_switch, star_network, tree_network
 
 K = 8
 JOB = 5
 
 
-def sessions(n: int, *, pool_size: int = 4, window: int = 4) -> list[InaSession]:
+def sessions(n: int, *, pool_size: int = 4, window: int = 4,
+             ids: list[int] | None = None) -> list[InaSession]:
     return [InaSession(job=JOB, worker=w, n=n, k=K, pool_size=pool_size, window=window,
-                       rto=1e-3, rto_max=8e-3, max_retx=30) for w in range(n)]
+                       rto=1e-3, rto_max=8e-3, max_retx=30) for w in ids or range(n)]
 
 
 def gradients(n: int, length: int, seed: int) -> list[np.ndarray]:
@@ -33,7 +34,7 @@ def test_workers_all_reduce_through_ina_p4(n: int, loss: float) -> None:
     # two calls: chunk positions and MAX-round versions continue across calls (protocol §4)
     for call, length in enumerate([107, 61]):
         xs = gradients(n, length, seed=100 * n + call)
-        fabric = LossyFabric(sw, workers, loss=loss, seed=int(loss * 1000) + n + call)
+        fabric = star_network(sw, workers, loss=loss, seed=int(loss * 1000) + n + call)
         fabric.run([s.start(x, fabric.now) for s, x in zip(workers, xs)])
         exact = np.sum(np.array(xs, dtype=np.float64), axis=0)
         global_max = max(float(np.max(np.abs(x))) for x in xs)
@@ -59,7 +60,7 @@ def test_integer_all_reduce_is_exact_and_wraps_like_the_switch() -> None:
     workers = sessions(n, pool_size=2, window=2)
     rng = np.random.default_rng(9)
     xs = [rng.integers(-2**31, 2**31, size=50, dtype=np.int64).astype(np.int32) for _ in range(n)]
-    fabric = LossyFabric(sw, workers, loss=0.05, seed=3)
+    fabric = star_network(sw, workers, loss=0.05, seed=3)
     fabric.run([s.start_integers(x, 0.0) for s, x in zip(workers, xs)])
     wrapped = (np.sum(np.array(xs, dtype=np.int64), axis=0) + 2**31) % 2**32 - 2**31
     for s in workers:
@@ -71,8 +72,27 @@ def test_window_smaller_than_pool_and_all_zero_input() -> None:
     n = 2
     sw = ina_switch(K, job=JOB, n=n, pool_size=4)
     workers = sessions(n, pool_size=4, window=1)
-    fabric = LossyFabric(sw, workers, loss=0.0, seed=1)
+    fabric = star_network(sw, workers, loss=0.0, seed=1)
     fabric.run([s.start(np.zeros(20, np.float32), 0.0) for s in workers])
     for s in workers:
         assert np.array_equal(s.result, np.zeros(20, np.float32))
         assert s.scale == 1.0
+
+
+@pytest.mark.parametrize("loss", [0.0, 0.05])
+def test_workers_of_a_two_level_tree(loss: float) -> None:
+    leaves, per_leaf = 2, 3
+    n = leaves * per_leaf                      # the scale and `count` cover every worker
+    workers = sessions(n, ids=[j for _ in range(leaves) for j in range(per_leaf)])
+    net = tree_network(K, job=JOB, leaves=leaves, per_leaf=per_leaf, pool_size=4,
+                       sessions=workers, loss=loss, seed=1)
+    for call, length in enumerate([70, 45]):
+        xs = gradients(n, length, seed=7 + call)
+        net.run([s.start(x, net.now) for s, x in zip(workers, xs)])
+        exact = np.sum(np.array(xs, dtype=np.float64), axis=0)
+        global_max = max(float(np.max(np.abs(x))) for x in xs)
+        for s in workers:
+            assert s.done and np.array_equal(s.result, workers[0].result)
+            assert np.all(np.abs(s.result - exact) <= error_bound(global_max, n, s.result))
+    if loss:
+        assert net.stats.dropped > 0
