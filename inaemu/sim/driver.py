@@ -18,6 +18,7 @@ import numpy as np
 
 from controller.errors import ControllerError
 from controller.fabric import Fabric
+from hosts.agent import gradient
 from hosts.errors import HostError
 from p4switch.compiler.errors import CompileError
 from hosts.ina_session import InaSession
@@ -115,11 +116,6 @@ class SimResult:
         return bool(self.records) and all(r.correct for r in self.records)
 
 
-def gradient(seed: int, job: int, worker: int, length: int) -> np.ndarray:
-    """Worker `worker` of `job`'s float32 input: standard normal from (seed, job, worker)."""
-    return np.random.default_rng([seed, job, worker]).standard_normal(length).astype(np.float32)
-
-
 def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: int,
              elems_k: int = 32, seed: int = 0, loss: float | None = None,
              bw: float | None = None, switch_cost: SwitchCost = SwitchCost(),
@@ -136,6 +132,12 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     """
     say = progress or (lambda _line: None)
     _check_arguments(topology, algo, size_bytes, elems_k, jobs, time_limit)
+    _check_link_overrides(loss, bw)
+    for host, at in (deaths or {}).items():
+        if host not in net_hosts(topology):
+            raise SimError(f"deaths: no host named {host!r}")
+        if isinstance(at, bool) or not isinstance(at, (int, float)) or at < 0:
+            raise SimError(f"deaths: {host} must die at a time >= 0 s, got {at!r}")
     length = size_bytes // 4
     net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
                      loss_percent=loss, switch_queue_packets=switch_queue_packets, trace=trace)
@@ -154,8 +156,6 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
         worker.on_end = ended
     by_host = {worker.host: worker for worker in workers}
     for host, at in (deaths or {}).items():
-        if host not in net.hosts:
-            raise SimError(f"deaths: no host named {host!r}")
         net.loop.at(at, _kill, net, host, by_host.get(host))
     say(f"sim: {len(workers)} workers, {algo}, {size_bytes} bytes each, "
         f"{len(net.links)} link directions")
@@ -203,6 +203,20 @@ def _check_arguments(topology: Topology, algo: str, size_bytes: int, elems_k: in
         raise SimError("a host is a worker of two jobs (one worker per host)")
 
 
+def _check_link_overrides(loss: float | None, bw: float | None) -> None:
+    def number(value) -> bool:
+        return not isinstance(value, bool) and isinstance(value, (int, float))
+
+    if loss is not None and not (number(loss) and 0 <= loss <= 100):
+        raise SimError(f"loss must be a percentage 0..100, got {loss!r}")
+    if bw is not None and not (number(bw) and bw > 0):
+        raise SimError(f"bw must be a positive number of Mbit/s, got {bw!r}")
+
+
+def net_hosts(topology: Topology) -> set[str]:
+    return {h.name for h in topology.hosts}
+
+
 def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_size: int,
             say: Callable[[str], None]) -> list[control.JobPlacement]:
     try:
@@ -233,7 +247,7 @@ def _create_workers(net, placements, algo, length, seed, k, ina: InaOptions,
     workers, inputs = [], {}
     for placement in placements:
         n = len(placement.workers)
-        vectors = [gradient(seed, placement.job, w, length) for w in range(n)]
+        vectors = [gradient(seed, w, length) for w in range(n)]
         inputs[placement.job] = vectors
         for w, host in enumerate(placement.workers):
             node = net.hosts[host]

@@ -21,7 +21,7 @@ def one_job(topology, switch=None) -> list[SimJob]:
 def check_correct(result, n: int, algo: str) -> None:
     assert result.stop == "done"
     assert len(result.records) == n
-    exact = np.sum([gradient(0, 1, w, SIZE // 4).astype(np.float64) for w in range(n)], axis=0)
+    exact = np.sum([gradient(0, w, SIZE // 4).astype(np.float64) for w in range(n)], axis=0)
     for record in result.records:
         assert record.error is None, record.error
         assert record.algo == algo and record.state == "done"
@@ -73,6 +73,20 @@ def test_workers_on_another_switch_reach_the_aggregator_through_routes() -> None
     assert len(inter) == 1 and inter[0]["delivered_packets"] >= 2 * (SIZE // 4 // K + 1)
 
 
+def test_two_jobs_share_a_switch() -> None:
+    topology = star(5)
+    jobs = [SimJob(1, ("h1", "h2", "h3")), SimJob(2, ("h4", "h5"))]
+    result = simulate(topology, jobs, algo="ina", size_bytes=SIZE, elems_k=K, loss=1, bw=100)
+    assert result.correct and len(result.records) == 5
+    assert [(r.job, r.worker, r.host) for r in result.records] == [
+        (1, 0, "h1"), (1, 1, "h2"), (1, 2, "h3"), (2, 0, "h4"), (2, 1, "h5")]
+    sums = {job: np.sum([gradient(0, w, SIZE // 4).astype(np.float64) for w in range(n)], axis=0)
+            for job, n in ((1, 3), (2, 2))}
+    for record in result.records:
+        error = np.abs(record.result.astype(np.float64) - sums[record.job])
+        assert np.max(error) <= record.err_bound
+
+
 def test_time_follows_the_bandwidth() -> None:
     topology = star(2)
     slow = simulate(topology, one_job(topology), algo="ring", size_bytes=65536, bw=10)
@@ -118,6 +132,10 @@ def test_the_time_limit_names_the_unfinished_workers() -> None:
     ({"jobs": [SimJob(1, ("h1", "h9"))]}, "job 1: no node named 'h9'"),
     ({"jobs": [SimJob(1, ("h1",)), SimJob(2, ("h1", "h2"))]}, "a host is a worker of two jobs"),
     ({"deaths": {"h7": 1.0}}, "deaths: no host named 'h7'"),
+    ({"deaths": {"h1": -1}}, "deaths: h1 must die at a time >= 0 s"),
+    ({"loss": 101}, "loss must be a percentage 0..100"),
+    ({"bw": 0}, "bw must be a positive number of Mbit/s"),
+    ({"time_limit": 0}, "time_limit must be positive"),
 ])
 def test_bad_arguments_raise_sim_error(kwargs: dict, message: str) -> None:
     topology = star(2)
