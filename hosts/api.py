@@ -39,8 +39,8 @@ class AllreduceConfig:
     k: int = 32                          # values per packet: the P4 program's INA_K
     pool_size: int = 64                  # slots of the job's pool (the controller's pool_size)
     window: int | None = None            # chunks in flight; None: pool_size
-    rto: float = 0.02                    # seconds before the first retransmission
-    rto_max: float = 0.5
+    rto: float = 0.1                     # seconds before the first retransmission
+    rto_max: float = 1.0
     max_retx: int = 12
     ina_port: int = INA_UDP_PORT         # UDP port at the aggregator
     bind_port: int | None = None         # local UDP port; None: ina_port (the protocol's)
