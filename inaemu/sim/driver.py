@@ -26,7 +26,7 @@ from hosts.ring_session import RingSession, ring_error_bound
 
 from inaemu.sim import control
 from inaemu.sim.frames import ip_bytes
-from inaemu.sim.host_node import InaWorker
+from inaemu.sim.ina_worker import InaWorker
 from inaemu.sim.network import SimNetwork
 from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.ring_worker import RingWorker

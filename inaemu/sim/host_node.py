@@ -1,10 +1,9 @@
 """A simulated host: one interface, IPv4 framing, timers, and the worker application it runs.
 
-The applications are thin drivers around the hosts' sans-I/O cores, exactly as the socket
-drivers are (hosts/udp_driver.py, hosts/tcp_driver.py): they feed packets and timer expiries in
-and put the returned payloads on the wire. `InaWorker` runs a `hosts.ina_session.InaSession`
-over UDP to the aggregator address. The ring worker (`ring_worker.py`) runs a RingSession over
-`reliable.py`'s transport.
+The worker applications on top (`ina_worker.py`, `ring_worker.py`) are thin drivers around the
+hosts' sans-I/O cores, as the socket drivers are (hosts/udp_driver.py, hosts/tcp_driver.py):
+they feed packets and timer expiries in and put the returned payloads on the wire; a host only
+moves frames, dispatches them by (protocol, port) and keeps timers.
 
 A host that is `kill()`ed stops sending and ignores everything it receives (its timers are
 cancelled): that is how a test makes a worker die mid-run.
@@ -17,12 +16,8 @@ from typing import Callable
 
 import numpy as np
 
-from hosts.errors import HostError
-from hosts.ina_session import InaSession
-from hosts.ina_wire import INA_UDP_PORT
-
 from inaemu.sim.events import Event, EventLoop
-from inaemu.sim.frames import PROTO_UDP, Addressing, Datagram, parse
+from inaemu.sim.frames import Addressing, Datagram, parse
 from inaemu.sim.link import LinkDirection
 
 
@@ -135,69 +130,3 @@ class WorkerOutcome:
     @property
     def finished(self) -> bool:
         return self.finished_at is not None
-
-
-class InaWorker:
-    """One InaSession on a host: float32 vector in, the switch-aggregated sum out."""
-
-    algo = "ina"
-
-    def __init__(self, node: HostNode, session: InaSession, aggregator_ip: bytes,
-                 vector: np.ndarray, on_end: Callable[["InaWorker"], None]):
-        self.node = node
-        self.session = session
-        self.aggregator_ip = aggregator_ip
-        self.vector = vector
-        self.on_end = on_end
-        self.outcome = WorkerOutcome()
-        self.started_at = 0.0
-        self._timer = node.timer(self._on_timer)
-        node.listen(PROTO_UDP, INA_UDP_PORT, self._on_datagram)
-
-    @property
-    def state(self) -> str:
-        return self.session.state.value
-
-    def start(self) -> None:
-        self.started_at = self.node.loop.now
-        self._apply(self.session.start(self.vector, self.node.loop.now))
-
-    def _apply(self, step) -> None:
-        node = self.node
-        for payload in step.send:
-            node.send_frame(node.addressing.udp_frame(self.aggregator_ip, INA_UDP_PORT,
-                                                      INA_UDP_PORT, payload, node.next_ident()))
-        if self.session.done:
-            self._end(None)
-        else:
-            self._timer.set(step.deadline)
-
-    def _on_datagram(self, datagram: Datagram) -> None:
-        if self.outcome.finished:
-            return
-        self._apply(self.session.receive(datagram.payload, self.node.loop.now))
-
-    def _on_timer(self) -> None:
-        if self.outcome.finished:
-            return
-        try:
-            step = self.session.timeout(self.node.loop.now)
-        except HostError as error:
-            self._end(str(error))
-            return
-        self._apply(step)
-
-    def abort(self, reason: str) -> None:
-        """End now with `reason` as the error (the host died)."""
-        self._end(reason)
-
-    def _end(self, error: str | None) -> None:
-        self._timer.cancel()
-        outcome = self.outcome
-        outcome.finished_at = self.node.loop.now
-        outcome.error = error
-        outcome.retransmissions = self.session.counters.retransmissions
-        if error is None:
-            outcome.result = self.session.result
-            outcome.extra["err_bound"] = self.session.error_bound()
-        self.on_end(self)

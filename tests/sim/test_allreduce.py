@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from inaemu.sim import SimError, SimJob, SimTimeLimit, gradient, simulate
-from topologies.builders import linear, star
+from topologies.builders import leaf_spine, linear, star
 
 SIZE = 4096        # bytes per worker: 1024 float32
 K = 8
@@ -71,6 +71,16 @@ def test_workers_on_another_switch_reach_the_aggregator_through_routes() -> None
     inter = [link for link in result.links if link["src"].startswith("s1:")
              and link["dst"].startswith("s2:")]
     assert len(inter) == 1 and inter[0]["delivered_packets"] >= 2 * (SIZE // 4 // K + 1)
+
+
+@pytest.mark.parametrize("algo", ["ina", "ring"])
+def test_a_leaf_spine_fabric_with_loss(algo: str) -> None:
+    topology = leaf_spine(2, 2, 4)
+    result = simulate(topology, one_job(topology), algo=algo, size_bytes=SIZE, elems_k=K,
+                      loss=1, bw=100, seed=5)
+    check_correct(result, 8, algo)
+    spine_links = [link for link in result.links if link["src"].startswith("sp")]
+    assert sum(link["delivered_packets"] for link in spine_links) > 0   # traffic crossed spines
 
 
 def test_two_jobs_share_a_switch() -> None:
