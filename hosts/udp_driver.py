@@ -44,11 +44,13 @@ class UdpInaDriver:
             raise HostError(f"cannot bind UDP {bind_address}:{bind_port}: {error.strerror}") \
                 from None
         self.sock.setblocking(False)
+        self._bound = self.sock.getsockname()
         self.send_errors = 0       # datagrams the kernel refused (treated as lost)
 
     @property
     def address(self) -> tuple[str, int]:
-        return self.sock.getsockname()
+        """The local (address, port) the socket is bound to."""
+        return self._bound
 
     def close(self) -> None:
         self.sock.close()
@@ -94,8 +96,11 @@ class UdpInaDriver:
                 payload = self.sock.recv(MAX_DATAGRAM)
             except (BlockingIOError, InterruptedError):
                 return step
-            except OSError:
-                continue         # e.g. ICMP unreachable reported on the socket: keep going
+            except OSError as error:
+                if error.errno in _TRANSIENT:
+                    continue     # an ICMP error reported on the socket: that datagram is lost
+                raise HostError(f"cannot receive on UDP {self._bound[0]}:{self._bound[1]}: "
+                                f"{error.strerror}") from None
             step = self.session.receive(payload, self.clock())
             if self.session.done:
                 return step
