@@ -15,19 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Location, Reporter
+from .macros import Macro, MacroExpander, parse_params
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "p4include"
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|[A-Za-z_]\w*|\d\w*|\S')
 MAX_INCLUDE_DEPTH = 64
-
-
-@dataclass
-class Macro:
-    name: str
-    body: str
-    params: list[str] | None = None  # None: object-like
-    variadic: bool = False
 
 
 @dataclass
@@ -92,6 +84,7 @@ class Preprocessor:
         for name, value in (defines or {}).items():
             self.macros[name] = Macro(name, "1" if value is None else str(value))
         self.out = PreprocessedSource()
+        self._expander = MacroExpander(self.macros, self.reporter.error)
         self._once: set[str] = set()
 
     # -- files ------------------------------------------------------------------------------
@@ -247,10 +240,12 @@ class Preprocessor:
             raise self.reporter.error(loc, "#define needs a macro name")
         name, has_params, params, body = m.group(1), m.group(2), m.group(3), m.group(4)
         if has_params is not None and rest[len(name)] == "(":
-            names = [p.strip() for p in params.split(",")] if params.strip() else []
-            variadic = bool(names) and names[-1] == "..."
-            if variadic:
-                names[-1] = "__VA_ARGS__"
+            parsed = parse_params(params)
+            if parsed is None:
+                raise self.reporter.error(
+                    loc, f"bad parameter list '({params})' in #define {name}: expected "
+                         f"distinct names separated by ',', optionally ending in '...'")
+            names, variadic = parsed
             self.macros[name] = Macro(name, body.strip(), names, variadic)
         else:
             body = rest[len(name):].strip()
@@ -273,83 +268,9 @@ class Preprocessor:
             raise self.reporter.error(loc, f"bad #{directive} expression: {exc}") from None
 
     # -- macro expansion --------------------------------------------------------------------
-    def expand(self, line: str, loc: Location, hide: frozenset = frozenset()) -> str:
-        if not self.macros or not _IDENT.search(line):
-            return line
-        out: list[str] = []
-        pos = 0
-        for m in _IDENT.finditer(line):
-            if m.start() < pos:
-                continue
-            # skip identifiers inside strings and numbers such as 0x1F or 8w5
-            prefix = line[pos:m.start()]
-            if prefix.count('"') % 2 == 1 or (m.start() > 0 and (line[m.start() - 1].isalnum())):
-                continue
-            name = m.group(0)
-            macro = self.macros.get(name)
-            if macro is None or name in hide:
-                continue
-            if macro.params is None:
-                out.append(line[pos:m.start()])
-                out.append(self.expand(macro.body, loc, hide | {name}))
-                pos = m.end()
-                continue
-            j = m.end()
-            while j < len(line) and line[j] in " \t":
-                j += 1
-            if j >= len(line) or line[j] != "(":
-                continue
-            args, end = self._split_args(line, j, loc)
-            if len(args) == 1 and not args[0].strip() and not macro.params:
-                args = []
-            if macro.variadic:
-                fixed = len(macro.params) - 1
-                if len(args) < fixed:
-                    raise self.reporter.error(loc, f"macro '{name}' needs at least {fixed} arguments")
-                args = args[:fixed] + [",".join(args[fixed:])]
-            elif len(args) != len(macro.params):
-                raise self.reporter.error(
-                    loc, f"macro '{name}' takes {len(macro.params)} arguments, got {len(args)}")
-            expanded_args = {p: self.expand(a.strip(), loc, hide) for p, a in zip(macro.params, args)}
-            raw_args = {p: a.strip() for p, a in zip(macro.params, args)}
-            body = self._substitute(macro.body, expanded_args, raw_args)
-            out.append(line[pos:m.start()])
-            out.append(self.expand(body, loc, hide | {name}))
-            pos = end
-        out.append(line[pos:])
-        return "".join(out)
-
-    def _split_args(self, line: str, open_paren: int, loc: Location) -> tuple[list[str], int]:
-        depth, args, cur = 0, [], []
-        i = open_paren
-        while i < len(line):
-            c = line[i]
-            if c == "(":
-                depth += 1
-                if depth > 1:
-                    cur.append(c)
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    args.append("".join(cur))
-                    return args, i + 1
-                cur.append(c)
-            elif c == "," and depth == 1:
-                args.append("".join(cur))
-                cur = []
-            else:
-                cur.append(c)
-            i += 1
-        raise self.reporter.error(loc, "unterminated macro argument list")
-
-    @staticmethod
-    def _substitute(body: str, args: dict[str, str], raw: dict[str, str]) -> str:
-        def stringize(m):
-            return '"' + raw[m.group(1)].replace('"', '\\"') + '"'
-        body = re.sub(r"#\s*([A-Za-z_]\w*)", lambda m: stringize(m) if m.group(1) in raw else m.group(0), body)
-        body = re.sub(r"\s*##\s*", "\x00", body)
-        body = _IDENT.sub(lambda m: args.get(m.group(0), m.group(0)), body)
-        return body.replace("\x00", "")
+    def expand(self, line: str, loc: Location) -> str:
+        """The line with every macro expanded (C semantics: see `macros.py`)."""
+        return self._expander.expand_text(line, loc)
 
 
 class CondEvaluator:

@@ -109,3 +109,97 @@ def test_macro_call_spanning_lines_keeps_later_line_numbers():
     src = preprocess("#define PAIR(a, b) a + b\nx = PAIR(1,\n  2);\ny\n")
     kept = [(t.strip(), n) for t, _, n in src.lines if t.strip()]
     assert kept == [("x = 1 + 2;", 2), ("y", 4)]
+
+
+# -- C macro semantics: # and ##, variadic, dynamic macros, rescanning, painted blue --------------
+
+def expanded(text):
+    return [t for t in lines(text) if t.strip()]
+
+
+def test_paste_with_a_parameter_on_the_right_builds_field_names():
+    text = "#define FIELD(i) bit<8> v##i;\nheader h_t { FIELD(0) FIELD(1) }\n"
+    assert expanded(text) == ["header h_t { bit<8> v0; bit<8> v1; }"]
+
+
+def test_paste_uses_unexpanded_arguments_and_the_result_is_rescanned():
+    text = ("#define N 4\n#define CAT(a, b) a ## b\n#define x4 rescanned\n"
+            "CAT(x, N) CAT(N, y) CAT(, z) CAT(x, 4)\n")
+    assert expanded(text) == ["xN Ny z rescanned"]
+
+
+def test_stringize_takes_the_argument_as_written_and_escapes_quotes():
+    text = ('#define STR(x) #x\n#define XSTR(x) STR(x)\n#define N 42\n'
+            'STR(N) XSTR(N) STR(  a   "q"  b )\n')
+    assert expanded(text) == ['"N" "42" "a \\"q\\" b"']
+
+
+def test_stringize_of_a_non_parameter_is_an_error():
+    with pytest.raises(CompileError) as info:
+        preprocess("#define S(x) #y\nS(1)\n")
+    assert "'#' in macro 'S' is not followed by a macro parameter" in str(info.value)
+
+
+def test_paste_that_makes_no_single_token_is_an_error():
+    with pytest.raises(CompileError) as info:
+        preprocess("#define P(a, b) a ## b\nP(+, 1)\n")
+    assert "pasting '+' and '1' in macro 'P' does not give a valid token" in str(info.value)
+
+
+def test_variadic_macros():
+    text = ('#define LOG(fmt, ...) log_msg(fmt, {__VA_ARGS__})\n'
+            '#define NAMED(args...) f(args)\n#define GNU(f, ...) g(f, ## __VA_ARGS__)\n'
+            'LOG("a", x, y) LOG("b") NAMED(1, 2) GNU(1) GNU(1, 2)\n')
+    assert expanded(text) == ['log_msg("a", {x, y}) log_msg("b", {}) f(1, 2) g(1) g(1, 2)']
+
+
+def test_variadic_macro_needs_its_fixed_arguments():
+    with pytest.raises(CompileError) as info:
+        preprocess("#define V(a, b, ...) a\nV(1)\n")
+    assert "macro 'V' needs at least 2 arguments, got 1" in str(info.value)
+
+
+def test_line_and_file_macros():
+    assert expanded("x = __LINE__;\n\ny = __LINE__; __FILE__\n") == ['x = 1;', 'y = 3; "test.p4"']
+
+
+def test_nested_function_like_macros_and_macro_names_as_arguments():
+    text = "#define TWICE(f, v) f(f(v))\n#define INC(v) (v + 1)\nTWICE(INC, 1)\n"
+    assert expanded(text) == ["((1 + 1) + 1)"]
+
+
+def test_rescan_takes_arguments_from_the_text_after_the_expansion():
+    # the C standard's example: f(2)(9) -> 2*9*g
+    text = "#define f(a) a*g\n#define g(a) f(a)\nf(2)(9)\n"
+    assert expanded(text) == ["2*9*g"]
+
+
+def test_self_reference_is_painted_blue_even_through_other_macros():
+    text = "#define x 2*x\n#define AP(y) y + x\n#define A B\n#define B A\nAP(x) A B\n"
+    assert expanded(text) == ["2*x + 2*x A B"]
+
+
+def test_function_like_macro_name_without_arguments_stays():
+    assert expanded("#define F(a) a\nF + F(1)\n") == ["F + 1"]
+
+
+def test_expansion_does_not_glue_tokens_together():
+    assert expanded("#define NEG -1\n#define LT <\nx = - NEG; a LT= b\n") == ["x = - -1; a < = b"]
+
+
+@pytest.mark.parametrize("define", ["F(a, a) a", "F(a b) a", "F(..., x) x", "F(1) 1"])
+def test_bad_parameter_lists_are_errors(define):
+    with pytest.raises(CompileError) as info:
+        preprocess(f"#define {define}\n")
+    assert "bad parameter list" in str(info.value)
+
+
+def test_token_pasting_program_compiles():
+    from p4switch.compiler import compile_source
+    text = ("#include <core.p4>\n#include <v1model.p4>\n#define FIELD(i) bit<8> v##i;\n"
+            "header h_t { FIELD(0) FIELD(1) }\n")
+    from .helpers import program
+    src = program("apply { hdr.h.v1 = hdr.h.v0; }", decls=text.split("\n", 2)[2],
+                  header_fields="h_t h;")
+    fields = {h["name"]: h for h in compile_source(src, "t.p4").bmv2["header_types"]}
+    assert [f[0] for f in fields["h_t"]["fields"]] == ["v0", "v1"]
