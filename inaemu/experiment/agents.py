@@ -49,7 +49,8 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
         config.update(aggregator=aggregator, k=k, pool_size=pool_size, window=window, rto=rto,
                       rto_max=max(rto, 1.0), max_retx=max_retx(rto, timeout))
     else:
-        config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips])
+        config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips],
+                      idle_timeout=min(10.0, max(2.0, timeout / 3)))
     return config
 
 

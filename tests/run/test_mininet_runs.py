@@ -1,0 +1,123 @@
+"""`inaemu run --net mininet` as root, end to end through the real command: INA and ring correct
+for 2, 4 and 8 workers at 0%, 1% and 10% loss; a worker killed mid-run ends the others with a
+clear error within the timeout and a non-zero exit; Ctrl-C (SIGINT) stops everything. After every
+run nothing is left: no agent or switch process, no interface of the run's switch.
+
+Every run gets its own name tag and gRPC ports so it can run beside other Mininet tests.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["--net", "mininet", "--size-mib", "0.03", "--elems", "32", "--pool", "32",
+         "--window", "8", "--rto", "0.05"]
+
+
+def leftovers(tag: str, grpc_port: int, out: Path) -> list[str]:
+    """Processes and interfaces of this run still present."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        line = " ".join(argv)
+        if (str(out) in line and "hosts.agent" in line) or f"127.0.0.1:{grpc_port}" in line \
+                or argv[-2:-1] == [f"mininet:{tag}h1"]:
+            found.append(f"process {entry.name}: {line[:100]}")
+    found += [f"interface {p.name}" for p in Path("/sys/class/net").iterdir()
+              if p.name.startswith(f"{tag}s1-")]
+    return found
+
+
+def inaemu_run(tag: str, grpc_base: int, out: Path, *args: str,
+               timeout: float = 150) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "inaemu", "run", "--tag", tag, "--grpc-base",
+               str(grpc_base), "--out", str(out), *args]
+    return subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("workers", [2, 4, 8])
+@pytest.mark.parametrize("loss", [0, 1, 10])
+def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
+    tag, grpc_base = f"q{workers}{ {0: 'a', 1: 'b', 10: 'c'}[loss]}", 51300 + 10 * workers + loss
+    out = tmp_path / "run"
+    done = inaemu_run(tag, grpc_base, out, *SMALL, "--workers", str(workers), "--loss",
+                      str(loss), "--seed", str(loss + 1), "--timeout", "60")
+    assert done.returncode == 0, done.stdout + done.stderr
+    summaries = json.loads((out / "summary.json").read_text())
+    assert [s["algo"] for s in summaries] == ["ina", "ring"]
+    for s in summaries:
+        assert (s["net"], s["workers"], s["loss"], s["topo"]) == ("mininet", workers, loss,
+                                                                  f"star{workers}")
+        assert s["correct"] and s["finished"] == workers, s
+        assert 0 <= s["max_abs_err"] <= s["err_bound"]
+        assert s["time_s"] > 0 and s["bytes_sent_per_host"] > 0
+    if loss == 10:
+        assert summaries[0]["retransmissions"] > 0
+    counters = json.loads((out / "switch_counters.json").read_text())
+    chunks = -(-30 * 1024 // 4 // 32) + 1                         # data chunks + the MAX round
+    assert counters["ina_results_multicast"] >= 2 * chunks        # two calls
+    assert counters["ina_contributions"] == workers * counters["ina_results_multicast"]
+    assert "ina   1" in done.stdout and "ring  1" in done.stdout
+    assert leftovers(tag, grpc_base + 1, out) == []
+
+
+@pytest.mark.root
+def test_a_killed_worker_ends_the_others_with_a_clear_error(tmp_path) -> None:
+    tag, grpc_base = "qk", 51400
+    out = tmp_path / "run"
+    started = time.monotonic()
+    done = inaemu_run(tag, grpc_base, out, "--net", "mininet", "--workers", "4",
+                      "--size-mib", "4", "--timeout", "30", "--kill-worker", "2@1.5")
+    elapsed = time.monotonic() - started
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "inaemu run: not every result is correct" in done.stderr
+    # each algorithm ends within its timeout (30 s) plus the set-up, never at the kill deadline
+    assert elapsed < 2 * 30
+    records = json.loads((out / "workers.json").read_text())
+    for algo in ("ina", "ring"):
+        errors = {r["worker"]: r["error"] for r in records if r["algo"] == algo}
+        assert "killed on purpose" in errors[2]
+        survivors = [errors[w] for w in (0, 1, 3)]
+        assert all(e and "killed" not in e and "still running" not in e for e in survivors), \
+            survivors
+    ina_errors = " ".join(r["error"] for r in records if r["algo"] == "ina")
+    assert "unreachable" in ina_errors
+    assert leftovers(tag, grpc_base + 1, out) == []
+
+
+@pytest.mark.root
+def test_interrupting_the_run_leaves_nothing_behind(tmp_path) -> None:
+    tag, grpc_base = "qi", 51420
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "inaemu", "run", "--tag", tag, "--grpc-base", str(grpc_base),
+               "--out", str(out), "--workers", "3", "--size-mib", "8", "--algo", "ina"]
+    process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        for line in process.stdout:                  # wait until the workers run
+            if "workers started" in line:
+                break
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert "interrupted" in err
+    assert leftovers(tag, grpc_base + 1, out) == []
