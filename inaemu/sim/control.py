@@ -3,7 +3,8 @@
 Compiles the P4 program once per (program, defines) in this process, pushes it to every simulated
 switch through `controller.fabric.Fabric`, installs the host routes the controller computes, and
 each aggregation job with the controller's own job set-up (`controller.ina_control.InaJobs`:
-aggregator address and the routes to it, job/worker/result entries, the multicast group).
+aggregator address and the routes to it, job/worker/result entries, the multicast group), or,
+for hierarchical jobs, which the controller cannot set up yet, with `tree_jobs.py`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ from pathlib import Path
 
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
+from controller.ina_jobs import FIRST_JOB_GROUP
 from controller.p4info import P4InfoIndex
 from controller.routing import L3_FORWARD
 from p4switch.compiler import compile_file
 from topologies.model import Topology
+
+from inaemu.sim import tree_jobs
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 INA_PROGRAM = PROJECT_ROOT / "p4src" / "ina.p4"
@@ -41,13 +45,15 @@ def compile_program(path: str, defines: tuple[tuple[str, str], ...] = ()) -> Pro
 
 @dataclass(frozen=True)
 class JobPlacement:
-    """One job as the workers see it: id, worker hosts (worker id = position), pool size, and
-    the aggregator address its switch answers on (None when no INA job was installed)."""
+    """One job as its workers see it: id, worker hosts (in job order), pool size, and per worker
+    the aggregator address it sends to and its worker id there (flat: one address, ids 0..n-1;
+    a tree: its leaf's address and its index among that leaf's members; None for the ring)."""
 
     job: int
     workers: tuple[str, ...]
     pool_size: int
-    address: str | None = None
+    addresses: tuple[str, ...] | None = None
+    worker_ids: tuple[int, ...] | None = None
 
 
 def push_program(fabric: Fabric, program: Program) -> None:
@@ -67,5 +73,24 @@ def install_ina_jobs(fabric: Fabric, topology: Topology,
     placements = []
     for job, workers, switch in jobs:
         plan = installer.install(job, workers, switch, k=k, pool_size=pool_size)
-        placements.append(JobPlacement(job, tuple(workers), pool_size, plan.job.aggregator_ip))
+        placements.append(JobPlacement(job, tuple(workers), pool_size,
+                                       (plan.job.aggregator_ip,) * len(workers),
+                                       tuple(range(len(workers)))))
+    return placements
+
+
+def install_tree_jobs(fabric: Fabric, topology: Topology,
+                      jobs: list[tuple[int, tuple[str, ...], str]], *, pool_size: int,
+                      cells: int) -> list[JobPlacement]:
+    """Every (job id, workers, root switch) as a two-level tree (tree_jobs.py)."""
+    bases: dict[str, int] = {}
+    announced: set[str] = set()
+    placements = []
+    for index, (job, workers, root) in enumerate(jobs):
+        plan = tree_jobs.plan_tree(topology, job, tuple(workers), root, pool_size, bases, cells)
+        tree_jobs.install_tree(fabric, topology, plan, pool_size=pool_size,
+                               mgid=FIRST_JOB_GROUP + index, announced=announced)
+        placements.append(JobPlacement(job, tuple(workers), pool_size,
+                                       tuple(m.address for m in plan.members),
+                                       tuple(m.worker_id for m in plan.members)))
     return placements

@@ -18,6 +18,7 @@ import numpy as np
 
 from controller.errors import ControllerError
 from controller.fabric import Fabric
+from controller.ina_jobs import InaProgram
 from hosts.agent import gradient
 from hosts.errors import HostError
 from p4switch.compiler.errors import CompileError
@@ -31,6 +32,7 @@ from inaemu.sim.network import SimNetwork
 from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.ring_worker import RingWorker
 from inaemu.sim.switch_node import SwitchCost
+from inaemu.sim.tree_jobs import TreeError
 from topologies.model import Topology
 
 ALGOS = ("ina", "ring")
@@ -50,12 +52,14 @@ class SimTimeLimit(SimError):
 
 @dataclass(frozen=True)
 class SimJob:
-    """A job: its id (the controller's range, 0..INA_JOBS-1), worker hosts (worker id = position) and, for INA, the switch that
-    aggregates it (None: the first worker's switch)."""
+    """A job: its id (the controller's range, 0..INA_JOBS-1), its worker hosts (in job order),
+    and for INA the switch that aggregates it (None: the first worker's switch) or, with
+    `hierarchical`, the root of a two-level tree whose leaves are the workers' own switches."""
 
     job: int
     workers: tuple[str, ...]
     switch: str | None = None
+    hierarchical: bool = False
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,11 @@ def _check_arguments(topology: Topology, algo: str, size_bytes: int, elems_k: in
                 topology.host(host)
             except KeyError as error:
                 raise SimError(f"job {job.job}: {error.args[0]}") from None
+    if len({j.hierarchical for j in jobs}) > 1:
+        raise SimError("jobs are either all hierarchical or all flat in one run")
+    for job in jobs:
+        if job.hierarchical and job.switch is None:
+            raise SimError(f"job {job.job}: a hierarchical job needs its root switch")
     hosts = [h for j in jobs for h in j.workers]
     if len(hosts) != len(set(hosts)):
         raise SimError("a host is a worker of two jobs (one worker per host)")
@@ -226,7 +235,11 @@ def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_s
         with Fabric(topology, timeout=10.0) as fabric:
             control.push_program(fabric, program)
             routes = control.install_host_routes(fabric)
-            if algo == "ina":
+            if algo == "ina" and jobs[0].hierarchical:
+                placements = control.install_tree_jobs(
+                    fabric, topology, [(j.job, tuple(j.workers), j.switch) for j in jobs],
+                    pool_size=pool_size, cells=InaProgram.from_p4info(program.p4info).cells)
+            elif algo == "ina":
                 placements = control.install_ina_jobs(
                     fabric, topology,
                     [(j.job, tuple(j.workers),
@@ -238,7 +251,7 @@ def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_s
         say(f"sim: {len(net.switches)} switches configured over P4Runtime "
             f"({routes} routes, {len(placements)} jobs)")
         return placements
-    except (ControllerError, CompileError) as error:
+    except (ControllerError, CompileError, TreeError) as error:
         raise SimError(f"set-up: {error}") from None
 
 
@@ -253,12 +266,12 @@ def _create_workers(net, placements, algo, length, seed, k, ina: InaOptions,
             node = net.hosts[host]
             try:
                 if algo == "ina":
-                    session = InaSession(job=placement.job, worker=w, n=n, k=k,
-                                         pool_size=placement.pool_size,
+                    session = InaSession(job=placement.job, worker=placement.worker_ids[w],
+                                         n=n, k=k, pool_size=placement.pool_size,
                                          window=ina.window or placement.pool_size,
                                          rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx)
-                    worker = InaWorker(node, session, ip_bytes(placement.address), vectors[w],
-                                       on_end=lambda _w: None)
+                    worker = InaWorker(node, session, ip_bytes(placement.addresses[w]),
+                                       vectors[w], on_end=lambda _w: None)
                 else:
                     right = net.topology.host(placement.workers[(w + 1) % n]).ip
                     left = net.topology.host(placement.workers[(w - 1) % n]).ip
