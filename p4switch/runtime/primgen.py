@@ -13,6 +13,7 @@ import re
 from . import layout as L
 from .config import Node
 from .exprgen import CodeScope, Expr, compile_expr, data, boolean
+from .localize import localize_fields
 from .primexterns import EXTERN_HELPERS, ExternPrimitives
 from .stores import Target, compile_target, const_param, int_param, store
 
@@ -54,7 +55,10 @@ class PrimitiveCompiler(ExternPrimitives):
             lines += self._prelude + body
             self._forget_written(body)
         self._index_cache = None
-        return _split_on_guard(_merge_guards(lines)), has_exit
+        lines = _split_on_guard(_merge_guards(lines))
+        if not self.traced:  # trace events read fields by their slots: leave them exact
+            lines = localize_fields(lines)
+        return lines, has_exit
 
     def _compile_with_jumps(self, prims: list[Node]) -> list[str]:
         pc = self.tmp()

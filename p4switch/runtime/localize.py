@@ -1,0 +1,136 @@
+"""Keeping fields that an action body rewrites in Python locals instead of PHV list slots.
+
+Register-heavy actions write the same scratch field once per lane (`lane = R.read(idx)`) and
+read every freshly written field back at once (`R.write(idx, hdr.v)`). A PHV slot costs a list
+load/store each time; a local costs one bytecode. Within a straight run of simple statements
+this pass renames such fields to locals (`f[84]` -> `_l84`) and writes each one back once,
+where the run ends, consecutive slots as one slice assignment.
+
+It works on the generated lines of one action body and is purely textual, so it only touches
+statements whose every PHV access is a constant slot (`f[<digits>]`). Any other line is a
+barrier: block openers (`if ...:`), returns, helper calls that receive `f`, computed or sliced
+slots. Every local is written back before a barrier and the barrier itself is left untouched;
+the body of a block is a run of its own, processed the same way. The result is the same
+PHV after every run, so semantics cannot change, only the number of list accesses.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SLOT = re.compile(r"\bf\[(\d+)\]")
+_SIMPLE = re.compile(r"^(?P<lhs>f\[\d+\]|[A-Za-z_]\w*(?:\[[^=]*\])?) (?P<op>=|\+=) (?P<rhs>.+)$")
+_FIELD_LHS = re.compile(r"^f\[(\d+)\]$")
+_BARE_F = re.compile(r"\bf\b")
+_EXITS = ("return", "raise", "break", "continue", "yield")
+MIN_SLICE = 2  # consecutive dirty slots written back as one slice assignment
+
+
+def local_name(slot: int) -> str:
+    return f"_l{slot}"
+
+
+def localize_fields(lines: list[str]) -> list[str]:
+    """The same statements with rewritten fields kept in locals within each straight run."""
+    out: list[str] = []
+    run: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith(" "):  # stray indented line without an opener: keep as is
+            out += _localize_run(run) + [line]
+            run = []
+            i += 1
+            continue
+        if _is_simple(line):
+            run.append(line)
+            i += 1
+            continue
+        out += _localize_run(run)
+        run = []
+        out.append(line)
+        i += 1
+        if line.endswith(":"):
+            body = []
+            while i < len(lines) and lines[i].startswith("    "):
+                body.append(lines[i][4:])
+                i += 1
+            out += ["    " + b for b in localize_fields(body)]
+    return out + _localize_run(run)
+
+
+def _is_simple(line: str) -> bool:
+    if line.endswith(":") or line.split(" ", 1)[0] in _EXITS:
+        return False
+    if _SIMPLE.match(line) is None:
+        return False
+    return _BARE_F.search(_SLOT.sub("#", line)) is None
+
+
+def _localize_run(run: list[str]) -> list[str]:
+    if not run:
+        return []
+    chosen = _worth_localizing(run)
+    if not chosen:
+        return run
+    out: list[str] = []
+    live: set[int] = set()
+    for line in run:
+        m = _SIMPLE.match(line)
+        lhs, op, rhs = m["lhs"], m["op"], m["rhs"]
+        rhs = _rename(rhs, live)
+        field = _FIELD_LHS.match(lhs)
+        if field is not None and int(field[1]) in chosen:
+            slot = int(field[1])
+            if op != "=" and slot not in live:
+                out.append(f"{local_name(slot)} = f[{slot}]")
+            live.add(slot)
+            lhs = local_name(slot)
+        else:
+            lhs = _rename(lhs, live)
+        out.append(f"{lhs} {op} {rhs}")
+    return out + write_back(live)
+
+
+def _worth_localizing(run: list[str]) -> set[int]:
+    """Slots written more than once, or read back after being written, in this run."""
+    writes: dict[int, int] = {}
+    reads_after: dict[int, int] = {}
+    for line in run:
+        m = _SIMPLE.match(line)
+        field = _FIELD_LHS.match(m["lhs"])
+        reads = [int(s) for s in _SLOT.findall(m["rhs"])]
+        if field is None:
+            reads += [int(s) for s in _SLOT.findall(m["lhs"])]
+        for slot in reads:
+            if slot in writes:
+                reads_after[slot] = reads_after.get(slot, 0) + 1
+        if field is not None:
+            slot = int(field[1])
+            writes[slot] = writes.get(slot, 0) + 1
+    return {s for s, n in writes.items() if n > 1 or reads_after.get(s)}
+
+
+def _rename(code: str, live: set[int]) -> str:
+    if not live:
+        return code
+    return _SLOT.sub(lambda m: local_name(int(m[1])) if int(m[1]) in live else m[0], code)
+
+
+def write_back(slots: set[int]) -> list[str]:
+    """Stores of the locals back into their slots; consecutive slots as one slice."""
+    lines = []
+    ordered = sorted(slots)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        first, last = ordered[i], ordered[j]
+        if j - i + 1 >= MIN_SLICE:
+            names = ", ".join(local_name(s) for s in range(first, last + 1))
+            lines.append(f"f[{first}:{last + 1}] = [{names}]")
+        else:
+            lines.append(f"f[{first}] = {local_name(first)}")
+        i = j + 1
+    return lines

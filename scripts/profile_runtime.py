@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Compare the switch runtime against a baseline copy of it, interleaved, on busy machines.
+
+    .venv/bin/python scripts/profile_runtime.py --baseline /tmp/old/p4switch/runtime
+    .venv/bin/python scripts/profile_runtime.py --source 32 > ina32.py    # generated code
+    .venv/bin/python scripts/profile_runtime.py --profile ina256           # cProfile one workload
+
+Workloads: `ina32`, `ina256` (p4src/ina.p4 contributions in protocol order, as
+scripts/bench_ina_switch.py feeds them) and `exact`, `register` (the programs of
+scripts/bench_switch.py). Each round runs every workload once on every runtime, alternating, so
+a load spike from other work hits both; the best round per runtime is reported, with the ratio.
+A baseline is a directory holding another version of the `p4switch/runtime` package (e.g. made
+with `git archive <rev> p4switch/runtime | tar -x -C /tmp/old`); it is imported under another
+name, so both run in this process on the same BMv2 JSON. Nothing here is a test: it only prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.util
+import pstats
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import bench_ina_switch as ina_bench  # noqa: E402
+import bench_switch as switch_bench  # noqa: E402
+import p4switch.runtime as current_runtime  # noqa: E402
+from p4switch.compiler import compile_file  # noqa: E402
+
+WORKLOADS = ("ina32", "ina256", "exact", "register")
+INA_WORKERS = 4
+
+
+def load_baseline(directory: str):
+    """The runtime package found in `directory`, imported as `baseline_runtime`."""
+    init = Path(directory) / "__init__.py"
+    if not init.is_file():
+        raise SystemExit(f"profile_runtime: {directory} holds no package (__init__.py missing)")
+    spec = importlib.util.spec_from_file_location("baseline_runtime", init,
+                                                  submodule_search_locations=[directory])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["baseline_runtime"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class Workload:
+    """A configured switch of one runtime and the packets to feed it."""
+
+    def __init__(self, name: str, runtime, packets_per_round: int):
+        self.name = name
+        self.runtime = runtime
+        if name.startswith("ina"):
+            k = int(name[3:])
+            self.switch = self._ina_switch(runtime, k)
+            cells = max(1, packets_per_round // INA_WORKERS)
+            self.packets = ina_bench.contributions(k, INA_WORKERS, cells)
+        else:
+            program = switch_bench.PROGRAMS[name]
+            self.switch = runtime.Switch.from_json_file(
+                str(switch_bench.PROGRAM_DIR / program.json_file))
+            if name == "exact":
+                for index in range(switch_bench.MAC_ENTRIES):
+                    self.switch.table_add("dmac", [runtime.ExactKey(switch_bench._mac(index))],
+                                          "forward", [2])
+            else:
+                self.switch.mc_group_set(1, [(port, 0) for port in program.out_ports])
+            self.packets = [(1, data) for data in switch_bench.frames(program,
+                                                                      packets_per_round)]
+
+    @staticmethod
+    def _ina_switch(runtime, k: int):
+        saved = ina_bench.Switch, ina_bench.ExactKey, ina_bench.LpmKey
+        ina_bench.Switch, ina_bench.ExactKey, ina_bench.LpmKey = (
+            runtime.Switch, runtime.ExactKey, runtime.LpmKey)
+        try:
+            return ina_bench.configured_switch(k, INA_WORKERS)
+        finally:
+            ina_bench.Switch, ina_bench.ExactKey, ina_bench.LpmKey = saved
+
+    def run(self) -> tuple[float, int]:
+        """(packets per second, packets out) for one pass over the packets."""
+        receive = self.switch.receive
+        out = 0
+        start = time.perf_counter()
+        for port, data in self.packets:
+            out += len(receive(port, data))
+        return len(self.packets) / (time.perf_counter() - start), out
+
+
+def compare(baseline_dir: str | None, names: list[str], rounds: int, packets: int) -> None:
+    runtimes = [("current", current_runtime)]
+    if baseline_dir:
+        runtimes.insert(0, ("baseline", load_baseline(baseline_dir)))
+    best: dict[tuple[str, str], float] = {}
+    outputs: dict[tuple[str, str], int] = {}
+    for name in names:
+        loads = [(label, Workload(name, rt, packets)) for label, rt in runtimes]
+        for load in loads:
+            load[1].run()  # warm up (and the first packets of each slot)
+        loads = [(label, Workload(name, rt, packets)) for label, rt in runtimes]
+        for _ in range(rounds):
+            for label, load in loads:
+                pps, out = load.run()
+                best[label, name] = max(best.get((label, name), 0.0), pps)
+                outputs.setdefault((label, name), out)
+    header = f"{'workload':<10}" + "".join(f"{label + ' pkt/s':>18}" for label, _ in runtimes)
+    print(header + (f"{'ratio':>8}" if baseline_dir else ""))
+    for name in names:
+        row = f"{name:<10}" + "".join(f"{best[label, name]:>18,.0f}" for label, _ in runtimes)
+        if baseline_dir:
+            row += f"{best['current', name] / best['baseline', name]:>8.2f}"
+            if outputs["current", name] != outputs["baseline", name]:
+                row += "  (outputs differ!)"
+        print(row)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", help="directory of another p4switch/runtime package")
+    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--packets", type=int, default=2000, help="packets per round")
+    parser.add_argument("--source", type=int, metavar="K",
+                        help="print the generated code of ina.p4 with INA_K=K and stop")
+    parser.add_argument("--profile", choices=WORKLOADS, help="cProfile one workload and stop")
+    args = parser.parse_args(argv)
+    if args.source is not None:
+        build = compile_file(str(ROOT / "p4src" / "ina.p4"), defines={"INA_K": str(args.source)})
+        print(current_runtime.Switch(build.bmv2).program.untraced.source)
+        return 0
+    if args.profile:
+        load = Workload(args.profile, current_runtime, args.packets)
+        load.run()
+        profiler = cProfile.Profile()
+        profiler.runcall(load.run)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
+        return 0
+    compare(args.baseline, args.workloads, args.rounds, args.packets)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
