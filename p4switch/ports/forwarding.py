@@ -7,6 +7,9 @@ arrivals -> capture tap -> ingress loss -> pipeline (`switch.receive_batch` unde
 Nothing here reads a clock or a socket: callers pass `now` (monotonic seconds) and do the I/O.
 Packets the pipeline sends to a port nobody bound are counted as `unbound` and dropped (as BMv2
 does for a port without an interface). The CPU port is never impaired: it is not a link.
+Every loss the impairment model injects is reported to the switch's trace (`link_loss`), when a
+trace is attached, so the per-packet log says where each lost frame was; without a trace, and
+on ports without impairments, this costs nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Protocol
 
-from p4switch.ports.impairment import DelayLine, ImpairmentPlan, LinkImpairment, PortImpairment
+from p4switch.ports.impairment import (EGRESS, INGRESS, DelayLine, ImpairmentPlan, LinkImpairment,
+                                       PortImpairment)
 
 
 @dataclass(slots=True)
@@ -77,6 +81,7 @@ class Forwarder:
             impairment = impairments.get(port)
             if impairment is not None and impairment.drop_on_ingress():
                 port_counters.rx_lost += 1
+                self._report_loss(port, INGRESS, data)
                 continue
             admitted.append((port, data))
         if not admitted:
@@ -97,12 +102,18 @@ class Forwarder:
             if impairment is not None:
                 if impairment.drop_on_egress():
                     port_counters.tx_lost += 1
+                    self._report_loss(port, EGRESS, data)
                     continue
                 if impairment.delay_s > 0.0:
                     self._delay_line.hold(now + impairment.delay_s, port, data)
                     continue
             departures.append((port, data))
         return self._depart(departures)
+
+    def _report_loss(self, port: int, direction: str, data: bytes) -> None:
+        trace = getattr(self.switch, "trace", None)     # test doubles may have no trace
+        if trace is not None:
+            trace.link_loss(port, direction, data)
 
     def _depart(self, departures: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
         counters, tap = self.counters, self.tap

@@ -2,7 +2,9 @@
 
 Same impairment model, counters and pcap captures as `inaemu switch` on sockets (they share the
 `Forwarder`), but no sockets and no threads. Time comes from `clock` (monotonic seconds by
-default); a simulator passes its virtual clock and calls `poll()` when it advances time.
+default); a simulator passes its virtual clock and calls `poll()` when it advances time. The
+captures are stamped with that clock too when one is given (virtual time), else with wall time,
+as `inaemu switch` stamps them.
 
     ports = InProcessPorts(switch, [1, 2], plan=ImpairmentPlan.from_options(["0.1"], None))
     ports.send(1, frame)
@@ -28,13 +30,14 @@ class InProcessPorts:
 
     def __init__(self, switch, ports: Iterable[int], *, plan: ImpairmentPlan = ImpairmentPlan(),
                  seed: int = 0, cpu_port: int | None = None,
-                 clock: Callable[[], float] = time.monotonic,
+                 clock: Callable[[], float] | None = None,
                  on_output: OutputHandler | None = None,
                  pcap_dir: str | Path | None = None, names: dict[int, str] | None = None) -> None:
         port_list = sorted(set(ports))
         self.names = names or {port: f"port{port}" for port in port_list}
-        self.clock = clock
-        self._capture = PcapCapture(pcap_dir, self.names) if pcap_dir is not None else None
+        self.clock = clock or time.monotonic
+        self._capture = (PcapCapture(pcap_dir, self.names, clock=clock or time.time)
+                         if pcap_dir is not None else None)
         self.forwarder = Forwarder(switch, port_list, plan=plan, seed=seed, cpu_port=cpu_port,
                                    tap=self._capture)
         self._on_output = on_output

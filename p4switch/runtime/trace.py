@@ -3,11 +3,22 @@
 The runtime only calls these from the traced variant of the generated code (compiled when a
 trace is attached), so `trace=None` costs nothing on the packet path. Subclass `PacketTrace` and
 override the events you care about; every method is a no-op by default.
+
+`TextTrace` lines start with the time (seconds, six decimals, from its `clock`: wall time by
+default, the same clock as the pcap captures, so logs and captures merge; the simulator passes
+its virtual clock) and the packet id in brackets: `1763707000.123456 [12]   table ...`. The clock
+is read once per packet; every line of one packet carries that time. `link_loss` lines (a frame
+the port model dropped, outside any pipeline run) use the id `-`. `inaemu trace` parses this
+format (`inaemu/trace/reader.py`); change both together.
 """
 
 from __future__ import annotations
 
-from typing import TextIO
+import time
+import zlib
+from typing import Callable, TextIO
+
+HEX_PREFIX_BYTES = 64   # bytes of a packet shown in hex: Ethernet + IPv4 + UDP + aggregation header
 
 
 class PacketTrace:
@@ -31,6 +42,8 @@ class PacketTrace:
     def drop(self, reason: str) -> None: ...
     def packet_out(self, port: int, data: bytes) -> None: ...
     def packet_done(self, outputs) -> None: ...
+    def link_loss(self, port: int, direction: str, data: bytes) -> None:
+        """The port model dropped `data` arriving on (`in`) or leaving (`out`) `port`."""
 
 
 def _format_message(fmt: str, values) -> str:
@@ -40,21 +53,28 @@ def _format_message(fmt: str, values) -> str:
     return out
 
 
+def _hex_prefix(data: bytes) -> str:
+    return data[:HEX_PREFIX_BYTES].hex() + ("..." if len(data) > HEX_PREFIX_BYTES else "")
+
+
 class TextTrace(PacketTrace):
     """Writes one block of lines per packet, in the spirit of BMv2's debug log."""
 
-    def __init__(self, file: TextIO, flush: bool = False):
+    def __init__(self, file: TextIO, flush: bool = False,
+                 clock: Callable[[], float] = time.time):
         self.file = file
         self.flush = flush
+        self.clock = clock
         self.packet_id = 0
+        self._prefix = f"{clock():.6f} [0] "
 
     def _line(self, text: str, depth: int = 1) -> None:
-        self.file.write(f"[{self.packet_id}] " + "  " * depth + text + "\n")
+        self.file.write(self._prefix + "  " * depth + text + "\n")
 
     def packet_in(self, packet_id, port, data):
         self.packet_id = packet_id
-        self._line(f"packet in: port {port}, {len(data)} bytes: {data[:64].hex()}"
-                   f"{'...' if len(data) > 64 else ''}", 0)
+        self._prefix = f"{self.clock():.6f} [{packet_id}] "
+        self._line(f"packet in: port {port}, {len(data)} bytes: {_hex_prefix(data)}", 0)
 
     def pipeline(self, name, instance_type, port=None, rid=None):
         where = f" (egress port {port}, rid {rid})" if port is not None else ""
@@ -117,10 +137,16 @@ class TextTrace(PacketTrace):
         self._line(f"dropped: {reason}")
 
     def packet_out(self, port, data):
-        self._line(f"packet out: port {port}, {len(data)} bytes: {data[:64].hex()}"
-                   f"{'...' if len(data) > 64 else ''}", 0)
+        self._line(f"packet out: port {port}, {len(data)} bytes: {_hex_prefix(data)}", 0)
 
     def packet_done(self, outputs):
         self._line(f"done: {len(outputs)} packet(s) out", 0)
+        if self.flush:
+            self.file.flush()
+
+    def link_loss(self, port, direction, data):
+        digest = zlib.crc32(data)
+        self.file.write(f"{self.clock():.6f} [-] link loss: port {port} {direction}, "
+                        f"{len(data)} bytes, crc32 {digest:08x}: {_hex_prefix(data)}\n")
         if self.flush:
             self.file.flush()
