@@ -1,7 +1,8 @@
 // l3_forward: the project's plain IPv4 router (v1model).
 //
 // IPv4 packets are routed by longest-prefix match on the destination: the chosen entry gives the
-// next hop's MAC and the output port; the switch rewrites the MACs, decrements the TTL and
+// next hop's MAC and the output port, or an ECMP group whose member is picked by a hash of the
+// flow's 5-tuple (forwarding.p4inc); the switch rewrites the MACs, decrements the TTL and
 // recomputes the header checksum. Packets with a bad checksum or a TTL that would reach zero are
 // dropped. ARP frames are flooded through a per-ingress-port multicast group when the control
 // plane configures one (`arp_flood`), and dropped otherwise, so hosts can use either ARP or
@@ -12,6 +13,8 @@
 
 const bit<16> TYPE_IPV4 = 0x0800;
 const bit<16> TYPE_ARP  = 0x0806;
+const bit<8>  PROTO_TCP = 6;
+const bit<8>  PROTO_UDP = 17;
 const bit<32> NUM_PORTS = 512;
 
 typedef bit<9>  egressSpec_t;
@@ -39,11 +42,22 @@ header ipv4_t {
     ip4Addr_t dstAddr;
 }
 
-struct metadata { }
+// The first four bytes of a TCP or UDP header: all that routing looks at (the ECMP hash).
+header l4_ports_t {
+    bit<16> srcPort;
+    bit<16> dstPort;
+}
+
+#include "forwarding_types.p4inc"
+
+struct metadata {
+    forwarding_metadata_t fwd;
+}
 
 struct headers {
     ethernet_t ethernet;
     ipv4_t     ipv4;
+    l4_ports_t l4;
 }
 
 parser MyParser(packet_in packet, out headers hdr, inout metadata meta,
@@ -57,6 +71,17 @@ parser MyParser(packet_in packet, out headers hdr, inout metadata meta,
     }
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
+        // Ports only where they are: TCP/UDP without IP options, not a later fragment.
+        transition select(hdr.ipv4.ihl, hdr.ipv4.fragOffset, hdr.ipv4.protocol) {
+            (5, 0, PROTO_TCP): parse_l4_ports;
+            (5, 0, PROTO_UDP): parse_l4_ports;
+            default: accept;
+        }
+    }
+    state parse_l4_ports {
+        packet.extract(hdr.l4);
+        meta.fwd.l4_src = hdr.l4.srcPort;
+        meta.fwd.l4_dst = hdr.l4.dstPort;
         transition accept;
     }
 }
@@ -75,35 +100,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
                   inout standard_metadata_t standard_metadata) {
     counter(NUM_PORTS, CounterType.packets_and_bytes) rx_port_counter;
 
-    action drop() {
-        mark_to_drop(standard_metadata);
-    }
-
-    action ipv4_forward(macAddr_t dstAddr, egressSpec_t port) {
-        standard_metadata.egress_spec = port;
-        hdr.ethernet.srcAddr = hdr.ethernet.dstAddr;
-        hdr.ethernet.dstAddr = dstAddr;
-        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-    }
-
-    table ipv4_lpm {
-        key = { hdr.ipv4.dstAddr : lpm; }
-        actions = { ipv4_forward; drop; NoAction; }
-        size = 1024;
-        default_action = drop();
-    }
-
-    action flood(bit<16> mgid) {
-        standard_metadata.mcast_grp = mgid;
-    }
-
-    // ARP broadcast: one multicast group per ingress port (the group lists the other ports).
-    table arp_flood {
-        key = { standard_metadata.ingress_port : exact; }
-        actions = { flood; drop; }
-        size = 512;
-        default_action = drop();
-    }
+#include "forwarding.p4inc"
 
     apply {
         rx_port_counter.count((bit<32>)standard_metadata.ingress_port);
@@ -111,7 +108,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
             if (standard_metadata.checksum_error == 1 || hdr.ipv4.ttl <= 1) {
                 drop();
             } else {
-                ipv4_lpm.apply();
+                switch (ipv4_lpm.apply().action_run) {
+                    ecmp_group: { ecmp_nhop.apply(); }
+                }
             }
         } else if (hdr.ethernet.etherType == TYPE_ARP) {
             arp_flood.apply();
@@ -150,6 +149,7 @@ control MyDeparser(packet_out packet, in headers hdr) {
     apply {
         packet.emit(hdr.ethernet);
         packet.emit(hdr.ipv4);
+        packet.emit(hdr.l4);
     }
 }
 

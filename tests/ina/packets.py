@@ -98,3 +98,35 @@ def stf_hex(packet: bytes) -> str:
         start = cut
     parts += [packet[i:i + 4].hex().upper() for i in range(start, len(packet), 4)]
     return " ".join(p for p in parts if p)
+
+
+# --- ECMP (p4src/forwarding.p4inc): which member of a group a flow takes -----------------------
+
+def crc16(data: bytes) -> int:
+    """CRC-16/ARC (poly 0x8005 reflected, init 0, no final xor): v1model's HashAlgorithm.crc16.
+
+    Check value: crc16(b"123456789") == 0xBB3D."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
+    return crc
+
+
+def ecmp_member(src: int, dst: int, protocol: int, sport: int, dport: int, size: int) -> int:
+    """The member index ecmp_group(group, size) picks: crc16 over the 13 bytes of the 5-tuple
+    (addresses, protocol, ports; ports 0 for packets without them), modulo size."""
+    return crc16(struct.pack("!IIBHH", src, dst, protocol, sport, dport)) % size
+
+
+def eth_ipv4_tcp(src: Endpoint, dst: Endpoint, payload: bytes, *, ttl: int = 64, ident: int = 0,
+                 sport: int, dport: int) -> bytes:
+    """An Ethernet/IPv4/TCP frame (a 20-byte TCP header with only ports, ACK flag and window set;
+    its checksum is not computed: switches do not look at it)."""
+    ip_header = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + 20 + len(payload), ident, 0, ttl, 6, 0,
+                            src.addr, dst.addr)
+    ip_header = ip_header[:10] + struct.pack("!H", ipv4_checksum(ip_header)) + ip_header[12:]
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, 0x10, 8192, 0, 0)
+    eth = dst.mac.to_bytes(6, "big") + src.mac.to_bytes(6, "big") + b"\x08\x00"
+    return eth + ip_header + tcp + payload
