@@ -3,7 +3,7 @@
 // Aggregation packets (UDP to port 48879 at one of this switch's aggregator addresses) are summed
 // lane by lane into a pool of register cells; when every worker of a job has contributed to a
 // cell, the sum goes back to all of them as a RESULT. Every other packet is routed exactly as
-// l3_forward.p4 routes it. docs/protocol.md is the contract (wire format and algorithm);
+// l3_forward.p4 routes it (the same forwarding.p4inc: LPM routes, ECMP groups, ARP flooding). docs/protocol.md is the contract (wire format and algorithm);
 // docs/p4-walkthrough.md explains this program piece by piece.
 //
 // Compile-time constants (-D NAME=VALUE):
@@ -34,6 +34,7 @@
 
 const bit<16> TYPE_IPV4 = 0x0800;
 const bit<16> TYPE_ARP  = 0x0806;
+const bit<8>  PROTO_TCP = 6;
 const bit<8>  PROTO_UDP = 17;
 const bit<32> NUM_PORTS = 512;
 
@@ -84,6 +85,8 @@ header udp_t {
     bit<16> checksum;
 }
 
+#include "forwarding_types.p4inc"
+
 // The 16-byte aggregation header (docs/protocol.md §1).
 header ina_t {
     bit<8>  kind;
@@ -129,12 +132,14 @@ struct ina_metadata_t {
 }
 
 struct metadata {
-    ina_metadata_t ina;
+    ina_metadata_t        ina;
+    forwarding_metadata_t fwd;
 }
 
 struct headers {
     ethernet_t   ethernet;
     ipv4_t       ipv4;
+    l4_ports_t   tcp;     // TCP's ports, for the ECMP hash
     udp_t        udp;
     ina_t        ina;
     ina_values_t vals;
@@ -154,11 +159,20 @@ parser MyParser(packet_in packet, out headers hdr, inout metadata meta,
         // Only unfragmented (or first-fragment) UDP without IP options can aggregate.
         transition select(hdr.ipv4.ihl, hdr.ipv4.fragOffset, hdr.ipv4.protocol) {
             (5, 0, PROTO_UDP): parse_udp;
+            (5, 0, PROTO_TCP): parse_tcp;
             default: accept;
         }
     }
+    state parse_tcp {
+        packet.extract(hdr.tcp);
+        meta.fwd.l4_src = hdr.tcp.srcPort;
+        meta.fwd.l4_dst = hdr.tcp.dstPort;
+        transition accept;
+    }
     state parse_udp {
         packet.extract(hdr.udp);
+        meta.fwd.l4_src = hdr.udp.srcPort;
+        meta.fwd.l4_dst = hdr.udp.dstPort;
         transition select(hdr.udp.dstPort) {
             INA_UDP_PORT: parse_ina;
             default: accept;
@@ -214,36 +228,8 @@ control MyIngress(inout headers hdr, inout metadata meta,
     counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_length;
     counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_kind;
 
-    action drop() {
-        mark_to_drop(standard_metadata);
-    }
-
-    // ---- plain routing (as in l3_forward.p4)
-    action ipv4_forward(macAddr_t dstAddr, egressSpec_t port) {
-        standard_metadata.egress_spec = port;
-        hdr.ethernet.srcAddr = hdr.ethernet.dstAddr;
-        hdr.ethernet.dstAddr = dstAddr;
-        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-    }
-
-    table ipv4_lpm {
-        key = { hdr.ipv4.dstAddr : lpm; }
-        actions = { ipv4_forward; drop; NoAction; }
-        size = 1024;
-        default_action = drop();
-    }
-
-    action flood(bit<16> mgid) {
-        standard_metadata.mcast_grp = mgid;
-    }
-
-    // ARP broadcast: one multicast group per ingress port (the group lists the other ports).
-    table arp_flood {
-        key = { standard_metadata.ingress_port : exact; }
-        actions = { flood; drop; }
-        size = 512;
-        default_action = drop();
-    }
+    // ---- plain routing: drop, ipv4_forward, ecmp_group, ipv4_lpm, ecmp_nhop, flood, arp_flood
+#include "forwarding.p4inc"
 
     // ---- the tables the controller fills for aggregation
     action ina_aggregate_here() { }
@@ -527,7 +513,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
                 if (hdr.ipv4.ttl <= 1) {
                     drop();
                 } else {
-                    ipv4_lpm.apply();
+                    switch (ipv4_lpm.apply().action_run) {
+                        ecmp_group: { ecmp_nhop.apply(); }
+                    }
                 }
             }
         }
@@ -591,6 +579,7 @@ control MyDeparser(packet_out packet, in headers hdr) {
     apply {
         packet.emit(hdr.ethernet);
         packet.emit(hdr.ipv4);
+        packet.emit(hdr.tcp);
         packet.emit(hdr.udp);
         packet.emit(hdr.ina);
         packet.emit(hdr.vals);

@@ -42,12 +42,6 @@ header ipv4_t {
     ip4Addr_t dstAddr;
 }
 
-// The first four bytes of a TCP or UDP header: all that routing looks at (the ECMP hash).
-header l4_ports_t {
-    bit<16> srcPort;
-    bit<16> dstPort;
-}
-
 #include "forwarding_types.p4inc"
 
 struct metadata {

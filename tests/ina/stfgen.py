@@ -18,9 +18,9 @@ import collections
 from dataclasses import dataclass
 from pathlib import Path
 
-from .packets import (CONTRIB, MAX_CONTRIB, MAX_RESULT, RESULT, Endpoint, eth_ipv4_udp,
-                      float32_bits, ina_packet, ina_payload, ip, stf_hex, unsigned_max,
-                      wrapping_sum)
+from .packets import (CONTRIB, INA_UDP_PORT, MAX_CONTRIB, MAX_RESULT, RESULT, Endpoint,
+                      ecmp_member, eth_ipv4_tcp, eth_ipv4_udp, float32_bits, ina_packet,
+                      ina_payload, ip, stf_hex, unsigned_max, wrapping_sum)
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src"
 SWITCH_MAC = 0x000000000100
@@ -379,12 +379,54 @@ def forwarding(b: StfBuilder, k: int, values: list[int]) -> None:
                                  ident=ident, sport=5000, dport=5000))
     b.expect(HOST4.port, eth_ipv4_udp(Endpoint(SWITCH_MAC, W0.addr), HOST4.endpoint, data,
                                       ident=ident, ttl=63, sport=5000, dport=5000))
+    ecmp(b)
     b.comment("An ARP request from port 4 floods to ports 1-3 (group 100), not back to port 4.")
     arp = ("FFFFFFFFFFFF 080000000444 0806 0001080006040001 080000000444 0A000404 "
            "000000000000 0A000101")
     b.cmd(f"packet 4 {arp}")
     for port in (1, 2, 3):
         b.cmd(f"expect {port} {arp} $")
+
+
+ECMP_NET = Endpoint(SWITCH_MAC, ip("10.0.5.5"))              # behind two equal-cost next hops
+ECMP_HOPS = ((3, 0x080000000555), (4, 0x080000000666))       # member index -> (port, next-hop MAC)
+
+
+def ecmp(b: StfBuilder) -> None:
+    """Routes through an ECMP group: the member is crc16 of the 5-tuple mod the group size."""
+    b.comment("ECMP: 10.0.5.0/24 uses group 1, two members (port 3 and port 4, next-hop MACs",
+              "08:00:00:00:05:55 and 08:00:00:00:06:66). A flow's member is crc16(srcAddr, dstAddr,",
+              "protocol, srcPort, dstPort) mod 2, so a flow keeps its path and flows spread.")
+    b.cmd(f"add ipv4_lpm hdr.ipv4.dstAddr:0x{ECMP_NET.addr & 0xFFFFFF00:08X}/24 "
+          "ecmp_group(group:1, size:2)")
+    for member, (port, mac) in enumerate(ECMP_HOPS):
+        b.cmd(f"add ecmp_nhop meta.fwd.ecmp_group:1 meta.fwd.ecmp_member:{member} "
+              f"ipv4_forward(dstAddr:0x{mac:012X}, port:{port})")
+    data = bytes.fromhex("DEADBEEF")
+
+    def flow(proto: int, sport: int, dport: int, why: str) -> None:
+        member = ecmp_member(W0.addr, ECMP_NET.addr, proto, sport, dport, len(ECMP_HOPS))
+        port, mac = ECMP_HOPS[member]
+        name = {6: "TCP", 17: "UDP"}[proto]
+        b.comment(f"{why}: {name} {sport} -> {dport} hashes to member {member}, port {port}.")
+        ident = b.next_ident()
+        if proto == 6:
+            def build(src, dst, ttl):
+                return eth_ipv4_tcp(src, dst, data, ident=ident, ttl=ttl, sport=sport, dport=dport)
+        else:
+            def build(src, dst, ttl):
+                return eth_ipv4_udp(src, dst, data, ident=ident, ttl=ttl, sport=sport, dport=dport)
+        b.send(W0.port, build(W0.endpoint, ECMP_NET, 64))
+        b.expect(port, build(Endpoint(SWITCH_MAC, W0.addr), Endpoint(mac, ECMP_NET.addr), 63))
+
+    first = {}
+    for sport in range(6000, 6100):   # the first source port that lands on each member
+        first.setdefault(ecmp_member(W0.addr, ECMP_NET.addr, 17, sport, 7000, 2), sport)
+    flow(17, first[0], 7000, "Two UDP flows that differ only in the source port")
+    flow(17, first[1], 7000, "...take different members")
+    flow(17, first[0], 7000, "The first flow again: the same member as before")
+    flow(6, first[0], 7000, "TCP ports are hashed too (protocol 6 is part of the tuple)")
+    flow(17, INA_UDP_PORT, INA_UDP_PORT, "Aggregation-port UDP to a non-aggregator address")
 
 
 # --- p4src/ina_tree.stf: hierarchical aggregation (docs/protocol.md §6), child and parent -------
