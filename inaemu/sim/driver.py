@@ -149,26 +149,25 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
         placements = _set_up(net, jobs, algo, elems_k, ina.pool_size, say)
     finally:
         net.stop_servers()
-    workers, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
-                                      transport, stall_timeout, ring_accumulate)
-    remaining = [len(workers)]
+    remaining = [0]
 
-    def ended(worker) -> None:
+    def ended(_app) -> None:
         remaining[0] -= 1
 
-    for worker in workers:
-        worker.on_end = ended
-    by_host = {worker.host: worker for worker in workers}
+    members, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
+                                      transport, stall_timeout, ring_accumulate, ended)
+    remaining[0] = len(members)
+    by_host = {member.host: member for member in members}
     for host, at in (deaths or {}).items():
         net.loop.at(at, _kill, net, host, by_host.get(host))
-    say(f"sim: {len(workers)} workers, {algo}, {size_bytes} bytes each, "
+    say(f"sim: {len(members)} workers, {algo}, {size_bytes} bytes each, "
         f"{len(net.links)} link directions")
     started = time.perf_counter()
-    for worker in workers:
-        worker.start()
+    for member in members:
+        member.app.start()
     stop = net.loop.run(until=time_limit, done=lambda: remaining[0] == 0)
     wall = time.perf_counter() - started
-    result = _collect(net, workers, inputs, algo, wall, stop)
+    result = _collect(net, members, inputs, algo, wall, stop)
     say(f"sim: {stop} at {net.loop.now:.6f} s virtual, {result.events} events, "
         f"{result.frames} frames in {wall:.2f} s wall ({result.frames_per_wall_s:,.0f} frames/s)")
     if remaining[0]:
@@ -255,9 +254,21 @@ def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_s
         raise SimError(f"set-up: {error}") from None
 
 
-def _create_workers(net, placements, algo, length, seed, k, ina: InaOptions,
-                    transport: TransportConfig, stall_timeout: float, accumulate: str):
-    workers, inputs = [], {}
+@dataclass
+class _Member:
+    """One worker of one job, and the application running it on its host."""
+
+    job: int
+    rank: int
+    host: str
+    app: InaWorker | RingWorker
+
+
+def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], algo: str,
+                    length: int, seed: int, k: int, ina: InaOptions,
+                    transport: TransportConfig, stall_timeout: float, accumulate: str,
+                    on_end: Callable[[object], None]) -> tuple[list[_Member], dict]:
+    members, inputs = [], {}
     for placement in placements:
         n = len(placement.workers)
         vectors = [gradient(seed, w, length) for w in range(n)]
@@ -270,35 +281,38 @@ def _create_workers(net, placements, algo, length, seed, k, ina: InaOptions,
                                          n=n, k=k, pool_size=placement.pool_size,
                                          window=ina.window or placement.pool_size,
                                          rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx)
-                    worker = InaWorker(node, session, ip_bytes(placement.addresses[w]),
-                                       vectors[w], on_end=lambda _w: None)
+                    app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
+                                    vectors[w], on_end)
                 else:
                     right = net.topology.host(placement.workers[(w + 1) % n]).ip
                     left = net.topology.host(placement.workers[(w - 1) % n]).ip
-                    worker = RingWorker(node, RingSession(rank=w, n=n, accumulate=accumulate), ip_bytes(right),
-                                        ip_bytes(left), vectors[w], transport, stall_timeout,
-                                        on_end=lambda _w: None)
+                    app = RingWorker(node, RingSession(rank=w, n=n, accumulate=accumulate),
+                                     ip_bytes(right), ip_bytes(left), vectors[w], transport,
+                                     stall_timeout, on_end)
             except HostError as error:
                 raise SimError(f"job {placement.job} worker {w}: {error}") from None
-            worker.job, worker.rank, worker.host = placement.job, w, host
-            workers.append(worker)
-    return workers, inputs
+            members.append(_Member(placement.job, w, host, app))
+    return members, inputs
 
 
-def _kill(net: SimNetwork, host: str, worker) -> None:
+def _kill(net: SimNetwork, host: str, member: _Member | None) -> None:
     net.loop.record(f"{host} killed")
     net.hosts[host].kill()
-    if worker is not None and not worker.outcome.finished:
-        worker.abort(f"{host} was killed at {net.loop.now:g} s")
+    if member is not None and not member.app.outcome.finished:
+        member.app.abort(f"{host} was killed at {net.loop.now:g} s")
 
 
-def _collect(net: SimNetwork, workers, inputs, algo: str, wall: float, stop: str) -> SimResult:
+def _collect(net: SimNetwork, members: list[_Member], inputs: dict, algo: str, wall: float,
+             stop: str) -> SimResult:
+    references = {}
+    for job, vectors in inputs.items():
+        stacked = np.stack(vectors).astype(np.float64)
+        references[job] = (stacked.sum(axis=0), np.abs(stacked).sum(axis=0), len(vectors))
     records = []
-    for worker in workers:
-        vectors = inputs[worker.job]
-        exact = np.sum(np.stack(vectors).astype(np.float64), axis=0)
-        outcome = worker.outcome
-        node = net.hosts[worker.host]
+    for member in members:
+        exact, abs_sum, n = references[member.job]
+        outcome = member.app.outcome
+        node = net.hosts[member.host]
         max_err = mean_err = bound = None
         correct = False
         if outcome.result is not None:
@@ -306,21 +320,20 @@ def _collect(net: SimNetwork, workers, inputs, algo: str, wall: float, stop: str
             if algo == "ina":
                 bounds = outcome.extra["err_bound"]
             else:
-                abs_sum = np.sum(np.abs(np.stack(vectors).astype(np.float64)), axis=0)
-                bounds = ring_error_bound(abs_sum, outcome.result, len(vectors),
-                                          worker.session.accumulate)
+                bounds = ring_error_bound(abs_sum, outcome.result, n,
+                                          member.app.session.accumulate)
             max_err, mean_err = float(diff.max()), float(diff.mean())
             bound = float(np.max(bounds))
             correct = bool(np.all(diff <= bounds))
         records.append(WorkerRecord(
-            algo=algo, job=worker.job, worker=worker.rank, host=worker.host,
+            algo=algo, job=member.job, worker=member.rank, host=member.host,
             time_s=outcome.finished_at if outcome.error is None and outcome.finished else None,
             bytes_sent=node.counters.bytes_sent, bytes_received=node.counters.bytes_received,
             packets_sent=node.counters.frames_sent,
             packets_received=node.counters.frames_received,
             retransmissions=outcome.retransmissions, max_abs_err=max_err,
             mean_abs_err=mean_err, err_bound=bound, correct=correct, error=outcome.error,
-            state="killed" if not node.alive else worker.state, result=outcome.result))
+            state="killed" if not node.alive else member.app.state, result=outcome.result))
     links = net.link_report()
     return SimResult(records=records, links=links, switches=net.switch_report(),
                      virtual_s=net.loop.now, wall_s=wall, events=net.loop.events_run,
