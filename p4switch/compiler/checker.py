@@ -11,6 +11,7 @@ from . import ast as A
 from .constfold import fold
 from .check_exprs import ExpressionChecker
 from .errors import CompileError, Reporter
+from .priorities import assign_priorities
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
                     MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header)
 
@@ -204,6 +205,13 @@ class Checker(ExpressionChecker):
             raise self.fail(e, f"{what} must be a compile-time integer constant")
         return v
 
+    def const_bool(self, e: A.Expr, scope: Scope, what: str) -> bool:
+        self.expr(e, scope, expected=BOOL)
+        v = fold(e)
+        if not isinstance(v, bool):
+            raise self.fail(e, f"{what} must be a compile-time boolean constant (true or false)")
+        return v
+
     # ---- declarations -----------------------------------------------------------------------
     def check_const(self, d: A.ConstDecl, scope: Scope) -> None:
         t = self.resolve_type(d.type_ref, scope)
@@ -367,8 +375,8 @@ class Checker(ExpressionChecker):
                 for kexpr, kv in zip(key_exprs, e.keys):
                     self.keyset(kv, [kexpr], s)
                 self.table_action_call(e.action, s, listed, "entry", full=True)
-                if e.priority is not None:
-                    self.const_int(e.priority, s, "a priority")
+        assign_priorities(d, props, lambda e, what: self.const_int(e, s, what),
+                          lambda e, what: self.const_bool(e, s, what), self.fail)
         for name in ("size", "counters", "meters", "implementation", "support_timeout"):
             p = props.get(name)
             if p is not None:
@@ -377,7 +385,8 @@ class Checker(ExpressionChecker):
             d.size_value = self.const_int(props["size"].value, s, "a table size")
         for name in props:
             if name not in ("key", "actions", "default_action", "entries", "size", "counters",
-                            "meters", "implementation", "support_timeout", "idle_timeout_with_auto_delete"):
+                            "meters", "implementation", "support_timeout", "idle_timeout_with_auto_delete",
+                            "largest_priority_wins", "priority_delta"):
                 raise self.fail(props[name], f"unsupported table property '{name}'")
         s.names[d.name] = d
 

@@ -45,7 +45,10 @@ class ControlLowerer:
     # ---- controls ---------------------------------------------------------------------------
     def lower(self, decl: A.ControlDecl, env: Env, prefix: str, nxt=None):
         self.bind_locals(decl, env, prefix)
-        return self.seq(decl.apply.stmts, env, nxt, nxt)
+        # an initialised control-level variable is set afresh on every apply (as p4c does, by an
+        # assignment at the start of the apply block), in declaration order
+        inits = [d for d in decl.locals if isinstance(d, A.VarDecl) and d.init is not None]
+        return self.seq(inits + list(decl.apply.stmts), env, nxt, nxt)
 
     def bind_locals(self, decl: A.ControlDecl, env: Env, prefix: str) -> None:
         for local in decl.locals:
@@ -53,9 +56,6 @@ class ControlLowerer:
                 self.ctx.bind_instance(local, env, prefix)
             elif isinstance(local, A.VarDecl):
                 self.ctx.declare_local(local, env)
-                if local.init is not None:
-                    raise Unsupported(local, "initialized control-level variables are not "
-                                             "supported; assign in the apply block")
             elif isinstance(local, A.TableDecl):
                 env.bind(local, TableRef(self.ctx.qualified(prefix, local), local, env, prefix))
             elif isinstance(local, A.ActionDecl):

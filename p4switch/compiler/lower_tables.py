@@ -194,15 +194,7 @@ class TableBuilder:
     def entries(self, d, env, prop, by_decl, kinds) -> list:
         out = []
         key_elems = [k for k in self.key_elements_of(d) if k.match_kind != "selector"]
-        for e in prop.value:  # `@priority(n)` on an entry is the same as `priority = n:`
-            ann = A.find_annotation(e.annotations, "priority")
-            if e.priority is None and ann is not None and ann.args and isinstance(ann.args[0], A.Expr):
-                e.priority = ann.args[0]
-        explicit = [fold(e.priority) for e in prop.value if e.priority is not None]
-        if any(v is None for v in explicit):
-            raise Unsupported(d, "entry priorities must be compile-time constants")
-        top = max(explicit, default=0)
-        for index, entry in enumerate(prop.value):
+        for entry, rank in zip(prop.value, d.entry_ranks):  # ranks: see priorities.py
             match_key = []
             for k, v in zip(key_elems, entry.keys):
                 match_key.append(self.match_value(k, v))
@@ -212,13 +204,10 @@ class TableBuilder:
             params = [p for p in act.params if not p.direction]
             args = call.args if isinstance(call, A.Call) else []
             data = [self.ctx.action_data(p, a.value) for p, a in zip(params, args)]
-            priority = index + 1
-            if entry.priority is not None:
-                priority = top - fold(entry.priority) + 1
             out.append({"source_info": self.ctx.source_info(entry, fragment=self.ctx.fragment(entry)),
                         "match_key": match_key,
                         "action_entry": {"action_id": by_decl[act][0], "action_data": data},
-                        "priority": priority})
+                        "priority": rank})
         return out
 
     @staticmethod

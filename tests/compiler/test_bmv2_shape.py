@@ -151,7 +151,7 @@ def test_entry_priorities_become_bmv2_order():
             actions = { a; }
             const entries = {
                 priority = 10: 48w1 &&& 48w1 : a(1);
-                @priority(30) 48w2 &&& 48w2 : a(2);
+                priority = 30: 48w2 &&& 48w2 : a(2);
             }
         }
         table u {
