@@ -144,8 +144,7 @@ def _set_membership(state, name, group, current, wanted, where, *, created: bool
         raise
 
 
-def read_members(state: DeviceState, request: p4runtime_pb2.ActionProfileMember) -> list:
-    result = []
+def read_members(state: DeviceState, request: p4runtime_pb2.ActionProfileMember, new) -> None:
     for profile in _profiles(state, request.action_profile_id):
         ids = state.members.get(profile.preamble.id, {})
         runtime = state.switch.act_prof_members(state.pipeline.json_name(profile))
@@ -154,16 +153,13 @@ def read_members(state: DeviceState, request: p4runtime_pb2.ActionProfileMember)
             if request.member_id and member_id != request.member_id:
                 continue
             action, params = runtime[handle]
-            message = p4runtime_pb2.ActionProfileMember(
-                action_profile_id=profile.preamble.id, member_id=member_id
-            )
-            message.action.CopyFrom(encode_action(state.pipeline, action, params, allowed))
-            result.append(message)
-    return result
+            message = new()
+            message.action_profile_id = profile.preamble.id
+            message.member_id = member_id
+            encode_action(state.pipeline, action, params, allowed, message.action)
 
 
-def read_groups(state: DeviceState, request: p4runtime_pb2.ActionProfileGroup) -> list:
-    result = []
+def read_groups(state: DeviceState, request: p4runtime_pb2.ActionProfileGroup, new) -> None:
     for profile in _profiles(state, request.action_profile_id):
         if not profile.with_selector:
             continue
@@ -173,13 +169,11 @@ def read_groups(state: DeviceState, request: p4runtime_pb2.ActionProfileGroup) -
         for group_id, handle in sorted(groups.items()):
             if request.group_id and group_id != request.group_id:
                 continue
-            message = p4runtime_pb2.ActionProfileGroup(
-                action_profile_id=profile.preamble.id, group_id=group_id
-            )
+            message = new()
+            message.action_profile_id = profile.preamble.id
+            message.group_id = group_id
             for member in runtime.get(handle, []):
                 message.members.add(member_id=member_ids[member], weight=1)
-            result.append(message)
-    return result
 
 
 def _profiles(state: DeviceState, profile_id: int) -> list:

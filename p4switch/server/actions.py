@@ -44,14 +44,18 @@ def decode_action(
 
 
 def encode_action(
-    pipeline: Pipeline, json_name: str, params: tuple[int, ...] | list[int], allowed: set[int]
-) -> p4runtime_pb2.Action:
-    """The Action message for an action the runtime reports by JSON name."""
+    pipeline: Pipeline,
+    json_name: str,
+    params: tuple[int, ...] | list[int],
+    allowed: set[int],
+    message: p4runtime_pb2.Action,
+) -> None:
+    """Fill `message` with an action the runtime reports by JSON name (filled in place:
+    copying messages is what makes pure-Python protobuf slow)."""
     info = action_by_json_name(pipeline, json_name, allowed)
-    message = p4runtime_pb2.Action(action_id=info.preamble.id)
+    message.action_id = info.preamble.id
     for spec, value in zip(info.params, params):
         message.params.add(param_id=spec.id, value=bytestrings.encode(value))
-    return message
 
 
 def action_by_json_name(pipeline: Pipeline, json_name: str, allowed: set[int]) -> p4info_pb2.Action:

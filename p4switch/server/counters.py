@@ -41,24 +41,22 @@ def write_counter(state: DeviceState, kind: int, entry: p4runtime_pb2.CounterEnt
         )
 
 
-def read_counters(state: DeviceState, request: p4runtime_pb2.CounterEntry) -> list:
+def read_counters(state: DeviceState, request: p4runtime_pb2.CounterEntry, new) -> None:
     index = state.pipeline.index
     if request.counter_id:
         counters = [index.get("counter", request.counter_id)]
     else:
         counters = index.all("counter")
-    result = []
     for counter in counters:
         where = f"counter '{counter.preamble.name}'"
         name = state.pipeline.json_name(counter)
         for cell in _cells(counter, request, where):
             packets, octets = state.call(where, state.switch.counter_read, name, cell)
-            message = p4runtime_pb2.CounterEntry(counter_id=counter.preamble.id)
+            message = new()
+            message.counter_id = counter.preamble.id
             message.index.index = cell
             message.data.packet_count = packets
             message.data.byte_count = octets
-            result.append(message)
-    return result
 
 
 def write_direct_counter(
@@ -75,18 +73,23 @@ def write_direct_counter(
     )
 
 
-def read_direct_counters(state: DeviceState, request: p4runtime_pb2.DirectCounterEntry) -> list:
-    result = []
-    pairs = table_entries.read_with_handles(state, request.table_entry, "direct counter")
-    for handle, entry in pairs:
-        table = state.pipeline.index.table(entry.table_id)
+def read_direct_counters(
+    state: DeviceState, request: p4runtime_pb2.DirectCounterEntry, new
+) -> None:
+    messages: list[p4runtime_pb2.DirectCounterEntry] = []
+
+    def new_entry() -> p4runtime_pb2.TableEntry:
+        messages.append(new())
+        return messages[-1].table_entry
+
+    handles = table_entries.read_with_handles(
+        state, request.table_entry, "direct counter", new_entry
+    )
+    for handle, message in zip(handles, messages):
+        table = state.pipeline.index.table(message.table_entry.table_id)
         where = f"direct counter of {table_entries.table_label(table)}"
         packets, octets = state.call(
             where, state.switch.direct_counter_read, state.pipeline.json_name(table), handle
         )
-        message = p4runtime_pb2.DirectCounterEntry()
-        message.table_entry.CopyFrom(entry)
         message.data.packet_count = packets
         message.data.byte_count = octets
-        result.append(message)
-    return result

@@ -182,18 +182,19 @@ class P4RuntimeDevice:
                         ))
         return results
 
-    def read(self, request: p4runtime_pb2.ReadRequest) -> list[p4runtime_pb2.Entity]:
+    def read(self, request: p4runtime_pb2.ReadRequest) -> list[p4runtime_pb2.ReadResponse]:
+        """The ReadResponses to stream for a request (all built before the first is sent)."""
         self._check_device(request.device_id)
-        found: list[p4runtime_pb2.Entity] = []
+        replies = entities.ReadReplies()
         with self._control:
             state = self._committed()
             with self.switch.lock:
                 for position, entity in enumerate(request.entities):
                     try:
-                        found.extend(entities.read_entity(state, entity))
+                        entities.read_entity(state, entity, replies)
                     except RequestError as error:
                         raise error.within(f"entity {position}") from None
-        return found
+        return replies.responses
 
     # -- stream channels --------------------------------------------------------------------------
 

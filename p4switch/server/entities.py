@@ -23,6 +23,7 @@ from .device_state import DeviceState
 from .errors import INVALID_ARGUMENT, UNIMPLEMENTED, RequestError
 
 Update = p4runtime_pb2.Update
+READ_BATCH = 500  # entities per ReadResponse
 
 _WRITERS: dict[str, Callable] = {
     "table_entry": table_entries.write,
@@ -78,8 +79,23 @@ def apply_update(state: DeviceState, update: p4runtime_pb2.Update) -> None:
     writer(state, update.type, getattr(update.entity, which))
 
 
-def read_entity(state: DeviceState, entity: p4runtime_pb2.Entity) -> list[p4runtime_pb2.Entity]:
-    """Every entity a (possibly wildcard) read request entity stands for."""
+class ReadReplies:
+    """ReadResponses built in place, at most `batch` entities each. Readers ask for a fresh
+    message and fill it: with pure-Python protobuf, building then copying costs several times
+    more than building where the message will be sent."""
+
+    def __init__(self, batch: int = READ_BATCH) -> None:
+        self.batch = batch
+        self.responses = [p4runtime_pb2.ReadResponse()]
+
+    def new_entity(self) -> p4runtime_pb2.Entity:
+        if len(self.responses[-1].entities) >= self.batch:
+            self.responses.append(p4runtime_pb2.ReadResponse())
+        return self.responses[-1].entities.add()
+
+
+def read_entity(state: DeviceState, entity: p4runtime_pb2.Entity, replies: ReadReplies) -> None:
+    """Add every entity a (possibly wildcard) read request entity stands for to `replies`."""
     which = entity.WhichOneof("entity")
     if which is None:
         raise RequestError(INVALID_ARGUMENT, "read request entity is empty")
@@ -88,19 +104,12 @@ def read_entity(state: DeviceState, entity: p4runtime_pb2.Entity) -> list[p4runt
         kind = pre.WhichOneof("type")
         if kind is None:
             raise RequestError(INVALID_ARGUMENT, "packet replication engine entry is empty")
-        found = _PRE_READERS[kind](state, getattr(pre, kind))
-        result = []
-        for item in found:
-            wrapped = p4runtime_pb2.Entity()
-            getattr(wrapped.packet_replication_engine_entry, kind).CopyFrom(item)
-            result.append(wrapped)
-        return result
+        _PRE_READERS[kind](
+            state, getattr(pre, kind),
+            lambda: getattr(replies.new_entity().packet_replication_engine_entry, kind),
+        )
+        return
     reader = _READERS.get(which)
     if reader is None:
         raise RequestError(UNIMPLEMENTED, f"reading {which} is not supported")
-    result = []
-    for item in reader(state, getattr(entity, which)):
-        wrapped = p4runtime_pb2.Entity()
-        getattr(wrapped, which).CopyFrom(item)
-        result.append(wrapped)
-    return result
+    reader(state, getattr(entity, which), lambda: getattr(replies.new_entity(), which))

@@ -37,10 +37,9 @@ def write_meter(state: DeviceState, kind: int, entry: p4runtime_pb2.MeterEntry) 
     state.meter_configs[(meter.preamble.id, index)] = entry.config
 
 
-def read_meters(state: DeviceState, request: p4runtime_pb2.MeterEntry) -> list:
+def read_meters(state: DeviceState, request: p4runtime_pb2.MeterEntry, new) -> None:
     index = state.pipeline.index
     meters = [index.get("meter", request.meter_id)] if request.meter_id else index.all("meter")
-    result = []
     for meter in meters:
         cells = [request.index.index] if request.HasField("index") else range(meter.size)
         for cell in cells:
@@ -49,13 +48,12 @@ def read_meters(state: DeviceState, request: p4runtime_pb2.MeterEntry) -> list:
                     INVALID_ARGUMENT,
                     f"meter '{meter.preamble.name}': index {cell} not in 0..{meter.size - 1}",
                 )
-            message = p4runtime_pb2.MeterEntry(meter_id=meter.preamble.id)
+            message = new()
+            message.meter_id = meter.preamble.id
             message.index.index = cell
             config = state.meter_configs.get((meter.preamble.id, cell))
             if config is not None:
                 message.config.CopyFrom(config)
-            result.append(message)
-    return result
 
 
 def write_direct_meter(
@@ -72,14 +70,15 @@ def write_direct_meter(
     state.direct_meter_configs[(table.preamble.id, handle)] = entry.config
 
 
-def read_direct_meters(state: DeviceState, request: p4runtime_pb2.DirectMeterEntry) -> list:
-    result = []
-    pairs = table_entries.read_with_handles(state, request.table_entry, "direct meter")
-    for handle, entry in pairs:
-        message = p4runtime_pb2.DirectMeterEntry()
-        message.table_entry.CopyFrom(entry)
-        config = state.direct_meter_configs.get((entry.table_id, handle))
+def read_direct_meters(state: DeviceState, request: p4runtime_pb2.DirectMeterEntry, new) -> None:
+    messages: list[p4runtime_pb2.DirectMeterEntry] = []
+
+    def new_entry() -> p4runtime_pb2.TableEntry:
+        messages.append(new())
+        return messages[-1].table_entry
+
+    handles = table_entries.read_with_handles(state, request.table_entry, "direct meter", new_entry)
+    for handle, message in zip(handles, messages):
+        config = state.direct_meter_configs.get((message.table_entry.table_id, handle))
         if config is not None:
             message.config.CopyFrom(config)
-        result.append(message)
-    return result

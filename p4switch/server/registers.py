@@ -5,7 +5,7 @@ of the register's width, as BMv2's server takes them.
 
 from __future__ import annotations
 
-from p4.v1 import p4data_pb2, p4runtime_pb2
+from p4.v1 import p4runtime_pb2
 
 from . import bytestrings
 from .device_state import DeviceState
@@ -49,13 +49,12 @@ def write_register(state: DeviceState, kind: int, entry: p4runtime_pb2.RegisterE
         state.call(where, state.switch.register_write, name, cell, value)
 
 
-def read_registers(state: DeviceState, request: p4runtime_pb2.RegisterEntry) -> list:
+def read_registers(state: DeviceState, request: p4runtime_pb2.RegisterEntry, new) -> None:
     index = state.pipeline.index
     if request.register_id:
         registers = [index.get("register", request.register_id)]
     else:
         registers = index.all("register")
-    result = []
     for register in registers:
         where = f"register '{register.preamble.name}'"
         name = state.pipeline.json_name(register)
@@ -64,9 +63,9 @@ def read_registers(state: DeviceState, request: p4runtime_pb2.RegisterEntry) -> 
             values = [state.call(where, state.switch.register_read, name, cells[0])]
         else:
             values = state.call(where, state.switch.register_read_all, name)
+        register_id = register.preamble.id
         for cell, value in zip(cells, values):
-            message = p4runtime_pb2.RegisterEntry(register_id=register.preamble.id)
+            message = new()
+            message.register_id = register_id
             message.index.index = cell
-            message.data.CopyFrom(p4data_pb2.P4Data(bitstring=bytestrings.encode(value)))
-            result.append(message)
-    return result
+            message.data.bitstring = bytestrings.encode(value)

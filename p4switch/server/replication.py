@@ -76,7 +76,7 @@ def write_multicast(
         raise RequestError(INVALID_ARGUMENT, f"{where}: unknown update type {kind}")
 
 
-def read_multicast(state: DeviceState, request: p4runtime_pb2.MulticastGroupEntry) -> list:
+def read_multicast(state: DeviceState, request: p4runtime_pb2.MulticastGroupEntry, new) -> None:
     sw = state.switch
     hidden = state.hidden_groups()
     groups = [g for g in state.call("multicast groups", sw.mc_groups) if g not in hidden]
@@ -86,13 +86,12 @@ def read_multicast(state: DeviceState, request: p4runtime_pb2.MulticastGroupEntr
                 NOT_FOUND, f"multicast group {request.multicast_group_id}: no such group"
             )
         groups = [request.multicast_group_id]
-    result = []
     for mgid in sorted(groups):
-        message = p4runtime_pb2.MulticastGroupEntry(multicast_group_id=mgid)
-        for port, rid in state.call(f"multicast group {mgid}", sw.mc_group_get, mgid):
+        replicas = state.call(f"multicast group {mgid}", sw.mc_group_get, mgid)
+        message = new()
+        message.multicast_group_id = mgid
+        for port, rid in replicas:
             message.replicas.add(egress_port=port, instance=rid)
-        result.append(message)
-    return result
 
 
 def write_clone_session(
@@ -151,7 +150,7 @@ def _free_group(state: DeviceState, where: str) -> int:
     raise RequestError(RESOURCE_EXHAUSTED, f"{where}: no free multicast group id")
 
 
-def read_clone_sessions(state: DeviceState, request: p4runtime_pb2.CloneSessionEntry) -> list:
+def read_clone_sessions(state: DeviceState, request: p4runtime_pb2.CloneSessionEntry, new) -> None:
     sessions = state.clone_sessions
     if request.session_id:
         if request.session_id not in sessions:
@@ -159,9 +158,5 @@ def read_clone_sessions(state: DeviceState, request: p4runtime_pb2.CloneSessionE
         wanted = [request.session_id]
     else:
         wanted = sorted(sessions)
-    result = []
     for session in wanted:
-        message = p4runtime_pb2.CloneSessionEntry()
-        message.CopyFrom(sessions[session].entry)
-        result.append(message)
-    return result
+        new().CopyFrom(sessions[session].entry)

@@ -22,7 +22,6 @@ from .errors import RequestError
 
 log = logging.getLogger(__name__)
 
-READ_BATCH = 500  # entities per ReadResponse message
 _END = object()
 
 
@@ -98,14 +97,13 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def Read(self, request, context):
         try:
-            found = self.device.read(request)
+            responses = self.device.read(request)
         except RequestError as error:
             _abort(context, error)
         except Exception as exc:
             log.exception("P4Runtime Read failed")
             context.abort(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
-        for start in range(0, max(len(found), 1), READ_BATCH):
-            yield p4runtime_pb2.ReadResponse(entities=found[start : start + READ_BATCH])
+        yield from responses
 
     def StreamChannel(self, request_iterator, context):
         client = object()  # identity of this stream for arbitration

@@ -7,6 +7,7 @@ handle for that key (`table_find`); the server never keeps its own copy of the t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
@@ -19,6 +20,7 @@ from .meter_config import meter_rates
 
 Update = p4runtime_pb2.Update
 ActionRef = p4info_pb2.ActionRef
+NewMessage = Callable[[], p4runtime_pb2.TableEntry]  # a fresh entry to fill, inside the reply
 
 
 @dataclass(frozen=True)
@@ -199,21 +201,22 @@ def _write_default(state, kind, table, entry) -> None:
 # -- reads --------------------------------------------------------------------------------------
 
 
-def read(state: DeviceState, request: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.TableEntry]:
-    """Entries matching a (possibly wildcard) read request."""
+def read(state: DeviceState, request: p4runtime_pb2.TableEntry, new: NewMessage) -> None:
+    """Fill `new()` TableEntries with the entries a (possibly wildcard) read request covers."""
     index = state.pipeline.index
     tables = [index.table(request.table_id)] if request.table_id else index.all("table")
-    result = []
     for table in tables:
         if request.is_default_action:
-            result.append(_read_default(state, table))
+            _read_default(state, table, new())
         else:
-            result.extend(message for _, message in _read_table(state, table, request))
-    return result
+            _read_table(state, table, request, new)
 
 
-def read_with_handles(state: DeviceState, request: p4runtime_pb2.TableEntry, resource: str):
-    """(runtime handle, entry) pairs of the tables with a direct `resource` a read covers."""
+def read_with_handles(
+    state: DeviceState, request: p4runtime_pb2.TableEntry, resource: str, new: NewMessage
+) -> list[int]:
+    """Fill `new()` TableEntries for the tables with a direct `resource` a read covers; returns
+    the runtime handle of each entry filled, in order."""
     index = state.pipeline.index
     if request.table_id:
         tables = [index.table(request.table_id)]
@@ -221,10 +224,10 @@ def read_with_handles(state: DeviceState, request: p4runtime_pb2.TableEntry, res
             raise RequestError(INVALID_ARGUMENT, f"{table_label(tables[0])} has no {resource}")
     else:
         tables = [t for t in index.all("table") if index.direct_resource(t, resource) is not None]
-    pairs = []
+    handles = []
     for table in tables:
-        pairs.extend(_read_table(state, table, request))
-    return pairs
+        handles.extend(_read_table(state, table, request, new))
+    return handles
 
 
 def locate(state: DeviceState, entry: p4runtime_pb2.TableEntry, resource: str):
@@ -245,7 +248,7 @@ def locate(state: DeviceState, entry: p4runtime_pb2.TableEntry, resource: str):
     return table, handle, where
 
 
-def _read_table(state, table, request):
+def _read_table(state, table, request, new: NewMessage) -> list[int]:
     pipeline = state.pipeline
     where = table_label(table)
     keys = None
@@ -254,7 +257,7 @@ def _read_table(state, table, request):
     name = pipeline.json_name(table)
     counter = pipeline.index.direct_resource(table, "direct counter")
     needs_priority = match_keys.needs_priority(table)
-    result = []
+    handles = []
     for runtime_entry in state.call(where, state.switch.table_entries, name):
         if keys is not None and list(runtime_entry.keys) != keys:
             continue
@@ -262,7 +265,9 @@ def _read_table(state, table, request):
         priority = (runtime_entry.priority or 0) if needs_priority else 0
         if request.priority and priority != request.priority:
             continue
-        message = p4runtime_pb2.TableEntry(table_id=table.preamble.id, priority=priority)
+        message = new()
+        message.table_id = table.preamble.id
+        message.priority = priority
         message.match.extend(match_keys.encode_keys(table, runtime_entry.keys))
         _encode_target(state, table, runtime_entry, message.action)
         if table.is_const_table:
@@ -277,16 +282,17 @@ def _read_table(state, table, request):
             config = state.direct_meter_configs.get((table.preamble.id, handle))
             if config is not None:
                 message.meter_config.CopyFrom(config)
-        result.append((handle, message))
-    return result
+        handles.append(handle)
+    return handles
 
 
 def _encode_target(state, table, runtime_entry, table_action) -> None:
     profile = state.pipeline.index.action_profile_of(table)
     if profile is None:
         allowed = state.pipeline.index.table_action_ids(table)
-        table_action.action.CopyFrom(
-            encode_action(state.pipeline, runtime_entry.action, runtime_entry.params, allowed)
+        encode_action(
+            state.pipeline, runtime_entry.action, runtime_entry.params, allowed,
+            table_action.action,
         )
         return
     pid = profile.preamble.id
@@ -307,13 +313,13 @@ def _client_id(ids: dict[int, int], handle: int) -> int:
     raise RequestError(NOT_FOUND, f"runtime handle {handle} has no P4Runtime id")
 
 
-def _read_default(state, table) -> p4runtime_pb2.TableEntry:
+def _read_default(state, table, message: p4runtime_pb2.TableEntry) -> None:
     where = table_label(table) + " default entry"
-    message = p4runtime_pb2.TableEntry(table_id=table.preamble.id, is_default_action=True)
+    message.table_id = table.preamble.id
+    message.is_default_action = True
     if state.pipeline.index.action_profile_of(table) is not None:
-        return message  # the runtime reports indirect defaults by action only; leave it unset
+        return  # the runtime reports indirect defaults by action only; leave it unset
     name = state.pipeline.json_name(table)
     action, params = state.call(where, state.switch.table_get_default, name)
     allowed = state.pipeline.index.table_action_ids(table)
-    message.action.action.CopyFrom(encode_action(state.pipeline, action, params, allowed))
-    return message
+    encode_action(state.pipeline, action, params, allowed, message.action.action)

@@ -86,15 +86,13 @@ def write_value_set(state: DeviceState, kind: int, entry: p4runtime_pb2.ValueSet
     ]
 
 
-def read_value_sets(state: DeviceState, request: p4runtime_pb2.ValueSetEntry) -> list:
+def read_value_sets(state: DeviceState, request: p4runtime_pb2.ValueSetEntry, new) -> None:
     index = state.pipeline.index
     if request.value_set_id:
         value_sets = [index.get("value set", request.value_set_id)]
     else:
         value_sets = index.all("value set")
-    result = []
     for value_set in value_sets:
-        message = p4runtime_pb2.ValueSetEntry(value_set_id=value_set.preamble.id)
+        message = new()
+        message.value_set_id = value_set.preamble.id
         message.members.extend(state.value_sets.get(value_set.preamble.id, []))
-        result.append(message)
-    return result
