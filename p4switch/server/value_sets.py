@@ -59,7 +59,8 @@ def write_value_set(state: DeviceState, kind: int, entry: p4runtime_pb2.ValueSet
         raise RequestError(INVALID_ARGUMENT, f"{where}: only MODIFY (replace the set) is allowed")
     if value_set.size and len(entry.members) > value_set.size:
         raise RequestError(
-            RESOURCE_EXHAUSTED, f"{where}: {len(entry.members)} members exceed size {value_set.size}"
+            RESOURCE_EXHAUSTED,
+            f"{where}: {len(entry.members)} members exceed size {value_set.size}",
         )
     new = [_member_key(value_set, m, f"{where} member {i}") for i, m in enumerate(entry.members)]
     if len(set(new)) != len(new):
