@@ -173,7 +173,8 @@ def read_groups(state: DeviceState, request: p4runtime_pb2.ActionProfileGroup, n
             message.action_profile_id = profile.preamble.id
             message.group_id = group_id
             for member in runtime.get(handle, []):
-                message.members.add(member_id=member_ids[member], weight=1)
+                if member in member_ids:  # a member deleted while in the group is gone
+                    message.members.add(member_id=member_ids[member], weight=1)
 
 
 def _profiles(state: DeviceState, profile_id: int) -> list:

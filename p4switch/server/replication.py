@@ -5,7 +5,8 @@ A multicast group's replicas are (egress port, instance); the instance is BMv2's
 clone session is backed by a multicast group the server creates for it (a *hidden* group, the
 highest free id below 65536), which multicast reads do not show and multicast writes cannot
 touch. Class of service is stored and echoed; truncation (packet_length_bytes) is UNIMPLEMENTED.
-The runtime cannot list clone sessions, so the server remembers the ones it created.
+The runtime cannot list clone sessions, so the server remembers the ones it created. A MODIFY
+sets the new session up before it drops the old one's hidden group, so a refusal changes nothing.
 """
 
 from __future__ import annotations
@@ -116,9 +117,8 @@ def write_clone_session(
     replicas = _replicas(entry.replicas, where)
     if not replicas:
         raise RequestError(INVALID_ARGUMENT, f"{where}: needs at least one replica")
-    if kind == Update.MODIFY:
-        _remove_session(state, session, where)
     sw = state.switch
+    previous = state.clone_sessions.get(session)  # MODIFY: replaced once the new one is set
     if len(replicas) == 1 and replicas[0][1] == 0:
         state.call(where, sw.mirroring_add, session, port=replicas[0][0])
         hidden = None
@@ -130,6 +130,8 @@ def write_clone_session(
         except RequestError:
             sw.mc_group_delete(hidden)
             raise
+    if previous is not None and previous.hidden_group is not None:
+        state.call(where, sw.mc_group_delete, previous.hidden_group)
     stored = p4runtime_pb2.CloneSessionEntry()
     stored.CopyFrom(entry)
     state.clone_sessions[session] = CloneSession(entry=stored, hidden_group=hidden)

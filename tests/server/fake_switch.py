@@ -208,7 +208,14 @@ class FakeSwitch:
         self._profile(profile)["members"][member] = self._check_action(None, action, params)
 
     def act_prof_delete_member(self, profile, member):
-        del self._profile(profile)["members"][member]
+        for name, table in self._tables.items():
+            if any(e["member"] == member for e in table["entries"].values()):
+                raise errors.FailedPrecondition(f"member {member} is used by table '{name}'")
+        state = self._profile(profile)
+        del state["members"][member]
+        for members in state["groups"].values():
+            if member in members:
+                members.remove(member)
 
     def act_prof_create_group(self, profile):
         handle = next(self._handles)

@@ -98,3 +98,15 @@ def test_indirect_default_entry_takes_a_member(server):
     with pytest.raises(grpc.RpcError) as err:
         write(server.stub, update("MODIFY", table_entry=missing))
     assert "has no member 5" in write_errors(err.value)[0].message
+
+
+def test_member_in_use_by_an_entry_cannot_be_deleted_and_group_reads_stay_consistent(server):
+    write(server.stub, *[update("INSERT", action_profile_member=member(i, i)) for i in (1, 2)])
+    write(server.stub, update("INSERT", action_profile_group=group(10, 1, 2)),
+          update("INSERT", table_entry=ecmp_entry(b"\x08\x00", action_profile_member_id=2)))
+    with pytest.raises(grpc.RpcError) as err:
+        write(server.stub, update("DELETE", action_profile_member=member(2, 0)))
+    assert write_errors(err.value)[0].canonical_code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+    write(server.stub, update("DELETE", action_profile_member=member(1, 0)))
+    (read_group,) = read(server.stub, group(10))
+    assert [m.member_id for m in read_group.action_profile_group.members] == [2]

@@ -99,3 +99,16 @@ def test_clone_session_errors(server):
         grpc.StatusCode.INVALID_ARGUMENT.value[0], grpc.StatusCode.INVALID_ARGUMENT.value[0],
         grpc.StatusCode.UNIMPLEMENTED.value[0], grpc.StatusCode.NOT_FOUND.value[0],
     ]
+
+
+def test_clone_session_modify_between_port_and_group_forms(server):
+    write(server.stub, update("INSERT", packet_replication_engine_entry=clone(3, (1, 0), (2, 0))))
+    first_hidden = server.switch.mirroring_get(3)["mgid"]
+    write(server.stub, update("MODIFY", packet_replication_engine_entry=clone(3, (5, 0), (6, 2))))
+    second_hidden = server.switch.mirroring_get(3)["mgid"]
+    assert server.switch.mc_groups() == [second_hidden]  # the first hidden group is gone
+    assert server.switch.mc_group_get(second_hidden) == [(5, 0), (6, 2)]
+    assert first_hidden is not None
+    (back,) = read(server.stub, clone(3))
+    replicas = back.packet_replication_engine_entry.clone_session_entry.replicas
+    assert [(r.egress_port, r.instance) for r in replicas] == [(5, 0), (6, 2)]
