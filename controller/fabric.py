@@ -2,7 +2,8 @@
 
 The topology says where each switch listens (127.0.0.1:`grpc_port` by default) and its device id;
 `Fabric` opens one `SwitchClient` per switch, pushes one program to all of them, installs the
-routes computed from the same topology, and collects counters. Progress goes to an optional
+routes computed from the same topology (ECMP groups where there are equal-cost paths and the
+program has them), and collects counters. Progress goes to an optional
 callback (the CLI prints it), never to stdout from the library.
 """
 
@@ -15,7 +16,7 @@ from controller.client import SwitchClient
 from controller.errors import ControllerError
 from controller.p4info import P4InfoIndex
 from controller.routing import (L3_FORWARD, L3_FORWARD_ARP, FloodProgram, L3Program,
-                                flood_groups, host_routes)
+                                flood_groups, forwarding_plans)
 from topologies.model import Topology
 
 Progress = Callable[[str], None]
@@ -78,17 +79,37 @@ class Fabric:
         for client in self.clients.values():
             client.fetch_p4info()
 
-    def install_routes(self, program: L3Program = L3_FORWARD) -> int:
-        """A /32 route to every host on every switch; returns how many entries were written."""
+    def install_routes(self, program: L3Program = L3_FORWARD, *, ecmp: bool = True) -> int:
+        """A /32 route to every host on every switch; returns how many routes (LPM entries) were
+        written. Where a switch has several shortest next hops and the program offers ECMP (and
+        `ecmp` is left on), the route uses an ECMP group, whose members are written first so no
+        route ever points at a missing member; otherwise the lowest-port next hop."""
         total = 0
-        for switch, routes in host_routes(self.topology).items():
+        for switch, plan in forwarding_plans(self.topology).items():
             client = self[switch]
-            if client.index is None:
+            index = client.index
+            if index is None:
                 raise ControllerError(f"{switch}: push or adopt a pipeline before installing routes")
-            entries = [program.entry(client.index, r) for r in routes]
-            labels = [f"route {r.prefix}/{r.prefix_len} -> port {r.port}" for r in routes]
+            use_groups = ecmp and program.has_ecmp(index)
+            groups = {g.id: g for g in plan.groups} if use_groups else {}
+            members = [m for g in groups.values() for m in program.member_entries(index, g)]
+            member_labels = [f"ECMP group {g.id} member {i} -> port {hop.port}"
+                             for g in groups.values() for i, hop in enumerate(g.next_hops)]
+            client.insert_table_entries(members, member_labels)
+            entries, labels = [], []
+            for planned in plan.routes:
+                route = planned.route
+                target = f"{route.prefix}/{route.prefix_len}"
+                if planned.group in groups:
+                    group = groups[planned.group]
+                    entries.append(program.group_entry(index, route, group))
+                    labels.append(f"route {target} -> ECMP group {group.id}")
+                else:
+                    entries.append(program.entry(index, route))
+                    labels.append(f"route {target} -> port {route.next_hops[0].port}")
             total += client.insert_table_entries(entries, labels)
-            self.progress(f"{switch}: {len(entries)} routes installed in {program.table}")
+            detail = f", {len(groups)} ECMP groups ({len(members)} members)" if groups else ""
+            self.progress(f"{switch}: {len(entries)} routes installed in {program.table}{detail}")
         return total
 
     def install_flooding(self, program: FloodProgram = L3_FORWARD_ARP) -> int:

@@ -1,15 +1,24 @@
-"""Routes from a topology: a /32 for every host on every switch, along shortest paths.
+"""Routes from a topology: a /32 for every host on every switch, over all equal-cost shortest paths.
 
-Sans-I/O and program-agnostic: `host_routes` says, for each switch, which port leads to each host;
-`L3Program` says how one route becomes a table entry of a particular P4 program (which table, which
-action, which parameter carries the MAC and which the port). The project's `p4src/l3_forward.p4`
-is `L3_FORWARD`; another program with the same shape only needs another `L3Program`.
+Sans-I/O and program-agnostic: `multipath_routes` says, for each switch, every port that leads to
+each host along a shortest path; `forwarding_plans` turns that into what a switch holds (a route
+with one next hop, or a route through an ECMP group shared by every host with the same next-hop
+set); `L3Program` says how routes and groups become table entries of a particular P4 program.
+The project's `p4src/l3_forward.p4` and `p4src/ina.p4` are `L3_FORWARD` (see
+p4src/forwarding.p4inc); a program with only the LPM table and a (mac, port) action still works,
+with a single next hop per route.
 
-Next hops: on switch S, the route to host H leaves through the lowest-numbered port whose
-neighbour is one hop closer to H. Every hop strictly shortens the distance, so routes never loop,
-and the choice is deterministic.
-The destination MAC written on every hop is the destination host's own MAC, so the frame that
-finally reaches the host is addressed to it (switches do not check MACs).
+Next hops: on switch S, the next hops towards host H are the neighbours one hop closer to H (hosts
+never transit). Every hop strictly shortens the distance, so no mix of choices can loop.
+- One next hop: `ipv4_forward(H's MAC, port)`, as single-path routing always did.
+- Several: `ecmp_group(group, size)`, and the group's members `ecmp_nhop{group, i} ->
+  ipv4_forward(next hop's MAC, port_i)`, ports ascending. Group ids count from 1 per switch in the
+  order the topology lists hosts, so the same topology always gives the same ids.
+Destination MACs: the last hop always has one next hop (a host has one link), so the frame that
+reaches a host is addressed to it. An ECMP member towards a switch writes `switch_mac` of that
+switch, since a group serves many destinations (switches do not check MACs).
+`host_routes` keeps the single deterministic path (the lowest port of the equal-cost set) for
+callers that need one port per host (aggregation trees, the simulator's placement).
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from p4.v1 import p4runtime_pb2
 from controller import entities
 from controller.errors import P4InfoError
 from controller.p4info import P4InfoIndex
-from topologies.model import Topology
+from topologies.model import Switch, Topology
 
 
 @dataclass(frozen=True)
@@ -30,23 +39,103 @@ class Route:
     host: str
     prefix: str         # dotted IPv4 of the host
     prefix_len: int     # 32: one route per host
-    port: int           # egress port on `switch`
+    port: int           # egress port on `switch` (the lowest of the equal-cost ports)
     dst_mac: str        # the destination host's MAC
 
 
-def host_routes(topology: Topology) -> dict[str, list[Route]]:
+@dataclass(frozen=True)
+class NextHop:
+    """One equal-cost way out of a switch: the port, the neighbour, the MAC written towards it."""
+
+    port: int
+    node: str
+    mac: str
+
+
+@dataclass(frozen=True)
+class MultipathRoute:
+    """Every shortest-path next hop of `switch` towards `host`, by ascending port."""
+
+    switch: str
+    host: str
+    prefix: str
+    prefix_len: int
+    dst_mac: str
+    next_hops: tuple[NextHop, ...]
+
+    def single(self) -> Route:
+        """The deterministic single-path route: the lowest-port next hop."""
+        return Route(self.switch, self.host, self.prefix, self.prefix_len, self.next_hops[0].port,
+                     self.dst_mac)
+
+
+@dataclass(frozen=True)
+class EcmpGroup:
+    """A next-hop set shared by routes of one switch; member i is next_hops[i]."""
+
+    id: int
+    next_hops: tuple[NextHop, ...]
+
+
+@dataclass(frozen=True)
+class PlannedRoute:
+    """A route as one switch holds it: through `group` (an EcmpGroup id) or, if None, directly."""
+
+    route: MultipathRoute
+    group: int | None
+
+
+@dataclass(frozen=True)
+class SwitchForwarding:
+    routes: tuple[PlannedRoute, ...]
+    groups: tuple[EcmpGroup, ...]
+
+
+def switch_mac(switch: Switch) -> str:
+    """The MAC an ECMP member writes towards a switch: 02:ff + the low 32 bits of its device id."""
+    low = switch.device_id & 0xFFFFFFFF
+    return "02:ff:" + ":".join(f"{(low >> shift) & 0xFF:02x}" for shift in (24, 16, 8, 0))
+
+
+def multipath_routes(topology: Topology) -> dict[str, list[MultipathRoute]]:
     """switch name -> its routes, one per reachable host, in host order."""
-    routes: dict[str, list[Route]] = {s.name: [] for s in topology.switches}
+    routes: dict[str, list[MultipathRoute]] = {s.name: [] for s in topology.switches}
     for host in topology.hosts:
         distance = topology.distances_to(host.name)
         for switch in topology.switches:
             if switch.name not in distance:
                 continue
-            closer = [n for n in topology.neighbours(switch.name)
-                      if distance.get(n.node, -1) == distance[switch.name] - 1]
-            port = closer[0].port  # neighbours come sorted by port
-            routes[switch.name].append(Route(switch.name, host.name, host.ip, 32, port, host.mac))
+            hops = tuple(
+                NextHop(n.port, n.node,
+                        host.mac if n.node == host.name else switch_mac(topology.switch(n.node)))
+                for n in topology.neighbours(switch.name)  # sorted by port
+                if distance.get(n.node, -1) == distance[switch.name] - 1
+                and (n.node == host.name or topology.is_switch(n.node)))
+            routes[switch.name].append(
+                MultipathRoute(switch.name, host.name, host.ip, 32, host.mac, hops))
     return routes
+
+
+def host_routes(topology: Topology) -> dict[str, list[Route]]:
+    """switch name -> one route per reachable host (lowest-port shortest path), in host order."""
+    return {switch: [r.single() for r in routes]
+            for switch, routes in multipath_routes(topology).items()}
+
+
+def forwarding_plans(topology: Topology) -> dict[str, SwitchForwarding]:
+    """switch name -> its routes, each direct or through one of its ECMP groups."""
+    plans: dict[str, SwitchForwarding] = {}
+    for switch, routes in multipath_routes(topology).items():
+        group_of: dict[tuple[NextHop, ...], int] = {}
+        planned = []
+        for route in routes:
+            group = None
+            if len(route.next_hops) > 1:
+                group = group_of.setdefault(route.next_hops, len(group_of) + 1)
+            planned.append(PlannedRoute(route, group))
+        groups = tuple(EcmpGroup(gid, hops) for hops, gid in group_of.items())
+        plans[switch] = SwitchForwarding(tuple(planned), groups)
+    return plans
 
 
 def arp_entries(topology: Topology) -> dict[str, list[tuple[str, str]]]:
@@ -69,21 +158,63 @@ def flood_groups(topology: Topology) -> dict[str, dict[int, list[int]]]:
 
 @dataclass(frozen=True)
 class L3Program:
-    """Where a route goes in a program: an LPM table and an action(mac, port)."""
+    """Where routes go in a program: an LPM table and an action(mac, port); optionally ECMP: an
+    action(group, size) in the same table and a member table keyed (group, member index) whose
+    entries use the (mac, port) action."""
 
     table: str
     action: str
     mac_param: str
     port_param: str
+    ecmp_action: str | None = None
+    group_param: str = "group"
+    size_param: str = "size"
+    member_table: str = "ecmp_nhop"
 
-    def entry(self, index: P4InfoIndex, route: Route) -> p4runtime_pb2.TableEntry:
+    def _lpm_key(self, index: P4InfoIndex) -> str:
         table = index.table(self.table)
         lpm_keys = [k for k in table.keys if k.match_type == "lpm"]
         if len(table.keys) != 1 or not lpm_keys:
             raise P4InfoError(f"table {table.name} must have exactly one lpm key to hold routes")
+        return lpm_keys[0].name
+
+    def has_ecmp(self, index: P4InfoIndex) -> bool:
+        """Whether the program offers ECMP as this description expects (else: single paths)."""
+        if self.ecmp_action is None:
+            return False
+        try:
+            action = index.action(self.ecmp_action)
+            members = index.table(self.member_table)
+        except P4InfoError:
+            return False
+        if action.id not in index.table(self.table).action_ids:
+            return False
+        if len(members.keys) != 2 or any(k.match_type != "exact" for k in members.keys):
+            raise P4InfoError(f"table {members.name} must have two exact keys (group, member) "
+                              "to hold ECMP members")
+        return True
+
+    def entry(self, index: P4InfoIndex, route: Route | MultipathRoute) -> p4runtime_pb2.TableEntry:
+        """A route with one next hop (a MultipathRoute takes its lowest-port one)."""
+        if isinstance(route, MultipathRoute):
+            route = route.single()
         return entities.table_entry(
-            index, self.table, {lpm_keys[0].name: (route.prefix, route.prefix_len)}, self.action,
+            index, self.table, {self._lpm_key(index): (route.prefix, route.prefix_len)}, self.action,
             {self.mac_param: route.dst_mac, self.port_param: route.port})
+
+    def group_entry(self, index: P4InfoIndex, route: MultipathRoute,
+                    group: EcmpGroup) -> p4runtime_pb2.TableEntry:
+        """A route through an ECMP group."""
+        return entities.table_entry(
+            index, self.table, {self._lpm_key(index): (route.prefix, route.prefix_len)},
+            self.ecmp_action, {self.group_param: group.id, self.size_param: len(group.next_hops)})
+
+    def member_entries(self, index: P4InfoIndex, group: EcmpGroup) -> list[p4runtime_pb2.TableEntry]:
+        """One member-table entry per next hop of the group, member i -> next_hops[i]."""
+        group_key, member_key = (k.name for k in index.table(self.member_table).keys)
+        return [entities.table_entry(index, self.member_table, {group_key: group.id, member_key: i},
+                                     self.action, {self.mac_param: hop.mac, self.port_param: hop.port})
+                for i, hop in enumerate(group.next_hops)]
 
 
 @dataclass(frozen=True)
@@ -101,5 +232,5 @@ class FloodProgram:
 
 
 L3_FORWARD = L3Program(table="ipv4_lpm", action="ipv4_forward", mac_param="dstAddr",
-                       port_param="port")
+                       port_param="port", ecmp_action="ecmp_group")
 L3_FORWARD_ARP = FloodProgram(table="arp_flood", action="flood", group_param="mgid")
