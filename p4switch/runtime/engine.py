@@ -123,8 +123,28 @@ class Engine:
         self._run(ingress_queue, outputs, port, passes=1)
         return outputs
 
+    def _slow_after_replica(self, f, v, base_f, base_v, payload, eport, rid, length, port,
+                            rest):
+        """The general flow from a multicast replica whose egress diverged (clone, recirculate,
+        truncate, drop): it and the replicas after it (`rest`, copied from `base_f`/`base_v`)."""
+        outputs: list[tuple[int, bytes]] = []
+        ingress_queue: deque = deque()
+        copies = [(f, v, payload, eport, rid, length)]
+        copies += [(base_f[:], base_v[:], payload, rport, rrid, length) for rport, rrid in rest]
+        self._egress(copies, outputs, ingress_queue, port, egress_done=True)
+        self._run(ingress_queue, outputs, port, passes=1)
+        return outputs
+
     def _build_fast_path(self):
-        mcast = f" or f[{self.mcast_grp}]" if self.mcast_grp is not None else ""
+        if self.mcast_grp is None:
+            to_group = ""
+            multicast = ""
+        else:
+            to_group = f"""
+    mgid = f[{self.mcast_grp}]
+    if mgid:
+        return multicast(f, v, data[pos:], port, length, now, mgid)"""
+            multicast = self._multicast_source()
         source = f"""
 def fast(port, data):
     f = init_fields[:]
@@ -136,8 +156,8 @@ def fast(port, data):
     f[{self.ingress_ts}] = now & {MASK48}
     pos = parse(f, v, data)
     ingress(f, v)
-    if f[{L.CLONE}] or f[{L.RESUBMIT}]{mcast}:
-        return slow_after_ingress(f, v, data, pos, port)
+    if f[{L.CLONE}] or f[{L.RESUBMIT}]:
+        return slow_after_ingress(f, v, data, pos, port){to_group}
     eport = f[{self.egress_spec}]
     if eport == {DROP_PORT}:
         return []
@@ -152,14 +172,50 @@ def fast(port, data):
     if f[{L.CLONE}] or f[{L.RECIRCULATE}] or f[{L.TRUNCATE}] or f[{self.egress_spec}] == {DROP_PORT}:
         return slow_after_egress(f, v, data[pos:], eport, length, port)
     return [(eport, deparse(f, v, data[pos:]))]
-"""
+{multicast}"""
         namespace = {"init_fields": self.init_fields, "init_valid": self.init_valid,
                      "now_us": self.program.now_us, "parse": self.code.parse,
                      "ingress": self.code.ingress, "egress": self.code.egress,
                      "deparse": self.code.deparse, "slow_after_ingress": self._slow_after_ingress,
-                     "slow_after_egress": self._slow_after_egress}
+                     "slow_after_egress": self._slow_after_egress,
+                     "slow_after_replica": self._slow_after_replica,
+                     "replicas_of": self.pre.replicas}
         exec(compile(source, "<p4switch fast path>", "exec"), namespace)  # noqa: S102
         return namespace["fast"]
+
+    def _multicast_source(self) -> str:
+        """Replicas of a packet sent to a multicast group (no clone, no resubmit), as
+        `_after_ingress` + `_egress` would run them, while every replica stays on the common
+        path; the last replica reuses the ingress PHV instead of a copy."""
+        return f"""
+def multicast(f, v, payload, port, length, now, mgid):
+    replicas = replicas_of(mgid)
+    f[{self.instance_type}] = {REPLICATION}
+    f[{self.egress_spec}] = 0
+    f[{self.packet_length}] = length
+    f[{self.egress_ts}] = now & {MASK48}
+    f[{self.enq_ts}] = now & {MASK32}
+    f[{self.deq_timedelta}] = 0
+    f[{L.EXIT}] = 0
+    out = []
+    last = len(replicas) - 1
+    for i, (eport, rid) in enumerate(replicas):
+        if i < last:
+            cf = f[:]
+            cv = v[:]
+        else:
+            cf = f
+            cv = v
+        cf[{self.egress_port}] = eport
+        cf[{self.egress_rid}] = rid
+        egress(cf, cv)
+        if cf[{L.CLONE}] or cf[{L.RECIRCULATE}] or cf[{L.TRUNCATE}] or cf[{self.egress_spec}] == {DROP_PORT}:
+            return out + slow_after_replica(cf, cv, f, v, payload, eport, rid, length, port,
+                                            replicas[i + 1:])
+        if eport != {DROP_PORT}:
+            out.append((eport, deparse(cf, cv, payload)))
+    return out
+"""
 
     def _after_ingress(self, f, v, data, payload, port, ingress_queue) -> list:
         trace = self.trace
