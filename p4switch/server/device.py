@@ -44,7 +44,8 @@ MAX_STREAMS = 16
 
 SetRequest = p4runtime_pb2.SetForwardingPipelineConfigRequest
 GetRequest = p4runtime_pb2.GetForwardingPipelineConfigRequest
-Sender = Callable[[p4runtime_pb2.StreamMessageResponse], None]
+# Queues a message on a stream; False if a packet-in was refused because the client lags.
+Sender = Callable[[p4runtime_pb2.StreamMessageResponse], bool]
 
 
 def api_version() -> str:
@@ -292,7 +293,8 @@ class P4RuntimeDevice:
         if send is None:
             self.packets_in_dropped += 1
             return
-        send(p4runtime_pb2.StreamMessageResponse(packet=message))
+        if not send(p4runtime_pb2.StreamMessageResponse(packet=message)):
+            self.packets_in_dropped += 1
 
 
 def _same_ids(old: Pipeline, new: Pipeline) -> bool:

@@ -23,6 +23,30 @@ from .errors import RequestError
 log = logging.getLogger(__name__)
 
 _END = object()
+MAX_PENDING_PACKETS = 10_000  # packet-ins waiting on one stream before new ones are dropped
+
+
+class StreamOutbox:
+    """Messages waiting to be sent on one stream. Packet-ins beyond `max_packets` waiting are
+    refused (a client that stopped reading must not make the switch buffer without bound);
+    control messages are always queued."""
+
+    def __init__(self, max_packets: int = MAX_PENDING_PACKETS) -> None:
+        self.max_packets = max_packets
+        self._queue: queue.Queue = queue.Queue()
+
+    def send(self, message: p4runtime_pb2.StreamMessageResponse) -> bool:
+        if message.HasField("packet") and self._queue.qsize() >= self.max_packets:
+            return False
+        self._queue.put(message)
+        return True
+
+    def put_control(self, item) -> None:
+        """The end-of-stream marker or an error that ends the stream."""
+        self._queue.put(item)
+
+    def get(self):
+        return self._queue.get()
 
 
 def _abort(context: grpc.ServicerContext, error: RequestError):
@@ -107,22 +131,22 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def StreamChannel(self, request_iterator, context):
         client = object()  # identity of this stream for arbitration
-        outbox: queue.Queue = queue.Queue()
+        outbox = StreamOutbox()
         try:
-            self.device.stream_open(client, outbox.put)
+            self.device.stream_open(client, outbox.send)
         except RequestError as error:
             _abort(context, error)
-        context.add_callback(lambda: outbox.put(_END))
+        context.add_callback(lambda: outbox.put_control(_END))
 
         def pump() -> None:
             try:
                 for message in request_iterator:
                     self.device.stream_message(client, message)
             except RequestError as error:
-                outbox.put(error)
+                outbox.put_control(error)
             except Exception:  # the client went away mid-read
                 pass
-            outbox.put(_END)
+            outbox.put_control(_END)
 
         threading.Thread(target=pump, name="p4rt-stream", daemon=True).start()
         try:

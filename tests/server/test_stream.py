@@ -4,10 +4,12 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
+from p4switch.server.service import StreamOutbox
+
 from .entities import fwd_entry
 from .helpers import pipeline_request, update, write
 
-OK, ALREADY_EXISTS, NOT_FOUND = 0, 6, 5
+OK, ALREADY_EXISTS = 0, 6
 
 
 def test_primary_and_backup_statuses(bare_server):
@@ -84,3 +86,33 @@ def test_stopping_the_server_ends_open_streams(bare_server):
     bare_server.server.stop(grace=None)
     assert client.next() is None
     assert client.error.code() == grpc.StatusCode.UNAVAILABLE
+
+
+
+def test_outbox_refuses_packet_ins_beyond_its_bound_but_never_control_messages():
+    outbox = StreamOutbox(max_packets=2)
+    packet = p4runtime_pb2.StreamMessageResponse()
+    packet.packet.payload = b"x"
+    arbitration = p4runtime_pb2.StreamMessageResponse()
+    arbitration.arbitration.device_id = 0
+    assert [outbox.send(packet) for _ in range(3)] == [True, True, False]
+    assert outbox.send(arbitration)
+    assert [outbox.get().WhichOneof("update") for _ in range(3)] == ["packet", "packet", "arbitration"]
+
+
+def test_packet_ins_the_primary_cannot_take_are_counted_as_dropped(server):
+    device = server.server.device
+    refusing = object()
+    device.stream_open(refusing, lambda message: False)
+    device.stream_message(refusing, arbitration_request(99))
+    before = device.packets_in_dropped
+    device.packet_in(bytes(2) + b"frame")
+    assert device.packets_in_dropped == before + 1
+    device.stream_close(refusing)
+
+
+def arbitration_request(election_id):
+    message = p4runtime_pb2.StreamMessageRequest()
+    message.arbitration.device_id = 0
+    message.arbitration.election_id.low = election_id
+    return message
