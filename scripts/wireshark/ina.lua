@@ -1,0 +1,57 @@
+-- Wireshark / tshark dissector for inaemu's aggregation packets (docs/protocol.md §1).
+--
+--   tshark -X lua_script:scripts/wireshark/ina.lua -r s1-eth1_in.pcap -V
+--   tshark -X lua_script:scripts/wireshark/ina.lua -r s1-eth1_in.pcap -Y 'ina.retx == 1' \
+--          -T fields -e frame.time_relative -e ina.kind -e ina.worker -e ina.slot -e ina.chunk
+--
+-- Or copy it into Wireshark's personal plugins folder. UDP port 48879 (either direction)
+-- dissects as INA; k (values per packet) follows from the UDP payload length.
+
+local ina = Proto("ina", "inaemu in-network aggregation")
+
+local kinds = { [0] = "CONTRIB", [1] = "RESULT", [2] = "MAX_CONTRIB", [3] = "MAX_RESULT" }
+
+local f = ina.fields
+f.kind   = ProtoField.uint8("ina.kind", "Kind", base.DEC, kinds)
+f.flags  = ProtoField.uint8("ina.flags", "Flags", base.HEX)
+f.ver    = ProtoField.uint8("ina.ver", "Version", base.DEC, nil, 0x01)
+f.retx   = ProtoField.uint8("ina.retx", "Retransmission", base.DEC, nil, 0x02)
+f.job    = ProtoField.uint16("ina.job", "Job", base.DEC)
+f.worker = ProtoField.uint8("ina.worker", "Worker", base.DEC)
+f.slot   = ProtoField.uint16("ina.slot", "Slot", base.DEC)
+f.chunk  = ProtoField.uint32("ina.chunk", "Chunk", base.DEC)
+f.count  = ProtoField.uint8("ina.count", "Count", base.DEC)
+f.k      = ProtoField.uint16("ina.k", "Values (k)", base.DEC)
+f.value  = ProtoField.int32("ina.value", "Value", base.DEC)
+
+local HEADER = 16
+
+function ina.dissector(buffer, pinfo, tree)
+    if buffer:len() < HEADER then return 0 end
+    pinfo.cols.protocol = "INA"
+    local k = math.floor((buffer:len() - HEADER) / 4)
+    local subtree = tree:add(ina, buffer(0, HEADER + 4 * k))
+    local kind = buffer(0, 1):uint()
+    subtree:add(f.kind, buffer(0, 1))
+    local flags = subtree:add(f.flags, buffer(1, 1))
+    flags:add(f.ver, buffer(1, 1))
+    flags:add(f.retx, buffer(1, 1))
+    subtree:add(f.job, buffer(2, 2))
+    subtree:add(f.worker, buffer(4, 1))
+    subtree:add(f.slot, buffer(6, 2))
+    subtree:add(f.chunk, buffer(8, 4))
+    subtree:add(f.count, buffer(12, 1))
+    subtree:add(f.k, k):set_generated()
+    local values = subtree:add(buffer(HEADER, 4 * k), string.format("Values (%d)", k))
+    for i = 0, k - 1 do
+        values:add(f.value, buffer(HEADER + 4 * i, 4))
+    end
+    local retx = buffer(1, 1):bitfield(6, 1) == 1      -- bit 1 of flags (bits count from the MSB)
+    pinfo.cols.info = string.format("%s job=%d worker=%d slot=%d v%d chunk=%d%s",
+        kinds[kind] or ("kind " .. kind), buffer(2, 2):uint(), buffer(4, 1):uint(),
+        buffer(6, 2):uint(), buffer(1, 1):bitfield(7, 1), buffer(8, 4):uint(),
+        retx and " retx" or "")
+    return HEADER + 4 * k
+end
+
+DissectorTable.get("udp.port"):add(48879, ina)
