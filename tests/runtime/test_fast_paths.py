@@ -1,0 +1,195 @@
+"""The untraced packet code's shortcuts give exactly what the plain code gives.
+
+An untraced switch keeps rewritten fields in locals inside action bodies (`localize.py`) and runs
+multicast replicas on the generated fast path; a traced switch runs the same program with
+neither (every field access a PHV slot, the general replication flow). Each test runs both and
+checks them against each other and against expectations computed here.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from p4switch.runtime import PacketTrace, Switch
+from p4switch.runtime.localize import localize_fields
+
+from .bmv2 import Bmv2Program, assign, const, eth_frame, ethernet_program, fld, op, prim, std
+
+MASK32 = 0xFFFFFFFF
+LANES, CELLS = 8, 4
+NORMAL, E2E, REPLICATION = 0, 2, 5
+
+
+# ------------------------------------------------------------- register lanes, as in ina.p4
+def _lane_program(kind: str) -> dict:
+    """h{idx: 8, l0..l7: 32, out: 32}; per lane: lane = r_j[idx]; l_j = f(l_j, lane);
+    r_j[idx] = l_j; then out = lane (the scratch field's last value), to port 1."""
+    prog = ethernet_program()
+    lanes = [(f"l{j}", 32) for j in range(LANES)]
+    prog.header_type("h_t", [("idx", 8)] + lanes + [("out", 32)])
+    prog.header("h", "h_t")
+    lane = prog.scalar("lane", 32)
+    prog.state("start", [prog.extract("eth"), prog.extract("h")])
+    idx = fld("h", "idx")
+    prims = []
+    for j in range(LANES):
+        reg = prog.register(f"r{j}", CELLS, 32)
+        value = fld("h", f"l{j}")
+        if kind == "add":
+            new = op("&", op("+", value, lane), const(MASK32))
+        else:
+            new = op("?", lane, value, op(">", lane, value))
+        prims += [prim("register_read", lane, reg, idx), assign(value, new),
+                  prim("register_write", reg, idx, value)]
+    prims += [assign(fld("h", "out"), lane), assign(std("egress_spec"), const(1))]
+    prog.run("lanes", prog.action("lanes", prims))
+    return prog.build()
+
+
+def _lane_frame(idx: int, values: list[int]) -> bytes:
+    body = bytes([idx]) + b"".join(x.to_bytes(4, "big") for x in values) + bytes(4)
+    return eth_frame(ether_type=0x1234, payload=body)
+
+
+def _lane_model(kind: str, regs: list[list[int]], idx: int, values: list[int]):
+    """(values, out) that the action leaves in the packet; updates `regs`."""
+    if not 0 <= idx < CELLS:  # out of range: reads leave `lane` alone, writes are ignored
+        return values, 0
+    lane = 0
+    result = []
+    for j, value in enumerate(values):
+        lane = regs[j][idx]
+        value = (value + lane) & MASK32 if kind == "add" else max(lane, value)
+        regs[j][idx] = value
+        result.append(value)
+    return result, lane
+
+
+@pytest.mark.parametrize("kind", ["add", "max"])
+def test_register_lanes_match_the_plain_code_and_the_model(kind):
+    program = _lane_program(kind)
+    fast, plain = Switch(program), Switch(program, trace=PacketTrace())
+    assert "_l" in fast.program.untraced.source       # the shortcut is really taken
+    regs = [[0] * CELLS for _ in range(LANES)]
+    rng = random.Random(7)
+    edge = [0, 1, MASK32, MASK32 - 1, 1 << 31]
+    for n in range(60):
+        idx = rng.choice([0, 1, 2, 3, 3, 4, 255])      # 4 and 255 are out of range
+        values = [rng.choice(edge + [rng.getrandbits(32)]) for _ in range(LANES)]
+        frame = _lane_frame(idx, values)
+        want_values, want_out = _lane_model(kind, regs, idx, values)
+        [(port, got)] = fast.receive(0, frame)
+        assert plain.receive(0, frame) == [(port, got)], f"packet {n}"
+        assert port == 1
+        body = got[14:]
+        assert body[0] == idx
+        assert [int.from_bytes(body[1 + 4 * j:5 + 4 * j], "big") for j in range(LANES)] \
+            == want_values, f"packet {n}"
+        assert int.from_bytes(body[1 + 4 * LANES:], "big") == want_out
+    for j in range(LANES):
+        assert fast.register_read_all(f"r{j}") == plain.register_read_all(f"r{j}") == regs[j]
+
+
+def test_add_lanes_wrap_around_32_bits():
+    sw = Switch(_lane_program("add"))
+    sw.register_write("r0", 2, MASK32)
+    sw.register_write("r7", 2, 5)
+    [(_, out)] = sw.receive(0, _lane_frame(2, [3] + [0] * 6 + [MASK32 - 1]))
+    assert out[15:19] == (2).to_bytes(4, "big")                  # 0xFFFFFFFF + 3
+    assert out[15 + 28:19 + 28] == (3).to_bytes(4, "big")        # 5 + 0xFFFFFFFE
+    assert sw.register_read("r0", 2) == 2 and sw.register_read("r7", 2) == 3
+
+
+# ------------------------------------------------------------------ multicast replicas
+def _replica_program() -> dict:
+    """Egress writes instance type and rid into tag; replica rid 2 clones itself (E2E, session
+    5 to port 9), rid 3 drops itself, rid 4 truncates itself to 15 bytes."""
+    prog = ethernet_program()
+    prog.header_type("tag_t", [("itype", 8), ("rid", 8)])
+    prog.header("tag", "tag_t")
+    prog.state("start", [prog.extract("eth"), prog.extract("tag")])
+    prog.run("ing", prog.action("ing", [assign(std("mcast_grp"), const(1))]))
+    rid, itype = std("egress_rid"), std("instance_type")
+    egr = prog.action("egr", [assign(fld("tag", "itype"), itype), assign(fld("tag", "rid"), rid)])
+    clone = prog.action("clone", [prim("clone_egress_pkt_to_egress", const(5))])
+    drop = prog.action("drop", [prim("mark_to_drop", {"type": "header",
+                                                      "value": "standard_metadata"})])
+    cut = prog.action("cut", [prim("truncate", const(15))])
+    prog.run("egr", egr, next_node="is_clone_rid", pipeline="egress")
+    prog.conditional("is_clone_rid", op("and", op("==", rid, const(2)),
+                                        op("==", itype, const(REPLICATION))),
+                     "clone", "is_drop_rid", pipeline="egress")
+    prog.run("clone", clone, pipeline="egress")
+    prog.conditional("is_drop_rid", op("==", rid, const(3)), "drop", "is_cut_rid",
+                     pipeline="egress")
+    prog.run("drop", drop, pipeline="egress")
+    prog.conditional("is_cut_rid", op("==", rid, const(4)), "cut", None, pipeline="egress")
+    prog.run("cut", cut, pipeline="egress")
+    return prog.build()
+
+
+def _replica_switches(replicas):
+    program = _replica_program()
+    switches = [Switch(program), Switch(program, trace=PacketTrace())]
+    for sw in switches:
+        sw.mc_group_set(1, replicas)
+        sw.mirroring_add(5, port=9)
+    return switches
+
+
+def _ports_and_tags(outputs):
+    return [(port, len(out), out[14:16]) for port, out in outputs]
+
+
+def test_replicas_that_diverge_in_egress_keep_the_general_order():
+    fast, plain = _replica_switches([(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)])
+    frame = eth_frame(ether_type=0x1234, payload=bytes([0xEE, 0xEE]) + bytes(10))
+    got = fast.receive(0, frame)
+    assert got == plain.receive(0, frame)
+    assert _ports_and_tags(got) == [
+        (1, 26, bytes([REPLICATION, 1])),
+        (2, 26, bytes([REPLICATION, 2])),
+        (4, 15, bytes([REPLICATION])),          # truncated: 14 + 1 bytes
+        (5, 26, bytes([REPLICATION, 5])),
+        (9, 26, bytes([E2E, 0])),               # the egress clone of rid 2 comes last
+    ]
+
+
+@pytest.mark.parametrize("replicas", [
+    [(1, 1)], [(3, 3)], [(7, 0), (8, 0), (9, 1)], [(4, 4), (6, 6)], [(2, 2)],
+    [(511, 0), (6, 0)], [(6, 3), (7, 3), (8, 2)],
+])
+def test_replica_sets_match_the_general_flow(replicas):
+    fast, plain = _replica_switches(replicas)
+    frame = eth_frame(ether_type=0x1234, payload=bytes(12))
+    assert fast.receive(0, frame) == plain.receive(0, frame)
+    assert fast.receive(0, frame) == plain.receive(0, frame)   # and the replica state is fresh
+
+
+# ------------------------------------------------------------------- the rewrite itself
+def test_localize_keeps_rewritten_fields_in_locals_and_writes_them_back_once():
+    lines = ["f[7] = r1[i]", "f[10] = (f[10] + f[7]) & 255", "r1[i] = f[10]",
+             "f[7] = r2[i]", "f[11] = (f[11] + f[7]) & 255", "r2[i] = f[11]"]
+    out = localize_fields(lines)
+    assert out[:6] == ["_l7 = r1[i]", "_l10 = (f[10] + _l7) & 255", "r1[i] = _l10",
+                       "_l7 = r2[i]", "_l11 = (f[11] + _l7) & 255", "r2[i] = _l11"]
+    assert out[6:] == ["f[7] = _l7", "f[10:12] = [_l10, _l11]"]
+
+
+def test_localize_writes_back_before_any_barrier_and_leaves_it_alone():
+    lines = ["f[3] = 1", "f[3] = f[3] + 1", "x = calc(f, v, b'')", "f[4] = f[3]",
+             "if f[3]:", "    f[5] = 2", "    f[5] = f[5] * 2", "else:", "    return",
+             "f[6] = 1", "f[6] += f[5]", "f[9] = f[6]"]
+    assert localize_fields(lines) == [
+        "_l3 = 1", "_l3 = _l3 + 1", "f[3] = _l3",
+        "x = calc(f, v, b'')", "f[4] = f[3]",
+        "if f[3]:", "    _l5 = 2", "    _l5 = _l5 * 2", "    f[5] = _l5",
+        "else:", "    return",
+        "_l6 = 1", "_l6 += f[5]", "f[9] = _l6", "f[6] = _l6"]
+
+
+def test_localize_leaves_computed_slots_and_single_writes_alone():
+    lines = ["f[2] = 5", "f[8 + f[1]] = f[2]", "f[2] = 6", "f[4] = f[1]"]
+    assert localize_fields(lines) == lines
