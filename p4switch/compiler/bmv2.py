@@ -512,6 +512,26 @@ def user_enums(ctx) -> list:
     return out
 
 
+def _emits_only_if_valid(st: A.If) -> bool:
+    """`if (h.isValid()) { pkt.emit(h); ... }` without else: the same as emitting h."""
+    cond = st.cond
+    if st.other is not None or not (isinstance(cond, A.Call) and not cond.args
+                                    and isinstance(cond.func, A.Member)
+                                    and cond.func.name == "isValid"):
+        return False
+    header = expr_text(cond.func.expr)
+    body = st.then.stmts if isinstance(st.then, A.Block) else [st.then]
+    return all(isinstance(b, A.CallStmt) and isinstance(b.call.func, A.Member)
+               and b.call.func.name == "emit" and len(b.call.args) == 1
+               and expr_text(b.call.args[0].value) == header for b in body)
+
+
+def _statement_kind(st) -> str:
+    kinds = {A.Assign: "an assignment", A.Switch: "a switch", A.VarDecl: "a declaration",
+             A.Return: "return", A.Exit: "exit", A.CallStmt: "this call"}
+    return kinds.get(type(st), "this statement")
+
+
 def deparser_order(ctx, deparser: A.ControlDecl, env: Env) -> list:
     order: list = []
 
@@ -542,8 +562,15 @@ def deparser_order(ctx, deparser: A.ControlDecl, env: Env) -> list:
                 add_storage(s)
             elif isinstance(st, A.Empty):
                 continue
+            elif isinstance(st, A.If) and _emits_only_if_valid(st):
+                walk([st.then])  # emit() skips an invalid header anyway
+            elif isinstance(st, A.If):
+                raise Unsupported(st, "an 'if' in the deparser is not supported: a BMv2 deparser "
+                                      "is a fixed list of headers, each emitted when valid; only "
+                                      "'if (h.isValid()) { pkt.emit(h); }' (no else) can be kept")
             else:
-                raise Unsupported(st, "only emit() calls are supported in the deparser")
+                raise Unsupported(st, f"only emit() calls are supported in the deparser, not "
+                                      f"{_statement_kind(st)}")
 
     walk(deparser.apply.stmts)
     seen, unique = set(), []

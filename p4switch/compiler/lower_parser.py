@@ -49,37 +49,9 @@ class ParserLowerer:
 
     def state(self, st: A.StateDecl, env: Env, names: dict, accept_to) -> None:
         senv = Env(env)
-        for stmt in st.stmts:
-            if isinstance(stmt, A.VarDecl):
-                self.ctx.declare_local(stmt, senv)
-        # a sub-parser call splits the state: the sub-parser's accept continues in a new state
-        name = names[st.name]
-        segment: list = []
-        part = 0
-        for stmt in st.stmts:
-            sub = self._subparser_call(stmt, senv)
-            if sub is None:
-                segment.append(stmt)
-                continue
-            part += 1
-            cont = f"{names[st.name]}_{part}"
-            inst_decl, parser_decl, inst_name = sub
-            inner = Env(self.ctx.global_env)
-            for p, a in zip(parser_decl.params, stmt.call.args):
-                inner.bind(p, Bound(a.value, senv))
-            inner.prefix = inst_name
-            self.sub_count = getattr(self, "sub_count", 0) + 1
-            sub_prefix = inst_name if self.sub_count == 1 else f"{inst_name}_{self.sub_count}"
-            sub_start = self.lower(parser_decl, inner, sub_prefix, accept_to=cont)
-            state_json = self._new_state(name)
-            for s2 in segment:
-                self.statement(s2, senv, state_json["parser_ops"])
-            state_json["transitions"] = [_default(sub_start)]
-            name, segment = cont, []
-        state_json = self._new_state(name)
-        ops = state_json["parser_ops"]
-        for stmt in segment:
-            self.statement(stmt, senv, ops)
+        for stmt in _var_decls(st.stmts):  # bound by declaration, so nested ones can share senv
+            self.ctx.declare_local(stmt, senv)
+        self.taken = getattr(self, "taken", set()) | set(names.values())
         tr = st.transition
 
         def target(n):
@@ -89,18 +61,95 @@ class ParserLowerer:
                 return None
             return names[n]
 
-        if tr is None or tr.select is None:
-            state_json["transitions"] = [_default(target(tr.state) if tr is not None else None)]
-            return
-        key_json, widths = [], []
-        for e in tr.select:
-            key_json.append(self.key(e, senv, ops))
-            widths.append(bit_width(e.type) if e.type != BOOL else 1)
-        state_json["transition_key"] = key_json
-        transitions = []
-        for case in tr.cases:
-            transitions += self.case(case, widths, senv, target(case.state))
-        state_json["transitions"] = transitions
+        def finish(state_json) -> None:
+            ops = state_json["parser_ops"]
+            if tr is None or tr.select is None:
+                state_json["transitions"] = [_default(target(tr.state) if tr is not None else None)]
+                return
+            key_json, widths = [], []
+            for e in tr.select:
+                key_json.append(self.key(e, senv, ops))
+                widths.append(bit_width(e.type) if e.type != BOOL else 1)
+            state_json["transition_key"] = key_json
+            transitions = []
+            for case in tr.cases:
+                transitions += self.case(case, widths, senv, target(case.state))
+            state_json["transitions"] = transitions
+
+        self.parts = 0
+        self.base = names[st.name]
+        self.statements_to_states(names[st.name], list(st.stmts), senv, finish)
+
+    def statements_to_states(self, name: str, stmts: list, env: Env, finish) -> None:
+        """Emit state `name` running `stmts`, then `finish(last_state)` sets the transition.
+
+        Two statements split a state. A sub-parser call jumps to the sub-parser's states, whose
+        accept continues in a new state `<state>_<n>` (n counts per source state). An `if` (P4_16 allows it in parser states,
+        BMv2 has no conditional parser op) ends the state with a select on the condition, kept
+        in a temporary: 1 goes to `<name>_then`, anything else to `<name>_else` (or straight on
+        without an else); both continue in `<name>_join`, which runs the rest of the state.
+        A constant condition just keeps the branch taken."""
+        state_json = self._new_state(name)
+        ops = state_json["parser_ops"]
+        pending = list(stmts)
+        while pending:
+            stmt = pending.pop(0)
+            if isinstance(stmt, A.Block) and self._splits(stmt, env):
+                pending[:0] = stmt.stmts
+                continue
+            if isinstance(stmt, A.If):
+                value = fold(stmt.cond)
+                if isinstance(value, bool):
+                    branch = stmt.then if value else stmt.other
+                    pending[:0] = [branch] if branch is not None else []
+                    continue
+                join = self._fresh(name + "_join")
+                then_state = self._fresh(name + "_then")
+                else_state = self._fresh(name + "_else") if stmt.other is not None else join
+                state_json["transition_key"] = [self.key(stmt.cond, env, ops)]
+                state_json["transitions"] = [
+                    {"type": "hexstr", "value": "0x01", "mask": None, "next_state": then_state},
+                    _default(else_state)]
+
+                def to_join(sj, join=join):
+                    sj["transitions"] = [_default(join)]
+
+                self.statements_to_states(then_state, [stmt.then], env, to_join)
+                if stmt.other is not None:
+                    self.statements_to_states(else_state, [stmt.other], env, to_join)
+                self.statements_to_states(join, pending, env, finish)
+                return
+            sub = self._subparser_call(stmt, env)
+            if sub is not None:
+                self.parts += 1
+                cont = self._fresh(f"{self.base}_{self.parts}")
+                inst_decl, parser_decl, inst_name = sub
+                inner = Env(self.ctx.global_env)
+                for p, a in zip(parser_decl.params, stmt.call.args):
+                    inner.bind(p, Bound(a.value, env))
+                inner.prefix = inst_name
+                self.sub_count = getattr(self, "sub_count", 0) + 1
+                sub_prefix = inst_name if self.sub_count == 1 else f"{inst_name}_{self.sub_count}"
+                sub_start = self.lower(parser_decl, inner, sub_prefix, accept_to=cont)
+                state_json["transitions"] = [_default(sub_start)]
+                self.statements_to_states(cont, pending, env, finish)
+                return
+            self.statement(stmt, env, ops)
+        finish(state_json)
+
+    def _splits(self, st, env) -> bool:
+        """Does this statement contain an if or a sub-parser call, which split the state?"""
+        if isinstance(st, A.If) or self._subparser_call(st, env) is not None:
+            return True
+        return isinstance(st, A.Block) and any(self._splits(s, env) for s in st.stmts)
+
+    def _fresh(self, base: str) -> str:
+        name, n = base, 0
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
 
     def _new_state(self, name: str) -> dict:
         state_json = {"name": name, "id": 0, "parser_ops": [], "transitions": [],
@@ -243,9 +292,6 @@ class ParserLowerer:
             for s in st.stmts:
                 self.statement(s, Env(env), ops)
             return
-        if isinstance(st, A.If):
-            raise Unsupported(st, "if statements in parser states are not supported by BMv2; "
-                                  "use select() transitions")
         prims: list = []
         StatementLowerer(self.ctx, prims).stmt(st, env)
         self.no_jumps(prims, st)
@@ -281,6 +327,17 @@ class ParserLowerer:
                 value = op("&", value, const(0xFFFFFFFF, 32))
             return {"parameters": [param, wrap_param(value)], "op": "extract_VL"}
         return {"parameters": [param], "op": "extract"}
+
+
+def _var_decls(stmts):
+    """Every variable declared in these statements, also inside blocks and if branches."""
+    for st in stmts:
+        if isinstance(st, A.VarDecl):
+            yield st
+        elif isinstance(st, A.Block):
+            yield from _var_decls(st.stmts)
+        elif isinstance(st, A.If):
+            yield from _var_decls([st.then] + ([st.other] if st.other is not None else []))
 
 
 def _default(next_state) -> dict:

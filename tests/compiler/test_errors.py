@@ -50,15 +50,24 @@ def test_unsupported_constructs_say_so_with_location():
     assert "t2.apply().hit" in text.splitlines()[line - 1]
 
 
-def test_if_in_a_parser_state_is_reported():
+def test_deparser_conditional_names_the_construct():
     text = program("apply { }").replace(
-        "state start { pkt.extract(hdr.eth); transition accept; }",
-        "state start { pkt.extract(hdr.eth); if (hdr.eth.ether_type == 1) { meta.x = 1; }"
-        " transition accept; }")
-    text = text.replace("struct meta_t {  }", "struct meta_t { bit<8> x; }")
+        "apply { pkt.emit(hdr.eth); }",
+        "apply { if (hdr.eth.ether_type == 1) { pkt.emit(hdr.eth); } }")
     with pytest.raises(CompileError) as info:
         compile_source(text, "p.p4")
-    assert "if statements in parser states are not supported" in info.value.diagnostics[0][3]
+    (_, line, col, message) = info.value.diagnostics[0]
+    assert "an 'if' in the deparser is not supported" in message
+    assert "if (h.isValid()) { pkt.emit(h); }" in message
+    assert text.splitlines()[line - 1][col - 1:].startswith("if (hdr.eth.ether_type")
+
+
+def test_deparser_assignment_is_named():
+    text = program("apply { }").replace("apply { pkt.emit(hdr.eth); }",
+                                        "apply { bit<8> x = 1; pkt.emit(hdr.eth); }")
+    with pytest.raises(CompileError) as info:
+        compile_source(text, "p.p4")
+    assert "only emit() calls are supported in the deparser, not a declaration" in str(info.value)
 
 
 def test_table_applied_twice_is_rejected():
