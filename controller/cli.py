@@ -5,7 +5,8 @@
 
 Connects to every switch of the topology (127.0.0.1:grpc_port, its device id) as primary, pushes
 the program when --p4info/--json are given (otherwise adopts the one each switch runs), installs
-/32 routes to every host along shortest paths (--routes) and ARP flooding groups (--arp-flood),
+/32 routes to every host along shortest paths (--routes; equal-cost paths become ECMP groups when
+the program has `ecmp_group`/`ecmp_nhop`, unless --no-ecmp) and ARP flooding groups (--arp-flood),
 then reads counters. Prints one progress line per step and a summary; exit 0 on success, 1 when a
 switch refuses or cannot be reached, 2 on bad arguments or input files.
 """
@@ -25,11 +26,14 @@ from topologies.model import Topology, TopologyError
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topology", required=True, metavar="FILE|SPEC",
-                        help="topology JSON file, or a spec such as star:3, linear:2,1, leaf_spine:2,2,2")
+                        help="topology JSON file (python -m topologies writes one), or a spec such as "
+                             "star:3, linear:2,1, leaf_spine:L,S,H, fat_tree:4")
     parser.add_argument("--p4info", metavar="FILE", help="P4Info (text format) of the program to push")
     parser.add_argument("--json", metavar="FILE", help="BMv2 JSON of the program to push")
     parser.add_argument("--routes", action="store_true",
                         help="install a /32 route to every host on every switch")
+    parser.add_argument("--no-ecmp", action="store_true",
+                        help="one path per route (the lowest port) even where the program has ECMP")
     parser.add_argument("--route-table", default=L3_FORWARD.table, metavar="TABLE",
                         help=f"LPM table for routes ({L3_FORWARD.table})")
     parser.add_argument("--route-action", default=L3_FORWARD.action, metavar="ACTION",
@@ -71,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--route-params {args.route_params!r}: expected MAC_PARAM,PORT_PARAM", 2)
     if args.timeout <= 0 or args.election_id < 1:
         return _fail("--timeout and --election-id must be positive", 2)
-    program = L3Program(args.route_table, args.route_action, params[0], params[1])
+    program = L3Program(args.route_table, args.route_action, params[0], params[1],
+                        ecmp_action=L3_FORWARD.ecmp_action)
     try:
         topology = _load_topology(args.topology)
     except TopologyError as e:
@@ -87,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 fabric.adopt_pipeline()
             if args.routes:
-                routes = fabric.install_routes(program)
+                routes = fabric.install_routes(program, ecmp=not args.no_ecmp)
             if args.arp_flood:
                 fabric.install_flooding(L3_FORWARD_ARP)
             for name in args.read_counters:

@@ -82,15 +82,21 @@ def linear(n_switches: int, hosts_per_switch: int = 1, bw: float | None = None, 
 
 
 def leaf_spine(n_leaves: int, n_spines: int, hosts_per_leaf: int, bw: float | None = None,
-               loss: float = 0, delay_ms: float = 0) -> Topology:
+               loss: float = 0, delay_ms: float = 0, *, oversubscription: float = 1) -> Topology:
     """A two-tier Clos: every leaf links to every spine.
 
     Leaves are `l1..lL` (device ids 1..L, tier "leaf"), spines `sp1..spS` (device ids L+1.., tier
     "spine"). On a leaf, hosts take ports 1..H and spine j is port H+j; on a spine, leaf i is port i.
+    Bandwidth: host links run at `bw`; each leaf-spine link at `bw * H / (S * oversubscription)`,
+    so a leaf's hosts can offer `oversubscription` times what its uplinks carry (1: non-blocking).
     """
     for what, value in (("n_leaves", n_leaves), ("n_spines", n_spines),
                         ("hosts_per_leaf", hosts_per_leaf)):
         _check_count(what, value)
+    if isinstance(oversubscription, bool) or not isinstance(oversubscription, (int, float)) \
+            or not oversubscription > 0:
+        raise TopologyError("oversubscription", f"expected a ratio > 0, got {oversubscription!r}")
+    uplink_bw = None if bw is None else bw * hosts_per_leaf / (n_spines * oversubscription)
     leaves = [switch(i, name=f"l{i}", tier="leaf") for i in range(1, n_leaves + 1)]
     spines = [switch(n_leaves + j, name=f"sp{j}", tier="spine") for j in range(1, n_spines + 1)]
     hosts, links = [], []
@@ -100,8 +106,8 @@ def leaf_spine(n_leaves: int, n_spines: int, hosts_per_leaf: int, bw: float | No
             hosts.append(h)
             links.append(link(h.name, 0, leaf.name, p, bw=bw, loss=loss, delay_ms=delay_ms))
         for j, spine in enumerate(spines, start=1):
-            links.append(link(leaf.name, hosts_per_leaf + j, spine.name, i + 1, bw=bw, loss=loss,
-                              delay_ms=delay_ms))
+            links.append(link(leaf.name, hosts_per_leaf + j, spine.name, i + 1, bw=uplink_bw,
+                              loss=loss, delay_ms=delay_ms))
     return Topology(name=f"leafspine{n_leaves}x{n_spines}", hosts=hosts,
                     switches=leaves + spines, links=links)
 
