@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import pytest
@@ -131,3 +132,60 @@ def test_wrong_device_id_is_a_connection_failure():
     with FakeP4Runtime(device_id=1) as server:
         with pytest.raises(ConnectionFailed, match=r"arbitration for device 9 failed: NOT_FOUND: wrong device id"):
             SwitchClient("s1", f"127.0.0.1:{server.port}", 9, timeout=1)
+
+
+@pytest.fixture(scope="module")
+def l3_forward_files(tmp_path_factory):
+    """p4src/l3_forward.p4's P4Info (it has ecmp_group and ecmp_nhop), compiled in-process."""
+    from pathlib import Path
+
+    from p4switch.compiler import compile_file
+    out = tmp_path_factory.mktemp("l3")
+    build = compile_file(str(Path(__file__).resolve().parents[2] / "p4src" / "l3_forward.p4"))
+    (out / "l3.p4info.txtpb").write_text(build.p4info_text())
+    (out / "l3.json").write_bytes(b"{}")
+    return out / "l3.p4info.txtpb", out / "l3.json"
+
+
+def _written(server, index: P4InfoIndex) -> list[tuple]:
+    """Every table entry the server received, in order, as (table, match, action, params)."""
+    from controller.entities import describe_table_entry
+    views = [describe_table_entry(index, u.entity.table_entry) for u in server.updates]
+    return [(v.table.split(".")[-1], tuple(v.match.values()), v.action.split(".")[-1],
+             tuple(v.params.values())) for v in views]
+
+
+@pytest.mark.parametrize("ecmp", [True, False], ids=["ecmp", "single_path"])
+def test_fabric_writes_ecmp_members_before_the_routes_that_use_them(l3_forward_files, ecmp):
+    from controller.routing import switch_mac
+    from topologies.builders import leaf_spine
+    p4info, config = l3_forward_files
+    index = P4InfoIndex.from_file(p4info)
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(FakeP4Runtime(device_id=i)) for i in range(1, 5)]
+        topo = _with_ports(leaf_spine(2, 2, 1), servers)        # l1, l2, sp1, sp2
+        lines: list[str] = []
+        with Fabric(topo, timeout=5, progress=lines.append) as fabric:
+            fabric.push_pipeline(p4info, config)
+            assert fabric.install_routes(ecmp=ecmp) == 8         # routes, members not counted
+        l1, sp1 = _written(servers[0], index), _written(servers[2], index)
+    h1, h2 = 0x0A000001, 0x0A000002
+    mac = {name: int(switch_mac(topo.switch(name)).replace(":", ""), 16) for name in ("sp1", "sp2")}
+    h1_mac = int(topo.host("h1").mac.replace(":", ""), 16)
+    h2_mac = int(topo.host("h2").mac.replace(":", ""), 16)
+    if ecmp:
+        # l1 reaches h2 over both spines (ports 2, 3): group 1's members come first
+        assert l1 == [
+            ("ecmp_nhop", ((1,), (0,)), "ipv4_forward", (mac["sp1"], 2)),
+            ("ecmp_nhop", ((1,), (1,)), "ipv4_forward", (mac["sp2"], 3)),
+            ("ipv4_lpm", ((h1, 32),), "ipv4_forward", (h1_mac, 1)),
+            ("ipv4_lpm", ((h2, 32),), "ecmp_group", (1, 2)),
+        ]
+        assert any("l1: 2 routes installed in ipv4_lpm, 1 ECMP groups (2 members)" in line
+                   for line in lines)
+    else:
+        assert l1 == [("ipv4_lpm", ((h1, 32),), "ipv4_forward", (h1_mac, 1)),
+                      ("ipv4_lpm", ((h2, 32),), "ipv4_forward", (h2_mac, 2))]
+    # a spine has one way down to each leaf either way
+    assert sp1 == [("ipv4_lpm", ((h1, 32),), "ipv4_forward", (h1_mac, 1)),
+                   ("ipv4_lpm", ((h2, 32),), "ipv4_forward", (h2_mac, 2))]
