@@ -13,6 +13,7 @@ from typing import Any, Callable
 from p4.v1 import p4runtime_pb2
 
 from .errors import from_runtime
+from .one_shot import OneShot
 from .pipeline import Pipeline
 
 
@@ -37,6 +38,8 @@ class DeviceState:
     clone_sessions: dict[int, CloneSession] = field(default_factory=dict)
     # value set id -> its members as last written
     value_sets: dict[int, list[p4runtime_pb2.ValueSetMember]] = field(default_factory=dict)
+    # (table id, entry handle) -> the hidden profile objects of a one-shot entry
+    one_shots: dict[tuple[int, int], OneShot] = field(default_factory=dict)
     # (table id, entry handle) -> the entry's opaque `metadata` bytes, returned by reads
     entry_metadata: dict[tuple[int, int], bytes] = field(default_factory=dict)
 

@@ -12,7 +12,7 @@ from typing import Callable
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from . import match_keys
+from . import match_keys, one_shot
 from .actions import decode_action, encode_action
 from .device_state import DeviceState
 from .errors import INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNIMPLEMENTED, RequestError
@@ -27,10 +27,11 @@ NewMessage = Callable[[], p4runtime_pb2.TableEntry]  # a fresh entry to fill, in
 class EntryTarget:
     """What an entry runs: an action with its params, or an action profile member/group."""
 
-    kind: str  # "action", "member" or "group"
+    kind: str  # "action", "member", "group" or "one_shot"
     action: str = ""  # JSON action name, for "action"
     params: tuple[int, ...] = ()
     handle: int = 0  # runtime member/group handle, for "member"/"group"
+    actions: tuple = ()  # (JSON action name, params) pairs, for "one_shot"
 
 
 def table_label(table: p4info_pb2.Table) -> str:
@@ -60,11 +61,11 @@ def write(state: DeviceState, kind: int, entry: p4runtime_pb2.TableEntry) -> Non
             raise RequestError(INVALID_ARGUMENT, f"{where}: INSERT without an action")
         target = _decode_table_action(state, table, entry.action, where, default=False)
         _check_direct_resources(state, table, entry, where)
-        handle = _add(state, name, keys, priority, target, where)
+        handle = _add(state, table, keys, priority, target, entry, where)
         try:
             _write_direct_resources(state, table, handle, entry, where)
         except RequestError:
-            state.call(where, sw.table_delete, name, handle)
+            _delete(state, table, handle, where)
             raise
         _remember_metadata(state, (table_id, handle), entry)
         return
@@ -72,9 +73,7 @@ def write(state: DeviceState, kind: int, entry: p4runtime_pb2.TableEntry) -> Non
     if handle is None:
         raise RequestError(NOT_FOUND, f"{where}: no entry with this match key and priority")
     if kind == Update.DELETE:
-        state.call(where, sw.table_delete, name, handle)
-        state.direct_meter_configs.pop((table_id, handle), None)
-        state.entry_metadata.pop((table_id, handle), None)
+        _delete(state, table, handle, where)
         return
     if kind != Update.MODIFY:
         raise RequestError(INVALID_ARGUMENT, f"{where}: unknown update type {kind}")
@@ -125,18 +124,44 @@ def _decode_table_action(state, table, table_action, where, *, default: bool):
             )
         return EntryTarget("member" if member else "group", handle=ids[wanted])
     if which == "action_profile_action_set":
-        raise RequestError(UNIMPLEMENTED, f"{where}: one-shot action selector programming")
+        if profile is None:
+            raise RequestError(
+                INVALID_ARGUMENT, f"{where}: direct table takes an action, not an action set"
+            )
+        action_set = table_action.action_profile_action_set
+        actions = one_shot.decode(state, table, profile, action_set, where)
+        return EntryTarget("one_shot", actions=tuple(actions))
     raise RequestError(INVALID_ARGUMENT, f"{where}: table action is empty")
 
 
-def _add(state, name, keys, priority, target: EntryTarget, where) -> int:
+def _add(state, table, keys, priority, target: EntryTarget, entry, where) -> int:
     sw = state.switch
+    name = state.pipeline.json_name(table)
+    if target.kind == "one_shot":
+        profile = state.pipeline.index.action_profile_of(table)
+        handle, record = one_shot.install(
+            state, name, profile, keys, priority, target.actions, where
+        )
+        record.action_set.CopyFrom(one_shot.canonical_copy(entry.action.action_profile_action_set))
+        state.one_shots[(table.preamble.id, handle)] = record
+        return handle
     if target.kind == "action":
         return state.call(
             where, sw.table_add, name, keys, target.action, target.params, priority=priority
         )
     add = sw.table_add_member if target.kind == "member" else sw.table_add_group
     return state.call(where, add, name, keys, target.handle, priority=priority)
+
+
+def _delete(state, table, handle, where) -> None:
+    """Delete an entry and whatever the server kept for it."""
+    key = (table.preamble.id, handle)
+    state.call(where, state.switch.table_delete, state.pipeline.json_name(table), handle)
+    state.direct_meter_configs.pop(key, None)
+    state.entry_metadata.pop(key, None)
+    record = state.one_shots.pop(key, None)
+    if record is not None:
+        one_shot.remove(state, record)
 
 
 def _modify(state, name, handle, target: EntryTarget, where) -> None:
@@ -190,6 +215,8 @@ def _write_default(state, kind, table, entry) -> None:
         state.call(where, sw.table_reset_default, name)
         return
     target = _decode_table_action(state, table, entry.action, where, default=True)
+    if target.kind == "one_shot":
+        raise RequestError(UNIMPLEMENTED, f"{where}: a one-shot action set as default action")
     if target.kind == "action":
         state.call(where, sw.table_set_default, name, target.action, target.params)
     elif target.kind == "member":
@@ -294,6 +321,10 @@ def _encode_target(state, table, runtime_entry, table_action) -> None:
             state.pipeline, runtime_entry.action, runtime_entry.params, allowed,
             table_action.action,
         )
+        return
+    record = state.one_shots.get((table.preamble.id, runtime_entry.handle))
+    if record is not None:
+        table_action.action_profile_action_set.CopyFrom(record.action_set)
         return
     pid = profile.preamble.id
     if getattr(runtime_entry, "group", None) is not None:

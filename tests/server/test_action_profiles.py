@@ -78,14 +78,48 @@ def test_profile_errors(server):
     assert server.switch.act_prof_groups("Ingress.ecmp_sel") == {}
 
 
-def test_one_shot_action_sets_are_unimplemented(server):
-    entry = ecmp_entry(b"\x08\x00")
-    entry.action.action_profile_action_set.action_profile_actions.add().action.CopyFrom(
-        action(TO_PORT, b"\x01")
+def one_shot_entry(ether_type: bytes, *ports, weight=1):
+    entry = ecmp_entry(ether_type)
+    action_set = entry.action.action_profile_action_set
+    for port in ports:
+        item = action_set.action_profile_actions.add(weight=weight)
+        item.action.CopyFrom(action(TO_PORT, bytes([port])))
+    return entry
+
+
+def test_one_shot_action_sets_use_hidden_objects_and_read_back_as_written(server):
+    entry = one_shot_entry(b"\x08\x00", 1, 2)
+    entry.action.action_profile_action_set.action_profile_actions[0].action.params[0].value = (
+        b"\x00\x01"  # padded: read back canonical
     )
+    write(server.stub, update("INSERT", table_entry=entry))
+    (back,) = read(server.stub, p4runtime_pb2.TableEntry(table_id=ECMP))
+    assert back.table_entry.action == one_shot_entry(b"\x08\x00", 1, 2).action
+    assert read(server.stub, p4runtime_pb2.ActionProfileMember()) == []
+    assert read(server.stub, p4runtime_pb2.ActionProfileGroup()) == []
+    (group_members,) = server.switch.act_prof_groups("Ingress.ecmp_sel").values()
+    assert len(group_members) == 2
+    write(server.stub, update("DELETE", table_entry=ecmp_entry(b"\x08\x00")))
+    assert server.switch.act_prof_groups("Ingress.ecmp_sel") == {}
+    assert server.switch.act_prof_members("Ingress.ecmp_sel") == {}
+
+
+def test_one_shot_errors(server):
+    default = p4runtime_pb2.TableEntry(table_id=ECMP, is_default_action=True)
+    default.action.CopyFrom(one_shot_entry(b"\x00", 1).action)
     with pytest.raises(grpc.RpcError) as err:
-        write(server.stub, update("INSERT", table_entry=entry))
-    assert write_errors(err.value)[0].canonical_code == grpc.StatusCode.UNIMPLEMENTED.value[0]
+        write(
+            server.stub,
+            update("INSERT", table_entry=one_shot_entry(b"\x08\x00", 1, weight=3)),
+            update("INSERT", table_entry=one_shot_entry(b"\x08\x00")),
+            update("MODIFY", table_entry=default),
+        )
+    codes = [d.canonical_code for d in write_errors(err.value)]
+    assert codes == [
+        grpc.StatusCode.UNIMPLEMENTED.value[0], grpc.StatusCode.INVALID_ARGUMENT.value[0],
+        grpc.StatusCode.UNIMPLEMENTED.value[0],
+    ]
+    assert server.switch.act_prof_members("Ingress.ecmp_sel") == {}
 
 
 def test_indirect_default_entry_takes_a_member(server):
