@@ -14,7 +14,7 @@ from __future__ import annotations
 from scapy.fields import (ByteEnumField, ByteField, FieldListField, FlagsField, IntField,
                           ShortField, SignedIntField, X3BytesField)
 from scapy.layers.inet import UDP
-from scapy.packet import Packet, bind_bottom_up, bind_layers, bind_top_down
+from scapy.packet import Packet, bind_bottom_up, bind_layers
 
 INA_UDP_PORT = 48879
 HEADER_BYTES = 16

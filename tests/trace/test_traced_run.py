@@ -5,7 +5,6 @@ and plots them, and bad input gets one line and exit status 2."""
 from __future__ import annotations
 
 import argparse
-import io
 
 import pytest
 
