@@ -23,6 +23,10 @@ _SIMPLE = re.compile(r"^(?P<lhs>f\[\d+\]|[A-Za-z_]\w*(?:\[[^=]*\])?) (?P<op>=|\+
 _FIELD_LHS = re.compile(r"^f\[(\d+)\]$")
 _BARE_F = re.compile(r"\bf\b")
 _EXITS = ("return", "raise", "break", "continue", "yield")
+_LOCAL_ASSIGN = re.compile(r"^(?P<name>_l\d+) = (?P<rhs>.+)$")
+_SIMPLE_LOCAL = re.compile(r"^(?P<lhs>[A-Za-z_]\w*(?:\[[^=]*\])?) (?P<op>=|\+=) (?P<rhs>.+)$")
+_CALL = re.compile(r"[\w\])]\(")
+_ATOM = re.compile(r"^[\w\[\]]+$")
 MIN_SLICE = 2  # consecutive dirty slots written back as one slice assignment
 
 
@@ -89,7 +93,53 @@ def _localize_run(run: list[str]) -> list[str]:
         else:
             lhs = _rename(lhs, live)
         out.append(f"{lhs} {op} {rhs}")
-    return out + write_back(live)
+    return _chain(_forward(out)) + write_back(live)
+
+
+def _forward(lines: list[str]) -> list[str]:
+    """Fold `_lN = E` into the next line when that line is E's only use and a later line of
+    the run assigns `_lN` again (so this value is never written back). E must be pure (loads,
+    operators, no calls): moving it into the next statement's right side, evaluated before
+    that statement stores anything, then reads the same values."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _LOCAL_ASSIGN.match(lines[i])
+        if m is not None and i + 1 < len(lines) and _CALL.search(m["rhs"]) is None:
+            name = re.compile(rf"\b{m['name']}\b")
+            nxt = _SIMPLE_LOCAL.match(lines[i + 1])
+            later = lines[i + 2:]
+            reassigned = next((j for j, line in enumerate(later)
+                               if line.startswith(m["name"] + " = ")), None)
+            if nxt is not None and reassigned is not None and \
+                    len(name.findall(nxt["rhs"])) == 1 and not name.search(nxt["lhs"]) and \
+                    not any(name.search(line) for line in later[:reassigned]) and \
+                    not name.search(_SIMPLE_LOCAL.match(later[reassigned])["rhs"]):
+                value = m["rhs"] if _ATOM.match(m["rhs"]) else f"({m['rhs']})"
+                lines[i + 1] = f"{nxt['lhs']} {nxt['op']} {name.sub(value, nxt['rhs'])}"
+                i += 1
+                continue
+        out.append(lines[i])
+        i += 1
+    return out
+
+
+def _chain(lines: list[str]) -> list[str]:
+    """`_lN = E` then `T = _lN` becomes `T = _lN = E` (one stack copy instead of a load)."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _LOCAL_ASSIGN.match(lines[i])
+        if m is not None and i + 1 < len(lines):
+            nxt = _SIMPLE_LOCAL.match(lines[i + 1])
+            if nxt is not None and nxt["op"] == "=" and nxt["rhs"] == m["name"] and \
+                    m["name"] not in nxt["lhs"]:
+                out.append(f"{nxt['lhs']} = {m['name']} = {m['rhs']}")
+                i += 2
+                continue
+        out.append(lines[i])
+        i += 1
+    return out
 
 
 def _worth_localizing(run: list[str]) -> set[int]:

@@ -172,10 +172,20 @@ def test_replica_sets_match_the_general_flow(replicas):
 def test_localize_keeps_rewritten_fields_in_locals_and_writes_them_back_once():
     lines = ["f[7] = r1[i]", "f[10] = (f[10] + f[7]) & 255", "r1[i] = f[10]",
              "f[7] = r2[i]", "f[11] = (f[11] + f[7]) & 255", "r2[i] = f[11]"]
-    out = localize_fields(lines)
-    assert out[:6] == ["_l7 = r1[i]", "_l10 = (f[10] + _l7) & 255", "r1[i] = _l10",
-                       "_l7 = r2[i]", "_l11 = (f[11] + _l7) & 255", "r2[i] = _l11"]
-    assert out[6:] == ["f[7] = _l7", "f[10:12] = [_l10, _l11]"]
+    assert localize_fields(lines) == [
+        "r1[i] = _l10 = (f[10] + r1[i]) & 255",   # the first _l7 is used once: folded in
+        "_l7 = r2[i]",                            # the last one is written back
+        "r2[i] = _l11 = (f[11] + _l7) & 255",
+        "f[7] = _l7", "f[10:12] = [_l10, _l11]"]
+
+
+def test_localize_folds_only_pure_single_uses():
+    lines = ["f[7] = g(1)", "f[8] = f[7]", "f[7] = 2", "f[8] = f[8] + f[7] + f[7]",
+             "f[7] = 3", "f[9] = f[7]"]
+    assert localize_fields(lines) == [
+        "_l8 = _l7 = g(1)",          # a call is not moved, only chained
+        "_l7 = 2", "_l8 = _l8 + _l7 + _l7",   # two uses: kept
+        "f[9] = _l7 = 3", "f[7:9] = [_l7, _l8]"]
 
 
 def test_localize_writes_back_before_any_barrier_and_leaves_it_alone():
