@@ -41,13 +41,14 @@ def test_routes_span_two_switches(tmp_path):
 
 
 def test_routes_on_a_leaf_spine_with_cycles(tmp_path):
-    """Leaf-spine has equal-cost paths and cycles: the deterministic /32 routes must not loop."""
+    """Leaf-spine has equal-cost paths and cycles: with ECMP turned off, the deterministic
+    single-path /32 routes must not loop and all take the lowest-port spine."""
     p4info, bmv2_json = compile_l3_forward(tmp_path)
     topology = relabel(leaf_spine(2, 2, 1), "v", grpc_base=50790)
     with MininetNetwork(topology) as net:
         with Fabric(topology, timeout=20) as fabric:
             fabric.push_pipeline(p4info, bmv2_json)
-            assert fabric.install_routes() == 8
+            assert fabric.install_routes(ecmp=False) == 8
             out = net.host("vh1").cmd("ping -c 2 -i 0.2 -W 2 10.0.0.2")
             spine_rx = {name: fabric[name].read_counter("rx_port_counter")
                         for name in ("vsp1", "vsp2")}
