@@ -49,6 +49,9 @@ class P4RuntimeServer:
         server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="p4rt"),
             options=[
+                # grpc sets SO_REUSEPORT by default: two switches given the same port would
+                # then share it silently, each getting some of the clients.
+                ("grpc.so_reuseport", 0),
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ],
@@ -72,3 +75,9 @@ class P4RuntimeServer:
 
     def packet_in(self, data: bytes) -> None:
         self.device.packet_in(data)
+
+    @property
+    def packets_in_dropped(self) -> int:
+        """CPU-port packets not delivered: no primary, primary lagging, or shorter than the
+        packet_in header."""
+        return self.device.packets_in_dropped
