@@ -6,9 +6,9 @@ no root, deterministic for a seed.
 """
 
 from inaemu.sim.driver import (ALGOS, InaOptions, SimError, SimJob, SimResult, SimTimeLimit,
-                               WorkerRecord, gradient, simulate)
+                               SimUnfinished, WorkerRecord, gradient, simulate)
 from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.switch_node import SwitchCost
 
 __all__ = ["ALGOS", "InaOptions", "SimError", "SimJob", "SimResult", "SimTimeLimit",
-           "SwitchCost", "TransportConfig", "WorkerRecord", "gradient", "simulate"]
+           "SimUnfinished", "SwitchCost", "TransportConfig", "WorkerRecord", "gradient", "simulate"]

@@ -42,12 +42,16 @@ class SimError(Exception):
     """A simulation that cannot be set up or run; the message says which part and why."""
 
 
-class SimTimeLimit(SimError):
-    """Virtual time ran out with workers still running; `.result` holds what did finish."""
+class SimUnfinished(SimError):
+    """The run stopped with workers still running; `.result` holds what did finish."""
 
     def __init__(self, message: str, result: "SimResult"):
         super().__init__(message)
         self.result = result
+
+
+class SimTimeLimit(SimUnfinished):
+    """Virtual time ran out with workers still running."""
 
 
 @dataclass(frozen=True)
@@ -173,8 +177,12 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     if remaining[0]:
         running = [f"{r.host} (job {r.job} worker {r.worker}, state {r.state})"
                    for r in result.records if r.time_s is None and r.error is None]
-        raise SimTimeLimit(f"virtual time limit {time_limit:g} s reached with "
-                           f"{len(running)} workers unfinished: {', '.join(running)}", result)
+        unfinished = f"{len(running)} workers unfinished: {', '.join(running)}"
+        if stop == "time limit":
+            raise SimTimeLimit(f"virtual time limit {time_limit:g} s reached with {unfinished}",
+                               result)
+        raise SimUnfinished(f"nothing left to happen at {net.loop.now:.6f} s virtual with "
+                            f"{unfinished} (a worker waits without a timer)", result)
     return result
 
 

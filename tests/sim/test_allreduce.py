@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inaemu.sim import SimError, SimJob, SimTimeLimit, gradient, simulate
+from inaemu.sim import SimError, SimJob, SimTimeLimit, SimUnfinished, gradient, simulate
+from inaemu.sim.ina_worker import InaWorker
 from topologies.builders import leaf_spine, linear, star
 
 SIZE = 4096        # bytes per worker: 1024 float32
@@ -131,6 +132,16 @@ def test_the_time_limit_names_the_unfinished_workers() -> None:
         simulate(topology, one_job(topology), algo="ina", size_bytes=SIZE, elems_k=K, bw=1,
                  time_limit=0.001)
     assert caught.value.result.stop == "time limit"
+
+
+def test_a_network_with_nothing_left_to_do_reports_who_waits(monkeypatch) -> None:
+    topology = star(2)
+    monkeypatch.setattr(InaWorker, "start", lambda self: None)    # never sends, never arms
+    with pytest.raises(SimUnfinished, match=r"nothing left to happen at 0.000000 s virtual with "
+                                            r"2 workers unfinished: h1 \(job 1 worker 0, "
+                                            r"state idle\)") as caught:
+        simulate(topology, one_job(topology), algo="ina", size_bytes=SIZE, elems_k=K)
+    assert not isinstance(caught.value, SimTimeLimit) and caught.value.result.stop == "idle"
 
 
 @pytest.mark.parametrize("kwargs,message", [
