@@ -8,6 +8,7 @@ import random
 import pytest
 
 from inaemu.sim.events import EventLoop
+from inaemu.sim.host_node import Timer
 from inaemu.sim.link import LinkDirection
 
 
@@ -142,3 +143,33 @@ def test_bad_link_parameters_are_refused_with_the_link_name() -> None:
         make_link(loop, loss=1.5)
     with pytest.raises(ValueError, match="bandwidth"):
         make_link(loop, bw_bps=0)
+
+
+def timer_fires(*changes: tuple[float, float | None]) -> list[float]:
+    """Arm a timer at 1.0, apply (at time, set deadline) changes, return when it fired."""
+    loop = EventLoop()
+    fired: list[float] = []
+    timer = Timer(loop, lambda: fired.append(loop.now))
+    timer.set(1.0)
+    for at, deadline in changes:
+        loop.at(at, timer.set, deadline)
+    loop.run(until=100.0)
+    return fired
+
+
+def test_a_host_timer_fires_at_its_latest_deadline_only() -> None:
+    assert timer_fires() == [1.0]
+    assert timer_fires((0.5, 2.0)) == [2.0]                  # moved later
+    assert timer_fires((0.5, 3.0), (0.7, 0.8)) == [0.8]      # later, then earlier
+    assert timer_fires((0.5, None)) == []                    # cleared
+    assert timer_fires((1.5, 4.0)) == [1.0, 4.0]             # re-armed after firing
+
+
+def test_a_cancelled_host_timer_never_fires() -> None:
+    loop = EventLoop()
+    fired: list[float] = []
+    timer = Timer(loop, lambda: fired.append(loop.now))
+    timer.set(1.0)
+    loop.at(0.5, timer.cancel)
+    loop.run(until=10.0)
+    assert fired == [] and timer.deadline is None
