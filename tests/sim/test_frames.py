@@ -55,3 +55,12 @@ def test_udp_round_trip_ignores_ethernet_padding() -> None:
 def test_malformed_frames_parse_to_none(mangle) -> None:
     frame = HOST.udp_frame(ip_bytes("10.0.0.2"), 1, 2, b"hello", ident=1)
     assert parse(mangle(frame)) is None
+
+
+def test_the_hosts_framing_reads_the_simulators_udp_frames() -> None:
+    from hosts.framing import parse_udp_frame
+
+    frame = HOST.udp_frame(ip_bytes("10.0.0.9"), 48879, 48879, b"payload", ident=5)
+    read = parse_udp_frame(frame)
+    assert (read.src_ip, read.dst_ip, read.src_port, read.dst_port, read.payload, read.ttl) == (
+        "10.0.0.1", "10.0.0.9", 48879, 48879, b"payload", 64)
