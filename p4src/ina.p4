@@ -3,8 +3,9 @@
 // Aggregation packets (UDP to port 48879 at one of this switch's aggregator addresses) are summed
 // lane by lane into a pool of register cells; when every worker of a job has contributed to a
 // cell, the sum goes back to all of them as a RESULT. Every other packet is routed exactly as
-// l3_forward.p4 routes it (the same forwarding.p4inc: LPM routes, ECMP groups, ARP flooding). docs/protocol.md is the contract (wire format and algorithm);
-// docs/p4-walkthrough.md explains this program piece by piece.
+// l3_forward.p4 routes it (the same forwarding.p4inc: LPM routes, ECMP groups, ARP flooding).
+// docs/protocol.md is the contract (wire format and algorithm); docs/p4-walkthrough.md explains
+// this program piece by piece.
 //
 // Compile-time constants (-D NAME=VALUE):
 //   INA_K      values per packet, a multiple of 4 from 4 to 256 (default 32)
