@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=16, metavar="CHUNKS",
                         help="INA chunks in flight per worker, at most --pool (default 16)")
     parser.add_argument("--rto", type=float, default=0.1, metavar="SECONDS",
-                        help="INA first retransmission timeout, doubling up to 1 s (default 0.1)")
+                        help="INA first retransmission timeout, doubling up to 4x (default 0.1)")
     parser.add_argument("--seed", type=int, default=1, help="gradients and loss (default 1)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="result directory (default out/run-<UTC timestamp>)")

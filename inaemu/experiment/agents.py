@@ -47,20 +47,26 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
               "timeout": timeout}
     if algo == "ina":
         config.update(aggregator=aggregator, k=k, pool_size=pool_size, window=window, rto=rto,
-                      rto_max=max(rto, 1.0), max_retx=max_retx(rto, timeout))
+                      rto_max=rto_max(rto), max_retx=max_retx(rto, timeout))
     else:
         config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips],
-                      idle_timeout=min(10.0, max(2.0, timeout / 3)))
+                      idle_timeout=max(2.0, timeout / 2))
     return config
 
 
+def rto_max(rto: float) -> float:
+    """The backoff stops at 4 × rto: under heavy loss a chunk waits for its slowest worker, and
+    every worker's timer backs off meanwhile; a low ceiling keeps the window moving."""
+    return 4 * rto
+
+
 def max_retx(rto: float, timeout: float) -> int:
-    """Tries enough for the backoff (rto doubling up to 1 s) to span about a third of the call's
-    timeout: a lost worker is declared unreachable well before the hard deadline."""
+    """Tries enough for the backoff (rto doubling up to `rto_max`) to span about a third of the
+    call's timeout: a lost worker is declared unreachable well before the hard deadline."""
     tries, waited, wait = 0, 0.0, rto
     while waited + wait <= timeout / 3 and tries < 1000:
         waited += wait
-        wait = min(2 * wait, max(rto, 1.0))
+        wait = min(2 * wait, rto_max(rto))
         tries += 1
     return max(tries, 3)
 

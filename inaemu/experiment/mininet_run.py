@@ -105,6 +105,7 @@ def _run_agents(net, cfg: RunConfig, algo: str, hosts: tuple[str, ...], ips: lis
             length=cfg.length, seed=cfg.seed, timeout=cfg.timeout / CALLS,
             record=spec.record_path, k=cfg.elems_k, pool_size=cfg.pool_size, window=cfg.window,
             rto=cfg.rto, aggregator=aggregator))
+    tcp_before = {spec.worker: tcp_retransmissions(net.host(spec.host)) for spec in specs}
     running: dict[int, subprocess.Popen] = {}
     status: dict[int, int | None] = {}
     killed: dict[int, str] = {}
@@ -129,10 +130,24 @@ def _run_agents(net, cfg: RunConfig, algo: str, hosts: tuple[str, ...], ips: lis
             status[worker] = process.wait()
     records = [read_record(spec, exit_status=status.get(spec.worker),
                            killed_by_us=killed.get(spec.worker)) for spec in specs]
+    if algo == "ring":   # the kernel's TCP repairs losses; its counter is the ring's retx
+        for spec, record in zip(specs, records):
+            after = tcp_retransmissions(net.host(spec.host))
+            if after is not None and tcp_before[spec.worker] is not None:
+                record["retransmissions"] = after - tcp_before[spec.worker]
     done = sum(1 for r in records if r["error"] is None and r["time_s"] is not None)
     progress(f"run: {algo}: {done}/{len(specs)} workers finished in "
              f"{time.monotonic() - launched:.1f} s")
     return records
+
+
+def tcp_retransmissions(node) -> int | None:
+    """TCP segments retransmitted in the host's network namespace so far (/proc/net/snmp)."""
+    lines = [line.split() for line in node.cmd("cat /proc/net/snmp").splitlines()
+             if line.startswith("Tcp:")]
+    if len(lines) != 2 or "RetransSegs" not in lines[0]:
+        return None
+    return int(lines[1][lines[0].index("RetransSegs")])
 
 
 def _wait(cfg: RunConfig, algo: str, running: dict[int, subprocess.Popen],

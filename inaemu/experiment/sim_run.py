@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from inaemu.experiment.agents import max_retx
+from inaemu.experiment.agents import max_retx, rto_max
 from inaemu.experiment.config import RunConfig
 from inaemu.experiment.summary import WORKER_FIELDS
 
@@ -39,7 +39,7 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
             result = simulate(topology, [job], algo=algo, size_bytes=cfg.size_bytes,
                               elems_k=cfg.elems_k, seed=cfg.seed, time_limit=cfg.timeout,
                               ina=InaOptions(pool_size=cfg.pool_size, window=cfg.window,
-                                             rto=cfg.rto, rto_max=max(cfg.rto, 1.0),
+                                             rto=cfg.rto, rto_max=rto_max(cfg.rto),
                                              max_retx=max_retx(cfg.rto, cfg.timeout)),
                               deaths=deaths,
                               progress=progress)
