@@ -97,7 +97,8 @@ def install_tree(fabric: Fabric, topology: Topology, plan: TreePlan, *, pool_siz
     for leaf in leaves:
         local = [m for m in plan.members if m.leaf == leaf]
         client = fabric[leaf]
-        client.add_entry("ina_jobs", {"hdr.ipv4.dstAddr": local[0].address, "hdr.ina.job": plan.job},
+        client.add_entry("ina_jobs",
+                         {"hdr.ipv4.dstAddr": local[0].address, "hdr.ina.job": plan.job},
                          "ina_child_job",
                          {"base": plan.bases[leaf], "pool_size": pool_size, "n": len(local),
                           "mgid": mgid, "result_count": total, "parent": root_address,
@@ -106,7 +107,8 @@ def install_tree(fabric: Fabric, topology: Topology, plan: TreePlan, *, pool_siz
         for m in local:
             host = topology.host(m.host)
             port = ports[leaf][m.host]
-            client.add_entry("ina_workers", {"hdr.ina.job": plan.job, "hdr.ina.worker": m.worker_id},
+            client.add_entry("ina_workers",
+                             {"hdr.ina.job": plan.job, "hdr.ina.worker": m.worker_id},
                              "ina_worker_port", {"port": port})
             client.add_entry("ina_result_addresses",
                              {"hdr.ina.job": plan.job, "meta.ina.receiver": m.worker_id},
