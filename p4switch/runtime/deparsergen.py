@@ -14,14 +14,18 @@ from .config import Node
 from .exprgen import CodeScope, compile_expr, boolean
 from .layout import HeaderInstance
 from .primgen import PrimitiveCompiler
+from .wordplan import word_plan
 
 
 def header_bytes_code(inst: HeaderInstance, scope: CodeScope) -> str:
     """Code for the bytes of a (fixed-size) header instance."""
-    fmt = inst.htype.struct_format
-    if fmt is not None:
-        pack = scope.bind("pack", struct.Struct(fmt).pack)
-        return f"{pack}(*f[{inst.base}:{inst.base + len(inst.htype.fields)}])"
+    plan = word_plan(inst.htype)
+    if plan is not None:
+        pack = scope.bind("pack", struct.Struct(plan.fmt).pack)
+        if plan.direct:
+            return f"{pack}(*f[{inst.base}:{inst.base + len(inst.htype.fields)}])"
+        fields = [f"f[{inst.base + i}]" for i in range(len(inst.htype.fields))]
+        return f"{pack}({', '.join(plan.word_codes(fields))})"
     total = inst.htype.fixed_bits
     parts = []
     shift = total

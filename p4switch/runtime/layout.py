@@ -37,21 +37,6 @@ class HeaderType:
         return sum(w for _, w, _ in self.fields if w is not None)
 
     @property
-    def struct_format(self) -> str | None:
-        """A `struct` format for the header when every field is a whole 1, 2, 4 or 8 bytes.
-
-        Such headers (common for application headers full of 32-bit values) are parsed and
-        emitted with one `struct` call instead of one shift-and-mask per field.
-        """
-        codes = {8: "b", 16: "h", 32: "i", 64: "q"}
-        out = []
-        for _, width, signed in self.fields:
-            if width not in codes:
-                return None
-            out.append(codes[width] if signed else codes[width].upper())
-        return ">" + "".join(out) if out else None
-
-    @property
     def varbit_index(self) -> int | None:
         return next((i for i, (_, w, _) in enumerate(self.fields) if w is None), None)
 

@@ -13,6 +13,7 @@ import struct
 
 from .config import MAX_WIDTH, Node
 from .exprgen import CodeScope, Expr, compile_expr, data, boolean
+from .wordplan import word_plan
 from .layout import HeaderInstance, HeaderType
 from .primgen import PrimitiveCompiler, compile_target, store
 
@@ -272,12 +273,17 @@ class ParserCompiler:
                                   "a whole number of bytes")
             nbytes = htype.fixed_bits // 8
             lines += [f"if pos + {nbytes} > n:", f"    raise _ParserError({self.too_short})"]
-            fmt = htype.struct_format
-            if fmt is not None:
-                unpack = self.scope.bind("unpack", struct.Struct(fmt).unpack_from)
+            plan = word_plan(htype)
+            if plan is not None:
+                unpack = self.scope.bind("unpack", struct.Struct(plan.fmt).unpack_from)
                 end = f"{base} + {len(htype.fields)}" if not base.isdigit() else \
                     str(int(base) + len(htype.fields))
-                lines.append(f"f[{base}:{end}] = {unpack}(d, pos)")
+                if plan.direct:
+                    lines.append(f"f[{base}:{end}] = {unpack}(d, pos)")
+                else:
+                    words = [f"_u{k}" for k in range(len(plan.words))]
+                    lines.append(f"{', '.join(words)}, = {unpack}(d, pos)")
+                    lines.append(f"f[{base}:{end}] = ({', '.join(plan.field_codes(words))},)")
             elif htype.fields:
                 lines.append(f"x = int.from_bytes(d[pos:pos + {nbytes}], 'big')")
                 lines += split_fields(htype, base, "x")

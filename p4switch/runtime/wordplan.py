@@ -1,0 +1,144 @@
+"""Reading and writing a header as big-endian machine words with one `struct` call.
+
+Splitting a header's bytes into 1-, 2-, 4- and 8-byte words lets `struct` do the byte work in C,
+leaving a shift and a mask per field that shares a word with others, on small ints. That beats
+one big int per header (IPv4's 160 bits) shifted and masked once per field, both when parsing
+and when emitting. A field may also span several whole words (a 48-bit MAC address as 16 + 32
+bits). `word_plan` picks the split with the fewest words and field operations; headers it cannot
+split (a signed field sharing or spanning words, a varbit field, a width no split fits) keep the
+big-int code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .layout import HeaderType
+
+WORD_CODES = {8: "B", 16: "H", 32: "I", 64: "Q"}
+SIGNED_CODES = {8: "b", 16: "h", 32: "i", 64: "q"}
+
+
+@dataclass(frozen=True)
+class WordPlan:
+    words: tuple[tuple[int, int], ...]          # (first bit, bits) per word, in header order
+    fields: tuple[tuple[int, int, bool], ...]   # (first bit, bits, signed) per field
+    fmt: str                                    # the struct format of the words
+
+    @property
+    def direct(self) -> bool:
+        """Every field is exactly one word: fields and words are the same sequence."""
+        return self.words == tuple((start, bits) for start, bits, _ in self.fields)
+
+    def field_codes(self, word: list[str]) -> list[str]:
+        """Code for each field's value, given code for each word's value (unsigned)."""
+        out = []
+        for start, bits, _ in self.fields:
+            end = start + bits
+            first, last = self._word_index(start), self._word_index(end - 1)
+            if first == last:
+                w_start, w_bits = self.words[first]
+                shift = w_start + w_bits - end
+                code = word[first]
+                if shift:
+                    code = f"({code} >> {shift})"
+                if start != w_start:
+                    code = f"({code} & {(1 << bits) - 1})"
+                out.append(code)
+                continue
+            parts = []
+            for k in range(first, last + 1):
+                w_start, w_bits = self.words[k]
+                shift = end - (w_start + w_bits)
+                parts.append(f"({word[k]} << {shift})" if shift else word[k])
+            out.append("(" + " | ".join(parts) + ")")
+        return out
+
+    def word_codes(self, field: list[str]) -> list[str]:
+        """Code for each word's value, given code for each field's value."""
+        out = []
+        for w_start, w_bits in self.words:
+            w_end = w_start + w_bits
+            parts = []
+            for i, (start, bits, _) in enumerate(self.fields):
+                end = start + bits
+                if end <= w_start or start >= w_end:
+                    continue
+                code = field[i]
+                if start >= w_start and end <= w_end:       # the field lies in this word
+                    shift = w_end - end
+                    parts.append(f"({code} << {shift})" if shift else code)
+                else:                                       # this word is a part of the field
+                    shift = end - w_end
+                    code = f"({code} >> {shift})" if shift else code
+                    if start != w_start:
+                        code = f"({code} & {(1 << w_bits) - 1})"
+                    parts.append(code)
+            out.append(parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")")
+        return out
+
+    def _word_index(self, bit: int) -> int:
+        for k, (w_start, w_bits) in enumerate(self.words):
+            if w_start <= bit < w_start + w_bits:
+                return k
+        raise ValueError(bit)
+
+
+def word_plan(htype: HeaderType) -> WordPlan | None:
+    """The cheapest split of the header into struct words, or None if there is none."""
+    if not htype.fields or any(w is None for _, w, _ in htype.fields):
+        return None
+    fields = []
+    bit = 0
+    for _, width, signed in htype.fields:
+        fields.append((bit, width, signed))
+        bit += width
+    total = bit
+    if total % 8:
+        return None
+
+    def inside(position: int):
+        """The field that `position` falls strictly inside, if any."""
+        for start, bits, signed in fields:
+            if start < position < start + bits:
+                return start, bits, signed
+        return None
+
+    def allowed(p: int, q: int) -> bool:
+        """May [p, q) be a word, given that p is a word boundary?"""
+        at_p, at_q = inside(p), inside(q)
+        if at_p is not None and q > at_p[0] + at_p[1]:
+            return False  # a field spanning words must end on a word boundary
+        if at_q is not None and at_q[0] > p:
+            return False  # q cuts a field that starts inside this word
+        for start, bits, signed in fields:  # signed fields must be exactly one word
+            if signed and start < q and start + bits > p and (start, bits) != (p, q - p):
+                return False
+        return True
+
+    def cost(p: int, q: int) -> int:
+        """About the bytecodes a word costs: storing and loading it, a shift and/or mask per
+        field that does not fill it; 64-bit words are multi-digit ints, a little slower."""
+        ops = sum(1 for start, bits, _ in fields
+                  if start < q and start + bits > p and (start, bits) != (p, q - p))
+        return 2 + 3 * ops + (q - p == 64)
+
+    best: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {0: (0, ())}
+    for p in range(0, total, 8):
+        if p not in best:
+            continue
+        for size in WORD_CODES:
+            q = p + size
+            if q > total or not allowed(p, q):
+                continue
+            candidate = (best[p][0] + cost(p, q), best[p][1] + ((p, size),))
+            if q not in best or candidate[0] < best[q][0]:
+                best[q] = candidate
+    if total not in best:
+        return None
+    words = best[total][1]
+    codes = []
+    for start, size in words:
+        signed = any(s and (st, b) == (start, size) for st, b, s in fields)
+        codes.append((SIGNED_CODES if signed else WORD_CODES)[size])
+    return WordPlan(words, tuple(fields), ">" + "".join(codes))
