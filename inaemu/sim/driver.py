@@ -11,6 +11,7 @@ Contract and record fields: docs/sim.md.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -131,12 +132,16 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
              transport: TransportConfig = TransportConfig(), stall_timeout: float = 10.0,
              ring_accumulate: str = "float32", switch_queue_packets: int = 1024,
              deaths: dict[str, float] | None = None, trace: list[str] | None = None,
+             capture_dir: str | Path | None = None,
              progress: Callable[[str], None] | None = None) -> SimResult:
     """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
 
     `loss` (percent) and `bw` (Mbit/s) override every link's; `deaths` kills hosts at given
-    virtual times (the host stops responding). Raises SimError for a bad set-up and
-    SimTimeLimit when workers are still running at `time_limit`.
+    virtual times (the host stops responding). `capture_dir` turns on packet capture: every
+    switch writes its per-packet log and per-port pcaps there, stamped with virtual time, in the
+    layout `inaemu trace` reads (docs/trace.md); without it no per-packet logging work is done.
+    Raises SimError for a bad set-up and SimTimeLimit when workers are still running at
+    `time_limit`.
     """
     say = progress or (lambda _line: None)
     _check_arguments(topology, algo, size_bytes, elems_k, jobs, time_limit)
@@ -146,9 +151,22 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
             raise SimError(f"deaths: no host named {host!r}")
         if isinstance(at, bool) or not isinstance(at, (int, float)) or at < 0:
             raise SimError(f"deaths: {host} must die at a time >= 0 s, got {at!r}")
-    length = size_bytes // 4
     net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
-                     loss_percent=loss, switch_queue_packets=switch_queue_packets, trace=trace)
+                     loss_percent=loss, switch_queue_packets=switch_queue_packets, trace=trace,
+                     capture_dir=capture_dir)
+    try:
+        return _run(net, jobs, algo=algo, length=size_bytes // 4, size_bytes=size_bytes,
+                    elems_k=elems_k, seed=seed, time_limit=time_limit, ina=ina,
+                    transport=transport, stall_timeout=stall_timeout,
+                    ring_accumulate=ring_accumulate, deaths=deaths, say=say)
+    finally:
+        net.close_capture()
+
+
+def _run(net: SimNetwork, jobs: list[SimJob], *, algo: str, length: int,
+         size_bytes: int, elems_k: int, seed: int, time_limit: float, ina: InaOptions,
+         transport: TransportConfig, stall_timeout: float, ring_accumulate: str,
+         deaths: dict[str, float] | None, say: Callable[[str], None]) -> SimResult:
     try:
         placements = _set_up(net, jobs, algo, elems_k, ina.pool_size, say)
     finally:

@@ -65,6 +65,10 @@ class LinkDirection:
         self.queue_bytes = queue_bytes
         self.counters = LinkCounters()
         self.up = True              # a link that is down loses everything (a dead host)
+        # Capture hooks (set only for traced runs): a frame that will be delivered, and one that
+        # this direction lost (randomly, because it is down, or to a full queue).
+        self.on_departed: Callable[[bytes], None] | None = None
+        self.on_lost: Callable[[bytes], None] | None = None
         self._busy_until = 0.0
         self._backlog: deque[tuple[float, int]] = deque()   # (serialised at, size)
         self._backlog_bytes = 0
@@ -89,6 +93,8 @@ class LinkDirection:
         if self._backlog_bytes + size > self.queue_bytes:
             counters.dropped_queue += 1
             loop.record(f"{self.name} queue-drop {size}")
+            if self.on_lost is not None:
+                self.on_lost(frame)
             return
         leaves = max(now, self._busy_until) + size * self.seconds_per_byte
         self._busy_until = leaves
@@ -99,7 +105,11 @@ class LinkDirection:
         if lost:
             counters.lost_packets += 1
             loop.record(f"{self.name} lost {size}")
+            if self.on_lost is not None:
+                self.on_lost(frame)
             return
+        if self.on_departed is not None:
+            self.on_departed(frame)
         if loop.trace is not None:
             loop.record(f"{self.name} send {size} {zlib.crc32(frame):08x}")
         loop.at(leaves + self.delay_s, self._arrive, frame)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 
 from topologies.model import Host, Topology
 
@@ -34,7 +35,7 @@ class SimNetwork:
     def __init__(self, topology: Topology, *, seed: int, switch_cost: SwitchCost = SwitchCost(),
                  bw_mbps: float | None = None, loss_percent: float | None = None,
                  switch_queue_packets: int = 1024, link_queue_bytes: int = DEFAULT_QUEUE_BYTES,
-                 trace: list[str] | None = None):
+                 trace: list[str] | None = None, capture_dir: Path | None = None):
         self.topology = topology
         self.loop = EventLoop(trace)
         self.switches: dict[str, SwitchNode] = {}
@@ -45,6 +46,8 @@ class SimNetwork:
             self.switches[sw.name] = SwitchNode(self.loop, sw.name, sw.device_id, cost=switch_cost,
                                                 queue_packets=switch_queue_packets)
             self.switch_macs[sw.name] = switch_mac(index)
+        if capture_dir is not None:
+            self._start_capture(Path(capture_dir))
         for host in topology.hosts:
             gateway = topology.host_link(host.name).node
             self.hosts[host.name] = HostNode(self.loop, host.name, _addressing(
@@ -61,10 +64,36 @@ class SimNetwork:
                     loss=loss / 100.0, rng=random.Random(f"{seed}/{name}"),
                     deliver=self._receiver(dst.node, dst.port), queue_bytes=link_queue_bytes)
                 self.links[name] = wire
+                if capture_dir is not None:
+                    self._capture_hooks(wire, src, dst)
                 if src.node in self.switches:
                     self.switches[src.node].egress[src.port] = wire
                 else:
                     self.hosts[src.node].uplink = wire
+
+    def _start_capture(self, capture_dir: Path) -> None:
+        """One log + pcap recorder per switch, stamped with virtual time (docs/trace.md)."""
+        from inaemu.trace.layout import SwitchRecorder
+
+        for name, node in self.switches.items():
+            ports = {n.port: f"{name}-eth{n.port}" for n in self.topology.neighbours(name)}
+            node.recorder = SwitchRecorder(capture_dir, name, ports, clock=self.loop.clock)
+            node.switch.trace = node.recorder.trace
+
+    def _capture_hooks(self, wire: LinkDirection, src, dst) -> None:
+        if src.node in self.switches:
+            recorder = self.switches[src.node].recorder
+            wire.on_departed = lambda frame, r=recorder, p=src.port: r.departed(p, frame)
+            wire.on_lost = lambda frame, r=recorder, p=src.port: r.lost(p, "out", frame)
+        elif dst.node in self.switches:
+            recorder = self.switches[dst.node].recorder
+            wire.on_lost = lambda frame, r=recorder, p=dst.port: r.lost(p, "in", frame)
+
+    def close_capture(self) -> None:
+        """Flush and close every recorder (the end of a traced run)."""
+        for node in self.switches.values():
+            if node.recorder is not None:
+                node.recorder.close()
 
     def _receiver(self, node: str, port: int):
         if node in self.switches:

@@ -87,6 +87,7 @@ class SwitchNode:
         self.runtime_wall_s = 0.0   # wall time spent inside the runtime (not a counter: it varies)
         self._waiting: deque[tuple[int, bytes]] = deque()
         self._busy = False
+        self.recorder = None        # an inaemu.trace SwitchRecorder in traced runs, else None
 
     # -- control plane --------------------------------------------------------------------------
 
@@ -114,6 +115,8 @@ class SwitchNode:
 
     def receive(self, port: int, frame: bytes) -> None:
         self.counters.received += 1
+        if self.recorder is not None:
+            self.recorder.arrived(port, frame)
         if self._busy:
             if len(self._waiting) >= self.queue_packets:
                 self.counters.dropped_input_queue += 1
