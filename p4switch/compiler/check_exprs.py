@@ -213,7 +213,32 @@ class ExpressionChecker:
             if e.name == "action_run":
                 return NamedT("action_run", base.table.name, base.table)
             raise self.fail(e, f"a table apply result has no member '{e.name}'")
+        problem = self.value_problem(e.expr)
+        if problem is not None and base.category == "type":
+            raise self.fail(e, f"{problem}: it has no member '{e.name}'")
         raise self.fail(e, f"{base.describe()} has no member '{e.name}'")
+
+    @staticmethod
+    def value_problem(e: A.Expr) -> str | None:
+        """Why `e` (already typed) cannot be used as a value, or None when it can."""
+        t = getattr(e, "type", None)
+        if not isinstance(t, NamedT) or t.category == "action_run":
+            return None
+        if isinstance(e, A.TypeExpr):
+            ref = e.type_ref
+            name = getattr(ref, "name", None) or ("int" if getattr(ref, "signed", False)
+                                                  else "varbit" if isinstance(ref, A.VarbitTypeRef)
+                                                  else "bit")
+        else:
+            name = e.name if isinstance(e, A.Name) else t.name
+        what = {"type": "a type", "extern": f"an instance of extern {t.name}",
+                "control": "a control", "parser": "a parser", "package": "a package",
+                "table": "a table (apply it with .apply())",
+                "action": "an action (call it as a statement)",
+                "function": "a function (call it)", "namespace": "a namespace"}.get(t.category)
+        if what is None:
+            return None
+        return f"'{name}' is {what}, not a value"
 
     def binary(self, e: A.Binary, s: Scope, expected) -> Type:
         op = e.op
@@ -246,6 +271,10 @@ class ExpressionChecker:
             self.comparable(e, lt, rt)
             return BOOL
         if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)):
+            for side in (e.left, e.right):
+                problem = self.value_problem(side)
+                if problem is not None:
+                    raise self.fail(side, problem)
             raise self.fail(e, f"'{op}' needs numbers, not {lt.describe()} and {rt.describe()}")
         t = self.unify(e, e.left, e.right, lt, rt)
         if op in COMPARE:
@@ -282,6 +311,9 @@ class ExpressionChecker:
         return lt
 
     def check_cast(self, e, src: Type, target: Type) -> None:
+        problem = self.value_problem(e.expr) if isinstance(e, A.Cast) else None
+        if problem is not None:
+            raise self.fail(e.expr, problem)
         ok = False
         if isinstance(target, BitT):
             ok = isinstance(src, (BitT, IntT)) or src == BOOL or (isinstance(src, EnumT) and src.underlying)

@@ -523,6 +523,9 @@ class Checker(ExpressionChecker):
             return
         if isinstance(e, A.DontCare):
             return
+        problem = self.value_problem(e)
+        if problem is not None:
+            raise self.fail(e, problem)
         if isinstance(target, BitT) and isinstance(src, IntT):
             return
         if isinstance(target, BitT) and isinstance(src, BitT):
@@ -531,8 +534,9 @@ class Checker(ExpressionChecker):
                                        f"(use a cast)")
             return
         if isinstance(target, BitT) and not (isinstance(src, EnumT) and src.underlying == target):
-            raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()} "
-                                   f"(use a cast)")
+            castable = src == BOOL or isinstance(src, EnumT)
+            raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()}"
+                                   + (" (use a cast)" if castable else ""))
         if isinstance(target, StructT) and isinstance(src, TupleT):
             return
         if isinstance(target, StructT) and src is not target and not isinstance(src, TupleT):

@@ -8,15 +8,16 @@ the names declared as types (and type parameters in scope), so `T x;` is a decla
 from __future__ import annotations
 
 from . import ast as A
-from .errors import Location, Reporter
+from .errors import Reporter
 from .lexer import Token
+from .parse_errors import ParseErrors
 from .parser_stmts import StatementParser
 
 BUILTIN_TYPES = {"packet_in", "packet_out"}
 DIRECTIONS = ("in", "out", "inout")
 
 
-class Parser(StatementParser):
+class Parser(ParseErrors, StatementParser):
     def __init__(self, tokens: list[Token], reporter: Reporter):
         self.toks = tokens
         self.pos = 0
@@ -46,35 +47,6 @@ class Parser(StatementParser):
         if t.kind != "eof":
             self.pos += 1
         return t
-
-    def expect(self, text: str, what: str | None = None) -> Token:
-        if self.at(text):
-            return self.advance()
-        prev = self.toks[self.pos - 1] if self.pos else None
-        if text == ";" and prev is not None and (prev.loc.line, prev.loc.file) != (
-                self.tok.loc.line, self.tok.loc.file):
-            # a missing ';' at the end of a line: point just after the line's last token
-            after = Location(prev.loc.file, prev.loc.line, prev.loc.col + len(prev.text))
-            raise self.error(f"expected ';' after {self._describe(prev)}", after)
-        raise self.error(f"expected {what or repr(text)}, found {self._describe(self.tok)}")
-
-    def expect_name(self, what: str = "a name") -> Token:
-        t = self.tok
-        if t.kind == "id" or (t.kind == "kw" and t.text in ("apply", "key", "actions", "entries",
-                                                             "state", "type", "this", "list")):
-            return self.advance()
-        raise self.error(f"expected {what}, found {self._describe(t)}")
-
-    @staticmethod
-    def _describe(t: Token) -> str:
-        if t.kind == "eof":
-            return "end of input"
-        if t.kind == "str":
-            return f'string "{t.text}"'
-        return f"'{t.text}'"
-
-    def error(self, message: str, loc: Location | None = None):
-        return self.reporter.error(loc or self.tok.loc, message)
 
     def is_type_name(self, name: str) -> bool:
         return name in self.type_names or any(name in s for s in self.type_scopes)
@@ -168,6 +140,9 @@ class Parser(StatementParser):
             return self.parse_action(anns)
         if kind == "abstract":
             raise self.error("'abstract' methods are only allowed inside extern declarations")
+        misplaced = self.misplaced_in_body("the top level", t)
+        if misplaced is not None:
+            raise misplaced
         # a function `T f(...) {...}` or an instantiation `T(args) name;`
         type_ref = self.parse_type_ref()
         if self.at("("):
@@ -207,6 +182,7 @@ class Parser(StatementParser):
         self.expect("{")
         fields = []
         while not self.at("}"):
+            self.check_field_start(f"{kind} '{name.text}'")
             fanns = self.parse_annotations()
             ftype = self.parse_type_ref()
             fname = self.expect_name("a field name")
@@ -350,7 +326,7 @@ class Parser(StatementParser):
             if self.at("state"):
                 states.append(self.parse_state(lanns))
             else:
-                local_decls.append(self.parse_local_declaration(lanns))
+                local_decls.append(self.parse_local_declaration(lanns, f"parser '{name.text}'"))
         self.expect("}")
         self.type_scopes.pop()
         return A.ParserDecl(name.loc, name.text, type_params, params, ctor_params, local_decls,
@@ -456,16 +432,18 @@ class Parser(StatementParser):
                 self.advance()
                 apply = self.parse_block()
             else:
-                local_decls.append(self.parse_local_declaration(lanns))
-        self.expect("}")
+                local_decls.append(self.parse_local_declaration(lanns, f"control '{name.text}'"))
+        close = self.expect("}")
         self.type_scopes.pop()
         if apply is None:
-            raise self.error(f"control '{name.text}' has no apply block", name.loc)
+            hint = (f" (its body ends at line {close.loc.line}: is there a '}}' too many before?)"
+                    if local_decls else "")
+            raise self.error(f"control '{name.text}' has no apply block{hint}", name.loc)
         return A.ControlDecl(name.loc, name.text, type_params, params, ctor_params, local_decls,
                              apply, annotations=anns)
 
-    def parse_local_declaration(self, anns):
-        """Declarations allowed inside a parser or control body."""
+    def parse_local_declaration(self, anns, where: str):
+        """Declarations allowed inside a parser or control body (`where` names it)."""
         if self.at("action"):
             return self.parse_action(anns)
         if self.at("table"):
@@ -474,6 +452,9 @@ class Parser(StatementParser):
             return self.parse_const(anns)
         if self.at("value_set"):
             return self.parse_value_set(anns)
+        misplaced = self.misplaced_in_body(where, self.tok)
+        if misplaced is not None:
+            raise misplaced
         type_ref = self.parse_type_ref()
         if self.at("("):
             return self.parse_instantiation(type_ref, anns)

@@ -143,6 +143,9 @@ class StatementParser:
         if t.text == ";" and t.kind != "str":
             self.advance()
             return A.Empty(t.loc)
+        misplaced = self.misplaced_in_statement(t)
+        if misplaced is not None:
+            raise misplaced
         if self.starts_type() and self._declaration_follows():
             type_ref = self.parse_type_ref()
             if self.at("("):
