@@ -137,4 +137,8 @@ class ParseErrors:
             place = "inside 'apply { }'" if what.startswith("control") else "inside a state"
             return self.error(f"expected a declaration in {what}, found "
                               f"{self._describe(t)}: statements belong {place}")
+        if t.kind != "kw":
+            extra = " or 'apply'" if what.startswith("control") else " or a state"
+            return self.error(f"expected a declaration{extra} in {what}, found "
+                              f"{self._describe(t)}")
         return None
