@@ -8,6 +8,7 @@ up), 2 for a bad argument or a missing privilege (one line on stderr, nothing st
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -76,12 +77,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def config_from(args: argparse.Namespace) -> RunConfig:
     """RunConfig from parsed arguments; ConfigError names the setting that is wrong."""
     size = args.size_mib * MIB
-    if not size > 0 or size != size:
+    if not math.isfinite(size) or not size > 0:
         raise ConfigError(f"size-mib: expected a positive size, got {args.size_mib:g}")
     algos = ("ina", "ring") if args.algo == "both" else (args.algo,)
     return RunConfig(algos=algos, workers=args.workers, size_bytes=max(4, int(size) // 4 * 4),
                      loss=args.loss, bw_mbps=args.bw, elems_k=args.elems,
-                     pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed, net=args.net, timeout=args.timeout,
+                     pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed,
+                     net=args.net, timeout=args.timeout,
                      tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker))
 
 

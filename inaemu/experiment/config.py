@@ -60,9 +60,12 @@ class RunConfig:
         if not 1 <= self.pool_size <= 1000:
             raise ConfigError(f"pool: expected 1..1000 slots, got {self.pool_size}")
         if not 1 <= self.window <= self.pool_size:
-            raise ConfigError(f"window: expected 1..pool size ({self.pool_size}), got {self.window}")
+            raise ConfigError(f"window: expected 1..pool size ({self.pool_size}), "
+                              f"got {self.window}")
         if not 0.001 <= self.rto <= 10:
             raise ConfigError(f"rto: expected 0.001..10 seconds, got {self.rto:g}")
+        if not 0 <= self.seed < 2**63:
+            raise ConfigError(f"seed: expected a non-negative integer, got {self.seed}")
         if self.net not in NETS:
             raise ConfigError(f"net: expected mininet or sim, got {self.net!r}")
         if not self.timeout > 0:
@@ -72,7 +75,7 @@ class RunConfig:
         if not 1024 <= self.grpc_base <= 65000:
             raise ConfigError(f"grpc base: expected a port in 1024..65000, got {self.grpc_base}")
         for worker, at in self.kill:
-            if not 0 <= worker < self.workers or at < 0:
+            if not 0 <= worker < self.workers or not 0 <= at < 1e6:
                 raise ConfigError(f"kill: worker {worker} at {at:g} s is not a worker of this run "
                                   f"(0..{self.workers - 1}) at a time >= 0")
 

@@ -40,7 +40,7 @@ PROGRESS_EVERY_S = 5.0
 
 def compile_ina(k: int, out_dir: Path) -> tuple[Path, Path]:
     """ina.p4 for k values per packet, written as out_dir/ina.json + ina.p4info.txtpb."""
-    from p4switch.compiler import compile_file   # the orchestrator compiles; the controller never does
+    from p4switch.compiler import compile_file   # the orchestrator compiles, never the controller
     build = compile_file(str(INA_P4), defines={"INA_K": str(k)})
     json_path, p4info_path = out_dir / "ina.json", out_dir / "ina.p4info.txtpb"
     json_path.write_text(json.dumps(build.bmv2))

@@ -127,7 +127,8 @@ def test_a_job_is_installed_and_aggregates(network) -> None:
     (job_entry,) = client.read_table("ina_jobs")
     assert job_entry.params == {"base": 0, "pool_size": 5, "n": 3, "mgid": 1024,
                                 "result_count": 3}
-    ports = {v.match["hdr.ina.worker"][0]: v.params["port"] for v in client.read_table("ina_workers")}
+    ports = {v.match["hdr.ina.worker"][0]: v.params["port"]
+             for v in client.read_table("ina_workers")}
     assert ports == {0: 2, 1: 3, 2: 4}
 
     vectors = [[1, -2, 3, 2**30], [10, 20, -30, 5], [100, 0, 0, -7]]

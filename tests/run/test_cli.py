@@ -30,6 +30,11 @@ def run_cli(*args: str, user: str | None = None) -> subprocess.CompletedProcess:
     (["--elems", "6"], "inaemu run: error: elems: k must be a multiple of 4 from 4 to 256, got 6"),
     (["--loss", "100"], "inaemu run: error: loss: expected a percentage in [0, 100), got 100"),
     (["--size-mib", "0"], "inaemu run: error: size-mib: expected a positive size, got 0"),
+    (["--size-mib", "inf"], "inaemu run: error: size-mib: expected a positive size, got inf"),
+    (["--seed", "-1"], "inaemu run: error: seed: expected a non-negative integer, got -1"),
+    (["--window", "65"], "inaemu run: error: window: expected 1..pool size (64), got 65"),
+    (["--kill-worker", "1@nan"], "inaemu run: error: kill: worker 1 at nan s is not a worker of "
+                                 "this run (0..3) at a time >= 0"),
     (["--bw", "-5"], "inaemu run: error: bw: expected Mbit/s in (0, 100000], got -5"),
     (["--timeout", "0"], "inaemu run: error: timeout: expected seconds > 0, got 0"),
     (["--algo", "tree"], "inaemu run: error: argument --algo: invalid choice: 'tree' "
