@@ -58,15 +58,40 @@ def check_emittable(inst: HeaderInstance, where: Node) -> None:
                           "number of bytes")
 
 
-def compile_deparser(deparser: Node, checksums: list[tuple[Node, str]], scope: CodeScope,
-                     traced: bool) -> str:
-    layout = scope.layout
+def deparse_order(deparser: Node, scope: CodeScope) -> list[HeaderInstance]:
     order = []
     for item in deparser["order"].items():
-        inst = layout.header(item.str(), item)
+        inst = scope.layout.header(item.str(), item)
         check_emittable(inst, item)
         order.append(inst)
-    lines = ["def deparse(f, v, payload):"]
+    return order
+
+
+def compile_deparser(deparser: Node, checksums: list[tuple[Node, str]], scope: CodeScope,
+                     traced: bool) -> str:
+    order = deparse_order(deparser, scope)
+    lines = _deparse_function("deparse(f, v, payload)", order, deparser, checksums, scope,
+                              traced, {})
+    return "\n".join(lines + [""] + _emit_after_function(order, scope))
+
+
+def compile_replica_deparser(deparser: Node, checksums: list[tuple[Node, str]],
+                             scope: CodeScope, shared: list[int]) -> str:
+    """`deparse_replica(f, v, payload, memo)`: `deparse` for multicast replicas, where the
+    headers in `shared` (validity indices; nothing after ingress can change them) are
+    serialised by the first replica into `memo` (a list of None, one per shared header) and
+    reused by the others."""
+    order = deparse_order(deparser, scope)
+    memo = {index: position for position, index in enumerate(shared)}
+    return "\n".join(_deparse_function("deparse_replica(f, v, payload, memo)", order, deparser,
+                                       checksums, scope, False, memo))
+
+
+def _deparse_function(signature: str, order: list[HeaderInstance], deparser: Node,
+                      checksums: list[tuple[Node, str]], scope: CodeScope, traced: bool,
+                      memo: dict[int, int]) -> list[str]:
+    layout = scope.layout
+    lines = [f"def {signature}:"]
     for node, calc in checksums:
         target = layout.field(node["target"][0].str(), node["target"][1].str(), node["target"])
         if target.width is None or target.is_valid_bit:
@@ -89,19 +114,27 @@ def compile_deparser(deparser: Node, checksums: list[tuple[Node, str]], scope: C
         lines.append(f"    if v[{inst.index}]:")
         if traced:
             lines.append(f"        T.emit({inst.name!r})")
-        lines.append(f"        out.append({_bytes_code(inst, scope)})")
+        position = memo.get(inst.index)
+        if position is None:
+            lines.append(f"        out.append({_bytes_code(inst, scope)})")
+        else:
+            lines += [f"        hb = memo[{position}]", "        if hb is None:",
+                      f"            hb = memo[{position}] = {_bytes_code(inst, scope)}",
+                      "        out.append(hb)"]
     lines.append("    out.append(payload)")
     lines.append("    return b''.join(out)")
+    return lines
 
+
+def _emit_after_function(order: list[HeaderInstance], scope: CodeScope) -> list[str]:
     # _emit_after(f, v, header_index): later headers in deparser order (for `payload` inputs)
     serializers = [(inst.index, scope.bind("ser", _serializer(inst, scope))) for inst in order]
     emit_order = scope.bind("emit_order", [(h, scope.namespace[s]) for h, s in serializers])
-    lines += ["", "def _emit_after(f, v, after):", "    out = []", "    seen = after < 0",
-              f"    for hidx, ser in {emit_order}:",
-              "        if seen and v[hidx]:", "            out.append(ser(f))",
-              "        if hidx == after:", "            seen = True",
-              "    return b''.join(out)"]
-    return "\n".join(lines)
+    return ["def _emit_after(f, v, after):", "    out = []", "    seen = after < 0",
+            f"    for hidx, ser in {emit_order}:",
+            "        if seen and v[hidx]:", "            out.append(ser(f))",
+            "        if hidx == after:", "            seen = True",
+            "    return b''.join(out)"]
 
 
 def _bytes_code(inst: HeaderInstance, scope: CodeScope) -> str:

@@ -176,7 +176,8 @@ def fast(port, data):
         namespace = {"init_fields": self.init_fields, "init_valid": self.init_valid,
                      "now_us": self.program.now_us, "parse": self.code.parse,
                      "ingress": self.code.ingress, "egress": self.code.egress,
-                     "deparse": self.code.deparse, "slow_after_ingress": self._slow_after_ingress,
+                     "deparse": self.code.deparse, "deparse_replica": self.code.deparse_replica,
+                     "slow_after_ingress": self._slow_after_ingress,
                      "slow_after_egress": self._slow_after_egress,
                      "slow_after_replica": self._slow_after_replica,
                      "replicas_of": self.pre.replicas}
@@ -186,7 +187,13 @@ def fast(port, data):
     def _multicast_source(self) -> str:
         """Replicas of a packet sent to a multicast group (no clone, no resubmit), as
         `_after_ingress` + `_egress` would run them, while every replica stays on the common
-        path; the last replica reuses the ingress PHV instead of a copy."""
+        path; the last replica reuses the ingress PHV instead of a copy, and headers that
+        nothing after ingress can change are serialised once (`deparse_replica`)."""
+        if self.code.deparse_replica is not None:
+            memo = f"\n    memo = [None] * {self.code.replica_memo_size}"
+            deparse = "deparse_replica(cf, cv, payload, memo)"
+        else:
+            memo, deparse = "", "deparse(cf, cv, payload)"
         return f"""
 def multicast(f, v, payload, port, length, now, mgid):
     replicas = replicas_of(mgid)
@@ -197,7 +204,7 @@ def multicast(f, v, payload, port, length, now, mgid):
     f[{self.enq_ts}] = now & {MASK32}
     f[{self.deq_timedelta}] = 0
     f[{L.EXIT}] = 0
-    out = []
+    out = []{memo}
     last = len(replicas) - 1
     for i, (eport, rid) in enumerate(replicas):
         if i < last:
@@ -213,7 +220,7 @@ def multicast(f, v, payload, port, length, now, mgid):
             return out + slow_after_replica(cf, cv, f, v, payload, eport, rid, length, port,
                                             replicas[i + 1:])
         if eport != {DROP_PORT}:
-            out.append((eport, deparse(cf, cv, payload)))
+            out.append((eport, {deparse}))
     return out
 """
 

@@ -17,7 +17,8 @@ from . import layout as L
 from .calcgen import compile_calculation
 from .config import MAX_ARRAY_SIZE, MAX_WIDTH, Node, load_bmv2_json
 from .controlgen import ActionDef, ControlCompiler
-from .deparsergen import compile_deparser, serialize_varbit
+from .deparsergen import (compile_deparser, compile_replica_deparser, deparse_order,
+                          serialize_varbit)
 from .errors import AssertionFailure, ConfigError, P4SwitchError
 from .exprgen import EXPR_HELPERS, CodeScope
 from .externs import CounterArray, MeterArray, ParseValueSet, RegisterArray
@@ -27,6 +28,7 @@ from .parsergen import ParserCompiler, ParserError, error_code, make_extract_var
 from .primgen import PRIM_HELPERS
 from .profiles import ActionProfile
 from .tables import ActionSpec, KeyField, Table
+from .writes import code_writes
 
 MATCH_TYPES = ("exact", "lpm", "ternary", "range", "optional", "valid")
 
@@ -41,6 +43,8 @@ class PacketCode:
     deparse: Callable
     namespace: dict
     source: str
+    deparse_replica: Callable | None = None  # see compile_replica_deparser
+    replica_memo_size: int = 0
 
 
 class Program:
@@ -323,6 +327,10 @@ class Program:
             sources.append(ControlCompiler(pipelines[fn_name], self.tables, self.actions, scope,
                                            traced).compile(fn_name))
         sources.append(compile_deparser(root["deparsers"][0], update, scope, traced))
+        shared = [] if traced else self._replica_shared_headers(sources[-2] + "\n" + sources[-1],
+                                                                root["deparsers"][0], scope)
+        if shared:
+            sources.append(compile_replica_deparser(root["deparsers"][0], update, scope, shared))
         source = "\n\n\n".join(sources) + "\n"
         try:
             code = compile(source, "<p4switch generated>", "exec")
@@ -332,4 +340,22 @@ class Program:
         for profile, fn in selectors:
             profile.selector = namespace[fn]
         return PacketCode(namespace["parse"], namespace["ingress"], namespace["egress"],
-                          namespace["deparse"], namespace, source)
+                          namespace["deparse"], namespace, source,
+                          namespace.get("deparse_replica"), len(shared))
+
+    @staticmethod
+    def _replica_shared_headers(after_ingress: str, deparser: Node,
+                                scope: CodeScope) -> list[int]:
+        """Headers (validity indices) that egress and the deparser never change, so every
+        multicast replica emits them with the same bytes."""
+        writes = code_writes(after_ingress)
+        if writes.anything:
+            return []
+        shared = []
+        for inst in deparse_order(deparser, scope):
+            slots = range(inst.base, inst.base + len(inst.htype.fields))
+            if inst.metadata or writes.touches(slots, inst.index) or (
+                    inst.varbit_len_slot is not None and inst.varbit_len_slot in writes.fields):
+                continue
+            shared.append(inst.index)
+        return shared

@@ -84,8 +84,9 @@ class WordPlan:
         raise ValueError(bit)
 
 
-def word_plan(htype: HeaderType) -> WordPlan | None:
-    """The cheapest split of the header into struct words, or None if there is none."""
+def word_plan(htype: HeaderType, only_if_cheaper: bool = True) -> WordPlan | None:
+    """The cheapest split of the header into struct words, or None if there is none (or, with
+    `only_if_cheaper`, if the big-int code is as cheap: a few fields, like Ethernet's)."""
     if not htype.fields or any(w is None for _, w, _ in htype.fields):
         return None
     fields = []
@@ -137,6 +138,9 @@ def word_plan(htype: HeaderType) -> WordPlan | None:
     if total not in best:
         return None
     words = best[total][1]
+    operations = sum(1 for start, bits, _ in fields if (start, bits) not in words)
+    if only_if_cheaper and operations and len(words) + operations >= 2 * len(fields):
+        return None  # the big int: one shift and one mask per field
     codes = []
     for start, size in words:
         signed = any(s and (st, b) == (start, size) for st, b, s in fields)

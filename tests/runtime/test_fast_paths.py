@@ -14,6 +14,7 @@ import pytest
 
 from p4switch.runtime import PacketTrace, Switch
 from p4switch.runtime.localize import localize_fields
+from p4switch.runtime.writes import code_writes
 
 from .bmv2 import Bmv2Program, assign, const, eth_frame, ethernet_program, fld, op, prim, std
 
@@ -203,3 +204,57 @@ def test_localize_writes_back_before_any_barrier_and_leaves_it_alone():
 def test_localize_leaves_computed_slots_and_single_writes_alone():
     lines = ["f[2] = 5", "f[8 + f[1]] = f[2]", "f[2] = 6", "f[4] = f[1]"]
     assert localize_fields(lines) == lines
+
+
+# ------------------------------------------------- headers shared by multicast replicas
+def test_write_sets_of_generated_code():
+    src = "\n".join([
+        "def egress(f, v):", "    f[3] = 1", "    f[10:10 + 3] = f[20:23]",
+        "    reg_1[_t1] = _l4 = f[5]", "    f[9] = _l7 = 3", "    v[2] = 0",
+        "    x = calcname_1(f, v, payload)", "    a, p, e = prof_3.resolve(tbl, r, f, v)",
+        "    if f[3] == f[4]:", "        f[6] += 1", "    return n0_x(f, v)",
+        "def n0_x(f, v):", "    f[30] = 1",
+        "def _emit_after(f, v, after):", "    ser(f)"])
+    writes = code_writes(src)
+    assert not writes.anything
+    assert writes.fields == {3, 6, 9, 10, 11, 12, 30} and writes.valid == {2}
+    for escaping in ["_stack_push(f, v, 1, 2, 3, 4, 5, 1)", "f[f[3]] = 1", "g = f",
+                     "v[1:f[2]] = [0]", "helper(v)"]:
+        assert code_writes(f"def egress(f, v):\n    {escaping}\n").anything, escaping
+
+
+def _shared_header_program() -> dict:
+    """eth, a (egress writes a.x from egress_rid), b (only read), c (egress sets it invalid
+    for rid 2); every header is emitted; multicast group 1."""
+    prog = ethernet_program()
+    prog.header_type("w_t", [("x", 8), ("y", 16), ("z", 4), ("q", 4)])
+    for name in ("a", "b", "c"):
+        prog.header(name, "w_t")
+    prog.state("start", [prog.extract("eth"), prog.extract("a"), prog.extract("b"),
+                         prog.extract("c")])
+    prog.run("ing", prog.action("ing", [assign(std("mcast_grp"), const(1)),
+                                        assign(fld("b", "y"), const(0xBEEF))]))
+    rid = std("egress_rid")
+    egr = prog.action("egr", [assign(fld("a", "x"), rid),
+                              assign(fld("eth", "type"), fld("b", "y"))])
+    hide = prog.action("hide", [prim("remove_header", {"type": "header", "value": "c"})])
+    prog.run("egr", egr, next_node="rid2", pipeline="egress")
+    prog.conditional("rid2", op("==", rid, const(2)), "hide", None, pipeline="egress")
+    prog.run("hide", hide, pipeline="egress")
+    return prog.build()
+
+
+def test_replicas_reuse_only_the_headers_nothing_after_ingress_changes():
+    program = _shared_header_program()
+    fast, plain = Switch(program), Switch(program, trace=PacketTrace())
+    code = fast.program.untraced
+    assert code.deparse_replica is not None and code.replica_memo_size == 1   # only b
+    for sw in (fast, plain):
+        sw.mc_group_set(1, [(1, 1), (2, 2), (3, 3)])
+    frame = eth_frame(ether_type=0x1234, payload=bytes(range(1, 13)))
+    got = fast.receive(0, frame)
+    assert got == plain.receive(0, frame)
+    b_bytes = bytes([5]) + b"\xbe\xef" + bytes([8])
+    assert [(port, out[12:14], out[14], out[18:22], len(out)) for port, out in got] == [
+        (1, b"\xbe\xef", 1, b_bytes, 26), (2, b"\xbe\xef", 2, b_bytes, 22),
+        (3, b"\xbe\xef", 3, b_bytes, 26)]
