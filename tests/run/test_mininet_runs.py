@@ -80,14 +80,11 @@ def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
 def test_a_killed_worker_ends_the_others_with_a_clear_error(tmp_path) -> None:
     tag, grpc_base = "qk", 51400
     out = tmp_path / "run"
-    started = time.monotonic()
     done = inaemu_run(tag, grpc_base, out, "--net", "mininet", "--workers", "4",
                       "--size-mib", "4", "--timeout", "30", "--kill-worker", "2@1.5")
-    elapsed = time.monotonic() - started
     assert done.returncode == 1, done.stdout + done.stderr
     assert "inaemu run: not every result is correct" in done.stderr, done.stdout + done.stderr
-    # each algorithm ends within its timeout (30 s) plus the set-up, never at the kill deadline
-    assert elapsed < 2 * 30
+    # the survivors end with the protocol's own error, before the run's deadline would kill them
     records = json.loads((out / "workers.json").read_text())
     for algo in ("ina", "ring"):
         errors = {r["worker"]: r["error"] for r in records if r["algo"] == algo}
