@@ -110,7 +110,8 @@ class Switch:
 
     # ------------------------------------------------------------------------------ packets
     def receive(self, port: int, packet: bytes) -> list[tuple[int, bytes]]:
-        packet = _checked_packet(port, packet)
+        if type(packet) is not bytes or type(port) is not int or not 0 <= port <= MAX_PORT:
+            packet = _checked_packet(port, packet)  # the common case skips the call
         with self.lock:
             if self._engine is None:
                 return []
@@ -121,7 +122,9 @@ class Switch:
         with self.lock:
             engine = self._engine
             for port, packet in items:
-                packet = _checked_packet(port, packet)
+                if type(packet) is not bytes or type(port) is not int or \
+                        not 0 <= port <= MAX_PORT:
+                    packet = _checked_packet(port, packet)
                 if engine is not None:
                     out += engine.process(port, packet)
         return out
