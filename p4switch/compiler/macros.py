@@ -25,7 +25,8 @@ from .errors import Location
 _PP_TOKEN = re.compile(
     r'"(?:\\.|[^"\\])*"?|[A-Za-z_]\w*|\d\w*|##|\.\.\.|&&&|\|\+\||\|-\||<<=|>>=|'
     r"<<|>>|<=|>=|==|!=|&&|\|\||\+\+|\+=|-=|\*=|/=|&=|\|=|\^=|->|::|\.\.|\S")
-_SPACE = re.compile(r"\s+")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_DYNAMIC = ("__LINE__", "__FILE__")
 _PARAM_NAME = re.compile(r"[A-Za-z_]\w*(\.\.\.)?|\.\.\.")
 
 
@@ -52,10 +53,9 @@ class Tok:
     def is_ident(self) -> bool:
         return bool(self.text) and (self.text[0].isalpha() or self.text[0] == "_")
 
-    def with_(self, **changes) -> "Tok":
-        values = {"text": self.text, "space": self.space, "hide": self.hide, "moved": self.moved}
-        values.update(changes)
-        return Tok(**values)
+    def with_(self, text=None, space=None, hide=None, moved=None) -> "Tok":
+        return Tok(self.text if text is None else text, self.space if space is None else space,
+                   self.hide if hide is None else hide, self.moved if moved is None else moved)
 
 
 def tokenize(text: str) -> list[Tok]:
@@ -83,7 +83,14 @@ def render(tokens: list[Tok], trailing: str = "") -> str:
 
 
 def _would_merge(left: str, right: str) -> bool:
+    word_left, word_right = _is_word(left[-1]), _is_word(right[0])
+    if word_left or word_right:
+        return word_left and word_right
     return [m.group(0) for m in _PP_TOKEN.finditer(left + right)] != [left, right]
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"
 
 
 def parse_params(text: str) -> tuple[list[str], bool] | None:
@@ -112,8 +119,9 @@ class MacroExpander:
         self.fail = fail
 
     def expand_text(self, line: str, loc: Location) -> str:
-        if not self.macros and "__LINE__" not in line and "__FILE__" not in line:
-            return line
+        names = _IDENTIFIER.findall(line)
+        if not any(n in self.macros or n in _DYNAMIC for n in names):
+            return line  # the common case: nothing to expand
         tokens = tokenize(line)
         trailing = line[len(render(tokens)):]
         return render(self.expand(tokens, loc), trailing)
