@@ -43,11 +43,13 @@ class ParserLowerer:
             elif isinstance(local, A.ValueSetDecl):
                 env.bind(local, self.ctx.value_set(local, prefix or decl.name))
         names = {st.name: (prefix + "." if prefix else "") + st.name for st in decl.states}
+        # initialised parser-level variables are set on entry, before the start state's code
+        inits = [d for d in decl.locals if isinstance(d, A.VarDecl) and d.init is not None]
         for st in decl.states:
-            self.state(st, env, names, accept_to)
+            self.state(st, env, names, accept_to, inits if st.name == "start" else [])
         return names["start"]
 
-    def state(self, st: A.StateDecl, env: Env, names: dict, accept_to) -> None:
+    def state(self, st: A.StateDecl, env: Env, names: dict, accept_to, prologue=()) -> None:
         senv = Env(env)
         for stmt in _var_decls(st.stmts):  # bound by declaration, so nested ones can share senv
             self.ctx.declare_local(stmt, senv)
@@ -78,7 +80,7 @@ class ParserLowerer:
 
         self.parts = 0
         self.base = names[st.name]
-        self.statements_to_states(names[st.name], list(st.stmts), senv, finish)
+        self.statements_to_states(names[st.name], list(prologue) + list(st.stmts), senv, finish)
 
     def statements_to_states(self, name: str, stmts: list, env: Env, finish) -> None:
         """Emit state `name` running `stmts`, then `finish(last_state)` sets the transition.

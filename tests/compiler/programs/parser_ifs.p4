@@ -1,6 +1,7 @@
 // parser_ifs: `if` statements in parser states (nested, with and without else, a variable
 // declared in a branch, a constant condition, code after the if), lowered to extra states that
-// select on the condition; and the one deparser conditional BMv2 can express.
+// select on the condition; a parser-level variable initialiser; and the one deparser
+// conditional BMv2 can express.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -12,9 +13,10 @@ struct headers_t { ethernet_t eth; a_t a; b_t b; c_t c; }
 struct meta_t { bit<8> path; bit<8> count; }
 
 parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    bit<8> first_path = 1;  // a parser-level initialiser: set on entry
     state start {
         pkt.extract(hdr.eth);
-        meta.path = 1;
+        meta.path = first_path;
         if (hdr.eth.ether_type == 0x88B5) {
             pkt.extract(hdr.a);
             if ((hdr.a.flags & 1) == 1) {
