@@ -254,10 +254,11 @@ class ParserLowerer:
                                            {"type": "hexstr", "value": hexstr(fold(err), 32)}],
                             "op": "verify"})
                 return
-        if isinstance(st, A.Assign) and isinstance(st.rhs, A.Call) and \
-                isinstance(st.rhs.func, A.Member) and st.rhs.func.name == "lookahead":
-            target = x.resolve(st.lhs, env)
-            width = bit_width(st.rhs.type)
+        lookahead_init = isinstance(st, A.VarDecl) and _is_lookahead(st.init)
+        if lookahead_init or isinstance(st, A.Assign) and _is_lookahead(st.rhs):
+            target = env.lookup(st) if lookahead_init else x.resolve(st.lhs, env)
+            rhs = st.init if lookahead_init else st.rhs
+            width = bit_width(rhs.type)
             if isinstance(target, FieldRef):
                 ops.append({"parameters": [target.json(), {"type": "lookahead", "value": [0, width]}],
                             "op": "set"})

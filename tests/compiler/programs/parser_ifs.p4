@@ -10,7 +10,7 @@ header a_t { bit<8> kind; bit<8> flags; }
 header b_t { bit<8> v; }
 header c_t { bit<8> v; }
 struct headers_t { ethernet_t eth; a_t a; b_t b; c_t c; }
-struct meta_t { bit<8> path; bit<8> count; }
+struct meta_t { bit<8> path; bit<8> count; bit<8> peeked; }
 
 parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     bit<8> first_path = 1;  // a parser-level initialiser: set on entry
@@ -18,6 +18,8 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
         pkt.extract(hdr.eth);
         meta.path = first_path;
         if (hdr.eth.ether_type == 0x88B5) {
+            bit<8> kind = pkt.lookahead<bit<8>>();
+            meta.peeked = kind;
             pkt.extract(hdr.a);
             if ((hdr.a.flags & 1) == 1) {
                 pkt.extract(hdr.b);
@@ -47,6 +49,7 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
     apply {
         hdr.eth.src[7:0] = meta.path;
         hdr.eth.src[15:8] = meta.count;
+        hdr.eth.src[23:16] = meta.peeked;
         sm.egress_spec = 1;
     }
 }
