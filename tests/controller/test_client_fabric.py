@@ -189,3 +189,21 @@ def test_fabric_writes_ecmp_members_before_the_routes_that_use_them(l3_forward_f
     # a spine has one way down to each leaf either way
     assert sp1 == [("ipv4_lpm", ((h1, 32),), "ipv4_forward", (h1_mac, 1)),
                    ("ipv4_lpm", ((h2, 32),), "ipv4_forward", (h2_mac, 2))]
+
+
+@pytest.mark.parametrize("extra, l1_writes", [([], 4), (["--no-ecmp"], 2)], ids=["ecmp", "no_ecmp"])
+def test_controller_cli_installs_ecmp_groups_unless_told_not_to(l3_forward_files, tmp_path, capsys,
+                                                                extra, l1_writes):
+    from inaemu.cli import main
+    from topologies.builders import leaf_spine
+    p4info, config = l3_forward_files
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(FakeP4Runtime(device_id=i)) for i in range(1, 5)]
+        _with_ports(leaf_spine(2, 2, 1), servers).save(tmp_path / "topo.json")
+        status = main(["controller", "--topology", str(tmp_path / "topo.json"), "--p4info",
+                       str(p4info), "--json", str(config), "--routes", "--timeout", "5", *extra])
+        assert len(servers[0].updates) == l1_writes
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "controller: done: 4 switches, pipeline pushed, 8 routes" in out
+    assert ("1 ECMP groups (2 members)" in out) == (not extra)
