@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from .config import MAX_WIDTH, Node
 from .exprgen import CodeScope
-from .hashes import BITS_VARIANTS
-from .layout import HeaderInstance
+from .hashes import BITS_VARIANTS, csum16_bits
+from .layout import HeaderInstance, HeaderType
+from .wordplan import word_plan
 
 
 def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeScope,
@@ -61,6 +62,12 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
             has_payload = True
         else:
             raise item.error(f"unsupported calculation input type '{kind}'")
+    if algorithm in BITS_VARIANTS and BITS_VARIANTS[algorithm] is csum16_bits and \
+            not has_payload:
+        summed = _csum16_by_words(fn, groups)
+        if summed is not None:
+            scope.namespace.setdefault("__source__", []).append("\n".join(summed))
+            return fn
     for header, parts in groups:
         indent = "    "
         if header is not None and not header.metadata:
@@ -87,6 +94,31 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
         lines.append(f"    return {scope.bind('algo', algorithm)}(_bits_to_bytes(x, n))")
     scope.namespace.setdefault("__source__", []).append("\n".join(lines))
     return fn
+
+
+def _csum16_by_words(fn: str, groups) -> list[str] | None:
+    """The Internet checksum as a plain sum of 16-bit words built from the fields.
+
+    2**16 = 1 (mod 0xFFFF), so the packed bits modulo 0xFFFF are the sum of their 16-bit words
+    modulo 0xFFFF: no big int at all. Needs every group (a header's fields, present or not)
+    to be whole 16-bit words, so the words line up whichever headers are valid."""
+    lines = [f"def {fn}(f, v, payload):", "    s = 0"]
+    for header, parts in groups:
+        widths = [w for _, w in parts]
+        if any(isinstance(w, str) for w in widths) or sum(widths) % 16:
+            return None
+        plan = word_plan(HeaderType("calc", [(f"p{i}", w, False) for i, w in enumerate(widths)]),
+                         only_if_cheaper=False, sizes=(16,))
+        if plan is None:
+            return None
+        words = " + ".join(plan.word_codes([code for code, _ in parts]))
+        if header is not None and not header.metadata:
+            lines += [f"    if v[{header.index}]:", f"        s += {words}"]
+        else:
+            lines.append(f"    s += {words}")
+    # csum16_bits: 0xFFFF for all-zero input, else ~(x % 0xFFFF or 0xFFFF) & 0xFFFF
+    lines.append("    return 65535 if not s else ~(s % 65535 or 65535) & 65535")
+    return lines
 
 
 def _add(groups, header, code: str, width: int | str) -> None:

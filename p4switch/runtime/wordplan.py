@@ -84,9 +84,11 @@ class WordPlan:
         raise ValueError(bit)
 
 
-def word_plan(htype: HeaderType, only_if_cheaper: bool = True) -> WordPlan | None:
+def word_plan(htype: HeaderType, only_if_cheaper: bool = True,
+              sizes: tuple[int, ...] = tuple(WORD_CODES)) -> WordPlan | None:
     """The cheapest split of the header into struct words, or None if there is none (or, with
-    `only_if_cheaper`, if the big-int code is as cheap: a few fields, like Ethernet's)."""
+    `only_if_cheaper`, if the big-int code is as cheap: a few fields, like Ethernet's).
+    `sizes` limits the word sizes (16 alone: words an Internet checksum can add up)."""
     if not htype.fields or any(w is None for _, w, _ in htype.fields):
         return None
     fields = []
@@ -128,7 +130,7 @@ def word_plan(htype: HeaderType, only_if_cheaper: bool = True) -> WordPlan | Non
     for p in range(0, total, 8):
         if p not in best:
             continue
-        for size in WORD_CODES:
+        for size in sizes:
             q = p + size
             if q > total or not allowed(p, q):
                 continue
