@@ -132,6 +132,9 @@ class ParseErrors:
             return self.error(f"{what} is not closed: expected '}}', found end of input")
         if t.kind == "kw" and t.text in TOP_LEVEL_KEYWORDS:
             return self.error(f"expected a declaration in {what}, found '{t.text}'")
+        if t.text == "{" and t.kind != "str" and what.startswith("control"):
+            return self.error(f"expected a declaration in {what}, found '{{': is 'apply' "
+                              f"missing before it?")
         if t.kind == "kw" and t.text in ("if", "switch", "return", "exit", "else") or \
                 t.text == "{" and t.kind != "str":
             place = "inside 'apply { }'" if what.startswith("control") else "inside a state"

@@ -57,6 +57,8 @@ def edit(old: str, new: str, text: str = BASE) -> str:
      "state start { pkt.extract(hdr.eth); { transition accept; } }",
      "'transition' must be the last statement of a parser state, outside any block",
      "transition accept"),
+    ("apply { t.apply(); }", "{ t.apply(); }",
+     "expected a declaration in control 'Ing', found '{': is 'apply' missing before it?", "{ t"),
     ("apply { t.apply(); }", "7 { t.apply(); }",
      "expected a declaration or 'apply' in control 'Ing', found '7'", "7 {"),
     ("state start {", "start {",
