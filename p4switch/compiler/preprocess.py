@@ -3,7 +3,8 @@
 `#include "x"` / `<x>` (searched in the including file's folder for quotes, then the -I folders,
 then this package's `p4include/`), object- and function-like `#define`, `#undef`, `#if`, `#ifdef`,
 `#ifndef`, `#elif`, `#else`, `#endif` with `defined()` and C integer expressions, `#error`,
-`#line`, `#pragma` (ignored). The output keeps, for every line, the file and line it came from, so
+`#line`, `#pragma` (ignored). Macro expansion itself (C semantics: `#`, `##`, variadic macros,
+rescanning) is `macros.py`. The output keeps, for every line, the file and line it came from, so
 later stages can point at the user's source.
 """
 
