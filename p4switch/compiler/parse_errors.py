@@ -3,8 +3,8 @@
 A one-token slip often shows up far from where it happened: a missing `}` makes the next
 `control` appear inside a body, an extra `{` makes `action` appear inside `apply`. The messages
 here name the construct being parsed and, for misplaced braces, say which `{` is open, so the
-P4 programmer can find the real mistake. Brace depth is computed once from the token list,
-independently of how far parsing got.
+P4 programmer can find the real mistake. Brace and parenthesis depths are computed once from the
+token list, independently of how far parsing got.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ LOCAL_DECLARATION_KEYWORDS = ("action", "table", "state", "value_set")
 
 
 class ParseErrors:
-    """Mixin for the parser: `expect`, `expect_name` and `error` with helpful messages."""
+    """Mixin for the parser: `expect`, `expect_name` and `error` with helpful messages (hints
+    about unbalanced braces and parentheses at the current token)."""
 
     toks: list[Token]
     pos: int
@@ -59,25 +60,36 @@ class ParseErrors:
         return self.reporter.error(loc, message)
 
     # ---- hints --------------------------------------------------------------------------------
-    def _open_braces(self) -> list[Token]:
-        """The `{` tokens still open before the current token (outermost first)."""
-        if getattr(self, "_brace_cache", None) is None:
+    def _nesting(self) -> tuple[list[Token], int]:
+        """The `{` tokens still open before the current token (outermost first), and how many
+        `(` are open there."""
+        if getattr(self, "_nesting_cache", None) is None:
             opened: list[Token] = []
-            before: list[tuple[Token, ...]] = []
+            parens = 0
+            before: list[tuple[tuple[Token, ...], int]] = []
             for t in self.toks:
-                before.append(tuple(opened))
+                before.append((tuple(opened), parens))
                 if t.kind == "str":
                     continue
                 if t.text == "{":
                     opened.append(t)
                 elif t.text == "}" and opened:
                     opened.pop()
-            self._brace_cache = before
-        return list(self._brace_cache[min(self.pos, len(self._brace_cache) - 1)])
+                elif t.text == "(":
+                    parens += 1
+                elif t.text == ")" and parens:
+                    parens -= 1
+            self._nesting_cache = before
+        braces, parens = self._nesting_cache[min(self.pos, len(self._nesting_cache) - 1)]
+        return list(braces), parens
 
     def _brace_hint(self) -> str:
         t = self.tok
-        opened = self._open_braces()
+        opened, parens = self._nesting()
+        if t.text == ")" and t.kind != "str" and parens == 0:
+            return " (this ')' closes no '(': is there one too many?)"
+        if t.text == ".." and t.kind != "str":
+            return " (is a member name missing between '.' and '.'?)"
         if t.kind == "eof" and opened:
             where = opened[-1].loc
             return f" (the '{{' at line {where.line}, column {where.col} is never closed)"

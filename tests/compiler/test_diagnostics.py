@@ -44,6 +44,11 @@ def edit(old: str, new: str, text: str = BASE) -> str:
     ("actions = { a; } }", "actions = { a; } } }",
      "control 'Ing' has no apply block (its body ends at line 15: is there a '}' too many "
      "before?)", "Ing("),
+    ("apply { t.apply(); }", "apply { t.apply()); }",
+     "expected ';' after the statement, found ')' (this ')' closes no '(': is there one too "
+     "many?)", "); }"),
+    ("(bit<16>)v;", "(bit<16>)hdr..eth;",
+     "(is a member name missing between '.' and '.'?)", "..eth"),
     # statements and declarations in the wrong place
     ("apply { t.apply(); }", "if (true) { } apply { t.apply(); }",
      "expected a declaration in control 'Ing', found 'if': statements belong inside "
