@@ -102,7 +102,7 @@ class Fabric:
                 target = f"{route.prefix}/{route.prefix_len}"
                 if planned.group in groups:
                     group = groups[planned.group]
-                    entries.append(program.group_entry(index, route, group))
+                    entries.append(program.group_entry(index, route, group, plan.hash_shift))
                     labels.append(f"route {target} -> ECMP group {group.id}")
                 else:
                     entries.append(program.entry(index, route))

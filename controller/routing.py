@@ -11,9 +11,12 @@ with a single next hop per route.
 Next hops: on switch S, the next hops towards host H are the neighbours one hop closer to H (hosts
 never transit). Every hop strictly shortens the distance, so no mix of choices can loop.
 - One next hop: `ipv4_forward(H's MAC, port)`, as single-path routing always did.
-- Several: `ecmp_group(group, size)`, and the group's members `ecmp_nhop{group, i} ->
+- Several: `ecmp_group(group, size, shift)`, and the group's members `ecmp_nhop{group, i} ->
   ipv4_forward(next hop's MAC, port_i)`, ports ascending. Group ids count from 1 per switch in the
   order the topology lists hosts, so the same topology always gives the same ids.
+- `shift` picks which bits of the flow hash a switch decides on (`hash_shifts`): neighbouring
+  switches get different ones, so the flows that reached an aggregation switch because of their
+  hash do not all make the same choice again there (hash polarisation).
 Destination MACs: the last hop always has one next hop (a host has one link), so the frame that
 reaches a host is addressed to it. An ECMP member towards a switch writes `switch_mac` of that
 switch, since a group serves many destinations (switches do not check MACs).
@@ -89,6 +92,10 @@ class PlannedRoute:
 class SwitchForwarding:
     routes: tuple[PlannedRoute, ...]
     groups: tuple[EcmpGroup, ...]
+    hash_shift: int = 0      # which bits of the flow hash this switch's groups decide on
+
+
+MAX_HASH_SHIFT = 7           # leaves at least 9 of crc16's 16 bits to take the modulo of
 
 
 def switch_mac(switch: Switch) -> str:
@@ -122,8 +129,22 @@ def host_routes(topology: Topology) -> dict[str, list[Route]]:
             for switch, routes in multipath_routes(topology).items()}
 
 
+def hash_shifts(topology: Topology) -> dict[str, int]:
+    """switch -> the smallest shift in 0..MAX_HASH_SHIFT that no neighbouring switch has taken
+    (greedy, in topology order). Consecutive hops of a path thus never decide on the same hash
+    bits: on a fat-tree, edges get 0, aggregation switches 1, cores 0. A switch whose neighbours
+    took every shift falls back to its position modulo 8."""
+    shifts: dict[str, int] = {}
+    for position, switch in enumerate(topology.switches):
+        taken = {shifts[n.node] for n in topology.neighbours(switch.name) if n.node in shifts}
+        free = [s for s in range(MAX_HASH_SHIFT + 1) if s not in taken]
+        shifts[switch.name] = free[0] if free else position % (MAX_HASH_SHIFT + 1)
+    return shifts
+
+
 def forwarding_plans(topology: Topology) -> dict[str, SwitchForwarding]:
     """switch name -> its routes, each direct or through one of its ECMP groups."""
+    shifts = hash_shifts(topology)
     plans: dict[str, SwitchForwarding] = {}
     for switch, routes in multipath_routes(topology).items():
         group_of: dict[tuple[NextHop, ...], int] = {}
@@ -134,7 +155,7 @@ def forwarding_plans(topology: Topology) -> dict[str, SwitchForwarding]:
                 group = group_of.setdefault(route.next_hops, len(group_of) + 1)
             planned.append(PlannedRoute(route, group))
         groups = tuple(EcmpGroup(gid, hops) for hops, gid in group_of.items())
-        plans[switch] = SwitchForwarding(tuple(planned), groups)
+        plans[switch] = SwitchForwarding(tuple(planned), groups, shifts[switch])
     return plans
 
 
@@ -159,8 +180,8 @@ def flood_groups(topology: Topology) -> dict[str, dict[int, list[int]]]:
 @dataclass(frozen=True)
 class L3Program:
     """Where routes go in a program: an LPM table and an action(mac, port); optionally ECMP: an
-    action(group, size) in the same table and a member table keyed (group, member index) whose
-    entries use the (mac, port) action."""
+    action(group, size[, shift]) in the same table and a member table keyed (group, member index)
+    whose entries use the (mac, port) action."""
 
     table: str
     action: str
@@ -169,6 +190,7 @@ class L3Program:
     ecmp_action: str | None = None
     group_param: str = "group"
     size_param: str = "size"
+    shift_param: str = "shift"
     member_table: str = "ecmp_nhop"
 
     def _lpm_key(self, index: P4InfoIndex) -> str:
@@ -202,12 +224,15 @@ class L3Program:
             index, self.table, {self._lpm_key(index): (route.prefix, route.prefix_len)}, self.action,
             {self.mac_param: route.dst_mac, self.port_param: route.port})
 
-    def group_entry(self, index: P4InfoIndex, route: MultipathRoute,
-                    group: EcmpGroup) -> p4runtime_pb2.TableEntry:
-        """A route through an ECMP group."""
+    def group_entry(self, index: P4InfoIndex, route: MultipathRoute, group: EcmpGroup,
+                    hash_shift: int = 0) -> p4runtime_pb2.TableEntry:
+        """A route through an ECMP group (the shift is left out if the action takes none)."""
+        params = {self.group_param: group.id, self.size_param: len(group.next_hops)}
+        if any(p.name == self.shift_param for p in index.action(self.ecmp_action).params):
+            params[self.shift_param] = hash_shift
         return entities.table_entry(
             index, self.table, {self._lpm_key(index): (route.prefix, route.prefix_len)},
-            self.ecmp_action, {self.group_param: group.id, self.size_param: len(group.next_hops)})
+            self.ecmp_action, params)
 
     def member_entries(self, index: P4InfoIndex, group: EcmpGroup) -> list[p4runtime_pb2.TableEntry]:
         """One member-table entry per next hop of the group, member i -> next_hops[i]."""

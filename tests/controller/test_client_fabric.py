@@ -179,7 +179,7 @@ def test_fabric_writes_ecmp_members_before_the_routes_that_use_them(l3_forward_f
             ("ecmp_nhop", ((1,), (0,)), "ipv4_forward", (mac["sp1"], 2)),
             ("ecmp_nhop", ((1,), (1,)), "ipv4_forward", (mac["sp2"], 3)),
             ("ipv4_lpm", ((h1, 32),), "ipv4_forward", (h1_mac, 1)),
-            ("ipv4_lpm", ((h2, 32),), "ecmp_group", (1, 2)),
+            ("ipv4_lpm", ((h2, 32),), "ecmp_group", (1, 2, 0)),   # group, size, hash shift
         ]
         assert any("l1: 2 routes installed in ipv4_lpm, 1 ECMP groups (2 members)" in line
                    for line in lines)

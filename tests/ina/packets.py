@@ -114,10 +114,12 @@ def crc16(data: bytes) -> int:
     return crc
 
 
-def ecmp_member(src: int, dst: int, protocol: int, sport: int, dport: int, size: int) -> int:
-    """The member index ecmp_group(group, size) picks: crc16 over the 13 bytes of the 5-tuple
-    (addresses, protocol, ports; ports 0 for packets without them), modulo size."""
-    return crc16(struct.pack("!IIBHH", src, dst, protocol, sport, dport)) % size
+def ecmp_member(src: int, dst: int, protocol: int, sport: int, dport: int, size: int,
+                shift: int = 0) -> int:
+    """The member index ecmp_group(group, size, shift) picks: crc16 over the 13 bytes of the
+    5-tuple (addresses, protocol, ports; ports 0 for packets without them), shifted right by
+    `shift`, modulo size."""
+    return (crc16(struct.pack("!IIBHH", src, dst, protocol, sport, dport)) >> shift) % size
 
 
 def eth_ipv4_tcp(src: Endpoint, dst: Endpoint, payload: bytes, *, ttl: int = 64, ident: int = 0,

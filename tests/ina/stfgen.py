@@ -398,7 +398,7 @@ def ecmp(b: StfBuilder) -> None:
               "08:00:00:00:05:55 and 08:00:00:00:06:66). A flow's member is crc16(srcAddr, dstAddr,",
               "protocol, srcPort, dstPort) mod 2, so a flow keeps its path and flows spread.")
     b.cmd(f"add ipv4_lpm hdr.ipv4.dstAddr:0x{ECMP_NET.addr & 0xFFFFFF00:08X}/24 "
-          "ecmp_group(group:1, size:2)")
+          "ecmp_group(group:1, size:2, shift:0)")
     for member, (port, mac) in enumerate(ECMP_HOPS):
         b.cmd(f"add ecmp_nhop meta.fwd.ecmp_group:1 meta.fwd.ecmp_member:{member} "
               f"ipv4_forward(dstAddr:0x{mac:012X}, port:{port})")

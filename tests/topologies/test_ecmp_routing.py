@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.routing import (EcmpGroup, NextHop, forwarding_plans, host_routes,
-                                multipath_routes, switch_mac)
+from controller.routing import (MAX_HASH_SHIFT, EcmpGroup, NextHop, forwarding_plans,
+                                hash_shifts, host_routes, multipath_routes, switch_mac)
 from topologies.builders import fat_tree, leaf_spine, linear, star
 from topologies.model import Topology
 
@@ -86,3 +86,18 @@ def test_switch_macs_are_unicast_local_and_distinct():
     assert len(macs) == len(topo.switches)
     assert all(int(m[:2], 16) & 0b11 == 0b10 for m in macs)   # locally administered, unicast
     assert switch_mac(topo.switch("e0_0")) == "02:ff:00:00:00:01"
+
+
+def test_neighbouring_switches_decide_on_different_hash_bits():
+    fat = hash_shifts(fat_tree(4))
+    assert {s: fat[s] for s in ("e0_0", "e3_1", "a0_0", "a2_1", "c0", "c3")} == {
+        "e0_0": 0, "e3_1": 0, "a0_0": 1, "a2_1": 1, "c0": 0, "c3": 0}
+    for topo in (fat_tree(4), leaf_spine(4, 3, 2), linear(5)):
+        shifts = hash_shifts(topo)
+        for switch in topo.switches:
+            assert 0 <= shifts[switch.name] <= MAX_HASH_SHIFT
+            for n in topo.neighbours(switch.name):
+                if topo.is_switch(n.node):
+                    assert shifts[n.node] != shifts[switch.name], (switch.name, n.node)
+    plans = forwarding_plans(fat_tree(4))
+    assert (plans["e1_0"].hash_shift, plans["a1_0"].hash_shift) == (0, 1)

@@ -13,7 +13,7 @@ from inaemu.sim.frames import PROTO_TCP, PROTO_UDP, ip_bytes
 from inaemu.sim.network import SimNetwork
 from inaemu.sim.switch_node import SwitchCost
 from tests.ina.packets import ecmp_member, ip
-from topologies.builders import leaf_spine
+from topologies.builders import fat_tree, leaf_spine
 
 COST = SwitchCost(per_packet_s=10e-6, per_byte_s=0.0, per_copy_s=5e-6)
 SPINE_LINKS = ("l1:3->sp1:1", "l1:4->sp2:1")   # leaf l1: hosts on 1-2, spines on 3-4
@@ -68,3 +68,30 @@ def test_flows_between_leaves_take_the_spine_their_hash_names(l3_program):
     assert set(chosen) == {0, 1}                          # both spines carried flows
     assert sorted(received) == sorted(s for p, s in flows for _ in range(PACKETS_PER_FLOW)
                                       if p == PROTO_UDP)  # and every UDP packet arrived
+
+
+def test_fat_tree_flows_spread_over_every_core(l3_program):
+    """h1 -> h16 crosses edge e0_0 (hash shift 0: which aggregation switch) and then a0_0 or
+    a0_1 (shift 1: which of its two cores). Had both tiers used the same hash bits, the flows
+    that reached a0_0 would all pick c0 and those at a0_1 all c3 (polarisation)."""
+    net = SimNetwork(fat_tree(4, bw=1000), seed=1, switch_cost=COST)
+    try:
+        with Fabric(net.start_servers(), timeout=10.0) as fabric:
+            control.push_program(fabric, l3_program)
+            control.install_host_routes(fabric)
+    finally:
+        net.stop_servers()
+    up = ["a0_0:3->c0:1", "a0_0:4->c1:1", "a0_1:3->c2:1", "a0_1:4->c3:1"]
+    h1 = net.hosts["h1"]
+    for n, sport in enumerate(range(43000, 43032)):
+        before = [net.links[name].counters.delivered_packets for name in up]
+        frame = h1.addressing.udp_frame(ip_bytes("10.0.0.16"), sport, 9000, b"z" * 64, n + 1)
+        net.loop.at(net.loop.now, h1.send_frame, frame)
+        net.loop.run(until=net.loop.now + 0.01)
+        moved = [net.links[name].counters.delivered_packets - b for name, b in zip(up, before)]
+        agg = ecmp_member(ip("10.0.0.1"), ip("10.0.0.16"), PROTO_UDP, sport, 9000, 2, shift=0)
+        core = ecmp_member(ip("10.0.0.1"), ip("10.0.0.16"), PROTO_UDP, sport, 9000, 2, shift=1)
+        expected = [0, 0, 0, 0]
+        expected[2 * agg + core] = 1
+        assert moved == expected, (sport, moved)
+    assert all(net.links[name].counters.delivered_packets > 0 for name in up)
