@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 
 from . import layout as L
+from .fastpath import build_fast_path
 from .primgen import DROP_PORT
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
@@ -50,7 +51,7 @@ class Engine:
         self.metadata_slots = [slot for h in layout.header_list if h.metadata
                                for slot in range(h.base, h.base + len(h.htype.fields))]
         self.packet_count = 0
-        self.fast = self._build_fast_path()
+        self.fast = build_fast_path(self)
 
     # ----------------------------------------------------------------------------- helpers
     def _preserved(self, f, field_list_id: int) -> list[tuple[int, int]]:
@@ -103,10 +104,10 @@ class Engine:
             if copies:
                 self._egress(copies, outputs, ingress_queue, port)
 
-    # The common case (one ingress pass, unicast, no clone, no recirculation) runs in a
-    # function generated for the program's slots; anything else hands over to the general
-    # flow at the point where it diverges.
-    def _slow_after_ingress(self, f, v, data, pos, port):
+    # The common case (one ingress pass, unicast or multicast, no clone, no recirculation)
+    # runs in a function generated for the program's slots (fastpath.py); anything else hands
+    # over to the general flow at the point where it diverges.
+    def slow_after_ingress(self, f, v, data, pos, port):
         outputs: list[tuple[int, bytes]] = []
         ingress_queue: deque = deque()
         copies = self._after_ingress(f, v, data, data[pos:], port, ingress_queue)
@@ -115,7 +116,7 @@ class Engine:
         self._run(ingress_queue, outputs, port, passes=1)
         return outputs
 
-    def _slow_after_egress(self, f, v, payload, eport, length, port):
+    def slow_after_egress(self, f, v, payload, eport, length, port):
         outputs: list[tuple[int, bytes]] = []
         ingress_queue: deque = deque()
         self._egress([(f, v, payload, eport, 0, length)], outputs, ingress_queue, port,
@@ -123,8 +124,8 @@ class Engine:
         self._run(ingress_queue, outputs, port, passes=1)
         return outputs
 
-    def _slow_after_replica(self, f, v, base_f, base_v, payload, eport, rid, length, port,
-                            rest):
+    def slow_after_replica(self, f, v, base_f, base_v, payload, eport, rid, length, port,
+                           rest):
         """The general flow from a multicast replica whose egress diverged (clone, recirculate,
         truncate, drop): it and the replicas after it (`rest`, copied from `base_f`/`base_v`)."""
         outputs: list[tuple[int, bytes]] = []
@@ -134,95 +135,6 @@ class Engine:
         self._egress(copies, outputs, ingress_queue, port, egress_done=True)
         self._run(ingress_queue, outputs, port, passes=1)
         return outputs
-
-    def _build_fast_path(self):
-        if self.mcast_grp is None:
-            to_group = ""
-            multicast = ""
-        else:
-            to_group = f"""
-    mgid = f[{self.mcast_grp}]
-    if mgid:
-        return multicast(f, v, data[pos:], port, length, now, mgid)"""
-            multicast = self._multicast_source()
-        source = f"""
-def fast(port, data):
-    f = init_fields[:]
-    v = init_valid[:]
-    now = int(now_us())
-    f[{self.ingress_port}] = port
-    length = len(data)
-    f[{self.packet_length}] = length
-    f[{self.ingress_ts}] = now & {MASK48}
-    pos = parse(f, v, data)
-    ingress(f, v)
-    if f[{L.CLONE}] or f[{L.RESUBMIT}]:
-        return slow_after_ingress(f, v, data, pos, port){to_group}
-    eport = f[{self.egress_spec}]
-    if eport == {DROP_PORT}:
-        return []
-    f[{self.egress_port}] = eport
-    f[{self.egress_spec}] = 0
-    f[{self.egress_rid}] = 0
-    f[{self.packet_length}] = length
-    f[{self.egress_ts}] = now & {MASK48}
-    f[{self.enq_ts}] = now & {MASK32}
-    f[{L.EXIT}] = 0
-    egress(f, v)
-    if f[{L.CLONE}] or f[{L.RECIRCULATE}] or f[{L.TRUNCATE}] or f[{self.egress_spec}] == {DROP_PORT}:
-        return slow_after_egress(f, v, data[pos:], eport, length, port)
-    return [(eport, deparse(f, v, data[pos:]))]
-{multicast}"""
-        namespace = {"init_fields": self.init_fields, "init_valid": self.init_valid,
-                     "now_us": self.program.now_us, "parse": self.code.parse,
-                     "ingress": self.code.ingress, "egress": self.code.egress,
-                     "deparse": self.code.deparse, "deparse_replica": self.code.deparse_replica,
-                     "slow_after_ingress": self._slow_after_ingress,
-                     "slow_after_egress": self._slow_after_egress,
-                     "slow_after_replica": self._slow_after_replica,
-                     "replicas_of": self.pre.replicas}
-        exec(compile(source, "<p4switch fast path>", "exec"), namespace)  # noqa: S102
-        return namespace["fast"]
-
-    def _multicast_source(self) -> str:
-        """Replicas of a packet sent to a multicast group (no clone, no resubmit), as
-        `_after_ingress` + `_egress` would run them, while every replica stays on the common
-        path; the last replica reuses the ingress PHV instead of a copy, and headers that
-        nothing after ingress can change are serialised once (`deparse_replica`)."""
-        if self.code.deparse_replica is not None:
-            memo = f"\n    memo = [None] * {self.code.replica_memo_size}"
-            deparse = "deparse_replica(cf, cv, payload, memo)"
-        else:
-            memo, deparse = "", "deparse(cf, cv, payload)"
-        return f"""
-def multicast(f, v, payload, port, length, now, mgid):
-    replicas = replicas_of(mgid)
-    f[{self.instance_type}] = {REPLICATION}
-    f[{self.egress_spec}] = 0
-    f[{self.packet_length}] = length
-    f[{self.egress_ts}] = now & {MASK48}
-    f[{self.enq_ts}] = now & {MASK32}
-    f[{self.deq_timedelta}] = 0
-    f[{L.EXIT}] = 0
-    out = []{memo}
-    last = len(replicas) - 1
-    for i, (eport, rid) in enumerate(replicas):
-        if i < last:
-            cf = f[:]
-            cv = v[:]
-        else:
-            cf = f
-            cv = v
-        cf[{self.egress_port}] = eport
-        cf[{self.egress_rid}] = rid
-        egress(cf, cv)
-        if cf[{L.CLONE}] or cf[{L.RECIRCULATE}] or cf[{L.TRUNCATE}] or cf[{self.egress_spec}] == {DROP_PORT}:
-            return out + slow_after_replica(cf, cv, f, v, payload, eport, rid, length, port,
-                                            replicas[i + 1:])
-        if eport != {DROP_PORT}:
-            out.append((eport, {deparse}))
-    return out
-"""
 
     def _after_ingress(self, f, v, data, payload, port, ingress_queue) -> list:
         trace = self.trace

@@ -10,7 +10,7 @@ shared by both variants: generated code refers to the live objects.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from . import layout as L
@@ -28,7 +28,7 @@ from .parsergen import ParserCompiler, ParserError, error_code, make_extract_var
 from .primgen import PRIM_HELPERS
 from .profiles import ActionProfile
 from .tables import ActionSpec, KeyField, Table
-from .writes import code_writes
+from .writes import WriteSet, code_writes
 
 MATCH_TYPES = ("exact", "lpm", "ternary", "range", "optional", "valid")
 
@@ -45,6 +45,8 @@ class PacketCode:
     source: str
     deparse_replica: Callable | None = None  # see compile_replica_deparser
     replica_memo_size: int = 0
+    writes_after_ingress: WriteSet = field(default_factory=lambda: WriteSet(anything=True))
+    writes_anywhere: WriteSet = field(default_factory=lambda: WriteSet(anything=True))
 
 
 class Program:
@@ -321,13 +323,16 @@ class Program:
             if node.get("update", True).bool():
                 update.append((node, fn))
         parsers = root["parsers"].items()
-        sources.append(ParserCompiler(parsers[0], verify, scope, traced).compile())
+        packet_path = [ParserCompiler(parsers[0], verify, scope, traced).compile()]
         pipelines = {p["name"].str(): p for p in root.get("pipelines").items()}
         for fn_name in ("ingress", "egress"):
-            sources.append(ControlCompiler(pipelines[fn_name], self.tables, self.actions, scope,
-                                           traced).compile(fn_name))
-        sources.append(compile_deparser(root["deparsers"][0], update, scope, traced))
-        shared = [] if traced else self._replica_shared_headers(sources[-2] + "\n" + sources[-1],
+            packet_path.append(ControlCompiler(pipelines[fn_name], self.tables, self.actions,
+                                               scope, traced).compile(fn_name))
+        packet_path.append(compile_deparser(root["deparsers"][0], update, scope, traced))
+        sources += packet_path
+        after_ingress = code_writes("\n".join(packet_path[2:]))   # egress and deparser
+        anywhere = code_writes("\n".join(packet_path))
+        shared = [] if traced else self._replica_shared_headers(after_ingress,
                                                                 root["deparsers"][0], scope)
         if shared:
             sources.append(compile_replica_deparser(root["deparsers"][0], update, scope, shared))
@@ -341,14 +346,14 @@ class Program:
             profile.selector = namespace[fn]
         return PacketCode(namespace["parse"], namespace["ingress"], namespace["egress"],
                           namespace["deparse"], namespace, source,
-                          namespace.get("deparse_replica"), len(shared))
+                          namespace.get("deparse_replica"), len(shared), after_ingress,
+                          anywhere)
 
     @staticmethod
-    def _replica_shared_headers(after_ingress: str, deparser: Node,
+    def _replica_shared_headers(writes: WriteSet, deparser: Node,
                                 scope: CodeScope) -> list[int]:
         """Headers (validity indices) that egress and the deparser never change, so every
         multicast replica emits them with the same bytes."""
-        writes = code_writes(after_ingress)
         if writes.anything:
             return []
         shared = []

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from p4switch.runtime import PacketTrace, Switch
+from p4switch.runtime import PacketTrace, Switch, fastpath
 from p4switch.runtime.localize import localize_fields
 from p4switch.runtime.writes import code_writes
 
@@ -104,9 +104,9 @@ def test_add_lanes_wrap_around_32_bits():
 
 
 # ------------------------------------------------------------------ multicast replicas
-def _replica_program() -> dict:
+def _replica_program(effects=("clone", "drop", "cut")) -> dict:
     """Egress writes instance type and rid into tag; replica rid 2 clones itself (E2E, session
-    5 to port 9), rid 3 drops itself, rid 4 truncates itself to 15 bytes."""
+    5 to port 9), rid 3 drops itself, rid 4 truncates itself to 15 bytes (those in `effects`)."""
     prog = ethernet_program()
     prog.header_type("tag_t", [("itype", 8), ("rid", 8)])
     prog.header("tag", "tag_t")
@@ -118,21 +118,28 @@ def _replica_program() -> dict:
     drop = prog.action("drop", [prim("mark_to_drop", {"type": "header",
                                                       "value": "standard_metadata"})])
     cut = prog.action("cut", [prim("truncate", const(15))])
-    prog.run("egr", egr, next_node="is_clone_rid", pipeline="egress")
-    prog.conditional("is_clone_rid", op("and", op("==", rid, const(2)),
-                                        op("==", itype, const(REPLICATION))),
-                     "clone", "is_drop_rid", pipeline="egress")
-    prog.run("clone", clone, pipeline="egress")
-    prog.conditional("is_drop_rid", op("==", rid, const(3)), "drop", "is_cut_rid",
-                     pipeline="egress")
-    prog.run("drop", drop, pipeline="egress")
-    prog.conditional("is_cut_rid", op("==", rid, const(4)), "cut", None, pipeline="egress")
-    prog.run("cut", cut, pipeline="egress")
+    chain = [name for name in ("clone", "drop", "cut") if name in effects]
+    tests = {"clone": op("and", op("==", rid, const(2)), op("==", itype, const(REPLICATION))),
+             "drop": op("==", rid, const(3)), "cut": op("==", rid, const(4))}
+    actions = {"clone": clone, "drop": drop, "cut": cut}
+    prog.run("egr", egr, next_node=f"is_{chain[0]}" if chain else None, pipeline="egress")
+    for i, name in enumerate(chain):
+        after = f"is_{chain[i + 1]}" if i + 1 < len(chain) else None
+        prog.conditional(f"is_{name}", tests[name], name, after, pipeline="egress")
+        prog.run(name, actions[name], next_node=after, pipeline="egress")
     return prog.build()
 
 
-def _replica_switches(replicas):
-    program = _replica_program()
+@pytest.fixture(params=["in place", "copies"])
+def replica_mode(request, monkeypatch):
+    """Replicas on the ingress PHV with restored slots, or on copies (forced here)."""
+    if request.param == "copies":
+        monkeypatch.setattr(fastpath, "MAX_RESTORED", -1)
+    return request.param
+
+
+def _replica_switches(replicas, effects=("clone", "drop", "cut")):
+    program = _replica_program(effects)
     switches = [Switch(program), Switch(program, trace=PacketTrace())]
     for sw in switches:
         sw.mc_group_set(1, replicas)
@@ -144,7 +151,7 @@ def _ports_and_tags(outputs):
     return [(port, len(out), out[14:16]) for port, out in outputs]
 
 
-def test_replicas_that_diverge_in_egress_keep_the_general_order():
+def test_replicas_that_diverge_in_egress_keep_the_general_order(replica_mode):
     fast, plain = _replica_switches([(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)])
     frame = eth_frame(ether_type=0x1234, payload=bytes([0xEE, 0xEE]) + bytes(10))
     got = fast.receive(0, frame)
@@ -162,11 +169,37 @@ def test_replicas_that_diverge_in_egress_keep_the_general_order():
     [(1, 1)], [(3, 3)], [(7, 0), (8, 0), (9, 1)], [(4, 4), (6, 6)], [(2, 2)],
     [(511, 0), (6, 0)], [(6, 3), (7, 3), (8, 2)],
 ])
-def test_replica_sets_match_the_general_flow(replicas):
+def test_replica_sets_match_the_general_flow(replicas, replica_mode):
     fast, plain = _replica_switches(replicas)
     frame = eth_frame(ether_type=0x1234, payload=bytes(12))
     assert fast.receive(0, frame) == plain.receive(0, frame)
     assert fast.receive(0, frame) == plain.receive(0, frame)   # and the replica state is fresh
+
+
+def test_replicas_dropped_in_egress_yield_nothing_on_the_common_path(replica_mode):
+    fast, plain = _replica_switches([(1, 1), (3, 3), (5, 5), (6, 3)], effects=("drop",))
+    source = fast._engine.fast.__globals__["multicast"].__code__.co_names
+    assert "slow_after_replica" not in source              # a drop alone never hands over
+    frame = eth_frame(ether_type=0x1234, payload=bytes(12))
+    got = fast.receive(0, frame)
+    assert got == plain.receive(0, frame)
+    assert [(port, out[14:16]) for port, out in got] == [(1, bytes([REPLICATION, 1])),
+                                                         (5, bytes([REPLICATION, 5]))]
+
+
+def test_unicast_dropped_in_egress():
+    prog = ethernet_program()
+    prog.state("start", [prog.extract("eth")])
+    prog.run("ing", prog.action("ing", [assign(std("egress_spec"), const(4))]))
+    drop = prog.action("drop", [prim("mark_to_drop", {"type": "header",
+                                                      "value": "standard_metadata"})])
+    prog.conditional("odd", op("==", fld("eth", "type"), const(0x1234)), "drop", None,
+                     pipeline="egress")
+    prog.run("drop", drop, pipeline="egress")
+    prog.start("odd", pipeline="egress")
+    sw = Switch(prog.build())
+    assert sw.receive(0, eth_frame(ether_type=0x1234)) == []
+    assert [port for port, _ in sw.receive(0, eth_frame(ether_type=0x1235))] == [4]
 
 
 # ------------------------------------------------------------------- the rewrite itself
@@ -244,7 +277,7 @@ def _shared_header_program() -> dict:
     return prog.build()
 
 
-def test_replicas_reuse_only_the_headers_nothing_after_ingress_changes():
+def test_replicas_reuse_only_the_headers_nothing_after_ingress_changes(replica_mode):
     program = _shared_header_program()
     fast, plain = Switch(program), Switch(program, trace=PacketTrace())
     code = fast.program.untraced

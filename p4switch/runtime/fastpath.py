@@ -1,0 +1,169 @@
+"""The common packet flow, generated for one program: `fast(port, data) -> outputs`.
+
+Almost every packet takes one ingress pass and leaves unicast or to a multicast group, with no
+clone, resubmit, recirculation or truncation. A function generated for the program's slots runs
+exactly that (every standard_metadata slot a constant), and hands over to the engine's general
+flow at the point where a packet diverges, so the outputs and their order are the general
+flow's. Requests that no code of the program can make (a slot nothing writes: `writes.py`) are
+not even tested. A copy dropped in egress simply yields nothing, as in the general flow.
+
+Multicast replicas: headers nothing after ingress can change are serialised once per packet
+(`deparse_replica`). When egress and the deparser write few, known slots, the replicas run one
+after the other on the ingress PHV itself, those slots restored before each, instead of a copy
+of the whole PHV per replica; otherwise every replica but the last gets a copy.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from . import layout as L
+from .primgen import DROP_PORT
+from .writes import WriteSet
+
+REPLICATION = 5
+MASK48 = (1 << 48) - 1
+MASK32 = (1 << 32) - 1
+MAX_RESTORED = 48  # slots + flags restored per replica; beyond, a copy is as cheap
+
+
+def build_fast_path(engine) -> Callable:
+    code = engine.code
+    after_ingress, anywhere = code.writes_after_ingress, code.writes_anywhere
+    multicast = "" if engine.mcast_grp is None else _multicast_source(engine)
+    to_group = "" if engine.mcast_grp is None else f"""
+    mgid = f[{engine.mcast_grp}]
+    if mgid:
+        return multicast(f, v, data[pos:], port, length, now, mgid)"""
+    diverted = _any_set([L.CLONE, L.RESUBMIT], anywhere)
+    after_ingress_check = "" if diverted is None else f"""
+    if {diverted}:
+        return slow_after_ingress(f, v, data, pos, port)"""
+    diverges, dropped = _egress_divergence("f", engine.egress_spec, after_ingress, anywhere)
+    after_egress_check = "" if diverges is None else f"""
+    if {diverges}:
+        return slow_after_egress(f, v, data[pos:], eport, length, port)"""
+    if dropped is not None:
+        after_egress_check += f"""
+    if {dropped}:
+        return []"""
+    source = f"""
+def fast(port, data):
+    f = init_fields[:]
+    v = init_valid[:]
+    now = int(now_us())
+    f[{engine.ingress_port}] = port
+    length = len(data)
+    f[{engine.packet_length}] = length
+    f[{engine.ingress_ts}] = now & {MASK48}
+    pos = parse(f, v, data)
+    ingress(f, v){after_ingress_check}{to_group}
+    eport = f[{engine.egress_spec}]
+    if eport == {DROP_PORT}:
+        return []
+    f[{engine.egress_port}] = eport
+    f[{engine.egress_spec}] = 0
+    f[{engine.egress_rid}] = 0
+    f[{engine.packet_length}] = length
+    f[{engine.egress_ts}] = now & {MASK48}
+    f[{engine.enq_ts}] = now & {MASK32}
+    f[{L.EXIT}] = 0
+    egress(f, v){after_egress_check}
+    return [(eport, deparse(f, v, data[pos:]))]
+{multicast}"""
+    namespace = {"init_fields": engine.init_fields, "init_valid": engine.init_valid,
+                 "now_us": engine.program.now_us, "parse": code.parse,
+                 "ingress": code.ingress, "egress": code.egress,
+                 "deparse": code.deparse, "deparse_replica": code.deparse_replica,
+                 "slow_after_ingress": engine.slow_after_ingress,
+                 "slow_after_egress": engine.slow_after_egress,
+                 "slow_after_replica": engine.slow_after_replica,
+                 "replicas_of": engine.pre.replicas}
+    exec(compile(source, "<p4switch fast path>", "exec"), namespace)  # noqa: S102
+    return namespace["fast"]
+
+
+def _any_set(slots: list[int], writes: WriteSet) -> str | None:
+    """`f[a] or f[b]` over the request slots some code may set; None if none can be."""
+    live = [s for s in slots if writes.anything or s in writes.fields]
+    return " or ".join(f"f[{s}]" for s in live) or None
+
+
+def _egress_divergence(phv: str, egress_spec: int, after_ingress: WriteSet,
+                       anywhere: WriteSet) -> tuple[str | None, str | None]:
+    """Tests for a copy after egress: (leaves the common path: E2E clone, recirculate,
+    truncate; is dropped), each None if no code of the program can ask for it.
+
+    The engine clears egress_spec before egress, and a clone request from ingress has already
+    left the common path, so those two can only come from egress (or the deparser)."""
+    tests = []
+    if after_ingress.anything or L.CLONE in after_ingress.fields:
+        tests.append(f"{phv}[{L.CLONE}]")
+    for slot in (L.RECIRCULATE, L.TRUNCATE):
+        if anywhere.anything or slot in anywhere.fields:
+            tests.append(f"{phv}[{slot}]")
+    dropped = None
+    if after_ingress.anything or egress_spec in after_ingress.fields:
+        dropped = f"{phv}[{egress_spec}] == {DROP_PORT}"
+    return " or ".join(tests) or None, dropped
+
+
+def _multicast_source(engine) -> str:
+    code = engine.code
+    writes = code.writes_after_ingress
+    spec = engine.egress_spec
+    divergence, dropped = _egress_divergence("cf", spec, writes, code.writes_anywhere)
+    if code.deparse_replica is not None:
+        memo = f"\n    memo = [None] * {code.replica_memo_size}"
+        deparse = "deparse_replica(cf, cv, payload, memo)"
+    else:
+        memo, deparse = "", "deparse(cf, cv, payload)"
+    in_place = not writes.anything and len(writes.fields) + len(writes.valid) <= MAX_RESTORED
+    fields, valid = sorted(writes.fields), sorted(writes.valid)
+    if in_place:
+        saved = [f"    r{i} = f[{s}]" for i, s in enumerate(fields)] + \
+            [f"    q{i} = v[{s}]" for i, s in enumerate(valid)]
+
+        def restore(fl: str, vl: str, indent: str) -> list[str]:
+            return [f"{indent}{fl}[{s}] = r{i}" for i, s in enumerate(fields)] + \
+                [f"{indent}{vl}[{s}] = q{i}" for i, s in enumerate(valid)]
+
+        pick = ["        cf = f", "        cv = v"]
+        restoring = restore("f", "v", "            ")
+        if restoring:
+            pick += ["        if i:"] + restoring
+        hand_over = ["            base_f = f[:]", "            base_v = v[:]"] + \
+            restore("base_f", "base_v", "            ")
+    else:
+        saved = []
+        pick = ["        if i < last:", "            cf = f[:]", "            cv = v[:]",
+                "        else:", "            cf = f", "            cv = v"]
+        hand_over = ["            base_f = f", "            base_v = v"]
+    lines = [
+        "def multicast(f, v, payload, port, length, now, mgid):",
+        "    replicas = replicas_of(mgid)",
+        f"    f[{engine.instance_type}] = {REPLICATION}",
+        f"    f[{spec}] = 0",
+        f"    f[{engine.packet_length}] = length",
+        f"    f[{engine.egress_ts}] = now & {MASK48}",
+        f"    f[{engine.enq_ts}] = now & {MASK32}",
+        f"    f[{engine.deq_timedelta}] = 0",
+        f"    f[{L.EXIT}] = 0",
+        f"    out = []{memo}",
+        "    last = len(replicas) - 1",
+        *saved,
+        "    for i, (eport, rid) in enumerate(replicas):",
+        *pick,
+        f"        cf[{engine.egress_port}] = eport",
+        f"        cf[{engine.egress_rid}] = rid",
+        "        egress(cf, cv)",
+    ]
+    if divergence is not None:
+        lines += [f"        if {divergence}:", *hand_over,
+                  "            return out + slow_after_replica(cf, cv, base_f, base_v, payload, "
+                  "eport, rid, length, port, replicas[i + 1:])"]
+    kept = f"eport != {DROP_PORT}" + ("" if dropped is None else f" and not {dropped}")
+    lines += [f"        if {kept}:",
+              f"            out.append((eport, {deparse}))",
+              "    return out"]
+    return "\n" + "\n".join(lines) + "\n"
