@@ -108,10 +108,20 @@ class ParserLowerer:
                 join = self._fresh(name + "_join")
                 then_state = self._fresh(name + "_then")
                 else_state = self._fresh(name + "_else") if stmt.other is not None else join
-                state_json["transition_key"] = [self.key(stmt.cond, env, ops)]
-                state_json["transitions"] = [
-                    {"type": "hexstr", "value": "0x01", "mask": None, "next_state": then_state},
-                    _default(else_state)]
+                test = _lookahead_test(stmt.cond)
+                if test is not None:  # `lookahead<T>() == c`: select on the lookahead itself
+                    peeked, value, equal = test
+                    width = bit_width(peeked.type)
+                    state_json["transition_key"] = [self.key(peeked, env, ops)]
+                    hit, miss = (then_state, else_state) if equal else (else_state, then_state)
+                    state_json["transitions"] = [
+                        {"type": "hexstr", "value": hexstr(value & ((1 << width) - 1), width),
+                         "mask": None, "next_state": hit}, _default(miss)]
+                else:
+                    state_json["transition_key"] = [self.key(stmt.cond, env, ops)]
+                    state_json["transitions"] = [
+                        {"type": "hexstr", "value": "0x01", "mask": None,
+                         "next_state": then_state}, _default(else_state)]
 
                 def to_join(sj, join=join):
                     sj["transitions"] = [_default(join)]
@@ -330,6 +340,21 @@ class ParserLowerer:
                 value = op("&", value, const(0xFFFFFFFF, 32))
             return {"parameters": [param, wrap_param(value)], "op": "extract_VL"}
         return {"parameters": [param], "op": "extract"}
+
+
+def _lookahead_test(cond):
+    """`lookahead<T>() == c` (or a field of it, or `!=`): (the lookahead, c, is it ==), else
+    None. BMv2 can select on a lookahead but cannot compute with one."""
+    if not (isinstance(cond, A.Binary) and cond.op in ("==", "!=")):
+        return None
+    for peeked, other in ((cond.left, cond.right), (cond.right, cond.left)):
+        is_peek = _is_lookahead(peeked) or isinstance(peeked, A.Member) and \
+            _is_lookahead(peeked.expr)
+        value = fold(other)
+        if is_peek and isinstance(value, int) and not isinstance(value, bool) and \
+                isinstance(peeked.type, BitT):
+            return peeked, value, cond.op == "=="
+    return None
 
 
 def _var_decls(stmts):

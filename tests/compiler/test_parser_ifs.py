@@ -49,3 +49,12 @@ def test_generated_names_do_not_clash_with_user_states():
     assert {"start_then", "start_then_1", "start_join"} <= set(got)
     assert [t["next_state"] for t in got["start"]["transitions"]] == ["start_then_1", "start_join"]
     assert [t["next_state"] for t in got["start_join"]["transitions"]] == ["start_then"]
+
+
+def test_lookahead_comparison_selects_on_the_lookahead():
+    got = states("pkt.extract(hdr.eth); if (pkt.lookahead<bit<12>>() != 0x123) { meta.x = 1; } "
+                 "transition accept;")
+    start = got["start"]
+    assert start["transition_key"] == [{"type": "lookahead", "value": [0, 12]}]
+    assert [(t["value"], t["next_state"]) for t in start["transitions"]] == \
+        [("0x0123", "start_join"), (None, "start_then")]

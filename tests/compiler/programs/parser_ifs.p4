@@ -20,6 +20,7 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
         if (hdr.eth.ether_type == 0x88B5) {
             bit<8> kind = pkt.lookahead<bit<8>>();
             meta.peeked = kind;
+            if (pkt.lookahead<bit<16>>() != 0x1401) { meta.path = meta.path + 32; }
             pkt.extract(hdr.a);
             if ((hdr.a.flags & 1) == 1) {
                 pkt.extract(hdr.b);
