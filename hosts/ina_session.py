@@ -12,9 +12,15 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   position p uses slot p mod pool_size, version (p div pool_size) mod 2. MAX rounds alternate
   versions the same way. At most `window` chunks are in flight, and position p is sent only when
   the result of p - pool_size has arrived.
-* Every transmission arms a timer: rto, doubled per retransmission up to rto_max. A chunk is
-  sent at most 1 + max_retx times; when the last timer fires, `timeout` raises PeerUnreachable
-  and the session is FAILED.
+* Every transmission arms a timer. Adaptive (the default, `congestion.py`): the RFC 6298 RTO
+  from result round-trip times of chunks sent once (Karn's rule), clamped to [rto_min, rto_max],
+  `rto` until the first sample; an expiry doubles it and halves the in-flight window (once per
+  round trip), results grow the window back by one per window, never above `window`. Fixed
+  (`adaptive=False`): rto, doubled per retransmission up to rto_max, and a fixed window. A
+  chunk is sent at most 1 + max_retx times; when the last timer fires, `timeout` raises
+  PeerUnreachable and the session is FAILED.
+* The values travel as numpy arrays end to end (quantized vector → views per chunk → payload
+  bytes; payload → big-endian view → slice of the sums): no per-value Python work per packet.
 * Input from the network is never fatal: a malformed payload, a packet of another job or
   worker, and a result for a chunk not in flight are counted and ignored.
 """
@@ -28,8 +34,10 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from . import quantize as qz
+from .congestion import CongestionEvents, InFlightWindow, RtoEstimator
 from .errors import PeerUnreachable, UsageError
-from .ina_wire import InaPacket, Kind, WireError, check_k, decode, encode, with_retx
+from .ina_wire import (ChunkEncoder, InaPacket, Kind, WireError, check_k, decode_header,
+                       decode_values, encode, with_retx)
 
 
 class State(enum.Enum):
@@ -63,6 +71,7 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
 }
 
 _MAX_KEY = -1   # the in-flight key of the MAX round's packet
+_RESULT_KINDS = (Kind.RESULT, Kind.MAX_RESULT)
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,7 @@ class Counters:
     packets_received: int = 0
     bytes_received: int = 0
     retransmissions: int = 0
+    congestion_events: int = 0      # expiries that backed off the RTO (at most one per RTT)
     duplicates_ignored: int = 0     # results for chunks not in flight (or stale MAX results)
     malformed_ignored: int = 0      # undecodable, or a wrong count / impossible maximum
     foreign_ignored: int = 0        # another job, another worker, or not a result
@@ -101,6 +111,8 @@ class _Flight:
     ver: int
     tries: int
     deadline: float
+    sent_at: float = 0.0        # the first transmission (an RTT sample if it is the only one)
+    serial: int = 0             # of the latest transmission (see congestion.CongestionEvents)
 
 
 def _check_int(name: str, value, low: int, high: int) -> int:
@@ -109,11 +121,16 @@ def _check_int(name: str, value, low: int, high: int) -> int:
     return value
 
 
+def _is_seconds(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+
+
 class InaSession:
     """The worker state machine for one (job, worker); reusable for many calls."""
 
     def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
-                 rto: float, rto_max: float, max_retx: int):
+                 rto: float, rto_max: float, max_retx: int, rto_min: float | None = None,
+                 adaptive: bool = True):
         self.job = _check_int("job", job, 0, 0xFFFF)
         self.n = _check_int("n", n, 1, qz.MAX_WORKERS)
         self.worker = _check_int("worker", worker, 0, n - 1)
@@ -123,12 +140,24 @@ class InaSession:
             raise UsageError(str(error)) from None
         self.pool_size = _check_int("pool_size", pool_size, 1, 0xFFFF)
         self.window = _check_int("window", window, 1, pool_size)
-        if not (isinstance(rto, (int, float)) and rto > 0):
+        if not _is_seconds(rto):
             raise UsageError(f"rto must be a positive number of seconds, got {rto!r}")
-        if not (isinstance(rto_max, (int, float)) and rto_max >= rto):
+        if not (_is_seconds(rto_max) and rto_max >= rto):
             raise UsageError(f"rto_max must be >= rto ({rto}), got {rto_max!r}")
-        self.rto, self.rto_max = float(rto), float(rto_max)
+        rto_min = rto if rto_min is None else rto_min
+        if not (_is_seconds(rto_min) and rto_min <= rto_max):
+            raise UsageError(f"rto_min must be a positive number of seconds <= rto_max "
+                             f"({rto_max}), got {rto_min!r}")
+        if not isinstance(adaptive, bool):
+            raise UsageError(f"adaptive must be a bool, got {adaptive!r}")
+        self.rto, self.rto_max, self.rto_min = float(rto), float(rto_max), float(rto_min)
         self.max_retx = _check_int("max_retx", max_retx, 0, 1000)
+        self.adaptive = adaptive
+        # Congestion state lives as long as the session: what one call learnt serves the next.
+        self.rto_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
+                                          maximum=self.rto_max)
+        self.in_flight_window = InFlightWindow(self.window)
+        self._events = CongestionEvents()
         self.state = State.IDLE
         self.counters = Counters()
         self.next_position = 0          # position of the next call's chunk 0
@@ -151,8 +180,10 @@ class InaSession:
         self._local_max = qz.local_max(values)
         bits = qz.float32_bits(self._local_max)
         packet = InaPacket(kind=Kind.MAX_CONTRIB, job=self.job, worker=self.worker, slot=0,
-                           chunk=0, values=(bits,) * self.k, ver=self.max_rounds % 2)
-        return Step(tuple(self._send_new(_MAX_KEY, packet, now)), self._next_deadline())
+                           chunk=0, values=np.full(self.k, bits, np.int32),
+                           ver=self.max_rounds % 2)
+        payload = self._send_new(_MAX_KEY, encode(packet), packet.slot, packet.ver, now)
+        return Step((payload,), self._next_deadline())
 
     def start_integers(self, vector, now: float) -> Step:
         """Begin an exact int32 all-reduce (no MAX round; sums wrap modulo 2^32 as the switch)."""
@@ -163,7 +194,7 @@ class InaSession:
             return self._start_empty(np.zeros(0, np.int32))
         self._transition(Event.START_INTEGERS)
         self._begin_call(values.size, now)
-        self._quantized = values
+        self._encoder = self._chunk_encoder(values)
         return Step(tuple(self._fill_window(now)), self._next_deadline())
 
     def receive(self, payload: bytes, now: float) -> Step:
@@ -171,20 +202,19 @@ class InaSession:
         self.counters.packets_received += 1
         self.counters.bytes_received += len(payload)
         try:
-            packet = decode(payload, self.k)
+            kind, job, worker, slot, chunk, ver, _retx, count = decode_header(payload, self.k)
         except WireError:
             self.counters.malformed_ignored += 1
             return self._step(())
-        if (packet.job != self.job or packet.worker != self.worker
-                or packet.kind not in (Kind.RESULT, Kind.MAX_RESULT)):
+        if job != self.job or worker != self.worker or kind not in _RESULT_KINDS:
             self.counters.foreign_ignored += 1
             return self._step(())
-        if packet.count != self.n:
+        if count != self.n:
             self.counters.malformed_ignored += 1
             return self._step(())
-        if packet.kind is Kind.MAX_RESULT:
-            return self._step(self._on_max_result(packet, now))
-        return self._step(self._on_result(packet, now))
+        if kind is Kind.MAX_RESULT:
+            return self._step(self._on_max_result(ver, decode_values(payload), now))
+        return self._step(self._on_result(chunk, slot, ver, payload, now))
 
     def timeout(self, now: float) -> Step:
         """Retransmit every chunk whose timer has expired; PeerUnreachable when one is spent."""
@@ -200,6 +230,8 @@ class InaSession:
                 self._transition(Event.GIVE_UP)
                 raise PeerUnreachable(job=self.job, slot=flight.slot,
                                       chunk=None if key == _MAX_KEY else key, tries=flight.tries)
+            if self.adaptive and self._events.expired(flight.serial):
+                self._on_congestion(data=key != _MAX_KEY)
             flight.tries += 1
             self._arm(key, flight, now)
             out.append(with_retx(flight.payload))
@@ -213,6 +245,16 @@ class InaSession:
     @property
     def done(self) -> bool:
         return self.state is State.DONE
+
+    @property
+    def current_rto(self) -> float:
+        """What a chunk sent now would wait for its result before being resent."""
+        return self.rto_estimator.rto if self.adaptive else self.rto
+
+    @property
+    def current_window(self) -> int:
+        """Chunks this session may have in flight now."""
+        return self.in_flight_window.size if self.adaptive else self.window
 
     def error_bound(self) -> np.ndarray:
         """Per-element bound on |result - exact sum| of the last float call (§5)."""
@@ -243,7 +285,7 @@ class InaSession:
         self._in_flight: dict[int, _Flight] = {}
         self._timers: list[tuple[float, int, int]] = []
         self._float_input: np.ndarray | None = None
-        self._quantized: np.ndarray | None = None
+        self._encoder: ChunkEncoder | None = None
         self._sums: np.ndarray | None = None
         self._local_max = 0.0
 
@@ -261,6 +303,12 @@ class InaSession:
         self.result, self.global_max, self.scale = result, 0.0, None
         return Step((), None)
 
+    def _chunk_encoder(self, quantized: np.ndarray) -> ChunkEncoder:
+        """The call's contributions: the int32 vector padded with zeros to whole chunks."""
+        padded = np.zeros(self._chunks * self.k, dtype=np.int32)
+        padded[:self._length] = quantized
+        return ChunkEncoder(job=self.job, worker=self.worker, k=self.k, vector=padded)
+
     def _position(self, chunk: int) -> tuple[int, int]:
         """(slot, version) of a chunk of the current call."""
         p = self.next_position + chunk
@@ -268,29 +316,30 @@ class InaSession:
 
     def _fill_window(self, now: float) -> list[bytes]:
         out = []
-        while (self._next_chunk < self._chunks and len(self._in_flight) < self.window
+        window = self.in_flight_window.size if self.adaptive else self.window
+        while (self._next_chunk < self._chunks and len(self._in_flight) < window
                and (self._next_chunk < self.pool_size
                     or self._answered[self._next_chunk - self.pool_size])):
             c = self._next_chunk
-            lanes = self._quantized[c * self.k:(c + 1) * self.k].tolist()
-            lanes += [0] * (self.k - len(lanes))
             slot, ver = self._position(c)
-            packet = InaPacket(kind=Kind.CONTRIB, job=self.job, worker=self.worker, slot=slot,
-                               chunk=c, values=tuple(lanes), ver=ver)
-            out += self._send_new(c, packet, now)
+            out.append(self._send_new(c, self._encoder.contribution(c, slot, ver), slot, ver,
+                                      now))
             self._next_chunk += 1
         return out
 
-    def _send_new(self, key: int, packet: InaPacket, now: float) -> list[bytes]:
-        payload = encode(packet)
-        flight = _Flight(payload, packet.slot, packet.ver, 1, 0.0)
+    def _send_new(self, key: int, payload: bytes, slot: int, ver: int, now: float) -> bytes:
+        flight = _Flight(payload, slot, ver, 1, 0.0, now)
         self._in_flight[key] = flight
         self._arm(key, flight, now)
         self._count_sent(payload)
-        return [payload]
+        return payload
 
     def _arm(self, key: int, flight: _Flight, now: float) -> None:
-        wait = min(self.rto * 2.0 ** (flight.tries - 1), self.rto_max)
+        if self.adaptive:
+            wait = self.rto_estimator.rto
+        else:
+            wait = min(self.rto * 2.0 ** (flight.tries - 1), self.rto_max)
+        flight.serial = self._events.transmitted()
         flight.deadline = now + wait
         heapq.heappush(self._timers, (flight.deadline, key, flight.tries))
 
@@ -310,13 +359,25 @@ class InaSession:
     def _step(self, send: list[bytes]) -> Step:
         return Step(tuple(send), self._next_deadline())
 
-    def _on_max_result(self, packet: InaPacket, now: float) -> list[bytes]:
-        if (self.state is not State.MAX_ROUND or packet.ver != self.max_rounds % 2
+    def _on_congestion(self, *, data: bool) -> None:
+        """A timer of a transmission made since the last event expired: back off.
+
+        The MAX round's timeout doubles the RTO but leaves the window alone: it is a barrier
+        (a late worker delays it), and it has a single packet in flight.
+        """
+        self.counters.congestion_events += 1
+        self.rto_estimator.back_off()
+        if data:
+            self.in_flight_window.on_timeout()
+
+    def _on_max_result(self, ver: int, values: np.ndarray, now: float) -> list[bytes]:
+        if (self.state is not State.MAX_ROUND or ver != self.max_rounds % 2
                 or _MAX_KEY not in self._in_flight):
             self.counters.duplicates_ignored += 1
             return []
         try:
-            global_max = qz.float32_from_bits(max(v & 0xFFFFFFFF for v in packet.values))
+            patterns = values.astype(np.int64) & 0xFFFFFFFF    # unsigned, as the switch
+            global_max = qz.float32_from_bits(int(patterns.max()))
         except ValueError:
             self.counters.malformed_ignored += 1
             return []
@@ -327,20 +388,24 @@ class InaSession:
         self.max_rounds += 1
         self.global_max = global_max
         self.scale = qz.scale_for(global_max, self.n)
-        self._quantized = qz.quantize(self._float_input, self.scale, self.n)
+        self._encoder = self._chunk_encoder(qz.quantize(self._float_input, self.scale, self.n))
         self._transition(Event.SCALE_AGREED)
         return self._fill_window(now)
 
-    def _on_result(self, packet: InaPacket, now: float) -> list[bytes]:
-        c = packet.chunk
+    def _on_result(self, c: int, slot: int, ver: int, payload: bytes,
+                   now: float) -> list[bytes]:
         flight = self._in_flight.get(c) if self.state is State.DATA else None
-        if flight is None or (packet.slot, packet.ver) != (flight.slot, flight.ver):
+        if flight is None or slot != flight.slot or ver != flight.ver:
             self.counters.duplicates_ignored += 1
             return []
         del self._in_flight[c]
+        if self.adaptive:
+            if flight.tries == 1:       # Karn: a resent chunk's result could answer either copy
+                self.rto_estimator.sample(now - flight.sent_at)
+            self.in_flight_window.on_result()
         self._answered[c] = 1
         self._answered_count += 1
-        self._sums[c * self.k:(c + 1) * self.k] = packet.values
+        self._sums[c * self.k:(c + 1) * self.k] = decode_values(payload)
         if self._answered_count < self._chunks:
             return self._fill_window(now)
         self._finish()

@@ -5,6 +5,12 @@ slot u16, chunk u32, count u8, pad u24, then k signed 32-bit values. k is a mult
 4 to 256 (the P4 program's INA_K). `InaPacket` validates every field on construction, so an
 encoded packet is always well formed; `decode` of anything else raises `WireError` with the
 reason, never a bare struct or index error.
+
+The values are a read-only int32 numpy array, checked by its length and dtype rather than
+element by element: this module runs for every packet a host sends or receives, and per-value
+Python checks used to cost more than the switch runtime itself (docs/sim.md). An array of a
+32-bit signed dtype (either byte order) is accepted as it is; wider integers are range-checked
+with one vectorized min/max; anything else (floats, bools, objects) is refused.
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ HEADER = struct.Struct("!BBHBBHIB3x")
 HEADER_BYTES = HEADER.size          # 16
 MIN_K, MAX_K = 4, 256
 FLAG_VER, FLAG_RETX = 0x01, 0x02
+WIRE_DTYPE = np.dtype(">i4")        # the values as they are on the wire
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_HEADER_LIMITS = (("job", 0xFFFF), ("worker", 0xFF), ("slot", 0xFFFF), ("chunk", 0xFFFFFFFF),
+                  ("count", 0xFF), ("ver", 1))
 
 
 class Kind(enum.IntEnum):
@@ -28,6 +37,9 @@ class Kind(enum.IntEnum):
     RESULT = 1
     MAX_CONTRIB = 2
     MAX_RESULT = 3
+
+
+_KINDS = {int(kind): kind for kind in Kind}
 
 
 class WireError(ValueError):
@@ -50,49 +62,87 @@ def payload_bytes(k: int) -> int:
     return HEADER_BYTES + 4 * k
 
 
-def _check_uint(name: str, value: int, bits: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << bits:
-        raise ValueError(f"{name} must be an integer in [0, {(1 << bits) - 1}], got {value!r}")
+def wire_values(values) -> np.ndarray:
+    """`values` as a read-only 1-D int32 array of a valid k; ValueError saying what is wrong.
+
+    Never copies an int32 array (of either byte order): a writable one is wrapped in a
+    read-only view, so the packet stays immutable without touching the caller's array.
+    """
+    array = values if isinstance(values, np.ndarray) else np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"values must be a 1-D sequence, got shape {array.shape}")
+    check_k(array.size)
+    dtype = array.dtype
+    if dtype.kind not in "iu" or dtype.itemsize > 8:
+        raise ValueError(f"values must be integers in the int32 range, got dtype {dtype}")
+    if (dtype.kind == "u" and dtype.itemsize >= 4) or dtype.itemsize == 8:
+        if int(array.min()) < _INT32_MIN or int(array.max()) > _INT32_MAX:
+            raise ValueError("values must fit in a signed 32-bit integer")
+    if dtype.kind != "i" or dtype.itemsize != 4:
+        array = array.astype(np.int32)
+    elif type(array.base) is bytes:
+        return array                 # immutable already: a view of a received payload
+    else:
+        array = array.view()
+    array.flags.writeable = False
+    return array
 
 
-@dataclass(frozen=True, kw_only=True)
+def _bad_header_field(packet: "InaPacket") -> str:
+    """Why the header fields are invalid (the slow path, only run once they are known bad)."""
+    for name, limit in _HEADER_LIMITS:
+        value = getattr(packet, name)
+        if type(value) is not int or not 0 <= value <= limit:
+            return f"{name} must be an integer in [0, {limit}], got {value!r}"
+    return f"retx must be a bool, got {packet.retx!r}"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
 class InaPacket:
-    """One aggregation packet; values are Python ints in the int32 range."""
+    """One aggregation packet; `values` is a read-only int32 array (see `wire_values`)."""
 
     kind: Kind
     job: int
     worker: int
     slot: int
     chunk: int
-    values: tuple[int, ...]
+    values: np.ndarray
     ver: int = 0
     retx: bool = False
     count: int = 0
 
     def __post_init__(self) -> None:
-        try:
-            object.__setattr__(self, "kind", Kind(self.kind))
-        except ValueError:
-            raise ValueError(f"kind must be one of {[int(k) for k in Kind]}, got {self.kind!r}")
-        _check_uint("job", self.job, 16)
-        _check_uint("worker", self.worker, 8)
-        _check_uint("slot", self.slot, 16)
-        _check_uint("chunk", self.chunk, 32)
-        _check_uint("count", self.count, 8)
-        _check_uint("ver", self.ver, 1)
-        if not isinstance(self.retx, bool):
-            raise ValueError(f"retx must be a bool, got {self.retx!r}")
-        values = tuple(self.values)
-        check_k(len(values))
-        if not set(map(type, values)) <= {int}:     # C-speed: this runs for every packet
-            raise ValueError("values must be Python ints")
-        if min(values) < _INT32_MIN or max(values) > _INT32_MAX:
-            raise ValueError("values must fit in a signed 32-bit integer")
-        object.__setattr__(self, "values", values)
+        kind = _KINDS.get(self.kind) if type(self.kind) in (int, Kind) else None
+        if kind is None:
+            raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {self.kind!r}")
+        object.__setattr__(self, "kind", kind)
+        # One expression for the common case (this runs for every packet); names come after.
+        job, worker, slot, chunk = self.job, self.worker, self.slot, self.chunk
+        if not (type(job) is int and 0 <= job <= 0xFFFF
+                and type(worker) is int and 0 <= worker <= 0xFF
+                and type(slot) is int and 0 <= slot <= 0xFFFF
+                and type(chunk) is int and 0 <= chunk <= 0xFFFFFFFF
+                and type(self.count) is int and 0 <= self.count <= 0xFF
+                and (self.ver == 0 or self.ver == 1) and type(self.ver) is int
+                and type(self.retx) is bool):
+            raise ValueError(_bad_header_field(self))
+        object.__setattr__(self, "values", wire_values(self.values))
 
     @property
     def k(self) -> int:
-        return len(self.values)
+        return self.values.size
+
+    def _header(self) -> tuple:
+        return (self.kind, self.job, self.worker, self.slot, self.chunk, self.ver, self.retx,
+                self.count)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InaPacket):
+            return NotImplemented
+        return self._header() == other._header() and np.array_equal(self.values, other.values)
+
+    def __hash__(self) -> int:
+        return hash((self._header(), self.values.astype(WIRE_DTYPE, copy=False).tobytes()))
 
 
 def encode(packet: InaPacket) -> bytes:
@@ -100,31 +150,81 @@ def encode(packet: InaPacket) -> bytes:
     flags = packet.ver | (FLAG_RETX if packet.retx else 0)
     header = HEADER.pack(packet.kind, flags, packet.job, packet.worker, 0, packet.slot,
                          packet.chunk, packet.count)
-    return header + np.array(packet.values, dtype=">i4").tobytes()
+    return header + packet.values.astype(WIRE_DTYPE, copy=False).tobytes()
+
+
+def decode_header(payload: bytes, k: int | None = None) -> tuple:
+    """`(kind, job, worker, slot, chunk, ver, retx, count)` of a well-formed payload.
+
+    Checks everything but the values (any 32-bit pattern is a value); with `k` given, the
+    length must match it exactly. WireError says what is wrong. Receivers that only need a
+    slice of the values use this and `decode_values`, without building an `InaPacket`.
+    """
+    size = len(payload)
+    if size < HEADER_BYTES:
+        raise WireError(f"{size} bytes, shorter than the {HEADER_BYTES}-byte header")
+    body = size - HEADER_BYTES
+    if k is not None and body != 4 * k:
+        raise WireError(f"{size} bytes, expected {payload_bytes(k)} for k={k}")
+    if body % 16 or not MIN_K * 4 <= body <= MAX_K * 4:
+        raise WireError(f"{body} bytes of values is not k*4 for k a multiple of 4 in "
+                        f"[{MIN_K}, {MAX_K}]")
+    kind, flags, job, worker, pad, slot, chunk, count = HEADER.unpack_from(payload)
+    if kind not in _KINDS:
+        raise WireError(f"unknown kind {kind}")
+    if flags & ~(FLAG_VER | FLAG_RETX):
+        raise WireError(f"unknown flag bits 0x{flags:02x}")
+    if pad or payload[13] or payload[14] or payload[15]:
+        raise WireError("padding bytes are not zero")
+    return (_KINDS[kind], job, worker, slot, chunk, flags & FLAG_VER, bool(flags & FLAG_RETX),
+            count)
+
+
+def decode_values(payload: bytes) -> np.ndarray:
+    """The values of a payload `decode_header` accepted: a read-only big-endian view, no copy."""
+    return np.frombuffer(payload, WIRE_DTYPE, offset=HEADER_BYTES)
 
 
 def decode(payload: bytes, k: int | None = None) -> InaPacket:
     """Parse a UDP payload; with `k` given, the length must match it exactly."""
-    data = bytes(payload)
-    if len(data) < HEADER_BYTES:
-        raise WireError(f"{len(data)} bytes, shorter than the {HEADER_BYTES}-byte header")
-    body = len(data) - HEADER_BYTES
-    if k is not None and body != 4 * k:
-        raise WireError(f"{len(data)} bytes, expected {payload_bytes(k)} for k={k}")
-    if body % 16 or not MIN_K * 4 <= body <= MAX_K * 4:
-        raise WireError(f"{body} bytes of values is not k*4 for k a multiple of 4 in "
-                        f"[{MIN_K}, {MAX_K}]")
-    kind, flags, job, worker, pad, slot, chunk, count = HEADER.unpack_from(data)
-    if kind not in Kind._value2member_map_:
-        raise WireError(f"unknown kind {kind}")
-    if flags & ~(FLAG_VER | FLAG_RETX):
-        raise WireError(f"unknown flag bits 0x{flags:02x}")
-    if pad or any(data[13:16]):
-        raise WireError("padding bytes are not zero")
-    values = np.frombuffer(data, dtype=">i4", offset=HEADER_BYTES)
-    return InaPacket(kind=Kind(kind), job=job, worker=worker, slot=slot, chunk=chunk,
-                     values=tuple(values.tolist()), ver=flags & FLAG_VER,
-                     retx=bool(flags & FLAG_RETX), count=count)
+    data = payload if type(payload) is bytes else bytes(payload)
+    kind, job, worker, slot, chunk, ver, retx, count = decode_header(data, k)
+    return InaPacket(kind=kind, job=job, worker=worker, slot=slot, chunk=chunk,
+                     values=decode_values(data), ver=ver, retx=retx, count=count)
+
+
+class ChunkEncoder:
+    """The CONTRIB payloads of one int32 vector, chunk by chunk.
+
+    The vector is validated (dtype, a whole number of k-value chunks) and put in wire order
+    once; each packet is then a packed header and a slice of those bytes, which is what lets a
+    worker keep up with the switch. The header fields are those of `InaPacket`, with the same
+    ranges.
+    """
+
+    def __init__(self, *, job: int, worker: int, k: int, vector: np.ndarray):
+        check_k(k)
+        if not (isinstance(vector, np.ndarray) and vector.ndim == 1 and vector.dtype == np.int32
+                and vector.size % k == 0 and vector.size // k <= 1 << 32):
+            raise ValueError(f"expected a 1-D int32 vector of whole {k}-value chunks, got "
+                             f"{getattr(vector, 'dtype', type(vector).__name__)} "
+                             f"{getattr(vector, 'shape', '')}")
+        InaPacket(kind=Kind.CONTRIB, job=job, worker=worker, slot=0, chunk=0,
+                  values=vector[:k])                    # the header fields' checks
+        self.job, self.worker, self.k = job, worker, k
+        self.chunks = vector.size // k
+        self._body = vector.astype(WIRE_DTYPE).tobytes()
+
+    def contribution(self, chunk: int, slot: int, ver: int) -> bytes:
+        """The CONTRIB payload of chunk `chunk` of the vector, for (slot, ver)."""
+        if not 0 <= chunk < self.chunks or ver not in (0, 1):
+            raise ValueError(f"chunk {chunk} (of {self.chunks}) or ver {ver} out of range")
+        step = 4 * self.k
+        try:
+            header = HEADER.pack(Kind.CONTRIB, ver, self.job, self.worker, 0, slot, chunk, 0)
+        except struct.error:
+            raise ValueError(f"slot must be an integer in [0, 65535], got {slot!r}") from None
+        return header + self._body[chunk * step:(chunk + 1) * step]
 
 
 def with_retx(payload: bytes) -> bytes:

@@ -192,7 +192,7 @@ def test_integer_calls_skip_the_max_round() -> None:
     step = s.start_integers(np.array([5, -6, 7], np.int32), 0.0)
     assert s.state is State.DATA
     (payload,) = step.send
-    assert decode(payload).values == (5, -6, 7, 0)
+    assert decode(payload).values.tolist() == [5, -6, 7, 0]
     s.receive(answer(payload, (10, -12, 14, 0)), 0.1)
     assert s.result.tolist() == [10, -12, 14] and s.result.dtype == np.int32
     with pytest.raises(UsageError, match="finished float32"):
