@@ -80,8 +80,9 @@ def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
 def test_a_killed_worker_ends_the_others_with_a_clear_error(tmp_path) -> None:
     tag, grpc_base = "qk", 51400
     out = tmp_path / "run"
-    done = inaemu_run(tag, grpc_base, out, "--net", "mininet", "--workers", "4",
-                      "--size-mib", "4", "--timeout", "30", "--kill-worker", "2@1.5")
+    # 20 Mbit/s links: each call of either algorithm takes seconds, so the kill lands mid-run
+    done = inaemu_run(tag, grpc_base, out, "--net", "mininet", "--workers", "4", "--bw", "20",
+                      "--size-mib", "4", "--timeout", "30", "--kill-worker", "2@2")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "inaemu run: not every result is correct" in done.stderr, done.stdout + done.stderr
     # the survivors end with the protocol's own error, before the run's deadline would kill them
