@@ -28,10 +28,15 @@ _SIMPLE_LOCAL = re.compile(r"^(?P<lhs>[A-Za-z_]\w*(?:\[[^=]*\])?) (?P<op>=|\+=) 
 _CALL = re.compile(r"[\w\])]\(")
 _ATOM = re.compile(r"^[\w\[\]]+$")
 MIN_SLICE = 2  # consecutive dirty slots written back as one slice assignment
+MIN_PREFETCH = 8  # consecutive slots read before written, fetched as one slice
 
 
 def local_name(slot: int) -> str:
     return f"_l{slot}"
+
+
+def prefetch_name(slot: int) -> str:
+    return f"_r{slot}"
 
 
 def localize_fields(lines: list[str]) -> list[str]:
@@ -75,25 +80,64 @@ def _localize_run(run: list[str]) -> list[str]:
     if not run:
         return []
     chosen = _worth_localizing(run)
-    if not chosen:
+    prefetched = _worth_prefetching(run)
+    if not chosen and not prefetched:
         return run
-    out: list[str] = []
+    out: list[str] = _prefetch_lines(prefetched)
     live: set[int] = set()
     for line in run:
         m = _SIMPLE.match(line)
         lhs, op, rhs = m["lhs"], m["op"], m["rhs"]
-        rhs = _rename(rhs, live)
+        rhs = _rename(rhs, live, prefetched)
         field = _FIELD_LHS.match(lhs)
         if field is not None and int(field[1]) in chosen:
             slot = int(field[1])
             if op != "=" and slot not in live:
-                out.append(f"{local_name(slot)} = f[{slot}]")
+                current = prefetch_name(slot) if slot in prefetched else f"f[{slot}]"
+                out.append(f"{local_name(slot)} = {current}")
             live.add(slot)
+            prefetched.discard(slot)
             lhs = local_name(slot)
         else:
-            lhs = _rename(lhs, live)
+            lhs = _rename(lhs, live, prefetched)
+            if field is not None:
+                prefetched.discard(int(field[1]))
         out.append(f"{lhs} {op} {rhs}")
     return _chain(_forward(out)) + write_back(live)
+
+
+def _worth_prefetching(run: list[str]) -> set[int]:
+    """Slots read before any write in the run that form long consecutive stretches: read with
+    one slice unpacked into locals (`_r5, _r6, ... = f[5:...]`) instead of a subscript each."""
+    written: set[int] = set()
+    early: set[int] = set()
+    for line in run:
+        m = _SIMPLE.match(line)
+        field = _FIELD_LHS.match(m["lhs"])
+        reads = _SLOT.findall(m["rhs"]) + ([] if field else _SLOT.findall(m["lhs"]))
+        early.update(int(s) for s in reads if int(s) not in written)
+        if field is not None:
+            written.add(int(field[1]))
+    return {slot for group in _consecutive(early) if len(group) >= MIN_PREFETCH
+            for slot in group}
+
+
+def _prefetch_lines(slots: set[int]) -> list[str]:
+    lines = []
+    for group in _consecutive(slots):
+        names = ", ".join(prefetch_name(s) for s in group)
+        lines.append(f"{names}, = f[{group[0]}:{group[-1] + 1}]")
+    return lines
+
+
+def _consecutive(slots: set[int]) -> list[list[int]]:
+    groups: list[list[int]] = []
+    for slot in sorted(slots):
+        if groups and groups[-1][-1] == slot - 1:
+            groups[-1].append(slot)
+        else:
+            groups.append([slot])
+    return groups
 
 
 def _forward(lines: list[str]) -> list[str]:
@@ -161,10 +205,16 @@ def _worth_localizing(run: list[str]) -> set[int]:
     return {s for s, n in writes.items() if n > 1 or reads_after.get(s)}
 
 
-def _rename(code: str, live: set[int]) -> str:
-    if not live:
+def _rename(code: str, live: set[int], prefetched: set[int]) -> str:
+    if not live and not prefetched:
         return code
-    return _SLOT.sub(lambda m: local_name(int(m[1])) if int(m[1]) in live else m[0], code)
+
+    def name(m: re.Match) -> str:
+        slot = int(m[1])
+        if slot in live:
+            return local_name(slot)
+        return prefetch_name(slot) if slot in prefetched else m[0]
+    return _SLOT.sub(name, code)
 
 
 def write_back(slots: set[int]) -> list[str]:

@@ -291,3 +291,13 @@ def test_replicas_reuse_only_the_headers_nothing_after_ingress_changes(replica_m
     assert [(port, out[12:14], out[14], out[18:22], len(out)) for port, out in got] == [
         (1, b"\xbe\xef", 1, b_bytes, 26), (2, b"\xbe\xef", 2, b_bytes, 22),
         (3, b"\xbe\xef", 3, b_bytes, 26)]
+
+
+def test_localize_fetches_long_stretches_of_read_slots_with_one_slice():
+    lines = [f"r{j}[i] = f[{20 + j}]" for j in range(8)] + ["f[21] = 0", "x = f[21] + f[2]"]
+    names = ", ".join(f"_r{20 + j}" for j in range(8))
+    assert localize_fields(lines) == [f"{names}, = f[20:28]"] + \
+        [f"r{j}[i] = _r{20 + j}" for j in range(8)] + \
+        ["_l21 = 0", "x = _l21 + f[2]", "f[21] = _l21"]   # after its write, not the prefetch
+    short = [f"r{j}[i] = f[{20 + j}]" for j in range(7)]
+    assert localize_fields(short) == short
