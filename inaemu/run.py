@@ -69,6 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="prefix for host and switch names, to run beside other networks")
     parser.add_argument("--grpc-base", type=int, default=50000, metavar="PORT",
                         help="switch i serves P4Runtime on PORT+i (default 50000)")
+    parser.add_argument("--pcap", action="store_true",
+                        help="Mininet: capture every switch port into DIR/net/<switch>-pcap/")
     parser.add_argument("--kill-worker", type=_kill_spec, action="append", default=[],
                         metavar="W@SECONDS",
                         help="fault injection: kill worker W that many seconds after the start")
@@ -84,7 +86,8 @@ def config_from(args: argparse.Namespace) -> RunConfig:
                      loss=args.loss, bw_mbps=args.bw, elems_k=args.elems,
                      pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed,
                      net=args.net, timeout=args.timeout,
-                     tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker))
+                     tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker),
+                     pcap=args.pcap)
 
 
 def _raise_interrupt(signum, frame):

@@ -42,6 +42,7 @@ class RunConfig:
     tag: str = ""                         # prefix for host and switch names (beside other nets)
     grpc_base: int = 50000                # switch i listens on grpc_base + i
     kill: tuple[tuple[int, float], ...] = ()   # (worker, seconds after the start): fault injection
+    pcap: bool = False                    # Mininet: every switch port captured into the run dir
 
     def __post_init__(self) -> None:
         if not self.algos or any(a not in ALGOS for a in self.algos):

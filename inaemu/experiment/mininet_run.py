@@ -57,7 +57,8 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
     p4info, config = compile_ina(cfg.elems_k, out_dir)
     progress(f"run: compiled {INA_P4.name} with INA_K={cfg.elems_k} into {out_dir}")
     started = time.monotonic()
-    with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed) as net:
+    with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed,
+                        pcap=cfg.pcap) as net:
         progress(f"run: mininet: {topology.name} up ({len(hosts)} hosts, 1 switch, "
                  f"loss {cfg.loss:g}%, bw {cfg.bw_mbps or 'unlimited'}) "
                  f"in {time.monotonic() - started:.1f} s")

@@ -55,7 +55,8 @@ def inaemu_run(tag: str, grpc_base: int, out: Path, *args: str,
 def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
     tag, grpc_base = f"q{workers}{ {0: 'a', 1: 'b', 10: 'c'}[loss]}", 51300 + 10 * workers + loss
     out = tmp_path / "run"
-    done = inaemu_run(tag, grpc_base, out, *SMALL, "--workers", str(workers), "--loss",
+    pcap = ["--pcap"] if (workers, loss) == (2, 0) else []
+    done = inaemu_run(tag, grpc_base, out, *SMALL, *pcap, "--workers", str(workers), "--loss",
                       str(loss), "--seed", str(loss + 1), "--timeout", "60")
     assert done.returncode == 0, done.stdout + done.stderr
     summaries = json.loads((out / "summary.json").read_text())
@@ -73,6 +74,10 @@ def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
     assert counters["ina_results_multicast"] >= 2 * chunks        # two calls
     assert counters["ina_contributions"] == workers * counters["ina_results_multicast"]
     assert "ina   1" in done.stdout and "ring  1" in done.stdout
+    if pcap:
+        captures = sorted(p.name for p in (out / "net" / f"{tag}s1-pcap").iterdir())
+        assert captures == [f"{tag}s1-eth{port}_{way}.pcap" for port in (1, 2)
+                            for way in ("in", "out")]
     assert leftovers(tag, grpc_base + 1, out) == []
 
 
