@@ -376,7 +376,8 @@ class Checker(ExpressionChecker):
                     self.keyset(kv, [kexpr], s)
                 self.table_action_call(e.action, s, listed, "entry", full=True)
         assign_priorities(d, props, lambda e, what: self.const_int(e, s, what),
-                          lambda e, what: self.const_bool(e, s, what), self.fail)
+                          lambda e, what: self.const_bool(e, s, what), self.fail,
+                          lambda node, message: self.r.warn(node.loc, message))
         for name in ("size", "counters", "meters", "implementation", "support_timeout"):
             p = props.get(name)
             if p is not None:

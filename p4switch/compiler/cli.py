@@ -87,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.program}: internal compiler error: {type(exc).__name__}: {exc}",
               file=sys.stderr)
         return 3
+    for warning in result.warnings:
+        print(warning.render(), file=sys.stderr)
     output = args.output or os.path.splitext(args.program)[0] + ".json"
     outputs = [(output, (json.dumps(result.bmv2, indent=2) + "\n").encode())]
     for path in (args.p4runtime_files or "").split(","):

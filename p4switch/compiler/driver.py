@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .bmv2 import lower_program
 from .checker import check
-from .errors import CompileError, Location, Reporter, SourceLines
+from .errors import CompileError, Diagnostic, Location, Reporter, SourceLines
 from .lexer import tokenize
 from .p4info import build_p4info, p4info_to_text
 from .parser import parse
@@ -18,6 +18,7 @@ from .preprocess import Preprocessor
 class CompileResult:
     bmv2: dict
     p4info: object  # p4.config.v1.p4info_pb2.P4Info
+    warnings: list[Diagnostic] = field(default_factory=list)  # `.render()` each
 
     def p4info_text(self) -> str:
         return p4info_to_text(self.p4info)
@@ -53,7 +54,7 @@ def _compile(preprocess, reporter: Reporter, main_file: str) -> CompileResult:
         ctx.line_order.setdefault((file, line), index)
     with tracker.stage(reporter, "generating P4Info for"):
         p4info = build_p4info(program, ctx, bmv2)
-    return CompileResult(bmv2, p4info)
+    return CompileResult(bmv2, p4info, list(reporter.warnings))
 
 
 class _Tracker:

@@ -28,9 +28,10 @@ class Diagnostic:
     location: Location
     message: str
     source_line: str | None = None
+    severity: str = "error"  # or "warning"
 
     def render(self) -> str:
-        text = f"{self.location}: error: {self.message}"
+        text = f"{self.location}: {self.severity}: {self.message}"
         if self.source_line is not None:
             caret = " " * max(self.location.col - 1, 0) + "^"
             text += f"\n{self.source_line.rstrip()}\n{caret}"
@@ -76,9 +77,15 @@ class Reporter:
     def __init__(self, sources: SourceLines):
         self.sources = sources
         self.diagnostics: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
 
-    def make(self, location: Location, message: str) -> Diagnostic:
-        return Diagnostic(location, message, self.sources.line(location.file, location.line))
+    def make(self, location: Location, message: str, severity: str = "error") -> Diagnostic:
+        return Diagnostic(location, message, self.sources.line(location.file, location.line),
+                          severity)
+
+    def warn(self, location: Location, message: str) -> None:
+        """Something legal but probably unintended; compilation goes on."""
+        self.warnings.append(self.make(location, message, "warning"))
 
     def error(self, location: Location, message: str) -> CompileError:
         """A CompileError for one problem (raise it), including any collected before."""

@@ -53,10 +53,10 @@ def _bmv2_annotated_ranks(table, entries, annotated, const_int, fail) -> list[in
 
 
 def assign_priorities(table: A.TableDecl, props: dict, const_int: Callable, const_bool: Callable,
-                      fail: Callable) -> None:
+                      fail: Callable, warn: Callable = lambda node, message: None) -> None:
     """Set `table.entry_ranks` (BMv2) and, for P4_16 priorities, `entry.priority_value` on every
     initial entry. `const_int(expr, what)`/`const_bool(expr, what)` check and fold a value;
-    `fail(node, message)` makes the error to raise."""
+    `fail(node, message)` makes the error to raise, `warn(node, message)` records a warning."""
     largest_wins, delta = True, 1
     if "largest_priority_wins" in props:
         largest_wins = const_bool(props["largest_priority_wins"].value,
@@ -77,6 +77,7 @@ def assign_priorities(table: A.TableDecl, props: dict, const_int: Callable, cons
         return
     if _p4_priorities(table, props, entries, largest_wins, delta, const_int, fail):
         table.entry_ranks = _ranks(entries, largest_wins)
+        _warn_about(table, entries_prop, largest_wins, warn)
     else:  # position order whatever the convention, numbered 1, 2, ... as p4c does
         table.entry_ranks = list(range(1, len(entries) + 1))
 
@@ -114,6 +115,28 @@ def _p4_priorities(table, props, entries, largest_wins, delta, const_int, fail) 
                               f"{previous} - priority_delta {delta} is below 0); give it one")
         previous = e.priority_value
     return True
+
+
+def _warn_about(table, entries_prop, largest_wins: bool, warn: Callable) -> None:
+    """The spec's warnings (both can be silenced by `@noWarn("...")` on the entries)."""
+    silenced = {a.args[0].value for a in entries_prop.annotations
+                if a.name == "noWarn" and a.args and isinstance(a.args[0], A.StrLit)}
+    entries = entries_prop.value
+    if "duplicate_priorities" not in silenced:
+        first_with: dict[int, A.Entry] = {}
+        for e in entries:
+            earlier = first_with.setdefault(e.priority_value, e)
+            if earlier is not e:
+                warn(e, f"this entry of table '{table.name}' has the same priority "
+                        f"{e.priority_value} as the one at line {earlier.loc.line}; which wins "
+                        f"is unspecified (@noWarn(\"duplicate_priorities\") silences this)")
+    if "entries_out_of_priority_order" not in silenced:
+        for before, after in zip(entries, entries[1:]):
+            a, b = before.priority_value, after.priority_value
+            if (a < b) if largest_wins else (a > b):
+                warn(after, f"this entry of table '{table.name}' (priority {b}) wins over the "
+                            f"one before it (priority {a}) (@noWarn(\"entries_out_of_priority_"
+                            f"order\") silences this)")
 
 
 def _ranks(entries: list, largest_wins: bool) -> list[int]:

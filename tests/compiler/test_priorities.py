@@ -6,6 +6,8 @@ ranks (the smaller wins) and the errors.
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from p4switch.compiler import CompileError, compile_source
@@ -78,3 +80,52 @@ def test_priority_annotation_is_a_bmv2_priority_as_in_p4c():
 def test_priority_errors_are_located(entries, props, kind, line, message):
     got_line, got = error(entries, props, kind)
     assert message in got and got_line == line, (got_line, got)
+
+
+def warnings(entries: str, props: str = "") -> list[tuple[int, str]]:
+    src = program(f"""
+        action a(bit<9> p) {{ sm.egress_spec = p; }}
+        table t {{
+            key = {{ hdr.eth.ether_type : ternary; }}
+            actions = {{ a; }}
+            {props}
+            {entries}
+        }}
+        apply {{ t.apply(); }}""")
+    return [(w.location.line, w.message) for w in compile_source(src, "p.p4").warnings]
+
+
+def test_duplicate_and_out_of_order_priorities_warn():
+    got = warnings("const entries = { priority = 5: 1 &&& 1 : a(1); priority = 5: 2 &&& 2 : a(2);\n"
+                   "priority = 9: 4 &&& 4 : a(3); }")
+    assert len(got) == 2
+    assert got[0][0] == 18 and "has the same priority 5 as the one at line 18" in got[0][1]
+    assert got[1][0] == 19 and "(priority 9) wins over the one before it (priority 5)" in got[1][1]
+
+
+def test_warnings_follow_the_convention_and_can_be_silenced():
+    assert warnings("const entries = { priority = 1: 1 &&& 1 : a(1); 2 &&& 2 : a(2); }",
+                    "largest_priority_wins = false;") == []
+    silenced = ('@noWarn("duplicate_priorities") @noWarn("entries_out_of_priority_order")\n'
+                "const entries = { priority = 5: 1 &&& 1 : a(1); priority = 5: 2 &&& 2 : a(2);"
+                " priority = 9: 4 &&& 4 : a(3); }")
+    assert warnings(silenced) == []
+
+
+def test_cli_prints_warnings_and_still_compiles(tmp_path, capsys):
+    from p4switch.compiler.cli import run
+    prog = tmp_path / "w.p4"
+    prog.write_text(program("""
+        action a(bit<9> p) { sm.egress_spec = p; }
+        table t {
+            key = { hdr.eth.ether_type : ternary; }
+            actions = { a; }
+            const entries = { priority = 1: 1 &&& 1 : a(1); priority = 2: 2 &&& 2 : a(2); }
+        }
+        apply { t.apply(); }"""))
+    args = argparse.Namespace(program=str(prog), output=str(tmp_path / "w.json"), include_dirs=[],
+                              defines=[], p4runtime_files=None, p4runtime_format=None)
+    assert run(args) == 0
+    err = capsys.readouterr().err
+    assert "w.p4:17:" in err and "warning: this entry of table 't' (priority 2) wins" in err
+    assert (tmp_path / "w.json").exists()

@@ -29,6 +29,7 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         key = { hdr.v.k : ternary; }
         actions = { w1; }
         priority_delta = 10;
+        @noWarn("entries_out_of_priority_order")
         const entries = {
             priority = 50: 0x01 &&& 0x0F : w1(1);
             0x02 &&& 0x0F : w1(2);
@@ -42,6 +43,7 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         key = { hdr.v.k : ternary; }
         actions = { w2; }
         largest_priority_wins = false;
+        @noWarn("entries_out_of_priority_order")
         const entries = {
             priority = 30: 0x01 &&& 0x0F : w2(1);
             0x02 &&& 0x0F : w2(2);
