@@ -195,9 +195,10 @@ def _compile_op(node: Node, scope: CodeScope) -> Expr:
         if l.const is not None and r.const is not None and not (op in ("<<", ">>") and
                                                                  not 0 <= r.const < 4096):
             return _const(_FOLD[op](l.const, r.const))
-        if op in ("<<", ">>") and r.const is None:
+        if op in ("<<", ">>") and r.const is None and not (
+                r.masked_to is not None and (1 << r.masked_to) - 1 <= MAX_SHIFT):
             # a run-time shift amount comes from the packet: keep it sane (no huge ints, no
-            # negative counts, which Python refuses)
+            # negative counts, which Python refuses) unless its width proves it small
             helper = "_shift_left" if op == "<<" else "_shift_right"
             masked = l.masked_to if op == ">>" else None
             return Expr(f"{helper}({data(l)}, {data(r)})", "data", masked_to=masked)

@@ -54,6 +54,10 @@ A, B, R, S = fld(H, "a"), fld(H, "b"), fld(H, "r"), fld(H, "s")
     (op("*", A, B), 0x10000, 0x10000, 0),
     (op("<<", A, const(4)), 0xF0000001, 0, 0x10),
     (op(">>", A, const(4)), 0xF0, 0, 0xF),
+    (op("<<", A, op("&", B, const(0xFF))), 3, 0x104, 48),   # an 8-bit amount: a plain shift
+    (op("<<", A, op("&", B, const(0xFF))), 1, 200, 0),
+    (op(">>", A, op("&", B, const(0xFF))), 0x80000000, 0x11F, 1),
+    (op("<<", A, B), 1, 0xFFFFFFFF, 0),                      # a 32-bit amount: the helper
     (op("&", op("~", None, A), const(0xFFFFFFFF)), 0x0F0F0F0F, 0, 0xF0F0F0F0),
     (op("^", A, B), 0xFF00, 0x0FF0, 0xF0F0),
     (op("|", A, B), 0xFF00, 0x0FF0, 0xFFF0),
