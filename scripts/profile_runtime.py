@@ -6,8 +6,8 @@
     .venv/bin/python scripts/profile_runtime.py --profile ina256           # cProfile one workload
 
 Workloads: `ina32`, `ina256` (p4src/ina.p4 contributions in protocol order, as
-scripts/bench_ina_switch.py feeds them) and `exact`, `register` (the programs of
-scripts/bench_switch.py). Each round runs every workload on every runtime, alternating chunk by
+scripts/bench_ina_switch.py feeds them), `exact`, `register` (the programs of
+scripts/bench_switch.py) and `lpm` (the shared ipv4_lpm fixture, when ../shared is there). Each round runs every workload on every runtime, alternating chunk by
 chunk, so a load spike from other work hits both; for every chunk of 100 packets the best time
 over the rounds counts (a burst of other work spoils one chunk of one round, not a result).
 A baseline is a directory holding another version of the `p4switch/runtime` package (e.g. made
@@ -34,7 +34,12 @@ import bench_switch as switch_bench  # noqa: E402
 import p4switch.runtime as current_runtime  # noqa: E402
 from p4switch.compiler import compile_file  # noqa: E402
 
-WORKLOADS = ("ina32", "ina256", "exact", "register")
+WORKLOADS = ("ina32", "ina256", "exact", "register", "lpm")
+LPM_FIXTURE = ROOT.parent / "shared" / "fixtures" / "ipv4_lpm"
+LPM_PACKETS = [bytes.fromhex(h) for h in (
+    "000000000099000000000011080045000018000100004011A719C0A800010A09090901020304",
+    "000000000099000000000011080045000018000100004011A721C0A800010A01090901020304",
+    "000000000099000000000011080045000018000100004011AF23C0A800010A01010701020304")]
 INA_WORKERS = 4
 CHUNK = 100  # packets timed at once: short enough to dodge other work's bursts
 
@@ -58,7 +63,15 @@ class Workload:
     def __init__(self, name: str, runtime, packets_per_round: int):
         self.name = name
         self.runtime = runtime
-        if name.startswith("ina"):
+        if name == "lpm":  # the shared ipv4_lpm fixture: LPM + TTL + IPv4 checksum
+            self.switch = runtime.Switch.from_json_file(str(LPM_FIXTURE / "ipv4_lpm.json"))
+            for prefix, length, mac, port in ((0x0A000000, 8, 0xAAAA, 1),
+                                              (0x0A010000, 16, 0xBBBB, 2),
+                                              (0x0A010100, 24, 0xCCCC, 3)):
+                self.switch.table_add("routes", [runtime.LpmKey(prefix, length)], "route",
+                                      (mac, port))
+            self.packets = [(0, LPM_PACKETS[i % 3]) for i in range(packets_per_round)]
+        elif name.startswith("ina"):
             k = int(name[3:])
             self.switch = self._ina_switch(runtime, k)
             cells = max(1, packets_per_round // INA_WORKERS)
@@ -140,7 +153,8 @@ def compare(baseline_dir: str | None, names: list[str], rounds: int, packets: in
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="directory of another p4switch/runtime package")
-    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS,
+                        default=[w for w in WORKLOADS if w != "lpm" or LPM_FIXTURE.is_dir()])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--packets", type=int, default=2000, help="packets per round")
     parser.add_argument("--source", type=int, metavar="K",
