@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian machine (as root): install what inaemu needs, then run it.
 #
-#   ./bootstrap.sh demo        the main job (see README.md)
+#   ./bootstrap.sh run [ARGS]  the main job: `inaemu run` (INA vs ring on Mininet; see README.md)
 #   ./bootstrap.sh test        the whole test suite (what CI runs)
 #   ./bootstrap.sh setup       only the set-up
 #   ./bootstrap.sh -- CMD...   run CMD inside the project's virtualenv
@@ -46,13 +46,13 @@ install_python() {
 
 setup() { install_apt; install_python; }
 
-action=${1:-demo}
+action=${1:-run}
 [ $# -gt 0 ] && shift
 case "$action" in
     setup) setup ;;
-    demo)
+    run|demo)
         setup
-        exec "$VENV/bin/inaemu" demo "$@" ;;
+        exec "$VENV/bin/inaemu" run "$@" ;;
     test)
         setup
         # pytest's exit 5 means no test ran: treat it as a failure, never as success.
@@ -61,6 +61,6 @@ case "$action" in
         setup
         PATH="$VENV/bin:$PATH" exec "$@" ;;
     *)
-        say "unknown action '$action' (expected: demo, test, setup, -- CMD)"
+        say "unknown action '$action' (expected: run, test, setup, -- CMD)"
         exit 2 ;;
 esac

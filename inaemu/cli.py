@@ -14,13 +14,13 @@ import sys
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("inaemu.demo", "the main job: a small end-to-end run on the embedded switch"),
+    "run": ("inaemu.run", "all-reduce experiment: in-network aggregation vs ring, on Mininet or the simulator"),
+    "compile": ("p4switch.compiler.cli", "compile a P4_16 v1model program to BMv2 JSON and P4Info"),
     "stf": ("p4switch.stf.cli", "run an STF test against a P4 program or its BMv2 JSON"),
     "switch": ("p4switch.switch_cli", "run a software switch on Linux interfaces (simple_switch_grpc-like)"),
-    "compile": ("p4switch.compiler.cli", "compile a P4_16 v1model program to BMv2 JSON and P4Info"),
     "controller": ("controller.cli", "push programs and entries to running switches over P4Runtime"),
     "trace": ("inaemu.trace.cli", "follow every aggregation packet of a traced run: per-slot lifecycles and plots"),
-    "run": ("inaemu.run", "all-reduce experiment: in-network aggregation vs ring, on Mininet or the simulator"),
+    "selfcheck": ("inaemu.selfcheck", "compile and packet-test (STF) every P4 program the project ships"),
 }
 
 

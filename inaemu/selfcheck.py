@@ -1,9 +1,9 @@
-"""`inaemu demo`: the main job, end to end on the embedded switch.
+"""`inaemu selfcheck`: prove the P4 tool chain on this machine, program by program.
 
-Until in-network aggregation lands, the main job proves the switch itself: it compiles every P4
-program the project ships (`p4src/`, `tests/p4/`) with inaemu's front end, loads the BMv2 JSON into
-the runtime, and runs each program's STF packet test; the project's hand-written BMv2 JSON
-fixtures (`tests/bmv2/`) run unchanged. It prints a line per program as it goes and a summary.
+It compiles every P4 program the project ships (`p4src/`, `tests/p4/`) with inaemu's front end,
+loads the BMv2 JSON into the runtime, and runs each program's STF packet test; the project's
+hand-written BMv2 JSON fixtures (`tests/bmv2/`) run unchanged. It prints a line per program as it
+goes and a summary: a quick way to see that the switch does what the programs say.
 """
 
 from __future__ import annotations
@@ -93,9 +93,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     cases = [c for c in discover(args.root) if args.pattern in c.name]
     if not cases:
-        print(f"inaemu demo: no programs with STF tests found under {args.root}", file=sys.stderr)
+        print(f"inaemu selfcheck: no programs with STF tests found under {args.root}", file=sys.stderr)
         return 2
-    print(f"inaemu demo: compiling and packet-testing {len(cases)} P4 programs on the embedded switch")
+    print(f"inaemu selfcheck: compiling and packet-testing {len(cases)} P4 programs on the embedded switch")
     outcomes = []
     for i, case in enumerate(cases, 1):
         outcome = run_case(case)
