@@ -28,7 +28,7 @@ from .parsergen import ParserCompiler, ParserError, error_code, make_extract_var
 from .primgen import PRIM_HELPERS
 from .profiles import ActionProfile
 from .tables import ActionSpec, KeyField, Table
-from .writes import WriteSet, code_writes
+from .writes import WriteSet, code_writes, union
 
 MATCH_TYPES = ("exact", "lpm", "ternary", "range", "optional", "valid")
 
@@ -331,7 +331,7 @@ class Program:
         packet_path.append(compile_deparser(root["deparsers"][0], update, scope, traced))
         sources += packet_path
         after_ingress = code_writes("\n".join(packet_path[2:]))   # egress and deparser
-        anywhere = code_writes("\n".join(packet_path))
+        anywhere = union(after_ingress, code_writes("\n".join(packet_path[:2])))
         shared = [] if traced else self._replica_shared_headers(after_ingress,
                                                                 root["deparsers"][0], scope)
         if shared:

@@ -11,7 +11,9 @@ big-int code.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .layout import HeaderType
 
@@ -91,42 +93,51 @@ def word_plan(htype: HeaderType, only_if_cheaper: bool = True,
     `sizes` limits the word sizes (16 alone: words an Internet checksum can add up)."""
     if not htype.fields or any(w is None for _, w, _ in htype.fields):
         return None
+    shape = tuple((width, bool(signed)) for _, width, signed in htype.fields)
+    return _plan(shape, only_if_cheaper, tuple(sizes))
+
+
+@lru_cache(maxsize=256)
+def _plan(shape: tuple[tuple[int, bool], ...], only_if_cheaper: bool,
+          sizes: tuple[int, ...]) -> WordPlan | None:
     fields = []
     bit = 0
-    for _, width, signed in htype.fields:
+    for width, signed in shape:
         fields.append((bit, width, signed))
         bit += width
     total = bit
     if total % 8:
         return None
+    if all(width in sizes for width, _ in shape):  # every field a word: nothing is cheaper
+        return _with_format(tuple((start, bits) for start, bits, _ in fields), fields)
+    starts = [start for start, _, _ in fields]
 
-    def inside(position: int):
-        """The field that `position` falls strictly inside, if any."""
-        for start, bits, signed in fields:
-            if start < position < start + bits:
-                return start, bits, signed
-        return None
+    def field_at(position: int) -> int:
+        return bisect_right(starts, position) - 1
 
     def allowed(p: int, q: int) -> bool:
         """May [p, q) be a word, given that p is a word boundary?"""
-        at_p, at_q = inside(p), inside(q)
-        if at_p is not None and q > at_p[0] + at_p[1]:
+        first, last = field_at(p), field_at(q - 1)
+        start, bits, _ = fields[first]
+        if start < p and q > start + bits:
             return False  # a field spanning words must end on a word boundary
-        if at_q is not None and at_q[0] > p:
-            return False  # q cuts a field that starts inside this word
-        for start, bits, signed in fields:  # signed fields must be exactly one word
-            if signed and start < q and start + bits > p and (start, bits) != (p, q - p):
-                return False
+        if q < total:
+            start, bits, _ = fields[field_at(q)]
+            if p < start < q < start + bits:
+                return False  # q cuts a field that starts inside this word
+        for start, bits, signed in fields[first:last + 1]:
+            if signed and (start, bits) != (p, q - p):
+                return False  # signed fields must be exactly one word
         return True
 
     def cost(p: int, q: int) -> int:
         """About the bytecodes a word costs: storing and loading it, a shift and/or mask per
         field that does not fill it; 64-bit words are multi-digit ints, a little slower."""
-        ops = sum(1 for start, bits, _ in fields
-                  if start < q and start + bits > p and (start, bits) != (p, q - p))
+        ops = sum(1 for start, bits, _ in fields[field_at(p):field_at(q - 1) + 1]
+                  if (start, bits) != (p, q - p))
         return 2 + 3 * ops + (q - p == 64)
 
-    best: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {0: (0, ())}
+    best: dict[int, tuple[int, int]] = {0: (0, -1)}   # boundary -> (cost, previous boundary)
     for p in range(0, total, 8):
         if p not in best:
             continue
@@ -134,17 +145,25 @@ def word_plan(htype: HeaderType, only_if_cheaper: bool = True,
             q = p + size
             if q > total or not allowed(p, q):
                 continue
-            candidate = (best[p][0] + cost(p, q), best[p][1] + ((p, size),))
-            if q not in best or candidate[0] < best[q][0]:
-                best[q] = candidate
+            candidate = best[p][0] + cost(p, q)
+            if q not in best or candidate < best[q][0]:
+                best[q] = (candidate, p)
     if total not in best:
         return None
-    words = best[total][1]
-    operations = sum(1 for start, bits, _ in fields if (start, bits) not in words)
+    words = []
+    q = total
+    while q:
+        p = best[q][1]
+        words.append((p, q - p))
+        q = p
+    words.reverse()
+    operations = sum(1 for start, bits, _ in fields if (start, bits) not in set(words))
     if only_if_cheaper and operations and len(words) + operations >= 2 * len(fields):
         return None  # the big int: one shift and one mask per field
-    codes = []
-    for start, size in words:
-        signed = any(s and (st, b) == (start, size) for st, b, s in fields)
-        codes.append((SIGNED_CODES if signed else WORD_CODES)[size])
+    return _with_format(tuple(words), fields)
+
+
+def _with_format(words: tuple[tuple[int, int], ...], fields: list) -> WordPlan:
+    exact_signed = {(start, bits) for start, bits, signed in fields if signed}
+    codes = [(SIGNED_CODES if word in exact_signed else WORD_CODES)[word[1]] for word in words]
     return WordPlan(words, tuple(fields), ">" + "".join(codes))

@@ -39,7 +39,7 @@ def code_writes(source: str) -> WriteSet:
     # functions defined here (control nodes called from several places) are analysed too
     local = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     allowed_loads: set[int] = set()  # ids of Name nodes used as f[...]/v[...] or read-only args
-    for node in ast.walk(tree):
+    for node in ast.walk(tree):  # breadth first: a parent is seen before its children
         if isinstance(node, ast.Subscript) and _phv_name(node.value):
             allowed_loads.add(id(node.value))
             if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -49,13 +49,19 @@ def code_writes(source: str) -> WriteSet:
             for arg in node.args:
                 if _phv_name(arg):
                     allowed_loads.add(id(arg))
-    for node in ast.walk(tree):
-        if _phv_name(node) and id(node) not in allowed_loads and isinstance(node.ctx, ast.Load):
-            found.anything = True  # f or v escapes: aliased or passed to a writing helper
-        if isinstance(node, ast.Name) and node.id in ("f", "v") and \
-                isinstance(node.ctx, ast.Store):
-            found.anything = True  # rebinding f or v (never generated, but be sure)
+        elif _phv_name(node) and id(node) not in allowed_loads:
+            # f or v escapes (aliased, passed to a writing helper) or is rebound
+            found.anything = True
     return found
+
+
+def union(*sets: WriteSet) -> WriteSet:
+    out = WriteSet()
+    for ws in sets:
+        out.fields |= ws.fields
+        out.valid |= ws.valid
+        out.anything = out.anything or ws.anything
+    return out
 
 
 def _phv_name(node: ast.AST) -> bool:
