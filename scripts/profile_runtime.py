@@ -7,9 +7,10 @@
 
 Workloads: `ina32`, `ina256` (p4src/ina.p4 contributions in protocol order, as
 scripts/bench_ina_switch.py feeds them), `exact`, `register` (the programs of
-scripts/bench_switch.py) and `lpm` (the shared ipv4_lpm fixture, when ../shared is there). Each round runs every workload on every runtime, alternating chunk by
-chunk, so a load spike from other work hits both; for every chunk of 100 packets the best time
-over the rounds counts (a burst of other work spoils one chunk of one round, not a result).
+scripts/bench_switch.py) and `lpm` (the shared ipv4_lpm fixture, when ../shared is there).
+Each round runs every workload on every runtime, alternating chunk by chunk, so a load spike
+from other work hits both; for every chunk of 100 packets the best time over the rounds counts
+(a burst of other work spoils one chunk of one round, not a result).
 A baseline is a directory holding another version of the `p4switch/runtime` package (e.g. made
 with `git archive <rev> p4switch/runtime | tar -x -C /tmp/old`); it is imported under another
 name, so both run in this process on the same BMv2 JSON. Nothing here is a test: it only prints.

@@ -29,6 +29,7 @@ _CALL = re.compile(r"[\w\])]\(")
 _ATOM = re.compile(r"^[\w\[\]]+$")
 MIN_SLICE = 2  # consecutive dirty slots written back as one slice assignment
 MIN_PREFETCH = 8  # consecutive slots read before written, fetched as one slice
+FOLD_WINDOW = 8  # a folded temporary must be assigned again within this many lines
 
 
 def local_name(slot: int) -> str:
@@ -141,10 +142,10 @@ def _consecutive(slots: set[int]) -> list[list[int]]:
 
 
 def _forward(lines: list[str]) -> list[str]:
-    """Fold `_lN = E` into the next line when that line is E's only use and a later line of
-    the run assigns `_lN` again (so this value is never written back). E must be pure (loads,
-    operators, no calls): moving it into the next statement's right side, evaluated before
-    that statement stores anything, then reads the same values."""
+    """Fold `_lN = E` into the next line when that line is E's only use and a line soon after
+    (FOLD_WINDOW) assigns `_lN` again (so this value is never written back). E must be pure
+    (loads, operators, no calls): moved into the next statement's right side, evaluated before
+    that statement stores anything, it reads the same values."""
     out: list[str] = []
     i = 0
     while i < len(lines):
@@ -152,7 +153,7 @@ def _forward(lines: list[str]) -> list[str]:
         if m is not None and i + 1 < len(lines) and _CALL.search(m["rhs"]) is None:
             name = re.compile(rf"\b{m['name']}\b")
             nxt = _SIMPLE_LOCAL.match(lines[i + 1])
-            later = lines[i + 2:]
+            later = lines[i + 2:i + 2 + FOLD_WINDOW]   # bounded: the pass stays linear
             reassigned = next((j for j, line in enumerate(later)
                                if line.startswith(m["name"] + " = ")), None)
             if nxt is not None and reassigned is not None and \
