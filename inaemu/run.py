@@ -43,7 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--algo", choices=("ina", "ring", "both"), default="both",
                         help="which all-reduce to run (default: both, INA first)")
     parser.add_argument("--workers", type=int, default=4, metavar="N",
-                        help="worker hosts around the switch, 2..32 (default 4)")
+                        help="worker hosts per job, 2..32 (default 4)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="J",
+                        help="jobs side by side on the switch, each with its own N hosts "
+                             "(default 1)")
     parser.add_argument("--size-mib", type=float, default=16.0, metavar="S",
                         help="float32 vector per worker, in MiB (default 16)")
     parser.add_argument("--loss", type=float, default=0.0, metavar="P",
@@ -73,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Mininet: capture every switch port into DIR/net/<switch>-pcap/")
     parser.add_argument("--kill-worker", type=_kill_spec, action="append", default=[],
                         metavar="W@SECONDS",
-                        help="fault injection: kill worker W that many seconds after the start")
+                        help="fault injection: kill worker W (counted over all jobs) that many "
+                             "seconds after the start")
 
 
 def config_from(args: argparse.Namespace) -> RunConfig:
@@ -82,7 +86,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
     if not math.isfinite(size) or not size > 0:
         raise ConfigError(f"size-mib: expected a positive size, got {args.size_mib:g}")
     algos = ("ina", "ring") if args.algo == "both" else (args.algo,)
-    return RunConfig(algos=algos, workers=args.workers, size_bytes=max(4, int(size) // 4 * 4),
+    return RunConfig(algos=algos, workers=args.workers, jobs=args.jobs, size_bytes=max(4, int(size) // 4 * 4),
                      loss=args.loss, bw_mbps=args.bw, elems_k=args.elems,
                      pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed,
                      net=args.net, timeout=args.timeout,

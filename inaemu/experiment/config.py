@@ -27,7 +27,8 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class RunConfig:
     algos: tuple[str, ...] = ALGOS
-    workers: int = 4
+    workers: int = 4                      # per job
+    jobs: int = 1                         # jobs side by side on the switch, ids 1..jobs
     size_bytes: int = 256 * 1024          # per worker
     loss: float = 0.0                     # percent, every link, both directions
     bw_mbps: float | None = None
@@ -38,10 +39,10 @@ class RunConfig:
     seed: int = 1
     net: str = "mininet"
     timeout: float = 60.0                 # seconds per algorithm (wall clock on Mininet)
-    job_id: int = 1
     tag: str = ""                         # prefix for host and switch names (beside other nets)
     grpc_base: int = 50000                # switch i listens on grpc_base + i
-    kill: tuple[tuple[int, float], ...] = ()   # (worker, seconds after the start): fault injection
+    # (worker, seconds after the start): fault injection; workers counted over all jobs in order
+    kill: tuple[tuple[int, float], ...] = ()
     pcap: bool = False                    # Mininet: every switch port captured into the run dir
 
     def __post_init__(self) -> None:
@@ -49,6 +50,9 @@ class RunConfig:
             raise ConfigError(f"algo: expected ina, ring or both, got {self.algos!r}")
         if not 2 <= self.workers <= MAX_WORKERS:
             raise ConfigError(f"workers: expected 2..{MAX_WORKERS}, got {self.workers}")
+        if not 1 <= self.jobs <= 8 or self.jobs * self.workers > 64:
+            raise ConfigError(f"jobs: expected 1..8 jobs of 64 workers in all, got {self.jobs} "
+                              f"of {self.workers}")
         if self.size_bytes < 4 or self.size_bytes % 4:
             raise ConfigError(f"size: need a positive whole number of float32 values, got "
                               f"{self.size_bytes} bytes")
@@ -76,9 +80,9 @@ class RunConfig:
         if not 1024 <= self.grpc_base <= 65000:
             raise ConfigError(f"grpc base: expected a port in 1024..65000, got {self.grpc_base}")
         for worker, at in self.kill:
-            if not 0 <= worker < self.workers or not 0 <= at < 1e6:
+            if not 0 <= worker < self.workers * self.jobs or not 0 <= at < 1e6:
                 raise ConfigError(f"kill: worker {worker} at {at:g} s is not a worker of this run "
-                                  f"(0..{self.workers - 1}) at a time >= 0")
+                                  f"(0..{self.workers * self.jobs - 1}) at a time >= 0")
 
     @property
     def length(self) -> int:
@@ -86,12 +90,16 @@ class RunConfig:
         return self.size_bytes // 4
 
     def topology(self) -> Topology:
-        """The star the run uses: worker w is host h(w+1) on port w+1 of s1."""
-        return _relabel(star(self.workers, bw=self.bw_mbps, loss=self.loss), self.tag,
-                        self.grpc_base)
+        """The star the run uses: one host per worker of every job, h1.. on ports 1.. of s1."""
+        return _relabel(star(self.workers * self.jobs, bw=self.bw_mbps, loss=self.loss),
+                        self.tag, self.grpc_base)
 
-    def worker_hosts(self, topology: Topology) -> tuple[str, ...]:
-        return tuple(h.name for h in topology.hosts)
+    def job_hosts(self, topology: Topology) -> dict[int, tuple[str, ...]]:
+        """Job id (1..jobs) -> its worker hosts in worker order: job j has the j-th block of
+        `workers` hosts."""
+        names = [h.name for h in topology.hosts]
+        return {j + 1: tuple(names[j * self.workers:(j + 1) * self.workers])
+                for j in range(self.jobs)}
 
     def with_(self, **changes) -> "RunConfig":
         return dataclasses.replace(self, **changes)

@@ -53,69 +53,84 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
     from topologies.mininet_net import MininetNetwork   # imports Mininet: root paths only
 
     topology = cfg.topology()
-    hosts = cfg.worker_hosts(topology)
+    job_hosts = cfg.job_hosts(topology)
     p4info, config = compile_ina(cfg.elems_k, out_dir)
     progress(f"run: compiled {INA_P4.name} with INA_K={cfg.elems_k} into {out_dir}")
     started = time.monotonic()
     with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed,
                         pcap=cfg.pcap) as net:
-        progress(f"run: mininet: {topology.name} up ({len(hosts)} hosts, 1 switch, "
+        progress(f"run: mininet: {topology.name} up ({len(topology.hosts)} hosts, 1 switch, "
                  f"loss {cfg.loss:g}%, bw {cfg.bw_mbps or 'unlimited'}) "
                  f"in {time.monotonic() - started:.1f} s")
         with Fabric(topology, progress=lambda line: None) as fabric:
             fabric.push_pipeline(p4info, config)
             routes = fabric.install_routes()
             progress(f"run: controller: pipeline pushed, {routes} routes installed")
-            switch = topology.switches[0].name
             jobs = InaJobs(topology, fabric.clients, progress=lambda line: progress(f"run: {line}"))
-            aggregator = None
+            aggregators: dict[int, str | None] = {job: None for job in job_hosts}
             if "ina" in cfg.algos:
-                plan = jobs.install(cfg.job_id, hosts, switch, k=cfg.elems_k,
-                                    pool_size=cfg.pool_size)
-                aggregator = plan.job.aggregator_ip
-                for name in hosts:
-                    node = net.host(name)
-                    node.cmd(f"ip neigh replace {aggregator} lladdr {aggregator_mac(aggregator)} "
-                             f"dev {node.defaultIntf().name} nud permanent")
-            ips = [topology.host(h).ip for h in hosts]
+                aggregators = _install_jobs(net, jobs, cfg, job_hosts)
             records: list[dict] = []
             for algo in cfg.algos:
-                records += _run_agents(net, cfg, algo, hosts, ips, aggregator, out_dir, progress)
+                records += _run_agents(net, cfg, algo, job_hosts, aggregators, out_dir, progress)
                 if algo == "ina":
-                    counters = jobs.counters(cfg.job_id)
-                    (out_dir / "switch_counters.json").write_text(json.dumps(counters, indent=2))
-                    progress("run: ina: switch counters: " + ", ".join(
-                        f"{name.removeprefix('ina_')} {value}"
-                        for name, value in counters.items() if value))
+                    counters = {job: jobs.counters(job) for job in job_hosts}
+                    (out_dir / "switch_counters.json").write_text(
+                        json.dumps(counters, indent=2))
+                    for job, values in counters.items():
+                        progress(f"run: ina: job {job} switch counters: " + ", ".join(
+                            f"{name.removeprefix('ina_')} {value}"
+                            for name, value in values.items() if value))
         progress("run: mininet: stopping the network")
     return records
 
 
-def _run_agents(net, cfg: RunConfig, algo: str, hosts: tuple[str, ...], ips: list[str],
-                aggregator: str | None, out_dir: Path, progress: Progress) -> list[dict]:
+def _install_jobs(net, jobs: InaJobs, cfg: RunConfig,
+                  job_hosts: dict[int, tuple[str, ...]]) -> dict[int, str]:
+    """Every job on the star's switch; each host learns the aggregator's MAC (static ARP)."""
+    switch = jobs.topology.switches[0].name
+    aggregators = {}
+    for job, hosts in job_hosts.items():
+        plan = jobs.install(job, hosts, switch, k=cfg.elems_k, pool_size=cfg.pool_size)
+        aggregators[job] = address = plan.job.aggregator_ip
+        for name in hosts:
+            node = net.host(name)
+            node.cmd(f"ip neigh replace {address} lladdr {aggregator_mac(address)} "
+                     f"dev {node.defaultIntf().name} nud permanent")
+    return aggregators
+
+
+def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, ...]],
+                aggregators: dict[int, str | None], out_dir: Path,
+                progress: Progress) -> list[dict]:
+    """All workers of all jobs at once; worker i of the run is `specs[i]` (job-major order)."""
     agents_dir = out_dir / "agents"
-    specs = [WorkerSpec(algo=algo, job=cfg.job_id, worker=w, host=host,
-                        config_path=agents_dir / f"{algo}-w{w}.json",
-                        record_path=agents_dir / f"{algo}-w{w}.record.json",
-                        log_path=agents_dir / f"{algo}-w{w}.log")
-                for w, host in enumerate(hosts)]
-    for spec in specs:
-        spec.record_path.unlink(missing_ok=True)
-        write_config(spec, agent_config(
-            algo=algo, job=cfg.job_id, worker=spec.worker, workers=len(specs), host_ips=ips,
-            length=cfg.length, seed=cfg.seed, timeout=cfg.timeout / CALLS,
-            record=spec.record_path, k=cfg.elems_k, pool_size=cfg.pool_size, window=cfg.window,
-            rto=cfg.rto, aggregator=aggregator))
-    tcp_before = {spec.worker: tcp_retransmissions(net.host(spec.host)) for spec in specs}
+    specs = []
+    for job, hosts in job_hosts.items():
+        ips = [net.topology.host(h).ip for h in hosts]
+        for w, host in enumerate(hosts):
+            name = f"{algo}-j{job}-w{w}" if cfg.jobs > 1 else f"{algo}-w{w}"
+            spec = WorkerSpec(algo=algo, job=job, worker=w, host=host,
+                              config_path=agents_dir / f"{name}.json",
+                              record_path=agents_dir / f"{name}.record.json",
+                              log_path=agents_dir / f"{name}.log")
+            spec.record_path.unlink(missing_ok=True)
+            write_config(spec, agent_config(
+                algo=algo, job=job, worker=w, workers=len(hosts), host_ips=ips,
+                length=cfg.length, seed=cfg.seed, timeout=cfg.timeout / CALLS,
+                record=spec.record_path, k=cfg.elems_k, pool_size=cfg.pool_size,
+                window=cfg.window, rto=cfg.rto, aggregator=aggregators[job]))
+            specs.append(spec)
+    tcp_before = [tcp_retransmissions(net.host(spec.host)) for spec in specs]
     running: dict[int, subprocess.Popen] = {}
     status: dict[int, int | None] = {}
     killed: dict[int, str] = {}
     launched = time.monotonic()
     try:
-        for spec in specs:
+        for i, spec in enumerate(specs):
             log = spec.log_path.open("wb")
             try:
-                running[spec.worker] = net.host(spec.host).popen(
+                running[i] = net.host(spec.host).popen(
                     [sys.executable, "-m", "hosts.agent", "--config", str(spec.config_path)],
                     stdout=log, stderr=subprocess.STDOUT, cwd=str(PROJECT_ROOT))
             finally:
@@ -124,18 +139,18 @@ def _run_agents(net, cfg: RunConfig, algo: str, hosts: tuple[str, ...], ips: lis
                  f"timeout {cfg.timeout:g} s")
         _wait(cfg, algo, running, status, killed, launched, progress)
     finally:
-        for worker, process in running.items():
+        for i, process in running.items():
             if process.poll() is None:
                 process.kill()
-                killed.setdefault(worker, "stopped when the run was interrupted")
-            status[worker] = process.wait()
-    records = [read_record(spec, exit_status=status.get(spec.worker),
-                           killed_by_us=killed.get(spec.worker)) for spec in specs]
+                killed.setdefault(i, "stopped when the run was interrupted")
+            status[i] = process.wait()
+    records = [read_record(spec, exit_status=status.get(i), killed_by_us=killed.get(i))
+               for i, spec in enumerate(specs)]
     if algo == "ring":   # the kernel's TCP repairs losses; its counter is the ring's retx
-        for spec, record in zip(specs, records):
+        for spec, record, before in zip(specs, records, tcp_before):
             after = tcp_retransmissions(net.host(spec.host))
-            if after is not None and tcp_before[spec.worker] is not None:
-                record["retransmissions"] = after - tcp_before[spec.worker]
+            if after is not None and before is not None:
+                record["retransmissions"] = after - before
     done = sum(1 for r in records if r["error"] is None and r["time_s"] is not None)
     progress(f"run: {algo}: {done}/{len(specs)} workers finished in "
              f"{time.monotonic() - launched:.1f} s")

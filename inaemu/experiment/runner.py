@@ -34,7 +34,8 @@ def run_records(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
 
 
 def setting_of(cfg: RunConfig) -> RunSetting:
-    return RunSetting(net=cfg.net, topo=cfg.topology().name, jobs=1, size_bytes=cfg.size_bytes,
+    return RunSetting(net=cfg.net, topo=cfg.topology().name, jobs=cfg.jobs,
+                      size_bytes=cfg.size_bytes,
                       elems_k=cfg.elems_k, loss=cfg.loss, bw_mbps=cfg.bw_mbps, seed=cfg.seed)
 
 
@@ -43,7 +44,7 @@ def run_experiment(cfg: RunConfig, out_dir: Path, progress: Progress) -> Outcome
     config = asdict(cfg)
     (out_dir / "config.json").write_text(json.dumps(config, indent=2, default=list) + "\n")
     records = run_records(cfg, out_dir, progress)
-    expected = {(algo, cfg.job_id): cfg.workers for algo in cfg.algos}
+    expected = {(algo, job): cfg.workers for algo in cfg.algos for job in range(1, cfg.jobs + 1)}
     summaries = summarize(records, setting_of(cfg), expected=expected)
     files = write_results(out_dir, summaries, records)
     return Outcome(summaries, records, files)

@@ -28,15 +28,18 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
     except ImportError as error:
         raise SimUnavailable(f"the simulator is not available: {error}") from None
     topology = cfg.topology()
-    hosts = cfg.worker_hosts(topology)
-    job = SimJob(job=cfg.job_id, workers=hosts, switch=topology.switches[0].name)
-    deaths = {hosts[worker]: at for worker, at in cfg.kill}
+    job_hosts = cfg.job_hosts(topology)
+    jobs = [SimJob(job=job, workers=hosts, switch=topology.switches[0].name)
+            for job, hosts in job_hosts.items()]
+    everyone = [host for hosts in job_hosts.values() for host in hosts]
+    deaths = {everyone[worker]: at for worker, at in cfg.kill}
     records: list[dict] = []
     report = {}
     for algo in cfg.algos:
-        progress(f"run: sim: {algo}: {len(hosts)} workers, {cfg.size_bytes} bytes each")
+        progress(f"run: sim: {algo}: {cfg.jobs} job(s) of {cfg.workers} workers, "
+                 f"{cfg.size_bytes} bytes each")
         try:
-            result = simulate(topology, [job], algo=algo, size_bytes=cfg.size_bytes,
+            result = simulate(topology, jobs, algo=algo, size_bytes=cfg.size_bytes,
                               elems_k=cfg.elems_k, seed=cfg.seed, time_limit=cfg.timeout,
                               ina=InaOptions(pool_size=cfg.pool_size, window=cfg.window,
                                              rto=cfg.rto, rto_max=rto_max(cfg.rto),

@@ -69,7 +69,7 @@ def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
         assert s["time_s"] > 0 and s["bytes_sent_per_host"] > 0
     if loss == 10:
         assert summaries[0]["retransmissions"] > 0
-    counters = json.loads((out / "switch_counters.json").read_text())
+    counters = json.loads((out / "switch_counters.json").read_text())["1"]
     chunks = -(-30 * 1024 // 4 // 32) + 1                         # data chunks + the MAX round
     assert counters["ina_results_multicast"] >= 2 * chunks        # two calls
     assert counters["ina_contributions"] == workers * counters["ina_results_multicast"]
@@ -78,6 +78,23 @@ def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
         captures = sorted(p.name for p in (out / "net" / f"{tag}s1-pcap").iterdir())
         assert captures == [f"{tag}s1-eth{port}_{way}.pcap" for port in (1, 2)
                             for way in ("in", "out")]
+    assert leftovers(tag, grpc_base + 1, out) == []
+
+
+@pytest.mark.root
+def test_two_jobs_share_the_switch(tmp_path) -> None:
+    tag, grpc_base = "qj", 51440
+    out = tmp_path / "run"
+    done = inaemu_run(tag, grpc_base, out, *SMALL, "--workers", "3", "--jobs", "2",
+                      "--loss", "1", "--timeout", "60")
+    assert done.returncode == 0, done.stdout + done.stderr
+    summaries = json.loads((out / "summary.json").read_text())
+    assert [(s["algo"], s["job"], s["workers"], s["correct"]) for s in summaries] == [
+        ("ina", 1, 3, True), ("ina", 2, 3, True), ("ring", 1, 3, True), ("ring", 2, 3, True)]
+    counters = json.loads((out / "switch_counters.json").read_text())
+    for job in ("1", "2"):      # each job's cells completed only with its own three workers
+        assert counters[job]["ina_contributions"] == 3 * counters[job]["ina_results_multicast"]
+        assert counters[job]["ina_drop_bad_worker"] == 0
     assert leftovers(tag, grpc_base + 1, out) == []
 
 

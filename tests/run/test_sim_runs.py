@@ -52,3 +52,15 @@ def test_a_killed_worker_fails_the_run_with_clear_errors(tmp_path, capsys) -> No
     assert "killed" in ina[1]
     for survivor in (0, 2, 3):
         assert "unreachable" in ina[survivor] and "job 1" in ina[survivor]
+
+
+def test_two_jobs_side_by_side(tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    status = main(["run", *SMALL, "--workers", "3", "--jobs", "2", "--loss", "1",
+                   "--out", str(out)])
+    assert status == 0, capsys.readouterr().out
+    summaries = json.loads((out / "summary.json").read_text())
+    assert [(s["algo"], s["job"], s["jobs"], s["workers"], s["topo"]) for s in summaries] == [
+        ("ina", 1, 2, 3, "star6"), ("ina", 2, 2, 3, "star6"),
+        ("ring", 1, 2, 3, "star6"), ("ring", 2, 2, 3, "star6")]
+    assert all(s["correct"] for s in summaries)
