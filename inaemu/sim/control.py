@@ -4,7 +4,7 @@ Compiles the P4 program once per (program, defines) in this process, pushes it t
 switch through `controller.fabric.Fabric`, installs the host routes the controller computes, and
 each aggregation job with the controller's own job set-up (`controller.ina_control.InaJobs`:
 aggregator address and the routes to it, job/worker/result entries, the multicast group), or,
-for hierarchical jobs, which the controller cannot set up yet, with `tree_jobs.py`.
+for hierarchical jobs, with the controller's tree set-up (`controller.trees.TreeJobs`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,11 @@ from pathlib import Path
 
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
-from controller.ina_jobs import FIRST_JOB_GROUP
 from controller.p4info import P4InfoIndex
 from controller.routing import L3_FORWARD
+from controller.trees import TreeJob, TreeJobs, TreePlan
 from p4switch.compiler import compile_file
 from topologies.model import Topology
-
-from inaemu.sim import tree_jobs
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 INA_PROGRAM = PROJECT_ROOT / "p4src" / "ina.p4"
@@ -80,17 +78,16 @@ def install_ina_jobs(fabric: Fabric, topology: Topology,
 
 
 def install_tree_jobs(fabric: Fabric, topology: Topology,
-                      jobs: list[tuple[int, tuple[str, ...], str]], *, pool_size: int,
-                      cells: int) -> list[JobPlacement]:
-    """Every (job id, workers, root switch) as a two-level tree (tree_jobs.py)."""
-    bases: dict[str, int] = {}
-    announced: set[str] = set()
-    placements = []
-    for index, (job, workers, root) in enumerate(jobs):
-        plan = tree_jobs.plan_tree(topology, job, tuple(workers), root, pool_size, bases, cells)
-        tree_jobs.install_tree(fabric, topology, plan, pool_size=pool_size,
-                               mgid=FIRST_JOB_GROUP + index, announced=announced)
+                      jobs: list[tuple[int, tuple[str, ...], str | None]], *, k: int,
+                      pool_size: int) -> tuple[list[JobPlacement], list[TreePlan]]:
+    """Every (job id, workers, root switch or None) as a tree of any depth (controller.trees);
+    JobRefused says why one can't."""
+    installer = TreeJobs(topology, fabric.clients)
+    placements, plans = [], []
+    for job, workers, root in jobs:
+        plan = installer.install(TreeJob(job, tuple(workers), k, pool_size, root))
         placements.append(JobPlacement(job, tuple(workers), pool_size,
-                                       tuple(m.address for m in plan.members),
-                                       tuple(m.worker_id for m in plan.members)))
-    return placements
+                                       tuple(e.address for e in plan.endpoints),
+                                       tuple(e.worker_id for e in plan.endpoints)))
+        plans.append(plan)
+    return placements, plans

@@ -19,7 +19,6 @@ import numpy as np
 
 from controller.errors import ControllerError
 from controller.fabric import Fabric
-from controller.ina_jobs import InaProgram
 from hosts.agent import gradient
 from hosts.errors import HostError
 from p4switch.compiler.errors import CompileError
@@ -33,7 +32,6 @@ from inaemu.sim.network import SimNetwork
 from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.ring_worker import RingWorker
 from inaemu.sim.switch_node import SwitchCost
-from inaemu.sim.tree_jobs import TreeError
 from topologies.model import Topology
 
 ALGOS = ("ina", "ring")
@@ -59,7 +57,8 @@ class SimTimeLimit(SimUnfinished):
 class SimJob:
     """A job: its id (the controller's range, 0..INA_JOBS-1), its worker hosts (in job order),
     and for INA the switch that aggregates it (None: the first worker's switch) or, with
-    `hierarchical`, the root of a two-level tree whose leaves are the workers' own switches."""
+    `hierarchical`, the root of a tree of any depth from the workers' own switches up along
+    shortest paths (controller.trees; `controller.trees.choose_root` picks a good root)."""
 
     job: int
     workers: tuple[str, ...]
@@ -115,6 +114,7 @@ class SimResult:
     switch_packets: int           # frames the switches processed
     runtime_wall_s: float         # wall seconds spent inside the switch runtime
     stop: str                     # "done" or "time limit"
+    trees: dict = field(default_factory=dict)   # hierarchical job id -> TreePlan.summary()
 
     @property
     def frames_per_wall_s(self) -> float:
@@ -168,7 +168,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], *, algo: str, length: int,
          transport: TransportConfig, stall_timeout: float, ring_accumulate: str,
          deaths: dict[str, float] | None, say: Callable[[str], None]) -> SimResult:
     try:
-        placements = _set_up(net, jobs, algo, elems_k, ina.pool_size, say)
+        placements, trees = _set_up(net, jobs, algo, elems_k, ina.pool_size, say)
     finally:
         net.stop_servers()
     remaining = [0]
@@ -190,6 +190,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], *, algo: str, length: int,
     stop = net.loop.run(until=time_limit, done=lambda: remaining[0] == 0)
     wall = time.perf_counter() - started
     result = _collect(net, members, inputs, algo, wall, stop)
+    result.trees = trees
     say(f"sim: {stop} at {net.loop.now:.6f} s virtual, {result.events} events, "
         f"{result.frames} frames in {wall:.2f} s wall ({result.frames_per_wall_s:,.0f} frames/s)")
     if remaining[0]:
@@ -252,7 +253,8 @@ def net_hosts(topology: Topology) -> set[str]:
 
 
 def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_size: int,
-            say: Callable[[str], None]) -> list[control.JobPlacement]:
+            say: Callable[[str], None]) -> tuple[list[control.JobPlacement], dict]:
+    """Program, routes and jobs over P4Runtime; the placements, and per tree job its plan."""
     try:
         program = control.compile_program(str(control.INA_PROGRAM),
                                           (("INA_K", str(elems_k)),))
@@ -260,10 +262,12 @@ def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_s
         with Fabric(topology, timeout=10.0) as fabric:
             control.push_program(fabric, program)
             routes = control.install_host_routes(fabric)
+            trees = {}
             if algo == "ina" and jobs[0].hierarchical:
-                placements = control.install_tree_jobs(
+                placements, plans = control.install_tree_jobs(
                     fabric, topology, [(j.job, tuple(j.workers), j.switch) for j in jobs],
-                    pool_size=pool_size, cells=InaProgram.from_p4info(program.p4info).cells)
+                    k=elems_k, pool_size=pool_size)
+                trees = {plan.job.job_id: plan.summary() for plan in plans}
             elif algo == "ina":
                 placements = control.install_ina_jobs(
                     fabric, topology,
@@ -275,8 +279,8 @@ def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_s
                               for j in jobs]
         say(f"sim: {len(net.switches)} switches configured over P4Runtime "
             f"({routes} routes, {len(placements)} jobs)")
-        return placements
-    except (ControllerError, CompileError, TreeError) as error:
+        return placements, trees
+    except (ControllerError, CompileError) as error:
         raise SimError(f"set-up: {error}") from None
 
 

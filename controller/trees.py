@@ -1,0 +1,488 @@
+"""Hierarchical (SHARP-style) aggregation trees of any depth, planned and installed over P4Runtime.
+
+A job's tree (docs/protocol.md §6, docs/trees.md) aggregates at every tier, so each link carries
+one partial aggregate per slot instead of one gradient per worker below it.
+
+Planning is sans-I/O:
+- `choose_root(topology, workers)`: the switch that minimises the deepest worker (then the sum of
+  the workers' depths, then topology order), so ties always go the same way;
+- `tree_shape(topology, job_id, workers, root)`: along shortest paths towards the root, every
+  switch's parent is its neighbour one hop closer to the root through its lowest such port; the
+  union of the workers' paths is the tree. A switch's members are its own workers (job order),
+  then its child switches (by port); member i is worker id i in that switch's job entry;
+- `plan_tree(...)`: the exact entries per switch: one `ina_workers` and `ina_result_addresses`
+  entry per member (a child switch is addressed by its aggregator address), the multicast group
+  of the members (rid = member id), `ina_root_job` at the root and `ina_child_job(parent address,
+  child index)` elsewhere, the aggregator address and /32 routes to it where it is new.
+
+`TreeJobs` writes plans over P4Runtime. Like `controller.ina_control.InaJobs`, it first reads what
+each switch already holds (`ina_jobs`, `ina_aggregator_addresses`), so flat jobs installed before,
+or a restarted controller, never get the same cells or group twice. It refuses, with the reason,
+a job that does not fit (job id, k, 32 members per switch, result count, cells, groups) and rolls
+back a half-written job. Each job has its own cell range and group on every switch of its tree.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from p4.v1 import p4runtime_pb2
+
+from controller import entities
+from controller.client import DELETE, SwitchClient
+from controller.errors import ControllerError
+from controller.ina_control import CellState
+from controller.ina_jobs import (FIRST_JOB_GROUP, JOB_COUNTERS, MAX_GROUP, PENDING_REGISTER,
+                                 SEEN_REGISTER, CellPool, Entry, InaProgram, JobRefused,
+                                 aggregator_address, aggregator_mac, aggregator_routes)
+from topologies.model import Topology
+
+RESULT_COUNT_LIMIT = 255    # `result_count` is bit<8> in ina.p4
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+# -- shape ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TreeShape:
+    """Which switches aggregate a job, and how they connect. `order` is top-down (root first)."""
+
+    root: str
+    order: tuple[str, ...]
+    parent: Mapping[str, str | None]
+    members: Mapping[str, tuple[str, ...]]   # switch -> member names (hosts, then child switches)
+
+    @property
+    def depth(self) -> int:
+        """Aggregating levels: 1 for a single switch, 3 for edge → aggregation → core."""
+        levels = {self.root: 1}
+        for switch in self.order[1:]:
+            levels[switch] = levels[self.parent[switch]] + 1
+        return max(levels.values())
+
+    def child_switches(self, switch: str) -> tuple[str, ...]:
+        return tuple(m for m in self.members[switch] if m in self.parent)
+
+
+def _worker_switch(topology: Topology, job_id: int, host: str) -> str:
+    try:
+        return topology.host_link(host).node
+    except KeyError:
+        raise JobRefused(job_id, f"worker {host!r} is not a host of topology "
+                                 f"{topology.name}") from None
+
+
+def choose_root(topology: Topology, workers: tuple[str, ...] | list[str],
+                job_id: int = 0) -> str:
+    """The switch nearest to all workers: least maximum depth, then least total depth, then the
+    first in topology order."""
+    for host in workers:
+        _worker_switch(topology, job_id, host)
+    best: tuple | None = None
+    for position, switch in enumerate(topology.switches):
+        distance = topology.distances_to(switch.name)
+        if any(host not in distance for host in workers):
+            continue
+        depths = [distance[host] for host in workers]
+        key = (max(depths), sum(depths), position)
+        if best is None or key < best[0]:
+            best = (key, switch.name)
+    if best is None:
+        raise JobRefused(job_id, "no switch reaches every worker")
+    return best[1]
+
+
+def tree_shape(topology: Topology, job_id: int, workers: tuple[str, ...],
+               root: str | None = None) -> TreeShape:
+    """The shortest-path tree from the workers' own switches up to `root` (None: `choose_root`)."""
+    if not workers:
+        raise JobRefused(job_id, "no workers")
+    if len(set(workers)) != len(workers):
+        raise JobRefused(job_id, "a host is listed twice among the workers")
+    leaves = [_worker_switch(topology, job_id, host) for host in workers]
+    if root is None:
+        root = choose_root(topology, workers, job_id)
+    try:
+        topology.switch(root)
+    except KeyError:
+        raise JobRefused(job_id, f"no switch named {root!r} in topology {topology.name}") from None
+    distance = topology.distances_to(root)
+    parent: dict[str, str | None] = {root: None}
+    for leaf in leaves:
+        current = leaf
+        if current not in distance:
+            raise JobRefused(job_id, f"{leaf} cannot reach the root {root}")
+        while current not in parent:
+            up = [n for n in topology.neighbours(current)
+                  if topology.is_switch(n.node) and distance.get(n.node) == distance[current] - 1]
+            parent[current] = up[0].node        # neighbours come by ascending port
+            current = up[0].node
+    members: dict[str, list[str]] = {switch: [] for switch in parent}
+    for host, leaf in zip(workers, leaves):
+        members[leaf].append(host)
+    order = [root]
+    queue = deque([root])
+    while queue:
+        switch = queue.popleft()
+        below = []
+        for n in topology.neighbours(switch):
+            if parent.get(n.node) == switch and n.node not in below:
+                below.append(n.node)
+        members[switch].extend(below)
+        order.extend(below)
+        queue.extend(below)
+    return TreeShape(root=root, order=tuple(order), parent=parent,
+                     members={s: tuple(m) for s, m in members.items()})
+
+
+# -- plan -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TreeJob:
+    """A hierarchical job: id, worker hosts in job order, k, pool size, root (None: choose)."""
+
+    job_id: int
+    workers: tuple[str, ...]
+    k: int
+    pool_size: int
+    root: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "workers", tuple(self.workers))
+
+    @property
+    def cells(self) -> int:
+        return 2 * self.pool_size + 2
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One aggregating switch of a job's tree."""
+
+    switch: str
+    address: str                   # its aggregator address
+    base: int                      # first of its 2·pool_size + 2 cells
+    mgid: int                      # the multicast group of its members
+    members: tuple[str, ...]       # member id i = members[i]
+    parent: str | None             # parent switch (None at the root)
+    child_index: int | None        # its member id at the parent
+
+
+@dataclass(frozen=True)
+class WorkerEndpoint:
+    """Where a worker sends: its own switch's aggregator address, as member `worker_id` there."""
+
+    host: str
+    switch: str
+    address: str
+    worker_id: int
+
+
+@dataclass(frozen=True)
+class TreePlan:
+    job: TreeJob
+    shape: TreeShape
+    nodes: Mapping[str, TreeNode]                          # top-down
+    groups: Mapping[str, tuple[tuple[int, int], ...]]      # switch -> (port, rid) replicas
+    entries: tuple[tuple[str, Entry], ...]                 # (switch, entry) in write order
+    endpoints: tuple[WorkerEndpoint, ...]                  # in job worker order
+
+    def cell_range(self, switch: str) -> range:
+        base = self.nodes[switch].base
+        return range(base, base + self.job.cells)
+
+    def cell(self, switch: str, slot: int, version: int) -> int:
+        return self.nodes[switch].base + 2 * slot + version
+
+    def summary(self) -> dict:
+        """JSON-ready: per switch its cells, group, parent and members."""
+        return {s: {"base": n.base, "cells": self.job.cells, "mgid": n.mgid, "parent": n.parent,
+                    "child_index": n.child_index, "address": n.address,
+                    "members": list(n.members)} for s, n in self.nodes.items()}
+
+
+def check_tree_job(topology: Topology, programs: Mapping[str, InaProgram], job: TreeJob,
+                   shape: TreeShape) -> None:
+    """Refuse a job that a switch of its tree cannot hold; the reason names the limit."""
+    refuse = lambda why: JobRefused(job.job_id, why)  # noqa: E731
+    total = len(job.workers)
+    if not 1 <= total <= RESULT_COUNT_LIMIT:
+        raise refuse(f"{total} workers; a tree counts at most {RESULT_COUNT_LIMIT} "
+                     "(result_count is 8 bits)")
+    if isinstance(job.pool_size, bool) or not isinstance(job.pool_size, int) \
+            or not 1 <= job.pool_size <= 0xFFFF:
+        raise refuse(f"pool size {job.pool_size!r} outside 1..65535")
+    for switch in shape.order:
+        program = programs[switch]
+        if not isinstance(job.job_id, int) or not 0 <= job.job_id < program.counter_jobs:
+            raise refuse(f"job id must be in 0..{program.counter_jobs - 1} (INA_JOBS) so that "
+                         "its counters are its own")
+        if job.k != program.k:
+            raise refuse(f"k mismatch: the job's hosts send {job.k} values per packet, {switch} "
+                         f"runs INA_K={program.k}")
+        count = len(shape.members[switch])
+        if count > program.max_workers:
+            raise refuse(f"{switch} would aggregate {count} members; its worker bitmap holds "
+                         f"{program.max_workers}")
+        if job.cells > program.cells:
+            raise refuse(f"a pool of {job.pool_size} slots needs {job.cells} cells, {switch} "
+                         f"has {program.cells} (INA_CELLS)")
+
+
+def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapping[str, int],
+              mgids: Mapping[str, int], new_addresses: set[str]) -> TreePlan:
+    """The entries of a checked tree placed at `bases`/`mgids` per switch. Aggregator addresses in
+    `new_addresses` get their address entry and the routes to them on every other switch."""
+    jid, total = job.job_id, len(job.workers)
+    addresses = {s: aggregator_address(topology, s) for s in shape.order}
+    nodes: dict[str, TreeNode] = {}
+    groups: dict[str, tuple[tuple[int, int], ...]] = {}
+    writes: list[tuple[str, Entry]] = []
+    for switch in shape.order:
+        up = shape.parent[switch]
+        members = shape.members[switch]
+        node = TreeNode(switch, addresses[switch], bases[switch], mgids[switch], members, up,
+                        None if up is None else shape.members[up].index(switch))
+        nodes[switch] = node
+        replicas = []
+        for index, member in enumerate(members):
+            if member in shape.parent:        # a child switch
+                port = topology.port_towards(switch, member)
+                address = addresses[member]
+                mac = aggregator_mac(address)
+            else:
+                host = topology.host(member)
+                port, address, mac = topology.host_link(member).remote_port, host.ip, host.mac
+            writes.append((switch, Entry(
+                "ina_workers", {"hdr.ina.job": jid, "hdr.ina.worker": index}, "ina_worker_port",
+                {"port": port}, f"job {jid} member {index} ({member}) on port {port}")))
+            writes.append((switch, Entry(
+                "ina_result_addresses", {"hdr.ina.job": jid, "meta.ina.receiver": index},
+                "ina_address_result", {"dstMac": mac, "dstAddr": address},
+                f"job {jid} results to member {index} ({address})")))
+            replicas.append((port, index))
+        groups[switch] = tuple(replicas)
+        params = {"base": node.base, "pool_size": job.pool_size, "n": len(members),
+                  "mgid": node.mgid, "result_count": total}
+        if up is None:
+            action, role = "ina_root_job", "root"
+        else:
+            action, role = "ina_child_job", f"child {node.child_index} of {up}"
+            params.update(parent=addresses[up], child_index=node.child_index)
+        writes.append((switch, Entry(
+            "ina_jobs", {"hdr.ipv4.dstAddr": node.address, "hdr.ina.job": jid}, action, params,
+            f"job {jid} at {node.address} ({role}): cells {node.base}..{node.base + job.cells - 1}")))
+        if node.address in new_addresses:
+            writes.append((switch, Entry(
+                "ina_aggregator_addresses", {"hdr.ipv4.dstAddr": node.address},
+                "ina_aggregate_here", {}, f"aggregator address {node.address}")))
+            for route in aggregator_routes(topology, switch, node.address):
+                writes.append((route.switch, Entry(
+                    "ipv4_lpm", {"hdr.ipv4.dstAddr": (node.address, 32)}, "ipv4_forward",
+                    {"dstAddr": route.dst_mac, "port": route.port},
+                    f"route to aggregator {node.address} -> port {route.port}")))
+    endpoints = []
+    for host in job.workers:
+        leaf = topology.host_link(host).node
+        endpoints.append(WorkerEndpoint(host, leaf, addresses[leaf],
+                                        shape.members[leaf].index(host)))
+    return TreePlan(job=job, shape=shape, nodes=nodes, groups=groups, entries=tuple(writes),
+                    endpoints=tuple(endpoints))
+
+
+# -- installation over P4Runtime --------------------------------------------------------------------
+
+@dataclass
+class _SwitchState:
+    program: InaProgram
+    pool: CellPool
+    groups: dict[int, int]        # job id -> mgid
+    addresses: set[str]
+
+
+class TreeJobs:
+    """The tree jobs of a network. `clients` maps switch name -> a session whose pipeline (ina.p4)
+    is already pushed (`Fabric.clients`)."""
+
+    def __init__(self, topology: Topology, clients: Mapping[str, SwitchClient], *,
+                 progress: Progress = _quiet):
+        self.topology = topology
+        self.clients = clients
+        self.progress = progress
+        self.plans: dict[int, TreePlan] = {}
+        self._switches: dict[str, _SwitchState] = {}
+
+    def _client(self, switch: str) -> SwitchClient:
+        client = self.clients.get(switch)
+        if client is None:
+            raise ControllerError(f"no session with switch {switch!r}")
+        if client.index is None:
+            raise ControllerError(f"{switch}: push or adopt the ina.p4 pipeline first")
+        return client
+
+    def _state(self, switch: str) -> _SwitchState:
+        """What the switch holds, read once: job ranges, groups, aggregator addresses."""
+        if switch not in self._switches:
+            client = self._client(switch)
+            program = InaProgram.from_p4info(client.index)
+            state = _SwitchState(program, CellPool(program.cells), {}, set())
+            for view in client.read_table("ina_jobs"):
+                job_id, p = view.match["hdr.ina.job"][0], view.params
+                state.pool.reserve(job_id, p["base"], 2 * p["pool_size"] + 2)
+                state.groups[job_id] = p["mgid"]
+            for view in client.read_table("ina_aggregator_addresses"):
+                value = view.match["hdr.ipv4.dstAddr"][0]
+                state.addresses.add(".".join(str((value >> s) & 0xFF) for s in (24, 16, 8, 0)))
+            self._switches[switch] = state
+        return self._switches[switch]
+
+    def install(self, job: TreeJob) -> TreePlan:
+        """Plan, place and write one tree job; `JobRefused` (nothing written) if it cannot."""
+        shape = tree_shape(self.topology, job.job_id, job.workers, job.root)
+        states = {switch: self._state(switch) for switch in shape.order}
+        check_tree_job(self.topology, {s: st.program for s, st in states.items()}, job, shape)
+        for switch, state in states.items():
+            if job.job_id in state.groups or job.job_id in self.plans:
+                raise JobRefused(job.job_id, f"a job with this id already runs on {switch}")
+        bases: dict[str, int] = {}
+        try:
+            for switch, state in states.items():
+                try:
+                    bases[switch] = state.pool.allocate(job.job_id, job.cells)
+                except JobRefused as refused:
+                    raise JobRefused(job.job_id, f"on {switch}: {refused.reason}") from None
+            mgids = {switch: _free_group(job.job_id, switch, state)
+                     for switch, state in states.items()}
+            new = {aggregator_address(self.topology, s) for s in shape.order
+                   if aggregator_address(self.topology, s) not in states[s].addresses}
+            plan = plan_tree(self.topology, job, shape, bases=bases, mgids=mgids,
+                             new_addresses=new)
+            self._write(plan)
+        except BaseException:
+            for switch in bases:
+                states[switch].pool.release(job.job_id)
+            raise
+        for switch, node in plan.nodes.items():
+            states[switch].groups[job.job_id] = node.mgid
+            states[switch].addresses.add(node.address)
+        self.plans[job.job_id] = plan
+        self.progress(f"job {job.job_id}: tree of depth {shape.depth} rooted at {shape.root} "
+                      f"over {len(shape.order)} switches, {len(job.workers)} workers, "
+                      f"k={job.k}, pool {job.pool_size} slots")
+        return plan
+
+    def _write(self, plan: TreePlan) -> None:
+        """Groups first, then the entries in plan order; undo everything on a failure."""
+        groups_done: list[str] = []
+        done: list[tuple[SwitchClient, Entry]] = []
+        try:
+            for switch, replicas in plan.groups.items():
+                self._client(switch).set_multicast_group(plan.nodes[switch].mgid, replicas)
+                groups_done.append(switch)
+            for switch, entry in plan.entries:
+                client = self._client(switch)
+                client.add_entry(entry.table, entry.match, entry.action, entry.params)
+                done.append((client, entry))
+        except BaseException:
+            for client, entry in reversed(done):
+                _quietly(lambda: _delete(client, entry))
+            for switch in groups_done:
+                _quietly(lambda: _delete_group(self._client(switch), plan.nodes[switch].mgid))
+            raise
+
+    def remove(self, job_id: int) -> None:
+        """Delete the job's entries and groups on every switch and free its cells. Aggregator
+        addresses and routes stay (other jobs may use them)."""
+        plan = self._plan(job_id)
+        kept = ("ina_aggregator_addresses", "ipv4_lpm")
+        for switch, entry in reversed(plan.entries):
+            if entry.table not in kept:
+                _delete(self._client(switch), entry)
+        for switch, node in plan.nodes.items():
+            _delete_group(self._client(switch), node.mgid)
+            state = self._state(switch)
+            state.pool.release(job_id)
+            state.groups.pop(job_id, None)
+        del self.plans[job_id]
+        self.progress(f"job {job_id}: tree removed from {len(plan.nodes)} switches")
+
+    # -- monitoring -------------------------------------------------------------------------------
+
+    def counters(self, job_id: int) -> dict[str, dict[str, int]]:
+        """switch -> packets per counter of docs/protocol.md §7, for this job's switches."""
+        plan = self._plan(job_id)
+        report = {}
+        for switch in plan.nodes:
+            client = self._client(switch)
+            report[switch] = {name: client.read_counter(name, job_id).get(job_id, (0, 0))[0]
+                              for name in JOB_COUNTERS}
+        return report
+
+    def cell_state(self, job_id: int, switch: str, cell: int) -> CellState:
+        """One of the job's cells on one switch of its tree, as the registers hold it."""
+        plan = self._plan(job_id)
+        if switch not in plan.nodes:
+            raise ControllerError(f"job {job_id}: {switch} is not in its tree "
+                                  f"({', '.join(plan.nodes)})")
+        cells = plan.cell_range(switch)
+        if cell not in cells:
+            raise ControllerError(f"job {job_id}: cell {cell} is not one of its cells "
+                                  f"{cells.start}..{cells.stop - 1} on {switch}")
+        return read_cell(self._client(switch), self._state(switch).program, cell)
+
+    def slot_state(self, job_id: int, switch: str, slot: int, version: int) -> CellState:
+        plan = self._plan(job_id)
+        if not 0 <= slot < plan.job.pool_size or version not in (0, 1):
+            raise ControllerError(f"job {job_id}: no slot {slot} version {version} "
+                                  f"(pool of {plan.job.pool_size} slots, versions 0 and 1)")
+        return self.cell_state(job_id, switch, plan.cell(switch, slot, version))
+
+    def _plan(self, job_id: int) -> TreePlan:
+        try:
+            return self.plans[job_id]
+        except KeyError:
+            raise ControllerError(f"job {job_id} was not installed by this controller") from None
+
+
+def read_cell(client: SwitchClient, program: InaProgram, cell: int) -> CellState:
+    """Any cell of the pool on one switch (also cells no job of ours owns: to check isolation)."""
+    values = tuple(_signed32(client.read_register(name, cell)[cell])
+                   for name in program.lane_registers(client.index))
+    return CellState(cell=cell, seen=client.read_register(SEEN_REGISTER, cell)[cell],
+                     pending=client.read_register(PENDING_REGISTER, cell)[cell], values=values)
+
+
+def _free_group(job_id: int, switch: str, state: _SwitchState) -> int:
+    used = set(state.groups.values())
+    for mgid in range(FIRST_JOB_GROUP, MAX_GROUP + 1):
+        if mgid not in used:
+            return mgid
+    raise JobRefused(job_id, f"no free multicast group id on {switch}")
+
+
+def _signed32(value: int) -> int:
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _delete(client: SwitchClient, entry: Entry) -> None:
+    table_entry = entities.table_entry(client.index, entry.table, entry.match, entry.action,
+                                       entry.params)
+    client.write([(DELETE, p4runtime_pb2.Entity(table_entry=table_entry))],
+                 [entry.label or entry.table])
+
+
+def _delete_group(client: SwitchClient, mgid: int) -> None:
+    client.write([(DELETE, entities.multicast_group(mgid, []))], [f"multicast group {mgid}"])
+
+
+def _quietly(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except ControllerError:
+        pass   # best effort: the original failure is what the caller must see
