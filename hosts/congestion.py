@@ -5,16 +5,19 @@ workers each keep a full window in flight, the switch's queue alone delays resul
 n · window · its per-packet cost. A fixed retransmission timeout shorter than that resends every
 chunk and the duplicates overflow the queue. So a worker adapts, as TCP does:
 
-* `RtoEstimator`: RFC 6298. SRTT/RTTVAR from round-trip times of chunks sent only once (Karn's
-  rule: the result of a retransmitted chunk could answer either copy),
-  RTO = SRTT + 4·RTTVAR clamped to [rto_min, rto_max]; the configured `rto` until the first
-  sample. A timeout doubles the RTO (`back_off`) until the next valid sample.
-* `InFlightWindow`: halve the window on a timeout, grow it by one per window of results, never
-  above the configured maximum (AIMD); so the senders back off when the switch's queue is full.
+* `RtoEstimator`: RFC 6298. SRTT/RTTVAR from round-trip times of chunks sent once (Karn's rule:
+  the result of a retransmitted chunk could answer either copy), RTO = SRTT + 4·RTTVAR clamped
+  to [rto_min, rto_max]; the configured `rto` until the first sample. Each chunk backs off on
+  its own: its k-th transmission waits RTO·2^(k−1) (up to rto_max). Unlike TCP, a timeout does
+  not back off the RTO of new chunks: here most timeouts are another worker's loss (the chunk
+  waits for that worker's retransmission), and congestion is the window's business.
+* `InFlightWindow`: slow start from a floor, halve the window on a timeout (not below the
+  floor), grow it by one per window of results, never above the configured maximum (AIMD);
+  so the senders back off when the switch's queue is full.
 
-Both count a "congestion event" at most once per round trip: only a timer of a transmission
-made after the previous event counts (`CongestionEvents`), so a whole window expiring at once
-halves the window and doubles the RTO once, not once per chunk. Sans-I/O: time comes in as `now`.
+A window of chunks expiring at once is one congestion event, not one per chunk: only a timer
+of a transmission made after the previous event counts (`CongestionEvents`). Sans-I/O: time
+comes in as `now`. docs/hosts.md has the measurements behind these choices.
 """
 
 from __future__ import annotations
@@ -24,50 +27,54 @@ ALPHA, BETA, K_RTTVAR = 0.125, 0.25, 4.0
 
 
 class RtoEstimator:
-    """The retransmission timeout of RFC 6298, with exponential backoff on expiry."""
+    """The retransmission timeout of RFC 6298, and each chunk's exponential backoff."""
 
     def __init__(self, *, initial: float, minimum: float, maximum: float):
         self.initial, self.minimum, self.maximum = initial, minimum, maximum
         self.srtt: float | None = None
         self.rttvar: float | None = None
-        self.backoff = 0             # timeouts since the last valid sample (each doubles)
         self.samples = 0
 
     @property
-    def base(self) -> float:
-        """The RTO before backoff: the initial value until a sample, then SRTT + 4·RTTVAR."""
+    def rto(self) -> float:
+        """The initial value until a sample, then SRTT + 4·RTTVAR in [minimum, maximum]."""
         if self.srtt is None:
             return self.initial
         return min(max(self.srtt + K_RTTVAR * self.rttvar, self.minimum), self.maximum)
 
-    @property
-    def rto(self) -> float:
-        """What a transmission made now waits before it is retransmitted."""
-        return min(self.base * 2.0 ** self.backoff, self.maximum)
+    def timer(self, tries: int) -> float:
+        """How long the `tries`-th transmission of a chunk waits: the RTO doubled per expiry."""
+        return min(self.rto * 2.0 ** (tries - 1), self.maximum)
 
     def sample(self, rtt: float) -> None:
-        """A round-trip time of a chunk transmitted once; ends any backoff."""
+        """A round-trip time of a chunk transmitted once (RFC 6298 §2.2-2.3)."""
         rtt = max(rtt, 0.0)
         if self.srtt is None:
             self.srtt, self.rttvar = rtt, rtt / 2
         else:
             self.rttvar = (1 - BETA) * self.rttvar + BETA * abs(self.srtt - rtt)
             self.srtt = (1 - ALPHA) * self.srtt + ALPHA * rtt
-        self.backoff = 0
         self.samples += 1
-
-    def back_off(self) -> None:
-        """A timeout: double the RTO (until it reaches the maximum)."""
-        if self.base * 2.0 ** self.backoff < self.maximum:
-            self.backoff += 1
 
 
 class InFlightWindow:
-    """AIMD on the number of chunks in flight: halve on a timeout, +1 per window of results."""
+    """AIMD on the number of chunks in flight, between a floor and the configured window.
+
+    Starts at the floor and grows by one per result (doubling per round trip: slow start) up
+    to the maximum, until the first timeout; from then on +1 per window of results. A timeout
+    halves it, never below the floor (`maximum // FLOOR_DIVISOR`, at least 1). The floor is
+    not TCP's 1: random loss makes every worker time out now and then (a chunk waits for
+    another worker's retransmission), and a window of a few chunks would stall behind each
+    of those; the floor keeps enough in flight for the switch to stay busy meanwhile.
+    """
+
+    FLOOR_DIVISOR = 8
 
     def __init__(self, maximum: int):
         self.maximum = maximum
-        self.size = maximum          # start at the configured window: no cost without congestion
+        self.floor = max(1, maximum // self.FLOOR_DIVISOR)
+        self.size = self.floor
+        self.slow_start = True
         self.reductions = 0
         self._results = 0            # results since the window last grew
 
@@ -75,12 +82,13 @@ class InFlightWindow:
         if self.size >= self.maximum:
             return
         self._results += 1
-        if self._results >= self.size:
+        if self.slow_start or self._results >= self.size:
             self.size += 1
             self._results = 0
 
     def on_timeout(self) -> None:
-        self.size = max(1, self.size // 2)
+        self.size = max(self.floor, self.size // 2)
+        self.slow_start = False
         self._results = 0
         self.reductions += 1
 

@@ -12,13 +12,15 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   position p uses slot p mod pool_size, version (p div pool_size) mod 2. MAX rounds alternate
   versions the same way. At most `window` chunks are in flight, and position p is sent only when
   the result of p - pool_size has arrived.
-* Every transmission arms a timer. Adaptive (the default, `congestion.py`): the RFC 6298 RTO
-  from result round-trip times of chunks sent once (Karn's rule), clamped to [rto_min, rto_max],
-  `rto` until the first sample; an expiry doubles it and halves the in-flight window (once per
-  round trip), results grow the window back by one per window, never above `window`. Fixed
-  (`adaptive=False`): rto, doubled per retransmission up to rto_max, and a fixed window. A
-  chunk is sent at most 1 + max_retx times; when the last timer fires, `timeout` raises
-  PeerUnreachable and the session is FAILED.
+* Every transmission arms a timer: the RTO doubled per retransmission of that chunk, up to
+  rto_max. Adaptive (the default, `congestion.py`): the RTO is RFC 6298's, from result
+  round-trip times of chunks sent once and not overtaken (Karn's rule; a result that a later
+  chunk's overtook waited for another worker), clamped to [rto_min, rto_max], `rto` until the
+  first sample; the in-flight window slow-starts from window/8, halves on a data timeout (once
+  per round trip, not below window/8) and grows by one per window of results up to `window`.
+  Fixed (`adaptive=False`): the RTO is `rto` and the window `window`. A chunk is sent at most
+  1 + max_retx times; when the last timer fires, `timeout` raises PeerUnreachable and the
+  session is FAILED.
 * The values travel as numpy arrays end to end (quantized vector → views per chunk → payload
   bytes; payload → big-endian view → slice of the sums): no per-value Python work per packet.
 * Input from the network is never fatal: a malformed payload, a packet of another job or
@@ -230,8 +232,9 @@ class InaSession:
                 self._transition(Event.GIVE_UP)
                 raise PeerUnreachable(job=self.job, slot=flight.slot,
                                       chunk=None if key == _MAX_KEY else key, tries=flight.tries)
-            if self.adaptive and self._events.expired(flight.serial):
-                self._on_congestion(data=key != _MAX_KEY)
+            # The MAX round is a barrier (a late worker delays it), not a sign of congestion.
+            if self.adaptive and key != _MAX_KEY and self._events.expired(flight.serial):
+                self._on_congestion()
             flight.tries += 1
             self._arm(key, flight, now)
             out.append(with_retx(flight.payload))
@@ -282,6 +285,7 @@ class InaSession:
         self._next_chunk = 0
         self._answered = bytearray()
         self._answered_count = 0
+        self._highest_answered = -1     # the latest chunk (in sending order) answered
         self._in_flight: dict[int, _Flight] = {}
         self._timers: list[tuple[float, int, int]] = []
         self._float_input: np.ndarray | None = None
@@ -336,7 +340,7 @@ class InaSession:
 
     def _arm(self, key: int, flight: _Flight, now: float) -> None:
         if self.adaptive:
-            wait = self.rto_estimator.rto
+            wait = self.rto_estimator.timer(flight.tries)
         else:
             wait = min(self.rto * 2.0 ** (flight.tries - 1), self.rto_max)
         flight.serial = self._events.transmitted()
@@ -359,16 +363,10 @@ class InaSession:
     def _step(self, send: list[bytes]) -> Step:
         return Step(tuple(send), self._next_deadline())
 
-    def _on_congestion(self, *, data: bool) -> None:
-        """A timer of a transmission made since the last event expired: back off.
-
-        The MAX round's timeout doubles the RTO but leaves the window alone: it is a barrier
-        (a late worker delays it), and it has a single packet in flight.
-        """
+    def _on_congestion(self) -> None:
+        """A data chunk's timer of a transmission made since the last event expired."""
         self.counters.congestion_events += 1
-        self.rto_estimator.back_off()
-        if data:
-            self.in_flight_window.on_timeout()
+        self.in_flight_window.on_timeout()
 
     def _on_max_result(self, ver: int, values: np.ndarray, now: float) -> list[bytes]:
         if (self.state is not State.MAX_ROUND or ver != self.max_rounds % 2
@@ -400,9 +398,12 @@ class InaSession:
             return []
         del self._in_flight[c]
         if self.adaptive:
-            if flight.tries == 1:       # Karn: a resent chunk's result could answer either copy
+            # Karn: a resent chunk's result could answer either copy. And a result overtaken
+            # by a later chunk's waited for another worker's retransmission: not a path delay.
+            if flight.tries == 1 and c > self._highest_answered:
                 self.rto_estimator.sample(now - flight.sent_at)
             self.in_flight_window.on_result()
+        self._highest_answered = max(self._highest_answered, c)
         self._answered[c] = 1
         self._answered_count += 1
         self._sums[c * self.k:(c + 1) * self.k] = decode_values(payload)

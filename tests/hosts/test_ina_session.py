@@ -17,8 +17,9 @@ K = 4
 
 
 def session(**overrides) -> InaSession:
+    """A session with a fixed RTO and window (tests/hosts/test_congestion.py: adaptive)."""
     options = dict(job=3, worker=1, n=2, k=K, pool_size=2, window=2, rto=1.0, rto_max=3.0,
-                   max_retx=2)
+                   max_retx=2, adaptive=False)
     options.update(overrides)
     return InaSession(**options)
 
@@ -217,7 +218,8 @@ def test_misuse_is_a_usage_error_and_changes_nothing() -> None:
     with pytest.raises(UsageError, match="int32"):
         session().start_integers(np.ones(3, np.int64), 0.0)
     for bad in (dict(worker=2), dict(n=33, worker=0), dict(k=6), dict(window=3),
-                dict(pool_size=0), dict(rto=0), dict(rto_max=0.5), dict(max_retx=-1)):
+                dict(pool_size=0), dict(rto=0), dict(rto_max=0.5), dict(max_retx=-1),
+                dict(rto_min=0), dict(rto_min=4.0), dict(adaptive=1)):
         with pytest.raises(UsageError):
             session(**bad)
 
