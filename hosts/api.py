@@ -42,6 +42,8 @@ class AllreduceConfig:
     rto: float = 0.1                     # seconds before the first retransmission
     rto_max: float = 1.0
     max_retx: int = 12
+    rto_min: float | None = None         # adaptive RTO floor; None: rto
+    adaptive: bool = True                # RFC 6298 RTO and AIMD window (False: fixed ones)
     ina_port: int = INA_UDP_PORT         # UDP port at the aggregator
     bind_port: int | None = None         # local UDP port; None: ina_port (the protocol's)
     bind_address: str = "0.0.0.0"        # local address for the UDP socket and ring listener
@@ -83,6 +85,10 @@ class AllreduceConfig:
         for name in ("rto", "rto_max", "connect_timeout", "idle_timeout", "timeout"):
             seconds(name)
         need(self.rto_max >= self.rto, "rto_max", f"must be >= rto ({self.rto})")
+        if self.rto_min is not None:
+            seconds("rto_min")
+            need(self.rto_min <= self.rto_max, "rto_min", f"must be <= rto_max ({self.rto_max})")
+        need(isinstance(self.adaptive, bool), "adaptive", "must be true or false")
         need(self.accumulate in ACCUMULATORS, "accumulate", f"must be one of {list(ACCUMULATORS)}")
         peers = tuple(self.peers)
         object.__setattr__(self, "peers", peers)
@@ -152,7 +158,7 @@ class Allreducer:
             raise ConfigError("config.aggregator: the INA algorithm needs the aggregator address")
         session = InaSession(job=c.job, worker=c.worker, n=c.n, k=c.k, pool_size=c.pool_size,
                              window=c.window or c.pool_size, rto=c.rto, rto_max=c.rto_max,
-                             max_retx=c.max_retx)
+                             max_retx=c.max_retx, rto_min=c.rto_min, adaptive=c.adaptive)
         self._udp = UdpInaDriver(session, aggregator=c.aggregator, aggregator_port=c.ina_port,
                                  bind_address=c.bind_address,
                                  bind_port=c.ina_port if c.bind_port is None else c.bind_port)

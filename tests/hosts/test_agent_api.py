@@ -124,6 +124,13 @@ def test_config_validation_names_the_field() -> None:
         parse_config({"job": 1, "worker": 0, "n": 1, "magnitude": -1})
     with pytest.raises(ConfigError, match="config.aggregator"):
         Allreducer(AllreduceConfig(job=1, worker=0, n=1))
+    with pytest.raises(ConfigError, match="config.rto_min"):
+        AllreduceConfig(job=1, worker=0, n=1, rto_min=2.0)
+    with pytest.raises(ConfigError, match="config.adaptive"):
+        AllreduceConfig.from_dict({"job": 1, "worker": 0, "n": 1, "adaptive": "yes"})
+    fixed = AllreduceConfig.from_dict({"job": 1, "worker": 0, "n": 1, "adaptive": False,
+                                       "rto_min": 0.05, "rto": 0.1})
+    assert (fixed.adaptive, fixed.rto_min) == (False, 0.05)
 
 
 def test_single_rank_ring_through_the_public_function() -> None:

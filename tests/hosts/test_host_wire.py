@@ -7,7 +7,8 @@ import pytest
 
 from hosts.errors import RingProtocolError
 from hosts.framing import FrameError, UdpFrame, build_udp_frame, parse_udp_frame
-from hosts.ina_wire import InaPacket, Kind, WireError, decode, encode, with_retx
+from hosts.ina_wire import (ChunkEncoder, InaPacket, Kind, WireError, decode, decode_header,
+                            decode_values, encode, with_retx)
 from hosts.ring_wire import Hello, RingKind, Segment, StreamDecoder
 from hosts.ring_wire import encode as ring_encode
 
@@ -140,3 +141,68 @@ def test_frame_build_refuses_bad_addresses() -> None:
     for field, value in (("src_mac", "02:00"), ("dst_ip", "10.0.0.300"), ("ttl", 256)):
         with pytest.raises(ValueError):
             build_udp_frame(UdpFrame(**{**FRAME.__dict__, field: value}))
+
+
+def test_values_are_a_read_only_int32_array_of_any_integer_input() -> None:
+    mine = np.array([1, -2, 3, -4], np.int32)
+    packet = InaPacket(kind=Kind.CONTRIB, job=1, worker=1, slot=1, chunk=1, values=mine)
+    assert mine.flags.writeable                        # the caller's array is left alone
+    with pytest.raises(ValueError):
+        packet.values[0] = 9
+    assert packet.values.tolist() == [1, -2, 3, -4] and packet.k == 4
+    for values in ((1, -2, 3, -4), np.array([1, -2, 3, -4], np.int64),
+                   np.array([1, -2, 3, -4], ">i4"), np.array([1, -2, 3, -4], np.int8)):
+        same = InaPacket(kind=Kind.CONTRIB, job=1, worker=1, slot=1, chunk=1, values=values)
+        assert same == packet and hash(same) == hash(packet)
+    assert packet != InaPacket(kind=Kind.CONTRIB, job=1, worker=1, slot=1, chunk=1,
+                               values=(1, -2, 3, -5))
+
+
+@pytest.mark.parametrize("values, reason", [
+    (np.zeros(4, np.float32), "integers"), (np.zeros(4, bool), "integers"),
+    (np.array([2**31, 0, 0, 0], np.uint32), "signed 32-bit"),
+    (np.array([-(2**31) - 1, 0, 0, 0], np.int64), "signed 32-bit"),
+    (np.zeros((2, 4), np.int32), "1-D"), (np.zeros(6, np.int32), "multiple of 4"),
+    ((1, 2, "3", 4), "integers"),
+])
+def test_values_are_checked_by_shape_and_dtype(values, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        InaPacket(kind=Kind.CONTRIB, job=1, worker=1, slot=1, chunk=1, values=values)
+
+
+def test_decode_views_the_payload_without_copying() -> None:
+    packet = decode(PACKET_BYTES)
+    assert packet.values.dtype == np.dtype(">i4") and not packet.values.flags.writeable
+    assert packet.values.tolist() == [1, -1, 2**31 - 1, -2**31]
+    assert decode_header(PACKET_BYTES, 4) == (Kind.CONTRIB, 0x1234, 7, 0x0102, 0xA0B0C0D0, 1,
+                                              True, 0)
+    assert decode_values(PACKET_BYTES).tolist() == packet.values.tolist()
+    assert decode(bytearray(PACKET_BYTES)) == packet
+
+
+def test_chunk_encoder_gives_the_bytes_of_encode() -> None:
+    vector = np.arange(-8, 8, dtype=np.int32) * 1000003
+    encoder = ChunkEncoder(job=0x1234, worker=7, k=4, vector=vector)
+    for chunk in range(4):
+        expected = encode(InaPacket(kind=Kind.CONTRIB, job=0x1234, worker=7, slot=chunk + 9,
+                                    chunk=chunk, ver=chunk % 2,
+                                    values=vector[4 * chunk:4 * chunk + 4]))
+        assert encoder.contribution(chunk, chunk + 9, chunk % 2) == expected
+
+
+@pytest.mark.parametrize("fields, reason", [
+    (dict(vector=np.zeros(6, np.int32)), "whole 4-value chunks"),
+    (dict(vector=np.zeros(8, np.int64)), "int32"),
+    (dict(vector=[0] * 8), "int32"),
+    (dict(job=1 << 16), "job"),
+    (dict(worker=256), "worker"),
+    (dict(k=6), "multiple of 4"),
+])
+def test_chunk_encoder_refuses_bad_input(fields: dict, reason: str) -> None:
+    arguments = dict(job=1, worker=1, k=4, vector=np.zeros(8, np.int32)) | fields
+    with pytest.raises(ValueError, match=reason):
+        ChunkEncoder(**arguments)
+    encoder = ChunkEncoder(job=1, worker=1, k=4, vector=np.zeros(8, np.int32))
+    for chunk, slot, ver in ((2, 0, 0), (-1, 0, 0), (0, 1 << 16, 0), (0, 0, 2)):
+        with pytest.raises(ValueError):
+            encoder.contribution(chunk, slot, ver)

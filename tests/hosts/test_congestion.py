@@ -1,0 +1,190 @@
+"""The adaptive retransmission timeout and in-flight window (hosts/congestion.py), alone and
+driving an InaSession by hand on a virtual clock."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hosts import quantize as qz
+from hosts.congestion import CongestionEvents, InFlightWindow, RtoEstimator
+from hosts.ina_session import InaSession
+from hosts.ina_wire import InaPacket, Kind, decode, encode
+
+K = 4
+
+
+def test_rto_follows_rfc_6298() -> None:
+    rto = RtoEstimator(initial=1.0, minimum=0.01, maximum=10.0)
+    assert rto.rto == 1.0                               # no sample yet
+    rto.sample(0.1)                                     # SRTT = R, RTTVAR = R/2
+    assert (rto.srtt, rto.rttvar) == (0.1, 0.05)
+    assert rto.rto == pytest.approx(0.3)
+    rto.sample(0.5)                                     # RTTVAR first, with the old SRTT
+    assert rto.rttvar == pytest.approx(0.75 * 0.05 + 0.25 * 0.4)
+    assert rto.srtt == pytest.approx(0.875 * 0.1 + 0.125 * 0.5)
+    assert rto.rto == pytest.approx(rto.srtt + 4 * rto.rttvar)
+    assert rto.samples == 2
+
+
+def test_rto_is_clamped_and_each_chunk_backs_off() -> None:
+    rto = RtoEstimator(initial=0.02, minimum=0.02, maximum=0.5)
+    rto.sample(0.001)
+    assert rto.rto == 0.02                              # the floor
+    assert [rto.timer(tries) for tries in (1, 2, 3, 5, 9)] == [0.02, 0.04, 0.08, 0.32, 0.5]
+    for _ in range(3):
+        rto.sample(2.0)
+    assert rto.rto == 0.5                               # the ceiling
+
+
+def test_window_slow_starts_halves_and_grows_linearly() -> None:
+    window = InFlightWindow(64)
+    assert (window.floor, window.size) == (8, 8)
+    for _ in range(30):
+        window.on_result()                              # slow start: +1 per result
+    assert window.size == 38
+    window.on_timeout()
+    assert window.size == 19 and not window.slow_start
+    for _ in range(18):
+        window.on_result()
+    assert window.size == 19                            # +1 per window of results
+    window.on_result()
+    assert window.size == 20
+    for _ in range(10):
+        window.on_timeout()
+    assert window.size == 8                             # never below the floor
+    assert InFlightWindow(3).floor == 1 and InFlightWindow(3).size == 1
+
+
+def test_window_never_exceeds_the_configured_maximum() -> None:
+    window = InFlightWindow(8)
+    for _ in range(100):
+        window.on_result()
+    assert window.size == 8
+
+
+def test_congestion_events_count_once_per_round_trip() -> None:
+    events = CongestionEvents()
+    window = [events.transmitted() for _ in range(5)]
+    assert events.expired(window[0]) and events.count == 1
+    assert not any(events.expired(serial) for serial in window[1:])   # same round trip
+    later = events.transmitted()
+    assert events.expired(later) and events.count == 2
+
+
+# ---- an adaptive session driven by hand ------------------------------------------------------
+
+def session(**overrides) -> InaSession:
+    options = dict(job=3, worker=1, n=2, k=K, pool_size=64, window=64, rto=0.02, rto_max=0.5,
+                   max_retx=12)
+    options.update(overrides)
+    return InaSession(**options)
+
+
+def answer(payload: bytes, values=None) -> bytes:
+    sent = decode(payload)
+    kind = Kind.MAX_RESULT if sent.kind is Kind.MAX_CONTRIB else Kind.RESULT
+    return encode(InaPacket(kind=kind, job=sent.job, worker=sent.worker, slot=sent.slot,
+                            chunk=sent.chunk, ver=sent.ver, count=2,
+                            values=sent.values if values is None else values))
+
+
+def data_phase(s: InaSession, chunks: int, now: float = 0.0) -> list[bytes]:
+    """Start a float call of `chunks` chunks and answer its MAX round at once."""
+    x = np.ones(chunks * K, np.float32)
+    step = s.start(x, now)
+    bits = qz.float32_bits(1.0)
+    return list(s.receive(answer(step.send[0], np.full(K, bits, np.int32)), now).send)
+
+
+def test_the_first_window_is_the_floor_and_results_open_it() -> None:
+    s = session()
+    sent = data_phase(s, 40)
+    assert len(sent) == 8 == s.current_window
+    more = s.receive(answer(sent[0]), 0.001).send      # slow start: one result, two new chunks
+    assert [decode(p).chunk for p in more] == [8, 9]
+    assert s.current_window == 9
+
+
+def test_fixed_mode_sends_the_whole_window_and_keeps_rto() -> None:
+    s = session(adaptive=False)
+    sent = data_phase(s, 40)
+    assert len(sent) == 40
+    s.receive(answer(sent[0]), 0.3)
+    assert s.current_rto == 0.02 and s.rto_estimator.samples == 0
+
+
+def delayed_aggregator(s: InaSession, chunks: int, delay: float) -> list[int]:
+    """Drive a call where every result comes back `delay` s after its contribution, calling
+    `timeout` when the session asks; the retransmissions made after each result, in order."""
+    arrivals = [(0.0, p) for p in data_phase(s, chunks)]
+    deadline, retransmitted = None, []
+    while not s.done:
+        arrivals.sort(key=lambda item: item[0])
+        if deadline is not None and deadline < arrivals[0][0] + delay:
+            now = deadline
+            step = s.timeout(now)
+        else:
+            sent_at, payload = arrivals.pop(0)
+            now = sent_at + delay
+            step = s.receive(answer(payload), now)
+        retransmitted.append(sum(1 for p in step.send if decode(p).retx))
+        arrivals += [(now, p) for p in step.send]
+        deadline = step.deadline
+    return retransmitted
+
+
+def test_the_rto_learns_the_queueing_delay() -> None:
+    """Results take 50 ms, more than the initial rto of 20 ms: the first window is resent, then
+    the RTO has learnt the delay and nothing is resent (a fixed rto resends every chunk)."""
+    s = session()
+    retransmitted = delayed_aggregator(s, 300, 0.05)
+    assert s.rto_estimator.srtt == pytest.approx(0.05)
+    assert s.current_rto == pytest.approx(0.05, abs=0.01)
+    assert 0 < sum(retransmitted) <= 8                 # the first window (slow start)
+    assert sum(retransmitted[20:]) == 0
+    fixed = session(adaptive=False)
+    assert sum(delayed_aggregator(fixed, 300, 0.05)) >= 250      # nearly every chunk
+
+
+def test_karn_no_sample_from_a_retransmitted_chunk() -> None:
+    s = session()
+    (first, *_rest) = data_phase(s, 8)
+    retransmitted = s.timeout(0.02).send               # every chunk expires once
+    assert len(retransmitted) == 8 and s.counters.congestion_events == 1
+    s.receive(answer(first), 0.5)
+    assert s.rto_estimator.samples == 0                # answered after a retransmission
+
+
+def test_a_result_overtaken_by_a_later_one_is_no_sample() -> None:
+    s = session()
+    sent = data_phase(s, 8)
+    s.receive(answer(sent[1]), 0.004)
+    assert s.rto_estimator.samples == 1
+    s.receive(answer(sent[0]), 0.015)                  # waited for another worker
+    assert s.rto_estimator.samples == 1 and s.rto_estimator.srtt == 0.004
+    s.receive(answer(sent[2]), 0.016)
+    assert s.rto_estimator.samples == 2
+
+
+def test_a_window_expiring_at_once_halves_the_window_once() -> None:
+    s = session(window=32, pool_size=32)
+    sent = data_phase(s, 64)
+    now = 0.0
+    for payload in sent[:4]:                           # slow start to 8 in flight... and more
+        sent += s.receive(answer(payload), now).send
+    size = s.current_window
+    assert size == 8
+    expired = s.timeout(1.0).send
+    assert len(expired) == 8                           # every chunk in flight is resent
+    assert s.current_window == max(4, size // 2) and s.counters.congestion_events == 1
+    # the retransmissions' own timers, expiring again, are a new round trip: one more event
+    s.timeout(2.0)
+    assert s.counters.congestion_events == 2 and s.current_window == 4
+
+
+def test_the_max_round_timeout_leaves_the_window_alone() -> None:
+    s = session()
+    s.start(np.ones(8, np.float32), 0.0)
+    assert len(s.timeout(0.02).send) == 1
+    assert s.counters.congestion_events == 0 and s.current_window == 8
