@@ -4,7 +4,10 @@ Register-heavy actions write the same scratch field once per lane (`lane = R.rea
 read every freshly written field back at once (`R.write(idx, hdr.v)`). A PHV slot costs a list
 load/store each time; a local costs one bytecode. Within a straight run of simple statements
 this pass renames such fields to locals (`f[84]` -> `_l84`) and writes each one back once,
-where the run ends, consecutive slots as one slice assignment.
+where the run ends, consecutive slots as one slice assignment. A long stretch of slots read
+before being written comes in as one unpacked slice (`_r90, _r91, ... = f[90:122]`); a pure
+temporary used once is folded into its use and a fresh local stored at once is chained, so a
+lane `lane = R.read(i); v = v + lane; R.write(i, v)` becomes `R[i] = _l90 = (_r90 + R[i]) & M`.
 
 It works on the generated lines of one action body and is purely textual, so it only touches
 statements whose every PHV access is a constant slot (`f[<digits>]`). Any other line is a
