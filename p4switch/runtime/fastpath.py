@@ -135,7 +135,7 @@ def _multicast_source(engine) -> str:
         hand_over = ["            base_f = f[:]", "            base_v = v[:]"] + \
             restore("base_f", "base_v", "            ")
     else:
-        saved = []
+        saved = ["    last = len(replicas) - 1"]
         pick = ["        if i < last:", "            cf = f[:]", "            cv = v[:]",
                 "        else:", "            cf = f", "            cv = v"]
         hand_over = ["            base_f = f", "            base_v = v"]
@@ -150,7 +150,6 @@ def _multicast_source(engine) -> str:
         f"    f[{engine.deq_timedelta}] = 0",
         f"    f[{L.EXIT}] = 0",
         f"    out = []{memo}",
-        "    last = len(replicas) - 1",
         *saved,
         "    for i, (eport, rid) in enumerate(replicas):",
         *pick,
