@@ -72,6 +72,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="prefix for host and switch names, to run beside other networks")
     parser.add_argument("--grpc-base", type=int, default=50000, metavar="PORT",
                         help="switch i serves P4Runtime on PORT+i (default 50000)")
+    parser.add_argument("--cleanup", action="store_true",
+                        help="Mininet: remove what a killed run of this shape (--workers, --jobs, "
+                             "--tag, --grpc-base; with --out also its agents) left behind, "
+                             "then exit")
     parser.add_argument("--pcap", action="store_true",
                         help="Mininet: capture every switch port into DIR/net/<switch>-pcap/")
     parser.add_argument("--kill-worker", type=_kill_spec, action="append", default=[],
@@ -94,6 +98,20 @@ def config_from(args: argparse.Namespace) -> RunConfig:
                      pcap=args.pcap)
 
 
+def _cleanup(cfg: RunConfig, args_out: Path | None) -> int:
+    """Leftovers of a run whose process was killed: its switch processes, host shells and
+    switch interfaces, found by exact name (topologies.mininet_net.cleanup), and with --out its
+    agents (their config files are in DIR/agents)."""
+    from inaemu.experiment.mininet_run import kill_agents
+    from topologies.mininet_net import cleanup
+    removed = kill_agents(args_out) if args_out else []
+    removed += cleanup(cfg.topology())
+    for item in removed:
+        print(f"run: cleanup: removed {item}")
+    print(f"run: cleanup: {len(removed)} leftovers of {cfg.topology().name} removed")
+    return 0
+
+
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -107,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     if cfg.net == "mininet" and os.geteuid() != 0:
         print("inaemu run: Mininet needs root; try --net sim", file=sys.stderr)
         return 2
+    if args.cleanup:
+        return _cleanup(cfg, args.out)
     out_dir = args.out or Path("out") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

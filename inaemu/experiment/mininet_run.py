@@ -157,6 +157,28 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
     return records
 
 
+def kill_agents(out_dir: Path) -> list[str]:
+    """SIGKILL every agent whose config lies in `out_dir/agents` (a killed run's workers)."""
+    agents_dir = str((out_dir / "agents").resolve())
+    removed = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "hosts.agent" in argv and "--config" in argv:
+            config = argv[argv.index("--config") + 1] if argv[-1] != "--config" else ""
+            if str(Path(config).resolve().parent) == agents_dir:
+                try:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    removed.append(f"agent process {entry.name} ({Path(config).name})")
+                except ProcessLookupError:
+                    pass
+    return removed
+
+
 def tcp_retransmissions(node) -> int | None:
     """TCP segments retransmitted in the host's network namespace so far (/proc/net/snmp)."""
     lines = [line.split() for line in node.cmd("cat /proc/net/snmp").splitlines()

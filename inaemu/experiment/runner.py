@@ -40,6 +40,7 @@ def setting_of(cfg: RunConfig) -> RunSetting:
 
 
 def run_experiment(cfg: RunConfig, out_dir: Path, progress: Progress) -> Outcome:
+    out_dir = out_dir.resolve()    # agents run in another working directory
     out_dir.mkdir(parents=True, exist_ok=True)
     config = asdict(cfg)
     (out_dir / "config.json").write_text(json.dumps(config, indent=2, default=list) + "\n")

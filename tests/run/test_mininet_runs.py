@@ -43,9 +43,10 @@ def leftovers(tag: str, grpc_port: int, out: Path) -> list[str]:
 
 def inaemu_run(tag: str, grpc_base: int, out: Path, *args: str,
                timeout: float = 150) -> subprocess.CompletedProcess:
+    """The command, run from `out`'s parent with `--out` relative to it (agents run elsewhere)."""
     command = [sys.executable, "-m", "inaemu", "run", "--tag", tag, "--grpc-base",
-               str(grpc_base), "--out", str(out), *args]
-    return subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True,
+               str(grpc_base), "--out", out.name, *args]
+    return subprocess.run(command, cwd=out.parent, capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -142,4 +143,29 @@ def test_interrupting_the_run_leaves_nothing_behind(tmp_path) -> None:
             process.kill()
     assert process.returncode == 130, "".join(seen) + err
     assert "interrupted" in err
+    assert leftovers(tag, grpc_base + 1, out) == []
+
+
+@pytest.mark.root
+def test_cleanup_removes_what_a_killed_run_left(tmp_path) -> None:
+    tag, grpc_base = "ql", 51460
+    out = tmp_path / "run"
+    shape = ["--tag", tag, "--grpc-base", str(grpc_base), "--workers", "2", "--out", str(out)]
+    process = subprocess.Popen([sys.executable, "-m", "inaemu", "run", *shape, "--size-mib", "8",
+                                "--algo", "ina"], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in process.stdout:
+            if "workers started" in line:
+                break
+        process.kill()                         # no chance to clean up after itself
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert leftovers(tag, grpc_base + 1, out) != []
+    done = subprocess.run([sys.executable, "-m", "inaemu", "run", "--cleanup", *shape],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "agent process" in done.stdout and "leftovers of star2 removed" in done.stdout
     assert leftovers(tag, grpc_base + 1, out) == []
