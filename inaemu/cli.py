@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "stf": ("p4switch.stf.cli", "run an STF test against a P4 program or its BMv2 JSON"),
     "switch": ("p4switch.switch_cli", "run a software switch on Linux interfaces (simple_switch_grpc-like)"),
     "controller": ("controller.cli", "push programs and entries to running switches over P4Runtime"),
+    "topology": ("topologies.cli", "write a topology (star, linear, leaf-spine, fat-tree) as JSON"),
     "trace": ("inaemu.trace.cli", "follow every aggregation packet of a traced run: per-slot lifecycles and plots"),
     "selfcheck": ("inaemu.selfcheck", "compile and packet-test (STF) every P4 program the project ships"),
 }
