@@ -112,7 +112,14 @@ def _cleanup(cfg: RunConfig, args_out: Path | None) -> int:
     return 0
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 def _raise_interrupt(signum, frame):
+    """The first SIGINT/SIGTERM unwinds the run through its clean-up; later ones are ignored so
+    they cannot cut that clean-up short."""
+    for stop in STOP_SIGNALS:
+        signal.signal(stop, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -138,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         print(line, flush=True)
 
     from inaemu.experiment.runner import run_experiment
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)   # clean up on kill, as on Ctrl-C
+    previous = {stop: signal.signal(stop, _raise_interrupt) for stop in STOP_SIGNALS}
     try:
         outcome = run_experiment(cfg, out_dir, progress)
     except KeyboardInterrupt:
@@ -150,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"inaemu run: error: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for stop, handler in previous.items():
+            signal.signal(stop, handler)
     from inaemu.experiment.summary import all_correct, table
     print()
     print(table(outcome.summaries))

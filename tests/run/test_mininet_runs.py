@@ -1,7 +1,8 @@
 """`inaemu run --net mininet` as root, end to end through the real command: INA and ring correct
 for 2, 4 and 8 workers at 0%, 1% and 10% loss; a worker killed mid-run ends the others with a
-clear error within the timeout and a non-zero exit; Ctrl-C (SIGINT) stops everything. After every
-run nothing is left: no agent or switch process, no interface of the run's switch.
+clear error within the timeout and a non-zero exit; SIGINT or SIGTERM stops everything, and
+`--cleanup` removes what a SIGKILLed run left. After every run nothing is left: no agent or
+switch process, no interface of the run's switch.
 
 Every run gets its own name tag and gRPC ports so it can run beside other Mininet tests.
 """
@@ -122,8 +123,9 @@ def test_a_killed_worker_ends_the_others_with_a_clear_error(tmp_path) -> None:
 
 
 @pytest.mark.root
-def test_interrupting_the_run_leaves_nothing_behind(tmp_path) -> None:
-    tag, grpc_base = "qi", 51420
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupting_the_run_leaves_nothing_behind(stop, tmp_path) -> None:
+    tag, grpc_base = f"q{'i' if stop == signal.SIGINT else 't'}", 51420 + int(stop)
     out = tmp_path / "run"
     command = [sys.executable, "-m", "inaemu", "run", "--tag", tag, "--grpc-base", str(grpc_base),
                "--out", str(out), "--workers", "3", "--size-mib", "8", "--algo", "ina"]
@@ -136,7 +138,7 @@ def test_interrupting_the_run_leaves_nothing_behind(tmp_path) -> None:
             if "workers started" in line:
                 break
         time.sleep(0.5)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         _, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
