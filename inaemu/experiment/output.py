@@ -18,6 +18,7 @@ SUMMARY_CSV = "summary.csv"
 WORKERS_CSV = "workers.csv"
 WORKERS_JSON = "workers.json"
 PLOT_PNG = "allreduce.png"
+LINE_STYLES = ("-", "--", ":", "-.")      # one per job in the per-worker panel
 
 
 def _write_csv(path: Path, fields: tuple[str, ...], rows: list[dict]) -> None:
@@ -73,7 +74,8 @@ def plot(summaries: list[dict], records: list[dict], path: Path) -> None:
         mine = [r for r in records if r["algo"] == s["algo"] and r["job"] == s["job"]]
         mine.sort(key=lambda r: r["worker"])
         workers.plot([r["worker"] for r in mine], [r.get("time_s") or 0 for r in mine],
-                     marker="o", label=label, color=colour)
+                     marker="o", label=label, color=colour,
+                     linestyle=LINE_STYLES[(s["job"] - 1) % len(LINE_STYLES)])
     workers.set_xticks(sorted({r["worker"] for r in records}))
     workers.set_xlabel("worker")
     workers.set_ylabel("time (s)")
