@@ -87,6 +87,9 @@ def summarize(records: list[dict], setting: RunSetting, *,
         algbw = algbw_gbps(setting.size_bytes, time_s)
         errors = [f"{r.get('host') or 'worker ' + str(r['worker'])}: {r['error']}"
                   for r in members if r.get("error")]
+        errors += [f"{r.get('host') or 'worker ' + str(r['worker'])}: result outside the "
+                   f"error bound (max error {r.get('max_abs_err')}, bound {r.get('err_bound')})"
+                   for r in finished if not r.get("correct")]
         if len(members) < n:
             errors.append(f"{n - len(members)} of {n} workers left no record")
         summaries.append({

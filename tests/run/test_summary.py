@@ -70,6 +70,7 @@ def test_an_error_above_the_bound_is_not_correct() -> None:
     records[1]["correct"] = False
     (ina,) = summarize(records, SETTING)
     assert not ina["correct"] and ina["finished"] == 2
+    assert ina["error"] == "h2: result outside the error bound (max error 1e-07, bound 5e-07)"
 
 
 def test_files_are_written(tmp_path) -> None:
