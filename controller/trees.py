@@ -4,8 +4,10 @@ A job's tree (docs/protocol.md §6, docs/trees.md) aggregates at every tier, so 
 one partial aggregate per slot instead of one gradient per worker below it.
 
 Planning is sans-I/O:
-- `choose_root(topology, workers)`: the switch that minimises the deepest worker (then the sum of
-  the workers' depths, then topology order), so ties always go the same way;
+- `choose_root(topology, workers, busy)`: the switch that minimises the deepest worker, then the
+  sum of the workers' depths, then the jobs already on the switches its tree would use (`busy`:
+  switch -> jobs, so concurrent jobs spread over equally good roots, as ATP spreads them), then
+  topology order, so ties always go the same way; `choose_roots` does it for several jobs;
 - `tree_shape(topology, job_id, workers, root)`: along shortest paths towards the root, every
   switch's parent is its neighbour one hop closer to the root through its lowest such port; the
   union of the workers' paths is the tree. A switch's members are its own workers (job order),
@@ -78,10 +80,11 @@ def _worker_switch(topology: Topology, job_id: int, host: str) -> str:
                                  f"{topology.name}") from None
 
 
-def choose_root(topology: Topology, workers: tuple[str, ...] | list[str],
-                job_id: int = 0) -> str:
+def choose_root(topology: Topology, workers: tuple[str, ...] | list[str], job_id: int = 0,
+                busy: Mapping[str, int] | None = None) -> str:
     """The switch nearest to all workers: least maximum depth, then least total depth, then the
-    first in topology order."""
+    fewest jobs already on the switches of its tree (`busy`), then the first in topology order."""
+    workers = tuple(workers)
     for host in workers:
         _worker_switch(topology, job_id, host)
     best: tuple | None = None
@@ -90,7 +93,14 @@ def choose_root(topology: Topology, workers: tuple[str, ...] | list[str],
         if any(host not in distance for host in workers):
             continue
         depths = [distance[host] for host in workers]
-        key = (max(depths), sum(depths), position)
+        key = (max(depths), sum(depths))
+        if best is not None and key > best[0][:2]:
+            continue
+        load = 0
+        if busy:
+            shape = tree_shape(topology, job_id, workers, switch.name)
+            load = sum(busy.get(s, 0) for s in shape.order)
+        key = (*key, load, position)
         if best is None or key < best[0]:
             best = (key, switch.name)
     if best is None:
@@ -98,16 +108,30 @@ def choose_root(topology: Topology, workers: tuple[str, ...] | list[str],
     return best[1]
 
 
+def choose_roots(topology: Topology, jobs: list[tuple[int, tuple[str, ...]]]) -> list[str]:
+    """Roots for jobs installed in this order, each avoiding the switches the earlier ones use
+    where an equally near root allows (what `TreeJobs.install` does for a job without a root)."""
+    busy: dict[str, int] = {}
+    roots = []
+    for job_id, workers in jobs:
+        root = choose_root(topology, workers, job_id, busy)
+        for switch in tree_shape(topology, job_id, tuple(workers), root).order:
+            busy[switch] = busy.get(switch, 0) + 1
+        roots.append(root)
+    return roots
+
+
 def tree_shape(topology: Topology, job_id: int, workers: tuple[str, ...],
-               root: str | None = None) -> TreeShape:
-    """The shortest-path tree from the workers' own switches up to `root` (None: `choose_root`)."""
+               root: str | None = None, busy: Mapping[str, int] | None = None) -> TreeShape:
+    """The shortest-path tree from the workers' own switches up to `root` (None: `choose_root`
+    with `busy`)."""
     if not workers:
         raise JobRefused(job_id, "no workers")
     if len(set(workers)) != len(workers):
         raise JobRefused(job_id, "a host is listed twice among the workers")
     leaves = [_worker_switch(topology, job_id, host) for host in workers]
     if root is None:
-        root = choose_root(topology, workers, job_id)
+        root = choose_root(topology, workers, job_id, busy)
     try:
         topology.switch(root)
     except KeyError:
@@ -344,7 +368,11 @@ class TreeJobs:
 
     def install(self, job: TreeJob) -> TreePlan:
         """Plan, place and write one tree job; `JobRefused` (nothing written) if it cannot."""
-        shape = tree_shape(self.topology, job.job_id, job.workers, job.root)
+        busy: dict[str, int] = {}
+        for plan in self.plans.values():
+            for switch in plan.nodes:
+                busy[switch] = busy.get(switch, 0) + 1
+        shape = tree_shape(self.topology, job.job_id, job.workers, job.root, busy)
         states = {switch: self._state(switch) for switch in shape.order}
         check_tree_job(self.topology, {s: st.program for s, st in states.items()}, job, shape)
         for switch, state in states.items():

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from controller.errors import ControllerError  # noqa: E402
-from controller.trees import choose_root, tree_shape  # noqa: E402
+from controller.trees import choose_root, choose_roots, tree_shape  # noqa: E402
 from inaemu.sim import InaOptions, SimError, SimJob, SimTimeLimit, SwitchCost, simulate  # noqa: E402
 from topologies.builders import fat_tree, leaf_spine, star  # noqa: E402
 from topologies.model import Topology, TopologyError  # noqa: E402
@@ -78,12 +78,13 @@ def ina_time(size_bytes: int, k: int, bw_bytes_s: float, busiest_link: int) -> f
     return busiest_link * ina_wire_bytes(size_bytes, k) / bw_bytes_s
 
 
-def tree_load(topology: Topology, jobs: list[tuple[int, tuple[str, ...]]]) -> tuple[Counter, dict]:
+def tree_load(topology: Topology, jobs: list[tuple[int, tuple[str, ...]]],
+              roots: list[str]) -> tuple[Counter, dict]:
     """Per switch (packets, copies) per chunk for tree jobs, and per tree edge how many jobs use it."""
     work: Counter = Counter()
     edges: Counter = Counter()
-    for job, workers in jobs:
-        shape = tree_shape(topology, job, workers)
+    for (job, workers), root in zip(jobs, roots):
+        shape = tree_shape(topology, job, workers, root)
         for switch in shape.order:
             m = len(shape.members[switch])
             child = shape.parent[switch] is not None
@@ -211,12 +212,14 @@ def execute(topology: Topology, run: Run, args) -> dict:
         bound = switch_time(work, chunks, cost, frame)
         depth = 1
     else:
-        sim_jobs = [SimJob(job, workers, choose_root(topology, workers), hierarchical=True)
-                    for job, workers in jobs]
-        work, edges = tree_load(topology, jobs)
+        roots = choose_roots(topology, jobs)
+        sim_jobs = [SimJob(job, workers, root, hierarchical=True)
+                    for (job, workers), root in zip(jobs, roots)]
+        work, edges = tree_load(topology, jobs, roots)
         analytic = ina_time(run.size_bytes, args.elems, bw, max(edges.values(), default=1))
         bound = switch_time(work, chunks, cost, frame)
-        depth = max(tree_shape(topology, job, workers).depth for job, workers in jobs)
+        depth = max(tree_shape(topology, job, workers, root).depth
+                    for (job, workers), root in zip(jobs, roots))
     error = ""
     try:
         result = simulate(topology, sim_jobs, algo="ring" if run.series == "ring" else "ina",

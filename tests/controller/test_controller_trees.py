@@ -9,8 +9,8 @@ import pytest
 
 from controller.fabric import Fabric
 from controller.ina_jobs import InaProgram, JobRefused, aggregator_address
-from controller.trees import (TreeJob, TreeJobs, check_tree_job, choose_root, plan_tree,
-                              read_cell, tree_shape)
+from controller.trees import (TreeJob, TreeJobs, check_tree_job, choose_root, choose_roots,
+                              plan_tree, read_cell, tree_shape)
 from hosts.framing import UdpFrame, build_udp_frame, parse_udp_frame
 from hosts.ina_wire import InaPacket, Kind, decode, encode
 from inaemu.sim import control
@@ -48,6 +48,15 @@ def test_root_minimises_the_deepest_worker_with_deterministic_ties() -> None:
     assert choose_root(linear(3, 2), hosts_of(linear(3, 2))) == "s2"
     shape = tree_shape(topology, 1, ("h1", "h2"))
     assert shape.depth == 1 and shape.members == {"e0_0": ("h1", "h2")}
+
+
+def test_concurrent_jobs_spread_over_equally_near_roots() -> None:
+    topology = fat_tree(4)
+    hosts = hosts_of(topology)
+    assert choose_roots(topology, [(j, hosts[j::4]) for j in range(4)]) == ["c0", "c2", "c1", "c3"]
+    # a nearer root always wins over a less busy one
+    assert choose_root(topology, ("h1", "h3"), busy={"a0_0": 5, "e0_0": 1}) == "a0_1"
+    assert choose_root(topology, ("h1", "h2"), busy={"e0_0": 9}) == "e0_0"
 
 
 def test_a_given_root_is_kept_and_a_root_with_its_own_workers_lists_them_first() -> None:
@@ -173,8 +182,10 @@ def contribution(net, plan, host: str, values) -> bytes:
 def test_two_jobs_installed_aggregate_in_their_own_cells(network) -> None:
     net, fabric, trees = network
     first = trees.install(TreeJob(1, ("h1", "h3"), K, 8))
-    second = trees.install(TreeJob(2, ("h2", "h4"), K, 8))
+    second = trees.install(TreeJob(2, ("h2", "h4"), K, 8, root="sp1"))
     assert first.shape.root == second.shape.root == "sp1"
+    third = trees.install(TreeJob(3, ("h1", "h4"), K, 4))      # no root given: the idle spine
+    assert third.shape.root == "sp2"
     for switch in first.nodes:
         a, b = first.cell_range(switch), second.cell_range(switch)
         assert a.stop <= b.start or b.stop <= a.start
@@ -215,7 +226,7 @@ def test_refusals_change_nothing_and_removal_frees_the_cells(network) -> None:
     net, fabric, trees = network
     plan = trees.install(TreeJob(1, ("h1", "h3"), K, 500))
     before = {s: len(fabric[s].read_table("ina_jobs")) for s in plan.nodes}
-    with pytest.raises(JobRefused, match=r"job 2: refused: on sp1: cells exhausted: the job needs "
+    with pytest.raises(JobRefused, match=r"job 2: refused: on l1: cells exhausted: the job needs "
                                          r"1202 contiguous cells, 1046 of 2048 are free"):
         trees.install(TreeJob(2, ("h2", "h4"), K, 600))
     with pytest.raises(JobRefused, match="job 1: refused: a job with this id already runs"):

@@ -54,9 +54,11 @@ def test_jobs_sweep_counts_shared_tree_links(tmp_path, capsys) -> None:
     _, rows = read_rows(tmp_path / "sweep-jobs.csv")
     one, two = rows
     assert two["jobs"] == "2" and two["correct"] == "True"
-    # two trees over the same leaf-spine edges: twice the per-link load, twice the traffic
-    assert float(two["analytic_bw_s"]) == pytest.approx(2 * float(one["analytic_bw_s"]))
+    # the second job's tree is rooted at the other spine: no link carries two jobs' aggregates,
+    # so the same bandwidth-optimal time, and twice the traffic in all
+    assert float(two["analytic_bw_s"]) == pytest.approx(float(one["analytic_bw_s"]))
     assert int(two["inter_switch_bytes"]) == 2 * int(one["inter_switch_bytes"])
+    assert float(two["time_s"]) < 1.5 * float(one["time_s"])
     assert (tmp_path / "sweep-jobs.png").exists()
 
 
