@@ -132,8 +132,8 @@ def aggregator_address(topology: Topology, switch: str) -> str:
     candidate = network.broadcast_address - device
     used = {h.ip for h in topology.hosts}
     if candidate <= network.network_address or str(candidate) in used:
-        raise JobRefused(0, f"no free aggregator address for {switch} in {network} "
-                            f"({candidate} is taken or outside)")
+        raise ControllerError(f"no free aggregator address for {switch} in {network} "
+                              f"({candidate} is taken or outside)")
     return str(candidate)
 
 
