@@ -73,7 +73,7 @@ def wire_values(values) -> np.ndarray:
         raise ValueError(f"values must be a 1-D sequence, got shape {array.shape}")
     check_k(array.size)
     dtype = array.dtype
-    if dtype.kind not in "iu" or dtype.itemsize > 8:
+    if dtype.kind not in "iu":
         raise ValueError(f"values must be integers in the int32 range, got dtype {dtype}")
     if (dtype.kind == "u" and dtype.itemsize >= 4) or dtype.itemsize == 8:
         if int(array.min()) < _INT32_MIN or int(array.max()) > _INT32_MAX:
@@ -123,7 +123,7 @@ class InaPacket:
                 and type(slot) is int and 0 <= slot <= 0xFFFF
                 and type(chunk) is int and 0 <= chunk <= 0xFFFFFFFF
                 and type(self.count) is int and 0 <= self.count <= 0xFF
-                and (self.ver == 0 or self.ver == 1) and type(self.ver) is int
+                and type(self.ver) is int and (self.ver == 0 or self.ver == 1)
                 and type(self.retx) is bool):
             raise ValueError(_bad_header_field(self))
         object.__setattr__(self, "values", wire_values(self.values))
