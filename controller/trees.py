@@ -33,8 +33,8 @@ from typing import Callable, Mapping
 from p4.v1 import p4runtime_pb2
 
 from controller import entities
-from controller.client import DELETE, SwitchClient
-from controller.errors import ControllerError
+from controller.client import DELETE, MAX_BATCH, SwitchClient
+from controller.errors import ControllerError, P4RuntimeError
 from controller.ina_control import CellState
 from controller.ina_jobs import (FIRST_JOB_GROUP, JOB_COUNTERS, MAX_GROUP, PENDING_REGISTER,
                                  SEEN_REGISTER, CellPool, Entry, InaProgram, JobRefused,
@@ -406,19 +406,35 @@ class TreeJobs:
         return plan
 
     def _write(self, plan: TreePlan) -> None:
-        """Groups first, then the entries in plan order; undo everything on a failure."""
+        """Groups first, then the entries in batches per switch (plan order within a switch);
+        on a failure, undo what was written: earlier batches, and the updates of the failed
+        batch that the switch did not report as failed."""
         groups_done: list[str] = []
-        done: list[tuple[SwitchClient, Entry]] = []
+        written: list[tuple[SwitchClient, Entry]] = []
+        per_switch: dict[str, list[Entry]] = {}
+        for switch, entry in plan.entries:
+            per_switch.setdefault(switch, []).append(entry)
         try:
             for switch, replicas in plan.groups.items():
                 self._client(switch).set_multicast_group(plan.nodes[switch].mgid, replicas)
                 groups_done.append(switch)
-            for switch, entry in plan.entries:
+            for switch, entries in per_switch.items():
                 client = self._client(switch)
-                client.add_entry(entry.table, entry.match, entry.action, entry.params)
-                done.append((client, entry))
+                for start in range(0, len(entries), MAX_BATCH):
+                    batch = entries[start:start + MAX_BATCH]
+                    protos = [entities.table_entry(client.index, e.table, e.match, e.action,
+                                                   e.params) for e in batch]
+                    try:
+                        client.insert_table_entries(protos, [e.label or e.table for e in batch])
+                    except P4RuntimeError as error:
+                        failed = {u.index for u in error.updates}
+                        if failed:      # without per-update errors, assume nothing was written
+                            written += [(client, e) for i, e in enumerate(batch)
+                                        if i not in failed]
+                        raise
+                    written += [(client, e) for e in batch]
         except BaseException:
-            for client, entry in reversed(done):
+            for client, entry in reversed(written):
                 _quietly(lambda: _delete(client, entry))
             for switch in groups_done:
                 _quietly(lambda: _delete_group(self._client(switch), plan.nodes[switch].mgid))

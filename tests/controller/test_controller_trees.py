@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from controller.client import DELETE
+from controller.errors import P4RuntimeError
 from controller.fabric import Fabric
 from controller.ina_jobs import InaProgram, JobRefused, aggregator_address
 from controller.trees import (TreeJob, TreeJobs, check_tree_job, choose_root, choose_roots,
@@ -249,3 +251,47 @@ def test_a_new_controller_learns_the_cells_in_use_from_the_switches(network) -> 
     second = restarted.install(TreeJob(2, ("h2", "h4"), K, 8))
     assert second.nodes["l1"].base == first.cell_range("l1").stop
     assert second.nodes["l1"].mgid != first.nodes["l1"].mgid
+
+
+def test_a_write_that_fails_half_way_is_rolled_back(network) -> None:
+    net, fabric, trees = network
+    # an entry the planner cannot know about makes l2's batch fail after sp1's and l1's landed
+    fabric["l2"].add_entry("ina_workers", {"hdr.ina.job": 9, "hdr.ina.worker": 0},
+                           "ina_worker_port", {"port": 1})
+    tables = ("ina_jobs", "ina_workers", "ina_result_addresses", "ina_aggregator_addresses",
+              "ipv4_lpm")
+    before = {(s, t): len(fabric[s].read_table(t)) for s in ("sp1", "l1", "l2") for t in tables}
+    with P4RuntimeErrorExpected("ALREADY_EXISTS"):
+        trees.install(TreeJob(9, ("h1", "h3"), K, 8))
+    after = {(s, t): len(fabric[s].read_table(t)) for s in ("sp1", "l1", "l2") for t in tables}
+    assert after == before
+    for switch in ("sp1", "l1", "l2"):
+        with pytest.raises(P4RuntimeError, match="NOT_FOUND: .*no such group"):
+            fabric[switch].read_multicast_group(1024)
+    assert trees.plans == {}
+    fabric["l2"].write([(DELETE, entity_of(fabric["l2"]))])
+    plan = trees.install(TreeJob(9, ("h1", "h3"), K, 8))
+    assert plan.nodes["l2"].base == 0 and plan.nodes["sp1"].mgid == 1024
+
+
+class P4RuntimeErrorExpected:
+    def __init__(self, code: str):
+        self.code = code
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, _tb) -> bool:
+        assert isinstance(error, P4RuntimeError), error
+        assert any(u.code == self.code for u in error.updates) or error.code == self.code
+        return True
+
+
+def entity_of(client):
+    from p4.v1 import p4runtime_pb2
+
+    from controller import entities
+    entry = entities.table_entry(client.index, "ina_workers",
+                                 {"hdr.ina.job": 9, "hdr.ina.worker": 0}, "ina_worker_port",
+                                 {"port": 1})
+    return p4runtime_pb2.Entity(table_entry=entry)
