@@ -15,13 +15,13 @@ import pytest
 
 from controller.client import SwitchClient
 from controller.ina_control import InaJobs
-from controller.ina_jobs import (CellPool, InaProgram, JobRefused, aggregator_address,
-                                 aggregator_mac)
+from controller.ina_jobs import (CellPool, InaJob, InaProgram, JobRefused, aggregator_address,
+                                 aggregator_mac, plan_job)
 from controller.p4info import P4InfoIndex
 from p4switch.compiler import compile_file
 from p4switch.runtime import Switch
 from p4switch.server import P4RuntimeServer
-from topologies.builders import star
+from topologies.builders import linear, star
 
 INA_P4 = Path(__file__).resolve().parents[2] / "p4src" / "ina.p4"
 K, CELLS = 4, 64
@@ -113,6 +113,29 @@ def test_cell_pool_is_first_fit_and_refuses_when_full() -> None:
 def test_aggregator_address_is_in_the_hosts_subnet() -> None:
     assert aggregator_address(star(3), "s1") == "10.0.0.254"
     assert aggregator_mac("10.0.0.254") == "02:00:0a:00:00:fe"
+
+
+def test_a_plan_reaches_workers_behind_other_switches() -> None:
+    # s1 (h1, h2 on ports 1, 2; s2 on port 4) - s2 (h3, h4 on ports 1, 2; s1 on port 3)
+    topology = linear(2, hosts_per_switch=2)
+    program = InaProgram(k=K, cells=CELLS, max_workers=32, counter_jobs=1024)
+    agg = aggregator_address(topology, "s1")
+    job = InaJob(job_id=5, workers=("h1", "h3", "h4"), switch="s1", aggregator_ip=agg, k=K,
+                 pool_size=4)
+    plan = plan_job(topology, program, job, base=10, mgid=1030)
+    assert plan.replicas == ((1, 0), (4, 1), (4, 2))       # two workers share the port to s2
+    s1 = {(e.table, tuple(e.match.values())): e for e in plan.entries["s1"]}
+    assert s1[("ina_workers", (5, 1))].params == {"port": 4}
+    assert s1[("ina_result_addresses", (5, 2))].params == {"dstMac": "02:00:0a:00:00:04",
+                                                             "dstAddr": "10.0.0.4"}
+    assert s1[("ina_jobs", (agg, 5))].params == {"base": 10, "pool_size": 4, "n": 3,
+                                                 "mgid": 1030, "result_count": 3}
+    assert [e.table for e in plan.entries["s1"]][-2:] == ["ina_jobs", "ina_aggregator_addresses"]
+    (route,) = plan.entries["s2"]                          # s2 only routes to the aggregator
+    assert (route.table, route.match, route.params) == (
+        "ipv4_lpm", {"hdr.ipv4.dstAddr": (agg, 32)},
+        {"dstAddr": aggregator_mac(agg), "port": 3})
+    assert (plan.cell(3, 1), plan.max_cell(0)) == (17, 18)
 
 
 # -- over P4Runtime ------------------------------------------------------------------------------
