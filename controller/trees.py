@@ -68,9 +68,6 @@ class TreeShape:
             levels[switch] = levels[self.parent[switch]] + 1
         return max(levels.values())
 
-    def child_switches(self, switch: str) -> tuple[str, ...]:
-        return tuple(m for m in self.members[switch] if m in self.parent)
-
 
 def _worker_switch(topology: Topology, job_id: int, host: str) -> str:
     try:
@@ -301,7 +298,8 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
             params.update(parent=addresses[up], child_index=node.child_index)
         writes.append((switch, Entry(
             "ina_jobs", {"hdr.ipv4.dstAddr": node.address, "hdr.ina.job": jid}, action, params,
-            f"job {jid} at {node.address} ({role}): cells {node.base}..{node.base + job.cells - 1}")))
+            f"job {jid} at {node.address} ({role}): "
+            f"cells {node.base}..{node.base + job.cells - 1}")))
         if node.address in new_addresses:
             writes.append((switch, Entry(
                 "ina_aggregator_addresses", {"hdr.ipv4.dstAddr": node.address},
@@ -320,7 +318,7 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
                     endpoints=tuple(endpoints))
 
 
-# -- installation over P4Runtime --------------------------------------------------------------------
+# -- installation over P4Runtime ------------------------------------------------------------------
 
 @dataclass
 class _SwitchState:

@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 from controller.errors import ControllerError  # noqa: E402
 from controller.trees import choose_root, choose_roots, tree_shape  # noqa: E402
-from inaemu.sim import InaOptions, SimError, SimJob, SimTimeLimit, SwitchCost, simulate  # noqa: E402
+from inaemu.sim import (InaOptions, SimError, SimJob, SimTimeLimit, SwitchCost,  # noqa: E402
+                        simulate)
 from topologies.builders import fat_tree, leaf_spine, star  # noqa: E402
 from topologies.model import Topology, TopologyError  # noqa: E402
 
@@ -56,7 +57,7 @@ class SweepError(Exception):
     """A bad sweep argument; the message says which and why."""
 
 
-# -- the analytic model (docs/trees.md) ---------------------------------------------------------------
+# -- the analytic model (docs/trees.md) -----------------------------------------------------------
 
 def ina_chunks(size_bytes: int, k: int) -> int:
     return math.ceil(size_bytes / 4 / k)
@@ -74,13 +75,15 @@ def ring_time(size_bytes: int, n: int, bw_bytes_s: float) -> float:
 
 def ina_time(size_bytes: int, k: int, bw_bytes_s: float, busiest_link: int) -> float:
     """INA: each worker's link carries S plus headers once each way; a link shared by `busiest_link`
-    aggregates (jobs sharing a tree edge, or workers funnelled into one switch) carries that many."""
+    aggregates (jobs sharing a tree edge, or workers funnelled into one switch) carries that
+    many."""
     return busiest_link * ina_wire_bytes(size_bytes, k) / bw_bytes_s
 
 
 def tree_load(topology: Topology, jobs: list[tuple[int, tuple[str, ...]]],
               roots: list[str]) -> tuple[Counter, dict]:
-    """Per switch (packets, copies) per chunk for tree jobs, and per tree edge how many jobs use it."""
+    """Per switch (packets, copies) per chunk for tree jobs, and per tree edge how many jobs
+    use it."""
     work: Counter = Counter()
     edges: Counter = Counter()
     for (job, workers), root in zip(jobs, roots):

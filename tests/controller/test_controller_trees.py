@@ -28,7 +28,7 @@ def hosts_of(topology) -> tuple[str, ...]:
     return tuple(h.name for h in topology.hosts)
 
 
-# -- shapes -----------------------------------------------------------------------------------------
+# -- shapes ---------------------------------------------------------------------------------------
 
 def test_fat_tree_root_and_levels() -> None:
     topology = fat_tree(4)
@@ -69,7 +69,7 @@ def test_a_given_root_is_kept_and_a_root_with_its_own_workers_lists_them_first()
     assert shape.members["s2"] == ("h3", "h4", "s3")
 
 
-# -- plans ------------------------------------------------------------------------------------------
+# -- plans ----------------------------------------------------------------------------------------
 
 def test_plan_entries_of_a_three_level_tree() -> None:
     topology = fat_tree(4)
@@ -136,7 +136,7 @@ def test_bad_workers_and_roots_are_refused() -> None:
         tree_shape(topology, 1, ("h1",), "x")
 
 
-# -- over P4Runtime ---------------------------------------------------------------------------------
+# -- over P4Runtime -------------------------------------------------------------------------------
 
 @pytest.fixture
 def network():
