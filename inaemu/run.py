@@ -69,7 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                         help="per algorithm: workers still running after it fail (default 120)")
     parser.add_argument("--tag", default="", metavar="PREFIX",
-                        help="prefix for host and switch names, to run beside other networks")
+                        help="prefix (up to 3 letters or digits) for host and switch names, to "
+                             "run beside other networks")
     parser.add_argument("--grpc-base", type=int, default=50000, metavar="PORT",
                         help="switch i serves P4Runtime on PORT+i (default 50000)")
     parser.add_argument("--cleanup", action="store_true",
