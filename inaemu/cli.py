@@ -30,12 +30,20 @@ def _load(name: str):
     return importlib.import_module(module_name)
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument error is one line on stderr (what, and where to look), then exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="inaemu",
         description="In-network aggregation emulator: P4 switches, P4Runtime, Mininet.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=OneLineErrorParser)
     for name, (_, help_text) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if only == name:
@@ -58,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"inaemu: the '{command}' command is not available in this installation: {exc}",
               file=sys.stderr)
         return 2
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        print(f"inaemu {command}: error: unrecognized arguments: {' '.join(extra)} "
+              f"(see 'inaemu {command} --help')", file=sys.stderr)
+        return 2
     try:
         return int(_load(command).run(args) or 0)
     except KeyboardInterrupt:

@@ -42,6 +42,18 @@ def test_unknown_command_is_a_one_line_error() -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("args, expected", [
+    (("compile",), "inaemu compile: error: the following arguments are required"),
+    (("stf", "a.p4", "a.stf", "--bogus"), "inaemu stf: error: unrecognized arguments: --bogus"),
+    (("stf", "t.stf", "--json"), "inaemu stf: error: argument --json: expected one argument"),
+])
+def test_argument_errors_are_one_line_naming_the_command(args, expected) -> None:
+    done = inaemu(*args)
+    assert done.returncode == 2
+    assert done.stderr.startswith(expected), done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
 def test_no_command_prints_help_and_fails() -> None:
     done = inaemu()
     assert done.returncode == 2 and "usage: inaemu" in done.stdout
