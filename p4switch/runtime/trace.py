@@ -18,7 +18,7 @@ import time
 import zlib
 from typing import Callable, TextIO
 
-HEX_PREFIX_BYTES = 64   # bytes of a packet shown in hex: Ethernet + IPv4 + UDP + aggregation header
+HEX_PREFIX_BYTES = 64   # bytes of a packet shown in hex: enough for Ethernet, IPv4, UDP and a small header after them
 
 
 class PacketTrace:
