@@ -1,13 +1,16 @@
 """One worker process of an experiment: `python -m hosts.agent --config FILE.json`.
 
-The worker builds its gradient from the seed (numpy default_rng([seed, worker]), standard normal
-times `magnitude`, float32), all-reduces it `calls` times with the chosen algorithm, and writes a
-JSON record: timing, traffic, and the error against the exact float64 sum, which it recomputes
-from the seeds of all n workers, with the algorithm's error bound. On failure it prints one line
+The worker builds its gradient from the seed (numpy default_rng([seed, job, rank]), standard
+normal times `magnitude`, float32), all-reduces it `calls` times with the chosen algorithm, and
+writes a JSON record: timing, traffic, and the error against the exact float64 sum, which it
+recomputes from the seeds of all n ranks 0..n-1, with the algorithm's error bound. The rank is
+separate from `worker`, the id on the wire: in an aggregation tree a worker's id is its member
+index at its own switch, so ids repeat across switches while ranks do not. On failure it prints one line
 to stderr, writes {"ok": false, "error": ...} to the output path when it has one, and exits 1.
 
 The config file is one JSON object: the agent's own keys (`algo`, `seed`, `length`, `calls`,
-`magnitude`, `output`) and every other key an `AllreduceConfig` field (docs/hosts.md).
+`magnitude`, `output`, `rank` (default: `worker`)) and every other key an `AllreduceConfig`
+field (docs/hosts.md).
 """
 
 from __future__ import annotations
@@ -25,23 +28,26 @@ from .quantize import error_bound as ina_error_bound
 from .ring_session import ring_error_bound
 
 AGENT_KEYS = {"algo": "ina", "seed": 0, "length": 1024, "calls": 1, "magnitude": 1.0,
-              "output": None}
+              "output": None, "rank": None}
 
 
-def gradient(seed: int, worker: int, length: int, magnitude: float = 1.0) -> np.ndarray:
-    """Worker `worker`'s gradient for an experiment seed (any process can rebuild it)."""
-    rng = np.random.default_rng([seed, worker])
+def gradient(seed: int, rank: int, length: int, magnitude: float = 1.0,
+             job: int | None = None) -> np.ndarray:
+    """Rank `rank`'s gradient for an experiment seed (any process can rebuild it). With a job,
+    seeded by (seed, job, rank), so concurrent jobs sum different inputs; without, by
+    (seed, rank) (the simulator's inputs)."""
+    rng = np.random.default_rng([seed, rank] if job is None else [seed, job, rank])
     return (rng.standard_normal(length) * magnitude).astype(np.float32)
 
 
-def reference(seed: int, n: int, length: int, magnitude: float) -> tuple[np.ndarray, np.ndarray,
-                                                                          float]:
-    """The exact float64 sum, the sum of |x| and the global max |x| over all n workers."""
+def reference(seed: int, n: int, length: int, magnitude: float,
+              job: int | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+    """The exact float64 sum, the sum of |x| and the global max |x| over all n ranks."""
     total = np.zeros(length, np.float64)
     abs_total = np.zeros(length, np.float64)
     global_max = 0.0
-    for w in range(n):
-        x = gradient(seed, w, length, magnitude).astype(np.float64)
+    for rank in range(n):
+        x = gradient(seed, rank, length, magnitude, job).astype(np.float64)
         total += x
         abs_total += np.abs(x)
         global_max = max(global_max, float(np.max(np.abs(x))) if length else 0.0)
@@ -65,12 +71,19 @@ def parse_config(data) -> tuple[dict, AllreduceConfig]:
     if agent["output"] is not None and not isinstance(agent["output"], str):
         raise ConfigError(f"config.output: must be a path, got {agent['output']!r}")
     rest = {key: value for key, value in data.items() if key not in AGENT_KEYS}
-    return agent, AllreduceConfig.from_dict(rest)
+    config = AllreduceConfig.from_dict(rest)
+    if agent["rank"] is None:
+        agent["rank"] = config.worker
+    rank = agent["rank"]
+    if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < config.n:
+        raise ConfigError(f"config.rank: must be an integer 0..n-1 ({config.n - 1}), "
+                          f"got {rank!r}")
+    return agent, config
 
 
 def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
     """All-reduce the seeded gradient; the record to write."""
-    x = gradient(agent["seed"], config.worker, agent["length"], agent["magnitude"])
+    x = gradient(agent["seed"], agent["rank"], agent["length"], agent["magnitude"], config.job)
     times, totals = [], {"bytes_sent": 0, "bytes_received": 0, "packets_sent": 0,
                          "packets_received": 0, "retransmissions": 0}
     with Allreducer(config, algo=agent["algo"]) as worker:
@@ -81,7 +94,7 @@ def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
                 totals[key] += getattr(worker.stats, key)
         stats = worker.stats
     exact, abs_total, global_max = reference(agent["seed"], config.n, agent["length"],
-                                             agent["magnitude"])
+                                             agent["magnitude"], config.job)
     error = np.abs(result.astype(np.float64) - exact)
     if agent["algo"] == "ina":
         bound = ina_error_bound(global_max, config.n, result)
@@ -89,6 +102,7 @@ def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
         bound = ring_error_bound(abs_total, result, config.n, config.accumulate)
     return {
         "ok": True, "algo": agent["algo"], "job": config.job, "worker": config.worker,
+        "rank": agent["rank"],
         "n": config.n, "length": agent["length"], "calls": agent["calls"],
         "seconds": times, "mean_seconds": float(np.mean(times)),
         **totals,

@@ -1,5 +1,7 @@
-"""`inaemu run`: all-reduce of float32 gradients in the switch (INA) and with a host ring, on a
-star of N workers around one switch, on Mininet (root) or the simulator; a table and files.
+"""`inaemu run`: all-reduce of float32 gradients in the switches (INA) and with a host ring, on a
+star, a leaf-spine or a fat-tree (INA jobs aggregating along trees over every tier, or at one
+switch), on Mininet (root) or the simulator; a table and files, and with --trace what
+`inaemu trace` reads.
 
 Exit status: 0 when every result is correct, 1 when any is not (or the run could not be set
 up), 2 for a bad argument or a missing privilege (one line on stderr, nothing started).
@@ -15,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from inaemu.experiment.config import ConfigError, RunConfig
+from inaemu.experiment.config import (AGGREGATIONS, MAX_WORKERS, TOPOS, ConfigError,
+                                      RunConfig)
 
 MIB = 1024 * 1024
 
@@ -42,11 +45,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.__class__ = _OneLineParser     # the CLI builds the parser; errors stay one line
     parser.add_argument("--algo", choices=("ina", "ring", "both"), default="both",
                         help="which all-reduce to run (default: both, INA first)")
-    parser.add_argument("--workers", type=int, default=4, metavar="N",
-                        help="worker hosts per job, 2..32 (default 4)")
+    parser.add_argument("--topo", choices=TOPOS, default="star",
+                        help="star: one switch, N x J hosts; leaf-spine, fat-tree: multi-tier "
+                             "(default star)")
+    parser.add_argument("--k", type=int, default=4, metavar="K", dest="fat_k",
+                        help="fat-tree arity, even, 2..8: K^3/4 hosts (default 4)")
+    parser.add_argument("--spines", type=int, default=2, metavar="S",
+                        help="leaf-spine: spine switches (default 2)")
+    parser.add_argument("--leaves", type=int, default=2, metavar="L",
+                        help="leaf-spine: leaf switches (default 2)")
+    parser.add_argument("--hosts-per-leaf", type=int, default=2, metavar="H",
+                        help="leaf-spine: hosts on each leaf (default 2)")
+    parser.add_argument("--oversubscription", type=float, default=1.0, metavar="RATIO",
+                        help="leaf-spine: a leaf's host bandwidth over its uplink bandwidth "
+                             "(default 1: non-blocking; matters with --bw)")
+    parser.add_argument("--aggregation", choices=AGGREGATIONS, default=None,
+                        help="INA: aggregate along a tree over every tier, or at one switch "
+                             "(default: tree on leaf-spine and fat-tree, single on a star)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help=f"worker hosts per job, 2..{MAX_WORKERS} (default: 4 on a star; "
+                             "on multi-tier, all hosts split evenly over the jobs)")
     parser.add_argument("--jobs", type=int, default=1, metavar="J",
-                        help="jobs side by side on the switch, each with its own N hosts "
-                             "(default 1)")
+                        help="jobs side by side, each with its own N hosts (on multi-tier the "
+                             "jobs take the spread-out worker hosts interleaved) (default 1)")
     parser.add_argument("--size-mib", type=float, default=16.0, metavar="S",
                         help="float32 vector per worker, in MiB (default 16)")
     parser.add_argument("--loss", type=float, default=0.0, metavar="P",
@@ -79,6 +100,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "then exit")
     parser.add_argument("--pcap", action="store_true",
                         help="Mininet: capture every switch port into DIR/net/<switch>-pcap/")
+    parser.add_argument("--trace", action="store_true",
+                        help="keep every switch's per-packet log and pcaps in DIR (DIR/net on "
+                             "Mininet, DIR/trace on the simulator) for `inaemu trace DIR`; "
+                             "about 7x slower: use small sizes")
     parser.add_argument("--kill-worker", type=_kill_spec, action="append", default=[],
                         metavar="W@SECONDS",
                         help="fault injection: kill worker W (counted over all jobs) that many "
@@ -91,12 +116,22 @@ def config_from(args: argparse.Namespace) -> RunConfig:
     if not math.isfinite(size) or not size > 0:
         raise ConfigError(f"size-mib: expected a positive size, got {args.size_mib:g}")
     algos = ("ina", "ring") if args.algo == "both" else (args.algo,)
-    return RunConfig(algos=algos, workers=args.workers, jobs=args.jobs, size_bytes=max(4, int(size) // 4 * 4),
+    shape = dict(topo=args.topo, fat_k=args.fat_k, spines=args.spines, leaves=args.leaves,
+                 hosts_per_leaf=args.hosts_per_leaf, oversubscription=args.oversubscription,
+                 aggregation=args.aggregation)
+    workers = args.workers
+    if workers is None and args.topo == "star":
+        workers = 4
+    elif workers is None:      # every host of the topology, split evenly over the jobs
+        hosts = RunConfig(workers=2, **shape).host_count
+        workers = min(MAX_WORKERS, hosts // max(1, args.jobs))
+    return RunConfig(algos=algos, workers=workers, jobs=args.jobs,
+                     size_bytes=max(4, int(size) // 4 * 4),
                      loss=args.loss, bw_mbps=args.bw, elems_k=args.elems,
                      pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed,
                      net=args.net, timeout=args.timeout,
                      tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker),
-                     pcap=args.pcap)
+                     pcap=args.pcap, trace=args.trace, **shape)
 
 
 def _cleanup(cfg: RunConfig, args_out: Path | None) -> int:
@@ -144,6 +179,10 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(line: str) -> None:
         print(line, flush=True)
+
+    if cfg.trace:
+        progress(f"run: warning: --trace logs every packet at every switch: a traced run is "
+                 f"about 7x slower; keep sizes small (now {cfg.size_bytes} bytes per worker)")
 
     from inaemu.experiment.runner import run_experiment
     previous = {stop: signal.signal(stop, _raise_interrupt) for stop in STOP_SIGNALS}

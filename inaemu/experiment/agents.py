@@ -35,18 +35,22 @@ class WorkerSpec:
 
 def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: list[str],
                  length: int, seed: int, timeout: float, record: Path, k: int, pool_size: int,
-                 window: int, rto: float, aggregator: str | None) -> dict:
+                 window: int, rto: float, aggregator: str | None,
+                 wire_id: int | None = None) -> dict:
     """The JSON an agent reads (hosts/agent.py: its own keys plus `AllreduceConfig` fields).
+
+    `worker` is the worker's rank in its job (its gradient and ring position); `wire_id` is the
+    id it sends to its INA aggregator (default: the rank; in a tree, its member id there).
 
     Two calls: the first is a warm-up that also lines the workers up (an all-reduce ends at
     about the same moment everywhere), so the second call's time is not inflated by the
     seconds it takes to start n Python processes one after another.
     """
     config = {"algo": algo, "seed": seed, "length": length, "calls": CALLS,
-              "output": str(record), "job": job, "worker": worker, "n": workers,
-              "timeout": timeout}
+              "output": str(record), "job": job, "worker": worker, "rank": worker,
+              "n": workers, "timeout": timeout}
     if algo == "ina":
-        config.update(aggregator=aggregator, k=k, pool_size=pool_size, window=window, rto=rto,
+        config.update(worker=worker if wire_id is None else wire_id, aggregator=aggregator, k=k, pool_size=pool_size, window=window, rto=rto,
                       rto_max=rto_max(rto), max_retx=max_retx(rto, timeout))
     else:
         config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips],

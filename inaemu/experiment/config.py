@@ -2,6 +2,8 @@
 
 `RunConfig` is built from the command line (`inaemu/run.py`) or by a script; it refuses values
 no run could use, with a message naming the setting, so a bad argument never reaches Mininet.
+It also decides the shape of the run: the topology (a star, a leaf-spine or a fat-tree), which
+hosts work for which job, and how each job aggregates (a tree over every tier, or one switch).
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from topologies.builders import star
-from topologies.model import Endpoint, Topology
+from topologies.builders import fat_tree, leaf_spine, star
+from topologies.model import Endpoint, Topology, TopologyError
 
 ALGOS = ("ina", "ring")
 NETS = ("mininet", "sim")
+TOPOS = ("star", "leaf-spine", "fat-tree")
+AGGREGATIONS = ("tree", "single")
+MAX_FAT_TREE_K = 8      # 128 hosts, 80 switches: already more than 2 cores emulate usefully
 MAX_WORKERS = 32        # the switch's worker bitmap
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 INA_P4 = PROJECT_ROOT / "p4src" / "ina.p4"
@@ -44,6 +49,14 @@ class RunConfig:
     # (worker, seconds after the start): fault injection; workers counted over all jobs in order
     kill: tuple[tuple[int, float], ...] = ()
     pcap: bool = False                    # Mininet: every switch port captured into the run dir
+    trace: bool = False                   # per-packet switch logs + pcaps for `inaemu trace`
+    topo: str = "star"                    # star (workers x jobs hosts), leaf-spine, fat-tree
+    fat_k: int = 4
+    spines: int = 2
+    leaves: int = 2
+    hosts_per_leaf: int = 2
+    oversubscription: float = 1.0
+    aggregation: str | None = None        # tree | single; None: tree on multi-tier, single on star
 
     def __post_init__(self) -> None:
         if not self.algos or any(a not in ALGOS for a in self.algos):
@@ -83,23 +96,77 @@ class RunConfig:
             if not 0 <= worker < self.workers * self.jobs or not 0 <= at < 1e6:
                 raise ConfigError(f"kill: worker {worker} at {at:g} s is not a worker of this run "
                                   f"(0..{self.workers * self.jobs - 1}) at a time >= 0")
+        self._check_shape()
+
+    def _check_shape(self) -> None:
+        """The topology's own settings, checked before the worker counts that depend on them."""
+        if self.topo not in TOPOS:
+            raise ConfigError(f"topo: expected one of {', '.join(TOPOS)}, got {self.topo!r}")
+        if self.aggregation not in (None, *AGGREGATIONS):
+            raise ConfigError(f"aggregation: expected tree or single, got {self.aggregation!r}")
+        if self.topo == "fat-tree" and not 2 <= self.fat_k <= MAX_FAT_TREE_K:
+            raise ConfigError(f"k: expected an even fat-tree arity 2..{MAX_FAT_TREE_K}, "
+                              f"got {self.fat_k}")
+        if self.topo == "leaf-spine":
+            for name in ("spines", "leaves", "hosts_per_leaf"):
+                if not 1 <= getattr(self, name) <= 64:
+                    raise ConfigError(f"{name.replace('_', '-')}: expected 1..64, got "
+                                      f"{getattr(self, name)}")
+        if self.topo != "star":
+            try:
+                self._base_topology()
+            except TopologyError as error:
+                raise ConfigError(f"topo {self.topo}: {error}") from None
+            if self.jobs * self.workers > self.host_count:
+                raise ConfigError(f"workers: {self.jobs} job(s) of {self.workers} workers need "
+                                  f"{self.jobs * self.workers} hosts; the {self.topo} has "
+                                  f"{self.host_count}")
 
     @property
     def length(self) -> int:
         """float32 elements per worker."""
         return self.size_bytes // 4
 
+    @property
+    def multi_tier(self) -> bool:
+        return self.topo != "star"
+
+    @property
+    def tree(self) -> bool:
+        """Whether INA jobs aggregate along a tree (default on multi-tier topologies)."""
+        return (self.aggregation or ("tree" if self.multi_tier else "single")) == "tree"
+
+    @property
+    def host_count(self) -> int:
+        """Hosts of the topology (on a star, one per worker of every job)."""
+        return len(self._base_topology().hosts)
+
+    def _base_topology(self) -> Topology:
+        if self.topo == "fat-tree":
+            return fat_tree(self.fat_k, bw=self.bw_mbps, loss=self.loss)
+        if self.topo == "leaf-spine":
+            return leaf_spine(self.leaves, self.spines, self.hosts_per_leaf, bw=self.bw_mbps,
+                              loss=self.loss, oversubscription=self.oversubscription)
+        return star(self.workers * self.jobs, bw=self.bw_mbps, loss=self.loss)
+
     def topology(self) -> Topology:
-        """The star the run uses: one host per worker of every job, h1.. on ports 1.. of s1."""
-        return _relabel(star(self.workers * self.jobs, bw=self.bw_mbps, loss=self.loss),
-                        self.tag, self.grpc_base)
+        """The topology the run uses, names prefixed with the tag and gRPC ports moved to the
+        run's base. A star has one host per worker of every job, h1.. on ports 1.. of s1."""
+        return _relabel(self._base_topology(), self.tag, self.grpc_base)
 
     def job_hosts(self, topology: Topology) -> dict[int, tuple[str, ...]]:
-        """Job id (1..jobs) -> its worker hosts in worker order: job j has the j-th block of
-        `workers` hosts."""
+        """Job id (1..jobs) -> its worker hosts in worker order.
+
+        Star: job j has the j-th block of `workers` hosts. Multi-tier: the run's workers are
+        spread evenly over all hosts, and the jobs take them interleaved (`chosen[j::jobs]`), so
+        every job's tree reaches over the fabric and the jobs' trees spread over the roots."""
         names = [h.name for h in topology.hosts]
-        return {j + 1: tuple(names[j * self.workers:(j + 1) * self.workers])
-                for j in range(self.jobs)}
+        if not self.multi_tier:
+            return {j + 1: tuple(names[j * self.workers:(j + 1) * self.workers])
+                    for j in range(self.jobs)}
+        total = self.workers * self.jobs
+        chosen = [names[i * len(names) // total] for i in range(total)]
+        return {j + 1: tuple(chosen[j::self.jobs]) for j in range(self.jobs)}
 
     def with_(self, **changes) -> "RunConfig":
         return dataclasses.replace(self, **changes)

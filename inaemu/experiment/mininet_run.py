@@ -1,17 +1,22 @@
-"""`inaemu run --net mininet`: the star on Mininet, ina.p4 pushed over P4Runtime, one agent
+"""`inaemu run --net mininet`: the topology on Mininet, ina.p4 pushed over P4Runtime, one agent
 process per worker host, INA then the ring on the same network. Needs root.
 
 Order, and why:
 1. compile p4src/ina.p4 with -D INA_K=k into the run directory (the files are part of the
    evidence of the run);
-2. start the network (`MininetNetwork`: one `inaemu switch` with no program), then push the
-   program, the host routes and the job with the controller — the switch is configured only
-   over P4Runtime, as a real one would be;
+2. start the network (`MininetNetwork`: one `inaemu switch` per switch, with no program), then
+   push the program, the host routes and the jobs with the controller — switches are configured
+   only over P4Runtime, as real ones would be. A job aggregates along a tree over every tier
+   (`controller.trees.TreeJobs`; each worker sends to its own switch as its member id there)
+   or at one switch (`controller.ina_control.InaJobs`); each worker host learns its
+   aggregator's MAC by a static neighbour entry;
 3. per algorithm, start every worker's `python -m hosts.agent` inside its host (`host.popen`),
    each doing a warm-up call then the timed one, and wait with a deadline (`--timeout`); a
    worker still running past it is killed and reported, never waited for forever;
-4. read the job's switch counters, and stop everything: agent processes first, then the
+4. read the jobs' switch counters, and stop everything: agent processes first, then the
    network — also on an error or Ctrl-C (the caller turns SIGTERM into KeyboardInterrupt).
+   With --trace the switches log every packet and capture every port into DIR/net, flushed
+   when they stop, for `inaemu trace DIR`.
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
 from controller.ina_jobs import aggregator_mac
+from controller.trees import TreeJob, TreeJobs, choose_roots
 from inaemu.experiment.agents import (CALLS, WorkerSpec, agent_config, read_record,
                                       write_config)
 from inaemu.experiment.config import INA_P4, PROJECT_ROOT, RunConfig
@@ -58,50 +65,96 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
     progress(f"run: compiled {INA_P4.name} with INA_K={cfg.elems_k} into {out_dir}")
     started = time.monotonic()
     with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed,
-                        pcap=cfg.pcap) as net:
-        progress(f"run: mininet: {topology.name} up ({len(topology.hosts)} hosts, 1 switch, "
-                 f"loss {cfg.loss:g}%, bw {cfg.bw_mbps or 'unlimited'}) "
-                 f"in {time.monotonic() - started:.1f} s")
+                        trace=cfg.trace, pcap=cfg.pcap or cfg.trace) as net:
+        progress(f"run: mininet: {topology.name} up ({len(topology.hosts)} hosts, "
+                 f"{len(topology.switches)} switch(es), loss {cfg.loss:g}%, "
+                 f"bw {cfg.bw_mbps or 'unlimited'}) in {time.monotonic() - started:.1f} s")
         with Fabric(topology, progress=lambda line: None) as fabric:
             fabric.push_pipeline(p4info, config)
             routes = fabric.install_routes()
             progress(f"run: controller: pipeline pushed, {routes} routes installed")
-            jobs = InaJobs(topology, fabric.clients, progress=lambda line: progress(f"run: {line}"))
-            aggregators: dict[int, str | None] = {job: None for job in job_hosts}
+            jobs = _Jobs(cfg, topology, fabric.clients, progress)
+            endpoints: dict[int, tuple[InaTarget, ...] | None] = {job: None for job in job_hosts}
             if "ina" in cfg.algos:
-                aggregators = _install_jobs(net, jobs, cfg, job_hosts)
+                endpoints = jobs.install(job_hosts)
+                _learn_aggregators(net, endpoints)
             records: list[dict] = []
             for algo in cfg.algos:
-                records += _run_agents(net, cfg, algo, job_hosts, aggregators, out_dir, progress)
+                records += _run_agents(net, cfg, algo, job_hosts, endpoints, out_dir, progress)
                 if algo == "ina":
                     counters = {job: jobs.counters(job) for job in job_hosts}
                     (out_dir / "switch_counters.json").write_text(
                         json.dumps(counters, indent=2))
-                    for job, values in counters.items():
-                        progress(f"run: ina: job {job} switch counters: " + ", ".join(
-                            f"{name.removeprefix('ina_')} {value}"
-                            for name, value in values.items() if value))
+                    for job, switches in counters.items():
+                        for switch, values in switches.items():
+                            progress(f"run: ina: job {job} {switch} counters: " + ", ".join(
+                                f"{name.removeprefix('ina_')} {value}"
+                                for name, value in values.items() if value))
         progress("run: mininet: stopping the network")
     return records
 
 
-def _install_jobs(net, jobs: InaJobs, cfg: RunConfig,
-                  job_hosts: dict[int, tuple[str, ...]]) -> dict[int, str]:
-    """Every job on the star's switch; each host learns the aggregator's MAC (static ARP)."""
-    switch = jobs.topology.switches[0].name
-    aggregators = {}
-    for job, hosts in job_hosts.items():
-        plan = jobs.install(job, hosts, switch, k=cfg.elems_k, pool_size=cfg.pool_size)
-        aggregators[job] = address = plan.job.aggregator_ip
-        for name in hosts:
-            node = net.host(name)
-            node.cmd(f"ip neigh replace {address} lladdr {aggregator_mac(address)} "
+@dataclass(frozen=True)
+class InaTarget:
+    """Where one INA worker sends (its aggregator's address) and the id it sends as."""
+
+    host: str
+    address: str
+    wire_id: int
+
+
+class _Jobs:
+    """The run's INA jobs, as trees (`TreeJobs`) or at one switch each (`InaJobs`), behind one
+    face: install them all, read their counters as switch -> counter -> packets."""
+
+    def __init__(self, cfg: RunConfig, topology, clients, progress: Progress):
+        self.cfg = cfg
+        self.topology = topology
+        def say(line: str) -> None:
+            progress(f"run: {line}")
+
+        self.trees = TreeJobs(topology, clients, progress=say) if cfg.tree else None
+        self.single = None if cfg.tree else InaJobs(topology, clients, progress=say)
+        self.roots: dict[int, str] = {}
+
+    def install(self, job_hosts: dict[int, tuple[str, ...]]) -> dict[int, tuple[InaTarget, ...]]:
+        """Every job, in id order; no root is given to a tree, so `TreeJobs` spreads the jobs
+        over the equally near roots; single-switch jobs go to `choose_roots`' switches."""
+        endpoints = {}
+        if self.trees is not None:
+            for job, hosts in job_hosts.items():
+                plan = self.trees.install(TreeJob(job, hosts, self.cfg.elems_k,
+                                                  self.cfg.pool_size))
+                endpoints[job] = tuple(InaTarget(e.host, e.address, e.worker_id)
+                                       for e in plan.endpoints)
+            return endpoints
+        roots = choose_roots(self.topology, list(job_hosts.items()))
+        for (job, hosts), root in zip(job_hosts.items(), roots):
+            plan = self.single.install(job, hosts, root, k=self.cfg.elems_k,
+                                       pool_size=self.cfg.pool_size)
+            self.roots[job] = root
+            endpoints[job] = tuple(InaTarget(host, plan.job.aggregator_ip, rank)
+                                   for rank, host in enumerate(hosts))
+        return endpoints
+
+    def counters(self, job: int) -> dict[str, dict[str, int]]:
+        if self.trees is not None:
+            return self.trees.counters(job)
+        return {self.roots[job]: self.single.counters(job)}
+
+
+def _learn_aggregators(net, endpoints: dict[int, tuple[InaTarget, ...]]) -> None:
+    """Each worker host learns its aggregator's MAC by a permanent neighbour entry (the
+    aggregator address answers no ARP)."""
+    for job_endpoints in endpoints.values():
+        for e in job_endpoints:
+            node = net.host(e.host)
+            node.cmd(f"ip neigh replace {e.address} lladdr {aggregator_mac(e.address)} "
                      f"dev {node.defaultIntf().name} nud permanent")
-    return aggregators
 
 
 def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, ...]],
-                aggregators: dict[int, str | None], out_dir: Path,
+                endpoints: dict[int, tuple[InaTarget, ...] | None], out_dir: Path,
                 progress: Progress) -> list[dict]:
     """All workers of all jobs at once; worker i of the run is `specs[i]` (job-major order)."""
     agents_dir = out_dir / "agents"
@@ -109,6 +162,7 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
     for job, hosts in job_hosts.items():
         ips = [net.topology.host(h).ip for h in hosts]
         for w, host in enumerate(hosts):
+            endpoint = endpoints[job][w] if algo == "ina" else None
             name = f"{algo}-j{job}-w{w}" if cfg.jobs > 1 else f"{algo}-w{w}"
             spec = WorkerSpec(algo=algo, job=job, worker=w, host=host,
                               config_path=agents_dir / f"{name}.json",
@@ -119,7 +173,9 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
                 algo=algo, job=job, worker=w, workers=len(hosts), host_ips=ips,
                 length=cfg.length, seed=cfg.seed, timeout=cfg.timeout / CALLS,
                 record=spec.record_path, k=cfg.elems_k, pool_size=cfg.pool_size,
-                window=cfg.window, rto=cfg.rto, aggregator=aggregators[job]))
+                window=cfg.window, rto=cfg.rto,
+                aggregator=endpoint.address if endpoint else None,
+                wire_id=endpoint.wire_id if endpoint else None))
             specs.append(spec)
     tcp_before = [tcp_retransmissions(net.host(spec.host)) for spec in specs]
     running: dict[int, subprocess.Popen] = {}

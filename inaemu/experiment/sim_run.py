@@ -1,8 +1,9 @@
-"""`inaemu run --net sim`: the same star, program, controller and host protocol cores in the
+"""`inaemu run --net sim`: the same topology, program, controller and host protocol cores in the
 in-process discrete-event network (`inaemu.sim`, docs/sim.md). Times are virtual seconds.
 
 The simulator sets itself up over P4Runtime exactly as the Mininet path does; this module only
-maps a `RunConfig` onto `simulate(...)` and its worker records onto the run's record fields.
+maps a `RunConfig` onto `simulate(...)` (jobs, their roots, tree or single-switch aggregation,
+capture) and its worker records onto the run's record fields.
 """
 
 from __future__ import annotations
@@ -27,24 +28,28 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
         from inaemu.sim.driver import InaOptions, SimJob, SimTimeLimit, simulate
     except ImportError as error:
         raise SimUnavailable(f"the simulator is not available: {error}") from None
+    from controller.trees import choose_roots
     topology = cfg.topology()
     job_hosts = cfg.job_hosts(topology)
-    jobs = [SimJob(job=job, workers=hosts, switch=topology.switches[0].name)
-            for job, hosts in job_hosts.items()]
+    roots = choose_roots(topology, list(job_hosts.items()))
+    jobs = [SimJob(job=job, workers=hosts, switch=root, hierarchical=cfg.tree)
+            for (job, hosts), root in zip(job_hosts.items(), roots)]
     everyone = [host for hosts in job_hosts.values() for host in hosts]
     deaths = {everyone[worker]: at for worker, at in cfg.kill}
     records: list[dict] = []
     report = {}
     for algo in cfg.algos:
-        progress(f"run: sim: {algo}: {cfg.jobs} job(s) of {cfg.workers} workers, "
-                 f"{cfg.size_bytes} bytes each")
+        progress(f"run: sim: {algo}: {cfg.jobs} job(s) of {cfg.workers} workers on "
+                 f"{topology.name}, {cfg.size_bytes} bytes each" + (
+                     f", {'tree' if cfg.tree else 'single-switch'} aggregation rooted at "
+                     f"{', '.join(roots)}" if algo == "ina" else ""))
         try:
             result = simulate(topology, jobs, algo=algo, size_bytes=cfg.size_bytes,
                               elems_k=cfg.elems_k, seed=cfg.seed, time_limit=cfg.timeout,
                               ina=InaOptions(pool_size=cfg.pool_size, window=cfg.window,
                                              rto=cfg.rto, rto_max=rto_max(cfg.rto),
                                              max_retx=max_retx(cfg.rto, cfg.timeout)),
-                              deaths=deaths,
+                              deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
                               progress=progress)
         except SimTimeLimit as limit:
             progress(f"run: sim: {algo}: {limit}")
@@ -64,5 +69,16 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
         report[algo] = {"virtual_s": result.virtual_s, "wall_s": result.wall_s,
                         "events": result.events, "frames": result.frames,
                         "links": result.links, "switches": result.switches}
+        if algo == "ina":     # per job: its tree's switches, or the one aggregating switch
+            report[algo]["trees"] = result.trees or {job.job: {"root": job.switch}
+                                                     for job in jobs}
     (out_dir / "sim_report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
     return records
+
+
+def capture_dir(cfg: RunConfig, algo: str, out_dir: Path) -> Path | None:
+    """Where a traced run's switches write (None: not traced). INA is what `inaemu trace DIR`
+    reads, in DIR/trace; a ring run after it goes to DIR/trace-ring, so it overwrites nothing."""
+    if not cfg.trace:
+        return None
+    return out_dir / ("trace" if algo == "ina" else f"trace-{algo}")

@@ -23,14 +23,20 @@ def test_configs_name_the_agent_keys() -> None:
                        timeout=30, record="r.json", k=32, pool_size=64, window=16, rto=0.1,
                        aggregator="10.0.0.254")
     assert ina == {"algo": "ina", "seed": 3, "length": 100, "calls": CALLS, "output": "r.json",
-                   "job": 1, "worker": 1, "n": 2, "timeout": 30, "aggregator": "10.0.0.254",
-                   "k": 32, "pool_size": 64, "window": 16, "rto": 0.1, "rto_max": 0.4,
-                   "max_retx": max_retx(0.1, 30)}
+                   "job": 1, "worker": 1, "rank": 1, "n": 2, "timeout": 30,
+                   "aggregator": "10.0.0.254", "k": 32, "pool_size": 64, "window": 16,
+                   "rto": 0.1, "rto_max": 0.4, "max_retx": max_retx(0.1, 30)}
+    tree_member = agent_config(algo="ina", job=1, worker=3, workers=4, host_ips=ips * 2,
+                               length=100, seed=3, timeout=30, record="r.json", k=32,
+                               pool_size=64, window=16, rto=0.1, aggregator="10.0.0.253",
+                               wire_id=1)
+    assert (tree_member["worker"], tree_member["rank"]) == (1, 3)   # wire id, gradient index
     ring = agent_config(algo="ring", job=1, worker=0, workers=2, host_ips=ips, length=100,
                         seed=3, timeout=30, record="r.json", k=32, pool_size=64, window=16,
                         rto=0.1, aggregator=None)
     assert ring["peers"] == [f"10.0.0.1:{RING_PORT}", f"10.0.0.2:{RING_PORT}"]
     assert ring["idle_timeout"] == 15 and "aggregator" not in ring
+    assert ring["worker"] == ring["rank"] == 0
 
 
 def test_retransmissions_span_a_third_of_the_timeout() -> None:
@@ -72,3 +78,18 @@ def test_a_garbled_record_is_an_error(tmp_path) -> None:
     (tmp_path / "r.json").write_text("[1, 2")
     record = read_record(spec(tmp_path), exit_status=0, killed_by_us=None)
     assert record["error"].startswith("unreadable record r.json:") and not record["correct"]
+
+
+def test_the_agent_rank_seeds_the_gradient_and_defaults_to_the_worker_id() -> None:
+    from hosts.agent import gradient, parse_config
+    from hosts.api import ConfigError
+    base = {"algo": "ina", "job": 2, "worker": 1, "n": 4, "aggregator": "10.0.0.254"}
+    assert parse_config(base)[0]["rank"] == 1
+    agent, config = parse_config({**base, "rank": 3})
+    assert (agent["rank"], config.worker) == (3, 1)
+    for bad in (4, -1, "1", True):
+        with pytest.raises(ConfigError, match="config.rank"):
+            parse_config({**base, "rank": bad})
+    # per job: two jobs of the same seed sum different inputs; without a job, the old seeding
+    assert not (gradient(1, 0, 8, job=1) == gradient(1, 0, 8, job=2)).all()
+    assert (gradient(1, 0, 8) == gradient(1, 0, 8, 1.0, None)).all()
