@@ -1,26 +1,100 @@
 """Hash and checksum algorithms that BMv2 calculations name (`"algo"` in the JSON).
 
 Each takes the input bytes and returns a non-negative int. CRCs are table-driven and parameterised
-(width, polynomial, init, reflection, final xor) so the `*_custom` variants can be reconfigured.
+(width, polynomial, init, reflection, final xor) so the `*_custom` variants can be reconfigured;
+everything a call needs (tables, start register, whether to reflect the result) is prepared when
+the parameters are set, and zlib's CRC-32 / binascii's CRC-CCITT run in C where they apply.
 """
 
 from __future__ import annotations
 
+import binascii
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 
-def _reflect(value: int, width: int) -> int:
+def _reflect_byte(byte: int) -> int:
     out = 0
-    for _ in range(width):
-        out = (out << 1) | (value & 1)
-        value >>= 1
+    for bit in range(8):
+        if byte >> bit & 1:
+            out |= 0x80 >> bit
     return out
+
+
+_REFLECT8 = bytes(_reflect_byte(b) for b in range(256))  # bytes.translate table
+
+
+def reflect(value: int, width: int) -> int:
+    """`value`'s low `width` bits in reverse order, through the byte table (no bit loop)."""
+    nbytes = (width + 7) // 8
+    flipped = int.from_bytes(value.to_bytes(nbytes, "little").translate(_REFLECT8), "big")
+    return flipped >> (nbytes * 8 - width)
+
+
+@lru_cache(maxsize=None)
+def _msb_first_table(width: int, poly: int) -> tuple[int, ...]:
+    """Register after shifting one byte in, for CRCs that take bits most significant first."""
+    top, mask = 1 << (width - 1), (1 << width) - 1
+    table = []
+    for byte in range(256):
+        crc = byte << (width - 8)
+        for _ in range(8):
+            crc = ((crc << 1) ^ poly) if crc & top else (crc << 1)
+        table.append(crc & mask)
+    return tuple(table)
+
+
+@lru_cache(maxsize=None)
+def _lsb_first_table(width: int, poly: int) -> tuple[int, ...]:
+    """The same for reflected input: the register is kept reflected, so it shifts right."""
+    reflected_poly = reflect(poly, width)
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ reflected_poly if crc & 1 else crc >> 1
+        table.append(crc)
+    return tuple(table)
+
+
+def _c_advance(width: int, poly: int, reflect_in: bool):
+    """zlib's CRC-32 and binascii's CRC-CCITT run in C; they advance the same register."""
+    if (width, poly, reflect_in) == (32, 0x04C11DB7, True):
+        return lambda register, data: binascii.crc32(data, register ^ 0xFFFFFFFF) ^ 0xFFFFFFFF
+    if (width, poly, reflect_in) == (16, 0x1021, False):
+        return lambda register, data: binascii.crc_hqx(data, register)
+    return None
+
+
+def _table_advance(width: int, poly: int, reflect_in: bool):
+    if reflect_in:
+        table = _lsb_first_table(width, poly)
+
+        def advance(crc: int, data: bytes) -> int:
+            for byte in data:
+                crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+            return crc
+    else:
+        table = _msb_first_table(width, poly)
+        shift, mask = width - 8, (1 << width) - 1
+
+        def advance(crc: int, data: bytes) -> int:
+            for byte in data:
+                crc = table[((crc >> shift) ^ byte) & 0xFF] ^ ((crc << 8) & mask)
+            return crc
+    return advance
 
 
 @dataclass(eq=False)
 class Crc:
+    """A CRC with the usual Rocksoft parameters (width >= 8), reconfigurable in place because
+    generated code holds the object (simple_switch_CLI's set_crc16_parameters).
+
+    With reflected input the register is kept reflected, so neither input bytes nor the result
+    need reflecting in the common case (reflect_in == reflect_out); tables are built once per
+    (width, poly) and shared."""
     width: int
     poly: int
     init: int
@@ -29,7 +103,9 @@ class Crc:
     reflect_out: bool
 
     def __post_init__(self) -> None:
-        self._table = self._build_table()
+        if self.width < 8:
+            raise ValueError(f"CRC width {self.width} < 8 is not supported")
+        self._prepare()
 
     def copy(self) -> Crc:
         return Crc(self.width, self.poly, self.init, self.xor_out, self.reflect_in,
@@ -39,34 +115,21 @@ class Crc:
                   reflect_out: bool) -> None:
         self.poly, self.init, self.xor_out = poly, init, xor_out
         self.reflect_in, self.reflect_out = reflect_in, reflect_out
-        self._table = self._build_table()
+        self._prepare()
 
-    def _build_table(self) -> list[int]:
-        top = 1 << (self.width - 1)
-        mask = (1 << self.width) - 1
-        table = []
-        for byte in range(256):
-            crc = byte << (self.width - 8) if self.width >= 8 else byte
-            for _ in range(8):
-                crc = ((crc << 1) ^ self.poly) if crc & top else (crc << 1)
-            table.append(crc & mask)
-        return table
+    def _prepare(self) -> None:
+        width, reflect_in = self.width, self.reflect_in
+        self._advance = _c_advance(width, self.poly, reflect_in) or \
+            _table_advance(width, self.poly, reflect_in)
+        self._start = reflect(self.init, width) if reflect_in else self.init
+        # a reflected register already is the reflected result
+        self._flip_out = reflect_in != self.reflect_out
 
     def __call__(self, data: bytes) -> int:
-        width, table = self.width, self._table
-        mask = (1 << width) - 1
-        crc = self.init
-        shift = width - 8
-        for byte in data:
-            if self.reflect_in:
-                byte = _REFLECT8[byte]
-            crc = ((crc << 8) & mask) ^ table[((crc >> shift) ^ byte) & 0xFF]
-        if self.reflect_out:
-            crc = _reflect(crc, width)
+        crc = self._advance(self._start, data)
+        if self._flip_out:
+            crc = reflect(crc, self.width)
         return crc ^ self.xor_out
-
-
-_REFLECT8 = [_reflect(b, 8) for b in range(256)]
 
 
 def csum16(data: bytes) -> int:
