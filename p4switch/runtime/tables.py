@@ -4,14 +4,15 @@ A table's key is packed into one int (key fields concatenated, first field most 
 the generated code builds one int and does one lookup:
 - exact tables: a dict from packed key to the entry's result;
 - LPM tables: one dict per prefix length, tried longest first on `key & level_mask`;
-- ternary / range / optional tables: entries in priority order, scanned, with a bounded cache of
-  recent keys (cleared on any change).
+- ternary / range / optional tables: entries in priority order (kept sorted by binary insertion,
+  not re-sorted per insert), scanned, with a bounded cache of recent keys (cleared on any change).
 A result is the tuple `(action_index, params, entry)` the generated code unpacks; the default
 entry's result has `entry = None`. Priorities follow P4Runtime: a higher number wins.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
 from .errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied, ResourceExhausted
@@ -62,6 +63,12 @@ class Entry:
     @property
     def identity(self) -> tuple:
         return (self.value, self.mask, self.ranges, self.priority)
+
+
+def _scan_order(entry: Entry) -> tuple[int, int]:
+    """Where a ternary/range/optional entry sits in the scan: higher priority first, then the
+    order of insertion (entries of equal priority: the earlier one wins)."""
+    return (-(entry.priority or 0), entry.handle)
 
 
 class Table:
@@ -254,8 +261,8 @@ class Table:
             self.levels.append((entry.prefix_len, entry.mask, {entry.value: entry.result}))
             self.levels.sort(key=lambda lv: -lv[0])
         else:
-            self.ordered.append(entry)
-            self.ordered.sort(key=lambda e: (-(e.priority or 0), e.handle))
+            # handles only grow, so the new entry goes after every entry of its priority
+            insort(self.ordered, entry, key=_scan_order)
 
     def get(self, handle: int) -> Entry:
         entry = self.entries.get(handle) if isinstance(handle, int) else None
@@ -298,7 +305,8 @@ class Table:
                         del self.levels[i]
                     break
         else:
-            self.ordered.remove(entry)
+            ordered = self.ordered
+            del ordered[bisect_left(ordered, _scan_order(entry), key=_scan_order)]
 
     def clear(self) -> None:
         if self.const:
