@@ -78,6 +78,7 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
             if "ina" in cfg.algos:
                 endpoints = jobs.install(job_hosts)
                 _learn_aggregators(net, endpoints)
+                (out_dir / "trees.json").write_text(json.dumps(jobs.describe(), indent=2))
             records: list[dict] = []
             for algo in cfg.algos:
                 records += _run_agents(net, cfg, algo, job_hosts, endpoints, out_dir, progress)
@@ -116,6 +117,7 @@ class _Jobs:
         self.trees = TreeJobs(topology, clients, progress=say) if cfg.tree else None
         self.single = None if cfg.tree else InaJobs(topology, clients, progress=say)
         self.roots: dict[int, str] = {}
+        self.plans: dict[int, dict] = {}      # tree job -> TreePlan.summary()
 
     def install(self, job_hosts: dict[int, tuple[str, ...]]) -> dict[int, tuple[InaTarget, ...]]:
         """Every job, in id order; no root is given to a tree, so `TreeJobs` spreads the jobs
@@ -125,6 +127,7 @@ class _Jobs:
             for job, hosts in job_hosts.items():
                 plan = self.trees.install(TreeJob(job, hosts, self.cfg.elems_k,
                                                   self.cfg.pool_size))
+                self.plans[job] = plan.summary()
                 endpoints[job] = tuple(InaTarget(e.host, e.address, e.worker_id)
                                        for e in plan.endpoints)
             return endpoints
@@ -136,6 +139,12 @@ class _Jobs:
             endpoints[job] = tuple(InaTarget(host, plan.job.aggregator_ip, rank)
                                    for rank, host in enumerate(hosts))
         return endpoints
+
+    def describe(self) -> dict:
+        """Per job its tree (per switch: cells, group, parent, members) or its one switch."""
+        if self.trees is not None:
+            return self.plans
+        return {job: {"root": root} for job, root in self.roots.items()}
 
     def counters(self, job: int) -> dict[str, dict[str, int]]:
         if self.trees is not None:
