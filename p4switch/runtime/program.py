@@ -27,7 +27,7 @@ from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
 from .parsergen import ParserCompiler, ParserError, error_code, make_extract_varbit, make_lookahead
 from .primgen import PRIM_HELPERS
 from .profiles import ActionProfile
-from .tables import ActionSpec, KeyField, Table
+from .tables import BMV2_PRIORITY_PIVOT, ActionSpec, KeyField, Table, priority_from_bmv2
 from .writes import WriteSet, code_writes, union
 
 MATCH_TYPES = ("exact", "lpm", "ternary", "range", "optional", "valid")
@@ -228,10 +228,7 @@ class Program:
         table.reset_default()
 
     def _add_program_entries(self, table: Table, entries: Node) -> None:
-        items = entries.items()
-        priorities = [e["priority"].int() for e in items if e.has("priority")]
-        top = max(priorities, default=0) + 1
-        for enode in items:
+        for enode in entries.items():
             keys = []
             for i, mnode in enumerate(enode["match_key"].items()):
                 if i >= len(table.key_fields):
@@ -239,8 +236,12 @@ class Program:
                 keys.append(self._json_key(table.key_fields[i], mnode))
             priority = None
             if table.needs_priority:
-                # BMv2 JSON: lower number wins; API (P4Runtime): higher wins.
-                priority = top - enode["priority"].int() if enode.has("priority") else 1
+                # BMv2 JSON: lower number wins; API (P4Runtime): higher wins (tables.py). An entry
+                # without one ranks after every entry that has one.
+                priority = 1
+                if enode.has("priority"):
+                    priority = priority_from_bmv2(
+                        enode["priority"].int(0, BMV2_PRIORITY_PIVOT - 1))
             action = enode["action_entry"]
             aid = action["action_id"].int()
             index = table.action_index_by_id.get(aid)

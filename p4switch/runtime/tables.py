@@ -23,6 +23,24 @@ from .keys import (KEY_CLASS_FOR_MATCH_TYPE, ExactKey, LpmKey, OptionalKey, Rang
 CACHE_LIMIT = 65536
 _MISSING = object()
 
+# BMv2 ranks entries by a number where the smaller wins; P4Runtime (and this API) by one where the
+# larger wins. BMv2's own P4Runtime server converts around a fixed pivot, the largest int32:
+# P4Runtime priority = pivot - BMv2 priority, and back. Using the same fixed mapping for the JSON's
+# initial entries keeps their order, reports the numbers simple_switch_grpc reports, and ranks a
+# control-plane entry against them exactly as BMv2 would (a mapping that depended on the other
+# entries, like "max + 1 - p", would not).
+BMV2_PRIORITY_PIVOT = 2**31 - 1
+
+
+def priority_from_bmv2(bmv2_priority: int) -> int:
+    """The API (P4Runtime, higher wins) priority of a BMv2 (lower wins) priority in [0, pivot)."""
+    return BMV2_PRIORITY_PIVOT - bmv2_priority
+
+
+def priority_to_bmv2(priority: int) -> int:
+    """The inverse: what BMv2 would store for an API priority in (0, pivot]."""
+    return BMV2_PRIORITY_PIVOT - priority
+
 
 @dataclass
 class KeyField:
