@@ -95,9 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grpc-base", type=int, default=50000, metavar="PORT",
                         help="switch i serves P4Runtime on PORT+i (default 50000)")
     parser.add_argument("--cleanup", action="store_true",
-                        help="Mininet: remove what a killed run of this shape (--workers, --jobs, "
-                             "--tag, --grpc-base; with --out also its agents) left behind, "
-                             "then exit")
+                        help="Mininet: remove what a killed run of this shape (--topo and its "
+                             "sizes, --workers, --jobs, --tag, --grpc-base; with --out also its "
+                             "agents) left behind, then exit")
     parser.add_argument("--pcap", action="store_true",
                         help="Mininet: capture every switch port into DIR/net/<switch>-pcap/")
     parser.add_argument("--trace", action="store_true",

@@ -99,7 +99,7 @@ class RunConfig:
         self._check_shape()
 
     def _check_shape(self) -> None:
-        """The topology's own settings, checked before the worker counts that depend on them."""
+        """The topology's own settings, and whether its hosts hold every job's workers."""
         if self.topo not in TOPOS:
             raise ConfigError(f"topo: expected one of {', '.join(TOPOS)}, got {self.topo!r}")
         if self.aggregation not in (None, *AGGREGATIONS):
