@@ -5,8 +5,9 @@ normal times `magnitude`, float32), all-reduces it `calls` times with the chosen
 writes a JSON record: timing, traffic, and the error against the exact float64 sum, which it
 recomputes from the seeds of all n ranks 0..n-1, with the algorithm's error bound. The rank is
 separate from `worker`, the id on the wire: in an aggregation tree a worker's id is its member
-index at its own switch, so ids repeat across switches while ranks do not. On failure it prints one line
-to stderr, writes {"ok": false, "error": ...} to the output path when it has one, and exits 1.
+index at its own switch, so ids repeat across switches while ranks do not. On failure it prints
+one line to stderr, writes {"ok": false, "error": ...} to the output path when it has one, and
+exits 1.
 
 The config file is one JSON object: the agent's own keys (`algo`, `seed`, `length`, `calls`,
 `magnitude`, `output`, `rank` (default: `worker`)) and every other key an `AllreduceConfig`

@@ -50,7 +50,8 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
               "output": str(record), "job": job, "worker": worker, "rank": worker,
               "n": workers, "timeout": timeout}
     if algo == "ina":
-        config.update(worker=worker if wire_id is None else wire_id, aggregator=aggregator, k=k, pool_size=pool_size, window=window, rto=rto,
+        config.update(worker=worker if wire_id is None else wire_id, aggregator=aggregator,
+                      k=k, pool_size=pool_size, window=window, rto=rto,
                       rto_max=rto_max(rto), max_retx=max_retx(rto, timeout))
     else:
         config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips],

@@ -27,8 +27,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from controller.fabric import Fabric
@@ -74,14 +74,14 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
             routes = fabric.install_routes()
             progress(f"run: controller: pipeline pushed, {routes} routes installed")
             jobs = _Jobs(cfg, topology, fabric.clients, progress)
-            endpoints: dict[int, tuple[InaTarget, ...] | None] = {job: None for job in job_hosts}
+            targets: dict[int, tuple[InaTarget, ...] | None] = {job: None for job in job_hosts}
             if "ina" in cfg.algos:
-                endpoints = jobs.install(job_hosts)
-                _learn_aggregators(net, endpoints)
+                targets = jobs.install(job_hosts)
+                _learn_aggregators(net, targets)
                 (out_dir / "trees.json").write_text(json.dumps(jobs.describe(), indent=2))
             records: list[dict] = []
             for algo in cfg.algos:
-                records += _run_agents(net, cfg, algo, job_hosts, endpoints, out_dir, progress)
+                records += _run_agents(net, cfg, algo, job_hosts, targets, out_dir, progress)
                 if algo == "ina":
                     counters = {job: jobs.counters(job) for job in job_hosts}
                     (out_dir / "switch_counters.json").write_text(
@@ -109,11 +109,11 @@ class _Jobs:
     face: install them all, read their counters as switch -> counter -> packets."""
 
     def __init__(self, cfg: RunConfig, topology, clients, progress: Progress):
-        self.cfg = cfg
-        self.topology = topology
         def say(line: str) -> None:
             progress(f"run: {line}")
 
+        self.cfg = cfg
+        self.topology = topology
         self.trees = TreeJobs(topology, clients, progress=say) if cfg.tree else None
         self.single = None if cfg.tree else InaJobs(topology, clients, progress=say)
         self.roots: dict[int, str] = {}
@@ -122,23 +122,23 @@ class _Jobs:
     def install(self, job_hosts: dict[int, tuple[str, ...]]) -> dict[int, tuple[InaTarget, ...]]:
         """Every job, in id order; no root is given to a tree, so `TreeJobs` spreads the jobs
         over the equally near roots; single-switch jobs go to `choose_roots`' switches."""
-        endpoints = {}
+        targets = {}
         if self.trees is not None:
             for job, hosts in job_hosts.items():
                 plan = self.trees.install(TreeJob(job, hosts, self.cfg.elems_k,
                                                   self.cfg.pool_size))
                 self.plans[job] = plan.summary()
-                endpoints[job] = tuple(InaTarget(e.host, e.address, e.worker_id)
+                targets[job] = tuple(InaTarget(e.host, e.address, e.worker_id)
                                        for e in plan.endpoints)
-            return endpoints
+            return targets
         roots = choose_roots(self.topology, list(job_hosts.items()))
         for (job, hosts), root in zip(job_hosts.items(), roots):
             plan = self.single.install(job, hosts, root, k=self.cfg.elems_k,
                                        pool_size=self.cfg.pool_size)
             self.roots[job] = root
-            endpoints[job] = tuple(InaTarget(host, plan.job.aggregator_ip, rank)
+            targets[job] = tuple(InaTarget(host, plan.job.aggregator_ip, rank)
                                    for rank, host in enumerate(hosts))
-        return endpoints
+        return targets
 
     def describe(self) -> dict:
         """Per job its tree (per switch: cells, group, parent, members) or its one switch."""
@@ -152,18 +152,18 @@ class _Jobs:
         return {self.roots[job]: self.single.counters(job)}
 
 
-def _learn_aggregators(net, endpoints: dict[int, tuple[InaTarget, ...]]) -> None:
+def _learn_aggregators(net, targets: dict[int, tuple[InaTarget, ...]]) -> None:
     """Each worker host learns its aggregator's MAC by a permanent neighbour entry (the
     aggregator address answers no ARP)."""
-    for job_endpoints in endpoints.values():
-        for e in job_endpoints:
+    for job_targets in targets.values():
+        for e in job_targets:
             node = net.host(e.host)
             node.cmd(f"ip neigh replace {e.address} lladdr {aggregator_mac(e.address)} "
                      f"dev {node.defaultIntf().name} nud permanent")
 
 
 def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, ...]],
-                endpoints: dict[int, tuple[InaTarget, ...] | None], out_dir: Path,
+                targets: dict[int, tuple[InaTarget, ...] | None], out_dir: Path,
                 progress: Progress) -> list[dict]:
     """All workers of all jobs at once; worker i of the run is `specs[i]` (job-major order)."""
     agents_dir = out_dir / "agents"
@@ -171,7 +171,7 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
     for job, hosts in job_hosts.items():
         ips = [net.topology.host(h).ip for h in hosts]
         for w, host in enumerate(hosts):
-            endpoint = endpoints[job][w] if algo == "ina" else None
+            target = targets[job][w] if algo == "ina" else None
             name = f"{algo}-j{job}-w{w}" if cfg.jobs > 1 else f"{algo}-w{w}"
             spec = WorkerSpec(algo=algo, job=job, worker=w, host=host,
                               config_path=agents_dir / f"{name}.json",
@@ -183,8 +183,8 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
                 length=cfg.length, seed=cfg.seed, timeout=cfg.timeout / CALLS,
                 record=spec.record_path, k=cfg.elems_k, pool_size=cfg.pool_size,
                 window=cfg.window, rto=cfg.rto,
-                aggregator=endpoint.address if endpoint else None,
-                wire_id=endpoint.wire_id if endpoint else None))
+                aggregator=target.address if target else None,
+                wire_id=target.wire_id if target else None))
             specs.append(spec)
     tcp_before = [tcp_retransmissions(net.host(spec.host)) for spec in specs]
     running: dict[int, subprocess.Popen] = {}

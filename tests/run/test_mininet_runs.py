@@ -146,7 +146,8 @@ def test_multi_tier_mininet_run_aggregates_along_a_tree(shape, switches, topo, d
     tree = json.loads((out / "trees.json").read_text())["1"]
     parents = {switch: node["parent"] for switch, node in tree.items()}
     root = next(switch for switch, parent in parents.items() if parent is None)
-    assert max(levels_up(parents, switch) for switch in tree) == depth and root.startswith(f"{tag}{'c' if depth == 3 else 'sp'}")
+    assert max(levels_up(parents, switch) for switch in tree) == depth
+    assert root.startswith(f"{tag}{'c' if depth == 3 else 'sp'}")
     counters = json.loads((out / "switch_counters.json").read_text())["1"]
     chunks = -(-8388 // 4 // 32) + 1                            # data chunks + the MAX round
     for switch, node in tree.items():    # every chunk of both calls completed once per switch,
