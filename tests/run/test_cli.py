@@ -74,3 +74,22 @@ def test_an_unprivileged_user_gets_the_no_root_message(tmp_path) -> None:
     assert (done.returncode, done.stderr, done.stdout) == (
         2, "inaemu run: Mininet needs root; try --net sim\n", "")
     assert not out.exists()
+
+
+def _config(*argv: str):
+    import argparse
+
+    from inaemu import run as run_command
+
+    parser = argparse.ArgumentParser()
+    run_command.add_arguments(parser)
+    return run_command.config_from(parser.parse_args(list(argv)))
+
+
+def test_links_are_shaped_by_default_and_bw_0_unshapes_them() -> None:
+    assert _config().bw_mbps == 20.0
+    assert _config("--bw", "100").bw_mbps == 100.0
+    assert _config("--bw", "0").bw_mbps is None
+    star = _config("--bw", "0").topology()
+    assert all(link.bw_mbps is None for link in star.links)
+    assert all(link.bw_mbps == 20.0 for link in _config().topology().links)
