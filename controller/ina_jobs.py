@@ -75,13 +75,13 @@ class InaProgram:
 
 
 @dataclass(frozen=True)
-class InaJob:
-    """One all-reduce job: worker w is `workers[w]` (host names); aggregated on `switch`."""
+class AggregationJob:
+    """What every job has, flat (`InaJob`) or a tree (`controller.trees.TreeJob`): worker w is
+    `workers[w]` (host names), hosts send k values per packet, each aggregating switch keeps a
+    pool of `pool_size` slots."""
 
     job_id: int
     workers: tuple[str, ...]
-    switch: str
-    aggregator_ip: str
     k: int
     pool_size: int
 
@@ -90,8 +90,16 @@ class InaJob:
 
     @property
     def cells(self) -> int:
-        """Cells the job occupies: two versions per slot, plus the MAX round's pair."""
+        """Cells the job occupies per switch: two versions per slot, plus the MAX round's pair."""
         return 2 * self.pool_size + 2
+
+
+@dataclass(frozen=True)
+class InaJob(AggregationJob):
+    """A flat job, aggregated on `switch` at `aggregator_ip` (pass every field by name)."""
+
+    switch: str
+    aggregator_ip: str
 
 
 @dataclass(frozen=True)
@@ -173,12 +181,17 @@ class CellPool:
         self.ranges.pop(job_id, None)
 
 
+def check_job_id(program: InaProgram, job_id: int) -> None:
+    """Refuse a job id without its own cell in the per-job counters."""
+    if not isinstance(job_id, int) or not 0 <= job_id < program.counter_jobs:
+        raise JobRefused(job_id, f"job id must be in 0..{program.counter_jobs - 1} (INA_JOBS) "
+                                 "so that its counters are its own")
+
+
 def check_job(topology: Topology, program: InaProgram, job: InaJob) -> None:
     """Refuse a job that the topology or the program cannot hold; the reason says which limit."""
     refuse = lambda why: JobRefused(job.job_id, why)  # noqa: E731
-    if not isinstance(job.job_id, int) or not 0 <= job.job_id < program.counter_jobs:
-        raise refuse(f"job id must be in 0..{program.counter_jobs - 1} (INA_JOBS) so that its "
-                     "counters are its own")
+    check_job_id(program, job.job_id)
     if job.k != program.k:
         raise refuse(f"k mismatch: the job's hosts send {job.k} values per packet, the program "
                      f"was compiled with INA_K={program.k}")

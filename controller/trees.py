@@ -17,36 +17,31 @@ Planning is sans-I/O:
   of the members (rid = member id), `ina_root_job` at the root and `ina_child_job(parent address,
   child index)` elsewhere, the aggregator address and /32 routes to it where it is new.
 
-`TreeJobs` writes plans over P4Runtime. Like `controller.ina_control.InaJobs`, it first reads what
-each switch already holds (`ina_jobs`, `ina_aggregator_addresses`), so flat jobs installed before,
-or a restarted controller, never get the same cells or group twice. It refuses, with the reason,
-a job that does not fit (job id, k, 32 members per switch, result count, cells, groups) and rolls
-back a half-written job. Each job has its own cell range and group on every switch of its tree.
+`TreeJobs` writes plans over P4Runtime. Like `controller.ina_control.InaJobs` (both build on
+`controller.ina_switches.InaSwitches`), it first reads what each switch already holds (`ina_jobs`,
+`ina_aggregator_addresses`), so flat jobs installed before, or a restarted controller, never get
+the same cells or group twice. It refuses, with the reason, a job that does not fit (job id, k,
+32 members per switch, result count, cells, groups) and rolls back a half-written job. Each job
+has its own cell range and group on every switch of its tree.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Mapping
-
-from p4.v1 import p4runtime_pb2
+from typing import Mapping
 
 from controller import entities
-from controller.client import DELETE, MAX_BATCH, SwitchClient
+from controller.client import MAX_BATCH, SwitchClient
 from controller.errors import ControllerError, P4RuntimeError
-from controller.ina_control import CellState
-from controller.ina_jobs import (FIRST_JOB_GROUP, JOB_COUNTERS, MAX_GROUP, PENDING_REGISTER,
-                                 SEEN_REGISTER, CellPool, Entry, InaProgram, JobRefused,
-                                 aggregator_address, aggregator_mac, aggregator_routes)
+from controller.ina_jobs import (AggregationJob, Entry, InaProgram, JobRefused,
+                                 aggregator_address, aggregator_mac, aggregator_routes,
+                                 check_job_id)
+from controller.ina_switches import (CellState, InaSwitches, check_slot, delete_group, read_cell,
+                                     remove_entries, undo_quietly)
 from topologies.model import Topology
 
 RESULT_COUNT_LIMIT = 255    # `result_count` is bit<8> in ina.p4
-Progress = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    pass
 
 
 # -- shape ----------------------------------------------------------------------------------------
@@ -165,21 +160,10 @@ def tree_shape(topology: Topology, job_id: int, workers: tuple[str, ...],
 # -- plan -----------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class TreeJob:
+class TreeJob(AggregationJob):
     """A hierarchical job: id, worker hosts in job order, k, pool size, root (None: choose)."""
 
-    job_id: int
-    workers: tuple[str, ...]
-    k: int
-    pool_size: int
     root: str | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "workers", tuple(self.workers))
-
-    @property
-    def cells(self) -> int:
-        return 2 * self.pool_size + 2
 
 
 @dataclass(frozen=True)
@@ -241,9 +225,7 @@ def check_tree_job(topology: Topology, programs: Mapping[str, InaProgram], job: 
         raise refuse(f"pool size {job.pool_size!r} outside 1..65535")
     for switch in shape.order:
         program = programs[switch]
-        if not isinstance(job.job_id, int) or not 0 <= job.job_id < program.counter_jobs:
-            raise refuse(f"job id must be in 0..{program.counter_jobs - 1} (INA_JOBS) so that "
-                         "its counters are its own")
+        check_job_id(program, job.job_id)
         if job.k != program.k:
             raise refuse(f"k mismatch: the job's hosts send {job.k} values per packet, {switch} "
                          f"runs INA_K={program.k}")
@@ -320,49 +302,9 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
 
 # -- installation over P4Runtime ------------------------------------------------------------------
 
-@dataclass
-class _SwitchState:
-    program: InaProgram
-    pool: CellPool
-    groups: dict[int, int]        # job id -> mgid
-    addresses: set[str]
-
-
-class TreeJobs:
+class TreeJobs(InaSwitches[TreePlan]):
     """The tree jobs of a network. `clients` maps switch name -> a session whose pipeline (ina.p4)
     is already pushed (`Fabric.clients`)."""
-
-    def __init__(self, topology: Topology, clients: Mapping[str, SwitchClient], *,
-                 progress: Progress = _quiet):
-        self.topology = topology
-        self.clients = clients
-        self.progress = progress
-        self.plans: dict[int, TreePlan] = {}
-        self._switches: dict[str, _SwitchState] = {}
-
-    def _client(self, switch: str) -> SwitchClient:
-        client = self.clients.get(switch)
-        if client is None:
-            raise ControllerError(f"no session with switch {switch!r}")
-        if client.index is None:
-            raise ControllerError(f"{switch}: push or adopt the ina.p4 pipeline first")
-        return client
-
-    def _state(self, switch: str) -> _SwitchState:
-        """What the switch holds, read once: job ranges, groups, aggregator addresses."""
-        if switch not in self._switches:
-            client = self._client(switch)
-            program = InaProgram.from_p4info(client.index)
-            state = _SwitchState(program, CellPool(program.cells), {}, set())
-            for view in client.read_table("ina_jobs"):
-                job_id, p = view.match["hdr.ina.job"][0], view.params
-                state.pool.reserve(job_id, p["base"], 2 * p["pool_size"] + 2)
-                state.groups[job_id] = p["mgid"]
-            for view in client.read_table("ina_aggregator_addresses"):
-                value = view.match["hdr.ipv4.dstAddr"][0]
-                state.addresses.add(".".join(str((value >> s) & 0xFF) for s in (24, 16, 8, 0)))
-            self._switches[switch] = state
-        return self._switches[switch]
 
     def install(self, job: TreeJob) -> TreePlan:
         """Plan, place and write one tree job; `JobRefused` (nothing written) if it cannot."""
@@ -373,9 +315,8 @@ class TreeJobs:
         shape = tree_shape(self.topology, job.job_id, job.workers, job.root, busy)
         states = {switch: self._state(switch) for switch in shape.order}
         check_tree_job(self.topology, {s: st.program for s, st in states.items()}, job, shape)
-        for switch, state in states.items():
-            if job.job_id in state.groups or job.job_id in self.plans:
-                raise JobRefused(job.job_id, f"a job with this id already runs on {switch}")
+        for switch in states:
+            self._refuse_taken_id(job.job_id, switch)
         bases: dict[str, int] = {}
         try:
             for switch, state in states.items():
@@ -383,7 +324,7 @@ class TreeJobs:
                     bases[switch] = state.pool.allocate(job.job_id, job.cells)
                 except JobRefused as refused:
                     raise JobRefused(job.job_id, f"on {switch}: {refused.reason}") from None
-            mgids = {switch: _free_group(job.job_id, switch, state)
+            mgids = {switch: state.free_group(job.job_id, f" on {switch}")
                      for switch, state in states.items()}
             new = {aggregator_address(self.topology, s) for s in shape.order
                    if aggregator_address(self.topology, s) not in states[s].addresses}
@@ -407,15 +348,16 @@ class TreeJobs:
         """Groups first, then the entries in batches per switch (plan order within a switch);
         on a failure, undo what was written: earlier batches, and the updates of the failed
         batch that the switch did not report as failed."""
-        groups_done: list[str] = []
+        groups_done: list[tuple[SwitchClient, int]] = []
         written: list[tuple[SwitchClient, Entry]] = []
         per_switch: dict[str, list[Entry]] = {}
         for switch, entry in plan.entries:
             per_switch.setdefault(switch, []).append(entry)
         try:
             for switch, replicas in plan.groups.items():
-                self._client(switch).set_multicast_group(plan.nodes[switch].mgid, replicas)
-                groups_done.append(switch)
+                client = self._client(switch)
+                client.set_multicast_group(plan.nodes[switch].mgid, replicas)
+                groups_done.append((client, plan.nodes[switch].mgid))
             for switch, entries in per_switch.items():
                 client = self._client(switch)
                 for start in range(0, len(entries), MAX_BATCH):
@@ -432,22 +374,16 @@ class TreeJobs:
                         raise
                     written += [(client, e) for e in batch]
         except BaseException:
-            for client, entry in reversed(written):
-                _quietly(lambda: _delete(client, entry))
-            for switch in groups_done:
-                _quietly(lambda: _delete_group(self._client(switch), plan.nodes[switch].mgid))
+            undo_quietly(written, groups_done)
             raise
 
     def remove(self, job_id: int) -> None:
         """Delete the job's entries and groups on every switch and free its cells. Aggregator
         addresses and routes stay (other jobs may use them)."""
         plan = self._plan(job_id)
-        kept = ("ina_aggregator_addresses", "ipv4_lpm")
-        for switch, entry in reversed(plan.entries):
-            if entry.table not in kept:
-                _delete(self._client(switch), entry)
+        remove_entries([(self._client(switch), entry) for switch, entry in plan.entries])
         for switch, node in plan.nodes.items():
-            _delete_group(self._client(switch), node.mgid)
+            delete_group(self._client(switch), node.mgid)
             state = self._state(switch)
             state.pool.release(job_id)
             state.groups.pop(job_id, None)
@@ -459,12 +395,7 @@ class TreeJobs:
     def counters(self, job_id: int) -> dict[str, dict[str, int]]:
         """switch -> packets per counter of docs/protocol.md §7, for this job's switches."""
         plan = self._plan(job_id)
-        report = {}
-        for switch in plan.nodes:
-            client = self._client(switch)
-            report[switch] = {name: client.read_counter(name, job_id).get(job_id, (0, 0))[0]
-                              for name in JOB_COUNTERS}
-        return report
+        return {switch: self._job_counters(switch, job_id) for switch in plan.nodes}
 
     def cell_state(self, job_id: int, switch: str, cell: int) -> CellState:
         """One of the job's cells on one switch of its tree, as the registers hold it."""
@@ -480,51 +411,5 @@ class TreeJobs:
 
     def slot_state(self, job_id: int, switch: str, slot: int, version: int) -> CellState:
         plan = self._plan(job_id)
-        if not 0 <= slot < plan.job.pool_size or version not in (0, 1):
-            raise ControllerError(f"job {job_id}: no slot {slot} version {version} "
-                                  f"(pool of {plan.job.pool_size} slots, versions 0 and 1)")
+        check_slot(job_id, plan.job.pool_size, slot, version)
         return self.cell_state(job_id, switch, plan.cell(switch, slot, version))
-
-    def _plan(self, job_id: int) -> TreePlan:
-        try:
-            return self.plans[job_id]
-        except KeyError:
-            raise ControllerError(f"job {job_id} was not installed by this controller") from None
-
-
-def read_cell(client: SwitchClient, program: InaProgram, cell: int) -> CellState:
-    """Any cell of the pool on one switch (also cells no job of ours owns: to check isolation)."""
-    values = tuple(_signed32(client.read_register(name, cell)[cell])
-                   for name in program.lane_registers(client.index))
-    return CellState(cell=cell, seen=client.read_register(SEEN_REGISTER, cell)[cell],
-                     pending=client.read_register(PENDING_REGISTER, cell)[cell], values=values)
-
-
-def _free_group(job_id: int, switch: str, state: _SwitchState) -> int:
-    used = set(state.groups.values())
-    for mgid in range(FIRST_JOB_GROUP, MAX_GROUP + 1):
-        if mgid not in used:
-            return mgid
-    raise JobRefused(job_id, f"no free multicast group id on {switch}")
-
-
-def _signed32(value: int) -> int:
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def _delete(client: SwitchClient, entry: Entry) -> None:
-    table_entry = entities.table_entry(client.index, entry.table, entry.match, entry.action,
-                                       entry.params)
-    client.write([(DELETE, p4runtime_pb2.Entity(table_entry=table_entry))],
-                 [entry.label or entry.table])
-
-
-def _delete_group(client: SwitchClient, mgid: int) -> None:
-    client.write([(DELETE, entities.multicast_group(mgid, []))], [f"multicast group {mgid}"])
-
-
-def _quietly(action: Callable[[], None]) -> None:
-    try:
-        action()
-    except ControllerError:
-        pass   # best effort: the original failure is what the caller must see

@@ -10,6 +10,7 @@ import pytest
 from controller.client import DELETE
 from controller.errors import P4RuntimeError
 from controller.fabric import Fabric
+from controller.ina_control import InaJobs
 from controller.ina_jobs import InaProgram, JobRefused, aggregator_address
 from controller.trees import (TreeJob, TreeJobs, check_tree_job, choose_root, choose_roots,
                               plan_tree, read_cell, tree_shape)
@@ -251,6 +252,20 @@ def test_a_new_controller_learns_the_cells_in_use_from_the_switches(network) -> 
     second = restarted.install(TreeJob(2, ("h2", "h4"), K, 8))
     assert second.nodes["l1"].base == first.cell_range("l1").stop
     assert second.nodes["l1"].mgid != first.nodes["l1"].mgid
+
+
+def test_flat_and_tree_jobs_on_the_same_switch_never_share_cells_or_groups(network) -> None:
+    net, fabric, trees = network
+    flat = InaJobs(trees.topology, fabric.clients).install(1, ("h1", "h2"), "l1", k=K,
+                                                            pool_size=8)
+    with pytest.raises(JobRefused, match="job 1: refused: a job with this id already runs on l1"):
+        trees.install(TreeJob(1, ("h1", "h3"), K, 8))
+    tree = trees.install(TreeJob(2, ("h1", "h3"), K, 8))
+    assert tree.nodes["l1"].base == flat.base + flat.job.cells
+    assert tree.nodes["l1"].mgid == flat.mgid + 1
+    # both read the switch the same way: a flat controller started now sees the tree's cells
+    later = InaJobs(trees.topology, fabric.clients).install(3, ("h2",), "l1", k=K, pool_size=1)
+    assert later.base == tree.cell_range("l1").stop and later.mgid == flat.mgid + 2
 
 
 def test_a_write_that_fails_half_way_is_rolled_back(network) -> None:

@@ -1,0 +1,178 @@
+"""What the aggregation-job installers share: the sessions with switches running ina.p4, what each
+switch already holds, reading cells and counters, and undoing writes.
+
+`InaSwitches` is the base of `controller.ina_control.InaJobs` (flat jobs, one aggregating switch)
+and `controller.trees.TreeJobs` (trees). Both place jobs on the same switches and must agree on
+which cells, multicast groups and aggregator addresses are taken, so that knowledge lives here
+once: it is read from the switch itself (the `ina_jobs` and `ina_aggregator_addresses` tables)
+the first time a switch is used, so a restarted controller, or the other installer, never hands
+out the same cells or group twice. What differs (one switch vs. a tree, planning, write order)
+stays in the two installers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Generic, Mapping, TypeVar
+
+from p4.v1 import p4runtime_pb2
+
+from controller import entities
+from controller.client import DELETE, SwitchClient
+from controller.errors import ControllerError
+from controller.ina_jobs import (FIRST_JOB_GROUP, JOB_COUNTERS, MAX_GROUP, PENDING_REGISTER,
+                                 SEEN_REGISTER, CellPool, Entry, InaProgram, JobRefused)
+from topologies.model import Topology
+
+Progress = Callable[[str], None]
+Plan = TypeVar("Plan")
+
+
+def quiet(_: str) -> None:
+    """The default progress sink: says nothing."""
+
+
+@dataclass(frozen=True)
+class CellState:
+    """One register cell of the pool as read: the worker bitmap, the missing count, the sums."""
+
+    cell: int
+    seen: int
+    pending: int
+    values: tuple[int, ...]   # signed int32 per lane
+
+    @property
+    def complete(self) -> bool:
+        return self.pending == 0 and self.seen != 0
+
+
+@dataclass
+class SwitchState:
+    """What one switch holds, as far as job placement cares."""
+
+    program: InaProgram
+    pool: CellPool
+    groups: dict[int, int]        # job id -> mgid
+    addresses: set[str]           # aggregator addresses present
+
+    def free_group(self, job_id: int, where: str = "") -> int:
+        """The lowest job multicast group id not in use; `where` ends the refusal's reason."""
+        used = set(self.groups.values())
+        for mgid in range(FIRST_JOB_GROUP, MAX_GROUP + 1):
+            if mgid not in used:
+                return mgid
+        raise JobRefused(job_id, f"no free multicast group id{where}")
+
+
+def read_switch_state(client: SwitchClient) -> SwitchState:
+    """Job ranges, groups and aggregator addresses the switch already holds."""
+    program = InaProgram.from_p4info(client.index)
+    state = SwitchState(program, CellPool(program.cells), {}, set())
+    for view in client.read_table("ina_jobs"):
+        job_id, p = view.match["hdr.ina.job"][0], view.params
+        state.pool.reserve(job_id, p["base"], 2 * p["pool_size"] + 2)
+        state.groups[job_id] = p["mgid"]
+    for view in client.read_table("ina_aggregator_addresses"):
+        value = view.match["hdr.ipv4.dstAddr"][0]
+        state.addresses.add(".".join(str((value >> s) & 0xFF) for s in (24, 16, 8, 0)))
+    return state
+
+
+class InaSwitches(Generic[Plan]):
+    """Sessions with the switches of a network, what each holds (read once) and the plans
+    installed through this object. `clients` maps switch name -> a session whose pipeline
+    (ina.p4) is already pushed; use `Fabric.clients`."""
+
+    def __init__(self, topology: Topology, clients: Mapping[str, SwitchClient], *,
+                 progress: Progress = quiet):
+        self.topology = topology
+        self.clients = clients
+        self.progress = progress
+        self.plans: dict[int, Plan] = {}
+        self._switches: dict[str, SwitchState] = {}
+
+    def _client(self, switch: str) -> SwitchClient:
+        client = self.clients.get(switch)
+        if client is None:
+            raise ControllerError(f"no session with switch {switch!r}")
+        if client.index is None:
+            raise ControllerError(f"{switch}: push or adopt the ina.p4 pipeline first")
+        return client
+
+    def _state(self, switch: str) -> SwitchState:
+        if switch not in self._switches:
+            self._switches[switch] = read_switch_state(self._client(switch))
+        return self._switches[switch]
+
+    def program(self, switch: str) -> InaProgram:
+        return self._state(switch).program
+
+    def _plan(self, job_id: int) -> Plan:
+        try:
+            return self.plans[job_id]
+        except KeyError:
+            raise ControllerError(f"job {job_id} was not installed by this controller") from None
+
+    def _refuse_taken_id(self, job_id: int, switch: str) -> None:
+        if job_id in self._state(switch).groups or job_id in self.plans:
+            raise JobRefused(job_id, f"a job with this id already runs on {switch}")
+
+    def _job_counters(self, switch: str, job_id: int) -> dict[str, int]:
+        """Packets per counter of docs/protocol.md §7 for this job on one switch."""
+        client = self._client(switch)
+        return {name: client.read_counter(name, job_id).get(job_id, (0, 0))[0]
+                for name in JOB_COUNTERS}
+
+
+def check_slot(job_id: int, pool_size: int, slot: int, version: int) -> None:
+    if not 0 <= slot < pool_size or version not in (0, 1):
+        raise ControllerError(f"job {job_id}: no slot {slot} version {version} "
+                              f"(pool of {pool_size} slots, versions 0 and 1)")
+
+
+def read_cell(client: SwitchClient, program: InaProgram, cell: int) -> CellState:
+    """Any cell of the pool on one switch (also cells no job of ours owns: to check isolation)."""
+    values = tuple(_signed32(client.read_register(name, cell)[cell])
+                   for name in program.lane_registers(client.index))
+    return CellState(cell=cell, seen=client.read_register(SEEN_REGISTER, cell)[cell],
+                     pending=client.read_register(PENDING_REGISTER, cell)[cell], values=values)
+
+
+def _signed32(value: int) -> int:
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def delete_entry(client: SwitchClient, entry: Entry) -> None:
+    table_entry = entities.table_entry(client.index, entry.table, entry.match, entry.action,
+                                       entry.params)
+    client.write([(DELETE, p4runtime_pb2.Entity(table_entry=table_entry))],
+                 [entry.label or entry.table])
+
+
+def delete_group(client: SwitchClient, mgid: int) -> None:
+    client.write([(DELETE, entities.multicast_group(mgid, []))], [f"multicast group {mgid}"])
+
+
+def remove_entries(written: list[tuple[SwitchClient, Entry]]) -> None:
+    """Delete a job's own entries, last written first. Aggregator addresses and their routes stay
+    (other jobs may use them)."""
+    for client, entry in reversed(written):
+        if entry.table not in ("ina_aggregator_addresses", "ipv4_lpm"):
+            delete_entry(client, entry)
+
+
+def undo_quietly(written: list[tuple[SwitchClient, Entry]],
+                 groups: list[tuple[SwitchClient, int]]) -> None:
+    """Roll back a half-written job: its entries, last first, then its groups. Best effort: the
+    original failure is what the caller must see."""
+    for client, entry in reversed(written):
+        _quietly(lambda: delete_entry(client, entry))
+    for client, mgid in groups:
+        _quietly(lambda: delete_group(client, mgid))
+
+
+def _quietly(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except ControllerError:
+        pass
