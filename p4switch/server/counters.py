@@ -11,19 +11,11 @@ from __future__ import annotations
 from p4.v1 import p4runtime_pb2
 
 from . import table_entries
+from .cells import indexed_cells
 from .device_state import DeviceState
 from .errors import INVALID_ARGUMENT, RequestError
 
 Update = p4runtime_pb2.Update
-
-
-def _cells(counter, entry, where: str) -> list[int]:
-    if not entry.HasField("index"):
-        return list(range(counter.size))
-    cell = entry.index.index
-    if not 0 <= cell < counter.size:
-        raise RequestError(INVALID_ARGUMENT, f"{where}: index {cell} not in 0..{counter.size - 1}")
-    return [cell]
 
 
 def write_counter(state: DeviceState, kind: int, entry: p4runtime_pb2.CounterEntry) -> None:
@@ -34,7 +26,7 @@ def write_counter(state: DeviceState, kind: int, entry: p4runtime_pb2.CounterEnt
     if not entry.HasField("data"):
         raise RequestError(INVALID_ARGUMENT, f"{where}: MODIFY needs counter data")
     name = state.pipeline.json_name(counter)
-    for cell in _cells(counter, entry, where):  # no index: every cell, as BMv2 allows
+    for cell in indexed_cells(counter, entry, where):  # no index: every cell, as BMv2 allows
         state.call(
             where, state.switch.counter_write, name, cell,
             entry.data.packet_count, entry.data.byte_count,
@@ -50,7 +42,7 @@ def read_counters(state: DeviceState, request: p4runtime_pb2.CounterEntry, new) 
     for counter in counters:
         where = f"counter '{counter.preamble.name}'"
         name = state.pipeline.json_name(counter)
-        for cell in _cells(counter, request, where):
+        for cell in indexed_cells(counter, request, where):
             packets, octets = state.call(where, state.switch.counter_read, name, cell)
             message = new()
             message.counter_id = counter.preamble.id

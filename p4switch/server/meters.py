@@ -12,6 +12,7 @@ from __future__ import annotations
 from p4.v1 import p4runtime_pb2
 
 from . import table_entries
+from .cells import indexed_cells
 from .device_state import DeviceState
 from .meter_config import meter_rates
 from .errors import INVALID_ARGUMENT, UNIMPLEMENTED, RequestError
@@ -41,13 +42,7 @@ def read_meters(state: DeviceState, request: p4runtime_pb2.MeterEntry, new) -> N
     index = state.pipeline.index
     meters = [index.get("meter", request.meter_id)] if request.meter_id else index.all("meter")
     for meter in meters:
-        cells = [request.index.index] if request.HasField("index") else range(meter.size)
-        for cell in cells:
-            if not 0 <= cell < meter.size:
-                raise RequestError(
-                    INVALID_ARGUMENT,
-                    f"meter '{meter.preamble.name}': index {cell} not in 0..{meter.size - 1}",
-                )
+        for cell in indexed_cells(meter, request, f"meter '{meter.preamble.name}'"):
             message = new()
             message.meter_id = meter.preamble.id
             message.index.index = cell

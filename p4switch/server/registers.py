@@ -8,6 +8,7 @@ from __future__ import annotations
 from p4.v1 import p4runtime_pb2
 
 from . import bytestrings
+from .cells import indexed_cells
 from .device_state import DeviceState
 from .errors import INVALID_ARGUMENT, UNIMPLEMENTED, RequestError
 
@@ -26,15 +27,6 @@ def register_bitwidth(register) -> int:
     )
 
 
-def _cells(register, entry, where: str) -> list[int]:
-    if not entry.HasField("index"):
-        return list(range(register.size))
-    cell = entry.index.index
-    if not 0 <= cell < register.size:
-        raise RequestError(INVALID_ARGUMENT, f"{where}: index {cell} not in 0..{register.size - 1}")
-    return [cell]
-
-
 def write_register(state: DeviceState, kind: int, entry: p4runtime_pb2.RegisterEntry) -> None:
     register = state.pipeline.index.get("register", entry.register_id)
     where = f"register '{register.preamble.name}'"
@@ -43,7 +35,7 @@ def write_register(state: DeviceState, kind: int, entry: p4runtime_pb2.RegisterE
     if entry.data.WhichOneof("data") != "bitstring":
         raise RequestError(INVALID_ARGUMENT, f"{where}: data must be a bitstring")
     value = bytestrings.decode(entry.data.bitstring, register_bitwidth(register), where)
-    cells = _cells(register, entry, where)
+    cells = indexed_cells(register, entry, where)
     name = state.pipeline.json_name(register)
     for cell in cells:
         state.call(where, state.switch.register_write, name, cell, value)
@@ -58,7 +50,7 @@ def read_registers(state: DeviceState, request: p4runtime_pb2.RegisterEntry, new
     for register in registers:
         where = f"register '{register.preamble.name}'"
         name = state.pipeline.json_name(register)
-        cells = _cells(register, request, where)
+        cells = indexed_cells(register, request, where)
         if request.HasField("index"):
             values = [state.call(where, state.switch.register_read, name, cells[0])]
         else:
