@@ -10,8 +10,6 @@ several concurrent TCP flows load both spines (per-port counters read over P4Run
 
 from __future__ import annotations
 
-import hashlib
-import random
 import re
 import subprocess
 import sys
@@ -19,8 +17,8 @@ import sys
 import pytest
 
 from controller.fabric import Fabric
-from mn_helpers import relabel
-from test_star_l3 import TCP_SINK, TCP_SOURCE, compile_l3_forward
+from mn_helpers import relabel, tcp_transfer
+from test_star_l3 import compile_l3_forward
 from tests.ina.packets import ecmp_member, ip
 from topologies.builders import fat_tree, leaf_spine
 from topologies.mininet_net import MininetNetwork
@@ -199,19 +197,7 @@ def test_fat_tree_tcp_transfer_across_the_core(fat, tmp_path):
 
     before = core_packets()
     size = 2 * 1024 * 1024
-    source = tmp_path / "tcp_source.py"
-    source.write_text(TCP_SOURCE)
-    sink = net.host("fh16").popen([sys.executable, "-c", TCP_SINK, "5402"], stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True)
-    try:
-        assert sink.stdout.readline().strip() == "listening"
-        rate = net.host("fh1").cmd(f"{sys.executable} {source} 10.0.0.16 5402 {size}")
-        received = sink.stdout.readline().split()
-        sink.wait(timeout=30)
-    finally:
-        if sink.poll() is None:
-            sink.kill()
-    expected = hashlib.sha256(random.Random(7).randbytes(size)).hexdigest()
-    assert received == [str(size), expected], rate
+    received, expected, rate = tcp_transfer(net, "fh1", "fh16", "10.0.0.16", 5402, size, tmp_path)
+    assert received == expected, rate
     assert core_packets() - before >= size // 1500       # the data went through the core
     print(f"TCP across a k=4 fat-tree (5 inaemu switches each way): {rate.strip()}")

@@ -9,9 +9,7 @@ test cannot collide with another Mininet run on the same machine.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import random
 import re
 import subprocess
 import sys
@@ -20,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from controller.fabric import Fabric
+from mn_helpers import tcp_transfer
 from topologies.builders import star
 from topologies.mininet_net import MininetNetwork
 from mn_helpers import relabel
@@ -76,48 +75,12 @@ def test_ping_between_every_pair_and_counters_match(network):
         ((0x0A000001, 32), 1), ((0x0A000002, 32), 2), ((0x0A000003, 32), 3)]
 
 
-TCP_SINK = """
-import hashlib, socket, sys
-listener = socket.create_server(("0.0.0.0", int(sys.argv[1])))
-print("listening", flush=True)
-conn, _ = listener.accept()
-digest, total = hashlib.sha256(), 0
-while chunk := conn.recv(65536):
-    digest.update(chunk)
-    total += len(chunk)
-print(total, digest.hexdigest(), flush=True)
-"""
-
-TCP_SOURCE = """
-import random, socket, sys, time
-data = random.Random(7).randbytes(int(sys.argv[3]))
-started = time.monotonic()
-with socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=60) as conn:
-    conn.sendall(data)
-    conn.shutdown(socket.SHUT_WR)
-    conn.recv(1)
-print(f"{len(data) * 8 / (time.monotonic() - started) / 1e6:.1f} Mbit/s")
-"""
-
-
 def test_tcp_transfer_arrives_intact(network, tmp_path):
     """4 MiB over TCP through the switch; the receiver's byte count and SHA-256 must match."""
     net, _ = network
     size = 4 * 1024 * 1024
-    source = tmp_path / "tcp_source.py"
-    source.write_text(TCP_SOURCE)
-    sink = net.host("th2").popen([sys.executable, "-c", TCP_SINK, "5301"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, text=True)
-    try:
-        assert sink.stdout.readline().strip() == "listening"
-        rate = net.host("th1").cmd(f"{sys.executable} {source} 10.0.0.2 5301 {size}")
-        received = sink.stdout.readline().split()
-        sink.wait(timeout=30)
-    finally:
-        if sink.poll() is None:
-            sink.kill()
-    expected = hashlib.sha256(random.Random(7).randbytes(size)).hexdigest()
-    assert received == [str(size), expected], rate
+    received, expected, rate = tcp_transfer(net, "th1", "th2", "10.0.0.2", 5301, size, tmp_path)
+    assert received == expected, rate
     print(f"TCP through inaemu switch: {rate.strip()}")
 
 
