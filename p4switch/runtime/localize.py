@@ -102,10 +102,12 @@ def _localize_run(run: list[str]) -> list[str]:
             live.add(slot)
             prefetched.discard(slot)
             lhs = local_name(slot)
+        elif field is not None:
+            # A store into a slot that stays in the PHV: never into its prefetched copy
+            # (that copy is not written back); later reads of the slot see the PHV again.
+            prefetched.discard(int(field[1]))
         else:
             lhs = _rename(lhs, live, prefetched)
-            if field is not None:
-                prefetched.discard(int(field[1]))
         out.append(f"{lhs} {op} {rhs}")
     return _chain(_forward(out)) + write_back(live)
 

@@ -234,6 +234,26 @@ def test_localize_writes_back_before_any_barrier_and_leaves_it_alone():
         "_l6 = 1", "_l6 += f[5]", "f[9] = _l6", "f[6] = _l6"]
 
 
+def test_localize_never_stores_into_a_prefetched_copy():
+    """Regression (issue 10): lanes read as one slice (`_r10.. = f[10:18]`) and then each
+    written once were stored into the prefetched locals, which are never written back, so a
+    32-lane `r.read(t, i); t = t + h.d; r.write(i, t); h.d = t` action lost every `h.d = t`."""
+    lanes = range(10, 18)
+    lines = []
+    for slot in lanes:
+        lines += [f"f[5] = r{slot}[i]", f"f[5] = (f[5] + f[{slot}]) & 255",
+                  f"r{slot}[i] = f[5]", f"f[{slot}] = f[5]"]
+    out = localize_fields(list(lines))
+    assert out[0].endswith(f"= f[10:18]")
+    for slot in lanes:   # each lane's store reaches the PHV slot itself
+        assert any(line.startswith(f"f[{slot}] = ") for line in out), slot
+    f_plain, f_local = list(range(20)), list(range(20))
+    for code, phv in ((lines, f_plain), (out, f_local)):
+        env = {"f": phv, "i": 0, **{f"r{slot}": [slot * 3] for slot in lanes}}
+        exec("\n".join(code), env)  # noqa: S102 - the test's own lines
+    assert f_local == f_plain
+
+
 def test_localize_leaves_computed_slots_and_single_writes_alone():
     lines = ["f[2] = 5", "f[8 + f[1]] = f[2]", "f[2] = 6", "f[4] = f[1]"]
     assert localize_fields(lines) == lines
