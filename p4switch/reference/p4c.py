@@ -43,9 +43,9 @@ def _cache_dir(cache_dir: str | Path | None) -> Path:
     return path
 
 
-def _cache_key(toolchain: Toolchain, program: Path, includes, defines) -> str:
+def _cache_key(toolchain: Toolchain, program: Path, includes, defines, p4runtime) -> str:
     digest = hashlib.sha256()
-    digest.update(str(toolchain.p4c).encode())
+    digest.update(str(toolchain.p4c).encode() + (b"\0P4RT" if p4runtime else b""))
     digest.update(program.read_bytes())
     for directory in includes:
         digest.update(b"\0I" + str(directory).encode())
@@ -59,22 +59,30 @@ def _cache_key(toolchain: Toolchain, program: Path, includes, defines) -> str:
 
 
 def compile_p4(toolchain: Toolchain, program: str | Path, *, includes=(), defines=None,
-               cache_dir: str | Path | None = None, timeout_s: float = 120.0) -> CompileResult:
-    """`p4c-bm2-ss PROGRAM -o X.json --p4runtime-files X.p4info.txtpb [-I..] [-D..]`, cached."""
+               cache_dir: str | Path | None = None, p4runtime: bool = True,
+               timeout_s: float = 120.0) -> CompileResult:
+    """`p4c-bm2-ss PROGRAM -o X.json --p4runtime-files X.p4info.txtpb [-I..] [-D..]`, cached.
+
+    With `p4runtime=False` no P4Info is asked for: p4c then accepts programs it can run on BMv2
+    but not describe to P4Runtime (e.g. an action profile without a name).
+    """
     program = Path(program)
     defines = dict(defines or {})
-    directory = _cache_dir(cache_dir) / _cache_key(toolchain, program, includes, defines)
+    key = _cache_key(toolchain, program, includes, defines, p4runtime)
+    directory = _cache_dir(cache_dir) / key
     json_path = directory / f"{program.stem}.json"
     p4info_path = directory / f"{program.stem}.p4info.txtpb"
     stderr_path = directory / "p4c.stderr"
     status_path = directory / "p4c.status"
     if status_path.exists():
         ok = status_path.read_text().strip() == "0"
-        return CompileResult(ok, json_path if ok else None, p4info_path if ok else None,
+        return CompileResult(ok, json_path if ok else None,
+                             p4info_path if ok and p4runtime else None,
                              stderr_path.read_text(), 0.0, cached=True)
     directory.mkdir(parents=True, exist_ok=True)
-    command = [str(toolchain.p4c), "--arch", "v1model", "-o", str(json_path),
-               "--p4runtime-files", str(p4info_path)]
+    command = [str(toolchain.p4c), "--arch", "v1model", "-o", str(json_path)]
+    if p4runtime:
+        command += ["--p4runtime-files", str(p4info_path)]
     for include in includes:
         command += ["-I", str(include)]
     for name, value in defines.items():
@@ -91,5 +99,6 @@ def compile_p4(toolchain: Toolchain, program: str | Path, *, includes=(), define
     ok = returncode == 0 and json_path.exists()
     stderr_path.write_text(stderr)
     status_path.write_text("0" if ok else str(returncode or 1))
-    return CompileResult(ok, json_path if ok else None, p4info_path if ok else None, stderr,
-                         seconds)
+    has_p4info = ok and p4runtime
+    return CompileResult(ok, json_path if ok else None, p4info_path if has_p4info else None,
+                         stderr, seconds)

@@ -1,0 +1,93 @@
+"""Every program of the project that has an STF test, for the differential tests against real BMv2.
+
+A case is a P4 program, its STF test and the defines it is compiled with. The known
+disagreements below are today's facts, each with the reason found; they are non-strict xfails
+so a fix shows up as XPASS instead of breaking the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SHARED_FIXTURES = PROJECT_ROOT.parent / "shared" / "fixtures"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    program: Path
+    stf: Path | None             # None: the STF text comes from `stf_text`
+    defines: dict = field(default_factory=dict, hash=False)
+    stf_text: str | None = field(default=None, hash=False)
+
+    def test(self):
+        return self.stf_text if self.stf_text is not None else self.stf
+
+
+# real p4c refuses these programs (each reason is p4c's error)
+P4C_REJECTS = {
+    "compiler/action_branches": "p4c: switch statements not supported in actions on BMv2",
+    "compiler/checksum16": "p4c: the deprecated Checksum16 extern is not supported",
+    "compiler/entry_priorities": "p4c: syntax error, unexpected @ (entry priority syntax)",
+    "compiler/parser_ifs": "p4c: if statements not supported within a deparser on BMv2",
+}
+# real p4c compiles these for BMv2 but cannot describe them to P4Runtime
+P4INFO_REJECTS = {
+    "p4/action_profile": "p4c: an anonymous action profile needs a @name for P4Runtime",
+}
+# real simple_switch 1.15.5 refuses the JSON that real p4c writes
+BMV2_REFUSES_P4C_JSON = {
+    "compiler/dynamic_index": "simple_switch cannot load `hdr.items[i].isValid()` with a "
+                              "run-time index i (a field whose header is an expression)",
+}
+# real simple_switch refuses the JSON inaemu's compiler writes (the compiler's lowering is
+# being fixed separately); the message is simple_switch's
+BMV2_REFUSES_INAEMU_JSON = {
+    "p4/action_binding": "runtime_data inside an expression",
+    "p4/drop_semantics": "invalid expression type as a primitive parameter",
+    "p4/header_stacks": "parser set from a stack_field",
+    "p4/table_keys": "key mask of the wrong size",
+    "p4/table_match": "the 'optional' match type",
+    "p4src/l3_forward": "runtime_data inside an expression",
+    "p4src/ina_k4": "runtime_data inside an expression",
+    "p4src/ina_tree_k4": "runtime_data inside an expression",
+    "p4src/ina_k32": "runtime_data inside an expression",
+    "compiler/action_branches": "runtime_data inside an expression",
+    "compiler/entry_priorities": "entry priorities",
+}
+
+
+def _pairs(folder: Path, prefix: str) -> list[Case]:
+    return [Case(f"{prefix}/{p.stem}", p, p.with_suffix(".stf"))
+            for p in sorted(folder.glob("*.p4")) if p.with_suffix(".stf").is_file()]
+
+
+def _ina_cases() -> list[Case]:
+    """ina.p4 with the generated STF tests: flat and tree at INA_K=4, flat at the default 32."""
+    p4src = PROJECT_ROOT / "p4src"
+    program = p4src / "ina.p4"
+    cases = [Case("p4src/ina_k4", program, p4src / "ina_k4.stf", {"INA_K": "4"}),
+             Case("p4src/ina_k32", program, p4src / "ina.stf", {"INA_K": "32"})]
+    try:
+        from ina import stfgen              # tests/ina, importable as `ina` under pytest
+    except ImportError:
+        return cases
+    cases.insert(1, Case("p4src/ina_tree_k4", program, None, {"INA_K": "4"},
+                         stfgen.tree_test(4)))
+    return cases
+
+
+def all_cases() -> list[Case]:
+    cases = _pairs(PROJECT_ROOT / "tests" / "p4", "p4")
+    cases += _pairs(PROJECT_ROOT / "tests" / "compiler" / "programs", "compiler")
+    l3 = PROJECT_ROOT / "p4src" / "l3_forward.p4"
+    cases.append(Case("p4src/l3_forward", l3, l3.with_suffix(".stf")))
+    cases += _ina_cases()
+    if SHARED_FIXTURES.is_dir():
+        for folder in sorted(SHARED_FIXTURES.iterdir()):
+            p4, stf = folder / f"{folder.name}.p4", folder / f"{folder.name}.stf"
+            if p4.is_file() and stf.is_file():
+                cases.append(Case(f"shared/{folder.name}", p4, stf))
+    return cases
