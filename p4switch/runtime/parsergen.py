@@ -47,12 +47,16 @@ def make_lookahead(too_short: int):
     return _lookahead
 
 
-def make_extract_varbit(too_short: int, header_too_short: int):
+def make_extract_varbit(too_short: int, header_too_short: int, invalid_argument: int):
+    """The varbit extract helper. As in simple_switch, a length that is not a whole number of
+    bytes is ParserInvalidArgument (checked first), one beyond the field's maximum
+    HeaderTooShort, one past the packet's end PacketTooShort; nothing is extracted then."""
     def _extract_varbit(f, v, d, pos, base, widths, length_slot, valid_index, varbit_bits,
                         max_bits):
         fixed = sum(w for w in widths if w is not None)
-        if varbit_bits < 0 or varbit_bits % 8 or (max_bits is not None and
-                                                   fixed + varbit_bits > max_bits):
+        if varbit_bits % 8:
+            raise ParserError(invalid_argument)
+        if varbit_bits < 0 or (max_bits is not None and fixed + varbit_bits > max_bits):
             raise ParserError(header_too_short)
         nbytes = (fixed + varbit_bits) // 8
         if pos + nbytes > len(d):

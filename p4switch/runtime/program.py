@@ -284,6 +284,7 @@ class Program:
     def generate(self, traced: bool) -> PacketCode:
         too_short = error_code(CodeScope(self.layout, {}), "PacketTooShort")
         header_too_short = error_code(CodeScope(self.layout, {}), "HeaderTooShort")
+        invalid_argument = error_code(CodeScope(self.layout, {}), "ParserInvalidArgument")
         namespace = {
             **EXPR_HELPERS, **PRIM_HELPERS,
             "__builtins__": __builtins__,
@@ -293,7 +294,8 @@ class Program:
             "__custom_crcs__": self.custom_crcs,
             "_ParserError": ParserError, "_AssertionFailure": AssertionFailure,
             "_now_us": self.now_us, "_lookahead": make_lookahead(too_short),
-            "_extract_varbit": make_extract_varbit(too_short, header_too_short),
+            "_extract_varbit": make_extract_varbit(too_short, header_too_short,
+                                                   invalid_argument),
             "_bits_to_bytes": bits_to_bytes, "_serialize_varbit": serialize_varbit,
             "T": None,
         }

@@ -1,0 +1,79 @@
+// varbit_bits: a varbit extract whose length in bits is read from the packet. simple_switch
+// refuses a length that is not a whole number of bytes with ParserInvalidArgument (before any
+// other check), one over the field's maximum with HeaderTooShort, one past the end of the
+// packet with PacketTooShort; nothing is extracted and parsing stops there.
+#include <core.p4>
+#include <v1model.p4>
+
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
+header len_t      { bit<8> bits; }          // the body's length in bits
+header body_t     { varbit<64> data; }
+header after_t    { bit<16> marker; }
+header report_t   { bit<8> code; bit<8> body_valid; bit<8> after_valid; }
+
+struct headers {
+    ethernet_t eth;
+    report_t   report;
+    len_t      len;
+    body_t     body;
+    after_t    after;
+}
+struct metadata { }
+
+parser MyParser(packet_in pkt, out headers hdr, inout metadata meta,
+                inout standard_metadata_t smeta) {
+    state start {
+        pkt.extract(hdr.eth);
+        transition select(hdr.eth.ether_type) {
+            0x88B5: parse_len;
+            default: accept;
+        }
+    }
+    state parse_len {
+        pkt.extract(hdr.len);
+        pkt.extract(hdr.body, (bit<32>)hdr.len.bits);
+        pkt.extract(hdr.after);
+        transition accept;
+    }
+}
+
+control MyVerifyChecksum(inout headers hdr, inout metadata meta) { apply { } }
+
+control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t smeta) {
+    apply {
+        hdr.report.setValid();
+        if (smeta.parser_error == error.NoError) {
+            hdr.report.code = 0;
+        } else if (smeta.parser_error == error.PacketTooShort) {
+            hdr.report.code = 1;
+        } else if (smeta.parser_error == error.HeaderTooShort) {
+            hdr.report.code = 4;
+        } else if (smeta.parser_error == error.ParserInvalidArgument) {
+            hdr.report.code = 6;
+        } else {
+            hdr.report.code = 0xFF;
+        }
+        hdr.report.body_valid = hdr.body.isValid() ? 8w1 : 8w0;
+        hdr.report.after_valid = hdr.after.isValid() ? 8w1 : 8w0;
+        smeta.egress_spec = 1;
+    }
+}
+
+control MyEgress(inout headers hdr, inout metadata meta, inout standard_metadata_t smeta) {
+    apply { }
+}
+
+control MyComputeChecksum(inout headers hdr, inout metadata meta) { apply { } }
+
+control MyDeparser(packet_out pkt, in headers hdr) {
+    apply {
+        pkt.emit(hdr.eth);
+        pkt.emit(hdr.report);
+        pkt.emit(hdr.len);
+        pkt.emit(hdr.body);
+        pkt.emit(hdr.after);
+    }
+}
+
+V1Switch(MyParser(), MyVerifyChecksum(), MyIngress(), MyEgress(), MyComputeChecksum(),
+         MyDeparser()) main;
