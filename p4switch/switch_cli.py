@@ -8,12 +8,19 @@ plus inaemu's link impairments (`--loss`, `--delay-ms`, `--seed`). It prints exa
 stdout when ready, blocks on its sockets while idle, and on SIGTERM or SIGINT closes its sockets,
 flushes its pcaps, prints a per-port summary and exits 0. Bad arguments print one error line and
 exit 2; a missing P4Runtime server module or an unusable gRPC address exits 1.
+
+Scripts written for simple_switch_grpc run unchanged (the p4lang tutorials' command line:
+`-i 1@s1-eth1 --pcap DIR --nanolog ipc://... --device-id 0 prog.json --log-console
+--thrift-port 9090 -- --grpc-server-addr 0.0.0.0:50051 --cpu-port 255`): the JSON may stand
+anywhere before `--`, everything after `--` is a target option, and options inaemu does not
+implement (Thrift, nanomsg logs) are accepted with one note on stderr saying so.
 See docs/switch.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -50,9 +57,41 @@ class SwitchOptions:
     pcap_dir: Path | None = None
     plan: ImpairmentPlan = field(default_factory=ImpairmentPlan)
     seed: int = 0
+    # simple_switch's `--priority-queues N` (target option): egress queues per port. Parsed and
+    # validated here; `SwitchProcess` hands it to the switch as `switch.priority_queues` (None:
+    # not given, BMv2's default of 1) for the egress queue model to read.
+    priority_queues: int | None = None
+    notes: tuple[str, ...] = ()          # accepted-but-not-implemented options, said on stderr
+
+
+LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
+# BMv2 logs each packet's way through the pipeline at levels trace and debug; below that no
+# per-packet lines are written, so inaemu's (single-level) trace is off for those levels.
+PACKET_LOG_LEVELS = ("trace", "debug")
+MAX_PRIORITY_QUEUES = 8                # v1model's priority is bit<3>
+
+
+class SimpleSwitchParser(argparse.ArgumentParser):
+    """simple_switch's split: arguments before the first `--` are the switch's, after it the
+    target's. argparse alone cannot place a positional (the JSON) anywhere before `--` and keep
+    the rest, so the split happens here and the target options land in `target_options`."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        args = list(sys.argv[1:] if args is None else args)
+        target: list[str] = []
+        if "--" in args:
+            cut = args.index("--")
+            args, target = args[:cut], args[cut + 1:]
+        namespace, extra = super().parse_known_args(args, namespace)
+        namespace.target_options = target
+        return namespace, extra
+
+    def error(self, message: str):
+        self.exit(2, f"inaemu switch: error: {message} (see 'inaemu switch --help')\n")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.__class__ = SimpleSwitchParser   # the CLI builds the parser; `--` splits as in BMv2
     parser.add_argument("json", nargs="?", metavar="JSON",
                         help="BMv2 JSON program to load (or --no-p4 and push one over P4Runtime)")
     parser.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE",
@@ -70,10 +109,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write a per-packet trace to stdout")
     parser.add_argument("--log-flush", action="store_true",
                         help="flush the --log-file trace after every packet")
-    parser.add_argument("--log-level", metavar="LEVEL",
-                        help="accepted for simple_switch compatibility; the trace has one level")
+    parser.add_argument("-L", "--log-level", metavar="LEVEL",
+                        help="trace or debug: the per-packet trace as --log-file/--log-console "
+                             "ask; info, warn, error, off: no per-packet trace (as BMv2) (trace)")
     parser.add_argument("--thrift-port", metavar="N",
-                        help="accepted for simple_switch compatibility; inaemu has no Thrift server")
+                        help="accepted for simple_switch compatibility; no Thrift server is "
+                             "served (use P4Runtime)")
+    parser.add_argument("--nanolog", metavar="ADDR",
+                        help="accepted for simple_switch compatibility; no nanomsg event log "
+                             "is published")
+    parser.add_argument("--debugger", action="store_true",
+                        help="accepted for simple_switch compatibility; there is no debugger")
+    for name in _IGNORED_VALUE_OPTIONS:
+        parser.add_argument(name, metavar="X", help="accepted for simple_switch "
+                            "compatibility and ignored")
+    parser.add_argument("--priority-queues", metavar="N",
+                        help=f"egress priority queues per port, 1..{MAX_PRIORITY_QUEUES} "
+                             "(also a target option after --)")
     parser.add_argument("--pcap", nargs="?", const=".", metavar="DIR",
                         help="capture <iface>_in.pcap and <iface>_out.pcap per port into DIR (.)")
     parser.add_argument("--loss", action="append", metavar="P|PORT:P",
@@ -82,8 +134,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="delay added to packets leaving all ports or one port (repeatable)")
     parser.add_argument("--seed", default="0", metavar="N",
                         help="seed of the loss model (0); same seed, same losses")
-    parser.add_argument("target_options", nargs="*", metavar="-- TARGET_OPTIONS",
-                        help="simple_switch_grpc target options: --grpc-server-addr, --cpu-port")
+    parser.epilog = ("target options after '--', as simple_switch_grpc takes them: "
+                     "--grpc-server-addr ADDR, --cpu-port N, --priority-queues N, --drop-port "
+                     "511, --max-mc-groups/--max-l1-entries/--max-l2-entries N, "
+                     "--disable-swap, --enable-swap")
+    parser.set_defaults(target_options=[])
+
+
+# simple_switch options that change nothing inaemu does (log rotation, notifications, port
+# count limits, packet dumps into the log): accepted so that scripts run, and ignored.
+_IGNORED_VALUE_OPTIONS = ("--log-file-max-size", "--log-file-max-files", "--notifications-addr",
+                          "--dump-packet-data", "--max-port-count")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,6 +152,9 @@ def run(args: argparse.Namespace) -> int:
         options = parse_options(args)
     except PortConfigError as error:
         return _fail(str(error), EXIT_BAD_ARGUMENTS)
+    for note in options.notes:
+        print(f"inaemu switch: note: {note}", file=sys.stderr, flush=True)
+    _log_to_stderr()
     process = SwitchProcess(options)
     previous = {sig: signal.signal(sig, lambda *_: process.stop())
                 for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -107,6 +171,15 @@ def run(args: argparse.Namespace) -> int:
     for line in process.summary_lines():
         print(f"inaemu switch: {line}", flush=True)
     return 0
+
+
+def _log_to_stderr() -> None:
+    """The server's warnings (e.g. a deprecated device config) as `inaemu switch:` lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("inaemu switch: %(levelname)s: %(message)s"))
+    logger = logging.getLogger("p4switch")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
 
 
 def _fail(message: str, status: int) -> int:
@@ -146,6 +219,8 @@ class SwitchProcess:
             raise SwitchError(str(error)) from None
         trace = self._open_trace()
         self.switch = self._load_switch(trace)
+        # Hook for the egress queue model: what `--priority-queues` asked (None: not given).
+        self.switch.priority_queues = options.priority_queues
         if options.pcap_dir is not None:
             try:
                 self.capture = PcapCapture(options.pcap_dir, options.interfaces)
@@ -277,11 +352,14 @@ class SwitchProcess:
 def parse_options(args: argparse.Namespace) -> SwitchOptions:
     """Check the parsed command line; every problem is a `PortConfigError` naming the option."""
     json_text, target = args.json, list(args.target_options or [])
-    if json_text is not None and json_text.startswith("-"):
-        json_text, target = None, [json_text, *target]      # "--no-p4 -- --cpu-port 1"
     target_values = _parse_target_options(target)
     grpc_address = target_values.get("grpc_server_addr") or args.grpc_server_addr
     cpu_port_text = target_values.get("cpu_port") or args.cpu_port
+    queues_text = target_values.get("priority_queues") or args.priority_queues
+    log_level = args.log_level or "trace"
+    if log_level not in LOG_LEVELS:
+        raise PortConfigError(f"--log-level {log_level}: expected one of {', '.join(LOG_LEVELS)}")
+    packet_log = log_level in PACKET_LOG_LEVELS
 
     if json_text is None and not args.no_p4:
         raise PortConfigError("give a BMv2 JSON file, or --no-p4 to start without a program")
@@ -302,13 +380,16 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
             raise PortConfigError(f"--cpu-port {cpu_port} is also attached with -i "
                                   f"({interfaces[cpu_port]}); packet-ins go to P4Runtime")
     return SwitchOptions(
+        priority_queues=(_parse_int("--priority-queues", queues_text, 1, MAX_PRIORITY_QUEUES)
+                         if queues_text else None),
+        notes=_compatibility_notes(args),
         json_path=Path(json_text) if json_text is not None else None,
         interfaces=interfaces,
         device_id=_parse_int("--device-id", args.device_id, 0, 2**64 - 1),
         grpc_address=None if args.no_grpc else grpc_address,
         cpu_port=cpu_port,
-        log_file=Path(args.log_file) if args.log_file else None,
-        log_console=args.log_console,
+        log_file=Path(args.log_file) if args.log_file and packet_log else None,
+        log_console=args.log_console and packet_log,
         log_flush=args.log_flush,
         pcap_dir=Path(args.pcap) if args.pcap is not None else None,
         plan=plan,
@@ -316,24 +397,68 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
     )
 
 
+# simple_switch_grpc's target options (after `--`): name -> (takes a value, what it becomes).
+# "ignored": accepted, changes nothing here (inaemu's multicast tables have no fixed size and
+# JSON swapping is always possible); "refused": a feature inaemu does not have.
+_TARGET_OPTIONS: dict[str, tuple[bool, str]] = {
+    "--grpc-server-addr": (True, "grpc_server_addr"),
+    "--cpu-port": (True, "cpu_port"),
+    "--priority-queues": (True, "priority_queues"),
+    "--drop-port": (True, "drop_port"),
+    "--max-mc-groups": (True, "ignored"),
+    "--max-l1-entries": (True, "ignored"),
+    "--max-l2-entries": (True, "ignored"),
+    "--disable-swap": (False, "ignored"),
+    "--enable-swap": (False, "ignored"),
+    "--load-modules": (True, "refused"),
+    "--grpc-server-ssl": (False, "refused"),
+    "--grpc-server-cacert": (True, "refused"),
+    "--grpc-server-cert": (True, "refused"),
+    "--grpc-server-key": (True, "refused"),
+    "--grpc-server-with-client-auth": (False, "refused"),
+    "--dp-grpc-server-addr": (True, "refused"),
+}
+
+
 def _parse_target_options(tokens: list[str]) -> dict[str, str]:
-    known = {"--grpc-server-addr": "grpc_server_addr", "--cpu-port": "cpu_port"}
     values: dict[str, str] = {}
     index = 0
     while index < len(tokens):
         token = tokens[index]
         name, sep, value = token.partition("=")
-        if name not in known:
-            raise PortConfigError(f"unknown target option '{token}' after '--' "
-                                  f"(known: {', '.join(known)})")
-        if not sep:
+        if name not in _TARGET_OPTIONS:
+            known = ", ".join(n for n, (_, k) in _TARGET_OPTIONS.items() if k != "refused")
+            raise PortConfigError(f"unknown target option '{token}' after '--' (known: {known})")
+        takes_value, kind = _TARGET_OPTIONS[name]
+        if takes_value and not sep:
             index += 1
             if index >= len(tokens):
                 raise PortConfigError(f"target option {name} needs a value")
             value = tokens[index]
-        values[known[name]] = value
+        elif not takes_value and sep:
+            raise PortConfigError(f"target option {name} takes no value")
+        if kind == "refused":
+            raise PortConfigError(f"target option {name} is not supported by inaemu switch")
+        if kind == "drop_port" and value != "511":
+            raise PortConfigError(f"target option --drop-port {value}: only 511 (the v1model "
+                                  "drop port) is supported")
+        if kind not in ("ignored", "drop_port"):
+            values[kind] = value
         index += 1
     return values
+
+
+def _compatibility_notes(args: argparse.Namespace) -> tuple[str, ...]:
+    """One line per simple_switch option that was accepted but does nothing here."""
+    notes = []
+    if args.thrift_port is not None:
+        notes.append(f"--thrift-port {args.thrift_port}: no Thrift server is served "
+                     "(simple_switch_CLI cannot connect; use P4Runtime)")
+    if args.nanolog is not None:
+        notes.append(f"--nanolog {args.nanolog}: no nanomsg event log is published")
+    if args.debugger:
+        notes.append("--debugger: there is no debugger")
+    return tuple(notes)
 
 
 def _parse_interfaces(specs: list[str]) -> dict[int, str]:

@@ -1,7 +1,11 @@
 """`inaemu compile`: P4_16 source to BMv2 JSON and P4Info, with p4c-bm2-ss's flags.
 
-Outputs are written to a temporary file and renamed into place, so a failed compilation never
-leaves a partial or stale output behind.
+The command line is p4c-bm2-ss's, so build scripts written for it (the p4lang tutorials'
+`p4c-bm2-ss --p4v 16 --p4runtime-files X -o Y prog.p4`) run unchanged: `--p4v 16`,
+`--std p4-16`, `--target bmv2`, `--arch v1model` and the deprecated `--p4runtime-file` are
+accepted; P4_14 is refused with a clear message. Outputs are written to a temporary file and
+renamed into place, so a failed compilation never leaves a partial or stale output behind; they
+get the mode an ordinary `open()` would give (0666 minus the umask), as p4c's do.
 """
 
 from __future__ import annotations
@@ -28,10 +32,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="add a directory to the #include search path")
     parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                         help="define a preprocessor macro")
-    parser.add_argument("--arch", default="v1model", choices=("v1model",),
-                        help="the target architecture (only v1model)")
-    parser.add_argument("--target", default="bmv2", choices=("bmv2",), help="the target")
-    parser.add_argument("--std", default="p4-16", choices=("p4-16",), help="language version")
+    parser.add_argument("--p4runtime-file", metavar="FILE",
+                        help="deprecated p4c spelling: one P4Info file, in --p4runtime-format "
+                             "(binary if not given)")
+    parser.add_argument("--arch", default="v1model", help="the target architecture (v1model)")
+    parser.add_argument("--target", default="bmv2", help="the target (bmv2)")
+    parser.add_argument("--std", default="p4-16", metavar="{p4-14|p4-16}",
+                        help="language version (only p4-16)")
+    parser.add_argument("--p4v", metavar="{14|16}", help="language version, p4c's older "
+                        "spelling of --std (only 16)")
+
+
+# What each option accepts; anything else is one clear line and exit status 2.
+_ONLY = {"--arch": ("arch", "v1model"), "--target": ("target", "bmv2"), "--std": ("std", "p4-16")}
+_P4_14 = ("p4-14", "14", "1")
+
+
+def _check_versions(args: argparse.Namespace) -> str | None:
+    """The first unsupported language/target choice, as an error message (None: all fine)."""
+    for option, (attribute, only) in _ONLY.items():
+        value = getattr(args, attribute)
+        if value in _P4_14:
+            return f"{option} {value}: P4_14 is not supported; inaemu compiles P4_16 only"
+        if value != only:
+            return f"{option} {value}: not supported (only {only})"
+    if args.p4v is not None and args.p4v != "16":
+        if args.p4v in _P4_14:
+            return f"--p4v {args.p4v}: P4_14 is not supported; inaemu compiles P4_16 only " \
+                   "(--p4v 16)"
+        return f"--p4v {args.p4v}: not a language version (use --p4v 16)"
+    return None
 
 
 def parse_defines(items: list[str]) -> dict[str, str]:
@@ -42,12 +72,19 @@ def parse_defines(items: list[str]) -> dict[str, str]:
     return defines
 
 
-def _write_atomically(path: str, data: bytes) -> None:
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_atomically(path: str, data: bytes, mode: int) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".inaemu-", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            os.fchmod(f.fileno(), mode)     # mkstemp's 0600 would hide the outputs from others
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -69,6 +106,17 @@ def _p4info_bytes(result, path: str, forced: str | None) -> bytes:
 def run(args: argparse.Namespace) -> int:
     from . import compile_file
     started = time.perf_counter()
+    problem = _check_versions(args)
+    if problem is not None:
+        print(f"inaemu compile: error: {problem}", file=sys.stderr)
+        return 2
+    if args.p4runtime_file is not None:
+        print("inaemu compile: warning: --p4runtime-file and --p4runtime-format are deprecated; "
+              "use --p4runtime-files", file=sys.stderr)
+    if args.output is not None and os.path.isdir(args.output):
+        print(f"inaemu compile: error: -o {args.output}: is a directory (give the JSON file)",
+              file=sys.stderr)
+        return 2
     for d in args.include_dirs:
         if not os.path.isdir(d):
             print(f"inaemu compile: error: -I {d}: not a directory", file=sys.stderr)
@@ -94,9 +142,14 @@ def run(args: argparse.Namespace) -> int:
     for path in (args.p4runtime_files or "").split(","):
         if path:
             outputs.append((path, _p4info_bytes(result, path, args.p4runtime_format)))
+    if args.p4runtime_file:
+        path = args.p4runtime_file
+        # p4c's deprecated single-file option: binary unless --p4runtime-format says otherwise
+        outputs.append((path, _p4info_bytes(result, path, args.p4runtime_format or "binary")))
+    mode = 0o666 & ~_umask()
     try:
         for path, data in outputs:
-            _write_atomically(path, data)
+            _write_atomically(path, data, mode)
     except OSError as exc:
         print(f"inaemu compile: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1

@@ -1,6 +1,8 @@
 """A verified forwarding pipeline: P4Info index + BMv2 JSON + the names that tie them together.
 
-The device config is the BMv2 JSON bytes, exactly what simple_switch_grpc takes. Verifying a
+The device config is the BMv2 JSON bytes, exactly what simple_switch_grpc takes, or (which
+simple_switch_grpc also accepts, logging that it is deprecated) the legacy
+`p4.tmp.P4DeviceConfig` wrapper around them (`legacy_device_config.py`). Verifying a
 config means: the P4Info indexes cleanly, the runtime accepts the JSON, and every P4Info entity
 the server addresses (tables, actions, action profiles, counters, meters, registers, value sets)
 exists in the JSON under the same name (p4c writes the same fully qualified names to both files;
@@ -9,13 +11,17 @@ a unique dot-separated suffix is also accepted, so hand-written pairs can be sho
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from p4.v1 import p4runtime_pb2
 
+from . import legacy_device_config
 from .errors import INVALID_ARGUMENT, RequestError
 from .p4info_index import P4InfoIndex
 from .packet_io import ControllerHeader
+
+log = logging.getLogger(__name__)
 
 # P4Info kind -> where the BMv2 JSON lists objects of that kind.
 _JSON_PLACES = {
@@ -58,7 +64,7 @@ def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
         raise RequestError(INVALID_ARGUMENT, "pipeline config has no p4_device_config (BMv2 JSON)")
     index = P4InfoIndex(config.p4info)
     try:
-        bmv2 = load_bmv2_json(bytes(config.p4_device_config))
+        bmv2 = load_bmv2_json(device_data(config))
     except (P4SwitchError, ValueError) as exc:  # ConfigError, or bytes that are not JSON
         raise RequestError(INVALID_ARGUMENT, f"p4_device_config: {exc}") from None
     json_names: dict[int, str] = {}
@@ -78,6 +84,20 @@ def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
         packet_in=headers["packet_in"],
         packet_out=headers["packet_out"],
     )
+
+
+def device_data(config: p4runtime_pb2.ForwardingPipelineConfig) -> bytes:
+    """The BMv2 JSON bytes of a config: as sent, or unwrapped from a legacy P4DeviceConfig."""
+    raw = bytes(config.p4_device_config)
+    legacy = legacy_device_config.unwrap(raw)
+    if legacy is None:
+        return raw
+    log.warning("p4_device_config is a p4.tmp.P4DeviceConfig wrapper, which is deprecated "
+                "(send the BMv2 JSON itself); using its device_data")
+    if not legacy.device_data:
+        raise RequestError(INVALID_ARGUMENT, "p4_device_config is a p4.tmp.P4DeviceConfig "
+                                             "wrapper without device_data (the BMv2 JSON)")
+    return legacy.device_data
 
 
 def _match_name(kind: str, p4info_name: str, json_names: list[str]) -> str:

@@ -1,0 +1,93 @@
+"""`inaemu switch` takes simple_switch_grpc's command line as the p4lang tutorials write it
+(utils/p4runtime_switch.py): JSON anywhere before `--`, target options after it, options inaemu
+does not implement accepted with a note."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inaemu.cli import build_parser
+from p4switch import switch_cli
+from p4switch.ports.errors import PortConfigError
+
+# What the tutorials' P4RuntimeSwitch.start() runs (one token per word, as the shell splits it).
+TUTORIALS = ("-i 1@s1-eth1 -i 2@s1-eth2 --pcap /tmp/pcaps --nanolog ipc:///tmp/bm-0-log.ipc "
+             "--device-id 0 build/basic.json --log-console --thrift-port 9090 "
+             "-- --grpc-server-addr 0.0.0.0:50051 --cpu-port 255").split()
+
+
+def parse(argv: list[str]):
+    """Through the real `inaemu` parser, as `inaemu switch ARGV` parses it."""
+    args, extra = build_parser(only="switch").parse_known_args(["switch", *argv])
+    assert extra == []
+    return switch_cli.parse_options(args)
+
+
+def test_the_tutorials_command_line():
+    options = parse(TUTORIALS)
+    assert options.json_path == Path("build/basic.json")
+    assert options.interfaces == {1: "s1-eth1", 2: "s1-eth2"}
+    assert options.pcap_dir == Path("/tmp/pcaps")
+    assert options.grpc_address == "0.0.0.0:50051" and options.cpu_port == 255
+    assert options.device_id == 0 and options.log_console
+    assert options.priority_queues is None
+    assert any("--thrift-port 9090: no Thrift server" in n for n in options.notes)
+    assert any("--nanolog ipc:///tmp/bm-0-log.ipc" in n for n in options.notes)
+
+
+@pytest.mark.parametrize("argv", [
+    ["p.json", "--", "--priority-queues", "4"],
+    ["p.json", "--", "--priority-queues=4"],
+    ["--priority-queues", "4", "p.json"],
+])
+def test_priority_queues_either_side_of_the_double_dash(argv):
+    assert parse(argv).priority_queues == 4
+
+
+def test_json_before_options_and_target_options_it_ignores():
+    options = parse(["p.json", "-i", "1@a", "--", "--cpu-port=3", "--max-mc-groups", "9",
+                     "--disable-swap", "--drop-port", "511"])
+    assert options.json_path == Path("p.json") and options.cpu_port == 3 and not options.notes
+
+
+@pytest.mark.parametrize("level, traced", [("trace", True), ("debug", True), ("info", False),
+                                           ("off", False)])
+def test_log_level_below_debug_means_no_packet_trace(level, traced):
+    for flag in ("-L", "--log-level"):
+        options = parse(["p.json", "--log-console", flag, level])
+        assert options.log_console is traced
+        options = parse(["p.json", "--log-file", "x.log", flag, level])
+        assert (options.log_file is not None) is traced
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["p.json", "-L", "loud"], "expected one of trace, debug"),
+    (["p.json", "--", "--priority-queues", "0"], "outside 1..8"),
+    (["p.json", "--", "--load-modules", "x.so"], "not supported by inaemu switch"),
+    (["p.json", "--", "--grpc-server-ssl"], "not supported"),
+    (["p.json", "--", "--drop-port", "100"], "only 511"),
+    (["p.json", "--", "--disable-swap=1"], "takes no value"),
+    (["p.json", "--", "--thrift-port", "1"], "unknown target option"),
+])
+def test_bad_simple_switch_options(argv, message):
+    with pytest.raises(PortConfigError, match=message):
+        parse(argv)
+
+
+def test_notes_on_stderr_and_one_line_errors(tmp_path):
+    # a missing JSON file after the notes: exit 2, the notes and one error line
+    done = subprocess.run([sys.executable, "-m", "inaemu", "switch", "--thrift-port", "9090",
+                           "--nanolog", "ipc:///tmp/x.ipc", str(tmp_path / "none.json"),
+                           "--no-grpc"], capture_output=True, text=True)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2
+    assert lines[0].startswith("inaemu switch: note: --thrift-port 9090")
+    assert lines[1].startswith("inaemu switch: note: --nanolog")
+    assert lines[2].startswith("inaemu switch: error: cannot read")
+    done = subprocess.run([sys.executable, "-m", "inaemu", "switch", "--bogus", "p.json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
