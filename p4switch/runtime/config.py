@@ -45,7 +45,8 @@ def load_bmv2_json(source: str | bytes | dict) -> dict:
             raise ConfigError("__meta__.version", "must be [major, minor]")
         if version[0] != 2:
             raise ConfigError("__meta__.version", f"unsupported major version {version[0]} (need 2)")
-    for key in ("headers", "parsers", "deparsers", "pipelines", "actions", "header_types"):
+    # "actions" may be empty: a program without tables or action code has none (p4c writes [])
+    for key in ("headers", "parsers", "deparsers", "pipelines", "header_types"):
         if not doc.get(key):
             raise ConfigError(key, "missing or empty")
     return doc
