@@ -16,6 +16,7 @@ from collections import deque
 from . import layout as L
 from .fastpath import build_fast_path
 from .primgen import DROP_PORT
+from .queues import DROPPED, QUEUED, EgressQueues
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
 MAX_INGRESS_PASSES = 64    # resubmits + recirculations of one received packet
@@ -25,9 +26,10 @@ MASK32 = (1 << 32) - 1
 
 
 class Engine:
-    def __init__(self, program, replication, code, trace=None):
+    def __init__(self, program, replication, code, trace=None, queues=None):
         self.program = program
         self.pre = replication
+        self.queues = queues if queues is not None else EgressQueues()
         self.code = code
         self.trace = trace
         layout = program.layout
@@ -48,6 +50,10 @@ class Engine:
         self.egress_ts = std("egress_global_timestamp")
         self.enq_ts = std("enq_timestamp")
         self.deq_timedelta = std("deq_timedelta")
+        self.enq_qdepth = std("enq_qdepth")
+        self.deq_qdepth = std("deq_qdepth")
+        self.qid = std("qid")
+        self.priority = layout.std("priority")     # None: every packet has priority 0
         self.metadata_slots = [slot for h in layout.header_list if h.metadata
                                for slot in range(h.base, h.base + len(h.htype.fields))]
         self.packet_count = 0
@@ -63,16 +69,45 @@ class Engine:
 
     # ---------------------------------------------------------------------------- the flow
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
-        """Every packet that leaves the switch for one received packet, in emission order."""
+        """Every packet that leaves the switch for one received packet, in emission order.
+
+        With egress queues in use, packets whose departure is due by now leave first (so the
+        new packet finds the queues as they are now); its own copies may wait in a queue."""
         trace = self.trace
         self.packet_count += 1
-        if trace is None:
+        queueing = self.queues.active
+        if trace is None and not queueing:
             return self.fast(port, data)
-        trace.packet_in(self.packet_count, port, data)
-        outputs: list[tuple[int, bytes]] = []
+        outputs: list[tuple[int, bytes]] = self.release(self.program.clock()) if queueing \
+            else []
+        if trace is not None:
+            trace.packet_in(self.packet_count, port, data)
         self._run(deque([(data, NORMAL, ())]), outputs, port)
-        trace.packet_done(outputs)
+        if trace is not None:
+            trace.packet_done(outputs)
         return outputs
+
+    def release(self, now: float) -> list[tuple[int, bytes]]:
+        """Run egress for every queued packet whose departure time is due by `now` (clock
+        seconds), at its departure time, and return what leaves the switch."""
+        outputs: list[tuple[int, bytes]] = []
+        queues, origin, trace = self.queues, self.program.clock_origin, self.trace
+        while True:
+            due = queues.pop_due(now)
+            if due is None:
+                return outputs
+            departure, eport, priority, item, left = due
+            f, v, payload, rid, length, port, enq_us = item
+            deq_us = (departure - origin) * 1e6
+            f[self.deq_timedelta] = (int(deq_us) - enq_us) & MASK32
+            f[self.deq_qdepth] = left
+            f[self.qid] = priority
+            if trace is not None:
+                trace.note(f"dequeued from port {eport} queue {priority} ({left} left)")
+            ingress_queue: deque = deque()
+            self._egress([(f, v, payload, eport, rid, length)], outputs, ingress_queue, port,
+                         admitted_us=deq_us)
+            self._run(ingress_queue, outputs, port, passes=1)
 
     def _run(self, ingress_queue: deque, outputs: list, port: int, passes: int = 0) -> None:
         """The general flow: ingress passes (resubmit, recirculation) and their egress copies."""
@@ -184,15 +219,45 @@ class Engine:
         copies.append((f, v, payload, egress_spec, 0, length))
         return copies
 
-    def _run_egress(self, f, v, eport, rid, length) -> None:
-        now = int(self.program.now_us())
+    def _admit(self, f, v, payload, eport, rid, length, port) -> float | None:
+        """Offer a copy to its egress queue (BMv2's enqueue): the time in us at which it runs
+        egress now, or None when it waits in the queue or is dropped (queue full, priority
+        beyond the number of queues). Sets the enqueue metadata, and the dequeue metadata
+        of a copy that leaves at once."""
+        queues, program = self.queues, self.program
+        priority = f[self.priority] if self.priority is not None else 0
+        now = program.clock()
+        now_us = (now - program.clock_origin) * 1e6
+        enq_us = int(now_us)
+        f[self.enq_ts] = enq_us & MASK32
+        if not queues.active and priority < queues.priorities:
+            found = 0              # nothing waits anywhere: the copy goes straight through
+        else:
+            verdict, found = queues.enqueue(eport, priority, now,
+                                            (f, v, payload, rid, length, port, enq_us))
+            if verdict == DROPPED:
+                if self.trace is not None:
+                    self.trace.drop(f"egress queue of port {eport} full or priority "
+                                    f"{priority} out of range")
+                return None
+            f[self.enq_qdepth] = found
+            if verdict == QUEUED:
+                if self.trace is not None:
+                    self.trace.note(f"enqueued on port {eport} queue {priority} "
+                                    f"(depth {found})")
+                return None
+        f[self.enq_qdepth] = found
+        f[self.deq_qdepth] = found
+        f[self.deq_timedelta] = 0
+        f[self.qid] = priority
+        return now_us
+
+    def _run_egress(self, f, v, eport, rid, length, now_us: float) -> None:
         f[self.egress_port] = eport
         f[self.egress_spec] = 0
         f[self.egress_rid] = rid
         f[self.packet_length] = length
-        f[self.egress_ts] = now & MASK48
-        f[self.enq_ts] = now & MASK32
-        f[self.deq_timedelta] = 0
+        f[self.egress_ts] = int(now_us) & MASK48
         f[L.EXIT] = 0
         if self.trace is not None:
             self.trace.pipeline("egress", f[self.instance_type], eport, rid)
@@ -207,10 +272,13 @@ class Engine:
             targets.append((f, v, payload, config["port"], 0, length))
         return targets
 
-    def _egress(self, copies, outputs, ingress_queue, port, egress_done: bool = False) -> None:
-        """Egress for each copy, then E2E clones, drops, deparsing, recirculation, output.
+    def _egress(self, copies, outputs, ingress_queue, port, egress_done: bool = False,
+                admitted_us: float | None = None) -> None:
+        """Each copy through its egress queue, then egress, E2E clones, drops, deparsing,
+        recirculation, output.
 
-        `egress_done`: the first copy already ran the egress control (the fast path)."""
+        `egress_done`: the first copy already ran the egress control (the fast path).
+        `admitted_us`: the first copy left its queue at that time (queue metadata set)."""
         code = self.code
         trace = self.trace
         queue = deque(copies)
@@ -225,7 +293,13 @@ class Engine:
             if egress_done:
                 egress_done = False
             else:
-                self._run_egress(f, v, eport, rid, length)
+                if admitted_us is not None:
+                    now_us, admitted_us = admitted_us, None
+                else:
+                    now_us = self._admit(f, v, payload, eport, rid, length, port)
+                    if now_us is None:
+                        continue
+                self._run_egress(f, v, eport, rid, length, now_us)
             if f[L.CLONE]:
                 session = f[L.CLONE] - 1
                 field_list = f[L.CLONE_FL]

@@ -36,9 +36,14 @@ def build_fast_path(engine) -> Callable:
     if mgid:
         return multicast(f, v, data[pos:], port, length, now, mgid)"""
     diverted = _any_set([L.CLONE, L.RESUBMIT], anywhere)
+    priority = _priority_test(engine, anywhere)
+    if priority is not None:
+        diverted = priority if diverted is None else f"{diverted} or {priority}"
     after_ingress_check = "" if diverted is None else f"""
     if {diverted}:
         return slow_after_ingress(f, v, data, pos, port)"""
+    queue_reset = "".join(f"""
+    f[{slot}] = 0""" for slot in _queue_slots_written(engine, anywhere))
     diverges, dropped = _egress_divergence("f", engine.egress_spec, after_ingress, anywhere)
     after_egress_check = "" if diverges is None else f"""
     if {diverges}:
@@ -66,7 +71,7 @@ def fast(port, data):
     f[{engine.egress_rid}] = 0
     f[{engine.packet_length}] = length
     f[{engine.egress_ts}] = now & {MASK48}
-    f[{engine.enq_ts}] = now & {MASK32}
+    f[{engine.enq_ts}] = now & {MASK32}{queue_reset}
     f[{L.EXIT}] = 0
     egress(f, v){after_egress_check}
     return [(eport, deparse(f, v, data[pos:]))]
@@ -81,6 +86,26 @@ def fast(port, data):
                  "replicas_of": engine.pre.replicas}
     exec(compile(source, "<p4switch fast path>", "exec"), namespace)  # noqa: S102
     return namespace["fast"]
+
+
+def _priority_test(engine, writes: WriteSet) -> str | None:
+    """The test that sends a packet to the general flow for its priority: one beyond the
+    switch's queues per port is dropped there, and a `qid` slot (never in v1model) is filled
+    there. None when no code writes standard_metadata.priority (it stays 0)."""
+    slot = engine.priority
+    if slot is None or not (writes.anything or slot in writes.fields):
+        return None
+    has_qid = engine.program.layout.std("qid") is not None
+    return f"f[{slot}] >= {1 if has_qid else engine.queues.priorities}"
+
+
+def _queue_slots_written(engine, writes: WriteSet) -> list[int]:
+    """Queueing metadata slots some code may write: the fast path resets them (a packet that
+    finds every queue empty has depths 0 and spent 0 us queued, as BMv2 writes them);
+    slots nothing writes keep their initial 0."""
+    slots = {engine.enq_qdepth, engine.deq_qdepth, engine.deq_timedelta} - \
+        {engine.program.layout.scratch}
+    return sorted(s for s in slots if writes.anything or s in writes.fields)
 
 
 def _any_set(slots: list[int], writes: WriteSet) -> str | None:
@@ -148,6 +173,7 @@ def _multicast_source(engine) -> str:
         f"    f[{engine.egress_ts}] = now & {MASK48}",
         f"    f[{engine.enq_ts}] = now & {MASK32}",
         f"    f[{engine.deq_timedelta}] = 0",
+        *[f"    f[{slot}] = 0" for slot in _queue_slots_written(engine, code.writes_anywhere)],
         f"    f[{L.EXIT}] = 0",
         f"    out = []{memo}",
         *saved,

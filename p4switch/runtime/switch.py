@@ -16,6 +16,7 @@ from .errors import ConfigError, FailedPrecondition, InvalidArgument, NotFound, 
 from .keys import TableEntry, TableInfo
 from .pre import MAX_PORT, Replication
 from .program import Program
+from .queues import EgressQueues
 from .tables import Table
 
 
@@ -36,23 +37,25 @@ def resolve_name(kind: str, name: str, names) -> str:
 
 
 class Switch:
-    def __init__(self, config: str | bytes | dict | None = None, trace=None):
+    def __init__(self, config: str | bytes | dict | None = None, trace=None,
+                 priority_queues: int = 1):
         self.lock = threading.RLock()
         self._trace = trace
         self._clock: Callable[[], float] = time.monotonic
         self._program: Program | None = None
         self._engine: Engine | None = None
         self.pre = Replication()
+        self.queues = EgressQueues(priority_queues)   # kept across program changes, as BMv2
         if config is not None:
             self.load_config(config)
 
     @classmethod
-    def from_json_file(cls, path, trace=None) -> Switch:
+    def from_json_file(cls, path, trace=None, priority_queues: int = 1) -> Switch:
         try:
             text = Path(path).read_bytes()
         except OSError as exc:
             raise ConfigError(str(path), f"cannot read: {exc.strerror or exc}") from None
-        return cls(text, trace=trace)
+        return cls(text, trace=trace, priority_queues=priority_queues)
 
     # ------------------------------------------------------------------------ program, trace
     def load_config(self, config: str | bytes | dict) -> None:
@@ -63,6 +66,7 @@ class Switch:
             program.clock_origin = self._clock()
             self._program = program
             self.pre = Replication()
+            self.queues.discard()          # queued packets belong to the old program
             self._rebuild_engine()
 
     @property
@@ -92,6 +96,7 @@ class Switch:
     @clock.setter
     def clock(self, clock: Callable[[], float]) -> None:
         self._clock = clock
+        self.queues.discard()       # departure times were on the old clock
         if self._program is not None:
             self._program.clock = clock
             self._program.clock_origin = clock()
@@ -106,7 +111,7 @@ class Switch:
         else:
             code = program.traced()
             code.namespace["T"] = self._trace
-        self._engine = Engine(program, self.pre, code, self._trace)
+        self._engine = Engine(program, self.pre, code, self._trace, self.queues)
 
     # ------------------------------------------------------------------------------ packets
     def receive(self, port: int, packet: bytes) -> list[tuple[int, bytes]]:
@@ -128,6 +133,55 @@ class Switch:
                 if engine is not None:
                     out += engine.process(port, packet)
         return out
+
+    # ------------------------------------------------------------------------ egress queues
+    @property
+    def priority_queues(self) -> int:
+        return self.queues.priorities
+
+    def set_queue_depth(self, nb_pkts: int, port: int | None = None,
+                        priority: int | None = None) -> None:
+        """BMv2's set_queue_depth: every queue, one port's queues, or one priority of one."""
+        with self.lock:
+            self.queues.set_depth(nb_pkts, port, priority)
+
+    def set_queue_rate(self, rate_pps: int, port: int | None = None,
+                       priority: int | None = None) -> None:
+        """BMv2's set_queue_rate, packets per second; 0 is unlimited."""
+        with self.lock:
+            self.queues.set_rate(rate_pps, port, priority)
+
+    def get_queue_depth(self, port: int, priority: int = 0) -> int:
+        return self.queues.depth(port, priority)
+
+    def get_queue_rate(self, port: int, priority: int = 0) -> int:
+        return self.queues.rate(port, priority)
+
+    def queue_occupancy(self, port: int, priority: int | None = None) -> int:
+        """Packets waiting now in one port's queues (all priorities) or in one of them."""
+        with self.lock:
+            return self.queues.occupancy(port, priority)
+
+    def queue_drops(self) -> dict[int, int]:
+        """Packets dropped at a full egress queue, per port."""
+        with self.lock:
+            return dict(self.queues.dropped)
+
+    def queue_next_due(self) -> float | None:
+        """Clock time (see `clock`) of the next departure from an egress queue, or None."""
+        return self.queues.next_due()
+
+    def release_queued(self) -> list[tuple[int, bytes]]:
+        """Run egress for the queued packets due by the clock; what leaves the switch."""
+        with self.lock:
+            if self._engine is None or self.queues.next_due() is None:
+                return []
+            return self._engine.release(self._clock())
+
+    def discard_queued(self) -> int:
+        """Drop every packet waiting in an egress queue (shutdown); returns how many."""
+        with self.lock:
+            return self.queues.discard()
 
     # ------------------------------------------------------------------------------- tables
     def tables(self) -> list[str]:
