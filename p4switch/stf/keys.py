@@ -123,15 +123,14 @@ def build_keys(table_keys: list[tuple[str, str, int]], aliases: list[tuple[str, 
     for match in matches:
         wanted = _stack_notation(match.field)
         try:
-            name = resolve_name(wanted, list(all_names), "key field")
+            index = _key_index(wanted, all_names)
         except UnknownName as exc:
             if not wanted.endswith(".valid"):      # p4c's driver: `h.valid` is `h.$valid$`
                 raise KeyValueError(str(exc)) from None
             try:
-                name = resolve_name(wanted[:-5] + "$valid$", list(all_names), "key field")
+                index = _key_index(wanted[:-5] + "$valid$", all_names)
             except UnknownName:
                 raise KeyValueError(str(exc)) from None
-        index = all_names[name]
         if index in chosen:
             raise KeyValueError(f"key field '{table_keys[index][0]}' is given twice")
         chosen[index] = match
@@ -142,6 +141,20 @@ def build_keys(table_keys: list[tuple[str, str, int]], aliases: list[tuple[str, 
         else:
             specs.append(wildcard_spec(match_type, width))
     return specs
+
+
+def _key_index(wanted: str, all_names: dict[str, int]) -> int:
+    """The key a name means, by `resolve_name`'s rules, where the several names of one key (its
+    P4 name and its JSON target) are one candidate: only names of different keys are ambiguous."""
+    if wanted in all_names:
+        return all_names[wanted]
+    for suffix_rule in (lambda n: n.endswith("." + wanted), lambda n: n.endswith(wanted)):
+        found = [n for n in all_names if suffix_rule(n)]
+        if len({all_names[n] for n in found}) == 1:
+            return all_names[found[0]]
+        if found:
+            raise UnknownName(f"key field '{wanted}' is ambiguous: {', '.join(sorted(found))}")
+    return all_names[resolve_name(wanted, list(all_names), "key field")]   # raises, listing all
 
 
 def _stack_notation(field: str) -> str:

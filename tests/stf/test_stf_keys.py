@@ -83,3 +83,16 @@ def test_build_keys_rejects_unknown_ambiguous_and_repeated_fields() -> None:
         build_keys(table_keys, [(), ()], keys_of("add t y:1 a()"))
     with pytest.raises(KeyValueError, match="given twice"):
         build_keys(table_keys, [(), ()], keys_of("add t a.x:1 hdr.a.x:2 a()"))
+
+
+def test_a_key_named_by_p4_name_or_json_target_is_one_key() -> None:
+    """p4c names a metadata key `meta.x` and targets `scalars.userMetadata.x`: `x` is one key."""
+    table_keys = [("meta.x", "exact", 8), ("hdr.h.y", "exact", 8)]
+    aliases = [("meta.x", "scalars.userMetadata.x"), ("hdr.h.y", "h.y")]
+    assert build_keys(table_keys, aliases, keys_of("add t x:7 y:1 a()")) == [("exact", 7),
+                                                                             ("exact", 1)]
+    assert build_keys(table_keys, aliases, keys_of("add t userMetadata.x:7 a()"))[0] == \
+        ("exact", 7)
+    with pytest.raises(KeyValueError, match="ambiguous"):     # two different keys still are
+        build_keys([("hdr.a.x", "exact", 8), ("meta.x", "exact", 8)],
+                   [(), ("scalars.x",)], keys_of("add t x:1 a()"))
