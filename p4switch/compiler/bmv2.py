@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from . import ast as A
+from .bmv2_forms import FormError, check_document
 from .constfold import fold
 from .errors import Location
 from .lower_control import ControlInstance, ControlLowerer
@@ -447,6 +448,12 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
         "__meta__": {"version": [2, 23], "compiler": "inaemu"},
     })
     _drop_empty_source_info(out)
+    try:
+        check_document(out)
+    except FormError as exc:
+        raise Unsupported(main, f"internal compiler error: the BMv2 JSON would not load in "
+                                f"simple_switch ({exc}); this construct may be unsupported") \
+            from None
     return out
 
 

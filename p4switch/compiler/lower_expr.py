@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ast as A
+from .bmv2_forms import operand
 from .constfold import fold
 from .storage import (DynamicElement, DynamicField, FieldRef, HeaderInst, RuntimeData,
                       StackStore, StructStore, UnionStore)
@@ -54,8 +55,9 @@ def const(value, width: int | None = None) -> dict:
 
 
 def op(name: str, left, right, **extra) -> dict:
-    value = {"op": name, "left": left, "right": right}
-    value.update(extra)
+    """An expression node; action data inside it is read as `local` (BMv2's form)."""
+    value = {"op": name, "left": operand(left), "right": operand(right)}
+    value.update({k: operand(v) for k, v in extra.items()})
     return {"type": "expression", "value": value}
 
 

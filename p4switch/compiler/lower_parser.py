@@ -11,7 +11,8 @@ from __future__ import annotations
 from . import ast as A
 from .constfold import fold
 from .lower_expr import Bound, Env, Unsupported, const, hexstr, op
-from .lower_stmt import StatementLowerer, wrap_param
+from .bmv2_forms import parser_length, parser_set_source
+from .lower_stmt import StatementLowerer
 from .storage import FieldRef, HeaderInst, StackStore
 from .types import BOOL, BitT, StructT, bit_width
 
@@ -196,7 +197,7 @@ class ParserLowerer:
             if isinstance(s, tuple) and s[0] == "last_field":
                 return {"type": "stack_field", "value": [s[1].name, s[2]]}
         tmp = self.ctx.layout.temp(e.type if isinstance(e.type, BitT) else BitT(1))
-        ops.append({"parameters": [tmp.json(), wrap_param(x.data(e, env))], "op": "set"})
+        ops.append({"parameters": [tmp.json(), parser_set_source(x.data(e, env))], "op": "set"})
         return tmp.json()
 
     def case(self, case: A.SelectCase, widths, env, next_state) -> list:
@@ -255,7 +256,7 @@ class ParserLowerer:
                 amount = call.args[0].value
                 v = fold(amount)
                 param = ({"type": "hexstr", "value": hexstr(v, 32)} if v is not None
-                         else wrap_param(x.data(amount, env)))
+                         else parser_length(x.data(amount, env)))
                 ops.append({"parameters": [param], "op": "advance"})
                 return
             if isinstance(f, A.Name) and f.name == "verify":
@@ -286,14 +287,15 @@ class ParserLowerer:
         if isinstance(st, A.Assign):
             target = x.resolve(st.lhs, env) if not isinstance(st.lhs, A.Slice) else None
             if isinstance(target, FieldRef):
-                ops.append({"parameters": [target.json(), wrap_param(x.data(st.rhs, env))],
+                ops.append({"parameters": [target.json(), parser_set_source(x.data(st.rhs, env))],
                             "op": "set"})
                 return
         if isinstance(st, A.VarDecl):
             if st.init is not None:
                 target = env.lookup(st)
                 if isinstance(target, FieldRef):
-                    ops.append({"parameters": [target.json(), wrap_param(x.data(st.init, env))],
+                    ops.append({"parameters": [target.json(),
+                                               parser_set_source(x.data(st.init, env))],
                                 "op": "set"})
                     return
                 prims: list = []
@@ -338,7 +340,7 @@ class ParserLowerer:
             value = x.data(length, env)
             if value["type"] != "expression":
                 value = op("&", value, const(0xFFFFFFFF, 32))
-            return {"parameters": [param, wrap_param(value)], "op": "extract_VL"}
+            return {"parameters": [param, parser_set_source(value)], "op": "extract_VL"}
         return {"parameters": [param], "op": "extract"}
 
 

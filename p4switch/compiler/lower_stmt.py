@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ast as A
+from .bmv2_forms import primitive_param
 from .constfold import fold
 from .lower_expr import Env, ExprLowerer, Unsupported, const, op
 from .storage import FieldRef, HeaderInst, RuntimeData, StackStore, StructStore, UnionStore
@@ -424,10 +425,9 @@ def has_calls(e) -> bool:
 
 
 def wrap_param(p: dict) -> dict:
-    """Primitive parameters of type expression carry a whole type/value object (p4c's form)."""
-    if p.get("type") == "expression" and "op" in p.get("value", {}):
-        return {"type": "expression", "value": p}
-    return p
+    """A primitive parameter in BMv2's form (see bmv2_forms.primitive_param): an expression is
+    wrapped in one more {"type": "expression"} object and is never boolean."""
+    return primitive_param(p)
 
 
 def lower_call_value(lowerer: StatementLowerer, call: A.Call, env: Env, node, target) -> bool:

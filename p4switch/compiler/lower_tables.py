@@ -17,6 +17,11 @@ from .types import BOOL, bit_width
 DEFAULT_TABLE_SIZE = 1024
 
 
+def bmv2_match_kind(kind: str) -> str:
+    """BMv2 has no `optional` match: p4c writes it as `ternary` (P4Info keeps OPTIONAL)."""
+    return "ternary" if kind == "optional" else kind
+
+
 class TableBuilder:
     def __init__(self, ctx, control):
         self.ctx = ctx
@@ -42,16 +47,12 @@ class TableBuilder:
         if isinstance(e, A.Binary) and e.op == "&" and fold(e.right) is not None:
             mask = fold(e.right)
             e = e.left
-        if isinstance(e, A.Slice):
-            hi, lo = fold(e.hi), fold(e.lo)
-            if lo != 0 or mask is not None:
-                return None
-            mask = (1 << (hi + 1)) - 1
-            e = e.expr
+        # a slice is computed into a temporary (as p4c does): a masked key would be as wide as
+        # the whole field in BMv2, while the control plane gives the slice's width
         target = x.resolve(e, env) if isinstance(e, (A.Name, A.Member, A.Index)) else None
-        if not isinstance(target, FieldRef):
+        if not isinstance(target, FieldRef) or type(target) is not FieldRef:
             return None
-        return [target.header, target.name], mask, bit_width(k.expr.type)
+        return [target.header, target.name], mask, bit_width(target.type)
 
     def key_temporaries(self, ref, env) -> list:
         """Keys BMv2 cannot match directly (`f[15:8]`, `a + b`) are computed into temporaries
@@ -76,12 +77,12 @@ class TableBuilder:
                 selector_inputs.append({"type": "field", "value": target})
                 continue
             kinds.append(k.match_kind)
-            keys.append({"match_type": k.match_kind, "name": ctx.key_name(k), "target": target,
-                         "mask": hexstr(mask, width) if mask is not None else None})
+            keys.append({"match_type": bmv2_match_kind(k.match_kind), "name": ctx.key_name(k),
+                         "target": target,
+                         "mask": None if mask is None else hexstr(mask & ((1 << width) - 1), width)})
         match_type = "exact"
-        for kind in ("lpm", "ternary", "optional", "range"):
-            if kind in kinds:
-                match_type = "ternary" if kind == "optional" else kind
+        if "lpm" in kinds:
+            match_type = "lpm"
         if "range" in kinds:
             match_type = "range"
         elif "ternary" in kinds or "optional" in kinds:
@@ -96,8 +97,10 @@ class TableBuilder:
             if noaction is None:
                 raise Unsupported(d, f"table '{d.name}' has no default_action and NoAction is "
                                      "not declared")
-            actions.append(ctx.action_for(noaction, env))
             d.implicit_noaction = noaction
+            if noaction not in [a for a, _ in d.action_decls]:
+                # BMv2 lists each action once (next_tables has one entry per action)
+                actions.append(ctx.action_for(noaction, env))
         action_names = [n for _, n in actions]
         by_decl = {a: ids for (a, _), ids in zip(d.action_decls, actions)}
         next_tables = {}
@@ -177,7 +180,8 @@ class TableBuilder:
     def default_entry(self, d, env, by_decl, actions) -> dict | None:
         prop = d.props.get("default_action")
         if prop is None:
-            action_id = actions[-1][0]
+            noaction = getattr(d, "implicit_noaction", None)
+            action_id = by_decl[noaction][0] if noaction in by_decl else actions[-1][0]
             return {"action_id": action_id, "action_const": False, "action_data": [],
                     "action_entry_const": False}
         call = prop.value
@@ -251,5 +255,5 @@ class TableBuilder:
         if kind == "optional":
             if mask not in (0, full):
                 raise Unsupported(v, "an optional key is either a value or _")
-        return {"match_type": kind if kind != "optional" else "optional",
-                "key": hexstr(value & mask, width), "mask": hexstr(mask, width)}
+        return {"match_type": "ternary", "key": hexstr(value & mask, width),
+                "mask": hexstr(mask, width)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .bmv2_forms import operand
 from .types import BOOL, ERROR, BitT, EnumT, StackT, StructT, Type, VarbitT, bit_width
 
 STANDARD_METADATA_FIELDS = [
@@ -41,7 +42,7 @@ class DynamicField(FieldRef):
     def json(self) -> dict:
         element = {"type": "expression", "value": {
             "op": "dereference_header_stack", "left": {"type": "header_stack", "value": self.stack.name},
-            "right": self.index}}
+            "right": operand(self.index)}}
         return {"type": "expression", "value": {"op": "access_field", "left": element,
                                                 "right": self.offset}}
 
@@ -54,7 +55,7 @@ class DynamicElement:
     def json(self) -> dict:
         return {"type": "expression", "value": {
             "op": "dereference_header_stack", "left": {"type": "header_stack", "value": self.stack.name},
-            "right": self.index}}
+            "right": operand(self.index)}}
 
 
 @dataclass(eq=False)
