@@ -550,7 +550,10 @@ class Parser(ParseErrors, StatementParser):
             self.expect("{")
             entries = []
             while not self.at("}"):
-                eanns = self.parse_annotations()
+                if self.at("@"):
+                    raise self.error("annotations on a table entry go after its action, "
+                                     "before ';' (`keys : action(args) @priority(n);`)")
+                self.accept("const")  # `const` on one entry of `entries` (P4_16 1.2.4)
                 priority = None
                 if self.at("priority"):
                     self.advance()
@@ -560,6 +563,7 @@ class Parser(ParseErrors, StatementParser):
                 keyset = self.parse_keyset()
                 self.expect(":")
                 action = self.parse_expression()
+                eanns = self.parse_annotations()
                 self.expect(";")
                 keys = keyset.items if isinstance(keyset, A.ListExpr) else [keyset]
                 entries.append(A.Entry(keyset.loc, keys, action, priority, eanns))

@@ -59,7 +59,7 @@ def test_smallest_priority_wins_counts_upwards():
 
 
 def test_priority_annotation_is_a_bmv2_priority_as_in_p4c():
-    text = "const entries = { 1 &&& 1 : a(1); @priority(5) 2 &&& 2 : a(2); @priority(0) _ : a(3); }"
+    text = "const entries = { 1 &&& 1 : a(1); 2 &&& 2 : a(2) @priority(5); _ : a(3) @priority(0); }"
     assert ranks(text) == [1, 5, 0]
 
 
@@ -74,7 +74,7 @@ def test_priority_annotation_is_a_bmv2_priority_as_in_p4c():
      "ternary", 17, "'largest_priority_wins' must be a compile-time boolean constant"),
     ("const entries = { priority = 0: 1 &&& 1 : a(1); 2 &&& 2 : a(2); }", "", "ternary", 18,
      "this entry's priority would be -1 (previous 0 - priority_delta 1 is below 0)"),
-    ("const entries = { priority = 1: 1 &&& 1 : a(1); @priority(2) 2 &&& 2 : a(2); }", "",
+    ("const entries = { priority = 1: 1 &&& 1 : a(1); 2 &&& 2 : a(2) @priority(2); }", "",
      "ternary", 18, "table 't' mixes '@priority' annotations with 'priority ='"),
 ])
 def test_priority_errors_are_located(entries, props, kind, line, message):

@@ -2,6 +2,7 @@
  * Written for inaemu; it declares the same API as the standard core.p4. */
 #ifndef _INAEMU_CORE_P4_
 #define _INAEMU_CORE_P4_
+#define _CORE_P4_  /* as the standard core.p4: programs guard on it */
 
 error {
     NoError,

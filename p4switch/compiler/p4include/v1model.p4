@@ -3,6 +3,7 @@
  * extern methods and the V1Switch package. */
 #ifndef _INAEMU_V1MODEL_P4_
 #define _INAEMU_V1MODEL_P4_
+#define _V1_MODEL_P4_  /* as the standard v1model.p4: programs guard on it */
 
 #include "core.p4"
 

@@ -70,9 +70,9 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         actions = { w4; }
         const entries = {
             0x01 &&& 0x0F : w4(1);
-            @priority(5) 0x02 &&& 0x02 : w4(2);
-            @priority(0) 0x10 &&& 0x10 : w4(3);
-            @priority(3) _ : w4(4);
+            0x02 &&& 0x02 : w4(2) @priority(5);
+            0x10 &&& 0x10 : w4(3) @priority(0);
+            _ : w4(4) @priority(3);
         }
     }
     // non-const entries (P4_16 1.2.4): the second gets 50 - 10
