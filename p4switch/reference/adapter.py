@@ -104,9 +104,13 @@ class Bmv2Switch:
     def receive(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         try:
             outputs, lines = self.switch.send(port, data)
-        except Bmv2Error as exc:
+        except Bmv2Error:
             if not self.switch.alive:          # BMv2 aborts the process on a failed assert
-                raise AssertionFailure(f"simple_switch stopped: {exc}") from None
+                errors = [line.split("] ", 4)[-1] for line in self.switch.log.lines
+                          if "] [E] [" in line or "Assertion" in line]
+                raise AssertionFailure("simple_switch stopped: "
+                                       + ("; ".join(errors[-3:]) or "(no error logged)")) \
+                    from None
             raise
         self.packet_logs.append(lines)
         return outputs
