@@ -3,8 +3,11 @@
 Why one thread: the pipeline runs under `switch.lock` anyway, and a single loop that blocks in
 `select` costs no CPU while idle, so many switches share a laptop. Per wake-up it drains every
 readable port without blocking (bounded per port, for fairness), runs all arrivals as one batch
-through the `Forwarder`, and sends what comes out. Its only timer is the delay line: `select`
-gets a timeout only while a delayed packet is waiting.
+through the `Forwarder`, and sends what comes out. Its only timers are the delay line and the
+switch's egress queues (when a drain rate is set): `select` gets a timeout only while a delayed
+or queued packet is waiting, until the next one is due, so a draining queue costs one wake-up
+per departure time (epoll rounds up to whole milliseconds: a fast queue leaves in small bursts)
+and an empty one costs nothing.
 
 Other threads (P4Runtime packet-out, signal handlers) talk to the loop through `packet_out()`
 and `stop()`, which queue work and wake it through an eventfd.

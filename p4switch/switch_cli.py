@@ -33,6 +33,7 @@ from p4switch.ports.capture import PcapCapture
 from p4switch.ports.errors import PortConfigError, PortError
 from p4switch.ports.forwarding import Forwarder
 from p4switch.ports.impairment import ImpairmentPlan
+from p4switch.ports.queue_options import QueuePlan
 from p4switch.ports.rawsock import RawSocketPort
 
 DEFAULT_GRPC_ADDRESS = "0.0.0.0:9559"
@@ -56,6 +57,7 @@ class SwitchOptions:
     log_flush: bool = False
     pcap_dir: Path | None = None
     plan: ImpairmentPlan = field(default_factory=ImpairmentPlan)
+    queues: QueuePlan = field(default_factory=QueuePlan)     # --queue-depth, --queue-rate
     seed: int = 0
     # simple_switch's `--priority-queues N` (target option): egress queues per port. Parsed and
     # validated here; `SwitchProcess` hands it to the switch as `switch.priority_queues` (None:
@@ -134,6 +136,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="delay added to packets leaving all ports or one port (repeatable)")
     parser.add_argument("--seed", default="0", metavar="N",
                         help="seed of the loss model (0); same seed, same losses")
+    parser.add_argument("--queue-depth", action="append", metavar="N|PORT:N|PORT:PRIO:N",
+                        help="egress queue depth in packets, as BMv2's set_queue_depth (64)")
+    parser.add_argument("--queue-rate", action="append", metavar="PPS|PORT:PPS|PORT:PRIO:PPS",
+                        help="egress queue drain rate, as BMv2's set_queue_rate (0: unlimited)")
     parser.epilog = ("target options after '--', as simple_switch_grpc takes them: "
                      "--grpc-server-addr ADDR, --cpu-port N, --priority-queues N, --drop-port "
                      "511, --max-mc-groups/--max-l1-entries/--max-l2-entries N, "
@@ -221,6 +227,10 @@ class SwitchProcess:
         self.switch = self._load_switch(trace)
         # Hook for the egress queue model: what `--priority-queues` asked (None: not given).
         self.switch.priority_queues = options.priority_queues
+        try:
+            options.queues.apply(self.switch)
+        except PortConfigError as error:
+            raise SwitchError(str(error)) from None
         if options.pcap_dir is not None:
             try:
                 self.capture = PcapCapture(options.pcap_dir, options.interfaces)
@@ -394,6 +404,7 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
         pcap_dir=Path(args.pcap) if args.pcap is not None else None,
         plan=plan,
         seed=_parse_int("--seed", args.seed, 0, 2**63 - 1),
+        queues=QueuePlan.from_options(args.queue_depth, args.queue_rate),
     )
 
 

@@ -5,6 +5,10 @@ arrivals -> capture tap -> ingress loss -> pipeline (`switch.receive_batch` unde
 -> egress loss -> egress delay line -> capture tap -> departures.
 
 Nothing here reads a clock or a socket: callers pass `now` (monotonic seconds) and do the I/O.
+The switch's egress queues (when a rate is set) hold packets between its ingress and egress;
+`next_due()` includes their next departure and `release()` takes what has left them, so a
+caller that sleeps until `next_due()` drains them at their rate (the switch reads its own clock,
+which must be the caller's).
 Packets the pipeline sends to a port nobody bound are counted as `unbound` and dropped (as BMv2
 does for a port without an interface). The CPU port is never impaired: it is not a link.
 Every loss the impairment model injects is reported to the switch's trace (`link_loss`), when a
@@ -63,6 +67,8 @@ class Forwarder:
             if not spec.is_null and port != cpu_port:
                 self._impairments[port] = PortImpairment(spec, seed=seed, port=port)
         self._delay_line = DelayLine()
+        # test doubles without egress queues have no queue_next_due
+        self._queue_due = getattr(switch, "queue_next_due", None)
 
     # -- arrivals -------------------------------------------------------------------------------
     def forward(self, arrivals: list[tuple[int, bytes]], now: float) -> list[tuple[int, bytes]]:
@@ -123,14 +129,27 @@ class Forwarder:
                 tap.departed(port, data)
         return departures
 
-    # -- delayed packets ------------------------------------------------------------------------
+    # -- delayed and queued packets -------------------------------------------------------------
     def next_due(self) -> float | None:
-        """When the next delayed packet is due (monotonic seconds), or None."""
-        return self._delay_line.next_due()
+        """When the next delayed packet or egress-queue departure is due (seconds), or None."""
+        due = self._delay_line.next_due()
+        if self._queue_due is not None:
+            queued = self._queue_due()
+            if queued is not None and (due is None or queued < due):
+                due = queued
+        return due
 
     def release(self, now: float) -> list[tuple[int, bytes]]:
-        """Delayed packets now due, to send as (port, bytes)."""
-        return self._depart(self._delay_line.release(now))
+        """Packets now due (out of the switch's egress queues, then out of the delay line),
+        to send as (port, bytes)."""
+        departures = []
+        if self._queue_due is not None:
+            queued = self._queue_due()
+            if queued is not None and queued <= now:
+                departures = self._egress(self.switch.release_queued(), now)
+        if self._delay_line.next_due() is None:
+            return departures
+        return departures + self._depart(self._delay_line.release(now))
 
     @property
     def held(self) -> int:
@@ -138,8 +157,9 @@ class Forwarder:
         return len(self._delay_line)
 
     def discard_held(self) -> int:
-        """Forget delayed packets at shutdown; returns how many there were."""
-        return len(self._delay_line.drain())
+        """Forget delayed packets and packets in egress queues at shutdown; how many."""
+        queued = self.switch.discard_queued() if self._queue_due is not None else 0
+        return len(self._delay_line.drain()) + queued
 
     # -- reporting ------------------------------------------------------------------------------
     def summary_lines(self, names: dict[int, str] | None = None) -> list[str]:
@@ -151,6 +171,11 @@ class Forwarder:
             lines.append(f"port {port} ({label}): {self.counters[port].as_text()}")
         if self.unbound:
             lines.append(f"dropped to unbound ports: {self.unbound}")
+        if self._queue_due is not None:
+            drops = self.switch.queue_drops()
+            if drops:
+                lines.append("egress queue full, dropped: " + ", ".join(
+                    f"port {port} {count}" for port, count in sorted(drops.items())))
         return lines
 
 

@@ -58,13 +58,14 @@ class InProcessPorts:
         self._deliver(self.forwarder.forward(list(arrivals), now))
 
     def poll(self) -> int:
-        """Deliver delayed frames that are due by the clock; returns how many."""
+        """Deliver delayed frames and egress-queue departures due by the clock (the switch's
+        clock must be this one); returns how many."""
         due = self.forwarder.release(self.clock())
         self._deliver(due)
         return len(due)
 
     def next_due(self) -> float | None:
-        """Clock time at which the next delayed frame is due, or None."""
+        """Clock time at which the next delayed or queued frame is due, or None."""
         return self.forwarder.next_due()
 
     def take(self, port: int) -> list[bytes]:

@@ -139,6 +139,14 @@ class Switch:
     def priority_queues(self) -> int:
         return self.queues.priorities
 
+    @priority_queues.setter
+    def priority_queues(self, count: int | None) -> None:
+        """simple_switch's --priority-queues N (None: the default, 1). Set it before traffic:
+        the queues start over (empty, default depth and rate)."""
+        with self.lock:
+            self.queues = EgressQueues(1 if count is None else count)
+            self._rebuild_engine()
+
     def set_queue_depth(self, nb_pkts: int, port: int | None = None,
                         priority: int | None = None) -> None:
         """BMv2's set_queue_depth: every queue, one port's queues, or one priority of one."""
