@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from inaemu.experiment.config import (AGGREGATIONS, MAX_WORKERS, TOPOS, ConfigError,
-                                      RunConfig)
+from inaemu.experiment.config import (AGGREGATIONS, COMPILERS, MAX_WORKERS, TARGETS, TOPOS,
+                                      ConfigError, RunConfig)
 
 MIB = 1024 * 1024
 
@@ -96,6 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="result directory (default out/run-<UTC timestamp>)")
     parser.add_argument("--net", choices=("mininet", "sim"), default="mininet",
                         help="Mininet (root) or the in-process simulator (default mininet)")
+    parser.add_argument("--target", choices=TARGETS, default="inaemu",
+                        help="Mininet switches: inaemu switch, or the real simple_switch_grpc "
+                             "(on PATH or in /opt/p4ref/bin; no --loss, no --trace) "
+                             "(default inaemu)")
+    parser.add_argument("--compiler", choices=COMPILERS, default="inaemu",
+                        help="who compiles p4src/ina.p4: inaemu compile, or the real p4c-bm2-ss "
+                             "(Mininet only) (default inaemu)")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                         help="per algorithm: workers still running after it fail (default 120)")
     parser.add_argument("--tag", default="", metavar="PREFIX",
@@ -140,7 +147,8 @@ def config_from(args: argparse.Namespace) -> RunConfig:
                      pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed,
                      net=args.net, timeout=args.timeout,
                      tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker),
-                     pcap=args.pcap, trace=args.trace, **shape)
+                     pcap=args.pcap, trace=args.trace, target=args.target,
+                     compiler=args.compiler, **shape)
 
 
 def _cleanup(cfg: RunConfig, args_out: Path | None) -> int:
@@ -155,6 +163,17 @@ def _cleanup(cfg: RunConfig, args_out: Path | None) -> int:
         print(f"run: cleanup: removed {item}")
     print(f"run: cleanup: {len(removed)} leftovers of {cfg.topology().name} removed")
     return 0
+
+
+def _missing_tool(cfg: RunConfig) -> str | None:
+    """What the reference toolchain lacks for `--target bmv2` / `--compiler p4c`, or None."""
+    from topologies.mininet_switch import missing_tool_message, reference_tool
+    needed = {"--target bmv2": "simple_switch_grpc" if cfg.target == "bmv2" else None,
+              "--compiler p4c": "p4c-bm2-ss" if cfg.compiler == "p4c" else None}
+    for option, tool in needed.items():
+        if tool and reference_tool(tool) is None:
+            return f"{option}: {missing_tool_message(tool)}"
+    return None
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -173,6 +192,10 @@ def run(args: argparse.Namespace) -> int:
         cfg = config_from(args)
     except ConfigError as error:
         print(f"inaemu run: error: {error}", file=sys.stderr)
+        return 2
+    missing = None if args.cleanup else _missing_tool(cfg)
+    if missing:
+        print(f"inaemu run: error: {missing}", file=sys.stderr)
         return 2
     if cfg.net == "mininet" and os.geteuid() != 0:
         print("inaemu run: Mininet needs root; try --net sim", file=sys.stderr)

@@ -220,7 +220,8 @@ def cleanup(topology: Topology) -> list[str]:
     """Remove what a network of this topology left behind when its Python process was killed.
 
     Only this topology's things, found by exact identity: switch processes whose command line is
-    `... switch ... --grpc-server-addr 127.0.0.1:<its grpc_port>`, Mininet host shells whose last
+    `... switch ... --grpc-server-addr 127.0.0.1:<its grpc_port>` (or `simple_switch_grpc ...`
+    with that address), Mininet host shells whose last
     argument is `mininet:<its host name>`, and `<its switch>-eth<port>` interfaces. Do not call it
     while that network is running. Returns what it removed, for the caller to report.
     """
@@ -228,7 +229,8 @@ def cleanup(topology: Topology) -> list[str]:
     shells = {f"mininet:{h.name}" for h in topology.hosts}
     removed = []
     for pid, argv in _process_table().items():
-        is_switch = "switch" in argv and any(a in addresses for a in argv)
+        is_switch = ("switch" in argv or Path(argv[0] if argv else "").name
+                     == "simple_switch_grpc") and any(a in addresses for a in argv)
         is_shell = bool(argv) and argv[-1] in shells
         if is_switch or is_shell:
             try:

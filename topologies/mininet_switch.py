@@ -7,6 +7,9 @@ P4Runtime. Its output goes to `<run_dir>/<name>.out` (plus `--log-file <name>.lo
 `<name>-pcap/` with `pcap=True`). `start()` returns once the switch is ready (its "ready" line for inaemu, an accepting
 gRPC port for BMv2) and raises `SwitchStartFailed` with the tail of its output otherwise; `stop()`
 sends SIGTERM, waits, and kills as a last resort. Everything else is Mininet's `Switch`.
+
+`target="bmv2"` runs the real `simple_switch_grpc`, found on PATH or in the reference toolchain
+(`$INAEMU_P4REF/bin`, else /opt/p4ref/bin; `reference_tool`); it has no loss/delay model.
 """
 
 from __future__ import annotations
@@ -26,6 +29,27 @@ from mininet.node import Switch
 
 TARGETS = ("inaemu", "bmv2")
 READY_MARK = "inaemu switch ready"
+REFERENCE_ROOT = "/opt/p4ref"
+THRIFT_OFFSET = 10000     # BMv2 always serves Thrift: grpc_port ± this, away from gRPC ports
+
+
+def reference_tool(name: str) -> Path | None:
+    """`simple_switch_grpc`, `p4c-bm2-ss`...: on PATH, else in $INAEMU_P4REF/bin or
+    /opt/p4ref/bin; None when it is nowhere (inaemu never needs it)."""
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    for root in (os.environ.get("INAEMU_P4REF"), REFERENCE_ROOT):
+        if root:
+            path = Path(root) / "bin" / name
+            if path.is_file() and os.access(path, os.X_OK):
+                return path
+    return None
+
+
+def missing_tool_message(name: str) -> str:
+    return (f"{name} is not on PATH nor in {REFERENCE_ROOT}/bin "
+            "(install BMv2/p4c or set INAEMU_P4REF)")
 
 
 class SwitchStartFailed(RuntimeError):
@@ -61,9 +85,11 @@ class P4Switch(Switch):
                  ready_timeout: float = 30.0, **params):
         if target not in TARGETS:
             raise ValueError(f"{name}: target must be one of {', '.join(TARGETS)}, not {target!r}")
+        self.executable = reference_tool("simple_switch_grpc") if target == "bmv2" else None
         if target == "bmv2":
-            if shutil.which("simple_switch_grpc") is None:
-                raise ValueError(f"{name}: target 'bmv2' needs simple_switch_grpc on PATH")
+            if self.executable is None:
+                raise ValueError(f"{name}: target 'bmv2': "
+                                 f"{missing_tool_message('simple_switch_grpc')}")
             if any(i.loss or i.delay_ms for i in (impairments or {}).values()):
                 raise ValueError(f"{name}: simple_switch_grpc has no per-port loss/delay")
         params["inNamespace"] = False
@@ -98,8 +124,11 @@ class P4Switch(Switch):
         if self.pcap:
             logs += ["--pcap", str(self._run_dir() / f"{self.name}-pcap")]
         if self.target == "bmv2":
-            return ["simple_switch_grpc", *program, "--device-id", str(self.device_id),
-                    *interfaces, *logs, "--thrift-port", str(9090 + self.device_id),
+            thrift = self.grpc_port + THRIFT_OFFSET
+            if thrift > 65535:
+                thrift = self.grpc_port - THRIFT_OFFSET
+            return [str(self.executable), *program, "--device-id", str(self.device_id),
+                    *interfaces, *logs, "--thrift-port", str(thrift),
                     "--", "--grpc-server-addr", address]
         impair: list[str] = []
         for port, spec in sorted(self.impairments.items()):

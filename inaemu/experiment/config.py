@@ -19,6 +19,8 @@ ALGOS = ("ina", "ring")
 NETS = ("mininet", "sim")
 TOPOS = ("star", "leaf-spine", "fat-tree")
 AGGREGATIONS = ("tree", "single")
+TARGETS = ("inaemu", "bmv2")     # the switch: inaemu switch, or the real simple_switch_grpc
+COMPILERS = ("inaemu", "p4c")    # who compiles ina.p4: inaemu compile, or p4c-bm2-ss
 MAX_FAT_TREE_K = 8      # 128 hosts, 80 switches: already more than 2 cores emulate usefully
 MAX_WORKERS = 32        # the switch's worker bitmap
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +59,8 @@ class RunConfig:
     hosts_per_leaf: int = 2
     oversubscription: float = 1.0
     aggregation: str | None = None        # tree | single; None: tree on multi-tier, single on star
+    target: str = "inaemu"                # Mininet switches: inaemu | bmv2 (simple_switch_grpc)
+    compiler: str = "inaemu"              # ina.p4 -> BMv2 JSON + P4Info: inaemu | p4c
 
     def __post_init__(self) -> None:
         if not self.algos or any(a not in ALGOS for a in self.algos):
@@ -92,11 +96,28 @@ class RunConfig:
             raise ConfigError(f"tag: at most 3 letters or digits, got {self.tag!r}")
         if not 1024 <= self.grpc_base <= 65000:
             raise ConfigError(f"grpc base: expected a port in 1024..65000, got {self.grpc_base}")
+        self._check_toolchain()
         for worker, at in self.kill:
             if not 0 <= worker < self.workers * self.jobs or not 0 <= at < 1e6:
                 raise ConfigError(f"kill: worker {worker} at {at:g} s is not a worker of this run "
                                   f"(0..{self.workers * self.jobs - 1}) at a time >= 0")
         self._check_shape()
+
+    def _check_toolchain(self) -> None:
+        """Which switch and compiler; real BMv2 only where it can run the whole experiment."""
+        if self.target not in TARGETS:
+            raise ConfigError(f"target: expected inaemu or bmv2, got {self.target!r}")
+        if self.compiler not in COMPILERS:
+            raise ConfigError(f"compiler: expected inaemu or p4c, got {self.compiler!r}")
+        if self.net == "sim" and (self.target, self.compiler) != ("inaemu", "inaemu"):
+            raise ConfigError(f"--net sim runs inaemu's own runtime and compiler; --target "
+                              f"{self.target} --compiler {self.compiler} needs --net mininet")
+        if self.target == "bmv2" and self.loss:
+            raise ConfigError("loss: simple_switch_grpc has no loss model (inaemu emulates loss "
+                              "in its switch); use --target inaemu or --loss 0")
+        if self.target == "bmv2" and self.trace:
+            raise ConfigError("trace: `inaemu trace` reads inaemu switch logs; use --target "
+                              "inaemu (--pcap captures BMv2's ports)")
 
     def _check_shape(self) -> None:
         """The topology's own settings, and whether its hosts hold every job's workers."""

@@ -3,8 +3,9 @@ process per worker host, INA then the ring on the same network. Needs root.
 
 Order, and why:
 1. compile p4src/ina.p4 with -D INA_K=k into the run directory (the files are part of the
-   evidence of the run);
-2. start the network (`MininetNetwork`: one `inaemu switch` per switch, with no program), then
+   evidence of the run), by inaemu or by the real p4c-bm2-ss (`--compiler p4c`);
+2. start the network (`MininetNetwork`: one `inaemu switch` per switch, or the real
+   `simple_switch_grpc` with `--target bmv2`, with no program), then
    push the program, the host routes and the jobs with the controller — switches are configured
    only over P4Runtime, as real ones would be. A job aggregates along a tree over every tier
    (`controller.trees.TreeJobs`; each worker sends to its own switch as its member id there)
@@ -45,11 +46,24 @@ POLL_S = 0.1
 PROGRESS_EVERY_S = 5.0
 
 
-def compile_ina(k: int, out_dir: Path) -> tuple[Path, Path]:
-    """ina.p4 for k values per packet, written as out_dir/ina.json + ina.p4info.txtpb."""
+def compile_ina(k: int, out_dir: Path, compiler: str = "inaemu") -> tuple[Path, Path]:
+    """ina.p4 for k values per packet, written as out_dir/ina.json + ina.p4info.txtpb, by
+    inaemu's compiler or by the real p4c-bm2-ss (same command line as the tutorials')."""
+    json_path, p4info_path = out_dir / "ina.json", out_dir / "ina.p4info.txtpb"
+    if compiler == "p4c":
+        from topologies.mininet_switch import missing_tool_message, reference_tool
+        p4c = reference_tool("p4c-bm2-ss")
+        if p4c is None:
+            raise RuntimeError(missing_tool_message("p4c-bm2-ss"))
+        done = subprocess.run([str(p4c), "--p4v", "16", "-D", f"INA_K={k}", "--p4runtime-files",
+                               str(p4info_path), "-o", str(json_path), str(INA_P4)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            tail = "; ".join(done.stderr.strip().splitlines()[-3:])
+            raise RuntimeError(f"p4c-bm2-ss failed on {INA_P4.name} ({done.returncode}): {tail}")
+        return p4info_path, json_path
     from p4switch.compiler import compile_file   # the orchestrator compiles, never the controller
     build = compile_file(str(INA_P4), defines={"INA_K": str(k)})
-    json_path, p4info_path = out_dir / "ina.json", out_dir / "ina.p4info.txtpb"
     json_path.write_text(json.dumps(build.bmv2))
     p4info_path.write_text(build.p4info_text())
     return p4info_path, json_path
@@ -61,13 +75,15 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
 
     topology = cfg.topology()
     job_hosts = cfg.job_hosts(topology)
-    p4info, config = compile_ina(cfg.elems_k, out_dir)
-    progress(f"run: compiled {INA_P4.name} with INA_K={cfg.elems_k} into {out_dir}")
+    p4info, config = compile_ina(cfg.elems_k, out_dir, cfg.compiler)
+    compiler = "p4c-bm2-ss" if cfg.compiler == "p4c" else "inaemu compile"
+    progress(f"run: compiled {INA_P4.name} with INA_K={cfg.elems_k} by {compiler} into {out_dir}")
     started = time.monotonic()
+    switch = "simple_switch_grpc" if cfg.target == "bmv2" else "inaemu switch"
     with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed,
-                        trace=cfg.trace, pcap=cfg.pcap or cfg.trace) as net:
+                        trace=cfg.trace, pcap=cfg.pcap or cfg.trace, target=cfg.target) as net:
         progress(f"run: mininet: {topology.name} up ({len(topology.hosts)} hosts, "
-                 f"{len(topology.switches)} switch(es), loss {cfg.loss:g}%, "
+                 f"{len(topology.switches)} {switch} switch(es), loss {cfg.loss:g}%, "
                  f"bw {cfg.bw_mbps or 'unlimited'}) in {time.monotonic() - started:.1f} s")
         with Fabric(topology, progress=lambda line: None) as fabric:
             fabric.push_pipeline(p4info, config)
