@@ -11,6 +11,11 @@ Order of work for one frame: when its service starts, the pipeline runs (`receiv
 switch's clock reading the virtual time), which tells how many copies it makes; the copies leave
 on their egress links when the service time has passed. A copy to a port with no link (or to
 the CPU port) is counted in `unrouted` and discarded.
+
+Egress queues (when a drain rate is set on the runtime, `switch.set_queue_rate`): a copy that
+has to wait is held by the runtime between ingress and egress; an event at the runtime's next
+departure time (virtual) runs egress for what is due and sends it on its link at once. With no
+rate set no such event ever exists.
 """
 
 from __future__ import annotations
@@ -87,6 +92,7 @@ class SwitchNode:
         self.runtime_wall_s = 0.0   # wall time spent inside the runtime (not a counter: it varies)
         self._waiting: deque[tuple[int, bytes]] = deque()
         self._busy = False
+        self._drain_event = None    # the pending departure from the runtime's egress queues
         self.recorder = None        # an inaemu.trace SwitchRecorder in traced runs, else None
 
     # -- control plane --------------------------------------------------------------------------
@@ -137,8 +143,30 @@ class SwitchNode:
         self.counters.processed += 1
         self.counters.busy_s += service
         self.loop.after(service, self._finish, outputs)
+        self._schedule_drain()
 
-    def _finish(self, outputs: list[tuple[int, bytes]]) -> None:
+    def _schedule_drain(self) -> None:
+        """An event at the egress queues' next departure, if any (one pending at a time)."""
+        due = self.switch.queue_next_due()
+        if due is None:
+            return
+        event = self._drain_event
+        if event is not None and event.pending:
+            if event.time <= due:
+                return
+            event.cancel()
+        self._drain_event = self.loop.at(due, self._drain)
+
+    def _drain(self) -> None:
+        self._drain_event = None
+        switch = self.switch
+        started = time.perf_counter()
+        outputs = switch.release_queued()
+        self.runtime_wall_s += time.perf_counter() - started
+        self._emit(outputs)
+        self._schedule_drain()
+
+    def _emit(self, outputs: list[tuple[int, bytes]]) -> None:
         egress = self.egress
         for port, out in outputs:
             link = egress.get(port)
@@ -147,6 +175,9 @@ class SwitchNode:
                 continue
             self.counters.emitted += 1
             link.send(out)
+
+    def _finish(self, outputs: list[tuple[int, bytes]]) -> None:
+        self._emit(outputs)
         if self._waiting:
             self._serve(*self._waiting.popleft())
         else:
