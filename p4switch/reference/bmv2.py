@@ -174,7 +174,7 @@ class SimpleSwitch:
                 continue                               # lost the port to someone: retry
             text = "\n".join(line for line in self.log.lines
                              if "program-options parser" not in line)
-            raise SwitchRefused(f"simple_switch refused {self.json_path}:\n{_tail(text)}")
+            raise SwitchRefused(f"simple_switch refused {self.json_path}:\n{_head(text)}")
         else:
             raise Bmv2Error("simple_switch could not get a free thrift port")
         self._socket = PacketSocket(ipc, timeout_s=self.packet_timeout_s)
@@ -306,6 +306,13 @@ def _cli_python(cli: Path) -> str:
     if parts and parts[0].endswith("env") and len(parts) > 1:
         return parts[1]
     return parts[0] if parts else "python3"
+
+
+def _head(text: str, lines: int = 8) -> str:
+    """The first lines (simple_switch says what is wrong first, then dumps the JSON)."""
+    rows = text.strip().splitlines()
+    more = f"\n(... {len(rows) - lines} more lines)" if len(rows) > lines else ""
+    return "\n".join(rows[:lines]) + more
 
 
 def _tail(text: str, lines: int = 25) -> str:
