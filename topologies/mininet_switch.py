@@ -37,7 +37,7 @@ def reference_tool(name: str) -> Path | None:
     """`simple_switch_grpc`, `p4c-bm2-ss`...: on PATH, else in $INAEMU_P4REF/bin or
     /opt/p4ref/bin; None when it is nowhere (inaemu never needs it)."""
     found = shutil.which(name)
-    if found:
+    if found and not _is_inaemu_shim(Path(found)):
         return Path(found)
     for root in (os.environ.get("INAEMU_P4REF"), REFERENCE_ROOT):
         if root:
@@ -45,6 +45,16 @@ def reference_tool(name: str) -> Path | None:
             if path.is_file() and os.access(path, os.X_OK):
                 return path
     return None
+
+
+def _is_inaemu_shim(path: Path) -> bool:
+    """`inaemu shims` wrappers on PATH are inaemu itself, not the reference tool (they carry
+    inaemu.shims.SHIM_MARK near their start)."""
+    try:
+        with open(path, "rb") as f:
+            return b"# inaemu shim" in f.read(200)
+    except OSError:
+        return False
 
 
 def missing_tool_message(name: str) -> str:
