@@ -23,6 +23,7 @@ MAX_INGRESS_PASSES = 64    # resubmits + recirculations of one received packet
 MAX_EGRESS_COPIES = 4096   # egress runs for one received packet (replicas and clones)
 MASK48 = (1 << 48) - 1
 MASK32 = (1 << 32) - 1
+US_ROUNDING = 1e-6   # in us: 50.01 s - 50 s is 9999.99999999 us in floats; count it as 10000
 
 
 class Engine:
@@ -98,7 +99,7 @@ class Engine:
                 return outputs
             departure, eport, priority, item, left = due
             f, v, payload, rid, length, port, enq_us = item
-            deq_us = (departure - origin) * 1e6
+            deq_us = (departure - origin) * 1e6 + US_ROUNDING
             f[self.deq_timedelta] = (int(deq_us) - enq_us) & MASK32
             f[self.deq_qdepth] = left
             f[self.qid] = priority
@@ -227,7 +228,7 @@ class Engine:
         queues, program = self.queues, self.program
         priority = f[self.priority] if self.priority is not None else 0
         now = program.clock()
-        now_us = (now - program.clock_origin) * 1e6
+        now_us = (now - program.clock_origin) * 1e6 + US_ROUNDING
         enq_us = int(now_us)
         f[self.enq_ts] = enq_us & MASK32
         if not queues.active and priority < queues.priorities:
