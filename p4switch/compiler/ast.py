@@ -261,6 +261,34 @@ class Empty(Stmt):
     pass
 
 
+@dataclass(eq=False)
+class For(Stmt):
+    """`for (init; cond; update) body` (P4_16 1.2.4); the checker unrolls it (`loops.py`)."""
+    init: list  # VarDecl | Assign
+    cond: Optional[Expr]
+    update: list  # Assign | CallStmt
+    body: Stmt
+
+
+@dataclass(eq=False)
+class ForIn(Stmt):
+    """`for (T x in collection) body`: a range `a .. b`, a list `{...}` or a header stack."""
+    type_ref: TypeRef
+    name: str
+    collection: Expr
+    body: Stmt
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
 # ---- declarations --------------------------------------------------------------------------
 @dataclass(eq=False)
 class Decl(Node):

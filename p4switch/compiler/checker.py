@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import ast as A
 from .constfold import fold
 from .check_exprs import ExpressionChecker
+from .loops import LoopUnroller
 from .errors import CompileError, Reporter
 from .priorities import assign_priorities
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
@@ -33,7 +34,7 @@ class Scope:
         return None
 
 
-class Checker(ExpressionChecker):
+class Checker(ExpressionChecker, LoopUnroller):
     def __init__(self, program: A.Program, reporter: Reporter, tracker=None):
         self.tracker = tracker
         self.program = program
@@ -44,6 +45,8 @@ class Checker(ExpressionChecker):
         self.type_cache: dict[int, Type] = {}
         self.type_params: list[set[str]] = []
         self.current_return: Type | None = None
+        self.loop_names: set[str] = set()
+        self.preludes: list[list] = []  # statements hoisted before the one being checked
 
     # ---- entry ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -277,8 +280,7 @@ class Checker(ExpressionChecker):
                 raise self.fail(st, f"state '{st.name}' is built in and cannot be redefined")
         for st in d.states:
             ss = Scope(s)
-            for stmt in st.stmts:
-                self.stmt(stmt, ss, in_action=False, in_parser=True)
+            st.stmts = self.statements(st.stmts, ss, in_action=False, in_parser=True)
             tr = st.transition
             if tr is None:
                 continue
@@ -427,16 +429,46 @@ class Checker(ExpressionChecker):
             self.assignable(p.type, a.value, a.value)
 
     # ---- statements -------------------------------------------------------------------------
-    def block(self, b: A.Block, s: Scope, in_action: bool) -> None:
-        inner = Scope(s)
-        for stmt in b.stmts:
-            self.stmt(stmt, inner, in_action)
+    def block(self, b: A.Block, s: Scope, in_action: bool, in_parser: bool = False) -> None:
+        self.block_in(b, Scope(s), in_action, in_parser)
 
-    def stmt(self, st, s: Scope, in_action: bool, in_parser: bool = False) -> None:
+    def block_in(self, b: A.Block, inner: Scope, in_action: bool, in_parser: bool = False) -> None:
+        b.stmts = self.statements(b.stmts, inner, in_action, in_parser)
+
+    def statements(self, stmts: list, s: Scope, in_action: bool, in_parser: bool = False) -> list:
+        """Checks statements in order; a statement may be replaced (a loop by its unrolled
+        copies) or preceded by statements hoisted out of it (`self.preludes`)."""
+        out = []
+        for st in stmts:
+            self.preludes.append([])
+            try:
+                new = self.stmt(st, s, in_action, in_parser)
+            finally:
+                hoisted = self.preludes.pop()
+            out.extend(hoisted)
+            out.append(st if new is None else new)
+        return out
+
+    def hoist(self, decl: A.VarDecl, s: Scope) -> None:
+        """Declares (and checks) `decl` just before the statement being checked."""
+        self.var_decl(decl, s)
+        self.preludes[-1].append(decl)
+
+    def stmt(self, st, s: Scope, in_action: bool, in_parser: bool = False):
         if self.tracker is not None:
             self.tracker.at(st)
         if isinstance(st, A.Block):
-            self.block(st, s, in_action)
+            self.block(st, s, in_action, in_parser)
+        elif isinstance(st, (A.For, A.ForIn)):
+            if in_parser:
+                raise self.fail(st, "a for loop is not allowed in a parser state (P4_16 allows "
+                                    "loops in controls, actions and functions)")
+            if isinstance(st, A.For):
+                return self.unroll_for(st, s, in_action)
+            return self.unroll_for_in(st, s, in_action)
+        elif isinstance(st, (A.Break, A.Continue)):
+            kind = "break" if isinstance(st, A.Break) else "continue"
+            raise self.fail(st, f"'{kind}' outside a for loop")
         elif isinstance(st, A.Assign):
             self.expr(st.lhs, s)
             self.lvalue(st.lhs)
@@ -453,9 +485,13 @@ class Checker(ExpressionChecker):
             self.expr(st.cond, s, expected=BOOL)
             if st.cond.type != BOOL:
                 raise self.fail(st.cond, f"condition must be bool, not {st.cond.type.describe()}")
-            self.stmt(st.then, Scope(s), in_action, in_parser)
+            if not isinstance(st.then, A.Block):
+                st.then = A.Block(st.then.loc, [st.then])
+            self.stmt(st.then, s, in_action, in_parser)
             if st.other is not None:
-                self.stmt(st.other, Scope(s), in_action, in_parser)
+                if not isinstance(st.other, A.Block):
+                    st.other = A.Block(st.other.loc, [st.other])
+                self.stmt(st.other, s, in_action, in_parser)
         elif isinstance(st, A.VarDecl):
             self.var_decl(st, s)
         elif isinstance(st, A.Switch):

@@ -1,6 +1,6 @@
 """Stage 2a: tokens. Splits preprocessed text into located tokens.
 
-`>>` is never produced: two `>` tokens with `adjacent` set let the parser close nested generics
+`>>` (and `>>=`) is never produced: two `>` tokens (`>` then `>=`) with `adjacent` set let the parser close nested generics
 (`bit<bit<8>>`-style) and still read a right shift.
 """
 
@@ -13,13 +13,15 @@ from .errors import Location, Reporter
 from .preprocess import PreprocessedSource
 
 KEYWORDS = frozenset("""
-abstract action apply bit bool const control default else enum error exit extern false header
+abstract action apply bit bool break const continue control default else enum error exit extern
+false for header
 header_union if in inout int list match_kind out package parser return select state string struct
 switch table transition true tuple type typedef varbit void value_set this
 """.split())
 
 # longest first
-_PUNCT = ["&&&", "|+|", "|-|", "<<", "<=", ">=", "==", "!=", "&&", "||", "++", "..", "+", "-",
+_PUNCT = ["|+|=", "|-|=", "<<=", "&&&", "|+|", "|-|", "+=", "-=", "*=", "/=", "%=", "&=", "|=",
+          "^=", "<<", "<=", ">=", "==", "!=", "&&", "||", "++", "..", "+", "-",
           "*", "/", "%", "&", "|", "^", "~", "!", "<", ">", "=", "(", ")", "{", "}", "[", "]",
           ";", ":", ",", ".", "?", "@", "_"]
 

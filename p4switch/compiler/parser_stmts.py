@@ -15,6 +15,9 @@ BINARY_LEVELS = [["||"], ["&&"], ["==", "!="], ["<", ">", "<=", ">="], ["|"], ["
                  ["<<", ">>"], ["++", "+", "-", "|+|", "|-|"], ["*", "/", "%"]]
 
 
+COMPOUND_TOKENS = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", "|+|=", "|-|="}
+
+
 class StatementParser:
     """Types, statements and expressions; relies on the token helpers of `parser.Parser`."""
 
@@ -126,6 +129,12 @@ class StatementParser:
         if t.kind == "kw":
             if t.text == "if":
                 return self.parse_if()
+            if t.text == "for":
+                return self.parse_for()
+            if t.text in ("break", "continue"):
+                self.advance()
+                self.expect(";")
+                return A.Break(t.loc) if t.text == "break" else A.Continue(t.loc)
             if t.text == "switch":
                 return self.parse_switch()
             if t.text == "exit":
@@ -139,7 +148,9 @@ class StatementParser:
                 return A.Return(t.loc, value)
             if t.text == "const":
                 c = self.parse_const(anns)
-                return A.VarDecl(c.loc, c.type_ref, c.name, c.value, anns)
+                d = A.VarDecl(c.loc, c.type_ref, c.name, c.value, anns)
+                d.is_const = True
+                return d
         if t.text == ";" and t.kind != "str":
             self.advance()
             return A.Empty(t.loc)
@@ -150,23 +161,95 @@ class StatementParser:
             type_ref = self.parse_type_ref()
             if self.at("("):
                 return self.parse_instantiation(type_ref, anns)
-            name = self.expect_name("a variable name")
-            init = None
-            if self.accept("="):
-                init = self.parse_expression()
+            decl = self._variable_rest(type_ref, anns)
             self.expect(";")
-            return A.VarDecl(name.loc, type_ref, name.text, init, anns)
+            return decl
+        st = self.parse_assignment_or_call()
+        if isinstance(st, A.Assign):
+            self.expect(";")
+        else:
+            self.expect(";", "';' after the statement")
+        return st
+
+    def _variable_rest(self, type_ref: A.TypeRef, anns) -> A.VarDecl:
+        name = self.expect_name("a variable name")
+        init = None
+        if self.accept("="):
+            init = self.parse_expression()
+        return A.VarDecl(name.loc, type_ref, name.text, init, anns)
+
+    def parse_assignment_or_call(self) -> A.Stmt:
+        """`lvalue = e`, `lvalue op= e` or a call, without the ';'."""
         lhs = self.parse_expression()
-        if self.at("="):
+        if self.at("=") and self.tok.kind != "str":
             self.advance()
+            return A.Assign(lhs.loc, lhs, self.parse_expression())
+        op = self._compound_op()
+        if op is not None:
+            # `a op= b` is `a = a op b` with the lvalue evaluated once: both sides share the one
+            # lvalue node, so a call hoisted out of its index (checker) runs once
             rhs = self.parse_expression()
-            self.expect(";")
-            return A.Assign(lhs.loc, lhs, rhs)
-        self.expect(";", "';' after the statement")
+            return A.Assign(lhs.loc, lhs, A.Binary(lhs.loc, op, lhs, rhs))
         if not isinstance(lhs, A.Call):
             raise self.error("this expression is not a statement (expected an assignment or a call)",
                              lhs.loc)
         return A.CallStmt(lhs.loc, lhs)
+
+    def _compound_op(self) -> str | None:
+        t = self.tok
+        if t.kind in COMPOUND_TOKENS:
+            self.advance()
+            return t.kind[:-1]
+        if t.text == ">" and t.adjacent and self.peek().text == ">=" and t.kind != "str":
+            self.advance()
+            self.advance()
+            return ">>"
+        return None
+
+    def parse_for(self) -> A.Stmt:
+        """Both forms of P4_16 1.2.4: `for (init; cond; update)` and `for (T x in e)`."""
+        t = self.expect("for")
+        self.expect("(")
+        anns = self.parse_annotations()
+        if self.starts_type() and self._declaration_follows() and self.peek(
+                self._type_length()).kind == "id" and self.peek(self._type_length() + 1).text == "in":
+            type_ref = self.parse_type_ref()
+            name = self.expect_name("a loop variable name")
+            self.expect("in")
+            collection = self.parse_expression()
+            if self.at(".."):
+                self.advance()
+                collection = A.Range(collection.loc, collection, self.parse_expression())
+            self.expect(")")
+            return A.ForIn(t.loc, type_ref, name.text, collection, self.parse_statement())
+        init = []
+        while not self.at(";"):
+            if self.starts_type() and self._declaration_follows():
+                init.append(self._variable_rest(self.parse_type_ref(), anns))
+            else:
+                init.append(self.parse_assignment_or_call())
+            anns = []
+            if not self.accept(","):
+                break
+        self.expect(";", "';' after the for loop's initialisation")
+        cond = None if self.at(";") else self.parse_expression()
+        self.expect(";", "';' after the for loop's condition")
+        update = []
+        while not self.at(")"):
+            update.append(self.parse_assignment_or_call())
+            if not self.accept(","):
+                break
+        self.expect(")", "')' after the for loop's update")
+        return A.For(t.loc, init, cond, update, self.parse_statement())
+
+    def _type_length(self) -> int:
+        """How many tokens the type starting here spans (speculatively parsed)."""
+        saved = self.pos
+        try:
+            self.parse_type_ref()
+            return self.pos - saved
+        finally:
+            self.pos = saved
 
     def _declaration_follows(self) -> bool:
         """After a type name: a declaration (`T x`, `T<..> x`, `T[4] x`, `T(...) x;`)?"""

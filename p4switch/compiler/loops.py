@@ -1,0 +1,294 @@
+"""Stage 3 (continued): `for` loops (P4_16 1.2.4), unrolled while checking.
+
+BMv2 has no loops in a control, so a loop must become straight-line code. Both forms are unrolled:
+`for (init; cond; update)` by running init, cond and update at compile time (they may only involve
+the variables the loop declares, and the body may not assign them), and `for (T x in c)` over a
+range `a .. b`, a list `{...}` or a header stack. In each copy of the body the loop variable is a
+constant (a stack element is copied into a local), so a loop index is a constant stack index.
+`break` and `continue` become boolean flags that guard the rest of the body and later iterations.
+
+p4c 1.2.5's BMv2 back end accepts the C form but drops the loop (the body runs once with the
+variable uninitialised) and refuses the `in` form ("BMV2 does not support for-in loops"); both are
+valid P4_16, and the unrolled code is plain BMv2 JSON.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from . import ast as A
+from .constfold import fold
+from .types import BOOL, INT, BitT, IntT, StackT
+
+MAX_ITERATIONS = 1024
+
+
+class LoopUnroller:
+    """A mixin of `checker.Checker`: `unroll_for`/`unroll_for_in` return the checked Block."""
+
+    def unroll_for(self, st: A.For, s, in_action: bool) -> A.Block:
+        loop_scope = type(s)(s)
+        values: dict[str, object] = {}
+        decls: dict[str, tuple] = {}
+        outer = []  # variables declared before the loop: they keep their final value
+        for init in st.init:
+            if isinstance(init, A.Assign) and isinstance(init.lhs, A.Name):
+                d = s.lookup(init.lhs.name)
+                if isinstance(d, A.VarDecl) and not getattr(d, "is_const", False):
+                    init = A.VarDecl(init.loc, d.type_ref, d.name, init.rhs)
+                    outer.append(d.name)
+            if not isinstance(init, A.VarDecl) or init.init is None:
+                raise self.fail(init, "for loop: inaemu unrolls loops, so the initialisation may "
+                                      "only declare or set the loop variables (`bit<8> i = 0`)")
+            t = self.resolve_type(init.type_ref, s)
+            if not isinstance(t, (BitT, IntT)):
+                raise self.fail(init, f"for loop: a loop variable must be a number, not "
+                                      f"{t.describe()}")
+            decls[init.name] = (t, init)
+            values[init.name] = self._loop_constant(init.init, t, loop_scope, values, decls,
+                                                    "its initial value")
+        for name in decls:
+            self._refuse_assignments(st.body, name)
+        for u in st.update:
+            if not (isinstance(u, A.Assign) and isinstance(u.lhs, A.Name) and u.lhs.name in decls):
+                raise self.fail(u, "for loop: inaemu unrolls loops, so the update may only "
+                                   "assign the loop variables")
+        iterations = []
+        while True:
+            if st.cond is not None:
+                go = self._loop_constant(st.cond, BOOL, loop_scope, values, decls,
+                                         "its condition")
+                if not go:
+                    break
+            iterations.append(dict(values))
+            if len(iterations) > MAX_ITERATIONS:
+                raise self.fail(st, f"for loop runs more than {MAX_ITERATIONS} times; inaemu "
+                                    "unrolls loops")
+            for u in st.update:
+                t = decls[u.lhs.name][0]
+                values[u.lhs.name] = self._loop_constant(u.rhs, t, loop_scope, values, decls,
+                                                         "its update")
+        bindings = [[self._const_binding(st, name, decls[name][0], v) for name, v in it.items()]
+                    for it in iterations]
+        block = self._unrolled(st, bindings, s, in_action)
+        for name in outer:
+            final = A.Assign(st.loc, A.Name(st.loc, name), A.IntLit(st.loc, values[name]))
+            self.stmt(final, s, in_action)
+            block.stmts.append(final)
+        return block
+
+    def unroll_for_in(self, st: A.ForIn, s, in_action: bool) -> A.Block:
+        t = self.resolve_type(st.type_ref, s)
+        c = st.collection
+        assigned = self._assigns(st.body, st.name)
+        bindings = []
+        if isinstance(c, A.Range):
+            lo = self.const_int(c.low, s, "a loop range bound")
+            hi = self.const_int(c.high, s, "a loop range bound")
+            if hi - lo >= MAX_ITERATIONS:
+                raise self.fail(st, f"for loop runs more than {MAX_ITERATIONS} times; inaemu "
+                                    "unrolls loops")
+            items = [A.IntLit(c.loc, v) for v in range(lo, hi + 1)]
+        elif isinstance(c, A.ListExpr):
+            items = c.items
+        else:
+            ct = self.expr(c, s)
+            if not isinstance(ct, StackT):
+                raise self.fail(c, f"for loop: cannot iterate over {ct.describe()} (a range "
+                                   "`a .. b`, a list `{...}` or a header stack)")
+            items = [A.Index(c.loc, copy.deepcopy(c), A.IntLit(c.loc, k)) for k in range(ct.size)]
+        for item in items:
+            if not assigned and isinstance(t, (BitT, IntT)):
+                probe = copy.deepcopy(item)
+                self.expr(probe, s, expected=t)
+                v = fold(probe)
+                if v is not None and not isinstance(v, bool):
+                    bindings.append([self._const_binding(st, st.name, t, v)])
+                    continue
+            var = A.VarDecl(st.loc, st.type_ref, st.name, copy.deepcopy(item))
+            bindings.append([var])
+        return self._unrolled(st, bindings, s, in_action)
+
+    # ---- helpers ----------------------------------------------------------------------------
+    def _loop_constant(self, e, t, loop_scope, values, decls, what):
+        for name, v in values.items():
+            loop_scope.names[name] = self._const_binding(e, name, decls[name][0], v)
+        probe = copy.deepcopy(e)
+        self.expr(probe, loop_scope, expected=t)
+        if t == BOOL and probe.type != BOOL:
+            raise self.fail(e, f"a for loop's condition must be bool, not {probe.type.describe()}")
+        self.assignable(t, probe, probe)
+        v = fold(probe)
+        if v is None:
+            raise self.fail(e, f"for loop: {what} is not a compile-time constant; inaemu unrolls "
+                               "loops, so their bounds must be known when compiling")
+        return v
+
+    @staticmethod
+    def _const_binding(node, name, t, value) -> A.ConstDecl:
+        lit = A.IntLit(node.loc, value)
+        lit.type = t if isinstance(t, BitT) else INT
+        d = A.ConstDecl(node.loc, name, A.SimpleTypeRef(node.loc, "int"), lit)
+        d.type = lit.type
+        return d
+
+    def _refuse_assignments(self, body, name) -> None:
+        hit = self._assigns(body, name)
+        if hit is not None:
+            raise self.fail(hit, f"for loop: the body assigns the loop variable '{name}'; inaemu "
+                                 "unrolls loops, so it must change only in the update")
+
+    def _assigns(self, node, name):
+        """The first statement in `node` that assigns the variable `name` (or None)."""
+        for st in _statements(node):
+            if isinstance(st, A.Assign) and _root_name(st.lhs) == name:
+                return st
+            if isinstance(st, A.VarDecl) and st.name == name:
+                return None  # shadowed from here on (approximation: scope ends with the block)
+        return None
+
+    def _unrolled(self, st, bindings, s, in_action) -> A.Block:
+        """One block per iteration, each binding the loop variables, then checking the body."""
+        jumps = _jumps(st.body)
+        out = A.Block(st.loc, [])
+        flags = {}
+        for kind in ("break", "continue"):
+            if kind in jumps:
+                name = self._fresh_name(s, f"loop_{kind}")
+                flags[kind] = name
+                decl = A.VarDecl(st.loc, A.SimpleTypeRef(st.loc, "bool"), name,
+                                 A.BoolLit(st.loc, False))
+                out.stmts.append(decl)
+        outer = type(s)(s)
+        for d in out.stmts:
+            self.var_decl(d, outer)
+        for bound in bindings:
+            iteration = A.Block(st.loc, [])
+            scope = type(s)(outer)
+            for b in bound:
+                if isinstance(b, A.ConstDecl):
+                    scope.names[b.name] = b
+                else:
+                    iteration.stmts.append(b)
+            if "continue" in flags:
+                iteration.stmts.append(_set(st.loc, flags["continue"], False))
+            body = _guarded(copy.deepcopy(st.body), flags)
+            if "break" in flags:
+                body = A.If(st.loc, _not_flags(st.loc, [flags["break"]]), body, None)
+            iteration.stmts.append(body)
+            self.block_in(iteration, scope, in_action)
+            out.stmts.append(iteration)
+        return out
+
+    def _fresh_name(self, s, base: str) -> str:
+        n = 0
+        name = base
+        while s.lookup(name) is not None or name in self.loop_names:
+            n += 1
+            name = f"{base}_{n}"
+        self.loop_names.add(name)
+        return name
+
+
+def _statements(node):
+    """Every statement under `node`, depth first, not entering nested loops' bodies."""
+    if isinstance(node, A.Block):
+        for st in node.stmts:
+            yield from _statements(st)
+    elif isinstance(node, A.If):
+        yield node
+        yield from _statements(node.then)
+        if node.other is not None:
+            yield from _statements(node.other)
+    elif isinstance(node, A.Switch):
+        yield node
+        for c in node.cases:
+            if c.body is not None:
+                yield from _statements(c.body)
+    elif isinstance(node, (A.For, A.ForIn)):
+        yield node
+        for init in getattr(node, "init", []) + getattr(node, "update", []):
+            yield init
+        yield from _statements(node.body)
+    elif node is not None:
+        yield node
+
+
+def _jumps(body) -> set[str]:
+    found = set()
+
+    def walk(node):
+        if isinstance(node, A.Break):
+            found.add("break")
+        elif isinstance(node, A.Continue):
+            found.add("continue")
+        elif isinstance(node, A.Block):
+            for st in node.stmts:
+                walk(st)
+        elif isinstance(node, A.If):
+            walk(node.then)
+            walk(node.other)
+        elif isinstance(node, A.Switch):
+            for c in node.cases:
+                walk(c.body)
+    walk(body)
+    return found
+
+
+def _root_name(e):
+    while isinstance(e, (A.Member, A.Index, A.Slice)):
+        e = e.expr
+    return e.name if isinstance(e, A.Name) else None
+
+
+def _set(loc, name, value: bool) -> A.Assign:
+    return A.Assign(loc, A.Name(loc, name), A.BoolLit(loc, value))
+
+
+def _not_flags(loc, names) -> A.Expr:
+    e = A.Name(loc, names[0])
+    for n in names[1:]:
+        e = A.Binary(loc, "||", e, A.Name(loc, n))
+    return A.Unary(loc, "!", e)
+
+
+def _may_jump(node) -> bool:
+    return bool(_jumps(node))
+
+
+def _guarded(node, flags):
+    """`break`/`continue` set their flag; what follows a statement that may jump runs only if
+    neither flag is set."""
+    if not flags:
+        return node
+    if isinstance(node, A.Break):
+        return _set(node.loc, flags["break"], True)
+    if isinstance(node, A.Continue):
+        return _set(node.loc, flags["continue"], True)
+    if isinstance(node, A.If):
+        node.then = _guarded(node.then, flags)
+        if node.other is not None:
+            node.other = _guarded(node.other, flags)
+        return node
+    if isinstance(node, A.Switch):
+        for c in node.cases:
+            if c.body is not None:
+                c.body = _guarded(c.body, flags)
+        return node
+    if isinstance(node, A.Block):
+        out = []
+        for k, st in enumerate(node.stmts):
+            jumps = _may_jump(st)
+            out.append(_guarded(st, flags))
+            rest = node.stmts[k + 1:]
+            if jumps and rest:
+                names = list(flags.values())
+                out.append(A.If(st.loc, _not_flags(st.loc, names),
+                                _guarded(A.Block(st.loc, rest), flags), None))
+                break
+        node.stmts = out
+        return node
+    return node
+
+
+__all__ = ["LoopUnroller", "MAX_ITERATIONS"]
