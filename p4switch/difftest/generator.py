@@ -1,0 +1,258 @@
+"""Random v1model programs, valid by construction, with an STF test to run them.
+
+`generate_case(seed)` is deterministic in its seed. The program has 1-4 headers (mixed widths,
+signed fields, byte-aligned), a parser that selects on header fields (exact and masked keysets,
+one or two keys) and may assign metadata, ingress and egress controls with registers, counters,
+actions with parameters, tables with const or control-plane entries, and apply blocks built by
+`stmts.py`. A fraction of seeds (`invalid_rate`) is turned invalid by `mutations.py`.
+"""
+
+from __future__ import annotations
+
+import random
+
+from . import mutations
+from .case import Case
+from .exprs import ExprGen
+from .model import (Action, Control, Counter, Header, ParserState, Program, Register, SelectCase,
+                    Table, TableKey)
+from .ptypes import BOOL, Ty, bit, interesting_value, random_scalar
+from .render import render_program
+from .scope import Scope, Var
+from .stf import render_stf
+from .stmts import NameSource, StmtGen
+
+INVALID_RATE = 0.08
+_STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
+                ("sm.packet_length", bit(32))]
+_STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
+
+
+def generate_case(seed: int, invalid_rate: float = INVALID_RATE) -> Case:
+    rng = random.Random(seed)
+    gen = _Generator(rng)
+    program = gen.program()
+    source = render_program(program)
+    stf = render_stf(program, rng, gen.field_pools)
+    if rng.random() < invalid_rate:
+        source, what = mutations.mutate(source, program, rng)
+        return Case(seed=seed, source=source, stf=stf, expect_valid=False, mutation=what)
+    return Case(seed=seed, source=source, stf=stf, expect_valid=True)
+
+
+class _Generator:
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.names = NameSource()
+        self.field_pools: dict[str, list[int]] = {}   # field -> values worth putting in packets
+
+    # --- data ---
+    def program(self) -> Program:
+        headers = [self._header(i) for i in range(self.rng.randrange(1, 5))]
+        meta = [(f"m{i}", BOOL if self.rng.random() < 0.15 else random_scalar(self.rng))
+                for i in range(self.rng.randrange(1, 5))]
+        states = self._parser(headers, meta)
+        ingress = self._control("I", True, headers, meta)
+        egress = self._control("E", False, headers, meta)
+        order = [h.name for h in headers]
+        if self.rng.random() < 0.2:
+            self.rng.shuffle(order)
+        return Program(headers=headers, meta=meta, states=states, ingress=ingress,
+                       egress=egress, emit_order=order)
+
+    def _header(self, index: int) -> Header:
+        rng = self.rng
+        fields = [(f"f{j}", random_scalar(rng, high=64 if rng.random() < 0.9 else 128))
+                  for j in range(rng.randrange(1, 5))]
+        pad = -sum(ty.width for _, ty in fields) % 8
+        if pad:
+            fields.append((f"f{len(fields)}", bit(pad)))
+        return Header(f"h{index}", fields)
+
+    def _field_vars(self, headers: list[Header], meta) -> list[Var]:
+        out = [Var(f"hdr.{h.name}.{f}", ty, header=f"hdr.{h.name}")
+               for h in headers for f, ty in h.fields]
+        out += [Var(f"meta.{name}", ty) for name, ty in meta]
+        return out
+
+    # --- parser ---
+    def _parser(self, headers: list[Header], meta) -> list[ParserState]:
+        rng = self.rng
+        names = ["start"] + [f"parse_{h.name}" for h in headers[1:]]
+        states = []
+        for i, header in enumerate(headers):
+            state = ParserState(names[i], header.name)
+            later = names[i + 1:]
+            if rng.random() < 0.25:
+                state.sets = self._parser_sets(headers[:i + 1], meta)
+            keyable = [(f, ty) for f, ty in header.fields if ty.kind == "bit"]
+            if later and keyable and rng.random() < 0.85:
+                picked = rng.sample(keyable, min(len(keyable), rng.choice([1, 1, 2])))
+                state.keys = [(f"hdr.{header.name}.{f}", ty.width) for f, ty in picked]
+                state.cases = [self._select_case(state.keys, later)
+                               for _ in range(rng.randrange(1, 4))]
+                state.default = rng.choice(later + ["accept", "accept"])
+            else:
+                state.default = later[0] if later and rng.random() < 0.8 else "accept"
+            states.append(state)
+        return states
+
+    def _parser_sets(self, headers: list[Header], meta) -> list[str]:
+        scope = Scope(self._field_vars(headers, meta))
+        exprs = ExprGen(self.rng, max_depth=2)
+        lines = []
+        for _ in range(self.rng.randrange(1, 3)):
+            name, ty = self.rng.choice(meta)
+            lines.append(f"meta.{name} = {exprs.expr(ty, scope)};")
+        return lines
+
+    def _select_case(self, keys, targets: list[str]) -> SelectCase:
+        rng = self.rng
+        values, matches = [], []
+        for field, width in keys:
+            full = (1 << width) - 1
+            value = interesting_value(rng, width)
+            roll = rng.random()
+            if roll < 0.6 or len(keys) == 1 and roll < 0.75:
+                values.append(f"{value:#x}")
+                matches.append((value, full))
+            elif roll < 0.85:
+                mask = rng.getrandbits(width) & full
+                values.append(f"{value & mask:#x} &&& {mask:#x}")
+                matches.append((value & mask, mask))
+            else:
+                values.append("_")
+                matches.append((0, 0))
+            self.field_pools.setdefault(field, []).append(value)
+        return SelectCase(values, rng.choice(targets + ["accept"]), matches)
+
+    # --- controls ---
+    def _control(self, name: str, ingress: bool, headers, meta) -> Control:
+        rng = self.rng
+        control = Control(name, ingress)
+        scope = Scope(self._field_vars(headers, meta))
+        for sm_name, ty in (_STANDARD_IN if ingress else _STANDARD_EG):
+            scope.add(Var(sm_name, ty, writable=False))
+        prefix = name.lower()
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            elem = random_scalar(rng, high=64, signed_p=0.15)
+            control.registers.append(Register(self.names.fresh(prefix + "_reg"), elem,
+                                              rng.choice([1, 2, 4, 8, 16, 5])))
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            kind = rng.choice(["packets", "bytes", "packets_and_bytes"])
+            control.counters.append(Counter(self.names.fresh(prefix + "_ctr"),
+                                            rng.choice([1, 4, 8, 3]), kind))
+        stmts = StmtGen(rng, control, self.names)
+        if rng.random() < 0.3:
+            ty = random_scalar(rng)
+            local = self.names.fresh(prefix + "_v")
+            control.locals.append(f"{ty.p4()} {local} = {stmts.exprs.expr(ty, Scope())};")
+            scope.add(Var(local, ty))
+        for _ in range(rng.randrange(1, 5) if ingress else rng.randrange(0, 3)):
+            control.actions.append(self._action(prefix, stmts, scope))
+        for _ in range(rng.randrange(0, 4) if ingress else rng.randrange(0, 2)):
+            if control.actions:
+                control.tables.append(self._table(prefix, control, scope))
+        stmts.unapplied = list(control.tables)
+        lines = []
+        if ingress and rng.random() < 0.7:
+            lines.append(f"        sm.egress_spec = 9w{rng.randrange(0, 4)};")
+        count = rng.randrange(3, 9) if ingress else rng.randrange(1, 5)
+        lines += stmts.block(scope, count, 2, in_action=False)
+        while stmts.unapplied:       # every table gets applied somewhere
+            table = stmts.unapplied.pop(0)
+            lines.append(f"        {table.name}.apply();")
+        control.apply = lines
+        return control
+
+    def _action(self, prefix: str, stmts: StmtGen, scope: Scope) -> Action:
+        rng = self.rng
+        params = [(f"p{i}", bit(rng.choice([1, 3, 8, 9, 16, 32, 48]))) for i in
+                  range(rng.choice([0, 1, 1, 2]))]
+        body_scope = scope.child()
+        for pname, ty in params:
+            body_scope.add(Var(pname, ty, writable=False))
+        action = Action(self.names.fresh(prefix + "_a"), params)
+        action.body = stmts.block(body_scope, rng.randrange(1, 5), 2, in_action=True)
+        return action
+
+    def _table(self, prefix: str, control: Control, scope: Scope) -> Table:
+        rng = self.rng
+        keys: list[TableKey] = []
+        candidates = [v for v in scope.vars if v.ty.kind == "bit" and not v.name.startswith("sm.")
+                      and v.ty.width <= 64] + [Var("sm.ingress_port", bit(9))]
+        used: set[str] = set()
+        for _ in range(rng.randrange(1, 4)):
+            roll = rng.random()
+            headers = sorted({v.header for v in scope.vars if v.header})
+            if roll < 0.1 and headers:
+                keys.append(TableKey(f"{rng.choice(headers)}.isValid()", "exact", BOOL))
+                continue
+            var = rng.choice(candidates)
+            if var.name in used:
+                continue
+            used.add(var.name)
+            kinds = ["exact", "exact", "ternary", "range", "optional"]
+            if not any(k.match == "lpm" for k in keys):
+                kinds.append("lpm")
+            if roll < 0.2 and var.ty.width >= 4:
+                low = rng.randrange(0, var.ty.width - 2)
+                high = rng.randrange(low + 1, var.ty.width)
+                keys.append(TableKey(f"{var.name}[{high}:{low}]", rng.choice(kinds),
+                                     bit(high - low + 1)))
+                continue
+            keys.append(TableKey(var.name, rng.choice(kinds), var.ty, stf_name=var.name))
+        actions = rng.sample([a.name for a in control.actions],
+                             rng.randrange(1, min(3, len(control.actions)) + 1))
+        if rng.random() < 0.5:
+            actions.append("NoAction")
+        default_action = rng.choice(actions)
+        table = Table(self.names.fresh(prefix + "_t"), keys, actions,
+                      (default_action, self._args(control, default_action)))
+        if rng.random() < 0.55:
+            table.const_entries = self._entries(control, table, rng.randrange(1, 6), const=True)
+        elif all(k.match == "exact" and k.stf_name for k in keys):
+            table.runtime_entries = self._entries(control, table, rng.randrange(0, 4),
+                                                  const=False)
+        return table
+
+    def _args(self, control: Control, action_name: str) -> list[int]:
+        if action_name == "NoAction":
+            return []
+        action = next(a for a in control.actions if a.name == action_name)
+        return [interesting_value(self.rng, ty.width) for _, ty in action.params]
+
+    def _entries(self, control: Control, table: Table, count: int, const: bool):
+        rng = self.rng
+        entries, seen = [], set()
+        for _ in range(count):
+            keysets = [self._keyset(k, const) for k in table.keys]
+            if tuple(keysets) in seen:
+                continue
+            seen.add(tuple(keysets))
+            action = rng.choice([a for a in table.actions if a != "NoAction"] or ["NoAction"])
+            entries.append((keysets, action, self._args(control, action)))
+        return entries
+
+    def _keyset(self, key: TableKey, const: bool) -> str:
+        rng = self.rng
+        if key.ty.is_bool:
+            return rng.choice(["true", "false"])
+        width = key.ty.width
+        full = (1 << width) - 1
+        value = interesting_value(rng, width)
+        if key.stf_name:
+            self.field_pools.setdefault(key.stf_name, []).append(value)
+        if not const or key.match in ("exact", "optional") or rng.random() < 0.5:
+            if key.match != "exact" and const and rng.random() < 0.2:
+                return "_"
+            return f"{value:#x}"
+        if key.match == "ternary":
+            mask = rng.getrandbits(width) & full
+            return f"{value & mask:#x} &&& {mask:#x}"
+        if key.match == "lpm":
+            prefix = rng.randrange(0, width + 1)
+            mask = full ^ ((1 << (width - prefix)) - 1)
+            return f"{value & mask:#x} &&& {mask:#x}"
+        other = interesting_value(rng, width)
+        return f"{min(value, other):#x} .. {max(value, other):#x}"

@@ -1,0 +1,105 @@
+"""The generated program's skeleton as data: headers, parser states, externs, actions, tables.
+
+The generator fills these in, `render.py` writes them as P4 and `stf.py` derives packets and
+control-plane commands from them; the runner only ever sees the resulting text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ptypes import Ty
+
+
+@dataclass
+class Header:
+    name: str                         # instance name: hdr.<name>
+    fields: list[tuple[str, Ty]]
+
+    @property
+    def type_name(self) -> str:
+        return f"{self.name}_t"
+
+    @property
+    def width(self) -> int:
+        return sum(ty.width for _, ty in self.fields)
+
+
+@dataclass
+class SelectCase:
+    values: list[str]                 # one P4 keyset text per select key ("5", "0x4 &&& 0xc", "_")
+    target: str                       # state name or "accept"/"reject"
+    matches: list[tuple[int, int]]    # per key (value, mask) the generator can use to hit it
+
+
+@dataclass
+class ParserState:
+    name: str
+    header: str                       # header extracted on entry
+    sets: list[str] = field(default_factory=list)       # assignments after the extract
+    keys: list[tuple[str, int]] = field(default_factory=list)   # (field name, width)
+    cases: list[SelectCase] = field(default_factory=list)
+    default: str = "accept"
+
+
+@dataclass
+class Register:
+    name: str
+    elem: Ty
+    size: int
+
+
+@dataclass
+class Counter:
+    name: str
+    size: int
+    kind: str                          # packets | bytes | packets_and_bytes
+
+
+@dataclass
+class Action:
+    name: str
+    params: list[tuple[str, Ty]]
+    body: list[str] = field(default_factory=list)       # statement lines (already indented)
+
+
+@dataclass
+class TableKey:
+    expr: str                          # P4 key expression
+    match: str                         # exact | ternary | lpm | range | optional
+    ty: Ty                             # bool for isValid()
+    stf_name: str | None = None        # name usable in an STF `add` (plain fields only)
+
+
+@dataclass
+class Table:
+    name: str
+    keys: list[TableKey]
+    actions: list[str]
+    default: tuple[str, list[int]]
+    const_entries: list[tuple[list[str], str, list[int]]] | None = None   # keysets, action, args
+    runtime_entries: list[tuple[list[str], str, list[int]]] = field(default_factory=list)
+
+
+@dataclass
+class Control:
+    name: str
+    ingress: bool
+    registers: list[Register] = field(default_factory=list)
+    counters: list[Counter] = field(default_factory=list)
+    locals: list[str] = field(default_factory=list)     # control-level declarations
+    actions: list[Action] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    apply: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Program:
+    headers: list[Header]
+    meta: list[tuple[str, Ty]]
+    states: list[ParserState]
+    ingress: Control
+    egress: Control
+    emit_order: list[str]
+    mc_groups: dict[int, list[tuple[int, list[int]]]] = field(default_factory=dict)  # mgid -> (rid, ports)
+    clone_sessions: dict[int, int] = field(default_factory=dict)                    # session -> port

@@ -1,0 +1,88 @@
+"""Compare the runs of one case and name each disagreement by its kind.
+
+The oracle is p4c's JSON on real simple_switch ("p4c@bmv2"). Kinds:
+
+- `accept/reject: p4c accepts, inaemu rejects` and `... p4c rejects, inaemu accepts`
+- `compiler crash` — inaemu's compiler failed with an internal error
+- `runtime divergence` — p4c's JSON on inaemu's runtime differs from simple_switch
+- `miscompile` — inaemu's JSON on simple_switch differs from p4c's JSON on simple_switch
+- `BMv2-JSON-compat` — simple_switch refuses (or cannot run the STF on) inaemu's JSON
+- `runtime divergence (inaemu JSON)` — inaemu's JSON runs differently on the two runtimes while
+  the two kinds above do not explain it
+- `miscompile or runtime` — without simple_switch: p4c's and inaemu's JSON differ on inaemu's
+  runtime
+
+Not disagreements (counted apart): both compilers reject a case meant to be valid (the
+generator produced something p4c refuses), p4c crashing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p4switch.reference import compare_outcomes
+
+from .runner import CaseResult
+
+ACCEPT_REJECT = "accept/reject: p4c accepts, inaemu rejects"
+REJECT_ACCEPT = "accept/reject: p4c rejects, inaemu accepts"
+COMPILER_CRASH = "compiler crash"
+RUNTIME = "runtime divergence"
+MISCOMPILE = "miscompile"
+JSON_COMPAT = "BMv2-JSON-compat"
+RUNTIME_OWN_JSON = "runtime divergence (inaemu JSON)"
+UNRESOLVED = "miscompile or runtime"
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    kind: str
+    detail: str
+
+
+def classify(result: CaseResult) -> list[Disagreement]:
+    p4c, ours = result.p4c, result.inaemu
+    if ours.crashed:
+        return [Disagreement(COMPILER_CRASH, ours.message)]
+    if p4c.crashed:
+        return []
+    if p4c.accepted and not ours.accepted:
+        return [Disagreement(ACCEPT_REJECT, ours.message)]
+    if ours.accepted and not p4c.accepted:
+        return [Disagreement(REJECT_ACCEPT, _errors(p4c.message))]
+    if not p4c.accepted:
+        return []
+    runs = result.runs
+    found: list[Disagreement] = []
+
+    def differ(a: str, b: str) -> list[str]:
+        if a not in runs or b not in runs:
+            return []
+        return compare_outcomes(runs[a], runs[b])
+
+    if "p4c@bmv2" in runs:
+        oracle = runs["p4c@bmv2"]
+        if oracle.error:       # the oracle itself could not run the test: nothing to compare
+            return []
+        if diffs := differ("p4c@bmv2", "p4c@inaemu"):
+            found.append(Disagreement(RUNTIME, "\n".join(diffs)))
+        if runs["inaemu@bmv2"].error:
+            found.append(Disagreement(JSON_COMPAT, runs["inaemu@bmv2"].error))
+        elif diffs := differ("p4c@bmv2", "inaemu@bmv2"):
+            found.append(Disagreement(MISCOMPILE, "\n".join(diffs)))
+        if not found and (diffs := differ("inaemu@bmv2", "inaemu@inaemu")):
+            found.append(Disagreement(RUNTIME_OWN_JSON, "\n".join(diffs)))
+        return found
+    if diffs := differ("p4c@inaemu", "inaemu@inaemu"):
+        found.append(Disagreement(UNRESOLVED, "\n".join(diffs)))
+    return found
+
+
+def _errors(message: str) -> str:
+    """p4c's error lines (with the source line and caret after each), warnings dropped."""
+    lines = message.splitlines()
+    keep = []
+    for i, line in enumerate(lines):
+        if "error" in line.lower():
+            keep += lines[i:i + 3]
+    return "\n".join(keep) or message

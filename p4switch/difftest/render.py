@@ -1,0 +1,90 @@
+"""`Program` -> P4_16 text (v1model). One statement per line, so cases minimise line by line."""
+
+from __future__ import annotations
+
+from .model import Control, Program, Table
+
+
+def render_program(p: Program) -> str:
+    out = ["#include <core.p4>", "#include <v1model.p4>", ""]
+    for h in p.headers:
+        fields = " ".join(f"{ty.p4()} {name};" for name, ty in h.fields)
+        out.append(f"header {h.type_name} {{ {fields} }}")
+    out.append("struct headers_t {")
+    out += [f"    {h.type_name} {h.name};" for h in p.headers]
+    out.append("}")
+    out.append("struct meta_t {")
+    out += [f"    {ty.p4()} {name};" for name, ty in p.meta]
+    out.append("}")
+    out.append("")
+    out.append("parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, "
+               "inout standard_metadata_t sm) {")
+    for s in p.states:
+        out.append(f"    state {s.name} {{")
+        out.append(f"        pkt.extract(hdr.{s.header});")
+        out += [f"        {line}" for line in s.sets]
+        if s.keys:
+            keys = ", ".join(k for k, _ in s.keys)
+            out.append(f"        transition select({keys}) {{")
+            for case in s.cases:
+                keyset = case.values[0] if len(case.values) == 1 else \
+                    "(" + ", ".join(case.values) + ")"
+                out.append(f"            {keyset}: {case.target};")
+            out.append(f"            default: {s.default};")
+            out.append("        }")
+        else:
+            out.append(f"        transition {s.default};")
+        out.append("    }")
+    out.append("}")
+    out.append("")
+    out.append("control VC(inout headers_t hdr, inout meta_t meta) { apply { } }")
+    out += _control(p.ingress)
+    out += _control(p.egress)
+    out.append("control CC(inout headers_t hdr, inout meta_t meta) { apply { } }")
+    out.append("control D(packet_out pkt, in headers_t hdr) {")
+    out.append("    apply {")
+    out += [f"        pkt.emit(hdr.{name});" for name in p.emit_order]
+    out.append("    }")
+    out.append("}")
+    out.append("")
+    out.append("V1Switch(P(), VC(), I(), E(), CC(), D()) main;")
+    return "\n".join(out) + "\n"
+
+
+def _control(c: Control) -> list[str]:
+    out = ["", f"control {c.name}(inout headers_t hdr, inout meta_t meta, "
+               "inout standard_metadata_t sm) {"]
+    for r in c.registers:
+        out.append(f"    register<{r.elem.p4()}>({r.size}) {r.name};")
+    for k in c.counters:
+        out.append(f"    counter({k.size}, CounterType.{k.kind}) {k.name};")
+    out += [f"    {line}" for line in c.locals]
+    for a in c.actions:
+        params = ", ".join(f"{ty.p4()} {name}" for name, ty in a.params)
+        out.append(f"    action {a.name}({params}) {{")
+        out += a.body
+        out.append("    }")
+    for t in c.tables:
+        out += _table(t)
+    out.append("    apply {")
+    out += c.apply
+    out.append("    }")
+    out.append("}")
+    return out
+
+
+def _table(t: Table) -> list[str]:
+    out = [f"    table {t.name} {{", "        key = {"]
+    out += [f"            {k.expr}: {k.match};" for k in t.keys]
+    out.append("        }")
+    out.append(f"        actions = {{ {' '.join(a + ';' for a in t.actions)} }}")
+    if t.const_entries is not None:
+        out.append("        const entries = {")
+        for keysets, action, args in t.const_entries:
+            keys = keysets[0] if len(keysets) == 1 else "(" + ", ".join(keysets) + ")"
+            out.append(f"            {keys}: {action}({', '.join(map(str, args))});")
+        out.append("        }")
+    name, args = t.default
+    out.append(f"        default_action = {name}({', '.join(map(str, args))});")
+    out.append("    }")
+    return out

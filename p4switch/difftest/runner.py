@@ -1,0 +1,89 @@
+"""Compile a case with p4c and inaemu, run each JSON on each runtime, and keep the outcomes.
+
+Four runs where possible: {p4c JSON, inaemu JSON} x {inaemu runtime, real simple_switch}, named
+"p4c@bmv2", "p4c@inaemu", "inaemu@bmv2", "inaemu@inaemu". p4c and simple_switch are driven by
+`p4switch.reference` (`compile_p4`, `run_stf_bmv2`, `run_stf_inaemu`); without the reference
+toolchain nothing can be compared and `run_case` refuses. `bmv2=False` skips simple_switch (the
+inaemu-runtime runs alone still find compiler bugs: p4c's JSON and inaemu's must agree).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from p4switch.reference import Outcome, compile_p4, find_toolchain, run_stf_bmv2, run_stf_inaemu
+
+from .case import Case
+
+
+@dataclass
+class Compiled:
+    accepted: bool
+    bmv2: dict | None = None
+    message: str = ""
+    crashed: bool = False        # the compiler itself failed (internal error, traceback)
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    p4c: Compiled
+    inaemu: Compiled
+    runs: dict[str, Outcome] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def compile_with_p4c(source: str, workdir: Path, toolchain) -> Compiled:
+    path = workdir / "case.p4"
+    path.write_text(source)
+    built = compile_p4(toolchain, path, cache_dir=workdir / "p4c")
+    message = built.stderr.replace(str(path), "case.p4")
+    if not built.ok:
+        crashed = "Compiler Bug" in message or "timed out" in message or \
+            "did not finish" in message
+        return Compiled(False, message=message, crashed=crashed)
+    return Compiled(True, json.loads(built.json_path.read_text()), message=message)
+
+
+def compile_with_inaemu(source: str) -> Compiled:
+    from p4switch.compiler import CompileError, compile_source
+    try:
+        result = compile_source(source, "case.p4")
+    except CompileError as exc:
+        text = str(exc)
+        return Compiled(False, message=text, crashed="internal" in text.lower())
+    except Exception as exc:     # noqa: BLE001 - a compiler bug is a finding, not a stop
+        return Compiled(False, message=f"{type(exc).__name__}: {exc}", crashed=True)
+    return Compiled(True, json.loads(json.dumps(result.bmv2)))
+
+
+def run_inaemu_runtime(bmv2: dict, stf: str) -> Outcome:
+    try:
+        return run_stf_inaemu(bmv2, stf, registers=True)
+    except Exception as exc:     # noqa: BLE001 - a runtime traceback is a finding
+        return Outcome(target="inaemu", error=f"runtime crashed: {type(exc).__name__}: {exc}")
+
+
+def run_case(case: Case, *, bmv2: bool = True) -> CaseResult:
+    toolchain = find_toolchain()
+    if toolchain is None:
+        raise FileNotFoundError("differential testing needs the reference toolchain (/opt/p4ref)")
+    with tempfile.TemporaryDirectory(prefix="difftest-") as tmp:
+        workdir = Path(tmp)
+        p4c = compile_with_p4c(case.source, workdir, toolchain)
+        ours = compile_with_inaemu(case.source)
+        result = CaseResult(case, p4c, ours)
+        for compiler, compiled in (("p4c", p4c), ("inaemu", ours)):
+            if not compiled.accepted:
+                continue
+            result.runs[f"{compiler}@inaemu"] = run_inaemu_runtime(compiled.bmv2, case.stf)
+            if bmv2:
+                json_path = workdir / f"{compiler}.json"
+                json_path.write_text(json.dumps(compiled.bmv2))
+                result.runs[f"{compiler}@bmv2"] = run_stf_bmv2(json_path, case.stf,
+                                                               toolchain=toolchain,
+                                                               registers=True)
+    return result
