@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import ast as A
 from .constfold import fold
-from .lower_expr import Bound, Env
+from .lower_expr import Bound, Env, Unsupported
 from .storage import DynamicField, FieldRef, HeaderInst, StackStore, StructStore, UnionStore
 
 WRITE_OPS = {"assign", "assign_header", "assign_union", "assign_header_stack", "add_header",
@@ -110,6 +110,11 @@ class CallBinder:
     def by_reference_is_safe(self, params, args, env, parent: Env, run_body) -> bool:
         if self.params_alias(params, args, env):
             return False
+        for p, a in zip(params, args):
+            if p.direction in ("out", "inout") and a.value in self.ctx.call_results:
+                return False  # its value was taken before a later argument's call
+            if p.direction in ("out", "inout") and isinstance(a.value, A.Slice):
+                return False  # a slice is not a location: copy in, copy back into the slice
         if not any(fold(a.value) is None for a in args):
             return True
         # lower the body once with every parameter in a temporary, to see what it touches
@@ -161,7 +166,12 @@ class CallBinder:
 
     def copy_out(self, copies, env, node) -> None:
         for dest_expr, tmp in copies:
+            if isinstance(dest_expr, A.Slice):
+                self.L.assign_slice_value(dest_expr, tmp.json(), env, node)
+                continue
             dest = self.L.x.resolve(dest_expr, env)
+            if dest is None:
+                raise Unsupported(dest_expr, "an out/inout argument must be a location")
             self.L.copy_storage(dest, tmp, node)
 
 

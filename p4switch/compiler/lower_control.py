@@ -148,7 +148,9 @@ class ControlLowerer:
         copy_in: list = []
         lowerer = StatementLowerer(self.ctx, copy_in)
         binder = CallBinder(lowerer)
-        if not binder.params_alias(params, call.args, env):
+        slices = any(p.direction in ("out", "inout") and isinstance(a.value, A.Slice)
+                     for p, a in zip(params, call.args))
+        if not slices and not binder.params_alias(params, call.args, env):
             for p, a in zip(params, call.args):
                 inner.bind(p, Bound(a.value, env))
             return self.lower(inst.decl, inner, inst.name, nxt)

@@ -52,6 +52,8 @@ class StatementLowerer:
         v = fold(e)
         if v is not None:
             return const(v, bit_width(e.type) if isinstance(e.type, BitT) else None)
+        if e in self.ctx.call_results:  # a hoisted call, or a value taken before a call
+            return self.ctx.call_results[e].json()
         s = self._location(e, env)
         if isinstance(s, (FieldRef, RuntimeData)):
             return s.json()
@@ -111,21 +113,28 @@ class StatementLowerer:
             self.land(to_end)
             self.ctx.call_results[e] = result
             return
-        for child in vars(e).values():
-            if isinstance(child, A.Argument):
-                self.hoist_calls(child.value, env, node)
-            elif isinstance(child, A.Expr):
-                self.hoist_calls(child, env, node)
-            elif isinstance(child, list):
-                for item in child:
-                    if isinstance(item, (A.Expr, A.Argument)):
-                        self.hoist_calls(item.value if isinstance(item, A.Argument) else item,
-                                         env, node)
+        operands = _operands(e)
+        for i, child in enumerate(operands):
+            self.hoist_calls(child, env, node)
+            if any(has_calls(later) for later in operands[i + 1:]):
+                self.capture(child, env, node)
         callee = getattr(e, "callee", None)
         if isinstance(e, A.Call) and isinstance(callee, A.FunctionDecl) and not skip_root:
             tmp = self.ctx.layout.temp(e.type)
             self.inline_function(callee, e, env, tmp)
             self.ctx.call_results[e] = tmp
+
+    def capture(self, e, env: Env, node) -> None:
+        """Operands are evaluated left to right (P4_16 8.x): the value of `e` is taken now,
+        into a temporary, because a call to its right may change what `e` reads."""
+        if e in self.ctx.call_results or fold(e) is not None or not _is_value(e):
+            return
+        if not isinstance(e, (A.Name, A.Member, A.Index, A.Slice, A.Binary, A.Unary, A.Cast,
+                              A.Ternary)):
+            return
+        tmp = self.ctx.layout.temp(e.type)
+        self.emit("assign", [tmp.json(), self.x.data(e, env)], node)
+        self.ctx.call_results[e] = tmp
 
     # ---- branches: BMv2's _jump_if_zero / _jump, as p4c uses inside actions -----------------
     def jump_if_false(self, cond: dict, node) -> dict:
@@ -193,7 +202,8 @@ class StatementLowerer:
         self.assign_to(target, rhs, env, node)
 
     def assign_to(self, target, rhs: A.Expr, env: Env, node) -> None:
-        if isinstance(rhs, A.Call) and lower_call_value(self, rhs, env, node, target):
+        if isinstance(rhs, A.Call) and rhs not in self.ctx.call_results and \
+                lower_call_value(self, rhs, env, node, target):
             return
         if isinstance(target, FieldRef):
             if isinstance(rhs, A.DontCare):
@@ -273,13 +283,17 @@ class StatementLowerer:
             self.assign_to(sub, value, env, node)
 
     def assign_slice(self, lhs: A.Slice, rhs: A.Expr, env: Env, node) -> None:
+        self.assign_slice_value(lhs, self.x.data(rhs, env), env, node)
+
+    def assign_slice_value(self, lhs: A.Slice, value: dict, env: Env, node) -> None:
+        """`f[hi:lo] = value` (value in BMv2 JSON): the other bits of f are kept."""
         target = self.field_target(lhs.expr, env)
         hi, lo = fold(lhs.hi), fold(lhs.lo)
         width = bit_width(target.type)
         field_mask = (1 << width) - 1
         slice_mask = ((1 << (hi - lo + 1)) - 1) << lo
         kept = op("&", target.json(), const(field_mask ^ slice_mask, width))
-        new = op("&", op("<<", self.x.data(rhs, env), const(lo)), const(slice_mask, width))
+        new = op("&", op("<<", value, const(lo)), const(slice_mask, width))
         self.emit("assign", [target.json(), op("|", kept, new)], node)
 
     # ---- if and return inside an action: jumps ---------------------------------------------
@@ -370,11 +384,18 @@ class StatementLowerer:
         def run_body(prims, inner):
             StatementLowerer(self.ctx, prims).body(stmts, inner, result)
 
+        final = None
+        if result is not None and any(p.direction in ("out", "inout") for p in fn.params):
+            # the call's value is assigned after its arguments are copied out (which may
+            # write the same location): return into a temporary, assign it last
+            final, result = result, self.ctx.layout.allocate(fn.type, "tmp", "tmp")
         binder = CallBinder(self)
         inner, copies = binder.bind(fn.params, call.args, env, self.ctx.decl_env(fn, env),
                                     call, run_body)
         self.body(stmts, inner, result)
         binder.copy_out(copies, env, call)
+        if final is not None:
+            self.copy_storage(final, result, call)
 
 
 def switch_as_ifs(st: A.Switch):
@@ -404,6 +425,27 @@ def switch_as_ifs(st: A.Switch):
                 cond.type = BOOL
         chain = A.If(values[0].loc, cond, body, chain)
     return chain
+
+
+def _operands(e) -> list:
+    """The sub-expressions of `e` in P4's evaluation order (left to right; arguments in order)."""
+    out = []
+    for child in vars(e).values():
+        if isinstance(child, A.Argument):
+            out.append(child.value)
+        elif isinstance(child, A.Expr):
+            out.append(child)
+        elif isinstance(child, list):
+            out += [item.value if isinstance(item, A.Argument) else item for item in child
+                    if isinstance(item, (A.Expr, A.Argument))]
+    return out
+
+
+def _is_value(e) -> bool:
+    """A scalar value (bit/int/bool/enum/error) that a temporary can hold."""
+    from .types import ERROR, EnumT
+    t = getattr(e, "type", None)
+    return isinstance(t, (BitT, EnumT)) or t in (BOOL, ERROR)
 
 
 def has_calls(e) -> bool:
