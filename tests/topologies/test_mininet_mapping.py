@@ -67,9 +67,11 @@ def test_every_switch_gets_its_own_loss_seed():
     assert seeds != [mininet_topo(linear(3), seed=6).nodeInfo(s)["seed"] for s in topo.switches()]
 
 
-def test_bmv2_target_is_checked_before_anything_starts(monkeypatch):
+def test_bmv2_target_is_checked_before_anything_starts(monkeypatch, tmp_path):
     monkeypatch.setattr("shutil.which", lambda name: None)
-    with pytest.raises(ValueError, match="needs simple_switch_grpc on PATH"):
+    monkeypatch.delenv("INAEMU_P4REF", raising=False)
+    monkeypatch.setattr("topologies.mininet_switch.REFERENCE_ROOT", str(tmp_path))
+    with pytest.raises(ValueError, match="simple_switch_grpc is not on PATH nor in"):
         P4Switch("s1", device_id=1, grpc_port=50001, target="bmv2")
     with pytest.raises(ValueError, match="target must be one of inaemu, bmv2"):
         P4Switch("s1", device_id=1, grpc_port=50001, target="tofino")
