@@ -6,7 +6,7 @@ annotates expressions with `.type` (a `types.Type`) and name references with `.d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Optional
 
 from .errors import Location
@@ -474,3 +474,27 @@ class PackageDecl(Decl):
 @dataclass(eq=False)
 class Program(Node):
     decls: list
+
+
+def clone(node):
+    """A fresh copy of a syntax tree, without what the checker attached (types, declarations),
+    so that desugaring can reuse a piece of source and check it again."""
+    if isinstance(node, list):
+        return [clone(x) for x in node]
+    if isinstance(node, tuple):
+        return tuple(clone(x) for x in node)
+    if isinstance(node, Node):
+        new = type(node)(**{f.name: clone(getattr(node, f.name)) for f in fields(node)})
+        if hasattr(node, "name_loc"):
+            new.name_loc = node.name_loc
+        if getattr(node, "is_const", False):
+            new.is_const = True
+        return new
+    return node
+
+
+def become(old: Node, new: Node) -> None:
+    """Turns `old` into `new` in place, for rewrites where the parent holding `old` is unknown."""
+    old.__class__ = new.__class__
+    old.__dict__.clear()
+    old.__dict__.update(new.__dict__)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import ast as A
 from .constfold import fold
+from .desugar import has_call
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, ApplyResultT, BitT,
                     EnumT, IntT, MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT)
 
@@ -64,7 +65,9 @@ class ExpressionChecker:
             return self.member(e, s)
         if isinstance(e, A.Index):
             base = self.expr(e.expr, s)
-            self.expr(e.index, s)
+            it = self.expr(e.index, s)
+            if isinstance(base, StackT) and self.can_hoist() and has_call(e.index):
+                e.index = self.hoisted_value(e.index, it, s, "index")
             if isinstance(base, StackT):
                 idx = fold(e.index)
                 if idx is not None and not 0 <= idx < base.size:
@@ -84,6 +87,13 @@ class ExpressionChecker:
                 raise self.fail(e, f"cannot slice {base.describe()}")
             if isinstance(base, BitT) and not (0 <= lo <= hi < base.width):
                 raise self.fail(e, f"slice [{hi}:{lo}] is out of range for {base.describe()}")
+            inner = e.expr
+            if isinstance(inner, A.Slice) and fold(inner) is None:
+                # x[h1:l1][h:l] is x[h+l1:l+l1], also as an lvalue
+                offset = fold(inner.lo)
+                e.expr = inner.expr
+                e.hi, e.lo = A.IntLit(e.hi.loc, hi + offset), A.IntLit(e.lo.loc, lo + offset)
+                e.hi.type = e.lo.type = INT
             return BitT(hi - lo + 1)
         if isinstance(e, A.Unary):
             t = self.expr(e.expr, s, expected if e.op != "!" else BOOL)
@@ -269,6 +279,8 @@ class ExpressionChecker:
             lt = rt
         if op in ("==", "!="):
             self.comparable(e, lt, rt)
+            if isinstance(lt, (StructT, StackT)):
+                self.expand_equality(e, lt, s)
             return BOOL
         if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)):
             for side in (e.left, e.right):
@@ -406,6 +418,10 @@ class ExpressionChecker:
                     raise self.fail(a, f"no parameter named '{a.name}'")
             e.args.sort(key=lambda a: order[a.name])
         for p, pt, a in zip(params, param_types, e.args):
+            if isinstance(a.value, A.DontCare) and self.can_hoist() and \
+                    isinstance(pt, (BitT, StructT, EnumT)) or pt == BOOL and \
+                    isinstance(a.value, A.DontCare) and self.can_hoist():
+                a.value = self.dont_care_local(a.value, pt, s)
             self.expr(a.value, s, expected=pt if not isinstance(pt, TypeVarT) else None)
             if isinstance(pt, TypeVarT):
                 bindings.setdefault(pt.name, a.value.type)

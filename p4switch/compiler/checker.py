@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import ast as A
 from .constfold import fold
 from .check_exprs import ExpressionChecker
+from .desugar import Desugarer
 from .loops import LoopUnroller
 from .errors import CompileError, Reporter
 from .priorities import assign_priorities
@@ -34,7 +35,7 @@ class Scope:
         return None
 
 
-class Checker(ExpressionChecker, LoopUnroller):
+class Checker(ExpressionChecker, LoopUnroller, Desugarer):
     def __init__(self, program: A.Program, reporter: Reporter, tracker=None):
         self.tracker = tracker
         self.program = program
@@ -343,6 +344,10 @@ class Checker(ExpressionChecker, LoopUnroller):
         keys = props.get("key")
         for k in (keys.value if keys else []):
             self.expr(k.expr, s)
+            f = k.expr.func if isinstance(k.expr, A.Call) else None
+            if isinstance(f, A.Member) and f.name == "isValid" and \
+                    getattr(f.expr.type, "kind", None) == "header_union":
+                self.expand_union_valid(k.expr, f.expr.type, s)
             if k.match_kind not in self.match_kinds:
                 raise self.fail(k, f"unknown match kind '{k.match_kind}'")
             if not isinstance(k.expr.type, (BitT, EnumT)) and k.expr.type not in (BOOL, ERROR):
@@ -457,6 +462,14 @@ class Checker(ExpressionChecker, LoopUnroller):
     def stmt(self, st, s: Scope, in_action: bool, in_parser: bool = False):
         if self.tracker is not None:
             self.tracker.at(st)
+        if isinstance(st, (A.Assign, A.VarDecl, A.CallStmt, A.Return)) and not in_parser:
+            value = {A.Assign: "rhs", A.VarDecl: "init", A.CallStmt: "call", A.Return: "value"}
+            self.hoist_table_results(getattr(st, value[type(st)]), s, in_action)
+        if in_parser and isinstance(st, (A.Assign, A.VarDecl, A.CallStmt)):
+            new = self.hoist_lookaheads(st, s)
+            if new is not None:
+                self.stmt(new, s, in_action, in_parser)
+                return new
         if isinstance(st, A.Block):
             self.block(st, s, in_action, in_parser)
         elif isinstance(st, (A.For, A.ForIn)):

@@ -14,8 +14,6 @@ valid P4_16, and the unrolled code is plain BMv2 JSON.
 
 from __future__ import annotations
 
-import copy
-
 from . import ast as A
 from .constfold import fold
 from .types import BOOL, INT, BitT, IntT, StackT
@@ -96,16 +94,16 @@ class LoopUnroller:
             if not isinstance(ct, StackT):
                 raise self.fail(c, f"for loop: cannot iterate over {ct.describe()} (a range "
                                    "`a .. b`, a list `{...}` or a header stack)")
-            items = [A.Index(c.loc, copy.deepcopy(c), A.IntLit(c.loc, k)) for k in range(ct.size)]
+            items = [A.Index(c.loc, A.clone(c), A.IntLit(c.loc, k)) for k in range(ct.size)]
         for item in items:
             if not assigned and isinstance(t, (BitT, IntT)):
-                probe = copy.deepcopy(item)
+                probe = A.clone(item)
                 self.expr(probe, s, expected=t)
                 v = fold(probe)
                 if v is not None and not isinstance(v, bool):
                     bindings.append([self._const_binding(st, st.name, t, v)])
                     continue
-            var = A.VarDecl(st.loc, st.type_ref, st.name, copy.deepcopy(item))
+            var = A.VarDecl(st.loc, st.type_ref, st.name, A.clone(item))
             bindings.append([var])
         return self._unrolled(st, bindings, s, in_action)
 
@@ -113,7 +111,7 @@ class LoopUnroller:
     def _loop_constant(self, e, t, loop_scope, values, decls, what):
         for name, v in values.items():
             loop_scope.names[name] = self._const_binding(e, name, decls[name][0], v)
-        probe = copy.deepcopy(e)
+        probe = A.clone(e)
         self.expr(probe, loop_scope, expected=t)
         if t == BOOL and probe.type != BOOL:
             raise self.fail(e, f"a for loop's condition must be bool, not {probe.type.describe()}")
@@ -154,7 +152,7 @@ class LoopUnroller:
         flags = {}
         for kind in ("break", "continue"):
             if kind in jumps:
-                name = self._fresh_name(s, f"loop_{kind}")
+                name = self.fresh_local(s, f"loop_{kind}")
                 flags[kind] = name
                 decl = A.VarDecl(st.loc, A.SimpleTypeRef(st.loc, "bool"), name,
                                  A.BoolLit(st.loc, False))
@@ -172,7 +170,7 @@ class LoopUnroller:
                     iteration.stmts.append(b)
             if "continue" in flags:
                 iteration.stmts.append(_set(st.loc, flags["continue"], False))
-            body = _guarded(copy.deepcopy(st.body), flags)
+            body = _guarded(A.clone(st.body), flags)
             if "break" in flags:
                 body = A.If(st.loc, _not_flags(st.loc, [flags["break"]]), body, None)
             iteration.stmts.append(body)
@@ -180,14 +178,6 @@ class LoopUnroller:
             out.stmts.append(iteration)
         return out
 
-    def _fresh_name(self, s, base: str) -> str:
-        n = 0
-        name = base
-        while s.lookup(name) is not None or name in self.loop_names:
-            n += 1
-            name = f"{base}_{n}"
-        self.loop_names.add(name)
-        return name
 
 
 def _statements(node):

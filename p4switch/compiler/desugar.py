@@ -1,0 +1,184 @@
+"""Stage 3 (continued): rewrites the checker makes so that code generation sees only simple forms.
+
+* `==`/`!=` on whole headers, header unions, structs and stacks become field-wise comparisons
+  (P4_16 §8.9: two headers are equal when both are invalid, or both valid with equal fields; two
+  unions when their members are pairwise equal headers).
+* A header union's `isValid()` (true when some member is valid) becomes the `||` of its members'.
+* Values code generation can only take from a statement of their own are hoisted into a fresh
+  local declared just before the statement: a call inside a header-stack index, `t.apply().hit`
+  /`.miss` nested in an expression, `lookahead<T>()` inside an expression or as a statement, and
+  the don't-care argument `_` (a fresh, unused local).
+"""
+
+from __future__ import annotations
+
+from . import ast as A
+from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, Type
+
+
+class Desugarer:
+    """A mixin of `checker.Checker`."""
+
+    # ---- whole-value equality ---------------------------------------------------------------
+    def expand_equality(self, e: A.Binary, t: Type, s) -> None:
+        for side in (e.left, e.right):
+            if has_call(side):
+                raise self.fail(side, "comparing whole headers/structs: this operand contains a "
+                                      "call, which the field-wise comparison would repeat; assign "
+                                      "it to a variable first")
+        eq = _equal(e.left, e.right, t, e.loc)
+        new = eq if e.op == "==" else A.Unary(e.loc, "!", eq)
+        self.expr(new, s, BOOL)
+        A.become(e, new)
+
+    def expand_union_valid(self, e: A.Call, union: StructT, s) -> None:
+        """`u.isValid()` on a header union: is some member valid."""
+        target = e.func.expr
+        new = _any(e.loc, [_valid(A.Member(e.loc, A.clone(target), name), e.loc)
+                           for name, _, _ in union.fields])
+        self.expr(new, s, BOOL)
+        A.become(e, new)
+
+    # ---- hoisting ---------------------------------------------------------------------------
+    def hoisted_value(self, e: A.Expr, t: Type, s, base: str) -> A.Name:
+        """Declares `T tmp = e;` before the current statement and returns a use of `tmp`."""
+        name = self.fresh_local(s, base)
+        decl = A.VarDecl(e.loc, _type_ref(t, e.loc), name, e)
+        self.hoist(decl, s)
+        use = A.Name(e.loc, name)
+        self.expr(use, s)
+        return use
+
+    def hoist_table_results(self, e, s, in_action: bool) -> None:
+        """`t.apply().hit`/`.miss` inside `e` (not an `if` condition) is computed before the
+        statement: `bool tmp = false; if (t.apply().hit) { tmp = true; }`."""
+        for node in list(_nodes(e)):
+            if not (isinstance(node, A.Member) and node.name in ("hit", "miss")
+                    and isinstance(node.expr, A.Call) and isinstance(node.expr.func, A.Member)
+                    and node.expr.func.name == "apply" and isinstance(node.expr.func.expr, A.Name)
+                    and isinstance(s.lookup(node.expr.func.expr.name), A.TableDecl)):
+                continue
+            name = self.fresh_local(s, "hit" if node.name == "hit" else "miss")
+            loc = node.loc
+            self.hoist(A.VarDecl(loc, A.SimpleTypeRef(loc, "bool"), name, A.BoolLit(loc, False)),
+                       s)
+            test = A.If(loc, A.Member(loc, node.expr, node.name),
+                        A.Block(loc, [A.Assign(loc, A.Name(loc, name), A.BoolLit(loc, True))]),
+                        None)
+            self.stmt(test, s, in_action)
+            self.preludes[-1].append(test)
+            A.become(node, A.Name(loc, name))
+
+    def hoist_lookaheads(self, st, s):
+        """In a parser state: `pkt.lookahead<T>()` inside an expression is read into a local
+        first (BMv2 only sets a field from a lookahead); as a statement it becomes such a read
+        (it still fails with PacketTooShort on a short packet). Returns a replacement or None."""
+        if isinstance(st, A.CallStmt) and _is_lookahead(st.call):
+            name = self.fresh_local(s, "lookahead")
+            return A.VarDecl(st.loc, st.call.type_args[0], name, st.call)
+        value = st.rhs if isinstance(st, A.Assign) else st.init if isinstance(st, A.VarDecl) \
+            else st.call if isinstance(st, A.CallStmt) else None
+        for node in list(_nodes(value)):
+            if node is value or not _is_lookahead(node):
+                continue
+            name = self.fresh_local(s, "lookahead")
+            self.hoist(A.VarDecl(node.loc, node.type_args[0], name, A.clone(node)), s)
+            A.become(node, A.Name(node.loc, name))
+        return None
+
+    def dont_care_local(self, e: A.DontCare, t: Type, s) -> A.Name:
+        """`_` as an argument: a fresh uninitialised local, whose value nobody reads."""
+        name = self.fresh_local(s, "dontcare")
+        self.hoist(A.VarDecl(e.loc, _type_ref(t, e.loc), name, None), s)
+        return A.Name(e.loc, name)
+
+    def fresh_local(self, s, base: str) -> str:
+        n = 0
+        name = base
+        while s.lookup(name) is not None or name in self.loop_names:
+            n += 1
+            name = f"{base}_{n}"
+        self.loop_names.add(name)
+        return name
+
+    def can_hoist(self) -> bool:
+        return bool(self.preludes)
+
+
+def _type_ref(t: Type, loc) -> A.TypeRef:
+    """A written type for a checked type (for declarations the desugaring creates)."""
+    if isinstance(t, BitT):
+        return A.BitTypeRef(loc, A.IntLit(loc, t.width), t.signed)
+    if t == BOOL:
+        return A.SimpleTypeRef(loc, "bool")
+    if isinstance(t, (StructT, EnumT)):
+        return A.NamedTypeRef(loc, t.name)
+    if isinstance(t, IntT):
+        return A.SimpleTypeRef(loc, "int")
+    return A.SimpleTypeRef(loc, t.describe())
+
+
+def has_call(e) -> bool:
+    if isinstance(e, A.Call):
+        return True
+    if isinstance(e, A.Node):
+        return any(has_call(getattr(e, f)) for f in e.__dataclass_fields__)
+    if isinstance(e, list):
+        return any(has_call(x) for x in e)
+    return False
+
+
+def _valid(target: A.Expr, loc) -> A.Expr:
+    return A.Call(loc, A.Member(loc, target, "isValid"), [], [])
+
+
+def _all(loc, items: list) -> A.Expr:
+    if not items:
+        return A.BoolLit(loc, True)
+    e = items[0]
+    for x in items[1:]:
+        e = A.Binary(loc, "&&", e, x)
+    return e
+
+
+def _any(loc, items: list) -> A.Expr:
+    if not items:
+        return A.BoolLit(loc, False)
+    e = items[0]
+    for x in items[1:]:
+        e = A.Binary(loc, "||", e, x)
+    return e
+
+
+def _equal(a: A.Expr, b: A.Expr, t: Type, loc) -> A.Expr:
+    """`a == b` for values of type t, as comparisons of fields (fresh, unchecked trees)."""
+    if isinstance(t, StackT):
+        return _all(loc, [_equal(A.Index(loc, a, A.IntLit(loc, k)),
+                                 A.Index(loc, b, A.IntLit(loc, k)), t.element, loc)
+                          for k in range(t.size)])
+    if isinstance(t, StructT):
+        parts = [_equal(A.Member(loc, A.clone(a), n), A.Member(loc, A.clone(b), n), ft, loc)
+                 for n, ft, _ in t.fields]
+        if t.kind != "header":
+            return _all(loc, parts)
+        va, vb = _valid(A.clone(a), loc), _valid(A.clone(b), loc)
+        both_invalid = A.Binary(loc, "&&", A.Unary(loc, "!", va), A.Unary(loc, "!", vb))
+        both_valid = A.Binary(loc, "&&", A.clone(va), A.clone(vb))
+        return A.Binary(loc, "||", both_invalid, _all(loc, [both_valid] + parts))
+    return A.Binary(loc, "==", A.clone(a), A.clone(b))
+
+
+def _nodes(e):
+    """Every node of an expression tree, parents before children."""
+    if isinstance(e, A.Node):
+        yield e
+        for f in e.__dataclass_fields__:
+            yield from _nodes(getattr(e, f))
+    elif isinstance(e, (list, tuple)):
+        for x in e:
+            yield from _nodes(x)
+
+
+def _is_lookahead(e) -> bool:
+    return (isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead"
+            and len(e.type_args) == 1 and not e.args)
