@@ -167,6 +167,17 @@ def check_document(doc: dict) -> None:
                         want="bool")
         for t, table in enumerate(pipe.get("tables", [])):
             _check_table(table, f"pipelines[{p}].tables[{t}]({table['name']})", doc)
+    for c, calc in enumerate(doc.get("calculations", [])):
+        for i, item in enumerate(calc.get("input", [])):
+            if item.get("type") not in ("field", "hexstr", "header", "payload"):
+                raise FormError(f"calculations[{c}]({calc['name']}).input[{i}]",
+                                f"a calculation cannot take a '{item.get('type')}'")
+    for what in ("field_lists", "learn_lists"):
+        for n, fl in enumerate(doc.get(what, [])):
+            for i, item in enumerate(fl.get("elements", [])):
+                if item.get("type") != "field":
+                    raise FormError(f"{what}[{n}].elements[{i}]",
+                                    f"a field list holds fields only, not '{item.get('type')}'")
     for c, ck in enumerate(doc.get("checksums", [])):
         if ck.get("if_cond") is not None:
             _check_expr(ck["if_cond"], f"checksums[{c}].if_cond", want="bool")

@@ -76,27 +76,30 @@ class ExternLowering:
                 "checksums": self.checksums}
 
     # ---- data lists -------------------------------------------------------------------------
-    def flatten(self, e: A.Expr, env, lowerer, node) -> list:
-        """The fields of a list/struct/header argument, as calculation or field-list inputs."""
+    def flatten(self, e: A.Expr, env, lowerer, node, constants: bool = True) -> list:
+        """The fields of a list/struct/header argument, as calculation or field-list inputs.
+        BMv2 takes only fields there (and, in calculations, constants): any other value
+        (action data, arithmetic, a run-time stack index, a constant in a field list) is
+        computed into a temporary first, as p4c does."""
         if isinstance(e, (A.ListExpr,)):
             out = []
             for item in e.items:
-                out += self.flatten(item, env, lowerer, node)
+                out += self.flatten(item, env, lowerer, node, constants)
             return out
         if isinstance(e, A.StructExpr):
             out = []
             for _, item in e.fields:
-                out += self.flatten(item, env, lowerer, node)
+                out += self.flatten(item, env, lowerer, node, constants)
             return out
         v = fold(e)
-        if v is not None:
+        if v is not None and constants:
             w = bit_width(e.type) or 32
             return [{"type": "hexstr", "value": const(v, w)["value"], "bitwidth": w}]
         s = lowerer.x.resolve(e, env) if isinstance(e, (A.Name, A.Member, A.Index)) else None
         return self._flatten_storage(s, e, env, lowerer, node)
 
     def _flatten_storage(self, s, e, env, lowerer, node) -> list:
-        if isinstance(s, FieldRef):
+        if type(s) is FieldRef:
             return [s.json()]
         if isinstance(s, HeaderInst):
             return [{"type": "field", "value": [s.name, n]} for n, _, _ in s.type.fields]
@@ -110,8 +113,8 @@ class ExternLowering:
             for el in s.elements:
                 out += self._flatten_storage(el, e, env, lowerer, node)
             return out
-        if s is None and e is not None:
-            return [lowerer.arg_value(e, env, node)]
+        if e is not None and not isinstance(s, (HeaderInst, StructStore, StackStore)):
+            return [lowerer.value_in_field(e, env, node)]
         raise Unsupported(node, "unsupported data in a field list")
 
     def calculation(self, algo_expr: A.Expr, data: A.Expr, env, lowerer, node,
@@ -146,7 +149,7 @@ class ExternLowering:
         return max(taken, default=0) + 1
 
     def field_list_for_data(self, data: A.Expr, env, lowerer, node) -> int:
-        elements = [x for x in self.flatten(data, env, lowerer, node) if x["type"] == "field"]
+        elements = self.flatten(data, env, lowerer, node, constants=False)
         fid = self._free_id()
         self.field_lists.append({"id": fid, "name": f"fl_{fid}" if elements else "fl",
                                  "elements": elements})
@@ -186,14 +189,17 @@ class ExternLowering:
         elif name == "truncate":
             L.emit("truncate", [L.arg_value(args[0], env, node)], node)
         elif name == "random":
-            L.emit("modify_field_rng_uniform", [L.field_target(args[0], env).json(),
-                                                L.arg_value(args[1], env, node),
+            dst, copy_back = L.out_field(args[0], env, node)
+            L.emit("modify_field_rng_uniform", [dst, L.arg_value(args[1], env, node),
                                                 L.arg_value(args[2], env, node)], node)
+            copy_back()
         elif name == "hash":
             calc = self.calculation(args[1], args[3], env, L, node)
+            base, size = L.arg_value(args[2], env, node), L.arg_value(args[4], env, node)
+            dst, copy_back = L.out_field(args[0], env, node)
             L.emit("modify_field_with_hash_based_offset",
-                   [L.field_target(args[0], env).json(), L.arg_value(args[2], env, node),
-                    {"type": "calculation", "value": calc}, L.arg_value(args[4], env, node)], node)
+                   [dst, base, {"type": "calculation", "value": calc}, size], node)
+            copy_back()
         elif name == "digest":
             lid = self.learn_list(args[1], env, L, node)
             L.emit("generate_digest", [L.arg_value(args[0], env, node), const(lid, 1)], node)
@@ -224,7 +230,7 @@ class ExternLowering:
     def learn_list(self, data: A.Expr, env, L, node) -> int:
         t = data.type
         name = t.name if isinstance(t, StructT) else f"digest_{len(self.learn_lists)}"
-        elements = [x for x in self.flatten(data, env, L, node) if x["type"] == "field"]
+        elements = self.flatten(data, env, L, node, constants=False)
         for ll in self.learn_lists:
             if ll["name"] == name:
                 return ll["id"]
@@ -260,14 +266,18 @@ class ExternLowering:
         elif inst.kind == "direct_counter" and method == "count":
             pass  # counted by the table on every hit
         elif inst.kind == "register" and method == "read":
-            L.emit("register_read", [L.field_target(args[0], env).json(), ref,
-                                     L.arg_value(args[1], env, node)], node)
+            index = L.arg_value(args[1], env, node)
+            dst, copy_back = L.out_field(args[0], env, node)
+            L.emit("register_read", [dst, ref, index], node)
+            copy_back()
         elif inst.kind == "register" and method == "write":
             L.emit("register_write", [ref, L.arg_value(args[0], env, node),
                                       L.arg_value(args[1], env, node)], node)
         elif inst.kind == "meter" and method == "execute_meter":
-            L.emit("execute_meter", [ref, L.arg_value(args[0], env, node),
-                                     L.field_target(args[1], env).json()], node)
+            index = L.arg_value(args[0], env, node)
+            dst, copy_back = L.out_field(args[1], env, node)
+            L.emit("execute_meter", [ref, index, dst], node)
+            copy_back()
         elif inst.kind == "direct_meter" and method == "read":
             target = L.field_target(args[0], env)
             self.direct_meter_targets[inst.name] = [target.header, target.name]

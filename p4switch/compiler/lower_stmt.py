@@ -61,6 +61,16 @@ class StatementLowerer:
         self.emit("assign", [tmp.json(), self.x.data(e, env)], node)
         return tmp.json()
 
+    def value_in_field(self, e: A.Expr, env: Env, node) -> dict:
+        """`e` as a plain field (what calculations and field lists take): a temporary holds
+        any other value."""
+        s = self._location(e, env)
+        if type(s) is FieldRef and e not in self.ctx.call_results:
+            return s.json()
+        tmp = self.ctx.layout.temp(e.type if _is_value(e) else BitT(32))
+        self.emit("assign", [tmp.json(), self.x.data(e, env)], node)
+        return tmp.json()
+
     def _location(self, e, env):
         if isinstance(e, (A.Name, A.Member, A.Index)):
             try:
@@ -68,6 +78,14 @@ class StatementLowerer:
             except Unsupported:
                 return None
         return None
+
+    def out_field(self, e: A.Expr, env: Env, node):
+        """Where a primitive writes an extern's out argument: the field itself, or (for a
+        slice) a temporary that `copy_back()` then writes into the slice."""
+        if isinstance(e, A.Slice):
+            tmp = self.ctx.layout.temp(e.type)
+            return tmp.json(), lambda: self.assign_slice_value(e, tmp.json(), env, node)
+        return self.field_target(e, env).json(), lambda: None
 
     def field_target(self, e: A.Expr, env: Env) -> FieldRef:
         s = self.x.resolve(e, env)
