@@ -37,7 +37,8 @@ def setting_of(cfg: RunConfig) -> RunSetting:
     return RunSetting(net=cfg.net, topo=cfg.topology().name, jobs=cfg.jobs,
                       size_bytes=cfg.size_bytes,
                       elems_k=cfg.elems_k, loss=cfg.loss, bw_mbps=cfg.bw_mbps, seed=cfg.seed,
-                      aggregation="tree" if cfg.tree else "single")
+                      aggregation="tree" if cfg.tree else "single", target=cfg.target,
+                      compiler=cfg.compiler)
 
 
 def run_experiment(cfg: RunConfig, out_dir: Path, progress: Progress) -> Outcome:

@@ -22,7 +22,8 @@ WORKER_FIELDS = ("algo", "job", "worker", "host", "time_s", "bytes_sent", "bytes
                  "mean_abs_err", "err_bound", "correct", "error")
 
 # summary fields, in the order summary.csv lists them
-SUMMARY_FIELDS = ("algo", "net", "topo", "aggregation", "job", "jobs", "workers", "size_bytes",
+SUMMARY_FIELDS = ("algo", "net", "target", "compiler", "topo", "aggregation", "job", "jobs",
+                  "workers", "size_bytes",
                   "elems_k", "loss", "bw_mbps", "seed", "time_s", "algbw_gbps", "busbw_gbps",
                   "bytes_sent_per_host", "bytes_received_per_host", "retransmissions",
                   "max_abs_err", "mean_abs_err", "err_bound", "finished", "correct", "error")
@@ -41,6 +42,8 @@ class RunSetting:
     bw_mbps: float | None
     seed: int
     aggregation: str = "single"   # INA: "tree" (every tier) or "single" (one switch)
+    target: str = "inaemu"        # the switches: "inaemu" or "bmv2" (simple_switch_grpc)
+    compiler: str = "inaemu"      # who compiled ina.p4: "inaemu" or "p4c"
 
 
 def algbw_gbps(size_bytes: int, time_s: float | None) -> float | None:
@@ -94,7 +97,8 @@ def summarize(records: list[dict], setting: RunSetting, *,
         if len(members) < n:
             errors.append(f"{n - len(members)} of {n} workers left no record")
         summaries.append({
-            "algo": algo, "net": setting.net, "topo": setting.topo,
+            "algo": algo, "net": setting.net, "target": setting.target,
+            "compiler": setting.compiler, "topo": setting.topo,
             "aggregation": setting.aggregation if algo == "ina" else None, "job": job,
             "jobs": setting.jobs, "workers": n, "size_bytes": setting.size_bytes,
             "elems_k": setting.elems_k, "loss": setting.loss, "bw_mbps": setting.bw_mbps,

@@ -67,6 +67,7 @@ def test_main_job_on_real_simple_switch_grpc(tmp_path, compiler):
     assert [s["algo"] for s in summaries] == ["ina", "ring"]
     for s in summaries:
         assert s["correct"] and s["finished"] == 4, s
+        assert (s["target"], s["compiler"]) == ("bmv2", compiler)
     # the program came from the compiler asked for, and BMv2 (not inaemu) ran it
     meta = json.loads((out / "ina.json").read_text())["__meta__"]["compiler"]
     assert (meta == "inaemu") == (compiler == "inaemu")
