@@ -7,6 +7,11 @@ following BMv2's ordering: an ingress clone is the packet as it arrived (re-pars
 reset, its field list copied over) and is queued before the original; multicast replicas carry
 instance type 5 and their egress_rid; resubmitted packets go back through ingress with the
 original bytes, recirculated ones with the deparsed bytes. Loops are bounded (BMv2 would spin).
+
+Between ingress and egress every copy passes its egress queue (queues.py). Without a drain rate
+the queue is always empty and the copy goes on at once; with one it may wait there, and
+`release(now)` runs its egress when it is due (the driver's timer, the simulator's clock, or
+the next `process`, which first lets out what is due so a new packet sees the depth of now).
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class Engine:
                                for slot in range(h.base, h.base + len(h.htype.fields))]
         self.packet_count = 0
         self.fast = build_fast_path(self)
+        self.fast_queued = build_fast_path(self, queued=True)
 
     # ----------------------------------------------------------------------------- helpers
     def _preserved(self, f, field_list_id: int) -> list[tuple[int, int]]:
@@ -77,8 +83,13 @@ class Engine:
         trace = self.trace
         self.packet_count += 1
         queueing = self.queues.active
-        if trace is None and not queueing:
-            return self.fast(port, data)
+        if trace is None:
+            if not queueing:
+                return self.fast(port, data)
+            outputs = self.release(self.program.clock())
+            if outputs:
+                return outputs + self.fast_queued(port, data)
+            return self.fast_queued(port, data)
         outputs: list[tuple[int, bytes]] = self.release(self.program.clock()) if queueing \
             else []
         if trace is not None:
@@ -238,8 +249,9 @@ class Engine:
                                             (f, v, payload, rid, length, port, enq_us))
             if verdict == DROPPED:
                 if self.trace is not None:
-                    self.trace.drop(f"egress queue of port {eport} full or priority "
-                                    f"{priority} out of range")
+                    self.trace.drop(f"priority {priority} but {queues.priorities} queue(s) "
+                                    "per port" if priority >= queues.priorities else
+                                    f"egress queue of port {eport} full")
                 return None
             f[self.enq_qdepth] = found
             if verdict == QUEUED:

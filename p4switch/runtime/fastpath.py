@@ -27,14 +27,21 @@ MASK32 = (1 << 32) - 1
 MAX_RESTORED = 48  # slots + flags restored per replica; beyond, a copy is as cheap
 
 
-def build_fast_path(engine) -> Callable:
+def build_fast_path(engine, queued: bool = False) -> Callable:
+    """`fast(port, data)`; with `queued`, the variant used while egress queues are in use:
+    a unicast copy goes through its queue (`engine._admit`: it may wait there, and egress
+    then runs when it leaves), and multicast takes the general flow."""
     code = engine.code
     after_ingress, anywhere = code.writes_after_ingress, code.writes_anywhere
-    multicast = "" if engine.mcast_grp is None else _multicast_source(engine)
+    multicast = "" if engine.mcast_grp is None or queued else _multicast_source(engine)
     to_group = "" if engine.mcast_grp is None else f"""
     mgid = f[{engine.mcast_grp}]
     if mgid:
         return multicast(f, v, data[pos:], port, length, now, mgid)"""
+    if queued and engine.mcast_grp is not None:
+        to_group = f"""
+    if f[{engine.mcast_grp}]:
+        return slow_after_ingress(f, v, data, pos, port)"""
     diverted = _any_set([L.CLONE, L.RESUBMIT], anywhere)
     priority = _priority_test(engine, anywhere)
     if priority is not None:
@@ -42,8 +49,15 @@ def build_fast_path(engine) -> Callable:
     after_ingress_check = "" if diverted is None else f"""
     if {diverted}:
         return slow_after_ingress(f, v, data, pos, port)"""
-    queue_reset = "".join(f"""
+    queue_reset = f"""
+    f[{engine.enq_ts}] = now & {MASK32}""" + "".join(f"""
     f[{slot}] = 0""" for slot in _queue_slots_written(engine, anywhere))
+    if queued:
+        queue_reset = """
+    admitted = admit(f, v, data[pos:], eport, 0, length, port)
+    if admitted is None:
+        return []
+    now = int(admitted)"""
     diverges, dropped = _egress_divergence("f", engine.egress_spec, after_ingress, anywhere)
     after_egress_check = "" if diverges is None else f"""
     if {diverges}:
@@ -69,9 +83,8 @@ def fast(port, data):
     f[{engine.egress_port}] = eport
     f[{engine.egress_spec}] = 0
     f[{engine.egress_rid}] = 0
-    f[{engine.packet_length}] = length
+    f[{engine.packet_length}] = length{queue_reset}
     f[{engine.egress_ts}] = now & {MASK48}
-    f[{engine.enq_ts}] = now & {MASK32}{queue_reset}
     f[{L.EXIT}] = 0
     egress(f, v){after_egress_check}
     return [(eport, deparse(f, v, data[pos:]))]
@@ -82,7 +95,7 @@ def fast(port, data):
                  "deparse": code.deparse, "deparse_replica": code.deparse_replica,
                  "slow_after_ingress": engine.slow_after_ingress,
                  "slow_after_egress": engine.slow_after_egress,
-                 "slow_after_replica": engine.slow_after_replica,
+                 "slow_after_replica": engine.slow_after_replica, "admit": engine._admit,
                  "replicas_of": engine.pre.replicas}
     exec(compile(source, "<p4switch fast path>", "exec"), namespace)  # noqa: S102
     return namespace["fast"]

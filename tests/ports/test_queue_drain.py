@@ -100,7 +100,8 @@ def test_the_driver_drains_at_the_rate_without_traffic_and_then_sleeps(config):
         got = ports[2].read_far(20, timeout=10.0)
         assert len(got) == 20
         depths = [enq_depth(f) for f in got]
-        assert depths == sorted(depths) and depths[-1] >= 10    # the queue built up
+        assert depths[0] == 0 and max(depths) >= 10    # the queue built up
+        time.sleep(0.1)                         # the loop goes back into select
         settled = turns
         assert settled <= 3 * 20                # one wake-up per departure or so, no spinning
         time.sleep(0.2)

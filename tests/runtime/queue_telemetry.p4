@@ -1,4 +1,5 @@
-// queue_telemetry: a packet names its egress port and priority; egress writes the queueing
+// queue_telemetry: a packet names its egress port (255: multicast group 1) and priority;
+// egress writes the queueing
 // metadata simple_switch gives it into the packet, so tests can read what the queues did.
 #include <core.p4>
 #include <v1model.p4>
@@ -30,6 +31,9 @@ control TeleIngress(inout headers hdr, inout metadata meta, inout standard_metad
     apply {
         sm.egress_spec = (bit<9>) hdr.tele.port;
         sm.priority = (bit<3>) hdr.tele.priority;
+        if (hdr.tele.port == 255) {
+            sm.mcast_grp = 1;
+        }
     }
 }
 

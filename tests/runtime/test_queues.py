@@ -162,6 +162,35 @@ def test_ties_leave_higher_priority_first(tele_config):
     assert [frame[1] for _, frame in out] == [1, 0]
 
 
+def test_multicast_replicas_each_take_their_port_queue(tele_config):
+    sw, clock = make(tele_config)
+    sw.mc_group_set(1, [(2, 0), (3, 0)])
+    sw.set_queue_rate(1000, 2)
+    assert [port for port, _ in sw.receive(1, tele(255))] == [2, 3]
+    assert [port for port, _ in sw.receive(1, tele(255))] == [3]    # port 2's copy waits
+    clock.now += 1e-3
+    out = sw.release_queued()
+    assert [port for port, _ in out] == [2] and read(out[0][1])["delta"] == 1000
+
+
+def test_a_trace_sees_enqueue_dequeue_and_tail_drop(tele_config):
+    import io
+
+    from p4switch.runtime.trace import TextTrace
+    sw, clock = make(tele_config)
+    log = io.StringIO()
+    sw.trace = TextTrace(log)
+    sw.set_queue_rate(1000, 2)
+    sw.set_queue_depth(1, 2)
+    for _ in range(3):
+        sw.receive(1, tele(2))
+    clock.now += 1
+    assert len(sw.release_queued()) == 1
+    text = log.getvalue()
+    assert "enqueued on port 2 queue 0 (depth 0)" in text
+    assert "egress queue of port 2 full" in text and "dequeued from port 2 queue 0" in text
+
+
 def test_a_new_program_empties_the_queues_but_keeps_their_settings(tele_config):
     sw, _ = make(tele_config)
     sw.set_queue_rate(10, 2)
