@@ -252,3 +252,25 @@ def loads(tmp_path_factory):
 def test_simple_switch_loads(loads, name):
     problem = loads[name]
     assert problem is None, f"simple_switch refused {name}'s JSON:\n{problem[-3000:]}"
+
+
+# ---- small programs -----------------------------------------------------------------------------
+def test_digest_and_clone_lists_keep_constants_and_expressions():
+    """BMv2 field lists hold fields only: a constant or an expression is a temporary (it was
+    silently left out of the list)."""
+    from p4switch.compiler import compile_source
+
+    from .helpers import program
+    src = program("""
+        action send(bit<8> p) {
+            digest<d_t>(1, { p, hdr.eth.ether_type + 1, 8w7 });
+            clone_preserving_field_list(CloneType.I2E, 5, 0);
+            resubmit_preserving_field_list(0);
+        }
+        table t { key = { hdr.eth.dst : exact; } actions = { send; } }
+        apply { t.apply(); }""", decls="struct d_t { bit<8> a; bit<16> b; bit<8> c; }")
+    doc = compile_source(src).bmv2
+    check_document(doc)
+    (learn,) = doc["learn_lists"]
+    assert len(learn["elements"]) == 3
+    assert all(e["type"] == "field" for e in learn["elements"])
