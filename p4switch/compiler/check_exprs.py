@@ -211,6 +211,10 @@ class ExpressionChecker:
             if not methods:
                 raise self.fail(e, f"extern {base.name} has no method '{e.name}'")
             return MethodT("extern", e.name, (base, methods))
+        if isinstance(base, NamedT) and base.category == "type" and e.name == "apply" and \
+                isinstance(base.decl, NamedT) and base.decl.category == "control" and \
+                self.current_control is not None and isinstance(e.expr, A.Name):
+            base = self.implicit_instance(e.expr, s)
         if isinstance(base, NamedT) and base.category in ("table", "control", "parser"):
             if e.name != "apply":
                 raise self.fail(e, f"{base.category} '{base.name}' has no member '{e.name}'")

@@ -47,6 +47,7 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
         self.type_params: list[set[str]] = []
         self.current_return: Type | None = None
         self.loop_names: set[str] = set()
+        self.current_control = None  # (ControlDecl, its scope) while checking its apply block
         self.preludes: list[list] = []  # statements hoisted before the one being checked
 
     # ---- entry ------------------------------------------------------------------------------
@@ -177,6 +178,11 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
                                        f"a serializable enum, not {ft.describe()}")
                 if d.kind == "header_union" and not is_header(ft):
                     raise self.fail(f, f"header_union member '{f.name}' must be a header")
+                for ann in f.annotations:
+                    if ann.name == "field_list":  # ids may be named constants or enum members
+                        for arg in ann.args:
+                            if isinstance(arg, A.Expr):
+                                self.const_int(arg, self.top, "a @field_list id")
                 t.fields.append((f.name, ft, f.annotations))
             self.type_params.pop()
             return t
@@ -300,7 +306,11 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
         s = self.params_scope(d.params + d.ctor_params, self.top)
         for local in d.locals:
             self.local_decl(local, s)
-        self.block(d.apply, s, in_action=False)
+        self.current_control = (d, s)
+        try:
+            self.block(d.apply, s, in_action=False)
+        finally:
+            self.current_control = None
         d.scope = s
 
     def local_decl(self, d, s: Scope) -> None:

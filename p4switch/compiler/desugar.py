@@ -39,6 +39,16 @@ class Desugarer:
         self.expr(new, s, BOOL)
         A.become(e, new)
 
+    # ---- direct application of a control type ------------------------------------------------
+    def implicit_instance(self, name: A.Name, s):
+        """`C.apply(...)` with C a control type: an instance named C, local to the calling
+        control (P4_16 §15.1, direct type invocation; p4c names the instance after the type)."""
+        control, scope = self.current_control
+        inst = A.InstanceDecl(name.loc, name.name, A.NamedTypeRef(name.loc, name.name), [])
+        self.check_instance(inst, scope)
+        control.locals.insert(0, inst)
+        return self.expr(name, s)
+
     # ---- hoisting ---------------------------------------------------------------------------
     def hoisted_value(self, e: A.Expr, t: Type, s, base: str) -> A.Name:
         """Declares `T tmp = e;` before the current statement and returns a use of `tmp`."""
