@@ -515,9 +515,25 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
                 if not isinstance(st.other, A.Block):
                     st.other = A.Block(st.other.loc, [st.other])
                 self.stmt(st.other, s, in_action, in_parser)
+        elif isinstance(st, A.VarDecl) and getattr(st, "is_const", False):
+            # a local constant is folded wherever it is used: it needs no storage
+            c = A.ConstDecl(st.loc, st.name, st.type_ref, st.init, annotations=st.annotations)
+            if c.name in s.names and s.parent is not None:
+                raise self.fail(st, f"'{c.name}' is already declared in this scope")
+            self.check_const(c, s)
+            if fold(c.value) is not None:
+                return A.Empty(st.loc)
+            self.var_decl(st, s)
         elif isinstance(st, A.VarDecl):
             self.var_decl(st, s)
+            if st.type == INT:
+                raise self.fail(st, f"variable '{st.name}' cannot have type int (only constants "
+                                    "can, as in p4c): give it a width, e.g. bit<32>")
         elif isinstance(st, A.Switch):
+            if in_action or in_parser:
+                where = "a parser state" if in_parser else "an action or function"
+                raise self.fail(st, f"a switch statement is not allowed in {where} (P4_16 §12: "
+                                    "switch statements are only supported in control blocks)")
             self.switch(st, s, in_action)
         elif isinstance(st, A.Return):
             if st.value is not None:

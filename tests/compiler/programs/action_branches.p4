@@ -1,6 +1,6 @@
 // Branches inside an action (BMv2 _jump_if_zero/_jump): an if around an extern call, an early
 // return, and an if/else, in an action run as a table's default action with action data; and a
-// switch on a value inside an action (fall-through labels, default).
+// chain of if/else if/else inside an action (a switch is not allowed in an action: P4_16 §12).
 #include <core.p4>
 #include <v1model.p4>
 
@@ -32,11 +32,12 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         default_action = classify(0x80);
     }
     action pick() {
-        switch (hdr.req.b) {
-            1: { hdr.req.flags = hdr.req.flags | 0x10; }
-            2:
-            3: { hdr.req.flags = hdr.req.flags | 0x20; }
-            default: { hdr.req.flags = hdr.req.flags | 0x40; }
+        if (hdr.req.b == 1) {
+            hdr.req.flags = hdr.req.flags | 0x10;
+        } else if (hdr.req.b == 2 || hdr.req.b == 3) {
+            hdr.req.flags = hdr.req.flags | 0x20;
+        } else {
+            hdr.req.flags = hdr.req.flags | 0x40;
         }
     }
     table t2 {
