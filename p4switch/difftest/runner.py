@@ -67,7 +67,38 @@ def run_inaemu_runtime(bmv2: dict, stf: str) -> Outcome:
         return Outcome(target="inaemu", error=f"runtime crashed: {type(exc).__name__}: {exc}")
 
 
-def run_case(case: Case, *, bmv2: bool = True) -> CaseResult:
+def split_per_packet(stf: str) -> list[str]:
+    """One STF test per `packet` line, each with all the set-up lines and the final checks.
+
+    BMv2 reuses a packet's header storage for the next packet, so reading a header that is not
+    valid gives the last packet's values there (the P4 spec leaves them unspecified); each
+    packet on a fresh switch removes that effect (and the state packets share)."""
+    lines = stf.splitlines()
+    packets = [i for i, line in enumerate(lines) if line.startswith("packet ")]
+    if not packets:
+        return [stf]
+    setup, checks = lines[:packets[0]], lines[packets[-1] + 1:]
+    return ["\n".join(setup + [lines[i]] + checks) + "\n" for i in packets]
+
+
+def _merge(outcomes: list[Outcome]) -> Outcome:
+    merged = Outcome(target=outcomes[0].target)
+    for k, o in enumerate(outcomes):
+        if o.error and not merged.error:
+            merged.error = o.error
+        merged.aborted = merged.aborted or o.aborted
+        for port, frames in o.outputs.items():
+            merged.outputs.setdefault(port, []).extend(frames)
+        merged.counter_reads += o.counter_reads
+        for name, cells in o.registers.items():
+            merged.registers[f"{name}#{k}"] = cells
+    return merged
+
+
+def run_case(case: Case, *, bmv2: bool = True, per_packet: bool = False) -> CaseResult:
+    """Compile with both compilers; run every JSON there is on every runtime there is.
+
+    `per_packet`: each packet on a fresh switch (`split_per_packet`), outcomes concatenated."""
     toolchain = find_toolchain()
     if toolchain is None:
         raise FileNotFoundError("differential testing needs the reference toolchain (/opt/p4ref)")
@@ -79,11 +110,13 @@ def run_case(case: Case, *, bmv2: bool = True) -> CaseResult:
         for compiler, compiled in (("p4c", p4c), ("inaemu", ours)):
             if not compiled.accepted:
                 continue
-            result.runs[f"{compiler}@inaemu"] = run_inaemu_runtime(compiled.bmv2, case.stf)
+            tests = split_per_packet(case.stf) if per_packet else [case.stf]
+            result.runs[f"{compiler}@inaemu"] = _merge(
+                [run_inaemu_runtime(compiled.bmv2, stf) for stf in tests])
             if bmv2:
                 json_path = workdir / f"{compiler}.json"
                 json_path.write_text(json.dumps(compiled.bmv2))
-                result.runs[f"{compiler}@bmv2"] = run_stf_bmv2(json_path, case.stf,
-                                                               toolchain=toolchain,
-                                                               registers=True)
+                result.runs[f"{compiler}@bmv2"] = _merge(
+                    [run_stf_bmv2(json_path, stf, toolchain=toolchain, registers=True)
+                     for stf in tests])
     return result
