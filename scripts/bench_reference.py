@@ -45,7 +45,8 @@ def main() -> int:
         built = compile_p4(toolchain, program, cache_dir=cache, p4runtime=False)
         if not built.ok:
             continue
-        real = [run_stf_bmv2(built.json_path, stf, toolchain=toolchain) for _ in range(args.repeat)]
+        real = [run_stf_bmv2(built.json_path, stf, toolchain=toolchain)
+                for _ in range(args.repeat)]
         mine = [run_stf_inaemu(built.json_path, stf) for _ in range(args.repeat)]
         rows.append((program.stem, built.seconds, statistics.median(o.seconds for o in real),
                      statistics.median(o.seconds for o in mine), real[0].passed))

@@ -3,8 +3,9 @@
 For each program with an STF test (tests/p4, tests/compiler/programs, p4src, shared fixtures):
 (a) real p4c accepts it; (b) p4c's JSON on real simple_switch passes the STF; (c) inaemu's JSON on
 real simple_switch passes the STF; (d) p4c's JSON on inaemu's runtime does exactly what it does
-on simple_switch (same packets, same counter values). inaemu's JSON on inaemu's runtime is
-tests/p4/test_corpus.py's job. Skipped only where the reference toolchain is not installed.
+on simple_switch (same packets, counter values and final register contents). inaemu's JSON on
+inaemu's runtime is tests/p4/test_corpus.py's job. Skipped only where the reference toolchain is
+not installed.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def p4c_json(case):
 
 @functools.cache
 def bmv2_with_p4c_json(case):
-    return run_stf_bmv2(p4c_json(case), case.test(), toolchain=TOOLCHAIN)
+    return run_stf_bmv2(p4c_json(case), case.test(), toolchain=TOOLCHAIN, registers=True)
 
 
 @functools.cache
@@ -110,6 +111,6 @@ def test_d_inaemu_runtime_matches_bmv2_on_p4c_json(case) -> None:
     if real.error:
         _known(BMV2_REFUSES_P4C_JSON, case)
         pytest.fail(real.error)
-    mine = run_stf_inaemu(json_path, case.test())
+    mine = run_stf_inaemu(json_path, case.test(), registers=True)
     differences = compare_outcomes(real, mine)
     assert not differences, "\n".join(differences) + f"\ninaemu's report:\n{mine.report}"
