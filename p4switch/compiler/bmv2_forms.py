@@ -126,12 +126,12 @@ def _node(name, left, right) -> dict:
 # ---- checking a whole document --------------------------------------------------------------
 PARAM_ROLES = {
     # primitive: roles of its parameters (see _check_param)
-    "assign": ("dst", "data"), "assign_VL": ("dst", "dst"), "assign_header": ("header", "header"),
+    "assign": ("dst", "data"), "assign_VL": ("field", "field"), "assign_header": ("header", "header"),
     "assign_union": ("union", "union"), "assign_header_stack": ("header_stack", "header_stack"),
     "add_header": ("header",), "remove_header": ("header",), "mark_to_drop": ("header",),
     "push": ("header_stack", "data"), "pop": ("header_stack", "data"),
-    "count": ("counter_array", "data"), "execute_meter": ("meter_array", "data", "dst"),
-    "register_read": ("dst", "register_array", "data"),
+    "count": ("counter_array", "data"), "execute_meter": ("meter_array", "data", "field"),
+    "register_read": ("field", "register_array", "data"),
     "register_write": ("register_array", "data", "data"),
     "modify_field_with_hash_based_offset": ("dst", "data", "calculation", "data"),
     "modify_field_rng_uniform": ("dst", "data", "data"),
@@ -211,7 +211,7 @@ def _check_param(param: dict, role: str, where: str, n_data: int, in_parser: boo
         if t != role:
             raise FormError(where, f"expected a '{role}' parameter, got '{t}'")
         return
-    if t == "expression":
+    if t == "expression" and role != "field":
         inner = param.get("value")
         if not (isinstance(inner, dict) and inner.get("type") in set(LEAF_KINDS) | {"expression"}):
             raise FormError(where, "an expression parameter must wrap an expression node")
@@ -223,7 +223,7 @@ def _check_param(param: dict, role: str, where: str, n_data: int, in_parser: boo
         if role == "dst" and not _is_lvalue(inner):
             raise FormError(where, "the destination expression is not a location")
         return
-    allowed = {"dst": DST_LEAVES, "data": DATA_LEAVES, "header": {"header"},
+    allowed = {"dst": DST_LEAVES, "field": {"field"}, "data": DATA_LEAVES, "header": {"header"},
                "header_stack": {"header_stack"}, "union": {"header_union"}}[role]
     if t not in allowed:
         raise FormError(where, f"a '{t}' cannot be passed where the primitive wants {role}")

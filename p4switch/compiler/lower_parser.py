@@ -192,7 +192,7 @@ class ParserLowerer:
         x = self.ctx.exprs
         if isinstance(e, (A.Name, A.Member, A.Index)):
             s = x.resolve(e, env)
-            if isinstance(s, FieldRef):
+            if type(s) is FieldRef:  # a run-time stack index is computed into a temporary
                 return s.json()
             if isinstance(s, tuple) and s[0] == "last_field":
                 return {"type": "stack_field", "value": [s[1].name, s[2]]}
@@ -261,9 +261,10 @@ class ParserLowerer:
                 return
             if isinstance(f, A.Name) and f.name == "verify":
                 cond, err = call.args[0].value, call.args[1].value
-                ops.append({"parameters": [x.boolean(cond, env),
-                                           {"type": "hexstr", "value": hexstr(fold(err), 32)}],
-                            "op": "verify"})
+                code = fold(err)
+                code = x.data(err, env) if code is None else \
+                    {"type": "hexstr", "value": hexstr(code, 32)}
+                ops.append({"parameters": [x.boolean(cond, env), code], "op": "verify"})
                 return
         lookahead_init = isinstance(st, A.VarDecl) and _is_lookahead(st.init)
         if lookahead_init or isinstance(st, A.Assign) and _is_lookahead(st.rhs):

@@ -13,7 +13,8 @@ from . import ast as A
 from .bmv2_forms import primitive_param
 from .constfold import fold
 from .lower_expr import Env, ExprLowerer, Unsupported, const, op
-from .storage import FieldRef, HeaderInst, RuntimeData, StackStore, StructStore, UnionStore
+from .storage import (DynamicElement, FieldRef, HeaderInst, RuntimeData, StackStore,
+                      StructStore, UnionStore)
 from .types import BOOL, BitT, bit_width
 
 
@@ -80,12 +81,20 @@ class StatementLowerer:
         return None
 
     def out_field(self, e: A.Expr, env: Env, node):
-        """Where a primitive writes an extern's out argument: the field itself, or (for a
-        slice) a temporary that `copy_back()` then writes into the slice."""
+        """Where a primitive writes an extern's out argument: the field itself, or a temporary
+        that `copy_back()` then writes into `e` (a slice, a run-time stack index or a stack's
+        `.last` field: BMv2's register_read and execute_meter write plain fields only)."""
         if isinstance(e, A.Slice):
             tmp = self.ctx.layout.temp(e.type)
             return tmp.json(), lambda: self.assign_slice_value(e, tmp.json(), env, node)
-        return self.field_target(e, env).json(), lambda: None
+        s = self._location(e, env)
+        if type(s) is FieldRef:
+            return s.json(), lambda: None
+        if not isinstance(s, (FieldRef, tuple)):
+            raise Unsupported(e, "expected a field (a bit<>/int<>/bool location) here")
+        tmp = self.ctx.layout.temp(e.type)
+        return tmp.json(), lambda: self.emit("assign", [self.x._location_json(e, env),
+                                                        tmp.json()], node)
 
     def field_target(self, e: A.Expr, env: Env) -> FieldRef:
         s = self.x.resolve(e, env)
@@ -228,16 +237,15 @@ class StatementLowerer:
                 return
             self.emit("assign", [target.json(), self.x.data(rhs, env)], node)
             return
-        if isinstance(target, HeaderInst):
-            if isinstance(rhs, (A.ListExpr, A.StructExpr)):
+        if isinstance(target, (HeaderInst, DynamicElement)):
+            if isinstance(rhs, (A.ListExpr, A.StructExpr)) and isinstance(target, HeaderInst):
                 self.emit("add_header", [{"type": "header", "value": target.name}], node)
                 self.assign_fields(target, rhs, env, node)
                 return
             src = self.x.resolve(rhs, env)
-            if not isinstance(src, HeaderInst):
+            if not isinstance(src, (HeaderInst, DynamicElement)):
                 raise Unsupported(rhs, "expected a header")
-            self.emit("assign_header", [{"type": "header", "value": target.name},
-                                        {"type": "header", "value": src.name}], node)
+            self.emit("assign_header", [header_param(target), header_param(src)], node)
             return
         if isinstance(target, StackStore):
             src = self.x.resolve(rhs, env)
@@ -360,10 +368,10 @@ class StatementLowerer:
             name = f.name
             if name in ("setValid", "setInvalid"):
                 target = self.x.resolve(f.expr, env)
-                if not isinstance(target, HeaderInst):
+                if not isinstance(target, (HeaderInst, DynamicElement)):
                     raise Unsupported(f, f"{name}() needs a header")
                 self.emit("add_header" if name == "setValid" else "remove_header",
-                          [{"type": "header", "value": target.name}], node)
+                          [header_param(target)], node)
                 return
             if name in ("push_front", "pop_front"):
                 target = self.x.resolve(f.expr, env)
@@ -414,6 +422,14 @@ class StatementLowerer:
         binder.copy_out(copies, env, call)
         if final is not None:
             self.copy_storage(final, result, call)
+
+
+def header_param(s) -> dict:
+    """A header as a primitive argument: by name, or (a run-time stack index) as an
+    expression BMv2 evaluates to the element."""
+    if isinstance(s, DynamicElement):
+        return s.json()
+    return {"type": "header", "value": s.name}
 
 
 def switch_as_ifs(st: A.Switch):
