@@ -530,8 +530,9 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
                 raise self.fail(st, f"variable '{st.name}' cannot have type int (only constants "
                                     "can, as in p4c): give it a width, e.g. bit<32>")
         elif isinstance(st, A.Switch):
-            if in_action or in_parser:
-                where = "a parser state" if in_parser else "an action or function"
+            in_function = self.current_return is not None  # p4c accepts a switch there
+            if (in_action and not in_function) or in_parser:
+                where = "a parser state" if in_parser else "an action"
                 raise self.fail(st, f"a switch statement is not allowed in {where} (P4_16 §12: "
                                     "switch statements are only supported in control blocks)")
             self.switch(st, s, in_action)

@@ -1,0 +1,172 @@
+"""The front end accepts what real p4c accepts and refuses what it refuses (issue 10).
+
+Accepted forms are run on packets by tests/p4 (compound_assign, for_loops, for_in_loops,
+desugared_forms); here: the forms that only change the JSON's shape, and every refusal, each
+located and naming the feature. Where the reference p4c is installed, each refused program is
+also shown to be refused by p4c (skipped only when /opt/p4ref is absent).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from p4switch.compiler import CompileError, compile_source
+
+from .helpers import program
+
+P4C = Path("/opt/p4ref/bin/p4c-bm2-ss")
+P4C_INCLUDE = Path("/opt/p4ref/share/p4c/p4include")
+
+
+def compile_ok(src: str):
+    return compile_source(src, "p.p4")
+
+
+def refusal(src: str) -> tuple[int, str]:
+    with pytest.raises(CompileError) as info:
+        compile_source(src, "p.p4")
+    _, line, _, message = info.value.diagnostics[0]
+    return line, message
+
+
+def tables(result) -> list[str]:
+    return [t["name"] for t in result.bmv2["pipelines"][0]["tables"]]
+
+
+# ---- accepted --------------------------------------------------------------------------------
+def test_includes_define_the_guards_programs_test():
+    src = program("apply { }", decls="#ifndef _CORE_P4_\n#error core\n#endif\n"
+                                      "#ifndef _V1_MODEL_P4_\n#error v1model\n#endif")
+    compile_ok(src)
+
+
+def test_priority_annotation_goes_after_the_action():
+    src = program("""
+        action a(bit<9> p) { sm.egress_spec = p; }
+        table t {
+            key = { hdr.eth.ether_type : ternary; }
+            actions = { a; }
+            const entries = { 1 &&& 1 : a(1); 2 &&& 2 : a(2) @priority(5); }
+        }
+        apply { t.apply(); }""")
+    entries = compile_ok(src).bmv2["pipelines"][0]["tables"]
+    assert [e["priority"] for t in entries if t["name"] == "Ing.t" for e in t["entries"]] == [1, 5]
+
+
+def test_direct_application_of_a_control_type_names_the_instance_after_the_type():
+    src = program("apply { Sub.apply(hdr); }", decls="""
+        control Sub(inout headers_t hdr) {
+            action set(bit<48> v) { hdr.eth.dst = v; }
+            table tb { key = { hdr.eth.src : exact; } actions = { set; } }
+            apply { tb.apply(); }
+        }""")
+    result = compile_ok(src)
+    assert "Ing.Sub.tb" in tables(result)
+    assert 'name: "Ing.Sub.tb"' in result.p4info_text()
+
+
+def test_field_list_ids_may_be_named_constants_and_enum_members():
+    src = program("apply { clone_preserving_field_list(CloneType.I2E, 5, FL);"
+                  " clone_preserving_field_list(CloneType.I2E, 5, (bit<8>)E.X); }",
+                  decls="const bit<8> FL = 1; enum bit<8> E { X = 2 }",
+                  meta_fields="@field_list(FL) bit<8> a; @field_list(E.X) bit<8> b;")
+    lists = {f["id"]: f["elements"] for f in compile_ok(src).bmv2["field_lists"]}
+    assert lists[1] == [{"type": "field", "value": ["scalars", "meta_t.a"]}]
+    assert lists[2] == [{"type": "field", "value": ["scalars", "meta_t.b"]}]
+
+
+def test_switch_in_a_function_is_accepted_as_by_p4c():
+    compile_ok(program("apply { bit<8> r = f(hdr.eth.ether_type[7:0]); }",
+                       decls="bit<8> f(in bit<8> x) { switch (x) { 1: { return 2; } } "
+                             "return 1; }"))
+
+
+def test_local_constants_of_type_int_fold():
+    src = program("apply { const int k = 5; hdr.eth.ether_type = (bit<16>)k + 1; }")
+    assert "0x0006" in str(compile_ok(src).bmv2["actions"])
+
+
+def test_a_loop_may_set_a_variable_declared_before_it_which_keeps_its_last_value():
+    src = program("apply { bit<8> p; for (p = 1; p < 9; p = p << 1) { } "
+                  "hdr.eth.ether_type = (bit<16>)p; }")
+    assert "0x10" in str(compile_ok(src).bmv2["actions"])
+
+
+def test_lookahead_as_a_statement_and_inside_an_expression():
+    src = program("apply { }").replace(
+        "state start { pkt.extract(hdr.eth);",
+        "state start { pkt.lookahead<bit<8>>(); meta.m = pkt.lookahead<bit<8>>() + 1; "
+        "pkt.extract(hdr.eth);").replace("struct meta_t {  }", "struct meta_t { bit<8> m; }")
+    ops = compile_ok(src).bmv2["parsers"][0]["parse_states"][0]["parser_ops"]
+    assert [op["op"] for op in ops][:2] == ["set", "set"]
+
+
+# ---- refused, as p4c refuses them ------------------------------------------------------------
+TABLE = """
+        action a(bit<9> p) {{ sm.egress_spec = p; }}
+        table t {{
+            key = {{ hdr.eth.ether_type : ternary; }}
+            actions = {{ a; }}
+            const entries = {{ {entries} }}
+        }}
+        apply {{ t.apply(); }}"""
+
+REFUSED = {
+    "priority_annotation_before_the_keys": (
+        program(TABLE.format(entries="1 &&& 1 : a(1);\n@priority(5) 2 &&& 2 : a(2);")), 18,
+        "annotations on a table entry go after its action"),
+    "switch_in_an_action": (
+        program("action a() { switch (hdr.eth.ether_type) { 1: { } default: { } } }\n"
+                "table t { actions = { a; } default_action = a(); }\napply { t.apply(); }"), 12,
+        "a switch statement is not allowed in an action"),
+    "for_loop_in_a_parser": (
+        program("apply { }").replace(
+            "state start {", "state start { bit<8> k = 0; for (bit<8> i = 0; i < 3; "
+                             "i = i + 1) { k = k + i; }"), 8,
+        "a for loop is not allowed in a parser state"),
+    "int_variable": (program("apply { int x = 5; hdr.eth.ether_type = (bit<16>)x; }"), 12,
+                     "variable 'x' cannot have type int"),
+    "typedef_declared_twice": (program("apply { }", decls="typedef bit<8> T;\ntypedef bit<8> T;"),
+                               5, "'T' is declared twice"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refusals_are_located_and_name_the_feature(name):
+    src, line, message = REFUSED[name]
+    got_line, got = refusal(src)
+    assert message in got and got_line == line, (got_line, got)
+
+
+@pytest.mark.skipif(not P4C.exists(), reason="reference p4c not installed")
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_real_p4c_refuses_them_too(name, tmp_path):
+    path = tmp_path / "p.p4"
+    path.write_text(REFUSED[name][0])
+    done = subprocess.run([str(P4C), "-I", str(P4C_INCLUDE), "-o", str(tmp_path / "p.json"),
+                           str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0, done.stderr
+
+
+# ---- refused where inaemu unrolls or desugars: the limits -----------------------------------
+@pytest.mark.parametrize("body, line, message", [
+    ("for (bit<8> i = 0; i < hdr.eth.ether_type[7:0]; i = i + 1) { }", 12,
+     "its condition is not a compile-time constant"),
+    ("for (bit<8> i = 0; i < 4; i = i + 1) { i = 3; }", 12,
+     "the body assigns the loop variable 'i'"),
+    ("for (bit<16> i = 0; i < 2000; i = i + 1) { }", 12, "runs more than 1024 times"),
+    ("break;", 12, "'break' outside a for loop"),
+])
+def test_loop_limits_are_located(body, line, message):
+    got_line, got = refusal(program(f"apply {{ {body} }}"))
+    assert message in got and got_line == line, (got_line, got)
+
+
+def test_whole_header_comparison_with_a_call_operand_is_refused():
+    src = program("apply { if (hdr.eth == mk()) { } }",
+                  decls="ethernet_t mk() { ethernet_t e; return e; }")
+    _, got = refusal(src)
+    assert "contains a call" in got
