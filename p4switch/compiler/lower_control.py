@@ -70,7 +70,8 @@ class ControlLowerer:
                 self.ctx.bind_instance(st, env, self.ctx.prefix_of(env))
         segments: list = []
         run: list = []
-        for st in stmts:
+        dead: list = []
+        for i, st in enumerate(stmts):
             if self.is_straight(st, env):
                 run.append(st)
                 continue
@@ -79,12 +80,18 @@ class ControlLowerer:
                 run = []
             segments.append(st)
             if isinstance(st, (A.Return, A.Exit)):
+                dead = stmts[i + 1:] if isinstance(st, A.Exit) else []
                 break
         if run:
             segments.append(run)
         cur = nxt
         for seg in reversed(segments):
             cur = self.node(seg, env, cur, ret)
+        if any(_contains_apply(st) for st in dead):
+            # p4c keeps a table whose only apply is unreachable after `exit` (not after
+            # `return`), so the control plane can still write it: lower that code too,
+            # reached from nowhere
+            self.seq(dead, Env(env), None, None)
         return cur
 
     def is_straight(self, st, env) -> bool:
@@ -350,11 +357,17 @@ def _hit_members(e) -> list:
 
 
 def _contains_apply(e) -> bool:
+    """Does this expression or statement apply a table or control?"""
     if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "apply":
         return True
-    for child in vars(e).values():
-        if isinstance(child, A.Expr) and _contains_apply(child):
-            return True
+    for attr, child in vars(e).items():
+        if attr in ("decl", "callee", "constructs"):  # references, not sub-trees
+            continue
+        items = child if isinstance(child, list) else [child]
+        for item in items:
+            if isinstance(item, (A.Expr, A.Stmt, A.Argument, A.SwitchCase)) and \
+                    _contains_apply(item):
+                return True
     return False
 
 
