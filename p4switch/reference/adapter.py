@@ -71,7 +71,8 @@ def table_infos(doc: dict) -> dict[str, TableInfo]:
     return infos
 
 
-def cli_key(spec: tuple) -> str:
+def cli_key(spec: tuple, width: int) -> str:
+    """One key field in simple_switch_CLI's syntax (`width` bits, for an optional's mask)."""
     kind, *v = spec
     if kind == "exact":
         return f"{v[0]:#x}"
@@ -82,7 +83,7 @@ def cli_key(spec: tuple) -> str:
     if kind == "range":
         return f"{v[0]:#x}->{v[1]:#x}"
     if kind == "optional":
-        return "0x0&&&0x0" if v[0] is None else f"{v[0]:#x}&&&{(1 << 128) - 1:#x}"
+        return "0x0&&&0x0" if v[0] is None else f"{v[0]:#x}&&&{(1 << width) - 1:#x}"
     raise Bmv2Error(f"no simple_switch_CLI syntax for a {kind} key")
 
 
@@ -97,7 +98,6 @@ class Bmv2Switch:
                                  if c.get("is_direct")}
         self._direct_meters = {m["binding"]: m["name"] for m in doc.get("meter_arrays", [])
                                if m.get("is_direct")}
-        self._widths = _field_widths(doc)
         self.packet_logs: list[list[str]] = []   # simple_switch's log lines, one list per packet
 
     # --- packets ---
@@ -123,13 +123,8 @@ class Bmv2Switch:
         return self._tables[name]
 
     def _key_text(self, table: str, keys) -> str:
-        info = self._tables[table]
-        parts = []
-        for spec, (_, match_type, width) in zip(keys, info.keys):
-            if spec[0] == "optional" and spec[1] is not None:
-                spec = ("ternary", spec[1], (1 << width) - 1)
-            parts.append(cli_key(spec))
-        return " ".join(parts)
+        fields = self._tables[table].keys
+        return " ".join(cli_key(spec, width) for spec, (_, _, width) in zip(keys, fields))
 
     @staticmethod
     def _priority(priority: int | None) -> str:
