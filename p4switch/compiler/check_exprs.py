@@ -77,6 +77,9 @@ class ExpressionChecker:
                 idx = fold(e.index)
                 if idx is None or not 0 <= idx < len(base.items):
                     raise self.fail(e.index, "tuple index must be a constant in range")
+                if isinstance(e.expr, A.ListExpr):  # {a, b}[1] is b
+                    A.become(e, e.expr.items[idx])
+                    return e.type
                 return base.items[idx]
             raise self.fail(e, f"cannot index {base.describe()}")
         if isinstance(e, A.Slice):
@@ -148,6 +151,9 @@ class ExpressionChecker:
         if d is None:
             raise self.fail(e, f"'{e.name}' is not declared")
         e.decl = d
+        if isinstance(d, A.VarDecl) and hasattr(d, "elements"):  # a flattened tuple variable
+            A.become(e, A.ListExpr(e.loc, [A.Name(e.loc, n) for n in d.elements]))
+            return self._expr(e, s, None)
         if isinstance(d, (A.Param, A.VarDecl, A.ConstDecl)):
             if not hasattr(d, "type"):
                 raise self.fail(e, f"'{e.name}' is used before its declaration is checked")
@@ -191,6 +197,8 @@ class ExpressionChecker:
                 raise self.fail(e, f"enum {enum.name} has no member '{e.name}'")
             e.constant_value = enum.members[e.name]
             return enum
+        if isinstance(base, StructT) and isinstance(e.expr, A.Call) and self.can_hoist():
+            e.expr = self.hoisted_value(e.expr, base, s, "result")  # f().field
         if isinstance(base, StructT):
             if base.kind in ("header", "header_union") and e.name in HEADER_METHODS:
                 return MethodT("header" if base.kind == "header" else "union", e.name)

@@ -461,7 +461,7 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
             finally:
                 hoisted = self.preludes.pop()
             out.extend(hoisted)
-            out.append(st if new is None else new)
+            out.extend(new if isinstance(new, list) else [st if new is None else new])
         return out
 
     def hoist(self, decl: A.VarDecl, s: Scope) -> None:
@@ -492,6 +492,10 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
         elif isinstance(st, (A.Break, A.Continue)):
             kind = "break" if isinstance(st, A.Break) else "continue"
             raise self.fail(st, f"'{kind}' outside a for loop")
+        elif isinstance(st, A.Assign) and self.tuple_assignment(st, s) is not None:
+            block = self.tuple_assignment(st, s)
+            self.stmt(block, s, in_action, in_parser)
+            return block
         elif isinstance(st, A.Assign):
             self.expr(st.lhs, s)
             self.lvalue(st.lhs)
@@ -524,6 +528,8 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
             if fold(c.value) is not None:
                 return A.Empty(st.loc)
             self.var_decl(st, s)
+        elif isinstance(st, A.VarDecl) and isinstance(self.resolve_type(st.type_ref, s), TupleT):
+            return self.flatten_tuple_variable(st, self.resolve_type(st.type_ref, s), s)
         elif isinstance(st, A.VarDecl):
             self.var_decl(st, s)
             if st.type == INT:

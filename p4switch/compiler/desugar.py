@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from . import ast as A
-from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, Type
+from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, TupleT, Type
 
 
 class Desugarer:
@@ -38,6 +38,42 @@ class Desugarer:
                            for name, _, _ in union.fields])
         self.expr(new, s, BOOL)
         A.become(e, new)
+
+    # ---- tuple-typed variables ---------------------------------------------------------------
+    def flatten_tuple_variable(self, d: A.VarDecl, t: TupleT, s) -> list:
+        """`tuple<A, B> t = {a, b};` is two variables `t_0`, `t_1` (BMv2 has no tuple storage);
+        `t` then reads as the list `{t_0, t_1}` and `t[k]` as `t_k`."""
+        if d.init is None:
+            items = [None] * len(t.items)
+        else:
+            items = self.tuple_items(d.init, len(t.items), s)
+        decls = []
+        for k, (item_type, init) in enumerate(zip(t.items, items)):
+            var = A.VarDecl(d.loc, _type_ref(item_type, d.loc), self.fresh_local(s, f"{d.name}_{k}"),
+                            init)
+            self.var_decl(var, s)
+            decls.append(var)
+        d.type = t
+        d.elements = [v.name for v in decls]
+        s.names[d.name] = d
+        return decls
+
+    def tuple_items(self, e: A.Expr, n: int, s) -> list:
+        if isinstance(e, A.Name) and hasattr(s.lookup(e.name), "elements"):
+            return [A.Name(e.loc, name) for name in s.lookup(e.name).elements]
+        if isinstance(e, A.ListExpr) and len(e.items) == n:
+            return e.items
+        raise self.fail(e, f"a tuple variable takes a list of {n} values or another tuple "
+                           "variable here")
+
+    def tuple_assignment(self, st: A.Assign, s):
+        """`t = {x, y}` for a flattened tuple variable t: one assignment per element."""
+        d = s.lookup(st.lhs.name) if isinstance(st.lhs, A.Name) else None
+        if not hasattr(d, "elements"):
+            return None
+        items = self.tuple_items(st.rhs, len(d.elements), s)
+        return A.Block(st.loc, [A.Assign(st.loc, A.Name(st.lhs.loc, name), item)
+                                for name, item in zip(d.elements, items)])
 
     # ---- direct application of a control type ------------------------------------------------
     def implicit_instance(self, name: A.Name, s):
