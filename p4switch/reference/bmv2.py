@@ -168,7 +168,9 @@ class SimpleSwitch:
             self.log = _LogWatcher(self._proc.stdout)
             if self.log.wait(lambda: self.log.thrift_started, timeout_s):
                 break
-            self._proc.wait(timeout=5) if self.log.closed else self._kill_switch()
+            self._kill_switch()
+            self.log.thread.join(timeout=5)
+            self._proc.stdout.close()
             text = "\n".join(self.log.lines)
             if "Address already in use" in text or "Could not bind" in text:
                 continue                               # lost the port to someone: retry
@@ -210,7 +212,7 @@ class SimpleSwitch:
             self._socket.close()
             self._socket = None
         self._kill_switch()
-        if self._proc is not None:
+        if self._proc is not None and not self._proc.stdout.closed:
             self.log.thread.join(timeout=5)
             self._proc.stdout.close()
         shutil.rmtree(self._dir, ignore_errors=True)

@@ -182,3 +182,18 @@ def test_outcome_comparison_names_every_difference() -> None:
     assert diff_report(a, a) == "bmv2 and bmv2 agree"
     refused = Outcome(target="inaemu", error="nope")
     assert compare_outcomes(a, refused) == ["only inaemu could not run the test: nope"]
+
+
+@needs_toolchain
+def test_a_taken_thrift_port_is_retried_with_another(program_json, monkeypatch) -> None:
+    import socket
+
+    from p4switch.reference import bmv2
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        ports = iter([taken, bmv2.free_tcp_port()])
+        monkeypatch.setattr(bmv2, "free_tcp_port", lambda: next(ports))
+        with SimpleSwitch(TOOLCHAIN, program_json) as switch:
+            assert switch.thrift_port != taken and switch.alive
