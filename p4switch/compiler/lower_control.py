@@ -15,7 +15,7 @@ from . import ast as A
 from .constfold import fold
 from .lower_expr import Env, Unsupported, const
 from .types import BOOL
-from .lower_stmt import StatementLowerer, switch_as_ifs
+from .lower_stmt import StatementLowerer, switch_as_ifs, switch_subject
 from .lower_tables import TableBuilder
 
 
@@ -305,8 +305,9 @@ class ControlLowerer:
     def switch_node(self, st: A.Switch, env: Env, nxt, ret):
         e = st.expr
         if not (isinstance(e, A.Member) and e.name == "action_run"):
-            chain = switch_as_ifs(st)  # a switch on a value: an if/else chain
-            return self.seq([chain], env, nxt, ret) if chain is not None else nxt
+            prelude, subject = switch_subject(st)  # a switch on a value: an if/else chain
+            chain = switch_as_ifs(st, subject)
+            return self.seq(prelude + ([chain] if chain is not None else []), env, nxt, ret)
         bodies: list = []
         pending: list = []
         for case in st.cases:

@@ -188,6 +188,8 @@ class StatementLowerer:
             self.hoist_calls(st.cond, env, st)
         elif isinstance(st, A.VarDecl) and st.init is not None:
             self.hoist_calls(st.init, env, st, skip_root=True)
+        elif isinstance(st, A.Return) and st.value is not None:
+            self.hoist_calls(st.value, env, st, skip_root=True)
         if isinstance(st, A.Block):
             self.stmts(st.stmts, Env(env))
         elif isinstance(st, A.Assign):
@@ -210,7 +212,10 @@ class StatementLowerer:
         elif isinstance(st, A.Empty):
             pass
         elif isinstance(st, A.Switch):
-            chain = switch_as_ifs(st)
+            prelude, subject = switch_subject(st)
+            for d in prelude:
+                self.stmt(d, env)
+            chain = switch_as_ifs(st, subject)
             if chain is not None:
                 self.stmt(chain, env)
         else:
@@ -432,9 +437,22 @@ def header_param(s) -> dict:
     return {"type": "header", "value": s.name}
 
 
-def switch_as_ifs(st: A.Switch):
+def switch_subject(st: A.Switch):
+    """(statements to run first, the expression the cases compare with). A switch expression
+    with calls is evaluated once, into a local, not once per case label."""
+    if not has_calls(st.expr):
+        return [], st.expr
+    decl = A.VarDecl(st.expr.loc, None, "switch_value", st.expr)
+    decl.type = st.expr.type
+    name = A.Name(st.expr.loc, decl.name)
+    name.decl, name.type = decl, st.expr.type
+    return [decl], name
+
+
+def switch_as_ifs(st: A.Switch, subject=None):
     """A switch on a value as the equivalent if/else chain (labels without a body fall through
-    to the next body; `default` is the final else)."""
+    to the next body; `default` is the final else); the cases compare with `subject`."""
+    subject = st.expr if subject is None else subject
     groups, pending, default = [], [], None
     for case in st.cases:
         pending.extend(case.labels)
@@ -450,7 +468,7 @@ def switch_as_ifs(st: A.Switch):
     for values, body in reversed(groups):
         cond = None
         for lb in values:
-            test = A.Binary(lb.loc, "==", st.expr, lb)
+            test = A.Binary(lb.loc, "==", subject, lb)
             test.type = BOOL
             if cond is None:
                 cond = test
@@ -523,4 +541,4 @@ def lower_call_value(lowerer: StatementLowerer, call: A.Call, env: Env, node, ta
     return False
 
 
-__all__ = ["StatementLowerer", "ExternRef", "wrap_param", "switch_as_ifs"]
+__all__ = ["StatementLowerer", "ExternRef", "wrap_param", "switch_as_ifs", "switch_subject"]

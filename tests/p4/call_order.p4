@@ -5,7 +5,8 @@
 // is assigned after its inout arguments are copied out (`b = clobber(b)` ends with the return
 // value); an inout slice argument is copied back into its slice (`set_low(c[0:0])`, and a
 // sub-control's `nib.apply(n[7:4])`); `switch (t.apply().action_run)` on a table that lists
-// NoAction (and has no default_action) runs the NoAction branch, not `default`, on a miss.
+// NoAction (and has no default_action) runs the NoAction branch, not `default`, on a miss; a
+// switch on a call's value runs the call once; `return x + inc(x)` reads x before inc.
 // Every expected byte was checked by running p4c's JSON on real simple_switch.
 #include <core.p4>
 #include <v1model.p4>
@@ -20,6 +21,9 @@ header d_t {
     bit<8> sw;   // which switch branch ran
     bit<8> m;    // twice(m, inc(m)): m copied in before inc changes it
     bit<8> n;    // nib.apply(n[7:4]): a sub-control's inout slice is copied back
+    bit<8> s;    // switch (inc(s)): inc runs once
+    bit<8> q;    // which case ran
+    bit<8> u;    // u = plus_inc(u): return u + inc(u)
 }
 
 struct headers { d_t d; }
@@ -37,6 +41,10 @@ bit<8> clobber(inout bit<8> x) {
 
 bit<8> add(in bit<8> x, in bit<8> y) {
     return x + y;
+}
+
+bit<8> plus_inc(inout bit<8> x) {
+    return x + inc(x);
 }
 
 void twice(inout bit<8> x, in bit<8> y) {
@@ -73,6 +81,12 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         hdr.d.e = add(hdr.d.e, inc(hdr.d.e));
         twice(hdr.d.m, inc(hdr.d.m));
         nib.apply(hdr.d.n[7:4]);
+        switch (inc(hdr.d.s)) {
+            3: { hdr.d.q = 0x33; }
+            4: { hdr.d.q = 0x44; }
+            default: { hdr.d.q = 0xDD; }
+        }
+        hdr.d.u = plus_inc(hdr.d.u);
         switch (t.apply().action_run) {
             mark: { hdr.d.sw = hdr.d.sw + 1; }
             NoAction: { hdr.d.sw = 0xA1; }
