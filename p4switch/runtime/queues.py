@@ -4,8 +4,9 @@ BMv2 queues every packet between ingress and egress. Each queue has a depth in p
 default; a packet arriving at a full queue is dropped) and a drain rate in packets per second
 (0, the default, means unlimited). A packet's departure time is fixed when it is enqueued:
 `max(now, departure of the previous packet of its queue + 1/rate)`, as BMv2's rate limiter
-does. Depths are counted per port, all priorities together, as simple_switch 1.15 fills
-`enq_qdepth` and `deq_qdepth`.
+does. `enq_qdepth` and `deq_qdepth` count the packet's own queue (its port and priority), as
+simple_switch 1.15.5 fills them (checked on veths: a priority-1 packet sees 0 while priority 0
+of the same port has a backlog).
 
 Nothing here reads a clock: callers pass times (the switch's clock, in seconds). A packet whose
 departure time is already due goes to egress at once and never occupies the queue, so with no
@@ -117,9 +118,9 @@ class EgressQueues:
             self.bad_priority += 1
             return DROPPED, 0
         key = (port, priority)
-        found = self._size.get(port, 0)
         fifo = self._fifo.get(key)
-        if (len(fifo) if fifo else 0) >= self._depth.get(key, self.default_depth):
+        found = len(fifo) if fifo else 0
+        if found >= self._depth.get(key, self.default_depth):
             self.dropped[port] = self.dropped.get(port, 0) + 1
             return DROPPED, found
         pps = self._rate.get(key, self.default_rate)
@@ -135,7 +136,7 @@ class EgressQueues:
         if fifo is None:
             fifo = self._fifo[key] = deque()
         fifo.append(item)
-        self._size[port] = found + 1
+        self._size[port] = self._size.get(port, 0) + 1
         heapq.heappush(self._heap, (departure, self.priorities - 1 - priority,
                                     next(self._seq), port, priority))
         self.active = True
@@ -146,15 +147,17 @@ class EgressQueues:
         return self._heap[0][0] if self._heap else None
 
     def pop_due(self, now: float):
-        """The next packet due by `now` as (departure, port, priority, item, depth left), or
-        None. Equal departure times leave higher priority first, then in arrival order."""
+        """The next packet due by `now` as (departure, port, priority, item, packets left in
+        its queue), or None. Equal departure times leave higher priority first, then in
+        arrival order."""
         heap = self._heap
         if not heap or heap[0][0] > now:
             return None
         departure, _, _, port, priority = heapq.heappop(heap)
-        item = self._fifo[(port, priority)].popleft()
-        left = self._size[port] - 1
-        self._size[port] = left
+        fifo = self._fifo[(port, priority)]
+        item = fifo.popleft()
+        self._size[port] -= 1
+        left = len(fifo)
         if not heap:
             self._update_active()
         return departure, port, priority, item, left
