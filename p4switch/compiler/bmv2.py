@@ -294,6 +294,8 @@ class LoweringContext:
 
 def expr_text(e) -> str:
     """P4 source text of a (key) expression, as p4c prints key names."""
+    if getattr(e, "display", None) is not None:  # rewritten by the front end: the source form
+        return expr_text(e.display)
     if isinstance(e, A.Name):
         return e.name
     if isinstance(e, A.Member):
