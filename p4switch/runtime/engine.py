@@ -86,10 +86,10 @@ class Engine:
         if trace is None:
             if not queueing:
                 return self.fast(port, data)
-            outputs = self.release(self.program.clock())
-            if outputs:
-                return outputs + self.fast_queued(port, data)
-            return self.fast_queued(port, data)
+            due = self.queues.next_due()
+            if due is None or due > self.program.clock():
+                return self.fast_queued(port, data)
+            return self.release(self.program.clock()) + self.fast_queued(port, data)
         outputs: list[tuple[int, bytes]] = self.release(self.program.clock()) if queueing \
             else []
         if trace is not None:
