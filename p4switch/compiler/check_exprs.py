@@ -202,6 +202,9 @@ class ExpressionChecker:
         if isinstance(base, StructT):
             if base.kind in ("header", "header_union") and e.name in HEADER_METHODS:
                 return MethodT("header" if base.kind == "header" else "union", e.name)
+            flat = self.header_member(e, base)  # a struct inside a header
+            if flat is not None:
+                return flat
             ft = base.field_type(e.name)
             if ft is None:
                 raise self.fail(where, f"{base.describe()} has no field '{e.name}'")

@@ -11,6 +11,7 @@ from . import ast as A
 from .constfold import fold
 from .check_exprs import ExpressionChecker
 from .desugar import Desugarer
+from .header_structs import HeaderStructs
 from .loops import LoopUnroller
 from .errors import CompileError, Reporter
 from .priorities import assign_priorities
@@ -35,7 +36,7 @@ class Scope:
         return None
 
 
-class Checker(ExpressionChecker, LoopUnroller, Desugarer):
+class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
     def __init__(self, program: A.Program, reporter: Reporter, tracker=None):
         self.tracker = tracker
         self.program = program
@@ -172,7 +173,9 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
                     raise self.fail(f, f"field '{f.name}' is declared twice in {d.name}")
                 seen.add(f.name)
                 ft = self.resolve_type(f.type_ref, self.top)
-                if d.kind == "header" and not isinstance(ft, (BitT, VarbitT)) and not (
+                if d.kind == "header" and isinstance(ft, StructT) and ft.kind == "struct":
+                    pass  # flattened below (header_structs.py)
+                elif d.kind == "header" and not isinstance(ft, (BitT, VarbitT)) and not (
                         isinstance(ft, EnumT) and ft.underlying) and ft != BOOL:
                     raise self.fail(f, f"header field '{f.name}' must be bit<>, int<>, varbit<> or "
                                        f"a serializable enum, not {ft.describe()}")
@@ -185,6 +188,8 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
                                 self.const_int(arg, self.top, "a @field_list id")
                 t.fields.append((f.name, ft, f.annotations))
             self.type_params.pop()
+            if d.kind == "header" and any(isinstance(ft, StructT) for _, ft, _ in t.fields):
+                self.flatten_header(t)
             return t
         if isinstance(d, A.EnumDecl):
             underlying = self.resolve_type(d.underlying, self.top) if d.underlying else None
@@ -458,6 +463,8 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer):
             self.preludes.append([])
             try:
                 new = self.stmt(st, s, in_action, in_parser)
+                if new is None:
+                    new = self.header_struct_uses(st, s, in_action, in_parser)
             finally:
                 hoisted = self.preludes.pop()
             out.extend(hoisted)

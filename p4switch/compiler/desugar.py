@@ -37,7 +37,9 @@ class Desugarer:
         new = _any(e.loc, [_valid(A.Member(e.loc, A.clone(target), name), e.loc)
                            for name, _, _ in union.fields])
         self.expr(new, s, BOOL)
+        source = A.Call(e.loc, e.func, [], [])  # p4c names the key `u.$valid$`
         A.become(e, new)
+        e.display = source
 
     # ---- tuple-typed variables ---------------------------------------------------------------
     def flatten_tuple_variable(self, d: A.VarDecl, t: TupleT, s) -> list:

@@ -1,0 +1,118 @@
+"""Stage 3 (continued): struct-typed fields inside headers (P4_16 §7.2.2), flattened.
+
+A BMv2 header is a flat list of fields, so a header with a struct field keeps its logical shape
+for checking (`StructT.logical`) and gets flat fields for code generation, named as p4c names
+them: every leaf `_<path joined by _><position>` (`header k_t { s_t s; bit<8> z; }` has fields
+`_s_p0`, `_s_q1`, `_z2`). `h.s.p` becomes the flat field `h._s_p0`; `h.s` used whole becomes the
+list of its leaves (read) or one assignment per leaf (written).
+"""
+
+from __future__ import annotations
+
+from . import ast as A
+from .types import BOOL, BitT, EnumT, StructT
+
+
+class HeaderStructs:
+    """A mixin of `checker.Checker`."""
+
+    def flatten_header(self, t: StructT) -> None:
+        """Called once t.fields holds the logical fields of a header with a struct field."""
+        leaves = []
+
+        def walk(path, ft, anns):
+            if isinstance(ft, StructT) and ft.kind == "struct":
+                for n, sub, sub_anns in ft.fields:
+                    walk(path + (n,), sub, sub_anns)
+            elif isinstance(ft, BitT) or ft == BOOL or (isinstance(ft, EnumT) and ft.underlying):
+                leaves.append((path, ft, anns))
+            else:
+                raise self.fail(t.decl, f"header {t.name}: a struct inside a header may only hold "
+                                        f"bit<>, int<>, bool and serializable enums, not "
+                                        f"{ft.describe()} ('{'.'.join(path)}')")
+        for name, ft, anns in t.fields:
+            walk((name,), ft, anns)
+        t.logical = list(t.fields)
+        t.flat = {path: f"_{'_'.join(path)}{i}" for i, (path, _, _) in enumerate(leaves)}
+        t.fields = [(t.flat[path], ft, anns) for path, ft, anns in leaves]
+
+    def header_member(self, e: A.Member, base: StructT):
+        """The type of `e` (a member of a flattened header or of a struct inside one), rewriting
+        a leaf access to the flat field; None when `e` is not such an access."""
+        if getattr(base, "flat", None) is not None:
+            header, path = e.expr, (e.name,)
+        else:
+            view = getattr(e.expr, "header_view", None)
+            if view is None:
+                return None
+            header, path = view[0], view[1] + (e.name,)
+            base = view[2]
+        ft = _logical_type(base, path)
+        if ft is None:
+            return None
+        if path in base.flat:
+            source = A.Member(e.loc, e.expr, e.name)  # for key names: `hdr.k.s.p`, as p4c
+            A.become(e, A.Member(e.loc, header, base.flat[path]))
+            e.display = source
+            return ft
+        e.header_view = (header, path, base)
+        return ft
+
+    def header_struct_uses(self, st, s, in_action, in_parser):
+        """After a statement is checked: a whole struct inside a header that is still used as
+        such is expanded. Returns a replacement statement or None."""
+        if isinstance(st, A.Assign) and getattr(st.lhs, "header_view", None) is not None:
+            header, path, t = st.lhs.header_view
+            if _has_call(st.rhs):
+                raise self.fail(st.rhs, "assigning a struct inside a header: the value contains a "
+                                        "call; assign it to a variable first")
+            block = A.Block(st.loc, [])
+            for leaf, flat in t.flat.items():
+                if leaf[:len(path)] != path:
+                    continue
+                src = A.clone(st.rhs)
+                for name in leaf[len(path):]:
+                    src = A.Member(st.loc, src, name)
+                block.stmts.append(A.Assign(st.loc, A.Member(st.loc, A.clone(header), flat), src))
+            self.stmt(block, s, in_action, in_parser)
+            return block
+        for node in _nodes(st):
+            view = getattr(node, "header_view", None)
+            if view is not None:
+                header, path, t = view
+                value = _as_list(node.loc, header, path, t)
+                self.expr(value, s, expected=node.type)
+                A.become(node, value)
+        return None
+
+
+def _logical_type(t: StructT, path):
+    fields = t.logical
+    ft = None
+    for name in path:
+        ft = next((f for n, f, _ in fields if n == name), None)
+        if ft is None:
+            return None
+        fields = ft.fields if isinstance(ft, StructT) else []
+    return ft
+
+
+def _as_list(loc, header, path, t: StructT) -> A.Expr:
+    ft = _logical_type(t, path)
+    if path in t.flat:
+        return A.Member(loc, A.clone(header), t.flat[path])
+    return A.ListExpr(loc, [_as_list(loc, header, path + (n,), t) for n, _, _ in ft.fields])
+
+
+def _has_call(e) -> bool:
+    return any(isinstance(n, A.Call) for n in _nodes(e))
+
+
+def _nodes(e):
+    if isinstance(e, A.Node):
+        yield e
+        for f in e.__dataclass_fields__:
+            yield from _nodes(getattr(e, f))
+    elif isinstance(e, (list, tuple)):
+        for x in e:
+            yield from _nodes(x)
