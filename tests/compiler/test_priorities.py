@@ -113,7 +113,7 @@ def test_warnings_follow_the_convention_and_can_be_silenced():
 
 
 def test_cli_prints_warnings_and_still_compiles(tmp_path, capsys):
-    from p4switch.compiler.cli import run
+    from p4switch.compiler.cli import add_arguments, run
     prog = tmp_path / "w.p4"
     prog.write_text(program("""
         action a(bit<9> p) { sm.egress_spec = p; }
@@ -123,8 +123,9 @@ def test_cli_prints_warnings_and_still_compiles(tmp_path, capsys):
             const entries = { priority = 1: 1 &&& 1 : a(1); priority = 2: 2 &&& 2 : a(2); }
         }
         apply { t.apply(); }"""))
-    args = argparse.Namespace(program=str(prog), output=str(tmp_path / "w.json"), include_dirs=[],
-                              defines=[], p4runtime_files=None, p4runtime_format=None)
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args([str(prog), "-o", str(tmp_path / "w.json")])
     assert run(args) == 0
     err = capsys.readouterr().err
     assert "w.p4:17:" in err and "warning: this entry of table 't' (priority 2) wins" in err
