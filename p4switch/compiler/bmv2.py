@@ -250,6 +250,7 @@ class LoweringContext:
         return None
 
     def add_action(self, base: str, runtime_data: list, prims: list, unique: bool = True):
+        _land_exit_jumps(prims)
         name = base
         if unique:
             n = 0
@@ -290,6 +291,16 @@ class LoweringContext:
             raise Unsupported(value, "action data here must be a compile-time constant")
         width = 1 if param.type == BOOL else bit_width(param.type)
         return hex(int(v) & ((1 << width) - 1))  # p4c writes action data unpadded
+
+
+def _land_exit_jumps(prims: list) -> None:
+    """The `_jump` after an `exit` goes to the end of the whole action (dropped when it is the
+    action's last primitive: a jump landing on its index then lands on the end, the same)."""
+    if prims and prims[-1]["op"] == "_jump" and prims[-1]["parameters"][0].get("to_action_end"):
+        prims.pop()
+    for p in prims:
+        if p["op"] == "_jump" and p["parameters"][0].get("to_action_end"):
+            p["parameters"][0] = {"type": "hexstr", "value": hex(len(prims))}
 
 
 def expr_text(e) -> str:

@@ -149,8 +149,15 @@ def check_document(doc: dict) -> None:
     """Raise FormError at the first place simple_switch would refuse or abort on."""
     for i, action in enumerate(doc.get("actions", [])):
         n_data = len(action.get("runtime_data", []))
-        for k, prim in enumerate(action.get("primitives", [])):
-            _check_primitive(prim, f"actions[{i}]({action['name']}).primitives[{k}]", n_data)
+        prims = action.get("primitives", [])
+        for k, prim in enumerate(prims):
+            where = f"actions[{i}]({action['name']}).primitives[{k}]"
+            _check_primitive(prim, where, n_data)
+            if prim.get("op") == "exit" and k + 1 < len(prims) and not (
+                    prims[k + 1].get("op") == "_jump"
+                    and prims[k + 1]["parameters"][0].get("value") in _ends(len(prims))):
+                # BMv2's exit only flags the packet; what follows in the action would run
+                raise FormError(where, "an exit must end the action (or jump to its end)")
     for p, parser in enumerate(doc.get("parsers", [])):
         for s, state in enumerate(parser.get("parse_states", [])):
             where = f"parsers[{p}].parse_states[{s}]({state['name']})"
@@ -181,6 +188,11 @@ def check_document(doc: dict) -> None:
     for c, ck in enumerate(doc.get("checksums", [])):
         if ck.get("if_cond") is not None:
             _check_expr(ck["if_cond"], f"checksums[{c}].if_cond", want="bool")
+
+
+def _ends(n: int) -> set:
+    """The ways a jump to primitive index n (the action's end) may be written."""
+    return {hex(n), f"0x{n:02x}", f"0x{n:04x}", f"0x{n:08x}"}
 
 
 def _check_primitive(prim: dict, where: str, n_data: int, in_parser: bool = False) -> None:

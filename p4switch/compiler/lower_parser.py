@@ -12,7 +12,7 @@ from . import ast as A
 from .constfold import fold
 from .lower_expr import Bound, Env, Unsupported, const, hexstr, op
 from .bmv2_forms import parser_length, parser_set_source
-from .lower_stmt import StatementLowerer
+from .lower_stmt import StatementLowerer, has_calls
 from .storage import FieldRef, HeaderInst, StackStore
 from .types import BOOL, BitT, StructT, bit_width
 
@@ -246,6 +246,18 @@ class ParserLowerer:
     # ---- statements -------------------------------------------------------------------------
     def statement(self, st, env: Env, ops: list) -> None:
         x = self.ctx.exprs
+        if _has_calls(st):  # functions inlined: assignments become `set`, the rest primitives
+            prims: list = []
+            StatementLowerer(self.ctx, prims).stmt(st, env)
+            self.no_jumps(prims, st)
+            for p in prims:
+                params = p["parameters"]
+                if p["op"] == "assign" and params[0].get("type") == "field":
+                    ops.append({"parameters": [params[0], parser_set_source(params[1])],
+                                "op": "set"})
+                else:
+                    ops.append(self.primitive(p["op"], params))
+            return
         if isinstance(st, A.CallStmt):
             call = st.call
             f = call.func
@@ -358,6 +370,18 @@ def _lookahead_test(cond):
                 isinstance(peeked.type, BitT):
             return peeked, value, cond.op == "=="
     return None
+
+
+def _has_calls(st) -> bool:
+    """Does this parser statement call a user function (which is inlined)?"""
+    if isinstance(st, A.CallStmt):
+        return has_calls(st.call) or isinstance(getattr(st.call, "callee", None),
+                                                A.FunctionDecl)
+    if isinstance(st, A.Assign):
+        return has_calls(st.rhs)
+    if isinstance(st, A.VarDecl):
+        return st.init is not None and has_calls(st.init)
+    return False
 
 
 def _var_decls(stmts):

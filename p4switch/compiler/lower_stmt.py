@@ -26,6 +26,8 @@ class ExternRef:
     decl: A.InstanceDecl
 
 
+TO_ACTION_END = {"type": "hexstr", "value": "0x0", "to_action_end": True}
+
 HASH_ALGOS = {"crc32", "crc32_custom", "crc16", "crc16_custom", "random", "identity", "csum16",
               "xor16"}
 
@@ -203,7 +205,10 @@ class StatementLowerer:
         elif isinstance(st, A.If):
             self.branch_if(st, env)
         elif isinstance(st, A.Exit):
+            # BMv2's `exit` only flags the packet: the action's later primitives would still
+            # run, so jump to the action's end (set by LoweringContext.add_action), as p4c does
             self.emit("exit", [], st)
+            self.emit("_jump", [dict(TO_ACTION_END)], st)
         elif isinstance(st, A.Return):
             if st.value is not None and self.return_target is not None:
                 self.assign_to(self.return_target, st.value, env, st)
@@ -350,6 +355,11 @@ class StatementLowerer:
         saved = self.return_target, self.return_jumps
         self.return_target, self.return_jumps = result, []
         self.stmts(stmts, env)
+        if self.return_jumps and self.prims and self.prims[-1] is self.return_jumps[-1]:
+            # a final `return` jumps to where it already is: drop it (a jump that lands on
+            # its index now lands on the end, the same place)
+            self.prims.pop()
+            self.return_jumps.pop()
         for j in self.return_jumps:
             self.land(j)
         self.return_target, self.return_jumps = saved
@@ -541,4 +551,5 @@ def lower_call_value(lowerer: StatementLowerer, call: A.Call, env: Env, node, ta
     return False
 
 
-__all__ = ["StatementLowerer", "ExternRef", "wrap_param", "switch_as_ifs", "switch_subject"]
+__all__ = ["StatementLowerer", "ExternRef", "wrap_param", "switch_as_ifs", "switch_subject",
+           "TO_ACTION_END"]

@@ -274,3 +274,23 @@ def test_digest_and_clone_lists_keep_constants_and_expressions():
     (learn,) = doc["learn_lists"]
     assert len(learn["elements"]) == 3
     assert all(e["type"] == "field" for e in learn["elements"])
+
+
+def test_exit_in_an_action_jumps_to_its_end():
+    """BMv2's exit primitive only flags the packet: without a jump, `h.c = 2` after an exit
+    in the same action still ran on simple_switch (tests/p4/exit_in_action)."""
+    doc = compiled("p4/exit_in_action")
+    exits = 0
+    for action in doc["actions"]:
+        prims = action["primitives"]
+        for k, prim in enumerate(prims):
+            if prim["op"] == "exit" and k + 1 < len(prims):
+                exits += 1
+                assert prims[k + 1]["op"] == "_jump"
+                assert int(prims[k + 1]["parameters"][0]["value"], 16) == len(prims)
+    assert exits == 2
+    bad = _base()
+    bad["actions"][0]["primitives"][:0] = [{"op": "exit", "parameters": []},
+                                           {"op": "drop", "parameters": []}]
+    with pytest.raises(FormError):
+        check_document(bad)
