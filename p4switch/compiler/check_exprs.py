@@ -151,6 +151,11 @@ class ExpressionChecker:
         if d is None:
             raise self.fail(e, f"'{e.name}' is not declared")
         e.decl = d
+        if getattr(d, "varbit_box", False) and not getattr(e, "unboxed", False):
+            inner = A.Name(e.loc, e.name)
+            inner.unboxed = True
+            A.become(e, A.Member(e.loc, inner, "value"))  # a varbit variable's header field
+            return self._expr(e, s, None)
         if isinstance(d, A.VarDecl) and hasattr(d, "elements"):  # a flattened tuple variable
             A.become(e, A.ListExpr(e.loc, [A.Name(e.loc, n) for n in d.elements]))
             return self._expr(e, s, None)

@@ -535,6 +535,8 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
             if fold(c.value) is not None:
                 return A.Empty(st.loc)
             self.var_decl(st, s)
+        elif isinstance(st, A.VarDecl) and isinstance(self.resolve_type(st.type_ref, s), VarbitT):
+            return self.boxed_varbit_variable(st, self.resolve_type(st.type_ref, s), s)
         elif isinstance(st, A.VarDecl) and isinstance(self.resolve_type(st.type_ref, s), TupleT):
             return self.flatten_tuple_variable(st, self.resolve_type(st.type_ref, s), s)
         elif isinstance(st, A.VarDecl):

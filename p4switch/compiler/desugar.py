@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from . import ast as A
-from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, TupleT, Type
+from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, TupleT, Type, VarbitT
 
 
 class Desugarer:
@@ -76,6 +76,37 @@ class Desugarer:
         items = self.tuple_items(st.rhs, len(d.elements), s)
         return A.Block(st.loc, [A.Assign(st.loc, A.Name(st.lhs.loc, name), item)
                                 for name, item in zip(d.elements, items)])
+
+    # ---- varbit-typed variables --------------------------------------------------------------
+    def boxed_varbit_variable(self, d: A.VarDecl, t: VarbitT, s) -> list:
+        """`varbit<W> v = e;` lives in a local header with one varbit field (BMv2 keeps varbit
+        fields only in headers): `v` reads and writes that field."""
+        box = self.varbit_box(t.max_width, d.loc)
+        var = A.VarDecl(d.loc, A.NamedTypeRef(d.loc, box.name), d.name, None, d.annotations)
+        self.var_decl(var, s)
+        var.varbit_box = True
+        out = [var]
+        if d.init is not None:
+            init = A.Assign(d.loc, A.Name(d.loc, d.name), d.init)
+            self.stmt(init, s, False)
+            out.append(init)
+        return out
+
+    def varbit_box(self, width: int, loc) -> A.StructLikeDecl:
+        name = f"varbit_{width}_box_t"
+        existing = self.top.lookup(name)
+        if isinstance(existing, A.StructLikeDecl):
+            return existing
+        n = 0
+        while self.top.lookup(name) is not None:
+            n += 1
+            name = f"varbit_{width}_box_{n}_t"
+        decl = A.StructLikeDecl(loc, name, "header", [
+            A.FieldDecl(loc, "value", A.VarbitTypeRef(loc, A.IntLit(loc, width)))])
+        self.top.names[name] = decl
+        self.program.decls.insert(0, decl)
+        self.decl_type(decl)
+        return decl
 
     # ---- direct application of a control type ------------------------------------------------
     def implicit_instance(self, name: A.Name, s):

@@ -170,3 +170,23 @@ def test_whole_header_comparison_with_a_call_operand_is_refused():
                   decls="ethernet_t mk() { ethernet_t e; return e; }")
     _, got = refusal(src)
     assert "contains a call" in got
+
+
+def test_a_varbit_variable_lives_in_a_one_field_local_header():
+    src = program("apply { varbit<64> saved = hdr.body.data; hdr.copy.data = saved; }",
+                  decls="header body_t { varbit<64> data; }",
+                  header_fields="body_t body; body_t copy;")
+    bmv2 = compile_ok(src).bmv2
+    headers = {h["name"]: h["header_type"] for h in bmv2["headers"]}
+    box = next(t for t in bmv2["header_types"] if t["name"] == headers["saved"])
+    assert box["fields"] == [["value", "*"]]
+    copies = [p["parameters"] for a in bmv2["actions"] for p in a["primitives"]]
+    assert [{"type": "field", "value": ["saved", "value"]},
+            {"type": "field", "value": ["body", "data"]}] in copies
+
+
+def test_tuple_variables_become_one_variable_per_element():
+    src = program("apply { tuple<bit<8>, bit<16>> t = {1, 2}; hdr.eth.ether_type = t[1]; }")
+    fields = [f[0] for t in compile_ok(src).bmv2["header_types"] if t["name"] == "scalars_0"
+              for f in t["fields"]]
+    assert "t_0" in fields and "t_1" in fields
