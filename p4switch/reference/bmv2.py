@@ -68,9 +68,16 @@ class Bmv2CommandError(Bmv2Error):
 
 
 def free_tcp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port free on every address, IPv4 and IPv6 (thrift listens on both)."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            s.bind(("::", 0))
+            return s.getsockname()[1]
+    except OSError:                      # no IPv6 on this machine
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("0.0.0.0", 0))
+            return s.getsockname()[1]
 
 
 class _LogWatcher:
@@ -166,7 +173,10 @@ class SimpleSwitch:
             self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             self.log = _LogWatcher(self._proc.stdout)
-            if self.log.wait(lambda: self.log.thrift_started, timeout_s):
+            # simple_switch logs "Thrift server was started" before it binds the port: ready
+            # means its own socket listens on the port (else the CLI could reach a stranger)
+            if self.log.wait(lambda: self.log.thrift_started, timeout_s) and \
+                    _wait_listening(self._proc, self.thrift_port, timeout_s):
                 break
             self._kill_switch()
             self.log.thread.join(timeout=5)
@@ -299,6 +309,36 @@ class SimpleSwitch:
             raise Bmv2Error(f"simple_switch logged {count} transmissions but {len(outputs)} "
                             f"arrived: {exc}") from None
         return outputs, lines
+
+
+def _listening(pid: int, port: int) -> bool:
+    """Whether process `pid` has a TCP socket listening on `port` (from /proc)."""
+    try:
+        inodes = {os.readlink(f"/proc/{pid}/fd/{fd}")[8:-1]
+                  for fd in os.listdir(f"/proc/{pid}/fd")}
+    except OSError:
+        return False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            local, state, inode = cols[1], cols[3], cols[9]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port and inode in inodes:
+                return True
+    return False
+
+
+def _wait_listening(proc: subprocess.Popen, port: int, timeout_s: float) -> bool:
+    """Polls until `proc` listens on `port`; False if it exits first or time runs out."""
+    deadline = time.monotonic() + timeout_s
+    while proc.poll() is None and time.monotonic() < deadline:
+        if _listening(proc.pid, port):
+            return True
+        time.sleep(0.002)
+    return False
 
 
 def _cli_python(cli: Path) -> str:

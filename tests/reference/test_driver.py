@@ -189,8 +189,9 @@ def test_a_taken_thrift_port_is_retried_with_another(program_json, monkeypatch) 
     import socket
 
     from p4switch.reference import bmv2
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
+    with socket.socket(socket.AF_INET6) as busy:      # someone took the port (v4 and v6)
+        busy.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        busy.bind(("::", 0))
         busy.listen()
         taken = busy.getsockname()[1]
         ports = iter([taken, bmv2.free_tcp_port()])
