@@ -190,3 +190,13 @@ def test_tuple_variables_become_one_variable_per_element():
     fields = [f[0] for t in compile_ok(src).bmv2["header_types"] if t["name"] == "scalars_0"
               for f in t["fields"]]
     assert "t_0" in fields and "t_1" in fields
+
+
+def test_next_on_a_header_union_stack_is_refused_by_name():
+    src = program("apply { }", decls="header a_t { bit<8> x; } header b_t { bit<16> y; }\n"
+                                     "header_union ab_t { a_t a; b_t b; }",
+                  header_fields="ab_t[2] us;").replace(
+        "state start { pkt.extract(hdr.eth);", "state start { pkt.extract(hdr.eth); "
+                                               "pkt.extract(hdr.us.next.a);")
+    line, message = refusal(src)
+    assert line == 9 and "'.next' on a header-union stack is not supported" in message
