@@ -143,8 +143,12 @@ class EgressQueues:
         return QUEUED, found
 
     def next_due(self) -> float | None:
-        """Departure time of the next waiting packet, or None when every queue is empty."""
-        return self._heap[0][0] if self._heap else None
+        """Departure time of the next waiting packet, or None when every queue is empty.
+        Safe without the switch lock (the port driver polls it; a reload may empty the heap)."""
+        try:
+            return self._heap[0][0]
+        except IndexError:
+            return None
 
     def pop_due(self, now: float):
         """The next packet due by `now` as (departure, port, priority, item, packets left in
