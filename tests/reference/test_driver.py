@@ -198,3 +198,12 @@ def test_a_taken_thrift_port_is_retried_with_another(program_json, monkeypatch) 
         monkeypatch.setattr(bmv2, "free_tcp_port", lambda: next(ports))
         with SimpleSwitch(TOOLCHAIN, program_json) as switch:
             assert switch.thrift_port != taken and switch.alive
+
+
+@needs_toolchain
+def test_module_command_runs_four_ways_and_says_so(capsys) -> None:
+    from p4switch.reference.__main__ import main
+    root = Path(__file__).resolve().parents[2] / "tests" / "p4"
+    assert main([str(root / "varbit_bits.p4"), str(root / "varbit_bits.stf")]) == 0
+    out = capsys.readouterr().out
+    assert out.count(": PASS (") == 4 and "p4c JSON: simple_switch and inaemu agree" in out
