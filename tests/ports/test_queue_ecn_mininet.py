@@ -53,10 +53,11 @@ print("done", flush=True)
 """
 
 
-def ecn_program(threshold: int) -> dict:
-    """ecn.p4 with the marking threshold and the two hosts' routes in the JSON itself, so the
-    switch needs no control plane (the same edit runs on real simple_switch)."""
-    config = copy.deepcopy(compile_file(str(ECN_P4)).bmv2)
+def ecn_program(threshold: int, config: dict | None = None) -> dict:
+    """ecn.p4 (inaemu-compiled unless `config` is given) with the marking threshold and the two
+    hosts' routes in the JSON itself, so the switch needs no control plane (the same edit runs
+    on real simple_switch)."""
+    config = copy.deepcopy(config or compile_file(str(ECN_P4)).bmv2)
     forward = next(a["id"] for a in config["actions"] if a["name"].endswith("ipv4_forward"))
     for pipeline in config["pipelines"]:
         for table in pipeline["tables"]:
