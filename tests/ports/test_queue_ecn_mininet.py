@@ -22,7 +22,8 @@ ECN_P4 = Path(__file__).parents[1] / "p4" / "ecn.p4"
 INAEMU = str(Path(sys.executable).with_name("inaemu"))
 THRESHOLD = 10
 RATE_PPS = 200
-HOSTS = {"qdh1": ("10.9.0.1", "00:00:00:09:00:01", 1), "qdh2": ("10.9.0.2", "00:00:00:09:00:02", 2)}
+HOSTS = {"qdh1": ("10.9.0.1", "00:00:00:09:00:01", 1),
+         "qdh2": ("10.9.0.2", "00:00:00:09:00:02", 2)}
 
 SENDER = """
 import socket, sys, time

@@ -148,6 +148,7 @@ def test_priority_queues_have_their_own_rate_and_their_own_depth(tele_config):
     with pytest.raises(InvalidArgument):
         sw.set_queue_rate(10, 2, 2)
     clock.now += 1
+    assert [read(frame)["deq"] for _, frame in sw.release_queued()] == [1, 0]
 
 
 def test_ties_leave_higher_priority_first(tele_config):
