@@ -127,7 +127,7 @@ def _node(name, left, right) -> dict:
 PARAM_ROLES = {
     # primitive: roles of its parameters (see _check_param)
     "assign": ("dst", "data"), "assign_VL": ("field", "field"), "assign_header": ("header", "header"),
-    "assign_union": ("union", "union"), "assign_header_stack": ("header_stack", "header_stack"),
+    "assign_header_stack": ("header_stack", "header_stack"),
     "add_header": ("header",), "remove_header": ("header",), "mark_to_drop": ("header",),
     "push": ("header_stack", "data"), "pop": ("header_stack", "data"),
     "count": ("counter_array", "data"), "execute_meter": ("meter_array", "data", "field"),
@@ -197,6 +197,10 @@ def _ends(n: int) -> set:
 
 def _check_primitive(prim: dict, where: str, n_data: int, in_parser: bool = False) -> None:
     name = prim.get("op")
+    if name == "assign_union":
+        # a header_union argument does not make BMv2 keep its members' field values up to
+        # date, so simple_switch copies stale values: copy member by member (assign_header)
+        raise FormError(where, "assign_union copies stale field values on simple_switch")
     roles = PARAM_ROLES.get(name)
     params = prim.get("parameters", [])
     if roles is None:

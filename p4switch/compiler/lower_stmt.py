@@ -268,8 +268,7 @@ class StatementLowerer:
             src = self.x.resolve(rhs, env)
             if not isinstance(src, UnionStore):
                 raise Unsupported(rhs, "expected a header union")
-            self.emit("assign_union", [{"type": "header_union", "value": target.name},
-                                       {"type": "header_union", "value": src.name}], node)
+            self.copy_storage(target, src, node)
             return
         if isinstance(target, StructStore):
             if isinstance(rhs, (A.ListExpr, A.StructExpr)):
@@ -296,8 +295,10 @@ class StatementLowerer:
             self.emit("assign_header_stack", [{"type": "header_stack", "value": dst.name},
                                               {"type": "header_stack", "value": src.name}], node)
         elif isinstance(dst, UnionStore):
-            self.emit("assign_union", [{"type": "header_union", "value": dst.name},
-                                       {"type": "header_union", "value": src.name}], node)
+            # member by member, as p4c does: simple_switch's assign_union copies stale values
+            # (a union argument does not make BMv2 keep its members' field values up to date)
+            for name, member in dst.members.items():
+                self.copy_storage(member, src.members[name], node)
 
     def assign_fields(self, target, rhs, env, node) -> None:
         names = ([n for n, _, _ in target.type.fields])
