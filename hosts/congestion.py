@@ -6,24 +6,30 @@ n · window · its per-packet cost. A fixed retransmission timeout shorter than 
 chunk and the duplicates overflow the queue. So a worker adapts, as TCP does:
 
 * `RtoEstimator`: RFC 6298. SRTT/RTTVAR from round-trip times of chunks sent once (Karn's rule:
-  the result of a retransmitted chunk could answer either copy), RTO = SRTT + 4·RTTVAR clamped
-  to [rto_min, rto_max]; the configured `rto` until the first sample. Each chunk backs off on
-  its own: its k-th transmission waits RTO·2^(k−1) (up to rto_max). Unlike TCP, a timeout does
-  not back off the RTO of new chunks: here most timeouts are another worker's loss (the chunk
-  waits for that worker's retransmission), and congestion is the window's business.
-* `InFlightWindow`: slow start from a floor, halve the window on a timeout (not below the
-  floor), grow it by one per window of results, never above the configured maximum (AIMD);
-  so the senders back off when the switch's queue is full.
+  the result of a retransmitted chunk could answer either copy), RTO = max(SRTT + 4·RTTVAR,
+  2·SRTT) clamped to [rto_min, rto_max] (the 2·SRTT floor is the RTT-based floor: RTTVAR
+  decays to nothing on a steady path); the configured `rto` until the first sample. Each chunk
+  backs off on its own: the timer after its e-th expiry waits RTO·2^e (up to rto_max). Unlike
+  TCP, a timeout does not back off the RTO of new chunks: here most timeouts are another
+  worker's loss, and congestion is the window's business. It also keeps the minimum RTT.
+* `InFlightWindow`: slow start from a floor, halve the window on a loss that congestion
+  caused (not below the floor), grow it by one per window of results, never above the
+  configured maximum (AIMD); so the senders back off when a queue overflows.
+* Which losses are congestion (`InFlightWindow.congested`): TCP Veno's rule. The chunks this
+  worker keeps queued in the network are backlog = cwnd · (1 − min RTT / SRTT); a drop-tail
+  queue drops only when it is full, so a loss while the backlog is below `BACKLOG_LIMIT`
+  chunks is random loss and leaves the window alone; above it, it halves the window.
 
-A window of chunks expiring at once is one congestion event, not one per chunk: only a timer
-of a transmission made after the previous event counts (`CongestionEvents`). Sans-I/O: time
-comes in as `now`. docs/hosts.md has the measurements behind these choices.
+A window of chunks lost at once is one loss event, not one per chunk: only a loss of a
+transmission made after the previous event counts (`CongestionEvents`). Sans-I/O: time comes
+in as `now`. docs/hosts.md and docs/loss.md have the measurements behind these choices.
 """
 
 from __future__ import annotations
 
 # RFC 6298 §2: gains 1/8 and 1/4, K = 4.
 ALPHA, BETA, K_RTTVAR = 0.125, 0.25, 4.0
+SRTT_FLOOR = 2.0        # the RTO is never below SRTT_FLOOR · SRTT
 
 
 class RtoEstimator:
@@ -33,22 +39,27 @@ class RtoEstimator:
         self.initial, self.minimum, self.maximum = initial, minimum, maximum
         self.srtt: float | None = None
         self.rttvar: float | None = None
+        self.min_rtt: float | None = None
         self.samples = 0
 
     @property
     def rto(self) -> float:
-        """The initial value until a sample, then SRTT + 4·RTTVAR in [minimum, maximum]."""
+        """The initial value until a sample, then max(SRTT + 4·RTTVAR, 2·SRTT) in
+        [minimum, maximum]."""
         if self.srtt is None:
             return self.initial
-        return min(max(self.srtt + K_RTTVAR * self.rttvar, self.minimum), self.maximum)
+        learnt = max(self.srtt + K_RTTVAR * self.rttvar, SRTT_FLOOR * self.srtt)
+        return min(max(learnt, self.minimum), self.maximum)
 
     def timer(self, tries: int) -> float:
-        """How long the `tries`-th transmission of a chunk waits: the RTO doubled per expiry."""
+        """How long a transmission waits after `tries - 1` expiries: the RTO doubled per
+        expiry."""
         return min(self.rto * 2.0 ** (tries - 1), self.maximum)
 
     def sample(self, rtt: float) -> None:
         """A round-trip time of a chunk transmitted once (RFC 6298 §2.2-2.3)."""
         rtt = max(rtt, 0.0)
+        self.min_rtt = rtt if self.min_rtt is None else min(self.min_rtt, rtt)
         if self.srtt is None:
             self.srtt, self.rttvar = rtt, rtt / 2
         else:
@@ -69,6 +80,7 @@ class InFlightWindow:
     """
 
     FLOOR_DIVISOR = 8
+    BACKLOG_LIMIT = 3.0      # chunks queued in the network beyond which a loss is congestion
 
     def __init__(self, maximum: int):
         self.maximum = maximum
@@ -86,7 +98,15 @@ class InFlightWindow:
             self.size += 1
             self._results = 0
 
+    def congested(self, srtt: float | None, min_rtt: float | None) -> bool:
+        """Whether a loss now is a queue's overflow (Veno): this worker keeps more than
+        BACKLOG_LIMIT chunks queued. Without RTT samples there is no evidence: congestion."""
+        if srtt is None or min_rtt is None or srtt <= 0:
+            return True
+        return self.size * (1.0 - min_rtt / srtt) > self.BACKLOG_LIMIT
+
     def on_timeout(self) -> None:
+        """A congestion loss: halve (the name is historic: any loss judged congestion)."""
         self.size = max(self.floor, self.size // 2)
         self.slow_start = False
         self._results = 0
@@ -94,7 +114,8 @@ class InFlightWindow:
 
 
 class CongestionEvents:
-    """Turns timer expiries into congestion events, at most one per round trip.
+    """Turns losses (timer expiries, losses detected early) into events, at most one per round
+    trip.
 
     Every transmission takes a serial number; an expiry is an event only if its transmission
     was made after the last event (the transmissions made before it were already in the network
@@ -111,7 +132,7 @@ class CongestionEvents:
         return self.serial
 
     def expired(self, serial: int) -> bool:
-        """Whether the expiry of transmission `serial` is a new congestion event."""
+        """Whether the loss of transmission `serial` is a new loss event."""
         if serial <= self._last_event:
             return False
         self._last_event = self.serial

@@ -12,15 +12,21 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   position p uses slot p mod pool_size, version (p div pool_size) mod 2. MAX rounds alternate
   versions the same way. At most `window` chunks are in flight, and position p is sent only when
   the result of p - pool_size has arrived.
-* Every transmission arms a timer: the RTO doubled per retransmission of that chunk, up to
-  rto_max. Adaptive (the default, `congestion.py`): the RTO is RFC 6298's, from result
-  round-trip times of chunks sent once and not overtaken (Karn's rule; a result that a later
-  chunk's overtook waited for another worker), clamped to [rto_min, rto_max], `rto` until the
-  first sample; the in-flight window slow-starts from window/8, halves on a data timeout (once
-  per round trip, not below window/8) and grows by one per window of results up to `window`.
-  Fixed (`adaptive=False`): the RTO is `rto` and the window `window`. A chunk is sent at most
-  1 + max_retx times; when the last timer fires, `timeout` raises PeerUnreachable and the
-  session is FAILED.
+* Loss detection without a timer (docs/protocol.md §4.1, RACK-like): results come back in the
+  order the contributions were sent, so when the result of a chunk transmitted later than an
+  in-flight one arrives, the in-flight one is lost (its contribution, another worker's, or its
+  result); it is resent once a reordering allowance (min RTT / 4) has passed since it was due.
+* Every transmission also arms a timer, the last resort: the RTO doubled per expiry of that
+  chunk, up to rto_max. Adaptive (the default, `congestion.py`): the RTO is RFC 6298's with a
+  2·SRTT floor, from result round-trip times of chunks sent once and not overtaken (Karn's
+  rule; a result that a later chunk's overtook waited for another worker), clamped to
+  [rto_min, rto_max], `rto` until the first sample (the MAX round, a barrier, probes from
+  rto_min instead); the in-flight window slow-starts from window/8, halves on a loss (once per
+  round trip, not below window/8) only when the RTTs say this worker's queue is long (random
+  loss leaves it alone), and grows by one per window of results up to `window`.
+  Fixed (`adaptive=False`): the RTO is `rto` and the window `window`. When a chunk's timer
+  has expired 1 + max_retx times, `timeout` raises PeerUnreachable and the session is FAILED
+  (early retransmissions do not count: they happen only while other results arrive).
 * The values travel as numpy arrays end to end (quantized vector → views per chunk → payload
   bytes; payload → big-endian view → slice of the sums): no per-value Python work per packet.
 * Input from the network is never fatal: a malformed payload, a packet of another job or
@@ -73,6 +79,10 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
 }
 
 _MAX_KEY = -1   # the in-flight key of the MAX round's packet
+DEFAULT_RTO_MIN = 0.002   # the learnt RTO's floor unless configured (clock granularity)
+# "backlog": a loss halves the window only when this worker's queue is long (Veno);
+# "every_loss": every loss event halves it (what the hosts did before; kept for comparison).
+WINDOW_RULES = ("backlog", "every_loss")
 _RESULT_KINDS = (Kind.RESULT, Kind.MAX_RESULT)
 
 
@@ -92,8 +102,11 @@ class Counters:
     bytes_sent: int = 0
     packets_received: int = 0
     bytes_received: int = 0
-    retransmissions: int = 0
-    congestion_events: int = 0      # expiries that backed off the RTO (at most one per RTT)
+    retransmissions: int = 0        # every resent packet (early and by timer)
+    fast_retransmissions: int = 0   # resent because a later chunk's result came first
+    timer_retransmissions: int = 0  # resent because a timer expired
+    loss_events: int = 0            # losses of data chunks, at most one per round trip
+    congestion_events: int = 0      # loss events judged congestion: the window halved
     duplicates_ignored: int = 0     # results for chunks not in flight (or stale MAX results)
     malformed_ignored: int = 0      # undecodable, or a wrong count / impossible maximum
     foreign_ignored: int = 0        # another job, another worker, or not a result
@@ -115,6 +128,14 @@ class _Flight:
     deadline: float
     sent_at: float = 0.0        # the first transmission (an RTT sample if it is the only one)
     serial: int = 0             # of the latest transmission (see congestion.CongestionEvents)
+    last_sent: float = 0.0      # the latest transmission
+    expiries: int = 0           # timer expiries (the backoff, and the give-up count)
+    suspect: bool = False       # a later transmission was answered: resend at the reorder timer
+    wait: float = 0.0           # the latest transmission's timer length
+
+
+_RTO, _REORDER = 0, 1           # timer kinds
+REORDER_FRACTION = 0.25         # the reordering allowance, as a fraction of the min RTT
 
 
 def _check_int(name: str, value, low: int, high: int) -> int:
@@ -132,7 +153,8 @@ class InaSession:
 
     def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
                  rto: float, rto_max: float, max_retx: int, rto_min: float | None = None,
-                 adaptive: bool = True):
+                 adaptive: bool = True, fast_retransmit: bool = True,
+                 window_rule: str = "backlog"):
         self.job = _check_int("job", job, 0, 0xFFFF)
         self.n = _check_int("n", n, 1, qz.MAX_WORKERS)
         self.worker = _check_int("worker", worker, 0, n - 1)
@@ -146,7 +168,7 @@ class InaSession:
             raise UsageError(f"rto must be a positive number of seconds, got {rto!r}")
         if not (_is_seconds(rto_max) and rto_max >= rto):
             raise UsageError(f"rto_max must be >= rto ({rto}), got {rto_max!r}")
-        rto_min = rto if rto_min is None else rto_min
+        rto_min = min(rto, DEFAULT_RTO_MIN) if rto_min is None else rto_min
         if not (_is_seconds(rto_min) and rto_min <= rto_max):
             raise UsageError(f"rto_min must be a positive number of seconds <= rto_max "
                              f"({rto_max}), got {rto_min!r}")
@@ -155,6 +177,16 @@ class InaSession:
         self.rto, self.rto_max, self.rto_min = float(rto), float(rto_max), float(rto_min)
         self.max_retx = _check_int("max_retx", max_retx, 0, 1000)
         self.adaptive = adaptive
+        if not isinstance(fast_retransmit, bool):
+            raise UsageError(f"fast_retransmit must be a bool, got {fast_retransmit!r}")
+        if window_rule not in WINDOW_RULES:
+            raise UsageError(f"window_rule must be one of {', '.join(WINDOW_RULES)}, "
+                             f"got {window_rule!r}")
+        self.fast_retransmit = fast_retransmit
+        self.window_rule = window_rule
+        # (time, event, chunk) for every send, retransmission and result when a list
+        # (scripts/loss_timeline.py); None: nothing is recorded.
+        self.timeline: list | None = None
         # Congestion state lives as long as the session: what one call learnt serves the next.
         self.rto_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
                                           maximum=self.rto_max)
@@ -224,23 +256,28 @@ class InaSession:
             return Step((), None)
         out = []
         while self._timers and self._timers[0][0] <= now:
-            deadline, key, tries = heapq.heappop(self._timers)
+            deadline, key, tries, kind = heapq.heappop(self._timers)
             flight = self._in_flight.get(key)
             if flight is None or flight.tries != tries:
                 continue            # answered, or rescheduled since
-            if flight.tries > self.max_retx:
+            if kind == _REORDER:
+                if flight.suspect:
+                    out.append(self._resend(key, flight, now, early=True))
+                continue
+            # As TCP restarts its RTO on every ACK: while results arrive, early detection
+            # sees losses; the timer counts only silence since the latest result.
+            restart = self._last_progress + flight.wait
+            if restart > deadline and key != _MAX_KEY:
+                flight.deadline = restart
+                if restart > now:
+                    heapq.heappush(self._timers, (restart, key, tries, _RTO))
+                    continue
+            if flight.expiries >= self.max_retx:
                 self._transition(Event.GIVE_UP)
                 raise PeerUnreachable(job=self.job, slot=flight.slot,
                                       chunk=None if key == _MAX_KEY else key, tries=flight.tries)
-            # The MAX round is a barrier (a late worker delays it), not a sign of congestion.
-            if self.adaptive and key != _MAX_KEY and self._events.expired(flight.serial):
-                self._on_congestion()
-            flight.tries += 1
-            self._arm(key, flight, now)
-            out.append(with_retx(flight.payload))
-            self.counters.retransmissions += 1
-        for payload in out:
-            self._count_sent(payload)
+            flight.expiries += 1
+            out.append(self._resend(key, flight, now, early=False))
         return Step(tuple(out), self._next_deadline())
 
     # ---- what the caller reads --------------------------------------------------------------
@@ -287,7 +324,8 @@ class InaSession:
         self._answered_count = 0
         self._highest_answered = -1     # the latest chunk (in sending order) answered
         self._in_flight: dict[int, _Flight] = {}
-        self._timers: list[tuple[float, int, int]] = []
+        self._last_progress = float("-inf")   # when the latest data result arrived
+        self._timers: list[tuple[float, int, int, int]] = []
         self._float_input: np.ndarray | None = None
         self._encoder: ChunkEncoder | None = None
         self._sums: np.ndarray | None = None
@@ -336,16 +374,43 @@ class InaSession:
         self._in_flight[key] = flight
         self._arm(key, flight, now)
         self._count_sent(payload)
+        if self.timeline is not None:
+            self.timeline.append((now, "send", key))
+        return payload
+
+    def _resend(self, key: int, flight: _Flight, now: float, *, early: bool) -> bytes:
+        """Retransmit a chunk (early: a later result showed it lost; else its timer expired)."""
+        # A loss of a data chunk, judged once per round trip. The MAX round is a barrier (a
+        # late worker delays it): its expiries say nothing about the network.
+        if self.adaptive and key != _MAX_KEY and self._events.expired(flight.serial):
+            self._on_loss()
+        flight.tries += 1
+        flight.suspect = False
+        self._arm(key, flight, now)
+        payload = with_retx(flight.payload)
+        self.counters.retransmissions += 1
+        if early:
+            self.counters.fast_retransmissions += 1
+        else:
+            self.counters.timer_retransmissions += 1
+        self._count_sent(payload)
+        if self.timeline is not None:
+            self.timeline.append((now, "fast" if early else "timer", key))
         return payload
 
     def _arm(self, key: int, flight: _Flight, now: float) -> None:
-        if self.adaptive:
-            wait = self.rto_estimator.timer(flight.tries)
+        if not self.adaptive:
+            wait = min(self.rto * 2.0 ** flight.expiries, self.rto_max)
+        elif key == _MAX_KEY:
+            # A barrier: the first worker waits for the last to start. Probe from rto_min.
+            wait = min(self.rto_min * 2.0 ** flight.expiries, self.rto_max)
         else:
-            wait = min(self.rto * 2.0 ** (flight.tries - 1), self.rto_max)
+            wait = self.rto_estimator.timer(flight.expiries + 1)
         flight.serial = self._events.transmitted()
+        flight.last_sent = now
+        flight.wait = wait
         flight.deadline = now + wait
-        heapq.heappush(self._timers, (flight.deadline, key, flight.tries))
+        heapq.heappush(self._timers, (flight.deadline, key, flight.tries, _RTO))
 
     def _count_sent(self, payload: bytes) -> None:
         self.counters.packets_sent += 1
@@ -353,9 +418,10 @@ class InaSession:
 
     def _next_deadline(self) -> float | None:
         while self._timers:
-            deadline, key, tries = self._timers[0]
+            deadline, key, tries, kind = self._timers[0]
             flight = self._in_flight.get(key)
-            if flight is not None and flight.tries == tries:
+            if (flight is not None and flight.tries == tries
+                    and (kind == _RTO or flight.suspect)):
                 return deadline
             heapq.heappop(self._timers)
         return None
@@ -363,10 +429,36 @@ class InaSession:
     def _step(self, send: list[bytes]) -> Step:
         return Step(tuple(send), self._next_deadline())
 
-    def _on_congestion(self) -> None:
-        """A data chunk's timer of a transmission made since the last event expired."""
-        self.counters.congestion_events += 1
-        self.in_flight_window.on_timeout()
+    def _on_loss(self) -> None:
+        """A data chunk's transmission made since the last loss event was lost."""
+        self.counters.loss_events += 1
+        estimator = self.rto_estimator
+        if (self.window_rule == "every_loss"
+                or self.in_flight_window.congested(estimator.srtt, estimator.min_rtt)):
+            self.counters.congestion_events += 1
+            self.in_flight_window.on_timeout()
+
+    def _detect_losses(self, chunk: int, answered: _Flight, now: float) -> list[bytes]:
+        """The result of `chunk` arrived (docs/protocol.md §4.1). Every worker sends its first
+        copies in chunk order and links are FIFO, so an earlier chunk still in flight and sent
+        once is lost; one already resent is lost if `chunk` was first sent after that resend.
+        A lost chunk is resent once it is overdue by the reordering allowance (RACK's rule:
+        its send time plus the answered chunk's RTT), else it gets a reorder timer."""
+        rtt = now - answered.sent_at
+        allowance = REORDER_FRACTION * (self.rto_estimator.min_rtt or 0.0)
+        out = []
+        for key, flight in list(self._in_flight.items()):    # in first-send (= chunk) order
+            if key >= chunk:
+                break
+            if flight.suspect or (flight.tries > 1 and flight.last_sent >= answered.sent_at):
+                continue
+            due = flight.last_sent + rtt + allowance
+            if due <= now:
+                out.append(self._resend(key, flight, now, early=True))
+            else:
+                flight.suspect = True
+                heapq.heappush(self._timers, (due, key, flight.tries, _REORDER))
+        return out
 
     def _on_max_result(self, ver: int, values: np.ndarray, now: float) -> list[bytes]:
         if (self.state is not State.MAX_ROUND or ver != self.max_rounds % 2
@@ -397,6 +489,9 @@ class InaSession:
             self.counters.duplicates_ignored += 1
             return []
         del self._in_flight[c]
+        self._last_progress = now
+        if self.timeline is not None:
+            self.timeline.append((now, "result", c))
         if self.adaptive:
             # Karn: a resent chunk's result could answer either copy. And a result overtaken
             # by a later chunk's waited for another worker's retransmission: not a path delay.
@@ -408,7 +503,8 @@ class InaSession:
         self._answered_count += 1
         self._sums[c * self.k:(c + 1) * self.k] = decode_values(payload)
         if self._answered_count < self._chunks:
-            return self._fill_window(now)
+            lost = self._detect_losses(c, flight, now) if self.fast_retransmit else []
+            return lost + self._fill_window(now)
         self._finish()
         return []
 

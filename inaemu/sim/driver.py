@@ -75,6 +75,10 @@ class InaOptions:
     rto: float = 0.02
     rto_max: float = 0.5
     max_retx: int = 12
+    rto_min: float | None = None   # None: the session's default
+    fast_retransmit: bool = True   # protocol §4.1 (False: timers only, as before)
+    window_rule: str = "backlog"   # or "every_loss" (hosts/congestion.py)
+    timeline: bool = False         # keep each session's (time, event, chunk) list in its record
 
 
 @dataclass
@@ -96,10 +100,12 @@ class WorkerRecord:
     error: str | None
     state: str
     result: np.ndarray | None = field(default=None, repr=False)
+    counters: dict | None = None  # INA: the session's counters (hosts.ina_session.Counters)
+    timeline: list | None = field(default=None, repr=False)   # InaOptions(timeline=True)
 
     def as_dict(self) -> dict:
-        """JSON-ready: everything but the result array."""
-        return {k: v for k, v in self.__dict__.items() if k != "result"}
+        """JSON-ready: everything but the result array and the timeline."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("result", "timeline")}
 
 
 @dataclass
@@ -310,7 +316,12 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                     session = InaSession(job=placement.job, worker=placement.worker_ids[w],
                                          n=n, k=k, pool_size=placement.pool_size,
                                          window=ina.window or placement.pool_size,
-                                         rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx)
+                                         rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx,
+                                         rto_min=ina.rto_min,
+                                         fast_retransmit=ina.fast_retransmit,
+                                         window_rule=ina.window_rule)
+                    if ina.timeline:
+                        session.timeline = []
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
                                     vectors[w], on_end)
                 else:
@@ -323,6 +334,24 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                 raise SimError(f"job {placement.job} worker {w}: {error}") from None
             members.append(_Member(placement.job, w, host, app))
     return members, inputs
+
+
+def _retransmissions(app) -> int:
+    """What the worker resent so far: also for a worker still running at the time limit (its
+    outcome is filled only when it ends)."""
+    if app.outcome.finished:
+        return app.outcome.retransmissions
+    counters = _session_counters(app)
+    if counters is not None:
+        return counters["retransmissions"]
+    sender = getattr(app, "sender", None)     # the ring's transport
+    return sender.counters.retransmissions if sender is not None else 0
+
+
+def _session_counters(app) -> dict | None:
+    session = getattr(app, "session", None)
+    counters = getattr(session, "counters", None)
+    return dict(counters.__dict__) if counters is not None and app.algo == "ina" else None
 
 
 def _kill(net: SimNetwork, host: str, member: _Member | None) -> None:
@@ -361,9 +390,11 @@ def _collect(net: SimNetwork, members: list[_Member], inputs: dict, algo: str, w
             bytes_sent=node.counters.bytes_sent, bytes_received=node.counters.bytes_received,
             packets_sent=node.counters.frames_sent,
             packets_received=node.counters.frames_received,
-            retransmissions=outcome.retransmissions, max_abs_err=max_err,
+            retransmissions=_retransmissions(member.app), max_abs_err=max_err,
             mean_abs_err=mean_err, err_bound=bound, correct=correct, error=outcome.error,
-            state="killed" if not node.alive else member.app.state, result=outcome.result))
+            state="killed" if not node.alive else member.app.state, result=outcome.result,
+            counters=_session_counters(member.app),
+            timeline=getattr(getattr(member.app, "session", None), "timeline", None)))
     links = net.link_report()
     return SimResult(records=records, links=links, switches=net.switch_report(),
                      virtual_s=net.loop.now, wall_s=wall, events=net.loop.events_run,

@@ -89,8 +89,10 @@ def test_position_gate_waits_for_the_result_of_p_minus_pool_size() -> None:
     s = session(pool_size=2, window=2)
     first = in_data_phase(s, np.ones(5 * K, np.float32)).send     # chunks 0 and 1
     assert [decode(p).chunk for p in first] == [0, 1]
-    # chunk 1 answered: one place in the window, but chunk 2 reuses slot 0 (chunk 0 pending)
-    assert s.receive(answer(first[1]), 1.0).send == ()
+    # chunk 1 answered: one place in the window, but chunk 2 reuses slot 0 (chunk 0 pending);
+    # chunk 0, sent before chunk 1, is lost: resent at once (protocol §4.1), nothing new
+    (resent,) = s.receive(answer(first[1]), 1.0).send
+    assert (decode(resent).chunk, decode(resent).retx) == (0, True)
     step = s.receive(answer(first[0]), 1.1)
     assert [(decode(p).chunk, decode(p).slot, decode(p).ver) for p in step.send] == [
         (2, 0, 1), (3, 1, 1)]
@@ -116,7 +118,8 @@ def test_exhausted_retries_raise_peer_unreachable_naming_the_chunk() -> None:
     s = session(max_retx=1, pool_size=4, window=4)
     step = in_data_phase(s, np.ones(2 * K, np.float32))
     s.receive(answer(step.send[0]), 0.6)              # chunk 0 done; chunk 1 keeps failing
-    assert len(s.timeout(1.5).send) == 1
+    assert s.timeout(1.5).send == ()                  # the timer restarted with that result
+    assert len(s.timeout(1.6).send) == 1
     with pytest.raises(PeerUnreachable) as failure:
         s.timeout(10.0)
     assert (failure.value.job, failure.value.slot, failure.value.chunk,
