@@ -200,3 +200,20 @@ def test_next_on_a_header_union_stack_is_refused_by_name():
                                                "pkt.extract(hdr.us.next.a);")
     line, message = refusal(src)
     assert line == 9 and "'.next' on a header-union stack is not supported" in message
+
+
+@pytest.mark.skipif(not P4C.exists(), reason="reference p4c not installed")
+def test_entry_priorities_agree_with_p4c_on_simple_switch(tmp_path):
+    """programs/entry_priorities uses `priority =` in `const entries`, which p4c refuses (the
+    spec allows it); with plain `entries` p4c takes it, and p4c's JSON on real simple_switch
+    passes the same STF, so inaemu's priorities (and `@priority`) are p4c's."""
+    from p4switch.reference import compile_p4, find_toolchain, run_stf_bmv2
+    programs = Path(__file__).parent / "programs"
+    source = (programs / "entry_priorities.p4").read_text()
+    variant = tmp_path / "entry_priorities.p4"
+    variant.write_text(source.replace("const entries = {", "entries = {"))
+    toolchain = find_toolchain()
+    built = compile_p4(toolchain, variant, cache_dir=tmp_path / "p4c")
+    assert built.ok, built.stderr
+    outcome = run_stf_bmv2(built.json_path, programs / "entry_priorities.stf", toolchain=toolchain)
+    assert outcome.passed, outcome.report
