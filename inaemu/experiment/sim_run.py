@@ -54,7 +54,8 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
         except SimTimeLimit as limit:
             progress(f"run: sim: {algo}: {limit}")
             result = limit.result
-            unfinished = str(limit)
+            # the list of unfinished workers is in that line, once; each record says only why
+            unfinished = f"no result by the virtual time limit ({cfg.timeout:g} s)"
         else:
             unfinished = None
         for worker in result.records:

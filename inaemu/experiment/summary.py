@@ -89,8 +89,7 @@ def summarize(records: list[dict], setting: RunSetting, *,
         complete = len(finished) == n and n > 0
         time_s = _max(r["time_s"] for r in finished) if complete else None
         algbw = algbw_gbps(setting.size_bytes, time_s)
-        errors = [f"{r.get('host') or 'worker ' + str(r['worker'])}: {r['error']}"
-                  for r in members if r.get("error")]
+        errors = _grouped_errors(members)
         errors += [f"{r.get('host') or 'worker ' + str(r['worker'])}: result outside the "
                    f"error bound (max error {r.get('max_abs_err')}, bound {r.get('err_bound')})"
                    for r in finished if not r.get("correct")]
@@ -115,6 +114,17 @@ def summarize(records: list[dict], setting: RunSetting, *,
             "error": "; ".join(errors) or None,
         })
     return summaries
+
+
+def _grouped_errors(members: list[dict]) -> list[str]:
+    """One entry per distinct error, naming every worker that had it ("h1, h2: timed out"):
+    a run that gives up reports its unfinished workers once, not the list per worker."""
+    by_error: dict[str, list[str]] = {}
+    for r in members:
+        if r.get("error"):
+            name = r.get("host") or "worker " + str(r["worker"])
+            by_error.setdefault(r["error"], []).append(name)
+    return [f"{', '.join(names)}: {error}" for error, names in by_error.items()]
 
 
 def all_correct(summaries: list[dict]) -> bool:
