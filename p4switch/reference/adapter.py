@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from p4switch.runtime.errors import AssertionFailure
 
-from .bmv2 import Bmv2CommandError, Bmv2Error, SimpleSwitch
+from .bmv2 import Bmv2CommandError, Bmv2Error, SimpleSwitch, SwitchStopped
 
 PRIORITY_PIVOT = 2**31 - 1
 _HANDLE = re.compile(r"handle (\d+)")
@@ -104,14 +104,11 @@ class Bmv2Switch:
     def receive(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         try:
             outputs, lines = self.switch.send(port, data)
-        except Bmv2Error:
-            if not self.switch.alive:          # BMv2 aborts the process on a failed assert
-                errors = [line.split("] ", 4)[-1] for line in self.switch.log.lines
-                          if "] [E] [" in line or "Assertion" in line]
-                raise AssertionFailure("simple_switch stopped: "
-                                       + ("; ".join(errors[-3:]) or "(no error logged)")) \
-                    from None
-            raise
+        except SwitchStopped:                  # BMv2 aborts the process on a failed assert
+            errors = [line.split("] ", 4)[-1] for line in self.switch.log.lines
+                      if "] [E] [" in line or "Assertion" in line]
+            raise AssertionFailure("simple_switch stopped: "
+                                   + ("; ".join(errors[-3:]) or "(no error logged)")) from None
         self.packet_logs.append(lines)
         return outputs
 

@@ -22,8 +22,10 @@ while a packet is still being replicated. When it is zero, the driver reads exac
 frames from the packet port as `Transmitting` lines appeared. No sleeping: a packet that has
 not finished within the timeout (a recirculation loop) is an error.
 
-The control plane is one simple_switch_CLI process per switch, driven line by line through its
-prompt; a command whose output says `Error`/`Invalid`/... raises `Bmv2CommandError` with it.
+The control plane is one simple_switch_CLI per switch (started with `cli_launcher.py` so that its
+imports overlap the switch's start), driven line by line through its prompt; a command whose
+output says `Error`/`Invalid`/... raises `Bmv2CommandError` with it. A switch that exits while a
+packet is in it (BMv2 aborts on a failed `assert`) raises `SwitchStopped`.
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ class SwitchRefused(Bmv2Error):
 
 class Bmv2CommandError(Bmv2Error):
     """simple_switch_CLI refused a command."""
+
+
+class SwitchStopped(Bmv2Error):
+    """simple_switch exited while a packet was in it (BMv2 aborts on a failed assert)."""
 
 
 def free_tcp_port() -> int:
@@ -164,6 +170,12 @@ class SimpleSwitch:
     # --- life cycle ---
     def _start(self, timeout_s: float) -> None:
         ipc = f"ipc://{self._dir}/packets.ipc"
+        site = sorted(self.toolchain.root.glob("lib/python3*/site-packages"))
+        self._cli = subprocess.Popen(       # imports while the switch starts (cli_launcher.py)
+            [_cli_python(self.toolchain.cli), str(Path(__file__).with_name("cli_launcher.py"))],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1",
+                 "PYTHONPATH": ":".join(str(p) for p in site)})
         for attempt in range(3):
             self.thrift_port = free_tcp_port()
             command = [str(self.toolchain.simple_switch), "--packet-in", ipc,
@@ -190,12 +202,10 @@ class SimpleSwitch:
         else:
             raise Bmv2Error("simple_switch could not get a free thrift port")
         self._socket = PacketSocket(ipc, timeout_s=self.packet_timeout_s)
-        self._cli = subprocess.Popen(
-            [str(self.toolchain.cli), "--thrift-port", str(self.thrift_port)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self._cli.stdin.write(f"{self.thrift_port} {self.json_path}\n".encode())
+        self._cli.stdin.flush()
         banner = self._read_prompt(timeout_s)
-        if "Done" not in banner:
+        if _CLI_FAILURE.search(banner) or "Control utility" not in banner:
             raise Bmv2Error(f"simple_switch_CLI did not connect:\n{_tail(banner)}")
 
     def _kill_switch(self) -> None:
@@ -294,8 +304,12 @@ class SimpleSwitch:
         self._socket.send(port, frame)
         if not log.wait(lambda: log.in_flight == 0, self.packet_timeout_s):
             if log.closed or not self.alive:
-                raise Bmv2Error("simple_switch stopped while processing a packet:\n"
-                                + _tail("\n".join(log.lines)))
+                try:
+                    self._proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+                raise SwitchStopped("simple_switch stopped while processing a packet:\n"
+                                    + _tail("\n".join(log.lines)))
             raise Bmv2Error(f"the packet did not finish within {self.packet_timeout_s:.0f} s "
                             f"({log.in_flight} copies still in flight)")
         with log.cond:
