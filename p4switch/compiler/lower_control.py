@@ -255,12 +255,43 @@ class ControlLowerer:
         if c is not None:
             return then_entry if c else else_entry
         applied = _hit_members(st.cond)
+        if len(applied) > 1:
+            raise Unsupported(applied[1], "only one table apply per condition is supported")
         if applied:
-            return self.condition_with_apply(st, applied, env, then_entry, else_entry)
+            return self.branch(st.cond, env, then_entry, else_entry)
         if _contains_apply(st.cond):
             raise Unsupported(st.cond, "this table apply inside a condition is not supported; "
                                        "use 'if (t.apply().hit)' or '.miss'")
         return self.plain_conditional(st, env, then_entry, else_entry)
+
+    def branch(self, e, env: Env, on_true, on_false):
+        """The graph that tests `e` in P4's order: `&&`, `||` and `!` become branches, so a
+        table applied in the condition (`x == 1 && t.apply().hit`) runs only when evaluation
+        reaches it; other parts are conditionals (or, holding the apply deeper inside, are
+        tested after applying the table first)."""
+        if isinstance(e, A.Binary) and e.op in ("&&", "||"):
+            right = self.branch(e.right, env, on_true, on_false)
+            if e.op == "&&":
+                return self.branch(e.left, env, right, on_false)
+            return self.branch(e.left, env, on_true, right)
+        if isinstance(e, A.Unary) and e.op == "!" and _contains_apply(e.expr):
+            return self.branch(e.expr, env, on_false, on_true)
+        hit = _table_hit(e)
+        if hit is not None:
+            table_name, wants_hit = hit
+            on_hit, on_miss = (on_true, on_false) if wants_hit else (on_false, on_true)
+            return self.apply_table(table_name, env, {"__HIT__": on_hit, "__MISS__": on_miss})
+        c = fold(e)
+        if c is not None:
+            return on_true if c else on_false
+        test = A.If(e.loc, e, None, None)
+        members = _hit_members(e)
+        if members:
+            return self.condition_with_apply(test, members, env, on_true, on_false)
+        if _contains_apply(e):
+            raise Unsupported(e, "this table apply inside a condition is not supported; "
+                                 "use 'if (t.apply().hit)' or '.miss'")
+        return self.plain_conditional(test, env, on_true, on_false)
 
     def condition_with_apply(self, st, members, env, then_entry, else_entry):
         """`if (t.apply().hit && x)`: apply t first, keep hit/miss in a temporary, then test."""
