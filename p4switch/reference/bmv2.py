@@ -52,9 +52,10 @@ _PACKET_LINE = re.compile(r"\[thread (\d+)\] \[[0-9.]+\] \[cxt \d+\] (.*)$")
 _REPLICATED = re.compile(r"\[thread (\d+)\] .*number of packets replicated : (\d+)")
 _UNKNOWN_MGID = re.compile(r"\[thread (\d+)\] .*Replication requested for mgid \d+, which is "
                            r"not known to the PRE")
-_CLI_FAILURE = re.compile(r"^(Error|Invalid|Exception|Traceback)|exception|"
-                          r"not supported|out of range|does not exist|already exists|"
-                          r"^Unexpected|^Unknown|Could not", re.MULTILINE | re.IGNORECASE)
+# how simple_switch_CLI reports a failure: a line starting with one of these (its error
+# handlers print "Error: ..." and "Invalid <kind> operation (CODE)"; cmd prints "*** Unknown")
+_CLI_FAILURE = re.compile(r"^(Error|Invalid |Traceback|Exception|\*\*\* Unknown|Could not)",
+                          re.MULTILINE)
 
 
 class Bmv2Error(P4SwitchError):

@@ -207,3 +207,12 @@ def test_module_command_runs_four_ways_and_says_so(capsys) -> None:
     assert main([str(root / "varbit_bits.p4"), str(root / "varbit_bits.stf")]) == 0
     out = capsys.readouterr().out
     assert out.count(": PASS (") == 4 and "p4c JSON: simple_switch and inaemu agree" in out
+
+
+def test_cli_failures_are_told_by_line_starts_not_by_names() -> None:
+    from p4switch.reference.bmv2 import _CLI_FAILURE
+    assert _CLI_FAILURE.search("Adding entry\nInvalid table operation (DUPLICATE_ENTRY)\n")
+    assert _CLI_FAILURE.search("Error: Invalid table name (nosuch)\n")
+    assert _CLI_FAILURE.search("*** Unknown syntax: tabel_add x\n")
+    assert not _CLI_FAILURE.search("action:              I.drop_if_out_of_range_or_invalid\n"
+                                   "Entry has been added with handle 0\n")
