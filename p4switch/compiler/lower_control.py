@@ -276,6 +276,9 @@ class ControlLowerer:
             return self.branch(e.left, env, on_true, right)
         if isinstance(e, A.Unary) and e.op == "!" and _contains_apply(e.expr):
             return self.branch(e.expr, env, on_false, on_true)
+        if isinstance(e, A.Ternary) and _contains_apply(e):
+            return self.branch(e.cond, env, self.branch(e.then, env, on_true, on_false),
+                               self.branch(e.other, env, on_true, on_false))
         hit = _table_hit(e)
         if hit is not None:
             table_name, wants_hit = hit

@@ -1,7 +1,7 @@
 // apply_in_condition: a table applied inside a condition runs only when P4's left-to-right,
 // short-circuit evaluation reaches it: in `h.a == 1 && t.apply().hit` t is not applied (its
 // default action does not run) when a != 1; in `h.a == 2 || (u.apply().hit && h.c == 5)` u is
-// not applied when a == 2.
+// not applied when a == 2; in `h.a == 3 ? w.apply().hit : false` w only when a == 3.
 // Expectations checked by running p4c's JSON on real simple_switch.
 #include <core.p4>
 #include <v1model.p4>
@@ -23,6 +23,7 @@ control MyVerifyChecksum(inout headers hdr, inout metadata meta) { apply { } }
 control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t smeta) {
     action mark_t() { hdr.h.b = 0xBB; }
     action mark_u() { hdr.h.d = 0xDD; }
+    action mark_w() { hdr.h.d = hdr.h.d + 1; }
     table t {
         key = { hdr.h.c : exact; }
         actions = { mark_t; NoAction; }
@@ -33,6 +34,11 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         actions = { mark_u; NoAction; }
         default_action = mark_u();
     }
+    table w {
+        key = { hdr.h.c : exact; }
+        actions = { mark_w; NoAction; }
+        default_action = NoAction();
+    }
     apply {
         smeta.egress_spec = 1;
         if (hdr.h.a == 1 && t.apply().hit) {
@@ -40,6 +46,9 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         }
         if (hdr.h.a == 2 || (u.apply().hit && hdr.h.c == 5)) {
             hdr.h.e = hdr.h.e | 0x10;
+        }
+        if (hdr.h.a == 3 ? w.apply().hit : false) {
+            hdr.h.e = hdr.h.e | 0x20;
         }
     }
 }
