@@ -23,14 +23,20 @@ from .stf import render_stf
 from .stmts import NameSource, StmtGen
 
 INVALID_RATE = 0.08
+# Known, still open findings the generator steers around by default, so that each bug does not
+# swamp the results and hide the next one (docs/difftest.md; pass avoid=frozenset() to
+# generate them anyway). "F5": a select keyset of only `_` before other cases; "F8": an lpm key
+# whose width is not a whole number of bytes (BMv2 counts the prefix over the padded width).
+AVOID = frozenset({"F5", "F8"})
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
 _STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
 
 
-def generate_case(seed: int, invalid_rate: float = INVALID_RATE) -> Case:
+def generate_case(seed: int, invalid_rate: float = INVALID_RATE,
+                  avoid: frozenset[str] = AVOID) -> Case:
     rng = random.Random(seed)
-    gen = _Generator(rng)
+    gen = _Generator(rng, avoid)
     program = gen.program()
     source = render_program(program)
     stf = render_stf(program, rng, gen.field_pools)
@@ -41,8 +47,9 @@ def generate_case(seed: int, invalid_rate: float = INVALID_RATE) -> Case:
 
 
 class _Generator:
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, avoid: frozenset[str] = AVOID):
         self.rng = rng
+        self.avoid = avoid
         self.names = NameSource()
         self.field_pools: dict[str, list[int]] = {}   # field -> values worth putting in packets
 
@@ -124,6 +131,10 @@ class _Generator:
                 values.append("_")
                 matches.append((0, 0))
             self.field_pools.setdefault(field, []).append(value)
+        if "F5" in self.avoid and all(v == "_" for v in values):
+            width = keys[0][1]
+            value &= (1 << width) - 1
+            values[0], matches[0] = f"{value:#x}", (value, (1 << width) - 1)
         return SelectCase(values, rng.choice(targets + ["accept"]), matches)
 
     # --- controls ---
@@ -198,10 +209,15 @@ class _Generator:
             if roll < 0.2 and var.ty.width >= 4:
                 low = rng.randrange(0, var.ty.width - 2)
                 high = rng.randrange(low + 1, var.ty.width)
-                keys.append(TableKey(f"{var.name}[{high}:{low}]", rng.choice(kinds),
-                                     bit(high - low + 1)))
+                kind = rng.choice(kinds)
+                if kind == "lpm" and "F8" in self.avoid and (high - low + 1) % 8:
+                    kind = "exact"
+                keys.append(TableKey(f"{var.name}[{high}:{low}]", kind, bit(high - low + 1)))
                 continue
-            keys.append(TableKey(var.name, rng.choice(kinds), var.ty, stf_name=var.name))
+            kind = rng.choice(kinds)
+            if kind == "lpm" and "F8" in self.avoid and var.ty.width % 8:
+                kind = "ternary"
+            keys.append(TableKey(var.name, kind, var.ty, stf_name=var.name))
         actions = rng.sample([a.name for a in control.actions],
                              rng.randrange(1, min(3, len(control.actions)) + 1))
         if rng.random() < 0.5:

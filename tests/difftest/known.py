@@ -1,0 +1,7 @@
+"""Disagreements the fixed-seed CI batch is known to show: seed -> kinds. Each is an open entry
+in the findings list (F-numbers, /work/coord/difftest_findings.md and docs/difftest.md). Remove
+an entry when its bug is fixed; regenerate with `scripts/difftest.py -n 200 --seed 0` whenever
+the generator changes (a different generator makes different programs from the same seeds)."""
+
+KNOWN: dict[int, tuple[str, ...]] = {
+}
