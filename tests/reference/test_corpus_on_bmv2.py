@@ -2,10 +2,10 @@
 
 For each program with an STF test (tests/p4, tests/compiler/programs, p4src, shared fixtures):
 (a) real p4c accepts it; (b) p4c's JSON on real simple_switch passes the STF; (c) inaemu's JSON on
-real simple_switch passes the STF; (d) p4c's JSON on inaemu's runtime does exactly what it does
-on simple_switch (same packets, counter values and final register contents). inaemu's JSON on
-inaemu's runtime is tests/p4/test_corpus.py's job. Skipped only where the reference toolchain is
-not installed.
+real simple_switch passes the STF and ends with the same counters and registers as on inaemu's
+runtime; (d) p4c's JSON on inaemu's runtime does exactly what it does on simple_switch (same
+packets, counter values and final register contents). inaemu's JSON on inaemu's runtime is
+tests/p4/test_corpus.py's job. Skipped only where the reference toolchain is not installed.
 """
 
 from __future__ import annotations
@@ -97,11 +97,14 @@ def test_c_inaemu_json_passes_stf_on_bmv2(case) -> None:
         json_path = inaemu_json(case)
     except Exception as exc:                 # a compile error is a failure of this check
         pytest.fail(f"inaemu cannot compile {case.program}: {exc}")
-    outcome = run_stf_bmv2(json_path, case.test(), toolchain=TOOLCHAIN)
+    outcome = run_stf_bmv2(json_path, case.test(), toolchain=TOOLCHAIN, registers=True)
     if outcome.error and case.name in BMV2_REFUSES_INAEMU_JSON:
         pytest.xfail(f"simple_switch refuses inaemu's JSON: {BMV2_REFUSES_INAEMU_JSON[case.name]}")
     assert outcome.error is None, outcome.error
     assert outcome.passed, f"inaemu's JSON on simple_switch:\n{outcome.report}"
+    mine = run_stf_inaemu(json_path, case.test(), registers=True)     # and the same state
+    differences = compare_outcomes(outcome, mine)
+    assert not differences, "\n".join(differences)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
