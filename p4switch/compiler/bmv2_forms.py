@@ -126,7 +126,8 @@ def _node(name, left, right) -> dict:
 # ---- checking a whole document --------------------------------------------------------------
 PARAM_ROLES = {
     # primitive: roles of its parameters (see _check_param)
-    "assign": ("dst", "data"), "assign_VL": ("field", "field"), "assign_header": ("header", "header"),
+    "assign": ("dst", "data"), "assign_VL": ("field", "field"),
+    "assign_header": ("header", "header"),
     "assign_header_stack": ("header_stack", "header_stack"),
     "add_header": ("header",), "remove_header": ("header",), "mark_to_drop": ("header",),
     "push": ("header_stack", "data"), "pop": ("header_stack", "data"),
@@ -135,7 +136,8 @@ PARAM_ROLES = {
     "register_write": ("register_array", "data", "data"),
     "modify_field_with_hash_based_offset": ("dst", "data", "calculation", "data"),
     "modify_field_rng_uniform": ("dst", "data", "data"),
-    "clone_ingress_pkt_to_egress": ("data", "data"), "clone_egress_pkt_to_egress": ("data", "data"),
+    "clone_ingress_pkt_to_egress": ("data", "data"),
+    "clone_egress_pkt_to_egress": ("data", "data"),
     "resubmit": ("data",), "recirculate": ("data",), "truncate": ("data",),
     "generate_digest": ("data", "data"), "log_msg": ("string", "vector"),
     "assert": ("data",), "assume": ("data",), "exit": (), "drop": (),

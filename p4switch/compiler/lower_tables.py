@@ -77,9 +77,10 @@ class TableBuilder:
                 selector_inputs.append({"type": "field", "value": target})
                 continue
             kinds.append(k.match_kind)
+            if mask is not None:
+                mask = hexstr(mask & ((1 << width) - 1), width)
             keys.append({"match_type": bmv2_match_kind(k.match_kind), "name": ctx.key_name(k),
-                         "target": target,
-                         "mask": None if mask is None else hexstr(mask & ((1 << width) - 1), width)})
+                         "target": target, "mask": mask})
         match_type = "exact"
         if "lpm" in kinds:
             match_type = "lpm"

@@ -136,7 +136,8 @@ BAD_FORMS = [
     ("boolean primitive parameter",
      lambda d: _first_prim(d).update(op="assert", parameters=[
          {"type": "expression", "value": {"type": "expression", "value": {
-             "op": "d2b", "left": None, "right": {"type": "field", "value": ["scalars", "x"]}}}}])),
+             "op": "d2b", "left": None,
+             "right": {"type": "field", "value": ["scalars", "x"]}}}}])),
     ("bool literal primitive parameter",
      lambda d: _first_prim(d).update(op="assert", parameters=[{"type": "bool", "value": True}])),
     ("parser set from stack_field",
