@@ -154,8 +154,9 @@ class StatementLowerer:
             self.ctx.call_results[e] = tmp
 
     def capture(self, e, env: Env, node) -> None:
-        """Operands are evaluated left to right (P4_16 8.x): the value of `e` is taken now,
-        into a temporary, because a call to its right may change what `e` reads."""
+        """Operands are evaluated left to right (the P4_16 spec's evaluation order): the value
+        of `e` is taken now, into a temporary, because a call to its right may change what
+        `e` reads."""
         if e in self.ctx.call_results or fold(e) is not None or not _is_value(e):
             return
         if not isinstance(e, (A.Name, A.Member, A.Index, A.Slice, A.Binary, A.Unary, A.Cast,
