@@ -196,10 +196,13 @@ class ParserCompiler:
             if len(params) != 1:
                 raise op.error(f"{name} takes 1 parameter")
             amount = compile_expr(params[0], self.scope)
-            nbytes = data(amount) if name == "shift" else f"(({data(amount)}) >> 3)"
+            lines = [f"k = {data(amount)}"]
+            if name == "advance":       # bits: as simple_switch, only whole bytes, else
+                invalid = error_code(self.scope, "ParserInvalidArgument")   # nothing skipped
+                lines += ["if k & 7:", f"    raise _ParserError({invalid})", "k >>= 3"]
             # past the end: PacketTooShort, and the bytes not skipped stay as payload
-            return [f"k = {nbytes}", "if k < 0 or pos + k > n:",
-                    f"    raise _ParserError({self.too_short})", "pos += k"]
+            return lines + ["if k < 0 or pos + k > n:",
+                            f"    raise _ParserError({self.too_short})", "pos += k"]
         if name == "primitive":
             if len(params) != 1:
                 raise op.error("primitive takes 1 parameter")
