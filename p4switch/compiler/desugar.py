@@ -130,23 +130,44 @@ class Desugarer:
 
     def hoist_table_results(self, e, s, in_action: bool) -> None:
         """`t.apply().hit`/`.miss` inside `e` (not an `if` condition) is computed before the
-        statement: `bool tmp = false; if (t.apply().hit) { tmp = true; }`."""
-        for node in list(_nodes(e)):
-            if not (isinstance(node, A.Member) and node.name in ("hit", "miss")
-                    and isinstance(node.expr, A.Call) and isinstance(node.expr.func, A.Member)
-                    and node.expr.func.name == "apply" and isinstance(node.expr.func.expr, A.Name)
-                    and isinstance(s.lookup(node.expr.func.expr.name), A.TableDecl)):
-                continue
-            name = self.fresh_local(s, "hit" if node.name == "hit" else "miss")
-            loc = node.loc
+        statement as a condition, which lowering applies in short-circuit order: the largest
+        boolean expression around it made of `&&`, `||`, `!` and `?:` branches becomes
+        `bool hit = false; if (<that expression>) { hit = true; }`."""
+        while True:
+            parents = {}
+            found = None
+            for node, parent in _nodes_with_parents(e, None):
+                parents[id(node)] = parent
+                if found is None and self._is_apply_result(node, s):
+                    found = node
+            if found is None:
+                return
+            top = found
+            while True:
+                parent = parents.get(id(top))
+                if isinstance(parent, A.Binary) and parent.op in ("&&", "||") or \
+                        isinstance(parent, A.Unary) and parent.op == "!" or \
+                        isinstance(parent, A.Ternary) and parent.cond is not top:
+                    top = parent
+                else:
+                    break
+            name = self.fresh_local(s, "hit" if found.name == "hit" else "miss")
+            loc = top.loc
             self.hoist(A.VarDecl(loc, A.SimpleTypeRef(loc, "bool"), name, A.BoolLit(loc, False)),
                        s)
-            test = A.If(loc, A.Member(loc, node.expr, node.name),
+            test = A.If(loc, A.clone(top),
                         A.Block(loc, [A.Assign(loc, A.Name(loc, name), A.BoolLit(loc, True))]),
                         None)
             self.stmt(test, s, in_action)
             self.preludes[-1].append(test)
-            A.become(node, A.Name(loc, name))
+            A.become(top, A.Name(loc, name))
+
+    @staticmethod
+    def _is_apply_result(node, s) -> bool:
+        return (isinstance(node, A.Member) and node.name in ("hit", "miss")
+                and isinstance(node.expr, A.Call) and isinstance(node.expr.func, A.Member)
+                and node.expr.func.name == "apply" and isinstance(node.expr.func.expr, A.Name)
+                and isinstance(s.lookup(node.expr.func.expr.name), A.TableDecl))
 
     def hoist_lookaheads(self, st, s):
         """In a parser state: `pkt.lookahead<T>()` inside an expression is read into a local
@@ -261,3 +282,13 @@ def _nodes(e):
 def _is_lookahead(e) -> bool:
     return (isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead"
             and len(e.type_args) == 1 and not e.args)
+
+
+def _nodes_with_parents(e, parent):
+    if isinstance(e, A.Node):
+        yield e, parent
+        for f in e.__dataclass_fields__:
+            yield from _nodes_with_parents(getattr(e, f), e)
+    elif isinstance(e, (list, tuple)):
+        for x in e:
+            yield from _nodes_with_parents(x, parent)

@@ -3,7 +3,8 @@
 // unions; a nested slice as an lvalue; a call inside a header-stack index; `t.apply().hit` inside
 // `?:` and as a function argument; the don't-care argument `_`; a union's isValid() as a table
 // key; `lookahead<T>()` inside an expression and as a statement (a statement that reads past
-// the end of the packet is a PacketTooShort error).
+// the end of the packet is a PacketTooShort error); a table applied under `&&` outside an `if`
+// runs only when the left operand is true.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -23,6 +24,8 @@ header r_t {
     bit<8> dc;      // written by a call whose out argument is `_`
     bit<8> ukey;    // 0xAA when the union key table (u1.isValid()) hits
     bit<8> sel;
+    bit<8> sc;      // (sel == 2 && t3.apply().hit) ? 1 : 0
+    bit<8> ran;     // 0x33 when t3's action ran: t3 is applied only when sel == 2
 }
 header s_t { bit<8> v; }
 struct pair_t { bit<8> a; bit<8> b; }
@@ -67,6 +70,13 @@ control MyVerify(inout headers hdr, inout metadata meta) { apply { } }
 control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t smeta) {
     action nop() { }
     action mark() { hdr.r.ukey = 0xAA; }
+    action ran3() { hdr.r.ran = 0x33; }
+    table t3 {
+        key = { hdr.r.sel : exact; }
+        actions = { ran3; nop; }
+        const entries = { 0x02 : ran3(); 0x05 : ran3(); }
+        default_action = nop();
+    }
     table t {
         key = { hdr.r.sel : exact; }
         actions = { nop; }
@@ -99,6 +109,7 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         hdr.r.arg = twice(t2.apply().miss);
         fill(_, hdr.r.dc);
         by_union.apply();
+        hdr.r.sc = hdr.r.sel == 0x02 && t3.apply().hit ? 8w1 : 8w0;
     }
 }
 
