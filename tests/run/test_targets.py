@@ -1,6 +1,6 @@
 """`inaemu run --target inaemu|bmv2 --compiler inaemu|p4c`: the main job on the real
-simple_switch_grpc, with p4c's JSON and with inaemu's (Mininet, root, reference toolchain), and
-the refusals that keep a run from starting when it cannot work (any user, one line, exit 2)."""
+simple_switch_grpc, with p4c's JSON and with inaemu's, and p4c's JSON on inaemu switch (Mininet,
+root, reference toolchain), and the refusals that keep a run from starting when it cannot work (any user, one line, exit 2)."""
 
 from __future__ import annotations
 
@@ -55,26 +55,30 @@ def test_a_missing_reference_tool_is_one_line(monkeypatch, capsys, tmp_path, opt
 @pytest.mark.root
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_REFERENCE, reason="reference toolchain (/opt/p4ref) not installed")
-@pytest.mark.parametrize("compiler", ["p4c", "inaemu"])
-def test_main_job_on_real_simple_switch_grpc(tmp_path, compiler):
-    tag, grpc_base = {"p4c": ("rbp", 51700), "inaemu": ("rbi", 51710)}[compiler]
+@pytest.mark.parametrize("target, compiler", [("bmv2", "p4c"), ("bmv2", "inaemu"),
+                                              ("inaemu", "p4c")])
+def test_main_job_on_real_simple_switch_grpc_and_p4c(tmp_path, target, compiler):
+    tag, grpc_base = {("bmv2", "p4c"): ("rbp", 51700), ("bmv2", "inaemu"): ("rbi", 51710),
+                      ("inaemu", "p4c"): ("rip", 51720)}[target, compiler]
     out = tmp_path / "run"
-    done = inaemu_run(tag, grpc_base, out, *SMALL, "--target", "bmv2", "--compiler", compiler,
+    done = inaemu_run(tag, grpc_base, out, *SMALL, "--target", target, "--compiler", compiler,
                       timeout=200)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "simple_switch_grpc switch(es)" in done.stdout
+    switch = "simple_switch_grpc" if target == "bmv2" else "inaemu switch"
+    assert f"{switch} switch(es)" in done.stdout
     summaries = json.loads((out / "summary.json").read_text())
     assert [s["algo"] for s in summaries] == ["ina", "ring"]
     for s in summaries:
         assert s["correct"] and s["finished"] == 4, s
-        assert (s["target"], s["compiler"]) == ("bmv2", compiler)
-    # the program came from the compiler asked for, and BMv2 (not inaemu) ran it
+        assert (s["target"], s["compiler"]) == (target, compiler)
+    # the program came from the compiler asked for, and the switch asked for ran it
     meta = json.loads((out / "ina.json").read_text())["__meta__"]["compiler"]
     assert (meta == "inaemu") == (compiler == "inaemu")
     switch_output = (out / "net" / f"{tag}s1.out").read_text()
-    assert "Adding interface" in switch_output and "inaemu switch ready" not in switch_output
+    assert ("inaemu switch ready" in switch_output) == (target == "inaemu")
+    assert ("Adding interface" in switch_output) == (target == "bmv2")
     counters = json.loads((out / "switch_counters.json").read_text())["1"][f"{tag}s1"]
     assert counters["ina_contributions"] > 0
     config = json.loads((out / "config.json").read_text())
-    assert (config["target"], config["compiler"]) == ("bmv2", compiler)
+    assert (config["target"], config["compiler"]) == (target, compiler)
     assert leftovers(tag, grpc_base, out) == []
