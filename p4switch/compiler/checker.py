@@ -481,6 +481,7 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
             self.tracker.at(st)
         if isinstance(st, (A.Assign, A.VarDecl, A.CallStmt, A.Return)) and not in_parser:
             value = {A.Assign: "rhs", A.VarDecl: "init", A.CallStmt: "call", A.Return: "value"}
+            self.refuse_conditional_hoists(getattr(st, value[type(st)]))
             self.hoist_table_results(getattr(st, value[type(st)]), s, in_action)
         if in_parser and isinstance(st, (A.Assign, A.VarDecl, A.CallStmt)):
             new = self.hoist_lookaheads(st, s)

@@ -162,6 +162,28 @@ class Desugarer:
             self.preludes[-1].append(test)
             A.become(top, A.Name(loc, name))
 
+    def refuse_conditional_hoists(self, e) -> None:
+        """A value hoisted before the statement (a call in a stack index, `f().field`) would run
+        even where `&&`, `||` or `?:` skip it: refused there, by name."""
+        parents = {id(n): p for n, p in _nodes_with_parents(e, None)}
+        for node, _ in _nodes_with_parents(e, None):
+            hoisted = (isinstance(node, A.Index) and has_call(node.index)) or \
+                (isinstance(node, A.Member) and isinstance(node.expr, A.Call)
+                 and node.name not in ("hit", "miss", "action_run")
+                 and not (isinstance(node.expr.func, A.Member)
+                          and node.expr.func.name == "apply"))
+            if not hoisted:
+                continue
+            child, parent = node, parents.get(id(node))
+            while parent is not None:
+                if isinstance(parent, A.Binary) and parent.op in ("&&", "||") and \
+                        child is parent.right or isinstance(parent, A.Ternary) and \
+                        child is not parent.cond:
+                    raise self.fail(node, "a call inside a stack index or a field of a call's "
+                                          "result is computed before the statement, so it cannot "
+                                          "sit where &&, || or ?: may skip it; use an if")
+                child, parent = parent, parents.get(id(parent))
+
     @staticmethod
     def _is_apply_result(node, s) -> bool:
         return (isinstance(node, A.Member) and node.name in ("hit", "miss")
