@@ -43,24 +43,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "spelling of --std (only 16)")
 
 
-# What each option accepts; anything else is one clear line and exit status 2.
-_ONLY = {"--arch": ("arch", "v1model"), "--target": ("target", "bmv2"), "--std": ("std", "p4-16")}
-_P4_14 = ("p4-14", "14", "1")
+# What each option accepts (p4c-bm2-ss's own spellings); anything else is one clear line and
+# exit status 2.
+_ACCEPTED = {"--arch": ("arch", ("v1model",)), "--target": ("target", ("bmv2",)),
+             "--std": ("std", ("p4-16", "16")), "--p4v": ("p4v", ("16",))}
+_P4_14 = ("p4-14", "p4_14", "14", "1")
 
 
 def _check_versions(args: argparse.Namespace) -> str | None:
     """The first unsupported language/target choice, as an error message (None: all fine)."""
-    for option, (attribute, only) in _ONLY.items():
+    for option, (attribute, accepted) in _ACCEPTED.items():
         value = getattr(args, attribute)
+        if value is None or value in accepted:
+            continue
         if value in _P4_14:
-            return f"{option} {value}: P4_14 is not supported; inaemu compiles P4_16 only"
-        if value != only:
-            return f"{option} {value}: not supported (only {only})"
-    if args.p4v is not None and args.p4v != "16":
-        if args.p4v in _P4_14:
-            return f"--p4v {args.p4v}: P4_14 is not supported; inaemu compiles P4_16 only " \
-                   "(--p4v 16)"
-        return f"--p4v {args.p4v}: not a language version (use --p4v 16)"
+            return (f"{option} {value}: P4_14 is not supported; inaemu compiles P4_16 only "
+                    f"({option} {accepted[0]})")
+        return f"{option} {value}: not supported (only {' or '.join(accepted)})"
     return None
 
 

@@ -38,6 +38,7 @@ def test_tutorials_command_line_and_umask_mode(tmp_path):
                     str(BASIC), cwd=tmp_path, umask=0o027)
     assert done.returncode == 0, done.stderr
     assert mode(tmp_path / "g.json") == 0o640
+    assert compile_("--std", "16", "-o", "h.json", str(BASIC), cwd=tmp_path).returncode == 0
 
 
 def test_deprecated_single_p4runtime_file_is_binary_unless_a_format_is_given(tmp_path):
@@ -56,7 +57,8 @@ def test_deprecated_single_p4runtime_file_is_binary_unless_a_format_is_given(tmp
 @pytest.mark.parametrize("argv, message", [
     (["--p4v", "14"], "--p4v 14: P4_14 is not supported; inaemu compiles P4_16 only"),
     (["--std", "p4-14"], "--std p4-14: P4_14 is not supported"),
-    (["--p4v", "15"], "--p4v 15: not a language version"),
+    (["--p4v", "15"], "--p4v 15: not supported (only 16)"),
+    (["--std", "p4_16"], "--std p4_16: not supported (only p4-16 or 16)"),
     (["--target", "tofino"], "--target tofino: not supported (only bmv2)"),
     (["--arch", "psa"], "--arch psa: not supported (only v1model)"),
     (["-o", "."], "-o .: is a directory"),
