@@ -15,10 +15,15 @@ chunk and the duplicates overflow the queue. So a worker adapts, as TCP does:
 * `InFlightWindow`: slow start from a floor, halve the window on a loss that congestion
   caused (not below the floor), grow it by one per window of results, never above the
   configured maximum (AIMD); so the senders back off when a queue overflows.
-* Which losses are congestion (`InFlightWindow.congested`): TCP Veno's rule. The chunks this
-  worker keeps queued in the network are backlog = cwnd · (1 − min RTT / SRTT); a drop-tail
-  queue drops only when it is full, so a loss while the backlog is below `BACKLOG_LIMIT`
-  chunks is random loss and leaves the window alone; above it, it halves the window.
+* Which losses are congestion (`LossBursts`): a drop-tail queue that overflows drops a burst,
+  random loss a steady fraction. Each worker learns its usual fraction q of chunks lost per
+  window of transmissions (an EWMA over windows; in an aggregation job a chunk is lost when
+  any of the n contributions or the result is, so q is several times a link's loss rate) and
+  judges a loss congestion only when the losses of the current window exceed what q explains:
+  more than q·w + 2·sqrt(q·(1−q)·w) + 2. Then the window halves, at most once per window.
+  (TCP Veno's rule, "the backlog from the RTTs is small, so the loss is random", was tried:
+  an RTT here includes the wait for the slowest worker, so the backlog looked large and
+  windows fell to the floor; docs/loss.md.)
 
 A window of chunks lost at once is one loss event, not one per chunk: only a loss of a
 transmission made after the previous event counts (`CongestionEvents`). Sans-I/O: time comes
@@ -26,6 +31,8 @@ in as `now`. docs/hosts.md and docs/loss.md have the measurements behind these c
 """
 
 from __future__ import annotations
+
+import math
 
 # RFC 6298 §2: gains 1/8 and 1/4, K = 4.
 ALPHA, BETA, K_RTTVAR = 0.125, 0.25, 4.0
@@ -80,7 +87,6 @@ class InFlightWindow:
     """
 
     FLOOR_DIVISOR = 8
-    BACKLOG_LIMIT = 3.0      # chunks queued in the network beyond which a loss is congestion
 
     def __init__(self, maximum: int):
         self.maximum = maximum
@@ -97,13 +103,6 @@ class InFlightWindow:
         if self.slow_start or self._results >= self.size:
             self.size += 1
             self._results = 0
-
-    def congested(self, srtt: float | None, min_rtt: float | None) -> bool:
-        """Whether a loss now is a queue's overflow (Veno): this worker keeps more than
-        BACKLOG_LIMIT chunks queued. Without RTT samples there is no evidence: congestion."""
-        if srtt is None or min_rtt is None or srtt <= 0:
-            return True
-        return self.size * (1.0 - min_rtt / srtt) > self.BACKLOG_LIMIT
 
     def on_timeout(self) -> None:
         """A congestion loss: halve (the name is historic: any loss judged congestion)."""
@@ -137,4 +136,45 @@ class CongestionEvents:
             return False
         self._last_event = self.serial
         self.count += 1
+        return True
+
+
+class LossBursts:
+    """Tells congestion (a burst of losses: a queue overflowed) from random loss (a steady
+    fraction), per window of transmissions.
+
+    `transmitted(window)` for every transmission, `lost(window)` for every loss detected (early
+    or by a timer); `lost` says whether this loss makes the current window's losses a burst:
+    more than q·w + 2·sqrt(q·(1−q)·w) + SLACK, q being the EWMA (gain GAIN) of the fraction of
+    transmissions lost in past windows. At most one burst per window.
+    """
+
+    GAIN = 0.25
+    SLACK = 2.0
+
+    def __init__(self) -> None:
+        self.rate = 0.0              # q: the usual fraction of transmissions lost
+        self.bursts = 0
+        self._sent = 0               # transmissions of the current window
+        self._losses = 0             # losses detected during it
+        self._burst = False          # this window already had its burst
+
+    def transmitted(self, window: int) -> None:
+        self._sent += 1
+        if self._sent >= max(1, window):
+            self.rate += self.GAIN * (self._losses / self._sent - self.rate)
+            self._sent = self._losses = 0
+            self._burst = False
+
+    def expected(self, window: int) -> float:
+        """Losses random loss explains in a window of `window` transmissions."""
+        q = min(max(self.rate, 0.0), 1.0)
+        return q * window + 2.0 * math.sqrt(q * (1.0 - q) * window) + self.SLACK
+
+    def lost(self, window: int) -> bool:
+        self._losses += 1
+        if self._burst or self._losses <= self.expected(window):
+            return False
+        self._burst = True
+        self.bursts += 1
         return True

@@ -42,7 +42,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from . import quantize as qz
-from .congestion import CongestionEvents, InFlightWindow, RtoEstimator
+from .congestion import (SRTT_FLOOR, CongestionEvents, InFlightWindow, LossBursts,
+                         RtoEstimator)
 from .errors import PeerUnreachable, UsageError
 from .ina_wire import (ChunkEncoder, InaPacket, Kind, WireError, check_k, decode_header,
                        decode_values, encode, with_retx)
@@ -80,9 +81,10 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
 
 _MAX_KEY = -1   # the in-flight key of the MAX round's packet
 DEFAULT_RTO_MIN = 0.002   # the learnt RTO's floor unless configured (clock granularity)
-# "backlog": a loss halves the window only when this worker's queue is long (Veno);
-# "every_loss": every loss event halves it (what the hosts did before; kept for comparison).
-WINDOW_RULES = ("backlog", "every_loss")
+# "burst": a loss halves the window only when a window's losses exceed the usual random
+# fraction (congestion.LossBursts); "every_loss": every loss event (at most one per round
+# trip) halves it, what the hosts did before, kept for comparison.
+WINDOW_RULES = ("burst", "every_loss")
 _RESULT_KINDS = (Kind.RESULT, Kind.MAX_RESULT)
 
 
@@ -105,7 +107,7 @@ class Counters:
     retransmissions: int = 0        # every resent packet (early and by timer)
     fast_retransmissions: int = 0   # resent because a later chunk's result came first
     timer_retransmissions: int = 0  # resent because a timer expired
-    loss_events: int = 0            # losses of data chunks, at most one per round trip
+    loss_events: int = 0            # data chunk transmissions found lost (early or by timer)
     congestion_events: int = 0      # loss events judged congestion: the window halved
     duplicates_ignored: int = 0     # results for chunks not in flight (or stale MAX results)
     malformed_ignored: int = 0      # undecodable, or a wrong count / impossible maximum
@@ -154,7 +156,7 @@ class InaSession:
     def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
                  rto: float, rto_max: float, max_retx: int, rto_min: float | None = None,
                  adaptive: bool = True, fast_retransmit: bool = True,
-                 window_rule: str = "backlog"):
+                 window_rule: str = "burst"):
         self.job = _check_int("job", job, 0, 0xFFFF)
         self.n = _check_int("n", n, 1, qz.MAX_WORKERS)
         self.worker = _check_int("worker", worker, 0, n - 1)
@@ -192,6 +194,7 @@ class InaSession:
                                           maximum=self.rto_max)
         self.in_flight_window = InFlightWindow(self.window)
         self._events = CongestionEvents()
+        self.loss_bursts = LossBursts()
         self.state = State.IDLE
         self.counters = Counters()
         self.next_position = 0          # position of the next call's chunk 0
@@ -380,10 +383,11 @@ class InaSession:
 
     def _resend(self, key: int, flight: _Flight, now: float, *, early: bool) -> bytes:
         """Retransmit a chunk (early: a later result showed it lost; else its timer expired)."""
-        # A loss of a data chunk, judged once per round trip. The MAX round is a barrier (a
+        # A loss of a data chunk: is it congestion? The MAX round is a barrier (a
         # late worker delays it): its expiries say nothing about the network.
-        if self.adaptive and key != _MAX_KEY and self._events.expired(flight.serial):
-            self._on_loss()
+        if self.adaptive and key != _MAX_KEY:
+            self.counters.loss_events += 1
+            self._on_loss(flight)
         flight.tries += 1
         flight.suspect = False
         self._arm(key, flight, now)
@@ -407,6 +411,8 @@ class InaSession:
         else:
             wait = self.rto_estimator.timer(flight.expiries + 1)
         flight.serial = self._events.transmitted()
+        if key != _MAX_KEY:
+            self.loss_bursts.transmitted(self.in_flight_window.size)
         flight.last_sent = now
         flight.wait = wait
         flight.deadline = now + wait
@@ -429,14 +435,18 @@ class InaSession:
     def _step(self, send: list[bytes]) -> Step:
         return Step(tuple(send), self._next_deadline())
 
-    def _on_loss(self) -> None:
-        """A data chunk's transmission made since the last loss event was lost."""
-        self.counters.loss_events += 1
-        estimator = self.rto_estimator
-        if (self.window_rule == "every_loss"
-                or self.in_flight_window.congested(estimator.srtt, estimator.min_rtt)):
-            self.counters.congestion_events += 1
-            self.in_flight_window.on_timeout()
+    def _on_loss(self, flight: _Flight) -> None:
+        """A data chunk's transmission was lost (detected early or by its timer)."""
+        if self.window_rule == "every_loss":
+            if self._events.expired(flight.serial):     # once per round trip
+                self._halve_window()
+        elif (self.loss_bursts.lost(self.in_flight_window.size)
+              and self._events.expired(flight.serial)):   # sent after the last halving
+            self._halve_window()
+
+    def _halve_window(self) -> None:
+        self.counters.congestion_events += 1
+        self.in_flight_window.on_timeout()
 
     def _detect_losses(self, chunk: int, answered: _Flight, now: float) -> list[bytes]:
         """The result of `chunk` arrived (docs/protocol.md §4.1). Every worker sends its first
@@ -474,7 +484,13 @@ class InaSession:
         if global_max < self._local_max:
             self.counters.malformed_ignored += 1     # cannot be the maximum over all workers
             return []
-        del self._in_flight[_MAX_KEY]
+        flight = self._in_flight.pop(_MAX_KEY)
+        if self.adaptive and self.rto_estimator.srtt is None:
+            # No RTT sample yet: the barrier's round trip bounds the path's from above (it
+            # also holds the wait for the last worker), so the data's first timers wait
+            # twice that, not the configured rto, when it is shorter.
+            barrier = now - flight.sent_at
+            self.rto_estimator.initial = min(self.rto, max(SRTT_FLOOR * barrier, self.rto_min))
         self.max_rounds += 1
         self.global_max = global_max
         self.scale = qz.scale_for(global_max, self.n)

@@ -77,7 +77,7 @@ class InaOptions:
     max_retx: int = 12
     rto_min: float | None = None   # None: the session's default
     fast_retransmit: bool = True   # protocol §4.1 (False: timers only, as before)
-    window_rule: str = "backlog"   # or "every_loss" (hosts/congestion.py)
+    window_rule: str = "burst"     # or "every_loss" (hosts/congestion.py)
     timeline: bool = False         # keep each session's (time, event, chunk) list in its record
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hosts import quantize as qz
-from hosts.congestion import CongestionEvents, InFlightWindow, RtoEstimator
+from hosts.congestion import CongestionEvents, InFlightWindow, LossBursts, RtoEstimator
 from hosts.ina_session import InaSession
 from hosts.ina_wire import InaPacket, Kind, decode, encode
 
@@ -170,7 +170,7 @@ def test_a_result_overtaken_by_a_later_one_is_no_sample() -> None:
 
 
 def test_a_window_expiring_at_once_halves_the_window_once() -> None:
-    s = session(window=32, pool_size=32)
+    s = session(window=32, pool_size=32, window_rule="every_loss")
     sent = data_phase(s, 64)
     now = 0.0
     for payload in sent[:4]:                           # slow start to 8 in flight... and more
@@ -190,3 +190,57 @@ def test_the_max_round_timeout_leaves_the_window_alone() -> None:
     s.start(np.ones(8, np.float32), 0.0)
     assert len(s.timeout(0.02).send) == 1
     assert s.counters.congestion_events == 0 and s.current_window == 8
+
+
+def test_loss_bursts_learn_the_usual_loss_rate() -> None:
+    bursts = LossBursts()
+    assert bursts.expected(16) == 2.0                  # nothing learnt: only the slack
+    assert not bursts.lost(16) and not bursts.lost(16)
+    assert bursts.lost(16) and bursts.bursts == 1      # a third loss in one window: a burst
+    assert not bursts.lost(16)                         # at most one per window
+    for _ in range(40):                                # windows of 16 with 4 losses each
+        for i in range(16):
+            if i < 4:
+                bursts.lost(16)
+            bursts.transmitted(16)
+    assert bursts.rate == pytest.approx(0.25, abs=0.02)
+    assert 9 < bursts.expected(16) < 10                # 4 + 2·sqrt(3) + 2
+    before = bursts.bursts
+    assert not any(bursts.lost(16) for _ in range(5))  # the usual rate and a little more
+    assert any(bursts.lost(16) for _ in range(10)) and bursts.bursts == before + 1
+
+
+def test_random_loss_keeps_the_window_and_a_burst_halves_it() -> None:
+    """Single losses spread over the call (what random loss looks like) leave the window at
+    its maximum; a whole window lost at once (a queue overflowing) halves it (protocol §4.2)."""
+    s = session(window=16, pool_size=64)
+    pending = data_phase(s, 400)
+    now, lost_at = 0.0, set(range(20, 400, 25))        # one chunk in 25 lost, once
+    while len(pending) > 0 and s.current_window < 16 or now < 0.001:
+        now += 0.0001
+        payload = pending.pop(0)
+        pending += s.receive(answer(payload), now).send
+    assert s.current_window == 16
+    while not s.done:
+        now += 0.0001
+        payload = pending.pop(0)
+        chunk = decode(payload).chunk
+        if chunk in lost_at and not decode(payload).retx:
+            step = s.timeout(now)                        # dropped: nothing comes back
+        else:
+            step = s.receive(answer(payload), now)
+        pending += step.send
+        if not pending and not s.done:
+            now = max(now, step.deadline)
+            pending += s.timeout(now).send
+    assert s.counters.fast_retransmissions == len(lost_at)
+    assert s.counters.congestion_events == 0 and s.current_window == 16
+    burst = session(window=16, pool_size=64)
+    sent = data_phase(burst, 400)
+    while burst.current_window < 16:
+        sent += burst.receive(answer(sent.pop(0)), 0.001).send
+    in_flight = list(sent)
+    assert len(in_flight) == 16
+    burst.receive(answer(in_flight[-1]), 0.002)        # the 15 before it were all dropped
+    assert burst.counters.fast_retransmissions == 15
+    assert burst.counters.congestion_events == 1 and burst.current_window == 8
