@@ -47,6 +47,16 @@ def make_lookahead(too_short: int):
     return _lookahead
 
 
+def peek_padded(d: bytes, pos: int, offset: int, width: int) -> int:
+    """A lookahead in a transition key: simple_switch reads past the packet's end as zeros
+    there, without PacketTooShort (a lookahead into a field, `set`, does raise it)."""
+    first = pos + offset // 8
+    skip = offset % 8
+    nbytes = (skip + width + 7) // 8
+    chunk = int.from_bytes(d[first:first + nbytes].ljust(nbytes, b"\0"), "big")
+    return (chunk >> (nbytes * 8 - skip - width)) & ((1 << width) - 1)
+
+
 def make_extract_varbit(too_short: int, header_too_short: int, invalid_argument: int):
     """The varbit extract helper. As in simple_switch, a length that is not a whole number of
     bytes is ParserInvalidArgument (checked first), one beyond the field's maximum
@@ -319,8 +329,13 @@ class ParserCompiler:
                 key_parts.append((Expr(f"f[{slots!r}[f[{ustack.next_slot}] - 1]]", "data",
                                        width=ref.width, signed=ref.signed), ref.width))
                 continue
+            if kind == "lookahead":
+                offset, width = value[0].int(0, MAX_WIDTH), value[1].int(1, MAX_WIDTH)
+                key_parts.append((Expr(f"_peek_padded(d, pos, {offset}, {width})", "data",
+                                       masked_to=width), width))
+                continue
             expr = compile_expr(knode, self.scope)
-            width = expr.width if kind != "lookahead" else value[1].int(1, MAX_WIDTH)
+            width = expr.width
             if width is None:
                 raise knode.error("a transition key field needs a fixed width")
             key_parts.append((expr, width))

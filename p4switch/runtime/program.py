@@ -24,7 +24,8 @@ from .exprgen import EXPR_HELPERS, CodeScope
 from .externs import CounterArray, MeterArray, ParseValueSet, RegisterArray
 from .hashes import bits_to_bytes, standard_algorithms
 from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
-from .parsergen import ParserCompiler, ParserError, error_code, make_extract_varbit, make_lookahead
+from .parsergen import (ParserCompiler, ParserError, error_code, make_extract_varbit,
+                        make_lookahead, peek_padded)
 from .primgen import PRIM_HELPERS
 from .profiles import ActionProfile
 from .tables import BMV2_PRIORITY_PIVOT, ActionSpec, KeyField, Table, priority_from_bmv2
@@ -294,6 +295,7 @@ class Program:
             "__custom_crcs__": self.custom_crcs,
             "_ParserError": ParserError, "_AssertionFailure": AssertionFailure,
             "_now_us": self.now_us, "_lookahead": make_lookahead(too_short),
+            "_peek_padded": peek_padded,
             "_extract_varbit": make_extract_varbit(too_short, header_too_short,
                                                    invalid_argument),
             "_bits_to_bytes": bits_to_bytes, "_serialize_varbit": serialize_varbit,
