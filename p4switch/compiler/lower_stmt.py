@@ -15,7 +15,7 @@ from .constfold import fold
 from .lower_expr import Env, ExprLowerer, Unsupported, const, op
 from .storage import (DynamicElement, FieldRef, HeaderInst, RuntimeData, StackStore,
                       StructStore, UnionStore)
-from .types import BOOL, BitT, bit_width
+from .types import BOOL, BitT, VarbitT, bit_width
 
 
 @dataclass(eq=False)
@@ -245,6 +245,9 @@ class StatementLowerer:
             return
         if isinstance(target, FieldRef):
             if isinstance(rhs, A.DontCare):
+                return
+            if isinstance(getattr(rhs, "type", None), VarbitT):  # copies the length too
+                self.emit("assign_VL", [target.json(), self.x.data(rhs, env)], node)
                 return
             self.emit("assign", [target.json(), self.x.data(rhs, env)], node)
             return
