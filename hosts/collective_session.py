@@ -1,0 +1,180 @@
+"""`CollectiveSession`: one rank of any plan-based all-reduce, as a sans-I/O state machine.
+
+The caller owns one reliable ordered byte stream to and from every peer (TCP on Mininet, the
+simulator's transport model); nothing here does I/O or reads a clock. `start(vector)` and
+`receive(peer, bytes)` return `[(peer, bytes), ...]` to append to the streams to those peers.
+
+Messages are hosts/ring_wire.py's `Segment`s (kind ALL_GATHER; whether the receiver adds or
+keeps the data is its plan's business): `call` = the call number, `index` = the message's
+number on its (sender, receiver) pair, `step` = 0. A message may arrive before the receiver can use it
+(its operation waits on earlier ones): it is kept until then, also across the start of a call.
+Sums are accumulated in float32 (or float64); every element's final value is computed at one
+rank and copied to the others, so every rank ends with the same bits. Anything that does not
+match the plan raises `RingProtocolError` and the session is FAILED.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from .collective_plan import Op, Recv, Send, dependencies
+from .errors import RingProtocolError, UsageError
+from .ring_wire import RingKind, Segment, StreamDecoder, encode
+
+ACCUMULATORS = {"float32": np.float32, "float64": np.float64}
+
+
+class CollectiveState(enum.Enum):
+    IDLE = "idle"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass
+class CollectiveCounters:
+    messages_sent: int = 0
+    bytes_sent: int = 0
+    messages_received: int = 0
+    bytes_received: int = 0
+
+
+class CollectiveSession:
+    """Rank `rank` of n running `plan` (a list of `Send`/`Recv`, hosts/collective_plan.py)."""
+
+    def __init__(self, *, rank: int, n: int, plan: list[Op], length: int,
+                 accumulate: str = "float32"):
+        if not 1 <= n <= 0xFFFF or not 0 <= rank < n:
+            raise UsageError(f"rank {rank!r} of n {n!r}: need 0 <= rank < n <= 65535")
+        if accumulate not in ACCUMULATORS:
+            raise UsageError(f"accumulate must be one of {sorted(ACCUMULATORS)}")
+        self.rank, self.n, self.length, self.accumulate = rank, n, length, accumulate
+        self.plan = list(plan)
+        self.peers = sorted({op.peer for op in self.plan})
+        self._deps = dependencies(self.plan)
+        self._dependents: list[list[int]] = [[] for _ in self.plan]
+        for i, deps in enumerate(self._deps):
+            for d in deps:
+                self._dependents[d].append(i)
+        self._tag: list[int] = []           # per op: its number on its (sender, receiver) pair
+        counts: dict[tuple[str, int], int] = {}
+        for op in self.plan:
+            key = ("s" if isinstance(op, Send) else "r", op.peer)
+            self._tag.append(counts.get(key, 0))
+            counts[key] = counts.get(key, 0) + 1
+        self._recv_op = {(op.peer, self._tag[i]): i for i, op in enumerate(self.plan)
+                         if isinstance(op, Recv)}
+        self.state = CollectiveState.IDLE
+        self.counters = CollectiveCounters()
+        self.calls = 0
+        self.result: np.ndarray | None = None
+        self._decoders = {p: StreamDecoder() for p in self.peers}
+        self._inbox: dict[tuple[int, int, int], Segment] = {}    # (call, peer, tag) -> message
+        self._acc: np.ndarray | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.state is CollectiveState.DONE
+
+    def start(self, vector) -> list[tuple[int, bytes]]:
+        values = np.asarray(vector)
+        if values.ndim != 1 or values.dtype != np.float32 or values.size != self.length:
+            raise UsageError(f"expected a 1-D float32 vector of {self.length}, got "
+                             f"{values.dtype} {values.shape}")
+        if self.state not in (CollectiveState.IDLE, CollectiveState.DONE):
+            raise UsageError(f"cannot start in state {self.state.value}")
+        self.result = None
+        self._acc = values.astype(ACCUMULATORS[self.accumulate], copy=True)
+        self._waiting = [len(d) for d in self._deps]
+        self._done_ops = 0
+        self.state = CollectiveState.RUNNING
+        out: list[tuple[int, bytes]] = []
+        ready = [i for i, w in enumerate(self._waiting) if w == 0]
+        self._run(ready, out)
+        self._finish_if_done()
+        return out
+
+    def receive(self, peer: int, data: bytes) -> list[tuple[int, bytes]]:
+        if self.state is CollectiveState.FAILED:
+            raise UsageError("the session has failed")
+        decoder = self._decoders.get(peer)
+        if decoder is None:
+            self._fail(f"data from rank {peer}, which this plan never hears from")
+        self.counters.bytes_received += len(data)
+        try:
+            messages = decoder.feed(data)
+        except RingProtocolError:
+            self.state = CollectiveState.FAILED
+            raise
+        out: list[tuple[int, bytes]] = []
+        for message in messages:
+            if not isinstance(message, Segment):
+                self._fail(f"unexpected HELLO from rank {peer}")
+            self.counters.messages_received += 1
+            if message.call not in (self.calls, self.calls + 1):
+                self._fail(f"message of call {message.call} from rank {peer} during call "
+                           f"{self.calls}")
+            key = (message.call, peer, message.index)
+            if (peer, message.index) not in self._recv_op or key in self._inbox:
+                self._fail(f"unexpected message {message.index} from rank {peer}")
+            self._inbox[key] = message
+            if self.state is CollectiveState.RUNNING and message.call == self.calls:
+                i = self._recv_op[(peer, message.index)]
+                if self._waiting[i] == 0:
+                    self._run([i], out)
+        self._finish_if_done()
+        return out
+
+    # ---- internals --------------------------------------------------------------------------
+
+    def _fail(self, reason: str):
+        self.state = CollectiveState.FAILED
+        raise RingProtocolError(f"rank {self.rank}: {reason}")
+
+    def _run(self, ready: list[int], out: list[tuple[int, bytes]]) -> None:
+        """Run every operation in `ready` and, transitively, what they unblock (a receive only
+        when its message is here)."""
+        stack = list(reversed(ready))
+        while stack:
+            i = stack.pop()
+            op = self.plan[i]
+            if isinstance(op, Send):
+                kind = RingKind.ALL_GATHER
+                data = encode(Segment(kind=kind, call=self.calls, step=0, index=self._tag[i],
+                                      values=self._acc[op.lo:op.hi]))
+                self.counters.messages_sent += 1
+                self.counters.bytes_sent += len(data)
+                out.append((op.peer, data))
+            else:
+                message = self._inbox.pop((self.calls, op.peer, self._tag[i]), None)
+                if message is None:
+                    continue                # runs when its message arrives
+                self._apply(op, message)
+            self._done_ops += 1
+            for j in reversed(self._dependents[i]):
+                self._waiting[j] -= 1
+                if self._waiting[j] == 0:
+                    stack.append(j)
+
+    def _apply(self, op: Recv, message: Segment) -> None:
+        if message.values.size != op.hi - op.lo:
+            self._fail(f"message {message.index} from rank {op.peer} has {message.values.size} "
+                       f"values, expected {op.hi - op.lo}")
+        if message.values.dtype != self._acc.dtype:
+            self._fail(f"message from rank {op.peer} is {message.values.dtype}, this session "
+                       f"accumulates in {self._acc.dtype}")
+        if op.reduce:
+            self._acc[op.lo:op.hi] += message.values
+        else:
+            self._acc[op.lo:op.hi] = message.values
+
+    def _finish_if_done(self) -> None:
+        if self.state is CollectiveState.RUNNING and self._done_ops == len(self.plan):
+            self.result = self._acc.astype(np.float32)
+            self._acc = None
+            self.calls += 1
+            self.state = CollectiveState.DONE
+            # messages of the next call that came early stay in the inbox
