@@ -24,6 +24,7 @@ from hosts.errors import HostError
 from p4switch.compiler.errors import CompileError
 from hosts.ina_session import InaSession
 from hosts.ring_session import RingSession, ring_error_bound
+from hosts.collectives import PLAN_ALGOS
 
 from inaemu.sim import control
 from inaemu.sim.frames import ip_bytes
@@ -31,10 +32,11 @@ from inaemu.sim.ina_worker import InaWorker
 from inaemu.sim.network import SimNetwork
 from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.ring_worker import RingWorker
+from inaemu.sim.collective_worker import plan_worker
 from inaemu.sim.switch_node import SwitchCost
 from topologies.model import Topology
 
-ALGOS = ("ina", "ring")
+ALGOS = ("ina", "ring", *PLAN_ALGOS)   # plan algorithms: inaemu/sim/collective_worker.py
 
 
 class SimError(Exception):
@@ -324,6 +326,9 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                         session.timeline = []
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
                                     vectors[w], on_end)
+                elif algo != "ring":
+                    app = plan_worker(net, placement.workers, w, algo, vectors[w], transport,
+                                      stall_timeout, accumulate, on_end)
                 else:
                     right = net.topology.host(placement.workers[(w + 1) % n]).ip
                     left = net.topology.host(placement.workers[(w - 1) % n]).ip
@@ -344,6 +349,8 @@ def _retransmissions(app) -> int:
     counters = _session_counters(app)
     if counters is not None:
         return counters["retransmissions"]
+    if hasattr(app, "senders"):               # a plan worker's transports
+        return app.retransmissions
     sender = getattr(app, "sender", None)     # the ring's transport
     return sender.counters.retransmissions if sender is not None else 0
 
