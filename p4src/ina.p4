@@ -484,9 +484,12 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                     if (meta.ina.pending == 0) {
                                         ina_read();
                                         ina_unicast_result();
-                                    } else if (meta.ina.pending == INA_WAIT_PARENT) {
+                                    } else if (meta.ina.pending == INA_WAIT_PARENT &&
+                                               hdr.ina.worker == 0) {
+                                        // the retransmission climbs the tree: member 0's
+                                        // only, so n members resending send one copy up
                                         ina_read();
-                                        ina_send_up();  // the retransmission climbs the tree
+                                        ina_send_up();
                                     } else {
                                         drop();
                                     }
