@@ -215,9 +215,6 @@ class ExpressionChecker:
                 raise self.fail(where, f"{base.describe()} has no field '{e.name}'")
             return ft
         if isinstance(base, StackT):
-            if e.name == "next" and getattr(base.element, "kind", None) == "header_union":
-                raise self.fail(where, "'.next' on a header-union stack is not supported by inaemu "
-                                       "yet (BMv2's union_stack extract); index it instead")
             if e.name in ("next", "last"):
                 return base.element
             if e.name in ("lastIndex", "size", "nextIndex"):

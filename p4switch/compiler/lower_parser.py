@@ -343,6 +343,12 @@ class ParserLowerer:
             if not isinstance(stack, StackStore):
                 raise Unsupported(arg, "'.next' needs a header stack")
             param = {"type": "stack", "value": stack.name}
+        elif isinstance(arg, A.Member) and isinstance(arg.expr, A.Member) and \
+                arg.expr.name == "next":  # a member of the next union of a union stack
+            stack = x.resolve(arg.expr.expr, env)
+            if not isinstance(stack, StackStore):
+                raise Unsupported(arg, "'.next' needs a header stack")
+            param = {"type": "union_stack", "value": [stack.name, arg.name]}
         else:
             target = x.resolve(arg, env)
             if not isinstance(target, HeaderInst):

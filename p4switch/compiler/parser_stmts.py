@@ -301,14 +301,16 @@ class StatementParser:
         return items
 
     def parse_expression(self) -> A.Expr:
-        cond = self.parse_binary(0)
-        if self.at("?"):
+        """`?:` groups to the left, as in p4c's (and the spec's) grammar: `a ? b : c ? d : e`
+        is `(a ? b : c) ? d : e`."""
+        e = self.parse_binary(0)
+        while self.at("?") and self.tok.kind != "str":
             self.advance()
             then = self.parse_expression()
             self.expect(":")
-            other = self.parse_expression()
-            return A.Ternary(cond.loc, cond, then, other)
-        return cond
+            other = self.parse_binary(0)
+            e = A.Ternary(e.loc, e, then, other)
+        return e
 
     def parse_binary(self, level: int) -> A.Expr:
         if level == len(BINARY_LEVELS):

@@ -108,6 +108,7 @@ class Layout:
     stacks: list = field(default_factory=list)   # (name, type name, [header ids])
     union_types: dict = field(default_factory=dict)
     unions: list = field(default_factory=list)
+    union_stacks: list = field(default_factory=list)  # (name, union type name, [union ids])
     scalars: list = field(default_factory=list)  # (name, width, signed)
     used_names: set = field(default_factory=set)
     scalar_names: set = field(default_factory=set)
@@ -186,6 +187,10 @@ class Layout:
             if isinstance(t.element, StructT) and t.element.kind == "header":
                 ids = [self._header_id(e.name) for e in elements]
                 self.stacks.append((sname, t.element.name, ids))
+            if isinstance(t.element, StructT) and t.element.kind == "header_union":
+                names = [u for u, _, _ in self.unions]
+                ids = [names.index(e.name) for e in elements]
+                self.union_stacks.append((sname, t.element.name, ids))
             return StackStore(sname, t, elements)
         if isinstance(t, StructT):
             fields = {}
@@ -205,10 +210,12 @@ class Layout:
 
     def snapshot(self):
         return (len(self.scalars), set(self.scalar_names), len(self.headers), set(self.used_names),
-                dict(self.header_types), len(self.stacks), len(self.unions), dict(self.union_types))
+                dict(self.header_types), len(self.stacks), len(self.unions), dict(self.union_types),
+                len(self.union_stacks))
 
     def restore(self, snap) -> None:
-        (n_scalars, scalar_names, n_headers, used, types, n_stacks, n_unions, utypes) = snap
+        (n_scalars, scalar_names, n_headers, used, types, n_stacks, n_unions, utypes,
+         n_union_stacks) = snap
         del self.scalars[n_scalars:]
         self.scalar_names = scalar_names
         del self.headers[n_headers:]
@@ -217,6 +224,7 @@ class Layout:
         self.header_types.update(types)
         del self.stacks[n_stacks:]
         del self.unions[n_unions:]
+        del self.union_stacks[n_union_stacks:]
         self.union_types.clear()
         self.union_types.update(utypes)
 
@@ -242,5 +250,7 @@ class Layout:
                                    for i, (n, hs) in enumerate(self.union_types.items())],
             "header_unions": [{"name": n, "id": i, "union_type": t, "header_ids": ids}
                               for i, (n, t, ids) in enumerate(self.unions)],
-            "header_union_stacks": [],
+            "header_union_stacks": [{"name": n, "id": i, "union_type": t, "size": len(ids),
+                                     "header_union_ids": ids}
+                                    for i, (n, t, ids) in enumerate(self.union_stacks)],
         }

@@ -104,6 +104,15 @@ def test_lookahead_as_a_statement_and_inside_an_expression():
     assert [op["op"] for op in ops][:2] == ["set", "set"]
 
 
+def test_conditional_operator_groups_to_the_left_as_in_p4c():
+    # (true ? true : false) ? false : true is false; grouped to the right it would be true
+    src = program("apply { hdr.eth.ether_type = (true ? true : false ? false : true) "
+                  "? 16w1 : 16w2; }")
+    assert "0x0002" in str(compile_ok(src).bmv2["actions"])
+    _, message = refusal(program("apply { hdr.eth.ether_type = hdr.eth.ether_type == 1 ? 16w1 "
+                                 ": hdr.eth.ether_type == 2 ? 16w2 : 16w3; }"))
+    assert "different types: bit<16> and bool" in message
+
 # ---- refused, as p4c refuses them ------------------------------------------------------------
 TABLE = """
         action a(bit<9> p) {{ sm.egress_spec = p; }}
@@ -190,16 +199,6 @@ def test_tuple_variables_become_one_variable_per_element():
     fields = [f[0] for t in compile_ok(src).bmv2["header_types"] if t["name"] == "scalars_0"
               for f in t["fields"]]
     assert "t_0" in fields and "t_1" in fields
-
-
-def test_next_on_a_header_union_stack_is_refused_by_name():
-    src = program("apply { }", decls="header a_t { bit<8> x; } header b_t { bit<16> y; }\n"
-                                     "header_union ab_t { a_t a; b_t b; }",
-                  header_fields="ab_t[2] us;").replace(
-        "state start { pkt.extract(hdr.eth);", "state start { pkt.extract(hdr.eth); "
-                                               "pkt.extract(hdr.us.next.a);")
-    line, message = refusal(src)
-    assert line == 9 and "'.next' on a header-union stack is not supported" in message
 
 
 @pytest.mark.skipif(not P4C.exists(), reason="reference p4c not installed")
