@@ -10,10 +10,14 @@ body, copied out after), so ordinary programs keep p4c-like JSON without needles
 
 from __future__ import annotations
 
+import dataclasses
+
 from . import ast as A
 from .constfold import fold
 from .lower_expr import Bound, Env, Unsupported
-from .storage import DynamicField, FieldRef, HeaderInst, StackStore, StructStore, UnionStore
+from .storage import (DynamicElement, DynamicField, FieldRef, HeaderInst, StackStore,
+                      StructStore, UnionStore)
+from .types import BitT
 
 WRITE_OPS = {"assign", "assign_header", "assign_union", "assign_header_stack", "add_header",
              "remove_header", "push", "pop", "register_read", "modify_field_rng_uniform",
@@ -115,6 +119,9 @@ class CallBinder:
                 return False  # its value was taken before a later argument's call
             if p.direction in ("out", "inout") and isinstance(a.value, A.Slice):
                 return False  # a slice is not a location: copy in, copy back into the slice
+            if p.direction in ("out", "inout") and \
+                    isinstance(self.arg_storage(a.value, env), (DynamicField, DynamicElement)):
+                return False  # hs[i]: the location is fixed at the call, whatever i becomes
         if not any(fold(a.value) is None for a in args):
             return True
         # lower the body once with every parameter in a temporary, to see what it touches
@@ -137,7 +144,7 @@ class CallBinder:
                 if s is None or overlap(storage_keys(s), touched):
                     return False
             else:
-                reads = storage_keys(s) if s is not None else \
+                reads = storage_keys(s) | _index_keys(s) if s is not None else \
                     _normalise(json_keys(self.L.x.data(a.value, env), set())) \
                     if _is_data(a.value) else set()
                 if overlap(reads, written):
@@ -161,11 +168,24 @@ class CallBinder:
             if p.direction in ("in", "inout", "") and not isinstance(a.value, A.DontCare):
                 self.L.assign_to(tmp, a.value, env, node)
             if p.direction in ("out", "inout") and not isinstance(a.value, A.DontCare):
-                copy_out.append((a.value, tmp))
+                copy_out.append((self.fixed_location(a.value, env, node), tmp))
         return inner, copy_out
+
+    def fixed_location(self, e, env, node):
+        """Where an out/inout argument is copied back: `hs[i]` as evaluated at the call (its
+        index kept in a temporary), else the argument itself (resolved at the copy-out)."""
+        s = self.arg_storage(e, env)
+        if not isinstance(s, (DynamicField, DynamicElement)):
+            return e
+        index = self.ctx.layout.temp(BitT(32))
+        self.L.emit("assign", [index.json(), s.index], node)
+        return dataclasses.replace(s, index=index.json())
 
     def copy_out(self, copies, env, node) -> None:
         for dest_expr, tmp in copies:
+            if not isinstance(dest_expr, A.Expr):  # a location fixed at the call
+                self.L.copy_storage(dest_expr, tmp, node)
+                continue
             if isinstance(dest_expr, A.Slice):
                 self.L.assign_slice_value(dest_expr, tmp.json(), env, node)
                 continue
@@ -173,6 +193,13 @@ class CallBinder:
             if dest is None:
                 raise Unsupported(dest_expr, "an out/inout argument must be a location")
             self.L.copy_storage(dest, tmp, node)
+
+
+def _index_keys(s) -> set:
+    """The locations a run-time stack index reads (`i` of `hs[i].f`)."""
+    if isinstance(s, (DynamicField, DynamicElement)):
+        return _normalise(json_keys(s.index, set()))
+    return set()
 
 
 def _is_data(e) -> bool:

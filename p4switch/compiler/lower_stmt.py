@@ -289,9 +289,8 @@ class StatementLowerer:
     def copy_storage(self, dst, src, node) -> None:
         if isinstance(dst, FieldRef):
             self.emit("assign", [dst.json(), src.json()], node)
-        elif isinstance(dst, HeaderInst):
-            self.emit("assign_header", [{"type": "header", "value": dst.name},
-                                        {"type": "header", "value": src.name}], node)
+        elif isinstance(dst, (HeaderInst, DynamicElement)):
+            self.emit("assign_header", [header_param(dst), header_param(src)], node)
         elif isinstance(dst, StructStore):
             for name, sub in dst.fields.items():
                 self.copy_storage(sub, src.fields[name], node)

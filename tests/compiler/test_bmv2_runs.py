@@ -91,7 +91,49 @@ packet 0 02 00  05 00 00  21 22
 expect 1 02 00  05 00 EE  21 22 $
 """
 
-CASES = {"stack_runtime_index": (STACK_RUNTIME_INDEX, STACK_RUNTIME_INDEX_STF)}
+# A whole-header inout argument hs[i] names the element chosen at the call, even when the
+# action then changes i (p4c's JSON: an unwrapped dereference, refused by simple_switch).
+HEADER_ARG_AT_INDEX = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> i; }
+header e_t { bit<8> v; }
+struct headers { h_t h; e_t[2] s; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        pkt.extract(hdr.s.next);
+        pkt.extract(hdr.s.next);
+        transition accept;
+    }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    action set_e(inout e_t e) {
+        hdr.h.i = hdr.h.i ^ 1;
+        e.v = e.v + 1;
+    }
+    apply {
+        sm.egress_spec = 1;
+        set_e(hdr.s[hdr.h.i]);
+    }
+}
+control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout metadata meta) { apply { } }
+control Dep(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.s); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), Dep()) main;
+"""
+HEADER_ARG_AT_INDEX_STF = """
+# h = i, then s[0] s[1]; set_e flips i and adds 1 to the element named at the call
+packet 0 01 11 22
+expect 1 00 11 23 $
+packet 0 00 11 22
+expect 1 01 12 22 $
+"""
+
+CASES = {"stack_runtime_index": (STACK_RUNTIME_INDEX, STACK_RUNTIME_INDEX_STF),
+         "header_arg_at_index": (HEADER_ARG_AT_INDEX, HEADER_ARG_AT_INDEX_STF)}
 
 
 def _compiled(name: str) -> dict:
