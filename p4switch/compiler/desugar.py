@@ -51,8 +51,8 @@ class Desugarer:
             items = self.tuple_items(d.init, len(t.items), s)
         decls = []
         for k, (item_type, init) in enumerate(zip(t.items, items)):
-            var = A.VarDecl(d.loc, _type_ref(item_type, d.loc), self.fresh_local(s, f"{d.name}_{k}"),
-                            init)
+            name = self.fresh_local(s, f"{d.name}_{k}")
+            var = A.VarDecl(d.loc, _type_ref(item_type, d.loc), name, init)
             self.var_decl(var, s)
             decls.append(var)
         d.type = t
