@@ -17,6 +17,7 @@ from .lower_expr import Env, Unsupported, const
 from .types import BOOL
 from .lower_stmt import StatementLowerer, switch_as_ifs, switch_subject
 from .lower_tables import TableBuilder
+from .storage import DynamicElement, DynamicField
 
 
 @dataclass(eq=False)
@@ -157,7 +158,10 @@ class ControlLowerer:
         binder = CallBinder(lowerer)
         slices = any(p.direction in ("out", "inout") and isinstance(a.value, A.Slice)
                      for p, a in zip(params, call.args))
-        if not slices and not binder.params_alias(params, call.args, env):
+        # hs[i] names the element chosen at the call even if the control changes i
+        dynamic = any(isinstance(binder.arg_storage(a.value, env), (DynamicField, DynamicElement))
+                      for a in call.args)
+        if not slices and not dynamic and not binder.params_alias(params, call.args, env):
             for p, a in zip(params, call.args):
                 inner.bind(p, Bound(a.value, env))
             return self.lower(inst.decl, inner, inst.name, nxt)
@@ -171,7 +175,7 @@ class ControlLowerer:
             if p.direction in ("in", "inout", ""):
                 lowerer.assign_to(tmp, a.value, env, call)
             if p.direction in ("out", "inout"):
-                copies.append((a.value, tmp))
+                copies.append((binder.fixed_location(a.value, env, call), tmp))
         copy_out: list = []
         CallBinder(StatementLowerer(self.ctx, copy_out)).copy_out(copies, env, call)
         after = nxt
