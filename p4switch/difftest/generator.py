@@ -25,8 +25,9 @@ from .stmts import NameSource, StmtGen
 INVALID_RATE = 0.08
 # Known, still open findings the generator steers around by default, so that each bug does not
 # swamp the results and hide the next one (docs/difftest.md; pass avoid=frozenset() to
-# generate them anyway). "F5": a select keyset of only `_` before other cases; "F8": an lpm key
-# whose width is not a whole number of bytes (BMv2 counts the prefix over the padded width).
+# generate them anyway). "F5" (also covers F9): a select keyset of only wildcards before other
+# cases; "F8": an lpm key whose width is not a whole number of bytes (BMv2 counts the prefix
+# over the padded width).
 AVOID = frozenset({"F5", "F8"})
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
@@ -131,7 +132,8 @@ class _Generator:
                 values.append("_")
                 matches.append((0, 0))
             self.field_pools.setdefault(field, []).append(value)
-        if "F5" in self.avoid and all(v == "_" for v in values):
+        if "F5" in self.avoid and all(mask == 0 for _, mask in matches):
+            # all wildcards (`_` or `v &&& 0`): F5 (inaemu JSON) and F9 (p4c JSON)
             width = keys[0][1]
             value &= (1 << width) - 1
             values[0], matches[0] = f"{value:#x}", (value, (1 << width) - 1)

@@ -101,5 +101,3 @@ class Program:
     ingress: Control
     egress: Control
     emit_order: list[str]
-    mc_groups: dict[int, list[tuple[int, list[int]]]] = field(default_factory=dict)  # mgid -> (rid, ports)
-    clone_sessions: dict[int, int] = field(default_factory=dict)                    # session -> port
