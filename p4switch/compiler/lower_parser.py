@@ -248,7 +248,12 @@ class ParserLowerer:
         x = self.ctx.exprs
         if _has_calls(st):  # functions inlined: assignments become `set`, the rest primitives
             prims: list = []
-            StatementLowerer(self.ctx, prims).stmt(st, env)
+            lowerer = StatementLowerer(self.ctx, prims)
+            builtin = _parser_builtin(st)
+            if builtin:  # verify/extract/advance: their arguments' calls first, then the op
+                lowerer.hoist_calls(st.call, env, st, skip_root=True)
+            else:
+                lowerer.stmt(st, env)
             self.no_jumps(prims, st)
             for p in prims:
                 params = p["parameters"]
@@ -257,7 +262,8 @@ class ParserLowerer:
                                 "op": "set"})
                 else:
                     ops.append(self.primitive(p["op"], params))
-            return
+            if not builtin:
+                return
         if isinstance(st, A.CallStmt):
             call = st.call
             f = call.func
@@ -388,6 +394,15 @@ def _has_calls(st) -> bool:
     if isinstance(st, A.VarDecl):
         return st.init is not None and has_calls(st.init)
     return False
+
+
+def _parser_builtin(st) -> bool:
+    """Is this a call the parser lowers itself (verify, extract, advance)?"""
+    if not isinstance(st, A.CallStmt):
+        return False
+    f = st.call.func
+    return isinstance(f, A.Name) and f.name == "verify" or \
+        isinstance(f, A.Member) and f.name in ("extract", "advance")
 
 
 def _var_decls(stmts):

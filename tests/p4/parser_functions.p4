@@ -1,7 +1,7 @@
 // parser_functions: functions called in parser states are inlined there: their assignments
 // become parser `set` operations (`meta.z = dbl(a)`, a local initialised from a call, an inout
 // argument updated by a void function); a function whose only return is its last statement
-// needs no jump (BMv2 has no jumps in parser states).
+// needs no jump (BMv2 has no jumps in parser states); a call in verify()'s condition.
 // Expectations checked by running p4c's JSON on real simple_switch.
 #include <core.p4>
 #include <v1model.p4>
@@ -26,6 +26,7 @@ parser MyParser(packet_in pkt, out headers hdr, inout metadata meta,
         bit<8> t = dbl(hdr.h.b) + 1;
         meta.n = t;
         count_up(meta.n, hdr.h.c);
+        verify(dbl(hdr.h.d) != 0x20, error.NoMatch);
         transition select(meta.z) {
             0x10: eight;
             default: accept;
@@ -44,6 +45,9 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         smeta.egress_spec = 1;
         hdr.h.c = meta.z;
         hdr.h.d = meta.n;
+        if (smeta.parser_error == error.NoMatch) {
+            hdr.h.a = 0xEE;
+        }
     }
 }
 
