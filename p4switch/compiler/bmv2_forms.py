@@ -7,8 +7,10 @@ some places only (action data is `runtime_data` as a primitive parameter but `lo
 expression; a parser `set` takes a field, constant, lookahead or expression source; a primitive
 parameter of type `expression` must be DATA or a header-like value, never BOOL). The helpers
 below put a lowered value into the form its context needs; `check_document` walks a finished
-document and reports, with its JSON path, anything simple_switch would refuse or abort on, so
-such a lowering bug is an internal compiler error rather than a JSON the reference rejects.
+document and reports, with its JSON path, anything simple_switch would refuse or abort on (and
+two forms it loads but runs differently from what P4 means: primitives after an `exit` in the
+same action, and `assign_union`), so such a lowering bug is an internal compiler error rather
+than a JSON the reference rejects or misruns.
 """
 
 from __future__ import annotations
