@@ -454,13 +454,13 @@ class InaSession:
         once is lost; one already resent is lost if `chunk` was first sent after that resend.
         A lost chunk is resent once it is overdue by the reordering allowance (RACK's rule:
         its send time plus the answered chunk's RTT), else it gets a reorder timer."""
-        rtt = now - answered.sent_at
+        rtt = now - answered.last_sent
         allowance = REORDER_FRACTION * (self.rto_estimator.min_rtt or 0.0)
         out = []
         for key, flight in list(self._in_flight.items()):    # in first-send (= chunk) order
             if key >= chunk:
                 break
-            if flight.suspect or (flight.tries > 1 and flight.last_sent >= answered.sent_at):
+            if flight.suspect or (flight.tries > 1 and flight.last_sent >= answered.last_sent):
                 continue
             due = flight.last_sent + rtt + allowance
             if due <= now:
