@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import ast as A
 from .constfold import fold
 from .check_exprs import ExpressionChecker
-from .desugar import Desugarer
+from .desugar import Desugarer, drop_unused_locals
 from .header_structs import HeaderStructs
 from .loops import LoopUnroller
 from .errors import CompileError, Reporter
@@ -316,6 +316,8 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
             self.block(d.apply, s, in_action=False)
         finally:
             self.current_control = None
+        if any(isinstance(p.type, NamedT) and p.type.name == "packet_out" for p in d.params):
+            drop_unused_locals(d.apply)
         d.scope = s
 
     def local_decl(self, d, s: Scope) -> None:
@@ -516,6 +518,10 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
                     isinstance(getattr(f, "type", None), MethodT):
                 raise self.fail(st, f"a {f.type.owner} cannot be applied inside an action "
                                     "or function")
+        elif isinstance(st, A.If) and not in_parser and self.applies_in(st.cond, s) > 1:
+            block = self.split_applies(st, s)
+            self.stmt(block, s, in_action, in_parser)
+            return block
         elif isinstance(st, A.If):
             self.expr(st.cond, s, expected=BOOL)
             if st.cond.type != BOOL:

@@ -158,8 +158,8 @@ class Desugarer:
             test = A.If(loc, A.clone(top),
                         A.Block(loc, [A.Assign(loc, A.Name(loc, name), A.BoolLit(loc, True))]),
                         None)
-            self.stmt(test, s, in_action)
-            self.preludes[-1].append(test)
+            checked = self.stmt(test, s, in_action)
+            self.preludes[-1].append(test if checked is None else checked)
             A.become(top, A.Name(loc, name))
 
     def refuse_conditional_hoists(self, e) -> None:
@@ -183,6 +183,67 @@ class Desugarer:
                                           "result is computed before the statement, so it cannot "
                                           "sit where &&, || or ?: may skip it; use an if")
                 child, parent = parent, parents.get(id(parent))
+
+    def split_applies(self, st: A.If, s):
+        """An `if` whose condition applies two or more tables (BMv2 applies one table per
+        condition) is computed first into a boolean by nested ifs, one apply each, keeping
+        short-circuit order: `bool cond = ...; if (cond) ...`."""
+        name = self.fresh_local(s, "cond")
+        loc = st.cond.loc
+        stmts = [A.VarDecl(loc, A.SimpleTypeRef(loc, "bool"), name, A.BoolLit(loc, False))]
+        stmts += self._condition_into(st.cond, name, s)
+        stmts.append(A.If(st.loc, A.Name(loc, name), st.then, st.other))
+        return A.Block(st.loc, stmts)
+
+    def _condition_into(self, e, name: str, s) -> list:
+        """Statements that set the bool variable `name` to the value of `e`."""
+        loc = e.loc
+        var = A.Name(loc, name)
+
+        def set_to(value):
+            return A.Assign(loc, A.Name(loc, name), value)
+        applies = self.applies_in(e, s)
+        if applies >= 2 and isinstance(e, A.Binary) and e.op in ("&&", "||"):
+            test = var if e.op == "&&" else A.Unary(loc, "!", var)
+            return self._condition_into(e.left, name, s) + [
+                A.If(loc, test, A.Block(loc, self._condition_into(e.right, name, s)), None)]
+        if applies >= 2 and isinstance(e, A.Binary) and e.op in ("==", "!="):
+            sides, out = [], []
+            for operand in (e.left, e.right):
+                t = self.expr(A.clone(operand), s)  # a trial typing, for the temporary's type
+                side = self.fresh_local(s, "cond" if t == BOOL else "value")
+                sides.append(side)
+                out.append(A.VarDecl(loc, _type_ref(t, loc), side, None))
+                out += self._value_into(operand, side, t, s)
+            return out + [set_to(A.Binary(loc, e.op, A.Name(loc, sides[0]),
+                                          A.Name(loc, sides[1])))]
+        if applies >= 2 and isinstance(e, A.Unary) and e.op == "!":
+            return self._condition_into(e.expr, name, s) + [set_to(A.Unary(loc, "!", var))]
+        if applies >= 2 and isinstance(e, A.Ternary):
+            inner = self.fresh_local(s, "cond")
+            return [A.VarDecl(loc, A.SimpleTypeRef(loc, "bool"), inner, A.BoolLit(loc, False))] \
+                + self._condition_into(e.cond, inner, s) + [
+                    A.If(loc, A.Name(loc, inner),
+                         A.Block(loc, self._condition_into(e.then, name, s)),
+                         A.Block(loc, self._condition_into(e.other, name, s)))]
+        return [set_to(A.BoolLit(loc, False)),
+                A.If(loc, e, A.Block(loc, [set_to(A.BoolLit(loc, True))]), None)]
+
+    def _value_into(self, e, name: str, t, s) -> list:
+        """Statements that set the variable `name` (of type t) to `e`, one apply per if."""
+        if t == BOOL:
+            return self._condition_into(e, name, s)
+        if isinstance(e, A.Ternary) and self.applies_in(e, s) >= 2:
+            inner = self.fresh_local(s, "cond")
+            return [A.VarDecl(e.loc, A.SimpleTypeRef(e.loc, "bool"), inner, None)] \
+                + self._condition_into(e.cond, inner, s) + [
+                    A.If(e.loc, A.Name(e.loc, inner),
+                         A.Block(e.loc, self._value_into(e.then, name, t, s)),
+                         A.Block(e.loc, self._value_into(e.other, name, t, s)))]
+        return [A.Assign(e.loc, A.Name(e.loc, name), e)]
+
+    def applies_in(self, e, s) -> int:
+        return sum(1 for n in _nodes(e) if self._is_apply_result(n, s))
 
     @staticmethod
     def _is_apply_result(node, s) -> bool:
@@ -314,3 +375,12 @@ def _nodes_with_parents(e, parent):
     elif isinstance(e, (list, tuple)):
         for x in e:
             yield from _nodes_with_parents(x, parent)
+
+
+def drop_unused_locals(block: A.Block) -> None:
+    """Variables a deparser declares but never uses go (p4c removes them too): a BMv2 deparser
+    is only a list of headers to emit."""
+    used = {n.name for n in _nodes(block) if isinstance(n, A.Name)}
+    block.stmts = [st for st in block.stmts
+                   if not (isinstance(st, A.VarDecl) and st.name not in used
+                           and not has_call(st.init))]

@@ -113,6 +113,12 @@ def test_conditional_operator_groups_to_the_left_as_in_p4c():
                                  ": hdr.eth.ether_type == 2 ? 16w2 : 16w3; }"))
     assert "different types: bit<16> and bool" in message
 
+def test_an_unused_variable_in_the_deparser_is_dropped_as_by_p4c():
+    src = program("apply { }").replace("apply { pkt.emit(hdr.eth); }",
+                                       "apply { bit<8> x = 1; pkt.emit(hdr.eth); }")
+    deparser = compile_ok(src).bmv2["deparsers"][0]
+    assert deparser["order"] == ["eth"]
+
 # ---- refused, as p4c refuses them ------------------------------------------------------------
 TABLE = """
         action a(bit<9> p) {{ sm.egress_spec = p; }}
