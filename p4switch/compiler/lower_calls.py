@@ -151,12 +151,22 @@ class CallBinder:
                     return False
         return True
 
+    def invalidate_out_headers(self, params, storages, node) -> None:
+        """An `out` parameter starts uninitialized: its headers are invalid (P4_16), whatever
+        the argument held before the call."""
+        for p, s in zip(params, storages):
+            if p.direction == "out":
+                for h in _headers_in(s):
+                    self.L.emit("remove_header", [_header_json(h)], node)
+
     def bind(self, params, args, env, parent: Env, node, run_body) -> tuple[Env, list]:
         """The callee's environment and the copy-outs to emit after its body."""
         inner = Env(parent)
         if self.by_reference_is_safe(params, args, env, parent, run_body):
             for p, a in zip(params, args):
                 inner.bind(p, Bound(a.value, env))
+            self.invalidate_out_headers(params, [self.arg_storage(a.value, env) for a in args],
+                                        node)
             return inner, []
         copy_out = []
         for p, a in zip(params, args):
@@ -169,6 +179,7 @@ class CallBinder:
                 self.L.assign_to(tmp, a.value, env, node)
             if p.direction in ("out", "inout") and not isinstance(a.value, A.DontCare):
                 copy_out.append((self.fixed_location(a.value, env, node), tmp))
+            self.invalidate_out_headers([p], [tmp], node)
         return inner, copy_out
 
     def fixed_location(self, e, env, node):
@@ -193,6 +204,25 @@ class CallBinder:
             if dest is None:
                 raise Unsupported(dest_expr, "an out/inout argument must be a location")
             self.L.copy_storage(dest, tmp, node)
+
+
+def _headers_in(s) -> list:
+    """The header instances a storage holds (a header, or those in a struct, stack, union)."""
+    if isinstance(s, (HeaderInst, DynamicElement)):
+        return [s]
+    if isinstance(s, StackStore):
+        return [h for e in s.elements for h in _headers_in(e)]
+    if isinstance(s, UnionStore):
+        return list(s.members.values())
+    if isinstance(s, StructStore):
+        return [h for sub in s.fields.values() for h in _headers_in(sub)]
+    return []
+
+
+def _header_json(h) -> dict:
+    if isinstance(h, DynamicElement):
+        return h.json()
+    return {"type": "header", "value": h.name}
 
 
 def _index_keys(s) -> set:

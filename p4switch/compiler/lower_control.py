@@ -164,7 +164,14 @@ class ControlLowerer:
         if not slices and not dynamic and not binder.params_alias(params, call.args, env):
             for p, a in zip(params, call.args):
                 inner.bind(p, Bound(a.value, env))
-            return self.lower(inst.decl, inner, inst.name, nxt)
+            binder.invalidate_out_headers(
+                params, [binder.arg_storage(a.value, env) for a in call.args], call)
+            entry = self.lower(inst.decl, inner, inst.name, nxt)
+            if not copy_in:
+                return entry
+            action_id, name = self.ctx.add_action(self.ctx.synth_action_name(call), [], copy_in)
+            return self.keyless_table(self.ctx.unique_table_name("tbl_" + name), action_id,
+                                      name, [], entry, self.ctx.source_info(call))
         copies = []
         for p, a in zip(params, call.args):
             if fold(a.value) is not None:
@@ -176,6 +183,7 @@ class ControlLowerer:
                 lowerer.assign_to(tmp, a.value, env, call)
             if p.direction in ("out", "inout"):
                 copies.append((binder.fixed_location(a.value, env, call), tmp))
+            binder.invalidate_out_headers([p], [tmp], call)
         copy_out: list = []
         CallBinder(StatementLowerer(self.ctx, copy_out)).copy_out(copies, env, call)
         after = nxt
