@@ -122,9 +122,17 @@ def phases_for(algo: str, n: int, size: float, *, switch_blocks: list[list[int]]
     raise ValueError(f"no model for algorithm {algo!r}")
 
 
+# the simulator's TCP ports (acknowledgements: data port -> ack port), for ECMP hashing
+SIM_PORTS = {"ring": (5201, 40000)}
+PLAN_PORTS = (5202, 40002)
+
+
 def evaluate(net: ModelNetwork, hosts: list[str], phases: list[Phase], algo: str,
-             *, gamma_s_per_byte: float = 0.0, reduce_bytes: float = 0.0) -> Prediction:
-    """Time of `phases` with rank r on host hosts[r] (TCP transport of the simulator)."""
+             *, gamma_s_per_byte: float = 0.0, reduce_bytes: float = 0.0,
+             hashed: bool = True) -> Prediction:
+    """Time of `phases` with rank r on host hosts[r] (TCP transport of the simulator; with
+    `hashed`, flows take the path the ECMP hash of the simulator's ports picks)."""
+    ports = SIM_PORTS.get(algo, PLAN_PORTS) if hashed else None
     latency = bandwidth = 0.0
     report = []
     frame = MSS + TCP_FRAME_OVERHEAD
@@ -138,13 +146,15 @@ def evaluate(net: ModelNetwork, hosts: list[str], phases: list[Phase], algo: str
             data_frames = payload / MSS
             ack_frames = data_frames / ACK_EVERY
             wire = payload + data_frames * TCP_FRAME_OVERHEAD
-            for (x, y), share in net.spread(a, b).items():
+            data_ports = None if ports is None else (ports[1], ports[0])
+            for (x, y), share in net.spread(a, b, data_ports).items():
                 load[(x, y)] = load.get((x, y), 0.0) + wire * share
-                load[(y, x)] = load.get((y, x), 0.0) + ack_frames * ACK_FRAME * share
                 if net.is_switch(y):
                     frames[y] = frames.get(y, 0.0) + data_frames * share
-                if net.is_switch(x):
-                    frames[x] = frames.get(x, 0.0) + ack_frames * share
+            for (x, y), share in net.spread(b, a, ports).items():
+                load[(x, y)] = load.get((x, y), 0.0) + ack_frames * ACK_FRAME * share
+                if net.is_switch(y):
+                    frames[y] = frames.get(y, 0.0) + ack_frames * share
             first = net.bw_bps[(a, net.topology.host_link(a).node)]
             hop_one = frame * 8 / first if first else 0.0
             alpha = max(alpha, net.path_latency(a, b, frame) - hop_one)

@@ -1,8 +1,11 @@
 """What the cost model knows about the network: per link direction its bandwidth and delay, per
 switch its per-frame cost, and how a flow between two hosts spreads over the links.
 
-Routes are the controller's: every shortest path, with ECMP. The model splits a flow evenly over
-the equal next hops at each switch (a fluid view of a hash that spreads many flows evenly).
+Routes are the controller's (`controller.routing.forwarding_plans`): every shortest path, with
+ECMP groups. Given a flow's TCP ports, the model follows the member the switch's hash picks
+(p4src/forwarding.p4inc: crc16 over source and destination address, protocol and ports,
+member = (h mod (size << shift)) >> shift), so it sees the same collisions the network has;
+without ports it splits a flow evenly over the equal next hops (a fluid view).
 """
 
 from __future__ import annotations
@@ -10,7 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from controller.routing import forwarding_plans
+from p4switch.runtime.hashes import standard_algorithms
 from topologies.model import Topology
+
+PROTO_TCP = 6
 
 # frame sizes of the simulator's transport and INA packets (docs/sim.md, docs/protocol.md)
 MSS = 1448
@@ -52,12 +59,41 @@ class ModelNetwork:
                 self.bw_bps[(a, b)] = None if bw is None else bw * 1e6
                 self.delay_s[(a, b)] = link.leaving(a).delay_ms / 1e3
         self._spread = lru_cache(maxsize=None)(self._compute_spread)
+        self._crc16 = standard_algorithms()["crc16"]
+        self._next: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._shift: dict[str, int] = {}
+        for switch, plan in forwarding_plans(topology).items():
+            self._shift[switch] = plan.hash_shift
+            self._next[switch] = {p.route.host: tuple(h.node for h in p.route.next_hops)
+                                  for p in plan.routes}
 
     def is_switch(self, node: str) -> bool:
         return self.topology.is_switch(node)
 
-    def spread(self, src: str, dst: str) -> dict[Dir, float]:
-        return self._spread(src, dst)
+    def spread(self, src: str, dst: str,
+               ports: tuple[int, int] | None = None) -> dict[Dir, float]:
+        """Link directions a flow src -> dst crosses, with its share on each: the hashed path
+        (share 1) for a TCP flow with `ports` (source, destination), else the even split."""
+        if ports is None:
+            return self._spread(src, dst)
+        return self._hashed(src, dst, ports)
+
+    @lru_cache(maxsize=None)
+    def _hashed(self, src: str, dst: str, ports: tuple[int, int]) -> dict[Dir, float]:
+        topo = self.topology
+        key = (bytes(int(x) for x in topo.host(src).ip.split("."))
+               + bytes(int(x) for x in topo.host(dst).ip.split("."))
+               + bytes([PROTO_TCP]) + ports[0].to_bytes(2, "big") + ports[1].to_bytes(2, "big"))
+        h = self._crc16(key)
+        node = topo.host_link(src).node
+        out = {(src, node): 1.0}
+        while node != dst:
+            hops = self._next[node][dst]
+            shift = self._shift[node]
+            nxt = hops[0] if len(hops) == 1 else hops[(h % (len(hops) << shift)) >> shift]
+            out[(node, nxt)] = 1.0
+            node = nxt
+        return out
 
     def _compute_spread(self, src: str, dst: str) -> dict[Dir, float]:
         dist = self.topology.distances_to(dst)
