@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from inaemu.experiment.config import (AGGREGATIONS, COMPILERS, MAX_WORKERS, TARGETS, TOPOS,
-                                      ConfigError, RunConfig)
+from inaemu.experiment.config import (AGGREGATIONS, ALL_ALGOS, COMPILERS, MAX_WORKERS,
+                                      TARGETS, TOPOS, ConfigError, RunConfig)
 
 MIB = 1024 * 1024
 
@@ -49,8 +49,10 @@ DEFAULT_BW_MBPS = 20.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.__class__ = _OneLineParser     # the CLI builds the parser; errors stay one line
-    parser.add_argument("--algo", choices=("ina", "ring", "both"), default="both",
-                        help="which all-reduce to run (default: both, INA first)")
+    parser.add_argument("--algo", choices=(*ALL_ALGOS, "both", "all"), default="both",
+                        help="which all-reduce to run: ina, a host algorithm (ring, ps, hring, "
+                             "dbtree, rhd, torus: docs/algorithms.md), both (ina and ring) or "
+                             "all (default: both, INA first)")
     parser.add_argument("--topo", choices=TOPOS, default="star",
                         help="star: one switch, N x J hosts; leaf-spine, fat-tree: multi-tier "
                              "(default star)")
@@ -131,7 +133,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
     size = args.size_mib * MIB
     if not math.isfinite(size) or not size > 0:
         raise ConfigError(f"size-mib: expected a positive size, got {args.size_mib:g}")
-    algos = ("ina", "ring") if args.algo == "both" else (args.algo,)
+    algos = {"both": ("ina", "ring"), "all": ALL_ALGOS}.get(args.algo, (args.algo,))
     shape = dict(topo=args.topo, fat_k=args.fat_k, spines=args.spines, leaves=args.leaves,
                  hosts_per_leaf=args.hosts_per_leaf, oversubscription=args.oversubscription,
                  aggregation=args.aggregation)

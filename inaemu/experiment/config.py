@@ -16,6 +16,8 @@ from topologies.builders import fat_tree, leaf_spine, star
 from topologies.model import Endpoint, Topology, TopologyError
 
 ALGOS = ("ina", "ring")
+# every algorithm `inaemu run --algo` takes (host plans: hosts/collectives.py, docs/algorithms.md)
+ALL_ALGOS = ("ina", "ring", "ps", "hring", "dbtree", "rhd", "torus")
 NETS = ("mininet", "sim")
 TOPOS = ("star", "leaf-spine", "fat-tree")
 AGGREGATIONS = ("tree", "single")
@@ -63,8 +65,9 @@ class RunConfig:
     compiler: str = "inaemu"              # ina.p4 -> BMv2 JSON + P4Info: inaemu | p4c
 
     def __post_init__(self) -> None:
-        if not self.algos or any(a not in ALGOS for a in self.algos):
-            raise ConfigError(f"algo: expected ina, ring or both, got {self.algos!r}")
+        if not self.algos or any(a not in ALL_ALGOS for a in self.algos):
+            raise ConfigError(f"algo: expected {', '.join(ALL_ALGOS)}, both or all, got "
+                              f"{self.algos!r}")
         if not 2 <= self.workers <= MAX_WORKERS:
             raise ConfigError(f"workers: expected 2..{MAX_WORKERS}, got {self.workers}")
         if not 1 <= self.jobs <= 8 or self.jobs * self.workers > 64:

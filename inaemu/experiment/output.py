@@ -19,6 +19,8 @@ WORKERS_CSV = "workers.csv"
 WORKERS_JSON = "workers.json"
 PLOT_PNG = "allreduce.png"
 LINE_STYLES = ("-", "--", ":", "-.")      # one per job in the per-worker panel
+ALGO_COLOURS = {"ina": "tab:blue", "ring": "tab:orange", "ps": "tab:green", "hring": "tab:red",
+                "dbtree": "tab:purple", "rhd": "tab:brown", "torus": "tab:pink"}
 
 
 def _write_csv(path: Path, fields: tuple[str, ...], rows: list[dict]) -> None:
@@ -59,12 +61,16 @@ def plot(summaries: list[dict], records: list[dict], path: Path) -> None:
     from matplotlib import pyplot
 
     labels = [f"{s['algo']}" + (f" j{s['job']}" if s["jobs"] > 1 else "") for s in summaries]
-    colours = ["tab:blue" if s["algo"] == "ina" else "tab:orange" for s in summaries]
+    colours = [ALGO_COLOURS.get(s["algo"], "tab:gray") for s in summaries]
     first = summaries[0]
     figure, (times, buses, workers) = pyplot.subplots(1, 3, figsize=(13, 4))
     figure.suptitle(f"all-reduce of {first['size_bytes']} B per worker, {first['topo']} on "
                     f"{first['net']}, loss {first['loss']}%")
     times.bar(labels, [s["time_s"] or 0 for s in summaries], color=colours)
+    if any(s.get("model_time_s") for s in summaries):     # the cost model (docs/model.md)
+        times.plot(labels, [s.get("model_time_s") or float("nan") for s in summaries], "kx",
+                   label="model")
+        times.legend()
     times.set_ylabel("time (s)")
     times.set_title("time (slowest worker)")
     buses.bar(labels, [s["busbw_gbps"] or 0 for s in summaries], color=colours)

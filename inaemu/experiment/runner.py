@@ -49,5 +49,7 @@ def run_experiment(cfg: RunConfig, out_dir: Path, progress: Progress) -> Outcome
     records = run_records(cfg, out_dir, progress)
     expected = {(algo, job): cfg.workers for algo in cfg.algos for job in range(1, cfg.jobs + 1)}
     summaries = summarize(records, setting_of(cfg), expected=expected)
+    from inaemu.model.for_run import add_model      # the predicted time beside each one
+    summaries = add_model(summaries, cfg)
     files = write_results(out_dir, summaries, records)
     return Outcome(summaries, records, files)

@@ -26,7 +26,8 @@ SUMMARY_FIELDS = ("algo", "net", "target", "compiler", "topo", "aggregation", "j
                   "workers", "size_bytes",
                   "elems_k", "loss", "bw_mbps", "seed", "time_s", "algbw_gbps", "busbw_gbps",
                   "bytes_sent_per_host", "bytes_received_per_host", "retransmissions",
-                  "max_abs_err", "mean_abs_err", "err_bound", "finished", "correct", "error")
+                  "max_abs_err", "mean_abs_err", "err_bound", "finished", "correct", "error",
+                  "model_time_s", "measured_over_model")     # inaemu/model/for_run.py
 
 
 @dataclass(frozen=True)
@@ -144,8 +145,9 @@ def _bytes(value) -> str:
     return f"{value:.0f} B"
 
 
-TABLE_COLUMNS = ("algo", "job", "n", "size", "time s", "algbw Gb/s", "busbw Gb/s", "sent/host",
-                 "recv/host", "retx", "max err", "mean err", "bound", "correct")
+TABLE_COLUMNS = ("algo", "job", "n", "size", "time s", "model s", "meas/model", "algbw Gb/s",
+                 "busbw Gb/s", "sent/host", "recv/host", "retx", "max err", "mean err", "bound",
+                 "correct")
 
 
 def table(summaries: list[dict]) -> str:
@@ -153,7 +155,9 @@ def table(summaries: list[dict]) -> str:
     rows = [TABLE_COLUMNS]
     for s in summaries:
         rows.append((s["algo"], str(s["job"]), str(s["workers"]), _bytes(s["size_bytes"]),
-                     _number(s["time_s"], ".4f"), _number(s["algbw_gbps"], ".4f"),
+                     _number(s["time_s"], ".4f"), _number(s.get("model_time_s"), ".4f"),
+                     _number(s.get("measured_over_model"), ".3f"),
+                     _number(s["algbw_gbps"], ".4f"),
                      _number(s["busbw_gbps"], ".4f"), _bytes(s["bytes_sent_per_host"]),
                      _bytes(s["bytes_received_per_host"]), str(s["retransmissions"]),
                      _number(s["max_abs_err"], ".3g"), _number(s["mean_abs_err"], ".3g"),
