@@ -366,7 +366,33 @@ def lower_program(program: A.Program, checker, reporter, main_file: str,
         raise reporter.error(exc.node.loc, exc.message) from None
 
 
+def _order_action_arguments(node, seen=None) -> None:
+    """Named arguments of action calls (`a(q = 1, p = 5)`, also in tables' actions, default
+    actions and entries) in parameter order, as the checker does for functions."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, A.Call) and isinstance(node.func, A.Name) and \
+            isinstance(getattr(node.func, "decl", None), A.ActionDecl) and \
+            any(a.name for a in node.args):
+        order = {p.name: i for i, p in enumerate(node.func.decl.params)}
+        if all(a.name in order for a in node.args):
+            node.args.sort(key=lambda a: order[a.name])
+    for attr, child in vars(node).items():
+        if attr in ("decl", "callee", "constructs", "type"):
+            continue
+        for item in (child if isinstance(child, (list, tuple)) else [child]):
+            if isinstance(item, A.Node):
+                _order_action_arguments(item, seen)
+            elif isinstance(item, dict):
+                for v in item.values():
+                    if isinstance(v, A.Node):
+                        _order_action_arguments(v, seen)
+
+
 def _lower(ctx: LoweringContext, program, reporter) -> dict:
+    _order_action_arguments(program)
     main, (parser, verify, ingress, egress, compute, deparser) = find_main(program, reporter)
     if len(parser.params) != 4:
         raise Unsupported(parser, "the V1Switch parser takes 4 parameters")
