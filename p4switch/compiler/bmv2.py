@@ -8,6 +8,7 @@ the JSON.
 
 from __future__ import annotations
 
+import copy
 import os
 
 from . import ast as A
@@ -366,19 +367,44 @@ def lower_program(program: A.Program, checker, reporter, main_file: str,
         raise reporter.error(exc.node.loc, exc.message) from None
 
 
+def _complete_arguments(call: A.Call, params: list) -> None:
+    """One argument per parameter, in parameter order: named arguments (`a(q = 1, p = 5)`)
+    go to their parameter, a missing one takes the parameter's default value."""
+    if not any(a.name for a in call.args) and len(call.args) >= len(params):
+        return
+    by_name = {a.name: a for a in call.args if a.name}
+    positional = [a for a in call.args if not a.name]
+    out = []
+    for i, p in enumerate(params):
+        if i < len(positional):
+            out.append(positional[i])
+        elif p.name in by_name:
+            out.append(by_name[p.name])
+        elif p.default is not None:
+            value = p.default
+            if not hasattr(value, "type") and isinstance(value, (A.IntLit, A.BoolLit)):
+                value = copy.copy(value)  # an unsized default literal takes the parameter's type
+                value.type = p.type
+            out.append(A.Argument(value.loc, value))
+        else:
+            return  # the checker reports what is wrong
+    call.args[:] = out
+
+
 def _order_action_arguments(node, seen=None) -> None:
-    """Named arguments of action calls (`a(q = 1, p = 5)`, also in tables' actions, default
-    actions and entries) in parameter order, as the checker does for functions."""
+    """Arguments of action and function calls (also in tables' actions, default actions and
+    entries) completed and in parameter order (see _complete_arguments)."""
     seen = set() if seen is None else seen
     if id(node) in seen:
         return
     seen.add(id(node))
-    if isinstance(node, A.Call) and isinstance(node.func, A.Name) and \
-            isinstance(getattr(node.func, "decl", None), A.ActionDecl) and \
-            any(a.name for a in node.args):
-        order = {p.name: i for i, p in enumerate(node.func.decl.params)}
-        if all(a.name in order for a in node.args):
-            node.args.sort(key=lambda a: order[a.name])
+    if isinstance(node, A.Call):
+        callee = getattr(node, "callee", None)
+        if isinstance(node.func, A.Name) and \
+                isinstance(getattr(node.func, "decl", None), A.ActionDecl):
+            _complete_arguments(node, node.func.decl.params)
+        elif isinstance(callee, A.FunctionDecl):
+            _complete_arguments(node, callee.params)
     for attr, child in vars(node).items():
         if attr in ("decl", "callee", "constructs", "type"):
             continue

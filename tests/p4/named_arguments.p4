@@ -1,15 +1,20 @@
 // named_arguments: arguments given by name bind to their parameters whatever their order:
-// a function call, a direct action call, a table's default action and a const entry's action.
+// a function call, a direct action call, a table's default action and a const entry's action;
+// a parameter with a default value may be left out (`add(x = d)`, `add(e)`).
 // Expectations checked by running p4c's JSON on real simple_switch.
 #include <core.p4>
 #include <v1model.p4>
 
-header h_t { bit<8> a; bit<8> b; bit<8> c; }
+header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; bit<8> e; }
 struct headers { h_t h; }
 struct metadata { }
 
 bit<8> sub8(in bit<8> x, in bit<8> y) {
     return x - y;
+}
+
+bit<8> add(in bit<8> x, in bit<8> y = 3) {
+    return x + y;
 }
 
 parser MyParser(packet_in pkt, out headers hdr, inout metadata meta,
@@ -37,6 +42,8 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         smeta.egress_spec = 1;
         hdr.h.a = sub8(y = hdr.h.b, x = hdr.h.a);
         set_c(q = 1, p = 5);
+        hdr.h.d = add(x = hdr.h.d);
+        hdr.h.e = add(hdr.h.e);
         t.apply();
     }
 }
