@@ -4,12 +4,14 @@ p4c needs about a second per program, so a differential run that compiles the sa
 several tests would spend most of its time there. `compile_p4` keys its cache on the bytes of
 the program, the defines, the include directories' names and p4c's own path, so a test session
 compiles each program once (the cache lives in a directory the caller chooses, e.g. a pytest
-temporary directory, or a fresh temporary directory per process by default).
+temporary directory, or by default a temporary directory per process, removed at its exit).
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import shutil
 import subprocess
 import tempfile
 import time
@@ -38,6 +40,7 @@ def _cache_dir(cache_dir: str | Path | None) -> Path:
     else:
         if _DEFAULT_CACHE is None:
             _DEFAULT_CACHE = Path(tempfile.mkdtemp(prefix="inaemu-p4c-"))
+            atexit.register(shutil.rmtree, _DEFAULT_CACHE, ignore_errors=True)
         path = _DEFAULT_CACHE
     path.mkdir(parents=True, exist_ok=True)
     return path

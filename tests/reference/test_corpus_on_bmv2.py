@@ -10,8 +10,10 @@ tests/p4/test_corpus.py's job. Skipped only where the reference toolchain is not
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -28,7 +30,8 @@ pytestmark = pytest.mark.skipif(TOOLCHAIN is None, reason="reference toolchain n
 
 CASES = all_cases()
 IDS = [c.name for c in CASES]
-_WORK = Path(tempfile.mkdtemp(prefix="inaemu-reference-tests-"))
+_WORK = Path(tempfile.mkdtemp(prefix="inaemu-reference-tests-"))   # p4c cache for the session
+atexit.register(shutil.rmtree, _WORK, ignore_errors=True)
 
 
 @functools.cache
