@@ -149,7 +149,8 @@ class StatementLowerer:
                 self.capture(child, env, node)
         callee = getattr(e, "callee", None)
         if isinstance(e, A.Call) and isinstance(callee, A.FunctionDecl) and not skip_root:
-            tmp = self.ctx.layout.temp(e.type)
+            tmp = self.ctx.layout.temp(e.type) if _is_value(e) else \
+                self.ctx.layout.allocate(e.type, "tmp", "tmp")
             self.inline_function(callee, e, env, tmp)
             self.ctx.call_results[e] = tmp
 
@@ -240,7 +241,11 @@ class StatementLowerer:
         self.assign_to(target, rhs, env, node)
 
     def assign_to(self, target, rhs: A.Expr, env: Env, node) -> None:
-        if isinstance(rhs, A.Call) and rhs not in self.ctx.call_results and \
+        hoisted = self.ctx.call_results.get(rhs)
+        if hoisted is not None and not isinstance(target, FieldRef):
+            self.copy_storage(target, hoisted, node)  # a header/struct a call returned
+            return
+        if isinstance(rhs, A.Call) and hoisted is None and \
                 lower_call_value(self, rhs, env, node, target):
             return
         if isinstance(target, FieldRef):
@@ -424,7 +429,8 @@ class StatementLowerer:
         from .lower_calls import CallBinder
         stmts = fn.body.stmts
         if result is None:
-            result = self.ctx.layout.temp(fn.type) if fn.type.describe() != "void" else None
+            result = None if fn.type.describe() == "void" else \
+                self.ctx.layout.allocate(fn.type, "tmp", "tmp")
 
         def run_body(prims, inner):
             StatementLowerer(self.ctx, prims).body(stmts, inner, result)
