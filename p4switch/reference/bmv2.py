@@ -30,10 +30,12 @@ packet is in it (BMv2 aborts on a failed `assert`) raises `SwitchStopped`.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -72,6 +74,15 @@ class Bmv2CommandError(Bmv2Error):
 
 class SwitchStopped(Bmv2Error):
     """simple_switch exited while a packet was in it (BMv2 aborts on a failed assert)."""
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel kills it when the driver's process dies, so a
+    killed test run leaves no simple_switch behind (Linux prctl PR_SET_PDEATHSIG)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def free_tcp_port() -> int:
@@ -176,7 +187,7 @@ class SimpleSwitch:
             [_cli_python(self.toolchain.cli), str(Path(__file__).with_name("cli_launcher.py"))],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1",
-                 "PYTHONPATH": ":".join(str(p) for p in site)})
+                 "PYTHONPATH": ":".join(str(p) for p in site)}, preexec_fn=_die_with_parent)
         for attempt in range(3):
             self.thrift_port = free_tcp_port()
             command = [str(self.toolchain.simple_switch), "--packet-in", ipc,
@@ -184,7 +195,8 @@ class SimpleSwitch:
                        "--notifications-addr", f"ipc://{self._dir}/notifications.ipc",
                        "--log-console", "-L", "debug", str(self.json_path)]
             self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                          preexec_fn=_die_with_parent)
             self.log = _LogWatcher(self._proc.stdout)
             # simple_switch logs "Thrift server was started" before it binds the port: ready
             # means its own socket listens on the port (else the CLI could reach a stranger)
