@@ -216,3 +216,32 @@ def test_cli_failures_are_told_by_line_starts_not_by_names() -> None:
     assert _CLI_FAILURE.search("*** Unknown syntax: tabel_add x\n")
     assert not _CLI_FAILURE.search("action:              I.drop_if_out_of_range_or_invalid\n"
                                    "Entry has been added with handle 0\n")
+
+
+@needs_toolchain
+def test_a_killed_driver_leaves_no_switch_running(program_json) -> None:
+    import subprocess
+    import sys
+    import time
+    script = ("import os, sys\n"
+              "from p4switch.reference import find_toolchain\n"
+              "from p4switch.reference.bmv2 import SimpleSwitch\n"
+              "sw = SimpleSwitch(find_toolchain(), sys.argv[1])\n"
+              "print(sw._proc.pid, sw._cli.pid, flush=True)\n"
+              "os._exit(0)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(program_json)],
+                          capture_output=True, text=True, timeout=60)
+    pids = [int(p) for p in done.stdout.split()]
+    assert len(pids) == 2, done.stderr
+
+    def running(pid: int) -> bool:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return False
+        return "State:\tZ" not in status
+
+    deadline = time.monotonic() + 10
+    while any(map(running, pids)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(map(running, pids))
