@@ -483,7 +483,6 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
             self.tracker.at(st)
         if isinstance(st, (A.Assign, A.VarDecl, A.CallStmt, A.Return)) and not in_parser:
             value = {A.Assign: "rhs", A.VarDecl: "init", A.CallStmt: "call", A.Return: "value"}
-            self.refuse_conditional_hoists(getattr(st, value[type(st)]))
             self.hoist_table_results(getattr(st, value[type(st)]), s, in_action)
         if in_parser and isinstance(st, (A.Assign, A.VarDecl, A.CallStmt)):
             new = self.hoist_lookaheads(st, s)
@@ -518,7 +517,7 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
                     isinstance(getattr(f, "type", None), MethodT):
                 raise self.fail(st, f"a {f.type.owner} cannot be applied inside an action "
                                     "or function")
-        elif isinstance(st, A.If) and not in_parser and self.applies_in(st.cond, s) > 1:
+        elif isinstance(st, A.If) and not in_parser and self.needs_split(st.cond, s):
             block = self.split_applies(st, s)
             self.stmt(block, s, in_action, in_parser)
             return block

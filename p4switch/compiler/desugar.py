@@ -129,20 +129,25 @@ class Desugarer:
         return use
 
     def hoist_table_results(self, e, s, in_action: bool) -> None:
-        """`t.apply().hit`/`.miss` inside `e` (not an `if` condition) is computed before the
-        statement as a condition, which lowering applies in short-circuit order: the largest
-        boolean expression around it made of `&&`, `||`, `!` and `?:` branches becomes
-        `bool hit = false; if (<that expression>) { hit = true; }`."""
+        """Values code generation computes in statements of their own, inside `e` (an expression
+        of an assignment, declaration, call or return): `t.apply().hit`/`.miss`, and a call in a
+        stack index or `f().field` where `&&`, `||` or `?:` may skip it. The largest expression
+        around one made of `&&`, `||`, `!` and `?:` branches is computed first, by ifs in
+        short-circuit order, into a local: `bool hit = false; if (x && t.apply().hit) hit = true;`
+        (a hoisted call elsewhere is hoisted alone at check time)."""
         while True:
             parents = {}
             found = None
             for node, parent in _nodes_with_parents(e, None):
                 parents[id(node)] = parent
-                if found is None and self._is_apply_result(node, s):
+            for node, _ in _nodes_with_parents(e, None):
+                if self._is_apply_result(node, s) or \
+                        _is_hoisted(node) and _conditional_top(node, parents) is not None:
                     found = node
+                    break
             if found is None:
                 return
-            top = found
+            top = found if self._is_apply_result(found, s) else _conditional_top(found, parents)
             while True:
                 parent = parents.get(id(top))
                 if isinstance(parent, A.Binary) and parent.op in ("&&", "||") or \
@@ -151,38 +156,33 @@ class Desugarer:
                     top = parent
                 else:
                     break
-            name = self.fresh_local(s, "hit" if found.name == "hit" else "miss")
+            t = BOOL if top is found else self.trial_type(top, s)
+            base = ("hit" if found.name == "hit" else "miss") if top is found else "value"
+            name = self.fresh_local(s, base if t != BOOL or top is found else "cond")
             loc = top.loc
-            self.hoist(A.VarDecl(loc, A.SimpleTypeRef(loc, "bool"), name, A.BoolLit(loc, False)),
-                       s)
-            test = A.If(loc, A.clone(top),
-                        A.Block(loc, [A.Assign(loc, A.Name(loc, name), A.BoolLit(loc, True))]),
-                        None)
-            checked = self.stmt(test, s, in_action)
-            self.preludes[-1].append(test if checked is None else checked)
+            self.hoist(A.VarDecl(loc, _type_ref(t, loc), name, None), s)
+            for st in self._value_into(A.clone(top), name, t, s):
+                checked = self.stmt(st, s, in_action)
+                self.preludes[-1].append(st if checked is None else checked)
             A.become(top, A.Name(loc, name))
 
-    def refuse_conditional_hoists(self, e) -> None:
-        """A value hoisted before the statement (a call in a stack index, `f().field`) would run
-        even where `&&`, `||` or `?:` skip it: refused there, by name."""
+    def trial_type(self, e, s, expected=None, keep=False):
+        """The type of (a copy of) `e`, hoisting nothing: for the type of a temporary, or a
+        compile-time evaluation (`keep`: type `e` itself)."""
+        saved, self.preludes = self.preludes, []
+        try:
+            return self.expr(e if keep else A.clone(e), s, expected)
+        finally:
+            self.preludes = saved
+
+    def needs_split(self, e, s) -> bool:
+        """Must the condition `e` be computed by ifs (several table applies, or a hoisted call
+        where short-circuit evaluation may skip it)?"""
+        if self.applies_in(e, s) >= 2:
+            return True
         parents = {id(n): p for n, p in _nodes_with_parents(e, None)}
-        for node, _ in _nodes_with_parents(e, None):
-            hoisted = (isinstance(node, A.Index) and has_call(node.index)) or \
-                (isinstance(node, A.Member) and isinstance(node.expr, A.Call)
-                 and node.name not in ("hit", "miss", "action_run")
-                 and not (isinstance(node.expr.func, A.Member)
-                          and node.expr.func.name == "apply"))
-            if not hoisted:
-                continue
-            child, parent = node, parents.get(id(node))
-            while parent is not None:
-                if isinstance(parent, A.Binary) and parent.op in ("&&", "||") and \
-                        child is parent.right or isinstance(parent, A.Ternary) and \
-                        child is not parent.cond:
-                    raise self.fail(node, "a call inside a stack index or a field of a call's "
-                                          "result is computed before the statement, so it cannot "
-                                          "sit where &&, || or ?: may skip it; use an if")
-                child, parent = parent, parents.get(id(parent))
+        return any(_is_hoisted(n) and _conditional_top(n, parents) is not None
+                   for n, _ in _nodes_with_parents(e, None))
 
     def split_applies(self, st: A.If, s):
         """An `if` whose condition applies two or more tables (BMv2 applies one table per
@@ -202,24 +202,24 @@ class Desugarer:
 
         def set_to(value):
             return A.Assign(loc, A.Name(loc, name), value)
-        applies = self.applies_in(e, s)
-        if applies >= 2 and isinstance(e, A.Binary) and e.op in ("&&", "||"):
+        split = self.needs_split(e, s)
+        if split and isinstance(e, A.Binary) and e.op in ("&&", "||"):
             test = var if e.op == "&&" else A.Unary(loc, "!", var)
             return self._condition_into(e.left, name, s) + [
                 A.If(loc, test, A.Block(loc, self._condition_into(e.right, name, s)), None)]
-        if applies >= 2 and isinstance(e, A.Binary) and e.op in ("==", "!="):
+        if split and isinstance(e, A.Binary) and e.op in ("==", "!="):
             sides, out = [], []
             for operand in (e.left, e.right):
-                t = self.expr(A.clone(operand), s)  # a trial typing, for the temporary's type
+                t = self.trial_type(operand, s)
                 side = self.fresh_local(s, "cond" if t == BOOL else "value")
                 sides.append(side)
                 out.append(A.VarDecl(loc, _type_ref(t, loc), side, None))
                 out += self._value_into(operand, side, t, s)
             return out + [set_to(A.Binary(loc, e.op, A.Name(loc, sides[0]),
                                           A.Name(loc, sides[1])))]
-        if applies >= 2 and isinstance(e, A.Unary) and e.op == "!":
+        if split and isinstance(e, A.Unary) and e.op == "!":
             return self._condition_into(e.expr, name, s) + [set_to(A.Unary(loc, "!", var))]
-        if applies >= 2 and isinstance(e, A.Ternary):
+        if split and isinstance(e, A.Ternary):
             inner = self.fresh_local(s, "cond")
             return [A.VarDecl(loc, A.SimpleTypeRef(loc, "bool"), inner, A.BoolLit(loc, False))] \
                 + self._condition_into(e.cond, inner, s) + [
@@ -233,7 +233,7 @@ class Desugarer:
         """Statements that set the variable `name` (of type t) to `e`, one apply per if."""
         if t == BOOL:
             return self._condition_into(e, name, s)
-        if isinstance(e, A.Ternary) and self.applies_in(e, s) >= 2:
+        if isinstance(e, A.Ternary) and self.needs_split(e, s):
             inner = self.fresh_local(s, "cond")
             return [A.VarDecl(e.loc, A.SimpleTypeRef(e.loc, "bool"), inner, None)] \
                 + self._condition_into(e.cond, inner, s) + [
@@ -384,3 +384,23 @@ def drop_unused_locals(block: A.Block) -> None:
     block.stmts = [st for st in block.stmts
                    if not (isinstance(st, A.VarDecl) and st.name not in used
                            and not has_call(st.init))]
+
+
+def _is_hoisted(node) -> bool:
+    """Hoisted before its statement at check time: a call in an index, a field of a call."""
+    return (isinstance(node, A.Index) and has_call(node.index)) or (
+        isinstance(node, A.Member) and isinstance(node.expr, A.Call)
+        and node.name not in ("hit", "miss", "action_run")
+        and not (isinstance(node.expr.func, A.Member) and node.expr.func.name == "apply"))
+
+
+def _conditional_top(node, parents):
+    """The outermost `&&`, `||` or `?:` that may skip `node` (None: it always runs)."""
+    top = None
+    child, parent = node, parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, A.Binary) and parent.op in ("&&", "||") and child is parent.right \
+                or isinstance(parent, A.Ternary) and child is not parent.cond:
+            top = parent
+        child, parent = parent, parents.get(id(parent))
+    return top

@@ -98,7 +98,7 @@ class LoopUnroller:
         for item in items:
             if not assigned and isinstance(t, (BitT, IntT)):
                 probe = A.clone(item)
-                self.expr(probe, s, expected=t)
+                self.trial_type(probe, s, t, keep=True)
                 v = fold(probe)
                 if v is not None and not isinstance(v, bool):
                     bindings.append([self._const_binding(st, st.name, t, v)])
@@ -112,7 +112,7 @@ class LoopUnroller:
         for name, v in values.items():
             loop_scope.names[name] = self._const_binding(e, name, decls[name][0], v)
         probe = A.clone(e)
-        self.expr(probe, loop_scope, expected=t)
+        self.trial_type(probe, loop_scope, t, keep=True)
         if t == BOOL and probe.type != BOOL:
             raise self.fail(e, f"a for loop's condition must be bool, not {probe.type.describe()}")
         self.assignable(t, probe, probe)

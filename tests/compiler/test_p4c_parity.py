@@ -222,12 +222,3 @@ def test_entry_priorities_agree_with_p4c_on_simple_switch(tmp_path):
     assert built.ok, built.stderr
     outcome = run_stf_bmv2(built.json_path, programs / "entry_priorities.stf", toolchain=toolchain)
     assert outcome.passed, outcome.report
-
-
-def test_a_hoisted_call_under_short_circuit_is_refused():
-    src = program("apply { hdr.eth.ether_type = hdr.eth.ether_type == 1 && "
-                  "hdr.s[one()].v == 2 ? 16w1 : 16w0; }",
-                  decls="header s_t { bit<8> v; }\nbit<1> one() { return 1; }",
-                  header_fields="s_t[2] s;")
-    line, message = refusal(src)
-    assert line == 13 and "cannot sit where &&, || or ?: may skip it" in message
