@@ -267,10 +267,13 @@ class InaSession:
                 if flight.suspect:
                     out.append(self._resend(key, flight, now, early=True))
                 continue
-            # As TCP restarts its RTO on every ACK: while results arrive, early detection
-            # sees losses; the timer counts only silence since the latest result.
+            # As TCP restarts its RTO when an ACK advances: while results for transmissions
+            # made before this one arrive, it is queued behind them; the timer counts only the
+            # silence since the latest such result. (Results of later transmissions are early
+            # detection's evidence, and restart nothing.)
             restart = self._last_progress + flight.wait
-            if restart > deadline and key != _MAX_KEY:
+            if (restart > deadline and key != _MAX_KEY
+                    and self._last_progress_sent <= flight.last_sent):
                 flight.deadline = restart
                 if restart > now:
                     heapq.heappush(self._timers, (restart, key, tries, _RTO))
@@ -328,6 +331,7 @@ class InaSession:
         self._highest_answered = -1     # the latest chunk (in sending order) answered
         self._in_flight: dict[int, _Flight] = {}
         self._last_progress = float("-inf")   # when the latest data result arrived
+        self._last_progress_sent = 0.0        # when the transmission it answered was made
         self._timers: list[tuple[float, int, int, int]] = []
         self._float_input: np.ndarray | None = None
         self._encoder: ChunkEncoder | None = None
@@ -506,6 +510,7 @@ class InaSession:
             return []
         del self._in_flight[c]
         self._last_progress = now
+        self._last_progress_sent = flight.last_sent
         if self.timeline is not None:
             self.timeline.append((now, "result", c))
         if self.adaptive:
