@@ -11,7 +11,7 @@ The whole API (see docs/reference.md):
     real = run_stf_bmv2(built.json_path, "prog.stf", toolchain=tc, registers=True)
     mine = run_stf_inaemu(json_path_or_dict, "prog.stf", registers=True)
     # Outcome: .passed .error .outputs {port: [bytes]} .counter_reads .registers .aborted
-    #          .report .seconds
+    #          .report .seconds .packet_logs (bmv2: simple_switch's debug lines per packet)
     compare_outcomes(real, mine) -> list[str]      # [] when they agree
     diff_report(real, mine) -> str
 

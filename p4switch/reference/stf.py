@@ -35,6 +35,7 @@ class Outcome:
     aborted: str | None = None                    # a data-plane assert stopped the test
     report: str = ""                              # the STF runner's report, or the error
     seconds: float = 0.0                          # wall time, start and stop included
+    packet_logs: list[list[str]] = field(default_factory=list)  # bmv2: debug log per packet
 
 
 class _Recorder:
@@ -116,8 +117,9 @@ def run_stf_bmv2(program: str | Path, stf: str | Path | StfTest, *,
         return Outcome(target="bmv2", error=str(exc), report=str(exc),
                        seconds=time.monotonic() - start)
     with switch:
-        outcome = _run("bmv2", Bmv2Switch(switch, doc), doc, test, registers,
-                       make_key=tuple)
+        adapter = Bmv2Switch(switch, doc)
+        outcome = _run("bmv2", adapter, doc, test, registers, make_key=tuple)
+        outcome.packet_logs = adapter.packet_logs
     outcome.seconds = time.monotonic() - start
     return outcome
 

@@ -125,6 +125,8 @@ def test_priorities_interleaving_multicast_and_counters_on_bmv2(program_json) ->
     assert {port: len(frames) for port, frames in real.outputs.items()} == \
         {5: 1, 3: 1, 9: 1, 2: 1, 4: 1, 6: 1}
     assert real.counter_reads == [("counter", "I.seen", 0, 4, 56)]
+    assert len(real.packet_logs) == 4 and any("Replicating packet on port 6" in line
+                                              for line in real.packet_logs[3])
     assert own_children() == before                      # switch and CLI are gone
     mine = run_stf_inaemu(program_json, STF, registers=True)
     assert compare_outcomes(real, mine) == []
