@@ -156,8 +156,8 @@ class CallBinder:
         the argument held before the call."""
         for p, s in zip(params, storages):
             if p.direction == "out":
-                for h in _headers_in(s):
-                    self.L.emit("remove_header", [_header_json(h)], node)
+                for h in headers_in(s):
+                    self.L.emit("remove_header", [header_json(h)], node)
 
     def bind(self, params, args, env, parent: Env, node, run_body) -> tuple[Env, list]:
         """The callee's environment and the copy-outs to emit after its body."""
@@ -206,20 +206,20 @@ class CallBinder:
             self.L.copy_storage(dest, tmp, node)
 
 
-def _headers_in(s) -> list:
+def headers_in(s) -> list:
     """The header instances a storage holds (a header, or those in a struct, stack, union)."""
     if isinstance(s, (HeaderInst, DynamicElement)):
         return [s]
     if isinstance(s, StackStore):
-        return [h for e in s.elements for h in _headers_in(e)]
+        return [h for e in s.elements for h in headers_in(e)]
     if isinstance(s, UnionStore):
         return list(s.members.values())
     if isinstance(s, StructStore):
-        return [h for sub in s.fields.values() for h in _headers_in(sub)]
+        return [h for sub in s.fields.values() for h in headers_in(sub)]
     return []
 
 
-def _header_json(h) -> dict:
+def header_json(h) -> dict:
     if isinstance(h, DynamicElement):
         return h.json()
     return {"type": "header", "value": h.name}

@@ -12,6 +12,7 @@ from . import ast as A
 from .constfold import fold
 from .lower_expr import Bound, Env, Unsupported, const, hexstr, op
 from .bmv2_forms import parser_length, parser_set_source
+from .lower_calls import header_json, headers_in
 from .lower_stmt import StatementLowerer, has_calls
 from .storage import FieldRef, HeaderInst, StackStore
 from .types import BOOL, BitT, StructT, bit_width
@@ -140,6 +141,10 @@ class ParserLowerer:
                 inner = Env(self.ctx.global_env)
                 for p, a in zip(parser_decl.params, stmt.call.args):
                     inner.bind(p, Bound(a.value, env))
+                    if p.direction == "out":  # out parameters start uninitialized: invalid
+                        storage = self.ctx.exprs.resolve(a.value, env)
+                        for h in headers_in(storage):
+                            ops.append(self.primitive("remove_header", [header_json(h)]))
                 inner.prefix = inst_name
                 self.sub_count = getattr(self, "sub_count", 0) + 1
                 sub_prefix = inst_name if self.sub_count == 1 else f"{inst_name}_{self.sub_count}"
