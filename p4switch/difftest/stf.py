@@ -24,7 +24,7 @@ def render_stf(p: Program, rng: random.Random, pools: dict[str, list[int]]) -> s
                 params = _action_params(control, action, args)
                 lines.append(f"add {control.name}.{table.name} {keys} "
                              f"{control.name}.{action}({params})")
-    for _ in range(rng.randrange(2, 8)):
+    for _ in range(rng.randrange(2, 6)):
         port = rng.choice(PORTS)
         data = packet_bytes(p, rng, pools)
         lines.append(f"packet {port} {data.hex().upper()}" if data else f"packet {port} 00")
