@@ -12,7 +12,7 @@ from . import ast as A
 from .constfold import fold
 from .lower_expr import Bound, Env, Unsupported, const, hexstr, op
 from .bmv2_forms import parser_length, parser_set_source
-from .lower_calls import header_json, headers_in
+from .lower_calls import CallBinder, header_json, headers_in
 from .lower_stmt import StatementLowerer, has_calls
 from .storage import FieldRef, HeaderInst, StackStore
 from .types import BOOL, BitT, StructT, bit_width
@@ -139,21 +139,57 @@ class ParserLowerer:
                 cont = self._fresh(f"{self.base}_{self.parts}")
                 inst_decl, parser_decl, inst_name = sub
                 inner = Env(self.ctx.global_env)
-                for p, a in zip(parser_decl.params, stmt.call.args):
-                    inner.bind(p, Bound(a.value, env))
-                    if p.direction == "out":  # out parameters start uninitialized: invalid
-                        storage = self.ctx.exprs.resolve(a.value, env)
-                        for h in headers_in(storage):
-                            ops.append(self.primitive("remove_header", [header_json(h)]))
+                copy_out = self.bind_subparser_args(parser_decl.params, stmt.call.args, env,
+                                                    inner, ops, stmt)
                 inner.prefix = inst_name
                 self.sub_count = getattr(self, "sub_count", 0) + 1
                 sub_prefix = inst_name if self.sub_count == 1 else f"{inst_name}_{self.sub_count}"
                 sub_start = self.lower(parser_decl, inner, sub_prefix, accept_to=cont)
                 state_json["transitions"] = [_default(sub_start)]
                 self.statements_to_states(cont, pending, env, finish)
+                cont_state = next(st for st in self.states if st["name"] == cont)
+                cont_state["parser_ops"][0:0] = copy_out
                 return
             self.statement(stmt, env, ops)
         finish(state_json)
+
+    def bind_subparser_args(self, params, args, env: Env, inner: Env, ops: list, node) -> list:
+        """A sub-parser's parameters are locals copied in before it starts and copied back
+        when it accepts (as p4c does: a sub-parser that rejects copies nothing back); out
+        headers start invalid. Returns the copy-back ops, for the state after the accept."""
+        copy_in: list = []
+        copy_back: list = []
+        lowerer = StatementLowerer(self.ctx, copy_in)
+        back = StatementLowerer(self.ctx, copy_back)
+        for p, a in zip(params, args):
+            if getattr(p.type, "name", None) == "packet_in" or fold(a.value) is not None \
+                    or isinstance(a.value, A.DontCare):
+                inner.bind(p, Bound(a.value, env))
+                continue
+            tmp = self.ctx.layout.allocate(p.type, "tmp", "tmp")
+            inner.bind(p, tmp)
+            if p.direction in ("in", "inout", ""):
+                lowerer.assign_to(tmp, a.value, env, node)
+            else:
+                for h in headers_in(tmp):  # out parameters start uninitialized: invalid
+                    lowerer.emit("remove_header", [header_json(h)], node)
+            if p.direction in ("out", "inout"):
+                CallBinder(back).copy_out([(a.value, tmp)], env, node)
+        self.no_jumps(copy_in + copy_back, node)
+        ops.extend(self.as_parser_ops(copy_in))
+        return self.as_parser_ops(copy_back)
+
+    def as_parser_ops(self, prims: list) -> list:
+        """Primitives as parser ops: an assignment to a field is a `set`."""
+        out = []
+        for p in prims:
+            params = p["parameters"]
+            if p["op"] == "assign" and params[0].get("type") == "field":
+                out.append({"parameters": [params[0], parser_set_source(params[1])],
+                            "op": "set"})
+            else:
+                out.append(self.primitive(p["op"], params))
+        return out
 
     def _splits(self, st, env) -> bool:
         """Does this statement contain an if or a sub-parser call, which split the state?"""
@@ -260,13 +296,7 @@ class ParserLowerer:
             else:
                 lowerer.stmt(st, env)
             self.no_jumps(prims, st)
-            for p in prims:
-                params = p["parameters"]
-                if p["op"] == "assign" and params[0].get("type") == "field":
-                    ops.append({"parameters": [params[0], parser_set_source(params[1])],
-                                "op": "set"})
-                else:
-                    ops.append(self.primitive(p["op"], params))
+            ops.extend(self.as_parser_ops(prims))
             if not builtin:
                 return
         if isinstance(st, A.CallStmt):
