@@ -86,11 +86,14 @@ def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
     """All-reduce the seeded gradient; the record to write."""
     x = gradient(agent["seed"], agent["rank"], agent["length"], agent["magnitude"], config.job)
     times, totals = [], {"bytes_sent": 0, "bytes_received": 0, "packets_sent": 0,
-                         "packets_received": 0, "retransmissions": 0}
+                         "packets_received": 0, "retransmissions": 0,
+                         "fast_retransmissions": 0, "timer_retransmissions": 0}
+    per_call = []
     with Allreducer(config, algo=agent["algo"]) as worker:
         for _ in range(agent["calls"]):
             result = worker.allreduce(x)
             times.append(worker.stats.seconds)
+            per_call.append(worker.stats.retransmissions)
             for key in totals:
                 totals[key] += getattr(worker.stats, key)
         stats = worker.stats
@@ -107,6 +110,7 @@ def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
         "n": config.n, "length": agent["length"], "calls": agent["calls"],
         "seconds": times, "mean_seconds": float(np.mean(times)),
         **totals,
+        "retransmissions_per_call": per_call,
         "bytes_per_call": totals["bytes_sent"] // agent["calls"],
         "max_abs_error": float(np.max(error)) if error.size else 0.0,
         "mean_abs_error": float(np.mean(error)) if error.size else 0.0,

@@ -132,7 +132,9 @@ class AllreduceStats:
     bytes_received: int = 0
     packets_sent: int = 0                # INA datagrams or ring messages
     packets_received: int = 0
-    retransmissions: int = 0             # INA only
+    retransmissions: int = 0             # INA only: early and by timer
+    fast_retransmissions: int = 0        # INA: early (a later result showed the loss)
+    timer_retransmissions: int = 0       # INA: a timer expired
     ignored: int = 0                     # INA: duplicates, malformed and foreign packets
     error_bound: np.ndarray | None = field(default=None, repr=False)   # INA: per element
 
@@ -196,6 +198,8 @@ class Allreducer:
             algo="ina", bytes_sent=delta.bytes_sent, bytes_received=delta.bytes_received,
             packets_sent=delta.packets_sent, packets_received=delta.packets_received,
             retransmissions=delta.retransmissions,
+            fast_retransmissions=delta.fast_retransmissions,
+            timer_retransmissions=delta.timer_retransmissions,
             ignored=delta.duplicates_ignored + delta.malformed_ignored + delta.foreign_ignored,
             error_bound=session.error_bound())
         return result
