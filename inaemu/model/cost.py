@@ -100,9 +100,11 @@ def phases_for(algo: str, n: int, size: float, *, switch_blocks: list[list[int]]
                  + rings(col_groups, (rows - 1) / rows * half))
         middle = (rings(col_groups, 2 * (rows - 1) / rows * half / cols)
                   + rings(row_groups, 2 * (cols - 1) / cols * half / rows))
-        return [Phase("scatter rows | columns", max(rows, cols) - 1, first),
-                Phase("all-reduce columns | rows", 2 * (max(rows, cols) - 1), middle),
-                Phase("gather rows | columns", max(rows, cols) - 1, first)]
+        # each half takes 2(R-1) + 2(C-1) steps in all, the two halves at once
+        steps = rows + cols - 2
+        return [Phase("scatter rows | columns", steps // 2, first),
+                Phase("all-reduce columns | rows", steps, middle),
+                Phase("gather rows | columns", steps - steps // 2, first)]
     if algo == "dbtree":
         from hosts.dbtree import DEFAULT_CHUNK_ELEMS, tree_roles
         flows: list[Flow] = []

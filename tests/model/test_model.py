@@ -73,6 +73,7 @@ def test_phase_shapes():
     assert [p.steps for p in hring] == [1, 6, 1]
     torus = phases_for("torus", 16, 1600.0)
     assert [p.steps for p in torus] == [3, 6, 3]
+    assert [p.steps for p in phases_for("torus", 3, 300.0)] == [1, 2, 1]     # a 3 x 1 grid
     ps = phases_for("ps", 4, 400.0)
     assert len(ps[0].flows) == 12 and ps[0].flows[0][2] == 100.0
 
