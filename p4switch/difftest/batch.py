@@ -23,6 +23,7 @@ class SeedReport:
     kinds: list[str]
     details: list[str]
     runs: dict[str, dict] = field(default_factory=dict)   # run name -> outputs (disagreeing only)
+    oracle_error: str | None = None     # p4c's JSON could not run the STF on simple_switch
 
     @property
     def disagreeing(self) -> bool:
@@ -34,6 +35,9 @@ def run_seed(seed: int, bmv2: bool = True) -> SeedReport:
     found, result = classify_case(case, bmv2=bmv2)
     report = SeedReport(seed, case.expect_valid, result.p4c.accepted, result.inaemu.accepted,
                         [d.kind for d in found], [d.detail for d in found])
+    oracle = result.runs.get("p4c@bmv2")
+    if oracle is not None and oracle.error:
+        report.oracle_error = oracle.error
     if found:
         report.runs = {name: _outcome_dict(o) for name, o in result.runs.items()}
         report.runs["compilers"] = {"p4c": result.p4c.message, "inaemu": result.inaemu.message}
@@ -72,6 +76,8 @@ def summarize(reports: list[SeedReport]) -> Counter:
         counts["valid by construction" if r.expect_valid else "invalid on purpose"] += 1
         if r.expect_valid and not r.p4c_accepted and not r.inaemu_accepted:
             counts["both reject a case meant valid (generator)"] += 1
+        if r.oracle_error:
+            counts["simple_switch could not run the STF on p4c's JSON (not compared)"] += 1
         if not r.expect_valid and r.p4c_accepted:
             counts["p4c accepts a mutation (generator)"] += 1
         for kind in set(r.kinds):

@@ -16,7 +16,7 @@ from .case import Case
 from .exprs import ExprGen
 from .model import (Action, Control, Counter, Header, ParserState, Program, Register, SelectCase,
                     Table, TableKey)
-from .ptypes import BOOL, Ty, bit, interesting_value, random_scalar
+from .ptypes import BOOL, bit, interesting_value, random_scalar
 from .render import render_program
 from .scope import Scope, Var
 from .stf import render_stf
@@ -232,7 +232,7 @@ class _Generator:
                       (default_action, self._args(control, default_action)))
         if rng.random() < 0.55:
             table.const_entries = self._entries(control, table, rng.randrange(1, 6), const=True)
-        elif all(k.match == "exact" and k.stf_name for k in keys):
+        elif all(k.stf_name for k in keys):
             table.runtime_entries = self._entries(control, table, rng.randrange(0, 4),
                                                   const=False)
         return table
@@ -256,6 +256,8 @@ class _Generator:
         return entries
 
     def _keyset(self, key: TableKey, const: bool) -> str:
+        """A const entry's keyset in P4 (`v &&& m`, `lo .. hi`, `_`), or a control-plane
+        entry's key value in STF (`v&&&m`, `v/len`, `lo->hi`, `*` = wildcard)."""
         rng = self.rng
         if key.ty.is_bool:
             return rng.choice(["true", "false"])
@@ -264,16 +266,22 @@ class _Generator:
         value = interesting_value(rng, width)
         if key.stf_name:
             self.field_pools.setdefault(key.stf_name, []).append(value)
-        if not const or key.match in ("exact", "optional") or rng.random() < 0.5:
-            if key.match != "exact" and const and rng.random() < 0.2:
-                return "_"
+        if key.match == "exact" or rng.random() < 0.4:
+            if key.match != "exact" and rng.random() < 0.25:
+                return "_" if const else "*"
             return f"{value:#x}"
+        and_ = " &&& " if const else "&&&"
         if key.match == "ternary":
             mask = rng.getrandbits(width) & full
-            return f"{value & mask:#x} &&& {mask:#x}"
+            return f"{value & mask:#x}{and_}{mask:#x}"
+        if key.match == "optional":
+            return f"{value:#x}"
         if key.match == "lpm":
             prefix = rng.randrange(0, width + 1)
             mask = full ^ ((1 << (width - prefix)) - 1)
+            if not const:
+                return f"{value & mask:#x}/{prefix}"
             return f"{value & mask:#x} &&& {mask:#x}"
         other = interesting_value(rng, width)
-        return f"{min(value, other):#x} .. {max(value, other):#x}"
+        low, high = min(value, other), max(value, other)
+        return f"{low:#x} .. {high:#x}" if const else f"{low:#x}->{high:#x}"

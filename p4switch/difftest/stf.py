@@ -19,10 +19,15 @@ def render_stf(p: Program, rng: random.Random, pools: dict[str, list[int]]) -> s
     lines = _replication(rng)
     for control in (p.ingress, p.egress):
         for table in control.tables:
-            for keysets, action, args in table.runtime_entries:
-                keys = " ".join(f"{k.stf_name}:{v}" for k, v in zip(table.keys, keysets))
+            prioritised = any(k.match in ("ternary", "range", "optional") for k in table.keys)
+            count = len(table.runtime_entries)
+            for n, (keysets, action, args) in enumerate(table.runtime_entries):
+                keys = " ".join(f"{k.stf_name}:{v}" for k, v in zip(table.keys, keysets)
+                                if v != "*")     # a key left out is a wildcard
                 params = _action_params(control, action, args)
-                lines.append(f"add {control.name}.{table.name} {keys} "
+                # distinct priorities, so the winner of an overlap is defined on both switches
+                priority = f" {count - n}" if prioritised else ""
+                lines.append(f"add {control.name}.{table.name}{priority} {keys} "
                              f"{control.name}.{action}({params})")
     for _ in range(rng.randrange(2, 6)):
         port = rng.choice(PORTS)

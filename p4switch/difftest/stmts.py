@@ -11,7 +11,7 @@ import random
 
 from .exprs import ExprGen
 from .model import Control, Table
-from .ptypes import BOOL, Ty, bit, literal, random_scalar
+from .ptypes import BOOL, bit, literal, random_scalar
 from .scope import Scope, Var
 
 PORTS = (0, 1, 2, 3)
