@@ -170,6 +170,10 @@ class _Generator:
             if control.actions:
                 control.tables.append(self._table(prefix, control, scope))
         stmts.unapplied = list(control.tables)
+        # p4c gives a directly called action a second JSON action of the same name, and
+        # simple_switch_CLI then cannot add entries for the table's copy (F11)
+        stmts.not_called = {action for t in control.tables if t.runtime_entries
+                            for _, action, _ in t.runtime_entries}
         lines = []
         if ingress and rng.random() < 0.7:
             lines.append(f"        sm.egress_spec = 9w{rng.randrange(0, 4)};")

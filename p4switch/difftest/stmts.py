@@ -28,6 +28,7 @@ class StmtGen:
         self.names = names
         self.max_depth = max_depth
         self.unapplied: list[Table] = []
+        self.not_called: set[str] = set()   # actions never called directly (see generator)
 
     # --- blocks ---
     def block(self, scope: Scope, count: int, indent: int, *, in_action: bool,
@@ -150,9 +151,10 @@ class StmtGen:
         return [f"{pad}return;"] if depth > 0 or self.rng.random() < 0.3 else []
 
     def _call(self, scope: Scope, pad: str, indent: int, in_action: bool, depth: int):
-        if not self.control.actions:
+        callable_ = [a for a in self.control.actions if a.name not in self.not_called]
+        if not callable_:
             return []
-        action = self.rng.choice(self.control.actions)
+        action = self.rng.choice(callable_)
         args = ", ".join(self.exprs.expr(ty, scope, depth=1) for _, ty in action.params)
         return [f"{pad}{action.name}({args});"]
 
