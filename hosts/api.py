@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .collectives import PLAN_ALGOS
 from .errors import HostError, UsageError
 from .ina_session import InaSession
 from .ina_wire import INA_UDP_PORT
@@ -20,7 +21,7 @@ from .ring_session import ACCUMULATORS, RingSession
 from .tcp_driver import TcpRing, listen
 from .udp_driver import UdpInaDriver
 
-ALGORITHMS = ("ina", "ring")
+ALGORITHMS = ("ina", "ring", *PLAN_ALGOS)   # plan algorithms: hosts/tcp_collective.py
 
 
 class ConfigError(HostError, ValueError):
@@ -167,6 +168,10 @@ class Allreducer:
 
     def _open_ring(self) -> None:
         c = self.config
+        if self.algo != "ring":       # PS, hierarchical ring, trees, halving-doubling, torus
+            from .tcp_collective import open_collective
+            self._ring = open_collective(c, self.algo)
+            return
         if len(c.peers) != c.n:
             raise ConfigError(f"config.peers: the ring needs one 'host:port' per worker "
                               f"({c.n}), got {len(c.peers)}")
@@ -209,7 +214,7 @@ class Allreducer:
         before = dataclasses.replace(counters)
         result = self._ring.allreduce(vector, timeout=self.config.timeout)
         self.stats = AllreduceStats(
-            algo="ring", bytes_sent=counters.bytes_sent - before.bytes_sent,
+            algo=self.algo, bytes_sent=counters.bytes_sent - before.bytes_sent,
             bytes_received=counters.bytes_received - before.bytes_received,
             packets_sent=counters.messages_sent - before.messages_sent,
             packets_received=counters.messages_received - before.messages_received)

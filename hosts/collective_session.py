@@ -89,6 +89,7 @@ class CollectiveSession:
         self.result = None
         self._acc = values.astype(ACCUMULATORS[self.accumulate], copy=True)
         self._waiting = [len(d) for d in self._deps]
+        self._finished = [False] * len(self.plan)
         self._done_ops = 0
         self.state = CollectiveState.RUNNING
         out: list[tuple[int, bytes]] = []
@@ -128,6 +129,14 @@ class CollectiveSession:
         self._finish_if_done()
         return out
 
+    def expects_from(self, peer: int) -> bool:
+        """Whether this call still needs data from `peer` (a driver may then treat the peer
+        closing its connection as a failure; after that, it is just the peer being done)."""
+        if self.state is not CollectiveState.RUNNING:
+            return False
+        return any(not self._finished[i] for i, op in enumerate(self.plan)
+                   if isinstance(op, Recv) and op.peer == peer)
+
     # ---- internals --------------------------------------------------------------------------
 
     def _fail(self, reason: str):
@@ -154,6 +163,7 @@ class CollectiveSession:
                     continue                # runs when its message arrives
                 self._apply(op, message)
             self._done_ops += 1
+            self._finished[i] = True
             for j in reversed(self._dependents[i]):
                 self._waiting[j] -= 1
                 if self._waiting[j] == 0:

@@ -227,7 +227,7 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
             status[i] = process.wait()
     records = [read_record(spec, exit_status=status.get(i), killed_by_us=killed.get(i))
                for i, spec in enumerate(specs)]
-    if algo == "ring":   # the kernel's TCP repairs losses; its counter is the ring's retx
+    if algo != "ina":    # the kernel's TCP repairs losses; its counter is the host algo's retx
         for spec, record, before in zip(specs, records, tcp_before):
             after = tcp_retransmissions(net.host(spec.host))
             if after is not None and before is not None:
