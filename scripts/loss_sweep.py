@@ -200,7 +200,8 @@ def plot(rows: list[dict], path: Path, title: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rows = sweep(args)
-    stem = f"loss-{args.net}-{args.topo}" + (f"-j{args.jobs}" if args.jobs > 1 else "")
+    stem = f"loss-{args.net}-{args.topo}-w{args.workers}"
+    stem += f"-j{args.jobs}" if args.jobs > 1 else ""
     write_csv(rows, args.out / f"{stem}.csv")
     plot(rows, args.out / f"{stem}.png",
          f"{args.net}, {args.topo}, {args.jobs} job(s) x {args.workers} workers, "
