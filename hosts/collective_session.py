@@ -6,8 +6,9 @@ simulator's transport model); nothing here does I/O or reads a clock. `start(vec
 
 Messages are hosts/ring_wire.py's `Segment`s (kind ALL_GATHER; whether the receiver adds or
 keeps the data is its plan's business): `call` = the call number, `index` = the message's
-number on its (sender, receiver) pair, `step` = 0. A message may arrive before the receiver can use it
-(its operation waits on earlier ones): it is kept until then, also across the start of a call.
+number on its (sender, receiver) pair, `step` = 0. A message may arrive before the receiver
+can use it (its operation waits on earlier ones): it is kept until then, also across the start
+of a call.
 Sums are accumulated in float32 (or float64); every element's final value is computed at one
 rank and copied to the others, so every rank ends with the same bits. Anything that does not
 match the plan raises `RingProtocolError` and the session is FAILED.
