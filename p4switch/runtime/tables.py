@@ -198,6 +198,11 @@ class Table:
             want = KEY_CLASS_FOR_MATCH_TYPE[kf.match_type]
             if kf.match_type == "optional" and isinstance(key, ExactKey):
                 key = OptionalKey(key.value)
+            elif kf.match_type == "ternary" and isinstance(key, OptionalKey):
+                # BMv2 JSON has no optional match type: p4c (and inaemu) write a P4 optional key
+                # as ternary, so the control plane's optional value is a full-mask ternary one.
+                key = TernaryKey(0, 0) if key.value is None else \
+                    TernaryKey(key.value, (1 << kf.width) - 1)
             if not isinstance(key, want):
                 raise InvalidArgument(f"key field '{kf.name}' is {kf.match_type}: expected "
                                       f"{want.__name__}, got {type(key).__name__}")
