@@ -113,6 +113,7 @@ def summarize(records: list[dict], setting: RunSetting, *,
             "finished": len(finished),
             "correct": complete and all(bool(r.get("correct")) for r in members),
             "error": "; ".join(errors) or None,
+            "model_time_s": None, "measured_over_model": None,   # inaemu/model/for_run.py
         })
     return summaries
 

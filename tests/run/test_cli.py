@@ -40,7 +40,8 @@ def run_cli(*args: str, user: str | None = None) -> subprocess.CompletedProcess:
     (["--bw", "-5"], "inaemu run: error: bw: expected Mbit/s in (0, 100000], got -5"),
     (["--timeout", "0"], "inaemu run: error: timeout: expected seconds > 0, got 0"),
     (["--algo", "tree"], "inaemu run: error: argument --algo: invalid choice: 'tree' "
-                         "(choose from 'ina', 'ring', 'both')"),
+                         "(choose from 'ina', 'ring', 'ps', 'hring', 'dbtree', 'rhd', "
+                         "'torus', 'both', 'all')"),
     (["--workers", "four"], "inaemu run: error: argument --workers: invalid int value: 'four'"),
     (["--kill-worker", "x"], "inaemu run: error: argument --kill-worker: expected WORKER@SECONDS "
                              "(e.g. 1@0.5), got 'x'"),
