@@ -64,8 +64,8 @@ def annotation_texts(annotations) -> list[str]:
 
 
 def canonical_bytes(value: int, width: int) -> bytes:
-    n = max(1, (value.bit_length() + 7) // 8)
-    return value.to_bytes(n, "big")
+    """A value as p4c writes it in P4Info: big-endian over the whole bytes of its width."""
+    return value.to_bytes(max(1, (width + 7) // 8), "big")
 
 
 def is_hidden(decl) -> bool:
@@ -74,6 +74,7 @@ def is_hidden(decl) -> bool:
 
 class P4InfoBuilder:
     def __init__(self, program, ctx, bmv2):
+        self.program = program
         self.ctx = ctx
         self.bmv2 = bmv2
         self.ids = IdAllocator()
@@ -121,13 +122,21 @@ class P4InfoBuilder:
             implicit = getattr(ref.decl, "implicit_noaction", None)
             if implicit is not None:
                 used.setdefault("NoAction", implicit)
+        in_tables = set(used)
+        for decl, name in getattr(self.ctx, "action_meta", {}).values():
+            used.setdefault(name, decl)  # also called directly from an apply block, as p4c
+        for decl, name in self.direct_action_calls():
+            used.setdefault(name, decl)
         ids = {}
         for name, decl in sorted(used.items(), key=lambda kv: self.order(kv[1])):
             if is_hidden(decl):
                 continue
             msg = self.info.actions.add()
             ids[name] = self.preamble(msg, P.ACTION, name, decl)
-            for i, p in enumerate([p for p in decl.params if not p.direction]):
+            # an action only called directly has its arguments bound at the call: p4c lists it
+            # without parameters
+            data = [p for p in decl.params if not p.direction] if name in in_tables else []
+            for i, p in enumerate(data):
                 param = msg.params.add()
                 param.id = i + 1
                 param.name = p.name
@@ -135,6 +144,22 @@ class P4InfoBuilder:
                 self.enum_type_name(param, p.type)
                 param.annotations.extend(annotation_texts(p.annotations))
         return ids
+
+    def direct_action_calls(self):
+        """Actions called directly from the apply block of one of main's controls (p4c lists
+        them, though lowering may have inlined the call into straight-line code)."""
+        main = next((d for d in self.program.decls
+                     if isinstance(d, A.InstanceDecl) and d.name == "main"), None)
+        names = {a.value.func.name for a in (main.args if main else ())
+                 if isinstance(a.value, A.Call) and isinstance(a.value.func, A.Name)}
+        for d in self.program.decls:
+            if not (isinstance(d, A.ControlDecl) and d.name in names and d.apply is not None):
+                continue
+            for call in _direct_calls(d.apply):
+                act = getattr(call.func, "decl", None)
+                if isinstance(act, A.ActionDecl):
+                    prefix = "" if act not in d.locals else d.name
+                    yield act, self.ctx.qualified(prefix, act)
 
     # ---- tables -----------------------------------------------------------------------------
     def tables(self) -> None:
@@ -299,7 +324,7 @@ class P4InfoBuilder:
                 continue
             seen.add(name)
             msg = self.info.controller_packet_metadata.add()
-            pid = self.ids.allocate(P.CONTROLLER_HEADER, name, ())
+            pid = self.ids.allocate(P.CONTROLLER_HEADER, d.name, ())  # p4c hashes the type
             msg.preamble.id = pid
             msg.preamble.name = name
             msg.preamble.annotations.append(f"@controller_header({ann.raw})")
@@ -341,10 +366,10 @@ class P4InfoBuilder:
                     member.type_spec.bitstring.bit.bitwidth = bit_width(ft)
 
     def enum_type_name(self, msg, t) -> None:
-        """A serializable enum in a P4Info-visible place: named there, described in type_info."""
+        """A serializable enum in a P4Info-visible place: described in type_info (p4c 1.2.5
+        does not name it with `type_name` at the place itself)."""
         if not (isinstance(t, EnumT) and t.underlying is not None):
             return
-        msg.type_name.name = t.name
         if t.name in self.info.type_info.serializable_enums:
             return
         desc = self.info.type_info.serializable_enums[t.name]
@@ -385,3 +410,18 @@ def p4info_to_text(info) -> str:
 
 
 __all__ = ["build_p4info", "p4info_to_text", "jenkins_one_at_a_time"]
+
+
+def _direct_calls(node):
+    """Calls made as statements under `node` (blocks, ifs, switch cases)."""
+    if isinstance(node, A.CallStmt):
+        yield node.call
+    elif isinstance(node, A.Block):
+        for st in node.stmts:
+            yield from _direct_calls(st)
+    elif isinstance(node, A.If):
+        yield from _direct_calls(node.then)
+        yield from _direct_calls(node.other)
+    elif isinstance(node, A.Switch):
+        for c in node.cases:
+            yield from _direct_calls(c.body)
