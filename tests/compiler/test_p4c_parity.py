@@ -222,3 +222,18 @@ def test_entry_priorities_agree_with_p4c_on_simple_switch(tmp_path):
     assert built.ok, built.stderr
     outcome = run_stf_bmv2(built.json_path, programs / "entry_priorities.stf", toolchain=toolchain)
     assert outcome.passed, outcome.report
+
+
+@pytest.mark.skipif(not P4C.exists(), reason="reference p4c not installed")
+@pytest.mark.parametrize("path", ["p4src/ina.p4", "tests/p4/ecn.p4", "tests/p4/firewall.p4",
+                                  "tests/p4/header_struct_fields.p4"])
+def test_p4info_text_is_p4cs_byte_for_byte(path, tmp_path):
+    """Directly called actions (ecn, firewall), whole-byte values, p4c's ids and names."""
+    from p4switch.compiler import compile_file
+    source = Path(__file__).resolve().parents[2] / path
+    out = tmp_path / "p.p4info.txtpb"
+    done = subprocess.run([str(P4C), "-I", str(P4C_INCLUDE), "-o", str(tmp_path / "p.json"),
+                           "--p4runtime-files", str(out), str(source)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert compile_file(str(source)).p4info_text() == out.read_text()
