@@ -62,8 +62,10 @@ def phases_for(algo: str, n: int, size: float, *, switch_blocks: list[list[int]]
         rem = n - p
         real = [2 * v + 1 if v < rem else v + rem for v in range(p)]
         out = []
-        if rem:
-            out.append(Phase("fold", 1, [(2 * i, 2 * i + 1, size) for i in range(rem)]))
+        if rem:      # ranks not folded start their first halving at once, into folded ones
+            early = [(real[v], real[v ^ (p // 2)], size / 2) for v in range(rem, p)
+                     if v ^ (p // 2) < rem]
+            out.append(Phase("fold", 1, [(2 * i, 2 * i + 1, size) for i in range(rem)] + early))
         d, part = p // 2, size / 2
         halving = []
         while d >= 1:

@@ -67,7 +67,8 @@ def test_phase_shapes():
     rhd = phases_for("rhd", 6, 1024.0)        # p = 4, two ranks fold
     assert [p.name for p in rhd] == ["fold", "halve d=2", "halve d=1", "double d=1",
                                      "double d=2", "unfold"]
-    assert rhd[0].flows == [(0, 1, 1024.0), (2, 3, 1024.0)]
+    # the fold, and at the same time the unfolded ranks' first halving into the folded ones
+    assert rhd[0].flows == [(0, 1, 1024.0), (2, 3, 1024.0), (4, 1, 512.0), (5, 3, 512.0)]
     assert {f[2] for f in rhd[1].flows} == {512.0} and {f[2] for f in rhd[2].flows} == {256.0}
     hring = phases_for("hring", 8, 800.0, switch_blocks=[[0, 1], [2, 3], [4, 5], [6, 7]])
     assert [p.steps for p in hring] == [1, 6, 1]

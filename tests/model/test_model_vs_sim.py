@@ -30,6 +30,13 @@ def ratio(topology, hosts, algo):
 
 
 @pytest.mark.parametrize("algo", ALGOS)
+def test_star_of_six(algo):
+    """Not a power of two: halving-doubling folds two ranks (model 1.14 here)."""
+    topology = star(6)
+    assert ratio(topology, [h.name for h in topology.hosts], algo) == pytest.approx(1, abs=0.15)
+
+
+@pytest.mark.parametrize("algo", ALGOS)
 def test_star_of_eight(algo):
     topology = star(8)
     assert ratio(topology, [h.name for h in topology.hosts], algo) == pytest.approx(1, abs=0.15)
