@@ -1,7 +1,8 @@
 // for_loops: C-style `for (init; cond; update)` loops (P4_16 1.2.4), which inaemu unrolls at
 // compile time: a sum, `continue`, a `break` taken at run time, nested loops whose inner bound
 // is the outer variable, the loop variable as a header-stack index, a loop setting a variable
-// declared before it (which keeps its final value), a loop inside an action, and `+=` updates.
+// declared before it (which keeps its final value), a loop inside an action, `+=` updates, and
+// a loop with a `return` inside a function.
 // (p4c 1.2.5's BMv2 back end accepts these but drops the loop: its JSON runs each body once.)
 #include <core.p4>
 #include <v1model.p4>
@@ -15,11 +16,24 @@ header d_t {
     bit<8> nested;  // + 1 for each (i, j) with j <= i < 3
     bit<8> act;     // shifted left three times with a 1 shifted in, by an action
     bit<8> last;    // the final value of a variable set by a loop: 1 << 4
+    bit<16> bits;
+    bit<16> first;  // the index of the lowest set bit of bits (FFFF: none), from a function
 }
 header s_t { bit<8> v; }
 
 struct headers { ethernet_t eth; d_t d; s_t[3] s; }
 struct metadata { }
+
+bit<16> lowest_set_bit(in bit<16> v) {
+    bit<16> x = v;
+    for (bit<16> i = 0; i < 16; i = i + 1) {
+        if (x[0:0] == 1) {
+            return i;
+        }
+        x = x >> 1;
+    }
+    return 0xFFFF;
+}
 
 parser MyParser(packet_in pkt, out headers hdr, inout metadata meta,
                 inout standard_metadata_t smeta) {
@@ -70,6 +84,7 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         for (p = 1; p < 9; p = p << 1) { }
         hdr.d.last = p;
         shift_in_ones();
+        hdr.d.first = lowest_set_bit(hdr.d.bits);
     }
 }
 
