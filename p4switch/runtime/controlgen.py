@@ -184,6 +184,10 @@ class ControlCompiler:
                 code = f"v[{ref.header.index}]" if ref.is_valid_bit else f"f[{ref.slot}]"
                 if ref.signed:
                     code = f"({code} & {(1 << kf.width) - 1})"
+                if not ref.is_valid_bit and not ref.header.metadata:
+                    # BMv2 builds the lookup key with 0 for a field of an invalid header,
+                    # whatever the field holds
+                    code = f"({code} if v[{ref.header.index}] else 0)"
             if knode.has("mask"):
                 code = f"({code} & {knode['mask'].hexstr() & ((1 << kf.width) - 1)})"
             parts.append(f"({code} << {kf.shift})" if kf.shift else code)
