@@ -7,8 +7,9 @@ range `a .. b`, a list `{...}` or a header stack. In each copy of the body the l
 constant (a stack element is copied into a local), so a loop index is a constant stack index.
 `break` and `continue` become boolean flags that guard the rest of the body and later iterations.
 
-p4c 1.2.5's BMv2 back end accepts the C form but drops the loop (the body runs once with the
-variable uninitialised) and refuses the `in` form ("BMV2 does not support for-in loops"); both are
+p4c 1.2.5's BMv2 back end accepts the C form but, in a control's apply block (and a function
+inlined there), drops the loop: the body runs once with the variable uninitialised (it unrolls
+loops in actions). It refuses the `in` form ("BMV2 does not support for-in loops"). Both forms are
 valid P4_16, and the unrolled code is plain BMv2 JSON.
 """
 
