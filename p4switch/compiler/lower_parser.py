@@ -70,13 +70,17 @@ class ParserLowerer:
             if tr is None or tr.select is None:
                 state_json["transitions"] = [_default(target(tr.state) if tr is not None else None)]
                 return
+            cases = _reachable_cases(tr.cases)
+            if _matches_all(cases[0].keyset):  # the select does not depend on its key
+                state_json["transitions"] = [_default(target(cases[0].state))]
+                return
             key_json, widths = [], []
             for e in tr.select:
                 key_json.append(self.key(e, senv, ops))
                 widths.append(bit_width(e.type) if e.type != BOOL else 1)
             state_json["transition_key"] = key_json
             transitions = []
-            for case in tr.cases:
+            for case in cases:
                 transitions += self.case(case, widths, senv, target(case.state))
             state_json["transitions"] = transitions
 
@@ -243,7 +247,7 @@ class ParserLowerer:
 
     def case(self, case: A.SelectCase, widths, env, next_state) -> list:
         k = case.keyset
-        if isinstance(k, A.Default) or (isinstance(k, A.DontCare) and len(widths) == 1):
+        if _matches_all(k):
             return [{"type": "default", "value": None, "mask": None, "next_state": next_state}]
         if isinstance(k, A.Name) and isinstance(getattr(k, "decl", None), A.ValueSetDecl):
             vs = env.lookup(k.decl)
@@ -449,6 +453,25 @@ def _var_decls(stmts):
             yield from _var_decls(st.stmts)
         elif isinstance(st, A.If):
             yield from _var_decls([st.then] + ([st.other] if st.other is not None else []))
+
+
+def _matches_all(keyset) -> bool:
+    """`default`, `_` or a tuple of `_`s: a keyset no packet can miss."""
+    if isinstance(keyset, A.ListExpr):
+        return all(isinstance(k, (A.DontCare, A.Default)) for k in keyset.items)
+    return isinstance(keyset, (A.DontCare, A.Default))
+
+
+def _reachable_cases(cases: list) -> list:
+    """The cases up to the first one that matches everything (the later ones are unreachable).
+
+    BMv2 takes a `default` transition only when no other one matches, so a catch-all case
+    must end the list rather than become a `default` in the middle of it.
+    """
+    for i, case in enumerate(cases):
+        if _matches_all(case.keyset):
+            return cases[:i + 1]
+    return cases
 
 
 def _default(next_state) -> dict:
