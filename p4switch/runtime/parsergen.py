@@ -354,8 +354,10 @@ class ParserCompiler:
                             for t in snode.get("transitions").items())
             if uses_vset:
                 lines.append(f"ck = {compressed}")
+        # BMv2 tries the value transitions in order and takes a `default` only when none
+        # matches, wherever it stands in the list; with several defaults the last one counts.
         first = True
-        has_default = False
+        default_goto = None
         for tnode in snode.get("transitions").items():
             ttype = tnode.get("type").value
             if ttype is None:  # older p4c: {"value": "default"} or a bare hex value
@@ -365,13 +367,9 @@ class ParserCompiler:
             nxt = tnode.get("next_state").opt_str()
             goto = self._goto(nxt, snode, position)
             if ttype == "default":
-                if first:
-                    return lines + goto
-                lines.append("else:")
-                lines += ["    " + g for g in goto]
-                has_default = True
-                break
-            if ttype != "default" and not key_parts:
+                default_goto = goto
+                continue
+            if not key_parts:
                 raise tnode.error("a value transition needs a transition key")
             if ttype == "hexstr":
                 value = tnode["value"].hexstr()
@@ -394,11 +392,14 @@ class ParserCompiler:
             lines.append(f"{'if' if first else 'elif'} {cond}:")
             lines += ["    " + g for g in goto]
             first = False
-        if not has_default:
-            # BMv2 ends parsing without an error when nothing matches and there is no default
-            # (p4c does not add P4_16's implicit NoMatch for BMv2); NoMatch only comes from an
-            # explicit verify.
-            lines += ["else:", "    break"] if not first else ["break"]
+        if default_goto is not None:
+            if first:
+                return lines + default_goto
+            return lines + ["else:"] + ["    " + g for g in default_goto]
+        # BMv2 ends parsing without an error when nothing matches and there is no default
+        # (p4c does not add P4_16's implicit NoMatch for BMv2); NoMatch only comes from an
+        # explicit verify.
+        lines += ["else:", "    break"] if not first else ["break"]
         return lines
 
     @staticmethod
