@@ -57,6 +57,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--tag", default="ls", help="Mininet name prefix (default ls)")
+    parser.add_argument("--grpc-base", type=int, default=52000,
+                        help="Mininet: switch i serves P4Runtime on this + i (default 52000, "
+                             "away from inaemu run's 50000 that other runs may hold)")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "loss-sweep")
     args = parser.parse_args(argv)
     try:
@@ -106,7 +109,7 @@ def run_point(args: argparse.Namespace, loss: float, run_dir: Path) -> list[dict
                "--bw", f"{args.bw:g}", "--seed", str(args.seed), "--timeout",
                f"{args.timeout:g}", "--out", str(run_dir)]
     if args.net == "mininet":
-        command += ["--tag", args.tag]
+        command += ["--tag", args.tag, "--grpc-base", str(args.grpc_base)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     (run_dir.parent / f"{run_dir.name}.log").write_text(done.stdout + done.stderr)
     summary = run_dir / "summary.json"
@@ -186,7 +189,8 @@ def plot(rows: list[dict], path: Path, title: str) -> None:
             ax.axhline(mine[0]["lossless_s"], color=colours[algo], lw=0.8, ls="--",
                        label=f"{algo} lossless")
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    if any(r["time_s"] for r in rows):      # nothing finished: nothing to scale
+        ax.set_yscale("log")
     ax.set_xlabel("loss on every link, % (0 % drawn at 0.003)")
     ax.set_ylabel("all-reduce time, s")
     ax.set_title(title, fontsize=10)
