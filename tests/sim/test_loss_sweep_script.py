@@ -44,3 +44,10 @@ def test_a_tiny_sweep_in_the_simulator(tmp_path: Path) -> None:
     assert all(r["correct"] == "True" and float(r["time_s"]) > 0 for r in rows)
     assert float(rows[1]["expected_s"]) > float(rows[1]["lossless_s"])
     assert (tmp_path / "loss-sim-star-w2.png").stat().st_size > 0
+
+
+def test_a_sweep_where_nothing_finished_still_plots(tmp_path: Path) -> None:
+    rows = [dict(algo="ina", loss_pct=p, time_s=None, expected_s=None, lossless_s=None)
+            for p in (0.0, 1.0)]
+    loss_sweep.plot(rows, tmp_path / "empty.png", "nothing finished")   # raised ValueError
+    assert (tmp_path / "empty.png").stat().st_size > 0
