@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 
 from . import layout as L
-from .fastpath import build_fast_path
+from .fastpath import build_fast_path, build_length_after_ingress, may_read_slot
 from .primgen import DROP_PORT
 from .queues import DROPPED, QUEUED, EgressQueues
 
@@ -63,6 +63,11 @@ class Engine:
         self.metadata_slots = [slot for h in layout.header_list if h.metadata
                                for slot in range(h.base, h.base + len(h.htype.fields))]
         self.packet_count = 0
+        self.length_after_ingress = build_length_after_ingress(layout)
+        # egress, the deparser or a preserved field list may see packet_length
+        self.egress_reads_length = may_read_slot(
+            code.source, ("egress", "deparse", "deparse_replica"), self.packet_length) or \
+            any(self.packet_length in slots for slots in program.field_lists.values())
         self.fast = build_fast_path(self)
         self.fast_queued = build_fast_path(self, queued=True)
 
@@ -213,6 +218,10 @@ class Engine:
                 trace.note("resubmit")
             ingress_queue.append((data, RESUBMIT, self._preserved(f, field_list)))
             return copies
+        # clones above keep the length as received; the packet itself goes on with its
+        # length after ingress (simple_switch: the valid headers plus the payload)
+        if self.egress_reads_length:
+            length = self.length_after_ingress(f, v, len(payload))
         mgid = f[self.mcast_grp] if self.mcast_grp is not None else 0
         if mgid:
             replicas = self.pre.replicas(mgid)

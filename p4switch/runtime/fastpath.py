@@ -15,6 +15,7 @@ of the whole PHV per replica; otherwise every replica but the last gets a copy.
 
 from __future__ import annotations
 
+import ast
 from typing import Callable
 
 from . import layout as L
@@ -34,10 +35,15 @@ def build_fast_path(engine, queued: bool = False) -> Callable:
     code = engine.code
     after_ingress, anywhere = code.writes_after_ingress, code.writes_anywhere
     multicast = "" if engine.mcast_grp is None or queued else _multicast_source(engine)
+    # egress sees the length after ingress; computed only when some code can read it
+    new_length = "length_after_ingress(f, v, len(data) - pos)" \
+        if engine.egress_reads_length else "length"
+    recompute = "" if new_length == "length" else f"""
+    length = {new_length}"""
     to_group = "" if engine.mcast_grp is None else f"""
     mgid = f[{engine.mcast_grp}]
     if mgid:
-        return multicast(f, v, data[pos:], port, length, now, mgid)"""
+        return multicast(f, v, data[pos:], port, {new_length}, now, mgid)"""
     if queued and engine.mcast_grp is not None:
         to_group = f"""
     if f[{engine.mcast_grp}]:
@@ -79,7 +85,7 @@ def fast(port, data):
     ingress(f, v){after_ingress_check}{to_group}
     eport = f[{engine.egress_spec}]
     if eport == {DROP_PORT}:
-        return []
+        return []{recompute}
     f[{engine.egress_port}] = eport
     f[{engine.egress_spec}] = 0
     f[{engine.egress_rid}] = 0
@@ -96,9 +102,83 @@ def fast(port, data):
                  "slow_after_ingress": engine.slow_after_ingress,
                  "slow_after_egress": engine.slow_after_egress,
                  "slow_after_replica": engine.slow_after_replica, "admit": engine._admit,
-                 "replicas_of": engine.pre.replicas}
+                 "replicas_of": engine.pre.replicas,
+                 "length_after_ingress": engine.length_after_ingress}
     exec(compile(source, "<p4switch fast path>", "exec"), namespace)  # noqa: S102
     return namespace["fast"]
+
+
+def build_length_after_ingress(layout) -> Callable:
+    """`length_after_ingress(f, v, payload_length)`: the packet_length egress sees, as
+    simple_switch computes it: every valid (non-metadata) header at the end of ingress, emitted
+    by the deparser or not, plus the payload; a varbit header counts its current length."""
+    terms = ["n"]
+    for inst in layout.header_list:
+        if inst.metadata:
+            continue
+        if inst.varbit_len_slot is None:
+            terms.append(f"{inst.htype.fixed_bits // 8} * v[{inst.index}]")
+        else:
+            terms.append(f"(v[{inst.index}] and "
+                         f"({inst.htype.fixed_bits} + f[{inst.varbit_len_slot}]) // 8)")
+    lines = ["def length_after_ingress(f, v, n):", "    return " + " + ".join(terms)]
+    namespace: dict = {}
+    exec(compile("\n".join(lines), "<p4switch packet length>", "exec"), namespace)  # noqa: S102
+    return namespace["length_after_ingress"]
+
+
+def may_read_slot(source: str, roots: tuple[str, ...], slot: int) -> bool:
+    """Whether the functions `roots` of the generated `source`, or the ones they call, may
+    read `f[slot]`. Conservative: an index we cannot bound, or `f` handed to code that is not
+    in `source`, counts as a read."""
+    defs = {node.name: node for node in ast.parse(source).body
+            if isinstance(node, ast.FunctionDef)}
+    todo, seen = [r for r in roots if r in defs], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        subscripted: set[int] = set()
+        for node in ast.walk(defs[name]):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in defs:
+                todo.append(node.func.id)
+                subscripted.update(id(a) for a in node.args if _is_name(a, "f"))
+            elif isinstance(node, ast.Subscript) and _is_name(node.value, "f"):
+                subscripted.add(id(node.value))
+                stored = isinstance(node.ctx, ast.Store)
+                if not stored and _index_may_be(node.slice, slot):
+                    return True
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) \
+                    and _is_name(node.target.value, "f") and _index_may_be(node.target.slice,
+                                                                           slot):
+                return True
+            elif _is_name(node, "f") and id(node) not in subscripted:
+                return True              # f escapes to code we do not see
+    return False
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _index_may_be(index: ast.AST, slot: int) -> bool:
+    if isinstance(index, ast.Slice):
+        low, high = _constant(index.lower), _constant(index.upper)
+        return index.step is not None or low is None or high is None or low <= slot < high
+    value = _constant(index)
+    return value is None or value == slot
+
+
+def _constant(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _constant(node.left), _constant(node.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
 
 
 def _priority_test(engine, writes: WriteSet) -> str | None:
