@@ -141,8 +141,13 @@ class StmtGen:
             return [f"{pad}sm.egress_spec = (bit<9>){self.exprs.expr(bit(2), scope, depth=1)};"]
         if what == "mcast":
             return [f"{pad}sm.mcast_grp = 16w{rng.choice(MC_GROUPS + (0,))};"]
-        kind = "I2E" if ingress else "E2E"
-        return [f"{pad}clone(CloneType.{kind}, 32w{rng.choice(CLONE_SESSIONS)});"]
+        session = rng.choice(CLONE_SESSIONS)
+        if ingress:
+            return [f"{pad}clone(CloneType.I2E, 32w{session});"]
+        # an E2E clone runs egress again: cloning only normal packets keeps it finite
+        # (simple_switch would clone clones for ever)
+        return [f"{pad}if (sm.instance_type == 32w0) {{",
+                f"{pad}    clone(CloneType.E2E, 32w{session});", f"{pad}}}"]
 
     def _exit(self, scope: Scope, pad: str, indent: int, in_action: bool, depth: int):
         return [f"{pad}exit;"] if depth > 0 or self.rng.random() < 0.3 else []

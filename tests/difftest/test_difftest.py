@@ -26,12 +26,15 @@ from .test_generator import _WRAPPER
 TOOLCHAIN = find_toolchain()
 needs_p4ref = pytest.mark.skipif(TOOLCHAIN is None, reason="reference toolchain not installed")
 
+# 200 cases take about 3.5 minutes on 2 cores: a case waits mostly on simple_switch (start,
+# ~0.12 s per packet), so 4 worker processes keep the 2 cores busier than 2 would
 BATCH = range(0, 200)
+PROCESSES = 4
 
 
 @needs_p4ref
 def test_fixed_seed_batch_has_only_known_disagreements():
-    reports = sorted(run_batch(BATCH, processes=2, bmv2=True), key=lambda r: r.seed)
+    reports = sorted(run_batch(BATCH, processes=PROCESSES, bmv2=True), key=lambda r: r.seed)
     counts = summarize(reports)
     unknown = []
     for r in reports:
@@ -45,7 +48,10 @@ def test_fixed_seed_batch_has_only_known_disagreements():
     valid = counts["valid by construction"]
     assert counts["both reject a case meant valid (generator)"] <= valid // 20, counts
     assert counts["p4c accepts a mutation (generator)"] == 0, counts
-    assert counts["invalid on purpose"] > 0 and valid > 150
+    assert counts["invalid on purpose"] > 0 and valid > 0.85 * len(BATCH)
+    # and the oracle ran nearly every case (else nothing was compared)
+    assert counts["simple_switch could not run the STF on p4c's JSON (not compared)"] \
+        <= len(BATCH) // 20, counts
 
 
 _TYPES = [bit(1), bit(8), bit(13), bit(64), bit(100), sint(8), sint(33), BOOL]
