@@ -27,8 +27,8 @@ INVALID_RATE = 0.08
 # swamp the results and hide the next one (docs/difftest.md; pass avoid=frozenset() to
 # generate them anyway). "F5" (also covers F9): a select keyset of only wildcards before other
 # cases; "F8": an lpm key whose width is not a whole number of bytes (BMv2 counts the prefix
-# over the padded width); "F10": egress reading `packet_length` (the runtime keeps the ingress
-# length).
+# over the padded width); "F10": egress reading `packet_length` or counting bytes (the runtime
+# keeps the ingress length).
 AVOID = frozenset({"F5", "F8", "F10"})
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
@@ -154,7 +154,10 @@ class _Generator:
             elem = random_scalar(rng, high=64, signed_p=0.15)
             control.registers.append(Register(self.names.fresh(prefix + "_reg"), elem,
                                               rng.choice([1, 2, 4, 8, 16, 5])))
-        for _ in range(rng.choice([0, 1, 1, 2])):
+        # an egress counter counts egress packet_length bytes (BMv2 counts bytes for every
+        # counter type): F10 again
+        counters = rng.choice([0, 1, 1, 2])
+        for _ in range(counters if ingress or "F10" not in self.avoid else 0):
             kind = rng.choice(["packets", "bytes", "packets_and_bytes"])
             control.counters.append(Counter(self.names.fresh(prefix + "_ctr"),
                                             rng.choice([1, 4, 8, 3]), kind))
