@@ -88,13 +88,19 @@ class StmtGen:
         op = self.rng.choice(["setValid", "setInvalid", "setValid"])
         return [f"{pad}{self.rng.choice(headers)}.{op}();"]
 
-    def _index(self, size: int, scope: Scope) -> str:
-        """A bit<32> index, mostly in range (an out-of-range one is ignored by BMv2)."""
+    def _index(self, size: int, scope: Scope, in_range: bool = False) -> str:
+        """A bit<32> index, mostly in range (an out-of-range one is ignored by BMv2).
+
+        `in_range`: always in range — what a register read returns for an index past the end
+        is unspecified (v1model.p4), and p4c's dead-store elimination assumes it writes (F14)."""
         rng = self.rng
+        if in_range and (size == 1 or size & (size - 1)):   # a constant index
+            return f"32w{rng.randrange(0, size)}"
         if rng.random() < 0.3:
-            return f"32w{rng.randrange(0, size + (1 if rng.random() < 0.2 else 0))}"
+            overflow = 1 if rng.random() < 0.2 and not in_range else 0
+            return f"32w{rng.randrange(0, size + overflow)}"
         bits = max(1, (size - 1).bit_length())
-        if rng.random() < 0.15:
+        if rng.random() < 0.15 and not in_range:
             bits += 1
         return f"((bit<32>){self.exprs.expr(bit(bits), scope, depth=1)})"
 
@@ -113,7 +119,7 @@ class StmtGen:
             counter = rng.choice(c.counters)
             return [f"{pad}{counter.name}.count({self._index(counter.size, scope)});"]
         reg = rng.choice(c.registers)
-        index = self._index(reg.size, scope)
+        index = self._index(reg.size, scope, in_range=what == "read")
         if what == "write":
             return [f"{pad}{reg.name}.write({index}, {self.exprs.expr(reg.elem, scope)});"]
         dest = scope.pick(rng, reg.elem, writable=True)

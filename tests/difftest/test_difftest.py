@@ -26,9 +26,9 @@ from .test_generator import _WRAPPER
 TOOLCHAIN = find_toolchain()
 needs_p4ref = pytest.mark.skipif(TOOLCHAIN is None, reason="reference toolchain not installed")
 
-# 200 cases take about 3.5 minutes on 2 cores: a case waits mostly on simple_switch (start,
-# ~0.12 s per packet), so 4 worker processes keep the 2 cores busier than 2 would
-BATCH = range(0, 200)
+# 500 cases take about 3 minutes on 2 cores: a case waits mostly on simple_switch (start,
+# packets), so 4 worker processes keep the 2 cores busier than 2 would
+BATCH = range(0, 500)
 PROCESSES = 4
 
 
