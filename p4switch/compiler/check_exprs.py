@@ -350,7 +350,13 @@ class ExpressionChecker:
         if isinstance(target, BitT):
             ok = isinstance(src, (BitT, IntT)) or src == BOOL or (isinstance(src, EnumT) and src.underlying)
             if isinstance(src, BitT) and src.signed != target.signed and src.width != target.width:
-                ok = True
+                # P4_16 8.11.1: a cast changes the width or the signedness, not both
+                w = target.width if src.signed else src.width
+                hint = f"{'int' if src.signed else 'bit'}<{target.width}>" if src.signed \
+                    else f"{'int' if target.signed else 'bit'}<{w}>"
+                raise self.fail(e, f"cannot cast {src.describe()} to {target.describe()}: a cast "
+                                   "changes either the width or the signedness; cast twice "
+                                   f"(e.g. through {hint})")
         elif target == BOOL:
             ok = src == BOOL or (isinstance(src, BitT) and src.width == 1) or isinstance(src, IntT)
         elif isinstance(target, EnumT):
