@@ -226,9 +226,12 @@ class ParserLowerer:
         return None
 
     def key(self, e: A.Expr, env: Env, ops) -> dict:
+        # A lookahead is read into a temporary first, as p4c does: a `set` from a lookahead
+        # raises PacketTooShort on a short packet, a lookahead transition key reads zeros.
         if _is_lookahead(e):
-            return {"type": "lookahead", "value": [0, bit_width(e.type)]}
+            return self._peek(bit_width(e.type), ops).json()
         if isinstance(e, A.Member) and _is_lookahead(e.expr) and isinstance(e.expr.type, StructT):
+            self._peek(bit_width(e.expr.type), ops)   # the whole T must be in the packet
             offset = 0
             for fname, ft, _ in e.expr.type.fields:
                 if fname == e.name:
@@ -244,6 +247,21 @@ class ParserLowerer:
         tmp = self.ctx.layout.temp(e.type if isinstance(e.type, BitT) else BitT(1))
         ops.append({"parameters": [tmp.json(), parser_set_source(x.data(e, env))], "op": "set"})
         return tmp.json()
+
+    def _peek(self, width: int, ops: list):
+        """A temporary set from `lookahead<bit<width>>()` at the end of `ops` (the one already
+        there when only `set`s follow it: they do not move the packet position)."""
+        peeks = self.__dict__.setdefault("peek_temps", {})   # id(set op) -> its temporary
+        source = {"type": "lookahead", "value": [0, width]}
+        for op in reversed(ops):
+            if op.get("op") != "set":
+                break
+            if op["parameters"][1] == source and id(op) in peeks:
+                return peeks[id(op)]
+        tmp = self.ctx.layout.temp(BitT(width))
+        ops.append({"parameters": [tmp.json(), source], "op": "set"})
+        peeks[id(ops[-1])] = tmp
+        return tmp
 
     def case(self, case: A.SelectCase, widths, env, next_state) -> list:
         k = case.keyset
