@@ -47,9 +47,8 @@ class PrimitiveCompiler(ExternPrimitives):
         lines: list[str] = []
         self._index_cache = {}
         for prim in prims:
-            if prim["op"].str() == "exit":
-                lines.append(f"f[{L.EXIT}] = 1")
-                break
+            # `exit` only marks the packet (BMv2): the action's later primitives still run,
+            # the control ends after the action (controlgen)
             self._prelude = []
             body = self.compile_primitive(prim)
             lines += self._prelude + body
@@ -78,10 +77,7 @@ class PrimitiveCompiler(ExternPrimitives):
                 target = const_param(params[1], self.scope)
                 lines += [f"        if not {boolean(cond)}:", f"            {pc} = {target}",
                           "            continue"]
-            elif op == "exit":
-                lines += [f"        f[{L.EXIT}] = 1", "        break"]
-                continue
-            else:
+            else:  # `exit` included: it marks the packet, the action goes on
                 lines += ["        " + line for line in self.compile_primitive(prim)]
             lines.append(f"        {pc} = {i + 1}")
         lines.append("    break")
