@@ -6,7 +6,8 @@ next to each JSON explains the expected packets.
 
 from __future__ import annotations
 
-from jsonbuild import (Program, assign, cast, expr, field, hexstr, meta, prim, set_port, valid)
+from jsonbuild import (Program, arg, assign, cast, expr, field, hexstr, meta, prim, set_port,
+                       valid)
 
 
 def ethernet(p: Program) -> None:
@@ -43,7 +44,7 @@ def varbit_lookahead() -> Program:
     length = expr("<<", expr("&", t, hexstr(0xFF, 16)), hexstr(3, 32))
     p.state("parse_opt",
             [prim("set", t, {"type": "lookahead", "value": [0, 16]}),
-             prim("extract_VL", {"type": "regular", "value": "opt"}, length)],
+             prim("extract_VL", {"type": "regular", "value": "opt"}, arg(length))],
             [{"type": "lookahead", "value": [0, 8]}],
             [("0xa0", "0xf0", "parse_a"), (None, None, "parse_b")])
     p.state("parse_a", [prim("extract", {"type": "regular", "value": "tag_a"})])
