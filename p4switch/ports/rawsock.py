@@ -40,7 +40,9 @@ class RawSocketPort:
         except OSError:
             raise InterfaceError(f"-i {port}@{interface}: no interface named '{interface}'") from None
         try:
-            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            # No protocol until bind(): a socket opened with one receives every interface's
+            # frames until it is bound, and those would be read as this port's.
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
         except PermissionError:
             raise InterfaceError(f"-i {port}@{interface}: raw sockets need root "
                                  "(or CAP_NET_RAW)") from None

@@ -157,9 +157,12 @@ def ipv4_frame(ttl: int) -> bytes:
 
 def exchange(send_on: str, listen_on: str, frame: bytes, timeout: float = 5) -> bytes | None:
     """Send one frame on `send_on`; the first IPv4 frame seen on `listen_on`, or None."""
-    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800)) as rx, \
+    # The receiving socket takes no protocol until it is bound to the interface: opened with
+    # ETH_P_IP it would queue IPv4 frames of every interface (the loopback's gRPC traffic)
+    # in the moment before bind, and the test read one of those (a frame with zero MACs).
+    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0) as rx, \
             socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as tx:
-        rx.bind((listen_on, 0))
+        rx.bind((listen_on, 0x0800))
         rx.settimeout(timeout)
         tx.bind((send_on, 0))
         tx.send(frame)
