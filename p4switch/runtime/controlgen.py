@@ -48,8 +48,7 @@ class ControlCompiler:
                 self.nodes[name] = (kind, node)
         self.functions: dict[str, str] = {}   # node name -> generated function name
         self.sources: list[str] = []
-        plen = scope.layout.std("packet_length")
-        self.plen = scope.layout.scratch if plen is None else plen
+        self.plen = scope.layout.ingress_length   # counters and meters count this length
         self._depth = 0  # blocks of nesting at the point being generated
 
     def compile(self, fn_name: str) -> str:

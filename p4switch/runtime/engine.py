@@ -50,6 +50,7 @@ class Engine:
         self.egress_port = std("egress_port")
         self.instance_type = std("instance_type")
         self.packet_length = std("packet_length")
+        self.ingress_length = layout.ingress_length   # counted by counters and byte meters
         self.mcast_grp = layout.std("mcast_grp")
         self.egress_rid = std("egress_rid")
         self.ingress_ts = std("ingress_global_timestamp")
@@ -144,7 +145,7 @@ class Engine:
                 # packet starts with all metadata reset except its field list
                 f[self.ingress_port] = port
                 f[self.ingress_ts] = int(self.program.now_us()) & MASK48
-            f[self.packet_length] = len(data)
+            f[self.packet_length] = f[self.ingress_length] = len(data)
             f[self.instance_type] = instance_type
             for slot, value in preserved:
                 f[slot] = value
@@ -206,6 +207,7 @@ class Engine:
                 cf[self.ingress_port] = port  # the parser may branch on it (as in BMv2)
                 cpos = self.code.parse(cf, cv, data)
                 self._reset_metadata(cf)      # then all metadata is reset, ingress_port too
+                cf[self.ingress_length] = length
                 for slot, value in self._preserved(f, field_list):
                     cf[slot] = value
                 cf[self.instance_type] = INGRESS_CLONE

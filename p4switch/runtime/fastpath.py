@@ -79,7 +79,7 @@ def fast(port, data):
     now = int(now_us())
     f[{engine.ingress_port}] = port
     length = len(data)
-    f[{engine.packet_length}] = length
+    f[{engine.packet_length}] = f[{engine.ingress_length}] = length
     f[{engine.ingress_ts}] = now & {MASK48}
     pos = parse(f, v, data)
     ingress(f, v){after_ingress_check}{to_group}

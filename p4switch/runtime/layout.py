@@ -118,6 +118,9 @@ class Layout:
     num_slots: int = FIRST_FIELD_SLOT
     slot_names: list[str] = field(default_factory=list)
     scratch: int = 0  # a slot nobody reads: where writes to undeclared metadata go
+    # the packet's length as received (BMv2's ingress length): what counters and byte meters
+    # count, while standard_metadata.packet_length in egress is the length after ingress
+    ingress_length: int = 0
 
     # ----------------------------------------------------------------- lookups used by codegen
     def header(self, name: str, where: Node) -> HeaderInstance:
@@ -260,6 +263,7 @@ def build_layout(doc: Node) -> Layout:
                                                      _new_slot(layout, f"{name}.$next"))
 
     layout.scratch = _new_slot(layout, "$scratch")
+    layout.ingress_length = _new_slot(layout, "$ingress_length")
     for anode in doc.get("field_aliases").items():
         target = anode[1]
         layout.aliases[anode[0].str()] = (target[0].str(), target[1].str())

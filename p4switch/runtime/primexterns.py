@@ -95,7 +95,7 @@ class ExternPrimitives:
         packets = self.scope.bind("cpk", counter.packets)
         nbytes = self.scope.bind("cby", counter.bytes)
         index, cond = self._index(params[1], counter.size)
-        plen = self._std(prim, "packet_length")
+        plen = self.scope.layout.ingress_length   # BMv2 counts the length as received
         body = [f"{packets}[{index}] += 1", f"{nbytes}[{index}] += f[{plen}]"]
         return body if cond == "True" else [f"if {cond}:"] + ["    " + b for b in body]
 
@@ -105,7 +105,7 @@ class ExternPrimitives:
         meters = self.scope.bind("mtr", meter.meters)
         index, cond = self._index(params[1], meter.size)
         dst = compile_target(params[2], self.scope)
-        units = "1" if meter.unit == "packets" else f"f[{self._std(prim, 'packet_length')}]"
+        units = "1" if meter.unit == "packets" else f"f[{self.scope.layout.ingress_length}]"
         color = Expr(f"{meters}[{index}].execute({units}, _now_us())", "data", masked_to=2)
         line = store(dst, color)
         return [line] if cond == "True" else [f"if {cond}:", "    " + line]

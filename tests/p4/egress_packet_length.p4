@@ -37,7 +37,12 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
     }
 }
 control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    apply { hdr.o.setValid(); hdr.o.ing = meta.ing; hdr.o.eg = sm.packet_length; }
+    // a counter counts the length as received, whatever packet_length says
+    counter(1, CounterType.packets_and_bytes) e_bytes;
+    apply {
+        e_bytes.count(0);
+        hdr.o.setValid(); hdr.o.ing = meta.ing; hdr.o.eg = sm.packet_length;
+    }
 }
 control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
 control D(packet_out pkt, in headers_t hdr) {
