@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections import deque
 
 from . import layout as L
-from .fastpath import build_fast_path, build_length_after_ingress, may_read_slot
+from .fastpath import (build_clear_invalid, build_fast_path, build_length_after_ingress,
+                       may_read_slot)
 from .primgen import DROP_PORT
 from .queues import DROPPED, QUEUED, EgressQueues
 
@@ -65,6 +66,7 @@ class Engine:
                                for slot in range(h.base, h.base + len(h.htype.fields))]
         self.packet_count = 0
         self.length_after_ingress = build_length_after_ingress(layout)
+        self.clear_invalid = build_clear_invalid(layout)   # before multicast replication
         # egress, the deparser or a preserved field list may see packet_length
         self.egress_reads_length = may_read_slot(
             code.source, ("egress", "deparse", "deparse_replica"), self.packet_length) or \
@@ -228,6 +230,7 @@ class Engine:
         if mgid:
             replicas = self.pre.replicas(mgid)
             f[self.instance_type] = REPLICATION
+            self.clear_invalid(f, v)   # replicas get only the valid headers (as in BMv2)
             if trace is not None:
                 trace.multicast(mgid, replicas)
             for rport, rid in replicas:

@@ -102,7 +102,7 @@ def fast(port, data):
                  "slow_after_ingress": engine.slow_after_ingress,
                  "slow_after_egress": engine.slow_after_egress,
                  "slow_after_replica": engine.slow_after_replica, "admit": engine._admit,
-                 "replicas_of": engine.pre.replicas,
+                 "replicas_of": engine.pre.replicas, "clear_invalid": engine.clear_invalid,
                  "length_after_ingress": engine.length_after_ingress}
     exec(compile(source, "<p4switch fast path>", "exec"), namespace)  # noqa: S102
     return namespace["fast"]
@@ -125,6 +125,27 @@ def build_length_after_ingress(layout) -> Callable:
     namespace: dict = {}
     exec(compile("\n".join(lines), "<p4switch packet length>", "exec"), namespace)  # noqa: S102
     return namespace["length_after_ingress"]
+
+
+def build_clear_invalid(layout) -> Callable:
+    """`clear_invalid(f, v)`: zero every field of every invalid (non-metadata) header. BMv2
+    builds each multicast replica from a fresh PHV and copies only the valid headers into it,
+    so a field written while its header was invalid reads 0 in a replica's egress (F13/F16)."""
+    lines = ["def clear_invalid(f, v):"]
+    for inst in layout.header_list:
+        if inst.metadata:
+            continue
+        slots = list(range(inst.base, inst.base + len(inst.htype.fields)))
+        if inst.varbit_len_slot is not None:
+            slots.append(inst.varbit_len_slot)
+        if slots:
+            targets = " = ".join(f"f[{slot}]" for slot in slots)
+            lines.append(f"    if not v[{inst.index}]:\n        {targets} = 0")
+    if len(lines) == 1:
+        lines.append("    pass")
+    namespace: dict = {}
+    exec(compile("\n".join(lines), "<p4switch clear invalid>", "exec"), namespace)  # noqa: S102
+    return namespace["clear_invalid"]
 
 
 def may_read_slot(source: str, roots: tuple[str, ...], slot: int) -> bool:
@@ -261,6 +282,7 @@ def _multicast_source(engine) -> str:
         "def multicast(f, v, payload, port, length, now, mgid):",
         "    replicas = replicas_of(mgid)",
         f"    f[{engine.instance_type}] = {REPLICATION}",
+        "    clear_invalid(f, v)",
         f"    f[{spec}] = 0",
         f"    f[{engine.packet_length}] = length",
         f"    f[{engine.egress_ts}] = now & {MASK48}",
