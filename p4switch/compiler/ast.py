@@ -498,3 +498,14 @@ def become(old: Node, new: Node) -> None:
     old.__class__ = new.__class__
     old.__dict__.clear()
     old.__dict__.update(new.__dict__)
+
+
+def walk(e):
+    """Every node of a tree (or list of trees), parents before children."""
+    if isinstance(e, Node):
+        yield e
+        for f in e.__dataclass_fields__:
+            yield from walk(getattr(e, f))
+    elif isinstance(e, (list, tuple)):
+        for x in e:
+            yield from walk(x)

@@ -243,7 +243,7 @@ class Desugarer:
         return [A.Assign(e.loc, A.Name(e.loc, name), e)]
 
     def applies_in(self, e, s) -> int:
-        return sum(1 for n in _nodes(e) if self._is_apply_result(n, s))
+        return sum(1 for n in A.walk(e) if self._is_apply_result(n, s))
 
     @staticmethod
     def _is_apply_result(node, s) -> bool:
@@ -261,7 +261,7 @@ class Desugarer:
             return A.VarDecl(st.loc, st.call.type_args[0], name, st.call)
         value = st.rhs if isinstance(st, A.Assign) else st.init if isinstance(st, A.VarDecl) \
             else st.call if isinstance(st, A.CallStmt) else None
-        for node in list(_nodes(value)):
+        for node in list(A.walk(value)):
             if node is value or not _is_lookahead(node):
                 continue
             name = self.fresh_local(s, "lookahead")
@@ -351,17 +351,6 @@ def _equal(a: A.Expr, b: A.Expr, t: Type, loc) -> A.Expr:
     return A.Binary(loc, "==", A.clone(a), A.clone(b))
 
 
-def _nodes(e):
-    """Every node of an expression tree, parents before children."""
-    if isinstance(e, A.Node):
-        yield e
-        for f in e.__dataclass_fields__:
-            yield from _nodes(getattr(e, f))
-    elif isinstance(e, (list, tuple)):
-        for x in e:
-            yield from _nodes(x)
-
-
 def _is_lookahead(e) -> bool:
     return (isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead"
             and len(e.type_args) == 1 and not e.args)
@@ -380,7 +369,7 @@ def _nodes_with_parents(e, parent):
 def drop_unused_locals(block: A.Block) -> None:
     """Variables a deparser declares but never uses go (p4c removes them too): a BMv2 deparser
     is only a list of headers to emit."""
-    used = {n.name for n in _nodes(block) if isinstance(n, A.Name)}
+    used = {n.name for n in A.walk(block) if isinstance(n, A.Name)}
     block.stmts = [st for st in block.stmts
                    if not (isinstance(st, A.VarDecl) and st.name not in used
                            and not has_call(st.init))]

@@ -76,7 +76,7 @@ class HeaderStructs:
                 block.stmts.append(A.Assign(st.loc, A.Member(st.loc, A.clone(header), flat), src))
             self.stmt(block, s, in_action, in_parser)
             return block
-        for node in _nodes(st):
+        for node in A.walk(st):
             view = getattr(node, "header_view", None)
             if view is not None:
                 header, path, t = view
@@ -105,14 +105,4 @@ def _as_list(loc, header, path, t: StructT) -> A.Expr:
 
 
 def _has_call(e) -> bool:
-    return any(isinstance(n, A.Call) for n in _nodes(e))
-
-
-def _nodes(e):
-    if isinstance(e, A.Node):
-        yield e
-        for f in e.__dataclass_fields__:
-            yield from _nodes(getattr(e, f))
-    elif isinstance(e, (list, tuple)):
-        for x in e:
-            yield from _nodes(x)
+    return any(isinstance(n, A.Call) for n in A.walk(e))

@@ -20,7 +20,7 @@ from typing import Callable
 
 from . import layout as L
 from .primgen import DROP_PORT
-from .writes import WriteSet
+from .writes import WriteSet, constant_index
 
 REPLICATION = 5
 MASK48 = (1 << 48) - 1
@@ -186,20 +186,10 @@ def _is_name(node: ast.AST, name: str) -> bool:
 
 def _index_may_be(index: ast.AST, slot: int) -> bool:
     if isinstance(index, ast.Slice):
-        low, high = _constant(index.lower), _constant(index.upper)
+        low, high = constant_index(index.lower), constant_index(index.upper)
         return index.step is not None or low is None or high is None or low <= slot < high
-    value = _constant(index)
+    value = constant_index(index)
     return value is None or value == slot
-
-
-def _constant(node: ast.AST | None) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _constant(node.left), _constant(node.right)
-        if left is not None and right is not None:
-            return left + right
-    return None
 
 
 def _priority_test(engine, writes: WriteSet) -> str | None:

@@ -78,24 +78,24 @@ def _record(found: WriteSet, node: ast.Subscript) -> None:
     target = found.fields if node.value.id == "f" else found.valid
     index = node.slice
     if isinstance(index, ast.Slice):
-        low, high = _constant(index.lower), _constant(index.upper)
+        low, high = constant_index(index.lower), constant_index(index.upper)
         if index.step is None and low is not None and high is not None:
             target.update(range(low, high))
             return
     else:
-        slot = _constant(index)
+        slot = constant_index(index)
         if slot is not None:
             target.add(slot)
             return
     found.anything = True
 
 
-def _constant(node: ast.AST | None) -> int | None:
+def constant_index(node: ast.AST | None) -> int | None:
     """An int constant, or a sum of them (`f[10:10 + 3]`); None for anything else."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _constant(node.left), _constant(node.right)
+        left, right = constant_index(node.left), constant_index(node.right)
         if left is not None and right is not None:
             return left + right
     return None
