@@ -110,8 +110,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tag", default="", metavar="PREFIX",
                         help="prefix (up to 3 letters or digits) for host and switch names, to "
                              "run beside other networks")
-    parser.add_argument("--grpc-base", type=int, default=50000, metavar="PORT",
-                        help="switch i serves P4Runtime on PORT+i (default 50000)")
+    parser.add_argument("--grpc-base", type=int, default=20000, metavar="PORT",
+                        help="switch i serves P4Runtime on PORT+i (default 20000)")
     parser.add_argument("--cleanup", action="store_true",
                         help="Mininet: remove what a killed run of this shape (--topo and its "
                              "sizes, --workers, --jobs, --tag, --grpc-base; with --out also its "

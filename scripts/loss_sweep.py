@@ -57,7 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--tag", default="ls", help="Mininet name prefix (default ls)")
-    parser.add_argument("--grpc-base", type=int, default=52000,
+    parser.add_argument("--grpc-base", type=int, default=22000,
                         help="Mininet: switch i serves P4Runtime on this + i (default 52000, "
                              "away from inaemu run's 50000 that other runs may hold)")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "loss-sweep")

@@ -14,7 +14,7 @@ import ipaddress
 
 from topologies.model import Direction, Endpoint, Host, Link, Switch, Topology, TopologyError
 
-BASE_GRPC_PORT = 50000
+BASE_GRPC_PORT = 20000
 
 
 def host(n: int, prefix_len: int = 24) -> Host:
@@ -33,7 +33,7 @@ def _prefix_for(n_hosts: int) -> int:
 
 
 def switch(i: int, *, name: str | None = None, tier: str = "tor") -> Switch:
-    """The i-th switch (1-based): device id i, gRPC port 50000 + i."""
+    """The i-th switch (1-based): device id i, gRPC port 20000 + i."""
     return Switch(name=name or f"s{i}", device_id=i, grpc_port=BASE_GRPC_PORT + i, tier=tier)
 
 

@@ -49,7 +49,7 @@ class RunConfig:
     net: str = "mininet"
     timeout: float = 60.0                 # seconds per algorithm (wall clock on Mininet)
     tag: str = ""                         # prefix for host and switch names (beside other nets)
-    grpc_base: int = 50000                # switch i listens on grpc_base + i
+    grpc_base: int = 20000                # switch i listens on grpc_base + i
     # (worker, seconds after the start): fault injection; workers counted over all jobs in order
     kill: tuple[tuple[int, float], ...] = ()
     pcap: bool = False                    # Mininet: every switch port captured into the run dir

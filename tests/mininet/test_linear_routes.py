@@ -18,7 +18,7 @@ pytestmark = pytest.mark.root
 
 def test_routes_span_two_switches(tmp_path):
     p4info, bmv2_json = compile_l3_forward(tmp_path)
-    topology = relabel(linear(2, hosts_per_switch=2, bw=50), "u", grpc_base=50780)
+    topology = relabel(linear(2, hosts_per_switch=2, bw=50), "u", grpc_base=20780)
     with MininetNetwork(topology) as net:
         with Fabric(topology, timeout=20) as fabric:
             fabric.push_pipeline(p4info, bmv2_json)
@@ -44,7 +44,7 @@ def test_routes_on_a_leaf_spine_with_cycles(tmp_path):
     """Leaf-spine has equal-cost paths and cycles: with ECMP turned off, the deterministic
     single-path /32 routes must not loop and all take the lowest-port spine."""
     p4info, bmv2_json = compile_l3_forward(tmp_path)
-    topology = relabel(leaf_spine(2, 2, 1), "v", grpc_base=50790)
+    topology = relabel(leaf_spine(2, 2, 1), "v", grpc_base=20790)
     with MininetNetwork(topology) as net:
         with Fabric(topology, timeout=20) as fabric:
             fabric.push_pipeline(p4info, bmv2_json)

@@ -94,7 +94,7 @@ def build(tmp_path_factory):
 def clos(build):
     """2 leaves x 2 spines x 2 hosts, routes with ECMP groups on the leaves."""
     p4info, bmv2_json = build
-    topology = relabel(leaf_spine(2, 2, 2), "w", grpc_base=50850)
+    topology = relabel(leaf_spine(2, 2, 2), "w", grpc_base=20850)
     with MininetNetwork(topology) as net:
         with Fabric(topology, timeout=20) as fabric:
             fabric.push_pipeline(p4info, bmv2_json)
@@ -165,7 +165,7 @@ def test_concurrent_tcp_flows_load_both_spines(clos, tmp_path):
 def fat(build):
     """k = 4: 16 hosts, 8 edge, 8 aggregation and 4 core switches."""
     p4info, bmv2_json = build
-    topology = relabel(fat_tree(4), "f", grpc_base=50900)
+    topology = relabel(fat_tree(4), "f", grpc_base=20900)
     with MininetNetwork(topology) as net:
         with Fabric(topology, timeout=30) as fabric:
             fabric.push_pipeline(p4info, bmv2_json)

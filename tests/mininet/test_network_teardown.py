@@ -54,7 +54,7 @@ def _leftovers(tag: str, grpc_port: int, namespaces: set[str]) -> list[str]:
 
 
 def test_exception_in_body_still_tears_everything_down():
-    topology = relabel(star(2), "z", grpc_base=50760)
+    topology = relabel(star(2), "z", grpc_base=20760)
     namespaces: set[str] = set()
     with pytest.raises(RuntimeError, match="boom"):
         with MininetNetwork(topology) as net:
@@ -68,7 +68,7 @@ def test_exception_in_body_still_tears_everything_down():
 
 
 def test_a_switch_that_cannot_start_is_reported_and_cleaned_up():
-    topology = relabel(star(1), "y", grpc_base=50770)
+    topology = relabel(star(1), "y", grpc_base=20770)
     with socket.socket() as squatter:            # the switch's gRPC port is taken
         squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         squatter.bind(("127.0.0.1", 50771))
@@ -85,7 +85,7 @@ sys.path[:0] = sys.argv[1:]
 from mn_helpers import relabel
 from topologies.builders import star
 from topologies.mininet_net import MininetNetwork, cleanup
-net = MininetNetwork(relabel(star(2), "k", grpc_base=50740)).start()
+net = MininetNetwork(relabel(star(2), "k", grpc_base=20740)).start()
 print("running", flush=True)
 os.kill(os.getpid(), signal.SIGKILL)      # no stop(), no finally: like a crashed experiment
 """
@@ -97,7 +97,7 @@ def test_cleanup_after_the_owner_was_killed():
     result = subprocess.run([sys.executable, "-c", RUN_AND_DIE, here, project],
                             capture_output=True, text=True, timeout=120)
     assert "running" in result.stdout, result.stderr
-    topology = relabel(star(2), "k", grpc_base=50740)
+    topology = relabel(star(2), "k", grpc_base=20740)
     assert _leftovers("k", 50741, set()) != []             # the crash did leave things behind
     # The switch process (root namespace) always outlives its owner, but the switch's veths may
     # or may not: when the orphaned host shells exit, the kernel deletes the pairs whose other

@@ -43,7 +43,7 @@ def network(tmp_path_factory):
     """The running star, its program pushed and routes installed; torn down after the module."""
     build = tmp_path_factory.mktemp("l3")
     p4info, bmv2_json = compile_l3_forward(build)
-    topology = relabel(star(3), "t", grpc_base=50700)
+    topology = relabel(star(3), "t", grpc_base=20700)
     with MininetNetwork(topology, run_dir=str(build / "run"), seed=1) as net:
         with Fabric(topology, timeout=20) as fabric:
             fabric.push_pipeline(p4info, bmv2_json)

@@ -33,7 +33,7 @@ def leftovers(tag: str, out: Path) -> list[str]:
 @pytest.mark.root
 @pytest.mark.parametrize("loss", [0, 5])
 def test_every_algorithm_on_mininet(loss, tmp_path):
-    tag, grpc_base = f"qa{loss}", 52100 + 10 * loss
+    tag, grpc_base = f"qa{loss}", 22100 + 10 * loss
     out = tmp_path / "run"
     command = [sys.executable, "-m", "inaemu", "run", "--net", "mininet", "--algo", "all",
                "--workers", "5", "--size-mib", "0.03", "--elems", "32", "--pool", "32",

@@ -59,7 +59,7 @@ def inaemu_run(tag: str, grpc_base: int, out: Path, *args: str,
 @pytest.mark.parametrize("workers", [2, 4, 8])
 @pytest.mark.parametrize("loss", [0, 1, 10])
 def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
-    tag, grpc_base = f"q{workers}{ {0: 'a', 1: 'b', 10: 'c'}[loss]}", 51300 + 10 * workers + loss
+    tag, grpc_base = f"q{workers}{ {0: 'a', 1: 'b', 10: 'c'}[loss]}", 21300 + 10 * workers + loss
     out = tmp_path / "run"
     pcap = ["--pcap"] if (workers, loss) == (2, 0) else []
     # Kernel TCP (the ring) backs off exponentially: at 10% loss per link a segment lost five or
@@ -94,7 +94,7 @@ def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
 
 @pytest.mark.root
 def test_two_jobs_share_the_switch(tmp_path) -> None:
-    tag, grpc_base = "qj", 51440
+    tag, grpc_base = "qj", 21440
     out = tmp_path / "run"
     done = inaemu_run(tag, grpc_base, out, *SMALL, "--workers", "3", "--jobs", "2",
                       "--loss", "1", "--timeout", "60")
@@ -133,7 +133,7 @@ def levels_up(parents: dict[str, str | None], switch: str) -> int:
 def test_multi_tier_mininet_run_aggregates_along_a_tree(shape, switches, topo, depth, loss,
                                                         tmp_path) -> None:
     tag = f"m{topo[0]}{loss}"
-    grpc_base = 51500 + 40 * (topo[0] == "f") + 20 * bool(loss)
+    grpc_base = 21500 + 40 * (topo[0] == "f") + 20 * bool(loss)
     out = tmp_path / "run"
     # the ring's TCP over six lossy links (a fat-tree path; ~26% loss end to end at 5%) backs
     # off for longer than its idle timeout now and then: INA only there
@@ -169,7 +169,7 @@ def test_multi_tier_mininet_run_aggregates_along_a_tree(shape, switches, topo, d
 
 @pytest.mark.root
 def test_a_traced_run_is_read_by_inaemu_trace(tmp_path) -> None:
-    tag, grpc_base = "qr", 51480
+    tag, grpc_base = "qr", 21480
     out = tmp_path / "run"
     done = inaemu_run(tag, grpc_base, out, *SMALL, "--workers", "2", "--algo", "ina",
                       "--size-mib", "0.002", "--trace", "--timeout", "60")
@@ -188,7 +188,7 @@ def test_a_traced_run_is_read_by_inaemu_trace(tmp_path) -> None:
 
 @pytest.mark.root
 def test_a_killed_worker_ends_the_others_with_a_clear_error(tmp_path) -> None:
-    tag, grpc_base = "qk", 51400
+    tag, grpc_base = "qk", 21400
     out = tmp_path / "run"
     # 20 Mbit/s links: each call of either algorithm takes seconds, so the kill lands mid-run
     done = inaemu_run(tag, grpc_base, out, "--net", "mininet", "--workers", "4", "--bw", "20",
@@ -211,7 +211,7 @@ def test_a_killed_worker_ends_the_others_with_a_clear_error(tmp_path) -> None:
 @pytest.mark.root
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupting_the_run_leaves_nothing_behind(stop, tmp_path) -> None:
-    tag, grpc_base = f"q{'i' if stop == signal.SIGINT else 't'}", 51420 + int(stop)
+    tag, grpc_base = f"q{'i' if stop == signal.SIGINT else 't'}", 21420 + int(stop)
     out = tmp_path / "run"
     command = [sys.executable, "-m", "inaemu", "run", "--tag", tag, "--grpc-base", str(grpc_base),
                "--out", str(out), "--workers", "3", "--size-mib", "8", "--algo", "ina"]
@@ -236,7 +236,7 @@ def test_interrupting_the_run_leaves_nothing_behind(stop, tmp_path) -> None:
 
 @pytest.mark.root
 def test_cleanup_removes_what_a_killed_run_left(tmp_path) -> None:
-    tag, grpc_base = "ql", 51460
+    tag, grpc_base = "ql", 21460
     out = tmp_path / "run"
     shape = ["--tag", tag, "--grpc-base", str(grpc_base), "--workers", "2", "--out", str(out)]
     process = subprocess.Popen([sys.executable, "-m", "inaemu", "run", *shape, "--size-mib", "8",

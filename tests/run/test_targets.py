@@ -58,8 +58,8 @@ def test_a_missing_reference_tool_is_one_line(monkeypatch, capsys, tmp_path, opt
 @pytest.mark.parametrize("target, compiler", [("bmv2", "p4c"), ("bmv2", "inaemu"),
                                               ("inaemu", "p4c")])
 def test_main_job_on_real_simple_switch_grpc_and_p4c(tmp_path, target, compiler):
-    tag, grpc_base = {("bmv2", "p4c"): ("rbp", 51700), ("bmv2", "inaemu"): ("rbi", 51710),
-                      ("inaemu", "p4c"): ("rip", 51720)}[target, compiler]
+    tag, grpc_base = {("bmv2", "p4c"): ("rbp", 21700), ("bmv2", "inaemu"): ("rbi", 21710),
+                      ("inaemu", "p4c"): ("rip", 21720)}[target, compiler]
     out = tmp_path / "run"
     done = inaemu_run(tag, grpc_base, out, *SMALL, "--target", target, "--compiler", compiler,
                       timeout=200)

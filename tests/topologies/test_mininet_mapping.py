@@ -19,7 +19,7 @@ def test_star_becomes_hosts_switches_and_numbered_links():
     info = topo.nodeInfo("h2")
     assert (info["ip"], info["mac"]) == ("10.0.0.2/24", "02:00:0a:00:00:02")
     sw = topo.nodeInfo("s1")
-    assert (sw["cls"], sw["device_id"], sw["grpc_port"]) == (P4Switch, 1, 50001)
+    assert (sw["cls"], sw["device_id"], sw["grpc_port"]) == (P4Switch, 1, 20001)
     links = sorted((opts["node1"], opts["port1"], opts["node2"], opts["port2"], opts.get("bw"))
                    for _, _, opts in topo.links(withInfo=True))
     assert links == [("h1", 0, "s1", 1, 20), ("h2", 0, "s1", 2, 20), ("h3", 0, "s1", 3, 20)]

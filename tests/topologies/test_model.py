@@ -16,7 +16,7 @@ def test_star_addresses_are_deterministic():
     assert [h.ip_with_prefix for h in topo.hosts] == ["10.0.0.1/24", "10.0.0.2/24", "10.0.0.3/24"]
     assert topo.host("h3").mac == "02:00:0a:00:00:03"
     (s1,) = topo.switches
-    assert (s1.name, s1.device_id, s1.grpc_port) == ("s1", 1, 50001)
+    assert (s1.name, s1.device_id, s1.grpc_port) == ("s1", 1, 20001)
     assert topo.port_towards("s1", "h2") == 2
     assert topo.host_link("h3").node == "s1" and topo.host_link("h3").remote_port == 3
     link = topo.host_link("h1").link

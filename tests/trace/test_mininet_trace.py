@@ -49,7 +49,7 @@ def traced_mininet_run(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("mntrace")
     p4info, config = _compile(out)
-    topology = relabel(star(WORKERS, loss=LOSS_PERCENT), "tr", grpc_base=50830)
+    topology = relabel(star(WORKERS, loss=LOSS_PERCENT), "tr", grpc_base=20830)
     hosts = [h.name for h in topology.hosts]
     run_dir = out / "net"
     with MininetNetwork(topology, run_dir=str(run_dir), trace=True, pcap=True, seed=4) as net:
