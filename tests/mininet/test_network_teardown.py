@@ -64,19 +64,19 @@ def test_exception_in_body_still_tears_everything_down():
             namespaces = {_netns(net.host(h).pid) for h in ("zh1", "zh2")}
             assert len(namespaces) == 2 and _netns(os.getpid()) not in namespaces
             raise RuntimeError("boom")
-    assert _leftovers("z", 50761, namespaces) == []
+    assert _leftovers("z", 20761, namespaces) == []
 
 
 def test_a_switch_that_cannot_start_is_reported_and_cleaned_up():
     topology = relabel(star(1), "y", grpc_base=20770)
     with socket.socket() as squatter:            # the switch's gRPC port is taken
         squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        squatter.bind(("127.0.0.1", 50771))
+        squatter.bind(("127.0.0.1", 20771))
         squatter.listen()
-        with pytest.raises(SwitchStartFailed, match=r"ys1: switch exited with status \d+:\n.*50771"):
+        with pytest.raises(SwitchStartFailed, match=r"ys1: switch exited with status \d+:\n.*20771"):
             with MininetNetwork(topology, ready_timeout=30):
                 pass
-    assert _leftovers("y", 50771, set()) == []
+    assert _leftovers("y", 20771, set()) == []
 
 
 RUN_AND_DIE = """
@@ -98,7 +98,7 @@ def test_cleanup_after_the_owner_was_killed():
                             capture_output=True, text=True, timeout=120)
     assert "running" in result.stdout, result.stderr
     topology = relabel(star(2), "k", grpc_base=20740)
-    assert _leftovers("k", 50741, set()) != []             # the crash did leave things behind
+    assert _leftovers("k", 20741, set()) != []             # the crash did leave things behind
     # The switch process (root namespace) always outlives its owner, but the switch's veths may
     # or may not: when the orphaned host shells exit, the kernel deletes the pairs whose other
     # end was in their namespaces, at a moment of its choosing. So that cleanup's interface
@@ -119,7 +119,7 @@ def test_cleanup_after_the_owner_was_killed():
     assert "interface ks1-eth1" in removed, removed
     assert not Path("/sys/class/net/kpeer-eth1").exists()  # deleting one end deletes the pair
     for _ in range(50):                                    # SIGKILLed processes vanish promptly
-        if not _leftovers("k", 50741, set()):
+        if not _leftovers("k", 20741, set()):
             break
         time.sleep(0.1)
-    assert _leftovers("k", 50741, set()) == []
+    assert _leftovers("k", 20741, set()) == []
