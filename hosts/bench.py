@@ -24,7 +24,7 @@ _RESULT_OF = {Kind.CONTRIB: Kind.RESULT, Kind.MAX_CONTRIB: Kind.MAX_RESULT}
 def echo(payload: bytes) -> bytes:
     """The aggregator's answer for a job of one worker: same values, kind RESULT, count 1."""
     kind = _RESULT_OF[payload[0]]
-    return bytes((kind, payload[1] & 1)) + payload[2:12] + b"\x01" + payload[13:]
+    return bytes((kind, payload[1] & 1)) + payload[2:12] + b"\x00\x01" + payload[14:]
 
 
 def run_session(length: int, k: int, calls: int, adaptive: bool) -> tuple[float, int]:

@@ -1,7 +1,7 @@
 """The aggregation packet's UDP payload (docs/protocol.md §1): one frozen dataclass, encode, decode.
 
 Layout (big-endian): kind u8, flags u8 (bit 0 ver, bit 1 retx), job u16, worker u8, pad u8,
-slot u16, chunk u32, count u8, pad u24, then k signed 32-bit values. k is a multiple of 4 from
+slot u16, chunk u32, count u16, pad u16, then k signed 32-bit values. k is a multiple of 4 from
 4 to 256 (the P4 program's INA_K). `InaPacket` validates every field on construction, so an
 encoded packet is always well formed; `decode` of anything else raises `WireError` with the
 reason, never a bare struct or index error.
@@ -22,14 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 
 INA_UDP_PORT = 48879
-HEADER = struct.Struct("!BBHBBHIB3x")
+HEADER = struct.Struct("!BBHBBHIHxx")
 HEADER_BYTES = HEADER.size          # 16
 MIN_K, MAX_K = 4, 256
 FLAG_VER, FLAG_RETX = 0x01, 0x02
 WIRE_DTYPE = np.dtype(">i4")        # the values as they are on the wire
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _HEADER_LIMITS = (("job", 0xFFFF), ("worker", 0xFF), ("slot", 0xFFFF), ("chunk", 0xFFFFFFFF),
-                  ("count", 0xFF), ("ver", 1))
+                  ("count", 0xFFFF), ("ver", 1))
 
 
 class Kind(enum.IntEnum):
@@ -122,7 +122,7 @@ class InaPacket:
                 and type(worker) is int and 0 <= worker <= 0xFF
                 and type(slot) is int and 0 <= slot <= 0xFFFF
                 and type(chunk) is int and 0 <= chunk <= 0xFFFFFFFF
-                and type(self.count) is int and 0 <= self.count <= 0xFF
+                and type(self.count) is int and 0 <= self.count <= 0xFFFF
                 and type(self.ver) is int and (self.ver == 0 or self.ver == 1)
                 and type(self.retx) is bool):
             raise ValueError(_bad_header_field(self))
@@ -174,7 +174,7 @@ def decode_header(payload: bytes, k: int | None = None) -> tuple:
         raise WireError(f"unknown kind {kind}")
     if flags & ~(FLAG_VER | FLAG_RETX):
         raise WireError(f"unknown flag bits 0x{flags:02x}")
-    if pad or payload[13] or payload[14] or payload[15]:
+    if pad or payload[14] or payload[15]:
         raise WireError("padding bytes are not zero")
     return (_KINDS[kind], job, worker, slot, chunk, flags & FLAG_VER, bool(flags & FLAG_RETX),
             count)

@@ -16,14 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 INT32_MAX = 2**31 - 1
-MAX_WORKERS = 32          # the switch keeps a 32-bit bitmap of workers per cell
+MAX_WORKERS = 0xFFFF      # a RESULT's 16-bit `count` (all workers of a job's tree)
 # Relative slack on the quantization term for float64 rounding (a few ulp64 per step, against
 # a term that is at least 2^-31 of n·M; 2^-16 is very loose and still invisible in practice).
 FLOAT64_SLACK = 2.0**-16
 
 
 def check_workers(n: int) -> int:
-    """n as a validated worker count (1..32): the scale divides the int32 range by it."""
+    """n as a validated worker count (1..65535): the scale divides the int32 range by it."""
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_WORKERS:
         raise ValueError(f"worker count must be an integer from 1 to {MAX_WORKERS}, got {n!r}")
     return n

@@ -97,8 +97,8 @@ header ina_t {
     bit<8>  pad;
     bit<16> slot;
     bit<32> chunk;
-    bit<8>  count;
-    bit<24> pad2;
+    bit<16> count;
+    bit<16> pad2;
 }
 
 // The k values, one field per lane: v0, v1, ... (signed on the wire; two's complement sums).
@@ -115,7 +115,7 @@ struct ina_metadata_t {
     bit<32>   pool_size;
     bit<8>    n;
     bit<16>   mgid;
-    bit<8>    result_count;   // the count field of the job's RESULTs: all its workers
+    bit<16>   result_count;   // the count field of the job's RESULTs: all its workers
     ip4Addr_t parent;         // 0 on the root of a job
     bit<8>    child_index;    // this switch's worker id in the parent's job
     bit<32>   idx;            // the cell of (slot, version)
@@ -245,7 +245,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     // A job aggregated at the top of its tree (or a flat job): results go to the workers.
     action ina_root_job(bit<32> base, bit<16> pool_size, bit<8> n, bit<16> mgid,
-                        bit<8> result_count) {
+                        bit<16> result_count) {
         meta.ina.base = base;
         meta.ina.pool_size = (bit<32>)pool_size;
         meta.ina.n = n;
@@ -257,7 +257,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     // A job this switch pre-aggregates for a parent aggregator (docs/protocol.md §6).
     action ina_child_job(bit<32> base, bit<16> pool_size, bit<8> n, bit<16> mgid,
-                         bit<8> result_count, ip4Addr_t parent, bit<8> child_index) {
+                         bit<16> result_count, ip4Addr_t parent, bit<8> child_index) {
         meta.ina.base = base;
         meta.ina.pool_size = (bit<32>)pool_size;
         meta.ina.n = n;

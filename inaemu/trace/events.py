@@ -18,7 +18,7 @@ ETH_IP_UDP_BYTES = 14 + 20 + 8
 INA_HEADER_BYTES = 16
 KIND_NAMES = {0: "CONTRIB", 1: "RESULT", 2: "MAX_CONTRIB", 3: "MAX_RESULT"}
 FLAG_VER, FLAG_RETX = 0x01, 0x02
-_INA = struct.Struct("!BBHBBHIB3x")
+_INA = struct.Struct("!BBHBBHIHxx")
 
 
 class TraceError(Exception):

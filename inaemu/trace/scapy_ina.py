@@ -12,7 +12,7 @@ are left as a Raw payload.
 from __future__ import annotations
 
 from scapy.fields import (ByteEnumField, ByteField, FieldListField, FlagsField, IntField,
-                          ShortField, SignedIntField, X3BytesField)
+                          ShortField, SignedIntField)
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_bottom_up, bind_layers
 
@@ -40,8 +40,8 @@ class Ina(Packet):
         ByteField("pad", 0),
         ShortField("slot", 0),
         IntField("chunk", 0),
-        ByteField("count", 0),
-        X3BytesField("pad2", 0),
+        ShortField("count", 0),
+        ShortField("pad2", 0),
         FieldListField("values", [], SignedIntField("value", 0), length_from=_values_bytes,
                        max_count=MAX_VALUES),
     ]

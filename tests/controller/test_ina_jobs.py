@@ -73,7 +73,7 @@ def _checksum(header: bytes) -> int:
 def contribution(topology, host: str, agg: str, *, job: int, worker: int, slot: int, ver: int,
                  values: list[int], kind: int = 0) -> bytes:
     h = topology.host(host)
-    payload = struct.pack("!BBHBBHIB3x", kind, ver, job, worker, 0, slot, 0, 0)
+    payload = struct.pack("!BBHBBHIHxx", kind, ver, job, worker, 0, slot, 0, 0)
     payload += struct.pack(f"!{len(values)}i", *values)
     udp = struct.pack("!HHHH", 48879, 48879, 8 + len(payload), 0) + payload
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0, _ip(h.ip), _ip(agg))

@@ -28,7 +28,7 @@ def test_result_round_trip_with_count() -> None:
     packet = InaPacket(kind=Kind.MAX_RESULT, job=1, worker=0, slot=0, chunk=0, count=32,
                        values=tuple(range(8)))
     data = encode(packet)
-    assert data[:16].hex() == "03000001000000000000000020000000"
+    assert data[:16].hex() == "03000001000000000000000000200000"
     assert decode(data) == packet
 
 
@@ -61,7 +61,7 @@ def test_decode_checks_the_expected_k() -> None:
 
 @pytest.mark.parametrize("field, value", [
     ("kind", 4), ("job", 65536), ("worker", -1), ("slot", 1 << 16), ("chunk", 1 << 32),
-    ("count", 256), ("ver", 2), ("retx", 1), ("values", (1, 2, 3)), ("values", (0,) * 260),
+    ("count", 65536), ("ver", 2), ("retx", 1), ("values", (1, 2, 3)), ("values", (0,) * 260),
     ("values", (2**31, 0, 0, 0)), ("values", (1.0, 0, 0, 0)),
 ])
 def test_construction_validates_every_field(field: str, value) -> None:

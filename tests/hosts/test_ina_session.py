@@ -220,7 +220,7 @@ def test_misuse_is_a_usage_error_and_changes_nothing() -> None:
         session().start(np.array([np.nan], np.float32), 0.0)
     with pytest.raises(UsageError, match="int32"):
         session().start_integers(np.ones(3, np.int64), 0.0)
-    for bad in (dict(worker=2), dict(n=33, worker=0), dict(k=6), dict(window=3),
+    for bad in (dict(worker=2), dict(n=65536, worker=0), dict(k=6), dict(window=3),
                 dict(pool_size=0), dict(rto=0), dict(rto_max=0.5), dict(max_retx=-1),
                 dict(rto_min=0), dict(rto_min=4.0), dict(adaptive=1)):
         with pytest.raises(UsageError):

@@ -24,7 +24,7 @@ from .packets import (CONTRIB, MAX_CONTRIB, MAX_RESULT, RESULT, Endpoint, float3
                       ina_packet)
 from .stfgen import P4SRC
 
-HEADER = struct.Struct("!BBHBBHIB3x")
+HEADER = struct.Struct("!BBHBBHIHxx")
 HEADER_OFFSET = 14 + 20 + 8
 
 

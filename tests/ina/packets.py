@@ -63,7 +63,7 @@ def ina_payload(*, kind: int, job: int, worker: int, slot: int, values: list[int
                 retx: bool = False, chunk: int = 0, count: int = 0) -> bytes:
     """The aggregation header and the values, as the UDP payload."""
     flags = (ver & FLAG_VER) | (FLAG_RETX if retx else 0)
-    header = struct.pack("!BBHBBHIB3x", kind, flags, job, worker, 0, slot, chunk, count)
+    header = struct.pack("!BBHBBHIHxx", kind, flags, job, worker, 0, slot, chunk, count)
     return header + b"".join((v & U32).to_bytes(4, "big") for v in values)
 
 
