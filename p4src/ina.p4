@@ -42,11 +42,17 @@ const bit<32> NUM_PORTS = 512;
 const bit<16> INA_UDP_PORT = 48879;
 // UDP length of an aggregation packet: UDP header, aggregation header, k values.
 const bit<16> INA_UDP_LENGTH = 8 + 16 + 4 * INA_K;
+// UDP length of a QUERY or NACK: no values.
+const bit<16> INA_HEADER_UDP_LENGTH = 8 + 16;
+const bit<16> INA_IPV4_LENGTH = 20 + INA_UDP_LENGTH;
 const bit<8>  INA_CONTRIB     = 0;
 const bit<8>  INA_RESULT      = 1;
 const bit<8>  INA_MAX_CONTRIB = 2;
 const bit<8>  INA_MAX_RESULT  = 3;
+const bit<8>  INA_QUERY       = 4;  // "has my chunk's cell everything from me?" (no values)
+const bit<8>  INA_NACK        = 5;  // "no: send your contribution again" (no values)
 const bit<8>  INA_FLAG_VER    = 1;
+const bit<8>  INA_FLAG_RETX   = 2;
 // pending value of a cell on a non-root switch that is complete locally and waits for the
 // parent's RESULT (n <= 32, so it is never a count of missing contributions).
 const bit<8>  INA_WAIT_PARENT = 0xFF;
@@ -125,6 +131,8 @@ struct ina_metadata_t {
     bit<32>   seen;
     bit<8>    pending;
     bit<1>    is_contribution; // CONTRIB or MAX_CONTRIB
+    bit<1>    is_query;       // QUERY
+    bit<1>    length_ok;      // values for CONTRIB/RESULT kinds, none for QUERY/NACK
     bit<1>    worker_known;   // the worker table has (job, worker)
     bit<1>    slot_ok;        // a slot of the pool (or the MAX pair), inside the registers
     bit<1>    route;          // 1: the packet leaves through the routing table
@@ -223,6 +231,8 @@ control MyIngress(inout headers hdr, inout metadata meta,
     counter(INA_JOBS + 1, CounterType.packets) ina_results_multicast;
     counter(INA_JOBS + 1, CounterType.packets) ina_results_unicast;
     counter(INA_JOBS + 1, CounterType.packets) ina_partials_up;
+    counter(INA_JOBS + 1, CounterType.packets) ina_queries;
+    counter(INA_JOBS + 1, CounterType.packets) ina_nacks;
     counter(INA_JOBS + 1, CounterType.packets) ina_drop_unknown_job;
     counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_worker;
     counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_slot;
@@ -324,6 +334,10 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                  (bit<32>)hdr.ina.job : INA_OTHER_JOBS;
         meta.ina.is_contribution =
             (hdr.ina.kind == INA_CONTRIB || hdr.ina.kind == INA_MAX_CONTRIB) ? 1w1 : 1w0;
+        meta.ina.is_query = hdr.ina.kind == INA_QUERY ? 1w1 : 1w0;
+        bool header_only = hdr.ina.kind == INA_QUERY || hdr.ina.kind == INA_NACK;
+        meta.ina.length_ok = (header_only ? hdr.udp.length == INA_HEADER_UDP_LENGTH :
+                              hdr.vals.isValid()) ? 1w1 : 1w0;
     }
 
     // Cells of slot s (version v) are base + 2s + v; the MAX round uses the pair after the pool.
@@ -388,6 +402,32 @@ control MyIngress(inout headers hdr, inout metadata meta,
         ina_partials_up.count(meta.ina.counter_index);
     }
 
+    // A header-only packet (QUERY, NACK) becomes one that carries the k values.
+    action ina_grow() {
+        hdr.vals.setValid();
+        hdr.udp.length = INA_UDP_LENGTH;
+        hdr.ipv4.totalLen = INA_IPV4_LENGTH;
+    }
+
+    // QUERY -> NACK back to its sender: this cell lacks the sender's contribution.
+    action ina_nack() {
+        ina_as_result();
+        hdr.ina.count = 0;
+        standard_metadata.egress_spec = meta.ina.worker_port;
+        ina_nacks.count(meta.ina.counter_index);
+    }
+
+    // The query climbs: this switch asks its parent the same question, as worker child_index.
+    action ina_query_up() {
+        hdr.ina.worker = meta.ina.child_index;
+        hdr.ipv4.srcAddr = hdr.ipv4.dstAddr;
+        hdr.ipv4.dstAddr = meta.ina.parent;
+        hdr.ipv4.ttl = INA_RESULT_TTL;
+        hdr.udp.srcPort = INA_UDP_PORT;
+        hdr.udp.checksum = 0;
+        meta.ina.route = 1;
+    }
+
     action ina_drop_duplicate() {
         ina_duplicates.count(meta.ina.counter_index);
         mark_to_drop(standard_metadata);
@@ -440,18 +480,35 @@ control MyIngress(inout headers hdr, inout metadata meta,
                     meta.ina.route = 0;
                     ina_classify();
                     // The checks of docs/protocol.md §3, in order.
-                    if (!hdr.vals.isValid()) {
+                    if (!hdr.ina.isValid() || meta.ina.length_ok == 0) {
                         ina_reject_bad_length();
                     } else if (!ina_jobs.apply().hit) {
                         ina_reject_unknown_job();
                     } else {
                         ina_workers.apply();
                         ina_locate();
-                        if (meta.ina.is_contribution == 1) {
+                        if (meta.ina.is_contribution == 1 || meta.ina.is_query == 1) {
                             if (hdr.ina.worker >= meta.ina.n || meta.ina.worker_known == 0) {
                                 ina_reject_bad_worker();
                             } else if (meta.ina.slot_ok == 0) {
                                 ina_reject_bad_slot();
+                            } else if (meta.ina.is_query == 1) {
+                                // A worker that saw its chunk overdue asks (§4.1).
+                                ina_queries.count(meta.ina.counter_index);
+                                ina_load_cell();
+                                if ((meta.ina.seen & meta.ina.worker_bit) == 0) {
+                                    ina_nack();          // its contribution never arrived
+                                } else if (meta.ina.pending == 0) {
+                                    ina_grow();          // complete: it lost the result
+                                    ina_read();
+                                    hdr.ina.kind = INA_CONTRIB;   // answered as a duplicate
+                                    ina_unicast_result();
+                                } else if (meta.ina.pending == INA_WAIT_PARENT &&
+                                           hdr.ina.worker == 0) {
+                                    ina_query_up();      // ask the parent, member 0's only
+                                } else {
+                                    drop();              // another member's piece is missing
+                                }
                             } else {
                                 ina_load_cell();
                                 if ((meta.ina.seen & meta.ina.worker_bit) == 0) {
@@ -495,10 +552,22 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                     }
                                 }
                             }
-                        } else if (meta.ina.parent == 0 || hdr.ina.kind > INA_MAX_RESULT) {
+                        } else if (meta.ina.parent == 0 || hdr.ina.kind > INA_NACK) {
                             ina_reject_bad_kind();  // results come down only to child switches
                         } else if (meta.ina.slot_ok == 0) {
                             ina_reject_bad_slot();
+                        } else if (hdr.ina.kind == INA_NACK) {
+                            // the parent lacks this switch's partial sum: send it again
+                            ina_load_cell();
+                            if (meta.ina.pending == INA_WAIT_PARENT) {
+                                ina_grow();
+                                ina_read();
+                                hdr.ina.kind = INA_CONTRIB;
+                                hdr.ina.flags = hdr.ina.flags | INA_FLAG_RETX;
+                                ina_send_up();
+                            } else {
+                                ina_drop_duplicate();
+                            }
                         } else {
                             // the parent's result for a cell this switch sent up
                             ina_load_cell();

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 
 INA_UDP_PORT = 48879
-CONTRIB, RESULT, MAX_CONTRIB, MAX_RESULT = 0, 1, 2, 3
+CONTRIB, RESULT, MAX_CONTRIB, MAX_RESULT, QUERY, NACK = 0, 1, 2, 3, 4, 5
 FLAG_VER, FLAG_RETX = 0x01, 0x02
 HEADER_BYTES = 16           # the aggregation header before the values
 ETH_IP_UDP_BYTES = 14 + 20 + 8

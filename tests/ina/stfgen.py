@@ -18,7 +18,8 @@ import collections
 from dataclasses import dataclass
 from pathlib import Path
 
-from .packets import (CONTRIB, INA_UDP_PORT, MAX_CONTRIB, MAX_RESULT, RESULT, Endpoint,
+from .packets import (CONTRIB, INA_UDP_PORT, MAX_CONTRIB, MAX_RESULT, NACK, QUERY, RESULT,
+                      Endpoint,
                       ecmp_member, eth_ipv4_tcp, eth_ipv4_udp, float32_bits, ina_packet,
                       ina_payload, ip, stf_hex, unsigned_max, wrapping_sum)
 
@@ -90,6 +91,21 @@ class StfBuilder:
                                      worker=w.id, slot=slot, ver=ver, retx=retx, chunk=chunk,
                                      values=values))
         return ident
+
+    def query(self, w: Worker, job: int, slot: int, ver: int, *,
+              chunk: int | None = None) -> int:
+        """Sends w's header-only QUERY for (slot, ver); returns its identification."""
+        ident = self.next_ident()
+        chunk = slot if chunk is None else chunk
+        self.send(w.port, ina_packet(w.endpoint, AGGREGATOR, ident=ident, kind=QUERY, job=job,
+                                     worker=w.id, slot=slot, ver=ver, retx=True, chunk=chunk,
+                                     values=[]))
+        return ident
+
+    def expect_nack(self, w: Worker, job: int, slot: int, ver: int, *, ident: int,
+                    chunk: int | None = None) -> None:
+        """A header-only NACK to w: the cell lacks its contribution (count 0, retx cleared)."""
+        self.expect_result(w, job, slot, ver, [], count=0, ident=ident, kind=NACK, chunk=chunk)
 
     def expect_result(self, w: Worker, job: int, slot: int, ver: int, values: list[int], *,
                       count: int, ident: int, kind: int = RESULT, chunk: int | None = None,
@@ -186,7 +202,7 @@ def flat_test(k: int) -> str:
     b.cmd(f"mc_node_associate 100 {node}")
     for name in ("contributions", "duplicates", "results_multicast", "results_unicast",
                  "drop_unknown_job", "drop_bad_worker", "drop_bad_slot", "drop_bad_length",
-                 "drop_bad_kind", "partials_up"):
+                 "drop_bad_kind", "partials_up", "queries", "nacks"):
         b.zero_checks.append((f"ina_{name}", JOB))
 
     # slot 0, version 0: values that wrap (lane 0) and go negative (lane 1)
@@ -300,9 +316,57 @@ def flat_test(k: int) -> str:
     b.count("ina_duplicates", JOB)
     b.count("ina_results_unicast", JOB)
 
+    queries(b, k)
     drops(b, k, a0)
     forwarding(b, k, a0)
     return b.finish()
+
+
+def queries(b: StfBuilder, k: int) -> None:
+    """QUERY and NACK (docs/protocol.md §3.1): a worker that finds a chunk overdue asks the
+    switch with a header-only QUERY instead of resending its k values."""
+    d = [lanes(k, [w - 1], lambda i, w=w: 1000 * w - i) for w in range(3)]
+    b.comment("Job 7, slot 3, version 0: worker 0 contributes; worker 1's contribution is lost.",
+              "Worker 1 sees the chunk overdue and sends a QUERY (kind 4, no values, UDP length",
+              "24): its bit is clear in the cell, so the switch answers with a NACK (kind 5, no",
+              "values, count 0) to worker 1 alone: send your contribution again.")
+    b.contribute(W0, JOB, 3, 0, d[0])
+    ident = b.query(W1, JOB, 3, 0)
+    b.expect_nack(W1, JOB, 3, 0, ident=ident)
+    b.count("ina_contributions", JOB)
+    b.count("ina_queries", JOB)
+    b.count("ina_nacks", JOB)
+    b.comment("Worker 0 queries too (it cannot tell whose piece is missing): its bit is set and",
+              "the cell still aggregates, so the query is dropped; only worker 1 resends.")
+    b.query(W0, JOB, 3, 0)
+    b.count("ina_queries", JOB)
+    b.comment("Worker 1's resent contribution and worker 2's complete the cell: multicast.")
+    b.contribute(W1, JOB, 3, 0, d[1], retx=True)
+    ident = b.contribute(W2, JOB, 3, 0, d[2])
+    for w in (W0, W1, W2):
+        b.expect_result(w, JOB, 3, 0, wrapping_sum(*d), count=3, ident=ident)
+    b.count("ina_contributions", JOB, 2)
+    b.count("ina_results_multicast", JOB)
+    b.comment("Worker 2 lost that RESULT and queries: the cell is complete, so the QUERY grows",
+              f"into a unicast RESULT with the k = {k} stored sums (UDP length {24 + 4 * k}, IPv4",
+              f"total length {44 + 4 * k}, checksum recomputed).")
+    ident = b.query(W2, JOB, 3, 0)
+    b.expect_result(W2, JOB, 3, 0, wrapping_sum(*d), count=3, ident=ident)
+    b.count("ina_queries", JOB)
+    b.count("ina_results_unicast", JOB)
+    b.comment("Refused queries: worker id 3 (bad worker), slot 4 (bad slot), and a QUERY that",
+              "carries values (bad length: a QUERY is header-only). A NACK sent to the root of a",
+              "job is a bad kind (NACKs go down only to child switches).")
+    b.query(worker_on_port(3, 3), JOB, 0, 0)
+    b.count("ina_drop_bad_worker", JOB)
+    b.query(W0, JOB, 4, 0)
+    b.count("ina_drop_bad_slot", JOB)
+    b.contribute(W0, JOB, 3, 0, d[0], kind=QUERY)
+    b.count("ina_drop_bad_length", JOB)
+    ident = b.next_ident()
+    b.send(W0.port, ina_packet(W0.endpoint, AGGREGATOR, ident=ident, kind=NACK, job=JOB,
+                               worker=0, slot=3, values=[]))
+    b.count("ina_drop_bad_kind", JOB)
 
 
 def drops(b: StfBuilder, k: int, values: list[int]) -> None:
@@ -457,7 +521,7 @@ def tree_test(k: int) -> str:
     node = worker_entries(b, TREE_JOB, [W0, W1], first_node=0)
     root_job(b, PARENT_JOB, base=8, pool=2, workers=[W0, CHILD], first_node=node)
     for name in ("contributions", "duplicates", "results_multicast", "results_unicast",
-                 "partials_up", "drop_bad_kind"):
+                 "partials_up", "drop_bad_kind", "queries", "nacks"):
         b.zero_checks.append((f"ina_{name}", TREE_JOB))
 
     def up(ident: int, slot: int, ver: int, values: list[int], *, retx: bool = False,
@@ -467,11 +531,12 @@ def tree_test(k: int) -> str:
                           kind=kind, job=TREE_JOB, worker=2, slot=slot, ver=ver, retx=retx,
                           chunk=slot, values=values)
 
-    def from_parent(slot: int, ver: int, values: list[int], kind: int = RESULT) -> int:
+    def from_parent(slot: int, ver: int, values: list[int], kind: int = RESULT,
+                    count: int = 4) -> int:
         ident = b.next_ident()
         b.send(4, ina_packet(Endpoint(PARENT.mac, PARENT.addr), AGGREGATOR, ident=ident,
                              kind=kind, job=TREE_JOB, worker=2, slot=slot, ver=ver, chunk=slot,
-                             count=4, values=values))
+                             count=count, values=values))
         return ident
 
     p = [lanes(k, [0x7FFFFFFF], lambda i, w=w: (w + 1) * 10 + i) for w in range(2)]
@@ -539,6 +604,43 @@ def tree_test(k: int) -> str:
     from_parent(0, 0, g, kind=9)
     b.count("ina_drop_bad_kind", TREE_JOB)
 
+    s = [lanes(k, [w], lambda i, w=w: 7 * (w + 1) + i) for w in range(2)]
+    partial_s = wrapping_sum(*s)
+    b.comment("Queries in a tree (docs/protocol.md §6). Job 5, slot 1, version 0: the cell",
+              "completes here and its partial sum goes up (and, say, is lost on the way).")
+    b.contribute(W0, TREE_JOB, 1, 0, s[0])
+    ident = b.contribute(W1, TREE_JOB, 1, 0, s[1])
+    b.expect(4, up(ident, 1, 0, partial_s))
+    b.count("ina_contributions", TREE_JOB, 2)
+    b.count("ina_partials_up", TREE_JOB)
+    b.comment("Both workers query. Worker 1's query is dropped (the cell has its piece and",
+              "waits for the parent); member 0's climbs: the switch asks the parent the same",
+              "question as worker 2 of job 5 (header-only, routed, TTL 63).")
+    b.query(W1, TREE_JOB, 1, 0)
+    ident = b.query(W0, TREE_JOB, 1, 0)
+    b.expect(4, up(ident, 1, 0, [], retx=True, kind=QUERY))
+    b.count("ina_queries", TREE_JOB, 2)
+    b.comment("The parent lacks this switch's partial sum and answers with a NACK (to the",
+              "aggregator address 10.0.0.254): the stored partial sum goes up again, k values,",
+              "retx flag set, the NACK's identification.")
+    ident = from_parent(1, 0, [], kind=NACK, count=0)
+    b.expect(4, up(ident, 1, 0, partial_s, retx=True))
+    b.count("ina_partials_up", TREE_JOB)
+    gs = wrapping_sum(partial_s, lanes(k, [], lambda i: 3 * i))
+    b.comment("The parent's RESULT comes down and is multicast; a late second NACK for the now",
+              "complete cell is dropped and counted as a duplicate; worker 1, which lost the",
+              "RESULT, queries and gets the global sum grown from its header-only QUERY.")
+    ident = from_parent(1, 0, gs)
+    for w in (W0, W1):
+        b.expect_result(w, TREE_JOB, 1, 0, gs, count=4, ident=ident)
+    b.count("ina_results_multicast", TREE_JOB)
+    from_parent(1, 0, [], kind=NACK, count=0)
+    b.count("ina_duplicates", TREE_JOB)
+    ident = b.query(W1, TREE_JOB, 1, 0)
+    b.expect_result(W1, TREE_JOB, 1, 0, gs, count=4, ident=ident)
+    b.count("ina_queries", TREE_JOB)
+    b.count("ina_results_unicast", TREE_JOB)
+
     q = [lanes(k, [], lambda i, w=w: -(w + 1) * i) for w in range(2)]
     b.comment("Job 6, where this switch is the root and its worker 1 is the child aggregator",
               "10.0.8.254: the child's partial sum is one contribution; the RESULT goes to worker",
@@ -552,6 +654,15 @@ def tree_test(k: int) -> str:
         b.expect_result(w, PARENT_JOB, 1, 0, wrapping_sum(*q), count=2, ident=ident)
     b.count("ina_contributions", PARENT_JOB, 2)
     b.count("ina_results_multicast", PARENT_JOB)
+    b.comment("Job 6, slot 0: the child aggregator (worker 1) queries a cell that has nothing",
+              "from it: the NACK goes to the child aggregator's address behind port 3.")
+    ident = b.next_ident()
+    b.send(CHILD.port, ina_packet(CHILD.endpoint, AGGREGATOR, ident=ident, kind=QUERY,
+                                  job=PARENT_JOB, worker=CHILD.id, slot=0, chunk=0, retx=True,
+                                  values=[]))
+    b.expect_nack(CHILD, PARENT_JOB, 0, 0, ident=ident, chunk=0)
+    b.count("ina_queries", PARENT_JOB)
+    b.count("ina_nacks", PARENT_JOB)
     return b.finish()
 
 
