@@ -80,6 +80,7 @@ class InaOptions:
     rto_min: float | None = None   # None: the session's default
     fast_retransmit: bool = True   # protocol §4.1 (False: timers only, as before)
     window_rule: str = "burst"     # or "every_loss" (hosts/congestion.py)
+    query: bool = True             # early detection sends a QUERY (protocol §3.1), not values
     timeline: bool = False         # keep each session's (time, event, chunk) list in its record
 
 
@@ -321,7 +322,7 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                                          rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx,
                                          rto_min=ina.rto_min,
                                          fast_retransmit=ina.fast_retransmit,
-                                         window_rule=ina.window_rule)
+                                         window_rule=ina.window_rule, query=ina.query)
                     if ina.timeline:
                         session.timeline = []
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
