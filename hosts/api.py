@@ -136,6 +136,7 @@ class AllreduceStats:
     retransmissions: int = 0             # INA only: early and by timer
     fast_retransmissions: int = 0        # INA: early (a later result showed the loss)
     timer_retransmissions: int = 0       # INA: a timer expired
+    nack_retransmissions: int = 0        # INA: the switch's NACK asked for the values
     ignored: int = 0                     # INA: duplicates, malformed and foreign packets
     error_bound: np.ndarray | None = field(default=None, repr=False)   # INA: per element
 
@@ -205,6 +206,7 @@ class Allreducer:
             retransmissions=delta.retransmissions,
             fast_retransmissions=delta.fast_retransmissions,
             timer_retransmissions=delta.timer_retransmissions,
+            nack_retransmissions=delta.nack_retransmissions,
             ignored=delta.duplicates_ignored + delta.malformed_ignored + delta.foreign_ignored,
             error_bound=session.error_bound())
         return result

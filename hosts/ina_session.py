@@ -15,7 +15,10 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
 * Loss detection without a timer (docs/protocol.md §4.1, RACK-like): results come back in the
   order the contributions were sent, so when the result of a chunk transmitted later than an
   in-flight one arrives, the in-flight one is lost (its contribution, another worker's, or its
-  result); it is resent once a reordering allowance (min RTT / 4) has passed since it was due.
+  result); once a reordering allowance (min RTT / 4) has passed since it was due, the worker
+  sends a header-only QUERY (§3.1) rather than its k values: the switch answers with the
+  RESULT if the cell is complete, with a NACK if this worker's piece is missing (only then are
+  the values resent), and otherwise lets the worker whose piece is missing resend.
 * Every transmission also arms a timer, the last resort: the RTO doubled per expiry of that
   chunk, up to rto_max. Adaptive (the default, `congestion.py`): the RTO is RFC 6298's with a
   2·SRTT floor, from result round-trip times of chunks sent once and not overtaken (Karn's
@@ -46,7 +49,7 @@ from .congestion import (SRTT_FLOOR, CongestionEvents, InFlightWindow, LossBurst
                          RtoEstimator)
 from .errors import PeerUnreachable, UsageError
 from .ina_wire import (ChunkEncoder, InaPacket, Kind, WireError, check_k, decode_header,
-                       decode_values, encode, with_retx)
+                       decode_values, encode, query_for, with_retx)
 
 
 class State(enum.Enum):
@@ -104,9 +107,11 @@ class Counters:
     bytes_sent: int = 0
     packets_received: int = 0
     bytes_received: int = 0
-    retransmissions: int = 0        # every resent packet (early and by timer)
-    fast_retransmissions: int = 0   # resent because a later chunk's result came first
-    timer_retransmissions: int = 0  # resent because a timer expired
+    retransmissions: int = 0        # every recovery packet: early, by timer, after a NACK
+    fast_retransmissions: int = 0   # early: a later chunk's result came first (a QUERY, or the
+                                    # values when queries are off)
+    timer_retransmissions: int = 0  # the values resent because a timer expired
+    nack_retransmissions: int = 0   # the values resent because the switch sent a NACK
     loss_events: int = 0            # data chunk transmissions found lost (early or by timer)
     congestion_events: int = 0      # loss events judged congestion: the window halved
     duplicates_ignored: int = 0     # results for chunks not in flight (or stale MAX results)
@@ -134,6 +139,7 @@ class _Flight:
     expiries: int = 0           # timer expiries (the backoff, and the give-up count)
     suspect: bool = False       # a later transmission was answered: resend at the reorder timer
     wait: float = 0.0           # the latest transmission's timer length
+    queried: bool = False       # the latest transmission was a QUERY (a NACK resends the values)
 
 
 _RTO, _REORDER = 0, 1           # timer kinds
@@ -156,7 +162,7 @@ class InaSession:
     def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
                  rto: float, rto_max: float, max_retx: int, rto_min: float | None = None,
                  adaptive: bool = True, fast_retransmit: bool = True,
-                 window_rule: str = "burst"):
+                 window_rule: str = "burst", query: bool = True):
         self.job = _check_int("job", job, 0, 0xFFFF)
         self.n = _check_int("n", n, 1, qz.MAX_WORKERS)
         self.worker = _check_int("worker", worker, 0, n - 1)
@@ -184,8 +190,12 @@ class InaSession:
         if window_rule not in WINDOW_RULES:
             raise UsageError(f"window_rule must be one of {', '.join(WINDOW_RULES)}, "
                              f"got {window_rule!r}")
+        if not isinstance(query, bool):
+            raise UsageError(f"query must be a bool, got {query!r}")
         self.fast_retransmit = fast_retransmit
         self.window_rule = window_rule
+        # early detection sends a header-only QUERY (True) or the values again (False)
+        self.query = query
         # (time, event, chunk) for every send, retransmission and result when a list
         # (scripts/loss_timeline.py); None: nothing is recorded.
         self.timeline: list | None = None
@@ -243,7 +253,12 @@ class InaSession:
         except WireError:
             self.counters.malformed_ignored += 1
             return self._step(())
-        if job != self.job or worker != self.worker or kind not in _RESULT_KINDS:
+        if job != self.job or worker != self.worker:
+            self.counters.foreign_ignored += 1
+            return self._step(())
+        if kind is Kind.NACK:
+            return self._step(self._on_nack(chunk, slot, ver, now))
+        if kind not in _RESULT_KINDS:
             self.counters.foreign_ignored += 1
             return self._step(())
         if count != self.n:
@@ -395,7 +410,9 @@ class InaSession:
         flight.tries += 1
         flight.suspect = False
         self._arm(key, flight, now)
-        payload = with_retx(flight.payload)
+        # Early, a QUERY: most late chunks miss another worker's piece or a result, not ours.
+        flight.queried = early and self.query and key != _MAX_KEY
+        payload = query_for(flight.payload) if flight.queried else with_retx(flight.payload)
         self.counters.retransmissions += 1
         if early:
             self.counters.fast_retransmissions += 1
@@ -405,6 +422,24 @@ class InaSession:
         if self.timeline is not None:
             self.timeline.append((now, "fast" if early else "timer", key))
         return payload
+
+    def _on_nack(self, c: int, slot: int, ver: int, now: float) -> list[bytes]:
+        """The switch lacks this worker's piece of chunk c: resend the values, once per QUERY
+        (a later transmission of the values already answers any other NACK)."""
+        flight = self._in_flight.get(c) if self.state is State.DATA else None
+        if flight is None or slot != flight.slot or ver != flight.ver or not flight.queried:
+            self.counters.duplicates_ignored += 1
+            return []
+        flight.queried = False
+        flight.tries += 1
+        self._arm(c, flight, now)
+        payload = with_retx(flight.payload)
+        self.counters.retransmissions += 1
+        self.counters.nack_retransmissions += 1
+        self._count_sent(payload)
+        if self.timeline is not None:
+            self.timeline.append((now, "nack", c))
+        return [payload]
 
     def _arm(self, key: int, flight: _Flight, now: float) -> None:
         if not self.adaptive:

@@ -2,7 +2,7 @@
 
 Layout (big-endian): kind u8, flags u8 (bit 0 ver, bit 1 retx), job u16, worker u8, pad u8,
 slot u16, chunk u32, count u16, pad u16, then k signed 32-bit values. k is a multiple of 4 from
-4 to 256 (the P4 program's INA_K). `InaPacket` validates every field on construction, so an
+4 to 256 (the P4 program's INA_K). QUERY and NACK (§3.1) are the header alone, no values. `InaPacket` validates every field on construction, so an
 encoded packet is always well formed; `decode` of anything else raises `WireError` with the
 reason, never a bare struct or index error.
 
@@ -37,9 +37,14 @@ class Kind(enum.IntEnum):
     RESULT = 1
     MAX_CONTRIB = 2
     MAX_RESULT = 3
+    QUERY = 4           # worker -> switch: is my contribution to this cell there?
+    NACK = 5            # switch -> worker: no, send it again
 
 
 _KINDS = {int(kind): kind for kind in Kind}
+HEADER_ONLY_KINDS = frozenset((Kind.QUERY, Kind.NACK))
+_NO_VALUES = np.zeros(0, np.int32)
+_NO_VALUES.flags.writeable = False
 
 
 class WireError(ValueError):
@@ -126,6 +131,11 @@ class InaPacket:
                 and type(self.ver) is int and (self.ver == 0 or self.ver == 1)
                 and type(self.retx) is bool):
             raise ValueError(_bad_header_field(self))
+        if kind in HEADER_ONLY_KINDS:
+            if len(self.values):
+                raise ValueError(f"a {kind.name} carries no values, got {len(self.values)}")
+            object.__setattr__(self, "values", _NO_VALUES)
+            return
         object.__setattr__(self, "values", wire_values(self.values))
 
     @property
@@ -164,14 +174,17 @@ def decode_header(payload: bytes, k: int | None = None) -> tuple:
     if size < HEADER_BYTES:
         raise WireError(f"{size} bytes, shorter than the {HEADER_BYTES}-byte header")
     body = size - HEADER_BYTES
-    if k is not None and body != 4 * k:
-        raise WireError(f"{size} bytes, expected {payload_bytes(k)} for k={k}")
-    if body % 16 or not MIN_K * 4 <= body <= MAX_K * 4:
-        raise WireError(f"{body} bytes of values is not k*4 for k a multiple of 4 in "
-                        f"[{MIN_K}, {MAX_K}]")
     kind, flags, job, worker, pad, slot, chunk, count = HEADER.unpack_from(payload)
     if kind not in _KINDS:
         raise WireError(f"unknown kind {kind}")
+    if _KINDS[kind] in HEADER_ONLY_KINDS:
+        if body:
+            raise WireError(f"a {_KINDS[kind].name} is the header alone, got {body} more bytes")
+    elif k is not None and body != 4 * k:
+        raise WireError(f"{size} bytes, expected {payload_bytes(k)} for k={k}")
+    elif body % 16 or not MIN_K * 4 <= body <= MAX_K * 4:
+        raise WireError(f"{body} bytes of values is not k*4 for k a multiple of 4 in "
+                        f"[{MIN_K}, {MAX_K}]")
     if flags & ~(FLAG_VER | FLAG_RETX):
         raise WireError(f"unknown flag bits 0x{flags:02x}")
     if pad or payload[14] or payload[15]:
@@ -225,6 +238,11 @@ class ChunkEncoder:
         except struct.error:
             raise ValueError(f"slot must be an integer in [0, 65535], got {slot!r}") from None
         return header + self._body[chunk * step:(chunk + 1) * step]
+
+
+def query_for(payload: bytes) -> bytes:
+    """The header-only QUERY (retx set) that asks about the contribution `payload` carries."""
+    return bytes((Kind.QUERY, payload[1] | FLAG_RETX)) + payload[2:HEADER_BYTES]
 
 
 def with_retx(payload: bytes) -> bytes:

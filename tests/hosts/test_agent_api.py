@@ -77,9 +77,13 @@ def test_ina_agents_through_the_switch(tmp_path: Path) -> None:
         record = json.loads((tmp_path / f"w{w}.out.json").read_text())
         assert record["ok"] and record["correct"], record
         assert record["max_abs_error"] <= record["error_bound"]
-        # per call: one MAX_CONTRIB and 38 chunks of 8 values, 48-byte payloads
+        # per call: one MAX_CONTRIB and 38 chunks of 8 values, 48-byte payloads; early
+        # detection sends 16-byte QUERYs, a NACK or a timer the 48 bytes again
         assert record["packets_sent"] - record["retransmissions"] == 2 * (1 + 38)
-        assert record["bytes_sent"] == 48 * record["packets_sent"]
+        queries = record["fast_retransmissions"]
+        assert record["retransmissions"] == (queries + record["timer_retransmissions"]
+                                             + record["nack_retransmissions"])
+        assert record["bytes_sent"] == 48 * (record["packets_sent"] - queries) + 16 * queries
 
 
 @pytest.mark.parametrize("config, message", [

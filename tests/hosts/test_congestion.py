@@ -82,7 +82,11 @@ def session(**overrides) -> InaSession:
 
 
 def answer(payload: bytes, values=None) -> bytes:
+    """The aggregator's answer; a QUERY finds the sender's piece missing (a NACK)."""
     sent = decode(payload)
+    if sent.kind is Kind.QUERY:
+        return encode(InaPacket(kind=Kind.NACK, job=sent.job, worker=sent.worker,
+                                slot=sent.slot, chunk=sent.chunk, ver=sent.ver, values=()))
     kind = Kind.MAX_RESULT if sent.kind is Kind.MAX_CONTRIB else Kind.RESULT
     return encode(InaPacket(kind=kind, job=sent.job, worker=sent.worker, slot=sent.slot,
                             chunk=sent.chunk, ver=sent.ver, count=2,
