@@ -13,6 +13,7 @@ import struct
 
 from .config import MAX_WIDTH, Node
 from .exprgen import CodeScope, Expr, compile_expr, data, boolean
+from .vheaders import extract_lines
 from .wordplan import word_plan
 from .layout import HeaderInstance, HeaderType
 from .primgen import PrimitiveCompiler, compile_target, store
@@ -291,7 +292,11 @@ class ParserCompiler:
             nbytes = htype.fixed_bits // 8
             lines += [f"if pos + {nbytes} > n:", f"    raise _ParserError({self.too_short})"]
             plan = word_plan(htype)
-            if plan is not None:
+            run = None if inst is None or self.traced else \
+                self.scope.namespace.get("__vector_runs__", {}).get(inst.index)
+            if run is not None:
+                lines += extract_lines(run, self.scope)
+            elif plan is not None:
                 unpack = self.scope.bind("unpack", struct.Struct(plan.fmt).unpack_from)
                 end = f"{base} + {len(htype.fields)}" if not base.isdigit() else \
                     str(int(base) + len(htype.fields))

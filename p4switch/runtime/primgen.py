@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from . import lanes
 from . import layout as L
 from .config import Node
 from .exprgen import CodeScope, Expr, compile_expr, data, boolean
@@ -46,7 +47,21 @@ class PrimitiveCompiler(ExternPrimitives):
             return self._compile_with_jumps(prims), has_exit
         lines: list[str] = []
         self._index_cache = {}
-        for prim in prims:
+        groups = {} if self.traced or not lanes.ENABLED else {
+            g.start: g for g in lanes.find_groups(prims, self.layout,
+                                                  self.scope.namespace["__registers__"])}
+        at = 0
+        while at < len(prims):
+            group = groups.get(at)
+            if group is not None:   # lane-parallel primitives as numpy code (lanes.py)
+                body = lanes.VectorCompiler(group, self.scope, self.tmp).compile()
+                if body is not None:
+                    lines += body
+                    self._index_cache.clear()
+                    at = group.end
+                    continue
+            prim = prims[at]
+            at += 1
             # `exit` only marks the packet (BMv2): the action's later primitives still run,
             # the control ends after the action (controlgen)
             self._prelude = []
@@ -194,7 +209,15 @@ class PrimitiveCompiler(ExternPrimitives):
         ref = self._header(params[0])
         n = len(ref.htype.fields)
         lines = [f"if not v[{ref.valid}]:", f"    v[{ref.valid}] = 1"]
-        if n:
+        run = None if ref.static is None or self.traced else \
+            self.scope.namespace.get("__vector_runs__", {}).get(ref.static.index)
+        if run is not None:   # a vector run (vheaders.py): the int 0 stands for k zeros
+            for part in (run.before, run.after):
+                m = len(part.htype.fields)
+                if m:
+                    lines.append(f"    f[{part.base}:{part.base + m}] = {[0] * m!r}")
+            lines.append(f"    f[{run.name}] = 0")
+        elif n:
             lines.append(f"    f[{ref.base}:{ref.base} + {n}] = {[0] * n!r}")
         inst = ref.static
         if inst is not None and inst.union:
@@ -504,4 +527,4 @@ def _union_stack_copy(f, v, dst_shape, src_shape):
 
 PRIM_HELPERS = {"_stack_push": _stack_push, "_stack_pop": _stack_pop,
                 "_union_stack_shift": _union_stack_shift, "_union_stack_copy": _union_stack_copy,
-                **EXTERN_HELPERS}
+                **EXTERN_HELPERS, **lanes.LANE_HELPERS}

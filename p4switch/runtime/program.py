@@ -24,6 +24,8 @@ from .exprgen import EXPR_HELPERS, CodeScope
 from .externs import CounterArray, MeterArray, ParseValueSet, RegisterArray
 from .hashes import bits_to_bytes, standard_algorithms
 from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
+from .lanes import bank_registers
+from .vheaders import VH_HELPERS, candidate_runs, only_sanctioned
 from .parsergen import (ParserCompiler, ParserError, error_code, make_extract_varbit,
                         make_lookahead, peek_padded)
 from .primgen import PRIM_HELPERS
@@ -75,12 +77,17 @@ class Program:
         self.custom_crcs: dict = {}  # calculation name -> its own Crc (crc16/32_custom)
         self._build_externs(root)
         self._build_actions(root)
+        lane_runs = bank_registers(self.actions.values(), self.registers, self.layout)
+        self.vector_runs = candidate_runs(lane_runs, self.layout, self.field_lists)
         for pipeline in root.get("pipelines").items():
             self._build_pipeline(pipeline)
         for pipeline_name in ("ingress", "egress"):
             if not any(p.get("name").value == pipeline_name for p in root.get("pipelines").items()):
                 raise ConfigError("pipelines", f"no '{pipeline_name}' pipeline")
         self.untraced = self.generate(traced=False)
+        if self.vector_runs and not only_sanctioned(self.untraced.source, self.vector_runs):
+            self.vector_runs = {}   # some code reads a run's fields one by one: no arrays
+            self.untraced = self.generate(traced=False)
         self._traced: PacketCode | None = None
 
     def now_us(self) -> float:
@@ -301,6 +308,10 @@ class Program:
             "_bits_to_bytes": bits_to_bytes, "_serialize_varbit": serialize_varbit,
             "T": None,
         }
+        if not traced and self.vector_runs:
+            namespace.update(VH_HELPERS)
+            namespace["__vector_runs__"] = self.vector_runs
+            namespace.update({run.name: run.first for run in self.vector_runs.values()})
         scope = CodeScope(self.layout, namespace)
         sources = namespace.setdefault("__source__", [])
         root = self.root

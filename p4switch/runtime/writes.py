@@ -94,6 +94,8 @@ def constant_index(node: ast.AST | None) -> int | None:
     """An int constant, or a sum of them (`f[10:10 + 3]`); None for anything else."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
+    if isinstance(node, ast.Name) and node.id.startswith("_vh") and node.id[3:].isdigit():
+        return int(node.id[3:])   # a vector run's slot (vheaders.py)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = constant_index(node.left), constant_index(node.right)
         if left is not None and right is not None:

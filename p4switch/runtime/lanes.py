@@ -1,0 +1,622 @@
+"""Lane groups: runs of isomorphic primitives over parallel fields and registers, as numpy code.
+
+P4 has no loops, so a program that works on k values per packet repeats the same statements k
+times (ina.p4's lane macros): `R_i.read(t, idx); h.v_i = h.v_i + t; R_i.write(idx, h.v_i)` for
+i = 0..k-1. Run one by one that is k times a few Python statements; as vectors it is a few
+numpy operations over the k lanes at once, whatever k is.
+
+Recognition is structural, on an action's BMv2 JSON primitives, never by name: a run of r >=
+MIN_LANES copies of a template of p primitives (assign/modify_field, register_read,
+register_write) whose JSON trees are identical except for *lane operands*, which differ in every
+copy: fields (the copies' fields must sit in consecutive PHV slots, same width and sign) and
+register arrays (same size and width; they become the columns of one `regbanks.RegisterBank`).
+Every other operand is *shared* and identical in every copy. The copies must be independent, so
+running statement by statement over all lanes is the same as copy after copy:
+
+- a lane operand belongs to one copy only (no field or register in two lanes or two roles);
+- a shared field written in the copies (a scratch variable, ina.p4's `lane`) is written before
+  it is read in each copy; it ends with the last copy's value;
+- every register index is the same expression, reading nothing the copies write.
+
+Anything else (another primitive, an operand kind or operator without a vector form, values that
+could exceed int64) leaves the primitives to the scalar compiler, which is always correct.
+The generated code tests the index once: in range, the vector statements; out of range, the
+same statements without the register accesses (BMv2: a read leaves its destination unchanged,
+a write does nothing). Values follow BMv2: unbounded arithmetic (int64 here, with bounds proved
+at load time) truncated to the width of whatever stores them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .config import ConfigError, Node
+from .exprgen import CodeScope, compile_expr, data
+from .regbanks import MAX_BANK_WIDTH, RegisterBank
+
+ENABLED = True        # tests turn it off to compare with the scalar code
+MIN_LANES = 16        # fewer copies run faster as plain Python statements (measured)
+MAX_PERIOD = 8        # primitives per lane template
+MAX_BITS = 62         # every intermediate value must fit in int64 with room to spare
+OPS = ("assign", "modify_field", "register_read", "register_write")
+
+
+@dataclass
+class LaneGroup:
+    start: int                       # index of the first primitive of the run
+    period: int                      # primitives per copy
+    lanes: int                       # copies
+    template: list[dict]             # the first copy's primitives (raw JSON)
+    lane_fields: dict[tuple, list[int]] = field(default_factory=dict)  # copy-0 field -> slots
+    lane_regs: dict[str, list[str]] = field(default_factory=dict)      # copy-0 reg -> registers
+
+    @property
+    def end(self) -> int:
+        return self.start + self.period * self.lanes
+
+
+# ------------------------------------------------------------------------------ recognition
+def _shape(value, leaves: list) -> object:
+    """A hashable skeleton of a JSON operand tree; field and register leaves go to `leaves`."""
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if kind == "field" and isinstance(value.get("value"), list):
+            leaves.append(("field", tuple(value["value"])))
+            return "F"
+        if kind == "register_array":
+            leaves.append(("reg", value.get("value")))
+            return "R"
+        return tuple(sorted((k, _shape(v, leaves)) for k, v in value.items()
+                            if k != "source_info"))
+    if isinstance(value, list):
+        return tuple(_shape(v, leaves) for v in value)
+    return json.dumps(value)
+
+
+def _copy_shape(prims: list[dict]) -> tuple[object, list]:
+    leaves: list = []
+    return tuple(_shape(p, leaves) for p in prims), leaves
+
+
+def find_groups(prims: list[Node], layout, registers: dict) -> list[LaneGroup]:
+    """Non-overlapping lane groups of an action's primitive list, in order."""
+    raw = [p.value for p in prims]
+    if any(not isinstance(p, dict) for p in raw):
+        return []
+    groups = []
+    s = 0
+    while s < len(raw):
+        best = None
+        for period in range(1, MAX_PERIOD + 1):
+            if s + period * MIN_LANES > len(raw):
+                break
+            if any(p.get("op") not in OPS for p in raw[s:s + period]):
+                break
+            shape, _ = _copy_shape(raw[s:s + period])
+            lanes = 1
+            while s + (lanes + 1) * period <= len(raw) and \
+                    _copy_shape(raw[s + lanes * period:s + (lanes + 1) * period])[0] == shape:
+                lanes += 1
+            if lanes >= MIN_LANES and (best is None or period * lanes > best[0] * best[1]):
+                best = (period, lanes)
+        if best is None:
+            s += 1
+            continue
+        group = _checked(raw, s, best[0], best[1], layout, registers)
+        if group is None:
+            s += best[0] * best[1]   # a shifted run would fail the same way: stay linear
+            continue
+        groups.append(group)
+        s = group.end
+    return groups
+
+
+def _checked(raw, start, period, lanes, layout, registers) -> LaneGroup | None:
+    """The group if its copies are provably independent and vectorisable, else None."""
+    copies = [_copy_shape(raw[start + i * period:start + (i + 1) * period])[1]
+              for i in range(lanes)]
+    group = LaneGroup(start, period, lanes, raw[start:start + period])
+    shared: set[tuple] = set()
+    seen_lane: set = set()
+    for position, leaf in enumerate(copies[0]):
+        column = [copy[position] for copy in copies]
+        if all(c == leaf for c in column):
+            if leaf[0] == "reg":
+                return None            # one register in every copy: copies would interfere
+            shared.add(leaf[1])
+            continue
+        if len(set(column)) != lanes:
+            return None                # neither shared nor one per lane
+        values = [c[1] for c in column]
+        table = group.lane_fields if leaf[0] == "field" else group.lane_regs
+        if leaf[1] in table:
+            if table[leaf[1]] != _lane_values(leaf[0], values, layout, registers):
+                return None
+            continue
+        if any(v in seen_lane for v in values):
+            return None                # the same field or register in two lane roles
+        seen_lane.update(values)
+        resolved = _lane_values(leaf[0], values, layout, registers)
+        if resolved is None:
+            return None
+        table[leaf[1]] = resolved
+    if shared & seen_lane:
+        return None
+    try:
+        shared_slots = {_slot(layout, key) for key in shared}
+    except ConfigError:
+        return None
+    lane_slots = {s for slots in group.lane_fields.values() for s in slots}
+    if None in shared_slots or shared_slots & lane_slots:
+        return None
+    if not _independent(group, layout):
+        return None
+    return group
+
+
+def _slot(layout, key: tuple) -> int | None:
+    ref = layout.field(key[0], key[1], Node(list(key), "lanes"))
+    return None if ref.is_valid_bit or ref.width is None else ref.slot
+
+
+def _lane_values(kind: str, values: list, layout, registers: dict):
+    """Slots of lane fields (consecutive, same width and sign) or names of lane registers."""
+    if kind == "reg":
+        regs = [registers.get(name) for name in values]
+        if None in regs or not (RegisterBank.fits(regs) or _same_bank(regs)):
+            return None
+        return values
+    try:
+        refs = [layout.field(v[0], v[1], Node(list(v), "lanes")) for v in values]
+    except (ConfigError, IndexError):
+        return None
+    first = refs[0]
+    if first.is_valid_bit or first.width is None or first.width > MAX_BANK_WIDTH:
+        return None
+    for i, ref in enumerate(refs):
+        if ref.is_valid_bit or ref.slot != first.slot + i or ref.width != first.width or \
+                ref.signed != first.signed:
+            return None
+    return [ref.slot for ref in refs]
+
+
+def _same_bank(regs: list) -> bool:
+    """Registers already banked (by an earlier group) in this order, as consecutive columns."""
+    from .regbanks import BankColumn
+    cells = [r.cells for r in regs]
+    if not all(isinstance(c, BankColumn) for c in cells):
+        return False
+    array = cells[0].array
+    return all(c.array is array and c.column == cells[0].column + i for i, c in enumerate(cells))
+
+
+def _fields_in(value) -> set[tuple]:
+    leaves: list = []
+    _shape(value, leaves)
+    return {leaf[1] for leaf in leaves if leaf[0] == "field"}
+
+
+def _independent(group: LaneGroup, layout) -> bool:
+    """Shared fields are written before read in a copy; one index expression, never written."""
+    written: set[tuple] = set()
+    index = None
+    for prim in group.template:
+        params = prim.get("parameters") or []
+        op = prim["op"]
+        if op in ("assign", "modify_field"):
+            if len(params) != 2 or params[0].get("type") != "field":
+                return False
+            reads, target = _fields_in(params[1]), tuple(params[0]["value"])
+        elif op == "register_read":
+            if len(params) != 3 or params[0].get("type") != "field":
+                return False
+            reads, target = set(), tuple(params[0]["value"])
+            index = _same_index(index, params[2])
+        else:
+            if len(params) != 3:
+                return False
+            reads, target = _fields_in(params[2]), None
+            index = _same_index(index, params[1])
+        if index is False:
+            return False
+        for key in reads:
+            if key not in group.lane_fields and key not in written and \
+                    _written_later(group.template, key):
+                return False       # read before this copy writes it: the previous copy's value
+        if target is not None:
+            written.add(target)
+    if index is not None:
+        index_reads = _fields_in(index)
+        if index_reads & written or index_reads & set(group.lane_fields):
+            return False
+    if group.lane_regs and index is None:
+        return False
+    return True
+
+
+def _same_index(current, node):
+    if current is None:
+        return node
+    return current if json.dumps(current, sort_keys=True) == json.dumps(node, sort_keys=True) \
+        else False
+
+
+def _written_later(template: list[dict], key: tuple) -> bool:
+    for prim in template:
+        params = prim.get("parameters") or []
+        if prim["op"] in ("assign", "modify_field", "register_read") and params and \
+                params[0].get("type") == "field" and tuple(params[0]["value"]) == key:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------- register banks
+def bank_registers(actions, registers: dict, layout) -> list[list[int]]:
+    """Group the lane registers of every vectorisable lane group into banks (before codegen),
+    so that scalar code and the control plane never pay for a bank no vector code uses.
+    Returns the groups' lane field runs (slots), the candidates for vector headers."""
+    runs: list[list[int]] = []
+    if not ENABLED:
+        return runs
+    for action in actions:
+        prims = action.node.get("primitives").items()
+        scope = CodeScope(layout, {"__registers__": registers}, action.param_widths)
+        for group in find_groups(prims, layout, registers):
+            if VectorCompiler(group, scope, _counter(), dry_run=True).compile() is None:
+                continue
+            runs += group.lane_fields.values()
+            for names in group.lane_regs.values():
+                regs = [registers[n] for n in names]
+                if RegisterBank.fits(regs):
+                    RegisterBank(regs)
+    return runs
+
+
+def _counter():
+    count = [0]
+
+    def tmp() -> str:
+        count[0] += 1
+        return str(count[0])
+    return tmp
+
+
+# ------------------------------------------------------------------------------- vector code
+class _Unsupported(Exception):
+    pass
+
+
+@dataclass
+class _Val:
+    code: str
+    bits: int            # |value| < 2**bits
+    nonneg: bool
+    vector: bool
+    boolean: bool = False
+
+
+class VectorCompiler:
+    """Numpy code for one lane group, over `f` (PHV list), `p` (action data) and banks."""
+
+    def __init__(self, group: LaneGroup, scope, tmp, dry_run: bool = False) -> None:
+        self.dry_run = dry_run  # check that every statement has a vector form; no banks yet
+        self.group = group
+        self.scope = scope
+        self.layout = scope.layout
+        self.tmp = tmp          # fresh local names from the primitive compiler
+
+    def compile(self) -> list[str] | None:
+        try:
+            return self._compile()
+        except (_Unsupported, ConfigError):
+            return None
+
+    def _compile(self) -> list[str]:
+        group = self.group
+        regs = self.scope.namespace["__registers__"]
+        self.banks: dict[str, tuple[str, int, int, int]] = {}   # copy-0 reg -> bank info
+        for reg0, names in group.lane_regs.items():
+            if self.dry_run:
+                self.banks[reg0] = ("bank", 0, -1, regs[names[0]].bitwidth)
+                continue
+            cells = [regs[n].cells for n in names]
+            if not _same_bank([regs[n] for n in names]):
+                raise _Unsupported()
+            array = cells[0].array
+            first = cells[0].column
+            whole = first == 0 and len(names) == array.shape[1]
+            name = self.scope.bind("bank", array)
+            self.banks[reg0] = (name, first, first + len(names) if not whole else -1,
+                                regs[names[0]].bitwidth)
+        index_line, check = [], "True"
+        index_node = self._index_node()
+        if index_node is not None:
+            size = regs[group.lane_regs[next(iter(group.lane_regs))][0]].size
+            expr = compile_expr(Node(index_node, "lanes"), self.scope)
+            self.index = f"_vi{self.tmp()}"
+            index_line = [f"{self.index} = {data(expr)}"]
+            low = "" if expr.masked_to is not None else f"0 <= {self.index} and "
+            check = f"{low}{self.index} < {size}"
+        inside = self._statements(in_range=True)
+        if check == "True":
+            return index_line + inside
+        outside = self._statements(in_range=False)
+        return index_line + [f"if {check}:"] + _indent(inside) + ["else:"] + _indent(outside)
+
+    def _index_node(self):
+        for prim in self.group.template:
+            params = prim.get("parameters") or []
+            if prim["op"] == "register_read":
+                return params[2]
+            if prim["op"] == "register_write":
+                return params[1]
+        return None
+
+    # -- statements
+    def _statements(self, in_range: bool) -> list[str]:
+        self.env: dict[tuple, _Val] = {}
+        self.loaded: dict[tuple, _Val] = {}
+        self.views: list[int] = []
+        lines: list[str] = []
+        self.lines = lines
+        written: list[tuple] = []
+        template = self.group.template
+        for n, prim in enumerate(template):
+            params = prim["parameters"]
+            op = prim["op"]
+            if op in ("assign", "modify_field"):
+                target = tuple(params[0]["value"])
+                value = self._store_value(self._expr(params[1]), target)
+                self._bind(target, value)
+                written.append(target)
+            elif op == "register_read":
+                if not in_range:
+                    continue            # the destination keeps its value
+                target = tuple(params[0]["value"])
+                bank, first, end, width = self.banks[params[1]["value"]]
+                row = self._row(bank, first, end)
+                value = self._store_value(_Val(row, width, True, True), target)
+                self._bind(target, value)
+                if value.code == row:   # a view of the bank row: see _copy_views
+                    self.views.append(len(lines) - 1)
+                written.append(target)
+            else:
+                if not in_range:
+                    continue
+                bank, first, end, width = self.banks[params[0]["value"]]
+                value = self._truncate(self._expr(params[2]), width, False)
+                lines.append(f"{self._row(bank, first, end)} = {value.code}")
+        for target in dict.fromkeys(written):
+            value = self.env[target]
+            slots = self.group.lane_fields.get(target)
+            run = self._vector_run(slots) if slots is not None else None
+            if run is not None:
+                lanes = self.group.lanes
+                code = value.code if value.vector else \
+                    f"_np_full({lanes}, {value.code}, dtype=_np_int64)"
+                lines.append(f"f[{run.name}] = {code}")
+            elif slots is not None:
+                lanes = self.group.lanes
+                code = f"{value.code}.tolist()" if value.vector else f"[{value.code}] * {lanes}"
+                lines.append(f"f[{slots[0]}:{slots[-1] + 1}] = {code}")
+            else:
+                slot = _slot(self.layout, target)
+                code = f"int({value.code}[-1])" if value.vector else value.code
+                lines.append(f"f[{slot}] = {code}")
+        return self._copy_views(lines)
+
+    def _copy_views(self, lines: list[str]) -> list[str]:
+        """A register read binds a view of the bank row; it is copied when it is used after
+        a write to a bank (which would change it) or stored whole into the PHV (where it
+        must not change with the bank later)."""
+        for at in self.views:
+            name = lines[at].split(" = ", 1)[0]
+            used = re.compile(rf"\b{name}\b(?!\.tolist)")
+            written = False
+            needed = False
+            for line in lines[at + 1:]:
+                target, _, value = line.partition(" = ")
+                if written and used.search(line):
+                    needed = True
+                if value == name:        # stored, or aliased (and maybe stored later)
+                    needed = True
+                if target.startswith("bank"):
+                    written = True
+            if needed:
+                lines[at] += ".copy()"
+        return lines
+
+    def _vector_run(self, slots: list[int]):
+        for run in self.scope.namespace.get("__vector_runs__", {}).values():
+            if run.first == slots[0] and run.count == len(slots):
+                return run
+        return None
+
+    def _row(self, bank: str, first: int, end: int) -> str:
+        return f"{bank}[{self.index}]" if end < 0 else f"{bank}[{self.index}, {first}:{end}]"
+
+    def _bind(self, target: tuple, value: _Val) -> None:
+        name = f"_vv{self.tmp()}"
+        self.lines.append(f"{name} = {value.code}")
+        self.env[target] = _Val(name, value.bits, value.nonneg, value.vector)
+
+    def _field_info(self, key: tuple):
+        ref = self.layout.field(key[0], key[1], Node(list(key), "lanes"))
+        if ref.is_valid_bit or ref.width is None:
+            raise _Unsupported()
+        return ref
+
+    def _store_value(self, value: _Val, target: tuple) -> _Val:
+        ref = self._field_info(target)
+        return self._truncate(value, ref.width, ref.signed)
+
+    def _truncate(self, value: _Val, width: int, signed: bool) -> _Val:
+        if value.boolean:
+            value = _Val(f"({value.code}).astype(_np_int64)" if value.vector
+                         else f"(1 if {value.code} else 0)", 1, True, value.vector)
+        mask = (1 << width) - 1
+        if signed:
+            half = 1 << (width - 1)
+            if not value.nonneg or value.bits >= width:
+                return _Val(f"((({value.code}) + {half} & {mask}) - {half})", width, False,
+                            value.vector)
+            return value
+        if value.nonneg and value.bits <= width:
+            return value
+        return _Val(f"(({value.code}) & {mask})", width, True, value.vector)
+
+    # -- expressions
+    def _expr(self, node) -> _Val:
+        kind, value = node.get("type"), node.get("value")
+        if kind == "field":
+            key = tuple(value)
+            if key in self.env:
+                return self.env[key]
+            ref = self._field_info(key)
+            bits, nonneg = ref.width, not ref.signed
+            if bits > MAX_BITS:
+                raise _Unsupported()        # would not fit the int64 vector arithmetic
+            slots = self.group.lane_fields.get(key)
+            if slots is None:
+                return _Val(f"f[{ref.slot}]", bits, nonneg, False)
+            if key not in self.loaded:
+                run = self._vector_run(slots)
+                if run is not None:      # the PHV holds the array (vheaders.py)
+                    self.loaded[key] = _Val(f"f[{run.name}]", bits, nonneg, True)
+                    return self.loaded[key]
+                name = f"_vf{self.tmp()}"
+                self.lines.append(f"{name} = _np_array(f[{slots[0]}:{slots[-1] + 1}], "
+                                  f"dtype=_np_int64)")
+                self.loaded[key] = _Val(name, bits, nonneg, True)
+            return self.loaded[key]
+        if kind == "hexstr":
+            const = Node(value, "lanes").hexstr() if isinstance(value, str) else int(value)
+            return self._const(const)
+        if kind == "bool":
+            return _Val("True" if value else "False", 1, True, False, boolean=True)
+        if kind in ("runtime_data", "local"):
+            widths = self.scope.param_widths or []
+            if not isinstance(value, int) or value >= len(widths):
+                raise _Unsupported()
+            if widths[value] > MAX_BITS:
+                raise _Unsupported()
+            return _Val(f"p[{value}]", widths[value], True, False)
+        if kind == "expression":
+            if isinstance(value, dict) and "op" not in value and "type" in value:
+                return self._expr(value)
+            return self._op(value)
+        raise _Unsupported()
+
+    def _const(self, const: int) -> _Val:
+        bits = max(abs(const).bit_length(), 1)
+        if bits > MAX_BITS:
+            raise _Unsupported()
+        return _Val(repr(const), bits, const >= 0, False)
+
+    def _op(self, node: dict) -> _Val:
+        op = node.get("op")
+        left = node.get("left")
+        right = node.get("right")
+        if op in ("+", "-", "*", "&", "|", "^"):
+            if left is None:
+                raise _Unsupported()
+            a, b = self._num(left), self._num(right)
+            if op == "+":
+                bits, nonneg = max(a.bits, b.bits) + 1, a.nonneg and b.nonneg
+            elif op == "-":
+                bits, nonneg = max(a.bits, b.bits) + 1, False
+            elif op == "*":
+                bits, nonneg = a.bits + b.bits, a.nonneg and b.nonneg
+            elif op == "&":
+                nonneg = a.nonneg or b.nonneg
+                bits = min(x.bits for x in (a, b) if x.nonneg) if nonneg else max(a.bits, b.bits)
+            else:
+                bits, nonneg = max(a.bits, b.bits), a.nonneg and b.nonneg
+            return self._checked(_Val(f"({a.code} {op} {b.code})", bits, nonneg,
+                                      a.vector or b.vector))
+        if op in ("<<", ">>"):
+            a, b = self._num(left), self._num(right)
+            if b.vector or not b.code.isdigit():
+                raise _Unsupported()
+            amount = int(b.code)
+            bits = a.bits + amount if op == "<<" else max(a.bits - amount, 1)
+            return self._checked(_Val(f"({a.code} {op} {amount})", bits, a.nonneg, a.vector))
+        if op == "~":
+            a = self._num(right)
+            return self._checked(_Val(f"(~{a.code})", a.bits + 1, False, a.vector))
+        if op in ("==", "!=", "<", ">", "<=", ">="):
+            a, b = self._num(left), self._num(right)
+            return _Val(f"({a.code} {op} {b.code})", 1, True, a.vector or b.vector, True)
+        if op in ("and", "or"):
+            a, b = self._bool(left), self._bool(right)
+            if a.vector or b.vector:
+                fn = "_np_logical_and" if op == "and" else "_np_logical_or"
+                return _Val(f"{fn}({a.code}, {b.code})", 1, True, True, True)
+            return _Val(f"({a.code} {op} {b.code})", 1, True, False, True)
+        if op == "not":
+            a = self._bool(right)
+            code = f"_np_logical_not({a.code})" if a.vector else f"(not {a.code})"
+            return _Val(code, 1, True, a.vector, True)
+        if op == "d2b":
+            a = self._num(right)
+            return _Val(f"({a.code} != 0)", 1, True, a.vector, True)
+        if op == "b2d":
+            a = self._bool(right)
+            code = f"({a.code}).astype(_np_int64)" if a.vector else f"(1 if {a.code} else 0)"
+            return _Val(code, 1, True, a.vector)
+        if op == "two_comp_mod":
+            a = self._num(left)
+            width = self._num(right)
+            if width.vector or not width.code.isdigit() or int(width.code) < 1:
+                raise _Unsupported()
+            w = int(width.code)
+            half, mask = 1 << (w - 1), (1 << w) - 1
+            return _Val(f"((({a.code}) + {half} & {mask}) - {half})", w, False, a.vector)
+        if op == "?":
+            cond = self._bool(node.get("cond"))
+            a, b = self._expr(left), self._expr(right)
+            if a.boolean != b.boolean:
+                raise _Unsupported()
+            vector = cond.vector or a.vector or b.vector
+            if vector:
+                code = f"_np_where({cond.code}, {a.code}, {b.code})"
+            else:
+                code = f"({a.code} if {cond.code} else {b.code})"
+            return _Val(code, max(a.bits, b.bits), a.nonneg and b.nonneg, vector, a.boolean)
+        raise _Unsupported()
+
+    def _num(self, node) -> _Val:
+        if node is None:
+            raise _Unsupported()
+        value = self._expr(node)
+        if value.boolean:
+            raise _Unsupported()   # BMv2 JSON turns booleans into data with b2d
+        return value
+
+    def _bool(self, node) -> _Val:
+        if node is None:
+            raise _Unsupported()
+        value = self._expr(node)
+        if not value.boolean:
+            raise _Unsupported()
+        return value
+
+    @staticmethod
+    def _checked(value: _Val) -> _Val:
+        if value.bits > MAX_BITS:
+            raise _Unsupported()
+        return value
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines] or ["    pass"]
+
+
+LANE_HELPERS = {"_np_array": np.array, "_np_int64": np.int64, "_np_where": np.where,
+                "_np_full": np.full,
+                "_np_logical_and": np.logical_and, "_np_logical_or": np.logical_or,
+                "_np_logical_not": np.logical_not}

@@ -1,0 +1,200 @@
+"""Vector headers: a run of lane fields held in the PHV as one numpy array.
+
+With lane groups as numpy code (`lanes.py`), what is left of k per-lane Python operations is
+moving the k values between the packet bytes and the PHV: parsing unpacks k ints, a group turns
+them into an array and back into k ints, the deparser packs k ints. A *vector run* avoids all
+three: the run's fields (consecutive fields of one header, equal byte-multiple width and sign,
+starting on a byte) live in the PHV slot of the run's first field as one int64 array (parsed
+from the packet bytes with `numpy.frombuffer`, never changed in place: writes store a new
+array); the other slots of the run are unused. The parser fills it, lane groups read and write
+it, the deparser turns it back into bytes.
+
+That is only sound when nothing else reads or writes those slots. Each run is chosen from the
+lane groups at load time and then checked on the generated (untraced) code itself, with `ast`:
+every subscript of `f` that may touch the run must be the run's own name (`f[_vh92]`), which
+only the parser, the deparser and lane groups emit; a constant slot or slice inside the run, a
+computed slot anywhere, or `f` handed to code we cannot see fails the check, and the program is
+generated again without vector runs (lane groups then convert to and from lists). Field lists
+(copied by the engine) must not contain the run either. The traced variant never uses them. A
+header's slots zeroed by the engine (`clear_invalid`) read as the int 0, which numpy broadcasts
+as k zeros, the same value.
+"""
+
+from __future__ import annotations
+
+import ast
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from .layout import STANDARD_METADATA, HeaderInstance, HeaderType
+from .wordplan import word_plan
+
+WIDTHS = (8, 16, 32, 64)
+
+
+@dataclass(frozen=True)
+class VectorRun:
+    header: HeaderInstance
+    first: int          # PHV slot of the first field (holds the array)
+    count: int          # fields in the run
+    width: int          # bits per field
+    signed: bool
+    byte_offset: int    # of the run within the header
+
+    @property
+    def name(self) -> str:
+        return f"_vh{self.first}"
+
+    @property
+    def dtype(self) -> str:
+        return (">i" if self.signed else ">u") + str(self.width // 8)
+
+    @property
+    def slots(self) -> range:
+        return range(self.first, self.first + self.count)
+
+    def part(self, fields: list, base: int) -> HeaderInstance:
+        """A pseudo-instance of some of the header's other fields (for their code)."""
+        htype = HeaderType(f"{self.header.htype.name}$part", fields)
+        return HeaderInstance(self.header.name, -1, htype, False, base)
+
+    @property
+    def before(self) -> HeaderInstance:
+        return self.part(self.header.htype.fields[:self.first - self.header.base],
+                         self.header.base)
+
+    @property
+    def after(self) -> HeaderInstance:
+        cut = self.first + self.count - self.header.base
+        return self.part(self.header.htype.fields[cut:], self.first + self.count)
+
+
+def candidate_runs(lane_slot_runs: list[list[int]], layout, field_lists: dict) -> dict:
+    """header validity index -> VectorRun, for runs of lane fields that may be vector runs."""
+    by_slot = {}
+    for inst in layout.header_list:
+        for i in range(len(inst.htype.fields)):
+            by_slot[inst.base + i] = (inst, i)
+    listed = {s for slots in field_lists.values() for s in slots}
+    runs: dict[int, VectorRun] = {}
+    refused: set[int] = set()
+    for slots in lane_slot_runs:
+        inst, position = by_slot.get(slots[0], (None, None))
+        # metadata too (p4c's per-lane temporaries), but never standard_metadata, which the
+        # engine reads and writes by slot
+        if inst is None or inst.name == STANDARD_METADATA or inst.union or \
+                inst.varbit_len_slot is not None or _in_stack(inst, layout) or \
+                inst.htype.fixed_bits % 8:
+            continue
+        _, width, signed = inst.htype.fields[position]
+        offset = sum(w for _, w, _ in inst.htype.fields[:position])
+        run = VectorRun(inst, slots[0], len(slots), width, bool(signed), offset // 8)
+        if width not in WIDTHS or offset % 8 or slots[-1] >= inst.base + len(inst.htype.fields) \
+                or listed.intersection(slots):
+            refused.add(inst.index)
+            continue
+        known = runs.get(inst.index)
+        if known is not None and known != run:
+            refused.add(inst.index)        # two different runs in one header: keep it simple
+        runs[inst.index] = run
+    return {index: run for index, run in runs.items() if index not in refused}
+
+
+def _in_stack(inst: HeaderInstance, layout) -> bool:
+    return any(inst in stack.headers for stack in layout.stacks.values())
+
+
+# ------------------------------------------------------------------------- parser, deparser
+def extract_lines(run: VectorRun, scope) -> list[str]:
+    """Lines filling the header's slots from `d` at `pos` (the length is already checked)."""
+    lines = _part_extract(run.before, 0, scope)
+    # int64 at once: every vector value is int64 (lanes.py bounds its arithmetic for that)
+    lines.append(f"f[{run.name}] = _np_frombuffer(d, {run.dtype!r}, {run.count}, "
+                 f"pos + {run.byte_offset}).astype(_np_int64)")
+    end = run.byte_offset + run.count * run.width // 8
+    return lines + _part_extract(run.after, end, scope)
+
+
+def _part_extract(part: HeaderInstance, offset: int, scope) -> list[str]:
+    fields = part.htype.fields
+    if not fields:
+        return []
+    nbytes = part.htype.fixed_bits // 8
+    at = f"pos + {offset}" if offset else "pos"
+    plan = word_plan(part.htype)
+    end = part.base + len(fields)
+    if plan is not None:
+        unpack = scope.bind("unpack", struct.Struct(plan.fmt).unpack_from)
+        if plan.direct:
+            return [f"f[{part.base}:{end}] = {unpack}(d, {at})"]
+        words = [f"_u{k}" for k in range(len(plan.words))]
+        return [f"{', '.join(words)}, = {unpack}(d, {at})",
+                f"f[{part.base}:{end}] = ({', '.join(plan.field_codes(words))},)"]
+    from .parsergen import split_fields
+    return [f"x = int.from_bytes(d[{at}:{at} + {nbytes}], 'big')"] + \
+        split_fields(part.htype, str(part.base), "x")
+
+
+def bytes_code(run: VectorRun, scope, part_code) -> str:
+    """Code for the header's bytes; `part_code(instance)` gives the other fields' bytes."""
+    parts = []
+    if run.before.htype.fields:
+        parts.append(part_code(run.before, scope))
+    parts.append(f"_vh_bytes(f[{run.name}], {run.dtype!r}, {run.count})")
+    if run.after.htype.fields:
+        parts.append(part_code(run.after, scope))
+    return parts[0] if len(parts) == 1 else "(" + " + ".join(parts) + ")"
+
+
+def _vh_bytes(value, dtype: str, count: int) -> bytes:
+    if type(value) is int:       # zeroed by clear_invalid, or never parsed
+        return np.full(count, value, dtype=np.int64).astype(dtype).tobytes()
+    return value.astype(dtype, copy=False).tobytes()
+
+
+VH_HELPERS = {"_np_frombuffer": np.frombuffer, "_vh_bytes": _vh_bytes, "_np_int64": np.int64}
+
+
+# ------------------------------------------------------------------------------- the check
+def only_sanctioned(source: str, runs: dict) -> bool:
+    """Whether every access to a run's slots in `source` is through the run's own name, and
+    `f` never escapes to code outside `source` (see the module docstring)."""
+    slots = {s: run for run in runs.values() for s in run.slots}
+    names = {run.name for run in runs.values()}
+    tree = ast.parse(source)
+    local = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    # `_emit_after` hands `f` to the header serialisers, made by `header_bytes_code`, which
+    # emits vector runs through their names like the deparser
+    tree.body = [node for node in tree.body
+                 if not (isinstance(node, ast.FunctionDef) and node.name == "_emit_after")]
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                node.value.id == "f":
+            allowed.add(id(node.value))
+            index = node.slice
+            if isinstance(index, ast.Name) and index.id in names:
+                continue
+            if isinstance(index, ast.Slice):
+                low, high = _const(index.lower), _const(index.upper)
+                if index.step is not None or low is None or high is None or \
+                        any(low <= s < high for s in slots):
+                    return False
+                continue
+            value = _const(index)
+            if value is None or value in slots:
+                return False
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in local:
+            allowed.update(id(a) for a in node.args if isinstance(a, ast.Name) and a.id == "f")
+        elif isinstance(node, ast.Name) and node.id == "f" and id(node) not in allowed and \
+                isinstance(node.ctx, ast.Load):
+            return False
+    return True
+
+
+def _const(node) -> int | None:
+    from .writes import constant_index
+    return constant_index(node)
