@@ -541,10 +541,10 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                     if (meta.ina.pending == 0) {
                                         ina_read();
                                         ina_unicast_result();
-                                    } else if (meta.ina.pending == INA_WAIT_PARENT &&
-                                               hdr.ina.worker == 0) {
-                                        // the retransmission climbs the tree: member 0's
-                                        // only, so n members resending send one copy up
+                                    } else if (meta.ina.pending == INA_WAIT_PARENT) {
+                                        // the retransmission climbs the tree. Values come
+                                        // again only from a timer (silence: the last resort;
+                                        // early detection sends QUERYs), so any member's do.
                                         ina_read();
                                         ina_send_up();
                                     } else {

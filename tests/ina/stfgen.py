@@ -556,11 +556,13 @@ def tree_test(k: int) -> str:
     b.expect(4, up(ident, 0, 0, partial, retx=True))
     b.count("ina_duplicates", TREE_JOB)
     b.count("ina_partials_up", TREE_JOB)
-    b.comment("Worker 1 retransmits too (every member resends a chunk that is late): only",
-              "member 0's retransmission climbs, so the parent gets one copy, not one per member;",
-              "worker 1's is dropped and counted as a duplicate (docs/protocol.md §6).")
-    b.contribute(W1, TREE_JOB, 0, 0, p[1], retx=True)
+    b.comment("Worker 1's timer fires too: its values climb as well. Values come again only",
+              "from a timer (silence, the last resort), so every member's copy climbs; early",
+              "detection's QUERYs climb from member 0 only (below; docs/protocol.md §6).")
+    ident = b.contribute(W1, TREE_JOB, 0, 0, p[1], retx=True)
+    b.expect(4, up(ident, 0, 0, partial, retx=True))
     b.count("ina_duplicates", TREE_JOB)
+    b.count("ina_partials_up", TREE_JOB)
 
     g = wrapping_sum(partial, lanes(k, [5], lambda i: 1000 + i))
     b.comment("The parent's RESULT (count 4: all workers of the job) arrives on port 4: the cell",

@@ -39,13 +39,28 @@ def test_losses_are_found_by_later_results_not_by_timers() -> None:
     counters = [r.counters for r in early.records]
     fast = sum(c["fast_retransmissions"] for c in counters)
     timer = sum(c["timer_retransmissions"] for c in counters)
+    nack = sum(c["nack_retransmissions"] for c in counters)
     assert fast > 0 and timer < fast / 5
+    # early detection queries; only the worker whose piece is missing gets a NACK
+    assert 0 < nack < fast / 2
     assert all(r.retransmissions == c["fast_retransmissions"] + c["timer_retransmissions"]
-               for r, c in zip(early.records, counters))
+               + c["nack_retransmissions"] for r, c in zip(early.records, counters))
     timers = run_star(5.0, 64 * 1024, **TIMERS_ONLY)
     check_sums(timers, 4, 64 * 1024, 3)
     assert all(r.counters["fast_retransmissions"] == 0 for r in timers.records)
     assert sum(r.counters["timer_retransmissions"] for r in timers.records) > 5 * timer
+
+
+def test_queries_save_the_workers_links() -> None:
+    """Issue 11: every worker resending every late chunk's values filled the workers' links;
+    with QUERY/NACK only the worker whose piece is missing resends its values."""
+    query = run_star(5.0, 64 * 1024)
+    values = run_star(5.0, 64 * 1024, query=False)
+    check_sums(values, 4, 64 * 1024, 3)
+    sent = sum(r.counters["bytes_sent"] for r in query.records)
+    sent_values = sum(r.counters["bytes_sent"] for r in values.records)
+    assert sum(r.counters["nack_retransmissions"] for r in values.records) == 0
+    assert sent < 0.95 * sent_values
 
 
 def test_random_loss_keeps_the_window_open() -> None:
