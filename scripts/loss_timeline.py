@@ -3,10 +3,12 @@
     .venv/bin/python scripts/loss_timeline.py [--workers 4] [--size-mib 1] [--losses 0,1,5,10]
         [--bw 20] [--elems 256] [--window 16] [--seed 7] [--out DIR]
 
-Runs a star in the simulator twice per loss rate, with the hosts' current loss recovery and
-with timers only (InaOptions(fast_retransmit=False, window_rule="every_loss", rto_min=rto):
-the rules before issue 11, except that timers restart on every result), with every session's
-timeline (`InaSession.timeline`: each send, early or timer retransmission and result). For each
+Runs a star in the simulator three times per loss rate: with the hosts' current loss recovery
+(early detection sends a header-only QUERY, the values go again on a NACK), with early
+detection resending the values (`query=False`, the rules before QUERY/NACK), and with timers
+only (InaOptions(fast_retransmit=False, window_rule="every_loss", rto_min=rto): the rules
+before issue 11, except that timers restart on every result), with every session's timeline
+(`InaSession.timeline`: each send, early, NACK or timer retransmission and result). For each
 worker, every moment of the data phase is one of:
 
 * link-limited: its uplink is busy sending (recomputed from the sends, the frame size and bw);
@@ -36,11 +38,14 @@ from topologies.builders import star  # noqa: E402
 CATEGORIES = ("link-limited", "waiting for a timer", "waiting for loss detection",
               "window-limited")
 FRAME_OVERHEAD = 14 + 20 + 8 + 16      # Ethernet, IPv4, UDP and the aggregation header
+RULES = ("timers only", "early, values", "early, queries")
 
 
 def rules(name: str, rto: float) -> dict:
     if name == "timers only":
         return dict(fast_retransmit=False, window_rule="every_loss", rto_min=rto)
+    if name == "early, values":
+        return dict(query=False)
     return {}
 
 
@@ -54,8 +59,11 @@ def run(args, loss: float, name: str):
                     seed=args.seed, loss=loss, bw=args.bw, ina=options, time_limit=600)
 
 
-def breakdown(timeline: list, end: float, tx: float) -> dict[str, float]:
-    """Seconds of each category for one worker (module docstring)."""
+def breakdown(timeline: list, end: float, tx: float,
+              fast_tx: float | None = None) -> dict[str, float]:
+    """Seconds of each category for one worker (module docstring). `tx`: a frame with values
+    on the uplink; `fast_tx`: an early retransmission (a QUERY's frame; default `tx`)."""
+    fast_tx = tx if fast_tx is None else fast_tx
     data = [e for e in timeline if e[2] >= 0]
     if not data:
         return dict.fromkeys(CATEGORIES, 0.0)
@@ -63,9 +71,9 @@ def breakdown(timeline: list, end: float, tx: float) -> dict[str, float]:
     # busy periods of the uplink, FIFO
     busy, free_at = [], start
     for t, kind, _ in data:
-        if kind in ("send", "fast", "timer"):
+        if kind in ("send", "fast", "timer", "nack"):
             begin = max(t, free_at)
-            free_at = begin + tx
+            free_at = begin + (fast_tx if kind == "fast" else tx)
             if busy and begin <= busy[-1][1] + 1e-12:
                 busy[-1][1] = free_at
             else:
@@ -79,9 +87,9 @@ def breakdown(timeline: list, end: float, tx: float) -> dict[str, float]:
         if kind == "send":
             tries[chunk] = 1
             open_at[chunk] = (t, 1)
-        elif kind in ("fast", "timer"):
+        elif kind in ("fast", "timer", "nack"):
             sent, n = open_at[chunk]
-            fate[(chunk, n)] = kind
+            fate[(chunk, n)] = "fast" if kind == "nack" else kind
             intervals.append((sent, t, chunk, n))
             tries[chunk] = n + 1
             open_at[chunk] = (t, n + 1)
@@ -140,18 +148,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     tx = (FRAME_OVERHEAD + 4 * args.elems) * 8 / (args.bw * 1e6)
+    query_tx = FRAME_OVERHEAD * 8 / (args.bw * 1e6)
     rows, timelines = [], {}
     for loss in [float(x) for x in args.losses.split(",")]:
-        for name in ("timers only", "early detection"):
+        for name in RULES:
             result = run(args, loss, name)
             end = max(r.time_s or result.virtual_s for r in result.records)
             total = dict.fromkeys(CATEGORIES, 0.0)
+            fast_tx = query_tx if name == "early, queries" else tx
             for record in result.records:
-                for key, value in breakdown(record.timeline, record.time_s or end, tx).items():
+                for key, value in breakdown(record.timeline, record.time_s or end, tx,
+                                            fast_tx).items():
                     total[key] += value / len(result.records)
             spent = sum(total.values()) or 1.0
             row = {"rules": name, "loss_pct": loss, "time_s": end,
                    "retransmissions": sum(r.retransmissions for r in result.records),
+                   "bytes_sent_per_host": round(sum(r.bytes_sent for r in result.records)
+                                                / len(result.records)),
                    "correct": result.correct,
                    **{key: round(value / spent, 4) for key, value in total.items()}}
             rows.append(row)
@@ -172,8 +185,8 @@ def plot(rows: list[dict], timelines: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (bars, lines) = plt.subplots(1, 2, figsize=(12, 4.5))
-    labels = [f"{r['loss_pct']:g}%\n{'timers' if r['rules'] == 'timers only' else 'early'}"
-              for r in rows]
+    short = {"timers only": "timers", "early, values": "values", "early, queries": "queries"}
+    labels = [f"{r['loss_pct']:g}%\n{short[r['rules']]}" for r in rows]
     bottom = [0.0] * len(rows)
     colours = ("tab:green", "tab:red", "tab:orange", "tab:gray")
     for key, colour in zip(CATEGORIES, colours):
@@ -186,14 +199,15 @@ def plot(rows: list[dict], timelines: dict, path: Path) -> None:
     bars.set_title("where the time goes", fontsize=10)
     bars.legend(fontsize=7)
     worst = max(r["loss_pct"] for r in rows)
-    for name, colour in (("timers only", "tab:red"), ("early detection", "tab:blue")):
+    for name, colour in zip(RULES, ("tab:red", "tab:orange", "tab:blue")):
         timeline = timelines.get((name, worst)) or []
         first = {c: t for t, k, c in timeline if k == "send" and c >= 0}
         done = {c: t for t, k, c in timeline if k == "result"}
         chunks = sorted(set(first) & set(done))
         for c in chunks:
             lines.plot([first[c], done[c]], [c, c], color=colour, lw=0.4, alpha=0.6)
-        resent = [(t, c) for t, k, c in timeline if k in ("fast", "timer") and c >= 0]
+        resent = [(t, c) for t, k, c in timeline
+                  if k in ("fast", "timer", "nack") and c >= 0]
         lines.scatter([t for t, _ in resent], [c for _, c in resent], s=2, color=colour,
                       label=f"{name}: chunk lifetimes, retransmissions")
     lines.set_xlabel("virtual seconds")
