@@ -33,19 +33,43 @@ def host(w: int) -> Endpoint:
     return Endpoint(0x080000000000 | (w + 1), ip(f"10.0.{w + 1}.1"))
 
 
-def configured_switch(k: int, n: int) -> Switch:
-    build = compile_file(str(ROOT / "p4src" / "ina.p4"), defines={"INA_K": str(k)})
-    sw = Switch(build.bmv2)
-    sw.table_add("ina_aggregator_addresses", [ExactKey(AGGREGATOR.addr)], "ina_aggregate_here")
-    sw.table_add("ina_jobs", [ExactKey(AGGREGATOR.addr), ExactKey(JOB)], "ina_root_job",
-                 (0, POOL, n, JOB, n))
+def control_plane(n: int) -> list[tuple]:
+    """One root job of n workers (ports 1..n), as operations any switch can apply:
+    ("table", table, keys, action, params) with keys ExactKey/LpmKey, ("mcast", mgid, members)."""
+    ops: list[tuple] = [
+        ("table", "ina_aggregator_addresses", [ExactKey(AGGREGATOR.addr)], "ina_aggregate_here",
+         ()),
+        ("table", "ina_jobs", [ExactKey(AGGREGATOR.addr), ExactKey(JOB)], "ina_root_job",
+         (0, POOL, n, JOB, n))]
     for w in range(n):
-        sw.table_add("ina_workers", [ExactKey(JOB), ExactKey(w)], "ina_worker_port", (w + 1,))
-        sw.table_add("ina_result_addresses", [ExactKey(JOB), ExactKey(w)], "ina_address_result",
-                     (host(w).mac, host(w).addr))
-        sw.table_add("ipv4_lpm", [LpmKey(host(w).addr & 0xFFFFFF00, 24)], "ipv4_forward",
-                     (host(w).mac, w + 1))
-    sw.mc_group_set(JOB, [(w + 1, w) for w in range(n)])
+        ops += [("table", "ina_workers", [ExactKey(JOB), ExactKey(w)], "ina_worker_port",
+                 (w + 1,)),
+                ("table", "ina_result_addresses", [ExactKey(JOB), ExactKey(w)],
+                 "ina_address_result", (host(w).mac, host(w).addr)),
+                ("table", "ipv4_lpm", [LpmKey(host(w).addr & 0xFFFFFF00, 24)], "ipv4_forward",
+                 (host(w).mac, w + 1))]
+    ops.append(("mcast", JOB, [(w + 1, w) for w in range(n)]))
+    return ops
+
+
+def apply_control_plane(sw, ops: list[tuple]) -> None:
+    """Install `ops` (control_plane) through the runtime's API."""
+    for op in ops:
+        if op[0] == "table":
+            sw.table_add(op[1], op[2], op[3], op[4])
+        else:
+            sw.mc_group_set(op[1], op[2])
+
+
+def ina_bmv2_json(k: int) -> dict:
+    """inaemu's BMv2 JSON of ina.p4 with INA_K=k."""
+    return compile_file(str(ROOT / "p4src" / "ina.p4"), defines={"INA_K": str(k)}).bmv2
+
+
+def configured_switch(k: int, n: int, program=None) -> Switch:
+    """A runtime switch of ina.p4 (inaemu's JSON, or `program`) with one job of n workers."""
+    sw = Switch(program if program is not None else ina_bmv2_json(k))
+    apply_control_plane(sw, control_plane(n))
     return sw
 
 

@@ -5,7 +5,7 @@
     .venv/bin/python scripts/profile_runtime.py --source 32 > ina32.py    # generated code
     .venv/bin/python scripts/profile_runtime.py --profile ina256           # cProfile one workload
 
-Workloads: `ina32`, `ina256` (p4src/ina.p4 contributions in protocol order, as
+Workloads: `ina32`, `ina64`, `ina256` (p4src/ina.p4 contributions in protocol order, as
 scripts/bench_ina_switch.py feeds them), `exact`, `register` (the programs of
 scripts/bench_switch.py) and `lpm` (the shared ipv4_lpm fixture, when ../shared is there).
 Each round runs every workload on every runtime, alternating chunk by chunk, so a load spike
@@ -35,7 +35,7 @@ import bench_switch as switch_bench  # noqa: E402
 import p4switch.runtime as current_runtime  # noqa: E402
 from p4switch.compiler import compile_file  # noqa: E402
 
-WORKLOADS = ("ina32", "ina256", "exact", "register", "lpm")
+WORKLOADS = ("ina32", "ina64", "ina256", "exact", "register", "lpm")
 LPM_FIXTURE = ROOT.parent / "shared" / "fixtures" / "ipv4_lpm"
 LPM_PACKETS = [bytes.fromhex(h) for h in (
     "000000000099000000000011080045000018000100004011A719C0A800010A09090901020304",
@@ -78,17 +78,16 @@ class Workload:
             cells = max(1, packets_per_round // INA_WORKERS)
             self.packets = ina_bench.contributions(k, INA_WORKERS, cells)
         else:
-            program = switch_bench.PROGRAMS[name]
-            self.switch = runtime.Switch.from_json_file(
-                str(switch_bench.PROGRAM_DIR / program.json_file))
-            if name == "exact":
-                for index in range(switch_bench.MAC_ENTRIES):
-                    self.switch.table_add("dmac", [runtime.ExactKey(switch_bench._mac(index))],
-                                          "forward", [2])
-            else:
-                self.switch.mc_group_set(1, [(port, 0) for port in program.out_ports])
-            self.packets = [(1, data) for data in switch_bench.frames(program,
-                                                                      packets_per_round)]
+            program = switch_bench.small_program(name)
+            self.switch = runtime.Switch(program.json_own)
+            for op in program.ops:      # the keys are this runtime's own classes
+                if op[0] == "table":
+                    keys = [runtime.ExactKey(k.value) for k in op[2]]
+                    self.switch.table_add(op[1], keys, op[3], op[4])
+                else:
+                    self.switch.mc_group_set(op[1], op[2])
+            self.packets = [(1, program.frames[i % len(program.frames)])
+                            for i in range(packets_per_round)]
 
     @staticmethod
     def _ina_switch(runtime, k: int):
