@@ -6,6 +6,10 @@ OUT/compare.json and OUT/compare.csv (every summary: measured time, model time, 
 OUT/compare.png: per worker count, time vs size and busbw vs size (log scales), one colour per
 algorithm, the measurements as markers and the cost model (docs/model.md) as lines.
 Exit status 0 when every result is correct, 1 otherwise, 2 for a bad argument.
+
+`--dask ADDRESS` / `--dask local[:N]` / `--parallel N` run each point as a task on a Dask
+cluster (inaemu/distributed.py, docs/cluster.md); the rows keep the serial order, so the files
+are the serial run's. Mininet points run one per server.
 """
 
 from __future__ import annotations
@@ -44,9 +48,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker-counts", type=_int_list, default=None, metavar="LIST",
                         help="worker counts, comma-separated (default: --workers, or what "
                              "the topology gives)")
+    parser.add_argument("--dask", metavar="local[:N]|ADDRESS", default=None,
+                        help="run each point as a task on a Dask cluster: a scheduler address, "
+                             "or local[:N] for a LocalCluster of N processes (default: serial)")
+    parser.add_argument("--parallel", type=int, default=1, metavar="N",
+                        help="N > 1: a LocalCluster of N processes (same as --dask local:N)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from inaemu.distributed import DaskError, target_from
     from inaemu.experiment.config import ConfigError
     from inaemu.run import config_from
     try:
@@ -54,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         counts = args.worker_counts or [base.workers]
         configs = [base.with_(workers=n, size_bytes=kib * KIB)
                    for n in counts for kib in args.sizes_kib]
-    except ConfigError as error:
+        target = target_from(args.dask, args.parallel)
+    except (ConfigError, DaskError) as error:
         print(f"inaemu compare: error: {error}", file=sys.stderr)
         return 2
     if base.net == "mininet" and os.geteuid() != 0:
@@ -63,15 +74,19 @@ def run(args: argparse.Namespace) -> int:
     out = (args.out or Path("out") / time.strftime("compare-%Y%m%d-%H%M%S", time.gmtime()))
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    from inaemu.experiment.runner import run_experiment
-    rows = []
-    for cfg in configs:
-        print(f"compare: {cfg.workers} workers, {cfg.size_bytes} bytes, "
-              f"{', '.join(cfg.algos)}", flush=True)
-        outcome = run_experiment(cfg, out / f"n{cfg.workers}-{cfg.size_bytes}",
-                                 lambda line: print(line, flush=True)
-                                 if not line.startswith("sim:") else None)
-        rows += [row_of(s) for s in outcome.summaries]
+    if target is None:
+        rows = []
+        for cfg in configs:
+            print(f"compare: {cfg.workers} workers, {cfg.size_bytes} bytes, "
+                  f"{', '.join(cfg.algos)}", flush=True)
+            rows += compare_point((cfg, out), lambda line: print(line, flush=True)
+                                  if not line.startswith("sim:") else None)
+    else:
+        try:
+            rows = on_cluster(configs, out, target)
+        except DaskError as error:
+            print(f"inaemu compare: error: {error}", file=sys.stderr)
+            return 2
     write_compare(out, rows)
     print(table(rows))
     print(f"results in {out}: compare.json, compare.csv, compare.png")
@@ -79,6 +94,32 @@ def run(args: argparse.Namespace) -> int:
         print("inaemu compare: not every result is correct", file=sys.stderr)
         return 1
     return 0
+
+
+def compare_point(point: tuple, progress=None) -> list[dict]:
+    """One (config, out dir) point: its experiment in OUT/n<N>-<bytes>/, its compare rows. A
+    module-level function, so a Dask worker can run it."""
+    from inaemu.experiment.runner import run_experiment
+    cfg, out = point
+    outcome = run_experiment(cfg, out / f"n{cfg.workers}-{cfg.size_bytes}",
+                             progress or (lambda line: None))
+    return [row_of(s) for s in outcome.summaries]
+
+
+def on_cluster(configs: list, out: Path, target) -> list[dict]:
+    """Every point as a Dask task (Mininet ones one per server); rows in the serial order."""
+    from inaemu.distributed import map_points
+    print(f"compare: {len(configs)} points on {target.describe()}", flush=True)
+
+    def done(index: int, rows: list[dict]) -> None:
+        cfg = configs[index]
+        print(f"compare: [{index + 1}/{len(configs)}] {cfg.workers} workers, "
+              f"{cfg.size_bytes} bytes: {len(rows)} results, "
+              f"{'correct' if all(r['correct'] for r in rows) else 'NOT all correct'}",
+              flush=True)
+    per_point = map_points(compare_point, [(cfg, out) for cfg in configs], target,
+                           mininet=configs[0].net == "mininet", done=done)
+    return [row for rows in per_point for row in rows]
 
 
 def row_of(summary: dict) -> dict:

@@ -4,6 +4,7 @@
         [--topo fat-tree|leaf-spine|star] [--fat-k 4] [--leaves 2 --spines 2 --hosts-per-leaf 4]
         [--hosts 8] [--points 2,4,8] [--workers N] [--size BYTES] [--loss PCT] [--bw MBPS]
         [--elems K] [--pool-size P] [--rto S] [--seed S] [--time-limit S] [--out DIR]
+        [--dask local[:N]|ADDRESS] [--parallel N]
 
 One sweep varies one thing; every point is one `inaemu.sim.simulate` run per series:
 
@@ -19,6 +20,10 @@ Writes DIR/sweep-<name>.csv (one row per run) and DIR/sweep-<name>.png (measured
 bandwidth-optimal time and the switch bound beside it, and the bytes on inter-switch links),
 prints a progress line per run and a summary table. The model is in docs/trees.md. Exit status:
 0 when every run finished correct, 1 when one did not, 2 for a bad argument.
+
+`--dask ADDRESS` runs every run as a task on that Dask scheduler, `--dask local[:N]` (or
+`--parallel N`) on a LocalCluster of N processes (inaemu/distributed.py, docs/cluster.md); the
+rows, and so the CSV, are those of the serial run but for `wall_s`.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 from controller.errors import ControllerError  # noqa: E402
 from controller.trees import choose_root, choose_roots, tree_shape  # noqa: E402
+from inaemu.distributed import (DaskError, map_points, pickle_module_by_value,  # noqa: E402
+                                target_from)
 from inaemu.sim import (InaOptions, SimError, SimJob, SimTimeLimit, SwitchCost,  # noqa: E402
                         simulate)
 from topologies.builders import fat_tree, leaf_spine, star  # noqa: E402
@@ -330,7 +337,44 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--time-limit", type=float, default=120.0, help="virtual seconds per run")
     p.add_argument("--out", type=Path, default=Path("sweeps"))
+    p.add_argument("--dask", metavar="local[:N]|ADDRESS",
+                   help="run each point as a task on a Dask cluster (default: serial)")
+    p.add_argument("--parallel", type=int, default=1, metavar="N",
+                   help="N > 1: a local Dask cluster of N processes (same as --dask local:N)")
     return p
+
+
+def progress_line(number: int, total: int, run: Run, row: dict) -> str:
+    return (f"[{number}/{total}] {run.sweep}={run.x:g} {run.series}: "
+            f"{row['time_s']:.5f} s virtual (bandwidth-optimal "
+            f"{row['analytic_bw_s']:.5f} s), {row['inter_switch_bytes']} inter-switch "
+            f"bytes, {'correct' if row['correct'] else 'NOT correct'}"
+            f"{' — ' + row['error'] if row['error'] else ''}, {row['wall_s']} s wall")
+
+
+class Point:
+    """One run as a Dask task: picklable, the topology and options travel with it."""
+
+    def __init__(self, topology: Topology, args):
+        self.topology, self.args = topology, args
+
+    def __call__(self, run: Run) -> dict:
+        return execute(self.topology, run, self.args)
+
+
+def run_all(topology: Topology, runs: list[Run], args) -> list[dict]:
+    """Every run, serially here or as tasks on a Dask cluster; rows in the runs' order."""
+    target = target_from(args.dask, args.parallel)
+    if target is None:
+        rows = []
+        for number, run in enumerate(runs, start=1):
+            rows.append(execute(topology, run, args))
+            print(progress_line(number, len(runs), run, rows[-1]), flush=True)
+        return rows
+    print(f"sweep: {len(runs)} runs on {target.describe()}", flush=True)
+    pickle_module_by_value(__name__)
+    return map_points(Point(topology, args), runs, target, done=lambda i, row: print(
+        progress_line(i + 1, len(runs), runs[i], row), flush=True))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -341,17 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         topology = build_topology(args)
         runs = plan_runs(args, len(topology.hosts))
         args.out.mkdir(parents=True, exist_ok=True)
-        rows = []
-        for number, run in enumerate(runs, start=1):
-            row = execute(topology, run, args)
-            rows.append(row)
-            print(f"[{number}/{len(runs)}] {run.sweep}={run.x:g} {run.series}: "
-                  f"{row['time_s']:.5f} s virtual (bandwidth-optimal "
-                  f"{row['analytic_bw_s']:.5f} s), {row['inter_switch_bytes']} inter-switch "
-                  f"bytes, {'correct' if row['correct'] else 'NOT correct'}"
-                  f"{' — ' + row['error'] if row['error'] else ''}, {row['wall_s']} s wall",
-                  flush=True)
-    except (SweepError, SimError, ControllerError, OSError) as error:
+        rows = run_all(topology, runs, args)
+    except (SweepError, SimError, ControllerError, OSError, DaskError) as error:
         print(f"sweep: error: {error}", file=sys.stderr)
         return 2
     csv_path = args.out / f"sweep-{args.sweep}.csv"
