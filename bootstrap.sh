@@ -11,7 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
 VENV="$ROOT/.venv"
-APT_PACKAGES=(mininet iproute2 iputils-ping iperf3 tcpdump ethtool procps psmisc python3-venv)
+APT_PACKAGES=(mininet iproute2 iputils-ping iperf3 tcpdump ethtool procps psmisc python3-venv
+              openssh-server openssh-client sudo)  # the last three: Mininet cluster (docs/cluster.md)
 
 say() { printf '[bootstrap] %s\n' "$*" >&2; }
 
