@@ -79,13 +79,15 @@ class Fabric:
         for client in self.clients.values():
             client.fetch_p4info()
 
-    def install_routes(self, program: L3Program = L3_FORWARD, *, ecmp: bool = True) -> int:
-        """A /32 route to every host on every switch; returns how many routes (LPM entries) were
-        written. Where a switch has several shortest next hops and the program offers ECMP (and
+    def install_routes(self, program: L3Program = L3_FORWARD, *, ecmp: bool = True,
+                       aggregate: bool = False) -> int:
+        """A /32 route to every host on every switch, or with `aggregate` the fewest prefixes
+        that forward each host the same way (controller/prefixes.py); returns how many routes
+        (LPM entries) were written. Where a switch has several shortest next hops and the program offers ECMP (and
         `ecmp` is left on), the route uses an ECMP group, whose members are written first so no
         route ever points at a missing member; otherwise the lowest-port next hop."""
         total = 0
-        for switch, plan in forwarding_plans(self.topology).items():
+        for switch, plan in forwarding_plans(self.topology, aggregate).items():
             client = self[switch]
             index = client.index
             if index is None:

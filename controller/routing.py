@@ -26,6 +26,7 @@ callers that need one port per host (aggregation trees, the simulator's placemen
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 from p4.v1 import p4runtime_pb2
@@ -33,6 +34,7 @@ from p4.v1 import p4runtime_pb2
 from controller import entities
 from controller.errors import P4InfoError
 from controller.p4info import P4InfoIndex
+from controller.prefixes import aggregate
 from topologies.model import Switch, Topology
 
 
@@ -107,17 +109,28 @@ def switch_mac(switch: Switch) -> str:
 def multipath_routes(topology: Topology) -> dict[str, list[MultipathRoute]]:
     """switch name -> its routes, one per reachable host, in host order."""
     routes: dict[str, list[MultipathRoute]] = {s.name: [] for s in topology.switches}
+    is_switch = {s.name for s in topology.switches}
+    # per switch, every way out (by port) as the NextHop it becomes; equal next-hop sets of one
+    # switch are one shared tuple (a fat-tree(16) has 327,680 routes and a few sets per switch)
+    ways = {s.name: [(n.node, NextHop(n.port, n.node, switch_mac(topology.switch(n.node))
+                                      if n.node in is_switch else ""))
+                     for n in topology.neighbours(s.name)]           # sorted by port
+            for s in topology.switches}
+    shared: dict[tuple[str, tuple[int, ...]], tuple[NextHop, ...]] = {}
     for host in topology.hosts:
         distance = topology.distances_to(host.name)
         for switch in topology.switches:
-            if switch.name not in distance:
+            here = distance.get(switch.name)
+            if here is None:
                 continue
-            hops = tuple(
-                NextHop(n.port, n.node,
-                        host.mac if n.node == host.name else switch_mac(topology.switch(n.node)))
-                for n in topology.neighbours(switch.name)  # sorted by port
-                if distance.get(n.node, -1) == distance[switch.name] - 1
-                and (n.node == host.name or topology.is_switch(n.node)))
+            if here == 1:       # the host's own switch: the last hop writes the host's MAC
+                hops = tuple(NextHop(hop.port, node, host.mac)
+                             for node, hop in ways[switch.name] if node == host.name)
+            else:
+                closer = tuple(hop for node, hop in ways[switch.name]
+                               if node in is_switch and distance.get(node, -1) == here - 1)
+                key = (switch.name, tuple(hop.port for hop in closer))
+                hops = shared.setdefault(key, closer)
             routes[switch.name].append(
                 MultipathRoute(switch.name, host.name, host.ip, 32, host.mac, hops))
     return routes
@@ -142,11 +155,45 @@ def hash_shifts(topology: Topology) -> dict[str, int]:
     return shifts
 
 
-def forwarding_plans(topology: Topology) -> dict[str, SwitchForwarding]:
-    """switch name -> its routes, each direct or through one of its ECMP groups."""
+def aggregated_routes(topology: Topology) -> dict[str, list[MultipathRoute]]:
+    """switch name -> the fewest prefixes that forward every host as its /32 would
+    (controller/prefixes.py), per hosts' subnet. A prefix's `host` is its text; its MAC is the
+    next hop's (the host's own on the last hop, `switch_mac` towards a switch). A switch that
+    cannot reach every host keeps /32s (a miss there must stay a drop)."""
+    per_host = multipath_routes(topology)
+    address = {h.name: int(ipaddress.IPv4Address(h.ip)) for h in topology.hosts}
+    subnets: dict[tuple[int, int], list] = {}
+    for host in topology.hosts:
+        net = ipaddress.IPv4Network(f"{host.ip}/{host.prefix_len}", strict=False)
+        subnets.setdefault((int(net.network_address), net.prefixlen), []).append(host)
+    result: dict[str, list[MultipathRoute]] = {}
+    for switch, routes in per_host.items():
+        if len(routes) != len(topology.hosts):
+            result[switch] = routes
+            continue
+        by_host = {r.host: r for r in routes}
+        out: list[MultipathRoute] = []
+        for within, hosts in subnets.items():
+            # actions by identity (equal next-hop sets are one tuple): cheap to compare
+            hop_sets = {id(by_host[h.name].next_hops): by_host[h.name].next_hops for h in hosts}
+            actions = [(address[h.name], id(by_host[h.name].next_hops)) for h in hosts]
+            for prefix in aggregate(actions, within):
+                text = str(ipaddress.IPv4Address(prefix.network))
+                hops = hop_sets[prefix.action]
+                out.append(MultipathRoute(switch, f"{text}/{prefix.length}", text, prefix.length,
+                                          hops[0].mac, hops))
+        result[switch] = out
+    return result
+
+
+def forwarding_plans(topology: Topology, aggregate_prefixes: bool = False
+                     ) -> dict[str, SwitchForwarding]:
+    """switch name -> its routes, each direct or through one of its ECMP groups; a /32 per host,
+    or with `aggregate_prefixes` the fewest equivalent prefixes (`aggregated_routes`)."""
     shifts = hash_shifts(topology)
     plans: dict[str, SwitchForwarding] = {}
-    for switch, routes in multipath_routes(topology).items():
+    routing = aggregated_routes if aggregate_prefixes else multipath_routes
+    for switch, routes in routing(topology).items():
         group_of: dict[tuple[NextHop, ...], int] = {}
         planned = []
         for route in routes:

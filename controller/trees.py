@@ -15,7 +15,8 @@ Planning is sans-I/O:
 - `plan_tree(...)`: the exact entries per switch: one `ina_workers` and `ina_result_addresses`
   entry per member (a child switch is addressed by its aggregator address), the multicast group
   of the members (rid = member id), `ina_root_job` at the root and `ina_child_job(parent address,
-  child index)` elsewhere, the aggregator address and /32 routes to it where it is new.
+  child index)` elsewhere, the aggregator address and /32 routes to it on its neighbours (where
+  children send from) where it is new.
 
 `TreeJobs` writes plans over P4Runtime. Like `controller.ina_control.InaJobs` (both build on
 `controller.ina_switches.InaSwitches`), it first reads what each switch already holds (`ina_jobs`,
@@ -41,7 +42,7 @@ from controller.ina_switches import (CellState, InaSwitches, check_slot, delete_
                                      remove_entries, undo_quietly)
 from topologies.model import Topology
 
-RESULT_COUNT_LIMIT = 255    # `result_count` is bit<8> in ina.p4
+RESULT_COUNT_LIMIT = 65535  # `result_count` is bit<16> in ina.p4 (RESULT's count: 16 bits)
 
 
 # -- shape ----------------------------------------------------------------------------------------
@@ -219,7 +220,7 @@ def check_tree_job(topology: Topology, programs: Mapping[str, InaProgram], job: 
     total = len(job.workers)
     if not 1 <= total <= RESULT_COUNT_LIMIT:
         raise refuse(f"{total} workers; a tree counts at most {RESULT_COUNT_LIMIT} "
-                     "(result_count is 8 bits)")
+                     "(result_count is 16 bits)")
     if isinstance(job.pool_size, bool) or not isinstance(job.pool_size, int) \
             or not 1 <= job.pool_size <= 0xFFFF:
         raise refuse(f"pool size {job.pool_size!r} outside 1..65535")
@@ -241,7 +242,8 @@ def check_tree_job(topology: Topology, programs: Mapping[str, InaProgram], job: 
 def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapping[str, int],
               mgids: Mapping[str, int], new_addresses: set[str]) -> TreePlan:
     """The entries of a checked tree placed at `bases`/`mgids` per switch. Aggregator addresses in
-    `new_addresses` get their address entry and the routes to them on every other switch."""
+    `new_addresses` get their address entry and the routes to them on the neighbouring switches
+    (`tree_address_routes`)."""
     jid, total = job.job_id, len(job.workers)
     addresses = {s: aggregator_address(topology, s) for s in shape.order}
     nodes: dict[str, TreeNode] = {}
@@ -286,7 +288,7 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
             writes.append((switch, Entry(
                 "ina_aggregator_addresses", {"hdr.ipv4.dstAddr": node.address},
                 "ina_aggregate_here", {}, f"aggregator address {node.address}")))
-            for route in aggregator_routes(topology, switch, node.address):
+            for route in tree_address_routes(topology, switch, node.address):
                 writes.append((route.switch, Entry(
                     "ipv4_lpm", {"hdr.ipv4.dstAddr": (node.address, 32)}, "ipv4_forward",
                     {"dstAddr": route.dst_mac, "port": route.port},
@@ -298,6 +300,16 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
                                         shape.members[leaf].index(host)))
     return TreePlan(job=job, shape=shape, nodes=nodes, groups=groups, entries=tuple(writes),
                     endpoints=tuple(endpoints))
+
+
+def tree_address_routes(topology: Topology, switch: str, address: str):
+    """The /32s towards a tree switch's aggregator address: on its neighbours only. In a tree
+    only a child (always a neighbour) sends to that address (its partials and queries, routed by
+    `ipv4_lpm`); workers send to their own switch, results and NACKs leave by member port. So
+    the routes grow with the links, not with switches squared (a fat-tree(16) tree over 145
+    switches would write 46,000 routes on every switch, beyond `ipv4_lpm`'s 1024)."""
+    near = {n.node for n in topology.neighbours(switch)}
+    return [r for r in aggregator_routes(topology, switch, address) if r.switch in near]
 
 
 # -- installation over P4Runtime ------------------------------------------------------------------

@@ -62,10 +62,10 @@ def compile_ina(k: int, out_dir: Path, compiler: str = "inaemu") -> tuple[Path, 
             tail = "; ".join(done.stderr.strip().splitlines()[-3:])
             raise RuntimeError(f"p4c-bm2-ss failed on {INA_P4.name} ({done.returncode}): {tail}")
         return p4info_path, json_path
-    from p4switch.compiler import compile_file   # the orchestrator compiles, never the controller
-    build = compile_file(str(INA_P4), defines={"INA_K": str(k)})
-    json_path.write_text(json.dumps(build.bmv2))
-    p4info_path.write_text(build.p4info_text())
+    from inaemu.compile_cache import compile_cached   # the orchestrator compiles, not the controller
+    build = compile_cached(INA_P4, {"INA_K": str(k)})
+    json_path.write_bytes(build.bmv2_json)
+    p4info_path.write_text(build.p4info_text)
     return p4info_path, json_path
 
 

@@ -25,7 +25,8 @@ class SimUnavailable(RuntimeError):
 
 def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
     try:
-        from inaemu.sim.driver import InaOptions, SimJob, SimTimeLimit, simulate
+        from inaemu.sim.driver import (InaOptions, SimJob, SimTimeLimit, prepare_setup,
+                                       simulate)
     except ImportError as error:
         raise SimUnavailable(f"the simulator is not available: {error}") from None
     from controller.trees import choose_roots
@@ -37,7 +38,11 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
     everyone = [host for hosts in job_hosts.values() for host in hosts]
     deaths = {everyone[worker]: at for worker, at in cfg.kill}
     records: list[dict] = []
-    report = {}
+    # the switches are configured once for every algorithm of the run (docs/sim.md)
+    setup = prepare_setup(topology, jobs, elems_k=cfg.elems_k, pool_size=cfg.pool_size,
+                          ina="ina" in cfg.algos, progress=progress)
+    report = {"setup": {"wall_s": setup.wall_s, "routes": setup.routes, **{
+        f"{name}_s": seconds for name, seconds in setup.phases.items()}}}
     for algo in cfg.algos:
         progress(f"run: sim: {algo}: {cfg.jobs} job(s) of {cfg.workers} workers on "
                  f"{topology.name}, {cfg.size_bytes} bytes each" + (
@@ -50,7 +55,7 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
                                              rto=cfg.rto, rto_max=rto_max(cfg.rto),
                                              max_retx=max_retx(cfg.rto, cfg.timeout)),
                               deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
-                              progress=progress)
+                              progress=progress, setup=setup)
         except SimTimeLimit as limit:
             progress(f"run: sim: {algo}: {limit}")
             result = limit.result

@@ -6,9 +6,11 @@ no root, deterministic for a seed.
 """
 
 from inaemu.sim.driver import (ALGOS, InaOptions, SimError, SimJob, SimResult, SimTimeLimit,
-                               SimUnfinished, WorkerRecord, gradient, simulate)
+                               SimUnfinished, WorkerRecord, gradient, prepare_setup,
+                               simulate)
 from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.switch_node import SwitchCost
 
 __all__ = ["ALGOS", "InaOptions", "SimError", "SimJob", "SimResult", "SimTimeLimit",
-           "SimUnfinished", "SwitchCost", "TransportConfig", "WorkerRecord", "gradient", "simulate"]
+           "SimUnfinished", "SwitchCost", "TransportConfig", "WorkerRecord", "gradient",
+           "prepare_setup", "simulate"]

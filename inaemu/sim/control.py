@@ -9,7 +9,6 @@ for hierarchical jobs, with the controller's tree set-up (`controller.trees.Tree
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +18,7 @@ from controller.ina_control import InaJobs
 from controller.p4info import P4InfoIndex
 from controller.routing import L3_FORWARD
 from controller.trees import TreeJob, TreeJobs, TreePlan
-from p4switch.compiler import compile_file
+from inaemu.compile_cache import compile_cached
 from topologies.model import Topology
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -35,10 +34,10 @@ class Program:
 
 @lru_cache(maxsize=8)
 def compile_program(path: str, defines: tuple[tuple[str, str], ...] = ()) -> Program:
-    """`inaemu compile` in-process (cached: tests build many networks from one program)."""
-    build = compile_file(path, defines=dict(defines))
-    return Program(P4InfoIndex.from_text(build.p4info_text(), source=path),
-                   json.dumps(build.bmv2).encode())
+    """`inaemu compile` in-process, once per (sources, defines): in this process, and across
+    processes through the content-addressed disk cache (inaemu/compile_cache.py)."""
+    build = compile_cached(path, dict(defines))
+    return Program(P4InfoIndex.from_text(build.p4info_text, source=path), build.bmv2_json)
 
 
 @dataclass(frozen=True)

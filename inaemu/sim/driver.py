@@ -17,11 +17,8 @@ from typing import Callable
 
 import numpy as np
 
-from controller.errors import ControllerError
-from controller.fabric import Fabric
 from hosts.agent import gradient
 from hosts.errors import HostError
-from p4switch.compiler.errors import CompileError
 from hosts.ina_session import InaSession
 from hosts.ring_session import RingSession, ring_error_bound
 from hosts.collectives import PLAN_ALGOS
@@ -33,6 +30,7 @@ from inaemu.sim.network import SimNetwork
 from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.ring_worker import RingWorker
 from inaemu.sim.collective_worker import plan_worker
+from inaemu.sim.setup import SetupError, SimSetup, prepare
 from inaemu.sim.switch_node import SwitchCost
 from topologies.model import Topology
 
@@ -124,6 +122,7 @@ class SimResult:
     runtime_wall_s: float         # wall seconds spent inside the switch runtime
     stop: str                     # "done" or "time limit"
     trees: dict = field(default_factory=dict)   # hierarchical job id -> TreePlan.summary()
+    setup_s: float = 0.0          # wall seconds configuring the switches in this call
 
     @property
     def frames_per_wall_s(self) -> float:
@@ -142,13 +141,16 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
              ring_accumulate: str = "float32", switch_queue_packets: int = 1024,
              deaths: dict[str, float] | None = None, trace: list[str] | None = None,
              capture_dir: str | Path | None = None,
-             progress: Callable[[str], None] | None = None) -> SimResult:
+             progress: Callable[[str], None] | None = None,
+             setup: SimSetup | None = None) -> SimResult:
     """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
 
     `loss` (percent) and `bw` (Mbit/s) override every link's; `deaths` kills hosts at given
     virtual times (the host stops responding). `capture_dir` turns on packet capture: every
     switch writes its per-packet log and per-port pcaps there, stamped with virtual time, in the
     layout `inaemu trace` reads (docs/trace.md); without it no per-packet logging work is done.
+    `setup` (from `prepare_setup`) reuses switches already configured for these jobs: the run
+    then only builds its links and hosts and clears the switches' registers and counters.
     Raises SimError for a bad set-up and SimTimeLimit when workers are still running at
     `time_limit`.
     """
@@ -160,11 +162,15 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
             raise SimError(f"deaths: no host named {host!r}")
         if isinstance(at, bool) or not isinstance(at, (int, float)) or at < 0:
             raise SimError(f"deaths: {host} must die at a time >= 0 s, got {at!r}")
+    if setup is not None:
+        _check_setup(setup, topology, jobs, algo, elems_k)
+        setup.reset_data_plane()
     net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
                      loss_percent=loss, switch_queue_packets=switch_queue_packets, trace=trace,
-                     capture_dir=capture_dir)
+                     capture_dir=capture_dir,
+                     switches=setup.switches if setup is not None else None)
     try:
-        return _run(net, jobs, algo=algo, length=size_bytes // 4, size_bytes=size_bytes,
+        return _run(net, jobs, setup, algo=algo, length=size_bytes // 4, size_bytes=size_bytes,
                     elems_k=elems_k, seed=seed, time_limit=time_limit, ina=ina,
                     transport=transport, stall_timeout=stall_timeout,
                     ring_accumulate=ring_accumulate, deaths=deaths, say=say)
@@ -172,14 +178,49 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
         net.close_capture()
 
 
-def _run(net: SimNetwork, jobs: list[SimJob], *, algo: str, length: int,
+def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
+                  pool_size: int = 64, ina: bool = True,
+                  progress: Callable[[str], None] | None = None) -> SimSetup:
+    """Configure a topology's switches once for several `simulate(..., setup=)` calls (every
+    algorithm of a run); `ina` installs the INA jobs too. SimError if it cannot be done."""
+    _check_arguments(topology, "ina" if ina else "ring", 4, elems_k, jobs, 1.0)
+    net = SimNetwork(topology, seed=0)
+    try:
+        return prepare(net, jobs, elems_k=elems_k, pool_size=pool_size, ina=ina,
+                       say=progress or (lambda _line: None))
+    except SetupError as error:
+        raise SimError(str(error)) from None
+
+
+def _check_setup(setup: SimSetup, topology: Topology, jobs: list[SimJob], algo: str,
+                 elems_k: int) -> None:
+    if setup.topology != topology:
+        raise SimError("setup: prepared for another topology")
+    if tuple(jobs) != setup.jobs:
+        raise SimError("setup: prepared for other jobs")
+    if algo == "ina" and (setup.placements is None or setup.elems_k != elems_k):
+        raise SimError("setup: no INA jobs installed for this k (prepare_setup(ina=True, "
+                       f"elems_k={elems_k}))")
+
+
+def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: str, length: int,
          size_bytes: int, elems_k: int, seed: int, time_limit: float, ina: InaOptions,
          transport: TransportConfig, stall_timeout: float, ring_accumulate: str,
          deaths: dict[str, float] | None, say: Callable[[str], None]) -> SimResult:
-    try:
-        placements, trees = _set_up(net, jobs, algo, elems_k, ina.pool_size, say)
-    finally:
-        net.stop_servers()
+    setup_s = 0.0
+    if setup is None:
+        try:
+            setup = prepare(net, jobs, elems_k=elems_k, pool_size=ina.pool_size,
+                            ina=algo == "ina", say=say)
+        except SetupError as error:
+            raise SimError(str(error)) from None
+        setup_s = setup.wall_s
+    if algo == "ina":
+        placements, trees = setup.placements, setup.trees
+    else:
+        placements = [control.JobPlacement(j.job, tuple(j.workers), ina.pool_size)
+                      for j in jobs]
+        trees = {}
     remaining = [0]
 
     def ended(_app) -> None:
@@ -200,6 +241,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], *, algo: str, length: int,
     wall = time.perf_counter() - started
     result = _collect(net, members, inputs, algo, wall, stop)
     result.trees = trees
+    result.setup_s = setup_s
     say(f"sim: {stop} at {net.loop.now:.6f} s virtual, {result.events} events, "
         f"{result.frames} frames in {wall:.2f} s wall ({result.frames_per_wall_s:,.0f} frames/s)")
     if remaining[0]:
@@ -259,38 +301,6 @@ def _check_link_overrides(loss: float | None, bw: float | None) -> None:
 
 def net_hosts(topology: Topology) -> set[str]:
     return {h.name for h in topology.hosts}
-
-
-def _set_up(net: SimNetwork, jobs: list[SimJob], algo: str, elems_k: int, pool_size: int,
-            say: Callable[[str], None]) -> tuple[list[control.JobPlacement], dict]:
-    """Program, routes and jobs over P4Runtime; the placements, and per tree job its plan."""
-    try:
-        program = control.compile_program(str(control.INA_PROGRAM),
-                                          (("INA_K", str(elems_k)),))
-        topology = net.start_servers()
-        with Fabric(topology, timeout=10.0) as fabric:
-            control.push_program(fabric, program)
-            routes = control.install_host_routes(fabric)
-            trees = {}
-            if algo == "ina" and jobs[0].hierarchical:
-                placements, plans = control.install_tree_jobs(
-                    fabric, topology, [(j.job, tuple(j.workers), j.switch) for j in jobs],
-                    k=elems_k, pool_size=pool_size)
-                trees = {plan.job.job_id: plan.summary() for plan in plans}
-            elif algo == "ina":
-                placements = control.install_ina_jobs(
-                    fabric, topology,
-                    [(j.job, tuple(j.workers),
-                      j.switch or topology.host_link(j.workers[0]).node) for j in jobs],
-                    k=elems_k, pool_size=pool_size)
-            else:
-                placements = [control.JobPlacement(j.job, tuple(j.workers), pool_size)
-                              for j in jobs]
-        say(f"sim: {len(net.switches)} switches configured over P4Runtime "
-            f"({routes} routes, {len(placements)} jobs)")
-        return placements, trees
-    except (ControllerError, CompileError) as error:
-        raise SimError(f"set-up: {error}") from None
 
 
 @dataclass

@@ -6,7 +6,8 @@ does not change the fates of the packets on the others); every switch becomes a 
 with a P4Runtime server on 127.0.0.1 (a free port); every host a `HostNode` whose first hop is its
 switch. `control_topology()` is the same topology with each switch's `grpc_port` replaced by the
 port its server really got, so `controller.fabric.Fabric` connects to the simulated switches
-unchanged.
+unchanged. `switches` (name -> configured runtime `Switch`, from `inaemu.sim.setup`) reuses
+switches configured before instead of new empty ones.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class SimNetwork:
     def __init__(self, topology: Topology, *, seed: int, switch_cost: SwitchCost = SwitchCost(),
                  bw_mbps: float | None = None, loss_percent: float | None = None,
                  switch_queue_packets: int = 1024, link_queue_bytes: int = DEFAULT_QUEUE_BYTES,
-                 trace: list[str] | None = None, capture_dir: Path | None = None):
+                 trace: list[str] | None = None, capture_dir: Path | None = None,
+                 switches: dict | None = None):
         self.topology = topology
         self.loop = EventLoop(trace)
         self.switches: dict[str, SwitchNode] = {}
@@ -44,7 +46,8 @@ class SimNetwork:
         self.links: dict[str, LinkDirection] = {}
         for index, sw in enumerate(topology.switches):
             self.switches[sw.name] = SwitchNode(self.loop, sw.name, sw.device_id, cost=switch_cost,
-                                                queue_packets=switch_queue_packets)
+                                                queue_packets=switch_queue_packets,
+                                                switch=(switches or {}).get(sw.name))
             self.switch_macs[sw.name] = switch_mac(index)
         if capture_dir is not None:
             self._start_capture(Path(capture_dir))

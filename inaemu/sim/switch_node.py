@@ -78,14 +78,16 @@ class SwitchNode:
     """One switch of the simulated network; `egress[port]` are the links leaving it."""
 
     def __init__(self, loop: EventLoop, name: str, device_id: int, *, cost: SwitchCost,
-                 queue_packets: int = 1024):
+                 queue_packets: int = 1024, switch: Switch | None = None):
         self.loop = loop
         self.name = name
         self.device_id = device_id
         self.cost = cost
         self.queue_packets = queue_packets
-        self.switch = Switch(None)
+        self.switch = Switch(None) if switch is None else switch
         self.switch.clock = loop.clock
+        if self.switch.trace is not None:     # a configured switch from a traced run before
+            self.switch.trace = None
         self.egress: dict[int, LinkDirection] = {}
         self.counters = SwitchCounters()
         self.server: P4RuntimeServer | None = None

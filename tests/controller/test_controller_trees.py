@@ -96,7 +96,14 @@ def test_plan_entries_of_a_three_level_tree() -> None:
     # a worker sends to its edge's address as its index there
     assert plan.endpoints[11].address == addresses["e2_1"] and plan.endpoints[11].worker_id == 1
     routes = [(s, e) for s, e in plan.entries if e.table == "ipv4_lpm"]
-    assert len(routes) == 13 * 19                  # every new address, on every other switch
+    # every new address on its neighbouring switches only (children send partials up to it)
+    assert len(routes) == sum(1 for sw in shape.order for n in topology.neighbours(sw)
+                              if topology.is_switch(n.node))
+    for child, parent in shape.parent.items():
+        if parent is not None:
+            (up,) = [e for s, e in routes if s == child
+                     and e.match["hdr.ipv4.dstAddr"] == (addresses[parent], 32)]
+            assert up.params["port"] == topology.port_towards(child, parent)
     assert plan.cell_range("e0_0") == range(34, 34 + 34)
 
 
@@ -122,9 +129,13 @@ def test_member_and_worker_limits() -> None:
                                          "holds 32"):
         check_tree_job(topology, {"s1": PROGRAM}, TreeJob(1, hosts_of(topology), K, 4), shape)
     big = star(256)
-    with pytest.raises(JobRefused, match="256 workers; a tree counts at most 255"):
+    with pytest.raises(JobRefused, match="s1 would aggregate 256 members"):
         check_tree_job(big, {"s1": PROGRAM}, TreeJob(1, hosts_of(big), K, 4),
                        tree_shape(big, 1, hosts_of(big)))
+    # the whole tree counts up to 65535 workers (RESULT's count is 16 bits)
+    names = tuple(f"h{i}" for i in range(1, 65537))
+    with pytest.raises(JobRefused, match="65536 workers; a tree counts at most 65535"):
+        check_tree_job(big, {"s1": PROGRAM}, TreeJob(1, names, K, 4), shape)
 
 
 def test_bad_workers_and_roots_are_refused() -> None:

@@ -1,0 +1,108 @@
+"""Compile a P4 program once per (sources, defines, compiler): a content-addressed disk cache.
+
+Why: `inaemu run` and every sweep point compiled `p4src/ina.p4` again (1.5 s at k = 256), and
+the simulator's processes could not share it. The key is a SHA-256 over everything the output
+depends on: the main file and every `.p4`/`.p4inc`/`.h` file beside it (programs include their
+siblings), the defines, and the compiler's own sources (a compiler change invalidates every
+entry). An entry is two files, `<key>.json` (BMv2 JSON) and `<key>.p4info.txtpb`, each written to
+a temporary file and renamed into place, so concurrent runs never read half an entry; the JSON is
+renamed last and is what marks an entry complete. A damaged entry is compiled again.
+
+Where: `$INAEMU_CACHE_DIR`, else `$XDG_CACHE_HOME/inaemu/compile`, else
+`~/.cache/inaemu/compile`. A directory that cannot be written only costs the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+SOURCE_SUFFIXES = (".p4", ".p4inc", ".h")
+COMPILER_DIR = Path(__file__).resolve().parents[1] / "p4switch" / "compiler"
+
+
+@dataclass(frozen=True)
+class CompiledProgram:
+    """A compiled program as the controller pushes it."""
+
+    bmv2_json: bytes        # the device config
+    p4info_text: str        # P4Info in protobuf text format
+    key: str                # the content hash
+    cached: bool            # read from the cache (False: compiled now)
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("INAEMU_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "inaemu" / "compile"
+
+
+@lru_cache(maxsize=1)
+def _compiler_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for source in sorted(COMPILER_DIR.rglob("*.py")):
+        digest.update(source.relative_to(COMPILER_DIR).as_posix().encode() + b"\0")
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_key(path: str | Path, defines: dict[str, str] | None = None) -> str:
+    """The content hash of a compilation: sources, defines, compiler."""
+    main = Path(path).resolve()
+    digest = hashlib.sha256(b"inaemu-compile-1\0")
+    digest.update(_compiler_fingerprint().encode())
+    digest.update(main.name.encode() + b"\0" + main.read_bytes())
+    for sibling in sorted(main.parent.iterdir()):
+        if sibling.suffix in SOURCE_SUFFIXES and sibling != main and sibling.is_file():
+            digest.update(b"\0" + sibling.name.encode() + b"\0" + sibling.read_bytes())
+    digest.update(json.dumps(sorted((defines or {}).items())).encode())
+    return digest.hexdigest()[:32]
+
+
+def compile_cached(path: str | Path, defines: dict[str, str] | None = None,
+                   directory: Path | None = None) -> CompiledProgram:
+    """The program's BMv2 JSON and P4Info, from the cache or compiled (and then stored).
+    Compile errors (`p4switch.compiler.CompileError`) propagate and store nothing."""
+    directory = directory or cache_dir()
+    key = cache_key(path, defines)
+    json_file = directory / f"{key}.json"
+    p4info_file = directory / f"{key}.p4info.txtpb"
+    try:
+        config = json_file.read_bytes()
+        p4info = p4info_file.read_text()
+        json.loads(config)          # a damaged entry is compiled again
+        return CompiledProgram(config, p4info, key, True)
+    except (OSError, ValueError):
+        pass
+    from p4switch.compiler import compile_file
+    build = compile_file(str(path), defines=dict(defines or {}))
+    config = json.dumps(build.bmv2).encode()
+    p4info = build.p4info_text()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_atomically(p4info_file, p4info.encode())
+        _write_atomically(json_file, config)
+    except OSError:
+        pass                        # no cache, same result
+    return CompiledProgram(config, p4info, key, False)
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

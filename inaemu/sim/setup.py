@@ -1,0 +1,105 @@
+"""Set-up of a simulated fabric, once per run: program, routes and INA jobs over P4Runtime.
+
+Why apart from `simulate`: configuring the switches is the same for every algorithm of a run
+(the program, the routes, the jobs), and at 64 workers it cost more than the simulations. A
+`SimSetup` is made once (`prepare`) and each `simulate(..., setup=...)` then builds a fresh
+network (clock, links, hosts) around the already configured runtime switches, after clearing
+their registers and counters, so every run starts from a clean data plane and the same control
+plane, as a job does on a real fabric that is already up.
+
+Routes are the aggregated prefixes (`Fabric.install_routes(aggregate=True)`, controller/prefixes.py),
+as a fabric operator writes them; the INA jobs are installed only when an INA run will use them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from controller.errors import ControllerError
+from controller.fabric import Fabric
+from p4switch.compiler.errors import CompileError
+from p4switch.runtime import Switch
+from topologies.model import Topology
+
+from inaemu.sim import control
+
+
+class SetupError(Exception):
+    """The fabric could not be configured; the message says which part and why."""
+
+
+@dataclass
+class SimSetup:
+    """Configured runtime switches (by name) of one topology, and what the jobs became."""
+
+    topology: Topology
+    jobs: tuple                                  # the SimJobs it was prepared for
+    elems_k: int
+    pool_size: int
+    switches: dict[str, Switch]
+    placements: list[control.JobPlacement] | None   # INA jobs (None: not installed)
+    trees: dict = field(default_factory=dict)       # tree job id -> TreePlan.summary()
+    routes: int = 0
+    wall_s: float = 0.0                          # what the set-up took
+    phases: dict[str, float] = field(default_factory=dict)   # compile, connect, push, ...
+
+    def reset_data_plane(self) -> None:
+        """Zero every register and counter of every switch (tables and groups stay)."""
+        for switch in self.switches.values():
+            with switch.lock:
+                for name in switch.registers():
+                    switch.register_reset(name)
+                for name in switch.counters():
+                    switch.counter_reset(name)
+                switch.discard_queued()
+
+
+def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
+            say: Callable[[str], None] = lambda _line: None) -> SimSetup:
+    """Configure the switches of `network` (a SimNetwork) for `jobs` over P4Runtime: ina.p4 at
+    k = `elems_k`, aggregated routes, and with `ina` the jobs (trees or single switches)."""
+    started = time.perf_counter()
+    phases: dict[str, float] = {}
+    mark = [started]
+
+    def phase(name: str) -> None:
+        now = time.perf_counter()
+        phases[name] = now - mark[0]
+        mark[0] = now
+
+    trees: dict = {}
+    placements = None
+    try:
+        program = control.compile_program(str(control.INA_PROGRAM), (("INA_K", str(elems_k)),))
+        phase("compile")
+        topology = network.start_servers()
+        with Fabric(topology, timeout=10.0) as fabric:
+            phase("connect")
+            control.push_program(fabric, program)
+            phase("pipeline")
+            routes = fabric.install_routes(control.L3_FORWARD, aggregate=True)
+            phase("routes")
+            if ina and jobs[0].hierarchical:
+                placements, plans = control.install_tree_jobs(
+                    fabric, topology, [(j.job, tuple(j.workers), j.switch) for j in jobs],
+                    k=elems_k, pool_size=pool_size)
+                trees = {plan.job.job_id: plan.summary() for plan in plans}
+            elif ina:
+                placements = control.install_ina_jobs(
+                    fabric, topology,
+                    [(j.job, tuple(j.workers),
+                      j.switch or topology.host_link(j.workers[0]).node) for j in jobs],
+                    k=elems_k, pool_size=pool_size)
+            phase("jobs")
+    except (ControllerError, CompileError) as error:
+        raise SetupError(f"set-up: {error}") from None
+    finally:
+        network.stop_servers()
+    wall = time.perf_counter() - started
+    say(f"sim: {len(network.switches)} switches configured over P4Runtime in {wall:.1f} s "
+        f"({routes} routes, {len(placements or ())} INA jobs)")
+    return SimSetup(network.topology, tuple(jobs), elems_k, pool_size,
+                    {name: node.switch for name, node in network.switches.items()},
+                    placements, trees, routes, wall, phases)
