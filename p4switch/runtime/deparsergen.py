@@ -20,9 +20,9 @@ from .wordplan import word_plan
 
 def header_bytes_code(inst: HeaderInstance, scope: CodeScope) -> str:
     """Code for the bytes of a (fixed-size) header instance."""
-    run = scope.namespace.get("__vector_runs__", {}).get(inst.index)
-    if run is not None:
-        return bytes_code(run, scope, header_bytes_code)
+    runs = scope.namespace.get("__vector_runs__", {}).get(inst.index)
+    if runs:
+        return bytes_code(runs, scope, header_bytes_code)
     plan = word_plan(inst.htype)
     if plan is not None:
         pack = scope.bind("pack", struct.Struct(plan.fmt).pack)

@@ -37,12 +37,14 @@ import numpy as np
 from .config import ConfigError, Node
 from .exprgen import CodeScope, compile_expr, data
 from .regbanks import MAX_BANK_WIDTH, RegisterBank
+from .vheaders import all_runs
 
 ENABLED = True        # tests turn it off to compare with the scalar code
 MIN_LANES = 16        # fewer copies run faster as plain Python statements (measured)
 MAX_PERIOD = 8        # primitives per lane template
 MAX_BITS = 62         # every intermediate value must fit in int64 with room to spare
-OPS = ("assign", "modify_field", "register_read", "register_write")
+JUMPS = ("_jump", "_jump_if_zero")
+OPS = ("assign", "modify_field", "register_read", "register_write") + JUMPS
 
 
 @dataclass
@@ -77,9 +79,37 @@ def _shape(value, leaves: list) -> object:
     return json.dumps(value)
 
 
-def _copy_shape(prims: list[dict]) -> tuple[object, list]:
+def _copy_shape(prims: list[dict], base: int = 0) -> tuple[object, list]:
+    """Skeleton and leaves of one copy; jump targets relative to the copy's first primitive
+    (p4c's `?:` in an action is `_jump_if_zero`/`_jump` with absolute targets)."""
     leaves: list = []
-    return tuple(_shape(p, leaves) for p in prims), leaves
+    return tuple(_shape(_relative_jump(p, base), leaves) for p in prims), leaves
+
+
+def _jump_target(prim: dict) -> int | None:
+    """The absolute target of a `_jump`/`_jump_if_zero`, None for other primitives."""
+    params = prim.get("parameters") or []
+    op = prim.get("op")
+    node = params[0] if op == "_jump" and params else params[1] if op == "_jump_if_zero" and \
+        len(params) == 2 else None
+    if node is None or node.get("type") != "hexstr":
+        return None
+    try:
+        return Node(node.get("value"), "lanes").hexstr()
+    except ConfigError:
+        return None
+
+
+def _relative_jump(prim: dict, base: int) -> dict:
+    if prim.get("op") not in JUMPS:
+        return prim
+    target = _jump_target(prim)
+    params = list(prim.get("parameters") or [])
+    at = 0 if prim["op"] == "_jump" else 1
+    if target is None or len(params) <= at:
+        return {**prim, "op": "?bad-jump"}
+    params[at] = {"type": "relative", "value": target - base}
+    return {**prim, "parameters": params}
 
 
 def find_groups(prims: list[Node], layout, registers: dict) -> list[LaneGroup]:
@@ -96,10 +126,11 @@ def find_groups(prims: list[Node], layout, registers: dict) -> list[LaneGroup]:
                 break
             if any(p.get("op") not in OPS for p in raw[s:s + period]):
                 break
-            shape, _ = _copy_shape(raw[s:s + period])
+            shape, _ = _copy_shape(raw[s:s + period], s)
             lanes = 1
-            while s + (lanes + 1) * period <= len(raw) and \
-                    _copy_shape(raw[s + lanes * period:s + (lanes + 1) * period])[0] == shape:
+            while s + (lanes + 1) * period <= len(raw) and _copy_shape(
+                    raw[s + lanes * period:s + (lanes + 1) * period], s + lanes * period)[0] \
+                    == shape:
                 lanes += 1
             if lanes >= MIN_LANES and (best is None or period * lanes > best[0] * best[1]):
                 best = (period, lanes)
@@ -117,9 +148,12 @@ def find_groups(prims: list[Node], layout, registers: dict) -> list[LaneGroup]:
 
 def _checked(raw, start, period, lanes, layout, registers) -> LaneGroup | None:
     """The group if its copies are provably independent and vectorisable, else None."""
-    copies = [_copy_shape(raw[start + i * period:start + (i + 1) * period])[1]
-              for i in range(lanes)]
-    group = LaneGroup(start, period, lanes, raw[start:start + period])
+    copies = [_copy_shape(raw[start + i * period:start + (i + 1) * period],
+                          start + i * period)[1] for i in range(lanes)]
+    template = [_relative_jump(p, start) for p in raw[start:start + period]]
+    if _diamonds(template) is None:
+        return None
+    group = LaneGroup(start, period, lanes, template)
     shared: set[tuple] = set()
     seen_lane: set = set()
     for position, leaf in enumerate(copies[0]):
@@ -211,6 +245,10 @@ def _independent(group: LaneGroup, layout) -> bool:
             if len(params) != 2 or params[0].get("type") != "field":
                 return False
             reads, target = _fields_in(params[1]), tuple(params[0]["value"])
+        elif op == "_jump_if_zero":
+            reads, target = _fields_in(params[0]), None
+        elif op == "_jump":
+            reads, target = set(), None
         elif op == "register_read":
             if len(params) != 3 or params[0].get("type") != "field":
                 return False
@@ -235,6 +273,61 @@ def _independent(group: LaneGroup, layout) -> bool:
             return False
     if group.lane_regs and index is None:
         return False
+    return _branches_write_shared_both_ways(group)
+
+
+def _diamonds(template: list[dict]):
+    """The template as a list of primitives and (condition, then, else) diamonds, or None.
+
+    `_jump_if_zero(c, T)` skips to T when c is 0; a `_jump(U)` just before T ends the then
+    part and makes T..U-1 the else part. Only forward jumps inside the copy, no nesting, and
+    only assignments inside the branches (register accesses stay unconditional)."""
+    items: list = []
+    i = 0
+    n = len(template)
+    while i < n:
+        prim = template[i]
+        op = prim["op"]
+        if op == "_jump":
+            return None
+        if op != "_jump_if_zero":
+            items.append(prim)
+            i += 1
+            continue
+        target = prim["parameters"][1]["value"]
+        if not i < target <= n:
+            return None
+        then = template[i + 1:target]
+        other: list = []
+        end = target
+        if then and then[-1]["op"] == "_jump":
+            end = then[-1]["parameters"][0]["value"]
+            if not target <= end <= n:
+                return None
+            then, other = then[:-1], template[target:end]
+        if any(p["op"] not in ("assign", "modify_field") for p in then + other):
+            return None
+        items.append((prim["parameters"][0], then, other))
+        i = end
+    return items
+
+
+def _branches_write_shared_both_ways(group: LaneGroup) -> bool:
+    """A shared field assigned on one side of a diamond only keeps, on the other side, its
+    value from before: the previous copy's, unless this copy wrote it earlier. Refused."""
+    written: set[tuple] = set()
+    for item in _diamonds(group.template) or []:
+        if isinstance(item, dict):
+            params = item.get("parameters") or []
+            if item["op"] in ("assign", "modify_field", "register_read"):
+                written.add(tuple(params[0]["value"]))
+            continue
+        _, then, other = item
+        sides = [{tuple(p["parameters"][0]["value"]) for p in side} for side in (then, other)]
+        for key in sides[0] ^ sides[1]:
+            if key not in group.lane_fields and key not in written:
+                return False
+        written |= sides[0] | sides[1]
     return True
 
 
@@ -364,10 +457,12 @@ class VectorCompiler:
         lines: list[str] = []
         self.lines = lines
         written: list[tuple] = []
-        template = self.group.template
-        for n, prim in enumerate(template):
-            params = prim["parameters"]
-            op = prim["op"]
+        for item in _diamonds(self.group.template):
+            if isinstance(item, tuple):
+                written += self._diamond(*item)
+                continue
+            params = item["parameters"]
+            op = item["op"]
             if op in ("assign", "modify_field"):
                 target = tuple(params[0]["value"])
                 value = self._store_value(self._expr(params[1]), target)
@@ -430,8 +525,39 @@ class VectorCompiler:
                 lines[at] += ".copy()"
         return lines
 
+    def _diamond(self, cond_node, then: list[dict], other: list[dict]) -> list[tuple]:
+        """If-conversion: both sides computed, each written field merged with a select."""
+        inner = cond_node.get("value") if cond_node.get("type") == "expression" else None
+        if isinstance(inner, dict) and inner.get("op") == "b2d":   # p4c: b2d(c) != 0 is c
+            cond_node = inner["right"]
+        cond = self._expr(cond_node)
+        if not cond.boolean:
+            cond = _Val(f"({cond.code} != 0)", 1, True, cond.vector, True)
+        before = dict(self.env)
+        sides = []
+        for side in (then, other):
+            self.env = dict(before)
+            for prim in side:
+                target = tuple(prim["parameters"][0]["value"])
+                self._bind(target, self._store_value(self._expr(prim["parameters"][1]),
+                                                     target))
+            sides.append(self.env)
+        self.env = before
+        keys = list(dict.fromkeys(tuple(p["parameters"][0]["value"]) for p in then + other))
+        for key in keys:
+            field = {"type": "field", "value": list(key)}
+            a = sides[0][key] if key in sides[0] else self._expr(field)
+            b = sides[1][key] if key in sides[1] else self._expr(field)
+            if cond.vector:
+                code = f"_np_where({cond.code}, {a.code}, {b.code})"
+            else:
+                code = f"({a.code} if {cond.code} else {b.code})"
+            self._bind(key, _Val(code, max(a.bits, b.bits), a.nonneg and b.nonneg,
+                                 cond.vector or a.vector or b.vector))
+        return keys
+
     def _vector_run(self, slots: list[int]):
-        for run in self.scope.namespace.get("__vector_runs__", {}).values():
+        for run in all_runs(self.scope.namespace.get("__vector_runs__", {})):
             if run.first == slots[0] and run.count == len(slots):
                 return run
         return None

@@ -292,10 +292,10 @@ class ParserCompiler:
             nbytes = htype.fixed_bits // 8
             lines += [f"if pos + {nbytes} > n:", f"    raise _ParserError({self.too_short})"]
             plan = word_plan(htype)
-            run = None if inst is None or self.traced else \
+            runs = None if inst is None or self.traced else \
                 self.scope.namespace.get("__vector_runs__", {}).get(inst.index)
-            if run is not None:
-                lines += extract_lines(run, self.scope)
+            if runs:
+                lines += extract_lines(runs, self.scope)
             elif plan is not None:
                 unpack = self.scope.bind("unpack", struct.Struct(plan.fmt).unpack_from)
                 end = f"{base} + {len(htype.fields)}" if not base.isdigit() else \

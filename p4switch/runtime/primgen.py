@@ -17,6 +17,7 @@ from .exprgen import CodeScope, Expr, compile_expr, data, boolean
 from .localize import localize_fields
 from .primexterns import EXTERN_HELPERS, ExternPrimitives
 from .stores import Target, compile_target, const_param, int_param, store
+from .vheaders import zero_lines
 
 DROP_PORT = 511
 
@@ -43,18 +44,22 @@ class PrimitiveCompiler(ExternPrimitives):
         """Lines for a whole primitive list, and whether it may execute `exit`."""
         ops = [p["op"].str() for p in prims]
         has_exit = "exit" in ops
-        if "_jump" in ops or "_jump_if_zero" in ops:
-            return self._compile_with_jumps(prims), has_exit
-        lines: list[str] = []
-        self._index_cache = {}
         groups = {} if self.traced or not lanes.ENABLED else {
             g.start: g for g in lanes.find_groups(prims, self.layout,
                                                   self.scope.namespace["__registers__"])}
+        jumps = [i for i, op in enumerate(ops) if op in ("_jump", "_jump_if_zero")]
+        if jumps and not all(any(g.start <= i < g.end for g in groups.values()) for i in jumps):
+            return self._compile_with_jumps(prims), has_exit
+        # (jumps inside lane groups stay inside their copy: the groups' code has no jumps)
+        lines: list[str] = []
+        self._index_cache = {}
         at = 0
         while at < len(prims):
             group = groups.get(at)
             if group is not None:   # lane-parallel primitives as numpy code (lanes.py)
                 body = lanes.VectorCompiler(group, self.scope, self.tmp).compile()
+                if body is None and jumps:
+                    return self._compile_with_jumps(prims), has_exit
                 if body is not None:
                     lines += body
                     self._index_cache.clear()
@@ -209,14 +214,10 @@ class PrimitiveCompiler(ExternPrimitives):
         ref = self._header(params[0])
         n = len(ref.htype.fields)
         lines = [f"if not v[{ref.valid}]:", f"    v[{ref.valid}] = 1"]
-        run = None if ref.static is None or self.traced else \
+        runs = None if ref.static is None or self.traced else \
             self.scope.namespace.get("__vector_runs__", {}).get(ref.static.index)
-        if run is not None:   # a vector run (vheaders.py): the int 0 stands for k zeros
-            for part in (run.before, run.after):
-                m = len(part.htype.fields)
-                if m:
-                    lines.append(f"    f[{part.base}:{part.base + m}] = {[0] * m!r}")
-            lines.append(f"    f[{run.name}] = 0")
+        if runs:   # vector runs (vheaders.py): the int 0 stands for a run of zeros
+            lines += ["    " + line for line in zero_lines(runs)]
         elif n:
             lines.append(f"    f[{ref.base}:{ref.base} + {n}] = {[0] * n!r}")
         inst = ref.static

@@ -25,7 +25,7 @@ from .externs import CounterArray, MeterArray, ParseValueSet, RegisterArray
 from .hashes import bits_to_bytes, standard_algorithms
 from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
 from .lanes import bank_registers
-from .vheaders import VH_HELPERS, candidate_runs, only_sanctioned
+from .vheaders import VH_HELPERS, all_runs, candidate_runs, only_sanctioned
 from .parsergen import (ParserCompiler, ParserError, error_code, make_extract_varbit,
                         make_lookahead, peek_padded)
 from .primgen import PRIM_HELPERS
@@ -311,7 +311,7 @@ class Program:
         if not traced and self.vector_runs:
             namespace.update(VH_HELPERS)
             namespace["__vector_runs__"] = self.vector_runs
-            namespace.update({run.name: run.first for run in self.vector_runs.values()})
+            namespace.update({run.name: run.first for run in all_runs(self.vector_runs)})
         scope = CodeScope(self.layout, namespace)
         sources = namespace.setdefault("__source__", [])
         root = self.root

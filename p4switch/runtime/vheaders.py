@@ -48,27 +48,35 @@ class VectorRun:
         return f"_vh{self.first}"
 
     @property
-    def dtype(self) -> str:
-        return (">i" if self.signed else ">u") + str(self.width // 8)
-
-    @property
     def slots(self) -> range:
         return range(self.first, self.first + self.count)
 
-    def part(self, fields: list, base: int) -> HeaderInstance:
-        """A pseudo-instance of some of the header's other fields (for their code)."""
-        htype = HeaderType(f"{self.header.htype.name}$part", fields)
-        return HeaderInstance(self.header.name, -1, htype, False, base)
-
     @property
-    def before(self) -> HeaderInstance:
-        return self.part(self.header.htype.fields[:self.first - self.header.base],
-                         self.header.base)
+    def dtype(self) -> str:
+        return (">i" if self.signed else ">u") + str(self.width // 8)
 
-    @property
-    def after(self) -> HeaderInstance:
-        cut = self.first + self.count - self.header.base
-        return self.part(self.header.htype.fields[cut:], self.first + self.count)
+
+
+def segments(runs: list[VectorRun]) -> list:
+    """A header with vector runs in order: pseudo-instances of the fields between runs (for
+    their ordinary code) and the runs themselves."""
+    header = runs[0].header
+    out: list = []
+    slot = header.base
+    for run in runs + [None]:
+        end = run.first if run is not None else header.base + len(header.htype.fields)
+        if end > slot:
+            fields = header.htype.fields[slot - header.base:end - header.base]
+            htype = HeaderType(f"{header.htype.name}$part", fields)
+            out.append(HeaderInstance(header.name, -1, htype, False, slot))
+        if run is not None:
+            out.append(run)
+            slot = run.first + run.count
+    return out
+
+
+def all_runs(runs: dict) -> list[VectorRun]:
+    return [run for header_runs in runs.values() for run in header_runs]
 
 
 def candidate_runs(lane_slot_runs: list[list[int]], layout, field_lists: dict) -> dict:
@@ -78,7 +86,7 @@ def candidate_runs(lane_slot_runs: list[list[int]], layout, field_lists: dict) -
         for i in range(len(inst.htype.fields)):
             by_slot[inst.base + i] = (inst, i)
     listed = {s for slots in field_lists.values() for s in slots}
-    runs: dict[int, VectorRun] = {}
+    runs: dict[int, list[VectorRun]] = {}
     refused: set[int] = set()
     for slots in lane_slot_runs:
         inst, position = by_slot.get(slots[0], (None, None))
@@ -95,11 +103,14 @@ def candidate_runs(lane_slot_runs: list[list[int]], layout, field_lists: dict) -
                 or listed.intersection(slots):
             refused.add(inst.index)
             continue
-        known = runs.get(inst.index)
-        if known is not None and known != run:
-            refused.add(inst.index)        # two different runs in one header: keep it simple
-        runs[inst.index] = run
-    return {index: run for index, run in runs.items() if index not in refused}
+        known = runs.setdefault(inst.index, [])
+        if run in known:
+            continue
+        if any(set(run.slots) & set(other.slots) for other in known):
+            refused.add(inst.index)        # overlapping runs: the groups disagree on lanes
+        known.append(run)
+    return {index: sorted(found, key=lambda r: r.first) for index, found in runs.items()
+            if index not in refused}
 
 
 def _in_stack(inst: HeaderInstance, layout) -> bool:
@@ -107,14 +118,20 @@ def _in_stack(inst: HeaderInstance, layout) -> bool:
 
 
 # ------------------------------------------------------------------------- parser, deparser
-def extract_lines(run: VectorRun, scope) -> list[str]:
+def extract_lines(runs: list[VectorRun], scope) -> list[str]:
     """Lines filling the header's slots from `d` at `pos` (the length is already checked)."""
-    lines = _part_extract(run.before, 0, scope)
-    # int64 at once: every vector value is int64 (lanes.py bounds its arithmetic for that)
-    lines.append(f"f[{run.name}] = _np_frombuffer(d, {run.dtype!r}, {run.count}, "
-                 f"pos + {run.byte_offset}).astype(_np_int64)")
-    end = run.byte_offset + run.count * run.width // 8
-    return lines + _part_extract(run.after, end, scope)
+    lines: list[str] = []
+    offset = 0
+    for seg in segments(runs):
+        if isinstance(seg, VectorRun):
+            # int64 at once: every vector value is int64 (lanes.py bounds its arithmetic)
+            lines.append(f"f[{seg.name}] = _np_frombuffer(d, {seg.dtype!r}, {seg.count}, "
+                         f"pos + {offset}).astype(_np_int64)")
+            offset += seg.count * seg.width // 8
+        else:
+            lines += _part_extract(seg, offset, scope)
+            offset += seg.htype.fixed_bits // 8
+    return lines
 
 
 def _part_extract(part: HeaderInstance, offset: int, scope) -> list[str]:
@@ -137,15 +154,23 @@ def _part_extract(part: HeaderInstance, offset: int, scope) -> list[str]:
         split_fields(part.htype, str(part.base), "x")
 
 
-def bytes_code(run: VectorRun, scope, part_code) -> str:
-    """Code for the header's bytes; `part_code(instance)` gives the other fields' bytes."""
-    parts = []
-    if run.before.htype.fields:
-        parts.append(part_code(run.before, scope))
-    parts.append(f"_vh_bytes(f[{run.name}], {run.dtype!r}, {run.count})")
-    if run.after.htype.fields:
-        parts.append(part_code(run.after, scope))
+def bytes_code(runs: list[VectorRun], scope, part_code) -> str:
+    """Code for the header's bytes; `part_code(instance, scope)` gives other fields' bytes."""
+    parts = [f"_vh_bytes(f[{seg.name}], {seg.dtype!r}, {seg.count})"
+             if isinstance(seg, VectorRun) else part_code(seg, scope) for seg in segments(runs)]
     return parts[0] if len(parts) == 1 else "(" + " + ".join(parts) + ")"
+
+
+def zero_lines(runs: list[VectorRun]) -> list[str]:
+    """setValid's zeroing of the header: the int 0 stands for a run of zeros."""
+    lines = []
+    for seg in segments(runs):
+        if isinstance(seg, VectorRun):
+            lines.append(f"f[{seg.name}] = 0")
+        else:
+            n = len(seg.htype.fields)
+            lines.append(f"f[{seg.base}:{seg.base + n}] = {[0] * n!r}")
+    return lines
 
 
 def _vh_bytes(value, dtype: str, count: int) -> bytes:
@@ -161,8 +186,8 @@ VH_HELPERS = {"_np_frombuffer": np.frombuffer, "_vh_bytes": _vh_bytes, "_np_int6
 def only_sanctioned(source: str, runs: dict) -> bool:
     """Whether every access to a run's slots in `source` is through the run's own name, and
     `f` never escapes to code outside `source` (see the module docstring)."""
-    slots = {s: run for run in runs.values() for s in run.slots}
-    names = {run.name for run in runs.values()}
+    slots = {s for run in all_runs(runs) for s in run.slots}
+    names = {run.name for run in all_runs(runs)}
     tree = ast.parse(source)
     local = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     # `_emit_after` hands `f` to the header serialisers, made by `header_bytes_code`, which
