@@ -40,7 +40,7 @@ install_python() {
     fi
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
         say "installing inaemu and its pinned dependencies"
-        "$VENV/bin/pip" install -q --disable-pip-version-check -e ".[test,cluster]"
+        "$VENV/bin/pip" install -q --disable-pip-version-check -e ".[test,cluster,torch]"
         touch "$stamp"
     fi
 }
