@@ -122,6 +122,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep every switch's per-packet log and pcaps in DIR (DIR/net on "
                              "Mininet, DIR/trace on the simulator) for `inaemu trace DIR`; "
                              "about 7x slower: use small sizes")
+    parser.add_argument("--servers", type=lambda text: tuple(s for s in text.split(",") if s),
+                        default=(), metavar="HOST,HOST,...",
+                        help="Mininet over these servers (localhost = this one; others as root "
+                             "over SSH), placed by pod/leaf (docs/cluster.md)")
+    parser.add_argument("--ssh-config", default=None, metavar="FILE",
+                        help="ssh -F FILE to reach --servers (default: ~/.ssh/config)")
     parser.add_argument("--kill-worker", type=_kill_spec, action="append", default=[],
                         metavar="W@SECONDS",
                         help="fault injection: kill worker W (counted over all jobs) that many "
@@ -150,7 +156,8 @@ def config_from(args: argparse.Namespace) -> RunConfig:
                      net=args.net, timeout=args.timeout,
                      tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker),
                      pcap=args.pcap, trace=args.trace, target=args.target,
-                     compiler=args.compiler, **shape)
+                     compiler=args.compiler, servers=args.servers,
+                     ssh_config=args.ssh_config, **shape)
 
 
 def _cleanup(cfg: RunConfig, args_out: Path | None) -> int:

@@ -63,6 +63,8 @@ class RunConfig:
     aggregation: str | None = None        # tree | single; None: tree on multi-tier, single on star
     target: str = "inaemu"                # Mininet switches: inaemu | bmv2 (simple_switch_grpc)
     compiler: str = "inaemu"              # ina.p4 -> BMv2 JSON + P4Info: inaemu | p4c
+    servers: tuple[str, ...] = ()         # Mininet over several servers (docs/cluster.md)
+    ssh_config: str | None = None         # `ssh -F` file for reaching them
 
     def __post_init__(self) -> None:
         if not self.algos or any(a not in ALL_ALGOS for a in self.algos):
@@ -100,6 +102,8 @@ class RunConfig:
         if not 1024 <= self.grpc_base <= 65000:
             raise ConfigError(f"grpc base: expected a port in 1024..65000, got {self.grpc_base}")
         self._check_toolchain()
+        if self.servers and (self.net != "mininet" or self.target != "inaemu"):
+            raise ConfigError("servers: only Mininet with inaemu switches runs over servers")
         for worker, at in self.kill:
             if not 0 <= worker < self.workers * self.jobs or not 0 <= at < 1e6:
                 raise ConfigError(f"kill: worker {worker} at {at:g} s is not a worker of this run "

@@ -72,6 +72,11 @@ def compile_ina(k: int, out_dir: Path, compiler: str = "inaemu") -> tuple[Path, 
 def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
     """Every worker record of every algorithm; raises for a set-up that fails."""
     from topologies.mininet_net import MininetNetwork   # imports Mininet: root paths only
+    if cfg.servers:          # one fabric over several servers (docs/cluster.md)
+        from functools import partial
+
+        from topologies.cluster import ClusterNetwork
+        MininetNetwork = partial(ClusterNetwork, servers=cfg.servers, ssh_config=cfg.ssh_config)
 
     topology = cfg.topology()
     job_hosts = cfg.job_hosts(topology)
