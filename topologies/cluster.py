@@ -25,6 +25,7 @@ permits root keys and tunnels (`PermitTunnel ethernet`).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shlex
 import socket
@@ -78,6 +79,52 @@ def server_cmd(node, command: str) -> str:
     return done.stdout + done.stderr
 
 
+def push_file(node, path: Path) -> None:
+    """Copy a local file to the same path on `node`'s server (written aside, then renamed, so
+    a server that shares this file system is safe)."""
+    target = shlex.quote(str(path))
+    with open(path, "rb") as source:
+        subprocess.run([*node.ssh_plain(), f"mkdir -p {shlex.quote(str(path.parent))} && "
+                        f"cat > {target}.inaemu-tmp && mv {target}.inaemu-tmp {target}"],
+                       stdin=source, check=True, capture_output=True, timeout=120)
+
+
+def pull_file(node, path: Path) -> bool:
+    """Copy a file from `node`'s server to the same path here; False when it is not there."""
+    done = subprocess.run([*node.ssh_plain(), f"cat {shlex.quote(str(path))}"],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    if done.returncode != 0:
+        return False
+    aside = path.with_name(path.name + ".inaemu-tmp")
+    aside.write_bytes(done.stdout)
+    aside.replace(path)
+    return True
+
+
+class _CollectingProcess:
+    """A remote process (its local ssh client) that copies its result files back once it has
+    exited; otherwise the Popen it wraps."""
+
+    def __init__(self, process: subprocess.Popen, node, results: list[Path]):
+        self._process, self._node, self._results = process, node, results
+
+    def _collect(self, status):
+        if status is not None and self._results:
+            results, self._results = self._results, []
+            for path in results:
+                pull_file(self._node, path)
+        return status
+
+    def poll(self):
+        return self._collect(self._process.poll())
+
+    def wait(self, timeout=None):
+        return self._collect(self._process.wait(timeout))
+
+    def __getattr__(self, name):
+        return getattr(self._process, name)
+
+
 class _SshOptions:
     """Mixed in before RemoteMixin: our SSH command for this node's server."""
 
@@ -98,8 +145,24 @@ class ClusterHost(_SshOptions, RemoteHost):
         super().__init__(name, **params)
 
     def popen(self, *args, **kwargs):
+        """On a remote server: the files the command names are copied there first, and an
+        agent's record (`--config FILE`'s "output") is copied back when it exits."""
         kwargs.setdefault("stdin", subprocess.DEVNULL)   # never let ssh read our terminal
-        return super().popen(*args, **kwargs)
+        if not self.isRemote:
+            return super().popen(*args, **kwargs)
+        argv = [str(a) for a in (args[0] if len(args) == 1 and isinstance(args[0], list)
+                                 else args)]
+        for arg in argv:
+            if arg.startswith("/") and Path(arg).is_file():
+                push_file(self, Path(arg))
+        results = []
+        if "--config" in argv[:-1]:
+            try:
+                output = json.loads(Path(argv[argv.index("--config") + 1]).read_text())["output"]
+                results.append(Path(output))
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        return _CollectingProcess(super().popen(*args, **kwargs), self, results)
 
 
 class ClusterP4Switch(_SshOptions, RemoteMixin, P4Switch):
@@ -393,5 +456,3 @@ def tunnel_count(network: ClusterNetwork) -> int:
                if network.placement[link.a.node] != network.placement[link.b.node])
 
 
-__all__ = ["ClusterNetwork", "ClusterHost", "ClusterP4Switch", "TunnelLink", "PodPlacer",
-           "is_local", "ssh_base", "Path"]
