@@ -57,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="star: one switch, N x J hosts; leaf-spine, fat-tree: multi-tier "
                              "(default star)")
     parser.add_argument("--k", type=int, default=4, metavar="K", dest="fat_k",
-                        help="fat-tree arity, even, 2..8: K^3/4 hosts (default 4)")
+                        help="fat-tree arity, even, 2..16 (Mininet 2..8): K^3/4 hosts "
+                             "(default 4)")
     parser.add_argument("--spines", type=int, default=2, metavar="S",
                         help="leaf-spine: spine switches (default 2)")
     parser.add_argument("--leaves", type=int, default=2, metavar="L",
@@ -71,7 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="INA: aggregate along a tree over every tier, or at one switch "
                              "(default: tree on leaf-spine and fat-tree, single on a star)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
-                        help=f"worker hosts per job, 2..{MAX_WORKERS} (default: 4 on a star; "
+                        help=f"worker hosts per job, 2..{MAX_WORKERS} on a tree, 2..32 aggregated "
+                             f"at one switch, 64 in all on Mininet (default: 4 on a star; "
                              "on multi-tier, all hosts split evenly over the jobs)")
     parser.add_argument("--jobs", type=int, default=1, metavar="J",
                         help="jobs side by side, each with its own N hosts (on multi-tier the "
@@ -147,8 +149,9 @@ def config_from(args: argparse.Namespace) -> RunConfig:
     if workers is None and args.topo == "star":
         workers = 4
     elif workers is None:      # every host of the topology, split evenly over the jobs
-        hosts = RunConfig(workers=2, **shape).host_count
-        workers = min(MAX_WORKERS, hosts // max(1, args.jobs))
+        hosts = RunConfig(workers=2, net=args.net, **shape).host_count
+        cap = MAX_WORKERS if args.net == "sim" else 32   # Mininet: a process per host
+        workers = min(cap, hosts // max(1, args.jobs))
     return RunConfig(algos=algos, workers=workers, jobs=args.jobs,
                      size_bytes=max(4, int(size) // 4 * 4),
                      loss=args.loss, bw_mbps=args.bw or None, elems_k=args.elems,

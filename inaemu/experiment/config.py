@@ -23,8 +23,13 @@ TOPOS = ("star", "leaf-spine", "fat-tree")
 AGGREGATIONS = ("tree", "single")
 TARGETS = ("inaemu", "bmv2")     # the switch: inaemu switch, or the real simple_switch_grpc
 COMPILERS = ("inaemu", "p4c")    # who compiles ina.p4: inaemu compile, or p4c-bm2-ss
-MAX_FAT_TREE_K = 8      # 128 hosts, 80 switches: already more than 2 cores emulate usefully
-MAX_WORKERS = 32        # the switch's worker bitmap
+MAX_FAT_TREE_K = 16     # the simulator: 1024 hosts, 320 switches (docs/scale.md)
+MAX_MININET_FAT_TREE_K = 8   # 128 hosts, 80 switch processes: what 2 cores emulate usefully
+MAX_WORKERS = 65535     # per job on a tree: RESULT's count is 16 bits
+MAX_SWITCH_MEMBERS = 32  # one aggregating switch's worker bitmap (`ina_seen`): a flat job
+MAX_MININET_WORKERS = 64     # all jobs together, Mininet (one process per host and switch)
+MAX_JOBS = 64
+MAX_PORT = 510          # switch ports 1..510 (511 drops)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 INA_P4 = PROJECT_ROOT / "p4src" / "ina.p4"
 
@@ -72,9 +77,12 @@ class RunConfig:
                               f"{self.algos!r}")
         if not 2 <= self.workers <= MAX_WORKERS:
             raise ConfigError(f"workers: expected 2..{MAX_WORKERS}, got {self.workers}")
-        if not 1 <= self.jobs <= 8 or self.jobs * self.workers > 64:
-            raise ConfigError(f"jobs: expected 1..8 jobs of 64 workers in all, got {self.jobs} "
-                              f"of {self.workers}")
+        if not 1 <= self.jobs <= MAX_JOBS:
+            raise ConfigError(f"jobs: expected 1..{MAX_JOBS}, got {self.jobs}")
+        if self.net == "mininet" and self.jobs * self.workers > MAX_MININET_WORKERS:
+            raise ConfigError(f"workers: Mininet runs up to {MAX_MININET_WORKERS} workers in all "
+                              f"(one process per host), got {self.jobs} job(s) of "
+                              f"{self.workers}; --net sim goes to 1024")
         if self.size_bytes < 4 or self.size_bytes % 4:
             raise ConfigError(f"size: need a positive whole number of float32 values, got "
                               f"{self.size_bytes} bytes")
@@ -132,14 +140,26 @@ class RunConfig:
             raise ConfigError(f"topo: expected one of {', '.join(TOPOS)}, got {self.topo!r}")
         if self.aggregation not in (None, *AGGREGATIONS):
             raise ConfigError(f"aggregation: expected tree or single, got {self.aggregation!r}")
-        if self.topo == "fat-tree" and not 2 <= self.fat_k <= MAX_FAT_TREE_K:
-            raise ConfigError(f"k: expected an even fat-tree arity 2..{MAX_FAT_TREE_K}, "
-                              f"got {self.fat_k}")
+        top_k = MAX_FAT_TREE_K if self.net == "sim" else MAX_MININET_FAT_TREE_K
+        if self.topo == "fat-tree" and not 2 <= self.fat_k <= top_k:
+            raise ConfigError(f"k: expected an even fat-tree arity 2..{top_k}"
+                              f"{' on Mininet (--net sim: 16)' if top_k < MAX_FAT_TREE_K else ''}"
+                              f", got {self.fat_k}")
         if self.topo == "leaf-spine":
             for name in ("spines", "leaves", "hosts_per_leaf"):
-                if not 1 <= getattr(self, name) <= 64:
-                    raise ConfigError(f"{name.replace('_', '-')}: expected 1..64, got "
+                if not 1 <= getattr(self, name) <= MAX_PORT:
+                    raise ConfigError(f"{name.replace('_', '-')}: expected 1..{MAX_PORT}, got "
                                       f"{getattr(self, name)}")
+            if self.hosts_per_leaf + self.spines > MAX_PORT:
+                raise ConfigError(f"leaf ports: {self.hosts_per_leaf} hosts + {self.spines} "
+                                  f"spines exceed a switch's {MAX_PORT} ports")
+        if self.topo == "star" and self.workers * self.jobs > MAX_PORT:
+            raise ConfigError(f"workers: a star's switch has {MAX_PORT} ports, "
+                              f"{self.jobs} job(s) of {self.workers} need more")
+        if "ina" in self.algos and not self.tree and self.workers > MAX_SWITCH_MEMBERS:
+            raise ConfigError(f"workers: single-switch aggregation holds {MAX_SWITCH_MEMBERS} "
+                              f"workers per job (the switch's worker bitmap), got "
+                              f"{self.workers}; a tree (leaf-spine, fat-tree) takes more")
         if self.topo != "star":
             try:
                 self._base_topology()

@@ -9,6 +9,9 @@ plane, as a job does on a real fabric that is already up.
 
 Routes are the aggregated prefixes (`Fabric.install_routes(aggregate=True)`, controller/prefixes.py),
 as a fabric operator writes them; the INA jobs are installed only when an INA run will use them.
+Switches that aggregate no job run `p4src/l3_forward.p4` (the same forwarding code, ina.p4
+includes it) unless `ina_everywhere`: loading ina.p4 into the runtime costs 0.3-3 s per switch at
+k = 256 against 0.01 s for l3_forward, and a fat-tree(16) has 320 switches.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Callable
 
 from controller.errors import ControllerError
 from controller.fabric import Fabric
+from controller.trees import tree_shape
 from p4switch.compiler.errors import CompileError
 from p4switch.runtime import Switch
 from topologies.model import Topology
@@ -44,9 +48,15 @@ class SimSetup:
     routes: int = 0
     wall_s: float = 0.0                          # what the set-up took
     phases: dict[str, float] = field(default_factory=dict)   # compile, connect, push, ...
+    aggregating: frozenset = frozenset()         # switches running ina.p4
+    clean: bool = True                           # no run since the last reset
 
     def reset_data_plane(self) -> None:
-        """Zero every register and counter of every switch (tables and groups stay)."""
+        """Zero every register and counter of every switch (tables and groups stay), unless
+        nothing ran since the last reset."""
+        if self.clean:
+            self.clean = False
+            return
         for switch in self.switches.values():
             with switch.lock:
                 for name in switch.registers():
@@ -56,10 +66,23 @@ class SimSetup:
                 switch.discard_queued()
 
 
+def aggregating_switches(topology: Topology, jobs) -> set[str]:
+    """The switches that aggregate one of the jobs: its tree's, or its one switch."""
+    used: set[str] = set()
+    for job in jobs:
+        if job.hierarchical:
+            used.update(tree_shape(topology, job.job, tuple(job.workers), job.switch).order)
+        else:
+            used.add(job.switch or topology.host_link(job.workers[0]).node)
+    return used
+
+
 def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
+            ina_everywhere: bool = False,
             say: Callable[[str], None] = lambda _line: None) -> SimSetup:
     """Configure the switches of `network` (a SimNetwork) for `jobs` over P4Runtime: ina.p4 at
-    k = `elems_k`, aggregated routes, and with `ina` the jobs (trees or single switches)."""
+    k = `elems_k` where a job aggregates (everywhere with `ina_everywhere`), l3_forward.p4
+    elsewhere, aggregated routes, and with `ina` the jobs (trees or single switches)."""
     started = time.perf_counter()
     phases: dict[str, float] = {}
     mark = [started]
@@ -73,11 +96,16 @@ def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
     placements = None
     try:
         program = control.compile_program(str(control.INA_PROGRAM), (("INA_K", str(elems_k)),))
+        router = control.compile_program(str(control.L3_PROGRAM))
+        aggregating = set(network.switches) if ina_everywhere else \
+            aggregating_switches(network.topology, jobs) if ina else set()
         phase("compile")
         topology = network.start_servers()
         with Fabric(topology, timeout=10.0) as fabric:
             phase("connect")
-            control.push_program(fabric, program)
+            for name, client in fabric.clients.items():
+                chosen = program if name in aggregating else router
+                client.set_pipeline(chosen.p4info, chosen.config)
             phase("pipeline")
             routes = fabric.install_routes(control.L3_FORWARD, aggregate=True)
             phase("routes")
@@ -99,7 +127,7 @@ def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
         network.stop_servers()
     wall = time.perf_counter() - started
     say(f"sim: {len(network.switches)} switches configured over P4Runtime in {wall:.1f} s "
-        f"({routes} routes, {len(placements or ())} INA jobs)")
+        f"({len(aggregating)} with ina.p4, {routes} routes, {len(placements or ())} INA jobs)")
     return SimSetup(network.topology, tuple(jobs), elems_k, pool_size,
                     {name: node.switch for name, node in network.switches.items()},
-                    placements, trees, routes, wall, phases)
+                    placements, trees, routes, wall, phases, frozenset(aggregating))

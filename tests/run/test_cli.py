@@ -25,10 +25,13 @@ def run_cli(*args: str, user: str | None = None) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--workers", "1"], "inaemu run: error: workers: expected 2..32, got 1"),
-    (["--workers", "33"], "inaemu run: error: workers: expected 2..32, got 33"),
-    (["--jobs", "9"], "inaemu run: error: jobs: expected 1..8 jobs of 64 workers in all, "
-                      "got 9 of 4"),
+    (["--workers", "1"], "inaemu run: error: workers: expected 2..65535, got 1"),
+    (["--workers", "33"], "inaemu run: error: workers: single-switch aggregation holds 32 "
+                          "workers per job (the switch's worker bitmap), got 33; a tree "
+                          "(leaf-spine, fat-tree) takes more"),
+    (["--jobs", "65"], "inaemu run: error: jobs: expected 1..64, got 65"),
+    (["--topo", "fat-tree", "--k", "18"], "inaemu run: error: k: expected an even fat-tree "
+                                          "arity 2..16, got 18"),
     (["--elems", "6"], "inaemu run: error: elems: k must be a multiple of 4 from 4 to 256, got 6"),
     (["--loss", "100"], "inaemu run: error: loss: expected a percentage in [0, 100), got 100"),
     (["--size-mib", "0"], "inaemu run: error: size-mib: expected a positive size, got 0"),
