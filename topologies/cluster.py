@@ -82,6 +82,8 @@ def server_cmd(node, command: str) -> str:
 def push_file(node, path: Path) -> None:
     """Copy a local file to the same path on `node`'s server (written aside, then renamed, so
     a server that shares this file system is safe)."""
+    if path.stat().st_mode & 0o111:
+        raise NetworkError(f"{path}: refusing to copy an executable over itself remotely")
     target = shlex.quote(str(path))
     with open(path, "rb") as source:
         subprocess.run([*node.ssh_plain(), f"mkdir -p {shlex.quote(str(path.parent))} && "
@@ -145,21 +147,19 @@ class ClusterHost(_SshOptions, RemoteHost):
         super().__init__(name, **params)
 
     def popen(self, *args, **kwargs):
-        """On a remote server: the files the command names are copied there first, and an
-        agent's record (`--config FILE`'s "output") is copied back when it exits."""
+        """On a remote server: an agent's `--config FILE` is copied there first, and its record
+        (the config's "output") copied back when it exits."""
         kwargs.setdefault("stdin", subprocess.DEVNULL)   # never let ssh read our terminal
         if not self.isRemote:
             return super().popen(*args, **kwargs)
         argv = [str(a) for a in (args[0] if len(args) == 1 and isinstance(args[0], list)
                                  else args)]
-        for arg in argv:
-            if arg.startswith("/") and Path(arg).is_file():
-                push_file(self, Path(arg))
         results = []
-        if "--config" in argv[:-1]:
+        if "--config" in argv[:-1]:     # only the agent's config: never a program file
+            config = Path(argv[argv.index("--config") + 1])
+            push_file(self, config)
             try:
-                output = json.loads(Path(argv[argv.index("--config") + 1]).read_text())["output"]
-                results.append(Path(output))
+                results.append(Path(json.loads(config.read_text())["output"]))
             except (OSError, ValueError, KeyError, TypeError):
                 pass
         return _CollectingProcess(super().popen(*args, **kwargs), self, results)
