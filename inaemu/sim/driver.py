@@ -142,7 +142,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
              deaths: dict[str, float] | None = None, trace: list[str] | None = None,
              capture_dir: str | Path | None = None,
              progress: Callable[[str], None] | None = None,
-             setup: SimSetup | None = None) -> SimResult:
+             setup: SimSetup | None = None,
+             inputs: dict[int, list[np.ndarray]] | None = None) -> SimResult:
     """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
 
     `loss` (percent) and `bw` (Mbit/s) override every link's; `deaths` kills hosts at given
@@ -151,6 +152,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     layout `inaemu trace` reads (docs/trace.md); without it no per-packet logging work is done.
     `setup` (from `prepare_setup`) reuses switches already configured for these jobs: the run
     then only builds its links and hosts and clears the switches' registers and counters.
+    `inputs` (job id -> one float32 vector of size_bytes // 4 per worker, in job order)
+    replaces the seeded gradients (inaemu train all-reduces real gradient buckets).
     Raises SimError for a bad set-up and SimTimeLimit when workers are still running at
     `time_limit`.
     """
@@ -173,7 +176,7 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
         return _run(net, jobs, setup, algo=algo, length=size_bytes // 4, size_bytes=size_bytes,
                     elems_k=elems_k, seed=seed, time_limit=time_limit, ina=ina,
                     transport=transport, stall_timeout=stall_timeout,
-                    ring_accumulate=ring_accumulate, deaths=deaths, say=say)
+                    ring_accumulate=ring_accumulate, deaths=deaths, say=say, given=inputs)
     finally:
         net.close_capture()
 
@@ -207,7 +210,8 @@ def _check_setup(setup: SimSetup, topology: Topology, jobs: list[SimJob], algo: 
 def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: str, length: int,
          size_bytes: int, elems_k: int, seed: int, time_limit: float, ina: InaOptions,
          transport: TransportConfig, stall_timeout: float, ring_accumulate: str,
-         deaths: dict[str, float] | None, say: Callable[[str], None]) -> SimResult:
+         deaths: dict[str, float] | None, say: Callable[[str], None],
+         given: dict[int, list[np.ndarray]] | None = None) -> SimResult:
     setup_s = 0.0
     if setup is None:
         try:
@@ -228,7 +232,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
         remaining[0] -= 1
 
     members, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
-                                      transport, stall_timeout, ring_accumulate, ended)
+                                      transport, stall_timeout, ring_accumulate, ended,
+                                      given=given)
     remaining[0] = len(members)
     by_host = {member.host: member for member in members}
     for host, at in (deaths or {}).items():
@@ -317,11 +322,15 @@ class _Member:
 def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], algo: str,
                     length: int, seed: int, k: int, ina: InaOptions,
                     transport: TransportConfig, stall_timeout: float, accumulate: str,
-                    on_end: Callable[[object], None]) -> tuple[list[_Member], dict]:
+                    on_end: Callable[[object], None],
+                    given: dict[int, list[np.ndarray]] | None = None) -> tuple[list[_Member], dict]:
     members, inputs = [], {}
     for placement in placements:
         n = len(placement.workers)
-        vectors = [gradient(seed, w, length) for w in range(n)]
+        vectors = [gradient(seed, w, length) for w in range(n)] if given is None else \
+            [np.asarray(v, dtype=np.float32) for v in given.get(placement.job, ())]
+        if len(vectors) != n or any(v.shape != (length,) for v in vectors):
+            raise SimError(f"inputs: job {placement.job} needs {n} vectors of {length} float32")
         inputs[placement.job] = vectors
         for w, host in enumerate(placement.workers):
             node = net.hosts[host]
