@@ -1,0 +1,59 @@
+"""What one `inaemu train` does, validated: the task, the workers, the network, the algorithms.
+
+The network part maps onto `inaemu run`'s `RunConfig` (a star of N workers around one switch
+running ina.p4), so the topology, the job's hosts and the INA job set-up are `inaemu run`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inaemu.experiment.config import ALL_ALGOS, ConfigError, RunConfig
+from inaemu.train.task import TaskConfig
+
+JOB = 1
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    algos: tuple[str, ...] = ("ina", "ring")
+    workers: int = 4
+    iterations: int = 100
+    eval_every: int = 10
+    task: TaskConfig = field(default_factory=TaskConfig)
+    net: str = "mininet"
+    elems_k: int = 256
+    pool_size: int = 64
+    window: int = 16
+    rto: float = 0.1
+    bw_mbps: float | None = 20.0
+    loss: float = 0.0
+    timeout: float = 30.0            # one all-reduce call (wall s on Mininet, virtual in sim)
+    tag: str = ""
+    grpc_base: int = 20000
+
+    def __post_init__(self) -> None:
+        if not self.algos or any(a not in ALL_ALGOS for a in self.algos):
+            raise ConfigError(f"algo: expected {', '.join(ALL_ALGOS)}, both or all, got "
+                              f"{self.algos!r}")
+        if not 1 <= self.iterations <= 100_000:
+            raise ConfigError(f"iterations: expected 1..100000, got {self.iterations}")
+        if not 1 <= self.eval_every:
+            raise ConfigError(f"eval-every: expected >= 1, got {self.eval_every}")
+        self.run_config()          # the network settings, checked by inaemu run's rules
+
+    @property
+    def seed(self) -> int:
+        return self.task.seed
+
+    def run_config(self) -> RunConfig:
+        """The network as `inaemu run` would build it for this many workers."""
+        return RunConfig(algos=self.algos, workers=self.workers, elems_k=self.elems_k,
+                         pool_size=self.pool_size, window=self.window, rto=self.rto,
+                         seed=self.seed, net=self.net, timeout=self.timeout, tag=self.tag,
+                         grpc_base=self.grpc_base, bw_mbps=self.bw_mbps, loss=self.loss)
+
+    def eval_points(self) -> list[int]:
+        """Iterations done when rank 0 evaluates: 0 (the start), every eval_every, the end."""
+        points = list(range(0, self.iterations, self.eval_every))
+        return points + [self.iterations]
