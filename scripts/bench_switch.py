@@ -18,7 +18,8 @@ Paths:
             (no CPU spent on counting). For each row the offered rate starts high and is lowered
             to what came out until >= 97 % is delivered (`--steps` tries); the best delivered
             rate is shown, `*` marks rows that never reached 97 %.
-Ratios are computed from the figures of this run only.
+With `--baseline DIR` (another copy of p4switch/runtime) the inaemu rows run on it too, as
+`before/...`: before/after from one command. Ratios use the figures of this run only.
 
     sudo .venv/bin/python scripts/bench_switch.py            # a few minutes
     sudo .venv/bin/python scripts/bench_switch.py --quick    # shorter runs
@@ -124,16 +125,39 @@ def p4c_json(prog: Program, toolchain) -> Path | None:
 
 
 # -- inaemu in-process ------------------------------------------------------------------------
-def load_switch(prog: Program, program_json):
-    from p4switch.runtime import Switch
-    switch = Switch(program_json, trace=None)
-    ina_bench.apply_control_plane(switch, prog.ops)
+def load_switch(prog: Program, program_json, runtime=None):
+    """A switch of `runtime` (this p4switch.runtime, or a baseline copy of it) for `prog`."""
+    if runtime is None:
+        import p4switch.runtime as runtime
+    switch = runtime.Switch(program_json, trace=None)
+    for op in prog.ops:       # keys rebuilt as the runtime's own classes
+        if op[0] == "table":
+            keys = [getattr(runtime, type(k).__name__)(*vars(k).values()) for k in op[2]]
+            switch.table_add(op[1], keys, op[3], op[4])
+        else:
+            switch.mc_group_set(op[1], op[2])
     return switch
 
 
-def bench_inproc(prog: Program, program_json, seconds: float, batch: int = 64) -> float:
+def load_baseline(directory: str):
+    """Another version of the p4switch/runtime package (e.g. `git archive <rev>
+    p4switch/runtime | tar -x -C /tmp/old`), imported as `baseline_runtime`."""
+    import importlib.util
+    init = Path(directory) / "__init__.py"
+    if not init.is_file():
+        raise SystemExit(f"bench: {directory} holds no package (__init__.py missing)")
+    spec = importlib.util.spec_from_file_location("baseline_runtime", init,
+                                                  submodule_search_locations=[directory])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["baseline_runtime"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench_inproc(prog: Program, program_json, seconds: float, batch: int = 64,
+                 runtime=None) -> float:
     """Input units per second through `receive_batch` (outputs built, not sent)."""
-    switch = load_switch(prog, program_json)
+    switch = load_switch(prog, program_json, runtime)
     frames = prog.frames
     batches = [[(prog.in_port, frames[(i + j) % len(frames)]) for j in range(batch)]
                for i in range(0, len(frames), batch)]
@@ -201,13 +225,14 @@ def _pin_to_cpu(cpu: int) -> None:
         os.sched_setaffinity(0, {cpu})
 
 
-def _inaemu_process(prog: Program, program_json, interfaces: dict[int, str], ready) -> None:
+def _inaemu_process(prog: Program, program_json, interfaces: dict[int, str], ready,
+                    runtime=None) -> None:
     """Child: the same data path as `inaemu switch`, on the bench's veth ends."""
     _pin_to_cpu(1)
     from p4switch.driver import PacketDriver
     from p4switch.ports.forwarding import Forwarder
     from p4switch.ports.rawsock import RawSocketPort
-    switch = load_switch(prog, program_json)
+    switch = load_switch(prog, program_json, runtime)
     ports = [RawSocketPort(n, name) for n, name in interfaces.items()]
     driver = PacketDriver(Forwarder(switch, interfaces), ports)
     signal.signal(signal.SIGTERM, lambda *_: driver.stop())
@@ -273,7 +298,7 @@ def _listening(port: int) -> bool:
 
 def _full_name(short: str, names: list[str]) -> str:
     """p4c's names are qualified (`MyIngress.ina_jobs`); the ops use the short names."""
-    found = [n for n in names if n == short or n.endswith("." + short)]
+    found = sorted({n for n in names if n == short or n.endswith("." + short)})
     if len(found) != 1:
         raise SystemExit(f"bench: no unique '{short}' in the JSON ({len(found)} matches)")
     return found[0]
@@ -305,9 +330,28 @@ def _cli_commands(ops: list, doc: dict) -> list[str]:
     return lines
 
 
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+class _Msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+                ("iov", ctypes.POINTER(_Iovec)), ("iovlen", ctypes.c_size_t),
+                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+
+
+class _Mmsghdr(ctypes.Structure):
+    _fields_ = [("hdr", _Msghdr), ("len", ctypes.c_uint)]
+
+
+SEND_BATCH = 64
+
+
 def _sender_process(namespace: str, interface: str, packets: list[bytes], rate: float,
                     seconds: float, sent_total) -> None:
-    """Child: join the namespace, send `packets` round-robin at `rate` per second."""
+    """Child: join the namespace, send `packets` round-robin at `rate` per second, up to 64
+    frames per sendmmsg(2) call (a Python send per frame tops out near the switch's rate)."""
     _pin_to_cpu(0)
     libc = ctypes.CDLL(None, use_errno=True)
     with open(f"/run/netns/{namespace}") as ns_file:
@@ -316,21 +360,35 @@ def _sender_process(namespace: str, interface: str, packets: list[bytes], rate: 
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)   # sends only, reads nothing
     sock.bind((interface, 0))
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 * 1024 * 1024)
-    send, count, sent = sock.send, len(packets), 0
+    count = len(packets)
+    buffers = [ctypes.create_string_buffer(p, len(p)) for p in packets]
+    ring = count + SEND_BATCH                 # any window of SEND_BATCH is contiguous
+    iovecs = (_Iovec * ring)()
+    msgs = (_Mmsghdr * ring)()
+    for i in range(ring):
+        buf = buffers[i % count]
+        iovecs[i].base = ctypes.addressof(buf)
+        iovecs[i].len = len(packets[i % count])
+        msgs[i].hdr.iov = ctypes.pointer(iovecs[i])
+        msgs[i].hdr.iovlen = 1
+    base = ctypes.addressof(msgs)
+    size = ctypes.sizeof(_Mmsghdr)
+    sendmmsg, fd, sent = libc.sendmmsg, sock.fileno(), 0
     start = time.monotonic()
     end = start + seconds
     while True:
         now = time.monotonic()
         if now >= end:
             break
-        owed = min(int((now - start) * rate) - sent, 2000)
-        for _ in range(owed):
-            try:
-                send(packets[sent % count])
-            except OSError:
-                pass            # sender-side buffer full: the packet was not offered
-            sent += 1
-        time.sleep(0.0005)
+        owed = min(int((now - start) * rate) - sent, 4000)
+        while owed > 0:
+            batch = min(owed, SEND_BATCH)
+            done = sendmmsg(fd, ctypes.c_void_p(base + (sent % count) * size), batch, 0)
+            if done <= 0:
+                done = batch            # sender-side buffer full: not offered, skipped
+            sent += done
+            owed -= done
+        time.sleep(0.0002)
     sent_total.value = sent
 
 
@@ -366,11 +424,11 @@ def bench_veth(prog: Program, start_switch, seconds: float, rate: float,
         net.close()
 
 
-def inaemu_starter(prog: Program, program_json):
+def inaemu_starter(prog: Program, program_json, runtime=None):
     def start(context, interfaces):
         ready = context.Event()
         child = context.Process(target=_inaemu_process,
-                                args=(prog, program_json, interfaces, ready))
+                                args=(prog, program_json, interfaces, ready, runtime))
         child.start()
         if not ready.wait(120):
             raise SystemExit("bench: the inaemu switch process did not start")
@@ -407,7 +465,7 @@ def search_rate(label: str, prog: Program, start_switch, first_rate: float, args
             best = (delivered, offered, ok)
         if ok:
             break
-        rate = max(0.95 * delivered, 100.0)
+        rate = max(0.9 * delivered, 100.0)
     return best
 
 
@@ -423,9 +481,14 @@ def main(argv: list[str] | None = None) -> int:
                         choices=["own", "p4c", "bmv2", "bmv2-O"],
                         help="inaemu on its own / p4c's JSON, BMv2 default / optimized")
     parser.add_argument("--seconds", type=float, help="measurement time per veth run")
-    parser.add_argument("--steps", type=int, default=3, help="offered rates tried per row")
+    parser.add_argument("--steps", type=int, default=4, help="offered rates tried per row")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="also run another copy of p4switch/runtime (rows 'before/...')")
     args = parser.parse_args(argv)
+    runtimes = [("inaemu", None)]
+    if args.baseline:
+        runtimes.insert(0, ("before", load_baseline(args.baseline)))
     args.seconds = args.seconds or (1.0 if args.quick else 3.0)
     args.warmup = 0.5 if args.quick else 1.0
     inproc_seconds = 1.0 if args.quick else 3.0
@@ -448,20 +511,20 @@ def main(argv: list[str] | None = None) -> int:
         jsons = {"own": prog.json_own}
         if p4c_path is not None:
             jsons["p4c"] = json.loads(p4c_path.read_text())
-        for label in ("own", "p4c"):
+        for (name, runtime), label in ((r, j) for r in runtimes for j in ("own", "p4c")):
             if label not in args.switches or label not in jsons:
                 continue
             if label == "p4c" and key in ("exact", "register"):
                 continue               # their shipped JSON already is in p4c's shape
-            print(f"[bench] {prog.key} inaemu/{label}: in-process ...", flush=True)
-            pps = bench_inproc(prog, jsons[label], inproc_seconds)
+            switch = f"{name}/{label}"
+            print(f"[bench] {prog.key} {switch}: in-process ...", flush=True)
+            pps = bench_inproc(prog, jsons[label], inproc_seconds, runtime=runtime)
             print(f"[bench]   {pps / 1000:.2f} k{prog.unit}", flush=True)
             if "inproc" in args.paths:
-                results[key, f"inaemu/{label}", "inproc"] = (pps, None, True)
+                results[key, switch, "inproc"] = (pps, None, True)
             if "veth" in args.paths and is_root:
-                results[key, f"inaemu/{label}", "veth"] = search_rate(
-                    f"inaemu/{label}", prog, inaemu_starter(prog, jsons[label]),
-                    1.3 * pps, args)
+                results[key, switch, "veth"] = search_rate(
+                    switch, prog, inaemu_starter(prog, jsons[label], runtime), 1.3 * pps, args)
         if "veth" not in args.paths or not is_root:
             continue
         for label, binary in builds.items():
@@ -487,7 +550,7 @@ def report(args, results: dict, builds: dict, is_root: bool) -> None:
         ratios = []
         for build in ("bmv2", "bmv2-O"):
             base = results.get((key, build, "veth"))
-            if switch.startswith("inaemu") and path == "veth" and base and base[0] > 0:
+            if not switch.startswith("bmv2") and path == "veth" and base and base[0] > 0:
                 ratios.append(f"{rate / base[0]:.1f}x")
             else:
                 ratios.append("-")
