@@ -527,7 +527,9 @@ class VectorCompiler:
 
     def _diamond(self, cond_node, then: list[dict], other: list[dict]) -> list[tuple]:
         """If-conversion: both sides computed, each written field merged with a select."""
-        inner = cond_node.get("value") if cond_node.get("type") == "expression" else None
+        inner = cond_node
+        while isinstance(inner, dict) and inner.get("type") == "expression":
+            inner = inner.get("value")                 # parameters are wrapped (p4c)
         if isinstance(inner, dict) and inner.get("op") == "b2d":   # p4c: b2d(c) != 0 is c
             cond_node = inner["right"]
         cond = self._expr(cond_node)
