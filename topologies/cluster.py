@@ -38,6 +38,7 @@ from mininet.examples.cluster import (MininetCluster, Placer, RemoteGRELink, Rem
                                       RemoteLink, RemoteMixin)
 from mininet.link import TCIntf
 from mininet.log import lg as mininet_log
+from mininet.node import Node
 
 from topologies.mininet_net import (OFFLOADS, MininetNetwork, NetworkError, _HtbQuantumNoise,
                                     _delete_switch_interfaces)
@@ -137,6 +138,21 @@ class _SshOptions:
     def ssh_plain(self) -> list[str]:
         """SSH to this node's server without a terminal (for our own processes)."""
         return [*ssh_base(self.ssh_config), self.dest]
+
+    def _popen(self, cmd, sudo=True, tt=True, **params):
+        """RemoteMixin._popen without its Python `preexec_fn` (os.setpgrp): a Python function
+        run between fork and exec can abort the child (SIGABRT, no output) while gRPC's threads
+        run in this process, as they do once the controller is connected; `process_group=0`
+        does the same in C."""
+        if isinstance(cmd, str):
+            cmd = cmd.split()
+        if self.isRemote:
+            ssh = list(self.sshcmd)
+            if not tt:
+                ssh.remove("-tt")
+            cmd = ssh + (["sudo", "-E"] if sudo else []) + list(cmd)
+        params.setdefault("process_group", 0)
+        return Node._popen(self, cmd, **params)
 
 
 class ClusterHost(_SshOptions, RemoteHost):
