@@ -1,0 +1,66 @@
+"""Pieces of topologies/cluster.py that need neither root nor SSH: the file copies to a server
+(run here through `sh -c` in place of `ssh server`) and how node processes are started."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from mininet.node import Node
+from topologies import cluster
+from topologies.mininet_net import NetworkError
+
+
+class LocalShell:
+    """A node whose 'server' is this machine, reached by `sh -c` instead of ssh."""
+
+    def ssh_plain(self) -> list[str]:
+        return ["sh", "-c"]
+
+
+def test_push_onto_the_same_file_keeps_it_and_pull_copies_back(tmp_path) -> None:
+    data = tmp_path / "agents" / "w0.json"
+    data.parent.mkdir()
+    data.write_text('{"output": "x"}')
+    cluster.push_file(LocalShell(), data)        # a server sharing this file system
+    assert data.read_text() == '{"output": "x"}'
+    assert not list(tmp_path.glob("agents/*.inaemu-tmp"))
+    assert cluster.pull_file(LocalShell(), data) and data.read_text() == '{"output": "x"}'
+    assert not cluster.pull_file(LocalShell(), tmp_path / "missing.json")
+
+
+def test_push_refuses_an_executable(tmp_path) -> None:
+    # regression: pushing every file argument of an agent's command copied the venv's python
+    # over itself without its execute bit
+    program = tmp_path / "python3"
+    program.write_bytes(b"\x7fELF...")
+    program.chmod(0o755)
+    with pytest.raises(NetworkError, match="executable"):
+        cluster.push_file(LocalShell(), program)
+    assert stat.S_IMODE(program.stat().st_mode) == 0o755
+
+
+def test_node_processes_start_without_a_python_preexec_fn(monkeypatch) -> None:
+    # regression: Mininet's RemoteMixin starts processes with preexec_fn=os.setpgrp, which can
+    # abort the child (SIGABRT) while gRPC threads run in the parent
+    seen = {}
+    monkeypatch.setattr(Node, "_popen", lambda self, cmd, **params: seen.update(
+        cmd=cmd, params=params))
+    for remote in (False, True):
+        node = object.__new__(cluster.ClusterHost)
+        node.isRemote = remote
+        node.sshcmd = ["sudo", "-E", "-u", "root", "ssh", "-q", "-tt", "root@10.9.9.9"]
+        node._popen(["echo", "hi"], tt=False)
+        assert "preexec_fn" not in seen["params"] and seen["params"]["process_group"] == 0
+        expected = ["sudo", "-E", "-u", "root", "ssh", "-q", "root@10.9.9.9", "sudo", "-E",
+                    "echo", "hi"] if remote else ["echo", "hi"]
+        assert seen["cmd"] == expected
+
+
+def test_ssh_options_and_local_names() -> None:
+    assert cluster.ssh_base("/x/cfg")[-2:] == ["-F", "/x/cfg"]
+    assert cluster.is_local("localhost") and not cluster.is_local("127.0.0.2")
+    assert cluster.server_address("localhost") == "127.0.0.1"
+    assert os.path.basename(cluster.ssh_base(None)[0]) == "ssh"
