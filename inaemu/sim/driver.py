@@ -230,6 +230,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
 
     def ended(_app) -> None:
         remaining[0] -= 1
+        if not remaining[0]:
+            net.loop.stop()
 
     members, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
                                       transport, stall_timeout, ring_accumulate, ended,
@@ -243,7 +245,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     started = time.perf_counter()
     for member in members:
         member.app.start()
-    stop = net.loop.run(until=time_limit, done=lambda: remaining[0] == 0)
+    stop = net.loop.run(until=time_limit) if remaining[0] else "done"
     wall = time.perf_counter() - started
     result = _collect(net, members, inputs, algo, wall, stop)
     result.trees = trees

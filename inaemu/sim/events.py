@@ -37,33 +37,50 @@ class Event:
 class EventLoop:
     """Virtual time plus the events still to run.
 
-    `run(until=, done=)` returns why it stopped: "done" (the predicate became true), "idle"
-    (nothing left to do) or "time limit". A trace, when given, is a list that receives one text
-    line per traced fact (`record`): the determinism tests compare two runs' traces.
+    `run(until=, done=)` returns why it stopped: "done" (`stop()` was called, or the predicate
+    became true), "idle" (nothing left to do) or "time limit". A trace, when given, is a list
+    that receives one text line per traced fact (`record`): the determinism tests compare two
+    runs' traces.
+
+    Heap entries are `(time, sequence, action, args, event)`: `at` makes an `Event` that can be
+    cancelled (the entry is skipped when its event's action is gone); `post` is the per-frame
+    path (link arrivals, switch service ends) and makes no object beyond the entry.
     """
 
     def __init__(self, trace: list[str] | None = None):
         self.now = 0.0
         self.events_run = 0
         self.trace = trace
-        self._heap: list[tuple[float, int, Event]] = []   # (time, seq) compare in C
+        self._heap: list[tuple] = []     # (time, seq, ...) compare in C; seq is unique
         self._seq = 0
+        self._stopped = False
 
     def clock(self) -> float:
         """The virtual time; given to every `p4switch.runtime.Switch` as `sw.clock`."""
         return self.now
 
     def at(self, time: float, action: Callable[..., Any], *args: Any) -> Event:
-        """Run `action(*args)` at virtual time `time` (not earlier than now)."""
+        """Run `action(*args)` at virtual time `time` (not earlier than now); cancellable."""
         if time < self.now:
             time = self.now
         self._seq += 1
         event = Event(time, action, args)
-        heapq.heappush(self._heap, (time, self._seq, event))
+        heapq.heappush(self._heap, (time, self._seq, action, args, event))
         return event
 
     def after(self, delay: float, action: Callable[..., Any], *args: Any) -> Event:
         return self.at(self.now + delay, action, *args)
+
+    def post(self, time: float, action: Callable[[Any], Any], arg: Any) -> None:
+        """Run `action(arg)` at `time` (not earlier than now); not cancellable, and cheaper."""
+        if time < self.now:
+            time = self.now
+        self._seq += 1
+        heapq.heappush(self._heap, (time, self._seq, action, (arg,), None))
+
+    def stop(self) -> None:
+        """End `run` before the next event ("done")."""
+        self._stopped = True
 
     def record(self, line: str) -> None:
         """Add one line to the trace (prefixed with the time), if tracing."""
@@ -72,23 +89,30 @@ class EventLoop:
 
     @property
     def pending_events(self) -> int:
-        return sum(1 for _, _, e in self._heap if e.pending)
+        return sum(1 for entry in self._heap if entry[4] is None or entry[4].pending)
 
-    def run(self, *, until: float, done: Callable[[], bool] = lambda: False) -> str:
+    def run(self, *, until: float, done: Callable[[], bool] | None = None) -> str:
         heap = self._heap
         pop = heapq.heappop
-        while heap:
-            if done():
-                return "done"
-            when = heap[0][0]
-            if when > until:
-                self.now = until
-                return "time limit"
-            event = pop(heap)[2]
-            action = event.action
-            if action is None:
-                continue
-            self.now = when
-            self.events_run += 1
-            action(*event.args)
-        return "done" if done() else "idle"
+        self._stopped = False
+        ran = self.events_run
+        try:
+            while heap:
+                if self._stopped or (done is not None and done()):
+                    return "done"
+                when = heap[0][0]
+                if when > until:
+                    self.now = until
+                    return "time limit"
+                _, _, action, args, event = pop(heap)
+                if event is not None:
+                    action = event.action
+                    if action is None:
+                        continue
+                    args = event.args
+                self.now = when
+                ran += 1
+                action(*args)
+            return "done" if self._stopped or (done is not None and done()) else "idle"
+        finally:
+            self.events_run = ran

@@ -87,32 +87,40 @@ class LinkDirection:
         counters = self.counters
         counters.sent_packets += 1
         counters.sent_bytes += size
-        backlog = self._backlog
-        while backlog and backlog[0][0] <= now:
-            self._backlog_bytes -= backlog.popleft()[1]
-        if self._backlog_bytes + size > self.queue_bytes:
-            counters.dropped_queue += 1
-            loop.record(f"{self.name} queue-drop {size}")
-            if self.on_lost is not None:
-                self.on_lost(frame)
-            return
-        leaves = max(now, self._busy_until) + size * self.seconds_per_byte
-        self._busy_until = leaves
-        if self.seconds_per_byte:
+        per_byte = self.seconds_per_byte
+        if per_byte:
+            backlog = self._backlog
+            while backlog and backlog[0][0] <= now:
+                self._backlog_bytes -= backlog.popleft()[1]
+            if self._backlog_bytes + size > self.queue_bytes:
+                self._drop(frame, "queue-drop")
+                return
+            busy = self._busy_until
+            leaves = (busy if busy > now else now) + size * per_byte
+            self._busy_until = leaves
             backlog.append((leaves, size))
             self._backlog_bytes += size
-        lost = not self.up or (self.loss and self.rng.random() < self.loss)
-        if lost:
-            counters.lost_packets += 1
-            loop.record(f"{self.name} lost {size}")
-            if self.on_lost is not None:
-                self.on_lost(frame)
+        else:
+            busy = self._busy_until
+            leaves = busy if busy > now else now
+        if not self.up or (self.loss and self.rng.random() < self.loss):
+            self._drop(frame, "lost")
             return
         if self.on_departed is not None:
             self.on_departed(frame)
         if loop.trace is not None:
             loop.record(f"{self.name} send {size} {zlib.crc32(frame):08x}")
-        loop.at(leaves + self.delay_s, self._arrive, frame)
+        loop.post(leaves + self.delay_s, self._arrive, frame)
+
+    def _drop(self, frame: bytes, why: str) -> None:
+        """A frame this direction lost: at random or down ("lost"), or to a full queue."""
+        if why == "lost":
+            self.counters.lost_packets += 1
+        else:
+            self.counters.dropped_queue += 1
+        self.loop.record(f"{self.name} {why} {len(frame)}")
+        if self.on_lost is not None:
+            self.on_lost(frame)
 
     def _arrive(self, frame: bytes) -> None:
         self.counters.delivered_packets += 1

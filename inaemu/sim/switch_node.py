@@ -20,9 +20,10 @@ rate set no such event ever exists.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from dataclasses import dataclass
+from functools import partial
+from time import perf_counter
 
 from p4switch.runtime import Switch
 from p4switch.server import P4RuntimeServer
@@ -89,6 +90,10 @@ class SwitchNode:
         if self.switch.trace is not None:     # a configured switch from a traced run before
             self.switch.trace = None
         self.egress: dict[int, LinkDirection] = {}
+        # the per-frame path's constants and bound methods, looked up once
+        self._cost = (cost.per_packet_s, cost.per_byte_s, cost.per_copy_s)
+        self._receive = self.switch.receive
+        self._queue_next_due = self.switch.queue_next_due
         self.counters = SwitchCounters()
         self.server: P4RuntimeServer | None = None
         self.runtime_wall_s = 0.0   # wall time spent inside the runtime (not a counter: it varies)
@@ -119,7 +124,7 @@ class SwitchNode:
 
     def ingress(self, port: int):
         """The `deliver` callback for the link arriving on `port`."""
-        return lambda frame: self.receive(port, frame)
+        return partial(self.receive, port)
 
     def receive(self, port: int, frame: bytes) -> None:
         self.counters.received += 1
@@ -136,16 +141,18 @@ class SwitchNode:
 
     def _serve(self, port: int, frame: bytes) -> None:
         self._busy = True
-        switch = self.switch
-        started = time.perf_counter()
-        with switch.lock:
-            outputs = switch.receive(port, frame)
-        self.runtime_wall_s += time.perf_counter() - started
-        service = self.cost.service_time(len(frame), len(outputs))
-        self.counters.processed += 1
-        self.counters.busy_s += service
-        self.loop.after(service, self._finish, outputs)
-        self._schedule_drain()
+        started = perf_counter()
+        outputs = self._receive(port, frame)       # the runtime takes its own lock
+        self.runtime_wall_s += perf_counter() - started
+        per_packet, per_byte, per_copy = self._cost
+        service = per_packet + per_byte * len(frame) + per_copy * len(outputs)
+        counters = self.counters
+        counters.processed += 1
+        counters.busy_s += service
+        loop = self.loop
+        loop.post(loop.now + service, self._finish, outputs)
+        if self._queue_next_due() is not None:
+            self._schedule_drain()
 
     def _schedule_drain(self) -> None:
         """An event at the egress queues' next departure, if any (one pending at a time)."""
@@ -162,9 +169,9 @@ class SwitchNode:
     def _drain(self) -> None:
         self._drain_event = None
         switch = self.switch
-        started = time.perf_counter()
+        started = perf_counter()
         outputs = switch.release_queued()
-        self.runtime_wall_s += time.perf_counter() - started
+        self.runtime_wall_s += perf_counter() - started
         self._emit(outputs)
         self._schedule_drain()
 
