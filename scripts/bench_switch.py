@@ -180,10 +180,13 @@ def bench_inproc(prog: Program, program_json, seconds: float, batch: int = 64,
 
 # -- veth -------------------------------------------------------------------------------------
 class BenchNet:
-    """A namespace with veth pairs: switch ends ib<pid>s<N> here, host ends ib<pid>h<N> inside."""
+    """A namespace with veth pairs: switch ends ...s<N> here, host ends ...h<N> inside."""
+
+    made = 0
 
     def __init__(self, ports) -> None:
-        tag = f"ib{os.getpid() % 100000}"
+        BenchNet.made += 1       # a fresh name each time: deleting the last one takes a while
+        tag = f"ib{os.getpid() % 100000}n{BenchNet.made % 100}"
         self.namespace = f"{tag}ns"
         self.switch_ends = {n: f"{tag}s{n}" for n in ports}
         self.host_ends = {n: f"{tag}h{n}" for n in ports}
@@ -212,6 +215,8 @@ class BenchNet:
         return int(path.read_text())
 
     def close(self) -> None:
+        for name in self.switch_ends.values():
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
         subprocess.run(["ip", "netns", "del", self.namespace], capture_output=True)
 
 

@@ -4,6 +4,7 @@
     .venv/bin/python scripts/profile_runtime.py --baseline /tmp/old/p4switch/runtime
     .venv/bin/python scripts/profile_runtime.py --source 32 > ina32.py    # generated code
     .venv/bin/python scripts/profile_runtime.py --profile ina256           # cProfile one workload
+    .venv/bin/python scripts/profile_runtime.py --stages --baseline DIR    # where the time goes
 
 Workloads: `ina32`, `ina64`, `ina256` (p4src/ina.p4 contributions in protocol order, as
 scripts/bench_ina_switch.py feeds them), `exact`, `register` (the programs of
@@ -150,6 +151,46 @@ def compare(baseline_dir: str | None, names: list[str], rounds: int, packets: in
         print(row)
 
 
+def stages(baseline_dir: str | None, names: list[str], rounds: int, packets: int) -> None:
+    """Microseconds per packet: parsing (with the PHV copy), the ingress control, and the rest
+    (egress, deparser, replication, the engine's common flow), best of `rounds`."""
+    runtimes = [("current", current_runtime)]
+    if baseline_dir:
+        runtimes.insert(0, ("baseline", load_baseline(baseline_dir)))
+    print(f"{'workload':<10}{'runtime':<10}{'parse':>8}{'ingress':>9}{'rest':>8}{'total':>8}"
+          "   (us per packet)")
+    for name in names:
+        for label, runtime in runtimes:
+            best = {"parse": 1e9, "ingress": 1e9, "total": 1e9}
+            for _ in range(rounds):
+                staged = Workload(name, runtime, packets)       # fresh state per round
+                engine = staged.switch._engine
+                parse, ingress = engine.code.parse, engine.code.ingress
+                init_f, init_v, port_slot = engine.init_fields, engine.init_valid, \
+                    engine.ingress_port
+                took = {"parse": 0.0, "ingress": 0.0}
+                clock = time.perf_counter
+                for port, data in staged.packets:
+                    t0 = clock()
+                    f, v = init_f[:], init_v[:]
+                    f[port_slot] = port
+                    parse(f, v, data)
+                    t1 = clock()
+                    ingress(f, v)
+                    took["parse"] += t1 - t0
+                    took["ingress"] += clock() - t1
+                whole = Workload(name, runtime, packets)
+                start = clock()
+                for port, data in whole.packets:
+                    whole.switch.receive(port, data)
+                took["total"] = clock() - start
+                for key, value in took.items():
+                    best[key] = min(best[key], value / len(staged.packets) * 1e6)
+            rest = best["total"] - best["parse"] - best["ingress"]
+            print(f"{name:<10}{label:<10}{best['parse']:>8.2f}{best['ingress']:>9.2f}"
+                  f"{rest:>8.2f}{best['total']:>8.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="directory of another p4switch/runtime package")
@@ -160,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", type=int, metavar="K",
                         help="print the generated code of ina.p4 with INA_K=K and stop")
     parser.add_argument("--profile", choices=WORKLOADS, help="cProfile one workload and stop")
+    parser.add_argument("--stages", action="store_true",
+                        help="microseconds per packet in parse / ingress / the rest")
     args = parser.parse_args(argv)
     if args.source is not None:
         build = compile_file(str(ROOT / "p4src" / "ina.p4"), defines={"INA_K": str(args.source)})
@@ -171,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         profiler = cProfile.Profile()
         profiler.runcall(load.run)
         pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
+        return 0
+    if args.stages:
+        stages(args.baseline, args.workloads, args.rounds, args.packets)
         return 0
     compare(args.baseline, args.workloads, args.rounds, args.packets)
     return 0
