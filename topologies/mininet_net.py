@@ -117,9 +117,17 @@ def mininet_topo(topology: Topology, *, target: str = "inaemu", run_dir: Path | 
 class MininetNetwork:
     """A Mininet network of P4 switches built from a `Topology`. Needs root. Context manager."""
 
+    def __new__(cls, topology: Topology, *, servers=None, **options):
+        """With `servers` (and `ssh_config`), the same network over several servers:
+        topologies.cluster.ClusterNetwork (docs/cluster.md)."""
+        if servers and cls is MininetNetwork:
+            from topologies.cluster import ClusterNetwork
+            return super().__new__(ClusterNetwork)
+        return super().__new__(cls)
+
     def __init__(self, topology: Topology, *, target: str = "inaemu", run_dir: str | None = None,
                  trace: bool = False, pcap: bool = False, seed: int = 0,
-                 ready_timeout: float = 30.0):
+                 ready_timeout: float = 30.0, servers=None):
         self.topology = topology
         self._own_run_dir = run_dir is None
         self.run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="inaemu-net-"))

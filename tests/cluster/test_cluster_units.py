@@ -64,3 +64,13 @@ def test_ssh_options_and_local_names() -> None:
     assert cluster.is_local("localhost") and not cluster.is_local("127.0.0.2")
     assert cluster.server_address("localhost") == "127.0.0.1"
     assert os.path.basename(cluster.ssh_base(None)[0]) == "ssh"
+
+
+def test_mininet_network_with_servers_is_the_cluster_form(tmp_path) -> None:
+    from topologies.builders import linear
+    from topologies.mininet_net import MininetNetwork
+    net = MininetNetwork(linear(2, 1), servers=["localhost", "127.0.0.2"], ssh_config="/cfg",
+                         run_dir=str(tmp_path))
+    assert type(net) is cluster.ClusterNetwork and net.ssh_config == "/cfg"
+    assert net.placement["s2"] == "127.0.0.2" and net.placement["h1"] == "localhost"
+    assert type(MininetNetwork(linear(2, 1), run_dir=str(tmp_path))) is MininetNetwork
