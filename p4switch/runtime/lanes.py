@@ -500,7 +500,7 @@ class VectorCompiler:
                 lines.append(f"f[{slots[0]}:{slots[-1] + 1}] = {code}")
             else:
                 slot = _slot(self.layout, target)
-                code = f"int({value.code}[-1])" if value.vector else value.code
+                code = f"_lane_last({value.code})" if value.vector else value.code
                 lines.append(f"f[{slot}] = {code}")
         return self._copy_views(lines)
 
@@ -744,7 +744,12 @@ def _indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines] or ["    pass"]
 
 
-LANE_HELPERS = {"_np_array": np.array, "_np_int64": np.int64, "_np_where": np.where,
-                "_np_full": np.full,
+def _lane_last(value) -> int:
+    """The last lane's value (a vector run zeroed by clear_invalid/setValid is the int 0)."""
+    return int(value[-1]) if type(value) is not int else value
+
+
+LANE_HELPERS = {"_lane_last": _lane_last, "_np_array": np.array, "_np_int64": np.int64,
+                "_np_where": np.where, "_np_full": np.full,
                 "_np_logical_and": np.logical_and, "_np_logical_or": np.logical_or,
                 "_np_logical_not": np.logical_not}

@@ -373,3 +373,28 @@ def test_vector_code_agrees_with_simple_switch(lane, tmp_path):
                         toolchain=find_toolchain())
     assert real.error is None, real.error
     assert real.outputs == ours
+
+
+def test_scratch_from_a_zeroed_vector_run():
+    """setValid on an invalid header stores the int 0 for its vector run; a lane group that
+    copies those lanes into a scratch field must still leave the last lane's value (0) there
+    (raised TypeError before: int(0[-1]))."""
+    prog = ethernet_program()
+    prog.header_type("h_t", [(f"a{j}", 32) for j in range(L)] + [("out", 32)])
+    prog.header("h", "h_t")
+    t = prog.scalar("t", 32)
+    prog.state("start", [prog.extract("eth")], key=[fld("eth", "type")],
+               transitions=[(0x1234, None, "parse_h"), (None, None, None)])
+    prog.state("parse_h", [prog.extract("h")])
+    regs = [prog.register(f"r{j}", CELLS, 32) for j in range(L)]
+    prims = [prim("add_header", {"type": "header", "value": "h"})]
+    for j in range(L):
+        prims += [assign(t, fld("h", f"a{j}")), prim("register_write", regs[j], const(1), t)]
+    prims += [assign(fld("h", "out"), t), assign(std("egress_spec"), const(1))]
+    prog.run("lanes", prog.action("lanes", prims))
+    fast, plain = both(prog.build())
+    assert "_vh" in fast.program.untraced.source
+    for frame in (eth_frame(ether_type=0x0800, payload=bytes(20)),
+                  eth_frame(ether_type=0x1234, payload=bytes(range(4 * L)) + bytes(4))):
+        assert fast.receive(0, frame) == plain.receive(0, frame)
+    same_state(fast, plain)
