@@ -96,7 +96,8 @@ def plot(path: Path, results: list[TrainResult]) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (by_iteration, by_time) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for result in results:
+    # the ring first, solid and wide, so a curve that coincides with it stays visible on top
+    for result in sorted(results, key=lambda r: r.algo != "ring"):
         if not result.ok:
             continue
         colour = COLOURS.get(result.algo)
@@ -104,9 +105,9 @@ def plot(path: Path, results: list[TrainResult]) -> Path:
         iterations = [row["iteration"] + 1 for row in result.rows]
         seconds = [row["time_s"] for row in result.rows]
         losses = [row["loss"] for row in result.rows]
-        style = "--" if result.algo != "ring" else "-"
-        by_iteration.plot(iterations, losses, style, color=colour, label=label, linewidth=1.2)
-        by_time.plot(seconds, losses, style, color=colour, label=label, linewidth=1.2)
+        style, width = ("-", 2.4) if result.algo == "ring" else ("--", 1.2)
+        by_iteration.plot(iterations, losses, style, color=colour, label=label, linewidth=width)
+        by_time.plot(seconds, losses, style, color=colour, label=label, linewidth=width)
         points = [p for p in result.evals if p.get("time_s") is not None]
         by_iteration.plot([p["iteration"] for p in points], [p["train_loss"] for p in points],
                           "o", color=colour, markersize=3)
