@@ -114,10 +114,16 @@ def choose_roots(topology: Topology, jobs: list[tuple[int, tuple[str, ...]]]) ->
     return roots
 
 
+MAX_MEMBERS = 32    # members one switch aggregates: the width of ina.p4's `ina_seen` bitmap
+
+
 def tree_shape(topology: Topology, job_id: int, workers: tuple[str, ...],
-               root: str | None = None, busy: Mapping[str, int] | None = None) -> TreeShape:
+               root: str | None = None, busy: Mapping[str, int] | None = None,
+               max_members: int | None = MAX_MEMBERS) -> TreeShape:
     """The shortest-path tree from the workers' own switches up to `root` (None: `choose_root`
-    with `busy`)."""
+    with `busy`). Where that tree would give a switch more than `max_members` members (a spine
+    of a leaf-spine with more leaves than that), the tree is grown instead within the limit
+    (`_bounded_parents`): deeper, through switches with room (None: no limit)."""
     if not workers:
         raise JobRefused(job_id, "no workers")
     if len(set(workers)) != len(workers):
@@ -140,6 +146,16 @@ def tree_shape(topology: Topology, job_id: int, workers: tuple[str, ...],
                   if topology.is_switch(n.node) and distance.get(n.node) == distance[current] - 1]
             parent[current] = up[0].node        # neighbours come by ascending port
             current = up[0].node
+    shape = _assemble(topology, root, parent, workers, leaves)
+    if max_members is None or all(len(m) <= max_members for m in shape.members.values()):
+        return shape
+    bounded = _bounded_parents(topology, root, leaves, distance, max_members)
+    return shape if bounded is None else _assemble(topology, root, bounded, workers, leaves)
+
+
+def _assemble(topology: Topology, root: str, parent: Mapping[str, str | None],
+              workers: tuple[str, ...], leaves: list[str]) -> TreeShape:
+    """Members (own workers in job order, then child switches by port) and top-down order."""
     members: dict[str, list[str]] = {switch: [] for switch in parent}
     for host, leaf in zip(workers, leaves):
         members[leaf].append(host)
@@ -154,8 +170,56 @@ def tree_shape(topology: Topology, job_id: int, workers: tuple[str, ...],
         members[switch].extend(below)
         order.extend(below)
         queue.extend(below)
-    return TreeShape(root=root, order=tuple(order), parent=parent,
+    return TreeShape(root=root, order=tuple(order), parent=dict(parent),
                      members={s: tuple(m) for s, m in members.items()})
+
+
+def _bounded_parents(topology: Topology, root: str, leaves: list[str],
+                     distance: Mapping[str, int], limit: int) -> dict[str, str | None] | None:
+    """Parents of a tree in which no switch has more than `limit` members, or None when no such
+    tree is found (then the shortest-path tree is kept and refused with its reason).
+
+    Greedy, nearest workers' switches first: each joins the tree by the shortest path (over
+    switches not yet in it) to a tree switch with room left, and the switches on that path join
+    too. On a leaf-spine rooted at spine 1, the first `limit` leaves join spine 1, the next ones
+    spine 2, which joins as a child of a leaf already in the tree."""
+    own: dict[str, int] = {}
+    for leaf in leaves:
+        own[leaf] = own.get(leaf, 0) + 1
+    if any(count > limit for count in own.values()):
+        return None
+    position = {s.name: i for i, s in enumerate(topology.switches)}
+    parent: dict[str, str | None] = {root: None}
+    load = {root: own.get(root, 0)}
+    for leaf in sorted(set(leaves) - {root}, key=lambda s: (distance[s], position[s])):
+        if leaf in parent:
+            continue
+        came_from: dict[str, str | None] = {leaf: None}
+        queue, found = deque([leaf]), None
+        while queue and found is None:
+            current = queue.popleft()
+            for n in topology.neighbours(current):
+                node = n.node
+                if node in came_from or not topology.is_switch(node):
+                    continue
+                if node in parent:
+                    if load[node] < limit:
+                        found = (node, current)
+                        break
+                    continue                # full: neither a parent nor a way through
+                if own.get(node, 0) + 1 > limit:
+                    continue
+                came_from[node] = current
+                queue.append(node)
+        if found is None:
+            return None
+        above, node = found
+        while node is not None:
+            parent[node] = above
+            load[above] += 1
+            load[node] = own.get(node, 0)
+            above, node = node, came_from[node]
+    return parent
 
 
 # -- plan -----------------------------------------------------------------------------------------
