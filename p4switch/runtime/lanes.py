@@ -745,8 +745,9 @@ def _indent(lines: list[str]) -> list[str]:
 
 
 def _lane_last(value) -> int:
-    """The last lane's value (a vector run zeroed by clear_invalid/setValid is the int 0)."""
-    return int(value[-1]) if type(value) is not int else value
+    """The last lane's value. A vector run zeroed by clear_invalid or setValid is the int 0,
+    and numpy ops on such ints alone give 0-d arrays: both stand for every lane."""
+    return int(value[-1]) if getattr(value, "ndim", 0) else int(value)
 
 
 LANE_HELPERS = {"_lane_last": _lane_last, "_np_array": np.array, "_np_int64": np.int64,

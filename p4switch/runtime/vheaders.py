@@ -174,8 +174,8 @@ def zero_lines(runs: list[VectorRun]) -> list[str]:
 
 
 def _vh_bytes(value, dtype: str, count: int) -> bytes:
-    if type(value) is int:       # zeroed by clear_invalid, or never parsed
-        return np.full(count, value, dtype=np.int64).astype(dtype).tobytes()
+    if not getattr(value, "ndim", 0):   # an int (zeroed, never parsed) or a 0-d result
+        return np.full(count, int(value), dtype=np.int64).astype(dtype).tobytes()
     return value.astype(dtype, copy=False).tobytes()
 
 

@@ -398,3 +398,27 @@ def test_scratch_from_a_zeroed_vector_run():
                   eth_frame(ether_type=0x1234, payload=bytes(range(4 * L)) + bytes(4))):
         assert fast.receive(0, frame) == plain.receive(0, frame)
     same_state(fast, plain)
+
+
+def test_select_between_two_zeroed_vector_runs():
+    """Both runs of a select are the int 0 (setValid on an invalid header): numpy gives a 0-d
+    array, which must still deparse as k lanes and leave the scratch field 0."""
+    prog = ethernet_program()
+    prog.header_type("h_t", [(f"a{j}", 32) for j in range(L)] +
+                     [(f"b{j}", 32) for j in range(L)] + [("out", 32)])
+    prog.header("h", "h_t")
+    t = prog.scalar("t", 32)
+    prog.state("start", [prog.extract("eth")], key=[fld("eth", "type")],
+               transitions=[(0x1234, None, "parse_h"), (None, None, None)])
+    prog.state("parse_h", [prog.extract("h")])
+    prims = [prim("add_header", {"type": "header", "value": "h"})]
+    for j in range(L):
+        a, b = fld("h", f"a{j}"), fld("h", f"b{j}")
+        prims += [assign(t, ex(op("?", a, b, op(">", a, b)))), assign(a, t)]
+    prims += [assign(fld("h", "out"), t), assign(std("egress_spec"), const(1))]
+    prog.run("lanes", prog.action("lanes", prims))
+    fast, plain = both(prog.build())
+    assert "_vh" in fast.program.untraced.source
+    for frame in (eth_frame(ether_type=0x0800, payload=bytes(20)),
+                  eth_frame(ether_type=0x1234, payload=bytes(range(8 * L)) + bytes(4))):
+        assert fast.receive(0, frame) == plain.receive(0, frame)
