@@ -78,3 +78,35 @@ def test_bad_dask_values_exit_2_with_one_line(bad, tmp_path, capsys) -> None:
     assert err.startswith("sweep: error: --dask") and err.count("\n") == 1
     assert inaemu_main(["compare", "--net", "sim", "--dask", bad]) == 2
     assert "inaemu compare: error: --dask" in capsys.readouterr().err
+
+
+def hold_exclusively(path: str) -> str:
+    """Holds `path` (O_EXCL) for a moment: 'overlap' if another task held it at the same time."""
+    import os
+    import time
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        return "overlap"
+    time.sleep(0.5)
+    os.close(fd)
+    os.unlink(path)
+    return "alone"
+
+
+def test_mininet_points_never_share_a_host(tmp_path) -> None:
+    dist.pickle_module_by_value(__name__)     # the workers cannot import this test module
+    marker = str(tmp_path / "mininet-running")
+    results = dist.map_points(hold_exclusively, [marker] * 4, dist.DaskTarget(processes=2),
+                              mininet=True)
+    assert results == ["alone"] * 4
+
+
+def test_a_scheduler_without_mininet_workers_is_refused_for_mininet_points() -> None:
+    import distributed
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as local:
+        with pytest.raises(dist.DaskError, match="no worker offers the 'mininet' resource"):
+            dist.map_points(str, [1], dist.DaskTarget(address=local.scheduler_address),
+                            mininet=True)
+        assert dist.map_points(str, [1, 2], dist.DaskTarget(address=local.scheduler_address)) \
+            == ["1", "2"]
