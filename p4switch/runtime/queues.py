@@ -180,6 +180,11 @@ class EgressQueues:
     def waiting(self) -> int:
         return len(self._heap)
 
+    def waiting_items(self):
+        """Every waiting item (the engine's `(f, v, ...)` tuples), for in-place fix-ups."""
+        for fifo in self._fifo.values():
+            yield from fifo
+
 
 def _check_int(what: str, value, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

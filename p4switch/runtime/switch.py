@@ -18,6 +18,7 @@ from .pre import MAX_PORT, Replication
 from .program import Program
 from .queues import EgressQueues
 from .tables import Table
+from .vheaders import convert_runs
 
 
 def resolve_name(kind: str, name: str, names) -> str:
@@ -106,11 +107,22 @@ class Switch:
         if program is None:
             self._engine = None
             return
+        before = self._engine.code if self._engine is not None else None
         if self._trace is None:
             code = program.untraced
         else:
             code = program.traced()
             code.namespace["T"] = self._trace
+        if before is not None and before is not code and program.vector_runs and \
+                self.queues.waiting:
+            # packets waiting in egress queues carry the other variant's PHV: vector runs
+            # are arrays in the untraced one, k ints in the traced one (vheaders.py)
+            seen: set[int] = set()
+            for item in self.queues.waiting_items():
+                if id(item[0]) not in seen:
+                    seen.add(id(item[0]))
+                    convert_runs(item[0], program.vector_runs,
+                                 to_arrays=code is program.untraced)
         self._engine = Engine(program, self.pre, code, self._trace, self.queues)
 
     # ------------------------------------------------------------------------------ packets

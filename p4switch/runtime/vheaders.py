@@ -179,6 +179,19 @@ def _vh_bytes(value, dtype: str, count: int) -> bytes:
     return value.astype(dtype, copy=False).tobytes()
 
 
+def convert_runs(f: list, runs: dict, to_arrays: bool) -> None:
+    """A PHV of one code variant made right for the other: each vector run as one array in
+    its first slot (untraced code), or as one int per slot (traced code)."""
+    for run in all_runs(runs):
+        end = run.first + run.count
+        if to_arrays:
+            f[run.first] = np.array(f[run.first:end], dtype=np.int64)
+        else:
+            value = f[run.first]
+            f[run.first:end] = np.broadcast_to(np.asarray(value, dtype=np.int64),
+                                               (run.count,)).tolist()
+
+
 VH_HELPERS = {"_np_frombuffer": np.frombuffer, "_vh_bytes": _vh_bytes, "_np_int64": np.int64}
 
 

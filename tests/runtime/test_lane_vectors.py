@@ -422,3 +422,24 @@ def test_select_between_two_zeroed_vector_runs():
     for frame in (eth_frame(ether_type=0x0800, payload=bytes(20)),
                   eth_frame(ether_type=0x1234, payload=bytes(range(8 * L)) + bytes(4))):
         assert fast.receive(0, frame) == plain.receive(0, frame)
+
+
+@pytest.mark.parametrize("attach", [True, False], ids=["attach-trace", "detach-trace"])
+def test_queued_packets_survive_a_trace_switch(attach):
+    """Packets waiting in an egress queue keep their vector runs right when a trace is
+    attached (the traced code wants k ints) or detached (arrays again)."""
+    from p4switch.runtime import PacketTrace
+    switches = both(_program(_sub_xor))
+    outs = []
+    for sw in switches:
+        now = [0.0]
+        sw.clock = lambda: now[0]
+        if not attach:
+            sw.trace = PacketTrace()
+        sw.set_queue_rate(1, 1)
+        got = [sw.receive(0, frame) for frame in _frames(21, 4)]
+        assert sw.queues.waiting == 3
+        sw.trace = PacketTrace() if attach else None
+        now[0] = 10.0
+        outs.append((got, sw.release_queued()))
+    assert outs[0] == outs[1] and len(outs[0][1]) == 3
