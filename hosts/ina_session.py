@@ -345,6 +345,7 @@ class InaSession:
         self._answered_count = 0
         self._highest_answered = -1     # the latest chunk (in sending order) answered
         self._in_flight: dict[int, _Flight] = {}
+        self._queried = 0                     # chunks in flight whose latest send is a QUERY
         self._last_progress = float("-inf")   # when the latest data result arrived
         self._last_progress_sent = 0.0        # when the transmission it answered was made
         self._timers: list[tuple[float, int, int, int]] = []
@@ -381,6 +382,10 @@ class InaSession:
     def _fill_window(self, now: float) -> list[bytes]:
         out = []
         window = self.in_flight_window.size if self.adaptive else self.window
+        # A chunk whose latest transmission is a 16-byte QUERY holds no frame of values in
+        # any queue: up to window/2 of them do not count against the window, so a few losses
+        # waiting for their NACK do not starve the link (docs/loss.md).
+        window += min(self._queried, window // 2)
         while (self._next_chunk < self._chunks and len(self._in_flight) < window
                and (self._next_chunk < self.pool_size
                     or self._answered[self._next_chunk - self.pool_size])):
@@ -411,7 +416,7 @@ class InaSession:
         flight.suspect = False
         self._arm(key, flight, now)
         # Early, a QUERY: most late chunks miss another worker's piece or a result, not ours.
-        flight.queried = early and self.query and key != _MAX_KEY
+        self._set_queried(flight, early and self.query and key != _MAX_KEY)
         payload = query_for(flight.payload) if flight.queried else with_retx(flight.payload)
         self.counters.retransmissions += 1
         if early:
@@ -423,6 +428,10 @@ class InaSession:
             self.timeline.append((now, "fast" if early else "timer", key))
         return payload
 
+    def _set_queried(self, flight: _Flight, queried: bool) -> None:
+        self._queried += int(queried) - int(flight.queried)
+        flight.queried = queried
+
     def _on_nack(self, c: int, slot: int, ver: int, now: float) -> list[bytes]:
         """The switch lacks this worker's piece of chunk c: resend the values, once per QUERY
         (a later transmission of the values already answers any other NACK)."""
@@ -430,7 +439,7 @@ class InaSession:
         if flight is None or slot != flight.slot or ver != flight.ver or not flight.queried:
             self.counters.duplicates_ignored += 1
             return []
-        flight.queried = False
+        self._set_queried(flight, False)
         flight.tries += 1
         self._arm(c, flight, now)
         payload = with_retx(flight.payload)
@@ -544,6 +553,7 @@ class InaSession:
             self.counters.duplicates_ignored += 1
             return []
         del self._in_flight[c]
+        self._set_queried(flight, False)
         self._last_progress = now
         self._last_progress_sent = flight.last_sent
         if self.timeline is not None:
