@@ -14,9 +14,11 @@ The analytic expectation counts the bytes loss costs, not the waiting (so it is 
 perfect loss detector would reach; T0 is the measured lossless time, p the loss per link):
 INA: a chunk's first round (every contribution up the tree, the partial sums, this worker's
 result down) fails with q = 1 − (1 − p)^L, L = n + switches of the tree − 1 + depth; then
-every worker resends it (docs/protocol.md §4.1), and a recovery round, which needs only the
-missing piece up and the result down, fails with r = 1 − (1 − p)^(2·depth). A worker's link
-carries s = 1 + q / (1 − r) packets per chunk: INA takes T0 · s. Ring: segments cross 2 links
+every worker sends a header-only QUERY (docs/protocol.md §3.1), and a recovery round, which
+needs only the missing piece up and the result down, fails with r = 1 − (1 − p)^(2·depth).
+A worker sends its values again only when its own uplink lost them (p / (1 − p) times per
+chunk), so its link carries s = 1 + p / (1 − p) + h · q / (1 − r) frames' worth per chunk, h
+the size of a QUERY's frame relative to a frame of k = 256 values: INA takes T0 · s. Ring: segments cross 2 links
 on a star (host, switch, host; 2 · depth on a fat-tree) and TCP resends only what was lost:
 T0 / (1 − q_ring).
 """
@@ -89,8 +91,12 @@ def links_per_round(args: argparse.Namespace) -> tuple[int, int, int]:
     return len(hosts) + tree_links + shape.depth, 2 * shape.depth, shape.depth
 
 
+QUERY_FRAME = 14 + 20 + 8 + 16         # Ethernet, IPv4, UDP, the aggregation header
+RUN_ELEMS = 256                         # `inaemu run`'s default k
+
+
 def expected_time(lossless: float | None, algo: str, loss_pct: float, links: int,
-                  depth: int) -> float | None:
+                  depth: int, k: int = RUN_ELEMS) -> float | None:
     """The analytic time of the module docstring."""
     if not lossless:
         return None
@@ -99,7 +105,8 @@ def expected_time(lossless: float | None, algo: str, loss_pct: float, links: int
     if algo == "ring":
         return lossless / (1.0 - q)
     r = 1.0 - (1.0 - p) ** (2 * depth)
-    return lossless * (1.0 + q / (1.0 - r))
+    h = QUERY_FRAME / (QUERY_FRAME + 4 * k)
+    return lossless * (1.0 + p / (1.0 - p) + h * q / (1.0 - r))
 
 
 def run_point(args: argparse.Namespace, loss: float, run_dir: Path) -> list[dict]:

@@ -29,7 +29,9 @@ def test_expected_time_counts_only_the_bytes() -> None:
     assert loss_sweep.expected_time(1.0, "ina", 0.0, 5, 1) == 1.0
     assert loss_sweep.expected_time(None, "ina", 1.0, 5, 1) is None
     q, r = 1 - 0.9 ** 5, 1 - 0.9 ** 2
-    assert loss_sweep.expected_time(1.0, "ina", 10.0, 5, 1) == pytest.approx(1 + q / (1 - r))
+    h = 58 / (58 + 4 * 8)       # a QUERY's frame against a frame of k = 8 values
+    assert loss_sweep.expected_time(1.0, "ina", 10.0, 5, 1, k=8) == pytest.approx(
+        1 + 0.1 / 0.9 + h * q / (1 - r))
     assert loss_sweep.expected_time(2.0, "ring", 10.0, 2, 1) == pytest.approx(2 / 0.81)
 
 
