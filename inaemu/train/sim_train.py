@@ -3,10 +3,11 @@
 There are no worker processes: the N replicas of the model live in this process. Each
 iteration every replica computes its minibatch's gradients for real (timed, one thread), its
 gradients are cut into buckets as DDP cuts them from its second iteration on (parameters in
-reverse order, a first bucket of at most 1 MiB, then 25 MiB), and each bucket of all N replicas is all-reduced by one
-`inaemu.sim.simulate(..., inputs=...)` call: the same ina.p4, switch runtime, controller set-up
-and host protocol cores as a Mininet run, on the virtual clock. The sum comes back per worker,
-is averaged by the DDP hook's own `average`, and each replica steps its optimizer.
+reverse order, a first bucket of at most 1 MiB, then 25 MiB), and each bucket of all N replicas
+is all-reduced by one `inaemu.sim.simulate(..., inputs=...)` call: the same ina.p4, switch
+runtime, controller set-up and host protocol cores as a Mininet run, on the virtual clock. The
+sum comes back per worker, is averaged by the DDP hook's own `average`, and each replica steps
+its optimizer.
 
 An iteration lasts the slowest replica's compute plus the virtual seconds of its buckets'
 all-reduces (the buckets go one after another, as the synchronous hook sends them).

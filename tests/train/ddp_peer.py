@@ -21,7 +21,8 @@ from torch.nn.parallel import DistributedDataParallel
 
 from hosts.api import AllreduceConfig, Allreducer
 from inaemu.train.hook import register_inaemu_hook
-from inaemu.train.task import TaskConfig, build_model, load_digits_split, local_loss, minibatch, shard
+from inaemu.train.task import (TaskConfig, build_model, load_digits_split, local_loss,
+                               minibatch, shard)
 
 ITERATIONS = 2
 
