@@ -465,10 +465,3 @@ class ClusterNetwork(MininetNetwork):
                                 script + "; true"], check=False, timeout=120,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _delete_switch_interfaces(self.topology)
-
-
-def tunnel_count(network: ClusterNetwork) -> int:
-    return sum(1 for link in network.topology.links
-               if network.placement[link.a.node] != network.placement[link.b.node])
-
-
