@@ -227,9 +227,14 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
                       for j in jobs]
         trees = {}
     remaining = [0]
+    references: dict = {}
+    verdicts: dict = {}       # id(app) -> _judge(...) at the worker's end (frees INA's bounds)
+    jobs_of: dict = {}
 
-    def ended(_app) -> None:
+    def ended(app) -> None:
         remaining[0] -= 1
+        if app.outcome.result is not None and id(app) in jobs_of:
+            verdicts[id(app)] = _judge(algo, app, references[jobs_of[id(app)]])
         if not remaining[0]:
             net.loop.stop()
 
@@ -237,6 +242,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
                                       transport, stall_timeout, ring_accumulate, ended,
                                       given=given)
     remaining[0] = len(members)
+    references.update(_references(inputs))
+    jobs_of.update({id(member.app): member.job for member in members})
     by_host = {member.host: member for member in members}
     for host, at in (deaths or {}).items():
         net.loop.at(at, _kill, net, host, by_host.get(host))
@@ -247,7 +254,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
         member.app.start()
     stop = net.loop.run(until=time_limit) if remaining[0] else "done"
     wall = time.perf_counter() - started
-    result = _collect(net, members, inputs, algo, wall, stop)
+    result = _collect(net, members, references, verdicts, algo, wall, stop)
     result.trees = trees
     result.setup_s = setup_s
     say(f"sim: {stop} at {net.loop.now:.6f} s virtual, {result.events} events, "
@@ -391,11 +398,11 @@ def _kill(net: SimNetwork, host: str, member: _Member | None) -> None:
         member.app.abort(f"{host} was killed at {net.loop.now:g} s")
 
 
-def _collect(net: SimNetwork, members: list[_Member], inputs: dict, algo: str, wall: float,
-             stop: str) -> SimResult:
+def _references(inputs: dict) -> dict:
+    """job -> (float64 sum, float64 sum of magnitudes, n), one vector at a time (stacking 1024
+    workers' 1 MiB in float64 took 2 GiB, 4 with its abs)."""
     references = {}
     for job, vectors in inputs.items():
-        # one vector at a time: stacking 1024 workers' 1 MiB in float64 took 2 GiB (4 with abs)
         exact = np.zeros(len(vectors[0]), dtype=np.float64)
         abs_sum = np.zeros_like(exact)
         for vector in vectors:
@@ -403,23 +410,35 @@ def _collect(net: SimNetwork, members: list[_Member], inputs: dict, algo: str, w
             exact += wide
             abs_sum += np.abs(wide)
         references[job] = (exact, abs_sum, len(vectors))
+    return references
+
+
+def _judge(algo: str, app, reference) -> tuple:
+    """(max error, mean error, largest bound, correct) of a worker's result; all None/False
+    without one. INA's per-element bound array is dropped once used (2 MiB per worker)."""
+    exact, abs_sum, n = reference
+    outcome = app.outcome
+    if outcome.result is None:
+        return None, None, None, False
+    diff = np.abs(outcome.result.astype(np.float64) - exact)
+    if algo == "ina":
+        bounds = outcome.extra.pop("err_bound")
+    else:
+        bounds = ring_error_bound(abs_sum, outcome.result, n, app.session.accumulate)
+    return (float(diff.max()), float(diff.mean()), float(np.max(bounds)),
+            bool(np.all(diff <= bounds)))
+
+
+def _collect(net: SimNetwork, members: list[_Member], references: dict, verdicts: dict,
+             algo: str, wall: float, stop: str) -> SimResult:
     records = []
     for member in members:
-        exact, abs_sum, n = references[member.job]
         outcome = member.app.outcome
         node = net.hosts[member.host]
-        max_err = mean_err = bound = None
-        correct = False
-        if outcome.result is not None:
-            diff = np.abs(outcome.result.astype(np.float64) - exact)
-            if algo == "ina":
-                bounds = outcome.extra["err_bound"]
-            else:
-                bounds = ring_error_bound(abs_sum, outcome.result, n,
-                                          member.app.session.accumulate)
-            max_err, mean_err = float(diff.max()), float(diff.mean())
-            bound = float(np.max(bounds))
-            correct = bool(np.all(diff <= bounds))
+        verdict = verdicts.get(id(member.app))
+        if verdict is None:
+            verdict = _judge(algo, member.app, references[member.job])
+        max_err, mean_err, bound, correct = verdict
         records.append(WorkerRecord(
             algo=algo, job=member.job, worker=member.rank, host=member.host,
             time_s=outcome.finished_at if outcome.error is None and outcome.finished else None,
