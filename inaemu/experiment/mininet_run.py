@@ -92,7 +92,7 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
                  f"bw {cfg.bw_mbps or 'unlimited'}) in {time.monotonic() - started:.1f} s")
         with Fabric(topology, progress=lambda line: None) as fabric:
             fabric.push_pipeline(p4info, config)
-            routes = fabric.install_routes()
+            routes = fabric.install_routes(aggregate=True)    # prefixes, docs/controller.md
             progress(f"run: controller: pipeline pushed, {routes} routes installed")
             jobs = _Jobs(cfg, topology, fabric.clients, progress)
             targets: dict[int, tuple[InaTarget, ...] | None] = {job: None for job in job_hosts}
