@@ -89,7 +89,9 @@ def _train(net, cfg: TrainConfig, algo: str, hosts: tuple[str, ...], targets, gl
            out_dir: Path, progress: Progress) -> TrainResult:
     workers_dir = out_dir / "workers"
     workers_dir.mkdir(parents=True, exist_ok=True)
+    from inaemu.experiment.mininet_run import tcp_retransmissions
     ips = [net.topology.host(h).ip for h in hosts]
+    tcp_before = [tcp_retransmissions(net.host(h)) for h in hosts]
     records, logs, processes = [], [], []
     launched = time.monotonic()
     try:
@@ -117,6 +119,10 @@ def _train(net, cfg: TrainConfig, algo: str, hosts: tuple[str, ...], targets, gl
                 process.kill()
             process.wait()
     result = merge(algo, [_read(r, l, killed) for r, l in zip(records, logs)])
+    if algo != "ina":     # the kernel's TCP repairs the host algorithms' losses (gloo's too)
+        after = [tcp_retransmissions(net.host(h)) for h in hosts]
+        result.kernel_retransmissions = sum(a - b for a, b in zip(after, tcp_before)
+                                            if a is not None and b is not None)
     result.wall_s = time.monotonic() - launched
     progress(f"train: mininet: {algo}: " + (f"failed: {result.error}" if result.error else
              f"done in {result.wall_s:.1f} s"))

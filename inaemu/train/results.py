@@ -27,6 +27,7 @@ class TrainResult:
     evals: list[dict] = field(default_factory=list)
     error: str | None = None
     wall_s: float = 0.0            # the whole run of this algorithm, set-up included
+    kernel_retransmissions: int = 0   # Mininet host algorithms: the hosts' TCP (all the run)
 
     @property
     def ok(self) -> bool:
@@ -62,6 +63,7 @@ class TrainResult:
             "test_accuracy": final.get("test_accuracy"),
             "bytes_sent_per_iteration": (sum(r["bytes_sent"] for r in rows) / len(rows)
                                          if rows else None),
-            "retransmissions": sum(r["retransmissions"] for r in rows),
+            "retransmissions": sum(r["retransmissions"] for r in rows)
+                               + self.kernel_retransmissions,
             "wall_s": self.wall_s, "error": self.error,
         }
