@@ -14,10 +14,11 @@ Paths:
   inproc    inaemu only: `Switch.receive_batch` in this process, batches of 64 (the pipeline);
   veth      (root) every switch as one process pinned to one core, on veth pairs into a network
             namespace; a sender pinned to the other core offers a fixed rate into port 5 (port 1
-            for exact/register) and the kernel's rx counter of port 2's far end counts the output
-            (no CPU spent on counting). For each row the offered rate starts high and is lowered
-            to what came out until >= 97 % is delivered (`--steps` tries); the best delivered
-            rate is shown, `*` marks rows that never reached 97 %.
+            for exact/register) with sendmmsg, and the kernel's rx counter of port 2's far end
+            counts the output (no CPU spent on counting). Each row tries a few offered rates
+            (`--steps`): first 1.3x the in-process rate (BMv2: a probe), then 0.9x the best
+            delivered so far, until >= 97 % of what is offered comes out; the best delivered
+            rate is shown, `*` when that run delivered less than 97 % of its offered load.
 With `--baseline DIR` (another copy of p4switch/runtime) the inaemu rows run on it too, as
 `before/...`: before/after from one command. Ratios use the figures of this run only.
 
@@ -455,7 +456,8 @@ def bmv2_starter(prog: Program, binary: Path, toolchain, json_path: Path):
 
 
 def search_rate(label: str, prog: Program, start_switch, first_rate: float, args) -> tuple:
-    """(best delivered units/s, offered pps of that run, reached 97 %?) over a few rates."""
+    """(rate, offered pps of that run, reached 97 %?): the best of a few runs, each offering
+    0.9 x the best delivered so far (a burst of other work spoils one run, not the next)."""
     rate = min(first_rate, MAX_OFFERED_PPS)
     best = (0.0, 0.0, False)
     for _ in range(args.steps):
@@ -466,11 +468,12 @@ def search_rate(label: str, prog: Program, start_switch, first_rate: float, args
         print(f"[bench]   {delivered / 1000:.2f} k{prog.unit} delivered of "
               f"{offered / 1000:.1f} kpps offered ({100 * fraction:.0f} %)", flush=True)
         ok = fraction >= DELIVERED_ENOUGH
-        if (ok, delivered) > (best[2], best[0]):
-            best = (delivered, offered, ok)
-        if ok:
+        got = min(delivered, offered)   # cells completed by earlier packets can add a little
+        if got > best[0] or (ok and not best[2] and got >= 0.97 * best[0]):
+            best = (got, offered, ok)
+        if ok and got >= 0.9 * best[0]:
             break
-        rate = max(0.9 * delivered, 100.0)
+        rate = max(0.9 * best[0], 100.0)
     return best
 
 
@@ -488,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, help="measurement time per veth run")
     parser.add_argument("--steps", type=int, default=4, help="offered rates tried per row")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--passes", type=int, default=1,
+                        help="run every row N times, interleaved, and keep the best")
     parser.add_argument("--baseline", metavar="DIR",
                         help="also run another copy of p4switch/runtime (rows 'before/...')")
     args = parser.parse_args(argv)
@@ -510,34 +515,42 @@ def main(argv: list[str] | None = None) -> int:
           f"BMv2: {', '.join(f'{k} {v}' for k, v in builds.items()) or 'not installed'}",
           flush=True)
     results: dict[tuple[str, str, str], tuple] = {}
-    for key in args.programs:
-        prog = small_program(key) if key in ("exact", "register") else ina_program(int(key[3:]))
-        p4c_path = p4c_json(prog, toolchain)
-        jsons = {"own": prog.json_own}
-        if p4c_path is not None:
-            jsons["p4c"] = json.loads(p4c_path.read_text())
-        for (name, runtime), label in ((r, j) for r in runtimes for j in ("own", "p4c")):
-            if label not in args.switches or label not in jsons:
+
+    def keep(row: tuple, figure: tuple) -> None:
+        """The best figure of a row over the passes (other work only ever slows a run)."""
+        if row not in results or figure[0] > results[row][0]:
+            results[row] = figure
+    for _ in range(args.passes):
+        for key in args.programs:
+            prog = small_program(key) if key in ("exact", "register") else \
+                ina_program(int(key[3:]))
+            p4c_path = p4c_json(prog, toolchain)
+            jsons = {"own": prog.json_own}
+            if p4c_path is not None:
+                jsons["p4c"] = json.loads(p4c_path.read_text())
+            for (name, runtime), label in ((r, j) for r in runtimes for j in ("own", "p4c")):
+                if label not in args.switches or label not in jsons:
+                    continue
+                if label == "p4c" and key in ("exact", "register"):
+                    continue               # their shipped JSON already is in p4c's shape
+                switch = f"{name}/{label}"
+                print(f"[bench] {prog.key} {switch}: in-process ...", flush=True)
+                pps = bench_inproc(prog, jsons[label], inproc_seconds, runtime=runtime)
+                print(f"[bench]   {pps / 1000:.2f} k{prog.unit}", flush=True)
+                if "inproc" in args.paths:
+                    keep((key, switch, "inproc"), (pps, None, True))
+                if "veth" in args.paths and is_root:
+                    keep((key, switch, "veth"), search_rate(
+                        switch, prog, inaemu_starter(prog, jsons[label], runtime), 1.3 * pps,
+                        args))
+            if "veth" not in args.paths or not is_root:
                 continue
-            if label == "p4c" and key in ("exact", "register"):
-                continue               # their shipped JSON already is in p4c's shape
-            switch = f"{name}/{label}"
-            print(f"[bench] {prog.key} {switch}: in-process ...", flush=True)
-            pps = bench_inproc(prog, jsons[label], inproc_seconds, runtime=runtime)
-            print(f"[bench]   {pps / 1000:.2f} k{prog.unit}", flush=True)
-            if "inproc" in args.paths:
-                results[key, switch, "inproc"] = (pps, None, True)
-            if "veth" in args.paths and is_root:
-                results[key, switch, "veth"] = search_rate(
-                    switch, prog, inaemu_starter(prog, jsons[label], runtime), 1.3 * pps, args)
-        if "veth" not in args.paths or not is_root:
-            continue
-        for label, binary in builds.items():
-            if label not in args.switches:
-                continue
-            start = bmv2_starter(prog, binary, toolchain, p4c_path)
-            probe = 60_000.0 if key in ("exact", "register") else 20_000.0
-            results[key, label, "veth"] = search_rate(label, prog, start, probe, args)
+            for label, binary in builds.items():
+                if label not in args.switches:
+                    continue
+                start = bmv2_starter(prog, binary, toolchain, p4c_path)
+                probe = 60_000.0 if key in ("exact", "register") else 20_000.0
+                keep((key, label, "veth"), search_rate(label, prog, start, probe, args))
     report(args, results, builds, is_root)
     if args.json:
         Path(args.json).write_text(json.dumps(
