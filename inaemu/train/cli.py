@@ -179,10 +179,12 @@ def finish(results: list, out_dir: Path, tolerance: float) -> int:
             continue
         within = gap <= tolerance
         status = status if within else 1
+        accuracy = row["test_accuracy_gap"]
         print(f"{row['algo']} vs ring: largest minibatch-loss gap {gap:.2e} over "
               f"{row['iterations']} iterations (tolerance {tolerance:g}): "
-              f"{'within' if within else 'NOT within'}; final test accuracy "
-              f"{row['test_accuracy_gap']:+.4f} against the ring's")
+              f"{'within' if within else 'NOT within'}"
+              + ("" if accuracy is None else
+                 f"; final test accuracy {accuracy:+.4f} against the ring's"))
     print()
     print(f"results in {out_dir}: " + ", ".join(p.name for p in files))
     return status
