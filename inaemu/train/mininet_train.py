@@ -54,7 +54,7 @@ def train_mininet(cfg: TrainConfig, out_dir: Path, progress: Progress) -> list[T
                  f"{time.monotonic() - started:.1f} s")
         with Fabric(topology, progress=lambda line: None) as fabric:
             fabric.push_pipeline(p4info, program)
-            routes = fabric.install_routes()
+            routes = fabric.install_routes(aggregate=True)    # as inaemu run
             targets = None
             if "ina" in cfg.algos:
                 targets = _Jobs(run, topology, fabric.clients, progress).install({JOB: hosts})
