@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 ETH = struct.Struct("!6s6sH")
@@ -43,6 +44,16 @@ def ipv4_checksum(header: bytes) -> int:
     return ~total & 0xFFFF
 
 
+@lru_cache(maxsize=4096)
+def _frame_constants(gateway_mac: bytes, mac: bytes, src_ip: bytes, dst_ip: bytes,
+                     proto: int) -> tuple[bytes, int]:
+    """The Ethernet header, and the IPv4 header's 16-bit words summed without the total length,
+    the ident and the checksum (version/IHL 0x45, DF, TTL 64)."""
+    words = struct.unpack("!4H", src_ip + dst_ip)
+    return (ETH.pack(gateway_mac, mac, ETHERTYPE_IPV4),
+            0x4500 + 0x4000 + (64 << 8 | proto) + sum(words))
+
+
 @dataclass(frozen=True)
 class Addressing:
     """Who a host is and where its frames go first: its MAC/IPv4, and the MAC of the switch."""
@@ -52,10 +63,15 @@ class Addressing:
     gateway_mac: bytes
 
     def ipv4_frame(self, dst_ip: bytes, proto: int, l4: bytes, ident: int) -> bytes:
-        header = bytearray(IPV4.pack(0x45, 0, IPV4.size + len(l4), ident & 0xFFFF, 0x4000, 64,
-                                     proto, 0, self.ip, dst_ip))
-        struct.pack_into("!H", header, 10, ipv4_checksum(bytes(header)))
-        return ETH.pack(self.gateway_mac, self.mac, ETHERTYPE_IPV4) + bytes(header) + l4
+        # per frame only the length and the ident change: the rest of the checksum is summed
+        # once per (addresses, protocol), as is the Ethernet header (the per-frame path)
+        ethernet, partial = _frame_constants(self.gateway_mac, self.mac, self.ip, dst_ip, proto)
+        total, ident = IPV4.size + len(l4), ident & 0xFFFF
+        folded = partial + total + ident
+        folded = (folded & 0xFFFF) + (folded >> 16)
+        folded = (folded & 0xFFFF) + (folded >> 16)
+        return ethernet + IPV4.pack(0x45, 0, total, ident, 0x4000, 64, proto, ~folded & 0xFFFF,
+                                    self.ip, dst_ip) + l4
 
     def udp_frame(self, dst_ip: bytes, sport: int, dport: int, payload: bytes, ident: int) -> bytes:
         return self.ipv4_frame(dst_ip, PROTO_UDP,
