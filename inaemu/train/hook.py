@@ -10,8 +10,8 @@ DDP calls the hook once per gradient bucket during `backward()`. The hook hands 
 flat float32 buffer to the reducer (`hosts.api.Allreducer`: INA through the switch, or a host
 algorithm over TCP), divides the sum by the world size, writes it back into the buffer and
 returns an already completed `torch.futures.Future` (the reducer is synchronous). The process
-group DDP was built on (gloo) is used only for set-up (the initial broadcast of the weights);
-no gradient goes through it. `state.calls` keeps, per bucket, its size, the seconds the call
+group DDP was built on (gloo) serves only DDP's set-up and bookkeeping (the initial broadcast of
+the weights, agreeing on buckets); the gradients the model trains on are the hook's. `state.calls` keeps, per bucket, its size, the seconds the call
 took (including waiting for the slowest worker) and the reducer's traffic.
 """
 
