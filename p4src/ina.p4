@@ -11,6 +11,8 @@
 //   INA_K      values per packet, a multiple of 4 from 4 to 256 (default 32)
 //   INA_CELLS  aggregator cells in the pool shared by all jobs (default 2048)
 //   INA_JOBS   job ids 0..INA_JOBS-1 have their own counter index (default 1024)
+//   INA_MEMBERS  members (workers or child switches) one switch aggregates per job: the width
+//              of the `ina_seen` bitmap, 8 to 254 (default 64)
 #include <core.p4>
 #include <v1model.p4>
 
@@ -32,6 +34,13 @@
 #if INA_JOBS < 1 || INA_JOBS > 65535
 #error "INA_JOBS must be between 1 and 65535"
 #endif
+#ifndef INA_MEMBERS
+#define INA_MEMBERS 64
+#endif
+#if INA_MEMBERS < 8 || INA_MEMBERS > 254
+#error "INA_MEMBERS must be between 8 and 254"
+#endif
+typedef bit<INA_MEMBERS> members_t;   // one bit per member of a job at this switch
 
 const bit<16> TYPE_IPV4 = 0x0800;
 const bit<16> TYPE_ARP  = 0x0806;
@@ -54,7 +63,7 @@ const bit<8>  INA_NACK        = 5;  // "no: send your contribution again" (no va
 const bit<8>  INA_FLAG_VER    = 1;
 const bit<8>  INA_FLAG_RETX   = 2;
 // pending value of a cell on a non-root switch that is complete locally and waits for the
-// parent's RESULT (n <= 32, so it is never a count of missing contributions).
+// parent's RESULT (n <= INA_MEMBERS <= 254, so it is never a count of missing contributions).
 const bit<8>  INA_WAIT_PARENT = 0xFF;
 // Counter index of packets whose job id is >= INA_JOBS or that are too short to carry one.
 const bit<32> INA_OTHER_JOBS = INA_JOBS;
@@ -126,9 +135,9 @@ struct ina_metadata_t {
     bit<8>    child_index;    // this switch's worker id in the parent's job
     bit<32>   idx;            // the cell of (slot, version)
     bit<32>   other;          // the same slot's other version
-    bit<32>   worker_bit;
+    members_t worker_bit;
     egressSpec_t worker_port; // from the worker table: where a unicast RESULT leaves
-    bit<32>   seen;
+    members_t seen;
     bit<8>    pending;
     bit<1>    is_contribution; // CONTRIB or MAX_CONTRIB
     bit<1>    is_query;       // QUERY
@@ -222,7 +231,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
 #define INA_LANE(V, R) register<bit<32>>(INA_CELLS) R;
 #include "ina_lanes.p4inc"
 #undef INA_LANE
-    register<bit<32>>(INA_CELLS) ina_seen;    // bit w set: worker w's contribution is in
+    register<members_t>(INA_CELLS) ina_seen;  // bit w set: worker w's contribution is in
     register<bit<8>>(INA_CELLS)  ina_pending; // contributions still missing; 0 = complete/idle
 
     // ---- per-job counters (packets), index = job id (INA_OTHER_JOBS for the rest)
@@ -349,7 +358,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
         bit<32> version = (bit<32>)(hdr.ina.flags & INA_FLAG_VER);
         meta.ina.idx = pair + version;
         meta.ina.other = pair + (version ^ 1);
-        meta.ina.worker_bit = (bit<32>)1 << hdr.ina.worker;
+        meta.ina.worker_bit = (members_t)1 << hdr.ina.worker;
         meta.ina.slot_ok = ((max_round || slot < meta.ina.pool_size) && pair < INA_CELLS - 1) ?
                            1w1 : 1w0;
     }
@@ -357,7 +366,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // A first copy of worker w's contribution: mark it here, and clear w in the shadow cell.
     action ina_mark_seen() {
         ina_seen.write(meta.ina.idx, meta.ina.seen | meta.ina.worker_bit);
-        bit<32> shadow;
+        members_t shadow;
         ina_seen.read(shadow, meta.ina.other);
         ina_seen.write(meta.ina.other, shadow & ~meta.ina.worker_bit);
         ina_contributions.count(meta.ina.counter_index);

@@ -94,7 +94,7 @@ def result_values(frame: bytes) -> tuple[str, int, list[int]]:
 def test_program_geometry_comes_from_the_p4info(tmp_path) -> None:
     p4info, _ = _compile(tmp_path, k=8)
     program = InaProgram.from_p4info(P4InfoIndex.from_file(p4info))
-    assert program == InaProgram(k=8, cells=CELLS, max_workers=32, counter_jobs=1024)
+    assert program == InaProgram(k=8, cells=CELLS, max_workers=64, counter_jobs=1024)
 
 
 def test_cell_pool_is_first_fit_and_refuses_when_full() -> None:
@@ -212,9 +212,9 @@ def test_a_job_that_does_not_fit_is_refused_and_changes_nothing(network, ask, re
 
 def test_too_many_workers_and_exhausted_cells_are_refused(network) -> None:
     _, _, client, _ = network
-    big = star(33)
+    big = star(65)
     jobs = InaJobs(big, {"s1": client})
-    with pytest.raises(JobRefused, match="33 workers; the program's worker bitmap holds 1..32"):
+    with pytest.raises(JobRefused, match="65 workers; the program's worker bitmap holds 1..64"):
         jobs.install(1, [h.name for h in big.hosts], "s1", k=K, pool_size=2)
     jobs.install(1, ["h1", "h2"], "s1", k=K, pool_size=20)                # 42 of 64 cells
     with pytest.raises(JobRefused, match="cells exhausted: the job needs 24 contiguous cells, "

@@ -177,6 +177,7 @@ JOB, POOL = 7, 4            # job 7: cells 0..9 (4 slots x 2 versions, then the 
 SOLO_JOB = 9                # n = 1, worker 0 is the host on port 2; cells 16..21
 SPARSE_JOB = 11             # n = 2 but only worker 0 has a port: worker 1 is refused
 EDGE_JOB = 13               # base 2046, pool 1: slot 0 is cells 2046-2047, the MAX pair 2048-2049
+WIDE_JOB, WIDE_N = 15, 34   # n = 34 > 32 (the bitmap is INA_MEMBERS = 64 bits): cells 40..43
 
 
 def flat_test(k: int) -> str:
@@ -196,6 +197,8 @@ def flat_test(k: int) -> str:
     node = root_job(b, SOLO_JOB, base=16, pool=2, workers=[solo], first_node=node)
     node = root_job(b, SPARSE_JOB, base=24, pool=1, workers=[W0], n=2, first_node=node)
     node = root_job(b, EDGE_JOB, base=2046, pool=1, workers=[W0], first_node=node)
+    wide = [Worker(w, W2.port, W2.mac, W2.addr) for w in range(WIDE_N)]
+    node = root_job(b, WIDE_JOB, base=40, pool=1, workers=wide, first_node=node)
     b.cmd("add arp_flood standard_metadata.ingress_port:4 flood(mgid:100)")
     b.cmd("mc_mgrp_create 100")
     b.cmd("mc_node_create 0 1 2 3 4")
@@ -317,9 +320,30 @@ def flat_test(k: int) -> str:
     b.count("ina_results_unicast", JOB)
 
     queries(b, k)
+    wide_job(b, k, wide)
     drops(b, k, a0)
     forwarding(b, k, a0)
     return b.finish()
+
+
+def wide_job(b: StfBuilder, k: int, wide: list[Worker]) -> None:
+    """Members above 31: the worker bitmap is INA_MEMBERS (64) bits wide."""
+    x = [lanes(k, [w], lambda i, w=w: w * i + 1) for w in range(WIDE_N)]
+    b.comment(f"Job 15 has n = {WIDE_N} workers, all behind port 3 (the multicast rid names",
+              "each): ids above 31 need the 64-bit bitmap. Worker 33 contributes, then",
+              "retransmits: its bit (33) is set, so the copy is a duplicate, not a 35th",
+              "contribution that would complete the cell early.")
+    b.contribute(wide[33], WIDE_JOB, 0, 0, x[33])
+    b.contribute(wide[33], WIDE_JOB, 0, 0, x[33], retx=True)
+    b.count("ina_duplicates", WIDE_JOB)
+    b.comment(f"Workers 0..32 complete the cell: {WIDE_N} RESULTs leave on port 3, in rid order.")
+    ident = 0
+    for w in range(33):
+        ident = b.contribute(wide[w], WIDE_JOB, 0, 0, x[w])
+    for w in wide:
+        b.expect_result(w, WIDE_JOB, 0, 0, wrapping_sum(*x), count=WIDE_N, ident=ident)
+    b.count("ina_contributions", WIDE_JOB, WIDE_N)
+    b.count("ina_results_multicast", WIDE_JOB)
 
 
 def queries(b: StfBuilder, k: int) -> None:
