@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from inaemu.experiment.config import ALL_ALGOS, ConfigError
+from inaemu.experiment.config import AGGREGATIONS, ALL_ALGOS, TOPOS, ConfigError
 
 DEFAULT_TOLERANCE = 0.01
 
@@ -36,7 +36,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="how gradients are all-reduced: ina (in the switch), a host "
                              "algorithm, both (ina and ring) or all (default both)")
     parser.add_argument("--workers", type=int, default=4, metavar="N",
-                        help="data-parallel workers, one per host (default 4)")
+                        help="data-parallel workers, one per host (default 4; on multi-tier "
+                             "spread evenly over the hosts)")
+    parser.add_argument("--topo", choices=TOPOS, default="star",
+                        help="star (one switch), leaf-spine or fat-tree, as inaemu run "
+                             "(default star)")
+    parser.add_argument("--k", type=int, default=4, metavar="K", dest="fat_k",
+                        help="fat-tree arity (default 4)")
+    parser.add_argument("--spines", type=int, default=2, metavar="S",
+                        help="leaf-spine: spine switches (default 2)")
+    parser.add_argument("--leaves", type=int, default=2, metavar="L",
+                        help="leaf-spine: leaf switches (default 2)")
+    parser.add_argument("--hosts-per-leaf", type=int, default=2, metavar="H",
+                        help="leaf-spine: hosts on each leaf (default 2)")
+    parser.add_argument("--aggregation", choices=AGGREGATIONS, default=None,
+                        help="INA: along a tree over every tier, or at one switch (default: "
+                             "tree on leaf-spine and fat-tree, single on a star)")
     parser.add_argument("--iterations", type=int, default=100, help="SGD steps (default 100)")
     parser.add_argument("--batch", type=int, default=32,
                         help="samples per worker per iteration (default 32)")
@@ -89,7 +104,10 @@ def config_from(args: argparse.Namespace):
                        eval_every=args.eval_every, task=task, net=args.net,
                        elems_k=args.elems, pool_size=args.pool, window=args.window,
                        rto=args.rto, bw_mbps=args.bw or None, loss=args.loss,
-                       timeout=args.timeout, tag=args.tag, grpc_base=args.grpc_base)
+                       timeout=args.timeout, tag=args.tag, grpc_base=args.grpc_base,
+                       topo=args.topo, fat_k=args.fat_k, spines=args.spines,
+                       leaves=args.leaves, hosts_per_leaf=args.hosts_per_leaf,
+                       aggregation=args.aggregation)
 
 
 def _interrupt(signum, frame):

@@ -1,7 +1,8 @@
 """What one `inaemu train` does, validated: the task, the workers, the network, the algorithms.
 
 The network part maps onto `inaemu run`'s `RunConfig` (a star of N workers around one switch
-running ina.p4), so the topology, the job's hosts and the INA job set-up are `inaemu run`'s.
+running ina.p4, or a leaf-spine or fat-tree with the workers spread over it and INA aggregating
+along a tree), so the topology, the job's hosts and the INA job set-up are `inaemu run`'s.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ class TrainConfig:
     timeout: float = 30.0            # one all-reduce call (wall s on Mininet, virtual in sim)
     tag: str = ""
     grpc_base: int = 20000
+    topo: str = "star"               # as inaemu run: star, leaf-spine, fat-tree
+    fat_k: int = 4
+    spines: int = 2
+    leaves: int = 2
+    hosts_per_leaf: int = 2
+    aggregation: str | None = None   # INA: tree | single; None: tree on multi-tier
 
     def __post_init__(self) -> None:
         if not self.algos or any(a not in ALL_ALGOS for a in self.algos):
@@ -51,7 +58,10 @@ class TrainConfig:
         return RunConfig(algos=self.algos, workers=self.workers, elems_k=self.elems_k,
                          pool_size=self.pool_size, window=self.window, rto=self.rto,
                          seed=self.seed, net=self.net, timeout=self.timeout, tag=self.tag,
-                         grpc_base=self.grpc_base, bw_mbps=self.bw_mbps, loss=self.loss)
+                         grpc_base=self.grpc_base, bw_mbps=self.bw_mbps, loss=self.loss,
+                         topo=self.topo, fat_k=self.fat_k, spines=self.spines,
+                         leaves=self.leaves, hosts_per_leaf=self.hosts_per_leaf,
+                         aggregation=self.aggregation)
 
     def eval_points(self) -> list[int]:
         """Iterations done when rank 0 evaluates: 0 (the start), every eval_every, the end."""

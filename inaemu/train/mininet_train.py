@@ -1,9 +1,10 @@
 """`inaemu train --net mininet`: one PyTorch worker process per Mininet host. Needs root.
 
 The network is `inaemu run --net mininet`'s, built by its own functions (inaemu/experiment/
-mininet_run.py): ina.p4 compiled into DIR, a star of N hosts around one `inaemu switch`, the
-program, routes and the INA job pushed over P4Runtime, each host's static neighbour entry for
-its aggregator. Then, per algorithm, `python -m inaemu.train.worker` starts in every host
+mininet_run.py): ina.p4 compiled into DIR, the topology (a star of N hosts around one `inaemu
+switch`, or a leaf-spine or fat-tree with the job along a tree), the program, routes and the
+INA job pushed over P4Runtime, each host's static neighbour entry for its aggregator. Then,
+per algorithm, `python -m inaemu.train.worker` starts in every host
 (gloo's store on rank 0's address, a port per algorithm) and trains; its gradients go through
 the DDP hook's `Allreducer` (the same `AllreduceConfig` `inaemu run`'s agents get). Workers
 still running past the deadline are killed; everything stops also on an error or Ctrl-C.
@@ -49,7 +50,8 @@ def train_mininet(cfg: TrainConfig, out_dir: Path, progress: Progress) -> list[T
     results = []
     started = time.monotonic()
     with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed) as net:
-        progress(f"train: mininet: {topology.name} up ({len(hosts)} hosts, bw "
+        progress(f"train: mininet: {topology.name} up ({len(topology.hosts)} hosts, "
+                 f"{len(topology.switches)} switch(es), {len(hosts)} workers, bw "
                  f"{cfg.bw_mbps or 'unlimited'}, loss {cfg.loss:g}%) in "
                  f"{time.monotonic() - started:.1f} s")
         with Fabric(topology, progress=lambda line: None) as fabric:

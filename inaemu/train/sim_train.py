@@ -61,7 +61,7 @@ class SimAllreduce:
         self.topology = run.topology()
         hosts = run.job_hosts(self.topology)[JOB]
         root = choose_roots(self.topology, [(JOB, hosts)])[0]
-        self.jobs = [SimJob(job=JOB, workers=hosts, switch=root)]
+        self.jobs = [SimJob(job=JOB, workers=hosts, switch=root, hierarchical=run.tree)]
         self.setup = prepare_setup(self.topology, self.jobs, elems_k=cfg.elems_k,
                                    pool_size=cfg.pool_size, ina=algo == "ina",
                                    progress=progress)

@@ -112,3 +112,18 @@ def test_merge_splits_the_slowest_compute_from_the_network() -> None:
 def test_merge_reports_a_failed_worker() -> None:
     result = merge("ring", [_record(0, [0.1], [0.05]), {"ok": False, "error": "PeerFailed: x"}])
     assert not result.ok and result.error == "PeerFailed: x"
+
+
+def test_tree_aggregation_trains_the_same_model() -> None:
+    """INA along a tree over a leaf-spine (partial sums at the leaves, the rest at a spine)
+    gives the star's single-switch sums to the bit: integer sums in any order are the same."""
+    from inaemu.train.config import TrainConfig
+    from inaemu.train.sim_train import train_sim
+    curves = {}
+    for topo in ("star", "leaf-spine"):
+        cfg = TrainConfig(algos=("ina",), workers=4, iterations=4, eval_every=2, net="sim",
+                          elems_k=64, topo=topo)
+        result = train_sim(cfg, "ina", lambda _line: None)
+        assert result.ok and len(result.rows) == 4
+        curves[topo] = [row["loss"] for row in result.rows]
+    assert curves["leaf-spine"] == curves["star"]
