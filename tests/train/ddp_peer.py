@@ -2,8 +2,8 @@
 
 Gloo on 127.0.0.1. For two minibatches it computes each parameter's gradient, its mean by
 `torch.distributed.all_reduce` (the reference), and the mean DDP gets from the inaemu hook with
-each algorithm of the config (ring over TCP on localhost; INA through the test's UDP bridge to
-an in-process ina.p4 switch). Writes everything to an .npz for the test to compare.
+each algorithm of the config (host algorithms over TCP on localhost; INA through the test's UDP
+bridge to an in-process ina.p4 switch). Writes everything to an .npz for the test to compare.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The DDP comm hook gives the gradients `torch.distributed.all_reduce` gives (mean over the
 workers), within the quantization bound for INA, for 2 gloo processes on localhost; several
 buckets per backward, two iterations. INA goes through the real ina.p4 in an in-process switch
-behind a UDP bridge (tests/hosts/udp_bridge.py), the ring over TCP on 127.0.0.1."""
+behind a UDP bridge (tests/hosts/udp_bridge.py), the ring and recursive halving-doubling (a plan
+algorithm) over TCP on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def free_ports(count: int, kind=socket.SOCK_STREAM) -> list[int]:
 
 
 def test_hook_means_match_torch_all_reduce(tmp_path: Path) -> None:
-    store, *ring_ports = free_ports(1 + WORLD)
+    store, *tcp_ports = free_ports(1 + 2 * WORLD)
+    ring_ports, rhd_ports = tcp_ports[:WORLD], tcp_ports[WORLD:]
     udp_ports = free_ports(WORLD, socket.SOCK_DGRAM)
     with UdpSwitchBridge(ina_switch(K, job=JOB, n=WORLD, pool_size=16)) as bridge:
         peers = []
@@ -52,6 +54,7 @@ def test_hook_means_match_torch_all_reduce(tmp_path: Path) -> None:
             config = {"rank": rank, "world": WORLD, "store_port": store,
                       "output": str(tmp_path / f"rank{rank}.npz"), "algos": {
                           "ring": {**common, "peers": [f"127.0.0.1:{p}" for p in ring_ports]},
+                          "rhd": {**common, "peers": [f"127.0.0.1:{p}" for p in rhd_ports]},
                           "ina": {**common, "aggregator": "127.0.0.1", "k": K, "pool_size": 16,
                                   "ina_port": bridge.address[1], "bind_port": udp_ports[rank],
                                   "rto": 0.05}}}
@@ -72,7 +75,7 @@ def test_hook_means_match_torch_all_reduce(tmp_path: Path) -> None:
         assert np.array_equal(reference, saved[1][f"reference{iteration}"])
         # gloo's mean is the float32 sum halved: within a float32 rounding of the exact mean
         assert np.all(np.abs(reference - exact_mean) <= ulp32(reference))
-        for algo in ("ring", "ina"):
+        for algo in ("ring", "rhd", "ina"):
             hooked = [s[f"{algo}{iteration}"] for s in saved]
             assert np.array_equal(hooked[0], hooked[1]), f"{algo}: ranks disagree"
             elements = saved[0][f"{algo}_elements{iteration}"]
@@ -85,7 +88,7 @@ def test_hook_means_match_torch_all_reduce(tmp_path: Path) -> None:
             assert elements.tolist() == ([local.shape[1]] if iteration == 0 else
                                          [sum(sizes[i] for i in bucket) for bucket in layout])
             gap = np.abs(hooked[0].astype(np.float64) - reference)
-            if algo == "ring":      # two ranks: one float32 addition, as gloo's
+            if algo != "ina":       # two ranks: one float32 addition, as gloo's
                 assert np.all(gap <= ulp32(reference)), gap.max()
             else:
                 summed = hooked[0] * WORLD
