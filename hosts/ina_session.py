@@ -112,6 +112,7 @@ class Counters:
                                     # values when queries are off)
     timer_retransmissions: int = 0  # the values resent because a timer expired
     nack_retransmissions: int = 0   # the values resent because the switch sent a NACK
+    spurious_timeouts: int = 0      # a timer fired, then the first copy's result came back
     loss_events: int = 0            # data chunk transmissions found lost (early or by timer)
     congestion_events: int = 0      # loss events judged congestion: the window halved
     duplicates_ignored: int = 0     # results for chunks not in flight (or stale MAX results)
@@ -428,6 +429,13 @@ class InaSession:
             self.timeline.append((now, "fast" if early else "timer", key))
         return payload
 
+    def _spurious_timeout(self, flight: _Flight, now: float) -> bool:
+        """The chunk's one retransmission was its timer's, and the result came back sooner
+        than any round trip seen: it answers the first copy."""
+        min_rtt = self.rto_estimator.min_rtt
+        return (flight.tries == 2 and flight.expiries == 1 and min_rtt is not None
+                and now - flight.last_sent < min_rtt)
+
     def _set_queried(self, flight: _Flight, queried: bool) -> None:
         self._queried += int(queried) - int(flight.queried)
         flight.queried = queried
@@ -561,8 +569,15 @@ class InaSession:
         if self.adaptive:
             # Karn: a resent chunk's result could answer either copy. And a result overtaken
             # by a later chunk's waited for another worker's retransmission: not a path delay.
-            if flight.tries == 1 and c > self._highest_answered:
-                self.rto_estimator.sample(now - flight.sent_at)
+            if c > self._highest_answered:
+                if flight.tries == 1:
+                    self.rto_estimator.sample(now - flight.sent_at)
+                elif self._spurious_timeout(flight, now):
+                    # No round trip fits since the timer's copy: the result answers the first
+                    # copy, an unambiguous sample of a round trip the RTO was too short for
+                    # (a stalled switch process, not loss). Karn's rule would learn nothing.
+                    self.counters.spurious_timeouts += 1
+                    self.rto_estimator.sample(now - flight.sent_at)
             self.in_flight_window.on_result()
         self._highest_answered = max(self._highest_answered, c)
         self._answered[c] = 1

@@ -248,3 +248,29 @@ def test_random_loss_keeps_the_window_and_a_burst_halves_it() -> None:
     burst.receive(answer(in_flight[-1]), 0.002)        # the 15 before it were all dropped
     assert burst.counters.fast_retransmissions == 15
     assert burst.counters.congestion_events == 1 and burst.current_window == 8
+
+
+def test_a_spurious_timeout_is_an_unambiguous_sample() -> None:
+    """A timer fires while the result is still on its way (a stalled switch process): the
+    result comes back sooner than any round trip after the retransmission, so it answers the
+    first copy; its round trip is sampled and the RTO grows (Karn's rule alone learns
+    nothing and the timers keep firing)."""
+    s = session(window=2, pool_size=64, rto=0.02, rto_max=0.5)
+    sent = data_phase(s, 4)
+    s.receive(answer(sent[0]), 0.010)             # an RTT sample of 10 ms
+    rto_before, samples = s.current_rto, s.rto_estimator.samples
+    retransmitted = s.timeout(1.0).send           # chunks 1, 2: silent far beyond the RTO
+    assert [decode(p).chunk for p in retransmitted] == [1, 2]
+    s.receive(answer(retransmitted[0]), 1.002)    # 2 ms later: cannot answer the copy
+    assert s.counters.spurious_timeouts == 1
+    assert s.rto_estimator.samples == samples + 1 and s.current_rto > rto_before
+
+
+def test_a_late_answer_to_a_retransmission_stays_ambiguous() -> None:
+    s = session(window=2, pool_size=64, rto=0.02, rto_max=0.5)
+    sent = data_phase(s, 4)
+    s.receive(answer(sent[0]), 0.010)
+    samples = s.rto_estimator.samples
+    retransmitted = s.timeout(1.0).send
+    s.receive(answer(retransmitted[0]), 1.030)    # a whole round trip later: either copy
+    assert s.counters.spurious_timeouts == 0 and s.rto_estimator.samples == samples
