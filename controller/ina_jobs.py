@@ -30,7 +30,8 @@ PENDING_REGISTER = "ina_pending"
 CONTRIBUTIONS_COUNTER = "ina_contributions"
 # the per-job counters of docs/protocol.md §7, in the order reports list them
 JOB_COUNTERS = ("ina_contributions", "ina_duplicates", "ina_results_multicast",
-                "ina_results_unicast", "ina_partials_up", "ina_drop_unknown_job",
+                "ina_results_unicast", "ina_partials_up", "ina_queries", "ina_nacks",
+                "ina_drop_unknown_job",
                 "ina_drop_bad_worker", "ina_drop_bad_slot", "ina_drop_bad_length",
                 "ina_drop_bad_kind")
 PENDING_LIMIT = 254      # `pending` is 8 bits and 255 means "waiting for the parent"
