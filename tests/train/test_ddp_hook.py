@@ -60,7 +60,7 @@ def test_hook_means_match_torch_all_reduce(tmp_path: Path) -> None:
                                   "rto": 0.05}}}
             path = tmp_path / f"rank{rank}.json"
             path.write_text(json.dumps(config))
-            env = {**os.environ, "PYTHONPATH": str(ROOT)}
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "GLOO_SOCKET_IFNAME": "lo"}
             peers.append(subprocess.Popen(
                 [sys.executable, str(ROOT / "tests/train/ddp_peer.py"), str(path)], cwd=ROOT,
                 env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
