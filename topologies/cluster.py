@@ -106,10 +106,31 @@ def pull_file(node, path: Path) -> bool:
 
 class _CollectingProcess:
     """A remote process (its local ssh client) that copies its result files back once it has
-    exited; otherwise the Popen it wraps."""
+    exited, and whose kill()/terminate() reach the remote process (found by `marker`, a string
+    unique to its command line, e.g. `--config PATH`): killing ssh alone would leave it running.
+    Otherwise the Popen it wraps."""
 
-    def __init__(self, process: subprocess.Popen, node, results: list[Path]):
+    def __init__(self, process: subprocess.Popen, node, results: list[Path],
+                 marker: str | None = None):
         self._process, self._node, self._results = process, node, results
+        self._marker = marker
+
+    def _signal(self, name: str) -> None:
+        if self._marker and self._process.poll() is None:
+            pattern = "[" + self._marker[0] + "]" + self._marker[1:]   # never matches its shell
+            subprocess.run([*self._node.ssh_plain(),
+                            f"pkill -{name} -f -- {shlex.quote(pattern)}; true"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+
+    def kill(self):
+        self._signal("KILL")
+        if self._process.poll() is None:
+            self._process.kill()
+
+    def terminate(self):
+        self._signal("TERM")
+        if self._process.poll() is None:
+            self._process.terminate()
 
     def _collect(self, status):
         if status is not None and self._results:
@@ -170,15 +191,16 @@ class ClusterHost(_SshOptions, RemoteHost):
             return super().popen(*args, **kwargs)
         argv = [str(a) for a in (args[0] if len(args) == 1 and isinstance(args[0], list)
                                  else args)]
-        results = []
+        results, marker = [], None
         if "--config" in argv[:-1]:     # only the agent's config: never a program file
             config = Path(argv[argv.index("--config") + 1])
+            marker = f"--config {config}"
             push_file(self, config)
             try:
                 results.append(Path(json.loads(config.read_text())["output"]))
             except (OSError, ValueError, KeyError, TypeError):
                 pass
-        return _CollectingProcess(super().popen(*args, **kwargs), self, results)
+        return _CollectingProcess(super().popen(*args, **kwargs), self, results, marker)
 
 
 class ClusterP4Switch(_SshOptions, RemoteMixin, P4Switch):

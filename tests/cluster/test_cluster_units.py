@@ -74,3 +74,17 @@ def test_mininet_network_with_servers_is_the_cluster_form(tmp_path) -> None:
     assert type(net) is cluster.ClusterNetwork and net.ssh_config == "/cfg"
     assert net.placement["s2"] == "127.0.0.2" and net.placement["h1"] == "localhost"
     assert type(MininetNetwork(linear(2, 1), run_dir=str(tmp_path))) is MininetNetwork
+
+
+def test_killing_a_remote_process_kills_it_on_its_server_not_only_ssh(tmp_path) -> None:
+    import subprocess
+    import sys
+    config = tmp_path / "agents" / "ina-w3.json"
+    # stands for `ssh server sudo mnexec ... python -m hosts.agent --config PATH` over there
+    remote = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                               "--config", str(config)])
+    ssh_client = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    process = cluster._CollectingProcess(ssh_client, LocalShell(), [], f"--config {config}")
+    process.kill()
+    assert remote.wait(timeout=10) == -9
+    assert ssh_client.wait(timeout=10) == -9
