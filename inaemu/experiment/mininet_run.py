@@ -293,7 +293,7 @@ def _wait(cfg: RunConfig, algo: str, running: dict[int, subprocess.Popen],
         while pending_kills and now - launched >= pending_kills[0][0]:
             _, worker = pending_kills.pop(0)
             if running[worker].poll() is None:
-                os.kill(running[worker].pid, signal.SIGKILL)
+                running[worker].kill()   # SIGKILL; on a remote host, over there
                 killed[worker] = f"killed on purpose after {now - launched:.1f} s (--kill-worker)"
                 progress(f"run: {algo}: killed worker {worker} (fault injection)")
         if now >= deadline:
