@@ -32,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE", help="BMv2 JSON of the program to push")
     parser.add_argument("--routes", action="store_true",
                         help="install a /32 route to every host on every switch")
+    parser.add_argument("--aggregate-routes", action="store_true",
+                        help="with --routes: the fewest prefixes that forward every host as its "
+                             "/32 would, per pod or leaf (docs/controller.md)")
     parser.add_argument("--no-ecmp", action="store_true",
                         help="one path per route (the lowest port) even where the program has ECMP")
     parser.add_argument("--route-table", default=L3_FORWARD.table, metavar="TABLE",
@@ -92,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
             else:
                 fabric.adopt_pipeline()
             if args.routes:
-                routes = fabric.install_routes(program, ecmp=not args.no_ecmp)
+                routes = fabric.install_routes(program, ecmp=not args.no_ecmp,
+                                               aggregate=args.aggregate_routes)
             if args.arp_flood:
                 fabric.install_flooding(L3_FORWARD_ARP)
             for name in args.read_counters:

@@ -207,3 +207,32 @@ def test_controller_cli_installs_ecmp_groups_unless_told_not_to(l3_forward_files
     assert status == 0
     assert "controller: done: 4 switches, pipeline pushed, 8 routes" in out
     assert ("1 ECMP groups (2 members)" in out) == (not extra)
+
+
+def test_aggregated_routes_resolve_every_host_as_its_host_route(l3_forward_files):
+    """install_routes(aggregate=True) writes fewer LPM entries, and on every switch each host's
+    address still resolves (longest prefix) to its /32's action: the port, or the ECMP group."""
+    from controller.prefixes import Prefix, lookup
+    from topologies.builders import leaf_spine
+    p4info, config = l3_forward_files
+    index = P4InfoIndex.from_file(p4info)
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(FakeP4Runtime(device_id=i)) for i in range(1, 5)]
+        topo = _with_ports(leaf_spine(2, 2, 2), servers)        # l1, l2, sp1, sp2; h1..h4
+        with Fabric(topo, timeout=5) as fabric:
+            fabric.push_pipeline(p4info, config)
+            aggregated = fabric.install_routes(aggregate=True)
+            split = [len(server.updates) for server in servers]
+            assert aggregated < fabric.install_routes() == 16
+        written = [_written(server, index) for server in servers]
+
+    def table(rows):        # the port (towards a switch the MAC is that switch's), or the group
+        return [Prefix(m[0][0], m[0][1],
+                       (action, params[-1] if action == "ipv4_forward" else params))
+                for name, m, action, params in rows if name == "ipv4_lpm"]
+    for switch, entries, cut in zip(("l1", "l2", "sp1", "sp2"), written, split):
+        short, exact = table(entries[:cut]), table(entries[cut:])
+        assert len(exact) == 4 and len(short) < 4
+        for host in topo.hosts:
+            address = int.from_bytes(bytes(int(b) for b in host.ip.split(".")), "big")
+            assert lookup(short, address) == lookup(exact, address), (switch, host.name)
