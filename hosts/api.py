@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .collectives import PLAN_ALGOS
+from . import quantize as qz
 from .errors import HostError, UsageError
 from .ina_session import InaSession
 from .ina_wire import INA_UDP_PORT
@@ -53,6 +54,7 @@ class AllreduceConfig:
     accumulate: str = "float32"          # the ring's accumulator: float32 (as NCCL) or float64
     connect_timeout: float = 20.0        # ring set-up: neighbours may start later
     idle_timeout: float = 10.0           # ring: no byte moved for this long ends the call
+    switch_blocks: tuple[tuple[int, ...], ...] = ()   # ranks under each switch (hier. ring)
     # both
     timeout: float = 60.0                # hard deadline of one call
 
@@ -72,7 +74,7 @@ class AllreduceConfig:
                  name, "must be a positive number of seconds")
 
         integer("job", 0, 0xFFFF)
-        integer("n", 1, 32)
+        integer("n", 1, qz.MAX_WORKERS)
         integer("worker", 0, self.n - 1)
         integer("k", 4, 256)
         need(self.k % 4 == 0, "k", "must be a multiple of 4")
@@ -93,6 +95,15 @@ class AllreduceConfig:
         need(self.accumulate in ACCUMULATORS, "accumulate", f"must be one of {list(ACCUMULATORS)}")
         peers = tuple(self.peers)
         object.__setattr__(self, "peers", peers)
+        try:
+            blocks = tuple(tuple(block) for block in self.switch_blocks)
+        except TypeError:
+            raise ConfigError(f"config.switch_blocks: expected lists of ranks, got "
+                              f"{self.switch_blocks!r}") from None
+        object.__setattr__(self, "switch_blocks", blocks)
+        ranks = sorted(r for block in blocks for r in block)
+        need(not blocks or ranks == list(range(self.n)), "switch_blocks",
+             f"must split the ranks 0..{self.n - 1} among the switches, each once")
         for i, peer in enumerate(peers):
             host, sep, port = str(peer).rpartition(":")
             if not sep or not host or not port.isdigit() or not 0 < int(port) <= 0xFFFF:

@@ -36,8 +36,10 @@ class _Counters:
 class TcpCollective:
     def __init__(self, algo: str, *, rank: int, n: int, job: int, peers: list[tuple[str, int]],
                  accumulate: str = "float32", bind_address: str = "0.0.0.0",
-                 connect_timeout: float = 20.0, idle_timeout: float = 10.0):
+                 connect_timeout: float = 20.0, idle_timeout: float = 10.0,
+                 switch_blocks: list[list[int]] | None = None):
         self.algo, self.rank, self.n, self.job = algo, rank, n, job
+        self.switch_blocks = switch_blocks     # ranks by their switch (hierarchical ring)
         self.accumulate, self.idle_timeout = accumulate, idle_timeout
         self.session = _Counters()
         self._sessions: dict[int, CollectiveSession] = {}
@@ -106,7 +108,8 @@ class TcpCollective:
     def _session_for(self, length: int) -> CollectiveSession:
         if length not in self._sessions:
             from .collectives import plan_for
-            plan = plan_for(self.algo, self.rank, self.n, length)
+            plan = plan_for(self.algo, self.rank, self.n, length,
+                            switch_blocks=self.switch_blocks)
             self._sessions[length] = CollectiveSession(rank=self.rank, n=self.n, plan=plan,
                                                        length=length,
                                                        accumulate=self.accumulate)
@@ -178,7 +181,8 @@ class TcpCollective:
 
 def open_collective(config, algo: str) -> TcpCollective:
     """A `TcpCollective` for an `AllreduceConfig` (hosts/api.py): rank = worker, peers from
-    `config.peers`; the hierarchical ring uses `grid_groups` (the agent knows no topology)."""
+    `config.peers`; the hierarchical ring groups ranks by `config.switch_blocks` (the ranks
+    under each switch, from the topology) or, without them, by `grid_groups`."""
     c = config
     if len(c.peers) != c.n:
         from .errors import ConfigError
@@ -187,4 +191,5 @@ def open_collective(config, algo: str) -> TcpCollective:
     return TcpCollective(algo, rank=c.worker, n=c.n, job=c.job,
                          peers=[c.peer(r) for r in range(c.n)], accumulate=c.accumulate,
                          bind_address=c.bind_address, connect_timeout=c.connect_timeout,
-                         idle_timeout=c.idle_timeout)
+                         idle_timeout=c.idle_timeout,
+                         switch_blocks=[list(b) for b in c.switch_blocks] or None)

@@ -36,11 +36,14 @@ class WorkerSpec:
 def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: list[str],
                  length: int, seed: int, timeout: float, record: Path, k: int, pool_size: int,
                  window: int, rto: float, aggregator: str | None,
-                 wire_id: int | None = None) -> dict:
+                 wire_id: int | None = None,
+                 switch_blocks: list[list[int]] | None = None) -> dict:
     """The JSON an agent reads (hosts/agent.py: its own keys plus `AllreduceConfig` fields).
 
     `worker` is the worker's rank in its job (its gradient and ring position); `wire_id` is the
     id it sends to its INA aggregator (default: the rank; in a tree, its member id there).
+    `switch_blocks`: the job's ranks grouped by the switch they hang off (the hierarchical
+    ring follows them; the agent knows no topology).
 
     Two calls: the first is a warm-up that also lines the workers up (an all-reduce ends at
     about the same moment everywhere), so the second call's time is not inflated by the
@@ -56,6 +59,8 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
     else:
         config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips],
                       idle_timeout=max(2.0, timeout / 2))
+        if algo == "hring" and switch_blocks:
+            config.update(switch_blocks=switch_blocks)
     return config
 
 

@@ -191,6 +191,9 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
     specs = []
     for job, hosts in job_hosts.items():
         ips = [net.topology.host(h).ip for h in hosts]
+        blocks: dict[str, list[int]] = {}
+        for r, host in enumerate(hosts):
+            blocks.setdefault(net.topology.host_link(host).node, []).append(r)
         for w, host in enumerate(hosts):
             target = targets[job][w] if algo == "ina" else None
             name = f"{algo}-j{job}-w{w}" if cfg.jobs > 1 else f"{algo}-w{w}"
@@ -205,7 +208,8 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
                 record=spec.record_path, k=cfg.elems_k, pool_size=cfg.pool_size,
                 window=cfg.window, rto=cfg.rto,
                 aggregator=target.address if target else None,
-                wire_id=target.wire_id if target else None))
+                wire_id=target.wire_id if target else None,
+                switch_blocks=list(blocks.values())))
             specs.append(spec)
     tcp_before = [tcp_retransmissions(net.host(spec.host)) for spec in specs]
     running: dict[int, subprocess.Popen] = {}
