@@ -22,7 +22,7 @@ Planning is sans-I/O:
 `controller.ina_switches.InaSwitches`), it first reads what each switch already holds (`ina_jobs`,
 `ina_aggregator_addresses`), so flat jobs installed before, or a restarted controller, never get
 the same cells or group twice. It refuses, with the reason, a job that does not fit (job id, k,
-32 members per switch, result count, cells, groups) and rolls back a half-written job. Each job
+members per switch (the program's bitmap), result count, cells, groups) and rolls back a half-written job. Each job
 has its own cell range and group on every switch of its tree.
 """
 
@@ -114,7 +114,8 @@ def choose_roots(topology: Topology, jobs: list[tuple[int, tuple[str, ...]]]) ->
     return roots
 
 
-MAX_MEMBERS = 32    # members one switch aggregates: the width of ina.p4's `ina_seen` bitmap
+MAX_MEMBERS = 64    # ina.p4's default INA_MEMBERS (the `ina_seen` bitmap); TreeJobs uses the
+                    # width the switches' program really has (InaProgram.max_workers)
 
 
 def tree_shape(topology: Topology, job_id: int, workers: tuple[str, ...],
@@ -388,7 +389,15 @@ class TreeJobs(InaSwitches[TreePlan]):
         for plan in self.plans.values():
             for switch in plan.nodes:
                 busy[switch] = busy.get(switch, 0) + 1
-        shape = tree_shape(self.topology, job.job_id, job.workers, job.root, busy)
+        root = job.root
+        if root is None:
+            root = choose_root(self.topology, job.workers, job.job_id, busy)
+        try:        # the member limit is the program's bitmap, read from the root's P4Info
+            limit = self._state(root).program.max_workers
+        except (KeyError, ControllerError):
+            limit = MAX_MEMBERS       # an unknown root: tree_shape refuses it with the reason
+        shape = tree_shape(self.topology, job.job_id, job.workers, root, busy,
+                           max_members=limit)
         states = {switch: self._state(switch) for switch in shape.order}
         check_tree_job(self.topology, {s: st.program for s, st in states.items()}, job, shape)
         for switch in states:

@@ -72,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="INA: aggregate along a tree over every tier, or at one switch "
                              "(default: tree on leaf-spine and fat-tree, single on a star)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
-                        help=f"worker hosts per job, 2..{MAX_WORKERS} on a tree, 2..32 aggregated "
+                        help=f"worker hosts per job, 2..{MAX_WORKERS} on a tree, 2..64 aggregated "
                              f"at one switch, 64 in all on Mininet (default: 4 on a star; "
                              "on multi-tier, all hosts split evenly over the jobs)")
     parser.add_argument("--jobs", type=int, default=1, metavar="J",

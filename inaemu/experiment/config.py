@@ -26,7 +26,8 @@ COMPILERS = ("inaemu", "p4c")    # who compiles ina.p4: inaemu compile, or p4c-b
 MAX_FAT_TREE_K = 16     # the simulator: 1024 hosts, 320 switches (docs/scale.md)
 MAX_MININET_FAT_TREE_K = 8   # 128 hosts, 80 switch processes: what 2 cores emulate usefully
 MAX_WORKERS = 65535     # per job on a tree: RESULT's count is 16 bits
-MAX_SWITCH_MEMBERS = 32  # one aggregating switch's worker bitmap (`ina_seen`): a flat job
+MAX_SWITCH_MEMBERS = 64  # one aggregating switch's member bitmap (`ina_seen`, ina.p4's default
+                         # INA_MEMBERS; the run compiles with it): a flat job
 MAX_MININET_WORKERS = 64     # all jobs together, Mininet (one process per host and switch)
 MAX_JOBS = 64
 MAX_PORT = 510          # switch ports 1..510 (511 drops)

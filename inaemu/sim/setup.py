@@ -22,6 +22,7 @@ from typing import Callable
 
 from controller.errors import ControllerError
 from controller.fabric import Fabric
+from controller.ina_jobs import InaProgram
 from controller.trees import tree_shape
 from p4switch.compiler.errors import CompileError
 from p4switch.runtime import Switch
@@ -66,12 +67,14 @@ class SimSetup:
                 switch.discard_queued()
 
 
-def aggregating_switches(topology: Topology, jobs) -> set[str]:
-    """The switches that aggregate one of the jobs: its tree's, or its one switch."""
+def aggregating_switches(topology: Topology, jobs, max_members: int) -> set[str]:
+    """The switches that aggregate one of the jobs: its tree's (as `TreeJobs` shapes it for
+    the program's member limit), or its one switch."""
     used: set[str] = set()
     for job in jobs:
         if job.hierarchical:
-            used.update(tree_shape(topology, job.job, tuple(job.workers), job.switch).order)
+            used.update(tree_shape(topology, job.job, tuple(job.workers), job.switch,
+                                   max_members=max_members).order)
         else:
             used.add(job.switch or topology.host_link(job.workers[0]).node)
     return used
@@ -97,8 +100,9 @@ def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
     try:
         program = control.compile_program(str(control.INA_PROGRAM), (("INA_K", str(elems_k)),))
         router = control.compile_program(str(control.L3_PROGRAM))
+        limit = InaProgram.from_p4info(program.p4info).max_workers
         aggregating = set(network.switches) if ina_everywhere else \
-            aggregating_switches(network.topology, jobs) if ina else set()
+            aggregating_switches(network.topology, jobs, limit) if ina else set()
         phase("compile")
         topology = network.start_servers()
         with Fabric(topology, timeout=10.0) as fabric:

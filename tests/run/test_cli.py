@@ -26,8 +26,8 @@ def run_cli(*args: str, user: str | None = None) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("args, message", [
     (["--workers", "1"], "inaemu run: error: workers: expected 2..65535, got 1"),
-    (["--workers", "33"], "inaemu run: error: workers: single-switch aggregation holds 32 "
-                          "workers per job (the switch's worker bitmap), got 33; a tree "
+    (["--workers", "65"], "inaemu run: error: workers: single-switch aggregation holds 64 "
+                          "workers per job (the switch's worker bitmap), got 65; a tree "
                           "(leaf-spine, fat-tree) takes more"),
     (["--jobs", "65"], "inaemu run: error: jobs: expected 1..64, got 65"),
     (["--topo", "fat-tree", "--k", "18"], "inaemu run: error: k: expected an even fat-tree "
