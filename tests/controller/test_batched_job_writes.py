@@ -1,0 +1,45 @@
+"""A flat job's entries go to each switch in one WriteRequest (controller.ina_control.InaJobs),
+as a tree's do, instead of one request per entry; the job still aggregates where it should."""
+
+from __future__ import annotations
+
+from inaemu.sim import SimJob, simulate
+from inaemu.sim import control
+from controller.fabric import Fabric
+from controller.ina_control import InaJobs
+from inaemu.sim.network import SimNetwork
+from topologies.builders import linear
+
+K = 8
+
+
+def test_a_flat_job_is_one_write_per_switch():
+    topology = linear(3, 2)                  # s1 - s2 - s3, two hosts each
+    network = SimNetwork(topology, seed=0)
+    program = control.compile_program(str(control.INA_PROGRAM), (("INA_K", str(K)),))
+    try:
+        with Fabric(network.start_servers(), timeout=10) as fabric:
+            control.push_program(fabric, program)
+            writes: dict[str, int] = {}
+            for name, client in fabric.clients.items():
+                original = client.write
+
+                def counted(updates, labels=(), name=name, original=original):
+                    writes[name] = writes.get(name, 0) + 1
+                    return original(updates, labels)
+                client.write = counted
+            plan = InaJobs(fabric.topology, fabric.clients).install(
+                5, ["h1", "h3", "h5"], "s2", k=K, pool_size=4)
+    finally:
+        network.stop_servers()
+    # s2: its multicast group, then every job entry in one request; s1, s3: the route to the
+    # aggregator address in one request each
+    assert writes == {"s2": 2, "s1": 1, "s3": 1}
+    assert sum(len(entries) for entries in plan.entries.values()) > 4
+
+
+def test_a_flat_job_still_aggregates():
+    topology = linear(3, 2)
+    result = simulate(topology, [SimJob(5, ("h1", "h3", "h5"), "s2")], algo="ina",
+                      size_bytes=256, elems_k=K)
+    assert result.correct
