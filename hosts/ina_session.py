@@ -145,6 +145,7 @@ class _Flight:
 
 _RTO, _REORDER = 0, 1           # timer kinds
 REORDER_FRACTION = 0.25         # the reordering allowance, as a fraction of the min RTT
+QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as in flight
 
 
 def _check_int(name: str, value, low: int, high: int) -> int:
@@ -384,9 +385,10 @@ class InaSession:
         out = []
         window = self.in_flight_window.size if self.adaptive else self.window
         # A chunk whose latest transmission is a 16-byte QUERY holds no frame of values in
-        # any queue: up to window/2 of them do not count against the window, so a few losses
-        # waiting for their NACK do not starve the link (docs/loss.md).
-        window += min(self._queried, window // 2)
+        # any queue: up to window/4 of them do not count against the window, so a few losses
+        # waiting for their NACK do not starve the link. Not more: the switch pays per packet,
+        # and at window/2 a star of 32 overflowed its input queue (docs/loss.md).
+        window += min(self._queried, window // QUERIED_ALLOWANCE_DIVISOR)
         while (self._next_chunk < self._chunks and len(self._in_flight) < window
                and (self._next_chunk < self.pool_size
                     or self._answered[self._next_chunk - self.pool_size])):

@@ -118,15 +118,17 @@ def test_header_only_kinds_on_the_wire() -> None:
         decode(bytes([Kind.RESULT]) + data[1:], K)                # a RESULT needs its values
 
 
-def test_queried_chunks_count_half_against_the_window() -> None:
-    """A chunk waiting for its QUERY's answer holds no values in any queue: up to window/2
+def test_queried_chunks_do_not_count_against_the_window() -> None:
+    """A chunk waiting for its QUERY's answer holds no values in any queue: up to window/4
     such chunks do not count, so one loss does not hold the link idle for two round trips."""
-    s = session(window=2)
-    sent = data_phase(s, 6)
-    assert [decode(p).chunk for p in sent] == [0, 1]
+    s = session(window=4)
+    sent = data_phase(s, 9)
+    assert [decode(p).chunk for p in sent] == [0, 1, 2, 3]
     out = s.receive(reply(sent[1], Kind.RESULT), 0.03).send
     assert [(decode(p).kind, decode(p).chunk) for p in out] == [
-        (Kind.QUERY, 0), (Kind.CONTRIB, 2), (Kind.CONTRIB, 3)]    # window 2 + 1 queried
+        (Kind.QUERY, 0), (Kind.CONTRIB, 4), (Kind.CONTRIB, 5)]    # window 4 + 1 queried
+    more = s.receive(reply(sent[2], Kind.RESULT), 0.031).send     # 0 is queried already
+    assert [decode(p).chunk for p in more] == [6]                 # the allowance stays 1
     resent = s.receive(reply(out[0], Kind.NACK), 0.04).send       # the values go again:
     assert [decode(p).chunk for p in resent] == [0]               # it counts in full again
-    assert s.receive(reply(out[1], Kind.RESULT), 0.05).send == ()  # 0 and 3 fill window 2
+    assert s.receive(reply(sent[3], Kind.RESULT), 0.05).send == ()  # 0, 4, 5, 6 fill 4

@@ -27,8 +27,11 @@ def test_a_star_of_32_at_one_percent_loss_finishes_with_the_defaults() -> None:
         assert np.max(np.abs(record.result.astype(np.float64) - exact)) <= record.err_bound
     assert sum(link["lost_packets"] for link in result.links) > 0      # losses were repaired
     contributions = WORKERS * SIZE // 128
-    retransmissions = sum(r.retransmissions for r in result.records)
+    values_resent = sum(r.counters["timer_retransmissions"] + r.counters["nack_retransmissions"]
+                        for r in result.records)
     # With the fixed 20 ms rto every chunk was resent (2.4 copies per contribution here) and
-    # thousands of frames were dropped at the switch's input queue; the adaptive hosts back off.
-    assert 0 < retransmissions < contributions // 2
+    # thousands of frames were dropped at the switch's input queue; the adaptive hosts back off
+    # (early detection asks with 16-byte QUERYs, counted apart).
+    assert sum(r.retransmissions for r in result.records) > 0
+    assert values_resent < contributions // 10
     assert all(s["dropped_input_queue"] == 0 for s in result.switches.values())
