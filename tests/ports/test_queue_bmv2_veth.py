@@ -93,14 +93,18 @@ def through(inside: list[str], target: str, program: Path, traffic: str) -> list
                                    "--queue-rate", "2:200"], stdout=subprocess.PIPE, text=True)
     try:
         if target == "bmv2":
-            for _ in range(50):                  # until its Thrift server answers
+            # until its Thrift server answers: a deadline, not a count of tries (a loaded
+            # machine starts simple_switch slowly), and a switch that died says so
+            deadline = time.monotonic() + 90
+            while True:
                 cli = subprocess.run([*inside, str(REF / "simple_switch_CLI"), "--thrift-port",
                                       THRIFT_PORT], input="set_queue_rate 200 2\n",
                                      capture_output=True, text=True, timeout=30)
                 if cli.returncode == 0:
                     break
+                assert switch.poll() is None, f"simple_switch exited ({switch.returncode})"
+                assert time.monotonic() < deadline, cli.stdout + cli.stderr
                 time.sleep(0.2)
-            assert cli.returncode == 0, cli.stdout + cli.stderr
         else:
             assert switch.stdout.readline().startswith("inaemu switch ready")
         time.sleep(0.3)
