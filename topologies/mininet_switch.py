@@ -137,8 +137,12 @@ class P4Switch(Switch):
             thrift = self.grpc_port + THRIFT_OFFSET
             if thrift > 65535:
                 thrift = self.grpc_port - THRIFT_OFFSET
+            # the default notifications socket is per device id, machine-wide: another
+            # simple_switch of the same id (another run) would make this one exit
+            notify = f"ipc:///tmp/inaemu-bmv2-{self.grpc_port}-notifications.ipc"
             return [str(self.executable), *program, "--device-id", str(self.device_id),
                     *interfaces, *logs, "--thrift-port", str(thrift),
+                    "--notifications-addr", notify,
                     "--", "--grpc-server-addr", address]
         impair: list[str] = []
         for port, spec in sorted(self.impairments.items()):

@@ -85,8 +85,12 @@ def through(inside: list[str], target: str, program: Path, traffic: str) -> list
     (a script sending on port 1 and printing what port 2 emitted), stop the switch."""
     ports = ["-i", "1@qdbmA1", "-i", "2@qdbmB1"]
     if target == "bmv2":
+        # its own notifications socket: the default (/tmp/bmv2-0-notifications.ipc) is taken
+        # by any other simple_switch of device 0 on this machine, and then this one exits
+        notify = f"ipc://{program.parent}/bmv2-notifications.ipc"
         switch = subprocess.Popen([*inside, str(REF / "simple_switch"), "--thrift-port",
-                                   THRIFT_PORT, *ports, str(program)],
+                                   THRIFT_PORT, "--notifications-addr", notify, *ports,
+                                   str(program)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     else:
         switch = subprocess.Popen([*inside, INAEMU, "switch", str(program), *ports, "--no-grpc",
