@@ -10,6 +10,7 @@ Contract and record fields: docs/sim.md.
 
 from __future__ import annotations
 
+import gc
 import time
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -250,9 +251,15 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     say(f"sim: {len(members)} workers, {algo}, {size_bytes} bytes each, "
         f"{len(net.links)} link directions")
     started = time.perf_counter()
-    for member in members:
-        member.app.start()
-    stop = net.loop.run(until=time_limit) if remaining[0] else "done"
+    # what exists now (the switches' programs and state, the inputs) is left out of the cyclic
+    # collector's walks during the run, which allocates per frame; unfrozen after it
+    gc.freeze()
+    try:
+        for member in members:
+            member.app.start()
+        stop = net.loop.run(until=time_limit) if remaining[0] else "done"
+    finally:
+        gc.unfreeze()
     wall = time.perf_counter() - started
     result = _collect(net, members, references, verdicts, algo, wall, stop)
     result.trees = trees
