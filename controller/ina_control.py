@@ -10,12 +10,11 @@ Monitoring reads the per-job counters and the registers of one slot (docs/protoc
 
 from __future__ import annotations
 
-from controller import entities
-from controller.client import MAX_BATCH, SwitchClient
-from controller.errors import ControllerError, P4RuntimeError
+from controller.client import SwitchClient
+from controller.errors import ControllerError
 from controller.ina_jobs import Entry, InaJob, JobPlan, aggregator_address, check_job, plan_job
 from controller.ina_switches import (CellState, InaSwitches, check_slot, delete_group,
-                                     read_cell, remove_entries, undo_quietly)
+                                     insert_entries, read_cell, remove_entries, undo_quietly)
 
 __all__ = ["CellState", "InaJobs"]
 
@@ -58,20 +57,8 @@ class InaJobs(InaSwitches[JobPlan]):
         job_client = self._client(plan.job.switch)
         job_client.set_multicast_group(plan.mgid, plan.replicas)
         try:
-            for switch, entries in plan.entries.items():      # one WriteRequest per switch
-                client = self._client(switch)
-                for start in range(0, len(entries), MAX_BATCH):
-                    batch = entries[start:start + MAX_BATCH]
-                    protos = [entities.table_entry(client.index, e.table, e.match, e.action,
-                                                   e.params) for e in batch]
-                    try:
-                        client.insert_table_entries(protos, [e.label or e.table for e in batch])
-                    except P4RuntimeError as error:
-                        failed = {u.index for u in error.updates}
-                        if failed:      # without per-update errors, assume nothing was written
-                            done += [(client, e) for i, e in enumerate(batch) if i not in failed]
-                        raise
-                    done += [(client, e) for e in batch]
+            for switch, entries in plan.entries.items():      # batched WriteRequests
+                insert_entries(self._client(switch), entries, done)
         except BaseException:
             undo_quietly(done, [(job_client, plan.mgid)])
             raise

@@ -18,8 +18,8 @@ from typing import Callable, Generic, Mapping, TypeVar
 from p4.v1 import p4runtime_pb2
 
 from controller import entities
-from controller.client import DELETE, SwitchClient
-from controller.errors import ControllerError
+from controller.client import DELETE, MAX_BATCH, SwitchClient
+from controller.errors import ControllerError, P4RuntimeError
 from controller.ina_jobs import (FIRST_JOB_GROUP, JOB_COUNTERS, MAX_GROUP, PENDING_REGISTER,
                                  SEEN_REGISTER, CellPool, Entry, InaProgram, JobRefused)
 from topologies.model import Topology
@@ -151,6 +151,25 @@ def delete_entry(client: SwitchClient, entry: Entry) -> None:
 
 def delete_group(client: SwitchClient, mgid: int) -> None:
     client.write([(DELETE, entities.multicast_group(mgid, []))], [f"multicast group {mgid}"])
+
+
+def insert_entries(client: SwitchClient, entries: list[Entry],
+                   written: list[tuple[SwitchClient, Entry]]) -> None:
+    """Insert `entries` in order, MAX_BATCH updates per WriteRequest, appending each entry the
+    switch took to `written` (so a caller can undo them), also those of a failed batch that
+    the switch did not report as failed; the failure is re-raised."""
+    for start in range(0, len(entries), MAX_BATCH):
+        batch = entries[start:start + MAX_BATCH]
+        protos = [entities.table_entry(client.index, e.table, e.match, e.action, e.params)
+                  for e in batch]
+        try:
+            client.insert_table_entries(protos, [e.label or e.table for e in batch])
+        except P4RuntimeError as error:
+            failed = {u.index for u in error.updates}
+            if failed:      # without per-update errors, assume nothing was written
+                written += [(client, e) for i, e in enumerate(batch) if i not in failed]
+            raise
+        written += [(client, e) for e in batch]
 
 
 def remove_entries(written: list[tuple[SwitchClient, Entry]]) -> None:

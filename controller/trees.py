@@ -32,14 +32,13 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Mapping
 
-from controller import entities
-from controller.client import MAX_BATCH, SwitchClient
-from controller.errors import ControllerError, P4RuntimeError
+from controller.client import SwitchClient
+from controller.errors import ControllerError
 from controller.ina_jobs import (AggregationJob, Entry, InaProgram, JobRefused,
                                  aggregator_address, aggregator_mac, aggregator_routes,
                                  check_job_id)
 from controller.ina_switches import (CellState, InaSwitches, check_slot, delete_group, read_cell,
-                                     remove_entries, undo_quietly)
+                                     insert_entries, remove_entries, undo_quietly)
 from topologies.model import Topology
 
 RESULT_COUNT_LIMIT = 65535  # `result_count` is bit<16> in ina.p4 (RESULT's count: 16 bits)
@@ -444,20 +443,7 @@ class TreeJobs(InaSwitches[TreePlan]):
                 client.set_multicast_group(plan.nodes[switch].mgid, replicas)
                 groups_done.append((client, plan.nodes[switch].mgid))
             for switch, entries in per_switch.items():
-                client = self._client(switch)
-                for start in range(0, len(entries), MAX_BATCH):
-                    batch = entries[start:start + MAX_BATCH]
-                    protos = [entities.table_entry(client.index, e.table, e.match, e.action,
-                                                   e.params) for e in batch]
-                    try:
-                        client.insert_table_entries(protos, [e.label or e.table for e in batch])
-                    except P4RuntimeError as error:
-                        failed = {u.index for u in error.updates}
-                        if failed:      # without per-update errors, assume nothing was written
-                            written += [(client, e) for i, e in enumerate(batch)
-                                        if i not in failed]
-                        raise
-                    written += [(client, e) for e in batch]
+                insert_entries(self._client(switch), entries, written)
         except BaseException:
             undo_quietly(written, groups_done)
             raise
