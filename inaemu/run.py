@@ -17,8 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from inaemu.experiment.config import (AGGREGATIONS, ALL_ALGOS, COMPILERS, MAX_WORKERS,
-                                      TARGETS, TOPOS, ConfigError, RunConfig)
+from inaemu.experiment.arguments import add_ina_arguments, add_shape_arguments
+from inaemu.experiment.config import (ALL_ALGOS, COMPILERS, MAX_WORKERS, TARGETS, ConfigError,
+                                      RunConfig)
 
 MIB = 1024 * 1024
 
@@ -53,24 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which all-reduce to run: ina, a host algorithm (ring, ps, hring, "
                              "dbtree, rhd, torus: docs/algorithms.md), both (ina and ring) or "
                              "all (default: both, INA first)")
-    parser.add_argument("--topo", choices=TOPOS, default="star",
-                        help="star: one switch, N x J hosts; leaf-spine, fat-tree: multi-tier "
-                             "(default star)")
-    parser.add_argument("--k", type=int, default=4, metavar="K", dest="fat_k",
-                        help="fat-tree arity, even, 2..16 (Mininet 2..8): K^3/4 hosts "
-                             "(default 4)")
-    parser.add_argument("--spines", type=int, default=2, metavar="S",
-                        help="leaf-spine: spine switches (default 2)")
-    parser.add_argument("--leaves", type=int, default=2, metavar="L",
-                        help="leaf-spine: leaf switches (default 2)")
-    parser.add_argument("--hosts-per-leaf", type=int, default=2, metavar="H",
-                        help="leaf-spine: hosts on each leaf (default 2)")
+    add_shape_arguments(parser)
     parser.add_argument("--oversubscription", type=float, default=1.0, metavar="RATIO",
                         help="leaf-spine: a leaf's host bandwidth over its uplink bandwidth "
                              "(default 1: non-blocking; matters with --bw)")
-    parser.add_argument("--aggregation", choices=AGGREGATIONS, default=None,
-                        help="INA: aggregate along a tree over every tier, or at one switch "
-                             "(default: tree on leaf-spine and fat-tree, single on a star)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help=f"worker hosts per job, 2..{MAX_WORKERS} on a tree, 2..64 aggregated "
                              f"at one switch, 64 in all on Mininet (default: 4 on a star; "
@@ -87,14 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{DEFAULT_BW_MBPS:g}: slow enough that the links, not the Python "
                              f"software switch, are the bottleneck, as with a hardware switch "
                              f"that aggregates at line rate)")
-    parser.add_argument("--elems", type=int, default=256, metavar="K",
-                        help="values per aggregation packet, INA_K (default 256)")
-    parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
-                        help="aggregator slots of the job (default 64)")
-    parser.add_argument("--window", type=int, default=16, metavar="CHUNKS",
-                        help="INA chunks in flight per worker, at most --pool (default 16)")
-    parser.add_argument("--rto", type=float, default=0.1, metavar="SECONDS",
-                        help="INA first retransmission timeout, doubling up to 4x (default 0.1)")
+    add_ina_arguments(parser)
     parser.add_argument("--seed", type=int, default=1, help="gradients and loss (default 1)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="result directory (default out/run-<UTC timestamp>)")

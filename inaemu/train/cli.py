@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from inaemu.experiment.config import AGGREGATIONS, ALL_ALGOS, TOPOS, ConfigError
+from inaemu.experiment.arguments import add_ina_arguments, add_shape_arguments
+from inaemu.experiment.config import ALL_ALGOS, ConfigError
 
 DEFAULT_TOLERANCE = 0.01
 
@@ -38,20 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=4, metavar="N",
                         help="data-parallel workers, one per host (default 4; on multi-tier "
                              "spread evenly over the hosts)")
-    parser.add_argument("--topo", choices=TOPOS, default="star",
-                        help="star (one switch), leaf-spine or fat-tree, as inaemu run "
-                             "(default star)")
-    parser.add_argument("--k", type=int, default=4, metavar="K", dest="fat_k",
-                        help="fat-tree arity (default 4)")
-    parser.add_argument("--spines", type=int, default=2, metavar="S",
-                        help="leaf-spine: spine switches (default 2)")
-    parser.add_argument("--leaves", type=int, default=2, metavar="L",
-                        help="leaf-spine: leaf switches (default 2)")
-    parser.add_argument("--hosts-per-leaf", type=int, default=2, metavar="H",
-                        help="leaf-spine: hosts on each leaf (default 2)")
-    parser.add_argument("--aggregation", choices=AGGREGATIONS, default=None,
-                        help="INA: along a tree over every tier, or at one switch (default: "
-                             "tree on leaf-spine and fat-tree, single on a star)")
+    add_shape_arguments(parser)
     parser.add_argument("--iterations", type=int, default=100, help="SGD steps (default 100)")
     parser.add_argument("--batch", type=int, default=32,
                         help="samples per worker per iteration (default 32)")
@@ -64,14 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 10)")
     parser.add_argument("--seed", type=int, default=1,
                         help="weights, data split and minibatches (default 1)")
-    parser.add_argument("--elems", type=int, default=256, metavar="K",
-                        help="values per aggregation packet, INA_K (default 256)")
-    parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
-                        help="aggregator slots of the job (default 64)")
-    parser.add_argument("--window", type=int, default=16, metavar="CHUNKS",
-                        help="INA chunks in flight per worker (default 16)")
-    parser.add_argument("--rto", type=float, default=0.1, metavar="SECONDS",
-                        help="INA first retransmission timeout (default 0.1)")
+    add_ina_arguments(parser)
     parser.add_argument("--bw", type=float, default=20.0, metavar="MBPS",
                         help="link bandwidth in Mbit/s, 0 for unshaped (default 20, as "
                              "inaemu run)")

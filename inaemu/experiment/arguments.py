@@ -1,0 +1,39 @@
+"""Command-line options that `inaemu run` and `inaemu train` share: the network's shape and the
+INA job's knobs, so both commands spell, default and document them the same way."""
+
+from __future__ import annotations
+
+import argparse
+
+from inaemu.experiment.config import AGGREGATIONS, TOPOS
+
+
+def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
+    """--topo, --k, --spines, --leaves, --hosts-per-leaf, --aggregation."""
+    parser.add_argument("--topo", choices=TOPOS, default="star",
+                        help="star: one switch, N x J hosts; leaf-spine, fat-tree: multi-tier "
+                             "(default star)")
+    parser.add_argument("--k", type=int, default=4, metavar="K", dest="fat_k",
+                        help="fat-tree arity, even, 2..16 (Mininet 2..8): K^3/4 hosts "
+                             "(default 4)")
+    parser.add_argument("--spines", type=int, default=2, metavar="S",
+                        help="leaf-spine: spine switches (default 2)")
+    parser.add_argument("--leaves", type=int, default=2, metavar="L",
+                        help="leaf-spine: leaf switches (default 2)")
+    parser.add_argument("--hosts-per-leaf", type=int, default=2, metavar="H",
+                        help="leaf-spine: hosts on each leaf (default 2)")
+    parser.add_argument("--aggregation", choices=AGGREGATIONS, default=None,
+                        help="INA: aggregate along a tree over every tier, or at one switch "
+                             "(default: tree on leaf-spine and fat-tree, single on a star)")
+
+
+def add_ina_arguments(parser: argparse.ArgumentParser) -> None:
+    """--elems, --pool, --window, --rto."""
+    parser.add_argument("--elems", type=int, default=256, metavar="K",
+                        help="values per aggregation packet, INA_K (default 256)")
+    parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
+                        help="aggregator slots of the job (default 64)")
+    parser.add_argument("--window", type=int, default=16, metavar="CHUNKS",
+                        help="INA chunks in flight per worker, at most --pool (default 16)")
+    parser.add_argument("--rto", type=float, default=0.1, metavar="SECONDS",
+                        help="INA first retransmission timeout, doubling up to 4x (default 0.1)")
