@@ -5,170 +5,25 @@
 The STF files are committed (the corpus test runs p4src/ina.stf as it is); `test_ina_stf.py`
 checks they are what this script writes, so a change of expectations is always a change here,
 with the reason next to it. Each scenario states what the switch must do and why, and the
-generated file repeats that as comments above the packets.
-
-The test network: the switch's MAC is 00:00:00:00:01:00 and its aggregator address 10.0.0.254;
-worker w of a job sits on port w+1 at 10.0.(w+1).(w+1) with MAC 08:00:00:00:0w:ww (as in
-l3_forward.stf); 10.0.4.4 on port 4 is a host that takes part in no job.
+generated file repeats that as comments above the packets. This module holds the flat tests
+(one aggregating switch); `stf_tree.py` the hierarchical one; `stf_builder.py` the test network
+and the STF writer they share.
 """
 
 from __future__ import annotations
 
-import collections
-from dataclasses import dataclass
 from pathlib import Path
 
 from .packets import (CONTRIB, INA_UDP_PORT, MAX_CONTRIB, MAX_RESULT, NACK, QUERY, RESULT,
-                      Endpoint,
-                      ecmp_member, eth_ipv4_tcp, eth_ipv4_udp, float32_bits, ina_packet,
-                      ina_payload, ip, stf_hex, unsigned_max, wrapping_sum)
+                      Endpoint, ecmp_member, eth_ipv4_tcp, eth_ipv4_udp, float32_bits,
+                      ina_packet, ina_payload, ip, unsigned_max, wrapping_sum)
+from .stf_builder import (AGGREGATOR, HOST4, OTHER_JOBS, SWITCH_MAC, W0, W1, W2, StfBuilder,
+                          Worker, aggregator_address, lanes, root_job, routes, worker_on_port)
+from .stf_tree import tree_test
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src"
-SWITCH_MAC = 0x000000000100
-AGGREGATOR = Endpoint(SWITCH_MAC, ip("10.0.0.254"))
-OTHER_JOBS = 1024           # the counter index of job ids >= INA_JOBS (default 1024)
 
-
-@dataclass(frozen=True)
-class Worker:
-    id: int
-    port: int
-    mac: int
-    addr: int
-
-    @property
-    def endpoint(self) -> Endpoint:
-        return Endpoint(self.mac, self.addr)
-
-
-def worker_on_port(worker_id: int, port: int) -> Worker:
-    n = port
-    return Worker(worker_id, port, 0x080000000000 | (n << 8) | (n << 4) | n, ip(f"10.0.{n}.{n}"))
-
-
-W0, W1, W2 = (worker_on_port(w, w + 1) for w in range(3))
-HOST4 = worker_on_port(0, 4)
-
-
-class StfBuilder:
-    """Collects STF lines, hands out IPv4 identifications, and tallies the counters to check."""
-
-    def __init__(self, k: int, header: list[str]):
-        self.k = k
-        self.lines = [f"# {line}" if line else "#" for line in header]
-        self.counters: collections.Counter = collections.Counter()
-        self.zero_checks: list[tuple[str, int]] = []
-        self.ident = 0
-
-    def comment(self, *text: str) -> None:
-        self.lines.append("")
-        self.lines += [f"# {t}" for t in text]
-
-    def cmd(self, text: str) -> None:
-        self.lines.append(text)
-
-    def send(self, port: int, packet: bytes) -> None:
-        self.lines.append(f"packet {port} {stf_hex(packet)}")
-
-    def expect(self, port: int, packet: bytes) -> None:
-        self.lines.append(f"expect {port} {stf_hex(packet)} $")
-
-    def count(self, counter: str, index: int, n: int = 1) -> None:
-        self.counters[(counter, index)] += n
-
-    def next_ident(self) -> int:
-        self.ident += 1
-        return self.ident
-
-    # --- aggregation packets -----------------------------------------------------------------
-    def contribute(self, w: Worker, job: int, slot: int, ver: int, values: list[int], *,
-                   retx: bool = False, kind: int = CONTRIB, chunk: int | None = None) -> int:
-        """Sends w's CONTRIB (or MAX_CONTRIB) to the aggregator; returns its identification."""
-        assert len(values) == self.k
-        ident = self.next_ident()
-        chunk = slot if chunk is None else chunk
-        self.send(w.port, ina_packet(w.endpoint, AGGREGATOR, ident=ident, kind=kind, job=job,
-                                     worker=w.id, slot=slot, ver=ver, retx=retx, chunk=chunk,
-                                     values=values))
-        return ident
-
-    def query(self, w: Worker, job: int, slot: int, ver: int, *,
-              chunk: int | None = None) -> int:
-        """Sends w's header-only QUERY for (slot, ver); returns its identification."""
-        ident = self.next_ident()
-        chunk = slot if chunk is None else chunk
-        self.send(w.port, ina_packet(w.endpoint, AGGREGATOR, ident=ident, kind=QUERY, job=job,
-                                     worker=w.id, slot=slot, ver=ver, retx=True, chunk=chunk,
-                                     values=[]))
-        return ident
-
-    def expect_nack(self, w: Worker, job: int, slot: int, ver: int, *, ident: int,
-                    chunk: int | None = None) -> None:
-        """A header-only NACK to w: the cell lacks its contribution (count 0, retx cleared)."""
-        self.expect_result(w, job, slot, ver, [], count=0, ident=ident, kind=NACK, chunk=chunk)
-
-    def expect_result(self, w: Worker, job: int, slot: int, ver: int, values: list[int], *,
-                      count: int, ident: int, kind: int = RESULT, chunk: int | None = None,
-                      source: Endpoint = AGGREGATOR) -> None:
-        """A RESULT addressed to w: from the aggregator, TTL 64, w's own id in `worker`."""
-        chunk = slot if chunk is None else chunk
-        self.expect(w.port, ina_packet(source, w.endpoint, ident=ident, kind=kind, job=job,
-                                       worker=w.id, slot=slot, ver=ver, chunk=chunk, count=count,
-                                       values=values))
-
-    def finish(self) -> str:
-        self.lines.append("")
-        self.lines.append("wait")
-        self.lines.append("# every counter this test moved, and some it must not have moved")
-        for (name, index), n in sorted(self.counters.items()):
-            self.lines.append(f"check_counter {name}({index}) packets == {n}")
-        for name, index in self.zero_checks:
-            if (name, index) not in self.counters:
-                self.lines.append(f"check_counter {name}({index}) packets == 0")
-        return "\n".join(self.lines) + "\n"
-
-
-def routes(b: StfBuilder) -> None:
-    for host in (W0, W1, W2, HOST4):
-        net = host.addr & 0xFFFFFF00
-        b.cmd(f"add ipv4_lpm hdr.ipv4.dstAddr:0x{net:08X}/24 "
-              f"ipv4_forward(dstAddr:0x{host.mac:012X}, port:{host.port})")
-
-
-def aggregator_address(b: StfBuilder) -> None:
-    b.cmd(f"add ina_aggregator_addresses hdr.ipv4.dstAddr:0x{AGGREGATOR.addr:08X} "
-          "ina_aggregate_here()")
-
-
-def root_job(b: StfBuilder, job: int, *, base: int, pool: int, workers: list[Worker],
-             n: int | None = None, first_node: int, in_table: list[Worker] | None = None) -> int:
-    """The job's table entries and multicast group (one node per worker, rid = worker id).
-
-    Returns the next free multicast node handle."""
-    n = len(workers) if n is None else n
-    b.cmd(f"add ina_jobs hdr.ipv4.dstAddr:0x{AGGREGATOR.addr:08X} hdr.ina.job:{job} "
-          f"ina_root_job(base:{base}, pool_size:{pool}, n:{n}, mgid:{job}, result_count:{n})")
-    node = worker_entries(b, job, workers if in_table is None else in_table, first_node)
-    return node
-
-
-def worker_entries(b: StfBuilder, job: int, workers: list[Worker], first_node: int) -> int:
-    node = first_node
-    b.cmd(f"mc_mgrp_create {job}")
-    for w in workers:
-        b.cmd(f"add ina_workers hdr.ina.job:{job} hdr.ina.worker:{w.id} "
-              f"ina_worker_port(port:{w.port})")
-        b.cmd(f"add ina_result_addresses hdr.ina.job:{job} meta.ina.receiver:{w.id} "
-              f"ina_address_result(dstMac:0x{w.mac:012X}, dstAddr:0x{w.addr:08X})")
-        b.cmd(f"mc_node_create {w.id} {w.port}")
-        b.cmd(f"mc_node_associate {job} {node}")
-        node += 1
-    return node
-
-
-def lanes(k: int, first: list[int], rest) -> list[int]:
-    """A k-value vector: the given first lanes, then rest(i) for the remaining lanes i."""
-    return first + [rest(i) for i in range(len(first), k)]
+__all__ = ["P4SRC", "flat_test", "tree_test", "write_all"]
 
 
 # --- p4src/ina.stf (k = 32) and p4src/ina_k4.stf (k = 4): a flat job of three workers ----------
@@ -218,7 +73,7 @@ def flat_test(k: int) -> str:
     b.contribute(W0, JOB, 0, 0, a0)
     b.contribute(W1, JOB, 0, 0, a1)
     b.comment("The last (worker 2) completes the cell: RESULT with the lane sums mod 2^32 to the",
-              f"job's group, one copy per worker at its own addresses. Lane 0 is 0x7FFFFFFF +",
+              "job's group, one copy per worker at its own addresses. Lane 0 is 0x7FFFFFFF +",
               "0x7FFFFFFF + 2 = 2^32, which wraps to 0; lane 1 is -5 - 1000 + 3 = -1002",
               f"(0x{sum_a[1]:08X}); lane i >= 2 is (i + 1) - 1000 i + 3 i. count = n = 3.")
     ident = b.contribute(W2, JOB, 0, 0, a2)
@@ -515,181 +370,6 @@ def ecmp(b: StfBuilder) -> None:
     flow(17, first[0], 7000, "The first flow again: the same member as before")
     flow(6, first[0], 7000, "TCP ports are hashed too (protocol 6 is part of the tuple)")
     flow(17, INA_UDP_PORT, INA_UDP_PORT, "Aggregation-port UDP to a non-aggregator address")
-
-
-# --- p4src/ina_tree.stf: hierarchical aggregation (docs/protocol.md §6), child and parent -------
-
-TREE_JOB, PARENT_JOB = 5, 6
-PARENT = Endpoint(0x080000000999, ip("10.0.9.254"))       # the parent aggregator, via port 4
-CHILD = Worker(1, 3, 0x080000000888, ip("10.0.8.254"))    # a child aggregator, via port 3
-
-
-def tree_test(k: int) -> str:
-    b = StfBuilder(k, [
-        f"ina, hierarchical aggregation with k = {k} (written by tests/ina/stfgen.py from",
-        "docs/protocol.md §6; regenerate rather than edit). Two program instances cannot share",
-        "one STF, so this switch plays both roles with two jobs:",
-        "- job 5: this switch is a child. Its workers 0 and 1 (ports 1, 2) are summed here,",
-        "  and the partial sum goes up as worker 2 of job 5 at the parent aggregator",
-        "  10.0.9.254 (routed: next hop 08:00:00:00:09:99 on port 4); the parent's RESULT",
-        "  comes back to 10.0.0.254 and is multicast down. The job counts 4 workers in all.",
-        "- job 6: this switch is the root. Its worker 1 is a child aggregator, 10.0.8.254",
-        "  behind port 3: its partial sums arrive as contributions, its results go to it.",
-    ])
-    b.cmd(f"add ipv4_lpm hdr.ipv4.dstAddr:0x{PARENT.addr & 0xFFFFFF00:08X}/24 "
-          f"ipv4_forward(dstAddr:0x{PARENT.mac:012X}, port:4)")
-    aggregator_address(b)
-    b.cmd(f"add ina_jobs hdr.ipv4.dstAddr:0x{AGGREGATOR.addr:08X} hdr.ina.job:{TREE_JOB} "
-          f"ina_child_job(base:0, pool_size:2, n:2, mgid:{TREE_JOB}, result_count:4, "
-          f"parent:0x{PARENT.addr:08X}, child_index:2)")
-    node = worker_entries(b, TREE_JOB, [W0, W1], first_node=0)
-    root_job(b, PARENT_JOB, base=8, pool=2, workers=[W0, CHILD], first_node=node)
-    for name in ("contributions", "duplicates", "results_multicast", "results_unicast",
-                 "partials_up", "drop_bad_kind", "queries", "nacks"):
-        b.zero_checks.append((f"ina_{name}", TREE_JOB))
-
-    def up(ident: int, slot: int, ver: int, values: list[int], *, retx: bool = False,
-           kind: int = CONTRIB) -> bytes:
-        """The partial sum as the parent receives it: worker 2, routed (TTL 64 - 1)."""
-        return ina_packet(Endpoint(SWITCH_MAC, AGGREGATOR.addr), PARENT, ttl=63, ident=ident,
-                          kind=kind, job=TREE_JOB, worker=2, slot=slot, ver=ver, retx=retx,
-                          chunk=slot, values=values)
-
-    def from_parent(slot: int, ver: int, values: list[int], kind: int = RESULT,
-                    count: int = 4) -> int:
-        ident = b.next_ident()
-        b.send(4, ina_packet(Endpoint(PARENT.mac, PARENT.addr), AGGREGATOR, ident=ident,
-                             kind=kind, job=TREE_JOB, worker=2, slot=slot, ver=ver, chunk=slot,
-                             count=count, values=values))
-        return ident
-
-    p = [lanes(k, [0x7FFFFFFF], lambda i, w=w: (w + 1) * 10 + i) for w in range(2)]
-    partial = wrapping_sum(*p)
-    b.comment("Job 5, slot 0, version 0: worker 0 is absorbed; worker 1 completes the cell here,",
-              "and instead of a multicast the partial sum (lane 0 wraps: 0x7FFFFFFF * 2 =",
-              "0xFFFFFFFE; lane i is 30 + 2 i) leaves for the parent as a CONTRIB of worker 2,",
-              "from 10.0.0.254, count 0, routed by the LPM table (TTL 63, next hop's MAC).")
-    b.contribute(W0, TREE_JOB, 0, 0, p[0])
-    ident = b.contribute(W1, TREE_JOB, 0, 0, p[1])
-    b.expect(4, up(ident, 0, 0, partial))
-    b.count("ina_contributions", TREE_JOB, 2)
-    b.count("ina_partials_up", TREE_JOB)
-    b.comment("Worker 0 retransmits while the cell waits for the parent: the retransmission",
-              "climbs the tree, the stored partial sum goes up again (with the retx flag).")
-    ident = b.contribute(W0, TREE_JOB, 0, 0, p[0], retx=True)
-    b.expect(4, up(ident, 0, 0, partial, retx=True))
-    b.count("ina_duplicates", TREE_JOB)
-    b.count("ina_partials_up", TREE_JOB)
-    b.comment("Worker 1's timer fires too: its values climb as well. Values come again only",
-              "from a timer (silence, the last resort), so every member's copy climbs; early",
-              "detection's QUERYs climb from member 0 only (below; docs/protocol.md §6).")
-    ident = b.contribute(W1, TREE_JOB, 0, 0, p[1], retx=True)
-    b.expect(4, up(ident, 0, 0, partial, retx=True))
-    b.count("ina_duplicates", TREE_JOB)
-    b.count("ina_partials_up", TREE_JOB)
-
-    g = wrapping_sum(partial, lanes(k, [5], lambda i: 1000 + i))
-    b.comment("The parent's RESULT (count 4: all workers of the job) arrives on port 4: the cell",
-              "takes the global sum and it is multicast to workers 0 and 1 from this switch's",
-              "aggregator address; count stays 4.")
-    ident = from_parent(0, 0, g)
-    for w in (W0, W1):
-        b.expect_result(w, TREE_JOB, 0, 0, g, count=4, ident=ident)
-    b.count("ina_results_multicast", TREE_JOB)
-    b.comment("The same RESULT again (the parent answering the retransmission): already here,",
-              "dropped and counted as a duplicate.")
-    from_parent(0, 0, g)
-    b.count("ina_duplicates", TREE_JOB)
-    b.comment("Worker 1 lost the result: its retransmission gets the global sum, not the partial.")
-    ident = b.contribute(W1, TREE_JOB, 0, 0, p[1], retx=True)
-    b.expect_result(W1, TREE_JOB, 0, 0, g, count=4, ident=ident)
-    b.count("ina_duplicates", TREE_JOB)
-    b.count("ina_results_unicast", TREE_JOB)
-
-    m = [lanes(k, [float32_bits(x)], lambda i, w=w: float32_bits(w + 0.25 * i))
-         for w, x in enumerate((3.0, 1.0))]
-    b.comment("The MAX round of job 5, version 1: the lane-wise maximum goes up as a MAX_CONTRIB",
-              "(3.0 = 0x40400000 in lane 0), the parent's MAX_RESULT (4.0 in lane 0) comes down.")
-    b.contribute(W0, TREE_JOB, 0, 1, m[0], kind=MAX_CONTRIB)
-    ident = b.contribute(W1, TREE_JOB, 0, 1, m[1], kind=MAX_CONTRIB)
-    b.expect(4, up(ident, 0, 1, unsigned_max(*m), kind=MAX_CONTRIB))
-    b.count("ina_contributions", TREE_JOB, 2)
-    b.count("ina_partials_up", TREE_JOB)
-    top = unsigned_max(m[0], m[1], lanes(k, [float32_bits(4.0)], lambda i: 0))
-    ident = from_parent(0, 1, top, kind=MAX_RESULT)
-    for w in (W0, W1):
-        b.expect_result(w, TREE_JOB, 0, 1, top, count=4, ident=ident, kind=MAX_RESULT)
-    b.count("ina_results_multicast", TREE_JOB)
-
-    b.comment("A RESULT for a cell that never went up (slot 1) is dropped as a duplicate; one",
-              "for slot 2 (the pool has 2 slots) is a bad slot; kind 9 is a bad kind.")
-    from_parent(1, 0, g)
-    b.count("ina_duplicates", TREE_JOB)
-    from_parent(2, 0, g)
-    b.count("ina_drop_bad_slot", TREE_JOB)
-    from_parent(0, 0, g, kind=9)
-    b.count("ina_drop_bad_kind", TREE_JOB)
-
-    s = [lanes(k, [w], lambda i, w=w: 7 * (w + 1) + i) for w in range(2)]
-    partial_s = wrapping_sum(*s)
-    b.comment("Queries in a tree (docs/protocol.md §6). Job 5, slot 1, version 0: the cell",
-              "completes here and its partial sum goes up (and, say, is lost on the way).")
-    b.contribute(W0, TREE_JOB, 1, 0, s[0])
-    ident = b.contribute(W1, TREE_JOB, 1, 0, s[1])
-    b.expect(4, up(ident, 1, 0, partial_s))
-    b.count("ina_contributions", TREE_JOB, 2)
-    b.count("ina_partials_up", TREE_JOB)
-    b.comment("Both workers query. Worker 1's query is dropped (the cell has its piece and",
-              "waits for the parent); member 0's climbs: the switch asks the parent the same",
-              "question as worker 2 of job 5 (header-only, routed, TTL 63).")
-    b.query(W1, TREE_JOB, 1, 0)
-    ident = b.query(W0, TREE_JOB, 1, 0)
-    b.expect(4, up(ident, 1, 0, [], retx=True, kind=QUERY))
-    b.count("ina_queries", TREE_JOB, 2)
-    b.comment("The parent lacks this switch's partial sum and answers with a NACK (to the",
-              "aggregator address 10.0.0.254): the stored partial sum goes up again, k values,",
-              "retx flag set, the NACK's identification.")
-    ident = from_parent(1, 0, [], kind=NACK, count=0)
-    b.expect(4, up(ident, 1, 0, partial_s, retx=True))
-    b.count("ina_partials_up", TREE_JOB)
-    gs = wrapping_sum(partial_s, lanes(k, [], lambda i: 3 * i))
-    b.comment("The parent's RESULT comes down and is multicast; a late second NACK for the now",
-              "complete cell is dropped and counted as a duplicate; worker 1, which lost the",
-              "RESULT, queries and gets the global sum grown from its header-only QUERY.")
-    ident = from_parent(1, 0, gs)
-    for w in (W0, W1):
-        b.expect_result(w, TREE_JOB, 1, 0, gs, count=4, ident=ident)
-    b.count("ina_results_multicast", TREE_JOB)
-    from_parent(1, 0, [], kind=NACK, count=0)
-    b.count("ina_duplicates", TREE_JOB)
-    ident = b.query(W1, TREE_JOB, 1, 0)
-    b.expect_result(W1, TREE_JOB, 1, 0, gs, count=4, ident=ident)
-    b.count("ina_queries", TREE_JOB)
-    b.count("ina_results_unicast", TREE_JOB)
-
-    q = [lanes(k, [], lambda i, w=w: -(w + 1) * i) for w in range(2)]
-    b.comment("Job 6, where this switch is the root and its worker 1 is the child aggregator",
-              "10.0.8.254: the child's partial sum is one contribution; the RESULT goes to worker",
-              "0 and to the child aggregator's address (which multicasts it further down).")
-    b.contribute(W0, PARENT_JOB, 1, 0, q[0])
-    ident = b.next_ident()
-    b.send(CHILD.port, ina_packet(CHILD.endpoint, AGGREGATOR, ident=ident, kind=CONTRIB,
-                                  job=PARENT_JOB, worker=CHILD.id, slot=1, chunk=1,
-                                  values=q[1]))
-    for w in (W0, CHILD):
-        b.expect_result(w, PARENT_JOB, 1, 0, wrapping_sum(*q), count=2, ident=ident)
-    b.count("ina_contributions", PARENT_JOB, 2)
-    b.count("ina_results_multicast", PARENT_JOB)
-    b.comment("Job 6, slot 0: the child aggregator (worker 1) queries a cell that has nothing",
-              "from it: the NACK goes to the child aggregator's address behind port 3.")
-    ident = b.next_ident()
-    b.send(CHILD.port, ina_packet(CHILD.endpoint, AGGREGATOR, ident=ident, kind=QUERY,
-                                  job=PARENT_JOB, worker=CHILD.id, slot=0, chunk=0, retx=True,
-                                  values=[]))
-    b.expect_nack(CHILD, PARENT_JOB, 0, 0, ident=ident, chunk=0)
-    b.count("ina_queries", PARENT_JOB)
-    b.count("ina_nacks", PARENT_JOB)
-    return b.finish()
 
 
 def write_all() -> dict[Path, str]:
