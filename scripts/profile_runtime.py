@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import importlib.util
 import pstats
 import sys
 import time
@@ -44,19 +43,6 @@ LPM_PACKETS = [bytes.fromhex(h) for h in (
     "000000000099000000000011080045000018000100004011AF23C0A800010A01010701020304")]
 INA_WORKERS = 4
 CHUNK = 100  # packets timed at once: short enough to dodge other work's bursts
-
-
-def load_baseline(directory: str):
-    """The runtime package found in `directory`, imported as `baseline_runtime`."""
-    init = Path(directory) / "__init__.py"
-    if not init.is_file():
-        raise SystemExit(f"profile_runtime: {directory} holds no package (__init__.py missing)")
-    spec = importlib.util.spec_from_file_location("baseline_runtime", init,
-                                                  submodule_search_locations=[directory])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["baseline_runtime"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class Workload:
@@ -123,7 +109,7 @@ def compare(baseline_dir: str | None, names: list[str], rounds: int, packets: in
     """Best time per chunk of packets and runtime over `rounds`, alternating at every chunk."""
     runtimes = [("current", current_runtime)]
     if baseline_dir:
-        runtimes.insert(0, ("baseline", load_baseline(baseline_dir)))
+        runtimes.insert(0, ("baseline", switch_bench.load_baseline(baseline_dir)))
     rates: dict[tuple[str, str], float] = {}
     outputs: dict[tuple[str, str], int] = {}
     for name in names:
@@ -156,7 +142,7 @@ def stages(baseline_dir: str | None, names: list[str], rounds: int, packets: int
     (egress, deparser, replication, the engine's common flow), best of `rounds`."""
     runtimes = [("current", current_runtime)]
     if baseline_dir:
-        runtimes.insert(0, ("baseline", load_baseline(baseline_dir)))
+        runtimes.insert(0, ("baseline", switch_bench.load_baseline(baseline_dir)))
     print(f"{'workload':<10}{'runtime':<10}{'parse':>8}{'ingress':>9}{'rest':>8}{'total':>8}"
           "   (us per packet)")
     for name in names:
