@@ -11,23 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.leftovers import leftover_interfaces, leftover_processes
+
 ALL = ["ina", "ring", "ps", "hring", "dbtree", "rhd", "torus"]
 
 
 def leftovers(tag: str, out: Path) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            line = (entry / "cmdline").read_bytes().decode(errors="replace").replace("\0", " ")
-        except OSError:
-            continue
-        if str(out) in line and "hosts.agent" in line:
-            found.append(f"process {entry.name}: {line[:100]}")
-    found += [f"interface {p.name}" for p in Path("/sys/class/net").iterdir()
-              if p.name.startswith(f"{tag}s1-")]
-    return found
+    return leftover_processes(lambda argv: str(out) in " ".join(argv)
+                              and "hosts.agent" in " ".join(argv)) \
+        + leftover_interfaces([f"{tag}s1-"])
 
 
 @pytest.mark.root

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.leftovers import leftover_interfaces, leftover_processes
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--net", "mininet", "--size-mib", "0.03", "--elems", "32", "--pool", "32",
          "--window", "32", "--rto", "0.05"]
@@ -29,21 +31,13 @@ def leftovers(tag: str, grpc_port: int, out: Path,
     """Processes and interfaces of this run still present (the i-th switch, from 0, serves
     P4Runtime on grpc_port + i)."""
     servers = {f"127.0.0.1:{grpc_port + i}" for i in range(len(switches))}
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
+
+    def ours(argv: list[str]) -> bool:
         line = " ".join(argv)
-        if (str(out) in line and "hosts.agent" in line) or any(s in line for s in servers) \
-                or argv[-2:-1] == [f"mininet:{tag}h1"]:
-            found.append(f"process {entry.name}: {line[:100]}")
-    found += [f"interface {p.name}" for p in Path("/sys/class/net").iterdir()
-              if any(p.name.startswith(f"{tag}{switch}-") for switch in switches)]
-    return found
+        return (str(out) in line and "hosts.agent" in line) \
+            or any(s in line for s in servers) or argv[-2:-1] == [f"mininet:{tag}h1"]
+    return leftover_processes(ours) + leftover_interfaces(f"{tag}{switch}-"
+                                                          for switch in switches)
 
 
 def inaemu_run(tag: str, grpc_base: int, out: Path, *args: str,

@@ -10,6 +10,8 @@ import os
 
 import pytest
 
+from tests.leftovers import leftover_interfaces, leftover_processes
+
 if not os.environ.get("CI"):     # CI installs the torch extra, and there a missing torch fails
     pytest.importorskip("torch")
 
@@ -27,19 +29,10 @@ ITERATIONS = 10
 
 
 def leftovers(out: Path) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            line = (entry / "cmdline").read_bytes().decode(errors="replace").replace("\0", " ")
-        except OSError:
-            continue
-        if (str(out) in line and "inaemu.train.worker" in line) or f"127.0.0.1:{GRPC}" in line:
-            found.append(f"process {entry.name}: {line[:100]}")
-    found += [f"interface {p.name}" for p in Path("/sys/class/net").iterdir()
-              if p.name.startswith(f"{TAG}s1-")]
-    return found
+    def ours(argv: list[str]) -> bool:
+        line = " ".join(argv)
+        return (str(out) in line and "inaemu.train.worker" in line) or f"127.0.0.1:{GRPC}" in line
+    return leftover_processes(ours) + leftover_interfaces([f"{TAG}s1-"])
 
 
 @pytest.mark.root
