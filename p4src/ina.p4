@@ -247,6 +247,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_slot;
     counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_length;
     counter(INA_JOBS + 1, CounterType.packets) ina_drop_bad_kind;
+    counter(INA_JOBS + 1, CounterType.packets) ina_fallbacks;  // to the host aggregator
 
     // ---- plain routing: drop, ipv4_forward, ecmp_group, ipv4_lpm, ecmp_nhop, flood, arp_flood
 #include "forwarding.p4inc"
@@ -303,6 +304,25 @@ control MyIngress(inout headers hdr, inout metadata meta,
         key = { hdr.ina.job : exact; hdr.ina.worker : exact; }
         actions = { ina_worker_port; NoAction; }
         size = 4096;
+        default_action = NoAction();
+    }
+
+    // Best effort when the switch is full (docs/fallback.md): a job may hold fewer slots here
+    // than its workers use. A contribution or query for a slot >= pool_size goes to the job's
+    // host aggregator, routed as a plain packet to (server, port); without an entry it is a
+    // bad slot, as before.
+    action ina_fall_back(ip4Addr_t server, bit<16> port) {
+        hdr.ipv4.dstAddr = server;
+        hdr.udp.dstPort = port;
+        hdr.udp.checksum = 0;
+        meta.ina.route = 1;
+        ina_fallbacks.count(meta.ina.counter_index);
+    }
+
+    table ina_fallback {
+        key = { hdr.ina.job : exact; }
+        actions = { ina_fall_back; NoAction; }
+        size = 1024;
         default_action = NoAction();
     }
 
@@ -500,7 +520,14 @@ control MyIngress(inout headers hdr, inout metadata meta,
                             if (hdr.ina.worker >= meta.ina.n || meta.ina.worker_known == 0) {
                                 ina_reject_bad_worker();
                             } else if (meta.ina.slot_ok == 0) {
-                                ina_reject_bad_slot();
+                                // a data slot this switch does not hold: the job's host
+                                // aggregator takes it, if it has one (docs/fallback.md)
+                                if (hdr.ina.kind == INA_MAX_CONTRIB ||
+                                        (bit<32>)hdr.ina.slot < meta.ina.pool_size) {
+                                    ina_reject_bad_slot();
+                                } else if (!ina_fallback.apply().hit) {
+                                    ina_reject_bad_slot();
+                                }
                             } else if (meta.ina.is_query == 1) {
                                 // A worker that saw its chunk overdue asks (§4.1).
                                 ina_queries.count(meta.ina.counter_index);
