@@ -1,0 +1,118 @@
+"""The host aggregator (hosts/fallback.py) on a UDP socket: what a Mininet host runs.
+
+    python -m hosts.fallback_udp --job 1 --k 64 --first-slot 8 --pool 32 \
+        --workers 10.0.0.1,10.0.0.2,10.0.0.3,10.0.0.4 [--port 48880] [--stats FILE.json]
+
+Binds UDP `--port` (default 48880, so it may share a host with a worker on 48879), feeds every
+datagram to the aggregator and sends what it returns to the workers' port 48879. Runs until
+SIGTERM or SIGINT, then writes its counters to `--stats` (JSON) and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import select
+import signal
+import socket
+import sys
+from pathlib import Path
+
+from .fallback import FALLBACK_PORT, FallbackAggregator
+from .ina_wire import INA_UDP_PORT
+
+RECEIVE_BUFFER = 8 << 20
+MAX_DATAGRAM = 65535
+
+
+class UdpFallbackServer:
+    """One job's host aggregator on a bound UDP socket; `serve` until `stop()`."""
+
+    def __init__(self, aggregator: FallbackAggregator, workers: list[str], *,
+                 bind_address: str = "0.0.0.0", port: int = FALLBACK_PORT):
+        if len(workers) != aggregator.n:
+            raise ValueError(f"{len(workers)} worker addresses for a job of {aggregator.n}")
+        self.aggregator = aggregator
+        self.workers = [(address, INA_UDP_PORT) for address in workers]
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        self.sock.bind((bind_address, port))
+        self.sock.setblocking(False)
+        self.send_errors = 0
+        self._stopped = False
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.sock.getsockname()
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def serve(self, poll_s: float = 0.2) -> None:
+        while not self._stopped:
+            try:
+                readable, _, _ = select.select([self.sock], [], [], poll_s)
+            except InterruptedError:
+                continue
+            if readable:
+                self.drain()
+
+    def drain(self) -> int:
+        """Every queued datagram through the aggregator; how many there were."""
+        handled = 0
+        while True:
+            try:
+                payload = self.sock.recv(MAX_DATAGRAM)
+            except (BlockingIOError, InterruptedError):
+                return handled
+            except ConnectionRefusedError:
+                continue            # an ICMP error for an earlier send: that datagram is lost
+            handled += 1
+            for worker, reply in self.aggregator.receive(payload):
+                try:
+                    self.sock.sendto(reply, self.workers[worker])
+                except OSError:
+                    self.send_errors += 1     # lost: the worker's recovery covers it
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hosts.fallback_udp",
+                                     description="a job's host aggregator (docs/fallback.md)")
+    parser.add_argument("--job", type=int, required=True)
+    parser.add_argument("--k", type=int, required=True, help="values per packet (INA_K)")
+    parser.add_argument("--first-slot", type=int, required=True,
+                        help="the job's switch pool P: slots P.. come here")
+    parser.add_argument("--pool", type=int, required=True, help="the workers' pool W")
+    parser.add_argument("--workers", required=True,
+                        help="the workers' IPv4 addresses, comma-separated, in worker id order")
+    parser.add_argument("--port", type=int, default=FALLBACK_PORT)
+    parser.add_argument("--stats", type=Path, help="write the counters here (JSON) on exit")
+    args = parser.parse_args(argv)
+    workers = [w for w in args.workers.split(",") if w]
+    try:
+        aggregator = FallbackAggregator(job=args.job, n=len(workers), k=args.k,
+                                        first_slot=args.first_slot, pool_size=args.pool)
+        server = UdpFallbackServer(aggregator, workers, port=args.port)
+    except (ValueError, OSError) as error:
+        print(f"fallback: {error}", file=sys.stderr)
+        return 2
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: server.stop())
+    print(f"fallback: job {args.job} slots {args.first_slot}..{args.pool - 1} on UDP "
+          f"{server.address[1]}, {len(workers)} workers", flush=True)
+    try:
+        server.serve()
+    finally:
+        server.close()
+        stats = {**aggregator.counters.as_dict(), "send_errors": server.send_errors}
+        if args.stats:
+            args.stats.write_text(json.dumps(stats, indent=2) + "\n")
+        print(f"fallback: done: {stats}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
