@@ -109,7 +109,7 @@ header ina_t {
     bit<8>  flags;
     bit<16> job;
     bit<8>  worker;
-    bit<8>  pad;
+    bit<8>  exp;     // a block's exponent, biased by 127 (docs/protocol.md §5.2): max-combined
     bit<16> slot;
     bit<32> chunk;
     bit<16> count;
@@ -233,6 +233,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
 #undef INA_LANE
     register<members_t>(INA_CELLS) ina_seen;  // bit w set: worker w's contribution is in
     register<bit<8>>(INA_CELLS)  ina_pending; // contributions still missing; 0 = complete/idle
+    // the largest `exp` of the cell's contributions: the agreed exponent of the block that
+    // next uses the slot (one step ahead, docs/protocol.md §5.2)
+    register<bit<8>>(INA_CELLS)  ina_exp;
 
     // ---- per-job counters (packets), index = job id (INA_OTHER_JOBS for the rest)
     counter(INA_JOBS + 1, CounterType.packets) ina_contributions;
@@ -327,13 +330,23 @@ control MyIngress(inout headers hdr, inout metadata meta,
     }
 
     // ---- per-lane work on cell meta.ina.idx; afterwards the packet carries the cell's values
+    // The exponent travels like one more lane: written, max-combined and read with the values.
     action ina_overwrite() {
+        ina_exp.write(meta.ina.idx, hdr.ina.exp);
 #define INA_LANE(V, R) R.write(meta.ina.idx, hdr.vals.V);
 #include "ina_lanes.p4inc"
 #undef INA_LANE
     }
 
+    action ina_exp_max() {
+        bit<8> stored;
+        ina_exp.read(stored, meta.ina.idx);
+        hdr.ina.exp = (stored > hdr.ina.exp) ? stored : hdr.ina.exp;
+        ina_exp.write(meta.ina.idx, hdr.ina.exp);
+    }
+
     action ina_add() {
+        ina_exp_max();
         bit<32> lane;
 #define INA_LANE(V, R) R.read(lane, meta.ina.idx); \
         hdr.vals.V = hdr.vals.V + lane; R.write(meta.ina.idx, hdr.vals.V);
@@ -343,6 +356,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     // Unsigned maximum: for non-negative float32 bit patterns it is the numeric maximum.
     action ina_max() {
+        ina_exp_max();
         bit<32> lane;
 #define INA_LANE(V, R) R.read(lane, meta.ina.idx); \
         hdr.vals.V = (lane > hdr.vals.V) ? lane : hdr.vals.V; R.write(meta.ina.idx, hdr.vals.V);
@@ -351,6 +365,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     }
 
     action ina_read() {
+        ina_exp.read(hdr.ina.exp, meta.ina.idx);
 #define INA_LANE(V, R) R.read(hdr.vals.V, meta.ina.idx);
 #include "ina_lanes.p4inc"
 #undef INA_LANE

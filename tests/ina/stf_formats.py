@@ -1,0 +1,258 @@
+"""p4src/ina_formats.stf: block exponents and packed int16/int8 lanes in p4src/ina.p4
+(docs/protocol.md §1, §5, docs/formats.md); every expected byte computed here from the document.
+
+    .venv/bin/python -m tests.ina.stf_formats     # rewrites p4src/ina_formats.stf
+
+One file, k = 4, three jobs side by side:
+- job 7 (flat, workers 0-2 on ports 1-3, pool 2 at cell 0): the exponent byte is max-combined
+  per cell, survives duplicates, queries and the shadow cell, and is overwritten (not max-ed
+  with a stale value) when a slot is reused;
+- job 5 (this switch a child, workers 0 and 1, base 16) and job 6 (this switch the root of a
+  child aggregator, base 24): the exponent goes up with the partial sum, comes down with the
+  parent's RESULT, and goes up again after a NACK;
+- job 9 (flat, workers 0-2, pool 2 at cell 32): int16 and int8 lanes summed per sub-lane, and
+  the overflow flag (flags bit 4) set, kept and carried up and down the tree.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from .packets import (CONTRIB, NACK, QUERY, RESULT, Endpoint, eth_ipv4_udp, ip)
+from .stf_builder import (AGGREGATOR, SWITCH_MAC, W0, W1, W2, StfBuilder, Worker,
+                          aggregator_address, root_job, routes, worker_entries)
+
+P4SRC = Path(__file__).resolve().parents[2] / "p4src"
+STF_NAME = "ina_formats.stf"
+K = 4
+FORMAT_BITS = {"int32": 32, "int16": 16, "int8": 8}
+FORMAT_CODE = {"int32": 0, "int16": 1, "int8": 2}
+FLAG_OVERFLOW = 0x10
+
+JOB, POOL = 7, 2
+TREE_JOB, ROOT_JOB = 5, 6
+PACKED_JOB = 9
+PARENT = Endpoint(0x080000000999, ip("10.0.9.254"))       # the parent aggregator, via port 4
+CHILD = Worker(1, 3, 0x080000000888, ip("10.0.8.254"))    # a child aggregator, via port 3
+
+
+# --- the wire, from docs/protocol.md §1 -----------------------------------------------------
+
+def pack(values: list[int], fmt: str) -> list[int]:
+    """Sub-values (signed, of the format's width) packed big-endian into 32-bit wire lanes."""
+    bits = FORMAT_BITS[fmt]
+    per_lane = 32 // bits
+    assert len(values) == K * per_lane
+    mask = (1 << bits) - 1
+    lanes = []
+    for i in range(0, len(values), per_lane):
+        word = 0
+        for v in values[i:i + per_lane]:
+            assert -(1 << (bits - 1)) <= v < 1 << (bits - 1), v
+            word = (word << bits) | (v & mask)
+        lanes.append(word)
+    return lanes
+
+
+def packed_sum(vectors: list[list[int]], fmt: str) -> tuple[list[int], bool]:
+    """Sub-lane sums modulo 2^bits (the switch's arithmetic) and whether any partial sum, in
+    arrival order, left the signed range (what the switch flags)."""
+    bits = FORMAT_BITS[fmt]
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    total, overflow = list(vectors[0]), False
+    for vector in vectors[1:]:
+        for i, v in enumerate(vector):
+            exact = total[i] + v
+            overflow |= not low <= exact <= high
+            total[i] = (exact - low) % (1 << bits) + low
+    return total, overflow
+
+
+def payload(*, kind: int, job: int, worker: int, slot: int, lanes: list[int], ver: int = 0,
+            retx: bool = False, chunk: int | None = None, count: int = 0, exp: int = 0,
+            fmt: str = "int32", overflow: bool = False) -> bytes:
+    flags = ver | (0x02 if retx else 0) | (FORMAT_CODE[fmt] << 2) | (FLAG_OVERFLOW if overflow
+                                                                      else 0)
+    header = struct.pack("!BBHBBHIHxx", kind, flags, job, worker, exp, slot,
+                         slot if chunk is None else chunk, count)
+    return header + b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in lanes)
+
+
+class Test:
+    """StfBuilder plus contributions and results that carry `exp` and format flags."""
+
+    def __init__(self, b: StfBuilder):
+        self.b = b
+
+    def send(self, w: Worker, job: int, slot: int, ver: int, lanes: list[int], **fields) -> int:
+        ident = self.b.next_ident()
+        self.b.send(w.port, eth_ipv4_udp(w.endpoint, AGGREGATOR, payload(
+            kind=fields.pop("kind", CONTRIB), job=job, worker=w.id, slot=slot, ver=ver,
+            lanes=lanes, **fields), ident=ident))
+        return ident
+
+    def result(self, w: Worker, job: int, slot: int, ver: int, lanes: list[int], *, ident: int,
+               count: int, **fields) -> None:
+        self.b.expect(w.port, eth_ipv4_udp(AGGREGATOR, w.endpoint, payload(
+            kind=fields.pop("kind", RESULT), job=job, worker=w.id, slot=slot, ver=ver,
+            lanes=lanes, count=count, **fields), ident=ident))
+
+
+def wrapping(*vectors: list[int]) -> list[int]:
+    return [sum(lane) & 0xFFFFFFFF for lane in zip(*vectors)]
+
+
+# --- job 7: the exponent byte of a flat job ---------------------------------------------------
+
+def exponents(t: Test) -> None:
+    b = t.b
+    a = [[1, 2, 3, 4], [10, 20, 30, 40], [100, 200, 300, 400]]
+    b.comment("Job 7, slot 0, version 0: the workers offer exponents 130, 127 and 131 for the",
+              "block that next uses this slot. The cell keeps the largest; the RESULT carries",
+              "it (131) with the lane sums.")
+    t.send(W0, JOB, 0, 0, a[0], exp=130)
+    t.send(W1, JOB, 0, 0, a[1], exp=127)
+    ident = t.send(W2, JOB, 0, 0, a[2], exp=131)
+    for w in (W0, W1, W2):
+        t.result(w, JOB, 0, 0, wrapping(*a), ident=ident, count=3, exp=131)
+    b.count("ina_contributions", JOB, 3)
+    b.count("ina_results_multicast", JOB)
+    b.comment("Worker 1 lost the RESULT: its retransmission (its own exp 127) is answered from",
+              "the cell, with the agreed exponent 131, not the retransmission's.")
+    ident = t.send(W1, JOB, 0, 0, a[1], exp=127, retx=True)
+    t.result(W1, JOB, 0, 0, wrapping(*a), ident=ident, count=3, exp=131)
+    b.count("ina_duplicates", JOB)
+    b.count("ina_results_unicast", JOB)
+    b.comment("Worker 0 asks with a header-only QUERY (exp 0): the answer carries 131 too.")
+    ident = t.send(W0, JOB, 0, 0, [], kind=QUERY, retx=True)
+    b.count("ina_queries", JOB)
+    t.result(W0, JOB, 0, 0, wrapping(*a), ident=ident, count=3, exp=131)
+    b.count("ina_results_unicast", JOB)
+
+    v = [[-1, -2, -3, -4], [5, 6, 7, 8], [0, 0, 0, 1]]
+    b.comment("Slot 0, version 1 (the shadow): workers 0 and 1 contribute with exponents 5 and",
+              "9. Worker 2's retransmission to version 0 still gets 131 from there.")
+    t.send(W0, JOB, 0, 1, v[0], exp=5, chunk=POOL)
+    t.send(W1, JOB, 0, 1, v[1], exp=9, chunk=POOL)
+    ident = t.send(W2, JOB, 0, 0, a[2], exp=131, retx=True)
+    t.result(W2, JOB, 0, 0, wrapping(*a), ident=ident, count=3, exp=131)
+    b.count("ina_duplicates", JOB)
+    b.count("ina_results_unicast", JOB)
+    b.comment("Worker 2 completes version 1 with exponent 7: the RESULT carries 9.")
+    ident = t.send(W2, JOB, 0, 1, v[2], exp=7, chunk=POOL)
+    for w in (W0, W1, W2):
+        t.result(w, JOB, 0, 1, wrapping(*v), ident=ident, count=3, exp=9, chunk=POOL)
+    b.count("ina_contributions", JOB, 3)
+    b.count("ina_results_multicast", JOB)
+
+    r = [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]]
+    b.comment("Slot 0, version 0 reused (chunk 2 * pool) with exponents 3, 2, 1: the first",
+              "contribution overwrites the stored 131, so the RESULT carries 3.")
+    t.send(W0, JOB, 0, 0, r[0], exp=3, chunk=2 * POOL)
+    t.send(W1, JOB, 0, 0, r[1], exp=2, chunk=2 * POOL)
+    ident = t.send(W2, JOB, 0, 0, r[2], exp=1, chunk=2 * POOL)
+    for w in (W0, W1, W2):
+        t.result(w, JOB, 0, 0, wrapping(*r), ident=ident, count=3, exp=3, chunk=2 * POOL)
+    b.count("ina_contributions", JOB, 3)
+    b.count("ina_results_multicast", JOB)
+
+
+# --- jobs 5 and 6: the exponent and the overflow flag along a tree ------------------------------
+
+def tree(t: Test) -> None:
+    b = t.b
+
+    def up(ident: int, slot: int, lanes: list[int], *, retx: bool = False, exp: int,
+           fmt: str = "int32", overflow: bool = False) -> bytes:
+        return eth_ipv4_udp(Endpoint(SWITCH_MAC, AGGREGATOR.addr), PARENT, payload(
+            kind=CONTRIB, job=TREE_JOB, worker=2, slot=slot, lanes=lanes, retx=retx, exp=exp,
+            fmt=fmt, overflow=overflow), ttl=63, ident=ident)
+
+    def from_parent(slot: int, lanes: list[int], *, kind: int = RESULT, exp: int = 0,
+                    fmt: str = "int32", overflow: bool = False) -> int:
+        ident = b.next_ident()
+        b.send(4, eth_ipv4_udp(Endpoint(PARENT.mac, PARENT.addr), AGGREGATOR, payload(
+            kind=kind, job=TREE_JOB, worker=2, slot=slot, lanes=lanes, exp=exp, fmt=fmt,
+            overflow=overflow, count=0 if kind == NACK else 4), ident=ident))
+        return ident
+
+    p = [[1, 2, 3, 4], [5, 6, 7, 8]]
+    b.comment("Job 5 (this switch a child), slot 0: exponents 140 and 120 from its workers; the",
+              "partial sum goes up to the parent carrying 140.")
+    t.send(W0, TREE_JOB, 0, 0, p[0], exp=140)
+    ident = t.send(W1, TREE_JOB, 0, 0, p[1], exp=120)
+    b.expect(4, up(ident, 0, wrapping(*p), exp=140))
+    b.count("ina_contributions", TREE_JOB, 2)
+    b.count("ina_partials_up", TREE_JOB)
+    b.comment("The parent lost it and sends a NACK: the stored partial goes up again, with 140.")
+    ident = from_parent(0, [], kind=NACK)
+    b.expect(4, up(ident, 0, wrapping(*p), retx=True, exp=140))
+    b.count("ina_partials_up", TREE_JOB)
+    g = [100, 200, 300, 400]
+    b.comment("The parent's RESULT carries the global exponent 150 (another child's): the child",
+              "stores it with the values and multicasts both down.")
+    ident = from_parent(0, g, exp=150)
+    for w in (W0, W1):
+        t.result(w, TREE_JOB, 0, 0, g, ident=ident, count=4, exp=150)
+    b.count("ina_results_multicast", TREE_JOB)
+    b.comment("A worker that lost it retransmits: the answer from the cell carries 150.")
+    ident = t.send(W1, TREE_JOB, 0, 0, p[1], exp=120, retx=True)
+    t.result(W1, TREE_JOB, 0, 0, g, ident=ident, count=4, exp=150)
+    b.count("ina_duplicates", TREE_JOB)
+    b.count("ina_results_unicast", TREE_JOB)
+
+    c = [[7, 7, 7, 7], [1, 1, 1, 1]]
+    b.comment("Job 6 (this switch the root; member 1 is a child aggregator): the child's",
+              "partial sum arrives with exponent 150, worker 0's with 149: the RESULT to both",
+              "(the child at its aggregator address) carries 150.")
+    t.send(W0, ROOT_JOB, 1, 0, c[0], exp=149)
+    ident = t.send(CHILD, ROOT_JOB, 1, 0, c[1], exp=150)
+    for w in (W0, CHILD):
+        t.result(w, ROOT_JOB, 1, 0, wrapping(*c), ident=ident, count=2, exp=150)
+    b.count("ina_contributions", ROOT_JOB, 2)
+    b.count("ina_results_multicast", ROOT_JOB)
+
+
+def formats_test() -> str:
+    b = StfBuilder(K, [
+        "ina: block exponents and packed int16/int8 lanes, k = 4 (written by",
+        "tests/ina/stf_formats.py from docs/protocol.md and docs/formats.md; regenerate",
+        "rather than edit). Switch and workers as in ina.stf; the parent aggregator of job 5",
+        "is 10.0.9.254 behind port 4, the child aggregator of job 6 10.0.8.254 behind port 3.",
+        "Header byte 5 is `exp`; flags bits 2-3 the format (0 int32, 1 int16, 2 int8), bit 4",
+        "the overflow flag of a RESULT.",
+    ])
+    routes(b)
+    b.cmd(f"add ipv4_lpm hdr.ipv4.dstAddr:0x{PARENT.addr & 0xFFFFFF00:08X}/24 "
+          f"ipv4_forward(dstAddr:0x{PARENT.mac:012X}, port:4)")
+    aggregator_address(b)
+    node = root_job(b, JOB, base=0, pool=POOL, workers=[W0, W1, W2], first_node=0)
+    b.cmd(f"add ina_jobs hdr.ipv4.dstAddr:0x{AGGREGATOR.addr:08X} hdr.ina.job:{TREE_JOB} "
+          f"ina_child_job(base:16, pool_size:2, n:2, mgid:{TREE_JOB}, result_count:4, "
+          f"parent:0x{PARENT.addr:08X}, child_index:2)")
+    node = worker_entries(b, TREE_JOB, [W0, W1], first_node=node)
+    node = root_job(b, ROOT_JOB, base=24, pool=2, workers=[W0, CHILD], first_node=node)
+    node = root_job(b, PACKED_JOB, base=32, pool=2, workers=[W0, W1, W2], first_node=node)
+    for job in (JOB, TREE_JOB, ROOT_JOB, PACKED_JOB):
+        for name in ("drop_bad_kind", "drop_bad_length", "nacks"):
+            b.zero_checks.append((f"ina_{name}", job))
+    t = Test(b)
+    exponents(t)
+    tree(t)
+    return b.finish()
+
+
+def write_all() -> dict[Path, str]:
+    return {P4SRC / STF_NAME: formats_test()}
+
+
+def main() -> int:
+    for path, text in write_all().items():
+        path.write_text(text)
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
