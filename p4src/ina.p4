@@ -62,6 +62,12 @@ const bit<8>  INA_QUERY       = 4;  // "has my chunk's cell everything from me?"
 const bit<8>  INA_NACK        = 5;  // "no: send your contribution again" (no values)
 const bit<8>  INA_FLAG_VER    = 1;
 const bit<8>  INA_FLAG_RETX   = 2;
+// flags bits 2-3: the lane format (docs/formats.md); bit 4: a sub-lane sum of the cell overflowed
+const bit<8>  INA_FLAG_FORMAT = 0x0C;
+const bit<8>  INA_FORMAT_INT32 = 0x00;  // one value per 32-bit lane, sums wrap (as before)
+const bit<8>  INA_FORMAT_INT16 = 0x04;  // two per lane, summed per sub-lane, overflow flagged
+const bit<8>  INA_FORMAT_INT8  = 0x08;  // four per lane, likewise (0x0C is refused: bad kind)
+const bit<8>  INA_FLAG_OVERFLOW = 0x10;
 // pending value of a cell on a non-root switch that is complete locally and waits for the
 // parent's RESULT (n <= INA_MEMBERS <= 254, so it is never a count of missing contributions).
 const bit<8>  INA_WAIT_PARENT = 0xFF;
@@ -141,6 +147,9 @@ struct ina_metadata_t {
     bit<8>    pending;
     bit<1>    is_contribution; // CONTRIB or MAX_CONTRIB
     bit<1>    is_query;       // QUERY
+    bit<1>    format_ok;      // flags name a lane format (int32, int16 or int8)
+    bit<32>   sign_bits;      // the sign bit of every sub-lane of a 32-bit lane, per format
+    bit<32>   overflow_bits;  // packed add: a sub-lane's sign bit set where its sum overflowed
     bit<1>    length_ok;      // values for CONTRIB/RESULT kinds, none for QUERY/NACK
     bit<1>    worker_known;   // the worker table has (job, worker)
     bit<1>    slot_ok;        // a slot of the pool (or the MAX pair), inside the registers
@@ -236,6 +245,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // the largest `exp` of the cell's contributions: the agreed exponent of the block that
     // next uses the slot (one step ahead, docs/protocol.md §5.2)
     register<bit<8>>(INA_CELLS)  ina_exp;
+    // INA_FLAG_OVERFLOW if a packed (int16/int8) sum of the cell overflowed, else 0: sticky
+    // until the cell is reused, and carried by every RESULT of the cell (docs/formats.md)
+    register<bit<8>>(INA_CELLS)  ina_overflow;
 
     // ---- per-job counters (packets), index = job id (INA_OTHER_JOBS for the rest)
     counter(INA_JOBS + 1, CounterType.packets) ina_contributions;
@@ -333,6 +345,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // The exponent travels like one more lane: written, max-combined and read with the values.
     action ina_overwrite() {
         ina_exp.write(meta.ina.idx, hdr.ina.exp);
+        ina_overflow.write(meta.ina.idx, hdr.ina.flags & INA_FLAG_OVERFLOW);
 #define INA_LANE(V, R) R.write(meta.ina.idx, hdr.vals.V);
 #include "ina_lanes.p4inc"
 #undef INA_LANE
@@ -345,6 +358,18 @@ control MyIngress(inout headers hdr, inout metadata meta,
         ina_exp.write(meta.ina.idx, hdr.ina.exp);
     }
 
+    // The cell's overflow flag: what it had, what the packet brings (a child's partial sum),
+    // and what this packed add saw; the packet carries the result.
+    action ina_overflow_merge() {
+        bit<8> stored;
+        ina_overflow.read(stored, meta.ina.idx);
+        bit<8> seen_now = ((meta.ina.overflow_bits & meta.ina.sign_bits) != 0) ?
+                          INA_FLAG_OVERFLOW : 8w0;
+        hdr.ina.flags = hdr.ina.flags | stored | seen_now;
+        ina_overflow.write(meta.ina.idx, hdr.ina.flags & INA_FLAG_OVERFLOW);
+    }
+
+    // int32 lanes: plain sums modulo 2^32 (the hosts' scale keeps them in range).
     action ina_add() {
         ina_exp_max();
         bit<32> lane;
@@ -352,6 +377,25 @@ control MyIngress(inout headers hdr, inout metadata meta,
         hdr.vals.V = hdr.vals.V + lane; R.write(meta.ina.idx, hdr.vals.V);
 #include "ina_lanes.p4inc"
 #undef INA_LANE
+        ina_overflow_merge();
+    }
+
+    // int16/int8 lanes: each 32-bit lane holds 2 or 4 values; one SWAR add sums them without
+    // carries crossing sub-lanes (add the bits below each sign bit, then xor the sign bits in),
+    // and a sub-lane overflowed where both addends have one sign and the sum the other.
+    action ina_add_packed() {
+        ina_exp_max();
+        bit<32> lane;
+        bit<32> sum;
+        bit<32> low_bits = ~meta.ina.sign_bits;
+#define INA_LANE(V, R) R.read(lane, meta.ina.idx); \
+        sum = ((lane & low_bits) + (hdr.vals.V & low_bits)) ^ \
+              ((lane ^ hdr.vals.V) & meta.ina.sign_bits); \
+        meta.ina.overflow_bits = meta.ina.overflow_bits | (~(lane ^ hdr.vals.V) & (lane ^ sum)); \
+        hdr.vals.V = sum; R.write(meta.ina.idx, sum);
+#include "ina_lanes.p4inc"
+#undef INA_LANE
+        ina_overflow_merge();
     }
 
     // Unsigned maximum: for non-negative float32 bit patterns it is the numeric maximum.
@@ -366,6 +410,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     action ina_read() {
         ina_exp.read(hdr.ina.exp, meta.ina.idx);
+        bit<8> overflow;
+        ina_overflow.read(overflow, meta.ina.idx);
+        hdr.ina.flags = (hdr.ina.flags & ~INA_FLAG_OVERFLOW) | overflow;
 #define INA_LANE(V, R) R.read(hdr.vals.V, meta.ina.idx);
 #include "ina_lanes.p4inc"
 #undef INA_LANE
@@ -382,6 +429,10 @@ control MyIngress(inout headers hdr, inout metadata meta,
         bool header_only = hdr.ina.kind == INA_QUERY || hdr.ina.kind == INA_NACK;
         meta.ina.length_ok = (header_only ? hdr.udp.length == INA_HEADER_UDP_LENGTH :
                               hdr.vals.isValid()) ? 1w1 : 1w0;
+        bit<8> format = hdr.ina.flags & INA_FLAG_FORMAT;
+        meta.ina.format_ok = (format != INA_FLAG_FORMAT) ? 1w1 : 1w0;
+        meta.ina.sign_bits = (format == INA_FORMAT_INT8) ? 32w0x80808080 :
+                             ((format == INA_FORMAT_INT16) ? 32w0x80008000 : 32w0x80000000);
     }
 
     // Cells of slot s (version v) are base + 2s + v; the MAX round uses the pair after the pool.
@@ -410,7 +461,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // The packet becomes a RESULT from the aggregator address (egress sets the receiver).
     action ina_as_result() {
         hdr.ina.kind = hdr.ina.kind | INA_RESULT;
-        hdr.ina.flags = hdr.ina.flags & INA_FLAG_VER;
+        hdr.ina.flags = hdr.ina.flags & (INA_FLAG_VER | INA_FLAG_FORMAT | INA_FLAG_OVERFLOW);
         hdr.ipv4.srcAddr = hdr.ipv4.dstAddr;
         hdr.ipv4.ttl = INA_RESULT_TTL;
         hdr.ethernet.srcAddr = hdr.ethernet.dstAddr;
@@ -528,6 +579,8 @@ control MyIngress(inout headers hdr, inout metadata meta,
                         ina_reject_bad_length();
                     } else if (!ina_jobs.apply().hit) {
                         ina_reject_unknown_job();
+                    } else if (meta.ina.format_ok == 0) {
+                        ina_reject_bad_kind();      // no such lane format
                     } else {
                         ina_workers.apply();
                         ina_locate();
@@ -571,8 +624,11 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                     } else {
                                         if (hdr.ina.kind == INA_MAX_CONTRIB) {
                                             ina_max();
-                                        } else {
+                                        } else if ((hdr.ina.flags & INA_FLAG_FORMAT) ==
+                                                   INA_FORMAT_INT32) {
                                             ina_add();
+                                        } else {
+                                            ina_add_packed();
                                         }
                                         meta.ina.pending = meta.ina.pending - 1;
                                     }

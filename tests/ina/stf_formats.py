@@ -214,6 +214,149 @@ def tree(t: Test) -> None:
     b.count("ina_results_multicast", ROOT_JOB)
 
 
+# --- job 9: packed lanes and the overflow flag --------------------------------------------------
+
+def packed(t: Test) -> None:
+    b = t.b
+    x = [[-1, 1, 300, -300, 32767, -32768, 5, 6],
+         [1, -1, -300, 300, -1, 1, 7, 8],
+         [0, 0, 1000, 2000, -2, 3, -100, 100]]
+    total, overflow = packed_sum(x, "int16")
+    assert not overflow
+    b.comment("Job 9, slot 0, version 0, int16 lanes (flags 0x04): eight values per packet, two",
+              "per 32-bit lane, high half first. -1 + 1 in a high half must not borrow from the",
+              "low half (a plain 32-bit add would); 32767 - 1 - 2 and -32768 + 1 + 3 stay in",
+              "range: no overflow flag. The RESULT keeps the format bits.")
+    t.send(W0, PACKED_JOB, 0, 0, pack(x[0], "int16"), fmt="int16")
+    t.send(W1, PACKED_JOB, 0, 0, pack(x[1], "int16"), fmt="int16")
+    ident = t.send(W2, PACKED_JOB, 0, 0, pack(x[2], "int16"), fmt="int16")
+    for w in (W0, W1, W2):
+        t.result(w, PACKED_JOB, 0, 0, pack(total, "int16"), ident=ident, count=3, fmt="int16")
+    b.count("ina_contributions", PACKED_JOB, 3)
+    b.count("ina_results_multicast", PACKED_JOB)
+
+    y = [[-1, 1, -128, 127, 64, -64, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+         [1, -1, 1, -1, 63, -64, 0, -1, -2, -3, -4, -5, -6, -7, -8, -9],
+         [0, -128, 127, 0, 0, 0, 0, 0, 10, 20, 30, 40, 50, 60, 70, 50]]
+    total, overflow = packed_sum(y, "int8")
+    assert not overflow
+    b.comment("Slot 1, version 0, int8 lanes (flags 0x08): sixteen values, four per lane, every",
+              "partial sum in [-128, 127]: no flag.")
+    t.send(W0, PACKED_JOB, 1, 0, pack(y[0], "int8"), fmt="int8")
+    t.send(W1, PACKED_JOB, 1, 0, pack(y[1], "int8"), fmt="int8")
+    ident = t.send(W2, PACKED_JOB, 1, 0, pack(y[2], "int8"), fmt="int8")
+    for w in (W0, W1, W2):
+        t.result(w, PACKED_JOB, 1, 0, pack(total, "int8"), ident=ident, count=3, fmt="int8")
+    b.count("ina_contributions", PACKED_JOB, 3)
+    b.count("ina_results_multicast", PACKED_JOB)
+
+    z = [[30000, 0, 0, 0, 0, 0, 0, 0], [30000, 0, 0, 0, 0, 0, 0, 0],
+         [-30000, 0, 0, 0, 0, 0, 0, 1]]
+    total, overflow = packed_sum(z, "int16")
+    assert overflow and total[0] == -5536 + -30000 + 65536
+    b.comment("Slot 0, version 1, int16: 30000 + 30000 overflows in the first sub-lane (it",
+              "wraps to -5536). The third contribution brings the true sum back in range, but",
+              "the flag is sticky: the RESULT has flags bit 4 (0x10) set, and the value (wrapped",
+              "sums, here 30000) is not to be trusted: the workers redo the block.")
+    t.send(W0, PACKED_JOB, 0, 1, pack(z[0], "int16"), fmt="int16", chunk=2)
+    t.send(W1, PACKED_JOB, 0, 1, pack(z[1], "int16"), fmt="int16", chunk=2)
+    ident = t.send(W2, PACKED_JOB, 0, 1, pack(z[2], "int16"), fmt="int16", chunk=2)
+    for w in (W0, W1, W2):
+        t.result(w, PACKED_JOB, 0, 1, pack(total, "int16"), ident=ident, count=3, fmt="int16",
+                 chunk=2, overflow=True)
+    b.count("ina_contributions", PACKED_JOB, 3)
+    b.count("ina_results_multicast", PACKED_JOB)
+    b.comment("Worker 0 lost that RESULT: the copy answered from the cell has the flag too.")
+    ident = t.send(W0, PACKED_JOB, 0, 1, pack(z[0], "int16"), fmt="int16", chunk=2, retx=True)
+    t.result(W0, PACKED_JOB, 0, 1, pack(total, "int16"), ident=ident, count=3, fmt="int16",
+             chunk=2, overflow=True)
+    b.count("ina_duplicates", PACKED_JOB)
+    b.count("ina_results_unicast", PACKED_JOB)
+
+    u = [[0] * 15 + [100], [0] * 15 + [100], [0] * 15 + [-100]]
+    total, overflow = packed_sum(u, "int8")
+    assert overflow
+    b.comment("Slot 1, version 1, int8: 100 + 100 overflows the last sub-lane of the last lane",
+              "(then - 100): flagged.")
+    t.send(W2, PACKED_JOB, 1, 1, pack(u[0], "int8"), fmt="int8", chunk=3)
+    t.send(W0, PACKED_JOB, 1, 1, pack(u[1], "int8"), fmt="int8", chunk=3)
+    ident = t.send(W1, PACKED_JOB, 1, 1, pack(u[2], "int8"), fmt="int8", chunk=3)
+    for w in (W0, W1, W2):
+        t.result(w, PACKED_JOB, 1, 1, pack(total, "int8"), ident=ident, count=3, fmt="int8",
+                 chunk=3, overflow=True)
+    b.count("ina_contributions", PACKED_JOB, 3)
+    b.count("ina_results_multicast", PACKED_JOB)
+
+    r = [[1] * 16, [2] * 16, [-3] * 16]
+    total, overflow = packed_sum(r, "int8")
+    assert not overflow
+    b.comment("Slot 0, version 0 reused (chunk 4) after version 1 overflowed: the flag belongs",
+              "to a cell, not a slot, and this cell's round starts clean: no flag.")
+    t.send(W0, PACKED_JOB, 0, 0, pack(r[0], "int8"), fmt="int8", chunk=4)
+    t.send(W1, PACKED_JOB, 0, 0, pack(r[1], "int8"), fmt="int8", chunk=4)
+    ident = t.send(W2, PACKED_JOB, 0, 0, pack(r[2], "int8"), fmt="int8", chunk=4)
+    for w in (W0, W1, W2):
+        t.result(w, PACKED_JOB, 0, 0, pack(total, "int8"), ident=ident, count=3, fmt="int8",
+                 chunk=4)
+    b.count("ina_contributions", PACKED_JOB, 3)
+    b.count("ina_results_multicast", PACKED_JOB)
+    b.comment("Slot 0, version 1 reused (chunk 6), int16: the first contribution resets the",
+              "flag of the cell that overflowed before; a worker's own flag bit is kept (only",
+              "a child switch sends one, with its partial sum): this round is flagged.")
+    q = [[1] * 8, [2] * 8, [3] * 8]
+    t.send(W0, PACKED_JOB, 0, 1, pack(q[0], "int16"), fmt="int16", chunk=6)
+    t.send(W1, PACKED_JOB, 0, 1, pack(q[1], "int16"), fmt="int16", chunk=6, overflow=True)
+    ident = t.send(W2, PACKED_JOB, 0, 1, pack(q[2], "int16"), fmt="int16", chunk=6)
+    for w in (W0, W1, W2):
+        t.result(w, PACKED_JOB, 0, 1, pack([6] * 8, "int16"), ident=ident, count=3,
+                 fmt="int16", chunk=6, overflow=True)
+    b.count("ina_contributions", PACKED_JOB, 3)
+    b.count("ina_results_multicast", PACKED_JOB)
+    b.comment("Format 3 (flags 0x0C) names no lane width: dropped as a bad kind.")
+    ident = b.next_ident()
+    b.send(W0.port, eth_ipv4_udp(W0.endpoint, AGGREGATOR, payload(
+        kind=CONTRIB, job=PACKED_JOB, worker=0, slot=1, lanes=[1, 2, 3, 4]) [:1] + bytes([0x0C])
+        + payload(kind=CONTRIB, job=PACKED_JOB, worker=0, slot=1, lanes=[1, 2, 3, 4])[2:],
+        ident=ident))
+    b.count("ina_drop_bad_kind", PACKED_JOB)
+
+
+def packed_tree(t: Test) -> None:
+    b = t.b
+    p = [[100] + [1] * 15, [100] + [2] * 15]
+    partial, overflow = packed_sum(p, "int8")
+    assert overflow
+    b.comment("Job 5 (a child), slot 1, int8: its workers' 100 + 100 overflows here; the partial",
+              "sum goes up with the flag set, so the parent's result will have it too.")
+    t.send(W0, TREE_JOB, 1, 0, pack(p[0], "int8"), fmt="int8", exp=3)
+    ident = t.send(W1, TREE_JOB, 1, 0, pack(p[1], "int8"), fmt="int8", exp=4)
+    b.expect(4, eth_ipv4_udp(Endpoint(SWITCH_MAC, AGGREGATOR.addr), PARENT, payload(
+        kind=CONTRIB, job=TREE_JOB, worker=2, slot=1, lanes=pack(partial, "int8"), exp=4,
+        fmt="int8", overflow=True), ttl=63, ident=ident))
+    b.count("ina_contributions", TREE_JOB, 2)
+    b.count("ina_partials_up", TREE_JOB)
+    g = pack([5] * 16, "int8")
+    b.comment("The parent's RESULT (flagged, exponent 4) is stored and multicast as it is.")
+    ident = b.next_ident()
+    b.send(4, eth_ipv4_udp(Endpoint(PARENT.mac, PARENT.addr), AGGREGATOR, payload(
+        kind=RESULT, job=TREE_JOB, worker=2, slot=1, lanes=g, exp=4, fmt="int8", overflow=True,
+        count=4), ident=ident))
+    for w in (W0, W1):
+        t.result(w, TREE_JOB, 1, 0, g, ident=ident, count=4, exp=4, fmt="int8", overflow=True)
+    b.count("ina_results_multicast", TREE_JOB)
+    c = [[1] * 16, [2] * 16]
+    b.comment("Job 6 (the root), slot 0, int8: the child aggregator's partial sum arrives first",
+              "with the flag set (it overflowed below); no sub-lane overflows here, but the",
+              "RESULT is flagged.")
+    t.send(CHILD, ROOT_JOB, 0, 0, pack(c[1], "int8"), fmt="int8", overflow=True)
+    ident = t.send(W0, ROOT_JOB, 0, 0, pack(c[0], "int8"), fmt="int8")
+    for w in (W0, CHILD):
+        t.result(w, ROOT_JOB, 0, 0, pack([3] * 16, "int8"), ident=ident, count=2, fmt="int8",
+                 overflow=True)
+    b.count("ina_contributions", ROOT_JOB, 2)
+    b.count("ina_results_multicast", ROOT_JOB)
+
+
 def formats_test() -> str:
     b = StfBuilder(K, [
         "ina: block exponents and packed int16/int8 lanes, k = 4 (written by",
@@ -235,11 +378,13 @@ def formats_test() -> str:
     node = root_job(b, ROOT_JOB, base=24, pool=2, workers=[W0, CHILD], first_node=node)
     node = root_job(b, PACKED_JOB, base=32, pool=2, workers=[W0, W1, W2], first_node=node)
     for job in (JOB, TREE_JOB, ROOT_JOB, PACKED_JOB):
-        for name in ("drop_bad_kind", "drop_bad_length", "nacks"):
+        for name in ("drop_bad_kind", "drop_bad_length", "drop_bad_slot", "nacks"):
             b.zero_checks.append((f"ina_{name}", job))
     t = Test(b)
     exponents(t)
     tree(t)
+    packed(t)
+    packed_tree(t)
     return b.finish()
 
 
