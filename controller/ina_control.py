@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from controller.client import SwitchClient
 from controller.errors import ControllerError
-from controller.ina_jobs import Entry, InaJob, JobPlan, aggregator_address, check_job, plan_job
+from controller.ina_jobs import (Entry, FallbackServer, InaJob, JobPlan, JobRefused,
+                                 aggregator_address, check_job, plan_job)
 from controller.ina_switches import (CellState, InaSwitches, check_slot, delete_group,
                                      insert_entries, read_cell, remove_entries, undo_quietly)
 
@@ -26,12 +27,26 @@ class InaJobs(InaSwitches[JobPlan]):
     # -- installing -----------------------------------------------------------------------------
 
     def install(self, job_id: int, workers: list[str] | tuple[str, ...], switch: str, *,
-                k: int, pool_size: int, aggregator_ip: str | None = None) -> JobPlan:
-        """Place the job on `switch`, write its entries and group; `JobRefused` if it cannot."""
+                k: int, pool_size: int, aggregator_ip: str | None = None,
+                fallback: FallbackServer | None = None,
+                switch_slots: int | None = None) -> JobPlan:
+        """Place the job on `switch`, write its entries and group; `JobRefused` if it cannot.
+
+        `pool_size` is the workers' pool. With a `fallback` host aggregator the switch holds
+        `switch_slots` of them, or as many as its free cells allow (best effort, at least one
+        slot and the MAX pair), and the rest go to the host (docs/fallback.md)."""
         state = self._state(switch)
         address = aggregator_ip or aggregator_address(self.topology, switch)
+        if switch_slots is None:
+            switch_slots = pool_size
+            if fallback is not None and isinstance(pool_size, int):
+                switch_slots = min(pool_size, (state.pool.largest_free() - 2) // 2)
+                if switch_slots < 1:
+                    raise JobRefused(job_id, f"cells exhausted: not even one slot and the MAX "
+                                             f"pair (4 cells) free in a row on {switch}")
         job = InaJob(job_id=job_id, workers=tuple(workers), switch=switch,
-                     aggregator_ip=address, k=k, pool_size=pool_size)
+                     aggregator_ip=address, k=k, pool_size=switch_slots,
+                     worker_pool=pool_size, fallback=fallback)
         check_job(self.topology, state.program, job)
         self._refuse_taken_id(job_id, switch)
         mgid = state.free_group(job_id)
@@ -47,8 +62,11 @@ class InaJobs(InaSwitches[JobPlan]):
         state.addresses.add(address)
         self.plans[job_id] = plan
         self.progress(f"{switch}: job {job_id} installed: {len(workers)} workers, k={k}, "
-                      f"pool {pool_size} slots in cells {base}..{base + job.cells - 1}, "
-                      f"aggregator {address}, multicast group {mgid}")
+                      f"pool {job.pool_size} slots in cells {base}..{base + job.cells - 1}, "
+                      f"aggregator {address}, multicast group {mgid}" + (
+                          f"; slots {job.pool_size}..{pool_size - 1} to the host aggregator "
+                          f"{fallback.address}:{fallback.port}" if job.pool_size < pool_size
+                          else ""))
         return plan
 
     def _write(self, plan: JobPlan) -> None:

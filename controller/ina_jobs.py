@@ -33,7 +33,7 @@ JOB_COUNTERS = ("ina_contributions", "ina_duplicates", "ina_results_multicast",
                 "ina_results_unicast", "ina_partials_up", "ina_queries", "ina_nacks",
                 "ina_drop_unknown_job",
                 "ina_drop_bad_worker", "ina_drop_bad_slot", "ina_drop_bad_length",
-                "ina_drop_bad_kind")
+                "ina_drop_bad_kind", "ina_fallbacks")
 PENDING_LIMIT = 254      # `pending` is 8 bits and 255 means "waiting for the parent"
 FIRST_JOB_GROUP = 1024   # multicast groups below this are left to ARP flooding (group = port)
 MAX_GROUP = 0xFFFF       # `mgid` is bit<16> in the program
@@ -96,11 +96,31 @@ class AggregationJob:
 
 
 @dataclass(frozen=True)
+class FallbackServer:
+    """A job's host aggregator (docs/fallback.md): the switch sends contributions and queries
+    for the slots it does not hold to this address and UDP port."""
+
+    address: str
+    port: int = 48880
+
+
+@dataclass(frozen=True)
 class InaJob(AggregationJob):
-    """A flat job, aggregated on `switch` at `aggregator_ip` (pass every field by name)."""
+    """A flat job, aggregated on `switch` at `aggregator_ip` (pass every field by name).
+
+    `pool_size` is what the switch holds; the workers may cycle through more slots
+    (`worker_pool`, default the same) when slots pool_size.. go to a `fallback` host
+    aggregator (docs/fallback.md)."""
 
     switch: str
     aggregator_ip: str
+    worker_pool: int | None = None
+    fallback: FallbackServer | None = None
+
+    @property
+    def worker_slots(self) -> int:
+        """The pool the workers use (their window's limit): slots the switch holds and more."""
+        return self.pool_size if self.worker_pool is None else self.worker_pool
 
 
 @dataclass(frozen=True)
@@ -181,6 +201,14 @@ class CellPool:
     def release(self, job_id: int) -> None:
         self.ranges.pop(job_id, None)
 
+    def largest_free(self) -> int:
+        """The longest run of free cells (what the next job could get at most)."""
+        best, start = 0, 0
+        for base, length in sorted(self.ranges.values()):
+            best = max(best, base - start)
+            start = max(start, base + length)
+        return max(best, self.cells - start)
+
 
 def check_job_id(program: InaProgram, job_id: int) -> None:
     """Refuse a job id without its own cell in the per-job counters."""
@@ -221,6 +249,28 @@ def check_job(topology: Topology, program: InaProgram, job: InaJob) -> None:
         raise refuse(f"aggregator address {job.aggregator_ip!r} is not IPv4") from None
     if any(h.ip == job.aggregator_ip for h in topology.hosts):
         raise refuse(f"aggregator address {job.aggregator_ip} belongs to a host")
+    check_fallback(topology, job)
+
+
+def check_fallback(topology: Topology, job: InaJob) -> None:
+    """Refuse workers' slots the switch would drop, and a host aggregator nobody can reach."""
+    refuse = lambda why: JobRefused(job.job_id, why)  # noqa: E731
+    slots = job.worker_slots
+    if not isinstance(slots, int) or not job.pool_size <= slots <= 0xFFFF:
+        raise refuse(f"the workers' pool {slots!r} must be {job.pool_size}..65535 (at least "
+                     "the switch's pool)")
+    if slots > job.pool_size and job.fallback is None:
+        raise refuse(f"the workers use {slots} slots, the switch holds {job.pool_size}: slots "
+                     f"{job.pool_size}..{slots - 1} would be dropped as bad slots; give the job "
+                     "a host aggregator (fallback) or shrink the workers' pool")
+    if job.fallback is None:
+        return
+    server = job.fallback
+    if not any(h.ip == server.address for h in topology.hosts):
+        raise refuse(f"host aggregator {server.address} is not a host of topology "
+                     f"{topology.name} (the switches route only to hosts)")
+    if not isinstance(server.port, int) or not 1 <= server.port <= 0xFFFF:
+        raise refuse(f"host aggregator port {server.port!r} outside 1..65535")
 
 
 def plan_job(topology: Topology, program: InaProgram, job: InaJob, *, base: int,
@@ -254,6 +304,12 @@ def plan_job(topology: Topology, program: InaProgram, job: InaJob, *, base: int,
                              "ina_address_result", {"dstMac": host.mac, "dstAddr": host.ip},
                              f"job {jid} results to worker {w} ({host.ip})"))
         replicas.append((ports[name], w))
+    if job.fallback is not None:
+        server = job.fallback
+        entries.append(Entry("ina_fallback", {"hdr.ina.job": jid}, "ina_fall_back",
+                             {"server": server.address, "port": server.port},
+                             f"job {jid} slots {job.pool_size}..{job.worker_slots - 1} to "
+                             f"{server.address}:{server.port}"))
     entries.append(Entry("ina_jobs", {"hdr.ipv4.dstAddr": agg, "hdr.ina.job": jid},
                          "ina_root_job", {"base": base, "pool_size": job.pool_size, "n": n,
                                           "mgid": mgid, "result_count": n},
