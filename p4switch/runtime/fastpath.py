@@ -16,6 +16,7 @@ of the whole PHV per replica; otherwise every replica but the last gets a copy.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Callable
 
 from . import layout as L
@@ -148,6 +149,7 @@ def build_clear_invalid(layout) -> Callable:
     return namespace["clear_invalid"]
 
 
+@functools.lru_cache(maxsize=32)   # programs sharing code share its source
 def may_read_slot(source: str, roots: tuple[str, ...], slot: int) -> bool:
     """Whether the functions `roots` of the generated `source`, or the ones they call, may
     read `f[slot]`. Conservative: an index we cannot bound, or `f` handed to code that is not
