@@ -10,9 +10,11 @@ shared by both variants: generated code refers to the live objects.
 from __future__ import annotations
 
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import codeshare
 from . import layout as L
 from .calcgen import compile_calculation
 from .config import MAX_ARRAY_SIZE, MAX_WIDTH, Node, load_bmv2_json
@@ -30,6 +32,7 @@ from .parsergen import (ParserCompiler, ParserError, error_code, make_extract_va
                         make_lookahead, peek_padded)
 from .primgen import PRIM_HELPERS
 from .profiles import ActionProfile
+from .regbanks import RegisterBank
 from .tables import BMV2_PRIORITY_PIVOT, ActionSpec, KeyField, Table, priority_from_bmv2
 from .writes import WriteSet, code_writes, union
 
@@ -50,19 +53,80 @@ class PacketCode:
     replica_memo_size: int = 0
     writes_after_ingress: WriteSet = field(default_factory=lambda: WriteSet(anything=True))
     writes_anywhere: WriteSet = field(default_factory=lambda: WriteSet(anything=True))
+    code: types.CodeType | None = None   # the module code (codeshare.py runs it again)
 
 
 class Program:
-    def __init__(self, source: str | bytes | dict):
-        doc = load_bmv2_json(source)
-        self.doc = doc
-        root = Node(doc, "")
-        self.root = root
+    """A loaded program: its state objects and its generated packet code.
+
+    With `share` (the default) a JSON text is translated once per content (codeshare.py): the
+    program builds its own state from the JSON and binds the code generated for a private
+    template program to it, instead of generating and compiling the same code again."""
+
+    def __init__(self, source: str | bytes | dict, share: bool = True):
+        shareable = codeshare.content_key(source) if share else None
+        if shareable is not None:
+            key, text = shareable
+            template = codeshare.template_for(key, lambda: Program(text, share=False))
+            if template is not None:
+                try:
+                    self._bind(template)
+                    return
+                except codeshare.Unshareable:
+                    codeshare.forget(key)
+        self._translate(load_bmv2_json(source))
+
+    def _translate(self, doc: dict) -> None:
+        """Build the state from the JSON and generate the packet code for it."""
+        root = self._start(doc)
         self.layout = L.build_layout(root)
         for required in ("ingress_port", "egress_spec"):
             if self.layout.std(required) is None:
                 raise ConfigError("headers", f"simple_switch needs standard_metadata.{required}")
         self.algorithms = standard_algorithms()
+        self._build_externs(root)
+        self._build_actions(root)
+        self._build_custom_crcs(root)
+        lane_runs = bank_registers(self.actions.values(), self.registers, self.layout)
+        self.vector_runs = candidate_runs(lane_runs, self.layout, self.field_lists)
+        for pipeline in root.get("pipelines").items():
+            self._build_pipeline(pipeline)
+        for pipeline_name in ("ingress", "egress"):
+            if not any(p.get("name").value == pipeline_name for p in root.get("pipelines").items()):
+                raise ConfigError("pipelines", f"no '{pipeline_name}' pipeline")
+        self.untraced = self.generate(traced=False)
+        if self.vector_runs and not only_sanctioned(self.untraced.source, self.vector_runs):
+            self.vector_runs = {}   # some code reads a run's fields one by one: no arrays
+            self.untraced = self.generate(traced=False)
+
+    def _bind(self, template: codeshare.Template) -> None:
+        """Build this program's own state from the template's JSON and bind the template's
+        code to it (the layout, actions and analysis results are read-only and shared)."""
+        shared = template.program
+        root = self._start(shared.doc)
+        self.layout = shared.layout
+        self.algorithms = shared.algorithms     # the reconfigurable CRCs are per program
+        self._build_externs(root)
+        self.actions = shared.actions
+        self._build_custom_crcs(root)
+        for names in template.banks:
+            RegisterBank([self.registers[name] for name in names])
+        self.vector_runs = shared.vector_runs
+        for pipeline in root.get("pipelines").items():
+            self._build_pipeline(pipeline)
+        namespace = codeshare.bind_namespace(template, codeshare.pair_state(shared, self))
+        for profile, fn in template.selectors:
+            self.profiles[profile].selector = namespace[fn]
+        code = shared.untraced
+        self.untraced = PacketCode(namespace["parse"], namespace["ingress"], namespace["egress"],
+                                   namespace["deparse"], namespace, code.source,
+                                   namespace.get("deparse_replica"), code.replica_memo_size,
+                                   code.writes_after_ingress, code.writes_anywhere, code.code)
+
+    def _start(self, doc: dict) -> Node:
+        self.doc = doc
+        root = Node(doc, "")
+        self.root = root
         self.clock: Callable[[], float] = time.monotonic
         self.clock_origin = self.clock()
         self.registers: dict[str, RegisterArray] = {}
@@ -75,20 +139,8 @@ class Program:
         self.table_nodes: dict[str, Node] = {}
         self.profiles: dict[str, ActionProfile] = {}
         self.custom_crcs: dict = {}  # calculation name -> its own Crc (crc16/32_custom)
-        self._build_externs(root)
-        self._build_actions(root)
-        lane_runs = bank_registers(self.actions.values(), self.registers, self.layout)
-        self.vector_runs = candidate_runs(lane_runs, self.layout, self.field_lists)
-        for pipeline in root.get("pipelines").items():
-            self._build_pipeline(pipeline)
-        for pipeline_name in ("ingress", "egress"):
-            if not any(p.get("name").value == pipeline_name for p in root.get("pipelines").items()):
-                raise ConfigError("pipelines", f"no '{pipeline_name}' pipeline")
-        self.untraced = self.generate(traced=False)
-        if self.vector_runs and not only_sanctioned(self.untraced.source, self.vector_runs):
-            self.vector_runs = {}   # some code reads a run's fields one by one: no arrays
-            self.untraced = self.generate(traced=False)
         self._traced: PacketCode | None = None
+        return root
 
     def now_us(self) -> float:
         return (self.clock() - self.clock_origin) * 1e6
@@ -138,6 +190,23 @@ class Program:
                 if ref.slot is not None:
                     slots.append(ref.slot)
             self.field_lists[node["id"].int()] = slots
+
+    def _build_custom_crcs(self, root: Node) -> None:
+        """Each calculation on a reconfigurable CRC owns a copy (set_crc*_parameters changes
+        one alone), made here with the state so that a bound program gets its own. Malformed
+        entries are left to the code generator, which reports them."""
+        def dicts(value) -> list[dict]:
+            return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+        named = [(c, c.get("name")) for c in dicts(self.doc.get("calculations"))]
+        for pipeline in dicts(self.doc.get("pipelines")):
+            for profile in dicts(pipeline.get("action_profiles")):
+                if isinstance(profile.get("selector"), dict):
+                    named.append((profile["selector"], f"{profile.get('name')}$selector"))
+        for calc, name in named:
+            algo = calc.get("algo")
+            if isinstance(name, str) and isinstance(algo, str) and algo.endswith("_custom") \
+                    and algo in self.algorithms and name not in self.custom_crcs:
+                self.custom_crcs[name] = self.algorithms[algo].copy()
 
     def _build_actions(self, root: Node) -> None:
         for node in root.get("actions").items():
@@ -363,7 +432,7 @@ class Program:
         return PacketCode(namespace["parse"], namespace["ingress"], namespace["egress"],
                           namespace["deparse"], namespace, source,
                           namespace.get("deparse_replica"), len(shared), after_ingress,
-                          anywhere)
+                          anywhere, code)
 
     @staticmethod
     def _replica_shared_headers(writes: WriteSet, deparser: Node,

@@ -1,0 +1,266 @@
+"""Translate a BMv2 JSON program once per content and bind it to each switch's own state.
+
+Why: a simulated fabric loads the same `ina.p4` JSON into a hundred switches, and turning it into
+Python (lane groups, code generation, `compile`) cost 0.3-0.6 s per switch at k = 256. The
+generated code never holds state itself: it reaches registers, counters, meters, tables, value
+sets, action profiles and custom CRCs through the global names of its namespace
+(`CodeScope.bind`). So the code is generated once, against a private *template* program that no
+switch ever uses, and each program gets a namespace of its own in which every name the template
+bound to a state object is bound to the program's own object instead; the compiled module code
+is then run in that namespace, which defines the packet functions over it.
+
+Which object of a program corresponds to which template object is found by walking both state
+graphs side by side (`pair_state`): both were built by the same code from the same JSON, so
+they have the same shape; any difference, or a namespace value that is neither paired state nor
+known to be stateless (`_translate`), raises `Unshareable` and the program is generated on its
+own as before. Templates are keyed by a SHA-256 of the JSON text and the code generator's
+switches (`lanes.ENABLED`), at most `MAX_TEMPLATES` of them (least recently used first out).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import threading
+import types
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import lanes
+from .hashes import Crc
+
+MAX_TEMPLATES = 8
+ENABLED = True        # tests and benchmarks turn it off to compare with one program per switch
+STATE_ATTRS = ("registers", "counters", "meters", "vsets", "field_lists", "tables", "profiles",
+               "custom_crcs")
+ATOMS = (int, float, str, bytes, bool, type(None), complex)
+ATOM_SET = frozenset(ATOMS)
+BOOKKEEPING = ("__builtins__", "__source__", "__ids__", "__counter__", "__calculations__",
+               "__vector_runs__")
+
+
+class Unshareable(Exception):
+    """The template's code cannot be bound to this program's state (the reason is the text)."""
+
+
+@dataclass
+class Template:
+    """A program translated once: its private state and generated code, and what binding
+    needs (the compiled module code, banked register groups, action profile selectors)."""
+
+    program: object                 # a Program no switch ever uses
+    code: types.CodeType            # the untraced module code, run once per bound program
+    banks: list[list[str]]          # register names of each bank, in column order
+    selectors: list[tuple[str, str]]   # (action profile, selector function name)
+
+
+_templates: OrderedDict[str, Template | None] = OrderedDict()   # None: cannot be shared
+_lock = threading.Lock()
+
+
+def content_key(source) -> tuple[str, bytes] | None:
+    """(cache key, the JSON text the template is built from) of a program's source. A dict is
+    written out as canonical JSON, so the template owns a private copy of it (a caller may
+    change its dict later); None when sharing is off or the dict is not JSON."""
+    if not ENABLED:
+        return None
+    if isinstance(source, dict):
+        try:
+            source = json.dumps(source, sort_keys=True, separators=(",", ":"),
+                                allow_nan=False).encode()
+        except (TypeError, ValueError):
+            return None
+    elif isinstance(source, str):
+        source = source.encode()
+    elif isinstance(source, bytearray):
+        source = bytes(source)
+    if not isinstance(source, bytes):
+        return None
+    digest = hashlib.sha256(source)
+    digest.update(b"\0lanes=%d" % bool(lanes.ENABLED))
+    return digest.hexdigest(), source
+
+
+def template_for(key: str, build) -> Template | None:
+    """The template of `key`, made with `build()` (a private Program) the first time; None if
+    its code cannot be shared. One template is made at a time (the others wait and use it)."""
+    with _lock:
+        if key in _templates:
+            _templates.move_to_end(key)
+            return _templates[key]
+        program = build()
+        try:
+            template = make_template(program)
+        except Unshareable:
+            template = None
+        _templates[key] = template
+        while len(_templates) > MAX_TEMPLATES:
+            _templates.popitem(last=False)
+        return template
+
+
+def clear() -> None:
+    with _lock:
+        _templates.clear()
+
+
+def cached_keys() -> list[str]:
+    with _lock:
+        return list(_templates)
+
+
+def make_template(program) -> Template:
+    code = program.untraced
+    if code.code is None:
+        raise Unshareable("no module code kept")
+    banks: dict[int, list[str]] = {}
+    for reg in program.registers.values():
+        array = getattr(reg.cells, "array", None)
+        if array is not None:
+            banks.setdefault(id(array), []).append((reg.cells.column, reg.name))
+    selectors = [(name, profile.selector.__name__) for name, profile in program.profiles.items()
+                 if profile.selector is not None]
+    return Template(program, code.code,
+                    [[name for _, name in sorted(cols)] for cols in banks.values()], selectors)
+
+
+def forget(key: str) -> None:
+    """Mark `key` as not shareable (a program failed to bind): later loads generate alone."""
+    with _lock:
+        _templates[key] = None
+
+
+# --------------------------------------------------------------------------------- pairing
+def pair_state(template_program, program) -> dict[int, object]:
+    """id(template object) -> the program's corresponding object, for every mutable object
+    reachable from the program's state (the attributes in STATE_ATTRS)."""
+    mapping: dict[int, object] = {id(template_program): program}
+    for attr in STATE_ATTRS:
+        _pair(getattr(template_program, attr), getattr(program, attr), mapping, attr)
+    return mapping
+
+
+def _pair(a, b, mapping: dict, path: str) -> None:
+    stack = [(a, b, path)]
+    while stack:
+        a, b, path = stack.pop()
+        kind = type(a)
+        if kind in ATOMS:
+            if type(b) is not kind or a != b:
+                raise Unshareable(f"{path}: {a!r} != {b!r}")
+            continue
+        if a is b:
+            continue                 # built from the shared part (layout, actions): read-only
+        if type(b) is not kind:
+            raise Unshareable(f"{path}: {kind.__name__} against {type(b).__name__}")
+        known = mapping.get(id(a))
+        if known is not None:
+            if known is not b:
+                raise Unshareable(f"{path}: shared differently")
+            continue
+        mapping[id(a)] = b
+        if kind is dict:
+            if a.keys() != b.keys():
+                raise Unshareable(f"{path}: keys differ")
+            stack.extend((a[k], b[k], f"{path}[{k!r}]") for k in a)
+        elif kind in (list, tuple):
+            if len(a) != len(b):
+                raise Unshareable(f"{path}: lengths differ")
+            if ATOM_SET.issuperset(map(type, a)):    # register cells, counts: compared in C
+                if a != b:
+                    raise Unshareable(f"{path}: values differ")
+                continue
+            stack.extend((x, y, f"{path}[{i}]") for i, (x, y) in enumerate(zip(a, b)))
+        elif kind is np.ndarray:
+            if a.shape != b.shape or a.dtype != b.dtype:
+                raise Unshareable(f"{path}: arrays differ")
+        elif kind in (set, frozenset):
+            if a != b or not all(type(x) in ATOMS for x in a):
+                raise Unshareable(f"{path}: sets differ")
+        elif hasattr(a, "__dict__") and kind.__module__.startswith("p4switch."):
+            if vars(a).keys() != vars(b).keys():
+                raise Unshareable(f"{path}: attributes differ")
+            stack.extend((v, vars(b)[k], f"{path}.{k}") for k, v in vars(a).items())
+        elif hasattr(kind, "__slots__") and kind.__module__.startswith("p4switch."):
+            names = [n for klass in kind.__mro__ for n in getattr(klass, "__slots__", ())]
+            stack.extend((getattr(a, n), getattr(b, n), f"{path}.{n}") for n in names)
+        else:
+            raise Unshareable(f"{path}: cannot pair a {kind.__name__}")
+
+
+# --------------------------------------------------------------------------------- binding
+def bind_namespace(template: Template, mapping: dict) -> dict:
+    """The program's namespace: the template's with every state object replaced by the
+    program's, functions of the template's namespace re-made over the new one, and the
+    module code run in it."""
+    source_ns = template.program.untraced.namespace
+    namespace: dict = {}
+    context = (source_ns, namespace, mapping)
+    for name, value in source_ns.items():
+        if name in BOOKKEEPING:
+            namespace[name] = _bookkeeping(name, value)
+        else:
+            namespace[name] = _translate(value, context, name)
+    ids = source_ns.get("__ids__", {})
+    namespace["__ids__"] = {id(namespace[n]): n for n in ids.values() if n in namespace}
+    exec(template.code, namespace)  # noqa: S102 - the template's generated code
+    return namespace
+
+
+def _bookkeeping(name: str, value):
+    if name in ("__builtins__", "__vector_runs__"):
+        return value                      # the interpreter's builtins; read-only analysis
+    if name == "__source__":
+        return list(value)
+    if name == "__counter__":
+        return [value[0]]
+    return dict(value)                    # __ids__ (rebuilt after), __calculations__ (names)
+
+
+def _translate(value, context, where: str):
+    source_ns, namespace, mapping = context
+    mapped = mapping.get(id(value))
+    if mapped is not None:
+        return mapped
+    kind = type(value)
+    if kind in ATOMS or kind is type or kind is object or kind is types.ModuleType:
+        return value
+    if kind is types.FunctionType:
+        _check_closure(value, context, where)
+        if value.__globals__ is not source_ns:
+            return value                  # a module's helper
+        fn = types.FunctionType(value.__code__, namespace, value.__name__, value.__defaults__,
+                                value.__closure__)
+        fn.__kwdefaults__ = value.__kwdefaults__
+        return fn
+    if kind is types.MethodType:
+        owner = _translate(value.__self__, context, where)
+        return value if owner is value.__self__ else types.MethodType(value.__func__, owner)
+    if kind is types.BuiltinFunctionType:
+        owner = value.__self__
+        if owner is None or isinstance(owner, (types.ModuleType, struct.Struct)):
+            return value
+        raise Unshareable(f"{where}: a method of a {type(owner).__name__}")
+    if kind in (list, tuple):
+        items = [_translate(x, context, where) for x in value]
+        if kind is tuple and all(x is y for x, y in zip(items, value)):
+            return value
+        return kind(items)                # a list is copied: each program owns its own
+    if kind is dict:
+        return {k: _translate(v, context, where) for k, v in value.items()}
+    if kind is Crc:
+        return value                      # a standard CRC; the reconfigurable ones are state
+    if kind is not np.ndarray and callable(value) and kind.__module__.startswith("numpy"):
+        return value                      # numpy functions and scalar types
+    raise Unshareable(f"{where}: cannot share a {kind.__name__}")
+
+
+def _check_closure(fn, context, where: str) -> None:
+    for cell in fn.__closure__ or ():
+        content = cell.cell_contents
+        if type(content) in (list, dict, set) or \
+                _translate(content, context, where) is not content:
+            raise Unshareable(f"{where}: a closure over state")
