@@ -177,6 +177,8 @@ def _pair(a, b, mapping: dict, path: str) -> None:
         elif kind is np.ndarray:
             if a.shape != b.shape or a.dtype != b.dtype:
                 raise Unshareable(f"{path}: arrays differ")
+        elif kind is Crc:
+            pass                     # a reconfigurable CRC: the object is the unit of state
         elif kind in (set, frozenset):
             if a != b or not all(type(x) in ATOMS for x in a):
                 raise Unshareable(f"{path}: sets differ")
