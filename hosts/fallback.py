@@ -5,11 +5,14 @@ contributions and queries for slots P..W-1 to this aggregator (`ina.p4`'s `ina_f
 table). It runs the switch's own algorithm (docs/protocol.md §3, §3.1) on cells of its own, so
 the workers cannot tell it from the switch and need no change:
 
-* a cell per (slot, version): the member bitmap, the contributions still missing, the k sums
-  (int32, wrapping modulo 2^32 as the switch's registers do);
+* a cell per (slot, version): the member bitmap, the contributions still missing, the k lane
+  sums (int32 lanes wrap modulo 2^32; int16/int8 lanes are summed per sub-lane and an
+  overflow sets the cell's sticky overflow flag, docs/formats.md), the largest block exponent
+  (`exp`, §5.2);
 * a first copy of worker w's contribution marks w in the cell and clears w in the shadow cell
   (the same slot's other version), then overwrites (first) or adds; the last one completes the
-  cell and a RESULT goes to every worker (count n, the triggering packet's chunk and version);
+  cell and a RESULT goes to every worker (count n, the triggering packet's chunk, version and
+  format, the cell's exponent and overflow flag);
 * a duplicate gets the stored sum back (unicast RESULT) if the cell is complete, else nothing;
 * a QUERY gets a NACK if the cell lacks w's contribution, the RESULT if it is complete, else
   nothing (another worker's piece is missing; that worker asks too).
@@ -17,22 +20,31 @@ the workers cannot tell it from the switch and need no change:
 Why the results merge correctly: a chunk's slot is its position mod W, the same for every
 worker, so all n contributions of a chunk go to the switch or all go here — never split.
 
-Input: one UDP payload; output: (worker id, payload) pairs to send to those workers' port
+`tests/ina/test_fallback_differential.py` checks it replies to random packet streams byte for
+byte as ina.p4 does. Input: one UDP payload; output: (worker id, payload) pairs to send to those workers' port
 48879. Nothing here reads a clock (the switch has no timers either); bad input is counted and
 ignored, never fatal.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ina_wire import (FLAG_VER, HEADER, INA_UDP_PORT, Kind, WireError, check_k, decode_header,
-                       decode_values)
+from .ina_wire import INA_UDP_PORT, Kind, check_k
 
 FALLBACK_PORT = INA_UDP_PORT + 1   # 48880: beside a worker's 48879 on the same host
 MAX_MEMBERS = 254                  # as the switch: `pending` is 8 bits
+# The 16-byte header as the switch parses it (kind, flags, job, worker, exp, slot, chunk, count,
+# pad): parsed here, not with hosts/ina_wire.py, so the aggregator checks what the switch checks.
+HEADER = struct.Struct("!BBHBBHIHH")
+FLAG_VER, FLAG_FORMAT, FLAG_OVERFLOW = 0x01, 0x0C, 0x10
+RESULT_FLAGS = FLAG_VER | FLAG_FORMAT | FLAG_OVERFLOW     # what a RESULT keeps of the flags
+# the sign bit of every sub-lane of a 32-bit lane, per lane format (flags bits 2-3)
+SIGN_BITS = {0x00: 0x80000000, 0x04: 0x80008000, 0x08: 0x80808080}
+LANES = np.dtype(">u4")
 
 
 @dataclass
@@ -45,8 +57,8 @@ class FallbackCounters:
     results_unicast: int = 0      # a stored sum sent again to one worker
     queries: int = 0
     nacks: int = 0
-    malformed: int = 0            # not an aggregation packet of this k
-    foreign: int = 0              # another job, a worker id >= n, a kind it never takes
+    malformed: int = 0            # not an aggregation packet of this k (the switch: bad length)
+    foreign: int = 0              # another job, a worker id >= n, a kind or format it never takes
     bad_slot: int = 0             # a slot outside first_slot..pool_size-1
     packets_sent: int = 0
 
@@ -58,11 +70,13 @@ class FallbackCounters:
 class _Cell:
     seen: int = 0                 # bit w: worker w's contribution is in
     pending: int = 0              # contributions missing; 0 = complete (seen != 0) or idle
-    values: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
+    exp: int = 0                  # the largest block exponent of its contributions
+    overflow: int = 0             # FLAG_OVERFLOW once a packed sum overflowed, sticky
 
 
 class FallbackAggregator:
-    """The slots `first_slot`..`pool_size`-1 of one job (n workers, k values per packet)."""
+    """The slots `first_slot`..`pool_size`-1 of one job (n workers, k lanes per packet)."""
 
     def __init__(self, *, job: int, n: int, k: int, first_slot: int, pool_size: int):
         if not 0 <= job <= 0xFFFF:
@@ -77,56 +91,89 @@ class FallbackAggregator:
         self.counters = FallbackCounters()
         self._cells: dict[tuple[int, int], _Cell] = {}
         self._everyone = tuple(range(n))
+        self._sizes = {Kind.CONTRIB: HEADER.size + 4 * k, Kind.QUERY: HEADER.size}
 
     def receive(self, payload: bytes) -> list[tuple[int, bytes]]:
         """One packet the switch forwarded; the (worker id, payload) pairs to send."""
-        try:
-            kind, job, worker, slot, chunk, ver, _retx, _count = decode_header(payload, self.k)
-        except WireError:
+        if len(payload) < HEADER.size:
             self.counters.malformed += 1
             return []
-        if job != self.job or worker >= self.n or kind not in (Kind.CONTRIB, Kind.QUERY):
+        kind, flags, job, worker, exp, slot, chunk, _count, _pad = HEADER.unpack_from(payload)
+        if kind not in self._sizes or job != self.job or worker >= self.n \
+                or flags & FLAG_FORMAT == FLAG_FORMAT:
             self.counters.foreign += 1
+            return []
+        if len(payload) != self._sizes[kind]:
+            self.counters.malformed += 1
             return []
         if not self.first_slot <= slot < self.pool_size:
             self.counters.bad_slot += 1
             return []
+        ver = flags & FLAG_VER
         cell = self._cell(slot, ver)
         bit = 1 << worker
-        if kind is Kind.QUERY:
+        reply = (flags, exp, slot, chunk)
+        if kind == Kind.QUERY:
             self.counters.queries += 1
             if not cell.seen & bit:
                 self.counters.nacks += 1
-                return self._send([worker], Kind.NACK, slot, chunk, ver, None, count=0)
+                return self._send([worker], Kind.NACK, reply, None, count=0)
             if cell.pending == 0:
-                self.counters.results_unicast += 1
-                return self._send([worker], Kind.RESULT, slot, chunk, ver, cell.values)
+                return self._unicast(worker, cell, reply)
             return []
         if cell.seen & bit:
             self.counters.duplicates += 1
-            if cell.pending == 0:
-                self.counters.results_unicast += 1
-                return self._send([worker], Kind.RESULT, slot, chunk, ver, cell.values)
-            return []
+            return self._unicast(worker, cell, reply) if cell.pending == 0 else []
         self.counters.contributions += 1
         cell.seen |= bit
         self._cell(slot, 1 - ver).seen &= ~bit
-        values = decode_values(payload)
+        values = np.frombuffer(payload, LANES, offset=HEADER.size)
         if cell.pending == 0:
-            cell.values = values.astype(np.int32)      # a copy, native order
+            cell.values = values.astype(np.uint32)         # a copy, native order
+            cell.exp, cell.overflow = exp, flags & FLAG_OVERFLOW
             cell.pending = self.n - 1
         else:
-            cell.values += values                      # wraps modulo 2^32, as the switch
+            cell.exp = max(cell.exp, exp)
+            cell.overflow |= (flags & FLAG_OVERFLOW) | self._add(cell, values, flags)
             cell.pending -= 1
         if cell.pending:
             return []
         self.counters.results_multicast += 1
-        return self._send(self._everyone, Kind.RESULT, slot, chunk, ver, cell.values)
+        return self._send(self._everyone, Kind.RESULT, self._stored(cell, reply), cell.values)
 
     def cell(self, slot: int, ver: int) -> tuple[int, int, np.ndarray]:
-        """(member bitmap, missing contributions, sums) of a cell, for tests and monitoring."""
+        """(member bitmap, missing contributions, lanes as uint32) of a cell, for tests."""
         c = self._cells.get((slot, ver), _Cell())
         return c.seen, c.pending, c.values.copy()
+
+    @staticmethod
+    def _add(cell: _Cell, values: np.ndarray, flags: int) -> int:
+        """Add `values` into the cell as the switch does: int32 lanes wrap modulo 2^32; int16 and
+        int8 lanes are summed per sub-lane without carries between them (a SWAR add), and an
+        overflowing sub-lane (both addends of one sign, the sum of the other) returns
+        FLAG_OVERFLOW."""
+        fmt = flags & FLAG_FORMAT
+        if fmt == 0:
+            cell.values += values
+            return 0
+        stored = cell.values
+        sign = np.uint32(SIGN_BITS[fmt])
+        low = np.uint32(~SIGN_BITS[fmt] & 0xFFFFFFFF)
+        total = ((stored & low) + (values & low)) ^ ((stored ^ values) & sign)
+        overflowed = bool(np.any(~(stored ^ values) & (stored ^ total) & sign))
+        cell.values = total
+        return FLAG_OVERFLOW if overflowed else 0
+
+    @staticmethod
+    def _stored(cell: _Cell, reply: tuple) -> tuple:
+        """A reply carrying the cell: its exponent and overflow flag, the packet's ver and
+        format."""
+        flags, _exp, slot, chunk = reply
+        return (flags & (FLAG_VER | FLAG_FORMAT)) | cell.overflow, cell.exp, slot, chunk
+
+    def _unicast(self, worker: int, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:
+        self.counters.results_unicast += 1
+        return self._send([worker], Kind.RESULT, self._stored(cell, reply), cell.values)
 
     def _cell(self, slot: int, ver: int) -> _Cell:
         cell = self._cells.get((slot, ver))
@@ -134,15 +181,14 @@ class FallbackAggregator:
             cell = self._cells[(slot, ver)] = _Cell()
         return cell
 
-    def _send(self, workers, kind: Kind, slot: int, chunk: int, ver: int,
-              values: np.ndarray | None, *, count: int | None = None) -> list[tuple[int, bytes]]:
+    def _send(self, workers, kind: Kind, reply: tuple, values: np.ndarray | None, *,
+              count: int | None = None) -> list[tuple[int, bytes]]:
         """The same packet to each of `workers`, their own id in `worker` (as the switch's
-        egress writes it); flags carry the version only."""
-        body = b"" if values is None else values.astype(">i4").tobytes()
+        egress writes it); flags keep ver, the format and the overflow bit (retx cleared)."""
+        flags, exp, slot, chunk = reply
+        body = b"" if values is None else values.astype(LANES).tobytes()
         count = self.n if count is None else count
-        out = []
-        for w in workers:
-            header = HEADER.pack(kind, ver & FLAG_VER, self.job, w, 0, slot, chunk, count)
-            out.append((w, header + body))
+        out = [(w, HEADER.pack(kind, flags & RESULT_FLAGS, self.job, w, exp, slot, chunk, count,
+                               0) + body) for w in workers]
         self.counters.packets_sent += len(out)
         return out

@@ -1,0 +1,55 @@
+"""The host aggregator (hosts/fallback.py) on a simulated host (`inaemu.sim.host_node.HostNode`).
+
+The simulator's counterpart of hosts/fallback_udp.py: it listens on the host's UDP port, feeds
+each datagram to the aggregator and sends the replies to the workers' port 48879. Unlike the
+simulated worker sessions (which cost no time), a host aggregator is a process serving every
+fallback packet of its job, so it gets a service time per packet like the simulated switch's
+(`per_packet_s` a received packet, `per_copy_s` a packet sent; FIFO, one at a time): without
+it, moving work from the switch to a host would look free.
+
+The node is used through its methods only (`listen`, `send_frame`, `addressing.udp_frame`,
+`next_ident`, `loop.at`, `loop.now`), so this module imports nothing from the simulator.
+"""
+
+from __future__ import annotations
+
+from .fallback import FALLBACK_PORT, FallbackAggregator
+from .ina_wire import INA_UDP_PORT
+
+PROTO_UDP = 17
+HOST_PER_PACKET_S = 17e-6     # as the simulated switch (inaemu/sim/switch_node.SwitchCost)
+HOST_PER_COPY_S = 2e-6
+
+
+class SimFallbackServer:
+    """One job's host aggregator on a simulated host."""
+
+    def __init__(self, node, aggregator: FallbackAggregator, worker_ips: list[bytes], *,
+                 port: int = FALLBACK_PORT, per_packet_s: float = HOST_PER_PACKET_S,
+                 per_copy_s: float = HOST_PER_COPY_S):
+        if len(worker_ips) != aggregator.n:
+            raise ValueError(f"{len(worker_ips)} worker addresses for a job of {aggregator.n}")
+        self.node = node
+        self.aggregator = aggregator
+        self.worker_ips = list(worker_ips)
+        self.port = port
+        self.per_packet_s, self.per_copy_s = per_packet_s, per_copy_s
+        self.busy_until = 0.0
+        self.busy_s = 0.0          # total service time (utilisation = busy_s / run time)
+        node.listen(PROTO_UDP, port, self._on_datagram)
+
+    def _on_datagram(self, datagram) -> None:
+        now = self.node.loop.now
+        start = max(now, self.busy_until)
+        replies = self.aggregator.receive(datagram.payload)
+        service = self.per_packet_s + self.per_copy_s * len(replies)
+        self.busy_until = start + service
+        self.busy_s += service
+        if replies:
+            self.node.loop.at(self.busy_until, self._send, replies)
+
+    def _send(self, replies: list[tuple[int, bytes]]) -> None:
+        node = self.node
+        for worker, payload in replies:
+            node.send_frame(node.addressing.udp_frame(self.worker_ips[worker], self.port,
+                                                      INA_UDP_PORT, payload, node.next_ident()))
