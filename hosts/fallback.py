@@ -21,9 +21,9 @@ Why the results merge correctly: a chunk's slot is its position mod W, the same 
 worker, so all n contributions of a chunk go to the switch or all go here — never split.
 
 `tests/ina/test_fallback_differential.py` checks it replies to random packet streams byte for
-X
-48879. Nothing here reads a clock (the switch has no timers either); bad input is counted and
-ignored, never fatal.
+byte as ina.p4 does. Input: one UDP payload; output: (worker id, payload) pairs to send to
+those workers' port 48879. Nothing here reads a clock (the switch has no timers either); bad
+input is counted and ignored, never fatal.
 """
 
 from __future__ import annotations
