@@ -7,7 +7,10 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   (None when nothing is in flight). `now` is any monotonic clock in seconds.
 * A float32 call is a MAX round (every worker offers its largest |x|; the switch returns the
   maximum), then the data phase with the agreed scale; `result` is float32. `start_integers`
-  sums int32 vectors exactly, without a MAX round (the caller keeps sums in range).
+  sums int32 vectors exactly, without a MAX round (the caller keeps sums in range). The job's
+  lane format (int32, int16, int8) and scaling (one scale per call, or per block with
+  exponents agreed one step ahead) are `hosts/ina_codec.py`'s; chunks the switch flagged as
+  overflowed are sent again at the safe scale after the first pass (docs/formats.md).
 * Chunk positions continue over the life of the session (one session per worker per job):
   position p uses slot p mod pool_size, version (p div pool_size) mod 2. MAX rounds alternate
   versions the same way. At most `window` chunks are in flight, and position p is sent only when
@@ -45,11 +48,12 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from . import quantize as qz
+from .ina_codec import FloatCodec
 from .congestion import (SRTT_FLOOR, CongestionEvents, InFlightWindow, LossBursts,
                          RtoEstimator)
 from .errors import PeerUnreachable, UsageError
-from .ina_wire import (ChunkEncoder, InaPacket, Kind, WireError, check_k, decode_header,
-                       decode_values, encode, query_for, with_retx)
+from .ina_wire import (ChunkEncoder, InaPacket, Kind, WireError, block_fields, check_k,
+                       decode_header, decode_values, encode, query_for, with_retx)
 
 
 class State(enum.Enum):
@@ -118,6 +122,7 @@ class Counters:
     duplicates_ignored: int = 0     # results for chunks not in flight (or stale MAX results)
     malformed_ignored: int = 0      # undecodable, or a wrong count / impossible maximum
     foreign_ignored: int = 0        # another job, another worker, or not a result
+    overflow_redos: int = 0         # chunks sent again at the safe scale (the switch flagged them)
 
     def copy(self) -> "Counters":
         return Counters(**{f.name: getattr(self, f.name) for f in fields(self)})
@@ -154,6 +159,25 @@ def _check_int(name: str, value, low: int, high: int) -> int:
     return value
 
 
+def _check_encoding(fmt, scaling, divisor, n: int) -> tuple[str, str, int]:
+    """The job's lane format, scaling and quantization divisor (None: n, overflow-free)."""
+    if fmt not in qz.FORMAT_BITS:
+        raise UsageError(f"fmt must be one of {', '.join(qz.FORMAT_BITS)}, got {fmt!r}")
+    if scaling not in qz.SCALINGS:
+        raise UsageError(f"scaling must be one of {', '.join(qz.SCALINGS)}, got {scaling!r}")
+    divisor = n if divisor is None else divisor
+    if isinstance(divisor, bool) or not isinstance(divisor, int) or not 1 <= divisor <= n:
+        raise UsageError(f"divisor must be an integer from 1 to n ({n}), got {divisor!r}")
+    if fmt == "int32" and divisor != n:
+        raise UsageError("divisor < n needs int16 or int8 lanes (int32 sums are not checked "
+                         "for overflow by the switch)")
+    try:
+        qz.format_limit(fmt, n)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return fmt, scaling, divisor
+
+
 def _is_seconds(value) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
 
@@ -164,7 +188,8 @@ class InaSession:
     def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
                  rto: float, rto_max: float, max_retx: int, rto_min: float | None = None,
                  adaptive: bool = True, fast_retransmit: bool = True,
-                 window_rule: str = "burst", query: bool = True):
+                 window_rule: str = "burst", query: bool = True, fmt: str = "int32",
+                 scaling: str = "job", divisor: int | None = None):
         self.job = _check_int("job", job, 0, 0xFFFF)
         self.n = _check_int("n", n, 1, qz.MAX_WORKERS)
         self.worker = _check_int("worker", worker, 0, n - 1)
@@ -195,6 +220,7 @@ class InaSession:
         if not isinstance(query, bool):
             raise UsageError(f"query must be a bool, got {query!r}")
         self.fast_retransmit = fast_retransmit
+        self.fmt, self.scaling, self.divisor = _check_encoding(fmt, scaling, divisor, self.n)
         self.window_rule = window_rule
         # early detection sends a header-only QUERY (True) or the values again (False)
         self.query = query
@@ -214,6 +240,7 @@ class InaSession:
         self.result: np.ndarray | None = None
         self.global_max: float | None = None   # M of the last float call
         self.scale: float | None = None
+        self._codec: FloatCodec | None = None  # the last float call's (kept for error_bound)
         self._reset_call()
 
     # ---- the three inputs -------------------------------------------------------------------
@@ -226,11 +253,18 @@ class InaSession:
         self._transition(Event.START)
         self._begin_call(values.size, now)
         self._float_input = values
-        self._local_max = qz.local_max(values)
-        bits = qz.float32_bits(self._local_max)
+        self._codec = FloatCodec(values, job=self.job, worker=self.worker, n=self.n, k=self.k,
+                                 pool_size=self.pool_size, fmt=self.fmt, scaling=self.scaling,
+                                 divisor=self.divisor)
+        self._chunks = self._codec.chunks
+        self._answered = bytearray(self._chunks)
+        self._local_max = self._codec.local_max
+        if self.scaling == "job":
+            offer = np.full(self.k, qz.float32_bits(self._local_max), np.int32)
+        else:
+            offer = self._codec.max_offer()
         packet = InaPacket(kind=Kind.MAX_CONTRIB, job=self.job, worker=self.worker, slot=0,
-                           chunk=0, values=np.full(self.k, bits, np.int32),
-                           ver=self.max_rounds % 2)
+                           chunk=0, values=offer, ver=self.max_rounds % 2)
         payload = self._send_new(_MAX_KEY, encode(packet), packet.slot, packet.ver, now)
         return Step((payload,), self._next_deadline())
 
@@ -243,6 +277,7 @@ class InaSession:
             return self._start_empty(np.zeros(0, np.int32))
         self._transition(Event.START_INTEGERS)
         self._begin_call(values.size, now)
+        self._codec = None
         self._encoder = self._chunk_encoder(values)
         return Step(tuple(self._fill_window(now)), self._next_deadline())
 
@@ -268,6 +303,9 @@ class InaSession:
             return self._step(())
         if kind is Kind.MAX_RESULT:
             return self._step(self._on_max_result(ver, decode_values(payload), now))
+        if block_fields(payload)[1] != (0 if self._codec is None else self._codec.format_code):
+            self.counters.malformed_ignored += 1     # another lane format than this job's
+            return self._step(())
         return self._step(self._on_result(chunk, slot, ver, payload, now))
 
     def timeout(self, now: float) -> Step:
@@ -323,7 +361,9 @@ class InaSession:
         """Per-element bound on |result - exact sum| of the last float call (§5)."""
         if self.state is not State.DONE or self.result is None or self.result.dtype != np.float32:
             raise UsageError("error_bound needs a finished float32 call")
-        return qz.error_bound(self.global_max or 0.0, self.n, self.result)
+        if self._codec is None:
+            return qz.error_bound(self.global_max or 0.0, self.n, self.result)
+        return self._codec.error_bound(self.result)
 
     # ---- internals --------------------------------------------------------------------------
 
@@ -352,7 +392,8 @@ class InaSession:
         self._last_progress_sent = 0.0        # when the transmission it answered was made
         self._timers: list[tuple[float, int, int, int]] = []
         self._float_input: np.ndarray | None = None
-        self._encoder: ChunkEncoder | None = None
+        self._encoder: ChunkEncoder | FloatCodec | None = None
+        self._redoing = False                 # the pass that resends overflowed chunks
         self._sums: np.ndarray | None = None
         self._local_max = 0.0
 
@@ -368,6 +409,7 @@ class InaSession:
         self._transition(Event.START_EMPTY)
         self._reset_call()
         self.result, self.global_max, self.scale = result, 0.0, None
+        self._codec = None
         return Step((), None)
 
     def _chunk_encoder(self, quantized: np.ndarray) -> ChunkEncoder:
@@ -551,8 +593,9 @@ class InaSession:
             self.rto_estimator.initial = min(self.rto, max(SRTT_FLOOR * barrier, self.rto_min))
         self.max_rounds += 1
         self.global_max = global_max
-        self.scale = qz.scale_for(global_max, self.n)
-        self._encoder = self._chunk_encoder(qz.quantize(self._float_input, self.scale, self.n))
+        self._codec.on_max(patterns)
+        self.scale = self._codec.scale if self.scaling == "job" else None
+        self._encoder = self._codec
         self._transition(Event.SCALE_AGREED)
         return self._fill_window(now)
 
@@ -584,7 +627,19 @@ class InaSession:
         self._highest_answered = max(self._highest_answered, c)
         self._answered[c] = 1
         self._answered_count += 1
-        self._sums[c * self.k:(c + 1) * self.k] = decode_values(payload)
+        if self._encoder is self._codec:
+            exp, _fmt, overflow = block_fields(payload)
+            self._codec.on_result(c, payload, exp, overflow)
+        else:
+            self._sums[c * self.k:(c + 1) * self.k] = decode_values(payload)
+        if self._answered_count == self._chunks and self._encoder is self._codec \
+                and not self._redoing:
+            self._redoing = True
+            redo = self._codec.end_of_pass()
+            if redo:   # every worker saw the same flags: the same extra chunks, in order
+                self.counters.overflow_redos += redo
+                self._chunks += redo
+                self._answered.extend(bytes(redo))
         if self._answered_count < self._chunks:
             lost = self._detect_losses(c, flight, now) if self.fast_retransmit else []
             return lost + self._fill_window(now)
@@ -592,11 +647,10 @@ class InaSession:
         return []
 
     def _finish(self) -> None:
-        sums = self._sums[:self._length]
         if self._float_input is not None:
-            self.result = qz.dequantize(sums, self.scale)
+            self.result = self._codec.result()
         else:
-            self.result = sums.copy()
+            self.result = self._sums[:self._length].copy()
         self.next_position += self._chunks
         self._transition(Event.LAST_RESULT)
         self._reset_call()

@@ -1,8 +1,10 @@
 """The aggregation packet's UDP payload (docs/protocol.md §1): one frozen dataclass, encode, decode.
 
-Layout (big-endian): kind u8, flags u8 (bit 0 ver, bit 1 retx), job u16, worker u8, pad u8,
-slot u16, chunk u32, count u16, pad u16, then k signed 32-bit values. k is a multiple of 4 from
-4 to 256 (the P4 program's INA_K). QUERY and NACK (§3.1) are the header alone, no values. `InaPacket` validates every field on construction, so an
+Layout (big-endian): kind u8, flags u8 (bit 0 ver, bit 1 retx, bits 2-3 the lane format, bit 4
+overflow), job u16, worker u8, exp u8 (a block exponent, §5.2), slot u16, chunk u32, count u16,
+pad u16, then k 32-bit lanes, each one int32, two int16 or four int8 values (docs/formats.md).
+k is a multiple of 4 from 4 to 256 (the P4 program's INA_K). QUERY and NACK (§3.1) are the
+header alone, no values. `InaPacket` validates every field on construction, so an
 encoded packet is always well formed; `decode` of anything else raises `WireError` with the
 reason, never a bare struct or index error.
 
@@ -26,10 +28,12 @@ HEADER = struct.Struct("!BBHBBHIHxx")
 HEADER_BYTES = HEADER.size          # 16
 MIN_K, MAX_K = 4, 256
 FLAG_VER, FLAG_RETX = 0x01, 0x02
+FLAG_FORMAT, FORMAT_SHIFT, FLAG_OVERFLOW = 0x0C, 2, 0x10   # format codes 0..2 (3 is refused)
+_KNOWN_FLAGS = FLAG_VER | FLAG_RETX | FLAG_FORMAT | FLAG_OVERFLOW
 WIRE_DTYPE = np.dtype(">i4")        # the values as they are on the wire
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _HEADER_LIMITS = (("job", 0xFFFF), ("worker", 0xFF), ("slot", 0xFFFF), ("chunk", 0xFFFFFFFF),
-                  ("count", 0xFFFF), ("ver", 1))
+                  ("count", 0xFFFF), ("ver", 1), ("exp", 0xFF), ("fmt", 2))
 
 
 class Kind(enum.IntEnum):
@@ -99,7 +103,10 @@ def _bad_header_field(packet: "InaPacket") -> str:
         value = getattr(packet, name)
         if type(value) is not int or not 0 <= value <= limit:
             return f"{name} must be an integer in [0, {limit}], got {value!r}"
-    return f"retx must be a bool, got {packet.retx!r}"
+    for name in ("retx", "overflow"):
+        if type(getattr(packet, name)) is not bool:
+            return f"{name} must be a bool, got {getattr(packet, name)!r}"
+    return "invalid header field"
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -115,6 +122,9 @@ class InaPacket:
     ver: int = 0
     retx: bool = False
     count: int = 0
+    exp: int = 0            # block exponent byte (docs/protocol.md §5.2)
+    fmt: int = 0            # lane format code: 0 int32, 1 int16, 2 int8
+    overflow: bool = False  # RESULT: a packed sum of the cell overflowed
 
     def __post_init__(self) -> None:
         kind = _KINDS.get(self.kind) if type(self.kind) in (int, Kind) else None
@@ -129,7 +139,10 @@ class InaPacket:
                 and type(chunk) is int and 0 <= chunk <= 0xFFFFFFFF
                 and type(self.count) is int and 0 <= self.count <= 0xFFFF
                 and type(self.ver) is int and (self.ver == 0 or self.ver == 1)
-                and type(self.retx) is bool):
+                and type(self.retx) is bool
+                and type(self.exp) is int and 0 <= self.exp <= 0xFF
+                and type(self.fmt) is int and 0 <= self.fmt <= 2
+                and type(self.overflow) is bool):
             raise ValueError(_bad_header_field(self))
         if kind in HEADER_ONLY_KINDS:
             if len(self.values):
@@ -144,7 +157,7 @@ class InaPacket:
 
     def _header(self) -> tuple:
         return (self.kind, self.job, self.worker, self.slot, self.chunk, self.ver, self.retx,
-                self.count)
+                self.count, self.exp, self.fmt, self.overflow)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InaPacket):
@@ -157,8 +170,9 @@ class InaPacket:
 
 def encode(packet: InaPacket) -> bytes:
     """The UDP payload of `packet`."""
-    flags = packet.ver | (FLAG_RETX if packet.retx else 0)
-    header = HEADER.pack(packet.kind, flags, packet.job, packet.worker, 0, packet.slot,
+    flags = (packet.ver | (FLAG_RETX if packet.retx else 0) | (packet.fmt << FORMAT_SHIFT)
+             | (FLAG_OVERFLOW if packet.overflow else 0))
+    header = HEADER.pack(packet.kind, flags, packet.job, packet.worker, packet.exp, packet.slot,
                          packet.chunk, packet.count)
     return header + packet.values.astype(WIRE_DTYPE, copy=False).tobytes()
 
@@ -174,7 +188,7 @@ def decode_header(payload: bytes, k: int | None = None) -> tuple:
     if size < HEADER_BYTES:
         raise WireError(f"{size} bytes, shorter than the {HEADER_BYTES}-byte header")
     body = size - HEADER_BYTES
-    kind, flags, job, worker, pad, slot, chunk, count = HEADER.unpack_from(payload)
+    kind, flags, job, worker, _exp, slot, chunk, count = HEADER.unpack_from(payload)
     if kind not in _KINDS:
         raise WireError(f"unknown kind {kind}")
     if _KINDS[kind] in HEADER_ONLY_KINDS:
@@ -185,12 +199,32 @@ def decode_header(payload: bytes, k: int | None = None) -> tuple:
     elif body % 16 or not MIN_K * 4 <= body <= MAX_K * 4:
         raise WireError(f"{body} bytes of values is not k*4 for k a multiple of 4 in "
                         f"[{MIN_K}, {MAX_K}]")
-    if flags & ~(FLAG_VER | FLAG_RETX):
+    if flags & ~_KNOWN_FLAGS:
         raise WireError(f"unknown flag bits 0x{flags:02x}")
-    if pad or payload[14] or payload[15]:
+    if flags & FLAG_FORMAT == FLAG_FORMAT:
+        raise WireError("unknown lane format 3")
+    if payload[14] or payload[15]:
         raise WireError("padding bytes are not zero")
     return (_KINDS[kind], job, worker, slot, chunk, flags & FLAG_VER, bool(flags & FLAG_RETX),
             count)
+
+
+def block_fields(payload: bytes) -> tuple[int, int, bool]:
+    """`(exp, format code, overflow)` of a payload `decode_header` accepted."""
+    flags = payload[1]
+    return payload[5], (flags & FLAG_FORMAT) >> FORMAT_SHIFT, bool(flags & FLAG_OVERFLOW)
+
+
+def contribution_payload(*, job: int, worker: int, slot: int, chunk: int, ver: int, exp: int,
+                         fmt: int, body: bytes) -> bytes:
+    """A CONTRIB payload from lanes already in wire order (the per-block encoder's path)."""
+    try:
+        header = HEADER.pack(Kind.CONTRIB, ver | (fmt << FORMAT_SHIFT), job, worker, exp, slot,
+                             chunk, 0)
+    except struct.error:
+        raise ValueError(f"a header field is out of range: job {job!r}, worker {worker!r}, "
+                         f"slot {slot!r}, chunk {chunk!r}, exp {exp!r}") from None
+    return header + body
 
 
 def decode_values(payload: bytes) -> np.ndarray:
@@ -202,8 +236,10 @@ def decode(payload: bytes, k: int | None = None) -> InaPacket:
     """Parse a UDP payload; with `k` given, the length must match it exactly."""
     data = payload if type(payload) is bytes else bytes(payload)
     kind, job, worker, slot, chunk, ver, retx, count = decode_header(data, k)
+    exp, fmt, overflow = block_fields(data)
     return InaPacket(kind=kind, job=job, worker=worker, slot=slot, chunk=chunk,
-                     values=decode_values(data), ver=ver, retx=retx, count=count)
+                     values=decode_values(data), ver=ver, retx=retx, count=count, exp=exp,
+                     fmt=fmt, overflow=overflow)
 
 
 class ChunkEncoder:

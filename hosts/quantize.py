@@ -106,3 +106,76 @@ def error_bound(global_max: float, n: int, result: np.ndarray) -> np.ndarray:
     """Per element: |y - Σx| <= n·M/(2·floor((2^31-1)/n))·(1 + slack) + ulp32(y)/2."""
     quantization = n * 0.5 / scale_for(global_max, n) if global_max else 0.0
     return quantization * (1.0 + FLOAT64_SLACK) + ulp32(result) / 2
+
+
+# --- lane formats and per-block scaling (docs/formats.md, docs/protocol.md §5.2) -------------
+
+FORMAT_BITS = {"int32": 32, "int16": 16, "int8": 8}
+FORMAT_CODES = {"int32": 0, "int16": 1, "int8": 2}     # flags bits 2-3 on the wire
+SCALINGS = ("job", "block")
+EXP_BIAS = 127           # exp byte b means 2^(b - 127); 0 also stands for "below 2^-127"
+_WIRE_DTYPES = {"int32": np.dtype(">i4"), "int16": np.dtype(">i2"), "int8": np.dtype("i1")}
+
+
+def check_format(fmt: str) -> str:
+    if fmt not in FORMAT_BITS:
+        raise ValueError(f"format must be one of {', '.join(FORMAT_BITS)}, got {fmt!r}")
+    return fmt
+
+
+def values_per_lane(fmt: str) -> int:
+    """Values one 32-bit wire lane carries: 1, 2 or 4."""
+    return 32 // FORMAT_BITS[check_format(fmt)]
+
+
+def wire_dtype(fmt: str) -> np.dtype:
+    """The values as they are on the wire (big-endian, packed high half first)."""
+    return _WIRE_DTYPES[check_format(fmt)]
+
+
+def format_limit(fmt: str, divisor: int) -> int:
+    """The largest |q| a worker may send: divisor of them cannot leave the format's range."""
+    if isinstance(divisor, bool) or not isinstance(divisor, int) or divisor < 1:
+        raise ValueError(f"divisor must be a positive integer, got {divisor!r}")
+    limit = (2 ** (FORMAT_BITS[check_format(fmt)] - 1) - 1) // divisor
+    if limit < 1:
+        raise ValueError(f"{fmt} lanes cannot hold a sum of {divisor} values (limit 0)")
+    return limit
+
+
+def biased_exponents(maxima: np.ndarray) -> np.ndarray:
+    """Per block, the smallest E with max|x| < 2^E, as the exp byte E + 127 clamped to 0..255
+    (float32's largest finite value is below 2^128; all-zero blocks and blocks below
+    2^-127 get byte 0, so they never coarsen another worker's block in the max)."""
+    maxima = np.asarray(maxima, dtype=np.float64)
+    _, exponent = np.frexp(maxima)                   # m·2^e with 0.5 <= m < 1
+    biased = np.clip(exponent.astype(np.int64) + EXP_BIAS, 0, 255)
+    return np.where(maxima > 0, biased, 0).astype(np.uint8)
+
+
+def block_scales(exp_bytes: np.ndarray, limit: int) -> np.ndarray:
+    """limit / 2^E per block: |x| < 2^E quantizes to at most `limit` in magnitude."""
+    return np.ldexp(float(limit), EXP_BIAS - np.asarray(exp_bytes, dtype=np.int64))
+
+
+def quantize_scaled(values: np.ndarray, scales, limit: int, fmt: str) -> np.ndarray:
+    """round(x · scale) in the format's dtype (scale per element or one for all), clamped to
+    ±limit, which only absorbs float64 rounding of a value that is within its bound."""
+    scaled = np.rint(np.asarray(values, dtype=np.float64) * scales)
+    if scaled.size and np.max(np.abs(scaled)) > limit + 1:
+        raise ValueError("values exceed the agreed maximum: the scale does not cover them")
+    return np.clip(scaled, -limit, limit).astype(wire_dtype(fmt).newbyteorder("="))
+
+
+def dequantize_scaled(sums: np.ndarray, scales) -> np.ndarray:
+    """Sums over scales (per element or one), in float64, then one rounding to float32."""
+    exact = np.asarray(sums, dtype=np.int64).astype(np.float64) / scales
+    with np.errstate(over="ignore"):
+        return exact.astype(np.float32)
+
+
+def error_bound_scaled(n: int, scales, result: np.ndarray) -> np.ndarray:
+    """Per element: n half-units of its block's scale (each worker rounds once), with the
+    float64 slack, plus half a float32 ulp of the result (docs/protocol.md §5.2)."""
+    quantization = n * 0.5 / np.asarray(scales, dtype=np.float64)
+    return quantization * (1.0 + FLOAT64_SLACK) + ulp32(result) / 2

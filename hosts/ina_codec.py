@@ -1,0 +1,150 @@
+"""A float32 all-reduce call's integers: what each chunk's packet carries, and the sum back.
+
+docs/protocol.md §5 and docs/formats.md. A job chooses a lane format (int32, int16 or int8: 1, 2
+or 4 values per 32-bit wire lane, so a chunk holds k, 2k or 4k values) and a scaling:
+
+* `job`: one scale for the call, limit / M, from M = the MAX round's global max |x|;
+* `block`: one scale per chunk, limit / 2^E, with E agreed through the switch one step ahead:
+  chunk c's packet carries (in `exp`) this worker's exponent for chunk c + pool_size, the next
+  chunk to use the same slot; the switch keeps the max and the RESULT of chunk c returns it.
+  The first window's exponents come from the MAX round, whose lanes 1..k-1 carry the
+  per-chunk maxima of the first chunks (lane 0 the global max, as in job scaling).
+
+limit = floor((2^(bits-1) - 1) / divisor): with divisor = n (the default) no sum of n values can
+leave the lane's range; a smaller divisor (int16/int8 only) trades that guarantee for
+resolution. The switch flags a cell whose packed sum overflowed; every worker sees the same
+flags, so after the last result they all redo the flagged chunks, in chunk order, at divisor n
+(`redo_chunks`). Nothing here does I/O: the session (hosts/ina_session.py) drives it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import quantize as qz
+from .ina_wire import contribution_payload
+
+
+class FloatCodec:
+    """Quantization of one worker's float32 vector for one call, and dequantization of sums."""
+
+    def __init__(self, values: np.ndarray, *, job: int, worker: int, n: int, k: int,
+                 pool_size: int, fmt: str, scaling: str, divisor: int):
+        self.job, self.worker, self.n, self.pool_size = job, worker, n, pool_size
+        self.fmt, self.scaling = fmt, scaling
+        self.format_code = qz.FORMAT_CODES[fmt]
+        self.k = k
+        self.per_chunk = k * qz.values_per_lane(fmt)
+        self.length = values.size
+        self.chunks = -(-values.size // self.per_chunk)
+        self.limit = qz.format_limit(fmt, divisor)
+        self.safe_limit = qz.format_limit(fmt, n)
+        padded = np.zeros(self.chunks * self.per_chunk, np.float32)
+        padded[:values.size] = values
+        self._values = padded.reshape(self.chunks, self.per_chunk)
+        self.block_max = np.max(np.abs(self._values), axis=1).astype(np.float64)
+        self.local_max = float(self.block_max.max()) if self.chunks else 0.0
+        self._local_exp = qz.biased_exponents(self.block_max)
+        self._agreed = np.zeros(self.chunks, np.uint8)   # block: each chunk's agreed exponent
+        self.global_max: float | None = None
+        self._scale: float | None = None                 # job: the call's scale
+        self.scales = np.zeros(self.chunks, np.float64)  # of the transmission each sum used
+        self._sums = np.zeros((self.chunks, self.per_chunk), np.int64)
+        self.overflowed: list[int] = []                  # chunks whose RESULT was flagged
+        self.redo_chunks: list[int] = []                 # fixed when the first pass ends
+        self.unresolved_overflows = 0                    # flagged even at divisor n
+        self._job_body: bytes | None = None
+
+    @property
+    def scale(self) -> float | None:
+        """Job scaling: the call's scale once the MAX round is done (block scaling: None)."""
+        return self._scale
+
+    # ---- the MAX round ---------------------------------------------------------------------
+
+    def max_offer(self) -> np.ndarray:
+        """The MAX_CONTRIB lanes: float32 bit patterns of the global max (lane 0) and, for
+        block scaling, of the first chunks' maxima (lanes 1..k-1)."""
+        offer = np.zeros(self.k, np.float64)
+        offer[0] = self.local_max
+        if self.scaling == "block":
+            first = min(self.k - 1, self.pool_size, self.chunks)
+            offer[1:1 + first] = self.block_max[:first]
+        return offer.astype(np.float32).view(np.int32)
+
+    def on_max(self, patterns: np.ndarray) -> None:
+        """The MAX_RESULT's lanes (unsigned patterns): the scale, or the first exponents."""
+        maxima = (np.asarray(patterns, dtype=np.int64) & 0xFFFFFFFF).astype(np.uint32)
+        maxima = maxima.view(np.float32).astype(np.float64)
+        self.global_max = float(maxima[0])
+        if self.scaling == "job":
+            self._scale = 1.0 if self.global_max == 0 else self.limit / self.global_max
+            self.scales[:] = self._scale
+            quantized = qz.quantize_scaled(self._values.reshape(-1), self._scale, self.limit,
+                                           self.fmt)
+            self._job_body = quantized.astype(qz.wire_dtype(self.fmt)).tobytes()
+            return
+        first = min(self.pool_size, self.chunks)
+        self._agreed[:first] = qz.biased_exponents(np.full(first, self.global_max))
+        covered = min(self.k - 1, first)
+        self._agreed[:covered] = qz.biased_exponents(maxima[1:1 + covered])
+
+    # ---- contributions and results -----------------------------------------------------------
+
+    def contribution(self, key: int, slot: int, ver: int) -> bytes:
+        """The CONTRIB payload of transmission `key` (chunk `key`, or a redo past the chunks)."""
+        if key < self.chunks:
+            chunk, limit = key, self.limit
+            ahead = key + self.pool_size
+            exp = int(self._local_exp[ahead]) if (self.scaling == "block"
+                                                  and ahead < self.chunks) else 0
+        else:
+            chunk, limit, exp = self.redo_chunks[key - self.chunks], self.safe_limit, 0
+        if self.scaling == "job" and limit == self.limit:
+            step = self.per_chunk * qz.FORMAT_BITS[self.fmt] // 8
+            body = self._job_body[chunk * step:(chunk + 1) * step]
+        else:
+            scale = self._chunk_scale(chunk, limit)
+            body = qz.quantize_scaled(self._values[chunk], scale, limit, self.fmt).astype(
+                qz.wire_dtype(self.fmt)).tobytes()
+        return contribution_payload(job=self.job, worker=self.worker, slot=slot, chunk=key,
+                                    ver=ver, exp=exp, fmt=self.format_code, body=body)
+
+    def _chunk_scale(self, chunk: int, limit: int) -> float:
+        if self.scaling == "job":
+            return 1.0 if not self.global_max else limit / self.global_max
+        return float(qz.block_scales(self._agreed[chunk], limit))
+
+    def on_result(self, key: int, payload: bytes, exp: int, overflow: bool) -> None:
+        """A RESULT of transmission `key`: its sums, the exponent it agrees one step ahead,
+        and the switch's overflow flag."""
+        redo = key >= self.chunks
+        chunk = self.redo_chunks[key - self.chunks] if redo else key
+        if not redo and self.scaling == "block" and key + self.pool_size < self.chunks:
+            self._agreed[key + self.pool_size] = exp
+        if overflow:
+            if redo:
+                self.unresolved_overflows += 1
+            else:
+                self.overflowed.append(chunk)
+        limit = self.safe_limit if redo else self.limit
+        self.scales[chunk] = self._chunk_scale(chunk, limit)
+        self._sums[chunk] = np.frombuffer(payload, qz.wire_dtype(self.fmt), offset=16)
+
+    def end_of_pass(self) -> int:
+        """After the first pass's last result: the chunks to redo (every worker's list is the
+        same: the flags came from the same cells), as extra transmissions. Returns how many."""
+        self.redo_chunks = sorted(self.overflowed)
+        self.overflowed = []
+        return len(self.redo_chunks)
+
+    # ---- the sum ---------------------------------------------------------------------------
+
+    def result(self) -> np.ndarray:
+        scales = np.repeat(self.scales, self.per_chunk)[:self.length]
+        return qz.dequantize_scaled(self._sums.reshape(-1)[:self.length], scales)
+
+    def error_bound(self, result: np.ndarray) -> np.ndarray:
+        """Per element: n half-units of the scale its block's sum used, plus half an ulp."""
+        scales = np.repeat(self.scales, self.per_chunk)[:self.length]
+        return qz.error_bound_scaled(self.n, scales, result)
