@@ -189,7 +189,8 @@ class InaSession:
                  rto: float, rto_max: float, max_retx: int, rto_min: float | None = None,
                  adaptive: bool = True, fast_retransmit: bool = True,
                  window_rule: str = "burst", query: bool = True, fmt: str = "int32",
-                 scaling: str = "job", divisor: int | None = None):
+                 scaling: str = "job", divisor: int | None = None,
+                 switch_slots: int | None = None):
         self.job = _check_int("job", job, 0, 0xFFFF)
         self.n = _check_int("n", n, 1, qz.MAX_WORKERS)
         self.worker = _check_int("worker", worker, 0, n - 1)
@@ -224,6 +225,11 @@ class InaSession:
         self.window_rule = window_rule
         # early detection sends a header-only QUERY (True) or the values again (False)
         self.query = query
+        # Slots below switch_slots are aggregated in the switch, the rest by the job's host
+        # aggregator (docs/fallback.md): two paths, each in order, with different round trips,
+        # so loss detection (§4.1) compares a chunk only with chunks of its own path.
+        self.switch_slots = self.pool_size if switch_slots is None else _check_int(
+            "switch_slots", switch_slots, 1, self.pool_size)
         # (time, event, chunk) for every send, retransmission and result when a list
         # (scripts/loss_timeline.py); None: nothing is recorded.
         self.timeline: list | None = None
@@ -385,7 +391,7 @@ class InaSession:
         self._next_chunk = 0
         self._answered = bytearray()
         self._answered_count = 0
-        self._highest_answered = -1     # the latest chunk (in sending order) answered
+        self._highest_answered = [-1, -1]   # per path (switch, host): the latest answered
         self._in_flight: dict[int, _Flight] = {}
         self._queried = 0                     # chunks in flight whose latest send is a QUERY
         self._last_progress = float("-inf")   # when the latest data result arrived
@@ -422,6 +428,10 @@ class InaSession:
         """(slot, version) of a chunk of the current call."""
         p = self.next_position + chunk
         return p % self.pool_size, (p // self.pool_size) % 2
+
+    def _path(self, slot: int) -> int:
+        """0: the switch aggregates this slot; 1: the job's host aggregator does."""
+        return 0 if slot < self.switch_slots else 1
 
     def _fill_window(self, now: float) -> list[bytes]:
         out = []
@@ -557,9 +567,12 @@ class InaSession:
         rtt = now - answered.last_sent
         allowance = REORDER_FRACTION * (self.rto_estimator.min_rtt or 0.0)
         out = []
+        path = self._path(answered.slot)
         for key, flight in list(self._in_flight.items()):    # in first-send (= chunk) order
             if key >= chunk:
                 break
+            if self._path(flight.slot) != path:
+                continue           # the other path's order says nothing about this one
             if flight.suspect or (flight.tries > 1 and flight.last_sent >= answered.last_sent):
                 continue
             due = flight.last_sent + rtt + allowance
@@ -614,7 +627,7 @@ class InaSession:
         if self.adaptive:
             # Karn: a resent chunk's result could answer either copy. And a result overtaken
             # by a later chunk's waited for another worker's retransmission: not a path delay.
-            if c > self._highest_answered:
+            if c > self._highest_answered[self._path(slot)]:
                 if flight.tries == 1:
                     self.rto_estimator.sample(now - flight.sent_at)
                 elif self._spurious_timeout(flight, now):
@@ -624,7 +637,8 @@ class InaSession:
                     self.counters.spurious_timeouts += 1
                     self.rto_estimator.sample(now - flight.sent_at)
             self.in_flight_window.on_result()
-        self._highest_answered = max(self._highest_answered, c)
+        path = self._path(slot)
+        self._highest_answered[path] = max(self._highest_answered[path], c)
         self._answered[c] = 1
         self._answered_count += 1
         if self._encoder is self._codec:
