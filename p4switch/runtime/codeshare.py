@@ -59,6 +59,7 @@ class Template:
 
 _templates: OrderedDict[str, Template | None] = OrderedDict()   # None: cannot be shared
 _lock = threading.Lock()
+REFUSED: dict[str, str] = {}        # key -> why its code could not be shared (for diagnosis)
 
 
 def content_key(source) -> tuple[str, bytes] | None:
@@ -94,8 +95,9 @@ def template_for(key: str, build) -> Template | None:
         program = build()
         try:
             template = make_template(program)
-        except Unshareable:
+        except Unshareable as why:
             template = None
+            REFUSED[key] = str(why)
         _templates[key] = template
         while len(_templates) > MAX_TEMPLATES:
             _templates.popitem(last=False)
@@ -127,10 +129,11 @@ def make_template(program) -> Template:
                     [[name for _, name in sorted(cols)] for cols in banks.values()], selectors)
 
 
-def forget(key: str) -> None:
+def forget(key: str, why: str) -> None:
     """Mark `key` as not shareable (a program failed to bind): later loads generate alone."""
     with _lock:
         _templates[key] = None
+        REFUSED[key] = why
 
 
 # --------------------------------------------------------------------------------- pairing
@@ -243,8 +246,8 @@ def _translate(value, context, where: str):
         return value if owner is value.__self__ else types.MethodType(value.__func__, owner)
     if kind is types.BuiltinFunctionType:
         owner = value.__self__
-        if owner is None or isinstance(owner, (types.ModuleType, struct.Struct)):
-            return value
+        if owner is None or isinstance(owner, (types.ModuleType, struct.Struct, np.ufunc)):
+            return value              # a function, a struct's pack, a ufunc's reduce
         raise Unshareable(f"{where}: a method of a {type(owner).__name__}")
     if kind in (list, tuple):
         items = [_translate(x, context, where) for x in value]

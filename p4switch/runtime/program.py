@@ -72,8 +72,8 @@ class Program:
                 try:
                     self._bind(template)
                     return
-                except codeshare.Unshareable:
-                    codeshare.forget(key)
+                except codeshare.Unshareable as why:
+                    codeshare.forget(key, str(why))
         self._translate(load_bmv2_json(source))
 
     def _translate(self, doc: dict) -> None:
