@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import struct
 import threading
 import types
@@ -33,7 +34,8 @@ from . import lanes
 from .hashes import Crc
 
 MAX_TEMPLATES = 8
-ENABLED = True        # tests and benchmarks turn it off to compare with one program per switch
+# off: every program generates its own code (tests compare; INAEMU_SHARE_CODE=0 for A/B runs)
+ENABLED = os.environ.get("INAEMU_SHARE_CODE", "1") != "0"
 STATE_ATTRS = ("registers", "counters", "meters", "vsets", "field_lists", "tables", "profiles",
                "custom_crcs")
 ATOMS = (int, float, str, bytes, bool, type(None), complex)
