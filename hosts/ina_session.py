@@ -236,6 +236,9 @@ class InaSession:
         # Congestion state lives as long as the session: what one call learnt serves the next.
         self.rto_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
                                           maximum=self.rto_max)
+        # the host aggregator's slots (docs/fallback.md) have round trips of their own
+        self.host_rto_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
+                                               maximum=self.rto_max)
         self.in_flight_window = InFlightWindow(self.window)
         self._events = CongestionEvents()
         self.loss_bursts = LossBursts()
@@ -433,6 +436,10 @@ class InaSession:
         """0: the switch aggregates this slot; 1: the job's host aggregator does."""
         return 0 if slot < self.switch_slots else 1
 
+    def _estimator(self, slot: int) -> RtoEstimator:
+        """The RTO of the slot's path: the switch's, or the host aggregator's."""
+        return self.host_rto_estimator if self._path(slot) else self.rto_estimator
+
     def _fill_window(self, now: float) -> list[bytes]:
         out = []
         window = self.in_flight_window.size if self.adaptive else self.window
@@ -486,7 +493,7 @@ class InaSession:
     def _spurious_timeout(self, flight: _Flight, now: float) -> bool:
         """The chunk's one retransmission was its timer's, and the result came back sooner
         than any round trip seen: it answers the first copy."""
-        min_rtt = self.rto_estimator.min_rtt
+        min_rtt = self._estimator(flight.slot).min_rtt
         return (flight.tries == 2 and flight.expiries == 1 and min_rtt is not None
                 and now - flight.last_sent < min_rtt)
 
@@ -519,7 +526,7 @@ class InaSession:
             # A barrier: the first worker waits for the last to start. Probe from rto_min.
             wait = min(self.rto_min * 2.0 ** flight.expiries, self.rto_max)
         else:
-            wait = self.rto_estimator.timer(flight.expiries + 1)
+            wait = self._estimator(flight.slot).timer(flight.expiries + 1)
         flight.serial = self._events.transmitted()
         if key != _MAX_KEY:
             self.loss_bursts.transmitted(self.in_flight_window.size)
@@ -565,7 +572,7 @@ class InaSession:
         A lost chunk is resent once it is overdue by the reordering allowance (RACK's rule:
         its send time plus the answered chunk's RTT), else it gets a reorder timer."""
         rtt = now - answered.last_sent
-        allowance = REORDER_FRACTION * (self.rto_estimator.min_rtt or 0.0)
+        allowance = REORDER_FRACTION * (self._estimator(answered.slot).min_rtt or 0.0)
         out = []
         path = self._path(answered.slot)
         for key, flight in list(self._in_flight.items()):    # in first-send (= chunk) order
@@ -604,6 +611,7 @@ class InaSession:
             # twice that, not the configured rto, when it is shorter.
             barrier = now - flight.sent_at
             self.rto_estimator.initial = min(self.rto, max(SRTT_FLOOR * barrier, self.rto_min))
+            self.host_rto_estimator.initial = self.rto_estimator.initial
         self.max_rounds += 1
         self.global_max = global_max
         self._codec.on_max(patterns)
@@ -629,13 +637,13 @@ class InaSession:
             # by a later chunk's waited for another worker's retransmission: not a path delay.
             if c > self._highest_answered[self._path(slot)]:
                 if flight.tries == 1:
-                    self.rto_estimator.sample(now - flight.sent_at)
+                    self._estimator(slot).sample(now - flight.sent_at)
                 elif self._spurious_timeout(flight, now):
                     # No round trip fits since the timer's copy: the result answers the first
                     # copy, an unambiguous sample of a round trip the RTO was too short for
                     # (a stalled switch process, not loss). Karn's rule would learn nothing.
                     self.counters.spurious_timeouts += 1
-                    self.rto_estimator.sample(now - flight.sent_at)
+                    self._estimator(slot).sample(now - flight.sent_at)
             self.in_flight_window.on_result()
         path = self._path(slot)
         self._highest_answered[path] = max(self._highest_answered[path], c)

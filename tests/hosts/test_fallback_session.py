@@ -53,3 +53,24 @@ def test_switch_slots_must_lie_in_the_pool() -> None:
     with pytest.raises(UsageError, match="switch_slots must be an integer in \\[1, 4\\]"):
         InaSession(job=1, worker=0, n=1, k=K, pool_size=4, window=4, rto=1.0, rto_max=2.0,
                    max_retx=3, switch_slots=5)
+
+
+def test_each_path_learns_its_own_round_trip() -> None:
+    # the host aggregator's chunks take 5 ms, the switch's 1 ms: one RTO would fit neither
+    s = InaSession(job=1, worker=0, n=1, k=K, pool_size=4, window=4, rto=0.1, rto_max=1.0,
+                   max_retx=3, switch_slots=2)
+    outstanding = list(s.start_integers(np.zeros(40 * K, dtype=np.int32), 0.0).send)
+    now, sent_at = 0.0, {decode(p).chunk: 0.0 for p in outstanding}
+    while not s.done:
+        payload = min(outstanding, key=lambda p: sent_at[decode(p).chunk] +
+                      (0.005 if decode(p).slot >= 2 else 0.001))
+        outstanding.remove(payload)
+        chunk, slot = decode(payload).chunk, decode(payload).slot
+        now = max(now, sent_at[chunk] + (0.005 if slot >= 2 else 0.001))
+        for new in s.receive(result_for(payload), now).send:
+            assert decode(new).kind is Kind.CONTRIB, "a chunk looked lost"
+            outstanding.append(new)
+            sent_at[decode(new).chunk] = now
+    assert s.rto_estimator.srtt == pytest.approx(0.001)
+    assert s.host_rto_estimator.srtt == pytest.approx(0.005)
+    assert s.counters.timer_retransmissions == 0
