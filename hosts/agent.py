@@ -101,8 +101,9 @@ def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
     exact, abs_total, global_max = reference(agent["seed"], config.n, agent["length"],
                                              agent["magnitude"], config.job)
     error = np.abs(result.astype(np.float64) - exact)
-    if agent["algo"] == "ina":
-        bound = ina_error_bound(global_max, config.n, result)
+    if agent["algo"] == "ina":     # per block and per format: the session knows its scales
+        bound = stats.error_bound if stats.error_bound is not None else \
+            ina_error_bound(global_max, config.n, result)
     else:
         bound = ring_error_bound(abs_total, result, config.n, config.accumulate)
     return {

@@ -47,6 +47,9 @@ class AllreduceConfig:
     rto_min: float | None = None         # adaptive RTO floor; None: rto
     adaptive: bool = True                # RFC 6298 RTO and AIMD window (False: fixed ones)
     ina_port: int = INA_UDP_PORT         # UDP port at the aggregator
+    fmt: str = "int32"                   # lane format: int32 | int16 | int8 (docs/formats.md)
+    scaling: str = "job"                 # one scale per call (job) or per chunk (block)
+    divisor: int | None = None           # quantization headroom; None: n (never overflows)
     bind_port: int | None = None         # local UDP port; None: ina_port (the protocol's)
     bind_address: str = "0.0.0.0"        # local address for the UDP socket and ring listener
     # ring baseline
@@ -173,7 +176,8 @@ class Allreducer:
             raise ConfigError("config.aggregator: the INA algorithm needs the aggregator address")
         session = InaSession(job=c.job, worker=c.worker, n=c.n, k=c.k, pool_size=c.pool_size,
                              window=c.window or c.pool_size, rto=c.rto, rto_max=c.rto_max,
-                             max_retx=c.max_retx, rto_min=c.rto_min, adaptive=c.adaptive)
+                             max_retx=c.max_retx, rto_min=c.rto_min, adaptive=c.adaptive,
+                             fmt=c.fmt, scaling=c.scaling, divisor=c.divisor)
         self._udp = UdpInaDriver(session, aggregator=c.aggregator, aggregator_port=c.ina_port,
                                  bind_address=c.bind_address,
                                  bind_port=c.ina_port if c.bind_port is None else c.bind_port)

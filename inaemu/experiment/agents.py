@@ -36,7 +36,8 @@ class WorkerSpec:
 def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: list[str],
                  length: int, seed: int, timeout: float, record: Path, k: int, pool_size: int,
                  window: int, rto: float, aggregator: str | None,
-                 wire_id: int | None = None,
+                 wire_id: int | None = None, lane_format: str = "int32",
+                 scaling: str = "job",
                  switch_blocks: list[list[int]] | None = None) -> dict:
     """The JSON an agent reads (hosts/agent.py: its own keys plus `AllreduceConfig` fields).
 
@@ -56,6 +57,8 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
         config.update(worker=worker if wire_id is None else wire_id, aggregator=aggregator,
                       k=k, pool_size=pool_size, window=window, rto=rto,
                       rto_max=rto_max(rto), max_retx=max_retx(rto, timeout))
+        if (lane_format, scaling) != ("int32", "job"):      # docs/formats.md
+            config.update(fmt=lane_format, scaling=scaling)
     else:
         config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips],
                       idle_timeout=max(2.0, timeout / 2))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from inaemu.experiment.config import AGGREGATIONS, TOPOS
+from inaemu.experiment.config import AGGREGATIONS, LANE_FORMATS, SCALINGS, TOPOS
 
 
 def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +28,7 @@ def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_ina_arguments(parser: argparse.ArgumentParser) -> None:
-    """--elems, --pool, --window, --rto."""
+    """--elems, --pool, --window, --rto, --format, --scaling."""
     parser.add_argument("--elems", type=int, default=256, metavar="K",
                         help="values per aggregation packet, INA_K (default 256)")
     parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
@@ -37,3 +37,9 @@ def add_ina_arguments(parser: argparse.ArgumentParser) -> None:
                         help="INA chunks in flight per worker, at most --pool (default 16)")
     parser.add_argument("--rto", type=float, default=0.1, metavar="SECONDS",
                         help="INA first retransmission timeout, doubling up to 4x (default 0.1)")
+    parser.add_argument("--format", choices=LANE_FORMATS, default="int32", dest="lane_format",
+                        help="INA lanes: int32, or 2 int16 / 4 int8 values per 32-bit lane "
+                             "(docs/formats.md; default int32)")
+    parser.add_argument("--scaling", choices=SCALINGS, default="job",
+                        help="INA quantization: one scale per call (job) or per packet "
+                             "(block, exponents agreed in the switch; default job)")

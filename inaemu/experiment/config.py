@@ -21,6 +21,8 @@ ALL_ALGOS = ("ina", "ring", "ps", "hring", "dbtree", "rhd", "torus")
 NETS = ("mininet", "sim")
 TOPOS = ("star", "leaf-spine", "fat-tree")
 AGGREGATIONS = ("tree", "single")
+LANE_FORMATS = ("int32", "int16", "int8")   # INA values per 32-bit lane: 1, 2, 4
+SCALINGS = ("job", "block")                 # one quantization scale per call, or per chunk
 TARGETS = ("inaemu", "bmv2")     # the switch: inaemu switch, or the real simple_switch_grpc
 COMPILERS = ("inaemu", "p4c")    # who compiles ina.p4: inaemu compile, or p4c-bm2-ss
 MAX_FAT_TREE_K = 16     # the simulator: 1024 hosts, 320 switches (docs/scale.md)
@@ -51,6 +53,8 @@ class RunConfig:
     pool_size: int = 64                   # aggregator slots of the job
     window: int = 16                      # chunks in flight per worker (<= pool_size)
     rto: float = 0.1                      # INA: seconds before the first retransmission
+    lane_format: str = "int32"            # INA: int32 | int16 | int8 lanes (docs/formats.md)
+    scaling: str = "job"                  # INA: job | block quantization scale
     seed: int = 1
     net: str = "mininet"
     timeout: float = 60.0                 # seconds per algorithm (wall clock on Mininet)
@@ -98,6 +102,14 @@ class RunConfig:
         if not 1 <= self.window <= self.pool_size:
             raise ConfigError(f"window: expected 1..pool size ({self.pool_size}), "
                               f"got {self.window}")
+        if self.lane_format not in LANE_FORMATS:
+            raise ConfigError(f"format: expected one of {', '.join(LANE_FORMATS)}, got "
+                              f"{self.lane_format!r}")
+        if self.scaling not in SCALINGS:
+            raise ConfigError(f"scaling: expected job or block, got {self.scaling!r}")
+        if self.lane_format == "int8" and "ina" in self.algos and self.workers > 127:
+            raise ConfigError(f"format: int8 lanes hold sums of at most 127 workers, got "
+                              f"{self.workers}")
         if not 0.001 <= self.rto <= 10:
             raise ConfigError(f"rto: expected 0.001..10 seconds, got {self.rto:g}")
         if not 0 <= self.seed < 2**63:

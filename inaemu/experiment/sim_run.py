@@ -53,7 +53,8 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
                               elems_k=cfg.elems_k, seed=cfg.seed, time_limit=cfg.timeout,
                               ina=InaOptions(pool_size=cfg.pool_size, window=cfg.window,
                                              rto=cfg.rto, rto_max=rto_max(cfg.rto),
-                                             max_retx=max_retx(cfg.rto, cfg.timeout)),
+                                             max_retx=max_retx(cfg.rto, cfg.timeout),
+                                             fmt=cfg.lane_format, scaling=cfg.scaling),
                               deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
                               progress=progress, setup=setup)
         except SimTimeLimit as limit:

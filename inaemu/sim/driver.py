@@ -81,6 +81,9 @@ class InaOptions:
     window_rule: str = "burst"     # or "every_loss" (hosts/congestion.py)
     query: bool = True             # early detection sends a QUERY (protocol §3.1), not values
     timeline: bool = False         # keep each session's (time, event, chunk) list in its record
+    fmt: str = "int32"             # lane format and scaling (docs/formats.md)
+    scaling: str = "job"
+    divisor: int | None = None     # None: n, overflow-free
 
 
 @dataclass
@@ -358,7 +361,9 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                                          rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx,
                                          rto_min=ina.rto_min,
                                          fast_retransmit=ina.fast_retransmit,
-                                         window_rule=ina.window_rule, query=ina.query)
+                                         window_rule=ina.window_rule, query=ina.query,
+                                         fmt=ina.fmt, scaling=ina.scaling,
+                                         divisor=ina.divisor)
                     if ina.timeline:
                         session.timeline = []
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),

@@ -1,0 +1,43 @@
+"""`inaemu run --format int32|int16|int8 --scaling job|block` (docs/formats.md) on the simulator:
+every combination correct within its own bound, packed lanes putting fewer bytes on the wire,
+and refused values named. In-process through the CLI entry point, as tests/run/test_sim_runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inaemu.cli import main
+from inaemu.experiment.config import ConfigError, RunConfig
+
+SMALL = ["--net", "sim", "--algo", "ina", "--size-mib", "0.03", "--elems", "8", "--pool", "16",
+         "--loss", "2", "--timeout", "120"]
+
+
+def test_every_format_and_scaling_is_correct(tmp_path, capsys) -> None:
+    sent = {}
+    for fmt in ("int32", "int16", "int8"):
+        for scaling in ("job", "block"):
+            out = tmp_path / f"{fmt}-{scaling}"
+            status = main(["run", *SMALL, "--format", fmt, "--scaling", scaling,
+                           "--out", str(out)])
+            printed = capsys.readouterr().out
+            assert status == 0, printed
+            (summary,) = json.loads((out / "summary.json").read_text())
+            assert summary["correct"] and summary["finished"] == 4
+            assert 0 <= summary["max_abs_err"] <= summary["err_bound"]
+            workers = json.loads((out / "workers.json").read_text())
+            sent[fmt, scaling] = sum(w["bytes_sent"] for w in workers)
+    for scaling in ("job", "block"):
+        assert sent["int16", scaling] < 0.7 * sent["int32", scaling]
+        assert sent["int8", scaling] < 0.7 * sent["int16", scaling]
+
+
+def test_bad_format_is_refused() -> None:
+    with pytest.raises(ConfigError, match="format"):
+        RunConfig(lane_format="int4", net="sim")
+    with pytest.raises(ConfigError, match="scaling"):
+        RunConfig(scaling="lane", net="sim")
+    with pytest.raises(SystemExit):
+        main(["run", "--net", "sim", "--format", "fp8"])
