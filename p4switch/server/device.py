@@ -123,7 +123,7 @@ class P4RuntimeDevice:
     def _commit(self, pipeline: Pipeline) -> None:
         with self.switch.lock:
             try:
-                self.switch.load_config(pipeline.bmv2)
+                self.switch.load_config(pipeline.device_json or pipeline.bmv2)
             except P4SwitchError as exc:  # anything else is a runtime bug: INTERNAL
                 raise RequestError(INVALID_ARGUMENT, f"p4_device_config: {exc}") from None
         self._state = DeviceState(switch=self.switch, pipeline=pipeline)

@@ -11,7 +11,10 @@ a unique dot-separated suffix is also accepted, so hand-written pairs can be sho
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from p4.v1 import p4runtime_pb2
@@ -49,6 +52,7 @@ class Pipeline:
     json_names: dict[int, str]  # P4Info id -> name of the same object in the BMv2 JSON
     packet_in: ControllerHeader | None
     packet_out: ControllerHeader | None
+    device_json: bytes = b""   # the JSON text: the runtime shares its translation by content
 
     def json_name(self, entity) -> str:
         return self.json_names[entity.preamble.id]
@@ -63,8 +67,9 @@ def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
     if not config.p4_device_config:
         raise RequestError(INVALID_ARGUMENT, "pipeline config has no p4_device_config (BMv2 JSON)")
     index = P4InfoIndex(config.p4info)
+    raw = device_data(config)
     try:
-        bmv2 = load_bmv2_json(device_data(config))
+        bmv2 = _parsed(raw, load_bmv2_json)
     except (P4SwitchError, ValueError) as exc:  # ConfigError, or bytes that are not JSON
         raise RequestError(INVALID_ARGUMENT, f"p4_device_config: {exc}") from None
     json_names: dict[int, str] = {}
@@ -83,7 +88,29 @@ def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
         json_names=json_names,
         packet_in=headers["packet_in"],
         packet_out=headers["packet_out"],
+        device_json=raw,
     )
+
+
+_PARSED: OrderedDict[bytes, dict] = OrderedDict()   # JSON digest -> document (read only)
+_PARSED_LOCK = threading.Lock()
+
+
+def _parsed(raw: bytes, load) -> dict:
+    """The JSON document of `raw`, parsed once per content for the last few contents (a
+    simulated fabric pushes one JSON to a hundred devices; the document is only read here)."""
+    key = hashlib.sha256(raw).digest()
+    with _PARSED_LOCK:
+        doc = _PARSED.get(key)
+        if doc is not None:
+            _PARSED.move_to_end(key)
+            return doc
+    doc = load(raw)
+    with _PARSED_LOCK:
+        _PARSED[key] = doc
+        while len(_PARSED) > 4:
+            _PARSED.popitem(last=False)
+    return doc
 
 
 def device_data(config: p4runtime_pb2.ForwardingPipelineConfig) -> bytes:
