@@ -24,7 +24,8 @@ class RegisterBank:
         self.bitwidth = registers[0].bitwidth
         self.array = np.zeros((self.size, len(registers)), dtype=np.int64)
         for column, reg in enumerate(registers):
-            self.array[:, column] = np.asarray(list(reg.cells), dtype=np.int64)
+            if any(reg.cells):      # a fresh register is all zeros, as the array already is
+                self.array[:, column] = np.asarray(list(reg.cells), dtype=np.int64)
             reg.cells = BankColumn(self.array, column)
         self.columns = {name: i for i, name in enumerate(self.names)}
 
