@@ -18,7 +18,11 @@ statement by statement over all lanes is the same as copy after copy:
   it is read in each copy; it ends with the last copy's value;
 - every register index is the same expression, reading nothing the copies write;
 - a branch (a jump diamond) holds only assignments, and a shared field it assigns is assigned
-  on both sides.
+  on both sides;
+- the one exception to "written before read": an *accumulator*, a shared field whose only use
+  in a copy is `a = a | e` (or `&`, `^`; e not reading a), as ina.p4's packed add collects
+  overflow bits. Those operators are order-free and commute with truncation to a width, so the
+  copies' e values can be reduced first and combined into a once.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class LaneGroup:
     template: list[dict]             # the first copy's primitives (raw JSON)
     lane_fields: dict[tuple, list[int]] = field(default_factory=dict)  # copy-0 field -> slots
     lane_regs: dict[str, list[str]] = field(default_factory=dict)      # copy-0 reg -> registers
+    accumulators: dict[tuple, str] = field(default_factory=dict)       # shared field -> op
 
     @property
     def end(self) -> int:
@@ -114,24 +119,49 @@ def find_groups(prims: list[Node], layout, registers: dict) -> list[LaneGroup]:
                 break
             if any(p.get("op") not in OPS for p in raw[s:s + period]):
                 break
-            shape, _ = _copy_shape(raw[s:s + period], s)
-            lanes = 1
-            while s + (lanes + 1) * period <= len(raw) and _copy_shape(
-                    raw[s + lanes * period:s + (lanes + 1) * period], s + lanes * period)[0] \
-                    == shape:
-                lanes += 1
+            lanes = _run_length(raw, s, period)
             if lanes >= MIN_LANES and (best is None or period * lanes > best[0] * best[1]):
                 best = (period, lanes)
         if best is None:
             s += 1
             continue
-        group = _checked(raw, s, best[0], best[1], layout, registers)
+        group = _trimmed(raw, s, best[0], best[1], layout, registers)
         if group is None:
             s += best[0] * best[1]   # a shifted run would fail the same way: stay linear
             continue
         groups.append(group)
         s = group.end
     return groups
+
+
+def _run_length(raw, start: int, period: int) -> int:
+    """How many copies of the `period` primitives at `start` follow each other."""
+    shape, _ = _copy_shape(raw[start:start + period], start)
+    lanes = 1
+    while start + (lanes + 1) * period <= len(raw) and _copy_shape(
+            raw[start + lanes * period:start + (lanes + 1) * period], start + lanes * period)[0] \
+            == shape:
+        lanes += 1
+    return lanes
+
+
+def _trimmed(raw, start, period, lanes, layout, registers) -> LaneGroup | None:
+    """The run as a group; else the same run rotated (started 1..period-1 primitives later)
+    or without its first and/or last copy. A statement next to the lanes with their shape
+    (ina.p4's block exponent: read, max-combined and written like a value lane, but 8 bits
+    wide through its own scratch field) can make the longest run start one copy early or
+    mid-copy; that must not cost the lanes their vector code."""
+    for shift in range(period):
+        run = lanes if shift == 0 else _run_length(raw, start + shift, period)
+        for drop_first, drop_last in ((0, 0), (1, 0), (0, 1), (1, 1)):
+            kept = run - drop_first - drop_last
+            if kept < MIN_LANES:
+                break
+            group = _checked(raw, start + shift + drop_first * period, period, kept, layout,
+                             registers)
+            if group is not None:
+                return group
+    return None
 
 
 def _checked(raw, start, period, lanes, layout, registers) -> LaneGroup | None:
@@ -222,10 +252,59 @@ def _fields_in(value) -> set[tuple]:
     return {leaf[1] for leaf in leaves if leaf[0] == "field"}
 
 
+REDUCTIONS = ("|", "&", "^")   # order-free, and they commute with truncation to a width
+
+
+def _op_node(node):
+    """The operator dict inside a primitive parameter's `expression` wrappers, or None."""
+    while isinstance(node, dict) and node.get("type") == "expression":
+        node = node.get("value")
+        if isinstance(node, dict) and "op" in node:
+            return node
+    return None
+
+
+def reduction(prim: dict):
+    """(field, op, e) when `prim` is `field = field op e` or `field = e op field` with op in
+    REDUCTIONS and e not reading the field; else None."""
+    params = prim.get("parameters") or []
+    if prim.get("op") not in ("assign", "modify_field") or len(params) != 2 or \
+            params[0].get("type") != "field":
+        return None
+    key = tuple(params[0]["value"])
+    node = _op_node(params[1])
+    if node is None or node.get("op") not in REDUCTIONS:
+        return None
+    for mine, other in (("left", "right"), ("right", "left")):
+        side = node.get(mine)
+        if isinstance(side, dict) and side.get("type") == "field" and \
+                tuple(side.get("value") or ()) == key and key not in _fields_in(node.get(other)):
+            return key, node["op"], node[other]
+    return None
+
+
+def _accumulators(template: list[dict], lane_fields: dict) -> dict[tuple, str]:
+    """Shared fields a copy only combines into, once, outside any branch (module docstring)."""
+    if any(p.get("op") in JUMPS for p in template):
+        return {}
+    found = {}
+    for i, prim in enumerate(template):
+        parts = reduction(prim)
+        if parts is None or parts[0] in lane_fields:
+            continue
+        key = parts[0]
+        if any(key in _fields_in(p.get("parameters")) for j, p in enumerate(template) if j != i):
+            continue                       # read or written elsewhere in the copy
+        found[key] = parts[1]
+    return found
+
+
 def _independent(group: LaneGroup, layout) -> bool:
-    """Shared fields are written before read in a copy; one index expression, never written."""
+    """Shared fields are written before read in a copy (accumulators aside); one index
+    expression, never written."""
     written: set[tuple] = set()
     index = None
+    group.accumulators = _accumulators(group.template, group.lane_fields)
     for prim in group.template:
         params = prim.get("parameters") or []
         op = prim["op"]
@@ -233,6 +312,7 @@ def _independent(group: LaneGroup, layout) -> bool:
             if len(params) != 2 or params[0].get("type") != "field":
                 return False
             reads, target = _fields_in(params[1]), tuple(params[0]["value"])
+            reads.discard(target if target in group.accumulators else None)
         elif op == "_jump_if_zero":
             reads, target = _fields_in(params[0]), None
         elif op == "_jump":

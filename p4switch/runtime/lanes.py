@@ -22,7 +22,7 @@ import numpy as np
 
 from .config import ConfigError, Node
 from .exprgen import CodeScope, compile_expr, data
-from .lanegroups import LaneGroup, _diamonds, _same_bank, _slot, find_groups
+from .lanegroups import LaneGroup, _diamonds, _same_bank, _slot, find_groups, reduction
 from .regbanks import RegisterBank
 from .vheaders import all_runs
 
@@ -149,6 +149,10 @@ class VectorCompiler:
             op = item["op"]
             if op in ("assign", "modify_field"):
                 target = tuple(params[0]["value"])
+                if target in self.group.accumulators:
+                    self._accumulate(item)
+                    written.append(target)
+                    continue
                 value = self._store_value(self._expr(params[1]), target)
                 self._bind(target, value)
                 written.append(target)
@@ -187,6 +191,23 @@ class VectorCompiler:
                 code = f"_lane_last({value.code})" if value.vector else value.code
                 lines.append(f"f[{slot}] = {code}")
         return self._copy_views(lines)
+
+    def _accumulate(self, prim: dict) -> None:
+        """`a = a op e` in every copy: op-reduce the copies' e values, combine into a once."""
+        target, op, operand = reduction(prim)
+        acc = self._expr({"type": "field", "value": list(target)})
+        value = self._expr(operand)
+        if value.boolean or acc.vector:
+            raise _Unsupported()
+        if value.vector:
+            code = f"int({_REDUCERS[op]}({value.code}))"
+        elif op == "^":               # the same e in every copy: pairs cancel
+            code = value.code if self.group.lanes % 2 else "0"
+        else:
+            code = value.code         # | and & are idempotent
+        combined = _Val(f"({acc.code} {op} {code})", max(acc.bits, value.bits) + 1,
+                        acc.nonneg and value.nonneg, False)
+        self._bind(target, self._store_value(combined, target))
 
     def _copy_views(self, lines: list[str]) -> list[str]:
         """A register read binds a view of the bank row; it is copied when it is used after
@@ -434,7 +455,10 @@ def _lane_last(value) -> int:
     return int(value[-1]) if getattr(value, "ndim", 0) else int(value)
 
 
-LANE_HELPERS = {"_lane_last": _lane_last, "_np_array": np.array, "_np_int64": np.int64,
+_REDUCERS = {"|": "_np_or_reduce", "&": "_np_and_reduce", "^": "_np_xor_reduce"}
+LANE_HELPERS = {"_np_or_reduce": np.bitwise_or.reduce, "_np_and_reduce": np.bitwise_and.reduce,
+                "_np_xor_reduce": np.bitwise_xor.reduce,
+                "_lane_last": _lane_last, "_np_array": np.array, "_np_int64": np.int64,
                 "_np_where": np.where, "_np_full": np.full,
                 "_np_logical_and": np.logical_and, "_np_logical_or": np.logical_or,
                 "_np_logical_not": np.logical_not}

@@ -12,7 +12,7 @@ import re
 
 from . import lanes
 from . import layout as L
-from .config import Node
+from .config import ConfigError, Node
 from .exprgen import CodeScope, Expr, compile_expr, data, boolean
 from .localize import localize_fields
 from .primexterns import EXTERN_HELPERS, ExternPrimitives
@@ -48,13 +48,23 @@ class PrimitiveCompiler(ExternPrimitives):
             g.start: g for g in lanes.find_groups(prims, self.layout,
                                                   self.scope.namespace["__registers__"])}
         jumps = [i for i, op in enumerate(ops) if op in ("_jump", "_jump_if_zero")]
-        if jumps and not all(any(g.start <= i < g.end for g in groups.values()) for i in jumps):
+        outside = [i for i in jumps if not any(g.start <= i < g.end for g in groups.values())]
+        segments = _jump_segments(prims, groups, outside, self.scope) if outside else {}
+        if segments is None:
             return self._compile_with_jumps(prims), has_exit
-        # (jumps inside lane groups stay inside their copy: the groups' code has no jumps)
+        # (jumps inside lane groups stay inside their copy: the groups' code has no jumps;
+        # jumps between groups stay inside their stretch, which runs as a jump loop of its own)
         lines: list[str] = []
         self._index_cache = {}
         at = 0
         while at < len(prims):
+            end = segments.get(at)
+            if end is not None:
+                self._index_cache = None
+                lines += self._compile_with_jumps(prims[at:end], base=at)
+                self._index_cache = {}
+                at = end
+                continue
             group = groups.get(at)
             if group is not None:   # lane-parallel primitives as numpy code (lanes.py)
                 body = lanes.VectorCompiler(group, self.scope, self.tmp).compile()
@@ -79,10 +89,12 @@ class PrimitiveCompiler(ExternPrimitives):
             lines = localize_fields(lines)
         return lines, has_exit
 
-    def _compile_with_jumps(self, prims: list[Node]) -> list[str]:
+    def _compile_with_jumps(self, prims: list[Node], base: int = 0) -> list[str]:
+        """Primitives with p4c's jumps as a loop over a program counter; `base`: the index of
+        prims[0] in the action (jump targets are absolute; one to the end leaves the loop)."""
         pc = self.tmp()
-        lines = [f"{pc} = 0", "while True:"]
-        for i, prim in enumerate(prims):
+        lines = [f"{pc} = {base}", "while True:"]
+        for i, prim in enumerate(prims, start=base):
             op = prim["op"].str()
             params = prim.get("parameters").items()
             lines.append(f"    if {pc} == {i}:")
@@ -402,6 +414,29 @@ class PrimitiveCompiler(ExternPrimitives):
 
 
 _GUARD = re.compile(r"if _t\d+:$")
+
+
+def _jump_segments(prims: list[Node], groups: dict, jumps: list[int], scope) -> dict | None:
+    """{start: end} of the stretches between lane groups that hold `jumps`, when every such
+    jump lands inside its own stretch (or at its end); else None (one jump loop for all)."""
+    cuts = sorted({0, len(prims)} | {g.start for g in groups.values()}
+                  | {g.end for g in groups.values()})
+    segments = {}
+    for i in jumps:
+        start = max(c for c in cuts if c <= i)
+        end = min(c for c in cuts if c > i)
+        if start in groups:
+            return None
+        params = prims[i].get("parameters").items()
+        target_param = params[0] if prims[i]["op"].str() == "_jump" else params[-1]
+        try:
+            target = const_param(target_param, scope)
+        except ConfigError:
+            return None          # the whole-body jump loop reports it
+        if not isinstance(target, int) or not start <= target <= end:
+            return None
+        segments[start] = end
+    return segments
 
 
 def _merge_guards(lines: list[str]) -> list[str]:
