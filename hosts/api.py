@@ -41,6 +41,8 @@ class AllreduceConfig:
     k: int = 32                          # values per packet: the P4 program's INA_K
     pool_size: int = 64                  # slots of the job's pool (the controller's pool_size)
     window: int | None = None            # chunks in flight; None: pool_size
+    switch_slots: int | None = None      # slots the switch holds, the rest on a host
+                                         # aggregator (docs/fallback.md); None: pool_size
     rto: float = 0.1                     # seconds before the first retransmission
     rto_max: float = 1.0
     max_retx: int = 12
@@ -84,6 +86,8 @@ class AllreduceConfig:
         integer("pool_size", 1, 0xFFFF)
         if self.window is not None:
             integer("window", 1, self.pool_size)
+        if self.switch_slots is not None:
+            integer("switch_slots", 1, self.pool_size)
         integer("max_retx", 0, 1000)
         integer("ina_port", 1, 0xFFFF)
         if self.bind_port is not None:
@@ -177,7 +181,8 @@ class Allreducer:
         session = InaSession(job=c.job, worker=c.worker, n=c.n, k=c.k, pool_size=c.pool_size,
                              window=c.window or c.pool_size, rto=c.rto, rto_max=c.rto_max,
                              max_retx=c.max_retx, rto_min=c.rto_min, adaptive=c.adaptive,
-                             fmt=c.fmt, scaling=c.scaling, divisor=c.divisor)
+                             fmt=c.fmt, scaling=c.scaling, divisor=c.divisor,
+                             switch_slots=c.switch_slots)
         self._udp = UdpInaDriver(session, aggregator=c.aggregator, aggregator_port=c.ina_port,
                                  bind_address=c.bind_address,
                                  bind_port=c.ina_port if c.bind_port is None else c.bind_port)

@@ -74,3 +74,13 @@ def test_each_path_learns_its_own_round_trip() -> None:
     assert s.rto_estimator.srtt == pytest.approx(0.001)
     assert s.host_rto_estimator.srtt == pytest.approx(0.005)
     assert s.counters.timer_retransmissions == 0
+
+
+def test_agent_config_carries_switch_slots() -> None:
+    from hosts.api import AllreduceConfig, ConfigError
+    config = AllreduceConfig.from_dict({"job": 1, "worker": 0, "n": 2, "aggregator": "10.0.0.254",
+                                        "pool_size": 32, "switch_slots": 8})
+    assert config.switch_slots == 8
+    with pytest.raises(ConfigError, match="config.switch_slots: must be an integer in"):
+        AllreduceConfig.from_dict({"job": 1, "worker": 0, "n": 2, "pool_size": 32,
+                                   "switch_slots": 33})
