@@ -36,6 +36,8 @@ class SocketPort(Protocol):
 
     def send(self, data: bytes) -> bool: ...
 
+    # optional: `send_batch(frames) -> int` (how many were refused), one call for many frames
+
 
 class PacketDriver:
     """Runs `forwarder` over `ports` until `stop()`; CPU-port output goes to `packet_in`."""
@@ -119,15 +121,31 @@ class PacketDriver:
             pass
 
     def _send(self, departures: list[tuple[int, bytes]]) -> None:
+        """Send departures, per port in their order; ports with `send_batch` get one call."""
         ports, counters = self.ports, self.forwarder.counters
         cpu_port = self.forwarder.cpu_port
+        by_port: dict[int, list[bytes]] = {}
         for number, data in departures:
             if number == cpu_port and self.packet_in is not None:
                 self._deliver_packet_in(data)
                 continue
+            frames = by_port.get(number)
+            if frames is None:
+                by_port[number] = [data]
+            else:
+                frames.append(data)
+        for number, frames in by_port.items():
             port = ports.get(number)
-            if port is None or not port.send(data):
-                counters[number].tx_errors += 1
+            if port is None:
+                counters[number].tx_errors += len(frames)
+                continue
+            send_batch = getattr(port, "send_batch", None)
+            if send_batch is not None:
+                refused = send_batch(frames)
+            else:
+                refused = sum(not port.send(data) for data in frames)
+            if refused:
+                counters[number].tx_errors += refused
 
     def _deliver_packet_in(self, data: bytes) -> None:
         try:

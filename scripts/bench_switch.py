@@ -232,14 +232,18 @@ def _pin_to_cpu(cpu: int) -> None:
 
 
 def _inaemu_process(prog: Program, program_json, interfaces: dict[int, str], ready,
-                    runtime=None) -> None:
-    """Child: the same data path as `inaemu switch`, on the bench's veth ends."""
+                    runtime=None, batched: bool = True) -> None:
+    """Child: the same data path as `inaemu switch`, on the bench's veth ends (batched=False:
+    ports make one system call per frame, as before recvmmsg/sendmmsg)."""
     _pin_to_cpu(1)
     from p4switch.driver import PacketDriver
     from p4switch.ports.forwarding import Forwarder
     from p4switch.ports.rawsock import RawSocketPort
     switch = load_switch(prog, program_json, runtime)
     ports = [RawSocketPort(n, name) for n, name in interfaces.items()]
+    if not batched:
+        for port in ports:
+            port._rx_batch = port._tx_batch = None
     driver = PacketDriver(Forwarder(switch, interfaces), ports)
     signal.signal(signal.SIGTERM, lambda *_: driver.stop())
     ready.set()
@@ -430,11 +434,11 @@ def bench_veth(prog: Program, start_switch, seconds: float, rate: float,
         net.close()
 
 
-def inaemu_starter(prog: Program, program_json, runtime=None):
+def inaemu_starter(prog: Program, program_json, runtime=None, batched: bool = True):
     def start(context, interfaces):
         ready = context.Event()
         child = context.Process(target=_inaemu_process,
-                                args=(prog, program_json, interfaces, ready, runtime))
+                                args=(prog, program_json, interfaces, ready, runtime, batched))
         child.start()
         if not ready.wait(120):
             raise SystemExit("bench: the inaemu switch process did not start")
@@ -511,10 +515,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="run every row N times, interleaved, and keep the best")
     parser.add_argument("--baseline", metavar="DIR",
                         help="also run another copy of p4switch/runtime (rows 'before/...')")
+    parser.add_argument("--unbatched", action="store_true",
+                        help="also run veth rows with one socket call per frame "
+                             "(rows 'unbatched/...': the port layer before recvmmsg/sendmmsg)")
     args = parser.parse_args(argv)
     runtimes = [("inaemu", None)]
     if args.baseline:
         runtimes.insert(0, ("before", load_baseline(args.baseline)))
+    if args.unbatched:
+        runtimes.insert(0, ("unbatched", None))
     args.seconds = args.seconds or (1.0 if args.quick else 3.0)
     args.warmup = 0.5 if args.quick else 1.0
     inproc_seconds = 1.0 if args.quick else 3.0
@@ -557,8 +566,9 @@ def main(argv: list[str] | None = None) -> int:
                     keep((key, switch, "inproc"), (pps, None, True))
                 if "veth" in args.paths and is_root:
                     keep((key, switch, "veth"), search_rate(
-                        switch, prog, inaemu_starter(prog, jsons[label], runtime), 1.3 * pps,
-                        args))
+                        switch, prog, inaemu_starter(prog, jsons[label], runtime,
+                                                     batched=name != "unbatched"),
+                        1.3 * pps, args))
             if "veth" not in args.paths or not is_root:
                 continue
             for label, binary in builds.items():
