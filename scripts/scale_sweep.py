@@ -3,7 +3,8 @@ simulator, with what each run costs on this machine and the analytic model besid
 
     .venv/bin/python scripts/scale_sweep.py [--points 8,16,32,64,128,256,512,1024]
         [--algos ina,ring] [--size-mib 1] [--elems 256] [--bw 20] [--time-limit 600]
-        [--timeout 1800] [--out out/scale]
+        [--timeout 1800] [--out out/scale] [--before EARLIER/scale.csv]
+    .venv/bin/python scripts/scale_sweep.py --report out/scale/scale.csv [--before ...]
 
 Each (workers, algorithm) runs in its own process (`--one W --algo A`, so the peak memory is
 that run's own): the smallest even fat-tree k with k^3/4 >= W hosts, W workers spread over them
@@ -15,7 +16,8 @@ wall time, the process's whole wall time, frames/s, peak RSS (getrusage), correc
 α-β-γ model's time for the same run (inaemu/model, docs/model.md).
 
 Writes DIR/scale.csv and DIR/scale.png (virtual time with the model's curves; wall, set-up and
-memory against workers) and prints a table. Exit 0 when every run was correct, 1 otherwise.
+memory against workers; the set-up's share of the process wall, beside an earlier sweep's with
+--before) and prints the markdown table of docs/scale.md (--report: only that, from a CSV). Exit 0 when every run was correct, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ sys.path.insert(0, str(ROOT))
 
 COLUMNS = ("workers", "fat_k", "hosts", "switches", "algo", "virtual_s", "model_s", "correct",
            "setup_s", "sim_wall_s", "total_wall_s", "setup_share", "frames", "frames_per_s",
-           "switch_packets", "routes", "peak_rss_mib", "error")
+           "switch_packets", "routes", "peak_rss_mib", "compile_s", "connect_s", "pipeline_s",
+           "routes_s", "jobs_s", "other_s", "error")
+SETUP_PHASES = ("compile", "connect", "pipeline", "routes", "jobs")
 DEFAULT_POINTS = "8,16,32,64,128,256,512,1024"
 
 
@@ -85,6 +89,8 @@ def run_one(workers: int, algo: str, args) -> dict:
                total_wall_s=total, setup_share=setup.wall_s / total, frames=result.frames,
                frames_per_s=result.frames_per_wall_s, switch_packets=result.switch_packets,
                routes=setup.routes,
+               other_s=total - setup.wall_s - result.wall_s,   # start-up, topology, inputs
+               **{f"{name}_s": setup.phases.get(name) for name in SETUP_PHASES},
                peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                error="" if result.correct else "; ".join(
                    sorted({r.error or "wrong result" for r in result.records
@@ -142,12 +148,12 @@ def write_csv(rows: list[dict], path: Path) -> None:
         writer.writerows(rows)
 
 
-def plot(rows: list[dict], path: Path) -> None:
+def plot(rows: list[dict], path: Path, before: list[dict] | None = None) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (left, right, share) = plt.subplots(1, 3, figsize=(17, 4.5))
     colours = {"ina": "tab:blue", "ring": "tab:orange"}
     for algo, colour in colours.items():
         mine = sorted((r for r in rows if r.get("algo") == algo), key=lambda r: r["workers"])
@@ -162,7 +168,18 @@ def plot(rows: list[dict], path: Path) -> None:
                    color=colour, label=f"{algo} wall (process)")
         right.plot([r["workers"] for r in timed], [r.get("setup_s") or 0 for r in timed], "x:",
                    color=colour, label=f"{algo} set-up wall")
-    for axis in (left, right):
+        shared = [r for r in timed if r.get("setup_share") is not None]
+        share.plot([r["workers"] for r in shared], [100 * r["setup_share"] for r in shared],
+                   "o-", color=colour, label=f"{algo}")
+        earlier = sorted((r for r in before or () if r.get("algo") == algo and
+                          r.get("setup_share") is not None), key=lambda r: r["workers"])
+        share.plot([r["workers"] for r in earlier], [100 * r["setup_share"] for r in earlier],
+                   "o:", color=colour, alpha=0.5, label=f"{algo} before (one program per switch)")
+    share.axhline(10, color="black", linewidth=0.8, linestyle="--", label="10 % target")
+    share.set_ylabel("set-up / process wall, %")
+    share.set_title("set-up share")
+    share.legend(fontsize=7)
+    for axis in (left, right, share):
         axis.set_xscale("log", base=2)
         axis.set_xlabel("workers (fat-tree, 1 MiB each)")
         axis.grid(True, which="both", alpha=0.3)
@@ -186,6 +203,44 @@ def plot(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def read_csv(path: Path) -> list[dict]:
+    def value(text: str):
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        return {"True": True, "False": False, "": None}.get(text, text)
+    with path.open() as source:
+        return [{k: value(v) for k, v in row.items()} for row in csv.DictReader(source)]
+
+
+def markdown(rows: list[dict], before: list[dict] | None = None) -> str:
+    """The table of docs/scale.md: one line per run, with the earlier run's set-up beside."""
+    earlier = {(r["workers"], r["algo"]): r for r in before or ()}
+
+    def num(row, name, fmt, scale=1.0):
+        value = (row or {}).get(name)
+        return format(value * scale, fmt) if isinstance(value, (int, float)) else "-"
+    lines = ["| workers | k | algo | virtual s | model s | set-up s (before) | pipeline s | "
+             "sim wall s | process wall s (before) | set-up share (before) | < 10 % | "
+             "frames/s | peak RSS GiB | correct |", "|" + "---|" * 14]
+    for row in rows:
+        old = earlier.get((row["workers"], row["algo"]))
+        share = row.get("setup_share")
+        lines.append(
+            f"| {row['workers']} | {row.get('fat_k', '-')} | {row['algo']} | "
+            f"{num(row, 'virtual_s', '.4f')} | {num(row, 'model_s', '.4f')} | "
+            f"{num(row, 'setup_s', '.1f')} ({num(old, 'setup_s', '.1f')}) | "
+            f"{num(row, 'pipeline_s', '.1f')} | {num(row, 'sim_wall_s', '.1f')} | "
+            f"{num(row, 'total_wall_s', '.1f')} ({num(old, 'total_wall_s', '.1f')}) | "
+            f"{num(row, 'setup_share', '.0f', 100)} % ({num(old, 'setup_share', '.0f', 100)} %)"
+            f" | {'yes' if isinstance(share, float) and share < 0.10 else 'no'} | "
+            f"{num(row, 'frames_per_s', ',.0f')} | {num(row, 'peak_rss_mib', '.2f', 1 / 1024)}"
+            f" | {row.get('correct')} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", default=DEFAULT_POINTS, help="worker counts")
@@ -199,13 +254,25 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=1800.0,
                         help="wall seconds per run before it counts as failed")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "scale")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="an earlier sweep's scale.csv, drawn and tabled beside this one")
+    parser.add_argument("--report", type=Path, default=None,
+                        help="no runs: redraw DIR (--out) and print the markdown table of this "
+                             "scale.csv")
     args = parser.parse_args(argv)
+    before = read_csv(args.before) if args.before else None
+    if args.report is not None:
+        rows = read_csv(args.report)
+        plot(rows, args.out / "scale.png", before)
+        print(markdown(rows, before))
+        return 0
     if args.one is not None:
         print(json.dumps(run_one(args.one, args.algo, args)))
         return 0
     rows = sweep(args)
     write_csv(rows, args.out / "scale.csv")
-    plot(rows, args.out / "scale.png")
+    plot(rows, args.out / "scale.png", before)
+    print(markdown(rows, before))
     print(f"wrote {args.out / 'scale.csv'} and {args.out / 'scale.png'}")
     return 0 if rows and all(r.get("correct") for r in rows) else 1
 
