@@ -37,8 +37,8 @@ from .ina_wire import INA_UDP_PORT, Kind, check_k
 
 FALLBACK_PORT = INA_UDP_PORT + 1   # 48880: beside a worker's 48879 on the same host
 MAX_MEMBERS = 254                  # as the switch: `pending` is 8 bits
-# The 16-byte header as the switch parses it (kind, flags, job, worker, exp, slot, chunk, count,
-# pad): parsed here, not with hosts/ina_wire.py, so the aggregator checks what the switch checks.
+# The 16-byte header as the switch parses it (kind, flags, job, worker, pad, slot, chunk, count,
+# bmax, the block max of §5.2, kept in `exp` below): parsed here, not with hosts/ina_wire.py, so the aggregator checks what the switch checks.
 HEADER = struct.Struct("!BBHBBHIHH")
 FLAG_VER, FLAG_FORMAT, FLAG_OVERFLOW = 0x01, 0x0C, 0x10
 RESULT_FLAGS = FLAG_VER | FLAG_FORMAT | FLAG_OVERFLOW     # what a RESULT keeps of the flags
@@ -98,7 +98,7 @@ class FallbackAggregator:
         if len(payload) < HEADER.size:
             self.counters.malformed += 1
             return []
-        kind, flags, job, worker, exp, slot, chunk, _count, _pad = HEADER.unpack_from(payload)
+        kind, flags, job, worker, _pad, slot, chunk, _count, exp = HEADER.unpack_from(payload)
         if kind not in self._sizes or job != self.job or worker >= self.n \
                 or flags & FLAG_FORMAT == FLAG_FORMAT:
             self.counters.foreign += 1
@@ -188,7 +188,7 @@ class FallbackAggregator:
         flags, exp, slot, chunk = reply
         body = b"" if values is None else values.astype(LANES).tobytes()
         count = self.n if count is None else count
-        out = [(w, HEADER.pack(kind, flags & RESULT_FLAGS, self.job, w, exp, slot, chunk, count,
-                               0) + body) for w in workers]
+        out = [(w, HEADER.pack(kind, flags & RESULT_FLAGS, self.job, w, 0, slot, chunk, count,
+                               exp) + body) for w in workers]
         self.counters.packets_sent += len(out)
         return out

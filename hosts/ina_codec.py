@@ -4,11 +4,12 @@ docs/protocol.md §5 and docs/formats.md. A job chooses a lane format (int32, in
 or 4 values per 32-bit wire lane, so a chunk holds k, 2k or 4k values) and a scaling:
 
 * `job`: one scale for the call, limit / M, from M = the MAX round's global max |x|;
-* `block`: one scale per chunk, limit / 2^E, with E agreed through the switch one step ahead:
-  chunk c's packet carries (in `exp`) this worker's exponent for chunk c + pool_size, the next
-  chunk to use the same slot; the switch keeps the max and the RESULT of chunk c returns it.
-  The first window's exponents come from the MAX round, whose lanes 1..k-1 carry the
-  per-chunk maxima of the first chunks (lane 0 the global max, as in job scaling).
+* `block`: one scale per chunk, limit / B, with B >= the chunk's max |x| over all workers
+  agreed through the switch one step ahead: chunk c's packet carries (in `bmax`, a bfloat16
+  rounded up) this worker's max for chunk c + pool_size, the next chunk to use the same slot;
+  the switch keeps the max and the RESULT of chunk c returns it. The first window's maxima
+  come from the MAX round, whose lanes 1..k-1 carry the per-chunk maxima of the first chunks
+  (lane 0 the global max, as in job scaling).
 
 limit = floor((2^(bits-1) - 1) / divisor): with divisor = n (the default) no sum of n values can
 leave the lane's range; a smaller divisor (int16/int8 only) trades that guarantee for
@@ -44,8 +45,8 @@ class FloatCodec:
         self._values = padded.reshape(self.chunks, self.per_chunk)
         self.block_max = np.max(np.abs(self._values), axis=1).astype(np.float64)
         self.local_max = float(self.block_max.max()) if self.chunks else 0.0
-        self._local_exp = qz.biased_exponents(self.block_max)
-        self._agreed = np.zeros(self.chunks, np.uint8)   # block: each chunk's agreed exponent
+        self._local_bmax = qz.block_max_codes(self.block_max)
+        self._agreed = np.zeros(self.chunks, np.uint16)  # block: each chunk's agreed bmax code
         self.global_max: float | None = None
         self._scale: float | None = None                 # job: the call's scale
         self.scales = np.zeros(self.chunks, np.float64)  # of the transmission each sum used
@@ -73,7 +74,7 @@ class FloatCodec:
         return offer.astype(np.float32).view(np.int32)
 
     def on_max(self, patterns: np.ndarray) -> None:
-        """The MAX_RESULT's lanes (unsigned patterns): the scale, or the first exponents."""
+        """The MAX_RESULT's lanes (unsigned patterns): the scale, or the first chunks' maxima."""
         maxima = (np.asarray(patterns, dtype=np.int64) & 0xFFFFFFFF).astype(np.uint32)
         maxima = maxima.view(np.float32).astype(np.float64)
         self.global_max = float(maxima[0])
@@ -85,9 +86,9 @@ class FloatCodec:
             self._job_body = quantized.astype(qz.wire_dtype(self.fmt)).tobytes()
             return
         first = min(self.pool_size, self.chunks)
-        self._agreed[:first] = qz.biased_exponents(np.full(first, self.global_max))
+        self._agreed[:first] = qz.block_max_codes(np.full(first, self.global_max))
         covered = min(self.k - 1, first)
-        self._agreed[:covered] = qz.biased_exponents(maxima[1:1 + covered])
+        self._agreed[:covered] = qz.block_max_codes(maxima[1:1 + covered])
 
     # ---- contributions and results -----------------------------------------------------------
 
@@ -96,10 +97,10 @@ class FloatCodec:
         if key < self.chunks:
             chunk, limit = key, self.limit
             ahead = key + self.pool_size
-            exp = int(self._local_exp[ahead]) if (self.scaling == "block"
-                                                  and ahead < self.chunks) else 0
+            bmax = int(self._local_bmax[ahead]) if (self.scaling == "block"
+                                                    and ahead < self.chunks) else 0
         else:
-            chunk, limit, exp = self.redo_chunks[key - self.chunks], self.safe_limit, 0
+            chunk, limit, bmax = self.redo_chunks[key - self.chunks], self.safe_limit, 0
         if self.scaling == "job" and limit == self.limit:
             step = self.per_chunk * qz.FORMAT_BITS[self.fmt] // 8
             body = self._job_body[chunk * step:(chunk + 1) * step]
@@ -108,20 +109,20 @@ class FloatCodec:
             body = qz.quantize_scaled(self._values[chunk], scale, limit, self.fmt).astype(
                 qz.wire_dtype(self.fmt)).tobytes()
         return contribution_payload(job=self.job, worker=self.worker, slot=slot, chunk=key,
-                                    ver=ver, exp=exp, fmt=self.format_code, body=body)
+                                    ver=ver, bmax=bmax, fmt=self.format_code, body=body)
 
     def _chunk_scale(self, chunk: int, limit: int) -> float:
         if self.scaling == "job":
             return 1.0 if not self.global_max else limit / self.global_max
         return float(qz.block_scales(self._agreed[chunk], limit))
 
-    def on_result(self, key: int, payload: bytes, exp: int, overflow: bool) -> None:
-        """A RESULT of transmission `key`: its sums, the exponent it agrees one step ahead,
+    def on_result(self, key: int, payload: bytes, bmax: int, overflow: bool) -> None:
+        """A RESULT of transmission `key`: its sums, the block max it agrees one step ahead,
         and the switch's overflow flag."""
         redo = key >= self.chunks
         chunk = self.redo_chunks[key - self.chunks] if redo else key
         if not redo and self.scaling == "block" and key + self.pool_size < self.chunks:
-            self._agreed[key + self.pool_size] = exp
+            self._agreed[key + self.pool_size] = bmax
         if overflow:
             if redo:
                 self.unresolved_overflows += 1

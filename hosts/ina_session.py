@@ -9,7 +9,7 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   maximum), then the data phase with the agreed scale; `result` is float32. `start_integers`
   sums int32 vectors exactly, without a MAX round (the caller keeps sums in range). The job's
   lane format (int32, int16, int8) and scaling (one scale per call, or per block with
-  exponents agreed one step ahead) are `hosts/ina_codec.py`'s; chunks the switch flagged as
+  block maxima agreed one step ahead) are `hosts/ina_codec.py`'s; chunks the switch flagged as
   overflowed are sent again at the safe scale after the first pass (docs/formats.md).
 * Chunk positions continue over the life of the session (one session per worker per job):
   position p uses slot p mod pool_size, version (p div pool_size) mod 2. MAX rounds alternate
@@ -650,8 +650,8 @@ class InaSession:
         self._answered[c] = 1
         self._answered_count += 1
         if self._encoder is self._codec:
-            exp, _fmt, overflow = block_fields(payload)
-            self._codec.on_result(c, payload, exp, overflow)
+            bmax, _fmt, overflow = block_fields(payload)
+            self._codec.on_result(c, payload, bmax, overflow)
         else:
             self._sums[c * self.k:(c + 1) * self.k] = decode_values(payload)
         if self._answered_count == self._chunks and self._encoder is self._codec \

@@ -1,8 +1,8 @@
 """The aggregation packet's UDP payload (docs/protocol.md §1): one frozen dataclass, encode, decode.
 
 Layout (big-endian): kind u8, flags u8 (bit 0 ver, bit 1 retx, bits 2-3 the lane format, bit 4
-overflow), job u16, worker u8, exp u8 (a block exponent, §5.2), slot u16, chunk u32, count u16,
-pad u16, then k 32-bit lanes, each one int32, two int16 or four int8 values (docs/formats.md).
+overflow), job u16, worker u8, pad u8, slot u16, chunk u32, count u16, bmax u16 (a block's
+max |x| as bfloat16, rounded up, §5.2), then k 32-bit lanes, each one int32, two int16 or four int8 values (docs/formats.md).
 k is a multiple of 4 from 4 to 256 (the P4 program's INA_K). QUERY and NACK (§3.1) are the
 header alone, no values. `InaPacket` validates every field on construction, so an
 encoded packet is always well formed; `decode` of anything else raises `WireError` with the
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 INA_UDP_PORT = 48879
-HEADER = struct.Struct("!BBHBBHIHxx")
+HEADER = struct.Struct("!BBHBBHIHH")
 HEADER_BYTES = HEADER.size          # 16
 MIN_K, MAX_K = 4, 256
 FLAG_VER, FLAG_RETX = 0x01, 0x02
@@ -33,7 +33,7 @@ _KNOWN_FLAGS = FLAG_VER | FLAG_RETX | FLAG_FORMAT | FLAG_OVERFLOW
 WIRE_DTYPE = np.dtype(">i4")        # the values as they are on the wire
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _HEADER_LIMITS = (("job", 0xFFFF), ("worker", 0xFF), ("slot", 0xFFFF), ("chunk", 0xFFFFFFFF),
-                  ("count", 0xFFFF), ("ver", 1), ("exp", 0xFF), ("fmt", 2))
+                  ("count", 0xFFFF), ("ver", 1), ("bmax", 0xFFFF), ("fmt", 2))
 
 
 class Kind(enum.IntEnum):
@@ -122,7 +122,7 @@ class InaPacket:
     ver: int = 0
     retx: bool = False
     count: int = 0
-    exp: int = 0            # block exponent byte (docs/protocol.md §5.2)
+    bmax: int = 0           # a block's max |x|, bfloat16 rounded up (docs/protocol.md §5.2)
     fmt: int = 0            # lane format code: 0 int32, 1 int16, 2 int8
     overflow: bool = False  # RESULT: a packed sum of the cell overflowed
 
@@ -140,7 +140,7 @@ class InaPacket:
                 and type(self.count) is int and 0 <= self.count <= 0xFFFF
                 and type(self.ver) is int and (self.ver == 0 or self.ver == 1)
                 and type(self.retx) is bool
-                and type(self.exp) is int and 0 <= self.exp <= 0xFF
+                and type(self.bmax) is int and 0 <= self.bmax <= 0xFFFF
                 and type(self.fmt) is int and 0 <= self.fmt <= 2
                 and type(self.overflow) is bool):
             raise ValueError(_bad_header_field(self))
@@ -157,7 +157,7 @@ class InaPacket:
 
     def _header(self) -> tuple:
         return (self.kind, self.job, self.worker, self.slot, self.chunk, self.ver, self.retx,
-                self.count, self.exp, self.fmt, self.overflow)
+                self.count, self.bmax, self.fmt, self.overflow)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InaPacket):
@@ -172,8 +172,8 @@ def encode(packet: InaPacket) -> bytes:
     """The UDP payload of `packet`."""
     flags = (packet.ver | (FLAG_RETX if packet.retx else 0) | (packet.fmt << FORMAT_SHIFT)
              | (FLAG_OVERFLOW if packet.overflow else 0))
-    header = HEADER.pack(packet.kind, flags, packet.job, packet.worker, packet.exp, packet.slot,
-                         packet.chunk, packet.count)
+    header = HEADER.pack(packet.kind, flags, packet.job, packet.worker, 0, packet.slot,
+                         packet.chunk, packet.count, packet.bmax)
     return header + packet.values.astype(WIRE_DTYPE, copy=False).tobytes()
 
 
@@ -188,7 +188,7 @@ def decode_header(payload: bytes, k: int | None = None) -> tuple:
     if size < HEADER_BYTES:
         raise WireError(f"{size} bytes, shorter than the {HEADER_BYTES}-byte header")
     body = size - HEADER_BYTES
-    kind, flags, job, worker, _exp, slot, chunk, count = HEADER.unpack_from(payload)
+    kind, flags, job, worker, pad, slot, chunk, count, _bmax = HEADER.unpack_from(payload)
     if kind not in _KINDS:
         raise WireError(f"unknown kind {kind}")
     if _KINDS[kind] in HEADER_ONLY_KINDS:
@@ -203,27 +203,28 @@ def decode_header(payload: bytes, k: int | None = None) -> tuple:
         raise WireError(f"unknown flag bits 0x{flags:02x}")
     if flags & FLAG_FORMAT == FLAG_FORMAT:
         raise WireError("unknown lane format 3")
-    if payload[14] or payload[15]:
-        raise WireError("padding bytes are not zero")
+    if pad:
+        raise WireError("the padding byte is not zero")
     return (_KINDS[kind], job, worker, slot, chunk, flags & FLAG_VER, bool(flags & FLAG_RETX),
             count)
 
 
 def block_fields(payload: bytes) -> tuple[int, int, bool]:
-    """`(exp, format code, overflow)` of a payload `decode_header` accepted."""
+    """`(bmax, format code, overflow)` of a payload `decode_header` accepted."""
     flags = payload[1]
-    return payload[5], (flags & FLAG_FORMAT) >> FORMAT_SHIFT, bool(flags & FLAG_OVERFLOW)
+    return ((payload[14] << 8) | payload[15], (flags & FLAG_FORMAT) >> FORMAT_SHIFT,
+            bool(flags & FLAG_OVERFLOW))
 
 
-def contribution_payload(*, job: int, worker: int, slot: int, chunk: int, ver: int, exp: int,
+def contribution_payload(*, job: int, worker: int, slot: int, chunk: int, ver: int, bmax: int,
                          fmt: int, body: bytes) -> bytes:
     """A CONTRIB payload from lanes already in wire order (the per-block encoder's path)."""
     try:
-        header = HEADER.pack(Kind.CONTRIB, ver | (fmt << FORMAT_SHIFT), job, worker, exp, slot,
-                             chunk, 0)
+        header = HEADER.pack(Kind.CONTRIB, ver | (fmt << FORMAT_SHIFT), job, worker, 0, slot,
+                             chunk, 0, bmax)
     except struct.error:
         raise ValueError(f"a header field is out of range: job {job!r}, worker {worker!r}, "
-                         f"slot {slot!r}, chunk {chunk!r}, exp {exp!r}") from None
+                         f"slot {slot!r}, chunk {chunk!r}, bmax {bmax!r}") from None
     return header + body
 
 
@@ -236,9 +237,9 @@ def decode(payload: bytes, k: int | None = None) -> InaPacket:
     """Parse a UDP payload; with `k` given, the length must match it exactly."""
     data = payload if type(payload) is bytes else bytes(payload)
     kind, job, worker, slot, chunk, ver, retx, count = decode_header(data, k)
-    exp, fmt, overflow = block_fields(data)
+    bmax, fmt, overflow = block_fields(data)
     return InaPacket(kind=kind, job=job, worker=worker, slot=slot, chunk=chunk,
-                     values=decode_values(data), ver=ver, retx=retx, count=count, exp=exp,
+                     values=decode_values(data), ver=ver, retx=retx, count=count, bmax=bmax,
                      fmt=fmt, overflow=overflow)
 
 
@@ -270,7 +271,7 @@ class ChunkEncoder:
             raise ValueError(f"chunk {chunk} (of {self.chunks}) or ver {ver} out of range")
         step = 4 * self.k
         try:
-            header = HEADER.pack(Kind.CONTRIB, ver, self.job, self.worker, 0, slot, chunk, 0)
+            header = HEADER.pack(Kind.CONTRIB, ver, self.job, self.worker, 0, slot, chunk, 0, 0)
         except struct.error:
             raise ValueError(f"slot must be an integer in [0, 65535], got {slot!r}") from None
         return header + self._body[chunk * step:(chunk + 1) * step]

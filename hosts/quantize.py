@@ -113,7 +113,7 @@ def error_bound(global_max: float, n: int, result: np.ndarray) -> np.ndarray:
 FORMAT_BITS = {"int32": 32, "int16": 16, "int8": 8}
 FORMAT_CODES = {"int32": 0, "int16": 1, "int8": 2}     # flags bits 2-3 on the wire
 SCALINGS = ("job", "block")
-EXP_BIAS = 127           # exp byte b means 2^(b - 127); 0 also stands for "below 2^-127"
+BMAX_INFINITY = 0x7F80   # the bmax code of 2^128 (bfloat16's +inf pattern)
 _WIRE_DTYPES = {"int32": np.dtype(">i4"), "int16": np.dtype(">i2"), "int8": np.dtype("i1")}
 
 
@@ -143,19 +143,34 @@ def format_limit(fmt: str, divisor: int) -> int:
     return limit
 
 
-def biased_exponents(maxima: np.ndarray) -> np.ndarray:
-    """Per block, the smallest E with max|x| < 2^E, as the exp byte E + 127 clamped to 0..255
-    (float32's largest finite value is below 2^128; all-zero blocks and blocks below
-    2^-127 get byte 0, so they never coarsen another worker's block in the max)."""
-    maxima = np.asarray(maxima, dtype=np.float64)
-    _, exponent = np.frexp(maxima)                   # m·2^e with 0.5 <= m < 1
-    biased = np.clip(exponent.astype(np.int64) + EXP_BIAS, 0, 255)
-    return np.where(maxima > 0, biased, 0).astype(np.uint8)
+def block_max_codes(maxima) -> np.ndarray:
+    """Per block, its max |x| as the `bmax` field: the float32's top 16 bits (a bfloat16),
+    rounded up, so the code's value is >= the max and at most 2^-7 above it (relative). Codes
+    of non-negative numbers order like the numbers, so the switch's max of codes is the code
+    of the max. 0 only for an all-zero block; 0x7F80 (bfloat16's infinity) stands for 2^128,
+    the first power of two above every float32."""
+    wide = np.asarray(maxima, dtype=np.float64)
+    narrow = wide.astype(np.float32)
+    narrow = np.where(narrow.astype(np.float64) < wide, np.nextafter(narrow, np.float32(np.inf)),
+                      narrow).astype(np.float32)
+    bits = narrow.view(np.uint32).astype(np.int64)
+    codes = (bits >> 16) + ((bits & 0xFFFF) != 0)
+    return np.minimum(codes, BMAX_INFINITY).astype(np.uint16)
 
 
-def block_scales(exp_bytes: np.ndarray, limit: int) -> np.ndarray:
-    """limit / 2^E per block: |x| < 2^E quantizes to at most `limit` in magnitude."""
-    return np.ldexp(float(limit), EXP_BIAS - np.asarray(exp_bytes, dtype=np.int64))
+def block_max_values(codes) -> np.ndarray:
+    """What `bmax` codes stand for, as float64 (an upper bound of the block's max |x|)."""
+    codes = np.asarray(codes, dtype=np.uint32)
+    values = (codes << 16).view(np.float32).astype(np.float64)
+    return np.where(codes >= BMAX_INFINITY, 2.0 ** 128, values)
+
+
+def block_scales(codes, limit: int) -> np.ndarray:
+    """limit / bmax per block, so |x| <= bmax quantizes to at most `limit`; an all-zero block
+    (code 0) gets the largest finite scale (its integers are 0 at any scale)."""
+    values = block_max_values(codes)
+    return np.where(values > 0, float(limit) / np.where(values > 0, values, 1.0),
+                    float(limit) * 2.0 ** 149)
 
 
 def quantize_scaled(values: np.ndarray, scales, limit: int, fmt: str) -> np.ndarray:

@@ -115,11 +115,11 @@ header ina_t {
     bit<8>  flags;
     bit<16> job;
     bit<8>  worker;
-    bit<8>  exp;     // a block's exponent, biased by 127 (docs/protocol.md §5.2): max-combined
+    bit<8>  pad;
     bit<16> slot;
     bit<32> chunk;
     bit<16> count;
-    bit<16> pad2;
+    bit<16> bmax;    // a block's max |x|, bfloat16 rounded up (docs/protocol.md §5.2): max-combined
 }
 
 // The k values, one field per lane: v0, v1, ... (signed on the wire; two's complement sums).
@@ -242,9 +242,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
 #undef INA_LANE
     register<members_t>(INA_CELLS) ina_seen;  // bit w set: worker w's contribution is in
     register<bit<8>>(INA_CELLS)  ina_pending; // contributions still missing; 0 = complete/idle
-    // the largest `exp` of the cell's contributions: the agreed exponent of the block that
+    // the largest `bmax` of the cell's contributions: the agreed max of the block that
     // next uses the slot (one step ahead, docs/protocol.md §5.2)
-    register<bit<8>>(INA_CELLS)  ina_exp;
+    register<bit<16>>(INA_CELLS) ina_bmax;
     // INA_FLAG_OVERFLOW if a packed (int16/int8) sum of the cell overflowed, else 0: sticky
     // until the cell is reused, and carried by every RESULT of the cell (docs/formats.md)
     register<bit<8>>(INA_CELLS)  ina_overflow;
@@ -342,20 +342,21 @@ control MyIngress(inout headers hdr, inout metadata meta,
     }
 
     // ---- per-lane work on cell meta.ina.idx; afterwards the packet carries the cell's values
-    // The exponent travels like one more lane: written, max-combined and read with the values.
+    // The block max travels like one more lane: written, max-combined and read with the values.
     action ina_overwrite() {
-        ina_exp.write(meta.ina.idx, hdr.ina.exp);
+        ina_bmax.write(meta.ina.idx, hdr.ina.bmax);
         ina_overflow.write(meta.ina.idx, hdr.ina.flags & INA_FLAG_OVERFLOW);
 #define INA_LANE(V, R) R.write(meta.ina.idx, hdr.vals.V);
 #include "ina_lanes.p4inc"
 #undef INA_LANE
     }
 
-    action ina_exp_max() {
-        bit<8> stored;
-        ina_exp.read(stored, meta.ina.idx);
-        hdr.ina.exp = (stored > hdr.ina.exp) ? stored : hdr.ina.exp;
-        ina_exp.write(meta.ina.idx, hdr.ina.exp);
+    // bfloat16 patterns of non-negative numbers: unsigned order is numeric order.
+    action ina_bmax_max() {
+        bit<16> stored;
+        ina_bmax.read(stored, meta.ina.idx);
+        hdr.ina.bmax = (stored > hdr.ina.bmax) ? stored : hdr.ina.bmax;
+        ina_bmax.write(meta.ina.idx, hdr.ina.bmax);
     }
 
     // The cell's overflow flag: what it had, what the packet brings (a child's partial sum),
@@ -371,7 +372,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     // int32 lanes: plain sums modulo 2^32 (the hosts' scale keeps them in range).
     action ina_add() {
-        ina_exp_max();
+        ina_bmax_max();
         bit<32> lane;
 #define INA_LANE(V, R) R.read(lane, meta.ina.idx); \
         hdr.vals.V = hdr.vals.V + lane; R.write(meta.ina.idx, hdr.vals.V);
@@ -384,7 +385,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // carries crossing sub-lanes (add the bits below each sign bit, then xor the sign bits in),
     // and a sub-lane overflowed where both addends have one sign and the sum the other.
     action ina_add_packed() {
-        ina_exp_max();
+        ina_bmax_max();
         bit<32> lane;
         bit<32> sum;
         bit<32> low_bits = ~meta.ina.sign_bits;
@@ -400,7 +401,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     // Unsigned maximum: for non-negative float32 bit patterns it is the numeric maximum.
     action ina_max() {
-        ina_exp_max();
+        ina_bmax_max();
         bit<32> lane;
 #define INA_LANE(V, R) R.read(lane, meta.ina.idx); \
         hdr.vals.V = (lane > hdr.vals.V) ? lane : hdr.vals.V; R.write(meta.ina.idx, hdr.vals.V);
@@ -409,7 +410,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     }
 
     action ina_read() {
-        ina_exp.read(hdr.ina.exp, meta.ina.idx);
+        ina_bmax.read(hdr.ina.bmax, meta.ina.idx);
         bit<8> overflow;
         ina_overflow.read(overflow, meta.ina.idx);
         hdr.ina.flags = (hdr.ina.flags & ~INA_FLAG_OVERFLOW) | overflow;
@@ -462,6 +463,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     action ina_as_result() {
         hdr.ina.kind = hdr.ina.kind | INA_RESULT;
         hdr.ina.flags = hdr.ina.flags & (INA_FLAG_VER | INA_FLAG_FORMAT | INA_FLAG_OVERFLOW);
+        hdr.ina.pad = 0;
         hdr.ipv4.srcAddr = hdr.ipv4.dstAddr;
         hdr.ipv4.ttl = INA_RESULT_TTL;
         hdr.ethernet.srcAddr = hdr.ethernet.dstAddr;

@@ -47,7 +47,7 @@ def test_with_retx_sets_only_the_flag() -> None:
     (b"\x09" + PACKET_BYTES[1:], "unknown kind 9"),
     (PACKET_BYTES[:1] + b"\x20" + PACKET_BYTES[2:], "unknown flag bits"),
     (PACKET_BYTES[:1] + b"\x0c" + PACKET_BYTES[2:], "unknown lane format 3"),
-    (PACKET_BYTES[:15] + b"\x01" + PACKET_BYTES[16:], "padding"),
+    (PACKET_BYTES[:5] + b"\x01" + PACKET_BYTES[6:], "padding"),
 ])
 def test_decode_names_what_is_wrong(payload: bytes, reason: str) -> None:
     with pytest.raises(WireError, match=reason):

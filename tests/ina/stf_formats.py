@@ -1,14 +1,14 @@
-"""p4src/ina_formats.stf: block exponents and packed int16/int8 lanes in p4src/ina.p4
+"""p4src/ina_formats.stf: block maxima and packed int16/int8 lanes in p4src/ina.p4
 (docs/protocol.md §1, §5, docs/formats.md); every expected byte computed here from the document.
 
     .venv/bin/python -m tests.ina.stf_formats     # rewrites p4src/ina_formats.stf
 
 One file, k = 4, three jobs side by side:
-- job 7 (flat, workers 0-2 on ports 1-3, pool 2 at cell 0): the exponent byte is max-combined
+- job 7 (flat, workers 0-2 on ports 1-3, pool 2 at cell 0): the 16-bit `bmax` is max-combined
   per cell, survives duplicates, queries and the shadow cell, and is overwritten (not max-ed
   with a stale value) when a slot is reused;
 - job 5 (this switch a child, workers 0 and 1, base 16) and job 6 (this switch the root of a
-  child aggregator, base 24): the exponent goes up with the partial sum, comes down with the
+  child aggregator, base 24): `bmax` goes up with the partial sum, comes down with the
   parent's RESULT, and goes up again after a NACK;
 - job 9 (flat, workers 0-2, pool 2 at cell 32): int16 and int8 lanes summed per sub-lane, and
   the overflow flag (flags bit 4) set, kept and carried up and down the tree.
@@ -70,17 +70,17 @@ def packed_sum(vectors: list[list[int]], fmt: str) -> tuple[list[int], bool]:
 
 
 def payload(*, kind: int, job: int, worker: int, slot: int, lanes: list[int], ver: int = 0,
-            retx: bool = False, chunk: int | None = None, count: int = 0, exp: int = 0,
+            retx: bool = False, chunk: int | None = None, count: int = 0, bmax: int = 0,
             fmt: str = "int32", overflow: bool = False) -> bytes:
     flags = ver | (0x02 if retx else 0) | (FORMAT_CODE[fmt] << 2) | (FLAG_OVERFLOW if overflow
                                                                       else 0)
-    header = struct.pack("!BBHBBHIHxx", kind, flags, job, worker, exp, slot,
-                         slot if chunk is None else chunk, count)
+    header = struct.pack("!BBHBBHIHH", kind, flags, job, worker, 0, slot,
+                         slot if chunk is None else chunk, count, bmax)
     return header + b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in lanes)
 
 
 class Test:
-    """StfBuilder plus contributions and results that carry `exp` and format flags."""
+    """StfBuilder plus contributions and results that carry `bmax` and format flags."""
 
     def __init__(self, b: StfBuilder):
         self.b = b
@@ -103,113 +103,115 @@ def wrapping(*vectors: list[int]) -> list[int]:
     return [sum(lane) & 0xFFFFFFFF for lane in zip(*vectors)]
 
 
-# --- job 7: the exponent byte of a flat job ---------------------------------------------------
+# --- job 7: the block max of a flat job --------------------------------------------------------
 
-def exponents(t: Test) -> None:
+def block_maxima(t: Test) -> None:
     b = t.b
     a = [[1, 2, 3, 4], [10, 20, 30, 40], [100, 200, 300, 400]]
-    b.comment("Job 7, slot 0, version 0: the workers offer exponents 130, 127 and 131 for the",
-              "block that next uses this slot. The cell keeps the largest; the RESULT carries",
-              "it (131) with the lane sums.")
-    t.send(W0, JOB, 0, 0, a[0], exp=130)
-    t.send(W1, JOB, 0, 0, a[1], exp=127)
-    ident = t.send(W2, JOB, 0, 0, a[2], exp=131)
+    b.comment("Job 7, slot 0, version 0: the workers offer block maxima 0x4030, 0x3FF0 and",
+              "0x4110 (bfloat16 patterns: 2.75, 1.875, 9.0) for the block that next uses this",
+              "slot. The cell keeps the largest as a 16-bit number (0x4110: its low byte is the",
+              "smallest of the three); the RESULT carries it with the lane sums.")
+    t.send(W0, JOB, 0, 0, a[0], bmax=0x4030)
+    t.send(W1, JOB, 0, 0, a[1], bmax=0x3FF0)
+    ident = t.send(W2, JOB, 0, 0, a[2], bmax=0x4110)
     for w in (W0, W1, W2):
-        t.result(w, JOB, 0, 0, wrapping(*a), ident=ident, count=3, exp=131)
+        t.result(w, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110)
     b.count("ina_contributions", JOB, 3)
     b.count("ina_results_multicast", JOB)
-    b.comment("Worker 1 lost the RESULT: its retransmission (its own exp 127) is answered from",
-              "the cell, with the agreed exponent 131, not the retransmission's.")
-    ident = t.send(W1, JOB, 0, 0, a[1], exp=127, retx=True)
-    t.result(W1, JOB, 0, 0, wrapping(*a), ident=ident, count=3, exp=131)
+    b.comment("Worker 1 lost the RESULT: its retransmission (its own 0x3FF0) is answered from",
+              "the cell, with the agreed 0x4110, not the retransmission's.")
+    ident = t.send(W1, JOB, 0, 0, a[1], bmax=0x3FF0, retx=True)
+    t.result(W1, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110)
     b.count("ina_duplicates", JOB)
     b.count("ina_results_unicast", JOB)
-    b.comment("Worker 0 asks with a header-only QUERY (exp 0): the answer carries 131 too.")
+    b.comment("Worker 0 asks with a header-only QUERY (bmax 0): the answer carries 0x4110.")
     ident = t.send(W0, JOB, 0, 0, [], kind=QUERY, retx=True)
     b.count("ina_queries", JOB)
-    t.result(W0, JOB, 0, 0, wrapping(*a), ident=ident, count=3, exp=131)
+    t.result(W0, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110)
     b.count("ina_results_unicast", JOB)
 
     v = [[-1, -2, -3, -4], [5, 6, 7, 8], [0, 0, 0, 1]]
-    b.comment("Slot 0, version 1 (the shadow): workers 0 and 1 contribute with exponents 5 and",
-              "9. Worker 2's retransmission to version 0 still gets 131 from there.")
-    t.send(W0, JOB, 0, 1, v[0], exp=5, chunk=POOL)
-    t.send(W1, JOB, 0, 1, v[1], exp=9, chunk=POOL)
-    ident = t.send(W2, JOB, 0, 0, a[2], exp=131, retx=True)
-    t.result(W2, JOB, 0, 0, wrapping(*a), ident=ident, count=3, exp=131)
+    b.comment("Slot 0, version 1 (the shadow): workers 0 and 1 contribute with 0x3A10 and",
+              "0x3B05. Worker 2's retransmission to version 0 still gets 0x4110 from there.")
+    t.send(W0, JOB, 0, 1, v[0], bmax=0x3A10, chunk=POOL)
+    t.send(W1, JOB, 0, 1, v[1], bmax=0x3B05, chunk=POOL)
+    ident = t.send(W2, JOB, 0, 0, a[2], bmax=0x4110, retx=True)
+    t.result(W2, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110)
     b.count("ina_duplicates", JOB)
     b.count("ina_results_unicast", JOB)
-    b.comment("Worker 2 completes version 1 with exponent 7: the RESULT carries 9.")
-    ident = t.send(W2, JOB, 0, 1, v[2], exp=7, chunk=POOL)
+    b.comment("Worker 2 completes version 1 with 0x3AFF: the RESULT carries 0x3B05.")
+    ident = t.send(W2, JOB, 0, 1, v[2], bmax=0x3AFF, chunk=POOL)
     for w in (W0, W1, W2):
-        t.result(w, JOB, 0, 1, wrapping(*v), ident=ident, count=3, exp=9, chunk=POOL)
+        t.result(w, JOB, 0, 1, wrapping(*v), ident=ident, count=3, bmax=0x3B05, chunk=POOL)
     b.count("ina_contributions", JOB, 3)
     b.count("ina_results_multicast", JOB)
 
     r = [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]]
-    b.comment("Slot 0, version 0 reused (chunk 2 * pool) with exponents 3, 2, 1: the first",
-              "contribution overwrites the stored 131, so the RESULT carries 3.")
-    t.send(W0, JOB, 0, 0, r[0], exp=3, chunk=2 * POOL)
-    t.send(W1, JOB, 0, 0, r[1], exp=2, chunk=2 * POOL)
-    ident = t.send(W2, JOB, 0, 0, r[2], exp=1, chunk=2 * POOL)
+    b.comment("Slot 0, version 0 reused (chunk 2 * pool) with 0x0300, 0x0200, 0x0100: the",
+              "first contribution overwrites the stored 0x4110, so the RESULT carries 0x0300.")
+    t.send(W0, JOB, 0, 0, r[0], bmax=0x0300, chunk=2 * POOL)
+    t.send(W1, JOB, 0, 0, r[1], bmax=0x0200, chunk=2 * POOL)
+    ident = t.send(W2, JOB, 0, 0, r[2], bmax=0x0100, chunk=2 * POOL)
     for w in (W0, W1, W2):
-        t.result(w, JOB, 0, 0, wrapping(*r), ident=ident, count=3, exp=3, chunk=2 * POOL)
+        t.result(w, JOB, 0, 0, wrapping(*r), ident=ident, count=3, bmax=0x0300, chunk=2 * POOL)
     b.count("ina_contributions", JOB, 3)
     b.count("ina_results_multicast", JOB)
 
 
-# --- jobs 5 and 6: the exponent and the overflow flag along a tree ------------------------------
+# --- jobs 5 and 6: the block max and the overflow flag along a tree ------------------------------
 
 def tree(t: Test) -> None:
     b = t.b
 
-    def up(ident: int, slot: int, lanes: list[int], *, retx: bool = False, exp: int,
+    def up(ident: int, slot: int, lanes: list[int], *, retx: bool = False, bmax: int,
            fmt: str = "int32", overflow: bool = False) -> bytes:
         return eth_ipv4_udp(Endpoint(SWITCH_MAC, AGGREGATOR.addr), PARENT, payload(
-            kind=CONTRIB, job=TREE_JOB, worker=2, slot=slot, lanes=lanes, retx=retx, exp=exp,
+            kind=CONTRIB, job=TREE_JOB, worker=2, slot=slot, lanes=lanes, retx=retx, bmax=bmax,
             fmt=fmt, overflow=overflow), ttl=63, ident=ident)
 
-    def from_parent(slot: int, lanes: list[int], *, kind: int = RESULT, exp: int = 0,
+    def from_parent(slot: int, lanes: list[int], *, kind: int = RESULT, bmax: int = 0,
                     fmt: str = "int32", overflow: bool = False) -> int:
         ident = b.next_ident()
         b.send(4, eth_ipv4_udp(Endpoint(PARENT.mac, PARENT.addr), AGGREGATOR, payload(
-            kind=kind, job=TREE_JOB, worker=2, slot=slot, lanes=lanes, exp=exp, fmt=fmt,
+            kind=kind, job=TREE_JOB, worker=2, slot=slot, lanes=lanes, bmax=bmax, fmt=fmt,
             overflow=overflow, count=0 if kind == NACK else 4), ident=ident))
         return ident
 
     p = [[1, 2, 3, 4], [5, 6, 7, 8]]
-    b.comment("Job 5 (this switch a child), slot 0: exponents 140 and 120 from its workers; the",
-              "partial sum goes up to the parent carrying 140.")
-    t.send(W0, TREE_JOB, 0, 0, p[0], exp=140)
-    ident = t.send(W1, TREE_JOB, 0, 0, p[1], exp=120)
-    b.expect(4, up(ident, 0, wrapping(*p), exp=140))
+    b.comment("Job 5 (this switch a child), slot 0: 0x4480 and 0x3C00 from its workers; the",
+              "partial sum goes up to the parent carrying 0x4480.")
+    t.send(W0, TREE_JOB, 0, 0, p[0], bmax=0x4480)
+    ident = t.send(W1, TREE_JOB, 0, 0, p[1], bmax=0x3C00)
+    b.expect(4, up(ident, 0, wrapping(*p), bmax=0x4480))
     b.count("ina_contributions", TREE_JOB, 2)
     b.count("ina_partials_up", TREE_JOB)
-    b.comment("The parent lost it and sends a NACK: the stored partial goes up again, with 140.")
+    b.comment("The parent lost it and sends a NACK: the stored partial goes up again, with",
+              "0x4480.")
     ident = from_parent(0, [], kind=NACK)
-    b.expect(4, up(ident, 0, wrapping(*p), retx=True, exp=140))
+    b.expect(4, up(ident, 0, wrapping(*p), retx=True, bmax=0x4480))
     b.count("ina_partials_up", TREE_JOB)
     g = [100, 200, 300, 400]
-    b.comment("The parent's RESULT carries the global exponent 150 (another child's): the child",
+    b.comment("The parent's RESULT carries the global 0x4B00 (another child's): the child",
               "stores it with the values and multicasts both down.")
-    ident = from_parent(0, g, exp=150)
+    ident = from_parent(0, g, bmax=0x4B00)
     for w in (W0, W1):
-        t.result(w, TREE_JOB, 0, 0, g, ident=ident, count=4, exp=150)
+        t.result(w, TREE_JOB, 0, 0, g, ident=ident, count=4, bmax=0x4B00)
     b.count("ina_results_multicast", TREE_JOB)
-    b.comment("A worker that lost it retransmits: the answer from the cell carries 150.")
-    ident = t.send(W1, TREE_JOB, 0, 0, p[1], exp=120, retx=True)
-    t.result(W1, TREE_JOB, 0, 0, g, ident=ident, count=4, exp=150)
+    b.comment("A worker that lost it retransmits: the answer from the cell carries 0x4B00.")
+    ident = t.send(W1, TREE_JOB, 0, 0, p[1], bmax=0x3C00, retx=True)
+    t.result(W1, TREE_JOB, 0, 0, g, ident=ident, count=4, bmax=0x4B00)
     b.count("ina_duplicates", TREE_JOB)
     b.count("ina_results_unicast", TREE_JOB)
 
     c = [[7, 7, 7, 7], [1, 1, 1, 1]]
     b.comment("Job 6 (this switch the root; member 1 is a child aggregator): the child's",
-              "partial sum arrives with exponent 150, worker 0's with 149: the RESULT to both",
-              "(the child at its aggregator address) carries 150.")
-    t.send(W0, ROOT_JOB, 1, 0, c[0], exp=149)
-    ident = t.send(CHILD, ROOT_JOB, 1, 0, c[1], exp=150)
+              "partial sum arrives with 0x4B00, worker 0's with 0x4AFF: the RESULT to both",
+              "(the child at its aggregator address) carries 0x4B00.")
+    t.send(W0, ROOT_JOB, 1, 0, c[0], bmax=0x4AFF)
+    ident = t.send(CHILD, ROOT_JOB, 1, 0, c[1], bmax=0x4B00)
     for w in (W0, CHILD):
-        t.result(w, ROOT_JOB, 1, 0, wrapping(*c), ident=ident, count=2, exp=150)
+        t.result(w, ROOT_JOB, 1, 0, wrapping(*c), ident=ident, count=2, bmax=0x4B00)
     b.count("ina_contributions", ROOT_JOB, 2)
     b.count("ina_results_multicast", ROOT_JOB)
 
@@ -328,21 +330,23 @@ def packed_tree(t: Test) -> None:
     assert overflow
     b.comment("Job 5 (a child), slot 1, int8: its workers' 100 + 100 overflows here; the partial",
               "sum goes up with the flag set, so the parent's result will have it too.")
-    t.send(W0, TREE_JOB, 1, 0, pack(p[0], "int8"), fmt="int8", exp=3)
-    ident = t.send(W1, TREE_JOB, 1, 0, pack(p[1], "int8"), fmt="int8", exp=4)
+    t.send(W0, TREE_JOB, 1, 0, pack(p[0], "int8"), fmt="int8", bmax=0x0103)
+    ident = t.send(W1, TREE_JOB, 1, 0, pack(p[1], "int8"), fmt="int8", bmax=0x00FF)
     b.expect(4, eth_ipv4_udp(Endpoint(SWITCH_MAC, AGGREGATOR.addr), PARENT, payload(
-        kind=CONTRIB, job=TREE_JOB, worker=2, slot=1, lanes=pack(partial, "int8"), exp=4,
+        kind=CONTRIB, job=TREE_JOB, worker=2, slot=1, lanes=pack(partial, "int8"), bmax=0x0103,
         fmt="int8", overflow=True), ttl=63, ident=ident))
     b.count("ina_contributions", TREE_JOB, 2)
     b.count("ina_partials_up", TREE_JOB)
     g = pack([5] * 16, "int8")
-    b.comment("The parent's RESULT (flagged, exponent 4) is stored and multicast as it is.")
+    b.comment("The parent's RESULT (flagged, bmax 0x0200) is stored and multicast as it is.")
     ident = b.next_ident()
     b.send(4, eth_ipv4_udp(Endpoint(PARENT.mac, PARENT.addr), AGGREGATOR, payload(
-        kind=RESULT, job=TREE_JOB, worker=2, slot=1, lanes=g, exp=4, fmt="int8", overflow=True,
+        kind=RESULT, job=TREE_JOB, worker=2, slot=1, lanes=g, bmax=0x0200, fmt="int8",
+        overflow=True,
         count=4), ident=ident))
     for w in (W0, W1):
-        t.result(w, TREE_JOB, 1, 0, g, ident=ident, count=4, exp=4, fmt="int8", overflow=True)
+        t.result(w, TREE_JOB, 1, 0, g, ident=ident, count=4, bmax=0x0200, fmt="int8",
+                 overflow=True)
     b.count("ina_results_multicast", TREE_JOB)
     c = [[1] * 16, [2] * 16]
     b.comment("Job 6 (the root), slot 0, int8: the child aggregator's partial sum arrives first",
@@ -359,12 +363,12 @@ def packed_tree(t: Test) -> None:
 
 def formats_test() -> str:
     b = StfBuilder(K, [
-        "ina: block exponents and packed int16/int8 lanes, k = 4 (written by",
+        "ina: block maxima and packed int16/int8 lanes, k = 4 (written by",
         "tests/ina/stf_formats.py from docs/protocol.md and docs/formats.md; regenerate",
         "rather than edit). Switch and workers as in ina.stf; the parent aggregator of job 5",
         "is 10.0.9.254 behind port 4, the child aggregator of job 6 10.0.8.254 behind port 3.",
-        "Header byte 5 is `exp`; flags bits 2-3 the format (0 int32, 1 int16, 2 int8), bit 4",
-        "the overflow flag of a RESULT.",
+        "Header bytes 14-15 are `bmax`; flags bits 2-3 the format (0 int32, 1 int16, 2 int8),",
+        "bit 4 the overflow flag of a RESULT.",
     ])
     routes(b)
     b.cmd(f"add ipv4_lpm hdr.ipv4.dstAddr:0x{PARENT.addr & 0xFFFFFF00:08X}/24 "
@@ -381,7 +385,7 @@ def formats_test() -> str:
         for name in ("drop_bad_kind", "drop_bad_length", "drop_bad_slot", "nacks"):
             b.zero_checks.append((f"ina_{name}", job))
     t = Test(b)
-    exponents(t)
+    block_maxima(t)
     tree(t)
     packed(t)
     packed_tree(t)
