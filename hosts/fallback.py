@@ -38,7 +38,8 @@ from .ina_wire import INA_UDP_PORT, Kind, check_k
 FALLBACK_PORT = INA_UDP_PORT + 1   # 48880: beside a worker's 48879 on the same host
 MAX_MEMBERS = 254                  # as the switch: `pending` is 8 bits
 # The 16-byte header as the switch parses it (kind, flags, job, worker, pad, slot, chunk, count,
-# bmax, the block max of §5.2, kept in `exp` below): parsed here, not with hosts/ina_wire.py, so the aggregator checks what the switch checks.
+# bmax: the block max of §5.2, kept in `exp` below): parsed here, not with hosts/ina_wire.py,
+# so the aggregator checks what the switch checks.
 HEADER = struct.Struct("!BBHBBHIHH")
 FLAG_VER, FLAG_FORMAT, FLAG_OVERFLOW = 0x01, 0x0C, 0x10
 RESULT_FLAGS = FLAG_VER | FLAG_FORMAT | FLAG_OVERFLOW     # what a RESULT keeps of the flags
