@@ -15,6 +15,7 @@ from pathlib import Path
 
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
+from controller.ina_jobs import FallbackServer
 from controller.p4info import P4InfoIndex
 from controller.routing import L3_FORWARD
 from controller.trees import TreeJob, TreeJobs, TreePlan
@@ -51,6 +52,10 @@ class JobPlacement:
     pool_size: int
     addresses: tuple[str, ...] | None = None
     worker_ids: tuple[int, ...] | None = None
+    # slots the switch holds when fewer than pool_size: the rest go to the job's host
+    # aggregator on its worker 0's host, UDP port fallback_port (docs/fallback.md)
+    switch_slots: int | None = None
+    fallback_port: int | None = None
 
 
 def push_program(fabric: Fabric, program: Program) -> None:
@@ -64,16 +69,28 @@ def install_host_routes(fabric: Fabric) -> int:
 
 def install_ina_jobs(fabric: Fabric, topology: Topology,
                      jobs: list[tuple[int, tuple[str, ...], str]], *, k: int,
-                     pool_size: int) -> list[JobPlacement]:
-    """Every (job id, workers, switch) through the controller; JobRefused says why one can't."""
+                     pool_size: int, fallback_slots: int | None = None) -> list[JobPlacement]:
+    """Every (job id, workers, switch) through the controller; JobRefused says why one can't.
+    With `fallback_slots` each job holds that many of its `pool_size` slots in the switch and
+    the rest go to a host aggregator on its worker 0's host (docs/fallback.md)."""
     installer = InaJobs(topology, fabric.clients)
     placements = []
     for job, workers, switch in jobs:
-        plan = installer.install(job, workers, switch, k=k, pool_size=pool_size)
+        server = None if fallback_slots is None else FallbackServer(
+            topology.host(workers[0]).ip, fallback_port(job))
+        plan = installer.install(job, workers, switch, k=k, pool_size=pool_size,
+                                 fallback=server, switch_slots=fallback_slots)
         placements.append(JobPlacement(job, tuple(workers), pool_size,
                                        (plan.job.aggregator_ip,) * len(workers),
-                                       tuple(range(len(workers)))))
+                                       tuple(range(len(workers))),
+                                       None if server is None else plan.job.pool_size,
+                                       None if server is None else server.port))
     return placements
+
+
+def fallback_port(job: int) -> int:
+    """The UDP port of job `job`'s host aggregator (48880 + job, beside the worker's 48879)."""
+    return 48880 + job
 
 
 def install_tree_jobs(fabric: Fabric, topology: Topology,

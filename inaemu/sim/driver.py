@@ -84,6 +84,7 @@ class InaOptions:
     fmt: str = "int32"             # lane format and scaling (docs/formats.md)
     scaling: str = "job"
     divisor: int | None = None     # None: n, overflow-free
+    fallback_slots: int | None = None   # slots in the switch; the rest on a host aggregator
 
 
 @dataclass
@@ -187,7 +188,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
 
 def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
                   pool_size: int = 64, ina: bool = True, ina_everywhere: bool = False,
-                  progress: Callable[[str], None] | None = None) -> SimSetup:
+                  progress: Callable[[str], None] | None = None,
+                  fallback_slots: int | None = None) -> SimSetup:
     """Configure a topology's switches once for several `simulate(..., setup=)` calls (every
     algorithm of a run); `ina` installs the INA jobs too, `ina_everywhere` loads ina.p4 also
     where no job aggregates (inaemu/sim/setup.py). SimError if it cannot be done."""
@@ -195,7 +197,8 @@ def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
     net = SimNetwork(topology, seed=0)
     try:
         return prepare(net, jobs, elems_k=elems_k, pool_size=pool_size, ina=ina,
-                       ina_everywhere=ina_everywhere, say=progress or (lambda _line: None))
+                       ina_everywhere=ina_everywhere, fallback_slots=fallback_slots,
+                       say=progress or (lambda _line: None))
     except SetupError as error:
         raise SimError(str(error)) from None
 
@@ -220,7 +223,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     if setup is None:
         try:
             setup = prepare(net, jobs, elems_k=elems_k, pool_size=ina.pool_size,
-                            ina=algo == "ina", say=say)
+                            ina=algo == "ina", fallback_slots=ina.fallback_slots, say=say)
         except SetupError as error:
             raise SimError(str(error)) from None
         setup_s = setup.wall_s
@@ -351,6 +354,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
         if len(vectors) != n or any(v.shape != (length,) for v in vectors):
             raise SimError(f"inputs: job {placement.job} needs {n} vectors of {length} float32")
         inputs[placement.job] = vectors
+        if algo == "ina" and placement.switch_slots is not None:
+            _host_aggregator(net, placement, k)
         for w, host in enumerate(placement.workers):
             node = net.hosts[host]
             try:
@@ -363,7 +368,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                                          fast_retransmit=ina.fast_retransmit,
                                          window_rule=ina.window_rule, query=ina.query,
                                          fmt=ina.fmt, scaling=ina.scaling,
-                                         divisor=ina.divisor)
+                                         divisor=ina.divisor,
+                                         switch_slots=placement.switch_slots)
                     if ina.timeline:
                         session.timeline = []
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
@@ -381,6 +387,22 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                 raise SimError(f"job {placement.job} worker {w}: {error}") from None
             members.append(_Member(placement.job, w, host, app))
     return members, inputs
+
+
+def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -> None:
+    """The job's host aggregator (docs/fallback.md) on its worker 0's host, for the slots the
+    switch does not hold."""
+    from hosts.fallback import FallbackAggregator
+    from hosts.fallback_node import SimFallbackServer
+    if placement.switch_slots >= placement.pool_size:
+        return
+    n = len(placement.workers)
+    SimFallbackServer(net.hosts[placement.workers[0]],
+                      FallbackAggregator(job=placement.job, n=n, k=k,
+                                         first_slot=placement.switch_slots,
+                                         pool_size=placement.pool_size),
+                      [ip_bytes(net.topology.host(h).ip) for h in placement.workers],
+                      port=placement.fallback_port)
 
 
 def _retransmissions(app) -> int:
