@@ -75,6 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"software switch, are the bottleneck, as with a hardware switch "
                              f"that aggregates at line rate)")
     add_ina_arguments(parser)
+    parser.add_argument("--fallback", type=int, default=None, metavar="SLOTS", dest="fallback",
+                        help="INA: each job holds SLOTS of its --pool slots in the switch; the "
+                             "rest go to a host aggregator on its first worker's host "
+                             "(docs/fallback.md; single-switch jobs only)")
     parser.add_argument("--seed", type=int, default=1, help="gradients and loss (default 1)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="result directory (default out/run-<UTC timestamp>)")
@@ -137,6 +141,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
                      loss=args.loss, bw_mbps=args.bw or None, elems_k=args.elems,
                      pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed,
                      lane_format=args.lane_format, scaling=args.scaling,
+                     fallback_slots=args.fallback,
                      net=args.net, timeout=args.timeout,
                      tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker),
                      pcap=args.pcap, trace=args.trace, target=args.target,

@@ -38,7 +38,8 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
                  window: int, rto: float, aggregator: str | None,
                  wire_id: int | None = None, lane_format: str = "int32",
                  scaling: str = "job",
-                 switch_blocks: list[list[int]] | None = None) -> dict:
+                 switch_blocks: list[list[int]] | None = None,
+                 switch_slots: int | None = None) -> dict:
     """The JSON an agent reads (hosts/agent.py: its own keys plus `AllreduceConfig` fields).
 
     `worker` is the worker's rank in its job (its gradient and ring position); `wire_id` is the
@@ -59,6 +60,8 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
                       rto_max=rto_max(rto), max_retx=max_retx(rto, timeout))
         if (lane_format, scaling) != ("int32", "job"):      # docs/formats.md
             config.update(fmt=lane_format, scaling=scaling)
+        if switch_slots is not None:          # the rest on a host aggregator (docs/fallback.md)
+            config.update(switch_slots=switch_slots)
     else:
         config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips],
                       idle_timeout=max(2.0, timeout / 2))

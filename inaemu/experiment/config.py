@@ -55,6 +55,8 @@ class RunConfig:
     rto: float = 0.1                      # INA: seconds before the first retransmission
     lane_format: str = "int32"            # INA: int32 | int16 | int8 lanes (docs/formats.md)
     scaling: str = "job"                  # INA: job | block quantization scale
+    fallback_slots: int | None = None     # INA: slots each job holds in the switch, the rest of
+                                          # its pool on a host aggregator (docs/fallback.md)
     seed: int = 1
     net: str = "mininet"
     timeout: float = 60.0                 # seconds per algorithm (wall clock on Mininet)
@@ -130,6 +132,18 @@ class RunConfig:
                 raise ConfigError(f"kill: worker {worker} at {at:g} s is not a worker of this run "
                                   f"(0..{self.workers * self.jobs - 1}) at a time >= 0")
         self._check_shape()
+        self._check_fallback()
+
+    def _check_fallback(self) -> None:
+        """A host aggregator serves flat jobs only, and must be left some slots."""
+        if self.fallback_slots is None:
+            return
+        if not 1 <= self.fallback_slots < self.pool_size:
+            raise ConfigError(f"fallback: expected 1..pool size - 1 ({self.pool_size - 1}) "
+                              f"switch slots, got {self.fallback_slots}")
+        if self.tree:
+            raise ConfigError("fallback: a host aggregator serves jobs aggregated at one switch "
+                              "(--aggregation single), not trees (docs/fallback.md)")
 
     def _check_toolchain(self) -> None:
         """Which switch and compiler; real BMv2 only where it can run the whole experiment."""

@@ -34,7 +34,7 @@ from typing import Callable
 
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
-from controller.ina_jobs import aggregator_mac
+from controller.ina_jobs import FallbackServer, aggregator_mac
 from controller.trees import TreeJob, TreeJobs, choose_roots
 from inaemu.experiment.agents import (CALLS, WorkerSpec, agent_config, read_record,
                                       write_config)
@@ -102,7 +102,13 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
                 (out_dir / "trees.json").write_text(json.dumps(jobs.describe(), indent=2))
             records: list[dict] = []
             for algo in cfg.algos:
-                records += _run_agents(net, cfg, algo, job_hosts, targets, out_dir, progress)
+                aggregators = _start_host_aggregators(net, cfg, job_hosts, out_dir, progress) \
+                    if algo == "ina" else []
+                try:
+                    records += _run_agents(net, cfg, algo, job_hosts, targets, out_dir,
+                                           progress)
+                finally:
+                    _stop_host_aggregators(aggregators, progress)
                 if algo == "ina":
                     counters = {job: jobs.counters(job) for job in job_hosts}
                     (out_dir / "switch_counters.json").write_text(
@@ -154,8 +160,11 @@ class _Jobs:
             return targets
         roots = choose_roots(self.topology, list(job_hosts.items()))
         for (job, hosts), root in zip(job_hosts.items(), roots):
+            server = None if self.cfg.fallback_slots is None else FallbackServer(
+                self.topology.host(hosts[0]).ip, fallback_port(job))
             plan = self.single.install(job, hosts, root, k=self.cfg.elems_k,
-                                       pool_size=self.cfg.pool_size)
+                                       pool_size=self.cfg.pool_size, fallback=server,
+                                       switch_slots=self.cfg.fallback_slots)
             self.roots[job] = root
             targets[job] = tuple(InaTarget(host, plan.job.aggregator_ip, rank)
                                    for rank, host in enumerate(hosts))
@@ -171,6 +180,51 @@ class _Jobs:
         if self.trees is not None:
             return self.trees.counters(job)
         return {self.roots[job]: self.single.counters(job)}
+
+
+def fallback_port(job: int) -> int:
+    """UDP port of job `job`'s host aggregator: 48880 + job, beside the worker's 48879."""
+    return 48880 + job
+
+
+def _start_host_aggregators(net, cfg: RunConfig, job_hosts: dict[int, tuple[str, ...]],
+                            out_dir: Path, progress: Progress) -> list[subprocess.Popen]:
+    """With --fallback, each job's host aggregator (`python -m hosts.fallback_udp`) on its
+    first worker's host, for the slots the switch does not hold (docs/fallback.md)."""
+    if cfg.fallback_slots is None:
+        return []
+    started = []
+    for job, hosts in job_hosts.items():
+        ips = ",".join(net.topology.host(h).ip for h in hosts)
+        log = (out_dir / f"fallback-j{job}.log").open("wb")
+        try:
+            started.append(net.host(hosts[0]).popen(
+                [sys.executable, "-m", "hosts.fallback_udp", "--job", str(job),
+                 "--k", str(cfg.elems_k), "--first-slot", str(cfg.fallback_slots),
+                 "--pool", str(cfg.pool_size), "--workers", ips,
+                 "--port", str(fallback_port(job)),
+                 "--stats", str(out_dir / f"fallback-j{job}.json")],
+                stdout=log, stderr=subprocess.STDOUT, cwd=str(PROJECT_ROOT)))
+        finally:
+            log.close()
+    time.sleep(0.5)      # bound before the first contribution reaches them
+    progress(f"run: {len(started)} host aggregator(s) for slots {cfg.fallback_slots}.."
+             f"{cfg.pool_size - 1} (docs/fallback.md)")
+    return started
+
+
+def _stop_host_aggregators(processes: list[subprocess.Popen], progress: Progress) -> None:
+    """SIGTERM (they write their counters to DIR/fallback-j<job>.json), then wait."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            progress("run: a host aggregator did not stop on SIGTERM; killed")
 
 
 def _learn_aggregators(net, targets: dict[int, tuple[InaTarget, ...]]) -> None:
@@ -210,7 +264,7 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
                 scaling=cfg.scaling,
                 aggregator=target.address if target else None,
                 wire_id=target.wire_id if target else None,
-                switch_blocks=list(blocks.values())))
+                switch_blocks=list(blocks.values()), switch_slots=cfg.fallback_slots))
             specs.append(spec)
     tcp_before = [tcp_retransmissions(net.host(spec.host)) for spec in specs]
     running: dict[int, subprocess.Popen] = {}

@@ -40,7 +40,8 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
     records: list[dict] = []
     # the switches are configured once for every algorithm of the run (docs/sim.md)
     setup = prepare_setup(topology, jobs, elems_k=cfg.elems_k, pool_size=cfg.pool_size,
-                          ina="ina" in cfg.algos, progress=progress)
+                          ina="ina" in cfg.algos, progress=progress,
+                          fallback_slots=cfg.fallback_slots)
     report = {"setup": {"wall_s": setup.wall_s, "routes": setup.routes, **{
         f"{name}_s": seconds for name, seconds in setup.phases.items()}}}
     for algo in cfg.algos:
@@ -54,7 +55,8 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
                               ina=InaOptions(pool_size=cfg.pool_size, window=cfg.window,
                                              rto=cfg.rto, rto_max=rto_max(cfg.rto),
                                              max_retx=max_retx(cfg.rto, cfg.timeout),
-                                             fmt=cfg.lane_format, scaling=cfg.scaling),
+                                             fmt=cfg.lane_format, scaling=cfg.scaling,
+                                             fallback_slots=cfg.fallback_slots),
                               deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
                               progress=progress, setup=setup)
         except SimTimeLimit as limit:
