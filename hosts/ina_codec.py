@@ -49,8 +49,9 @@ class FloatCodec:
         self._agreed = np.zeros(self.chunks, np.uint16)  # block: each chunk's agreed bmax code
         self.global_max: float | None = None
         self._scale: float | None = None                 # job: the call's scale
-        self.scales = np.zeros(self.chunks, np.float64)  # of the transmission each sum used
-        self._sums = np.zeros((self.chunks, self.per_chunk), np.int64)
+        self._limits = np.full(self.chunks, self.limit, np.int64)   # of each sum's sending
+        self._sums = np.zeros((self.chunks, self.per_chunk),
+                              qz.wire_dtype(fmt).newbyteorder("="))
         self.overflowed: list[int] = []                  # chunks whose RESULT was flagged
         self.redo_chunks: list[int] = []                 # fixed when the first pass ends
         self.unresolved_overflows = 0                    # flagged even at divisor n
@@ -80,7 +81,6 @@ class FloatCodec:
         self.global_max = float(maxima[0])
         if self.scaling == "job":
             self._scale = 1.0 if self.global_max == 0 else self.limit / self.global_max
-            self.scales[:] = self._scale
             quantized = qz.quantize_scaled(self._values.reshape(-1), self._scale, self.limit,
                                            self.fmt)
             self._job_body = quantized.astype(qz.wire_dtype(self.fmt)).tobytes()
@@ -105,16 +105,24 @@ class FloatCodec:
             step = self.per_chunk * qz.FORMAT_BITS[self.fmt] // 8
             body = self._job_body[chunk * step:(chunk + 1) * step]
         else:
-            scale = self._chunk_scale(chunk, limit)
-            body = qz.quantize_scaled(self._values[chunk], scale, limit, self.fmt).astype(
-                qz.wire_dtype(self.fmt)).tobytes()
+            body = self._quantized_chunk(chunk, limit)
         return contribution_payload(job=self.job, worker=self.worker, slot=slot, chunk=key,
                                     ver=ver, bmax=bmax, fmt=self.format_code, body=body)
 
-    def _chunk_scale(self, chunk: int, limit: int) -> float:
+    def _quantized_chunk(self, chunk: int, limit: int) -> bytes:
+        """One chunk's wire bytes at its own scale (block scaling, or a redo): scalar work and
+        a few whole-array numpy steps, since this runs once per packet."""
         if self.scaling == "job":
-            return 1.0 if not self.global_max else limit / self.global_max
-        return float(qz.block_scales(self._agreed[chunk], limit))
+            top = self.global_max
+        else:
+            top = qz.block_max_value(int(self._agreed[chunk]))
+        if self.block_max[chunk] > top:
+            raise ValueError(f"chunk {chunk}: the agreed maximum {top!r} is below this worker's "
+                             f"{self.block_max[chunk]!r}")
+        scale = limit / top if top > 0 else 1.0
+        scaled = np.multiply(self._values[chunk], scale, dtype=np.float64)
+        np.clip(np.rint(scaled, out=scaled), -limit, limit, out=scaled)
+        return scaled.astype(qz.wire_dtype(self.fmt)).tobytes()
 
     def on_result(self, key: int, payload: bytes, bmax: int, overflow: bool) -> None:
         """A RESULT of transmission `key`: its sums, the block max it agrees one step ahead,
@@ -128,8 +136,8 @@ class FloatCodec:
                 self.unresolved_overflows += 1
             else:
                 self.overflowed.append(chunk)
-        limit = self.safe_limit if redo else self.limit
-        self.scales[chunk] = self._chunk_scale(chunk, limit)
+        if redo:
+            self._limits[chunk] = self.safe_limit
         self._sums[chunk] = np.frombuffer(payload, qz.wire_dtype(self.fmt), offset=16)
 
     def end_of_pass(self) -> int:
@@ -141,11 +149,18 @@ class FloatCodec:
 
     # ---- the sum ---------------------------------------------------------------------------
 
+    def scales(self) -> np.ndarray:
+        """Per chunk, the scale its sum was sent at (after the call: agreed maxima, limits)."""
+        if self.scaling == "job":
+            top = self.global_max or 0.0
+            return self._limits / top if top > 0 else np.ones(self.chunks)
+        return qz.block_scales(self._agreed, self._limits)
+
     def result(self) -> np.ndarray:
-        scales = np.repeat(self.scales, self.per_chunk)[:self.length]
+        scales = np.repeat(self.scales(), self.per_chunk)[:self.length]
         return qz.dequantize_scaled(self._sums.reshape(-1)[:self.length], scales)
 
     def error_bound(self, result: np.ndarray) -> np.ndarray:
         """Per element: n half-units of the scale its block's sum used, plus half an ulp."""
-        scales = np.repeat(self.scales, self.per_chunk)[:self.length]
+        scales = np.repeat(self.scales(), self.per_chunk)[:self.length]
         return qz.error_bound_scaled(self.n, scales, result)

@@ -13,6 +13,8 @@ division and the float64 reference sum the result is compared with (see docs/hos
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 INT32_MAX = 2**31 - 1
@@ -165,12 +167,20 @@ def block_max_values(codes) -> np.ndarray:
     return np.where(codes >= BMAX_INFINITY, 2.0 ** 128, values)
 
 
-def block_scales(codes, limit: int) -> np.ndarray:
-    """limit / bmax per block, so |x| <= bmax quantizes to at most `limit`; an all-zero block
-    (code 0) gets the largest finite scale (its integers are 0 at any scale)."""
+def block_max_value(code: int) -> float:
+    """`block_max_values` of one code, without numpy (it runs once per packet)."""
+    if code >= BMAX_INFINITY:
+        return 2.0 ** 128
+    return struct.unpack("!f", struct.pack("!I", code << 16))[0]
+
+
+def block_scales(codes, limit) -> np.ndarray:
+    """limit / bmax per block (limit: one, or one per block), so |x| <= bmax quantizes to at
+    most `limit`; an all-zero block (code 0) gets scale limit·2^149 (its integers are 0 at any
+    scale, and its bound is then ~0)."""
     values = block_max_values(codes)
-    return np.where(values > 0, float(limit) / np.where(values > 0, values, 1.0),
-                    float(limit) * 2.0 ** 149)
+    limit = np.asarray(limit, dtype=np.float64)
+    return np.where(values > 0, limit / np.where(values > 0, values, 1.0), limit * 2.0 ** 149)
 
 
 def quantize_scaled(values: np.ndarray, scales, limit: int, fmt: str) -> np.ndarray:
