@@ -324,9 +324,11 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     // Best effort when the switch is full (docs/fallback.md): a job may hold fewer slots here
     // than its workers use. A contribution or query for a slot >= pool_size goes to the job's
-    // host aggregator, routed as a plain packet to (server, port); without an entry it is a
-    // bad slot, as before.
+    // host aggregator, routed as a plain packet from the aggregator address to (server, port)
+    // (a worker's own address as the source would be dropped by a host aggregator on that
+    // worker's host: a local source); without an entry it is a bad slot, as before.
     action ina_fall_back(ip4Addr_t server, bit<16> port) {
+        hdr.ipv4.srcAddr = hdr.ipv4.dstAddr;
         hdr.ipv4.dstAddr = server;
         hdr.udp.dstPort = port;
         hdr.udp.checksum = 0;

@@ -28,10 +28,11 @@ def fallback_entry(b: StfBuilder, job: int) -> None:
 
 def forwarded(b: StfBuilder, w, payload: bytes, ident: int) -> None:
     """What the switch makes of a packet it hands to the host aggregator: routed to the server
-    (its MAC, port 4), TTL 63, destination address and UDP port rewritten, UDP checksum 0,
-    the worker's source address and the payload unchanged."""
-    b.expect(SERVER.port, eth_ipv4_udp(Endpoint(SWITCH_MAC, w.addr), SERVER.endpoint, payload,
-                                       ident=ident, ttl=63, dport=SERVER_PORT))
+    (its MAC, port 4), TTL 63, from the aggregator address (not the worker's: a host aggregator
+    on the worker's own host would drop a packet with a local source), destination address and
+    UDP port rewritten, UDP checksum 0, the payload unchanged (`w` sent it)."""
+    b.expect(SERVER.port, eth_ipv4_udp(Endpoint(SWITCH_MAC, AGGREGATOR.addr), SERVER.endpoint,
+                                       payload, ident=ident, ttl=63, dport=SERVER_PORT))
 
 
 def fallback_test(k: int) -> str:
@@ -64,9 +65,9 @@ def fallback_test(k: int) -> str:
 
     c = lanes(k, [-9], lambda i: 1000 + i)
     b.comment("Slot 2 (version 1, chunk 6) is not the switch's (pool 2): the contribution goes to",
-              "the host aggregator, untouched but for the destination address and UDP port, the",
-              "UDP checksum (0), the MACs and the TTL, and is counted as a fallback. No cell",
-              "of the switch changes.")
+              "the host aggregator, untouched but for the addresses (from the aggregator address",
+              "to the server), the UDP port, the UDP checksum (0), the MACs and the TTL, and is",
+              "counted as a fallback. No cell of the switch changes.")
     for w in (W0, W1):
         ident = b.contribute(w, JOB, 2, 1, c, chunk=6)
         forwarded(b, w, ina_payload(kind=CONTRIB, job=JOB, worker=w.id, slot=2, ver=1, chunk=6,
