@@ -2,9 +2,9 @@
 
 Layout (big-endian): kind u8, flags u8 (bit 0 ver, bit 1 retx, bits 2-3 the lane format, bit 4
 overflow), job u16, worker u8, pad u8, slot u16, chunk u32, count u16, bmax u16 (a block's
-max |x| as bfloat16, rounded up, §5.2), then k 32-bit lanes, each one int32, two int16 or four int8 values (docs/formats.md).
-k is a multiple of 4 from 4 to 256 (the P4 program's INA_K). QUERY and NACK (§3.1) are the
-header alone, no values. `InaPacket` validates every field on construction, so an
+max |x| as bfloat16, rounded up, §5.2), then k 32-bit lanes, each one int32, two int16 or four
+int8 values (docs/formats.md). k is a multiple of 4 from 4 to 256 (the P4 program's INA_K).
+QUERY and NACK (§3.1) are the header alone, no values. `InaPacket` validates every field on construction, so an
 encoded packet is always well formed; `decode` of anything else raises `WireError` with the
 reason, never a bare struct or index error.
 

@@ -119,7 +119,7 @@ header ina_t {
     bit<16> slot;
     bit<32> chunk;
     bit<16> count;
-    bit<16> bmax;    // a block's max |x|, bfloat16 rounded up (docs/protocol.md §5.2): max-combined
+    bit<16> bmax;    // a block's max |x| as bfloat16, rounded up (protocol §5.2): max-combined
 }
 
 // The k values, one field per lane: v0, v1, ... (signed on the wire; two's complement sums).
