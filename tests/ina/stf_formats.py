@@ -71,10 +71,10 @@ def packed_sum(vectors: list[list[int]], fmt: str) -> tuple[list[int], bool]:
 
 def payload(*, kind: int, job: int, worker: int, slot: int, lanes: list[int], ver: int = 0,
             retx: bool = False, chunk: int | None = None, count: int = 0, bmax: int = 0,
-            fmt: str = "int32", overflow: bool = False) -> bytes:
+            fmt: str = "int32", overflow: bool = False, pad: int = 0) -> bytes:
     flags = ver | (0x02 if retx else 0) | (FORMAT_CODE[fmt] << 2) | (FLAG_OVERFLOW if overflow
                                                                       else 0)
-    header = struct.pack("!BBHBBHIHH", kind, flags, job, worker, 0, slot,
+    header = struct.pack("!BBHBBHIHH", kind, flags, job, worker, pad, slot,
                          slot if chunk is None else chunk, count, bmax)
     return header + b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in lanes)
 
@@ -149,10 +149,11 @@ def block_maxima(t: Test) -> None:
 
     r = [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]]
     b.comment("Slot 0, version 0 reused (chunk 2 * pool) with 0x0300, 0x0200, 0x0100: the",
-              "first contribution overwrites the stored 0x4110, so the RESULT carries 0x0300.")
+              "first contribution overwrites the stored 0x4110, so the RESULT carries 0x0300.",
+              "The completing packet has a non-zero padding byte (0xA5): RESULTs carry 0 there.")
     t.send(W0, JOB, 0, 0, r[0], bmax=0x0300, chunk=2 * POOL)
     t.send(W1, JOB, 0, 0, r[1], bmax=0x0200, chunk=2 * POOL)
-    ident = t.send(W2, JOB, 0, 0, r[2], bmax=0x0100, chunk=2 * POOL)
+    ident = t.send(W2, JOB, 0, 0, r[2], bmax=0x0100, chunk=2 * POOL, pad=0xA5)
     for w in (W0, W1, W2):
         t.result(w, JOB, 0, 0, wrapping(*r), ident=ident, count=3, bmax=0x0300, chunk=2 * POOL)
     b.count("ina_contributions", JOB, 3)
