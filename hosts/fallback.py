@@ -37,6 +37,13 @@ from .ina_wire import INA_UDP_PORT, Kind, check_k
 
 FALLBACK_PORT = INA_UDP_PORT + 1   # 48880: beside a worker's 48879 on the same host
 MAX_MEMBERS = 254                  # as the switch: `pending` is 8 bits
+
+
+def fallback_port(job: int) -> int:
+    """The UDP port of job `job`'s host aggregator when several share a host: 48880 + job."""
+    return FALLBACK_PORT + job
+
+
 # The 16-byte header as the switch parses it (kind, flags, job, worker, pad, slot, chunk, count,
 # bmax: the block max of §5.2, kept in `exp` below): parsed here, not with hosts/ina_wire.py,
 # so the aggregator checks what the switch checks.

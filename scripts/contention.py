@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from controller.ina_control import InaJobs  # noqa: E402
 from controller.ina_jobs import FallbackServer, JobRefused, aggregator_address  # noqa: E402
 from hosts.agent import gradient  # noqa: E402
-from hosts.fallback import FALLBACK_PORT  # noqa: E402
+from hosts.fallback import fallback_port  # noqa: E402
 from topologies.builders import star  # noqa: E402
 
 MODES = ("refuse", "shrink", "fallback", "fallback-plain")
@@ -88,7 +88,7 @@ def install(jobs: InaJobs, topology, hosts, plan, k: int, mode: str) -> dict[int
     outcomes = {}
     for job, (slots, window, fallback) in plan.items():
         outcome = outcomes[job] = JobOutcome(job, window=window)
-        server = FallbackServer(ps, FALLBACK_PORT + job) if fallback else None
+        server = FallbackServer(ps, fallback_port(job)) if fallback else None
         try:
             placed = jobs.install(job, hosts[job], "s1", k=k, pool_size=window,
                                   fallback=server, switch_slots=slots)
@@ -157,7 +157,7 @@ def run_sim(args, mode: str, plan) -> dict[int, JobOutcome]:
                 ps_node, FallbackAggregator(job=job, n=n, k=args.k,
                                             first_slot=outcome.switch_slots,
                                             pool_size=outcome.window),
-                ips, port=FALLBACK_PORT + job)
+                ips, port=fallback_port(job))
         for w, host in enumerate(hosts[job]):
             session = InaSession(job=job, worker=w, n=n, k=args.k, pool_size=outcome.window,
                                  window=outcome.window, rto=0.02, rto_max=0.5, max_retx=20,
@@ -230,7 +230,7 @@ def run_mininet(args, mode: str, plan, out_dir: Path) -> dict[int, JobOutcome]:
                             [sys.executable, "-m", "hosts.fallback_udp", "--job", str(job),
                              "--k", str(args.k), "--first-slot", str(outcome.switch_slots),
                              "--pool", str(outcome.window), "--workers", ",".join(ips),
-                             "--port", str(FALLBACK_PORT + job), "--stats", str(stats)],
+                             "--port", str(fallback_port(job)), "--stats", str(stats)],
                             cwd=str(ROOT), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL), stats)
                     for w, host in enumerate(hosts[job]):

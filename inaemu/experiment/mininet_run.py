@@ -36,6 +36,7 @@ from controller.fabric import Fabric
 from controller.ina_control import InaJobs
 from controller.ina_jobs import FallbackServer, aggregator_mac
 from controller.trees import TreeJob, TreeJobs, choose_roots
+from hosts.fallback import fallback_port
 from inaemu.experiment.agents import (CALLS, WorkerSpec, agent_config, read_record,
                                       write_config)
 from inaemu.experiment.config import INA_P4, PROJECT_ROOT, RunConfig
@@ -180,11 +181,6 @@ class _Jobs:
         if self.trees is not None:
             return self.trees.counters(job)
         return {self.roots[job]: self.single.counters(job)}
-
-
-def fallback_port(job: int) -> int:
-    """UDP port of job `job`'s host aggregator: 48880 + job, beside the worker's 48879."""
-    return 48880 + job
 
 
 def _start_host_aggregators(net, cfg: RunConfig, job_hosts: dict[int, tuple[str, ...]],

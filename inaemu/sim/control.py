@@ -16,6 +16,7 @@ from pathlib import Path
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
 from controller.ina_jobs import FallbackServer
+from hosts.fallback import fallback_port
 from controller.p4info import P4InfoIndex
 from controller.routing import L3_FORWARD
 from controller.trees import TreeJob, TreeJobs, TreePlan
@@ -86,11 +87,6 @@ def install_ina_jobs(fabric: Fabric, topology: Topology,
                                        None if server is None else plan.job.pool_size,
                                        None if server is None else server.port))
     return placements
-
-
-def fallback_port(job: int) -> int:
-    """The UDP port of job `job`'s host aggregator (48880 + job, beside the worker's 48879)."""
-    return 48880 + job
 
 
 def install_tree_jobs(fabric: Fabric, topology: Topology,
