@@ -201,14 +201,13 @@ def run_mininet(args, mode: str, plan, out_dir: Path) -> dict[int, JobOutcome]:
     from controller.fabric import Fabric
     from controller.ina_jobs import aggregator_mac
     from inaemu.experiment.agents import CALLS, agent_config
-    from inaemu.experiment.mininet_run import compile_ina
     from topologies.mininet_net import MininetNetwork
 
     topology = star(args.jobs * args.workers + 1, delay_ms=args.delay_ms)
     hosts = job_hosts(args.jobs, args.workers)
     run_dir = out_dir / mode
     run_dir.mkdir(parents=True, exist_ok=True)
-    p4info, config = _compile_mininet(args, run_dir, compile_ina)
+    p4info, config = _compile_mininet(args, run_dir)
     length = args.size_kib * 256
     with MininetNetwork(topology, run_dir=str(run_dir / "net"), seed=args.seed) as net:
         with Fabric(topology) as fabric:
@@ -291,8 +290,9 @@ def run_mininet(args, mode: str, plan, out_dir: Path) -> dict[int, JobOutcome]:
     return outcomes
 
 
-def _compile_mininet(args, run_dir: Path, compile_ina) -> tuple[Path, Path]:
-    """ina.p4 with INA_K and INA_CELLS (compile_ina sets only INA_K)."""
+def _compile_mininet(args, run_dir: Path) -> tuple[Path, Path]:
+    """ina.p4 with INA_K and INA_CELLS, written into the run directory (the Mininet run's
+    compile_ina sets only INA_K)."""
     from inaemu.compile_cache import compile_cached
     from inaemu.experiment.config import INA_P4
     build = compile_cached(INA_P4, {"INA_K": str(args.k), "INA_CELLS": str(args.cells)})
