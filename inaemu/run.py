@@ -140,7 +140,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
                      size_bytes=max(4, int(size) // 4 * 4),
                      loss=args.loss, bw_mbps=args.bw or None, elems_k=args.elems,
                      pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed,
-                     lane_format=args.lane_format, scaling=args.scaling,
+                     lane_format=args.lane_format, scaling=args.scaling, divisor=args.divisor,
                      fallback_slots=args.fallback,
                      net=args.net, timeout=args.timeout,
                      tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker),

@@ -37,7 +37,7 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
                  length: int, seed: int, timeout: float, record: Path, k: int, pool_size: int,
                  window: int, rto: float, aggregator: str | None,
                  wire_id: int | None = None, lane_format: str = "int32",
-                 scaling: str = "job",
+                 scaling: str = "job", divisor: int | None = None,
                  switch_blocks: list[list[int]] | None = None,
                  switch_slots: int | None = None) -> dict:
     """The JSON an agent reads (hosts/agent.py: its own keys plus `AllreduceConfig` fields).
@@ -58,8 +58,8 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
         config.update(worker=worker if wire_id is None else wire_id, aggregator=aggregator,
                       k=k, pool_size=pool_size, window=window, rto=rto,
                       rto_max=rto_max(rto), max_retx=max_retx(rto, timeout))
-        if (lane_format, scaling) != ("int32", "job"):      # docs/formats.md
-            config.update(fmt=lane_format, scaling=scaling)
+        if (lane_format, scaling, divisor) != ("int32", "job", None):   # docs/formats.md
+            config.update(fmt=lane_format, scaling=scaling, divisor=divisor)
         if switch_slots is not None:          # the rest on a host aggregator (docs/fallback.md)
             config.update(switch_slots=switch_slots)
     else:

@@ -28,7 +28,7 @@ def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_ina_arguments(parser: argparse.ArgumentParser) -> None:
-    """--elems, --pool, --window, --rto, --format, --scaling."""
+    """--elems, --pool, --window, --rto, --format, --scaling, --divisor."""
     parser.add_argument("--elems", type=int, default=256, metavar="K",
                         help="values per aggregation packet, INA_K (default 256)")
     parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
@@ -42,4 +42,8 @@ def add_ina_arguments(parser: argparse.ArgumentParser) -> None:
                              "(docs/formats.md; default int32)")
     parser.add_argument("--scaling", choices=SCALINGS, default="job",
                         help="INA quantization: one scale per call (job) or per packet "
-                             "(block, exponents agreed in the switch; default job)")
+                             "(block, maxima agreed in the switch; default job)")
+    parser.add_argument("--divisor", type=int, default=None, metavar="D",
+                        help="INA int16/int8: quantize for sums of D workers, not all n; "
+                             "chunks whose sums overflow are flagged by the switch and redone "
+                             "(docs/formats.md; default n: never overflows)")

@@ -55,6 +55,7 @@ class RunConfig:
     rto: float = 0.1                      # INA: seconds before the first retransmission
     lane_format: str = "int32"            # INA: int32 | int16 | int8 lanes (docs/formats.md)
     scaling: str = "job"                  # INA: job | block quantization scale
+    divisor: int | None = None            # INA: quantize for sums of this many (None: workers)
     fallback_slots: int | None = None     # INA: slots each job holds in the switch, the rest of
                                           # its pool on a host aggregator (docs/fallback.md)
     seed: int = 1
@@ -109,6 +110,10 @@ class RunConfig:
                               f"{self.lane_format!r}")
         if self.scaling not in SCALINGS:
             raise ConfigError(f"scaling: expected job or block, got {self.scaling!r}")
+        if self.divisor is not None and not (self.lane_format != "int32"
+                                             and 1 <= self.divisor <= self.workers):
+            raise ConfigError(f"divisor: expected 1..workers ({self.workers}) with int16 or "
+                              f"int8 lanes, got {self.divisor} with {self.lane_format}")
         if self.lane_format == "int8" and "ina" in self.algos and self.workers > 127:
             raise ConfigError(f"format: int8 lanes hold sums of at most 127 workers, got "
                               f"{self.workers}")

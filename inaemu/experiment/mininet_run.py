@@ -257,7 +257,7 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
                 length=cfg.length, seed=cfg.seed, timeout=cfg.timeout / CALLS,
                 record=spec.record_path, k=cfg.elems_k, pool_size=cfg.pool_size,
                 window=cfg.window, rto=cfg.rto, lane_format=cfg.lane_format,
-                scaling=cfg.scaling,
+                scaling=cfg.scaling, divisor=cfg.divisor,
                 aggregator=target.address if target else None,
                 wire_id=target.wire_id if target else None,
                 switch_blocks=list(blocks.values()), switch_slots=cfg.fallback_slots))

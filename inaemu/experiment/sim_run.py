@@ -56,6 +56,7 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
                                              rto=cfg.rto, rto_max=rto_max(cfg.rto),
                                              max_retx=max_retx(cfg.rto, cfg.timeout),
                                              fmt=cfg.lane_format, scaling=cfg.scaling,
+                                             divisor=cfg.divisor,
                                              fallback_slots=cfg.fallback_slots),
                               deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
                               progress=progress, setup=setup)

@@ -85,6 +85,7 @@ def config_from(args: argparse.Namespace):
                        eval_every=args.eval_every, task=task, net=args.net,
                        elems_k=args.elems, pool_size=args.pool, window=args.window,
                        rto=args.rto, lane_format=args.lane_format, scaling=args.scaling,
+                       divisor=args.divisor,
                        bw_mbps=args.bw or None, loss=args.loss,
                        timeout=args.timeout, tag=args.tag, grpc_base=args.grpc_base,
                        topo=args.topo, fat_k=args.fat_k, spines=args.spines,

@@ -29,6 +29,7 @@ class TrainConfig:
     rto: float = 0.1
     lane_format: str = "int32"       # INA lanes and quantization scale (docs/formats.md)
     scaling: str = "job"
+    divisor: int | None = None
     bw_mbps: float | None = 20.0
     loss: float = 0.0
     timeout: float = 30.0            # one all-reduce call (wall s on Mininet, virtual in sim)
@@ -59,7 +60,8 @@ class TrainConfig:
         """The network as `inaemu run` would build it for this many workers."""
         return RunConfig(algos=self.algos, workers=self.workers, elems_k=self.elems_k,
                          pool_size=self.pool_size, window=self.window, rto=self.rto,
-                         lane_format=self.lane_format, scaling=self.scaling, seed=self.seed,
+                         lane_format=self.lane_format, scaling=self.scaling,
+                         divisor=self.divisor, seed=self.seed,
                          net=self.net, timeout=self.timeout, tag=self.tag,
                          grpc_base=self.grpc_base, bw_mbps=self.bw_mbps, loss=self.loss,
                          topo=self.topo, fat_k=self.fat_k, spines=self.spines,

@@ -78,7 +78,8 @@ def worker_config(cfg: TrainConfig, algo: str, rank: int, host_ips: list[str], i
                          host_ips=host_ips, length=0, seed=cfg.seed, timeout=cfg.timeout,
                          record=output, k=cfg.elems_k, pool_size=cfg.pool_size,
                          window=cfg.window, rto=cfg.rto, lane_format=cfg.lane_format,
-                         scaling=cfg.scaling, aggregator=target.address if target else None,
+                         scaling=cfg.scaling, divisor=cfg.divisor,
+                         aggregator=target.address if target else None,
                          wire_id=target.wire_id if target else None)
     allreduce = {key: value for key, value in agent.items() if key not in AGENT_ONLY}
     return {"rank": rank, "world": cfg.workers, "algo": algo,

@@ -79,7 +79,7 @@ class SimAllreduce:
             time_limit=cfg.timeout, setup=self.setup, inputs={JOB: vectors},
             ina=InaOptions(pool_size=cfg.pool_size, window=cfg.window, rto=cfg.rto,
                            rto_max=rto_max(cfg.rto), max_retx=max_retx(cfg.rto, cfg.timeout),
-                           fmt=cfg.lane_format, scaling=cfg.scaling))
+                           fmt=cfg.lane_format, scaling=cfg.scaling, divisor=cfg.divisor))
         failed = [r for r in result.records if r.result is None or r.error]
         if failed:
             raise RuntimeError(f"all-reduce {self.calls}: {failed[0].host}: "

@@ -34,10 +34,33 @@ def test_every_format_and_scaling_is_correct(tmp_path, capsys) -> None:
         assert sent["int8", scaling] < 0.7 * sent["int16", scaling]
 
 
+def test_divisor_overflows_are_redone(tmp_path, capsys) -> None:
+    """--divisor 1: int8 sums of 4 workers overflow; the switch flags those chunks and the
+    workers redo them at the safe scale: the result is within the bound, at some extra bytes."""
+    sent = {}
+    for divisor in (None, 1):
+        out = tmp_path / f"d{divisor}"
+        extra = [] if divisor is None else ["--divisor", str(divisor)]
+        lossless = [a if a != "2" else "0" for a in SMALL]      # bytes differ by redos only
+        status = main(["run", *lossless, "--format", "int8", "--scaling", "block", *extra,
+                       "--out", str(out)])
+        printed = capsys.readouterr().out
+        assert status == 0, printed
+        (summary,) = json.loads((out / "summary.json").read_text())
+        assert summary["correct"] and summary["finished"] == 4
+        sent[divisor] = sum(w["bytes_sent"] for w in
+                            json.loads((out / "workers.json").read_text()))
+    assert sent[1] > sent[None]            # the redone chunks
+
+
 def test_bad_format_is_refused() -> None:
     with pytest.raises(ConfigError, match="format"):
         RunConfig(lane_format="int4", net="sim")
     with pytest.raises(ConfigError, match="scaling"):
         RunConfig(scaling="lane", net="sim")
+    with pytest.raises(ConfigError, match="divisor"):
+        RunConfig(divisor=2, net="sim")                       # int32 sums are not checked
+    with pytest.raises(ConfigError, match="divisor"):
+        RunConfig(divisor=5, workers=4, lane_format="int8", net="sim")
     with pytest.raises(SystemExit):
         main(["run", "--net", "sim", "--format", "fp8"])
