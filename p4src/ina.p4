@@ -156,6 +156,9 @@ struct ina_metadata_t {
     bit<1>    route;          // 1: the packet leaves through the routing table
     bit<1>    is_result;      // 1: egress addresses this RESULT to its receiving worker
     bit<8>    receiver;       // egress: the worker a RESULT replica goes to
+    bit<1>    fallback_known; // the job has a host aggregator (docs/fallback.md)
+    ip4Addr_t fallback_server;
+    bit<16>   fallback_port;
 }
 
 struct metadata {
@@ -324,13 +327,20 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     // Best effort when the switch is full (docs/fallback.md): a job may hold fewer slots here
     // than its workers use. A contribution or query for a slot >= pool_size goes to the job's
-    // host aggregator, routed as a plain packet from the aggregator address to (server, port)
-    // (a worker's own address as the source would be dropped by a host aggregator on that
-    // worker's host: a local source); without an entry it is a bad slot, as before.
+    // host aggregator at (server, port); a RESULT from `server` for such a slot is multicast to
+    // the job's workers. Without an entry such a slot is a bad slot, as before.
     action ina_fall_back(ip4Addr_t server, bit<16> port) {
+        meta.ina.fallback_known = 1;
+        meta.ina.fallback_server = server;
+        meta.ina.fallback_port = port;
+    }
+
+    // Routed as a plain packet from the aggregator address (a worker's own address as the
+    // source would be dropped by a host aggregator on that worker's host: a local source).
+    action ina_to_host_aggregator() {
         hdr.ipv4.srcAddr = hdr.ipv4.dstAddr;
-        hdr.ipv4.dstAddr = server;
-        hdr.udp.dstPort = port;
+        hdr.ipv4.dstAddr = meta.ina.fallback_server;
+        hdr.udp.dstPort = meta.ina.fallback_port;
         hdr.udp.checksum = 0;
         meta.ina.route = 1;
         ina_fallbacks.count(meta.ina.counter_index);
@@ -587,6 +597,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
                         ina_reject_bad_kind();      // no such lane format
                     } else {
                         ina_workers.apply();
+                        ina_fallback.apply();   // the job's host aggregator, if any
                         ina_locate();
                         if (meta.ina.is_contribution == 1 || meta.ina.is_query == 1) {
                             if (hdr.ina.worker >= meta.ina.n || meta.ina.worker_known == 0) {
@@ -595,10 +606,11 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                 // a data slot this switch does not hold: the job's host
                                 // aggregator takes it, if it has one (docs/fallback.md)
                                 if (hdr.ina.kind == INA_MAX_CONTRIB ||
-                                        (bit<32>)hdr.ina.slot < meta.ina.pool_size) {
+                                        (bit<32>)hdr.ina.slot < meta.ina.pool_size ||
+                                        meta.ina.fallback_known == 0) {
                                     ina_reject_bad_slot();
-                                } else if (!ina_fallback.apply().hit) {
-                                    ina_reject_bad_slot();
+                                } else {
+                                    ina_to_host_aggregator();
                                 }
                             } else if (meta.ina.is_query == 1) {
                                 // A worker that saw its chunk overdue asks (§4.1).
@@ -663,6 +675,13 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                     }
                                 }
                             }
+                        } else if (meta.ina.parent == 0 && hdr.ina.kind == INA_RESULT &&
+                                   meta.ina.fallback_known == 1 &&
+                                   hdr.ipv4.srcAddr == meta.ina.fallback_server &&
+                                   (bit<32>)hdr.ina.slot >= meta.ina.pool_size) {
+                            // the host aggregator's sum of one of its slots: to every worker
+                            hdr.ina.count = meta.ina.result_count;
+                            ina_multicast_result();
                         } else if (meta.ina.parent == 0 || hdr.ina.kind > INA_NACK) {
                             ina_reject_bad_kind();  // results come down only to child switches
                         } else if (meta.ina.slot_ok == 0) {

@@ -49,7 +49,8 @@ def fallback_test(k: int) -> str:
     root_job(b, EDGE_JOB, base=2046, pool=1, workers=[W0], first_node=node)
     fallback_entry(b, EDGE_JOB)
     for name in ("contributions", "duplicates", "results_multicast", "results_unicast",
-                 "drop_bad_worker", "drop_bad_slot", "queries", "nacks", "fallbacks"):
+                 "drop_bad_worker", "drop_bad_slot", "drop_bad_kind", "queries", "nacks",
+                 "fallbacks"):
         b.zero_checks.append((f"ina_{name}", JOB))
     b.zero_checks.append(("ina_fallbacks", PLAIN_JOB))
 
@@ -119,6 +120,27 @@ def fallback_test(k: int) -> str:
                                      sport=SERVER_PORT, dport=INA_UDP_PORT))
     b.expect(W1.port, eth_ipv4_udp(Endpoint(SWITCH_MAC, SERVER.addr), W1.endpoint, result,
                                    ident=ident, ttl=63, sport=SERVER_PORT, dport=INA_UDP_PORT))
+
+    b.comment("The host aggregator may instead send one RESULT to the aggregator address: for one",
+              "of its slots (2), from the job's server, the switch multicasts it to the job's",
+              "workers as it does its own sums (from the aggregator address, TTL 64, count n,",
+              "each replica to its worker).")
+    sums = wrapping_sum(c, c, c)
+    to_switch = ina_payload(kind=RESULT, job=JOB, worker=0, slot=2, ver=1, chunk=6, count=3,
+                            values=sums)
+    ident = b.next_ident()
+    b.send(SERVER.port, eth_ipv4_udp(SERVER.endpoint, AGGREGATOR, to_switch, ident=ident))
+    for w in (W0, W1, W2):
+        b.expect_result(w, JOB, 2, 1, sums, count=3, ident=ident, chunk=6)
+    b.count("ina_results_multicast", JOB)
+    b.comment("Not accepted (bad kind): such a RESULT from anyone but the server (worker 1), for",
+              "a slot the switch holds (1), or for a job without a host aggregator (9).")
+    for source, job, slot in ((W1, JOB, 2), (SERVER, JOB, 1), (SERVER, PLAIN_JOB, 2)):
+        b.next_ident()
+        b.send(source.port, eth_ipv4_udp(source.endpoint, AGGREGATOR, ina_payload(
+            kind=RESULT, job=job, worker=0, slot=slot, ver=1, chunk=6, count=3, values=sums),
+            ident=b.ident))
+        b.count("ina_drop_bad_kind", job)
 
     b.comment("Job 9 has no host aggregator: its slot 1 is a bad slot, dropped, as before.")
     b.contribute(W0, PLAIN_JOB, 1, 0, c)
