@@ -22,8 +22,10 @@ worker, so all n contributions of a chunk go to the switch or all go here — ne
 
 `tests/ina/test_fallback_differential.py` checks it replies to random packet streams byte for
 byte as ina.p4 does. Input: one UDP payload; output: (worker id, payload) pairs to send to
-those workers' port 48879. Nothing here reads a clock (the switch has no timers either); bad
-input is counted and ignored, never fatal.
+those workers' port 48879 (worker id VIA_SWITCH: to the switch's aggregator address, port
+48879, which multicasts it; `via_switch=True` sends completed cells that way: one packet
+through the switch instead of n). Nothing here reads a clock (the switch has no timers
+either); bad input is counted and ignored, never fatal.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from .ina_wire import INA_UDP_PORT, Kind, check_k
 
 FALLBACK_PORT = INA_UDP_PORT + 1   # 48880: beside a worker's 48879 on the same host
 MAX_MEMBERS = 254                  # as the switch: `pending` is 8 bits
+VIA_SWITCH = -1                    # a reply for the switch's aggregator address to multicast
 
 
 def fallback_port(job: int) -> int:
@@ -86,7 +89,10 @@ class _Cell:
 class FallbackAggregator:
     """The slots `first_slot`..`pool_size`-1 of one job (n workers, k lanes per packet)."""
 
-    def __init__(self, *, job: int, n: int, k: int, first_slot: int, pool_size: int):
+    def __init__(self, *, job: int, n: int, k: int, first_slot: int, pool_size: int,
+                 via_switch: bool = False):
+        """`via_switch`: a completed cell's RESULT goes once to the switch (target
+        VIA_SWITCH), which multicasts it to the workers, instead of once to each worker."""
         if not 0 <= job <= 0xFFFF:
             raise ValueError(f"job must be 0..65535, got {job}")
         if not 1 <= n <= MAX_MEMBERS:
@@ -98,7 +104,7 @@ class FallbackAggregator:
         self.first_slot, self.pool_size = first_slot, pool_size
         self.counters = FallbackCounters()
         self._cells: dict[tuple[int, int], _Cell] = {}
-        self._everyone = tuple(range(n))
+        self._everyone = (VIA_SWITCH,) if via_switch else tuple(range(n))
         self._sizes = {Kind.CONTRIB: HEADER.size + 4 * k, Kind.QUERY: HEADER.size}
 
     def receive(self, payload: bytes) -> list[tuple[int, bytes]]:
@@ -196,7 +202,7 @@ class FallbackAggregator:
         flags, exp, slot, chunk = reply
         body = b"" if values is None else values.astype(LANES).tobytes()
         count = self.n if count is None else count
-        out = [(w, HEADER.pack(kind, flags & RESULT_FLAGS, self.job, w, 0, slot, chunk, count,
-                               exp) + body) for w in workers]
+        out = [(w, HEADER.pack(kind, flags & RESULT_FLAGS, self.job, max(w, 0), 0, slot, chunk,
+                               count, exp) + body) for w in workers]
         self.counters.packets_sent += len(out)
         return out

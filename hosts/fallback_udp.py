@@ -18,7 +18,7 @@ import socket
 import sys
 from pathlib import Path
 
-from .fallback import FALLBACK_PORT, FallbackAggregator
+from .fallback import FALLBACK_PORT, VIA_SWITCH, FallbackAggregator
 from .ina_wire import INA_UDP_PORT
 
 RECEIVE_BUFFER = 8 << 20
@@ -29,11 +29,14 @@ class UdpFallbackServer:
     """One job's host aggregator on a bound UDP socket; `serve` until `stop()`."""
 
     def __init__(self, aggregator: FallbackAggregator, workers: list[str], *,
-                 bind_address: str = "0.0.0.0", port: int = FALLBACK_PORT):
+                 bind_address: str = "0.0.0.0", port: int = FALLBACK_PORT,
+                 switch: str | None = None):
+        """`switch`: the aggregator address that multicasts replies meant for VIA_SWITCH."""
         if len(workers) != aggregator.n:
             raise ValueError(f"{len(workers)} worker addresses for a job of {aggregator.n}")
         self.aggregator = aggregator
         self.workers = [(address, INA_UDP_PORT) for address in workers]
+        self.switch = None if switch is None else (switch, INA_UDP_PORT)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
         self.sock.bind((bind_address, port))
@@ -73,7 +76,8 @@ class UdpFallbackServer:
             handled += 1
             for worker, reply in self.aggregator.receive(payload):
                 try:
-                    self.sock.sendto(reply, self.workers[worker])
+                    self.sock.sendto(reply, self.switch if worker == VIA_SWITCH
+                                     else self.workers[worker])
                 except OSError:
                     self.send_errors += 1     # lost: the worker's recovery covers it
 
@@ -90,12 +94,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="the workers' IPv4 addresses, comma-separated, in worker id order")
     parser.add_argument("--port", type=int, default=FALLBACK_PORT)
     parser.add_argument("--stats", type=Path, help="write the counters here (JSON) on exit")
+    parser.add_argument("--via-switch", metavar="ADDRESS",
+                        help="send each completed sum once to this aggregator address, which "
+                             "multicasts it (default: once to every worker)")
     args = parser.parse_args(argv)
     workers = [w for w in args.workers.split(",") if w]
     try:
         aggregator = FallbackAggregator(job=args.job, n=len(workers), k=args.k,
-                                        first_slot=args.first_slot, pool_size=args.pool)
-        server = UdpFallbackServer(aggregator, workers, port=args.port)
+                                        first_slot=args.first_slot, pool_size=args.pool,
+                                        via_switch=args.via_switch is not None)
+        server = UdpFallbackServer(aggregator, workers, port=args.port, switch=args.via_switch)
     except (ValueError, OSError) as error:
         print(f"fallback: {error}", file=sys.stderr)
         return 2

@@ -193,3 +193,17 @@ def test_split_all_reduce_stays_exact_under_loss(seed: int) -> None:
     # losses were repaired through the aggregator too: queries answered, copies recognised
     assert host["queries"] > 0
     assert host["nacks"] + host["results_unicast"] > 0
+
+
+def test_via_switch_sends_a_completed_cell_once_for_the_switch_to_multicast() -> None:
+    from hosts.fallback import VIA_SWITCH
+    agg = aggregator(via_switch=True)
+    agg.receive(contribution(0, 2, 0, [1] * K))
+    agg.receive(contribution(1, 2, 0, [2] * K))
+    ((target, payload),) = agg.receive(contribution(2, 2, 0, [3] * K))
+    packet = decode(payload, K)
+    assert target == VIA_SWITCH
+    assert (packet.kind, packet.worker, packet.count, packet.values.tolist()) == (
+        Kind.RESULT, 0, N, [6] * K)
+    # answers to one worker still go to that worker
+    assert [w for w, _ in agg.receive(contribution(1, 2, 0, [2] * K, retx=True))] == [1]
