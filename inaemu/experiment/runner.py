@@ -38,7 +38,7 @@ def setting_of(cfg: RunConfig) -> RunSetting:
                       size_bytes=cfg.size_bytes,
                       elems_k=cfg.elems_k, loss=cfg.loss, bw_mbps=cfg.bw_mbps, seed=cfg.seed,
                       aggregation="tree" if cfg.tree else "single", target=cfg.target,
-                      compiler=cfg.compiler)
+                      compiler=cfg.compiler, lane_format=cfg.lane_format, scaling=cfg.scaling)
 
 
 def run_experiment(cfg: RunConfig, out_dir: Path, progress: Progress) -> Outcome:

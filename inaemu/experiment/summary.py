@@ -24,7 +24,7 @@ WORKER_FIELDS = ("algo", "job", "worker", "host", "time_s", "bytes_sent", "bytes
 # summary fields, in the order summary.csv lists them
 SUMMARY_FIELDS = ("algo", "net", "target", "compiler", "topo", "aggregation", "job", "jobs",
                   "workers", "size_bytes",
-                  "elems_k", "loss", "bw_mbps", "seed", "time_s", "algbw_gbps", "busbw_gbps",
+                  "elems_k", "format", "scaling", "loss", "bw_mbps", "seed", "time_s", "algbw_gbps", "busbw_gbps",
                   "bytes_sent_per_host", "bytes_received_per_host", "retransmissions",
                   "max_abs_err", "mean_abs_err", "err_bound", "finished", "correct", "error",
                   "model_time_s", "measured_over_model")     # inaemu/model/for_run.py
@@ -45,6 +45,8 @@ class RunSetting:
     aggregation: str = "single"   # INA: "tree" (every tier) or "single" (one switch)
     target: str = "inaemu"        # the switches: "inaemu" or "bmv2" (simple_switch_grpc)
     compiler: str = "inaemu"      # who compiled ina.p4: "inaemu" or "p4c"
+    lane_format: str = "int32"    # INA: int32 | int16 | int8 lanes (docs/formats.md)
+    scaling: str = "job"          # INA: job | block quantization scale
 
 
 def algbw_gbps(size_bytes: int, time_s: float | None) -> float | None:
@@ -101,7 +103,10 @@ def summarize(records: list[dict], setting: RunSetting, *,
             "compiler": setting.compiler, "topo": setting.topo,
             "aggregation": setting.aggregation if algo == "ina" else None, "job": job,
             "jobs": setting.jobs, "workers": n, "size_bytes": setting.size_bytes,
-            "elems_k": setting.elems_k, "loss": setting.loss, "bw_mbps": setting.bw_mbps,
+            "elems_k": setting.elems_k,
+            "format": setting.lane_format if algo == "ina" else None,
+            "scaling": setting.scaling if algo == "ina" else None,
+            "loss": setting.loss, "bw_mbps": setting.bw_mbps,
             "seed": setting.seed, "time_s": time_s, "algbw_gbps": algbw,
             "busbw_gbps": busbw_gbps(algbw, n),
             "bytes_sent_per_host": _mean(r.get("bytes_sent") for r in members),

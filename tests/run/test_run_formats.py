@@ -27,6 +27,7 @@ def test_every_format_and_scaling_is_correct(tmp_path, capsys) -> None:
             (summary,) = json.loads((out / "summary.json").read_text())
             assert summary["correct"] and summary["finished"] == 4
             assert 0 <= summary["max_abs_err"] <= summary["err_bound"]
+            assert (summary["format"], summary["scaling"]) == (fmt, scaling)
             workers = json.loads((out / "workers.json").read_text())
             sent[fmt, scaling] = sum(w["bytes_sent"] for w in workers)
     for scaling in ("job", "block"):
