@@ -15,7 +15,9 @@ compiled with `--cells` cells, fewer than the jobs' full windows need. Every job
   fallback  each job gets the same P in the switch, its workers keep W; slots P..W-1 are
             aggregated by the job's host aggregator, and the workers know which slots are the
             host's (their loss detection compares chunks of one path only)
-  fallback-plain  the same, with workers that do not know (one path, as before)
+  fallback-mc     as fallback, but the host aggregator sends each completed sum once to the
+            switch, which multicasts it (one packet through the switch instead of n)
+  fallback-plain  as fallback, with workers that do not know (one path, as before)
 
 Correct = every worker's result within the protocol's error bound of the float64 sum (§5).
 On Mininet the script runs as root; wrap it in the machine's Mininet lock.
@@ -41,7 +43,7 @@ from hosts.agent import gradient  # noqa: E402
 from hosts.fallback import fallback_port  # noqa: E402
 from topologies.builders import star  # noqa: E402
 
-MODES = ("refuse", "shrink", "fallback", "fallback-plain")
+MODES = ("refuse", "shrink", "fallback", "fallback-mc", "fallback-plain")
 
 
 @dataclass
@@ -50,6 +52,7 @@ class JobOutcome:
     switch_slots: int = 0            # P: slots in the switch (0: refused)
     window: int = 0                  # W the workers used
     paths: bool = True               # the workers are told P (per-path loss detection)
+    via_switch: bool = False         # the host's sums are multicast by the switch
     refused: str | None = None
     times: list = field(default_factory=list)     # per worker, seconds (None: no result)
     correct: list = field(default_factory=list)
@@ -80,6 +83,7 @@ def plan_modes(args) -> dict[str, dict[int, tuple[int, int, bool]]]:
     return {"refuse": {j: (args.window, args.window, False) for j in jobs},
             "shrink": {j: (share, share, False) for j in jobs},
             "fallback": {j: (share, args.window, True) for j in jobs},
+            "fallback-mc": {j: (share, args.window, True) for j in jobs},
             "fallback-plain": {j: (share, args.window, True) for j in jobs}}
 
 
@@ -97,6 +101,7 @@ def install(jobs: InaJobs, topology, hosts, plan, k: int, mode: str) -> dict[int
             continue
         outcome.switch_slots = placed.job.pool_size
         outcome.paths = mode != "fallback-plain"
+        outcome.via_switch = mode == "fallback-mc"
     return outcomes
 
 
@@ -156,8 +161,9 @@ def run_sim(args, mode: str, plan) -> dict[int, JobOutcome]:
             servers[job] = SimFallbackServer(
                 ps_node, FallbackAggregator(job=job, n=n, k=args.k,
                                             first_slot=outcome.switch_slots,
-                                            pool_size=outcome.window),
-                ips, port=fallback_port(job))
+                                            pool_size=outcome.window,
+                                            via_switch=outcome.via_switch),
+                ips, port=fallback_port(job), switch_ip=agg_ip)
         for w, host in enumerate(hosts[job]):
             session = InaSession(job=job, worker=w, n=n, k=args.k, pool_size=outcome.window,
                                  window=outcome.window, rto=0.02, rto_max=0.5, max_retx=20,
@@ -218,6 +224,8 @@ def run_mininet(args, mode: str, plan, out_dir: Path) -> dict[int, JobOutcome]:
             agg = aggregator_address(topology, "s1")
             servers, agents = {}, []
             ps = net.host(topology.hosts[-1].name)
+            ps.cmd(f"ip neigh replace {agg} lladdr {aggregator_mac(agg)} dev "
+                   f"{ps.defaultIntf().name} nud permanent")      # fallback-mc sends to it
             try:
                 for job, outcome in outcomes.items():
                     if outcome.refused:
@@ -229,7 +237,8 @@ def run_mininet(args, mode: str, plan, out_dir: Path) -> dict[int, JobOutcome]:
                             [sys.executable, "-m", "hosts.fallback_udp", "--job", str(job),
                              "--k", str(args.k), "--first-slot", str(outcome.switch_slots),
                              "--pool", str(outcome.window), "--workers", ",".join(ips),
-                             "--port", str(fallback_port(job)), "--stats", str(stats)],
+                             "--port", str(fallback_port(job)), "--stats", str(stats)]
+                            + (["--via-switch", agg] if outcome.via_switch else []),
                             cwd=str(ROOT), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL), stats)
                     for w, host in enumerate(hosts[job]):
