@@ -103,7 +103,7 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
                 (out_dir / "trees.json").write_text(json.dumps(jobs.describe(), indent=2))
             records: list[dict] = []
             for algo in cfg.algos:
-                aggregators = _start_host_aggregators(net, cfg, job_hosts, out_dir, progress) \
+                aggregators = _start_host_aggregators(net, cfg, targets, out_dir, progress) \
                     if algo == "ina" else []
                 try:
                     records += _run_agents(net, cfg, algo, job_hosts, targets, out_dir,
@@ -183,14 +183,16 @@ class _Jobs:
         return {self.roots[job]: self.single.counters(job)}
 
 
-def _start_host_aggregators(net, cfg: RunConfig, job_hosts: dict[int, tuple[str, ...]],
+def _start_host_aggregators(net, cfg: RunConfig, targets: dict[int, tuple[InaTarget, ...]],
                             out_dir: Path, progress: Progress) -> list[subprocess.Popen]:
     """With --fallback, each job's host aggregator (`python -m hosts.fallback_udp`) on its
-    first worker's host, for the slots the switch does not hold (docs/fallback.md)."""
+    first worker's host, for the slots the switch does not hold; its completed sums go to the
+    job's aggregator address, which multicasts them (docs/fallback.md)."""
     if cfg.fallback_slots is None:
         return []
     started = []
-    for job, hosts in job_hosts.items():
+    for job, job_targets in targets.items():
+        hosts = [t.host for t in job_targets]
         ips = ",".join(net.topology.host(h).ip for h in hosts)
         log = (out_dir / f"fallback-j{job}.log").open("wb")
         try:
@@ -198,7 +200,7 @@ def _start_host_aggregators(net, cfg: RunConfig, job_hosts: dict[int, tuple[str,
                 [sys.executable, "-m", "hosts.fallback_udp", "--job", str(job),
                  "--k", str(cfg.elems_k), "--first-slot", str(cfg.fallback_slots),
                  "--pool", str(cfg.pool_size), "--workers", ips,
-                 "--port", str(fallback_port(job)),
+                 "--port", str(fallback_port(job)), "--via-switch", job_targets[0].address,
                  "--stats", str(out_dir / f"fallback-j{job}.json")],
                 stdout=log, stderr=subprocess.STDOUT, cwd=str(PROJECT_ROOT)))
         finally:

@@ -391,7 +391,7 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
 
 def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -> None:
     """The job's host aggregator (docs/fallback.md) on its worker 0's host, for the slots the
-    switch does not hold."""
+    switch does not hold; its completed sums go to the switch, which multicasts them."""
     from hosts.fallback import FallbackAggregator
     from hosts.fallback_node import SimFallbackServer
     if placement.switch_slots >= placement.pool_size:
@@ -400,9 +400,9 @@ def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -
     SimFallbackServer(net.hosts[placement.workers[0]],
                       FallbackAggregator(job=placement.job, n=n, k=k,
                                          first_slot=placement.switch_slots,
-                                         pool_size=placement.pool_size),
+                                         pool_size=placement.pool_size, via_switch=True),
                       [ip_bytes(net.topology.host(h).ip) for h in placement.workers],
-                      port=placement.fallback_port)
+                      port=placement.fallback_port, switch_ip=ip_bytes(placement.addresses[0]))
 
 
 def _retransmissions(app) -> int:
