@@ -28,7 +28,11 @@ def model_times(cfg) -> dict[tuple[str, int], float]:
         for algo in cfg.algos:
             if algo == "ina":
                 where = root if cfg.tree else (root or topology.host_link(hosts[0]).node)
-                prediction = predict("ina", topology, hosts, cfg.size_bytes,
+                # packed lanes (docs/formats.md): the wire carries 32-bit lanes of 1, 2 or 4
+                # values, i.e. an int32 all-reduce of this many bytes
+                per_lane = {"int32": 1, "int16": 2, "int8": 4}[cfg.lane_format]
+                lane_bytes = 4 * -(-(cfg.size_bytes // 4) // per_lane)
+                prediction = predict("ina", topology, hosts, lane_bytes,
                                      bw_mbps=cfg.bw_mbps, elems_k=cfg.elems_k,
                                      window=cfg.window, root=where)
             else:

@@ -65,3 +65,18 @@ def test_bad_format_is_refused() -> None:
         RunConfig(divisor=5, workers=4, lane_format="int8", net="sim")
     with pytest.raises(SystemExit):
         main(["run", "--net", "sim", "--format", "fp8"])
+
+
+def test_the_model_counts_packed_lanes(tmp_path, capsys) -> None:
+    """The α-β model's INA time follows the bytes on the wire: int8 is a quarter of int32's
+    (it counted 4 bytes per value whatever the format)."""
+    model = {}
+    for fmt in ("int32", "int8"):
+        out = tmp_path / fmt
+        assert main(["run", "--net", "sim", "--algo", "ina", "--size-mib", "0.25",
+                     "--format", fmt, "--out", str(out)]) == 0
+        capsys.readouterr()
+        (summary,) = json.loads((out / "summary.json").read_text())
+        model[fmt] = summary["model_time_s"]
+        assert 0.8 < summary["measured_over_model"] < 1.25
+    assert model["int8"] < 0.3 * model["int32"]
