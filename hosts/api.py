@@ -100,6 +100,10 @@ class AllreduceConfig:
             need(self.rto_min <= self.rto_max, "rto_min", f"must be <= rto_max ({self.rto_max})")
         need(isinstance(self.adaptive, bool), "adaptive", "must be true or false")
         need(self.accumulate in ACCUMULATORS, "accumulate", f"must be one of {list(ACCUMULATORS)}")
+        need(self.fmt in qz.FORMAT_BITS, "fmt", f"must be one of {list(qz.FORMAT_BITS)}")
+        need(self.scaling in qz.SCALINGS, "scaling", f"must be one of {list(qz.SCALINGS)}")
+        if self.divisor is not None:
+            integer("divisor", 1, self.n)
         peers = tuple(self.peers)
         object.__setattr__(self, "peers", peers)
         try:

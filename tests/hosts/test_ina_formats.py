@@ -256,3 +256,13 @@ def test_tree_carries_block_maxima_and_flags(fmt: str) -> None:
     assert np.all(np.abs(result - exact) <= bound)
     if fmt != "int32":
         assert sessions[0].counters.overflow_redos > 0
+
+
+def test_allreduce_config_names_a_bad_encoding() -> None:
+    from hosts.api import AllreduceConfig, ConfigError
+    for bad, name in (({"fmt": "int4"}, "config.fmt"), ({"scaling": "lane"}, "config.scaling"),
+                      ({"divisor": 9}, "config.divisor")):
+        with pytest.raises(ConfigError, match=name):
+            AllreduceConfig(job=1, worker=0, n=4, **bad)
+    assert AllreduceConfig(job=1, worker=0, n=4, fmt="int8", scaling="block", divisor=2).fmt \
+        == "int8"
