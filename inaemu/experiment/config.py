@@ -114,9 +114,10 @@ class RunConfig:
                                              and 1 <= self.divisor <= self.workers):
             raise ConfigError(f"divisor: expected 1..workers ({self.workers}) with int16 or "
                               f"int8 lanes, got {self.divisor} with {self.lane_format}")
-        if self.lane_format == "int8" and "ina" in self.algos and self.workers > 127:
-            raise ConfigError(f"format: int8 lanes hold sums of at most 127 workers, got "
-                              f"{self.workers}")
+        lane_max = {"int32": 2**31 - 1, "int16": 2**15 - 1, "int8": 2**7 - 1}[self.lane_format]
+        if "ina" in self.algos and self.workers > lane_max:
+            raise ConfigError(f"format: {self.lane_format} lanes hold sums of at most "
+                              f"{lane_max} workers, got {self.workers}")
         if not 0.001 <= self.rto <= 10:
             raise ConfigError(f"rto: expected 0.001..10 seconds, got {self.rto:g}")
         if not 0 <= self.seed < 2**63:
