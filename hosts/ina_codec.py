@@ -84,6 +84,8 @@ class FloatCodec:
             quantized = qz.quantize_scaled(self._values.reshape(-1), self._scale, self.limit,
                                            self.fmt)
             self._job_body = quantized.astype(qz.wire_dtype(self.fmt)).tobytes()
+            if self.limit == self.safe_limit:
+                self._values = None      # no chunk can be redone: the floats are not needed
             return
         first = min(self.pool_size, self.chunks)
         self._agreed[:first] = qz.block_max_codes(np.full(first, self.global_max))
@@ -131,8 +133,8 @@ class FloatCodec:
         chunk = self.redo_chunks[key - self.chunks] if redo else key
         if not redo and self.scaling == "block" and key + self.pool_size < self.chunks:
             self._agreed[key + self.pool_size] = bmax
-        if overflow:
-            if redo:
+        if overflow:    # at divisor n a redo would change nothing: count it (a faulty peer)
+            if redo or self.limit == self.safe_limit:
                 self.unresolved_overflows += 1
             else:
                 self.overflowed.append(chunk)
@@ -159,6 +161,10 @@ class FloatCodec:
     def result(self) -> np.ndarray:
         scales = np.repeat(self.scales(), self.per_chunk)[:self.length]
         return qz.dequantize_scaled(self._sums.reshape(-1)[:self.length], scales)
+
+    def release(self) -> None:
+        """After `result`: drop the vectors; `error_bound` needs only the scales."""
+        self._values = self._job_body = self._sums = None
 
     def error_bound(self, result: np.ndarray) -> np.ndarray:
         """Per element: n half-units of the scale its block's sum used, plus half an ulp."""

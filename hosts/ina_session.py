@@ -287,6 +287,7 @@ class InaSession:
         self._transition(Event.START_INTEGERS)
         self._begin_call(values.size, now)
         self._codec = None
+        self._sums = np.zeros(self._chunks * self.k, dtype=np.int32)   # float calls: the codec's
         self._encoder = self._chunk_encoder(values)
         return Step(tuple(self._fill_window(now)), self._next_deadline())
 
@@ -412,7 +413,6 @@ class InaSession:
         self._length = length
         self._chunks = -(-length // self.k)
         self._answered = bytearray(self._chunks)
-        self._sums = np.zeros(self._chunks * self.k, dtype=np.int32)
 
     def _start_empty(self, result: np.ndarray) -> Step:
         self._transition(Event.START_EMPTY)
@@ -671,6 +671,7 @@ class InaSession:
     def _finish(self) -> None:
         if self._float_input is not None:
             self.result = self._codec.result()
+            self._codec.release()
         else:
             self.result = self._sums[:self._length].copy()
         self.next_position += self._chunks

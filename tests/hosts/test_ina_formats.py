@@ -266,3 +266,14 @@ def test_allreduce_config_names_a_bad_encoding() -> None:
             AllreduceConfig(job=1, worker=0, n=4, **bad)
     assert AllreduceConfig(job=1, worker=0, n=4, fmt="int8", scaling="block", divisor=2).fmt \
         == "int8"
+
+
+def test_a_flag_at_the_safe_divisor_is_counted_not_redone() -> None:
+    """At divisor n no sum can overflow, so a flagged RESULT is a faulty peer: redoing the chunk
+    at the same scale would change nothing; it is counted and its sums used."""
+    codec = FloatCodec(np.ones(8, np.float32), job=1, worker=0, n=2, k=4, pool_size=2,
+                       fmt="int16", scaling="job", divisor=2)
+    codec.on_max(codec.max_offer().view(np.uint32).astype(np.int64))
+    payload = codec.contribution(0, 0, 0)
+    codec.on_result(0, payload, 0, True)
+    assert codec.end_of_pass() == 0 and codec.unresolved_overflows == 1
