@@ -18,7 +18,10 @@ from scapy.packet import Packet, bind_bottom_up, bind_layers
 
 INA_UDP_PORT = 48879
 HEADER_BYTES = 16
-KINDS = {0: "CONTRIB", 1: "RESULT", 2: "MAX_CONTRIB", 3: "MAX_RESULT"}
+KINDS = {0: "CONTRIB", 1: "RESULT", 2: "MAX_CONTRIB", 3: "MAX_RESULT", 4: "QUERY", 5: "NACK"}
+# flags, from bit 0: ver, retx, the lane format (2 bits: 0 int32, 1 int16, 2 int8), overflow
+FLAG_NAMES = ["ver", "retx", "fmt0", "fmt1", "overflow"]
+FORMATS = {0: "int32", 1: "int16", 2: "int8"}
 MAX_VALUES = 16384          # a 64 KiB UDP payload; beyond that it is not an aggregation packet
 
 
@@ -34,17 +37,22 @@ class Ina(Packet):
     name = "INA aggregation"
     fields_desc = [
         ByteEnumField("kind", 0, KINDS),
-        FlagsField("flags", 0, 8, ["ver", "retx"]),
+        FlagsField("flags", 0, 8, FLAG_NAMES),
         ShortField("job", 0),
         ByteField("worker", 0),
         ByteField("pad", 0),
         ShortField("slot", 0),
         IntField("chunk", 0),
         ShortField("count", 0),
-        ShortField("pad2", 0),
+        ShortField("bmax", 0),   # a block max as bfloat16, rounded up (protocol §5.2)
         FieldListField("values", [], SignedIntField("value", 0), length_from=_values_bytes,
                        max_count=MAX_VALUES),
     ]
+
+    @property
+    def lane_format(self) -> str:
+        """The lane format that flags bits 2-3 name ("int32", "int16", "int8" or "invalid")."""
+        return FORMATS.get((int(self.flags) >> 2) & 3, "invalid")
 
     def mysummary(self) -> str:
         return self.sprintf("INA %kind% job=%job% worker=%worker% slot=%slot% chunk=%chunk% "

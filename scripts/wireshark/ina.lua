@@ -9,18 +9,23 @@
 
 local ina = Proto("ina", "inaemu in-network aggregation")
 
-local kinds = { [0] = "CONTRIB", [1] = "RESULT", [2] = "MAX_CONTRIB", [3] = "MAX_RESULT" }
+local kinds = { [0] = "CONTRIB", [1] = "RESULT", [2] = "MAX_CONTRIB", [3] = "MAX_RESULT",
+                [4] = "QUERY", [5] = "NACK" }
+local formats = { [0] = "int32", [1] = "int16", [2] = "int8", [3] = "invalid" }
 
 local f = ina.fields
 f.kind   = ProtoField.uint8("ina.kind", "Kind", base.DEC, kinds)
 f.flags  = ProtoField.uint8("ina.flags", "Flags", base.HEX)
 f.ver    = ProtoField.uint8("ina.ver", "Version", base.DEC, nil, 0x01)
 f.retx   = ProtoField.uint8("ina.retx", "Retransmission", base.DEC, nil, 0x02)
+f.format = ProtoField.uint8("ina.format", "Lane format", base.DEC, formats, 0x0C)
+f.overflow = ProtoField.uint8("ina.overflow", "Overflow", base.DEC, nil, 0x10)
 f.job    = ProtoField.uint16("ina.job", "Job", base.DEC)
 f.worker = ProtoField.uint8("ina.worker", "Worker", base.DEC)
 f.slot   = ProtoField.uint16("ina.slot", "Slot", base.DEC)
 f.chunk  = ProtoField.uint32("ina.chunk", "Chunk", base.DEC)
 f.count  = ProtoField.uint16("ina.count", "Count", base.DEC)
+f.bmax   = ProtoField.uint16("ina.bmax", "Block max (bfloat16)", base.HEX)
 f.k      = ProtoField.uint16("ina.k", "Values (k)", base.DEC)
 f.value  = ProtoField.int32("ina.value", "Value", base.DEC)
 
@@ -36,11 +41,14 @@ function ina.dissector(buffer, pinfo, tree)
     local flags = subtree:add(f.flags, buffer(1, 1))
     flags:add(f.ver, buffer(1, 1))
     flags:add(f.retx, buffer(1, 1))
+    flags:add(f.format, buffer(1, 1))
+    flags:add(f.overflow, buffer(1, 1))
     subtree:add(f.job, buffer(2, 2))
     subtree:add(f.worker, buffer(4, 1))
     subtree:add(f.slot, buffer(6, 2))
     subtree:add(f.chunk, buffer(8, 4))
     subtree:add(f.count, buffer(12, 2))
+    subtree:add(f.bmax, buffer(14, 2))
     subtree:add(f.k, k):set_generated()
     local values = subtree:add(buffer(HEADER, 4 * k), string.format("Values (%d)", k))
     for i = 0, k - 1 do

@@ -80,3 +80,19 @@ def test_standalone_header_round_trip():
     payload = ina_payload(kind=CONTRIB, job=3, worker=4, slot=5, chunk=6, values=[-1, 0, 1, 2])
     ina = Ina(payload)
     assert ina.values == [-1, 0, 1, 2] and bytes(ina) == payload
+
+
+def test_format_overflow_bmax_and_query_kinds_match_the_hosts_encoder():
+    """The fields issue 15 added (lane format, overflow, bmax) and the QUERY/NACK kinds,
+    against hosts/ina_wire's encoder (an independent writer of the same header)."""
+    from hosts.ina_wire import InaPacket, Kind, encode
+    packet = InaPacket(kind=Kind.RESULT, job=3, worker=1, slot=5, chunk=77,
+                       values=[1, -2, 3, -4], ver=1, count=4, bmax=0x3F81, fmt=2, overflow=True)
+    ina = Ina(encode(packet))
+    assert (ina.bmax, ina.lane_format, ina.flags.overflow, ina.flags.ver) == \
+        (0x3F81, "int8", True, True)
+    assert not ina.flags.retx
+    assert bytes(Ina(kind="RESULT", flags="ver+fmt1+overflow", job=3, worker=1, slot=5,
+                     chunk=77, count=4, bmax=0x3F81, values=[1, -2, 3, -4])) == encode(packet)
+    assert Ina(kind=4).sprintf("%kind%") == "QUERY" and Ina(kind=5).sprintf("%kind%") == "NACK"
+    assert Ina(flags="fmt0+fmt1").lane_format == "invalid"
