@@ -159,7 +159,11 @@ class FloatCodec:
         return qz.block_scales(self._agreed, self._limits)
 
     def result(self) -> np.ndarray:
-        scales = np.repeat(self.scales(), self.per_chunk)[:self.length]
+        per_chunk = self.scales()
+        if per_chunk.size and np.all(per_chunk == per_chunk[0]):
+            scales = float(per_chunk[0])     # one scale: no per-element vector to build
+        else:
+            scales = np.repeat(per_chunk, self.per_chunk)[:self.length]
         return qz.dequantize_scaled(self._sums.reshape(-1)[:self.length], scales)
 
     def release(self) -> None:
