@@ -263,6 +263,7 @@ def main(argv=None) -> int:
     before = read_csv(args.before) if args.before else None
     if args.report is not None:
         rows = read_csv(args.report)
+        args.out.mkdir(parents=True, exist_ok=True)
         plot(rows, args.out / "scale.png", before)
         print(markdown(rows, before))
         return 0
