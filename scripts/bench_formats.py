@@ -38,7 +38,10 @@ def with_format(packets: list[tuple[int, bytes]], code: int) -> list[tuple[int, 
 def program_at(revision: str, k: int) -> dict:
     """ina.p4 and its includes as of `revision`, compiled with INA_K=k."""
     with tempfile.TemporaryDirectory() as folder:
-        for name in ("ina.p4", "ina_lanes.p4inc", "forwarding.p4inc", "forwarding_types.p4inc"):
+        names = subprocess.run(["git", "ls-tree", "--name-only", revision, "p4src/"], cwd=ROOT,
+                               check=True, capture_output=True, text=True).stdout.split()
+        for name in (Path(path).name for path in names
+                     if path.endswith((".p4", ".p4inc"))):
             text = subprocess.run(["git", "show", f"{revision}:p4src/{name}"], cwd=ROOT,
                                   check=True, capture_output=True, text=True).stdout
             (Path(folder) / name).write_text(text)
