@@ -1,6 +1,8 @@
 """Runs a `CollectiveSession` (PS, hierarchical ring, double binary tree, halving-doubling, 2D
 torus) over TCP: one connection per pair of ranks (a full mesh: which pairs a plan uses depends
-on the vector's length, known only at the call; a session per length is built then).
+on the vector's length, known only at the call; a session per length is built then). The calls
+of every length share the connections, so one `CollectiveCalls` decodes them and hands each
+message to its call: a peer's next call may begin in the same read as the end of this one.
 
 Set-up: every rank listens on its `peers[rank]` port; for each higher rank it
 connects (retrying until `connect_timeout`, the peer may not listen yet) and sends a HELLO
@@ -20,17 +22,10 @@ import time
 
 import numpy as np
 
-from .collective_session import CollectiveCounters, CollectiveSession
+from .collective_session import CollectiveCalls
 from .errors import AllreduceTimeout, PeerFailed, RingProtocolError
 from .ring_wire import HEADER_BYTES, Hello, StreamDecoder, encode
 from .tcp_driver import CONNECT_RETRY, READ_SIZE, listen
-
-
-class _Counters:
-    """What `hosts/api.py` reads: `session.counters`, over every call of every length."""
-
-    def __init__(self):
-        self.counters = CollectiveCounters()
 
 
 class TcpCollective:
@@ -41,8 +36,9 @@ class TcpCollective:
         self.algo, self.rank, self.n, self.job = algo, rank, n, job
         self.switch_blocks = switch_blocks     # ranks by their switch (hierarchical ring)
         self.accumulate, self.idle_timeout = accumulate, idle_timeout
-        self.session = _Counters()
-        self._sessions: dict[int, CollectiveSession] = {}
+        # `session.counters` (over every call of every length) is what hosts/api.py reads
+        self.session = CollectiveCalls(rank=rank, n=n, plan_for=self._plan,
+                                       accumulate=accumulate)
         self._socks: dict[int, socket.socket] = {}
         needed = set(range(n)) - {rank}
         listener = listen(bind_address, peers[rank][1]) if needed else None
@@ -105,27 +101,14 @@ class TcpCollective:
         conn.settimeout(None)
         return hello.rank
 
-    def _session_for(self, length: int) -> CollectiveSession:
-        if length not in self._sessions:
-            from .collectives import plan_for
-            plan = plan_for(self.algo, self.rank, self.n, length,
-                            switch_blocks=self.switch_blocks)
-            self._sessions[length] = CollectiveSession(rank=self.rank, n=self.n, plan=plan,
-                                                       length=length,
-                                                       accumulate=self.accumulate)
-        return self._sessions[length]
+    def _plan(self, length: int):
+        from .collectives import plan_for
+        return plan_for(self.algo, self.rank, self.n, length, switch_blocks=self.switch_blocks)
 
     def allreduce(self, vector: np.ndarray, *, timeout: float) -> np.ndarray:
-        session = self._session_for(np.asarray(vector).size)
-        before = dict(session.counters.__dict__)
-        try:
-            return self._call(session, vector, timeout)
-        finally:
-            total = self.session.counters
-            for name, value in session.counters.__dict__.items():
-                setattr(total, name, getattr(total, name) + value - before[name])
+        return self._call(self.session, vector, timeout)
 
-    def _call(self, session: CollectiveSession, vector: np.ndarray,
+    def _call(self, session: CollectiveCalls, vector: np.ndarray,
               timeout: float) -> np.ndarray:
         outgoing = {p: bytearray() for p in self._socks}
         for peer, data in session.start(vector):
