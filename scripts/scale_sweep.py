@@ -17,7 +17,8 @@ wall time, the process's whole wall time, frames/s, peak RSS (getrusage), correc
 
 Writes DIR/scale.csv and DIR/scale.png (virtual time with the model's curves; wall, set-up and
 memory against workers; the set-up's share of the process wall, beside an earlier sweep's with
---before) and prints the markdown table of docs/scale.md (--report: only that, from a CSV). Exit 0 when every run was correct, 1 otherwise.
+--before) and prints the markdown table of docs/scale.md (--report: only that, from a CSV).
+Exit 0 when every run was correct, 1 otherwise.
 """
 
 from __future__ import annotations

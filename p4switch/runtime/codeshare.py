@@ -99,7 +99,7 @@ def template_for(key: str, build) -> Template | None:
             template = make_template(program)
         except Unshareable as why:
             template = None
-            REFUSED[key] = str(why)
+            _refused(key, str(why))
         _templates[key] = template
         while len(_templates) > MAX_TEMPLATES:
             _templates.popitem(last=False)
@@ -135,7 +135,13 @@ def forget(key: str, why: str) -> None:
     """Mark `key` as not shareable (a program failed to bind): later loads generate alone."""
     with _lock:
         _templates[key] = None
-        REFUSED[key] = why
+        _refused(key, why)
+
+
+def _refused(key: str, why: str) -> None:
+    REFUSED[key] = why
+    while len(REFUSED) > 4 * MAX_TEMPLATES:
+        REFUSED.pop(next(iter(REFUSED)))
 
 
 # --------------------------------------------------------------------------------- pairing

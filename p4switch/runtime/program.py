@@ -91,8 +91,9 @@ class Program:
         self.vector_runs = candidate_runs(lane_runs, self.layout, self.field_lists)
         for pipeline in root.get("pipelines").items():
             self._build_pipeline(pipeline)
+        names = [p.get("name").value for p in root.get("pipelines").items()]
         for pipeline_name in ("ingress", "egress"):
-            if not any(p.get("name").value == pipeline_name for p in root.get("pipelines").items()):
+            if pipeline_name not in names:
                 raise ConfigError("pipelines", f"no '{pipeline_name}' pipeline")
         self.untraced = self.generate(traced=False)
         if self.vector_runs and not only_sanctioned(self.untraced.source, self.vector_runs):
