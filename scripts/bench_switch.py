@@ -240,10 +240,7 @@ def _inaemu_process(prog: Program, program_json, interfaces: dict[int, str], rea
     from p4switch.ports.forwarding import Forwarder
     from p4switch.ports.rawsock import RawSocketPort
     switch = load_switch(prog, program_json, runtime)
-    ports = [RawSocketPort(n, name) for n, name in interfaces.items()]
-    if not batched:
-        for port in ports:
-            port._rx_batch = port._tx_batch = None
+    ports = [RawSocketPort(n, name, batched=batched) for n, name in interfaces.items()]
     driver = PacketDriver(Forwarder(switch, interfaces), ports)
     signal.signal(signal.SIGTERM, lambda *_: driver.stop())
     ready.set()

@@ -35,7 +35,8 @@ _AGAIN = (errno.EAGAIN, errno.EWOULDBLOCK)
 class RawSocketPort:
     """One switch port on a Linux interface. `fileno()` makes it usable with selectors."""
 
-    def __init__(self, port: int, interface: str) -> None:
+    def __init__(self, port: int, interface: str, *, batched: bool = True) -> None:
+        """batched=False: one system call per frame (benchmarks compare the two)."""
         self.port = port
         self.interface = interface
         try:
@@ -62,7 +63,7 @@ class RawSocketPort:
         self._socket = sock
         self._fd = sock.fileno()
         self._rx_batch = self._tx_batch = None
-        if self._kernel_skips_outgoing and mmsg.available():
+        if batched and self._kernel_skips_outgoing and mmsg.available():
             self._rx_batch = mmsg.MessageBatch(BATCH_SLOTS, MAX_FRAME)
             self._tx_batch = mmsg.MessageBatch(BATCH_SLOTS, MAX_FRAME)
 
