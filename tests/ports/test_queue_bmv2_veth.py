@@ -15,6 +15,7 @@ that a stall could cut short).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -87,6 +88,7 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def namespace():
+    run("ip", "netns", "del", NS, check=False)     # left by a killed run whose pid was ours
     run("ip", "netns", "add", NS)
     try:
         inside = ["ip", "netns", "exec", NS]
@@ -140,11 +142,15 @@ def through(inside: list[str], target: str, program: Path, kind: str, count: int
         # `ip netns exec` execs the switch: this pid is the switch itself
         os.kill(switch.pid, signal.SIGSTOP)
         try:
+            # the parent hears of the stop once every thread of the switch has stopped
+            _, status = os.waitpid(switch.pid, os.WUNTRACED)
+            assert os.WIFSTOPPED(status), f"{target} exited before the burst ({status:#x})"
             traffic = subprocess.Popen([*inside, sys.executable, "-c", TRAFFIC, kind,
                                         str(count)], stdout=subprocess.PIPE, text=True)
             queued = traffic.stdout.readline()
         finally:
-            os.kill(switch.pid, signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):     # gone: the assert above says so
+                os.kill(switch.pid, signal.SIGCONT)
         out, _ = traffic.communicate(timeout=DEADLINE_S + 30)
         assert queued == "queued\n", (target, queued)
         assert switch.poll() is None, f"{target} exited ({switch.returncode})"
