@@ -121,25 +121,20 @@ def test_registers_and_custom_crcs_per_switch(hash_text):
 
 
 def test_tables_and_counters_per_switch():
-    text = (Path("/work/shared/fixtures/counters/counters.json")).read_text() \
-        if Path("/work/shared/fixtures/counters/counters.json").exists() \
-        else _text(P4 / "action_profile.p4")
+    """tests/p4/resources.p4: an exact table with a direct counter, indexed counters."""
+    text = _text(P4 / "resources.p4")
     a, b = Switch(text), Switch(text)
-    doc = json.loads(text)
-    table = next(t["name"] for p in doc["pipelines"] for t in p["tables"]
-                 if t.get("key") and t["key"][0]["match_type"] == "exact")
-    info = a.table_info(table)
-    action = next(n for n in info.actions if "forward" in n or "set_port" in n)
-    a.table_add(table, [ExactKey(0x0800)], action, (2,))
-    assert a.table_entries(table) and not b.table_entries(table)
-    frame = eth_frame(ether_type=0x0800, payload=b"\x00\x11\x22\x33")
-    assert a.receive(0, frame) == [(2, frame)]
-    assert b.receive(0, frame) == []
-    counter = next(iter(a.counters()), None)
-    if counter is not None:
-        assert a.counter_read(counter, 0)[0] == 1 and b.counter_read(counter, 0)[0] == 1
-        a.counter_write(counter, 0, 10, 100)
-        assert b.counter_read(counter, 0) == (1, len(frame))
+    a.table_add("t_count", [ExactKey(1)], "fwd_counted", (1,))
+    assert a.table_entries("t_count") and not b.table_entries("t_count")
+    frame = eth_frame(dst=2, src=1, ether_type=0x88B5, payload=b"\x00\xff\xff\xaa\xbb")
+    assert [port for port, _ in a.receive(0, frame)] == [1]
+    assert [port for port, _ in b.receive(0, frame)] == [0]      # a miss: egress_spec stays 0
+    counter = next(c for c in a.counters() if "idx_counter" in c)
+    assert a.counter_read(counter, 0)[0] == 1 and b.counter_read(counter, 0)[0] == 1
+    a.counter_write(counter, 0, 10, 100)
+    assert a.counter_read(counter, 0)[0] == 10 and b.counter_read(counter, 0)[0] == 1
+    [entry] = a.table_entries("t_count")
+    assert a.direct_counter_read("t_count", entry.handle)[0] == 1
 
 
 def test_meters_profiles_and_value_sets_per_switch():
