@@ -106,6 +106,17 @@ class StfBuilder:
                                        worker=w.id, slot=slot, ver=ver, chunk=chunk, count=count,
                                        values=values))
 
+    def expect_multicast(self, job: int, slot: int, ver: int, values: list[int], *, ident: int,
+                         workers: tuple = (), **fields) -> None:
+        """The completing contribution's RESULT to every worker of the group (one replica each,
+        count = n), and the counters a completed cell moves: n contributions, one multicast."""
+        workers = workers or (W0, W1, W2)
+        for w in workers:
+            self.expect_result(w, job, slot, ver, values, count=len(workers), ident=ident,
+                               **fields)
+        self.count("ina_contributions", job, len(workers))
+        self.count("ina_results_multicast", job)
+
     def finish(self) -> str:
         self.lines.append("")
         self.lines.append("wait")

@@ -99,6 +99,16 @@ class Test:
             lanes=lanes, count=count, **fields), ident=ident))
 
 
+    def results(self, job: int, slot: int, ver: int, lanes: list[int], *, ident: int,
+                **fields) -> None:
+        """The completing contribution's RESULT to all three workers, and the counters a
+        completed cell moves (StfBuilder.expect_multicast with this module's header fields)."""
+        for w in (W0, W1, W2):
+            self.result(w, job, slot, ver, lanes, ident=ident, count=3, **fields)
+        self.b.count("ina_contributions", job, 3)
+        self.b.count("ina_results_multicast", job)
+
+
 def wrapping(*vectors: list[int]) -> list[int]:
     return [sum(lane) & 0xFFFFFFFF for lane in zip(*vectors)]
 
@@ -115,10 +125,7 @@ def block_maxima(t: Test) -> None:
     t.send(W0, JOB, 0, 0, a[0], bmax=0x4030)
     t.send(W1, JOB, 0, 0, a[1], bmax=0x3FF0)
     ident = t.send(W2, JOB, 0, 0, a[2], bmax=0x4110)
-    for w in (W0, W1, W2):
-        t.result(w, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110)
-    b.count("ina_contributions", JOB, 3)
-    b.count("ina_results_multicast", JOB)
+    t.results(JOB, 0, 0, wrapping(*a), ident=ident, bmax=0x4110)
     b.comment("Worker 1 lost the RESULT: its retransmission (its own 0x3FF0) is answered from",
               "the cell, with the agreed 0x4110, not the retransmission's.")
     ident = t.send(W1, JOB, 0, 0, a[1], bmax=0x3FF0, retx=True)
@@ -142,10 +149,7 @@ def block_maxima(t: Test) -> None:
     b.count("ina_results_unicast", JOB)
     b.comment("Worker 2 completes version 1 with 0x3AFF: the RESULT carries 0x3B05.")
     ident = t.send(W2, JOB, 0, 1, v[2], bmax=0x3AFF, chunk=POOL)
-    for w in (W0, W1, W2):
-        t.result(w, JOB, 0, 1, wrapping(*v), ident=ident, count=3, bmax=0x3B05, chunk=POOL)
-    b.count("ina_contributions", JOB, 3)
-    b.count("ina_results_multicast", JOB)
+    t.results(JOB, 0, 1, wrapping(*v), ident=ident, bmax=0x3B05, chunk=POOL)
 
     r = [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]]
     b.comment("Slot 0, version 0 reused (chunk 2 * pool) with 0x0300, 0x0200, 0x0100: the",
@@ -154,10 +158,7 @@ def block_maxima(t: Test) -> None:
     t.send(W0, JOB, 0, 0, r[0], bmax=0x0300, chunk=2 * POOL)
     t.send(W1, JOB, 0, 0, r[1], bmax=0x0200, chunk=2 * POOL)
     ident = t.send(W2, JOB, 0, 0, r[2], bmax=0x0100, chunk=2 * POOL, pad=0xA5)
-    for w in (W0, W1, W2):
-        t.result(w, JOB, 0, 0, wrapping(*r), ident=ident, count=3, bmax=0x0300, chunk=2 * POOL)
-    b.count("ina_contributions", JOB, 3)
-    b.count("ina_results_multicast", JOB)
+    t.results(JOB, 0, 0, wrapping(*r), ident=ident, bmax=0x0300, chunk=2 * POOL)
 
 
 # --- jobs 5 and 6: the block max and the overflow flag along a tree ------------------------------
@@ -233,10 +234,7 @@ def packed(t: Test) -> None:
     t.send(W0, PACKED_JOB, 0, 0, pack(x[0], "int16"), fmt="int16")
     t.send(W1, PACKED_JOB, 0, 0, pack(x[1], "int16"), fmt="int16")
     ident = t.send(W2, PACKED_JOB, 0, 0, pack(x[2], "int16"), fmt="int16")
-    for w in (W0, W1, W2):
-        t.result(w, PACKED_JOB, 0, 0, pack(total, "int16"), ident=ident, count=3, fmt="int16")
-    b.count("ina_contributions", PACKED_JOB, 3)
-    b.count("ina_results_multicast", PACKED_JOB)
+    t.results(PACKED_JOB, 0, 0, pack(total, "int16"), ident=ident, fmt="int16")
 
     y = [[-1, 1, -128, 127, 64, -64, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
          [1, -1, 1, -1, 63, -64, 0, -1, -2, -3, -4, -5, -6, -7, -8, -9],
@@ -248,10 +246,7 @@ def packed(t: Test) -> None:
     t.send(W0, PACKED_JOB, 1, 0, pack(y[0], "int8"), fmt="int8")
     t.send(W1, PACKED_JOB, 1, 0, pack(y[1], "int8"), fmt="int8")
     ident = t.send(W2, PACKED_JOB, 1, 0, pack(y[2], "int8"), fmt="int8")
-    for w in (W0, W1, W2):
-        t.result(w, PACKED_JOB, 1, 0, pack(total, "int8"), ident=ident, count=3, fmt="int8")
-    b.count("ina_contributions", PACKED_JOB, 3)
-    b.count("ina_results_multicast", PACKED_JOB)
+    t.results(PACKED_JOB, 1, 0, pack(total, "int8"), ident=ident, fmt="int8")
 
     z = [[30000, 0, 0, 0, 0, 0, 0, 0], [30000, 0, 0, 0, 0, 0, 0, 0],
          [-30000, 0, 0, 0, 0, 0, 0, 1]]
@@ -264,11 +259,8 @@ def packed(t: Test) -> None:
     t.send(W0, PACKED_JOB, 0, 1, pack(z[0], "int16"), fmt="int16", chunk=2)
     t.send(W1, PACKED_JOB, 0, 1, pack(z[1], "int16"), fmt="int16", chunk=2)
     ident = t.send(W2, PACKED_JOB, 0, 1, pack(z[2], "int16"), fmt="int16", chunk=2)
-    for w in (W0, W1, W2):
-        t.result(w, PACKED_JOB, 0, 1, pack(total, "int16"), ident=ident, count=3, fmt="int16",
-                 chunk=2, overflow=True)
-    b.count("ina_contributions", PACKED_JOB, 3)
-    b.count("ina_results_multicast", PACKED_JOB)
+    t.results(PACKED_JOB, 0, 1, pack(total, "int16"),
+              ident=ident, fmt="int16", chunk=2, overflow=True)
     b.comment("Worker 0 lost that RESULT: the copy answered from the cell has the flag too.")
     ident = t.send(W0, PACKED_JOB, 0, 1, pack(z[0], "int16"), fmt="int16", chunk=2, retx=True)
     t.result(W0, PACKED_JOB, 0, 1, pack(total, "int16"), ident=ident, count=3, fmt="int16",
@@ -284,11 +276,8 @@ def packed(t: Test) -> None:
     t.send(W2, PACKED_JOB, 1, 1, pack(u[0], "int8"), fmt="int8", chunk=3)
     t.send(W0, PACKED_JOB, 1, 1, pack(u[1], "int8"), fmt="int8", chunk=3)
     ident = t.send(W1, PACKED_JOB, 1, 1, pack(u[2], "int8"), fmt="int8", chunk=3)
-    for w in (W0, W1, W2):
-        t.result(w, PACKED_JOB, 1, 1, pack(total, "int8"), ident=ident, count=3, fmt="int8",
-                 chunk=3, overflow=True)
-    b.count("ina_contributions", PACKED_JOB, 3)
-    b.count("ina_results_multicast", PACKED_JOB)
+    t.results(PACKED_JOB, 1, 1, pack(total, "int8"),
+              ident=ident, fmt="int8", chunk=3, overflow=True)
 
     r = [[1] * 16, [2] * 16, [-3] * 16]
     total, overflow = packed_sum(r, "int8")
@@ -298,11 +287,7 @@ def packed(t: Test) -> None:
     t.send(W0, PACKED_JOB, 0, 0, pack(r[0], "int8"), fmt="int8", chunk=4)
     t.send(W1, PACKED_JOB, 0, 0, pack(r[1], "int8"), fmt="int8", chunk=4)
     ident = t.send(W2, PACKED_JOB, 0, 0, pack(r[2], "int8"), fmt="int8", chunk=4)
-    for w in (W0, W1, W2):
-        t.result(w, PACKED_JOB, 0, 0, pack(total, "int8"), ident=ident, count=3, fmt="int8",
-                 chunk=4)
-    b.count("ina_contributions", PACKED_JOB, 3)
-    b.count("ina_results_multicast", PACKED_JOB)
+    t.results(PACKED_JOB, 0, 0, pack(total, "int8"), ident=ident, fmt="int8", chunk=4)
     b.comment("Slot 0, version 1 reused (chunk 6), int16: the first contribution resets the",
               "flag of the cell that overflowed before; a worker's own flag bit is kept (only",
               "a child switch sends one, with its partial sum): this round is flagged.")
@@ -310,11 +295,8 @@ def packed(t: Test) -> None:
     t.send(W0, PACKED_JOB, 0, 1, pack(q[0], "int16"), fmt="int16", chunk=6)
     t.send(W1, PACKED_JOB, 0, 1, pack(q[1], "int16"), fmt="int16", chunk=6, overflow=True)
     ident = t.send(W2, PACKED_JOB, 0, 1, pack(q[2], "int16"), fmt="int16", chunk=6)
-    for w in (W0, W1, W2):
-        t.result(w, PACKED_JOB, 0, 1, pack([6] * 8, "int16"), ident=ident, count=3,
-                 fmt="int16", chunk=6, overflow=True)
-    b.count("ina_contributions", PACKED_JOB, 3)
-    b.count("ina_results_multicast", PACKED_JOB)
+    t.results(PACKED_JOB, 0, 1, pack([6] * 8, "int16"),
+              ident=ident, fmt="int16", chunk=6, overflow=True)
     b.comment("Format 3 (flags 0x0C) names no lane width: dropped as a bad kind.")
     ident = b.next_ident()
     b.send(W0.port, eth_ipv4_udp(W0.endpoint, AGGREGATOR, payload(

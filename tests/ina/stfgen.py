@@ -77,10 +77,7 @@ def flat_test(k: int) -> str:
               "0x7FFFFFFF + 2 = 2^32, which wraps to 0; lane 1 is -5 - 1000 + 3 = -1002",
               f"(0x{sum_a[1]:08X}); lane i >= 2 is (i + 1) - 1000 i + 3 i. count = n = 3.")
     ident = b.contribute(W2, JOB, 0, 0, a2)
-    for w in (W0, W1, W2):
-        b.expect_result(w, JOB, 0, 0, sum_a, count=3, ident=ident)
-    b.count("ina_contributions", JOB, 3)
-    b.count("ina_results_multicast", JOB)
+    b.expect_multicast(JOB, 0, 0, sum_a, ident=ident)
 
     # slot 1: a duplicate while the cell is still aggregating
     c = [lanes(k, [], lambda i, w=w: 100 * (w + 1) + i) for w in range(3)]
@@ -94,10 +91,7 @@ def flat_test(k: int) -> str:
               "to arrive it counts as a contribution; the RESULT's flags are ver only.")
     b.contribute(W1, JOB, 1, 0, c[1])
     ident = b.contribute(W2, JOB, 1, 0, c[2], retx=True)
-    for w in (W0, W1, W2):
-        b.expect_result(w, JOB, 1, 0, wrapping_sum(*c), count=3, ident=ident)
-    b.count("ina_contributions", JOB, 3)
-    b.count("ina_results_multicast", JOB)
+    b.expect_multicast(JOB, 1, 0, wrapping_sum(*c), ident=ident)
 
     b.comment("A duplicate after completion: worker 1 lost the slot 0 result and retransmits. The",
               "cell is complete, so the stored sum goes back to worker 1 only (retx cleared).")
@@ -121,10 +115,7 @@ def flat_test(k: int) -> str:
               "The flags of the RESULT carry ver = 1.")
     ident = b.contribute(W2, JOB, 0, 1, v[2], chunk=POOL)
     sum_v = wrapping_sum(*v)
-    for w in (W0, W1, W2):
-        b.expect_result(w, JOB, 0, 1, sum_v, count=3, ident=ident, chunk=POOL)
-    b.count("ina_contributions", JOB, 3)
-    b.count("ina_results_multicast", JOB)
+    b.expect_multicast(JOB, 0, 1, sum_v, ident=ident, chunk=POOL)
     b.comment("Worker 0 lost that result: its retransmission gets the version 1 sum.")
     ident = b.contribute(W0, JOB, 0, 1, v[0], retx=True, chunk=POOL)
     b.expect_result(W0, JOB, 0, 1, sum_v, count=3, ident=ident, chunk=POOL)
@@ -138,10 +129,7 @@ def flat_test(k: int) -> str:
     b.contribute(W2, JOB, 0, 0, r[2], chunk=2 * POOL)
     b.contribute(W0, JOB, 0, 0, r[0], chunk=2 * POOL)
     ident = b.contribute(W1, JOB, 0, 0, r[1], chunk=2 * POOL)
-    for w in (W0, W1, W2):
-        b.expect_result(w, JOB, 0, 0, wrapping_sum(*r), count=3, ident=ident, chunk=2 * POOL)
-    b.count("ina_contributions", JOB, 3)
-    b.count("ina_results_multicast", JOB)
+    b.expect_multicast(JOB, 0, 0, wrapping_sum(*r), ident=ident, chunk=2 * POOL)
 
     # n = 1
     s = lanes(k, [-7], lambda i: i * 0x01010101)
@@ -163,10 +151,7 @@ def flat_test(k: int) -> str:
     b.contribute(W0, JOB, 0, 0, m[0], kind=MAX_CONTRIB)
     b.contribute(W1, JOB, 0, 0, m[1], kind=MAX_CONTRIB)
     ident = b.contribute(W2, JOB, 0, 0, m[2], kind=MAX_CONTRIB)
-    for w in (W0, W1, W2):
-        b.expect_result(w, JOB, 0, 0, unsigned_max(*m), count=3, ident=ident, kind=MAX_RESULT)
-    b.count("ina_contributions", JOB, 3)
-    b.count("ina_results_multicast", JOB)
+    b.expect_multicast(JOB, 0, 0, unsigned_max(*m), ident=ident, kind=MAX_RESULT)
     b.comment("The MAX cells are apart from the data cells: slot 0 version 0 still answers a",
               "duplicate with its sum of the reuse round.")
     ident = b.contribute(W2, JOB, 0, 0, r[2], retx=True, chunk=2 * POOL)
