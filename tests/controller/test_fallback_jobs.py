@@ -4,22 +4,17 @@ run short and what the written entries make the switch do with a packet."""
 
 from __future__ import annotations
 
-import json
 import struct
-from pathlib import Path
 
 import pytest
 
-from controller.client import SwitchClient
 from controller.ina_control import InaJobs
 from controller.ina_jobs import (CellPool, FallbackServer, InaJob, InaProgram, JobRefused,
                                  aggregator_address, aggregator_mac, plan_job)
-from p4switch.compiler import compile_file
-from p4switch.runtime import Switch
-from p4switch.server import P4RuntimeServer
 from topologies.builders import star
 
-INA_P4 = Path(__file__).resolve().parents[2] / "p4src" / "ina.p4"
+from ina_switch_runtime import ina_switch
+
 K, CELLS = 4, 64
 PROGRAM = InaProgram(k=K, cells=CELLS, max_workers=64, counter_jobs=1024)
 
@@ -27,20 +22,8 @@ PROGRAM = InaProgram(k=K, cells=CELLS, max_workers=64, counter_jobs=1024)
 @pytest.fixture
 def network(tmp_path):
     """(topology, switch runtime, client) with ina.p4 (k = 4, 64 cells) pushed over P4Runtime."""
-    build = compile_file(str(INA_P4), defines={"INA_K": str(K), "INA_CELLS": str(CELLS)})
-    p4info, config = tmp_path / "ina.p4info.txtpb", tmp_path / "ina.json"
-    p4info.write_text(build.p4info_text())
-    config.write_text(json.dumps(build.bmv2))
-    switch = Switch(None)
-    server = P4RuntimeServer(switch, device_id=1, cpu_port=None, address="127.0.0.1:0",
-                             packet_out=lambda data: None)
-    server.start()
-    try:
-        with SwitchClient("s1", f"127.0.0.1:{server.bound_port}", 1, timeout=10) as client:
-            client.set_pipeline_files(p4info, config)
-            yield star(5), switch, client
-    finally:
-        server.stop(grace=0)
+    with ina_switch(tmp_path, K, CELLS) as (switch, client, _server):
+        yield star(5), switch, client
 
 
 def contribution(topology, host: str, agg: str, *, job: int, worker: int, slot: int) -> bytes:

@@ -9,48 +9,25 @@ checks that the entries mean what the protocol says, not just that they were wri
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 import pytest
 
-from controller.client import SwitchClient
 from controller.ina_control import InaJobs
 from controller.ina_jobs import (CellPool, InaJob, InaProgram, JobRefused, aggregator_address,
                                  aggregator_mac, plan_job)
 from controller.p4info import P4InfoIndex
-from p4switch.compiler import compile_file
-from p4switch.runtime import Switch
-from p4switch.server import P4RuntimeServer
 from topologies.builders import linear, star
 
-INA_P4 = Path(__file__).resolve().parents[2] / "p4src" / "ina.p4"
+from ina_switch_runtime import compile_ina, ina_switch
+
 K, CELLS = 4, 64
-
-
-def _compile(tmp_path: Path, k: int = K) -> tuple[Path, Path]:
-    import json
-    build = compile_file(str(INA_P4), defines={"INA_K": str(k), "INA_CELLS": str(CELLS)})
-    p4info, config = tmp_path / f"ina{k}.p4info.txtpb", tmp_path / f"ina{k}.json"
-    p4info.write_text(build.p4info_text())
-    config.write_text(json.dumps(build.bmv2))
-    return p4info, config
 
 
 @pytest.fixture
 def network(tmp_path):
-    """(topology, switch runtime, client) with ina.p4 pushed over P4Runtime."""
-    topology = star(4)
-    p4info, config = _compile(tmp_path)
-    switch = Switch(None)
-    server = P4RuntimeServer(switch, device_id=1, cpu_port=None, address="127.0.0.1:0",
-                             packet_out=lambda data: None)
-    server.start()
-    try:
-        with SwitchClient("s1", f"127.0.0.1:{server.bound_port}", 1, timeout=10) as client:
-            client.set_pipeline_files(p4info, config)
-            yield topology, switch, client, server
-    finally:
-        server.stop(grace=0)
+    """(topology, switch runtime, client, server) with ina.p4 pushed over P4Runtime."""
+    with ina_switch(tmp_path, K, CELLS) as (switch, client, server):
+        yield star(4), switch, client, server
 
 
 # -- packets (docs/protocol.md §1), built independently of the controller ------------------------
@@ -92,7 +69,7 @@ def result_values(frame: bytes) -> tuple[str, int, list[int]]:
 # -- sans-I/O parts ------------------------------------------------------------------------------
 
 def test_program_geometry_comes_from_the_p4info(tmp_path) -> None:
-    p4info, _ = _compile(tmp_path, k=8)
+    p4info, _ = compile_ina(tmp_path, 8, CELLS)
     program = InaProgram.from_p4info(P4InfoIndex.from_file(p4info))
     assert program == InaProgram(k=8, cells=CELLS, max_workers=64, counter_jobs=1024)
 
