@@ -6,20 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable
 
+from inaemu.experiment.mininet_run import running_processes
+
 
 def leftover_processes(matches: Callable[[list[str]], bool]) -> list[str]:
     """'process PID: COMMAND' for every process whose argv `matches` says is the run's."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if matches(argv):
-            found.append(f"process {entry.name}: {' '.join(argv)[:100]}")
-    return found
+    return [f"process {pid}: {' '.join(argv)[:100]}" for pid, argv in running_processes()
+            if matches(argv)]
 
 
 def leftover_interfaces(prefixes: Iterable[str]) -> list[str]:

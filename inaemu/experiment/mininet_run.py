@@ -300,10 +300,8 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
     return records
 
 
-def kill_agents(out_dir: Path) -> list[str]:
-    """SIGKILL every agent whose config lies in `out_dir/agents` (a killed run's workers)."""
-    agents_dir = str((out_dir / "agents").resolve())
-    removed = []
+def running_processes():
+    """(pid, argv) of every process on the machine (/proc); ones that exit meanwhile are skipped."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -311,12 +309,20 @@ def kill_agents(out_dir: Path) -> list[str]:
             argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue
+        yield int(entry.name), argv
+
+
+def kill_agents(out_dir: Path) -> list[str]:
+    """SIGKILL every agent whose config lies in `out_dir/agents` (a killed run's workers)."""
+    agents_dir = str((out_dir / "agents").resolve())
+    removed = []
+    for pid, argv in running_processes():
         if "hosts.agent" in argv and "--config" in argv:
             config = argv[argv.index("--config") + 1] if argv[-1] != "--config" else ""
             if str(Path(config).resolve().parent) == agents_dir:
                 try:
-                    os.kill(int(entry.name), signal.SIGKILL)
-                    removed.append(f"agent process {entry.name} ({Path(config).name})")
+                    os.kill(pid, signal.SIGKILL)
+                    removed.append(f"agent process {pid} ({Path(config).name})")
                 except ProcessLookupError:
                     pass
     return removed
