@@ -19,7 +19,7 @@ from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 from p4runtime_sh.p4runtime import P4RuntimeClient
 
-from controller import entities
+from controller import entities, pipeline_request
 from controller.errors import ConnectionFailed, ControllerError, P4InfoError, P4RuntimeError
 from controller.p4info import P4InfoIndex
 
@@ -118,6 +118,7 @@ class SwitchClient:
         self.device_id = device_id
         self.index = p4info
         self._session = None
+        self._set_pipeline_rpc = None
         try:
             session = _Session(device_id, address, election_id, timeout)
         except ConnectionFailed as e:
@@ -134,6 +135,7 @@ class SwitchClient:
         if self._session is not None:
             self._session.close()
             self._session = None
+            self._set_pipeline_rpc = None
 
     def __enter__(self) -> "SwitchClient":
         return self
@@ -170,12 +172,19 @@ class SwitchClient:
 
     def set_pipeline(self, p4info: P4InfoIndex, device_config: bytes) -> None:
         """Install a program: the P4Info and the target's config (BMv2 JSON bytes), VERIFY_AND_COMMIT."""
-        request = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-        self._stamp(request)
-        request.config.p4info.CopyFrom(p4info.p4info)
-        request.config.p4_device_config = device_config
-        self._call("SetForwardingPipelineConfig", request)
+        header = pipeline_request.SetRequest(action=pipeline_request.SetRequest.VERIFY_AND_COMMIT)
+        self._stamp(header)
+        wire = pipeline_request.request_bytes(header, p4info, device_config)
+        session = self._live()
+        if self._set_pipeline_rpc is None:   # sends bytes as they are: serialised once above
+            self._set_pipeline_rpc = session.channel.unary_unary(
+                pipeline_request.METHOD, request_serializer=None,
+                response_deserializer=p4runtime_pb2.SetForwardingPipelineConfigResponse.FromString)
+        try:
+            self._set_pipeline_rpc(wire)
+        except grpc.RpcError as e:
+            raise P4RuntimeError.from_rpc_error(self.name, "SetForwardingPipelineConfig",
+                                                e) from None
         self.index = p4info
 
     def set_pipeline_files(self, p4info_path: str | Path, json_path: str | Path) -> None:

@@ -6,9 +6,10 @@ from concurrent import futures
 from typing import Callable
 
 import grpc
-from p4.v1 import p4runtime_pb2_grpc
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from .device import P4RuntimeDevice
+from .pipeline_requests import parse_request
 from .service import P4RuntimeServicer
 
 # Each open StreamChannel holds one worker thread for its lifetime, so streams are capped (see
@@ -16,6 +17,18 @@ from .service import P4RuntimeServicer
 MAX_WORKERS = 32
 # Pipeline configs (BMv2 JSON) and big reads can exceed grpc's default 4 MiB message limit.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+
+def _pipeline_handler(servicer: P4RuntimeServicer) -> grpc.GenericRpcHandler:
+    """SetForwardingPipelineConfig with `parse_request` as its deserializer (the generated
+    registration's handler for it is never reached: grpc asks the handlers in order)."""
+    service = p4runtime_pb2.DESCRIPTOR.services_by_name["P4Runtime"].full_name
+    return grpc.method_handlers_generic_handler(service, {
+        "SetForwardingPipelineConfig": grpc.unary_unary_rpc_method_handler(
+            servicer.SetForwardingPipelineConfig, request_deserializer=parse_request,
+            response_serializer=p4runtime_pb2.SetForwardingPipelineConfigResponse
+            .SerializeToString),
+    })
 
 
 class ServerStartError(Exception):
@@ -56,7 +69,10 @@ class P4RuntimeServer:
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ],
         )
-        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(P4RuntimeServicer(self.device), server)
+        servicer = P4RuntimeServicer(self.device)
+        # first: pipeline pushes through the deserializer that parses a program once
+        server.add_generic_rpc_handlers((_pipeline_handler(servicer),))
+        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, server)
         try:
             port = server.add_insecure_port(self.address)
         except RuntimeError as exc:
