@@ -277,6 +277,8 @@ def _translate(value, context, where: str):
         return {k: _translate(v, context, where) for k, v in value.items()}
     if kind is Crc:
         return value                      # a standard CRC; the reconfigurable ones are state
+    if kind is np.ndarray and not value.flags.writeable and value.base is None:
+        return value                      # a read-only constant (lane code's operands)
     if kind is not np.ndarray and callable(value) and kind.__module__.startswith("numpy"):
         return value                      # numpy functions and scalar types
     raise Unshareable(f"{where}: cannot share a {kind.__name__}")
