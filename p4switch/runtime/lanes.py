@@ -74,6 +74,8 @@ class _Val:
     nonneg: bool
     vector: bool
     boolean: bool = False
+    array: bool = False      # certainly a 1-d ndarray (not an int or 0-d stand-in)
+    cmp: tuple | None = None  # a comparison: (op, left code, right code)
 
 
 class VectorCompiler:
@@ -162,7 +164,7 @@ class VectorCompiler:
                 target = tuple(params[0]["value"])
                 bank, first, end, width = self.banks[params[1]["value"]]
                 row = self._row(bank, first, end)
-                value = self._store_value(_Val(row, width, True, True), target)
+                value = self._store_value(_Val(row, width, True, True, array=True), target)
                 self._bind(target, value)
                 if value.code == row:   # a view of the bank row: see _copy_views
                     self.views.append(len(lines) - 1)
@@ -188,7 +190,11 @@ class VectorCompiler:
                 lines.append(f"f[{slots[0]}:{slots[-1] + 1}] = {code}")
             else:
                 slot = _slot(self.layout, target)
-                code = f"_lane_last({value.code})" if value.vector else value.code
+                code = value.code
+                if value.array:
+                    code = f"{value.code}.item(-1)"
+                elif value.vector:
+                    code = f"_lane_last({value.code})"
                 lines.append(f"f[{slot}] = {code}")
         return self._copy_views(lines)
 
@@ -212,22 +218,30 @@ class VectorCompiler:
     def _copy_views(self, lines: list[str]) -> list[str]:
         """A register read binds a view of the bank row; it is copied when it is used after
         a write to a bank (which would change it) or stored whole into the PHV (where it
-        must not change with the bank later)."""
-        for at in self.views:
+        must not change with the bank later). When all it is used for after the write is its
+        last lane (a shared scratch field's final value), that lane is read before the write
+        instead of copying the row."""
+        for at in reversed(self.views):
             name = lines[at].split(" = ", 1)[0]
             used = re.compile(rf"\b{name}\b(?!\.tolist)")
-            written = False
-            needed = False
+            last = f"{name}.item(-1)"
+            written = stored = late_whole = late_last = False
             for line in lines[at + 1:]:
                 target, _, value = line.partition(" = ")
-                if written and used.search(line):
-                    needed = True
+                if written and last in line:
+                    late_last = True
+                if written and used.search(line.replace(last, "")):
+                    late_whole = True
                 if value == name:        # stored, or aliased (and maybe stored later)
-                    needed = True
+                    stored = True
                 if target.startswith("bank"):
                     written = True
-            if needed:
+            if stored or late_whole:
                 lines[at] += ".copy()"
+            elif late_last:
+                hoisted = f"{name}_last"
+                lines[at + 1:] = [line.replace(last, hoisted) for line in lines[at + 1:]]
+                lines.insert(at + 1, f"{hoisted} = {last}")
         return lines
 
     def _diamond(self, cond_node, then: list[dict], other: list[dict]) -> list[tuple]:
@@ -256,11 +270,12 @@ class VectorCompiler:
             a = sides[0][key] if key in sides[0] else self._expr(field)
             b = sides[1][key] if key in sides[1] else self._expr(field)
             if cond.vector:
-                code = f"_np_where({cond.code}, {a.code}, {b.code})"
+                code = _select(cond, a, b)
             else:
                 code = f"({a.code} if {cond.code} else {b.code})"
             self._bind(key, _Val(code, max(a.bits, b.bits), a.nonneg and b.nonneg,
-                                 cond.vector or a.vector or b.vector))
+                                 cond.vector or a.vector or b.vector,
+                                 array=cond.array or a.array or b.array))
         return keys
 
     def _vector_run(self, slots: list[int]):
@@ -275,7 +290,8 @@ class VectorCompiler:
     def _bind(self, target: tuple, value: _Val) -> None:
         name = f"_vv{self.tmp()}"
         self.lines.append(f"{name} = {value.code}")
-        self.env[target] = _Val(name, value.bits, value.nonneg, value.vector)
+        self.env[target] = _Val(name, value.bits, value.nonneg, value.vector,
+                                array=value.array)
 
     def _field_info(self, key: tuple):
         ref = self.layout.field(key[0], key[1], Node(list(key), "lanes"))
@@ -290,17 +306,40 @@ class VectorCompiler:
     def _truncate(self, value: _Val, width: int, signed: bool) -> _Val:
         if value.boolean:
             value = _Val(f"({value.code}).astype(_np_int64)" if value.vector
-                         else f"(1 if {value.code} else 0)", 1, True, value.vector)
+                         else f"(1 if {value.code} else 0)", 1, True, value.vector,
+                         array=value.array)
         mask = (1 << width) - 1
         if signed:
             half = 1 << (width - 1)
             if not value.nonneg or value.bits >= width:
-                return _Val(f"((({value.code}) + {half} & {mask}) - {half})", width, False,
-                            value.vector)
+                h, m = self._lit(half, value.vector), self._lit(mask, value.vector)
+                return _Val(f"((({value.code}) + {h} & {m}) - {h})", width, False,
+                            value.vector, array=value.array)
             return value
         if value.nonneg and value.bits <= width:
             return value
-        return _Val(f"(({value.code}) & {mask})", width, True, value.vector)
+        return _Val(f"(({value.code}) & {self._lit(mask, value.vector)})", width, True,
+                    value.vector, array=value.array)
+
+    def _lit(self, const: int, vector: bool) -> str:
+        """A constant operand. Next to a vector it is a read-only 0-d int64 array: numpy
+        (2.x) takes ~0.25 us longer per operation to convert a Python int operand, which is
+        most of what an operation on a few hundred lanes costs."""
+        if not vector or self.dry_run:
+            return repr(const)
+        name = f"_lc{const}" if const >= 0 else f"_lcm{-const}"
+        namespace = self.scope.namespace
+        if name not in namespace:
+            array = np.array(const, dtype=np.int64)
+            array.flags.writeable = False
+            namespace[name] = array
+        return name
+
+    def _operand(self, value: _Val, vector: bool) -> str:
+        """An operand's code, a literal constant next to a vector as `_lit` makes it."""
+        if vector and not value.vector and _INT.fullmatch(value.code):
+            return self._lit(int(value.code), True)
+        return value.code
 
     # -- expressions
     def _expr(self, node) -> _Val:
@@ -369,21 +408,27 @@ class VectorCompiler:
                 bits = min(x.bits for x in (a, b) if x.nonneg) if nonneg else max(a.bits, b.bits)
             else:
                 bits, nonneg = max(a.bits, b.bits), a.nonneg and b.nonneg
-            return self._checked(_Val(f"({a.code} {op} {b.code})", bits, nonneg,
-                                      a.vector or b.vector))
+            vector = a.vector or b.vector
+            code = f"({self._operand(a, vector)} {op} {self._operand(b, vector)})"
+            return self._checked(_Val(code, bits, nonneg, vector, array=a.array or b.array))
         if op in ("<<", ">>"):
             a, b = self._num(left), self._num(right)
             if b.vector or not b.code.isdigit():
                 raise _Unsupported()
             amount = int(b.code)
             bits = a.bits + amount if op == "<<" else max(a.bits - amount, 1)
-            return self._checked(_Val(f"({a.code} {op} {amount})", bits, a.nonneg, a.vector))
+            code = f"({a.code} {op} {self._lit(amount, a.vector)})"
+            return self._checked(_Val(code, bits, a.nonneg, a.vector, array=a.array))
         if op == "~":
             a = self._num(right)
-            return self._checked(_Val(f"(~{a.code})", a.bits + 1, False, a.vector))
+            return self._checked(_Val(f"(~{a.code})", a.bits + 1, False, a.vector,
+                                      array=a.array))
         if op in ("==", "!=", "<", ">", "<=", ">="):
             a, b = self._num(left), self._num(right)
-            return _Val(f"({a.code} {op} {b.code})", 1, True, a.vector or b.vector, True)
+            vector = a.vector or b.vector
+            left_code, right_code = self._operand(a, vector), self._operand(b, vector)
+            return _Val(f"({left_code} {op} {right_code})", 1, True, vector, True,
+                        array=a.array or b.array, cmp=(op, left_code, right_code))
         if op in ("and", "or"):
             a, b = self._bool(left), self._bool(right)
             if a.vector or b.vector:
@@ -407,19 +452,18 @@ class VectorCompiler:
             if width.vector or not width.code.isdigit() or int(width.code) < 1:
                 raise _Unsupported()
             w = int(width.code)
-            half, mask = 1 << (w - 1), (1 << w) - 1
-            return _Val(f"((({a.code}) + {half} & {mask}) - {half})", w, False, a.vector)
+            half, mask = self._lit(1 << (w - 1), a.vector), self._lit((1 << w) - 1, a.vector)
+            return _Val(f"((({a.code}) + {half} & {mask}) - {half})", w, False, a.vector,
+                        array=a.array)
         if op == "?":
             cond = self._bool(node.get("cond"))
             a, b = self._expr(left), self._expr(right)
             if a.boolean != b.boolean:
                 raise _Unsupported()
             vector = cond.vector or a.vector or b.vector
-            if vector:
-                code = f"_np_where({cond.code}, {a.code}, {b.code})"
-            else:
-                code = f"({a.code} if {cond.code} else {b.code})"
-            return _Val(code, max(a.bits, b.bits), a.nonneg and b.nonneg, vector, a.boolean)
+            code = _select(cond, a, b)
+            return _Val(code, max(a.bits, b.bits), a.nonneg and b.nonneg, vector, a.boolean,
+                        array=cond.array or a.array or b.array)
         raise _Unsupported()
 
     def _num(self, node) -> _Val:
@@ -445,6 +489,21 @@ class VectorCompiler:
         return value
 
 
+def _select(cond: _Val, a: _Val, b: _Val) -> str:
+    """`cond ? a : b` over lanes. A select of the two sides of a comparison is their
+    maximum or minimum (exact on integers, and one numpy call instead of two)."""
+    if not (cond.vector or a.vector or b.vector):
+        return f"({a.code} if {cond.code} else {b.code})"
+    if cond.cmp is not None and not a.boolean and cond.cmp[0] in (">", ">=", "<", "<="):
+        op, left, right = cond.cmp
+        picks = {(left, right): "max", (right, left): "min"}.get((a.code, b.code))
+        if picks is not None:
+            if op in ("<", "<="):
+                picks = "min" if picks == "max" else "max"
+            return f"_np_{picks}imum({a.code}, {b.code})"
+    return f"_np_where({cond.code}, {a.code}, {b.code})"
+
+
 def _indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines] or ["    pass"]
 
@@ -455,10 +514,12 @@ def _lane_last(value) -> int:
     return int(value[-1]) if getattr(value, "ndim", 0) else int(value)
 
 
+_INT = re.compile(r"-?\d+")
 _REDUCERS = {"|": "_np_or_reduce", "&": "_np_and_reduce", "^": "_np_xor_reduce"}
 LANE_HELPERS = {"_np_or_reduce": np.bitwise_or.reduce, "_np_and_reduce": np.bitwise_and.reduce,
                 "_np_xor_reduce": np.bitwise_xor.reduce,
                 "_lane_last": _lane_last, "_np_array": np.array, "_np_int64": np.int64,
                 "_np_where": np.where, "_np_full": np.full,
+                "_np_maximum": np.maximum, "_np_minimum": np.minimum,
                 "_np_logical_and": np.logical_and, "_np_logical_or": np.logical_or,
                 "_np_logical_not": np.logical_not}
