@@ -106,34 +106,60 @@ def switch_mac(switch: Switch) -> str:
     return "02:ff:" + ":".join(f"{(low >> shift) & 0xFF:02x}" for shift in (24, 16, 8, 0))
 
 
-def multipath_routes(topology: Topology) -> dict[str, list[MultipathRoute]]:
-    """switch name -> its routes, one per reachable host, in host order."""
-    routes: dict[str, list[MultipathRoute]] = {s.name: [] for s in topology.switches}
+def next_hop_sets(topology: Topology) -> dict[str, list[tuple[object, tuple[NextHop, ...]]]]:
+    """switch name -> (host, its next hops towards the host) per reachable host, in host order.
+    Equal next-hop sets of one switch are one shared tuple (a fat-tree(16) has 327,680 pairs and
+    a few sets per switch). Why per attachment: a host never transits, so every switch but the
+    host's own sees it at its attachment switches' distance plus one; hosts on the same
+    switch(es) share one search and one next-hop set per switch (one BFS per edge switch, not
+    per host: 1.2 -> 0.1 s at 1024 hosts)."""
+    pairs: dict[str, list] = {s.name: [] for s in topology.switches}
     is_switch = {s.name for s in topology.switches}
-    # per switch, every way out (by port) as the NextHop it becomes; equal next-hop sets of one
-    # switch are one shared tuple (a fat-tree(16) has 327,680 routes and a few sets per switch)
     ways = {s.name: [(n.node, NextHop(n.port, n.node, switch_mac(topology.switch(n.node))
                                       if n.node in is_switch else ""))
                      for n in topology.neighbours(s.name)]           # sorted by port
             for s in topology.switches}
     shared: dict[tuple[str, tuple[int, ...]], tuple[NextHop, ...]] = {}
+    # attached nodes -> [(switch, next hops, or None on the host's own switch)]
+    towards_by_attachment: dict[frozenset, list] = {}
     for host in topology.hosts:
-        distance = topology.distances_to(host.name)
-        for switch in topology.switches:
-            here = distance.get(switch.name)
-            if here is None:
-                continue
-            if here == 1:       # the host's own switch: the last hop writes the host's MAC
+        attachment = frozenset(n.node for n in topology.neighbours(host.name))
+        towards = towards_by_attachment.get(attachment)
+        if towards is None:
+            towards = towards_by_attachment[attachment] = _towards(
+                topology, host.name, ways, is_switch, shared)
+        for switch, hops in towards:
+            if hops is None:    # the host's own switch: the last hop writes the host's MAC
                 hops = tuple(NextHop(hop.port, node, host.mac)
-                             for node, hop in ways[switch.name] if node == host.name)
-            else:
-                closer = tuple(hop for node, hop in ways[switch.name]
-                               if node in is_switch and distance.get(node, -1) == here - 1)
-                key = (switch.name, tuple(hop.port for hop in closer))
-                hops = shared.setdefault(key, closer)
-            routes[switch.name].append(
-                MultipathRoute(switch.name, host.name, host.ip, 32, host.mac, hops))
-    return routes
+                             for node, hop in ways[switch] if node == host.name)
+            pairs[switch].append((host, hops))
+    return pairs
+
+
+def _towards(topology: Topology, host: str, ways, is_switch, shared) -> list:
+    """(switch, the neighbours one hop closer to `host`) for every switch that reaches it; None
+    for the switches it attaches to (their next hops are the host's own links)."""
+    distance = topology.distances_to(host)
+    towards = []
+    for switch in topology.switches:
+        here = distance.get(switch.name)
+        if here is None:
+            continue
+        if here == 1:
+            towards.append((switch.name, None))
+            continue
+        closer = tuple(hop for node, hop in ways[switch.name]
+                       if node in is_switch and distance.get(node, -1) == here - 1)
+        key = (switch.name, tuple(hop.port for hop in closer))
+        towards.append((switch.name, shared.setdefault(key, closer)))
+    return towards
+
+
+def multipath_routes(topology: Topology) -> dict[str, list[MultipathRoute]]:
+    """switch name -> its routes, one per reachable host, in host order."""
+    return {switch: [MultipathRoute(switch, host.name, host.ip, 32, host.mac, hops)
+                     for host, hops in pairs]
+            for switch, pairs in next_hop_sets(topology).items()}
 
 
 def host_routes(topology: Topology) -> dict[str, list[Route]]:
@@ -160,23 +186,24 @@ def aggregated_routes(topology: Topology) -> dict[str, list[MultipathRoute]]:
     (controller/prefixes.py), per hosts' subnet. A prefix's `host` is its text; its MAC is the
     next hop's (the host's own on the last hop, `switch_mac` towards a switch). A switch that
     cannot reach every host keeps /32s (a miss there must stay a drop)."""
-    per_host = multipath_routes(topology)
+    per_host = next_hop_sets(topology)
     address = {h.name: int(ipaddress.IPv4Address(h.ip)) for h in topology.hosts}
     subnets: dict[tuple[int, int], list] = {}
     for host in topology.hosts:
         net = ipaddress.IPv4Network(f"{host.ip}/{host.prefix_len}", strict=False)
         subnets.setdefault((int(net.network_address), net.prefixlen), []).append(host)
     result: dict[str, list[MultipathRoute]] = {}
-    for switch, routes in per_host.items():
-        if len(routes) != len(topology.hosts):
-            result[switch] = routes
+    for switch, pairs in per_host.items():
+        if len(pairs) != len(topology.hosts):
+            result[switch] = [MultipathRoute(switch, host.name, host.ip, 32, host.mac, hops)
+                              for host, hops in pairs]
             continue
-        by_host = {r.host: r for r in routes}
+        hops_of = {host.name: hops for host, hops in pairs}
         out: list[MultipathRoute] = []
         for within, hosts in subnets.items():
             # actions by identity (equal next-hop sets are one tuple): cheap to compare
-            hop_sets = {id(by_host[h.name].next_hops): by_host[h.name].next_hops for h in hosts}
-            actions = [(address[h.name], id(by_host[h.name].next_hops)) for h in hosts]
+            hop_sets = {id(hops_of[h.name]): hops_of[h.name] for h in hosts}
+            actions = [(address[h.name], id(hops_of[h.name])) for h in hosts]
             for prefix in aggregate(actions, within):
                 text = str(ipaddress.IPv4Address(prefix.network))
                 hops = hop_sets[prefix.action]
