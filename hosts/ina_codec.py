@@ -23,14 +23,19 @@ from __future__ import annotations
 import numpy as np
 
 from . import quantize as qz
-from .ina_wire import contribution_payload
+from .ina_wire import HEADER_BYTES, contribution_payload, contribution_table
 
 
 class FloatCodec:
     """Quantization of one worker's float32 vector for one call, and dequantization of sums."""
 
     def __init__(self, values: np.ndarray, *, job: int, worker: int, n: int, k: int,
-                 pool_size: int, fmt: str, scaling: str, divisor: int):
+                 pool_size: int, fmt: str, scaling: str, divisor: int,
+                 first_position: int | None = None):
+        """`first_position`: the position of the call's chunk 0 (docs/protocol.md §4), when
+        the caller sends chunk c at slot and version of position first_position + c: job
+        scaling then builds every CONTRIB payload at once when the scale is known."""
+        self.first_position = first_position
         self.job, self.worker, self.n, self.pool_size = job, worker, n, pool_size
         self.fmt, self.scaling = fmt, scaling
         self.format_code = qz.FORMAT_CODES[fmt]
@@ -50,12 +55,14 @@ class FloatCodec:
         self.global_max: float | None = None
         self._scale: float | None = None                 # job: the call's scale
         self._limits = np.full(self.chunks, self.limit, np.int64)   # of each sum's sending
-        self._sums = np.zeros((self.chunks, self.per_chunk),
-                              qz.wire_dtype(fmt).newbyteorder("="))
         self.overflowed: list[int] = []                  # chunks whose RESULT was flagged
         self.redo_chunks: list[int] = []                 # fixed when the first pass ends
         self.unresolved_overflows = 0                    # flagged even at divisor n
         self._job_body: bytes | None = None
+        self._table: bytes | None = None                 # job scaling: every payload (above)
+        self._packet_bytes = HEADER_BYTES + 4 * k
+        # the RESULT lanes as they arrived, in wire order (one row per chunk; read at the end)
+        self._wire_sums = bytearray(self.chunks * 4 * k)
 
     @property
     def scale(self) -> float | None:
@@ -83,7 +90,14 @@ class FloatCodec:
             self._scale = 1.0 if self.global_max == 0 else self.limit / self.global_max
             quantized = qz.quantize_scaled(self._values.reshape(-1), self._scale, self.limit,
                                            self.fmt)
-            self._job_body = quantized.astype(qz.wire_dtype(self.fmt)).tobytes()
+            lanes = quantized.astype(qz.wire_dtype(self.fmt))
+            if self.first_position is None:
+                self._job_body = lanes.tobytes()
+            else:
+                self._table = contribution_table(
+                    job=self.job, worker=self.worker, fmt=self.format_code,
+                    first_position=self.first_position, pool_size=self.pool_size,
+                    lanes=lanes.reshape(self.chunks, self.per_chunk))
             if self.limit == self.safe_limit:
                 self._values = None      # no chunk can be redone: the floats are not needed
             return
@@ -96,6 +110,9 @@ class FloatCodec:
 
     def contribution(self, key: int, slot: int, ver: int) -> bytes:
         """The CONTRIB payload of transmission `key` (chunk `key`, or a redo past the chunks)."""
+        if self._table is not None and key < self.chunks:
+            size = self._packet_bytes                # slot and ver follow first_position
+            return self._table[key * size:(key + 1) * size]
         if key < self.chunks:
             chunk, limit = key, self.limit
             ahead = key + self.pool_size
@@ -140,7 +157,12 @@ class FloatCodec:
                 self.overflowed.append(chunk)
         if redo:
             self._limits[chunk] = self.safe_limit
-        self._sums[chunk] = np.frombuffer(payload, qz.wire_dtype(self.fmt), offset=16)
+        self.store(chunk, payload)
+
+    def store(self, chunk: int, payload: bytes) -> None:
+        """A RESULT's lanes, as they are, into chunk `chunk`'s row (a later one replaces it)."""
+        size = 4 * self.k
+        self._wire_sums[chunk * size:(chunk + 1) * size] = memoryview(payload)[HEADER_BYTES:]
 
     def end_of_pass(self) -> int:
         """After the first pass's last result: the chunks to redo (every worker's list is the
@@ -164,11 +186,12 @@ class FloatCodec:
             scales = float(per_chunk[0])     # one scale: no per-element vector to build
         else:
             scales = np.repeat(per_chunk, self.per_chunk)[:self.length]
-        return qz.dequantize_scaled(self._sums.reshape(-1)[:self.length], scales)
+        sums = np.frombuffer(self._wire_sums, qz.wire_dtype(self.fmt))[:self.length]
+        return qz.dequantize_scaled(sums, scales)
 
     def release(self) -> None:
         """After `result`: drop the vectors; `error_bound` needs only the scales."""
-        self._values = self._job_body = self._sums = None
+        self._values = self._job_body = self._table = self._wire_sums = None
 
     def error_bound(self, result: np.ndarray) -> np.ndarray:
         """Per element: n half-units of the scale its block's sum used, plus half an ulp."""

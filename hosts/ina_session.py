@@ -44,6 +44,7 @@ from __future__ import annotations
 import enum
 import heapq
 from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,8 +53,9 @@ from .ina_codec import FloatCodec
 from .congestion import (SRTT_FLOOR, CongestionEvents, InFlightWindow, LossBursts,
                          RtoEstimator)
 from .errors import PeerUnreachable, UsageError
-from .ina_wire import (ChunkEncoder, InaPacket, Kind, WireError, block_fields, check_k,
-                       decode_header, decode_values, encode, query_for, with_retx)
+from .ina_wire import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER, ChunkEncoder,
+                       InaPacket, Kind, WireError, block_fields, check_k, decode_header,
+                       decode_values, encode, payload_bytes, query_for, with_retx)
 
 
 class State(enum.Enum):
@@ -93,11 +95,14 @@ DEFAULT_RTO_MIN = 0.002   # the learnt RTO's floor unless configured (clock gran
 # trip) halves it, what the hosts did before, kept for comparison.
 WINDOW_RULES = ("burst", "every_loss")
 _RESULT_KINDS = (Kind.RESULT, Kind.MAX_RESULT)
+_UNPACK_HEADER = HEADER.unpack_from
+# the flag bits a RESULT may carry besides its format: ver, retx, overflow (receive's fast path)
+_RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
 
 
-@dataclass(frozen=True)
-class Step:
-    """What the caller must do now: send these payloads; call `timeout` at `deadline`."""
+class Step(NamedTuple):
+    """What the caller must do now: send these payloads; call `timeout` at `deadline`.
+    (A tuple: one is made per input, so it must be cheap.)"""
 
     send: tuple[bytes, ...]
     deadline: float | None
@@ -132,20 +137,26 @@ class Counters:
                            for f in fields(self)})
 
 
-@dataclass
 class _Flight:
-    payload: bytes
-    slot: int
-    ver: int
-    tries: int
-    deadline: float
-    sent_at: float = 0.0        # the first transmission (an RTT sample if it is the only one)
-    serial: int = 0             # of the latest transmission (see congestion.CongestionEvents)
-    last_sent: float = 0.0      # the latest transmission
-    expiries: int = 0           # timer expiries (the backoff, and the give-up count)
-    suspect: bool = False       # a later transmission was answered: resend at the reorder timer
-    wait: float = 0.0           # the latest transmission's timer length
-    queried: bool = False       # the latest transmission was a QUERY (a NACK resends the values)
+    """A chunk in flight (one is made per chunk sent: a plain class with slots, cheap)."""
+
+    __slots__ = ("payload", "slot", "ver", "tries", "deadline", "sent_at", "serial",
+                 "last_sent", "expiries", "suspect", "wait", "queried")
+
+    def __init__(self, payload: bytes, slot: int, ver: int, tries: int, deadline: float,
+                 sent_at: float = 0.0):
+        self.payload = payload
+        self.slot = slot
+        self.ver = ver
+        self.tries = tries
+        self.deadline = deadline
+        self.sent_at = sent_at      # the first transmission (an RTT sample if it is the only one)
+        self.serial = 0             # of the latest transmission (congestion.CongestionEvents)
+        self.last_sent = 0.0        # the latest transmission
+        self.expiries = 0           # timer expiries (the backoff, and the give-up count)
+        self.suspect = False        # a later transmission was answered: resend at reorder timer
+        self.wait = 0.0             # the latest transmission's timer length
+        self.queried = False        # the latest transmission was a QUERY (a NACK resends values)
 
 
 _RTO, _REORDER = 0, 1           # timer kinds
@@ -223,6 +234,8 @@ class InaSession:
         self.fast_retransmit = fast_retransmit
         self.fmt, self.scaling, self.divisor = _check_encoding(fmt, scaling, divisor, self.n)
         self.window_rule = window_rule
+        self._result_bytes = payload_bytes(self.k)
+        self._format_bits = qz.FORMAT_CODES[self.fmt] << 2    # flags bits 2-3 of this job
         # early detection sends a header-only QUERY (True) or the values again (False)
         self.query = query
         # Slots below switch_slots are aggregated in the switch, the rest by the job's host
@@ -264,7 +277,7 @@ class InaSession:
         self._float_input = values
         self._codec = FloatCodec(values, job=self.job, worker=self.worker, n=self.n, k=self.k,
                                  pool_size=self.pool_size, fmt=self.fmt, scaling=self.scaling,
-                                 divisor=self.divisor)
+                                 divisor=self.divisor, first_position=self.next_position)
         self._chunks = self._codec.chunks
         self._answered = bytearray(self._chunks)
         self._local_max = self._codec.local_max
@@ -293,30 +306,57 @@ class InaSession:
 
     def receive(self, payload: bytes, now: float) -> Step:
         """A UDP payload from the aggregator; never raises for its content."""
-        self.counters.packets_received += 1
-        self.counters.bytes_received += len(payload)
+        return Step(tuple(self._receive(payload, now)), self._next_deadline())
+
+    def receive_many(self, payloads, now: float) -> Step:
+        """Several payloads that arrived together: the same as `receive` for each in turn
+        (the same payloads to send, in the same order; the deadline of the last), with one
+        Step and one look at the timers for the whole batch."""
+        out: list[bytes] = []
+        receive = self._receive
+        for payload in payloads:
+            out += receive(payload, now)
+        return Step(tuple(out), self._next_deadline())
+
+    def _receive(self, payload: bytes, now: float) -> list[bytes]:
+        """One payload in, the payloads to send out."""
+        counters = self.counters
+        counters.packets_received += 1
+        size = len(payload)
+        counters.bytes_received += size
+        if size == self._result_bytes and payload[0] == Kind.RESULT:
+            # The common case in one go: a well-formed RESULT of this job, worker, count and
+            # lane format. Anything else takes the full checks below (the same verdicts).
+            _kind, flags, job, worker, pad, slot, chunk, count, bmax = _UNPACK_HEADER(payload)
+            if (job == self.job and worker == self.worker and count == self.n and not pad
+                    and not flags & ~(_RESULT_FLAGS | FLAG_FORMAT)
+                    and flags & FLAG_FORMAT == (0 if self._codec is None
+                                                else self._format_bits)):
+                return self._on_result(chunk, slot, flags & FLAG_VER, payload, now,
+                                       bmax, flags & FLAG_OVERFLOW)
         try:
             kind, job, worker, slot, chunk, ver, _retx, count = decode_header(payload, self.k)
         except WireError:
-            self.counters.malformed_ignored += 1
-            return self._step(())
+            counters.malformed_ignored += 1
+            return []
         if job != self.job or worker != self.worker:
-            self.counters.foreign_ignored += 1
-            return self._step(())
+            counters.foreign_ignored += 1
+            return []
         if kind is Kind.NACK:
-            return self._step(self._on_nack(chunk, slot, ver, now))
+            return self._on_nack(chunk, slot, ver, now)
         if kind not in _RESULT_KINDS:
-            self.counters.foreign_ignored += 1
-            return self._step(())
+            counters.foreign_ignored += 1
+            return []
         if count != self.n:
-            self.counters.malformed_ignored += 1
-            return self._step(())
+            counters.malformed_ignored += 1
+            return []
         if kind is Kind.MAX_RESULT:
-            return self._step(self._on_max_result(ver, decode_values(payload), now))
-        if block_fields(payload)[1] != (0 if self._codec is None else self._codec.format_code):
-            self.counters.malformed_ignored += 1     # another lane format than this job's
-            return self._step(())
-        return self._step(self._on_result(chunk, slot, ver, payload, now))
+            return self._on_max_result(ver, decode_values(payload), now)
+        bmax, fmt, overflow = block_fields(payload)
+        if fmt != (0 if self._codec is None else self._codec.format_code):
+            counters.malformed_ignored += 1     # another lane format than this job's
+            return []
+        return self._on_result(chunk, slot, ver, payload, now, bmax, overflow)
 
     def timeout(self, now: float) -> Step:
         """Retransmit every chunk whose timer has expired; PeerUnreachable when one is spent."""
@@ -427,11 +467,6 @@ class InaSession:
         padded[:self._length] = quantized
         return ChunkEncoder(job=self.job, worker=self.worker, k=self.k, vector=padded)
 
-    def _position(self, chunk: int) -> tuple[int, int]:
-        """(slot, version) of a chunk of the current call."""
-        p = self.next_position + chunk
-        return p % self.pool_size, (p // self.pool_size) % 2
-
     def _path(self, slot: int) -> int:
         """0: the switch aggregates this slot; 1: the job's host aggregator does."""
         return 0 if slot < self.switch_slots else 1
@@ -441,21 +476,51 @@ class InaSession:
         return self.host_rto_estimator if self._path(slot) else self.rto_estimator
 
     def _fill_window(self, now: float) -> list[bytes]:
-        out = []
+        """Send new chunks while the window and the pool allow (the per-chunk path: kept to
+        plain arithmetic on locals; `_send_new` and `_arm` do the same for one chunk)."""
         window = self.in_flight_window.size if self.adaptive else self.window
         # A chunk whose latest transmission is a 16-byte QUERY holds no frame of values in
         # any queue: up to window/4 of them do not count against the window, so a few losses
         # waiting for their NACK do not starve the link. Not more: the switch pays per packet,
         # and at window/2 a star of 32 overflowed its input queue (docs/loss.md).
         window += min(self._queried, window // QUERIED_ALLOWANCE_DIVISOR)
-        while (self._next_chunk < self._chunks and len(self._in_flight) < window
-               and (self._next_chunk < self.pool_size
-                    or self._answered[self._next_chunk - self.pool_size])):
-            c = self._next_chunk
-            slot, ver = self._position(c)
-            out.append(self._send_new(c, self._encoder.contribution(c, slot, ver), slot, ver,
-                                      now))
-            self._next_chunk += 1
+        in_flight = self._in_flight
+        c, chunks, pool = self._next_chunk, self._chunks, self.pool_size
+        out: list[bytes] = []
+        if c >= chunks or len(in_flight) >= window:
+            return out
+        answered, contribution = self._answered, self._encoder.contribution
+        counters, timers, timeline = self.counters, self._timers, self.timeline
+        transmitted = self._events.transmitted
+        bursts, bursts_window = self.loss_bursts.transmitted, self.in_flight_window.size
+        if self.adaptive:    # a first transmission waits its path's RTO (timer(1))
+            switch_wait = min(self.rto_estimator.rto, self.rto_estimator.maximum)
+            host_wait = (min(self.host_rto_estimator.rto, self.host_rto_estimator.maximum)
+                         if self.switch_slots < pool else switch_wait)
+        else:
+            switch_wait = host_wait = min(self.rto, self.rto_max)
+        switch_slots = self.switch_slots
+        position = self.next_position + c
+        while c < chunks and len(in_flight) < window and (c < pool or answered[c - pool]):
+            slot, ver = position % pool, (position // pool) % 2
+            payload = contribution(c, slot, ver)
+            flight = _Flight(payload, slot, ver, 1, 0.0, now)
+            in_flight[c] = flight
+            wait = host_wait if slot >= switch_slots else switch_wait
+            flight.serial = transmitted()
+            bursts(bursts_window)
+            flight.last_sent = now
+            flight.wait = wait
+            flight.deadline = deadline = now + wait
+            heapq.heappush(timers, (deadline, c, 1, _RTO))
+            counters.packets_sent += 1
+            counters.bytes_sent += len(payload)
+            if timeline is not None:
+                timeline.append((now, "send", c))
+            out.append(payload)
+            c += 1
+            position += 1
+            self._next_chunk = c
         return out
 
     def _send_new(self, key: int, payload: bytes, slot: int, ver: int, now: float) -> bytes:
@@ -549,9 +614,6 @@ class InaSession:
             heapq.heappop(self._timers)
         return None
 
-    def _step(self, send: list[bytes]) -> Step:
-        return Step(tuple(send), self._next_deadline())
-
     def _on_loss(self, flight: _Flight) -> None:
         """A data chunk's transmission was lost (detected early or by its timer)."""
         if self.window_rule == "every_loss":
@@ -620,51 +682,66 @@ class InaSession:
         self._transition(Event.SCALE_AGREED)
         return self._fill_window(now)
 
-    def _on_result(self, c: int, slot: int, ver: int, payload: bytes,
-                   now: float) -> list[bytes]:
+    def _on_result(self, c: int, slot: int, ver: int, payload: bytes, now: float,
+                   bmax: int, overflow: int) -> list[bytes]:
+        """The RESULT of transmission c (`bmax` and `overflow`: its header's block max and
+        overflow flag). Runs for every chunk: locals and inline arithmetic."""
         flight = self._in_flight.get(c) if self.state is State.DATA else None
         if flight is None or slot != flight.slot or ver != flight.ver:
             self.counters.duplicates_ignored += 1
             return []
         del self._in_flight[c]
-        self._set_queried(flight, False)
+        if flight.queried:
+            self._set_queried(flight, False)
         self._last_progress = now
         self._last_progress_sent = flight.last_sent
         if self.timeline is not None:
             self.timeline.append((now, "result", c))
+        path = 0 if slot < self.switch_slots else 1
+        highest = self._highest_answered
         if self.adaptive:
             # Karn: a resent chunk's result could answer either copy. And a result overtaken
             # by a later chunk's waited for another worker's retransmission: not a path delay.
-            if c > self._highest_answered[self._path(slot)]:
+            if c > highest[path]:
+                estimator = self.host_rto_estimator if path else self.rto_estimator
                 if flight.tries == 1:
-                    self._estimator(slot).sample(now - flight.sent_at)
+                    estimator.sample(now - flight.sent_at)
                 elif self._spurious_timeout(flight, now):
                     # No round trip fits since the timer's copy: the result answers the first
                     # copy, an unambiguous sample of a round trip the RTO was too short for
                     # (a stalled switch process, not loss). Karn's rule would learn nothing.
                     self.counters.spurious_timeouts += 1
-                    self._estimator(slot).sample(now - flight.sent_at)
-            self.in_flight_window.on_result()
-        path = self._path(slot)
-        self._highest_answered[path] = max(self._highest_answered[path], c)
+                    estimator.sample(now - flight.sent_at)
+            window = self.in_flight_window
+            if window.size < window.maximum:       # (on_result does nothing at the maximum)
+                window.on_result()
+        if c > highest[path]:
+            highest[path] = c
         self._answered[c] = 1
         self._answered_count += 1
-        if self._encoder is self._codec:
-            bmax, _fmt, overflow = block_fields(payload)
-            self._codec.on_result(c, payload, bmax, overflow)
+        codec = self._codec
+        if self._encoder is codec:
+            if overflow or self.scaling != "job" or c >= codec.chunks:
+                codec.on_result(c, payload, bmax, bool(overflow))
+            else:
+                codec.store(c, payload)            # on_result's whole work in this case
         else:
             self._sums[c * self.k:(c + 1) * self.k] = decode_values(payload)
-        if self._answered_count == self._chunks and self._encoder is self._codec \
+        if self._answered_count == self._chunks and self._encoder is codec \
                 and not self._redoing:
             self._redoing = True
-            redo = self._codec.end_of_pass()
+            redo = codec.end_of_pass()
             if redo:   # every worker saw the same flags: the same extra chunks, in order
                 self.counters.overflow_redos += redo
                 self._chunks += redo
                 self._answered.extend(bytes(redo))
         if self._answered_count < self._chunks:
-            lost = self._detect_losses(c, flight, now) if self.fast_retransmit else []
-            return lost + self._fill_window(now)
+            in_flight = self._in_flight
+            # §4.1 looks at chunks sent before c still in flight; in_flight is in first-send
+            # (= chunk) order, so its first key says whether there is any.
+            if self.fast_retransmit and in_flight and next(iter(in_flight)) < c:
+                return self._detect_losses(c, flight, now) + self._fill_window(now)
+            return self._fill_window(now)
         self._finish()
         return []
 

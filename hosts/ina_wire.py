@@ -228,6 +228,32 @@ def contribution_payload(*, job: int, worker: int, slot: int, chunk: int, ver: i
     return header + body
 
 
+def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, pool_size: int,
+                       lanes: np.ndarray) -> bytes:
+    """Every CONTRIB payload of a call at once, back to back (`lanes`: one row per chunk, in
+    wire order): chunk c at position first_position + c, so slot (first_position + c) mod
+    pool_size and version ((first_position + c) div pool_size) mod 2 (docs/protocol.md §4),
+    bmax 0. The same bytes as `contribution_payload` chunk by chunk, built with a few array
+    operations instead of a header pack and two copies per packet."""
+    chunks = lanes.shape[0]
+    layout = np.dtype([("kind", "u1"), ("flags", "u1"), ("job", ">u2"), ("worker", "u1"),
+                       ("pad", "u1"), ("slot", ">u2"), ("chunk", ">u4"), ("count", ">u2"),
+                       ("bmax", ">u2"), ("lanes", lanes.dtype, lanes.shape[1:])])
+    if not (0 <= job <= 0xFFFF and 0 <= worker <= 0xFF and 0 <= fmt <= 2
+            and 1 <= pool_size <= 0xFFFF and first_position >= 0 and chunks - 1 <= 0xFFFFFFFF):
+        raise ValueError(f"a header field is out of range: job {job!r}, worker {worker!r}, "
+                         f"fmt {fmt!r}, pool_size {pool_size!r}, {chunks} chunks")
+    table = np.zeros(chunks, layout)
+    positions = first_position + np.arange(chunks, dtype=np.int64)
+    table["kind"] = Kind.CONTRIB
+    table["flags"] = ((positions // pool_size) % 2) | (fmt << FORMAT_SHIFT)
+    table["job"], table["worker"] = job, worker
+    table["slot"] = positions % pool_size
+    table["chunk"] = np.arange(chunks, dtype=np.int64)
+    table["lanes"] = lanes
+    return table.tobytes()
+
+
 def decode_values(payload: bytes) -> np.ndarray:
     """The values of a payload `decode_header` accepted: a read-only big-endian view, no copy."""
     return np.frombuffer(payload, WIRE_DTYPE, offset=HEADER_BYTES)

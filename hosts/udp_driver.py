@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import AllreduceTimeout, HostError
-from .ina_session import InaSession, Step
+from .ina_session import InaSession, State, Step
 from .ina_wire import INA_UDP_PORT
 
 RECEIVE_BUFFER = 4 << 20      # room for a whole window of results arriving at once
@@ -71,41 +71,42 @@ class UdpInaDriver:
 
     def _run(self, start: Callable[[float], Step], timeout: float) -> np.ndarray:
         self._drain_stale()
-        hard_deadline = self.clock() + timeout
-        step = start(self.clock())
+        clock, session, sock = self.clock, self.session, self.sock
+        hard_deadline = clock() + timeout
+        step = start(clock())
         while True:
-            self._send(step.send)
-            if self.session.done:
-                return self.session.result
-            now = self.clock()
+            if step.send:
+                self._send(step.send)
+            if session.state is State.DONE:
+                return session.result
+            now = clock()
             if now >= hard_deadline:
                 raise AllreduceTimeout(
-                    f"job {self.session.job}: all-reduce not finished after {timeout:g} s "
-                    f"(state {self.session.state.value})")
+                    f"job {session.job}: all-reduce not finished after {timeout:g} s "
+                    f"(state {session.state.value})")
             wake = hard_deadline if step.deadline is None else min(step.deadline, hard_deadline)
-            readable, _, _ = select.select([self.sock], [], [], max(0.0, wake - now))
-            if readable:
+            if select.select((sock,), (), (), max(0.0, wake - now))[0]:
                 step = self._receive_all(step)
             else:
-                step = self.session.timeout(self.clock())
+                step = session.timeout(clock())
 
     def _receive_all(self, step: Step) -> Step:
-        """Every queued datagram into the session; sends as it goes, returns the last step."""
+        """Every queued datagram into the session at once (`receive_many`: one Step for the
+        batch); the step to carry out (the last one's deadline when nothing was queued)."""
+        recv, payloads = self.sock.recv, []
         while True:
             try:
-                payload = self.sock.recv(MAX_DATAGRAM)
+                payloads.append(recv(MAX_DATAGRAM))
             except (BlockingIOError, InterruptedError):
-                return step
+                break
             except OSError as error:
                 if error.errno in _TRANSIENT:
                     continue     # an ICMP error reported on the socket: that datagram is lost
                 raise HostError(f"cannot receive on UDP {self._bound[0]}:{self._bound[1]}: "
                                 f"{error.strerror}") from None
-            step = self.session.receive(payload, self.clock())
-            if self.session.done:
-                return step
-            self._send(step.send)
-            step = Step((), step.deadline)
+        if not payloads:
+            return Step((), step.deadline)
+        return self.session.receive_many(payloads, self.clock())
 
     def _send(self, payloads) -> None:
         for payload in payloads:

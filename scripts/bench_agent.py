@@ -1,0 +1,374 @@
+"""CPU per chunk of the INA host agent (hosts/ina_session.py + hosts/udp_driver.py), without Mininet.
+
+    .venv/bin/python scripts/bench_agent.py [--baseline-rev REV | --baseline DIR] [--udp]
+        [--workers 4] [--k 256] [--size-mib 4] [--pool 64] [--window 16] [--rounds 3]
+
+Two measurements, each run for the working tree's hosts/ and, when asked, for a baseline copy
+(`--baseline-rev REV` exports hosts/ at a git revision into a temporary directory;
+`--baseline DIR` takes a directory holding a hosts/ package), alternating, in fresh processes:
+
+* memory (always): n sessions of one job and an in-process aggregator (hosts/fallback.py's, the
+  switch's algorithm in Python, plus the MAX round) exchange payloads in a loop, no sockets. The
+  sessions' CPU (`time.process_time`) is split into start (quantizing, the MAX round's packet),
+  receive (decoding a result, the state machine, building the packets it sends) and timeout,
+  per chunk per worker. The same loop run with deterministic loss (every 89th contribution and
+  every 97th result dropped, a simulated clock that jumps to the next timer) gives a digest of
+  every payload sent and every deadline: equal digests mean the same protocol behaviour on the
+  wire, retransmissions included.
+* udp (`--udp`): n agent processes, each a `UdpInaDriver` on its own loopback address, against an
+  aggregator process (the same Python aggregator over UDP); each agent reports the CPU time
+  (process_time: user + system, its system calls included) of its second all-reduce call per
+  chunk. The aggregator is slower than the agents (as the switch is on Mininet), so results
+  arrive a few at a time, the pattern on Mininet.
+
+Prints microseconds per chunk per worker, the best of `--rounds`, and the ratio baseline / now
+measured in the same run. The machine is shared: quote `uptime` with the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+JOB = 1
+CONTRIB, RESULT, MAX_CONTRIB, MAX_RESULT = 0, 1, 2, 3
+
+
+# ---- the aggregator: the switch's algorithm in Python, plus the MAX round -----------------------
+
+class Aggregator:
+    """hosts.fallback.FallbackAggregator for every slot, and the MAX round (lane-wise unsigned
+    maximum per version cell, the switch's §3 rules: first copy marks, completes, duplicates
+    get the stored result)."""
+
+    def __init__(self, n: int, k: int, pool: int):
+        import numpy as np
+        from hosts.fallback import FallbackAggregator
+        self.np, self.n, self.k = np, n, k
+        self.sums = FallbackAggregator(job=JOB, n=n, k=k, first_slot=0, pool_size=pool)
+        self.max_cells = {0: [0, 0, None], 1: [0, 0, None]}    # ver: [seen, pending, lanes]
+
+    def receive(self, payload: bytes) -> list[tuple[int, bytes]]:
+        if payload[0] != MAX_CONTRIB:
+            return self.sums.receive(payload)
+        np = self.np
+        ver, worker = payload[1] & 1, payload[4]
+        cell, other = self.max_cells[ver], self.max_cells[1 - ver]
+        bit = 1 << worker
+        lanes = np.frombuffer(payload, ">u4", offset=16)
+        if cell[0] & bit:
+            return [self._result(worker, ver, cell)] if cell[1] == 0 else []
+        cell[0] |= bit
+        other[0] &= ~bit
+        if cell[1] == 0:
+            cell[1], cell[2] = self.n - 1, lanes.astype(np.uint32)
+        else:
+            cell[1] -= 1
+            cell[2] = np.maximum(cell[2], lanes)
+        if cell[1]:
+            return []
+        return [self._result(w, ver, cell) for w in range(self.n)]
+
+    def _result(self, worker: int, ver: int, cell: list) -> tuple[int, bytes]:
+        header = bytes((MAX_RESULT, ver, JOB >> 8, JOB & 0xFF, worker, 0, 0, 0, 0, 0, 0, 0,
+                        self.n >> 8, self.n & 0xFF, 0, 0))
+        return worker, header + cell[2].astype(">u4").tobytes()
+
+
+def make_sessions(args, **extra):
+    from hosts.ina_session import InaSession
+    return [InaSession(job=JOB, worker=w, n=args.workers, k=args.k, pool_size=args.pool,
+                       window=args.window, rto=0.1, rto_max=0.4, max_retx=12, **extra)
+            for w in range(args.workers)]
+
+
+def vectors(args):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    length = args.size_mib * (1 << 18)
+    return [rng.standard_normal(length).astype(np.float32) for _ in range(args.workers)]
+
+
+# ---- memory: sessions and aggregator in one loop ----------------------------------------------
+
+def memory_costs(args) -> dict:
+    """CPU seconds in start / receive / timeout over one timed call (after a warm-up call)."""
+    sessions, inputs = make_sessions(args), vectors(args)
+    aggregator = Aggregator(args.workers, args.k, args.pool)
+    clock = time.process_time
+    overhead = min(_clock_pair_cost(clock) for _ in range(5))
+    for timed in (False, True):
+        spent = {"start": 0.0, "receive": 0.0, "timeout": 0.0}
+        calls = {"start": 0, "receive": 0, "timeout": 0}
+        now, queue = 0.0, deque()
+        for w, session in enumerate(sessions):
+            before = clock()
+            step = session.start(inputs[w], now)
+            spent["start"] += clock() - before
+            calls["start"] += 1
+            queue.extend(step.send)
+        while queue:
+            now += 1e-6
+            for w, reply in aggregator.receive(queue.popleft()):
+                before = clock()
+                step = sessions[w].receive(reply, now)
+                spent["receive"] += clock() - before
+                calls["receive"] += 1
+                queue.extend(step.send)
+        if not all(session.done for session in sessions):
+            raise SystemExit("memory: the sessions did not finish without loss")
+    chunks = -(-inputs[0].size // args.k)
+    per_chunk = {name: max(0.0, spent[name] - calls[name] * overhead) / chunks / args.workers
+                 for name in spent}
+    return {"per_chunk_us": {name: 1e6 * value for name, value in per_chunk.items()},
+            "chunks": chunks}
+
+
+def _clock_pair_cost(clock) -> float:
+    """What one `clock() - clock()` pair adds to a measured interval."""
+    rounds = 20000
+    begin = clock()
+    for _ in range(rounds):
+        before = clock()
+        _ = clock() - before
+    return (clock() - begin) / rounds
+
+
+def wire_digest(args) -> dict:
+    """A digest of every payload and deadline of a call with deterministic loss and timers."""
+    import numpy as np
+    sessions = make_sessions(args)
+    aggregator = Aggregator(args.workers, args.k, args.pool)
+    length = min(args.size_mib * (1 << 18), 1 << 17)
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal(length).astype(np.float32) for _ in range(args.workers)]
+    digest = hashlib.sha256()
+    sent = delivered = 0
+    now, queue = 0.0, deque()
+    deadlines = [None] * len(sessions)
+
+    def record(w: int, step) -> None:
+        nonlocal sent
+        deadlines[w] = step.deadline
+        digest.update(repr((w, step.deadline)).encode())
+        for payload in step.send:
+            digest.update(payload)
+            sent += 1
+            if sent % 89:                       # every 89th transmission is lost
+                queue.append(payload)
+
+    for call in range(2):
+        for w, session in enumerate(sessions):
+            record(w, session.start(inputs[w] * (call + 1), now))
+        while not all(session.done for session in sessions):
+            if queue:
+                now += 20e-6
+                for w, reply in aggregator.receive(queue.popleft()):
+                    delivered += 1
+                    if delivered % 97:          # every 97th result is lost
+                        record(w, sessions[w].receive(reply, now))
+                continue
+            due = [d for d in deadlines if d is not None]
+            if not due:
+                raise SystemExit("wire digest: stuck with nothing in flight")
+            now = max(now, min(due))
+            for w, session in enumerate(sessions):
+                if deadlines[w] is not None and deadlines[w] <= now:
+                    record(w, session.timeout(now))
+        for w, session in enumerate(sessions):
+            digest.update(session.result.tobytes())
+    counters = sessions[0].counters
+    return {"digest": digest.hexdigest()[:16], "packets": sent,
+            "retransmissions": sum(s.counters.retransmissions for s in sessions),
+            "timer_retransmissions": counters.timer_retransmissions}
+
+
+# ---- udp: agent processes against an aggregator process ---------------------------------------
+
+def serve_aggregator(args) -> None:
+    """The aggregator over UDP on 127.0.0.1: prints its port, serves until stdin closes."""
+    aggregator = Aggregator(args.workers, args.k, args.pool)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    sock.bind(("127.0.0.1", 0))
+    print(sock.getsockname()[1], flush=True)
+    addresses: dict[int, tuple] = {}
+    import select
+    while True:
+        readable, _, _ = select.select([sock, sys.stdin], [], [])
+        if sys.stdin in readable:
+            return
+        payload, source = sock.recvfrom(65535)
+        if len(payload) > 4:
+            addresses[payload[4]] = source
+        for worker, reply in aggregator.receive(payload):
+            sock.sendto(reply, addresses[worker])
+
+
+def run_agent(args) -> None:
+    """One worker: a warm-up call, then the timed call; prints its CPU per chunk as JSON."""
+    from hosts.udp_driver import UdpInaDriver
+    session = make_sessions(args)[args.worker]
+    vector = vectors(args)[args.worker]
+    driver = UdpInaDriver(session, aggregator="127.0.0.1", aggregator_port=args.port,
+                          bind_address=f"127.0.1.{args.worker + 1}", bind_port=0)
+    driver.allreduce(vector, timeout=120)
+    before_cpu, before_wall, before_times = time.process_time(), time.perf_counter(), os.times()
+    if args.profile:
+        import cProfile
+        import pstats
+        profiler = cProfile.Profile(time.process_time)
+        profiler.runcall(driver.allreduce, vector, timeout=120)
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(18)
+    else:
+        driver.allreduce(vector, timeout=120)
+    cpu, wall = time.process_time() - before_cpu, time.perf_counter() - before_wall
+    times = os.times()
+    chunks = -(-vector.size // args.k)
+    print(json.dumps({"cpu_us": 1e6 * cpu / chunks, "wall": wall,
+                      "system_us": 1e6 * (times.system - before_times.system) / chunks,
+                      "retransmissions": session.counters.retransmissions}), flush=True)
+    driver.close()
+
+
+def udp_costs(args, root: Path) -> dict:
+    env = _env(root)
+    common = _common_arguments(args)
+    server = subprocess.Popen([sys.executable, __file__, "--role", "aggregator", *common],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        port = int(server.stdout.readline())
+        agents = [subprocess.Popen([sys.executable, __file__, "--role", "agent", "--worker",
+                                    str(w), "--port", str(port), *common,
+                                    *(["--profile"] if args.profile and w == 0 else [])],
+                                   stdout=subprocess.PIPE, env=env, text=True)
+                  for w in range(args.workers)]
+        reports = [json.loads(agent.communicate(timeout=600)[0]) for agent in agents]
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+    return {"cpu_us": sum(r["cpu_us"] for r in reports) / len(reports),
+            "system_us": sum(r["system_us"] for r in reports) / len(reports),
+            "wall": max(r["wall"] for r in reports),
+            "retransmissions": sum(r["retransmissions"] for r in reports)}
+
+
+# ---- the comparison -----------------------------------------------------------------------------
+
+def _env(root: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(root)
+    return env
+
+
+def _common_arguments(args) -> list[str]:
+    return ["--workers", str(args.workers), "--k", str(args.k), "--size-mib",
+            str(args.size_mib), "--pool", str(args.pool), "--window", str(args.window)]
+
+
+def measure(root: Path, args, what: str) -> dict:
+    """One measurement in a fresh process that imports hosts/ from `root`."""
+    if what == "udp":
+        return udp_costs(args, root)
+    out = subprocess.run([sys.executable, __file__, "--role", what, *_common_arguments(args)],
+                         env=_env(root), check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def export_revision(revision: str) -> Path:
+    """hosts/ at `revision`, in a temporary directory (removed at exit)."""
+    directory = Path(tempfile.mkdtemp(prefix="bench_agent_"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "hosts"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive, check=True)
+    return directory
+
+
+def compare(args) -> None:
+    variants = {"now": ROOT}
+    if args.baseline_rev:
+        variants = {"baseline": export_revision(args.baseline_rev), **variants}
+    elif args.baseline:
+        variants = {"baseline": Path(args.baseline).resolve(), **variants}
+    print(f"{args.workers} workers, k = {args.k}, {args.size_mib} MiB, pool {args.pool}, "
+          f"window {args.window}; load {os.getloadavg()[0]:.2f}")
+    digests = {name: measure(root, args, "digest") for name, root in variants.items()}
+    for name, d in digests.items():
+        print(f"  {name:8s} wire digest {d['digest']} ({d['packets']} packets, "
+              f"{d['retransmissions']} retransmissions)")
+    if len({d["digest"] for d in digests.values()}) > 1:
+        print("  WIRE BEHAVIOUR DIFFERS")
+    best: dict[str, dict] = {}
+    for _ in range(args.rounds):
+        for name, root in variants.items():
+            got = measure(root, args, "memory")["per_chunk_us"]
+            keep = best.setdefault(name, {})
+            for part, value in got.items():
+                keep[part] = min(value, keep.get(part, float("inf")))
+    print("memory (µs CPU per chunk per worker, best of rounds):")
+    for name, parts in best.items():
+        print(f"  {name:8s} " + "  ".join(f"{p} {v:6.2f}" for p, v in parts.items())
+              + f"  total {sum(parts.values()):6.2f}")
+    if "baseline" in best:
+        ratio = sum(best["baseline"].values()) / sum(best["now"].values())
+        print(f"  baseline / now: {ratio:.2f}x")
+    if args.udp:
+        udp: dict[str, dict] = {}
+        for _ in range(args.rounds):
+            for name, root in variants.items():
+                got = measure(root, args, "udp")
+                if name not in udp or got["cpu_us"] < udp[name]["cpu_us"]:
+                    udp[name] = got
+        print("udp loopback (µs CPU per chunk per worker, best of rounds):")
+        for name, got in udp.items():
+            print(f"  {name:8s} {got['cpu_us']:6.2f}  (system {got['system_us']:.1f}; "
+                  f"call {got['wall']:.2f} s, "
+                  f"{got['retransmissions']} retransmissions)")
+        if "baseline" in udp:
+            print(f"  baseline / now: {udp['baseline']['cpu_us'] / udp['now']['cpu_us']:.2f}x")
+    print(f"load {os.getloadavg()[0]:.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", help="a directory holding the hosts/ package to compare")
+    parser.add_argument("--baseline-rev", help="a git revision whose hosts/ to compare")
+    parser.add_argument("--udp", action="store_true", help="also run agents over loopback UDP")
+    parser.add_argument("--profile", action="store_true",
+                        help="udp: cProfile (CPU time) worker 0's timed call, on stderr")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--k", type=int, default=256)
+    parser.add_argument("--size-mib", type=int, default=4)
+    parser.add_argument("--pool", type=int, default=64)
+    parser.add_argument("--window", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--role", choices=("compare", "memory", "digest", "aggregator", "agent"),
+                        default="compare", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.role == "compare":
+        compare(args)
+    elif args.role == "memory":
+        print(json.dumps(memory_costs(args)))
+    elif args.role == "digest":
+        print(json.dumps(wire_digest(args)))
+    elif args.role == "aggregator":
+        serve_aggregator(args)
+    else:
+        run_agent(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
