@@ -1,4 +1,4 @@
-"""CPU per chunk of the INA host agent (hosts/ina_session.py + hosts/udp_driver.py), without Mininet.
+"""CPU per chunk of the INA host agent (hosts/ina_session.py, hosts/udp_driver.py), no Mininet.
 
     .venv/bin/python scripts/bench_agent.py [--baseline-rev REV | --baseline DIR] [--udp]
         [--workers 4] [--k 256] [--size-mib 4] [--pool 64] [--window 16] [--rounds 3]
