@@ -56,6 +56,8 @@ class PacketDriver:
         self._packet_outs: deque[bytes] = deque()
         self._stopping = False
         self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        # port number -> send(frames) -> how many were refused: one call per port and turn
+        self._senders = {number: _batch_sender(port) for number, port in self.ports.items()}
 
     # -- called from other threads ---------------------------------------------------------------
     def packet_out(self, data: bytes) -> None:
@@ -122,30 +124,28 @@ class PacketDriver:
 
     def _send(self, departures: list[tuple[int, bytes]]) -> None:
         """Send departures, per port in their order; ports with `send_batch` get one call."""
-        ports, counters = self.ports, self.forwarder.counters
-        cpu_port = self.forwarder.cpu_port
+        if not departures:
+            return
         by_port: dict[int, list[bytes]] = {}
         for number, data in departures:
-            if number == cpu_port and self.packet_in is not None:
-                self._deliver_packet_in(data)
-                continue
             frames = by_port.get(number)
             if frames is None:
                 by_port[number] = [data]
             else:
                 frames.append(data)
+        cpu_port = self.forwarder.cpu_port
+        if self.packet_in is not None and cpu_port in by_port:
+            for data in by_port.pop(cpu_port):
+                self._deliver_packet_in(data)
+        senders = self._senders
         for number, frames in by_port.items():
-            port = ports.get(number)
-            if port is None:
-                counters[number].tx_errors += len(frames)
+            sender = senders.get(number)
+            if sender is None:
+                self.forwarder.counters[number].tx_errors += len(frames)
                 continue
-            send_batch = getattr(port, "send_batch", None)
-            if send_batch is not None:
-                refused = send_batch(frames)
-            else:
-                refused = sum(not port.send(data) for data in frames)
+            refused = sender(frames)
             if refused:
-                counters[number].tx_errors += refused
+                self.forwarder.counters[number].tx_errors += refused
 
     def _deliver_packet_in(self, data: bytes) -> None:
         try:
@@ -161,3 +161,11 @@ class PacketDriver:
         if self._wake_fd >= 0:
             os.close(self._wake_fd)
             self._wake_fd = -1
+
+
+def _batch_sender(port: SocketPort) -> Callable[[list[bytes]], int]:
+    send_batch = getattr(port, "send_batch", None)
+    if send_batch is not None:
+        return send_batch
+    send = port.send
+    return lambda frames: sum(not send(data) for data in frames)

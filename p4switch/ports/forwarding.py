@@ -76,8 +76,10 @@ class Forwarder:
 
         Packets delayed by the plan are held and come out of `release()` when due.
         """
-        admitted = []
         counters, impairments, tap = self.counters, self._impairments, self.tap
+        if not impairments and tap is None:
+            return self._forward_plain(arrivals)
+        admitted = []
         for port, data in arrivals:
             port_counters = counters.get(port)
             if port_counters is not None:
@@ -95,6 +97,34 @@ class Forwarder:
         with self.switch.lock:
             outputs = self.switch.receive_batch(admitted)
         return self._egress(outputs, now)
+
+    def _forward_plain(self, arrivals: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        """`forward` without impairments or a tap (the common case): only the books."""
+        counters = self.counters
+        for port, _ in arrivals:
+            port_counters = counters.get(port)
+            if port_counters is not None:
+                port_counters.rx += 1
+        with self.switch.lock:
+            outputs = self.switch.receive_batch(arrivals)
+        counted = 0
+        for port, _ in outputs:
+            port_counters = counters.get(port)
+            if port_counters is None:
+                break
+            port_counters.tx += 1
+            counted += 1
+        else:
+            return outputs
+        departures = outputs[:counted]     # an output to an unbound port: dropped, counted
+        for port, data in outputs[counted:]:
+            port_counters = counters.get(port)
+            if port_counters is None:
+                self.unbound += 1
+            else:
+                port_counters.tx += 1
+                departures.append((port, data))
+        return departures
 
     def _egress(self, outputs: list[tuple[int, bytes]], now: float) -> list[tuple[int, bytes]]:
         departures = []

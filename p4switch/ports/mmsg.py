@@ -94,6 +94,7 @@ class MessageBatch:
         self._messages_address = ctypes.addressof(self._messages)
         self._message_words = memoryview(self._messages).cast("B").cast("I")
         self._iov_words = memoryview(self._iovecs).cast("B").cast("Q")
+        self._shortened = 0       # iovecs [0, n) that a send shortened below a whole slot
 
     def receive(self, fd: int, limit: int) -> list[bytes]:
         """Up to min(limit, count) frames waiting on `fd`, without blocking.
@@ -101,21 +102,31 @@ class MessageBatch:
         Raises OSError with the call's errno when nothing was received (EAGAIN: nothing
         waiting). A frame longer than a slot would come back cut short: it is dropped instead.
         """
-        wanted = min(limit, self.count)
-        iov_words, slot = self._iov_words, self.slot_bytes
-        for i in range(wanted):          # a previous send may have shortened the iovecs
-            iov_words[2 * i + 1] = slot
+        wanted = limit if limit < self.count else self.count
+        if self._shortened:              # a send shortened these iovecs: whole slots again
+            iov_words, slot = self._iov_words, self.slot_bytes
+            for i in range(self._shortened):
+                iov_words[2 * i + 1] = slot
+            self._shortened = 0
         got = _recvmmsg(fd, self._messages_address, wanted, MSG_DONTWAIT, None)
-        if got < 0:
+        if got <= 0:
+            if got == 0:
+                return []
             code = ctypes.get_errno()
             raise OSError(code, errno.errorcode.get(code, "recvmmsg"))
-        words, buffer, stride = self._message_words, self.buffer, _MMSG_SIZE // 4
+        words, buffer, slot = self._message_words, self.buffer, self.slot_bytes
+        if got == 1:                     # the common case on a lightly loaded port
+            if words[_FLAGS_WORD] & MSG_TRUNC:
+                return []
+            return [buffer[:words[_LEN_WORD]]]
+        stride = _MMSG_SIZE // 4
         frames = []
         for i in range(got):
-            if words[i * stride + _FLAGS_WORD] & MSG_TRUNC:
+            at = i * stride
+            if words[at + _FLAGS_WORD] & MSG_TRUNC:
                 continue
             start = i * slot
-            frames.append(buffer[start:start + words[i * stride + _LEN_WORD]])
+            frames.append(buffer[start:start + words[at + _LEN_WORD]])
         return frames
 
     def send(self, fd: int, frames: list[bytes]) -> int:
@@ -124,23 +135,27 @@ class MessageBatch:
         Frames longer than a slot are refused without a call.
         """
         refused = 0
-        buffer, iov_words, slot = self.buffer, self._iov_words, self.slot_bytes
-        for first in range(0, len(frames), self.count):
-            group = frames[first:first + self.count]
+        buffer, iov_words, slot, count = self.buffer, self._iov_words, self.slot_bytes, \
+            self.count
+        address = self._messages_address
+        for first in range(0, len(frames), count):
+            group = frames[first:first + count] if len(frames) > count else frames
             filled = 0
+            start = 0
             for data in group:
                 size = len(data)
                 if size > slot:
                     refused += 1
                     continue
-                start = filled * slot
                 buffer[start:start + size] = data
                 iov_words[2 * filled + 1] = size
                 filled += 1
+                start += slot
+            if filled > self._shortened:
+                self._shortened = filled
             done = 0
             while done < filled:
-                sent = _sendmmsg(fd, self._messages_address + done * _MMSG_SIZE, filled - done,
-                                 MSG_DONTWAIT)
+                sent = _sendmmsg(fd, address + done * _MMSG_SIZE, filled - done, MSG_DONTWAIT)
                 if sent > 0:
                     done += sent
                 elif ctypes.get_errno() == errno.EINTR:
