@@ -71,6 +71,14 @@ class Engine:
         self.egress_reads_length = may_read_slot(
             code.source, ("egress", "deparse", "deparse_replica"), self.packet_length) or \
             any(self.packet_length in slots for slots in program.field_lists.values())
+        # whether any code (or a field list a clone or recirculation carries) can see a
+        # timestamp: if not, the fast path does not read the clock (slots stay 0, unseen)
+        listed = {slot for slots in program.field_lists.values() for slot in slots}
+        roots = ("parse", "ingress", "egress", "deparse", "deparse_replica")
+        self.reads_time = any(
+            slot in listed or may_read_slot(code.source, roots, slot)
+            for slot in (self.ingress_ts, self.egress_ts, self.enq_ts, self.deq_timedelta)
+            if slot != layout.scratch)
         self.fast = build_fast_path(self)
         self.fast_queued = build_fast_path(self, queued=True)
 

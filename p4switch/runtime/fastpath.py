@@ -56,8 +56,9 @@ def build_fast_path(engine, queued: bool = False) -> Callable:
     after_ingress_check = "" if diverted is None else f"""
     if {diverted}:
         return slow_after_ingress(f, v, data, pos, port)"""
-    queue_reset = f"""
-    f[{engine.enq_ts}] = now & {MASK32}""" + "".join(f"""
+    clock = engine.reads_time or queued
+    queue_reset = (f"""
+    f[{engine.enq_ts}] = now & {MASK32}""" if clock else "") + "".join(f"""
     f[{slot}] = 0""" for slot in _queue_slots_written(engine, anywhere))
     if queued:
         queue_reset = """
@@ -65,6 +66,9 @@ def build_fast_path(engine, queued: bool = False) -> Callable:
     if admitted is None:
         return []
     now = int(admitted)"""
+    read_clock = "\n    now = int(now_us())" if clock else "\n    now = 0"
+    ingress_time = f"\n    f[{engine.ingress_ts}] = now & {MASK48}" if clock else ""
+    egress_time = f"\n    f[{engine.egress_ts}] = now & {MASK48}" if clock else ""
     diverges, dropped = _egress_divergence("f", engine.egress_spec, after_ingress, anywhere)
     after_egress_check = "" if diverges is None else f"""
     if {diverges}:
@@ -76,12 +80,10 @@ def build_fast_path(engine, queued: bool = False) -> Callable:
     source = f"""
 def fast(port, data):
     f = init_fields[:]
-    v = init_valid[:]
-    now = int(now_us())
+    v = init_valid[:]{read_clock}
     f[{engine.ingress_port}] = port
     length = len(data)
-    f[{engine.packet_length}] = f[{engine.ingress_length}] = length
-    f[{engine.ingress_ts}] = now & {MASK48}
+    f[{engine.packet_length}] = f[{engine.ingress_length}] = length{ingress_time}
     pos = parse(f, v, data)
     ingress(f, v){after_ingress_check}{to_group}
     eport = f[{engine.egress_spec}]
@@ -90,8 +92,7 @@ def fast(port, data):
     f[{engine.egress_port}] = eport
     f[{engine.egress_spec}] = 0
     f[{engine.egress_rid}] = 0
-    f[{engine.packet_length}] = length{queue_reset}
-    f[{engine.egress_ts}] = now & {MASK48}
+    f[{engine.packet_length}] = length{queue_reset}{egress_time}
     f[{L.EXIT}] = 0
     egress(f, v){after_egress_check}
     return [(eport, deparse(f, v, data[pos:]))]
@@ -277,9 +278,9 @@ def _multicast_source(engine) -> str:
         "    clear_invalid(f, v)",
         f"    f[{spec}] = 0",
         f"    f[{engine.packet_length}] = length",
-        f"    f[{engine.egress_ts}] = now & {MASK48}",
-        f"    f[{engine.enq_ts}] = now & {MASK32}",
-        f"    f[{engine.deq_timedelta}] = 0",
+        *([f"    f[{engine.egress_ts}] = now & {MASK48}",
+           f"    f[{engine.enq_ts}] = now & {MASK32}",
+           f"    f[{engine.deq_timedelta}] = 0"] if engine.reads_time else []),
         *[f"    f[{slot}] = 0" for slot in _queue_slots_written(engine, code.writes_anywhere)],
         f"    f[{L.EXIT}] = 0",
         f"    out = []{memo}",
