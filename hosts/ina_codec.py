@@ -26,6 +26,9 @@ from . import quantize as qz
 from .ina_wire import HEADER_BYTES, contribution_payload, contribution_table
 
 
+BLOCK_VALUES = 1 << 16      # values per block of the per-call vector work (256 KiB of float32)
+
+
 class FloatCodec:
     """Quantization of one worker's float32 vector for one call, and dequantization of sums."""
 
@@ -45,10 +48,16 @@ class FloatCodec:
         self.chunks = -(-values.size // self.per_chunk)
         self.limit = qz.format_limit(fmt, divisor)
         self.safe_limit = qz.format_limit(fmt, n)
-        padded = np.zeros(self.chunks * self.per_chunk, np.float32)
-        padded[:values.size] = values
-        self._values = padded.reshape(self.chunks, self.per_chunk)
-        self.block_max = np.max(np.abs(self._values), axis=1).astype(np.float64)
+        if values.size == self.chunks * self.per_chunk:
+            self._values = values.reshape(self.chunks, self.per_chunk)   # read only, no copy
+        else:
+            padded = np.zeros(self.chunks * self.per_chunk, np.float32)
+            padded[:values.size] = values
+            self._values = padded.reshape(self.chunks, self.per_chunk)
+        block_max = np.empty(self.chunks, np.float32)
+        for first, end in self._row_blocks():
+            np.max(np.abs(self._values[first:end]), axis=1, out=block_max[first:end])
+        self.block_max = block_max.astype(np.float64)
         self.local_max = float(self.block_max.max()) if self.chunks else 0.0
         self._local_bmax = qz.block_max_codes(self.block_max)
         self._agreed = np.zeros(self.chunks, np.uint16)  # block: each chunk's agreed bmax code
@@ -59,7 +68,7 @@ class FloatCodec:
         self.redo_chunks: list[int] = []                 # fixed when the first pass ends
         self.unresolved_overflows = 0                    # flagged even at divisor n
         self._job_body: bytes | None = None
-        self._table: bytes | None = None                 # job scaling: every payload (above)
+        self._table: memoryview | None = None            # job scaling: every payload (above)
         self._packet_bytes = HEADER_BYTES + 4 * k
         # the RESULT lanes as they arrived, in wire order (one row per chunk; read at the end)
         self._wire_sums = bytearray(self.chunks * 4 * k)
@@ -88,16 +97,22 @@ class FloatCodec:
         self.global_max = float(maxima[0])
         if self.scaling == "job":
             self._scale = 1.0 if self.global_max == 0 else self.limit / self.global_max
-            quantized = qz.quantize_scaled(self._values.reshape(-1), self._scale, self.limit,
-                                           self.fmt)
-            lanes = quantized.astype(qz.wire_dtype(self.fmt))
+            wire = qz.wire_dtype(self.fmt)
             if self.first_position is None:
-                self._job_body = lanes.tobytes()
+                table, lanes = None, np.empty((self.chunks, self.per_chunk), wire)
             else:
-                self._table = contribution_table(
+                table = contribution_table(
                     job=self.job, worker=self.worker, fmt=self.format_code,
                     first_position=self.first_position, pool_size=self.pool_size,
-                    lanes=lanes.reshape(self.chunks, self.per_chunk))
+                    chunks=self.chunks, lane_dtype=wire, values_per_chunk=self.per_chunk)
+                lanes = table["lanes"]
+            for first, end in self._row_blocks():    # a block at a time: temporaries in cache
+                lanes[first:end] = qz.quantize_scaled(self._values[first:end], self._scale,
+                                                      self.limit, self.fmt)
+            if table is None:
+                self._job_body = lanes.tobytes()
+            else:
+                self._table = memoryview(table.view(np.uint8))
             if self.limit == self.safe_limit:
                 self._values = None      # no chunk can be redone: the floats are not needed
             return
@@ -106,13 +121,20 @@ class FloatCodec:
         covered = min(self.k - 1, first)
         self._agreed[:covered] = qz.block_max_codes(maxima[1:1 + covered])
 
+    def _row_blocks(self):
+        """(first, end) chunk ranges of about BLOCK_VALUES values: whole-vector steps a block
+        at a time keep their temporaries in the cache instead of allocating the vector again."""
+        rows = max(1, BLOCK_VALUES // self.per_chunk)
+        for first in range(0, self.chunks, rows):
+            yield first, min(first + rows, self.chunks)
+
     # ---- contributions and results -----------------------------------------------------------
 
     def contribution(self, key: int, slot: int, ver: int) -> bytes:
         """The CONTRIB payload of transmission `key` (chunk `key`, or a redo past the chunks)."""
         if self._table is not None and key < self.chunks:
             size = self._packet_bytes                # slot and ver follow first_position
-            return self._table[key * size:(key + 1) * size]
+            return self._table[key * size:(key + 1) * size].tobytes()
         if key < self.chunks:
             chunk, limit = key, self.limit
             ahead = key + self.pool_size

@@ -403,6 +403,11 @@ class InaSession:
         return self.rto_estimator.rto if self.adaptive else self.rto
 
     @property
+    def in_flight(self) -> int:
+        """Chunks (or the MAX round's packet) sent and not yet answered."""
+        return len(self._in_flight)
+
+    @property
     def current_window(self) -> int:
         """Chunks this session may have in flight now."""
         return self.in_flight_window.size if self.adaptive else self.window

@@ -229,20 +229,20 @@ def contribution_payload(*, job: int, worker: int, slot: int, chunk: int, ver: i
 
 
 def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, pool_size: int,
-                       lanes: np.ndarray) -> bytes:
-    """Every CONTRIB payload of a call at once, back to back (`lanes`: one row per chunk, in
-    wire order): chunk c at position first_position + c, so slot (first_position + c) mod
-    pool_size and version ((first_position + c) div pool_size) mod 2 (docs/protocol.md §4),
-    bmax 0. The same bytes as `contribution_payload` chunk by chunk, built with a few array
-    operations instead of a header pack and two copies per packet."""
-    chunks = lanes.shape[0]
-    layout = np.dtype([("kind", "u1"), ("flags", "u1"), ("job", ">u2"), ("worker", "u1"),
-                       ("pad", "u1"), ("slot", ">u2"), ("chunk", ">u4"), ("count", ">u2"),
-                       ("bmax", ">u2"), ("lanes", lanes.dtype, lanes.shape[1:])])
+                       chunks: int, lane_dtype, values_per_chunk: int) -> np.ndarray:
+    """Every CONTRIB of a call at once: a structured array, one row per chunk, whose bytes are
+    the payloads back to back. The headers are filled (chunk c at position first_position + c:
+    slot (first_position + c) mod pool_size, version ((first_position + c) div pool_size) mod
+    2, docs/protocol.md §4; bmax 0); the caller writes the values into field `lanes`. The same
+    bytes as `contribution_payload` chunk by chunk, with a few array operations instead of a
+    header pack and two copies per packet."""
     if not (0 <= job <= 0xFFFF and 0 <= worker <= 0xFF and 0 <= fmt <= 2
-            and 1 <= pool_size <= 0xFFFF and first_position >= 0 and chunks - 1 <= 0xFFFFFFFF):
+            and 1 <= pool_size <= 0xFFFF and first_position >= 0 and 0 < chunks <= 1 << 32):
         raise ValueError(f"a header field is out of range: job {job!r}, worker {worker!r}, "
                          f"fmt {fmt!r}, pool_size {pool_size!r}, {chunks} chunks")
+    layout = np.dtype([("kind", "u1"), ("flags", "u1"), ("job", ">u2"), ("worker", "u1"),
+                       ("pad", "u1"), ("slot", ">u2"), ("chunk", ">u4"), ("count", ">u2"),
+                       ("bmax", ">u2"), ("lanes", lane_dtype, (values_per_chunk,))])
     table = np.zeros(chunks, layout)
     positions = first_position + np.arange(chunks, dtype=np.int64)
     table["kind"] = Kind.CONTRIB
@@ -250,8 +250,7 @@ def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, 
     table["job"], table["worker"] = job, worker
     table["slot"] = positions % pool_size
     table["chunk"] = np.arange(chunks, dtype=np.int64)
-    table["lanes"] = lanes
-    return table.tobytes()
+    return table
 
 
 def decode_values(payload: bytes) -> np.ndarray:

@@ -38,9 +38,9 @@ def as_float32_vector(values) -> np.ndarray:
         raise ValueError(f"expected a 1-D vector, got an array of shape {array.shape}")
     if array.dtype != np.float32:
         raise ValueError(f"expected float32 values, got dtype {array.dtype}")
-    finite = np.isfinite(array)
-    if not finite.all():
-        bad = int(np.flatnonzero(~finite)[0])
+    # max and min are NaN if any element is, and ±inf if one is: two passes, no temporary
+    if array.size and not (np.isfinite(array.max()) and np.isfinite(array.min())):
+        bad = int(np.flatnonzero(~np.isfinite(array))[0])
         raise ValueError(f"cannot quantize a non-finite value: element {bad} is {array[bad]}")
     return array
 

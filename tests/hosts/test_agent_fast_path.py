@@ -14,6 +14,7 @@ from collections import deque
 import numpy as np
 import pytest
 
+from hosts import ina_codec
 from hosts import quantize as qz
 from hosts.fallback import FallbackAggregator
 from hosts.ina_codec import FloatCodec
@@ -171,8 +172,11 @@ def test_a_calls_contribution_table_is_the_per_chunk_payloads(fmt: str) -> None:
     per_chunk = k * qz.values_per_lane(fmt)
     values = np.random.default_rng(1).integers(-100, 100, chunks * per_chunk).astype(lanes)
     rows = values.reshape(chunks, per_chunk)
-    table = contribution_table(job=0x1234, worker=9, fmt=qz.FORMAT_CODES[fmt],
-                               first_position=first, pool_size=pool, lanes=rows)
+    array = contribution_table(job=0x1234, worker=9, fmt=qz.FORMAT_CODES[fmt],
+                               first_position=first, pool_size=pool, chunks=chunks,
+                               lane_dtype=lanes, values_per_chunk=per_chunk)
+    array["lanes"] = rows
+    table = array.tobytes()
     size = HEADER_BYTES + 4 * k
     assert len(table) == chunks * size
     for c in range(chunks):
@@ -183,18 +187,32 @@ def test_a_calls_contribution_table_is_the_per_chunk_payloads(fmt: str) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["int32", "int8"])
-def test_the_codec_with_first_position_sends_and_sums_as_without(fmt: str) -> None:
+@pytest.mark.parametrize("block_values", [40, 1 << 16])
+def test_the_codec_with_first_position_sends_and_sums_as_without(fmt: str, block_values: int,
+                                                                 monkeypatch) -> None:
+    """Also a block at a time (BLOCK_VALUES 40: one chunk per block): the same maxima and
+    lanes as whole-vector steps."""
+    monkeypatch.setattr(ina_codec, "BLOCK_VALUES", block_values)
     vector = np.random.default_rng(2).standard_normal(301).astype(np.float32)
     options = dict(job=JOB, worker=1, n=2, k=8, pool_size=4, fmt=fmt, scaling="job",
                    divisor=2)
     table, plain = FloatCodec(vector, first_position=6, **options), FloatCodec(vector, **options)
+    per_chunk = 8 * qz.values_per_lane(fmt)
+    padded = np.zeros(table.chunks * per_chunk, np.float32)
+    padded[:vector.size] = vector
+    assert np.array_equal(table.block_max,
+                          np.abs(padded).reshape(-1, per_chunk).max(axis=1).astype(np.float64))
+    global_max = qz.local_max(vector)
     for codec in (table, plain):
-        codec.on_max(np.full(8, qz.float32_bits(qz.local_max(vector)), np.int64))
+        codec.on_max(np.full(8, qz.float32_bits(global_max), np.int64))
+    limit = qz.format_limit(fmt, 2)
+    lanes = qz.quantize_scaled(padded, limit / global_max, limit, fmt).astype(qz.wire_dtype(fmt))
     assert table.chunks == plain.chunks > 4
     for c in range(table.chunks):
         p = 6 + c
         payload = table.contribution(c, p % 4, (p // 4) % 2)
         assert payload == plain.contribution(c, p % 4, (p // 4) % 2)
+        assert payload[HEADER_BYTES:] == lanes[c * per_chunk:(c + 1) * per_chunk].tobytes()
         result = bytes((Kind.RESULT,)) + payload[1:]
         table.on_result(c, result, 0, False)
         plain.on_result(c, result, 0, False)
