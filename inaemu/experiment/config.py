@@ -30,7 +30,8 @@ MAX_MININET_FAT_TREE_K = 8   # 128 hosts, 80 switch processes: what 2 cores emul
 MAX_WORKERS = 65535     # per job on a tree: RESULT's count is 16 bits
 MAX_SWITCH_MEMBERS = 64  # one aggregating switch's member bitmap (`ina_seen`, ina.p4's default
                          # INA_MEMBERS; the run compiles with it): a flat job
-MAX_MININET_WORKERS = 64     # all jobs together, Mininet (one process per host and switch)
+MAX_MININET_WORKERS = 128    # all jobs together, Mininet: the whole fat-tree(8), measured to fit
+                             # (~11 GB, docs/experiments.md "Mininet at scale")
 MAX_JOBS = 64
 MAX_PORT = 510          # switch ports 1..510 (511 drops)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -128,3 +128,11 @@ def test_multi_tier_workers_spread_over_the_hosts_and_jobs_interleave() -> None:
     assert (star.tree, cfg.tree, cfg.with_(aggregation="single").tree) == (False, True, False)
     with pytest.raises(ConfigError, match="topo"):
         RunConfig(topo="torus")
+
+
+def test_mininet_holds_the_whole_fat_tree_8_and_no_more_workers() -> None:
+    """128 workers ran correctly on Mininet (docs/experiments.md); beyond, a clear refusal."""
+    whole = RunConfig(topo="fat-tree", fat_k=8, workers=128, net="mininet")
+    assert len(whole.job_hosts(whole.topology())[1]) == 128
+    with pytest.raises(ConfigError, match="Mininet runs up to 128 workers in all"):
+        RunConfig(topo="fat-tree", fat_k=8, workers=65, jobs=2, net="mininet")
