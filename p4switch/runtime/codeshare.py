@@ -14,7 +14,8 @@ graphs side by side (`pair_state`): both were built by the same code from the sa
 they have the same shape; any difference, or a namespace value that is neither paired state nor
 known to be stateless (`_translate`), raises `Unshareable` and the program is generated on its
 own as before. Templates are keyed by a SHA-256 of the JSON text and the code generator's
-switches (`lanes.ENABLED`), at most `MAX_TEMPLATES` of them (least recently used first out).
+switches (`lanes.ENABLED`), at most `MAX_TEMPLATES` of them (least recently used first out);
+a template made once is also kept on disk for later processes (`template_store.py`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import lanes
+from . import lanes, template_store
 from .hashes import Crc
 
 MAX_TEMPLATES = 8
@@ -88,18 +89,23 @@ def content_key(source) -> tuple[str, bytes] | None:
 
 
 def template_for(key: str, build) -> Template | None:
-    """The template of `key`, made with `build()` (a private Program) the first time; None if
-    its code cannot be shared. One template is made at a time (the others wait and use it)."""
+    """The template of `key`, made with `build()` (a private Program) the first time in this
+    process, or read from the disk store if an earlier process made it (template_store.py); None
+    if its code cannot be shared. One template is made at a time (the others wait and use it)."""
     with _lock:
         if key in _templates:
             _templates.move_to_end(key)
             return _templates[key]
-        program = build()
-        try:
-            template = make_template(program)
-        except Unshareable as why:
-            template = None
-            _refused(key, str(why))
+        template = template_store.load(key)
+        if not isinstance(template, Template):
+            program = build()
+            try:
+                template = make_template(program)
+            except Unshareable as why:
+                template = None
+                _refused(key, str(why))
+            else:
+                template_store.save(key, template)
         _templates[key] = template
         while len(_templates) > MAX_TEMPLATES:
             _templates.popitem(last=False)
@@ -136,6 +142,7 @@ def forget(key: str, why: str) -> None:
     with _lock:
         _templates[key] = None
         _refused(key, why)
+    template_store.discard(key)
 
 
 def _refused(key: str, why: str) -> None:
