@@ -23,6 +23,7 @@ from .fastpath import (build_clear_invalid, build_fast_path, build_length_after_
                        may_read_slot)
 from .primgen import DROP_PORT
 from .queues import DROPPED, QUEUED, EgressQueues
+from .vheaders import all_runs
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
 MAX_INGRESS_PASSES = 64    # resubmits + recirculations of one received packet
@@ -30,6 +31,17 @@ MAX_EGRESS_COPIES = 4096   # egress runs for one received packet (replicas and c
 MASK48 = (1 << 48) - 1
 MASK32 = (1 << 32) - 1
 US_ROUNDING = 1e-6   # in us: 50.01 s - 50 s is 9999.99999999 us in floats; count it as 10000
+
+
+def phv_length(program, code) -> int:
+    """Slots of `f` the code needs: all of them, except that when the untraced code keeps
+    the last header's lane fields as a vector run (an array in the run's first slot, the
+    layout puts such headers last), the PHV ends with that slot."""
+    total = program.layout.num_slots
+    if code is not program.untraced or not program.vector_runs:
+        return total
+    last = max(all_runs(program.vector_runs), key=lambda run: run.first)
+    return last.first + 1 if last.first + last.count == total else total
 
 
 class Engine:
@@ -41,6 +53,7 @@ class Engine:
         self.trace = trace
         layout = program.layout
         self.init_fields, self.init_valid = layout.initial_state()
+        self.init_fields = self.init_fields[:phv_length(program, code)]
 
         def std(name: str) -> int:  # a field the program lacks is written to a scratch slot
             slot = layout.std(name)
@@ -62,11 +75,13 @@ class Engine:
         self.deq_qdepth = std("deq_qdepth")
         self.qid = std("qid")
         self.priority = layout.std("priority")     # None: every packet has priority 0
+        length = len(self.init_fields)
         self.metadata_slots = [slot for h in layout.header_list if h.metadata
-                               for slot in range(h.base, h.base + len(h.htype.fields))]
+                               for slot in range(h.base, h.base + len(h.htype.fields))
+                               if slot < length]
         self.packet_count = 0
         self.length_after_ingress = build_length_after_ingress(layout)
-        self.clear_invalid = build_clear_invalid(layout)   # before multicast replication
+        self.clear_invalid = build_clear_invalid(layout, length)   # before replication
         # egress, the deparser or a preserved field list may see packet_length
         self.egress_reads_length = may_read_slot(
             code.source, ("egress", "deparse", "deparse_replica"), self.packet_length) or \

@@ -129,15 +129,17 @@ def build_length_after_ingress(layout) -> Callable:
     return namespace["length_after_ingress"]
 
 
-def build_clear_invalid(layout) -> Callable:
+def build_clear_invalid(layout, length: int | None = None) -> Callable:
     """`clear_invalid(f, v)`: zero every field of every invalid (non-metadata) header. BMv2
     builds each multicast replica from a fresh PHV and copies only the valid headers into it,
-    so a field written while its header was invalid reads 0 in a replica's egress (F13/F16)."""
+    so a field written while its header was invalid reads 0 in a replica's egress (F13/F16).
+    Slots from `length` on are not in the PHV (a vector run's unused slots, `phv_length`)."""
     lines = ["def clear_invalid(f, v):"]
+    end = layout.num_slots if length is None else length
     for inst in layout.header_list:
         if inst.metadata:
             continue
-        slots = list(range(inst.base, inst.base + len(inst.htype.fields)))
+        slots = [s for s in range(inst.base, inst.base + len(inst.htype.fields)) if s < end]
         if inst.varbit_len_slot is not None:
             slots.append(inst.varbit_len_slot)
         if slots:

@@ -217,11 +217,21 @@ def build_layout(doc: Node) -> Layout:
         if name in layout.headers:
             raise node["name"].error(f"duplicate header instance '{name}'")
         inst = HeaderInstance(name, len(layout.header_list), htype,
-                              bool(node.get("metadata", False).value), layout.num_slots)
-        layout.num_slots += len(htype.fields)
-        layout.slot_names += [f"{name}.{fname}" for fname, _, _ in htype.fields]
+                              bool(node.get("metadata", False).value), -1)
         layout.headers[name] = inst
         layout.header_list.append(inst)
+    # Slots: every header in order, except that headers ending in a long run of lane-like
+    # fields come last, after the hidden slots, longest run last: when that run becomes a
+    # vector run (one array in its first slot), the PHV of the untraced code ends there
+    # (`Engine`), and copying a packet's PHV skips the run's unused slots.
+    tail = sorted((inst for (hid, _), inst in zip(order, layout.header_list)
+                   if hid not in placed and inst.name != STANDARD_METADATA
+                   and trailing_lane_run(inst.htype) >= MIN_TAIL_RUN),
+                  key=lambda inst: trailing_lane_run(inst.htype))
+    tail_ids = {id(inst) for inst in tail}
+    for inst in layout.header_list:
+        if id(inst) not in tail_ids:
+            _place(layout, inst)
     for inst in layout.header_list:
         if inst.htype.varbit_index is not None:
             inst.varbit_len_slot = _new_slot(layout, f"{inst.name}.$varbit_len")
@@ -264,12 +274,42 @@ def build_layout(doc: Node) -> Layout:
 
     layout.scratch = _new_slot(layout, "$scratch")
     layout.ingress_length = _new_slot(layout, "$ingress_length")
+    for inst in tail:
+        _place(layout, inst)
     for anode in doc.get("field_aliases").items():
         target = anode[1]
         layout.aliases[anode[0].str()] = (target[0].str(), target[1].str())
     for enode in doc.get("errors").items():
         layout.errors[enode[0].str()] = enode[1].int()
     return layout
+
+
+MIN_TAIL_RUN = 16      # lane groups need at least 16 copies (lanegroups.py)
+LANE_WIDTHS = (8, 16, 32, 64)
+
+
+def trailing_lane_run(htype: HeaderType) -> int:
+    """How many fields at the end of `htype` have one width of 8/16/32/64 bits and start on
+    a byte (what a vector run needs; vheaders.py decides, this only orders slots)."""
+    fields = htype.fields
+    if not fields or htype.varbit_index is not None:
+        return 0
+    width = fields[-1][1]
+    if width not in LANE_WIDTHS:
+        return 0
+    count = 0
+    for _, w, _ in reversed(fields):
+        if w != width:
+            break
+        count += 1
+    before = sum(w for _, w, _ in fields[:len(fields) - count])
+    return count if before % 8 == 0 else 0
+
+
+def _place(layout: Layout, inst: HeaderInstance) -> None:
+    inst.base = layout.num_slots
+    layout.num_slots += len(inst.htype.fields)
+    layout.slot_names += [f"{inst.name}.{fname}" for fname, _, _ in inst.htype.fields]
 
 
 def _new_slot(layout: Layout, name: str) -> int:
