@@ -38,6 +38,7 @@ class _Session(P4RuntimeClient):
     def __init__(self, device_id: int, address: str, election_id: tuple[int, int], timeout: float):
         self._timeout = timeout
         self._address = address
+        self._ending = False
         self.is_primary = False
         try:
             super().__init__(device_id, address, election_id)
@@ -93,10 +94,15 @@ class _Session(P4RuntimeClient):
                                    f"failed: {why}")
         self.is_primary = reply.arbitration.status.code == code_pb2.OK
 
+    def end_stream(self) -> None:
+        """Ask the server to end the stream (half-close); `close` waits for it."""
+        if getattr(self, "stream_out_q", None) is not None and not self._ending:
+            self._ending = True
+            self.stream_out_q.put(None)
+
     def close(self) -> None:
         """End the stream politely, then cancel it if the server does not close its side."""
-        if getattr(self, "stream_out_q", None) is not None:
-            self.stream_out_q.put(None)
+        self.end_stream()
         thread: threading.Thread | None = getattr(self, "stream_recv_thread", None)
         if thread is not None:
             thread.join(timeout=2)
@@ -130,6 +136,12 @@ class SwitchClient:
                                    f"{election_id}; refusing to run as a backup")
 
     # -- lifecycle ----------------------------------------------------------------------------------
+
+    def end_stream(self) -> None:
+        """Start closing (the server ends the stream meanwhile): a fabric closes every session
+        at once this way, then waits for each (`close`)."""
+        if self._session is not None:
+            self._session.end_stream()
 
     def close(self) -> None:
         if self._session is not None:

@@ -9,6 +9,7 @@ callback (the CLI prints it), never to stdout from the library.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -20,6 +21,7 @@ from controller.routing import (L3_FORWARD, L3_FORWARD_ARP, FloodProgram, L3Prog
 from topologies.model import Topology
 
 Progress = Callable[[str], None]
+CONNECT_THREADS = 4      # sessions opened at once (more only contend for the GIL)
 
 
 def _quiet(_: str) -> None:
@@ -35,16 +37,30 @@ class Fabric:
         self.topology = topology
         self.progress = progress
         self.clients: dict[str, SwitchClient] = {}
-        try:
-            for switch in topology.switches:
-                address = f"{grpc_host}:{switch.grpc_port}"
-                self.clients[switch.name] = SwitchClient(
-                    switch.name, address, switch.device_id, election_id=election_id,
-                    timeout=timeout)
-                progress(f"{switch.name}: connected to {address} (device {switch.device_id})")
-        except BaseException:
+
+        def connect(switch) -> SwitchClient:
+            return SwitchClient(switch.name, f"{grpc_host}:{switch.grpc_port}", switch.device_id,
+                                election_id=election_id, timeout=timeout)
+
+        # Concurrently: each connection mostly waits (channel, stream, arbitration round trip),
+        # 4 ms a switch one after the other. Sessions are kept in topology order; on a failure
+        # every session opened is closed and the first failure in that order is raised.
+        switches = list(topology.switches)
+        with ThreadPoolExecutor(max_workers=max(1, min(CONNECT_THREADS, len(switches))),
+                                thread_name_prefix="fabric-connect") as pool:
+            futures = [pool.submit(connect, switch) for switch in switches]
+        failure = None
+        for switch, future in zip(switches, futures):
+            try:
+                self.clients[switch.name] = future.result()
+            except BaseException as error:
+                failure = failure or error
+            else:
+                progress(f"{switch.name}: connected to {grpc_host}:"
+                         f"{switch.grpc_port} (device {switch.device_id})")
+        if failure is not None:
             self.close()
-            raise
+            raise failure
 
     def __enter__(self) -> "Fabric":
         return self
@@ -53,6 +69,9 @@ class Fabric:
         self.close()
 
     def close(self) -> None:
+        """End every session: all streams asked to end first, then each waited for."""
+        for client in self.clients.values():
+            client.end_stream()
         for client in self.clients.values():
             client.close()
         self.clients.clear()
