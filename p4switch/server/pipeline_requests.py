@@ -4,9 +4,10 @@ Why: protobuf is pure Python here, and parsing a request that carries ina.p4 (a 
 1.7 MB JSON) took ~9 ms per switch, then verifying it ~3 ms, although a simulated fabric pushes
 the same program to a hundred switches in one process. The server's deserializer
 (`parse_request`) therefore parses every top-level field of the request but `config`, and keeps
-the config's bytes; `verified_pipeline` verifies those bytes once per content (SHA-256) and
-hands every further device the same read-only `Pipeline`. What a device sees is the same as
-before: the request's fields and a verified copy of exactly the config that was sent.
+the config's bytes; `verified_pipeline` verifies those bytes once per content and hands every
+further device with the same bytes (compared, a memcmp) the same read-only `Pipeline`. What a
+device sees is the same as before: the request's fields and a verified copy of exactly the
+config that was sent.
 
 Requests the scan does not take apart (a config field given twice, which protobuf merges, or
 bytes that are not well-formed) are parsed whole as before, so their errors do not change.
@@ -29,7 +30,7 @@ SetRequest = p4runtime_pb2.SetForwardingPipelineConfigRequest
 _CONFIG_NUMBER = SetRequest.DESCRIPTOR.fields_by_name["config"].number
 MAX_VERIFIED = 4        # pipelines kept verified (least recently used first out)
 
-_verified: OrderedDict[bytes, Pipeline] = OrderedDict()
+_verified: OrderedDict[bytes, tuple[bytes, Pipeline]] = OrderedDict()   # digest -> (config, it)
 _lock = threading.Lock()
 
 
@@ -103,12 +104,11 @@ def verified_pipeline(config: bytes | None) -> Pipeline:
     (a failure is not kept: each request gets its error). The result is shared: read only."""
     if config is None:
         return verify(p4runtime_pb2.ForwardingPipelineConfig())
-    key = hashlib.sha256(config).digest()
     with _lock:
-        pipeline = _verified.get(key)
-        if pipeline is not None:
-            _verified.move_to_end(key)
-            return pipeline
+        for key, (known, pipeline) in _verified.items():
+            if known == config:         # a memcmp: cheaper than hashing 2 MB again
+                _verified.move_to_end(key)
+                return pipeline
     try:
         message = p4runtime_pb2.ForwardingPipelineConfig.FromString(config)
     except DecodeError as exc:
@@ -116,7 +116,7 @@ def verified_pipeline(config: bytes | None) -> Pipeline:
             from None
     pipeline = verify(message)
     with _lock:
-        _verified[key] = pipeline
+        _verified[hashlib.sha256(config).digest()] = (config, pipeline)
         while len(_verified) > MAX_VERIFIED:
             _verified.popitem(last=False)
     return pipeline
