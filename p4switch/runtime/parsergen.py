@@ -19,9 +19,15 @@ from .layout import HeaderInstance, HeaderType
 from .primgen import PrimitiveCompiler, compile_target, store
 
 STATE_VISIT_LIMIT = 1000  # visits before ParserTimeout, only for parsers whose states loop
+MAX_NESTED_DEPTH = 40     # states on one path of a nested (loop-free) parser; Python's
+MAX_NESTED_LINES = 3000   # indentation limit is 100; repeated states must stay small
 
 DEFAULT_ERROR_CODES = {"NoError": 0, "PacketTooShort": 1, "NoMatch": 2, "StackOutOfBounds": 3,
                        "HeaderTooShort": 4, "ParserTimeout": 5, "ParserInvalidArgument": 6}
+
+
+class _TooLarge(Exception):
+    """The nested form of a parser would be too deep or too long: keep the state loop."""
 
 
 class ParserError(Exception):
@@ -112,6 +118,8 @@ class ParserCompiler:
         self.traced = traced
         self.prims = PrimitiveCompiler(scope, traced)
         self.too_short = error_code(scope, "PacketTooShort")
+        self._inline: tuple | None = None   # (states, [lines emitted]) while nesting states
+        self._depth = 0
 
     def compile(self) -> str:
         states = {}
@@ -128,7 +136,12 @@ class ParserCompiler:
         looping = any(position[dst] <= position[src] for src in order
                       for dst in self._successors(states[src], states))
         lines = ["def parse(f, v, d):", "    n = len(d)", "    pos = 0"]
-        if init is not None:
+        nested = None if init is None or self._has_cycle(init, states) else \
+            self._nested(init, states, position)
+        if nested is not None:
+            lines += ["    try:"] + ["        " + line for line in nested]
+            lines += self._parser_error_handler()
+        elif init is not None:
             lines += ["    st = 0", "    steps = 0" if looping else "", "    try:",
                       "        while True:"]
             if looping:
@@ -139,14 +152,61 @@ class ParserCompiler:
                 body = self._state(states[name], position)
                 lines.append(f"            if st == {position[name]}:")
                 lines += ["                " + line for line in body]
-            lines += ["            break", "    except _ParserError as exc:"]
-            perr = self.layout.std("parser_error")
-            lines.append(f"        f[{perr}] = exc.code" if perr is not None else "        pass")
-            if self.traced:
-                lines.append("        T.parser_error(exc.code)")
+            lines += ["            break"] + self._parser_error_handler()
         lines += self._verify_checksums()
         lines.append("    return pos")
         return "\n".join(line for line in lines if line != "")
+
+    def _parser_error_handler(self) -> list[str]:
+        lines = ["    except _ParserError as exc:"]
+        perr = self.layout.std("parser_error")
+        lines.append(f"        f[{perr}] = exc.code" if perr is not None else "        pass")
+        if self.traced:
+            lines.append("        T.parser_error(exc.code)")
+        return lines
+
+    def _nested(self, init: str, states: dict, position: dict) -> list[str] | None:
+        """A parser without loops as nested code: each transition's branch holds its next
+        state's code (a state reached from several states is repeated), so no state variable
+        and no dispatch per state. None when that would be too large or too deep."""
+        self._inline = (states, [0])
+        try:
+            lines = self._inline_state(init, position, 0)
+        except _TooLarge:
+            return None
+        finally:
+            self._inline = None
+        return lines or ["pass"]
+
+    def _inline_state(self, name: str, position: dict, depth: int) -> list[str]:
+        states, emitted = self._inline
+        if depth > MAX_NESTED_DEPTH:
+            raise _TooLarge()
+        self._depth = depth
+        lines = self._state(states[name], position)
+        emitted[0] += len(lines)
+        if emitted[0] > MAX_NESTED_LINES:
+            raise _TooLarge()
+        return lines
+
+    def _has_cycle(self, init: str, states: dict) -> bool:
+        """Whether a state can be reached from itself (a state loop; depth-first order also
+        calls a state reached from two branches `looping`, which needs no loop)."""
+        colour: dict[str, int] = {}          # 1: on the current path, 2: done
+        stack = [(init, iter(self._successors(states[init], states)))]
+        colour[init] = 1
+        while stack:
+            name, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                colour[name] = 2
+                stack.pop()
+            elif colour.get(child) == 1:
+                return True
+            elif child not in colour:
+                colour[child] = 1
+                stack.append((child, iter(self._successors(states[child], states))))
+        return False
 
     def _successors(self, snode: Node, states: dict) -> list[str]:
         out = []
@@ -404,7 +464,8 @@ class ParserCompiler:
         # BMv2 ends parsing without an error when nothing matches and there is no default
         # (p4c does not add P4_16's implicit NoMatch for BMv2); NoMatch only comes from an
         # explicit verify.
-        lines += ["else:", "    break"] if not first else ["break"]
+        end = "pass" if self._inline is not None else "break"
+        lines += ["else:", f"    {end}"] if not first else [end]
         return lines
 
     @staticmethod
@@ -417,6 +478,15 @@ class ParserCompiler:
         return out
 
     def _goto(self, nxt: str | None, snode: Node, position: dict) -> list[str]:
+        if self._inline is not None:        # nested code: the next state's code in place
+            if nxt is None:
+                return ["pass"]
+            if nxt not in self._inline[0]:
+                raise snode.error(f"unknown parse state '{nxt}'")
+            depth = self._depth
+            lines = self._inline_state(nxt, position, depth + 1)
+            self._depth = depth
+            return lines or ["pass"]
         if nxt is None:
             return ["break"]
         if nxt not in position:
