@@ -40,39 +40,71 @@ SRTT_FLOOR = 2.0        # the RTO is never below SRTT_FLOOR · SRTT
 
 
 class RtoEstimator:
-    """The retransmission timeout of RFC 6298, and each chunk's exponential backoff."""
+    """The retransmission timeout of RFC 6298, and each chunk's exponential backoff.
+
+    The RTO is computed when it changes (a sample, a new `initial`), not each time it is read:
+    every chunk sent reads it. Change it through `sample` and `initial` only."""
 
     def __init__(self, *, initial: float, minimum: float, maximum: float):
-        self.initial, self.minimum, self.maximum = initial, minimum, maximum
+        self.minimum, self.maximum = minimum, maximum
         self.srtt: float | None = None
         self.rttvar: float | None = None
         self.min_rtt: float | None = None
         self.samples = 0
+        self.initial = initial
+
+    @property
+    def initial(self) -> float:
+        """The RTO until the first sample."""
+        return self._initial
+
+    @initial.setter
+    def initial(self, value: float) -> None:
+        self._initial = value
+        self._refresh()
 
     @property
     def rto(self) -> float:
         """The initial value until a sample, then max(SRTT + 4·RTTVAR, 2·SRTT) in
         [minimum, maximum]."""
-        if self.srtt is None:
-            return self.initial
-        learnt = max(self.srtt + K_RTTVAR * self.rttvar, SRTT_FLOOR * self.srtt)
-        return min(max(learnt, self.minimum), self.maximum)
+        return self._rto
+
+    def _refresh(self) -> None:
+        # max(learnt, SRTT_FLOOR · SRTT) clamped to [minimum, maximum], then timer(1), which
+        # every chunk sent reads; comparisons rather than max()/min() calls (per result)
+        srtt, maximum = self.srtt, self.maximum
+        if srtt is None:
+            rto = self._initial
+        else:
+            rto = srtt + K_RTTVAR * self.rttvar
+            floor = SRTT_FLOOR * srtt
+            if floor > rto:
+                rto = floor
+            if self.minimum > rto:
+                rto = self.minimum
+            if maximum < rto:
+                rto = maximum
+        self._rto = rto
+        self.first_timer = maximum if maximum < rto else rto
 
     def timer(self, tries: int) -> float:
         """How long a transmission waits after `tries - 1` expiries: the RTO doubled per
         expiry."""
-        return min(self.rto * 2.0 ** (tries - 1), self.maximum)
+        return min(self._rto * 2.0 ** (tries - 1), self.maximum)
 
     def sample(self, rtt: float) -> None:
         """A round-trip time of a chunk transmitted once (RFC 6298 §2.2-2.3)."""
-        rtt = max(rtt, 0.0)
-        self.min_rtt = rtt if self.min_rtt is None else min(self.min_rtt, rtt)
+        if rtt < 0.0:
+            rtt = 0.0
+        if self.min_rtt is None or rtt < self.min_rtt:
+            self.min_rtt = rtt
         if self.srtt is None:
             self.srtt, self.rttvar = rtt, rtt / 2
         else:
             self.rttvar = (1 - BETA) * self.rttvar + BETA * abs(self.srtt - rtt)
             self.srtt = (1 - ALPHA) * self.srtt + ALPHA * rtt
         self.samples += 1
+        self._refresh()
 
 
 class InFlightWindow:
@@ -161,7 +193,7 @@ class LossBursts:
 
     def transmitted(self, window: int) -> None:
         self._sent += 1
-        if self._sent >= max(1, window):
+        if self._sent >= window:          # (>= max(1, window): _sent is at least 1 here)
             self.rate += self.GAIN * (self._losses / self._sent - self.rate)
             self._sent = self._losses = 0
             self._burst = False

@@ -144,18 +144,19 @@ class _Flight:
                  "last_sent", "expiries", "suspect", "wait", "queried")
 
     def __init__(self, payload: bytes, slot: int, ver: int, tries: int, deadline: float,
-                 sent_at: float = 0.0):
+                 sent_at: float = 0.0, serial: int = 0, last_sent: float = 0.0,
+                 wait: float = 0.0):
         self.payload = payload
         self.slot = slot
         self.ver = ver
         self.tries = tries
         self.deadline = deadline
         self.sent_at = sent_at      # the first transmission (an RTT sample if it is the only one)
-        self.serial = 0             # of the latest transmission (congestion.CongestionEvents)
-        self.last_sent = 0.0        # the latest transmission
+        self.serial = serial        # of the latest transmission (congestion.CongestionEvents)
+        self.last_sent = last_sent  # the latest transmission
         self.expiries = 0           # timer expiries (the backoff, and the give-up count)
         self.suspect = False        # a later transmission was answered: resend at reorder timer
-        self.wait = 0.0             # the latest transmission's timer length
+        self.wait = wait            # the latest transmission's timer length
         self.queried = False        # the latest transmission was a QUERY (a NACK resends values)
 
 
@@ -313,8 +314,21 @@ class InaSession:
         (the same payloads to send, in the same order; the deadline of the last), with one
         Step and one look at the timers for the whole batch."""
         out: list[bytes] = []
-        receive = self._receive
-        for payload in payloads:
+        counters, receive, on_result = self.counters, self._receive, self._on_result
+        size, own = self._result_bytes, (self.job, self.worker, self.n)
+        format_bits = 0 if self._codec is None else self._format_bits
+        for payload in payloads:        # _receive's fast path, inline; the rest through it
+            if len(payload) == size and payload[0] == Kind.RESULT:
+                _kind, flags, job, worker, pad, slot, chunk, count, bmax = \
+                    _UNPACK_HEADER(payload)
+                if ((job, worker, count) == own and not pad
+                        and not flags & ~(_RESULT_FLAGS | FLAG_FORMAT)
+                        and flags & FLAG_FORMAT == format_bits):
+                    counters.packets_received += 1
+                    counters.bytes_received += size
+                    out += on_result(chunk, slot, flags & FLAG_VER, payload, now, bmax,
+                                     flags & FLAG_OVERFLOW)
+                    continue
             out += receive(payload, now)
         return Step(tuple(out), self._next_deadline())
 
@@ -488,7 +502,8 @@ class InaSession:
         # any queue: up to window/4 of them do not count against the window, so a few losses
         # waiting for their NACK do not starve the link. Not more: the switch pays per packet,
         # and at window/2 a star of 32 overflowed its input queue (docs/loss.md).
-        window += min(self._queried, window // QUERIED_ALLOWANCE_DIVISOR)
+        if self._queried:
+            window += min(self._queried, window // QUERIED_ALLOWANCE_DIVISOR)
         in_flight = self._in_flight
         c, chunks, pool = self._next_chunk, self._chunks, self.pool_size
         out: list[bytes] = []
@@ -496,12 +511,11 @@ class InaSession:
             return out
         answered, contribution = self._answered, self._encoder.contribution
         counters, timers, timeline = self.counters, self._timers, self.timeline
-        transmitted = self._events.transmitted
-        bursts, bursts_window = self.loss_bursts.transmitted, self.in_flight_window.size
+        events, bursts = self._events, self.loss_bursts.transmitted
+        bursts_window = self.in_flight_window.size
         if self.adaptive:    # a first transmission waits its path's RTO (timer(1))
-            switch_wait = min(self.rto_estimator.rto, self.rto_estimator.maximum)
-            host_wait = (min(self.host_rto_estimator.rto, self.host_rto_estimator.maximum)
-                         if self.switch_slots < pool else switch_wait)
+            switch_wait = self.rto_estimator.first_timer
+            host_wait = self.host_rto_estimator.first_timer
         else:
             switch_wait = host_wait = min(self.rto, self.rto_max)
         switch_slots = self.switch_slots
@@ -509,14 +523,12 @@ class InaSession:
         while c < chunks and len(in_flight) < window and (c < pool or answered[c - pool]):
             slot, ver = position % pool, (position // pool) % 2
             payload = contribution(c, slot, ver)
-            flight = _Flight(payload, slot, ver, 1, 0.0, now)
-            in_flight[c] = flight
             wait = host_wait if slot >= switch_slots else switch_wait
-            flight.serial = transmitted()
+            events.serial += 1                   # CongestionEvents.transmitted()
+            deadline = now + wait
+            in_flight[c] = _Flight(payload, slot, ver, 1, deadline, now, events.serial, now,
+                                   wait)
             bursts(bursts_window)
-            flight.last_sent = now
-            flight.wait = wait
-            flight.deadline = deadline = now + wait
             heapq.heappush(timers, (deadline, c, 1, _RTO))
             counters.packets_sent += 1
             counters.bytes_sent += len(payload)
