@@ -206,6 +206,17 @@ class ControlCompiler:
             target = nexts[0] if isinstance(nexts, tuple) and nexts[0] == nexts[1] else (
                 nexts[1] if isinstance(nexts, tuple) else nexts[index])
             return lines + self._emit(target, node)
+        if self._only_hit_matters(table, nexts):
+            # no action does anything and nothing counts: the lookup only picks hit or miss
+            # (and not even that when both go on to the same node)
+            hit_next, miss_next = nexts if hit_miss else (nexts[0], nexts[0]) if nexts \
+                else (node.get("base_default_next").opt_str(),) * 2
+            if hit_next == miss_next:
+                return self._emit(hit_next, node)
+            lookup = self._lookup(table, self._key_code(table, node))
+            return [f"if {lookup} is not None:"] + \
+                _indent(self._emit(hit_next, node, nested=True)) + \
+                ["else:"] + _indent(self._emit(miss_next, node, nested=True))
         if table.kind == "keyless":
             lines.append(f"a, p, e = {default}[0]")
             if hit_miss or self.traced:
@@ -215,13 +226,7 @@ class ControlCompiler:
             if self.traced:
                 lines.append(f"k = {key}")
                 key = "k"
-            if table.kind == "exact":
-                lookup = f"{bind('exact', table.exact)}.get({key})"
-            elif table.kind == "lpm":
-                lookup = f"{bind('tbl', table)}.lookup_lpm({key})"
-            else:
-                lookup = f"{bind('tbl', table)}.lookup_generic({key})"
-            lines.append(f"r = {lookup}")
+            lines.append(f"r = {self._lookup(table, key)}")
             lines += ["if r is None:", f"    a, p, e = {default}[0]"]
             if hit_miss or self.traced:
                 lines += ["    hit = False", "else:", "    hit = True"]
@@ -246,6 +251,25 @@ class ControlCompiler:
                       f"    f[{meters.result_slot}] = e.meter.execute({units}, _now_us())"]
         lines += self._dispatch(table, node, nexts)
         return lines
+
+    def _lookup(self, table: Table, key: str) -> str:
+        bind = self.scope.bind
+        if table.kind == "exact":
+            return f"{bind('exact', table.exact)}.get({key})"
+        if table.kind == "lpm":
+            return f"{bind('tbl', table)}.lookup_lpm({key})"
+        return f"{bind('tbl', table)}.lookup_generic({key})"
+
+    def _only_hit_matters(self, table: Table, nexts) -> bool:
+        """A keyed table none of whose actions does anything, with no counters, meters or
+        profile, whose next node does not depend on the action: only hit/miss can matter."""
+        if self.traced or table.kind == "keyless" or table.profile is not None or \
+                table.with_counters or table.direct_meters is not None:
+            return False
+        if not isinstance(nexts, tuple) and len(set(nexts)) > 1:
+            return False
+        return all(self._action_body(self.actions[spec.action_id]) == ["pass"]
+                   for spec in table.actions)
 
     @staticmethod
     def _fixed_default(table: Table) -> bool:
