@@ -237,7 +237,9 @@ def run_agent(args) -> None:
     chunks = -(-vector.size // args.k)
     print(json.dumps({"cpu_us": 1e6 * cpu / chunks, "wall": wall,
                       "system_us": 1e6 * (times.system - before_times.system) / chunks,
-                      "retransmissions": session.counters.retransmissions}), flush=True)
+                      "retransmissions": session.counters.retransmissions,
+                      "timer_retransmissions": session.counters.timer_retransmissions}),
+          flush=True)
     driver.close()
 
 
@@ -260,7 +262,8 @@ def udp_costs(args, root: Path) -> dict:
     return {"cpu_us": sum(r["cpu_us"] for r in reports) / len(reports),
             "system_us": sum(r["system_us"] for r in reports) / len(reports),
             "wall": max(r["wall"] for r in reports),
-            "retransmissions": sum(r["retransmissions"] for r in reports)}
+            "retransmissions": sum(r["retransmissions"] for r in reports),
+            "timer_retransmissions": sum(r["timer_retransmissions"] for r in reports)}
 
 
 # ---- the comparison -----------------------------------------------------------------------------
@@ -333,7 +336,8 @@ def compare(args) -> None:
         for name, got in udp.items():
             print(f"  {name:8s} {got['cpu_us']:6.2f}  (system {got['system_us']:.1f}; "
                   f"call {got['wall']:.2f} s, "
-                  f"{got['retransmissions']} retransmissions)")
+                  f"{got['retransmissions']} retransmissions, "
+                  f"{got['timer_retransmissions']} by timer)")
         if "baseline" in udp:
             print(f"  baseline / now: {udp['baseline']['cpu_us'] / udp['now']['cpu_us']:.2f}x")
     print(f"load {os.getloadavg()[0]:.2f}")
