@@ -11,8 +11,7 @@ from __future__ import annotations
 from .config import MAX_WIDTH, Node
 from .exprgen import CodeScope
 from .hashes import BITS_VARIANTS, csum16_bits
-from .layout import HeaderInstance, HeaderType
-from .wordplan import word_plan
+from .layout import HeaderInstance
 
 
 def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeScope,
@@ -107,11 +106,10 @@ def _csum16_by_words(fn: str, groups) -> list[str] | None:
         widths = [w for _, w in parts]
         if any(isinstance(w, str) for w in widths) or sum(widths) % 16:
             return None
-        plan = word_plan(HeaderType("calc", [(f"p{i}", w, False) for i, w in enumerate(widths)]),
-                         only_if_cheaper=False, sizes=(16,))
-        if plan is None:
+        terms = _csum16_terms(parts)
+        if terms is None:
             return None
-        words = " + ".join(plan.word_codes([code for code, _ in parts]))
+        words = " + ".join(terms)
         if header is not None and not header.metadata:
             lines += [f"    if v[{header.index}]:", f"        s += {words}"]
         else:
@@ -119,6 +117,25 @@ def _csum16_by_words(fn: str, groups) -> list[str] | None:
     # csum16_bits: 0xFFFF for all-zero input, else ~(x % 0xFFFF or 0xFFFF) & 0xFFFF
     lines.append("    return 65535 if not s else ~(s % 65535 or 65535) & 65535")
     return lines
+
+
+def _csum16_terms(parts: list[tuple[str, int]]) -> list[str] | None:
+    """Terms whose sum is the parts' 16-bit words' sum modulo 0xFFFF: the parts cut where a
+    word starts, each piece packed into one int. A piece that starts on a word and is whole
+    words long is the sum of its words modulo 0xFFFF (2**16 = 1), so a 32-bit address is one
+    term as it is. None if the parts do not end on a word."""
+    terms: list[str] = []
+    pending: list[tuple[str, int]] = []
+    position = 0
+    for code, width in parts:
+        pending.append((code, width))
+        position += width
+        if position % 16 == 0:
+            terms.append(pending[0][0] if len(pending) == 1 else
+                         "(" + " | ".join(f"({c} << {shift})" if shift else c
+                                          for c, shift in _shifts(pending)) + ")")
+            pending = []
+    return None if pending else terms
 
 
 def _add(groups, header, code: str, width: int | str) -> None:
