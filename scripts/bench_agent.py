@@ -223,6 +223,8 @@ def run_agent(args) -> None:
     driver = UdpInaDriver(session, aggregator="127.0.0.1", aggregator_port=args.port,
                           bind_address=f"127.0.1.{args.worker + 1}", bind_port=0)
     driver.allreduce(vector, timeout=120)
+    import resource
+    before_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     before_cpu, before_wall, before_times = time.process_time(), time.perf_counter(), os.times()
     if args.profile:
         import cProfile
@@ -234,9 +236,11 @@ def run_agent(args) -> None:
         driver.allreduce(vector, timeout=120)
     cpu, wall = time.process_time() - before_cpu, time.perf_counter() - before_wall
     times = os.times()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before_faults
     chunks = -(-vector.size // args.k)
     print(json.dumps({"cpu_us": 1e6 * cpu / chunks, "wall": wall,
                       "system_us": 1e6 * (times.system - before_times.system) / chunks,
+                      "faults_per_chunk": faults / chunks,
                       "retransmissions": session.counters.retransmissions,
                       "timer_retransmissions": session.counters.timer_retransmissions}),
           flush=True)
@@ -261,6 +265,7 @@ def udp_costs(args, root: Path) -> dict:
         server.wait(timeout=30)
     return {"cpu_us": sum(r["cpu_us"] for r in reports) / len(reports),
             "system_us": sum(r["system_us"] for r in reports) / len(reports),
+            "faults_per_chunk": sum(r["faults_per_chunk"] for r in reports) / len(reports),
             "wall": max(r["wall"] for r in reports),
             "retransmissions": sum(r["retransmissions"] for r in reports),
             "timer_retransmissions": sum(r["timer_retransmissions"] for r in reports)}
@@ -334,7 +339,8 @@ def compare(args) -> None:
                     udp[name] = got
         print("udp loopback (µs CPU per chunk per worker, best of rounds):")
         for name, got in udp.items():
-            print(f"  {name:8s} {got['cpu_us']:6.2f}  (system {got['system_us']:.1f}; "
+            print(f"  {name:8s} {got['cpu_us']:6.2f}  (system {got['system_us']:.1f}, "
+                  f"{got['faults_per_chunk']:.2f} page faults per chunk; "
                   f"call {got['wall']:.2f} s, "
                   f"{got['retransmissions']} retransmissions, "
                   f"{got['timer_retransmissions']} by timer)")
