@@ -57,10 +57,9 @@ def _load_libc():
         recvmmsg, sendmmsg = libc.recvmmsg, libc.sendmmsg
     except (OSError, AttributeError):
         return None, None
-    recvmmsg.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_uint, ctypes.c_int,
-                         ctypes.c_void_p]
+    # No argtypes: converting five arguments through them cost ~0.3 us per call (a third of
+    # the call). The pointers are passed as prepared c_void_p objects, the ints as C ints.
     recvmmsg.restype = ctypes.c_int
-    sendmmsg.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_uint, ctypes.c_int]
     sendmmsg.restype = ctypes.c_int
     return recvmmsg, sendmmsg
 
@@ -92,6 +91,7 @@ class MessageBatch:
             self._messages[i].hdr.iov = iov_base + i * _IOV_SIZE
             self._messages[i].hdr.iovlen = 1
         self._messages_address = ctypes.addressof(self._messages)
+        self._messages_pointer = ctypes.c_void_p(self._messages_address)
         self._message_words = memoryview(self._messages).cast("B").cast("I")
         self._iov_words = memoryview(self._iovecs).cast("B").cast("Q")
         self._shortened = 0       # iovecs [0, n) that a send shortened below a whole slot
@@ -108,7 +108,7 @@ class MessageBatch:
             for i in range(self._shortened):
                 iov_words[2 * i + 1] = slot
             self._shortened = 0
-        got = _recvmmsg(fd, self._messages_address, wanted, MSG_DONTWAIT, None)
+        got = _recvmmsg(fd, self._messages_pointer, wanted, MSG_DONTWAIT, None)
         if got <= 0:
             if got == 0:
                 return []
@@ -137,7 +137,7 @@ class MessageBatch:
         refused = 0
         buffer, iov_words, slot, count = self.buffer, self._iov_words, self.slot_bytes, \
             self.count
-        address = self._messages_address
+        address, pointer = self._messages_address, self._messages_pointer
         for first in range(0, len(frames), count):
             group = frames[first:first + count] if len(frames) > count else frames
             filled = 0
@@ -155,7 +155,8 @@ class MessageBatch:
                 self._shortened = filled
             done = 0
             while done < filled:
-                sent = _sendmmsg(fd, address + done * _MMSG_SIZE, filled - done, MSG_DONTWAIT)
+                start = pointer if not done else ctypes.c_void_p(address + done * _MMSG_SIZE)
+                sent = _sendmmsg(fd, start, filled - done, MSG_DONTWAIT)
                 if sent > 0:
                     done += sent
                 elif ctypes.get_errno() == errno.EINTR:
