@@ -220,8 +220,9 @@ def run_agent(args) -> None:
     from hosts.udp_driver import UdpInaDriver
     session = make_sessions(args)[args.worker]
     vector = vectors(args)[args.worker]
+    options = {"batch": False} if args.no_batch else {}
     driver = UdpInaDriver(session, aggregator="127.0.0.1", aggregator_port=args.port,
-                          bind_address=f"127.0.1.{args.worker + 1}", bind_port=0)
+                          bind_address=f"127.0.1.{args.worker + 1}", bind_port=0, **options)
     driver.allreduce(vector, timeout=120)
     import resource
     before_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -281,7 +282,8 @@ def _env(root: Path) -> dict:
 
 def _common_arguments(args) -> list[str]:
     return ["--workers", str(args.workers), "--k", str(args.k), "--size-mib",
-            str(args.size_mib), "--pool", str(args.pool), "--window", str(args.window)]
+            str(args.size_mib), "--pool", str(args.pool), "--window", str(args.window),
+            *(["--no-batch"] if args.no_batch else [])]
 
 
 def measure(root: Path, args, what: str) -> dict:
@@ -362,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", type=int, default=64)
     parser.add_argument("--window", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-batch", action="store_true",
+                        help="udp: the working tree's driver without its pauses (batch=False)")
     parser.add_argument("--role", choices=("compare", "memory", "digest", "aggregator", "agent"),
                         default="compare", help=argparse.SUPPRESS)
     parser.add_argument("--worker", type=int, default=0, help=argparse.SUPPRESS)
