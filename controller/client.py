@@ -19,7 +19,7 @@ from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 from p4runtime_sh.p4runtime import P4RuntimeClient
 
-from controller import entities, pipeline_request
+from controller import entities, pipeline_request, wire
 from controller.errors import ConnectionFailed, ControllerError, P4InfoError, P4RuntimeError
 from controller.p4info import P4InfoIndex
 
@@ -124,7 +124,7 @@ class SwitchClient:
         self.device_id = device_id
         self.index = p4info
         self._session = None
-        self._set_pipeline_rpc = None
+        self._raw_rpcs: dict = {}
         try:
             session = _Session(device_id, address, election_id, timeout)
         except ConnectionFailed as e:
@@ -147,7 +147,7 @@ class SwitchClient:
         if self._session is not None:
             self._session.close()
             self._session = None
-            self._set_pipeline_rpc = None
+            self._raw_rpcs = {}
 
     def __enter__(self) -> "SwitchClient":
         return self
@@ -169,6 +169,16 @@ class SwitchClient:
         except grpc.RpcError as e:
             raise P4RuntimeError.from_rpc_error(self.name, rpc, e, labels) from None
 
+    def _raw_rpc(self, rpc: str, response_type):
+        """The unary RPC `rpc` of this session's channel taking the request as bytes (made by
+        controller/wire.py or pipeline_request.py, so never serialised again)."""
+        method = self._raw_rpcs.get(rpc)
+        if method is None:
+            method = self._raw_rpcs[rpc] = self._live().channel.unary_unary(
+                f"/{pipeline_request.SERVICE}/{rpc}", request_serializer=None,
+                response_deserializer=response_type.FromString)
+        return method
+
     def _stamp(self, request) -> None:
         session = self._live()
         request.device_id = self.device_id
@@ -186,14 +196,10 @@ class SwitchClient:
         """Install a program: the P4Info and the target's config (BMv2 JSON bytes), VERIFY_AND_COMMIT."""
         header = pipeline_request.SetRequest(action=pipeline_request.SetRequest.VERIFY_AND_COMMIT)
         self._stamp(header)
-        wire = pipeline_request.request_bytes(header, p4info, device_config)
-        session = self._live()
-        if self._set_pipeline_rpc is None:   # sends bytes as they are: serialised once above
-            self._set_pipeline_rpc = session.channel.unary_unary(
-                pipeline_request.METHOD, request_serializer=None,
-                response_deserializer=p4runtime_pb2.SetForwardingPipelineConfigResponse.FromString)
+        request = pipeline_request.request_bytes(header, p4info, device_config)
         try:
-            self._set_pipeline_rpc(wire)
+            self._raw_rpc("SetForwardingPipelineConfig",
+                          p4runtime_pb2.SetForwardingPipelineConfigResponse)(request)
         except grpc.RpcError as e:
             raise P4RuntimeError.from_rpc_error(self.name, "SetForwardingPipelineConfig",
                                                 e) from None
@@ -220,19 +226,23 @@ class SwitchClient:
 
     # -- writes -------------------------------------------------------------------------------------
 
-    def write(self, updates: Sequence[tuple[int, p4runtime_pb2.Entity]],
+    def write(self, updates: Sequence[tuple[int, p4runtime_pb2.Entity | p4runtime_pb2.TableEntry]],
               labels: Sequence[str] = ()) -> None:
-        """Send updates in batches of MAX_BATCH; a failure names each failed update (and its label)."""
+        """Send updates (type, Entity or a bare TableEntry) in batches of MAX_BATCH, written
+        as bytes (controller/wire.py); a failure names each failed update (and its label)."""
         for start in range(0, len(updates), MAX_BATCH):
-            request = p4runtime_pb2.WriteRequest()
-            self._stamp(request)
-            for kind, entity in updates[start:start + MAX_BATCH]:
-                request.updates.add(type=kind, entity=entity)
-            self._call("Write", request, tuple(labels[start:start + MAX_BATCH]))
+            header = p4runtime_pb2.WriteRequest()
+            self._stamp(header)
+            wire_request = wire.write_request_bytes(header, updates[start:start + MAX_BATCH])
+            try:
+                self._raw_rpc("Write", p4runtime_pb2.WriteResponse)(wire_request)
+            except grpc.RpcError as e:
+                raise P4RuntimeError.from_rpc_error(
+                    self.name, "Write", e, tuple(labels[start:start + MAX_BATCH])) from None
 
     def insert_table_entries(self, entries: Iterable[p4runtime_pb2.TableEntry],
                              labels: Sequence[str] = ()) -> int:
-        updates = [(INSERT, p4runtime_pb2.Entity(table_entry=e)) for e in entries]
+        updates = [(INSERT, e) for e in entries]     # written as Entities holding them
         self.write(updates, labels)
         return len(updates)
 

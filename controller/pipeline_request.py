@@ -20,26 +20,16 @@ from collections import OrderedDict
 from p4.v1 import p4runtime_pb2
 
 from controller.p4info import P4InfoIndex
+from controller.wire import message_field, varint  # noqa: F401 (varint: part of this API)
 
 SetRequest = p4runtime_pb2.SetForwardingPipelineConfigRequest
 _CONFIG = SetRequest.DESCRIPTOR.fields_by_name["config"]
-_LENGTH_DELIMITED = 2            # wire type of strings, bytes and embedded messages
 SERVICE = p4runtime_pb2.DESCRIPTOR.services_by_name["P4Runtime"].full_name
 METHOD = f"/{SERVICE}/SetForwardingPipelineConfig"
 MAX_CACHED = 8                   # programs whose config field is kept serialised
 
 _cache: OrderedDict[tuple[int, int], tuple[P4InfoIndex, bytes, bytes]] = OrderedDict()
 _lock = threading.Lock()
-
-
-def varint(value: int) -> bytes:
-    """Protobuf's base-128 varint of a non-negative integer."""
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def config_field(p4info: P4InfoIndex, device_config: bytes) -> bytes:
@@ -54,8 +44,7 @@ def config_field(p4info: P4InfoIndex, device_config: bytes) -> bytes:
             return hit[2]
     config = p4runtime_pb2.ForwardingPipelineConfig(p4_device_config=device_config)
     config.p4info.CopyFrom(p4info.p4info)
-    body = config.SerializeToString()
-    field = varint(_CONFIG.number << 3 | _LENGTH_DELIMITED) + varint(len(body)) + body
+    field = message_field(_CONFIG.number, config.SerializeToString())
     with _lock:
         _cache[key] = (p4info, device_config, field)   # the references keep the ids unique
         while len(_cache) > MAX_CACHED:
