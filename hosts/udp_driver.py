@@ -4,13 +4,13 @@ The socket is bound to the aggregation port (48879) and sends every payload to t
 address. A select loop feeds datagrams and timer expiries to the session; the call ends with the
 session's result, its PeerUnreachable, or AllreduceTimeout at a hard deadline, whichever is first.
 
-Batching (docs/perf.md, "agent cost"): every datagram queued when the loop wakes goes to the
-session in one `receive_many`. And while at least half the window is in flight (the aggregator
-has plenty to do without this worker), the loop pauses for about the time BATCH_RESULTS results
-take to arrive (SRTT · BATCH_RESULTS / in flight, at most BATCH_WAIT_MAX, never past a timer)
-before reading them: one wake-up, one select and one batch then serve several results instead
-of one each, which is most of a worker's CPU per chunk when results come one at a time. The
-packets are the same; only when they are read changes (by less than a quarter of a round trip).
+Batching (docs/hosts.md, "Agent cost per chunk"): every datagram queued when the loop wakes goes
+to the session in one `receive_many`. And while at least half the window is in flight (the
+aggregator has plenty to do without this worker), the loop pauses for about the time
+BATCH_RESULTS results take to arrive (SRTT · BATCH_RESULTS / in flight, at most an eighth of
+SRTT and BATCH_WAIT_MAX, never past a timer) before reading them: one wake-up and one batch
+then serve several results instead of one each, a large part of a worker's CPU per chunk when
+results come one at a time. The packets are the same; only when they are read changes.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from .ina_wire import INA_UDP_PORT
 RECEIVE_BUFFER = 4 << 20      # room for a whole window of results arriving at once
 BATCH_RESULTS = 4             # results to let queue up before a wake-up, when the window is full
 BATCH_WAIT_MAX = 0.001        # the longest pause for them (seconds)
+PAUSE_FRACTION = 0.125        # and never more than this fraction of the smoothed round trip
 MAX_DATAGRAM = 65535
 # Send errors that mean "this datagram is lost" (retransmission covers them), not a broken setup.
 _TRANSIENT = frozenset({errno.ENOBUFS, errno.EAGAIN, errno.ECONNREFUSED, errno.EHOSTUNREACH,
@@ -119,7 +120,10 @@ class UdpInaDriver:
         if (srtt is None or session.state is not State.DATA
                 or in_flight < max(2, session.current_window // 2)):
             return 0.0
-        return min(BATCH_WAIT_MAX, BATCH_RESULTS * srtt / in_flight, wake - now)
+        # (at most PAUSE_FRACTION of a round trip whatever the window: the pause delays the
+        # results it waits for, and a longer one would feed on the round trips it lengthens)
+        return min(BATCH_WAIT_MAX, srtt * min(BATCH_RESULTS / in_flight, PAUSE_FRACTION),
+                   wake - now)
 
     def _receive_all(self) -> Step | None:
         """Every queued datagram into the session at once (`receive_many`: one Step for the

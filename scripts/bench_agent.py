@@ -20,6 +20,9 @@ Two measurements, each run for the working tree's hosts/ and, when asked, for a 
   (process_time: user + system, its system calls included) of its second all-reduce call per
   chunk. The aggregator is slower than the agents (as the switch is on Mininet), so results
   arrive a few at a time, the pattern on Mininet.
+* veth (`--veth`, root): what a Mininet star does, without Mininet: each agent process in its
+  own network namespace behind a veth pair, ina.p4 (k of the run, the working tree's runtime)
+  on raw sockets at the root ends, in this process (tests/hosts/test_agents_veth.py's set-up).
 
 Prints microseconds per chunk per worker, the best of `--rounds`, and the ratio baseline / now
 measured in the same run. The machine is shared: quote `uptime` with the numbers.
@@ -221,8 +224,14 @@ def run_agent(args) -> None:
     session = make_sessions(args)[args.worker]
     vector = vectors(args)[args.worker]
     options = {"batch": False} if args.no_batch else {}
-    driver = UdpInaDriver(session, aggregator="127.0.0.1", aggregator_port=args.port,
-                          bind_address=f"127.0.1.{args.worker + 1}", bind_port=0, **options)
+    if args.veth:
+        from hosts.ina_wire import INA_UDP_PORT
+        address = dict(aggregator=args.aggregator, aggregator_port=INA_UDP_PORT,
+                       bind_address="0.0.0.0", bind_port=INA_UDP_PORT)
+    else:
+        address = dict(aggregator="127.0.0.1", aggregator_port=args.port,
+                       bind_address=f"127.0.1.{args.worker + 1}", bind_port=0)
+    driver = UdpInaDriver(session, **address, **options)
     driver.allreduce(vector, timeout=120)
     import resource
     before_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -248,6 +257,50 @@ def run_agent(args) -> None:
     driver.close()
 
 
+def veth_costs(args, root: Path) -> dict:
+    """Agents in namespaces against ina.p4 on the veths' root ends (see the module doc)."""
+    import threading
+    sys.path.insert(0, str(ROOT))
+    from p4switch.driver import PacketDriver
+    from p4switch.ports.forwarding import Forwarder
+    from p4switch.ports.rawsock import RawSocketPort
+    from tests.hosts.inproc import AGGREGATOR_IP, ina_switch
+    from tests.hosts.test_agents_veth import Namespaces
+    nets = Namespaces(args.workers)
+    switch = ina_switch(args.k, job=JOB, n=args.workers, pool_size=args.pool)
+    ports = [RawSocketPort(w + 1, nets.switch_ends[w]) for w in range(args.workers)]
+    driver = PacketDriver(Forwarder(switch, [p.port for p in ports]), ports)
+    thread = threading.Thread(target=driver.run, daemon=True)
+    thread.start()
+    try:
+        env = _env(root)
+        agents = [subprocess.Popen(["ip", "netns", "exec", nets.names[w], sys.executable,
+                                    __file__, "--role", "agent", "--veth", "--worker", str(w),
+                                    "--aggregator", AGGREGATOR_IP, *_common_arguments(args)],
+                                   stdout=subprocess.PIPE, env=env, text=True)
+                  for w in range(args.workers)]
+        reports = [json.loads(agent.communicate(timeout=600)[0]) for agent in agents]
+    finally:
+        driver.stop()
+        thread.join(10)
+        driver.close()
+        for port in ports:
+            port.close()
+        nets.close()
+    return _summary(reports)
+
+
+def _summary(reports: list[dict]) -> dict:
+    """The agents' reports together: mean CPU figures, the longest call, total resends."""
+    def mean(key: str) -> float:
+        return sum(r[key] for r in reports) / len(reports)
+    return {"cpu_us": mean("cpu_us"), "system_us": mean("system_us"),
+            "faults_per_chunk": mean("faults_per_chunk"),
+            "wall": max(r["wall"] for r in reports),
+            "retransmissions": sum(r["retransmissions"] for r in reports),
+            "timer_retransmissions": sum(r["timer_retransmissions"] for r in reports)}
+
+
 def udp_costs(args, root: Path) -> dict:
     env = _env(root)
     common = _common_arguments(args)
@@ -264,12 +317,7 @@ def udp_costs(args, root: Path) -> dict:
     finally:
         server.stdin.close()
         server.wait(timeout=30)
-    return {"cpu_us": sum(r["cpu_us"] for r in reports) / len(reports),
-            "system_us": sum(r["system_us"] for r in reports) / len(reports),
-            "faults_per_chunk": sum(r["faults_per_chunk"] for r in reports) / len(reports),
-            "wall": max(r["wall"] for r in reports),
-            "retransmissions": sum(r["retransmissions"] for r in reports),
-            "timer_retransmissions": sum(r["timer_retransmissions"] for r in reports)}
+    return _summary(reports)
 
 
 # ---- the comparison -----------------------------------------------------------------------------
@@ -290,6 +338,8 @@ def measure(root: Path, args, what: str) -> dict:
     """One measurement in a fresh process that imports hosts/ from `root`."""
     if what == "udp":
         return udp_costs(args, root)
+    if what == "veth":
+        return veth_costs(args, root)
     out = subprocess.run([sys.executable, __file__, "--role", what, *_common_arguments(args)],
                          env=_env(root), check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
@@ -332,14 +382,17 @@ def compare(args) -> None:
     if "baseline" in best:
         ratio = sum(best["baseline"].values()) / sum(best["now"].values())
         print(f"  baseline / now: {ratio:.2f}x")
-    if args.udp:
+    for mode in ("udp", "veth"):
+        if not getattr(args, mode):
+            continue
         udp: dict[str, dict] = {}
         for _ in range(args.rounds):
             for name, root in variants.items():
-                got = measure(root, args, "udp")
+                got = measure(root, args, mode)
                 if name not in udp or got["cpu_us"] < udp[name]["cpu_us"]:
                     udp[name] = got
-        print("udp loopback (µs CPU per chunk per worker, best of rounds):")
+        print(f"{'udp loopback' if mode == 'udp' else 'veth, ina.p4'} (µs CPU per chunk per "
+              f"worker, best of rounds):")
         for name, got in udp.items():
             print(f"  {name:8s} {got['cpu_us']:6.2f}  (system {got['system_us']:.1f}, "
                   f"{got['faults_per_chunk']:.2f} page faults per chunk; "
@@ -356,6 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", help="a directory holding the hosts/ package to compare")
     parser.add_argument("--baseline-rev", help="a git revision whose hosts/ to compare")
     parser.add_argument("--udp", action="store_true", help="also run agents over loopback UDP")
+    parser.add_argument("--veth", action="store_true",
+                        help="also run agents in namespaces against ina.p4 on veths (root)")
+    parser.add_argument("--aggregator", default="127.0.0.1", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true",
                         help="udp: cProfile (CPU time) worker 0's timed call, on stderr")
     parser.add_argument("--workers", type=int, default=4)

@@ -44,7 +44,9 @@ def test_no_pause_without_a_round_trip_or_a_full_window() -> None:
         assert d.session.rto_estimator.srtt is None
         assert d._pause(0.0, 1.0) == 0.0                  # no round trip measured yet
         d.session.rto_estimator.sample(0.002)
-        assert d._pause(0.0, 1.0) == pytest.approx(udp_driver.BATCH_RESULTS * 0.002 / 8)
+        assert d._pause(0.0, 1.0) == pytest.approx(
+            0.002 * min(udp_driver.BATCH_RESULTS / 8, udp_driver.PAUSE_FRACTION))
+        assert d._pause(0.0, 1.0) <= 0.002 * udp_driver.PAUSE_FRACTION   # a bounded delay
         for c in range(5):                                # 3 of 8 left: less than half
             d.session._in_flight.pop(c)
         assert d._pause(0.0, 1.0) == 0.0
