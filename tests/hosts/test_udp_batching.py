@@ -55,7 +55,7 @@ def test_no_pause_without_a_round_trip_or_a_full_window() -> None:
 def test_a_pause_never_passes_a_timer_or_the_cap() -> None:
     with driver(adaptive=False, window=8) as d:
         into_data_phase(d, 40)
-        d.session.rto_estimator.sample(0.002)
+        d.session.rto_estimator.sample(0.02)
         assert d._pause(5.0, 5.0004) == pytest.approx(0.0004)        # the timer is first
         d.session.rto_estimator.sample(10.0)                         # a huge round trip
         assert d._pause(0.0, 100.0) == udp_driver.BATCH_WAIT_MAX
