@@ -65,7 +65,10 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
             not has_payload:
         summed = _csum16_by_words(fn, groups)
         if summed is not None:
-            scope.namespace.setdefault("__source__", []).append("\n".join(summed))
+            scope.namespace.setdefault("__source__", []).append("\n".join(summed[0]))
+            # [(validity index of the header or None, [term code])]: multicast replicas add
+            # the terms egress cannot change only once (deparsergen)
+            scope.namespace.setdefault(SUM_TERMS, {})[fn] = summed[1]
             return fn
     for header, parts in groups:
         indent = "    "
@@ -95,13 +98,17 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
     return fn
 
 
-def _csum16_by_words(fn: str, groups) -> list[str] | None:
+SUM_TERMS = "__sum_terms__"       # namespace key: calculation name -> its sum's terms
+
+
+def _csum16_by_words(fn: str, groups) -> tuple[list[str], list] | None:
     """The Internet checksum as a plain sum of 16-bit words built from the fields.
 
     2**16 = 1 (mod 0xFFFF), so the packed bits modulo 0xFFFF are the sum of their 16-bit words
     modulo 0xFFFF: no big int at all. Needs every group (a header's fields, present or not)
     to be whole 16-bit words, so the words line up whichever headers are valid."""
     lines = [f"def {fn}(f, v, payload):", "    s = 0"]
+    structure: list[tuple[int | None, list[str]]] = []
     for header, parts in groups:
         widths = [w for _, w in parts]
         if any(isinstance(w, str) for w in widths) or sum(widths) % 16:
@@ -110,13 +117,15 @@ def _csum16_by_words(fn: str, groups) -> list[str] | None:
         if terms is None:
             return None
         words = " + ".join(terms)
+        index = header.index if header is not None and not header.metadata else None
+        structure.append((index, terms))
         if header is not None and not header.metadata:
             lines += [f"    if v[{header.index}]:", f"        s += {words}"]
         else:
             lines.append(f"    s += {words}")
     # csum16_bits: 0xFFFF for all-zero input, else ~(x % 0xFFFF or 0xFFFF) & 0xFFFF
     lines.append("    return 65535 if not s else ~(s % 65535 or 65535) & 65535")
-    return lines
+    return lines, structure
 
 
 def _csum16_terms(parts: list[tuple[str, int]]) -> list[str] | None:

@@ -87,13 +87,72 @@ def compile_replica_deparser(deparser: Node, checksums: list[tuple[Node, str]],
     reused by the others."""
     order = deparse_order(deparser, scope)
     memo = {index: position for position, index in enumerate(shared)}
+    partial = _replica_checksum_parts(checksums, scope, len(shared))
     return "\n".join(_deparse_function("deparse_replica(f, v, payload, memo)", order, deparser,
-                                       checksums, scope, False, memo))
+                                       checksums, scope, False, memo, partial))
+
+
+REPLICA_EXTRA = "__replica_memo_extra__"   # namespace key: memo slots beyond shared headers
+
+
+def _replica_checksum_parts(checksums: list[tuple[Node, str]], scope: CodeScope,
+                            first: int) -> dict[str, tuple[int, list, list]]:
+    """For checksums that are plain sums of terms (calcgen), the terms no code after ingress
+    can change (their fields and header validity) are summed once per multicast, into memo
+    slot `first + j`; the replicas add only the others. calc -> (memo slot, [(validity index,
+    [invariant terms])], [(validity index, [other terms])])."""
+    from .calcgen import SUM_TERMS
+    from .writes import code_writes
+    structures = scope.namespace.get(SUM_TERMS, {})
+    sources = scope.namespace.get("__source__", [])
+    after = [src for src in sources if src.startswith(("def egress(", "def deparse("))]
+    if len(after) != 2:
+        return {}
+    writes = code_writes("\n".join(after))
+    if writes.anything:
+        return {}
+    parts: dict[str, tuple[int, list, list]] = {}
+    for _, calc in checksums:
+        structure = structures.get(calc)
+        if structure is None or calc in parts:
+            continue
+        fixed, varying = [], []
+        for index, terms in structure:
+            steady = index is None or index not in writes.valid
+            keep = [t for t in terms if steady and not _touches(t, writes)]
+            rest = [t for t in terms if t not in keep]
+            if keep:
+                fixed.append((index, keep))
+            if rest:
+                varying.append((index, rest))
+        if fixed:
+            parts[calc] = (first + len(parts), fixed, varying)
+    scope.namespace[REPLICA_EXTRA] = len(parts)
+    return parts
+
+
+def _touches(term: str, writes) -> bool:
+    import re
+    slots = {int(x) for x in re.findall(r"\bf\[(\d+)\]", term)}
+    flags = {int(x) for x in re.findall(r"\bv\[(\d+)\]", term)}
+    if re.search(r"\bf\[(?!\d+\])", term) or re.search(r"\bv\[(?!\d+\])", term):
+        return True                  # a computed index: anything
+    return bool(slots & writes.fields or flags & writes.valid)
+
+
+def _sum_code(groups: list, indent: str, target: str) -> list[str]:
+    lines = []
+    for index, terms in groups:
+        if index is None:
+            lines.append(f"{indent}{target} += {' + '.join(terms)}")
+        else:
+            lines += [f"{indent}if v[{index}]:", f"{indent}    {target} += {' + '.join(terms)}"]
+    return lines
 
 
 def _deparse_function(signature: str, order: list[HeaderInstance], deparser: Node,
                       checksums: list[tuple[Node, str]], scope: CodeScope, traced: bool,
-                      memo: dict[int, int]) -> list[str]:
+                      memo: dict[int, int], partial: dict | None = None) -> list[str]:
     layout = scope.layout
     lines = [f"def {signature}:"]
     for node, calc in checksums:
@@ -106,7 +165,16 @@ def _deparse_function(signature: str, order: list[HeaderInstance], deparser: Nod
             cond = compile_expr(node["if_cond"], scope)
             lines.append(f"    if {boolean(cond)}:")
             indent = "        "
-        lines.append(f"{indent}f[{target.slot}] = {calc}(f, v, payload) & {mask}")
+        split = (partial or {}).get(calc)
+        if split is None:
+            lines.append(f"{indent}f[{target.slot}] = {calc}(f, v, payload) & {mask}")
+        else:
+            position, fixed, varying = split
+            lines += [f"{indent}s = memo[{position}]", f"{indent}if s is None:",
+                      f"{indent}    s = 0"] + _sum_code(fixed, indent + "    ", "s") + \
+                [f"{indent}    memo[{position}] = s"] + _sum_code(varying, indent, "s") + \
+                [f"{indent}f[{target.slot}] = (65535 if not s else "
+                 f"~(s % 65535 or 65535) & 65535) & {mask}"]
         if traced:
             lines.append(f"{indent}T.checksum_update({node['name'].value!r}, f[{target.slot}])")
     if deparser.has("primitives"):

@@ -20,6 +20,7 @@ import functools
 from typing import Callable
 
 from . import layout as L
+from .deparsergen import REPLICA_EXTRA
 from .primgen import DROP_PORT
 from .writes import WriteSet, constant_index
 
@@ -248,7 +249,8 @@ def _multicast_source(engine) -> str:
     spec = engine.egress_spec
     divergence, dropped = _egress_divergence("cf", spec, writes, code.writes_anywhere)
     if code.deparse_replica is not None:
-        memo = f"\n    memo = [None] * {code.replica_memo_size}"
+        size = code.replica_memo_size + code.namespace.get(REPLICA_EXTRA, 0)
+        memo = f"\n    memo = [None] * {size}"
         deparse = "deparse_replica(cf, cv, payload, memo)"
     else:
         memo, deparse = "", "deparse(cf, cv, payload)"
