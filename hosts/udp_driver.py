@@ -5,12 +5,14 @@ address. A select loop feeds datagrams and timer expiries to the session; the ca
 session's result, its PeerUnreachable, or AllreduceTimeout at a hard deadline, whichever is first.
 
 Batching (docs/hosts.md, "Agent cost per chunk"): every datagram queued when the loop wakes goes
-to the session in one `receive_many`. And while at least half the window is in flight (the
-aggregator has plenty to do without this worker), the loop pauses for about the time
-BATCH_RESULTS results take to arrive (SRTT · BATCH_RESULTS / in flight, at most an eighth of
-SRTT and BATCH_WAIT_MAX, never past a timer) before reading them: one wake-up and one batch
-then serve several results instead of one each, a large part of a worker's CPU per chunk when
-results come one at a time. The packets are the same; only when they are read changes.
+to the session in one `receive_many`. And when results trickle in one per wake-up (LONELY_WAKES
+in a row) while at least half the window is in flight (the aggregator has plenty to do without
+this worker), the loop pauses for about the time BATCH_RESULTS results take to arrive (SRTT ·
+BATCH_RESULTS / in flight, at most an eighth of SRTT and BATCH_WAIT_MAX, never past a timer)
+before reading them: one wake-up and one batch then serve several results instead of one each.
+A pause that gathers fewer than 2 ends the pausing, and every RECHECK_EVERY-th is skipped to
+look again: an aggregator that sends in bursts (ina.p4 behind batched ports) gets no pauses,
+which would only add a sleep. The packets are the same; only when they are read changes.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ RECEIVE_BUFFER = 4 << 20      # room for a whole window of results arriving at o
 BATCH_RESULTS = 4             # results to let queue up before a wake-up, when the window is full
 BATCH_WAIT_MAX = 0.001        # the longest pause for them (seconds)
 PAUSE_FRACTION = 0.125        # and never more than this fraction of the smoothed round trip
+LONELY_WAKES = 4              # pause only after this many wake-ups in a row found one result
+RECHECK_EVERY = 16            # and skip every 16th pause, to see whether results still trickle
 MAX_DATAGRAM = 65535
 # Send errors that mean "this datagram is lost" (retransmission covers them), not a broken setup.
 _TRANSIENT = frozenset({errno.ENOBUFS, errno.EAGAIN, errno.ECONNREFUSED, errno.EHOSTUNREACH,
@@ -46,6 +50,11 @@ class UdpInaDriver:
         """`batch`: pause for results to queue up while the window is full (see above)."""
         self.session = session
         self.batch = batch
+        # wake-ups in a row that found one datagram (results trickle in: pausing pays);
+        # -1 without batching. And how many datagrams the last wake-up found.
+        self._lonely = 0 if batch else -1
+        self._received = 0
+        self._pauses = 0
         self.aggregator = (aggregator, aggregator_port)
         self.clock = clock
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -98,17 +107,20 @@ class UdpInaDriver:
                     f"job {session.job}: all-reduce not finished after {timeout:g} s "
                     f"(state {session.state.value})")
             wake = hard_deadline if step.deadline is None else min(step.deadline, hard_deadline)
-            if self.batch:
-                pause = self._pause(now, wake)
-                if pause > 0:
-                    time.sleep(pause)
-                    received = self._receive_all()
-                    if received is not None:
-                        step = received
-                        continue
-                    now = clock()
+            pause = self._pause(now, wake) if self._lonely >= LONELY_WAKES else 0.0
+            if pause > 0:
+                time.sleep(pause)
+                received = self._receive_all()
+                if self._received < 2:
+                    self._lonely = 0         # the pause gathered nothing: stop pausing
+                if received is not None:
+                    step = received
+                    continue
+                now = clock()
             if select.select((sock,), (), (), max(0.0, wake - now))[0]:
                 step = self._receive_all() or Step((), step.deadline)
+                if self.batch:
+                    self._lonely = self._lonely + 1 if self._received == 1 else 0
             else:
                 step = session.timeout(clock())
 
@@ -117,7 +129,8 @@ class UdpInaDriver:
         session = self.session
         in_flight = session.in_flight
         srtt = session.rto_estimator.srtt
-        if (srtt is None or session.state is not State.DATA
+        self._pauses += 1
+        if (srtt is None or not self._pauses % RECHECK_EVERY or session.state is not State.DATA
                 or in_flight < max(2, session.current_window // 2)):
             return 0.0
         # (at most PAUSE_FRACTION of a round trip whatever the window: the pause delays the
@@ -129,6 +142,7 @@ class UdpInaDriver:
         """Every queued datagram into the session at once (`receive_many`: one Step for the
         batch); None when nothing was queued."""
         recv, payloads = self.sock.recv, []
+        self._received = 0
         while True:
             try:
                 payloads.append(recv(MAX_DATAGRAM))
@@ -139,6 +153,7 @@ class UdpInaDriver:
                     continue     # an ICMP error reported on the socket: that datagram is lost
                 raise HostError(f"cannot receive on UDP {self._bound[0]}:{self._bound[1]}: "
                                 f"{error.strerror}") from None
+        self._received = len(payloads)
         if not payloads:
             return None
         return self.session.receive_many(payloads, self.clock())
