@@ -111,7 +111,10 @@ class Program:
         self.actions = shared.actions
         self._build_custom_crcs(root)
         for names in template.banks:
-            RegisterBank([self.registers[name] for name in names])
+            banked = [self.registers[name] for name in names]
+            for register in banked:     # fresh, all zero as the bank's new array is: an empty
+                register.cells = ()     # sequence spares scanning ~0.5 M zeros per switch
+            RegisterBank(banked)
         self.vector_runs = shared.vector_runs
         for pipeline in root.get("pipelines").items():
             self._build_pipeline(pipeline)
