@@ -240,3 +240,35 @@ def write_back(slots: set[int]) -> list[str]:
             lines.append(f"f[{first}] = {local_name(first)}")
         i = j + 1
     return lines
+
+
+_SIMPLE_STORE = re.compile(r"f\[(\d+)\] = (p\[\d+\]|-?\d+)")
+
+
+def pack_simple_stores(lines: list[str], shortest: int = 3) -> list[str]:
+    """Runs of top-level stores of action data or constants into consecutive slots
+    (`f[7] = p[0]`, `f[8] = p[1]`, `f[9] = 0`) as one slice store: nothing they store reads
+    the PHV, so the order does not matter, and one STORE_SLICE costs less than n stores."""
+    out: list[str] = []
+    run: list[tuple[int, str]] = []
+
+    def flush() -> None:
+        if len(run) >= shortest:
+            first = run[0][0]
+            out.append(f"f[{first}:{first + len(run)}] = ({', '.join(v for _, v in run)},)")
+        else:
+            out.extend(f"f[{slot}] = {value}" for slot, value in run)
+        run.clear()
+
+    for line in lines:
+        match = _SIMPLE_STORE.fullmatch(line)
+        if match is not None:
+            slot = int(match.group(1))
+            if run and slot != run[-1][0] + 1:
+                flush()
+            run.append((slot, match.group(2)))
+            continue
+        flush()
+        out.append(line)
+    flush()
+    return out

@@ -14,7 +14,7 @@ from . import lanes
 from . import layout as L
 from .config import ConfigError, Node
 from .exprgen import CodeScope, Expr, compile_expr, data, boolean
-from .localize import localize_fields
+from .localize import localize_fields, pack_simple_stores
 from .primexterns import EXTERN_HELPERS, ExternPrimitives
 from .stores import Target, compile_target, const_param, int_param, store
 from .vheaders import zero_lines
@@ -86,7 +86,7 @@ class PrimitiveCompiler(ExternPrimitives):
         self._index_cache = None
         lines = _split_on_guard(_merge_guards(lines))
         if not self.traced:  # trace events read fields by their slots: leave them exact
-            lines = localize_fields(lines)
+            lines = pack_simple_stores(localize_fields(lines))
         return lines, has_exit
 
     def _compile_with_jumps(self, prims: list[Node], base: int = 0) -> list[str]:
