@@ -96,6 +96,7 @@ DEFAULT_RTO_MIN = 0.002   # the learnt RTO's floor unless configured (clock gran
 WINDOW_RULES = ("burst", "every_loss")
 _RESULT_KINDS = (Kind.RESULT, Kind.MAX_RESULT)
 _UNPACK_HEADER = HEADER.unpack_from
+_RESULT = int(Kind.RESULT)
 # the flag bits a RESULT may carry besides its format: ver, retx, overflow (receive's fast path)
 _RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
 
@@ -318,7 +319,7 @@ class InaSession:
         size, own = self._result_bytes, (self.job, self.worker, self.n)
         format_bits = 0 if self._codec is None else self._format_bits
         for payload in payloads:        # _receive's fast path, inline; the rest through it
-            if len(payload) == size and payload[0] == Kind.RESULT:
+            if len(payload) == size and payload[0] == _RESULT:
                 _kind, flags, job, worker, pad, slot, chunk, count, bmax = \
                     _UNPACK_HEADER(payload)
                 if ((job, worker, count) == own and not pad
@@ -507,7 +508,8 @@ class InaSession:
         in_flight = self._in_flight
         c, chunks, pool = self._next_chunk, self._chunks, self.pool_size
         out: list[bytes] = []
-        if c >= chunks or len(in_flight) >= window:
+        room = window - len(in_flight)            # the loop below is all that adds to it
+        if c >= chunks or room <= 0:
             return out
         answered, contribution = self._answered, self._encoder.contribution
         counters, timers, timeline = self.counters, self._timers, self.timeline
@@ -520,7 +522,7 @@ class InaSession:
             switch_wait = host_wait = min(self.rto, self.rto_max)
         switch_slots = self.switch_slots
         position = self.next_position + c
-        while c < chunks and len(in_flight) < window and (c < pool or answered[c - pool]):
+        while c < chunks and room > 0 and (c < pool or answered[c - pool]):
             slot, ver = position % pool, (position // pool) % 2
             payload = contribution(c, slot, ver)
             wait = host_wait if slot >= switch_slots else switch_wait
@@ -536,6 +538,7 @@ class InaSession:
                 timeline.append((now, "send", c))
             out.append(payload)
             c += 1
+            room -= 1
             position += 1
             self._next_chunk = c
         return out
