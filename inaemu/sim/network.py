@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from topologies.model import Host, Topology
@@ -23,6 +24,9 @@ from inaemu.sim.frames import Addressing, ip_bytes, mac_bytes
 from inaemu.sim.host_node import HostNode
 from inaemu.sim.link import DEFAULT_QUEUE_BYTES, LinkDirection
 from inaemu.sim.switch_node import SwitchCost, SwitchNode
+
+
+SERVER_START_THREADS = 4
 
 
 def switch_mac(index: int) -> str:
@@ -106,11 +110,14 @@ class SimNetwork:
     # -- control plane ----------------------------------------------------------------------------
 
     def start_servers(self) -> Topology:
-        """Start every switch's P4Runtime server; the topology the controller should use."""
-        ports = {}
+        """Start every switch's P4Runtime server; the topology the controller should use.
+        A few at a time: starting one mostly waits on grpc's own threads (80 servers: 0.19 s
+        one after the other, 0.03-0.08 s four at a time)."""
+        nodes = list(self.switches.values())
         try:
-            for name, node in self.switches.items():
-                ports[name] = node.start_server()
+            with ThreadPoolExecutor(max_workers=max(1, min(SERVER_START_THREADS, len(nodes))),
+                                    thread_name_prefix="sim-grpc-start") as pool:
+                ports = dict(zip(self.switches, pool.map(SwitchNode.start_server, nodes)))
         except BaseException:
             self.stop_servers()
             raise
