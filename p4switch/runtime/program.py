@@ -118,7 +118,7 @@ class Program:
         self.vector_runs = shared.vector_runs
         for pipeline in root.get("pipelines").items():
             self._build_pipeline(pipeline)
-        namespace = codeshare.bind_namespace(template, codeshare.pair_state(shared, self))
+        namespace = codeshare.bind_namespace(template, codeshare.pair_template(template, self))
         for profile, fn in template.selectors:
             self.profiles[profile].selector = namespace[fn]
         code = shared.untraced
