@@ -41,10 +41,7 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
 
 from __future__ import annotations
 
-import enum
 import heapq
-from dataclasses import dataclass, fields
-from typing import NamedTuple
 
 import numpy as np
 
@@ -53,40 +50,11 @@ from .ina_codec import FloatCodec
 from .congestion import (SRTT_FLOOR, CongestionEvents, InFlightWindow, LossBursts,
                          RtoEstimator)
 from .errors import PeerUnreachable, UsageError
+from .ina_state import TRANSITIONS, Counters, Event, Flight, State, Step
 from .ina_wire import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER, ChunkEncoder,
                        InaPacket, Kind, WireError, block_fields, check_k, decode_header,
                        decode_values, encode, payload_bytes, query_for, with_retx)
 
-
-class State(enum.Enum):
-    IDLE = "idle"              # no call yet
-    MAX_ROUND = "max_round"    # waiting for MAX_RESULT (the scale)
-    DATA = "data"              # chunks in flight
-    DONE = "done"              # `result` holds the last call's sum; start() may begin another
-    FAILED = "failed"          # a chunk exhausted its retries; the session is unusable
-
-
-class Event(enum.Enum):
-    START = "start"                    # a float32 call
-    START_INTEGERS = "start_integers"  # an int32 call (no MAX round)
-    START_EMPTY = "start_empty"        # a call with no elements: nothing to exchange
-    SCALE_AGREED = "scale_agreed"      # MAX_RESULT arrived
-    LAST_RESULT = "last_result"        # every chunk's RESULT arrived
-    GIVE_UP = "give_up"                # retries exhausted
-
-
-TRANSITIONS: dict[tuple[State, Event], State] = {
-    (State.IDLE, Event.START): State.MAX_ROUND,
-    (State.DONE, Event.START): State.MAX_ROUND,
-    (State.IDLE, Event.START_INTEGERS): State.DATA,
-    (State.DONE, Event.START_INTEGERS): State.DATA,
-    (State.IDLE, Event.START_EMPTY): State.DONE,
-    (State.DONE, Event.START_EMPTY): State.DONE,
-    (State.MAX_ROUND, Event.SCALE_AGREED): State.DATA,
-    (State.DATA, Event.LAST_RESULT): State.DONE,
-    (State.MAX_ROUND, Event.GIVE_UP): State.FAILED,
-    (State.DATA, Event.GIVE_UP): State.FAILED,
-}
 
 _MAX_KEY = -1   # the in-flight key of the MAX round's packet
 DEFAULT_RTO_MIN = 0.002   # the learnt RTO's floor unless configured (clock granularity)
@@ -99,66 +67,6 @@ _UNPACK_HEADER = HEADER.unpack_from
 _RESULT = int(Kind.RESULT)
 # the flag bits a RESULT may carry besides its format: ver, retx, overflow (receive's fast path)
 _RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
-
-
-class Step(NamedTuple):
-    """What the caller must do now: send these payloads; call `timeout` at `deadline`.
-    (A tuple: one is made per input, so it must be cheap.)"""
-
-    send: tuple[bytes, ...]
-    deadline: float | None
-
-
-@dataclass
-class Counters:
-    """Traffic of a session (bytes are UDP payload bytes)."""
-
-    packets_sent: int = 0
-    bytes_sent: int = 0
-    packets_received: int = 0
-    bytes_received: int = 0
-    retransmissions: int = 0        # every recovery packet: early, by timer, after a NACK
-    fast_retransmissions: int = 0   # early: a later chunk's result came first (a QUERY, or the
-                                    # values when queries are off)
-    timer_retransmissions: int = 0  # the values resent because a timer expired
-    nack_retransmissions: int = 0   # the values resent because the switch sent a NACK
-    spurious_timeouts: int = 0      # a timer fired, then the first copy's result came back
-    loss_events: int = 0            # data chunk transmissions found lost (early or by timer)
-    congestion_events: int = 0      # loss events judged congestion: the window halved
-    duplicates_ignored: int = 0     # results for chunks not in flight (or stale MAX results)
-    malformed_ignored: int = 0      # undecodable, or a wrong count / impossible maximum
-    foreign_ignored: int = 0        # another job, another worker, or not a result
-    overflow_redos: int = 0         # chunks sent again at the safe scale (the switch flagged them)
-
-    def copy(self) -> "Counters":
-        return Counters(**{f.name: getattr(self, f.name) for f in fields(self)})
-
-    def __sub__(self, other: "Counters") -> "Counters":
-        return Counters(**{f.name: getattr(self, f.name) - getattr(other, f.name)
-                           for f in fields(self)})
-
-
-class _Flight:
-    """A chunk in flight (one is made per chunk sent: a plain class with slots, cheap)."""
-
-    __slots__ = ("payload", "slot", "ver", "tries", "deadline", "sent_at", "serial",
-                 "last_sent", "expiries", "suspect", "wait", "queried")
-
-    def __init__(self, payload: bytes, slot: int, ver: int, tries: int, deadline: float,
-                 sent_at: float = 0.0, serial: int = 0, last_sent: float = 0.0,
-                 wait: float = 0.0):
-        self.payload = payload
-        self.slot = slot
-        self.ver = ver
-        self.tries = tries
-        self.deadline = deadline
-        self.sent_at = sent_at      # the first transmission (an RTT sample if it is the only one)
-        self.serial = serial        # of the latest transmission (congestion.CongestionEvents)
-        self.last_sent = last_sent  # the latest transmission
-        self.expiries = 0           # timer expiries (the backoff, and the give-up count)
-        self.suspect = False        # a later transmission was answered: resend at reorder timer
-        self.wait = wait            # the latest transmission's timer length
-        self.queried = False        # the latest transmission was a QUERY (a NACK resends values)
 
 
 _RTO, _REORDER = 0, 1           # timer kinds
@@ -456,7 +364,7 @@ class InaSession:
         self._answered = bytearray()
         self._answered_count = 0
         self._highest_answered = [-1, -1]   # per path (switch, host): the latest answered
-        self._in_flight: dict[int, _Flight] = {}
+        self._in_flight: dict[int, Flight] = {}
         self._queried = 0                     # chunks in flight whose latest send is a QUERY
         self._last_progress = float("-inf")   # when the latest data result arrived
         self._last_progress_sent = 0.0        # when the transmission it answered was made
@@ -528,7 +436,7 @@ class InaSession:
             wait = host_wait if slot >= switch_slots else switch_wait
             events.serial += 1                   # CongestionEvents.transmitted()
             deadline = now + wait
-            in_flight[c] = _Flight(payload, slot, ver, 1, deadline, now, events.serial, now,
+            in_flight[c] = Flight(payload, slot, ver, 1, deadline, now, events.serial, now,
                                    wait)
             bursts(bursts_window)
             heapq.heappush(timers, (deadline, c, 1, _RTO))
@@ -544,7 +452,7 @@ class InaSession:
         return out
 
     def _send_new(self, key: int, payload: bytes, slot: int, ver: int, now: float) -> bytes:
-        flight = _Flight(payload, slot, ver, 1, 0.0, now)
+        flight = Flight(payload, slot, ver, 1, 0.0, now)
         self._in_flight[key] = flight
         self._arm(key, flight, now)
         self._count_sent(payload)
@@ -552,7 +460,7 @@ class InaSession:
             self.timeline.append((now, "send", key))
         return payload
 
-    def _resend(self, key: int, flight: _Flight, now: float, *, early: bool) -> bytes:
+    def _resend(self, key: int, flight: Flight, now: float, *, early: bool) -> bytes:
         """Retransmit a chunk (early: a later result showed it lost; else its timer expired)."""
         # A loss of a data chunk: is it congestion? The MAX round is a barrier (a
         # late worker delays it): its expiries say nothing about the network.
@@ -575,14 +483,14 @@ class InaSession:
             self.timeline.append((now, "fast" if early else "timer", key))
         return payload
 
-    def _spurious_timeout(self, flight: _Flight, now: float) -> bool:
+    def _spurious_timeout(self, flight: Flight, now: float) -> bool:
         """The chunk's one retransmission was its timer's, and the result came back sooner
         than any round trip seen: it answers the first copy."""
         min_rtt = self._estimator(flight.slot).min_rtt
         return (flight.tries == 2 and flight.expiries == 1 and min_rtt is not None
                 and now - flight.last_sent < min_rtt)
 
-    def _set_queried(self, flight: _Flight, queried: bool) -> None:
+    def _set_queried(self, flight: Flight, queried: bool) -> None:
         self._queried += int(queried) - int(flight.queried)
         flight.queried = queried
 
@@ -604,7 +512,7 @@ class InaSession:
             self.timeline.append((now, "nack", c))
         return [payload]
 
-    def _arm(self, key: int, flight: _Flight, now: float) -> None:
+    def _arm(self, key: int, flight: Flight, now: float) -> None:
         if not self.adaptive:
             wait = min(self.rto * 2.0 ** flight.expiries, self.rto_max)
         elif key == _MAX_KEY:
@@ -634,7 +542,7 @@ class InaSession:
             heapq.heappop(self._timers)
         return None
 
-    def _on_loss(self, flight: _Flight) -> None:
+    def _on_loss(self, flight: Flight) -> None:
         """A data chunk's transmission was lost (detected early or by its timer)."""
         if self.window_rule == "every_loss":
             if self._events.expired(flight.serial):     # once per round trip
@@ -647,7 +555,7 @@ class InaSession:
         self.counters.congestion_events += 1
         self.in_flight_window.on_timeout()
 
-    def _detect_losses(self, chunk: int, answered: _Flight, now: float) -> list[bytes]:
+    def _detect_losses(self, chunk: int, answered: Flight, now: float) -> list[bytes]:
         """The result of `chunk` arrived (docs/protocol.md §4.1). Every worker sends its first
         copies in chunk order and links are FIFO, so an earlier chunk still in flight and sent
         once is lost; one already resent is lost if `chunk` was first sent after that resend.
