@@ -217,5 +217,9 @@ class FloatCodec:
 
     def error_bound(self, result: np.ndarray) -> np.ndarray:
         """Per element: n half-units of the scale its block's sum used, plus half an ulp."""
-        scales = np.repeat(self.scales(), self.per_chunk)[:self.length]
+        per_chunk = self.scales()
+        if per_chunk.size and np.all(per_chunk == per_chunk[0]):
+            scales = float(per_chunk[0])     # one scale: no per-element vector to build
+        else:
+            scales = np.repeat(per_chunk, self.per_chunk)[:self.length]
         return qz.error_bound_scaled(self.n, scales, result)

@@ -217,3 +217,17 @@ def test_the_codec_with_first_position_sends_and_sums_as_without(fmt: str, block
         table.on_result(c, result, 0, False)
         plain.on_result(c, result, 0, False)
     assert np.array_equal(table.result(), plain.result())
+
+
+@pytest.mark.parametrize("fmt,scaling", [("int32", "job"), ("int8", "block")])
+def test_the_error_bound_is_the_per_element_formula(fmt: str, scaling: str) -> None:
+    """One scale for the call (job) is used as a scalar, and the sum is built in place: the
+    same numbers as n/2 per element's scale · (1 + slack) + ulp/2."""
+    vector = np.random.default_rng(4).standard_normal(1000).astype(np.float32) * 3
+    codec = FloatCodec(vector, job=JOB, worker=0, n=3, k=8, pool_size=4, fmt=fmt,
+                       scaling=scaling, divisor=3, first_position=0)
+    codec.on_max(codec.max_offer().view(np.uint32).astype(np.int64))
+    result = codec.result()
+    scales = np.repeat(codec.scales(), codec.per_chunk)[:vector.size]
+    expected = 3 * 0.5 / scales * (1.0 + qz.FLOAT64_SLACK) + qz.ulp32(result) / 2
+    assert np.array_equal(codec.error_bound(result), expected)
