@@ -110,6 +110,9 @@ def test_real_simple_switch_grpc_takes_the_pushed_pipeline(tmp_path):
             entries = client.read_table("ipv4_lpm")
             assert [(e.action, e.params) for e in entries] == \
                 [("MyIngress.ipv4_forward", {"dstAddr": 1, "port": 1})]
+            client.set_multicast_group(4, [(1, 0), (2, 0)])      # a PRE entity, as bytes
+            client.set_multicast_group(4, [(3, 1)])              # exists: replaced
+            assert client.read_multicast_group(4) == [(3, 1)]
     finally:
         switch.terminate()
         switch.wait(timeout=10)
