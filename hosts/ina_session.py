@@ -72,6 +72,7 @@ _RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
 _RTO, _REORDER = 0, 1           # timer kinds
 REORDER_FRACTION = 0.25         # the reordering allowance, as a fraction of the min RTT
 QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as in flight
+HEAD_EXPIRIES_FIRST = 2         # the earliest chunk's expiries before the others' timers count
 
 
 def _check_int(name: str, value, low: int, high: int) -> int:
@@ -162,6 +163,9 @@ class InaSession:
         # the host aggregator's slots (docs/fallback.md) have round trips of their own
         self.host_rto_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
                                                maximum=self.rto_max)
+        # the delay from the MAX result to a call's first data result (the barrier, §4.2)
+        self.barrier_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
+                                              maximum=self.rto_max)
         self.in_flight_window = InFlightWindow(self.window)
         self._events = CongestionEvents()
         self.loss_bursts = LossBursts()
@@ -282,12 +286,15 @@ class InaSession:
         return self._on_result(chunk, slot, ver, payload, now, bmax, overflow)
 
     def timeout(self, now: float) -> Step:
-        """Retransmit every chunk whose timer has expired; PeerUnreachable when one is spent."""
+        """The timers due at `now`: a reorder timer resends its chunk (§4.1); the retransmission
+        timer resends only the earliest chunk in flight on its path (RFC 6298 §5: one timer per
+        path, backed off per expiry), and raises PeerUnreachable when that chunk is spent."""
         if self.state not in (State.MAX_ROUND, State.DATA):
             return Step((), None)
         out = []
-        while self._timers and self._timers[0][0] <= now:
-            deadline, key, tries, kind = heapq.heappop(self._timers)
+        timers, heads = self._timers, [None, None]
+        while timers and timers[0][0] <= now:
+            deadline, key, tries, kind = heapq.heappop(timers)
             flight = self._in_flight.get(key)
             if flight is None or flight.tries != tries:
                 continue            # answered, or rescheduled since
@@ -295,24 +302,71 @@ class InaSession:
                 if flight.suspect:
                     out.append(self._resend(key, flight, now, early=True))
                 continue
-            # As TCP restarts its RTO when an ACK advances: while results for transmissions
-            # made before this one arrive, it is queued behind them; the timer counts only the
-            # silence since the latest such result. (Results of later transmissions are early
-            # detection's evidence, and restart nothing.)
-            restart = self._last_progress + flight.wait
-            if (restart > deadline and key != _MAX_KEY
-                    and self._last_progress_sent <= flight.last_sent):
-                flight.deadline = restart
-                if restart > now:
-                    heapq.heappush(self._timers, (restart, key, tries, _RTO))
+            head = True
+            if key != _MAX_KEY:
+                later, head = self._postponed(key, flight, deadline, now, heads)
+                if later > now:
+                    flight.deadline = later
+                    heapq.heappush(timers, (later, key, tries, _RTO))
                     continue
-            if flight.expiries >= self.max_retx:
+            if head and flight.expiries >= self.max_retx:
                 self._transition(Event.GIVE_UP)
                 raise PeerUnreachable(job=self.job, slot=flight.slot,
                                       chunk=None if key == _MAX_KEY else key, tries=flight.tries)
             flight.expiries += 1
             out.append(self._resend(key, flight, now, early=False))
         return Step(tuple(out), self._next_deadline())
+
+    def _postponed(self, key: int, flight: Flight, deadline: float, now: float,
+                   heads: list) -> tuple[float, bool]:
+        """When the retransmission timer of data chunk `key`, due at `deadline`, really expires
+        (a time <= `now`: now), and whether the chunk is its path's earliest in flight. `heads`
+        caches each path's earliest for one `timeout` (nothing leaves the flight in it)."""
+        path = self._path(flight.slot)
+        head = heads[path]
+        if head is None:
+            head = heads[path] = next(k for k, f in self._in_flight.items()
+                                      if self._path(f.slot) == path)
+        if key != head:
+            first = self._in_flight[head]
+            if (0 < first.expiries < HEAD_EXPIRIES_FIRST
+                    or not first.expiries and self._due(head, first, first.deadline, True) <= now):
+                # A silence that reaches the earliest chunk too (a descheduled process, or a
+                # lost window): the earliest is resent alone, a probe. Only when the probe goes
+                # unanswered do the others' own timers count again (a piece of theirs may be
+                # this worker's, which no other worker can resend). Look again when the
+                # probe expires, or in one RTO (not this chunk's own backed-off wait).
+                again = now + (self._estimator(flight.slot).first_timer if self.adaptive
+                               else min(self.rto, self.rto_max))
+                return (first.deadline if now < first.deadline < again else again), False
+        return self._due(key, flight, deadline, key == head), key == head
+
+    def _due(self, key: int, flight: Flight, deadline: float, head: bool) -> float:
+        """The chunk's timer, due at `deadline`, with the silence rules of §4.2 applied."""
+        # As TCP restarts its RTO on an ACK of new data, the earliest chunk's timer counts the
+        # silence since the latest result of an earlier chunk; any chunk's, since the latest
+        # result of a transmission made before its own. (Results of later transmissions are
+        # early detection's evidence: they restart nothing.)
+        if (head and self._last_progress_chunk < key
+                or self._last_progress_sent <= flight.last_sent):
+            restart = self._last_progress + flight.wait
+            if restart > deadline:
+                deadline = restart
+        if self._data_start is not None and flight.expiries == 0 and not self._answered_count:
+            # The first window after the MAX round, a barrier: no result before the slowest
+            # worker has quantized its vector and sent.
+            barrier = self._data_start + self._barrier_wait()
+            if barrier > deadline:
+                deadline = barrier
+        return deadline
+
+    def _barrier_wait(self) -> float:
+        """How long after the MAX result the first data result may take: the MAX round's own
+        round trip, and what the first results of the calls before took (an RTO of them)."""
+        wait = self._max_round_trip
+        if self.barrier_estimator.samples and self.barrier_estimator.rto > wait:
+            wait = self.barrier_estimator.rto
+        return wait
 
     # ---- what the caller reads --------------------------------------------------------------
 
@@ -368,6 +422,9 @@ class InaSession:
         self._queried = 0                     # chunks in flight whose latest send is a QUERY
         self._last_progress = float("-inf")   # when the latest data result arrived
         self._last_progress_sent = 0.0        # when the transmission it answered was made
+        self._last_progress_chunk = -1        # and its chunk
+        self._data_start: float | None = None  # adaptive float call: when the MAX result came
+        self._max_round_trip = 0.0            # and how long after the MAX contribution's send
         self._timers: list[tuple[float, int, int, int]] = []
         self._float_input: np.ndarray | None = None
         self._encoder: ChunkEncoder | FloatCodec | None = None
@@ -602,6 +659,8 @@ class InaSession:
             barrier = now - flight.sent_at
             self.rto_estimator.initial = min(self.rto, max(SRTT_FLOOR * barrier, self.rto_min))
             self.host_rto_estimator.initial = self.rto_estimator.initial
+        if self.adaptive:
+            self._data_start, self._max_round_trip = now, now - flight.sent_at
         self.max_rounds += 1
         self.global_max = global_max
         self._codec.on_max(patterns)
@@ -621,8 +680,12 @@ class InaSession:
         del self._in_flight[c]
         if flight.queried:
             self._set_queried(flight, False)
+        if not self._answered_count and self._data_start is not None:
+            # the call's first result, of any copy: how long the barrier held the data phase
+            self.barrier_estimator.sample(now - self._data_start)
         self._last_progress = now
         self._last_progress_sent = flight.last_sent
+        self._last_progress_chunk = c
         if self.timeline is not None:
             self.timeline.append((now, "result", c))
         path = 0 if slot < self.switch_slots else 1
