@@ -23,16 +23,19 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   RESULT if the cell is complete, with a NACK if this worker's piece is missing (only then are
   the values resent), and otherwise lets the worker whose piece is missing resend.
 * Every transmission also arms a timer, the last resort: the RTO doubled per expiry of that
-  chunk, up to rto_max. Adaptive (the default, `congestion.py`): the RTO is RFC 6298's with a
+  chunk, up to rto_max. A silence expires the earliest chunk in flight alone (a probe, RFC
+  6298 §5); the others' timers count again once the probe goes unanswered (§4.2). The first
+  window after a MAX round waits for that barrier. Adaptive (the default, `congestion.py`): the RTO is RFC 6298's with a
   2·SRTT floor, from result round-trip times of chunks sent once and not overtaken (Karn's
   rule; a result that a later chunk's overtook waited for another worker), clamped to
   [rto_min, rto_max], `rto` until the first sample (the MAX round, a barrier, probes from
   rto_min instead); the in-flight window slow-starts from window/8, halves on a loss (once per
   round trip, not below window/8) only when the RTTs say this worker's queue is long (random
   loss leaves it alone), and grows by one per window of results up to `window`.
-  Fixed (`adaptive=False`): the RTO is `rto` and the window `window`. When a chunk's timer
-  has expired 1 + max_retx times, `timeout` raises PeerUnreachable and the session is FAILED
-  (early retransmissions do not count: they happen only while other results arrive).
+  Fixed (`adaptive=False`): the RTO is `rto` and the window `window`. When the earliest
+  chunk's timer has expired 1 + max_retx times, `timeout` raises PeerUnreachable and the
+  session is FAILED (early retransmissions do not count: they happen only while other results
+  arrive; nor do later chunks' expiries: they wait on the earliest).
 * The values travel as numpy arrays end to end (quantized vector → views per chunk → payload
   bytes; payload → big-endian view → slice of the sums): no per-value Python work per packet.
 * Input from the network is never fatal: a malformed payload, a packet of another job or
@@ -73,6 +76,10 @@ _RTO, _REORDER = 0, 1           # timer kinds
 REORDER_FRACTION = 0.25         # the reordering allowance, as a fraction of the min RTT
 QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as in flight
 HEAD_EXPIRIES_FIRST = 2         # the earliest chunk's expiries before the others' timers count
+# A silence is probed with the earliest chunk alone only while the usual losses of a window
+# (congestion.LossBursts' rate times the window) stay below this: with more, the other chunks
+# in flight hold losses of their own, and each chunk's timer counts as soon as it expires.
+PROBE_LOSSES = 1.0
 
 
 def _check_int(name: str, value, low: int, high: int) -> int:
@@ -286,9 +293,9 @@ class InaSession:
         return self._on_result(chunk, slot, ver, payload, now, bmax, overflow)
 
     def timeout(self, now: float) -> Step:
-        """The timers due at `now`: a reorder timer resends its chunk (§4.1); the retransmission
-        timer resends only the earliest chunk in flight on its path (RFC 6298 §5: one timer per
-        path, backed off per expiry), and raises PeerUnreachable when that chunk is spent."""
+        """The timers due at `now`: a reorder timer resends its chunk (§4.1); a silence resends
+        the earliest chunk in flight of its path alone, a probe backed off per expiry (RFC 6298
+        §5; the others wait on it, `_postponed`); PeerUnreachable when the earliest is spent."""
         if self.state not in (State.MAX_ROUND, State.DATA):
             return Step((), None)
         out = []
@@ -327,12 +334,12 @@ class InaSession:
         if head is None:
             head = heads[path] = next(k for k, f in self._in_flight.items()
                                       if self._path(f.slot) == path)
-        if key != head:
+        if key != head and self.loss_bursts.rate * self.current_window < PROBE_LOSSES:
             first = self._in_flight[head]
             if (0 < first.expiries < HEAD_EXPIRIES_FIRST
                     or not first.expiries and self._due(head, first, first.deadline, True) <= now):
-                # A silence that reaches the earliest chunk too (a descheduled process, or a
-                # lost window): the earliest is resent alone, a probe. Only when the probe goes
+                # Losses are rare and a silence reaches the earliest chunk too (a process
+                # descheduled, more likely than a lost window): the earliest is resent alone. Only when the probe goes
                 # unanswered do the others' own timers count again (a piece of theirs may be
                 # this worker's, which no other worker can resend). Look again when the
                 # probe expires, or in one RTO (not this chunk's own backed-off wait).

@@ -189,3 +189,17 @@ def test_integer_calls_at_5_percent_are_exact() -> None:
     net.run([s.start_integers(x, 0.0) for s, x in zip(sessions, xs)])
     exact = np.sum(np.array(xs, dtype=np.int64), axis=0)
     assert all(np.array_equal(s.result.astype(np.int64), exact) for s in sessions)
+
+
+def test_where_losses_are_common_every_chunks_timer_counts() -> None:
+    """With more than one usual loss per window (heavy loss) a silence is more likely losses
+    of several chunks than a stall: no probe, each expired chunk is resent (a worker's lost
+    piece must not wait for its earlier chunks: the others wait on it)."""
+    s = session(adaptive=True, rto_min=0.002, window=16, pool_size=16)
+    s.loss_bursts.rate = 0.2                            # learnt: 3.2 losses per window of 16
+    s.in_flight_window.size = 16
+    sent, deadline = data_phase(s, 16)
+    now = deadline
+    while not (step := s.timeout(now)).send:
+        now = step.deadline
+    assert chunks_of(step.send) == list(range(len(sent)))
