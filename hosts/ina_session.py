@@ -77,8 +77,10 @@ REORDER_FRACTION = 0.25         # the reordering allowance, as a fraction of the
 QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as in flight
 HEAD_EXPIRIES_FIRST = 2         # the earliest chunk's expiries before the others' timers count
 # A silence is probed with the earliest chunk alone only while the usual losses of a window
-# (congestion.LossBursts' rate times the window) stay below this: with more, the other chunks
-# in flight hold losses of their own, and each chunk's timer counts as soon as it expires.
+# (the session's loss events per packet sent, times the window) stay below this: with more,
+# the other chunks in flight hold losses of their own, and each chunk's timer counts as soon
+# as it expires. (Over the session, not congestion.LossBursts' short EWMA: there a few stalls
+# in a row looked like heavy loss, and the whole windows they then resent kept it so.)
 PROBE_LOSSES = 1.0
 
 
@@ -334,7 +336,9 @@ class InaSession:
         if head is None:
             head = heads[path] = next(k for k, f in self._in_flight.items()
                                       if self._path(f.slot) == path)
-        if key != head and self.loss_bursts.rate * self.current_window < PROBE_LOSSES:
+        counters = self.counters
+        if (key != head and counters.loss_events * self.current_window
+                < PROBE_LOSSES * counters.packets_sent):
             first = self._in_flight[head]
             if (0 < first.expiries < HEAD_EXPIRIES_FIRST
                     or not first.expiries and self._due(head, first, first.deadline, True) <= now):

@@ -196,7 +196,8 @@ def test_where_losses_are_common_every_chunks_timer_counts() -> None:
     of several chunks than a stall: no probe, each expired chunk is resent (a worker's lost
     piece must not wait for its earlier chunks: the others wait on it)."""
     s = session(adaptive=True, rto_min=0.002, window=16, pool_size=16)
-    s.loss_bursts.rate = 0.2                            # learnt: 3.2 losses per window of 16
+    s.counters.loss_events = 200                        # seen: 3.2 losses per window of 16
+    s.counters.packets_sent = 1000
     s.in_flight_window.size = 16
     sent, deadline = data_phase(s, 16)
     now = deadline
