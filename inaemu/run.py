@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from inaemu.experiment.arguments import add_ina_arguments, add_shape_arguments
-from inaemu.experiment.config import (ALL_ALGOS, COMPILERS, MAX_WORKERS, TARGETS, ConfigError,
-                                      RunConfig)
+from inaemu.experiment.config import (ALL_ALGOS, COMPILERS, MAX_MININET_WORKERS, MAX_WORKERS,
+                                      TARGETS, ConfigError, RunConfig)
 
 MIB = 1024 * 1024
 
@@ -60,8 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 1: non-blocking; matters with --bw)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help=f"worker hosts per job, 2..{MAX_WORKERS} on a tree, 2..64 aggregated "
-                             f"at one switch, 64 in all on Mininet (default: 4 on a star; "
-                             "on multi-tier, all hosts split evenly over the jobs)")
+                             f"at one switch, {MAX_MININET_WORKERS} in all on Mininet (default: "
+                             "4 on a star; on multi-tier, all hosts split evenly over the jobs)")
     parser.add_argument("--jobs", type=int, default=1, metavar="J",
                         help="jobs side by side, each with its own N hosts (on multi-tier the "
                              "jobs take the spread-out worker hosts interleaved) (default 1)")
