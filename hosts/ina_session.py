@@ -340,10 +340,11 @@ class InaSession:
         if (key != head and counters.loss_events * self.current_window
                 < PROBE_LOSSES * counters.packets_sent):
             first = self._in_flight[head]
-            if (0 < first.expiries < HEAD_EXPIRIES_FIRST
-                    or not first.expiries and self._due(head, first, first.deadline, True) <= now):
-                # Losses are rare and a silence reaches the earliest chunk too (a process
-                # descheduled, more likely than a lost window): the earliest is resent alone. Only when the probe goes
+            if (first.expiries < HEAD_EXPIRIES_FIRST
+                    and (first.expiries or first.last_sent <= self._last_progress)):
+                # Losses are rare and the silence covers the earliest chunk too (nothing sent
+                # for it since the latest result; a process descheduled is more likely than a
+                # lost window): the earliest, when its own timer expires, is resent alone. Only when the probe goes
                 # unanswered do the others' own timers count again (a piece of theirs may be
                 # this worker's, which no other worker can resend). Look again when the
                 # probe expires, or in one RTO (not this chunk's own backed-off wait).
