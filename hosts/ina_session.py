@@ -25,9 +25,10 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
 * Every transmission also arms a timer, the last resort: the RTO doubled per expiry of that
   chunk, up to rto_max. A silence expires the earliest chunk in flight alone (a probe, RFC
   6298 §5); the others' timers count again once the probe goes unanswered (§4.2). The first
-  window after a MAX round waits for that barrier. Adaptive (the default, `congestion.py`): the RTO is RFC 6298's with a
-  2·SRTT floor, from result round-trip times of chunks sent once and not overtaken (Karn's
-  rule; a result that a later chunk's overtook waited for another worker), clamped to
+  window after a MAX round waits for that barrier. Adaptive (the default, `congestion.py`):
+  the RTO is RFC 6298's with a 2·SRTT floor, from result round-trip times of chunks sent
+  once and not overtaken (Karn's rule; a result that a later chunk's overtook waited for
+  another worker), clamped to
   [rto_min, rto_max], `rto` until the first sample (the MAX round, a barrier, probes from
   rto_min instead); the in-flight window slow-starts from window/8, halves on a loss (once per
   round trip, not below window/8) only when the RTTs say this worker's queue is long (random
@@ -340,14 +341,16 @@ class InaSession:
         if (key != head and counters.loss_events * self.current_window
                 < PROBE_LOSSES * counters.packets_sent):
             first = self._in_flight[head]
-            if (first.expiries < HEAD_EXPIRIES_FIRST
-                    and (first.expiries or first.last_sent <= self._last_progress)):
+            if first.expiries < HEAD_EXPIRIES_FIRST and (
+                    first.expiries or not self._answered_count
+                    or first.last_sent <= self._last_progress):
                 # Losses are rare and the silence covers the earliest chunk too (nothing sent
                 # for it since the latest result; a process descheduled is more likely than a
-                # lost window): the earliest, when its own timer expires, is resent alone. Only when the probe goes
-                # unanswered do the others' own timers count again (a piece of theirs may be
-                # this worker's, which no other worker can resend). Look again when the
-                # probe expires, or in one RTO (not this chunk's own backed-off wait).
+                # lost window): the earliest, when its own timer expires, is resent alone.
+                # Only when that probe goes unanswered do the others' own timers count again
+                # (a piece of theirs may be this worker's, which no other worker can resend).
+                # Look again when the probe expires, or in one RTO (not this chunk's own
+                # backed-off wait).
                 again = now + (self._estimator(flight.slot).first_timer if self.adaptive
                                else min(self.rto, self.rto_max))
                 return (first.deadline if now < first.deadline < again else again), False
