@@ -15,28 +15,19 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   position p uses slot p mod pool_size, version (p div pool_size) mod 2. MAX rounds alternate
   versions the same way. At most `window` chunks are in flight, and position p is sent only when
   the result of p - pool_size has arrived.
-* Loss detection without a timer (docs/protocol.md §4.1, RACK-like): results come back in the
-  order the contributions were sent, so when the result of a chunk transmitted later than an
-  in-flight one arrives, the in-flight one is lost (its contribution, another worker's, or its
-  result); once a reordering allowance (min RTT / 4) has passed since it was due, the worker
-  sends a header-only QUERY (§3.1) rather than its k values: the switch answers with the
-  RESULT if the cell is complete, with a NACK if this worker's piece is missing (only then are
-  the values resent), and otherwise lets the worker whose piece is missing resend.
-* Every transmission also arms a timer, the last resort: the RTO doubled per expiry of that
-  chunk, up to rto_max. A silence expires the earliest chunk in flight alone (a probe, RFC
-  6298 §5); the others' timers count again once the probe goes unanswered (§4.2). The first
-  window after a MAX round waits for that barrier. Adaptive (the default, `congestion.py`):
-  the RTO is RFC 6298's with a 2·SRTT floor, from result round-trip times of chunks sent
-  once and not overtaken (Karn's rule; a result that a later chunk's overtook waited for
-  another worker), clamped to
-  [rto_min, rto_max], `rto` until the first sample (the MAX round, a barrier, probes from
-  rto_min instead); the in-flight window slow-starts from window/8, halves on a loss (once per
-  round trip, not below window/8) only when the RTTs say this worker's queue is long (random
-  loss leaves it alone), and grows by one per window of results up to `window`.
-  Fixed (`adaptive=False`): the RTO is `rto` and the window `window`. When the earliest
-  chunk's timer has expired 1 + max_retx times, `timeout` raises PeerUnreachable and the
-  session is FAILED (early retransmissions do not count: they happen only while other results
-  arrive; nor do later chunks' expiries: they wait on the earliest).
+* Loss detection without a timer (§4.1, RACK-like): results come back in the order the
+  contributions were sent, so a result of a chunk sent later than an in-flight one means that
+  one is lost; after a reordering allowance (min RTT / 4) the worker sends a header-only QUERY
+  (§3.1), answered by the RESULT, by a NACK (then the values are resent), or not at all (the
+  worker whose piece is missing resends).
+* Every transmission also arms a timer, the last resort (§4.2): the RTO doubled per expiry of
+  that chunk, up to rto_max. A silence expires the earliest chunk in flight alone (a probe, RFC
+  6298 §5); the others' timers count again once the probe goes unanswered. The first window
+  after a MAX round waits for that barrier. Adaptive (the default): RTO and in-flight window
+  as `congestion.py` says (RFC 6298 with a 2·SRTT floor, Karn's rule; slow start from
+  window/8, halving only on a burst of losses); fixed (`adaptive=False`): `rto` and `window`.
+  When the earliest chunk's timer has expired 1 + max_retx times, `timeout` raises
+  PeerUnreachable and the session is FAILED.
 * The values travel as numpy arrays end to end (quantized vector → views per chunk → payload
   bytes; payload → big-endian view → slice of the sums): no per-value Python work per packet.
 * Input from the network is never fatal: a malformed payload, a packet of another job or
@@ -54,6 +45,7 @@ from .ina_codec import FloatCodec
 from .congestion import (SRTT_FLOOR, CongestionEvents, InFlightWindow, LossBursts,
                          RtoEstimator)
 from .errors import PeerUnreachable, UsageError
+from .ina_params import check_encoding, check_int, is_seconds
 from .ina_state import TRANSITIONS, Counters, Event, Flight, State, Step
 from .ina_wire import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER, ChunkEncoder,
                        InaPacket, Kind, WireError, block_fields, check_k, decode_header,
@@ -85,35 +77,6 @@ HEAD_EXPIRIES_FIRST = 2         # the earliest chunk's expiries before the other
 PROBE_LOSSES = 1.0
 
 
-def _check_int(name: str, value, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise UsageError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
-    return value
-
-
-def _check_encoding(fmt, scaling, divisor, n: int) -> tuple[str, str, int]:
-    """The job's lane format, scaling and quantization divisor (None: n, overflow-free)."""
-    if fmt not in qz.FORMAT_BITS:
-        raise UsageError(f"fmt must be one of {', '.join(qz.FORMAT_BITS)}, got {fmt!r}")
-    if scaling not in qz.SCALINGS:
-        raise UsageError(f"scaling must be one of {', '.join(qz.SCALINGS)}, got {scaling!r}")
-    divisor = n if divisor is None else divisor
-    if isinstance(divisor, bool) or not isinstance(divisor, int) or not 1 <= divisor <= n:
-        raise UsageError(f"divisor must be an integer from 1 to n ({n}), got {divisor!r}")
-    if fmt == "int32" and divisor != n:
-        raise UsageError("divisor < n needs int16 or int8 lanes (int32 sums are not checked "
-                         "for overflow by the switch)")
-    try:
-        qz.format_limit(fmt, n)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    return fmt, scaling, divisor
-
-
-def _is_seconds(value) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
-
-
 class InaSession:
     """The worker state machine for one (job, worker); reusable for many calls."""
 
@@ -123,27 +86,27 @@ class InaSession:
                  window_rule: str = "burst", query: bool = True, fmt: str = "int32",
                  scaling: str = "job", divisor: int | None = None,
                  switch_slots: int | None = None):
-        self.job = _check_int("job", job, 0, 0xFFFF)
-        self.n = _check_int("n", n, 1, qz.MAX_WORKERS)
-        self.worker = _check_int("worker", worker, 0, n - 1)
+        self.job = check_int("job", job, 0, 0xFFFF)
+        self.n = check_int("n", n, 1, qz.MAX_WORKERS)
+        self.worker = check_int("worker", worker, 0, n - 1)
         try:
             self.k = check_k(k)
         except ValueError as error:
             raise UsageError(str(error)) from None
-        self.pool_size = _check_int("pool_size", pool_size, 1, 0xFFFF)
-        self.window = _check_int("window", window, 1, pool_size)
-        if not _is_seconds(rto):
+        self.pool_size = check_int("pool_size", pool_size, 1, 0xFFFF)
+        self.window = check_int("window", window, 1, pool_size)
+        if not is_seconds(rto):
             raise UsageError(f"rto must be a positive number of seconds, got {rto!r}")
-        if not (_is_seconds(rto_max) and rto_max >= rto):
+        if not (is_seconds(rto_max) and rto_max >= rto):
             raise UsageError(f"rto_max must be >= rto ({rto}), got {rto_max!r}")
         rto_min = min(rto, DEFAULT_RTO_MIN) if rto_min is None else rto_min
-        if not (_is_seconds(rto_min) and rto_min <= rto_max):
+        if not (is_seconds(rto_min) and rto_min <= rto_max):
             raise UsageError(f"rto_min must be a positive number of seconds <= rto_max "
                              f"({rto_max}), got {rto_min!r}")
         if not isinstance(adaptive, bool):
             raise UsageError(f"adaptive must be a bool, got {adaptive!r}")
         self.rto, self.rto_max, self.rto_min = float(rto), float(rto_max), float(rto_min)
-        self.max_retx = _check_int("max_retx", max_retx, 0, 1000)
+        self.max_retx = check_int("max_retx", max_retx, 0, 1000)
         self.adaptive = adaptive
         if not isinstance(fast_retransmit, bool):
             raise UsageError(f"fast_retransmit must be a bool, got {fast_retransmit!r}")
@@ -153,7 +116,7 @@ class InaSession:
         if not isinstance(query, bool):
             raise UsageError(f"query must be a bool, got {query!r}")
         self.fast_retransmit = fast_retransmit
-        self.fmt, self.scaling, self.divisor = _check_encoding(fmt, scaling, divisor, self.n)
+        self.fmt, self.scaling, self.divisor = check_encoding(fmt, scaling, divisor, self.n)
         self.window_rule = window_rule
         self._result_bytes = payload_bytes(self.k)
         self._format_bits = qz.FORMAT_CODES[self.fmt] << 2    # flags bits 2-3 of this job
@@ -162,7 +125,7 @@ class InaSession:
         # Slots below switch_slots are aggregated in the switch, the rest by the job's host
         # aggregator (docs/fallback.md): two paths, each in order, with different round trips,
         # so loss detection (§4.1) compares a chunk only with chunks of its own path.
-        self.switch_slots = self.pool_size if switch_slots is None else _check_int(
+        self.switch_slots = self.pool_size if switch_slots is None else check_int(
             "switch_slots", switch_slots, 1, self.pool_size)
         # (time, event, chunk) for every send, retransmission and result when a list
         # (scripts/loss_timeline.py); None: nothing is recorded.
