@@ -259,33 +259,22 @@ def run_agent(args) -> None:
 
 def veth_costs(args, root: Path) -> dict:
     """Agents in namespaces against ina.p4 on the veths' root ends (see the module doc)."""
-    import threading
     sys.path.insert(0, str(ROOT))
-    from p4switch.driver import PacketDriver
-    from p4switch.ports.forwarding import Forwarder
-    from p4switch.ports.rawsock import RawSocketPort
     from tests.hosts.inproc import AGGREGATOR_IP, ina_switch
     from tests.hosts.test_agents_veth import Namespaces
-    nets = Namespaces(args.workers)
     switch = ina_switch(args.k, job=JOB, n=args.workers, pool_size=args.pool)
-    ports = [RawSocketPort(w + 1, nets.switch_ends[w]) for w in range(args.workers)]
-    driver = PacketDriver(Forwarder(switch, [p.port for p in ports]), ports)
-    thread = threading.Thread(target=driver.run, daemon=True)
-    thread.start()
+    nets = Namespaces(args.workers)
     try:
-        env = _env(root)
-        agents = [subprocess.Popen(["ip", "netns", "exec", nets.names[w], sys.executable,
-                                    __file__, "--role", "agent", "--veth", "--worker", str(w),
-                                    "--aggregator", AGGREGATOR_IP, *_common_arguments(args)],
-                                   stdout=subprocess.PIPE, env=env, text=True)
-                  for w in range(args.workers)]
-        reports = [json.loads(agent.communicate(timeout=600)[0]) for agent in agents]
+        with nets.serving(switch):
+            env = _env(root)
+            agents = [subprocess.Popen(["ip", "netns", "exec", nets.names[w], sys.executable,
+                                        __file__, "--role", "agent", "--veth", "--worker",
+                                        str(w), "--aggregator", AGGREGATOR_IP,
+                                        *_common_arguments(args)],
+                                       stdout=subprocess.PIPE, env=env, text=True)
+                      for w in range(args.workers)]
+            reports = [json.loads(agent.communicate(timeout=600)[0]) for agent in agents]
     finally:
-        driver.stop()
-        thread.join(10)
-        driver.close()
-        for port in ports:
-            port.close()
         nets.close()
     return _summary(reports)
 

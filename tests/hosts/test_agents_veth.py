@@ -10,6 +10,7 @@ checksums). This is what a Mininet run does, without Mininet.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -69,6 +70,23 @@ class Namespaces:
         sh("ethtool", "-K", sw_end, "tx", "off", "rx", "off")
         sh("ip", "link", "set", sw_end, "up")
 
+    @contextlib.contextmanager
+    def serving(self, switch):
+        """`switch` on the veths' root ends (port w + 1: worker w), moved by a PacketDriver
+        thread until the block ends; then the driver and its ports are closed."""
+        ports = [RawSocketPort(w + 1, end) for w, end in enumerate(self.switch_ends)]
+        driver = PacketDriver(Forwarder(switch, [p.port for p in ports]), ports)
+        thread = threading.Thread(target=driver.run, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            driver.stop()
+            thread.join(10)
+            driver.close()
+            for port in ports:
+                port.close()
+
     def close(self) -> None:
         for ns in self.names:       # deleting a namespace deletes its veth end and the peer
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
@@ -82,18 +100,10 @@ def network():
         sw.table_add("ipv4_lpm", [LpmKey(ip_int(worker_ip(w)), 32)], "ipv4_forward",
                      action_params(sw, "ipv4_forward", dstAddr=mac_int(worker_mac(w)),
                                    port=w + 1))
-    ports = [RawSocketPort(w + 1, nets.switch_ends[w]) for w in range(N)]
-    driver = PacketDriver(Forwarder(sw, [p.port for p in ports]), ports)
-    thread = threading.Thread(target=driver.run, daemon=True)
-    thread.start()
     try:
-        yield nets, sw
+        with nets.serving(sw):
+            yield nets, sw
     finally:
-        driver.stop()
-        thread.join(10)
-        driver.close()
-        for port in ports:
-            port.close()
         nets.close()
 
 
