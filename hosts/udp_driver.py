@@ -13,11 +13,17 @@ before reading them: one wake-up and one batch then serve several results instea
 A pause that gathers fewer than 2 ends the pausing, and every RECHECK_EVERY-th is skipped to
 look again: an aggregator that sends in bursts (ina.p4 behind batched ports) gets no pauses,
 which would only add a sleep. The packets are the same; only when they are read changes.
+
+Scheduling (docs/hosts.md, session 22): a call runs as SCHED_BATCH (restored after it), so a
+result that wakes the agent does not preempt the process running on that core: on a machine
+with fewer cores than agents plus switch (Mininet on a laptop), that process is usually the
+switch, which every agent waits for. The agent runs on an idle core, or at the next tick.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import select
 import socket
 import time
@@ -41,15 +47,38 @@ _TRANSIENT = frozenset({errno.ENOBUFS, errno.EAGAIN, errno.ECONNREFUSED, errno.E
                         errno.ENETUNREACH, errno.EHOSTDOWN})
 
 
+def _batch_scheduling() -> int | None:
+    """This process as SCHED_BATCH (when it is SCHED_OTHER); the policy to restore, or None
+    when nothing changed (another policy, or no such call on this system)."""
+    try:
+        policy = os.sched_getscheduler(0)
+        if policy != os.SCHED_OTHER:
+            return None
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):
+        return None
+    return policy
+
+
+def _set_policy(policy: int) -> None:
+    try:
+        os.sched_setscheduler(0, policy, os.sched_param(0))
+    except OSError:
+        pass
+
+
 class UdpInaDriver:
     """One worker's UDP socket and session; `allreduce` may be called many times."""
 
     def __init__(self, session: InaSession, *, aggregator: str, aggregator_port: int = INA_UDP_PORT,
                  bind_address: str = "0.0.0.0", bind_port: int = INA_UDP_PORT,
-                 clock: Callable[[], float] = time.monotonic, batch: bool = True):
-        """`batch`: pause for results to queue up while the window is full (see above)."""
+                 clock: Callable[[], float] = time.monotonic, batch: bool = True,
+                 yield_to_aggregator: bool = True):
+        """`batch`: pause for results to queue up while the window is full;
+        `yield_to_aggregator`: run each call as SCHED_BATCH (see above)."""
         self.session = session
         self.batch = batch
+        self.yield_to_aggregator = yield_to_aggregator
         # wake-ups in a row that found one datagram (results trickle in: pausing pays);
         # -1 without batching. And how many datagrams the last wake-up found.
         self._lonely = 0 if batch else -1
@@ -68,6 +97,8 @@ class UdpInaDriver:
         self.sock.setblocking(False)
         self._bound = self.sock.getsockname()
         self.send_errors = 0       # datagrams the kernel refused (treated as lost)
+        self.wakeups = 0           # batches read (select returned or a pause ended)
+        self.datagrams = 0         # datagrams read in them
 
     @property
     def address(self) -> tuple[str, int]:
@@ -92,6 +123,14 @@ class UdpInaDriver:
         return self._run(lambda now: self.session.start_integers(vector, now), timeout)
 
     def _run(self, start: Callable[[float], Step], timeout: float) -> np.ndarray:
+        restore = _batch_scheduling() if self.yield_to_aggregator else None
+        try:
+            return self._exchange(start, timeout)
+        finally:
+            if restore is not None:
+                _set_policy(restore)
+
+    def _exchange(self, start: Callable[[float], Step], timeout: float) -> np.ndarray:
         self._drain_stale()
         clock, session, sock = self.clock, self.session, self.sock
         hard_deadline = clock() + timeout
@@ -154,6 +193,8 @@ class UdpInaDriver:
                 raise HostError(f"cannot receive on UDP {self._bound[0]}:{self._bound[1]}: "
                                 f"{error.strerror}") from None
         self._received = len(payloads)
+        self.wakeups += 1
+        self.datagrams += len(payloads)
         if not payloads:
             return None
         return self.session.receive_many(payloads, self.clock())

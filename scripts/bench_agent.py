@@ -233,6 +233,8 @@ def run_agent(args) -> None:
                        bind_address=f"127.0.1.{args.worker + 1}", bind_port=0)
     driver = UdpInaDriver(session, **address, **options)
     driver.allreduce(vector, timeout=120)
+    print("timed", flush=True)      # (veth: the switch's CPU is read from here on)
+    wakeups, datagrams = getattr(driver, "wakeups", 0), getattr(driver, "datagrams", 0)
     import resource
     before_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     before_cpu, before_wall, before_times = time.process_time(), time.perf_counter(), os.times()
@@ -251,6 +253,9 @@ def run_agent(args) -> None:
     print(json.dumps({"cpu_us": 1e6 * cpu / chunks, "wall": wall,
                       "system_us": 1e6 * (times.system - before_times.system) / chunks,
                       "faults_per_chunk": faults / chunks,
+                      "wakeups_per_chunk": (getattr(driver, "wakeups", 0) - wakeups) / chunks,
+                      "datagrams": getattr(driver, "datagrams", 0) - datagrams,
+                      "chunks": chunks,
                       "retransmissions": session.counters.retransmissions,
                       "timer_retransmissions": session.counters.timer_retransmissions}),
           flush=True)
@@ -270,13 +275,39 @@ def veth_costs(args, root: Path) -> dict:
             agents = [subprocess.Popen(["ip", "netns", "exec", nets.names[w], sys.executable,
                                         __file__, "--role", "agent", "--veth", "--worker",
                                         str(w), "--aggregator", AGGREGATOR_IP,
-                                        *_common_arguments(args)],
+                                        *_common_arguments(args),
+                                        *(["--profile"] if args.profile and w == 0 else [])],
                                        stdout=subprocess.PIPE, env=env, text=True)
                       for w in range(args.workers)]
+            for agent in agents:         # every warm-up call is over: the timed calls begin
+                agent.stdout.readline()
+            before, switches = os.times(), _context_switches()
             reports = [json.loads(agent.communicate(timeout=600)[0]) for agent in agents]
+            after, switches = os.times(), [
+                now - then for now, then in zip(_context_switches(), switches)]
     finally:
         nets.close()
-    return _summary(reports)
+    summary = _summary(reports)
+    # This process is the switch (its driver thread; the main thread only waits): its CPU,
+    # the kernel's delivery of its frames to the agents included, per contribution.
+    contributions = summary["chunks"] * args.workers
+    summary["switch_us"] = 1e6 * (after.user - before.user + after.system - before.system) \
+        / contributions
+    summary["switch_system_us"] = 1e6 * (after.system - before.system) / contributions
+    summary["switch_sleeps"] = switches[0] / contributions
+    summary["switch_preempted"] = switches[1] / contributions
+    return summary
+
+
+def _context_switches() -> tuple[int, int]:
+    """This process's context switches, voluntary (its threads' sleeps) and not (preempted)."""
+    counts = [0, 0]
+    for task in Path("/proc/self/task").iterdir():
+        for line in (task / "status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name.endswith("voluntary_ctxt_switches"):
+                counts[name.startswith("non")] += int(value)
+    return counts[0], counts[1]
 
 
 def _summary(reports: list[dict]) -> dict:
@@ -285,6 +316,7 @@ def _summary(reports: list[dict]) -> dict:
         return sum(r[key] for r in reports) / len(reports)
     return {"cpu_us": mean("cpu_us"), "system_us": mean("system_us"),
             "faults_per_chunk": mean("faults_per_chunk"),
+            "wakeups_per_chunk": mean("wakeups_per_chunk"), "chunks": reports[0]["chunks"],
             "wall": max(r["wall"] for r in reports),
             "retransmissions": sum(r["retransmissions"] for r in reports),
             "timer_retransmissions": sum(r["timer_retransmissions"] for r in reports)}
@@ -302,7 +334,8 @@ def udp_costs(args, root: Path) -> dict:
                                     *(["--profile"] if args.profile and w == 0 else [])],
                                    stdout=subprocess.PIPE, env=env, text=True)
                   for w in range(args.workers)]
-        reports = [json.loads(agent.communicate(timeout=600)[0]) for agent in agents]
+        reports = [json.loads(agent.communicate(timeout=600)[0].splitlines()[-1])
+                   for agent in agents]
     finally:
         server.stdin.close()
         server.wait(timeout=30)
@@ -384,10 +417,15 @@ def compare(args) -> None:
               f"worker, best of rounds):")
         for name, got in udp.items():
             print(f"  {name:8s} {got['cpu_us']:6.2f}  (system {got['system_us']:.1f}, "
-                  f"{got['faults_per_chunk']:.2f} page faults per chunk; "
+                  f"{got['faults_per_chunk']:.2f} page faults and "
+                  f"{got['wakeups_per_chunk']:.2f} wake-ups per chunk; "
                   f"call {got['wall']:.2f} s, "
                   f"{got['retransmissions']} retransmissions, "
-                  f"{got['timer_retransmissions']} by timer)")
+                  f"{got['timer_retransmissions']} by timer)"
+                  + (f"; switch {got['switch_us']:.2f} µs per contribution "
+                     f"(system {got['switch_system_us']:.1f}, "
+                     f"{got['switch_sleeps']:.3f} sleeps and {got['switch_preempted']:.3f} "
+                     f"preemptions each)" if "switch_us" in got else ""))
         if "baseline" in udp:
             print(f"  baseline / now: {udp['baseline']['cpu_us'] / udp['now']['cpu_us']:.2f}x")
     print(f"load {os.getloadavg()[0]:.2f}")
@@ -402,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run agents in namespaces against ina.p4 on veths (root)")
     parser.add_argument("--aggregator", default="127.0.0.1", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true",
-                        help="udp: cProfile (CPU time) worker 0's timed call, on stderr")
+                        help="cProfile (CPU time) worker 0's timed call, on stderr")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--k", type=int, default=256)
     parser.add_argument("--size-mib", type=int, default=4)
