@@ -16,8 +16,8 @@ from typing import Iterable, Sequence
 
 import grpc
 from google.rpc import code_pb2
-from p4.v1 import p4runtime_pb2
-from p4runtime_sh.p4runtime import P4RuntimeClient
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+from p4runtime_sh.p4runtime import P4RuntimeClient, SSLOptions
 
 from controller import entities, pipeline_request, wire
 from controller.errors import ConnectionFailed, ControllerError, P4InfoError, P4RuntimeError
@@ -35,13 +35,21 @@ class _Session(P4RuntimeClient):
     """The shell's client (channel, queues, `get_stream_packet`), made to raise instead of
     calling sys.exit and logging, with a daemon receive thread so a lost server never blocks exit."""
 
-    def __init__(self, device_id: int, address: str, election_id: tuple[int, int], timeout: float):
+    def __init__(self, device_id: int, address: str, election_id: tuple[int, int], timeout: float,
+                 channel=None):
         self._timeout = timeout
         self._address = address
         self._ending = False
         self.is_primary = False
         try:
-            super().__init__(device_id, address, election_id)
+            if channel is None:
+                super().__init__(device_id, address, election_id)
+            else:       # what the shell's constructor does, over a channel given to it
+                self.device_id, self.election_id, self.role_name = device_id, election_id, None
+                self.ssl_options = SSLOptions(True)
+                self.channel = channel
+                self.stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
+                self.set_up_stream()
         except BaseException:
             self.close()  # the stream thread may already be running
             raise
@@ -114,11 +122,15 @@ class _Session(P4RuntimeClient):
 
 
 class SwitchClient:
-    """A primary P4Runtime session with one switch. Use as a context manager, or call `close()`."""
+    """A primary P4Runtime session with one switch. Use as a context manager, or call `close()`.
+
+    `channel`: a connection to use instead of a gRPC channel to `address` (which then only
+    names the switch in messages): a `p4switch.server.LocalChannel` to a switch served in this
+    process (the simulator), with the same requests, replies and errors as over gRPC."""
 
     def __init__(self, name: str, address: str, device_id: int, *,
                  election_id: tuple[int, int] = (0, 1), timeout: float = 10.0,
-                 p4info: P4InfoIndex | None = None):
+                 p4info: P4InfoIndex | None = None, channel=None):
         self.name = name
         self.address = address
         self.device_id = device_id
@@ -126,7 +138,7 @@ class SwitchClient:
         self._session = None
         self._raw_rpcs: dict = {}
         try:
-            session = _Session(device_id, address, election_id, timeout)
+            session = _Session(device_id, address, election_id, timeout, channel)
         except ConnectionFailed as e:
             raise ConnectionFailed(f"{name}: {e}") from None
         self._session = session

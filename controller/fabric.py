@@ -1,6 +1,8 @@
 """P4Runtime sessions with every switch of a topology at once.
 
 The topology says where each switch listens (127.0.0.1:`grpc_port` by default) and its device id;
+switches served in this process (the simulator) are reached through the channels given instead
+(`channels`: name -> `p4switch.server.LocalChannel`, P4Runtime without gRPC's transport).
 `Fabric` opens one `SwitchClient` per switch, pushes one program to all of them, installs the
 routes computed from the same topology (ECMP groups where there are equal-cost paths and the
 program has them), and collects counters. Progress goes to an optional
@@ -11,10 +13,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from controller.client import SwitchClient
-from controller.errors import ControllerError
+from controller.errors import ConnectionFailed, ControllerError
 from controller.p4info import P4InfoIndex
 from controller.routing import (L3_FORWARD, L3_FORWARD_ARP, FloodProgram, L3Program,
                                 flood_groups, forwarding_plans)
@@ -33,31 +35,53 @@ class Fabric:
 
     def __init__(self, topology: Topology, *, grpc_host: str = "127.0.0.1",
                  election_id: tuple[int, int] = (0, 1), timeout: float = 10.0,
-                 progress: Progress = _quiet):
+                 progress: Progress = _quiet, channels: Mapping[str, object] | None = None):
         self.topology = topology
         self.progress = progress
         self.clients: dict[str, SwitchClient] = {}
 
-        def connect(switch) -> SwitchClient:
-            return SwitchClient(switch.name, f"{grpc_host}:{switch.grpc_port}", switch.device_id,
-                                election_id=election_id, timeout=timeout)
+        def where(switch) -> str:
+            return "in process" if channels is not None else f"{grpc_host}:{switch.grpc_port}"
 
-        # Concurrently: each connection mostly waits (channel, stream, arbitration round trip),
-        # 4 ms a switch one after the other. Sessions are kept in topology order; on a failure
-        # every session opened is closed and the first failure in that order is raised.
+        def connect(switch) -> SwitchClient:
+            channel = None
+            if channels is not None:
+                channel = channels.get(switch.name)
+                if channel is None:
+                    raise ConnectionFailed(f"{switch.name}: no in-process channel to it")
+            return SwitchClient(switch.name, where(switch), switch.device_id,
+                                election_id=election_id, timeout=timeout, channel=channel)
+
+        # Over gRPC concurrently: each connection mostly waits (channel, stream, arbitration
+        # round trip), 4 ms a switch one after the other; in process nothing waits, so one
+        # after the other. Sessions are kept in topology order; on a failure every session
+        # opened is closed and the first failure in that order is raised.
         switches = list(topology.switches)
-        with ThreadPoolExecutor(max_workers=max(1, min(CONNECT_THREADS, len(switches))),
-                                thread_name_prefix="fabric-connect") as pool:
-            futures = [pool.submit(connect, switch) for switch in switches]
+        threads = 1 if channels is not None else max(1, min(CONNECT_THREADS, len(switches)))
+        outcomes = []
+        if threads == 1:
+            for switch in switches:
+                try:
+                    outcomes.append((connect(switch), None))
+                except BaseException as error:
+                    outcomes.append((None, error))
+        else:
+            with ThreadPoolExecutor(max_workers=threads,
+                                    thread_name_prefix="fabric-connect") as pool:
+                futures = [pool.submit(connect, switch) for switch in switches]
+            for future in futures:
+                try:
+                    outcomes.append((future.result(), None))
+                except BaseException as error:
+                    outcomes.append((None, error))
         failure = None
-        for switch, future in zip(switches, futures):
-            try:
-                self.clients[switch.name] = future.result()
-            except BaseException as error:
+        for switch, (client, error) in zip(switches, outcomes):
+            if error is not None:
                 failure = failure or error
             else:
-                progress(f"{switch.name}: connected to {grpc_host}:"
-                         f"{switch.grpc_port} (device {switch.device_id})")
+                self.clients[switch.name] = client
+                progress(f"{switch.name}: connected {'' if channels is not None else 'to '}"
+                         f"{where(switch)} (device {switch.device_id})")
         if failure is not None:
             self.close()
             raise failure

@@ -189,16 +189,18 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
 def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
                   pool_size: int = 64, ina: bool = True, ina_everywhere: bool = False,
                   progress: Callable[[str], None] | None = None,
-                  fallback_slots: int | None = None) -> SimSetup:
+                  fallback_slots: int | None = None, transport: str | None = None) -> SimSetup:
     """Configure a topology's switches once for several `simulate(..., setup=)` calls (every
     algorithm of a run); `ina` installs the INA jobs too, `ina_everywhere` loads ina.p4 also
-    where no job aggregates (inaemu/sim/setup.py). SimError if it cannot be done."""
+    where no job aggregates (inaemu/sim/setup.py). `transport`: how the controller reaches the
+    switches, "local" (in-process P4Runtime, the default) or "grpc" (a server per switch);
+    None reads $INAEMU_SIM_P4RUNTIME. SimError if it cannot be done."""
     _check_arguments(topology, "ina" if ina else "ring", 4, elems_k, jobs, 1.0)
     net = SimNetwork(topology, seed=0)
     try:
         return prepare(net, jobs, elems_k=elems_k, pool_size=pool_size, ina=ina,
                        ina_everywhere=ina_everywhere, fallback_slots=fallback_slots,
-                       say=progress or (lambda _line: None))
+                       say=progress or (lambda _line: None), transport=transport)
     except SetupError as error:
         raise SimError(str(error)) from None
 

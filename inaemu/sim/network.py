@@ -3,10 +3,11 @@
 One `SimNetwork` per run. Every link of the topology becomes two `LinkDirection`s (each with its
 own seeded `random.Random`, seeded from the run's seed and the direction's name, so adding a link
 does not change the fates of the packets on the others); every switch becomes a `SwitchNode`
-with a P4Runtime server on 127.0.0.1 (a free port); every host a `HostNode` whose first hop is its
-switch. `control_topology()` is the same topology with each switch's `grpc_port` replaced by the
-port its server really got, so `controller.fabric.Fabric` connects to the simulated switches
-unchanged. `switches` (name -> configured runtime `Switch`, from `inaemu.sim.setup`) reuses
+whose P4Runtime is served in this process (`start_local`: the channels `controller.fabric.Fabric`
+takes) or by a gRPC server on 127.0.0.1 (`start_servers`: a free port each); every host a
+`HostNode` whose first hop is its switch. `control_topology()` is the same topology with each
+switch's `grpc_port` replaced by the port its server really got, so `Fabric` connects to the
+simulated switches unchanged. `switches` (name -> configured runtime `Switch`, from `inaemu.sim.setup`) reuses
 switches configured before instead of new empty ones.
 """
 
@@ -122,6 +123,11 @@ class SimNetwork:
             self.stop_servers()
             raise
         return self.control_topology(ports)
+
+    def start_local(self) -> dict:
+        """Serve every switch's P4Runtime in this process (`p4switch.server.LocalP4Runtime`);
+        name -> the channel a controller's session uses (`Fabric(..., channels=...)`)."""
+        return {name: node.start_local() for name, node in self.switches.items()}
 
     def control_topology(self, ports: dict[str, int]) -> Topology:
         switches = [dataclasses.replace(s, grpc_port=ports[s.name]) for s in self.topology.switches]

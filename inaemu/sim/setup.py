@@ -17,6 +17,7 @@ k = 256 against 0.01 s for l3_forward, and a fat-tree(16) has 320 switches.
 from __future__ import annotations
 
 import gc
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -32,8 +33,25 @@ from topologies.model import Topology
 from inaemu.sim import control
 
 
+# How the controller reaches the simulated switches: "local", P4Runtime served in this process
+# without gRPC's transport (p4switch/server/inprocess.py: the same handlers, bytes and statuses),
+# or "grpc", a gRPC server per switch on 127.0.0.1 as on Mininet.
+TRANSPORTS = ("local", "grpc")
+TRANSPORT_VARIABLE = "INAEMU_SIM_P4RUNTIME"
+
+
 class SetupError(Exception):
     """The fabric could not be configured; the message says which part and why."""
+
+
+def transport_choice(given: str | None = None) -> str:
+    """`given`, else $INAEMU_SIM_P4RUNTIME, else "local"; SetupError for anything else."""
+    chosen = given if given is not None else os.environ.get(TRANSPORT_VARIABLE) or "local"
+    if chosen not in TRANSPORTS:
+        source = "" if given is not None else f" (${TRANSPORT_VARIABLE})"
+        raise SetupError(f"set-up: P4Runtime transport{source} must be one of "
+                         f"{', '.join(TRANSPORTS)}, not {chosen!r}")
+    return chosen
 
 
 @dataclass
@@ -83,10 +101,13 @@ def aggregating_switches(topology: Topology, jobs, max_members: int) -> set[str]
 
 def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
             ina_everywhere: bool = False, fallback_slots: int | None = None,
-            say: Callable[[str], None] = lambda _line: None) -> SimSetup:
+            say: Callable[[str], None] = lambda _line: None,
+            transport: str | None = None) -> SimSetup:
     """Configure the switches of `network` (a SimNetwork) for `jobs` over P4Runtime: ina.p4 at
     k = `elems_k` where a job aggregates (everywhere with `ina_everywhere`), l3_forward.p4
-    elsewhere, aggregated routes, and with `ina` the jobs (trees or single switches)."""
+    elsewhere, aggregated routes, and with `ina` the jobs (trees or single switches).
+    `transport`: "local" or "grpc" (`transport_choice`)."""
+    transport = transport_choice(transport)
     started = time.perf_counter()
     phases: dict[str, float] = {}
     mark = [started]
@@ -109,8 +130,11 @@ def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
         aggregating = set(network.switches) if ina_everywhere else \
             aggregating_switches(network.topology, jobs, limit) if ina else set()
         phase("compile")
-        topology = network.start_servers()
-        with Fabric(topology, timeout=10.0) as fabric:
+        if transport == "grpc":
+            topology, channels = network.start_servers(), None
+        else:
+            topology, channels = network.topology, network.start_local()
+        with Fabric(topology, timeout=10.0, channels=channels) as fabric:
             phase("connect")
             for name, client in fabric.clients.items():
                 chosen = program if name in aggregating else router
@@ -145,7 +169,8 @@ def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
             gc.freeze()
             gc.enable()
     wall = time.perf_counter() - started
-    say(f"sim: {len(network.switches)} switches configured over P4Runtime in {wall:.1f} s "
+    via = " (gRPC)" if transport == "grpc" else ""
+    say(f"sim: {len(network.switches)} switches configured over P4Runtime{via} in {wall:.1f} s "
         f"({len(aggregating)} with ina.p4, {routes} routes, {len(placements or ())} INA jobs)")
     return SimSetup(network.topology, tuple(jobs), elems_k, pool_size,
                     {name: node.switch for name, node in network.switches.items()},

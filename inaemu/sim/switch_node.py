@@ -26,7 +26,7 @@ from functools import partial
 from time import perf_counter
 
 from p4switch.runtime import Switch
-from p4switch.server import P4RuntimeServer
+from p4switch.server import LocalP4Runtime, P4RuntimeServer
 
 from inaemu.sim.events import EventLoop
 from inaemu.sim.link import LinkDirection
@@ -95,7 +95,7 @@ class SwitchNode:
         self._receive = self.switch.receive
         self._queue_next_due = self.switch.queue_next_due
         self.counters = SwitchCounters()
-        self.server: P4RuntimeServer | None = None
+        self.server: P4RuntimeServer | LocalP4Runtime | None = None
         self.runtime_wall_s = 0.0   # wall time spent inside the runtime (not a counter: it varies)
         self._waiting: deque[tuple[int, bytes]] = deque()
         self._busy = False
@@ -111,10 +111,18 @@ class SwitchNode:
         self.server.start()
         return self.server.bound_port
 
+    def start_local(self):
+        """Serve P4Runtime in this process (no gRPC); returns the channel a client uses."""
+        self.server = LocalP4Runtime(self.switch, device_id=self.device_id, cpu_port=None,
+                                     packet_out=self._packet_out)
+        return self.server.channel()
+
     def stop_server(self) -> None:
-        if self.server is not None:
+        if isinstance(self.server, LocalP4Runtime):
+            self.server.stop()
+        elif self.server is not None:
             self.server.stop(grace=0)
-            self.server = None
+        self.server = None
 
     def _packet_out(self, _data: bytes) -> None:
         """PacketOut has no meaning in the simulator (no CPU port); the copy is discarded."""

@@ -31,6 +31,28 @@ def _pipeline_handler(servicer: P4RuntimeServicer) -> grpc.GenericRpcHandler:
     })
 
 
+class _Collector:
+    """Takes the handlers a generated `add_..._to_server` registers (it expects a server)."""
+
+    def __init__(self) -> None:
+        self.handlers: list[grpc.GenericRpcHandler] = []
+
+    def add_generic_rpc_handlers(self, handlers) -> None:
+        self.handlers.extend(handlers)
+
+    def add_registered_method_handlers(self, service, handlers) -> None:
+        self.handlers.append(grpc.method_handlers_generic_handler(service, handlers))
+
+
+def rpc_handlers(servicer: P4RuntimeServicer) -> tuple[grpc.GenericRpcHandler, ...]:
+    """Every P4Runtime method's handler, in the order grpc asks them: first pipeline pushes
+    through the deserializer that parses a program once, then the generated registration.
+    The gRPC server and the in-process one (inprocess.py) serve exactly these."""
+    collector = _Collector()
+    p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, collector)
+    return (_pipeline_handler(servicer), *collector.handlers)
+
+
 class ServerStartError(Exception):
     """The server could not bind its address."""
 
@@ -69,10 +91,7 @@ class P4RuntimeServer:
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ],
         )
-        servicer = P4RuntimeServicer(self.device)
-        # first: pipeline pushes through the deserializer that parses a program once
-        server.add_generic_rpc_handlers((_pipeline_handler(servicer),))
-        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, server)
+        server.add_generic_rpc_handlers(rpc_handlers(P4RuntimeServicer(self.device)))
         try:
             port = server.add_insecure_port(self.address)
         except RuntimeError as exc:

@@ -9,14 +9,17 @@ from p4switch.runtime import Switch
 
 from .fake_switch import FakeSwitch
 from .helpers import RunningServer, pipeline_request
+from .local_server import LocalRunningServer
 
 
-@pytest.fixture(params=["fake", "runtime"])
+@pytest.fixture(params=["fake", "runtime", "local"])
 def bare_server(request):
     """A server around a switch with no program and no clients: the in-memory stand-in of the
-    runtime API (exact call records) and the real runtime (the integration that matters)."""
+    runtime API (exact call records) and the real runtime (the integration that matters), over
+    gRPC; and the real runtime served in-process (`local`: p4switch/server/inprocess.py), so
+    every test of the server's semantics holds for that transport too."""
     switch = FakeSwitch() if request.param == "fake" else Switch(None)
-    running = RunningServer(switch)
+    running = (LocalRunningServer if request.param == "local" else RunningServer)(switch)
     yield running
     running.close()
 
