@@ -219,7 +219,5 @@ class FloatCodec:
         """Per element: n half-units of the scale its block's sum used, plus half an ulp."""
         per_chunk = self.scales()
         if per_chunk.size and np.all(per_chunk == per_chunk[0]):
-            scales = float(per_chunk[0])     # one scale: no per-element vector to build
-        else:
-            scales = np.repeat(per_chunk, self.per_chunk)[:self.length]
-        return qz.error_bound_scaled(self.n, scales, result)
+            return qz.error_bound_scaled(self.n, float(per_chunk[0]), result)
+        return qz.error_bound_scaled(self.n, per_chunk, result, per=self.per_chunk)
