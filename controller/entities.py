@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 
 from p4.v1 import p4data_pb2, p4runtime_pb2
 
+from controller import wire
 from controller.encoding import Value, decode, encode, to_int
 from controller.errors import EncodingError, P4InfoError
 from controller.p4info import Field, P4InfoIndex, Table
@@ -36,15 +37,29 @@ class TableEntryView:
     is_default: bool = False
 
 
-def _field_match(key: Field, raw: Any, where: str) -> p4runtime_pb2.FieldMatch | None:
-    """One FieldMatch, or None when the value means "don't care" and must be omitted."""
-    fm = p4runtime_pb2.FieldMatch(field_id=key.id)
+# A match field as planned: (field id, kind, byte strings) with kind "exact", "optional"
+# (value,), "lpm" (value, prefix_len as an int), "ternary" (value, mask), "range" (low, high).
+Match = tuple[int, str, tuple]
+
+
+@dataclass(frozen=True)
+class EntryPlan:
+    """A checked table entry as numbers and byte strings: what `table_entry` puts in a
+    TableEntry message and `table_entry_bytes` writes as its wire form (one set of rules)."""
+
+    table_id: int
+    matches: tuple[Match, ...]
+    action_id: int
+    params: tuple[tuple[int, bytes], ...]
+    priority: int = 0
+
+
+def _field_match(key: Field, raw: Any, where: str) -> Match | None:
+    """One match field, or None when the value means "don't care" and must be omitted."""
     kind = key.match_type
-    if kind == "exact":
-        fm.exact.value = encode(raw, key.bitwidth, where=where)
-    elif kind == "optional":
-        fm.optional.value = encode(raw, key.bitwidth, where=where)
-    elif kind == "lpm":
+    if kind in ("exact", "optional"):
+        return (key.id, kind, (encode(raw, key.bitwidth, where=where),))
+    if kind == "lpm":
         if isinstance(raw, str) and "/" in raw:
             address, _, length = raw.partition("/")
             raw = (address, length)
@@ -62,28 +77,26 @@ def _field_match(key: Field, raw: Any, where: str) -> p4runtime_pb2.FieldMatch |
             raise EncodingError(f"{where}: value has bits set beyond the /{prefix_len} prefix")
         if prefix_len == 0:
             return None
-        fm.lpm.value = encode(value, key.bitwidth, where=where)
-        fm.lpm.prefix_len = prefix_len
-    elif kind == "ternary":
+        return (key.id, kind, (encode(value, key.bitwidth, where=where), prefix_len))
+    if kind == "ternary":
         if not isinstance(raw, (tuple, list)) or len(raw) != 2:
             raise EncodingError(f"{where}: a ternary key needs (value, mask)")
         value, mask = to_int(raw[0], where=where), to_int(raw[1], where=where)
         if mask == 0:
             return None
-        fm.ternary.value = encode(value & mask, key.bitwidth, where=where)
-        fm.ternary.mask = encode(mask, key.bitwidth, where=where)
-    elif kind == "range":
+        return (key.id, kind, (encode(value & mask, key.bitwidth, where=where),
+                               encode(mask, key.bitwidth, where=where)))
+    if kind == "range":
         if not isinstance(raw, (tuple, list)) or len(raw) != 2:
             raise EncodingError(f"{where}: a range key needs (low, high)")
-        fm.range.low = encode(raw[0], key.bitwidth, where=where)
-        fm.range.high = encode(raw[1], key.bitwidth, where=where)
-    else:
-        raise EncodingError(f"{where}: match type {kind!r} is not supported")
-    return fm
+        return (key.id, kind, (encode(raw[0], key.bitwidth, where=where),
+                               encode(raw[1], key.bitwidth, where=where)))
+    raise EncodingError(f"{where}: match type {kind!r} is not supported")
 
 
-def _action(index: P4InfoIndex, table: Table, action_name: str,
-            params: Mapping[str, Value]) -> p4runtime_pb2.Action:
+def _action_params(index: P4InfoIndex, table: Table, action_name: str,
+                   params: Mapping[str, Value]) -> tuple[int, tuple[tuple[int, bytes], ...]]:
+    """(action id, (param id, value bytes) in P4Info order), checked against the table."""
     action = index.action(action_name)
     if action.id not in table.action_ids:
         allowed = ", ".join(index.name_of(i) for i in table.action_ids)
@@ -93,37 +106,78 @@ def _action(index: P4InfoIndex, table: Table, action_name: str,
     missing = [p.name for p in action.params if p.name not in given]
     if missing:
         raise EncodingError(f"action {action.name}: missing parameter(s) {', '.join(missing)}")
-    message = p4runtime_pb2.Action(action_id=action.id)
-    for p in action.params:
-        message.params.add(param_id=p.id,
-                           value=encode(given[p.name], p.bitwidth, where=f"{action.name}.{p.name}"))
+    return action.id, tuple(
+        (p.id, encode(given[p.name], p.bitwidth, where=f"{action.name}.{p.name}"))
+        for p in action.params)
+
+
+def _action_message(action_id: int, params) -> p4runtime_pb2.Action:
+    message = p4runtime_pb2.Action(action_id=action_id)
+    for param_id, value in params:
+        message.params.add(param_id=param_id, value=value)
     return message
+
+
+def entry_plan(index: P4InfoIndex, table: str, match: Mapping[str, Any], action: str,
+               params: Mapping[str, Value] | None = None,
+               priority: int | None = None) -> EntryPlan:
+    """A table entry for an insert, modify or delete, checked against the P4Info."""
+    info = index.table(table)
+    given = {info.key(name).name: value for name, value in match.items()}
+    matches = []
+    for key in info.keys:
+        if key.name not in given:
+            if key.match_type == "exact":
+                raise EncodingError(f"table {info.name}: exact key {key.name} needs a value")
+            continue
+        planned = _field_match(key, given[key.name], f"{info.name}: key {key.name}")
+        if planned is not None:
+            matches.append(planned)
+    if info.needs_priority:
+        if priority is None or priority < 1:
+            raise EncodingError(f"table {info.name} has ternary/range/optional keys: "
+                                "its entries need a priority >= 1 (higher wins)")
+    elif priority:
+        raise EncodingError(f"table {info.name} takes no priority")
+    action_id, values = _action_params(index, info, action, params or {})
+    return EntryPlan(info.id, tuple(matches), action_id, values,
+                     priority if info.needs_priority else 0)
+
+
+def entry_message(plan: EntryPlan) -> p4runtime_pb2.TableEntry:
+    """The TableEntry message of a plan."""
+    entry = p4runtime_pb2.TableEntry(table_id=plan.table_id)
+    for field_id, kind, values in plan.matches:
+        fm = entry.match.add(field_id=field_id)
+        if kind == "exact":
+            fm.exact.value = values[0]
+        elif kind == "optional":
+            fm.optional.value = values[0]
+        elif kind == "lpm":
+            fm.lpm.value, fm.lpm.prefix_len = values
+        elif kind == "ternary":
+            fm.ternary.value, fm.ternary.mask = values
+        else:
+            fm.range.low, fm.range.high = values
+    if plan.priority:
+        entry.priority = plan.priority
+    entry.action.action.CopyFrom(_action_message(plan.action_id, plan.params))
+    return entry
 
 
 def table_entry(index: P4InfoIndex, table: str, match: Mapping[str, Any], action: str,
                 params: Mapping[str, Value] | None = None,
                 priority: int | None = None) -> p4runtime_pb2.TableEntry:
     """A TableEntry for an insert, modify or delete."""
-    info = index.table(table)
-    given = {info.key(name).name: value for name, value in match.items()}
-    entry = p4runtime_pb2.TableEntry(table_id=info.id)
-    for key in info.keys:
-        if key.name not in given:
-            if key.match_type == "exact":
-                raise EncodingError(f"table {info.name}: exact key {key.name} needs a value")
-            continue
-        fm = _field_match(key, given[key.name], f"{info.name}: key {key.name}")
-        if fm is not None:
-            entry.match.append(fm)
-    if info.needs_priority:
-        if priority is None or priority < 1:
-            raise EncodingError(f"table {info.name} has ternary/range/optional keys: "
-                                "its entries need a priority >= 1 (higher wins)")
-        entry.priority = priority
-    elif priority:
-        raise EncodingError(f"table {info.name} takes no priority")
-    entry.action.action.CopyFrom(_action(index, info, action, params or {}))
-    return entry
+    return entry_message(entry_plan(index, table, match, action, params, priority))
+
+
+def table_entry_bytes(index: P4InfoIndex, table: str, match: Mapping[str, Any], action: str,
+                      params: Mapping[str, Value] | None = None,
+                      priority: int | None = None) -> wire.TableEntryBytes:
+    """`table_entry(...).SerializeToString()`, written without making the message (a
+    write takes it where it takes a TableEntry: controller/wire.py)."""
+    return wire.table_entry_bytes(entry_plan(index, table, match, action, params, priority))
 
 
 def default_entry(index: P4InfoIndex, table: str, action: str,
@@ -131,7 +185,8 @@ def default_entry(index: P4InfoIndex, table: str, action: str,
     """The default (miss) action of a table; write it with MODIFY."""
     info = index.table(table)
     entry = p4runtime_pb2.TableEntry(table_id=info.id, is_default_action=True)
-    entry.action.action.CopyFrom(_action(index, info, action, params or {}))
+    entry.action.action.CopyFrom(_action_message(*_action_params(index, info, action,
+                                                                 params or {})))
     return entry
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from controller.client import SwitchClient
+from controller.entities import table_entry_bytes as wire_entry
 from controller.errors import ConnectionFailed, ControllerError
 from controller.p4info import P4InfoIndex
 from controller.routing import (L3_FORWARD, L3_FORWARD_ARP, FloodProgram, L3Program,
@@ -137,7 +138,8 @@ class Fabric:
                 raise ControllerError(f"{switch}: push or adopt a pipeline before installing routes")
             use_groups = ecmp and program.has_ecmp(index)
             groups = {g.id: g for g in plan.groups} if use_groups else {}
-            members = [m for g in groups.values() for m in program.member_entries(index, g)]
+            members = [m for g in groups.values()
+                       for m in program.member_entries(index, g, build=wire_entry)]
             member_labels = [f"ECMP group {g.id} member {i} -> port {hop.port}"
                              for g in groups.values() for i, hop in enumerate(g.next_hops)]
             client.insert_table_entries(members, member_labels)
@@ -147,10 +149,11 @@ class Fabric:
                 target = f"{route.prefix}/{route.prefix_len}"
                 if planned.group in groups:
                     group = groups[planned.group]
-                    entries.append(program.group_entry(index, route, group, plan.hash_shift))
+                    entries.append(program.group_entry(index, route, group, plan.hash_shift,
+                                                        build=wire_entry))
                     labels.append(f"route {target} -> ECMP group {group.id}")
                 else:
-                    entries.append(program.entry(index, route))
+                    entries.append(program.entry(index, route, build=wire_entry))
                     labels.append(f"route {target} -> port {route.next_hops[0].port}")
             total += client.insert_table_entries(entries, labels)
             detail = f", {len(groups)} ECMP groups ({len(members)} members)" if groups else ""

@@ -9,6 +9,7 @@ full name, the P4Info alias, or any unique dot-separated suffix; an unknown or a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from google.protobuf import text_format
@@ -41,7 +42,13 @@ class Table:
         return any(k.match_type in ("ternary", "range", "optional") for k in self.keys)
 
     def key(self, name: str) -> Field:
-        return _pick(f"key field of table {self.name}", {k.name: k for k in self.keys}, name)
+        found = self._keys_by_name.get(name)
+        return found if found is not None else \
+            _pick(f"key field of table {self.name}", self._keys_by_name, name)
+
+    @cached_property
+    def _keys_by_name(self) -> dict[str, Field]:
+        return {k.name: k for k in self.keys}
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,13 @@ class Action:
     params: tuple[Field, ...]
 
     def param(self, name: str) -> Field:
-        return _pick(f"parameter of action {self.name}", {p.name: p for p in self.params}, name)
+        found = self._params_by_name.get(name)
+        return found if found is not None else \
+            _pick(f"parameter of action {self.name}", self._params_by_name, name)
+
+    @cached_property
+    def _params_by_name(self) -> dict[str, Field]:
+        return {p.name: p for p in self.params}
 
 
 @dataclass(frozen=True)
@@ -106,6 +119,7 @@ class P4InfoIndex:
                                              ("register", p4info.registers))}
         self._names = {obj.id: obj.name for group in (self._tables, self._actions, self._counters,
                                                        self._registers) for obj in group.values()}
+        self._found: dict[tuple[str, str], object] = {}
 
     @staticmethod
     def _table(t) -> Table:
@@ -130,9 +144,11 @@ class P4InfoIndex:
         return cls.from_text(text, source=str(path))
 
     def _find(self, kind: str, group: dict, name: str):
-        if name not in group:
-            name = self._aliases[kind].get(name, name)
-        return _pick(kind, group, name)
+        found = self._found.get((kind, name))
+        if found is None:       # resolved once per name (a failure is not remembered)
+            full = name if name in group else self._aliases[kind].get(name, name)
+            found = self._found[(kind, name)] = _pick(kind, group, full)
+        return found
 
     def table(self, name: str) -> Table:
         return self._find("table", self._tables, name)
