@@ -158,8 +158,7 @@ def may_read_slot(source: str, roots: tuple[str, ...], slot: int) -> bool:
     """Whether the functions `roots` of the generated `source`, or the ones they call, may
     read `f[slot]`. Conservative: an index we cannot bound, or `f` handed to code that is not
     in `source`, counts as a read."""
-    defs = {node.name: node for node in ast.parse(source).body
-            if isinstance(node, ast.FunctionDef)}
+    defs = _function_defs(source)
     todo, seen = [r for r in roots if r in defs], set()
     while todo:
         name = todo.pop()
@@ -184,6 +183,12 @@ def may_read_slot(source: str, roots: tuple[str, ...], slot: int) -> bool:
             elif _is_name(node, "f") and id(node) not in subscripted:
                 return True              # f escapes to code we do not see
     return False
+
+
+@functools.lru_cache(maxsize=8)   # one parse per source, not per (roots, slot) asked
+def _function_defs(source: str) -> dict[str, ast.FunctionDef]:
+    return {node.name: node for node in ast.parse(source).body
+            if isinstance(node, ast.FunctionDef)}
 
 
 def _is_name(node: ast.AST, name: str) -> bool:
