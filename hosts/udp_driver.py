@@ -73,9 +73,10 @@ class UdpInaDriver:
     def __init__(self, session: InaSession, *, aggregator: str, aggregator_port: int = INA_UDP_PORT,
                  bind_address: str = "0.0.0.0", bind_port: int = INA_UDP_PORT,
                  clock: Callable[[], float] = time.monotonic, batch: bool = True,
-                 yield_to_aggregator: bool = True):
+                 yield_to_aggregator: bool = True, connect: bool | None = None):
         """`batch`: pause for results to queue up while the window is full;
-        `yield_to_aggregator`: run each call as SCHED_BATCH (see above)."""
+        `yield_to_aggregator`: run each call as SCHED_BATCH; `connect`: connect the socket
+        to the aggregator (None: when every slot is the switch's; see above)."""
         self.session = session
         self.batch = batch
         self.yield_to_aggregator = yield_to_aggregator
@@ -95,10 +96,20 @@ class UdpInaDriver:
             raise HostError(f"cannot bind UDP {bind_address}:{bind_port}: {error.strerror}") \
                 from None
         self.sock.setblocking(False)
+        if connect is None:
+            connect = session.switch_slots >= session.pool_size
+        self.connected = connect and self._connect()
         self._bound = self.sock.getsockname()
         self.send_errors = 0       # datagrams the kernel refused (treated as lost)
         self.wakeups = 0           # batches read (select returned or a pause ended)
         self.datagrams = 0         # datagrams read in them
+
+    def _connect(self) -> bool:
+        try:
+            self.sock.connect(self.aggregator)
+        except OSError:
+            return False      # sendto then reports what is wrong with the address, per datagram
+        return True
 
     @property
     def address(self) -> tuple[str, int]:
@@ -200,9 +211,13 @@ class UdpInaDriver:
         return self.session.receive_many(payloads, self.clock())
 
     def _send(self, payloads) -> None:
+        sock, aggregator, connected = self.sock, self.aggregator, self.connected
         for payload in payloads:
             try:
-                self.sock.sendto(payload, self.aggregator)
+                if connected:
+                    sock.send(payload)
+                else:
+                    sock.sendto(payload, aggregator)
             except (BlockingIOError, InterruptedError):
                 self.send_errors += 1          # the retransmission timer covers it
             except OSError as error:
