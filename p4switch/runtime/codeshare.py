@@ -20,6 +20,7 @@ a template made once is also kept on disk for later processes (`template_store.p
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -348,6 +349,18 @@ def bind_namespace(template: Template, mapping: dict) -> dict:
     namespace["__ids__"] = {id(namespace[n]): n for n in ids.values() if n in namespace}
     exec(fresh_code(template.code), namespace)  # noqa: S102 - the template's generated code
     return namespace
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(source: str, filename: str) -> types.CodeType:
+    return compile(source, filename, "exec")
+
+
+def compiled(source: str, filename: str) -> types.CodeType:
+    """`compile(source, filename, "exec")` once per (source, filename) in this process, each
+    caller given its own copy (`fresh_code`): the engine generates the same small fast-path
+    modules for every switch that runs one program (~0.6 ms to compile them per switch)."""
+    return fresh_code(_compiled(source, filename))
 
 
 def fresh_code(code: types.CodeType) -> types.CodeType:

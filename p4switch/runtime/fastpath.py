@@ -20,6 +20,7 @@ import functools
 from typing import Callable
 
 from . import layout as L
+from .codeshare import compiled
 from .deparsergen import REPLICA_EXTRA
 from .primgen import DROP_PORT
 from .writes import WriteSet, constant_index
@@ -107,7 +108,7 @@ def fast(port, data):
                  "slow_after_replica": engine.slow_after_replica, "admit": engine._admit,
                  "replicas_of": engine.pre.replicas, "clear_invalid": engine.clear_invalid,
                  "length_after_ingress": engine.length_after_ingress}
-    exec(compile(source, "<p4switch fast path>", "exec"), namespace)  # noqa: S102
+    exec(compiled(source, "<p4switch fast path>"), namespace)  # noqa: S102
     return namespace["fast"]
 
 
@@ -126,7 +127,7 @@ def build_length_after_ingress(layout) -> Callable:
                          f"({inst.htype.fixed_bits} + f[{inst.varbit_len_slot}]) // 8)")
     lines = ["def length_after_ingress(f, v, n):", "    return " + " + ".join(terms)]
     namespace: dict = {}
-    exec(compile("\n".join(lines), "<p4switch packet length>", "exec"), namespace)  # noqa: S102
+    exec(compiled("\n".join(lines), "<p4switch packet length>"), namespace)  # noqa: S102
     return namespace["length_after_ingress"]
 
 
@@ -149,7 +150,7 @@ def build_clear_invalid(layout, length: int | None = None) -> Callable:
     if len(lines) == 1:
         lines.append("    pass")
     namespace: dict = {}
-    exec(compile("\n".join(lines), "<p4switch clear invalid>", "exec"), namespace)  # noqa: S102
+    exec(compiled("\n".join(lines), "<p4switch clear invalid>"), namespace)  # noqa: S102
     return namespace["clear_invalid"]
 
 
