@@ -23,6 +23,7 @@ switch, which every agent waits for. The agent runs on an idle core, or at the n
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import select
 import socket
@@ -135,9 +136,13 @@ class UdpInaDriver:
 
     def _run(self, start: Callable[[float], Step], timeout: float) -> np.ndarray:
         restore = _batch_scheduling() if self.yield_to_aggregator else None
+        collecting = gc.isenabled()
+        gc.disable()        # (the per-chunk path makes no cycles: nothing for it to find)
         try:
             return self._exchange(start, timeout)
         finally:
+            if collecting:
+                gc.enable()
             if restore is not None:
                 _set_policy(restore)
 
