@@ -63,6 +63,9 @@ class Template:
     # where the state objects the code refers to are (`pair_template`); found at the first
     # binding in a process, never stored (template_store writes templates before that)
     paths: list | None = None
+    # the state objects as the JSON describes them (program.StateSpec), read by the first
+    # program bound in a process; later ones are made from it without walking the JSON
+    state: object | None = None
 
 
 _templates: OrderedDict[str, Template | None] = OrderedDict()   # None: cannot be shared

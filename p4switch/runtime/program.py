@@ -56,6 +56,37 @@ class PacketCode:
     code: types.CodeType | None = None   # the module code (codeshare.py runs it again)
 
 
+@dataclass(frozen=True)
+class TableSpec:
+    """A table as the JSON describes it, read and checked once (`Program._table_spec`); every
+    program built from the same JSON makes its own table from it (`Program._make_table`)."""
+
+    name: str
+    key_fields: tuple[KeyField, ...]        # copied per table: Table sets their shifts
+    actions: tuple[ActionSpec, ...]
+    max_size: int
+    kind: str
+    base_default_next: str | None
+    with_counters: bool
+    direct_meters: str | None
+    profile: str | None                     # indirect tables: their action profile
+    default: tuple | None                   # (action index, params, const, entry const)
+    entries: tuple | None                   # const entries: (keys, priority, index, params)
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """Every state object of a program as read from its JSON: what a further program of the
+    same JSON is made from without walking the JSON again (codeshare.Template.state)."""
+
+    registers: tuple[tuple[str, int, int], ...]
+    counters: tuple[tuple[str, int, str | None], ...]
+    meters: tuple[tuple, ...]               # MeterArray's arguments
+    vsets: tuple[tuple[str, int, int | None], ...]
+    field_lists: tuple[tuple[int, tuple[int, ...]], ...]
+    pipelines: tuple[tuple[tuple[tuple[str, int], ...], tuple[TableSpec, ...]], ...]
+
+
 class Program:
     """A loaded program: its state objects and its generated packet code.
 
@@ -107,17 +138,22 @@ class Program:
         root = self._start(shared.doc)
         self.layout = shared.layout
         self.algorithms = shared.algorithms     # the reconfigurable CRCs are per program
-        self._build_externs(root)
+        spec = template.state       # read from the JSON by the first program bound, if any
+        externs = self._make_externs(spec if spec is not None else self._extern_specs(root))
         self.actions = shared.actions
         self._build_custom_crcs(root)
         for names in template.banks:
             banked = [self.registers[name] for name in names]
             for register in banked:     # fresh, all zero as the bank's new array is: an empty
                 register.cells = ()     # sequence spares scanning ~0.5 M zeros per switch
-            RegisterBank(banked)
+            RegisterBank(banked, shared.registers[names[0]].cells.array.dtype)
         self.vector_runs = shared.vector_runs
-        for pipeline in root.get("pipelines").items():
-            self._build_pipeline(pipeline)
+        if spec is not None:
+            for profiles, tables in spec.pipelines:
+                self._make_pipeline(profiles, tables)
+        else:
+            pipelines = tuple(self._build_pipeline(p) for p in root.get("pipelines").items())
+            template.state = StateSpec(*externs, pipelines)
         namespace = codeshare.bind_namespace(template, codeshare.pair_template(template, self))
         for profile, fn in template.selectors:
             self.profiles[profile].selector = namespace[fn]
@@ -140,7 +176,6 @@ class Program:
         self.field_lists: dict[int, list[int]] = {}
         self.actions: dict[int, ActionDef] = {}
         self.tables: dict[str, Table] = {}
-        self.table_nodes: dict[str, Node] = {}
         self.profiles: dict[str, ActionProfile] = {}
         self.custom_crcs: dict = {}  # calculation name -> its own Crc (crc16/32_custom)
         self._traced: PacketCode | None = None
@@ -156,15 +191,20 @@ class Program:
 
     # ------------------------------------------------------------------------- state objects
     def _build_externs(self, root: Node) -> None:
-        for node in root.get("register_arrays").items():
-            reg = RegisterArray(node["name"].str(), node["size"].int(0, MAX_ARRAY_SIZE),
-                                node["bitwidth"].int(1, MAX_WIDTH))
-            self.registers[reg.name] = reg
+        self._make_externs(self._extern_specs(root))
+
+    def _extern_specs(self, root: Node) -> tuple:
+        """(registers, counters, meters, value sets, field lists) of StateSpec, from the JSON."""
+        registers = tuple((node["name"].str(), node["size"].int(0, MAX_ARRAY_SIZE),
+                           node["bitwidth"].int(1, MAX_WIDTH))
+                          for node in root.get("register_arrays").items())
+        counters = []
         for node in root.get("counter_arrays").items():
             direct = node.get("is_direct", False).bool()
             binding = node["binding"].str() if direct else None
             size = node["size"].int(0, MAX_ARRAY_SIZE) if node.has("size") else 0
-            self.counters[node["name"].str()] = CounterArray(node["name"].str(), size, binding)
+            counters.append((node["name"].str(), size, binding))
+        meters = []
         for node in root.get("meter_arrays").items():
             direct = node.get("is_direct", False).bool()
             unit = node.get("type", "bytes").str()
@@ -175,15 +215,15 @@ class Program:
                 target = node["result_target"]
                 result_slot = self.layout.field(target[0].str(), target[1].str(), target).slot
             size = node["size"].int(0, MAX_ARRAY_SIZE) if node.has("size") else 0
-            meter = MeterArray(node["name"].str(), 0 if direct else size, unit,
-                               node.get("rate_count", 2).int(1, 8),
-                               node["binding"].str() if direct else None, result_slot)
-            self.meters[meter.name] = meter
+            meters.append((node["name"].str(), 0 if direct else size, unit,
+                           node.get("rate_count", 2).int(1, 8),
+                           node["binding"].str() if direct else None, result_slot))
+        vsets = []
         for node in root.get("parse_vsets").items():
             max_size = node["max_size"].int() if node.has("max_size") else None
-            vset = ParseValueSet(node["name"].str(),
-                                 node["compressed_bitwidth"].int(0, MAX_WIDTH), max_size)
-            self.vsets[vset.name] = vset
+            vsets.append((node["name"].str(), node["compressed_bitwidth"].int(0, MAX_WIDTH),
+                          max_size))
+        field_lists = []
         for node in root.get("field_lists").items():
             slots = []
             for element in node.get("elements").items():
@@ -193,7 +233,26 @@ class Program:
                 ref = self.layout.field(value[0].str(), value[1].str(), value)
                 if ref.slot is not None:
                     slots.append(ref.slot)
-            self.field_lists[node["id"].int()] = slots
+            field_lists.append((node["id"].int(), tuple(slots)))
+        return registers, tuple(counters), tuple(meters), tuple(vsets), tuple(field_lists)
+
+    def _make_externs(self, spec) -> tuple:
+        """This program's own registers, counters, meters, value sets and field lists from
+        `spec` (a StateSpec or `_extern_specs`' tuple); returns the tuple form."""
+        if isinstance(spec, StateSpec):
+            spec = (spec.registers, spec.counters, spec.meters, spec.vsets, spec.field_lists)
+        registers, counters, meters, vsets, field_lists = spec
+        for args in registers:
+            self.registers[args[0]] = RegisterArray(*args)
+        for name, size, binding in counters:
+            self.counters[name] = CounterArray(name, size, binding)
+        for args in meters:
+            self.meters[args[0]] = MeterArray(*args)
+        for args in vsets:
+            self.vsets[args[0]] = ParseValueSet(*args)
+        for list_id, slots in field_lists:
+            self.field_lists[list_id] = list(slots)
+        return spec
 
     def _build_custom_crcs(self, root: Node) -> None:
         """Each calculation on a reconfigurable CRC owns a copy (set_crc*_parameters changes
@@ -220,18 +279,40 @@ class Program:
             widths = [p["bitwidth"].int(0, MAX_WIDTH) for p in node.get("runtime_data").items()]
             self.actions[aid] = ActionDef(node, node["name"].str(), aid, widths)
 
-    def _build_pipeline(self, pipeline: Node) -> None:
-        for node in pipeline.get("action_profiles").items():
-            name = node["name"].str()
-            self.profiles[name] = ActionProfile(name, node.get("max_size", 1024).int())
+    def _build_pipeline(self, pipeline: Node) -> tuple:
+        """Make the pipeline's action profiles and tables from the JSON; returns what
+        `_make_pipeline` makes them from: (profiles, table specs)."""
+        profiles = tuple((node["name"].str(), node.get("max_size", 1024).int())
+                         for node in pipeline.get("action_profiles").items())
+        self._make_pipeline(profiles, ())
+        specs = []
         for node in pipeline.get("tables").items():
             name = node["name"].str()
             if name in self.tables:
                 raise node["name"].error(f"duplicate table name '{name}'")
-            self.tables[name] = self._build_table(node)
-            self.table_nodes[name] = node
+            spec = self._table_spec(node)
+            self.tables[name] = self._make_table(spec, node)
+            specs.append(spec)
+        return profiles, tuple(specs)
+
+    def _make_pipeline(self, profiles, tables) -> None:
+        for name, max_size in profiles:
+            self.profiles[name] = ActionProfile(name, max_size)
+        for spec in tables:
+            self.tables[spec.name] = self._make_table(spec)
+
+    @property
+    def table_nodes(self) -> dict[str, Node]:
+        """Each table's node of the JSON, by name."""
+        return {node["name"].str(): node for pipeline in self.root.get("pipelines").items()
+                for node in pipeline.get("tables").items()}
 
     def _build_table(self, node: Node) -> Table:
+        return self._make_table(self._table_spec(node), node)
+
+    def _table_spec(self, node: Node) -> TableSpec:
+        """A table of the JSON, read and checked (everything but its const entries' keys
+        against the table, which `_make_table` checks)."""
         name = node["name"].str()
         key_fields = []
         for knode in node.get("key").items():
@@ -264,59 +345,95 @@ class Program:
             kind = "lpm"
         else:
             kind = "generic"
-        table = Table(name, key_fields, actions, node.get("max_size", 1024).int(), kind)
-        table.base_default_next = node.get("base_default_next").opt_str()
-        table.with_counters = bool(node.get("with_counters", False).value) or any(
+        with_counters = bool(node.get("with_counters", False).value) or any(
             c.direct_table == name for c in self.counters.values())
         meter_name = node.get("direct_meters").opt_str()
-        if meter_name is not None:
-            meter = self.meters.get(meter_name)
-            if meter is None:
-                raise node["direct_meters"].error(f"unknown meter array '{meter_name}'")
-            table.direct_meters = meter
+        if meter_name is not None and meter_name not in self.meters:
+            raise node["direct_meters"].error(f"unknown meter array '{meter_name}'")
         table_type = node.get("type", "simple").str()
+        profile_name = None
         if table_type in ("indirect", "indirect_ws"):
             profile_name = node["action_profile"].str()
-            profile = self.profiles.get(profile_name)
-            if profile is None:
+            if profile_name not in self.profiles:
                 raise node["action_profile"].error(f"unknown action profile '{profile_name}'")
-            table.profile = profile
-            profile.tables.append(table)
         elif table_type != "simple":
             raise node["type"].error(f"unknown table type '{table_type}'")
+        by_id = {a.action_id: i for i, a in enumerate(actions)}
+        default = None
         if node.has("default_entry"):
-            self._set_initial_default(table, node["default_entry"])
+            default = self._default_spec(actions, by_id, profile_name, node["default_entry"])
+        entries = None
         if node.has("entries"):
-            self._add_program_entries(table, node["entries"])
+            entries = self._entry_specs(key_fields, actions, by_id, node["entries"])
+        return TableSpec(name, tuple(key_fields), tuple(actions),
+                         node.get("max_size", 1024).int(), kind,
+                         node.get("base_default_next").opt_str(), with_counters, meter_name,
+                         profile_name, default, entries)
+
+    def _make_table(self, spec: TableSpec, node: Node | None = None) -> Table:
+        """This program's own table from `spec`; `node` (the table's JSON) names the entry
+        a const entry the table refuses came from."""
+        key_fields = [KeyField(k.name, k.match_type, k.width) for k in spec.key_fields]
+        table = Table(spec.name, key_fields, list(spec.actions), spec.max_size, spec.kind)
+        table.base_default_next = spec.base_default_next
+        table.with_counters = spec.with_counters
+        if spec.direct_meters is not None:
+            table.direct_meters = self.meters[spec.direct_meters]
+        if spec.profile is not None:
+            table.profile = self.profiles[spec.profile]
+            table.profile.tables.append(table)
+        if spec.default is not None:
+            index, params, const, entry_const = spec.default
+            table.initial_default = (index, params)
+            table.default_const = const
+            table.default_entry_const = entry_const
+            table.reset_default()
+        if spec.entries is not None:
+            for number, (keys, priority, index, params) in enumerate(spec.entries):
+                try:
+                    entry = table.make_entry(keys, priority)
+                    entry.action_index = index
+                    entry.params = table.check_action(index, params)
+                    table.insert(entry, from_program=True)
+                except P4SwitchError as exc:
+                    if node is None:
+                        raise
+                    raise node["entries"][number].error(str(exc)) from None
+            table.const = True
         return table
 
-    def _set_initial_default(self, table: Table, node: Node) -> None:
+    @staticmethod
+    def _default_spec(actions, by_id, profile: str | None, node: Node) -> tuple | None:
+        """(action index, params, const, entry const) of a table's initial default, or None
+        (an indirect table's default names no action of its own)."""
         aid = node["action_id"].int()
-        index = table.action_index_by_id.get(aid)
+        index = by_id.get(aid)
         if index is None:
-            if table.profile is not None:
-                return
+            if profile is not None:
+                return None
             raise node["action_id"].error(f"action id {aid} is not one of the table's actions")
-        widths = table.actions[index].param_widths
+        widths = actions[index].param_widths
         data = [d.hexstr() for d in node.get("action_data").items()]
         if len(data) != len(widths):
             raise node.get("action_data").error(f"action takes {len(widths)} parameters, "
                                                 f"got {len(data)}")
         params = tuple(x & ((1 << w) - 1) for x, w in zip(data, widths))
-        table.initial_default = (index, params)
-        table.default_const = bool(node.get("action_const", False).value)
-        table.default_entry_const = bool(node.get("action_entry_const", False).value)
-        table.reset_default()
+        return (index, params, bool(node.get("action_const", False).value),
+                bool(node.get("action_entry_const", False).value))
 
-    def _add_program_entries(self, table: Table, entries: Node) -> None:
+    def _entry_specs(self, key_fields, actions, by_id, entries: Node) -> tuple:
+        """The const entries: (keys, priority, action index, params) each."""
+        needs_priority = any(k.match_type in ("ternary", "range", "optional")
+                             for k in key_fields)
+        specs = []
         for enode in entries.items():
             keys = []
             for i, mnode in enumerate(enode["match_key"].items()):
-                if i >= len(table.key_fields):
+                if i >= len(key_fields):
                     raise mnode.error("more match fields than the table has keys")
-                keys.append(self._json_key(table.key_fields[i], mnode))
+                keys.append(self._json_key(key_fields[i], mnode))
             priority = None
-            if table.needs_priority:
+            if needs_priority:
                 # BMv2 JSON: lower number wins; API (P4Runtime): higher wins (tables.py). An entry
                 # without one ranks after every entry that has one.
                 priority = 1
@@ -325,22 +442,16 @@ class Program:
                         enode["priority"].int(0, BMV2_PRIORITY_PIVOT - 1))
             action = enode["action_entry"]
             aid = action["action_id"].int()
-            index = table.action_index_by_id.get(aid)
+            index = by_id.get(aid)
             if index is None:
                 raise action["action_id"].error(f"action id {aid} is not one of the table's "
                                                 "actions")
-            widths = table.actions[index].param_widths
+            widths = actions[index].param_widths
             data = [d.hexstr() for d in action.get("action_data").items()]
-            try:
-                entry = table.make_entry(keys, priority)
-                entry.action_index = index
-                entry.params = table.check_action(
-                    index, [x & ((1 << w) - 1) for x, w in zip(data, widths)]
-                    if len(data) == len(widths) else data)
-                table.insert(entry, from_program=True)
-            except P4SwitchError as exc:
-                raise enode.error(str(exc)) from None
-        table.const = True
+            params = tuple(x & ((1 << w) - 1) for x, w in zip(data, widths)) \
+                if len(data) == len(widths) else tuple(data)
+            specs.append((tuple(keys), priority, index, params))
+        return tuple(specs)
 
     @staticmethod
     def _json_key(kf: KeyField, node: Node):
