@@ -120,6 +120,8 @@ class P4InfoIndex:
         self._names = {obj.id: obj.name for group in (self._tables, self._actions, self._counters,
                                                        self._registers) for obj in group.values()}
         self._found: dict[tuple[str, str], object] = {}
+        # the serialised P4Info when it was read from bytes (from_binary), else None
+        self.binary: bytes | None = None
 
     @staticmethod
     def _table(t) -> Table:
@@ -134,6 +136,18 @@ class P4InfoIndex:
         except text_format.ParseError as e:
             raise P4InfoError(f"{source}: not a text-format P4Info: {e}") from None
         return cls(message)
+
+    @classmethod
+    def from_binary(cls, data: bytes, *, source: str = "P4Info") -> "P4InfoIndex":
+        """From the P4Info's protobuf bytes; `binary` keeps them (a pipeline push sends them
+        as they are: controller/pipeline_request.py)."""
+        try:
+            message = p4info_pb2.P4Info.FromString(data)
+        except Exception as e:      # protobuf's DecodeError, or worse for garbage
+            raise P4InfoError(f"{source}: not a binary P4Info: {e}") from None
+        index = cls(message)
+        index.binary = data
+        return index
 
     @classmethod
     def from_file(cls, path: str | Path) -> "P4InfoIndex":

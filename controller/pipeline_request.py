@@ -24,6 +24,9 @@ from controller.wire import message_field, varint  # noqa: F401 (varint: part of
 
 SetRequest = p4runtime_pb2.SetForwardingPipelineConfigRequest
 _CONFIG = SetRequest.DESCRIPTOR.fields_by_name["config"]
+_PIPELINE_FIELDS = p4runtime_pb2.ForwardingPipelineConfig.DESCRIPTOR.fields_by_name
+_P4INFO = _PIPELINE_FIELDS["p4info"].number
+_DEVICE_CONFIG = _PIPELINE_FIELDS["p4_device_config"].number
 SERVICE = p4runtime_pb2.DESCRIPTOR.services_by_name["P4Runtime"].full_name
 METHOD = f"/{SERVICE}/SetForwardingPipelineConfig"
 MAX_CACHED = 8                   # programs whose config field is kept serialised
@@ -42,9 +45,15 @@ def config_field(p4info: P4InfoIndex, device_config: bytes) -> bytes:
         if hit is not None and hit[0] is p4info and hit[1] is device_config:
             _cache.move_to_end(key)
             return hit[2]
-    config = p4runtime_pb2.ForwardingPipelineConfig(p4_device_config=device_config)
-    config.p4info.CopyFrom(p4info.p4info)
-    field = message_field(_CONFIG.number, config.SerializeToString())
+    if p4info.binary and device_config:
+        # the P4Info's own bytes (read from them): what serialising the message gives
+        body = message_field(_P4INFO, p4info.binary) + message_field(_DEVICE_CONFIG,
+                                                                     device_config)
+    else:
+        config = p4runtime_pb2.ForwardingPipelineConfig(p4_device_config=device_config)
+        config.p4info.CopyFrom(p4info.p4info)
+        body = config.SerializeToString()
+    field = message_field(_CONFIG.number, body)
     with _lock:
         _cache[key] = (p4info, device_config, field)   # the references keep the ids unique
         while len(_cache) > MAX_CACHED:

@@ -39,6 +39,9 @@ def compile_program(path: str, defines: tuple[tuple[str, str], ...] = ()) -> Pro
     """`inaemu compile` in-process, once per (sources, defines): in this process, and across
     processes through the content-addressed disk cache (inaemu/compile_cache.py)."""
     build = compile_cached(path, dict(defines))
+    if build.p4info_binary:
+        return Program(P4InfoIndex.from_binary(build.p4info_binary, source=path),
+                       build.bmv2_json)
     return Program(P4InfoIndex.from_text(build.p4info_text, source=path), build.bmv2_json)
 
 

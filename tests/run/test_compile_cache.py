@@ -29,6 +29,7 @@ def test_second_compile_is_read_back_and_equal(tmp_path):
     assert first.bmv2_json == second.bmv2_json and first.p4info_text == second.p4info_text
     assert json.loads(second.bmv2_json)["pipelines"]
     assert sorted(p.name for p in cache.iterdir()) == [f"{first.key}.json",
+                                                       f"{first.key}.p4info.binpb",
                                                        f"{first.key}.p4info.txtpb"]
 
 

@@ -1,0 +1,80 @@
+"""A P4Info read from its protobuf bytes (the compile cache's `.p4info.binpb`) indexes as the
+text does, and a pipeline push sends those bytes as they are: the request is byte for byte the
+one the text's message makes. The cache writes the bytes with a digest of the JSON, so a
+matching digest spares parsing the JSON; an entry without them (older caches) or whose JSON
+does not match is checked by parsing it as before."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from google.protobuf import text_format
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
+
+from controller import pipeline_request
+from controller.errors import P4InfoError
+from controller.p4info import P4InfoIndex
+from inaemu.compile_cache import compile_cached, p4info_binary
+
+from p4info_sample import SAMPLE_P4INFO
+
+P4SRC = Path(__file__).resolve().parents[2] / "p4src"
+SetRequest = p4runtime_pb2.SetForwardingPipelineConfigRequest
+
+
+@pytest.mark.parametrize("config", [b'{"program": "x"}' * 300, b""])
+def test_a_push_from_the_bytes_is_the_push_from_the_text(config):
+    text = P4InfoIndex.from_text(SAMPLE_P4INFO)
+    binary = P4InfoIndex.from_binary(p4info_binary(SAMPLE_P4INFO))
+    assert binary.p4info == text.p4info and binary.binary is not None
+    assert binary.table("ipv4_lpm") == text.table("ipv4_lpm")
+    header = SetRequest(device_id=9, action=SetRequest.VERIFY_AND_COMMIT)
+    header.election_id.low = 3
+    whole = SetRequest()
+    whole.CopyFrom(header)
+    whole.config.p4info.CopyFrom(text.p4info)
+    whole.config.p4_device_config = config
+    assert pipeline_request.request_bytes(header, binary, config) == \
+        pipeline_request.request_bytes(header, text, config) == whole.SerializeToString()
+
+
+def test_garbage_bytes_are_a_p4info_error():
+    with pytest.raises(P4InfoError, match="not a binary P4Info"):
+        P4InfoIndex.from_binary(b"\xff\xff\xff", source="x.binpb")
+
+
+def _program(tmp_path: Path) -> Path:
+    source = tmp_path / "src"
+    source.mkdir()
+    for item in P4SRC.iterdir():
+        if item.suffix in (".p4", ".p4inc"):
+            shutil.copy(item, source / item.name)
+    return source / "l3_forward.p4"
+
+
+def test_the_cache_keeps_the_binary_p4info_and_checks_the_json_by_it(tmp_path):
+    program, cache = _program(tmp_path), tmp_path / "cache"
+    first = compile_cached(program, directory=cache)
+    expected = p4info_pb2.P4Info()
+    text_format.Parse(first.p4info_text, expected)
+    assert first.p4info_binary == expected.SerializeToString()
+    binpb = cache / f"{first.key}.p4info.binpb"
+    assert binpb.exists()
+    again = compile_cached(program, directory=cache)
+    assert again.cached and again.p4info_binary == first.p4info_binary
+    # an older entry (no binary file): checked by parsing the JSON, the file written then
+    binpb.unlink()
+    older = compile_cached(program, directory=cache)
+    assert older.cached and older.p4info_binary == first.p4info_binary and binpb.exists()
+    # a JSON that is not the one the digest was made for: parsed, found damaged, compiled
+    (cache / f"{first.key}.json").write_text("{ not json")
+    damaged = compile_cached(program, directory=cache)
+    assert not damaged.cached and damaged.bmv2_json == first.bmv2_json
+    # another valid JSON under the digest of the first: parsed, valid, digest written anew
+    (cache / f"{first.key}.json").write_bytes(b'{"other": 1}')
+    other = compile_cached(program, directory=cache)
+    assert other.cached and other.bmv2_json == b'{"other": 1}'
+    assert compile_cached(program, directory=cache).cached
