@@ -327,16 +327,18 @@ def plan_job(topology: Topology, program: InaProgram, job: InaJob, *, base: int,
     return JobPlan(job=job, base=base, mgid=mgid, entries=per_switch, replicas=tuple(replicas))
 
 
-def aggregator_routes(topology: Topology, switch: str, address: str) -> list[Route]:
-    """On every other switch that can reach `switch`, a /32 to its aggregator address through
-    the lowest port one hop closer (the same rule as host routes)."""
+def aggregator_routes(topology: Topology, switch: str, address: str,
+                      only: set[str] | None = None) -> list[Route]:
+    """On every other switch that can reach `switch` (of `only`, if given), a /32 to its
+    aggregator address through the lowest port one hop closer (the same rule as host routes)."""
     distance = topology.distances_to(switch)
+    mac = aggregator_mac(address)
     routes = []
     for other in topology.switches:
-        if other.name == switch or other.name not in distance:
+        if other.name == switch or other.name not in distance or \
+                (only is not None and other.name not in only):
             continue
         closer = [nb for nb in topology.neighbours(other.name)
                   if distance.get(nb.node, -1) == distance[other.name] - 1]
-        routes.append(Route(other.name, switch, address, 32, closer[0].port,
-                            aggregator_mac(address)))
+        routes.append(Route(other.name, switch, address, 32, closer[0].port, mac))
     return routes

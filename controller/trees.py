@@ -372,8 +372,8 @@ def tree_address_routes(topology: Topology, switch: str, address: str):
     `ipv4_lpm`); workers send to their own switch, results and NACKs leave by member port. So
     the routes grow with the links, not with switches squared (a fat-tree(16) tree over 145
     switches would write 46,000 routes on every switch, beyond `ipv4_lpm`'s 1024)."""
-    near = {n.node for n in topology.neighbours(switch)}
-    return [r for r in aggregator_routes(topology, switch, address) if r.switch in near]
+    return aggregator_routes(topology, switch, address,
+                             only={n.node for n in topology.neighbours(switch)})
 
 
 # -- installation over P4Runtime ------------------------------------------------------------------

@@ -98,3 +98,22 @@ def test_both_refuse_the_same_entries_alike(table, keys, action, params, priorit
             build(index, table, keys, action, params, priority)
         errors.append((type(error.value), str(error.value)))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("text", ["0.0.0.0", "10.0.1.2", "255.255.255.255", "192.168.100.9",
+                                  "1.2.3.256", "01.2.3.4", "1.2.3.-4", "1.2..4", "1.2.3.4.5",
+                                  " 10.0.0.1 ", "10.0.0.١"])
+def test_dotted_quads_read_as_ipaddress_reads_them(text):
+    import ipaddress
+
+    from controller.encoding import to_int
+    from controller.errors import EncodingError
+    try:
+        expected = int(ipaddress.IPv4Address(text.strip()))
+    except ValueError:
+        expected = None
+    if expected is None:
+        with pytest.raises(EncodingError):
+            to_int(text)
+    else:
+        assert to_int(text) == expected
