@@ -69,6 +69,8 @@ class FloatCodec:
         self.unresolved_overflows = 0                    # flagged even at divisor n
         self._job_body: bytes | None = None
         self._table: memoryview | None = None            # job scaling: every payload (above)
+        self._lanes: np.ndarray | None = None            # job scaling: where quantizing writes
+        self._quantized = 0                              # chunks quantized into the lanes
         self._packet_bytes = HEADER_BYTES + 4 * k
         # the RESULT lanes as they arrived, in wire order (one row per chunk; read at the end)
         self._wire_sums = bytearray(self.chunks * 4 * k)
@@ -106,20 +108,37 @@ class FloatCodec:
                     first_position=self.first_position, pool_size=self.pool_size,
                     chunks=self.chunks, lane_dtype=wire, values_per_chunk=self.per_chunk)
                 lanes = table["lanes"]
-            for first, end in self._row_blocks():    # a block at a time: temporaries in cache
-                lanes[first:end] = qz.quantize_scaled(self._values[first:end], self._scale,
-                                                      self.limit, self.fmt)
+            self._lanes = lanes
             if table is None:
+                self._quantize_rows(self.chunks)
                 self._job_body = lanes.tobytes()
             else:
+                # Only the first block now: the first window goes out at once, and the rest is
+                # quantized a block at a time as the chunks are sent (`contribution`), while
+                # the switch already aggregates (every worker quantizes after the MAX result).
                 self._table = memoryview(table.view(np.uint8))
-            if self.limit == self.safe_limit:
-                self._values = None      # no chunk can be redone: the floats are not needed
+                self._quantize_rows(1)
             return
         first = min(self.pool_size, self.chunks)
         self._agreed[:first] = qz.block_max_codes(np.full(first, self.global_max))
         covered = min(self.k - 1, first)
         self._agreed[:covered] = qz.block_max_codes(maxima[1:1 + covered])
+
+    def _quantize_rows(self, rows: int) -> None:
+        """Job scaling: quantize whole blocks of chunks into the lanes until the first `rows`
+        chunks are done (a block at a time: the temporaries stay in cache)."""
+        per_block = max(1, BLOCK_VALUES // self.per_chunk)
+        first = self._quantized
+        while first < rows:
+            end = min(first + per_block, self.chunks)
+            self._lanes[first:end] = qz.quantize_scaled(self._values[first:end], self._scale,
+                                                        self.limit, self.fmt)
+            first = end
+        self._quantized = first
+        if first == self.chunks:
+            self._lanes = None
+            if self.limit == self.safe_limit:
+                self._values = None      # no chunk can be redone: the floats are not needed
 
     def _row_blocks(self):
         """(first, end) chunk ranges of about BLOCK_VALUES values: whole-vector steps a block
@@ -133,6 +152,8 @@ class FloatCodec:
     def contribution(self, key: int, slot: int, ver: int) -> bytes:
         """The CONTRIB payload of transmission `key` (chunk `key`, or a redo past the chunks)."""
         if self._table is not None and key < self.chunks:
+            if key >= self._quantized:
+                self._quantize_rows(key + 1)
             size = self._packet_bytes                # slot and ver follow first_position
             return self._table[key * size:(key + 1) * size].tobytes()
         if key < self.chunks:
@@ -213,7 +234,7 @@ class FloatCodec:
 
     def release(self) -> None:
         """After `result`: drop the vectors; `error_bound` needs only the scales."""
-        self._values = self._job_body = self._table = self._wire_sums = None
+        self._values = self._job_body = self._table = self._wire_sums = self._lanes = None
 
     def error_bound(self, result: np.ndarray) -> np.ndarray:
         """Per element: n half-units of the scale its block's sum used, plus half an ulp."""

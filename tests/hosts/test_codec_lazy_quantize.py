@@ -1,0 +1,67 @@
+"""Job scaling quantizes the first block at the MAX result and the rest as chunks are sent
+(docs/hosts.md, session 22): the same payloads as quantizing everything at once, in any order
+of asking, and the floats are dropped only when nothing is left to quantize or redo."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hosts import quantize as qz
+from hosts.ina_codec import BLOCK_VALUES, FloatCodec
+from hosts.ina_wire import contribution_payload
+
+
+def codec_after_max(values: np.ndarray, *, k: int, fmt: str = "int32",
+                    divisor: int = 4) -> FloatCodec:
+    codec = FloatCodec(values, job=3, worker=1, n=4, k=k, pool_size=8, fmt=fmt, scaling="job",
+                       divisor=divisor, first_position=5)
+    codec.on_max(codec.max_offer().astype(np.int64) & 0xFFFFFFFF)
+    return codec
+
+
+def eager_payload(codec: FloatCodec, values: np.ndarray, chunk: int) -> bytes:
+    """Chunk `chunk`'s CONTRIB by the definition: the whole vector quantized at the scale."""
+    padded = np.zeros(codec.chunks * codec.per_chunk, np.float32)
+    padded[:values.size] = values
+    row = padded.reshape(codec.chunks, codec.per_chunk)[chunk]
+    body = qz.quantize_scaled(row, codec.scale, codec.limit, codec.fmt)
+    body = body.astype(qz.wire_dtype(codec.fmt)).tobytes()
+    position = 5 + chunk
+    return contribution_payload(job=3, worker=1, slot=position % 8, chunk=chunk,
+                                ver=(position // 8) % 2, bmax=0, fmt=codec.format_code,
+                                body=body)
+
+
+@pytest.mark.parametrize("fmt", ["int32", "int8"])
+def test_only_the_first_block_is_quantized_at_the_max_result(fmt: str) -> None:
+    k = 16
+    values = np.random.default_rng(1).standard_normal(BLOCK_VALUES * 3 + 77).astype(np.float32)
+    codec = codec_after_max(values, k=k, fmt=fmt, divisor=4)
+    per_block = BLOCK_VALUES // codec.per_chunk
+    assert codec._quantized == per_block < codec.chunks
+    order = [codec.chunks - 1, 0, per_block, per_block - 1, 2 * per_block + 3]
+    for chunk in order + list(range(codec.chunks)):
+        assert codec.contribution(chunk, (5 + chunk) % 8, ((5 + chunk) // 8) % 2) \
+            == eager_payload(codec, values, chunk), chunk
+    assert codec._quantized == codec.chunks
+
+
+def test_the_floats_stay_until_the_last_block_when_no_redo_is_possible() -> None:
+    values = np.random.default_rng(2).standard_normal(BLOCK_VALUES * 2).astype(np.float32)
+    codec = codec_after_max(values, k=8, divisor=4)       # int32 at divisor n: no redo
+    assert codec._values is not None                      # the second block still needs them
+    codec.contribution(codec.chunks - 1, 0, 0)
+    assert codec._values is None
+
+
+def test_a_vector_beyond_the_scale_is_refused_when_its_block_is_quantized() -> None:
+    """A later block that exceeds the agreed maximum (a corrupted MAX) still raises."""
+    values = np.ones(BLOCK_VALUES * 2, np.float32)
+    codec = FloatCodec(values, job=3, worker=1, n=4, k=8, pool_size=8, fmt="int32",
+                       scaling="job", divisor=4, first_position=0)
+    codec._values[-1, -1] = 1e6                           # after the maximum was taken
+    codec.on_max(codec.max_offer().astype(np.int64) & 0xFFFFFFFF)
+    codec.contribution(0, 0, 0)
+    with pytest.raises(ValueError):
+        codec.contribution(codec.chunks - 1, 0, 0)
