@@ -53,28 +53,21 @@ class Fabric:
             return SwitchClient(switch.name, where(switch), switch.device_id,
                                 election_id=election_id, timeout=timeout, channel=channel)
 
-        # Over gRPC concurrently: each connection mostly waits (channel, stream, arbitration
-        # round trip), 4 ms a switch one after the other; in process nothing waits, so one
-        # after the other. Sessions are kept in topology order; on a failure every session
-        # opened is closed and the first failure in that order is raised.
+        # Concurrently: each connection mostly waits (over gRPC: channel, stream, arbitration
+        # round trip, 4 ms a switch one after the other; in process: the stream's threads
+        # starting and handing the arbitration over, which a busy machine makes slow).
+        # Sessions are kept in topology order; on a failure every session opened is closed
+        # and the first failure in that order is raised.
         switches = list(topology.switches)
-        threads = 1 if channels is not None else max(1, min(CONNECT_THREADS, len(switches)))
+        with ThreadPoolExecutor(max_workers=max(1, min(CONNECT_THREADS, len(switches))),
+                                thread_name_prefix="fabric-connect") as pool:
+            futures = [pool.submit(connect, switch) for switch in switches]
         outcomes = []
-        if threads == 1:
-            for switch in switches:
-                try:
-                    outcomes.append((connect(switch), None))
-                except BaseException as error:
-                    outcomes.append((None, error))
-        else:
-            with ThreadPoolExecutor(max_workers=threads,
-                                    thread_name_prefix="fabric-connect") as pool:
-                futures = [pool.submit(connect, switch) for switch in switches]
-            for future in futures:
-                try:
-                    outcomes.append((future.result(), None))
-                except BaseException as error:
-                    outcomes.append((None, error))
+        for future in futures:
+            try:
+                outcomes.append((future.result(), None))
+            except BaseException as error:
+                outcomes.append((None, error))
         failure = None
         for switch, (client, error) in zip(switches, outcomes):
             if error is not None:
