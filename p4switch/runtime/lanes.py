@@ -11,6 +11,15 @@ the vector statements; out of range, the same statements without the register ac
 (BMv2: a read leaves its destination unchanged, a write does nothing). Values follow BMv2:
 unbounded arithmetic (int64 here, with bounds proved at load time) truncated to the width of
 whatever stores them.
+
+Narrow lanes: where every value a group stores into a W-bit unsigned register or field is
+computed only through operations that are exact modulo 2**W (+ - * & | ^ ~ <<, selects; and
+comparisons, >>, max/min only of values known exact), the group's banks and vector runs hold
+native uint<W> arrays (W = 8, 16, 32) and the arithmetic wraps there: no int64 conversion when
+a packet is parsed and no mask after an add. `bank_registers` tries every group both ways and
+keeps int64 for whatever a group that needs exact values touches. Each value's code knows its
+numpy dtype (`_Val.narrow`) and whether it is the exact value or only right modulo
+2**`modbits`; anything that would need the exact value of a wrapped one is refused.
 """
 
 from __future__ import annotations
@@ -23,8 +32,8 @@ import numpy as np
 from .config import ConfigError, Node
 from .exprgen import CodeScope, compile_expr, data
 from .lanegroups import LaneGroup, _diamonds, _same_bank, _slot, find_groups, reduction
-from .regbanks import RegisterBank
-from .vheaders import all_runs
+from .regbanks import NARROW_DTYPES, RegisterBank, narrow_dtype
+from .vheaders import NARROW_TYPES, all_runs
 
 __all__ = ["ENABLED", "LANE_HELPERS", "LaneGroup", "VectorCompiler", "bank_registers",
            "find_groups"]
@@ -32,13 +41,25 @@ __all__ = ["ENABLED", "LANE_HELPERS", "LaneGroup", "VectorCompiler", "bank_regis
 ENABLED = True        # tests turn it off to compare with the scalar code
 MAX_BITS = 62         # every intermediate value must fit in int64 with room to spare
 # ---------------------------------------------------------------------------- register banks
-def bank_registers(actions, registers: dict, layout) -> list[list[int]]:
+class LaneRuns(list):
+    """The lane field runs (lists of slots) of the vectorisable groups, and the slots every
+    group using them would also compute narrow (vheaders.candidate_runs reads both)."""
+
+    narrow_slots: frozenset = frozenset()
+
+
+def bank_registers(actions, registers: dict, layout) -> LaneRuns:
     """Group the lane registers of every vectorisable lane group into banks (before codegen),
-    so that scalar code and the control plane never pay for a bank no vector code uses.
-    Returns the groups' lane field runs (slots), the candidates for vector headers."""
-    runs: list[list[int]] = []
+    so that scalar code and the control plane never pay for a bank no vector code uses, and
+    make a bank narrow (its registers' unsigned width) when every group using it compiles
+    with narrow storage. Returns the groups' lane field runs (slots), the candidates for
+    vector headers, with the slots that may be narrow."""
+    runs = LaneRuns()
     if not ENABLED:
         return runs
+    banks: list[RegisterBank] = []
+    wide_regs: set[str] = set()
+    wide_slots: set[int] = set()
     for action in actions:
         prims = action.node.get("primitives").items()
         scope = CodeScope(layout, {"__registers__": registers}, action.param_widths)
@@ -46,10 +67,21 @@ def bank_registers(actions, registers: dict, layout) -> list[list[int]]:
             if VectorCompiler(group, scope, _counter(), dry_run=True).compile() is None:
                 continue
             runs += group.lane_fields.values()
+            # with every storage that could be narrow narrow: a group that passes then also
+            # passes with any subset narrow (fewer wrapped values), so vetoes need no rounds
+            if VectorCompiler(group, scope, _counter(), dry_run=True,
+                              assume_narrow=True).compile() is None:
+                wide_regs.update(n for names in group.lane_regs.values() for n in names)
+                wide_slots.update(s for slots in group.lane_fields.values() for s in slots)
             for names in group.lane_regs.values():
                 regs = [registers[n] for n in names]
                 if RegisterBank.fits(regs):
-                    RegisterBank(regs)
+                    banks.append(RegisterBank(regs))
+    for bank in banks:
+        dtype = narrow_dtype(bank.bitwidth)
+        if dtype is not None and wide_regs.isdisjoint(bank.names):
+            bank.retype(dtype)
+    runs.narrow_slots = frozenset(s for slots in runs for s in slots) - wide_slots
     return runs
 
 
@@ -76,13 +108,17 @@ class _Val:
     boolean: bool = False
     array: bool = False      # certainly a 1-d ndarray (not an int or 0-d stand-in)
     cmp: tuple | None = None  # a comparison: (op, left code, right code)
+    narrow: int = 0          # W: a native uint<W> numpy value (wraps); 0: int64 or Python int
+    modbits: int = 0         # 0: the exact value; M: only right modulo 2**M (bits: its bound)
 
 
 class VectorCompiler:
     """Numpy code for one lane group, over `f` (PHV list), `p` (action data) and banks."""
 
-    def __init__(self, group: LaneGroup, scope, tmp, dry_run: bool = False) -> None:
+    def __init__(self, group: LaneGroup, scope, tmp, dry_run: bool = False,
+                 assume_narrow: bool = False) -> None:
         self.dry_run = dry_run  # check that every statement has a vector form; no banks yet
+        self.assume_narrow = assume_narrow  # dry run: all banks and runs that may be narrow
         self.group = group
         self.scope = scope
         self.layout = scope.layout
@@ -100,7 +136,9 @@ class VectorCompiler:
         self.banks: dict[str, tuple[str, int, int, int]] = {}   # copy-0 reg -> bank info
         for reg0, names in group.lane_regs.items():
             if self.dry_run:
-                self.banks[reg0] = ("bank", 0, -1, regs[names[0]].bitwidth)
+                width = regs[names[0]].bitwidth
+                narrow = width if self.assume_narrow and width in NARROW_DTYPES else 0
+                self.banks[reg0] = ("bank", 0, -1, width, narrow)
                 continue
             cells = [regs[n].cells for n in names]
             if not _same_bank([regs[n] for n in names]):
@@ -109,8 +147,9 @@ class VectorCompiler:
             first = cells[0].column
             whole = first == 0 and len(names) == array.shape[1]
             name = self.scope.bind("bank", array)
+            narrow = array.dtype.itemsize * 8 if array.dtype.kind == "u" else 0
             self.banks[reg0] = (name, first, first + len(names) if not whole else -1,
-                                regs[names[0]].bitwidth)
+                                regs[names[0]].bitwidth, narrow)
         index_line, check = [], "True"
         index_node = self._index_node()
         if index_node is not None:
@@ -162,9 +201,10 @@ class VectorCompiler:
                 if not in_range:
                     continue            # the destination keeps its value
                 target = tuple(params[0]["value"])
-                bank, first, end, width = self.banks[params[1]["value"]]
+                bank, first, end, width, narrow = self.banks[params[1]["value"]]
                 row = self._row(bank, first, end)
-                value = self._store_value(_Val(row, width, True, True, array=True), target)
+                value = self._store_value(_Val(row, width, True, True, array=True,
+                                               narrow=narrow), target)
                 self._bind(target, value)
                 if value.code == row:   # a view of the bank row: see _copy_views
                     self.views.append(len(lines) - 1)
@@ -172,7 +212,7 @@ class VectorCompiler:
             else:
                 if not in_range:
                     continue
-                bank, first, end, width = self.banks[params[0]["value"]]
+                bank, first, end, width, _ = self.banks[params[0]["value"]]
                 value = self._truncate(self._expr(params[2]), width, False)
                 lines.append(f"{self._row(bank, first, end)} = {value.code}")
         for target in dict.fromkeys(written):
@@ -180,10 +220,7 @@ class VectorCompiler:
             slots = self.group.lane_fields.get(target)
             run = self._vector_run(slots) if slots is not None else None
             if run is not None:
-                lanes = self.group.lanes
-                code = value.code if value.vector else \
-                    f"_np_full({lanes}, {value.code}, dtype=_np_int64)"
-                lines.append(f"f[{run.name}] = {code}")
+                lines.append(f"f[{run.name}] = {self._run_value(run, value)}")
             elif slots is not None:
                 lanes = self.group.lanes
                 code = f"{value.code}.tolist()" if value.vector else f"[{value.code}] * {lanes}"
@@ -211,9 +248,24 @@ class VectorCompiler:
             code = value.code if self.group.lanes % 2 else "0"
         else:
             code = value.code         # | and & are idempotent
+        # | & ^ work bit by bit: over wrapped lanes the result is right in their low bits
         combined = _Val(f"({acc.code} {op} {code})", max(acc.bits, value.bits) + 1,
-                        acc.nonneg and value.nonneg, False)
+                        acc.nonneg and value.nonneg, False,
+                        modbits=_modbits(acc, value))
         self._bind(target, self._store_value(combined, target))
+
+    def _run_value(self, run, value: _Val) -> str:
+        """Code for a value stored whole into a vector run: the run's own dtype, always (the
+        code reading it relies on that; the int 0 of a zeroed run stands for any dtype)."""
+        lanes = self.group.lanes
+        storage = NARROW_TYPES[run.width] if run.narrow_bits else "_np_int64"
+        if not value.vector:
+            return f"_np_full({lanes}, {value.code}, dtype={storage})"
+        if value.narrow == run.narrow_bits:
+            return value.code
+        if value.array:                         # a copy (never a bank row's view)
+            return f"{value.code}.astype({storage})"
+        return f"{storage}({value.code})"       # an int, or an array made here: converted
 
     def _copy_views(self, lines: list[str]) -> list[str]:
         """A register read binds a view of the bank row; it is copied when it is used after
@@ -251,7 +303,7 @@ class VectorCompiler:
             inner = inner.get("value")                 # parameters are wrapped (p4c)
         if isinstance(inner, dict) and inner.get("op") == "b2d":   # p4c: b2d(c) != 0 is c
             cond_node = inner["right"]
-        cond = self._expr(cond_node)
+        cond = self._exact(self._expr(cond_node))
         if not cond.boolean:
             cond = _Val(f"({cond.code} != 0)", 1, True, cond.vector, True)
         before = dict(self.env)
@@ -269,14 +321,34 @@ class VectorCompiler:
             field = {"type": "field", "value": list(key)}
             a = sides[0][key] if key in sides[0] else self._expr(field)
             b = sides[1][key] if key in sides[1] else self._expr(field)
-            if cond.vector:
-                code = _select(cond, a, b)
-            else:
-                code = f"({a.code} if {cond.code} else {b.code})"
-            self._bind(key, _Val(code, max(a.bits, b.bits), a.nonneg and b.nonneg,
-                                 cond.vector or a.vector or b.vector,
-                                 array=cond.array or a.array or b.array))
+            self._bind(key, self._choice(cond, a, b))
         return keys
+
+    def _choice(self, cond: _Val, a: _Val, b: _Val) -> _Val:
+        """`cond ? a : b` (a diamond's merge, p4c's `?:`); both sides of one dtype."""
+        if cond.modbits:
+            raise _Unsupported()
+        vector = cond.vector or a.vector or b.vector
+        if cond.vector:
+            narrow, mixed = _common_narrow(a, b), _narrow_vectors(a, b)
+            a = _replace_code(a, self._operand(a, True, narrow, mixed))
+            b = _replace_code(b, self._operand(b, True, narrow, mixed))
+            code = _select(cond, a, b)
+            array = cond.array or a.array or b.array
+        else:                     # Python picks one side: both must have one dtype
+            narrow = a.narrow if a.vector and b.vector and a.narrow == b.narrow else 0
+            if not narrow:
+                a, b = self._wide(a), self._wide(b)
+            code = f"({a.code} if {cond.code} else {b.code})"
+            array = a.array and b.array
+        return _Val(code, max(a.bits, b.bits), a.nonneg and b.nonneg, vector, a.boolean,
+                    array=array, narrow=narrow, modbits=_modbits(a, b))
+
+    def _wide(self, value: _Val) -> _Val:
+        """The value as int64 (or a Python int), whatever dtype it has."""
+        if not value.narrow:
+            return value
+        return _replace_code(value, f"_np_int64({value.code})", narrow=0)
 
     def _vector_run(self, slots: list[int]):
         for run in all_runs(self.scope.namespace.get("__vector_runs__", {})):
@@ -291,7 +363,7 @@ class VectorCompiler:
         name = f"_vv{self.tmp()}"
         self.lines.append(f"{name} = {value.code}")
         self.env[target] = _Val(name, value.bits, value.nonneg, value.vector,
-                                array=value.array)
+                                array=value.array, narrow=value.narrow, modbits=value.modbits)
 
     def _field_info(self, key: tuple):
         ref = self.layout.field(key[0], key[1], Node(list(key), "lanes"))
@@ -309,7 +381,16 @@ class VectorCompiler:
                          else f"(1 if {value.code} else 0)", 1, True, value.vector,
                          array=value.array)
         mask = (1 << width) - 1
+        if value.modbits:           # right modulo 2**modbits only: enough for width <= that
+            if signed or width > value.modbits:
+                raise _Unsupported()
+            if value.narrow == width and value.array:
+                return _Val(value.code, width, True, True, array=True, narrow=width)
+            lit = self._lit(mask, value.vector, value.narrow)
+            return _Val(f"(({value.code}) & {lit})", width, True, value.vector,
+                        array=value.array, narrow=value.narrow)
         if signed:
+            value = self._wide(value)  # the formula's subtraction must not wrap
             half = 1 << (width - 1)
             if not value.nonneg or value.bits >= width:
                 h, m = self._lit(half, value.vector), self._lit(mask, value.vector)
@@ -318,27 +399,43 @@ class VectorCompiler:
             return value
         if value.nonneg and value.bits <= width:
             return value
-        return _Val(f"(({value.code}) & {self._lit(mask, value.vector)})", width, True,
-                    value.vector, array=value.array)
+        narrow = value.narrow if mask < 1 << value.narrow else 0
+        return _Val(f"(({value.code}) & {self._lit(mask, value.vector, narrow)})", width, True,
+                    value.vector, array=value.array, narrow=value.narrow)
 
-    def _lit(self, const: int, vector: bool) -> str:
-        """A constant operand. Next to a vector it is a read-only 0-d int64 array: numpy
-        (2.x) takes ~0.25 us longer per operation to convert a Python int operand, which is
-        most of what an operation on a few hundred lanes costs."""
+    def _lit(self, const: int, vector: bool, narrow: int = 0) -> str:
+        """A constant operand. Next to a vector it is a read-only 0-d int64 array (uint<W>
+        next to narrow vectors): numpy (2.x) takes ~0.25 us longer per operation to convert
+        a Python int operand, which is most of what an operation on a few hundred lanes
+        costs."""
         if not vector or self.dry_run:
             return repr(const)
-        name = f"_lc{const}" if const >= 0 else f"_lcm{-const}"
+        if narrow:
+            name, dtype = f"_lu{narrow}_{const}", NARROW_DTYPES[narrow]
+        else:
+            name = f"_lc{const}" if const >= 0 else f"_lcm{-const}"
+            dtype = np.dtype(np.int64)
         namespace = self.scope.namespace
         if name not in namespace:
-            array = np.array(const, dtype=np.int64)
+            array = np.array(const, dtype=dtype)
             array.flags.writeable = False
             namespace[name] = array
         return name
 
-    def _operand(self, value: _Val, vector: bool) -> str:
-        """An operand's code, a literal constant next to a vector as `_lit` makes it."""
-        if vector and not value.vector and _INT.fullmatch(value.code):
-            return self._lit(int(value.code), True)
+    def _operand(self, value: _Val, vector: bool, narrow: int = 0,
+                 narrow_vectors: bool = False) -> str:
+        """An operand's code next to the other operands of one numpy operation: a literal
+        constant as `_lit` makes it. With narrow vectors among them (`narrow_vectors`) a
+        Python int stays only if the result is narrow (`narrow`, from `_common_narrow`:
+        it fits, numpy casts it to their dtype); otherwise it is made an int64, so the
+        result is an exact int64 (numpy would try to cast it to uint<W> and raise)."""
+        if not vector or value.vector:
+            return value.code
+        if _INT.fullmatch(value.code):
+            const = int(value.code)
+            return self._lit(const, True, narrow if 0 <= const < 1 << narrow else 0)
+        if narrow_vectors and not (narrow and _fits(value, narrow)):
+            return f"_np_int64({value.code})"
         return value.code
 
     # -- expressions
@@ -358,7 +455,11 @@ class VectorCompiler:
             if key not in self.loaded:
                 run = self._vector_run(slots)
                 if run is not None:      # the PHV holds the array (vheaders.py)
-                    self.loaded[key] = _Val(f"f[{run.name}]", bits, nonneg, True)
+                    self.loaded[key] = _Val(f"f[{run.name}]", bits, nonneg, True,
+                                            narrow=run.narrow_bits)
+                    return self.loaded[key]
+                if self.assume_narrow and nonneg and bits in NARROW_DTYPES:
+                    self.loaded[key] = _Val("f[_vh]", bits, nonneg, True, narrow=bits)
                     return self.loaded[key]
                 name = f"_vf{self.tmp()}"
                 self.lines.append(f"{name} = _np_array(f[{slots[0]}:{slots[-1] + 1}], "
@@ -409,24 +510,47 @@ class VectorCompiler:
             else:
                 bits, nonneg = max(a.bits, b.bits), a.nonneg and b.nonneg
             vector = a.vector or b.vector
-            code = f"({self._operand(a, vector)} {op} {self._operand(b, vector)})"
-            return self._checked(_Val(code, bits, nonneg, vector, array=a.array or b.array))
+            narrow, mixed = _common_narrow(a, b), _narrow_vectors(a, b)
+            code = f"({self._operand(a, vector, narrow, mixed)} {op} " \
+                f"{self._operand(b, vector, narrow, mixed)})"
+            value = _Val(code, bits, nonneg, vector, array=a.array or b.array, narrow=narrow,
+                         modbits=_modbits(a, b))
+            value = _wrapped(value)
+            if op == "&":      # x & y, y exact in [0, 2**M), x right modulo 2**M: exact
+                for x, y in ((a, b), (b, a)):
+                    if x.modbits and not y.modbits and y.nonneg and y.bits <= x.modbits:
+                        value = _replace_code(value, code, bits=y.bits, nonneg=True,
+                                              modbits=0)
+                    if x.narrow and x.array and y.code == str((1 << x.narrow) - 1) and \
+                            (not x.modbits or x.modbits >= x.narrow):
+                        # uint<W> values are their own low W bits: the mask does nothing
+                        return _replace_code(x, x.code, bits=x.narrow, nonneg=True,
+                                             modbits=0)
+            return self._checked(value)
         if op in ("<<", ">>"):
             a, b = self._num(left), self._num(right)
             if b.vector or not b.code.isdigit():
                 raise _Unsupported()
             amount = int(b.code)
+            if op == ">>":
+                a = self._exact(a)      # the high bits move down: they must be right
             bits = a.bits + amount if op == "<<" else max(a.bits - amount, 1)
-            code = f"({a.code} {op} {self._lit(amount, a.vector)})"
-            return self._checked(_Val(code, bits, a.nonneg, a.vector, array=a.array))
+            narrow = a.narrow if a.vector and amount < a.narrow else 0
+            code = f"({self._wide(a).code if a.narrow and not narrow else a.code} {op} " \
+                f"{self._lit(amount, a.vector, narrow)})"
+            return self._checked(_wrapped(_Val(code, bits, a.nonneg, a.vector, array=a.array,
+                                               narrow=narrow, modbits=a.modbits)))
         if op == "~":
             a = self._num(right)
-            return self._checked(_Val(f"(~{a.code})", a.bits + 1, False, a.vector,
-                                      array=a.array))
+            return self._checked(_wrapped(_Val(f"(~{a.code})", a.bits + 1, False, a.vector,
+                                               array=a.array, narrow=a.narrow,
+                                               modbits=a.modbits)))
         if op in ("==", "!=", "<", ">", "<=", ">="):
-            a, b = self._num(left), self._num(right)
+            a, b = self._exact(self._num(left)), self._exact(self._num(right))
             vector = a.vector or b.vector
-            left_code, right_code = self._operand(a, vector), self._operand(b, vector)
+            narrow, mixed = _common_narrow(a, b), _narrow_vectors(a, b)
+            left_code = self._operand(a, vector, narrow, mixed)
+            right_code = self._operand(b, vector, narrow, mixed)
             return _Val(f"({left_code} {op} {right_code})", 1, True, vector, True,
                         array=a.array or b.array, cmp=(op, left_code, right_code))
         if op in ("and", "or"):
@@ -440,14 +564,14 @@ class VectorCompiler:
             code = f"_np_logical_not({a.code})" if a.vector else f"(not {a.code})"
             return _Val(code, 1, True, a.vector, True)
         if op == "d2b":
-            a = self._num(right)
+            a = self._exact(self._num(right))
             return _Val(f"({a.code} != 0)", 1, True, a.vector, True)
         if op == "b2d":
             a = self._bool(right)
             code = f"({a.code}).astype(_np_int64)" if a.vector else f"(1 if {a.code} else 0)"
             return _Val(code, 1, True, a.vector)
         if op == "two_comp_mod":
-            a = self._num(left)
+            a = self._wide(self._exact(self._num(left)))
             width = self._num(right)
             if width.vector or not width.code.isdigit() or int(width.code) < 1:
                 raise _Unsupported()
@@ -460,11 +584,15 @@ class VectorCompiler:
             a, b = self._expr(left), self._expr(right)
             if a.boolean != b.boolean:
                 raise _Unsupported()
-            vector = cond.vector or a.vector or b.vector
-            code = _select(cond, a, b)
-            return _Val(code, max(a.bits, b.bits), a.nonneg and b.nonneg, vector, a.boolean,
-                        array=cond.array or a.array or b.array)
+            return self._choice(cond, a, b)
         raise _Unsupported()
+
+    @staticmethod
+    def _exact(value: _Val) -> _Val:
+        """`value`, which this operation needs exact (not only modulo a power of 2)."""
+        if value.modbits:
+            raise _Unsupported()
+        return value
 
     def _num(self, node) -> _Val:
         if node is None:
@@ -487,6 +615,51 @@ class VectorCompiler:
         if value.bits > MAX_BITS:
             raise _Unsupported()
         return value
+
+
+def _fits(value: _Val, narrow: int) -> bool:
+    """Whether a scalar is certainly a value of uint<narrow> (numpy casts it, else raises)."""
+    return value.nonneg and value.bits <= narrow and not value.modbits
+
+
+def _common_narrow(a: _Val, b: _Val) -> int:
+    """The width W of the uint<W> dtype numpy gives an operation on a and b, or 0 (int64 or
+    Python int): the vectors' dtype if they are all narrow and every scalar fits it."""
+    vectors = [x for x in (a, b) if x.vector]
+    if not vectors or any(not x.narrow for x in vectors):
+        return 0
+    narrow = max(x.narrow for x in vectors)
+    for x in (a, b):
+        if not x.vector and not _INT.fullmatch(x.code) and not _fits(x, narrow):
+            return 0
+    return narrow
+
+
+def _narrow_vectors(a: _Val, b: _Val) -> bool:
+    return (a.vector and bool(a.narrow)) or (b.vector and bool(b.narrow))
+
+
+def _modbits(*values: _Val) -> int:
+    """The modulus (bits) a result of `values` is right for: the smallest of theirs."""
+    wrapped = [x.modbits for x in values if x.modbits]
+    return min(wrapped) if wrapped else 0
+
+
+def _wrapped(value: _Val) -> _Val:
+    """A result in a uint<W> dtype: exact when it fits, else right modulo 2**W (and within
+    [0, 2**W) as the bound of what is there)."""
+    if not value.narrow:
+        return value
+    if value.nonneg and value.bits <= value.narrow and not value.modbits:
+        return value
+    return _replace_code(value, value.code, bits=value.narrow, nonneg=True,
+                         modbits=min(value.modbits or value.narrow, value.narrow))
+
+
+def _replace_code(value: _Val, code: str, **changes) -> _Val:
+    fields = dict(vars(value))
+    fields.update(code=code, **changes)
+    return _Val(**fields)
 
 
 def _select(cond: _Val, a: _Val, b: _Val) -> str:
@@ -519,6 +692,7 @@ _REDUCERS = {"|": "_np_or_reduce", "&": "_np_and_reduce", "^": "_np_xor_reduce"}
 LANE_HELPERS = {"_np_or_reduce": np.bitwise_or.reduce, "_np_and_reduce": np.bitwise_and.reduce,
                 "_np_xor_reduce": np.bitwise_xor.reduce,
                 "_lane_last": _lane_last, "_np_array": np.array, "_np_int64": np.int64,
+                "_np_uint8": np.uint8, "_np_uint16": np.uint16, "_np_uint32": np.uint32,
                 "_np_where": np.where, "_np_full": np.full,
                 "_np_maximum": np.maximum, "_np_minimum": np.minimum,
                 "_np_logical_and": np.logical_and, "_np_logical_or": np.logical_or,
