@@ -120,6 +120,8 @@ def next_hop_sets(topology: Topology) -> dict[str, list[tuple[object, tuple[Next
                      for n in topology.neighbours(s.name)]           # sorted by port
             for s in topology.switches}
     shared: dict[tuple[str, tuple[int, ...]], tuple[NextHop, ...]] = {}
+    to_switches = {name: [(node, hop) for node, hop in hops if node in is_switch]
+                   for name, hops in ways.items()}
     # attached nodes -> [(switch, next hops, or None on the host's own switch)]
     towards_by_attachment: dict[frozenset, list] = {}
     for host in topology.hosts:
@@ -127,7 +129,7 @@ def next_hop_sets(topology: Topology) -> dict[str, list[tuple[object, tuple[Next
         towards = towards_by_attachment.get(attachment)
         if towards is None:
             towards = towards_by_attachment[attachment] = _towards(
-                topology, host.name, ways, is_switch, shared)
+                topology, host.name, to_switches, is_switch, shared)
         for switch, hops in towards:
             if hops is None:    # the host's own switch: the last hop writes the host's MAC
                 hops = tuple(NextHop(hop.port, node, host.mac)
@@ -138,20 +140,22 @@ def next_hop_sets(topology: Topology) -> dict[str, list[tuple[object, tuple[Next
 
 def _towards(topology: Topology, host: str, ways, is_switch, shared) -> list:
     """(switch, the neighbours one hop closer to `host`) for every switch that reaches it; None
-    for the switches it attaches to (their next hops are the host's own links)."""
+    for the switches it attaches to (their next hops are the host's own links). `ways`: each
+    switch's (neighbour, next hop) towards other switches (hosts never transit)."""
     distance = topology.distances_to(host)
     towards = []
     for switch in topology.switches:
-        here = distance.get(switch.name)
+        name = switch.name
+        here = distance.get(name)
         if here is None:
             continue
         if here == 1:
-            towards.append((switch.name, None))
+            towards.append((name, None))
             continue
-        closer = tuple(hop for node, hop in ways[switch.name]
-                       if node in is_switch and distance.get(node, -1) == here - 1)
-        key = (switch.name, tuple(hop.port for hop in closer))
-        towards.append((switch.name, shared.setdefault(key, closer)))
+        closer = tuple(hop for node, hop in ways[name]      # towards switches only
+                       if distance.get(node, -1) == here - 1)
+        key = (name, tuple(hop.port for hop in closer))
+        towards.append((name, shared.setdefault(key, closer)))
     return towards
 
 
