@@ -139,7 +139,9 @@ class Program:
         self.layout = shared.layout
         self.algorithms = shared.algorithms     # the reconfigurable CRCs are per program
         spec = template.state       # read from the JSON by the first program bound, if any
-        externs = self._make_externs(spec if spec is not None else self._extern_specs(root))
+        in_banks = {name for names in template.banks for name in names}
+        externs = self._make_externs(spec if spec is not None else self._extern_specs(root),
+                                     in_banks)
         self.actions = shared.actions
         self._build_custom_crcs(root)
         for names in template.banks:
@@ -236,14 +238,21 @@ class Program:
             field_lists.append((node["id"].int(), tuple(slots)))
         return registers, tuple(counters), tuple(meters), tuple(vsets), tuple(field_lists)
 
-    def _make_externs(self, spec) -> tuple:
+    def _make_externs(self, spec, in_banks: set[str] = frozenset()) -> tuple:
         """This program's own registers, counters, meters, value sets and field lists from
-        `spec` (a StateSpec or `_extern_specs`' tuple); returns the tuple form."""
+        `spec` (a StateSpec or `_extern_specs`' tuple); returns the tuple form. Registers
+        named in `in_banks` get no cells of their own: a bank gives them theirs (ina.p4: 260
+        registers of 2048 cells per switch, allocated and dropped)."""
         if isinstance(spec, StateSpec):
             spec = (spec.registers, spec.counters, spec.meters, spec.vsets, spec.field_lists)
         registers, counters, meters, vsets, field_lists = spec
-        for args in registers:
-            self.registers[args[0]] = RegisterArray(*args)
+        for name, size, bitwidth in registers:
+            if name in in_banks:
+                register = RegisterArray(name, 0, bitwidth)
+                register.size = size
+            else:
+                register = RegisterArray(name, size, bitwidth)
+            self.registers[name] = register
         for name, size, binding in counters:
             self.counters[name] = CounterArray(name, size, binding)
         for args in meters:
