@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -160,7 +161,17 @@ class AllreduceStats:
     timer_retransmissions: int = 0       # INA: a timer expired
     nack_retransmissions: int = 0        # INA: the switch's NACK asked for the values
     ignored: int = 0                     # INA: duplicates, malformed and foreign packets
-    error_bound: np.ndarray | None = field(default=None, repr=False)   # INA: per element
+    # INA: the per-element error bound, built on first use (a diagnostic, not the call's work:
+    # between calls it delayed a worker's next start, and the others waited for it)
+    bound_of: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    _bound: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def error_bound(self) -> np.ndarray | None:
+        """INA: per element (None for host algorithms)."""
+        if self._bound is None and self.bound_of is not None:
+            self._bound, self.bound_of = self.bound_of(), None
+        return self._bound
 
 
 class Allreducer:
@@ -218,7 +229,7 @@ class Allreducer:
             result = self._allreduce_ring(vector)
         self.stats.seconds = time.perf_counter() - started
         if self.algo == "ina":    # a diagnostic, not the all-reduce: untimed, as the ring's
-            self.stats.error_bound = self._udp.session.error_bound()
+            self.stats.bound_of = self._udp.session.error_bound_later()
         return result
 
     def _allreduce_ina(self, vector: np.ndarray) -> np.ndarray:

@@ -307,11 +307,18 @@ class InaSession(SilenceRules):
 
     def error_bound(self) -> np.ndarray:
         """Per-element bound on |result - exact sum| of the last float call (§5)."""
+        return self.error_bound_later()()
+
+    def error_bound_later(self):
+        """`error_bound` of the last float call as a function to call when it is needed, even
+        after further calls (a 16 MiB call's bound is 32 MiB of float64: a caller that may
+        never read it need not build it between calls)."""
         if self.state is not State.DONE or self.result is None or self.result.dtype != np.float32:
             raise UsageError("error_bound needs a finished float32 call")
-        if self._codec is None:
-            return qz.error_bound(self.global_max or 0.0, self.n, self.result)
-        return self._codec.error_bound(self.result)
+        codec, result, global_max, n = self._codec, self.result, self.global_max, self.n
+        if codec is None:
+            return lambda: qz.error_bound(global_max or 0.0, n, result)
+        return lambda: codec.error_bound(result)
 
     # ---- internals --------------------------------------------------------------------------
 

@@ -224,6 +224,8 @@ def run_agent(args) -> None:
     session = make_sessions(args)[args.worker]
     vector = vectors(args)[args.worker]
     options = {"batch": False} if args.no_batch else {}
+    if args.no_yield:
+        options["yield_to_aggregator"] = False
     if args.veth:
         from hosts.ina_wire import INA_UDP_PORT
         address = dict(aggregator=args.aggregator, aggregator_port=INA_UDP_PORT,
@@ -353,7 +355,8 @@ def _env(root: Path) -> dict:
 def _common_arguments(args) -> list[str]:
     return ["--workers", str(args.workers), "--k", str(args.k), "--size-mib",
             str(args.size_mib), "--pool", str(args.pool), "--window", str(args.window),
-            *(["--no-batch"] if args.no_batch else [])]
+            *(["--no-batch"] if args.no_batch else []),
+            *(["--no-yield"] if args.no_yield else [])]
 
 
 def measure(root: Path, args, what: str) -> dict:
@@ -449,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-batch", action="store_true",
                         help="udp: the working tree's driver without its pauses (batch=False)")
+    parser.add_argument("--no-yield", action="store_true",
+                        help="the working tree's driver without SCHED_BATCH during a call")
     parser.add_argument("--role", choices=("compare", "memory", "digest", "aggregator", "agent"),
                         default="compare", help=argparse.SUPPRESS)
     parser.add_argument("--worker", type=int, default=0, help=argparse.SUPPRESS)
