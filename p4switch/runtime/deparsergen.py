@@ -181,20 +181,51 @@ def _deparse_function(signature: str, order: list[HeaderInstance], deparser: Nod
         prims = PrimitiveCompiler(scope, traced)
         for prim in deparser["primitives"].items():
             lines += ["    " + line for line in prims.compile_primitive(prim)]
+    if memo:
+        return lines + _replica_emission(order, scope, memo)
     lines.append("    out = []")
     for inst in order:
         lines.append(f"    if v[{inst.index}]:")
         if traced:
             lines.append(f"        T.emit({inst.name!r})")
-        position = memo.get(inst.index)
-        if position is None:
-            lines.append(f"        out.append({_bytes_code(inst, scope)})")
-        else:
-            lines += [f"        hb = memo[{position}]", "        if hb is None:",
-                      f"            hb = memo[{position}] = {_bytes_code(inst, scope)}",
-                      "        out.append(hb)"]
+        lines.append(f"        out.append({_bytes_code(inst, scope)})")
     lines.append("    out.append(payload)")
     lines.append("    return b''.join(out)")
+    return lines
+
+
+def _replica_emission(order: list[HeaderInstance], scope: CodeScope,
+                      memo: dict[int, int]) -> list[str]:
+    """A replica's bytes: each run of consecutive shared headers (and the payload, after a
+    shared last header) is joined into one bytes by the first replica (memo[0] holds them
+    all), the other headers are packed per replica; one join of those few pieces. ~10 lines
+    of Python per replica where one `if`/append per header took ~25 for ina.p4."""
+    groups: list[list[HeaderInstance]] = []
+    pieces: list[str] = []          # per-replica code, a group as `g<i>`
+    for inst in order:
+        if inst.index in memo:
+            if not pieces or not pieces[-1].startswith("g"):
+                groups.append([])
+                pieces.append(f"g{len(groups) - 1}")
+            groups[-1].append(inst)
+        else:
+            pieces.append(f"({_bytes_code(inst, scope)} if v[{inst.index}] else b'')")
+    with_payload = bool(pieces) and pieces[-1].startswith("g")
+    if not with_payload:
+        pieces.append("payload")
+    names = [f"g{i}" for i in range(len(groups))]
+    lines = ["    m = memo[0]", "    if m is None:"]
+    for i, group in enumerate(groups):
+        lines.append("        out = []")
+        for inst in group:
+            lines += [f"        if v[{inst.index}]:",
+                      f"            out.append({_bytes_code(inst, scope)})"]
+        if with_payload and i == len(groups) - 1:
+            lines.append("        out.append(payload)")
+        lines.append(f"        g{i} = b''.join(out)")
+    lines += [f"        m = memo[0] = ({', '.join(names)},)",
+              f"    {', '.join(names)}, = m",
+              f"    return b''.join(({', '.join(pieces)},))"]
     return lines
 
 

@@ -270,8 +270,19 @@ def _multicast_source(engine) -> str:
             return [f"{indent}{fl}[{s}] = r{i}" for i, s in enumerate(fields)] + \
                 [f"{indent}{vl}[{s}] = q{i}" for i, s in enumerate(valid)]
 
-        pick = ["        cf = f", "        cv = v"]
-        restoring = restore("f", "v", "            ")
+        saved += ["    cf = f", "    cv = v"]
+        pick = []
+        # between replicas only what the next one can read: what egress and the deparser
+        # may read, and egress_spec (tested here); all of it when a copy may leave for the
+        # general flow (clones, recirculation and truncation read more)
+        readers = ("egress", "deparse_replica" if code.deparse_replica is not None
+                   else "deparse")
+        again = [(i, s) for i, s in enumerate(fields) if divergence is not None or
+                 s == spec or may_read_slot(code.source, readers, s)]
+        if divergence is None:          # nothing else needs the others' values
+            saved = [f"    r{i} = f[{s}]" for i, s in again] + saved[len(fields):]
+        restoring = [f"            f[{s}] = r{i}" for i, s in again] + \
+            [f"            v[{s}] = q{i}" for i, s in enumerate(valid)]
         if restoring:
             pick += ["        if i:"] + restoring
         hand_over = ["            base_f = f[:]", "            base_v = v[:]"] + \
