@@ -12,7 +12,9 @@ as `inaemu run` spreads them (one job; INA aggregates along the tree chosen by
 controller.trees), 1 MiB of float32 per worker, `inaemu run`'s defaults otherwise (k = 256
 values per packet, 20 Mbit/s links, window 16, rto 0.1 s). Measured per run: virtual time (the
 slowest worker), the set-up's wall time (compile + configure over P4Runtime), the simulation's
-wall time, the process's whole wall time, frames/s, peak RSS (getrusage), correctness; and the
+wall time, the process's whole wall time, the set-up's and the process's CPU time (every
+thread: on a busy machine wall times stretch, CPU times much less), frames/s, peak RSS
+(getrusage), correctness; and the
 α-β-γ model's time for the same run (inaemu/model, docs/model.md).
 
 Writes DIR/scale.csv and DIR/scale.png (virtual time with the model's curves; wall, set-up and
@@ -39,7 +41,8 @@ sys.path.insert(0, str(ROOT))
 COLUMNS = ("workers", "fat_k", "hosts", "switches", "algo", "virtual_s", "model_s", "correct",
            "setup_s", "sim_wall_s", "total_wall_s", "setup_share", "frames", "frames_per_s",
            "switch_packets", "routes", "peak_rss_mib", "compile_s", "connect_s", "pipeline_s",
-           "routes_s", "jobs_s", "other_s", "error")
+           "routes_s", "jobs_s", "other_s", "setup_cpu_s", "process_cpu_s", "setup_cpu_share",
+           "error")
 SETUP_PHASES = ("compile", "connect", "pipeline", "routes", "jobs")
 DEFAULT_POINTS = "8,16,32,64,128,256,512,1024"
 
@@ -70,8 +73,10 @@ def run_one(workers: int, algo: str, args) -> dict:
     row = {"workers": workers, "fat_k": k, "hosts": len(topology.hosts),
            "switches": len(topology.switches), "algo": algo, "correct": False, "error": ""}
     try:
+        cpu_before = time.process_time()    # every thread of the process (gRPC servers too)
         setup = prepare_setup(topology, jobs, elems_k=cfg.elems_k, pool_size=cfg.pool_size,
                               ina=algo == "ina")
+        setup_cpu = time.process_time() - cpu_before
         result = simulate(topology, jobs, algo=algo, size_bytes=cfg.size_bytes,
                           elems_k=cfg.elems_k, seed=cfg.seed, time_limit=cfg.timeout,
                           ina=InaOptions(pool_size=cfg.pool_size, window=cfg.window, rto=cfg.rto,
@@ -84,10 +89,13 @@ def run_one(workers: int, algo: str, args) -> dict:
         row["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         return row
     total = time.perf_counter() - STARTED
+    process_cpu = time.process_time()       # since the process started, as `total`
     times = [r.time_s for r in result.records if r.time_s is not None]
     row.update(virtual_s=max(times) if len(times) == len(result.records) else None,
                correct=result.correct, setup_s=setup.wall_s, sim_wall_s=result.wall_s,
                total_wall_s=total, setup_share=setup.wall_s / total, frames=result.frames,
+               setup_cpu_s=setup_cpu, process_cpu_s=process_cpu,
+               setup_cpu_share=setup_cpu / process_cpu,
                frames_per_s=result.frames_per_wall_s, switch_packets=result.switch_packets,
                routes=setup.routes,
                other_s=total - setup.wall_s - result.wall_s,   # start-up, topology, inputs
@@ -137,6 +145,7 @@ def _line(row: dict) -> str:
             f"virtual {num('virtual_s', '.4f')} s (model {num('model_s', '.4f')}) "
             f"wall {num('total_wall_s', '.1f')} s (set-up {num('setup_s', '.1f')}, "
             f"sim {num('sim_wall_s', '.1f')}, {num('frames_per_s', ',.0f')} frames/s) "
+            f"cpu set-up {num('setup_cpu_s', '.2f')} of {num('process_cpu_s', '.1f')} s "
             f"peak {num('peak_rss_mib', ',.0f')} MiB correct={row.get('correct')} "
             f"{row.get('error') or ''}")
 
