@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import quantize as qz
-from .ina_wire import HEADER_BYTES, contribution_payload, contribution_table
+from .ina_wire import HEADER_BYTES, _reused, contribution_payload, contribution_table
 
 
 BLOCK_VALUES = 1 << 16      # values per block of the per-call vector work (256 KiB of float32)
@@ -34,10 +34,13 @@ class FloatCodec:
 
     def __init__(self, values: np.ndarray, *, job: int, worker: int, n: int, k: int,
                  pool_size: int, fmt: str, scaling: str, divisor: int,
-                 first_position: int | None = None):
+                 first_position: int | None = None, scratch: dict | None = None):
         """`first_position`: the position of the call's chunk 0 (docs/protocol.md §4), when
         the caller sends chunk c at slot and version of position first_position + c: job
-        scaling then builds every CONTRIB payload at once when the scale is known."""
+        scaling then builds every CONTRIB payload at once when the scale is known. `scratch`:
+        a dict the caller keeps between calls, whose memory the call's internal vectors (the
+        payloads, the RESULT lanes) reuse instead of fresh pages each call."""
+        self._scratch = scratch
         self.first_position = first_position
         self.job, self.worker, self.n, self.pool_size = job, worker, n, pool_size
         self.fmt, self.scaling = fmt, scaling
@@ -71,9 +74,14 @@ class FloatCodec:
         self._table: memoryview | None = None            # job scaling: every payload (above)
         self._lanes: np.ndarray | None = None            # job scaling: where quantizing writes
         self._quantized = 0                              # chunks quantized into the lanes
+        self._sum: np.ndarray | None = None              # job scaling: the result, by blocks
+        self._pending: list[int] | None = None           # RESULTs each block still waits for
         self._packet_bytes = HEADER_BYTES + 4 * k
         # the RESULT lanes as they arrived, in wire order (one row per chunk; read at the end)
-        self._wire_sums = bytearray(self.chunks * 4 * k)
+        # (every row is written by its RESULT before any is read: no need to clear it)
+        memory = _reused(scratch, "results", self.chunks * 4 * k)
+        self._wire_sums = memoryview(bytearray(self.chunks * 4 * k) if memory is None
+                                     else memory[:self.chunks * 4 * k])
 
     @property
     def scale(self) -> float | None:
@@ -106,9 +114,12 @@ class FloatCodec:
                 table = contribution_table(
                     job=self.job, worker=self.worker, fmt=self.format_code,
                     first_position=self.first_position, pool_size=self.pool_size,
-                    chunks=self.chunks, lane_dtype=wire, values_per_chunk=self.per_chunk)
+                    chunks=self.chunks, lane_dtype=wire, values_per_chunk=self.per_chunk,
+                    scratch=self._scratch)
                 lanes = table["lanes"]
             self._lanes = lanes
+            if self.limit == self.safe_limit:
+                self._sum_as_results_come()
             if table is None:
                 self._quantize_rows(self.chunks)
                 self._job_body = lanes.tobytes()
@@ -123,6 +134,26 @@ class FloatCodec:
         self._agreed[:first] = qz.block_max_codes(np.full(first, self.global_max))
         covered = min(self.k - 1, first)
         self._agreed[:covered] = qz.block_max_codes(maxima[1:1 + covered])
+
+    def _sum_as_results_come(self) -> None:
+        """Job scaling without redo (one scale for every chunk, each stored once): each block
+        of chunks is dequantized into the result when its last RESULT is stored, so the call
+        does not end with a pass over the whole vector (the same values: one division per
+        element either way)."""
+        rows = max(1, BLOCK_VALUES // self.per_chunk)
+        self._sum = np.empty(self.length, np.float32)
+        self._sum_rows = rows
+        self._pending = [rows] * (self.chunks // rows) + ([self.chunks % rows]
+                                                          if self.chunks % rows else [])
+        self._sum_dtype = qz.wire_dtype(self.fmt)
+
+    def _dequantize_rows(self, block: int) -> None:
+        first = block * self._sum_rows * self.per_chunk
+        end = min(first + self._sum_rows * self.per_chunk, self.length)
+        size = self._sum_dtype.itemsize
+        sums = np.frombuffer(self._wire_sums, self._sum_dtype, count=end - first,
+                             offset=first * size)
+        qz.dequantize_scaled(sums, self._scale, out=self._sum[first:end])
 
     def _quantize_rows(self, rows: int) -> None:
         """Job scaling: quantize whole blocks of chunks into the lanes until the first `rows`
@@ -206,6 +237,13 @@ class FloatCodec:
         """A RESULT's lanes, as they are, into chunk `chunk`'s row (a later one replaces it)."""
         size = 4 * self.k
         self._wire_sums[chunk * size:(chunk + 1) * size] = memoryview(payload)[HEADER_BYTES:]
+        pending = self._pending
+        if pending is not None:
+            block = chunk // self._sum_rows
+            left = pending[block] - 1
+            pending[block] = left
+            if not left:
+                self._dequantize_rows(block)
 
     def end_of_pass(self) -> int:
         """After the first pass's last result: the chunks to redo (every worker's list is the
@@ -224,6 +262,8 @@ class FloatCodec:
         return qz.block_scales(self._agreed, self._limits)
 
     def result(self) -> np.ndarray:
+        if self._pending is not None and not any(self._pending):
+            return self._sum                 # dequantized block by block as results came
         per_chunk = self.scales()
         if per_chunk.size and np.all(per_chunk == per_chunk[0]):
             scales = float(per_chunk[0])     # one scale: no per-element vector to build
@@ -235,6 +275,7 @@ class FloatCodec:
     def release(self) -> None:
         """After `result`: drop the vectors; `error_bound` needs only the scales."""
         self._values = self._job_body = self._table = self._wire_sums = self._lanes = None
+        self._sum = self._pending = None
 
     def error_bound(self, result: np.ndarray) -> np.ndarray:
         """Per element: n half-units of the scale its block's sum used, plus half an ulp."""

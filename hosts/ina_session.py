@@ -144,6 +144,7 @@ class InaSession(SilenceRules):
         self.global_max: float | None = None   # M of the last float call
         self.scale: float | None = None
         self._codec: FloatCodec | None = None  # the last float call's (kept for error_bound)
+        self._scratch: dict = {}    # memory the calls' codecs reuse (their internal vectors)
         self._reset_call()
 
     # ---- the three inputs -------------------------------------------------------------------
@@ -158,7 +159,8 @@ class InaSession(SilenceRules):
         self._float_input = values
         self._codec = FloatCodec(values, job=self.job, worker=self.worker, n=self.n, k=self.k,
                                  pool_size=self.pool_size, fmt=self.fmt, scaling=self.scaling,
-                                 divisor=self.divisor, first_position=self.next_position)
+                                 divisor=self.divisor, first_position=self.next_position,
+                                 scratch=self._scratch)
         self._chunks = self._codec.chunks
         self._answered = bytearray(self._chunks)
         self._local_max = self._codec.local_max

@@ -229,13 +229,16 @@ def contribution_payload(*, job: int, worker: int, slot: int, chunk: int, ver: i
 
 
 def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, pool_size: int,
-                       chunks: int, lane_dtype, values_per_chunk: int) -> np.ndarray:
+                       chunks: int, lane_dtype, values_per_chunk: int,
+                       scratch: dict | None = None) -> np.ndarray:
     """Every CONTRIB of a call at once: a structured array, one row per chunk, whose bytes are
     the payloads back to back. The headers are filled (chunk c at position first_position + c:
     slot (first_position + c) mod pool_size, version ((first_position + c) div pool_size) mod
     2, docs/protocol.md §4; bmax 0); the caller writes the values into field `lanes`. The same
     bytes as `contribution_payload` chunk by chunk, with a few array operations instead of a
-    header pack and two copies per packet."""
+    header pack and two copies per packet. `scratch` (a dict kept by the caller between calls)
+    lends the memory of an earlier table when it is large enough: then the lanes hold stale
+    values until the caller writes them."""
     if not (0 <= job <= 0xFFFF and 0 <= worker <= 0xFF and 0 <= fmt <= 2
             and 1 <= pool_size <= 0xFFFF and first_position >= 0 and 0 < chunks <= 1 << 32):
         raise ValueError(f"a header field is out of range: job {job!r}, worker {worker!r}, "
@@ -243,7 +246,12 @@ def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, 
     layout = np.dtype([("kind", "u1"), ("flags", "u1"), ("job", ">u2"), ("worker", "u1"),
                        ("pad", "u1"), ("slot", ">u2"), ("chunk", ">u4"), ("count", ">u2"),
                        ("bmax", ">u2"), ("lanes", lane_dtype, (values_per_chunk,))])
-    table = np.zeros(chunks, layout)
+    memory = _reused(scratch, "contributions", chunks * layout.itemsize)
+    if memory is None:
+        table = np.zeros(chunks, layout)
+    else:
+        table = memory[:chunks * layout.itemsize].view(layout)
+        table["pad"], table["count"], table["bmax"] = 0, 0, 0
     positions = first_position + np.arange(chunks, dtype=np.int64)
     table["kind"] = Kind.CONTRIB
     table["flags"] = ((positions // pool_size) % 2) | (fmt << FORMAT_SHIFT)
@@ -251,6 +259,18 @@ def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, 
     table["slot"] = positions % pool_size
     table["chunk"] = np.arange(chunks, dtype=np.int64)
     return table
+
+
+def _reused(scratch: dict | None, name: str, size: int) -> np.ndarray | None:
+    """At least `size` bytes (uint8) kept in scratch[name]: the earlier ones when they are
+    large enough, else new ones kept there for next time; None without a scratch."""
+    if scratch is None:
+        return None
+    memory = scratch.get(name)
+    if memory is not None and memory.size >= size:
+        return memory
+    scratch[name] = np.empty(size, np.uint8)
+    return scratch[name]
 
 
 def decode_values(payload: bytes) -> np.ndarray:

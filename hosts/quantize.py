@@ -196,12 +196,14 @@ def quantize_scaled(values: np.ndarray, scales, limit: int, fmt: str) -> np.ndar
     return scaled.astype(wire_dtype(fmt).newbyteorder("="))
 
 
-def dequantize_scaled(sums: np.ndarray, scales) -> np.ndarray:
-    """Sums over scales (per element or one), in float64, then one rounding to float32."""
+def dequantize_scaled(sums: np.ndarray, scales, out: np.ndarray | None = None) -> np.ndarray:
+    """Sums over scales (per element or one), in float64, then one rounding to float32 (into
+    `out` when given: a float32 array of the sums' shape)."""
     # One ufunc pass: computed in float64 (exact for any int32 sum) and rounded once into the
     # float32 output, without a whole-vector float64 temporary.
     sums = np.asarray(sums)
-    out = np.empty(sums.shape, np.float32)
+    if out is None:
+        out = np.empty(sums.shape, np.float32)
     with np.errstate(over="ignore"):
         np.divide(sums, scales, out=out, dtype=np.float64, casting="unsafe")
     return out

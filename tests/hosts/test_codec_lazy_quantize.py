@@ -65,3 +65,57 @@ def test_a_vector_beyond_the_scale_is_refused_when_its_block_is_quantized() -> N
     codec.contribution(0, 0, 0)
     with pytest.raises(ValueError):
         codec.contribution(codec.chunks - 1, 0, 0)
+
+
+@pytest.mark.parametrize("fmt, divisor", [("int32", 4), ("int16", 4), ("int8", 4), ("int8", 2)])
+def test_sums_dequantized_by_blocks_as_results_come_equal_the_whole_vector(
+        fmt: str, divisor: int) -> None:
+    """Any arrival order; the last chunk short. With divisor < n (a redo is possible) the
+    codec keeps the whole-vector pass at the end."""
+    k = 16
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal(BLOCK_VALUES * 2 + 333).astype(np.float32)
+    codec = codec_after_max(values, k=k, fmt=fmt, divisor=divisor)
+    assert (codec._pending is not None) == (divisor == 4)
+    lanes = rng.integers(-2**31, 2**31, (codec.chunks, k), dtype=np.int64).astype(">i4")
+    for chunk in rng.permutation(codec.chunks):
+        codec.store(int(chunk), bytes(16) + lanes[chunk].tobytes())
+    wire = np.frombuffer(lanes.tobytes(), qz.wire_dtype(fmt))[:values.size]
+    expected = qz.dequantize_scaled(wire, codec.limit / codec.global_max)
+    got = codec.result()
+    assert got.dtype == np.float32 and got.shape == values.shape
+    assert np.array_equal(got, expected, equal_nan=True)
+
+
+def test_a_reused_table_gives_the_same_payloads_whatever_its_memory_held() -> None:
+    from hosts.ina_wire import contribution_table
+    args = dict(job=7, worker=2, fmt=0, first_position=61, pool_size=16, chunks=40,
+                lane_dtype=np.dtype(">i4"), values_per_chunk=8)
+    fresh = contribution_table(**args)
+    scratch = {"contributions": np.full(fresh.nbytes + 100, 0xFF, np.uint8)}
+    reused = contribution_table(**args, scratch=scratch)
+    assert np.shares_memory(reused, scratch["contributions"])
+    reused["lanes"] = fresh["lanes"]           # the caller writes every lane, as the codec does
+    assert reused.tobytes() == fresh.tobytes()
+
+
+def test_a_sessions_calls_reuse_their_internal_vectors_and_stay_exact() -> None:
+    """Two calls of a session: the second reuses the first's payload and RESULT memory (no
+    fresh pages per call), and both sums are right (a one-worker job answered in memory)."""
+    from hosts.ina_session import InaSession
+    session = InaSession(job=1, worker=0, n=1, k=8, pool_size=4, window=4, rto=0.1,
+                         rto_max=0.4, max_retx=5)
+    memory = []
+    for call, length in enumerate((3000, 2000)):
+        x = np.random.default_rng(call).standard_normal(length).astype(np.float32)
+        queue, now = list(session.start(x, 0.0).send), 0.0
+        while queue:
+            payload = queue.pop(0)
+            kind = {0: 1, 2: 3}[payload[0]]
+            now += 1e-4
+            reply = bytes((kind, payload[1] & 0x0D)) + payload[2:12] + b"\x00\x01" + payload[14:]
+            queue.extend(session.receive(reply, now).send)
+        assert session.done
+        assert np.all(np.abs(session.result - x) <= session.error_bound())
+        memory.append({name: id(buffer) for name, buffer in session._scratch.items()})
+    assert memory[0] == memory[1] and set(memory[0]) == {"results", "contributions"}

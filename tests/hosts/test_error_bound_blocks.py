@@ -13,7 +13,7 @@ from hosts.ina_codec import FloatCodec
 
 
 def whole_vector_bound(n: int, scales, result: np.ndarray) -> np.ndarray:
-    """The definition (protocol §5.2): n·0.5/scale·(1 + slack) + ulp32(result)/2, per element."""
+    """The definition (protocol §5.2): n·0.5/scale·(1 + slack) + ulp32(y)/2, per element."""
     quantization = n * 0.5 / np.asarray(scales, dtype=np.float64)
     return np.spacing(np.abs(result)).astype(np.float64) / 2 \
         + quantization * (1.0 + qz.FLOAT64_SLACK)
