@@ -9,6 +9,7 @@ ingress with the headers extracted so far (BMv2's behaviour).
 
 from __future__ import annotations
 
+import re
 import struct
 
 from .config import MAX_WIDTH, Node
@@ -107,6 +108,9 @@ def split_fields(htype: HeaderType, base: str, source: str) -> list[str]:
     return lines
 
 
+_READS_POS = re.compile(r"\bpos\b|\braise\b|\bd\b")
+
+
 class ParserCompiler:
     def __init__(self, parser: Node, checksums: list[tuple[Node, str]], scope: CodeScope,
                  traced: bool):
@@ -120,6 +124,10 @@ class ParserCompiler:
         self.too_short = error_code(scope, "PacketTooShort")
         self._inline: tuple | None = None   # (states, [lines emitted]) while nesting states
         self._depth = 0
+        # nested code only: `pos` as a constant while every header so far had a fixed size
+        # (None: only the run-time `pos` knows); `_synced`: the run-time `pos` holds it
+        self._pos: int | None = None
+        self._synced = True
 
     def compile(self) -> str:
         states = {}
@@ -170,13 +178,22 @@ class ParserCompiler:
         state's code (a state reached from several states is repeated), so no state variable
         and no dispatch per state. None when that would be too large or too deep."""
         self._inline = (states, [0])
+        self._pos, self._synced = 0, True
         try:
             lines = self._inline_state(init, position, 0)
         except _TooLarge:
             return None
         finally:
             self._inline = None
+            self._pos, self._synced = None, True
         return lines or ["pass"]
+
+    def _sync(self) -> list[str]:
+        """`pos = <constant>` where code that reads `pos` (or raises, ending parsing there)
+        follows; from then on the run-time `pos` is the truth."""
+        lines = [] if self._synced or self._pos is None else [f"pos = {self._pos}"]
+        self._pos, self._synced = None, True
+        return lines
 
     def _inline_state(self, name: str, position: dict, depth: int) -> list[str]:
         states, emitted = self._inline
@@ -248,6 +265,12 @@ class ParserCompiler:
             if len(params) != 1:
                 raise op.error("extract takes 1 parameter")
             return self._extract(params[0], None)
+        lines = self._other_op(op, name, params)
+        if name == "set" and not any(_READS_POS.search(line) for line in lines):
+            return lines         # a field assignment: `pos` may stay a constant
+        return self._sync() + lines
+
+    def _other_op(self, op: Node, name: str, params: list) -> list[str]:
         if name == "extract_VL":
             if len(params) != 2:
                 raise op.error("extract_VL takes 2 parameters")
@@ -286,6 +309,10 @@ class ParserCompiler:
             inst = self.layout.header(value.str(), value)
             return self._extract_into(inst, inst.htype, str(inst.index), str(inst.base),
                                       varbit_length, target)
+        prefix = self._sync()
+        return prefix + self._extract_other(kind, value, varbit_length, target)
+
+    def _extract_other(self, kind: str, value: Node, varbit_length, target: Node) -> list[str]:
         if kind == "stack":
             stack = self.layout.stack(value.str(), value)
             first = stack.headers[0]
@@ -343,6 +370,7 @@ class ParserCompiler:
             max_bits = htype.max_length * 8 if htype.max_length is not None else None
             if inst is None:
                 raise where.error("variable-length headers in stacks are not supported")
+            lines += self._sync()
             lines.append(f"pos = _extract_varbit(f, v, d, pos, {base}, {widths!r}, "
                          f"{inst.varbit_len_slot}, {valid}, {data(varbit_length)}, {max_bits})")
         else:
@@ -350,26 +378,40 @@ class ParserCompiler:
                 raise where.error(f"header type '{htype.name}' is {htype.fixed_bits} bits, not "
                                   "a whole number of bytes")
             nbytes = htype.fixed_bits // 8
-            lines += [f"if pos + {nbytes} > n:", f"    raise _ParserError({self.too_short})"]
+            at = self._pos       # a constant offset (nested code), or None: `pos`
+            here = "pos" if at is None else str(at)
+            if at is None:
+                lines += [f"if pos + {nbytes} > n:", f"    raise _ParserError({self.too_short})"]
+            else:
+                synced = self._synced    # the `pos = ...` below is on the error path only
+                lines += [f"if n < {at + nbytes}:"] + \
+                    ["    " + line for line in self._sync()] + \
+                    [f"    raise _ParserError({self.too_short})"]
+                self._pos, self._synced = at, synced
             plan = word_plan(htype)
             runs = None if inst is None or self.traced else \
                 self.scope.namespace.get("__vector_runs__", {}).get(inst.index)
             if runs:
-                lines += extract_lines(runs, self.scope)
+                lines += extract_lines(runs, self.scope, at)
             elif plan is not None:
                 unpack = self.scope.bind("unpack", struct.Struct(plan.fmt).unpack_from)
                 end = f"{base} + {len(htype.fields)}" if not base.isdigit() else \
                     str(int(base) + len(htype.fields))
                 if plan.direct:
-                    lines.append(f"f[{base}:{end}] = {unpack}(d, pos)")
+                    lines.append(f"f[{base}:{end}] = {unpack}(d, {here})")
                 else:
                     words = [f"_u{k}" for k in range(len(plan.words))]
-                    lines.append(f"{', '.join(words)}, = {unpack}(d, pos)")
+                    lines.append(f"{', '.join(words)}, = {unpack}(d, {here})")
                     lines.append(f"f[{base}:{end}] = ({', '.join(plan.field_codes(words))},)")
             elif htype.fields:
-                lines.append(f"x = int.from_bytes(d[pos:pos + {nbytes}], 'big')")
+                span = f"d[pos:pos + {nbytes}]" if at is None else f"d[{at}:{at + nbytes}]"
+                lines.append(f"x = int.from_bytes({span}, 'big')")
                 lines += split_fields(htype, base, "x")
-            lines += [f"v[{valid}] = 1", f"pos += {nbytes}"]
+            lines.append(f"v[{valid}] = 1")
+            if at is None:
+                lines.append(f"pos += {nbytes}")
+            else:
+                self._pos, self._synced = at + nbytes, False
         if inst is not None and inst.union:
             for other in self.layout.unions[inst.union].members.values():
                 if other is not inst:
@@ -381,6 +423,7 @@ class ParserCompiler:
 
     def _transition(self, snode: Node, position: dict) -> list[str]:
         key_parts = []
+        lines_before: list[str] = []      # `pos = ...` before a lookahead reads it
         for knode in snode.get("transition_key").items():
             kind, value = knode.type_value()
             if kind == "union_stack_field":
@@ -396,6 +439,9 @@ class ParserCompiler:
                 continue
             if kind == "lookahead":
                 offset, width = value[0].int(0, MAX_WIDTH), value[1].int(1, MAX_WIDTH)
+                synced = self._sync()
+                if synced:
+                    lines_before.extend(synced)
                 key_parts.append((Expr(f"_peek_padded(d, pos, {offset}, {width})", "data",
                                        masked_to=width), width))
                 continue
@@ -404,7 +450,7 @@ class ParserCompiler:
             if width is None:
                 raise knode.error("a transition key field needs a fixed width")
             key_parts.append((expr, width))
-        lines = []
+        lines = lines_before
         if key_parts:
             padded = compressed = ""
             for expr, width in key_parts:
@@ -430,7 +476,9 @@ class ParserCompiler:
             if not isinstance(ttype, str):
                 raise tnode["type"].error("must be a string")
             nxt = tnode.get("next_state").opt_str()
+            saved = self._pos, self._synced    # every branch starts where this state ends
             goto = self._goto(nxt, snode, position)
+            self._pos, self._synced = saved
             if ttype == "default":
                 default_goto = goto
                 continue
@@ -464,8 +512,11 @@ class ParserCompiler:
         # BMv2 ends parsing without an error when nothing matches and there is no default
         # (p4c does not add P4_16's implicit NoMatch for BMv2); NoMatch only comes from an
         # explicit verify.
-        end = "pass" if self._inline is not None else "break"
-        lines += ["else:", f"    {end}"] if not first else [end]
+        if self._inline is not None:
+            end = self._sync() or ["pass"]
+        else:
+            end = ["break"]
+        lines += ["else:"] + ["    " + e for e in end] if not first else end
         return lines
 
     @staticmethod
@@ -480,7 +531,7 @@ class ParserCompiler:
     def _goto(self, nxt: str | None, snode: Node, position: dict) -> list[str]:
         if self._inline is not None:        # nested code: the next state's code in place
             if nxt is None:
-                return ["pass"]
+                return self._sync() or ["pass"]
             if nxt not in self._inline[0]:
                 raise snode.error(f"unknown parse state '{nxt}'")
             depth = self._depth
@@ -495,6 +546,21 @@ class ParserCompiler:
         there = position[nxt]
         return [f"st = {there}"] + (["continue"] if there <= here else [])
 
+    def _checksum_test(self, calc: str, indent: str, received: str, mask: int) -> list[str]:
+        """`if <computed> != <received>:`. A checksum that is a plain sum of terms
+        (calcgen's Internet checksum) is summed right here: no call, no payload slice."""
+        from .calcgen import SUM_TERMS
+        structure = self.scope.namespace.get(SUM_TERMS, {}).get(calc)
+        if structure is None:
+            return [f"{indent}if {calc}(f, v, d[pos:]) & {mask} != {received}:"]
+        lines = [f"{indent}_cs = 0"]
+        for index, terms in structure:
+            add = f"_cs += {' + '.join(terms)}"
+            lines += [f"{indent}{add}"] if index is None else \
+                [f"{indent}if v[{index}]:", f"{indent}    {add}"]
+        return lines + [f"{indent}if (65535 if not _cs else ~(_cs % 65535 or 65535) & 65535) "
+                        f"& {mask} != {received}:"]
+
     def _verify_checksums(self) -> list[str]:
         lines = []
         ck_err = self.layout.std("checksum_error")
@@ -508,8 +574,7 @@ class ParserCompiler:
             if node.has("if_cond"):
                 lines.append(f"    if {boolean(compile_expr(node['if_cond'], self.scope))}:")
                 indent = "        "
-            lines.append(f"{indent}if {calc}(f, v, d[pos:]) & {mask} != "
-                         f"f[{target.slot}] & {mask}:")
+            lines += self._checksum_test(calc, indent, f"f[{target.slot}] & {mask}", mask)
             if ck_err is not None:
                 lines.append(f"{indent}    f[{ck_err}] = 1")
             else:
