@@ -33,8 +33,9 @@ def add_ina_arguments(parser: argparse.ArgumentParser) -> None:
                         help="values per aggregation packet, INA_K (default 256)")
     parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
                         help="aggregator slots of the job (default 64)")
-    parser.add_argument("--window", type=int, default=16, metavar="CHUNKS",
-                        help="INA chunks in flight per worker, at most --pool (default 16)")
+    parser.add_argument("--window", type=int, default=None, metavar="CHUNKS",
+                        help="INA chunks in flight per worker, at most --pool (default: the "
+                             "pool, every slot in flight as SwitchML's workers keep them)")
     parser.add_argument("--rto", type=float, default=0.1, metavar="SECONDS",
                         help="INA first retransmission timeout, doubling up to 4x (default 0.1)")
     parser.add_argument("--format", choices=LANE_FORMATS, default="int32", dest="lane_format",

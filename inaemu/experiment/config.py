@@ -52,7 +52,7 @@ class RunConfig:
     bw_mbps: float | None = None
     elems_k: int = 64                     # values per aggregation packet (INA_K)
     pool_size: int = 64                   # aggregator slots of the job
-    window: int = 16                      # chunks in flight per worker (<= pool_size)
+    window: int | None = None             # chunks in flight per worker (<= pool_size); None: the pool
     rto: float = 0.1                      # INA: seconds before the first retransmission
     lane_format: str = "int32"            # INA: int32 | int16 | int8 lanes (docs/formats.md)
     scaling: str = "job"                  # INA: job | block quantization scale
@@ -81,6 +81,8 @@ class RunConfig:
     ssh_config: str | None = None         # `ssh -F` file for reaching them
 
     def __post_init__(self) -> None:
+        if self.window is None:
+            object.__setattr__(self, "window", self.pool_size)
         if not self.algos or any(a not in ALL_ALGOS for a in self.algos):
             raise ConfigError(f"algo: expected {', '.join(ALL_ALGOS)}, both or all, got "
                               f"{self.algos!r}")

@@ -25,7 +25,7 @@ class TrainConfig:
     net: str = "mininet"
     elems_k: int = 256
     pool_size: int = 64
-    window: int = 16
+    window: int | None = None        # INA chunks in flight per worker; None: the pool
     rto: float = 0.1
     lane_format: str = "int32"       # INA lanes and quantization scale (docs/formats.md)
     scaling: str = "job"
@@ -43,6 +43,8 @@ class TrainConfig:
     aggregation: str | None = None   # INA: tree | single; None: tree on multi-tier
 
     def __post_init__(self) -> None:
+        if self.window is None:
+            object.__setattr__(self, "window", self.pool_size)
         if not self.algos or any(a not in ALL_ALGOS for a in self.algos):
             raise ConfigError(f"algo: expected {', '.join(ALL_ALGOS)}, both or all, got "
                               f"{self.algos!r}")

@@ -97,3 +97,11 @@ def test_links_are_shaped_by_default_and_bw_0_unshapes_them() -> None:
     star = _config("--bw", "0").topology()
     assert all(link.bw_mbps is None for link in star.links)
     assert all(link.bw_mbps == 40.0 for link in _config().topology().links)
+
+
+def test_the_window_defaults_to_the_whole_pool() -> None:
+    """SwitchML's workers keep every slot of their pool in flight; so does a run without --window
+    (with fewer, the Python switch on Mininet wakes more often for less work: docs/experiments.md)."""
+    assert _config().window == _config().pool_size == 64
+    assert _config("--pool", "32").window == 32
+    assert _config("--pool", "32", "--window", "8").window == 8
