@@ -21,10 +21,11 @@ def codec_after_max(values: np.ndarray, *, k: int, fmt: str = "int32",
 
 
 def eager_payload(codec: FloatCodec, values: np.ndarray, chunk: int) -> bytes:
-    """Chunk `chunk`'s CONTRIB by the definition: the whole vector quantized at the scale."""
-    padded = np.zeros(codec.chunks * codec.per_chunk, np.float32)
-    padded[:values.size] = values
-    row = padded.reshape(codec.chunks, codec.per_chunk)[chunk]
+    """Chunk `chunk`'s CONTRIB by the definition: the vector, padded with zeros, quantized at
+    the call's scale, chunk by chunk."""
+    row = np.zeros(codec.per_chunk, np.float32)
+    part = values[chunk * codec.per_chunk:(chunk + 1) * codec.per_chunk]
+    row[:part.size] = part
     body = qz.quantize_scaled(row, codec.scale, codec.limit, codec.fmt)
     body = body.astype(qz.wire_dtype(codec.fmt)).tobytes()
     position = 5 + chunk
