@@ -23,6 +23,11 @@ Two measurements, each run for the working tree's hosts/ and, when asked, for a 
 * veth (`--veth`, root): what a Mininet star does, without Mininet: each agent process in its
   own network namespace behind a veth pair, ina.p4 (k of the run, the working tree's runtime)
   on raw sockets at the root ends, in this process (tests/hosts/test_agents_veth.py's set-up).
+  Also the switch's CPU per contribution during the timed calls (this process's, the
+  kernel's delivery of its frames to the agents included), its sleeps and preemptions.
+
+Each agent reports its wake-ups per chunk (batches read; 0 for a baseline without the
+counter). `--no-yield` runs the working tree's driver without SCHED_BATCH.
 
 Prints microseconds per chunk per worker, the best of `--rounds`, and the ratio baseline / now
 measured in the same run. The machine is shared: quote `uptime` with the numbers.
