@@ -9,8 +9,10 @@ simulator, with what each run costs on this machine and the analytic model besid
 Each (workers, algorithm) runs in its own process (`--one W --algo A`, so the peak memory is
 that run's own): the smallest even fat-tree k with k^3/4 >= W hosts, W workers spread over them
 as `inaemu run` spreads them (one job; INA aggregates along the tree chosen by
-controller.trees), 1 MiB of float32 per worker, `inaemu run`'s defaults otherwise (k = 256
-values per packet, 20 Mbit/s links, window 16, rto 0.1 s). Measured per run: virtual time (the
+controller.trees), 1 MiB of float32 per worker, k = 256 values per packet, 20 Mbit/s links,
+window 16, rto 0.1 s (`inaemu run`'s defaults when the sweep was made; its links are 40 Mbit/s
+and its window the pool now: kept, so that sweeps compare across sessions). Measured per run:
+virtual time (the
 slowest worker), the set-up's wall time (compile + configure over P4Runtime), the simulation's
 wall time, the process's whole wall time, the set-up's and the process's CPU time (every
 thread: on a busy machine wall times stretch, CPU times much less), frames/s, peak RSS
