@@ -12,12 +12,11 @@ as `inaemu run` spreads them (one job; INA aggregates along the tree chosen by
 controller.trees), 1 MiB of float32 per worker, k = 256 values per packet, 20 Mbit/s links,
 window 16, rto 0.1 s (`inaemu run`'s defaults when the sweep was made; its links are 40 Mbit/s
 and its window the pool now: kept, so that sweeps compare across sessions). Measured per run:
-virtual time (the
-slowest worker), the set-up's wall time (compile + configure over P4Runtime), the simulation's
-wall time, the process's whole wall time, the set-up's and the process's CPU time (every
-thread: on a busy machine wall times stretch, CPU times much less), frames/s, peak RSS
-(getrusage), correctness; and the
-α-β-γ model's time for the same run (inaemu/model, docs/model.md).
+virtual time (the slowest worker), the set-up's wall time (compile + configure over P4Runtime),
+the simulation's wall time, the process's whole wall time, the set-up's and the process's CPU
+time (every thread: on a busy machine wall times stretch, CPU times much less), frames/s, peak
+RSS (getrusage), correctness; and the α-β-γ model's time for the same run (inaemu/model,
+docs/model.md).
 
 Writes DIR/scale.csv and DIR/scale.png (virtual time with the model's curves; wall, set-up and
 memory against workers; the set-up's share of the process wall, beside an earlier sweep's with
