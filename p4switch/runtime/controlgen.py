@@ -20,6 +20,7 @@ from .tables import Table
 
 
 MAX_INLINE_DEPTH = 24  # blocks; each level can add ~3 indents (dispatch, if, action code)
+SMALL_NODE_LINES = 6   # a node used in several places but this short is copied, not called
 
 
 @dataclass
@@ -47,6 +48,7 @@ class ControlCompiler:
                     raise node["name"].error(f"duplicate control node '{name}'")
                 self.nodes[name] = (kind, node)
         self.functions: dict[str, str] = {}   # node name -> generated function name
+        self.bodies: dict[str, list[str]] = {}   # node name -> its function's body
         self.sources: list[str] = []
         self.plen = scope.layout.ingress_length   # counters and meters count this length
         self._depth = 0  # blocks of nesting at the point being generated
@@ -131,6 +133,12 @@ class ControlCompiler:
             finally:
                 self._depth = outer
             self.sources.append("\n".join([f"def {fn}(f, v):"] + _indent(body)))
+            self.bodies[name] = body
+        body = self.bodies[name]
+        if len(body) <= SMALL_NODE_LINES and depth < MAX_INLINE_DEPTH:
+            # a Python call costs as much as a few short lines; the site is a tail call, so
+            # the copy may use the function's local names, and ends as the call would
+            return body + ([] if body[-1].startswith("return") else ["return"])
         return [f"return {fn}(f, v)"]
 
     def _node(self, name: str) -> list[str]:
