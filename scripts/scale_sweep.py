@@ -185,7 +185,7 @@ def plot(rows: list[dict], path: Path, before: list[dict] | None = None) -> None
         earlier = sorted((r for r in before or () if r.get("algo") == algo and
                           r.get("setup_share") is not None), key=lambda r: r["workers"])
         share.plot([r["workers"] for r in earlier], [100 * r["setup_share"] for r in earlier],
-                   "o:", color=colour, alpha=0.5, label=f"{algo} before (one program per switch)")
+                   "o:", color=colour, alpha=0.5, label=f"{algo} before (--before)")
     share.axhline(10, color="black", linewidth=0.8, linestyle="--", label="10 % target")
     share.set_ylabel("set-up / process wall, %")
     share.set_title("set-up share")
