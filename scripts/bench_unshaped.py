@@ -67,24 +67,29 @@ def run_once(tree: Path | None, workers: int, args: argparse.Namespace, out: Pat
     if LOCK.parent.is_dir():
         command = ["flock", "-o", str(LOCK), *command]
     load = os.getloadavg()[0]
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    # `python -m` puts the working directory first on sys.path: run in the tree itself, or the
+    # tree a relative working directory holds would be imported instead of the baseline
+    done = subprocess.run(command, env=env, capture_output=True, text=True,
+                          cwd=tree if tree is not None else ROOT)
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
         raise SystemExit(f"bench_unshaped: `inaemu run` failed ({done.returncode}):\n{tail}")
     rows = {row["algo"]: row for row in json.loads((out / "summary.json").read_text())}
+    config = json.loads((out / "config.json").read_text())
     ina, ring = rows["ina"], rows["ring"]
     if not (ina["correct"] and ring["correct"]):
         raise SystemExit(f"bench_unshaped: a wrong result in {out}: see summary.json")
     return {"workers": workers, "ina_s": ina["time_s"], "ring_s": ring["time_s"],
             "ring_over_ina": ring["time_s"] / ina["time_s"],
-            "ina_retx": ina["retransmissions"], "load": round(load, 2)}
+            "ina_retx": ina["retransmissions"], "window": config.get("window"),
+            "load": round(load, 2)}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if os.geteuid() != 0:
         raise SystemExit("bench_unshaped: Mininet needs root")
-    out = args.out or Path(tempfile.mkdtemp(prefix="bench-unshaped-"))
+    out = (args.out or Path(tempfile.mkdtemp(prefix="bench-unshaped-"))).resolve()
     out.mkdir(parents=True, exist_ok=True)
     trees = [("now", None)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     results = []
