@@ -34,8 +34,9 @@ def add_ina_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
                         help="aggregator slots of the job (default 64)")
     parser.add_argument("--window", type=int, default=None, metavar="CHUNKS",
-                        help="INA chunks in flight per worker, at most --pool (default: the "
-                             "pool, every slot in flight as SwitchML's workers keep them)")
+                        help="INA chunks in flight per worker, at most --pool (default: "
+                             "about 256 per job, 16 to the pool: 64 for 4 workers, 16 from 16 "
+                             "workers on)")
     parser.add_argument("--rto", type=float, default=0.1, metavar="SECONDS",
                         help="INA first retransmission timeout, doubling up to 4x (default 0.1)")
     parser.add_argument("--format", choices=LANE_FORMATS, default="int32", dest="lane_format",

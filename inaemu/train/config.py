@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inaemu.experiment.config import ALL_ALGOS, ConfigError, RunConfig
+from inaemu.experiment.config import ALL_ALGOS, ConfigError, RunConfig, default_window
 from inaemu.train.task import TaskConfig
 
 JOB = 1
@@ -25,7 +25,7 @@ class TrainConfig:
     net: str = "mininet"
     elems_k: int = 256
     pool_size: int = 64
-    window: int | None = None        # INA chunks in flight per worker; None: the pool
+    window: int | None = None        # INA chunks in flight per worker; None: default_window
     rto: float = 0.1
     lane_format: str = "int32"       # INA lanes and quantization scale (docs/formats.md)
     scaling: str = "job"
@@ -44,7 +44,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.window is None:
-            object.__setattr__(self, "window", self.pool_size)
+            object.__setattr__(self, "window", default_window(self.workers, self.pool_size))
         if not self.algos or any(a not in ALL_ALGOS for a in self.algos):
             raise ConfigError(f"algo: expected {', '.join(ALL_ALGOS)}, both or all, got "
                               f"{self.algos!r}")

@@ -99,9 +99,14 @@ def test_links_are_shaped_by_default_and_bw_0_unshapes_them() -> None:
     assert all(link.bw_mbps == 40.0 for link in _config().topology().links)
 
 
-def test_the_window_defaults_to_the_whole_pool() -> None:
-    """SwitchML's workers keep every slot of their pool in flight; so does a run without --window
-    (with fewer, the Python switch on Mininet wakes more often for less work: docs/experiments.md)."""
-    assert _config().window == _config().pool_size == 64
+def test_the_window_keeps_about_256_contributions_of_a_job_in_flight() -> None:
+    """Small jobs keep up to the whole pool in flight (SwitchML keeps every slot in flight: the
+    Python switch on Mininet does more per wake-up); from 16 workers on the window stays 16, so
+    a flat job's contributions do not overflow its switch's queue (docs/experiments.md)."""
+    assert _config().window == _config().pool_size == 64              # 4 workers
+    assert _config("--workers", "8").window == 32
+    assert _config("--workers", "16").window == 16
+    assert _config("--workers", "64").window == 16
     assert _config("--pool", "32").window == 32
+    assert _config("--pool", "8").window == 8                         # never beyond the pool
     assert _config("--pool", "32", "--window", "8").window == 8
