@@ -203,12 +203,16 @@ class SimpleSwitch:
             if self.log.wait(lambda: self.log.thrift_started, timeout_s) and \
                     _wait_listening(self._proc, self.thrift_port, timeout_s):
                 break
+            still_starting = self._proc.poll() is None     # alive, not listening: slow, not refused
             self._kill_switch()
             self.log.thread.join(timeout=5)
             self._proc.stdout.close()
             text = "\n".join(self.log.lines)
             if "Address already in use" in text or "Could not bind" in text:
                 continue                               # lost the port to someone: retry
+            if still_starting:
+                raise Bmv2Error(f"simple_switch did not start within {timeout_s:.0f} s "
+                                f"(a busy machine?):\n{_tail(text)}")
             text = "\n".join(line for line in self.log.lines
                              if "program-options parser" not in line)
             raise SwitchRefused(f"simple_switch refused {self.json_path}:\n{_head(text)}")

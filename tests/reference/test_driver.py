@@ -187,6 +187,17 @@ def test_outcome_comparison_names_every_difference() -> None:
 
 
 @needs_toolchain
+def test_a_slow_start_is_a_timeout_not_a_refusal(program_json) -> None:
+    """A switch still starting when the wait ends was said to have refused the JSON (so a
+    loaded machine counted valid programs as ones simple_switch cannot run)."""
+    from p4switch.reference.bmv2 import Bmv2Error, SwitchRefused
+    with pytest.raises(Bmv2Error) as caught:
+        SimpleSwitch(TOOLCHAIN, program_json, start_timeout_s=0.001)
+    assert not isinstance(caught.value, SwitchRefused)
+    assert "did not start within" in str(caught.value)
+
+
+@needs_toolchain
 def test_a_taken_thrift_port_is_retried_with_another(program_json, monkeypatch) -> None:
     import socket
 
