@@ -40,9 +40,7 @@ def call_until_the_deadline(driver: UdpInaDriver) -> None:
         driver.allreduce(np.ones(20, np.float32), timeout=0.05)
 
 
-def test_a_call_runs_as_sched_batch_and_the_policy_is_restored_after_it(monkeypatch) -> None:
-    import hosts.udp_driver as udp_driver
-    monkeypatch.setattr(udp_driver.os, "getloadavg", lambda: (0.0, 0.0, 0.0))   # a quiet machine
+def test_a_call_runs_as_sched_batch_and_the_policy_is_restored_after_it() -> None:
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
     policies: list[int] = []
     driver, sink = silent_driver(policies)
@@ -101,18 +99,19 @@ def test_a_call_runs_without_the_cyclic_collector_and_restores_it() -> None:
             sink.close()
 
 
-def test_a_crowded_machine_keeps_the_usual_policy(monkeypatch) -> None:
-    """With more runnable work than YIELD_LOAD per core, a batch agent would wait a tick at
-    each wake-up while the switch runs dry: the call keeps SCHED_OTHER."""
+def test_the_load_average_does_not_turn_batch_scheduling_off(monkeypatch) -> None:
+    """A gate on the 1-minute load average (SCHED_BATCH only below 2 per core) read the
+    experiment's own load (a Mininet star's agents and switch: 3-5 on 2 cores) and turned
+    itself off in back-to-back runs, INA's unshaped calls ~15 % slower: a call is SCHED_BATCH
+    whatever the load average says."""
     import hosts.udp_driver as udp_driver
-    cores = os.cpu_count() or 1
+    monkeypatch.setattr(udp_driver.os, "getloadavg", lambda: (1e6, 1e6, 1e6))
     policies: list[int] = []
     driver, sink = silent_driver(policies)
-    monkeypatch.setattr(udp_driver.os, "getloadavg",
-                        lambda: (udp_driver.YIELD_LOAD * cores + 0.5, 0.0, 0.0))
     try:
         call_until_the_deadline(driver)
-        assert policies and set(policies) == {os.SCHED_OTHER}
+        assert policies and set(policies) == {os.SCHED_BATCH}
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER
     finally:
         driver.close()
         sink.close()
