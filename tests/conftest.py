@@ -7,11 +7,23 @@ them with a reason; under CI (CI=true) they must run, so a missing privilege is 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def copy_p4_program(directory: Path, name: str = "l3_forward.p4") -> Path:
+    """p4src's programs and includes copied into `directory`/src (a compile cache test may
+    then change a source without touching the project's); the path of `name` there."""
+    source = directory / "src"
+    source.mkdir()
+    for item in (PROJECT_ROOT / "p4src").iterdir():
+        if item.suffix in (".p4", ".p4inc"):
+            shutil.copy(item, source / item.name)
+    return source / name
 SHARED_FIXTURES = PROJECT_ROOT.parent / "shared" / "fixtures"
 
 

@@ -6,8 +6,6 @@ does not match is checked by parsing it as before."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
 import pytest
 from google.protobuf import text_format
@@ -20,8 +18,8 @@ from controller.p4info import P4InfoIndex
 from inaemu.compile_cache import compile_cached, p4info_binary
 
 from p4info_sample import SAMPLE_P4INFO
+from tests.conftest import copy_p4_program
 
-P4SRC = Path(__file__).resolve().parents[2] / "p4src"
 SetRequest = p4runtime_pb2.SetForwardingPipelineConfigRequest
 
 
@@ -46,17 +44,9 @@ def test_garbage_bytes_are_a_p4info_error():
         P4InfoIndex.from_binary(b"\xff\xff\xff", source="x.binpb")
 
 
-def _program(tmp_path: Path) -> Path:
-    source = tmp_path / "src"
-    source.mkdir()
-    for item in P4SRC.iterdir():
-        if item.suffix in (".p4", ".p4inc"):
-            shutil.copy(item, source / item.name)
-    return source / "l3_forward.p4"
-
 
 def test_the_cache_keeps_the_binary_p4info_and_checks_the_json_by_it(tmp_path):
-    program, cache = _program(tmp_path), tmp_path / "cache"
+    program, cache = copy_p4_program(tmp_path), tmp_path / "cache"
     first = compile_cached(program, directory=cache)
     expected = p4info_pb2.P4Info()
     text_format.Parse(first.p4info_text, expected)

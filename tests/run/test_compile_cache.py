@@ -4,25 +4,14 @@ defines, compiler); an entry is complete or absent; a change to an included file
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 from inaemu.compile_cache import cache_key, compile_cached
+from tests.conftest import copy_p4_program
 
-P4SRC = Path(__file__).resolve().parents[2] / "p4src"
-
-
-def copy_program(tmp_path: Path) -> Path:
-    source = tmp_path / "src"
-    source.mkdir()
-    for item in P4SRC.iterdir():
-        if item.suffix in (".p4", ".p4inc"):
-            shutil.copy(item, source / item.name)
-    return source / "l3_forward.p4"
 
 
 def test_second_compile_is_read_back_and_equal(tmp_path):
-    program, cache = copy_program(tmp_path), tmp_path / "cache"
+    program, cache = copy_p4_program(tmp_path), tmp_path / "cache"
     first = compile_cached(program, directory=cache)
     second = compile_cached(program, directory=cache)
     assert (first.cached, second.cached) == (False, True)
@@ -34,7 +23,7 @@ def test_second_compile_is_read_back_and_equal(tmp_path):
 
 
 def test_key_follows_defines_and_included_files(tmp_path):
-    program = copy_program(tmp_path)
+    program = copy_p4_program(tmp_path)
     base = cache_key(program)
     assert cache_key(program, {"X": "1"}) != base
     included = program.parent / "forwarding.p4inc"
@@ -43,7 +32,7 @@ def test_key_follows_defines_and_included_files(tmp_path):
 
 
 def test_a_damaged_entry_is_compiled_again(tmp_path):
-    program, cache = copy_program(tmp_path), tmp_path / "cache"
+    program, cache = copy_p4_program(tmp_path), tmp_path / "cache"
     key = compile_cached(program, directory=cache).key
     (cache / f"{key}.json").write_text("{ not json")
     again = compile_cached(program, directory=cache)
