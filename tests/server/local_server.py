@@ -7,11 +7,12 @@ from p4.v1 import p4runtime_pb2_grpc
 
 from p4switch.server import LocalP4Runtime
 
-from .helpers import CPU_PORT, DEVICE_ID, StreamClient
+from .helpers import CPU_PORT, DEVICE_ID, RunningServer, StreamClient
 
 
-class LocalRunningServer:
-    """A `LocalP4Runtime` around `switch`, with a generated stub over its channel."""
+class LocalRunningServer(RunningServer):
+    """A `LocalP4Runtime` around `switch`, with a generated stub over its channel (streams and
+    close as `RunningServer`'s: `LocalP4Runtime.stop` takes the same `grace`)."""
 
     def __init__(self, switch, device_id: int = DEVICE_ID) -> None:
         self.switch = switch
@@ -25,14 +26,3 @@ class LocalRunningServer:
     @property
     def address(self) -> str:
         return "in process"
-
-    def stream(self) -> StreamClient:
-        client = StreamClient(self.stub)
-        self.streams.append(client)
-        return client
-
-    def close(self) -> None:
-        for client in self.streams:
-            client.close()
-        self.channel.close()
-        self.server.stop()
