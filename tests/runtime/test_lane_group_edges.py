@@ -25,6 +25,7 @@ from tests.ina.packets import CONTRIB, Endpoint, ina_packet, ip
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, prim, std
 from .test_lane_vectors import L, _add_scalar, _compare, _frames, _program, both, ex, same_state
+from .bmv2_agreement import assert_agrees_with_simple_switch
 
 ROOT = Path(__file__).resolve().parents[2]
 MASK = 0xFFFFFFFF
@@ -129,21 +130,11 @@ def test_accumulator_read_elsewhere_stays_scalar():
                     reason="needs real simple_switch (/opt/p4ref)")
 @pytest.mark.parametrize("operator", ["|", "^"])
 def test_accumulator_agrees_with_simple_switch(operator, tmp_path):
-    from p4switch.reference import find_toolchain, run_stf_bmv2
     program = _accumulating_program(operator)
     fast = Switch(program)
     assert "_np_" in fast.program.untraced.source
     frames = _frames(5, 24)
-    ours: dict[int, list[bytes]] = {}
-    for frame in frames:
-        for port, data in fast.receive(0, frame):
-            ours.setdefault(port, []).append(data)
-    path = tmp_path / "acc.json"
-    path.write_text(json.dumps(program))
-    real = run_stf_bmv2(path, "".join(f"packet 0 {f.hex()}\n" for f in frames),
-                        toolchain=find_toolchain())
-    assert real.error is None, real.error
-    assert real.outputs == ours
+    assert_agrees_with_simple_switch(program, fast, frames, tmp_path)
 
 
 # ---------------------------------------------------------------------------- ina.p4 formats

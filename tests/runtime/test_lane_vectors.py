@@ -21,6 +21,7 @@ from p4switch.runtime.regbanks import BankColumn
 from tests.ina.packets import (CONTRIB, MAX_CONTRIB, QUERY, Endpoint, ina_packet, ip)
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, prim, std
+from .bmv2_agreement import assert_agrees_with_simple_switch
 
 ROOT = Path(__file__).resolve().parents[2]
 P4C = Path("/opt/p4ref/bin/p4c-bm2-ss")
@@ -357,22 +358,12 @@ def _stores_lane(j, regs, t, idx):
 @pytest.mark.parametrize("lane", [_sub_xor, _stores_lane, _diamond_lane],
                          ids=["sub_xor", "stores", "diamond"])
 def test_vector_code_agrees_with_simple_switch(lane, tmp_path):
-    from p4switch.reference import find_toolchain, run_stf_bmv2
     program = _diamond_program() if lane is _diamond_lane else \
         _program(lane, reg_width=16 if lane is _stores_lane else None)
     fast = Switch(program)
     assert "bank_" in fast.program.untraced.source
     frames = _frames(11, 24)
-    ours: dict[int, list[bytes]] = {}
-    for frame in frames:
-        for port, data in fast.receive(0, frame):
-            ours.setdefault(port, []).append(data)
-    path = tmp_path / "lanes.json"
-    path.write_text(json.dumps(program))
-    real = run_stf_bmv2(path, "".join(f"packet 0 {f.hex()}\n" for f in frames),
-                        toolchain=find_toolchain())
-    assert real.error is None, real.error
-    assert real.outputs == ours
+    assert_agrees_with_simple_switch(program, fast, frames, tmp_path)
 
 
 def test_scratch_from_a_zeroed_vector_run():

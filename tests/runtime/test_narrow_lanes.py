@@ -17,6 +17,7 @@ from p4switch.runtime import Switch
 
 from .bmv2 import assign, const, eth_frame, fld, op, prim
 from .test_lane_vectors import L, _compare, _frames, _program, both, ex, same_state
+from .bmv2_agreement import assert_agrees_with_simple_switch
 
 
 def _bank_dtype(switch: Switch, register: str = "r0") -> np.dtype:
@@ -158,21 +159,11 @@ def test_narrow_registers_through_the_register_api():
 def test_narrow_lanes_agree_with_simple_switch(width, tmp_path):
     import json
 
-    from p4switch.reference import find_toolchain, run_stf_bmv2
     program = _program(_add_lane(width), width=width, scratch_width=width)
     fast = Switch(program)
     assert _bank_dtype(fast) == np.dtype(f"uint{width}")
     frames = _frames(13, 24, width=width)
-    ours: dict[int, list[bytes]] = {}
-    for frame in frames:
-        for port, data in fast.receive(0, frame):
-            ours.setdefault(port, []).append(data)
-    path = tmp_path / "narrow.json"
-    path.write_text(json.dumps(program))
-    real = run_stf_bmv2(path, "".join(f"packet 0 {f.hex()}\n" for f in frames),
-                        toolchain=find_toolchain())
-    assert real.error is None, real.error
-    assert real.outputs == ours
+    assert_agrees_with_simple_switch(program, fast, frames, tmp_path)
 
 
 def test_a_byte_sum_inside_a_32_bit_sum_keeps_its_carry():

@@ -6,7 +6,6 @@ valid and the rest as payload, as BMv2 does, with the right parser_error; also a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from p4switch.runtime import Switch
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, std
+from .bmv2_agreement import assert_agrees_with_simple_switch
 
 
 def _program():
@@ -62,17 +62,7 @@ def test_truncated_packets_keep_what_was_extracted_and_the_rest_as_payload():
 @pytest.mark.skipif(not Path("/opt/p4ref/bin/simple_switch").exists(),
                     reason="needs real simple_switch (/opt/p4ref)")
 def test_truncations_agree_with_simple_switch(tmp_path):
-    from p4switch.reference import find_toolchain, run_stf_bmv2
     program = _program()
     sw = Switch(program)
     frames = [WHOLE[:cut] for cut in range(14, len(WHOLE) + 1)]
-    ours: dict[int, list[bytes]] = {}
-    for frame in frames:
-        for port, data in sw.receive(0, frame):
-            ours.setdefault(port, []).append(data)
-    path = tmp_path / "offsets.json"
-    path.write_text(json.dumps(program))
-    real = run_stf_bmv2(path, "".join(f"packet 0 {f.hex()}\n" for f in frames),
-                        toolchain=find_toolchain())
-    assert real.error is None, real.error
-    assert real.outputs == ours
+    assert_agrees_with_simple_switch(program, sw, frames, tmp_path)
