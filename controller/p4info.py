@@ -42,9 +42,7 @@ class Table:
         return any(k.match_type in ("ternary", "range", "optional") for k in self.keys)
 
     def key(self, name: str) -> Field:
-        found = self._keys_by_name.get(name)
-        return found if found is not None else \
-            _pick(f"key field of table {self.name}", self._keys_by_name, name)
+        return _pick(f"key field of table {self.name}", self._keys_by_name, name)
 
     @cached_property
     def _keys_by_name(self) -> dict[str, Field]:
@@ -58,9 +56,7 @@ class Action:
     params: tuple[Field, ...]
 
     def param(self, name: str) -> Field:
-        found = self._params_by_name.get(name)
-        return found if found is not None else \
-            _pick(f"parameter of action {self.name}", self._params_by_name, name)
+        return _pick(f"parameter of action {self.name}", self._params_by_name, name)
 
     @cached_property
     def _params_by_name(self) -> dict[str, Field]:
