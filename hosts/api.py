@@ -18,7 +18,7 @@ from .collectives import PLAN_ALGOS
 from . import quantize as qz
 from .errors import HostError, UsageError
 from .ina_session import InaSession
-from .ina_wire import INA_UDP_PORT
+from .ina_wire import INA_UDP_PORT, MAX_K, MIN_K
 from .ring_session import ACCUMULATORS, RingSession
 from .tcp_driver import TcpRing, listen
 from .udp_driver import UdpInaDriver
@@ -82,7 +82,7 @@ class AllreduceConfig:
         integer("job", 0, 0xFFFF)
         integer("n", 1, qz.MAX_WORKERS)
         integer("worker", 0, self.n - 1)
-        integer("k", 4, 256)
+        integer("k", MIN_K, MAX_K)
         need(self.k % 4 == 0, "k", "must be a multiple of 4")
         integer("pool_size", 1, 0xFFFF)
         if self.window is not None:

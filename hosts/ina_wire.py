@@ -3,7 +3,7 @@
 Layout (big-endian): kind u8, flags u8 (bit 0 ver, bit 1 retx, bits 2-3 the lane format, bit 4
 overflow), job u16, worker u8, pad u8, slot u16, chunk u32, count u16, bmax u16 (a block's
 max |x| as bfloat16, rounded up, §5.2), then k 32-bit lanes, each one int32, two int16 or four
-int8 values (docs/formats.md). k is a multiple of 4 from 4 to 256 (the P4 program's INA_K).
+int8 values (docs/formats.md). k is a multiple of 4 from 4 to 364 (the P4 program's INA_K).
 QUERY and NACK (§3.1) are the header alone, no values. `InaPacket` validates every field on construction, so an
 encoded packet is always well formed; `decode` of anything else raises `WireError` with the
 reason, never a bare struct or index error.
@@ -26,7 +26,7 @@ import numpy as np
 INA_UDP_PORT = 48879
 HEADER = struct.Struct("!BBHBBHIHH")
 HEADER_BYTES = HEADER.size          # 16
-MIN_K, MAX_K = 4, 256
+MIN_K, MAX_K = 4, 364       # 364: IPv4 20 + UDP 8 + header 16 + 4k = 1500 (MTU)
 FLAG_VER, FLAG_RETX = 0x01, 0x02
 FLAG_FORMAT, FORMAT_SHIFT, FLAG_OVERFLOW = 0x0C, 2, 0x10   # format codes 0..2 (3 is refused)
 _KNOWN_FLAGS = FLAG_VER | FLAG_RETX | FLAG_FORMAT | FLAG_OVERFLOW
@@ -60,7 +60,7 @@ class WireError(ValueError):
 
 
 def check_k(k: int) -> int:
-    """k as validated values-per-packet (a multiple of 4 from 4 to 256)."""
+    """k as validated values-per-packet (a multiple of 4 from MIN_K to MAX_K)."""
     if isinstance(k, bool) or not isinstance(k, int) or not MIN_K <= k <= MAX_K or k % 4:
         raise ValueError(f"k must be a multiple of 4 from {MIN_K} to {MAX_K}, got {k!r}")
     return k

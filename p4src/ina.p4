@@ -8,7 +8,8 @@
 // this program piece by piece.
 //
 // Compile-time constants (-D NAME=VALUE):
-//   INA_K      values per packet, a multiple of 4 from 4 to 256 (default 32)
+//   INA_K      values per packet, a multiple of 4 from 4 to 364 (default 32); 364 fills a
+//              1500-byte MTU: IPv4 20 + UDP 8 + INA header 16 + 4 x 364 = 1500 bytes
 //   INA_CELLS  aggregator cells in the pool shared by all jobs (default 2048)
 //   INA_JOBS   job ids 0..INA_JOBS-1 have their own counter index (default 1024)
 //   INA_MEMBERS  members (workers or child switches) one switch aggregates per job: the width
@@ -25,8 +26,8 @@
 #ifndef INA_JOBS
 #define INA_JOBS 1024
 #endif
-#if INA_K < 4 || INA_K > 256 || INA_K % 4 != 0
-#error "INA_K must be a multiple of 4 between 4 and 256"
+#if INA_K < 4 || INA_K > 364 || INA_K % 4 != 0
+#error "INA_K must be a multiple of 4 between 4 and 364"
 #endif
 #if INA_CELLS < 1
 #error "INA_CELLS must be positive"

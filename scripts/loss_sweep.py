@@ -18,7 +18,7 @@ every worker sends a header-only QUERY (docs/protocol.md §3.1), and a recovery 
 needs only the missing piece up and the result down, fails with r = 1 − (1 − p)^(2·depth).
 A worker sends its values again only when its own uplink lost them (p / (1 − p) times per
 chunk), so its link carries s = 1 + p / (1 − p) + h · q / (1 − r) frames' worth per chunk, h
-the size of a QUERY's frame relative to a frame of k = 256 values: INA takes T0 · s. Ring: segments cross 2 links
+the size of a QUERY's frame relative to a frame of k values (`inaemu run`'s, 364): INA takes T0 · s. Ring: segments cross 2 links
 on a star (host, switch, host; 2 · depth on a fat-tree) and TCP resends only what was lost:
 T0 / (1 − q_ring).
 """
@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from controller.trees import choose_roots, tree_shape  # noqa: E402
+from inaemu.experiment.arguments import DEFAULT_ELEMS  # noqa: E402
 from inaemu.experiment.config import RunConfig  # noqa: E402
 
 LOSSES = (0.0, 0.01, 0.1, 1.0, 2.0, 5.0, 10.0, 20.0)
@@ -92,7 +93,7 @@ def links_per_round(args: argparse.Namespace) -> tuple[int, int, int]:
 
 
 QUERY_FRAME = 14 + 20 + 8 + 16         # Ethernet, IPv4, UDP, the aggregation header
-RUN_ELEMS = 256                         # `inaemu run`'s default k
+RUN_ELEMS = DEFAULT_ELEMS               # `inaemu run`'s default k
 
 
 def expected_time(lossless: float | None, algo: str, loss_pct: float, links: int,

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 
+from hosts.ina_wire import MAX_K
 from inaemu.experiment.config import AGGREGATIONS, LANE_FORMATS, SCALINGS, TOPOS
+
+DEFAULT_ELEMS = MAX_K    # `inaemu run`'s k: a packet fills a 1500-byte MTU, as a TCP segment does
 
 
 def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,8 +32,10 @@ def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_ina_arguments(parser: argparse.ArgumentParser) -> None:
     """--elems, --pool, --window, --rto, --format, --scaling, --divisor."""
-    parser.add_argument("--elems", type=int, default=256, metavar="K",
-                        help="values per aggregation packet, INA_K (default 256)")
+    parser.add_argument("--elems", type=int, default=DEFAULT_ELEMS, metavar="K",
+                        help=f"values per aggregation packet, INA_K, a multiple of 4 up to "
+                             f"{MAX_K} (default {DEFAULT_ELEMS}: a packet fills a 1500-byte "
+                             f"MTU, as the ring's TCP segments do)")
     parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
                         help="aggregator slots of the job (default 64)")
     parser.add_argument("--window", type=int, default=None, metavar="CHUNKS",

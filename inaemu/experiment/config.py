@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from hosts.ina_wire import MAX_K, MIN_K
 from topologies.builders import fat_tree, leaf_spine, star
 from topologies.model import Endpoint, Topology, TopologyError
 
@@ -118,8 +119,9 @@ class RunConfig:
             raise ConfigError(f"loss: expected a percentage in [0, 100), got {self.loss:g}")
         if self.bw_mbps is not None and not 0 < self.bw_mbps <= 100_000:
             raise ConfigError(f"bw: expected Mbit/s in (0, 100000], got {self.bw_mbps:g}")
-        if not 4 <= self.elems_k <= 256 or self.elems_k % 4:
-            raise ConfigError(f"elems: k must be a multiple of 4 from 4 to 256, got {self.elems_k}")
+        if not MIN_K <= self.elems_k <= MAX_K or self.elems_k % 4:
+            raise ConfigError(f"elems: k must be a multiple of 4 from {MIN_K} to {MAX_K}, "
+                              f"got {self.elems_k}")
         if not 1 <= self.pool_size <= 1000:
             raise ConfigError(f"pool: expected 1..1000 slots, got {self.pool_size}")
         if not 1 <= self.window <= self.pool_size:

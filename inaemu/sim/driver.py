@@ -21,6 +21,7 @@ import numpy as np
 from hosts.agent import gradient
 from hosts.errors import HostError
 from hosts.ina_session import InaSession
+from hosts.ina_wire import MAX_K, MIN_K
 from hosts.ring_session import RingSession, ring_error_bound
 from hosts.collectives import PLAN_ALGOS
 
@@ -292,9 +293,9 @@ def _check_arguments(topology: Topology, algo: str, size_bytes: int, elems_k: in
         raise SimError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
     if isinstance(size_bytes, bool) or not isinstance(size_bytes, int) or size_bytes < 4:
         raise SimError(f"size_bytes must be an integer >= 4 (one float32), got {size_bytes!r}")
-    if (isinstance(elems_k, bool) or not isinstance(elems_k, int) or not 4 <= elems_k <= 256
+    if (isinstance(elems_k, bool) or not isinstance(elems_k, int) or not MIN_K <= elems_k <= MAX_K
             or elems_k % 4):
-        raise SimError(f"elems_k must be a multiple of 4 from 4 to 256, got {elems_k!r}")
+        raise SimError(f"elems_k must be a multiple of 4 from {MIN_K} to {MAX_K}, got {elems_k!r}")
     if not jobs:
         raise SimError("no jobs to run")
     if not time_limit > 0:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from inaemu.experiment.arguments import DEFAULT_ELEMS
 from inaemu.experiment.config import ALL_ALGOS, ConfigError, RunConfig, default_window
 from inaemu.train.task import TaskConfig
 
@@ -23,7 +24,7 @@ class TrainConfig:
     eval_every: int = 10
     task: TaskConfig = field(default_factory=TaskConfig)
     net: str = "mininet"
-    elems_k: int = 256
+    elems_k: int = DEFAULT_ELEMS     # values per packet: `inaemu run`'s, a full 1500-byte MTU
     pool_size: int = 64
     window: int | None = None        # INA chunks in flight per worker; None: default_window
     rto: float = 0.1

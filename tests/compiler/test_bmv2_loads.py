@@ -27,7 +27,7 @@ from p4switch.compiler.bmv2_forms import FormError, check_document
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMPLE_SWITCH = Path("/opt/p4ref/bin/simple_switch")
-INA_KS = (4, 12, 32, 256)
+INA_KS = (4, 12, 32, 256, 364)
 
 
 def corpus() -> list[tuple[str, Path, dict]]:

@@ -61,7 +61,7 @@ def test_decode_checks_the_expected_k() -> None:
 
 @pytest.mark.parametrize("field, value", [
     ("kind", 4), ("job", 65536), ("worker", -1), ("slot", 1 << 16), ("chunk", 1 << 32),
-    ("count", 65536), ("ver", 2), ("retx", 1), ("values", (1, 2, 3)), ("values", (0,) * 260),
+    ("count", 65536), ("ver", 2), ("retx", 1), ("values", (1, 2, 3)), ("values", (0,) * 368),
     ("values", (2**31, 0, 0, 0)), ("values", (1.0, 0, 0, 0)),
 ])
 def test_construction_validates_every_field(field: str, value) -> None:

@@ -52,11 +52,12 @@ def test_flat_stf_with_four_values_per_packet() -> None:
     run_stf(build.bmv2, "ina_k4.stf")
 
 
-def test_k256_compiles_and_sums_every_lane() -> None:
-    k = 256
+@pytest.mark.parametrize("k", [256, 364])
+def test_large_k_compiles_and_sums_every_lane(k: int) -> None:
+    """364 is the largest k: its frames are 1514 bytes, a full 1500-byte MTU (protocol §1)."""
     build = compile_file(str(PROGRAM), defines={"INA_K": str(k), "INA_CELLS": "64"})
     sw = Switch(build.bmv2)
-    assert sw.register_size("ina_value_255") == 64
+    assert sw.register_size(f"ina_value_{k - 1}") == 64
     aggregator = Endpoint(0x000000000100, ip("10.0.0.254"))
     workers = [Endpoint(0x080000000111, ip("10.0.1.1")), Endpoint(0x080000000222, ip("10.0.2.2"))]
     sw.table_add("ina_aggregator_addresses", [ExactKey(aggregator.addr)], "ina_aggregate_here")
@@ -80,12 +81,13 @@ def test_k256_compiles_and_sums_every_lane() -> None:
                                    slot=1, ver=1, count=2, values=sums))
                 for w, host in enumerate(workers)]
     assert out == expected
+    assert len(out[0][1]) == 14 + 20 + 8 + 16 + 4 * k
     # slot 1, version 1 of a pool at base 10 is cell 13
-    assert sw.register_read("ina_value_255", 13) == sums[255]
+    assert sw.register_read(f"ina_value_{k - 1}", 13) == sums[k - 1]
     assert sw.register_read("ina_seen", 13) == 0b11
 
 
-@pytest.mark.parametrize("k", ["6", "0", "260"])
+@pytest.mark.parametrize("k", ["6", "0", "368", "512"])
 def test_unsupported_k_is_a_compile_error(k: str) -> None:
     with pytest.raises(CompileError, match="INA_K must be a multiple of 4"):
         compile_file(str(PROGRAM), defines={"INA_K": k})

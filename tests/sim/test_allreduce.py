@@ -147,7 +147,7 @@ def test_a_network_with_nothing_left_to_do_reports_who_waits(monkeypatch) -> Non
 @pytest.mark.parametrize("kwargs,message", [
     ({"algo": "allgather"}, "algo must be one of ina, ring"),
     ({"size_bytes": 2}, "size_bytes must be an integer >= 4"),
-    ({"elems_k": 6}, "elems_k must be a multiple of 4 from 4 to 256"),
+    ({"elems_k": 6}, "elems_k must be a multiple of 4 from 4 to 364"),
     ({"jobs": [SimJob(5000, ("h1", "h2"))]}, "set-up: job 5000: refused: job id must be in"),
     ({"jobs": [SimJob(1, ("h1", "h2"), "s7")]}, "job 1: no switch named 's7'"),
     ({"jobs": [SimJob(1, ("h1", "h9"))]}, "job 1: no node named 'h9'"),
