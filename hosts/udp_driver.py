@@ -22,6 +22,19 @@ Always, not only on a quiet machine: a gate on the 1-minute load average turned 
 the experiment's own load (a Mininet star's agents and switch keep it at 3-5 on 2 cores), and
 Mininet unshaped ring/INA went from 1.04 (always) to 0.88 (gated) in one run. On a machine
 crowded by other CPU-bound work the agents then wait for ticks (docs/hosts.md).
+
+Segmented sends (docs/hosts.md, session 23): consecutive payloads of one size (a batch of new
+CONTRIBs) go to the kernel in one `sendmsg` with a UDP_SEGMENT control message (UDP GSO, Linux
+>= 4.18), which cuts the buffer into separate datagrams of that size (the last may be shorter:
+a QUERY after CONTRIBs rides along): the same datagrams on the wire, one system call and one
+route and socket-buffer walk for the run instead of one per datagram. At most GSO_MAX_SEGMENTS
+segments and GSO_MAX_BYTES bytes per call; a payload alone goes by a plain `send`. Whether the
+kernel knows UDP_SEGMENT is asked once (`getsockopt`; a kernel that does not know it would
+ignore the control message and send one big datagram); a segmented send the kernel refuses
+(EIO, EINVAL, EMSGSIZE, ...) turns segmenting off for the socket (`gso_refused`), and any
+failed one is sent again a datagram at a time, so no datagram is lost silently. Segmentation
+happens in software before the device when the device cannot do it (a veth with checksum
+offload off, as Mininet's and the switch's raw sockets need): the switch sees separate frames.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import gc
 import os
 import select
 import socket
+import struct
 import time
 from typing import Callable
 
@@ -47,6 +61,10 @@ PAUSE_FRACTION = 0.125        # and never more than this fraction of the smoothe
 LONELY_WAKES = 4              # pause only after this many wake-ups in a row found one result
 RECHECK_EVERY = 16            # and skip every 16th pause, to see whether results still trickle
 MAX_DATAGRAM = 65535
+SOL_UDP = 17                  # (socket.SOL_UDP where Python defines it)
+UDP_SEGMENT = 103             # linux/udp.h: the GSO segment size, a socket option and a cmsg
+GSO_MAX_SEGMENTS = 64         # the kernel's UDP_MAX_SEGMENTS (64 before Linux 6.x raised it)
+GSO_MAX_BYTES = 65507         # the largest IPv4 UDP payload: 65535 - 20 (IP) - 8 (UDP)
 # Send errors that mean "this datagram is lost" (retransmission covers them), not a broken setup.
 _TRANSIENT = frozenset({errno.ENOBUFS, errno.EAGAIN, errno.ECONNREFUSED, errno.EHOSTUNREACH,
                         errno.ENETUNREACH, errno.EHOSTDOWN})
@@ -72,16 +90,30 @@ def _set_policy(policy: int) -> None:
         pass
 
 
+def _kernel_segments(sock: socket.socket) -> bool:
+    """Whether this socket can take UDP_SEGMENT (the option exists since Linux 4.18, with
+    the control message: asking it is the test that does not risk a wrong datagram)."""
+    if not hasattr(sock, "sendmsg"):
+        return False
+    try:
+        sock.getsockopt(SOL_UDP, UDP_SEGMENT)
+    except OSError:
+        return False
+    return True
+
+
 class UdpInaDriver:
     """One worker's UDP socket and session; `allreduce` may be called many times."""
 
     def __init__(self, session: InaSession, *, aggregator: str, aggregator_port: int = INA_UDP_PORT,
                  bind_address: str = "0.0.0.0", bind_port: int = INA_UDP_PORT,
                  clock: Callable[[], float] = time.monotonic, batch: bool = True,
-                 yield_to_aggregator: bool = True, connect: bool | None = None):
+                 yield_to_aggregator: bool = True, connect: bool | None = None,
+                 segment: bool = True):
         """`batch`: pause for results to queue up while the window is full;
         `yield_to_aggregator`: run each call as SCHED_BATCH; `connect`: connect the socket
-        to the aggregator (None: when every slot is the switch's; see above)."""
+        to the aggregator (None: when every slot is the switch's; see above); `segment`:
+        send runs of equal-sized payloads as one UDP GSO call where the kernel allows."""
         self.session = session
         self.batch = batch
         self.yield_to_aggregator = yield_to_aggregator
@@ -106,6 +138,12 @@ class UdpInaDriver:
         self.connected = connect and self._connect()
         self._bound = self.sock.getsockname()
         self.send_errors = 0       # datagrams the kernel refused (treated as lost)
+        self.segmenting = segment and _kernel_segments(self.sock)
+        self.gso_refused = 0       # segmented sends refused for good (then plain sends)
+        self.gso_failed = 0        # segmented sends that failed (sent again one by one)
+        self.gso_sends = 0         # segmented sends made, and the datagrams in them
+        self.gso_datagrams = 0
+        self._segment_options: dict[int, list] = {}     # segment size -> its cmsg list
         self.wakeups = 0           # batches read (select returned or a pause ended)
         self.datagrams = 0         # datagrams read in them
 
@@ -220,6 +258,63 @@ class UdpInaDriver:
         return self.session.receive_many(payloads, self.clock())
 
     def _send(self, payloads) -> None:
+        if self.segmenting and len(payloads) > 1:
+            self._send_segmented(payloads)
+        else:
+            self._send_each(payloads)
+
+    def _send_segmented(self, payloads) -> None:
+        """Runs of equal-sized payloads (and a shorter one after a run) as one segmented
+        send each; a payload alone by a plain send."""
+        count, first = len(payloads), 0
+        options, plain = self._segment_options, self._send_each
+        while first < count:
+            size = len(payloads[first])
+            fits = GSO_MAX_BYTES // size
+            end = first + 1
+            last = min(count, first + (fits if fits < GSO_MAX_SEGMENTS else GSO_MAX_SEGMENTS))
+            while end < last and len(payloads[end]) == size:
+                end += 1
+            # a shorter payload may close the run (the kernel's last segment may be short)
+            if (end < count and end - first < GSO_MAX_SEGMENTS
+                    and len(payloads[end]) < size
+                    and (end - first) * size + len(payloads[end]) <= GSO_MAX_BYTES):
+                end += 1
+            if end - first == 1:
+                plain(payloads[first:end])
+            else:
+                control = options.get(size)
+                if control is None:
+                    control = options[size] = [(SOL_UDP, UDP_SEGMENT, struct.pack("=H", size))]
+                self._send_run(payloads[first:end], size, control)
+                if not self.segmenting:          # refused: the rest one by one
+                    plain(payloads[end:])
+                    return
+            first = end
+
+    def _send_run(self, run, size: int, control: list) -> None:
+        """One segmented send; on any failure, what was not sent goes again one by one."""
+        try:
+            if self.connected:
+                sent = self.sock.sendmsg(run, control)
+            else:
+                sent = self.sock.sendmsg(run, control, 0, self.aggregator)
+        except OSError as error:
+            self.gso_failed += 1
+            if not (isinstance(error, (BlockingIOError, InterruptedError))
+                    or error.errno in _TRANSIENT):
+                self.segmenting = False          # the kernel does not segment for us
+                self.gso_refused += 1
+            self._send_each(run)
+            return
+        self.gso_sends += 1
+        self.gso_datagrams += len(run)
+        total = sum(map(len, run))
+        if sent < total:            # (UDP sends all or nothing; should that change, no loss)
+            self.gso_failed += 1
+            self._send_each(run[sent // size:])
+
+    def _send_each(self, payloads) -> None:
         sock, aggregator, connected = self.sock, self.aggregator, self.connected
         for payload in payloads:
             try:

@@ -27,7 +27,9 @@ Two measurements, each run for the working tree's hosts/ and, when asked, for a 
   kernel's delivery of its frames to the agents included), its sleeps and preemptions.
 
 Each agent reports its wake-ups per chunk (batches read; 0 for a baseline without the
-counter). `--no-yield` runs the working tree's driver without SCHED_BATCH.
+counter) and how many datagrams went out in segmented sends (UDP GSO). `--no-yield` runs the
+working tree's driver without SCHED_BATCH, `--no-segment` without segmented sends; `--each`
+prints every round's udp/veth figures, not only the best; `--no-memory` skips the memory mode.
 
 Prints microseconds per chunk per worker, the best of `--rounds`, and the ratio baseline / now
 measured in the same run. The machine is shared: quote `uptime` with the numbers.
@@ -231,6 +233,8 @@ def run_agent(args) -> None:
     options = {"batch": False} if args.no_batch else {}
     if args.no_yield:
         options["yield_to_aggregator"] = False
+    if args.no_segment:
+        options["segment"] = False
     if args.veth:
         from hosts.ina_wire import INA_UDP_PORT
         address = dict(aggregator=args.aggregator, aggregator_port=INA_UDP_PORT,
@@ -242,6 +246,7 @@ def run_agent(args) -> None:
     driver.allreduce(vector, timeout=120)
     print("timed", flush=True)      # (veth: the switch's CPU is read from here on)
     wakeups, datagrams = getattr(driver, "wakeups", 0), getattr(driver, "datagrams", 0)
+    gso_sends, gso_datagrams = getattr(driver, "gso_sends", 0), getattr(driver, "gso_datagrams", 0)
     import resource
     before_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     before_cpu, before_wall, before_times = time.process_time(), time.perf_counter(), os.times()
@@ -262,6 +267,8 @@ def run_agent(args) -> None:
                       "faults_per_chunk": faults / chunks,
                       "wakeups_per_chunk": (getattr(driver, "wakeups", 0) - wakeups) / chunks,
                       "datagrams": getattr(driver, "datagrams", 0) - datagrams,
+                      "gso_sends": getattr(driver, "gso_sends", 0) - gso_sends,
+                      "gso_datagrams": getattr(driver, "gso_datagrams", 0) - gso_datagrams,
                       "chunks": chunks,
                       "retransmissions": session.counters.retransmissions,
                       "timer_retransmissions": session.counters.timer_retransmissions}),
@@ -325,6 +332,8 @@ def _summary(reports: list[dict]) -> dict:
             "faults_per_chunk": mean("faults_per_chunk"),
             "wakeups_per_chunk": mean("wakeups_per_chunk"), "chunks": reports[0]["chunks"],
             "wall": max(r["wall"] for r in reports),
+            "agents": len(reports), "gso_sends": sum(r.get("gso_sends", 0) for r in reports),
+            "gso_datagrams": sum(r.get("gso_datagrams", 0) for r in reports),
             "retransmissions": sum(r["retransmissions"] for r in reports),
             "timer_retransmissions": sum(r["timer_retransmissions"] for r in reports)}
 
@@ -361,7 +370,8 @@ def _common_arguments(args) -> list[str]:
     return ["--workers", str(args.workers), "--k", str(args.k), "--size-mib",
             str(args.size_mib), "--pool", str(args.pool), "--window", str(args.window),
             *(["--no-batch"] if args.no_batch else []),
-            *(["--no-yield"] if args.no_yield else [])]
+            *(["--no-yield"] if args.no_yield else []),
+            *(["--no-segment"] if args.no_segment else [])]
 
 
 def measure(root: Path, args, what: str) -> dict:
@@ -399,13 +409,14 @@ def compare(args) -> None:
     if len({d["digest"] for d in digests.values()}) > 1:
         print("  WIRE BEHAVIOUR DIFFERS")
     best: dict[str, dict] = {}
-    for _ in range(args.rounds):
+    for _ in range(0 if args.no_memory else args.rounds):
         for name, root in variants.items():
             got = measure(root, args, "memory")["per_chunk_us"]
             keep = best.setdefault(name, {})
             for part, value in got.items():
                 keep[part] = min(value, keep.get(part, float("inf")))
-    print("memory (µs CPU per chunk per worker, best of rounds):")
+    if best:
+        print("memory (µs CPU per chunk per worker, best of rounds):")
     for name, parts in best.items():
         print(f"  {name:8s} " + "  ".join(f"{p} {v:6.2f}" for p, v in parts.items())
               + f"  total {sum(parts.values()):6.2f}")
@@ -419,24 +430,34 @@ def compare(args) -> None:
         for _ in range(args.rounds):
             for name, root in variants.items():
                 got = measure(root, args, mode)
+                if args.each:
+                    print(f"    {mode} {name:8s} {_one_line(got)}", flush=True)
                 if name not in udp or got["cpu_us"] < udp[name]["cpu_us"]:
                     udp[name] = got
         print(f"{'udp loopback' if mode == 'udp' else 'veth, ina.p4'} (µs CPU per chunk per "
               f"worker, best of rounds):")
         for name, got in udp.items():
-            print(f"  {name:8s} {got['cpu_us']:6.2f}  (system {got['system_us']:.1f}, "
-                  f"{got['faults_per_chunk']:.2f} page faults and "
-                  f"{got['wakeups_per_chunk']:.2f} wake-ups per chunk; "
-                  f"call {got['wall']:.2f} s, "
-                  f"{got['retransmissions']} retransmissions, "
-                  f"{got['timer_retransmissions']} by timer)"
-                  + (f"; switch {got['switch_us']:.2f} µs per contribution "
-                     f"(system {got['switch_system_us']:.1f}, "
-                     f"{got['switch_sleeps']:.3f} sleeps and {got['switch_preempted']:.3f} "
-                     f"preemptions each)" if "switch_us" in got else ""))
+            print(f"  {name:8s} {_one_line(got)}")
         if "baseline" in udp:
             print(f"  baseline / now: {udp['baseline']['cpu_us'] / udp['now']['cpu_us']:.2f}x")
     print(f"load {os.getloadavg()[0]:.2f}")
+
+
+def _one_line(got: dict) -> str:
+    return (f"{got['cpu_us']:6.2f}  (system {got['system_us']:.1f}, "
+            f"{got['faults_per_chunk']:.2f} page faults and "
+            f"{got['wakeups_per_chunk']:.2f} wake-ups per chunk; "
+            + (f"{got['gso_datagrams'] / got['gso_sends']:.1f} datagrams per segmented "
+               f"send, {got['gso_datagrams'] / got['chunks'] / got['agents']:.2f} "
+               f"of the chunks; "
+               if got.get("gso_sends") else "")
+            + f"call {got['wall']:.2f} s, "
+            f"{got['retransmissions']} retransmissions, "
+            f"{got['timer_retransmissions']} by timer)"
+            + (f"; switch {got['switch_us']:.2f} µs per contribution "
+               f"(system {got['switch_system_us']:.1f}, "
+               f"{got['switch_sleeps']:.3f} sleeps and {got['switch_preempted']:.3f} "
+               f"preemptions each)" if "switch_us" in got else ""))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -455,10 +476,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", type=int, default=64)
     parser.add_argument("--window", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--each", action="store_true",
+                        help="also print every round's udp/veth measurement as it comes")
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip the memory measurement (udp/veth only)")
     parser.add_argument("--no-batch", action="store_true",
                         help="udp: the working tree's driver without its pauses (batch=False)")
     parser.add_argument("--no-yield", action="store_true",
                         help="the working tree's driver without SCHED_BATCH during a call")
+    parser.add_argument("--no-segment", action="store_true",
+                        help="the working tree's driver without segmented (UDP GSO) sends")
     parser.add_argument("--role", choices=("compare", "memory", "digest", "aggregator", "agent"),
                         default="compare", help=argparse.SUPPRESS)
     parser.add_argument("--worker", type=int, default=0, help=argparse.SUPPRESS)
