@@ -110,3 +110,15 @@ def test_the_window_keeps_about_256_contributions_of_a_job_in_flight() -> None:
     assert _config("--pool", "32").window == 32
     assert _config("--pool", "8").window == 8                         # never beyond the pool
     assert _config("--pool", "32", "--window", "8").window == 8
+
+
+def test_a_packet_of_the_default_k_fills_a_1500_byte_mtu() -> None:
+    """`inaemu run` and `inaemu train` send as many values per packet as a 1500-byte IP packet
+    holds (the ring's TCP segments are MTU-sized too): IPv4 20 + UDP 8 + header 16 + 4k."""
+    from hosts.ina_wire import HEADER_BYTES, MAX_K
+    from inaemu.train.config import TrainConfig
+
+    k = _config().elems_k
+    assert k == MAX_K == TrainConfig().elems_k
+    assert 20 + 8 + HEADER_BYTES + 4 * k == 1500
+    assert _config("--elems", "64").elems_k == 64
