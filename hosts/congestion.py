@@ -37,6 +37,7 @@ import math
 # RFC 6298 §2: gains 1/8 and 1/4, K = 4.
 ALPHA, BETA, K_RTTVAR = 0.125, 0.25, 4.0
 SRTT_FLOOR = 2.0        # the RTO is never below SRTT_FLOOR · SRTT
+_KEEP_RTTVAR, _KEEP_SRTT = 1 - BETA, 1 - ALPHA
 
 
 class RtoEstimator:
@@ -93,18 +94,34 @@ class RtoEstimator:
         return min(self._rto * 2.0 ** (tries - 1), self.maximum)
 
     def sample(self, rtt: float) -> None:
-        """A round-trip time of a chunk transmitted once (RFC 6298 §2.2-2.3)."""
+        """A round-trip time of a chunk transmitted once (RFC 6298 §2.2-2.3). Runs per result:
+        `_refresh` inline, no builtin calls (the same arithmetic, the same floats)."""
         if rtt < 0.0:
             rtt = 0.0
-        if self.min_rtt is None or rtt < self.min_rtt:
+        min_rtt, srtt = self.min_rtt, self.srtt
+        if min_rtt is None or rtt < min_rtt:
             self.min_rtt = rtt
-        if self.srtt is None:
-            self.srtt, self.rttvar = rtt, rtt / 2
+        if srtt is None:
+            srtt, rttvar = rtt, rtt / 2
         else:
-            self.rttvar = (1 - BETA) * self.rttvar + BETA * abs(self.srtt - rtt)
-            self.srtt = (1 - ALPHA) * self.srtt + ALPHA * rtt
+            delta = srtt - rtt
+            if delta < 0.0:
+                delta = -delta
+            rttvar = _KEEP_RTTVAR * self.rttvar + BETA * delta
+            srtt = _KEEP_SRTT * srtt + ALPHA * rtt
+        self.srtt, self.rttvar = srtt, rttvar
         self.samples += 1
-        self._refresh()
+        rto = srtt + K_RTTVAR * rttvar          # then as _refresh
+        floor = SRTT_FLOOR * srtt
+        if floor > rto:
+            rto = floor
+        if self.minimum > rto:
+            rto = self.minimum
+        maximum = self.maximum
+        if maximum < rto:
+            rto = maximum
+        self._rto = rto
+        self.first_timer = maximum if maximum < rto else rto
 
 
 class InFlightWindow:
@@ -194,9 +211,14 @@ class LossBursts:
     def transmitted(self, window: int) -> None:
         self._sent += 1
         if self._sent >= window:          # (>= max(1, window): _sent is at least 1 here)
-            self.rate += self.GAIN * (self._losses / self._sent - self.rate)
-            self._sent = self._losses = 0
-            self._burst = False
+            self.window_ends()
+
+    def window_ends(self) -> None:
+        """A window of transmissions is complete: its loss fraction into the rate. (The
+        session's per-chunk path counts `_sent` itself and calls this, as `transmitted`.)"""
+        self.rate += self.GAIN * (self._losses / self._sent - self.rate)
+        self._sent = self._losses = 0
+        self._burst = False
 
     def expected(self, window: int) -> float:
         """Losses random loss explains in a window of `window` transmissions."""

@@ -180,6 +180,14 @@ class FloatCodec:
 
     # ---- contributions and results -----------------------------------------------------------
 
+    def table_rows(self) -> tuple[memoryview | None, int, int]:
+        """(table, row bytes, rows ready): with job scaling, the CONTRIB payload of chunk c <
+        rows ready is table[c * row bytes:(c + 1) * row bytes], what `contribution` returns
+        for it (the session's per-chunk path reads it so); (None, 0, 0) otherwise."""
+        if self._table is None:
+            return None, 0, 0
+        return self._table, self._packet_bytes, self._quantized
+
     def contribution(self, key: int, slot: int, ver: int) -> bytes:
         """The CONTRIB payload of transmission `key` (chunk `key`, or a redo past the chunks)."""
         if self._table is not None and key < self.chunks:

@@ -62,6 +62,7 @@ WINDOW_RULES = ("burst", "every_loss")
 _RESULT_KINDS = (Kind.RESULT, Kind.MAX_RESULT)
 _UNPACK_HEADER = HEADER.unpack_from
 _RESULT = int(Kind.RESULT)
+_DATA = State.DATA
 # the flag bits a RESULT may carry besides its format: ver, retx, overflow (receive's fast path)
 _RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
 
@@ -199,6 +200,17 @@ class InaSession(SilenceRules):
         counters, receive, on_result = self.counters, self._receive, self._on_result
         size, own = self._result_bytes, (self.job, self.worker, self.n)
         format_bits = 0 if self._codec is None else self._format_bits
+        fill, answered = self._fill_window, self._answered
+        highest, switch_slots = self._highest_answered, self.switch_slots
+        adaptive, window = self.adaptive, self.in_flight_window
+        estimator, host_estimator = self.rto_estimator, self.host_rto_estimator
+        codec = self._codec
+        # The common RESULT goes through `_on_result`'s steps inline (below): a data chunk
+        # sent once, in flight, not the call's last, with no earlier chunk in flight (no loss
+        # to look for), stored as is (job scaling, no overflow); anything else through it.
+        plain = (codec is not None and self._encoder is codec and self.scaling == "job"
+                 and self.timeline is None)
+        fast_retransmit = self.fast_retransmit
         for payload in payloads:        # _receive's fast path, inline; the rest through it
             if len(payload) == size and payload[0] == _RESULT:
                 _kind, flags, job, worker, pad, slot, chunk, count, bmax = \
@@ -208,10 +220,42 @@ class InaSession(SilenceRules):
                         and flags & FLAG_FORMAT == format_bits):
                     counters.packets_received += 1
                     counters.bytes_received += size
+                    in_flight = self._in_flight
+                    flight = in_flight.get(chunk)
+                    if (plain and flight is not None and self.state is _DATA
+                            and flight.tries == 1 and slot == flight.slot
+                            and flags & (FLAG_VER | FLAG_OVERFLOW) == flight.ver
+                            and chunk < codec.chunks and self._answered_count + 1 < self._chunks
+                            and (not fast_retransmit or next(iter(in_flight)) == chunk)):
+                        del in_flight[chunk]
+                        if not self._answered_count and self._data_start is not None:
+                            self.barrier_estimator.sample(now - self._data_start)
+                        self._last_progress = now
+                        self._last_progress_sent = flight.last_sent
+                        self._last_progress_chunk = chunk
+                        path = 0 if slot < switch_slots else 1
+                        if chunk > highest[path]:
+                            if adaptive:
+                                (host_estimator if path else estimator).sample(
+                                    now - flight.sent_at)
+                            highest[path] = chunk
+                        if adaptive and window.size < window.maximum:
+                            window.on_result()
+                        answered[chunk] = 1
+                        self._answered_count += 1
+                        codec.store(chunk, payload)
+                        out += fill(now)
+                        continue
                     out += on_result(chunk, slot, flags & FLAG_VER, payload, now, bmax,
                                      flags & FLAG_OVERFLOW)
-                    continue
-            out += receive(payload, now)
+                else:
+                    out += receive(payload, now)
+            else:
+                out += receive(payload, now)
+            # (the general path may have ended the call or changed its state)
+            answered, highest, codec = self._answered, self._highest_answered, self._codec
+            plain = (codec is not None and self._encoder is codec and self.scaling == "job"
+                     and self.timeline is None)
         return Step(tuple(out), self._next_deadline())
 
     def _receive(self, payload: bytes, now: float) -> list[bytes]:
@@ -401,9 +445,13 @@ class InaSession(SilenceRules):
         room = window - len(in_flight)            # the loop below is all that adds to it
         if c >= chunks or room <= 0:
             return out
-        answered, contribution = self._answered, self._encoder.contribution
-        counters, timers, timeline = self.counters, self._timers, self.timeline
-        events, bursts = self._events, self.loss_bursts.transmitted
+        encoder = self._encoder
+        answered, contribution = self._answered, encoder.contribution
+        # job scaling: the payloads are rows of one table (slices of it, no method call),
+        # those of the chunks quantized so far; the codec quantizes the next block on demand
+        table, size, ready = encoder.table_rows()
+        timers, timeline = self._timers, self.timeline
+        events, bursts = self._events, self.loss_bursts
         bursts_window = self.in_flight_window.size
         if self.adaptive:    # a first transmission waits its path's RTO (timer(1))
             switch_wait = self.rto_estimator.first_timer
@@ -412,25 +460,34 @@ class InaSession(SilenceRules):
             switch_wait = host_wait = min(self.rto, self.rto_max)
         switch_slots = self.switch_slots
         position = self.next_position + c
+        first, sent_bytes = c, 0
         while c < chunks and room > 0 and (c < pool or answered[c - pool]):
             slot, ver = position % pool, (position // pool) % 2
-            payload = contribution(c, slot, ver)
+            if c < ready:
+                payload = table[c * size:(c + 1) * size].tobytes()
+            else:
+                payload = contribution(c, slot, ver)
+                table, size, ready = encoder.table_rows()
             wait = host_wait if slot >= switch_slots else switch_wait
             events.serial += 1                   # CongestionEvents.transmitted()
             deadline = now + wait
             in_flight[c] = Flight(payload, slot, ver, 1, deadline, now, events.serial, now,
                                    wait)
-            bursts(bursts_window)
+            bursts._sent += 1                    # LossBursts.transmitted(bursts_window)
+            if bursts._sent >= bursts_window:
+                bursts.window_ends()
             heapq.heappush(timers, (deadline, c, 1, _RTO))
-            counters.packets_sent += 1
-            counters.bytes_sent += len(payload)
+            sent_bytes += len(payload)
             if timeline is not None:
                 timeline.append((now, "send", c))
             out.append(payload)
             c += 1
             room -= 1
             position += 1
-            self._next_chunk = c
+        self._next_chunk = c
+        counters = self.counters
+        counters.packets_sent += c - first
+        counters.bytes_sent += sent_bytes
         return out
 
     def _send_new(self, key: int, payload: bytes, slot: int, ver: int, now: float) -> bytes:

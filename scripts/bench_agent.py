@@ -154,8 +154,11 @@ def _clock_pair_cost(clock) -> float:
     return (clock() - begin) / rounds
 
 
-def wire_digest(args) -> dict:
-    """A digest of every payload and deadline of a call with deterministic loss and timers."""
+def wire_digest(args, batched: bool = False) -> dict:
+    """A digest of every payload and deadline of a call with deterministic loss and timers.
+    `batched`: each worker's results are held and handed over by `receive_many` in batches
+    (after every 7th packet the aggregator takes, and whenever its queue runs dry), as an
+    agent reads them; otherwise one `receive` per result as it comes."""
     import numpy as np
     sessions = make_sessions(args)
     aggregator = Aggregator(args.workers, args.k, args.pool)
@@ -163,9 +166,10 @@ def wire_digest(args) -> dict:
     rng = np.random.default_rng(1)
     inputs = [rng.standard_normal(length).astype(np.float32) for _ in range(args.workers)]
     digest = hashlib.sha256()
-    sent = delivered = 0
+    sent = delivered = taken = 0
     now, queue = 0.0, deque()
     deadlines = [None] * len(sessions)
+    inbox: list[list[bytes]] = [[] for _ in sessions]
 
     def record(w: int, step) -> None:
         nonlocal sent
@@ -177,16 +181,28 @@ def wire_digest(args) -> dict:
             if sent % 89:                       # every 89th transmission is lost
                 queue.append(payload)
 
+    def hand_over() -> None:
+        for w, session in enumerate(sessions):
+            if inbox[w]:
+                batch, inbox[w] = inbox[w], []
+                record(w, session.receive_many(batch, now))
+
     for call in range(2):
         for w, session in enumerate(sessions):
             record(w, session.start(inputs[w] * (call + 1), now))
         while not all(session.done for session in sessions):
             if queue:
                 now += 20e-6
+                taken += 1
                 for w, reply in aggregator.receive(queue.popleft()):
                     delivered += 1
                     if delivered % 97:          # every 97th result is lost
-                        record(w, sessions[w].receive(reply, now))
+                        if batched:
+                            inbox[w].append(reply)
+                        else:
+                            record(w, sessions[w].receive(reply, now))
+                if batched and (not queue or taken % 7 == 0):
+                    hand_over()
                 continue
             due = [d for d in deadlines if d is not None]
             if not due:
@@ -403,11 +419,14 @@ def compare(args) -> None:
     print(f"{args.workers} workers, k = {args.k}, {args.size_mib} MiB, pool {args.pool}, "
           f"window {args.window}; load {os.getloadavg()[0]:.2f}")
     digests = {name: measure(root, args, "digest") for name, root in variants.items()}
-    for name, d in digests.items():
-        print(f"  {name:8s} wire digest {d['digest']} ({d['packets']} packets, "
-              f"{d['retransmissions']} retransmissions)")
-    if len({d["digest"] for d in digests.values()}) > 1:
-        print("  WIRE BEHAVIOUR DIFFERS")
+    for how in ("one", "batched"):
+        for name, both in digests.items():
+            d = both[how]
+            print(f"  {name:8s} wire digest {d['digest']} ({d['packets']} packets, "
+                  f"{d['retransmissions']} retransmissions; "
+                  f"{'one receive per result' if how == 'one' else 'results by receive_many'})")
+        if len({both[how]["digest"] for both in digests.values()}) > 1:
+            print("  WIRE BEHAVIOUR DIFFERS")
     best: dict[str, dict] = {}
     for _ in range(0 if args.no_memory else args.rounds):
         for name, root in variants.items():
@@ -496,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.role == "memory":
         print(json.dumps(memory_costs(args)))
     elif args.role == "digest":
-        print(json.dumps(wire_digest(args)))
+        print(json.dumps({"one": wire_digest(args), "batched": wire_digest(args, True)}))
     elif args.role == "aggregator":
         serve_aggregator(args)
     else:

@@ -63,6 +63,14 @@ class Aggregator:
         return worker, header + cell[2].astype(">u4").tobytes()
 
 
+def congestion_state(s: InaSession) -> tuple:
+    """What a session learnt from its results (RTT samples, window, losses): equal in twins."""
+    rto, window = s.rto_estimator, s.in_flight_window
+    return (rto.srtt, rto.rttvar, rto.min_rtt, rto.samples, rto.rto, window.size,
+            window.slow_start, s.barrier_estimator.samples, s.barrier_estimator.srtt,
+            s.loss_bursts.rate, s.in_flight, s.counters)
+
+
 @pytest.mark.parametrize("fmt,scaling", [("int32", "job"), ("int8", "block")])
 def test_receive_many_sends_what_receive_sends_one_payload_at_a_time(fmt, scaling) -> None:
     """Twin sessions on one lossy network: one takes each batch with receive_many, the other
@@ -106,6 +114,7 @@ def test_receive_many_sends_what_receive_sends_one_payload_at_a_time(fmt, scalin
                     sends += step.send
                 together = many[w].receive_many(batch, now)
                 assert together.send == tuple(sends) and together.deadline == step.deadline
+                assert congestion_state(many[w]) == congestion_state(one[w])
                 batches += len(batch) > 1
                 carry_out(w, step)
         if not queue and not any(inbox) and not all(s.done for s in one):

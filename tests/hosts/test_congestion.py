@@ -27,6 +27,27 @@ def test_rto_follows_rfc_6298() -> None:
     assert rto.samples == 2
 
 
+def test_sample_gives_exactly_the_floats_of_the_plain_formulas() -> None:
+    """`sample` is written for speed (inline, no builtins): the same floats, bit for bit, as
+    RFC 6298 written plainly with the 2·SRTT floor and the clamp, over many samples."""
+    rng = np.random.default_rng(3)
+    rto = RtoEstimator(initial=0.1, minimum=0.002, maximum=0.4)
+    srtt = rttvar = least = None
+    for rtt in np.concatenate([rng.exponential(0.003, 400), rng.exponential(0.2, 100),
+                               [-0.001, 0.0, 1.0, 0.0005]]).tolist():
+        rto.sample(rtt)
+        rtt = max(rtt, 0.0)
+        least = rtt if least is None else min(least, rtt)
+        if srtt is None:
+            srtt, rttvar = rtt, rtt / 2
+        else:
+            rttvar = (1 - 0.25) * rttvar + 0.25 * abs(srtt - rtt)
+            srtt = (1 - 0.125) * srtt + 0.125 * rtt
+        expected = min(max(srtt + 4 * rttvar, 2 * srtt, 0.002), 0.4)
+        assert (rto.srtt, rto.rttvar, rto.min_rtt, rto.rto) == (srtt, rttvar, least, expected)
+        assert rto.first_timer == rto.timer(1) == expected
+
+
 def test_rto_is_clamped_and_each_chunk_backs_off() -> None:
     rto = RtoEstimator(initial=0.02, minimum=0.02, maximum=0.5)
     rto.sample(0.001)
