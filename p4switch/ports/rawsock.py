@@ -4,17 +4,20 @@ The socket is bound to one interface with ETH_P_ALL, non-blocking, in promiscuou
 buffers (a switch must accept frames for any MAC address and absorb bursts while Python runs the
 pipeline). The kernel also loops back frames the socket itself sent (packet type
 PACKET_OUTGOING); those are skipped, and where the kernel supports it (Linux >= 4.20) the socket
-asks not to receive them at all. There, frames move in batches, many per system call
-(`mmsg.MessageBatch`: recvmmsg/sendmmsg), which is most of what a port costs per frame.
+asks not to receive them at all. There, frames arrive through a receive ring shared with the
+kernel (`ring.ReceiveRing`, PACKET_RX_RING: no system call per batch, and the kernel's copy of a
+frame happens where it is delivered, not in the switch's thread), or, when a ring cannot be had,
+many per system call (`mmsg.MessageBatch`: recvmmsg); they leave in batches through sendmmsg.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import socket
 import struct
 
-from p4switch.ports import mmsg
+from p4switch.ports import mmsg, ring
 from p4switch.ports.errors import InterfaceError
 
 ETH_P_ALL = 0x0003
@@ -30,14 +33,18 @@ SOCKET_BUFFER_BYTES = 8 * 1024 * 1024
 MAX_FRAME = 65536 + 64        # large enough for GSO super-frames a veth may hand over
 BATCH_SLOTS = 32              # frames per recvmmsg/sendmmsg call (2 MiB of address space each)
 MMSG_MIN_FRAMES = 5           # fewer frames to send: one send() each (cheaper, see send_batch)
+RING_BYTES = 4 * 1024 * 1024  # a port's receive ring (kernel memory): 2,048 slots of 2 KiB at MTU 1500
+SIOCGIFMTU = 0x8921
 _AGAIN = (errno.EAGAIN, errno.EWOULDBLOCK)
 
 
 class RawSocketPort:
     """One switch port on a Linux interface. `fileno()` makes it usable with selectors."""
 
-    def __init__(self, port: int, interface: str, *, batched: bool = True) -> None:
-        """batched=False: one system call per frame (benchmarks compare the two)."""
+    def __init__(self, port: int, interface: str, *, batched: bool = True,
+                 ring_bytes: int = RING_BYTES) -> None:
+        """batched=False: one system call per frame (benchmarks compare the two);
+        ring_bytes=0: no receive ring (frames arrive through recvmmsg)."""
         self.port = port
         self.interface = interface
         try:
@@ -51,28 +58,42 @@ class RawSocketPort:
         except PermissionError:
             raise InterfaceError(f"-i {port}@{interface}: raw sockets need root "
                                  "(or CAP_NET_RAW)") from None
+        self._ring = None
         try:
-            sock.bind((interface, ETH_P_ALL))
             sock.setblocking(False)
             _set_buffers(sock)
             self._kernel_skips_outgoing = _try_ignore_outgoing(sock)
+            if batched and ring_bytes and self._kernel_skips_outgoing and ring.available():
+                # before bind(): no frame may reach the ordinary queue ahead of the ring
+                self._ring = _try_ring(sock, interface, ring_bytes)
+            sock.bind((interface, ETH_P_ALL))
             membership = struct.pack("iHH8s", self.ifindex, PACKET_MR_PROMISC, 0, b"")
             sock.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, membership)
         except OSError as error:
+            if self._ring is not None:
+                self._ring.close()
             sock.close()
             raise InterfaceError(f"-i {port}@{interface}: cannot open: {error.strerror}") from None
         self._socket = sock
         self._fd = sock.fileno()
         self._rx_batch = self._tx_batch = None
         if batched and self._kernel_skips_outgoing and mmsg.available():
-            self._rx_batch = mmsg.MessageBatch(BATCH_SLOTS, MAX_FRAME)
+            if self._ring is None:
+                self._rx_batch = mmsg.MessageBatch(BATCH_SLOTS, MAX_FRAME)
             self._tx_batch = mmsg.MessageBatch(BATCH_SLOTS, MAX_FRAME)
+
+    @property
+    def receive_ring(self) -> ring.ReceiveRing | None:
+        """The receive ring, when frames arrive through one."""
+        return self._ring
 
     def fileno(self) -> int:
         return self._socket.fileno()
 
     def receive_batch(self, limit: int) -> list[bytes]:
         """Up to `limit` frames that arrived on the interface, without blocking."""
+        if self._ring is not None:
+            return self._ring.receive(limit)
         if self._rx_batch is not None:
             return self._receive_batched(limit)
         frames: list[bytes] = []
@@ -138,6 +159,9 @@ class RawSocketPort:
             return False
 
     def close(self) -> None:
+        if self._ring is not None:
+            self._ring.close()
+            self._ring = None
         self._socket.close()
 
     @property
@@ -151,6 +175,21 @@ def _set_buffers(sock: socket.socket) -> None:
             sock.setsockopt(socket.SOL_SOCKET, forced, SOCKET_BUFFER_BYTES)
         except OSError:        # not root: the kernel caps the plain option at rmem_max/wmem_max
             sock.setsockopt(socket.SOL_SOCKET, plain, SOCKET_BUFFER_BYTES)
+
+
+def _try_ring(sock: socket.socket, interface: str, ring_bytes: int) -> ring.ReceiveRing | None:
+    """A receive ring sized for the interface's MTU, or None (recvmmsg then) when the kernel
+    refuses one (no memory for it, no TPACKET_V2)."""
+    try:
+        request = struct.pack("16si20x", interface.encode()[:15], 0)
+        mtu = struct.unpack("16si20x", fcntl.ioctl(sock.fileno(), SIOCGIFMTU, request))[1]
+    except OSError:
+        mtu = 1500
+    try:
+        return ring.ReceiveRing(sock, largest_frame=mtu + 18, ring_bytes=ring_bytes,
+                                max_frame=MAX_FRAME)
+    except OSError:
+        return None
 
 
 def _try_ignore_outgoing(sock: socket.socket) -> bool:
