@@ -26,9 +26,9 @@ JOB = 7
 
 
 def sessions(n: int, *, k: int, pool: int, window: int, fmt: str = "int32",
-             scaling: str = "job") -> list[InaSession]:
+             scaling: str = "job", **options) -> list[InaSession]:
     return [InaSession(job=JOB, worker=w, n=n, k=k, pool_size=pool, window=window, rto=0.01,
-                       rto_max=0.08, max_retx=30, fmt=fmt, scaling=scaling)
+                       rto_max=0.08, max_retx=30, fmt=fmt, scaling=scaling, **options)
             for w in range(n)]
 
 
@@ -65,18 +65,23 @@ class Aggregator:
 
 def congestion_state(s: InaSession) -> tuple:
     """What a session learnt from its results (RTT samples, window, losses): equal in twins."""
-    rto, window = s.rto_estimator, s.in_flight_window
-    return (rto.srtt, rto.rttvar, rto.min_rtt, rto.samples, rto.rto, window.size,
+    rto, host, window = s.rto_estimator, s.host_rto_estimator, s.in_flight_window
+    return (rto.srtt, rto.rttvar, rto.min_rtt, rto.samples, rto.rto, host.srtt, host.samples,
+            host.rto, window.size,
             window.slow_start, s.barrier_estimator.samples, s.barrier_estimator.srtt,
             s.loss_bursts.rate, s.in_flight, s.counters)
 
 
-@pytest.mark.parametrize("fmt,scaling", [("int32", "job"), ("int8", "block")])
-def test_receive_many_sends_what_receive_sends_one_payload_at_a_time(fmt, scaling) -> None:
+@pytest.mark.parametrize("fmt,scaling,options", [
+    ("int32", "job", {}), ("int8", "block", {}),
+    ("int32", "job", {"switch_slots": 3}),        # half the slots on the host path (own RTO)
+    ("int32", "job", {"adaptive": False}), ("int32", "job", {"fast_retransmit": False})])
+def test_receive_many_sends_what_receive_sends_one_payload_at_a_time(fmt, scaling,
+                                                                     options) -> None:
     """Twin sessions on one lossy network: one takes each batch with receive_many, the other
     payload by payload; the sends, deadlines, counters and results must be the same."""
     n, k, pool = 3, 8, 6
-    one, many = (sessions(n, k=k, pool=pool, window=4, fmt=fmt, scaling=scaling)
+    one, many = (sessions(n, k=k, pool=pool, window=4, fmt=fmt, scaling=scaling, **options)
                  for _ in range(2))
     aggregator = Aggregator(n, k, pool)
     rng = random.Random(5)
