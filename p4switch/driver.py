@@ -23,7 +23,7 @@ import time
 from collections import deque
 from typing import Callable, Protocol
 
-from p4switch.ports.forwarding import Forwarder
+from p4switch.ports.forwarding import Forwarder, group_by_port
 
 DEFAULT_BATCH_LIMIT = 64
 
@@ -107,25 +107,26 @@ class PacketDriver:
             timeout = -1.0
         else:               # whole milliseconds up, as epoll has them: no early wake-ups
             timeout = math.ceil(max(0.0, due - self.clock()) * 1e3) * 1e-3
-        arrivals: list[tuple[int, bytes]] = []
+        received: list[tuple[int, list[bytes]]] = []     # (port, its frames), in turn
         limit, by_fd = self.batch_limit, self._by_fd
         for fd, _ in epoll.poll(timeout):
             port = by_fd[fd]
             if port is None:
                 self._drain_wake_fd()
                 continue
-            number = port.port
-            for frame in port.receive_batch(limit):
-                arrivals.append((number, frame))
+            frames = port.receive_batch(limit)
+            if frames:
+                received.append((port.port, frames))
         if self._packet_outs:
-            cpu_port = self.forwarder.cpu_port
+            outs = []
             while self._packet_outs:
-                arrivals.append((cpu_port, self._packet_outs.popleft()))
+                outs.append(self._packet_outs.popleft())
+            received.append((self.forwarder.cpu_port, outs))
         now = self.clock()
         if due is not None:         # nothing was held before: nothing can be due now
             self._send(self.forwarder.release(now))
-        if arrivals:
-            self._send(self.forwarder.forward(arrivals, now))
+        if received:
+            self._send_by_port(self.forwarder.forward_received(received, now))
 
     def _drain_wake_fd(self) -> None:
         try:
@@ -135,15 +136,11 @@ class PacketDriver:
 
     def _send(self, departures: list[tuple[int, bytes]]) -> None:
         """Send departures, per port in their order; ports with `send_batch` get one call."""
-        if not departures:
-            return
-        by_port: dict[int, list[bytes]] = {}
-        for number, data in departures:
-            frames = by_port.get(number)
-            if frames is None:
-                by_port[number] = [data]
-            else:
-                frames.append(data)
+        if departures:
+            self._send_by_port(group_by_port(departures))
+
+    def _send_by_port(self, by_port: dict[int, list[bytes]]) -> None:
+        """Send each port's frames in their order (CPU-port frames go to packet_in)."""
         cpu_port = self.forwarder.cpu_port
         if self.packet_in is not None and cpu_port in by_port:
             for data in by_port.pop(cpu_port):

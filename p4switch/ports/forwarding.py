@@ -19,6 +19,7 @@ on ports without impairments, this costs nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Iterable, Protocol
 
 from p4switch.ports.impairment import (EGRESS, INGRESS, DelayLine, ImpairmentPlan, LinkImpairment,
@@ -126,6 +127,38 @@ class Forwarder:
                 departures.append((port, data))
         return departures
 
+    def forward_received(self, received: list[tuple[int, list[bytes]]],
+                         now: float) -> dict[int, list[bytes]]:
+        """`forward` for arrivals as socket ports deliver them, each port's frames together
+        ((port, frames) in arrival order), with the departures per port (each port's in their
+        order; ports in the order of their first departure): what a driver sends, one call per
+        port. The same books and outputs as `forward`; without impairments or a tap, each
+        batch is counted once and no (port, bytes) list is built twice."""
+        if self._impairments or self.tap is not None:
+            return group_by_port(self.forward(
+                [(port, data) for port, frames in received for data in frames], now))
+        counters = self.counters
+        items: list[tuple[int, bytes]] = []
+        for port, frames in received:
+            port_counters = counters.get(port)
+            if port_counters is not None:
+                port_counters.rx += len(frames)
+            items += zip(repeat(port), frames)
+        with self.switch.lock:
+            outputs = self.switch.receive_batch(items)
+        departures = group_by_port(outputs)
+        unbound = None
+        for port, frames in departures.items():
+            port_counters = counters.get(port)
+            if port_counters is None:
+                unbound = [port] if unbound is None else unbound + [port]
+            else:
+                port_counters.tx += len(frames)
+        if unbound is not None:             # outputs to unbound ports: dropped, counted
+            for port in unbound:
+                self.unbound += len(departures.pop(port))
+        return departures
+
     def _egress(self, outputs: list[tuple[int, bytes]], now: float) -> list[tuple[int, bytes]]:
         departures = []
         counters, impairments = self.counters, self._impairments
@@ -209,4 +242,17 @@ class Forwarder:
         return lines
 
 
-__all__ = ["Forwarder", "PortCounters", "PacketTap"]
+def group_by_port(departures: list[tuple[int, bytes]]) -> dict[int, list[bytes]]:
+    """(port, bytes) departures as port -> frames, each port's in their order (ports in the
+    order of their first departure)."""
+    by_port: dict[int, list[bytes]] = {}
+    for port, data in departures:
+        frames = by_port.get(port)
+        if frames is None:
+            by_port[port] = [data]
+        else:
+            frames.append(data)
+    return by_port
+
+
+__all__ = ["Forwarder", "PortCounters", "PacketTap", "group_by_port"]

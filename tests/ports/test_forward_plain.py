@@ -48,3 +48,27 @@ def test_plain_path_matches_the_general_path():
     assert _books(plain) == _books(general)
     assert plain.unbound == 3
     assert plain.counters[2].tx == 3 and plain.counters[3].tx == 3
+
+
+def test_per_port_batches_keep_the_books_and_order_of_forward():
+    """forward_received (the driver's path: each port's frames together, departures per port)
+    against forward on the general path, grouped: the same frames per port, in order, and the
+    same counters, unbound outputs included."""
+    from p4switch.ports.forwarding import group_by_port
+
+    turns = [[(1, [b"2,3", b"3,2"]), (2, [b"1"]), (9, [b"2"])],   # an unknown arrival port
+             [(3, [b"7,2,8", b"", b"3,7"]), (1, [b"2"])],          # unbound outputs
+             [(2, [b"7"])],                                         # nothing bound comes out
+             [(2, [b"3,3,1,2"]), (3, [b"1,1"])]]
+    received, general = Forwarder(_Switch(), [1, 2, 3]), Forwarder(_Switch(), [1, 2, 3],
+                                                                    tap=_Tap())
+    tapped = Forwarder(_Switch(), [1, 2, 3], tap=_Tap())
+    for turn in turns:
+        arrivals = [(port, data) for port, frames in turn for data in frames]
+        expected = group_by_port(general.forward(arrivals, 0.0))
+        got = received.forward_received(turn, 0.0)
+        assert got == expected and list(got) == list(expected)      # ports in the same order
+        assert tapped.forward_received(turn, 0.0) == expected
+    assert _books(received) == _books(general) == _books(tapped)
+    assert received.unbound == 4
+    assert received.counters[1].rx == 3 and received.counters[3].tx == 5
