@@ -307,10 +307,10 @@ class UdpInaDriver:
                 self.gso_refused += 1
             self._send_each(run)
             return
+        count = len(run)
         self.gso_sends += 1
-        self.gso_datagrams += len(run)
-        total = sum(map(len, run))
-        if sent < total:            # (UDP sends all or nothing; should that change, no loss)
+        self.gso_datagrams += count
+        if sent < (count - 1) * size + len(run[-1]):   # (every segment but the last is `size`)            # (UDP sends all or nothing; should that change, no loss)
             self.gso_failed += 1
             self._send_each(run[sent // size:])
 
