@@ -152,16 +152,20 @@ class InaSession(SilenceRules):
 
     def start(self, vector, now: float) -> Step:
         """Begin a float32 all-reduce: the MAX round, then the data phase."""
-        values = self._checked_float_vector(vector)
+        values = self._checked_float_vector(vector, finite=False)
         if values.size == 0:
             return self._start_empty(np.zeros(0, np.float32))
+        try:      # (first: it refuses inf and NaN, in the pass of its block maxima)
+            codec = FloatCodec(values, job=self.job, worker=self.worker, n=self.n, k=self.k,
+                               pool_size=self.pool_size, fmt=self.fmt, scaling=self.scaling,
+                               divisor=self.divisor, first_position=self.next_position,
+                               scratch=self._scratch)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
         self._transition(Event.START)
         self._begin_call(values.size, now)
         self._float_input = values
-        self._codec = FloatCodec(values, job=self.job, worker=self.worker, n=self.n, k=self.k,
-                                 pool_size=self.pool_size, fmt=self.fmt, scaling=self.scaling,
-                                 divisor=self.divisor, first_position=self.next_position,
-                                 scratch=self._scratch)
+        self._codec = codec
         self._chunks = self._codec.chunks
         self._answered = bytearray(self._chunks)
         self._local_max = self._codec.local_max
@@ -418,9 +422,9 @@ class InaSession(SilenceRules):
             raise UsageError(f"cannot {event.value} in state {self.state.value}")
         self.state = target
 
-    def _checked_float_vector(self, vector) -> np.ndarray:
+    def _checked_float_vector(self, vector, finite: bool = True) -> np.ndarray:
         try:
-            return qz.as_float32_vector(vector)
+            return qz.as_float32_vector(vector, finite=finite)
         except ValueError as error:
             raise UsageError(str(error)) from None
 

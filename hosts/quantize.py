@@ -31,18 +31,25 @@ def check_workers(n: int) -> int:
     return n
 
 
-def as_float32_vector(values) -> np.ndarray:
-    """The input as a 1-D float32 array; `inf`/`nan` refused (no finite scale covers them)."""
+def as_float32_vector(values, *, finite: bool = True) -> np.ndarray:
+    """The input as a 1-D float32 array; `inf`/`nan` refused (no finite scale covers them).
+    `finite=False`: the caller checks that itself (`non_finite_error`), in a pass it makes
+    anyway (FloatCodec's block maxima)."""
     array = np.asarray(values)
     if array.ndim != 1:
         raise ValueError(f"expected a 1-D vector, got an array of shape {array.shape}")
     if array.dtype != np.float32:
         raise ValueError(f"expected float32 values, got dtype {array.dtype}")
     # max and min are NaN if any element is, and ±inf if one is: two passes, no temporary
-    if array.size and not (np.isfinite(array.max()) and np.isfinite(array.min())):
-        bad = int(np.flatnonzero(~np.isfinite(array))[0])
-        raise ValueError(f"cannot quantize a non-finite value: element {bad} is {array[bad]}")
+    if finite and array.size and not (np.isfinite(array.max()) and np.isfinite(array.min())):
+        raise non_finite_error(array)
     return array
+
+
+def non_finite_error(array: np.ndarray) -> ValueError:
+    """The error for a float32 vector holding inf or NaN: which element is the first."""
+    bad = int(np.flatnonzero(~np.isfinite(array))[0])
+    return ValueError(f"cannot quantize a non-finite value: element {bad} is {array[bad]}")
 
 
 def local_max(values: np.ndarray) -> float:
