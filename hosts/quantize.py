@@ -197,9 +197,11 @@ def quantize_scaled(values: np.ndarray, scales, limit: int, fmt: str) -> np.ndar
     # the same numbers as casting first, with a quarter of the memory traffic.
     scaled = np.multiply(values, scales, dtype=np.float64)
     np.rint(scaled, out=scaled)
-    if scaled.size and max(scaled.max(), -scaled.min()) > limit + 1:
+    top = max(scaled.max(), -scaled.min()) if scaled.size else 0.0
+    if top > limit + 1:
         raise ValueError("values exceed the agreed maximum: the scale does not cover them")
-    np.clip(scaled, -limit, limit, out=scaled)
+    if top > limit:           # (rarely: a clip of a block already in range changes nothing)
+        np.clip(scaled, -limit, limit, out=scaled)
     return scaled.astype(wire_dtype(fmt).newbyteorder("="))
 
 

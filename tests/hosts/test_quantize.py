@@ -145,3 +145,16 @@ def test_scaled_paths_equal_the_plain_float64_formulas(fmt: str, per_element: bo
                                                         expected.view(np.uint32))
     with pytest.raises(ValueError, match="agreed maximum"):
         qz.quantize_scaled(values * np.float32(2.5), scales, limit, fmt)
+
+
+@pytest.mark.parametrize("fmt", ["int32", "int16", "int8"])
+def test_a_rounding_just_past_the_limit_is_clipped_and_a_block_in_range_is_left(fmt) -> None:
+    """quantize_scaled clips only a block whose largest magnitude passes the limit (by at
+    most 1, float64 rounding); a block within it comes out as rint(x · scale) unclipped."""
+    limit = qz.format_limit(fmt, 3)
+    block = np.array([1.0, -1.0, 0.5, -0.375, 2.0 ** -20, 0.0], np.float32)
+    for scale in (limit / 2.0, float(limit), limit + 0.5, limit + 1.0):
+        got = qz.quantize_scaled(block, scale, limit, fmt)
+        assert np.array_equal(got, np.clip(np.rint(block.astype(np.float64) * scale),
+                                           -limit, limit))
+        assert np.abs(got.astype(np.int64)).max() == min(np.rint(scale), limit)
