@@ -22,7 +22,12 @@ Paths:
             reads the switch process's CPU time (/proc, user + system, all threads) per input
             packet: on a shared machine that moves far less than the rates do.
 With `--baseline DIR` (another copy of p4switch/runtime) the inaemu rows run on it too, as
-`before/...`: before/after from one command. Ratios use the figures of this run only.
+`before/...`: before/after from one command. With `--tree-baseline DIR` (a whole tree, e.g.
+`git archive REV | tar -x -C DIR`) the veth rows also run a switch process that imports all of
+p4switch (runtime, ports, driver) from DIR, as `tree-before/...`, interleaved with this tree's.
+`--fixed-rate exact=150 ina64=50 ...` offers one rate (kpps) per program instead of searching:
+the switch's CPU per input compared at the same load (it grows as the rate falls, the switch
+sleeping and waking more often per frame). Ratios use the figures of this run only.
 
     sudo .venv/bin/python scripts/bench_switch.py            # a few minutes
     sudo .venv/bin/python scripts/bench_switch.py --quick    # shorter runs
@@ -233,11 +238,25 @@ def _pin_to_cpu(cpu: int) -> None:
         os.sched_setaffinity(0, {cpu})
 
 
+def import_p4switch_from(tree: str) -> None:
+    """Forget this process's p4switch modules and import the package from `tree` instead
+    (a forked switch process of another tree's runtime, ports and driver)."""
+    for name in [m for m in sys.modules if m == "p4switch" or m.startswith("p4switch.")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(tree))
+    import p4switch
+    if not Path(p4switch.__file__).resolve().is_relative_to(Path(tree).resolve()):
+        raise SystemExit(f"bench: p4switch did not come from {tree}")
+
+
 def _inaemu_process(prog: Program, program_json, interfaces: dict[int, str], ready,
-                    runtime=None, batched: bool = True) -> None:
+                    runtime=None, batched: bool = True, tree: str | None = None) -> None:
     """Child: the same data path as `inaemu switch`, on the bench's veth ends (batched=False:
-    ports make one system call per frame, as before recvmmsg/sendmmsg)."""
+    ports make one system call per frame, as before recvmmsg/sendmmsg; tree: all of p4switch
+    imported from that directory instead)."""
     _pin_to_cpu(1)
+    if tree is not None:
+        import_p4switch_from(tree)
     from p4switch.driver import PacketDriver
     from p4switch.ports.forwarding import Forwarder
     from p4switch.ports.rawsock import RawSocketPort
@@ -444,11 +463,13 @@ def bench_veth(prog: Program, start_switch, seconds: float, rate: float,
         net.close()
 
 
-def inaemu_starter(prog: Program, program_json, runtime=None, batched: bool = True):
+def inaemu_starter(prog: Program, program_json, runtime=None, batched: bool = True,
+                   tree: str | None = None):
     def start(context, interfaces):
         ready = context.Event()
         child = context.Process(target=_inaemu_process,
-                                args=(prog, program_json, interfaces, ready, runtime, batched))
+                                args=(prog, program_json, interfaces, ready, runtime, batched,
+                                      tree))
         child.start()
         if not ready.wait(120):
             raise SystemExit("bench: the inaemu switch process did not start")
@@ -478,6 +499,17 @@ def search_rate(label: str, prog: Program, start_switch, first_rate: float, args
     the lowest one not (an overloaded ina.p4 switch completes few cells: what comes out then
     says little about what it can take). The figure is the best run that kept up, else the
     best delivered rate."""
+    fixed = args.fixed_rate.get(prog.key)
+    if fixed is not None:
+        print(f"[bench] {prog.key} {label}: veth, offering {fixed:.1f} kpps (fixed) ...",
+              flush=True)
+        offered, delivered, cpu = bench_veth(prog, start_switch, args.seconds, 1000 * fixed,
+                                             args.warmup)
+        fraction = delivered / offered if offered else 0.0
+        print(f"[bench]   {delivered / 1000:.2f} k{prog.unit} delivered of "
+              f"{offered / 1000:.1f} kpps offered ({100 * fraction:.0f} %), "
+              f"switch CPU {cpu:.2f} us per input", flush=True)
+        return (min(delivered, offered), offered, fraction >= DELIVERED_ENOUGH, cpu)
     rate = min(first_rate, MAX_OFFERED_PPS)
     best = (0.0, 0.0, False, 0.0)
     cpu_kept_up = float("inf")
@@ -537,7 +569,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unbatched", action="store_true",
                         help="also run veth rows with one socket call per frame "
                              "(rows 'unbatched/...': the port layer before recvmmsg/sendmmsg)")
+    parser.add_argument("--tree-baseline", metavar="DIR",
+                        help="also run veth rows with all of p4switch from another tree "
+                             "(rows 'tree-before/...')")
+    parser.add_argument("--fixed-rate", nargs="+", default=[], metavar="PROGRAM=KPPS",
+                        help="offer this rate to a program's veth rows instead of searching")
     args = parser.parse_args(argv)
+    try:
+        args.fixed_rate = {k: float(v) for k, v in
+                           (item.split("=", 1) for item in args.fixed_rate)}
+    except ValueError:
+        parser.error("--fixed-rate takes PROGRAM=KPPS, e.g. exact=150 ina64=50")
     runtimes = [("inaemu", None)]
     if args.baseline:
         runtimes.insert(0, ("before", load_baseline(args.baseline)))
@@ -561,8 +603,15 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[tuple[str, str, str], tuple] = {}
 
     def keep(row: tuple, figure: tuple) -> None:
-        """The best figure of a row over the passes (other work only ever slows a run)."""
-        if row not in results or (figure[2], figure[0]) > (results[row][2], results[row][0]):
+        """The best figure of a row over the passes (other work only ever slows a run): the
+        highest rate, or at a fixed rate the least CPU per input of the runs that kept up."""
+        if row[0] in args.fixed_rate and row[2] == "veth":
+            better = (figure[2], -figure[3]) > (results[row][2], -results[row][3]) \
+                if row in results else True
+        else:
+            better = row not in results or \
+                (figure[2], figure[0]) > (results[row][2], results[row][0])
+        if better:
             results[row] = figure
     for _ in range(args.passes):
         for key in args.programs:
@@ -584,6 +633,10 @@ def main(argv: list[str] | None = None) -> int:
                 if "inproc" in args.paths:
                     keep((key, switch, "inproc"), (pps, None, True, 1e6 / pps))
                 if "veth" in args.paths and is_root:
+                    if args.tree_baseline and name == "inaemu":
+                        keep((key, f"tree-before/{label}", "veth"), search_rate(
+                            f"tree-before/{label}", prog, inaemu_starter(
+                                prog, jsons[label], tree=args.tree_baseline), 1.3 * pps, args))
                     keep((key, switch, "veth"), search_rate(
                         switch, prog, inaemu_starter(prog, jsons[label], runtime,
                                                      batched=name != "unbatched"),
@@ -608,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
 def report(args, results: dict, builds: dict, is_root: bool) -> None:
     print()
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
-    print(f"{'program':<9} {'switch':<12} {'path':<7} {'rate (k/s)':>10}   "
+    print(f"{'program':<9} {'switch':<16} {'path':<7} {'rate (k/s)':>10}   "
           f"{'/BMv2':>7} {'/BMv2-O':>8} {'CPU us/in':>10}   unit")
     for (key, switch, path), (rate, offered, ok, cpu) in results.items():
         ratios = []
@@ -620,18 +673,20 @@ def report(args, results: dict, builds: dict, is_root: bool) -> None:
                 ratios.append("-")
         mark = "" if ok else " *"
         unit = "contrib/s" if key.startswith("ina") else "pkt/s"
-        print(f"{key:<9} {switch:<12} {path:<7} {rate / 1000:>9.2f}{mark:2} "
+        print(f"{key:<9} {switch:<16} {path:<7} {rate / 1000:>9.2f}{mark:2} "
               f"{ratios[0]:>7} {ratios[1]:>8} {cpu:>10.2f}   {unit}")
     if not builds:
         print("BMv2 was not measured: the reference toolchain (/opt/p4ref) is not installed.")
     elif not is_root:
         print("BMv2 was not measured: veth runs need root.")
-    exact = results.get(("exact", "inaemu/own", "veth"))
-    for key in ("ina64", "ina256"):
-        got = results.get((key, "inaemu/own", "veth"))
-        if exact and got and exact[0]:
-            print(f"{key} contributions/s / l2 forwarding pkt/s on veths: "
-                  f"{got[0] / exact[0]:.2f}")
+    for switch in ("tree-before/own", "inaemu/own"):
+        exact = results.get(("exact", switch, "veth"))
+        for key in ("ina64", "ina256"):
+            got = results.get((key, switch, "veth"))
+            if exact and got and exact[0]:
+                print(f"{switch}: {key} contributions/s / l2 forwarding pkt/s on veths: "
+                      f"{got[0] / exact[0]:.2f} (CPU per input: "
+                      f"{exact[3] / got[3] if got[3] else 0:.2f})")
     print("* = never delivered 97 % of the offered rate; the best delivered rate is shown.")
     print("CPU us/in: the switch process's CPU time (user + system, all threads) per input "
           "packet on veths (in-process: wall time per input); unlike rates, it does not "
