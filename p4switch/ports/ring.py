@@ -18,7 +18,9 @@ TP_STATUS_COPY; the ring reads that copy with `recvmsg`, in order. A cut frame w
 copy (the receive buffer was full) or longer than `max_frame` is dropped and counted, as a full
 receive buffer or a too-long frame is without a ring.
 
-Set the ring up before the socket is bound: frames queued before would sit on the ordinary
+An empty read clears the socket's pending error (the kernel sets ENETDOWN when the interface
+goes down; `epoll` would report the socket until something reads it). Set the ring up before
+the socket is bound: frames queued before would sit on the ordinary
 queue, where the first oversized frame's read would find them.
 """
 
@@ -116,7 +118,15 @@ class ReceiveRing:
             if head == slots:
                 head = 0
         self._head = head
+        if not frames:
+            self._clear_error()
         return frames
+
+    def _clear_error(self) -> None:
+        """Read (and so clear) a pending socket error: the kernel sets one when the interface
+        goes down, and `epoll` reports the socket as long as it stands, which no system call of
+        the ring's would ever read (recvmmsg did): a switch would spin."""
+        self._socket.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
 
     def _whole_copy(self) -> bytes | None:
         """The whole frame of a TP_STATUS_COPY slot, from the socket's ordinary queue."""

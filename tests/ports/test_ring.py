@@ -145,3 +145,32 @@ def test_without_a_ring_the_port_receives_through_recvmmsg(net):
     finally:
         host.close()
         port.close()
+
+
+def test_an_interface_going_down_does_not_keep_waking_the_port(net):
+    """The kernel sets ENETDOWN on the socket when its interface goes down, and epoll reports
+    the socket while that error stands; recvmmsg read it, the ring makes no call that would:
+    an empty read clears it, or the driver would spin (found in session 23)."""
+    import select
+    port = RawSocketPort(1, net.switch_ends[1])
+    poller = select.epoll()
+    try:
+        assert port.receive_ring is not None
+        poller.register(port.fileno(), select.EPOLLIN)
+        subprocess.run(["ip", "link", "set", net.switch_ends[1], "down"], check=True)
+        wakeups = 0
+        for _ in range(5):
+            if poller.poll(0.1):
+                wakeups += 1
+                assert port.receive_batch(64) == []
+        assert wakeups == 1
+        subprocess.run(["ip", "link", "set", net.switch_ends[1], "up"], check=True)
+        host = net.host_socket(1)
+        try:
+            host.send(_frame(7, 64))
+            assert _receive(port.receive_batch, 1) == [_frame(7, 64)]
+        finally:
+            host.close()
+    finally:
+        poller.close()
+        port.close()
