@@ -44,9 +44,10 @@ def _kill_spec(text: str) -> tuple[int, float]:
 
 # The default link speed: the fastest at which INA stays link-bound on this 2-core machine, so
 # the INA/ring comparison measures the protocol, not the emulator's CPU (the regime in-network
-# aggregation is designed for). At 40 Mbit/s INA takes 1.12x its link-bound time, as the ring
-# does; at 50 it takes 1.30x (docs/experiments.md). `--bw 0` unshapes the links.
-DEFAULT_BW_MBPS = 40.0
+# aggregation is designed for). At 60 Mbit/s INA takes 1.02-1.03x its link-bound time and the
+# ring 1.15x, as at 40 (2026-11-27, k = 364, a quiet machine; 40 until then, 20 before
+# 2026-11-25): docs/experiments.md. `--bw 0` unshapes the links.
+DEFAULT_BW_MBPS = 60.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.__class__ = _OneLineParser     # the CLI builds the parser; errors stay one line

@@ -91,12 +91,12 @@ def _config(*argv: str):
 
 
 def test_links_are_shaped_by_default_and_bw_0_unshapes_them() -> None:
-    assert _config().bw_mbps == 40.0
+    assert _config().bw_mbps == 60.0
     assert _config("--bw", "100").bw_mbps == 100.0
     assert _config("--bw", "0").bw_mbps is None
     star = _config("--bw", "0").topology()
     assert all(link.bw_mbps is None for link in star.links)
-    assert all(link.bw_mbps == 40.0 for link in _config().topology().links)
+    assert all(link.bw_mbps == 60.0 for link in _config().topology().links)
 
 
 def test_the_window_keeps_about_256_contributions_of_a_job_in_flight() -> None:
