@@ -155,6 +155,22 @@ def ipv4_frame(ttl: int) -> bytes:
             header + udp)
 
 
+def wait_group_gone(group: int, timeout: float) -> None:
+    """Wait until no process of the group is left. The shell Popen started may exit on SIGTERM
+    before the switch it started has closed its pcaps (dash runs the command as a child): the
+    captures are complete only when the switch itself is gone."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the switch's process group {group} still runs after "
+                                 f"{timeout:g} s")
+        time.sleep(0.01)
+
+
 def exchange(send_on: str, listen_on: str, frame: bytes, timeout: float = 5) -> bytes | None:
     """Send one frame on `send_on`; the first IPv4 frame seen on `listen_on`, or None."""
     # The receiving socket takes no protocol until it is bound to the interface: opened with
@@ -217,6 +233,7 @@ def test_tutorials_basic_exercise(tmp_path, toolset):
             requests.put(None)
         os.killpg(switch.pid, signal.SIGTERM)
         switch.wait(timeout=20)
+        wait_group_gone(switch.pid, timeout=20)
         veths.close()
     text = log.read_text(errors="replace")
     assert "deprecated" in text                    # the legacy wrapper was noticed, once
