@@ -203,7 +203,10 @@ class SimpleSwitch:
             if self.log.wait(lambda: self.log.thrift_started, timeout_s) and \
                     _wait_listening(self._proc, self.thrift_port, timeout_s):
                 break
-            still_starting = self._proc.poll() is None     # alive, not listening: slow, not refused
+            # alive with its output open, not listening: slow, not refused. A switch that
+            # refused the JSON closes its output a moment before it exits, so a poll() alone
+            # here could still see it running (the refusal was then called a slow start).
+            still_starting = self._proc.poll() is None and not self.log.closed
             self._kill_switch()
             self.log.thread.join(timeout=5)
             self._proc.stdout.close()

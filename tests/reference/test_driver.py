@@ -258,3 +258,18 @@ def test_a_killed_driver_leaves_no_switch_running(program_json) -> None:
     while any(map(running, pids)) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not any(map(running, pids))
+
+
+@needs_toolchain
+def test_a_refusal_is_one_even_while_the_switch_is_still_exiting(tmp_path) -> None:
+    """simple_switch closes its output when it refuses a JSON and exits a moment later; a
+    check of the process alone called that a slow start ('did not start within 20 s')."""
+    import dataclasses
+
+    from p4switch.reference.bmv2 import SwitchRefused
+    fake = tmp_path / "simple_switch"
+    fake.write_text("#!/bin/sh\necho \"Invalid match type: 'fuzzy'\"\nexec >&- 2>&-\nsleep 2\n")
+    fake.chmod(0o755)
+    toolchain = dataclasses.replace(TOOLCHAIN, simple_switch=fake)
+    with pytest.raises(SwitchRefused, match="fuzzy"):
+        SimpleSwitch(toolchain, tmp_path / "any.json", start_timeout_s=10)
