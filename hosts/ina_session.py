@@ -215,11 +215,6 @@ class InaSession(SilenceRules):
         plain = (codec is not None and self._encoder is codec and self.scaling == "job"
                  and self.timeline is None)
         fast_retransmit = self.fast_retransmit
-        pool, fixed_window = self.pool_size, self.window
-        fixed_wait = min(self.rto, self.rto_max)
-        next_position, timers = self.next_position, self._timers
-        events, bursts, heappush = self._events, self.loss_bursts, heapq.heappush
-        table, row, ready = codec.table_rows() if plain else (None, 0, 0)
         for payload in payloads:        # _receive's fast path, inline; the rest through it
             if len(payload) == size and payload[0] == _RESULT:
                 _kind, flags, job, worker, pad, slot, chunk, count, bmax = \
@@ -253,44 +248,7 @@ class InaSession(SilenceRules):
                         answered[chunk] = 1
                         self._answered_count += 1
                         codec.store(chunk, payload)
-                        # _fill_window's steps inline, on the batch's locals (usually the
-                        # one chunk this result's slot lets go)
-                        room = (window.size if adaptive else fixed_window) - len(in_flight)
-                        c = self._next_chunk
-                        if self._queried or c >= self._chunks or room <= 0:
-                            out += fill(now)
-                            continue
-                        if adaptive:
-                            switch_wait = estimator.first_timer
-                            host_wait = host_estimator.first_timer
-                        else:
-                            switch_wait = host_wait = fixed_wait
-                        chunks, bursts_window = self._chunks, window.size
-                        position, first, sent_bytes = next_position + c, c, 0
-                        while c < chunks and room > 0 and (c < pool or answered[c - pool]):
-                            slot, ver = position % pool, (position // pool) % 2
-                            if c < ready:
-                                data = table[c * row:(c + 1) * row].tobytes()
-                            else:
-                                data = codec.contribution(c, slot, ver)
-                                table, row, ready = codec.table_rows()
-                            wait = host_wait if slot >= switch_slots else switch_wait
-                            events.serial += 1
-                            deadline = now + wait
-                            in_flight[c] = Flight(data, slot, ver, 1, deadline, now,
-                                                   events.serial, now, wait)
-                            bursts._sent += 1
-                            if bursts._sent >= bursts_window:
-                                bursts.window_ends()
-                            heappush(timers, (deadline, c, 1, _RTO))
-                            sent_bytes += len(data)
-                            out.append(data)
-                            c += 1
-                            room -= 1
-                            position += 1
-                        self._next_chunk = c
-                        counters.packets_sent += c - first
-                        counters.bytes_sent += sent_bytes
+                        out += fill(now)
                         continue
                     out += on_result(chunk, slot, flags & FLAG_VER, payload, now, bmax,
                                      flags & FLAG_OVERFLOW)
@@ -302,8 +260,6 @@ class InaSession(SilenceRules):
             answered, highest, codec = self._answered, self._highest_answered, self._codec
             plain = (codec is not None and self._encoder is codec and self.scaling == "job"
                      and self.timeline is None)
-            next_position, timers = self.next_position, self._timers
-            table, row, ready = codec.table_rows() if plain else (None, 0, 0)
         return Step(tuple(out), self._next_deadline())
 
     def _receive(self, payload: bytes, now: float) -> list[bytes]:
