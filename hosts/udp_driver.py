@@ -310,7 +310,9 @@ class UdpInaDriver:
         count = len(run)
         self.gso_sends += 1
         self.gso_datagrams += count
-        if sent < (count - 1) * size + len(run[-1]):   # (every segment but the last is `size`)            # (UDP sends all or nothing; should that change, no loss)
+        # every segment but the last is `size`; UDP sends all or nothing, but should a send
+        # ever come up short, what it left goes again one by one
+        if sent < (count - 1) * size + len(run[-1]):
             self.gso_failed += 1
             self._send_each(run[sent // size:])
 
