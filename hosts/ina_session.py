@@ -30,6 +30,9 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   PeerUnreachable and the session is FAILED.
 * The values travel as numpy arrays end to end (quantized vector → views per chunk → payload
   bytes; payload → big-endian view → slice of the sums): no per-value Python work per packet.
+* Loss recovery (timers, RACK-like detection, QUERY/NACK/resend, the window's response) is
+  `ina_recovery.LossRecovery`'s and the silence rules `ina_silence.SilenceRules`', both
+  mixed into InaSession.
 * Input from the network is never fatal: a malformed payload, a packet of another job or
   worker, and a result for a chunk not in flight are counted and ignored.
 """
@@ -44,16 +47,16 @@ from . import quantize as qz
 from .ina_codec import FloatCodec
 from .congestion import (SRTT_FLOOR, CongestionEvents, InFlightWindow, LossBursts,
                          RtoEstimator)
-from .errors import PeerUnreachable, UsageError
+from .errors import UsageError
 from .ina_params import check_encoding, check_int, is_seconds
+from .ina_recovery import MAX_KEY, RTO_TIMER, LossRecovery
 from .ina_silence import SilenceRules
 from .ina_state import TRANSITIONS, Counters, Event, Flight, State, Step
 from .ina_wire import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER, ChunkEncoder,
                        InaPacket, Kind, WireError, block_fields, check_k, decode_header,
-                       decode_values, encode, payload_bytes, query_for, with_retx)
+                       decode_values, encode, payload_bytes)
 
 
-_MAX_KEY = -1   # the in-flight key of the MAX round's packet
 DEFAULT_RTO_MIN = 0.002   # the learnt RTO's floor unless configured (clock granularity)
 # "burst": a loss halves the window only when a window's losses exceed the usual random
 # fraction (congestion.LossBursts); "every_loss": every loss event (at most one per round
@@ -67,12 +70,10 @@ _DATA = State.DATA
 _RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
 
 
-_RTO, _REORDER = 0, 1           # timer kinds
-REORDER_FRACTION = 0.25         # the reordering allowance, as a fraction of the min RTT
 QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as in flight
 
 
-class InaSession(SilenceRules):
+class InaSession(SilenceRules, LossRecovery):
     """The worker state machine for one (job, worker); reusable for many calls."""
 
     def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
@@ -175,7 +176,7 @@ class InaSession(SilenceRules):
             offer = self._codec.max_offer()
         packet = InaPacket(kind=Kind.MAX_CONTRIB, job=self.job, worker=self.worker, slot=0,
                            chunk=0, values=offer, ver=self.max_rounds % 2)
-        payload = self._send_new(_MAX_KEY, encode(packet), packet.slot, packet.ver, now)
+        payload = self._send_new(MAX_KEY, encode(packet), packet.slot, packet.ver, now)
         return Step((payload,), self._next_deadline())
 
     def start_integers(self, vector, now: float) -> Step:
@@ -301,38 +302,6 @@ class InaSession(SilenceRules):
             counters.malformed_ignored += 1     # another lane format than this job's
             return []
         return self._on_result(chunk, slot, ver, payload, now, bmax, overflow)
-
-    def timeout(self, now: float) -> Step:
-        """The timers due at `now`: a reorder timer resends its chunk (§4.1); a silence resends
-        the earliest chunk in flight of its path alone, a probe backed off per expiry (RFC 6298
-        §5; the others wait on it, `_postponed`); PeerUnreachable when the earliest is spent."""
-        if self.state not in (State.MAX_ROUND, State.DATA):
-            return Step((), None)
-        out = []
-        timers, heads = self._timers, [None, None]
-        while timers and timers[0][0] <= now:
-            deadline, key, tries, kind = heapq.heappop(timers)
-            flight = self._in_flight.get(key)
-            if flight is None or flight.tries != tries:
-                continue            # answered, or rescheduled since
-            if kind == _REORDER:
-                if flight.suspect:
-                    out.append(self._resend(key, flight, now, early=True))
-                continue
-            head = True
-            if key != _MAX_KEY:
-                later, head = self._postponed(key, flight, deadline, now, heads)
-                if later > now:
-                    flight.deadline = later
-                    heapq.heappush(timers, (later, key, tries, _RTO))
-                    continue
-            if head and flight.expiries >= self.max_retx:
-                self._transition(Event.GIVE_UP)
-                raise PeerUnreachable(job=self.job, slot=flight.slot,
-                                      chunk=None if key == _MAX_KEY else key, tries=flight.tries)
-            flight.expiries += 1
-            out.append(self._resend(key, flight, now, early=False))
-        return Step(tuple(out), self._next_deadline())
 
     # ---- what the caller reads --------------------------------------------------------------
 
@@ -480,7 +449,7 @@ class InaSession(SilenceRules):
             bursts._sent += 1                    # LossBursts.transmitted(bursts_window)
             if bursts._sent >= bursts_window:
                 bursts.window_ends()
-            heapq.heappush(timers, (deadline, c, 1, _RTO))
+            heapq.heappush(timers, (deadline, c, 1, RTO_TIMER))
             sent_bytes += len(payload)
             if timeline is not None:
                 timeline.append((now, "send", c))
@@ -503,129 +472,13 @@ class InaSession(SilenceRules):
             self.timeline.append((now, "send", key))
         return payload
 
-    def _resend(self, key: int, flight: Flight, now: float, *, early: bool) -> bytes:
-        """Retransmit a chunk (early: a later result showed it lost; else its timer expired)."""
-        # A loss of a data chunk: is it congestion? The MAX round is a barrier (a
-        # late worker delays it): its expiries say nothing about the network.
-        if self.adaptive and key != _MAX_KEY:
-            self.counters.loss_events += 1
-            self._on_loss(flight)
-        flight.tries += 1
-        flight.suspect = False
-        self._arm(key, flight, now)
-        # Early, a QUERY: most late chunks miss another worker's piece or a result, not ours.
-        self._set_queried(flight, early and self.query and key != _MAX_KEY)
-        payload = query_for(flight.payload) if flight.queried else with_retx(flight.payload)
-        self.counters.retransmissions += 1
-        if early:
-            self.counters.fast_retransmissions += 1
-        else:
-            self.counters.timer_retransmissions += 1
-        self._count_sent(payload)
-        if self.timeline is not None:
-            self.timeline.append((now, "fast" if early else "timer", key))
-        return payload
-
-    def _spurious_timeout(self, flight: Flight, now: float) -> bool:
-        """The chunk's one retransmission was its timer's, and the result came back sooner
-        than any round trip seen: it answers the first copy."""
-        min_rtt = self._estimator(flight.slot).min_rtt
-        return (flight.tries == 2 and flight.expiries == 1 and min_rtt is not None
-                and now - flight.last_sent < min_rtt)
-
-    def _set_queried(self, flight: Flight, queried: bool) -> None:
-        self._queried += int(queried) - int(flight.queried)
-        flight.queried = queried
-
-    def _on_nack(self, c: int, slot: int, ver: int, now: float) -> list[bytes]:
-        """The switch lacks this worker's piece of chunk c: resend the values, once per QUERY
-        (a later transmission of the values already answers any other NACK)."""
-        flight = self._in_flight.get(c) if self.state is State.DATA else None
-        if flight is None or slot != flight.slot or ver != flight.ver or not flight.queried:
-            self.counters.duplicates_ignored += 1
-            return []
-        self._set_queried(flight, False)
-        flight.tries += 1
-        self._arm(c, flight, now)
-        payload = with_retx(flight.payload)
-        self.counters.retransmissions += 1
-        self.counters.nack_retransmissions += 1
-        self._count_sent(payload)
-        if self.timeline is not None:
-            self.timeline.append((now, "nack", c))
-        return [payload]
-
-    def _arm(self, key: int, flight: Flight, now: float) -> None:
-        if not self.adaptive:
-            wait = min(self.rto * 2.0 ** flight.expiries, self.rto_max)
-        elif key == _MAX_KEY:
-            # A barrier: the first worker waits for the last to start. Probe from rto_min.
-            wait = min(self.rto_min * 2.0 ** flight.expiries, self.rto_max)
-        else:
-            wait = self._estimator(flight.slot).timer(flight.expiries + 1)
-        flight.serial = self._events.transmitted()
-        if key != _MAX_KEY:
-            self.loss_bursts.transmitted(self.in_flight_window.size)
-        flight.last_sent = now
-        flight.wait = wait
-        flight.deadline = now + wait
-        heapq.heappush(self._timers, (flight.deadline, key, flight.tries, _RTO))
-
     def _count_sent(self, payload: bytes) -> None:
         self.counters.packets_sent += 1
         self.counters.bytes_sent += len(payload)
 
-    def _next_deadline(self) -> float | None:
-        while self._timers:
-            deadline, key, tries, kind = self._timers[0]
-            flight = self._in_flight.get(key)
-            if (flight is not None and flight.tries == tries
-                    and (kind == _RTO or flight.suspect)):
-                return deadline
-            heapq.heappop(self._timers)
-        return None
-
-    def _on_loss(self, flight: Flight) -> None:
-        """A data chunk's transmission was lost (detected early or by its timer)."""
-        if self.window_rule == "every_loss":
-            if self._events.expired(flight.serial):     # once per round trip
-                self._halve_window()
-        elif (self.loss_bursts.lost(self.in_flight_window.size)
-              and self._events.expired(flight.serial)):   # sent after the last halving
-            self._halve_window()
-
-    def _halve_window(self) -> None:
-        self.counters.congestion_events += 1
-        self.in_flight_window.on_timeout()
-
-    def _detect_losses(self, chunk: int, answered: Flight, now: float) -> list[bytes]:
-        """The result of `chunk` arrived (docs/protocol.md §4.1). Every worker sends its first
-        copies in chunk order and links are FIFO, so an earlier chunk still in flight and sent
-        once is lost; one already resent is lost if `chunk` was first sent after that resend.
-        A lost chunk is resent once it is overdue by the reordering allowance (RACK's rule:
-        its send time plus the answered chunk's RTT), else it gets a reorder timer."""
-        rtt = now - answered.last_sent
-        allowance = REORDER_FRACTION * (self._estimator(answered.slot).min_rtt or 0.0)
-        out = []
-        path = self._path(answered.slot)
-        for key, flight in list(self._in_flight.items()):    # in first-send (= chunk) order
-            if key >= chunk:
-                break
-            if self._path(flight.slot) != path:
-                continue           # the other path's order says nothing about this one
-            if flight.suspect or (flight.tries > 1 and flight.last_sent >= answered.last_sent):
-                continue
-            due = flight.last_sent + rtt + allowance
-            if due <= now:
-                out.append(self._resend(key, flight, now, early=True))
-            else:
-                flight.suspect = True
-                heapq.heappush(self._timers, (due, key, flight.tries, _REORDER))
-        return out
-
     def _on_max_result(self, ver: int, values: np.ndarray, now: float) -> list[bytes]:
         if (self.state is not State.MAX_ROUND or ver != self.max_rounds % 2
-                or _MAX_KEY not in self._in_flight):
+                or MAX_KEY not in self._in_flight):
             self.counters.duplicates_ignored += 1
             return []
         try:
@@ -637,7 +490,7 @@ class InaSession(SilenceRules):
         if global_max < self._local_max:
             self.counters.malformed_ignored += 1     # cannot be the maximum over all workers
             return []
-        flight = self._in_flight.pop(_MAX_KEY)
+        flight = self._in_flight.pop(MAX_KEY)
         if self.adaptive and self.rto_estimator.srtt is None:
             # No RTT sample yet: the barrier's round trip bounds the path's from above (it
             # also holds the wait for the last worker), so the data's first timers wait
