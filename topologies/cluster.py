@@ -28,6 +28,7 @@ import itertools
 import json
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import time
@@ -48,6 +49,7 @@ from topologies.placement import place
 
 LOCAL = "localhost"
 PID_MARK = "inaemu-remote-pid"
+SHELL_EXIT_GRACE = 10.0   # seconds a remote node's shell gets to exit after its SIGHUP
 TUNNELS = ("ssh", "gre")
 _tap_numbers = itertools.count(600)
 
@@ -159,6 +161,29 @@ class _SshOptions:
     def ssh_plain(self) -> list[str]:
         """SSH to this node's server without a terminal (for our own processes)."""
         return [*ssh_base(self.ssh_config), self.dest]
+
+    def cleanup(self):
+        """Node.cleanup with a bounded wait for a remote node's shell. Its local process is
+        `sudo` (here with `use_pty`, so the ssh client runs in a session of its own and only
+        sudo gets Mininet's SIGHUP, to relay); a test's teardown once waited 300 s for it.
+        After SHELL_EXIT_GRACE sudo is killed: the ssh client then loses its terminal and
+        exits, and the remote shell with it."""
+        shell = self.shell
+        if not (self.isRemote and shell is not None and shell.poll() is None):
+            return super().cleanup()
+        self.waitExited = False          # Node.cleanup closes the ptys; we wait below
+        try:
+            super().cleanup()
+        finally:
+            self.waitExited = True
+            try:
+                shell.wait(timeout=SHELL_EXIT_GRACE)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(shell.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                shell.wait()
 
     def _popen(self, cmd, sudo=True, tt=True, **params):
         """RemoteMixin._popen without its Python `preexec_fn` (os.setpgrp): a Python function

@@ -88,3 +88,32 @@ def test_killing_a_remote_process_kills_it_on_its_server_not_only_ssh(tmp_path) 
     process.kill()
     assert remote.wait(timeout=10) == -9
     assert ssh_client.wait(timeout=10) == -9
+
+
+def test_a_remote_shell_that_outlives_its_sighup_is_killed_not_waited_for(monkeypatch) -> None:
+    # regression: a full test run once hung 300 s in Node.cleanup's unbounded wait for a remote
+    # node's shell (`sudo` with use_pty, relaying Mininet's SIGHUP to its ssh client)
+    import os
+    import pty
+    import signal
+    import subprocess
+    import time
+
+    monkeypatch.setattr(cluster, "SHELL_EXIT_GRACE", 0.5)
+    for remote in (True, False):
+        master, slave = pty.openpty()
+        shell = subprocess.Popen(["sh", "-c", "trap '' HUP; sleep 60"], process_group=0)
+        node = object.__new__(cluster.ClusterHost)
+        node.isRemote, node.shell, node.waitExited, node.pid = remote, shell, True, shell.pid
+        node.stdin, node.slave = os.fdopen(master, "wb"), slave
+        time.sleep(0.2)                         # the trap is set
+        os.killpg(shell.pid, signal.SIGHUP)     # what Node.terminate sends
+        if not remote:                          # a local shell keeps Mininet's own wait
+            assert shell.poll() is None
+            os.killpg(shell.pid, signal.SIGKILL)
+        started = time.monotonic()
+        node.cleanup()
+        assert shell.returncode is not None and node.shell is None
+        assert time.monotonic() - started < 5
+        if remote:
+            assert shell.returncode == -signal.SIGKILL
