@@ -36,12 +36,13 @@ def add_ina_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"values per aggregation packet, INA_K, a multiple of 4 up to "
                              f"{MAX_K} (default {DEFAULT_ELEMS}: a packet fills a 1500-byte "
                              f"MTU, as the ring's TCP segments do)")
-    parser.add_argument("--pool", type=int, default=64, metavar="SLOTS",
-                        help="aggregator slots of the job (default 64)")
+    parser.add_argument("--pool", type=int, default=None, metavar="SLOTS",
+                        help="aggregator slots of each job (default 128, or the largest power "
+                             "of two whose cells every job gets on one switch: 64 from 8 jobs)")
     parser.add_argument("--window", type=int, default=None, metavar="CHUNKS",
-                        help="INA chunks in flight per worker, at most --pool (default: "
-                             "about 256 per job, 16 to the pool: 64 for 4 workers, 16 from 16 "
-                             "workers on)")
+                        help="INA chunks in flight per worker, at most --pool (default: about "
+                             "1024 per switch over all workers, at least 16: the whole pool for "
+                             "4 or 8 workers, 64 for 16, 16 from 64)")
     parser.add_argument("--rto", type=float, default=0.1, metavar="SECONDS",
                         help="INA first retransmission timeout, doubling up to 4x (default 0.1)")
     parser.add_argument("--format", choices=LANE_FORMATS, default="int32", dest="lane_format",

@@ -43,20 +43,39 @@ class ConfigError(ValueError):
     """A setting no run can use; the message names it."""
 
 
-JOB_IN_FLIGHT = 256        # contributions a job keeps in flight by default (workers x window)
-MIN_DEFAULT_WINDOW = 16    # ... but never fewer chunks per worker than this
+SWITCH_IN_FLIGHT = 1024     # contributions all jobs keep in flight at a switch by default
+MIN_DEFAULT_WINDOW = 16     # ... but never fewer chunks per worker than this
+INA_CELLS = 2048            # ina.p4's aggregator cells as `inaemu run` compiles it (INA_CELLS)
+MAX_DEFAULT_POOL = 128      # the largest pool a job gets by default
 
 
-def default_window(workers: int, pool_size: int) -> int:
-    """Chunks in flight per worker when --window is not given: about JOB_IN_FLIGHT per job.
+def default_pool(jobs: int = 1) -> int:
+    """Aggregator slots per job when --pool is not given: the largest power of two up to
+    MAX_DEFAULT_POOL whose cells (2 per slot + 2, `controller.ina_jobs.InaJob.cells`) every
+    job can have on one switch: 128 for up to 7 jobs, 64 for up to 15, 32 for up to 31.
 
-    Why: the Python switch does more per wake-up with more in flight (on Mininet a star of 4
-    at window 64 costs it ~12 us per contribution against ~14 at 16), but a flat job's
-    contributions all queue at one switch, and at 64 workers x 32 the simulated switch's queue
-    overflows (1.43x the model, thousands of resends). So small jobs get up to the whole pool
-    (SwitchML keeps every slot in flight), jobs of 16 workers and more the old default, 16.
+    Why 128 and not 64: on unshaped Mininet links a star of 4 (8) workers finished INA's call
+    in 0.79 s (1.63 s) with a pool and window of 128 against 0.86-1.04 s (1.88-2.04 s) with
+    64 and 64 (32), runs alternating in one session (docs/experiments.md)."""
+    pool = MAX_DEFAULT_POOL
+    while pool > 1 and jobs * (2 * pool + 2) > INA_CELLS:
+        pool //= 2
+    return pool
+
+
+def default_window(workers: int, pool_size: int, jobs: int = 1) -> int:
+    """Chunks in flight per worker when --window is not given: SWITCH_IN_FLIGHT shared by all
+    workers of all jobs, at least MIN_DEFAULT_WINDOW, at most the pool.
+
+    Why: the Python switch does more per wake-up with more in flight (the whole pool in
+    flight, as SwitchML keeps it, makes a Mininet star of 4 or 8 workers ~15 % faster than 64
+    or 32), but the contributions of every job on a switch queue at that switch, and the
+    simulated switch's input queue holds 1,024 frames (like a Linux txqueuelen of 1,000):
+    with 64 workers x 64 in flight it overflowed (1.42x the model, thousands of resends). So
+    a star of 4 or 8 gets 128, 16 workers 64, 32 workers 32, and 64 workers 16.
     """
-    return max(1, min(pool_size, max(MIN_DEFAULT_WINDOW, JOB_IN_FLIGHT // max(1, workers))))
+    share = SWITCH_IN_FLIGHT // max(1, workers * jobs)
+    return max(1, min(pool_size, max(MIN_DEFAULT_WINDOW, share)))
 
 
 @dataclass(frozen=True)
@@ -68,9 +87,9 @@ class RunConfig:
     loss: float = 0.0                     # percent, every link, both directions
     bw_mbps: float | None = None
     elems_k: int = 64                     # values per aggregation packet (INA_K)
-    pool_size: int = 64                   # aggregator slots of the job
+    pool_size: int | None = None          # aggregator slots of the job; None: default_pool(jobs)
     window: int | None = None             # chunks in flight per worker (<= pool_size); None:
-                                          # default_window(workers, pool_size)
+                                          # default_window(workers, pool_size, jobs)
     rto: float = 0.1                      # INA: seconds before the first retransmission
     lane_format: str = "int32"            # INA: int32 | int16 | int8 lanes (docs/formats.md)
     scaling: str = "job"                  # INA: job | block quantization scale
@@ -99,8 +118,11 @@ class RunConfig:
     ssh_config: str | None = None         # `ssh -F` file for reaching them
 
     def __post_init__(self) -> None:
+        if self.pool_size is None:
+            object.__setattr__(self, "pool_size", default_pool(self.jobs))
         if self.window is None:
-            object.__setattr__(self, "window", default_window(self.workers, self.pool_size))
+            object.__setattr__(self, "window",
+                               default_window(self.workers, self.pool_size, self.jobs))
         if not self.algos or any(a not in ALL_ALGOS for a in self.algos):
             raise ConfigError(f"algo: expected {', '.join(ALL_ALGOS)}, both or all, got "
                               f"{self.algos!r}")

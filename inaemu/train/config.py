@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from inaemu.experiment.arguments import DEFAULT_ELEMS
-from inaemu.experiment.config import ALL_ALGOS, ConfigError, RunConfig, default_window
+from inaemu.experiment.config import (ALL_ALGOS, ConfigError, RunConfig, default_pool,
+                                      default_window)
 from inaemu.train.task import TaskConfig
 
 JOB = 1
@@ -25,7 +26,7 @@ class TrainConfig:
     task: TaskConfig = field(default_factory=TaskConfig)
     net: str = "mininet"
     elems_k: int = DEFAULT_ELEMS     # values per packet: `inaemu run`'s, a full 1500-byte MTU
-    pool_size: int = 64
+    pool_size: int | None = None     # aggregator slots; None: default_pool (one job)
     window: int | None = None        # INA chunks in flight per worker; None: default_window
     rto: float = 0.1
     lane_format: str = "int32"       # INA lanes and quantization scale (docs/formats.md)
@@ -44,6 +45,8 @@ class TrainConfig:
     aggregation: str | None = None   # INA: tree | single; None: tree on multi-tier
 
     def __post_init__(self) -> None:
+        if self.pool_size is None:
+            object.__setattr__(self, "pool_size", default_pool(JOB))
         if self.window is None:
             object.__setattr__(self, "window", default_window(self.workers, self.pool_size))
         if not self.algos or any(a not in ALL_ALGOS for a in self.algos):

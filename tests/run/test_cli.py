@@ -37,7 +37,7 @@ def run_cli(*args: str, user: str | None = None) -> subprocess.CompletedProcess:
     (["--size-mib", "0"], "inaemu run: error: size-mib: expected a positive size, got 0"),
     (["--size-mib", "inf"], "inaemu run: error: size-mib: expected a positive size, got inf"),
     (["--seed", "-1"], "inaemu run: error: seed: expected a non-negative integer, got -1"),
-    (["--window", "65"], "inaemu run: error: window: expected 1..pool size (64), got 65"),
+    (["--window", "129"], "inaemu run: error: window: expected 1..pool size (128), got 129"),
     (["--kill-worker", "1@nan"], "inaemu run: error: kill: worker 1 at nan s is not a worker of "
                                  "this run (0..3) at a time >= 0"),
     (["--bw", "-5"], "inaemu run: error: bw: expected Mbit/s in (0, 100000], got -5"),
@@ -99,17 +99,52 @@ def test_links_are_shaped_by_default_and_bw_0_unshapes_them() -> None:
     assert all(link.bw_mbps == 60.0 for link in _config().topology().links)
 
 
-def test_the_window_keeps_about_256_contributions_of_a_job_in_flight() -> None:
-    """Small jobs keep up to the whole pool in flight (SwitchML keeps every slot in flight: the
-    Python switch on Mininet does more per wake-up); from 16 workers on the window stays 16, so
-    a flat job's contributions do not overflow its switch's queue (docs/experiments.md)."""
-    assert _config().window == _config().pool_size == 64              # 4 workers
-    assert _config("--workers", "8").window == 32
-    assert _config("--workers", "16").window == 16
+def test_the_window_keeps_about_1024_contributions_in_flight_at_a_switch() -> None:
+    """Small jobs keep their whole pool in flight (SwitchML keeps every slot in flight: the
+    Python switch on Mininet does more per wake-up); all workers of all jobs share about 1024,
+    at least 16 each, so a flat job's contributions do not overflow the simulated switch's
+    input queue of 1024 frames (docs/experiments.md)."""
+    assert _config().window == _config().pool_size == 128             # 4 workers
+    assert _config("--workers", "8").window == 128
+    assert _config("--workers", "16").window == 64
+    assert _config("--workers", "32").window == 32
     assert _config("--workers", "64").window == 16
+    assert _config("--workers", "64", "--net", "sim").window == 16
+    assert _config("--jobs", "4").window == 64                        # 16 workers in all
     assert _config("--pool", "32").window == 32
     assert _config("--pool", "8").window == 8                         # never beyond the pool
     assert _config("--pool", "32", "--window", "8").window == 8
+
+
+def test_the_default_pool_is_the_largest_whose_cells_every_job_gets() -> None:
+    """128 slots per job while every job's 2 x 128 + 2 cells fit ina.p4's INA_CELLS on one
+    switch, then halved: a run of many jobs is never refused for cells it did not ask for."""
+    from controller.ina_jobs import AggregationJob
+    from inaemu.experiment.config import INA_CELLS, default_pool
+    from inaemu.train.config import TrainConfig
+
+    def cells(pool: int) -> int:
+        return AggregationJob(job_id=1, workers=("h1", "h2"), k=64, pool_size=pool).cells
+
+    assert _config().pool_size == TrainConfig().pool_size == 128
+    assert _config("--jobs", "7").pool_size == 128
+    assert _config("--jobs", "8").pool_size == 64
+    assert _config("--jobs", "16", "--net", "sim").pool_size == 32
+    for jobs in range(1, 65):
+        pool = default_pool(jobs)
+        assert jobs * cells(pool) <= INA_CELLS, jobs
+        assert pool == 128 or jobs * cells(2 * pool) > INA_CELLS, jobs
+    assert _config("--jobs", "8", "--pool", "100").pool_size == 100   # asked for: kept
+
+
+def test_the_run_s_cell_count_is_ina_p4_s() -> None:
+    """INA_CELLS, which sizes the default pool, is the default ina.p4 defines."""
+    import re
+
+    from inaemu.experiment.config import INA_CELLS, INA_P4
+
+    defined = re.search(r"#define INA_CELLS (\d+)", INA_P4.read_text())
+    assert defined is not None and int(defined.group(1)) == INA_CELLS
 
 
 def test_a_packet_of_the_default_k_fills_a_1500_byte_mtu() -> None:
