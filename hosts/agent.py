@@ -136,7 +136,7 @@ def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
     times, totals = [], {"bytes_sent": 0, "bytes_received": 0, "packets_sent": 0,
                          "packets_received": 0, "retransmissions": 0,
                          "fast_retransmissions": 0, "timer_retransmissions": 0,
-                         "nack_retransmissions": 0}
+                         "nack_retransmissions": 0, "send_refused": 0}
     per_call = []
     with Allreducer(config, algo=agent["algo"]) as worker:
         for _ in range(agent["calls"]):

@@ -161,6 +161,7 @@ class AllreduceStats:
     timer_retransmissions: int = 0       # INA: a timer expired
     nack_retransmissions: int = 0        # INA: the switch's NACK asked for the values
     ignored: int = 0                     # INA: duplicates, malformed and foreign packets
+    send_refused: int = 0                # INA: datagrams this host's kernel refused (lost)
     # INA: the per-element error bound, built on first use (a diagnostic, not the call's work:
     # between calls it delayed a worker's next start, and the others waited for it)
     bound_of: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
@@ -234,7 +235,7 @@ class Allreducer:
 
     def _allreduce_ina(self, vector: np.ndarray) -> np.ndarray:
         session = self._udp.session
-        before = session.counters.copy()
+        before, refused = session.counters.copy(), self._udp.send_errors
         result = self._udp.allreduce(vector, timeout=self.config.timeout)
         delta = session.counters - before
         self.stats = AllreduceStats(
@@ -244,7 +245,8 @@ class Allreducer:
             fast_retransmissions=delta.fast_retransmissions,
             timer_retransmissions=delta.timer_retransmissions,
             nack_retransmissions=delta.nack_retransmissions,
-            ignored=delta.duplicates_ignored + delta.malformed_ignored + delta.foreign_ignored)
+            ignored=delta.duplicates_ignored + delta.malformed_ignored + delta.foreign_ignored,
+            send_refused=self._udp.send_errors - refused)
         return result
 
     def _allreduce_ring(self, vector: np.ndarray) -> np.ndarray:
