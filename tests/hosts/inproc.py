@@ -46,9 +46,12 @@ def mac_int(text: str) -> int:
     return int(text.replace(":", ""), 16)
 
 
+CELLS = 256      # INA_CELLS of the in-process programs: a job of pool P takes 2P + 2 of them
+
+
 @lru_cache(maxsize=None)
-def ina_program(k: int) -> dict:
-    return compile_file(str(INA_P4), defines={"INA_K": str(k), "INA_CELLS": "256"}).bmv2
+def ina_program(k: int, cells: int = CELLS) -> dict:
+    return compile_file(str(INA_P4), defines={"INA_K": str(k), "INA_CELLS": str(cells)}).bmv2
 
 
 def action_params(sw: Switch, action: str, **named: int) -> tuple[int, ...]:
@@ -70,8 +73,8 @@ class Member:
     ip: str
 
 
-def new_ina_switch(k: int, aggregator_ip: str) -> Switch:
-    sw = Switch(ina_program(k))
+def new_ina_switch(k: int, aggregator_ip: str, cells: int = CELLS) -> Switch:
+    sw = Switch(ina_program(k, cells))
     sw.table_add("ina_aggregator_addresses", [ExactKey(ip_int(aggregator_ip))],
                  "ina_aggregate_here")
     return sw
@@ -79,8 +82,14 @@ def new_ina_switch(k: int, aggregator_ip: str) -> Switch:
 
 def add_job(sw: Switch, aggregator_ip: str, job: int, members: list[Member], *, pool_size: int,
             result_count: int, base: int = 0, parent_ip: str | None = None,
-            child_index: int = 0) -> None:
-    """Job entries on one switch: member i is worker id i; root job unless a parent is given."""
+            child_index: int = 0, cells: int = CELLS) -> None:
+    """Job entries on one switch: member i is worker id i; root job unless a parent is given.
+    ValueError when the job's cells do not fit the program's (its MAX round would go
+    unanswered)."""
+    if base + 2 * pool_size + 2 > cells:
+        raise ValueError(f"a pool of {pool_size} slots at cell {base} needs cells up to "
+                         f"{base + 2 * pool_size + 1}; the in-process ina.p4 has {cells} "
+                         f"(INA_CELLS)")
     keys = [ExactKey(ip_int(aggregator_ip)), ExactKey(job)]
     common = dict(base=base, pool_size=pool_size, n=len(members), mgid=job + 1,
                   result_count=result_count)
@@ -101,10 +110,12 @@ def add_job(sw: Switch, aggregator_ip: str, job: int, members: list[Member], *, 
 
 
 def ina_switch(k: int, *, job: int, n: int, pool_size: int, base: int = 0) -> Switch:
-    """One switch running ina.p4 with one flat job of n workers (worker w on port w + 1)."""
-    sw = new_ina_switch(k, AGGREGATOR_IP)
+    """One switch running ina.p4 with one flat job of n workers (worker w on port w + 1), with
+    CELLS cells or as many as the job needs."""
+    cells = max(CELLS, base + 2 * pool_size + 2)
+    sw = new_ina_switch(k, AGGREGATOR_IP, cells)
     add_job(sw, AGGREGATOR_IP, job, [Member(w + 1, worker_mac(w), worker_ip(w)) for w in range(n)],
-            pool_size=pool_size, result_count=n, base=base)
+            pool_size=pool_size, result_count=n, base=base, cells=cells)
     return sw
 
 
