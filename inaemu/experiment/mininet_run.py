@@ -40,6 +40,7 @@ from hosts.fallback import fallback_port
 from inaemu.experiment.agents import (CALLS, WorkerSpec, agent_config, read_record,
                                       write_config)
 from inaemu.experiment.config import INA_P4, PROJECT_ROOT, RunConfig
+from inaemu.experiment.output import counted
 
 Progress = Callable[[str], None]
 GRACE_S = 5.0            # past the agents' own timeout, before we kill them
@@ -89,7 +90,8 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
     with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed,
                         trace=cfg.trace, pcap=cfg.pcap or cfg.trace, target=cfg.target) as net:
         progress(f"run: mininet: {topology.name} up ({len(topology.hosts)} hosts, "
-                 f"{len(topology.switches)} {switch} switch(es), loss {cfg.loss:g}%, "
+                 f"{counted(len(topology.switches), 'switch', 'switches')} ({switch}), "
+                 f"loss {cfg.loss:g}%, "
                  f"bw {cfg.bw_mbps or 'unlimited'}) in {time.monotonic() - started:.1f} s")
         with Fabric(topology, progress=lambda line: None) as fabric:
             fabric.push_pipeline(p4info, config)

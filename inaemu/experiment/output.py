@@ -23,6 +23,11 @@ ALGO_COLOURS = {"ina": "tab:blue", "ring": "tab:orange", "ps": "tab:green", "hri
                 "dbtree": "tab:purple", "rhd": "tab:brown", "torus": "tab:pink"}
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """'1 switch', '5 switches': a count with its noun for progress lines."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def _write_csv(path: Path, fields: tuple[str, ...], rows: list[dict]) -> None:
     with path.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")

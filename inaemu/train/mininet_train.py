@@ -21,6 +21,7 @@ from typing import Callable
 
 from inaemu.experiment.agents import agent_config
 from inaemu.experiment.config import PROJECT_ROOT
+from inaemu.experiment.output import counted
 from inaemu.train.config import JOB, TrainConfig
 from inaemu.train.results import TrainResult
 
@@ -51,7 +52,8 @@ def train_mininet(cfg: TrainConfig, out_dir: Path, progress: Progress) -> list[T
     started = time.monotonic()
     with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed) as net:
         progress(f"train: mininet: {topology.name} up ({len(topology.hosts)} hosts, "
-                 f"{len(topology.switches)} switch(es), {len(hosts)} workers, bw "
+                 f"{counted(len(topology.switches), 'switch', 'switches')}, "
+                 f"{len(hosts)} workers, bw "
                  f"{cfg.bw_mbps or 'unlimited'}, loss {cfg.loss:g}%) in "
                  f"{time.monotonic() - started:.1f} s")
         with Fabric(topology, progress=lambda line: None) as fabric:

@@ -65,7 +65,7 @@ def test_main_job_on_real_simple_switch_grpc_and_p4c(tmp_path, target, compiler)
                       timeout=200)
     assert done.returncode == 0, done.stdout + done.stderr
     switch = "simple_switch_grpc" if target == "bmv2" else "inaemu switch"
-    assert f"{switch} switch(es)" in done.stdout
+    assert f"1 switch ({switch})" in done.stdout
     summaries = json.loads((out / "summary.json").read_text())
     assert [s["algo"] for s in summaries] == ["ina", "ring"]
     for s in summaries:
