@@ -75,6 +75,12 @@ class InaProgram:
         return [index.register(f"ina_value_{i}").name for i in range(self.k)]
 
 
+def pool_cells(pool_size: int) -> int:
+    """Cells a pool of `pool_size` slots occupies on a switch: two versions per slot, plus the
+    MAX round's pair."""
+    return 2 * pool_size + 2
+
+
 @dataclass(frozen=True)
 class AggregationJob:
     """What every job has, flat (`InaJob`) or a tree (`controller.trees.TreeJob`): worker w is
@@ -91,8 +97,8 @@ class AggregationJob:
 
     @property
     def cells(self) -> int:
-        """Cells the job occupies per switch: two versions per slot, plus the MAX round's pair."""
-        return 2 * self.pool_size + 2
+        """Cells the job occupies per switch (`pool_cells`)."""
+        return pool_cells(self.pool_size)
 
 
 @dataclass(frozen=True)

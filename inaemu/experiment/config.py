@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.ina_jobs import pool_cells
 from hosts.ina_wire import MAX_K, MIN_K
 from topologies.builders import fat_tree, leaf_spine, star
 from topologies.model import Endpoint, Topology, TopologyError
@@ -51,14 +52,14 @@ MAX_DEFAULT_POOL = 128      # the largest pool a job gets by default
 
 def default_pool(jobs: int = 1) -> int:
     """Aggregator slots per job when --pool is not given: the largest power of two up to
-    MAX_DEFAULT_POOL whose cells (2 per slot + 2, `controller.ina_jobs.InaJob.cells`) every
-    job can have on one switch: 128 for up to 7 jobs, 64 for up to 15, 32 for up to 31.
+    MAX_DEFAULT_POOL whose cells (`pool_cells`: 2 per slot + 2) every job can have on one
+    switch: 128 for up to 7 jobs, 64 for up to 15, 32 for up to 31.
 
     Why 128 and not 64: on unshaped Mininet links a star of 4 (8) workers finished INA's call
     in 0.79 s (1.63 s) with a pool and window of 128 against 0.86-1.04 s (1.88-2.04 s) with
     64 and 64 (32), runs alternating in one session (docs/experiments.md)."""
     pool = MAX_DEFAULT_POOL
-    while pool > 1 and jobs * (2 * pool + 2) > INA_CELLS:
+    while pool > 1 and jobs * pool_cells(pool) > INA_CELLS:
         pool //= 2
     return pool
 

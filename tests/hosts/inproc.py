@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from controller.ina_jobs import pool_cells
 from hosts.framing import FrameError, UdpFrame, build_udp_frame, parse_udp_frame
 from hosts.ina_session import InaSession, Step
 from hosts.ina_wire import INA_UDP_PORT
@@ -86,10 +87,10 @@ def add_job(sw: Switch, aggregator_ip: str, job: int, members: list[Member], *, 
     """Job entries on one switch: member i is worker id i; root job unless a parent is given.
     ValueError when the job's cells do not fit the program's (its MAX round would go
     unanswered)."""
-    if base + 2 * pool_size + 2 > cells:
+    end = base + pool_cells(pool_size)
+    if end > cells:
         raise ValueError(f"a pool of {pool_size} slots at cell {base} needs cells up to "
-                         f"{base + 2 * pool_size + 1}; the in-process ina.p4 has {cells} "
-                         f"(INA_CELLS)")
+                         f"{end - 1}; the in-process ina.p4 has {cells} (INA_CELLS)")
     keys = [ExactKey(ip_int(aggregator_ip)), ExactKey(job)]
     common = dict(base=base, pool_size=pool_size, n=len(members), mgid=job + 1,
                   result_count=result_count)
@@ -112,7 +113,7 @@ def add_job(sw: Switch, aggregator_ip: str, job: int, members: list[Member], *, 
 def ina_switch(k: int, *, job: int, n: int, pool_size: int, base: int = 0) -> Switch:
     """One switch running ina.p4 with one flat job of n workers (worker w on port w + 1), with
     CELLS cells or as many as the job needs."""
-    cells = max(CELLS, base + 2 * pool_size + 2)
+    cells = max(CELLS, base + pool_cells(pool_size))
     sw = new_ina_switch(k, AGGREGATOR_IP, cells)
     add_job(sw, AGGREGATOR_IP, job, [Member(w + 1, worker_mac(w), worker_ip(w)) for w in range(n)],
             pool_size=pool_size, result_count=n, base=base, cells=cells)

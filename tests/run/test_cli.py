@@ -119,12 +119,9 @@ def test_the_window_keeps_about_1024_contributions_in_flight_at_a_switch() -> No
 def test_the_default_pool_is_the_largest_whose_cells_every_job_gets() -> None:
     """128 slots per job while every job's 2 x 128 + 2 cells fit ina.p4's INA_CELLS on one
     switch, then halved: a run of many jobs is never refused for cells it did not ask for."""
-    from controller.ina_jobs import AggregationJob
+    from controller.ina_jobs import pool_cells as cells
     from inaemu.experiment.config import INA_CELLS, default_pool
     from inaemu.train.config import TrainConfig
-
-    def cells(pool: int) -> int:
-        return AggregationJob(job_id=1, workers=("h1", "h2"), k=64, pool_size=pool).cells
 
     assert _config().pool_size == TrainConfig().pool_size == 128
     assert _config("--jobs", "7").pool_size == 128
