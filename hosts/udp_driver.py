@@ -56,7 +56,7 @@ from .ina_wire import INA_UDP_PORT
 
 RECEIVE_BUFFER = 4 << 20      # room for a whole window of results arriving at once
 SEND_BUFFER = 4 << 20         # and for a whole window of chunks queued behind a shaped link
-SO_SNDBUFFORCE = 32           # linux/socket.h: SO_SNDBUF beyond wmem_max (root)
+SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33   # linux/socket.h: beyond wmem_max/rmem_max (root)
 BATCH_RESULTS = 4             # results to let queue up before a wake-up, when the window is full
 BATCH_WAIT_MAX = 0.001        # the longest pause for them (seconds)
 PAUSE_FRACTION = 0.125        # and never more than this fraction of the smoothed round trip
@@ -72,16 +72,19 @@ _TRANSIENT = frozenset({errno.ENOBUFS, errno.EAGAIN, errno.ECONNREFUSED, errno.E
                         errno.ENETUNREACH, errno.EHOSTDOWN})
 
 
-def _set_send_buffer(sock: socket.socket) -> None:
-    """SEND_BUFFER for the socket. Why: a datagram waiting in a shaped link's queue (tc htb)
-    counts against its socket's send buffer, and a non-blocking send beyond it fails (EAGAIN):
-    the chunk is lost to the worker's own kernel. The default (212,992 bytes, ~90 MTU-sized
-    datagrams at their kernel size) is less than a window of 128 chunks: at 60 Mbit/s some
-    runs resent dozens by QUERY and NACK. Root may exceed wmem_max; others get up to it."""
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, SEND_BUFFER)
-    except OSError:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+def _set_buffers(sock: socket.socket) -> None:
+    """RECEIVE_BUFFER and SEND_BUFFER for the socket: root may exceed rmem_max/wmem_max,
+    others get up to them. Why the send buffer: a datagram waiting in a shaped link's queue
+    (tc htb) counts against it, and a non-blocking send beyond it fails (EAGAIN): the chunk is
+    lost to the worker's own kernel. The default (212,992 bytes, ~90 MTU-sized datagrams at
+    their kernel size) is less than a window of 128 chunks: at 60 Mbit/s some runs resent
+    dozens by QUERY and NACK."""
+    for forced, plain, size in ((SO_RCVBUFFORCE, socket.SO_RCVBUF, RECEIVE_BUFFER),
+                                (SO_SNDBUFFORCE, socket.SO_SNDBUF, SEND_BUFFER)):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, forced, size)
+        except OSError:
+            sock.setsockopt(socket.SOL_SOCKET, plain, size)
 
 
 def _batch_scheduling() -> int | None:
@@ -140,8 +143,7 @@ class UdpInaDriver:
         self.clock = clock
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-            _set_send_buffer(self.sock)
+            _set_buffers(self.sock)
             self.sock.bind((bind_address, bind_port))
         except OSError as error:
             self.sock.close()

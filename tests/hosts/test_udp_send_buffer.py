@@ -23,9 +23,9 @@ WINDOW, DATAGRAM = 128, 1472          # chunks of a full window, MTU-sized (k = 
 SENDER = f"""
 import errno, json, socket, sys
 sys.path.insert(0, {str(ROOT)!r})
-from hosts.udp_driver import _set_send_buffer
+from hosts.udp_driver import _set_buffers
 refused = {{}}
-for name, setup in (("default", lambda s: None), ("agent", _set_send_buffer)):
+for name, setup in (("default", lambda s: None), ("agent", _set_buffers)):
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     setup(sock)
     sock.setblocking(False)
