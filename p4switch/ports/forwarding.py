@@ -147,16 +147,15 @@ class Forwarder:
         with self.switch.lock:
             outputs = self.switch.receive_batch(items)
         departures = group_by_port(outputs)
-        unbound = None
+        unbound = []
         for port, frames in departures.items():
             port_counters = counters.get(port)
             if port_counters is None:
-                unbound = [port] if unbound is None else unbound + [port]
+                unbound.append(port)
             else:
                 port_counters.tx += len(frames)
-        if unbound is not None:             # outputs to unbound ports: dropped, counted
-            for port in unbound:
-                self.unbound += len(departures.pop(port))
+        for port in unbound:                # outputs to unbound ports: dropped, counted
+            self.unbound += len(departures.pop(port))
         return departures
 
     def _egress(self, outputs: list[tuple[int, bytes]], now: float) -> list[tuple[int, bytes]]:
