@@ -33,7 +33,7 @@ from itertools import repeat
 
 import numpy as np
 
-from . import lanes, template_store
+from . import lanes, nativebuild, template_store
 from .hashes import Crc
 
 MAX_TEMPLATES = 8
@@ -91,7 +91,7 @@ def content_key(source) -> tuple[str, bytes] | None:
         source = bytes(source)
     if not isinstance(source, bytes):
         return None
-    flag = b"\0lanes=%d" % bool(lanes.ENABLED)
+    flag = b"\0lanes=%d native=%d" % (bool(lanes.ENABLED), nativebuild.enabled())
     last = _last_key
     if last is not None and last[0] is source and last[1] == flag:
         return last[2], source     # the same bytes object again (a server's shared pipeline)

@@ -9,6 +9,7 @@ shared by both variants: generated code refers to the live objects.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import types
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from .externs import CounterArray, MeterArray, ParseValueSet, RegisterArray
 from .hashes import bits_to_bytes, standard_algorithms
 from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
 from .lanes import bank_registers
+from . import nativebuild
+from .nativegen import NativeControls, generate as generate_native
 from .vheaders import VH_HELPERS, all_runs, candidate_runs, only_sanctioned
 from .parsergen import (ParserCompiler, ParserError, error_code, make_extract_varbit,
                         make_lookahead, peek_padded)
@@ -54,6 +57,22 @@ class PacketCode:
     writes_after_ingress: WriteSet = field(default_factory=lambda: WriteSet(anything=True))
     writes_anywhere: WriteSet = field(default_factory=lambda: WriteSet(anything=True))
     code: types.CodeType | None = None   # the module code (codeshare.py runs it again)
+    native: NativeControls | None = None  # the controls as C (nativegen.py), when asked for
+    native_in_use: tuple[str, ...] = ()   # the controls that run as C in this program
+
+
+def with_native(code: PacketCode) -> PacketCode:
+    """`code` with its controls replaced by their C versions, where there are any and they
+    build (nativebuild.py); otherwise `code` as it is."""
+    if code.native is None:
+        return code
+    module = nativebuild.load(code.native)
+    if module is None:
+        return code
+    bound = nativebuild.bind(module, code.native, code.namespace)
+    return dataclasses.replace(code, ingress=bound.get("ingress", code.ingress),
+                               egress=bound.get("egress", code.egress),
+                               native_in_use=tuple(bound))
 
 
 @dataclass(frozen=True)
@@ -160,10 +179,10 @@ class Program:
         for profile, fn in template.selectors:
             self.profiles[profile].selector = namespace[fn]
         code = shared.untraced
-        self.untraced = PacketCode(namespace["parse"], namespace["ingress"], namespace["egress"],
-                                   namespace["deparse"], namespace, code.source,
-                                   namespace.get("deparse_replica"), code.replica_memo_size,
-                                   code.writes_after_ingress, code.writes_anywhere, code.code)
+        self.untraced = with_native(PacketCode(
+            namespace["parse"], namespace["ingress"], namespace["egress"], namespace["deparse"],
+            namespace, code.source, namespace.get("deparse_replica"), code.replica_memo_size,
+            code.writes_after_ingress, code.writes_anywhere, code.code, code.native))
 
     def _start(self, doc: dict) -> Node:
         self.doc = doc
@@ -539,6 +558,11 @@ class Program:
                                                scope, traced).compile(fn_name))
         packet_path.append(compile_deparser(root["deparsers"][0], update, scope, traced))
         sources += packet_path
+        native = None
+        if not traced and nativebuild.enabled():
+            native = generate_native(scope, pipelines, self.tables, self.actions)
+            if native.python_source:
+                sources.append(native.python_source)
         after_ingress = code_writes("\n".join(packet_path[2:]))   # egress and deparser
         anywhere = union(after_ingress, code_writes("\n".join(packet_path[:2])))
         shared = [] if traced else self._replica_shared_headers(after_ingress,
@@ -553,10 +577,10 @@ class Program:
         exec(code, namespace)  # noqa: S102 - source generated from the validated program
         for profile, fn in selectors:
             profile.selector = namespace[fn]
-        return PacketCode(namespace["parse"], namespace["ingress"], namespace["egress"],
-                          namespace["deparse"], namespace, source,
-                          namespace.get("deparse_replica"), len(shared), after_ingress,
-                          anywhere, code)
+        return with_native(PacketCode(namespace["parse"], namespace["ingress"],
+                                      namespace["egress"], namespace["deparse"], namespace,
+                                      source, namespace.get("deparse_replica"), len(shared),
+                                      after_ingress, anywhere, code, native))
 
     @staticmethod
     def _replica_shared_headers(writes: WriteSet, deparser: Node,
