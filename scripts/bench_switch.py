@@ -128,11 +128,22 @@ def p4c_json(prog: Program, toolchain) -> Path | None:
 
 
 # -- inaemu in-process ------------------------------------------------------------------------
-def load_switch(prog: Program, program_json, runtime=None):
-    """A switch of `runtime` (this p4switch.runtime, or a baseline copy of it) for `prog`."""
+def load_switch(prog: Program, program_json, runtime=None, native: bool = False):
+    """A switch of `runtime` (this p4switch.runtime, or a baseline copy of it) for `prog`;
+    `native`: its controls in C (INAEMU_NATIVE=1 while it loads)."""
     if runtime is None:
         import p4switch.runtime as runtime
-    switch = runtime.Switch(program_json, trace=None)
+    saved = os.environ.get("INAEMU_NATIVE")
+    os.environ["INAEMU_NATIVE"] = "1" if native else "0"
+    try:
+        switch = runtime.Switch(program_json, trace=None)
+    finally:
+        if saved is None:
+            del os.environ["INAEMU_NATIVE"]
+        else:
+            os.environ["INAEMU_NATIVE"] = saved
+    if native and not getattr(switch.program.untraced, "native_in_use", ()):
+        raise SystemExit("bench: INAEMU_NATIVE: the controls did not build as C")
     for op in prog.ops:       # keys rebuilt as the runtime's own classes
         if op[0] == "table":
             keys = [getattr(runtime, type(k).__name__)(*vars(k).values()) for k in op[2]]
@@ -158,9 +169,9 @@ def load_baseline(directory: str):
 
 
 def bench_inproc(prog: Program, program_json, seconds: float, batch: int = 64,
-                 runtime=None) -> float:
+                 runtime=None, native: bool = False) -> float:
     """Input units per second through `receive_batch` (outputs built, not sent)."""
-    switch = load_switch(prog, program_json, runtime)
+    switch = load_switch(prog, program_json, runtime, native)
     frames = prog.frames
     batches = [[(prog.in_port, frames[(i + j) % len(frames)]) for j in range(batch)]
                for i in range(0, len(frames), batch)]
@@ -194,7 +205,8 @@ def import_p4switch_from(tree: str) -> None:
 
 
 def _inaemu_process(prog: Program, program_json, interfaces: dict[int, str], ready,
-                    runtime=None, batched: bool = True, tree: str | None = None) -> None:
+                    runtime=None, batched: bool = True, tree: str | None = None,
+                    native: bool = False) -> None:
     """Child: the same data path as `inaemu switch`, on the bench's veth ends (batched=False:
     ports make one system call per frame, as before recvmmsg/sendmmsg; tree: all of p4switch
     imported from that directory instead)."""
@@ -204,7 +216,7 @@ def _inaemu_process(prog: Program, program_json, interfaces: dict[int, str], rea
     from p4switch.driver import PacketDriver
     from p4switch.ports.forwarding import Forwarder
     from p4switch.ports.rawsock import RawSocketPort
-    switch = load_switch(prog, program_json, runtime)
+    switch = load_switch(prog, program_json, runtime, native)
     ports = [RawSocketPort(n, name, batched=batched) for n, name in interfaces.items()]
     driver = PacketDriver(Forwarder(switch, interfaces), ports)
     signal.signal(signal.SIGTERM, lambda *_: driver.stop())
@@ -215,12 +227,12 @@ def _inaemu_process(prog: Program, program_json, interfaces: dict[int, str], rea
 
 
 def inaemu_starter(prog: Program, program_json, runtime=None, batched: bool = True,
-                   tree: str | None = None):
+                   tree: str | None = None, native: bool = False):
     def start(context, interfaces):
         ready = context.Event()
         child = context.Process(target=_inaemu_process,
                                 args=(prog, program_json, interfaces, ready, runtime, batched,
-                                      tree))
+                                      tree, native))
         child.start()
         if not ready.wait(120):
             raise SystemExit("bench: the inaemu switch process did not start")
@@ -316,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree-baseline", metavar="DIR",
                         help="also run veth rows with all of p4switch from another tree "
                              "(rows 'tree-before/...')")
+    parser.add_argument("--native", action="store_true",
+                        help="also run this runtime with its controls in C (rows "
+                             "'native/...': INAEMU_NATIVE=1)")
     parser.add_argument("--fixed-rate", nargs="+", default=[], metavar="PROGRAM=KPPS",
                         help="offer this rate to a program's veth rows instead of searching")
     args = parser.parse_args(argv)
@@ -329,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         runtimes.insert(0, ("before", load_baseline(args.baseline)))
     if args.unbatched:
         runtimes.insert(0, ("unbatched", None))
+    if args.native:
+        runtimes.append(("native", None))
     args.seconds = args.seconds or (1.0 if args.quick else 3.0)
     args.warmup = 0.5 if args.quick else 1.0
     inproc_seconds = 1.0 if args.quick else 3.0
@@ -372,7 +389,9 @@ def main(argv: list[str] | None = None) -> int:
                     continue               # their shipped JSON already is in p4c's shape
                 switch = f"{name}/{label}"
                 print(f"[bench] {prog.key} {switch}: in-process ...", flush=True)
-                pps = bench_inproc(prog, jsons[label], inproc_seconds, runtime=runtime)
+                native = name == "native"
+                pps = bench_inproc(prog, jsons[label], inproc_seconds, runtime=runtime,
+                                   native=native)
                 print(f"[bench]   {pps / 1000:.2f} k{prog.unit}", flush=True)
                 if "inproc" in args.paths:
                     keep((key, switch, "inproc"), (pps, None, True, 1e6 / pps))
@@ -383,7 +402,8 @@ def main(argv: list[str] | None = None) -> int:
                                 prog, jsons[label], tree=args.tree_baseline), 1.3 * pps, args))
                     keep((key, switch, "veth"), search_rate(
                         switch, prog, inaemu_starter(prog, jsons[label], runtime,
-                                                     batched=name != "unbatched"),
+                                                     batched=name != "unbatched",
+                                                     native=native),
                         1.3 * pps, args))
             if "veth" not in args.paths or not is_root:
                 continue

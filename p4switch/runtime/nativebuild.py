@@ -24,6 +24,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+import numpy
+
 from .nativegen import NativeControls
 
 FLAGS = ("-O2", "-shared", "-fPIC", "-fno-strict-aliasing", "-w")
@@ -40,6 +42,9 @@ PRELUDE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 typedef uint64_t u64;
 
 static PyObject *EMPTY;
@@ -183,7 +188,149 @@ static int call_truth(PyObject *cb, PyObject *f, PyObject *v, int *out) {
     return 0;
 }
 
+/* Lane vectors: the PHV slot holds a 1-D array (or the int 0: all lanes zero). */
+static int64_t ZEROS[4096];
+
+static int run_view(PyObject *f, Py_ssize_t slot, npy_intp count, int typenum, void **data) {
+    PyObject *held = PyList_GET_ITEM(f, slot);
+    if (PyLong_CheckExact(held)) {
+        if (PyLong_AsLong(held) != 0 || count * 8 > (npy_intp)sizeof(ZEROS)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "a lane vector slot holds an int other than 0");
+            return -1;
+        }
+        *data = ZEROS;
+        return 0;
+    }
+    if (!PyArray_Check(held)) {
+        PyErr_SetString(PyExc_TypeError, "a lane vector slot holds neither an array nor 0");
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)held;
+    if (PyArray_TYPE(a) != typenum || PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) < count ||
+            !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) {
+        PyErr_SetString(PyExc_TypeError, "a lane vector of another type, length or layout");
+        return -1;
+    }
+    *data = PyArray_DATA(a);
+    return 0;
+}
+
+/* a new array holding the slot's lanes, to be written and then stored (run_store) */
+static int run_copy(PyObject *f, Py_ssize_t slot, npy_intp count, int typenum,
+                    Py_ssize_t itemsize, PyObject **fresh, void **data) {
+    void *old;
+    if (run_view(f, slot, count, typenum, &old)) return -1;
+    PyObject *array = PyArray_SimpleNew(1, &count, typenum);
+    if (array == NULL) return -1;
+    memcpy(PyArray_DATA((PyArrayObject *)array), old, count * itemsize);
+    *fresh = array;
+    *data = PyArray_DATA((PyArrayObject *)array);
+    return 0;
+}
+
+/* the slot takes the written array (the reference is stolen) */
+static inline void run_store(PyObject *f, Py_ssize_t slot, PyObject *array) {
+    PyObject *old = PyList_GET_ITEM(f, slot);
+    PyList_SET_ITEM(f, slot, array);
+    Py_DECREF(old);
+}
+
+/* Register banks: a C-contiguous (size, lanes) array, written in place. */
+static int bank_view(PyObject *bank, npy_intp rows, npy_intp cols, int typenum, void **data) {
+    if (!PyArray_Check(bank)) {
+        PyErr_SetString(PyExc_TypeError, "a register bank that is not an array");
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)bank;
+    if (PyArray_TYPE(a) != typenum || PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != rows ||
+            PyArray_DIM(a, 1) != cols || !PyArray_IS_C_CONTIGUOUS(a) ||
+            !PyArray_ISWRITEABLE(a) || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) {
+        PyErr_SetString(PyExc_TypeError, "a register bank of another shape, type or layout");
+        return -1;
+    }
+    *data = PyArray_DATA(a);
+    return 0;
+}
+
+/* The parser's helpers. */
+static inline u64 field_bits(const uint8_t *p, unsigned bit, unsigned width) {
+    const uint8_t *q = p + bit / 8;
+    unsigned skip = bit % 8, nbytes = (skip + width + 7) / 8, i;
+    unsigned __int128 x = 0;
+    for (i = 0; i < nbytes; i++) x = (x << 8) | q[i];
+    x >>= nbytes * 8 - skip - width;
+    return (u64)(x & (((unsigned __int128)1 << width) - 1));
+}
+
+/* a lane vector from big-endian words of `wbytes` bytes, as an array of `typenum` */
+static int run_from_wire(PyObject *f, Py_ssize_t slot, const uint8_t *p, npy_intp count,
+                         int typenum, int wbytes) {
+    PyObject *array = PyArray_SimpleNew(1, &count, typenum);
+    if (array == NULL) return -1;
+    void *data = PyArray_DATA((PyArrayObject *)array);
+    npy_intp i;
+    for (i = 0; i < count; i++) {
+        u64 x = 0;
+        int j;
+        for (j = 0; j < wbytes; j++) x = (x << 8) | p[i * wbytes + j];
+        switch (typenum) {
+            case NPY_UINT8: ((uint8_t *)data)[i] = (uint8_t)x; break;
+            case NPY_UINT16: ((uint16_t *)data)[i] = (uint16_t)x; break;
+            case NPY_UINT32: ((uint32_t *)data)[i] = (uint32_t)x; break;
+            default: ((int64_t *)data)[i] = (int64_t)x; break;
+        }
+    }
+    run_store(f, slot, array);
+    return 0;
+}
+
+/* csum16: bits pushed MSB-first into 16-bit words, summed; the last word zero-padded */
+static inline void cs_push(u64 *sum, u64 *acc, unsigned *n, u64 value, unsigned width) {
+    while (width > 0) {
+        unsigned take = 16 - *n;
+        if (take > width) take = width;
+        u64 bits = (value >> (width - take)) & ((1ULL << take) - 1);
+        *acc = (*acc << take) | bits;
+        *n += take;
+        width -= take;
+        if (*n == 16) { *sum += *acc; *acc = 0; *n = 0; }
+    }
+}
+
+static inline u64 cs_result(u64 sum, u64 acc, unsigned n) {
+    if (n > 0) sum += acc << (16 - n);
+    if (sum == 0) return 65535;
+    u64 r = sum % 65535;
+    return ~(r ? r : 65535) & 65535;
+}
+
+static int call_verify(PyObject *cb, PyObject *f, PyObject *v, PyObject *d, Py_ssize_t pos) {
+    PyObject *at = PyLong_FromSsize_t(pos);
+    if (at == NULL) return -1;
+    PyObject *args[4] = {f, v, d, at};
+    PyObject *got = PyObject_Vectorcall(cb, args, 4, NULL);
+    Py_DECREF(at);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    return 0;
+}
+
 static Py_ssize_t STATE_SIZE, FIELDS, FLAGS;
+
+static int enter_parse(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
+                       PyObject **v, PyObject **d, Py_buffer *D) {
+    D->obj = NULL;
+    if (nargs != 4 || !PyTuple_CheckExact(args[0]) ||
+            PyTuple_GET_SIZE(args[0]) != STATE_SIZE || !PyList_CheckExact(args[1]) ||
+            PyList_GET_SIZE(args[1]) < FIELDS || !PyList_CheckExact(args[2]) ||
+            PyList_GET_SIZE(args[2]) < FLAGS) {
+        PyErr_SetString(PyExc_TypeError, "native parser: expected (state, fields, flags, data)");
+        return -1;
+    }
+    *S = args[0]; *f = args[1]; *v = args[2]; *d = args[3];
+    return PyObject_GetBuffer(*d, D, PyBUF_SIMPLE);
+}
 
 static int enter(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
                  PyObject **v) {
@@ -208,6 +355,7 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     STATE_SIZE = {len(controls.state_names)};
     FIELDS = {controls.fields};
     FLAGS = {controls.flags};
+    import_array();
     EMPTY = PyTuple_New(0);
     if (EMPTY == NULL) return NULL;
     return PyModule_Create(&MODULE);
@@ -233,6 +381,7 @@ def load(controls: NativeControls):
     """The compiled module for these controls, or None (the reason in `why_not`)."""
     digest = hashlib.sha256("\n".join([
         controls.c_source, str(controls.fields), str(controls.flags), " ".join(FLAGS), sys.version,
+        numpy.__version__,
         sysconfig.get_config_var("EXT_SUFFIX") or ""]).encode()).hexdigest()[:20]
     with _lock:
         if digest in _loaded:
@@ -263,6 +412,9 @@ def _build(source: str, target: Path) -> str | None:
     include = sysconfig.get_paths().get("include")
     if not include or not Path(include, "Python.h").exists():
         return f"no Python headers (Python.h) in {include}"
+    numpy_include = numpy.get_include()
+    if not Path(numpy_include, "numpy", "arrayobject.h").exists():
+        return f"no numpy headers in {numpy_include}"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -271,7 +423,8 @@ def _build(source: str, target: Path) -> str | None:
         c_file = Path(tmp) / "controls.c"
         c_file.write_text(source)
         built = Path(tmp) / target.name
-        run = subprocess.run([compiler, *FLAGS, f"-I{include}", str(c_file), "-o", str(built)],
+        run = subprocess.run([compiler, *FLAGS, f"-I{include}", f"-I{numpy_include}",
+                              str(c_file), "-o", str(built)],
                              capture_output=True, text=True, check=False)
         if run.returncode != 0:
             return f"{Path(compiler).name} failed: {run.stderr.strip()[-2000:]}"
@@ -285,4 +438,4 @@ def bind(module, controls: NativeControls, namespace: dict) -> dict:
     """{"ingress": fn, "egress": fn} over this program's state (its own namespace objects)."""
     state = tuple(namespace[name] for name in controls.state_names)
     return {name: functools.partial(getattr(module, name), state)
-            for name in ("ingress", "egress") if name not in controls.refused}
+            for name in ("parse", "ingress", "egress") if name not in controls.refused}

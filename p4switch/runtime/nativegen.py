@@ -38,6 +38,7 @@ from .layout import EXIT
 from .primgen import DROP_PORT, PrimitiveCompiler
 from .vheaders import all_runs
 
+
 U64 = (1 << 64) - 1
 
 
@@ -75,38 +76,119 @@ class NativeControls:
     flags: int = 0
 
 
-class _Statement:
-    """The field loads of one C statement (each slot read once, before the statement)."""
+class _Block:
+    """A stretch of C statements with no Python in between: the fields, flags and action data
+    it touches are read once into C locals at its start and the fields it wrote are stored back
+    at its end; a lane vector it reads is read through a pointer into its array, one it writes
+    is first copied into a new array (the PHV never changes an array in place: multicast
+    copies share them), which replaces the old one at the end; register banks are written in
+    place, as the lane code does."""
 
-    def __init__(self, vector_slots: frozenset[int], param_widths: list[int] | None):
-        self.loads: dict[str, str] = {}      # local name -> load code
-        self.vector_slots = vector_slots
+    def __init__(self, gen: "NativeGenerator", param_widths: list[int] | None):
+        self.gen = gen
         self.param_widths = param_widths
+        self.fields: set[int] = set()
+        self.written: set[int] = set()
+        self.flags: set[int] = set()
+        self.params: set[int] = set()
+        self.runs: dict[int, tuple] = {}        # run.first -> (run, written)
+        self.banks: dict[str, tuple] = {}       # C name -> (state code, array)
 
+    # --------------------------------------------------------------------------- reading
     def slot(self, index: int) -> str:
-        if index in self.vector_slots:
-            raise Untranslatable("a field held as a lane vector")
-        name = f"F{index}"
-        self.loads[name] = f"rd(f, {index}, &{name})"
-        return name
+        run = self.gen.run_of.get(index)
+        if run is None and index in self.gen.vector_slots:
+            raise Untranslatable("a lane vector of a kind C does not hold")
+        if run is not None:
+            self.runs.setdefault(run.first, (run, False))
+            return f"((u64)RUN{run.first}[{index - run.first}])"
+        self.fields.add(index)
+        return f"F{index}"
 
     def valid(self, index: int) -> str:
-        name = f"V{index}"
-        self.loads[name] = f"rd(v, {index}, &{name})"
-        return name
+        self.flags.add(index)
+        return f"V{index}"
 
     def param(self, index: int) -> str:
-        name = f"P{index}"
-        self.loads[name] = f"rdp(p, {index}, &{name})"
-        return name
+        self.params.add(index)
+        return f"P{index}"
 
+    def save(self) -> tuple:
+        return (set(self.fields), set(self.written), set(self.flags), set(self.params),
+                dict(self.runs), dict(self.banks))
+
+    def restore(self, saved: tuple) -> None:
+        (self.fields, self.written, self.flags, self.params, self.runs,
+         self.banks) = (set(saved[0]), set(saved[1]), set(saved[2]), set(saved[3]),
+                        dict(saved[4]), dict(saved[5]))
+
+    # --------------------------------------------------------------------------- writing
+    def store(self, index: int, width: int, value: "CVal") -> str:
+        code = _masked(value, width)
+        run = self.gen.run_of.get(index)
+        if run is not None:
+            self.runs[run.first] = (run, True)
+            return f"RUN{run.first}[{index - run.first}] = ({run_ctype(run)}){code};"
+        self.fields.add(index)
+        self.written.add(index)
+        return f"F{index} = {code};"
+
+    def bank_cell(self, register, index_code: str) -> str:
+        """C lvalue of `register`'s cell at `index_code` (a checked index) in its bank."""
+        array = register.cells.array
+        state = self.gen.state(self.gen.scope.bind("bank", array))
+        name = f"BK{self.gen.state_names.index(self.gen.scope.bind('bank', array))}"
+        self.banks[name] = (state, array)
+        return f"{name}[({index_code}) * {array.shape[1]} + {register.cells.column}]"
+
+    # ------------------------------------------------------------------------ the C block
     def wrap(self, body: list[str]) -> list[str]:
-        if not self.loads:
+        if not (self.fields or self.flags or self.params or self.runs or self.banks):
             return body
-        names = ", ".join(sorted(self.loads))
-        checks = " || ".join(self.loads[n] for n in sorted(self.loads))
-        return ["{", f"    u64 {names};", f"    if ({checks}) goto fail;"] + \
-            ["    " + line for line in body] + ["}"]
+        decl, load, end = [], [], []
+        if self.fields:
+            decl.append("u64 " + ", ".join(f"F{i}" for i in sorted(self.fields)) + ";")
+            load += [f"rd(f, {i}, &F{i})" for i in sorted(self.fields)]
+        if self.flags:
+            decl.append("u64 " + ", ".join(f"V{i}" for i in sorted(self.flags)) + ";")
+            load += [f"rd(v, {i}, &V{i})" for i in sorted(self.flags)]
+        if self.params:
+            decl.append("u64 " + ", ".join(f"P{i}" for i in sorted(self.params)) + ";")
+            load += [f"rdp(p, {i}, &P{i})" for i in sorted(self.params)]
+        lines = ["{"] + ["    " + d for d in decl]
+        if load:
+            lines.append(f"    if ({' || '.join(load)}) goto fail;")
+        for first, (run, written) in sorted(self.runs.items()):
+            ctype, typenum = run_ctype(run), RUN_TYPENUMS[run_ctype(run)]
+            lines.append(f"    {ctype} *RUN{first};")
+            if written:
+                lines += [f"    PyObject *RO{first};",
+                          f"    if (run_copy(f, {first}, {run.count}, {typenum}, sizeof({ctype}), "
+                          f"&RO{first}, (void **)&RUN{first})) goto fail;"]
+                end.append(f"run_store(f, {first}, RO{first});")
+            else:
+                lines.append(f"    if (run_view(f, {first}, {run.count}, {typenum}, "
+                             f"(void **)&RUN{first})) goto fail;")
+        for name, (state, array) in sorted(self.banks.items()):
+            ctype = BANK_CTYPES[array.dtype.str[1:]]
+            lines.append(f"    {ctype} *{name};")
+            lines.append(f"    if (bank_view({state}, {array.shape[0]}, {array.shape[1]}, "
+                         f"{RUN_TYPENUMS[ctype]}, (void **)&{name})) goto fail;")
+        lines += ["    " + b for b in body]
+        lines += [f"    if (wr(f, {i}, F{i})) goto fail;" for i in sorted(self.written)]
+        lines += ["    " + e for e in end]
+        return lines + ["}"]
+
+
+RUN_TYPENUMS = {"uint8_t": "NPY_UINT8", "uint16_t": "NPY_UINT16", "uint32_t": "NPY_UINT32",
+                "int64_t": "NPY_INT64", "uint64_t": "NPY_UINT64"}
+BANK_CTYPES = {"u1": "uint8_t", "u2": "uint16_t", "u4": "uint32_t", "i8": "int64_t",
+               "u8": "uint64_t"}
+
+
+def run_ctype(run) -> str:
+    return {8: "uint8_t", 16: "uint16_t", 32: "uint32_t"}[run.width] if run.narrow \
+        else "int64_t"
 
 
 def _const(value: int) -> CVal:
@@ -120,7 +202,7 @@ def _const(value: int) -> CVal:
 class ExprTranslator:
     """BMv2 JSON expressions as C over the statement's loads."""
 
-    def __init__(self, scope: CodeScope, stmt: _Statement):
+    def __init__(self, scope: CodeScope, stmt: "_Block"):
         self.scope = scope
         self.layout = scope.layout
         self.stmt = stmt
@@ -284,7 +366,7 @@ class ControlTranslator:
 
     # ------------------------------------------------------------------------ node kinds
     def _conditional(self, node: Node) -> list[str]:
-        stmt = _Statement(self.gen.vector_slots, None)
+        stmt = _Block(self.gen, None)
         try:
             cond = ExprTranslator(self.scope, stmt).truth(node["expression"])
             lines = stmt.wrap([f"hit = {cond} ? 1 : 0;"])
@@ -347,7 +429,7 @@ class ControlTranslator:
         """Lines that open a block with `PyObject *r` (a new reference, None or NULL on a
         miss) holding the table's lookup result."""
         key_code = self.graph._key_code(table, node)
-        stmt = _Statement(self.gen.vector_slots, None)
+        stmt = _Block(self.gen, None)
         try:
             key = self._key_c(table, node, stmt)
         except Untranslatable:
@@ -376,7 +458,7 @@ class ControlTranslator:
                              "goto fail;")
         return lines
 
-    def _key_c(self, table, node: Node, stmt: _Statement) -> str:
+    def _key_c(self, table, node: Node, stmt: "_Block") -> str:
         """The packed key as one u64, built as controlgen builds it (`_key_code`)."""
         if table.key_width > 64:
             raise Untranslatable("a key wider than 64 bits")
@@ -413,6 +495,10 @@ class NativeGenerator:
         runs = scope.namespace.get("__vector_runs__") or {}
         self.vector_slots = frozenset(s for run in all_runs(runs)
                                       for s in range(run.first, run.first + run.count))
+        # the runs C reads and writes in place of their fields: unsigned, in arrays of their
+        # own width or int64
+        self.run_of = {s: run for run in all_runs(runs) if not run.signed and
+                       (run.narrow or run.width <= 62) for s in run.slots}
         self.state_names: list[str] = []
         self.callbacks: list[str] = []
         self._bodies: dict[int, list[str]] = {}
@@ -449,97 +535,132 @@ class NativeGenerator:
                                                         scope.namespace["__registers__"])} \
             if lanes.ENABLED else {}
         lines: list[str] = []
+        block, body = _Block(self, action.param_widths), []
+
+        def flush():
+            nonlocal block, body
+            lines.extend(block.wrap(body))
+            block, body = _Block(self, action.param_widths), []
+
         at = 0
         while at < len(prims):
             group = groups.get(at)
             if group is not None:
-                pc = PrimitiveCompiler(scope, False)
-                body = lanes.VectorCompiler(group, scope, pc.tmp).compile()
-                if body is not None:
-                    lines.append(self._call(self.callback("f, v, p", body)))
+                # a lane group: all of it as C, or all of it as the lane code's numpy
+                saved = block.save()
+                try:
+                    group_body = []
+                    for prim in prims[group.start:group.end]:
+                        group_body += self._native_primitive(prim, scope, block)
+                    body += group_body
                     at = group.end
                     continue
-            lines += self._primitive(prims[at], scope, action.param_widths)
+                except Untranslatable:
+                    block.restore(saved)
+                pc = PrimitiveCompiler(scope, False)
+                vector = lanes.VectorCompiler(group, scope, pc.tmp).compile()
+                if vector is not None:
+                    flush()
+                    lines.append(self._call(self.callback("f, v, p", vector)))
+                    at = group.end
+                    continue
+            prim = prims[at]
             at += 1
+            saved = block.save()
+            try:
+                body += self._native_primitive(prim, scope, block)
+                continue
+            except Untranslatable:
+                block.restore(saved)
+            flush()
+            pc = PrimitiveCompiler(scope, False)
+            pc._index_cache = None
+            pc._prelude = []
+            python = pc.compile_primitive(prim)
+            lines.append(self._call(self.callback("f, v, p", pc._prelude + python)))
+        flush()
         return lines + exit_check
 
     @staticmethod
     def _call(cb: str) -> str:
         return f"if (call3({cb}, f, v, p)) goto fail;"
 
-    def _primitive(self, prim: Node, scope: CodeScope, widths: list[int]) -> list[str]:
-        try:
-            return self._native_primitive(prim, scope, widths)
-        except Untranslatable:
-            pc = PrimitiveCompiler(scope, False)
-            pc._index_cache = None
-            pc._prelude = []
-            body = pc.compile_primitive(prim)
-            return [self._call(self.callback("f, v, p", pc._prelude + body))]
-
-    def _native_primitive(self, prim: Node, scope: CodeScope, widths: list[int]) -> list[str]:
+    def _native_primitive(self, prim: Node, scope: CodeScope, block: "_Block") -> list[str]:
+        """C lines of one primitive inside `block`; Untranslatable if it has no C form."""
         op = prim["op"].str()
         params = prim.get("parameters").items()
         layout = scope.layout
-        stmt = _Statement(self.vector_slots, widths)
-        ex = ExprTranslator(scope, stmt)
+        ex = ExprTranslator(scope, block)
         if op in ("assign", "modify_field") and len(params) == 2:
             slot, width = self._target(params[0], scope)
             value = ex.value(params[1])
-            return stmt.wrap([f"if (wr(f, {slot}, {_masked(value, width)})) goto fail;"])
+            return [block.store(slot, width, value)]
         if op == "register_read" and len(params) == 3:
             slot, width = self._target(params[0], scope)
             reg = self._named(params[1], "register_array", "__registers__")
-            if not isinstance(reg.cells, list):
-                raise Untranslatable("a register held in a bank")
-            cells = self.state(scope.bind("reg", reg.cells))
             index = _need_exact(ex.value(params[2]))
-            return stmt.wrap([f"{{ u64 i = {index}; if (i < {reg.size}ULL) {{ u64 x; "
-                              f"if (rd({cells}, (Py_ssize_t)i, &x) || "
-                              f"wr(f, {slot}, {_masked(CVal('x', reg.bitwidth), width)})) "
-                              "goto fail; } }"])
+            if isinstance(reg.cells, list):
+                cells = self.state(scope.bind("reg", reg.cells))
+                return [f"{{ u64 i = {index}; if (i < {reg.size}ULL) {{ u64 x; "
+                        f"if (rd({cells}, (Py_ssize_t)i, &x)) goto fail; "
+                        f"{block.store(slot, width, CVal('x', reg.bitwidth))} }} }}"]
+            cell = self._bank_cell(reg, block)
+            return [f"{{ u64 i = {index}; if (i < {reg.size}ULL) {{ "
+                    f"{block.store(slot, width, CVal(f'((u64){cell})', reg.bitwidth))} }} }}"]
         if op == "register_write" and len(params) == 3:
             reg = self._named(params[0], "register_array", "__registers__")
-            if not isinstance(reg.cells, list) or reg.bitwidth > 64:
-                raise Untranslatable("a register held in a bank, or wider than 64 bits")
-            cells = self.state(scope.bind("reg", reg.cells))
+            if reg.bitwidth > 64:
+                raise Untranslatable("a register wider than 64 bits")
             index = _need_exact(ex.value(params[1]))
-            value = ex.value(params[2])
-            return stmt.wrap([f"{{ u64 i = {index}; if (i < {reg.size}ULL && "
-                              f"wr({cells}, (Py_ssize_t)i, {_masked(value, reg.bitwidth)})) "
-                              "goto fail; }"])
+            value = _masked(ex.value(params[2]), reg.bitwidth)
+            if isinstance(reg.cells, list):
+                cells = self.state(scope.bind("reg", reg.cells))
+                return [f"{{ u64 i = {index}; if (i < {reg.size}ULL && "
+                        f"wr({cells}, (Py_ssize_t)i, {value})) goto fail; }}"]
+            cell = self._bank_cell(reg, block)
+            ctype = BANK_CTYPES[reg.cells.array.dtype.str[1:]]
+            return [f"{{ u64 i = {index}; if (i < {reg.size}ULL) {cell} = ({ctype}){value}; }}"]
         if op == "count" and len(params) == 2:
             counter = self._named(params[0], "counter_array", "__counters__")
             packets = self.state(scope.bind("cpk", counter.packets))
             nbytes = self.state(scope.bind("cby", counter.bytes))
             index = _need_exact(ex.value(params[1]))
-            length = stmt.slot(layout.ingress_length)
-            return stmt.wrap([f"{{ u64 i = {index}; if (i < {counter.size}ULL && "
-                              f"(add_to({packets}, (Py_ssize_t)i, 1) || "
-                              f"add_to({nbytes}, (Py_ssize_t)i, {length}))) goto fail; }}"])
+            length = block.slot(layout.ingress_length)
+            return [f"{{ u64 i = {index}; if (i < {counter.size}ULL && "
+                    f"(add_to({packets}, (Py_ssize_t)i, 1) || "
+                    f"add_to({nbytes}, (Py_ssize_t)i, {length}))) goto fail; }}"]
         if op in ("mark_to_drop", "drop"):
             spec = layout.std("egress_spec")
             if spec is None:
                 raise Untranslatable("no egress_spec")
-            lines = [f"if (wr(f, {spec}, {DROP_PORT})) goto fail;"]
+            lines = [block.store(spec, 64, _const(DROP_PORT))]
             mcast = layout.std("mcast_grp")
             if mcast is not None:
-                lines.append(f"if (wr(f, {mcast}, 0)) goto fail;")
+                lines.append(block.store(mcast, 64, _const(0)))
             return lines
         if op == "exit":
-            return [f"if (wr(f, {EXIT}, 1)) goto fail;"]
+            return [block.store(EXIT, 1, _const(1))]
         if op == "no_op":
             return []
         raise Untranslatable(f"primitive '{op}'")
+
+    def _bank_cell(self, reg, block: "_Block") -> str:
+        cells = reg.cells
+        array = getattr(cells, "array", None)
+        if array is None or getattr(cells, "column", None) is None or array.ndim != 2 or \
+                array.dtype.str[1:] not in BANK_CTYPES or reg.bitwidth > 64:
+            raise Untranslatable("a register that is neither a list nor a bank column")
+        return block.bank_cell(reg, "i")
 
     def _target(self, node: Node, scope: CodeScope) -> tuple[int, int]:
         kind, value = node.type_value()
         if kind != "field":
             raise Untranslatable("a destination other than a plain field")
         ref = scope.layout.field(value[0].str(), value[1].str(), value)
-        if ref.is_valid_bit or ref.signed or ref.width is None or ref.width > 64 or \
-                ref.slot in self.vector_slots:
-            raise Untranslatable("a signed, varbit, wide or vector field")
+        if ref.is_valid_bit or ref.signed or ref.width is None or ref.width > 64:
+            raise Untranslatable("a signed, varbit or wide field")
+        if ref.slot in self.vector_slots and ref.slot not in self.run_of:
+            raise Untranslatable("a lane vector of a kind C does not hold")
         return ref.slot, ref.width
 
     def _named(self, node: Node, kind: str, registry: str):
@@ -556,22 +677,33 @@ def _masked(value: CVal, width: int) -> str:
     return f"({value.code} & {(1 << width) - 1}ULL)"
 
 
-def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict,
-             actions: dict) -> NativeControls:
-    """C for the ingress and egress controls that can be translated (see the docstring)."""
+def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions: dict,
+             parser: Node | None = None, verify: list | None = None,
+             calculations: dict | None = None) -> NativeControls:
+    """C for the parser and the ingress and egress controls, each where it can be translated
+    (see the docstrings here and in nativeparse.py)."""
+    from .nativeparse import ParserTranslator
     gen = NativeGenerator(scope, tables, actions)
     functions, refused = [], {}
-    for name in ("ingress", "egress"):
+    for name in ("parse", "ingress", "egress"):
         try:
-            functions.append(ControlTranslator(gen, pipelines[name], f"ctl_{name}").compile())
+            if name == "parse":
+                if parser is None:
+                    raise Untranslatable("no parser given")
+                functions.append(ParserTranslator(gen, parser, verify or [], scope,
+                                                  calculations).compile())
+            else:
+                functions.append(ControlTranslator(gen, pipelines[name],
+                                                   f"ctl_{name}").compile())
         except Untranslatable as why:
             refused[name] = str(why)
     methods = "\n".join(f"    {{\"{name}\", (PyCFunction)(void(*)(void))ctl_{name}, "
-                        "METH_FASTCALL, NULL}," for name in ("ingress", "egress")
+                        "METH_FASTCALL, NULL}," for name in ("parse", "ingress", "egress")
                         if name not in refused)
     source = "\n\n".join(functions) + f"\n\nstatic PyMethodDef METHODS[] = {{\n{methods}\n" \
         "    {NULL, NULL, 0, NULL}\n};\n"
-    fields = [int(n) for n in re.findall(r"\b(?:rd|wr)\(f, (\d+)", source)]
-    flags = [int(n) for n in re.findall(r"\brd\(v, (\d+)", source)]
+    fields = [int(n) for n in re.findall(r"\b(?:rd|wr|run_view|run_copy|run_from_wire)\(f, (\d+)",
+                                         source)]
+    flags = [int(n) for n in re.findall(r"\b(?:rd|wr)\(v, (\d+)", source)]
     return NativeControls(source, list(gen.state_names), "\n\n\n".join(gen.callbacks),
                           refused, max(fields, default=-1) + 1, max(flags, default=-1) + 1)

@@ -70,7 +70,8 @@ def with_native(code: PacketCode) -> PacketCode:
     if module is None:
         return code
     bound = nativebuild.bind(module, code.native, code.namespace)
-    return dataclasses.replace(code, ingress=bound.get("ingress", code.ingress),
+    return dataclasses.replace(code, parse=bound.get("parse", code.parse),
+                               ingress=bound.get("ingress", code.ingress),
                                egress=bound.get("egress", code.egress),
                                native_in_use=tuple(bound))
 
@@ -560,7 +561,10 @@ class Program:
         sources += packet_path
         native = None
         if not traced and nativebuild.enabled():
-            native = generate_native(scope, pipelines, self.tables, self.actions)
+            native = generate_native(scope, pipelines, self.tables, self.actions,
+                                     parsers[0], verify,
+                                     {c["name"].str(): c
+                                      for c in root.get("calculations").items()})
             if native.python_source:
                 sources.append(native.python_source)
         after_ingress = code_writes("\n".join(packet_path[2:]))   # egress and deparser

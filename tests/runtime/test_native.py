@@ -34,7 +34,7 @@ def _switch(doc, native: bool, monkeypatch) -> Switch:
     sw = Switch(doc)
     in_use = sw.program.untraced.native_in_use
     if native:
-        assert in_use == ("ingress", "egress"), (nativebuild.why_not,
+        assert in_use == ("parse", "ingress", "egress"), (nativebuild.why_not,
                                                  sw.program.untraced.native.refused)
     else:
         assert in_use == ()
@@ -142,7 +142,8 @@ def test_ina_contributions_match_python(native_cache, monkeypatch, k):
     for native in (False, True):
         monkeypatch.setenv("INAEMU_NATIVE", "1" if native else "0")
         sw = ina_bench.configured_switch(k, 4, program=doc)
-        assert sw.program.untraced.native_in_use == (("ingress", "egress") if native else ())
+        assert sw.program.untraced.native_in_use == (("parse", "ingress", "egress") if native
+                                                      else ())
         switches.append(sw)
     python, native = switches
     packets = ina_bench.contributions(k, 4, 16)
@@ -164,3 +165,33 @@ def test_without_a_compiler_the_controls_stay_python(native_cache, monkeypatch):
     assert any("no C compiler" in why for why in nativebuild.why_not.values())
     out = sw.receive(0, _arith_packets(1)[0])
     assert out and out[0][1][17] == 9
+
+
+def test_ina_parser_edges_match_python(native_cache, monkeypatch):
+    """Packets the C parser must stop on as the Python one does: cut short inside each
+    header (PacketTooShort, payload from there), a wrong IPv4 checksum (checksum_error),
+    another protocol, random bytes behind an IPv4 EtherType."""
+    doc = ina_bench.ina_bmv2_json(4)
+    switches = []
+    for native in (False, True):
+        monkeypatch.setenv("INAEMU_NATIVE", "1" if native else "0")
+        switches.append(ina_bench.configured_switch(4, 4, program=doc))
+    python, native = switches
+    good = ina_bench.contributions(4, 4, 4)
+    rng = random.Random(3)
+    packets = []
+    for port, data in good[:8]:
+        for cut in (0, 5, 13, 14, 20, 33, 34, 40, 41, 42, 50, 57, 58, len(data) - 1):
+            packets.append((port, data[:cut]))
+        bad = bytearray(data)
+        bad[24] ^= 0x5A                       # the IPv4 header checksum
+        packets.append((port, bytes(bad)))
+        other = bytearray(data)
+        other[23] = 6                         # TCP instead of UDP
+        packets.append((port, bytes(other)))
+        packets.append((port, data[:14] + rng.randbytes(rng.randrange(0, 80))))
+    for i, (port, data) in enumerate(packets):
+        assert native.receive(port, data) == python.receive(port, data), f"packet {i}"
+    assert _state(native) == _state(python)
+    errors = python.program.counters
+    assert sum(sum(c.packets) for c in errors.values()) > 0
