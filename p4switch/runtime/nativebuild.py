@@ -305,6 +305,39 @@ static inline u64 cs_result(u64 sum, u64 acc, unsigned n) {
     return ~(r ? r : 65535) & 65535;
 }
 
+/* the deparser's helpers */
+static inline void put_bits(uint8_t *p, unsigned bit, unsigned width, u64 value) {
+    if (width < 64) value &= (((u64)1 << width) - 1);
+    unsigned end = bit + width;
+    while (width > 0) {
+        unsigned last = end - 1, shift = 7 - last % 8, take = 8 - shift;
+        if (take > width) take = width;
+        p[last / 8] |= (uint8_t)((value & ((1u << take) - 1)) << shift);
+        value >>= take;
+        width -= take;
+        end -= take;
+    }
+}
+
+static int run_to_wire(PyObject *f, Py_ssize_t slot, uint8_t *o, npy_intp count, int typenum,
+                       int wbytes) {
+    void *data;
+    if (run_view(f, slot, count, typenum, &data)) return -1;
+    npy_intp i;
+    for (i = 0; i < count; i++) {
+        u64 x;
+        switch (typenum) {
+            case NPY_UINT8: x = ((uint8_t *)data)[i]; break;
+            case NPY_UINT16: x = ((uint16_t *)data)[i]; break;
+            case NPY_UINT32: x = ((uint32_t *)data)[i]; break;
+            default: x = (u64)((int64_t *)data)[i]; break;
+        }
+        int j;
+        for (j = wbytes - 1; j >= 0; j--) { o[i * wbytes + j] = (uint8_t)x; x >>= 8; }
+    }
+    return 0;
+}
+
 static int call_verify(PyObject *cb, PyObject *f, PyObject *v, PyObject *d, Py_ssize_t pos) {
     PyObject *at = PyLong_FromSsize_t(pos);
     if (at == NULL) return -1;
@@ -438,4 +471,4 @@ def bind(module, controls: NativeControls, namespace: dict) -> dict:
     """{"ingress": fn, "egress": fn} over this program's state (its own namespace objects)."""
     state = tuple(namespace[name] for name in controls.state_names)
     return {name: functools.partial(getattr(module, name), state)
-            for name in ("parse", "ingress", "egress") if name not in controls.refused}
+            for name in ("parse", "ingress", "egress", "deparse") if name not in controls.refused}

@@ -679,15 +679,22 @@ def _masked(value: CVal, width: int) -> str:
 
 def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions: dict,
              parser: Node | None = None, verify: list | None = None,
-             calculations: dict | None = None) -> NativeControls:
+             calculations: dict | None = None, deparser: Node | None = None,
+             update: list | None = None) -> NativeControls:
     """C for the parser and the ingress and egress controls, each where it can be translated
     (see the docstrings here and in nativeparse.py)."""
+    from .nativedeparse import DeparserTranslator
     from .nativeparse import ParserTranslator
     gen = NativeGenerator(scope, tables, actions)
     functions, refused = [], {}
-    for name in ("parse", "ingress", "egress"):
+    for name in ("parse", "ingress", "egress", "deparse"):
         try:
-            if name == "parse":
+            if name == "deparse":
+                if deparser is None:
+                    raise Untranslatable("no deparser given")
+                functions.append(DeparserTranslator(gen, deparser, update or [], scope,
+                                                    calculations or {}).compile())
+            elif name == "parse":
                 if parser is None:
                     raise Untranslatable("no parser given")
                 functions.append(ParserTranslator(gen, parser, verify or [], scope,
@@ -698,11 +705,12 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
         except Untranslatable as why:
             refused[name] = str(why)
     methods = "\n".join(f"    {{\"{name}\", (PyCFunction)(void(*)(void))ctl_{name}, "
-                        "METH_FASTCALL, NULL}," for name in ("parse", "ingress", "egress")
+                        "METH_FASTCALL, NULL}," for name in ("parse", "ingress", "egress",
+                                                             "deparse")
                         if name not in refused)
     source = "\n\n".join(functions) + f"\n\nstatic PyMethodDef METHODS[] = {{\n{methods}\n" \
         "    {NULL, NULL, 0, NULL}\n};\n"
-    fields = [int(n) for n in re.findall(r"\b(?:rd|wr|run_view|run_copy|run_from_wire)\(f, (\d+)",
+    fields = [int(n) for n in re.findall(r"\b(?:rd|wr|run_view|run_copy|run_from_wire|run_to_wire)\(f, (\d+)",
                                          source)]
     flags = [int(n) for n in re.findall(r"\b(?:rd|wr)\(v, (\d+)", source)]
     return NativeControls(source, list(gen.state_names), "\n\n\n".join(gen.callbacks),

@@ -76,56 +76,11 @@ class ParserTranslator:
             "}"])
 
     def _verify_c(self, node: Node) -> list[str]:
-        """An Internet checksum (csum16) over fields and constants, verified in C as
-        calcgen computes it: the inputs packed MSB-first, fields of invalid headers left out,
-        zero-padded to 16-bit words, summed; a mismatch sets checksum_error."""
-        calc = self.calculations.get(node["calculation"].str())
-        if calc is None or calc["algo"].str() != "csum16":
-            raise Untranslatable("a checksum other than csum16")
-        ref = self.layout.field(node["target"][0].str(), node["target"][1].str(),
-                                node["target"])
-        if ref.is_valid_bit or ref.width is None or ref.width > 64 or ref.signed:
-            raise Untranslatable("a checksum target that is not a plain field")
+        """An Internet checksum (csum16) verified in C (see `checksum_c`); a mismatch sets
+        checksum_error."""
         block = _Block(self.gen, None)
         ex = ExprTranslator(self.scope, block)
-        groups: list[tuple] = []        # (header or None, [(code, width)])
-        for item in calc.get("input").items():
-            kind, value = item.type_value()
-            if kind == "field":
-                fref = self.layout.field(value[0].str(), value[1].str(), value)
-                if fref.width is None or fref.signed or fref.width > 64:
-                    raise Untranslatable("a varbit, signed or wide checksum input")
-                code = block.valid(fref.header.index) if fref.is_valid_bit else \
-                    block.slot(fref.slot)
-                parts = [(code, fref.width)]
-                header = fref.header
-            elif kind == "header":
-                header = self.layout.header(value.str(), value)
-                parts = []
-                for i, (_, width, signed) in enumerate(header.htype.fields):
-                    if width is None or signed or width > 64:
-                        raise Untranslatable("a varbit, signed or wide checksum input")
-                    parts.append((block.slot(header.base + i), width))
-            elif kind == "hexstr":
-                width = item["bitwidth"].int()
-                if width > 64:
-                    raise Untranslatable("a wide constant checksum input")
-                header, parts = None, [(f"{value.hexstr() & ((1 << width) - 1)}ULL", width)]
-            else:
-                raise Untranslatable(f"a checksum input of type {kind}")
-            if groups and groups[-1][0] is header:
-                groups[-1][1].extend(parts)
-            else:
-                groups.append((header, parts))
-        body = ["u64 cs_sum = 0, cs_acc = 0; unsigned cs_n = 0;"]
-        for header, parts in groups:
-            pushes = [f"cs_push(&cs_sum, &cs_acc, &cs_n, {code}, {width});"
-                      for code, width in parts]
-            if header is not None and not header.metadata:
-                body += [f"if ({block.valid(header.index)}) {{"] + \
-                    ["    " + p for p in pushes] + ["}"]
-            else:
-                body += pushes
+        ref, body = checksum_c(node, self.calculations, self.layout, block)
         mask = (1 << ref.width) - 1
         target = block.slot(ref.slot)
         ck_err = self.layout.std("checksum_error")
@@ -260,3 +215,53 @@ class ParserTranslator:
         if nxt is None:
             return ["goto parsed;"]
         return self._state(nxt, depth + 1)
+
+
+def checksum_c(node: Node, calculations: dict, layout, block: _Block) -> tuple:
+    """(the checksum's target field, C lines summing its calculation into `cs_sum`,
+    `cs_acc`, `cs_n`) for a csum16 over fields and constants, as calcgen computes it: the
+    inputs packed MSB-first, fields of invalid headers left out, zero-padded to 16-bit words."""
+    calc = calculations.get(node["calculation"].str())
+    if calc is None or calc["algo"].str() != "csum16":
+        raise Untranslatable("a checksum other than csum16")
+    ref = layout.field(node["target"][0].str(), node["target"][1].str(), node["target"])
+    if ref.is_valid_bit or ref.width is None or ref.width > 64 or ref.signed:
+        raise Untranslatable("a checksum target that is not a plain field")
+    groups: list[tuple] = []        # (header or None, [(code, width)])
+    for item in calc.get("input").items():
+        kind, value = item.type_value()
+        if kind == "field":
+            fref = layout.field(value[0].str(), value[1].str(), value)
+            if fref.width is None or fref.signed or fref.width > 64:
+                raise Untranslatable("a varbit, signed or wide checksum input")
+            code = block.valid(fref.header.index) if fref.is_valid_bit else \
+                block.slot(fref.slot)
+            parts = [(code, fref.width)]
+            header = fref.header
+        elif kind == "header":
+            header = layout.header(value.str(), value)
+            parts = []
+            for i, (_, width, signed) in enumerate(header.htype.fields):
+                if width is None or signed or width > 64:
+                    raise Untranslatable("a varbit, signed or wide checksum input")
+                parts.append((block.slot(header.base + i), width))
+        elif kind == "hexstr":
+            width = item["bitwidth"].int()
+            if width > 64:
+                raise Untranslatable("a wide constant checksum input")
+            header, parts = None, [(f"{value.hexstr() & ((1 << width) - 1)}ULL", width)]
+        else:
+            raise Untranslatable(f"a checksum input of type {kind}")
+        if groups and groups[-1][0] is header:
+            groups[-1][1].extend(parts)
+        else:
+            groups.append((header, parts))
+    body = ["u64 cs_sum = 0, cs_acc = 0; unsigned cs_n = 0;"]
+    for header, parts in groups:
+        pushes = [f"cs_push(&cs_sum, &cs_acc, &cs_n, {code}, {width});" for code, width in parts]
+        if header is not None and not header.metadata:
+            body += [f"if ({block.valid(header.index)}) {{"] + ["    " + p for p in pushes] + \
+                ["}"]
+        else:
+            body += pushes
+    return ref, body

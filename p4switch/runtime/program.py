@@ -70,7 +70,11 @@ def with_native(code: PacketCode) -> PacketCode:
     if module is None:
         return code
     bound = nativebuild.bind(module, code.native, code.namespace)
+    deparse = bound.get("deparse")
     return dataclasses.replace(code, parse=bound.get("parse", code.parse),
+                               deparse=deparse or code.deparse,
+                               deparse_replica=code.deparse_replica
+                               if deparse is None or code.deparse_replica is None else deparse,
                                ingress=bound.get("ingress", code.ingress),
                                egress=bound.get("egress", code.egress),
                                native_in_use=tuple(bound))
@@ -564,7 +568,8 @@ class Program:
             native = generate_native(scope, pipelines, self.tables, self.actions,
                                      parsers[0], verify,
                                      {c["name"].str(): c
-                                      for c in root.get("calculations").items()})
+                                      for c in root.get("calculations").items()},
+                                     root["deparsers"][0], update)
             if native.python_source:
                 sources.append(native.python_source)
         after_ingress = code_writes("\n".join(packet_path[2:]))   # egress and deparser

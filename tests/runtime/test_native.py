@@ -34,7 +34,7 @@ def _switch(doc, native: bool, monkeypatch) -> Switch:
     sw = Switch(doc)
     in_use = sw.program.untraced.native_in_use
     if native:
-        assert in_use == ("parse", "ingress", "egress"), (nativebuild.why_not,
+        assert in_use == ("parse", "ingress", "egress", "deparse"), (nativebuild.why_not,
                                                  sw.program.untraced.native.refused)
     else:
         assert in_use == ()
@@ -142,8 +142,8 @@ def test_ina_contributions_match_python(native_cache, monkeypatch, k):
     for native in (False, True):
         monkeypatch.setenv("INAEMU_NATIVE", "1" if native else "0")
         sw = ina_bench.configured_switch(k, 4, program=doc)
-        assert sw.program.untraced.native_in_use == (("parse", "ingress", "egress") if native
-                                                      else ())
+        want = ("parse", "ingress", "egress", "deparse") if native else ()
+        assert sw.program.untraced.native_in_use == want
         switches.append(sw)
     python, native = switches
     packets = ina_bench.contributions(k, 4, 16)
