@@ -413,7 +413,7 @@ def _compiler() -> str | None:
 def load(controls: NativeControls):
     """The compiled module for these controls, or None (the reason in `why_not`)."""
     digest = hashlib.sha256("\n".join([
-        controls.c_source, str(controls.fields), str(controls.flags), " ".join(FLAGS), sys.version,
+        PRELUDE, controls.c_source, str(controls.fields), str(controls.flags), " ".join(FLAGS), sys.version,
         numpy.__version__,
         sysconfig.get_config_var("EXT_SUFFIX") or ""]).encode()).hexdigest()[:20]
     with _lock:
