@@ -412,9 +412,10 @@ def _compiler() -> str | None:
 
 def load(controls: NativeControls):
     """The compiled module for these controls, or None (the reason in `why_not`)."""
+    # the whole module's text (its name aside) decides: the state count, PHV sizes and the
+    # helpers are in it as well as the translated code
     digest = hashlib.sha256("\n".join([
-        PRELUDE, controls.c_source, str(controls.fields), str(controls.flags), " ".join(FLAGS), sys.version,
-        numpy.__version__,
+        module_source(controls, "MODULE_NAME"), " ".join(FLAGS), sys.version, numpy.__version__,
         sysconfig.get_config_var("EXT_SUFFIX") or ""]).encode()).hexdigest()[:20]
     with _lock:
         if digest in _loaded:

@@ -688,6 +688,8 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
     gen = NativeGenerator(scope, tables, actions)
     functions, refused = [], {}
     for name in ("parse", "ingress", "egress", "deparse"):
+        state_before, callbacks_before = len(gen.state_names), len(gen.callbacks)
+        bodies_before = set(gen._bodies)
         try:
             if name == "deparse":
                 if deparser is None:
@@ -704,6 +706,10 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
                                                    f"ctl_{name}").compile())
         except Untranslatable as why:
             refused[name] = str(why)
+            del gen.state_names[state_before:]      # nothing of a refused function remains
+            del gen.callbacks[callbacks_before:]
+            for action_id in set(gen._bodies) - bodies_before:
+                del gen._bodies[action_id]
     methods = "\n".join(f"    {{\"{name}\", (PyCFunction)(void(*)(void))ctl_{name}, "
                         "METH_FASTCALL, NULL}," for name in ("parse", "ingress", "egress",
                                                              "deparse")

@@ -151,6 +151,18 @@ def test_odd_width_fields_parse_and_deparse_as_python(native_cache, monkeypatch)
         assert want[0][1][:26] != packet[:26]          # x2 changed: really re-serialised
 
 
+def test_module_cache_tells_apart_modules_of_alike_code(native_cache):
+    """Regression: the cache key was the translated code only, so two programs with the same
+    C but a different number of state objects (a control refused after it had bound some)
+    shared one module, whose size check then refused the other program's every packet."""
+    from p4switch.runtime.nativegen import NativeControls
+    source = "static PyMethodDef METHODS[] = {\n    {NULL, NULL, 0, NULL}\n};\n"
+    one = nativebuild.load(NativeControls(source, ["a"], "", {}, 1, 1))
+    two = nativebuild.load(NativeControls(source, ["a", "b"], "", {}, 1, 1))
+    assert one is not None and two is not None, nativebuild.why_not
+    assert one is not two
+
+
 def test_masked_store_of_inexact_values():
     assert _masked(CVal("x", 8), 8) == "x"
     assert _masked(CVal("x", 9), 8) == "(x & 255ULL)"
