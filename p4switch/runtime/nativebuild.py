@@ -11,6 +11,7 @@ and `why_not` says why: native code is a speed-up, never a requirement.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import importlib.machinery
@@ -427,7 +428,7 @@ def load(controls: NativeControls):
         cache = _cache_dir()
         target = cache / (name + suffix)
         if not target.exists():
-            problem = _build(module_source(controls, name), target)
+            problem = _build_once(module_source(controls, name), target)
             if problem is not None:
                 why_not[digest] = problem
                 return None
@@ -437,6 +438,21 @@ def load(controls: NativeControls):
         spec.loader.exec_module(module)
         _loaded[digest] = module
         return module
+
+
+def _build_once(source: str, target: Path) -> str | None:
+    """Build `target` unless another process is building it or has built it: switches of one
+    topology start together and would otherwise all compile the same module at once."""
+    try:
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock = open(target.with_suffix(".lock"), "a")
+    except OSError as exc:
+        return f"cannot use the cache directory {target.parent}: {exc}"
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists():
+            return None
+        return _build(source, target)
 
 
 def _build(source: str, target: Path) -> str | None:
@@ -449,10 +465,6 @@ def _build(source: str, target: Path) -> str | None:
     numpy_include = numpy.get_include()
     if not Path(numpy_include, "numpy", "arrayobject.h").exists():
         return f"no numpy headers in {numpy_include}"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        return f"cannot create the cache directory {target.parent}: {exc}"
     with tempfile.TemporaryDirectory(prefix="inaemu-native-") as tmp:
         c_file = Path(tmp) / "controls.c"
         c_file.write_text(source)

@@ -232,3 +232,27 @@ def test_ina_parser_edges_match_python(native_cache, monkeypatch):
     assert _state(native) == _state(python)
     errors = python.program.counters
     assert sum(sum(c.packets) for c in errors.values()) > 0
+
+
+def test_processes_starting_together_compile_a_module_once(native_cache, tmp_path):
+    """Switches of one topology start at once; the first builds the module, the others wait
+    for it and load it (each compiling it again took minutes on 2 cores with 20 switches)."""
+    import os
+    import shutil
+    import subprocess
+    log = tmp_path / "cc.log"
+    wrapper = tmp_path / "cc"
+    real = shutil.which("cc") or shutil.which("gcc")
+    assert real, "a C compiler is part of this machine (docs/runtime.md)"
+    wrapper.write_text(f"#!/bin/sh\necho run >> {log}\nexec {real} \"$@\"\n")
+    wrapper.chmod(0o755)
+    script = ("import sys; sys.path.insert(0, 'scripts'); import bench_ina_switch as b; "
+              "sw = b.configured_switch(4, 4, program=b.ina_bmv2_json(4)); "
+              "assert sw.program.untraced.native_in_use, 'not native'")
+    env = {**os.environ, "INAEMU_NATIVE": "1", "CC": str(wrapper),
+           "INAEMU_NATIVE_CACHE": str(tmp_path / "shared-cache"),
+           "INAEMU_TEMPLATE_CACHE": "0"}
+    procs = [subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env)
+             for _ in range(4)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0, 0]
+    assert log.read_text().count("run") == 1
