@@ -179,6 +179,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def packet_code_line(switch) -> str | None:
+    """Which parts of the loaded program ran as C (INAEMU_NATIVE, docs/runtime.md), and why
+    the others did not; None without a program."""
+    if switch is None or not switch.has_program:
+        return None
+    from p4switch.runtime import nativebuild
+    code = switch.program.untraced
+    if not nativebuild.enabled():
+        return "packet code: Python (INAEMU_NATIVE=0)"
+    if code.native is None:
+        return "packet code: Python"
+    in_use = ", ".join(code.native_in_use)
+    refused = "; ".join(f"{name}: {why}" for name, why in code.native.refused.items())
+    if not in_use:
+        problem = next(iter(nativebuild.why_not.values()), "not built")
+        return f"packet code: Python ({problem.splitlines()[0][:200]})"
+    return f"packet code: C for {in_use}" + (f"; Python for {refused}" if refused else "")
+
+
 def _log_to_stderr() -> None:
     """The server's warnings (e.g. a deprecated device config) as `inaemu switch:` lines."""
     handler = logging.StreamHandler(sys.stderr)
@@ -290,6 +309,9 @@ class SwitchProcess:
         if self.driver is None:
             return []
         lines = self.driver.forwarder.summary_lines(self.options.interfaces)
+        code_line = packet_code_line(self.switch)
+        if code_line:
+            lines.append(code_line)
         if self.discarded_held:
             lines.append(f"delayed packets discarded at exit: {self.discarded_held}")
         if self.driver.packet_outs_dropped:

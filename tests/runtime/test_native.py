@@ -256,3 +256,17 @@ def test_processes_starting_together_compile_a_module_once(native_cache, tmp_pat
              for _ in range(4)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0, 0, 0]
     assert log.read_text().count("run") == 1
+
+
+def test_the_switch_summary_says_what_ran_as_c(native_cache, monkeypatch):
+    import json
+    from p4switch.switch_cli import packet_code_line
+    doc = json.loads((ROOT / "tests" / "bmv2" / "action_profiles" /
+                      "action_profiles.json").read_text())
+    monkeypatch.setenv("INAEMU_NATIVE", "1")
+    line = packet_code_line(Switch(doc))
+    assert line.startswith("packet code: C for parse, egress, deparse; Python for ingress: ")
+    assert "action profile" in line
+    monkeypatch.setenv("INAEMU_NATIVE", "0")
+    assert packet_code_line(Switch(doc)) == "packet code: Python (INAEMU_NATIVE=0)"
+    assert packet_code_line(None) is None
