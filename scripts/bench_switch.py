@@ -443,7 +443,7 @@ def report(args, results: dict, builds: dict, is_root: bool) -> None:
         print("BMv2 was not measured: the reference toolchain (/opt/p4ref) is not installed.")
     elif not is_root:
         print("BMv2 was not measured: veth runs need root.")
-    for switch in ("tree-before/own", "inaemu/own"):
+    for switch in ("tree-before/own", "inaemu/own", "native/own"):
         exact = results.get(("exact", switch, "veth"))
         for key in ("ina64", "ina256"):
             got = results.get((key, switch, "veth"))

@@ -6,7 +6,8 @@ of the source, the compiler flags and the Python build, so later loads of the sa
 an import. Without a compiler, or when the build fails, the program keeps its Python controls
 and `why_not` says why: native code is a speed-up, never a requirement.
 
-`INAEMU_NATIVE=1` turns it on (off by default until it has run every differential test in CI).
+On by default; `INAEMU_NATIVE=0` keeps every program on its Python code (CI runs the
+differential suites both ways).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ why_not: dict[str, str] = {}      # C source hash -> why it could not be built
 
 
 def enabled() -> bool:
-    return os.environ.get("INAEMU_NATIVE", "0") not in ("", "0")
+    return os.environ.get("INAEMU_NATIVE", "1") not in ("", "0")
 
 
 PRELUDE = r"""
