@@ -186,6 +186,8 @@ def packet_code_line(switch) -> str | None:
         return None
     from p4switch.runtime import nativebuild
     code = switch.program.untraced
+    if switch.trace is not None:
+        return "packet code: Python (a per-packet trace runs the traced Python code)"
     if not nativebuild.enabled():
         return "packet code: Python (INAEMU_NATIVE=0)"
     if code.native is None:

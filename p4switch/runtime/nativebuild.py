@@ -30,7 +30,7 @@ import numpy
 
 from .nativegen import NativeControls
 
-FLAGS = ("-O2", "-shared", "-fPIC", "-fno-strict-aliasing", "-w")
+FLAGS = ("-O1", "-shared", "-fPIC", "-fno-strict-aliasing", "-w")
 _loaded: dict[str, object] = {}
 _lock = threading.Lock()
 why_not: dict[str, str] = {}      # C source hash -> why it could not be built

@@ -100,6 +100,7 @@ def test_pipeline_over_grpc_and_packet_in_out_through_the_driver():
         assert switch.rest() == [
             f"inaemu switch: port 1 ({s1}): rx 1 tx 1 lost-in 0 lost-out 0",
             f"inaemu switch: port {CPU_PORT} (cpu): rx 1 tx 1 lost-in 0 lost-out 0",
+            "inaemu switch: packet code: C for parse, ingress, egress, deparse",
         ]
         h1.close()
     finally:

@@ -129,6 +129,7 @@ def test_switch_forwards_loses_as_seeded_captures_idles_and_exits(tmp_path):
         f"inaemu switch: port 1 ({s1}): rx 200 tx {len(back_expected)} lost-in 0 lost-out 0",
         f"inaemu switch: port 2 ({s2}): rx 200 tx {len(forth_expected)} "
         f"lost-in {200 - len(back_expected)} lost-out {200 - len(forth_expected)}",
+        "inaemu switch: packet code: Python (a per-packet trace runs the traced Python code)",
     ]
     log = (tmp_path / "sw.log").read_text()
     assert log.count("packet in: port 1,") == 200
