@@ -180,14 +180,11 @@ class ControlCompiler:
 
     def _key_code(self, table: Table, node: Node) -> str:
         parts = []
-        for i, knode in enumerate(node.get("key").items()):
-            kf = table.key_fields[i]
-            target = knode["target"]
+        for kf, source, mask in key_parts(table, node, self.scope.layout):
             if kf.match_type == "valid":
-                inst = self.scope.layout.header(target.str(), target)
-                code = f"v[{inst.index}]"
+                code = f"v[{source.index}]"
             else:
-                ref = self.scope.layout.field(target[0].str(), target[1].str(), target)
+                ref = source
                 code = f"v[{ref.header.index}]" if ref.is_valid_bit else f"f[{ref.slot}]"
                 if ref.signed:
                     code = f"({code} & {(1 << kf.width) - 1})"
@@ -195,8 +192,8 @@ class ControlCompiler:
                     # BMv2 builds the lookup key with 0 for a field of an invalid header,
                     # whatever the field holds
                     code = f"({code} if v[{ref.header.index}] else 0)"
-            if knode.has("mask"):
-                code = f"({code} & {knode['mask'].hexstr() & ((1 << kf.width) - 1)})"
+            if mask is not None:
+                code = f"({code} & {mask})"
             parts.append(f"({code} << {kf.shift})" if kf.shift else code)
         return " | ".join(parts)
 
@@ -312,6 +309,21 @@ class ControlCompiler:
                 ["else:"] + _indent(self._emit(miss_next, node, nested=True))
         target = nexts[0] if nexts else node.get("base_default_next").opt_str()
         return lines + self._emit(target, node)
+
+
+def key_parts(table: Table, node: Node, layout):
+    """Per element of a table's key: (its KeyField, what it reads: the HeaderInstance of a
+    `valid` match, else the FieldRef, its static mask or None). The packed key is these
+    elements, first most significant, each shifted by `KeyField.shift`."""
+    for i, knode in enumerate(node.get("key").items()):
+        kf = table.key_fields[i]
+        target = knode["target"]
+        if kf.match_type == "valid":
+            source = layout.header(target.str(), target)
+        else:
+            source = layout.field(target[0].str(), target[1].str(), target)
+        mask = knode["mask"].hexstr() & ((1 << kf.width) - 1) if knode.has("mask") else None
+        yield kf, source, mask
 
 
 def _indent(lines: list[str]) -> list[str]:

@@ -126,49 +126,39 @@ static int result(PyObject *res, long *a, PyObject **p) {
     return 0;
 }
 
-static int dict_get(PyObject *dict, u64 key, PyObject **r) {
-    PyObject *k = PyLong_FromUnsignedLongLong(key);
-    if (k == NULL) return -1;
-    PyObject *got = PyDict_GetItemWithError(dict, k);
-    Py_DECREF(k);
-    if (got == NULL && PyErr_Occurred()) return -1;
-    Py_XINCREF(got);
+/* a table's result for key `k` (a new reference, or NULL on a miss): the exact table's dict,
+   or the table's own lookup method */
+static int lookup_key(PyObject *table, const char *method, PyObject *k, PyObject **r) {
+    PyObject *got;
+    if (method == NULL) {
+        got = PyDict_GetItemWithError(table, k);
+        if (got == NULL && PyErr_Occurred()) return -1;
+        Py_XINCREF(got);
+    } else {
+        got = PyObject_CallMethod(table, method, "O", k);
+        if (got == NULL) return -1;
+    }
     *r = got;
     return 0;
 }
 
-static int dict_get_obj(PyObject *dict, PyObject *cb, PyObject *f, PyObject *v, PyObject **r) {
+static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
+    PyObject *k = PyLong_FromUnsignedLongLong(key);
+    if (k == NULL) return -1;
+    int failed = lookup_key(table, method, k, r);
+    Py_DECREF(k);
+    return failed;
+}
+
+/* the key computed by a Python callback (wider than 64 bits, signed fields, ...) */
+static int lookup_by(PyObject *table, const char *method, PyObject *cb, PyObject *f,
+                     PyObject *v, PyObject **r) {
     PyObject *args[2] = {f, v};
     PyObject *k = PyObject_Vectorcall(cb, args, 2, NULL);
     if (k == NULL) return -1;
-    PyObject *got = PyDict_GetItemWithError(dict, k);
+    int failed = lookup_key(table, method, k, r);
     Py_DECREF(k);
-    if (got == NULL && PyErr_Occurred()) return -1;
-    Py_XINCREF(got);
-    *r = got;
-    return 0;
-}
-
-static int call_lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
-    PyObject *k = PyLong_FromUnsignedLongLong(key);
-    if (k == NULL) return -1;
-    PyObject *got = PyObject_CallMethod(table, method, "O", k);
-    Py_DECREF(k);
-    if (got == NULL) return -1;
-    *r = got;
-    return 0;
-}
-
-static int call_lookup_obj(PyObject *table, const char *method, PyObject *cb, PyObject *f,
-                           PyObject *v, PyObject **r) {
-    PyObject *args[2] = {f, v};
-    PyObject *k = PyObject_Vectorcall(cb, args, 2, NULL);
-    if (k == NULL) return -1;
-    PyObject *got = PyObject_CallMethod(table, method, "O", k);
-    Py_DECREF(k);
-    if (got == NULL) return -1;
-    *r = got;
-    return 0;
+    return failed;
 }
 
 static inline int call3(PyObject *cb, PyObject *f, PyObject *v, PyObject *p) {

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from . import lanes
 from .config import Node
-from .controlgen import ActionDef, ControlCompiler
+from .controlgen import ActionDef, ControlCompiler, key_parts
 from .exprgen import CodeScope, boolean, compile_expr
 from .layout import EXIT
 from .primgen import DROP_PORT, PrimitiveCompiler
@@ -440,22 +440,14 @@ class ControlTranslator:
         else:
             target = self.gen.state(self.scope.bind("tbl", table))
             method = "lookup_lpm" if table.kind == "lpm" else "lookup_generic"
+        method_c = "NULL" if method is None else f'"{method}"'
         lines = ["{ PyObject *r;"]
         if key is not None:
-            get = stmt.wrap([f"key = {key};"])
-            lines += ["{ u64 key;"] + get
-            if method is None:
-                lines.append(f"if (dict_get({target}, key, &r)) goto fail;")
-            else:
-                lines.append(f"if (call_lookup({target}, \"{method}\", key, &r)) goto fail;")
-            lines.append("}")
+            lines += ["{ u64 key;"] + stmt.wrap([f"key = {key};"]) + [
+                f"if (lookup({target}, {method_c}, key, &r)) goto fail;", "}"]
         else:
             cb = self.gen.callback("f, v", [f"return {key_code}"])
-            if method is None:
-                lines.append(f"if (dict_get_obj({target}, {cb}, f, v, &r)) goto fail;")
-            else:
-                lines.append(f"if (call_lookup_obj({target}, \"{method}\", {cb}, f, v, &r)) "
-                             "goto fail;")
+            lines.append(f"if (lookup_by({target}, {method_c}, {cb}, f, v, &r)) goto fail;")
         return lines
 
     def _key_c(self, table, node: Node, stmt: "_Block") -> str:
@@ -463,24 +455,19 @@ class ControlTranslator:
         if table.key_width > 64:
             raise Untranslatable("a key wider than 64 bits")
         parts = []
-        for i, knode in enumerate(node.get("key").items()):
-            kf = table.key_fields[i]
-            target = knode["target"]
+        for kf, source, mask in key_parts(table, node, self.scope.layout):
             if kf.match_type == "valid":
-                inst = self.scope.layout.header(target.str(), target)
-                code = stmt.valid(inst.index)
+                code = stmt.valid(source.index)
+            elif source.is_valid_bit:
+                code = stmt.valid(source.header.index)
             else:
-                ref = self.scope.layout.field(target[0].str(), target[1].str(), target)
-                if ref.is_valid_bit:
-                    code = stmt.valid(ref.header.index)
-                else:
-                    if ref.signed or ref.width is None or ref.width > 64:
-                        raise Untranslatable("a signed, varbit or wide key field")
-                    code = stmt.slot(ref.slot)
-                    if not ref.header.metadata:
-                        code = f"({stmt.valid(ref.header.index)} ? {code} : 0ULL)"
-            if knode.has("mask"):
-                code = f"({code} & {knode['mask'].hexstr() & ((1 << kf.width) - 1)}ULL)"
+                if source.signed or source.width is None or source.width > 64:
+                    raise Untranslatable("a signed, varbit or wide key field")
+                code = stmt.slot(source.slot)
+                if not source.header.metadata:
+                    code = f"({stmt.valid(source.header.index)} ? {code} : 0ULL)"
+            if mask is not None:
+                code = f"({code} & {mask}ULL)"
             parts.append(f"({code} << {kf.shift})" if kf.shift else code)
         return " | ".join(parts) if parts else "0ULL"
 
