@@ -1,4 +1,4 @@
-"""The deparser as C (with `INAEMU_NATIVE=1`): update checksums, then every valid header of
+"""The deparser as C (part of the native packet code, `nativegen.py`): update checksums, then every valid header of
 the deparse order, then the payload, into one new bytes object.
 
 Translated when every emitted header has whole bytes of unsigned fields of at most 64 bits
@@ -14,8 +14,8 @@ from __future__ import annotations
 from .config import Node
 from .deparsergen import deparse_order
 from .exprgen import CodeScope
-from .nativegen import RUN_TYPENUMS, ExprTranslator, NativeGenerator, Untranslatable, _Block, \
-    run_ctype
+from .nativeexpr import RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block, run_ctype
+from .nativegen import NativeGenerator
 from .nativeparse import checksum_c
 
 

@@ -1,4 +1,4 @@
-"""The parser as C (with `INAEMU_NATIVE=1`, next to `nativegen.py`'s controls).
+"""The parser as C (part of the native packet code, next to `nativegen.py`'s controls).
 
 Only parsers that parsergen would lay out as nested code are translated: no state loops,
 headers of whole bytes with fields of at most 64 bits (unsigned), extracted by name (no stacks,
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from .config import Node
 from .exprgen import CodeScope
-from .nativegen import RUN_TYPENUMS, ExprTranslator, NativeGenerator, Untranslatable, _Block, \
-    run_ctype
+from .nativeexpr import RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block, run_ctype
+from .nativegen import NativeGenerator
 from .parsergen import ParserCompiler, error_code
 
 

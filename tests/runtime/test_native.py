@@ -12,7 +12,7 @@ import pytest
 
 from p4switch.runtime import Switch, codeshare, nativebuild
 from p4switch.runtime.keys import ExactKey
-from p4switch.runtime.nativegen import CVal, _masked
+from p4switch.runtime.nativeexpr import CVal, _masked
 
 from .bmv2 import Bmv2Program, assign, const, fld, op, param, prim, std
 
