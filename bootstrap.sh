@@ -11,8 +11,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
 VENV="$ROOT/.venv"
+# gcc, libc6-dev and python3-dev: the switch builds its packet code as C by default (Python.h and
+# a C compiler; docs/runtime.md); without them it falls back to Python and says so.
+# The last three: the Mininet cluster (docs/cluster.md).
 APT_PACKAGES=(mininet iproute2 iputils-ping iperf3 tcpdump ethtool procps psmisc python3-venv
-              openssh-server openssh-client sudo)  # the last three: Mininet cluster (docs/cluster.md)
+              gcc libc6-dev python3-dev
+              openssh-server openssh-client sudo)
 
 say() { printf '[bootstrap] %s\n' "$*" >&2; }
 
