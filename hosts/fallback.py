@@ -30,12 +30,13 @@ either); bad input is counted and ignored, never fatal.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ina_wire import INA_UDP_PORT, Kind, check_k
+from .ina_header import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_VER, HEADER, INA_UDP_PORT, Format, Kind,
+                         format_flags)
+from .ina_wire import check_k
 
 FALLBACK_PORT = INA_UDP_PORT + 1   # 48880: beside a worker's 48879 on the same host
 MAX_MEMBERS = 254                  # as the switch: `pending` is 8 bits
@@ -47,14 +48,12 @@ def fallback_port(job: int) -> int:
     return FALLBACK_PORT + job
 
 
-# The 16-byte header as the switch parses it (kind, flags, job, worker, pad, slot, chunk, count,
-# bmax: the block max of §5.2, kept in `exp` below): parsed here, not with hosts/ina_wire.py,
-# so the aggregator checks what the switch checks.
-HEADER = struct.Struct("!BBHBBHIHH")
-FLAG_VER, FLAG_FORMAT, FLAG_OVERFLOW = 0x01, 0x0C, 0x10
+# The header is parsed here with the shared definition (hosts/ina_header.py) but not with
+# hosts/ina_wire.py's decoder, so the aggregator checks what the switch checks.
 RESULT_FLAGS = FLAG_VER | FLAG_FORMAT | FLAG_OVERFLOW     # what a RESULT keeps of the flags
-# the sign bit of every sub-lane of a 32-bit lane, per lane format (flags bits 2-3)
-SIGN_BITS = {0x00: 0x80000000, 0x04: 0x80008000, 0x08: 0x80808080}
+# the sign bit of every sub-lane of a 32-bit lane, per lane format (its flag bits)
+SIGN_BITS = {format_flags(Format.INT32): 0x80000000, format_flags(Format.INT16): 0x80008000,
+             format_flags(Format.INT8): 0x80808080}
 LANES = np.dtype(">u4")
 
 

@@ -14,7 +14,7 @@ The node is used through its methods only (`listen`, `send_frame`, `addressing.u
 from __future__ import annotations
 
 from .fallback import FALLBACK_PORT, VIA_SWITCH, FallbackAggregator
-from .ina_wire import INA_UDP_PORT
+from .ina_header import INA_UDP_PORT
 
 PROTO_UDP = 17
 HOST_PER_PACKET_S = 17e-6     # as the simulated switch (inaemu/sim/switch_node.SwitchCost)

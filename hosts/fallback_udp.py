@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from .fallback import FALLBACK_PORT, VIA_SWITCH, FallbackAggregator
-from .ina_wire import INA_UDP_PORT
+from .ina_header import INA_UDP_PORT
 
 RECEIVE_BUFFER = 8 << 20
 MAX_DATAGRAM = 65535

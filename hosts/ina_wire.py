@@ -1,12 +1,12 @@
 """The aggregation packet's UDP payload (docs/protocol.md §1): one frozen dataclass, encode, decode.
 
-Layout (big-endian): kind u8, flags u8 (bit 0 ver, bit 1 retx, bits 2-3 the lane format, bit 4
-overflow), job u16, worker u8, pad u8, slot u16, chunk u32, count u16, bmax u16 (a block's
-max |x| as bfloat16, rounded up, §5.2), then k 32-bit lanes, each one int32, two int16 or four
-int8 values (docs/formats.md). k is a multiple of 4 from 4 to 364 (the P4 program's INA_K).
-QUERY and NACK (§3.1) are the header alone, no values. `InaPacket` validates every field on construction, so an
-encoded packet is always well formed; `decode` of anything else raises `WireError` with the
-reason, never a bare struct or index error.
+The header (kinds, flags, field layout) is defined in `ina_header.py` and re-exported here:
+kind u8, flags u8 (ver, retx, the lane format, overflow), job u16, worker u8, pad u8, slot u16,
+chunk u32, count u16, bmax u16, then k 32-bit lanes, each one int32, two int16 or four int8
+values (docs/formats.md). k is a multiple of 4 from 4 to 364 (the P4 program's INA_K). QUERY
+and NACK (§3.1) are the header alone, no values. `InaPacket` validates every field on
+construction, so an encoded packet is always well formed; `decode` of anything else raises
+`WireError` with the reason, never a bare struct or index error.
 
 The values are a read-only int32 numpy array, checked by its length and dtype rather than
 element by element: this module runs for every packet a host sends or receives, and per-value
@@ -17,36 +17,27 @@ with one vectorized min/max; anything else (floats, bools, objects) is refused.
 
 from __future__ import annotations
 
-import enum
 import struct
 from dataclasses import dataclass
 
 import numpy as np
 
-INA_UDP_PORT = 48879
-HEADER = struct.Struct("!BBHBBHIHH")
-HEADER_BYTES = HEADER.size          # 16
-MIN_K, MAX_K = 4, 364       # 364: IPv4 20 + UDP 8 + header 16 + 4k = 1500 (MTU)
-FLAG_VER, FLAG_RETX = 0x01, 0x02
-FLAG_FORMAT, FORMAT_SHIFT, FLAG_OVERFLOW = 0x0C, 2, 0x10   # format codes 0..2 (3 is refused)
-_KNOWN_FLAGS = FLAG_VER | FLAG_RETX | FLAG_FORMAT | FLAG_OVERFLOW
+# The header's definition (kinds, flags, layout) lives in ina_header.py; its names are
+# re-exported here for the modules that import them from this one.
+from .ina_header import (FIELD_MAX, FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER,  # noqa: F401
+                         FORMAT_SHIFT, HEADER, HEADER_BYTES, HEADER_ONLY_KINDS, INA_UDP_PORT,
+                         FIELD_OFFSETS, KNOWN_FLAGS, MAX_K, MIN_K, Format, Kind,
+                         numpy_fields)
+
+_KNOWN_FLAGS = KNOWN_FLAGS
+_FLAGS_AT, _BMAX_AT = FIELD_OFFSETS["flags"], FIELD_OFFSETS["bmax"]
 WIRE_DTYPE = np.dtype(">i4")        # the values as they are on the wire
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-_HEADER_LIMITS = (("job", 0xFFFF), ("worker", 0xFF), ("slot", 0xFFFF), ("chunk", 0xFFFFFFFF),
-                  ("count", 0xFFFF), ("ver", 1), ("bmax", 0xFFFF), ("fmt", 2))
-
-
-class Kind(enum.IntEnum):
-    CONTRIB = 0
-    RESULT = 1
-    MAX_CONTRIB = 2
-    MAX_RESULT = 3
-    QUERY = 4           # worker -> switch: is my contribution to this cell there?
-    NACK = 5            # switch -> worker: no, send it again
-
-
+_HEADER_LIMITS = (("job", FIELD_MAX["job"]), ("worker", FIELD_MAX["worker"]),
+                  ("slot", FIELD_MAX["slot"]), ("chunk", FIELD_MAX["chunk"]),
+                  ("count", FIELD_MAX["count"]), ("ver", 1), ("bmax", FIELD_MAX["bmax"]),
+                  ("fmt", max(Format)))
 _KINDS = {int(kind): kind for kind in Kind}
-HEADER_ONLY_KINDS = frozenset((Kind.QUERY, Kind.NACK))
 _NO_VALUES = np.zeros(0, np.int32)
 _NO_VALUES.flags.writeable = False
 
@@ -211,8 +202,9 @@ def decode_header(payload: bytes, k: int | None = None) -> tuple:
 
 def block_fields(payload: bytes) -> tuple[int, int, bool]:
     """`(bmax, format code, overflow)` of a payload `decode_header` accepted."""
-    flags = payload[1]
-    return ((payload[14] << 8) | payload[15], (flags & FLAG_FORMAT) >> FORMAT_SHIFT,
+    flags = payload[_FLAGS_AT]
+    return ((payload[_BMAX_AT] << 8) | payload[_BMAX_AT + 1],
+            (flags & FLAG_FORMAT) >> FORMAT_SHIFT,
             bool(flags & FLAG_OVERFLOW))
 
 
@@ -243,9 +235,7 @@ def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, 
             and 1 <= pool_size <= 0xFFFF and first_position >= 0 and 0 < chunks <= 1 << 32):
         raise ValueError(f"a header field is out of range: job {job!r}, worker {worker!r}, "
                          f"fmt {fmt!r}, pool_size {pool_size!r}, {chunks} chunks")
-    layout = np.dtype([("kind", "u1"), ("flags", "u1"), ("job", ">u2"), ("worker", "u1"),
-                       ("pad", "u1"), ("slot", ">u2"), ("chunk", ">u4"), ("count", ">u2"),
-                       ("bmax", ">u2"), ("lanes", lane_dtype, (values_per_chunk,))])
+    layout = np.dtype([*numpy_fields(), ("lanes", lane_dtype, (values_per_chunk,))])
     memory = _reused(scratch, "contributions", chunks * layout.itemsize)
     if memory is None:
         table = np.zeros(chunks, layout)

@@ -9,7 +9,9 @@
 | `report.py` | lifecycles and counts as text |
 | `plots.py` | slot occupancy timeline, per-link bytes (matplotlib, Agg) |
 | `scapy_ina.py` | the Scapy layer `Ina` (imported on demand: Scapy is slow to import) |
+| `wireshark.py` | writes `scripts/wireshark/ina.lua` from `hosts/ina_header.py` |
 | `cli.py` | the `inaemu trace` subcommand |
 
+The aggregation header itself (kinds, flags, layout) is defined once, in `hosts/ina_header.py`.
 See docs/trace.md.
 """

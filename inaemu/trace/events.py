@@ -4,21 +4,21 @@ Events come from two sources per switch (docs/trace.md): its per-packet log (`Pi
 the P4 program did with one received packet; `LinkLoss`: a frame the port model dropped) and its
 pcaps (`WireFrame`: a frame seen arriving on or leaving a port). Every event carries the switch
 name and a time in seconds (wall time on Mininet, virtual time in the simulator), so the events
-of all switches merge into one stream. Header decoding is plain `struct` (fast on large captures);
-the Scapy layer in `scapy_ina.py` is for people.
+of all switches merge into one stream. Header decoding is plain `struct` (fast on large captures)
+with the header's one definition (`hosts/ina_header.py`: kinds, flags, layout); the Scapy layer
+in `scapy_ina.py` is for people.
 """
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
-INA_UDP_PORT = 48879
+from hosts.ina_header import (CONTRIBUTION_KINDS, FLAG_RETX, FLAG_VER, HEADER, HEADER_BYTES,
+                              INA_UDP_PORT, MAX_ROUND_KINDS, UPWARD_KINDS, Kind)
+
 ETH_IP_UDP_BYTES = 14 + 20 + 8
-INA_HEADER_BYTES = 16
-KIND_NAMES = {0: "CONTRIB", 1: "RESULT", 2: "MAX_CONTRIB", 3: "MAX_RESULT"}
-FLAG_VER, FLAG_RETX = 0x01, 0x02
-_INA = struct.Struct("!BBHBBHIHxx")
+INA_HEADER_BYTES = HEADER_BYTES
+KIND_NAMES = {int(kind): kind.name for kind in Kind}
 
 
 class TraceError(Exception):
@@ -46,11 +46,30 @@ class InaHeader:
 
     @property
     def is_max_round(self) -> bool:
-        return self.kind in (2, 3)
+        return self.kind in MAX_ROUND_KINDS
 
     @property
     def is_contribution(self) -> bool:
-        return self.kind in (0, 2)
+        """CONTRIB or MAX_CONTRIB: carries values to be aggregated."""
+        return self.kind in CONTRIBUTION_KINDS
+
+    @property
+    def is_result(self) -> bool:
+        """RESULT or MAX_RESULT: a sum (or maxima) on its way down."""
+        return self.kind in (Kind.RESULT, Kind.MAX_RESULT)
+
+    @property
+    def is_query(self) -> bool:
+        return self.kind == Kind.QUERY
+
+    @property
+    def is_nack(self) -> bool:
+        return self.kind == Kind.NACK
+
+    @property
+    def is_upward(self) -> bool:
+        """Travels toward an aggregator (CONTRIB, MAX_CONTRIB, QUERY), not toward a worker."""
+        return self.kind in UPWARD_KINDS
 
 
 def _dotted(raw: bytes) -> str:
@@ -71,7 +90,8 @@ def decode_ina(frame: bytes) -> InaHeader | None:
     dport = int.from_bytes(frame[36:38], "big")
     if INA_UDP_PORT not in (sport, dport):
         return None
-    kind, flags, job, worker, _, slot, chunk, count = _INA.unpack_from(frame, ETH_IP_UDP_BYTES)
+    kind, flags, job, worker, _, slot, chunk, count, _bmax = HEADER.unpack_from(
+        frame, ETH_IP_UDP_BYTES)
     return InaHeader(kind=kind, ver=flags & FLAG_VER, retx=bool(flags & FLAG_RETX), job=job,
                      worker=worker, slot=slot, chunk=chunk, count=count,
                      src=_dotted(frame[26:30]), dst=_dotted(frame[30:34]))

@@ -11,6 +11,8 @@ below; docs/p4-walkthrough.md names them), so this module knows that program, no
 | `ina_mark_seen` (+ `ina_overwrite`: the first) | `contribution`; then `completed` when `ina_multicast_result` (multicast) or `ina_send_up` (partial sum to the parent) ran |
 | `ina_load_cell` without `ina_mark_seen`, a CONTRIB | `duplicate`: answered by `ina_unicast_result`, sent up again by `ina_send_up`, or dropped |
 | a RESULT with `ina_multicast_result` / `ina_drop_duplicate` | `parent result` (stored, multicast) / `duplicate` |
+| a QUERY with `ina_nack` / `ina_unicast_result` / `ina_query_up` / `ina_to_host_aggregator` / `ina_load_cell` alone | `query`: answered by a NACK / by the result / asked of the parent / passed to the host aggregator / dropped (another member's piece is missing) |
+| a NACK (from the parent) with `ina_send_up` / `ina_drop_duplicate` | `nack`: partial sum sent up again / dropped |
 | none of these, packets out | `forwarded` (routed past the switch); none out: `dropped` |
 
 `LinkLoss` events become `loss` steps (where the frame was, where it would have gone). A switch
@@ -33,6 +35,19 @@ from inaemu.trace.events import Event, InaHeader, LinkLoss, PipelineRun, WireFra
 ARRIVED, LEFT = "arrived", "left"
 CONTRIBUTION, DUPLICATE, REJECTED, COMPLETED = "contribution", "duplicate", "rejected", "completed"
 PARENT_RESULT, FORWARDED, DROPPED, LOSS = "parent result", "forwarded", "dropped", "loss"
+QUERY, NACK = "query", "nack"
+
+# what a QUERY's pipeline run did, by the action that shows it (first match wins):
+# (action, what the count calls it, the step's detail)
+QUERY_ANSWERS = (
+    ("ina_nack", "NACK sent", "contribution missing: NACK sent back"),
+    ("ina_unicast_result", "result unicast", "cell complete: result unicast back"),
+    ("ina_query_up", "asked the parent", "cell waits for the parent: query sent up"),
+    ("ina_to_host_aggregator", "to the host aggregator",
+     "a slot of the host aggregator: passed on to it"),
+    ("ina_load_cell", "dropped", "another member's piece is missing: dropped"),
+)
+_QUERY_OUTCOME = {detail: label for _, label, detail in QUERY_ANSWERS}
 
 REJECT_REASONS = {"ina_reject_bad_length": "bad length", "ina_reject_unknown_job": "unknown job",
                   "ina_reject_bad_worker": "bad worker", "ina_reject_bad_slot": "bad slot",
@@ -88,6 +103,16 @@ def classify(run: PipelineRun, ina: InaHeader) -> tuple[str, str, bool]:
     for action, reason in REJECT_REASONS.items():
         if action in actions:
             return REJECTED, reason, False
+    if ina.is_query:
+        for action, _label, detail in QUERY_ANSWERS:
+            if action in actions:
+                return QUERY, detail, False
+    if ina.is_nack and "ina_send_up" in actions:
+        return NACK, "the parent lacks this switch's partial sum: sent up again", False
+    if ina.is_nack and "ina_drop_duplicate" in actions:
+        return NACK, "cell not waiting for the parent: dropped", False
+    if ina.is_contribution and "ina_to_host_aggregator" in actions:
+        return FORWARDED, "a slot of the host aggregator: passed on to it", False
     if ina.is_contribution and "ina_mark_seen" in actions:
         first = "ina_overwrite" in actions
         how = "first, cell overwritten" if first else "combined"
@@ -102,9 +127,9 @@ def classify(run: PipelineRun, ina: InaHeader) -> tuple[str, str, bool]:
         if "ina_send_up" in actions:
             return DUPLICATE, "cell waits for the parent: partial sum sent up again", False
         return DUPLICATE, "still aggregating: dropped", False
-    if not ina.is_contribution and "ina_multicast_result" in actions:
+    if ina.is_result and "ina_multicast_result" in actions:
         return PARENT_RESULT, "parent's result stored and multicast", False
-    if not ina.is_contribution and "ina_drop_duplicate" in actions:
+    if ina.is_result and "ina_drop_duplicate" in actions:
         return DUPLICATE, "parent's result for a cell not waiting: dropped", False
     if run.outputs:
         return FORWARDED, "not aggregated here: routed", False
@@ -164,7 +189,7 @@ class Lifecycles:
         if loss.direction == "in":
             detail = f"lost on the link into port {loss.port}: the pipeline never saw it"
         else:
-            receiver = f" for w{ina.worker}" if not ina.is_contribution else ""
+            receiver = f" for w{ina.worker}" if not ina.is_upward else ""
             detail = (f"lost on the link out of port {loss.port}: the {ina.kind_name}{receiver} "
                       "never arrived")
         self._current(SlotKey.of(ina)).steps.append(Step(
@@ -212,23 +237,47 @@ def select(lifecycles: list[SlotLifecycle], selection: Selection) -> list[SlotLi
 
 
 def counts(lifecycles: list[SlotLifecycle]) -> Counter:
-    """Totals over every step: the `--summary` numbers."""
+    """Totals over every step: the `--summary` numbers.
+
+    Besides the aggregation outcomes: `packets in: KIND` (pipeline runs, or arrivals at a switch
+    known only from its captures) and `losses injected: KIND` per packet kind, and the loss
+    recovery: `queries` (with `queries: OUTCOME` per answer), `NACKs sent` (to workers, or by a
+    parent to a child switch: `NACKs from the parent`) and retransmissions.
+    """
     total: Counter = Counter()
     total["slot rounds"] = len(lifecycles)
     for life in lifecycles:
         for step in life.steps:
+            if step.what == LOSS:
+                total[f"losses injected: {step.kind}"] += 1
+            elif step.what != LEFT:
+                total[f"packets in: {step.kind}"] += 1
             if step.what in (CONTRIBUTION, COMPLETED) or (
                     step.what == ARRIVED and step.kind in ("CONTRIB", "MAX_CONTRIB")):
                 total["contributions accepted" if step.what != ARRIVED
                       else "contributions seen (capture only)"] += 1
                 if step.retx:
                     total["retransmissions"] += 1
+            if step.what == ARRIVED and step.kind == "QUERY":
+                total["queries seen (capture only)"] += 1
             if step.what == DUPLICATE:
                 total["duplicates"] += 1
                 if step.retx:
                     total["retransmissions"] += 1
                 if step.outputs and "unicast" in step.detail:
                     total["results unicast"] += 1
+            if step.what == QUERY:
+                total["queries"] += 1
+                outcome = _QUERY_OUTCOME.get(step.detail, step.detail)
+                total[f"queries: {outcome}"] += 1
+                if step.outputs and outcome == "NACK sent":
+                    total["NACKs sent"] += 1
+                if step.outputs and outcome == "result unicast":
+                    total["results unicast"] += 1
+            if step.what == NACK:
+                total["NACKs from the parent"] += 1
+                if step.outputs:
+                    total["partial sums sent up again"] += 1
             if step.what == COMPLETED:
                 total["completions"] += 1
                 if "multicast" in step.detail:

@@ -46,4 +46,4 @@ def format_counts(total: Counter) -> list[str]:
     if not total:
         return ["no aggregation packets in the trace"]
     width = max(len(name) for name in total)
-    return [f"{name:<{width}}  {total[name]}" for name in sorted(total)]
+    return [f"{name:<{width}}  {total[name]}" for name in sorted(total, key=str.lower)]
