@@ -6,7 +6,7 @@ from concurrent import futures
 from typing import Callable
 
 import grpc
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+from p4.v1 import p4runtime_pb2_grpc
 
 from .device import P4RuntimeDevice
 from .service import P4RuntimeServicer
