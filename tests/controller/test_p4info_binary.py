@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
-from p4.v1 import p4runtime_pb2
 
 from controller.errors import P4InfoError
 from controller.p4info import P4InfoIndex
@@ -17,8 +16,6 @@ from inaemu.compile_cache import compile_cached, p4info_binary
 
 from p4info_sample import SAMPLE_P4INFO
 from tests.conftest import copy_p4_program
-
-SetRequest = p4runtime_pb2.SetForwardingPipelineConfigRequest
 
 
 def test_the_bytes_index_as_the_text_does():
