@@ -19,7 +19,7 @@ from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from p4runtime_sh.p4runtime import P4RuntimeClient, SSLOptions
 
-from controller import entities, pipeline_request, wire
+from controller import entities
 from controller.errors import ConnectionFailed, ControllerError, P4InfoError, P4RuntimeError
 from controller.p4info import P4InfoIndex
 
@@ -136,7 +136,6 @@ class SwitchClient:
         self.device_id = device_id
         self.index = p4info
         self._session = None
-        self._raw_rpcs: dict = {}
         try:
             session = _Session(device_id, address, election_id, timeout, channel)
         except ConnectionFailed as e:
@@ -159,7 +158,6 @@ class SwitchClient:
         if self._session is not None:
             self._session.close()
             self._session = None
-            self._raw_rpcs = {}
 
     def __enter__(self) -> "SwitchClient":
         return self
@@ -181,16 +179,6 @@ class SwitchClient:
         except grpc.RpcError as e:
             raise P4RuntimeError.from_rpc_error(self.name, rpc, e, labels) from None
 
-    def _raw_rpc(self, rpc: str, response_type):
-        """The unary RPC `rpc` of this session's channel taking the request as bytes (made by
-        controller/wire.py or pipeline_request.py, so never serialised again)."""
-        method = self._raw_rpcs.get(rpc)
-        if method is None:
-            method = self._raw_rpcs[rpc] = self._live().channel.unary_unary(
-                f"/{pipeline_request.SERVICE}/{rpc}", request_serializer=None,
-                response_deserializer=response_type.FromString)
-        return method
-
     def _stamp(self, request) -> None:
         session = self._live()
         request.device_id = self.device_id
@@ -206,15 +194,12 @@ class SwitchClient:
 
     def set_pipeline(self, p4info: P4InfoIndex, device_config: bytes) -> None:
         """Install a program: the P4Info and the target's config (BMv2 JSON bytes), VERIFY_AND_COMMIT."""
-        header = pipeline_request.SetRequest(action=pipeline_request.SetRequest.VERIFY_AND_COMMIT)
-        self._stamp(header)
-        request = pipeline_request.request_bytes(header, p4info, device_config)
-        try:
-            self._raw_rpc("SetForwardingPipelineConfig",
-                          p4runtime_pb2.SetForwardingPipelineConfigResponse)(request)
-        except grpc.RpcError as e:
-            raise P4RuntimeError.from_rpc_error(self.name, "SetForwardingPipelineConfig",
-                                                e) from None
+        request = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        self._stamp(request)
+        request.config.p4info.CopyFrom(p4info.p4info)
+        request.config.p4_device_config = device_config
+        self._call("SetForwardingPipelineConfig", request)
         self.index = p4info
 
     def set_pipeline_files(self, p4info_path: str | Path, json_path: str | Path) -> None:
@@ -240,17 +225,18 @@ class SwitchClient:
 
     def write(self, updates: Sequence[tuple[int, p4runtime_pb2.Entity | p4runtime_pb2.TableEntry]],
               labels: Sequence[str] = ()) -> None:
-        """Send updates (type, Entity or a bare TableEntry) in batches of MAX_BATCH, written
-        as bytes (controller/wire.py); a failure names each failed update (and its label)."""
+        """Send updates (type, Entity or a bare TableEntry) in batches of MAX_BATCH; a failure
+        names each failed update (and its label)."""
         for start in range(0, len(updates), MAX_BATCH):
-            header = p4runtime_pb2.WriteRequest()
-            self._stamp(header)
-            wire_request = wire.write_request_bytes(header, updates[start:start + MAX_BATCH])
-            try:
-                self._raw_rpc("Write", p4runtime_pb2.WriteResponse)(wire_request)
-            except grpc.RpcError as e:
-                raise P4RuntimeError.from_rpc_error(
-                    self.name, "Write", e, tuple(labels[start:start + MAX_BATCH])) from None
+            request = p4runtime_pb2.WriteRequest()
+            self._stamp(request)
+            for kind, entity in updates[start:start + MAX_BATCH]:
+                update = request.updates.add(type=kind)
+                if isinstance(entity, p4runtime_pb2.TableEntry):
+                    update.entity.table_entry.CopyFrom(entity)
+                else:
+                    update.entity.CopyFrom(entity)
+            self._call("Write", request, tuple(labels[start:start + MAX_BATCH]))
 
     def insert_table_entries(self, entries: Iterable[p4runtime_pb2.TableEntry],
                              labels: Sequence[str] = ()) -> int:

@@ -19,7 +19,6 @@ from typing import Any, Iterable, Mapping
 
 from p4.v1 import p4data_pb2, p4runtime_pb2
 
-from controller import wire
 from controller.encoding import Value, decode, encode, to_int
 from controller.errors import EncodingError, P4InfoError
 from controller.p4info import Field, P4InfoIndex, Table
@@ -45,7 +44,7 @@ Match = tuple[int, str, tuple]
 @dataclass(frozen=True)
 class EntryPlan:
     """A checked table entry as numbers and byte strings: what `table_entry` puts in a
-    TableEntry message and `table_entry_bytes` writes as its wire form (one set of rules)."""
+    TableEntry message."""
 
     table_id: int
     matches: tuple[Match, ...]
@@ -170,14 +169,6 @@ def table_entry(index: P4InfoIndex, table: str, match: Mapping[str, Any], action
                 priority: int | None = None) -> p4runtime_pb2.TableEntry:
     """A TableEntry for an insert, modify or delete."""
     return entry_message(entry_plan(index, table, match, action, params, priority))
-
-
-def table_entry_bytes(index: P4InfoIndex, table: str, match: Mapping[str, Any], action: str,
-                      params: Mapping[str, Value] | None = None,
-                      priority: int | None = None) -> wire.TableEntryBytes:
-    """`table_entry(...).SerializeToString()`, written without making the message (a
-    write takes it where it takes a TableEntry: controller/wire.py)."""
-    return wire.table_entry_bytes(entry_plan(index, table, match, action, params, priority))
 
 
 def default_entry(index: P4InfoIndex, table: str, action: str,

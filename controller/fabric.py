@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from controller.client import SwitchClient
-from controller.entities import table_entry_bytes as wire_entry
 from controller.errors import ConnectionFailed, ControllerError
 from controller.p4info import P4InfoIndex
 from controller.routing import (L3_FORWARD, L3_FORWARD_ARP, FloodProgram, L3Program,
@@ -132,7 +131,7 @@ class Fabric:
             use_groups = ecmp and program.has_ecmp(index)
             groups = {g.id: g for g in plan.groups} if use_groups else {}
             members = [m for g in groups.values()
-                       for m in program.member_entries(index, g, build=wire_entry)]
+                       for m in program.member_entries(index, g)]
             member_labels = [f"ECMP group {g.id} member {i} -> port {hop.port}"
                              for g in groups.values() for i, hop in enumerate(g.next_hops)]
             client.insert_table_entries(members, member_labels)
@@ -142,11 +141,10 @@ class Fabric:
                 target = f"{route.prefix}/{route.prefix_len}"
                 if planned.group in groups:
                     group = groups[planned.group]
-                    entries.append(program.group_entry(index, route, group, plan.hash_shift,
-                                                        build=wire_entry))
+                    entries.append(program.group_entry(index, route, group, plan.hash_shift))
                     labels.append(f"route {target} -> ECMP group {group.id}")
                 else:
-                    entries.append(program.entry(index, route, build=wire_entry))
+                    entries.append(program.entry(index, route))
                     labels.append(f"route {target} -> port {route.next_hops[0].port}")
             total += client.insert_table_entries(entries, labels)
             detail = f", {len(groups)} ECMP groups ({len(members)} members)" if groups else ""

@@ -160,8 +160,8 @@ def insert_entries(client: SwitchClient, entries: list[Entry],
     the switch did not report as failed; the failure is re-raised."""
     for start in range(0, len(entries), MAX_BATCH):
         batch = entries[start:start + MAX_BATCH]
-        encoded = [entities.table_entry_bytes(client.index, e.table, e.match, e.action,
-                                              e.params) for e in batch]
+        encoded = [entities.table_entry(client.index, e.table, e.match, e.action,
+                                        e.params) for e in batch]
         try:
             client.insert_table_entries(encoded, [e.label or e.table for e in batch])
         except P4RuntimeError as error:

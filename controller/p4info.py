@@ -135,8 +135,7 @@ class P4InfoIndex:
 
     @classmethod
     def from_binary(cls, data: bytes, *, source: str = "P4Info") -> "P4InfoIndex":
-        """From the P4Info's protobuf bytes; `binary` keeps them (a pipeline push sends them
-        as they are: controller/pipeline_request.py)."""
+        """From the P4Info's protobuf bytes; `binary` keeps them."""
         try:
             message = p4info_pb2.P4Info.FromString(data)
         except Exception as e:      # protobuf's DecodeError, or worse for garbage

@@ -294,33 +294,30 @@ class L3Program:
                               "to hold ECMP members")
         return True
 
-    # `build`: entities.table_entry (a message) or entities.table_entry_bytes (its wire form,
-    # what Fabric writes: the same bytes without making the message)
-    def entry(self, index: P4InfoIndex, route: Route | MultipathRoute, *,
-              build=entities.table_entry) -> p4runtime_pb2.TableEntry:
+    def entry(self, index: P4InfoIndex, route: Route | MultipathRoute) -> p4runtime_pb2.TableEntry:
         """A route with one next hop (a MultipathRoute takes its lowest-port one)."""
         if isinstance(route, MultipathRoute):
             route = route.single()
-        return build(
+        return entities.table_entry(
             index, self.table, {self._lpm_key(index): (route.prefix, route.prefix_len)}, self.action,
             {self.mac_param: route.dst_mac, self.port_param: route.port})
 
     def group_entry(self, index: P4InfoIndex, route: MultipathRoute, group: EcmpGroup,
-                    hash_shift: int = 0, *, build=entities.table_entry) -> p4runtime_pb2.TableEntry:
+                    hash_shift: int = 0) -> p4runtime_pb2.TableEntry:
         """A route through an ECMP group (the shift is left out if the action takes none)."""
         params = {self.group_param: group.id, self.size_param: len(group.next_hops)}
         if any(p.name == self.shift_param for p in index.action(self.ecmp_action).params):
             params[self.shift_param] = hash_shift
-        return build(
+        return entities.table_entry(
             index, self.table, {self._lpm_key(index): (route.prefix, route.prefix_len)},
             self.ecmp_action, params)
 
-    def member_entries(self, index: P4InfoIndex, group: EcmpGroup, *,
-                       build=entities.table_entry) -> list[p4runtime_pb2.TableEntry]:
+    def member_entries(self, index: P4InfoIndex, group: EcmpGroup) -> list[p4runtime_pb2.TableEntry]:
         """One member-table entry per next hop of the group, member i -> next_hops[i]."""
         group_key, member_key = (k.name for k in index.table(self.member_table).keys)
-        return [build(index, self.member_table, {group_key: group.id, member_key: i},
-                      self.action, {self.mac_param: hop.mac, self.port_param: hop.port})
+        return [entities.table_entry(index, self.member_table,
+                                     {group_key: group.id, member_key: i}, self.action,
+                                     {self.mac_param: hop.mac, self.port_param: hop.port})
                 for i, hop in enumerate(group.next_hops)]
 
 

@@ -35,8 +35,7 @@ from .errors import (
     RequestError,
 )
 from .packet_io import packet_in_message, packet_out_bytes
-from .pipeline import Pipeline, verify
-from .pipeline_requests import PipelineRequest, verified_pipeline
+from .pipeline import Pipeline, verified
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +52,7 @@ def api_version() -> str:
     try:
         return metadata.version("p4runtime")
     except metadata.PackageNotFoundError:
-        return "1.4.1"
+        return "1.6.0"
 
 
 def election_id_of(message) -> int | None:
@@ -95,14 +94,9 @@ class P4RuntimeDevice:
     def capabilities(self) -> p4runtime_pb2.CapabilitiesResponse:
         return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=api_version())
 
-    def set_pipeline(self, request: SetRequest | PipelineRequest):
-        """A SetForwardingPipelineConfigRequest, as a message or as the server's deserializer
-        delivers it (pipeline_requests.py: the config verified once per content)."""
-        if isinstance(request, PipelineRequest):
-            request, config = request.header, request.config
-            check = lambda: verified_pipeline(config)  # noqa: E731
-        else:
-            check = lambda: verify(request.config)  # noqa: E731
+    def set_pipeline(self, request: SetRequest):
+        """A SetForwardingPipelineConfigRequest (the config verified once per content:
+        pipeline.verified)."""
         self._check_device(request.device_id)
         if request.role or request.role_id:
             raise RequestError(UNIMPLEMENTED, "only the default role is supported")
@@ -117,7 +111,7 @@ class P4RuntimeDevice:
                 self._saved = None
             elif action in (SetRequest.VERIFY, SetRequest.VERIFY_AND_SAVE,
                             SetRequest.VERIFY_AND_COMMIT, SetRequest.RECONCILE_AND_COMMIT):
-                pipeline = check()
+                pipeline = verified(request.config)
                 if action == SetRequest.VERIFY_AND_SAVE:
                     self._saved = pipeline
                 elif action == SetRequest.VERIFY_AND_COMMIT:

@@ -4,9 +4,9 @@ Why: in the simulator the controller and every switch share one process, and a g
 channel and arbitration stream per switch, HTTP/2 framing and a thread hop per call were most
 of what configuring a fabric cost (~1 ms per unary call, ~5 ms to start a server and connect).
 `LocalP4Runtime` serves one device with the very handlers a `P4RuntimeServer` registers
-(`rpc_handlers`: the same servicer, the same deserializers, SetForwardingPipelineConfig's
-`parse_request` included); `LocalChannel` is what a client holds instead of a grpc.Channel
-(the generated stub and `controller.client.SwitchClient` take it unchanged).
+(`rpc_handlers`: the same servicer, the same deserializers); `LocalChannel` is what a client
+holds instead of a grpc.Channel (the generated stub and `controller.client.SwitchClient` take it
+unchanged).
 
 What stays as over gRPC: every request is serialised by the client's serializer and parsed by
 the server's deserializer, every reply serialised and parsed back, so both sides see exactly the

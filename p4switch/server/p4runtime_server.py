@@ -6,10 +6,9 @@ from concurrent import futures
 from typing import Callable
 
 import grpc
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+from p4.v1 import p4runtime_pb2_grpc
 
 from .device import P4RuntimeDevice
-from .pipeline_requests import parse_request
 from .service import P4RuntimeServicer
 
 # Each open StreamChannel holds one worker thread for its lifetime, so streams are capped (see
@@ -17,18 +16,6 @@ from .service import P4RuntimeServicer
 MAX_WORKERS = 32
 # Pipeline configs (BMv2 JSON) and big reads can exceed grpc's default 4 MiB message limit.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
-
-
-def _pipeline_handler(servicer: P4RuntimeServicer) -> grpc.GenericRpcHandler:
-    """SetForwardingPipelineConfig with `parse_request` as its deserializer (the generated
-    registration's handler for it is never reached: grpc asks the handlers in order)."""
-    service = p4runtime_pb2.DESCRIPTOR.services_by_name["P4Runtime"].full_name
-    return grpc.method_handlers_generic_handler(service, {
-        "SetForwardingPipelineConfig": grpc.unary_unary_rpc_method_handler(
-            servicer.SetForwardingPipelineConfig, request_deserializer=parse_request,
-            response_serializer=p4runtime_pb2.SetForwardingPipelineConfigResponse
-            .SerializeToString),
-    })
 
 
 class _Collector:
@@ -45,12 +32,11 @@ class _Collector:
 
 
 def rpc_handlers(servicer: P4RuntimeServicer) -> tuple[grpc.GenericRpcHandler, ...]:
-    """Every P4Runtime method's handler, in the order grpc asks them: first pipeline pushes
-    through the deserializer that parses a program once, then the generated registration.
-    The gRPC server and the in-process one (inprocess.py) serve exactly these."""
+    """Every P4Runtime method's handler: the generated registration's. The gRPC server and the
+    in-process one (inprocess.py) serve exactly these."""
     collector = _Collector()
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, collector)
-    return (_pipeline_handler(servicer), *collector.handlers)
+    return tuple(collector.handlers)
 
 
 class ServerStartError(Exception):

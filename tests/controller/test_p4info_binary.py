@@ -1,6 +1,5 @@
 """A P4Info read from its protobuf bytes (the compile cache's `.p4info.binpb`) indexes as the
-text does, and a pipeline push sends those bytes as they are: the request is byte for byte the
-one the text's message makes. The cache writes the bytes with a digest of the JSON, so a
+text does. The cache writes the bytes with a digest of the JSON, so a
 matching digest spares parsing the JSON; an entry without them (older caches) or whose JSON
 does not match is checked by parsing it as before."""
 
@@ -10,9 +9,7 @@ from __future__ import annotations
 import pytest
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
-from p4.v1 import p4runtime_pb2
 
-from controller import pipeline_request
 from controller.errors import P4InfoError
 from controller.p4info import P4InfoIndex
 from inaemu.compile_cache import compile_cached, p4info_binary
@@ -20,23 +17,12 @@ from inaemu.compile_cache import compile_cached, p4info_binary
 from p4info_sample import SAMPLE_P4INFO
 from tests.conftest import copy_p4_program
 
-SetRequest = p4runtime_pb2.SetForwardingPipelineConfigRequest
 
-
-@pytest.mark.parametrize("config", [b'{"program": "x"}' * 300, b""])
-def test_a_push_from_the_bytes_is_the_push_from_the_text(config):
+def test_the_bytes_index_as_the_text_does():
     text = P4InfoIndex.from_text(SAMPLE_P4INFO)
     binary = P4InfoIndex.from_binary(p4info_binary(SAMPLE_P4INFO))
     assert binary.p4info == text.p4info and binary.binary is not None
     assert binary.table("ipv4_lpm") == text.table("ipv4_lpm")
-    header = SetRequest(device_id=9, action=SetRequest.VERIFY_AND_COMMIT)
-    header.election_id.low = 3
-    whole = SetRequest()
-    whole.CopyFrom(header)
-    whole.config.p4info.CopyFrom(text.p4info)
-    whole.config.p4_device_config = config
-    assert pipeline_request.request_bytes(header, binary, config) == \
-        pipeline_request.request_bytes(header, text, config) == whole.SerializeToString()
 
 
 def test_garbage_bytes_are_a_p4info_error():
