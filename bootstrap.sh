@@ -45,8 +45,14 @@ install_python() {
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
         say "installing inaemu and its pinned dependencies"
         "$VENV/bin/pip" install -q --disable-pip-version-check -e ".[test,cluster,torch]"
+        # its own pins (protobuf<3.21) would hold everything on pure-Python protobuf; what it
+        # needs besides is in pyproject.toml (docs/p4runtime.md)
+        "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps p4runtime-shell==0.0.6
         touch "$stamp"
     fi
+    # the p4runtime wheel's generated modules in the form current protobuf loads (idempotent,
+    # and again after anything reinstalled the wheel)
+    "$VENV/bin/python" -m controller.p4runtime_gencode >/dev/null
 }
 
 setup() { install_apt; install_python; }

@@ -75,6 +75,16 @@ def rewrite(source: str, module: str) -> str | None:
                                                                     module=module)
 
 
+def stale_bindings_hint(error: BaseException) -> str | None:
+    """What to do, if `error` is protobuf refusing a module this rewrite has not yet been run on
+    (the message upb gives for a pre-3.19 module); None for any other error."""
+    if isinstance(error, TypeError) and "Descriptors cannot be created directly" in str(error):
+        return ("the installed P4Runtime bindings (the p4runtime wheel) predate protobuf 3.19 "
+                "and current protobuf refuses to load them; run `python -m "
+                "controller.p4runtime_gencode` once (./bootstrap.sh setup does)")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     changed = 0
     for module in MODULES:

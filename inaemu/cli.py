@@ -12,6 +12,8 @@ import argparse
 import importlib
 import sys
 
+from controller.p4runtime_gencode import stale_bindings_hint
+
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("inaemu.run", "all-reduce experiment: in-network aggregation vs ring, on Mininet or the simulator"),
@@ -69,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"inaemu: the '{command}' command is not available in this installation: {exc}",
               file=sys.stderr)
         return 2
+    except TypeError as exc:
+        hint = stale_bindings_hint(exc)
+        if hint is None:
+            raise
+        print(f"inaemu: {hint}", file=sys.stderr)
+        return 2
     args, extra = parser.parse_known_args(argv)
     if extra:
         print(f"inaemu {command}: error: unrecognized arguments: {' '.join(extra)} "
@@ -79,3 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except TypeError as exc:
+        hint = stale_bindings_hint(exc)
+        if hint is None:
+            raise
+        print(f"inaemu {command}: {hint}", file=sys.stderr)
+        return 2
