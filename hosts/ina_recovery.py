@@ -1,20 +1,29 @@
-"""Loss recovery of InaSession (docs/protocol.md §4.1-4.2), kept apart from its packet handling:
-the per-transmission timers, the RACK-like detection of a lost chunk from a later result, the
+"""Loss recovery of an InaSession (docs/protocol.md §4.1-4.2), an object the session holds: the
+per-transmission timers, the RACK-like detection of a lost chunk from a later result, the
 QUERY / NACK / resend choices and the window's response to a loss.
 
-Every transmission arms a timer on the session's heap, `(deadline, key, tries, kind)`: an RTO
+Every transmission arms a timer on the recovery's heap, `(deadline, key, tries, kind)`: an RTO
 timer, or a reorder timer for a chunk a later result showed missing. A heap entry whose chunk
-was answered or sent again since is stale and skipped when it comes up. `timeout(now)` is the
-session's third input (beside `start` and `receive`); the silence rules that postpone an RTO
-expiry are `ina_silence.SilenceRules`'.
+was answered or sent again since is stale and skipped when it comes up. The session's third
+input, `timeout(now)`, is `expire` here; the silence rules that postpone an RTO expiry are a
+`ina_silence.SilenceRules` the recovery is given.
+
+What it works on, all given explicitly: the current call's flight table (`new_call`), which
+the session fills and empties; the session's traffic counters, in-flight window, paths (RTO
+estimators) and silence rules (shared objects, given at construction); its configuration.
+What it owns: the timer heap, the count of chunks whose latest send is a QUERY, the
+congestion event serials and loss-burst statistics, and the timeline of the session.
 """
 
 from __future__ import annotations
 
 import heapq
 
+from .congestion import CongestionEvents, InFlightWindow, LossBursts
 from .errors import PeerUnreachable
-from .ina_state import Event, Flight, State, Step
+from .ina_paths import Paths
+from .ina_silence import SilenceRules
+from .ina_state import Counters, Flight
 from .ina_wire import query_for, with_retx
 
 MAX_KEY = -1                    # the in-flight key of the MAX round's packet
@@ -23,19 +32,53 @@ REORDER_FRACTION = 0.25         # the reordering allowance, as a fraction of the
 
 
 class LossRecovery:
-    """Mixed into InaSession: reads and arms its flights, timers, estimators and counters."""
+    """The timers and retransmissions of one session (its configuration: `adaptive`, the
+    fixed `rto` / `rto_min` / `rto_max`, `max_retx`, the configured `window`, `query`,
+    `window_rule`, as InaSession takes them)."""
 
-    def timeout(self, now: float) -> Step:
+    def __init__(self, *, job: int, paths: Paths, silence: SilenceRules, counters: Counters,
+                 in_flight_window: InFlightWindow, adaptive: bool, rto: float, rto_min: float,
+                 rto_max: float, max_retx: int, window: int, query: bool, window_rule: str):
+        self.job = job
+        self.paths = paths
+        self.silence = silence
+        self.counters = counters
+        self.in_flight_window = in_flight_window
+        self.adaptive = adaptive
+        self.rto, self.rto_min, self.rto_max = rto, rto_min, rto_max
+        self.max_retx = max_retx
+        self.window = window
+        self.query = query
+        self.window_rule = window_rule
+        self.events = CongestionEvents()
+        self.loss_bursts = LossBursts()
+        # (time, event, chunk) of every send, retransmission and result when a list
+        # (InaSession.timeline, which is this attribute); None: nothing is recorded.
+        self.timeline: list | None = None
+        self.new_call({})
+
+    def new_call(self, in_flight: dict[int, Flight]) -> None:
+        """A call begins (or ended): `in_flight` is its flight table (key -> Flight, in
+        first-send order), which the session fills and empties; no timers yet."""
+        self.in_flight = in_flight
+        self.timers: list[tuple[float, int, int, int]] = []
+        self.queried = 0                # chunks in flight whose latest send is a QUERY
+
+    @property
+    def current_window(self) -> int:
+        """Chunks the session may have in flight now."""
+        return self.in_flight_window.size if self.adaptive else self.window
+
+    def expire(self, now: float) -> list[bytes]:
         """The timers due at `now`: a reorder timer resends its chunk (§4.1); a silence resends
         the earliest chunk in flight of its path alone, a probe backed off per expiry (RFC 6298
-        §5; the others wait on it, `_postponed`); PeerUnreachable when the earliest is spent."""
-        if self.state not in (State.MAX_ROUND, State.DATA):
-            return Step((), None)
+        §5; the others wait on it, `SilenceRules.expiry`); PeerUnreachable when the earliest is
+        spent (the session then fails)."""
         out = []
-        timers, heads = self._timers, [None, None]
+        timers, heads, in_flight = self.timers, [None, None], self.in_flight
         while timers and timers[0][0] <= now:
             deadline, key, tries, kind = heapq.heappop(timers)
-            flight = self._in_flight.get(key)
+            flight = in_flight.get(key)
             if flight is None or flight.tries != tries:
                 continue            # answered, or rescheduled since
             if kind == REORDER_TIMER:
@@ -44,18 +87,18 @@ class LossRecovery:
                 continue
             head = True
             if key != MAX_KEY:
-                later, head = self._postponed(key, flight, deadline, now, heads)
+                later, head = self.silence.expiry(key, flight, deadline, now, in_flight, heads,
+                                                  self.current_window)
                 if later > now:
                     flight.deadline = later
                     heapq.heappush(timers, (later, key, tries, RTO_TIMER))
                     continue
             if head and flight.expiries >= self.max_retx:
-                self._transition(Event.GIVE_UP)
                 raise PeerUnreachable(job=self.job, slot=flight.slot,
                                       chunk=None if key == MAX_KEY else key, tries=flight.tries)
             flight.expiries += 1
             out.append(self._resend(key, flight, now, early=False))
-        return Step(tuple(out), self._next_deadline())
+        return out
 
     def _resend(self, key: int, flight: Flight, now: float, *, early: bool) -> bytes:
         """Retransmit a chunk (early: a later result showed it lost; else its timer expired)."""
@@ -66,9 +109,9 @@ class LossRecovery:
             self._on_loss(flight)
         flight.tries += 1
         flight.suspect = False
-        self._arm(key, flight, now)
+        self.arm(key, flight, now)
         # Early, a QUERY: most late chunks miss another worker's piece or a result, not ours.
-        self._set_queried(flight, early and self.query and key != MAX_KEY)
+        self.set_queried(flight, early and self.query and key != MAX_KEY)
         payload = query_for(flight.payload) if flight.queried else with_retx(flight.payload)
         self.counters.retransmissions += 1
         if early:
@@ -80,27 +123,29 @@ class LossRecovery:
             self.timeline.append((now, "fast" if early else "timer", key))
         return payload
 
-    def _spurious_timeout(self, flight: Flight, now: float) -> bool:
+    def spurious_timeout(self, flight: Flight, now: float) -> bool:
         """The chunk's one retransmission was its timer's, and the result came back sooner
         than any round trip seen: it answers the first copy."""
-        min_rtt = self._estimator(flight.slot).min_rtt
+        min_rtt = self.paths.estimator(flight.slot).min_rtt
         return (flight.tries == 2 and flight.expiries == 1 and min_rtt is not None
                 and now - flight.last_sent < min_rtt)
 
-    def _set_queried(self, flight: Flight, queried: bool) -> None:
-        self._queried += int(queried) - int(flight.queried)
+    def set_queried(self, flight: Flight, queried: bool) -> None:
+        """Whether the flight's latest send is a QUERY (the session clears it on its result)."""
+        self.queried += int(queried) - int(flight.queried)
         flight.queried = queried
 
-    def _on_nack(self, c: int, slot: int, ver: int, now: float) -> list[bytes]:
+    def on_nack(self, c: int, slot: int, ver: int, now: float) -> list[bytes]:
         """The switch lacks this worker's piece of chunk c: resend the values, once per QUERY
-        (a later transmission of the values already answers any other NACK)."""
-        flight = self._in_flight.get(c) if self.state is State.DATA else None
+        (a later transmission of the values already answers any other NACK). The session
+        calls this in its data phase only."""
+        flight = self.in_flight.get(c)
         if flight is None or slot != flight.slot or ver != flight.ver or not flight.queried:
             self.counters.duplicates_ignored += 1
             return []
-        self._set_queried(flight, False)
+        self.set_queried(flight, False)
         flight.tries += 1
-        self._arm(c, flight, now)
+        self.arm(c, flight, now)
         payload = with_retx(flight.payload)
         self.counters.retransmissions += 1
         self.counters.nack_retransmissions += 1
@@ -109,59 +154,68 @@ class LossRecovery:
             self.timeline.append((now, "nack", c))
         return [payload]
 
-    def _arm(self, key: int, flight: Flight, now: float) -> None:
+    def arm(self, key: int, flight: Flight, now: float) -> None:
+        """Start the timer of the flight's transmission made `now` (the session's per-chunk
+        path, `InaSession._fill_window`, does the same inline for first transmissions)."""
         if not self.adaptive:
             wait = min(self.rto * 2.0 ** flight.expiries, self.rto_max)
         elif key == MAX_KEY:
             # A barrier: the first worker waits for the last to start. Probe from rto_min.
             wait = min(self.rto_min * 2.0 ** flight.expiries, self.rto_max)
         else:
-            wait = self._estimator(flight.slot).timer(flight.expiries + 1)
-        flight.serial = self._events.transmitted()
+            wait = self.paths.estimator(flight.slot).timer(flight.expiries + 1)
+        flight.serial = self.events.transmitted()
         if key != MAX_KEY:
             self.loss_bursts.transmitted(self.in_flight_window.size)
         flight.last_sent = now
         flight.wait = wait
         flight.deadline = now + wait
-        heapq.heappush(self._timers, (flight.deadline, key, flight.tries, RTO_TIMER))
+        heapq.heappush(self.timers, (flight.deadline, key, flight.tries, RTO_TIMER))
 
-    def _next_deadline(self) -> float | None:
-        while self._timers:
-            deadline, key, tries, kind = self._timers[0]
-            flight = self._in_flight.get(key)
+    def next_deadline(self) -> float | None:
+        """When `expire` should next be called (None: no live timer)."""
+        timers, in_flight = self.timers, self.in_flight
+        while timers:
+            deadline, key, tries, kind = timers[0]
+            flight = in_flight.get(key)
             if (flight is not None and flight.tries == tries
                     and (kind == RTO_TIMER or flight.suspect)):
                 return deadline
-            heapq.heappop(self._timers)
+            heapq.heappop(timers)
         return None
+
+    def _count_sent(self, payload: bytes) -> None:
+        self.counters.packets_sent += 1
+        self.counters.bytes_sent += len(payload)
 
     def _on_loss(self, flight: Flight) -> None:
         """A data chunk's transmission was lost (detected early or by its timer)."""
         if self.window_rule == "every_loss":
-            if self._events.expired(flight.serial):     # once per round trip
+            if self.events.expired(flight.serial):     # once per round trip
                 self._halve_window()
         elif (self.loss_bursts.lost(self.in_flight_window.size)
-              and self._events.expired(flight.serial)):   # sent after the last halving
+              and self.events.expired(flight.serial)):   # sent after the last halving
             self._halve_window()
 
     def _halve_window(self) -> None:
         self.counters.congestion_events += 1
         self.in_flight_window.on_timeout()
 
-    def _detect_losses(self, chunk: int, answered: Flight, now: float) -> list[bytes]:
+    def detect_losses(self, chunk: int, answered: Flight, now: float) -> list[bytes]:
         """The result of `chunk` arrived (docs/protocol.md §4.1). Every worker sends its first
         copies in chunk order and links are FIFO, so an earlier chunk still in flight and sent
         once is lost; one already resent is lost if `chunk` was first sent after that resend.
         A lost chunk is resent once it is overdue by the reordering allowance (RACK's rule:
         its send time plus the answered chunk's RTT), else it gets a reorder timer."""
         rtt = now - answered.last_sent
-        allowance = REORDER_FRACTION * (self._estimator(answered.slot).min_rtt or 0.0)
+        allowance = REORDER_FRACTION * (self.paths.estimator(answered.slot).min_rtt or 0.0)
         out = []
-        path = self._path(answered.slot)
-        for key, flight in list(self._in_flight.items()):    # in first-send (= chunk) order
+        path_of = self.paths.path
+        path = path_of(answered.slot)
+        for key, flight in list(self.in_flight.items()):    # in first-send (= chunk) order
             if key >= chunk:
                 break
-            if self._path(flight.slot) != path:
+            if path_of(flight.slot) != path:
                 continue           # the other path's order says nothing about this one
             if flight.suspect or (flight.tries > 1 and flight.last_sent >= answered.last_sent):
                 continue
@@ -170,5 +224,5 @@ class LossRecovery:
                 out.append(self._resend(key, flight, now, early=True))
             else:
                 flight.suspect = True
-                heapq.heappush(self._timers, (due, key, flight.tries, REORDER_TIMER))
+                heapq.heappush(self.timers, (due, key, flight.tries, REORDER_TIMER))
         return out

@@ -30,9 +30,11 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   PeerUnreachable and the session is FAILED.
 * The values travel as numpy arrays end to end (quantized vector → views per chunk → payload
   bytes; payload → big-endian view → slice of the sums): no per-value Python work per packet.
-* Loss recovery (timers, RACK-like detection, QUERY/NACK/resend, the window's response) is
-  `ina_recovery.LossRecovery`'s and the silence rules `ina_silence.SilenceRules`', both
-  mixed into InaSession.
+* Loss recovery (timers, RACK-like detection, QUERY/NACK/resend, the window's response) is a
+  `ina_recovery.LossRecovery` the session holds, which asks the session's
+  `ina_silence.SilenceRules` when a silent chunk's timer really expires. The session owns the
+  call's flight table and tells them of each call, the MAX result and each data result;
+  both paths' RTO estimators are reached through one `ina_paths.Paths`.
 * Input from the network is never fatal: a malformed payload, a packet of another job or
   worker, and a result for a chunk not in flight are counted and ignored.
 """
@@ -45,10 +47,10 @@ import numpy as np
 
 from . import quantize as qz
 from .ina_codec import FloatCodec
-from .congestion import (SRTT_FLOOR, CongestionEvents, InFlightWindow, LossBursts,
-                         RtoEstimator)
-from .errors import UsageError
+from .congestion import SRTT_FLOOR, InFlightWindow, RtoEstimator
+from .errors import PeerUnreachable, UsageError
 from .ina_params import check_encoding, check_int, is_seconds
+from .ina_paths import Paths
 from .ina_recovery import MAX_KEY, RTO_TIMER, LossRecovery
 from .ina_silence import SilenceRules
 from .ina_state import TRANSITIONS, Counters, Event, Flight, State, Step
@@ -73,7 +75,7 @@ _RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
 QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as in flight
 
 
-class InaSession(SilenceRules, LossRecovery):
+class InaSession:
     """The worker state machine for one (job, worker); reusable for many calls."""
 
     def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
@@ -123,9 +125,6 @@ class InaSession(SilenceRules, LossRecovery):
         # so loss detection (§4.1) compares a chunk only with chunks of its own path.
         self.switch_slots = self.pool_size if switch_slots is None else check_int(
             "switch_slots", switch_slots, 1, self.pool_size)
-        # (time, event, chunk) for every send, retransmission and result when a list
-        # (scripts/loss_timeline.py); None: nothing is recorded.
-        self.timeline: list | None = None
         # Congestion state lives as long as the session: what one call learnt serves the next.
         self.rto_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
                                           maximum=self.rto_max)
@@ -136,10 +135,21 @@ class InaSession(SilenceRules, LossRecovery):
         self.barrier_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
                                               maximum=self.rto_max)
         self.in_flight_window = InFlightWindow(self.window)
-        self._events = CongestionEvents()
-        self.loss_bursts = LossBursts()
         self.state = State.IDLE
         self.counters = Counters()
+        # Its collaborators: the two paths' RTOs, the silence rules (which own the call's
+        # progress marks) and the loss recovery (which owns the timers), each given what it
+        # reads; the session tells them of each call (`_reset_call`) and result.
+        self._paths = Paths(self.switch_slots, self.rto_estimator, self.host_rto_estimator)
+        self._silence = SilenceRules(
+            paths=self._paths, counters=self.counters, barrier_estimator=self.barrier_estimator,
+            fixed_wait=None if adaptive else min(self.rto, self.rto_max))
+        self._recovery = LossRecovery(
+            job=self.job, paths=self._paths, silence=self._silence, counters=self.counters,
+            in_flight_window=self.in_flight_window, adaptive=adaptive, rto=self.rto,
+            rto_min=self.rto_min, rto_max=self.rto_max, max_retx=self.max_retx,
+            window=self.window, query=query, window_rule=window_rule)
+        self.loss_bursts = self._recovery.loss_bursts
         self.next_position = 0          # position of the next call's chunk 0
         self.max_rounds = 0             # MAX rounds completed (their versions alternate)
         self.result: np.ndarray | None = None
@@ -177,7 +187,7 @@ class InaSession(SilenceRules, LossRecovery):
         packet = InaPacket(kind=Kind.MAX_CONTRIB, job=self.job, worker=self.worker, slot=0,
                            chunk=0, values=offer, ver=self.max_rounds % 2)
         payload = self._send_new(MAX_KEY, encode(packet), packet.slot, packet.ver, now)
-        return Step((payload,), self._next_deadline())
+        return Step((payload,), self._recovery.next_deadline())
 
     def start_integers(self, vector, now: float) -> Step:
         """Begin an exact int32 all-reduce (no MAX round; sums wrap modulo 2^32 as the switch)."""
@@ -191,11 +201,25 @@ class InaSession(SilenceRules, LossRecovery):
         self._codec = None
         self._sums = np.zeros(self._chunks * self.k, dtype=np.int32)   # float calls: the codec's
         self._encoder = self._chunk_encoder(values)
-        return Step(tuple(self._fill_window(now)), self._next_deadline())
+        return Step(tuple(self._fill_window(now)), self._recovery.next_deadline())
 
     def receive(self, payload: bytes, now: float) -> Step:
         """A UDP payload from the aggregator; never raises for its content."""
-        return Step(tuple(self._receive(payload, now)), self._next_deadline())
+        return Step(tuple(self._receive(payload, now)), self._recovery.next_deadline())
+
+    def timeout(self, now: float) -> Step:
+        """The timers due at `now` (`LossRecovery.expire`): a reorder timer resends its chunk
+        (§4.1); a silence resends the earliest chunk in flight of its path alone, a probe
+        backed off per expiry; PeerUnreachable (the session is FAILED) when the earliest is
+        spent."""
+        if self.state not in (State.MAX_ROUND, State.DATA):
+            return Step((), None)
+        try:
+            out = self._recovery.expire(now)
+        except PeerUnreachable:
+            self._transition(Event.GIVE_UP)
+            raise
+        return Step(tuple(out), self._recovery.next_deadline())
 
     def receive_many(self, payloads, now: float) -> Step:
         """Several payloads that arrived together: the same as `receive` for each in turn
@@ -216,6 +240,7 @@ class InaSession(SilenceRules, LossRecovery):
         plain = (codec is not None and self._encoder is codec and self.scaling == "job"
                  and self.timeline is None)
         fast_retransmit = self.fast_retransmit
+        progress = self._silence.progress
         for payload in payloads:        # _receive's fast path, inline; the rest through it
             if len(payload) == size and payload[0] == _RESULT:
                 _kind, flags, job, worker, pad, slot, chunk, count, bmax = \
@@ -233,11 +258,7 @@ class InaSession(SilenceRules, LossRecovery):
                             and chunk < codec.chunks and self._answered_count + 1 < self._chunks
                             and (not fast_retransmit or next(iter(in_flight)) == chunk)):
                         del in_flight[chunk]
-                        if not self._answered_count and self._data_start is not None:
-                            self.barrier_estimator.sample(now - self._data_start)
-                        self._last_progress = now
-                        self._last_progress_sent = flight.last_sent
-                        self._last_progress_chunk = chunk
+                        progress(now, chunk, flight.last_sent)
                         path = 0 if slot < switch_slots else 1
                         if chunk > highest[path]:
                             if adaptive:
@@ -261,7 +282,7 @@ class InaSession(SilenceRules, LossRecovery):
             answered, highest, codec = self._answered, self._highest_answered, self._codec
             plain = (codec is not None and self._encoder is codec and self.scaling == "job"
                      and self.timeline is None)
-        return Step(tuple(out), self._next_deadline())
+        return Step(tuple(out), self._recovery.next_deadline())
 
     def _receive(self, payload: bytes, now: float) -> list[bytes]:
         """One payload in, the payloads to send out."""
@@ -288,7 +309,10 @@ class InaSession(SilenceRules, LossRecovery):
             counters.foreign_ignored += 1
             return []
         if kind is Kind.NACK:
-            return self._on_nack(chunk, slot, ver, now)
+            if self.state is not State.DATA:
+                counters.duplicates_ignored += 1
+                return []
+            return self._recovery.on_nack(chunk, slot, ver, now)
         if kind not in _RESULT_KINDS:
             counters.foreign_ignored += 1
             return []
@@ -310,6 +334,16 @@ class InaSession(SilenceRules, LossRecovery):
         return self.state is State.DONE
 
     @property
+    def timeline(self) -> list | None:
+        """(time, event, chunk) for every send, retransmission and result when a list
+        (scripts/loss_timeline.py; set it to [] to record); None: nothing is recorded."""
+        return self._recovery.timeline
+
+    @timeline.setter
+    def timeline(self, value: list | None) -> None:
+        self._recovery.timeline = value
+
+    @property
     def current_rto(self) -> float:
         """What a chunk sent now would wait for its result before being resent."""
         return self.rto_estimator.rto if self.adaptive else self.rto
@@ -322,7 +356,7 @@ class InaSession(SilenceRules, LossRecovery):
     @property
     def current_window(self) -> int:
         """Chunks this session may have in flight now."""
-        return self.in_flight_window.size if self.adaptive else self.window
+        return self._recovery.current_window
 
     def error_bound(self) -> np.ndarray:
         """Per-element bound on |result - exact sum| of the last float call (§5)."""
@@ -361,13 +395,8 @@ class InaSession(SilenceRules, LossRecovery):
         self._answered_count = 0
         self._highest_answered = [-1, -1]   # per path (switch, host): the latest answered
         self._in_flight: dict[int, Flight] = {}
-        self._queried = 0                     # chunks in flight whose latest send is a QUERY
-        self._last_progress = float("-inf")   # when the latest data result arrived
-        self._last_progress_sent = 0.0        # when the transmission it answered was made
-        self._last_progress_chunk = -1        # and its chunk
-        self._data_start: float | None = None  # adaptive float call: when the MAX result came
-        self._max_round_trip = 0.0            # and how long after the MAX contribution's send
-        self._timers: list[tuple[float, int, int, int]] = []
+        self._recovery.new_call(self._in_flight)  # its timers and queries: this call's
+        self._silence.new_call()                  # its progress marks and barrier: this call's
         self._float_input: np.ndarray | None = None
         self._encoder: ChunkEncoder | FloatCodec | None = None
         self._redoing = False                 # the pass that resends overflowed chunks
@@ -394,24 +423,19 @@ class InaSession(SilenceRules, LossRecovery):
         padded[:self._length] = quantized
         return ChunkEncoder(job=self.job, worker=self.worker, k=self.k, vector=padded)
 
-    def _path(self, slot: int) -> int:
-        """0: the switch aggregates this slot; 1: the job's host aggregator does."""
-        return 0 if slot < self.switch_slots else 1
-
-    def _estimator(self, slot: int) -> RtoEstimator:
-        """The RTO of the slot's path: the switch's, or the host aggregator's."""
-        return self.host_rto_estimator if self._path(slot) else self.rto_estimator
-
     def _fill_window(self, now: float) -> list[bytes]:
         """Send new chunks while the window and the pool allow (the per-chunk path: kept to
-        plain arithmetic on locals; `_send_new` and `_arm` do the same for one chunk)."""
+        plain arithmetic on locals; `_send_new` and `LossRecovery.arm` do the same for one
+        chunk, on the recovery's timer heap, congestion serials and loss-burst counts)."""
         window = self.in_flight_window.size if self.adaptive else self.window
         # A chunk whose latest transmission is a 16-byte QUERY holds no frame of values in
         # any queue: up to window/4 of them do not count against the window, so a few losses
         # waiting for their NACK do not starve the link. Not more: the switch pays per packet,
         # and at window/2 a star of 32 overflowed its input queue (docs/loss.md).
-        if self._queried:
-            window += min(self._queried, window // QUERIED_ALLOWANCE_DIVISOR)
+        recovery = self._recovery
+        queried = recovery.queried
+        if queried:
+            window += min(queried, window // QUERIED_ALLOWANCE_DIVISOR)
         in_flight = self._in_flight
         c, chunks, pool = self._next_chunk, self._chunks, self.pool_size
         out: list[bytes] = []
@@ -423,8 +447,8 @@ class InaSession(SilenceRules, LossRecovery):
         # job scaling: the payloads are rows of one table (slices of it, no method call),
         # those of the chunks quantized so far; the codec quantizes the next block on demand
         table, size, ready = encoder.table_rows()
-        timers, timeline = self._timers, self.timeline
-        events, bursts = self._events, self.loss_bursts
+        timers, timeline = recovery.timers, recovery.timeline
+        events, bursts = recovery.events, recovery.loss_bursts
         bursts_window = self.in_flight_window.size
         if self.adaptive:    # a first transmission waits its path's RTO (timer(1))
             switch_wait = self.rto_estimator.first_timer
@@ -466,7 +490,7 @@ class InaSession(SilenceRules, LossRecovery):
     def _send_new(self, key: int, payload: bytes, slot: int, ver: int, now: float) -> bytes:
         flight = Flight(payload, slot, ver, 1, 0.0, now)
         self._in_flight[key] = flight
-        self._arm(key, flight, now)
+        self._recovery.arm(key, flight, now)
         self._count_sent(payload)
         if self.timeline is not None:
             self.timeline.append((now, "send", key))
@@ -499,7 +523,7 @@ class InaSession(SilenceRules, LossRecovery):
             self.rto_estimator.initial = min(self.rto, max(SRTT_FLOOR * barrier, self.rto_min))
             self.host_rto_estimator.initial = self.rto_estimator.initial
         if self.adaptive:
-            self._data_start, self._max_round_trip = now, now - flight.sent_at
+            self._silence.scale_agreed(now, now - flight.sent_at)
         self.max_rounds += 1
         self.global_max = global_max
         self._codec.on_max(patterns)
@@ -518,13 +542,8 @@ class InaSession(SilenceRules, LossRecovery):
             return []
         del self._in_flight[c]
         if flight.queried:
-            self._set_queried(flight, False)
-        if not self._answered_count and self._data_start is not None:
-            # the call's first result, of any copy: how long the barrier held the data phase
-            self.barrier_estimator.sample(now - self._data_start)
-        self._last_progress = now
-        self._last_progress_sent = flight.last_sent
-        self._last_progress_chunk = c
+            self._recovery.set_queried(flight, False)
+        self._silence.progress(now, c, flight.last_sent)
         if self.timeline is not None:
             self.timeline.append((now, "result", c))
         path = 0 if slot < self.switch_slots else 1
@@ -536,7 +555,7 @@ class InaSession(SilenceRules, LossRecovery):
                 estimator = self.host_rto_estimator if path else self.rto_estimator
                 if flight.tries == 1:
                     estimator.sample(now - flight.sent_at)
-                elif self._spurious_timeout(flight, now):
+                elif self._recovery.spurious_timeout(flight, now):
                     # No round trip fits since the timer's copy: the result answers the first
                     # copy, an unambiguous sample of a round trip the RTO was too short for
                     # (a stalled switch process, not loss). Karn's rule would learn nothing.
@@ -570,7 +589,8 @@ class InaSession(SilenceRules, LossRecovery):
             # §4.1 looks at chunks sent before c still in flight; in_flight is in first-send
             # (= chunk) order, so its first key says whether there is any.
             if self.fast_retransmit and in_flight and next(iter(in_flight)) < c:
-                return self._detect_losses(c, flight, now) + self._fill_window(now)
+                return (self._recovery.detect_losses(c, flight, now)
+                        + self._fill_window(now))
             return self._fill_window(now)
         self._finish()
         return []

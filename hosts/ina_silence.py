@@ -1,16 +1,23 @@
 """When a silent chunk's retransmission timer really expires (docs/protocol.md §4.2): the
-silence rules of InaSession, kept apart from its packet handling.
+silence rules of an InaSession, an object its loss recovery (hosts/ina_recovery.py) asks.
 
 Why they exist: a process descheduled for a few ms on a busy machine silences every chunk in
 flight at once; resending them all (thousands of needless values per call) is what these rules
 prevent. A silence is probed with the earliest chunk alone (RFC 6298 §5); the others' timers
 count again only once the probe goes unanswered or losses are common; the earliest's timer
 restarts on progress; the first window after a MAX round waits for that barrier.
+
+`SilenceRules` owns what only these rules read: the call's progress marks (when the latest
+data result came, which chunk it answered and when that transmission was made) and the
+barrier's start. The session tells it of each call (`new_call`), of the MAX result
+(`scale_agreed`) and of each data result (`progress`); the recovery asks `expiry`.
 """
 
 from __future__ import annotations
 
-from .ina_state import Flight
+from .congestion import RtoEstimator
+from .ina_paths import Paths
+from .ina_state import Counters, Flight
 
 HEAD_EXPIRIES_FIRST = 2         # the earliest chunk's expiries before the others' timers count
 # A silence is probed with the earliest chunk alone only while the usual losses of a window
@@ -22,25 +29,66 @@ PROBE_LOSSES = 1.0
 
 
 class SilenceRules:
-    """Mixed into InaSession: reads its flight, counters, estimators and progress marks."""
+    """The silence rules of one session, with the progress marks of its current call.
 
-    def _postponed(self, key: int, flight: Flight, deadline: float, now: float,
-                   heads: list) -> tuple[float, bool]:
+    Given at construction and only read: the session's `paths` (each slot's path and RTO),
+    its traffic `counters` (how common losses are), the `barrier_estimator` (how long the first
+    result of a call takes after the MAX result; sampled here) and `fixed_wait`, the probe's
+    wait when the RTO is fixed (None: adaptive, the path's learnt first timer)."""
+
+    def __init__(self, *, paths: Paths, counters: Counters, barrier_estimator: RtoEstimator,
+                 fixed_wait: float | None):
+        self.paths = paths
+        self.counters = counters
+        self.barrier_estimator = barrier_estimator
+        self.fixed_wait = fixed_wait
+        self.new_call()
+
+    # ---- what the session tells ------------------------------------------------------------
+
+    def new_call(self) -> None:
+        """A call begins (or ended): no progress yet, no barrier."""
+        self.last_progress = float("-inf")   # when the latest data result arrived
+        self.last_progress_sent = 0.0        # when the transmission it answered was made
+        self.last_progress_chunk = -1        # and its chunk (-1: no result yet in this call)
+        self.data_start: float | None = None  # adaptive float call: when the MAX result came
+        self.max_round_trip = 0.0            # and how long after the MAX contribution's send
+
+    def scale_agreed(self, now: float, round_trip: float) -> None:
+        """The MAX result came at `now`, `round_trip` after the MAX contribution was sent: the
+        data phase's first window waits for this barrier (adaptive sessions)."""
+        self.data_start, self.max_round_trip = now, round_trip
+
+    def progress(self, now: float, chunk: int, sent: float) -> None:
+        """A data result for `chunk` arrived at `now`, answering its transmission of `sent`."""
+        if self.last_progress_chunk < 0 and self.data_start is not None:
+            # the call's first result, of any copy: how long the barrier held the data phase
+            self.barrier_estimator.sample(now - self.data_start)
+        self.last_progress = now
+        self.last_progress_sent = sent
+        self.last_progress_chunk = chunk
+
+    # ---- what the recovery asks ------------------------------------------------------------
+
+    def expiry(self, key: int, flight: Flight, deadline: float, now: float, in_flight: dict,
+               heads: list, window: int) -> tuple[float, bool]:
         """When the retransmission timer of data chunk `key`, due at `deadline`, really expires
-        (a time <= `now`: now), and whether the chunk is its path's earliest in flight. `heads`
-        caches each path's earliest for one `timeout` (nothing leaves the flight in it)."""
-        path = self._path(flight.slot)
+        (a time <= `now`: now), and whether the chunk is its path's earliest in flight.
+        `in_flight` is the call's flight table (first-send order), `window` the session's
+        current window; `heads` caches each path's earliest for one `timeout` (nothing leaves
+        the flight in it: the caller makes it [None, None])."""
+        path_of = self.paths.path
+        path = path_of(flight.slot)
         head = heads[path]
         if head is None:
-            head = heads[path] = next(k for k, f in self._in_flight.items()
-                                      if self._path(f.slot) == path)
+            head = heads[path] = next(k for k, f in in_flight.items()
+                                      if path_of(f.slot) == path)
         counters = self.counters
-        if (key != head and counters.loss_events * self.current_window
-                < PROBE_LOSSES * counters.packets_sent):
-            first = self._in_flight[head]
+        if key != head and counters.loss_events * window < PROBE_LOSSES * counters.packets_sent:
+            first = in_flight[head]
             if first.expiries < HEAD_EXPIRIES_FIRST and (
-                    first.expiries or not self._answered_count
-                    or first.last_sent <= self._last_progress):
+                    first.expiries or self.last_progress_chunk < 0
+                    or first.last_sent <= self.last_progress):
                 # Losses are rare and the silence covers the earliest chunk too (nothing sent
                 # for it since the latest result; a process descheduled is more likely than a
                 # lost window): the earliest, when its own timer expires, is resent alone.
@@ -48,8 +96,8 @@ class SilenceRules:
                 # (a piece of theirs may be this worker's, which no other worker can resend).
                 # Look again when the probe expires, or in one RTO (not this chunk's own
                 # backed-off wait).
-                again = now + (self._estimator(flight.slot).first_timer if self.adaptive
-                               else min(self.rto, self.rto_max))
+                again = now + (self.paths.estimator(flight.slot).first_timer
+                               if self.fixed_wait is None else self.fixed_wait)
                 return (first.deadline if now < first.deadline < again else again), False
         return self._due(key, flight, deadline, key == head), key == head
 
@@ -59,15 +107,15 @@ class SilenceRules:
         # silence since the latest result of an earlier chunk; any chunk's, since the latest
         # result of a transmission made before its own. (Results of later transmissions are
         # early detection's evidence: they restart nothing.)
-        if (head and self._last_progress_chunk < key
-                or self._last_progress_sent <= flight.last_sent):
-            restart = self._last_progress + flight.wait
+        if (head and self.last_progress_chunk < key
+                or self.last_progress_sent <= flight.last_sent):
+            restart = self.last_progress + flight.wait
             if restart > deadline:
                 deadline = restart
-        if self._data_start is not None and flight.expiries == 0 and not self._answered_count:
+        if self.data_start is not None and flight.expiries == 0 and self.last_progress_chunk < 0:
             # The first window after the MAX round, a barrier: no result before the slowest
             # worker has quantized its vector and sent.
-            barrier = self._data_start + self._barrier_wait()
+            barrier = self.data_start + self._barrier_wait()
             if barrier > deadline:
                 deadline = barrier
         return deadline
@@ -75,7 +123,7 @@ class SilenceRules:
     def _barrier_wait(self) -> float:
         """How long after the MAX result the first data result may take: the MAX round's own
         round trip, and what the first results of the calls before took (an RTO of them)."""
-        wait = self._max_round_trip
+        wait = self.max_round_trip
         if self.barrier_estimator.samples and self.barrier_estimator.rto > wait:
             wait = self.barrier_estimator.rto
         return wait

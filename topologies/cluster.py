@@ -41,8 +41,8 @@ from mininet.link import TCIntf
 from mininet.log import lg as mininet_log
 from mininet.node import Node
 
-from topologies.mininet_net import (OFFLOADS, MininetNetwork, NetworkError, _HtbQuantumNoise,
-                                    _delete_switch_interfaces)
+from topologies.mininet_net import (OFFLOADS, HtbQuantumNoise, MininetNetwork, NetworkError,
+                                    delete_switch_interfaces)
 from topologies.mininet_switch import P4Switch, SwitchStartFailed
 from topologies.model import Topology
 from topologies.placement import place
@@ -431,7 +431,7 @@ class ClusterNetwork(MininetNetwork):
             topo=self._topo, servers=self.servers, serverIP=self.addresses, user="root",
             placement=partial(PodPlacer, self.placement), precheck=False, controller=None,
             build=False, autoSetMacs=False, autoStaticArp=False, waitConnected=False)
-        noise = _HtbQuantumNoise()
+        noise = HtbQuantumNoise()
         mininet_log.addFilter(noise)
         try:
             self.net.build()
@@ -511,4 +511,4 @@ class ClusterNetwork(MininetNetwork):
                 subprocess.run([*ssh_base(self.ssh_config), "-n", f"root@{server}",
                                 script + "; true"], check=False, timeout=120,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _delete_switch_interfaces(self.topology)
+        delete_switch_interfaces(self.topology)

@@ -49,7 +49,7 @@ from topologies.model import Topology
 OFFLOADS = ("rx", "tx", "sg", "tso", "gso", "gro")
 
 
-class _HtbQuantumNoise(logging.Filter):
+class HtbQuantumNoise(logging.Filter):
     """Mininet prints tc's harmless "quantum of class ... is big" warning for fast htb classes as
     an error; hide exactly that line while the network is built."""
 
@@ -115,19 +115,13 @@ def mininet_topo(topology: Topology, *, target: str = "inaemu", run_dir: Path | 
 
 
 class MininetNetwork:
-    """A Mininet network of P4 switches built from a `Topology`. Needs root. Context manager."""
-
-    def __new__(cls, topology: Topology, *, servers=None, **options):
-        """With `servers` (and `ssh_config`), the same network over several servers:
-        topologies.cluster.ClusterNetwork (docs/cluster.md)."""
-        if servers and cls is MininetNetwork:
-            from topologies.cluster import ClusterNetwork
-            return super().__new__(ClusterNetwork)
-        return super().__new__(cls)
+    """A Mininet network of P4 switches built from a `Topology`, on this machine. Needs root.
+    Context manager. (Over several servers: its subclass `topologies.cluster.ClusterNetwork`;
+    `topologies.networks.mininet_network` picks one of the two.)"""
 
     def __init__(self, topology: Topology, *, target: str = "inaemu", run_dir: str | None = None,
                  trace: bool = False, pcap: bool = False, seed: int = 0,
-                 ready_timeout: float = 30.0, servers=None):
+                 ready_timeout: float = 30.0):
         self.topology = topology
         self._own_run_dir = run_dir is None
         self.run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="inaemu-net-"))
@@ -140,7 +134,7 @@ class MininetNetwork:
         """Build hosts and links, configure hosts, start every switch (each waits until ready)."""
         self.net = Mininet(topo=self._topo, controller=None, build=False, autoSetMacs=False,
                            autoStaticArp=False, waitConnected=False)
-        noise = _HtbQuantumNoise()
+        noise = HtbQuantumNoise()
         mininet_log.addFilter(noise)
         try:
             self.net.build()
@@ -189,7 +183,7 @@ class MininetNetwork:
             for node in switches:
                 node.wait_stopped()
             net.stop()
-        _delete_switch_interfaces(self.topology)
+        delete_switch_interfaces(self.topology)
         if self._own_run_dir:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
@@ -200,7 +194,8 @@ class MininetNetwork:
         self.stop()
 
 
-def _delete_switch_interfaces(topology: Topology) -> list[str]:
+def delete_switch_interfaces(topology: Topology) -> list[str]:
+    """Delete every `<switch>-eth<port>` interface of the topology still present; their names."""
     deleted = []
     for switch in topology.switches:
         for link in topology.neighbours(switch.name):
@@ -246,7 +241,7 @@ def cleanup(topology: Topology) -> list[str]:
                 removed.append(f"process {pid} ({' '.join(argv)[:80]})")
             except ProcessLookupError:
                 pass
-    removed += [f"interface {name}" for name in _delete_switch_interfaces(topology)]
+    removed += [f"interface {name}" for name in delete_switch_interfaces(topology)]
     return removed
 
 

@@ -73,12 +73,9 @@ def compile_ina(k: int, out_dir: Path, compiler: str = "inaemu") -> tuple[Path, 
 
 def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
     """Every worker record of every algorithm; raises for a set-up that fails."""
-    from topologies.mininet_net import MininetNetwork   # imports Mininet: root paths only
-    if cfg.servers:          # one fabric over several servers (docs/cluster.md)
-        from functools import partial
-
-        from topologies.cluster import ClusterNetwork
-        MininetNetwork = partial(ClusterNetwork, servers=cfg.servers, ssh_config=cfg.ssh_config)
+    from topologies.networks import mininet_network
+    # one fabric over several servers (docs/cluster.md) when servers are given
+    cluster = {"servers": cfg.servers, "ssh_config": cfg.ssh_config} if cfg.servers else {}
 
     topology = cfg.topology()
     job_hosts = cfg.job_hosts(topology)
@@ -87,8 +84,9 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
     progress(f"run: compiled {INA_P4.name} with INA_K={cfg.elems_k} by {compiler} into {out_dir}")
     started = time.monotonic()
     switch = "simple_switch_grpc" if cfg.target == "bmv2" else "inaemu switch"
-    with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed,
-                        trace=cfg.trace, pcap=cfg.pcap or cfg.trace, target=cfg.target) as net:
+    with mininet_network(topology, run_dir=str(out_dir / "net"), seed=cfg.seed,
+                         trace=cfg.trace, pcap=cfg.pcap or cfg.trace, target=cfg.target,
+                         **cluster) as net:
         progress(f"run: mininet: {topology.name} up ({len(topology.hosts)} hosts, "
                  f"{counted(len(topology.switches), 'switch', 'switches')} ({switch}), "
                  f"loss {cfg.loss:g}%, "

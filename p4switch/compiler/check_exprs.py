@@ -1,9 +1,15 @@
 """Stage 3 (continued): typing expressions and calls.
 
-A mixin of `checker.Checker`: every expression gets `.type`, names get `.decl`; unsized integer
-literals take the width their context gives them; operands must agree in type (P4 has no implicit
-widening); calls are matched against actions, functions, extern functions and methods (arity,
-overloads, type parameters, directions).
+Every expression gets `.type`, names get `.decl`; unsized integer literals take the width their
+context gives them; operands must agree in type (P4 has no implicit widening); calls are matched
+against actions, functions, extern functions and methods (arity, overloads, type parameters,
+directions).
+
+`ExpressionChecker` is the base class of `checker.Checker`, not a separate concept: typing an
+expression and checking a statement are one recursion over one set of state (the scopes, the
+type parameters in force, the control being checked, the statements hoisted before the current
+one), so it uses the checker's state and methods directly. It is a file of its own for length
+only; the separable parts (loops, rewrites, structs inside headers) are objects the checker holds.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ STACK_METHODS = {"push_front", "pop_front"}
 
 
 class ExpressionChecker:
-    """Expression and call typing; relies on the scopes and type resolution of `Checker`."""
+    """Expression and call typing: `checker.Checker`'s base class (its scopes, type resolution,
+    hoisting and components: `desugarer`, `header_structs`)."""
 
     # ---- expressions ------------------------------------------------------------------------
     def expr(self, e: A.Expr, s: Scope, expected: Type | None = None) -> Type:
@@ -67,7 +74,7 @@ class ExpressionChecker:
             base = self.expr(e.expr, s)
             it = self.expr(e.index, s)
             if isinstance(base, StackT) and self.can_hoist() and has_call(e.index):
-                e.index = self.hoisted_value(e.index, it, s, "index")
+                e.index = self.desugarer.hoisted_value(e.index, it, s, "index")
             if isinstance(base, StackT):
                 idx = fold(e.index)
                 if idx is not None and not 0 <= idx < base.size:
@@ -203,11 +210,11 @@ class ExpressionChecker:
             e.constant_value = enum.members[e.name]
             return enum
         if isinstance(base, StructT) and isinstance(e.expr, A.Call) and self.can_hoist():
-            e.expr = self.hoisted_value(e.expr, base, s, "result")  # f().field
+            e.expr = self.desugarer.hoisted_value(e.expr, base, s, "result")  # f().field
         if isinstance(base, StructT):
             if base.kind in ("header", "header_union") and e.name in HEADER_METHODS:
                 return MethodT("header" if base.kind == "header" else "union", e.name)
-            flat = self.header_member(e, base)  # a struct inside a header
+            flat = self.header_structs.header_member(e, base)  # a struct inside a header
             if flat is not None:
                 return flat
             ft = base.field_type(e.name)
@@ -230,7 +237,7 @@ class ExpressionChecker:
         if isinstance(base, NamedT) and base.category == "type" and e.name == "apply" and \
                 isinstance(base.decl, NamedT) and base.decl.category == "control" and \
                 self.current_control is not None and isinstance(e.expr, A.Name):
-            base = self.implicit_instance(e.expr, s)
+            base = self.desugarer.implicit_instance(e.expr, s, self.current_control)
         if isinstance(base, NamedT) and base.category in ("table", "control", "parser"):
             if e.name != "apply":
                 raise self.fail(e, f"{base.category} '{base.name}' has no member '{e.name}'")
@@ -300,7 +307,7 @@ class ExpressionChecker:
         if op in ("==", "!="):
             self.comparable(e, lt, rt)
             if isinstance(lt, (StructT, StackT)):
-                self.expand_equality(e, lt, s)
+                self.desugarer.expand_equality(e, lt, s)
             return BOOL
         if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)):
             for side in (e.left, e.right):
@@ -447,7 +454,7 @@ class ExpressionChecker:
             if isinstance(a.value, A.DontCare) and self.can_hoist() and \
                     isinstance(pt, (BitT, StructT, EnumT)) or pt == BOOL and \
                     isinstance(a.value, A.DontCare) and self.can_hoist():
-                a.value = self.dont_care_local(a.value, pt, s)
+                a.value = self.desugarer.dont_care_local(a.value, pt, s)
             self.expr(a.value, s, expected=pt if not isinstance(pt, TypeVarT) else None)
             if isinstance(pt, TypeVarT):
                 bindings.setdefault(pt.name, a.value.type)

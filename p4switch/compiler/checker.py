@@ -36,7 +36,14 @@ class Scope:
         return None
 
 
-class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
+class Checker(ExpressionChecker):
+    """Checks one program (`run`). Its expression half, the core of the same recursion over
+    the tree, is `check_exprs.ExpressionChecker`, a base class in a file of its own; the
+    separate concepts are objects it holds and calls, each given the checker as the service
+    that checks what they build: `unroller` (for loops, loops.py), `desugarer` (rewrites and
+    hoisting into simpler forms, desugar.py), `header_structs` (structs inside headers,
+    header_structs.py)."""
+
     def __init__(self, program: A.Program, reporter: Reporter, tracker=None):
         self.tracker = tracker
         self.program = program
@@ -47,9 +54,12 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
         self.type_cache: dict[int, Type] = {}
         self.type_params: list[set[str]] = []
         self.current_return: Type | None = None
-        self.loop_names: set[str] = set()
+        self.loop_names: set[str] = set()  # local names `fresh_local` has given out
         self.current_control = None  # (ControlDecl, its scope) while checking its apply block
         self.preludes: list[list] = []  # statements hoisted before the one being checked
+        self.unroller = LoopUnroller(self)
+        self.desugarer = Desugarer(self)
+        self.header_structs = HeaderStructs(self)
 
     # ---- entry ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -189,7 +199,7 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
                 t.fields.append((f.name, ft, f.annotations))
             self.type_params.pop()
             if d.kind == "header" and any(isinstance(ft, StructT) for _, ft, _ in t.fields):
-                self.flatten_header(t)
+                self.header_structs.flatten_header(t)
             return t
         if isinstance(d, A.EnumDecl):
             underlying = self.resolve_type(d.underlying, self.top) if d.underlying else None
@@ -364,7 +374,7 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
             f = k.expr.func if isinstance(k.expr, A.Call) else None
             if isinstance(f, A.Member) and f.name == "isValid" and \
                     getattr(f.expr.type, "kind", None) == "header_union":
-                self.expand_union_valid(k.expr, f.expr.type, s)
+                self.desugarer.expand_union_valid(k.expr, f.expr.type, s)
             if k.match_kind not in self.match_kinds:
                 raise self.fail(k, f"unknown match kind '{k.match_kind}'")
             if not isinstance(k.expr.type, (BitT, EnumT)) and k.expr.type not in (BOOL, ERROR):
@@ -466,7 +476,7 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
             try:
                 new = self.stmt(st, s, in_action, in_parser)
                 if new is None:
-                    new = self.header_struct_uses(st, s, in_action, in_parser)
+                    new = self.header_structs.header_struct_uses(st, s, in_action, in_parser)
             finally:
                 hoisted = self.preludes.pop()
             out.extend(hoisted)
@@ -478,14 +488,41 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
         self.var_decl(decl, s)
         self.preludes[-1].append(decl)
 
+    def hoist_statement(self, st) -> None:
+        """Places the (checked) statement `st` just before the statement being checked."""
+        self.preludes[-1].append(st)
+
+    def can_hoist(self) -> bool:
+        """Whether a statement is being checked (so `hoist` has a place to put things)."""
+        return bool(self.preludes)
+
+    def trial_type(self, e, s, expected=None, keep=False):
+        """The type of (a copy of) `e`, hoisting nothing: for the type of a temporary, or a
+        compile-time evaluation (`keep`: type `e` itself)."""
+        saved, self.preludes = self.preludes, []
+        try:
+            return self.expr(e if keep else A.clone(e), s, expected)
+        finally:
+            self.preludes = saved
+
+    def fresh_local(self, s: Scope, base: str) -> str:
+        """A local name based on `base`, unused in `s` and never given out before."""
+        n = 0
+        name = base
+        while s.lookup(name) is not None or name in self.loop_names:
+            n += 1
+            name = f"{base}_{n}"
+        self.loop_names.add(name)
+        return name
+
     def stmt(self, st, s: Scope, in_action: bool, in_parser: bool = False):
         if self.tracker is not None:
             self.tracker.at(st)
         if isinstance(st, (A.Assign, A.VarDecl, A.CallStmt, A.Return)) and not in_parser:
             value = {A.Assign: "rhs", A.VarDecl: "init", A.CallStmt: "call", A.Return: "value"}
-            self.hoist_table_results(getattr(st, value[type(st)]), s, in_action)
+            self.desugarer.hoist_table_results(getattr(st, value[type(st)]), s, in_action)
         if in_parser and isinstance(st, (A.Assign, A.VarDecl, A.CallStmt)):
-            new = self.hoist_lookaheads(st, s)
+            new = self.desugarer.hoist_lookaheads(st, s)
             if new is not None:
                 self.stmt(new, s, in_action, in_parser)
                 return new
@@ -496,13 +533,13 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
                 raise self.fail(st, "a for loop is not allowed in a parser state (P4_16 allows "
                                     "loops in controls, actions and functions)")
             if isinstance(st, A.For):
-                return self.unroll_for(st, s, in_action)
-            return self.unroll_for_in(st, s, in_action)
+                return self.unroller.unroll_for(st, s, in_action)
+            return self.unroller.unroll_for_in(st, s, in_action)
         elif isinstance(st, (A.Break, A.Continue)):
             kind = "break" if isinstance(st, A.Break) else "continue"
             raise self.fail(st, f"'{kind}' outside a for loop")
-        elif isinstance(st, A.Assign) and self.tuple_assignment(st, s) is not None:
-            block = self.tuple_assignment(st, s)
+        elif isinstance(st, A.Assign) and self.desugarer.tuple_assignment(st, s) is not None:
+            block = self.desugarer.tuple_assignment(st, s)
             self.stmt(block, s, in_action, in_parser)
             return block
         elif isinstance(st, A.Assign):
@@ -517,8 +554,8 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
                     isinstance(getattr(f, "type", None), MethodT):
                 raise self.fail(st, f"a {f.type.owner} cannot be applied inside an action "
                                     "or function")
-        elif isinstance(st, A.If) and not in_parser and self.needs_split(st.cond, s):
-            block = self.split_applies(st, s)
+        elif isinstance(st, A.If) and not in_parser and self.desugarer.needs_split(st.cond, s):
+            block = self.desugarer.split_applies(st, s)
             self.stmt(block, s, in_action, in_parser)
             return block
         elif isinstance(st, A.If):
@@ -542,9 +579,9 @@ class Checker(ExpressionChecker, LoopUnroller, Desugarer, HeaderStructs):
                 return A.Empty(st.loc)
             self.var_decl(st, s)
         elif isinstance(st, A.VarDecl) and isinstance(self.resolve_type(st.type_ref, s), VarbitT):
-            return self.boxed_varbit_variable(st, self.resolve_type(st.type_ref, s), s)
+            return self.desugarer.boxed_varbit_variable(st, self.resolve_type(st.type_ref, s), s)
         elif isinstance(st, A.VarDecl) and isinstance(self.resolve_type(st.type_ref, s), TupleT):
-            return self.flatten_tuple_variable(st, self.resolve_type(st.type_ref, s), s)
+            return self.desugarer.flatten_tuple_variable(st, self.resolve_type(st.type_ref, s), s)
         elif isinstance(st, A.VarDecl):
             self.var_decl(st, s)
             if st.type == INT:

@@ -17,7 +17,20 @@ from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, TupleT, Type, Varbi
 
 
 class Desugarer:
-    """A mixin of `checker.Checker`."""
+    """The rewrites of one `checker.Checker`, which holds it and calls it where a form needs
+    rewriting. Each rewrite builds plain nodes and has that checker check them; it uses only the
+    checker's public services: `fail`, `expr`, `stmt`, `var_decl`, `decl_type`,
+    `check_instance`, its hoisting (`hoist`, `hoist_statement`, `fresh_local`, `trial_type`:
+    the statements placed before the one being checked, and the local names taken) and the
+    program and top-level scope it checks (`program`, `top`: a varbit box is a new top-level
+    header type). The desugarer keeps no state of its own."""
+
+    def __init__(self, checker):
+        self.checker = checker
+
+    def fail(self, node, message: str):
+        """The error to raise: reported through the checker's reporter."""
+        return self.checker.fail(node, message)
 
     # ---- whole-value equality ---------------------------------------------------------------
     def expand_equality(self, e: A.Binary, t: Type, s) -> None:
@@ -28,7 +41,7 @@ class Desugarer:
                                       "it to a variable first")
         eq = _equal(e.left, e.right, t, e.loc)
         new = eq if e.op == "==" else A.Unary(e.loc, "!", eq)
-        self.expr(new, s, BOOL)
+        self.checker.expr(new, s, BOOL)
         A.become(e, new)
 
     def expand_union_valid(self, e: A.Call, union: StructT, s) -> None:
@@ -36,7 +49,7 @@ class Desugarer:
         target = e.func.expr
         new = _any(e.loc, [_valid(A.Member(e.loc, A.clone(target), name), e.loc)
                            for name, _, _ in union.fields])
-        self.expr(new, s, BOOL)
+        self.checker.expr(new, s, BOOL)
         source = A.Call(e.loc, e.func, [], [])  # p4c names the key `u.$valid$`
         A.become(e, new)
         e.display = source
@@ -51,9 +64,9 @@ class Desugarer:
             items = self.tuple_items(d.init, len(t.items), s)
         decls = []
         for k, (item_type, init) in enumerate(zip(t.items, items)):
-            name = self.fresh_local(s, f"{d.name}_{k}")
+            name = self.checker.fresh_local(s, f"{d.name}_{k}")
             var = A.VarDecl(d.loc, _type_ref(item_type, d.loc), name, init)
-            self.var_decl(var, s)
+            self.checker.var_decl(var, s)
             decls.append(var)
         d.type = t
         d.elements = [v.name for v in decls]
@@ -83,49 +96,51 @@ class Desugarer:
         fields only in headers): `v` reads and writes that field."""
         box = self.varbit_box(t.max_width, d.loc)
         var = A.VarDecl(d.loc, A.NamedTypeRef(d.loc, box.name), d.name, None, d.annotations)
-        self.var_decl(var, s)
+        self.checker.var_decl(var, s)
         var.varbit_box = True
         out = [var]
         if d.init is not None:
             init = A.Assign(d.loc, A.Name(d.loc, d.name), d.init)
-            self.stmt(init, s, False)
+            self.checker.stmt(init, s, False)
             out.append(init)
         return out
 
     def varbit_box(self, width: int, loc) -> A.StructLikeDecl:
         name = f"varbit_{width}_box_t"
-        existing = self.top.lookup(name)
+        top = self.checker.top
+        existing = top.lookup(name)
         if isinstance(existing, A.StructLikeDecl):
             return existing
         n = 0
-        while self.top.lookup(name) is not None:
+        while top.lookup(name) is not None:
             n += 1
             name = f"varbit_{width}_box_{n}_t"
         decl = A.StructLikeDecl(loc, name, "header", [
             A.FieldDecl(loc, "value", A.VarbitTypeRef(loc, A.IntLit(loc, width)))])
-        self.top.names[name] = decl
-        self.program.decls.insert(0, decl)
-        self.decl_type(decl)
+        top.names[name] = decl
+        self.checker.program.decls.insert(0, decl)
+        self.checker.decl_type(decl)
         return decl
 
     # ---- direct application of a control type ------------------------------------------------
-    def implicit_instance(self, name: A.Name, s):
+    def implicit_instance(self, name: A.Name, s, current_control):
         """`C.apply(...)` with C a control type: an instance named C, local to the calling
-        control (P4_16 §15.1, direct type invocation; p4c names the instance after the type)."""
-        control, scope = self.current_control
+        control (P4_16 §15.1, direct type invocation; p4c names the instance after the type).
+        `current_control`: (that control's ControlDecl, its scope)."""
+        control, scope = current_control
         inst = A.InstanceDecl(name.loc, name.name, A.NamedTypeRef(name.loc, name.name), [])
-        self.check_instance(inst, scope)
+        self.checker.check_instance(inst, scope)
         control.locals.insert(0, inst)
-        return self.expr(name, s)
+        return self.checker.expr(name, s)
 
     # ---- hoisting ---------------------------------------------------------------------------
     def hoisted_value(self, e: A.Expr, t: Type, s, base: str) -> A.Name:
         """Declares `T tmp = e;` before the current statement and returns a use of `tmp`."""
-        name = self.fresh_local(s, base)
+        name = self.checker.fresh_local(s, base)
         decl = A.VarDecl(e.loc, _type_ref(t, e.loc), name, e)
-        self.hoist(decl, s)
+        self.checker.hoist(decl, s)
         use = A.Name(e.loc, name)
-        self.expr(use, s)
+        self.checker.expr(use, s)
         return use
 
     def hoist_table_results(self, e, s, in_action: bool) -> None:
@@ -156,24 +171,15 @@ class Desugarer:
                     top = parent
                 else:
                     break
-            t = BOOL if top is found else self.trial_type(top, s)
+            t = BOOL if top is found else self.checker.trial_type(top, s)
             base = ("hit" if found.name == "hit" else "miss") if top is found else "value"
-            name = self.fresh_local(s, base if t != BOOL or top is found else "cond")
+            name = self.checker.fresh_local(s, base if t != BOOL or top is found else "cond")
             loc = top.loc
-            self.hoist(A.VarDecl(loc, _type_ref(t, loc), name, None), s)
+            self.checker.hoist(A.VarDecl(loc, _type_ref(t, loc), name, None), s)
             for st in self._value_into(A.clone(top), name, t, s):
-                checked = self.stmt(st, s, in_action)
-                self.preludes[-1].append(st if checked is None else checked)
+                checked = self.checker.stmt(st, s, in_action)
+                self.checker.hoist_statement(st if checked is None else checked)
             A.become(top, A.Name(loc, name))
-
-    def trial_type(self, e, s, expected=None, keep=False):
-        """The type of (a copy of) `e`, hoisting nothing: for the type of a temporary, or a
-        compile-time evaluation (`keep`: type `e` itself)."""
-        saved, self.preludes = self.preludes, []
-        try:
-            return self.expr(e if keep else A.clone(e), s, expected)
-        finally:
-            self.preludes = saved
 
     def needs_split(self, e, s) -> bool:
         """Must the condition `e` be computed by ifs (several table applies, or a hoisted call
@@ -188,7 +194,7 @@ class Desugarer:
         """An `if` whose condition applies two or more tables (BMv2 applies one table per
         condition) is computed first into a boolean by nested ifs, one apply each, keeping
         short-circuit order: `bool cond = ...; if (cond) ...`."""
-        name = self.fresh_local(s, "cond")
+        name = self.checker.fresh_local(s, "cond")
         loc = st.cond.loc
         stmts = [A.VarDecl(loc, A.SimpleTypeRef(loc, "bool"), name, A.BoolLit(loc, False))]
         stmts += self._condition_into(st.cond, name, s)
@@ -210,8 +216,8 @@ class Desugarer:
         if split and isinstance(e, A.Binary) and e.op in ("==", "!="):
             sides, out = [], []
             for operand in (e.left, e.right):
-                t = self.trial_type(operand, s)
-                side = self.fresh_local(s, "cond" if t == BOOL else "value")
+                t = self.checker.trial_type(operand, s)
+                side = self.checker.fresh_local(s, "cond" if t == BOOL else "value")
                 sides.append(side)
                 out.append(A.VarDecl(loc, _type_ref(t, loc), side, None))
                 out += self._value_into(operand, side, t, s)
@@ -220,7 +226,7 @@ class Desugarer:
         if split and isinstance(e, A.Unary) and e.op == "!":
             return self._condition_into(e.expr, name, s) + [set_to(A.Unary(loc, "!", var))]
         if split and isinstance(e, A.Ternary):
-            inner = self.fresh_local(s, "cond")
+            inner = self.checker.fresh_local(s, "cond")
             return [A.VarDecl(loc, A.SimpleTypeRef(loc, "bool"), inner, A.BoolLit(loc, False))] \
                 + self._condition_into(e.cond, inner, s) + [
                     A.If(loc, A.Name(loc, inner),
@@ -234,7 +240,7 @@ class Desugarer:
         if t == BOOL:
             return self._condition_into(e, name, s)
         if isinstance(e, A.Ternary) and self.needs_split(e, s):
-            inner = self.fresh_local(s, "cond")
+            inner = self.checker.fresh_local(s, "cond")
             return [A.VarDecl(e.loc, A.SimpleTypeRef(e.loc, "bool"), inner, None)] \
                 + self._condition_into(e.cond, inner, s) + [
                     A.If(e.loc, A.Name(e.loc, inner),
@@ -257,36 +263,23 @@ class Desugarer:
         first (BMv2 only sets a field from a lookahead); as a statement it becomes such a read
         (it still fails with PacketTooShort on a short packet). Returns a replacement or None."""
         if isinstance(st, A.CallStmt) and _is_lookahead(st.call):
-            name = self.fresh_local(s, "lookahead")
+            name = self.checker.fresh_local(s, "lookahead")
             return A.VarDecl(st.loc, st.call.type_args[0], name, st.call)
         value = st.rhs if isinstance(st, A.Assign) else st.init if isinstance(st, A.VarDecl) \
             else st.call if isinstance(st, A.CallStmt) else None
         for node in list(A.walk(value)):
             if node is value or not _is_lookahead(node):
                 continue
-            name = self.fresh_local(s, "lookahead")
-            self.hoist(A.VarDecl(node.loc, node.type_args[0], name, A.clone(node)), s)
+            name = self.checker.fresh_local(s, "lookahead")
+            self.checker.hoist(A.VarDecl(node.loc, node.type_args[0], name, A.clone(node)), s)
             A.become(node, A.Name(node.loc, name))
         return None
 
     def dont_care_local(self, e: A.DontCare, t: Type, s) -> A.Name:
         """`_` as an argument: a fresh uninitialised local, whose value nobody reads."""
-        name = self.fresh_local(s, "dontcare")
-        self.hoist(A.VarDecl(e.loc, _type_ref(t, e.loc), name, None), s)
+        name = self.checker.fresh_local(s, "dontcare")
+        self.checker.hoist(A.VarDecl(e.loc, _type_ref(t, e.loc), name, None), s)
         return A.Name(e.loc, name)
-
-    def fresh_local(self, s, base: str) -> str:
-        n = 0
-        name = base
-        while s.lookup(name) is not None or name in self.loop_names:
-            n += 1
-            name = f"{base}_{n}"
-        self.loop_names.add(name)
-        return name
-
-    def can_hoist(self) -> bool:
-        return bool(self.preludes)
-
 
 def _type_ref(t: Type, loc) -> A.TypeRef:
     """A written type for a checked type (for declarations the desugaring creates)."""

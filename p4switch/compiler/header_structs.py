@@ -14,7 +14,18 @@ from .types import BOOL, BitT, EnumT, StructT
 
 
 class HeaderStructs:
-    """A mixin of `checker.Checker`."""
+    """Struct fields inside headers for one `checker.Checker`, which holds it and calls it when
+    a header type is declared (`flatten_header`), when a member of one is checked
+    (`header_member`) and after each statement (`header_struct_uses`). The rewritten nodes are
+    checked by that checker (`fail`, `expr`, `stmt`); this keeps no state of its own (what it
+    learns lives on the header's StructT: `logical`, `flat`)."""
+
+    def __init__(self, checker):
+        self.checker = checker
+
+    def fail(self, node, message: str):
+        """The error to raise: reported through the checker's reporter."""
+        return self.checker.fail(node, message)
 
     def flatten_header(self, t: StructT) -> None:
         """Called once t.fields holds the logical fields of a header with a struct field."""
@@ -74,14 +85,14 @@ class HeaderStructs:
                 for name in leaf[len(path):]:
                     src = A.Member(st.loc, src, name)
                 block.stmts.append(A.Assign(st.loc, A.Member(st.loc, A.clone(header), flat), src))
-            self.stmt(block, s, in_action, in_parser)
+            self.checker.stmt(block, s, in_action, in_parser)
             return block
         for node in A.walk(st):
             view = getattr(node, "header_view", None)
             if view is not None:
                 header, path, t = view
                 value = _as_list(node.loc, header, path, t)
-                self.expr(value, s, expected=node.type)
+                self.checker.expr(value, s, expected=node.type)
                 A.become(node, value)
         return None
 

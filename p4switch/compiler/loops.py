@@ -23,7 +23,17 @@ MAX_ITERATIONS = 1024
 
 
 class LoopUnroller:
-    """A mixin of `checker.Checker`: `unroll_for`/`unroll_for_in` return the checked Block."""
+    """Unrolls the loops of one `checker.Checker`, which holds it: `unroll_for`/`unroll_for_in`
+    return the checked Block. The unrolled copies are checked by that checker (its public
+    services: `fail`, `resolve_type`, `const_int`, `expr`, `trial_type`, `assignable`,
+    `fresh_local`, `var_decl`, `stmt`, `block_in`); the unroller keeps no state of its own."""
+
+    def __init__(self, checker):
+        self.checker = checker
+
+    def fail(self, node, message: str):
+        """The error to raise: reported through the checker's reporter."""
+        return self.checker.fail(node, message)
 
     def unroll_for(self, st: A.For, s, in_action: bool) -> A.Block:
         loop_scope = type(s)(s)
@@ -39,7 +49,7 @@ class LoopUnroller:
             if not isinstance(init, A.VarDecl) or init.init is None:
                 raise self.fail(init, "for loop: inaemu unrolls loops, so the initialisation may "
                                       "only declare or set the loop variables (`bit<8> i = 0`)")
-            t = self.resolve_type(init.type_ref, s)
+            t = self.checker.resolve_type(init.type_ref, s)
             if not isinstance(t, (BitT, IntT)):
                 raise self.fail(init, f"for loop: a loop variable must be a number, not "
                                       f"{t.describe()}")
@@ -72,18 +82,18 @@ class LoopUnroller:
         block = self._unrolled(st, bindings, s, in_action)
         for name in outer:
             final = A.Assign(st.loc, A.Name(st.loc, name), A.IntLit(st.loc, values[name]))
-            self.stmt(final, s, in_action)
+            self.checker.stmt(final, s, in_action)
             block.stmts.append(final)
         return block
 
     def unroll_for_in(self, st: A.ForIn, s, in_action: bool) -> A.Block:
-        t = self.resolve_type(st.type_ref, s)
+        t = self.checker.resolve_type(st.type_ref, s)
         c = st.collection
         assigned = self._assigns(st.body, st.name)
         bindings = []
         if isinstance(c, A.Range):
-            lo = self.const_int(c.low, s, "a loop range bound")
-            hi = self.const_int(c.high, s, "a loop range bound")
+            lo = self.checker.const_int(c.low, s, "a loop range bound")
+            hi = self.checker.const_int(c.high, s, "a loop range bound")
             if hi - lo >= MAX_ITERATIONS:
                 raise self.fail(st, f"for loop runs more than {MAX_ITERATIONS} times; inaemu "
                                     "unrolls loops")
@@ -91,7 +101,7 @@ class LoopUnroller:
         elif isinstance(c, A.ListExpr):
             items = c.items
         else:
-            ct = self.expr(c, s)
+            ct = self.checker.expr(c, s)
             if not isinstance(ct, StackT):
                 raise self.fail(c, f"for loop: cannot iterate over {ct.describe()} (a range "
                                    "`a .. b`, a list `{...}` or a header stack)")
@@ -99,7 +109,7 @@ class LoopUnroller:
         for item in items:
             if not assigned and isinstance(t, (BitT, IntT)):
                 probe = A.clone(item)
-                self.trial_type(probe, s, t, keep=True)
+                self.checker.trial_type(probe, s, t, keep=True)
                 v = fold(probe)
                 if v is not None and not isinstance(v, bool):
                     bindings.append([self._const_binding(st, st.name, t, v)])
@@ -113,10 +123,10 @@ class LoopUnroller:
         for name, v in values.items():
             loop_scope.names[name] = self._const_binding(e, name, decls[name][0], v)
         probe = A.clone(e)
-        self.trial_type(probe, loop_scope, t, keep=True)
+        self.checker.trial_type(probe, loop_scope, t, keep=True)
         if t == BOOL and probe.type != BOOL:
             raise self.fail(e, f"a for loop's condition must be bool, not {probe.type.describe()}")
-        self.assignable(t, probe, probe)
+        self.checker.assignable(t, probe, probe)
         v = fold(probe)
         if v is None:
             raise self.fail(e, f"for loop: {what} is not a compile-time constant; inaemu unrolls "
@@ -153,14 +163,14 @@ class LoopUnroller:
         flags = {}
         for kind in ("break", "continue"):
             if kind in jumps:
-                name = self.fresh_local(s, f"loop_{kind}")
+                name = self.checker.fresh_local(s, f"loop_{kind}")
                 flags[kind] = name
                 decl = A.VarDecl(st.loc, A.SimpleTypeRef(st.loc, "bool"), name,
                                  A.BoolLit(st.loc, False))
                 out.stmts.append(decl)
         outer = type(s)(s)
         for d in out.stmts:
-            self.var_decl(d, outer)
+            self.checker.var_decl(d, outer)
         for bound in bindings:
             iteration = A.Block(st.loc, [])
             scope = type(s)(outer)
@@ -175,7 +185,7 @@ class LoopUnroller:
             if "break" in flags:
                 body = A.If(st.loc, _not_flags(st.loc, [flags["break"]]), body, None)
             iteration.stmts.append(body)
-            self.block_in(iteration, scope, in_action)
+            self.checker.block_in(iteration, scope, in_action)
             out.stmts.append(iteration)
         return out
 

@@ -69,11 +69,14 @@ def test_ssh_options_and_local_names() -> None:
 def test_mininet_network_with_servers_is_the_cluster_form(tmp_path) -> None:
     from topologies.builders import linear
     from topologies.mininet_net import MininetNetwork
-    net = MininetNetwork(linear(2, 1), servers=["localhost", "127.0.0.2"], ssh_config="/cfg",
-                         run_dir=str(tmp_path))
+    from topologies.networks import mininet_network
+    net = mininet_network(linear(2, 1), servers=["localhost", "127.0.0.2"], ssh_config="/cfg",
+                          run_dir=str(tmp_path))
     assert type(net) is cluster.ClusterNetwork and net.ssh_config == "/cfg"
     assert net.placement["s2"] == "127.0.0.2" and net.placement["h1"] == "localhost"
-    assert type(MininetNetwork(linear(2, 1), run_dir=str(tmp_path))) is MininetNetwork
+    assert type(mininet_network(linear(2, 1), run_dir=str(tmp_path))) is MininetNetwork
+    assert type(mininet_network(linear(2, 1), servers=[], run_dir=str(tmp_path))) \
+        is MininetNetwork
 
 
 def test_killing_a_remote_process_kills_it_on_its_server_not_only_ssh(tmp_path) -> None:
