@@ -2,6 +2,12 @@
 
 Tests marked `root` need network namespaces, veth pairs or Mininet. Outside CI a non-root run skips
 them with a reason; under CI (CI=true) they must run, so a missing privilege is a failure, not a skip.
+
+The suite runs in parallel (pytest-xdist, `--dist loadgroup`: ./bootstrap.sh test). Every `root`
+test is in one xdist group, `net`, so they run one after another on one worker: Mininet cleans up
+the whole machine's switches and links, and the namespace tests share interface names. Every
+other test is free to run beside them; what processes share (compiled programs, translated
+templates, C modules) is in disk caches that are safe to fill concurrently.
 """
 
 from __future__ import annotations
@@ -36,3 +42,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if os.environ.get("CI"):
             pytest.fail("this test needs root, and CI must run it as root")
         pytest.skip("needs root (network namespaces / Mininet); CI runs it as root")
+
+
+@pytest.hookimpl(tryfirst=True)   # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("root"):
+            item.add_marker(pytest.mark.xdist_group("net"))
