@@ -44,10 +44,13 @@ install_python() {
     fi
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
         say "installing inaemu and its pinned dependencies"
-        "$VENV/bin/pip" install -q --disable-pip-version-check -e ".[test,cluster,torch]"
-        # its own pins (protobuf<3.21) would hold everything on pure-Python protobuf; what it
-        # needs besides is in pyproject.toml (docs/p4runtime.md)
-        "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps p4runtime-shell==0.0.6
+        # p4runtime-shell comes without its own pins (protobuf<3.21 would hold everything on
+        # pure-Python protobuf); what it needs besides is in pyproject.toml (docs/p4runtime.md).
+        # --no-warn-conflicts: pip would otherwise call exactly that an ERROR on every set-up.
+        "$VENV/bin/pip" install -q --disable-pip-version-check --no-warn-conflicts \
+            -e ".[test,cluster,torch]"
+        "$VENV/bin/pip" install -q --disable-pip-version-check --no-warn-conflicts --no-deps \
+            p4runtime-shell==0.0.6
         touch "$stamp"
     fi
     # the p4runtime wheel's generated modules in the form current protobuf loads (idempotent,
