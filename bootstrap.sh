@@ -2,7 +2,8 @@
 # One entry point for a fresh Debian machine (as root): install what inaemu needs, then run it.
 #
 #   ./bootstrap.sh run [ARGS]  the main job: `inaemu run` (INA vs ring on Mininet; see README.md)
-#   ./bootstrap.sh test        the whole test suite (what CI runs)
+#   ./bootstrap.sh test        the whole test suite (what CI runs), in parallel
+#   ./bootstrap.sh test --quick  the edit loop: no Mininet, BMv2 batches or slow tests
 #   ./bootstrap.sh setup       only the set-up
 #   ./bootstrap.sh -- CMD...   run CMD inside the project's virtualenv
 #
@@ -69,18 +70,25 @@ case "$action" in
         exec "$VENV/bin/inaemu" run "$@" ;;
     test)
         setup
-        # pytest's exit 5 means no test ran: treat it as a failure, never as success.
+        # in parallel (pytest-xdist): a test file is one unit of work, every root (Mininet,
+        # namespace) test is in one unit of its own, run serially (tests/conftest.py);
+        # pytest's exit 5 means no test ran: a failure, never a success
+        PYTEST=("$VENV/bin/python" -m pytest -q -p no:cacheprovider -n "${INAEMU_TEST_WORKERS:-auto}"
+                --dist loadgroup)
+        if [ "${1:-}" = "--quick" ]; then
+            # the edit loop: no Mininet, namespaces, BMv2 batches or other slow tests
+            shift
+            exec "${PYTEST[@]}" -m "not root and not slow" "$@"
+        fi
         if [ $# -eq 0 ]; then
             # the whole suite runs the packet code as C where it builds (docs/runtime.md), the
             # differential suites against BMv2 included; the runtime's own suites run once more
-            # on the Python code, the fallback where no C compiler is (the BMv2 suites on both
-            # would take CI past 25 minutes)
-            "$VENV/bin/python" -m pytest -q -p no:cacheprovider || exit $?
+            # on the Python code, the fallback where no C compiler is
+            "${PYTEST[@]}" || exit $?
             say "again on the Python packet code (INAEMU_NATIVE=0): runtime, STF, ina.p4"
-            INAEMU_NATIVE=0 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-                tests/runtime tests/stf tests/ina
+            INAEMU_NATIVE=0 exec "${PYTEST[@]}" tests/runtime tests/stf tests/ina
         fi
-        exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@" ;;
+        exec "${PYTEST[@]}" "$@" ;;
     --)
         setup
         PATH="$VENV/bin:$PATH" exec "$@" ;;

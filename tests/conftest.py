@@ -3,11 +3,12 @@
 Tests marked `root` need network namespaces, veth pairs or Mininet. Outside CI a non-root run skips
 them with a reason; under CI (CI=true) they must run, so a missing privilege is a failure, not a skip.
 
-The suite runs in parallel (pytest-xdist, `--dist loadgroup`: ./bootstrap.sh test). Every `root`
-test is in one xdist group, `net`, so they run one after another on one worker: Mininet cleans up
-the whole machine's switches and links, and the namespace tests share interface names. Every
-other test is free to run beside them; what processes share (compiled programs, translated
-templates, C modules) is in disk caches that are safe to fill concurrently.
+The suite runs in parallel (pytest-xdist, `--dist loadgroup`: ./bootstrap.sh test). A test file
+is one unit of work, so its module fixtures are made once and its tests keep their order. Every
+`root` test is in one unit, `net`, run one after another on one worker: Mininet cleans up the
+whole machine's switches and links, and the namespace tests share interface names. Everything
+else runs beside them; what processes share (compiled programs, translated templates, C
+modules) is in disk caches that are safe to fill concurrently.
 """
 
 from __future__ import annotations
@@ -44,8 +45,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("needs root (network namespaces / Mininet); CI runs it as root")
 
 
+# Whole folders that the quick tier (`./bootstrap.sh test --quick`, `-m "not slow"`) leaves out:
+# BMv2 side by side, random differential batches, Mininet and the cluster edition.
+SLOW_FOLDERS = ("tests/reference/", "tests/difftest/", "tests/mininet/", "tests/cluster/")
+
+
 @pytest.hookimpl(tryfirst=True)   # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test file is one unit of parallel work (its module fixtures are made once, and its
+    tests run in file order, as they do serially); every root test is in one unit, `net`.
+    Root tests and the SLOW_FOLDERS are `slow` as well."""
     for item in items:
-        if item.get_closest_marker("root"):
-            item.add_marker(pytest.mark.xdist_group("net"))
+        path = item.nodeid.split("::")[0]
+        root = item.get_closest_marker("root") is not None
+        item.add_marker(pytest.mark.xdist_group("net" if root else path))
+        if root or path.startswith(SLOW_FOLDERS):
+            item.add_marker(pytest.mark.slow)
