@@ -52,6 +52,7 @@ def test_flat_stf_with_four_values_per_packet() -> None:
     run_stf(build.bmv2, "ina_k4.stf")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [256, 364])
 def test_large_k_compiles_and_sums_every_lane(k: int) -> None:
     """364 is the largest k: its frames are 1514 bytes, a full 1500-byte MTU (protocol §1)."""

@@ -51,6 +51,7 @@ def free_ports(count: int, kind=socket.SOCK_STREAM) -> list[int]:
     return ports
 
 
+@pytest.mark.slow
 def test_hook_means_match_torch_all_reduce(tmp_path: Path) -> None:
     store, *tcp_ports = free_ports(1 + 2 * WORLD)
     ring_ports, rhd_ports = tcp_ports[:WORLD], tcp_ports[WORLD:]
