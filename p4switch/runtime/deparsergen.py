@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import struct
 
+from .calcgen import SUM_TERMS
 from .config import Node
 from .exprgen import CodeScope, compile_expr, boolean
 from .layout import HeaderInstance
 from .primgen import PrimitiveCompiler
 from .vheaders import bytes_code
 from .wordplan import word_plan
+from .writes import code_writes
 
 
 def header_bytes_code(inst: HeaderInstance, scope: CodeScope) -> str:
@@ -101,8 +103,6 @@ def _replica_checksum_parts(checksums: list[tuple[Node, str]], scope: CodeScope,
     can change (their fields and header validity) are summed once per multicast, into memo
     slot `first + j`; the replicas add only the others. calc -> (memo slot, [(validity index,
     [invariant terms])], [(validity index, [other terms])])."""
-    from .calcgen import SUM_TERMS
-    from .writes import code_writes
     structures = scope.namespace.get(SUM_TERMS, {})
     sources = scope.namespace.get("__source__", [])
     after = [src for src in sources if src.startswith(("def egress(", "def deparse("))]

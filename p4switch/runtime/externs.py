@@ -6,7 +6,7 @@ mutate the lists in place so the compiled code keeps seeing the live state.
 
 from __future__ import annotations
 
-from .errors import InvalidArgument
+from .errors import InvalidArgument, NotFound, ResourceExhausted
 
 GREEN, YELLOW, RED = 0, 1, 2
 
@@ -148,14 +148,12 @@ class ParseValueSet:
         item = self._normalise(value, mask)
         if item not in self.entries:
             if self.max_size is not None and len(self.entries) >= self.max_size:
-                from .errors import ResourceExhausted
                 raise ResourceExhausted(f"parse value set '{self.name}' is full")
             self.entries.append(item)
 
     def remove(self, value: int, mask: int | None = None) -> None:
         item = self._normalise(value, mask)
         if item not in self.entries:
-            from .errors import NotFound
             raise NotFound(f"parse value set '{self.name}' has no {value:#x}/{item[1]:#x}")
         self.entries.remove(item)
 

@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 
 from .config import ConfigError, Node
-from .regbanks import MAX_BANK_WIDTH, RegisterBank
+from .regbanks import MAX_BANK_WIDTH, BankColumn, RegisterBank
 
 MIN_LANES = 16        # fewer copies run faster as plain Python statements (measured)
 MAX_PERIOD = 8        # primitives per lane template
@@ -238,7 +238,6 @@ def _lane_values(kind: str, values: list, layout, registers: dict):
 
 def _same_bank(regs: list) -> bool:
     """Registers already banked (by an earlier group) in this order, as consecutive columns."""
-    from .regbanks import BankColumn
     cells = [r.cells for r in regs]
     if not all(isinstance(c, BankColumn) for c in cells):
         return False

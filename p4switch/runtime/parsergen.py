@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 import struct
 
+from .calcgen import SUM_TERMS
 from .config import MAX_WIDTH, Node
 from .exprgen import CodeScope, Expr, compile_expr, data, boolean
 from .vheaders import extract_lines
-from .wordplan import word_plan
+from .wordplan import split_fields, word_plan
 from .layout import HeaderInstance, HeaderType
 from .primgen import PrimitiveCompiler, compile_target, store
 
@@ -89,23 +90,6 @@ def make_extract_varbit(too_short: int, header_too_short: int, invalid_argument:
         v[valid_index] = 1
         return pos + nbytes
     return _extract_varbit
-
-
-def split_fields(htype: HeaderType, base: str, source: str) -> list[str]:
-    """Lines assigning each field of a header from the packed int `source`."""
-    lines = []
-    shift = htype.fixed_bits
-    for i, (_, width, signed) in enumerate(htype.fields):
-        shift -= width
-        slot = f"{base} + {i}" if not base.isdigit() else str(int(base) + i)
-        value = f"({source} >> {shift})" if shift else source
-        if i > 0 or signed:
-            value = f"({value} & {(1 << width) - 1})"
-        if signed:
-            half = 1 << (width - 1)
-            value = f"(({value} + {half}) & {(1 << width) - 1}) - {half}"
-        lines.append(f"f[{slot}] = {value}")
-    return lines
 
 
 _READS_POS = re.compile(r"\bpos\b|\braise\b|\bd\b")
@@ -549,7 +533,6 @@ class ParserCompiler:
     def _checksum_test(self, calc: str, indent: str, received: str, mask: int) -> list[str]:
         """`if <computed> != <received>:`. A checksum that is a plain sum of terms
         (calcgen's Internet checksum) is summed right here: no call, no payload slice."""
-        from .calcgen import SUM_TERMS
         structure = self.scope.namespace.get(SUM_TERMS, {}).get(calc)
         if structure is None:
             return [f"{indent}if {calc}(f, v, d[pos:]) & {mask} != {received}:"]

@@ -13,7 +13,7 @@ import re
 from . import lanes
 from . import layout as L
 from .config import ConfigError, Node
-from .exprgen import CodeScope, Expr, compile_expr, data, boolean
+from .exprgen import CodeScope, Expr, HeaderRef, compile_expr, data, boolean
 from .localize import localize_fields, pack_simple_stores
 from .primexterns import EXTERN_HELPERS, ExternPrimitives
 from .stores import Target, compile_target, const_param, int_param, store
@@ -187,7 +187,6 @@ class PrimitiveCompiler(ExternPrimitives):
         if len(dst.members) != len(src.members):
             raise prim.error("assign_union needs two unions of the same type")
         lines = []
-        from .exprgen import HeaderRef
         for d, s in zip(dst.members.values(), src.members.values()):
             lines += self._copy_header_lines(HeaderRef(d.htype, str(d.index), str(d.base), d),
                                              HeaderRef(s.htype, str(s.index), str(s.base), s))

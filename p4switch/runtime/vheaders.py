@@ -31,7 +31,8 @@ import numpy as np
 
 from .layout import STANDARD_METADATA, HeaderInstance, HeaderType
 from .regbanks import NARROW_DTYPES
-from .wordplan import word_plan
+from .wordplan import split_fields, word_plan
+from .writes import constant_index
 
 WIDTHS = (8, 16, 32, 64)
 NARROW_TYPES = {8: "_np_uint8", 16: "_np_uint16", 32: "_np_uint32"}   # names in generated code
@@ -181,7 +182,6 @@ def _part_extract(part: HeaderInstance, at: str, scope) -> list[str]:
         words = [f"_u{k}" for k in range(len(plan.words))]
         return [f"{', '.join(words)}, = {unpack}(d, {at})",
                 f"f[{part.base}:{end}] = ({', '.join(plan.field_codes(words))},)"]
-    from .parsergen import split_fields
     return [f"x = int.from_bytes(d[{at}:{at} + {nbytes}], 'big')"] + \
         split_fields(part.htype, str(part.base), "x")
 
@@ -267,5 +267,4 @@ def only_sanctioned(source: str, runs: dict) -> bool:
 
 
 def _const(node) -> int | None:
-    from .writes import constant_index
     return constant_index(node)

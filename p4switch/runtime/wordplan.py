@@ -167,3 +167,20 @@ def _with_format(words: tuple[tuple[int, int], ...], fields: list) -> WordPlan:
     exact_signed = {(start, bits) for start, bits, signed in fields if signed}
     codes = [(SIGNED_CODES if word in exact_signed else WORD_CODES)[word[1]] for word in words]
     return WordPlan(words, tuple(fields), ">" + "".join(codes))
+
+
+def split_fields(htype: HeaderType, base: str, source: str) -> list[str]:
+    """Lines assigning each field of a header from the packed int `source`."""
+    lines = []
+    shift = htype.fixed_bits
+    for i, (_, width, signed) in enumerate(htype.fields):
+        shift -= width
+        slot = f"{base} + {i}" if not base.isdigit() else str(int(base) + i)
+        value = f"({source} >> {shift})" if shift else source
+        if i > 0 or signed:
+            value = f"({value} & {(1 << width) - 1})"
+        if signed:
+            half = 1 << (width - 1)
+            value = f"(({value} + {half}) & {(1 << width) - 1}) - {half}"
+        lines.append(f"f[{slot}] = {value}")
+    return lines
