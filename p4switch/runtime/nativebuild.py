@@ -1,4 +1,4 @@
-"""Compiling the generated C controls (`nativegen.py`) and binding them to one program.
+"""Compiling the generated C module (`nativemodule.py`) and binding it to one program.
 
 A module is built once per C source with the machine's C compiler and Python's headers, and
 kept in a cache directory (`INAEMU_NATIVE_CACHE`, else `~/.cache/inaemu/native`) under the hash
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy
 
-from .nativegen import NativeControls
+from .nativemodule import NativeControls
 
 FLAGS = ("-O1", "-shared", "-fPIC", "-fno-strict-aliasing", "-w")
 _loaded: dict[str, object] = {}

@@ -29,7 +29,7 @@ from .hashes import bits_to_bytes, standard_algorithms
 from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
 from .lanes import bank_registers
 from . import nativebuild
-from .nativegen import NativeControls, generate as generate_native
+from .nativemodule import NativeControls, generate as generate_native
 from .vheaders import VH_HELPERS, all_runs, candidate_runs, only_sanctioned
 from .parsergen import (ParserCompiler, ParserError, error_code, make_extract_varbit,
                         make_lookahead, peek_padded)

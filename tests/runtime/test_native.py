@@ -155,7 +155,7 @@ def test_module_cache_tells_apart_modules_of_alike_code(native_cache):
     """Regression: the cache key was the translated code only, so two programs with the same
     C but a different number of state objects (a control refused after it had bound some)
     shared one module, whose size check then refused the other program's every packet."""
-    from p4switch.runtime.nativegen import NativeControls
+    from p4switch.runtime.nativemodule import NativeControls
     source = "static PyMethodDef METHODS[] = {\n    {NULL, NULL, 0, NULL}\n};\n"
     one = nativebuild.load(NativeControls(source, ["a"], "", {}, 1, 1))
     two = nativebuild.load(NativeControls(source, ["a", "b"], "", {}, 1, 1))
