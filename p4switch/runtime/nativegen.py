@@ -279,11 +279,9 @@ class NativeGenerator:
             except Untranslatable:
                 block.restore(saved)
             flush()
-            pc = PrimitiveCompiler(scope, False)
-            pc._index_cache = None
-            pc._prelude = []
-            python = pc.compile_primitive(prim)
-            lines.append(self._call(self.callback("f, v, p", pc._prelude + python)))
+            # a fresh compiler is outside any straight-line run: its index checks are inline
+            python = PrimitiveCompiler(scope, False).compile_primitive(prim)
+            lines.append(self._call(self.callback("f, v, p", python)))
         flush()
         return lines + exit_check
 

@@ -1,22 +1,57 @@
 """Extern primitives: registers, counters, meters, hashes and random numbers.
 
-A mixin of `PrimitiveCompiler`. Extern indices are bounds-checked (out of range is ignored);
-in straight-line action bodies the check of an index is done once and reused by the following
-extern calls with the same index until a primitive writes a field the index depends on, which
-is what makes register-heavy actions (one slot index, many register arrays) cheap.
+`ExternCompiler` is a collaborator of `PrimitiveCompiler`, which hands it the primitives it
+has a handler for (`handler`) and tells it where straight-line runs of an action body start
+and end. Extern indices are bounds-checked (out of range is ignored); within a straight-line
+run the check of an index is done once (its lines are the `prelude` of the primitive that
+first needs it) and reused by the following extern calls with the same index until a
+primitive writes a field the index depends on (`forget_written`), which is what makes
+register-heavy actions (one slot index, many register arrays) cheap.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from typing import Callable
 
 from .config import Node
-from .exprgen import Expr, data
-from .stores import Target, compile_target, int_param, store
+from .exprgen import CodeScope, Expr, data
+from .stores import Target, compile_target, int_param, need, store
 
 
-class ExternPrimitives:
+class ExternCompiler:
+    """Compiles register, counter, meter, hash and random primitives into lines of Python."""
+
+    def __init__(self, scope: CodeScope, tmp: Callable[[], str]):
+        self.scope = scope
+        self.tmp = tmp                          # the owner's temporaries: one numbering per body
+        self._index_cache: dict | None = None  # see _index; only within a straight-line run
+        self._prelude: list[str] = []
+
+    # ------------------------------------------------------------------ the owner's interface
+    def handler(self, name: str):
+        """The method compiling primitive `name` (its op without leading `_`), or None."""
+        return getattr(self, "_p_" + name, None)
+
+    def start_run(self) -> None:
+        """A straight-line run starts: extern index checks may be cached from here on."""
+        self._index_cache = {}
+
+    def end_run(self) -> None:
+        """The run ends (or is not straight-line): every index is checked where it is used."""
+        self._index_cache = None
+
+    def forget_all(self) -> None:
+        """Code the cache cannot see ran (a lane group): no cached index holds any more."""
+        self._index_cache.clear()
+
+    def take_prelude(self) -> list[str]:
+        """The lines the last primitive's cached index checks need before it (then none)."""
+        prelude, self._prelude = self._prelude, []
+        return prelude
+
+    # ---------------------------------------------------------------------------- primitives
     def _calc_name(self, node: Node) -> str:
         kind, value = node.type_value()
         if kind != "calculation":
@@ -27,7 +62,7 @@ class ExternPrimitives:
         return name
 
     def _p_modify_field_with_hash_based_offset(self, prim, params):
-        self._need(prim, params, 4)
+        need(prim, params, 4)
         dst = compile_target(params[0], self.scope)
         base = int_param(params[1], self.scope)
         calc = self._calc_name(params[2])
@@ -36,7 +71,7 @@ class ExternPrimitives:
         return [store(dst, value)]
 
     def _p_modify_field_rng_uniform(self, prim, params):
-        self._need(prim, params, 3)
+        need(prim, params, 3)
         dst = compile_target(params[0], self.scope)
         low, high = int_param(params[1], self.scope), int_param(params[2], self.scope)
         return [store(dst, Expr(f"_random_between({data(low)}, {data(high)})", "data"))]
@@ -55,7 +90,7 @@ class ExternPrimitives:
 
         In straight-line code a non-constant index is evaluated and checked once into two
         locals, reused by the following extern calls with the same index and size until a
-        primitive writes a field the index reads (`_forget_written`)."""
+        primitive writes a field the index reads (`forget_written`)."""
         expr = int_param(node, self.scope)
         if expr.const is not None:
             if not 0 <= expr.const < size:
@@ -77,7 +112,7 @@ class ExternPrimitives:
 
     _WRITE = re.compile(r"(f\[\d+\])\s*=(?!=)")
 
-    def _forget_written(self, lines: list[str]) -> None:
+    def forget_written(self, lines: list[str]) -> None:
         """Drop cached extern indices that read a field these lines may write."""
         if not self._index_cache:
             return
@@ -90,7 +125,7 @@ class ExternPrimitives:
             del self._index_cache[key]
 
     def _p_count(self, prim, params):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         counter = self._extern(params[0], "counter_array", "__counters__")
         packets = self.scope.bind("cpk", counter.packets)
         nbytes = self.scope.bind("cby", counter.bytes)
@@ -100,7 +135,7 @@ class ExternPrimitives:
         return body if cond == "True" else [f"if {cond}:"] + ["    " + b for b in body]
 
     def _p_execute_meter(self, prim, params):
-        self._need(prim, params, 3)
+        need(prim, params, 3)
         meter = self._extern(params[0], "meter_array", "__meters__")
         meters = self.scope.bind("mtr", meter.meters)
         index, cond = self._index(params[1], meter.size)
@@ -111,7 +146,7 @@ class ExternPrimitives:
         return [line] if cond == "True" else [f"if {cond}:", "    " + line]
 
     def _p_register_read(self, prim, params):
-        self._need(prim, params, 3)
+        need(prim, params, 3)
         dst = compile_target(params[0], self.scope)
         reg = self._extern(params[1], "register_array", "__registers__")
         cells = self.scope.bind("reg", reg.cells)
@@ -121,7 +156,7 @@ class ExternPrimitives:
         return [line] if cond == "True" else [f"if {cond}:", "    " + line]
 
     def _p_register_write(self, prim, params):
-        self._need(prim, params, 3)
+        need(prim, params, 3)
         reg = self._extern(params[0], "register_array", "__registers__")
         cells = self.scope.bind("reg", reg.cells)
         index, cond = self._index(params[1], reg.size)

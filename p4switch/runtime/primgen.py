@@ -15,8 +15,8 @@ from . import layout as L
 from .config import ConfigError, Node
 from .exprgen import CodeScope, Expr, HeaderRef, compile_expr, data, boolean
 from .localize import localize_fields, pack_simple_stores
-from .primexterns import EXTERN_HELPERS, ExternPrimitives
-from .stores import Target, compile_target, const_param, int_param, store
+from .primexterns import EXTERN_HELPERS, ExternCompiler
+from .stores import Target, compile_target, const_param, int_param, need, store
 from .vheaders import zero_lines
 
 DROP_PORT = 511
@@ -24,16 +24,16 @@ DROP_PORT = 511
 __all__ = ["PrimitiveCompiler", "Target", "compile_target", "store", "DROP_PORT", "PRIM_HELPERS"]
 
 
-class PrimitiveCompiler(ExternPrimitives):
-    """Compiles primitive calls of one action (or parser state) into lines of Python."""
+class PrimitiveCompiler:
+    """Compiles primitive calls of one action (or parser state) into lines of Python; the
+    extern primitives through its `ExternCompiler` (primexterns.py)."""
 
     def __init__(self, scope: CodeScope, traced: bool):
         self.scope = scope
         self.layout = scope.layout
         self.traced = traced
         self._tmp = 0
-        self._index_cache: dict | None = None  # see _index; only for straight-line bodies
-        self._prelude: list[str] = []
+        self.externs = ExternCompiler(scope, self.tmp)
 
     def tmp(self) -> str:
         self._tmp += 1
@@ -55,14 +55,15 @@ class PrimitiveCompiler(ExternPrimitives):
         # (jumps inside lane groups stay inside their copy: the groups' code has no jumps;
         # jumps between groups stay inside their stretch, which runs as a jump loop of its own)
         lines: list[str] = []
-        self._index_cache = {}
+        externs = self.externs
+        externs.start_run()
         at = 0
         while at < len(prims):
             end = segments.get(at)
             if end is not None:
-                self._index_cache = None
+                externs.end_run()
                 lines += self._compile_with_jumps(prims[at:end], base=at)
-                self._index_cache = {}
+                externs.start_run()
                 at = end
                 continue
             group = groups.get(at)
@@ -72,18 +73,17 @@ class PrimitiveCompiler(ExternPrimitives):
                     return self._compile_with_jumps(prims), has_exit
                 if body is not None:
                     lines += body
-                    self._index_cache.clear()
+                    externs.forget_all()
                     at = group.end
                     continue
             prim = prims[at]
             at += 1
             # `exit` only marks the packet (BMv2): the action's later primitives still run,
             # the control ends after the action (controlgen)
-            self._prelude = []
             body = self.compile_primitive(prim)
-            lines += self._prelude + body
-            self._forget_written(body)
-        self._index_cache = None
+            lines += externs.take_prelude() + body
+            externs.forget_written(body)
+        externs.end_run()
         lines = _split_on_guard(_merge_guards(lines))
         if not self.traced:  # trace events read fields by their slots: leave them exact
             lines = pack_simple_stores(localize_fields(lines))
@@ -119,19 +119,14 @@ class PrimitiveCompiler(ExternPrimitives):
     def compile_primitive(self, prim: Node) -> list[str]:
         op = prim["op"].str()
         params = prim.get("parameters").items()
-        handler = getattr(self, "_p_" + op.lstrip("_"), None)
+        name = op.lstrip("_")
+        handler = getattr(self, "_p_" + name, None) or self.externs.handler(name)
         if handler is None:
             raise prim["op"].error(f"unsupported primitive '{op}'")
         return handler(prim, params)
 
-    def _need(self, prim: Node, params: list[Node], low: int, high: int | None = None) -> None:
-        high = low if high is None else high
-        if not low <= len(params) <= high:
-            want = str(low) if low == high else f"{low} to {high}"
-            raise prim.error(f"'{prim['op'].str()}' takes {want} parameters, got {len(params)}")
-
     def _p_assign(self, prim, params):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         kind = params[0].type_value()[0]
         if kind == "header":
             return self._p_assign_header(prim, params)
@@ -144,7 +139,7 @@ class PrimitiveCompiler(ExternPrimitives):
     _p_modify_field = _p_assign
 
     def _p_assign_VL(self, prim, params):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         dst = compile_target(params[0], self.scope)
         src = compile_target(params[1], self.scope)
         lines = [f"{dst.code} = {src.code}"]
@@ -168,7 +163,7 @@ class PrimitiveCompiler(ExternPrimitives):
         return lines
 
     def _p_assign_header(self, prim, params):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         dst, src = self._header(params[0]), self._header(params[1])
         if dst.htype is not src.htype and [f[1:] for f in dst.htype.fields] != \
                 [f[1:] for f in src.htype.fields]:
@@ -182,7 +177,7 @@ class PrimitiveCompiler(ExternPrimitives):
         return expr.ref
 
     def _p_assign_union(self, prim, params):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         dst, src = self._union(params[0]), self._union(params[1])
         if len(dst.members) != len(src.members):
             raise prim.error("assign_union needs two unions of the same type")
@@ -199,7 +194,7 @@ class PrimitiveCompiler(ExternPrimitives):
         return expr.ref
 
     def _p_assign_header_stack(self, prim, params):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         dst, src = self._stack(params[0]), self._stack(params[1])
         if dst.size != src.size:
             raise prim.error("assign_header_stack needs two stacks of the same size")
@@ -210,7 +205,7 @@ class PrimitiveCompiler(ExternPrimitives):
                 f"f[{dst.next_slot}] = f[{src.next_slot}]"]
 
     def _p_assign_union_stack(self, prim, params):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         dst, dst_shape = self._union_stack_layout(params[0])
         src, src_shape = self._union_stack_layout(params[1])
         if self.scope.namespace[dst_shape] != self.scope.namespace[src_shape] and \
@@ -221,7 +216,7 @@ class PrimitiveCompiler(ExternPrimitives):
                 f"f[{dst.next_slot}] = f[{src.next_slot}]"]
 
     def _p_add_header(self, prim, params):
-        self._need(prim, params, 1)
+        need(prim, params, 1)
         ref = self._header(params[0])
         n = len(ref.htype.fields)
         lines = [f"if not v[{ref.valid}]:", f"    v[{ref.valid}] = 1"]
@@ -241,7 +236,7 @@ class PrimitiveCompiler(ExternPrimitives):
     _p_setValid = _p_add_header
 
     def _p_remove_header(self, prim, params):
-        self._need(prim, params, 1)
+        need(prim, params, 1)
         return [f"v[{self._header(params[0]).valid}] = 0"]
 
     _p_setInvalid = _p_remove_header
@@ -256,7 +251,7 @@ class PrimitiveCompiler(ExternPrimitives):
         return ustack, self.scope.bind("ushape", shape)
 
     def _stack_shift(self, prim, params, helper: str):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         kind = params[0].type_value()[0]
         if kind == "header_union_stack":
             ustack, shape = self._union_stack_layout(params[0])
@@ -297,7 +292,7 @@ class PrimitiveCompiler(ExternPrimitives):
         return [f"f[{L.EXIT}] = 1"]
 
     def _clone(self, prim, params):
-        self._need(prim, params, 1, 2)
+        need(prim, params, 1, 2)
         session = int_param(params[0], self.scope)
         field_list = const_param(params[1], self.scope) if len(params) > 1 else 0
         self._check_field_list(params[1] if len(params) > 1 else prim, field_list)
@@ -312,7 +307,7 @@ class PrimitiveCompiler(ExternPrimitives):
 
     def _flagged(self, slot: int):
         def handler(prim, params):
-            self._need(prim, params, 0, 1)
+            need(prim, params, 0, 1)
             field_list = const_param(params[0], self.scope) if params else 0
             self._check_field_list(params[0] if params else prim, field_list)
             return [f"f[{slot}] = {field_list + 1}"]
@@ -329,11 +324,11 @@ class PrimitiveCompiler(ExternPrimitives):
     _p_recirculate_preserving_field_list = _p_recirculate
 
     def _p_truncate(self, prim, params):
-        self._need(prim, params, 1)
+        need(prim, params, 1)
         return [f"f[{L.TRUNCATE}] = {data(int_param(params[0], self.scope))} + 1"]
 
     def _p_log_msg(self, prim, params):
-        self._need(prim, params, 1, 2)
+        need(prim, params, 1, 2)
         if not self.traced:
             return []
         fmt = compile_expr(params[0], self.scope)
@@ -341,7 +336,7 @@ class PrimitiveCompiler(ExternPrimitives):
         return [f"T.log_msg({fmt.code}, {values})"]
 
     def _p_assert(self, prim, params):
-        self._need(prim, params, 1)
+        need(prim, params, 1)
         cond = int_param(params[0], self.scope)
         where = self.scope.bind("where", prim.path)
         return [f"if not {boolean(cond)}:", f"    raise _AssertionFailure({where})"]
@@ -356,13 +351,13 @@ class PrimitiveCompiler(ExternPrimitives):
     _p_digest = _p_generate_digest
 
     def _p_add_to_field(self, prim, params):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         dst = compile_target(params[0], self.scope)
         value = int_param(params[1], self.scope)
         return [store(dst, Expr(f"({dst.code} + {data(value)})", "data"))]
 
     def _binary(self, prim, params, operator: str):
-        self._need(prim, params, 3)
+        need(prim, params, 3)
         dst = compile_target(params[0], self.scope)
         a, b = int_param(params[1], self.scope), int_param(params[2], self.scope)
         return [store(dst, Expr(f"({data(a)} {operator} {data(b)})", "data"))]
@@ -383,20 +378,20 @@ class PrimitiveCompiler(ExternPrimitives):
         return self._binary(prim, params, "^")
 
     def _p_shift_left(self, prim, params):
-        self._need(prim, params, 3)
+        need(prim, params, 3)
         dst = compile_target(params[0], self.scope)
         a, b = int_param(params[1], self.scope), int_param(params[2], self.scope)
         return [store(dst, Expr(f"_shift_left({data(a)}, {data(b)})", "data"))]
 
     def _p_shift_right(self, prim, params):
-        self._need(prim, params, 3)
+        need(prim, params, 3)
         dst = compile_target(params[0], self.scope)
         a, b = int_param(params[1], self.scope), int_param(params[2], self.scope)
         return [store(dst, Expr(f"_shift_right({data(a)}, {data(b)})", "data"))]
 
     def _p_modify_field_with_shift(self, prim, params):
         """P4_14: dst = (dst & ~mask) | ((src >> shift) & mask)."""
-        self._need(prim, params, 4)
+        need(prim, params, 4)
         dst = compile_target(params[0], self.scope)
         src, shift, mask = (int_param(p, self.scope) for p in params[1:])
         value = (f"(({dst.code} & ~{data(mask)}) | (_shift_right({data(src)}, {data(shift)}) "
@@ -406,7 +401,7 @@ class PrimitiveCompiler(ExternPrimitives):
     _p_copy_header = _p_assign_header
 
     def _p_subtract_from_field(self, prim, params):
-        self._need(prim, params, 2)
+        need(prim, params, 2)
         dst = compile_target(params[0], self.scope)
         value = int_param(params[1], self.scope)
         return [store(dst, Expr(f"({dst.code} - {data(value)})", "data"))]

@@ -1,4 +1,5 @@
-"""Writing fields from generated code: assignment targets and the truncating store.
+"""Writing fields from generated code: assignment targets and the truncating store; the
+checks of a primitive's parameters (`need`, `int_param`, `const_param`).
 
 BMv2 truncates a value to the field's width whenever it is stored; `store` emits exactly that,
 leaving the mask out when the value is already known to fit (p4c usually masks explicitly).
@@ -71,3 +72,11 @@ def const_param(node: Node, scope: CodeScope) -> int:
     if expr.const is None:
         raise node.error("must be a constant")
     return expr.const
+
+
+def need(prim: Node, params: list[Node], low: int, high: int | None = None) -> None:
+    """A ConfigError unless the primitive has `low` to `high` (default: exactly `low`) parameters."""
+    high = low if high is None else high
+    if not low <= len(params) <= high:
+        want = str(low) if low == high else f"{low} to {high}"
+        raise prim.error(f"'{prim['op'].str()}' takes {want} parameters, got {len(params)}")
