@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .config import Node
-from .exprgen import CodeScope
+from ..config import Node
+from ..pygen.exprgen import CodeScope
 from .nativedeparse import DeparserTranslator
 from .nativeexpr import Untranslatable
 from .nativegen import ControlTranslator, NativeGenerator

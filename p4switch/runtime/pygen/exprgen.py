@@ -12,8 +12,8 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
-from .config import MAX_WIDTH, Node
-from .layout import HeaderStack, HeaderType, Layout
+from ..config import MAX_WIDTH, Node
+from ..phv.layout import HeaderStack, HeaderType, Layout
 
 
 @dataclass

@@ -8,10 +8,10 @@ what TCP/UDP checksums need.
 
 from __future__ import annotations
 
-from .config import MAX_WIDTH, Node
+from ..config import MAX_WIDTH, Node
+from ..phv.layout import HeaderInstance
+from ..state.hashes import BITS_VARIANTS, csum16_bits
 from .exprgen import CodeScope
-from .hashes import BITS_VARIANTS, csum16_bits
-from .layout import HeaderInstance
 
 
 def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeScope,

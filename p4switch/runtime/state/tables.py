@@ -15,10 +15,10 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
-from .errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied, ResourceExhausted
+from ..errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied, ResourceExhausted
+from ..keys import (KEY_CLASS_FOR_MATCH_TYPE, ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey,
+                    MatchKey)
 from .externs import Meter
-from .keys import (KEY_CLASS_FOR_MATCH_TYPE, ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey,
-                   MatchKey)
 
 CACHE_LIMIT = 65536
 _MISSING = object()

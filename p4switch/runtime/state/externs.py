@@ -6,7 +6,7 @@ mutate the lists in place so the compiled code keeps seeing the live state.
 
 from __future__ import annotations
 
-from .errors import InvalidArgument, NotFound, ResourceExhausted
+from ..errors import InvalidArgument, NotFound, ResourceExhausted
 
 GREEN, YELLOW, RED = 0, 1, 2
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import Node
+from ..config import Node
 from .exprgen import CodeScope, Expr, compile_expr, data, mask_of
 
 

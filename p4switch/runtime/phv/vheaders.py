@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..state.regbanks import NARROW_DTYPES
 from .layout import STANDARD_METADATA, HeaderInstance, HeaderType
-from .regbanks import NARROW_DTYPES
 from .wordplan import split_fields, word_plan
 from .writes import constant_index
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .config import Node
+from ..config import Node
+from ..phv.layout import EXIT
+from ..state.tables import Table
 from .exprgen import CodeScope, compile_expr, boolean
-from .layout import EXIT
 from .primgen import PrimitiveCompiler
-from .tables import Table
 
 
 MAX_INLINE_DEPTH = 24  # blocks; each level can add ~3 indents (dispatch, if, action code)

@@ -30,8 +30,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .config import ConfigError, Node
-from .regbanks import MAX_BANK_WIDTH, BankColumn, RegisterBank
+from ..config import ConfigError, Node
+from ..state.regbanks import MAX_BANK_WIDTH, BankColumn, RegisterBank
 
 MIN_LANES = 16        # fewer copies run faster as plain Python statements (measured)
 MAX_PERIOD = 8        # primitives per lane template

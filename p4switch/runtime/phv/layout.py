@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .config import MAX_WIDTH, Node
+from ..config import MAX_WIDTH, Node
 
 # Hidden per-packet slots at the start of `f` (before the fields). 0 always means "not requested".
 EXIT = 0          # `exit` was executed in the current control

@@ -20,11 +20,11 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from . import layout as L
-from .codeshare import compiled
+from ..phv import layout as L
+from ..phv.writes import WriteSet, constant_index
+from .codecache import compiled
 from .deparsergen import REPLICA_EXTRA
 from .primgen import DROP_PORT
-from .writes import WriteSet, constant_index
 
 REPLICATION = 5
 MASK48 = (1 << 48) - 1

@@ -9,14 +9,15 @@ write is written so that reading gives the same objects back:
 - code objects: `marshal`; functions that are not importable by name (closures, generated
   functions): their code, globals, defaults and closure cells, with a generated function's
   globals being the template's own namespace (one dict, written once);
-- objects that live at module level in this package (sentinels, shared constants): by name, so
-  an `is` test against them still holds; modules and module dicts: by name;
+- objects that live at module level in the runtime package or any of its sub-packages
+  (sentinels, shared constants): by module and attribute name, so an `is` test against them
+  still holds; modules and module dicts: by name;
 - `struct.Struct` objects by format, and their bound `pack`/`unpack` by attribute; read-only
   numpy arrays (constants of the lane code) read-only again and owning their data.
 Anything else that cannot be pickled makes `save` give up quietly (the template just is not
 stored). The key is the template's content key (JSON + code-generator switches) and a
-fingerprint of this package's sources, the Python and numpy versions, so any change to the
-runtime invalidates every entry. Entries are written to a temporary file and renamed; an entry
+fingerprint of the runtime's sources (all sub-packages), the Python and numpy versions, so any
+change to the runtime invalidates every entry. Entries are written to a temporary file and renamed; an entry
 that cannot be read is ignored (and replaced). `INAEMU_TEMPLATE_CACHE=0` turns the store off.
 
 Where: `$INAEMU_CACHE_DIR/templates`, else `$XDG_CACHE_HOME/inaemu/templates`, else
@@ -42,7 +43,10 @@ from pathlib import Path
 
 import numpy as np
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+# the runtime package (p4switch.runtime) this module is part of, one level up: its sources, all
+# sub-packages included, are fingerprinted, and its modules' objects are pickled by name
+RUNTIME_PACKAGE = __name__.rsplit(".", 2)[0]
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 ENABLED = os.environ.get("INAEMU_TEMPLATE_CACHE", "1") != "0"
 FORMAT = b"inaemu-template-1"
 _PLAIN = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset, type,
@@ -59,8 +63,9 @@ def store_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def runtime_fingerprint() -> str:
-    """A hash of what a template depends on besides its JSON: this package's sources and the
-    interpreter and numpy it ran on (marshal's format and bytecode differ between Pythons)."""
+    """A hash of what a template depends on besides its JSON: the runtime's sources (every
+    sub-package) and the interpreter and numpy it ran on (marshal's format and bytecode differ
+    between Pythons)."""
     digest = hashlib.sha256(FORMAT + b"\0" + sys.version.encode() + b"\0" +
                             np.__version__.encode())
     for source in sorted(PACKAGE_DIR.rglob("*.py")):
@@ -124,10 +129,11 @@ def _unlink(path: str) -> None:
 
 # ------------------------------------------------------------------------------- writing
 def _module_level_objects() -> dict[int, tuple[str, str, object]]:
-    """id -> (module, attribute, object) of this package's module-level objects that pickle
-    would otherwise copy (so that reading gives the module's own object back)."""
+    """id -> (module, attribute, object) of the runtime's module-level objects (every
+    sub-package) that pickle would otherwise copy (so that reading gives the module's own
+    object back)."""
     found: dict[int, tuple[str, str, object]] = {}
-    prefix = __name__.rsplit(".", 1)[0] + "."
+    prefix = RUNTIME_PACKAGE + "."
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(prefix):
             continue

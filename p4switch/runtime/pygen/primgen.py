@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import re
 
+from ..config import ConfigError, Node
+from ..phv import layout as L
+from ..phv.vheaders import zero_lines
 from . import lanes
-from . import layout as L
-from .config import ConfigError, Node
 from .exprgen import CodeScope, Expr, HeaderRef, compile_expr, data, boolean
 from .localize import localize_fields, pack_simple_stores
 from .primexterns import EXTERN_HELPERS, ExternCompiler
 from .stores import Target, compile_target, const_param, int_param, need, store
-from .vheaders import zero_lines
 
 DROP_PORT = 511
 

@@ -15,7 +15,7 @@ import random
 import re
 from typing import Callable
 
-from .config import Node
+from ..config import Node
 from .exprgen import CodeScope, Expr, data
 from .stores import Target, compile_target, int_param, need, store
 

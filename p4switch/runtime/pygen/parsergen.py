@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 import struct
 
+from ..config import MAX_WIDTH, Node
+from ..phv.layout import HeaderInstance, HeaderType
+from ..phv.vheaders import extract_lines
+from ..phv.wordplan import split_fields, word_plan
 from .calcgen import SUM_TERMS
-from .config import MAX_WIDTH, Node
 from .exprgen import CodeScope, Expr, compile_expr, data, boolean
-from .vheaders import extract_lines
-from .wordplan import split_fields, word_plan
-from .layout import HeaderInstance, HeaderType
 from .primgen import PrimitiveCompiler, compile_target, store
 
 STATE_VISIT_LIMIT = 1000  # visits before ParserTimeout, only for parsers whose states loop

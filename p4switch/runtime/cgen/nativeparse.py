@@ -14,11 +14,11 @@ runs them (a callback of its own lines), since they read the fields the parse ju
 
 from __future__ import annotations
 
-from .config import Node
-from .exprgen import CodeScope
+from ..config import Node
+from ..pygen.exprgen import CodeScope
+from ..pygen.parsergen import ParserCompiler, error_code
 from .nativeexpr import RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block, run_ctype
 from .nativegen import NativeGenerator
-from .parsergen import ParserCompiler, error_code
 
 
 class ParserTranslator:

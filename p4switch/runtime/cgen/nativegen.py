@@ -26,15 +26,15 @@ statement becomes a callback. A store masks to the field's width, which the resi
 
 from __future__ import annotations
 
-from . import lanes
-from .config import Node
-from .controlgen import ActionDef, ControlCompiler, key_parts
-from .exprgen import CodeScope, boolean, compile_expr
-from .layout import EXIT
-from .nativeexpr import (BANK_CTYPES, CVal, ExprTranslator, Untranslatable, _Block, _const,
-                         _masked, _need_exact)
-from .primgen import DROP_PORT, PrimitiveCompiler
-from .vheaders import all_runs
+from ..config import Node
+from ..phv.layout import EXIT
+from ..phv.vheaders import all_runs
+from ..pygen import lanes
+from ..pygen.controlgen import ActionDef, ControlCompiler, key_parts
+from ..pygen.exprgen import CodeScope, boolean, compile_expr
+from ..pygen.primgen import DROP_PORT, PrimitiveCompiler
+from .nativeexpr import (BANK_CTYPES, CVal, ExprTranslator, Untranslatable, _Block, _const, _masked,
+                         _need_exact)
 
 
 class ControlTranslator:

@@ -23,7 +23,7 @@ import heapq
 from collections import deque
 from itertools import count
 
-from .errors import InvalidArgument
+from ..errors import InvalidArgument
 
 DEFAULT_DEPTH = 64          # BMv2's default capacity of every egress queue, in packets
 MAX_PORT = 511

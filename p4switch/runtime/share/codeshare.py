@@ -20,7 +20,6 @@ a template made once is also kept on disk for later processes (`template_store.p
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -33,8 +32,11 @@ from itertools import repeat
 
 import numpy as np
 
-from . import lanes, nativebuild, template_store
-from .hashes import Crc
+from ..cgen import nativebuild
+from ..pygen import lanes
+from ..pygen.codecache import fresh_code
+from ..state.hashes import Crc
+from . import template_store
 
 MAX_TEMPLATES = 8
 # off: every program generates its own code (tests compare; INAEMU_SHARE_CODE=0 for A/B runs)
@@ -352,29 +354,6 @@ def bind_namespace(template: Template, mapping: dict) -> dict:
     namespace["__ids__"] = {id(namespace[n]): n for n in ids.values() if n in namespace}
     exec(fresh_code(template.code), namespace)  # noqa: S102 - the template's generated code
     return namespace
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled(source: str, filename: str) -> types.CodeType:
-    return compile(source, filename, "exec")
-
-
-def compiled(source: str, filename: str) -> types.CodeType:
-    """`compile(source, filename, "exec")` once per (source, filename) in this process, each
-    caller given its own copy (`fresh_code`): the engine generates the same small fast-path
-    modules for every switch that runs one program (~0.6 ms to compile them per switch)."""
-    return fresh_code(_compiled(source, filename))
-
-
-def fresh_code(code: types.CodeType) -> types.CodeType:
-    """A copy of a module's code object and every code object in it. Why: CPython (3.11+)
-    specialises bytecode in place, caching a global's lookup for one globals dict; switches
-    running one code object over different namespaces kept invalidating each other's caches
-    (10 % slower per packet with four ina.p4 switches taking turns). Copying is a memcpy of the
-    bytecode, nothing is generated or compiled again."""
-    consts = tuple(fresh_code(c) if isinstance(c, types.CodeType) else c
-                   for c in code.co_consts)
-    return code.replace(co_consts=consts)
 
 
 def _bookkeeping(name: str, value):

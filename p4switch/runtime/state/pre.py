@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import AlreadyExists, InvalidArgument, NotFound
+from ..errors import AlreadyExists, InvalidArgument, NotFound
 
 MAX_PORT = 511
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import Node
-from .exprgen import CodeScope, compile_expr
+from ..config import Node
+from ..pygen.exprgen import CodeScope, compile_expr
 
 U64 = (1 << 64) - 1
 

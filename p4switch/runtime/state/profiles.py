@@ -7,7 +7,7 @@ group size (BMv2's behaviour), so a flow always lands on the same member.
 
 from __future__ import annotations
 
-from .errors import InvalidArgument, NotFound, ResourceExhausted
+from ..errors import InvalidArgument, NotFound, ResourceExhausted
 
 
 class ActionProfile:

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import ConfigError, Node
+from ..config import ConfigError, Node
+from ..phv.vheaders import NARROW_TYPES, all_runs
+from ..state.regbanks import NARROW_DTYPES, RegisterBank, narrow_dtype
 from .exprgen import CodeScope, compile_expr, data
 from .lanegroups import LaneGroup, _diamonds, _same_bank, _slot, find_groups, reduction
-from .regbanks import NARROW_DTYPES, RegisterBank, narrow_dtype
-from .vheaders import NARROW_TYPES, all_runs
 
 __all__ = ["ENABLED", "LANE_HELPERS", "LaneGroup", "VectorCompiler", "bank_registers",
            "find_groups"]

@@ -11,9 +11,9 @@ them again gives the same packet.
 
 from __future__ import annotations
 
-from .config import Node
-from .deparsergen import deparse_order
-from .exprgen import CodeScope
+from ..config import Node
+from ..pygen.deparsergen import deparse_order
+from ..pygen.exprgen import CodeScope
 from .nativeexpr import RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block, run_ctype
 from .nativegen import NativeGenerator
 from .nativeparse import checksum_c

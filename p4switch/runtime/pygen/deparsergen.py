@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import struct
 
+from ..config import Node
+from ..phv.layout import HeaderInstance
+from ..phv.vheaders import bytes_code
+from ..phv.wordplan import word_plan
+from ..phv.writes import code_writes
 from .calcgen import SUM_TERMS
-from .config import Node
 from .exprgen import CodeScope, compile_expr, boolean
-from .layout import HeaderInstance
 from .primgen import PrimitiveCompiler
-from .vheaders import bytes_code
-from .wordplan import word_plan
-from .writes import code_writes
 
 
 def header_bytes_code(inst: HeaderInstance, scope: CodeScope) -> str:
