@@ -30,13 +30,12 @@ class NativeControls:
     flags: int = 0
 
 
-
 def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions: dict,
              parser: Node | None = None, verify: list | None = None,
              calculations: dict | None = None, deparser: Node | None = None,
              update: list | None = None) -> NativeControls:
-    """C for the parser and the ingress and egress controls, each where it can be translated
-    (see the docstrings here and in nativeparse.py)."""
+    """C for the parser, the ingress and egress controls and the deparser, each where it can
+    be translated (see the docstrings of nativegen.py, nativeparse.py and nativedeparse.py)."""
     gen = NativeGenerator(scope, tables, actions)
     functions, refused = [], {}
     for name in ("parse", "ingress", "egress", "deparse"):

@@ -75,7 +75,7 @@ def const_param(node: Node, scope: CodeScope) -> int:
 
 
 def need(prim: Node, params: list[Node], low: int, high: int | None = None) -> None:
-    """A ConfigError unless the primitive has `low` to `high` (default: exactly `low`) parameters."""
+    """A ConfigError unless the primitive has `low` to `high` parameters (default: `low`)."""
     high = low if high is None else high
     if not low <= len(params) <= high:
         want = str(low) if low == high else f"{low} to {high}"

@@ -17,8 +17,9 @@ write is written so that reading gives the same objects back:
 Anything else that cannot be pickled makes `save` give up quietly (the template just is not
 stored). The key is the template's content key (JSON + code-generator switches) and a
 fingerprint of the runtime's sources (all sub-packages), the Python and numpy versions, so any
-change to the runtime invalidates every entry. Entries are written to a temporary file and renamed; an entry
-that cannot be read is ignored (and replaced). `INAEMU_TEMPLATE_CACHE=0` turns the store off.
+change to the runtime invalidates every entry. Entries are written to a temporary file and
+renamed; an entry that cannot be read is ignored (and replaced). `INAEMU_TEMPLATE_CACHE=0`
+turns the store off.
 
 Where: `$INAEMU_CACHE_DIR/templates`, else `$XDG_CACHE_HOME/inaemu/templates`, else
 `~/.cache/inaemu/templates` (the compile cache's neighbour). Pickle runs code when it reads: the
