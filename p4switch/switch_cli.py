@@ -184,7 +184,7 @@ def packet_code_line(switch) -> str | None:
     the others did not; None without a program."""
     if switch is None or not switch.has_program:
         return None
-    from p4switch.runtime import nativebuild
+    from p4switch.runtime.cgen import nativebuild
     code = switch.program.untraced
     if switch.trace is not None:
         return "packet code: Python (a per-packet trace runs the traced Python code)"

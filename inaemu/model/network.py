@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from controller.routing import forwarding_plans
-from p4switch.runtime.hashes import standard_algorithms
+from p4switch.runtime.state.hashes import standard_algorithms
 from topologies.model import Topology
 
 PROTO_TCP = 6

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from collections import deque
 
-from . import layout as L
-from .fastpath import (build_clear_invalid, build_fast_path, build_length_after_ingress,
-                       may_read_slot)
-from .primgen import DROP_PORT
-from .queues import DROPPED, QUEUED, EgressQueues
-from .vheaders import all_runs
+from .phv import layout as L
+from .phv.vheaders import all_runs
+from .pygen.fastpath import (build_clear_invalid, build_fast_path, build_length_after_ingress,
+                             may_read_slot)
+from .pygen.primgen import DROP_PORT
+from .state.queues import DROPPED, QUEUED, EgressQueues
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
 MAX_INGRESS_PASSES = 64    # resubmits + recirculations of one received packet

@@ -15,29 +15,29 @@ import types
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import codeshare
-from . import layout as L
-from .calcgen import compile_calculation
+from .cgen import nativebuild
+from .cgen.nativemodule import NativeControls, generate as generate_native
 from .config import MAX_ARRAY_SIZE, MAX_WIDTH, Node, load_bmv2_json
-from .controlgen import ActionDef, ControlCompiler
-from .deparsergen import (compile_deparser, compile_replica_deparser, deparse_order,
-                          serialize_varbit)
 from .errors import AssertionFailure, ConfigError, P4SwitchError
-from .exprgen import EXPR_HELPERS, CodeScope
-from .externs import CounterArray, MeterArray, ParseValueSet, RegisterArray
-from .hashes import bits_to_bytes, standard_algorithms
 from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
-from .lanes import bank_registers
-from . import nativebuild
-from .nativegen import NativeControls, generate as generate_native
-from .vheaders import VH_HELPERS, all_runs, candidate_runs, only_sanctioned
-from .parsergen import (ParserCompiler, ParserError, error_code, make_extract_varbit,
-                        make_lookahead, peek_padded)
-from .primgen import PRIM_HELPERS
-from .profiles import ActionProfile
-from .regbanks import RegisterBank
-from .tables import BMV2_PRIORITY_PIVOT, ActionSpec, KeyField, Table, priority_from_bmv2
-from .writes import WriteSet, code_writes, union
+from .phv import layout as L
+from .phv.vheaders import VH_HELPERS, all_runs, candidate_runs, only_sanctioned
+from .phv.writes import WriteSet, code_writes, union
+from .pygen.calcgen import compile_calculation
+from .pygen.controlgen import ActionDef, ControlCompiler
+from .pygen.deparsergen import (compile_deparser, compile_replica_deparser, deparse_order,
+                                serialize_varbit)
+from .pygen.exprgen import EXPR_HELPERS, CodeScope
+from .pygen.lanes import bank_registers
+from .pygen.parsergen import (ParserCompiler, ParserError, error_code, make_extract_varbit,
+                              make_lookahead, peek_padded)
+from .pygen.primgen import PRIM_HELPERS
+from .share import codeshare
+from .state.externs import CounterArray, MeterArray, ParseValueSet, RegisterArray
+from .state.hashes import bits_to_bytes, standard_algorithms
+from .state.profiles import ActionProfile
+from .state.regbanks import RegisterBank
+from .state.tables import BMV2_PRIORITY_PIVOT, ActionSpec, KeyField, Table, priority_from_bmv2
 
 MATCH_TYPES = ("exact", "lpm", "ternary", "range", "optional", "valid")
 

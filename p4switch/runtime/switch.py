@@ -14,11 +14,11 @@ from typing import Callable
 from .engine import Engine
 from .errors import ConfigError, FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from .keys import TableEntry, TableInfo
-from .pre import MAX_PORT, Replication
+from .phv.vheaders import convert_runs
 from .program import Program
-from .queues import EgressQueues
-from .tables import Table
-from .vheaders import convert_runs
+from .state.pre import MAX_PORT, Replication
+from .state.queues import EgressQueues
+from .state.tables import Table
 
 
 def resolve_name(kind: str, name: str, names) -> str:

@@ -203,7 +203,7 @@ def test_hash_over_fields_with_base_and_size():
     prims = [prim("modify_field_with_hash_based_offset", R, const(100),
                   {"type": "calculation", "value": "c"}, const(10))]
     out = _run(prims, extra=calc, a=0x01020304, b=0x05060708)
-    from p4switch.runtime.hashes import standard_algorithms
+    from p4switch.runtime.state.hashes import standard_algorithms
     crc = standard_algorithms()["crc16"](bytes(range(1, 9)))
     assert out["r"] == 100 + crc % 10
 

@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 
 from p4switch.compiler import compile_file
-from p4switch.runtime import Switch, codeshare
-from p4switch.runtime.codeshare import pair_state, pair_template
+from p4switch.runtime import Switch
+from p4switch.runtime.share import codeshare
+from p4switch.runtime.share.codeshare import pair_state, pair_template
 
 from .bmv2 import eth_frame
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from p4switch.runtime import ExactKey, FailedPrecondition, InvalidArgument, Switch
-from p4switch.runtime.hashes import csum16
+from p4switch.runtime.state.hashes import csum16
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, param, std, valid
 
@@ -114,7 +114,7 @@ def test_action_selector_spreads_flows_and_is_sticky():
     ports = {src: sw.receive(0, eth_frame(src=src))[0][0] for src in range(40)}
     assert set(ports.values()) == {1, 2, 3}
     assert all(sw.receive(0, eth_frame(src=s))[0][0] == p for s, p in ports.items())
-    from p4switch.runtime.hashes import standard_algorithms
+    from p4switch.runtime.state.hashes import standard_algorithms
     crc16 = standard_algorithms()["crc16"]
     assert all(p == 1 + crc16(s.to_bytes(6, "big")) % 3 for s, p in ports.items())
     sw.act_prof_remove_member_from_group("prof", members[0], g)

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from p4switch.runtime.hashes import Crc, bits_to_bytes, reflect, standard_algorithms
+from p4switch.runtime.state.hashes import Crc, bits_to_bytes, reflect, standard_algorithms
 
 CHECK_INPUT = b"123456789"
 
@@ -146,7 +146,7 @@ def test_reflect_uses_exactly_the_low_width_bits():
 def test_common_crcs_reflect_nothing_per_call(monkeypatch):
     """The speed-up's point: with reflect_in == reflect_out the register stays reflected, so a
     call does no bit reversal (the old code reversed the result bit by bit on every call)."""
-    from p4switch.runtime import hashes
+    from p4switch.runtime.state import hashes
     algorithms = standard_algorithms()
     mixed = Crc(16, 0x8005, 0, 0, True, False)
 

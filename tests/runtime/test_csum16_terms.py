@@ -1,4 +1,4 @@
-"""The Internet checksum as a sum of terms (runtime/calcgen.py): a field that starts on a
+"""The Internet checksum as a sum of terms (runtime/pygen/calcgen.py): a field that starts on a
 16-bit word and is whole words long is added as it is (2**16 = 1 mod 0xFFFF), the rest is
 packed into words. The terms' sum must equal the sum of the packed bits' 16-bit words modulo
 0xFFFF, and be zero only when every word is."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from p4switch.runtime.calcgen import _csum16_terms
+from p4switch.runtime.pygen.calcgen import _csum16_terms
 
 LAYOUTS = [
     [4, 4, 8, 16, 16, 3, 13, 8, 8, 32, 32],          # IPv4 without its checksum

@@ -1,4 +1,4 @@
-"""A keyed table whose actions do nothing, without counters or meters (runtime/controlgen.py):
+"""A keyed table whose actions do nothing, without counters or meters (runtime/pygen/controlgen.py):
 the generated code only looks it up to choose between hit and miss, or skips it when both
 lead to the same node. Checked against the traced variant (which keeps the full lookup, action
 dispatch and events) and against expected ports."""

@@ -1,6 +1,7 @@
-"""The fast path reads the clock only when some code can see a timestamp (runtime/fastpath.py):
-a program that copies ingress/egress timestamps into a header still gets them, in unicast and
-in every multicast replica; one that never reads them does not call the clock at all."""
+"""The fast path reads the clock only when some code can see a timestamp
+(runtime/pygen/fastpath.py): a program that copies ingress/egress timestamps into a header
+still gets them, in unicast and in every multicast replica; one that never reads them does not
+call the clock at all."""
 
 from __future__ import annotations
 

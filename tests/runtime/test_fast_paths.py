@@ -12,9 +12,10 @@ import random
 
 import pytest
 
-from p4switch.runtime import PacketTrace, Switch, fastpath
-from p4switch.runtime.localize import localize_fields
-from p4switch.runtime.writes import code_writes
+from p4switch.runtime import PacketTrace, Switch
+from p4switch.runtime.phv.writes import code_writes
+from p4switch.runtime.pygen import fastpath
+from p4switch.runtime.pygen.localize import localize_fields
 
 from .bmv2 import Bmv2Program, assign, const, eth_frame, ethernet_program, fld, op, prim, std
 

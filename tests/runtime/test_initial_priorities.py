@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from p4switch.runtime import ConfigError, Switch, TernaryKey
-from p4switch.runtime.tables import BMV2_PRIORITY_PIVOT, priority_from_bmv2, priority_to_bmv2
+from p4switch.runtime.state.tables import BMV2_PRIORITY_PIVOT, priority_from_bmv2, priority_to_bmv2
 
 from .bmv2 import assign, eth_frame, ethernet_program, fld, param
 

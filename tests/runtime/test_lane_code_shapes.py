@@ -1,4 +1,4 @@
-"""The shapes of lane code that keep numpy's per-call cost down (runtime/lanes.py), each
+"""The shapes of lane code that keep numpy's per-call cost down (runtime/pygen/lanes.py), each
 against the scalar code of the same program (outputs and registers equal):
 
 - a select of a comparison's two sides is one `maximum`/`minimum` call (4 orientations);
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from p4switch.runtime import Switch, codeshare
+from p4switch.runtime import Switch
+from p4switch.runtime.share import codeshare
 
 from .bmv2 import assign, const, eth_frame, fld, hdr, op, prim
 from .test_lane_vectors import L, _compare, _frames, _program, both, ex, same_state

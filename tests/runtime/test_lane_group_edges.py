@@ -1,4 +1,5 @@
-"""Lane groups next to look-alike statements, and accumulators (runtime/lanegroups.py, lanes.py).
+"""Lane groups next to look-alike statements, and accumulators (runtime/pygen/lanegroups.py,
+lanes.py).
 
 Regressions from ina.p4's block exponent and packed formats (issue 15), which cost ina.p4 its
 vector code (k = 256: ~9 -> ~75 µs per contribution in-process):

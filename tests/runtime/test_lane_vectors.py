@@ -1,4 +1,4 @@
-"""Lane groups as numpy code (runtime/lanes.py, regbanks.py, vheaders.py) against scalar code.
+"""Lane groups as numpy code (runtime/pygen/lanes.py, regbanks.py, vheaders.py) against scalar code.
 
 Every test builds the same program twice, vectorised (the default) and with `lanes.ENABLED`
 off (the plain per-lane statements), feeds both the same packets and compares outputs and all
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from p4switch.compiler import compile_file
-from p4switch.runtime import ExactKey, Switch, lanes
-from p4switch.runtime.regbanks import BankColumn
+from p4switch.runtime import ExactKey, Switch
+from p4switch.runtime.pygen import lanes
+from p4switch.runtime.state.regbanks import BankColumn
 from tests.ina.packets import (CONTRIB, MAX_CONTRIB, QUERY, Endpoint, ina_packet, ip)
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, prim, std

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.runtime import Switch, codeshare, nativebuild
+from p4switch.runtime import Switch
+from p4switch.runtime.cgen import nativebuild
+from p4switch.runtime.cgen.nativeexpr import CVal, _masked
 from p4switch.runtime.keys import ExactKey
-from p4switch.runtime.nativeexpr import CVal, _masked
+from p4switch.runtime.share import codeshare
 
 from .bmv2 import Bmv2Program, assign, const, fld, op, param, prim, std
 
@@ -155,7 +157,7 @@ def test_module_cache_tells_apart_modules_of_alike_code(native_cache):
     """Regression: the cache key was the translated code only, so two programs with the same
     C but a different number of state objects (a control refused after it had bound some)
     shared one module, whose size check then refused the other program's every packet."""
-    from p4switch.runtime.nativegen import NativeControls
+    from p4switch.runtime.cgen.nativemodule import NativeControls
     source = "static PyMethodDef METHODS[] = {\n    {NULL, NULL, 0, NULL}\n};\n"
     one = nativebuild.load(NativeControls(source, ["a"], "", {}, 1, 1))
     two = nativebuild.load(NativeControls(source, ["a", "b"], "", {}, 1, 1))

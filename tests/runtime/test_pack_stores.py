@@ -1,10 +1,10 @@
 """Runs of stores of action data or constants into consecutive PHV slots become one slice
-store (runtime/localize.py `pack_simple_stores`), in untraced action bodies only."""
+store (runtime/pygen/localize.py `pack_simple_stores`), in untraced action bodies only."""
 
 from __future__ import annotations
 
 from p4switch.runtime import ExactKey, PacketTrace, Switch
-from p4switch.runtime.localize import pack_simple_stores
+from p4switch.runtime.pygen.localize import pack_simple_stores
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, param, std
 

@@ -1,4 +1,4 @@
-"""A parser without loops is generated as nested code (runtime/parsergen.py): each branch
+"""A parser without loops is generated as nested code (runtime/pygen/parsergen.py): each branch
 holds its next state's code, with no state variable. It must do exactly what the state loop
 does (kept for looping parsers, and when the nested form would be too large): here on a
 diamond (two states lead to one), truncated packets (PacketTooShort mid-way: the headers so
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from p4switch.runtime import Switch, codeshare, parsergen
+from p4switch.runtime import Switch
+from p4switch.runtime.pygen import parsergen
+from p4switch.runtime.share import codeshare
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, std
 

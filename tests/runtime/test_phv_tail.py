@@ -1,4 +1,4 @@
-"""A header ending in lane fields is laid out last (runtime/layout.py); when its lanes are a
+"""A header ending in lane fields is laid out last (runtime/phv/layout.py); when its lanes are a
 vector run, the untraced PHV ends with the run's slot (`engine.phv_length`): every packet
 copies ~k slots fewer. Checked against the scalar code (outputs, registers) with the header
 valid and invalid (multicast replicas zero invalid headers: `clear_invalid` on the short

@@ -1,5 +1,5 @@
 """Multicast replicas add the checksum terms egress cannot change once per packet
-(runtime/deparsergen.py, calcgen.py): an IPv4-like header whose destination egress sets per
+(runtime/pygen/deparsergen.py, calcgen.py): an IPv4-like header whose destination egress sets per
 replica (rid), a second checksummed header that egress makes invalid on some replicas, and a
 field the deparser itself writes. Every replica's bytes must be what the traced variant
 (which computes each checksum whole, replica by replica) emits."""

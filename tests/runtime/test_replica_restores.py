@@ -6,7 +6,7 @@ ingress's values."""
 from __future__ import annotations
 
 from p4switch.runtime import Switch
-from p4switch.runtime.fastpath import _multicast_source
+from p4switch.runtime.pygen.fastpath import _multicast_source
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, std
 

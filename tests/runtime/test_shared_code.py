@@ -1,5 +1,5 @@
 """Programs loaded from the same JSON share their generated code, never their state
-(p4switch/runtime/codeshare.py).
+(p4switch/runtime/share/codeshare.py).
 
 Each test loads one JSON text into two or more switches and changes the state of one (table
 entries, registers, counters, meters, action profile members, parser value sets, custom CRC
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from p4switch.compiler import compile_file
-from p4switch.runtime import ExactKey, Switch, codeshare
-from p4switch.runtime.regbanks import BankColumn
+from p4switch.runtime import ExactKey, Switch
+from p4switch.runtime.share import codeshare
+from p4switch.runtime.state.regbanks import BankColumn
 
 from .bmv2 import eth_frame
 
@@ -176,7 +177,7 @@ def test_different_json_different_code(hash_text):
 
 
 def test_lane_switch_is_part_of_the_key():
-    from p4switch.runtime import lanes
+    from p4switch.runtime.pygen import lanes
     text = _text(ROOT / "p4src" / "ina.p4", INA_K="32")
     fast = Switch(text)
     lanes.ENABLED = False

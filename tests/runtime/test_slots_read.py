@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from p4switch.compiler import compile_file
-from p4switch.runtime import Switch, fastpath
-from p4switch.runtime.writes import constant_index
+from p4switch.runtime import Switch
+from p4switch.runtime.phv.writes import constant_index
+from p4switch.runtime.pygen import fastpath
 
 ROOT = Path(__file__).resolve().parents[2]
 

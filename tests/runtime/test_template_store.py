@@ -1,4 +1,4 @@
-"""Translated programs kept on disk (p4switch/runtime/template_store.py): a switch whose code
+"""Translated programs kept on disk (p4switch/runtime/share/template_store.py): a switch whose code
 was read back from the store, in place of translating the JSON again, passes the same STF test
 as the corpus (tests/p4 and p4src, ina.p4 included), and behaves packet for packet as a program
 generated alone; unreadable entries and another runtime's entries are not used."""
@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from p4switch.compiler import compile_file
-from p4switch.runtime import Switch, codeshare, template_store
+from p4switch.runtime import Switch
 from p4switch.runtime.program import Program
+from p4switch.runtime.share import codeshare, template_store
 from p4switch.stf import parse_stf_file
 from p4switch.stf.report import format_report
 from p4switch.stf.runner import StfRunner

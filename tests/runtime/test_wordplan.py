@@ -8,9 +8,9 @@ import struct
 import pytest
 
 from p4switch.runtime import Switch
-from p4switch.runtime.hashes import csum16
-from p4switch.runtime.layout import HeaderType
-from p4switch.runtime.wordplan import word_plan
+from p4switch.runtime.phv.layout import HeaderType
+from p4switch.runtime.phv.wordplan import word_plan
+from p4switch.runtime.state.hashes import csum16
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, std
 

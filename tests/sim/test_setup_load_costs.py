@@ -7,7 +7,8 @@ turns), and the generated source is parsed once for `may_read_slot`."""
 from __future__ import annotations
 
 from inaemu.sim import control
-from p4switch.runtime import Switch, codeshare, fastpath
+from p4switch.runtime import Switch
+from p4switch.runtime.pygen import codecache, fastpath
 
 
 def _code_objects(switch: Switch):
@@ -19,9 +20,9 @@ def _code_objects(switch: Switch):
 def test_fast_paths_compiled_once_and_run_from_own_copies():
     program = control.compile_program(str(control.L3_PROGRAM))
     first = Switch(program.config)
-    before = codeshare._compiled.cache_info()
+    before = codecache._compiled.cache_info()
     second, third = Switch(program.config), Switch(program.config)
-    after = codeshare._compiled.cache_info()
+    after = codecache._compiled.cache_info()
     assert after.misses == before.misses            # nothing compiled again
     assert after.hits - before.hits == 2 * 4        # 4 modules per switch, from the cache
     for a, b in ((first, second), (second, third)):

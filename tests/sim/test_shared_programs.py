@@ -1,6 +1,6 @@
-"""A simulated fabric translates each program once (p4switch/runtime/codeshare.py): every switch
-that runs ina.p4 runs the same generated code over its own registers and tables, and a tree
-all-reduce over them is still correct with each switch's cells its own."""
+"""A simulated fabric translates each program once (p4switch/runtime/share/codeshare.py):
+every switch that runs ina.p4 runs the same generated code over its own registers and tables,
+and a tree all-reduce over them is still correct with each switch's cells its own."""
 
 from __future__ import annotations
 

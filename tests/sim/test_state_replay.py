@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from inaemu.compile_cache import compile_cached
-from p4switch.runtime import codeshare
 from p4switch.runtime.program import Program
+from p4switch.runtime.share import codeshare
 
 CORPUS = Path(__file__).resolve().parents[1] / "p4"
 # const entries, direct counters/meters, value sets, action profiles, meters, field lists, keys

@@ -1,0 +1,478 @@
+"""Compiling the generated C module (`nativemodule.py`) and binding it to one program.
+
+A module is built once per C source with the machine's C compiler and Python's headers, and
+kept in a cache directory (`INAEMU_NATIVE_CACHE`, else `~/.cache/inaemu/native`) under the hash
+of the source, the compiler flags and the Python build, so later loads of the same program cost
+an import. Without a compiler, or when the build fails, the program keeps its Python controls
+and `why_not` says why: native code is a speed-up, never a requirement.
+
+On by default; `INAEMU_NATIVE=0` keeps every program on its Python code (CI runs the
+differential suites both ways).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy
+
+from .nativemodule import NativeControls
+
+FLAGS = ("-O1", "-shared", "-fPIC", "-fno-strict-aliasing", "-w")
+_loaded: dict[str, object] = {}
+_lock = threading.Lock()
+why_not: dict[str, str] = {}      # C source hash -> why it could not be built
+
+
+def enabled() -> bool:
+    return os.environ.get("INAEMU_NATIVE", "1") not in ("", "0")
+
+
+PRELUDE = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+typedef uint64_t u64;
+
+static PyObject *EMPTY;
+
+static inline PyObject *empty_params(void) { return EMPTY; }
+
+/* a field, validity flag or register cell (an int that fits 64 bits) */
+static inline int rd(PyObject *list, Py_ssize_t i, u64 *out) {
+    PyObject *x = PyList_GET_ITEM(list, i);
+    u64 r = PyLong_AsUnsignedLongLong(x);
+    if (r == (u64)-1 && PyErr_Occurred()) return -1;
+    *out = r;
+    return 0;
+}
+
+static inline int wr(PyObject *list, Py_ssize_t i, u64 value) {
+    PyObject *x = PyLong_FromUnsignedLongLong(value);
+    if (x == NULL) return -1;
+    PyObject *old = PyList_GET_ITEM(list, i);
+    PyList_SET_ITEM(list, i, x);
+    Py_DECREF(old);
+    return 0;
+}
+
+static inline int add_to(PyObject *list, Py_ssize_t i, u64 value) {
+    PyObject *old = PyList_GET_ITEM(list, i), *by, *sum;
+    if (PyLong_CheckExact(old)) {
+        int overflow = 0;
+        long long now = PyLong_AsLongLongAndOverflow(old, &overflow);
+        if (!overflow && now >= 0 && (u64)now < ((u64)1 << 62) && value < ((u64)1 << 62))
+            return wr(list, i, (u64)now + value);
+    }
+    by = PyLong_FromUnsignedLongLong(value);
+    if (by == NULL) return -1;
+    sum = PyNumber_Add(old, by);
+    Py_DECREF(by);
+    if (sum == NULL) return -1;
+    PyList_SET_ITEM(list, i, sum);
+    Py_DECREF(old);
+    return 0;
+}
+
+static inline int rdp(PyObject *params, Py_ssize_t i, u64 *out) {
+    if (!PyTuple_Check(params) || i >= PyTuple_GET_SIZE(params)) {
+        PyErr_SetString(PyExc_IndexError, "action data index out of range");
+        return -1;
+    }
+    u64 r = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(params, i));
+    if (r == (u64)-1 && PyErr_Occurred()) return -1;
+    *out = r;
+    return 0;
+}
+
+static inline u64 shl(u64 a, u64 s) { return s >= 64 ? 0 : a << s; }
+static inline u64 shr(u64 a, u64 s) { return s >= 64 ? 0 : a >> s; }
+
+/* (action, params, entry) -> a (-1 for None) and p (a new reference replacing the old) */
+static int result(PyObject *res, long *a, PyObject **p) {
+    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 3) {
+        PyErr_SetString(PyExc_TypeError, "a table result must be (action, params, entry)");
+        return -1;
+    }
+    PyObject *action = PyTuple_GET_ITEM(res, 0), *params = PyTuple_GET_ITEM(res, 1);
+    if (action == Py_None) {
+        *a = -1;
+    } else {
+        *a = PyLong_AsLong(action);
+        if (*a == -1 && PyErr_Occurred()) return -1;
+    }
+    if (!PyTuple_Check(params)) {
+        params = PySequence_Tuple(params);
+        if (params == NULL) return -1;
+    } else {
+        Py_INCREF(params);
+    }
+    Py_SETREF(*p, params);
+    return 0;
+}
+
+/* a table's result for key `k` (a new reference, or NULL on a miss): the exact table's dict,
+   or the table's own lookup method */
+static int lookup_key(PyObject *table, const char *method, PyObject *k, PyObject **r) {
+    PyObject *got;
+    if (method == NULL) {
+        got = PyDict_GetItemWithError(table, k);
+        if (got == NULL && PyErr_Occurred()) return -1;
+        Py_XINCREF(got);
+    } else {
+        got = PyObject_CallMethod(table, method, "O", k);
+        if (got == NULL) return -1;
+    }
+    *r = got;
+    return 0;
+}
+
+static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
+    PyObject *k = PyLong_FromUnsignedLongLong(key);
+    if (k == NULL) return -1;
+    int failed = lookup_key(table, method, k, r);
+    Py_DECREF(k);
+    return failed;
+}
+
+/* the key computed by a Python callback (wider than 64 bits, signed fields, ...) */
+static int lookup_by(PyObject *table, const char *method, PyObject *cb, PyObject *f,
+                     PyObject *v, PyObject **r) {
+    PyObject *args[2] = {f, v};
+    PyObject *k = PyObject_Vectorcall(cb, args, 2, NULL);
+    if (k == NULL) return -1;
+    int failed = lookup_key(table, method, k, r);
+    Py_DECREF(k);
+    return failed;
+}
+
+static inline int call3(PyObject *cb, PyObject *f, PyObject *v, PyObject *p) {
+    PyObject *args[3] = {f, v, p};
+    PyObject *got = PyObject_Vectorcall(cb, args, 3, NULL);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    return 0;
+}
+
+static int call_truth(PyObject *cb, PyObject *f, PyObject *v, int *out) {
+    PyObject *args[2] = {f, v};
+    PyObject *got = PyObject_Vectorcall(cb, args, 2, NULL);
+    if (got == NULL) return -1;
+    int t = PyObject_IsTrue(got);
+    Py_DECREF(got);
+    if (t < 0) return -1;
+    *out = t;
+    return 0;
+}
+
+/* Lane vectors: the PHV slot holds a 1-D array (or the int 0: all lanes zero). */
+static int64_t ZEROS[4096];
+
+static int run_view(PyObject *f, Py_ssize_t slot, npy_intp count, int typenum, void **data) {
+    PyObject *held = PyList_GET_ITEM(f, slot);
+    if (PyLong_CheckExact(held)) {
+        if (PyLong_AsLong(held) != 0 || count * 8 > (npy_intp)sizeof(ZEROS)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "a lane vector slot holds an int other than 0");
+            return -1;
+        }
+        *data = ZEROS;
+        return 0;
+    }
+    if (!PyArray_Check(held)) {
+        PyErr_SetString(PyExc_TypeError, "a lane vector slot holds neither an array nor 0");
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)held;
+    if (PyArray_TYPE(a) != typenum || PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) < count ||
+            !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) {
+        PyErr_SetString(PyExc_TypeError, "a lane vector of another type, length or layout");
+        return -1;
+    }
+    *data = PyArray_DATA(a);
+    return 0;
+}
+
+/* a new array holding the slot's lanes, to be written and then stored (run_store) */
+static int run_copy(PyObject *f, Py_ssize_t slot, npy_intp count, int typenum,
+                    Py_ssize_t itemsize, PyObject **fresh, void **data) {
+    void *old;
+    if (run_view(f, slot, count, typenum, &old)) return -1;
+    PyObject *array = PyArray_SimpleNew(1, &count, typenum);
+    if (array == NULL) return -1;
+    memcpy(PyArray_DATA((PyArrayObject *)array), old, count * itemsize);
+    *fresh = array;
+    *data = PyArray_DATA((PyArrayObject *)array);
+    return 0;
+}
+
+/* the slot takes the written array (the reference is stolen) */
+static inline void run_store(PyObject *f, Py_ssize_t slot, PyObject *array) {
+    PyObject *old = PyList_GET_ITEM(f, slot);
+    PyList_SET_ITEM(f, slot, array);
+    Py_DECREF(old);
+}
+
+/* Register banks: a C-contiguous (size, lanes) array, written in place. */
+static int bank_view(PyObject *bank, npy_intp rows, npy_intp cols, int typenum, void **data) {
+    if (!PyArray_Check(bank)) {
+        PyErr_SetString(PyExc_TypeError, "a register bank that is not an array");
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)bank;
+    if (PyArray_TYPE(a) != typenum || PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != rows ||
+            PyArray_DIM(a, 1) != cols || !PyArray_IS_C_CONTIGUOUS(a) ||
+            !PyArray_ISWRITEABLE(a) || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) {
+        PyErr_SetString(PyExc_TypeError, "a register bank of another shape, type or layout");
+        return -1;
+    }
+    *data = PyArray_DATA(a);
+    return 0;
+}
+
+/* The parser's helpers. */
+static inline u64 field_bits(const uint8_t *p, unsigned bit, unsigned width) {
+    const uint8_t *q = p + bit / 8;
+    unsigned skip = bit % 8, nbytes = (skip + width + 7) / 8, i;
+    unsigned __int128 x = 0;
+    for (i = 0; i < nbytes; i++) x = (x << 8) | q[i];
+    x >>= nbytes * 8 - skip - width;
+    return (u64)(x & (((unsigned __int128)1 << width) - 1));
+}
+
+/* a lane vector from big-endian words of `wbytes` bytes, as an array of `typenum` */
+static int run_from_wire(PyObject *f, Py_ssize_t slot, const uint8_t *p, npy_intp count,
+                         int typenum, int wbytes) {
+    PyObject *array = PyArray_SimpleNew(1, &count, typenum);
+    if (array == NULL) return -1;
+    void *data = PyArray_DATA((PyArrayObject *)array);
+    npy_intp i;
+    for (i = 0; i < count; i++) {
+        u64 x = 0;
+        int j;
+        for (j = 0; j < wbytes; j++) x = (x << 8) | p[i * wbytes + j];
+        switch (typenum) {
+            case NPY_UINT8: ((uint8_t *)data)[i] = (uint8_t)x; break;
+            case NPY_UINT16: ((uint16_t *)data)[i] = (uint16_t)x; break;
+            case NPY_UINT32: ((uint32_t *)data)[i] = (uint32_t)x; break;
+            default: ((int64_t *)data)[i] = (int64_t)x; break;
+        }
+    }
+    run_store(f, slot, array);
+    return 0;
+}
+
+/* csum16: bits pushed MSB-first into 16-bit words, summed; the last word zero-padded */
+static inline void cs_push(u64 *sum, u64 *acc, unsigned *n, u64 value, unsigned width) {
+    while (width > 0) {
+        unsigned take = 16 - *n;
+        if (take > width) take = width;
+        u64 bits = (value >> (width - take)) & ((1ULL << take) - 1);
+        *acc = (*acc << take) | bits;
+        *n += take;
+        width -= take;
+        if (*n == 16) { *sum += *acc; *acc = 0; *n = 0; }
+    }
+}
+
+static inline u64 cs_result(u64 sum, u64 acc, unsigned n) {
+    if (n > 0) sum += acc << (16 - n);
+    if (sum == 0) return 65535;
+    u64 r = sum % 65535;
+    return ~(r ? r : 65535) & 65535;
+}
+
+/* the deparser's helpers */
+static inline void put_bits(uint8_t *p, unsigned bit, unsigned width, u64 value) {
+    if (width < 64) value &= (((u64)1 << width) - 1);
+    unsigned end = bit + width;
+    while (width > 0) {
+        unsigned last = end - 1, shift = 7 - last % 8, take = 8 - shift;
+        if (take > width) take = width;
+        p[last / 8] |= (uint8_t)((value & ((1u << take) - 1)) << shift);
+        value >>= take;
+        width -= take;
+        end -= take;
+    }
+}
+
+static int run_to_wire(PyObject *f, Py_ssize_t slot, uint8_t *o, npy_intp count, int typenum,
+                       int wbytes) {
+    void *data;
+    if (run_view(f, slot, count, typenum, &data)) return -1;
+    npy_intp i;
+    for (i = 0; i < count; i++) {
+        u64 x;
+        switch (typenum) {
+            case NPY_UINT8: x = ((uint8_t *)data)[i]; break;
+            case NPY_UINT16: x = ((uint16_t *)data)[i]; break;
+            case NPY_UINT32: x = ((uint32_t *)data)[i]; break;
+            default: x = (u64)((int64_t *)data)[i]; break;
+        }
+        int j;
+        for (j = wbytes - 1; j >= 0; j--) { o[i * wbytes + j] = (uint8_t)x; x >>= 8; }
+    }
+    return 0;
+}
+
+static int call_verify(PyObject *cb, PyObject *f, PyObject *v, PyObject *d, Py_ssize_t pos) {
+    PyObject *at = PyLong_FromSsize_t(pos);
+    if (at == NULL) return -1;
+    PyObject *args[4] = {f, v, d, at};
+    PyObject *got = PyObject_Vectorcall(cb, args, 4, NULL);
+    Py_DECREF(at);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    return 0;
+}
+
+static Py_ssize_t STATE_SIZE, FIELDS, FLAGS;
+
+static int enter_parse(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
+                       PyObject **v, PyObject **d, Py_buffer *D) {
+    D->obj = NULL;
+    if (nargs != 4 || !PyTuple_CheckExact(args[0]) ||
+            PyTuple_GET_SIZE(args[0]) != STATE_SIZE || !PyList_CheckExact(args[1]) ||
+            PyList_GET_SIZE(args[1]) < FIELDS || !PyList_CheckExact(args[2]) ||
+            PyList_GET_SIZE(args[2]) < FLAGS) {
+        PyErr_SetString(PyExc_TypeError, "native parser: expected (state, fields, flags, data)");
+        return -1;
+    }
+    *S = args[0]; *f = args[1]; *v = args[2]; *d = args[3];
+    return PyObject_GetBuffer(*d, D, PyBUF_SIMPLE);
+}
+
+static int enter(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
+                 PyObject **v) {
+    if (nargs != 3 || !PyTuple_CheckExact(args[0]) ||
+            PyTuple_GET_SIZE(args[0]) != STATE_SIZE || !PyList_CheckExact(args[1]) ||
+            PyList_GET_SIZE(args[1]) < FIELDS || !PyList_CheckExact(args[2]) ||
+            PyList_GET_SIZE(args[2]) < FLAGS) {
+        PyErr_SetString(PyExc_TypeError, "native control: expected (state, fields, flags)");
+        return -1;
+    }
+    *S = args[0]; *f = args[1]; *v = args[2];
+    return 0;
+}
+"""
+
+
+def module_source(controls: NativeControls, name: str) -> str:
+    return PRELUDE + "\n" + controls.c_source + f"""
+static struct PyModuleDef MODULE = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, METHODS}};
+
+PyMODINIT_FUNC PyInit_{name}(void) {{
+    STATE_SIZE = {len(controls.state_names)};
+    FIELDS = {controls.fields};
+    FLAGS = {controls.flags};
+    import_array();
+    EMPTY = PyTuple_New(0);
+    if (EMPTY == NULL) return NULL;
+    return PyModule_Create(&MODULE);
+}}
+"""
+
+
+def _cache_dir() -> Path:
+    configured = os.environ.get("INAEMU_NATIVE_CACHE")
+    if configured:
+        return Path(configured)
+    return Path(os.path.expanduser("~")) / ".cache" / "inaemu" / "native"
+
+
+def _compiler() -> str | None:
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def load(controls: NativeControls):
+    """The compiled module for these controls, or None (the reason in `why_not`)."""
+    # the whole module's text (its name aside) decides: the state count, PHV sizes and the
+    # helpers are in it as well as the translated code
+    digest = hashlib.sha256("\n".join([
+        module_source(controls, "MODULE_NAME"), " ".join(FLAGS), sys.version, numpy.__version__,
+        sysconfig.get_config_var("EXT_SUFFIX") or ""]).encode()).hexdigest()[:20]
+    with _lock:
+        if digest in _loaded:
+            return _loaded[digest]
+        if digest in why_not:
+            return None
+        name = f"inaemu_native_{digest}"
+        suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+        cache = _cache_dir()
+        target = cache / (name + suffix)
+        if not target.exists():
+            problem = _build_once(module_source(controls, name), target)
+            if problem is not None:
+                why_not[digest] = problem
+                return None
+        spec = importlib.util.spec_from_file_location(
+            name, target, loader=importlib.machinery.ExtensionFileLoader(name, str(target)))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _loaded[digest] = module
+        return module
+
+
+def _build_once(source: str, target: Path) -> str | None:
+    """Build `target` unless another process is building it or has built it: switches of one
+    topology start together and would otherwise all compile the same module at once."""
+    try:
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock = open(target.with_suffix(".lock"), "a")
+    except OSError as exc:
+        return f"cannot use the cache directory {target.parent}: {exc}"
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists():
+            return None
+        return _build(source, target)
+
+
+def _build(source: str, target: Path) -> str | None:
+    compiler = _compiler()
+    if compiler is None:
+        return "no C compiler (cc, gcc or clang) on PATH"
+    include = sysconfig.get_paths().get("include")
+    if not include or not Path(include, "Python.h").exists():
+        return f"no Python headers (Python.h) in {include}"
+    numpy_include = numpy.get_include()
+    if not Path(numpy_include, "numpy", "arrayobject.h").exists():
+        return f"no numpy headers in {numpy_include}"
+    with tempfile.TemporaryDirectory(prefix="inaemu-native-") as tmp:
+        c_file = Path(tmp) / "controls.c"
+        c_file.write_text(source)
+        built = Path(tmp) / target.name
+        run = subprocess.run([compiler, *FLAGS, f"-I{include}", f"-I{numpy_include}",
+                              str(c_file), "-o", str(built)],
+                             capture_output=True, text=True, check=False)
+        if run.returncode != 0:
+            return f"{Path(compiler).name} failed: {run.stderr.strip()[-2000:]}"
+        partial = target.with_name(f".{target.name}.{os.getpid()}")
+        shutil.copyfile(built, partial)
+        os.replace(partial, target)   # atomic: concurrent loaders see the whole file or none
+    return None
+
+
+def bind(module, controls: NativeControls, namespace: dict) -> dict:
+    """{"ingress": fn, "egress": fn} over this program's state (its own namespace objects)."""
+    state = tuple(namespace[name] for name in controls.state_names)
+    return {name: functools.partial(getattr(module, name), state)
+            for name in ("parse", "ingress", "egress", "deparse") if name not in controls.refused}

@@ -1,0 +1,181 @@
+"""The packet replication engine's configuration: multicast groups and mirroring sessions.
+
+Multicast follows BMv2's model: a group is an ordered list of nodes, a node is a replication id
+(rid) plus a set of ports. A packet sent to a group yields one copy per (node, port), in node
+order then port order, each carrying its node's rid as `egress_rid`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import AlreadyExists, InvalidArgument, NotFound
+
+MAX_PORT = 511
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_ports(ports) -> list[int]:
+    try:
+        ports = list(ports)
+    except TypeError:
+        raise InvalidArgument(f"ports must be a list of ints, got {ports!r}") from None
+    for port in ports:
+        if not _is_int(port) or not 0 <= port <= MAX_PORT:
+            raise InvalidArgument(f"port {port!r} out of range [0, {MAX_PORT}]")
+    return sorted(set(ports))
+
+
+@dataclass
+class McNode:
+    rid: int
+    ports: list[int]
+    group: int | None = None
+
+
+class Replication:
+    def __init__(self) -> None:
+        self.groups: dict[int, list[int]] = {}    # mgid -> node handles, in order
+        self.nodes: dict[int, McNode] = {}
+        self.mirrors: dict[int, dict] = {}        # session -> {"port": int|None, "mgid": int|None}
+        self._next_node = 0
+        self._replicas: dict[int, list[tuple[int, int]]] = {}  # mgid -> cached (port, rid)
+
+    # ---------------------------------------------------------------------------- multicast
+    def replicas(self, mgid: int) -> list[tuple[int, int]]:
+        """(port, rid) copies for a group, in emission order; empty for an unknown group."""
+        cached = self._replicas.get(mgid)
+        if cached is None:
+            cached = [(port, self.nodes[h].rid) for h in self.groups.get(mgid, ())
+                      for port in self.nodes[h].ports]
+            self._replicas[mgid] = cached
+        return cached
+
+    def _changed(self) -> None:
+        self._replicas.clear()
+
+    @staticmethod
+    def _check_mgid(mgid) -> None:
+        if not _is_int(mgid) or not 0 < mgid < 1 << 16:
+            raise InvalidArgument(f"multicast group id {mgid!r} out of range [1, 65535]")
+
+    def group_create(self, mgid: int) -> None:
+        self._check_mgid(mgid)
+        if mgid in self.groups:
+            raise AlreadyExists(f"multicast group {mgid} exists")
+        self.groups[mgid] = []
+        self._changed()
+
+    def group_delete(self, mgid: int) -> None:
+        for handle in self._group(mgid):
+            self.nodes[handle].group = None
+        del self.groups[mgid]
+        self._changed()
+
+    def _group(self, mgid: int) -> list[int]:
+        if not _is_int(mgid) or mgid not in self.groups:
+            raise NotFound(f"no multicast group {mgid!r}")
+        return self.groups[mgid]
+
+    def _node(self, handle: int) -> McNode:
+        if not _is_int(handle) or handle not in self.nodes:
+            raise NotFound(f"no multicast node {handle!r}")
+        return self.nodes[handle]
+
+    def node_create(self, rid: int, ports) -> int:
+        if not _is_int(rid) or not 0 <= rid < 1 << 16:
+            raise InvalidArgument(f"replication id {rid!r} out of range [0, 65535]")
+        handle = self._next_node
+        self._next_node += 1
+        self.nodes[handle] = McNode(rid, _check_ports(ports))
+        return handle
+
+    def node_update(self, handle: int, ports) -> None:
+        self._node(handle).ports = _check_ports(ports)
+        self._changed()
+
+    def node_destroy(self, handle: int) -> None:
+        node = self._node(handle)
+        if node.group is not None:
+            self.groups[node.group].remove(handle)
+        del self.nodes[handle]
+        self._changed()
+
+    def node_associate(self, mgid: int, handle: int) -> None:
+        group = self._group(mgid)
+        node = self._node(handle)
+        if node.group is not None:
+            raise AlreadyExists(f"multicast node {handle} is already in group {node.group}")
+        node.group = mgid
+        group.append(handle)
+        self._changed()
+
+    def node_dissociate(self, mgid: int, handle: int) -> None:
+        group = self._group(mgid)
+        node = self._node(handle)
+        if handle not in group:
+            raise NotFound(f"multicast node {handle} is not in group {mgid}")
+        group.remove(handle)
+        node.group = None
+        self._changed()
+
+    def group_set(self, mgid: int, replicas) -> None:
+        """Create or replace a group from (port, rid) pairs (P4Runtime's view)."""
+        self._check_mgid(mgid)
+        by_rid: dict[int, list[int]] = {}
+        try:
+            replicas = list(replicas)
+        except TypeError:
+            raise InvalidArgument(f"replicas must be a list of (port, rid), got {replicas!r}") \
+                from None
+        for item in replicas:
+            try:
+                port, rid = item
+            except (TypeError, ValueError):
+                raise InvalidArgument(f"replica {item!r} is not (port, rid)") from None
+            _check_ports([port])
+            if not _is_int(rid) or not 0 <= rid < 1 << 16:
+                raise InvalidArgument(f"replication id {rid!r} out of range [0, 65535]")
+            by_rid.setdefault(rid, []).append(port)
+        if mgid in self.groups:
+            for handle in list(self.groups[mgid]):
+                del self.nodes[handle]
+            self.groups[mgid] = []
+        else:
+            self.groups[mgid] = []
+        for rid, ports in by_rid.items():
+            handle = self.node_create(rid, ports)
+            self.nodes[handle].group = mgid
+            self.groups[mgid].append(handle)
+        self._changed()
+
+    def group_get(self, mgid: int) -> list[tuple[int, int]]:
+        self._group(mgid)
+        return list(self.replicas(mgid))
+
+    # ---------------------------------------------------------------------------- mirroring
+    def mirroring_add(self, session: int, port: int | None = None,
+                      mgid: int | None = None) -> None:
+        if not _is_int(session) or not 0 <= session < 1 << 15:
+            raise InvalidArgument(f"mirroring session {session!r} out of range")
+        if port is None and mgid is None:
+            raise InvalidArgument("a mirroring session needs a port or a multicast group")
+        if port is not None:
+            _check_ports([port])
+        if mgid is not None:
+            self._check_mgid(mgid)
+        self.mirrors[session] = {"port": port, "mgid": mgid}
+
+    def mirroring_delete(self, session: int) -> None:
+        if not _is_int(session) or session not in self.mirrors:
+            raise NotFound(f"no mirroring session {session!r}")
+        del self.mirrors[session]
+
+    def mirroring_get(self, session: int) -> dict | None:
+        if not _is_int(session):
+            raise InvalidArgument(f"mirroring session {session!r} is not an int")
+        found = self.mirrors.get(session)
+        return dict(found) if found is not None else None
