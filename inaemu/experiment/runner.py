@@ -41,11 +41,30 @@ def setting_of(cfg: RunConfig) -> RunSetting:
                       compiler=cfg.compiler, lane_format=cfg.lane_format, scaling=cfg.scaling)
 
 
+def packet_code_note(cfg: RunConfig) -> str | None:
+    """One line when the run's inaemu switches run their packet code as Python rather than the
+    default C (docs/runtime.md): a traced run, native code turned off, or no compiler or
+    headers on this machine; None when they run C (or the switches are real BMv2)."""
+    if cfg.target != "inaemu":
+        return None
+    if cfg.trace:
+        return "run: packet code: Python (a traced run's switches run the traced Python code)"
+    from p4switch.runtime.cgen.nativebuild import toolchain_problem
+    problem = toolchain_problem()
+    if problem is None:
+        return None
+    return (f"run: packet code: Python, not C ({problem}; ./bootstrap.sh setup installs gcc and "
+            f"python3-dev)" if "=0" not in problem else f"run: packet code: Python ({problem})")
+
+
 def run_experiment(cfg: RunConfig, out_dir: Path, progress: Progress) -> Outcome:
     out_dir = out_dir.resolve()    # agents run in another working directory
     out_dir.mkdir(parents=True, exist_ok=True)
     config = asdict(cfg)
     (out_dir / "config.json").write_text(json.dumps(config, indent=2, default=list) + "\n")
+    note = packet_code_note(cfg)
+    if note:
+        progress(note)
     records = run_records(cfg, out_dir, progress)
     expected = {(algo, job): cfg.workers for algo in cfg.algos for job in range(1, cfg.jobs + 1)}
     summaries = summarize(records, setting_of(cfg), expected=expected)

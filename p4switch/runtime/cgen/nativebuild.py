@@ -446,9 +446,12 @@ def _build_once(source: str, target: Path) -> str | None:
         return _build(source, target)
 
 
-def _build(source: str, target: Path) -> str | None:
-    compiler = _compiler()
-    if compiler is None:
+def toolchain_problem() -> str | None:
+    """Why no program can be built as C on this machine (off, no compiler, no headers), or
+    None: a cheap check, for a run to say which packet code its switches use."""
+    if not enabled():
+        return "INAEMU_NATIVE=0"
+    if _compiler() is None:
         return "no C compiler (cc, gcc or clang) on PATH"
     include = sysconfig.get_paths().get("include")
     if not include or not Path(include, "Python.h").exists():
@@ -456,6 +459,16 @@ def _build(source: str, target: Path) -> str | None:
     numpy_include = numpy.get_include()
     if not Path(numpy_include, "numpy", "arrayobject.h").exists():
         return f"no numpy headers in {numpy_include}"
+    return None
+
+
+def _build(source: str, target: Path) -> str | None:
+    problem = toolchain_problem()
+    if problem is not None:
+        return problem
+    compiler = _compiler()
+    include = sysconfig.get_paths().get("include")
+    numpy_include = numpy.get_include()
     with tempfile.TemporaryDirectory(prefix="inaemu-native-") as tmp:
         c_file = Path(tmp) / "controls.c"
         c_file.write_text(source)
