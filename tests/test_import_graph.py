@@ -1,5 +1,6 @@
-"""The project's import graph: no import circle anywhere, and the switch runtime's layers
-(docs/runtime.md, "Layout and import direction") import only downwards.
+"""The project's import graph: no import circle anywhere, packages import only what
+docs/architecture.md allows, and the switch runtime's layers (docs/runtime.md, "Layout and
+import direction") import only downwards.
 
 Read from the sources with `ast`, nothing is imported: every `import` and `from ... import`,
 at module level or inside a function, a class or an `if` (a lazy import is still an import),
@@ -199,6 +200,28 @@ def test_the_runtime_imports_only_downwards():
                     wrong.append(f"  {module} ({LAYERS[mine][0]}) imports {target} "
                                  f"({LAYERS[theirs][0]})")
     assert not wrong, "imports against the runtime's layering:\n" + "\n".join(wrong)
+
+
+# What each of the project's packages may import of the others (docs/architecture.md): the
+# switch, the host side and the topologies stand alone; the control plane reads topologies;
+# the experiment side (inaemu) uses everything.
+PACKAGE_MAY_IMPORT = {
+    "p4switch": set(),
+    "hosts": set(),
+    "topologies": set(),
+    "controller": {"topologies"},
+    "inaemu": {"p4switch", "hosts", "topologies", "controller"},
+}
+
+
+def test_packages_import_only_what_the_architecture_allows():
+    graph = import_graph()
+    assert set(PACKAGE_MAY_IMPORT) == set(PACKAGES)
+    wrong = sorted(f"  {module} imports {target}" for module, targets in graph.items()
+                   for target in targets
+                   if target.split(".")[0] != module.split(".")[0]
+                   and target.split(".")[0] not in PACKAGE_MAY_IMPORT[module.split(".")[0]])
+    assert not wrong, "imports against docs/architecture.md:\n" + "\n".join(wrong)
 
 
 def test_the_graph_sees_lazy_and_relative_imports(tmp_path):
