@@ -68,10 +68,13 @@ def _run(*argv: str) -> str:
     return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
 
 
-def pin_to_cpu(cpu: int) -> None:
-    """The switch on one core, the sender (and the kernel's veth work) on the other."""
+def pin_to_cpu(cpu: int, pid: int = 0) -> None:
+    """The switch on one core, the sender (and the kernel's veth work) on the other (`pid` 0:
+    this process). Applied to a child after it started, not in a preexec_fn: forking a process
+    that runs gRPC with Python code in the child crashes some children (p4switch/reference/
+    bmv2.py, `dying_with_parent`)."""
     if (os.cpu_count() or 1) > cpu:
-        os.sched_setaffinity(0, {cpu})
+        os.sched_setaffinity(pid, {cpu})
 
 
 
@@ -85,8 +88,8 @@ class Bmv2Process:
         for n, name in interfaces.items():
             argv += ["-i", f"{n}@{name}"]
         argv += ["--thrift-port", str(self.thrift), "--device-id", "0", str(json_path)]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     preexec_fn=lambda: pin_to_cpu(1))
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        pin_to_cpu(1, self.proc.pid)    # at once, before simple_switch starts its threads
         deadline = time.monotonic() + 30
         while not _listening(self.thrift):
             if self.proc.poll() is not None or time.monotonic() > deadline:

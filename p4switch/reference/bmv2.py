@@ -30,12 +30,10 @@ packet is in it (BMv2 aborts on a failed `assert`) raises `SwitchStopped`.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import select
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -76,13 +74,17 @@ class SwitchStopped(Bmv2Error):
     """simple_switch exited while a packet was in it (BMv2 aborts on a failed assert)."""
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: the kernel kills it when the driver's process dies, so a
-    killed test run leaves no simple_switch behind (Linux prctl PR_SET_PDEATHSIG)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+def dying_with_parent(command: list[str]) -> list[str]:
+    """`command` made to die when the process that starts it dies (Linux PR_SET_PDEATHSIG), so
+    a killed test run leaves no simple_switch behind: through util-linux's `setpriv
+    --pdeathsig`, never a Python `preexec_fn`. A preexec_fn makes subprocess fork() and run
+    Python in the child, and in a process where gRPC is running (the P4Runtime server and
+    client tests share the pytest process) gRPC's fork handlers crashed about 4 % of those
+    children (SIGSEGV, SIGABRT, "epoll_wait error: Bad file descriptor" written into the
+    switch's log): simple_switch "refused" a valid program, or its CLI died before it was
+    given the port. Without setpriv the command runs as it is."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else list(command)
 
 
 def free_tcp_port() -> int:
@@ -184,19 +186,19 @@ class SimpleSwitch:
         ipc = f"ipc://{self._dir}/packets.ipc"
         site = sorted(self.toolchain.root.glob("lib/python3*/site-packages"))
         self._cli = subprocess.Popen(       # imports while the switch starts (cli_launcher.py)
-            [_cli_python(self.toolchain.cli), str(Path(__file__).with_name("cli_launcher.py"))],
+            dying_with_parent([_cli_python(self.toolchain.cli),
+                               str(Path(__file__).with_name("cli_launcher.py"))]),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1",
-                 "PYTHONPATH": ":".join(str(p) for p in site)}, preexec_fn=_die_with_parent)
+                 "PYTHONPATH": ":".join(str(p) for p in site)})
         for attempt in range(3):
             self.thrift_port = free_tcp_port()
             command = [str(self.toolchain.simple_switch), "--packet-in", ipc,
                        "--thrift-port", str(self.thrift_port),
                        "--notifications-addr", f"ipc://{self._dir}/notifications.ipc",
                        "--log-console", "-L", "debug", str(self.json_path)]
-            self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                          preexec_fn=_die_with_parent)
+            self._proc = subprocess.Popen(dying_with_parent(command), stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             self.log = _LogWatcher(self._proc.stdout)
             # simple_switch logs "Thrift server was started" before it binds the port: ready
             # means its own socket listens on the port (else the CLI could reach a stranger)

@@ -3,7 +3,6 @@ Makefile) write it, refuses P4_14 clearly, and writes outputs with the umask's m
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
 import sys
@@ -16,10 +15,8 @@ BASIC = PROJECT / "tests" / "p4" / "basic.p4"
 
 
 def compile_(*argv: str, cwd: Path, umask: int = 0o022) -> subprocess.CompletedProcess:
-    def set_umask():
-        os.umask(umask)
     return subprocess.run([sys.executable, "-m", "inaemu", "compile", *argv], cwd=cwd,
-                          capture_output=True, text=True, preexec_fn=set_umask)
+                          capture_output=True, text=True, umask=umask)
 
 
 def mode(path: Path) -> int:

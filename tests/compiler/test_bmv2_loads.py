@@ -10,10 +10,8 @@ one that exits has refused it).
 from __future__ import annotations
 
 import copy
-import ctypes
 import json
 import os
-import signal
 import socket
 import subprocess
 import threading
@@ -24,6 +22,7 @@ import pytest
 
 from p4switch.compiler import compile_file
 from p4switch.compiler.bmv2_forms import FormError, check_document
+from p4switch.reference.bmv2 import dying_with_parent
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMPLE_SWITCH = Path("/opt/p4ref/bin/simple_switch")
@@ -189,15 +188,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _die_with_parent() -> None:
-    """In the child: be killed when the test process dies (Linux PR_SET_PDEATHSIG), so an
-    interrupted run leaves no simple_switch behind."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
-    except OSError:
-        pass
-
-
 class _Loader:
     """One simple_switch started on a JSON: .result() is None when it loaded, else its output."""
 
@@ -212,8 +202,8 @@ class _Loader:
         cmd = [str(SIMPLE_SWITCH), "--log-console", "-L", "info", "--thrift-port",
                str(_free_port()), "--device-id", str(self.device), "--notifications-addr",
                f"ipc://{self.scratch}/notify-{self.device}.ipc", str(self.json_path)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, errors="replace", preexec_fn=_die_with_parent)
+        self.proc = subprocess.Popen(dying_with_parent(cmd), stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, errors="replace")
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 

@@ -11,6 +11,7 @@ Every run gets its own name tag and gRPC ports so it can run beside other Minine
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.leftovers import leftover_interfaces, leftover_processes
+from tests.leftovers import leftover_interfaces, leftover_processes, running_processes
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--net", "mininet", "--size-mib", "0.03", "--elems", "32", "--pool", "32",
@@ -233,7 +234,7 @@ def test_cleanup_removes_what_a_killed_run_left(tmp_path) -> None:
     tag, grpc_base = "ql", 21460
     out = tmp_path / "run"
     shape = ["--tag", tag, "--grpc-base", str(grpc_base), "--workers", "2", "--out", str(out)]
-    process = subprocess.Popen([sys.executable, "-m", "inaemu", "run", *shape, "--size-mib", "8",
+    process = subprocess.Popen([sys.executable, "-m", "inaemu", "run", *shape, "--size-mib", "64",
                                 "--algo", "ina"], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     try:
@@ -242,9 +243,17 @@ def test_cleanup_removes_what_a_killed_run_left(tmp_path) -> None:
                 break
         process.kill()                         # no chance to clean up after itself
         process.wait(timeout=10)
+        # the orphaned agents would finish their all-reduce (seconds) and exit on their own, and
+        # then there is nothing of theirs to clean up: hold them where they are (found under
+        # load in a parallel test run, where the cleanup started after they had ended)
+        agents = [pid for pid, argv in running_processes()
+                  if "hosts.agent" in argv and str(out) in " ".join(argv)]
+        for pid in agents:
+            os.kill(pid, signal.SIGSTOP)
     finally:
         if process.poll() is None:
             process.kill()
+    assert agents, "no agent of the killed run is left to clean up"
     assert leftovers(tag, grpc_base + 1, out) != []
     done = subprocess.run([sys.executable, "-m", "inaemu", "run", "--cleanup", *shape],
                           cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
