@@ -56,6 +56,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _stale_bindings(prog: str, error: TypeError) -> int:
+    """Exit 2 with the fix when protobuf refused the P4Runtime bindings; any other TypeError is
+    a bug and goes on up."""
+    hint = stale_bindings_hint(error)
+    if hint is None:
+        raise error
+    print(f"{prog}: {hint}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
@@ -72,11 +82,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     except TypeError as exc:
-        hint = stale_bindings_hint(exc)
-        if hint is None:
-            raise
-        print(f"inaemu: {hint}", file=sys.stderr)
-        return 2
+        return _stale_bindings("inaemu", exc)
     args, extra = parser.parse_known_args(argv)
     if extra:
         print(f"inaemu {command}: error: unrecognized arguments: {' '.join(extra)} "
@@ -88,8 +94,4 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except TypeError as exc:
-        hint = stale_bindings_hint(exc)
-        if hint is None:
-            raise
-        print(f"inaemu {command}: {hint}", file=sys.stderr)
-        return 2
+        return _stale_bindings(f"inaemu {command}", exc)

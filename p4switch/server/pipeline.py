@@ -92,9 +92,36 @@ def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
     )
 
 
-MAX_VERIFIED = 4        # pipelines kept verified (least recently used first out)
-_VERIFIED: OrderedDict[bytes, Pipeline] = OrderedDict()   # serialised config -> its pipeline
-_VERIFIED_LOCK = threading.Lock()
+class _ContentCache:
+    """The last few results of a function of content (least recently used first out), shared
+    by every device given the same content: read only. A failure is not kept."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict[bytes, object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: bytes, make):
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+                return value
+        value = make()
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+MAX_VERIFIED = 4        # pipelines kept verified
+_VERIFIED = _ContentCache(MAX_VERIFIED)     # serialised config -> its pipeline
+_PARSED = _ContentCache(4)                  # JSON digest -> document
 
 
 def verified(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
@@ -103,38 +130,17 @@ def verified(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
     with the JSON) costs ~8 ms, its serialisation (the key) ~0.2 ms. The result is shared by
     every device given the same config: read only. A failure is not kept (each request gets
     its error)."""
-    key = config.SerializeToString(deterministic=True)
-    with _VERIFIED_LOCK:
-        pipeline = _VERIFIED.get(key)
-        if pipeline is not None:
-            _VERIFIED.move_to_end(key)
-            return pipeline
-    pipeline = verify(config)
-    with _VERIFIED_LOCK:
-        _VERIFIED[key] = pipeline
-        while len(_VERIFIED) > MAX_VERIFIED:
-            _VERIFIED.popitem(last=False)
-    return pipeline
+    return _VERIFIED.get(config.SerializeToString(deterministic=True), lambda: verify(config))
 
 
 def clear_verified() -> None:
-    with _VERIFIED_LOCK:
-        _VERIFIED.clear()
-
-
-_PARSED: OrderedDict[bytes, dict] = OrderedDict()   # JSON digest -> document (read only)
-_PARSED_LOCK = threading.Lock()
+    _VERIFIED.clear()
 
 
 def _parsed(raw: bytes, load) -> dict:
     """The JSON document of `raw`, parsed once per content for the last few contents (a
     simulated fabric pushes one JSON to a hundred devices; the document is only read here)."""
-    key = hashlib.sha256(raw).digest()
-    with _PARSED_LOCK:
-        doc = _PARSED.get(key)
-        if doc is not None:
-            _PARSED.move_to_end(key)
-            return doc
+    return _PARSED.get(hashlib.sha256(raw).digest(), lambda: load(raw))
     doc = load(raw)
     with _PARSED_LOCK:
         _PARSED[key] = doc
