@@ -42,10 +42,14 @@ def test_starting_children_while_grpc_runs_never_crashes_them() -> None:
 def test_the_child_dies_when_its_parent_dies(tmp_path) -> None:
     pid_file = tmp_path / "child.pid"
     parent = textwrap.dedent(f"""
-        import os, subprocess
+        import os, subprocess, time
         from p4switch.reference.bmv2 import dying_with_parent
         child = subprocess.Popen(dying_with_parent(["sleep", "60"]))
         open({str(pid_file)!r}, "w").write(str(child.pid))
+        # setpriv asks for the signal, then becomes `sleep`: a parent gone before that asked
+        # would be a race of this test, not the guarantee (a switch starts long before that)
+        while open(f"/proc/{{child.pid}}/comm").read().strip() != "sleep":
+            time.sleep(0.001)
         os._exit(0)                      # no clean-up: only the kernel can end the child
     """)
     subprocess.run([sys.executable, "-c", parent], check=True, timeout=30)
