@@ -74,7 +74,7 @@ case "$action" in
         # namespace) test is in one unit of its own, run serially (tests/conftest.py);
         # pytest's exit 5 means no test ran: a failure, never a success
         PYTEST=("$VENV/bin/python" -m pytest -q -p no:cacheprovider -n "${INAEMU_TEST_WORKERS:-auto}"
-                --dist loadgroup)
+                --dist loadgroup --no-loadscope-reorder)
         if [ "${1:-}" = "--quick" ]; then
             # the edit loop: no Mininet, namespaces, BMv2 batches or other slow tests
             shift
