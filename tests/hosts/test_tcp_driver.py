@@ -72,8 +72,13 @@ def test_a_killed_peer_fails_the_others_with_a_clear_error() -> None:
         peer.wait()
     # PeerFailed, not AllreduceTimeout: the death was noticed, long before the idle timeout
     assert all(isinstance(o, PeerFailed) for o in outcomes), outcomes
-    assert "rank 0: the left neighbour rank 2 closed its connection" in str(outcomes[0])
-    assert "rank 1" in str(outcomes[1]) and "neighbour rank" in str(outcomes[1])
+    # who hears of it first is a race: rank 0 from its left neighbour's close, or from rank 1,
+    # whose own failure (sending to rank 2) reset their connection first (seen under load)
+    first, second = str(outcomes[0]), str(outcomes[1])
+    assert first.startswith("rank 0: ") and second.startswith("rank 1: "), outcomes
+    assert "neighbour rank" in first and "neighbour rank" in second, outcomes
+    assert "the left neighbour rank 2 closed its connection" in first or \
+        "neighbour rank 2" in second, outcomes         # the dead rank is named
 
 
 def test_a_stalled_peer_ends_the_call_at_the_idle_timeout() -> None:
