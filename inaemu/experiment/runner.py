@@ -49,12 +49,14 @@ def packet_code_note(cfg: RunConfig) -> str | None:
         return None
     if cfg.trace:
         return "run: packet code: Python (a traced run's switches run the traced Python code)"
-    from p4switch.runtime.cgen.nativebuild import toolchain_problem
+    from p4switch.runtime.cgen.nativebuild import enabled, toolchain_problem
+    if not enabled():
+        return "run: packet code: Python (INAEMU_NATIVE=0)"
     problem = toolchain_problem()
     if problem is None:
         return None
     return (f"run: packet code: Python, not C ({problem}; ./bootstrap.sh setup installs gcc and "
-            f"python3-dev)" if "=0" not in problem else f"run: packet code: Python ({problem})")
+            f"python3-dev)")
 
 
 def run_experiment(cfg: RunConfig, out_dir: Path, progress: Progress) -> Outcome:

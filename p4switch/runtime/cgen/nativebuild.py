@@ -447,10 +447,8 @@ def _build_once(source: str, target: Path) -> str | None:
 
 
 def toolchain_problem() -> str | None:
-    """Why no program can be built as C on this machine (off, no compiler, no headers), or
-    None: a cheap check, for a run to say which packet code its switches use."""
-    if not enabled():
-        return "INAEMU_NATIVE=0"
+    """Why no program can be built as C on this machine (no compiler, no headers), or None: a
+    cheap check, also for a run to say which packet code its switches use (with `enabled()`)."""
     if _compiler() is None:
         return "no C compiler (cc, gcc or clang) on PATH"
     include = sysconfig.get_paths().get("include")
