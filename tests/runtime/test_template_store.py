@@ -107,3 +107,34 @@ def test_the_store_can_be_turned_off(store, monkeypatch):
     monkeypatch.setattr(template_store, "ENABLED", False)
     Switch(json.dumps(compile_file(str(ROOT / "tests" / "p4" / "basic.p4")).bmv2))
     assert not store.exists() or not list(store.iterdir())
+
+
+_LOAD_IN_ANOTHER_PROCESS = """
+import json, sys
+from p4switch.runtime import Switch
+from p4switch.runtime.program import Program
+def no_translation(*_args):
+    raise AssertionError("translated again instead of reading the store")
+Program._translate = no_translation
+switch = Switch(open(sys.argv[1]).read())
+print(",".join(switch.program.untraced.native_in_use))
+"""
+
+
+def test_a_template_with_c_code_is_read_back_by_another_process(store, tmp_path, monkeypatch):
+    """Regression: the stored template named its C module, which a fresh process could not
+    import by name (it is loaded from a file), so every process translated the program again."""
+    import subprocess
+    import sys
+    from p4switch.runtime.cgen import nativebuild
+    monkeypatch.delenv("INAEMU_NATIVE", raising=False)
+    if nativebuild.toolchain_problem():
+        pytest.fail(f"no C toolchain here: {nativebuild.toolchain_problem()}")
+    program = tmp_path / "ina.json"
+    program.write_text(json.dumps(compile_file(str(ROOT / "p4src" / "ina.p4")).bmv2))
+    here = Switch(program.read_text())               # translated, built and stored
+    assert here.program.untraced.native_in_use and list(store.glob("*.pickle.z"))
+    done = subprocess.run([sys.executable, "-c", _LOAD_IN_ANOTHER_PROCESS, str(program)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == ",".join(here.program.untraced.native_in_use)

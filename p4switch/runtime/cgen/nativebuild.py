@@ -24,12 +24,14 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import types
 from pathlib import Path
 
 import numpy
 
 from .nativemodule import NativeControls
 
+MODULE_PREFIX = "inaemu_native_"
 FLAGS = ("-O1", "-shared", "-fPIC", "-fno-strict-aliasing", "-w")
 _loaded: dict[str, object] = {}
 _lock = threading.Lock()
@@ -414,21 +416,45 @@ def load(controls: NativeControls):
             return _loaded[digest]
         if digest in why_not:
             return None
-        name = f"inaemu_native_{digest}"
-        suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-        cache = _cache_dir()
-        target = cache / (name + suffix)
+        name = MODULE_PREFIX + digest
+        target = _built_path(name)
         if not target.exists():
             problem = _build_once(module_source(controls, name), target)
             if problem is not None:
                 why_not[digest] = problem
                 return None
-        spec = importlib.util.spec_from_file_location(
-            name, target, loader=importlib.machinery.ExtensionFileLoader(name, str(target)))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _loaded[digest] = module
+        module = _loaded[digest] = _import(name, target)
         return module
+
+
+def is_native_module(module) -> bool:
+    return isinstance(module, types.ModuleType) and module.__name__.startswith(MODULE_PREFIX)
+
+
+def load_built(name: str):
+    """The built module `name` from the cache, for a translation read back from the template
+    store in another process (a module loaded from a file cannot be imported by name there);
+    FileNotFoundError when the cache no longer has it (the template is then not used)."""
+    digest = name.removeprefix(MODULE_PREFIX)
+    with _lock:
+        if digest not in _loaded:
+            target = _built_path(name)
+            if not target.exists():
+                raise FileNotFoundError(f"native module {name} is not in {target.parent}")
+            _loaded[digest] = _import(name, target)
+        return _loaded[digest]
+
+
+def _built_path(name: str) -> Path:
+    return _cache_dir() / (name + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+
+
+def _import(name: str, target: Path):
+    spec = importlib.util.spec_from_file_location(
+        name, target, loader=importlib.machinery.ExtensionFileLoader(name, str(target)))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _build_once(source: str, target: Path) -> str | None:

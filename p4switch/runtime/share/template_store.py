@@ -44,6 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cgen import nativebuild
+
 # the runtime package (p4switch.runtime) this module is part of, one level up: its sources, all
 # sub-packages included, are fingerprinted, and its modules' objects are pickled by name
 RUNTIME_PACKAGE = __name__.rsplit(".", 2)[0]
@@ -192,7 +194,11 @@ class _TemplatePickler(pickle.Pickler):
         if kind is dict and id(obj) in self.module_dicts:
             return _module_dict, (self.module_dicts[id(obj)],)
         if kind is types.ModuleType:
+            if nativebuild.is_native_module(obj):     # loaded from a file, not by name
+                return nativebuild.load_built, (obj.__name__,)
             return importlib.import_module, (obj.__name__,)
+        if kind is types.BuiltinFunctionType and nativebuild.is_native_module(obj.__self__):
+            return getattr, (obj.__self__, obj.__name__)
         if kind is types.CodeType:
             return marshal.loads, (marshal.dumps(obj),)
         if kind is types.CellType:
