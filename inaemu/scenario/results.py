@@ -1,0 +1,140 @@
+"""What a scenario run produced, as plain data: per job, per iteration, per event, and the
+samples behind the timeline plot. One definition, read by the report writer
+(inaemu/scenario/report.py), the plot (inaemu/scenario/plot.py), the CLI and user scripts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class IterationRecord:
+    """One iteration of one job: compute, then its all-reduce. Times are seconds from the
+    start of the scenario (virtual in the simulator, wall on Mininet); `allreduce_s` runs from
+    the end of the slowest worker's compute until the last worker has the sum."""
+
+    job: str
+    iteration: int
+    algo: str
+    started_s: float
+    compute_done_s: float
+    ended_s: float | None
+    allreduce_s: float | None
+    correct: bool
+    retransmissions: int
+    restarts: int = 0          # times this iteration's all-reduce was restarted after a re-plan
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class JobRecord:
+    """One job over the whole scenario."""
+
+    name: str
+    algo: str
+    workers: tuple[str, ...]
+    arrived_s: float | None        # None: never started (the scenario ended first)
+    ended_s: float | None
+    iterations_done: int
+    iterations: int
+    correct: bool                  # every iteration's sum was right at every worker
+    error: str | None
+    retransmissions: int
+    placements: list[dict] = field(default_factory=list)   # how INA placed it, one per (re)plan
+    final_algo: str | None = None  # what it ran at the end (a job moved to the ring says so)
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["workers"] = list(self.workers)
+        return out
+
+
+@dataclass
+class EventRecord:
+    """One event of the timeline: when it happened, when the controller learnt it (failures),
+    what the controller did, and per job it affected how long until that job made progress
+    again (`recovery_s`, seconds from the event; None: it never did)."""
+
+    index: int
+    at_s: float
+    kind: str
+    description: str
+    detected_s: float | None = None
+    actions: list[str] = field(default_factory=list)
+    recovery_s: dict[str, float | None] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class FlowRecord:
+    """A background flow: its bytes delivered and mean goodput while it ran."""
+
+    name: str
+    kind: str
+    sources: tuple[str, ...]
+    destination: str
+    started_s: float
+    stopped_s: float | None
+    bytes_delivered: int
+    goodput_mbps: float
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["sources"] = list(self.sources)
+        return out
+
+
+@dataclass
+class Samples:
+    """The timeline at regular times: each job's progress (iterations done, fractional: 2.5
+    is halfway through the third all-reduce) and each busy link direction's utilisation
+    (fraction of its bandwidth, over the interval ending at the sample)."""
+
+    times_s: list[float] = field(default_factory=list)
+    progress: dict[str, list[float]] = field(default_factory=dict)
+    link_times_s: list[float] = field(default_factory=list)
+    link_utilisation: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    net: str                       # "sim" or "mininet"
+    seed: int
+    jobs: list[JobRecord]
+    iterations: list[IterationRecord]
+    events: list[EventRecord]
+    flows: list[FlowRecord]
+    samples: Samples
+    duration_s: float              # virtual (sim) or wall (Mininet) seconds of the timeline
+    wall_s: float
+    stop: str = "done"             # or "time limit"
+
+    @property
+    def correct(self) -> bool:
+        return bool(self.jobs) and all(job.correct and job.error is None for job in self.jobs)
+
+    def job(self, name: str) -> JobRecord:
+        for job in self.jobs:
+            if job.name == name:
+                return job
+        raise KeyError(f"no job named {name!r}")
+
+    def iterations_of(self, name: str) -> list[IterationRecord]:
+        return [it for it in self.iterations if it.job == name]
+
+    def summary(self) -> dict:
+        """Everything but the samples, JSON-ready (summary.json)."""
+        return {"name": self.name, "net": self.net, "seed": self.seed,
+                "correct": self.correct, "stop": self.stop, "duration_s": self.duration_s,
+                "wall_s": self.wall_s,
+                "jobs": [job.as_dict() for job in self.jobs],
+                "iterations": [it.as_dict() for it in self.iterations],
+                "events": [event.as_dict() for event in self.events],
+                "flows": [flow.as_dict() for flow in self.flows]}
