@@ -14,7 +14,8 @@ from controller.client import SwitchClient
 from controller.errors import ControllerError
 from controller.ina_jobs import (Entry, FallbackServer, InaJob, JobPlan, JobRefused,
                                  aggregator_address, check_job, plan_job)
-from controller.ina_switches import (CellState, InaSwitches, check_slot, delete_group,
+from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_cells,
+                                     delete_group,
                                      insert_entries, read_cell, remove_entries, undo_quietly)
 
 __all__ = ["CellState", "InaJobs"]
@@ -73,6 +74,7 @@ class InaJobs(InaSwitches[JobPlan]):
         """Group first, then entries per switch in plan order; undo everything on a failure."""
         done: list[tuple[SwitchClient, Entry]] = []
         job_client = self._client(plan.job.switch)
+        clear_cells(job_client, range(plan.base, plan.base + plan.job.cells))
         job_client.set_multicast_group(plan.mgid, plan.replicas)
         try:
             for switch, entries in plan.entries.items():      # batched WriteRequests

@@ -18,7 +18,7 @@ from typing import Callable, Generic, Mapping, TypeVar
 from p4.v1 import p4runtime_pb2
 
 from controller import entities
-from controller.client import DELETE, MAX_BATCH, SwitchClient
+from controller.client import DELETE, MAX_BATCH, MODIFY, SwitchClient
 from controller.errors import ControllerError, P4RuntimeError
 from controller.ina_jobs import (FIRST_JOB_GROUP, JOB_COUNTERS, MAX_GROUP, PENDING_REGISTER,
                                  SEEN_REGISTER, CellPool, Entry, InaProgram, JobRefused)
@@ -140,6 +140,30 @@ def read_cell(client: SwitchClient, program: InaProgram, cell: int) -> CellState
 
 def _signed32(value: int) -> int:
     return value - (1 << 32) if value & 0x80000000 else value
+
+
+CLEARED_REGISTERS = (SEEN_REGISTER, PENDING_REGISTER, "ina_overflow")
+
+
+def clear_cells(client: SwitchClient, cells: range) -> None:
+    """Zero the scoreboard (member bitmap, pending count, overflow flag) of `cells` before a
+    job uses them. Cells freed by a job removed mid-call keep its state: a new job's first
+    contribution would be added to the old partial sum (pending != 0) or taken for a
+    duplicate (its bit set). The sums and block maxima need no clearing: a cell's first
+    contribution overwrites them (docs/protocol.md §3)."""
+    index = client.index
+    names = [n for n in CLEARED_REGISTERS if _has_register(index, n)]
+    updates = [(MODIFY, entities.register_write(index, name, cell, 0))
+               for name in names for cell in cells]
+    client.write(updates, [f"register {name}[{cell}] = 0" for name in names for cell in cells])
+
+
+def _has_register(index, name: str) -> bool:
+    try:
+        index.register(name)
+    except (KeyError, ValueError, ControllerError):
+        return False
+    return True
 
 
 def delete_entry(client: SwitchClient, entry: Entry) -> None:

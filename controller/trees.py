@@ -37,7 +37,8 @@ from controller.errors import ControllerError
 from controller.ina_jobs import (AggregationJob, Entry, InaProgram, JobRefused,
                                  aggregator_address, aggregator_mac, aggregator_routes,
                                  check_job_id)
-from controller.ina_switches import (CellState, InaSwitches, check_slot, delete_group, read_cell,
+from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_cells,
+                                     delete_group, read_cell,
                                      insert_entries, remove_entries, undo_quietly)
 from topologies.model import Topology
 
@@ -438,6 +439,8 @@ class TreeJobs(InaSwitches[TreePlan]):
         for switch, entry in plan.entries:
             per_switch.setdefault(switch, []).append(entry)
         try:
+            for switch in plan.nodes:
+                clear_cells(self._client(switch), plan.cell_range(switch))
             for switch, replicas in plan.groups.items():
                 client = self._client(switch)
                 client.set_multicast_group(plan.nodes[switch].mgid, replicas)

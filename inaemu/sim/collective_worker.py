@@ -36,8 +36,10 @@ ACK_PORT = 40002
 class CollectiveWorker:
     def __init__(self, node: HostNode, session: CollectiveSession, algo: str,
                  peer_ips: dict[int, bytes], vector: np.ndarray, transport: TransportConfig,
-                 stall_timeout: float, on_end: Callable[["CollectiveWorker"], None]):
+                 stall_timeout: float, on_end: Callable[["CollectiveWorker"], None], *,
+                 data_port: int = DATA_PORT, ack_port: int = ACK_PORT):
         self.algo = algo
+        self.data_port, self.ack_port = data_port, ack_port   # per call in a scenario
         self.node = node
         self.session = session
         self.vector = vector
@@ -52,8 +54,8 @@ class CollectiveWorker:
         self.receivers = {p: ReliableReceiver(per_peer) for p in peer_ips}
         self._rto_timers = {p: node.timer(lambda p=p: self._on_rto(p)) for p in peer_ips}
         self._stall_timer = node.timer(self._on_stall)
-        node.listen(PROTO_TCP, DATA_PORT, self._on_data)
-        node.listen(PROTO_TCP, ACK_PORT, self._on_ack)
+        node.listen(PROTO_TCP, data_port, self._on_data)
+        node.listen(PROTO_TCP, ack_port, self._on_ack)
 
     @property
     def state(self) -> str:
@@ -82,7 +84,8 @@ class CollectiveWorker:
         ip = self.peer_ips[peer]
         for seg in segments:
             flags = TCP_ACK | (TCP_PSH if seg.psh else 0)
-            node.send_frame(node.addressing.tcp_frame(ip, ACK_PORT, DATA_PORT, seg.seq, 0, flags,
+            node.send_frame(node.addressing.tcp_frame(ip, self.ack_port, self.data_port, seg.seq, 0,
+                                                      flags,
                                                       b"", seg.data, node.next_ident()))
         self._rto_timers[peer].set(self.senders[peer].deadline)
 
@@ -119,7 +122,8 @@ class CollectiveWorker:
         if ack is not None:
             node = self.node
             options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
-            node.send_frame(node.addressing.tcp_frame(datagram.src_ip, DATA_PORT, ACK_PORT, 0,
+            node.send_frame(node.addressing.tcp_frame(datagram.src_ip, self.data_port,
+                                                  self.ack_port, 0,
                                                       ack.cumulative, TCP_ACK, options, b"",
                                                       node.next_ident()))
         if not data or self.outcome.finished:
@@ -165,7 +169,8 @@ class CollectiveWorker:
 
 def plan_worker(net, workers: tuple[str, ...], rank: int, algo: str, vector: np.ndarray,
                 transport: TransportConfig, stall_timeout: float, accumulate: str,
-                on_end: Callable[["CollectiveWorker"], None]) -> CollectiveWorker:
+                on_end: Callable[["CollectiveWorker"], None], *, data_port: int = DATA_PORT,
+                ack_port: int = ACK_PORT) -> CollectiveWorker:
     """Rank `rank` of a job on hosts `workers` (in rank order) running `algo`'s plan; the
     hierarchical ring groups ranks by the switch their host hangs off (topology-aware)."""
     from hosts.collectives import plan_for
@@ -180,4 +185,4 @@ def plan_worker(net, workers: tuple[str, ...], rank: int, algo: str, vector: np.
     from inaemu.sim.frames import ip_bytes
     ips = {p: ip_bytes(topology.host(workers[p]).ip) for p in session.peers}
     return CollectiveWorker(net.hosts[workers[rank]], session, algo, ips, vector, transport,
-                            stall_timeout, on_end)
+                            stall_timeout, on_end, data_port=data_port, ack_port=ack_port)

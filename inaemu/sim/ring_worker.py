@@ -37,8 +37,12 @@ class RingWorker:
 
     def __init__(self, node: HostNode, session: RingSession, right_ip: bytes, left_ip: bytes,
                  vector: np.ndarray, transport: TransportConfig, stall_timeout: float,
-                 on_end: Callable[["RingWorker"], None]):
+                 on_end: Callable[["RingWorker"], None], *, data_port: int = DATA_PORT,
+                 ack_port: int = ACK_PORT):
         self.node = node
+        # a scenario runs successive calls on their own port pairs, so a late segment of one
+        # call's stream can never be taken for the next call's bytes
+        self.data_port, self.ack_port = data_port, ack_port
         self.session = session
         self.right_ip = right_ip
         self.left_ip = left_ip
@@ -50,8 +54,8 @@ class RingWorker:
         self.receiver = ReliableReceiver(transport)
         self._rto_timer = node.timer(self._on_rto)
         self._stall_timer = node.timer(self._on_stall)
-        node.listen(PROTO_TCP, DATA_PORT, self._on_data)
-        node.listen(PROTO_TCP, ACK_PORT, self._on_ack)
+        node.listen(PROTO_TCP, data_port, self._on_data)
+        node.listen(PROTO_TCP, ack_port, self._on_ack)
 
     @property
     def state(self) -> str:
@@ -76,7 +80,8 @@ class RingWorker:
         node = self.node
         for seg in segments:
             flags = TCP_ACK | (TCP_PSH if seg.psh else 0)
-            node.send_frame(node.addressing.tcp_frame(self.right_ip, ACK_PORT, DATA_PORT, seg.seq,
+            node.send_frame(node.addressing.tcp_frame(self.right_ip, self.ack_port, self.data_port,
+                                                      seg.seq,
                                                       0, flags, b"", seg.data, node.next_ident()))
         self._rto_timer.set(self.sender.deadline)
 
@@ -124,7 +129,8 @@ class RingWorker:
     def _send_ack(self, ack: Ack) -> None:
         node = self.node
         options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
-        node.send_frame(node.addressing.tcp_frame(self.left_ip, DATA_PORT, ACK_PORT, 0,
+        node.send_frame(node.addressing.tcp_frame(self.left_ip, self.data_port, self.ack_port,
+                                                  0,
                                                   ack.cumulative, TCP_ACK, options, b"",
                                                   node.next_ident()))
 

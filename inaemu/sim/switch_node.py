@@ -69,6 +69,7 @@ class SwitchCounters:
     emitted: int = 0
     dropped_input_queue: int = 0
     unrouted: int = 0
+    dropped_down: int = 0       # frames that reached (or were inside) the switch while it was down
     busy_s: float = 0.0
 
     def as_dict(self) -> dict:
@@ -101,6 +102,33 @@ class SwitchNode:
         self._busy = False
         self._drain_event = None    # the pending departure from the runtime's egress queues
         self.recorder = None        # an inaemu.trace SwitchRecorder in traced runs, else None
+        self.down = False           # crashed (a scenario's switch_crash): forwards nothing
+        self._stale_finishes = 0    # service ends still due for frames lost in a crash
+
+    # -- failures (scenarios) -------------------------------------------------------------------
+
+    def crash(self) -> None:
+        """The switch process dies: what waits or is being served is lost, its P4Runtime
+        server goes away, and its program, tables and registers are gone (a restart starts
+        from an empty switch)."""
+        self.down = True
+        self.counters.dropped_down += len(self._waiting)
+        self._waiting.clear()
+        self._stale_finishes += self._busy
+        self._busy = False
+        if self._drain_event is not None:
+            self._drain_event.cancel()
+            self._drain_event = None
+        self.stop_server()
+
+    def restart(self) -> None:
+        """Come back as an empty switch (no program), as simple_switch_grpc starts; the
+        controller pushes the pipeline and the state again."""
+        self.switch = Switch(None)
+        self.switch.clock = self.loop.clock
+        self._receive = self.switch.receive
+        self._queue_next_due = self.switch.queue_next_due
+        self.down = False
 
     # -- control plane --------------------------------------------------------------------------
 
@@ -136,6 +164,9 @@ class SwitchNode:
 
     def receive(self, port: int, frame: bytes) -> None:
         self.counters.received += 1
+        if self.down:
+            self.counters.dropped_down += 1
+            return
         if self.recorder is not None:
             self.recorder.arrived(port, frame)
         if self._busy:
@@ -194,6 +225,10 @@ class SwitchNode:
             link.send(out)
 
     def _finish(self, outputs: list[tuple[int, bytes]]) -> None:
+        if self._stale_finishes:       # the frame in service when the switch crashed
+            self._stale_finishes -= 1
+            self.counters.dropped_down += 1
+            return
         self._emit(outputs)
         if self._waiting:
             self._serve(*self._waiting.popleft())

@@ -32,9 +32,9 @@ def test_a_flat_job_is_one_write_per_switch():
                 5, ["h1", "h3", "h5"], "s2", k=K, pool_size=4)
     finally:
         network.stop_servers()
-    # s2: its multicast group, then every job entry in one request; s1, s3: the route to the
-    # aggregator address in one request each
-    assert writes == {"s2": 2, "s1": 1, "s3": 1}
+    # s2: its cells' scoreboard cleared, its multicast group, then every job entry in one
+    # request; s1, s3: the route to the aggregator address in one request each
+    assert writes == {"s2": 3, "s1": 1, "s3": 1}
     assert sum(len(entries) for entries in plan.entries.values()) > 4
 
 
@@ -43,3 +43,32 @@ def test_a_flat_job_still_aggregates():
     result = simulate(topology, [SimJob(5, ("h1", "h3", "h5"), "s2")], algo="ina",
                       size_bytes=256, elems_k=K)
     assert result.correct
+
+
+def test_a_job_placed_on_cells_another_job_left_mid_call_starts_clean():
+    """Regression: a job removed in the middle of a call (a scenario's re-plan) leaves member
+    bits and pending counts in its cells; a job given those cells later must not inherit
+    them (its first contributions would be added to the old partial sums, or answered as
+    duplicates with a stale result)."""
+    topology = linear(3, 2)
+    network = SimNetwork(topology, seed=0)
+    program = control.compile_program(str(control.INA_PROGRAM), (("INA_K", str(K)),))
+    try:
+        with Fabric(network.start_servers(), timeout=10) as fabric:
+            control.push_program(fabric, program)
+            jobs = InaJobs(fabric.topology, fabric.clients)
+            old = jobs.install(5, ["h1", "h3", "h5"], "s2", k=K, pool_size=4)
+            client = fabric["s2"]
+            cells = range(old.base, old.base + old.job.cells)
+            for cell in cells:                 # a call interrupted half-way
+                client.write_register("ina_seen", cell, 0b011)
+                client.write_register("ina_pending", cell, 1)
+            jobs.remove(5)
+            new = InaJobs(fabric.topology, fabric.clients).install(
+                6, ["h1", "h3", "h5"], "s2", k=K, pool_size=4)
+            assert new.base == old.base            # the same cells, handed out again
+            seen = client.read_register("ina_seen")
+            pending = client.read_register("ina_pending")
+    finally:
+        network.stop_servers()
+    assert all(seen[cell] == 0 and pending[cell] == 0 for cell in cells)
