@@ -238,13 +238,13 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
         trees = {}
     remaining = [0]
     references: dict = {}
-    verdicts: dict = {}       # id(app) -> _judge(...) at the worker's end (frees INA's bounds)
+    verdicts: dict = {}       # id(app) -> judge_worker(...) at the worker's end (frees INA's bounds)
     jobs_of: dict = {}
 
     def ended(app) -> None:
         remaining[0] -= 1
         if app.outcome.result is not None and id(app) in jobs_of:
-            verdicts[id(app)] = _judge(algo, app, references[jobs_of[id(app)]])
+            verdicts[id(app)] = judge_worker(algo, app, references[jobs_of[id(app)]])
         if not remaining[0]:
             net.loop.stop()
 
@@ -252,7 +252,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
                                       transport, stall_timeout, ring_accumulate, ended,
                                       given=given)
     remaining[0] = len(members)
-    references.update(_references(inputs))
+    references.update(reference_sums(inputs))
     jobs_of.update({id(member.app): member.job for member in members})
     by_host = {member.host: member for member in members}
     for host, at in (deaths or {}).items():
@@ -435,7 +435,7 @@ def _kill(net: SimNetwork, host: str, member: _Member | None) -> None:
         member.app.abort(f"{host} was killed at {net.loop.now:g} s")
 
 
-def _references(inputs: dict) -> dict:
+def reference_sums(inputs: dict) -> dict:
     """job -> (float64 sum, float64 sum of magnitudes, n), one vector at a time (stacking 1024
     workers' 1 MiB in float64 took 2 GiB, 4 with its abs)."""
     references = {}
@@ -450,7 +450,7 @@ def _references(inputs: dict) -> dict:
     return references
 
 
-def _judge(algo: str, app, reference) -> tuple:
+def judge_worker(algo: str, app, reference) -> tuple:
     """(max error, mean error, largest bound, correct) of a worker's result; all None/False
     without one. INA's per-element bound array is dropped once used (2 MiB per worker)."""
     exact, abs_sum, n = reference
@@ -474,7 +474,7 @@ def _collect(net: SimNetwork, members: list[_Member], references: dict, verdicts
         node = net.hosts[member.host]
         verdict = verdicts.get(id(member.app))
         if verdict is None:
-            verdict = _judge(algo, member.app, references[member.job])
+            verdict = judge_worker(algo, member.app, references[member.job])
         max_err, mean_err, bound, correct = verdict
         records.append(WorkerRecord(
             algo=algo, job=member.job, worker=member.rank, host=member.host,

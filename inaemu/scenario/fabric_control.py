@@ -1,0 +1,190 @@
+"""The controller of a scenario: one P4Runtime session per switch for the whole timeline.
+
+It does what the controller of a real fabric does around aggregation jobs that come and go
+and failures (docs/protocol.md §8): configure every switch (ina.p4, so any switch can take
+part in a tree placed later, and the routes), place a job (a tree on multi-tier networks, its
+one switch on a star) under a fresh P4 job id, remove it, re-route the fabric around links and
+switches that are down, and give a restarted switch its pipeline and routes again. Which
+links and switches are down is its own view (what it has learnt), not the network's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from controller.errors import ControllerError
+from controller.fabric import Fabric
+from controller.ina_control import InaJobs
+from controller.ina_jobs import aggregator_address
+from controller.ina_switches import delete_group, remove_entries
+from controller.routing import L3_FORWARD
+from controller.trees import TreeJob, TreeJobs, choose_root
+from topologies.model import Topology
+
+from inaemu.sim import control
+
+MAX_P4_JOB_ID = 1023
+
+
+class PlacementRefused(Exception):
+    """No aggregation tree can be placed for the job on what survives."""
+
+
+@dataclass
+class Placement:
+    """One placement of a job: its P4 job id (a fresh one each time, so packets of an older
+    placement still in flight are dropped as an unknown job, never counted), where each worker
+    sends, and what was written (to remove it)."""
+
+    p4_job: int
+    workers: tuple[str, ...]
+    addresses: tuple[str, ...]
+    worker_ids: tuple[int, ...]
+    switches: tuple[str, ...]          # the aggregating switches, root first
+    summary: dict
+    plan: object = field(repr=False)
+    tree: bool = True
+
+    def uses_switch(self, switch: str) -> bool:
+        return switch in self.switches
+
+    def uses_link(self, a: str, b: str, topology: Topology) -> bool:
+        """Whether the link a-b carries this placement's traffic: between two of its switches
+        that are parent and child, or between a worker and its switch."""
+        ends = {a, b}
+        if self.tree:
+            for switch, node in self.summary.items():
+                parent = node.get("parent")
+                if parent is not None and ends == {switch, parent}:
+                    return True
+        for host in self.workers:
+            if host in ends and topology.host_link(host).node in ends:
+                return True
+        if not self.tree and len(ends & set(self.switches)) == 1:
+            # a flat job's workers reach its one switch along routed paths: any switch link
+            # next to it may carry them
+            return all(n in {s.name for s in topology.switches} for n in ends)
+        return False
+
+
+class FabricControl:
+    """Sessions with every switch of a `SimNetwork` served in process, kept for the scenario."""
+
+    def __init__(self, network, *, elems_k: int, pool_size: int,
+                 say=lambda _line: None):
+        self.network = network
+        self.elems_k = elems_k
+        self.pool_size = pool_size
+        self.say = say
+        self.program = control.compile_program(str(control.INA_PROGRAM),
+                                               (("INA_K", str(elems_k)),))
+        self.down_links: set[frozenset[str]] = set()
+        self.down_switches: set[str] = set()
+        self._next_id = 1
+        self.fabric = Fabric(network.topology, timeout=10.0, channels=network.start_local())
+        for client in self.fabric.clients.values():
+            client.set_pipeline(self.program.p4info, self.program.config)
+        self.routes = self.fabric.install_routes(L3_FORWARD, aggregate=True)
+        self.placements: dict[int, Placement] = {}
+
+    def close(self) -> None:
+        self.fabric.close()
+        self.network.stop_servers()
+
+    # -- what survives --------------------------------------------------------------------------
+
+    def topology_now(self) -> Topology:
+        from topologies.degraded import surviving
+        return surviving(self.network.topology, self.down_links, self.down_switches)
+
+    def clients_now(self) -> dict:
+        return {name: client for name, client in self.fabric.clients.items()
+                if name not in self.down_switches}
+
+    def reroute(self) -> dict:
+        """Make every live switch forward along what survives, aggregator addresses too."""
+        from controller.reroute import replace_routes
+        topology = self.topology_now()
+        addresses = {aggregator_address(topology, s): s
+                     for p in self.placements.values() for s in p.switches}
+        return replace_routes(self.clients_now(), topology, L3_FORWARD, aggregate=True,
+                              addresses=addresses)
+
+    def switch_restarted(self, name: str) -> None:
+        """A switch back from a crash: a new session, its pipeline, then routes everywhere."""
+        node = self.network.switches[name]
+        channel = node.start_local()
+        old = self.fabric.clients.pop(name, None)
+        if old is not None:
+            try:
+                old.close()
+            except Exception:          # its server is gone with the crash
+                pass
+        from controller.client import SwitchClient
+        spec = self.network.topology.switch(name)
+        client = SwitchClient(name, "in process", spec.device_id, election_id=(0, 1),
+                              timeout=10.0, channel=channel)
+        client.set_pipeline(self.program.p4info, self.program.config)
+        self.fabric.clients[name] = client
+        self.down_switches.discard(name)
+
+    # -- jobs -----------------------------------------------------------------------------------
+
+    def place(self, workers: tuple[str, ...], *, root: str | None, tree: bool) -> Placement:
+        """A fresh placement of a job on what survives; PlacementRefused says why not."""
+        topology = self.topology_now()
+        p4_job = self._fresh_id()
+        clients = self.clients_now()
+        try:
+            if tree:
+                if root is None or root in self.down_switches:
+                    root = choose_root(topology, workers, p4_job)
+                plan = TreeJobs(topology, clients).install(
+                    TreeJob(p4_job, tuple(workers), self.elems_k, self.pool_size, root))
+                placement = Placement(p4_job, tuple(workers),
+                                      tuple(e.address for e in plan.endpoints),
+                                      tuple(e.worker_id for e in plan.endpoints),
+                                      tuple(plan.nodes), plan.summary(), plan, True)
+            else:
+                switch = root or topology.host_link(workers[0]).node
+                if switch in self.down_switches:
+                    raise PlacementRefused(f"its switch {switch} is down")
+                plan = InaJobs(topology, clients).install(p4_job, list(workers), switch,
+                                                          k=self.elems_k,
+                                                          pool_size=self.pool_size)
+                placement = Placement(p4_job, tuple(workers),
+                                      (plan.job.aggregator_ip,) * len(workers),
+                                      tuple(range(len(workers))), (switch,),
+                                      {switch: {"base": plan.base, "mgid": plan.mgid}}, plan,
+                                      False)
+        except (ControllerError, KeyError, ValueError) as error:
+            raise PlacementRefused(str(error)) from None
+        self.placements[p4_job] = placement
+        return placement
+
+    def remove(self, placement: Placement) -> None:
+        """Delete a placement's entries and groups on the switches that are still up (a crashed
+        switch lost them already)."""
+        self.placements.pop(placement.p4_job, None)
+        plan = placement.plan
+        live = self.clients_now()
+        if placement.tree:
+            pairs = [(live[s], e) for s, e in plan.entries if s in live]
+            groups = [(live[s], node.mgid) for s, node in plan.nodes.items() if s in live]
+        else:
+            pairs = [(live[s], e) for s, entries in plan.entries.items() if s in live
+                     for e in entries]
+            groups = [(live[plan.job.switch], plan.mgid)] if plan.job.switch in live else []
+        try:
+            remove_entries(pairs)
+            for client, mgid in groups:
+                delete_group(client, mgid)
+        except ControllerError as error:
+            self.say(f"controller: removing job {placement.p4_job}: {error}")
+
+    def _fresh_id(self) -> int:
+        if self._next_id > MAX_P4_JOB_ID:
+            raise PlacementRefused("out of P4 job ids (1..1023) for this scenario")
+        chosen = self._next_id
+        self._next_id += 1
+        return chosen
