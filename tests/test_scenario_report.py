@@ -157,6 +157,15 @@ def test_a_wrong_job_makes_the_verdict_wrong(tmp_path):
     assert "resnet (error: switch s1 crashed)" in verdict and "bert" in verdict
 
 
+def test_many_wrong_jobs_fit_the_verdict_line():
+    result = big_result(samples=2, links=2, events=2)
+    result.jobs = [replace(job, correct=False) for job in result.jobs]
+    verdict = summary_lines(result)[-1]
+    assert len(verdict) <= 100
+    assert verdict.startswith("verdict: WRONG: 30 jobs: job00 (wrong sum), ")
+    assert verdict.endswith(" more")
+
+
 def test_empty_samples_still_give_a_png(tmp_path):
     result = replace(two_job_result(), samples=Samples())
     path = plot_timeline(result, tmp_path / "empty.png")

@@ -150,7 +150,8 @@ def _job_ok(job: JobRecord) -> bool:
 
 def _why_wrong(job: JobRecord) -> str:
     if job.error is not None:
-        return f"{job.name} (error: {' '.join(str(job.error).split())})"
+        error = " ".join(str(job.error).split())
+        return f"{job.name} (error: {error if len(error) <= 40 else error[:39] + chr(0x2026)})"
     return f"{job.name} (wrong sum)"
 
 
@@ -169,13 +170,24 @@ def _wrapped(head: str, items: list[str], indent: str = "      ") -> list[str]:
     return [_fit(text) for text in lines]
 
 
-def verdict(result: ScenarioResult) -> str:
-    """"correct", or "WRONG: " and what was wrong, naming the jobs."""
+def verdict(result: ScenarioResult, width: int = LINE_WIDTH - len("verdict: ")) -> str:
+    """"correct", or "WRONG: " and what was wrong, naming the jobs (as many as fit in
+    `width` characters, then how many more)."""
     if result.correct:
         return "correct"
     if not result.jobs:
         return "WRONG: no jobs"
-    return "WRONG: " + ", ".join(_why_wrong(job) for job in result.jobs if not _job_ok(job))
+    wrong = [_why_wrong(job) for job in result.jobs if not _job_ok(job)]
+    text = "WRONG: " + ", ".join(wrong)
+    if len(text) <= width:
+        return text
+    text = f"WRONG: {len(wrong)} jobs:"
+    for k, reason in enumerate(wrong):
+        more = f" and {len(wrong) - k} more"
+        if len(text) + 2 + len(reason) + len(more) > width:
+            return text + ("," if k else "") + more
+        text += ("," if k else "") + " " + reason
+    return text
 
 
 def summary_lines(result: ScenarioResult) -> list[str]:
