@@ -94,6 +94,8 @@ class FabricControl:
     # -- what survives --------------------------------------------------------------------------
 
     def topology_now(self) -> Topology:
+        if not self.down_links and not self.down_switches:
+            return self.network.topology
         from topologies.degraded import surviving
         return surviving(self.network.topology, self.down_links, self.down_switches)
 

@@ -39,7 +39,7 @@ from inaemu.scenario.fabric_control import FabricControl, Placement, PlacementRe
 from inaemu.scenario.results import (EventRecord, FlowRecord, IterationRecord, JobRecord,
                                      Samples, ScenarioResult)
 from inaemu.sim.collective_worker import plan_worker
-from inaemu.sim.driver import judge_worker, reference_sums
+from inaemu.sim.driver import InaOptions, judge_worker, reference_sums
 from inaemu.sim.frames import ip_bytes
 from inaemu.sim.ina_worker import InaWorker
 from inaemu.sim.network import SimNetwork
@@ -497,9 +497,11 @@ class JobRun:
         session = self.sessions.get(worker.host)
         options = self.engine.options
         if session is None:
+            ina = InaOptions()       # hosts.api's defaults
             session = InaSession(job=placement.p4_job, worker=placement.worker_ids[worker.rank],
                                  n=len(self.workers), k=options.elems_k,
-                                 pool_size=options.pool_size, window=options.pool_size)
+                                 pool_size=options.pool_size, window=options.pool_size,
+                                 rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx)
             self.sessions[worker.host] = session
         return InaWorker(self.engine.net.hosts[worker.host], session,
                          ip_bytes(placement.addresses[worker.rank]), vector, ended)
