@@ -291,3 +291,44 @@ def test_members_are_written_before_the_routes_that_use_them(fabric):
             if row[2].endswith("ecmp_group"):
                 params = dict(row[3])
                 assert {(params["group"], i) for i in range(params["size"])} <= members
+
+
+def test_hosts_behind_a_down_edge_switch_get_no_route(fabric):
+    """A partition: h5 and h6 hang on e1_0 only; every other switch drops their addresses (a
+    miss: /32s to the hosts it reaches, no aggregated prefix covering the lost ones)."""
+    topology = fabric.topology
+    alive = {name: client for name, client in fabric.clients.items() if name != "e1_0"}
+    summary = replace_routes(alive, surviving(topology, set(), {"e1_0"}),
+                             addresses={fabric.aggregator: JOB_SWITCH})
+    assert "e1_0" not in summary
+    walk = Forwarding(alive, topology)
+    lost = {"h5", "h6"}
+    for name in alive:
+        for host in topology.hosts:
+            ports = walk.ports(name, host.ip)
+            assert (ports is None) == (host.name in lost), (name, host.name, ports)
+    for src in topology.hosts:
+        if src.name in lost:
+            continue
+        first = topology.host_link(src.name).node
+        for dst in topology.hosts:
+            if dst.name not in lost and dst.name != src.name:
+                walk.check(first, dst.ip, dst.name, down_switches={"e1_0"})
+
+
+def test_tree_addresses_are_routed_on_the_owners_surviving_neighbours_only(fabric):
+    topology = fabric.topology
+    address = fabric.aggregator
+    target = (int(ipaddress.IPv4Address(address)), 32)
+
+    def holders() -> set[str]:
+        return {name for name, client in fabric.clients.items()
+                if any(v.match["hdr.ipv4.dstAddr"] == target
+                       for v in client.read_table("ipv4_lpm"))}
+
+    assert holders() == set(fabric.clients) - {JOB_SWITCH}          # the flat job's routes
+    fabric.replace_routes(topology, tree_addresses={address: JOB_SWITCH})
+    assert holders() == {"e0_0", "e0_1", "c0", "c1"}
+    fabric.replace_routes(surviving(topology, {FAILED}, set()),
+                          tree_addresses={address: JOB_SWITCH})
+    assert holders() == {"e0_0", "e0_1", "c1"}
