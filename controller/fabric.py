@@ -18,8 +18,9 @@ from typing import Callable, Mapping
 from controller.client import SwitchClient
 from controller.errors import ConnectionFailed, ControllerError
 from controller.p4info import P4InfoIndex
+from controller.reroute import RerouteSummary, replace_routes
 from controller.routing import (L3_FORWARD, L3_FORWARD_ARP, FloodProgram, L3Program,
-                                flood_groups, forwarding_plans)
+                                flood_groups, forwarding_plans, plan_entries)
 from topologies.model import Topology
 
 Progress = Callable[[str], None]
@@ -128,28 +129,28 @@ class Fabric:
             index = client.index
             if index is None:
                 raise ControllerError(f"{switch}: push or adopt a pipeline before installing routes")
-            use_groups = ecmp and program.has_ecmp(index)
-            groups = {g.id: g for g in plan.groups} if use_groups else {}
-            members = [m for g in groups.values()
-                       for m in program.member_entries(index, g)]
-            member_labels = [f"ECMP group {g.id} member {i} -> port {hop.port}"
-                             for g in groups.values() for i, hop in enumerate(g.next_hops)]
-            client.insert_table_entries(members, member_labels)
-            entries, labels = [], []
-            for planned in plan.routes:
-                route = planned.route
-                target = f"{route.prefix}/{route.prefix_len}"
-                if planned.group in groups:
-                    group = groups[planned.group]
-                    entries.append(program.group_entry(index, route, group, plan.hash_shift))
-                    labels.append(f"route {target} -> ECMP group {group.id}")
-                else:
-                    entries.append(program.entry(index, route))
-                    labels.append(f"route {target} -> port {route.next_hops[0].port}")
-            total += client.insert_table_entries(entries, labels)
-            detail = f", {len(groups)} ECMP groups ({len(members)} members)" if groups else ""
-            self.progress(f"{switch}: {len(entries)} routes installed in {program.table}{detail}")
+            planned = plan_entries(program, index, plan, ecmp=ecmp)
+            client.insert_table_entries(planned.members, planned.member_labels)
+            total += client.insert_table_entries(planned.routes, planned.route_labels)
+            detail = (f", {planned.groups} ECMP groups ({len(planned.members)} members)"
+                      if planned.groups else "")
+            self.progress(f"{switch}: {len(planned.routes)} routes installed in "
+                          f"{program.table}{detail}")
         return total
+
+    def replace_routes(self, topology_now: Topology, program: L3Program = L3_FORWARD, *,
+                       aggregate: bool = True, ecmp: bool = True,
+                       addresses: Mapping[str, str] = {},
+                       tree_addresses: Mapping[str, str] = {}) -> "RerouteSummary":
+        """Make every connected switch forward as `install_routes` would on `topology_now`
+        (a topology after failures, topologies/degraded.py), writing only the difference:
+        `controller.reroute.replace_routes` over this fabric's sessions."""
+        summary = replace_routes(self.clients, topology_now, program, aggregate=aggregate,
+                                 ecmp=ecmp, addresses=addresses, tree_addresses=tree_addresses)
+        for switch, changes in summary.items():
+            if changes.total:
+                self.progress(f"{switch}: {changes}")
+        return summary
 
     def install_flooding(self, program: FloodProgram = L3_FORWARD_ARP) -> int:
         """Per switch, one multicast group per port (the other ports) and the entry that uses it."""

@@ -322,6 +322,41 @@ class L3Program:
 
 
 @dataclass(frozen=True)
+class SwitchEntries:
+    """What one switch's forwarding plan becomes in a program: the ECMP members (written first),
+    then the routes; each with a label for error messages."""
+
+    members: list[p4runtime_pb2.TableEntry]
+    member_labels: list[str]
+    routes: list[p4runtime_pb2.TableEntry]
+    route_labels: list[str]
+    groups: int                 # ECMP groups used (0: every route has one next hop)
+
+
+def plan_entries(program: L3Program, index: P4InfoIndex, plan: SwitchForwarding, *,
+                 ecmp: bool = True) -> SwitchEntries:
+    """The table entries of `plan`: a route through an ECMP group where the plan has one, the
+    program offers ECMP and `ecmp` is on; otherwise the lowest-port next hop."""
+    use_groups = ecmp and program.has_ecmp(index)
+    groups = {g.id: g for g in plan.groups} if use_groups else {}
+    members = [m for g in groups.values() for m in program.member_entries(index, g)]
+    member_labels = [f"ECMP group {g.id} member {i} -> port {hop.port}"
+                     for g in groups.values() for i, hop in enumerate(g.next_hops)]
+    routes, labels = [], []
+    for planned in plan.routes:
+        route = planned.route
+        target = f"{route.prefix}/{route.prefix_len}"
+        if planned.group in groups:
+            group = groups[planned.group]
+            routes.append(program.group_entry(index, route, group, plan.hash_shift))
+            labels.append(f"route {target} -> ECMP group {group.id}")
+        else:
+            routes.append(program.entry(index, route))
+            labels.append(f"route {target} -> port {route.next_hops[0].port}")
+    return SwitchEntries(members, member_labels, routes, labels, len(groups))
+
+
+@dataclass(frozen=True)
 class FloodProgram:
     """Where broadcast flooding goes: an exact table on the ingress port, an action(group id)."""
 

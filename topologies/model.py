@@ -23,7 +23,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable
 
 MAX_SWITCH_PORT = 510  # 511 is BMv2's drop port
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,9}$")  # "<name>-eth<port>" must fit IFNAMSIZ (15)
@@ -192,6 +192,9 @@ class Topology:
     links: tuple[Link, ...] = ()
     _by_name: dict = field(init=False, repr=False, compare=False)
     _adjacency: dict = field(init=False, repr=False, compare=False)
+    # Whether a host may have no link at all (a topology after failures, topologies/degraded.py);
+    # every description of a real network gives each host exactly one.
+    detached_hosts: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         for attr in ("hosts", "switches", "links"):
@@ -231,7 +234,7 @@ class Topology:
                 raise TopologyError(f"links[{i}]", "a link must touch at least one switch")
         for i, host in enumerate(self.hosts):
             count = len(adjacency[host.name])
-            if count != 1:
+            if count != 1 and not (count == 0 and self.detached_hosts):
                 raise TopologyError(f"hosts[{i}]", f"host {host.name} has {count} links; it needs exactly 1")
         for neighbours in adjacency.values():
             neighbours.sort(key=lambda n: n.port)
@@ -284,7 +287,10 @@ class Topology:
 
     def host_link(self, host: str) -> Neighbour:
         """The single link of a host: its port, and the switch and switch port it attaches to."""
-        return self._adjacency[self.host(host).name][0]
+        links = self._adjacency[self.host(host).name]
+        if not links:
+            raise KeyError(f"host {host} has no link in topology {self.name!r}")
+        return links[0]
 
     def host_by_ip(self, ip: str) -> Host:
         for host in self.hosts:
