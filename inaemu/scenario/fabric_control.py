@@ -86,6 +86,8 @@ class FabricControl:
             client.set_pipeline(self.program.p4info, self.program.config)
         self.routes = self.fabric.install_routes(L3_FORWARD, aggregate=True)
         self.placements: dict[int, Placement] = {}
+        self.flat_owners: set[str] = set()      # switches that hold (or held) a flat job
+        self.tree_owners: set[str] = set()      # switches that are (or were) tree nodes
 
     def close(self) -> None:
         self.fabric.close()
@@ -107,10 +109,12 @@ class FabricControl:
         """Make every live switch forward along what survives, aggregator addresses too."""
         from controller.reroute import replace_routes
         topology = self.topology_now()
-        addresses = {aggregator_address(topology, s): s
-                     for p in self.placements.values() for s in p.switches}
+        # every address a placement ever used: a switch keeps its aggregator addresses after
+        # a job leaves (and writes no route for them again), so their routes must stay
+        flat = {aggregator_address(topology, s): s for s in self.flat_owners}
+        tree = {aggregator_address(topology, s): s for s in self.tree_owners}
         return replace_routes(self.clients_now(), topology, L3_FORWARD, aggregate=True,
-                              addresses=addresses)
+                              addresses=flat, tree_addresses=tree)
 
     def switch_restarted(self, name: str) -> None:
         """A switch back from a crash: a new session, its pipeline, then routes everywhere."""
@@ -129,6 +133,9 @@ class FabricControl:
         client.set_pipeline(self.program.p4info, self.program.config)
         self.fabric.clients[name] = client
         self.down_switches.discard(name)
+        # its aggregator addresses went with its tables: placed again, they get new routes
+        self.flat_owners.discard(name)
+        self.tree_owners.discard(name)
 
     # -- jobs -----------------------------------------------------------------------------------
 
@@ -162,6 +169,7 @@ class FabricControl:
         except (ControllerError, KeyError, ValueError) as error:
             raise PlacementRefused(str(error)) from None
         self.placements[p4_job] = placement
+        (self.tree_owners if tree else self.flat_owners).update(placement.switches)
         return placement
 
     def remove(self, placement: Placement) -> None:

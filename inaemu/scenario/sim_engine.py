@@ -679,16 +679,18 @@ def _connected(topology, hosts) -> bool:
     return all(h in seen for h in hosts)
 
 
-def _route_changes(summary) -> str:
-    if isinstance(summary, dict):
-        total = {}
-        for per_switch in summary.values():
-            if isinstance(per_switch, dict):
-                for key, value in per_switch.items():
-                    total[key] = total.get(key, 0) + value
-        if total:
-            return ", ".join(f"{v} {k}" for k, v in total.items())
-    return str(summary)
+def _route_changes(summary: dict) -> str:
+    """'12 routes_modified, 4 members_inserted on 6 switches' from replace_routes' summary."""
+    total: dict[str, int] = {}
+    changed = 0
+    for changes in summary.values():
+        changed += bool(changes.total)
+        for key, value in vars(changes).items():
+            if value:
+                total[key] = total.get(key, 0) + value
+    if not total:
+        return "no change"
+    return f"{', '.join(f'{v} {k}' for k, v in total.items())} on {changed} switches"
 
 
 def _check_runnable(scenario: m.Scenario, topology) -> None:
