@@ -147,7 +147,10 @@ def _parse(text: str, *, is_json: bool, default_name: str) -> Scenario:
     except yaml.MarkedYAMLError as error:
         raise _syntax_error(error) from None
     except yaml.reader.ReaderError as error:
-        raise ScenarioError("YAML syntax", f"character {error.character!r} is not allowed",
+        character = error.character
+        if isinstance(character, int):
+            character = chr(character)
+        raise ScenarioError("YAML syntax", f"character U+{ord(character):04X} is not allowed",
                             text[:error.position].count("\n") + 1) from None
     except yaml.YAMLError as error:
         raise ScenarioError("YAML syntax", str(error), 1) from None
@@ -159,11 +162,12 @@ def _parse(text: str, *, is_json: bool, default_name: str) -> Scenario:
 
 def _syntax_error(error: yaml.MarkedYAMLError) -> ScenarioError:
     mark = error.problem_mark or error.context_mark
-    problem = error.problem or error.context or "not valid YAML"
+    problem = error.problem or "not valid YAML"
     if error.problem_mark is not None:
         problem += f" (column {error.problem_mark.column + 1})"
-    if error.context and error.problem and error.context_mark is not None:
-        problem += f", {error.context} at line {error.context_mark.line + 1}"
+    if error.context:
+        since = f" at line {error.context_mark.line + 1}" if error.context_mark else ""
+        problem = f"{error.context}{since}: {problem}"
     return ScenarioError("YAML syntax", problem, mark.line + 1 if mark is not None else 1)
 
 
@@ -449,8 +453,10 @@ class _Reader:
         jobs: list[Job] = []
         named: dict[str, yaml.Node] = {}
         for index, item in enumerate(self.sequence(node, "jobs")):
-            entries = self.mapping(item, f"jobs[{index}]", JOB_KEYS, required=("name",))
-            name = self.string(entries["name"][1], f"jobs[{index}].name")
+            # a job is named by its name in errors as soon as that is known
+            where = f"jobs[{self.peek_name(item) or index}]"
+            entries = self.mapping(item, where, JOB_KEYS, required=("name",))
+            name = self.string(entries["name"][1], f"{where}.name")
             where = f"jobs[{name}]"
             if name in named:
                 self.fail(entries["name"][1], where,
@@ -477,6 +483,19 @@ class _Reader:
                 after=value("after", self.string, optional=True),
                 root=value("root", self.string, optional=True)))
         return tuple(jobs)
+
+    def peek_name(self, node) -> str | None:
+        """The `name` of a mapping node when it is a string, before the mapping is checked."""
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.value == "name" \
+                        and isinstance(value_node, yaml.ScalarNode):
+                    try:
+                        value = self.value(value_node)
+                    except ConstructorError:
+                        return None
+                    return value if isinstance(value, str) and value else None
+        return None
 
     def events(self, node) -> tuple:
         events = []
