@@ -8,6 +8,7 @@ inaemu/scenario/mininet_engine.py.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -29,8 +30,8 @@ class ScenarioError(ValueError):
 
 def _positive(where: str, value, *, zero: bool = False, integer: bool = False) -> None:
     kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or value < 0 or (
-            value == 0 and not zero):
+    if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value) \
+            or value < 0 or (value == 0 and not zero):
         what = "an integer" if integer else "a number"
         raise ScenarioError(where, f"must be {what} {'>=' if zero else '>'} 0, got {value!r}")
 
@@ -121,6 +122,10 @@ class Job:
         if self.algo not in ALGOS:
             raise ScenarioError(f"{where}.algo",
                                 f"expected one of {', '.join(ALGOS)}, got {self.algo!r}")
+        if not isinstance(self.workers, tuple) or not all(isinstance(h, str)
+                                                          for h in self.workers):
+            raise ScenarioError(f"{where}.workers", f"expected a tuple of host names, got "
+                                                    f"{self.workers!r}")
         if len(self.workers) < 2:
             raise ScenarioError(f"{where}.workers", "a job needs at least 2 workers")
         if len(set(self.workers)) != len(self.workers):
@@ -243,6 +248,7 @@ class Options:
     detection_s: float = 0.001
     time_limit_s: float = 60.0
     switch_pps: float | None = None    # sim: packets per second of each switch (None: default)
+    repair_wait_s: float = 10.0        # how long a job cut off by a failure waits for a repair
 
     def __post_init__(self) -> None:
         _positive("options.seed", self.seed, zero=True, integer=True)
@@ -250,6 +256,7 @@ class Options:
         _positive("options.pool_size", self.pool_size, integer=True)
         _positive("options.detection_s", self.detection_s, zero=True)
         _positive("options.time_limit_s", self.time_limit_s)
+        _positive("options.repair_wait_s", self.repair_wait_s, zero=True)
         if self.switch_pps is not None:
             _positive("options.switch_pps", self.switch_pps)
 
@@ -294,8 +301,8 @@ def check_scenario(scenario: Scenario) -> None:
         if job.root is not None and job.root not in switches:
             raise ScenarioError(f"{where}.root", f"no switch {job.root!r}")
     _check_after_cycles(scenario.jobs)
-    flows: set[str] = set()
-    for index, event in enumerate(scenario.events):
+    flows: dict[str, float] = {}      # name -> when it starts
+    for index, event in sorted(enumerate(scenario.events), key=lambda pair: pair[1].at_s):
         where = f"events[{index}] ({event_kind(event)})"
         _positive(f"{where}.at", event.at_s, zero=True)
         if isinstance(event, (LinkDown, LinkUp, LinkChange)):
@@ -325,7 +332,7 @@ def check_scenario(scenario: Scenario) -> None:
                                     f"expected one of {', '.join(FLOW_KINDS)}, got {event.kind!r}")
             if event.name in flows:
                 raise ScenarioError(where, f"a flow named {event.name!r} was started before")
-            flows.add(event.name)
+            flows[event.name] = event.at_s
             ends = (*event.sources, event.destination)
             for host in ends:
                 if host not in hosts:
@@ -343,7 +350,8 @@ def check_scenario(scenario: Scenario) -> None:
                 _positive(f"{where}.size_bytes", event.size_bytes, integer=True)
         elif isinstance(event, FlowStop):
             if event.name not in flows:
-                raise ScenarioError(where, f"no flow named {event.name!r} started before")
+                raise ScenarioError(where, f"no flow named {event.name!r} starts before "
+                                           f"{event.at_s:g} s")
 
 
 def _check_after_cycles(jobs: tuple[Job, ...]) -> None:

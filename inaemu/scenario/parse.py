@@ -63,6 +63,8 @@ from typing import NoReturn
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
+from inaemu.scenario.units import (DURATION_UNITS, NUMBER, parse_duration, parse_size,
+                                   size_text)
 from inaemu.scenario.model import (EVENT_KINDS, FlowStart, FlowStop, Job, LinkChange, LinkDown,
                                    LinkUp, Network, Options, Scenario, ScenarioError, SlowWorker,
                                    SwitchCrash, SwitchRestart, Workload, event_kind)
@@ -88,14 +90,7 @@ FLOW_START_KEYS = ("name", "kind", "from", "to", "rate_mbps", "size")
 FLOW_START_FIELDS = {"name": "name", "kind": "kind", "from": "sources", "to": "destination",
                      "rate_mbps": "rate_mbps", "size": "size_bytes"}
 
-SIZE_UNITS = {"B": 1, "KB": 10**3, "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-              "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
-DURATION_UNITS = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "µs": Decimal("1e-6"),
-                  "ms": Decimal("1e-3"), "s": Decimal(1), "min": Decimal(60)}
-_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_PLAIN_NUMBER = re.compile(rf"{_NUMBER}$")     # "1e5": a float in JSON, a string in YAML 1.1
-_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]+)?\s*$")
-_DURATION = re.compile(rf"\s*({_NUMBER})\s*([A-Za-zµ]+)?\s*$")
+_PLAIN_NUMBER = re.compile(rf"{NUMBER}$")     # "1e5": a float in JSON, a string in YAML 1.1
 _RANGE = re.compile(r"(\D*)(\d+)\.\.(\D*)(\d+)$")
 _STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -321,46 +316,18 @@ class _Reader:
         if optional and self.is_null(node):
             return None
         value = self.scalar(node, where, "a duration")
-        if isinstance(value, bool):
-            self.fail(node, where, f"expected a duration, got {value!r}")
-        if isinstance(value, (int, float)):
-            if not math.isfinite(value):
-                self.fail(node, where, f"expected a finite duration, got {value!r}")
-            amount = float(value)
-        elif isinstance(value, str):
-            match = _DURATION.match(value)
-            if not match or (match.group(2) and match.group(2) not in DURATION_UNITS):
-                self.fail(node, where, f"expected a duration like '5ms' (units "
-                                       f"{', '.join(DURATION_UNITS)}), got {value!r}")
-            factor = DURATION_UNITS[match.group(2)] / unit if match.group(2) else Decimal(1)
-            amount = float(Decimal(match.group(1)) * factor)
-        else:
-            self.fail(node, where, f"expected a duration, got {value!r}")
-        if amount < 0:
-            self.fail(node, where, f"a duration cannot be negative, got {value!r}")
-        return amount
+        try:
+            return parse_duration(value, unit)
+        except ValueError as error:
+            self.fail(node, where, str(error))
 
     def size(self, node, where: str) -> int:
         """Whole bytes: an integer or a string with a unit ("8MiB")."""
         value = self.scalar(node, where, "a size")
-        if isinstance(value, bool):
-            self.fail(node, where, f"expected a size in bytes, got {value!r}")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float):
-            if not math.isfinite(value) or not value.is_integer():
-                self.fail(node, where, f"must be whole bytes, got {value!r}")
-            return int(value)
-        if not isinstance(value, str):
-            self.fail(node, where, f"expected a size in bytes, got {value!r}")
-        match = _SIZE.match(value)
-        if not match or (match.group(2) and match.group(2) not in SIZE_UNITS):
-            self.fail(node, where, f"expected bytes or a size like '8MiB' (units "
-                                   f"{', '.join(SIZE_UNITS)}), got {value!r}")
-        amount = Decimal(match.group(1)) * SIZE_UNITS[match.group(2) or "B"]
-        if amount != amount.to_integral_value():
-            self.fail(node, where, f"must be whole bytes, {value!r} is {amount} bytes")
-        return int(amount)
+        try:
+            return parse_size(value)
+        except ValueError as error:
+            self.fail(node, where, str(error))
 
     def names(self, node, where: str) -> tuple[str, ...]:
         """A list of names, or one name."""
@@ -591,7 +558,7 @@ def scenario_to_dict(scenario: Scenario) -> dict:
     jobs = []
     for job in scenario.jobs:
         entry = {"name": job.name, "algo": job.algo, "workers": list(job.workers),
-                 "size": _size_text(job.workload.size_bytes),
+                 "size": size_text(job.workload.size_bytes),
                  "iterations": job.workload.iterations, "compute": job.workload.compute_s,
                  "start": job.start_s}
         if job.after is not None:
@@ -627,17 +594,9 @@ def _event_value(event):
         if event.rate_mbps is not None:
             value["rate_mbps"] = event.rate_mbps
         if event.size_bytes is not None:
-            value["size"] = _size_text(event.size_bytes)
+            value["size"] = size_text(event.size_bytes)
         return value
     return event.name    # FlowStop
-
-
-def _size_text(size: int):
-    """Whole GiB, MiB or KiB as such ("8MiB"), other sizes as an integer of bytes."""
-    for unit in ("GiB", "MiB", "KiB"):
-        if size >= SIZE_UNITS[unit] and size % SIZE_UNITS[unit] == 0:
-            return f"{size // SIZE_UNITS[unit]}{unit}"
-    return size
 
 
 def dump_scenario(scenario: Scenario, path) -> None:

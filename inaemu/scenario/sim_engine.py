@@ -238,6 +238,11 @@ class SimScenario:
             record.actions.append(f"{event.switch}: pipeline pushed again")
         summary = control.reroute()
         record.actions.append(f"re-routed ({_route_changes(summary)})")
+        for run in self.runs:
+            action = run.repaired(record.description)
+            if action is not None:
+                record.actions.append(action)
+                self.event_jobs[index][run.job.name] = self.loop.now
 
     def _start_flow(self, event: m.FlowStart, record: EventRecord) -> None:
         from inaemu.sim import background
@@ -358,6 +363,7 @@ class JobRun:
         self.sessions: dict[str, InaSession] = {}
         self.workers = [_Worker(host, rank) for rank, host in enumerate(job.workers)]
         self.generation = 0               # apps of an older generation are abandoned
+        self.suspended = None             # the give-up event while cut off by a failure
         self.retransmissions = 0
         self.progress_log: list[tuple[float, float]] = []   # (time, progress) when it grew
         self._inputs: list[np.ndarray] = []
@@ -560,17 +566,38 @@ class JobRun:
                       f"(P4 job {self.placement.p4_job})")
         except PlacementRefused as refused:
             if not _connected(engine.control.topology_now(), self.job.workers):
-                self._fail(f"its workers cannot reach each other after {why}; no placement "
-                           f"or ring can finish it ({refused})")
-                return f"job {self.job.name}: ended (workers cut off)"
+                return self._suspend(why, str(refused))
             self.algo = "ring"
             action = f"job {self.job.name}: no tree left ({refused}); moved to the ring"
+        self.suspended = None
         engine.say(f"{engine.loop.now * 1e3:9.3f} ms  {action}")
         for worker in self.workers:
             if worker.computing is None:
                 worker.done = False
                 self._start_allreduce(worker)
         return action
+
+    def _suspend(self, why: str, reason: str) -> str:
+        """Workers cut off from each other: wait for a repair (a link or switch back), at most
+        options.repair_wait_s, then end with the reason; never hang."""
+        engine = self.engine
+        wait = engine.options.repair_wait_s
+        if self.suspended is None:
+            self.suspended = engine.loop.at(engine.loop.now + wait, self._fail,
+                                            f"its workers stayed cut off from each other for "
+                                            f"{wait:g} s after {why} ({reason})")
+        action = (f"job {self.job.name}: workers cut off from each other; waiting up to "
+                  f"{wait:g} s for a repair")
+        engine.say(f"{engine.loop.now * 1e3:9.3f} ms  {action}")
+        return action
+
+    def repaired(self, why: str) -> str | None:
+        """A repair was learnt: a suspended job tries to place itself again."""
+        if self.suspended is None or self.state != "running":
+            return None
+        self.suspended.cancel()
+        self.suspended = None
+        return self.replan(why)
 
     def _abandon_apps(self) -> None:
         self.generation += 1
