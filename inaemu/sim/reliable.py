@@ -6,8 +6,9 @@ time it takes to notice it) and its guarantee (every byte, in order). The model,
 
 - Segments carry at most `mss` payload bytes inside real Ethernet/IPv4/TCP frames (the host node
   frames them); the last segment of each write has PSH. Sequence numbers count bytes from 0.
-- The sender keeps at most `window_bytes` unacknowledged. There is **no congestion control**
-  (no slow start, no cwnd halving): the window is fixed, which favours the ring baseline.
+- The sender keeps at most `window_bytes` unacknowledged. By default (`congestion="none"`)
+  there is **no congestion control** (no slow start, no cwnd halving): the window is fixed,
+  which favours the ring baseline.
 - The receiver acknowledges cumulatively, every `ack_every`-th in-order segment, at once after a
   PSH, and at once for anything out of order or duplicated; an ACK for an out-of-order segment
   carries one SACK block (RFC 2018 option) naming that segment.
@@ -17,6 +18,29 @@ time it takes to notice it) and its guarantee (every byte, in order). The model,
   `max_retx` expiries in a row without progress the connection fails (`TransportTimeout`).
 - No handshake and no FIN: connections exist from time 0 (one RTT less than TCP).
 
+Congestion control (`congestion="reno"`, for background traffic; RFC 5681 simplified): the
+sender keeps at most min(cwnd, `window_bytes`) unacknowledged (bytes from the oldest
+unacknowledged one to the next new one; SACKed bytes still count, there is no RFC 6675 "pipe").
+
+- cwnd starts at `initial_window` segments (10, RFC 6928 as Linux; RFC 5681 says 2-4), ssthresh
+  at infinity.
+- Slow start (cwnd < ssthresh): each ACK that advances adds the bytes it acknowledged (byte
+  counting without RFC 3465's per-ACK limit, as Linux: cwnd doubles per RTT with delayed ACKs),
+  never beyond ssthresh.
+- Congestion avoidance: each advancing ACK adds mss * acked / cwnd, so about one MSS per RTT
+  whatever the ACK frequency.
+- Fast retransmit (the SACK rule above) halves: ssthresh = max(flight / 2, 2 mss), cwnd =
+  ssthresh at once (no window inflation, no PRR). One halving per recovery episode: the episode
+  lasts until the cumulative ACK reaches what had been sent when it began (RFC 6582's "recover"),
+  and cwnd does not grow within it.
+- Retransmission timeout: ssthresh = max(flight / 2, 2 mss), cwnd = 1 mss, then slow start again
+  (a fast retransmit of what was outstanding at the timeout does not halve again).
+  Simplification: the timer still resends every unSACKed outstanding segment at once, as without
+  congestion control (not one segment, then the rest as cwnd allows); only new data waits for
+  cwnd.
+- No ACK clocking subtleties: no cwnd validation (RFC 7661) for an application-limited sender,
+  no limited transmit, no ECN.
+
 Sans-I/O: `ReliableSender` and `ReliableReceiver` take segments/acks and the time, and return
 segments/acks to send plus the next deadline; `host_node` moves them and keeps the timers.
 """
@@ -25,6 +49,9 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+
+
+CONGESTION = ("none", "reno")
 
 
 class TransportTimeout(Exception):
@@ -41,8 +68,15 @@ class TransportConfig:
     rto_min: float = 0.2
     rto_max: float = 2.0
     max_retx: int = 6
+    congestion: str = "none"          # "none" (fixed window) or "reno" (module docstring)
+    initial_window: int = 10          # segments, for "reno"
 
     def __post_init__(self) -> None:
+        if self.congestion not in CONGESTION:
+            raise ValueError(f"transport: congestion must be one of {', '.join(CONGESTION)}, "
+                             f"not {self.congestion!r}")
+        if self.initial_window < 1:
+            raise ValueError("transport: initial_window >= 1 segment")
         if self.mss < 1 or self.window_bytes < self.mss:
             raise ValueError("transport: need mss >= 1 and window_bytes >= mss")
         if self.ack_every < 1 or self.dupthresh < 1 or self.max_retx < 0:
@@ -87,6 +121,7 @@ class SenderCounters:
     retransmissions: int = 0
     fast_retransmissions: int = 0
     timeouts: int = 0
+    window_reductions: int = 0        # "reno": halvings on fast retransmit, collapses on RTO
 
 
 class ReliableSender:
@@ -104,6 +139,26 @@ class ReliableSender:
         self._rttvar = 0.0
         self._rto = config.rto_initial
         self._expiries = 0
+        self._reno = config.congestion == "reno"
+        self._cwnd = float(config.initial_window * config.mss)
+        self._ssthresh = float("inf")
+        self._recover = -1                # one reduction until the cumulative ACK reaches it
+        self._fast_recovery = False       # after a fast retransmit: no growth until `_recover`
+
+    @property
+    def cwnd(self) -> int | None:
+        """The congestion window in bytes ("reno"), None without congestion control."""
+        return int(self._cwnd) if self._reno else None
+
+    @property
+    def ssthresh(self) -> float | None:
+        """The slow-start threshold in bytes (inf before the first loss), None for "none"."""
+        return self._ssthresh if self._reno else None
+
+    @property
+    def in_flight(self) -> int:
+        """Bytes sent and not cumulatively acknowledged."""
+        return self._next_seq - self._acked
 
     @property
     def idle(self) -> bool:
@@ -130,6 +185,8 @@ class ReliableSender:
                 self._sample_rtt(now - done.sent_at)
             progressed = True
         if ack.cumulative > self._acked:
+            if self._reno:
+                self._grow(ack.cumulative - self._acked, ack.cumulative)
             self._acked = ack.cumulative
         if progressed:
             self._expiries = 0
@@ -154,6 +211,11 @@ class ReliableSender:
             raise TransportTimeout(
                 f"no acknowledgement for byte {self._acked} after {self._expiries} timeouts")
         self._rto = min(self._rto * 2, self.config.rto_max)
+        if self._reno:
+            self._reduce()
+            self._cwnd = float(self.config.mss)
+            self._recover = self._next_seq
+            self._fast_recovery = False
         out = []
         for seg in self._outstanding:
             if not seg.sacked:
@@ -167,6 +229,8 @@ class ReliableSender:
     def _fill(self, now: float) -> list[Segment]:
         out = []
         window = self.config.window_bytes
+        if self._reno and self._cwnd < window:
+            window = max(int(self._cwnd), self.config.mss)
         while self._unsent and self._next_seq + len(self._unsent[0][0]) - self._acked <= window:
             data, psh = self._unsent.popleft()
             seg = _Outstanding(self._next_seq, data, psh, now)
@@ -191,10 +255,31 @@ class ReliableSender:
                 holes.append((seg, sacked_above))
         for seg, above in reversed(holes):
             if above >= self.config.dupthresh:
+                if self._reno and self._acked >= self._recover:
+                    self._reduce()
+                    self._cwnd = self._ssthresh
+                    self._recover = self._next_seq
+                    self._fast_recovery = True
                 seg.fast_done = True
                 self.counters.fast_retransmissions += 1
                 out.append(self._resend(seg, now))
         return out
+
+    def _grow(self, acked: int, cumulative: int) -> None:
+        """Reno's increase for an ACK that acknowledged `acked` new bytes."""
+        if self._fast_recovery:
+            if cumulative < self._recover:
+                return                            # the halved window holds until recovered
+            self._fast_recovery = False
+        if self._cwnd < self._ssthresh:
+            self._cwnd = min(self._cwnd + acked, self._ssthresh)
+        else:
+            self._cwnd += self.config.mss * acked / self._cwnd
+
+    def _reduce(self) -> None:
+        """ssthresh = half the flight (at least 2 MSS); the caller sets cwnd."""
+        self._ssthresh = float(max((self._next_seq - self._acked) // 2, 2 * self.config.mss))
+        self.counters.window_reductions += 1
 
     def _resend(self, seg: _Outstanding, now: float) -> Segment:
         seg.retransmitted = True
