@@ -6,8 +6,9 @@ time it takes to notice it) and its guarantee (every byte, in order). The model,
 
 - Segments carry at most `mss` payload bytes inside real Ethernet/IPv4/TCP frames (the host node
   frames them); the last segment of each write has PSH. Sequence numbers count bytes from 0.
-- The sender keeps at most `window_bytes` unacknowledged. There is **no congestion control**
-  (no slow start, no cwnd halving): the window is fixed, which favours the ring baseline.
+- The sender keeps at most `window_bytes` unacknowledged. By default (`congestion="none"`)
+  there is **no congestion control** (no slow start, no cwnd halving): the window is fixed,
+  which favours the ring baseline.
 - The receiver acknowledges cumulatively, every `ack_every`-th in-order segment, at once after a
   PSH, and at once for anything out of order or duplicated; an ACK for an out-of-order segment
   carries one SACK block (RFC 2018 option) naming that segment.
@@ -17,6 +18,36 @@ time it takes to notice it) and its guarantee (every byte, in order). The model,
   `max_retx` expiries in a row without progress the connection fails (`TransportTimeout`).
 - No handshake and no FIN: connections exist from time 0 (one RTT less than TCP).
 
+Congestion control (`congestion="reno"`, for background traffic; RFC 5681 simplified): the
+sender sends while the bytes in the network (RFC 6675's "pipe": sent, not cumulatively
+acknowledged, not SACKed, not deemed lost by a timeout and still unsent) stay within cwnd, and
+new data only while the bytes from the oldest unacknowledged one to the next new one stay
+within `window_bytes` (the receiver's window).
+
+- cwnd starts at `initial_window` segments (10, RFC 6928 as Linux; RFC 5681 says 2-4), ssthresh
+  at infinity.
+- Slow start (cwnd < ssthresh): each ACK that advances adds the bytes it acknowledged (byte
+  counting without RFC 3465's per-ACK limit, as Linux: cwnd doubles per RTT with delayed ACKs),
+  never beyond ssthresh.
+- Congestion avoidance: each advancing ACK adds mss * acked / cwnd, so about one MSS per RTT
+  whatever the ACK frequency.
+- Fast retransmit (the SACK rule above) halves: ssthresh = max(flight / 2, 2 mss), cwnd =
+  ssthresh at once (no window inflation, no PRR). One halving per recovery episode: the episode
+  lasts until the cumulative ACK reaches what had been sent when it began (RFC 6582's "recover"),
+  and cwnd does not grow within it.
+- Retransmission timeout: ssthresh = max(flight / 2, 2 mss), cwnd = 1 mss, then slow start
+  again; every unSACKed outstanding segment is deemed lost and resent, oldest first, as cwnd
+  allows (before any new data); a fast retransmit of what was outstanding at the timeout does
+  not halve again.
+- A fast retransmission that is lost again is resent once `dupthresh` segments sent after it
+  have been SACKed (a little of Linux's RACK; without congestion control only the timer finds
+  it).
+  Simplification: the timer still resends every unSACKed outstanding segment at once, as without
+  congestion control (not one segment, then the rest as cwnd allows); only new data waits for
+  cwnd.
+- No ACK clocking subtleties: no cwnd validation (RFC 7661) for an application-limited sender,
+  no limited transmit, no ECN.
+
 Sans-I/O: `ReliableSender` and `ReliableReceiver` take segments/acks and the time, and return
 segments/acks to send plus the next deadline; `host_node` moves them and keeps the timers.
 """
@@ -25,6 +56,9 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+
+
+CONGESTION = ("none", "reno")
 
 
 class TransportTimeout(Exception):
@@ -41,8 +75,15 @@ class TransportConfig:
     rto_min: float = 0.2
     rto_max: float = 2.0
     max_retx: int = 6
+    congestion: str = "none"          # "none" (fixed window) or "reno" (module docstring)
+    initial_window: int = 10          # segments, for "reno"
 
     def __post_init__(self) -> None:
+        if self.congestion not in CONGESTION:
+            raise ValueError(f"transport: congestion must be one of {', '.join(CONGESTION)}, "
+                             f"not {self.congestion!r}")
+        if self.initial_window < 1:
+            raise ValueError("transport: initial_window >= 1 segment")
         if self.mss < 1 or self.window_bytes < self.mss:
             raise ValueError("transport: need mss >= 1 and window_bytes >= mss")
         if self.ack_every < 1 or self.dupthresh < 1 or self.max_retx < 0:
@@ -66,7 +107,8 @@ class Ack:
 
 
 class _Outstanding:
-    __slots__ = ("seq", "data", "psh", "sent_at", "retransmitted", "sacked", "fast_done")
+    __slots__ = ("seq", "data", "psh", "sent_at", "retransmitted", "sacked", "fast_done",
+                 "pending", "order")
 
     def __init__(self, seq: int, data: bytes, psh: bool, now: float):
         self.seq, self.data, self.psh = seq, data, psh
@@ -74,6 +116,8 @@ class _Outstanding:
         self.retransmitted = False
         self.sacked = False
         self.fast_done = False
+        self.pending = False        # "reno": deemed lost by a timeout, not yet resent
+        self.order = 0              # "reno": the sender's transmission count when last sent
 
     @property
     def end(self) -> int:
@@ -87,6 +131,7 @@ class SenderCounters:
     retransmissions: int = 0
     fast_retransmissions: int = 0
     timeouts: int = 0
+    window_reductions: int = 0        # "reno": halvings on fast retransmit, collapses on RTO
 
 
 class ReliableSender:
@@ -104,6 +149,30 @@ class ReliableSender:
         self._rttvar = 0.0
         self._rto = config.rto_initial
         self._expiries = 0
+        self._sacked_bytes = 0            # of the outstanding segments
+        self._pending: deque[_Outstanding] = deque()    # "reno": to resend after a timeout
+        self._pending_bytes = 0
+        self._sends = 0                   # "reno": transmissions so far (orders them)
+        self._reno = config.congestion == "reno"
+        self._cwnd = float(config.initial_window * config.mss)
+        self._ssthresh = float("inf")
+        self._recover = -1                # one reduction until the cumulative ACK reaches it
+        self._fast_recovery = False       # after a fast retransmit: no growth until `_recover`
+
+    @property
+    def cwnd(self) -> int | None:
+        """The congestion window in bytes ("reno"), None without congestion control."""
+        return int(self._cwnd) if self._reno else None
+
+    @property
+    def ssthresh(self) -> float | None:
+        """The slow-start threshold in bytes (inf before the first loss), None for "none"."""
+        return self._ssthresh if self._reno else None
+
+    @property
+    def in_flight(self) -> int:
+        """Bytes sent and not cumulatively acknowledged."""
+        return self._next_seq - self._acked
 
     @property
     def idle(self) -> bool:
@@ -126,10 +195,17 @@ class ReliableSender:
         progressed = False
         while outstanding and outstanding[0].end <= ack.cumulative:
             done = outstanding.popleft()
+            if done.sacked:
+                self._sacked_bytes -= len(done.data)
+            elif done.pending:
+                done.pending = False
+                self._pending_bytes -= len(done.data)
             if not done.retransmitted:
                 self._sample_rtt(now - done.sent_at)
             progressed = True
         if ack.cumulative > self._acked:
+            if self._reno:
+                self._grow(ack.cumulative - self._acked, ack.cumulative)
             self._acked = ack.cumulative
         if progressed:
             self._expiries = 0
@@ -138,8 +214,12 @@ class ReliableSender:
         if ack.sack is not None and outstanding:
             left, right = ack.sack
             for seg in outstanding:
-                if left <= seg.seq and seg.end <= right:
+                if left <= seg.seq and seg.end <= right and not seg.sacked:
                     seg.sacked = True
+                    self._sacked_bytes += len(seg.data)
+                    if seg.pending:
+                        seg.pending = False
+                        self._pending_bytes -= len(seg.data)
             out += self._fast_retransmit(now)
         out += self._fill(now)
         return out
@@ -154,6 +234,8 @@ class ReliableSender:
             raise TransportTimeout(
                 f"no acknowledgement for byte {self._acked} after {self._expiries} timeouts")
         self._rto = min(self._rto * 2, self.config.rto_max)
+        if self._reno:
+            return self._reno_timeout(now)
         out = []
         for seg in self._outstanding:
             if not seg.sacked:
@@ -165,6 +247,8 @@ class ReliableSender:
     # -- internals --------------------------------------------------------------------------------
 
     def _fill(self, now: float) -> list[Segment]:
+        if self._reno:
+            return self._reno_fill(now)
         out = []
         window = self.config.window_bytes
         while self._unsent and self._next_seq + len(self._unsent[0][0]) - self._acked <= window:
@@ -184,17 +268,118 @@ class ReliableSender:
         out = []
         sacked_above = 0
         holes: list[tuple[_Outstanding, int]] = []
+        reno, dupthresh = self._reno, self.config.dupthresh
+        newest = -1                 # "reno": when the dupthresh-th highest SACKed one was sent
         for seg in reversed(self._outstanding):
             if seg.sacked:
                 sacked_above += 1
+                if reno and sacked_above == dupthresh:
+                    newest = seg.order
+            elif seg.pending:
+                continue
             elif not seg.fast_done:
+                holes.append((seg, sacked_above))
+            elif reno and newest > seg.order:
+                # its retransmission was lost too: dupthresh segments sent after it arrived
                 holes.append((seg, sacked_above))
         for seg, above in reversed(holes):
             if above >= self.config.dupthresh:
+                if self._reno and self._acked >= self._recover:
+                    self._reduce()
+                    self._cwnd = self._ssthresh
+                    self._recover = self._next_seq
+                    self._fast_recovery = True
                 seg.fast_done = True
                 self.counters.fast_retransmissions += 1
                 out.append(self._resend(seg, now))
+                if reno:
+                    self._sends += 1
+                    seg.order = self._sends
         return out
+
+    # -- "reno" ---------------------------------------------------------------------------------
+
+    def _pipe(self) -> int:
+        """RFC 6675's pipe: bytes sent and not cumulatively acknowledged, less the SACKed ones
+        and those a timeout deemed lost and not resent yet. (A hole the SACK rule resent counts
+        once: it left the network as lost and came back as a retransmission.)"""
+        return self._next_seq - self._acked - self._sacked_bytes - self._pending_bytes
+
+    def _reno_fill(self, now: float) -> list[Segment]:
+        """What cwnd allows: first what a timeout deemed lost, in order, then new data (within
+        `window_bytes` of the oldest unacknowledged byte as well)."""
+        out = []
+        cwnd = max(int(self._cwnd), self.config.mss)
+        pipe = self._pipe()
+        pending = self._pending
+        while pending:
+            seg = pending[0]
+            if not seg.pending:
+                pending.popleft()
+                continue
+            if pipe + len(seg.data) > cwnd:
+                return out
+            pending.popleft()
+            seg.pending = False
+            self._pending_bytes -= len(seg.data)
+            pipe += len(seg.data)
+            out.append(self._resend(seg, now))
+            self._sends += 1
+            seg.order = self._sends
+        window = self.config.window_bytes
+        unsent = self._unsent
+        while unsent:
+            size = len(unsent[0][0])
+            if pipe + size > cwnd or self._next_seq + size - self._acked > window:
+                break
+            data, psh = unsent.popleft()
+            seg = _Outstanding(self._next_seq, data, psh, now)
+            self._sends += 1
+            seg.order = self._sends
+            self._next_seq += size
+            pipe += size
+            self._outstanding.append(seg)
+            self.counters.segments_sent += 1
+            self.counters.payload_bytes_sent += size
+            out.append(Segment(seg.seq, data, psh))
+        if out and self.deadline is None:
+            self.deadline = now + self._rto
+        return out
+
+    def _reno_timeout(self, now: float) -> list[Segment]:
+        """cwnd = 1 MSS; every unSACKed outstanding segment is deemed lost and resent as the
+        window opens again (slow start), the oldest first."""
+        self._reduce()
+        self._cwnd = float(self.config.mss)
+        self._recover = self._next_seq
+        self._fast_recovery = False
+        self._pending.clear()
+        self._pending_bytes = 0
+        for seg in self._outstanding:
+            seg.fast_done = False
+            if not seg.sacked:
+                seg.pending = True
+                self._pending.append(seg)
+                self._pending_bytes += len(seg.data)
+        out = self._reno_fill(now)
+        self.deadline = now + self._rto
+        return out
+
+    def _grow(self, acked: int, cumulative: int) -> None:
+        """Reno's increase for an ACK that acknowledged `acked` new bytes."""
+        if self._fast_recovery:
+            if cumulative < self._recover:
+                return                            # the halved window holds until recovered
+            self._fast_recovery = False
+        if self._cwnd < self._ssthresh:
+            self._cwnd = min(self._cwnd + acked, self._ssthresh)
+        else:
+            self._cwnd += self.config.mss * acked / self._cwnd
+
+    def _reduce(self) -> None:
+        """ssthresh = half the flight (at least 2 MSS); the caller sets cwnd."""
+        self._ssthresh = float(max((self._next_seq - self._acked) // 2, 2 * self.config.mss))
+        self.counters.window_reductions += 1
 
     def _resend(self, seg: _Outstanding, now: float) -> Segment:
         seg.retransmitted = True
