@@ -15,11 +15,11 @@ args = parser.parse_args()
 
 exp = Experiment.leaf_spine(leaves=2, spines=2, hosts_per_leaf=2, bw_mbps=1000)
 exp.set_options(switch_pps=1e6)
-# a job on the two hosts of leaf s2 while s1 crashes: its tree avoids the crashed leaf
+# leaf l1 (hosts h1, h2) crashes: the job waits for it, then is placed again
 exp.add_job("train", algo="ina", workers=["h1", "h2", "h3", "h4"], size=args.size,
             iterations=4, compute="2ms")
-exp.switch_crash("s1", at="3ms")
-exp.switch_restart("s1", at="30ms")
+exp.switch_crash("l1", at="3ms")
+exp.switch_restart("l1", at="30ms")
 result = exp.run(net="sim", out=args.out, progress=print)
 for event in result.events:
     print(event.description, "->", "; ".join(event.actions), event.recovery_s)

@@ -89,6 +89,7 @@ class SimScenario:
         self.events: list[EventRecord] = []
         self.event_jobs: list[dict[str, float]] = []   # per event: job -> when it was acted on
         self.flows: dict[str, object] = {}
+        self._next_flow_port = FIRST_FLOW_PORT
         self.flow_specs: dict[str, m.FlowStart] = {}
         self.samples = Samples()
         self._last_link_bytes: dict[str, int] = {}
@@ -109,14 +110,15 @@ class SimScenario:
                  f"{time.perf_counter() - started:.1f} s")
         self._open_bar()
         try:
-            for run in self.runs:
-                if run.job.after is None:
-                    self.loop.at(run.job.start_s, run.arrive)
+            # events first: one at the time a job arrives applies before the job starts
             for index, event in enumerate(self.scenario.events):
                 self.events.append(EventRecord(index, event.at_s, m.event_kind(event),
                                                m.describe(event)))
                 self.event_jobs.append({})
                 self.loop.at(event.at_s, self._apply, index, event)
+            for run in self.runs:
+                if run.job.after is None:
+                    self.loop.at(run.job.start_s, run.arrive)
             self.loop.at(0.0, self._sample)
             stop = self.loop.run(until=self.options.time_limit_s)
             if not self._finished():
@@ -159,6 +161,8 @@ class SimScenario:
         record = self.events[index]
         now = self.loop.now
         running = [run for run in self.runs if run.state == "running"]
+        if isinstance(event, m.SlowWorker):        # it affects the job on that host only
+            running = [run for run in running if event.host in run.job.workers]
         for run in running:
             self.event_jobs[index][run.job.name] = now
         detect = now + self.options.detection_s
@@ -246,7 +250,8 @@ class SimScenario:
 
     def _start_flow(self, event: m.FlowStart, record: EventRecord) -> None:
         from inaemu.sim import background
-        port = FIRST_FLOW_PORT + 4 * len(self.flows) * max(1, len(event.sources))
+        port = self._next_flow_port          # each source takes a pair (data, acks)
+        self._next_flow_port += 2 * len(event.sources)
         if event.kind == "tcp":
             flow = background.BulkFlow(self.net, event.sources[0], event.destination,
                                        size_bytes=event.size_bytes, port=port)
@@ -368,6 +373,7 @@ class JobRun:
         self.progress_log: list[tuple[float, float]] = []   # (time, progress) when it grew
         self._inputs: list[np.ndarray] = []
         self._reference = None
+        self._units_at_start = 0.0
         self._current: IterationRecord | None = None
         self._correct = True
 
@@ -445,7 +451,7 @@ class JobRun:
         self._reference = reference_sums({0: self._inputs})[0]
         self._current = IterationRecord(self.job.name, self.iteration, self.algo, now, now,
                                         None, None, True, 0)
-        self._compute_ends = 0.0
+        self._units_at_start = self.progress_units()
         for worker in self.workers:
             worker.done = False
             factor = engine.compute_factor.get(worker.host, 1.0)
@@ -558,6 +564,7 @@ class JobRun:
             engine.control.remove(old)
             self.placement = None
         self.sessions = {}
+        self._units_at_start = self.progress_units()    # the iteration starts over
         if self._current is not None:
             self._current.restarts += 1
         try:
@@ -634,11 +641,19 @@ class JobRun:
         return None
 
     def progress_fraction(self) -> float:
+        """Iterations done, plus the share of the current all-reduce received so far (INA:
+        every worker gets the whole vector back; ring: each gets 2(n-1)/n of it; other
+        algorithms count finished workers)."""
         done = float(len(self.iterations))
         if self.state != "running" or self._current is None:
             return done
-        finished = sum(w.done for w in self.workers) / len(self.workers)
-        return done + min(0.999, finished)
+        n, size = len(self.workers), self.job.workload.size_bytes
+        expected = {"ina": n * size / 1024, "ring": 2 * (n - 1) * size / 1024}.get(self.algo)
+        if expected:
+            share = (self.progress_units() - self._units_at_start) / expected
+        else:
+            share = sum(w.done for w in self.workers) / n
+        return done + min(0.999, max(0.0, share))
 
     def record(self) -> JobRecord:
         return JobRecord(
