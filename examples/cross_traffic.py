@@ -14,14 +14,14 @@ parser.add_argument("--iterations", type=int, default=3)
 parser.add_argument("--out", default=None)
 args = parser.parse_args()
 
-# two leaves, one spine: every leaf-to-leaf byte crosses the same two links
+# two leaves, one spine; the flow goes into worker h6 of both jobs
 exp = Experiment.leaf_spine(leaves=2, spines=1, hosts_per_leaf=5, bw_mbps=1000)
 exp.set_options(switch_pps=1e6)
 exp.add_job("ina", algo="ina", workers=["h1", "h2", "h6", "h7"], size=args.size,
             iterations=args.iterations)
 exp.add_job("ring", algo="ring", workers=["h3", "h4", "h8", "h9"], size=args.size,
             iterations=args.iterations, after="ina")
-exp.tcp_flow("bulk", "h5", "h10", at=0)
+exp.tcp_flow("bulk", "h5", "h6", at=0)    # into worker h6: its access link is shared
 result = exp.run(net="sim", out=args.out, progress=print)
 for job in result.jobs:
     times = [it.allreduce_s for it in result.iterations_of(job.name)]
