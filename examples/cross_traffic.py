@@ -16,7 +16,7 @@ args = parser.parse_args()
 
 # two leaves, one spine; the flow goes into worker h6 of both jobs
 exp = Experiment.leaf_spine(leaves=2, spines=1, hosts_per_leaf=5, bw_mbps=1000)
-exp.set_options(switch_pps=1e6)
+exp.set_options(switch_pps=1e6, elems_k=256)
 exp.add_job("ina", algo="ina", workers=["h1", "h2", "h6", "h7"], size=args.size,
             iterations=args.iterations)
 exp.add_job("ring", algo="ring", workers=["h3", "h4", "h8", "h9"], size=args.size,

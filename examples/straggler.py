@@ -16,7 +16,7 @@ parser.add_argument("--out", default=None)
 args = parser.parse_args()
 
 exp = Experiment.star(hosts=32, bw_mbps=1000)
-exp.set_options(switch_pps=1e6)
+exp.set_options(switch_pps=1e6, elems_k=256)
 exp.add_job("ina", algo="ina", workers=exp.hosts[:16], size=args.size,
             iterations=args.iterations, compute=args.compute)
 exp.add_job("ring", algo="ring", workers=exp.hosts[16:], size=args.size,

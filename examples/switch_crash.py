@@ -14,7 +14,7 @@ parser.add_argument("--out", default=None)
 args = parser.parse_args()
 
 exp = Experiment.leaf_spine(leaves=2, spines=2, hosts_per_leaf=2, bw_mbps=1000)
-exp.set_options(switch_pps=1e6)
+exp.set_options(switch_pps=1e6, elems_k=256)
 # leaf l1 (hosts h1, h2) crashes: the job waits for it, then is placed again
 exp.add_job("train", algo="ina", workers=["h1", "h2", "h3", "h4"], size=args.size,
             iterations=4, compute="2ms")

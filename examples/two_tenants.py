@@ -14,7 +14,7 @@ parser.add_argument("--out", default=None)
 args = parser.parse_args()
 
 exp = Experiment.leaf_spine(leaves=4, spines=2, hosts_per_leaf=4, bw_mbps=1000)
-exp.set_options(switch_pps=1e6)
+exp.set_options(switch_pps=1e6, elems_k=256)
 first = ["h1", "h5", "h9", "h13"]
 exp.add_job("first", algo="ina", workers=first, size=args.size, iterations=2)
 exp.add_job("second", algo="ina", workers=first, size=args.size, iterations=2, after="first")

@@ -320,6 +320,10 @@ class SimScenario:
     # -- results ----------------------------------------------------------------------------------
 
     def _result(self, stop: str, wall: float) -> ScenarioResult:
+        for record in self.events:
+            if record.at_s > self.loop.now:
+                record.actions.append(f"not reached: the scenario ended at "
+                                      f"{self.loop.now * 1e3:.3f} ms")
         for index, record in enumerate(self.events):
             for name, acted in self.event_jobs[index].items():
                 run = next(r for r in self.runs if r.job.name == name)
