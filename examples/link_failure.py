@@ -15,9 +15,9 @@ args = parser.parse_args()
 
 exp = Experiment.fat_tree(k=4, bw_mbps=1000, delay_ms=0.005)
 exp.set_options(switch_pps=1e6, elems_k=256, detection="1ms")
-exp.add_job("train", algo="ina", workers=exp.hosts, size=args.size)
-exp.link_down("a0_0", "c0", at="2ms")
-exp.link_up("a0_0", "c0", at="200ms")
+exp.add_job("train", algo="ina", workers=exp.hosts, size=args.size, iterations=3)
+exp.link_down("a0_0", "c0", at="0.3ms")     # during the first iteration
+exp.link_up("a0_0", "c0", at="5ms")
 result = exp.run(net="sim", out=args.out, progress=print)
 
 failure = result.events[0]

@@ -146,22 +146,8 @@ def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
             for key in totals:
                 totals[key] += getattr(worker.stats, key)
         stats = worker.stats
-    ina = agent["algo"] == "ina"
-    own = (agent["rank"], x)
-    blocks = reference_blocks(agent["seed"], config.n, agent["length"], agent["magnitude"],
-                              config.job, own=own, abs_sums=not ina)
-    if ina and stats.error_bound is not None:   # per block and per format: the session's
-        bound = stats.error_bound
-        errors = check_result(result, blocks, lambda first, end, _: bound[first:end])
-    elif ina:
-        global_max = max(float(np.max(np.abs(gradient(agent["seed"], rank, agent["length"],
-                                                        agent["magnitude"], config.job))))
-                         for rank in range(config.n)) if agent["length"] else 0.0
-        errors = check_result(result, blocks, lambda first, end, _: ina_error_bound(
-            global_max, config.n, result[first:end]))
-    else:
-        errors = check_result(result, blocks, lambda first, end, abs_sum: ring_error_bound(
-            abs_sum, result[first:end], config.n, config.accumulate))
+    errors = verify_result(agent["algo"], agent["seed"], agent["rank"], agent["length"],
+                           agent["magnitude"], config, x, result, stats, config.job)
     return {
         "ok": True, "algo": agent["algo"], "job": config.job, "worker": config.worker,
         "rank": agent["rank"],
@@ -173,6 +159,28 @@ def run_experiment(agent: dict, config: AllreduceConfig) -> dict:
         **errors,
         "ignored": stats.ignored,
     }
+
+
+def verify_result(algo: str, seed: int, rank: int, length: int, magnitude: float,
+                  config: AllreduceConfig, x: np.ndarray, result: np.ndarray, stats,
+                  seed_job: int | None) -> dict:
+    """The error fields of one call's result against the float64 sum of every rank's seeded
+    gradient (`seed_job`: the job the gradients were seeded with, or None), within the
+    algorithm's bound."""
+    ina = algo == "ina"
+    own = (rank, x)
+    blocks = reference_blocks(seed, config.n, length, magnitude, seed_job, own=own,
+                              abs_sums=not ina)
+    if ina and stats.error_bound is not None:   # per block and per format: the session's
+        bound = stats.error_bound
+        return check_result(result, blocks, lambda first, end, _: bound[first:end])
+    if ina:
+        global_max = max(float(np.max(np.abs(gradient(seed, r, length, magnitude, seed_job))))
+                         for r in range(config.n)) if length else 0.0
+        return check_result(result, blocks, lambda first, end, _: ina_error_bound(
+            global_max, config.n, result[first:end]))
+    return check_result(result, blocks, lambda first, end, abs_sum: ring_error_bound(
+        abs_sum, result[first:end], config.n, config.accumulate))
 
 
 def write_record(path: str | None, record: dict) -> None:

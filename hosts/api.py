@@ -260,6 +260,14 @@ class Allreducer:
             packets_received=counters.messages_received - before.messages_received)
         return result
 
+    def bytes_received_so_far(self) -> int:
+        """Payload bytes this worker has received since it opened (results, or the ring's
+        stream), readable from another thread while a call runs: a progress gauge."""
+        if self._udp is not None:
+            return self._udp.session.counters.bytes_received
+        counters = getattr(getattr(self._ring, "session", None), "counters", None)
+        return int(getattr(counters, "bytes_received", 0))
+
     def close(self) -> None:
         if self._udp is not None:
             self._udp.close()

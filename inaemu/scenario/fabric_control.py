@@ -68,20 +68,23 @@ class Placement:
 
 
 class FabricControl:
-    """Sessions with every switch of a `SimNetwork` served in process, kept for the scenario."""
+    """Sessions with every switch of a network, kept for the scenario: in process for the
+    simulator (`in_process`), over gRPC for Mininet (`over_grpc`)."""
 
-    def __init__(self, network, *, elems_k: int, pool_size: int,
-                 say=lambda _line: None):
-        self.network = network
+    def __init__(self, topology: Topology, fabric: Fabric, reconnect, *, elems_k: int,
+                 pool_size: int, say=lambda _line: None, on_close=lambda: None):
+        self.topology = topology
+        self.fabric = fabric
+        self.reconnect = reconnect        # switch name -> a new SwitchClient (after a restart)
         self.elems_k = elems_k
         self.pool_size = pool_size
         self.say = say
+        self.on_close = on_close
         self.program = control.compile_program(str(control.INA_PROGRAM),
                                                (("INA_K", str(elems_k)),))
         self.down_links: set[frozenset[str]] = set()
         self.down_switches: set[str] = set()
         self._next_id = 1
-        self.fabric = Fabric(network.topology, timeout=10.0, channels=network.start_local())
         for client in self.fabric.clients.values():
             client.set_pipeline(self.program.p4info, self.program.config)
         self.routes = self.fabric.install_routes(L3_FORWARD, aggregate=True)
@@ -89,17 +92,43 @@ class FabricControl:
         self.flat_owners: set[str] = set()      # switches that hold (or held) a flat job
         self.tree_owners: set[str] = set()      # switches that are (or were) tree nodes
 
+    @classmethod
+    def in_process(cls, network, **options) -> "FabricControl":
+        """For a `SimNetwork`: P4Runtime served in this process."""
+        from controller.client import SwitchClient
+
+        def reconnect(name: str) -> SwitchClient:
+            spec = network.topology.switch(name)
+            return SwitchClient(name, "in process", spec.device_id, election_id=(0, 1),
+                                timeout=10.0, channel=network.switches[name].start_local())
+
+        fabric = Fabric(network.topology, timeout=10.0, channels=network.start_local())
+        return cls(network.topology, fabric, reconnect, on_close=network.stop_servers,
+                   **options)
+
+    @classmethod
+    def over_grpc(cls, topology: Topology, **options) -> "FabricControl":
+        """For switch processes serving P4Runtime on 127.0.0.1 at their `grpc_port`."""
+        from controller.client import SwitchClient
+
+        def reconnect(name: str) -> SwitchClient:
+            spec = topology.switch(name)
+            return SwitchClient(name, f"127.0.0.1:{spec.grpc_port}", spec.device_id,
+                                election_id=(0, 1), timeout=10.0)
+
+        return cls(topology, Fabric(topology, timeout=10.0), reconnect, **options)
+
     def close(self) -> None:
         self.fabric.close()
-        self.network.stop_servers()
+        self.on_close()
 
     # -- what survives --------------------------------------------------------------------------
 
     def topology_now(self) -> Topology:
         if not self.down_links and not self.down_switches:
-            return self.network.topology
+            return self.topology
         from topologies.degraded import surviving
-        return surviving(self.network.topology, self.down_links, self.down_switches)
+        return surviving(self.topology, self.down_links, self.down_switches)
 
     def clients_now(self) -> dict:
         return {name: client for name, client in self.fabric.clients.items()
@@ -117,19 +146,14 @@ class FabricControl:
                               addresses=flat, tree_addresses=tree)
 
     def switch_restarted(self, name: str) -> None:
-        """A switch back from a crash: a new session, its pipeline, then routes everywhere."""
-        node = self.network.switches[name]
-        channel = node.start_local()
+        """A switch back from a crash: a new session and its pipeline (routes: `reroute`)."""
         old = self.fabric.clients.pop(name, None)
         if old is not None:
             try:
                 old.close()
-            except Exception:          # its server is gone with the crash
+            except Exception:          # its server went away with the crash
                 pass
-        from controller.client import SwitchClient
-        spec = self.network.topology.switch(name)
-        client = SwitchClient(name, "in process", spec.device_id, election_id=(0, 1),
-                              timeout=10.0, channel=channel)
+        client = self.reconnect(name)
         client.set_pipeline(self.program.p4info, self.program.config)
         self.fabric.clients[name] = client
         self.down_switches.discard(name)

@@ -33,6 +33,7 @@ from hosts.agent import gradient
 from hosts.errors import HostError
 from hosts.ina_session import InaSession
 from hosts.ring_session import RingSession
+from hosts.scenario_agent import iteration_seed
 
 from inaemu.scenario import model as m
 from inaemu.scenario.fabric_control import FabricControl, Placement, PlacementRefused
@@ -104,8 +105,8 @@ class SimScenario:
         self.say(f"scenario {self.scenario.name}: {len(self.topology.switches)} switches, "
                  f"{len(self.topology.hosts)} hosts, {len(self.runs)} jobs, "
                  f"{len(self.scenario.events)} events (simulated)")
-        self.control = FabricControl(self.net, elems_k=self.options.elems_k,
-                                     pool_size=self.options.pool_size, say=self.say)
+        self.control = FabricControl.in_process(self.net, elems_k=self.options.elems_k,
+                                                pool_size=self.options.pool_size, say=self.say)
         self.say(f"scenario: switches configured ({self.control.routes} routes) in "
                  f"{time.perf_counter() - started:.1f} s")
         self._open_bar()
@@ -450,7 +451,7 @@ class JobRun:
         engine = self.engine
         now = engine.loop.now
         length = self.job.workload.size_bytes // 4
-        seed = (engine.options.seed * 1_000_003 + self.index) * 1_000_003 + self.iteration
+        seed = iteration_seed(engine.options.seed * 1_000_003 + self.index, self.iteration)
         self._inputs = [gradient(seed, w, length) for w in range(len(self.workers))]
         self._reference = reference_sums({0: self._inputs})[0]
         self._current = IterationRecord(self.job.name, self.iteration, self.algo, now, now,
@@ -465,6 +466,8 @@ class JobRun:
     def _computed(self, worker: _Worker) -> None:
         worker.computing = None
         self._current.compute_done_s = max(self._current.compute_done_s, self.engine.loop.now)
+        if self.suspended is not None:      # cut off: it starts when the job is placed again
+            return
         self._start_allreduce(worker)
 
     def _start_allreduce(self, worker: _Worker) -> None:

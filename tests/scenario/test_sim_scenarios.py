@@ -187,3 +187,18 @@ def test_bad_experiments_are_refused_before_anything_runs():
     with pytest.raises(ScenarioError, match="time_limit"):
         exp.set_options(time_limit=float("nan"))
     assert isinstance(exp.scenario(), m.Scenario)
+
+
+def test_workers_that_finish_computing_while_their_job_is_cut_off_wait_for_the_repair():
+    """Regression: a worker whose compute ended while its job waited for a repair started a
+    call on no placement (AttributeError out of the event loop)."""
+    exp = Experiment.leaf_spine(leaves=2, spines=2, hosts_per_leaf=2, bw_mbps=1000)
+    exp.set_options(**FAST)
+    exp.add_job("train", algo="ina", workers=["h1", "h2", "h3", "h4"], size="64KiB",
+                iterations=2, compute="5ms")
+    exp.switch_crash("l1", at="6ms")       # during the first call or the second compute
+    exp.switch_crash("l2", at="6.5ms")
+    exp.switch_restart("l1", at="20ms")
+    exp.switch_restart("l2", at="21ms")
+    result = exp.run()
+    assert result.correct, result.job("train").error
