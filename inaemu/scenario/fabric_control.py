@@ -136,14 +136,25 @@ class FabricControl:
 
     def reroute(self) -> dict:
         """Make every live switch forward along what survives, aggregator addresses too."""
-        from controller.reroute import replace_routes
         topology = self.topology_now()
         # every address a placement ever used: a switch keeps its aggregator addresses after
         # a job leaves (and writes no route for them again), so their routes must stay
         flat = {aggregator_address(topology, s): s for s in self.flat_owners}
         tree = {aggregator_address(topology, s): s for s in self.tree_owners}
-        return replace_routes(self.clients_now(), topology, L3_FORWARD, aggregate=True,
-                              addresses=flat, tree_addresses=tree)
+        # one switch at a time: a switch that does not answer (it failed and that is not
+        # learnt yet) is left out and said; its own failure will be learnt and acted on
+        from controller.reroute import replace_switch_routes
+        from controller.routing import forwarding_plans
+        plans = forwarding_plans(topology, True)
+        summary = {}
+        for name, client in self.clients_now().items():
+            try:
+                summary[name] = replace_switch_routes(
+                    client, topology, L3_FORWARD, aggregate=True, addresses=flat,
+                    tree_addresses=tree, plans=plans)
+            except ControllerError as error:
+                self.say(f"controller: {name} did not take its routes: {error}")
+        return summary
 
     def switch_restarted(self, name: str) -> None:
         """A switch back from a crash: a new session and its pipeline (routes: `reroute`)."""
