@@ -169,9 +169,8 @@ def run_scenario(scenario: m.Scenario, *, net: str = "sim", out: str | Path | No
         from inaemu.scenario.sim_engine import run_sim
         result = run_sim(scenario, say=say, bar=bar)
     elif net == "mininet":
-        # Not built yet (issue 28 stays open): say so before anything starts.
-        raise m.ScenarioError("net", "scenarios run on the simulator only for now (--net sim); "
-                                     "the Mininet engine is not built yet")
+        from inaemu.scenario.mininet_engine import run_mininet
+        result = run_mininet(scenario, say=say, bar=bar)
     else:
         raise m.ScenarioError("net", f"expected sim or mininet, got {net!r}")
     if out is not None:

@@ -459,6 +459,8 @@ class JobRun:
         self._units_at_start = self.progress_units()
         for worker in self.workers:
             worker.done = False
+            if self.algo != "ina":        # transports up before compute: see RingWorker.start
+                self._open_app(worker)
             factor = engine.compute_factor.get(worker.host, 1.0)
             worker.computing = engine.loop.at(now + self.job.workload.compute_s * factor,
                                               self._computed, worker)
@@ -471,6 +473,12 @@ class JobRun:
         self._start_allreduce(worker)
 
     def _start_allreduce(self, worker: _Worker) -> None:
+        if worker.app is None and not self._open_app(worker):
+            return
+        worker.app.start()
+
+    def _open_app(self, worker: _Worker) -> bool:
+        """The worker's app for this call, not started; False if the job failed."""
         engine = self.engine
         net = engine.net
         n = len(self.workers)
@@ -499,9 +507,9 @@ class JobRun:
                                       data_port=data_port, ack_port=ack_port)
         except HostError as error:
             self._fail(f"worker {worker.rank}: {error}")
-            return
+            return False
         worker.app = app
-        app.start()
+        return True
 
     def _ports_for_call(self) -> tuple[int, int]:
         """All workers of one call share its port pair: the first to start takes it."""
@@ -586,9 +594,11 @@ class JobRun:
         self.suspended = None
         engine.say(f"{engine.loop.now * 1e3:9.3f} ms  {action}")
         for worker in self.workers:
+            worker.done = False
             if worker.computing is None:
-                worker.done = False
                 self._start_allreduce(worker)
+            elif self.algo != "ina" and self.state == "running":
+                self._open_app(worker)
         return action
 
     def _suspend(self, why: str, reason: str) -> str:

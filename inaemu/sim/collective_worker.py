@@ -46,6 +46,8 @@ class CollectiveWorker:
         self.stall_timeout = stall_timeout
         self.on_end = on_end
         self.outcome = WorkerOutcome()
+        self._started = False
+        self._early: list = []       # in-order data that arrived before start()
         self.peer_ips = peer_ips
         self.peer_of = {ip: peer for peer, ip in peer_ips.items()}
         window = max(8 * transport.mss, transport.window_bytes // max(1, len(peer_ips)))
@@ -66,12 +68,24 @@ class CollectiveWorker:
         return sum(s.counters.retransmissions for s in self.senders.values())
 
     def start(self) -> None:
+        """Begin the call, then take what peers sent before (see RingWorker.start)."""
+        self._started = True
         try:
             out = self.session.start(self.vector)
         except HostError as error:
             self._end(str(error))
             return
         self._write(out)
+        early, self._early = self._early, []
+        for peer, data in early:
+            if self.outcome.finished:
+                return
+            try:
+                out = self.session.receive(peer, data)
+            except HostError as error:
+                self._end(str(error))
+                return
+            self._write(out)
         self._check_done()
 
     def _write(self, out: list[tuple[int, bytes]]) -> None:
@@ -127,6 +141,9 @@ class CollectiveWorker:
                                                       ack.cumulative, TCP_ACK, options, b"",
                                                       node.next_ident()))
         if not data or self.outcome.finished:
+            return
+        if not self._started:        # the socket buffer holds it until the rank starts
+            self._early.append((peer, data))
             return
         try:
             out = self.session.receive(peer, data)

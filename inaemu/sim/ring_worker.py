@@ -50,6 +50,8 @@ class RingWorker:
         self.stall_timeout = stall_timeout
         self.on_end = on_end
         self.outcome = WorkerOutcome()
+        self._started = False
+        self._early: list = []       # in-order data that arrived before start()
         self.sender = ReliableSender(transport)
         self.receiver = ReliableReceiver(transport)
         self._rto_timer = node.timer(self._on_rto)
@@ -62,12 +64,27 @@ class RingWorker:
         return self.session.state.value
 
     def start(self) -> None:
+        """Begin the call: send this rank's first data, then take what the left neighbour
+        sent before (a rank created early, as a scenario does at an iteration's start, has
+        its transport up: a neighbour that starts sooner is acknowledged and buffered, as a
+        kernel's socket buffer would, not dropped into a 200 ms retransmission)."""
+        self._started = True
         try:
             out = self.session.start(self.vector)
         except HostError as error:
             self._end(str(error))
             return
         self._write(out)
+        early, self._early = self._early, []
+        for data in early:
+            if self.outcome.finished:
+                return
+            try:
+                out = self.session.receive(data)
+            except HostError as error:
+                self._end(str(error))
+                return
+            self._write(out)
         self._check_done()
 
     # -- the stream to the right -----------------------------------------------------------------
@@ -117,6 +134,9 @@ class RingWorker:
         if ack is not None:
             self._send_ack(ack)
         if not data or self.outcome.finished:
+            return
+        if not self._started:        # the socket buffer holds it until the rank starts
+            self._early.append(data)
             return
         try:
             out = self.session.receive(data)

@@ -1,0 +1,705 @@
+"""A scenario on Mininet (`inaemu scenario FILE --net mininet`, root).
+
+The same timeline as the simulator's (inaemu/scenario/sim_engine.py, docs/scenarios.md), on
+real processes and the wall clock: the topology on Mininet with one `inaemu switch` per switch,
+the controller (`FabricControl.over_grpc`) holding a P4Runtime session with each for the whole
+scenario, and per job one `hosts.scenario_agent` process per worker, driven over its stdin and
+stdout: the engine holds the iteration barrier (`go` when every worker has the last sum) and
+reads each call's result, its check against the reference, and progress. Events act on the
+network: a link down/up is both veth ends set down/up, a crash is SIGKILL to the switch
+process (its tables and registers die with it), a restart starts the process again, empty;
+the controller learns each `detection_s` later and does what §8 of docs/protocol.md says.
+A re-planned job's agents are killed and started again on the new placement, from the
+current iteration's call (without its compute). Background flows are iperf3.
+
+Not on Mininet: loss or delay changed during the run (the kernel has no netem; the switch ports
+inject loss set at start), refused before anything starts.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from controller.ina_jobs import aggregator_mac
+from inaemu.scenario import model as m
+from inaemu.scenario.fabric_control import FabricControl, Placement, PlacementRefused
+from inaemu.scenario.results import (EventRecord, FlowRecord, IterationRecord, JobRecord,
+                                     Samples, ScenarioResult)
+from inaemu.scenario.sim_engine import _connected, _route_changes
+
+Say = Callable[[str], None]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+RING_PORT = 47100            # + the job's generation: each agent set listens on its own port
+SAMPLE_S = 0.01              # progress samples (wall)
+LINK_SAMPLE_S = 0.05
+FLOW_PORT = 5300
+CALL_TIMEOUT_S = 60.0
+
+
+def run_mininet(scenario: m.Scenario, *, say: Say = lambda _line: None,
+                bar: bool | None = None) -> ScenarioResult:
+    if os.geteuid() != 0:
+        raise m.ScenarioError("net", "Mininet needs root (run as root, or use --net sim)")
+    check_mininet_runnable(scenario)
+    return MininetScenario(scenario, say=say).run()
+
+
+def check_mininet_runnable(scenario: m.Scenario) -> None:
+    """What Mininet cannot do, said before anything starts."""
+    for index, event in enumerate(scenario.events):
+        where = f"events[{index}] ({m.event_kind(event)})"
+        if isinstance(event, m.LinkChange) and (event.loss_percent is not None
+                                                or event.delay_ms is not None):
+            raise m.ScenarioError(where, "loss and delay cannot change during a Mininet run "
+                                         "(no netem in this kernel; the switch ports inject "
+                                         "loss set at start): use --net sim, or bw_mbps only")
+        if isinstance(event, (m.SlowWorker, m.LinkChange)) and scenario.network.bw_mbps is None \
+                and (getattr(event, "nic_factor", 1) != 1 or getattr(event, "bw_mbps", None)):
+            raise m.ScenarioError(where, "needs a shaped network (network.bw_mbps)")
+
+
+class MininetScenario:
+    def __init__(self, scenario: m.Scenario, *, say: Say):
+        self.scenario = scenario
+        self.options = scenario.options
+        self.say = say
+        self.topology = scenario.network.topology()
+        self.run_dir = Path(tempfile.mkdtemp(prefix="inaemu-scenario-"))
+        self.messages: queue.Queue = queue.Queue()
+        self._timers: list = []
+        self._sequence = itertools.count()
+        self.t0 = 0.0
+        self.compute_factor: dict[str, float] = {}
+        self.busy_hosts: dict[str, str] = {}
+        self.runs = [MininetJobRun(self, job, index) for index, job in enumerate(scenario.jobs)]
+        self.events: list[EventRecord] = []
+        self.event_jobs: list[dict[str, float]] = []
+        self.flows: dict[str, "_Iperf"] = {}
+        self.samples = Samples()
+        self.net = None
+        self.control: FabricControl | None = None
+        self._link_bytes: dict[str, int] = {}
+
+    def now(self) -> float:
+        return time.time() - self.t0
+
+    def at(self, when: float, action, *args) -> None:
+        heapq.heappush(self._timers, (when, next(self._sequence), action, args))
+
+    # -- the run ----------------------------------------------------------------------------------
+
+    def run(self) -> ScenarioResult:
+        from topologies.networks import mininet_network
+        started = time.perf_counter()
+        self.say(f"scenario {self.scenario.name}: {len(self.topology.switches)} switches, "
+                 f"{len(self.topology.hosts)} hosts, {len(self.runs)} jobs on Mininet")
+        stop = "done"
+        with mininet_network(self.topology, run_dir=str(self.run_dir / "net"),
+                             seed=self.options.seed) as net:
+            self.net = net
+            self.control = FabricControl.over_grpc(self.topology, elems_k=self.options.elems_k,
+                                                   pool_size=self.options.pool_size,
+                                                   say=self.say)
+            self.say(f"scenario: network up and configured ({self.control.routes} routes) in "
+                     f"{time.perf_counter() - started:.1f} s")
+            try:
+                stop = self._timeline()
+            finally:
+                for run in self.runs:
+                    run.kill_agents()
+                for flow in self.flows.values():
+                    flow.stop()
+                self.control.close()
+        return self._result(stop, time.perf_counter() - started)
+
+    def _timeline(self) -> str:
+        self.t0 = time.time()
+        for index, event in enumerate(self.scenario.events):
+            self.events.append(EventRecord(index, event.at_s, m.event_kind(event),
+                                           m.describe(event)))
+            self.event_jobs.append({})
+            self.at(event.at_s, self._apply, index, event)
+        for run in self.runs:
+            if run.job.after is None:
+                self.at(run.job.start_s, run.arrive)
+        next_sample = next_links = 0.0
+        limit = self.options.time_limit_s
+        while not self._finished():
+            now = self.now()
+            if now > limit:
+                for run in self.runs:
+                    run.give_up(f"still running at the time limit ({limit:g} s)")
+                return "time limit"
+            while self._timers and self._timers[0][0] <= now:
+                _, _, action, args = heapq.heappop(self._timers)
+                action(*args)
+            if now >= next_sample:
+                self._sample(now)
+                next_sample = now + SAMPLE_S
+            if now >= next_links:
+                self._sample_links(now)
+                next_links = now + LINK_SAMPLE_S
+            due = min([self._timers[0][0]] if self._timers else [now + SAMPLE_S])
+            try:
+                run, gen, rank, message = self.messages.get(
+                    timeout=max(0.0, min(due, next_sample) - self.now()))
+            except queue.Empty:
+                continue
+            run.message(gen, rank, message)
+        self._sample(self.now())
+        return "done"
+
+    def _finished(self) -> bool:
+        return all(run.state in ("done", "failed") for run in self.runs)
+
+    def job_ended(self, run: "MininetJobRun") -> None:
+        for other in self.runs:
+            if other.job.after == run.job.name and other.state == "waiting":
+                self.at(self.now() + other.job.start_s, other.arrive)
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def _apply(self, index: int, event) -> None:
+        record = self.events[index]
+        now = self.now()
+        record.at_s = now                       # when it really happened (wall)
+        running = [run for run in self.runs if run.state == "running"]
+        if isinstance(event, m.SlowWorker):
+            running = [run for run in running if event.host in run.job.workers]
+        for run in running:
+            self.event_jobs[index][run.job.name] = now
+        detect = now + self.options.detection_s
+        mininet = self.net.net
+        if isinstance(event, (m.LinkDown, m.LinkUp)):
+            mininet.configLinkStatus(event.a, event.b,
+                                     "down" if isinstance(event, m.LinkDown) else "up")
+            self.at(detect, self._failure_learnt if isinstance(event, m.LinkDown)
+                    else self._repair_learnt, index, event)
+        elif isinstance(event, m.SwitchCrash):
+            switch = self.net.switch(event.switch)
+            if switch.process is not None:
+                try:
+                    os.killpg(switch.process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                switch.process.wait()
+                switch.process = None
+            self.at(detect, self._failure_learnt, index, event)
+        elif isinstance(event, m.SwitchRestart):
+            switch = self.net.switch(event.switch)
+            if switch.process is not None:
+                record.actions.append(f"{event.switch} was not down: nothing to do")
+                return
+            switch.launch()
+            switch.wait_ready()
+            record.actions.append(f"{event.switch}: process started again "
+                                  f"({self.now() - now:.2f} s)")
+            self.at(self.now() + self.options.detection_s, self._repair_learnt, index, event)
+        elif isinstance(event, m.LinkChange):
+            for intf in self._link_intfs(event.a, event.b):
+                intf.config(bw=event.bw_mbps)
+            record.actions.append(f"rate set to {event.bw_mbps:g} Mbit/s")
+        elif isinstance(event, m.SlowWorker):
+            self.compute_factor[event.host] = event.compute_factor
+            if event.nic_factor != 1:
+                link = self.topology.host_link(event.host)
+                for intf in self._link_intfs(event.host, link.node):
+                    intf.config(bw=self.scenario.network.bw_mbps / event.nic_factor)
+            record.actions.append(f"{event.host}: compute x{event.compute_factor:g}, "
+                                  f"NIC rate /{event.nic_factor:g}")
+        elif isinstance(event, m.FlowStart):
+            self.flows[event.name] = _Iperf(self, event, FLOW_PORT + 10 * len(self.flows))
+            record.actions.append(f"flow {event.name} started (iperf3)")
+        elif isinstance(event, m.FlowStop):
+            flow = self.flows.get(event.name)
+            if flow is not None:
+                flow.stop()
+                record.actions.append(f"flow {event.name} stopped")
+
+    def _link_intfs(self, a: str, b: str) -> list:
+        links = self.net.net.linksBetween(self.net.net.get(a), self.net.net.get(b))
+        return [intf for link in links for intf in (link.intf1, link.intf2)]
+
+    def _failure_learnt(self, index: int, event) -> None:
+        record = self.events[index]
+        record.detected_s = self.now()
+        control = self.control
+        if isinstance(event, m.LinkDown):
+            control.down_links.add(frozenset((event.a, event.b)))
+        else:
+            control.down_switches.add(event.switch)
+        record.actions.append(f"re-routed ({_route_changes(control.reroute())})")
+        topology = control.topology_now()
+        for run in self.runs:
+            if run.state != "running":
+                continue
+            placement = run.placement
+            hit = placement is not None and (
+                placement.uses_switch(event.switch) if isinstance(event, m.SwitchCrash)
+                else placement.uses_link(event.a, event.b, topology))
+            if hit:
+                record.actions.append(run.replan(record.description))
+            self.event_jobs[index][run.job.name] = self.now()
+
+    def _repair_learnt(self, index: int, event) -> None:
+        record = self.events[index]
+        record.detected_s = self.now()
+        control = self.control
+        if isinstance(event, m.LinkUp):
+            control.down_links.discard(frozenset((event.a, event.b)))
+        else:
+            control.switch_restarted(event.switch)
+            record.actions.append(f"{event.switch}: pipeline pushed again")
+        record.actions.append(f"re-routed ({_route_changes(control.reroute())})")
+        for run in self.runs:
+            action = run.repaired(record.description)
+            if action is not None:
+                record.actions.append(action)
+                self.event_jobs[index][run.job.name] = self.now()
+
+    # -- samples ----------------------------------------------------------------------------------
+
+    def _sample(self, now: float) -> None:
+        self.samples.times_s.append(now)
+        for run in self.runs:
+            self.samples.progress.setdefault(run.job.name, []).append(run.progress_fraction())
+
+    def _sample_links(self, now: float) -> None:
+        samples = self.samples
+        previous = samples.link_times_s[-1] if samples.link_times_s else None
+        samples.link_times_s.append(now)
+        for link in self.topology.links:
+            for src, dst in ((link.a, link.b), (link.b, link.a)):
+                if src.node not in {s.name for s in self.topology.switches}:
+                    continue
+                name = f"{src.node}:{src.port}->{dst.node}:{dst.port}"
+                try:
+                    sent = int(Path(f"/sys/class/net/{src.node}-eth{src.port}/statistics/"
+                                    f"tx_bytes").read_text())
+                except (OSError, ValueError):
+                    sent = self._link_bytes.get(name, 0)
+                before = self._link_bytes.get(name)
+                self._link_bytes[name] = sent
+                series = samples.link_utilisation.get(name)
+                if before is None or previous is None or not link.bw_mbps or now <= previous:
+                    if series is not None:
+                        series.append(0.0)
+                    continue
+                used = (sent - before) * 8 / (link.bw_mbps * 1e6) / (now - previous)
+                if series is None:
+                    if not used:
+                        continue
+                    series = samples.link_utilisation[name] = [0.0] * (
+                        len(samples.link_times_s) - 1)
+                series.append(used)
+
+    # -- results ----------------------------------------------------------------------------------
+
+    def _result(self, stop: str, wall: float) -> ScenarioResult:
+        end = self.samples.times_s[-1] if self.samples.times_s else 0.0
+        for record in self.events:
+            if record.detected_s is None and not record.actions and record.at_s > end:
+                record.actions.append("not reached: the scenario ended first")
+        for index, record in enumerate(self.events):
+            for name, acted in self.event_jobs[index].items():
+                run = next(r for r in self.runs if r.job.name == name)
+                after = run.first_progress_after(acted)
+                record.recovery_s[name] = None if after is None else after - record.at_s
+        flows = [FlowRecord(name, flow.spec.kind, flow.spec.sources, flow.spec.destination,
+                            flow.started_at, flow.stopped_at, flow.bytes_delivered,
+                            flow.goodput_mbps())
+                 for name, flow in self.flows.items()]
+        return ScenarioResult(
+            name=self.scenario.name, net="mininet", seed=self.options.seed,
+            jobs=[run.record() for run in self.runs],
+            iterations=[it for run in self.runs for it in run.iterations], events=self.events,
+            flows=flows, samples=self.samples, duration_s=end, wall_s=wall, stop=stop)
+
+
+class MininetJobRun:
+    """One job: its placement and its agents, one set per placement (generation)."""
+
+    def __init__(self, engine: MininetScenario, job: m.Job, index: int):
+        self.engine = engine
+        self.job = job
+        self.index = index
+        self.algo = job.algo
+        self.state = "waiting"
+        self.arrived_s = self.ended_s = None
+        self.error: str | None = None
+        self.iteration = 0
+        self.iterations: list[IterationRecord] = []
+        self.placement: Placement | None = None
+        self.placements: list[dict] = []
+        self.generation = 0
+        self.agents: dict[int, subprocess.Popen] = {}
+        self.ready: set[int] = set()
+        self.done: dict[int, dict] = {}
+        self.suspended_until: float | None = None
+        self.restarted_call = False
+        self.retransmissions = 0
+        self.received: dict[int, float] = {}      # rank -> bytes in the current generation
+        self.counted = 0.0                        # bytes of earlier generations
+        self.progress_log: list[tuple[float, float]] = []
+        self._current: IterationRecord | None = None
+        self._units_at_start = 0.0
+        self._correct = True
+
+    # -- life -------------------------------------------------------------------------------------
+
+    def arrive(self) -> None:
+        engine = self.engine
+        taken = [h for h in self.job.workers if h in engine.busy_hosts]
+        if taken:
+            self._fail(f"its hosts {', '.join(taken)} still run job "
+                       f"{engine.busy_hosts[taken[0]]} (one job per host at a time)")
+            return
+        for host in self.job.workers:
+            engine.busy_hosts[host] = self.job.name
+        self.state = "running"
+        self.arrived_s = engine.now()
+        engine.say(f"{self.arrived_s:8.3f} s  job {self.job.name} arrives ({self.algo}, "
+                   f"{len(self.job.workers)} workers)")
+        if self.algo == "ina":
+            try:
+                self._place()
+            except PlacementRefused as refused:
+                self._fail(f"cannot be placed: {refused}")
+                return
+        self._start_agents()
+
+    def _place(self) -> None:
+        tree = self.engine.scenario.network.kind != "star"
+        self.placement = self.engine.control.place(self.job.workers, root=self.job.root,
+                                                   tree=tree)
+        self.placements.append({"at_s": self.engine.now(), "p4_job": self.placement.p4_job,
+                                "switches": list(self.placement.switches)})
+        for rank, host in enumerate(self.job.workers):     # the aggregator answers no ARP
+            address = self.placement.addresses[rank]
+            node = self.engine.net.host(host)
+            node.cmd(f"ip neigh replace {address} lladdr {aggregator_mac(address)} "
+                     f"dev {node.defaultIntf().name} nud permanent")
+
+    def _start_agents(self) -> None:
+        engine = self.engine
+        self.generation += 1
+        self.ready, self.done, self.received = set(), {}, {}
+        options = engine.options
+        n = len(self.job.workers)
+        topology = engine.topology
+        ring_port = RING_PORT + self.generation % 100 + 100 * self.index
+        for rank, host in enumerate(self.job.workers):
+            config = {"algo": self.algo, "rank": rank, "length": self.job.workload.size_bytes // 4,
+                      "seed_base": options.seed * 1_000_003 + self.index,
+                      "n": n, "timeout": CALL_TIMEOUT_S}
+            if self.algo == "ina":
+                config.update(job=self.placement.p4_job,
+                              worker=self.placement.worker_ids[rank],
+                              aggregator=self.placement.addresses[rank], k=options.elems_k,
+                              pool_size=options.pool_size, rto=0.02, rto_max=0.5,
+                              max_retx=12)
+            else:
+                config.update(job=self.index, worker=rank,
+                              peers=[f"{topology.host(h).ip}:{ring_port}"
+                                     for h in self.job.workers], idle_timeout=10.0)
+            path = engine.run_dir / f"{self.job.name}-g{self.generation}-w{rank}.json"
+            path.write_text(json.dumps(config))
+            log = (engine.run_dir / f"{path.stem}.log").open("wb")
+            try:
+                process = engine.net.host(host).popen(
+                    [sys.executable, "-m", "hosts.scenario_agent", "--config", str(path)],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                    cwd=str(PROJECT_ROOT), text=True, bufsize=1)
+            finally:
+                log.close()
+            self.agents[rank] = process
+            threading.Thread(target=_read_agent, daemon=True,
+                             args=(engine.messages, self, self.generation, rank,
+                                   process)).start()
+
+    def kill_agents(self) -> None:
+        for process in self.agents.values():
+            if process.poll() is None:
+                process.kill()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.agents = {}
+
+    def _go(self) -> None:
+        engine = self.engine
+        now = engine.now()
+        if self._current is None:
+            self._current = IterationRecord(self.job.name, self.iteration, self.algo, now, now,
+                                            None, None, True, 0)
+            self._units_at_start = self.progress_units()
+        for rank, host in enumerate(self.job.workers):
+            compute = 0.0 if self.restarted_call else \
+                self.job.workload.compute_s * engine.compute_factor.get(host, 1.0)
+            self._send(rank, {"go": self.iteration, "compute_s": compute})
+        self.restarted_call = False
+
+    def _send(self, rank: int, command: dict) -> None:
+        process = self.agents.get(rank)
+        if process is None or process.poll() is not None:
+            return
+        try:
+            process.stdin.write(json.dumps(command) + "\n")
+            process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def message(self, generation: int, rank: int, message: dict) -> None:
+        if generation != self.generation or self.state != "running":
+            return                                  # an earlier placement's agents
+        engine = self.engine
+        if "ready" in message:
+            self.ready.add(rank)
+            if len(self.ready) == len(self.job.workers):
+                self._go()
+        elif "progress" in message:
+            self.received[rank] = message["progress"] / 1024
+            at = message["t"] - engine.t0
+            units = self.progress_units()
+            if not self.progress_log or units > self.progress_log[-1][1]:
+                self.progress_log.append((at, units))
+        elif "started" in message:
+            if self._current is not None:
+                self._current.compute_done_s = max(self._current.compute_done_s,
+                                                   message["t"] - engine.t0)
+        elif "done" in message:
+            self.done[rank] = message
+            self.retransmissions += message.get("retransmissions", 0)
+            self._current.retransmissions += message.get("retransmissions", 0)
+            if not message.get("correct"):
+                self._correct = False
+                self._current.correct = False
+            if len(self.done) == len(self.job.workers):
+                self._iteration_done(max(d["t"] for d in self.done.values()) - engine.t0)
+        elif "error" in message:
+            self._fail(f"iteration {self.iteration}, worker {rank} "
+                       f"({self.job.workers[rank]}): {message['error']}")
+        elif "eof" in message and rank not in self.done and self.state == "running":
+            self._fail(f"worker {rank} ({self.job.workers[rank]}) exited with status "
+                       f"{message['status']} (log in {engine.run_dir})")
+
+    def _iteration_done(self, at: float) -> None:
+        current = self._current
+        current.ended_s = at
+        current.allreduce_s = at - current.compute_done_s
+        current.algo = self.algo
+        self.iterations.append(current)
+        self._current = None
+        self.done = {}
+        self.iteration += 1
+        if self.iteration >= self.job.workload.iterations:
+            for rank in self.agents:
+                self._send(rank, {"stop": True})
+            self._finish()
+        else:
+            self._go()
+
+    def _finish(self) -> None:
+        self.state = "done"
+        self._leave()
+
+    def _fail(self, error: str) -> None:
+        self.error = f"job {self.job.name}: {error}"
+        self.engine.say(f"{self.engine.now():8.3f} s  {self.error}")
+        self.state = "failed"
+        if self._current is not None:
+            self._current.error = error
+            self._current.correct = False
+        self.kill_agents()
+        self._leave()
+
+    def _leave(self) -> None:
+        engine = self.engine
+        self.ended_s = engine.now()
+        for host in self.job.workers:
+            if engine.busy_hosts.get(host) == self.job.name:
+                del engine.busy_hosts[host]
+        if self.placement is not None:
+            engine.control.remove(self.placement)
+        engine.job_ended(self)
+
+    def give_up(self, reason: str) -> None:
+        if self.state == "running":
+            self._fail(reason)
+        elif self.state == "waiting":
+            self.error = f"job {self.job.name}: never started: {reason}"
+            self.state = "failed"
+
+    # -- failures ---------------------------------------------------------------------------------
+
+    def replan(self, why: str) -> str:
+        engine = self.engine
+        self.kill_agents()
+        self.counted = self.progress_units()
+        self.received = {}
+        if self.placement is not None:
+            engine.control.remove(self.placement)
+            self.placement = None
+        if self._current is not None:
+            self._current.restarts += 1
+        self._units_at_start = self.progress_units()
+        try:
+            self._place()
+            action = (f"job {self.job.name}: re-planned on {', '.join(self.placement.switches)} "
+                      f"(P4 job {self.placement.p4_job})")
+        except PlacementRefused as refused:
+            if not _connected(engine.control.topology_now(), self.job.workers):
+                return self._suspend(why, str(refused))
+            self.algo = "ring"
+            action = f"job {self.job.name}: no tree left ({refused}); moved to the ring"
+        self.suspended_until = None
+        engine.say(f"{engine.now():8.3f} s  {action}")
+        self.restarted_call = True
+        self._start_agents()
+        return action
+
+    def _suspend(self, why: str, reason: str) -> str:
+        engine = self.engine
+        wait = engine.options.repair_wait_s
+        if self.suspended_until is None:
+            self.suspended_until = engine.now() + wait
+            engine.at(self.suspended_until, self._give_up_waiting, why, reason)
+        action = (f"job {self.job.name}: workers cut off from each other; waiting up to "
+                  f"{wait:g} s for a repair")
+        engine.say(f"{engine.now():8.3f} s  {action}")
+        return action
+
+    def _give_up_waiting(self, why: str, reason: str) -> None:
+        if self.suspended_until is not None and self.state == "running":
+            self._fail(f"its workers stayed cut off from each other for "
+                       f"{self.engine.options.repair_wait_s:g} s after {why} ({reason})")
+
+    def repaired(self, why: str) -> str | None:
+        if self.suspended_until is None or self.state != "running":
+            return None
+        self.suspended_until = None
+        return self.replan(why)
+
+    # -- progress ---------------------------------------------------------------------------------
+
+    def progress_units(self) -> float:
+        return self.counted + sum(self.received.values())
+
+    def first_progress_after(self, when: float) -> float | None:
+        before = 0.0
+        for at, units in self.progress_log:
+            if at <= when:
+                before = units
+            elif units > before:
+                return at
+        return None
+
+    def progress_fraction(self) -> float:
+        done = float(len(self.iterations))
+        if self.state != "running" or self._current is None:
+            return done
+        n, size = len(self.job.workers), self.job.workload.size_bytes
+        expected = {"ina": n * size / 1024, "ring": 2 * (n - 1) * size / 1024}.get(self.algo)
+        if expected:
+            share = (self.progress_units() - self._units_at_start) / expected
+        else:
+            share = len(self.done) / n
+        return done + min(0.999, max(0.0, share))
+
+    def record(self) -> JobRecord:
+        return JobRecord(
+            name=self.job.name, algo=self.job.algo, workers=self.job.workers,
+            arrived_s=self.arrived_s, ended_s=self.ended_s,
+            iterations_done=len(self.iterations), iterations=self.job.workload.iterations,
+            correct=self._correct and self.error is None
+            and len(self.iterations) == self.job.workload.iterations,
+            error=self.error, retransmissions=self.retransmissions,
+            placements=self.placements, final_algo=self.algo)
+
+
+def _read_agent(messages: queue.Queue, run: MininetJobRun, generation: int, rank: int,
+                process: subprocess.Popen) -> None:
+    """An agent's stdout lines onto the engine's queue; its end as an `eof` message."""
+    for line in process.stdout:
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        messages.put((run, generation, rank, message))
+    messages.put((run, generation, rank, {"eof": True, "status": process.wait()}))
+
+
+class _Iperf:
+    """A background flow as iperf3: one server per source on the destination (`-1`: it exits
+    after its test and prints its JSON), one client per source."""
+
+    def __init__(self, engine: MininetScenario, spec: m.FlowStart, base_port: int):
+        self.engine, self.spec = engine, spec
+        self.started_at = engine.now()
+        self.stopped_at: float | None = None
+        self.servers, self.clients = [], []
+        net = engine.net
+        destination = engine.topology.host(spec.destination).ip
+        for i, source in enumerate(spec.sources):
+            port = base_port + i
+            self.servers.append(net.host(spec.destination).popen(
+                ["iperf3", "-s", "-1", "-J", "-p", str(port)], stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, text=True))
+            time.sleep(0.05)
+            command = ["iperf3", "-c", destination, "-p", str(port), "-J"]
+            if spec.kind == "udp":
+                command += ["-u", "-b", f"{spec.rate_mbps}M", "-l", "1472", "-t", "86400"]
+            elif spec.size_bytes is not None:
+                command += ["-n", str(spec.size_bytes)]
+            else:
+                command += ["-t", "86400"]
+            self.clients.append(net.host(source).popen(
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self.bytes_delivered = 0
+
+    def stop(self) -> None:
+        if self.stopped_at is not None:
+            return
+        self.stopped_at = self.engine.now()
+        for client in self.clients:
+            if client.poll() is None:
+                client.send_signal(signal.SIGINT)
+        for client in self.clients:
+            try:
+                client.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                client.kill()
+        total = 0
+        for server in self.servers:
+            try:
+                out, _ = server.communicate(timeout=5)
+                total += _received_bytes(json.loads(out))
+            except (subprocess.TimeoutExpired, json.JSONDecodeError, ValueError):
+                server.kill()
+                server.wait()
+        self.bytes_delivered = total
+
+    def goodput_mbps(self) -> float:
+        ran = (self.stopped_at or self.engine.now()) - self.started_at
+        return self.bytes_delivered * 8 / ran / 1e6 if ran > 0 else 0.0
+
+
+def _received_bytes(report: dict) -> int:
+    end = report.get("end", {})
+    for key in ("sum_received", "sum"):
+        if isinstance(end.get(key), dict) and "bytes" in end[key]:
+            return int(end[key]["bytes"])
+    return 0
