@@ -202,3 +202,22 @@ def test_workers_that_finish_computing_while_their_job_is_cut_off_wait_for_the_r
     exp.switch_restart("l2", at="21ms")
     result = exp.run()
     assert result.correct, result.job("train").error
+
+
+def test_a_ring_straggler_costs_its_compute_not_a_retransmission_timeout():
+    """Regression: ring ranks created only when their compute ended dropped what faster
+    neighbours had sent (no listener yet), and each straggler iteration waited out TCP's
+    200 ms retransmission floor."""
+    times = {}
+    for factor in (1.0, 2.0):
+        exp = Experiment.star(hosts=8, bw_mbps=1000)
+        exp.set_options(**FAST)
+        exp.add_job("ring", algo="ring", workers=exp.hosts, size="256KiB", iterations=2,
+                    compute="5ms")
+        exp.slow_worker("h3", compute_factor=factor)
+        result = exp.run()
+        assert result.correct
+        assert result.job("ring").retransmissions == 0
+        times[factor] = [it.ended_s - it.started_s for it in result.iterations]
+    for normal, slow in zip(times[1.0], times[2.0]):
+        assert slow - normal <= 0.005 + 1e-6        # at most the extra compute
