@@ -14,7 +14,7 @@ from controller.client import SwitchClient
 from controller.errors import ControllerError
 from controller.ina_jobs import (Entry, FallbackServer, InaJob, JobPlan, JobRefused,
                                  aggregator_address, check_job, plan_job)
-from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_cells,
+from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_for_job,
                                      delete_group,
                                      insert_entries, read_cell, remove_entries, undo_quietly)
 
@@ -57,7 +57,7 @@ class InaJobs(InaSwitches[JobPlan]):
                             new_address=address not in state.addresses)
             self._write(plan)
         except BaseException:
-            state.pool.release(job_id)
+            state.pool.release(job_id, used=False)
             raise
         state.groups[job_id] = mgid
         state.addresses.add(address)
@@ -74,7 +74,8 @@ class InaJobs(InaSwitches[JobPlan]):
         """Group first, then entries per switch in plan order; undo everything on a failure."""
         done: list[tuple[SwitchClient, Entry]] = []
         job_client = self._client(plan.job.switch)
-        clear_cells(job_client, range(plan.base, plan.base + plan.job.cells))
+        clear_for_job(job_client, self._state(plan.job.switch).pool, plan.job.job_id,
+                      plan.job.switch, range(plan.base, plan.base + plan.job.cells))
         job_client.set_multicast_group(plan.mgid, plan.replicas)
         try:
             for switch, entries in plan.entries.items():      # batched WriteRequests

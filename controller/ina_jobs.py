@@ -184,6 +184,9 @@ class CellPool:
     def __init__(self, cells: int):
         self.cells = cells
         self.ranges: dict[int, tuple[int, int]] = {}   # job id -> (base, size)
+        # cells a removed job used and nobody cleared since: their scoreboard may be stale
+        # (known to this controller only; a fresh pipeline starts with every cell zero)
+        self.dirty: set[int] = set()
 
     def allocate(self, job_id: int, size: int) -> int:
         if job_id in self.ranges:
@@ -204,8 +207,17 @@ class CellPool:
         """Record a range already in use (a job found on the switch)."""
         self.ranges[job_id] = (base, size)
 
-    def release(self, job_id: int) -> None:
-        self.ranges.pop(job_id, None)
+    def release(self, job_id: int, *, used: bool = True) -> None:
+        """Free a job's range; `used`: the job ran, so its cells may hold state."""
+        taken = self.ranges.pop(job_id, None)
+        if taken is not None and used:
+            self.dirty.update(range(taken[0], taken[0] + taken[1]))
+
+    def any_dirty(self, cells: range) -> bool:
+        return any(cell in self.dirty for cell in cells)
+
+    def cleaned(self, cells: range) -> None:
+        self.dirty.difference_update(cells)
 
     def largest_free(self) -> int:
         """The longest run of free cells (what the next job could get at most)."""

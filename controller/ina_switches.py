@@ -145,17 +145,42 @@ def _signed32(value: int) -> int:
 CLEARED_REGISTERS = (SEEN_REGISTER, PENDING_REGISTER, "ina_overflow")
 
 
-def clear_cells(client: SwitchClient, cells: range) -> None:
+def clear_cells(client: SwitchClient, cells: range) -> bool:
     """Zero the scoreboard (member bitmap, pending count, overflow flag) of `cells` before a
     job uses them. Cells freed by a job removed mid-call keep its state: a new job's first
     contribution would be added to the old partial sum (pending != 0) or taken for a
     duplicate (its bit set). The sums and block maxima need no clearing: a cell's first
-    contribution overwrites them (docs/protocol.md §3)."""
+    contribution overwrites them (docs/protocol.md §3). False when the switch cannot write
+    registers over P4Runtime (BMv2's PI answers UNIMPLEMENTED): nothing was cleared."""
     index = client.index
     names = [n for n in CLEARED_REGISTERS if _has_register(index, n)]
+    if not names or not cells:
+        return True
+    try:                      # one update first: a switch without register writes says so once
+        client.write([(MODIFY, entities.register_write(index, names[0], cells[0], 0))],
+                     [f"register {names[0]}[{cells[0]}] = 0"])
+    except P4RuntimeError as error:
+        if error.code == "UNIMPLEMENTED" or any(u.code == "UNIMPLEMENTED"
+                                                for u in error.updates):
+            return False
+        raise
     updates = [(MODIFY, entities.register_write(index, name, cell, 0))
-               for name in names for cell in cells]
-    client.write(updates, [f"register {name}[{cell}] = 0" for name in names for cell in cells])
+               for name in names for cell in cells][1:]
+    client.write(updates, [f"register {name}[{cell}] = 0" for name in names
+                           for cell in cells][1:])
+    return True
+
+
+def clear_for_job(client: SwitchClient, pool, job_id: int, switch: str, cells: range) -> None:
+    """Clear a new job's cells; JobRefused if they may hold a removed job's state and the
+    switch cannot clear them (never a wrong sum)."""
+    if clear_cells(client, cells):
+        pool.cleaned(cells)
+    elif pool.any_dirty(cells):
+        raise JobRefused(job_id, f"on {switch}: cells {cells.start}..{cells.stop - 1} were "
+                                 f"used by a removed job and this switch cannot clear "
+                                 f"registers over P4Runtime (UNIMPLEMENTED); push the "
+                                 f"pipeline again to start from clean cells")
 
 
 def _has_register(index, name: str) -> bool:

@@ -37,7 +37,7 @@ from controller.errors import ControllerError
 from controller.ina_jobs import (AggregationJob, Entry, InaProgram, JobRefused,
                                  aggregator_address, aggregator_mac, aggregator_routes,
                                  check_job_id)
-from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_cells,
+from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_for_job,
                                      delete_group, read_cell,
                                      insert_entries, remove_entries, undo_quietly)
 from topologies.model import Topology
@@ -418,7 +418,7 @@ class TreeJobs(InaSwitches[TreePlan]):
             self._write(plan)
         except BaseException:
             for switch in bases:
-                states[switch].pool.release(job.job_id)
+                states[switch].pool.release(job.job_id, used=False)
             raise
         for switch, node in plan.nodes.items():
             states[switch].groups[job.job_id] = node.mgid
@@ -440,7 +440,8 @@ class TreeJobs(InaSwitches[TreePlan]):
             per_switch.setdefault(switch, []).append(entry)
         try:
             for switch in plan.nodes:
-                clear_cells(self._client(switch), plan.cell_range(switch))
+                clear_for_job(self._client(switch), self._state(switch).pool, plan.job.job_id,
+                              switch, plan.cell_range(switch))
             for switch, replicas in plan.groups.items():
                 client = self._client(switch)
                 client.set_multicast_group(plan.nodes[switch].mgid, replicas)

@@ -32,9 +32,10 @@ def test_a_flat_job_is_one_write_per_switch():
                 5, ["h1", "h3", "h5"], "s2", k=K, pool_size=4)
     finally:
         network.stop_servers()
-    # s2: its cells' scoreboard cleared, its multicast group, then every job entry in one
+    # s2: its cells' scoreboard cleared (one update, then the rest: a switch that cannot
+    # write registers says so once), its multicast group, then every job entry in one
     # request; s1, s3: the route to the aggregator address in one request each
-    assert writes == {"s2": 3, "s1": 1, "s3": 1}
+    assert writes == {"s2": 4, "s1": 1, "s3": 1}
     assert sum(len(entries) for entries in plan.entries.values()) > 4
 
 
@@ -72,3 +73,39 @@ def test_a_job_placed_on_cells_another_job_left_mid_call_starts_clean():
     finally:
         network.stop_servers()
     assert all(seen[cell] == 0 and pending[cell] == 0 for cell in cells)
+
+
+class _NoRegisterWrites:
+    """A switch session whose register writes are refused as BMv2's PI refuses them."""
+
+    def __init__(self, index):
+        self.index = index
+        self.writes = 0
+
+    def write(self, updates, labels=()):
+        from controller.errors import P4RuntimeError, UpdateError
+        self.writes += 1
+        raise P4RuntimeError("s2", "Write", "UNKNOWN", "", (UpdateError(
+            0, "UNIMPLEMENTED", "Register writes are not supported yet"),), tuple(labels))
+
+
+def test_a_switch_without_register_writes_takes_clean_cells_and_refuses_dirty_ones():
+    """Real simple_switch_grpc cannot write registers over P4Runtime: clean cells (a fresh
+    pipeline's) are used as they are, cells a removed job left are refused, never reused
+    with a stale scoreboard."""
+    import pytest
+    from controller.ina_jobs import CellPool, JobRefused
+    from controller.ina_switches import clear_for_job
+    program = control.compile_program(str(control.INA_PROGRAM), (("INA_K", str(K)),))
+    client = _NoRegisterWrites(program.p4info)
+    pool = CellPool(2048)
+    base = pool.allocate(5, 10)
+    clear_for_job(client, pool, 5, "s2", range(base, base + 10))       # fresh: fine
+    assert client.writes == 1                                          # one probe only
+    pool.release(5)
+    again = pool.allocate(6, 10)
+    assert again == base
+    with pytest.raises(JobRefused, match="removed job.*cannot clear"):
+        clear_for_job(client, pool, 6, "s2", range(again, again + 10))
+    pool.release(6, used=False)
+    assert pool.any_dirty(range(base, base + 10))                      # still dirty
