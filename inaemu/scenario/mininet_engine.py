@@ -194,7 +194,9 @@ class MininetScenario:
                     os.killpg(switch.process.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-                switch.process.wait()
+                # reaped aside: the kernel takes ~0.1 s to tear the process down, and the
+                # timeline (the controller learning it) must not wait for that
+                threading.Thread(target=switch.process.wait, daemon=True).start()
                 switch.process = None
             self.at(detect, self._failure_learnt, index, event)
         elif isinstance(event, m.SwitchRestart):
@@ -548,6 +550,7 @@ class MininetJobRun:
     def replan(self, why: str) -> str:
         engine = self.engine
         self.kill_agents()
+        self.generation += 1          # what the killed agents still say is ignored
         self.counted = self.progress_units()
         self.received = {}
         if self.placement is not None:
