@@ -15,6 +15,8 @@ def _nothing_left(topology_switches) -> None:
     assert leftover_processes(lambda argv: "hosts.scenario_agent" in " ".join(argv)
                               or argv[:1] == ["iperf3"]) == []
     assert leftover_interfaces([f"{s}-eth" for s in topology_switches]) == []
+    # a Mininet host is a shell in its own namespace: none may outlive the scenario
+    assert leftover_processes(lambda argv: any(a.startswith("mininet:") for a in argv)) == []
 
 
 def test_a_leaf_crash_and_restart_under_an_ina_job():
