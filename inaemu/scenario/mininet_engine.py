@@ -23,6 +23,7 @@ import itertools
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -53,7 +54,7 @@ def run_mininet(scenario: m.Scenario, *, say: Say = lambda _line: None,
     if os.geteuid() != 0:
         raise m.ScenarioError("net", "Mininet needs root (run as root, or use --net sim)")
     check_mininet_runnable(scenario)
-    return MininetScenario(scenario, say=say).run()
+    return MininetScenario(scenario, say=say, bar=bar).run()
 
 
 def check_mininet_runnable(scenario: m.Scenario) -> None:
@@ -71,8 +72,10 @@ def check_mininet_runnable(scenario: m.Scenario) -> None:
 
 
 class MininetScenario:
-    def __init__(self, scenario: m.Scenario, *, say: Say):
+    def __init__(self, scenario: m.Scenario, *, say: Say, bar: bool | None = None):
         self.scenario = scenario
+        self.bar_wanted = bar
+        self._bar = None
         self.options = scenario.options
         self.say = say
         self.topology = scenario.network.topology()
@@ -114,15 +117,24 @@ class MininetScenario:
                                                    say=self.say)
             self.say(f"scenario: network up and configured ({self.control.routes} routes) in "
                      f"{time.perf_counter() - started:.1f} s")
+            if self.bar_wanted if self.bar_wanted is not None else sys.stderr.isatty():
+                from tqdm import tqdm
+                self._bar = tqdm(total=len(self.runs), unit="job", desc=self.scenario.name,
+                                 leave=False)
             try:
                 stop = self._timeline()
             finally:
+                if self._bar is not None:
+                    self._bar.close()
                 for run in self.runs:
                     run.kill_agents()
                 for flow in self.flows.values():
                     flow.stop()
                 self.control.close()
-        return self._result(stop, time.perf_counter() - started)
+        result = self._result(stop, time.perf_counter() - started)
+        if result.correct:           # agent configs and logs are kept only when a job failed
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+        return result
 
     def _timeline(self) -> str:
         self.t0 = time.time()
@@ -165,6 +177,8 @@ class MininetScenario:
         return all(run.state in ("done", "failed") for run in self.runs)
 
     def job_ended(self, run: "MininetJobRun") -> None:
+        if self._bar is not None:
+            self._bar.update(1)
         for other in self.runs:
             if other.job.after == run.job.name and other.state == "waiting":
                 self.at(self.now() + other.job.start_s, other.arrive)
