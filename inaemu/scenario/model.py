@@ -110,7 +110,7 @@ class Job:
     name: str
     algo: str
     workers: tuple[str, ...]
-    workload: Workload
+    workload: "Workload | object"   # or an inaemu.workload.graph.Workload (docs/workloads.md)
     start_s: float = 0.0
     after: str | None = None
     root: str | None = None
@@ -131,6 +131,11 @@ class Job:
         if len(set(self.workers)) != len(self.workers):
             raise ScenarioError(f"{where}.workers", "a host is named twice")
         _positive(f"{where}.start_s", self.start_s, zero=True)
+        n = getattr(self.workload, "n", None)     # a workload graph (inaemu/workload/graph.py)
+        if n is not None and n != len(self.workers):
+            raise ScenarioError(f"{where}.workers", f"the workload {self.workload.name!r} has "
+                                                    f"{n} ranks, the job {len(self.workers)} "
+                                                    f"workers")
 
 
 @dataclass(frozen=True)

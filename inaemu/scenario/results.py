@@ -46,6 +46,7 @@ class JobRecord:
     retransmissions: int
     placements: list[dict] = field(default_factory=list)   # how INA placed it, one per (re)plan
     final_algo: str | None = None  # what it ran at the end (a job moved to the ring says so)
+    workload: dict | None = None   # a workload graph's job: time, compute, exposed comm
 
     def as_dict(self) -> dict:
         out = asdict(self)

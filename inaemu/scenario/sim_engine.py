@@ -86,7 +86,10 @@ class SimScenario:
         self.compute_factor: dict[str, float] = {}
         self.busy_hosts: dict[str, str] = {}          # host -> job running on it
         self.next_call = 0
-        self.runs = [JobRun(self, job, index) for index, job in enumerate(scenario.jobs)]
+        from inaemu.scenario.graph_run import GraphJobRun
+        from inaemu.workload.graph import Workload as GraphWorkload
+        self.runs = [(GraphJobRun if isinstance(job.workload, GraphWorkload) else JobRun)(
+            self, job, index) for index, job in enumerate(scenario.jobs)]
         self.events: list[EventRecord] = []
         self.event_jobs: list[dict[str, float]] = []   # per event: job -> when it was acted on
         self.flows: dict[str, object] = {}
@@ -595,11 +598,16 @@ class JobRun:
         engine.say(f"{engine.loop.now * 1e3:9.3f} ms  {action}")
         for worker in self.workers:
             worker.done = False
-            if worker.computing is None:
+            if self._in_call(worker):
                 self._start_allreduce(worker)
             elif self.algo != "ina" and self.state == "running":
                 self._open_app(worker)
         return action
+
+    def _in_call(self, worker: _Worker) -> bool:
+        """Whether the worker has reached the current call (it restarts it after a re-plan);
+        here: its compute for the iteration is over."""
+        return worker.computing is None
 
     def _suspend(self, why: str, reason: str) -> str:
         """Workers cut off from each other: wait for a repair (a link or switch back), at most
@@ -672,13 +680,16 @@ class JobRun:
             share = sum(w.done for w in self.workers) / n
         return done + min(0.999, max(0.0, share))
 
+    def calls_planned(self) -> int:
+        return self.job.workload.iterations
+
     def record(self) -> JobRecord:
         return JobRecord(
             name=self.job.name, algo=self.job.algo, workers=self.job.workers,
             arrived_s=self.arrived_s, ended_s=self.ended_s,
-            iterations_done=len(self.iterations), iterations=self.job.workload.iterations,
+            iterations_done=len(self.iterations), iterations=self.calls_planned(),
             correct=self._correct and self.error is None
-            and len(self.iterations) == self.job.workload.iterations,
+            and len(self.iterations) == self.calls_planned(),
             error=self.error, retransmissions=self.retransmissions,
             placements=self.placements, final_algo=self.algo)
 
