@@ -35,6 +35,9 @@ class _RankState:
         self.finished: set[int] = set()     # node ids done
         self.busy = False
         self.compute_s = 0.0
+        # what the rank did, for the iteration plot: (kind, name, start, end)
+        self.timeline: list[tuple[str, str, float, float]] = []
+        self.call_started: dict[int, float] = {}
 
 
 class GraphJobRun(JobRun):
@@ -80,8 +83,10 @@ class GraphJobRun(JobRun):
         factor = self.engine.compute_factor.get(worker.host, 1.0)
         seconds = node.duration_s * factor
         rank.compute_s += seconds
-        worker.computing = self.engine.loop.at(self.engine.loop.now + seconds,
-                                               self._compute_done, worker, rank, node.id)
+        now = self.engine.loop.now
+        rank.timeline.append(("compute", node.name or f"node {node.id}", now, now + seconds))
+        worker.computing = self.engine.loop.at(now + seconds, self._compute_done, worker, rank,
+                                               node.id)
 
     def _compute_done(self, worker: _Worker, rank: _RankState, node_id: int) -> None:
         worker.computing = None
@@ -128,6 +133,10 @@ class GraphJobRun(JobRun):
             elif self.algo != "ina":
                 self._open_app(worker)
 
+    def _start_allreduce(self, worker: _Worker) -> None:
+        self.ranks[worker.rank].call_started.setdefault(self.call, self.engine.loop.now)
+        super()._start_allreduce(worker)
+
     def _note_issued(self) -> None:
         """The open call's record: it could run from when the last rank issued it."""
         if self._current is not None and all(self.call in r.issued for r in self.ranks):
@@ -148,6 +157,8 @@ class GraphJobRun(JobRun):
         call = self.call
         for worker, rank in zip(self.workers, self.ranks):
             worker.app = None
+            began = rank.call_started.get(call, current.compute_done_s)
+            rank.timeline.append(("all_reduce", f"bucket {call}", began, now))
         self._open_next_call()
         for worker, rank in zip(self.workers, self.ranks):
             self._node_done(worker, rank, rank.calls[call])
@@ -166,7 +177,8 @@ class GraphJobRun(JobRun):
     def record(self):
         record = super().record()
         record.workload = {"name": self.graph.name, "source": self.graph.source,
-                           **self.summary()}
+                           **self.summary(),
+                           "timeline": {r.graph.rank: r.timeline for r in self.ranks}}
         return record
 
     def summary(self) -> dict:
