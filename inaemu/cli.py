@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("inaemu.run", "all-reduce experiment: in-network aggregation vs ring, on Mininet or the simulator"),
     "train": ("inaemu.train.cli", "train a small model with PyTorch DDP whose gradients cross the emulated network (INA or host algorithms)"),
     "scenario": ("inaemu.scenario.cli", "one network through a timeline of jobs and events (failures, stragglers, cross traffic), on the simulator or Mininet"),
+    "workload": ("inaemu.workload.cli", "training iterations of a real model (DDP buckets) or a Chakra trace over the network: iteration time, exposed communication, INA's speedup"),
     "compare": ("inaemu.compare", "every all-reduce algorithm over sizes and worker counts: time and busbw vs size, measured and modelled"),
     "compile": ("p4switch.compiler.cli", "compile a P4_16 v1model program to BMv2 JSON and P4Info"),
     "stf": ("p4switch.stf.cli", "run an STF test against a P4 program or its BMv2 JSON"),

@@ -186,7 +186,9 @@ class GraphJobRun(JobRun):
         end = self.ended_s if self.ended_s is not None else self.engine.loop.now
         elapsed = end - (self.started_s or 0.0)
         compute = max(r.compute_s for r in self.ranks)
+        hosts = self.engine.net.hosts
         return {"time_s": elapsed, "compute_s": compute,
                 "exposed_comm_s": max(0.0, elapsed - compute),
+                "bytes_on_wire": sum(hosts[h].counters.bytes_sent for h in self.job.workers),
                 "calls": len(self.iterations),
                 "comm_s": sum(it.allreduce_s or 0.0 for it in self.iterations)}

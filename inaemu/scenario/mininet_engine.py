@@ -59,6 +59,11 @@ def run_mininet(scenario: m.Scenario, *, say: Say = lambda _line: None,
 
 def check_mininet_runnable(scenario: m.Scenario) -> None:
     """What Mininet cannot do, said before anything starts."""
+    for job in scenario.jobs:
+        if not isinstance(job.workload, m.Workload):
+            raise m.ScenarioError(f"jobs[{job.name}]", "workload graphs (models, Chakra traces) "
+                                                      "run on the simulator only for now "
+                                                      "(--net sim)")
     for index, event in enumerate(scenario.events):
         where = f"events[{index}] ({m.event_kind(event)})"
         if isinstance(event, m.LinkChange) and (event.loss_percent is not None
