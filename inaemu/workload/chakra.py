@@ -6,7 +6,9 @@ messages (a varint byte count, then the message; protobuf's "delimited" encoding
 in code from the schema's facts (inaemu/workload/chakra_schema.py says how and why).
 
 Reading (`read_chakra`), node by node:
-- COMP_NODE -> Compute; duration from `duration_micros` (0 s if the node has none, noted).
+- COMP_NODE -> Compute; duration from `duration_micros` (0 s if the node has none, noted;
+  ASTRA-sim's roofline inputs `num_ops`/`tensor_size` are not turned into time). A CPU op
+  (`is_cpu_op` true) is compute like any other: the graph has one compute stream per rank.
 - COMM_COLL_NODE -> Collective; the kind is the `comm_type` attribute's enum name in lower
   case (ALL_REDUCE -> "all_reduce"; ALL_GATHER -> "all_gather", which the graph then refuses
   by name), the size the `comm_size` attribute in bytes. An all-reduce size that is not whole
@@ -141,8 +143,8 @@ def _read_rank(path: Path, rank: int, notes: list[str]) -> tuple[RankGraph, str]
     metadata = schema.GlobalMetadata()
     try:
         metadata.ParseFromString(first[1])
-        wrong = f"{len(UnknownFieldSet(metadata))} field(s) it does not have" \
-            if len(UnknownFieldSet(metadata)) else ""
+        unknown = len(UnknownFieldSet(metadata))
+        wrong = f"{unknown} field(s) it does not have" if unknown else ""
     except DecodeError as err:
         wrong = str(err)
     if wrong:
@@ -161,23 +163,41 @@ def _read_rank(path: Path, rank: int, notes: list[str]) -> tuple[RankGraph, str]
     for offset, node in raw:
         if node.type == _METADATA:
             dropped[node.id] = list(node.data_deps) + list(node.ctrl_deps)
+    through: dict[int, list[int]] = {}               # METADATA_NODE id -> what it stands for
 
-    def resolve(deps, seen=()) -> list[int]:
-        out = []
+    def resolve(deps) -> list[int]:
+        """`deps` with each METADATA_NODE replaced by what it depends on (transitively;
+        iterative and memoised, so long chains neither recurse deeply nor repeat work)."""
+        out: list[int] = []
         for dep in deps:
-            if dep in dropped and dep not in seen:
-                out += resolve(dropped[dep], (*seen, dep))
-            elif dep not in dropped:
+            if dep not in dropped:
                 out.append(dep)
+                continue
+            if dep not in through:
+                stack, done = [dep], set()
+                while stack:
+                    top = stack[-1]
+                    pending = [d for d in dropped[top] if d in dropped and d not in through
+                               and d not in done and d not in stack]
+                    if pending:
+                        stack += pending
+                        continue
+                    stack.pop()
+                    done.add(top)
+                    mine: list[int] = []
+                    for d in dropped[top]:
+                        mine += through.get(d, []) if d in dropped else [d]
+                    through[top] = list(dict.fromkeys(mine))
+            out += through[dep]
         return out
 
     nodes: list[Node] = []
     no_duration = 0
     for offset, node in raw:
-        where = f"{path}: node {node.id} ({node.name or 'unnamed'}) at byte {offset}"
-        deps = tuple(dict.fromkeys(resolve(list(node.data_deps) + list(node.ctrl_deps))))
         if node.type == _METADATA:
             continue
+        where = f"{path}: node {node.id} ({node.name or 'unnamed'}) at byte {offset}"
+        deps = tuple(dict.fromkeys(resolve(list(node.data_deps) + list(node.ctrl_deps))))
         if node.type == _COMP:
             if node.duration_micros == 0:       # proto3: absent and 0 are the same
                 no_duration += 1

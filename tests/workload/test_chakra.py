@@ -311,3 +311,16 @@ def _nodes(data: bytes):
         n.ParseFromString(data[offset + 1:offset + 1 + data[offset]])
         yield n
         offset += 1 + data[offset]
+
+
+def test_metadata_chains_and_fans(tmp_path):
+    """A long chain of METADATA_NODEs (deeper than Python's recursion limit) and a fan-in."""
+    def nodes(rank):
+        out = [node(0, "COMP_NODE", micros=1), node(1, "COMP_NODE", micros=1)]
+        out.append(node(2, "METADATA_NODE", ctrl=[0, 1]))
+        out += [node(i, "METADATA_NODE", data=[i - 1, 2]) for i in range(3, 3000)]
+        out.append(coll(5000, "ALL_REDUCE", 64, data=[2999, 1]))
+        return out
+    write_raw(tmp_path / "c", 1, nodes)
+    graph = read_chakra(tmp_path / "c").ranks[0]
+    assert [(n.id, n.deps) for n in graph.nodes] == [(0, ()), (1, ()), (5000, (0, 1))]
