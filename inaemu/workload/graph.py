@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 COLLECTIVES = ("all_reduce",)        # what the engines run; others are refused by name
-KNOWN_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
-                     "reduce", "barrier")
+KNOWN_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "reduce_scatter_block",
+                     "all_to_all", "broadcast", "reduce", "gather", "scatter", "barrier")
 
 
 class WorkloadError(ValueError):
