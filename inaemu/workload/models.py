@@ -68,7 +68,9 @@ def ddp_buckets(sizes: Sequence[int], first_cap: int = FIRST_BUCKET_BYTES,
 
 
 def first_bucket_for(cap: int) -> int:
-    """DDP's first bucket limit for a bucket cap: 1 MiB with the default cap, else the cap."""
+    """DDP's first bucket limit for a bucket cap: 1 MiB with the default cap, else the cap.
+    (DDP gives 1 MiB only when bucket_cap_mb is left unset; for an explicit 25 MiB pass
+    `first_bucket_bytes` = the cap.)"""
     return FIRST_BUCKET_BYTES if cap == BUCKET_BYTES else cap
 
 

@@ -7,8 +7,9 @@ bucketing follows) are theirs:
 - `resnet50()`: ResNet-50 v1.5 as torchvision's `resnet50()` lays it out (bottleneck blocks
   [3, 4, 6, 3], stride on the 3x3 convolution, a 1x1 convolution + batch norm `downsample` on
   each stage's first block); 25,557,032 parameters in 161 tensors. torchvision itself is not
-  used: its wheels on this project's index are CUDA builds that do not load with the CPU torch
-  (docs/workloads.md).
+  used: its 0.28.0 wheel on this project's index is a CUDA build whose `_C.so` needs
+  libtorch_cuda, so `import torchvision` fails with the CPU torch (checked: this layout's
+  state_dict keys and shapes equal those of the resnet50() in that wheel's source).
 - `bert_base()`: BERT-base (`BertModel`: 12 layers, hidden 768, 12 heads, FFN 3072, vocabulary
   30522, 512 positions, 2 token types, a pooler); 109,482,240 parameters in 199 tensors, named as
   Hugging Face's `BertModel` names them (`encoder.layer.0.attention.self.query.weight`, ...).
