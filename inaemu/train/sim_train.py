@@ -26,10 +26,9 @@ from inaemu.train.hook import average
 from inaemu.train.results import TrainResult
 from inaemu.train.task import (build_model, evaluate, load_digits_split, local_loss,
                                make_optimizer, minibatch, parameter_count, shard)
+from inaemu.workload.models import BUCKET_BYTES, FIRST_BUCKET_BYTES, ddp_buckets
 
 Progress = Callable[[str], None]
-FIRST_BUCKET_BYTES = 1024 * 1024          # DDP's first bucket (dist._DEFAULT_FIRST_BUCKET_BYTES)
-BUCKET_BYTES = 25 * 1024 * 1024           # DDP's bucket_cap_mb default
 
 
 def bucket_layout(parameters: list[torch.nn.Parameter], first_cap: int = FIRST_BUCKET_BYTES,
@@ -37,17 +36,10 @@ def bucket_layout(parameters: list[torch.nn.Parameter], first_cap: int = FIRST_B
     """Indexes of the parameters in each bucket, as DDP (torch 2.13) re-buckets them after
     its first iteration (which sends one bucket): reverse order (the order gradients become
     ready in a feed-forward model); a bucket closes once it holds `cap` bytes or more (the
-    first bucket `first_cap`)."""
-    buckets, current, size, limit = [], [], 0, first_cap
-    for index in reversed(range(len(parameters))):
-        current.append(index)
-        size += parameters[index].numel() * parameters[index].element_size()
-        if size >= limit:
-            buckets.append(current)
-            current, size, limit = [], 0, cap
-    if current:
-        buckets.append(current)
-    return buckets
+    first bucket `first_cap`): inaemu.workload.models.ddp_buckets."""
+    order = list(reversed(range(len(parameters))))
+    sizes = [parameters[i].numel() * parameters[i].element_size() for i in order]
+    return [[order[j] for j in bucket] for bucket in ddp_buckets(sizes, first_cap, cap)]
 
 
 class SimAllreduce:
