@@ -75,30 +75,127 @@ def main(argv: list[str] | None = None) -> int:
                 command = json.loads(line)
                 if command.get("stop"):
                     break
+                if "graph" in command:
+                    _run_graph(worker, command, agent, config, out)
+                    continue
                 iteration = command["go"]
                 time.sleep(command.get("compute_s", 0.0))
-                seed = iteration_seed(agent["seed_base"], iteration)
-                x = gradient(seed, rank, length, magnitude)
-                started = time.time()
-                out.say(started=iteration, t=started)
-                stop = threading.Event()
-                watcher = threading.Thread(target=_watch, args=(worker, out, stop), daemon=True)
-                watcher.start()
-                try:
-                    result = worker.allreduce(x)
-                finally:
-                    stop.set()
-                    watcher.join()
-                ended = time.time()
-                errors = verify_result(algo, seed, rank, length, magnitude, config, x, result,
-                                       worker.stats, None)
-                out.say(done=iteration, t=ended, started_t=started,
-                        seconds=worker.stats.seconds,
-                        retransmissions=worker.stats.retransmissions, **errors)
+                fields = _call(worker, iteration, length, agent, config, out)
+                out.say(done=iteration, **fields)
     except (HostError, OSError) as error:
         out.say(error=str(error), iteration=iteration, t=time.time())
         return 1
     return 0
+
+
+def _call(worker: Allreducer, index: int, length: int, agent: dict, config, out: _Out) -> dict:
+    """One all-reduce of call `index`'s seeded gradient, checked; the fields to report."""
+    seed = iteration_seed(agent["seed_base"], index)
+    magnitude = agent.get("magnitude", 1.0)
+    x = gradient(seed, agent["rank"], length, magnitude)
+    started = time.time()
+    out.say(started=index, t=started)
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(worker, out, stop), daemon=True)
+    watcher.start()
+    try:
+        result = worker.allreduce(x)
+    finally:
+        stop.set()
+        watcher.join()
+    ended = time.time()
+    errors = verify_result(agent["algo"], seed, agent["rank"], length, magnitude, config, x,
+                           result, worker.stats, None)
+    return {"t": ended, "started_t": started, "seconds": worker.stats.seconds,
+            "retransmissions": worker.stats.retransmissions, **errors}
+
+
+def _run_graph(worker: Allreducer, command: dict, agent: dict, config, out: _Out) -> None:
+    """This rank's workload graph (inaemu/workload/graph.py, as JSON nodes): compute nodes one
+    at a time in dependency order (ties by id) on this thread, collectives one at a time in
+    issue order on another, overlapping it (the simulator's schedule, inaemu/scenario/
+    graph_run.py). Reports each call (`call_done`), then `graph_done` with the timeline."""
+    import heapq
+    import queue as queues
+    nodes = {n["id"]: n for n in command["graph"]}
+    factor = command.get("compute_factor", 1.0)
+    calls = command["calls"]                      # collective node ids in issue order
+    waiting = {i: set(n["deps"]) for i, n in nodes.items()}
+    users: dict[int, list[int]] = {}
+    for i, n in nodes.items():
+        for d in n["deps"]:
+            users.setdefault(d, []).append(i)
+    done: set[int] = set()
+    changed = threading.Condition()
+    ready_compute = [i for i, w in waiting.items() if not w and nodes[i]["kind"] == "compute"]
+    heapq.heapify(ready_compute)
+    ready_calls = {i for i, w in waiting.items() if not w and nodes[i]["kind"] != "compute"}
+    to_comm: queues.Queue = queues.Queue()
+    timeline: list = []
+    failure: list = []
+    compute_s = 0.0
+    began = time.time()
+
+    def finish(node_id: int) -> None:            # under `changed`
+        done.add(node_id)
+        for user in users.get(node_id, ()):
+            waiting[user].discard(node_id)
+            if not waiting[user]:
+                if nodes[user]["kind"] == "compute":
+                    heapq.heappush(ready_compute, user)
+                else:
+                    ready_calls.add(user)
+        changed.notify_all()
+
+    def communicate() -> None:
+        for index in range(len(calls)):
+            node_id = to_comm.get()
+            if node_id is None:
+                return
+            try:
+                fields = _call(worker, index, nodes[node_id]["size_bytes"] // 4, agent, config,
+                               out)
+            except (HostError, OSError) as error:
+                failure.append(f"call {index}: {error}")
+                with changed:
+                    changed.notify_all()
+                return
+            out.say(call_done=index, **fields)
+            timeline.append(("all_reduce", f"bucket {index}", fields["started_t"] - began,
+                             fields["t"] - began))
+            with changed:
+                finish(node_id)
+
+    comm = threading.Thread(target=communicate, daemon=True)
+    comm.start()
+    issued = 0
+    with changed:
+        while len(done) < len(nodes) and not failure:
+            while issued < len(calls) and calls[issued] in ready_calls:
+                ready_calls.discard(calls[issued])
+                to_comm.put(calls[issued])
+                issued += 1
+            if ready_compute:
+                node_id = heapq.heappop(ready_compute)
+                seconds = nodes[node_id]["duration_s"] * factor
+                start = time.time()
+                changed.release()
+                try:
+                    time.sleep(seconds)
+                finally:
+                    changed.acquire()
+                compute_s += seconds
+                timeline.append(("compute", nodes[node_id].get("name", ""), start - began,
+                                 time.time() - began))
+                finish(node_id)
+                continue
+            changed.wait(0.5)
+    to_comm.put(None)
+    if failure:
+        raise HostError(failure[0])
+    comm.join()
+    out.say(graph_done=True, t=time.time(), began_t=began, compute_s=compute_s,
+            timeline=timeline)
 
 
 if __name__ == "__main__":

@@ -59,3 +59,23 @@ def test_two_tenants_and_bulk_tcp_from_the_example_file():
     assert result.correct, [job.error for job in result.jobs]
     assert result.flows[0].bytes_delivered > 0
     _nothing_left(exp.switches)
+
+
+def test_a_ddp_workload_graph_runs_on_mininet():
+    """Each agent runs its rank's graph: compute slept on one thread, the bucket all-reduces
+    in issue order on another, every sum checked."""
+    from inaemu.scenario import model as m
+    from inaemu.workload import graph as g
+    buckets = [(0.02, 256 * 1024), (0.02, 512 * 1024), (0.01, 128 * 1024)]
+    workload = g.Workload("toy", tuple(g.RankGraph(r, tuple(g.ddp_iteration(
+        r, 0.03, buckets, 0.005))) for r in range(4)))
+    exp = Experiment.star(hosts=4, bw_mbps=100)
+    exp.set_options(elems_k=256, time_limit=120)
+    exp.jobs.append(m.Job("toy", "ina", ("h1", "h2", "h3", "h4"), workload))
+    result = exp.run(net="mininet")
+    job = result.jobs[0]
+    assert result.correct, job.error
+    assert len(result.iterations) == 3
+    assert job.workload["compute_s"] == pytest.approx(0.085, rel=0.05)
+    assert set(job.workload["timeline"]) == {0, 1, 2, 3}
+    _nothing_left(exp.switches)
