@@ -433,6 +433,11 @@ class MininetJobRun:
                 config.update(job=self.index, worker=rank,
                               peers=[f"{topology.host(h).ip}:{ring_port}"
                                      for h in self.job.workers], idle_timeout=10.0)
+                if self.algo == "hring":       # ranks grouped by their switch
+                    blocks: dict[str, list[int]] = {}
+                    for r, h in enumerate(self.job.workers):
+                        blocks.setdefault(topology.host_link(h).node, []).append(r)
+                    config.update(switch_blocks=list(blocks.values()))
             path = engine.run_dir / f"{self.job.name}-g{self.generation}-w{rank}.json"
             path.write_text(json.dumps(config))
             log = (engine.run_dir / f"{path.stem}.log").open("wb")
