@@ -235,7 +235,7 @@ def test_job_errors_of_the_model_at_their_key():
     assert_refused(edit("after: train", "after: nobody"), 28, "no job named 'nobody'")
     assert_refused(edit("  - name: later", "  - name: train"), 24,
                    "two jobs have this name (the other at line 16)")
-    assert_refused(edit("    size: 4KB\n", ""), 24, "jobs[later]: missing key 'size'")
+    assert_refused(edit("    size: 4KB\n", ""), 24, "jobs[later]: a job runs exactly one of size")
 
 
 def test_event_naming_a_missing_link():

@@ -88,6 +88,34 @@ class Experiment:
         self.jobs.append(job)
         return job
 
+    def add_model_job(self, name: str, *, model: str, algo: str, workers: Iterable[str],
+                      iterations: int = 1, bucket_cap=25 * 1024 * 1024,
+                      compute_speedup: float = 1.0, start=0.0, after: str | None = None,
+                      root: str | None = None) -> m.Job:
+        """DDP iterations of a built-in model (inaemu/workload/models.py, docs/workloads.md)."""
+        from inaemu.workload.models import model_workload
+        workers = tuple(workers)
+        graph = model_workload(model, len(workers),
+                               bucket_cap_bytes=size_bytes(bucket_cap, f"jobs[{name}].bucket_cap"),
+                               compute_speedup=compute_speedup, iterations=iterations)
+        return self.add_graph_job(name, graph, algo=algo, workers=workers, start=start,
+                                  after=after, root=root)
+
+    def add_chakra_job(self, name: str, prefix, *, algo: str, workers: Iterable[str],
+                       start=0.0, after: str | None = None, root: str | None = None) -> m.Job:
+        """Per-rank Chakra ET files PREFIX.<rank>.et as the job's workload."""
+        from inaemu.workload.chakra import read_chakra
+        return self.add_graph_job(name, read_chakra(prefix), algo=algo, workers=workers,
+                                  start=start, after=after, root=root)
+
+    def add_graph_job(self, name: str, graph, *, algo: str, workers: Iterable[str], start=0.0,
+                      after: str | None = None, root: str | None = None) -> m.Job:
+        """Any workload graph (inaemu.workload.graph.Workload) as a job."""
+        job = m.Job(name, algo, tuple(workers), graph, duration_s(start, f"jobs[{name}].start"),
+                    after, root)
+        self.jobs.append(job)
+        return job
+
     # -- events -----------------------------------------------------------------------------------
 
     def _event(self, event: m.Event) -> m.Event:

@@ -77,12 +77,17 @@ NETWORK_KEYS = ("topology", "k", "hosts", "leaves", "spines", "hosts_per_leaf", 
 # The size keys each topology takes; the others would be ignored by it, so they are refused.
 NETWORK_SIZES = {"star": ("hosts",), "leaf-spine": ("leaves", "spines", "hosts_per_leaf"),
                  "fat-tree": ("k",)}
-OPTION_KEYS = ("seed", "elems_k", "pool_size", "detection_s", "time_limit_s", "switch_pps")
-JOB_KEYS = ("name", "algo", "workers", "size", "iterations", "compute", "start", "after", "root")
+OPTION_KEYS = ("seed", "elems_k", "pool_size", "detection_s", "time_limit_s", "switch_pps",
+               "repair_wait_s")
+JOB_KEYS = ("name", "algo", "workers", "size", "iterations", "compute", "start", "after", "root",
+            "model", "bucket_cap", "compute_speedup", "chakra")
+WORKLOAD_KEYS = ("size", "model", "chakra")      # what a job runs: exactly one of them
 # A job's file keys and the model's names for them (the `where` of the model's errors).
 JOB_FIELDS = {"name": "name", "algo": "algo", "workers": "workers", "size": "workload.size_bytes",
               "iterations": "workload.iterations", "compute": "workload.compute_s",
-              "start": "start_s", "after": "after", "root": "root"}
+              "start": "start_s", "after": "after", "root": "root",
+              "model": "workload", "bucket_cap": "workload", "compute_speedup": "workload",
+              "chakra": "workload"}
 EVENT_KEYS = ("at", *EVENT_KINDS)
 LINK_CHANGE_KEYS = ("link", "loss_percent", "delay_ms", "bw_mbps")
 SLOW_WORKER_KEYS = ("host", "compute_factor", "nic_factor")
@@ -112,7 +117,8 @@ def load_scenario(path) -> Scenario:
     except UnicodeDecodeError as error:
         raise ScenarioError("file", f"not UTF-8 text ({error.reason})",
                             data[:error.start].count(b"\n") + 1) from None
-    return _parse(text, is_json=suffix == ".json", default_name=path.stem)
+    return _parse(text, is_json=suffix == ".json", default_name=path.stem,
+                  base_dir=path.resolve().parent)
 
 
 def parse_scenario(text: str, source: str = "<text>") -> Scenario:
@@ -124,7 +130,8 @@ def parse_scenario(text: str, source: str = "<text>") -> Scenario:
     return _parse(text, is_json=is_json, default_name=default_name)
 
 
-def _parse(text: str, *, is_json: bool, default_name: str) -> Scenario:
+def _parse(text: str, *, is_json: bool, default_name: str,
+           base_dir: Path | None = None) -> Scenario:
     if not text.strip():
         raise ScenarioError("top level", "the file is empty (a scenario needs network and jobs)",
                             1)
@@ -152,7 +159,7 @@ def _parse(text: str, *, is_json: bool, default_name: str) -> Scenario:
     if root is None:
         raise ScenarioError("top level", "the file is empty (a scenario needs network and jobs)",
                             1)
-    return _Reader().scenario(root, default_name)
+    return _Reader(base_dir).scenario(root, default_name)
 
 
 def _syntax_error(error: yaml.MarkedYAMLError) -> ScenarioError:
@@ -175,9 +182,10 @@ class _Reader:
     names: `jobs[train].workload.size_bytes`, `events[2] (link_down)`) to its line, for the
     errors the model raises without one."""
 
-    def __init__(self) -> None:
+    def __init__(self, base_dir: Path | None = None) -> None:
         self.constructor = SafeConstructor()
         self.lines: dict[str, int] = {}
+        self.base_dir = base_dir        # relative Chakra prefixes are read from here
 
     # -- errors --------------------------------------------------------------------------------
 
@@ -410,7 +418,7 @@ class _Reader:
             self.note(where, key_node)
             if key in ("seed", "elems_k", "pool_size"):
                 kwargs[key] = self.integer(value_node, where)
-            elif key in ("detection_s", "time_limit_s"):
+            elif key in ("detection_s", "time_limit_s", "repair_wait_s"):
                 kwargs[key] = self.duration(value_node, where)
             else:
                 kwargs[key] = self.number(value_node, where, optional=True)
@@ -429,7 +437,19 @@ class _Reader:
                 self.fail(entries["name"][1], where,
                           f"two jobs have this name (the other at line {_line(named[name])})")
             named[name] = item
-            self.require(item, where, entries, ("algo", "workers", "size"))
+            self.require(item, where, entries, ("algo", "workers"))
+            given = [key for key in WORKLOAD_KEYS if key in entries]
+            if len(given) != 1:
+                self.fail(item, where, "a job runs exactly one of size (all-reduces), model "
+                                       f"(a built-in model's DDP iterations) or chakra (a "
+                                       f"trace), got {', '.join(given) or 'none'}")
+            extra = [k for k in ("bucket_cap", "compute_speedup") if k in entries] \
+                if "model" not in entries else []
+            extra += ["compute"] if "compute" in entries and "size" not in entries else []
+            extra += ["iterations"] if "iterations" in entries and "chakra" in entries else []
+            if extra:
+                self.fail(entries[extra[0]][0], f"{where}.{extra[0]}",
+                          f"does not apply to a job with {given[0]}")
             self.note(where, item)
             for key, (key_node, _) in entries.items():
                 self.note(f"{where}.{JOB_FIELDS[key]}", key_node)
@@ -439,10 +459,13 @@ class _Reader:
                     return default
                 return read(entries[key][1], f"{where}.{key}", *args, **kwargs)
 
-            workload = self.build(
-                Workload, f"{where}.", size_bytes=value("size", self.size),
-                iterations=value("iterations", self.integer, default=1),
-                compute_s=value("compute", self.duration, default=0.0))
+            if "size" in entries:
+                workload = self.build(
+                    Workload, f"{where}.", size_bytes=value("size", self.size),
+                    iterations=value("iterations", self.integer, default=1),
+                    compute_s=value("compute", self.duration, default=0.0))
+            else:
+                workload = self.graph_workload(entries, where, value)
             jobs.append(self.build(
                 Job, name=name, algo=value("algo", self.string),
                 workers=value("workers", self.hosts), workload=workload,
@@ -450,6 +473,28 @@ class _Reader:
                 after=value("after", self.string, optional=True),
                 root=value("root", self.string, optional=True)))
         return tuple(jobs)
+
+    def graph_workload(self, entries, where: str, value):
+        """A job's workload graph: a built-in model's DDP iterations or a Chakra trace
+        (docs/workloads.md); its refusals carry the line of the key that chose it."""
+        from inaemu.workload.graph import WorkloadError
+        workers = len(value("workers", self.hosts))
+        key = "model" if "model" in entries else "chakra"
+        try:
+            if key == "model":
+                from inaemu.workload.models import BUCKET_BYTES, model_workload
+                return model_workload(
+                    value("model", self.string), workers,
+                    bucket_cap_bytes=value("bucket_cap", self.size, default=BUCKET_BYTES),
+                    compute_speedup=value("compute_speedup", self.number, default=1.0),
+                    iterations=value("iterations", self.integer, default=1))
+            from inaemu.workload.chakra import read_chakra
+            prefix = Path(value("chakra", self.string))
+            if not prefix.is_absolute() and self.base_dir is not None:
+                prefix = self.base_dir / prefix
+            return read_chakra(prefix)
+        except WorkloadError as error:
+            self.fail(entries[key][1], f"{where}.{key}", str(error))
 
     def peek_name(self, node) -> str | None:
         """The `name` of a mapping node when it is a string, before the mapping is checked."""
@@ -557,10 +602,9 @@ def scenario_to_dict(scenario: Scenario) -> dict:
             if getattr(options, key) is not None}
     jobs = []
     for job in scenario.jobs:
-        entry = {"name": job.name, "algo": job.algo, "workers": list(job.workers),
-                 "size": size_text(job.workload.size_bytes),
-                 "iterations": job.workload.iterations, "compute": job.workload.compute_s,
-                 "start": job.start_s}
+        entry = {"name": job.name, "algo": job.algo, "workers": list(job.workers)}
+        entry.update(_workload_entry(job.workload))
+        entry["start"] = job.start_s
         if job.after is not None:
             entry["after"] = job.after
         if job.root is not None:
@@ -597,6 +641,23 @@ def _event_value(event):
             value["size"] = size_text(event.size_bytes)
         return value
     return event.name    # FlowStop
+
+
+def _workload_entry(workload) -> dict:
+    """A job's workload in the file's keys: size/iterations/compute, a model, or a trace."""
+    if isinstance(workload, Workload):
+        return {"size": size_text(workload.size_bytes), "iterations": workload.iterations,
+                "compute": workload.compute_s}
+    meta = workload.meta
+    if "model" in meta:
+        return {"model": meta["model"], "iterations": meta["iterations"],
+                "bucket_cap": size_text(meta["bucket_cap_bytes"]),
+                "compute_speedup": meta["compute_speedup"]}
+    files = meta.get("files") or []
+    if files and files[0].endswith(".0.et"):
+        return {"chakra": files[0][:-len(".0.et")]}
+    raise ScenarioError("jobs", f"the workload {workload.name!r} was built in Python and has "
+                                "no file form (a model or a Chakra trace has)")
 
 
 def dump_scenario(scenario: Scenario, path) -> None:
