@@ -60,8 +60,8 @@ def _algos(text: str) -> list[str]:
     chosen = [a.strip() for a in text.split(",") if a.strip()]
     bad = [a for a in chosen if a not in ALGOS]
     if bad or not chosen:
-        raise ValueError(f"--algo: unknown {', '.join(bad) or text!r} (known: "
-                         f"{', '.join(ALGOS)}, both, all)")
+        named = ", ".join(bad) if bad else repr(text)
+        raise ValueError(f"--algo: unknown {named} (known: {', '.join(ALGOS)}, both, all)")
     return chosen
 
 
