@@ -233,3 +233,33 @@ class FabricControl:
         chosen = self._next_id
         self._next_id += 1
         return chosen
+
+
+def connected(topology, hosts) -> bool:
+    """Whether every host can reach the first through what survives."""
+    adjacency: dict[str, set[str]] = {}
+    for link in topology.links:
+        adjacency.setdefault(link.a.node, set()).add(link.b.node)
+        adjacency.setdefault(link.b.node, set()).add(link.a.node)
+    seen, frontier = {hosts[0]}, [hosts[0]]
+    while frontier:
+        node = frontier.pop()
+        for other in adjacency.get(node, ()):
+            if other not in seen:
+                seen.add(other)
+                frontier.append(other)
+    return all(h in seen for h in hosts)
+
+
+def route_changes(summary: dict) -> str:
+    """'12 routes_modified, 4 members_inserted on 6 switches' from replace_routes' summary."""
+    total: dict[str, int] = {}
+    changed = 0
+    for changes in summary.values():
+        changed += bool(changes.total)
+        for key, value in vars(changes).items():
+            if value:
+                total[key] = total.get(key, 0) + value
+    if not total:
+        return "no change"
+    return f"{', '.join(f'{v} {k}' for k, v in total.items())} on {changed} switches"

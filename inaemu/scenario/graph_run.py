@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 
 from inaemu.scenario.results import IterationRecord
-from inaemu.scenario.sim_engine import JobRun, _Worker
+from inaemu.scenario.sim_job import JobRun, _Worker
 from inaemu.workload import graph as g
 
 
@@ -174,12 +174,9 @@ class GraphJobRun(JobRun):
     def calls_planned(self) -> int:
         return len(self.sizes)
 
-    def record(self):
-        record = super().record()
-        record.workload = {"name": self.graph.name, "source": self.graph.source,
-                           **self.summary(),
-                           "timeline": {r.graph.rank: r.timeline for r in self.ranks}}
-        return record
+    def workload_summary(self) -> dict:
+        return {"name": self.graph.name, "source": self.graph.source, **self.summary(),
+                "timeline": {r.graph.rank: r.timeline for r in self.ranks}}
 
     def summary(self) -> dict:
         """The run's time, the busiest rank's compute, the communication it did not hide."""

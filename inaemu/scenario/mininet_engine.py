@@ -35,10 +35,10 @@ from typing import Callable
 
 from controller.ina_jobs import aggregator_mac
 from inaemu.scenario import model as m
-from inaemu.scenario.fabric_control import FabricControl, Placement, PlacementRefused
-from inaemu.scenario.results import (EventRecord, FlowRecord, IterationRecord, JobRecord,
+from inaemu.scenario.fabric_control import FabricControl, Placement, route_changes
+from inaemu.scenario.results import (EventRecord, FlowRecord, IterationRecord,
                                      Samples, ScenarioResult)
-from inaemu.scenario.sim_engine import _connected, _route_changes
+from inaemu.scenario.job_life import JobLife
 from inaemu.workload import graph as _g
 
 Say = Callable[[str], None]
@@ -100,8 +100,14 @@ class MininetScenario:
     def now(self) -> float:
         return time.time() - self.t0
 
-    def at(self, when: float, action, *args) -> None:
-        heapq.heappush(self._timers, (when, next(self._sequence), action, args))
+    def at(self, when: float, action, *args) -> "_Timer":
+        timer = _Timer()
+        heapq.heappush(self._timers, (when, next(self._sequence), timer, action, args))
+        return timer
+
+    @staticmethod
+    def stamp(time_s: float) -> str:
+        return f"{time_s:8.3f} s"
 
     # -- the run ----------------------------------------------------------------------------------
 
@@ -157,8 +163,9 @@ class MininetScenario:
                     run.give_up(f"still running at the time limit ({limit:g} s)")
                 return "time limit"
             while self._timers and self._timers[0][0] <= now:
-                _, _, action, args = heapq.heappop(self._timers)
-                action(*args)
+                _, _, timer, action, args = heapq.heappop(self._timers)
+                if not timer.cancelled:
+                    action(*args)
             if now >= next_sample:
                 self._sample(now)
                 next_sample = now + SAMPLE_S
@@ -258,7 +265,7 @@ class MininetScenario:
             control.down_links.add(frozenset((event.a, event.b)))
         else:
             control.down_switches.add(event.switch)
-        record.actions.append(f"re-routed ({_route_changes(control.reroute())})")
+        record.actions.append(f"re-routed ({route_changes(control.reroute())})")
         topology = control.topology_now()
         for run in self.runs:
             if run.state != "running":
@@ -280,7 +287,7 @@ class MininetScenario:
         else:
             control.switch_restarted(event.switch)
             record.actions.append(f"{event.switch}: pipeline pushed again")
-        record.actions.append(f"re-routed ({_route_changes(control.reroute())})")
+        record.actions.append(f"re-routed ({route_changes(control.reroute())})")
         for run in self.runs:
             action = run.repaired(record.description)
             if action is not None:
@@ -346,69 +353,53 @@ class MininetScenario:
             flows=flows, samples=self.samples, duration_s=end, wall_s=wall, stop=stop)
 
 
-class MininetJobRun:
-    """One job: its placement and its agents, one set per placement (generation)."""
+class _Timer:
+    """A timeline action that can be called off (JobLife's give-up while waiting)."""
+
+    cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class MininetJobRun(JobLife):
+    """One job on Mininet: its agents, one set per placement (generation)."""
 
     def __init__(self, engine: MininetScenario, job: m.Job, index: int):
-        self.engine = engine
-        self.job = job
-        self.index = index
-        self.algo = job.algo
-        self.state = "waiting"
-        self.arrived_s = self.ended_s = None
-        self.error: str | None = None
+        super().__init__(engine, job, index)
         self.iteration = 0
-        self.iterations: list[IterationRecord] = []
-        self.placement: Placement | None = None
-        self.placements: list[dict] = []
         self.generation = 0
         self.agents: dict[int, subprocess.Popen] = {}
         self.ready: set[int] = set()
         self.done: dict[int, dict] = {}
-        self.suspended_until: float | None = None
         self.restarted_call = False
-        self.retransmissions = 0
-        self.received: dict[int, float] = {}      # rank -> bytes in the current generation
-        self.counted = 0.0                        # bytes of earlier generations
-        self.progress_log: list[tuple[float, float]] = []
-        self._current: IterationRecord | None = None
-        self._units_at_start = 0.0
-        self._correct = True
+        self.received: dict[int, float] = {}      # rank -> KiB in the current generation
+        self.counted = 0.0                        # KiB of earlier generations
 
-    # -- life -------------------------------------------------------------------------------------
+    # -- JobLife's hooks --------------------------------------------------------------------------
 
-    def arrive(self) -> None:
-        engine = self.engine
-        taken = [h for h in self.job.workers if h in engine.busy_hosts]
-        if taken:
-            self._fail(f"its hosts {', '.join(taken)} still run job "
-                       f"{engine.busy_hosts[taken[0]]} (one job per host at a time)")
-            return
-        for host in self.job.workers:
-            engine.busy_hosts[host] = self.job.name
-        self.state = "running"
-        self.arrived_s = engine.now()
-        engine.say(f"{self.arrived_s:8.3f} s  job {self.job.name} arrives ({self.algo}, "
-                   f"{len(self.job.workers)} workers)")
-        if self.algo == "ina":
-            try:
-                self._place()
-            except PlacementRefused as refused:
-                self._fail(f"cannot be placed: {refused}")
-                return
+    def _start_work(self) -> None:
         self._start_agents()
 
-    def _place(self) -> None:
-        tree = self.engine.scenario.network.kind != "star"
-        self.placement = self.engine.control.place(self.job.workers, root=self.job.root,
-                                                   tree=tree)
-        self.placements.append({"at_s": self.engine.now(), "p4_job": self.placement.p4_job,
-                                "switches": list(self.placement.switches)})
+    def _placed(self, placement: Placement) -> None:
         for rank, host in enumerate(self.job.workers):     # the aggregator answers no ARP
-            address = self.placement.addresses[rank]
+            address = placement.addresses[rank]
             node = self.engine.net.host(host)
             node.cmd(f"ip neigh replace {address} lladdr {aggregator_mac(address)} "
                      f"dev {node.defaultIntf().name} nud permanent")
+
+    def _stop_calls(self) -> None:
+        self.kill_agents()
+        self.generation += 1          # what the killed agents still say is ignored
+        self.counted = self.progress_units()
+        self.received = {}
+
+    def _restart_calls(self) -> None:
+        self.restarted_call = True    # the call again, without its compute
+        self._start_agents()
+
+    def progress_units(self) -> float:
+        return self.counted + sum(self.received.values())
 
     def _start_agents(self) -> None:
         engine = self.engine
@@ -496,10 +487,7 @@ class MininetJobRun:
                 self._go()
         elif "progress" in message:
             self.received[rank] = message["progress"] / 1024
-            at = message["t"] - engine.t0
-            units = self.progress_units()
-            if not self.progress_log or units > self.progress_log[-1][1]:
-                self.progress_log.append((at, units))
+            self.note_progress(message["t"] - engine.t0, self.progress_units())
         elif "started" in message:
             if self._current is not None:
                 self._current.compute_done_s = max(self._current.compute_done_s,
@@ -536,101 +524,7 @@ class MininetJobRun:
         else:
             self._go()
 
-    def _finish(self) -> None:
-        self.state = "done"
-        self._leave()
-
-    def _fail(self, error: str) -> None:
-        self.error = f"job {self.job.name}: {error}"
-        self.engine.say(f"{self.engine.now():8.3f} s  {self.error}")
-        self.state = "failed"
-        if self._current is not None:
-            self._current.error = error
-            self._current.correct = False
-        self.kill_agents()
-        self._leave()
-
-    def _leave(self) -> None:
-        engine = self.engine
-        self.ended_s = engine.now()
-        for host in self.job.workers:
-            if engine.busy_hosts.get(host) == self.job.name:
-                del engine.busy_hosts[host]
-        if self.placement is not None:
-            engine.control.remove(self.placement)
-        engine.job_ended(self)
-
-    def give_up(self, reason: str) -> None:
-        if self.state == "running":
-            self._fail(reason)
-        elif self.state == "waiting":
-            self.error = f"job {self.job.name}: never started: {reason}"
-            self.state = "failed"
-
-    # -- failures ---------------------------------------------------------------------------------
-
-    def replan(self, why: str) -> str:
-        engine = self.engine
-        self.kill_agents()
-        self.generation += 1          # what the killed agents still say is ignored
-        self.counted = self.progress_units()
-        self.received = {}
-        if self.placement is not None:
-            engine.control.remove(self.placement)
-            self.placement = None
-        if self._current is not None:
-            self._current.restarts += 1
-        self._units_at_start = self.progress_units()
-        try:
-            self._place()
-            action = (f"job {self.job.name}: re-planned on {', '.join(self.placement.switches)} "
-                      f"(P4 job {self.placement.p4_job})")
-        except PlacementRefused as refused:
-            if not _connected(engine.control.topology_now(), self.job.workers):
-                return self._suspend(why, str(refused))
-            self.algo = "ring"
-            action = f"job {self.job.name}: no tree left ({refused}); moved to the ring"
-        self.suspended_until = None
-        engine.say(f"{engine.now():8.3f} s  {action}")
-        self.restarted_call = True
-        self._start_agents()
-        return action
-
-    def _suspend(self, why: str, reason: str) -> str:
-        engine = self.engine
-        wait = engine.options.repair_wait_s
-        if self.suspended_until is None:
-            self.suspended_until = engine.now() + wait
-            engine.at(self.suspended_until, self._give_up_waiting, why, reason)
-        action = (f"job {self.job.name}: workers cut off from each other; waiting up to "
-                  f"{wait:g} s for a repair")
-        engine.say(f"{engine.now():8.3f} s  {action}")
-        return action
-
-    def _give_up_waiting(self, why: str, reason: str) -> None:
-        if self.suspended_until is not None and self.state == "running":
-            self._fail(f"its workers stayed cut off from each other for "
-                       f"{self.engine.options.repair_wait_s:g} s after {why} ({reason})")
-
-    def repaired(self, why: str) -> str | None:
-        if self.suspended_until is None or self.state != "running":
-            return None
-        self.suspended_until = None
-        return self.replan(why)
-
     # -- progress ---------------------------------------------------------------------------------
-
-    def progress_units(self) -> float:
-        return self.counted + sum(self.received.values())
-
-    def first_progress_after(self, when: float) -> float | None:
-        before = 0.0
-        for at, units in self.progress_log:
-            if at <= when:
-                before = units
-            elif units > before:
-                return at
-        return None
 
     def progress_fraction(self) -> float:
         done = float(len(self.iterations))
@@ -643,19 +537,6 @@ class MininetJobRun:
         else:
             share = len(self.done) / n
         return done + min(0.999, max(0.0, share))
-
-    def calls_planned(self) -> int:
-        return self.job.workload.iterations
-
-    def record(self) -> JobRecord:
-        return JobRecord(
-            name=self.job.name, algo=self.job.algo, workers=self.job.workers,
-            arrived_s=self.arrived_s, ended_s=self.ended_s,
-            iterations_done=len(self.iterations), iterations=self.calls_planned(),
-            correct=self._correct and self.error is None
-            and len(self.iterations) == self.calls_planned(),
-            error=self.error, retransmissions=self.retransmissions,
-            placements=self.placements, final_algo=self.algo)
 
 
 def _read_agent(messages: queue.Queue, run: MininetJobRun, generation: int, rank: int,
@@ -798,17 +679,15 @@ class MininetGraphRun(MininetJobRun):
     def progress_fraction(self) -> float:
         return len(self.iterations) / max(1, len(self.sizes))
 
-    def record(self) -> JobRecord:
-        record = super().record()
-        if self.finished_ranks:
-            began = min(r["began_t"] for r in self.finished_ranks.values())
-            end = max(r["t"] for r in self.finished_ranks.values())
-            compute = max(r["compute_s"] for r in self.finished_ranks.values())
-            record.workload = {
-                "name": self.graph.name, "source": self.graph.source, "time_s": end - began,
+    def workload_summary(self) -> dict | None:
+        if not self.finished_ranks:
+            return None
+        began = min(r["began_t"] for r in self.finished_ranks.values())
+        end = max(r["t"] for r in self.finished_ranks.values())
+        compute = max(r["compute_s"] for r in self.finished_ranks.values())
+        return {"name": self.graph.name, "source": self.graph.source, "time_s": end - began,
                 "compute_s": compute, "exposed_comm_s": max(0.0, end - began - compute),
                 "calls": len(self.iterations),
                 "comm_s": sum(it.allreduce_s or 0.0 for it in self.iterations),
                 "timeline": {rank: [tuple(span) for span in report["timeline"]]
                              for rank, report in self.finished_ranks.items()}}
-        return record

@@ -24,34 +24,20 @@ its workers cut off from each other it ends with an error.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
-
-from hosts.agent import gradient
-from hosts.errors import HostError
-from hosts.ina_session import InaSession
-from hosts.ring_session import RingSession
-from hosts.scenario_agent import iteration_seed
-
 from inaemu.scenario import model as m
-from inaemu.scenario.fabric_control import FabricControl, Placement, PlacementRefused
-from inaemu.scenario.results import (EventRecord, FlowRecord, IterationRecord, JobRecord,
-                                     Samples, ScenarioResult)
-from inaemu.sim.collective_worker import plan_worker
-from inaemu.sim.driver import InaOptions, judge_worker, reference_sums
-from inaemu.sim.frames import ip_bytes
-from inaemu.sim.ina_worker import InaWorker
+from inaemu.scenario.fabric_control import FabricControl, route_changes
+from inaemu.scenario.graph_run import GraphJobRun
+from inaemu.scenario.results import EventRecord, FlowRecord, Samples, ScenarioResult
+from inaemu.scenario.sim_job import JobRun
 from inaemu.sim.network import SimNetwork
-from inaemu.sim.reliable import TransportConfig
-from inaemu.sim.ring_worker import RingWorker
 from inaemu.sim.switch_node import SwitchCost
+from inaemu.workload.graph import Workload as GraphWorkload
 
 Say = Callable[[str], None]
 FIRST_CALL_PORT = 20000        # ring / baseline calls: data port 20000 + 2c, acks + 1
 FIRST_FLOW_PORT = 7000         # background flows
-STALL_TIMEOUT_S = 10.0
 SAMPLE_S = 1e-4                # progress samples (the resolution of recovery_s)
 LINK_SAMPLE_EVERY = 10         # link utilisation every 10 progress samples
 
@@ -86,8 +72,6 @@ class SimScenario:
         self.compute_factor: dict[str, float] = {}
         self.busy_hosts: dict[str, str] = {}          # host -> job running on it
         self.next_call = 0
-        from inaemu.scenario.graph_run import GraphJobRun
-        from inaemu.workload.graph import Workload as GraphWorkload
         self.runs = [(GraphJobRun if isinstance(job.workload, GraphWorkload) else JobRun)(
             self, job, index) for index, job in enumerate(scenario.jobs)]
         self.events: list[EventRecord] = []
@@ -152,6 +136,18 @@ class SimScenario:
             self._bar.update(1)
         if self._finished():
             self.loop.stop()
+
+    # -- the clock JobLife reads ------------------------------------------------------------------
+
+    def now(self) -> float:
+        return self.loop.now
+
+    def at(self, time: float, action, *args):
+        return self.loop.at(time, action, *args)
+
+    @staticmethod
+    def stamp(time: float) -> str:
+        return f"{time * 1e3:9.3f} ms"
 
     def call_ports(self) -> tuple[int, int]:
         """A TCP port pair of its own for one ring / baseline call."""
@@ -221,7 +217,7 @@ class SimScenario:
         else:
             control.down_switches.add(event.switch)
         summary = control.reroute()
-        record.actions.append(f"re-routed ({_route_changes(summary)})")
+        record.actions.append(f"re-routed ({route_changes(summary)})")
         topology = control.topology_now()
         for run in self.runs:
             if run.state != "running":
@@ -245,7 +241,7 @@ class SimScenario:
             control.switch_restarted(event.switch)
             record.actions.append(f"{event.switch}: pipeline pushed again")
         summary = control.reroute()
-        record.actions.append(f"re-routed ({_route_changes(summary)})")
+        record.actions.append(f"re-routed ({route_changes(summary)})")
         for run in self.runs:
             action = run.repaired(record.description)
             if action is not None:
@@ -278,7 +274,7 @@ class SimScenario:
         samples.times_s.append(now)
         for run in self.runs:
             samples.progress.setdefault(run.job.name, []).append(run.progress_fraction())
-            run.note_progress(now)
+            run.note_progress(now, run.progress_units())
         self._sample_count += 1
         if self._sample_count % LINK_SAMPLE_EVERY == 1:
             self._sample_links(now)
@@ -345,422 +341,6 @@ class SimScenario:
             iterations=[it for run in self.runs for it in run.iterations],
             events=self.events, flows=flows, samples=self.samples,
             duration_s=self.loop.now, wall_s=wall, stop=stop)
-
-
-@dataclass
-class _Worker:
-    host: str
-    rank: int
-    app: object = None
-    computing: object = None          # the compute timer's event
-    done: bool = False                # has this iteration's sum
-    counted: float = 0.0              # progress of ended apps
-
-
-class JobRun:
-    """One job of the scenario: its placement, its iterations and their all-reduces."""
-
-    def __init__(self, engine: SimScenario, job: m.Job, index: int):
-        self.engine = engine
-        self.job = job
-        self.index = index
-        self.algo = job.algo              # what it runs now (INA may move to the ring)
-        self.state = "waiting"
-        self.arrived_s: float | None = None
-        self.ended_s: float | None = None
-        self.error: str | None = None
-        self.iteration = 0
-        self.iterations: list[IterationRecord] = []
-        self.placement: Placement | None = None
-        self.placements: list[dict] = []
-        self.sessions: dict[str, InaSession] = {}
-        self.workers = [_Worker(host, rank) for rank, host in enumerate(job.workers)]
-        self.generation = 0               # apps of an older generation are abandoned
-        self.suspended = None             # the give-up event while cut off by a failure
-        self.retransmissions = 0
-        self.progress_log: list[tuple[float, float]] = []   # (time, progress) when it grew
-        self._inputs: list[np.ndarray] = []
-        self._reference = None
-        self._units_at_start = 0.0
-        self._current: IterationRecord | None = None
-        self._correct = True
-
-    # -- arrival and end --------------------------------------------------------------------------
-
-    def arrive(self) -> None:
-        engine = self.engine
-        now = engine.loop.now
-        taken = [h for h in self.job.workers if h in engine.busy_hosts]
-        if taken:
-            self._fail(f"its hosts {', '.join(taken)} still run job "
-                       f"{engine.busy_hosts[taken[0]]} (one job per host at a time)")
-            return
-        for host in self.job.workers:
-            engine.busy_hosts[host] = self.job.name
-        self.state = "running"
-        self.arrived_s = now
-        engine.say(f"{now * 1e3:9.3f} ms  job {self.job.name} arrives ({self.algo}, "
-                   f"{len(self.workers)} workers)")
-        if self.algo == "ina":
-            try:
-                self._place()
-            except PlacementRefused as refused:
-                self._fail(f"cannot be placed: {refused}")
-                return
-        self._begin_iteration()
-
-    def _place(self) -> None:
-        tree = self.engine.scenario.network.kind != "star"
-        self.placement = self.engine.control.place(self.job.workers, root=self.job.root,
-                                                   tree=tree)
-        self.sessions = {}
-        self.placements.append({"at_s": self.engine.loop.now, "p4_job": self.placement.p4_job,
-                                "switches": list(self.placement.switches)})
-
-    def _finish(self) -> None:
-        self.state = "done"
-        self._leave()
-
-    def _fail(self, error: str) -> None:
-        self.error = f"job {self.job.name}: {error}"
-        self.engine.say(f"{self.engine.loop.now * 1e3:9.3f} ms  {self.error}")
-        self.state = "failed"
-        self._abandon_apps()
-        if self._current is not None and self._current.ended_s is None:
-            self._current.error = error
-            self._current.correct = False
-        self._leave()
-
-    def _leave(self) -> None:
-        engine = self.engine
-        self.ended_s = engine.loop.now
-        for host in self.job.workers:
-            if engine.busy_hosts.get(host) == self.job.name:
-                del engine.busy_hosts[host]
-        if self.placement is not None and engine.control is not None:
-            engine.control.remove(self.placement)
-        engine.job_ended(self)
-
-    def give_up(self, reason: str) -> None:
-        if self.state == "running":
-            self._fail(reason)
-        elif self.state == "waiting":
-            self.error = f"job {self.job.name}: never started: {reason}"
-            self.state = "failed"
-
-    # -- iterations -------------------------------------------------------------------------------
-
-    def _begin_iteration(self) -> None:
-        engine = self.engine
-        now = engine.loop.now
-        length = self.job.workload.size_bytes // 4
-        seed = iteration_seed(engine.options.seed * 1_000_003 + self.index, self.iteration)
-        self._inputs = [gradient(seed, w, length) for w in range(len(self.workers))]
-        self._reference = reference_sums({0: self._inputs})[0]
-        self._current = IterationRecord(self.job.name, self.iteration, self.algo, now, now,
-                                        None, None, True, 0)
-        self._units_at_start = self.progress_units()
-        for worker in self.workers:
-            worker.done = False
-            if self.algo != "ina":        # transports up before compute: see RingWorker.start
-                self._open_app(worker)
-            factor = engine.compute_factor.get(worker.host, 1.0)
-            worker.computing = engine.loop.at(now + self.job.workload.compute_s * factor,
-                                              self._computed, worker)
-
-    def _computed(self, worker: _Worker) -> None:
-        worker.computing = None
-        self._current.compute_done_s = max(self._current.compute_done_s, self.engine.loop.now)
-        if self.suspended is not None:      # cut off: it starts when the job is placed again
-            return
-        self._start_allreduce(worker)
-
-    def _start_allreduce(self, worker: _Worker) -> None:
-        if worker.app is None and not self._open_app(worker):
-            return
-        worker.app.start()
-
-    def _open_app(self, worker: _Worker) -> bool:
-        """The worker's app for this call, not started; False if the job failed."""
-        engine = self.engine
-        net = engine.net
-        n = len(self.workers)
-        vector = self._inputs[worker.rank]
-        generation = self.generation
-
-        def ended(app, worker=worker, generation=generation) -> None:
-            self._allreduce_ended(worker, app, generation)
-
-        try:
-            if self.algo == "ina":
-                app = self._ina_app(worker, vector, ended)
-            else:
-                data_port, ack_port = self._ports_for_call()
-                if self.algo == "ring":
-                    topology = engine.topology
-                    right = topology.host(self.job.workers[(worker.rank + 1) % n]).ip
-                    left = topology.host(self.job.workers[(worker.rank - 1) % n]).ip
-                    app = RingWorker(net.hosts[worker.host],
-                                     RingSession(rank=worker.rank, n=n), ip_bytes(right),
-                                     ip_bytes(left), vector, TransportConfig(), STALL_TIMEOUT_S,
-                                     ended, data_port=data_port, ack_port=ack_port)
-                else:
-                    app = plan_worker(net, self.job.workers, worker.rank, self.algo, vector,
-                                      TransportConfig(), STALL_TIMEOUT_S, "float32", ended,
-                                      data_port=data_port, ack_port=ack_port)
-        except HostError as error:
-            self._fail(f"worker {worker.rank}: {error}")
-            return False
-        worker.app = app
-        return True
-
-    def _ports_for_call(self) -> tuple[int, int]:
-        """All workers of one call share its port pair: the first to start takes it."""
-        key = (self.iteration, self.generation)
-        if getattr(self, "_call_key", None) != key:
-            self._call_key = key
-            self._call_ports = self.engine.call_ports()
-        return self._call_ports
-
-    def _ina_app(self, worker: _Worker, vector, ended) -> InaWorker:
-        placement = self.placement
-        session = self.sessions.get(worker.host)
-        options = self.engine.options
-        if session is None:
-            ina = InaOptions()       # hosts.api's defaults
-            session = InaSession(job=placement.p4_job, worker=placement.worker_ids[worker.rank],
-                                 n=len(self.workers), k=options.elems_k,
-                                 pool_size=options.pool_size, window=options.pool_size,
-                                 rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx)
-            self.sessions[worker.host] = session
-        return InaWorker(self.engine.net.hosts[worker.host], session,
-                         ip_bytes(placement.addresses[worker.rank]), vector, ended)
-
-    def _allreduce_ended(self, worker: _Worker, app, generation: int) -> None:
-        if generation != self.generation or self.state != "running":
-            return                          # an abandoned call (re-planned or failed)
-        worker.counted += _app_progress(app)
-        worker.app = None
-        outcome = app.outcome
-        self.retransmissions += outcome.retransmissions
-        self._current.retransmissions += outcome.retransmissions
-        if outcome.error is not None:
-            self._fail(f"iteration {self.iteration}, worker {worker.rank} ({worker.host}): "
-                       f"{outcome.error}")
-            return
-        verdict = judge_worker(self.algo, app, self._reference)
-        if not verdict[3]:
-            self._correct = False
-            self._current.correct = False
-        worker.done = True
-        if all(w.done for w in self.workers):
-            self._iteration_done()
-
-    def _iteration_done(self) -> None:
-        now = self.engine.loop.now
-        current = self._current
-        current.ended_s = now
-        current.allreduce_s = now - current.compute_done_s
-        current.algo = self.algo
-        self.iterations.append(current)
-        self._current = None
-        self.iteration += 1
-        if self.iteration >= self.job.workload.iterations:
-            self._finish()
-        else:
-            self._begin_iteration()
-
-    # -- failures ---------------------------------------------------------------------------------
-
-    def replan(self, why: str) -> str:
-        """The controller's answer to a failure on this job's placement: a new placement (or
-        the ring), and every worker not computing restarts this iteration's all-reduce."""
-        engine = self.engine
-        old = self.placement
-        self._abandon_apps()
-        if old is not None:
-            engine.control.remove(old)
-            self.placement = None
-        self.sessions = {}
-        self._units_at_start = self.progress_units()    # the iteration starts over
-        if self._current is not None:
-            self._current.restarts += 1
-        try:
-            self._place()
-            action = (f"job {self.job.name}: re-planned on {', '.join(self.placement.switches)} "
-                      f"(P4 job {self.placement.p4_job})")
-        except PlacementRefused as refused:
-            if not _connected(engine.control.topology_now(), self.job.workers):
-                return self._suspend(why, str(refused))
-            self.algo = "ring"
-            action = f"job {self.job.name}: no tree left ({refused}); moved to the ring"
-        self.suspended = None
-        engine.say(f"{engine.loop.now * 1e3:9.3f} ms  {action}")
-        for worker in self.workers:
-            worker.done = False
-            if self._in_call(worker):
-                self._start_allreduce(worker)
-            elif self.algo != "ina" and self.state == "running":
-                self._open_app(worker)
-        return action
-
-    def _in_call(self, worker: _Worker) -> bool:
-        """Whether the worker has reached the current call (it restarts it after a re-plan);
-        here: its compute for the iteration is over."""
-        return worker.computing is None
-
-    def _suspend(self, why: str, reason: str) -> str:
-        """Workers cut off from each other: wait for a repair (a link or switch back), at most
-        options.repair_wait_s, then end with the reason; never hang."""
-        engine = self.engine
-        wait = engine.options.repair_wait_s
-        if self.suspended is None:
-            self.suspended = engine.loop.at(engine.loop.now + wait, self._fail,
-                                            f"its workers stayed cut off from each other for "
-                                            f"{wait:g} s after {why} ({reason})")
-        action = (f"job {self.job.name}: workers cut off from each other; waiting up to "
-                  f"{wait:g} s for a repair")
-        engine.say(f"{engine.loop.now * 1e3:9.3f} ms  {action}")
-        return action
-
-    def repaired(self, why: str) -> str | None:
-        """A repair was learnt: a suspended job tries to place itself again."""
-        if self.suspended is None or self.state != "running":
-            return None
-        self.suspended.cancel()
-        self.suspended = None
-        return self.replan(why)
-
-    def _abandon_apps(self) -> None:
-        self.generation += 1
-        for worker in self.workers:
-            app = worker.app
-            if app is not None:
-                worker.counted += _app_progress(app)
-                self.retransmissions += _app_retransmissions(app)
-                _silence(app)
-                worker.app = None
-            if worker.computing is not None and self.state == "failed":
-                worker.computing.cancel()
-                worker.computing = None
-
-    # -- progress ---------------------------------------------------------------------------------
-
-    def progress_units(self) -> float:
-        return sum(w.counted + (_app_progress(w.app) if w.app is not None else 0.0)
-                   for w in self.workers)
-
-    def note_progress(self, now: float) -> None:
-        units = self.progress_units()
-        if not self.progress_log or units > self.progress_log[-1][1]:
-            self.progress_log.append((now, units))
-
-    def first_progress_after(self, when: float) -> float | None:
-        """The first sample after `when` at which the job had progressed (None: never)."""
-        before = 0.0
-        for at, units in self.progress_log:
-            if at <= when:
-                before = units
-            elif units > before:
-                return at
-        return None
-
-    def progress_fraction(self) -> float:
-        """Iterations done, plus the share of the current all-reduce received so far (INA:
-        every worker gets the whole vector back; ring: each gets 2(n-1)/n of it; other
-        algorithms count finished workers)."""
-        done = float(len(self.iterations))
-        if self.state != "running" or self._current is None:
-            return done
-        n, size = len(self.workers), self.job.workload.size_bytes
-        expected = {"ina": n * size / 1024, "ring": 2 * (n - 1) * size / 1024}.get(self.algo)
-        if expected:
-            share = (self.progress_units() - self._units_at_start) / expected
-        else:
-            share = sum(w.done for w in self.workers) / n
-        return done + min(0.999, max(0.0, share))
-
-    def calls_planned(self) -> int:
-        return self.job.workload.iterations
-
-    def record(self) -> JobRecord:
-        return JobRecord(
-            name=self.job.name, algo=self.job.algo, workers=self.job.workers,
-            arrived_s=self.arrived_s, ended_s=self.ended_s,
-            iterations_done=len(self.iterations), iterations=self.calls_planned(),
-            correct=self._correct and self.error is None
-            and len(self.iterations) == self.calls_planned(),
-            error=self.error, retransmissions=self.retransmissions,
-            placements=self.placements, final_algo=self.algo)
-
-
-def _app_progress(app) -> float:
-    """What an all-reduce app has received so far: INA results accepted, or in-order stream
-    bytes (ring, baselines), in units of 1 KiB so both weigh alike."""
-    session = getattr(app, "session", None)
-    if app.algo == "ina":
-        c = session.counters
-        accepted = (c.packets_received - c.duplicates_ignored - c.foreign_ignored
-                    - c.malformed_ignored)
-        return float(accepted) * session.k * 4 / 1024
-    receiver = getattr(app, "receiver", None)
-    if receiver is not None:
-        return receiver.next_expected / 1024
-    receivers = getattr(app, "receivers", None) or {}
-    return sum(r.next_expected for r in receivers.values()) / 1024
-
-
-def _app_retransmissions(app) -> int:
-    session = getattr(app, "session", None)
-    if app.algo == "ina":
-        return session.counters.retransmissions
-    if hasattr(app, "senders"):
-        return app.retransmissions
-    return app.sender.counters.retransmissions
-
-
-def _silence(app) -> None:
-    """Stop an abandoned app: its timers, and any further effect of its packets."""
-    app.outcome.finished_at = app.node.loop.now
-    for name in ("_timer", "_rto_timer", "_stall_timer"):
-        timer = getattr(app, name, None)
-        if timer is not None:
-            timer.cancel()
-    for timer in getattr(app, "_rto_timers", {}).values():
-        timer.cancel()
-    app.on_end = lambda _app: None
-    if app.outcome.error is None and app.outcome.result is None:
-        app.outcome.error = "abandoned (re-planned)"
-
-
-def _connected(topology, hosts) -> bool:
-    """Whether every host can reach the first through what survives."""
-    adjacency: dict[str, set[str]] = {}
-    for link in topology.links:
-        adjacency.setdefault(link.a.node, set()).add(link.b.node)
-        adjacency.setdefault(link.b.node, set()).add(link.a.node)
-    seen, frontier = {hosts[0]}, [hosts[0]]
-    while frontier:
-        node = frontier.pop()
-        for other in adjacency.get(node, ()):
-            if other not in seen:
-                seen.add(other)
-                frontier.append(other)
-    return all(h in seen for h in hosts)
-
-
-def _route_changes(summary: dict) -> str:
-    """'12 routes_modified, 4 members_inserted on 6 switches' from replace_routes' summary."""
-    total: dict[str, int] = {}
-    changed = 0
-    for changes in summary.values():
-        changed += bool(changes.total)
-        for key, value in vars(changes).items():
-            if value:
-                total[key] = total.get(key, 0) + value
-    if not total:
-        return "no change"
-    return f"{', '.join(f'{v} {k}' for k, v in total.items())} on {changed} switches"
 
 
 def _check_runnable(scenario: m.Scenario, topology) -> None:
