@@ -35,7 +35,8 @@ from typing import Callable
 
 from controller.ina_jobs import aggregator_mac
 from inaemu.scenario import model as m
-from inaemu.scenario.fabric_control import FabricControl, Placement, route_changes
+from inaemu.scenario.fabric_control import FabricControl, Placement
+from inaemu.scenario.reactions import failure_learnt, repair_learnt
 from inaemu.scenario.results import (EventRecord, FlowRecord, IterationRecord,
                                      Samples, ScenarioResult)
 from inaemu.scenario.job_life import JobLife
@@ -258,41 +259,10 @@ class MininetScenario:
         return [intf for link in links for intf in (link.intf1, link.intf2)]
 
     def _failure_learnt(self, index: int, event) -> None:
-        record = self.events[index]
-        record.detected_s = self.now()
-        control = self.control
-        if isinstance(event, m.LinkDown):
-            control.down_links.add(frozenset((event.a, event.b)))
-        else:
-            control.down_switches.add(event.switch)
-        record.actions.append(f"re-routed ({route_changes(control.reroute())})")
-        topology = control.topology_now()
-        for run in self.runs:
-            if run.state != "running":
-                continue
-            placement = run.placement
-            hit = placement is not None and (
-                placement.uses_switch(event.switch) if isinstance(event, m.SwitchCrash)
-                else placement.uses_link(event.a, event.b, topology))
-            if hit:
-                record.actions.append(run.replan(record.description))
-            self.event_jobs[index][run.job.name] = self.now()
+        failure_learnt(self, index, event)
 
     def _repair_learnt(self, index: int, event) -> None:
-        record = self.events[index]
-        record.detected_s = self.now()
-        control = self.control
-        if isinstance(event, m.LinkUp):
-            control.down_links.discard(frozenset((event.a, event.b)))
-        else:
-            control.switch_restarted(event.switch)
-            record.actions.append(f"{event.switch}: pipeline pushed again")
-        record.actions.append(f"re-routed ({route_changes(control.reroute())})")
-        for run in self.runs:
-            action = run.repaired(record.description)
-            if action is not None:
-                record.actions.append(action)
-                self.event_jobs[index][run.job.name] = self.now()
+        repair_learnt(self, index, event)
 
     # -- samples ----------------------------------------------------------------------------------
 

@@ -27,7 +27,8 @@ import time
 from typing import Callable
 
 from inaemu.scenario import model as m
-from inaemu.scenario.fabric_control import FabricControl, route_changes
+from inaemu.scenario.fabric_control import FabricControl
+from inaemu.scenario.reactions import failure_learnt, repair_learnt
 from inaemu.scenario.graph_run import GraphJobRun
 from inaemu.scenario.results import EventRecord, FlowRecord, Samples, ScenarioResult
 from inaemu.scenario.sim_job import JobRun
@@ -209,44 +210,10 @@ class SimScenario:
                 record.actions.append(f"flow {event.name} stopped")
 
     def _failure_learnt(self, index: int, event) -> None:
-        record = self.events[index]
-        record.detected_s = self.loop.now
-        control = self.control
-        if isinstance(event, m.LinkDown):
-            control.down_links.add(frozenset((event.a, event.b)))
-        else:
-            control.down_switches.add(event.switch)
-        summary = control.reroute()
-        record.actions.append(f"re-routed ({route_changes(summary)})")
-        topology = control.topology_now()
-        for run in self.runs:
-            if run.state != "running":
-                continue
-            placement = run.placement
-            hit = placement is not None and (
-                placement.uses_switch(event.switch) if isinstance(event, m.SwitchCrash)
-                else placement.uses_link(event.a, event.b, topology))
-            if hit:
-                record.actions.append(run.replan(f"{record.description} at "
-                                                 f"{record.at_s * 1e3:.3f} ms"))
-            self.event_jobs[index][run.job.name] = self.loop.now
+        failure_learnt(self, index, event)
 
     def _repair_learnt(self, index: int, event) -> None:
-        record = self.events[index]
-        record.detected_s = self.loop.now
-        control = self.control
-        if isinstance(event, m.LinkUp):
-            control.down_links.discard(frozenset((event.a, event.b)))
-        else:
-            control.switch_restarted(event.switch)
-            record.actions.append(f"{event.switch}: pipeline pushed again")
-        summary = control.reroute()
-        record.actions.append(f"re-routed ({route_changes(summary)})")
-        for run in self.runs:
-            action = run.repaired(record.description)
-            if action is not None:
-                record.actions.append(action)
-                self.event_jobs[index][run.job.name] = self.loop.now
+        repair_learnt(self, index, event)
 
     def _start_flow(self, event: m.FlowStart, record: EventRecord) -> None:
         from inaemu.sim import background
