@@ -94,3 +94,17 @@ def test_a_graph_job_survives_a_link_failure_mid_call():
 def test_a_graph_with_the_wrong_number_of_ranks_is_refused():
     with pytest.raises(m.ScenarioError, match="4 ranks, the job 2 workers"):
         m.Job("toy", "ina", ("h1", "h2"), ddp(4))
+
+
+def test_the_iteration_plot_stays_readable_at_1024_ranks(tmp_path):
+    from inaemu.workload.plot import MAX_RANKS_SHOWN, plot_iteration
+    timelines = {r: [("compute", "forward", 0.0, 0.003), ("all_reduce", "bucket 0", 0.003,
+                                                           0.004 + r * 1e-6)]
+                 for r in range(1024)}
+    path = plot_iteration(timelines, tmp_path / "t.png", title="1024 ranks")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    import matplotlib.image
+    height = matplotlib.image.imread(path).shape[0]
+    small = plot_iteration({0: timelines[0]}, tmp_path / "one.png")
+    # rows for at most MAX_RANKS_SHOWN ranks, not 1,024
+    assert height < matplotlib.image.imread(small).shape[0] + MAX_RANKS_SHOWN * 60
