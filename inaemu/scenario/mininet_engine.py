@@ -587,8 +587,8 @@ def _received_bytes(report: dict) -> int:
 class MininetGraphRun(MininetJobRun):
     """A workload graph's job on Mininet: each agent runs its rank's graph (compute slept on
     one thread, collectives in issue order on another: hosts/scenario_agent.py); the engine
-    collects each call's results and the ranks' timelines. A re-plan is not supported yet for
-    graphs: the job ends with a clear error instead of a wrong or hanging run."""
+    collects each call's results and the ranks' timelines. After a re-plan the graph starts
+    over on the new placement."""
 
     def __init__(self, engine, job, index):
         super().__init__(engine, job, index)
@@ -639,9 +639,12 @@ class MininetGraphRun(MininetJobRun):
         else:
             super().message(generation, rank, message)
 
-    def replan(self, why: str) -> str:
-        self._fail(f"a workload graph's job cannot be re-planned on Mininet yet ({why})")
-        return f"job {self.job.name}: ended (graph jobs are not re-planned on Mininet)"
+    def _restart_calls(self) -> None:
+        """A re-planned graph starts over on the new placement (its agents, which knew how far
+        each rank had gone, were killed): its records are those of the last attempt."""
+        self.call_reports, self.finished_ranks = {}, {}
+        self.iterations = []
+        super()._restart_calls()
 
     def calls_planned(self) -> int:
         return len(self.sizes)

@@ -79,3 +79,24 @@ def test_a_ddp_workload_graph_runs_on_mininet():
     assert job.workload["compute_s"] == pytest.approx(0.085, rel=0.05)
     assert set(job.workload["timeline"]) == {0, 1, 2, 3}
     _nothing_left(exp.switches)
+
+
+def test_a_workload_graph_job_is_replanned_when_its_root_switch_crashes():
+    from controller.trees import choose_root
+    from inaemu.scenario import model as m
+    from inaemu.workload import graph as g
+    buckets = [(0.2, 256 * 1024), (0.2, 256 * 1024)]
+    workload = g.Workload("toy", tuple(g.RankGraph(r, tuple(g.ddp_iteration(
+        r, 0.2, buckets, 0.01))) for r in range(4)))
+    exp = Experiment.leaf_spine(leaves=2, spines=2, hosts_per_leaf=2, bw_mbps=100)
+    exp.set_options(elems_k=256, time_limit=120)
+    workers = ("h1", "h2", "h3", "h4")
+    exp.jobs.append(m.Job("toy", "ina", workers, workload))
+    root = choose_root(exp.network.topology(), workers, 1)     # the first placement's root
+    exp.switch_crash(root, at="0.3s")
+    result = exp.run(net="mininet")
+    job = result.jobs[0]
+    assert result.correct, job.error
+    assert len(job.placements) == 2 and job.placements[1]["switches"][0] != root
+    assert len(result.iterations) == 2
+    _nothing_left(exp.switches)
