@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import heapq
 
-from inaemu.scenario.results import IterationRecord
 from inaemu.scenario.sim_job import JobRun, _Worker
 from inaemu.workload import graph as g
 
@@ -111,18 +110,7 @@ class GraphJobRun(JobRun):
         if self.call >= len(self.sizes):
             return
         self.iteration = self.call              # JobRun's calls are keyed by it
-        engine = self.engine
-        now = engine.loop.now
-        from hosts.agent import gradient
-        from hosts.scenario_agent import iteration_seed
-        from inaemu.sim.driver import reference_sums
-        length = self.sizes[self.call] // 4
-        seed = iteration_seed(engine.options.seed * 1_000_003 + self.index, self.call)
-        self._inputs = [gradient(seed, w, length) for w in range(len(self.workers))]
-        self._reference = reference_sums({0: self._inputs})[0]
-        self._current = IterationRecord(self.job.name, self.call, self.algo, now, now, None,
-                                        None, True, 0)
-        self._units_at_start = self.progress_units()
+        self._open_call(self.sizes[self.call])
         self._note_issued()
         if self.suspended is not None:        # placed again (and started) on a repair
             return
@@ -147,13 +135,8 @@ class GraphJobRun(JobRun):
 
     def _iteration_done(self) -> None:
         """The open call ended at every rank: its node is done everywhere, the next opens."""
-        now = self.engine.loop.now
-        current = self._current
-        current.ended_s = now
-        current.allreduce_s = now - current.compute_done_s
-        current.algo = self.algo
-        self.iterations.append(current)
-        self._current = None
+        current = self._close_call()
+        now = current.ended_s
         call = self.call
         for worker, rank in zip(self.workers, self.ranks):
             worker.app = None

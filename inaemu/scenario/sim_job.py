@@ -72,16 +72,34 @@ class JobRun(JobLife):
 
     # -- iterations -------------------------------------------------------------------------------
 
-    def _begin_iteration(self) -> None:
+    def _open_call(self, size_bytes: int) -> None:
+        """Call `self.iteration`: every worker's seeded gradient, their float64 sum, the
+        call's record (started now)."""
         engine = self.engine
         now = engine.loop.now
-        length = self.job.workload.size_bytes // 4
+        length = size_bytes // 4
         seed = iteration_seed(engine.options.seed * 1_000_003 + self.index, self.iteration)
         self._inputs = [gradient(seed, w, length) for w in range(len(self.workers))]
         self._reference = reference_sums({0: self._inputs})[0]
         self._current = IterationRecord(self.job.name, self.iteration, self.algo, now, now,
                                         None, None, True, 0)
         self._units_at_start = self.progress_units()
+
+    def _close_call(self) -> IterationRecord:
+        """The call ended at every worker: its record, completed and kept."""
+        now = self.engine.loop.now
+        current = self._current
+        current.ended_s = now
+        current.allreduce_s = now - current.compute_done_s
+        current.algo = self.algo
+        self.iterations.append(current)
+        self._current = None
+        return current
+
+    def _begin_iteration(self) -> None:
+        engine = self.engine
+        now = engine.loop.now
+        self._open_call(self.job.workload.size_bytes)
         for worker in self.workers:
             worker.done = False
             if self.algo != "ina":        # transports up before compute: see RingWorker.start
@@ -179,13 +197,7 @@ class JobRun(JobLife):
             self._iteration_done()
 
     def _iteration_done(self) -> None:
-        now = self.engine.loop.now
-        current = self._current
-        current.ended_s = now
-        current.allreduce_s = now - current.compute_done_s
-        current.algo = self.algo
-        self.iterations.append(current)
-        self._current = None
+        self._close_call()
         self.iteration += 1
         if self.iteration >= self.job.workload.iterations:
             self._finish()
