@@ -20,6 +20,7 @@ import json
 import sys
 import threading
 import time
+import zlib
 
 from hosts.agent import gradient, verify_result
 from hosts.api import Allreducer, AllreduceConfig
@@ -88,11 +89,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _input(agent: dict, index: int, length: int):
+    """Call `index`'s seeded gradient of this rank."""
+    return gradient(iteration_seed(agent["seed_base"], index), agent["rank"], length,
+                    agent.get("magnitude", 1.0))
+
+
 def _call(worker: Allreducer, index: int, length: int, agent: dict, config, out: _Out) -> dict:
     """One all-reduce of call `index`'s seeded gradient, checked; the fields to report."""
     seed = iteration_seed(agent["seed_base"], index)
     magnitude = agent.get("magnitude", 1.0)
-    x = gradient(seed, agent["rank"], length, magnitude)
+    x = _input(agent, index, length)
+    result, fields = _timed_call(worker, index, x, out)
+    errors = verify_result(agent["algo"], seed, agent["rank"], length, magnitude, config, x,
+                           result, worker.stats, None)
+    return {**fields, **errors}
+
+
+def _timed_call(worker: Allreducer, index: int, x, out: _Out):
+    """All-reduce `x` as call `index`, reporting progress: (result, timing fields)."""
     started = time.time()
     out.say(started=index, t=started)
     stop = threading.Event()
@@ -104,26 +119,64 @@ def _call(worker: Allreducer, index: int, length: int, agent: dict, config, out:
         stop.set()
         watcher.join()
     ended = time.time()
-    errors = verify_result(agent["algo"], seed, agent["rank"], length, magnitude, config, x,
-                           result, worker.stats, None)
-    return {"t": ended, "started_t": started, "seconds": worker.stats.seconds,
-            "retransmissions": worker.stats.retransmissions, **errors}
+    return result, {"t": ended, "started_t": started, "seconds": worker.stats.seconds,
+                    "retransmissions": worker.stats.retransmissions}
+
+
+def _tx_bytes() -> int:
+    """Bytes this host's interfaces sent (Ethernet frames), from this network namespace's
+    /proc/net/dev; 0 where it cannot be read."""
+    try:
+        lines = open("/proc/net/dev").read().splitlines()[2:]
+    except OSError:
+        return 0
+    total = 0
+    for line in lines:
+        name, _, counters = line.partition(":")
+        if name.strip() != "lo" and len(counters.split()) > 8:
+            total += int(counters.split()[8])
+    return total
+
+
+def _digest(result) -> str:
+    """A checksum of a call's result: every rank of a correct all-reduce holds the same bytes
+    (DDP's replicas must stay identical), so the engine compares these across ranks."""
+    return f"{zlib.crc32(memoryview(result).cast('B')):08x}:{result.size}"
 
 
 def _run_graph(worker: Allreducer, command: dict, agent: dict, config, out: _Out) -> None:
     """This rank's workload graph (inaemu/workload/graph.py, as JSON nodes): compute nodes one
     at a time in dependency order (ties by id) on this thread, collectives one at a time in
     issue order on another, overlapping it (the simulator's schedule, inaemu/scenario/
-    graph_run.py). Reports each call (`call_done`), then `graph_done` with the timeline."""
+    graph_run.py).
+
+    Untimed work stays off the timeline, as a GPU's backward pass makes the gradients the
+    network moves: before it, the calls' inputs are drawn (up to `prefetch_bytes`; the rest
+    just before their call), then `prepared` is said and the graph starts at `begin`; after
+    it, this rank checks against the float64 sum the calls whose index is its rank modulo the
+    ranks (the check needs every rank's gradient: done by all ranks for all calls it took
+    O(n^2) work between the calls). Each call reports `call_done` with its result's digest,
+    then `graph_done` carries the timeline, the bytes sent and this rank's checks."""
     import heapq
     import queue as queues
     nodes = {n["id"]: n for n in command["graph"]}
     factor = command.get("compute_factor", 1.0)
     calls = command["calls"]                      # collective node ids in issue order
+    rank, n = agent["rank"], config.n
+    inputs, budget = {}, command.get("prefetch_bytes", 0)
+    for index, node_id in enumerate(calls):
+        size = nodes[node_id]["size_bytes"]
+        if size > budget:
+            break
+        inputs[index], budget = _input(agent, index, size // 4), budget - size
+    out.say(prepared=True, t=time.time())
+    line = sys.stdin.readline()
+    if not line or not json.loads(line).get("begin"):
+        raise HostError("the engine did not say begin")
     waiting = {i: set(n["deps"]) for i, n in nodes.items()}
     users: dict[int, list[int]] = {}
-    for i, n in nodes.items():
-        for d in n["deps"]:
+    for i, node in nodes.items():
+        for d in node["deps"]:
             users.setdefault(d, []).append(i)
     done: set[int] = set()
     changed = threading.Condition()
@@ -133,7 +186,9 @@ def _run_graph(worker: Allreducer, command: dict, agent: dict, config, out: _Out
     to_comm: queues.Queue = queues.Queue()
     timeline: list = []
     failure: list = []
+    to_check: dict[int, tuple] = {}               # call index -> (input, result, stats)
     compute_s = 0.0
+    sent_before = _tx_bytes()
     began = time.time()
 
     def finish(node_id: int) -> None:            # under `changed`
@@ -153,14 +208,18 @@ def _run_graph(worker: Allreducer, command: dict, agent: dict, config, out: _Out
             if node_id is None:
                 return
             try:
-                fields = _call(worker, index, nodes[node_id]["size_bytes"] // 4, agent, config,
-                               out)
+                x = inputs.pop(index, None)
+                if x is None:
+                    x = _input(agent, index, nodes[node_id]["size_bytes"] // 4)
+                result, fields = _timed_call(worker, index, x, out)
             except (HostError, OSError) as error:
                 failure.append(f"call {index}: {error}")
                 with changed:
                     changed.notify_all()
                 return
-            out.say(call_done=index, **fields)
+            if index % n == rank:
+                to_check[index] = (x, result, worker.stats)
+            out.say(call_done=index, digest=_digest(result), **fields)
             timeline.append(("all_reduce", f"bucket {index}", fields["started_t"] - began,
                              fields["t"] - began))
             with changed:
@@ -190,12 +249,19 @@ def _run_graph(worker: Allreducer, command: dict, agent: dict, config, out: _Out
                 finish(node_id)
                 continue
             changed.wait(0.5)
+    ended = time.time()
+    bytes_sent = _tx_bytes() - sent_before
     to_comm.put(None)
     if failure:
         raise HostError(failure[0])
     comm.join()
-    out.say(graph_done=True, t=time.time(), began_t=began, compute_s=compute_s,
-            timeline=timeline)
+    checks = {}
+    for index, (x, result, stats) in sorted(to_check.items()):
+        checks[index] = verify_result(agent["algo"], iteration_seed(agent["seed_base"], index),
+                                      rank, x.size, agent.get("magnitude", 1.0), config, x,
+                                      result, stats, None)
+    out.say(graph_done=True, t=ended, began_t=began, compute_s=compute_s, timeline=timeline,
+            bytes_sent=bytes_sent, checks=checks)
 
 
 if __name__ == "__main__":

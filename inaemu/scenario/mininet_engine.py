@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -509,6 +510,18 @@ class MininetJobRun(JobLife):
         return done + min(0.999, max(0.0, share))
 
 
+def _prefetch_budget(ranks: int) -> int:
+    """Bytes of inputs each agent of a workload may draw before its graph starts: a quarter of
+    the memory available now, shared by the ranks (each also holds its call's result)."""
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024 // (4 * max(1, ranks))
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _read_agent(messages: queue.Queue, run: MininetJobRun, generation: int, rank: int,
                 process: subprocess.Popen) -> None:
     """An agent's stdout lines onto the engine's queue; its end as an `eof` message."""
@@ -597,9 +610,12 @@ class MininetGraphRun(MininetJobRun):
         self.call_reports: dict[int, dict[int, dict]] = {}
         self.finished_ranks: dict[int, dict] = {}
         self.started_t: float | None = None
+        self.prepared: set[int] = set()
 
     def _go(self) -> None:
         engine = self.engine
+        self.prepared = set()
+        prefetch = _prefetch_budget(len(self.job.workers))
         for rank_graph in self.graph.ranks:
             nodes = [{"id": n.id, "kind": "compute" if isinstance(n, _g.Compute) else n.kind,
                       "duration_s": getattr(n, "duration_s", 0.0),
@@ -608,29 +624,35 @@ class MininetGraphRun(MininetJobRun):
             host = self.job.workers[rank_graph.rank]
             self._send(rank_graph.rank, {
                 "graph": nodes, "calls": [c.id for c in rank_graph.collectives()],
-                "compute_factor": engine.compute_factor.get(host, 1.0)})
+                "compute_factor": engine.compute_factor.get(host, 1.0),
+                "prefetch_bytes": prefetch})
 
     def message(self, generation: int, rank: int, message: dict) -> None:
         if generation != self.generation or self.state != "running":
             return
         engine = self.engine
-        if "call_done" in message:
+        if "prepared" in message:                 # every rank has drawn its inputs: begin
+            self.prepared.add(rank)
+            if len(self.prepared) == len(self.job.workers):
+                for r in self.agents:
+                    self._send(r, {"begin": True})
+        elif "call_done" in message:
             call = message["call_done"]
             reports = self.call_reports.setdefault(call, {})
             reports[rank] = message
-            if not message.get("correct"):
-                self._correct = False
             self.retransmissions += message.get("retransmissions", 0)
             if len(reports) == len(self.job.workers):
                 issued = max(r["started_t"] for r in reports.values()) - engine.t0
                 ended = max(r["t"] for r in reports.values()) - engine.t0
+                same = len({r["digest"] for r in reports.values()}) == 1
                 self.iterations.append(IterationRecord(
                     self.job.name, call, self.algo, issued, issued, ended, ended - issued,
-                    all(r.get("correct") for r in reports.values()),
-                    sum(r.get("retransmissions", 0) for r in reports.values())))
+                    same, sum(r.get("retransmissions", 0) for r in reports.values()),
+                    error=None if same else "the ranks' results differ"))
         elif "graph_done" in message:
             self.finished_ranks[rank] = message
             if len(self.finished_ranks) == len(self.job.workers):
+                self._apply_checks()
                 for r in self.agents:
                     self._send(r, {"stop": True})
                 self._finish()
@@ -638,6 +660,23 @@ class MininetGraphRun(MininetJobRun):
             self.started_t = message["t"]
         else:
             super().message(generation, rank, message)
+
+    def _apply_checks(self) -> None:
+        """Each call's record: correct when its ranks' digests agree and the rank that checked
+        it against the float64 sum (call index modulo ranks) found it within the bound."""
+        checks = {int(call): (rank, fields) for rank, report in self.finished_ranks.items()
+                  for call, fields in report.get("checks", {}).items()}
+        for position, record in enumerate(self.iterations):
+            rank, fields = checks.get(record.iteration, (None, None))
+            if fields is None:
+                record = replace(record, correct=False, error="no rank checked this call")
+            elif not fields.get("correct"):
+                record = replace(record, correct=False, error=(
+                    f"rank {rank}: max error {fields.get('max_abs_error'):.3g} beyond the "
+                    f"bound {fields.get('error_bound'):.3g}"))
+            self.iterations[position] = record
+            if not record.correct:
+                self._correct = False
 
     def _restart_calls(self) -> None:
         """A re-planned graph starts over on the new placement (its agents, which knew how far
@@ -661,6 +700,7 @@ class MininetGraphRun(MininetJobRun):
         return {"name": self.graph.name, "source": self.graph.source, "time_s": end - began,
                 "compute_s": compute, "exposed_comm_s": max(0.0, end - began - compute),
                 "calls": len(self.iterations),
+                "bytes_on_wire": sum(r.get("bytes_sent", 0) for r in self.finished_ranks.values()),
                 "comm_s": sum(it.allreduce_s or 0.0 for it in self.iterations),
                 "timeline": {rank: [tuple(span) for span in report["timeline"]]
                              for rank, report in self.finished_ranks.items()}}
