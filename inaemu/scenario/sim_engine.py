@@ -41,6 +41,7 @@ FIRST_CALL_PORT = 20000        # ring / baseline calls: data port 20000 + 2c, ac
 FIRST_FLOW_PORT = 7000         # background flows
 SAMPLE_S = 1e-4                # progress samples (the resolution of recovery_s)
 LINK_SAMPLE_EVERY = 10         # link utilisation every 10 progress samples
+PROGRESS_LINE_S = 30.0         # without a progress bar, a line this often (wall seconds)
 
 
 def run_sim(scenario: m.Scenario, *, say: Say = lambda _line: None,
@@ -83,6 +84,7 @@ class SimScenario:
         self.samples = Samples()
         self._last_link_bytes: dict[str, int] = {}
         self._sample_count = 0
+        self._said_at = time.perf_counter()      # the last progress line (without a bar)
         self.control: FabricControl | None = None
         self._bar = None
 
@@ -245,8 +247,8 @@ class SimScenario:
         self._sample_count += 1
         if self._sample_count % LINK_SAMPLE_EVERY == 1:
             self._sample_links(now)
-        if self._bar is not None and self._sample_count % 200 == 0:
-            self._bar.set_postfix_str(f"{now * 1e3:.1f} ms virtual")
+        if self._sample_count % 10 == 0:
+            self._show_progress(now)
         if not self._finished():
             self.loop.at(now + SAMPLE_S, self._sample)
 
@@ -270,6 +272,21 @@ class SimScenario:
                 series = samples.link_utilisation[name] = [0.0] * (len(samples.link_times_s)
                                                                     - 1)
             series.append(used)
+
+    def _show_progress(self, now: float) -> None:
+        """Virtual time reached and each running job's progress: on the bar, or without one
+        (not a terminal) a line every PROGRESS_LINE_S of wall time."""
+        if self._bar is not None:
+            if self._sample_count % 200 == 0:
+                self._bar.set_postfix_str(f"{now * 1e3:.1f} ms virtual")
+            return
+        wall = time.perf_counter()
+        if wall - self._said_at < PROGRESS_LINE_S:
+            return
+        self._said_at = wall
+        jobs = ", ".join(f"{run.job.name} {len(run.iterations)} of {run.calls_planned()} calls"
+                         for run in self.runs if run.state == "running")
+        self.say(f"  ... {now * 1e3:.1f} ms virtual reached{': ' + jobs if jobs else ''}")
 
     def _open_bar(self) -> None:
         import sys

@@ -131,7 +131,8 @@ def run(args) -> int:
         rows.append({"algo": algo, "correct": job.correct, "error": job.error,
                      "time_s": summary.get("time_s"), "compute_s": summary.get("compute_s"),
                      "exposed_comm_s": summary.get("exposed_comm_s"),
-                     "bytes_on_wire": summary.get("bytes_on_wire"), "model_time_s": model})
+                     "bytes_on_wire": summary.get("bytes_on_wire"),
+                     "retransmissions": job.retransmissions, "model_time_s": model})
         from inaemu.workload.plot import plot_iteration
         if summary.get("timeline"):
             plot_iteration(summary["timeline"], out / f"timeline-{algo}.png",

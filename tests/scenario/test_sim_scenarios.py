@@ -221,3 +221,13 @@ def test_a_ring_straggler_costs_its_compute_not_a_retransmission_timeout():
         times[factor] = [it.ended_s - it.started_s for it in result.iterations]
     for normal, slow in zip(times[1.0], times[2.0]):
         assert slow - normal <= 0.005 + 1e-6        # at most the extra compute
+
+
+def test_a_long_simulation_without_a_terminal_says_how_far_it_has_got(monkeypatch):
+    from inaemu.scenario import sim_engine
+    monkeypatch.setattr(sim_engine, "PROGRESS_LINE_S", 0.0)
+    lines = []
+    exp = fat_tree_job(size="256KiB", iterations=2)
+    assert exp.run(progress=lines.append, bar=False).correct
+    reached = [line for line in lines if "virtual reached" in line]
+    assert reached and "train" in reached[0] and "of 2 calls" in reached[0]
