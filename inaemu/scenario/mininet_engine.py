@@ -372,6 +372,17 @@ class MininetJobRun(JobLife):
     def progress_units(self) -> float:
         return self.counted + sum(self.received.values())
 
+    def _call_deadline_s(self) -> float:
+        """One call's hard deadline (stalls are caught sooner: INA's retransmission limit, the
+        ring's idle timeout): CALL_TIMEOUT_S plus, for big calls on slow links, 8x the time of
+        moving 2n times the largest call over one link (a parameter server moves n)."""
+        workload = self.job.workload
+        largest = max(workload.allreduce_bytes()) if hasattr(workload, "allreduce_bytes") \
+            else workload.size_bytes
+        bw_mbps = self.engine.scenario.network.bw_mbps or 1000.0
+        n = len(self.job.workers)
+        return CALL_TIMEOUT_S + 8 * 2 * n * largest * 8 / (bw_mbps * 1e6)
+
     def _start_agents(self) -> None:
         engine = self.engine
         self.generation += 1
@@ -384,7 +395,7 @@ class MininetJobRun(JobLife):
             length = getattr(self.job.workload, "size_bytes", 4) // 4   # graphs: per call
             config = {"algo": self.algo, "rank": rank, "length": length,
                       "seed_base": options.seed * 1_000_003 + self.index,
-                      "n": n, "timeout": CALL_TIMEOUT_S}
+                      "n": n, "timeout": self._call_deadline_s()}
             if self.algo == "ina":
                 config.update(job=self.placement.p4_job,
                               worker=self.placement.worker_ids[rank],

@@ -130,3 +130,18 @@ def test_the_engine_applies_each_checking_ranks_verdict():
     run.finished_ranks = {0: {"checks": {}}, 1: {"checks": {}}}
     run._apply_checks()
     assert run.iterations[0].error == "no rank checked this call"
+
+
+def test_a_big_call_on_a_slow_link_gets_a_deadline_it_can_meet():
+    """Regression: a fixed 60 s deadline failed ResNet-50's 30 MiB bucket on the 16-rank ring
+    at 10 Mbit/s (~47 s of link time per call, more with TCP's overheads)."""
+    from inaemu.scenario import model as m
+    from inaemu.scenario.mininet_engine import CALL_TIMEOUT_S, MininetGraphRun
+    from inaemu.workload.models import model_workload
+    workload = model_workload("resnet50", 16, compute_speedup=1000)
+    engine = SimpleNamespace(t0=0.0, scenario=SimpleNamespace(
+        network=m.Network("star", hosts=16, bw_mbps=10)))
+    run = MininetGraphRun(engine, m.Job("r50", "ring", tuple(f"h{i}" for i in range(1, 17)),
+                                        workload), 0)
+    ring_link_time = 2 * 15 / 16 * max(workload.allreduce_bytes()) * 8 / 10e6
+    assert run._call_deadline_s() > 4 * ring_link_time > CALL_TIMEOUT_S
