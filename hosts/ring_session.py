@@ -10,6 +10,13 @@ Rules this module keeps (the caller owns the two TCP connections; nothing here d
   then holds the full sum of segment (r + 1) mod n. All-gather, steps s = 0..n-2: send segment
   (r + 1 - s) mod n, receive segment (r - s) mod n and keep it. Every send after the first of a
   phase forwards what was just received, so progress needs no timer.
+* A segment travels as slices of at most `slice_values` values, in order, and each slice is
+  forwarded (added in, or kept) as soon as it has arrived, as NCCL pipelines its ring: a rank's
+  link never waits for the whole of a step's segment, so queueing in front of a link delays a
+  call once, not once per step. (Whole segments, until 2026-11-28, left every link idle for
+  the queueing delay at each of the 2(n-1) steps: ResNet-50 over 16 ranks at 10 Mbit/s took
+  1.37x its link-bound time on Mininet.) Slicing changes no sum: every element still gets its
+  n - 1 additions in ring order.
 * Sums are accumulated in float32 as NCCL does (or in float64 with accumulate="float64"); the
   result is float32 either way. `error_bound` states how far it can be from the exact sum.
 * Anything on the stream but the next expected message raises `RingProtocolError`; the session
@@ -61,6 +68,7 @@ RING_TRANSITIONS: dict[tuple[RingState, RingEvent], RingState] = {
 }
 
 ACCUMULATORS = {"float32": np.float32, "float64": np.float64}
+SLICE_VALUES = 16384        # values per message: 64 KiB of float32
 
 
 @dataclass
@@ -96,7 +104,8 @@ def ring_error_bound(abs_sum: np.ndarray, result: np.ndarray, n: int,
 class RingSession:
     """Rank `rank` of an n-rank ring; reusable for many calls in order."""
 
-    def __init__(self, *, rank: int, n: int, accumulate: str = "float32"):
+    def __init__(self, *, rank: int, n: int, accumulate: str = "float32",
+                 slice_values: int = SLICE_VALUES):
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 0xFFFF:
             raise UsageError(f"n must be an integer from 1 to 65535, got {n!r}")
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < n:
@@ -104,7 +113,11 @@ class RingSession:
         if accumulate not in ACCUMULATORS:
             raise UsageError(f"accumulate must be one of {sorted(ACCUMULATORS)}, "
                              f"got {accumulate!r}")
+        if isinstance(slice_values, bool) or not isinstance(slice_values, int) or \
+                slice_values < 1:
+            raise UsageError(f"slice_values must be a positive integer, got {slice_values!r}")
         self.rank, self.n, self.accumulate = rank, n, accumulate
+        self.slice_values = slice_values
         self.state = RingState.IDLE
         self.counters = RingCounters()
         self.calls = 0                      # calls started so far (the wire's call number)
@@ -114,6 +127,7 @@ class RingSession:
         self._acc: np.ndarray | None = None
         self._bounds: list[int] = []
         self._step = 0
+        self._offset = 0                    # where in the expected segment the next slice starts
 
     @property
     def done(self) -> bool:
@@ -137,9 +151,12 @@ class RingSession:
         self.result = None
         self._acc = values.astype(ACCUMULATORS[self.accumulate], copy=True)
         self._bounds = segment_bounds(values.size, self.n)
-        self._step = 0
-        out = self._send(RingKind.REDUCE_SCATTER, 0, (self.rank) % self.n)
-        return out + self._drain()
+        self._step = self._offset = 0
+        index = self.rank % self.n
+        length = self._bounds[index + 1] - self._bounds[index]
+        out = [self._send(RingKind.REDUCE_SCATTER, 0, index, offset)
+               for offset in range(0, max(length, 1), self.slice_values)]
+        return b"".join(out) + self._drain()
 
     def receive(self, data: bytes) -> bytes:
         """Bytes from the left neighbour; returns the bytes for the right neighbour."""
@@ -168,12 +185,14 @@ class RingSession:
         self._transition(RingEvent.BAD_MESSAGE)
         raise RingProtocolError(f"rank {self.rank}: {reason}")
 
-    def _segment(self, index: int) -> slice:
-        return slice(self._bounds[index], self._bounds[index + 1])
+    def _slice(self, index: int, offset: int) -> slice:
+        """Values [offset, offset + slice_values) of segment `index`, within the segment."""
+        start = self._bounds[index] + offset
+        return slice(start, min(start + self.slice_values, self._bounds[index + 1]))
 
-    def _send(self, kind: RingKind, step: int, index: int) -> bytes:
-        message = Segment(kind=kind, call=self.calls, step=step, index=index,
-                          values=self._acc[self._segment(index)])
+    def _send(self, kind: RingKind, step: int, index: int, offset: int) -> bytes:
+        message = Segment(kind=kind, call=self.calls, step=step, index=index, offset=offset,
+                          values=self._acc[self._slice(index, offset)])
         data = encode(message)
         self.counters.messages_sent += 1
         self.counters.bytes_sent += len(data)
@@ -191,34 +210,43 @@ class RingSession:
         return b"".join(out)
 
     def _apply(self, message: Segment) -> bytes:
+        """The next slice from the left: add it in (reduce-scatter) or keep it (all-gather),
+        forward it at the next step, and move on to the next slice or step."""
         kind, index = self._expected()
-        got = (message.kind, message.call, message.step, message.index)
-        if got != (kind, self.calls, self._step, index):
+        offset = self._offset
+        got = (message.kind, message.call, message.step, message.index, message.offset)
+        if got != (kind, self.calls, self._step, index, offset):
             self._fail(f"expected {kind.name} call {self.calls} step {self._step} segment "
-                       f"{index}, got {message.kind.name} call {message.call} step "
-                       f"{message.step} segment {message.index}")
-        target = self._segment(index)
+                       f"{index} offset {offset}, got {message.kind.name} call {message.call} "
+                       f"step {message.step} segment {message.index} offset {message.offset}")
+        target = self._slice(index, offset)
         if message.values.size != target.stop - target.start:
-            self._fail(f"segment {index} has {message.values.size} values, expected "
-                       f"{target.stop - target.start}")
+            self._fail(f"segment {index} offset {offset} has {message.values.size} values, "
+                       f"expected {target.stop - target.start}")
         if message.values.dtype != self._acc.dtype:
             self._fail(f"segment {index} is {message.values.dtype}, this ring accumulates in "
                        f"{self._acc.dtype}")
-        last = self._step == self.n - 2
+        last_step = self._step == self.n - 2
+        segment_end = target.stop >= self._bounds[index + 1]
         if kind is RingKind.REDUCE_SCATTER:
             self._acc[target] += message.values
-            if not last:
-                self._step += 1
-                return self._send(kind, self._step, index)
+            out = self._send(kind, self._step + 1, index, offset) if not last_step else \
+                self._send(RingKind.ALL_GATHER, 0, index, offset)
+        else:
+            self._acc[target] = message.values
+            out = self._send(kind, self._step + 1, index, offset) if not last_step else b""
+        if not segment_end:
+            self._offset += self.slice_values
+            return out
+        self._offset = 0
+        if not last_step:
+            self._step += 1
+        elif kind is RingKind.REDUCE_SCATTER:
             self._transition(RingEvent.SCATTER_DONE)
             self._step = 0
-            return self._send(RingKind.ALL_GATHER, 0, index)
-        self._acc[target] = message.values
-        if not last:
-            self._step += 1
-            return self._send(kind, self._step, index)
-        self._transition(RingEvent.GATHER_DONE)
-        self.result = self._acc.astype(np.float32)
-        self.calls += 1
-        self._acc = None
-        return b""
+        else:
+            self._transition(RingEvent.GATHER_DONE)
+            self.result = self._acc.astype(np.float32)
+            self.calls += 1
+            self._acc = None
+        return out

@@ -1,13 +1,15 @@
 """Messages of the ring all-reduce and their framing over a byte stream (TCP).
 
-Every message is a 20-byte header, then `count` big-endian floats:
+Every message is a 24-byte header, then `count` big-endian floats:
 
-    magic "IR" (2) | version 1 (1) | kind (1) | dtype (1) | pad 0 (1) | step u16 |
-    call u32 | index u32 | count u32 | values
+    magic "IR" (2) | version 2 (1) | kind (1) | dtype (1) | pad 0 (1) | step u16 |
+    call u32 | index u32 | offset u32 | count u32 | values
 
 kind 0 HELLO (the first message on a connection: `call` = job, `step` = ring size n, `index` =
 the sender's rank, no values), 1 REDUCE_SCATTER and 2 ALL_GATHER (`call` = the call number,
-`step`, `index` = the segment). dtype 0 float32, 1 float64 (the accumulator of the ring).
+`step`, `index` = the segment, `offset` = where in the segment the values start: a segment
+travels as slices, so that a rank forwards a slice as soon as it has it). Version 1 (until
+2026-11-28) had no offset: a segment was one message. dtype 0 float32, 1 float64 (the accumulator of the ring).
 `StreamDecoder` takes bytes in any chunking and returns whole messages; a header that cannot be
 ours raises `RingProtocolError` at once (so garbage never makes it wait for a huge body).
 """
@@ -23,9 +25,9 @@ import numpy as np
 from .errors import RingProtocolError
 
 MAGIC = b"IR"
-VERSION = 1
-HEADER = struct.Struct("!2sBBBBHIII")
-HEADER_BYTES = HEADER.size     # 20
+VERSION = 2
+HEADER = struct.Struct("!2sBBBBHIIII")
+HEADER_BYTES = HEADER.size     # 24
 MAX_VALUES = 1 << 28           # 1 GiB of float32: a larger count is garbage, not a segment
 DTYPES = {0: np.dtype(">f4"), 1: np.dtype(">f8")}
 DTYPE_CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}
@@ -53,21 +55,23 @@ class Hello:
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Segment:
-    """One ring step's data: segment `index` of the vector, in the accumulator's dtype."""
+    """One ring step's data: values of segment `index` of the vector from `offset` on, in the
+    accumulator's dtype."""
 
     kind: RingKind
     call: int
     step: int
     index: int
     values: np.ndarray
+    offset: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in (RingKind.REDUCE_SCATTER, RingKind.ALL_GATHER):
             raise ValueError(f"a segment's kind is REDUCE_SCATTER or ALL_GATHER, not {self.kind}")
         if not 0 <= self.call <= 0xFFFFFFFF or not 0 <= self.step <= 0xFFFF or \
-                not 0 <= self.index <= 0xFFFFFFFF:
-            raise ValueError(f"call {self.call}, step {self.step} or index {self.index} "
-                             "out of range")
+                not 0 <= self.index <= 0xFFFFFFFF or not 0 <= self.offset <= 0xFFFFFFFF:
+            raise ValueError(f"call {self.call}, step {self.step}, index {self.index} or "
+                             f"offset {self.offset} out of range")
         if self.values.ndim != 1 or self.values.dtype.newbyteorder("=") not in DTYPE_CODES:
             raise ValueError(f"values must be a 1-D float32/float64 array, "
                              f"got {self.values.dtype}")
@@ -79,10 +83,10 @@ def encode(message: Hello | Segment) -> bytes:
     """The bytes of one message."""
     if isinstance(message, Hello):
         return HEADER.pack(MAGIC, VERSION, RingKind.HELLO, 0, 0, message.n, message.job,
-                           message.rank, 0)
+                           message.rank, 0, 0)
     code = DTYPE_CODES[message.values.dtype.newbyteorder("=")]
     header = HEADER.pack(MAGIC, VERSION, message.kind, code, 0, message.step, message.call,
-                         message.index, message.values.size)
+                         message.index, message.offset, message.values.size)
     return header + message.values.astype(DTYPES[code], copy=False).tobytes()
 
 
@@ -105,7 +109,7 @@ class StreamDecoder:
                 if len(self._buffer) < HEADER_BYTES:
                     return messages
                 self._header = self._check_header(HEADER.unpack_from(self._buffer))
-            magic, version, kind, code, pad, step, call, index, count = self._header
+            magic, version, kind, code, pad, step, call, index, offset, count = self._header
             size = HEADER_BYTES + count * (DTYPES[code].itemsize if kind else 0)
             if len(self._buffer) < size:
                 return messages
@@ -121,11 +125,11 @@ class StreamDecoder:
                 values = np.frombuffer(body, dtype=DTYPES[code]).astype(
                     DTYPES[code].newbyteorder("="))
                 messages.append(Segment(kind=RingKind(kind), call=call, step=step, index=index,
-                                        values=values))
+                                        values=values, offset=offset))
 
     @staticmethod
     def _check_header(header: tuple) -> tuple:
-        magic, version, kind, code, pad, step, call, index, count = header
+        magic, version, kind, code, pad, step, call, index, offset, count = header
         if magic != MAGIC:
             raise RingProtocolError(f"bad magic {magic!r}: not a ring message")
         if version != VERSION:
@@ -134,7 +138,7 @@ class StreamDecoder:
             raise RingProtocolError(f"unknown ring message kind {kind}")
         if code not in DTYPES or pad:
             raise RingProtocolError(f"unknown dtype code {code} or non-zero padding")
-        if kind == RingKind.HELLO and count:
+        if kind == RingKind.HELLO and (count or offset):
             raise RingProtocolError("a HELLO carries no values")
         if count > MAX_VALUES:
             raise RingProtocolError(f"a segment of {count} values is larger than allowed")

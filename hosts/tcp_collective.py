@@ -25,7 +25,7 @@ import numpy as np
 from .collective_session import CollectiveCalls
 from .errors import AllreduceTimeout, PeerFailed, RingProtocolError
 from .ring_wire import HEADER_BYTES, Hello, StreamDecoder, encode
-from .tcp_driver import CONNECT_RETRY, READ_SIZE, listen
+from .tcp_driver import CONNECT_RETRY, READ_SIZE, limit_receive_window, listen
 
 
 class TcpCollective:
@@ -77,6 +77,7 @@ class TcpCollective:
     def _connect(self, address: tuple[str, int], deadline: float, peer: int) -> socket.socket:
         while True:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            limit_receive_window(sock)   # data flows both ways on these connections
             try:
                 sock.connect(address)
                 return sock

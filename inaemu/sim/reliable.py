@@ -57,6 +57,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from hosts.tcp_driver import RECEIVE_WINDOW
+
 
 CONGESTION = ("none", "reno")
 
@@ -68,7 +70,7 @@ class TransportTimeout(Exception):
 @dataclass(frozen=True)
 class TransportConfig:
     mss: int = 1448
-    window_bytes: int = 256 * 1024
+    window_bytes: int = RECEIVE_WINDOW    # the hosts' sockets' (hosts/tcp_driver.py)
     ack_every: int = 2
     dupthresh: int = 3
     rto_initial: float = 0.2

@@ -44,7 +44,7 @@ def message_sizes(buffer: bytes) -> list[int]:
     """Byte sizes of the whole ring_wire messages at the start of `buffer`."""
     sizes, at = [], 0
     while len(buffer) - at >= HEADER_BYTES:
-        _, _, kind, code, _, _, _, _, count = HEADER.unpack_from(buffer, at)
+        _, _, kind, code, _, _, _, _, _, count = HEADER.unpack_from(buffer, at)
         size = HEADER_BYTES + count * (DTYPES[code].itemsize if kind else 0)
         if len(buffer) - at < size:
             break

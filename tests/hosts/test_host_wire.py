@@ -72,17 +72,19 @@ def test_construction_validates_every_field(field: str, value) -> None:
 
 
 def test_ring_messages_round_trip_in_any_chunking() -> None:
-    segment = Segment(kind=RingKind.ALL_GATHER, call=3, step=2, index=1,
+    segment = Segment(kind=RingKind.ALL_GATHER, call=3, step=2, index=1, offset=5,
                       values=np.array([1.5, -2.0], np.float32))
     data = ring_encode(Hello(job=9, rank=1, n=4)) + ring_encode(segment)
-    assert data[:20].hex() == "495201000000" "0004" "00000009" "00000001" "00000000"
-    assert data[20:40].hex() == "495201020000" "0002" "00000003" "00000001" "00000002"
-    assert data[40:] == np.array([1.5, -2.0], ">f4").tobytes()
-    for cut in (1, 7, 20, 21, 43):
+    assert data[:24].hex() == "495202000000" "0004" "00000009" "00000001" "00000000" "00000000"
+    assert data[24:48].hex() == "495202020000" "0002" "00000003" "00000001" "00000005" \
+        "00000002"
+    assert data[48:] == np.array([1.5, -2.0], ">f4").tobytes()
+    for cut in (1, 7, 24, 25, 51):
         decoder = StreamDecoder()
         messages = decoder.feed(data[:cut]) + decoder.feed(data[cut:])
         assert messages[0] == Hello(job=9, rank=1, n=4)
         assert messages[1].kind is RingKind.ALL_GATHER and messages[1].index == 1
+        assert messages[1].offset == 5
         assert messages[1].values.tolist() == [1.5, -2.0]
         assert decoder.buffered == 0
 
@@ -95,13 +97,15 @@ def test_ring_float64_segments_keep_their_precision() -> None:
 
 
 @pytest.mark.parametrize("data, reason", [
-    (b"XX" + bytes(18), "bad magic"),
-    (b"IR\x02" + bytes(17), "version 2"),
-    (b"IR\x01\x07" + bytes(16), "unknown ring message kind"),
-    (b"IR\x01\x01\x05" + bytes(15), "dtype code"),
-    (b"IR\x01\x00\x00\x00\x00\x01" + bytes(8) + b"\x00\x00\x00\x01", "HELLO carries no"),
-    (b"IR\x01\x01\x00\x00\x00\x00" + bytes(8) + b"\xff\xff\xff\xff", "larger than allowed"),
-    (b"IR\x01\x00\x00\x00\x00\x02" + bytes(4) + b"\x00\x00\x00\x05" + bytes(4), "bad hello"),
+    (b"XX" + bytes(22), "bad magic"),
+    (b"IR\x01" + bytes(21), "version 1, expected 2"),
+    (b"IR\x02\x07" + bytes(20), "unknown ring message kind"),
+    (b"IR\x02\x01\x05" + bytes(19), "dtype code"),
+    (b"IR\x02\x00\x00\x00\x00\x01" + bytes(12) + b"\x00\x00\x00\x01", "HELLO carries no"),
+    (b"IR\x02\x00\x00\x00\x00\x01" + bytes(8) + b"\x00\x00\x00\x01" + bytes(4),
+     "HELLO carries no"),
+    (b"IR\x02\x01\x00\x00\x00\x00" + bytes(12) + b"\xff\xff\xff\xff", "larger than allowed"),
+    (b"IR\x02\x00\x00\x00\x00\x02" + bytes(4) + b"\x00\x00\x00\x05" + bytes(8), "bad hello"),
 ])
 def test_ring_garbage_fails_at_the_header(data: bytes, reason: str) -> None:
     with pytest.raises(RingProtocolError, match=reason):

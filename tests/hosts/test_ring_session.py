@@ -7,7 +7,7 @@ import pytest
 
 from hosts.errors import RingProtocolError, UsageError
 from hosts.ring_session import RING_TRANSITIONS, RingSession, RingState, ring_error_bound
-from hosts.ring_wire import RingKind, Segment, encode
+from hosts.ring_wire import RingKind, Segment, StreamDecoder, encode
 
 
 def run_ring(sessions: list[RingSession], vectors: list[np.ndarray], cut: int = 0) -> None:
@@ -95,7 +95,8 @@ def test_out_of_order_or_foreign_messages_fail_the_session() -> None:
     wrong = Segment(kind=RingKind.REDUCE_SCATTER, call=0, step=1, index=2,
                     values=np.ones(2, np.float32))
     with pytest.raises(RingProtocolError, match="expected REDUCE_SCATTER call 0 step 0 "
-                                                "segment 0, got REDUCE_SCATTER call 0 step 1"):
+                                                "segment 0 offset 0, got REDUCE_SCATTER call 0 "
+                                                "step 1"):
         s.receive(encode(wrong))
     assert s.state is RingState.FAILED
     t = RingSession(rank=1, n=3)
@@ -111,7 +112,7 @@ def test_out_of_order_or_foreign_messages_fail_the_session() -> None:
                                  values=np.ones(2, np.float32))))
     v = RingSession(rank=0, n=2)
     with pytest.raises(RingProtocolError, match="bad magic"):
-        v.receive(b"GET / HTTP/1.1\r\n\r\n\r\n")
+        v.receive(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     assert v.state is RingState.FAILED
 
 
@@ -126,3 +127,43 @@ def test_usage_errors() -> None:
     s.start(np.ones(3, np.float32))
     with pytest.raises(UsageError, match="cannot start in state reduce_scatter"):
         s.start(np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("slice_values", [1, 3, 4, 1000])
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_sliced_segments_give_the_same_bits_as_whole_ones(n: int, slice_values: int) -> None:
+    """Slicing changes when a value is forwarded, never the sum: the same float32 bits."""
+    rng = np.random.default_rng(n * 100 + slice_values)
+    length = 7 * n + 2
+    vectors = [(rng.standard_normal(length) * 1e4).astype(np.float32) for _ in range(n)]
+    whole = [RingSession(rank=r, n=n, slice_values=length) for r in range(n)]
+    sliced = [RingSession(rank=r, n=n, slice_values=slice_values) for r in range(n)]
+    run_ring(whole, vectors)
+    run_ring(sliced, vectors, cut=5)
+    for s in sliced:
+        assert s.done and np.array_equal(s.result, whole[0].result)
+    shortest = length // n
+    assert sliced[0].counters.messages_sent >= 2 * (n - 1) * -(-shortest // slice_values)
+
+
+def test_a_slice_is_forwarded_before_its_segment_has_all_arrived() -> None:
+    """The pipelining itself: the first slice from the left goes on to the right at once."""
+    n, length = 3, 12
+    s = RingSession(rank=1, n=n, slice_values=2)
+    s.start(np.ones(length, np.float32))             # its own segment 1, as two slices
+    first = Segment(kind=RingKind.REDUCE_SCATTER, call=0, step=0, index=0, offset=0,
+                    values=np.full(2, 5, np.float32))
+    out = s.receive(encode(first))
+    (forwarded,) = StreamDecoder().feed(out)
+    assert (forwarded.step, forwarded.index, forwarded.offset) == (1, 0, 0)
+    assert forwarded.values.tolist() == [6, 6]
+    skipped = Segment(kind=RingKind.REDUCE_SCATTER, call=0, step=0, index=0, offset=0,
+                      values=np.full(2, 5, np.float32))
+    with pytest.raises(RingProtocolError, match="offset 2, got .* offset 0"):
+        s.receive(encode(skipped))                    # the same slice again: not the next one
+
+
+def test_a_bad_slice_size_is_refused() -> None:
+    with pytest.raises(UsageError, match="slice_values"):
+        RingSession(rank=0, n=2, slice_values=0)
+

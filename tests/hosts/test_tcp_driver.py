@@ -126,3 +126,22 @@ def test_the_left_neighbour_must_say_hello_for_this_job(first_bytes, error, mess
     finally:
         impostor.close()
         sink.close()
+
+
+def test_the_receive_window_is_capped_as_the_simulators_transport_model_is() -> None:
+    """Regression: autotuned windows filled the shaped links' 1000-frame queues on Mininet
+    (acknowledgements then waited seconds), unlike the simulator's fixed-window model."""
+    import socket
+
+    from hosts.tcp_driver import RECEIVE_WINDOW, listen
+    from inaemu.sim.reliable import TransportConfig
+    assert TransportConfig().window_bytes == RECEIVE_WINDOW
+    listener = listen("127.0.0.1", 0)
+    try:
+        client = socket.create_connection(listener.getsockname())
+        conn, _ = listener.accept()
+        with client, conn:                  # Linux reports twice the size asked for
+            assert RECEIVE_WINDOW <= conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) \
+                <= 2 * RECEIVE_WINDOW
+    finally:
+        listener.close()
