@@ -25,6 +25,7 @@ import numpy as np
 from .collective_session import CollectiveCalls
 from .errors import AllreduceTimeout, PeerFailed, RingProtocolError
 from .ring_wire import HEADER_BYTES, Hello, StreamDecoder, encode
+from .scheduling import yielding_to_the_switch
 from .tcp_driver import CONNECT_RETRY, READ_SIZE, limit_receive_window, listen
 
 
@@ -107,7 +108,8 @@ class TcpCollective:
         return plan_for(self.algo, self.rank, self.n, length, switch_blocks=self.switch_blocks)
 
     def allreduce(self, vector: np.ndarray, *, timeout: float) -> np.ndarray:
-        return self._call(self.session, vector, timeout)
+        with yielding_to_the_switch():
+            return self._call(self.session, vector, timeout)
 
     def _call(self, session: CollectiveCalls, vector: np.ndarray,
               timeout: float) -> np.ndarray:

@@ -24,6 +24,7 @@ import numpy as np
 from .errors import AllreduceTimeout, PeerFailed, RingProtocolError
 from .ring_session import RingSession
 from .ring_wire import HEADER_BYTES, Hello, StreamDecoder
+from .scheduling import yielding_to_the_switch
 
 CONNECT_RETRY = 0.05
 READ_SIZE = 1 << 20
@@ -166,7 +167,8 @@ class TcpRing:
         if self.session.n > 1 and self._left is None:
             raise PeerFailed(f"rank {self.session.rank}: the ring connections are closed")
         try:
-            return self._run(vector, timeout)
+            with yielding_to_the_switch():
+                return self._run(vector, timeout)
         except BaseException:
             self.close()         # neighbours see the connections close and fail at once
             raise

@@ -14,7 +14,7 @@ A pause that gathers fewer than 2 ends the pausing, and every RECHECK_EVERY-th i
 look again: an aggregator that sends in bursts (ina.p4 behind batched ports) gets no pauses,
 which would only add a sleep. The packets are the same; only when they are read changes.
 
-Scheduling (docs/hosts.md, session 22): a call runs as SCHED_BATCH (restored after it), so a
+Scheduling (docs/hosts.md, session 22; hosts/scheduling.py): a call runs as SCHED_BATCH (restored after it), so a
 result that wakes the agent does not preempt the process running on that core: on a machine
 with fewer cores than agents plus switch (Mininet on a laptop), that process is usually the
 switch, which every agent waits for. The agent runs on an idle core, or at the next tick.
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import errno
 import gc
-import os
 import select
 import socket
 import struct
@@ -53,6 +52,7 @@ import numpy as np
 from .errors import AllreduceTimeout, HostError
 from .ina_session import InaSession, State, Step
 from .ina_wire import INA_UDP_PORT
+from .scheduling import yielding_to_the_switch
 
 RECEIVE_BUFFER = 4 << 20      # room for a whole window of results arriving at once
 SEND_BUFFER = 4 << 20         # and for a whole window of chunks queued behind a shaped link
@@ -85,26 +85,6 @@ def _set_buffers(sock: socket.socket) -> None:
             sock.setsockopt(socket.SOL_SOCKET, forced, size)
         except OSError:
             sock.setsockopt(socket.SOL_SOCKET, plain, size)
-
-
-def _batch_scheduling() -> int | None:
-    """This process as SCHED_BATCH (when it is SCHED_OTHER); the policy to restore, or None
-    when nothing changed (another policy, or no such call on this system)."""
-    try:
-        policy = os.sched_getscheduler(0)
-        if policy != os.SCHED_OTHER:
-            return None
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    except (AttributeError, OSError):
-        return None
-    return policy
-
-
-def _set_policy(policy: int) -> None:
-    try:
-        os.sched_setscheduler(0, policy, os.sched_param(0))
-    except OSError:
-        pass
 
 
 def _kernel_segments(sock: socket.socket) -> bool:
@@ -194,16 +174,14 @@ class UdpInaDriver:
         return self._run(lambda now: self.session.start_integers(vector, now), timeout)
 
     def _run(self, start: Callable[[float], Step], timeout: float) -> np.ndarray:
-        restore = _batch_scheduling() if self.yield_to_aggregator else None
         collecting = gc.isenabled()
         gc.disable()        # (the per-chunk path makes no cycles: nothing for it to find)
         try:
-            return self._exchange(start, timeout)
+            with yielding_to_the_switch(self.yield_to_aggregator):
+                return self._exchange(start, timeout)
         finally:
             if collecting:
                 gc.enable()
-            if restore is not None:
-                _set_policy(restore)
 
     def _exchange(self, start: Callable[[float], Step], timeout: float) -> np.ndarray:
         self._drain_stale()

@@ -145,3 +145,34 @@ def test_the_receive_window_is_capped_as_the_simulators_transport_model_is() -> 
                 <= 2 * RECEIVE_WINDOW
     finally:
         listener.close()
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_setscheduler"),
+                    reason="no scheduling policies on this system")
+def test_a_ring_call_runs_as_sched_batch_like_inas_and_is_restored() -> None:
+    """Regression: INA's agents yielded to the switch (SCHED_BATCH) and the ring's did not, so
+    on Mininet the two sides of the comparison were scheduled differently."""
+    import os
+    import time
+    n = 2
+    listeners = [listen("127.0.0.1", 0) for _ in range(n)]
+    ports = [sock.getsockname()[1] for sock in listeners]
+
+    def rank(r):
+        seen = []
+
+        def clock():
+            seen.append(os.sched_getscheduler(0))
+            return time.monotonic()
+        with TcpRing(RingSession(rank=r, n=n), job=1, listener=listeners[r],
+                     right=("127.0.0.1", ports[(r + 1) % n]), connect_timeout=20,
+                     idle_timeout=20, clock=clock) as ring:
+            seen.clear()                          # set-up is not a call
+            ring.allreduce(np.ones(50_000, np.float32), timeout=30)
+            during = set(seen)
+        return during, os.sched_getscheduler(0)
+
+    for outcome in run_in_threads([lambda r=r: rank(r) for r in range(n)]):
+        assert not isinstance(outcome, BaseException), outcome
+        during, after = outcome
+        assert during == {os.SCHED_BATCH} and after == os.SCHED_OTHER

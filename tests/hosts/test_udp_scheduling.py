@@ -104,8 +104,7 @@ def test_the_load_average_does_not_turn_batch_scheduling_off(monkeypatch) -> Non
     experiment's own load (a Mininet star's agents and switch: 3-5 on 2 cores) and turned
     itself off in back-to-back runs, INA's unshaped calls ~15 % slower: a call is SCHED_BATCH
     whatever the load average says."""
-    import hosts.udp_driver as udp_driver
-    monkeypatch.setattr(udp_driver.os, "getloadavg", lambda: (1e6, 1e6, 1e6))
+    monkeypatch.setattr(os, "getloadavg", lambda: (1e6, 1e6, 1e6))
     policies: list[int] = []
     driver, sink = silent_driver(policies)
     try:
