@@ -165,3 +165,20 @@ def test_bad_arguments_raise_sim_error(kwargs: dict, message: str) -> None:
     jobs = arguments.pop("jobs")
     with pytest.raises(SimError, match=message):
         simulate(topology, jobs, **arguments)
+
+
+def test_a_long_simulation_says_how_far_it_has_got(monkeypatch) -> None:
+    """Progress lines (virtual time, workers running, frames/s), and the same result as
+    without them: the hook only looks."""
+    import inaemu.sim.driver as driver
+    topology = star(4)
+    quiet = simulate(topology, one_job(topology), algo="ina", size_bytes=64 * 1024, elems_k=K,
+                     bw=100)
+    monkeypatch.setattr(driver, "PROGRESS_EVERY_S", 0.0)
+    lines: list[str] = []
+    said = simulate(topology, one_job(topology), algo="ina", size_bytes=64 * 1024, elems_k=K,
+                    bw=100, progress=lines.append)
+    reached = [line for line in lines if "ms virtual," in line]
+    assert reached and "workers running" in reached[0] and "frames/s" in reached[0]
+    assert said.virtual_s == quiet.virtual_s and said.frames == quiet.frames
+    assert all(np.array_equal(a.result, b.result) for a, b in zip(quiet.records, said.records))
