@@ -5,10 +5,10 @@ algorithm), says `{"ready": ...}` on stdout, then for each `{"go": i, "compute_s
 stdin sleeps `c` seconds (the iteration's compute), all-reduces iteration i's seeded gradient,
 checks the sum against the float64 reference within the algorithm's bound, and says
 `{"done": i, ...}`. While a call runs it says `{"progress": bytes, "t": ...}` when the bytes
-it received grew (within 2 ms after a pause, every 50 ms while they flow). `{"stop": true}` or the
-end of stdin ends it. A failed call says `{"error": ..., "iteration": i}` and exits 1. One
-JSON object per line; times are wall-clock seconds (`time.time()`, shared by every host of
-one machine).
+it received grew (within 2 ms after a pause, every 50 ms while they flow). `{"stop": true}`
+or the end of stdin ends it. A failed call says `{"error": ..., "iteration": i}` and exits 1.
+One JSON object per line; times are wall-clock seconds (`time.time()`, shared by every host
+of one machine).
 
 The engine (inaemu/scenario/mininet_engine.py) holds the barrier between iterations and,
 when a job is re-planned, kills this process and starts another on the new placement.
@@ -76,8 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     agent = {key: data.pop(key) for key in AGENT_KEYS if key in data}
     config = AllreduceConfig.from_dict(data)
     out = _Out()
-    algo, rank, length = agent["algo"], agent["rank"], agent["length"]
-    magnitude = agent.get("magnitude", 1.0)
+    algo, length = agent["algo"], agent["length"]
     iteration = None
     try:
         with Allreducer(config, algo=algo) as worker:
@@ -105,15 +104,19 @@ def _input(agent: dict, index: int, length: int):
                     agent.get("magnitude", 1.0))
 
 
+def _check(agent: dict, config, index: int, x, result, stats) -> dict:
+    """Call `index`'s result against the float64 sum of every rank's seeded gradient, within
+    the algorithm's bound: the error fields."""
+    return verify_result(agent["algo"], iteration_seed(agent["seed_base"], index),
+                         agent["rank"], x.size, agent.get("magnitude", 1.0), config, x, result,
+                         stats, None)
+
+
 def _call(worker: Allreducer, index: int, length: int, agent: dict, config, out: _Out) -> dict:
     """One all-reduce of call `index`'s seeded gradient, checked; the fields to report."""
-    seed = iteration_seed(agent["seed_base"], index)
-    magnitude = agent.get("magnitude", 1.0)
     x = _input(agent, index, length)
     result, fields = _timed_call(worker, index, x, out)
-    errors = verify_result(agent["algo"], seed, agent["rank"], length, magnitude, config, x,
-                           result, worker.stats, None)
-    return {**fields, **errors}
+    return {**fields, **_check(agent, config, index, x, result, worker.stats)}
 
 
 def _timed_call(worker: Allreducer, index: int, x, out: _Out):
@@ -143,8 +146,9 @@ def _tx_bytes() -> int:
     total = 0
     for line in lines:
         name, _, counters = line.partition(":")
-        if name.strip() != "lo" and len(counters.split()) > 8:
-            total += int(counters.split()[8])
+        fields = counters.split()
+        if name.strip() != "lo" and len(fields) > 8:
+            total += int(fields[8])
     return total
 
 
@@ -265,11 +269,8 @@ def _run_graph(worker: Allreducer, command: dict, agent: dict, config, out: _Out
     if failure:
         raise HostError(failure[0])
     comm.join()
-    checks = {}
-    for index, (x, result, stats) in sorted(to_check.items()):
-        checks[index] = verify_result(agent["algo"], iteration_seed(agent["seed_base"], index),
-                                      rank, x.size, agent.get("magnitude", 1.0), config, x,
-                                      result, stats, None)
+    checks = {index: _check(agent, config, index, *checked)
+              for index, checked in sorted(to_check.items())}
     out.say(graph_done=True, t=ended, began_t=began, compute_s=compute_s, timeline=timeline,
             bytes_sent=bytes_sent, checks=checks)
 

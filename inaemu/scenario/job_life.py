@@ -183,6 +183,17 @@ class JobLife:
 
     # -- progress and the record ------------------------------------------------------------------
 
+    def _close_record(self, at: float) -> IterationRecord:
+        """The call in progress ended at every worker at `at`: its record, completed (with the
+        algorithm it ended on) and kept."""
+        current = self._current
+        current.ended_s = at
+        current.allreduce_s = at - current.compute_done_s
+        current.algo = self.algo
+        self.iterations.append(current)
+        self._current = None
+        return current
+
     def note_progress(self, at: float, units: float) -> None:
         if not self.progress_log or units > self.progress_log[-1][1]:
             self.progress_log.append((at, units))

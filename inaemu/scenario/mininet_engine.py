@@ -491,12 +491,7 @@ class MininetJobRun(JobLife):
                        f"{message['status']} (log in {engine.run_dir})")
 
     def _iteration_done(self, at: float) -> None:
-        current = self._current
-        current.ended_s = at
-        current.allreduce_s = at - current.compute_done_s
-        current.algo = self.algo
-        self.iterations.append(current)
-        self._current = None
+        self._close_record(at)
         self.done = {}
         self.iteration += 1
         if self.iteration >= self.job.workload.iterations:

@@ -86,15 +86,8 @@ class JobRun(JobLife):
         self._units_at_start = self.progress_units()
 
     def _close_call(self) -> IterationRecord:
-        """The call ended at every worker: its record, completed and kept."""
-        now = self.engine.loop.now
-        current = self._current
-        current.ended_s = now
-        current.allreduce_s = now - current.compute_done_s
-        current.algo = self.algo
-        self.iterations.append(current)
-        self._current = None
-        return current
+        """The call ended at every worker now: its record, completed and kept."""
+        return self._close_record(self.engine.loop.now)
 
     def _begin_iteration(self) -> None:
         engine = self.engine
