@@ -2,7 +2,12 @@
 valid reads 0 in a replica's egress, as on simple_switch (which builds each replica from a fresh
 PHV and copies the valid headers into it); the packet's own unicast egress still sees the value.
 Found by differential testing (docs/difftest.md F13, F16: an egress `mark_to_drop` guarded by
-such a field). Each case also runs on real simple_switch when it is installed."""
+such a field). Each case also runs on real simple_switch when it is installed.
+
+Zero is the usual answer on simple_switch, not the only one: a replica's PHV comes from a pool
+and resetting it clears only validity, so under load a recycled PHV can still hold what an
+earlier packet wrote into the invalid header (seen: 1 run in 40 with the CPUs busy). The spec
+leaves such reads unspecified; the comparison with simple_switch accepts either value there."""
 
 from __future__ import annotations
 
@@ -80,4 +85,22 @@ def test_replica_sees_invalid_header_fields_as_zero(variant, traced, tmp_path):
     for outs in expected:
         for port, data in outs:
             want.setdefault(port, []).append(data)
-    assert real.outputs == want
+    assert sorted(real.outputs) == sorted(want)
+    for port, datas in real.outputs.items():
+        assert [_as_fresh(port, data) for data in datas] == want[port]
+
+
+STALE_RES = (0x55 + 3) & 0xFF      # what ingress wrote into the invalid g, as egress adds it
+
+
+def _as_fresh(port: int, data: bytes) -> bytes:
+    """A replica (ports 2, 3) from a recycled PHV reads the stale g; map it to the fresh answer."""
+    if port in (2, 3) and len(data) == 2 and data[1] == STALE_RES:
+        return data[:1] + b"\x00"
+    return data
+
+
+def test_stale_replica_is_mapped_only_where_simple_switch_may_differ():
+    assert _as_fresh(3, bytes([1, 0x58])) == bytes([1, 0])
+    assert _as_fresh(1, bytes([0, 0x58])) == bytes([0, 0x58])   # the unicast copy must keep it
+    assert _as_fresh(2, bytes([1, 0x57])) == bytes([1, 0x57])   # any other value still fails
