@@ -197,14 +197,18 @@ class MininetNetwork:
 def delete_switch_interfaces(topology: Topology) -> list[str]:
     """Delete every `<switch>-eth<port>` interface of the topology still present; their names."""
     deleted = []
-    for switch in topology.switches:
-        for link in topology.neighbours(switch.name):
-            name = f"{switch.name}-eth{link.port}"
-            if Path("/sys/class/net", name).exists():
-                subprocess.run(["ip", "link", "del", name], check=False,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                deleted.append(name)
+    for name in switch_interfaces_present(topology):
+        subprocess.run(["ip", "link", "del", name], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deleted.append(name)
     return deleted
+
+
+def switch_interfaces_present(topology: Topology) -> list[str]:
+    """The topology's `<switch>-eth<port>` interfaces that exist now."""
+    return [f"{switch.name}-eth{link.port}" for switch in topology.switches
+            for link in topology.neighbours(switch.name)
+            if Path("/sys/class/net", f"{switch.name}-eth{link.port}").exists()]
 
 
 def _process_table() -> dict[int, list[str]]:
@@ -219,28 +223,37 @@ def _process_table() -> dict[int, list[str]]:
     return table
 
 
-def cleanup(topology: Topology) -> list[str]:
-    """Remove what a network of this topology left behind when its Python process was killed.
-
-    Only this topology's things, found by exact identity: switch processes whose command line is
-    `... switch ... --grpc-server-addr 127.0.0.1:<its grpc_port>` (or `simple_switch_grpc ...`
-    with that address), Mininet host shells whose last
-    argument is `mininet:<its host name>`, and `<its switch>-eth<port>` interfaces. Do not call it
-    while that network is running. Returns what it removed, for the caller to report.
-    """
+def leftovers(topology: Topology) -> tuple[dict[int, list[str]], list[str]]:
+    """What a network of this topology has running or present now, found by exact identity:
+    switch processes whose command line is `... switch ... --grpc-server-addr
+    127.0.0.1:<its grpc_port>` (or `simple_switch_grpc ...` with that address), Mininet host
+    shells whose last argument is `mininet:<its host name>` (pid -> argv), and
+    `<its switch>-eth<port>` interfaces. After a network's teardown both are empty."""
     addresses = {f"127.0.0.1:{s.grpc_port}" for s in topology.switches}
     shells = {f"mininet:{h.name}" for h in topology.hosts}
-    removed = []
+    processes = {}
     for pid, argv in _process_table().items():
         is_switch = ("switch" in argv or Path(argv[0] if argv else "").name
                      == "simple_switch_grpc") and any(a in addresses for a in argv)
         is_shell = bool(argv) and argv[-1] in shells
         if is_switch or is_shell:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                removed.append(f"process {pid} ({' '.join(argv)[:80]})")
-            except ProcessLookupError:
-                pass
+            processes[pid] = argv
+    return processes, switch_interfaces_present(topology)
+
+
+def cleanup(topology: Topology) -> list[str]:
+    """Remove what a network of this topology left behind when its Python process was killed
+    (`leftovers`). Do not call it while that network is running. Returns what it removed, for
+    the caller to report.
+    """
+    removed = []
+    processes, _ = leftovers(topology)
+    for pid, argv in processes.items():
+        try:
+            os.kill(pid, signal.SIGKILL)
+            removed.append(f"process {pid} ({' '.join(argv)[:80]})")
+        except ProcessLookupError:
+            pass
     removed += [f"interface {name}" for name in delete_switch_interfaces(topology)]
     return removed
 
