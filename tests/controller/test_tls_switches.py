@@ -103,3 +103,25 @@ def test_run_controller_gets_in_and_a_client_without_certificate_is_told_why(
         assert any("sent no client certificate" in line for line in refused), output
         assert any("does not speak TLS" in line for line in refused), output
         assert any("client certificate is not trusted" in line for line in refused), output
+
+
+def test_run_options_fit_together_or_say_which_is_wrong(pki):
+    from inaemu.cli import build_parser
+    from inaemu.experiment.config import ConfigError
+    from inaemu.run import config_from
+
+    def config(*extra: str):
+        return config_from(build_parser(only="run").parse_args(["run", *extra]))
+    files = ["--grpc-cacert", str(pki.ca), "--grpc-server-cert", str(pki.switch.cert),
+             "--grpc-server-key", str(pki.switch.key)]
+    assert config(*files).tls.switch().cacert is None              # TLS, not mutual
+    mutual = config(*files, "--grpc-cert", str(pki.client.cert), "--grpc-key",
+                    str(pki.client.key)).tls
+    assert mutual.switch().cacert == pki.ca and mutual.client().mutual
+    for extra, message in [
+            (files[:2], "--grpc-server-cert is needed too"),
+            (files + ["--grpc-cert", str(pki.client.cert)], "--grpc-cert and --grpc-key go"),
+            (files[:5] + [str(pki.client.key)], "does not match --grpc-server-cert"),
+            (files + ["--net", "sim"], "TLS is for Mininet")]:
+        with pytest.raises(ConfigError, match=message):
+            config(*extra)
