@@ -14,10 +14,11 @@ ROOT=$(pwd)
 VENV="$ROOT/.venv"
 # gcc, libc6-dev and python3-dev: the switch builds its packet code as C by default (Python.h and
 # a C compiler; docs/runtime.md); without them it falls back to Python and says so.
-# The last three: the Mininet cluster (docs/cluster.md).
+# openssh-*, sudo: the Mininet cluster (docs/cluster.md); openssl: certificates for P4Runtime
+# over TLS (the tests make theirs with it; docs/cluster.md's recipe).
 APT_PACKAGES=(mininet iproute2 iputils-ping iperf3 tcpdump ethtool procps psmisc python3-venv
               gcc libc6-dev python3-dev
-              openssh-server openssh-client sudo)
+              openssh-server openssh-client sudo openssl)
 
 say() { printf '[bootstrap] %s\n' "$*" >&2; }
 

@@ -14,12 +14,14 @@ switch refuses or cannot be reached, 2 on bad arguments or input files.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from controller.errors import ControllerError, P4InfoError
+from controller.errors import ControllerError, P4InfoError, TLSConfigError
 from controller.fabric import Fabric
 from controller.routing import L3_FORWARD, L3_FORWARD_ARP, L3Program
+from controller.tls import ClientTLS
 from topologies.builders import from_spec
 from topologies.model import Topology, TopologyError
 
@@ -49,10 +51,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read every cell of this counter on every switch (repeatable)")
     parser.add_argument("--grpc-host", default="127.0.0.1", metavar="HOST",
                         help="where the switches' gRPC servers listen (127.0.0.1)")
+    add_tls_arguments(parser)
     parser.add_argument("--election-id", type=int, default=1, metavar="N",
                         help="election id (low 64 bits) to claim primary with (1)")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="how long to wait for each switch to answer (10)")
+
+
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """The P4Runtime client's TLS options, the same on every command that connects to switches
+    (p4runtime-shell's --ssl --cacert --cert --private-key)."""
+    group = parser.add_argument_group("P4Runtime over TLS (switches run with --grpc-server-ssl)")
+    group.add_argument("--grpc-ssl", action="store_true",
+                       help="connect over TLS (implied by the three options below)")
+    group.add_argument("--grpc-cacert", metavar="PEM",
+                       help="CA certificate the switches' certificates are signed by "
+                            "(default: the system's CA store)")
+    group.add_argument("--grpc-cert", metavar="PEM",
+                       help="client certificate, for switches that require one "
+                            "(--grpc-server-with-client-auth)")
+    group.add_argument("--grpc-key", metavar="PEM", help="the private key of --grpc-cert")
+
+
+def client_tls(args: argparse.Namespace) -> ClientTLS | None:
+    """The TLS settings the command line asks for (None: plaintext); `TLSConfigError` for a
+    certificate without its key or a file that cannot be used."""
+    tls = ClientTLS.from_options(args.grpc_ssl, args.grpc_cacert, args.grpc_cert, args.grpc_key)
+    if tls is not None:
+        tls.check()
+    return tls
 
 
 def _say(line: str) -> None:
@@ -84,12 +111,18 @@ def run(args: argparse.Namespace) -> int:
         topology = _load_topology(args.topology)
     except TopologyError as e:
         return _fail(f"topology: {e}", 2)
+    try:
+        tls = client_tls(args)
+    except TLSConfigError as e:
+        return _fail(str(e), 2)
+    # gRPC's C core logs its own lines about a failed TLS handshake; ours says why, once
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     _say(f"topology {topology.name}: {_count(topology.switches, 'switch')}, "
          f"{_count(topology.hosts, 'host')}")
     routes = 0
     try:
         with Fabric(topology, grpc_host=args.grpc_host, election_id=(0, args.election_id),
-                    timeout=args.timeout, progress=_say) as fabric:
+                    timeout=args.timeout, progress=_say, tls=tls) as fabric:
             if args.p4info:
                 fabric.push_pipeline(args.p4info, args.json)
             else:

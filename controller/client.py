@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -22,11 +23,14 @@ from p4runtime_sh.p4runtime import P4RuntimeClient, SSLOptions
 from controller import entities
 from controller.errors import ConnectionFailed, ControllerError, P4InfoError, P4RuntimeError
 from controller.p4info import P4InfoIndex
+from controller.tls import ClientTLS
+from controller.tls_diagnosis import explain
 
 INSERT = p4runtime_pb2.Update.INSERT
 MODIFY = p4runtime_pb2.Update.MODIFY
 DELETE = p4runtime_pb2.Update.DELETE
 MAX_BATCH = 500  # updates per Write request
+DIAGNOSE_EVERY_S = 1.0   # while a channel fails, how often to ask whether TLS is the reason
 # stream message kinds, each with its own queue (as in the shell); anything else goes to "unknown"
 STREAM_KINDS = ("arbitration", "packet", "digest", "idle_timeout_notification", "unknown")
 
@@ -36,17 +40,23 @@ class _Session(P4RuntimeClient):
     calling sys.exit and logging, with a daemon receive thread so a lost server never blocks exit."""
 
     def __init__(self, device_id: int, address: str, election_id: tuple[int, int], timeout: float,
-                 channel=None):
+                 channel=None, tls: ClientTLS | None = None):
         self._timeout = timeout
         self._address = address
+        self._tls = tls
+        self._over_network = channel is None
         self._ending = False
         self.is_primary = False
         try:
-            if channel is None:
+            if channel is None and tls is None:
                 super().__init__(device_id, address, election_id)
             else:       # what the shell's constructor does, over a channel given to it
+                if channel is None:
+                    channel = grpc.secure_channel(address, tls.credentials())
                 self.device_id, self.election_id, self.role_name = device_id, election_id, None
-                self.ssl_options = SSLOptions(True)
+                self.ssl_options = (SSLOptions(True) if tls is None else
+                                    SSLOptions(False, *(str(f) if f else None for f in
+                                                        (tls.cacert, tls.cert, tls.key))))
                 self.channel = channel
                 self.stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
                 self.set_up_stream()
@@ -56,12 +66,7 @@ class _Session(P4RuntimeClient):
 
     def set_up_stream(self):
         """The shell's stream, minus its logging: a stream error is kept for the error message."""
-        try:
-            grpc.channel_ready_future(self.channel).result(timeout=self._timeout)
-        except grpc.FutureTimeoutError:
-            self.channel.close()
-            raise ConnectionFailed(f"no P4Runtime server answers at {self._address} "
-                                   f"(waited {self._timeout:g} s)") from None
+        self._wait_ready()
         self.stream_out_q = queue.Queue()
         self.stream_in_q = {kind: queue.Queue() for kind in STREAM_KINDS}
         self.stream_error: str | None = None
@@ -75,6 +80,44 @@ class _Session(P4RuntimeClient):
                                                    name=f"p4rt-stream-{self._address}")
         self.stream_recv_thread.start()
         self.handshake()
+
+    def _wait_ready(self) -> None:
+        """Until the channel is ready or the timeout; over the network, each time it fails
+        (at most every DIAGNOSE_EVERY_S) ask whether TLS is why, and stop at once if so."""
+        ready = grpc.channel_ready_future(self.channel)
+        failed = threading.Event()
+
+        def watch(state) -> None:
+            if state == grpc.ChannelConnectivity.TRANSIENT_FAILURE:
+                failed.set()
+        if self._over_network:
+            self.channel.subscribe(watch)
+        deadline = time.monotonic() + self._timeout
+        next_check = 0.0
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                try:
+                    ready.result(timeout=max(0.0, min(left, 0.2)))
+                    return
+                except grpc.FutureTimeoutError:
+                    pass
+                if failed.is_set() and time.monotonic() >= next_check:
+                    failed.clear()
+                    next_check = time.monotonic() + DIAGNOSE_EVERY_S
+                    why = explain(self._address, self._tls)
+                    if why is not None:
+                        ready.cancel()
+                        self.channel.close()
+                        raise ConnectionFailed(f"cannot connect to {self._address}: {why}")
+                if left <= 0:
+                    ready.cancel()
+                    self.channel.close()
+                    raise ConnectionFailed(f"no P4Runtime server answers at {self._address} "
+                                           f"(waited {self._timeout:g} s)")
+        finally:
+            if self._over_network:
+                self.channel.unsubscribe(watch)
 
     def _receive(self) -> None:
         """Sort stream messages into the shell's per-kind queues until the stream ends."""
@@ -126,18 +169,21 @@ class SwitchClient:
 
     `channel`: a connection to use instead of a gRPC channel to `address` (which then only
     names the switch in messages): a `p4switch.server.LocalChannel` to a switch served in this
-    process (the simulator), with the same requests, replies and errors as over gRPC."""
+    process (the simulator), with the same requests, replies and errors as over gRPC.
+    `tls`: connect over TLS with these files (docs/p4runtime.md, "TLS"); a refusal for a TLS
+    reason is a `ConnectionFailed` that says which (not a wait until the timeout)."""
 
     def __init__(self, name: str, address: str, device_id: int, *,
                  election_id: tuple[int, int] = (0, 1), timeout: float = 10.0,
-                 p4info: P4InfoIndex | None = None, channel=None):
+                 p4info: P4InfoIndex | None = None, channel=None,
+                 tls: ClientTLS | None = None):
         self.name = name
         self.address = address
         self.device_id = device_id
         self.index = p4info
         self._session = None
         try:
-            session = _Session(device_id, address, election_id, timeout, channel)
+            session = _Session(device_id, address, election_id, timeout, channel, tls)
         except ConnectionFailed as e:
             raise ConnectionFailed(f"{name}: {e}") from None
         self._session = session

@@ -26,6 +26,11 @@ class EncodingError(ControllerError):
     """A value cannot be encoded for a field (too wide, wrong type, malformed address)."""
 
 
+class TLSConfigError(ControllerError):
+    """A TLS option names a file that cannot be used (unreadable, not PEM, a key that is not the
+    certificate's); the message names the option, the file and why."""
+
+
 class ConnectionFailed(ControllerError):
     """The switch's gRPC server did not answer, or refused the arbitration."""
 

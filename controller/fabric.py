@@ -1,7 +1,8 @@
 """P4Runtime sessions with every switch of a topology at once.
 
-The topology says where each switch listens (127.0.0.1:`grpc_port` by default) and its device id;
-switches served in this process (the simulator) are reached through the channels given instead
+The topology says where each switch listens (127.0.0.1:`grpc_port` by default, or the address
+given for it in `addresses`, e.g. its server's in a cluster) and its device id; `tls` makes every
+session TLS (controller/tls.py); switches served in this process (the simulator) are reached through the channels given instead
 (`channels`: name -> `p4switch.server.LocalChannel`, P4Runtime without gRPC's transport).
 `Fabric` opens one `SwitchClient` per switch, pushes one program to all of them, installs the
 routes computed from the same topology (ECMP groups where there are equal-cost paths and the
@@ -21,6 +22,7 @@ from controller.p4info import P4InfoIndex
 from controller.reroute import RerouteSummary, replace_routes
 from controller.routing import (L3_FORWARD, L3_FORWARD_ARP, FloodProgram, L3Program,
                                 flood_groups, forwarding_plans, plan_entries)
+from controller.tls import ClientTLS
 from topologies.model import Topology
 
 Progress = Callable[[str], None]
@@ -36,13 +38,18 @@ class Fabric:
 
     def __init__(self, topology: Topology, *, grpc_host: str = "127.0.0.1",
                  election_id: tuple[int, int] = (0, 1), timeout: float = 10.0,
-                 progress: Progress = _quiet, channels: Mapping[str, object] | None = None):
+                 progress: Progress = _quiet, channels: Mapping[str, object] | None = None,
+                 addresses: Mapping[str, str] | None = None, tls: ClientTLS | None = None):
         self.topology = topology
         self.progress = progress
         self.clients: dict[str, SwitchClient] = {}
+        if tls is not None:
+            tls.check()              # a bad file is one error, before any connection
 
         def where(switch) -> str:
-            return "in process" if channels is not None else f"{grpc_host}:{switch.grpc_port}"
+            if channels is not None:
+                return "in process"
+            return (addresses or {}).get(switch.name) or f"{grpc_host}:{switch.grpc_port}"
 
         def connect(switch) -> SwitchClient:
             channel = None
@@ -51,7 +58,8 @@ class Fabric:
                 if channel is None:
                     raise ConnectionFailed(f"{switch.name}: no in-process channel to it")
             return SwitchClient(switch.name, where(switch), switch.device_id,
-                                election_id=election_id, timeout=timeout, channel=channel)
+                                election_id=election_id, timeout=timeout, channel=channel,
+                                tls=None if channels is not None else tls)
 
         # Concurrently: each connection mostly waits (over gRPC: channel, stream, arbitration
         # round trip, 4 ms a switch one after the other; in process: the stream's threads
@@ -74,8 +82,9 @@ class Fabric:
                 failure = failure or error
             else:
                 self.clients[switch.name] = client
+                over = f", {tls.describe()}" if tls is not None and channels is None else ""
                 progress(f"{switch.name}: connected {'' if channels is not None else 'to '}"
-                         f"{where(switch)} (device {switch.device_id})")
+                         f"{where(switch)} (device {switch.device_id}{over})")
         if failure is not None:
             self.close()
             raise failure

@@ -26,7 +26,7 @@ import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from p4switch.driver import PacketDriver
 from p4switch.ports.capture import PcapCapture
@@ -35,6 +35,9 @@ from p4switch.ports.forwarding import Forwarder
 from p4switch.ports.impairment import ImpairmentPlan
 from p4switch.ports.queue_options import QueuePlan
 from p4switch.ports.rawsock import RawSocketPort
+
+if TYPE_CHECKING:
+    from p4switch.server.tls import ServerTLS
 
 DEFAULT_GRPC_ADDRESS = "0.0.0.0:9559"
 MAX_PORT = 510                    # 511 is BMv2's drop port
@@ -64,6 +67,9 @@ class SwitchOptions:
     # not given, BMv2's default of 1) for the egress queue model to read.
     priority_queues: int | None = None
     notes: tuple[str, ...] = ()          # accepted-but-not-implemented options, said on stderr
+    # `--grpc-server-ssl` and its files (None: plaintext P4Runtime, simple_switch_grpc's default).
+    # The files are read when the server starts (an unusable one stops the switch, exit 1).
+    tls: "ServerTLS | None" = None
 
 
 LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
@@ -125,6 +131,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name in _IGNORED_VALUE_OPTIONS:
         parser.add_argument(name, metavar="X", help="accepted for simple_switch "
                             "compatibility and ignored")
+    parser.add_argument("--grpc-server-ssl", action="store_true",
+                        help="serve P4Runtime over TLS (also a target option after --)")
+    parser.add_argument("--grpc-server-cert", metavar="PEM",
+                        help="the switch's certificate (required with --grpc-server-ssl)")
+    parser.add_argument("--grpc-server-key", metavar="PEM",
+                        help="the private key of --grpc-server-cert (required with "
+                             "--grpc-server-ssl)")
+    parser.add_argument("--grpc-server-cacert", metavar="PEM",
+                        help="CA certificate that client certificates must be signed by")
+    parser.add_argument("--grpc-server-with-client-auth", action="store_true",
+                        help="mutual TLS: refuse clients without a certificate of "
+                             "--grpc-server-cacert's CA")
     parser.add_argument("--priority-queues", metavar="N",
                         help=f"egress priority queues per port, 1..{MAX_PRIORITY_QUEUES} "
                              "(also a target option after --)")
@@ -143,7 +161,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = ("target options after '--', as simple_switch_grpc takes them: "
                      "--grpc-server-addr ADDR, --cpu-port N, --priority-queues N, --drop-port "
                      "511, --max-mc-groups/--max-l1-entries/--max-l2-entries N, "
-                     "--disable-swap, --enable-swap")
+                     "--disable-swap, --enable-swap, --grpc-server-ssl, --grpc-server-cert PEM, "
+                     "--grpc-server-key PEM, --grpc-server-cacert PEM, "
+                     "--grpc-server-with-client-auth")
     parser.set_defaults(target_options=[])
 
 
@@ -300,7 +320,10 @@ class SwitchProcess:
         options = self.options
         if self.server is not None:
             host = options.grpc_address.rpartition(":")[0]
-            grpc = f"grpc {host}:{self.server.bound_port}"
+            scheme = "grpc"
+            if options.tls is not None:
+                scheme = "grpc+mtls" if options.tls.client_auth else "grpc+tls"
+            grpc = f"{scheme} {host}:{self.server.bound_port}"
         else:
             grpc = "grpc off"
         count = len(options.interfaces)
@@ -314,6 +337,9 @@ class SwitchProcess:
         code_line = packet_code_line(self.switch)
         if code_line:
             lines.append(code_line)
+        if self.server is not None and self.server.tls_refused:
+            lines.append(f"P4Runtime clients refused at the TLS handshake: "
+                         f"{self.server.tls_refused}")
         if self.discarded_held:
             lines.append(f"delayed packets discarded at exit: {self.discarded_held}")
         if self.driver.packet_outs_dropped:
@@ -370,7 +396,8 @@ class SwitchProcess:
                 f"the P4Runtime server (p4switch.server) is not available ({error}); "
                 "run with --no-grpc", EXIT_FAILURE) from None
         server = P4RuntimeServer(self.switch, device_id=options.device_id, cpu_port=cpu_port,
-                                 address=options.grpc_address, packet_out=self.driver.packet_out)
+                                 address=options.grpc_address, packet_out=self.driver.packet_out,
+                                 tls=options.tls)
         try:
             server.start()
         except Exception as error:   # the server's own start error, or grpc's RuntimeError
@@ -390,6 +417,7 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
     grpc_address = target_values.get("grpc_server_addr") or args.grpc_server_addr
     cpu_port_text = target_values.get("cpu_port") or args.cpu_port
     queues_text = target_values.get("priority_queues") or args.priority_queues
+    tls, tls_notes = _tls_options(args, target_values)
     log_level = args.log_level or "trace"
     if log_level not in LOG_LEVELS:
         raise PortConfigError(f"--log-level {log_level}: expected one of {', '.join(LOG_LEVELS)}")
@@ -407,6 +435,8 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
             raise PortConfigError(f"--loss/--delay-ms name port {port}, which no -i attaches")
     if args.no_grpc and grpc_address:
         raise PortConfigError("--no-grpc and --grpc-server-addr exclude each other")
+    if args.no_grpc and tls is not None:
+        raise PortConfigError("--no-grpc and --grpc-server-ssl exclude each other")
     if not args.no_grpc:
         grpc_address = grpc_address or DEFAULT_GRPC_ADDRESS
         _check_address(grpc_address)
@@ -416,7 +446,7 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
     return SwitchOptions(
         priority_queues=(_parse_int("--priority-queues", queues_text, 1, MAX_PRIORITY_QUEUES)
                          if queues_text else None),
-        notes=_compatibility_notes(args),
+        notes=_compatibility_notes(args) + tls_notes,
         json_path=Path(json_text) if json_text is not None else None,
         interfaces=interfaces,
         device_id=_parse_int("--device-id", args.device_id, 0, 2**64 - 1),
@@ -429,7 +459,42 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
         plan=plan,
         seed=_parse_int("--seed", args.seed, 0, 2**63 - 1),
         queues=QueuePlan.from_options(args.queue_depth, args.queue_rate),
+        tls=None if args.no_grpc else tls,
     )
+
+
+def _tls_options(args: argparse.Namespace,
+                 target: dict[str, str]) -> tuple["ServerTLS | None", tuple[str, ...]]:
+    """simple_switch_grpc's rules: `--grpc-server-ssl` needs a certificate and its key; the
+    files or client authentication without it are ignored, with a note (as its warnings)."""
+    def given(name: str):
+        return target.get(name) or getattr(args, name)
+    ssl_on = bool(given("grpc_server_ssl"))
+    files = {name: given(name) for name in ("grpc_server_cacert", "grpc_server_cert",
+                                            "grpc_server_key")}
+    client_auth = bool(given("grpc_server_with_client_auth"))
+    if not ssl_on:
+        notes = []
+        if any(files.values()):
+            notes.append("TLS is off (no --grpc-server-ssl), so the given .pem files are "
+                         "ignored")
+        if client_auth:
+            notes.append("TLS is off (no --grpc-server-ssl), so --grpc-server-with-client-auth "
+                         "cannot be applied")
+        return None, tuple(notes)
+    for name in ("grpc_server_cert", "grpc_server_key"):
+        if not files[name]:
+            option = "--" + name.replace("_", "-")
+            raise PortConfigError(f"--grpc-server-ssl needs {option} (a PEM file)")
+    notes = ()
+    if client_auth and not files["grpc_server_cacert"]:
+        notes = ("--grpc-server-with-client-auth without --grpc-server-cacert: client "
+                 "certificates are checked against the system's CA store, as "
+                 "simple_switch_grpc does",)
+    cacert = files["grpc_server_cacert"]
+    from p4switch.server.tls import ServerTLS    # only with TLS: the server package needs grpc
+    return ServerTLS(cert=Path(files["grpc_server_cert"]), key=Path(files["grpc_server_key"]),
+                     cacert=Path(cacert) if cacert else None, client_auth=client_auth), notes
 
 
 # simple_switch_grpc's target options (after `--`): name -> (takes a value, what it becomes).
@@ -446,11 +511,11 @@ _TARGET_OPTIONS: dict[str, tuple[bool, str]] = {
     "--disable-swap": (False, "ignored"),
     "--enable-swap": (False, "ignored"),
     "--load-modules": (True, "refused"),
-    "--grpc-server-ssl": (False, "refused"),
-    "--grpc-server-cacert": (True, "refused"),
-    "--grpc-server-cert": (True, "refused"),
-    "--grpc-server-key": (True, "refused"),
-    "--grpc-server-with-client-auth": (False, "refused"),
+    "--grpc-server-ssl": (False, "grpc_server_ssl"),
+    "--grpc-server-cacert": (True, "grpc_server_cacert"),
+    "--grpc-server-cert": (True, "grpc_server_cert"),
+    "--grpc-server-key": (True, "grpc_server_key"),
+    "--grpc-server-with-client-auth": (False, "grpc_server_with_client_auth"),
     "--dp-grpc-server-addr": (True, "refused"),
 }
 
@@ -478,7 +543,7 @@ def _parse_target_options(tokens: list[str]) -> dict[str, str]:
             raise PortConfigError(f"target option --drop-port {value}: only 511 (the v1model "
                                   "drop port) is supported")
         if kind not in ("ignored", "drop_port"):
-            values[kind] = value
+            values[kind] = value if takes_value else "on"
         index += 1
     return values
 

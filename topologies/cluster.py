@@ -10,7 +10,10 @@ and `RemoteLink` (a link between servers is a tunnel). What inaemu adds:
   streamed back into the local run dir (so readiness and logs work as on one machine), its
   P4Runtime server bound to that server's address; stopped by its remote pid.
 - P4Runtime across servers: one `ssh -N -L` per remote server forwards 127.0.0.1:<grpc_port>
-  here to <server>:<grpc_port> there, so the controller connects to 127.0.0.1 as always.
+  here to <server>:<grpc_port> there, so the controller connects to 127.0.0.1 as always. With
+  TLS (`tls`, a `SwitchTLS`) there is no forward: the switch's certificate, key and CA are
+  copied to the same paths on its server (the key readable by root only) and the controller
+  connects to <server>:<grpc_port> over TLS (`p4runtime_addresses`).
 - `TunnelLink`: Mininet's SSH Ethernet tunnel (`ssh -o Tunnel=ethernet -w A:B`) between tap
   devices, with tap numbers unique on every server (Mininet's own always uses tap9, which two
   "servers" on one kernel cannot share) and our SSH options; `TunnelTCLink` shapes it like TCLink.
@@ -82,14 +85,16 @@ def server_cmd(node, command: str) -> str:
     return done.stdout + done.stderr
 
 
-def push_file(node, path: Path) -> None:
+def push_file(node, path: Path, private: bool = False) -> None:
     """Copy a local file to the same path on `node`'s server (written aside, then renamed, so
-    a server that shares this file system is safe)."""
+    a server that shares this file system is safe); `private`: readable by its owner only
+    (a private key)."""
     if path.stat().st_mode & 0o111:
         raise NetworkError(f"{path}: refusing to copy an executable over itself remotely")
     target = shlex.quote(str(path))
+    umask = "umask 077 && " if private else ""
     with open(path, "rb") as source:
-        subprocess.run([*node.ssh_plain(), f"mkdir -p {shlex.quote(str(path.parent))} && "
+        subprocess.run([*node.ssh_plain(), f"{umask}mkdir -p {shlex.quote(str(path.parent))} && "
                         f"cat > {target}.inaemu-tmp && mv {target}.inaemu-tmp {target}"],
                        stdin=source, check=True, capture_output=True, timeout=120)
 
@@ -254,6 +259,9 @@ class ClusterP4Switch(_SshOptions, RemoteMixin, P4Switch):
         self.output_path = run_dir / f"{self.name}.out"
         for name in self.switch_ports().values():
             self.cmd(f"ip link set dev {name} up")
+        if self.tls is not None:          # the same paths there (a shared file system: no harm)
+            for path in self.tls.files():
+                push_file(self, path, private=path == self.tls.key)
         remote = (f"mkdir -p {shlex.quote(str(run_dir))} && echo {PID_MARK} $$ && exec "
                   + " ".join(shlex.quote(a) for a in self.command()))
         if self.pcap:
@@ -448,13 +456,25 @@ class ClusterNetwork(MininetNetwork):
                 node.launch()
             for node in switches:
                 node.wait_ready()
-            self._forward_p4runtime()
+            if self.tls is None:
+                self._forward_p4runtime()
         except BaseException:
             self.stop()
             raise
         finally:
             mininet_log.removeFilter(noise)
         return self
+
+    def p4runtime_addresses(self) -> dict[str, str]:
+        """switch -> where the controller reaches it: 127.0.0.1:<grpc_port> (the switch here, or
+        the SSH forward to it); with TLS, its server's address (the certificate must name it)."""
+        addresses = super().p4runtime_addresses()
+        if self.tls is not None:
+            for switch in self.topology.switches:
+                server = self.placement[switch.name]
+                if not is_local(server):
+                    addresses[switch.name] = f"{self.addresses[server]}:{switch.grpc_port}"
+        return addresses
 
     def _forward_p4runtime(self) -> None:
         """127.0.0.1:<grpc_port> here -> <server>:<grpc_port> there, per remote switch."""

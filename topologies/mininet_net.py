@@ -43,7 +43,7 @@ from mininet.log import lg as mininet_log
 from mininet.net import Mininet
 from mininet.topo import Topo
 
-from topologies.mininet_switch import P4Switch, PortImpairment
+from topologies.mininet_switch import P4Switch, PortImpairment, SwitchTLS
 from topologies.model import Topology
 
 OFFLOADS = ("rx", "tx", "sg", "tso", "gso", "gro")
@@ -91,7 +91,7 @@ def switch_seed(seed: int, device_id: int) -> int:
 
 def mininet_topo(topology: Topology, *, target: str = "inaemu", run_dir: Path | None = None,
                  trace: bool = False, pcap: bool = False, seed: int = 0,
-                 ready_timeout: float = 30.0) -> Topo:
+                 ready_timeout: float = 30.0, tls: SwitchTLS | None = None) -> Topo:
     """The Mininet `Topo` (data only, no root needed) for a topology description."""
     impairments = port_impairments(topology)
     topo = Topo()
@@ -103,7 +103,7 @@ def mininet_topo(topology: Topology, *, target: str = "inaemu", run_dir: Path | 
                        run_dir=str(run_dir) if run_dir else None, trace=trace, pcap=pcap,
                        seed=switch_seed(seed, switch.device_id),
                        impairments=impairments[switch.name],
-                       ready_timeout=ready_timeout)
+                       ready_timeout=ready_timeout, tls=tls)
     for link in topology.links:
         options = {"port1": link.a.port, "port2": link.b.port}
         if link.bw_mbps is not None:
@@ -121,13 +121,14 @@ class MininetNetwork:
 
     def __init__(self, topology: Topology, *, target: str = "inaemu", run_dir: str | None = None,
                  trace: bool = False, pcap: bool = False, seed: int = 0,
-                 ready_timeout: float = 30.0):
+                 ready_timeout: float = 30.0, tls: SwitchTLS | None = None):
         self.topology = topology
+        self.tls = tls
         self._own_run_dir = run_dir is None
         self.run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="inaemu-net-"))
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._topo = mininet_topo(topology, target=target, run_dir=self.run_dir, trace=trace,
-                                  pcap=pcap, seed=seed, ready_timeout=ready_timeout)
+                                  pcap=pcap, seed=seed, ready_timeout=ready_timeout, tls=tls)
         self.net: Mininet | None = None
 
     def start(self) -> "MininetNetwork":
@@ -164,6 +165,11 @@ class MininetNetwork:
         _offloads_off(intf, runner=node.cmd)
         for ip, mac in self.topology.static_arp(name):
             node.cmd(f"ip neigh replace {ip} lladdr {mac} dev {intf} nud permanent")
+
+    def p4runtime_addresses(self) -> dict[str, str]:
+        """switch -> where a controller here reaches its P4Runtime server (`controller.Fabric`'s
+        `addresses`): on one machine, 127.0.0.1:<grpc_port>."""
+        return {s.name: f"127.0.0.1:{s.grpc_port}" for s in self.topology.switches}
 
     def host(self, name: str):
         self.topology.host(name)

@@ -62,6 +62,27 @@ def missing_tool_message(name: str) -> str:
             "(install BMv2/p4c or set INAEMU_P4REF)")
 
 
+@dataclass(frozen=True)
+class SwitchTLS:
+    """P4Runtime over TLS for the switch process: simple_switch_grpc's `--grpc-server-*` target
+    options, which `inaemu switch` takes too. `cacert` set: mutual TLS (clients need a
+    certificate of that CA)."""
+
+    cert: Path
+    key: Path
+    cacert: Path | None = None
+
+    def target_options(self) -> list[str]:
+        options = ["--grpc-server-ssl", "--grpc-server-cert", str(self.cert),
+                   "--grpc-server-key", str(self.key)]
+        if self.cacert is not None:
+            options += ["--grpc-server-cacert", str(self.cacert), "--grpc-server-with-client-auth"]
+        return options
+
+    def files(self) -> list[Path]:
+        return [self.cert, self.key] + ([self.cacert] if self.cacert else [])
+
+
 class SwitchStartFailed(RuntimeError):
     """A switch process exited or did not become ready; the message carries its last output."""
 
@@ -88,11 +109,13 @@ def inaemu_executable() -> list[str]:
 class P4Switch(Switch):
     """One P4 switch process per Mininet switch; see the module docstring."""
 
+    tls: SwitchTLS | None = None      # P4Runtime over TLS (set per switch by __init__)
+
     def __init__(self, name: str, *, device_id: int, grpc_port: int, target: str = "inaemu",
                  json_path: str | None = None, run_dir: str | None = None, trace: bool = False,
                  pcap: bool = False,
                  seed: int = 0, impairments: dict[int, PortImpairment] | None = None,
-                 ready_timeout: float = 30.0, **params):
+                 ready_timeout: float = 30.0, tls: SwitchTLS | None = None, **params):
         if target not in TARGETS:
             raise ValueError(f"{name}: target must be one of {', '.join(TARGETS)}, not {target!r}")
         self.executable = reference_tool("simple_switch_grpc") if target == "bmv2" else None
@@ -114,6 +137,7 @@ class P4Switch(Switch):
         self.seed = seed
         self.impairments = dict(impairments or {})
         self.ready_timeout = ready_timeout
+        self.tls = tls
         self.process: subprocess.Popen | None = None
         self.output_path: Path | None = None
 
@@ -128,6 +152,7 @@ class P4Switch(Switch):
         interfaces = [arg for port, name in ports for arg in ("-i", f"{port}@{name}")]
         program = [self.json_path] if self.json_path else ["--no-p4"]
         address = f"127.0.0.1:{self.grpc_port}"
+        tls = self.tls.target_options() if self.tls else []
         logs: list[str] = []
         if self.trace:
             logs += ["--log-file", str(self._run_dir() / f"{self.name}.log")]
@@ -143,7 +168,7 @@ class P4Switch(Switch):
             return [str(self.executable), *program, "--device-id", str(self.device_id),
                     *interfaces, *logs, "--thrift-port", str(thrift),
                     "--notifications-addr", notify,
-                    "--", "--grpc-server-addr", address]
+                    "--", "--grpc-server-addr", address, *tls]
         impair: list[str] = []
         for port, spec in sorted(self.impairments.items()):
             if spec.loss:
@@ -152,7 +177,7 @@ class P4Switch(Switch):
                 impair += ["--delay-ms", f"{port}:{spec.delay_ms:g}"]
         return [*inaemu_executable(), "switch", *program, "--device-id", str(self.device_id),
                 "--grpc-server-addr", address, *interfaces, *logs, *impair,
-                "--seed", str(self.seed)]
+                "--seed", str(self.seed), *(["--", *tls] if tls else [])]
 
     def _run_dir(self) -> Path:
         """Where the process's output (`<name>.out`), trace (`<name>.log`) and pcaps go."""

@@ -11,11 +11,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.ina_jobs import pool_cells
 from hosts.ina_wire import MAX_K, MIN_K
 from topologies.builders import fat_tree, leaf_spine, star
 from topologies.model import Endpoint, Topology, TopologyError
+
+if TYPE_CHECKING:
+    from inaemu.experiment.tls import RunTLS
 
 ALGOS = ("ina", "ring")
 # every algorithm `inaemu run --algo` takes (host plans: hosts/collectives.py, docs/algorithms.md)
@@ -117,6 +121,7 @@ class RunConfig:
     compiler: str = "inaemu"              # ina.p4 -> BMv2 JSON + P4Info: inaemu | p4c
     servers: tuple[str, ...] = ()         # Mininet over several servers (docs/cluster.md)
     ssh_config: str | None = None         # `ssh -F` file for reaching them
+    tls: "RunTLS | None" = None           # P4Runtime over (mutual) TLS, Mininet (inaemu/experiment/tls.py)
 
     def __post_init__(self) -> None:
         if self.pool_size is None:
@@ -176,6 +181,9 @@ class RunConfig:
         if not 1024 <= self.grpc_base <= 65000:
             raise ConfigError(f"grpc base: expected a port in 1024..65000, got {self.grpc_base}")
         self._check_toolchain()
+        if self.tls is not None and self.net != "mininet":
+            raise ConfigError("TLS: P4Runtime over TLS is for Mininet's switch processes; the "
+                              "simulator's switches are served in its own process")
         if self.servers and (self.net != "mininet" or self.target != "inaemu"):
             raise ConfigError("servers: only Mininet with inaemu switches runs over servers")
         for worker, at in self.kill:

@@ -75,7 +75,9 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
     """Every worker record of every algorithm; raises for a set-up that fails."""
     from topologies.networks import mininet_network
     # one fabric over several servers (docs/cluster.md) when servers are given
-    cluster = {"servers": cfg.servers, "ssh_config": cfg.ssh_config} if cfg.servers else {}
+    network = {"servers": cfg.servers, "ssh_config": cfg.ssh_config} if cfg.servers else {}
+    if cfg.tls is not None:
+        network["tls"] = cfg.tls.switch()
 
     topology = cfg.topology()
     job_hosts = cfg.job_hosts(topology)
@@ -86,12 +88,14 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
     switch = "simple_switch_grpc" if cfg.target == "bmv2" else "inaemu switch"
     with mininet_network(topology, run_dir=str(out_dir / "net"), seed=cfg.seed,
                          trace=cfg.trace, pcap=cfg.pcap or cfg.trace, target=cfg.target,
-                         **cluster) as net:
+                         **network) as net:
+        over = f", P4Runtime over {cfg.tls.describe()}" if cfg.tls is not None else ""
         progress(f"run: mininet: {topology.name} up ({len(topology.hosts)} hosts, "
-                 f"{counted(len(topology.switches), 'switch', 'switches')} ({switch}), "
+                 f"{counted(len(topology.switches), 'switch', 'switches')} ({switch}{over}), "
                  f"loss {cfg.loss:g}%, "
                  f"bw {cfg.bw_mbps or 'unlimited'}) in {time.monotonic() - started:.1f} s")
-        with Fabric(topology, progress=lambda line: None) as fabric:
+        with Fabric(topology, progress=lambda line: None, addresses=net.p4runtime_addresses(),
+                    tls=cfg.tls.client() if cfg.tls is not None else None) as fabric:
             fabric.push_pipeline(p4info, config)
             routes = fabric.install_routes(aggregate=True)    # prefixes, docs/controller.md
             progress(f"run: controller: pipeline pushed, {routes} routes installed")

@@ -6,6 +6,7 @@
 
 from .inprocess import LocalChannel, LocalP4Runtime, LocalRpcError
 from .p4runtime_server import P4RuntimeServer, ServerStartError
+from .tls import ServerTLS, TLSConfigError
 
 __all__ = ["LocalChannel", "LocalP4Runtime", "LocalRpcError", "P4RuntimeServer",
-           "ServerStartError"]
+           "ServerStartError", "ServerTLS", "TLSConfigError"]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from concurrent import futures
+from pathlib import Path
 from typing import Callable
 
 import grpc
@@ -10,6 +13,8 @@ from p4.v1 import p4runtime_pb2_grpc
 
 from .device import P4RuntimeDevice
 from .service import P4RuntimeServicer
+from .tls import ServerTLS, TLSConfigError
+from .tls_front import FrontStartError, TLSFront
 
 # Each open StreamChannel holds one worker thread for its lifetime, so streams are capped (see
 # device.MAX_STREAMS) well below the pool size and unary RPCs always find a thread.
@@ -40,7 +45,7 @@ def rpc_handlers(servicer: P4RuntimeServicer) -> tuple[grpc.GenericRpcHandler, .
 
 
 class ServerStartError(Exception):
-    """The server could not bind its address."""
+    """The server could not bind its address, or its TLS files are unusable."""
 
 
 class P4RuntimeServer:
@@ -49,6 +54,9 @@ class P4RuntimeServer:
     `packet_out` receives the bytes of each PacketOut (controller header + payload) to inject
     on the CPU port; the driver calls `packet_in(bytes)` for every packet the pipeline sends to
     the CPU port. `cpu_port` is informational (the driver owns the port mapping).
+    With `tls` (simple_switch_grpc's `--grpc-server-ssl` and its files), clients must speak TLS
+    (and, with `tls.client_auth`, present a certificate of its CA): the address is served by a
+    `TLSFront` that logs every refused client, and gRPC listens on a private Unix socket.
     """
 
     def __init__(
@@ -59,12 +67,17 @@ class P4RuntimeServer:
         cpu_port: int | None,
         address: str,
         packet_out: Callable[[bytes], None],
+        tls: ServerTLS | None = None,
     ) -> None:
         self.device = P4RuntimeDevice(switch, device_id=device_id, packet_out=packet_out)
         self.cpu_port = cpu_port
         self.address = address
+        self.tls = tls
         self.bound_port: int | None = None
         self._server: grpc.Server | None = None
+        self._front: TLSFront | None = None
+        self._refused_before = 0
+        self._private_dir: Path | None = None
 
     def start(self) -> None:
         server = grpc.server(
@@ -78,6 +91,9 @@ class P4RuntimeServer:
             ],
         )
         server.add_generic_rpc_handlers(rpc_handlers(P4RuntimeServicer(self.device)))
+        if self.tls is not None:
+            self._start_behind_tls(server)
+            return
         try:
             port = server.add_insecure_port(self.address)
         except RuntimeError as exc:
@@ -89,10 +105,47 @@ class P4RuntimeServer:
         self._server = server
         self.bound_port = port
 
+    def _start_behind_tls(self, server: grpc.Server) -> None:
+        try:
+            context = self.tls.context()
+        except TLSConfigError as error:
+            raise ServerStartError(str(error)) from None
+        self._private_dir = Path(tempfile.mkdtemp(prefix="inaemu-p4rt-"))    # mode 0700
+        backend = str(self._private_dir / "p4runtime.sock")
+        try:
+            if not server.add_insecure_port(f"unix:{backend}"):
+                raise ServerStartError(f"cannot listen on the private socket {backend}")
+            server.start()
+            self._server = server
+            self._front = TLSFront(self.address, backend, context)
+            self.bound_port = self._front.start()
+        except (FrontStartError, RuntimeError) as error:
+            self.stop()
+            raise ServerStartError(str(error)) from None
+        except BaseException:
+            self.stop()
+            raise
+
     def stop(self, grace: float | None = None) -> None:
+        """No new client, then gRPC's own stop (in-flight RPCs get `grace` seconds), then the
+        TLS connections still open."""
+        if self._front is not None:
+            self._front.close_listeners()
         if self._server is not None:
             self._server.stop(grace).wait()
             self._server = None
+        if self._front is not None:
+            self._front.stop()
+            self._refused_before += self._front.refused
+            self._front = None
+        if self._private_dir is not None:
+            shutil.rmtree(self._private_dir, ignore_errors=True)
+            self._private_dir = None
+
+    @property
+    def tls_refused(self) -> int:
+        """Connections refused at the TLS handshake (each was logged with its peer and why)."""
+        return self._refused_before + (self._front.refused if self._front is not None else 0)
 
     def packet_in(self, data: bytes) -> None:
         self.device.packet_in(data)

@@ -68,7 +68,12 @@ def test_log_level_below_debug_means_no_packet_trace(level, traced):
     (["p.json", "-L", "loud"], "expected one of trace, debug"),
     (["p.json", "--", "--priority-queues", "0"], "outside 1..8"),
     (["p.json", "--", "--load-modules", "x.so"], "not supported by inaemu switch"),
-    (["p.json", "--", "--grpc-server-ssl"], "not supported"),
+    (["p.json", "--", "--grpc-server-ssl"], "--grpc-server-ssl needs --grpc-server-cert"),
+    (["p.json", "--", "--grpc-server-ssl", "--grpc-server-cert", "c.pem"],
+     "--grpc-server-ssl needs --grpc-server-key"),
+    (["p.json", "--no-grpc", "--", "--grpc-server-ssl", "--grpc-server-cert", "c",
+      "--grpc-server-key", "k"], "--no-grpc and --grpc-server-ssl exclude each other"),
+    (["p.json", "--", "--grpc-server-ssl=1"], "takes no value"),
     (["p.json", "--", "--drop-port", "100"], "only 511"),
     (["p.json", "--", "--disable-swap=1"], "takes no value"),
     (["p.json", "--", "--thrift-port", "1"], "unknown target option"),
@@ -91,3 +96,72 @@ def test_notes_on_stderr_and_one_line_errors(tmp_path):
     done = subprocess.run([sys.executable, "-m", "inaemu", "switch", "--bogus", "p.json"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_tls_options_after_the_double_dash_as_simple_switch_grpc_takes_them():
+    options = parse(["p.json", "--", "--grpc-server-ssl", "--grpc-server-cert", "s.crt",
+                     "--grpc-server-key=s.key", "--grpc-server-cacert", "ca.crt",
+                     "--grpc-server-with-client-auth"])
+    assert options.tls.cert == Path("s.crt") and options.tls.key == Path("s.key")
+    assert options.tls.cacert == Path("ca.crt") and options.tls.client_auth
+    assert not options.notes
+    options = parse(["--grpc-server-ssl", "--grpc-server-cert", "s.crt", "--grpc-server-key",
+                     "s.key", "p.json"])
+    assert options.tls.cacert is None and not options.tls.client_auth
+
+
+def test_tls_files_without_grpc_server_ssl_are_ignored_with_a_note():
+    """simple_switch_grpc serves plaintext then, and warns; so does inaemu switch."""
+    options = parse(["p.json", "--", "--grpc-server-cert", "s.crt", "--grpc-server-key", "k",
+                     "--grpc-server-with-client-auth"])
+    assert options.tls is None
+    assert any("given .pem files are ignored" in n for n in options.notes)
+    assert any("--grpc-server-with-client-auth cannot be applied" in n for n in options.notes)
+    options = parse(["p.json", "--", "--grpc-server-ssl", "--grpc-server-cert", "s.crt",
+                     "--grpc-server-key", "k", "--grpc-server-with-client-auth"])
+    assert any("system's CA store" in n for n in options.notes)
+
+
+def test_switch_process_with_mutual_tls_logs_who_it_refused(tmp_path):
+    """`inaemu switch` (no ports: no root needed) over mutual TLS: the controller with its
+    certificate gets in; one without is refused, and both sides say why."""
+    from controller.client import SwitchClient
+    from controller.errors import ConnectionFailed
+    from controller.tls import ClientTLS
+    from tests.server.tls_certs import make_pki
+    pki = make_pki(tmp_path / "pki")
+    switch = subprocess.Popen(
+        [sys.executable, "-m", "inaemu", "switch", "--no-p4", "--grpc-server-addr",
+         "127.0.0.1:0", "--", "--grpc-server-ssl", "--grpc-server-cert", str(pki.switch.cert),
+         "--grpc-server-key", str(pki.switch.key), "--grpc-server-cacert", str(pki.ca),
+         "--grpc-server-with-client-auth"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready = switch.stdout.readline().strip()
+        assert ready.startswith("inaemu switch ready: device 0, 0 ports, grpc+mtls 127.0.0.1:"), \
+            ready + switch.stderr.read()
+        address = ready.rsplit(" ", 1)[1]
+        with SwitchClient("s1", address, 0, timeout=10, tls=ClientTLS(
+                cacert=pki.ca, cert=pki.client.cert, key=pki.client.key)):
+            pass                        # connected as primary (else SwitchClient raises)
+        with pytest.raises(ConnectionFailed, match="requires a client certificate"):
+            SwitchClient("s1", address, 0, timeout=10, tls=ClientTLS(cacert=pki.ca))
+    finally:
+        switch.terminate()
+        out, err = switch.communicate(timeout=30)
+    assert switch.returncode == 0, err
+    refused = [line for line in err.splitlines() if "P4Runtime TLS: refused 127.0.0.1:" in line]
+    assert refused and all("sent no client certificate" in line for line in refused), err
+    assert "P4Runtime clients refused at the TLS handshake:" in out, out
+
+
+def test_switch_refuses_to_start_with_a_key_that_is_not_the_certificates(tmp_path):
+    from tests.server.tls_certs import make_pki
+    pki = make_pki(tmp_path / "pki")
+    done = subprocess.run(
+        [sys.executable, "-m", "inaemu", "switch", "--no-p4", "--grpc-server-addr",
+         "127.0.0.1:0", "--", "--grpc-server-ssl", "--grpc-server-cert", str(pki.switch.cert),
+         "--grpc-server-key", str(pki.client.key)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    (line,) = done.stderr.strip().splitlines()
+    assert f"--grpc-server-key {pki.client.key} does not match --grpc-server-cert" in line

@@ -88,17 +88,23 @@ class StreamClient:
 
 
 class RunningServer:
-    """A P4RuntimeServer on 127.0.0.1:0 around `switch`, with a stub; collects packet-outs."""
+    """A P4RuntimeServer on 127.0.0.1:0 around `switch`, with a stub; collects packet-outs.
+    With `tls` (a `ServerTLS`) the server requires TLS and the stub's channel uses
+    `credentials` (grpc channel credentials; None: plaintext)."""
 
-    def __init__(self, switch, device_id: int = DEVICE_ID) -> None:
+    def __init__(self, switch, device_id: int = DEVICE_ID, tls=None, credentials=None) -> None:
         self.switch = switch
         self.packets_out: list[bytes] = []
         self.server = P4RuntimeServer(
             switch, device_id=device_id, cpu_port=CPU_PORT, address="127.0.0.1:0",
-            packet_out=self.packets_out.append,
+            packet_out=self.packets_out.append, tls=tls,
         )
         self.server.start()
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.server.bound_port}")
+        if credentials is not None:
+            self.channel = grpc.secure_channel(f"127.0.0.1:{self.server.bound_port}",
+                                               credentials)
+        else:
+            self.channel = grpc.insecure_channel(f"127.0.0.1:{self.server.bound_port}")
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self.streams: list[StreamClient] = []
 
