@@ -98,12 +98,22 @@ class HostNode:
     def listen(self, proto: int, port: int, handler: Callable[[Datagram], None]) -> None:
         self.handlers[(proto, port)] = handler
 
-    def send_frame(self, frame: bytes) -> None:
+    def send_frame(self, frame: bytes, on_left: Callable[[bytes], None] | None = None) -> None:
+        """Hand `frame` to the uplink's queue; `on_left(frame)` when it no longer takes room
+        there (link.py), for a TCP sender that keeps its share of the queue small."""
         if not self.alive or self.uplink is None:
             return
         self.counters.frames_sent += 1
         self.counters.bytes_sent += len(frame)
-        self.uplink.send(frame)
+        self.uplink.send(frame, on_left)
+
+    @property
+    def uplink_bps(self) -> float | None:
+        """The uplink's rate in bit/s (None: unshaped, or no uplink)."""
+        uplink = self.uplink
+        if uplink is None or not uplink.seconds_per_byte:
+            return None
+        return 8.0 / uplink.seconds_per_byte
 
     def next_ident(self) -> int:
         self._ident = (self._ident + 1) & 0xFFFF
