@@ -170,13 +170,15 @@ class SenderCounters:
 
 class ReliableSender:
     """The sending half of one connection. `nic_budget`: the bytes of frames it may have in its
-    host's NIC queue (`tsq_budget`; None: no limit). A budget that holds the whole window
-    cannot bind and is dropped (`throttles` is then False), so the driver skips `on_left`."""
+    host's NIC queue (`tsq_budget`; None: no limit). A budget that holds a whole window of
+    frames hardly ever binds and is dropped (`throttles` is then False), so the driver skips
+    `on_left` (one event per frame) where the queue would never hold anything back."""
 
     def __init__(self, config: TransportConfig, nic_budget: int | None = None):
         self.config = config
+        window_frames = config.window_bytes + -(-config.window_bytes // config.mss) * HEADERS_TCP
         self.nic_budget = (nic_budget if nic_budget is not None
-                           and nic_budget < config.window_bytes else None)
+                           and nic_budget < window_frames else None)
         self.nic_bytes = 0                # frame bytes of this connection in the NIC queue
         self._resends: deque[tuple[_Outstanding, bool]] = deque()   # (segment, fast): waiting
         self.counters = SenderCounters()
