@@ -5,6 +5,9 @@ hosts' sans-I/O cores, as the socket drivers are (hosts/udp_driver.py, hosts/tcp
 they feed packets and timer expiries in and put the returned payloads on the wire; a host only
 moves frames, dispatches them by (protocol, port) and keeps timers.
 
+A TCP sender that keeps its share of the uplink's queue small (TCP Small Queues, reliable.py)
+passes `on_left` with its frames and is told when each has left the queue; nothing else waits.
+
 A host that is `kill()`ed stops sending and ignores everything it receives (its timers are
 cancelled): that is how a test makes a worker die mid-run.
 """

@@ -59,7 +59,8 @@ Retransmissions wait for room too, before any new data. Simplifications: the bud
 frame bytes (Linux: the skbs' truesize, with GSO at least two 2-segment skbs at low rates), is
 the same for retransmissions (Linux doubles it for them), has no "always send when at most one
 skb is outstanding" rule (the budget is never below two frames), and uses the link rate where
-Linux uses its pacing rate (1.2-2 x cwnd / srtt). ACKs are never held back.
+Linux uses its pacing rate (1.2-2 x cwnd / srtt), as it was when the sender was made (a later
+rate change does not retune it). ACKs are never held back.
 
 Sans-I/O: `ReliableSender` and `ReliableReceiver` take segments/acks and the time, and return
 segments/acks to send plus the next deadline; `host_node` moves them and keeps the timers.
