@@ -40,8 +40,8 @@ from typing import Callable
 from inaemu.sim.frames import HEADERS_UDP, PROTO_TCP, PROTO_UDP, TCP_ACK, TCP_PSH
 from inaemu.sim.frames import Datagram
 from inaemu.sim.host_node import HostNode
-from inaemu.sim.reliable import (Ack, ReliableReceiver, ReliableSender, Segment,
-                                 TransportConfig, TransportTimeout)
+from inaemu.sim.reliable import (Ack, ReliableReceiver, Segment, TransportConfig,
+                                 TransportTimeout, sender_for)
 
 # the jobs' own ports, refused for background flows
 RESERVED_TCP = frozenset({5201, 40000})
@@ -137,7 +137,7 @@ class BulkFlow(_Flow):
         self.size_bytes = size_bytes
         self.port = port
         self.transport = transport
-        self.sender = ReliableSender(transport)
+        self.sender = sender_for(transport, self.src_node.uplink_bps)
         self.receiver = ReliableReceiver(transport)
         self.completed = False
         self._written = 0
@@ -183,11 +183,18 @@ class BulkFlow(_Flow):
     def _transmit(self, segments: list[Segment]) -> None:
         node = self.src_node
         frame = node.addressing.tcp_frame
+        on_left = self._on_left if self.sender.throttles else None
         for seg in segments:
             flags = TCP_ACK | (TCP_PSH if seg.psh else 0)
             node.send_frame(frame(self._dst_ip, self.port + 1, self.port, seg.seq, 0, flags, b"",
-                                  seg.data, node.next_ident()))
+                                  seg.data, node.next_ident()), on_left)
         self._rto_timer.set(self.sender.deadline)
+
+    def _on_left(self, frame: bytes) -> None:
+        """A data frame left the source's NIC queue: TCP Small Queues may release more."""
+        if self.running and self.src_node.alive:
+            self._transmit(self.sender.on_left(len(frame), self.loop.now))
+            self._top_up()
 
     def _on_ack(self, datagram: Datagram) -> None:
         if datagram.src_ip != self._dst_ip or datagram.sport != self.port or not self.running:

@@ -25,8 +25,8 @@ from hosts.errors import HostError
 
 from inaemu.sim.frames import PROTO_TCP, TCP_ACK, TCP_PSH, Datagram
 from inaemu.sim.host_node import HostNode, WorkerOutcome
-from inaemu.sim.reliable import (Ack, ReliableReceiver, ReliableSender, Segment,
-                                 TransportConfig, TransportTimeout)
+from inaemu.sim.reliable import (Ack, ReliableReceiver, Segment, TransportConfig,
+                                 TransportTimeout, sender_for)
 from inaemu.sim.ring_worker import SACK
 
 DATA_PORT = 5202
@@ -52,7 +52,8 @@ class CollectiveWorker:
         self.peer_of = {ip: peer for peer, ip in peer_ips.items()}
         window = max(8 * transport.mss, transport.window_bytes // max(1, len(peer_ips)))
         per_peer = dataclasses.replace(transport, window_bytes=window)
-        self.senders = {p: ReliableSender(per_peer) for p in peer_ips}
+        self.senders = {p: sender_for(per_peer, node.uplink_bps) for p in peer_ips}
+        self._on_left = {p: (lambda frame, p=p: self._left(p, frame)) for p in peer_ips}
         self.receivers = {p: ReliableReceiver(per_peer) for p in peer_ips}
         self._rto_timers = {p: node.timer(lambda p=p: self._on_rto(p)) for p in peer_ips}
         self._stall_timer = node.timer(self._on_stall)
@@ -96,12 +97,21 @@ class CollectiveWorker:
     def _transmit(self, peer: int, segments: list[Segment]) -> None:
         node = self.node
         ip = self.peer_ips[peer]
+        sender = self.senders[peer]
+        on_left = self._on_left[peer] if sender.throttles else None
         for seg in segments:
             flags = TCP_ACK | (TCP_PSH if seg.psh else 0)
             node.send_frame(node.addressing.tcp_frame(ip, self.ack_port, self.data_port, seg.seq, 0,
                                                       flags,
-                                                      b"", seg.data, node.next_ident()))
-        self._rto_timers[peer].set(self.senders[peer].deadline)
+                                                      b"", seg.data, node.next_ident()),
+                            on_left)
+        self._rto_timers[peer].set(sender.deadline)
+
+    def _left(self, peer: int, frame: bytes) -> None:
+        """A data frame to `peer` left the host's NIC queue: TCP Small Queues may release
+        more."""
+        if self.node.alive:
+            self._transmit(peer, self.senders[peer].on_left(len(frame), self.node.loop.now))
 
     def _on_ack(self, datagram: Datagram) -> None:
         peer = self.peer_of.get(datagram.src_ip)

@@ -5,6 +5,9 @@ hosts' sans-I/O cores, as the socket drivers are (hosts/udp_driver.py, hosts/tcp
 they feed packets and timer expiries in and put the returned payloads on the wire; a host only
 moves frames, dispatches them by (protocol, port) and keeps timers.
 
+A TCP sender that keeps its share of the uplink's queue small (TCP Small Queues, reliable.py)
+passes `on_left` with its frames and is told when each has left the queue; nothing else waits.
+
 A host that is `kill()`ed stops sending and ignores everything it receives (its timers are
 cancelled): that is how a test makes a worker die mid-run.
 """
@@ -98,12 +101,22 @@ class HostNode:
     def listen(self, proto: int, port: int, handler: Callable[[Datagram], None]) -> None:
         self.handlers[(proto, port)] = handler
 
-    def send_frame(self, frame: bytes) -> None:
+    def send_frame(self, frame: bytes, on_left: Callable[[bytes], None] | None = None) -> None:
+        """Hand `frame` to the uplink's queue; `on_left(frame)` when it no longer takes room
+        there (link.py), for a TCP sender that keeps its share of the queue small."""
         if not self.alive or self.uplink is None:
             return
         self.counters.frames_sent += 1
         self.counters.bytes_sent += len(frame)
-        self.uplink.send(frame)
+        self.uplink.send(frame, on_left)
+
+    @property
+    def uplink_bps(self) -> float | None:
+        """The uplink's rate in bit/s (None: unshaped, or no uplink)."""
+        uplink = self.uplink
+        if uplink is None or not uplink.seconds_per_byte:
+            return None
+        return 8.0 / uplink.seconds_per_byte
 
     def next_ident(self) -> int:
         self._ident = (self._ident + 1) & 0xFFFF

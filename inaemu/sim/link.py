@@ -11,6 +11,11 @@ The model (per direction, as Mininet's TCLink shapes each veth end):
 - otherwise it arrives `delay_s` after it left, and `deliver(frame)` runs then.
 Only one event per frame is scheduled (its arrival): the FIFO is implied by `busy_until`, and the
 backlog is the frames whose serialisation has not finished yet.
+
+A sender that must know when its frame no longer takes room in this queue (TCP Small Queues,
+`reliable.py`) passes `on_left` to `send`: it runs with the frame when the frame's serialisation
+ends (lost frames too: they used the wire), or at once, as its own event, when the queue was full
+and the frame never joined it. Only those frames cost a second event.
 """
 
 from __future__ import annotations
@@ -80,7 +85,7 @@ class LinkDirection:
     def transmission_time(self, size: int) -> float:
         return size * self.seconds_per_byte
 
-    def send(self, frame: bytes) -> None:
+    def send(self, frame: bytes, on_left: Callable[[bytes], None] | None = None) -> None:
         loop = self.loop
         now = loop.now
         size = len(frame)
@@ -94,6 +99,8 @@ class LinkDirection:
                 self._backlog_bytes -= backlog.popleft()[1]
             if self._backlog_bytes + size > self.queue_bytes:
                 self._drop(frame, "queue-drop")
+                if on_left is not None:
+                    loop.post(now, on_left, frame)
                 return
             busy = self._busy_until
             leaves = (busy if busy > now else now) + size * per_byte
@@ -103,6 +110,8 @@ class LinkDirection:
         else:
             busy = self._busy_until
             leaves = busy if busy > now else now
+        if on_left is not None:
+            loop.post(leaves, on_left, frame)
         if not self.up or (self.loss and self.rng.random() < self.loss):
             self._drop(frame, "lost")
             return

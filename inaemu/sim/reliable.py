@@ -48,6 +48,20 @@ within `window_bytes` (the receiver's window).
 - No ACK clocking subtleties: no cwnd validation (RFC 7661) for an application-limited sender,
   no limited transmit, no ECN.
 
+TCP Small Queues (Linux's TSQ, tcp_output.c; `nic_budget`, see `tsq_budget`): a sender hands
+a segment to its host's NIC queue only while its own frames there stay within a small budget;
+the rest of what the window allows waits in the sender, unsent (not outstanding, no timer), and
+goes when the driver reports that a frame of this connection left the queue (`on_left`). Why:
+without it a fixed 256 KiB window sits in the host's drop-tail queue (210 ms at 10 Mbit/s), every
+ACK the host returns on the same uplink waits behind it, and the peer's 200 ms timer fires on
+data that was merely queued (spurious retransmissions, which real Linux TCP does not make).
+Retransmissions wait for room too, before any new data. Simplifications: the budget counts
+frame bytes (Linux: the skbs' truesize, with GSO at least two 2-segment skbs at low rates), is
+the same for retransmissions (Linux doubles it for them), has no "always send when at most one
+skb is outstanding" rule (the budget is never below two frames), and uses the link rate where
+Linux uses its pacing rate (1.2-2 x cwnd / srtt), as it was when the sender was made (a later
+rate change does not retune it). ACKs are never held back.
+
 Sans-I/O: `ReliableSender` and `ReliableReceiver` take segments/acks and the time, and return
 segments/acks to send plus the next deadline; `host_node` moves them and keeps the timers.
 """
@@ -59,8 +73,25 @@ from dataclasses import dataclass
 
 from hosts.tcp_driver import RECEIVE_WINDOW
 
+from inaemu.sim.frames import HEADERS_TCP
+
 
 CONGESTION = ("none", "reno")
+
+# TCP Small Queues: at most max(2 frames, rate >> TSQ_PACING_SHIFT) bytes per connection in the
+# qdisc/NIC (about 1 ms: 1/1024 s), capped at tcp_limit_output_bytes: 4 MiB since 2025 (the
+# kernel of this machine reads 4194304), 1 MiB from 2018, 256 KiB from 2015, 128 KiB in 2012.
+TSQ_PACING_SHIFT = 10
+TSQ_LIMIT_OUTPUT_BYTES = 4 << 20
+
+
+def tsq_budget(link_bps: float | None, mss: int) -> int | None:
+    """The bytes (whole frames) one connection may have in a NIC queue draining at `link_bps`;
+    None for an unshaped link (it never holds anything)."""
+    if not link_bps:
+        return None
+    return min(max(2 * (mss + HEADERS_TCP), int(link_bps / 8) >> TSQ_PACING_SHIFT),
+               TSQ_LIMIT_OUTPUT_BYTES)
 
 
 class TransportTimeout(Exception):
@@ -79,6 +110,7 @@ class TransportConfig:
     max_retx: int = 6
     congestion: str = "none"          # "none" (fixed window) or "reno" (module docstring)
     initial_window: int = 10          # segments, for "reno"
+    small_queues: bool = True         # TCP Small Queues on shaped links (module docstring)
 
     def __post_init__(self) -> None:
         if self.congestion not in CONGESTION:
@@ -110,7 +142,7 @@ class Ack:
 
 class _Outstanding:
     __slots__ = ("seq", "data", "psh", "sent_at", "retransmitted", "sacked", "fast_done",
-                 "pending", "order")
+                 "pending", "order", "waiting")
 
     def __init__(self, seq: int, data: bytes, psh: bool, now: float):
         self.seq, self.data, self.psh = seq, data, psh
@@ -120,6 +152,7 @@ class _Outstanding:
         self.fast_done = False
         self.pending = False        # "reno": deemed lost by a timeout, not yet resent
         self.order = 0              # "reno": the sender's transmission count when last sent
+        self.waiting = False        # due for a resend that waits for room in the NIC queue
 
     @property
     def end(self) -> int:
@@ -137,10 +170,18 @@ class SenderCounters:
 
 
 class ReliableSender:
-    """The sending half of one connection."""
+    """The sending half of one connection. `nic_budget`: the bytes of frames it may have in its
+    host's NIC queue (`tsq_budget`; None: no limit). A budget that holds a whole window of
+    frames hardly ever binds and is dropped (`throttles` is then False), so the driver skips
+    `on_left` (one event per frame) where the queue would never hold anything back."""
 
-    def __init__(self, config: TransportConfig):
+    def __init__(self, config: TransportConfig, nic_budget: int | None = None):
         self.config = config
+        window_frames = config.window_bytes + -(-config.window_bytes // config.mss) * HEADERS_TCP
+        self.nic_budget = (nic_budget if nic_budget is not None
+                           and nic_budget < window_frames else None)
+        self.nic_bytes = 0                # frame bytes of this connection in the NIC queue
+        self._resends: deque[tuple[_Outstanding, bool]] = deque()   # (segment, fast): waiting
         self.counters = SenderCounters()
         self.deadline: float | None = None
         self._unsent: deque[tuple[bytes, bool]] = deque()
@@ -160,6 +201,11 @@ class ReliableSender:
         self._ssthresh = float("inf")
         self._recover = -1                # one reduction until the cumulative ACK reaches it
         self._fast_recovery = False       # after a fast retransmit: no growth until `_recover`
+
+    @property
+    def throttles(self) -> bool:
+        """Whether TSQ can hold segments back (the driver must then report `on_left`)."""
+        return self.nic_budget is not None
 
     @property
     def cwnd(self) -> int | None:
@@ -197,6 +243,7 @@ class ReliableSender:
         progressed = False
         while outstanding and outstanding[0].end <= ack.cumulative:
             done = outstanding.popleft()
+            done.waiting = False
             if done.sacked:
                 self._sacked_bytes -= len(done.data)
             elif done.pending:
@@ -218,13 +265,19 @@ class ReliableSender:
             for seg in outstanding:
                 if left <= seg.seq and seg.end <= right and not seg.sacked:
                     seg.sacked = True
+                    seg.waiting = False
                     self._sacked_bytes += len(seg.data)
                     if seg.pending:
                         seg.pending = False
                         self._pending_bytes -= len(seg.data)
-            out += self._fast_retransmit(now)
-        out += self._fill(now)
-        return out
+            self._fast_retransmit()
+        return self._output(now)
+
+    def on_left(self, frame_bytes: int, now: float) -> list[Segment]:
+        """A frame of `frame_bytes` that this sender handed out left the NIC queue: what may
+        go now."""
+        self.nic_bytes -= frame_bytes
+        return self._output(now)
 
     def on_timeout(self, now: float) -> list[Segment]:
         if self.deadline is None or now < self.deadline or not self._outstanding:
@@ -236,15 +289,16 @@ class ReliableSender:
             raise TransportTimeout(
                 f"no acknowledgement for byte {self._acked} after {self._expiries} timeouts")
         self._rto = min(self._rto * 2, self.config.rto_max)
+        self._drop_resends()
         if self._reno:
             return self._reno_timeout(now)
-        out = []
         for seg in self._outstanding:
             if not seg.sacked:
                 seg.fast_done = False
-                out.append(self._resend(seg, now))
+                seg.waiting = True
+                self._resends.append((seg, False))
         self.deadline = now + self._rto
-        return out
+        return self._output(now)
 
     # -- internals --------------------------------------------------------------------------------
 
@@ -254,10 +308,13 @@ class ReliableSender:
         out = []
         window = self.config.window_bytes
         while self._unsent and self._next_seq + len(self._unsent[0][0]) - self._acked <= window:
+            if not self._room(len(self._unsent[0][0])):
+                break
             data, psh = self._unsent.popleft()
             seg = _Outstanding(self._next_seq, data, psh, now)
             self._next_seq += len(data)
             self._outstanding.append(seg)
+            self._queued(len(data))
             self.counters.segments_sent += 1
             self.counters.payload_bytes_sent += len(data)
             out.append(Segment(seg.seq, data, psh))
@@ -265,9 +322,48 @@ class ReliableSender:
                 self.deadline = now + self._rto
         return out
 
-    def _fast_retransmit(self, now: float) -> list[Segment]:
-        """Resend each hole that has `dupthresh` SACKed segments above it (once per hole)."""
+    def _output(self, now: float) -> list[Segment]:
+        """What may be handed to the NIC now: resends that wait (oldest decision first), then
+        what the window allows, as long as the NIC budget has room."""
         out = []
+        resends = self._resends
+        while resends:
+            seg, fast = resends[0]
+            if not seg.waiting:
+                resends.popleft()
+                continue
+            if not self._room(len(seg.data)):
+                return out
+            resends.popleft()
+            seg.waiting = False
+            if fast:
+                self.counters.fast_retransmissions += 1
+            out.append(self._resend(seg, now))
+            if self._reno:
+                self._sends += 1
+                seg.order = self._sends
+        out += self._fill(now)
+        return out
+
+    def _room(self, size: int) -> bool:
+        """Whether a segment of `size` payload bytes fits in this connection's NIC budget (one
+        always does when none of its frames is queued)."""
+        budget = self.nic_budget
+        return (budget is None or self.nic_bytes == 0
+                or self.nic_bytes + size + HEADERS_TCP <= budget)
+
+    def _queued(self, size: int) -> None:
+        if self.nic_budget is not None:
+            self.nic_bytes += size + HEADERS_TCP
+
+    def _drop_resends(self) -> None:
+        for seg, _ in self._resends:
+            seg.waiting = False
+        self._resends.clear()
+
+    def _fast_retransmit(self) -> None:
+        """Queue a resend of each hole that has `dupthresh` SACKed segments above it (once per
+        hole); `_output` sends them."""
         sacked_above = 0
         holes: list[tuple[_Outstanding, int]] = []
         reno, dupthresh = self._reno, self.config.dupthresh
@@ -277,7 +373,7 @@ class ReliableSender:
                 sacked_above += 1
                 if reno and sacked_above == dupthresh:
                     newest = seg.order
-            elif seg.pending:
+            elif seg.pending or seg.waiting:
                 continue
             elif not seg.fast_done:
                 holes.append((seg, sacked_above))
@@ -292,12 +388,8 @@ class ReliableSender:
                     self._recover = self._next_seq
                     self._fast_recovery = True
                 seg.fast_done = True
-                self.counters.fast_retransmissions += 1
-                out.append(self._resend(seg, now))
-                if reno:
-                    self._sends += 1
-                    seg.order = self._sends
-        return out
+                seg.waiting = True
+                self._resends.append((seg, True))
 
     # -- "reno" ---------------------------------------------------------------------------------
 
@@ -319,7 +411,7 @@ class ReliableSender:
             if not seg.pending:
                 pending.popleft()
                 continue
-            if pipe + len(seg.data) > cwnd:
+            if pipe + len(seg.data) > cwnd or not self._room(len(seg.data)):
                 return out
             pending.popleft()
             seg.pending = False
@@ -332,7 +424,8 @@ class ReliableSender:
         unsent = self._unsent
         while unsent:
             size = len(unsent[0][0])
-            if pipe + size > cwnd or self._next_seq + size - self._acked > window:
+            if (pipe + size > cwnd or self._next_seq + size - self._acked > window
+                    or not self._room(size)):
                 break
             data, psh = unsent.popleft()
             seg = _Outstanding(self._next_seq, data, psh, now)
@@ -341,6 +434,7 @@ class ReliableSender:
             self._next_seq += size
             pipe += size
             self._outstanding.append(seg)
+            self._queued(size)
             self.counters.segments_sent += 1
             self.counters.payload_bytes_sent += size
             out.append(Segment(seg.seq, data, psh))
@@ -384,6 +478,7 @@ class ReliableSender:
         self.counters.window_reductions += 1
 
     def _resend(self, seg: _Outstanding, now: float) -> Segment:
+        self._queued(len(seg.data))
         seg.retransmitted = True
         seg.sent_at = now
         self.counters.segments_sent += 1
@@ -399,6 +494,12 @@ class ReliableSender:
             self._srtt = 0.875 * self._srtt + 0.125 * rtt
         self._rto = min(max(self._srtt + 4 * self._rttvar, self.config.rto_min),
                         self.config.rto_max)
+
+
+def sender_for(config: TransportConfig, link_bps: float | None) -> ReliableSender:
+    """A sender whose frames go into a NIC queue draining at `link_bps` (None: unshaped)."""
+    budget = tsq_budget(link_bps, config.mss) if config.small_queues else None
+    return ReliableSender(config, budget)
 
 
 class ReliableReceiver:

@@ -24,8 +24,8 @@ from hosts.ring_session import RingSession
 
 from inaemu.sim.frames import PROTO_TCP, TCP_ACK, TCP_PSH, Datagram
 from inaemu.sim.host_node import HostNode, WorkerOutcome
-from inaemu.sim.reliable import (Ack, ReliableReceiver, ReliableSender, Segment,
-                                 TransportConfig, TransportTimeout)
+from inaemu.sim.reliable import (Ack, ReliableReceiver, Segment, TransportConfig,
+                                 TransportTimeout, sender_for)
 
 DATA_PORT = 5201
 ACK_PORT = 40000
@@ -52,7 +52,7 @@ class RingWorker:
         self.outcome = WorkerOutcome()
         self._started = False
         self._early: list = []       # in-order data that arrived before start()
-        self.sender = ReliableSender(transport)
+        self.sender = sender_for(transport, node.uplink_bps)
         self.receiver = ReliableReceiver(transport)
         self._rto_timer = node.timer(self._on_rto)
         self._stall_timer = node.timer(self._on_stall)
@@ -95,12 +95,19 @@ class RingWorker:
 
     def _transmit(self, segments: list[Segment]) -> None:
         node = self.node
+        on_left = self._on_left if self.sender.throttles else None
         for seg in segments:
             flags = TCP_ACK | (TCP_PSH if seg.psh else 0)
             node.send_frame(node.addressing.tcp_frame(self.right_ip, self.ack_port, self.data_port,
                                                       seg.seq,
-                                                      0, flags, b"", seg.data, node.next_ident()))
+                                                      0, flags, b"", seg.data, node.next_ident()),
+                            on_left)
         self._rto_timer.set(self.sender.deadline)
+
+    def _on_left(self, frame: bytes) -> None:
+        """A data frame left the host's NIC queue: TCP Small Queues may release more."""
+        if self.node.alive:
+            self._transmit(self.sender.on_left(len(frame), self.node.loop.now))
 
     def _on_ack(self, datagram: Datagram) -> None:
         if datagram.src_ip != self.right_ip:

@@ -14,11 +14,14 @@ from inaemu.sim.reliable import (Ack, ReliableReceiver, ReliableSender, Segment,
 
 
 class Pair:
-    """A sender and a receiver joined by two lossy 100 Mbit/s link directions."""
+    """A sender and a receiver joined by two lossy 100 Mbit/s link directions; with a
+    `nic_budget` the sender is told when each of its frames has left the forward queue."""
 
-    def __init__(self, loss: float, seed: int, config: TransportConfig = TransportConfig()):
+    def __init__(self, loss: float, seed: int, config: TransportConfig = TransportConfig(),
+                 nic_budget: int | None = None):
         self.loop = EventLoop()
-        self.sender = ReliableSender(config)
+        self.sender = ReliableSender(config, nic_budget)
+        self.most_queued = 0
         self.receiver = ReliableReceiver(config)
         self.received = bytearray()
         self.error: Exception | None = None
@@ -39,8 +42,13 @@ class Pair:
         for seg in segments:
             key = id(seg)
             self.segments[key] = seg
-            self.forward.send(key.to_bytes(8, "big") + bytes(len(seg.data) + 54))
+            on_left = self._left if self.sender.throttles else None
+            self.forward.send(key.to_bytes(8, "big") + bytes(len(seg.data) + 54), on_left)
+        self.most_queued = max(self.most_queued, self.sender.nic_bytes)
         self.timer.set(self.sender.deadline)
+
+    def _left(self, frame: bytes) -> None:
+        self._send(self.sender.on_left(len(frame) - 8, self.loop.now))
 
     def _at_receiver(self, frame: bytes) -> None:
         data, ack = self.receiver.on_segment(self.segments[int.from_bytes(frame[:8], "big")])
@@ -61,10 +69,12 @@ class Pair:
             self.error = error
 
 
+@pytest.mark.parametrize("budget", [None, 2 * (1448 + 54)])
 @pytest.mark.parametrize("loss,seed", [(0.0, 1), (0.01, 2), (0.1, 3), (0.3, 4)])
-def test_every_byte_arrives_in_order_despite_loss(loss: float, seed: int) -> None:
+def test_every_byte_arrives_in_order_despite_loss(loss: float, seed: int, budget) -> None:
+    """Also with TCP Small Queues (`budget`: resends wait for room in the NIC queue)."""
     data = random.Random(seed).randbytes(300_000)
-    pair = Pair(loss, seed)
+    pair = Pair(loss, seed, nic_budget=budget)
     pair.write(data[:100_000])
     pair.loop.at(0.001, pair.write, data[100_000:])
     pair.loop.run(until=120.0, done=lambda: pair.sender.idle)
@@ -76,6 +86,8 @@ def test_every_byte_arrives_in_order_despite_loss(loss: float, seed: int) -> Non
         assert pair.sender.counters.fast_retransmissions > 0   # SACK recovery, not only RTOs
     if loss == 0:
         assert pair.sender.counters.retransmissions == 0
+    if budget is not None:
+        assert pair.most_queued == budget and pair.sender.nic_bytes == 0
 
 
 def test_the_window_limits_unacknowledged_bytes() -> None:
