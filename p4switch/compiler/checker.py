@@ -104,7 +104,9 @@ class Checker(ExpressionChecker):
                 self.top.names[d.name] = d
                 return
         if d.name in self.top.names and not isinstance(d, A.ExternDecl):
-            raise self.fail(d, f"'{d.name}' is declared twice")
+            first = getattr(self.top.names[d.name], "loc", None)
+            where = f" (first at {first})" if first is not None else ""
+            raise self.fail(d, f"'{d.name}' is declared twice{where}")
         self.top.names[d.name] = d
 
     def check_top(self, d) -> None:
@@ -158,6 +160,9 @@ class Checker(ExpressionChecker):
             if isinstance(decl, (A.StructLikeDecl, A.EnumDecl, A.TypedefDecl)):
                 return self.decl_type(decl)
             if isinstance(decl, A.ExternDecl):
+                if ref.args and len(ref.args) != len(decl.type_params):
+                    raise self.fail(ref, f"'{decl.name}' takes {len(decl.type_params)} type "
+                                         f"argument(s), not {len(ref.args)}")
                 args = tuple(self.resolve_type(a, scope) for a in ref.args)
                 return NamedT("extern", decl.name, decl, args)
             if isinstance(decl, A.ParserDecl):
