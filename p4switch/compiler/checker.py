@@ -68,7 +68,7 @@ class Checker(ExpressionChecker):
         # keep going after an error inside a parser, control or function body (nothing else
         # refers to those by name), so one run reports several independent problems
         found: list = []
-        for d in self.program.decls:
+        for d in list(self.program.decls):  # checking may add declarations (varbit boxes)
             try:
                 self.check_top(d)
             except CompileError as exc:
@@ -297,8 +297,7 @@ class Checker(ExpressionChecker):
 
     def check_parser(self, d: A.ParserDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
-        for local in d.locals:
-            self.local_decl(local, s)
+        d.locals = self.local_decls(d.locals, s)
         states = {st.name: st for st in d.states}
         if "start" not in states:
             raise self.fail(d, f"parser '{d.name}' has no 'start' state")
@@ -324,8 +323,7 @@ class Checker(ExpressionChecker):
 
     def check_control(self, d: A.ControlDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
-        for local in d.locals:
-            self.local_decl(local, s)
+        d.locals = self.local_decls(d.locals, s)
         self.current_control = (d, s)
         try:
             self.block(d.apply, s, in_action=False)
@@ -334,6 +332,27 @@ class Checker(ExpressionChecker):
         if any(isinstance(p.type, NamedT) and p.type.name == "packet_out" for p in d.params):
             drop_unused_locals(d.apply)
         d.scope = s
+
+    def local_decls(self, decls: list, s: Scope) -> list:
+        """A control's or parser's declarations, checked. A `varbit` or `tuple` variable is
+        replaced by what stands for it (see desugar.py): variables, and for a varbit variable's
+        initialiser an assignment, kept in declaration order among the other initialised
+        variables, which lowering runs in that order on every entry."""
+        out = []
+        for d in decls:
+            t = self.resolve_type(d.type_ref, s) if isinstance(d, A.VarDecl) else None
+            if isinstance(t, (VarbitT, TupleT)) and not getattr(d, "is_const", False):
+                name = d.name
+                if name in s.names:
+                    raise self.fail(d, f"'{name}' is declared twice in this scope")
+                if isinstance(t, VarbitT):
+                    out.extend(self.desugarer.boxed_varbit_variable(d, t, s))
+                else:
+                    out.extend(self.desugarer.flatten_tuple_variable(d, t, s))
+                continue
+            self.local_decl(d, s)
+            out.append(d)
+        return out
 
     def local_decl(self, d, s: Scope) -> None:
         name = getattr(d, "name", None)

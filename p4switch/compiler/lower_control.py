@@ -48,7 +48,8 @@ class ControlLowerer:
         self.bind_locals(decl, env, prefix)
         # an initialised control-level variable is set afresh on every apply (as p4c does, by an
         # assignment at the start of the apply block), in declaration order
-        inits = [d for d in decl.locals if isinstance(d, A.VarDecl) and d.init is not None]
+        inits = [d for d in decl.locals
+                 if isinstance(d, A.Assign) or (isinstance(d, A.VarDecl) and d.init is not None)]
         return self.seq(inits + list(decl.apply.stmts), env, nxt, nxt)
 
     def bind_locals(self, decl: A.ControlDecl, env: Env, prefix: str) -> None:
