@@ -162,7 +162,10 @@ class ControlLowerer:
         # hs[i] names the element chosen at the call even if the control changes i
         dynamic = any(isinstance(binder.arg_storage(a.value, env), (DynamicField, DynamicElement))
                       for a in call.args)
-        if not slices and not dynamic and not binder.params_alias(params, call.args, env):
+        # a struct or header value written as a list is built in a temporary
+        lists = any(isinstance(a.value, (A.ListExpr, A.StructExpr)) for a in call.args)
+        if not slices and not dynamic and not lists and \
+                not binder.params_alias(params, call.args, env):
             for p, a in zip(params, call.args):
                 inner.bind(p, Bound(a.value, env))
             binder.invalidate_out_headers(
