@@ -57,6 +57,7 @@ class Checker(ExpressionChecker):
         self.loop_names: set[str] = set()  # local names `fresh_local` has given out
         self.current_control = None  # (ControlDecl, its scope) while checking its apply block
         self.preludes: list[list] = []  # statements hoisted before the one being checked
+        self.run_time_loops = 0  # depth of loops kept for run time (break/continue allowed)
         self.unroller = LoopUnroller(self)
         self.desugarer = Desugarer(self)
         self.header_structs = HeaderStructs(self)
@@ -559,6 +560,8 @@ class Checker(ExpressionChecker):
             if isinstance(st, A.For):
                 return self.unroller.unroll_for(st, s, in_action)
             return self.unroller.unroll_for_in(st, s, in_action)
+        elif isinstance(st, (A.Break, A.Continue)) and self.run_time_loops:
+            pass  # lowered to a jump out of, or to the update of, the innermost loop
         elif isinstance(st, (A.Break, A.Continue)):
             kind = "break" if isinstance(st, A.Break) else "continue"
             raise self.fail(st, f"'{kind}' outside a for loop")
