@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DEFAULT_P4C = Path("/work/.mirror/p4lang+p4c/repo")
 SAMPLES = "testdata/p4_16_samples"
+_SAMPLES_PATH = re.compile(r"\S*/" + re.escape(SAMPLES) + "/")
 _V1MODEL_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]v1model\.p4[>"]', re.MULTILINE)
 
 
@@ -71,9 +72,10 @@ def select_samples(folder: Path) -> list[Path]:
 
 
 def _first_line(text: str, limit: int = 220) -> str:
+    """The first non-blank line, without the samples folder's path (a temporary folder)."""
     for line in text.splitlines():
         if line.strip():
-            return line.strip()[:limit]
+            return _SAMPLES_PATH.sub("", line.strip())[:limit]
     return ""
 
 
@@ -81,7 +83,7 @@ def _failure_line(report: str) -> str:
     """The first line of an STF report that names what went wrong."""
     for line in report.splitlines():
         if re.search(r"FAIL|mismatch|expected|missing|unexpected|error", line, re.IGNORECASE):
-            return line.strip()[:220]
+            return _SAMPLES_PATH.sub("", line.strip())[:220]
     return _first_line(report)
 
 
@@ -127,7 +129,7 @@ def run_inaemu(program: Path, stf: Path) -> tuple[str, str]:
     except CompileError as exc:
         text = str(exc)
         kind = "internal" if "internal compiler error" in text else "refused"
-        return kind, _first_line(text).replace(str(program.parent) + "/", "")
+        return kind, _first_line(text)
     try:
         outcome = run_stf_inaemu(doc, stf)
     except Exception as exc:  # noqa: BLE001 - a runtime crash is a result to report
@@ -147,7 +149,7 @@ def run_sample(job: tuple[Path, Path, bool]) -> SampleResult:
     return SampleResult(program.stem, bmv2, inaemu, reason, bmv2_reason)
 
 
-def print_report(results: list[SampleResult], out=sys.stdout) -> int:
+def print_report(results: list[SampleResult], out=None) -> int:
     """The table of samples that do not pass on inaemu, then the counts; returns how many
     BMv2-passing (or, without BMv2, any) samples fail on inaemu."""
     have_bmv2 = any(r.bmv2 != "absent" for r in results)
@@ -175,7 +177,7 @@ def print_report(results: list[SampleResult], out=sys.stdout) -> int:
     return len(failing)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("p4c", nargs="?", type=Path, default=DEFAULT_P4C,
                     help=f"p4c checkout or bare git directory (default {DEFAULT_P4C})")
@@ -184,7 +186,7 @@ def main() -> int:
     ap.add_argument("--no-bmv2", action="store_true", help="inaemu only")
     ap.add_argument("--json", type=Path, help="also write every result to this file")
     ap.add_argument("--keep", type=Path, help="p4c's compile cache here (kept between runs)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     scratch = Path(tempfile.mkdtemp(prefix="p4c-samples-"))
     try:
         folder = samples_folder(args.p4c.resolve(), scratch)
