@@ -189,6 +189,9 @@ class LoweringContext:
             if kind not in EXTERN_KINDS:
                 raise Unsupported(decl, f"extern '{kind}' is not supported by this back end")
             name = self.qualified(prefix, decl)
+            if name in self.extern_refs:  # a control instance applied again: the same extern
+                env.bind(decl, self.extern_refs[name])
+                return
             ref = ExternRef(name, kind, decl)
             env.bind(decl, ref)
             self.extern_refs[name] = ref
@@ -196,7 +199,7 @@ class LoweringContext:
                 return
             self.externs.declare_instance(decl, name, kind)
         elif isinstance(t, NamedT) and t.category == "control":
-            env.bind(decl, ControlInstance(t.decl, self.qualified(prefix, decl)))
+            env.bind(decl, ControlInstance(t.decl, self.qualified(prefix, decl), decl.args, env))
         elif isinstance(t, NamedT) and t.category == "parser":
             env.bind(decl, ("parser", t.decl, self.qualified(prefix, decl)))
         else:

@@ -57,6 +57,7 @@ class Checker(ExpressionChecker):
         self.loop_names: set[str] = set()  # local names `fresh_local` has given out
         self.current_control = None  # (ControlDecl, its scope) while checking its apply block
         self.preludes: list[list] = []  # statements hoisted before the one being checked
+        self.run_time_loops = 0  # depth of loops kept for run time (break/continue allowed)
         self.unroller = LoopUnroller(self)
         self.desugarer = Desugarer(self)
         self.header_structs = HeaderStructs(self)
@@ -68,7 +69,7 @@ class Checker(ExpressionChecker):
         # keep going after an error inside a parser, control or function body (nothing else
         # refers to those by name), so one run reports several independent problems
         found: list = []
-        for d in self.program.decls:
+        for d in list(self.program.decls):  # checking may add declarations (varbit boxes)
             try:
                 self.check_top(d)
             except CompileError as exc:
@@ -104,7 +105,9 @@ class Checker(ExpressionChecker):
                 self.top.names[d.name] = d
                 return
         if d.name in self.top.names and not isinstance(d, A.ExternDecl):
-            raise self.fail(d, f"'{d.name}' is declared twice")
+            first = getattr(self.top.names[d.name], "loc", None)
+            where = f" (first at {first})" if first is not None else ""
+            raise self.fail(d, f"'{d.name}' is declared twice{where}")
         self.top.names[d.name] = d
 
     def check_top(self, d) -> None:
@@ -158,6 +161,9 @@ class Checker(ExpressionChecker):
             if isinstance(decl, (A.StructLikeDecl, A.EnumDecl, A.TypedefDecl)):
                 return self.decl_type(decl)
             if isinstance(decl, A.ExternDecl):
+                if ref.args and len(ref.args) != len(decl.type_params):
+                    raise self.fail(ref, f"'{decl.name}' takes {len(decl.type_params)} type "
+                                         f"argument(s), not {len(ref.args)}")
                 args = tuple(self.resolve_type(a, scope) for a in ref.args)
                 return NamedT("extern", decl.name, decl, args)
             if isinstance(decl, A.ParserDecl):
@@ -292,8 +298,7 @@ class Checker(ExpressionChecker):
 
     def check_parser(self, d: A.ParserDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
-        for local in d.locals:
-            self.local_decl(local, s)
+        d.locals = self.local_decls(d.locals, s)
         states = {st.name: st for st in d.states}
         if "start" not in states:
             raise self.fail(d, f"parser '{d.name}' has no 'start' state")
@@ -319,8 +324,7 @@ class Checker(ExpressionChecker):
 
     def check_control(self, d: A.ControlDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
-        for local in d.locals:
-            self.local_decl(local, s)
+        d.locals = self.local_decls(d.locals, s)
         self.current_control = (d, s)
         try:
             self.block(d.apply, s, in_action=False)
@@ -329,6 +333,27 @@ class Checker(ExpressionChecker):
         if any(isinstance(p.type, NamedT) and p.type.name == "packet_out" for p in d.params):
             drop_unused_locals(d.apply)
         d.scope = s
+
+    def local_decls(self, decls: list, s: Scope) -> list:
+        """A control's or parser's declarations, checked. A `varbit` or `tuple` variable is
+        replaced by what stands for it (see desugar.py): variables, and for a varbit variable's
+        initialiser an assignment, kept in declaration order among the other initialised
+        variables, which lowering runs in that order on every entry."""
+        out = []
+        for d in decls:
+            t = self.resolve_type(d.type_ref, s) if isinstance(d, A.VarDecl) else None
+            if isinstance(t, (VarbitT, TupleT)) and not getattr(d, "is_const", False):
+                name = d.name
+                if name in s.names:
+                    raise self.fail(d, f"'{name}' is declared twice in this scope")
+                if isinstance(t, VarbitT):
+                    out.extend(self.desugarer.boxed_varbit_variable(d, t, s))
+                else:
+                    out.extend(self.desugarer.flatten_tuple_variable(d, t, s))
+                continue
+            self.local_decl(d, s)
+            out.append(d)
+        return out
 
     def local_decl(self, d, s: Scope) -> None:
         name = getattr(d, "name", None)
@@ -535,6 +560,8 @@ class Checker(ExpressionChecker):
             if isinstance(st, A.For):
                 return self.unroller.unroll_for(st, s, in_action)
             return self.unroller.unroll_for_in(st, s, in_action)
+        elif isinstance(st, (A.Break, A.Continue)) and self.run_time_loops:
+            pass  # lowered to a jump out of, or to the update of, the innermost loop
         elif isinstance(st, (A.Break, A.Continue)):
             kind = "break" if isinstance(st, A.Break) else "continue"
             raise self.fail(st, f"'{kind}' outside a for loop")

@@ -7,10 +7,15 @@ range `a .. b`, a list `{...}` or a header stack. In each copy of the body the l
 constant (a stack element is copied into a local), so a loop index is a constant stack index.
 `break` and `continue` become boolean flags that guard the rest of the body and later iterations.
 
+A C-form loop that cannot be unrolled (bounds known only at run time, a body assigning the loop
+variable, too many iterations) is kept, checked, inside an action or function: lowering turns it
+into BMv2's `_jump_if_zero`/`_jump` primitives (lower_stmt.py), as p4c does in actions. In an
+apply block it is refused: BMv2's table/conditional graph cannot loop.
+
 p4c 1.2.5's BMv2 back end accepts the C form but, in a control's apply block (and a function
-inlined there), drops the loop: the body runs once with the variable uninitialised (it unrolls
-loops in actions). It refuses the `in` form ("BMV2 does not support for-in loops"). Both forms are
-valid P4_16, and the unrolled code is plain BMv2 JSON.
+inlined there), drops the loop: the body runs once with the variable uninitialised, or not at
+all. It refuses the `in` form ("BMV2 does not support for-in loops"). Both forms are valid P4_16,
+and the unrolled code is plain BMv2 JSON.
 """
 
 from __future__ import annotations
@@ -35,7 +40,47 @@ class LoopUnroller:
         """The error to raise: reported through the checker's reporter."""
         return self.checker.fail(node, message)
 
-    def unroll_for(self, st: A.For, s, in_action: bool) -> A.Block:
+    def unroll_for(self, st: A.For, s, in_action: bool):
+        """The unrolled Block; or, in an action or function, when the bounds are known only at
+        run time, the loop itself, checked, for lowering to BMv2's jumps (`run_time_for`)."""
+        try:
+            return self._unroll_for(st, s, in_action)
+        except _NotUnrollable as exc:
+            if not in_action:
+                raise self.fail(exc.node, exc.message + " (in an action or function such a loop "
+                                                        "runs as written)") from None
+        return self.run_time_for(st, s, in_action)
+
+    def run_time_for(self, st: A.For, s, in_action: bool) -> A.For:
+        """A loop whose bounds are known only at run time, in an action or function: checked
+        as written (its body may assign the loop variable, `break`/`continue` stay), and marked
+        `run_time` for lowering. Statements hoisted out of the condition are kept in
+        `st.cond_prelude`, to run before each test of the condition."""
+        loop_scope = type(s)(s)
+        st.init = self.checker.statements(st.init, loop_scope, in_action)
+        if st.cond is not None:
+            self.checker.preludes.append([])
+            try:
+                self.checker.expr(st.cond, loop_scope, expected=BOOL)
+            finally:
+                st.cond_prelude = self.checker.preludes.pop()
+            if st.cond.type != BOOL:
+                raise self.fail(st.cond, f"a for loop's condition must be bool, not "
+                                         f"{st.cond.type.describe()}")
+        else:
+            st.cond_prelude = []
+        if not isinstance(st.body, A.Block):
+            st.body = A.Block(st.body.loc, [st.body])
+        self.checker.run_time_loops += 1
+        try:
+            self.checker.block(st.body, loop_scope, in_action)
+        finally:
+            self.checker.run_time_loops -= 1
+        st.update = self.checker.statements(st.update, loop_scope, in_action)
+        st.run_time = True
+        return st
+
+    def _unroll_for(self, st: A.For, s, in_action: bool) -> A.Block:
         loop_scope = type(s)(s)
         values: dict[str, object] = {}
         decls: dict[str, tuple] = {}
@@ -47,12 +92,13 @@ class LoopUnroller:
                     init = A.VarDecl(init.loc, d.type_ref, d.name, init.rhs)
                     outer.append(d.name)
             if not isinstance(init, A.VarDecl) or init.init is None:
-                raise self.fail(init, "for loop: inaemu unrolls loops, so the initialisation may "
-                                      "only declare or set the loop variables (`bit<8> i = 0`)")
+                raise _NotUnrollable(init, "for loop: inaemu unrolls loops in an apply block, so "
+                                           "the initialisation may only declare or set the loop "
+                                           "variables (`bit<8> i = 0`)")
             t = self.checker.resolve_type(init.type_ref, s)
             if not isinstance(t, (BitT, IntT)):
-                raise self.fail(init, f"for loop: a loop variable must be a number, not "
-                                      f"{t.describe()}")
+                raise _NotUnrollable(init, f"for loop: a loop variable must be a number, not "
+                                           f"{t.describe()}")
             decls[init.name] = (t, init)
             values[init.name] = self._loop_constant(init.init, t, loop_scope, values, decls,
                                                     "its initial value")
@@ -60,8 +106,8 @@ class LoopUnroller:
             self._refuse_assignments(st.body, name)
         for u in st.update:
             if not (isinstance(u, A.Assign) and isinstance(u.lhs, A.Name) and u.lhs.name in decls):
-                raise self.fail(u, "for loop: inaemu unrolls loops, so the update may only "
-                                   "assign the loop variables")
+                raise _NotUnrollable(u, "for loop: inaemu unrolls loops in an apply block, so the "
+                                        "update may only assign the loop variables")
         iterations = []
         while True:
             if st.cond is not None:
@@ -71,8 +117,8 @@ class LoopUnroller:
                     break
             iterations.append(dict(values))
             if len(iterations) > MAX_ITERATIONS:
-                raise self.fail(st, f"for loop runs more than {MAX_ITERATIONS} times; inaemu "
-                                    "unrolls loops")
+                raise _NotUnrollable(st, f"for loop runs more than {MAX_ITERATIONS} times; inaemu "
+                                         "unrolls loops in an apply block")
             for u in st.update:
                 t = decls[u.lhs.name][0]
                 values[u.lhs.name] = self._loop_constant(u.rhs, t, loop_scope, values, decls,
@@ -129,8 +175,9 @@ class LoopUnroller:
         self.checker.assignable(t, probe, probe)
         v = fold(probe)
         if v is None:
-            raise self.fail(e, f"for loop: {what} is not a compile-time constant; inaemu unrolls "
-                               "loops, so their bounds must be known when compiling")
+            raise _NotUnrollable(e, f"for loop: {what} is not a compile-time constant; inaemu "
+                                    "unrolls loops in an apply block, so their bounds must be "
+                                    "known when compiling")
         return v
 
     @staticmethod
@@ -144,8 +191,9 @@ class LoopUnroller:
     def _refuse_assignments(self, body, name) -> None:
         hit = self._assigns(body, name)
         if hit is not None:
-            raise self.fail(hit, f"for loop: the body assigns the loop variable '{name}'; inaemu "
-                                 "unrolls loops, so it must change only in the update")
+            raise _NotUnrollable(hit, f"for loop: the body assigns the loop variable '{name}'; "
+                                      "inaemu unrolls loops in an apply block, so it must change "
+                                      "only in the update")
 
     def _assigns(self, node, name):
         """The first statement in `node` that assigns the variable `name` (or None)."""
@@ -189,6 +237,15 @@ class LoopUnroller:
             out.stmts.append(iteration)
         return out
 
+
+
+class _NotUnrollable(Exception):
+    """A loop that cannot be unrolled (bounds not known when compiling, a body assigning the
+    loop variable, too many iterations): refused in an apply block, run as written elsewhere."""
+
+    def __init__(self, node, message: str):
+        super().__init__(message)
+        self.node, self.message = node, message
 
 
 def _statements(node):

@@ -115,6 +115,8 @@ class CallBinder:
         if self.params_alias(params, args, env):
             return False
         for p, a in zip(params, args):
+            if isinstance(a.value, (A.ListExpr, A.StructExpr)):
+                return False  # a struct or header value written as a list: built in a temporary
             if p.direction in ("out", "inout") and a.value in self.ctx.call_results:
                 return False  # its value was taken before a later argument's call
             if p.direction in ("out", "inout") and isinstance(a.value, A.Slice):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import ast as A
 from .constfold import fold
-from .lower_expr import Env, Unsupported, const
+from .lower_expr import Bound, Env, Unsupported, const
 from .types import BOOL
 from .lower_stmt import StatementLowerer, switch_as_ifs, switch_subject
 from .lower_tables import TableBuilder
@@ -32,6 +32,8 @@ class TableRef:
 class ControlInstance:
     decl: A.ControlDecl
     name: str
+    args: list = ()          # constructor arguments (A.Argument), as written at the instance
+    env: Env | None = None   # where they are evaluated: the instantiating control's scope
 
 
 class ControlLowerer:
@@ -48,7 +50,8 @@ class ControlLowerer:
         self.bind_locals(decl, env, prefix)
         # an initialised control-level variable is set afresh on every apply (as p4c does, by an
         # assignment at the start of the apply block), in declaration order
-        inits = [d for d in decl.locals if isinstance(d, A.VarDecl) and d.init is not None]
+        inits = [d for d in decl.locals
+                 if isinstance(d, A.Assign) or (isinstance(d, A.VarDecl) and d.init is not None)]
         return self.seq(inits + list(decl.apply.stmts), env, nxt, nxt)
 
     def bind_locals(self, decl: A.ControlDecl, env: Env, prefix: str) -> None:
@@ -110,7 +113,8 @@ class ControlLowerer:
             d = f.expr.decl
             if isinstance(d, A.TableDecl):
                 return "table"
-            if isinstance(d, A.InstanceDecl) and isinstance(env.lookup(d), ControlInstance):
+            if isinstance(d, (A.InstanceDecl, A.Param)) and \
+                    isinstance(env.lookup(d), ControlInstance):  # a Param: a constructor one
                 return "control"
         if isinstance(f, A.Name) and isinstance(f.decl, A.ActionDecl):
             act = f.decl
@@ -145,14 +149,29 @@ class ControlLowerer:
                 return self.action_table(seg.call, env, nxt)
         raise Unsupported(seg, f"{type(seg).__name__} is not supported in an apply block")
 
+    def bind_constructor_arguments(self, inst: ControlInstance, inner: Env) -> None:
+        """A control's constructor parameters name what its instance was given: another
+        instance (a control applied through the parameter, an extern) or a constant."""
+        for p, a in zip(inst.decl.ctor_params, inst.args):
+            value = a.value
+            bound = inst.env.lookup(value.decl) if isinstance(value, A.Name) and \
+                isinstance(getattr(value, "decl", None), (A.InstanceDecl, A.Param)) else None
+            if bound is not None:
+                inner.bind(p, bound)
+            elif fold(value) is not None:
+                inner.bind(p, Bound(value, inst.env))
+            else:
+                raise Unsupported(value, "a control's constructor argument must be an instance "
+                                         "or a compile-time constant")
+
     def inline_control(self, inst: ControlInstance, call: A.Call, env: Env, nxt):
         """A sub-control's graph, inlined. A control sees the caller only through its
         parameters, so copies are needed only when arguments alias (see lower_calls)."""
         from .lower_calls import CallBinder
-        from .lower_expr import Bound
         params = inst.decl.params
         inner = Env(self.ctx.global_env)
         inner.prefix = inst.name
+        self.bind_constructor_arguments(inst, inner)
         copy_in: list = []
         lowerer = StatementLowerer(self.ctx, copy_in)
         binder = CallBinder(lowerer)
@@ -161,7 +180,10 @@ class ControlLowerer:
         # hs[i] names the element chosen at the call even if the control changes i
         dynamic = any(isinstance(binder.arg_storage(a.value, env), (DynamicField, DynamicElement))
                       for a in call.args)
-        if not slices and not dynamic and not binder.params_alias(params, call.args, env):
+        # a struct or header value written as a list is built in a temporary
+        lists = any(isinstance(a.value, (A.ListExpr, A.StructExpr)) for a in call.args)
+        if not slices and not dynamic and not lists and \
+                not binder.params_alias(params, call.args, env):
             for p, a in zip(params, call.args):
                 inner.bind(p, Bound(a.value, env))
             binder.invalidate_out_headers(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from . import ast as A
 from .constfold import fold
-from .lower_expr import Bound, Env, Unsupported, const, hexstr, op
+from .lower_expr import Bound, Env, Unsupported, const, hexstr, mask_of, op
 from .bmv2_forms import parser_length, parser_set_source
 from .lower_calls import CallBinder, header_json, headers_in
 from .lower_stmt import StatementLowerer, has_calls
-from .storage import FieldRef, HeaderInst, StackStore
+from .storage import FieldRef, HeaderInst, StackStore, StructStore
 from .types import BOOL, BitT, StructT, bit_width
 
 
@@ -46,7 +46,8 @@ class ParserLowerer:
                 env.bind(local, self.ctx.value_set(local, prefix or decl.name))
         names = {st.name: (prefix + "." if prefix else "") + st.name for st in decl.states}
         # initialised parser-level variables are set on entry, before the start state's code
-        inits = [d for d in decl.locals if isinstance(d, A.VarDecl) and d.init is not None]
+        inits = [d for d in decl.locals
+                 if isinstance(d, A.Assign) or (isinstance(d, A.VarDecl) and d.init is not None)]
         for st in decl.states:
             self.state(st, env, names, accept_to, inits if st.name == "start" else [])
         return names["start"]
@@ -345,20 +346,8 @@ class ParserLowerer:
         if lookahead_init or isinstance(st, A.Assign) and _is_lookahead(st.rhs):
             target = env.lookup(st) if lookahead_init else x.resolve(st.lhs, env)
             rhs = st.init if lookahead_init else st.rhs
-            width = bit_width(rhs.type)
-            if isinstance(target, FieldRef):
-                ops.append({"parameters": [target.json(), {"type": "lookahead", "value": [0, width]}],
-                            "op": "set"})
-                return
-            if isinstance(target, HeaderInst):
-                offset = 0
-                ops.append(self.primitive("add_header", [{"type": "header", "value": target.name}]))
-                for fname, ft, _ in target.type.fields:
-                    w = bit_width(ft)
-                    ops.append({"parameters": [target.field(fname).json(),
-                                               {"type": "lookahead", "value": [offset, w]}],
-                                "op": "set"})
-                    offset += w
+            if isinstance(target, (FieldRef, HeaderInst, StructStore)):
+                self.set_from_lookahead(target, ops)
                 return
         if isinstance(st, A.Assign):
             target = x.resolve(st.lhs, env) if not isinstance(st.lhs, A.Slice) else None
@@ -393,6 +382,39 @@ class ParserLowerer:
         if any(p["op"].startswith("_jump") for p in prims):
             raise Unsupported(node, "conditional code (an if or an early return, here through a "
                                     "call) is not supported in a parser state")
+
+    def set_from_lookahead(self, target, ops: list) -> None:
+        """`set` ops filling `target` (a field, a header, made valid, or a struct of them) from
+        `lookahead<T>()`. As p4c does, the whole T is read into one temporary first and the
+        fields are sliced out of it: simple_switch checks only a lookahead's width against the
+        bytes left, not its offset, so reading each field at its offset would let a packet
+        too short for T through (and read past its end)."""
+        leaves: list = []
+
+        def collect(store) -> None:
+            if isinstance(store, FieldRef):
+                leaves.append(store)
+            elif isinstance(store, HeaderInst):
+                ops.append(self.primitive("add_header", [{"type": "header", "value": store.name}]))
+                for fname, _, _ in store.type.fields:
+                    collect(store.field(fname))
+            else:  # a StructStore, in field order
+                for sub in store.fields.values():
+                    collect(sub)
+
+        collect(target)
+        total = sum(bit_width(leaf.type) for leaf in leaves)
+        if len(leaves) == 1:
+            ops.append({"parameters": [leaves[0].json(), {"type": "lookahead", "value": [0, total]}],
+                        "op": "set"})
+            return
+        whole = self._peek(total, ops).json()
+        low = total
+        for leaf in leaves:
+            width = bit_width(leaf.type)
+            low -= width
+            value = op("&", op(">>", whole, const(low, 8)), const(mask_of(width), width))
+            ops.append({"parameters": [leaf.json(), parser_set_source(value)], "op": "set"})
 
     @staticmethod
     def primitive(name: str, params: list) -> dict:

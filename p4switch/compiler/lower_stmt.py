@@ -41,6 +41,7 @@ class StatementLowerer:
         self.prims = prims
         self.return_target = None  # where an inlined function's return value goes
         self.return_jumps = None   # jumps of `return` to patch to the end of the current body
+        self.loops: list = []      # per enclosing run-time loop: its (break, continue) jumps
 
     # ---- helpers ---------------------------------------------------------------------------
     def emit(self, name: str, params: list, node) -> None:
@@ -218,6 +219,11 @@ class StatementLowerer:
                 self.return_jumps.append(self.jump(st))
         elif isinstance(st, A.Empty):
             pass
+        elif isinstance(st, A.For) and getattr(st, "run_time", False):
+            self.run_time_loop(st, env)
+        elif isinstance(st, (A.Break, A.Continue)) and self.loops:
+            breaks, continues = self.loops[-1]
+            (breaks if isinstance(st, A.Break) else continues).append(self.jump(st))
         elif isinstance(st, A.Switch):
             prelude, subject = switch_subject(st)
             for d in prelude:
@@ -227,6 +233,31 @@ class StatementLowerer:
                 self.stmt(chain, env)
         else:
             raise Unsupported(st, f"{type(st).__name__} is not supported here")
+
+    def run_time_loop(self, st: A.For, env: Env) -> None:
+        """A loop with run-time bounds (in an action or function) as BMv2's jumps, the form
+        p4c gives it: init; top: test (`_jump_if_zero` out); body; update; `_jump` to top.
+        `continue` jumps to the update, `break` out."""
+        loop_env = Env(env)
+        self.stmts(st.init, loop_env)
+        top = len(self.prims)
+        self.stmts(st.cond_prelude, loop_env)
+        leave = []
+        if st.cond is not None:
+            self.hoist_calls(st.cond, loop_env, st)
+            leave.append(self.jump_if_false(self.x.boolean(st.cond, loop_env), st))
+        breaks, continues = [], []
+        self.loops.append((breaks, continues))
+        try:
+            self.stmt(st.body, Env(loop_env))
+        finally:
+            self.loops.pop()
+        for jump in continues:
+            self.land(jump)
+        self.stmts(st.update, loop_env)
+        self.emit("_jump", [const(top)], st)
+        for jump in leave + breaks:
+            self.land(jump)
 
     def assign(self, lhs: A.Expr, rhs: A.Expr, env: Env, node, decl=None) -> None:
         if decl is not None:

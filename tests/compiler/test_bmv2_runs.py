@@ -1,4 +1,5 @@
-"""Programs whose BMv2 JSON from p4c does not run on simple_switch, but inaemu's does.
+"""Programs whose BMv2 JSON from p4c does not run (or runs wrongly) on simple_switch, but
+inaemu's does.
 
 Each program here runs its STF test on inaemu's runtime and, when the reference toolchain is
 installed, on real simple_switch with inaemu's JSON; both must pass. (Programs p4c handles
@@ -132,8 +133,47 @@ packet 0 00 11 22
 expect 1 01 12 22 $
 """
 
+# A loop with run-time bounds in a function called straight from an apply block. p4c's JSON
+# does not run the loop (the count stays 0 on simple_switch; tests/p4/run_time_loops calls such
+# functions from an action instead, where p4c's JSON is right); inaemu's runs the loop with
+# jumps in the synthesized action.
+LOOP_IN_APPLY_FUNCTION = """
+#include <core.p4>
+#include <v1model.p4>
+header v_t { bit<8> v; bit<8> bits; }
+struct headers { v_t h; }
+struct metadata { }
+bit<8> popcount(in bit<8> v) {
+    bit<8> count = 0;
+    for (bit<8> rest = v; rest != 0; rest = rest >> 1) {
+        count = count + (bit<8>)rest[0:0];
+    }
+    return count;
+}
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    apply { hdr.h.bits = popcount(hdr.h.v); }
+}
+control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout metadata meta) { apply { } }
+control Dep(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), Dep()) main;
+"""
+LOOP_IN_APPLY_FUNCTION_STF = """
+packet 0 B7 00
+expect 0 B7 06 $
+packet 0 00 55
+expect 0 00 00 $
+packet 0 FF 00
+expect 0 FF 08 $
+"""
+
 CASES = {"stack_runtime_index": (STACK_RUNTIME_INDEX, STACK_RUNTIME_INDEX_STF),
-         "header_arg_at_index": (HEADER_ARG_AT_INDEX, HEADER_ARG_AT_INDEX_STF)}
+         "header_arg_at_index": (HEADER_ARG_AT_INDEX, HEADER_ARG_AT_INDEX_STF),
+         "loop_in_apply_function": (LOOP_IN_APPLY_FUNCTION, LOOP_IN_APPLY_FUNCTION_STF)}
 
 
 def _compiled(name: str) -> dict:

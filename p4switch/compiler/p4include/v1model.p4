@@ -1,6 +1,9 @@
 /* inaemu's v1model architecture description (simple_switch). Written for inaemu; it declares the
- * same API as the standard v1model.p4 (version 20180101): names, signatures, constants, enums,
- * extern methods and the V1Switch package. */
+ * same API as the standard v1model.p4: names, signatures, constants, enums, extern methods and
+ * the V1Switch package. Like the standard file it follows V1MODEL_VERSION (default 20180101):
+ * from 20200408 on, PortId_t is declared and standard_metadata's ports use it, and counter,
+ * meter and register take the index type as a type parameter I; before, ports are bit<9> and
+ * indexes bit<32>, and no PortId_t exists (so a program may declare its own). */
 #ifndef _INAEMU_V1MODEL_P4_
 #define _INAEMU_V1MODEL_P4_
 #define _V1_MODEL_P4_  /* as the standard v1model.p4: programs guard on it */
@@ -19,13 +22,22 @@ match_kind {
 
 const bit<32> __v1model_version = V1MODEL_VERSION;
 
+#if V1MODEL_VERSION >= 20200408
 typedef bit<9> PortId_t;
+#define V1MODEL_PORT_T PortId_t
+#define V1MODEL_INDEX_T I
+#define V1MODEL_INDEX_PARAM <I>
+#else
+#define V1MODEL_PORT_T bit<9>
+#define V1MODEL_INDEX_T bit<32>
+#define V1MODEL_INDEX_PARAM
+#endif
 
 @metadata @name("standard_metadata")
 struct standard_metadata_t {
-    PortId_t ingress_port;
-    PortId_t egress_spec;
-    PortId_t egress_port;
+    V1MODEL_PORT_T ingress_port;
+    V1MODEL_PORT_T egress_spec;
+    V1MODEL_PORT_T egress_port;
     bit<32> instance_type;
     bit<32> packet_length;
     @alias("queueing_metadata.enq_timestamp")
@@ -61,9 +73,9 @@ enum MeterType {
     bytes
 }
 
-extern counter {
+extern counter V1MODEL_INDEX_PARAM {
     counter(bit<32> size, CounterType type);
-    void count(in bit<32> index);
+    void count(in V1MODEL_INDEX_T index);
 }
 
 extern direct_counter {
@@ -75,9 +87,9 @@ extern direct_counter {
 #define V1MODEL_METER_COLOR_YELLOW 1
 #define V1MODEL_METER_COLOR_RED    2
 
-extern meter {
+extern meter V1MODEL_INDEX_PARAM {
     meter(bit<32> size, MeterType type);
-    void execute_meter<T>(in bit<32> index, out T result);
+    void execute_meter<T>(in V1MODEL_INDEX_T index, out T result);
 }
 
 extern direct_meter<T> {
@@ -85,12 +97,20 @@ extern direct_meter<T> {
     void read(out T result);
 }
 
+#if V1MODEL_VERSION >= 20200408
+extern register<T, I> {
+#else
 extern register<T> {
+#endif
     register(bit<32> size);
     @noSideEffects
-    void read(out T result, in bit<32> index);
-    void write(in bit<32> index, in T value);
+    void read(out T result, in V1MODEL_INDEX_T index);
+    void write(in V1MODEL_INDEX_T index, in T value);
 }
+
+#undef V1MODEL_PORT_T
+#undef V1MODEL_INDEX_T
+#undef V1MODEL_INDEX_PARAM
 
 extern action_profile {
     action_profile(bit<32> size);

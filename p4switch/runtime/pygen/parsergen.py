@@ -303,9 +303,18 @@ class ParserCompiler:
             oob = error_code(self.scope, "StackOutOfBounds")
             lines = [f"i = f[{stack.next_slot}]", f"if i >= {stack.size}:",
                      f"    raise _ParserError({oob})"]
-            lines += self._extract_into(None, stack.htype, f"({first.index} + i)",
-                                        f"({first.base} + i * {stack.stride})", varbit_length,
-                                        target, stack_member=first)
+            if stack.htype.varbit_index is not None:
+                # each element keeps its own varbit length: extract into the one chosen by i
+                lines += self._sync()    # before the branches: each reads the run-time `pos`
+                for i, element in enumerate(stack.headers):
+                    lines.append(f"{'if' if i == 0 else 'elif'} i == {i}:")
+                    lines += ["    " + line for line in self._extract_into(
+                        element, stack.htype, str(element.index), str(element.base),
+                        varbit_length, target)]
+            else:
+                lines += self._extract_into(None, stack.htype, f"({first.index} + i)",
+                                            f"({first.base} + i * {stack.stride})",
+                                            varbit_length, target, stack_member=first)
             lines.append(f"f[{stack.next_slot}] = i + 1")
             return lines
         if kind == "union_stack":

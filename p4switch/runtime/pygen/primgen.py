@@ -200,9 +200,12 @@ class PrimitiveCompiler:
             raise prim.error("assign_header_stack needs two stacks of the same size")
         n = dst.size * dst.stride
         d0, s0 = dst.headers[0], src.headers[0]
-        return [f"v[{d0.index}:{d0.index + dst.size}] = v[{s0.index}:{s0.index + src.size}]",
-                f"f[{d0.base}:{d0.base + n}] = f[{s0.base}:{s0.base + n}]",
-                f"f[{dst.next_slot}] = f[{src.next_slot}]"]
+        lines = [f"v[{d0.index}:{d0.index + dst.size}] = v[{s0.index}:{s0.index + src.size}]",
+                 f"f[{d0.base}:{d0.base + n}] = f[{s0.base}:{s0.base + n}]",
+                 f"f[{dst.next_slot}] = f[{src.next_slot}]"]
+        for d, s in zip(_varbit_length_slots(dst), _varbit_length_slots(src)):
+            lines.append(f"f[{d}] = f[{s}]")   # varbit lengths live outside the stride
+        return lines
 
     def _p_assign_union_stack(self, prim, params):
         need(prim, params, 2)
@@ -261,8 +264,13 @@ class PrimitiveCompiler:
         stack = self._stack(params[0])
         count = int_param(params[1], self.scope)
         first = stack.headers[0]
-        return [f"{helper}(f, v, {first.index}, {first.base}, {stack.stride}, {stack.size}, "
-                f"{stack.next_slot}, {data(count)})"]
+        lines = [f"{helper}(f, v, {first.index}, {first.base}, {stack.stride}, {stack.size}, "
+                 f"{stack.next_slot}, {data(count)})"]
+        lengths = _varbit_length_slots(stack)
+        if lengths:   # each element's varbit length moves with it
+            sign = "" if helper == "_stack_push" else "-"
+            lines.append(f"_shift_varbit_lengths(f, {lengths!r}, {sign}({data(count)}))")
+        return lines
 
     def _p_push(self, prim, params):
         return self._stack_shift(prim, params, "_stack_push")
@@ -500,6 +508,21 @@ def _last_guard(out: list[str]) -> str | None:
 
 # ------------------------------------------------------------------ run-time helpers for the code
 
+def _varbit_length_slots(stack) -> list[int]:
+    """The slots holding each element's varbit length, in element order ([] without varbit)."""
+    slots = [h.varbit_len_slot for h in stack.headers]
+    return [] if None in slots else slots
+
+
+def _shift_varbit_lengths(f, slots, count):
+    """Move the elements' varbit lengths as push_front (count > 0) or pop_front (count < 0)
+    moved the elements; lengths of elements that became invalid are 0."""
+    old = [f[s] for s in slots]
+    for i, slot in enumerate(slots):
+        src = i - count
+        f[slot] = old[src] if 0 <= src < len(slots) else 0
+
+
 def _stack_push(f, v, first_valid, first_base, stride, size, next_slot, count):
     """push_front(count): shift elements up; the `count` new front elements are invalid."""
     if count <= 0:
@@ -556,5 +579,6 @@ def _union_stack_copy(f, v, dst_shape, src_shape):
 
 
 PRIM_HELPERS = {"_stack_push": _stack_push, "_stack_pop": _stack_pop,
+                "_shift_varbit_lengths": _shift_varbit_lengths,
                 "_union_stack_shift": _union_stack_shift, "_union_stack_copy": _union_stack_copy,
                 **EXTERN_HELPERS, **lanes.LANE_HELPERS}
