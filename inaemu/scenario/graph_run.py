@@ -135,6 +135,7 @@ class GraphJobRun(JobRun):
 
     def _iteration_done(self) -> None:
         """The open call ended at every rank: its node is done everywhere, the next opens."""
+        self._close_ended_apps()
         current = self._close_call()
         now = current.ended_s
         call = self.call

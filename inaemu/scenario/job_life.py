@@ -59,6 +59,10 @@ class JobLife:
     def _placed(self, placement: Placement) -> None:
         """A new placement is installed (per-placement state starts over here)."""
 
+    def _release(self) -> None:
+        """The job has ended: drop what only its calls needed (vectors, sessions), so a long
+        scenario's memory does not grow with the jobs it has run."""
+
     def progress_units(self) -> float:
         raise NotImplementedError
 
@@ -123,6 +127,7 @@ class JobLife:
                 del engine.busy_hosts[host]
         if self.placement is not None and engine.control is not None:
             engine.control.remove(self.placement)
+        self._release()
         engine.job_ended(self)
 
     def give_up(self, reason: str) -> None:

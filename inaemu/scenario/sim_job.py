@@ -50,6 +50,7 @@ class JobRun(JobLife):
         self.generation = 0               # apps of an older generation are abandoned
         self._inputs: list[np.ndarray] = []
         self._reference = None
+        self._ended_apps: list = []       # this call's apps that have their sum
 
     # -- JobLife's hooks --------------------------------------------------------------------------
 
@@ -58,6 +59,18 @@ class JobRun(JobLife):
 
     def _placed(self, placement: Placement) -> None:
         self.sessions = {}                # positions start over with the new job id
+
+    def _close_ended_apps(self) -> None:
+        """Every worker has the call's sum: its apps answer nothing more, so they give their
+        hosts' ports and timers back (and with them their vectors)."""
+        for app in self._ended_apps:
+            app.close()
+        self._ended_apps = []
+
+    def _release(self) -> None:
+        self._close_ended_apps()
+        self.sessions = {}
+        self._inputs, self._reference = [], None
 
     def _stop_calls(self) -> None:
         self._abandon_apps()
@@ -174,6 +187,7 @@ class JobRun(JobLife):
             return                          # an abandoned call (re-planned or failed)
         worker.counted += _app_progress(app)
         worker.app = None
+        self._ended_apps.append(app)
         outcome = app.outcome
         self.retransmissions += outcome.retransmissions
         self._current.retransmissions += outcome.retransmissions
@@ -190,6 +204,7 @@ class JobRun(JobLife):
             self._iteration_done()
 
     def _iteration_done(self) -> None:
+        self._close_ended_apps()
         self._close_call()
         self.iteration += 1
         if self.iteration >= self.job.workload.iterations:
@@ -212,6 +227,7 @@ class JobRun(JobLife):
                 worker.counted += _app_progress(app)
                 self.retransmissions += _app_retransmissions(app)
                 _silence(app)
+                app.close()
                 worker.app = None
             if worker.computing is not None and self.state == "failed":
                 worker.computing.cancel()

@@ -177,6 +177,13 @@ class CollectiveWorker:
                       f"{self.stall_timeout:g} s (state {self.state}); a peer died or is "
                       f"unreachable")
 
+    def close(self) -> None:
+        """Release the host's ports and timers once every rank has its sum."""
+        for timer in (*self._rto_timers.values(), self._stall_timer):
+            self.node.drop_timer(timer)
+        self.node.unlisten(PROTO_TCP, self.data_port, self._on_data)
+        self.node.unlisten(PROTO_TCP, self.ack_port, self._on_ack)
+
     def abort(self, reason: str) -> None:
         self._end(reason)
 

@@ -90,16 +90,27 @@ class HostNode:
         self.alive = True
         self.counters = HostCounters()
         self.handlers: dict[tuple[int, int], Callable[[Datagram], None]] = {}
-        self.timers: list[Timer] = []
+        self.timers: set[Timer] = set()
         self._ident = 0
 
     def timer(self, action: Callable[[], None]) -> Timer:
         timer = Timer(self.loop, action)
-        self.timers.append(timer)
+        self.timers.add(timer)
         return timer
 
     def listen(self, proto: int, port: int, handler: Callable[[Datagram], None]) -> None:
         self.handlers[(proto, port)] = handler
+
+    def unlisten(self, proto: int, port: int, handler: Callable[[Datagram], None]) -> None:
+        """Stop delivering to `handler`; a later listener on the same port keeps its place."""
+        if self.handlers.get((proto, port)) == handler:
+            del self.handlers[(proto, port)]
+
+    def drop_timer(self, timer: Timer) -> None:
+        """Cancel a timer for good and forget it (an app that has ended releases its own, or a
+        long scenario would keep every call's apps alive through them)."""
+        timer.cancel()
+        self.timers.discard(timer)
 
     def send_frame(self, frame: bytes, on_left: Callable[[bytes], None] | None = None) -> None:
         """Hand `frame` to the uplink's queue; `on_left(frame)` when it no longer takes room

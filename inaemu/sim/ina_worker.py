@@ -69,6 +69,12 @@ class InaWorker:
             return
         self._apply(step)
 
+    def close(self) -> None:
+        """Release the host's port and timer (the call is over at every worker)."""
+        self._timer.cancel()
+        self.node.drop_timer(self._timer)
+        self.node.unlisten(PROTO_UDP, INA_UDP_PORT, self._on_datagram)
+
     def abort(self, reason: str) -> None:
         """End now with `reason` as the error (the host died)."""
         self._end(reason)

@@ -174,6 +174,14 @@ class RingWorker:
             self._end(f"rank {self.session.rank}: nothing from the left neighbour for "
                       f"{self.stall_timeout:g} s (state {self.state}); it died or is unreachable")
 
+    def close(self) -> None:
+        """Release the host's ports and timers once every rank has its sum (nothing this
+        rank still has unacknowledged is needed then)."""
+        for timer in (self._rto_timer, self._stall_timer):
+            self.node.drop_timer(timer)
+        self.node.unlisten(PROTO_TCP, self.data_port, self._on_data)
+        self.node.unlisten(PROTO_TCP, self.ack_port, self._on_ack)
+
     def abort(self, reason: str) -> None:
         """End now with `reason` as the error (the host died)."""
         self._end(reason)
