@@ -439,8 +439,13 @@ class InaSession:
         in_flight = self._in_flight
         c, chunks, pool = self._next_chunk, self._chunks, self.pool_size
         out: list[bytes] = []
+        if c >= chunks:       # the tail: every chunk sent; its probe restarts on each result
+            recovery.tail = True
+            recovery.probe_tail(now)
+            return out
+        recovery.tail = False     # (an overflow redo pass adds chunks after a tail)
         room = window - len(in_flight)            # the loop below is all that adds to it
-        if c >= chunks or room <= 0:
+        if room <= 0:
             return out
         encoder = self._encoder
         answered, contribution = self._answered, encoder.contribution
@@ -485,6 +490,9 @@ class InaSession:
         counters = self.counters
         counters.packets_sent += c - first
         counters.bytes_sent += sent_bytes
+        if c >= chunks:
+            recovery.tail = True
+            recovery.probe_tail(now)
         return out
 
     def _send_new(self, key: int, payload: bytes, slot: int, ver: int, now: float) -> bytes:
