@@ -20,7 +20,8 @@ chunk and the duplicates overflow the queue. So a worker adapts, as TCP does:
   window of transmissions (an EWMA over windows; in an aggregation job a chunk is lost when
   any of the n contributions or the result is, so q is several times a link's loss rate) and
   judges a loss congestion only when the losses of the current window exceed what q explains:
-  more than q·w + 2·sqrt(q·(1−q)·w) + 2. Then the window halves, at most once per window.
+  more than q·w + 3·sqrt(q·(1−q)·w) + 2 (nothing before q is first measured). Then the window
+  halves, at most once per window.
   (TCP Veno's rule, "the backlog from the RTTs is small, so the loss is random", was tried:
   an RTT here includes the wait for the slowest worker, so the backlog looked large and
   windows fell to the floor; docs/loss.md.)
@@ -194,15 +195,24 @@ class LossBursts:
 
     `transmitted(window)` for every transmission, `lost(window)` for every loss detected (early
     or by a timer); `lost` says whether this loss makes the current window's losses a burst:
-    more than q·w + 2·sqrt(q·(1−q)·w) + SLACK, q being the EWMA (gain GAIN) of the fraction of
-    transmissions lost in past windows. At most one burst per window.
+    more than q·w + 3·sqrt(q·(1−q)·w) + SLACK, q being the EWMA (gain GAIN) of the fraction of
+    transmissions lost in past windows (the first window's fraction as it is: nothing is
+    judged before one window has been measured). At most one burst per window.
+
+    Why three deviations and a first measurement: on a 16-worker fat-tree at 5 % loss nearly
+    every chunk loses a piece somewhere (56 link crossings), q is about 0.6, and with q still
+    near 0 in the first window, or 2 deviations later, random loss was judged a burst 2-6
+    times per worker per 1 MiB call; each halving ended slow start and the window stayed
+    at a third of its maximum (docs/loss.md, "Trees").
     """
 
     GAIN = 0.25
     SLACK = 2.0
+    DEVIATIONS = 3.0             # standard deviations of a binomial above the mean
 
     def __init__(self) -> None:
         self.rate = 0.0              # q: the usual fraction of transmissions lost
+        self.learnt = False          # q holds a window's measurement (none judged before)
         self.bursts = 0
         self._sent = 0               # transmissions of the current window
         self._losses = 0             # losses detected during it
@@ -216,18 +226,22 @@ class LossBursts:
     def window_ends(self) -> None:
         """A window of transmissions is complete: its loss fraction into the rate. (The
         session's per-chunk path counts `_sent` itself and calls this, as `transmitted`.)"""
-        self.rate += self.GAIN * (self._losses / self._sent - self.rate)
+        fraction = self._losses / self._sent
+        if self.learnt:
+            self.rate += self.GAIN * (fraction - self.rate)
+        else:       # the first window's fraction is the first estimate (as RFC 6298's SRTT)
+            self.rate, self.learnt = fraction, True
         self._sent = self._losses = 0
         self._burst = False
 
     def expected(self, window: int) -> float:
         """Losses random loss explains in a window of `window` transmissions."""
         q = min(max(self.rate, 0.0), 1.0)
-        return q * window + 2.0 * math.sqrt(q * (1.0 - q) * window) + self.SLACK
+        return q * window + self.DEVIATIONS * math.sqrt(q * (1.0 - q) * window) + self.SLACK
 
     def lost(self, window: int) -> bool:
         self._losses += 1
-        if self._burst or self._losses <= self.expected(window):
+        if not self.learnt or self._burst or self._losses <= self.expected(window):
             return False
         self._burst = True
         self.bursts += 1

@@ -8,12 +8,13 @@ the workers cannot tell it from the switch and need no change:
 * a cell per (slot, version): the member bitmap, the contributions still missing, the k lane
   sums (int32 lanes wrap modulo 2^32; int16/int8 lanes are summed per sub-lane and an
   overflow sets the cell's sticky overflow flag, docs/formats.md), the largest block exponent
-  (`exp`, §5.2);
+  (`exp`, §5.2), and the sticky retx flag (a piece came by a retransmission, §3);
 * a first copy of worker w's contribution marks w in the cell and clears w in the shadow cell
   (the same slot's other version), then overwrites (first) or adds; the last one completes the
   cell and a RESULT goes to every worker (count n, the triggering packet's chunk, version and
-  format, the cell's exponent and overflow flag);
-* a duplicate gets the stored sum back (unicast RESULT) if the cell is complete, else nothing;
+  format, the cell's exponent and overflow and retx flags);
+* a duplicate gets the stored sum back (unicast RESULT, retx set) if the cell is complete,
+  else nothing;
 * a QUERY gets a NACK if the cell lacks w's contribution, the RESULT if it is complete, else
   nothing (another worker's piece is missing; that worker asks too).
 
@@ -34,8 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ina_header import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_VER, HEADER, INA_UDP_PORT, Format, Kind,
-                         format_flags)
+from .ina_header import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER, INA_UDP_PORT,
+                         Format, Kind, format_flags)
 from .ina_wire import check_k
 
 FALLBACK_PORT = INA_UDP_PORT + 1   # 48880: beside a worker's 48879 on the same host
@@ -50,7 +51,7 @@ def fallback_port(job: int) -> int:
 
 # The header is parsed here with the shared definition (hosts/ina_header.py) but not with
 # hosts/ina_wire.py's decoder, so the aggregator checks what the switch checks.
-RESULT_FLAGS = FLAG_VER | FLAG_FORMAT | FLAG_OVERFLOW     # what a RESULT keeps of the flags
+CELL_FLAGS = FLAG_OVERFLOW | FLAG_RETX      # what a cell keeps of its pieces' flags, sticky
 # the sign bit of every sub-lane of a 32-bit lane, per lane format (its flag bits)
 SIGN_BITS = {format_flags(Format.INT32): 0x80000000, format_flags(Format.INT16): 0x80008000,
              format_flags(Format.INT8): 0x80808080}
@@ -82,7 +83,8 @@ class _Cell:
     pending: int = 0              # contributions missing; 0 = complete (seen != 0) or idle
     values: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
     exp: int = 0                  # the largest block exponent of its contributions
-    overflow: int = 0             # FLAG_OVERFLOW once a packed sum overflowed, sticky
+    flags: int = 0                # FLAG_OVERFLOW once a packed sum overflowed, FLAG_RETX once
+                                  # a piece came by a retransmission; sticky (CELL_FLAGS)
 
 
 class FallbackAggregator:
@@ -130,7 +132,8 @@ class FallbackAggregator:
             self.counters.queries += 1
             if not cell.seen & bit:
                 self.counters.nacks += 1
-                return self._send([worker], Kind.NACK, reply, None, count=0)
+                return self._send([worker], Kind.NACK, (flags & (FLAG_VER | FLAG_FORMAT),
+                                                         exp, slot, chunk), None, count=0)
             if cell.pending == 0:
                 return self._unicast(worker, cell, reply)
             return []
@@ -143,11 +146,11 @@ class FallbackAggregator:
         values = np.frombuffer(payload, LANES, offset=HEADER.size)
         if cell.pending == 0:
             cell.values = values.astype(np.uint32)         # a copy, native order
-            cell.exp, cell.overflow = exp, flags & FLAG_OVERFLOW
+            cell.exp, cell.flags = exp, flags & CELL_FLAGS
             cell.pending = self.n - 1
         else:
             cell.exp = max(cell.exp, exp)
-            cell.overflow |= (flags & FLAG_OVERFLOW) | self._add(cell, values, flags)
+            cell.flags |= (flags & CELL_FLAGS) | self._add(cell, values, flags)
             cell.pending -= 1
         if cell.pending:
             return []
@@ -178,15 +181,17 @@ class FallbackAggregator:
         return FLAG_OVERFLOW if overflowed else 0
 
     @staticmethod
-    def _stored(cell: _Cell, reply: tuple) -> tuple:
-        """A reply carrying the cell: its exponent and overflow flag, the packet's ver and
-        format."""
+    def _stored(cell: _Cell, reply: tuple, extra: int = 0) -> tuple:
+        """A reply carrying the cell: its exponent and flags (overflow, retx), the packet's ver
+        and format, and `extra` flag bits."""
         flags, _exp, slot, chunk = reply
-        return (flags & (FLAG_VER | FLAG_FORMAT)) | cell.overflow, cell.exp, slot, chunk
+        return (flags & (FLAG_VER | FLAG_FORMAT)) | cell.flags | extra, cell.exp, slot, chunk
 
     def _unicast(self, worker: int, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:
+        """The stored sum again to one worker: an answer to a duplicate or a QUERY, so retx."""
         self.counters.results_unicast += 1
-        return self._send([worker], Kind.RESULT, self._stored(cell, reply), cell.values)
+        return self._send([worker], Kind.RESULT, self._stored(cell, reply, FLAG_RETX),
+                          cell.values)
 
     def _cell(self, slot: int, ver: int) -> _Cell:
         cell = self._cells.get((slot, ver))
@@ -197,11 +202,11 @@ class FallbackAggregator:
     def _send(self, workers, kind: Kind, reply: tuple, values: np.ndarray | None, *,
               count: int | None = None) -> list[tuple[int, bytes]]:
         """The same packet to each of `workers`, their own id in `worker` (as the switch's
-        egress writes it); flags keep ver, the format and the overflow bit (retx cleared)."""
+        egress writes it), with the flags of `reply` as they are."""
         flags, exp, slot, chunk = reply
         body = b"" if values is None else values.astype(LANES).tobytes()
         count = self.n if count is None else count
-        out = [(w, HEADER.pack(kind, flags & RESULT_FLAGS, self.job, max(w, 0), 0, slot, chunk,
+        out = [(w, HEADER.pack(kind, flags, self.job, max(w, 0), 0, slot, chunk,
                                count, exp) + body) for w in workers]
         self.counters.packets_sent += len(out)
         return out

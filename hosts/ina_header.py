@@ -51,7 +51,8 @@ class Format(enum.IntEnum):
 # The `flags` byte: (name, mask, label). Bits 5-7 are zero.
 FLAG_FIELDS = (
     ("ver", 0x01, "Version"),                       # which of the slot's two cells
-    ("retx", 0x02, "Retransmission"),               # informational
+    ("retx", 0x02, "Retransmission"),               # CONTRIB/QUERY: resent; RESULT: waited
+                                                    # for a recovery (no RTT sample, §3)
     ("format", 0x0C, "Lane format"),                # a Format code
     ("overflow", 0x10, "Overflow"),                 # a packed sum of the cell overflowed (§5.3)
 )

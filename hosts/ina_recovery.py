@@ -27,8 +27,13 @@ from .ina_state import Counters, Flight
 from .ina_wire import query_for, with_retx
 
 MAX_KEY = -1                    # the in-flight key of the MAX round's packet
-RTO_TIMER, REORDER_TIMER = 0, 1  # timer kinds
+RTO_TIMER, REORDER_TIMER, TAIL_TIMER = 0, 1, 2  # timer kinds
 REORDER_FRACTION = 0.25         # the reordering allowance, as a fraction of the min RTT
+# The tail of a call (every chunk sent): the earliest chunk in flight is probed after
+# TAIL_PROBE_RTTS minimum round trips of silence, doubling per probe, at most TAIL_PROBES times
+# per chunk (protocol §4.2, "The tail").
+TAIL_PROBE_RTTS = 4.0
+TAIL_PROBES = 3
 
 
 class LossRecovery:
@@ -63,6 +68,8 @@ class LossRecovery:
         self.in_flight = in_flight
         self.timers: list[tuple[float, int, int, int]] = []
         self.queried = 0                # chunks in flight whose latest send is a QUERY
+        self.tail = False               # every chunk of the call sent (the session says)
+        self._tail_serial = 0           # of the one live tail-probe timer (older ones: stale)
 
     @property
     def current_window(self) -> int:
@@ -79,6 +86,13 @@ class LossRecovery:
         while timers and timers[0][0] <= now:
             deadline, key, tries, kind = heapq.heappop(timers)
             flight = in_flight.get(key)
+            if kind == TAIL_TIMER:
+                # (`tries` holds the probe's serial: only the latest armed probe is live)
+                if flight is not None and tries == self._tail_serial and self.tail \
+                        and key == next(iter(in_flight)):
+                    flight.tail_probes += 1
+                    out.append(self._resend(key, flight, now, early=False, probe=True))
+                continue
             if flight is None or flight.tries != tries:
                 continue            # answered, or rescheduled since
             if kind == REORDER_TIMER:
@@ -100,11 +114,13 @@ class LossRecovery:
             out.append(self._resend(key, flight, now, early=False))
         return out
 
-    def _resend(self, key: int, flight: Flight, now: float, *, early: bool) -> bytes:
-        """Retransmit a chunk (early: a later result showed it lost; else its timer expired)."""
+    def _resend(self, key: int, flight: Flight, now: float, *, early: bool,
+                probe: bool = False) -> bytes:
+        """Retransmit a chunk (early: a later result showed it lost; else its timer expired,
+        or, `probe`, the tail's probe timer: values, and no loss is counted)."""
         # A loss of a data chunk: is it congestion? The MAX round is a barrier (a
         # late worker delays it): its expiries say nothing about the network.
-        if self.adaptive and key != MAX_KEY:
+        if self.adaptive and key != MAX_KEY and not probe:
             self.counters.loss_events += 1
             self._on_loss(flight)
         flight.tries += 1
@@ -118,9 +134,11 @@ class LossRecovery:
             self.counters.fast_retransmissions += 1
         else:
             self.counters.timer_retransmissions += 1
+            if probe:
+                self.counters.tail_probes += 1
         self._count_sent(payload)
         if self.timeline is not None:
-            self.timeline.append((now, "fast" if early else "timer", key))
+            self.timeline.append((now, "fast" if early else "probe" if probe else "timer", key))
         return payload
 
     def spurious_timeout(self, flight: Flight, now: float) -> bool:
@@ -171,6 +189,38 @@ class LossRecovery:
         flight.wait = wait
         flight.deadline = now + wait
         heapq.heappush(self.timers, (flight.deadline, key, flight.tries, RTO_TIMER))
+        if self.tail:
+            self.probe_tail(now)
+
+    def probe_tail(self, now: float) -> None:
+        """Arm the tail's probe (docs/protocol.md §4.2, "The tail"): the session calls this
+        once every chunk of the call has been sent, and again on every result; so does every
+        transmission then. After a call's last chunk no later result can show a loss, and
+        the RTO, learnt while the worker's own window queued ahead of each chunk, is several
+        times the round trip of a probe sent into the empty tail (16-worker fat-tree at 5 %:
+        RTO 27-48 ms, minimum RTT 1.4-2.2 ms). So the earliest chunk in flight is resent with
+        its values after TAIL_PROBE_RTTS minimum round trips (at least rto_min) of silence:
+        since its latest transmission and the latest result, doubling per probe, at most
+        TAIL_PROBES times per chunk (a straggler that has not sent yet costs a few duplicates,
+        and only the RTO timers, with their backoff and give-up count, remain after that).
+        Only the earliest: one packet per probe interval per worker, whatever the window."""
+        in_flight = self.in_flight
+        if not (self.adaptive and self.tail and in_flight):
+            return
+        key = next(iter(in_flight))
+        flight = in_flight[key]
+        min_rtt = self.paths.estimator(flight.slot).min_rtt
+        if key == MAX_KEY or flight.tail_probes >= TAIL_PROBES or min_rtt is None:
+            return
+        base = TAIL_PROBE_RTTS * min_rtt
+        if base < self.rto_min:
+            base = self.rto_min
+        since = flight.last_sent
+        if self.silence.last_progress > since:
+            since = self.silence.last_progress
+        due = since + base * 2.0 ** flight.tail_probes
+        self._tail_serial += 1
+        heapq.heappush(self.timers, (due, key, self._tail_serial, TAIL_TIMER))
 
     def next_deadline(self) -> float | None:
         """When `expire` should next be called (None: no live timer)."""
@@ -178,7 +228,10 @@ class LossRecovery:
         while timers:
             deadline, key, tries, kind = timers[0]
             flight = in_flight.get(key)
-            if (flight is not None and flight.tries == tries
+            if kind == TAIL_TIMER:
+                if flight is not None and tries == self._tail_serial and self.tail:
+                    return deadline
+            elif (flight is not None and flight.tries == tries
                     and (kind == RTO_TIMER or flight.suspect)):
                 return deadline
             heapq.heappop(timers)

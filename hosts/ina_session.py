@@ -254,7 +254,7 @@ class InaSession:
                     flight = in_flight.get(chunk)
                     if (plain and flight is not None and self.state is _DATA
                             and flight.tries == 1 and slot == flight.slot
-                            and flags & (FLAG_VER | FLAG_OVERFLOW) == flight.ver
+                            and flags & (FLAG_VER | FLAG_OVERFLOW | FLAG_RETX) == flight.ver
                             and chunk < codec.chunks and self._answered_count + 1 < self._chunks
                             and (not fast_retransmit or next(iter(in_flight)) == chunk)):
                         del in_flight[chunk]
@@ -273,7 +273,7 @@ class InaSession:
                         out += fill(now)
                         continue
                     out += on_result(chunk, slot, flags & FLAG_VER, payload, now, bmax,
-                                     flags & FLAG_OVERFLOW)
+                                     flags & FLAG_OVERFLOW, flags & FLAG_RETX)
                 else:
                     out += receive(payload, now)
             else:
@@ -299,9 +299,9 @@ class InaSession:
                     and flags & FLAG_FORMAT == (0 if self._codec is None
                                                 else self._format_bits)):
                 return self._on_result(chunk, slot, flags & FLAG_VER, payload, now,
-                                       bmax, flags & FLAG_OVERFLOW)
+                                       bmax, flags & FLAG_OVERFLOW, flags & FLAG_RETX)
         try:
-            kind, job, worker, slot, chunk, ver, _retx, count = decode_header(payload, self.k)
+            kind, job, worker, slot, chunk, ver, retx, count = decode_header(payload, self.k)
         except WireError:
             counters.malformed_ignored += 1
             return []
@@ -325,7 +325,7 @@ class InaSession:
         if fmt != (0 if self._codec is None else self._codec.format_code):
             counters.malformed_ignored += 1     # another lane format than this job's
             return []
-        return self._on_result(chunk, slot, ver, payload, now, bmax, overflow)
+        return self._on_result(chunk, slot, ver, payload, now, bmax, overflow, retx)
 
     # ---- what the caller reads --------------------------------------------------------------
 
@@ -439,8 +439,13 @@ class InaSession:
         in_flight = self._in_flight
         c, chunks, pool = self._next_chunk, self._chunks, self.pool_size
         out: list[bytes] = []
+        if c >= chunks:       # the tail: every chunk sent; its probe restarts on each result
+            recovery.tail = True
+            recovery.probe_tail(now)
+            return out
+        recovery.tail = False     # (an overflow redo pass adds chunks after a tail)
         room = window - len(in_flight)            # the loop below is all that adds to it
-        if c >= chunks or room <= 0:
+        if room <= 0:
             return out
         encoder = self._encoder
         answered, contribution = self._answered, encoder.contribution
@@ -485,6 +490,9 @@ class InaSession:
         counters = self.counters
         counters.packets_sent += c - first
         counters.bytes_sent += sent_bytes
+        if c >= chunks:
+            recovery.tail = True
+            recovery.probe_tail(now)
         return out
 
     def _send_new(self, key: int, payload: bytes, slot: int, ver: int, now: float) -> bytes:
@@ -533,9 +541,9 @@ class InaSession:
         return self._fill_window(now)
 
     def _on_result(self, c: int, slot: int, ver: int, payload: bytes, now: float,
-                   bmax: int, overflow: int) -> list[bytes]:
-        """The RESULT of transmission c (`bmax` and `overflow`: its header's block max and
-        overflow flag). Runs for every chunk: locals and inline arithmetic."""
+                   bmax: int, overflow: int, retx: int = 0) -> list[bytes]:
+        """The RESULT of transmission c (`bmax`, `overflow` and `retx`: its header's block max
+        and flags). Runs for every chunk: locals and inline arithmetic."""
         flight = self._in_flight.get(c) if self.state is State.DATA else None
         if flight is None or slot != flight.slot or ver != flight.ver:
             self.counters.duplicates_ignored += 1
@@ -549,9 +557,11 @@ class InaSession:
         path = 0 if slot < self.switch_slots else 1
         highest = self._highest_answered
         if self.adaptive:
-            # Karn: a resent chunk's result could answer either copy. And a result overtaken
-            # by a later chunk's waited for another worker's retransmission: not a path delay.
-            if c > highest[path]:
+            # Karn: a resent chunk's result could answer either copy. A result overtaken by a
+            # later chunk's, or one the switch marks retx (its cell, at some tier, took a
+            # retransmitted piece, or it answers a duplicate or query: §3), waited for a
+            # recovery, this worker's or another's: not a path delay.
+            if c > highest[path] and not retx:
                 estimator = self.host_rto_estimator if path else self.rto_estimator
                 if flight.tries == 1:
                     estimator.sample(now - flight.sent_at)

@@ -59,7 +59,8 @@ class Counters:
     retransmissions: int = 0        # every recovery packet: early, by timer, after a NACK
     fast_retransmissions: int = 0   # early: a later chunk's result came first (a QUERY, or the
                                     # values when queries are off)
-    timer_retransmissions: int = 0  # the values resent because a timer expired
+    timer_retransmissions: int = 0  # the values resent because a timer expired (tail probes too)
+    tail_probes: int = 0            # of those, the tail's probes of the earliest chunk (§4.2)
     nack_retransmissions: int = 0   # the values resent because the switch sent a NACK
     spurious_timeouts: int = 0      # a timer fired, then the first copy's result came back
     loss_events: int = 0            # data chunk transmissions found lost (early or by timer)
@@ -81,7 +82,7 @@ class Flight:
     """A chunk in flight (one is made per chunk sent: a plain class with slots, cheap)."""
 
     __slots__ = ("payload", "slot", "ver", "tries", "deadline", "sent_at", "serial",
-                 "last_sent", "expiries", "suspect", "wait", "queried")
+                 "last_sent", "expiries", "suspect", "wait", "queried", "tail_probes")
 
     def __init__(self, payload: bytes, slot: int, ver: int, tries: int, deadline: float,
                  sent_at: float = 0.0, serial: int = 0, last_sent: float = 0.0,
@@ -98,3 +99,4 @@ class Flight:
         self.suspect = False        # a later transmission was answered: resend at reorder timer
         self.wait = wait            # the latest transmission's timer length
         self.queried = False        # the latest transmission was a QUERY (a NACK resends values)
+        self.tail_probes = 0        # tail probes sent for it (LossRecovery.probe_tail)

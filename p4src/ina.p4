@@ -62,6 +62,9 @@ const bit<8>  INA_MAX_RESULT  = 3;
 const bit<8>  INA_QUERY       = 4;  // "has my chunk's cell everything from me?" (no values)
 const bit<8>  INA_NACK        = 5;  // "no: send your contribution again" (no values)
 const bit<8>  INA_FLAG_VER    = 1;
+// INA_FLAG_RETX: in a CONTRIB or QUERY, a retransmission; in a RESULT (or MAX_RESULT), the
+// result waited for a recovery: its cell, at some tier, took a retransmitted piece, or it
+// answers a duplicate or a query (docs/protocol.md §1, §3; workers take no RTT sample from it)
 const bit<8>  INA_FLAG_RETX   = 2;
 // flags bits 2-3: the lane format (docs/formats.md); bit 4: a sub-lane sum of the cell overflowed
 const bit<8>  INA_FLAG_FORMAT = 0x0C;
@@ -69,6 +72,8 @@ const bit<8>  INA_FORMAT_INT32 = 0x00;  // one value per 32-bit lane, sums wrap 
 const bit<8>  INA_FORMAT_INT16 = 0x04;  // two per lane, summed per sub-lane, overflow flagged
 const bit<8>  INA_FORMAT_INT8  = 0x08;  // four per lane, likewise (0x0C is refused: bad kind)
 const bit<8>  INA_FLAG_OVERFLOW = 0x10;
+// the flag bits a cell keeps (sticky until the first contribution of its next round)
+const bit<8>  INA_CELL_FLAGS = INA_FLAG_OVERFLOW | INA_FLAG_RETX;
 // pending value of a cell on a non-root switch that is complete locally and waits for the
 // parent's RESULT (n <= INA_MEMBERS <= 254, so it is never a count of missing contributions).
 const bit<8>  INA_WAIT_PARENT = 0xFF;
@@ -152,8 +157,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // the largest `bmax` of the cell's contributions: the agreed max of the block that
     // next uses the slot (one step ahead, docs/protocol.md §5.2)
     register<bit<16>>(INA_CELLS) ina_bmax;
-    // INA_FLAG_OVERFLOW if a packed (int16/int8) sum of the cell overflowed, else 0: sticky
-    // until the cell is reused, and carried by every RESULT of the cell (docs/formats.md)
+    // The cell's sticky flags (INA_CELL_FLAGS), until the cell is reused, carried by every
+    // RESULT of the cell: INA_FLAG_OVERFLOW if a packed (int16/int8) sum overflowed
+    // (docs/formats.md), INA_FLAG_RETX if a piece of it came by a retransmission (§3)
     register<bit<8>>(INA_CELLS)  ina_overflow;
 
     // ---- per-job counters (packets), index = job id (INA_OTHER_JOBS for the rest)
@@ -261,7 +267,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // The block max travels like one more lane: written, max-combined and read with the values.
     action ina_overwrite() {
         ina_bmax.write(meta.ina.idx, hdr.ina.bmax);
-        ina_overflow.write(meta.ina.idx, hdr.ina.flags & INA_FLAG_OVERFLOW);
+        ina_overflow.write(meta.ina.idx, hdr.ina.flags & INA_CELL_FLAGS);
 #define INA_LANE(V, R) R.write(meta.ina.idx, hdr.vals.V);
 #include "ina_lanes.p4inc"
 #undef INA_LANE
@@ -275,15 +281,15 @@ control MyIngress(inout headers hdr, inout metadata meta,
         ina_bmax.write(meta.ina.idx, hdr.ina.bmax);
     }
 
-    // The cell's overflow flag: what it had, what the packet brings (a child's partial sum),
-    // and what this packed add saw; the packet carries the result.
+    // The cell's flags: what it had, what the packet brings (its retx; a child's partial sum's
+    // overflow and retx), and whether this packed add overflowed; the packet carries them.
     action ina_overflow_merge() {
         bit<8> stored;
         ina_overflow.read(stored, meta.ina.idx);
         bit<8> seen_now = ((meta.ina.overflow_bits & meta.ina.sign_bits) != 0) ?
                           INA_FLAG_OVERFLOW : 8w0;
         hdr.ina.flags = hdr.ina.flags | stored | seen_now;
-        ina_overflow.write(meta.ina.idx, hdr.ina.flags & INA_FLAG_OVERFLOW);
+        ina_overflow.write(meta.ina.idx, hdr.ina.flags & INA_CELL_FLAGS);
     }
 
     // int32 lanes: plain sums modulo 2^32 (the hosts' scale keeps them in range).
@@ -323,13 +329,14 @@ control MyIngress(inout headers hdr, inout metadata meta,
         hdr.vals.V = (lane > hdr.vals.V) ? lane : hdr.vals.V; R.write(meta.ina.idx, hdr.vals.V);
 #include "ina_lanes.p4inc"
 #undef INA_LANE
+        ina_overflow_merge();       // the retx bit (no overflow: nothing is added)
     }
 
     action ina_read() {
         ina_bmax.read(hdr.ina.bmax, meta.ina.idx);
         bit<8> overflow;
         ina_overflow.read(overflow, meta.ina.idx);
-        hdr.ina.flags = (hdr.ina.flags & ~INA_FLAG_OVERFLOW) | overflow;
+        hdr.ina.flags = (hdr.ina.flags & ~INA_FLAG_OVERFLOW) | overflow;   // retx: or-ed
 #define INA_LANE(V, R) R.read(hdr.vals.V, meta.ina.idx);
 #include "ina_lanes.p4inc"
 #undef INA_LANE
@@ -378,7 +385,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // The packet becomes a RESULT from the aggregator address (egress sets the receiver).
     action ina_as_result() {
         hdr.ina.kind = hdr.ina.kind | INA_RESULT;
-        hdr.ina.flags = hdr.ina.flags & (INA_FLAG_VER | INA_FLAG_FORMAT | INA_FLAG_OVERFLOW);
+        hdr.ina.flags = hdr.ina.flags & (INA_FLAG_VER | INA_FLAG_FORMAT | INA_CELL_FLAGS);
         hdr.ina.pad = 0;
         hdr.ipv4.srcAddr = hdr.ipv4.dstAddr;
         hdr.ipv4.ttl = INA_RESULT_TTL;
@@ -394,8 +401,10 @@ control MyIngress(inout headers hdr, inout metadata meta,
         ina_results_multicast.count(meta.ina.counter_index);
     }
 
+    // An answer to a duplicate or a query: it waited for a recovery (retx).
     action ina_unicast_result() {
         ina_as_result();
+        hdr.ina.flags = hdr.ina.flags | INA_FLAG_RETX;
         hdr.ina.count = meta.ina.result_count;
         standard_metadata.egress_spec = meta.ina.worker_port;
         ina_results_unicast.count(meta.ina.counter_index);
@@ -425,6 +434,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // QUERY -> NACK back to its sender: this cell lacks the sender's contribution.
     action ina_nack() {
         ina_as_result();
+        hdr.ina.flags = hdr.ina.flags & (INA_FLAG_VER | INA_FLAG_FORMAT);
         hdr.ina.count = 0;
         standard_metadata.egress_spec = meta.ina.worker_port;
         ina_nacks.count(meta.ina.counter_index);

@@ -99,12 +99,14 @@ class StfBuilder:
 
     def expect_result(self, w: Worker, job: int, slot: int, ver: int, values: list[int], *,
                       count: int, ident: int, kind: int = RESULT, chunk: int | None = None,
-                      source: Endpoint = AGGREGATOR) -> None:
-        """A RESULT addressed to w: from the aggregator, TTL 64, w's own id in `worker`."""
+                      source: Endpoint = AGGREGATOR, retx: bool = False) -> None:
+        """A RESULT addressed to w: from the aggregator, TTL 64, w's own id in `worker`.
+        `retx`: it waited for a recovery (its cell took a retransmitted piece, or it answers
+        a duplicate or a QUERY: docs/protocol.md §3)."""
         chunk = slot if chunk is None else chunk
         self.expect(w.port, ina_packet(source, w.endpoint, ident=ident, kind=kind, job=job,
                                        worker=w.id, slot=slot, ver=ver, chunk=chunk, count=count,
-                                       values=values))
+                                       values=values, retx=retx))
 
     def expect_multicast(self, job: int, slot: int, ver: int, values: list[int], *, ident: int,
                          workers: tuple = (), **fields) -> None:

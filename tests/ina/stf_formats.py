@@ -127,15 +127,16 @@ def block_maxima(t: Test) -> None:
     ident = t.send(W2, JOB, 0, 0, a[2], bmax=0x4110)
     t.results(JOB, 0, 0, wrapping(*a), ident=ident, bmax=0x4110)
     b.comment("Worker 1 lost the RESULT: its retransmission (its own 0x3FF0) is answered from",
-              "the cell, with the agreed 0x4110, not the retransmission's.")
+              "the cell, with the agreed 0x4110, not the retransmission's (and the retx flag of",
+              "every answer to a retransmission or query).")
     ident = t.send(W1, JOB, 0, 0, a[1], bmax=0x3FF0, retx=True)
-    t.result(W1, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110)
+    t.result(W1, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110, retx=True)
     b.count("ina_duplicates", JOB)
     b.count("ina_results_unicast", JOB)
     b.comment("Worker 0 asks with a header-only QUERY (bmax 0): the answer carries 0x4110.")
     ident = t.send(W0, JOB, 0, 0, [], kind=QUERY, retx=True)
     b.count("ina_queries", JOB)
-    t.result(W0, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110)
+    t.result(W0, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110, retx=True)
     b.count("ina_results_unicast", JOB)
 
     v = [[-1, -2, -3, -4], [5, 6, 7, 8], [0, 0, 0, 1]]
@@ -144,7 +145,7 @@ def block_maxima(t: Test) -> None:
     t.send(W0, JOB, 0, 1, v[0], bmax=0x3A10, chunk=POOL)
     t.send(W1, JOB, 0, 1, v[1], bmax=0x3B05, chunk=POOL)
     ident = t.send(W2, JOB, 0, 0, a[2], bmax=0x4110, retx=True)
-    t.result(W2, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110)
+    t.result(W2, JOB, 0, 0, wrapping(*a), ident=ident, count=3, bmax=0x4110, retx=True)
     b.count("ina_duplicates", JOB)
     b.count("ina_results_unicast", JOB)
     b.comment("Worker 2 completes version 1 with 0x3AFF: the RESULT carries 0x3B05.")
@@ -202,7 +203,7 @@ def tree(t: Test) -> None:
     b.count("ina_results_multicast", TREE_JOB)
     b.comment("A worker that lost it retransmits: the answer from the cell carries 0x4B00.")
     ident = t.send(W1, TREE_JOB, 0, 0, p[1], bmax=0x3C00, retx=True)
-    t.result(W1, TREE_JOB, 0, 0, g, ident=ident, count=4, bmax=0x4B00)
+    t.result(W1, TREE_JOB, 0, 0, g, ident=ident, count=4, bmax=0x4B00, retx=True)
     b.count("ina_duplicates", TREE_JOB)
     b.count("ina_results_unicast", TREE_JOB)
 
@@ -264,7 +265,7 @@ def packed(t: Test) -> None:
     b.comment("Worker 0 lost that RESULT: the copy answered from the cell has the flag too.")
     ident = t.send(W0, PACKED_JOB, 0, 1, pack(z[0], "int16"), fmt="int16", chunk=2, retx=True)
     t.result(W0, PACKED_JOB, 0, 1, pack(total, "int16"), ident=ident, count=3, fmt="int16",
-             chunk=2, overflow=True)
+             chunk=2, overflow=True, retx=True)
     b.count("ina_duplicates", PACKED_JOB)
     b.count("ina_results_unicast", PACKED_JOB)
 

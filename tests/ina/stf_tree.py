@@ -45,11 +45,11 @@ def tree_test(k: int) -> str:
                           chunk=slot, values=values)
 
     def from_parent(slot: int, ver: int, values: list[int], kind: int = RESULT,
-                    count: int = 4) -> int:
+                    count: int = 4, retx: bool = False) -> int:
         ident = b.next_ident()
         b.send(4, ina_packet(Endpoint(PARENT.mac, PARENT.addr), AGGREGATOR, ident=ident,
                              kind=kind, job=TREE_JOB, worker=2, slot=slot, ver=ver, chunk=slot,
-                             count=count, values=values))
+                             count=count, values=values, retx=retx))
         return ident
 
     p = [lanes(k, [0x7FFFFFFF], lambda i, w=w: (w + 1) * 10 + i) for w in range(2)]
@@ -89,9 +89,10 @@ def tree_test(k: int) -> str:
               "dropped and counted as a duplicate.")
     from_parent(0, 0, g)
     b.count("ina_duplicates", TREE_JOB)
-    b.comment("Worker 1 lost the result: its retransmission gets the global sum, not the partial.")
+    b.comment("Worker 1 lost the result: its retransmission gets the global sum, not the partial",
+              "(with the retx flag: an answer to a retransmission).")
     ident = b.contribute(W1, TREE_JOB, 0, 0, p[1], retx=True)
-    b.expect_result(W1, TREE_JOB, 0, 0, g, count=4, ident=ident)
+    b.expect_result(W1, TREE_JOB, 0, 0, g, count=4, ident=ident, retx=True)
     b.count("ina_duplicates", TREE_JOB)
     b.count("ina_results_unicast", TREE_JOB)
 
@@ -142,19 +143,40 @@ def tree_test(k: int) -> str:
     b.expect(4, up(ident, 1, 0, partial_s, retx=True))
     b.count("ina_partials_up", TREE_JOB)
     gs = wrapping_sum(partial_s, lanes(k, [], lambda i: 3 * i))
-    b.comment("The parent's RESULT comes down and is multicast; a late second NACK for the now",
-              "complete cell is dropped and counted as a duplicate; worker 1, which lost the",
-              "RESULT, queries and gets the global sum grown from its header-only QUERY.")
-    ident = from_parent(1, 0, gs)
+    b.comment("The parent's RESULT comes down and is multicast; its cell took the partial sum",
+              "resent after the NACK, so it has the retx flag, which the cell keeps and the",
+              "multicast carries (the workers below take no round-trip sample from it). A late",
+              "second NACK for the now complete cell is dropped and counted as a duplicate;",
+              "worker 1, which lost the RESULT, queries and gets the global sum grown from its",
+              "header-only QUERY.")
+    ident = from_parent(1, 0, gs, retx=True)
     for w in (W0, W1):
-        b.expect_result(w, TREE_JOB, 1, 0, gs, count=4, ident=ident)
+        b.expect_result(w, TREE_JOB, 1, 0, gs, count=4, ident=ident, retx=True)
     b.count("ina_results_multicast", TREE_JOB)
     from_parent(1, 0, [], kind=NACK, count=0)
     b.count("ina_duplicates", TREE_JOB)
     ident = b.query(W1, TREE_JOB, 1, 0)
-    b.expect_result(W1, TREE_JOB, 1, 0, gs, count=4, ident=ident)
+    b.expect_result(W1, TREE_JOB, 1, 0, gs, count=4, ident=ident, retx=True)
     b.count("ina_queries", TREE_JOB)
     b.count("ina_results_unicast", TREE_JOB)
+
+    t = [lanes(k, [w + 2], lambda i, w=w: 11 * (w + 1) - i) for w in range(2)]
+    partial_t = wrapping_sum(*t)
+    b.comment("Job 5, slot 1, version 1: worker 0's first copy was lost and its retransmission",
+              "(retx) comes first; worker 1's first copy completes the cell. The partial sum",
+              "goes up with the retx flag the cell kept from worker 0's piece, although the",
+              "packet that completed it was a first copy: the parent's cell and its RESULT",
+              "then say the sum waited for a recovery.")
+    b.contribute(W0, TREE_JOB, 1, 1, t[0], retx=True)
+    ident = b.contribute(W1, TREE_JOB, 1, 1, t[1])
+    b.expect(4, up(ident, 1, 1, partial_t, retx=True))
+    b.count("ina_contributions", TREE_JOB, 2)
+    b.count("ina_partials_up", TREE_JOB)
+    gt = wrapping_sum(partial_t, lanes(k, [1], lambda i: i))
+    ident = from_parent(1, 1, gt, retx=True)
+    for w in (W0, W1):
+        b.expect_result(w, TREE_JOB, 1, 1, gt, count=4, ident=ident, retx=True)
+    b.count("ina_results_multicast", TREE_JOB)
 
     q = [lanes(k, [], lambda i, w=w: -(w + 1) * i) for w in range(2)]
     b.comment("Job 6, where this switch is the root and its worker 1 is the child aggregator",

@@ -88,15 +88,18 @@ def flat_test(k: int) -> str:
     b.count("ina_duplicates", JOB)
     b.comment("Workers 1 and 2 complete it: each lane i is 100 + 200 + 300 + 3 i (worker 0 once).",
               "Worker 2's packet has the retx flag (its original was lost): as the first copy",
-              "to arrive it counts as a contribution; the RESULT's flags are ver only.")
+              "to arrive it counts as a contribution, and the cell took a retransmitted piece:",
+              "the RESULT has the retx flag too (it waited for a recovery; workers take no",
+              "round-trip sample from it).")
     b.contribute(W1, JOB, 1, 0, c[1])
     ident = b.contribute(W2, JOB, 1, 0, c[2], retx=True)
-    b.expect_multicast(JOB, 1, 0, wrapping_sum(*c), ident=ident)
+    b.expect_multicast(JOB, 1, 0, wrapping_sum(*c), ident=ident, retx=True)
 
     b.comment("A duplicate after completion: worker 1 lost the slot 0 result and retransmits. The",
-              "cell is complete, so the stored sum goes back to worker 1 only (retx cleared).")
+              "cell is complete, so the stored sum goes back to worker 1 only, with the retx",
+              "flag (an answer to a retransmission).")
     ident = b.contribute(W1, JOB, 0, 0, a1, retx=True)
-    b.expect_result(W1, JOB, 0, 0, sum_a, count=3, ident=ident)
+    b.expect_result(W1, JOB, 0, 0, sum_a, count=3, ident=ident, retx=True)
     b.count("ina_duplicates", JOB)
     b.count("ina_results_unicast", JOB)
 
@@ -108,7 +111,7 @@ def flat_test(k: int) -> str:
     b.contribute(W0, JOB, 0, 1, v[0], chunk=POOL)
     b.contribute(W1, JOB, 0, 1, v[1], chunk=POOL)
     ident = b.contribute(W2, JOB, 0, 0, a2, retx=True)
-    b.expect_result(W2, JOB, 0, 0, sum_a, count=3, ident=ident)
+    b.expect_result(W2, JOB, 0, 0, sum_a, count=3, ident=ident, retx=True)
     b.count("ina_duplicates", JOB)
     b.count("ina_results_unicast", JOB)
     b.comment("Worker 2 completes version 1: lane 0 is -3 (0xFFFFFFFD), lane i is 42 - 3 i.",
@@ -118,7 +121,7 @@ def flat_test(k: int) -> str:
     b.expect_multicast(JOB, 0, 1, sum_v, ident=ident, chunk=POOL)
     b.comment("Worker 0 lost that result: its retransmission gets the version 1 sum.")
     ident = b.contribute(W0, JOB, 0, 1, v[0], retx=True, chunk=POOL)
-    b.expect_result(W0, JOB, 0, 1, sum_v, count=3, ident=ident, chunk=POOL)
+    b.expect_result(W0, JOB, 0, 1, sum_v, count=3, ident=ident, chunk=POOL, retx=True)
     b.count("ina_duplicates", JOB)
     b.count("ina_results_unicast", JOB)
 
@@ -155,7 +158,8 @@ def flat_test(k: int) -> str:
     b.comment("The MAX cells are apart from the data cells: slot 0 version 0 still answers a",
               "duplicate with its sum of the reuse round.")
     ident = b.contribute(W2, JOB, 0, 0, r[2], retx=True, chunk=2 * POOL)
-    b.expect_result(W2, JOB, 0, 0, wrapping_sum(*r), count=3, ident=ident, chunk=2 * POOL)
+    b.expect_result(W2, JOB, 0, 0, wrapping_sum(*r), count=3, ident=ident, chunk=2 * POOL,
+                    retx=True)
     b.count("ina_duplicates", JOB)
     b.count("ina_results_unicast", JOB)
 
@@ -204,18 +208,20 @@ def queries(b: StfBuilder, k: int) -> None:
               "the cell still aggregates, so the query is dropped; only worker 1 resends.")
     b.query(W0, JOB, 3, 0)
     b.count("ina_queries", JOB)
-    b.comment("Worker 1's resent contribution and worker 2's complete the cell: multicast.")
+    b.comment("Worker 1's resent contribution and worker 2's complete the cell: multicast, with",
+              "the retx flag (the cell took worker 1's retransmission: the result waited for it,",
+              "though worker 2's own packet was a first copy).")
     b.contribute(W1, JOB, 3, 0, d[1], retx=True)
     ident = b.contribute(W2, JOB, 3, 0, d[2])
     for w in (W0, W1, W2):
-        b.expect_result(w, JOB, 3, 0, wrapping_sum(*d), count=3, ident=ident)
+        b.expect_result(w, JOB, 3, 0, wrapping_sum(*d), count=3, ident=ident, retx=True)
     b.count("ina_contributions", JOB, 2)
     b.count("ina_results_multicast", JOB)
     b.comment("Worker 2 lost that RESULT and queries: the cell is complete, so the QUERY grows",
               f"into a unicast RESULT with the k = {k} stored sums (UDP length {24 + 4 * k}, IPv4",
               f"total length {44 + 4 * k}, checksum recomputed).")
     ident = b.query(W2, JOB, 3, 0)
-    b.expect_result(W2, JOB, 3, 0, wrapping_sum(*d), count=3, ident=ident)
+    b.expect_result(W2, JOB, 3, 0, wrapping_sum(*d), count=3, ident=ident, retx=True)
     b.count("ina_queries", JOB)
     b.count("ina_results_unicast", JOB)
     b.comment("Refused queries: worker id 3 (bad worker), slot 4 (bad slot), and a QUERY that",

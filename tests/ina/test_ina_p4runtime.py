@@ -74,7 +74,7 @@ def test_a_round_configured_over_p4runtime(configured) -> None:
         (w + 1, ina_packet(AGG, host, ident=2, kind=RESULT, job=JOB, worker=w, slot=5, ver=1,
                            count=3, values=sums)) for w, host in enumerate(HOSTS)]
     assert unicast == [(1, ina_packet(AGG, HOSTS[0], ident=9, kind=RESULT, job=JOB, worker=0,
-                                      slot=5, ver=1, count=3, values=sums))]
+                                      slot=5, ver=1, retx=True, count=3, values=sums))]
     assert stray == []                               # slot 8 of a pool of 8: bad slot
     packets = {name: client.read_counter(name, JOB)[JOB][0]
                for name in ("ina_contributions", "ina_results_multicast", "ina_duplicates",

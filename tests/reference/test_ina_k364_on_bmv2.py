@@ -39,9 +39,10 @@ def stf_text() -> str:
         for w, worker in enumerate((W0, W1, W2)):
             ident = b.contribute(worker, JOB, slot, ver, vectors[w])
         b.expect_multicast(JOB, slot, ver, wrapping_sum(*vectors), ident=ident)
-    # W1 again for the completed cell (a lost RESULT): the switch answers it alone
+    # W1 again for the completed cell (a lost RESULT): the switch answers it alone, with retx
+    # (an answer to a retransmission: it waited for a recovery, docs/protocol.md §3)
     ident = b.contribute(W1, JOB, 1, 1, vectors[1], retx=True)
-    b.expect_result(W1, JOB, 1, 1, wrapping_sum(*vectors), count=3, ident=ident)
+    b.expect_result(W1, JOB, 1, 1, wrapping_sum(*vectors), count=3, ident=ident, retx=True)
     return b.finish()
 
 
