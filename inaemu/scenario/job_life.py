@@ -36,7 +36,10 @@ class JobLife:
         self.suspended = None             # the give-up timer while cut off by a failure
         self.iterations: list[IterationRecord] = []
         self.retransmissions = 0
-        self.progress_log: list[tuple[float, float]] = []   # (time, units) when they grew
+        # recovery: per time an event was acted on, the progress units then, until the job
+        # progresses past them (then the time it did); O(events), not O(samples)
+        self._watching: dict[float, float] = {}
+        self._recovered: dict[float, float] = {}
         self._current: IterationRecord | None = None
         self._units_at_start = 0.0
         self._correct = True
@@ -199,19 +202,22 @@ class JobLife:
         self._current = None
         return current
 
+    def watch_recovery(self, acted: float) -> None:
+        """An event was acted on at `acted`: note when the job next makes progress."""
+        self._watching.setdefault(acted, self.progress_units())
+
     def note_progress(self, at: float, units: float) -> None:
-        if not self.progress_log or units > self.progress_log[-1][1]:
-            self.progress_log.append((at, units))
+        """The job's progress units at `at` (the engines' samples)."""
+        if self._watching:
+            for acted, before in list(self._watching.items()):
+                if at > acted and units > before:
+                    self._recovered[acted] = at
+                    del self._watching[acted]
 
     def first_progress_after(self, when: float) -> float | None:
-        """The first time after `when` at which the job had progressed (None: never)."""
-        before = 0.0
-        for at, units in self.progress_log:
-            if at <= when:
-                before = units
-            elif units > before:
-                return at
-        return None
+        """The first sample after `when` (a time passed to `watch_recovery`) at which the job
+        had progressed (None: never)."""
+        return self._recovered.get(when)
 
     def record(self) -> JobRecord:
         return JobRecord(

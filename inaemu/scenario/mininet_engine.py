@@ -172,7 +172,9 @@ class MininetScenario:
                 self._sample(now)
                 next_sample = now + SAMPLE_S
             if now >= next_links:
-                self._sample_links(now)
+                if self.samples.keep_links():
+                    self._sample_links(now)
+                    self.samples.thin()
                 next_links = now + LINK_SAMPLE_S
             due = min([self._timers[0][0]] if self._timers else [now + SAMPLE_S])
             try:
@@ -205,6 +207,7 @@ class MininetScenario:
             running = [run for run in running if event.host in run.job.workers]
         for run in running:
             self.event_jobs[index][run.job.name] = now
+            run.watch_recovery(now)
         detect = now + self.options.detection_s
         mininet = self.net.net
         if isinstance(event, (m.LinkDown, m.LinkUp)):
@@ -268,9 +271,12 @@ class MininetScenario:
     # -- samples ----------------------------------------------------------------------------------
 
     def _sample(self, now: float) -> None:
-        self.samples.times_s.append(now)
-        for run in self.runs:
-            self.samples.progress.setdefault(run.job.name, []).append(run.progress_fraction())
+        if self.samples.keep_progress():
+            self.samples.times_s.append(now)
+            for run in self.runs:
+                self.samples.progress.setdefault(run.job.name, []).append(
+                    run.progress_fraction())
+            self.samples.thin()
 
     def _sample_links(self, now: float) -> None:
         samples = self.samples

@@ -31,6 +31,7 @@ def failure_learnt(engine, index: int, event) -> None:
         if hit:
             record.actions.append(run.replan(record.description))
         engine.event_jobs[index][run.job.name] = engine.now()
+        run.watch_recovery(engine.now())
 
 
 def repair_learnt(engine, index: int, event) -> None:
@@ -48,3 +49,4 @@ def repair_learnt(engine, index: int, event) -> None:
         if action is not None:
             record.actions.append(action)
             engine.event_jobs[index][run.job.name] = engine.now()
+            run.watch_recovery(engine.now())

@@ -91,16 +91,53 @@ class FlowRecord:
         return out
 
 
+MAX_POINTS = 4000          # per series; a longer timeline keeps every other point, and so on
+
+
 @dataclass
 class Samples:
     """The timeline at regular times: each job's progress (iterations done, fractional: 2.5
     is halfway through the third all-reduce) and each busy link direction's utilisation
-    (fraction of its bandwidth, over the interval ending at the sample)."""
+    (fraction of its bandwidth, over the interval ending at the sample).
+
+    A long scenario (hundreds of jobs, hours of samples) would hold jobs × samples values, so
+    the engines offer every sample (`keep_progress`, `keep_links`) and store one in `stride`;
+    past MAX_POINTS, `thin` keeps every other progress point, merges link intervals pairwise,
+    and doubles the stride."""
 
     times_s: list[float] = field(default_factory=list)
     progress: dict[str, list[float]] = field(default_factory=dict)
     link_times_s: list[float] = field(default_factory=list)
     link_utilisation: dict[str, list[float]] = field(default_factory=dict)
+    progress_stride: int = 1            # engine samples per stored point
+    link_stride: int = 1
+    _progress_offered: int = field(default=0, repr=False)
+    _links_offered: int = field(default=0, repr=False)
+
+    def keep_progress(self) -> bool:
+        """Whether to store this progress sample (one in `progress_stride`)."""
+        self._progress_offered += 1
+        return (self._progress_offered - 1) % self.progress_stride == 0
+
+    def keep_links(self) -> bool:
+        """Whether to take this link sample (one in `link_stride`; the utilisation then
+        covers the whole interval since the last one taken)."""
+        self._links_offered += 1
+        return (self._links_offered - 1) % self.link_stride == 0
+
+    def thin(self) -> None:
+        """Keep every series under MAX_POINTS (see the class docstring)."""
+        if len(self.times_s) > MAX_POINTS:
+            self.times_s = self.times_s[::2]
+            self.progress = {name: values[::2] for name, values in self.progress.items()}
+            self.progress_stride *= 2
+        if len(self.link_times_s) > MAX_POINTS:
+            # each kept time ends an interval twice as long: the mean of the two it joins
+            self.link_times_s = self.link_times_s[1::2]
+            self.link_utilisation = {
+                name: [(a + b) / 2 for a, b in zip(values[0::2], values[1::2])]
+                for name, values in self.link_utilisation.items()}
+            self.link_stride *= 2
 
 
 @dataclass

@@ -168,6 +168,7 @@ class SimScenario:
             running = [run for run in running if event.host in run.job.workers]
         for run in running:
             self.event_jobs[index][run.job.name] = now
+            run.watch_recovery(now)
         detect = now + self.options.detection_s
         if isinstance(event, m.LinkDown):
             for wire in self.directions[frozenset((event.a, event.b))]:
@@ -240,13 +241,17 @@ class SimScenario:
     def _sample(self) -> None:
         now = self.loop.now
         samples = self.samples
-        samples.times_s.append(now)
+        if samples.keep_progress():
+            samples.times_s.append(now)
+            for run in self.runs:
+                samples.progress.setdefault(run.job.name, []).append(run.progress_fraction())
         for run in self.runs:
-            samples.progress.setdefault(run.job.name, []).append(run.progress_fraction())
-            run.note_progress(now, run.progress_units())
+            if run.state == "running":
+                run.note_progress(now, run.progress_units())
         self._sample_count += 1
-        if self._sample_count % LINK_SAMPLE_EVERY == 1:
+        if self._sample_count % LINK_SAMPLE_EVERY == 1 and samples.keep_links():
             self._sample_links(now)
+        samples.thin()
         if self._sample_count % 10 == 0:
             self._show_progress(now)
         if not self._finished():
