@@ -15,7 +15,7 @@ import pytest
 
 from mn_helpers import relabel
 from topologies.builders import star
-from topologies.mininet_net import MininetNetwork, cleanup
+from topologies.mininet_net import MininetNetwork, cleanup, leftovers
 from topologies.mininet_switch import SwitchStartFailed
 
 pytestmark = pytest.mark.root
@@ -114,6 +114,8 @@ def test_cleanup_after_the_owner_was_killed():
     if not ports[0].exists():
         subprocess.run(["ip", "link", "add", "ks1-eth1", "type", "veth", "peer", "name",
                         "kpeer-eth1"], check=True)
+    processes, interfaces = leftovers(topology)             # what cleanup is about to remove
+    assert processes and "ks1-eth1" in interfaces
     removed = cleanup(topology)
     assert any("process" in r for r in removed), removed
     assert "interface ks1-eth1" in removed, removed
@@ -123,3 +125,4 @@ def test_cleanup_after_the_owner_was_killed():
             break
         time.sleep(0.1)
     assert _leftovers("k", 20741, set()) == []
+    assert leftovers(topology) == ({}, [])
