@@ -11,8 +11,12 @@ processes and this process (the engine and its P4Runtime sessions) live througho
 When each job arrives it samples from /proc the resident memory, open file descriptors and
 threads of this process, of the switch processes and of the Mininet host shells (and counts
 agent processes still alive). At the end it prints every call's verdict, each quantity's
-growth after the warm-up (its largest value after the first `--warmup` calls over its value
-then) and, on Mininet, what the teardown left behind; the curve goes to `soak.csv` in `--out`.
+growth after the warm-up and, on Mininet, what the teardown left behind; the curve goes to
+`soak.csv` in `--out`. Growth compares the median of the samples over the last `--window`
+calls with the median over the `--window` calls after the first `--warmup`: resident memory
+moves up and down by several MiB with each job's vector size (the allocator keeps freed
+blocks for reuse), which is not growth; a leak moves the whole level. The largest value
+after the warm-up is printed beside it.
 
     python scripts/soak.py --net sim [--calls 500] [--calls-per-job 5] [--loss 1] [--seed 1]
     python scripts/soak.py --net mininet ...          (root)
@@ -29,6 +33,7 @@ import gc
 import math
 import os
 import random
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -41,6 +46,7 @@ if str(ROOT) not in sys.path:
 QUANTITIES = ("rss_kib", "fds", "threads")
 # roles whose processes live for the whole run: their growth is the leak test
 LONG_LIVED = ("engine", "switches", "host shells")
+FOREVER_S = 7 * 24 * 3600       # no scenario time limit: the soak ends when its calls do
 
 
 @dataclass
@@ -140,7 +146,7 @@ def build(args: argparse.Namespace):
         link["bw_mbps"] = args.bw
     exp = Experiment.star(hosts=args.workers, **link)
     exp.name = "soak"
-    exp.set_options(seed=args.seed)
+    exp.set_options(seed=args.seed, time_limit=FOREVER_S)
     jobs = math.ceil(args.calls / args.calls_per_job)
     previous = None
     for index, size in enumerate(job_sizes(jobs, args.min_size, args.max_size, args.seed)):
@@ -152,22 +158,29 @@ def build(args: argparse.Namespace):
     return exp
 
 
-def growth(curve: list[tuple[int, dict[str, Usage]]], warmup: int) -> dict[tuple[str, str],
-                                                                           tuple[int, int, float]]:
-    """Per (role, quantity) of the long-lived roles: (value at the warm-up's end, largest
-    value after it, growth in %)."""
+def growth(curve: list[tuple[int, dict[str, Usage]]], warmup: int, window: int
+           ) -> dict[tuple[str, str], tuple[float, float, int, float]]:
+    """Per (role, quantity) of the long-lived roles: (median over the `window` calls after
+    the warm-up, median over the last `window` calls, largest value after the warm-up,
+    growth of the medians in %)."""
     after = [(calls, usage) for calls, usage in curve if calls >= warmup]
     out = {}
     if not after:
         return out
-    _, reference = after[0]
+    last = after[-1][0]
+    early = [usage for calls, usage in after if calls < warmup + window] or [after[0][1]]
+    late = [usage for calls, usage in after if calls >= last - window] or [after[-1][1]]
     for role in LONG_LIVED:
-        if role not in reference:
+        early_values = [u[role] for u in early if role in u]
+        late_values = [u[role] for u in late if role in u]
+        if not early_values or not late_values:
             continue
         for quantity in QUANTITIES:
-            base = getattr(reference[role], quantity)
+            base = statistics.median(getattr(u, quantity) for u in early_values)
+            end = statistics.median(getattr(u, quantity) for u in late_values)
             peak = max(getattr(usage[role], quantity) for _, usage in after if role in usage)
-            out[(role, quantity)] = (base, peak, 100.0 * (peak - base) / base if base else 0.0)
+            out[(role, quantity)] = (base, end, peak,
+                                     100.0 * (end - base) / base if base else 0.0)
     return out
 
 
@@ -188,6 +201,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--calls-per-job", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=50, metavar="CALLS")
+    parser.add_argument("--window", type=int, default=50, metavar="CALLS",
+                        help="calls whose samples give each level compared (50)")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--bw", type=float, default=100.0, metavar="MBPS",
                         help="link rate (0: unshaped)")
@@ -207,8 +222,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--calls and --calls-per-job must be >= 1, --workers >= 2")
     if not 4 <= args.min_size <= args.max_size:
         parser.error("need 4 B <= --min-size <= --max-size")
-    if not 0 <= args.loss < 100 or args.bw < 0 or not 0 <= args.warmup < args.calls:
-        parser.error("need 0 <= --loss < 100, --bw >= 0 and 0 <= --warmup < --calls")
+    if not 0 <= args.loss < 100 or args.bw < 0 or not 0 <= args.warmup < args.calls \
+            or args.window < 1:
+        parser.error("need 0 <= --loss < 100, --bw >= 0, 0 <= --warmup < --calls and "
+                     "--window >= 1")
     if args.net == "mininet" and os.geteuid() != 0:
         parser.error("--net mininet needs root")
     return args
@@ -252,17 +269,19 @@ def main(argv: list[str] | None = None) -> int:
     calls = [it for it in result.iterations if it.ended_s is not None]
     wrong = [f"{it.job} call {it.iteration}: {it.error or 'wrong sum'}"
              for it in result.iterations if not it.correct]
+    wrong += [f"{job.name}: {job.error}" for job in result.jobs
+              if job.error and not any(line.startswith(job.name + " ") for line in wrong)]
     print(f"\nsoak on {args.net}: {len(calls) - len(wrong)} of {args.calls} all-reduces correct "
           f"({args.workers} workers, {args.loss:g} % loss, {len(result.jobs)} jobs, "
           f"{time.monotonic() - started:.0f} s)")
     for line in wrong[:10]:
         print(f"  {line}")
-    table = growth(curve, args.warmup)
-    print(f"\n{'process':12} {'quantity':8} {'at ' + str(args.warmup) + ' calls':>14} "
-          f"{'max after':>12} {'growth':>8}")
+    table = growth(curve, args.warmup, args.window)
+    print(f"\n{'process':12} {'quantity':8} {'after warm-up':>14} {'at the end':>12} "
+          f"{'growth':>8} {'max':>10}")
     grew = []
-    for (role, quantity), (base, peak, percent) in table.items():
-        print(f"{role:12} {quantity:8} {base:>14} {peak:>12} {percent:>7.1f}%")
+    for (role, quantity), (base, end, peak, percent) in table.items():
+        print(f"{role:12} {quantity:8} {base:>14g} {end:>12g} {percent:>7.1f}% {peak:>10}")
         if percent > args.max_growth:
             grew.append(f"{role} {quantity} +{percent:.1f} %")
     left = leftovers(args, scenario, after, before)

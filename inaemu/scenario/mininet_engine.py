@@ -94,6 +94,7 @@ class MininetScenario:
         self.events: list[EventRecord] = []
         self.event_jobs: list[dict[str, float]] = []
         self.flows: dict[str, "_Iperf"] = {}
+        self.retired_agents: list[subprocess.Popen] = []   # ended jobs' agents, stopping
         self.samples = Samples()
         self.net = None
         self.control: FabricControl | None = None
@@ -138,6 +139,9 @@ class MininetScenario:
                     self._bar.close()
                 for run in self.runs:
                     run.kill_agents()
+                for process in self.retired_agents:
+                    if process.poll() is None:
+                        process.kill()
                 for flow in self.flows.values():
                     flow.stop()
                 self.control.close()
@@ -440,6 +444,18 @@ class MininetJobRun(JobLife):
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+            _close_quietly(process.stdin)  # stdout: its reader closes it at the end of file
+        self.agents = {}
+
+    def _release(self) -> None:
+        """The job is over: its agents, told to stop, exit on their own (their readers reap
+        them); their pipes are closed now, so a long scenario does not collect descriptors
+        and processes job after job. Any still running at the scenario's end are killed."""
+        retired = self.engine.retired_agents
+        retired[:] = [process for process in retired if process.poll() is None]
+        for process in self.agents.values():
+            _close_quietly(process.stdin)
+            retired.append(process)
         self.agents = {}
 
     def _go(self) -> None:
@@ -537,13 +553,22 @@ def _prefetch_budget(ranks: int) -> int:
 def _read_agent(messages: queue.Queue, run: MininetJobRun, generation: int, rank: int,
                 process: subprocess.Popen) -> None:
     """An agent's stdout lines onto the engine's queue; its end as an `eof` message."""
-    for line in process.stdout:
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        messages.put((run, generation, rank, message))
+    with process.stdout:
+        for line in process.stdout:
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            messages.put((run, generation, rank, message))
     messages.put((run, generation, rank, {"eof": True, "status": process.wait()}))
+
+
+def _close_quietly(pipe) -> None:
+    try:
+        if pipe is not None:
+            pipe.close()
+    except OSError:                 # a flush into a pipe whose reader has gone
+        pass
 
 
 class _Iperf:
