@@ -91,7 +91,7 @@ class FlowRecord:
         return out
 
 
-MAX_POINTS = 4000          # per series; a longer timeline keeps every other point, and so on
+MAX_POINTS = 2000          # per series; a longer timeline keeps every other point, and so on
 
 
 @dataclass

@@ -100,3 +100,32 @@ def test_a_workload_graph_job_is_replanned_when_its_root_switch_crashes():
     assert len(job.placements) == 2 and job.placements[1]["switches"][0] != root
     assert len(result.iterations) == 2
     _nothing_left(exp.switches)
+
+
+def test_a_chain_of_jobs_leaves_no_descriptors_or_agents_behind_job_after_job():
+    """Found by scripts/soak.py: every ended job's agents kept their two pipes (8 descriptors
+    per 4-worker job) and stayed unreaped until the scenario's end."""
+    import os
+    exp = Experiment.star(hosts=3, bw_mbps=100)
+    exp.set_options(time_limit=120)
+    previous = None
+    for index in range(6):
+        name = f"j{index}"
+        exp.add_job(name, algo="ring" if index % 2 else "ina", workers=exp.hosts, size="64KiB",
+                    after=previous)
+        previous = name
+    descriptors: list[int] = []
+    agents: list[int] = []
+
+    def on_line(line: str) -> None:
+        if " arrives (" in line:
+            descriptors.append(len(os.listdir("/proc/self/fd")))
+            agents.append(len(leftover_processes(
+                lambda argv: "hosts.scenario_agent" in " ".join(argv))))
+
+    result = exp.run(net="mininet", progress=on_line)
+    assert result.correct, [job.error for job in result.jobs]
+    assert len(descriptors) == 6
+    assert max(descriptors[1:]) <= descriptors[1] + 2, descriptors
+    assert max(agents) <= 3, agents          # at most the last job's, on their way out
+    _nothing_left(["s1"])
