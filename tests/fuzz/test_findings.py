@@ -48,3 +48,15 @@ def test_the_fuzzers_input_no_longer_escapes():
     from fuzz.targets import corpus_dir
 
     ina((corpus_dir("host_ina") / "finding-01-max-result-below-offer").read_bytes())
+
+
+def test_an_include_name_too_long_for_the_file_system_is_a_located_error():
+    # finding 2 (frontend): `#include <core.p...>` with a name longer than the file system
+    # allows made Path.is_file raise OSError (ENAMETOOLONG): an internal compiler error at 1:1
+    from p4switch.compiler import CompileError, compile_source
+
+    source = "// a comment\n#include <" + "x" * 5000 + ".p4>\n"
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "long.p4")
+    (file, line, col, message), = info.value.diagnostics
+    assert (file, line) == ("long.p4", 2) and "cannot find include file" in message
