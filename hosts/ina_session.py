@@ -70,6 +70,7 @@ _RESULT = int(Kind.RESULT)
 _DATA = State.DATA
 # the flag bits a RESULT may carry besides its format: ver, retx, overflow (receive's fast path)
 _RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
+_INF_BITS = 0x7F800000       # float32 +inf: patterns from here on are not finite maxima
 
 
 QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as in flight
@@ -186,6 +187,8 @@ class InaSession:
             offer = self._codec.max_offer()
         packet = InaPacket(kind=Kind.MAX_CONTRIB, job=self.job, worker=self.worker, slot=0,
                            chunk=0, values=offer, ver=self.max_rounds % 2)
+        # what any genuine MAX_RESULT is at least, lane by lane (the switch's max, unsigned)
+        self._max_offer = offer.astype(np.int64) & 0xFFFFFFFF
         payload = self._send_new(MAX_KEY, encode(packet), packet.slot, packet.ver, now)
         return Step((payload,), self._recovery.next_deadline())
 
@@ -402,6 +405,7 @@ class InaSession:
         self._redoing = False                 # the pass that resends overflowed chunks
         self._sums: np.ndarray | None = None
         self._local_max = 0.0
+        self._max_offer = np.zeros(0, np.int64)
 
     def _begin_call(self, length: int, now: float) -> None:
         self._reset_call()
@@ -513,15 +517,17 @@ class InaSession:
                 or MAX_KEY not in self._in_flight):
             self.counters.duplicates_ignored += 1
             return []
-        try:
-            patterns = values.astype(np.int64) & 0xFFFFFFFF    # unsigned, as the switch
-            global_max = qz.float32_from_bits(int(patterns.max()))
-        except ValueError:
+        patterns = values.astype(np.int64) & 0xFFFFFFFF    # unsigned, as the switch
+        # The lane-wise maximum over every worker's offer (finite, non-negative floats, whose
+        # bit patterns order as the floats do) is at least this worker's offer in every lane,
+        # finite, and largest in lane 0 (the global max bounds every block max). Anything else
+        # cannot be the maximum over all workers, and would make the scale miss the values
+        # (the codec quantizes with lane 0 and the block lanes).
+        if (patterns.size != self._max_offer.size or patterns.max() >= _INF_BITS
+                or patterns[0] < patterns.max() or (patterns < self._max_offer).any()):
             self.counters.malformed_ignored += 1
             return []
-        if global_max < self._local_max:
-            self.counters.malformed_ignored += 1     # cannot be the maximum over all workers
-            return []
+        global_max = qz.float32_from_bits(int(patterns[0]))
         flight = self._in_flight.pop(MAX_KEY)
         if self.adaptive and self.rto_estimator.srtt is None:
             # No RTT sample yet: the barrier's round trip bounds the path's from above (it

@@ -117,8 +117,11 @@ class Preprocessor:
             candidates.append(Path(current).parent / name)
         candidates += [d / name for d in self.include_dirs]
         for c in candidates:
-            if c.is_file():
-                return os.path.normpath(str(c))
+            try:
+                if c.is_file():
+                    return os.path.normpath(str(c))
+            except OSError:     # a name the file system refuses (too long ...): not there
+                continue
         raise self.reporter.error(where, f"cannot find include file '{name}'")
 
     # -- lines --------------------------------------------------------------------------------
