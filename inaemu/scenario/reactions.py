@@ -30,8 +30,7 @@ def failure_learnt(engine, index: int, event) -> None:
             else placement.uses_link(event.a, event.b, topology))
         if hit:
             record.actions.append(run.replan(record.description))
-        engine.event_jobs[index][run.job.name] = engine.now()
-        run.watch_recovery(engine.now())
+        _acted(engine, index, run)
 
 
 def repair_learnt(engine, index: int, event) -> None:
@@ -48,5 +47,13 @@ def repair_learnt(engine, index: int, event) -> None:
         action = run.repaired(record.description)
         if action is not None:
             record.actions.append(action)
-            engine.event_jobs[index][run.job.name] = engine.now()
-            run.watch_recovery(engine.now())
+            _acted(engine, index, run)
+
+
+def _acted(engine, index: int, run) -> None:
+    """The controller acted on event `index` for `run` now: its recovery is timed from here.
+    One reading of the clock for both (on Mininet two readings differ, and the watch's time
+    is the key its recovery is found by)."""
+    now = engine.now()
+    engine.event_jobs[index][run.job.name] = now
+    run.watch_recovery(now)

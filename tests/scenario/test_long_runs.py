@@ -113,3 +113,33 @@ def test_the_soak_script_refuses_bad_arguments(capsys):
         else:
             raise AssertionError(f"{argv} accepted")
     assert "error" in capsys.readouterr().err
+
+
+def test_recovery_is_found_when_the_clock_moves_between_readings():
+    """On Mininet the engine's clock is the wall clock: the time an action is recorded under
+    and the time its watch starts must be one reading (a leaf crash's recovery came out None)."""
+    from inaemu.scenario import model as m
+    from inaemu.scenario.job_life import JobLife
+    from inaemu.scenario.reactions import _acted
+
+    class Clock:
+        t = 0.0
+
+        def now(self):
+            self.t += 0.001              # every reading later than the last
+            return self.t
+
+    class Job(JobLife):
+        units = 5.0
+
+        def progress_units(self):
+            return self.units
+
+    engine = Clock()
+    engine.event_jobs = [{}]
+    job = Job(engine, m.Job("train", "ina", ("h1", "h2"), m.Workload(64)), 0)
+    _acted(engine, 0, job)
+    acted = engine.event_jobs[0]["train"]
+    job.note_progress(acted + 0.5, 5.0)            # no progress yet
+    job.note_progress(acted + 1.0, 6.0)
+    assert job.first_progress_after(acted) == acted + 1.0
