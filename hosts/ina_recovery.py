@@ -122,7 +122,12 @@ class LossRecovery:
         # late worker delays it): its expiries say nothing about the network.
         if self.adaptive and key != MAX_KEY and not probe:
             self.counters.loss_events += 1
-            self._on_loss(flight)
+            # Before the call's first data result the first window waits on a barrier (the
+            # slowest worker's start) as the MAX round does: its losses say nothing of
+            # congestion (judged against a loss rate not yet measured, they ended slow start
+            # at the floor; protocol §4.2).
+            if self.silence.last_progress_chunk >= 0:
+                self._on_loss(flight)
         flight.tries += 1
         flight.suspect = False
         self.arm(key, flight, now)

@@ -25,6 +25,11 @@ HEAD_EXPIRIES_FIRST = 2         # the earliest chunk's expiries before the other
 # the other chunks in flight hold losses of their own, and each chunk's timer counts as soon
 # as it expires. (Over the session, not congestion.LossBursts' short EWMA: there a few stalls
 # in a row looked like heavy loss, and the whole windows they then resent kept it so.)
+# Rare means measured: before the session's first data result no loss can have been found
+# (losses are found from results), so 0 losses per packet sent says nothing, and every chunk's
+# timer counts as soon as it expires (issue 32: on the 16-worker fat-tree at 10 % loss nearly
+# every chunk of the first window loses a piece; probing the earliest alone held the rest for
+# three RTOs at the start of every job).
 PROBE_LOSSES = 1.0
 
 
@@ -42,6 +47,7 @@ class SilenceRules:
         self.counters = counters
         self.barrier_estimator = barrier_estimator
         self.fixed_wait = fixed_wait
+        self.data_results = 0   # of the session: losses are found from them (none: unmeasured)
         self.new_call()
 
     # ---- what the session tells ------------------------------------------------------------
@@ -64,6 +70,7 @@ class SilenceRules:
         if self.last_progress_chunk < 0 and self.data_start is not None:
             # the call's first result, of any copy: how long the barrier held the data phase
             self.barrier_estimator.sample(now - self.data_start)
+        self.data_results += 1
         self.last_progress = now
         self.last_progress_sent = sent
         self.last_progress_chunk = chunk
@@ -84,7 +91,8 @@ class SilenceRules:
             head = heads[path] = next(k for k, f in in_flight.items()
                                       if path_of(f.slot) == path)
         counters = self.counters
-        if key != head and counters.loss_events * window < PROBE_LOSSES * counters.packets_sent:
+        if (key != head and self.data_results
+                and counters.loss_events * window < PROBE_LOSSES * counters.packets_sent):
             first = in_flight[head]
             if first.expiries < HEAD_EXPIRIES_FIRST and (
                     first.expiries or self.last_progress_chunk < 0

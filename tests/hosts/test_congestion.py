@@ -177,11 +177,31 @@ def test_the_rto_learns_the_queueing_delay() -> None:
 
 def test_karn_no_sample_from_a_retransmitted_chunk() -> None:
     s = session()
+    s._silence.data_results = 1     # losses measured rare: the earliest is probed alone
     (first, *_rest) = data_phase(s, 8)
     retransmitted = s.timeout(0.02).send               # the earliest chunk expires
     assert retransmitted == (with_retx(first),)
     s.receive(answer(first), 0.5)
     assert s.rto_estimator.samples == 0                # answered after a retransmission
+
+
+def test_losses_before_the_first_result_do_not_end_slow_start() -> None:
+    """Regression (issue 32): the first window after the MAX round waits on a barrier (the
+    slowest worker's start) and, at heavy loss, on several rounds of recovery; its expiries
+    before the call's first data result are counted as losses but say nothing of congestion
+    (as the MAX round's): judged a burst against a loss rate not yet measured, they ended
+    slow start at the floor (a star of 4 at 5 %: 1.32x -> 1.66x its lossless time)."""
+    s = session(window=64, pool_size=128)
+    sent = data_phase(s, 200)
+    assert len(sent) == 8
+    now, resent = 0.0, []
+    while not resent:
+        now = s.timeout(now).deadline if now else s.timeout(0.0).deadline
+        resent = list(s.timeout(now).send)
+    assert len(resent) == 8 and s.counters.loss_events == 8    # the whole first window
+    assert s.counters.congestion_events == 0 and s.in_flight_window.slow_start
+    more = s.receive(answer(resent[0]), now + 0.001).send
+    assert s.current_window == 9 and len(more) == 2          # slow start goes on
 
 
 def test_a_result_overtaken_by_a_later_one_is_no_sample() -> None:

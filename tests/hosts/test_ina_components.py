@@ -32,7 +32,13 @@ def test_paths_split_slots_between_the_switch_and_the_host_aggregator() -> None:
 
 def test_a_silence_waits_for_the_earliest_chunks_probe() -> None:
     rules = silence(fixed_wait=0.01)
-    rules.counters.packets_sent = 10            # and no loss yet: losses are rare
+    rules.counters.packets_sent = 10            # and no loss yet
+    in_flight0 = {0: Flight(b"a", 0, 0, 1, 0.010, 0.0, 1, 0.0, 0.01),
+                  1: Flight(b"b", 1, 0, 1, 0.011, 0.001, 2, 0.001, 0.01)}
+    # no data result in the session yet: nothing measured, so each chunk's timer counts
+    when, head = rules.expiry(1, in_flight0[1], 0.011, 0.011, in_flight0, [None, None], 8)
+    assert (when, head) == (0.011, False)
+    rules.data_results = 1                      # a result came: losses now measured rare
     in_flight = {0: Flight(b"a", 0, 0, 1, 0.010, 0.0, 1, 0.0, 0.01),
                  1: Flight(b"b", 1, 0, 1, 0.011, 0.001, 2, 0.001, 0.01)}
     # chunk 1's timer is due first here; the earliest (0) is its path's head: 1 waits for it

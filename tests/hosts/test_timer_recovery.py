@@ -24,6 +24,14 @@ def session(**overrides) -> InaSession:
     return InaSession(**options)
 
 
+def measured(s: InaSession) -> InaSession:
+    """`s` as after earlier calls whose results showed no loss: the silence rules' premise
+    (losses are rare) is measured. A session with no data result yet has measured nothing,
+    and every chunk's timer counts (protocol §4.2; test_a_first_window_without_results...)."""
+    s._silence.data_results = 1
+    return s
+
+
 def answer(payload: bytes) -> bytes:
     """The switch's RESULT (MAX_RESULT) for a contribution: its own values, count 2."""
     sent = decode(payload)
@@ -49,7 +57,7 @@ def test_a_silence_resends_one_chunk_per_expiry(adaptive: bool) -> None:
     """No result for a while (a descheduled process): the expiry resends the earliest chunk in
     flight alone, a probe; while the probe is out nothing else is resent, and when the results
     come, nothing more is. (Before: every chunk in flight, the whole window, at once.)"""
-    s = session(adaptive=adaptive, rto_min=0.002)
+    s = measured(session(adaptive=adaptive, rto_min=0.002))
     sent, _ = data_phase(s, 16)
     assert len(sent) >= 2
     step = s.receive(answer(sent[0]), 0.002)            # chunk 0 answered: then silence
@@ -77,7 +85,7 @@ def test_a_silence_resends_one_chunk_per_expiry(adaptive: bool) -> None:
 def test_a_probe_repeats_alone_then_the_others_timers_count() -> None:
     """The probe's timer doubles; when the probe goes unanswered the silence is a loss, and the
     other chunks' own timers count again (a piece of theirs may be this worker's own)."""
-    s = session()
+    s = measured(session())
     sent, deadline = data_phase(s, 16)                  # sent at 0.001, RTO 10 ms
     assert chunks_of(s.timeout(deadline).send) == [0]
     assert s.timeout(deadline + 0.0199).send == ()      # the probe waits 20 ms
@@ -102,7 +110,7 @@ def test_exhausted_retries_count_the_earliest_chunks_expiries() -> None:
 def test_the_next_chunk_times_out_an_rto_after_the_earliest_is_answered() -> None:
     """As TCP restarts its timer on an ACK of new data (RFC 6298 5.3); the next earliest then
     probes alone."""
-    s = session()
+    s = measured(session())
     data_phase(s, 16)                                   # sent at 0.001, RTO 10 ms
     assert chunks_of(s.timeout(0.011).send) == [0]      # chunk 1 is not resent with it
     resent_result = encode(InaPacket(kind=Kind.RESULT, job=3, worker=1, slot=0, chunk=0,
@@ -204,3 +212,15 @@ def test_where_losses_are_common_every_chunks_timer_counts() -> None:
     while not (step := s.timeout(now)).send:
         now = step.deadline
     assert chunks_of(step.send) == list(range(len(sent)))
+
+
+def test_a_first_window_without_results_is_not_probed_alone() -> None:
+    """Regression (issue 32): before the session's first data result no loss can have been
+    found, so "losses are rare" is not measured and every chunk's timer counts; probing the
+    earliest alone held the rest of the first window for three RTOs (on the 16-worker
+    fat-tree at 10 % loss nearly every chunk of it loses a piece). Once results have come
+    (`measured`), a silence is probed by the earliest alone (the tests above)."""
+    s = session()
+    data_phase(s, 40)                                   # sent at 0.001, RTO 10 ms
+    assert chunks_of(s.timeout(0.011).send) == list(range(16))
+    assert s.counters.timer_retransmissions == 16
