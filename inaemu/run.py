@@ -115,18 +115,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "over SSH), placed by pod/leaf (docs/cluster.md)")
     parser.add_argument("--ssh-config", default=None, metavar="FILE",
                         help="ssh -F FILE to reach --servers (default: ~/.ssh/config)")
-    tls = parser.add_argument_group(
-        "P4Runtime over TLS (Mininet; mutual TLS with --grpc-cert/--grpc-key; docs/p4runtime.md)")
-    tls.add_argument("--grpc-cacert", metavar="PEM",
-                     help="the CA that signed the switches' (and the controller's) certificates")
-    tls.add_argument("--grpc-server-cert", metavar="PEM",
-                     help="the switches' certificate (names 127.0.0.1, and with --servers every "
-                          "server's address)")
-    tls.add_argument("--grpc-server-key", metavar="PEM", help="its private key")
-    tls.add_argument("--grpc-cert", metavar="PEM",
-                     help="the controller's certificate: the switches then require one "
-                          "(--grpc-server-with-client-auth)")
-    tls.add_argument("--grpc-key", metavar="PEM", help="its private key")
+    from inaemu.experiment.tls import add_tls_arguments
+    add_tls_arguments(parser)
     parser.add_argument("--kill-worker", type=_kill_spec, action="append", default=[],
                         metavar="W@SECONDS",
                         help="fault injection: kill worker W (counted over all jobs) that many "
@@ -165,13 +155,9 @@ def config_from(args: argparse.Namespace) -> RunConfig:
 def run_tls(args: argparse.Namespace):
     """The run's TLS files (a `RunTLS`), None without TLS options; ConfigError if they do not
     fit together or one is unusable."""
-    values = (args.grpc_cacert, args.grpc_server_cert, args.grpc_server_key, args.grpc_cert,
-              args.grpc_key)
-    if not any(values):
-        return None
-    from inaemu.experiment.tls import RunTLS, RunTLSError
+    from inaemu.experiment.tls import RunTLSError, tls_from_args
     try:
-        return RunTLS.from_options(*values)
+        return tls_from_args(args)
     except RunTLSError as error:
         raise ConfigError(str(error)) from None
 

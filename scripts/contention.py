@@ -20,7 +20,9 @@ compiled with `--cells` cells, fewer than the jobs' full windows need. Every job
   fallback-plain  as fallback, with workers that do not know (one path, as before)
 
 Correct = every worker's result within the protocol's error bound of the float64 sum (§5).
-On Mininet the script runs as root; wrap it in the machine's Mininet lock.
+On Mininet the script runs as root; wrap it in the machine's Mininet lock. With `inaemu run`'s
+--grpc-cacert/--grpc-server-cert/--grpc-server-key (and --grpc-cert/--grpc-key) the switch
+serves P4Runtime over TLS (mutual TLS) and the controller connects with them (Mininet only).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from controller.ina_control import InaJobs  # noqa: E402
 from controller.ina_jobs import FallbackServer, JobRefused, aggregator_address  # noqa: E402
 from hosts.agent import gradient  # noqa: E402
 from hosts.fallback import fallback_port  # noqa: E402
+from inaemu.experiment.tls import RunTLSError, add_tls_arguments, tls_from_args  # noqa: E402
 from topologies.builders import star  # noqa: E402
 
 MODES = ("refuse", "shrink", "fallback", "fallback-mc", "fallback-plain")
@@ -215,8 +218,10 @@ def run_mininet(args, mode: str, plan, out_dir: Path) -> dict[int, JobOutcome]:
     run_dir.mkdir(parents=True, exist_ok=True)
     p4info, config = _compile_mininet(args, run_dir)
     length = args.size_kib * 256
-    with MininetNetwork(topology, run_dir=str(run_dir / "net"), seed=args.seed) as net:
-        with Fabric(topology) as fabric:
+    tls = args.tls                     # P4Runtime over TLS (checked in main), or None
+    with MininetNetwork(topology, run_dir=str(run_dir / "net"), seed=args.seed,
+                        tls=tls.switch() if tls is not None else None) as net:
+        with Fabric(topology, tls=tls.client() if tls is not None else None) as fabric:
             fabric.push_pipeline(p4info, config)
             fabric.install_routes(aggregate=True)
             outcomes = install(InaJobs(topology, fabric.clients), topology, hosts, plan, args.k,
@@ -370,7 +375,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per mode")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "contention")
+    add_tls_arguments(parser)
     args = parser.parse_args(argv)
+    try:                      # the files, before any network is built
+        args.tls = tls_from_args(args, net=args.net)
+    except RunTLSError as error:
+        parser.error(str(error))
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):
         parser.error(f"--modes: choose from {', '.join(MODES)}")

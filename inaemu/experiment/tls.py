@@ -7,17 +7,22 @@ file is checked when the run is configured, so a bad one stops the run before an
 built, with the option and the file named. Paths are made absolute: switch processes may run
 elsewhere (another working directory, another server of a cluster); they are strings, so
 that the run's config.json records them.
+
+Every command that builds a Mininet network and is its controller (`inaemu run`, `compare`,
+`train`, `scenario`, scripts/contention.py) takes the same five options: `add_tls_arguments`
+declares them, `tls_from_args` reads them.
 """
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.errors import TLSConfigError
-from controller.tls import ClientTLS
-from p4switch.server.tls import ServerTLS
-from p4switch.server.tls import TLSConfigError as ServerTLSConfigError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:          # imported where used: the options parse without gRPC or the server
+    from controller.tls import ClientTLS
 
 OPTIONS = ("--grpc-cacert", "--grpc-server-cert", "--grpc-server-key", "--grpc-cert",
            "--grpc-key")
@@ -59,10 +64,13 @@ class RunTLS:
         return self.client_cert is not None
 
     def check(self) -> None:
-        try:
+        from controller.errors import TLSConfigError
+        from p4switch.server.tls import ServerTLS
+        from p4switch.server.tls import TLSConfigError as ServerTLSConfigError
+        try:                 # the client's side first: it names the CA's file --grpc-cacert
+            self.client().check()
             ServerTLS(cert=Path(self.switch_cert), key=Path(self.switch_key),
                       cacert=Path(self.cacert), client_auth=self.mutual).context()
-            self.client().check()
         except (ServerTLSConfigError, TLSConfigError) as error:
             raise RunTLSError(f"TLS: {error}") from None
 
@@ -73,11 +81,48 @@ class RunTLS:
         return SwitchTLS(cert=Path(self.switch_cert), key=Path(self.switch_key),
                          cacert=Path(self.cacert) if self.mutual else None)
 
-    def client(self) -> ClientTLS:
+    def client(self) -> "ClientTLS":
+        from controller.tls import ClientTLS
         return ClientTLS.from_options(True, self.cacert, self.client_cert, self.client_key)
 
     def describe(self) -> str:
         return "mutual TLS" if self.mutual else "TLS"
 
 
-__all__ = ["OPTIONS", "RunTLS", "RunTLSError"]
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """The five options, as one group of `parser`'s help."""
+    group = parser.add_argument_group(
+        "P4Runtime over TLS (Mininet; mutual TLS with --grpc-cert/--grpc-key; docs/p4runtime.md)")
+    group.add_argument("--grpc-cacert", metavar="PEM",
+                       help="the CA that signed the switches' (and the controller's) "
+                            "certificates")
+    group.add_argument("--grpc-server-cert", metavar="PEM",
+                       help="the switches' certificate (names 127.0.0.1, and with --servers "
+                            "every server's address)")
+    group.add_argument("--grpc-server-key", metavar="PEM", help="its private key")
+    group.add_argument("--grpc-cert", metavar="PEM",
+                       help="the controller's certificate: the switches then require one "
+                            "(--grpc-server-with-client-auth)")
+    group.add_argument("--grpc-key", metavar="PEM", help="its private key")
+
+
+def tls_from_args(args: argparse.Namespace, net: str | None = None) -> RunTLS | None:
+    """The options `add_tls_arguments` declared, checked (`RunTLS.from_options`); None when none
+    is given. With `net` (the command's --net) TLS is refused unless it is mininet: only
+    Mininet's switches are processes serving P4Runtime over the network."""
+    tls = RunTLS.from_options(args.grpc_cacert, args.grpc_server_cert, args.grpc_server_key,
+                              args.grpc_cert, args.grpc_key)
+    if tls is not None and net is not None and net != "mininet":
+        raise RunTLSError(f"TLS: {', '.join(given(args))} need --net mininet (the simulator's "
+                          "switches are served inside its own process, with no network to "
+                          "secure)")
+    return tls
+
+
+def given(args: argparse.Namespace) -> list[str]:
+    """The TLS options set on the command line, in `OPTIONS` order."""
+    return [option for option in OPTIONS
+            if getattr(args, option.removeprefix("--").replace("-", "_"), None)]
+
+
+__all__ = ["OPTIONS", "RunTLS", "RunTLSError", "add_tls_arguments", "given", "tls_from_args"]

@@ -178,17 +178,21 @@ class Experiment:
         dump_scenario(self.scenario(), path)
 
     def run(self, *, net: str = "sim", out: str | Path | None = None, seed: int | None = None,
-            progress: Callable[[str], None] | None = None, bar: bool | None = None):
-        """Run it; with `out`, also write summary.json, the CSVs and timeline.png there."""
+            progress: Callable[[str], None] | None = None, bar: bool | None = None, tls=None):
+        """Run it; with `out`, also write summary.json, the CSVs and timeline.png there. `tls`:
+        P4Runtime over TLS on Mininet, a `RunTLS` (as `run_scenario`)."""
         return run_scenario(self.scenario(), net=net, out=out, seed=seed, progress=progress,
-                            bar=bar)
+                            bar=bar, tls=tls)
 
 
 def run_scenario(scenario: m.Scenario, *, net: str = "sim", out: str | Path | None = None,
                  seed: int | None = None, progress: Callable[[str], None] | None = None,
-                 bar: bool | None = None):
-    """Run a scenario on the simulator (`net="sim"`) or Mininet (`"mininet"`, root)."""
+                 bar: bool | None = None, tls=None):
+    """Run a scenario on the simulator (`net="sim"`) or Mininet (`"mininet"`, root). `tls`: a
+    `inaemu.experiment.tls.RunTLS` (Mininet only): the switches serve P4Runtime over TLS, or
+    mutual TLS when it has the controller's certificate; its files are checked first."""
     import dataclasses
+    _check_tls(tls, net)
     if seed is not None:
         scenario = dataclasses.replace(
             scenario, options=dataclasses.replace(scenario.options, seed=seed))
@@ -198,13 +202,32 @@ def run_scenario(scenario: m.Scenario, *, net: str = "sim", out: str | Path | No
         result = run_sim(scenario, say=say, bar=bar)
     elif net == "mininet":
         from inaemu.scenario.mininet_engine import run_mininet
-        result = run_mininet(scenario, say=say, bar=bar)
+        result = run_mininet(scenario, say=say, bar=bar, tls=tls)
     else:
         raise m.ScenarioError("net", f"expected sim or mininet, got {net!r}")
     if out is not None:
         from inaemu.scenario.report import write_results
         write_results(result, out)
     return result
+
+
+def _check_tls(tls, net: str) -> None:
+    """A usable `RunTLS` for Mininet, or None; ScenarioError("tls", why) otherwise, before any
+    network is built."""
+    if tls is None:
+        return
+    from inaemu.experiment.tls import RunTLS, RunTLSError
+    if not isinstance(tls, RunTLS):
+        raise m.ScenarioError("tls", f"expected a RunTLS (inaemu.experiment.tls.RunTLS."
+                                     f"from_options(cacert, cert, key[, client_cert, "
+                                     f"client_key])), got {type(tls).__name__}")
+    if net != "mininet":
+        raise m.ScenarioError("tls", "P4Runtime over TLS needs net='mininet' (the simulator's "
+                                     "switches are served inside its own process)")
+    try:
+        tls.check()                  # the files may have changed since it was made
+    except RunTLSError as error:
+        raise m.ScenarioError("tls", str(error)) from None
 
 
 def _link(settings: dict) -> dict:

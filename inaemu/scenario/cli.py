@@ -23,11 +23,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None,
                         help="overrides the file's options.seed")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    from inaemu.experiment.tls import add_tls_arguments
+    add_tls_arguments(parser)
 
 
 def run(args) -> int:
+    from inaemu.experiment.tls import RunTLSError, tls_from_args
     from inaemu.scenario import ScenarioError, load_scenario, run_scenario
     from inaemu.scenario.report import summary_lines
+    try:                             # the files, before the scenario's network is built
+        tls = tls_from_args(args, net=args.net)
+    except RunTLSError as error:
+        print(f"inaemu scenario: error: {error}", file=sys.stderr)
+        return 2
     try:
         scenario = load_scenario(args.file)
     except (ScenarioError, OSError) as error:
@@ -44,7 +52,8 @@ def run(args) -> int:
             print(line, file=sys.stderr, flush=True)
 
     try:
-        result = run_scenario(scenario, net=args.net, out=out, seed=args.seed, progress=say)
+        result = run_scenario(scenario, net=args.net, out=out, seed=args.seed, progress=say,
+                              tls=tls)
     except ScenarioError as error:
         print(f"inaemu scenario: {args.file}: {error}", file=sys.stderr)
         return 2

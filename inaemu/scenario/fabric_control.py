@@ -107,16 +107,17 @@ class FabricControl:
                    **options)
 
     @classmethod
-    def over_grpc(cls, topology: Topology, **options) -> "FabricControl":
-        """For switch processes serving P4Runtime on 127.0.0.1 at their `grpc_port`."""
+    def over_grpc(cls, topology: Topology, *, tls=None, **options) -> "FabricControl":
+        """For switch processes serving P4Runtime on 127.0.0.1 at their `grpc_port`; `tls`: the
+        controller's `ClientTLS` when they serve it over TLS (also after a restart)."""
         from controller.client import SwitchClient
 
         def reconnect(name: str) -> SwitchClient:
             spec = topology.switch(name)
             return SwitchClient(name, f"127.0.0.1:{spec.grpc_port}", spec.device_id,
-                                election_id=(0, 1), timeout=10.0)
+                                election_id=(0, 1), timeout=10.0, tls=tls)
 
-        return cls(topology, Fabric(topology, timeout=10.0), reconnect, **options)
+        return cls(topology, Fabric(topology, timeout=10.0, tls=tls), reconnect, **options)
 
     def close(self) -> None:
         self.fabric.close()

@@ -53,11 +53,12 @@ CALL_TIMEOUT_S = 60.0
 
 
 def run_mininet(scenario: m.Scenario, *, say: Say = lambda _line: None,
-                bar: bool | None = None) -> ScenarioResult:
+                bar: bool | None = None, tls=None) -> ScenarioResult:
+    """`tls`: a checked `inaemu.experiment.tls.RunTLS` (P4Runtime over TLS), or None."""
     if os.geteuid() != 0:
         raise m.ScenarioError("net", "Mininet needs root (run as root, or use --net sim)")
     check_mininet_runnable(scenario)
-    return MininetScenario(scenario, say=say, bar=bar).run()
+    return MininetScenario(scenario, say=say, bar=bar, tls=tls).run()
 
 
 def check_mininet_runnable(scenario: m.Scenario) -> None:
@@ -75,8 +76,9 @@ def check_mininet_runnable(scenario: m.Scenario) -> None:
 
 
 class MininetScenario:
-    def __init__(self, scenario: m.Scenario, *, say: Say, bar: bool | None = None):
+    def __init__(self, scenario: m.Scenario, *, say: Say, bar: bool | None = None, tls=None):
         self.scenario = scenario
+        self.tls = tls
         self.bar_wanted = bar
         self._bar = None
         self.options = scenario.options
@@ -117,15 +119,17 @@ class MininetScenario:
     def run(self) -> ScenarioResult:
         from topologies.networks import mininet_network
         started = time.perf_counter()
+        over = f", P4Runtime over {self.tls.describe()}" if self.tls is not None else ""
         self.say(f"scenario {self.scenario.name}: {len(self.topology.switches)} switches, "
-                 f"{len(self.topology.hosts)} hosts, {len(self.runs)} jobs on Mininet")
+                 f"{len(self.topology.hosts)} hosts, {len(self.runs)} jobs on Mininet{over}")
         stop = "done"
         with mininet_network(self.topology, run_dir=str(self.run_dir / "net"),
-                             seed=self.options.seed) as net:
+                             seed=self.options.seed,
+                             tls=self.tls.switch() if self.tls is not None else None) as net:
             self.net = net
-            self.control = FabricControl.over_grpc(self.topology, elems_k=self.options.elems_k,
-                                                   pool_size=self.options.pool_size,
-                                                   say=self.say)
+            self.control = FabricControl.over_grpc(
+                self.topology, elems_k=self.options.elems_k, pool_size=self.options.pool_size,
+                say=self.say, tls=self.tls.client() if self.tls is not None else None)
             self.say(f"scenario: network up and configured ({self.control.routes} routes) in "
                      f"{time.perf_counter() - started:.1f} s")
             if self.bar_wanted if self.bar_wanted is not None else sys.stderr.isatty():

@@ -70,16 +70,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Mininet: prefix for host and switch names")
     parser.add_argument("--grpc-base", type=int, default=20000, metavar="PORT",
                         help="Mininet: switch i serves P4Runtime on PORT+i (default 20000)")
+    from inaemu.experiment.tls import add_tls_arguments
+    add_tls_arguments(parser)
 
 
 def config_from(args: argparse.Namespace):
+    from inaemu.experiment.tls import RunTLSError, tls_from_args
     from inaemu.train.config import TrainConfig
     from inaemu.train.task import TaskConfig
     algos = {"both": ("ina", "ring"), "all": ALL_ALGOS}.get(args.algo, (args.algo,))
     try:
         task = TaskConfig(seed=args.seed, hidden=args.hidden, batch=args.batch, lr=args.lr,
                           momentum=args.momentum)
-    except ValueError as error:
+        tls = tls_from_args(args, net=args.net)
+    except (ValueError, RunTLSError) as error:
         raise ConfigError(str(error)) from None
     return TrainConfig(algos=algos, workers=args.workers, iterations=args.iterations,
                        eval_every=args.eval_every, task=task, net=args.net,
@@ -90,7 +94,7 @@ def config_from(args: argparse.Namespace):
                        timeout=args.timeout, tag=args.tag, grpc_base=args.grpc_base,
                        topo=args.topo, fat_k=args.fat_k, spines=args.spines,
                        leaves=args.leaves, hosts_per_leaf=args.hosts_per_leaf,
-                       aggregation=args.aggregation)
+                       aggregation=args.aggregation, tls=tls)
 
 
 def _interrupt(signum, frame):

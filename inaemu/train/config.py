@@ -8,11 +8,15 @@ along a tree), so the topology, the job's hosts and the INA job set-up are `inae
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from inaemu.experiment.arguments import DEFAULT_ELEMS
 from inaemu.experiment.config import (ALL_ALGOS, ConfigError, RunConfig, default_pool,
                                       default_window)
 from inaemu.train.task import TaskConfig
+
+if TYPE_CHECKING:
+    from inaemu.experiment.tls import RunTLS
 
 JOB = 1
 
@@ -43,6 +47,7 @@ class TrainConfig:
     leaves: int = 2
     hosts_per_leaf: int = 2
     aggregation: str | None = None   # INA: tree | single; None: tree on multi-tier
+    tls: "RunTLS | None" = None      # P4Runtime over (mutual) TLS, Mininet only (as inaemu run)
 
     def __post_init__(self) -> None:
         if self.pool_size is None:
@@ -72,7 +77,7 @@ class TrainConfig:
                          grpc_base=self.grpc_base, bw_mbps=self.bw_mbps, loss=self.loss,
                          topo=self.topo, fat_k=self.fat_k, spines=self.spines,
                          leaves=self.leaves, hosts_per_leaf=self.hosts_per_leaf,
-                         aggregation=self.aggregation)
+                         aggregation=self.aggregation, tls=self.tls)
 
     def eval_points(self) -> list[int]:
         """Iterations done when rank 0 evaluates: 0 (the start), every eval_every, the end."""

@@ -50,13 +50,17 @@ def train_mininet(cfg: TrainConfig, out_dir: Path, progress: Progress) -> list[T
     p4info, program = compile_ina(cfg.elems_k, out_dir)
     results = []
     started = time.monotonic()
-    with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed) as net:
+    tls = run.tls                      # P4Runtime over TLS: the files were checked already
+    with MininetNetwork(topology, run_dir=str(out_dir / "net"), seed=cfg.seed,
+                        tls=tls.switch() if tls is not None else None) as net:
+        over = f" (P4Runtime over {tls.describe()})" if tls is not None else ""
         progress(f"train: mininet: {topology.name} up ({len(topology.hosts)} hosts, "
-                 f"{counted(len(topology.switches), 'switch', 'switches')}, "
+                 f"{counted(len(topology.switches), 'switch', 'switches')}{over}, "
                  f"{len(hosts)} workers, bw "
                  f"{cfg.bw_mbps or 'unlimited'}, loss {cfg.loss:g}%) in "
                  f"{time.monotonic() - started:.1f} s")
-        with Fabric(topology, progress=lambda line: None) as fabric:
+        with Fabric(topology, progress=lambda line: None,
+                    tls=tls.client() if tls is not None else None) as fabric:
             fabric.push_pipeline(p4info, program)
             routes = fabric.install_routes(aggregate=True)    # as inaemu run
             targets = None

@@ -1,9 +1,20 @@
-"""`P4RuntimeServer`: the gRPC server the port driver starts next to the switch runtime."""
+"""`P4RuntimeServer`: the gRPC server the port driver starts next to the switch runtime.
+
+Why gRPC's asyncio server (on a thread of its own) with the servicer's plain functions run in a
+thread pool: the synchronous server gives each call a pool thread from the moment it arrives,
+so a client that opens calls and never sends their request (a stuck or hostile client) held
+every thread after 32 such calls and the switch answered nobody (simple_switch_grpc answers
+on). Here a call waits for its request on the event loop, at no thread's cost, and takes a
+thread only to run; `max_calls` bounds the calls open at once, past which new ones are
+RESOURCE_EXHAUSTED at once, never queued.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
+import threading
 from concurrent import futures
 from pathlib import Path
 from typing import Callable
@@ -12,6 +23,7 @@ import grpc
 from p4.v1 import p4runtime_pb2_grpc
 
 from .device import P4RuntimeDevice
+from .request_decoding import DecodingGuard
 from .service import P4RuntimeServicer
 from .tls import ServerTLS, TLSConfigError
 from .tls_front import FrontStartError, TLSFront
@@ -19,8 +31,12 @@ from .tls_front import FrontStartError, TLSFront
 # Each open StreamChannel holds one worker thread for its lifetime, so streams are capped (see
 # device.MAX_STREAMS) well below the pool size and unary RPCs always find a thread.
 MAX_WORKERS = 32
-# Pipeline configs (BMv2 JSON) and big reads can exceed grpc's default 4 MiB message limit.
+# Calls open at once (waiting for their request, running, or streaming); more: RESOURCE_EXHAUSTED.
+MAX_CALLS = 1000
+# Pipeline configs (BMv2 JSON) and big reads can exceed grpc's default 4 MiB message limit;
+# simple_switch_grpc's limit is the same: a larger request is RESOURCE_EXHAUSTED.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+STOP_TIMEOUT_S = 10.0
 
 
 class _Collector:
@@ -42,6 +58,28 @@ def rpc_handlers(servicer: P4RuntimeServicer) -> tuple[grpc.GenericRpcHandler, .
     collector = _Collector()
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, collector)
     return tuple(collector.handlers)
+
+
+def _quiet_cancellations(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """Futures cancelled at stop are not errors worth a traceback; anything else is."""
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        return
+    loop.default_exception_handler(context)
+
+
+async def _cancel_tasks(settle_s: float = 2.0) -> None:
+    """Whatever grpc.aio left running on the loop after its stop (calls' tasks, the bridges of
+    threads reading a stream), cancelled until none is left for a few rounds (a cancelled
+    bridge's thread may ask for one more message), at most `settle_s`."""
+    deadline = asyncio.get_running_loop().time() + settle_s
+    quiet = 0
+    while quiet < 3 and asyncio.get_running_loop().time() < deadline:
+        tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.sleep(0.01)
+        quiet = quiet + 1 if not tasks else 0
 
 
 class ServerStartError(Exception):
@@ -68,63 +106,82 @@ class P4RuntimeServer:
         address: str,
         packet_out: Callable[[bytes], None],
         tls: ServerTLS | None = None,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+        max_calls: int = MAX_CALLS,
     ) -> None:
         self.device = P4RuntimeDevice(switch, device_id=device_id, packet_out=packet_out)
         self.cpu_port = cpu_port
         self.address = address
         self.tls = tls
+        self.max_message_bytes = max_message_bytes
+        self.max_calls = max_calls
         self.bound_port: int | None = None
-        self._server: grpc.Server | None = None
+        self._server: grpc.aio.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
+        self._pool: futures.ThreadPoolExecutor | None = None
         self._front: TLSFront | None = None
         self._refused_before = 0
         self._private_dir: Path | None = None
 
     def start(self) -> None:
-        server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="p4rt"),
-            options=[
-                # grpc sets SO_REUSEPORT by default: two switches given the same port would
-                # then share it silently, each getting some of the clients.
-                ("grpc.so_reuseport", 0),
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            ],
-        )
-        server.add_generic_rpc_handlers(rpc_handlers(P4RuntimeServicer(self.device)))
+        context = None
         if self.tls is not None:
-            self._start_behind_tls(server)
-            return
+            try:
+                context = self.tls.context()
+            except TLSConfigError as error:
+                raise ServerStartError(str(error)) from None
+        self._loop = asyncio.new_event_loop()
+        self._loop.set_exception_handler(_quiet_cancellations)
+        self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                             name="p4rt-grpc")
+        self._loop_thread.start()
+        self._pool = futures.ThreadPoolExecutor(max_workers=MAX_WORKERS,
+                                                thread_name_prefix="p4rt")
         try:
-            port = server.add_insecure_port(self.address)
-        except RuntimeError as exc:
-            message = f"cannot bind P4Runtime server to {self.address}: {exc}"
-            raise ServerStartError(message) from None
-        if not port:
-            raise ServerStartError(f"cannot bind P4Runtime server to {self.address}")
-        server.start()
-        self._server = server
-        self.bound_port = port
-
-    def _start_behind_tls(self, server: grpc.Server) -> None:
-        try:
-            context = self.tls.context()
-        except TLSConfigError as error:
-            raise ServerStartError(str(error)) from None
-        self._private_dir = Path(tempfile.mkdtemp(prefix="inaemu-p4rt-"))    # mode 0700
-        backend = str(self._private_dir / "p4runtime.sock")
-        try:
-            if not server.add_insecure_port(f"unix:{backend}"):
-                raise ServerStartError(f"cannot listen on the private socket {backend}")
-            server.start()
-            self._server = server
+            if context is None:
+                self.bound_port = self._on_loop(self._serve(self.address))
+                return
+            self._private_dir = Path(tempfile.mkdtemp(prefix="inaemu-p4rt-"))    # mode 0700
+            backend = str(self._private_dir / "p4runtime.sock")
+            self._on_loop(self._serve(f"unix:{backend}"))
             self._front = TLSFront(self.address, backend, context)
             self.bound_port = self._front.start()
-        except (FrontStartError, RuntimeError) as error:
+        except FrontStartError as error:
             self.stop()
             raise ServerStartError(str(error)) from None
         except BaseException:
             self.stop()
             raise
+
+    def _on_loop(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    async def _serve(self, address: str) -> int:
+        """The gRPC server on `address` (created on the loop, as grpc.aio requires); its port."""
+        self._servicer = P4RuntimeServicer(self.device)
+        server = grpc.aio.server(
+            migration_thread_pool=self._pool,
+            handlers=(DecodingGuard(rpc_handlers(self._servicer)),),
+            maximum_concurrent_rpcs=self.max_calls,
+            options=[
+                # grpc sets SO_REUSEPORT by default: two switches given the same port would
+                # then share it silently, each getting some of the clients.
+                ("grpc.so_reuseport", 0),
+                ("grpc.max_receive_message_length", self.max_message_bytes),
+                ("grpc.max_send_message_length", self.max_message_bytes),
+            ],
+        )
+        try:
+            port = server.add_insecure_port(address)
+        except RuntimeError as exc:
+            raise ServerStartError(f"cannot bind P4Runtime server to {self.address}: "
+                                   f"{exc}") from None
+        if not port and not address.startswith("unix:"):
+            raise ServerStartError(f"cannot bind P4Runtime server to {self.address}")
+        await server.start()
+        self._server = server
+        return port
 
     def stop(self, grace: float | None = None) -> None:
         """No new client, then gRPC's own stop (in-flight RPCs get `grace` seconds), then the
@@ -132,8 +189,21 @@ class P4RuntimeServer:
         if self._front is not None:
             self._front.close_listeners()
         if self._server is not None:
-            self._server.stop(grace).wait()
-            self._server = None
+            server, self._server = self._server, None
+            asyncio.run_coroutine_threadsafe(server.stop(grace), self._loop).result(
+                STOP_TIMEOUT_S + (grace or 0))
+            self._servicer.end_streams()      # their threads, blocked on their outboxes
+            # calls' tasks grpc.aio leaves behind: else pool threads stay blocked on them
+            asyncio.run_coroutine_threadsafe(_cancel_tasks(), self._loop).result(STOP_TIMEOUT_S)
+        if self._loop is not None:
+            loop, self._loop = self._loop, None
+            loop.call_soon_threadsafe(loop.stop)
+            self._loop_thread.join(STOP_TIMEOUT_S)
+            if not self._loop_thread.is_alive():
+                loop.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
         if self._front is not None:
             self._front.stop()
             self._refused_before += self._front.refused

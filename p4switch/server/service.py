@@ -92,6 +92,16 @@ def write_error_status(errors: list[RequestError | None]) -> status_pb2.Status:
 class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def __init__(self, device: P4RuntimeDevice) -> None:
         self.device = device
+        self._outboxes: set[StreamOutbox] = set()     # of the open StreamChannels
+        self._outboxes_lock = threading.Lock()
+
+    def end_streams(self) -> None:
+        """End every open StreamChannel (the server is stopping): each handler returns and
+        gives its thread back, whether or not its transport says the call ended."""
+        with self._outboxes_lock:
+            outboxes = list(self._outboxes)
+        for outbox in outboxes:
+            outbox.put_control(_END)
 
     @_guarded
     def Capabilities(self, request, context):
@@ -137,6 +147,8 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         except RequestError as error:
             _abort(context, error)
         context.add_callback(lambda: outbox.put_control(_END))
+        with self._outboxes_lock:
+            self._outboxes.add(outbox)
 
         def pump() -> None:
             try:
@@ -158,4 +170,6 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     _abort(context, item)
                 yield item
         finally:
+            with self._outboxes_lock:
+                self._outboxes.discard(outbox)
             self.device.stream_close(client)

@@ -15,7 +15,8 @@ from p4.v1 import p4runtime_pb2
 from . import match_keys, one_shot
 from .actions import decode_action, encode_action
 from .device_state import DeviceState
-from .errors import INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNIMPLEMENTED, RequestError
+from .errors import (INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNIMPLEMENTED,
+                     UNKNOWN, RequestError)
 from .meter_config import meter_rates
 
 Update = p4runtime_pb2.Update
@@ -145,12 +146,26 @@ def _add(state, table, keys, priority, target: EntryTarget, entry, where) -> int
         record.action_set.CopyFrom(one_shot.canonical_copy(entry.action.action_profile_action_set))
         state.one_shots[(table.preamble.id, handle)] = record
         return handle
-    if target.kind == "action":
-        return state.call(
-            where, sw.table_add, name, keys, target.action, target.params, priority=priority
-        )
-    add = sw.table_add_member if target.kind == "member" else sw.table_add_group
-    return state.call(where, add, name, keys, target.handle, priority=priority)
+    try:
+        if target.kind == "action":
+            return state.call(
+                where, sw.table_add, name, keys, target.action, target.params, priority=priority
+            )
+        add = sw.table_add_member if target.kind == "member" else sw.table_add_group
+        return state.call(where, add, name, keys, target.handle, priority=priority)
+    except RequestError as error:
+        if error.code != RESOURCE_EXHAUSTED:
+            raise
+        raise table_full(name, table) from None
+
+
+def table_full(name: str, table: p4info_pb2.Table) -> RequestError:
+    """An INSERT into a full table. UNKNOWN, the code simple_switch_grpc gives it (its message:
+    "Error when adding match entry to target"; the P4Runtime specification would have
+    RESOURCE_EXHAUSTED), with a message that says what happened."""
+    size = f" ({table.size} entries, its size)" if table.size else ""
+    return RequestError(UNKNOWN, f"table '{name}' is full{size}: delete entries before adding "
+                                 "more, or give the table a larger size in the program")
 
 
 def _delete(state, table, handle, where) -> None:

@@ -5,7 +5,8 @@ nothing, not even the peer's address. Here the switch's address is served by thi
 asyncio thread): each connection's TLS handshake is done with Python's `ssl` (OpenSSL); a
 refused one is one warning naming the peer and the reason (no client certificate, one from
 another CA, a plaintext client, a client that does not trust the switch's certificate, a
-stalled handshake); an accepted one is relayed byte for byte to the gRPC server, which listens
+stalled handshake), at most `refusal_lines` lines a second (refusal_log.py: a port scan does not
+flood stderr; `refused` counts them all); an accepted one is relayed byte for byte to the gRPC server, which listens
 only on a Unix socket in a private directory (mode 0700).
 """
 
@@ -17,6 +18,8 @@ import socket
 import ssl
 import threading
 from concurrent.futures import Future
+
+from .refusal_log import PER_SECOND, RefusalLog
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +36,14 @@ class TLSFront:
     """Listens on `host:port` (port 0: a free one, `start()` returns it), terminates TLS with
     `context`, relays each accepted connection to the Unix socket `backend`."""
 
-    def __init__(self, address: str, backend: str, context: ssl.SSLContext) -> None:
+    def __init__(self, address: str, backend: str, context: ssl.SSLContext,
+                 refusal_lines: int = PER_SECOND) -> None:
         self.address = address
         self.backend = backend
         self.context = context
-        self.refused = 0                     # connections refused at the handshake
+        self.refused = 0                     # connections refused at the handshake (all)
+        self.refusal_lines = refusal_lines   # of which at most this many logged a second
+        self._refusals: RefusalLog | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._servers: list[asyncio.base_events.Server] = []
@@ -48,6 +54,7 @@ class TLSFront:
         sockets = _listen(self.address)
         port = sockets[0].getsockname()[1]
         self._loop = asyncio.new_event_loop()
+        self._refusals = RefusalLog(log, self.refusal_lines, schedule=self._loop.call_later)
         started: Future = Future()
         self._thread = threading.Thread(target=self._run, args=(sockets, started), daemon=True,
                                         name="p4rt-tls")
@@ -98,6 +105,7 @@ class TLSFront:
         self._servers.clear()
 
     async def _shutdown(self) -> None:
+        self._refusals.flush()
         for server in self._servers:
             server.close()
         for task in list(self._tasks):
@@ -115,7 +123,7 @@ class TLSFront:
                 await writer.start_tls(self.context, ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S)
             except (OSError, EOFError) as error:   # ssl.SSLError is an OSError
                 self.refused += 1
-                log.warning("P4Runtime TLS: refused %s: %s", peer, refusal_reason(error))
+                self._refusals.refused(peer, refusal_reason(error))
                 return
             log.info("P4Runtime TLS: %s connected%s", peer, _subject(writer))
             await self._relay(peer, reader, writer)
