@@ -84,6 +84,9 @@ class ClientTLS:
 
 
 def _load_pair(context: ssl.SSLContext, cert: Path, key: Path) -> None:
+    """The client's certificate and key, with the same checks and messages as the switch's
+    `p4switch.server.tls.load_pair` (the controller may not import the switch package:
+    docs/architecture.md), under the controller's option names."""
     _readable("cert", cert)
     _readable("key", key)
     try:                                   # the certificate alone first, to blame the right file
