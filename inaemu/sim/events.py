@@ -43,7 +43,8 @@ class EventLoop:
     runs' traces.
 
     Heap entries are `(time, sequence, action, args, event)`: `at` makes an `Event` that can be
-    cancelled (the entry is skipped when its event's action is gone); `post` is the per-frame
+    cancelled and holds the action itself (the entry's action and args are None; it is skipped
+    when its event's action is gone); `post` is the per-frame
     path (link arrivals, switch service ends) and makes no object beyond the entry.
     """
 
@@ -65,7 +66,9 @@ class EventLoop:
             time = self.now
         self._seq += 1
         event = Event(time, action, args)
-        heapq.heappush(self._heap, (time, self._seq, action, args, event))
+        # the action lives in the event only, so that cancel() lets go of it (and of what it
+        # holds) at once rather than when the entry comes up
+        heapq.heappush(self._heap, (time, self._seq, None, None, event))
         return event
 
     def after(self, delay: float, action: Callable[..., Any], *args: Any) -> Event:

@@ -24,10 +24,6 @@ from inaemu.sim.frames import Addressing, Datagram, parse
 from inaemu.sim.link import LinkDirection
 
 
-def _nothing() -> None:
-    """What a dropped timer does if its old event still comes up."""
-
-
 class Timer:
     """One re-armable deadline on the event loop.
 
@@ -114,7 +110,6 @@ class HostNode:
         """Cancel a timer for good and forget it (an app that has ended releases its own, or a
         long scenario would keep every call's apps alive through them)."""
         timer.cancel()
-        timer.action = _nothing       # the heap may hold the cancelled event until its time
         self.timers.discard(timer)
 
     def send_frame(self, frame: bytes, on_left: Callable[[bytes], None] | None = None) -> None:
