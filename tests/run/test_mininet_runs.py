@@ -1,5 +1,6 @@
 """`inaemu run --net mininet` as root, end to end through the real command: INA and ring correct
-for 2, 4 and 8 workers at 0%, 1% and 10% loss; on a leaf-spine and a fat-tree with 8 workers
+for 2, 4 and 8 workers at 0% and 1% loss, INA at 10% and the ring at 3% (kernel TCP's backoff
+at 10%: RING_LOSSES); on a leaf-spine and a fat-tree with 8 workers
 aggregating along trees, at 0% and 5% loss; a traced run read by `inaemu trace`; a worker killed
 mid-run ends the others with a clear error within the timeout and a non-zero exit; SIGINT or
 SIGTERM stops everything, and `--cleanup` removes what a SIGKILLed run left. After every run
@@ -50,6 +51,40 @@ def inaemu_run(tag: str, grpc_base: int, out: Path, *args: str,
                           timeout=timeout)
 
 
+# The ring runs on kernel TCP, whose retransmission timer doubles after every lost try (0.2 s,
+# 0.4 s, ... 51 s after the seventh). With 10 % loss per link a try fails with probability
+# 1 - 0.9^4 = 0.34 (data and ACK cross two links each), so a segment lost seven times in a row
+# (0.34^7 = 6e-4 per loss) stalls its rank past any sensible idle timeout: measured on this
+# star of 8 at 10 %, 1 run in 20 stalled for 37.5 s and the timed call took 0.3-14 s (model:
+# 0.012 s). That is TCP's tail, not a fault of the ring, so the ring is checked at 1 % and 3 %
+# (0.115^7 = 3e-7) and INA, whose recovery is inaemu's own, at 10 % as well.
+RING_LOSSES = (0, 1, 3)
+
+
+def check_run(tag: str, grpc_base: int, out: Path, done: subprocess.CompletedProcess,
+              algos: list[str], workers: int, loss: int) -> None:
+    """The run's summaries, counters and leftovers, whatever it ran."""
+    assert done.returncode == 0, done.stdout + done.stderr
+    summaries = json.loads((out / "summary.json").read_text())
+    assert [s["algo"] for s in summaries] == algos
+    for s in summaries:
+        assert (s["net"], s["workers"], s["loss"], s["topo"]) == ("mininet", workers, loss,
+                                                                  f"star{workers}")
+        assert s["correct"] and s["finished"] == workers, s
+        assert 0 <= s["max_abs_err"] <= s["err_bound"]
+        assert s["time_s"] > 0 and s["bytes_sent_per_host"] > 0
+    for algo in algos:
+        assert f"{algo:<5} 1" in done.stdout
+    if "ina" in algos:
+        if loss == 10:
+            assert summaries[0]["retransmissions"] > 0
+        counters = json.loads((out / "switch_counters.json").read_text())["1"][f"{tag}s1"]
+        chunks = -(-30 * 1024 // 4 // 32) + 1                     # data chunks + the MAX round
+        assert counters["ina_results_multicast"] >= 2 * chunks    # two calls
+        assert counters["ina_contributions"] == workers * counters["ina_results_multicast"]
+    assert leftovers(tag, grpc_base + 1, out) == []
+
+
 @pytest.mark.root
 @pytest.mark.parametrize("workers", [2, 4, 8])
 @pytest.mark.parametrize("loss", [0, 1, 10])
@@ -57,34 +92,27 @@ def test_mininet_run_is_correct(workers, loss, tmp_path) -> None:
     tag, grpc_base = f"q{workers}{ {0: 'a', 1: 'b', 10: 'c'}[loss]}", 21300 + 10 * workers + loss
     out = tmp_path / "run"
     pcap = ["--pcap"] if (workers, loss) == (2, 0) else []
-    # Kernel TCP (the ring) backs off exponentially: at 10% loss per link a segment lost five or
-    # six times in a row stalls a rank for 10-25 s, so the no-progress timeout (timeout / 2)
-    # must be well above that, or the test is flaky though both algorithms are right.
+    algos = ["ina", "ring"] if loss in RING_LOSSES else ["ina"]
     timeout = 60 if loss < 10 else 150
     done = inaemu_run(tag, grpc_base, out, *SMALL, *pcap, "--workers", str(workers), "--loss",
                       str(loss), "--seed", str(loss + 1), "--timeout", str(timeout),
-                      timeout=2 * timeout + 60)
-    assert done.returncode == 0, done.stdout + done.stderr
-    summaries = json.loads((out / "summary.json").read_text())
-    assert [s["algo"] for s in summaries] == ["ina", "ring"]
-    for s in summaries:
-        assert (s["net"], s["workers"], s["loss"], s["topo"]) == ("mininet", workers, loss,
-                                                                  f"star{workers}")
-        assert s["correct"] and s["finished"] == workers, s
-        assert 0 <= s["max_abs_err"] <= s["err_bound"]
-        assert s["time_s"] > 0 and s["bytes_sent_per_host"] > 0
-    if loss == 10:
-        assert summaries[0]["retransmissions"] > 0
-    counters = json.loads((out / "switch_counters.json").read_text())["1"][f"{tag}s1"]
-    chunks = -(-30 * 1024 // 4 // 32) + 1                         # data chunks + the MAX round
-    assert counters["ina_results_multicast"] >= 2 * chunks        # two calls
-    assert counters["ina_contributions"] == workers * counters["ina_results_multicast"]
-    assert "ina   1" in done.stdout and "ring  1" in done.stdout
+                      "--algo", "both" if len(algos) == 2 else "ina", timeout=2 * timeout + 60)
+    check_run(tag, grpc_base, out, done, algos, workers, loss)
     if pcap:
         captures = sorted(p.name for p in (out / "net" / f"{tag}s1-pcap").iterdir())
         assert captures == [f"{tag}s1-eth{port}_{way}.pcap" for port in (1, 2)
                             for way in ("in", "out")]
-    assert leftovers(tag, grpc_base + 1, out) == []
+
+
+@pytest.mark.root
+def test_mininet_ring_is_correct_at_3_percent_loss(tmp_path) -> None:
+    """The ring's heaviest loss on Mininet (see RING_LOSSES): 8 ranks, each segment's tries
+    fail 11.5 % of the time, so TCP backs off often but never for long."""
+    tag, grpc_base, out = "q8d", 21383, tmp_path / "run"
+    done = inaemu_run(tag, grpc_base, out, *SMALL, "--workers", "8", "--loss", "3", "--seed",
+                      "4", "--timeout", "60", "--algo", "ring", timeout=180)
+    check_run(tag, grpc_base, out, done, ["ring"], 8, 3)
+    assert json.loads((out / "summary.json").read_text())[0]["retransmissions"] > 0
 
 
 @pytest.mark.root
@@ -130,9 +158,10 @@ def test_multi_tier_mininet_run_aggregates_along_a_tree(shape, switches, topo, d
     tag = f"m{topo[0]}{loss}"
     grpc_base = 21500 + 40 * (topo[0] == "f") + 20 * bool(loss)
     out = tmp_path / "run"
-    # the ring's TCP over six lossy links (a fat-tree path; ~26% loss end to end at 5%) backs
-    # off for longer than its idle timeout now and then: INA only there
-    algos = ["ina"] if (depth, loss) == (3, 5) else ["ina", "ring"]
+    # at 5 % per link a ring connection between leaves crosses four links each way, so a TCP
+    # try fails with probability 1 - 0.95^8 = 0.34, the star's at 10 % (see RING_LOSSES):
+    # INA only there (on a fat-tree path of six links it is 0.46)
+    algos = ["ina"] if loss == 5 else ["ina", "ring"]
     done = inaemu_run(tag, grpc_base, out, *SMALL, *shape, "--size-mib", "0.008",
                       "--algo", "both" if len(algos) == 2 else "ina",
                       "--loss", str(loss), "--seed", str(loss + 2), "--timeout", "60")
