@@ -175,4 +175,9 @@ def table(summaries: list[dict]) -> str:
     for s in summaries:
         if s["error"]:
             lines.append(f"{s['algo']} job {s['job']}: {s['error']}")
+            if "AllreduceTimeout" in s["error"] and s.get("loss") and s["algo"] != "ina":
+                lines.append(f"  ({s['algo']} runs on TCP, whose retransmission timer doubles "
+                             f"with each lost try: at {s['loss']:g} % loss per link a "
+                             "connection stalls for tens of seconds now and then; a longer "
+                             "--timeout lets it finish, docs/loss.md)")
     return "\n".join(lines)

@@ -99,3 +99,15 @@ def test_table_has_one_row_per_summary_and_names_errors() -> None:
     assert lines[0].split()[:3] == ["algo", "job", "n"]
     assert lines[1].split()[0] == "ina" and lines[1].split()[-1] == "NO"
     assert lines[2] == "ina job 1: h2: boom"
+
+
+def test_a_tcp_timeout_under_loss_gets_a_hint_and_other_errors_do_not() -> None:
+    timeout = "AllreduceTimeout: rank 0: no progress for 37.5 s (left neighbour rank 7 silent)"
+    records = [record("ring", 0, None, error=timeout, correct=False)]
+    lines = table(summarize(records, SETTING)).splitlines()
+    assert lines[2] == f"ring job 1: h1: {timeout}"
+    assert "at 1 % loss per link" in lines[3] and "--timeout" in lines[3]
+    lossless = RunSetting(**{**vars(SETTING), "loss": 0.0})
+    assert len(table(summarize(records, lossless)).splitlines()) == 3
+    ina = [record("ina", 0, None, error=timeout, correct=False)]
+    assert len(table(summarize(ina, SETTING)).splitlines()) == 3
