@@ -32,8 +32,9 @@ from fuzz.targets import TARGETS, corpus_dir, harness  # noqa: E402
 # the project's packages: what atheris instruments for coverage
 INSTRUMENTED = ["p4switch", "hosts", "controller", "inaemu", "fuzz"]
 MAX_LEN = {"frontend": 16384, "bmv2_json": 32768, "stf": 8192}
-# the packet targets run generated code (exec'd, not imported): instrument all loaded code
-INSTRUMENT_ALL = {"packet_ina", "packet_l3", "packet_clone", "packet_recirc"}
+# the packet targets run generated code (exec'd, not imported): its functions are instrumented
+# one by one after set-up (fuzz.common.generated_functions)
+GENERATED_CODE = {"packet_ina", "packet_l3", "packet_clone", "packet_recirc"}
 STATS = re.compile(r"#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+) corp: (\d+)/(\S+)")
 
 
@@ -49,8 +50,14 @@ def child(target: str, libfuzzer_args: list[str]) -> None:
                 test_one_input(seed.read_bytes())
             except Exception:   # noqa: BLE001 - libFuzzer reports it again, with the input
                 pass
-    if target in INSTRUMENT_ALL:
-        atheris.instrument_all()
+    if target in GENERATED_CODE:
+        from fuzz.common import generated_functions
+
+        functions = generated_functions()
+        for function in functions:
+            atheris.instrument_func(function)
+        print(f"INFO: instrumented {len(functions)} generated packet-code functions",
+              file=sys.stderr, flush=True)
     atheris.Setup([sys.argv[0], *libfuzzer_args], test_one_input)
     atheris.Fuzz()
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fuzz import hosts, packets, p4runtime
-from fuzz.common import Finding, Reader
+from fuzz.common import Finding, Reader, generated_functions
 from fuzz.protomut import mutated
 from fuzz.seeds import SEEDS
 from fuzz.targets import TARGETS
@@ -31,6 +31,17 @@ def test_packet_oracle_compares_c_and_python(monkeypatch):
     monkeypatch.setattr(python, "receive", lambda port, data: [(9, b"x")])
     with pytest.raises(Finding, match="C code sent"):
         packets.run("packet_l3", packets.encode_packets([(1, b"\x00" * 40)]))
+
+
+def test_generated_packet_code_is_found_for_instrumenting():
+    native, python = packets.switches("packet_l3")
+    found = generated_functions()
+    # the engine's fast path of both switches (what every packet runs) is among them, and
+    # nothing of an imported module is (atheris instruments those at import)
+    assert any(f is python._engine.fast for f in found)
+    assert any(f is native._engine.fast for f in found)
+    assert {f.__name__ for f in found} >= {"ingress", "egress", "deparse"}
+    assert all(f.__code__.co_filename.startswith("<p4switch") for f in found)
 
 
 def test_ina_round_trip_oracle_fires_on_a_lossy_encoder(monkeypatch):
