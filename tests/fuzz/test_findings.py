@@ -60,3 +60,81 @@ def test_an_include_name_too_long_for_the_file_system_is_a_located_error():
         compile_source(source, "long.p4")
     (file, line, col, message), = info.value.diagnostics
     assert (file, line) == ("long.p4", 2) and "cannot find include file" in message
+
+
+# -- sources that are not ordinary files (docs/fuzzing.md: the guard named as left open) --------
+# Until then the preprocessor read every source with Path.read_text: a FIFO named on the command
+# line, or an `#include` of a regular file the kernel feeds (/proc/kmsg: each read waits for the
+# next message), hung the front end; a device (/dev/zero) or a huge file would have filled the
+# memory. Now: opened non-blocking, regular files only, the source bytes of one compilation capped.
+
+def _error_of(compile_call):
+    from p4switch.compiler import CompileError
+
+    with pytest.raises(CompileError) as info:
+        compile_call()
+    (file, line, col, message), = info.value.diagnostics
+    return file, line, message
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_source_that_is_not_a_regular_file_is_refused_not_read(tmp_path, kind):
+    import os
+
+    from p4switch.compiler import compile_file
+
+    if kind == "fifo":
+        path = tmp_path / "program.p4"
+        os.mkfifo(path)                  # no writer: a blocking open would wait for ever
+    else:
+        path = "/dev/zero"               # endless: a read would fill the memory
+    file, line, message = _error_of(lambda: compile_file(str(path)))
+    assert file == str(path) and message.endswith("not a regular file")
+
+
+def test_an_include_of_a_regular_file_whose_read_would_wait_is_a_located_error(
+        tmp_path, monkeypatch):
+    # /proc/kmsg is such a file (regular, each read waits for the next kernel message); the test
+    # does not read it (that would take the messages from the system's log): a stand-in file
+    # whose read, non-blocking, says it would wait, as the kernel's does
+    import os
+
+    from p4switch.compiler import compile_source, preprocess
+
+    feed = tmp_path / "feed.p4"
+    feed.write_text("// fed by someone\n")
+    opened, real_open, real_read = {}, os.open, os.read
+
+    def tracking_open(path, flags, *args, **kwargs):
+        fd = real_open(path, flags, *args, **kwargs)
+        opened[fd] = (str(path), flags)
+        return fd
+
+    def waiting_read(fd, n):
+        if opened.get(fd, ("",))[0] == str(feed):
+            assert opened[fd][1] & os.O_NONBLOCK, "opened blocking: the read would wait"
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_read(fd, n)
+
+    monkeypatch.setattr(preprocess.os, "open", tracking_open)
+    monkeypatch.setattr(preprocess.os, "read", waiting_read)
+    main = str(tmp_path / "main.p4")
+    assert _error_of(lambda: compile_source('// x\n#include "feed.p4"\n', main)) == (
+        main, 2, f"cannot read '{feed}': it has nothing to read yet (not an ordinary file)")
+
+
+def test_the_source_bytes_of_one_compilation_are_capped(tmp_path, monkeypatch):
+    from p4switch.compiler import compile_source, preprocess
+
+    monkeypatch.setattr(preprocess, "MAX_SOURCE_BYTES", 4096)
+    (tmp_path / "small.p4").write_text("// a\n" * 300)            # 1,500 bytes: fits twice
+    (tmp_path / "big.p4").write_text("// b\n" * 1000)             # 5,000 bytes: never fits
+    main = str(tmp_path / "main.p4")
+    three = '#include "small.p4"\n' * 3
+    # the first two includes are read, the third would pass the cap: an error at its line
+    assert _error_of(lambda: compile_source(three, main)) == (
+        main, 3, "cannot read '%s': the program's source files would exceed 4,096 bytes"
+        % (tmp_path / "small.p4"))
+    file, line, message = _error_of(lambda: compile_source('#include "big.p4"\n', main))
+    assert (file, line) == (main, 1) and message.endswith("would exceed 4,096 bytes")
