@@ -138,3 +138,23 @@ def test_the_source_bytes_of_one_compilation_are_capped(tmp_path, monkeypatch):
         % (tmp_path / "small.p4"))
     file, line, message = _error_of(lambda: compile_source('#include "big.p4"\n', main))
     assert (file, line) == (main, 1) and message.endswith("would exceed 4,096 bytes")
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("const bit<8> x\u00e9 = 1;", "\u00e9"),       # a letter, not ASCII, inside a name
+    ("const bit<8> X = \ua750;", "\ua750"),        # a letter starting a word (the fuzzer's)
+    ("const bit<8> X = \u0130;", "\u0130"),        # its lower case is two characters
+    ("const bit<8> X = \u0661\u0662;", "\u0661"),  # digits of another script: were read as 12
+    ("const bit<8> X = \u00b2;", "\u00b2"),        # isdigit() but not a decimal digit
+    ("const bit<8> _\u00e9 = 1;", "\u00e9"),       # after an underscore
+])
+def test_a_non_ascii_letter_or_digit_is_an_unexpected_character(text, bad):
+    # finding 3 (frontend): the lexer took any str.isalpha() character as the start of a name
+    # and then matched ASCII names only: AttributeError, an internal compiler error at 1:1
+    from p4switch.compiler import CompileError, compile_source
+
+    with pytest.raises(CompileError) as info:
+        compile_source("// x\n" + text + "\n", "uni.p4")
+    (file, line, col, message), = info.value.diagnostics
+    assert (file, line, col) == ("uni.p4", 2, text.index(bad) + 1)
+    assert message == f"unexpected character '{bad}'"
