@@ -158,3 +158,23 @@ def test_a_non_ascii_letter_or_digit_is_an_unexpected_character(text, bad):
     (file, line, col, message), = info.value.diagnostics
     assert (file, line, col) == ("uni.p4", 2, text.index(bad) + 1)
     assert message == f"unexpected character '{bad}'"
+
+
+def test_an_empty_stream_message_is_named_as_such():
+    # seen in the p4rt_stream seeds: an empty StreamMessageRequest was answered
+    # "stream message 'None' is not supported"
+    from p4.v1 import p4runtime_pb2 as pb
+
+    from fuzz import stream
+
+    received = []
+    device = stream.rig().device
+    client = object()
+    device.stream_open(client, received.append)
+    try:
+        device.stream_message(client, pb.StreamMessageRequest())
+    finally:
+        device.stream_close(client)
+    (response,) = received
+    assert response.error.canonical_code == 12          # UNIMPLEMENTED
+    assert response.error.message == "a stream message without an update is not supported"
