@@ -178,3 +178,24 @@ def test_an_empty_stream_message_is_named_as_such():
     (response,) = received
     assert response.error.canonical_code == 12          # UNIMPLEMENTED
     assert response.error.message == "a stream message without an update is not supported"
+
+
+def test_a_ring_hello_with_a_dtype_is_refused():
+    # finding 4 (host_ring): a HELLO's dtype byte was ignored, so a HELLO with dtype 1 (float64)
+    # decoded as the same Hello as one with dtype 0 and did not encode back to its bytes; the
+    # header of a HELLO is now all determined (no values: count, offset and dtype 0)
+    from hosts import ring_wire
+    from hosts.errors import RingProtocolError
+
+    hello = ring_wire.encode(ring_wire.Hello(job=1, rank=0, n=2))
+    assert ring_wire.StreamDecoder().feed(hello) == [ring_wire.Hello(job=1, rank=0, n=2)]
+    with_dtype = hello[:4] + b"\x01" + hello[5:]
+    with pytest.raises(RingProtocolError, match="HELLO carries no values"):
+        ring_wire.StreamDecoder().feed(with_dtype)
+
+
+def test_the_ring_fuzzers_input_no_longer_escapes():
+    from fuzz.hosts import ring
+    from fuzz.targets import corpus_dir
+
+    ring((corpus_dir("host_ring") / "finding-04-hello-with-a-dtype").read_bytes())
