@@ -58,8 +58,20 @@ def child(target: str, libfuzzer_args: list[str]) -> None:
             atheris.instrument_func(function)
         print(f"INFO: instrumented {len(functions)} generated packet-code functions",
               file=sys.stderr, flush=True)
-    atheris.Setup([sys.argv[0], *libfuzzer_args], test_one_input)
+    # libFuzzer runs argv[0] again for -merge (and -fork): run_target's rerun.sh comes back here
+    atheris.Setup([os.environ.get("INAEMU_FUZZ_RERUN", sys.argv[0]), *libfuzzer_args],
+                  test_one_input)
     atheris.Fuzz()
+
+
+def _rerun_command(target: str, artifacts: Path) -> Path:
+    """An executable that runs the child again with the arguments libFuzzer gives it: libFuzzer
+    runs its argv[0] again for -merge (and -fork), and argv[0] is otherwise this script."""
+    path = artifacts / "rerun.sh"
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" '
+                    f'--child {target} -- "$@"\n')
+    path.chmod(0o755)
+    return path
 
 
 def run_target(target: str, minutes: float, corpus: Path, artifacts: Path,
@@ -70,10 +82,11 @@ def run_target(target: str, minutes: float, corpus: Path, artifacts: Path,
             f"-artifact_prefix={artifacts}/", "-print_final_stats=1", "-timeout=20",
             "-rss_limit_mb=3072", f"-max_len={MAX_LEN.get(target, 4096)}", *extra]
     command = ["nice", "-n", "19", sys.executable, __file__, "--child", target, "--", *args]
+    env = dict(os.environ, INAEMU_FUZZ_RERUN=str(_rerun_command(target, artifacts)))
     log_path = artifacts / "fuzz.log"
     start = time.monotonic()
     with open(log_path, "w") as log:
-        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
     elapsed = time.monotonic() - start
     text = log_path.read_text(errors="replace")
     last = STATS.findall(text)
@@ -130,8 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", action="store_true", help="write the seed corpus")
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--replay", type=Path, help="run one input through the harness")
-    parser.add_argument("libfuzzer", nargs="*", help="after --: more libFuzzer flags")
+    # after `--`: more libFuzzer flags, split off here (argparse would have matched its
+    # optional positional TARGET first and refused them)
+    split = argv.index("--") if "--" in argv else len(argv)
+    argv, libfuzzer = argv[:split], argv[split + 1:]
     options = parser.parse_args(argv)
+    options.libfuzzer = libfuzzer
     if options.list:
         print("\n".join(TARGETS))
         return 0
