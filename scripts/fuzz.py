@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -85,14 +86,17 @@ def run_target(target: str, minutes: float, corpus: Path, artifacts: Path,
     env = dict(os.environ, INAEMU_FUZZ_RERUN=str(_rerun_command(target, artifacts)))
     log_path = artifacts / "fuzz.log"
     start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log_path, "w") as log:
         code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
     elapsed = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     text = log_path.read_text(errors="replace")
     last = STATS.findall(text)
     execs = re.search(r"stat::number_of_executed_units: (\d+)", text)
     result = {
-        "target": target, "minutes": elapsed / 60, "exit": code,
+        "target": target, "minutes": elapsed / 60, "cpu_minutes": cpu_s / 60, "exit": code,
         "execs": int(execs.group(1)) if execs else (int(last[-1][0]) if last else 0),
         "cov": int(last[-1][1]) if last else 0, "ft": int(last[-1][2]) if last else 0,
         "corpus": len(list(corpus.iterdir())),
@@ -106,7 +110,8 @@ def run_target(target: str, minutes: float, corpus: Path, artifacts: Path,
 
 def show(result: dict) -> None:
     crashes = ", ".join(result["crashes"]) or "none"
-    print(f"{result['target']:14} {result['minutes']:6.1f} min  {result['execs']:>9} execs "
+    print(f"{result['target']:14} {result['minutes']:6.1f} min ({result['cpu_minutes']:.1f} CPU)  "
+          f"{result['execs']:>9} execs "
           f"{result['execs_per_s']:8.1f}/s  cov {result['cov']:>6}  ft {result['ft']:>7}  "
           f"corpus {result['corpus']:>5}  exit {result['exit']}  crashes: {crashes}  "
           f"(log {result['log']})", flush=True)
