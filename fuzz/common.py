@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
+import types
 import json
 import os
 from pathlib import Path
@@ -75,3 +77,19 @@ def compiled(relpath: str):
 
     result = compile_file(ROOT / relpath)
     return result.bmv2, json.dumps(result.bmv2), result.p4info
+
+
+GENERATED_PREFIX = "<p4switch"
+
+
+def generated_functions() -> list[types.FunctionType]:
+    """The live functions of the switch's generated packet code (exec'd from text, so their
+    code's file name is `<p4switch ...>`: the packet path, the fast path, codeshare's copies).
+
+    Why a harness needs them: atheris instruments imported modules, and `instrument_all` skips
+    any function whose `__module__` is not in `sys.modules`; exec'd code has none, so the packet
+    targets counted only the runtime's own (imported) code. scripts/fuzz.py instruments these
+    functions one by one after set-up instead (`atheris.instrument_func`)."""
+    return [obj for obj in gc.get_objects()
+            if isinstance(obj, types.FunctionType)
+            and obj.__code__.co_filename.startswith(GENERATED_PREFIX)]

@@ -67,6 +67,30 @@ def _p4rt_read():
     return [bytes([index, 0]) for index in range(len(base_reads(WRITE_PROGRAM)))]
 
 
+def _p4rt_stream():
+    # fuzz/stream.py's steps: a byte (client + 3 * action), then the action's bytes
+    from p4.v1 import p4runtime_pb2 as pb
+
+    def arbitrate(client, election):            # device 0, election id `election` (0: none)
+        return bytes([client, 0, election, 0])
+
+    def packet_out(client, port):               # egress_port metadata, a 14-byte frame
+        frame = bytes(range(1, 13)) + b"\x08\x00"
+        return bytes([client + 6, 1, 0, 1, port, len(frame)]) + frame
+
+    wire = pb.StreamMessageRequest()
+    wire.arbitration.device_id = 0
+    wire.arbitration.election_id.low = 9
+    serialized = wire.SerializeToString()
+    return [
+        arbitrate(0, 1) + packet_out(0, 1) + packet_out(0, 64),  # primary: out and back in
+        arbitrate(0, 2) + arbitrate(1, 1) + packet_out(1, 2)      # a backup's PacketOut
+        + arbitrate(2, 0) + bytes([0 + 21]) + packet_out(1, 3),   # primary gone: 1 takes over
+        arbitrate(0, 1) + arbitrate(1, 1) + bytes([12 + 2]),      # a taken id; an empty message
+        bytes([15, len(serialized)]) + serialized + bytes([1, 3, 0, 0]),   # wrong device
+    ]
+
+
 def _host_ina():
     values = np.arange(4, dtype=np.int32)
     result = ina_wire.encode(ina_wire.InaPacket(kind=ina_wire.Kind.RESULT, job=1, worker=0,
@@ -104,6 +128,7 @@ SEEDS = {
     "p4rt_set": lambda: _p4rt(4),
     "p4rt_write": _p4rt_write,
     "p4rt_read": _p4rt_read,
+    "p4rt_stream": _p4rt_stream,
     "host_ina": _host_ina,
     "host_ring": _host_ring,
 }

@@ -19,6 +19,7 @@ TARGETS = {
     "p4rt_set": ("fuzz.p4runtime", "set_pipeline"),
     "p4rt_write": ("fuzz.p4runtime", "write"),
     "p4rt_read": ("fuzz.p4runtime", "read"),
+    "p4rt_stream": ("fuzz.stream", "TestOneInput"),
     "host_ina": ("fuzz.hosts", "ina"),
     "host_ring": ("fuzz.hosts", "ring"),
 }

@@ -138,8 +138,9 @@ class StreamDecoder:
             raise RingProtocolError(f"unknown ring message kind {kind}")
         if code not in DTYPES or pad:
             raise RingProtocolError(f"unknown dtype code {code} or non-zero padding")
-        if kind == RingKind.HELLO and (count or offset):
-            raise RingProtocolError("a HELLO carries no values")
+        if kind == RingKind.HELLO and (count or offset or code):
+            # a HELLO has no values, so no dtype either: encode() writes 0 there
+            raise RingProtocolError("a HELLO carries no values (count, offset and dtype 0)")
         if count > MAX_VALUES:
             raise RingProtocolError(f"a segment of {count} values is larger than allowed")
         return header

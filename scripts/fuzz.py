@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -32,8 +33,9 @@ from fuzz.targets import TARGETS, corpus_dir, harness  # noqa: E402
 # the project's packages: what atheris instruments for coverage
 INSTRUMENTED = ["p4switch", "hosts", "controller", "inaemu", "fuzz"]
 MAX_LEN = {"frontend": 16384, "bmv2_json": 32768, "stf": 8192}
-# the packet targets run generated code (exec'd, not imported): instrument all loaded code
-INSTRUMENT_ALL = {"packet_ina", "packet_l3", "packet_clone", "packet_recirc"}
+# the packet targets run generated code (exec'd, not imported): its functions are instrumented
+# one by one after set-up (fuzz.common.generated_functions)
+GENERATED_CODE = {"packet_ina", "packet_l3", "packet_clone", "packet_recirc"}
 STATS = re.compile(r"#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+) corp: (\d+)/(\S+)")
 
 
@@ -49,10 +51,28 @@ def child(target: str, libfuzzer_args: list[str]) -> None:
                 test_one_input(seed.read_bytes())
             except Exception:   # noqa: BLE001 - libFuzzer reports it again, with the input
                 pass
-    if target in INSTRUMENT_ALL:
-        atheris.instrument_all()
-    atheris.Setup([sys.argv[0], *libfuzzer_args], test_one_input)
+    if target in GENERATED_CODE:
+        from fuzz.common import generated_functions
+
+        functions = generated_functions()
+        for function in functions:
+            atheris.instrument_func(function)
+        print(f"INFO: instrumented {len(functions)} generated packet-code functions",
+              file=sys.stderr, flush=True)
+    # libFuzzer runs argv[0] again for -merge (and -fork): run_target's rerun.sh comes back here
+    atheris.Setup([os.environ.get("INAEMU_FUZZ_RERUN", sys.argv[0]), *libfuzzer_args],
+                  test_one_input)
     atheris.Fuzz()
+
+
+def _rerun_command(target: str, artifacts: Path) -> Path:
+    """An executable that runs the child again with the arguments libFuzzer gives it: libFuzzer
+    runs its argv[0] again for -merge (and -fork), and argv[0] is otherwise this script."""
+    path = artifacts / "rerun.sh"
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" '
+                    f'--child {target} -- "$@"\n')
+    path.chmod(0o755)
+    return path
 
 
 def run_target(target: str, minutes: float, corpus: Path, artifacts: Path,
@@ -63,16 +83,20 @@ def run_target(target: str, minutes: float, corpus: Path, artifacts: Path,
             f"-artifact_prefix={artifacts}/", "-print_final_stats=1", "-timeout=20",
             "-rss_limit_mb=3072", f"-max_len={MAX_LEN.get(target, 4096)}", *extra]
     command = ["nice", "-n", "19", sys.executable, __file__, "--child", target, "--", *args]
+    env = dict(os.environ, INAEMU_FUZZ_RERUN=str(_rerun_command(target, artifacts)))
     log_path = artifacts / "fuzz.log"
     start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log_path, "w") as log:
-        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
     elapsed = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     text = log_path.read_text(errors="replace")
     last = STATS.findall(text)
     execs = re.search(r"stat::number_of_executed_units: (\d+)", text)
     result = {
-        "target": target, "minutes": elapsed / 60, "exit": code,
+        "target": target, "minutes": elapsed / 60, "cpu_minutes": cpu_s / 60, "exit": code,
         "execs": int(execs.group(1)) if execs else (int(last[-1][0]) if last else 0),
         "cov": int(last[-1][1]) if last else 0, "ft": int(last[-1][2]) if last else 0,
         "corpus": len(list(corpus.iterdir())),
@@ -86,7 +110,8 @@ def run_target(target: str, minutes: float, corpus: Path, artifacts: Path,
 
 def show(result: dict) -> None:
     crashes = ", ".join(result["crashes"]) or "none"
-    print(f"{result['target']:14} {result['minutes']:6.1f} min  {result['execs']:>9} execs "
+    print(f"{result['target']:14} {result['minutes']:6.1f} min ({result['cpu_minutes']:.1f} CPU)  "
+          f"{result['execs']:>9} execs "
           f"{result['execs_per_s']:8.1f}/s  cov {result['cov']:>6}  ft {result['ft']:>7}  "
           f"corpus {result['corpus']:>5}  exit {result['exit']}  crashes: {crashes}  "
           f"(log {result['log']})", flush=True)
@@ -123,8 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", action="store_true", help="write the seed corpus")
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--replay", type=Path, help="run one input through the harness")
-    parser.add_argument("libfuzzer", nargs="*", help="after --: more libFuzzer flags")
+    # after `--`: more libFuzzer flags, split off here (argparse would have matched its
+    # optional positional TARGET first and refused them)
+    split = argv.index("--") if "--" in argv else len(argv)
+    argv, libfuzzer = argv[:split], argv[split + 1:]
     options = parser.parse_args(argv)
+    options.libfuzzer = libfuzzer
     if options.list:
         print("\n".join(TARGETS))
         return 0

@@ -486,6 +486,11 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
                 target = ctx.externs.direct_meter_targets.get(t["direct_meters"])
                 meter["result_target"] = target
     _renumber(pipelines)
+    for t, total in layout.partial_byte_headers():
+        where = getattr(t.decl, "name_loc", None) or t.decl.loc
+        reporter.note(where, f"header {t.name}: its fields total {total} bits; BMv2 holds only "
+                             "headers of whole bytes (a multiple of 8 bits)")
+    reporter.raise_if_any()
     layout.pad_scalars()
     externs = ctx.externs.finish()
     checksums = externs.pop("checksums")

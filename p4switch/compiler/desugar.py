@@ -117,6 +117,7 @@ class Desugarer:
             name = f"varbit_{width}_box_{n}_t"
         decl = A.StructLikeDecl(loc, name, "header", [
             A.FieldDecl(loc, "value", A.VarbitTypeRef(loc, A.IntLit(loc, width)))])
+        decl.varbit_box = True         # the compiler's own: any width (partial_byte_headers)
         top.names[name] = decl
         self.checker.program.decls.insert(0, decl)
         self.checker.decl_type(decl)

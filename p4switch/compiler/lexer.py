@@ -26,8 +26,13 @@ _PUNCT = ["|+|=", "|-|=", "<<=", "&&&", "|+|", "|-|", "+=", "-=", "*=", "/=", "%
           ";", ":", ",", ".", "?", "@", "_"]
 
 _NUMBER = re.compile(r"(\d+)([ws])(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[dD][0-9_]+|\d[\d_]*)"
-                     r"|0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[dD][0-9_]+|\d[\d_]*")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+                     r"|0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[dD][0-9_]+|\d[\d_]*",
+                     re.ASCII)
+# ASCII only (re.ASCII: `\w` and `\d` would take any script's letters and digits, and
+# str.isalpha/isdigit are true for them too): P4 names and numbers are ASCII, anything else
+# is an unexpected character where it stands
+_IDENT = re.compile(r"[A-Za-z_]\w*", re.ASCII)
+_IDENT_REST = re.compile(r"\w", re.ASCII)
 _SPACE = re.compile(r"[ \t\r\f\v]+")
 _STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 
@@ -65,7 +70,7 @@ def tokenize(source: PreprocessedSource, reporter: Reporter) -> list[Token]:
                 continue
             loc = Location(file, number, i + 1)
             c = line[i]
-            if c.isdigit():
+            if "0" <= c <= "9":
                 m = _NUMBER.match(line, i)
                 tok = Token("num", m.group(0), loc)
                 try:
@@ -78,7 +83,8 @@ def tokenize(source: PreprocessedSource, reporter: Reporter) -> list[Token]:
                 except ValueError:
                     raise reporter.error(loc, f"malformed number '{m.group(0)}'") from None
                 i = m.end()
-            elif c.isalpha() or (c == "_" and i + 1 < n and (line[i + 1].isalnum() or line[i + 1] == "_")):
+            elif (c.isascii() and c.isalpha()) or (
+                    c == "_" and i + 1 < n and _IDENT_REST.match(line[i + 1])):
                 m = _IDENT.match(line, i)
                 word = m.group(0)
                 tok = Token("kw" if word in KEYWORDS else "id", word, loc)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,14 @@ from .macros import Macro, MacroExpander, parse_params
 INCLUDE_DIR = Path(__file__).resolve().parent / "p4include"
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 MAX_INCLUDE_DEPTH = 64
+# All the source text one compilation reads, its files and includes together (ina.p4 and what it
+# includes: ~60 KB). Past it the compiler stops with a located error instead of reading on: an
+# include of a huge file (or the same one thousands of times) would otherwise fill the memory.
+MAX_SOURCE_BYTES = 16 << 20
+
+
+class _NotReadable(Exception):
+    """Why a file cannot be a source file (not an OSError: it has no errno)."""
 
 
 @dataclass
@@ -87,6 +96,7 @@ class Preprocessor:
         self.out = PreprocessedSource()
         self._expander = MacroExpander(self.macros, self.reporter.error)
         self._once: set[str] = set()
+        self._bytes_read = 0
 
     # -- files ------------------------------------------------------------------------------
     def run_file(self, path: str) -> PreprocessedSource:
@@ -101,15 +111,48 @@ class Preprocessor:
 
     def _read(self, path: str, where: Location, from_command_line: bool = False) -> str:
         try:
-            text = Path(path).read_text(encoding="utf-8-sig")  # tolerate a byte-order mark
-        except (OSError, UnicodeDecodeError) as exc:
+            data = self._read_bytes(path)
+            text = data.decode("utf-8-sig")  # tolerate a byte-order mark
+        except BlockingIOError:
+            why = "it has nothing to read yet (not an ordinary file)"
+            return self._unreadable(path, where, why, from_command_line)
+        except (OSError, UnicodeDecodeError, _NotReadable) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            msg = f"cannot read '{path}': {why}"
-            if from_command_line:
-                raise self.reporter.error(Location(path, 0, 0), msg) from None
-            raise self.reporter.error(where, msg) from None
+            return self._unreadable(path, where, why, from_command_line)
         self.reporter.sources.add(path, text)
         return text
+
+    def _read_bytes(self, path: str) -> bytes:
+        """The file's bytes, if it is a regular file and the sources read so far stay within
+        MAX_SOURCE_BYTES. Opened non-blocking: a FIFO or a kernel file such as /proc/kmsg
+        (regular, but its read waits for the next kernel message) must not hang the compiler;
+        for an ordinary file the flag changes nothing. Devices (/dev/zero, endless) are refused
+        before any read."""
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _NotReadable("not a regular file")
+            room = MAX_SOURCE_BYTES - self._bytes_read
+            chunks, size = [], 0
+            while True:
+                chunk = os.read(fd, min(1 << 20, room - size + 1))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > room:
+                    raise _NotReadable(f"the program's source files would exceed "
+                                       f"{MAX_SOURCE_BYTES:,} bytes")
+        finally:
+            os.close(fd)
+        self._bytes_read += size
+        return b"".join(chunks)
+
+    def _unreadable(self, path: str, where: Location, why: str, from_command_line: bool):
+        msg = f"cannot read '{path}': {why}"
+        # a file named on the command line has no line to point at; an #include has its own
+        raise self.reporter.error(Location(path, 0, 0) if from_command_line else where,
+                                  msg) from None
 
     def _find_include(self, name: str, quoted: bool, current: str, where: Location) -> str:
         candidates = []

@@ -112,6 +112,7 @@ class Layout:
     scalars: list = field(default_factory=list)  # (name, width, signed)
     used_names: set = field(default_factory=set)
     scalar_names: set = field(default_factory=set)
+    header_structs: dict = field(default_factory=dict)  # name -> StructT of each header type
 
     def __post_init__(self):
         self.header_types["scalars_0"] = self.scalars
@@ -135,6 +136,7 @@ class Layout:
 
     def header_type(self, t: StructT) -> str:
         if t.name not in self.header_types:
+            self.header_structs[t.name] = t
             fields = []
             for fname, ft, _ in t.fields:
                 if isinstance(ft, VarbitT):
@@ -227,6 +229,20 @@ class Layout:
         del self.union_stacks[n_union_stacks:]
         self.union_types.clear()
         self.union_types.update(utypes)
+
+    def partial_byte_headers(self) -> list[tuple[StructT, int]]:
+        """The program's header types whose fields (a varbit at its maximum width) do not add
+        up to whole bytes, with their width: BMv2 cannot hold them (p4c refuses them as a
+        target error). The compiler's own varbit boxes are exempt."""
+        found = []
+        for t in self.header_structs.values():
+            if getattr(t.decl, "varbit_box", False):
+                continue
+            total = sum(ft.max_width if isinstance(ft, VarbitT) else bit_width(ft)
+                        for _, ft, _ in t.fields)
+            if total % 8:
+                found.append((t, total))
+        return found
 
     def pad_scalars(self) -> None:
         """BMv2 headers are whole bytes: pad `scalars` as p4c does."""

@@ -244,9 +244,10 @@ class P4RuntimeDevice:
         elif which == "digest_ack":
             pass  # no digests are ever sent
         else:
-            self._send_stream_error(
-                client, RequestError(UNIMPLEMENTED, f"stream message '{which}' is not supported")
-            )
+            # `which` is None for an empty message, or one whose update is newer than this
+            # server's P4Runtime (an unknown field)
+            what = f"stream message '{which}'" if which else "a stream message without an update"
+            self._send_stream_error(client, RequestError(UNIMPLEMENTED, f"{what} is not supported"))
 
     def _handle_packet_out(self, client: Hashable, packet: p4runtime_pb2.PacketOut) -> None:
         with self._streams:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuzz import hosts, packets, p4runtime
-from fuzz.common import Finding, Reader
+from fuzz import hosts, packets, p4runtime, stream
+from fuzz.common import Finding, Reader, generated_functions
 from fuzz.protomut import mutated
 from fuzz.seeds import SEEDS
 from fuzz.targets import TARGETS
@@ -31,6 +31,17 @@ def test_packet_oracle_compares_c_and_python(monkeypatch):
     monkeypatch.setattr(python, "receive", lambda port, data: [(9, b"x")])
     with pytest.raises(Finding, match="C code sent"):
         packets.run("packet_l3", packets.encode_packets([(1, b"\x00" * 40)]))
+
+
+def test_generated_packet_code_is_found_for_instrumenting():
+    native, python = packets.switches("packet_l3")
+    found = generated_functions()
+    # the engine's fast path of both switches (what every packet runs) is among them, and
+    # nothing of an imported module is (atheris instruments those at import)
+    assert any(f is python._engine.fast for f in found)
+    assert any(f is native._engine.fast for f in found)
+    assert {f.__name__ for f in found} >= {"ingress", "egress", "deparse"}
+    assert all(f.__code__.co_filename.startswith("<p4switch") for f in found)
 
 
 def test_ina_round_trip_oracle_fires_on_a_lossy_encoder(monkeypatch):
@@ -61,3 +72,45 @@ def test_write_seeds_insert_entries():
     servicer.Write(p4runtime.pb.WriteRequest(device_id=0, updates=updates), context)
     assert context.code is None, context.details     # every base update is valid
     assert len(updates) >= 5
+
+
+def _stream_step(client, action, *data):
+    return bytes([client + 3 * action, *data])
+
+
+def test_stream_packet_out_comes_back_to_the_primary_as_packet_in(monkeypatch):
+    received = []
+    real_send = stream.Client.send
+    monkeypatch.setattr(stream.Client, "send",
+                        lambda self, r: received.append((self.name, r)) or real_send(self, r))
+    frame = bytes(range(1, 15))
+    stream.run(_stream_step(0, 0, 0, 1, 0)                        # client 0: election id 1
+               + _stream_step(0, 2, 1, 0, 1, 1, len(frame)) + frame)   # PacketOut to port 1
+    packet_ins = [r.packet for name, r in received if r.WhichOneof("update") == "packet"]
+    # looped back on port 1, sent to the CPU with the packet_in header (ingress port 1)
+    assert [(p.payload, p.metadata[0].value) for p in packet_ins] == [(frame, b"\x01")]
+
+
+def test_stream_oracle_fires_when_a_primary_change_is_not_told_to_everybody(monkeypatch):
+    from p4switch.server.arbitration import Arbitration
+
+    real_update = Arbitration.update
+
+    def only_the_sender(self, client, **kwargs):
+        return [n for n in real_update(self, client, **kwargs) if n.client is client]
+
+    monkeypatch.setattr(Arbitration, "update", only_the_sender)
+    with pytest.raises(Finding, match="each last told they are primary"):
+        stream.run(_stream_step(0, 0, 0, 1, 0) + _stream_step(1, 0, 0, 2, 0))
+
+
+def test_stream_oracle_fires_on_a_stream_left_open(monkeypatch):
+    from p4switch.server.device import P4RuntimeDevice
+
+    monkeypatch.setattr(P4RuntimeDevice, "stream_close", lambda self, client: None)
+    with pytest.raises(Finding, match="streams left"):
+        stream.run(_stream_step(0, 0, 0, 1, 0))
+    monkeypatch.undo()
+    with stream.rig().device._streams:                            # tidy for the next test
+        stream.rig().device._senders.clear()
+        stream.rig().device._arbitration._clients.clear()
