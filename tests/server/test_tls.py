@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +24,8 @@ from p4switch.server import P4RuntimeServer, ServerStartError, ServerTLS
 
 from .helpers import CPU_IO_JSON, CPU_IO_P4INFO, RunningServer, pipeline_request
 from .tls_certs import make_cert, make_pki
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 LOGGER = "p4switch.server.tls_front"
 
@@ -206,13 +210,33 @@ def test_unusable_files_are_start_errors_naming_option_file_and_why(pki, tmp_pat
         assert expected in message, (fields, message)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
 def test_an_unreadable_key_is_a_start_error(pki, tmp_path):
-    key = tmp_path / "switch.key"
-    key.write_bytes(pki.switch.key.read_bytes())
-    key.chmod(0)
-    message = _start_error(ServerTLS(cert=pki.switch.cert, key=key))
-    assert f"--grpc-server-key {key}: cannot read it: Permission denied" in message
+    """Root reads files whatever their mode, so as root the switch runs as `nobody` (setpriv),
+    through its command line, on a key only root may read."""
+    if os.geteuid() != 0:
+        key = tmp_path / "switch.key"
+        key.write_bytes(pki.switch.key.read_bytes())
+        key.chmod(0)
+        message = _start_error(ServerTLS(cert=pki.switch.cert, key=key))
+        assert f"--grpc-server-key {key}: cannot read it: Permission denied" in message
+        return
+    shared = Path(tempfile.mkdtemp(prefix="inaemu-tls-"))      # nobody may enter it
+    try:
+        shared.chmod(0o755)
+        cert, key = shared / "switch.pem", shared / "switch.key"
+        cert.write_bytes(pki.switch.cert.read_bytes())
+        cert.chmod(0o644)
+        key.write_bytes(pki.switch.key.read_bytes())
+        key.chmod(0o600)
+        done = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
+             "-m", "inaemu", "switch", "--no-p4", "--grpc-server-addr", "127.0.0.1:0",
+             "--grpc-server-ssl", "--grpc-server-cert", str(cert), "--grpc-server-key",
+             str(key)], capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT)
+    finally:
+        shutil.rmtree(shared)
+    assert done.returncode != 0
+    assert f"--grpc-server-key {key}: cannot read it: Permission denied" in done.stderr
 
 
 def test_a_switch_certificate_without_the_address_is_refused_by_clients(pki, tmp_path):
