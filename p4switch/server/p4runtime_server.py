@@ -31,6 +31,9 @@ from .tls_front import FrontStartError, TLSFront
 # Each open StreamChannel holds one worker thread for its lifetime, so streams are capped (see
 # device.MAX_STREAMS) well below the pool size and unary RPCs always find a thread.
 MAX_WORKERS = 32
+# Pool threads started with the server: a typical switch's most calls at once (a controller's
+# stream, its writes, a reader of counters) never need more, so the pool does not grow later.
+WARM_WORKERS = 4
 # Calls open at once (waiting for their request, running, or streaming); more: RESOURCE_EXHAUSTED.
 MAX_CALLS = 1000
 # Pipeline configs (BMv2 JSON) and big reads can exceed grpc's default 4 MiB message limit;
@@ -50,6 +53,22 @@ class _Collector:
 
     def add_registered_method_handlers(self, service, handlers) -> None:
         self.handlers.append(grpc.method_handlers_generic_handler(service, handlers))
+
+
+def start_threads(pool: futures.ThreadPoolExecutor, count: int) -> None:
+    """Start `count` of the pool's threads now. A ThreadPoolExecutor adds a thread only when a
+    call finds none idle and never removes one, so its size would creep up to the most calls
+    ever open at once, long after start (a soak read that as the switch's threads growing).
+    `count` tasks that wait for one another each need a thread of their own."""
+    barrier = threading.Barrier(count)
+
+    def meet() -> None:
+        try:
+            barrier.wait(timeout=5.0)
+        except threading.BrokenBarrierError:
+            pass                 # a pool smaller than count: the threads it has are started
+
+    futures.wait([pool.submit(meet) for _ in range(count)])
 
 
 def rpc_handlers(servicer: P4RuntimeServicer) -> tuple[grpc.GenericRpcHandler, ...]:
@@ -138,6 +157,7 @@ class P4RuntimeServer:
         self._loop_thread.start()
         self._pool = futures.ThreadPoolExecutor(max_workers=MAX_WORKERS,
                                                 thread_name_prefix="p4rt")
+        start_threads(self._pool, WARM_WORKERS)
         try:
             if context is None:
                 self.bound_port = self._on_loop(self._serve(self.address))

@@ -250,3 +250,31 @@ def test_full_table_codes_are_simple_switch_grpcs(tmp_path):
         ours.close()
     assert expected == [0, 0, 0, 0, UNKNOWN, UNKNOWN]
     assert got == expected
+
+
+def pool_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("p4rt_")}
+
+
+def test_the_pool_starts_with_its_working_threads_so_calls_do_not_grow_it():
+    """A controller's stream plus two unary calls at once (a writer, a counter reader): the
+    threads the server started with serve them, none is added (a soak would read growth)."""
+    from p4switch.server.p4runtime_server import WARM_WORKERS
+
+    before = pool_threads()
+    running = RunningServer(Switch(None))
+    try:
+        started = pool_threads() - before
+        assert len(started) == WARM_WORKERS
+        stream = running.stream()
+        assert stream.arbitrate(election_id=1) is not None
+        calls = [threading.Thread(target=running.stub.Capabilities,
+                                  args=(p4runtime_pb2.CapabilitiesRequest(),))
+                 for _ in range(2)]
+        for call in calls:
+            call.start()
+        for call in calls:
+            call.join(timeout=10)
+        assert pool_threads() - before == started
+    finally:
+        running.close()
