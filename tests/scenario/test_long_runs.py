@@ -143,3 +143,24 @@ def test_recovery_is_found_when_the_clock_moves_between_readings():
     job.note_progress(acted + 0.5, 5.0)            # no progress yet
     job.note_progress(acted + 1.0, 6.0)
     assert job.first_progress_after(acted) == acted + 1.0
+
+
+def test_the_soak_levels_ignore_transient_threads_and_catch_a_leaked_one():
+    """Counts are levelled by their minimum: the pipe readers of an ended job come and go
+    around each sample (11-15 engine threads on Mininet), a leaked thread stays."""
+    spec = importlib.util.spec_from_file_location("soak3", PROJECT_ROOT / "scripts" / "soak.py")
+    soak = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("soak3", soak)
+    spec.loader.exec_module(soak)
+
+    def curve(threads):
+        return [(calls, {"engine": soak.Usage(1, 1000 + calls % 7, 22 + (t - 11), t)})
+                for calls, t in zip(range(0, 5 * len(threads), 5), threads)]
+
+    transient = [11, 13, 11, 15, 12, 11, 14, 11, 12, 11, 11, 15, 11, 13, 11, 12]
+    base, end, peak, grown = soak.growth(curve(transient), warmup=10, window=25)[
+        ("engine", "threads")]
+    assert (base, end, peak, grown) == (11, 11, 15, 0.0)
+    leaking = [t + i // 6 for i, t in enumerate(transient)]      # one more every 6 samples
+    base, end, _, grown = soak.growth(curve(leaking), warmup=10, window=25)[("engine", "threads")]
+    assert end > base and grown > 5
