@@ -272,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from inaemu.scenario.api import run_scenario
     result = run_scenario(scenario, net=args.net, progress=on_line, bar=False)
-    curve.append((args.calls, sample()))
+    at_work = list(curve)    # the levels: samples taken as jobs arrive, the network at work
+    curve.append((args.calls, sample()))      # in the curve too: after the network's end
     after = sample()
     write_curve(out / "soak.csv", curve)
 
@@ -286,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.monotonic() - started:.0f} s)")
     for line in wrong[:10]:
         print(f"  {line}")
-    table = growth(curve, args.warmup, args.window)
+    table = growth(at_work, args.warmup, args.window)
     print(f"\n{'process':12} {'quantity':8} {'after warm-up':>14} {'at the end':>12} "
           f"{'growth':>8} {'max':>10}")
     grew = []
