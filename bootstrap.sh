@@ -15,10 +15,11 @@ VENV="$ROOT/.venv"
 # gcc, libc6-dev and python3-dev: the switch builds its packet code as C by default (Python.h and
 # a C compiler; docs/runtime.md); without them it falls back to Python and says so.
 # openssh-*, sudo: the Mininet cluster (docs/cluster.md); openssl: certificates for P4Runtime
-# over TLS (the tests make theirs with it; docs/cluster.md's recipe).
+# over TLS (the tests make theirs with it; docs/cluster.md's recipe); git: scripts/p4c_samples.py
+# reads p4c's samples from a checkout or a bare git directory (its test makes one).
 APT_PACKAGES=(mininet iproute2 iputils-ping iperf3 tcpdump ethtool procps psmisc python3-venv
               gcc libc6-dev python3-dev
-              openssh-server openssh-client sudo openssl)
+              openssh-server openssh-client sudo openssl git)
 
 say() { printf '[bootstrap] %s\n' "$*" >&2; }
 
