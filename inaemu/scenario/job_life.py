@@ -130,6 +130,7 @@ class JobLife:
                 del engine.busy_hosts[host]
         if self.placement is not None and engine.control is not None:
             engine.control.remove(self.placement)
+        self.placement = None         # its plan (entries, groups) is gone from the switches too
         self._release()
         engine.job_ended(self)
 

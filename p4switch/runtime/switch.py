@@ -572,6 +572,11 @@ class Switch:
         with self.lock:
             self.pre.group_set(mgid, replicas)
 
+    def mc_group_remove(self, mgid: int) -> None:
+        """Delete a group made by `mc_group_set`, and its nodes (P4Runtime's DELETE)."""
+        with self.lock:
+            self.pre.group_remove(mgid)
+
     def mc_group_get(self, mgid: int) -> list[tuple[int, int]]:
         with self.lock:
             return self.pre.group_get(mgid)

@@ -70,7 +70,7 @@ def write_multicast(
     if kind in (Update.MODIFY, Update.DELETE) and not exists:
         raise RequestError(NOT_FOUND, f"{where}: no such group")
     if kind == Update.DELETE:
-        state.call(where, sw.mc_group_delete, mgid)
+        state.call(where, sw.mc_group_remove, mgid)
     elif kind in (Update.INSERT, Update.MODIFY):
         state.call(where, sw.mc_group_set, mgid, _replicas(entry.replicas, where))
     else:
@@ -128,10 +128,10 @@ def write_clone_session(
         try:
             state.call(where, sw.mirroring_add, session, mgid=hidden)
         except RequestError:
-            sw.mc_group_delete(hidden)
+            sw.mc_group_remove(hidden)
             raise
     if previous is not None and previous.hidden_group is not None:
-        state.call(where, sw.mc_group_delete, previous.hidden_group)
+        state.call(where, sw.mc_group_remove, previous.hidden_group)
     stored = p4runtime_pb2.CloneSessionEntry()
     stored.CopyFrom(entry)
     state.clone_sessions[session] = CloneSession(entry=stored, hidden_group=hidden)
@@ -141,7 +141,7 @@ def _remove_session(state: DeviceState, session: int, where: str) -> None:
     record = state.clone_sessions.pop(session)
     state.call(where, state.switch.mirroring_delete, session)
     if record.hidden_group is not None:
-        state.call(where, state.switch.mc_group_delete, record.hidden_group)
+        state.call(where, state.switch.mc_group_remove, record.hidden_group)
 
 
 def _free_group(state: DeviceState, where: str) -> int:

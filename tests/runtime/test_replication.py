@@ -64,6 +64,24 @@ def test_multicast_replicas_carry_rid_and_instance_type():
     assert sw.mc_groups() == [] and sw.receive(0, _frame()) == []
 
 
+def test_a_group_set_and_removed_leaves_no_node_behind():
+    """P4Runtime's view: a group owns its replicas' nodes. Removing it destroys them (BMv2's
+    group delete keeps nodes, whose handles only `group_set` knew: a controller adding and
+    removing jobs collected them, 4 per job, found by the soak)."""
+    sw = Switch(_program([assign(std("mcast_grp"), const(3))]).build())
+    for rids in ([(1, 1), (2, 1)], [(3, 2)], [(4, 1), (5, 2), (6, 3)]) * 10:
+        sw.mc_group_set(3, rids)
+        sw.mc_group_remove(3)
+    assert sw.pre.nodes == {} and sw.mc_groups() == [] and sw.receive(0, _frame()) == []
+    kept = sw.mc_node_create(1, [4])             # BMv2's delete: the node stays, ungrouped
+    sw.mc_group_create(4)
+    sw.mc_node_associate(4, kept)
+    sw.mc_group_delete(4)
+    assert list(sw.pre.nodes) == [kept] and sw.pre.nodes[kept].group is None
+    with pytest.raises(NotFound):
+        sw.mc_group_remove(4)
+
+
 def test_multicast_to_the_drop_port_emits_nothing_there():
     sw = Switch(_program([assign(std("mcast_grp"), const(1))]).build())
     sw.mc_group_set(1, [(511, 0), (4, 0)])

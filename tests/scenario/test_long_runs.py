@@ -53,6 +53,17 @@ def test_finished_calls_release_their_apps_and_hosts_do_not_accumulate_timers(mo
     assert all(run.sessions == {} and run._inputs == [] for run in engine.runs)
 
 
+def test_ended_jobs_drop_their_placement_and_the_switches_their_groups():
+    """Found by the soak: every ended INA job kept its placement (plan, table entries, InaJob),
+    and every switch the multicast nodes of its removed groups (P4Runtime DELETE)."""
+    engine = SimScenario(_chained_jobs(jobs=6).scenario(), say=lambda _line: None, bar=False)
+    assert engine.run().correct
+    assert all(run.placement is None for run in engine.runs)
+    assert engine.control.placements == {}
+    for switch in engine.net.switches.values():
+        assert switch.switch.pre.nodes == {} and switch.switch.mc_groups() == []
+
+
 def test_samples_are_thinned_and_link_intervals_merged():
     samples = r.Samples()
     kept = 0

@@ -283,7 +283,7 @@ class FakeSwitch:
             raise errors.NotFound(f"group {mgid}")
         return list(self._mc[mgid])
 
-    def mc_group_delete(self, mgid):
+    def mc_group_remove(self, mgid):
         if mgid not in self._mc:
             raise errors.NotFound(f"group {mgid}")
         del self._mc[mgid]

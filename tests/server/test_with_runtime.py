@@ -101,3 +101,24 @@ def test_const_entry_drops_its_port_whatever_fwd_says(live):
           update("INSERT", table_entry=fwd_entry(8, port=2)))
     assert receive(live, 9, FRAME) == []
     assert receive(live, 8, FRAME) == [(2, FRAME)]
+
+
+def test_groups_and_clone_sessions_written_and_deleted_leave_no_replication_node(live):
+    """The soak found 4 nodes left per job: a P4Runtime DELETE removed the group but kept the
+    nodes its INSERT had made. Groups, MODIFYs and multi-replica clone sessions, 20 times."""
+    for round_ in range(20):
+        group = p4runtime_pb2.PacketReplicationEngineEntry()
+        group.multicast_group_entry.multicast_group_id = 5
+        for port in range(1, 2 + round_ % 4):
+            group.multicast_group_entry.replicas.add(egress_port=port, instance=port)
+        session = p4runtime_pb2.PacketReplicationEngineEntry()
+        session.clone_session_entry.session_id = 7
+        session.clone_session_entry.replicas.add(egress_port=3, instance=1)
+        session.clone_session_entry.replicas.add(egress_port=4, instance=2)
+        write(live.stub, update("INSERT", packet_replication_engine_entry=group),
+              update("INSERT", packet_replication_engine_entry=session))
+        write(live.stub, update("MODIFY", packet_replication_engine_entry=group),
+              update("MODIFY", packet_replication_engine_entry=session))
+        write(live.stub, update("DELETE", packet_replication_engine_entry=group),
+              update("DELETE", packet_replication_engine_entry=session))
+    assert live.switch.pre.nodes == {} and live.switch.mc_groups() == []

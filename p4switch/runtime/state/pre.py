@@ -152,6 +152,16 @@ class Replication:
             self.groups[mgid].append(handle)
         self._changed()
 
+    def group_remove(self, mgid: int) -> None:
+        """Delete a group and its nodes: the inverse of `group_set` (P4Runtime's view, where a
+        group owns its replicas). `group_delete`, BMv2's, leaves the nodes for their handles'
+        owner to destroy; after a `group_set` nobody holds those handles, so a controller that
+        adds and removes jobs would collect nodes for ever."""
+        for handle in self._group(mgid):
+            del self.nodes[handle]
+        del self.groups[mgid]
+        self._changed()
+
     def group_get(self, mgid: int) -> list[tuple[int, int]]:
         self._group(mgid)
         return list(self.replicas(mgid))
