@@ -21,6 +21,13 @@ the workers cannot tell it from the switch and need no change:
 Why the results merge correctly: a chunk's slot is its position mod W, the same for every
 worker, so all n contributions of a chunk go to the switch or all go here — never split.
 
+With hashed sharing (`hashed=True`, docs/protocol.md §3.3) the switch sends here every chunk
+that owns no cell of its shared pool — any slot, one use of a slot here and the next in the
+switch — so a cell also keeps the chunk it holds: a contribution whose chunk differs from the
+cell's starts a new round of that cell (its bit there is stale: set in a round before the
+switch's), and a QUERY for another chunk gets a NACK. A completed cell's RESULT keeps the
+packet's `next` flag, for the switch to claim the slot's next use when it multicasts it.
+
 `tests/ina/test_fallback_differential.py` checks it replies to random packet streams byte for
 byte as ina.p4 does. Input: one UDP payload; output: (worker id, payload) pairs to send to
 those workers' port 48879 (worker id VIA_SWITCH: to the switch's aggregator address, port
@@ -35,8 +42,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ina_header import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER, INA_UDP_PORT,
-                         Format, Kind, format_flags)
+from .ina_header import (FLAG_FORMAT, FLAG_NEXT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER,
+                         INA_UDP_PORT, Format, Kind, format_flags)
 from .ina_wire import check_k
 
 FALLBACK_PORT = INA_UDP_PORT + 1   # 48880: beside a worker's 48879 on the same host
@@ -85,15 +92,18 @@ class _Cell:
     exp: int = 0                  # the largest block exponent of its contributions
     flags: int = 0                # FLAG_OVERFLOW once a packed sum overflowed, FLAG_RETX once
                                   # a piece came by a retransmission; sticky (CELL_FLAGS)
+    chunk: int = -1               # hashed sharing: the chunk of the cell's round
 
 
 class FallbackAggregator:
     """The slots `first_slot`..`pool_size`-1 of one job (n workers, k lanes per packet)."""
 
     def __init__(self, *, job: int, n: int, k: int, first_slot: int, pool_size: int,
-                 via_switch: bool = False):
+                 via_switch: bool = False, hashed: bool = False):
         """`via_switch`: a completed cell's RESULT goes once to the switch (target
-        VIA_SWITCH), which multicasts it to the workers, instead of once to each worker."""
+        VIA_SWITCH), which multicasts it to the workers, instead of once to each worker.
+        `hashed`: the job draws from the switch's shared pool (first_slot 0, rounds told apart
+        by their chunk, §3.3)."""
         if not 0 <= job <= 0xFFFF:
             raise ValueError(f"job must be 0..65535, got {job}")
         if not 1 <= n <= MAX_MEMBERS:
@@ -103,6 +113,7 @@ class FallbackAggregator:
                              f"{pool_size}")
         self.job, self.n, self.k = job, n, check_k(k)
         self.first_slot, self.pool_size = first_slot, pool_size
+        self.hashed = hashed
         self.counters = FallbackCounters()
         self._cells: dict[tuple[int, int], _Cell] = {}
         self._everyone = (VIA_SWITCH,) if via_switch else tuple(range(n))
@@ -128,6 +139,11 @@ class FallbackAggregator:
         cell = self._cell(slot, ver)
         bit = 1 << worker
         reply = (flags, exp, slot, chunk)
+        if self.hashed and cell.chunk != chunk:
+            if kind == Kind.CONTRIB:     # a new round here: the cell's bits are of an old one
+                cell.seen, cell.pending, cell.chunk = 0, 0, chunk
+            else:
+                cell = _Cell()           # a QUERY for a round this cell does not hold: NACK
         if kind == Kind.QUERY:
             self.counters.queries += 1
             if not cell.seen & bit:
@@ -155,7 +171,9 @@ class FallbackAggregator:
         if cell.pending:
             return []
         self.counters.results_multicast += 1
-        return self._send(self._everyone, Kind.RESULT, self._stored(cell, reply), cell.values)
+        claim = flags & FLAG_NEXT if self.hashed else 0    # the switch claims on multicast
+        return self._send(self._everyone, Kind.RESULT, self._stored(cell, reply, claim),
+                          cell.values)
 
     def cell(self, slot: int, ver: int) -> tuple[int, int, np.ndarray]:
         """(member bitmap, missing contributions, lanes as uint32) of a cell, for tests."""

@@ -54,9 +54,9 @@ from .ina_paths import Paths
 from .ina_recovery import MAX_KEY, RTO_TIMER, LossRecovery
 from .ina_silence import SilenceRules
 from .ina_state import TRANSITIONS, Counters, Event, Flight, State, Step
-from .ina_wire import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER, ChunkEncoder,
-                       InaPacket, Kind, WireError, block_fields, check_k, decode_header,
-                       decode_values, encode, payload_bytes)
+from .ina_wire import (FLAG_FORMAT, FLAG_NEXT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER,
+                       ChunkEncoder, InaPacket, Kind, WireError, block_fields, check_k,
+                       decode_header, decode_values, encode, payload_bytes)
 
 
 DEFAULT_RTO_MIN = 0.002   # the learnt RTO's floor unless configured (clock granularity)
@@ -69,10 +69,11 @@ _UNPACK_HEADER = HEADER.unpack_from
 _RESULT = int(Kind.RESULT)
 _DATA = State.DATA
 # the flag bits a RESULT may carry besides its format: ver, retx, overflow (receive's fast path)
-_RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
+_RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW | FLAG_NEXT
 _INF_BITS = 0x7F800000       # float32 +inf: patterns from here on are not finite maxima
 
 
+SHARING_MODES = ("static", "hashed")
 QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as in flight
 
 
@@ -84,7 +85,7 @@ class InaSession:
                  adaptive: bool = True, fast_retransmit: bool = True,
                  window_rule: str = "burst", query: bool = True, fmt: str = "int32",
                  scaling: str = "job", divisor: int | None = None,
-                 switch_slots: int | None = None):
+                 switch_slots: int | None = None, sharing: str = "static"):
         self.job = check_int("job", job, 0, 0xFFFF)
         self.n = check_int("n", n, 1, qz.MAX_WORKERS)
         self.worker = check_int("worker", worker, 0, n - 1)
@@ -126,6 +127,13 @@ class InaSession:
         # so loss detection (§4.1) compares a chunk only with chunks of its own path.
         self.switch_slots = self.pool_size if switch_slots is None else check_int(
             "switch_slots", switch_slots, 1, self.pool_size)
+        # Hashed sharing (docs/protocol.md §3.3): a contribution asks the switch to claim a
+        # cell for its slot's next use (flag `next`) when that use is in this call and not in
+        # its last window, so that a job between calls holds no cell of the shared pool.
+        if sharing not in SHARING_MODES:
+            raise UsageError(f"sharing must be one of {', '.join(SHARING_MODES)}, "
+                             f"got {sharing!r}")
+        self.sharing = sharing
         # Congestion state lives as long as the session: what one call learnt serves the next.
         self.rto_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
                                           maximum=self.rto_max)
@@ -467,6 +475,8 @@ class InaSession:
         switch_slots = self.switch_slots
         position = self.next_position + c
         first, sent_bytes = c, 0
+        # hashed sharing: chunks below this ask for their slot's next use (`next`)
+        claim_below = chunks - 2 * pool if self.sharing == "hashed" else 0
         while c < chunks and room > 0 and (c < pool or answered[c - pool]):
             slot, ver = position % pool, (position // pool) % 2
             if c < ready:
@@ -474,6 +484,8 @@ class InaSession:
             else:
                 payload = contribution(c, slot, ver)
                 table, size, ready = encoder.table_rows()
+            if c < claim_below:
+                payload = payload[:1] + bytes((payload[1] | FLAG_NEXT,)) + payload[2:]
             wait = host_wait if slot >= switch_slots else switch_wait
             events.serial += 1                   # CongestionEvents.transmitted()
             deadline = now + wait

@@ -87,6 +87,8 @@ class InaOptions:
     scaling: str = "job"
     divisor: int | None = None     # None: n, overflow-free
     fallback_slots: int | None = None   # slots in the switch; the rest on a host aggregator
+    sharing: str = "static"        # or "hashed": one shared pool per switch (protocol §3.3)
+    shared_pairs: int | None = None     # hashed: the shared pool's pairs of cells
 
 
 @dataclass
@@ -191,7 +193,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
 def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
                   pool_size: int = 64, ina: bool = True, ina_everywhere: bool = False,
                   progress: Callable[[str], None] | None = None,
-                  fallback_slots: int | None = None, transport: str | None = None) -> SimSetup:
+                  fallback_slots: int | None = None, transport: str | None = None,
+                  sharing: str = "static", shared_pairs: int | None = None) -> SimSetup:
     """Configure a topology's switches once for several `simulate(..., setup=)` calls (every
     algorithm of a run); `ina` installs the INA jobs too, `ina_everywhere` loads ina.p4 also
     where no job aggregates (inaemu/sim/setup.py). `transport`: how the controller reaches the
@@ -202,7 +205,8 @@ def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
     try:
         return prepare(net, jobs, elems_k=elems_k, pool_size=pool_size, ina=ina,
                        ina_everywhere=ina_everywhere, fallback_slots=fallback_slots,
-                       say=progress or (lambda _line: None), transport=transport)
+                       say=progress or (lambda _line: None), transport=transport,
+                       sharing=sharing, shared_pairs=shared_pairs)
     except SetupError as error:
         raise SimError(str(error)) from None
 
@@ -227,7 +231,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     if setup is None:
         try:
             setup = prepare(net, jobs, elems_k=elems_k, pool_size=ina.pool_size,
-                            ina=algo == "ina", fallback_slots=ina.fallback_slots, say=say)
+                            ina=algo == "ina", fallback_slots=ina.fallback_slots, say=say,
+                            sharing=ina.sharing, shared_pairs=ina.shared_pairs)
         except SetupError as error:
             raise SimError(str(error)) from None
         setup_s = setup.wall_s
@@ -384,7 +389,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
         if len(vectors) != n or any(v.shape != (length,) for v in vectors):
             raise SimError(f"inputs: job {placement.job} needs {n} vectors of {length} float32")
         inputs[placement.job] = vectors
-        if algo == "ina" and placement.switch_slots is not None:
+        if algo == "ina" and (placement.switch_slots is not None or
+                              placement.sharing == "hashed"):
             _host_aggregator(net, placement, k)
         for w, host in enumerate(placement.workers):
             node = net.hosts[host]
@@ -399,7 +405,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                                          window_rule=ina.window_rule, query=ina.query,
                                          fmt=ina.fmt, scaling=ina.scaling,
                                          divisor=ina.divisor,
-                                         switch_slots=placement.switch_slots)
+                                         switch_slots=placement.switch_slots,
+                                         sharing=placement.sharing)
                     if ina.timeline:
                         session.timeline = []
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
@@ -424,13 +431,15 @@ def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -
     switch does not hold; its completed sums go to the switch, which multicasts them."""
     from hosts.fallback import FallbackAggregator
     from hosts.fallback_node import SimFallbackServer
-    if placement.switch_slots >= placement.pool_size:
+    hashed = placement.sharing == "hashed"
+    if not hashed and placement.switch_slots >= placement.pool_size:
         return
     n = len(placement.workers)
     SimFallbackServer(net.hosts[placement.workers[0]],
                       FallbackAggregator(job=placement.job, n=n, k=k,
-                                         first_slot=placement.switch_slots,
-                                         pool_size=placement.pool_size, via_switch=True),
+                                         first_slot=0 if hashed else placement.switch_slots,
+                                         pool_size=placement.pool_size, via_switch=True,
+                                         hashed=hashed),
                       [ip_bytes(net.topology.host(h).ip) for h in placement.workers],
                       port=placement.fallback_port, switch_ip=ip_bytes(placement.addresses[0]))
 

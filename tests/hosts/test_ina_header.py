@@ -145,8 +145,8 @@ def test_the_users_import_the_definition_instead_of_copying_it():
     from inaemu.trace import events, scapy_ina, wireshark
 
     assert ina_wire.Kind is Kind and ina_wire.HEADER is HEADER
-    assert (ina_wire.FLAG_VER, ina_wire.FLAG_RETX, ina_wire.FLAG_FORMAT, ina_wire.FLAG_OVERFLOW) \
-        == tuple(mask for _, mask, _ in FLAG_FIELDS)
+    assert (ina_wire.FLAG_VER, ina_wire.FLAG_RETX, ina_wire.FLAG_FORMAT, ina_wire.FLAG_OVERFLOW,
+            ina_wire.FLAG_NEXT) == tuple(mask for _, mask, _ in FLAG_FIELDS)
     assert fallback.HEADER is HEADER and fallback.Kind is Kind
     assert events.KIND_NAMES == {int(kind): kind.name for kind in Kind}
     assert scapy_ina.KINDS == events.KIND_NAMES
