@@ -40,6 +40,10 @@ class SimFallbackServer:
         self.busy_s = 0.0          # total service time (utilisation = busy_s / run time)
         node.listen(PROTO_UDP, port, self._on_datagram)
 
+    def close(self) -> None:
+        """Stop listening (the job ended); replies already scheduled still leave."""
+        self.node.unlisten(PROTO_UDP, self.port, self._on_datagram)
+
     def _on_datagram(self, datagram) -> None:
         now = self.node.loop.now
         start = max(now, self.busy_until)

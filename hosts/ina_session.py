@@ -149,7 +149,10 @@ class InaSession:
         # Its collaborators: the two paths' RTOs, the silence rules (which own the call's
         # progress marks) and the loss recovery (which owns the timers), each given what it
         # reads; the session tells them of each call (`_reset_call`) and result.
-        self._paths = Paths(self.switch_slots, self.rto_estimator, self.host_rto_estimator)
+        self._paths = Paths(self.switch_slots, self.rto_estimator, self.host_rto_estimator,
+                            self.pool_size)
+        # hashed sharing: per slot, whether the latest RESULT said its next use has a cell
+        self._granted = bytearray(self.pool_size) if sharing == "hashed" else None
         self._silence = SilenceRules(
             paths=self._paths, counters=self.counters, barrier_estimator=self.barrier_estimator,
             fixed_wait=None if adaptive else min(self.rto, self.rto_max))
@@ -241,7 +244,7 @@ class InaSession:
         size, own = self._result_bytes, (self.job, self.worker, self.n)
         format_bits = 0 if self._codec is None else self._format_bits
         fill, answered = self._fill_window, self._answered
-        highest, switch_slots = self._highest_answered, self.switch_slots
+        highest, host_of, granted = self._highest_answered, self._paths.host, self._granted
         adaptive, window = self.adaptive, self.in_flight_window
         estimator, host_estimator = self.rto_estimator, self.host_rto_estimator
         codec = self._codec
@@ -270,7 +273,9 @@ class InaSession:
                             and (not fast_retransmit or next(iter(in_flight)) == chunk)):
                         del in_flight[chunk]
                         progress(now, chunk, flight.last_sent)
-                        path = 0 if slot < switch_slots else 1
+                        path = host_of[slot]
+                        if granted is not None:
+                            granted[slot] = 1 if flags & FLAG_NEXT else 0
                         if chunk > highest[path]:
                             if adaptive:
                                 (host_estimator if path else estimator).sample(
@@ -472,7 +477,7 @@ class InaSession:
             host_wait = self.host_rto_estimator.first_timer
         else:
             switch_wait = host_wait = min(self.rto, self.rto_max)
-        switch_slots = self.switch_slots
+        host_of, granted = self._paths.host, self._granted
         position = self.next_position + c
         first, sent_bytes = c, 0
         # hashed sharing: chunks below this ask for their slot's next use (`next`)
@@ -486,7 +491,9 @@ class InaSession:
                 table, size, ready = encoder.table_rows()
             if c < claim_below:
                 payload = payload[:1] + bytes((payload[1] | FLAG_NEXT,)) + payload[2:]
-            wait = host_wait if slot >= switch_slots else switch_wait
+            if granted is not None:      # hashed: in the switch only if its cell was claimed
+                host_of[slot] = 0 if pool <= c < chunks - pool and granted[slot] else 1
+            wait = host_wait if host_of[slot] else switch_wait
             events.serial += 1                   # CongestionEvents.transmitted()
             deadline = now + wait
             in_flight[c] = Flight(payload, slot, ver, 1, deadline, now, events.serial, now,
@@ -572,7 +579,9 @@ class InaSession:
         self._silence.progress(now, c, flight.last_sent)
         if self.timeline is not None:
             self.timeline.append((now, "result", c))
-        path = 0 if slot < self.switch_slots else 1
+        path = self._paths.host[slot]
+        if self._granted is not None:
+            self._granted[slot] = 1 if payload[1] & FLAG_NEXT else 0
         highest = self._highest_answered
         if self.adaptive:
             # Karn: a resent chunk's result could answer either copy. A result overtaken by a
