@@ -38,6 +38,7 @@ class SimFallbackServer:
         self.per_packet_s, self.per_copy_s = per_packet_s, per_copy_s
         self.busy_until = 0.0
         self.busy_s = 0.0          # total service time (utilisation = busy_s / run time)
+        self.bytes_in = self.bytes_out = 0     # UDP payload bytes received and sent
         node.listen(PROTO_UDP, port, self._on_datagram)
 
     def close(self) -> None:
@@ -47,7 +48,9 @@ class SimFallbackServer:
     def _on_datagram(self, datagram) -> None:
         now = self.node.loop.now
         start = max(now, self.busy_until)
+        self.bytes_in += len(datagram.payload)
         replies = self.aggregator.receive(datagram.payload)
+        self.bytes_out += sum(len(payload) for _, payload in replies)
         service = self.per_packet_s + self.per_copy_s * len(replies)
         self.busy_until = start + service
         self.busy_s += service

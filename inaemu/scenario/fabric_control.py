@@ -48,7 +48,8 @@ class Placement:
     plan: object = field(repr=False)
     tree: bool = True
     sharing: str = "static"            # "hashed": a host aggregator takes its collisions
-    fallback_port: int | None = None   # hashed: its UDP port on the first worker's host
+    fallback_port: int | None = None   # hashed: its UDP port on `fallback_host`
+    fallback_host: str | None = None   # hashed: the worker host that runs it
 
     def uses_switch(self, switch: str) -> bool:
         return switch in self.switches
@@ -203,7 +204,10 @@ class FabricControl:
                 if switch in self.down_switches:
                     raise PlacementRefused(f"its switch {switch} is down")
                 hashed = self.sharing == "hashed"
-                server = FallbackServer(topology.host(workers[0]).ip,
+                # jobs' host aggregators spread over their workers' hosts (worker
+                # p4_job mod n), not all on the first workers' (often one leaf's) hosts
+                host = workers[p4_job % len(workers)]
+                server = FallbackServer(topology.host(host).ip,
                                         fallback_port(p4_job)) if hashed else None
                 plan = InaJobs(topology, clients).install(
                     p4_job, list(workers), switch, k=self.elems_k, pool_size=self.pool_size,
@@ -214,7 +218,8 @@ class FabricControl:
                                       tuple(range(len(workers))), (switch,),
                                       {switch: {"base": plan.base, "mgid": plan.mgid}}, plan,
                                       False, self.sharing,
-                                      server.port if server is not None else None)
+                                      server.port if server is not None else None,
+                                      host if hashed else None)
         except (ControllerError, KeyError, ValueError) as error:
             raise PlacementRefused(str(error)) from None
         self.placements[p4_job] = placement
@@ -242,6 +247,13 @@ class FabricControl:
                 self.release_cells(live[plan.job.switch], placement.p4_job)
         except ControllerError as error:
             self.say(f"controller: removing job {placement.p4_job}: {error}")
+
+    def shared_pool(self, switch: str) -> tuple[int, int] | None:
+        """The hashed jobs' shared pool on `switch`: (first cell, pairs), or None."""
+        client = self.clients_now().get(switch)
+        for view in (client.read_table("ina_sharing") if client is not None else ()):
+            return view.params["pool_base"], view.params["pool_pairs"]
+        return None
 
     def release_cells(self, client, p4_job: int) -> None:
         """Free the shared-pool cells a removed hashed job still owns (docs/protocol.md §3.3)."""

@@ -66,7 +66,7 @@ class JobRun(JobLife):
             self._start_host_aggregator(placement)
 
     def _start_host_aggregator(self, placement: Placement) -> None:
-        """The job's host aggregator on its first worker's host: the chunks that find their
+        """The job's host aggregator on one of its workers' hosts: the chunks that find their
         cell of the shared pool taken (docs/protocol.md §3.3); its sums go to the switch."""
         from hosts.fallback import FallbackAggregator
         from hosts.fallback_node import SimFallbackServer
@@ -75,10 +75,13 @@ class JobRun(JobLife):
                                         first_slot=0, pool_size=self.engine.options.pool_size,
                                         via_switch=True, hashed=True)
         topology = net.topology
+        # served at the switches' packet rate (options.switch_pps), else inaemu's own
+        cost = {} if self.engine.options.switch_pps is None else \
+            {"per_packet_s": 1.0 / self.engine.options.switch_pps, "per_copy_s": 0.0}
         self.host_aggregator = SimFallbackServer(
-            net.hosts[placement.workers[0]], aggregator,
+            net.hosts[placement.fallback_host], aggregator,
             [ip_bytes(topology.host(h).ip) for h in placement.workers],
-            port=placement.fallback_port, switch_ip=ip_bytes(placement.addresses[0]))
+            port=placement.fallback_port, switch_ip=ip_bytes(placement.addresses[0]), **cost)
         self.host_aggregators.append(self.host_aggregator)
 
     def _stop_host_aggregator(self) -> None:
