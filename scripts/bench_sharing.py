@@ -64,6 +64,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--switch-pps", type=float, default=1e6,
                    help="each switch's packet rate (1e6: a hardware switch's regime, where "
                         "memory, not the packet rate, is short)")
+    p.add_argument("--host-pps", type=float, default=None,
+                   help="a host aggregator's packet rate (default: --switch-pps)")
     p.add_argument("--elems-k", type=int, default=32)
     p.add_argument("--switch", default=None, help="the aggregating switch (default sp1 / c0)")
     p.add_argument("--modes", default="static,hashed,ring")
@@ -122,6 +124,7 @@ def scenario(args, mode: str, net: m.Network) -> tuple[m.Scenario, dict]:
     pool = args.window if mode == "hashed" else slice_slots
     options = m.Options(seed=args.seed, elems_k=args.elems_k, pool_size=pool,
                         time_limit_s=args.time_limit_s, switch_pps=args.switch_pps,
+                        host_pps=args.host_pps,
                         sharing="hashed" if mode == "hashed" else "static",
                         shared_pairs=pairs if mode == "hashed" else None,
                         aggregation="single")
@@ -213,7 +216,9 @@ def main(argv=None) -> int:
     print(f"bench_sharing: {args.jobs} jobs x {args.workers} workers on {args.topo}, "
           f"window {args.window}, memory 1/{args.pool_ratio:g} of the windows, "
           f"{args.iterations} x {args.size_kib} KiB, arrivals every {args.arrival_ms} ms "
-          f"(Poisson), loss {args.loss} %, switch {args.switch_pps:g} pps, seed {args.seed}",
+          f"(Poisson), loss {args.loss} %, switch {args.switch_pps:g} pps, host aggregator "
+          f"{args.host_pps or args.switch_pps:g} pps, compute {args.compute_ms} ms, "
+          f"seed {args.seed}",
           flush=True)
     results = {}
     for mode in modes:

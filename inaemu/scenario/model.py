@@ -259,6 +259,8 @@ class Options:
     # into, collisions going to the job's host aggregator (docs/protocol.md §3.3)
     sharing: str = "static"
     shared_pairs: int | None = None    # hashed: the pool's pairs (None: pool_size)
+    host_pps: float | None = None      # sim, hashed: packets per second of a host aggregator
+                                       # (None: switch_pps, else inaemu's switch cost)
     # "tree" (every tier aggregates, on multi-tier networks) or "single": one switch per job
     # (the job's root, else its first worker's switch); hashed sharing needs "single"
     aggregation: str = "tree"
@@ -277,6 +279,8 @@ class Options:
                                                    f"{self.sharing!r}")
         if self.shared_pairs is not None:
             _positive("options.shared_pairs", self.shared_pairs, integer=True)
+        if self.host_pps is not None:
+            _positive("options.host_pps", self.host_pps)
         if self.aggregation not in ("tree", "single"):
             raise ScenarioError("options.aggregation", f"must be tree or single, got "
                                                        f"{self.aggregation!r}")

@@ -75,9 +75,10 @@ class JobRun(JobLife):
                                         first_slot=0, pool_size=self.engine.options.pool_size,
                                         via_switch=True, hashed=True)
         topology = net.topology
-        # served at the switches' packet rate (options.switch_pps), else inaemu's own
-        cost = {} if self.engine.options.switch_pps is None else \
-            {"per_packet_s": 1.0 / self.engine.options.switch_pps, "per_copy_s": 0.0}
+        # served at options.host_pps, else at the switches' packet rate, else inaemu's own
+        options = self.engine.options
+        pps = options.host_pps or options.switch_pps
+        cost = {} if pps is None else {"per_packet_s": 1.0 / pps, "per_copy_s": 0.0}
         self.host_aggregator = SimFallbackServer(
             net.hosts[placement.fallback_host], aggregator,
             [ip_bytes(topology.host(h).ip) for h in placement.workers],

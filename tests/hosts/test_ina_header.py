@@ -120,7 +120,7 @@ def test_the_drift_check_names_what_differs():
     text = HEADERS_P4.read_text().replace("bit<16> slot;", "bit<24> slot;")
     constants = p4_constants(PROGRAM_P4.read_text())
     constants["INA_NACK"] = 6
-    constants["INA_FLAG_URGENT"] = 0x20
+    constants["INA_FLAG_URGENT"] = 0x40
     del constants["INA_QUERY"]
     problems = drift(p4_header_fields(text), constants)
     assert len(problems) == 4
