@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import zlib
 
-from .packets import (CONTRIB, FLAG_NEXT, MAX_CONTRIB, MAX_RESULT, QUERY, RESULT, Endpoint,
-                      eth_ipv4_udp, ina_packet, ina_payload, unsigned_max, wrapping_sum)
+from .packets import (CONTRIB, FLAG_NEXT, MAX_CONTRIB, MAX_RESULT, NACK, QUERY, RESULT,
+                      Endpoint, eth_ipv4_udp, ina_packet, ina_payload, ip, unsigned_max,
+                      wrapping_sum)
 from .stf_builder import (AGGREGATOR, HOST4, SWITCH_MAC, W0, W1, W2, StfBuilder,
-                          aggregator_address, lanes, root_job, routes)
+                          aggregator_address, lanes, root_job, routes, worker_entries)
 
-JOB, OTHER, BARE = 20, 21, 22
+JOB, OTHER, BARE, CHILD_JOB = 20, 21, 22, 23
+PARENT = Endpoint(0x080000000999, ip("10.0.9.254"))       # job 23's parent, via port 5
 W = 4                       # the workers' pool (slots)
 POOL_BASE, POOL_PAIRS = 200, 5
 SERVER, SERVER_PORT = HOST4, 48880
@@ -88,8 +90,16 @@ def hashed_test(k: int) -> str:
     aggregator_address(b)
     node = root_job(b, JOB, base=100, pool=W, workers=[W0, W1, W2], first_node=0)
     node = root_job(b, OTHER, base=104, pool=W, workers=[W0], first_node=node)
-    root_job(b, BARE, base=108, pool=W, workers=[W0], first_node=node)
-    for job in (JOB, OTHER, BARE):
+    node = root_job(b, BARE, base=108, pool=W, workers=[W0], first_node=node)
+    b.cmd(f"add ipv4_lpm hdr.ipv4.dstAddr:0x{PARENT.addr & 0xFFFFFF00:08X}/24 "
+          f"ipv4_forward(dstAddr:0x{PARENT.mac:012X}, port:5)")
+    b.cmd(f"add ina_jobs hdr.ipv4.dstAddr:0x{AGGREGATOR.addr:08X} hdr.ina.job:{CHILD_JOB} "
+          f"ina_child_job(base:112, pool_size:{W}, n:2, mgid:{CHILD_JOB}, result_count:4, "
+          f"parent:0x{PARENT.addr:08X}, child_index:1)")
+    worker_entries(b, CHILD_JOB, [W0, W1], first_node=node)
+    b.cmd(f"add ina_fallback hdr.ina.job:{CHILD_JOB} "
+          f"ina_fall_back(server:0x{SERVER.addr:08X}, port:{SERVER_PORT})")
+    for job in (JOB, OTHER, BARE, CHILD_JOB):
         b.cmd(f"add ina_sharing hdr.ina.job:{job} "
               f"ina_share_pool(pool_base:{POOL_BASE}, pool_pairs:{POOL_PAIRS})")
     for job in (JOB, OTHER):
@@ -202,7 +212,52 @@ def hashed_test(k: int) -> str:
     h.result(three, JOB, 0, 0, 0, unsigned_max(*m), ident=ident, kind=MAX_RESULT)
     b.count("ina_contributions", JOB, 3)
     b.count("ina_results_multicast", JOB)
+    child_tier(b, h)
     return b.finish()
+
+
+def child_tier(b: StfBuilder, h: Hashed) -> None:
+    """Job 23: this switch is a child tier (docs/protocol.md §3.3, "Tiers"; §6)."""
+    k = b.k
+    pair = pair_of(CHILD_JOB, 0)
+    f = [lanes(k, [w + 40], lambda i, w=w: i - w) for w in range(2)]
+    b.comment(f"Job {CHILD_JOB}: this switch is a child tier (n = 2 here, 4 workers in all, the",
+              "parent 10.0.9.254 behind port 5). Its host aggregator's final sum of chunk 0 is",
+              f"multicast (count 4) and claims the pair's version-1 cell ({pair + 1}) for chunk 4.")
+    ident = h.host_sum(CHILD_JOB, 0, 0, 0, f[0], next_=True, n=4)
+    h.result((W0, W1), CHILD_JOB, 0, 0, 0, f[0], ident=ident, next_=True, count=4)
+    b.count("ina_results_multicast", CHILD_JOB)
+    b.comment("Chunk 4 owns its cell: summed here, and the partial sum goes up as member 1 of",
+              "the parent's job, with the workers' next flag (the parent claims on it).")
+    h.contribute(W0, CHILD_JOB, 0, 1, 4, f[0], next_=True)
+    ident = h.contribute(W1, CHILD_JOB, 0, 1, 4, f[1], next_=True)
+    partial = wrapping_sum(*f)
+    b.expect(5, ina_packet(Endpoint(SWITCH_MAC, AGGREGATOR.addr), PARENT, ttl=63, ident=ident,
+                           kind=CONTRIB, job=CHILD_JOB, worker=1, slot=0, ver=1, chunk=4,
+                           values=partial, flags=FLAG_NEXT))
+    b.count("ina_contributions", CHILD_JOB, 2)
+    b.count("ina_partials_up", CHILD_JOB)
+    total = [(v * 2) & 0xFFFFFFFF for v in partial]
+    b.comment("The parent's RESULT (it claimed: next set) is stored and multicast; the child",
+              f"claims the version-0 cell ({pair}) for chunk 8 in turn (next = 1).")
+    ident = b.next_ident()
+    b.send(5, ina_packet(PARENT, AGGREGATOR, ident=ident, kind=RESULT, job=CHILD_JOB, worker=1,
+                         slot=0, ver=1, chunk=4, count=4, values=total, flags=FLAG_NEXT))
+    h.result((W0, W1), CHILD_JOB, 0, 1, 4, total, ident=ident, next_=True, count=4)
+    b.count("ina_results_multicast", CHILD_JOB)
+    b.comment("The parent's RESULT and NACK for chunk 13 (slot 1), which owns no cell here (this",
+              "tier's host aggregator stood in for it), go on to that host aggregator.")
+    for kind, values in ((RESULT, total), (NACK, [])):
+        ident = b.next_ident()
+        b.send(5, ina_packet(PARENT, AGGREGATOR, ident=ident, kind=kind, job=CHILD_JOB,
+                             worker=1, slot=1, ver=1, chunk=13, count=4 if values else 0,
+                             values=values))
+        b.expect(SERVER.port, eth_ipv4_udp(
+            Endpoint(SWITCH_MAC, AGGREGATOR.addr), SERVER.endpoint,
+            ina_payload(kind=kind, job=CHILD_JOB, worker=1, slot=1, ver=1, chunk=13,
+                        count=4 if values else 0, values=values),
+            ident=ident, ttl=63, dport=SERVER_PORT))
+        b.count("ina_fallbacks", CHILD_JOB)
 
 
 def expected_owners() -> dict[int, int]:
@@ -211,4 +266,6 @@ def expected_owners() -> dict[int, int]:
     owners = {cell: 0 for cell in range(POOL_BASE, POOL_BASE + 2 * POOL_PAIRS)}
     owners[pair_of(JOB, 0)] = tag(JOB, 0, 8)
     owners[pair_of(JOB, 0) + 1] = tag(OTHER, colliding_slot(JOB, 0, OTHER), 12)
+    owners[pair_of(CHILD_JOB, 0)] = tag(CHILD_JOB, 0, 8)       # the child tier's claim
+    owners[pair_of(CHILD_JOB, 0) + 1] = tag(CHILD_JOB, 0, 4)   # chunk 4's result, kept
     return owners
