@@ -240,11 +240,14 @@ class FabricControl:
                      for e in entries]
             groups = [(live[plan.job.switch], plan.mgid)] if plan.job.switch in live else []
         try:
+            # the pool is read before the entries go (the last hashed job's entry names it)
+            shared = self.shared_pool(plan.job.switch) \
+                if placement.sharing == "hashed" and plan.job.switch in live else None
             remove_entries(pairs)
             for client, mgid in groups:
                 delete_group(client, mgid)
-            if placement.sharing == "hashed" and plan.job.switch in live:
-                self.release_cells(live[plan.job.switch], placement.p4_job)
+            if shared is not None:
+                release_owned_cells(live[plan.job.switch], placement.p4_job, shared)
         except ControllerError as error:
             self.say(f"controller: removing job {placement.p4_job}: {error}")
 
@@ -254,13 +257,6 @@ class FabricControl:
         for view in (client.read_table("ina_sharing") if client is not None else ()):
             return view.params["pool_base"], view.params["pool_pairs"]
         return None
-
-    def release_cells(self, client, p4_job: int) -> None:
-        """Free the shared-pool cells a removed hashed job still owns (docs/protocol.md §3.3)."""
-        for view in client.read_table("ina_sharing"):
-            shared = (view.params["pool_base"], view.params["pool_pairs"])
-            release_owned_cells(client, p4_job, shared)
-            return
 
     def _fresh_id(self) -> int:
         if self._next_id > MAX_P4_JOB_ID:
