@@ -167,6 +167,8 @@ class Occupancy:
             base, pairs = shared
             owners = switch.register_read_all(OWNER)[base:base + 2 * pairs]
             return sum(1 for tag in owners if tag) / cells
+        if self.mode == "ring":
+            return 0.0                     # the ring uses no aggregator
         live = sum(1 for run in self.engine.runs if run.state == "running")
         return live * 2 * self.memory["slice_slots"] / cells
 
