@@ -15,7 +15,7 @@ Per mode it prints the job completion times (arrival to last sum: mean, p99, max
 every sum was correct, the share of chunks aggregated on the hosts (hashed), the bytes through
 the host aggregators, and the pool's occupancy (mean over the run, sampled every
 `--sample-ms`); then the ratios hashed / static measured in this run. `--csv DIR` writes the
-per-job times and the occupancy series.
+per-job times and the occupancy series (jct.csv, occupancy.csv, occupancy.png).
 
     .venv/bin/python scripts/bench_sharing.py                       # 8 jobs x 4 workers
     .venv/bin/python scripts/bench_sharing.py --loss 1
@@ -212,6 +212,28 @@ def run_mode(args, mode: str) -> dict:
             "wall_s": time.perf_counter() - started}
 
 
+def plot_occupancy(results: dict, path: Path) -> None:
+    """The memory in use over time, one line per mode (skipped without matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        from matplotlib import pyplot
+    except ImportError:
+        return
+    figure, axes = pyplot.subplots(figsize=(8, 3.5))
+    for mode, r in results.items():
+        if mode != "ring" and r["series"]:
+            times, used = zip(*r["series"])
+            axes.step(times, [100 * u for u in used], where="post", label=mode)
+    axes.set_xlabel("virtual time (s)")
+    axes.set_ylabel("aggregator memory in use (%)")
+    axes.set_ylim(0, 105)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    pyplot.close(figure)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     modes = args.modes.split(",")
@@ -253,6 +275,7 @@ def main(argv=None) -> int:
             for mode, r in results.items():
                 for t, v in r["series"]:
                     w.writerow([mode, f"{t:.6f}", f"{v:.4f}"])
+        plot_occupancy(results, args.csv / "occupancy.png")
     return 0 if all(r["correct"] for r in results.values()) else 1
 
 

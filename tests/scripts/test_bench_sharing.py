@@ -43,3 +43,4 @@ def test_a_small_run_of_every_mode(tmp_path, capsys) -> None:
     assert "chunks on hosts 0.0 %" not in lines["hashed"]
     assert "hashed / static: mean JCT" in out
     assert (tmp_path / "jct.csv").read_text().count("\n") == 1 + 3 * 2
+    assert (tmp_path / "occupancy.csv").read_text().count("\nhashed,") > 0
