@@ -93,6 +93,7 @@ class _Cell:
     flags: int = 0                # FLAG_OVERFLOW once a packed sum overflowed, FLAG_RETX once
                                   # a piece came by a retransmission; sticky (CELL_FLAGS)
     chunk: int = -1               # hashed sharing: the chunk of the cell's round
+    next_flag: int = 0            # a tier (hosts/fallback_tier.py): its members' `next`
 
 
 class FallbackAggregator:
@@ -118,15 +119,19 @@ class FallbackAggregator:
         self._cells: dict[tuple[int, int], _Cell] = {}
         self._everyone = (VIA_SWITCH,) if via_switch else tuple(range(n))
         self._sizes = {Kind.CONTRIB: HEADER.size + 4 * k, Kind.QUERY: HEADER.size}
+        self._from_above: frozenset = frozenset()   # kinds a parent aggregator sends (tiers)
 
     def receive(self, payload: bytes) -> list[tuple[int, bytes]]:
         """One packet the switch forwarded; the (worker id, payload) pairs to send."""
         if len(payload) < HEADER.size:
             self.counters.malformed += 1
             return []
-        kind, flags, job, worker, _pad, slot, chunk, _count, exp = HEADER.unpack_from(payload)
-        if kind not in self._sizes or job != self.job or worker >= self.n \
-                or flags & FLAG_FORMAT == FLAG_FORMAT:
+        kind, flags, job, worker, _pad, slot, chunk, count, exp = HEADER.unpack_from(payload)
+        if kind in self._from_above and job == self.job and len(payload) == \
+                self._sizes[kind] and self.first_slot <= slot < self.pool_size:
+            return self._from_parent(kind, flags, worker, slot, chunk, count, exp, payload)
+        if kind not in self._sizes or kind in self._from_above or job != self.job \
+                or worker >= self.n or flags & FLAG_FORMAT == FLAG_FORMAT:
             self.counters.foreign += 1
             return []
         if len(payload) != self._sizes[kind]:
@@ -152,10 +157,12 @@ class FallbackAggregator:
                                                          exp, slot, chunk), None, count=0)
             if cell.pending == 0:
                 return self._unicast(worker, cell, reply)
-            return []
+            return self._query_while_pending(worker, cell, reply)
         if cell.seen & bit:
             self.counters.duplicates += 1
-            return self._unicast(worker, cell, reply) if cell.pending == 0 else []
+            if cell.pending == 0:
+                return self._unicast(worker, cell, reply)
+            return self._duplicate_while_pending(worker, cell, reply)
         self.counters.contributions += 1
         cell.seen |= bit
         self._cell(slot, 1 - ver).seen &= ~bit
@@ -170,10 +177,28 @@ class FallbackAggregator:
             cell.pending -= 1
         if cell.pending:
             return []
+        return self._complete(cell, reply)
+
+    # -- what a tier (hosts/fallback_tier.py) does differently -----------------------------------
+    def _complete(self, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:
+        """The cell's last contribution came: its sum to every worker (or the switch)."""
         self.counters.results_multicast += 1
-        claim = flags & FLAG_NEXT if self.hashed else 0    # the switch claims on multicast
+        claim = reply[0] & FLAG_NEXT if self.hashed else 0    # the switch claims on multicast
         return self._send(self._everyone, Kind.RESULT, self._stored(cell, reply, claim),
                           cell.values)
+
+    def _query_while_pending(self, worker: int, cell: _Cell, reply: tuple) -> list:
+        """A QUERY for a cell still missing a piece: another member's, it asks too."""
+        return []
+
+    def _duplicate_while_pending(self, worker: int, cell: _Cell, reply: tuple) -> list:
+        """A duplicate for a cell still aggregating: nothing to answer yet."""
+        return []
+
+    def _from_parent(self, kind, flags, worker, slot, chunk, count, exp, payload) -> list:
+        """A RESULT or NACK from a parent aggregator: only a tier has one."""
+        self.counters.foreign += 1
+        return []
 
     def cell(self, slot: int, ver: int) -> tuple[int, int, np.ndarray]:
         """(member bitmap, missing contributions, lanes as uint32) of a cell, for tests."""
