@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from controller.client import SwitchClient
 from controller.errors import ControllerError
-from controller.ina_jobs import (SHARED_POOL, Entry, FallbackServer, InaJob, JobPlan,
-                                 JobRefused, aggregator_address, check_job, plan_job,
-                                 shared_pool_pairs)
-from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_cells,
-                                     clear_for_job, delete_group, insert_entries, read_cell,
+from controller.ina_jobs import (Entry, FallbackServer, InaJob, JobPlan, JobRefused,
+                                 aggregator_address, check_job, plan_job)
+from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_for_job,
+                                     delete_group, insert_entries, read_cell,
                                      release_owned_cells, remove_entries, undo_quietly)
 
 __all__ = ["CellState", "InaJobs"]
@@ -58,7 +57,7 @@ class InaJobs(InaSwitches[JobPlan]):
         check_job(self.topology, state.program, job)
         self._refuse_taken_id(job_id, switch)
         if sharing == "hashed" and state.shared is None:
-            self._create_shared_pool(job_id, switch, shared_pairs)
+            self.create_shared_pool(job_id, switch, shared_pairs)
         mgid = state.free_group(job_id)
         base = state.pool.allocate(job_id, job.cells)
         try:
@@ -80,24 +79,6 @@ class InaJobs(InaSwitches[JobPlan]):
                           else "") + ("; hashed into the shared pool" if sharing == "hashed"
                                       else ""))
         return plan
-
-    def _create_shared_pool(self, job_id: int, switch: str, pairs: int | None) -> None:
-        """The shared pool of the switch's hashed jobs: cells allocated and cleared."""
-        state = self._state(switch)
-        if not isinstance(pairs, int) or pairs < 1:
-            raise JobRefused(job_id, f"the first hashed job on {switch} sizes its shared pool: "
-                                     f"give shared_pairs >= 1, got {pairs!r}")
-        pairs = shared_pool_pairs(pairs)
-        base = state.pool.allocate(SHARED_POOL, 2 * pairs)
-        cells = range(base, base + 2 * pairs)
-        if not clear_cells(self._client(switch), cells) and state.pool.any_dirty(cells):
-            state.pool.release(SHARED_POOL, used=False)
-            raise JobRefused(job_id, f"on {switch}: the shared pool's cells were used by a "
-                                     "removed job and this switch cannot clear registers")
-        state.pool.cleaned(cells)
-        state.shared = (base, pairs)
-        self.progress(f"{switch}: shared pool of {pairs} pairs in cells "
-                      f"{base}..{base + 2 * pairs - 1}")
 
     def _write(self, plan: JobPlan) -> None:
         """Group first, then entries per switch in plan order; undo everything on a failure."""

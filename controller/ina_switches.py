@@ -22,7 +22,7 @@ from controller.client import DELETE, MAX_BATCH, MODIFY, SwitchClient
 from controller.errors import ControllerError, P4RuntimeError
 from controller.ina_jobs import (FIRST_JOB_GROUP, JOB_COUNTERS, MAX_GROUP, OWNER_REGISTER,
                                  PENDING_REGISTER, SEEN_REGISTER, SHARED_POOL, CellPool, Entry,
-                                 InaProgram, JobRefused)
+                                 InaProgram, JobRefused, shared_pool_pairs)
 from topologies.model import Topology
 
 Progress = Callable[[str], None]
@@ -126,6 +126,24 @@ class InaSwitches(Generic[Plan]):
     def _refuse_taken_id(self, job_id: int, switch: str) -> None:
         if job_id in self._state(switch).groups or job_id in self.plans:
             raise JobRefused(job_id, f"a job with this id already runs on {switch}")
+
+    def create_shared_pool(self, job_id: int, switch: str, pairs: int | None) -> None:
+        """The shared pool of the switch's hashed jobs: cells allocated and cleared."""
+        state = self._state(switch)
+        if not isinstance(pairs, int) or pairs < 1:
+            raise JobRefused(job_id, f"the first hashed job on {switch} sizes its shared pool: "
+                                     f"give shared_pairs >= 1, got {pairs!r}")
+        pairs = shared_pool_pairs(pairs)
+        base = state.pool.allocate(SHARED_POOL, 2 * pairs)
+        cells = range(base, base + 2 * pairs)
+        if not clear_cells(self._client(switch), cells) and state.pool.any_dirty(cells):
+            state.pool.release(SHARED_POOL, used=False)
+            raise JobRefused(job_id, f"on {switch}: the shared pool's cells were used by a "
+                                     "removed job and this switch cannot clear registers")
+        state.pool.cleaned(cells)
+        state.shared = (base, pairs)
+        self.progress(f"{switch}: shared pool of {pairs} pairs in cells "
+                      f"{base}..{base + 2 * pairs - 1}")
 
     def _job_counters(self, switch: str, job_id: int) -> dict[str, int]:
         """Packets per counter of docs/protocol.md §7 for this job on one switch."""

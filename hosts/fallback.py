@@ -94,17 +94,20 @@ class _Cell:
                                   # a piece came by a retransmission; sticky (CELL_FLAGS)
     chunk: int = -1               # hashed sharing: the chunk of the cell's round
     next_flag: int = 0            # a tier (hosts/fallback_tier.py): its members' `next`
+    result_count: int = 0         # a tier: the `count` of the parent's RESULT
 
 
 class FallbackAggregator:
     """The slots `first_slot`..`pool_size`-1 of one job (n workers, k lanes per packet)."""
 
     def __init__(self, *, job: int, n: int, k: int, first_slot: int, pool_size: int,
-                 via_switch: bool = False, hashed: bool = False):
+                 via_switch: bool = False, hashed: bool = False,
+                 result_count: int | None = None):
         """`via_switch`: a completed cell's RESULT goes once to the switch (target
         VIA_SWITCH), which multicasts it to the workers, instead of once to each worker.
         `hashed`: the job draws from the switch's shared pool (first_slot 0, rounds told apart
-        by their chunk, §3.3)."""
+        by their chunk, §3.3). `result_count`: what its RESULTs carry in `count` (the whole
+        tree's workers when it stands in for a tree's root; default n)."""
         if not 0 <= job <= 0xFFFF:
             raise ValueError(f"job must be 0..65535, got {job}")
         if not 1 <= n <= MAX_MEMBERS:
@@ -115,6 +118,7 @@ class FallbackAggregator:
         self.job, self.n, self.k = job, n, check_k(k)
         self.first_slot, self.pool_size = first_slot, pool_size
         self.hashed = hashed
+        self.result_count = n if result_count is None else result_count
         self.counters = FallbackCounters()
         self._cells: dict[tuple[int, int], _Cell] = {}
         self._everyone = (VIA_SWITCH,) if via_switch else tuple(range(n))
@@ -248,7 +252,7 @@ class FallbackAggregator:
         egress writes it), with the flags of `reply` as they are."""
         flags, exp, slot, chunk = reply
         body = b"" if values is None else values.astype(LANES).tobytes()
-        count = self.n if count is None else count
+        count = self.result_count if count is None else count
         out = [(w, HEADER.pack(kind, flags, self.job, max(w, 0), 0, slot, chunk,
                                count, exp) + body) for w in workers]
         self.counters.packets_sent += len(out)

@@ -14,6 +14,7 @@ The node is used through its methods only (`listen`, `send_frame`, `addressing.u
 from __future__ import annotations
 
 from .fallback import FALLBACK_PORT, VIA_SWITCH, FallbackAggregator
+from .fallback_tier import VIA_PARENT
 from .ina_header import INA_UDP_PORT
 
 PROTO_UDP = 17
@@ -26,14 +27,18 @@ class SimFallbackServer:
 
     def __init__(self, node, aggregator: FallbackAggregator, worker_ips: list[bytes], *,
                  port: int = FALLBACK_PORT, per_packet_s: float = HOST_PER_PACKET_S,
-                 per_copy_s: float = HOST_PER_COPY_S, switch_ip: bytes | None = None):
-        """`switch_ip`: the aggregator address replies meant for VIA_SWITCH go to."""
+                 per_copy_s: float = HOST_PER_COPY_S, switch_ip: bytes | None = None,
+                 parent_ip: bytes | None = None):
+        """`switch_ip`: the aggregator address replies meant for VIA_SWITCH go to;
+        `parent_ip`: a tier's parent aggregator address (VIA_PARENT, hosts/fallback_tier.py).
+        `worker_ips[i]` is member i's address: a worker's, or a child switch's aggregator's."""
         if len(worker_ips) != aggregator.n:
             raise ValueError(f"{len(worker_ips)} worker addresses for a job of {aggregator.n}")
         self.node = node
         self.aggregator = aggregator
         self.worker_ips = list(worker_ips)
         self.switch_ip = switch_ip
+        self.parent_ip = parent_ip
         self.port = port
         self.per_packet_s, self.per_copy_s = per_packet_s, per_copy_s
         self.busy_until = 0.0
@@ -60,6 +65,7 @@ class SimFallbackServer:
     def _send(self, replies: list[tuple[int, bytes]]) -> None:
         node = self.node
         for worker, payload in replies:
-            to = self.switch_ip if worker == VIA_SWITCH else self.worker_ips[worker]
+            to = self.switch_ip if worker == VIA_SWITCH else \
+                self.parent_ip if worker == VIA_PARENT else self.worker_ips[worker]
             node.send_frame(node.addressing.udp_frame(to, self.port, INA_UDP_PORT, payload,
                                                       node.next_ident()))

@@ -74,12 +74,19 @@ class TierAggregator(FallbackAggregator):
             return self._up(cell, reply, retx=True)
         cell.values = np.frombuffer(payload, LANES, offset=HEADER.size).astype(np.uint32)
         cell.exp, cell.flags, cell.pending = exp, flags & CELL_FLAGS_FROM_PARENT, 0
+        cell.result_count = count
         self.counters.results_multicast += 1
         # to the child switch, which multicasts it (keeping the parent's count) and claims the
         # slot's next use if the parent claimed (`next`)
         return self._send_as([VIA_SWITCH], Kind.RESULT, (flags & (FLAG_VER | FLAG_FORMAT | FLAG_NEXT) |
                                                  cell.flags, exp, slot, chunk),
                              cell.values, worker=0, count=count)
+
+    def _unicast(self, worker: int, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:
+        """The global sum again to one member: with the parent's count, as ina.p4's child."""
+        self.counters.results_unicast += 1
+        return self._send_as([worker], Kind.RESULT, self._stored(cell, reply, FLAG_RETX),
+                             cell.values, worker=worker, count=cell.result_count)
 
     def _send_as(self, targets, kind, reply, values, *, worker: int, count: int):
         """Like `_send`, with the `worker` field given (the parent's member id, not a target's)."""

@@ -671,11 +671,14 @@ control MyIngress(inout headers hdr, inout metadata meta,
                         } else if (hdr.ina.kind == INA_RESULT &&
                                    meta.ina.fallback_known == 1 &&
                                    hdr.ipv4.srcAddr == meta.ina.fallback_server &&
-                                   (meta.ina.hashed_data == 1 ? meta.ina.slot_ok == 1 :
+                                   (meta.ina.hashed_data == 1 ?
+                                    (meta.ina.slot_ok == 1 &&
+                                     hdr.udp.srcPort == meta.ina.fallback_port) :
                                     (meta.ina.parent == 0 &&
                                      (bit<32>)hdr.ina.slot >= meta.ina.pool_size))) {
                             // the host aggregator's sum of one of its slots (static), or of a
-                            // chunk of a hashed job at any tier (§3.3): to every member
+                            // chunk of a hashed job at any tier (§3.3; from this tier's own
+                            // host aggregator, address and port): to every member
                             hdr.ina.count = meta.ina.result_count;
                             ina_multicast_result();
                             if (meta.ina.hashed_data == 1) {

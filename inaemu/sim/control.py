@@ -103,15 +103,23 @@ def install_ina_jobs(fabric: Fabric, topology: Topology,
 
 def install_tree_jobs(fabric: Fabric, topology: Topology,
                       jobs: list[tuple[int, tuple[str, ...], str | None]], *, k: int,
-                      pool_size: int) -> tuple[list[JobPlacement], list[TreePlan]]:
+                      pool_size: int, sharing: str = "static",
+                      shared_pairs: int | None = None) -> tuple[list[JobPlacement],
+                                                                list[TreePlan]]:
     """Every (job id, workers, root switch or None) as a tree of any depth (controller.trees);
-    JobRefused says why one can't."""
+    JobRefused says why one can't. With `sharing="hashed"` every tree switch draws the job's
+    cells from its shared pool and has a host aggregator for it on the job's worker 0's host
+    (UDP fallback_port(job) + the switch's place in the tree, top-down)."""
     installer = TreeJobs(topology, fabric.clients)
     placements, plans = [], []
     for job, workers, root in jobs:
-        plan = installer.install(TreeJob(job, tuple(workers), k, pool_size, root))
+        server = FallbackServer(topology.host(workers[0]).ip, fallback_port(job)) \
+            if sharing == "hashed" else None
+        plan = installer.install(TreeJob(job, tuple(workers), k, pool_size, root, sharing,
+                                         server), shared_pairs=shared_pairs)
         placements.append(JobPlacement(job, tuple(workers), pool_size,
                                        tuple(e.address for e in plan.endpoints),
-                                       tuple(e.worker_id for e in plan.endpoints)))
+                                       tuple(e.worker_id for e in plan.endpoints),
+                                       sharing=sharing))
         plans.append(plan)
     return placements, plans

@@ -256,7 +256,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
 
     members, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
                                       transport, stall_timeout, ring_accumulate, ended,
-                                      given=given)
+                                      given=given, trees=trees)
     remaining[0] = len(members)
     references.update(reference_sums(inputs))
     jobs_of.update({id(member.app): member.job for member in members})
@@ -380,7 +380,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                     length: int, seed: int, k: int, ina: InaOptions,
                     transport: TransportConfig, stall_timeout: float, accumulate: str,
                     on_end: Callable[[object], None],
-                    given: dict[int, list[np.ndarray]] | None = None) -> tuple[list[_Member], dict]:
+                    given: dict[int, list[np.ndarray]] | None = None,
+                    trees: dict | None = None) -> tuple[list[_Member], dict]:
     members, inputs = [], {}
     for placement in placements:
         n = len(placement.workers)
@@ -389,8 +390,10 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
         if len(vectors) != n or any(v.shape != (length,) for v in vectors):
             raise SimError(f"inputs: job {placement.job} needs {n} vectors of {length} float32")
         inputs[placement.job] = vectors
-        if algo == "ina" and (placement.switch_slots is not None or
-                              placement.sharing == "hashed"):
+        if algo == "ina" and placement.sharing == "hashed" and placement.job in (trees or {}):
+            _tier_aggregators(net, placement, trees[placement.job], k)
+        elif algo == "ina" and (placement.switch_slots is not None or
+                                placement.sharing == "hashed"):
             _host_aggregator(net, placement, k)
         for w, host in enumerate(placement.workers):
             node = net.hosts[host]
@@ -442,6 +445,34 @@ def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -
                                          hashed=hashed),
                       [ip_bytes(net.topology.host(h).ip) for h in placement.workers],
                       port=placement.fallback_port, switch_ip=ip_bytes(placement.addresses[0]))
+
+
+def _tier_aggregators(net: SimNetwork, placement: control.JobPlacement, tree: dict,
+                      k: int) -> None:
+    """A hashed tree job's host aggregators (docs/protocol.md §3.3, "Tiers"), one per tree
+    switch, on its worker 0's host: the root's completes sums for the root to multicast, a
+    child's (hosts/fallback_tier.py) sends partial sums up and the parent's RESULTs down."""
+    from hosts.fallback import FallbackAggregator
+    from hosts.fallback_node import SimFallbackServer
+    from hosts.fallback_tier import TierAggregator
+    host = net.hosts[placement.workers[0]]
+    for switch, node in tree.items():
+        members = node["members"]
+        ips = [ip_bytes(tree[m]["address"] if m in tree else net.topology.host(m).ip)
+               for m in members]
+        if node["parent"] is None:
+            aggregator = FallbackAggregator(job=placement.job, n=len(members), k=k,
+                                            first_slot=0, pool_size=placement.pool_size,
+                                            via_switch=True, hashed=True,
+                                            result_count=len(placement.workers))
+            parent_ip = None
+        else:
+            aggregator = TierAggregator(job=placement.job, n=len(members), k=k,
+                                        pool_size=placement.pool_size,
+                                        parent_member=node["child_index"])
+            parent_ip = ip_bytes(tree[node["parent"]]["address"])
+        SimFallbackServer(host, aggregator, ips, port=node["fallback_port"],
+                          switch_ip=ip_bytes(node["address"]), parent_ip=parent_ip)
 
 
 def _retransmissions(app) -> int:

@@ -143,14 +143,13 @@ def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
             phase("pipeline")
             routes = fabric.install_routes(control.L3_FORWARD, aggregate=True)
             phase("routes")
-            if ina and jobs[0].hierarchical and (fallback_slots is not None or
-                                                 sharing != "static"):
-                raise SetupError("set-up: a host aggregator (fallback, hashed sharing) serves "
-                                 "flat jobs only (one aggregating switch), not trees")
+            if ina and jobs[0].hierarchical and fallback_slots is not None:
+                raise SetupError("set-up: a host aggregator (fallback) serves flat jobs only "
+                                 "(one aggregating switch), not trees")
             if ina and jobs[0].hierarchical:
                 placements, plans = control.install_tree_jobs(
                     fabric, topology, [(j.job, tuple(j.workers), j.switch) for j in jobs],
-                    k=elems_k, pool_size=pool_size)
+                    k=elems_k, pool_size=pool_size, sharing=sharing, shared_pairs=shared_pairs)
                 trees = {plan.job.job_id: plan.summary() for plan in plans}
             elif ina:
                 placements = control.install_ina_jobs(

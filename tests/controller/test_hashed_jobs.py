@@ -88,3 +88,24 @@ def test_the_first_hashed_job_must_size_the_pool(network) -> None:
         InaJobs(topology, {"s1": client}).install(
             1, ["h1"], "s1", k=K, pool_size=8, fallback=FallbackServer("10.0.0.6"),
             sharing="hashed")
+
+
+def test_a_hashed_tree_plans_a_host_aggregator_and_the_pool_at_every_switch() -> None:
+    from controller.trees import TreeJob, plan_tree, tree_shape
+    from topologies.builders import leaf_spine
+    topology = leaf_spine(2, 2, 2)
+    job = TreeJob(5, ("h1", "h3"), K, 16, "sp1", "hashed", FallbackServer("10.0.0.1", 48885))
+    assert job.cells == 2
+    shape = tree_shape(topology, 5, job.workers, "sp1")
+    plan = plan_tree(topology, job, shape, bases={s: 0 for s in shape.order},
+                     mgids={s: 1024 for s in shape.order},
+                     new_addresses={n for n in ()},
+                     shared={s: (10, 7) for s in shape.order})
+    ports = {}
+    for switch, entry in plan.entries:
+        if entry.table == "ina_fallback":
+            ports[switch] = entry.params["port"]
+            assert entry.params["server"] == "10.0.0.1"
+    assert ports == {s: 48885 + i for i, s in enumerate(shape.order)}
+    assert {s for s, e in plan.entries if e.table == "ina_sharing"} == set(shape.order)
+    assert all(plan.nodes[s].fallback_port == ports[s] for s in shape.order)

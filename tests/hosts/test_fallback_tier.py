@@ -59,6 +59,7 @@ def test_a_tier_sends_its_partial_up_and_multicasts_the_parents_result() -> None
     lost = tier.receive(packet(Kind.CONTRIB, 0, [1, 2, 3, 4], retx=True))
     assert [t for t, _ in lost] == [0]
     assert decode(lost[0][1], K).values.tolist() == [100, 200, 300, 400]
+    assert fields(lost[0][1])[7] == 4               # the whole tree's count, not this tier's
     before = tier.counters.duplicates
     assert tier.receive(packet(Kind.RESULT, MEMBER, [1, 1, 1, 1], count=4)) == []
     assert tier.counters.duplicates == before + 1

@@ -69,7 +69,7 @@ class Hashed:
         ident = self.b.next_ident()
         self.b.send(SERVER.port, eth_ipv4_udp(SERVER.endpoint, AGGREGATOR, ina_payload(
             kind=RESULT, job=job, worker=0, slot=slot, ver=ver, chunk=chunk, count=n,
-            values=values, flags=FLAG_NEXT if next_ else 0), ident=ident))
+            values=values, flags=FLAG_NEXT if next_ else 0), ident=ident, sport=SERVER_PORT))
         return ident
 
 
@@ -195,6 +195,14 @@ def hashed_test(k: int) -> str:
                                  values=d))
     b.count("ina_contributions", OTHER)
     b.count("ina_results_multicast", OTHER)
+
+    b.comment("A RESULT from the server's address but another UDP port (another tier's host",
+              "aggregator answering) is not this tier's host sum: at a root, a bad kind.")
+    ident = b.next_ident()
+    b.send(SERVER.port, eth_ipv4_udp(SERVER.endpoint, AGGREGATOR, ina_payload(
+        kind=RESULT, job=JOB, worker=0, slot=1, ver=0, chunk=1, count=3, values=d),
+        ident=ident, sport=SERVER_PORT + 1))
+    b.count("ina_drop_bad_kind", JOB)
 
     b.comment(f"Slot {W} is outside the workers' pool: a bad slot (a hashed job has no host",
               "slots), and so is a data chunk of a hashed job without a host aggregator",

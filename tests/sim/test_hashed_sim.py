@@ -51,3 +51,26 @@ def test_hashed_chunks_split_between_switch_and_host() -> None:
         contributions = switch.counter_read("MyIngress.ina_contributions", job)[0]
         fallbacks = switch.counter_read("MyIngress.ina_fallbacks", job)[0]
         assert contributions > 3 * 10 and fallbacks > 3 * 32     # first+last windows at least
+
+
+@pytest.mark.parametrize("loss", [None, 3.0])
+def test_hashed_trees_are_correct_at_every_tier(loss) -> None:
+    """Trees (docs/protocol.md §3.3 "Tiers"): each tree switch draws from its own shared pool,
+    with a host aggregator standing in for each tier's unowned cells (the root's completes
+    sums, a child's sends partial sums up: hosts/fallback_tier.py)."""
+    from topologies.builders import leaf_spine
+    jobs = [SimJob(1, ("h1", "h2", "h4", "h5"), "sp1", hierarchical=True),
+            SimJob(2, ("h3", "h6"), "sp1", hierarchical=True)]
+    setup = driver.prepare_setup(leaf_spine(2, 2, 3), jobs, elems_k=32, pool_size=16,
+                                 sharing="hashed", shared_pairs=5)
+    result = simulate(leaf_spine(2, 2, 3), jobs, algo="ina", size_bytes=32 * 1024, seed=3,
+                      loss=loss, ina=InaOptions(pool_size=16, sharing="hashed",
+                                                shared_pairs=5), setup=setup)
+    assert result.correct and len(result.records) == 6
+    tree = result.trees[1]
+    assert sorted(tree) == ["l1", "l2", "sp1"] and tree["l1"]["parent"] == "sp1"
+    # chunks went through the switches' pools and through the host tiers, at both levels
+    for name in ("sp1", "l1"):
+        switch = setup.switches[name]
+        assert switch.counter_read("MyIngress.ina_contributions", 1)[0] > 0
+        assert switch.counter_read("MyIngress.ina_fallbacks", 1)[0] > 0
