@@ -15,8 +15,8 @@ from controller.errors import ControllerError
 from controller.ina_jobs import (Entry, FallbackServer, InaJob, JobPlan, JobRefused,
                                  aggregator_address, check_job, plan_job)
 from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_for_job,
-                                     delete_group,
-                                     insert_entries, read_cell, remove_entries, undo_quietly)
+                                     delete_group, insert_entries, read_cell,
+                                     release_owned_cells, remove_entries, undo_quietly)
 
 __all__ = ["CellState", "InaJobs"]
 
@@ -30,15 +30,21 @@ class InaJobs(InaSwitches[JobPlan]):
     def install(self, job_id: int, workers: list[str] | tuple[str, ...], switch: str, *,
                 k: int, pool_size: int, aggregator_ip: str | None = None,
                 fallback: FallbackServer | None = None,
-                switch_slots: int | None = None) -> JobPlan:
+                switch_slots: int | None = None, sharing: str = "static",
+                shared_pairs: int | None = None) -> JobPlan:
         """Place the job on `switch`, write its entries and group; `JobRefused` if it cannot.
 
         `pool_size` is the workers' pool. With a `fallback` host aggregator the switch holds
         `switch_slots` of them, or as many as its free cells allow (best effort, at least one
-        slot and the MAX pair), and the rest go to the host (docs/fallback.md)."""
+        slot and the MAX pair), and the rest go to the host (docs/fallback.md).
+        `sharing="hashed"` (docs/protocol.md §3.3): the job gets its MAX pair and draws its
+        data cells from the switch's shared pool, which the first hashed job creates with
+        `shared_pairs` pairs (rounded down to a prime); it needs a `fallback`."""
         state = self._state(switch)
         address = aggregator_ip or aggregator_address(self.topology, switch)
-        if switch_slots is None:
+        if sharing == "hashed":
+            switch_slots = pool_size
+        elif switch_slots is None:
             switch_slots = pool_size
             if fallback is not None and isinstance(pool_size, int):
                 switch_slots = min(pool_size, (state.pool.largest_free() - 2) // 2)
@@ -47,14 +53,17 @@ class InaJobs(InaSwitches[JobPlan]):
                                              f"pair (4 cells) free in a row on {switch}")
         job = InaJob(job_id=job_id, workers=tuple(workers), switch=switch,
                      aggregator_ip=address, k=k, pool_size=switch_slots,
-                     worker_pool=pool_size, fallback=fallback)
+                     worker_pool=pool_size, fallback=fallback, sharing=sharing)
         check_job(self.topology, state.program, job)
         self._refuse_taken_id(job_id, switch)
+        if sharing == "hashed" and state.shared is None:
+            self.create_shared_pool(job_id, switch, shared_pairs)
         mgid = state.free_group(job_id)
         base = state.pool.allocate(job_id, job.cells)
         try:
             plan = plan_job(self.topology, state.program, job, base=base, mgid=mgid,
-                            new_address=address not in state.addresses)
+                            new_address=address not in state.addresses,
+                            shared=state.shared if sharing == "hashed" else None)
             self._write(plan)
         except BaseException:
             state.pool.release(job_id, used=False)
@@ -67,7 +76,8 @@ class InaJobs(InaSwitches[JobPlan]):
                       f"aggregator {address}, multicast group {mgid}" + (
                           f"; slots {job.pool_size}..{pool_size - 1} to the host aggregator "
                           f"{fallback.address}:{fallback.port}" if job.pool_size < pool_size
-                          else ""))
+                          else "") + ("; hashed into the shared pool" if sharing == "hashed"
+                                      else ""))
         return plan
 
     def _write(self, plan: JobPlan) -> None:
@@ -96,7 +106,12 @@ class InaJobs(InaSwitches[JobPlan]):
         state = self._state(switch)
         state.pool.release(job_id)
         state.groups.pop(job_id, None)
-        self.progress(f"{switch}: job {job_id} removed")
+        freed = 0
+        if plan.job.sharing == "hashed" and state.shared is not None:
+            freed = release_owned_cells(client, job_id, state.shared)
+        self.progress(f"{switch}: job {job_id} removed" +
+                      (f"; {freed} cells of the shared pool it still owned freed" if freed
+                       else ""))
 
     # -- monitoring -----------------------------------------------------------------------------
 

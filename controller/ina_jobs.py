@@ -10,7 +10,9 @@ switch, a /32 route towards the aggregator — or refuses it with a `JobRefused`
 What the program can hold is read from its P4Info, never assumed (`InaProgram`): k is the number
 of `ina_value_<i>` lane registers, the cell pool is their size, the worker limit is the width of
 the `ina_seen` bitmap, and the per-job counters have one cell per job id below `INA_JOBS`.
-Cells are handed out first-fit by `CellPool`, one contiguous range of 2·pool_size + 2 per job.
+Cells are handed out first-fit by `CellPool`, one contiguous range of 2·pool_size + 2 per job
+(static slices), or, for a job with hashed sharing (docs/protocol.md §3.3), its MAX pair alone
+plus one shared pool per switch that every hashed job draws from (`SHARED_POOL`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from topologies.model import Topology
 LANE_REGISTER = re.compile(r"(?:^|\.)ina_value_(\d+)$")
 SEEN_REGISTER = "ina_seen"
 PENDING_REGISTER = "ina_pending"
+OWNER_REGISTER = "ina_owner"       # hashed sharing: the tag of the chunk owning a cell
+SHARING_MODES = ("static", "hashed")
+SHARED_POOL = -1                   # CellPool's key for the hashed jobs' shared pool
 CONTRIBUTIONS_COUNTER = "ina_contributions"
 # the per-job counters of docs/protocol.md §7, in the order reports list them
 JOB_COUNTERS = ("ina_contributions", "ina_duplicates", "ina_results_multicast",
@@ -73,6 +78,19 @@ class InaProgram:
 
     def lane_registers(self, index: P4InfoIndex) -> list[str]:
         return [index.register(f"ina_value_{i}").name for i in range(self.k)]
+
+
+def shared_pool_pairs(pairs: int) -> int:
+    """The pairs a shared pool gets for `pairs` asked: the largest prime not above it (at
+    least 1). The pool hashes (job, slot) with a CRC-32 modulo its pairs, and a CRC modulo a
+    power of two keeps only its low bits, which consecutive slots of one job share: 32 slots
+    hashed into 64 pairs used 16 of them, into 61 pairs 26 (about what a random hash gives)."""
+    def prime(m: int) -> bool:
+        return m >= 2 and all(m % d for d in range(2, int(m ** 0.5) + 1))
+    best = max(1, pairs)
+    while best > 2 and not prime(best):
+        best -= 1
+    return best
 
 
 def pool_cells(pool_size: int) -> int:
@@ -122,11 +140,17 @@ class InaJob(AggregationJob):
     aggregator_ip: str
     worker_pool: int | None = None
     fallback: FallbackServer | None = None
+    sharing: str = "static"       # "hashed": data chunks hash into the switch's shared pool
 
     @property
     def worker_slots(self) -> int:
         """The pool the workers use (their window's limit): slots the switch holds and more."""
         return self.pool_size if self.worker_pool is None else self.worker_pool
+
+    @property
+    def cells(self) -> int:
+        """Cells of the job's own: its slice, or with hashed sharing its MAX pair alone."""
+        return 2 if self.sharing == "hashed" else pool_cells(self.pool_size)
 
 
 @dataclass(frozen=True)
@@ -281,6 +305,11 @@ def check_fallback(topology: Topology, job: InaJob) -> None:
         raise refuse(f"the workers use {slots} slots, the switch holds {job.pool_size}: slots "
                      f"{job.pool_size}..{slots - 1} would be dropped as bad slots; give the job "
                      "a host aggregator (fallback) or shrink the workers' pool")
+    if job.sharing not in SHARING_MODES:
+        raise refuse(f"sharing {job.sharing!r}: must be one of {', '.join(SHARING_MODES)}")
+    if job.sharing == "hashed" and (job.fallback is None or slots != job.pool_size):
+        raise refuse("hashed sharing needs a host aggregator (fallback) for the chunks that "
+                     "find their cell taken, and no slots of the switch's own")
     if job.fallback is None:
         return
     server = job.fallback
@@ -292,8 +321,10 @@ def check_fallback(topology: Topology, job: InaJob) -> None:
 
 
 def plan_job(topology: Topology, program: InaProgram, job: InaJob, *, base: int,
-             mgid: int, new_address: bool = True) -> JobPlan:
-    """The entries of a checked job placed at `base` with multicast group `mgid`.
+             mgid: int, new_address: bool = True,
+             shared: tuple[int, int] | None = None) -> JobPlan:
+    """The entries of a checked job placed at `base` with multicast group `mgid`; a hashed
+    job's `shared` pool is (first cell, pairs).
 
     `new_address` adds the aggregator address entry and the routes to it (the first job using
     that address on that switch); later jobs on the same address only add their own entries.
@@ -328,6 +359,15 @@ def plan_job(topology: Topology, program: InaProgram, job: InaJob, *, base: int,
                              {"server": server.address, "port": server.port},
                              f"job {jid} slots {job.pool_size}..{job.worker_slots - 1} to "
                              f"{server.address}:{server.port}"))
+    if job.sharing == "hashed":
+        if shared is None or shared[1] < 1 or shared[0] < 0 or \
+                shared[0] + 2 * shared[1] > program.cells:
+            raise JobRefused(jid, f"shared pool {shared} is not inside the {program.cells} "
+                                  f"cells")
+        entries.append(Entry("ina_sharing", {"hdr.ina.job": jid}, "ina_share_pool",
+                             {"pool_base": shared[0], "pool_pairs": shared[1]},
+                             f"job {jid} hashed into the shared pool: {shared[1]} pairs "
+                             f"from cell {shared[0]}"))
     entries.append(Entry("ina_jobs", {"hdr.ipv4.dstAddr": agg, "hdr.ina.job": jid},
                          "ina_root_job", {"base": base, "pool_size": job.pool_size, "n": n,
                                           "mgid": mgid, "result_count": n},

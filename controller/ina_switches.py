@@ -20,8 +20,9 @@ from p4.v1 import p4runtime_pb2
 from controller import entities
 from controller.client import DELETE, MAX_BATCH, MODIFY, SwitchClient
 from controller.errors import ControllerError, P4RuntimeError
-from controller.ina_jobs import (FIRST_JOB_GROUP, JOB_COUNTERS, MAX_GROUP, PENDING_REGISTER,
-                                 SEEN_REGISTER, CellPool, Entry, InaProgram, JobRefused)
+from controller.ina_jobs import (FIRST_JOB_GROUP, JOB_COUNTERS, MAX_GROUP, OWNER_REGISTER,
+                                 PENDING_REGISTER, SEEN_REGISTER, SHARED_POOL, CellPool, Entry,
+                                 InaProgram, JobRefused, shared_pool_pairs)
 from topologies.model import Topology
 
 Progress = Callable[[str], None]
@@ -54,6 +55,7 @@ class SwitchState:
     pool: CellPool
     groups: dict[int, int]        # job id -> mgid
     addresses: set[str]           # aggregator addresses present
+    shared: tuple[int, int] | None = None    # the hashed jobs' pool: (first cell, pairs)
 
     def free_group(self, job_id: int, where: str = "") -> int:
         """The lowest job multicast group id not in use; `where` ends the refusal's reason."""
@@ -68,9 +70,17 @@ def read_switch_state(client: SwitchClient) -> SwitchState:
     """Job ranges, groups and aggregator addresses the switch already holds."""
     program = InaProgram.from_p4info(client.index)
     state = SwitchState(program, CellPool(program.cells), {}, set())
+    hashed = set()
+    if _has_table(client.index, "ina_sharing"):      # hashed jobs and their shared pool
+        for view in client.read_table("ina_sharing"):
+            hashed.add(view.match["hdr.ina.job"][0])
+            state.shared = (view.params["pool_base"], view.params["pool_pairs"])
+    if state.shared is not None:
+        state.pool.reserve(SHARED_POOL, state.shared[0], 2 * state.shared[1])
     for view in client.read_table("ina_jobs"):
         job_id, p = view.match["hdr.ina.job"][0], view.params
-        state.pool.reserve(job_id, p["base"], 2 * p["pool_size"] + 2)
+        state.pool.reserve(job_id, p["base"],
+                           2 if job_id in hashed else 2 * p["pool_size"] + 2)
         state.groups[job_id] = p["mgid"]
     for view in client.read_table("ina_aggregator_addresses"):
         value = view.match["hdr.ipv4.dstAddr"][0]
@@ -117,6 +127,24 @@ class InaSwitches(Generic[Plan]):
         if job_id in self._state(switch).groups or job_id in self.plans:
             raise JobRefused(job_id, f"a job with this id already runs on {switch}")
 
+    def create_shared_pool(self, job_id: int, switch: str, pairs: int | None) -> None:
+        """The shared pool of the switch's hashed jobs: cells allocated and cleared."""
+        state = self._state(switch)
+        if not isinstance(pairs, int) or pairs < 1:
+            raise JobRefused(job_id, f"the first hashed job on {switch} sizes its shared pool: "
+                                     f"give shared_pairs >= 1, got {pairs!r}")
+        pairs = shared_pool_pairs(pairs)
+        base = state.pool.allocate(SHARED_POOL, 2 * pairs)
+        cells = range(base, base + 2 * pairs)
+        if not clear_cells(self._client(switch), cells) and state.pool.any_dirty(cells):
+            state.pool.release(SHARED_POOL, used=False)
+            raise JobRefused(job_id, f"on {switch}: the shared pool's cells were used by a "
+                                     "removed job and this switch cannot clear registers")
+        state.pool.cleaned(cells)
+        state.shared = (base, pairs)
+        self.progress(f"{switch}: shared pool of {pairs} pairs in cells "
+                      f"{base}..{base + 2 * pairs - 1}")
+
     def _job_counters(self, switch: str, job_id: int) -> dict[str, int]:
         """Packets per counter of docs/protocol.md §7 for this job on one switch."""
         client = self._client(switch)
@@ -142,7 +170,7 @@ def _signed32(value: int) -> int:
     return value - (1 << 32) if value & 0x80000000 else value
 
 
-CLEARED_REGISTERS = (SEEN_REGISTER, PENDING_REGISTER, "ina_overflow")
+CLEARED_REGISTERS = (SEEN_REGISTER, PENDING_REGISTER, "ina_overflow", OWNER_REGISTER)
 
 
 def clear_cells(client: SwitchClient, cells: range) -> bool:
@@ -181,6 +209,32 @@ def clear_for_job(client: SwitchClient, pool, job_id: int, switch: str, cells: r
                                  f"used by a removed job and this switch cannot clear "
                                  f"registers over P4Runtime (UNIMPLEMENTED); push the "
                                  f"pipeline again to start from clean cells")
+
+
+def release_owned_cells(client: SwitchClient, job_id: int, shared: tuple[int, int]) -> int:
+    """Free every cell of the shared pool still owned by a chunk of `job_id` (hashed sharing,
+    docs/protocol.md §3.3: a job that stopped mid-call, or whose last results never passed the
+    switch, leaves owned cells behind). Returns how many; 0 when the switch cannot read or
+    write registers over P4Runtime (its cells are then freed by the slots' next results)."""
+    first, pairs = shared
+    try:
+        owners = client.read_register(OWNER_REGISTER)
+    except (ControllerError, P4RuntimeError):
+        return 0
+    cells = [c for c in range(first, first + 2 * pairs) if owners.get(c, 0) >> 48 == job_id
+             and owners.get(c, 0) != 0]
+    if cells:
+        client.write([(MODIFY, entities.register_write(client.index, OWNER_REGISTER, c, 0))
+                      for c in cells], [f"register {OWNER_REGISTER}[{c}] = 0" for c in cells])
+    return len(cells)
+
+
+def _has_table(index, name: str) -> bool:
+    try:
+        index.table(name)
+    except (KeyError, ValueError, ControllerError):
+        return False
+    return True
 
 
 def _has_register(index, name: str) -> bool:

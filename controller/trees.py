@@ -34,11 +34,11 @@ from typing import Mapping
 
 from controller.client import SwitchClient
 from controller.errors import ControllerError
-from controller.ina_jobs import (AggregationJob, Entry, InaProgram, JobRefused,
-                                 aggregator_address, aggregator_mac, aggregator_routes,
-                                 check_job_id)
+from controller.ina_jobs import (AggregationJob, Entry, FallbackServer, InaProgram,
+                                 JobRefused, aggregator_address, aggregator_mac,
+                                 aggregator_routes, check_job_id)
 from controller.ina_switches import (CellState, InaSwitches, check_slot, clear_for_job,
-                                     delete_group, read_cell,
+                                     delete_group, read_cell, release_owned_cells,
                                      insert_entries, remove_entries, undo_quietly)
 from topologies.model import Topology
 
@@ -227,9 +227,20 @@ def _bounded_parents(topology: Topology, root: str, leaves: list[str],
 
 @dataclass(frozen=True)
 class TreeJob(AggregationJob):
-    """A hierarchical job: id, worker hosts in job order, k, pool size, root (None: choose)."""
+    """A hierarchical job: id, worker hosts in job order, k, pool size, root (None: choose).
+
+    `sharing="hashed"` (docs/protocol.md §3.3): every switch of the tree draws the job's data
+    cells from its shared pool; `fallback` is then the host of the job's host aggregators, one
+    per tree switch, the i-th switch of the tree (top-down) on UDP port `fallback.port + i`."""
 
     root: str | None = None
+    sharing: str = "static"
+    fallback: FallbackServer | None = None
+
+    @property
+    def cells(self) -> int:
+        """Cells of the job's own per switch: its slice, or hashed its MAX pair alone."""
+        return 2 if self.sharing == "hashed" else 2 * self.pool_size + 2
 
 
 @dataclass(frozen=True)
@@ -243,6 +254,7 @@ class TreeNode:
     members: tuple[str, ...]       # member id i = members[i]
     parent: str | None             # parent switch (None at the root)
     child_index: int | None        # its member id at the parent
+    fallback_port: int | None = None   # hashed: its host aggregator's UDP port
 
 
 @dataclass(frozen=True)
@@ -275,7 +287,8 @@ class TreePlan:
         """JSON-ready: per switch its cells, group, parent and members."""
         return {s: {"base": n.base, "cells": self.job.cells, "mgid": n.mgid, "parent": n.parent,
                     "child_index": n.child_index, "address": n.address,
-                    "members": list(n.members)} for s, n in self.nodes.items()}
+                    "members": list(n.members), "fallback_port": n.fallback_port}
+                for s, n in self.nodes.items()}
 
 
 def check_tree_job(topology: Topology, programs: Mapping[str, InaProgram], job: TreeJob,
@@ -305,10 +318,14 @@ def check_tree_job(topology: Topology, programs: Mapping[str, InaProgram], job: 
 
 
 def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapping[str, int],
-              mgids: Mapping[str, int], new_addresses: set[str]) -> TreePlan:
+              mgids: Mapping[str, int], new_addresses: set[str],
+              shared: Mapping[str, tuple[int, int]] | None = None) -> TreePlan:
     """The entries of a checked tree placed at `bases`/`mgids` per switch. Aggregator addresses in
     `new_addresses` get their address entry and the routes to them on the neighbouring switches
-    (`tree_address_routes`)."""
+    (`tree_address_routes`); a hashed job's also on every switch (its host aggregators send
+    to them), and each switch its `ina_fallback` and `ina_sharing` entries (`shared`: the
+    switch's pool, (first cell, pairs))."""
+    hashed = job.sharing == "hashed"
     jid, total = job.job_id, len(job.workers)
     addresses = {s: aggregator_address(topology, s) for s in shape.order}
     nodes: dict[str, TreeNode] = {}
@@ -318,7 +335,8 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
         up = shape.parent[switch]
         members = shape.members[switch]
         node = TreeNode(switch, addresses[switch], bases[switch], mgids[switch], members, up,
-                        None if up is None else shape.members[up].index(switch))
+                        None if up is None else shape.members[up].index(switch),
+                        job.fallback.port + shape.order.index(switch) if hashed else None)
         nodes[switch] = node
         replicas = []
         for index, member in enumerate(members):
@@ -338,6 +356,15 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
                 f"job {jid} results to member {index} ({address})")))
             replicas.append((port, index))
         groups[switch] = tuple(replicas)
+        if hashed:
+            writes.append((switch, Entry(
+                "ina_fallback", {"hdr.ina.job": jid}, "ina_fall_back",
+                {"server": job.fallback.address, "port": node.fallback_port},
+                f"job {jid} collisions to {job.fallback.address}:{node.fallback_port}")))
+            writes.append((switch, Entry(
+                "ina_sharing", {"hdr.ina.job": jid}, "ina_share_pool",
+                {"pool_base": shared[switch][0], "pool_pairs": shared[switch][1]},
+                f"job {jid} hashed into {switch}'s shared pool")))
         params = {"base": node.base, "pool_size": job.pool_size, "n": len(members),
                   "mgid": node.mgid, "result_count": total}
         if up is None:
@@ -353,7 +380,9 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
             writes.append((switch, Entry(
                 "ina_aggregator_addresses", {"hdr.ipv4.dstAddr": node.address},
                 "ina_aggregate_here", {}, f"aggregator address {node.address}")))
-            for route in tree_address_routes(topology, switch, node.address):
+            routes = aggregator_routes(topology, switch, node.address) if hashed else \
+                tree_address_routes(topology, switch, node.address)
+            for route in routes:
                 writes.append((route.switch, Entry(
                     "ipv4_lpm", {"hdr.ipv4.dstAddr": (node.address, 32)}, "ipv4_forward",
                     {"dstAddr": route.dst_mac, "port": route.port},
@@ -383,8 +412,9 @@ class TreeJobs(InaSwitches[TreePlan]):
     """The tree jobs of a network. `clients` maps switch name -> a session whose pipeline (ina.p4)
     is already pushed (`Fabric.clients`)."""
 
-    def install(self, job: TreeJob) -> TreePlan:
-        """Plan, place and write one tree job; `JobRefused` (nothing written) if it cannot."""
+    def install(self, job: TreeJob, *, shared_pairs: int | None = None) -> TreePlan:
+        """Plan, place and write one tree job; `JobRefused` (nothing written) if it cannot.
+        A hashed job's first on a switch creates its shared pool of `shared_pairs` pairs."""
         busy: dict[str, int] = {}
         for plan in self.plans.values():
             for switch in plan.nodes:
@@ -402,6 +432,13 @@ class TreeJobs(InaSwitches[TreePlan]):
         check_tree_job(self.topology, {s: st.program for s, st in states.items()}, job, shape)
         for switch in states:
             self._refuse_taken_id(job.job_id, switch)
+        if job.sharing == "hashed":
+            if job.fallback is None:
+                raise JobRefused(job.job_id, "hashed sharing needs a host aggregator (fallback) "
+                                             "for the chunks that find their cell taken")
+            for switch, state in states.items():
+                if state.shared is None:
+                    self.create_shared_pool(job.job_id, switch, shared_pairs)
         bases: dict[str, int] = {}
         try:
             for switch, state in states.items():
@@ -414,7 +451,8 @@ class TreeJobs(InaSwitches[TreePlan]):
             new = {aggregator_address(self.topology, s) for s in shape.order
                    if aggregator_address(self.topology, s) not in states[s].addresses}
             plan = plan_tree(self.topology, job, shape, bases=bases, mgids=mgids,
-                             new_addresses=new)
+                             new_addresses=new,
+                             shared={s: st.shared for s, st in states.items()})
             self._write(plan)
         except BaseException:
             for switch in bases:
@@ -462,6 +500,8 @@ class TreeJobs(InaSwitches[TreePlan]):
             state = self._state(switch)
             state.pool.release(job_id)
             state.groups.pop(job_id, None)
+            if plan.job.sharing == "hashed" and state.shared is not None:
+                release_owned_cells(self._client(switch), job_id, state.shared)
         del self.plans[job_id]
         self.progress(f"job {job_id}: tree removed from {len(plan.nodes)} switches")
 

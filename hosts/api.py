@@ -44,6 +44,7 @@ class AllreduceConfig:
     window: int | None = None            # chunks in flight; None: pool_size
     switch_slots: int | None = None      # slots the switch holds, the rest on a host
                                          # aggregator (docs/fallback.md); None: pool_size
+    sharing: str = "static"              # static slices or the hashed shared pool (§3.3)
     rto: float = 0.1                     # seconds before the first retransmission
     rto_max: float = 1.0
     max_retx: int = 12
@@ -89,6 +90,7 @@ class AllreduceConfig:
             integer("window", 1, self.pool_size)
         if self.switch_slots is not None:
             integer("switch_slots", 1, self.pool_size)
+        need(self.sharing in ("static", "hashed"), "sharing", "must be static or hashed")
         integer("max_retx", 0, 1000)
         integer("ina_port", 1, 0xFFFF)
         if self.bind_port is not None:
@@ -198,7 +200,7 @@ class Allreducer:
                              window=c.window or c.pool_size, rto=c.rto, rto_max=c.rto_max,
                              max_retx=c.max_retx, rto_min=c.rto_min, adaptive=c.adaptive,
                              fmt=c.fmt, scaling=c.scaling, divisor=c.divisor,
-                             switch_slots=c.switch_slots)
+                             switch_slots=c.switch_slots, sharing=c.sharing)
         self._udp = UdpInaDriver(session, aggregator=c.aggregator, aggregator_port=c.ina_port,
                                  bind_address=c.bind_address,
                                  bind_port=c.ina_port if c.bind_port is None else c.bind_port)

@@ -21,6 +21,13 @@ the workers cannot tell it from the switch and need no change:
 Why the results merge correctly: a chunk's slot is its position mod W, the same for every
 worker, so all n contributions of a chunk go to the switch or all go here — never split.
 
+With hashed sharing (`hashed=True`, docs/protocol.md §3.3) the switch sends here every chunk
+that owns no cell of its shared pool — any slot, one use of a slot here and the next in the
+switch — so a cell also keeps the chunk it holds: a contribution whose chunk differs from the
+cell's starts a new round of that cell (its bit there is stale: set in a round before the
+switch's), and a QUERY for another chunk gets a NACK. A completed cell's RESULT keeps the
+packet's `next` flag, for the switch to claim the slot's next use when it multicasts it.
+
 `tests/ina/test_fallback_differential.py` checks it replies to random packet streams byte for
 byte as ina.p4 does. Input: one UDP payload; output: (worker id, payload) pairs to send to
 those workers' port 48879 (worker id VIA_SWITCH: to the switch's aggregator address, port
@@ -35,8 +42,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ina_header import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER, INA_UDP_PORT,
-                         Format, Kind, format_flags)
+from .ina_header import (FLAG_FORMAT, FLAG_NEXT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER,
+                         INA_UDP_PORT, Format, Kind, format_flags)
 from .ina_wire import check_k
 
 FALLBACK_PORT = INA_UDP_PORT + 1   # 48880: beside a worker's 48879 on the same host
@@ -85,15 +92,22 @@ class _Cell:
     exp: int = 0                  # the largest block exponent of its contributions
     flags: int = 0                # FLAG_OVERFLOW once a packed sum overflowed, FLAG_RETX once
                                   # a piece came by a retransmission; sticky (CELL_FLAGS)
+    chunk: int = -1               # hashed sharing: the chunk of the cell's round
+    next_flag: int = 0            # a tier (hosts/fallback_tier.py): its members' `next`
+    result_count: int = 0         # a tier: the `count` of the parent's RESULT
 
 
 class FallbackAggregator:
     """The slots `first_slot`..`pool_size`-1 of one job (n workers, k lanes per packet)."""
 
     def __init__(self, *, job: int, n: int, k: int, first_slot: int, pool_size: int,
-                 via_switch: bool = False):
+                 via_switch: bool = False, hashed: bool = False,
+                 result_count: int | None = None):
         """`via_switch`: a completed cell's RESULT goes once to the switch (target
-        VIA_SWITCH), which multicasts it to the workers, instead of once to each worker."""
+        VIA_SWITCH), which multicasts it to the workers, instead of once to each worker.
+        `hashed`: the job draws from the switch's shared pool (first_slot 0, rounds told apart
+        by their chunk, §3.3). `result_count`: what its RESULTs carry in `count` (the whole
+        tree's workers when it stands in for a tree's root; default n)."""
         if not 0 <= job <= 0xFFFF:
             raise ValueError(f"job must be 0..65535, got {job}")
         if not 1 <= n <= MAX_MEMBERS:
@@ -103,19 +117,25 @@ class FallbackAggregator:
                              f"{pool_size}")
         self.job, self.n, self.k = job, n, check_k(k)
         self.first_slot, self.pool_size = first_slot, pool_size
+        self.hashed = hashed
+        self.result_count = n if result_count is None else result_count
         self.counters = FallbackCounters()
         self._cells: dict[tuple[int, int], _Cell] = {}
         self._everyone = (VIA_SWITCH,) if via_switch else tuple(range(n))
         self._sizes = {Kind.CONTRIB: HEADER.size + 4 * k, Kind.QUERY: HEADER.size}
+        self._from_above: frozenset = frozenset()   # kinds a parent aggregator sends (tiers)
 
     def receive(self, payload: bytes) -> list[tuple[int, bytes]]:
         """One packet the switch forwarded; the (worker id, payload) pairs to send."""
         if len(payload) < HEADER.size:
             self.counters.malformed += 1
             return []
-        kind, flags, job, worker, _pad, slot, chunk, _count, exp = HEADER.unpack_from(payload)
-        if kind not in self._sizes or job != self.job or worker >= self.n \
-                or flags & FLAG_FORMAT == FLAG_FORMAT:
+        kind, flags, job, worker, _pad, slot, chunk, count, exp = HEADER.unpack_from(payload)
+        if kind in self._from_above and job == self.job and len(payload) == \
+                self._sizes[kind] and self.first_slot <= slot < self.pool_size:
+            return self._from_parent(kind, flags, worker, slot, chunk, count, exp, payload)
+        if kind not in self._sizes or kind in self._from_above or job != self.job \
+                or worker >= self.n or flags & FLAG_FORMAT == FLAG_FORMAT:
             self.counters.foreign += 1
             return []
         if len(payload) != self._sizes[kind]:
@@ -128,6 +148,11 @@ class FallbackAggregator:
         cell = self._cell(slot, ver)
         bit = 1 << worker
         reply = (flags, exp, slot, chunk)
+        if self.hashed and cell.chunk != chunk:
+            if kind == Kind.CONTRIB:     # a new round here: the cell's bits are of an old one
+                cell.seen, cell.pending, cell.chunk = 0, 0, chunk
+            else:
+                cell = _Cell()           # a QUERY for a round this cell does not hold: NACK
         if kind == Kind.QUERY:
             self.counters.queries += 1
             if not cell.seen & bit:
@@ -136,10 +161,12 @@ class FallbackAggregator:
                                                          exp, slot, chunk), None, count=0)
             if cell.pending == 0:
                 return self._unicast(worker, cell, reply)
-            return []
+            return self._query_while_pending(worker, cell, reply)
         if cell.seen & bit:
             self.counters.duplicates += 1
-            return self._unicast(worker, cell, reply) if cell.pending == 0 else []
+            if cell.pending == 0:
+                return self._unicast(worker, cell, reply)
+            return self._duplicate_while_pending(worker, cell, reply)
         self.counters.contributions += 1
         cell.seen |= bit
         self._cell(slot, 1 - ver).seen &= ~bit
@@ -154,8 +181,28 @@ class FallbackAggregator:
             cell.pending -= 1
         if cell.pending:
             return []
+        return self._complete(cell, reply)
+
+    # -- what a tier (hosts/fallback_tier.py) does differently -----------------------------------
+    def _complete(self, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:
+        """The cell's last contribution came: its sum to every worker (or the switch)."""
         self.counters.results_multicast += 1
-        return self._send(self._everyone, Kind.RESULT, self._stored(cell, reply), cell.values)
+        claim = reply[0] & FLAG_NEXT if self.hashed else 0    # the switch claims on multicast
+        return self._send(self._everyone, Kind.RESULT, self._stored(cell, reply, claim),
+                          cell.values)
+
+    def _query_while_pending(self, worker: int, cell: _Cell, reply: tuple) -> list:
+        """A QUERY for a cell still missing a piece: another member's, it asks too."""
+        return []
+
+    def _duplicate_while_pending(self, worker: int, cell: _Cell, reply: tuple) -> list:
+        """A duplicate for a cell still aggregating: nothing to answer yet."""
+        return []
+
+    def _from_parent(self, kind, flags, worker, slot, chunk, count, exp, payload) -> list:
+        """A RESULT or NACK from a parent aggregator: only a tier has one."""
+        self.counters.foreign += 1
+        return []
 
     def cell(self, slot: int, ver: int) -> tuple[int, int, np.ndarray]:
         """(member bitmap, missing contributions, lanes as uint32) of a cell, for tests."""
@@ -205,7 +252,7 @@ class FallbackAggregator:
         egress writes it), with the flags of `reply` as they are."""
         flags, exp, slot, chunk = reply
         body = b"" if values is None else values.astype(LANES).tobytes()
-        count = self.n if count is None else count
+        count = self.result_count if count is None else count
         out = [(w, HEADER.pack(kind, flags, self.job, max(w, 0), 0, slot, chunk,
                                count, exp) + body) for w in workers]
         self.counters.packets_sent += len(out)

@@ -14,6 +14,7 @@ The node is used through its methods only (`listen`, `send_frame`, `addressing.u
 from __future__ import annotations
 
 from .fallback import FALLBACK_PORT, VIA_SWITCH, FallbackAggregator
+from .fallback_tier import VIA_PARENT
 from .ina_header import INA_UDP_PORT
 
 PROTO_UDP = 17
@@ -26,24 +27,35 @@ class SimFallbackServer:
 
     def __init__(self, node, aggregator: FallbackAggregator, worker_ips: list[bytes], *,
                  port: int = FALLBACK_PORT, per_packet_s: float = HOST_PER_PACKET_S,
-                 per_copy_s: float = HOST_PER_COPY_S, switch_ip: bytes | None = None):
-        """`switch_ip`: the aggregator address replies meant for VIA_SWITCH go to."""
+                 per_copy_s: float = HOST_PER_COPY_S, switch_ip: bytes | None = None,
+                 parent_ip: bytes | None = None):
+        """`switch_ip`: the aggregator address replies meant for VIA_SWITCH go to;
+        `parent_ip`: a tier's parent aggregator address (VIA_PARENT, hosts/fallback_tier.py).
+        `worker_ips[i]` is member i's address: a worker's, or a child switch's aggregator's."""
         if len(worker_ips) != aggregator.n:
             raise ValueError(f"{len(worker_ips)} worker addresses for a job of {aggregator.n}")
         self.node = node
         self.aggregator = aggregator
         self.worker_ips = list(worker_ips)
         self.switch_ip = switch_ip
+        self.parent_ip = parent_ip
         self.port = port
         self.per_packet_s, self.per_copy_s = per_packet_s, per_copy_s
         self.busy_until = 0.0
         self.busy_s = 0.0          # total service time (utilisation = busy_s / run time)
+        self.bytes_in = self.bytes_out = 0     # UDP payload bytes received and sent
         node.listen(PROTO_UDP, port, self._on_datagram)
+
+    def close(self) -> None:
+        """Stop listening (the job ended); replies already scheduled still leave."""
+        self.node.unlisten(PROTO_UDP, self.port, self._on_datagram)
 
     def _on_datagram(self, datagram) -> None:
         now = self.node.loop.now
         start = max(now, self.busy_until)
+        self.bytes_in += len(datagram.payload)
         replies = self.aggregator.receive(datagram.payload)
+        self.bytes_out += sum(len(payload) for _, payload in replies)
         service = self.per_packet_s + self.per_copy_s * len(replies)
         self.busy_until = start + service
         self.busy_s += service
@@ -53,6 +65,7 @@ class SimFallbackServer:
     def _send(self, replies: list[tuple[int, bytes]]) -> None:
         node = self.node
         for worker, payload in replies:
-            to = self.switch_ip if worker == VIA_SWITCH else self.worker_ips[worker]
+            to = self.switch_ip if worker == VIA_SWITCH else \
+                self.parent_ip if worker == VIA_PARENT else self.worker_ips[worker]
             node.send_frame(node.addressing.udp_frame(to, self.port, INA_UDP_PORT, payload,
                                                       node.next_ident()))

@@ -97,12 +97,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--via-switch", metavar="ADDRESS",
                         help="send each completed sum once to this aggregator address, which "
                              "multicasts it (default: once to every worker)")
+    parser.add_argument("--hashed", action="store_true",
+                        help="the job draws from the switch's hashed shared pool "
+                             "(docs/protocol.md §3.3): any slot may come here")
     args = parser.parse_args(argv)
     workers = [w for w in args.workers.split(",") if w]
     try:
         aggregator = FallbackAggregator(job=args.job, n=len(workers), k=args.k,
                                         first_slot=args.first_slot, pool_size=args.pool,
-                                        via_switch=args.via_switch is not None)
+                                        via_switch=args.via_switch is not None,
+                                        hashed=args.hashed)
         server = UdpFallbackServer(aggregator, workers, port=args.port, switch=args.via_switch)
     except (ValueError, OSError) as error:
         print(f"fallback: {error}", file=sys.stderr)

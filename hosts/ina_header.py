@@ -48,17 +48,21 @@ class Format(enum.IntEnum):
     INT8 = 2            # four per lane
 
 
-# The `flags` byte: (name, mask, label). Bits 5-7 are zero.
+# The `flags` byte: (name, mask, label). Bits 6-7 are zero.
 FLAG_FIELDS = (
     ("ver", 0x01, "Version"),                       # which of the slot's two cells
     ("retx", 0x02, "Retransmission"),               # CONTRIB/QUERY: resent; RESULT: waited
                                                     # for a recovery (no RTT sample, §3)
     ("format", 0x0C, "Lane format"),                # a Format code
     ("overflow", 0x10, "Overflow"),                 # a packed sum of the cell overflowed (§5.3)
+    ("next", 0x20, "Next use claimed"),             # hashed sharing (§3.3): CONTRIB: claim a
+                                                    # cell for the slot's next use; RESULT:
+                                                    # claimed
 )
-FLAG_VER, FLAG_RETX, FLAG_FORMAT, FLAG_OVERFLOW = (mask for _, mask, _ in FLAG_FIELDS)
+FLAG_VER, FLAG_RETX, FLAG_FORMAT, FLAG_OVERFLOW, FLAG_NEXT = \
+    (mask for _, mask, _ in FLAG_FIELDS)
 FORMAT_SHIFT = (FLAG_FORMAT & -FLAG_FORMAT).bit_length() - 1     # 2
-KNOWN_FLAGS = FLAG_VER | FLAG_RETX | FLAG_FORMAT | FLAG_OVERFLOW
+KNOWN_FLAGS = FLAG_VER | FLAG_RETX | FLAG_FORMAT | FLAG_OVERFLOW | FLAG_NEXT
 
 
 def format_flags(code: int) -> int:

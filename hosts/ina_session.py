@@ -54,9 +54,9 @@ from .ina_paths import Paths
 from .ina_recovery import MAX_KEY, RTO_TIMER, LossRecovery
 from .ina_silence import SilenceRules
 from .ina_state import TRANSITIONS, Counters, Event, Flight, State, Step
-from .ina_wire import (FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER, ChunkEncoder,
-                       InaPacket, Kind, WireError, block_fields, check_k, decode_header,
-                       decode_values, encode, payload_bytes)
+from .ina_wire import (FLAG_FORMAT, FLAG_NEXT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER,
+                       ChunkEncoder, InaPacket, Kind, WireError, block_fields, check_k,
+                       decode_header, decode_values, encode, payload_bytes)
 
 
 DEFAULT_RTO_MIN = 0.002   # the learnt RTO's floor unless configured (clock granularity)
@@ -69,10 +69,11 @@ _UNPACK_HEADER = HEADER.unpack_from
 _RESULT = int(Kind.RESULT)
 _DATA = State.DATA
 # the flag bits a RESULT may carry besides its format: ver, retx, overflow (receive's fast path)
-_RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW
+_RESULT_FLAGS = FLAG_VER | FLAG_RETX | FLAG_OVERFLOW | FLAG_NEXT
 _INF_BITS = 0x7F800000       # float32 +inf: patterns from here on are not finite maxima
 
 
+SHARING_MODES = ("static", "hashed")
 QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as in flight
 
 
@@ -84,7 +85,7 @@ class InaSession:
                  adaptive: bool = True, fast_retransmit: bool = True,
                  window_rule: str = "burst", query: bool = True, fmt: str = "int32",
                  scaling: str = "job", divisor: int | None = None,
-                 switch_slots: int | None = None):
+                 switch_slots: int | None = None, sharing: str = "static"):
         self.job = check_int("job", job, 0, 0xFFFF)
         self.n = check_int("n", n, 1, qz.MAX_WORKERS)
         self.worker = check_int("worker", worker, 0, n - 1)
@@ -126,6 +127,13 @@ class InaSession:
         # so loss detection (§4.1) compares a chunk only with chunks of its own path.
         self.switch_slots = self.pool_size if switch_slots is None else check_int(
             "switch_slots", switch_slots, 1, self.pool_size)
+        # Hashed sharing (docs/protocol.md §3.3): a contribution asks the switch to claim a
+        # cell for its slot's next use (flag `next`) when that use is in this call and not in
+        # its last window, so that a job between calls holds no cell of the shared pool.
+        if sharing not in SHARING_MODES:
+            raise UsageError(f"sharing must be one of {', '.join(SHARING_MODES)}, "
+                             f"got {sharing!r}")
+        self.sharing = sharing
         # Congestion state lives as long as the session: what one call learnt serves the next.
         self.rto_estimator = RtoEstimator(initial=self.rto, minimum=self.rto_min,
                                           maximum=self.rto_max)
@@ -141,7 +149,10 @@ class InaSession:
         # Its collaborators: the two paths' RTOs, the silence rules (which own the call's
         # progress marks) and the loss recovery (which owns the timers), each given what it
         # reads; the session tells them of each call (`_reset_call`) and result.
-        self._paths = Paths(self.switch_slots, self.rto_estimator, self.host_rto_estimator)
+        self._paths = Paths(self.switch_slots, self.rto_estimator, self.host_rto_estimator,
+                            self.pool_size)
+        # hashed sharing: per slot, whether the latest RESULT said its next use has a cell
+        self._granted = bytearray(self.pool_size) if sharing == "hashed" else None
         self._silence = SilenceRules(
             paths=self._paths, counters=self.counters, barrier_estimator=self.barrier_estimator,
             fixed_wait=None if adaptive else min(self.rto, self.rto_max))
@@ -233,7 +244,7 @@ class InaSession:
         size, own = self._result_bytes, (self.job, self.worker, self.n)
         format_bits = 0 if self._codec is None else self._format_bits
         fill, answered = self._fill_window, self._answered
-        highest, switch_slots = self._highest_answered, self.switch_slots
+        highest, host_of, granted = self._highest_answered, self._paths.host, self._granted
         adaptive, window = self.adaptive, self.in_flight_window
         estimator, host_estimator = self.rto_estimator, self.host_rto_estimator
         codec = self._codec
@@ -262,7 +273,9 @@ class InaSession:
                             and (not fast_retransmit or next(iter(in_flight)) == chunk)):
                         del in_flight[chunk]
                         progress(now, chunk, flight.last_sent)
-                        path = 0 if slot < switch_slots else 1
+                        path = host_of[slot]
+                        if granted is not None:
+                            granted[slot] = 1 if flags & FLAG_NEXT else 0
                         if chunk > highest[path]:
                             if adaptive:
                                 (host_estimator if path else estimator).sample(
@@ -464,9 +477,11 @@ class InaSession:
             host_wait = self.host_rto_estimator.first_timer
         else:
             switch_wait = host_wait = min(self.rto, self.rto_max)
-        switch_slots = self.switch_slots
+        host_of, granted = self._paths.host, self._granted
         position = self.next_position + c
         first, sent_bytes = c, 0
+        # hashed sharing: chunks below this ask for their slot's next use (`next`)
+        claim_below = chunks - 2 * pool if self.sharing == "hashed" else 0
         while c < chunks and room > 0 and (c < pool or answered[c - pool]):
             slot, ver = position % pool, (position // pool) % 2
             if c < ready:
@@ -474,7 +489,11 @@ class InaSession:
             else:
                 payload = contribution(c, slot, ver)
                 table, size, ready = encoder.table_rows()
-            wait = host_wait if slot >= switch_slots else switch_wait
+            if c < claim_below:
+                payload = payload[:1] + bytes((payload[1] | FLAG_NEXT,)) + payload[2:]
+            if granted is not None:      # hashed: in the switch only if its cell was claimed
+                host_of[slot] = 0 if pool <= c < chunks - pool and granted[slot] else 1
+            wait = host_wait if host_of[slot] else switch_wait
             events.serial += 1                   # CongestionEvents.transmitted()
             deadline = now + wait
             in_flight[c] = Flight(payload, slot, ver, 1, deadline, now, events.serial, now,
@@ -560,7 +579,9 @@ class InaSession:
         self._silence.progress(now, c, flight.last_sent)
         if self.timeline is not None:
             self.timeline.append((now, "result", c))
-        path = 0 if slot < self.switch_slots else 1
+        path = self._paths.host[slot]
+        if self._granted is not None:
+            self._granted[slot] = 1 if payload[1] & FLAG_NEXT else 0
         highest = self._highest_answered
         if self.adaptive:
             # Karn: a resent chunk's result could answer either copy. A result overtaken by a

@@ -24,9 +24,9 @@ import numpy as np
 
 # The header's definition (kinds, flags, layout) lives in ina_header.py; its names are
 # re-exported here for the modules that import them from this one.
-from .ina_header import (FIELD_MAX, FLAG_FORMAT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER,  # noqa: F401
-                         FORMAT_SHIFT, HEADER, HEADER_BYTES, HEADER_ONLY_KINDS, INA_UDP_PORT,
-                         FIELD_OFFSETS, KNOWN_FLAGS, MAX_K, MIN_K, Format, Kind,
+from .ina_header import (FIELD_MAX, FLAG_FORMAT, FLAG_NEXT, FLAG_OVERFLOW, FLAG_RETX,  # noqa: F401
+                         FLAG_VER, FORMAT_SHIFT, HEADER, HEADER_BYTES, HEADER_ONLY_KINDS,
+                         INA_UDP_PORT, FIELD_OFFSETS, KNOWN_FLAGS, MAX_K, MIN_K, Format, Kind,
                          numpy_fields)
 
 _KNOWN_FLAGS = KNOWN_FLAGS

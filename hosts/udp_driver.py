@@ -131,7 +131,8 @@ class UdpInaDriver:
                 from None
         self.sock.setblocking(False)
         if connect is None:
-            connect = session.switch_slots >= session.pool_size
+            # answers come from the switch alone (not from a host aggregator)
+            connect = session.switch_slots >= session.pool_size and session.sharing == "static"
         self.connected = connect and self._connect()
         self._bound = self.sock.getsockname()
         self.send_errors = 0       # datagrams the kernel refused (treated as lost)

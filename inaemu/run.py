@@ -80,6 +80,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="INA: each job holds SLOTS of its --pool slots in the switch; the "
                              "rest go to a host aggregator on its first worker's host "
                              "(docs/fallback.md; single-switch jobs only)")
+    parser.add_argument("--sharing", choices=("static", "hashed"), default="static",
+                        help="INA: how jobs share a switch's aggregators: static slices of "
+                             "--pool slots (default), or hashed: every job's chunks hash into "
+                             "one shared pool of --shared-pairs pairs, those that find theirs "
+                             "taken go to the job's host aggregator (docs/protocol.md §3.3; "
+                             "single-switch jobs only)")
+    parser.add_argument("--shared-pairs", type=int, default=None, metavar="PAIRS",
+                        help="--sharing hashed: the shared pool's pairs of cells, rounded down "
+                             "to a prime (default: --pool)")
     parser.add_argument("--seed", type=int, default=1, help="gradients and loss (default 1)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="result directory (default out/run-<UTC timestamp>)")
@@ -144,7 +153,8 @@ def config_from(args: argparse.Namespace) -> RunConfig:
                      loss=args.loss, bw_mbps=args.bw or None, elems_k=args.elems,
                      pool_size=args.pool, window=args.window, rto=args.rto, seed=args.seed,
                      lane_format=args.lane_format, scaling=args.scaling, divisor=args.divisor,
-                     fallback_slots=args.fallback,
+                     fallback_slots=args.fallback, sharing=args.sharing,
+                     shared_pairs=args.shared_pairs,
                      net=args.net, timeout=args.timeout,
                      tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker),
                      pcap=args.pcap, trace=args.trace, target=args.target,

@@ -72,6 +72,9 @@ const bit<8>  INA_FORMAT_INT32 = 0x00;  // one value per 32-bit lane, sums wrap 
 const bit<8>  INA_FORMAT_INT16 = 0x04;  // two per lane, summed per sub-lane, overflow flagged
 const bit<8>  INA_FORMAT_INT8  = 0x08;  // four per lane, likewise (0x0C is refused: bad kind)
 const bit<8>  INA_FLAG_OVERFLOW = 0x10;
+// INA_FLAG_NEXT (hashed sharing, docs/protocol.md §3.3): in a CONTRIB, claim a cell for this
+// slot's next use (chunk + pool_size); in a multicast RESULT, that claim was made
+const bit<8>  INA_FLAG_NEXT = 0x20;
 // the flag bits a cell keeps (sticky until the first contribution of its next round)
 const bit<8>  INA_CELL_FLAGS = INA_FLAG_OVERFLOW | INA_FLAG_RETX;
 // pending value of a cell on a non-root switch that is complete locally and waits for the
@@ -161,6 +164,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
     // RESULT of the cell: INA_FLAG_OVERFLOW if a packed (int16/int8) sum overflowed
     // (docs/formats.md), INA_FLAG_RETX if a piece of it came by a retransmission (§3)
     register<bit<8>>(INA_CELLS)  ina_overflow;
+    // Hashed sharing (docs/protocol.md §3.3): the tag (job ++ slot ++ chunk) of the chunk that
+    // owns the cell, 0 when free. Cells of static slices never have an owner.
+    register<bit<64>>(INA_CELLS) ina_owner;
 
     // ---- per-job counters (packets), index = job id (INA_OTHER_JOBS for the rest)
     counter(INA_JOBS + 1, CounterType.packets) ina_contributions;
@@ -263,6 +269,22 @@ control MyIngress(inout headers hdr, inout metadata meta,
         default_action = NoAction();
     }
 
+    // Hashed sharing (docs/protocol.md §3.3): the job's data chunks hash into the shared pool
+    // of `pool_pairs` cell pairs from cell `pool_base`, instead of its own slice at `base`
+    // (which then holds only its MAX pair).
+    action ina_share_pool(bit<32> pool_base, bit<32> pool_pairs) {
+        meta.ina.hashed = 1;
+        meta.ina.pool_base = pool_base;
+        meta.ina.pool_pairs = pool_pairs;
+    }
+
+    table ina_sharing {
+        key = { hdr.ina.job : exact; }
+        actions = { ina_share_pool; NoAction; }
+        size = 1024;
+        default_action = NoAction();
+    }
+
     // ---- per-lane work on cell meta.ina.idx; afterwards the packet carries the cell's values
     // The block max travels like one more lane: written, max-combined and read with the values.
     action ina_overwrite() {
@@ -361,16 +383,56 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     // Cells of slot s (version v) are base + 2s + v; the MAX round uses the pair after the pool.
     // A cell outside the registers (a job the controller placed badly) counts as a bad slot.
+    // A hashed job's data chunks use the pair their (job, slot) hashes to in the shared pool
+    // (§3.3), its MAX round the pair at `base`.
     action ina_locate() {
         bool max_round = hdr.ina.kind == INA_MAX_CONTRIB || hdr.ina.kind == INA_MAX_RESULT;
         bit<32> slot = max_round ? meta.ina.pool_size : (bit<32>)hdr.ina.slot;
-        bit<32> pair = meta.ina.base + (slot << 1);
+        meta.ina.hashed_data = (meta.ina.hashed == 1 && !max_round) ? 1w1 : 1w0;
+        bit<32> own_pair = meta.ina.hashed == 1 ? meta.ina.base : meta.ina.base + (slot << 1);
+        bit<32> pair = meta.ina.hashed_data == 1 ? meta.ina.hashed_pair : own_pair;
         bit<32> version = (bit<32>)(hdr.ina.flags & INA_FLAG_VER);
         meta.ina.idx = pair + version;
         meta.ina.other = pair + (version ^ 1);
         meta.ina.worker_bit = (members_t)1 << hdr.ina.worker;
+        meta.ina.shadow_bit = meta.ina.hashed_data == 1 ? (members_t)0 : meta.ina.worker_bit;
+        meta.ina.tag = hdr.ina.job ++ hdr.ina.slot ++ hdr.ina.chunk;
+        meta.ina.wants_next = (hdr.ina.flags & INA_FLAG_NEXT) != 0 ? 1w1 : 1w0;
         meta.ina.slot_ok = ((max_round || slot < meta.ina.pool_size) && pair < INA_CELLS - 1) ?
                            1w1 : 1w0;
+    }
+
+    // (job, slot) -> a pair of the shared pool; a pool of 0 pairs leaves it past the registers.
+    action ina_hash_slot() {
+        bit<32> h;
+        hash(h, HashAlgorithm.crc32, (bit<32>)0, { hdr.ina.job, hdr.ina.slot },
+             meta.ina.pool_pairs);
+        meta.ina.hashed_pair = meta.ina.pool_pairs == 0 ? (bit<32>)INA_CELLS :
+                               meta.ina.pool_base + (h << 1);
+    }
+
+    action ina_load_owner() {
+        ina_owner.read(meta.ina.owner, meta.ina.idx);
+    }
+
+    // At the multicast RESULT of (job, slot, chunk) (§3.3): the pair's other cell held this
+    // slot's previous use (every worker has its result now) or nothing: release it, and claim
+    // it for the slot's next use if the packet asks (`next`); the RESULT says whether it did.
+    // A cell held by another (job, slot) is left alone.
+    action ina_claim_next() {
+        bit<64> held;
+        ina_owner.read(held, meta.ina.other);
+        bool ours = held == 0 || held[63:32] == meta.ina.tag[63:32];
+        bool claim = ours && meta.ina.wants_next == 1;
+        bit<64> next_tag = hdr.ina.job ++ hdr.ina.slot ++ (hdr.ina.chunk + meta.ina.pool_size);
+        ina_owner.write(meta.ina.other, ours ? (claim ? next_tag : 64w0) : held);
+        members_t seen;
+        ina_seen.read(seen, meta.ina.other);
+        ina_seen.write(meta.ina.other, claim ? (members_t)0 : seen);
+        bit<8> pending;
+        ina_pending.read(pending, meta.ina.other);
+        ina_pending.write(meta.ina.other, claim ? 8w0 : pending);
+        hdr.ina.flags = (hdr.ina.flags & ~INA_FLAG_NEXT) | (claim ? INA_FLAG_NEXT : 8w0);
     }
 
     // A first copy of worker w's contribution: mark it here, and clear w in the shadow cell.
@@ -378,7 +440,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
         ina_seen.write(meta.ina.idx, meta.ina.seen | meta.ina.worker_bit);
         members_t shadow;
         ina_seen.read(shadow, meta.ina.other);
-        ina_seen.write(meta.ina.other, shadow & ~meta.ina.worker_bit);
+        ina_seen.write(meta.ina.other, shadow & ~meta.ina.shadow_bit);
         ina_contributions.count(meta.ina.counter_index);
     }
 
@@ -512,16 +574,30 @@ control MyIngress(inout headers hdr, inout metadata meta,
                     } else {
                         ina_workers.apply();
                         ina_fallback.apply();   // the job's host aggregator, if any
+                        if (ina_sharing.apply().hit) {
+                            ina_hash_slot();    // the shared pool (§3.3)
+                        }
                         ina_locate();
+                        if (meta.ina.hashed_data == 1 && meta.ina.slot_ok == 1) {
+                            ina_load_owner();
+                        }
                         if (meta.ina.is_contribution == 1 || meta.ina.is_query == 1) {
                             if (hdr.ina.worker >= meta.ina.n || meta.ina.worker_known == 0) {
                                 ina_reject_bad_worker();
                             } else if (meta.ina.slot_ok == 0) {
                                 // a data slot this switch does not hold: the job's host
                                 // aggregator takes it, if it has one (docs/fallback.md)
-                                if (hdr.ina.kind == INA_MAX_CONTRIB ||
+                                if (hdr.ina.kind == INA_MAX_CONTRIB || meta.ina.hashed == 1 ||
                                         (bit<32>)hdr.ina.slot < meta.ina.pool_size ||
                                         meta.ina.fallback_known == 0) {
+                                    ina_reject_bad_slot();
+                                } else {
+                                    ina_to_host_aggregator();
+                                }
+                            } else if (meta.ina.hashed_data == 1 &&
+                                       meta.ina.owner != meta.ina.tag) {
+                                // a shared cell its chunk does not own (§3.3): the host's
+                                if (meta.ina.fallback_known == 0) {
                                     ina_reject_bad_slot();
                                 } else {
                                     ina_to_host_aggregator();
@@ -567,6 +643,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                     } else if (meta.ina.parent == 0) {
                                         hdr.ina.count = meta.ina.result_count;
                                         ina_multicast_result();
+                                        if (meta.ina.hashed_data == 1) {
+                                            ina_claim_next();
+                                        }
                                     } else {
                                         meta.ina.pending = INA_WAIT_PARENT;
                                         ina_send_up();
@@ -589,17 +668,35 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                     }
                                 }
                             }
-                        } else if (meta.ina.parent == 0 && hdr.ina.kind == INA_RESULT &&
+                        } else if (hdr.ina.kind == INA_RESULT &&
                                    meta.ina.fallback_known == 1 &&
                                    hdr.ipv4.srcAddr == meta.ina.fallback_server &&
-                                   (bit<32>)hdr.ina.slot >= meta.ina.pool_size) {
-                            // the host aggregator's sum of one of its slots: to every worker
+                                   (meta.ina.hashed_data == 1 ?
+                                    (meta.ina.slot_ok == 1 &&
+                                     hdr.udp.srcPort == meta.ina.fallback_port) :
+                                    (meta.ina.parent == 0 &&
+                                     (bit<32>)hdr.ina.slot >= meta.ina.pool_size))) {
+                            // the host aggregator's sum of one of its slots (static), or of a
+                            // chunk of a hashed job at any tier (§3.3; from this tier's own
+                            // host aggregator, address and port): to every member
                             hdr.ina.count = meta.ina.result_count;
                             ina_multicast_result();
+                            if (meta.ina.hashed_data == 1) {
+                                ina_claim_next();
+                            }
                         } else if (meta.ina.parent == 0 || hdr.ina.kind > INA_NACK) {
                             ina_reject_bad_kind();  // results come down only to child switches
                         } else if (meta.ina.slot_ok == 0) {
                             ina_reject_bad_slot();
+                        } else if (meta.ina.hashed_data == 1 &&
+                                   meta.ina.owner != meta.ina.tag) {
+                            // the parent's answer for a chunk this tier's host aggregator
+                            // stands in for (§3.3): it goes there
+                            if (meta.ina.fallback_known == 0) {
+                                ina_drop_duplicate();
+                            } else {
+                                ina_to_host_aggregator();
+                            }
                         } else if (hdr.ina.kind == INA_NACK) {
                             // the parent lacks this switch's partial sum: send it again
                             ina_load_cell();
@@ -619,6 +716,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                 ina_overwrite();
                                 ina_pending.write(meta.ina.idx, 0);
                                 ina_multicast_result();
+                                if (meta.ina.hashed_data == 1) {
+                                    ina_claim_next();
+                                }
                             } else {
                                 ina_drop_duplicate();
                             }

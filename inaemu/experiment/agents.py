@@ -39,7 +39,7 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
                  wire_id: int | None = None, lane_format: str = "int32",
                  scaling: str = "job", divisor: int | None = None,
                  switch_blocks: list[list[int]] | None = None,
-                 switch_slots: int | None = None) -> dict:
+                 switch_slots: int | None = None, sharing: str = "static") -> dict:
     """The JSON an agent reads (hosts/agent.py: its own keys plus `AllreduceConfig` fields).
 
     `worker` is the worker's rank in its job (its gradient and ring position); `wire_id` is the
@@ -62,6 +62,8 @@ def agent_config(*, algo: str, job: int, worker: int, workers: int, host_ips: li
             config.update(fmt=lane_format, scaling=scaling, divisor=divisor)
         if switch_slots is not None:          # the rest on a host aggregator (docs/fallback.md)
             config.update(switch_slots=switch_slots)
+        if sharing != "static":               # hashed shared pool (docs/protocol.md §3.3)
+            config.update(sharing=sharing)
     else:
         config.update(peers=[f"{ip}:{RING_PORT}" for ip in host_ips],
                       idle_timeout=max(2.0, timeout / 2))

@@ -101,6 +101,8 @@ class RunConfig:
     divisor: int | None = None            # INA: quantize for sums of this many (None: workers)
     fallback_slots: int | None = None     # INA: slots each job holds in the switch, the rest of
                                           # its pool on a host aggregator (docs/fallback.md)
+    sharing: str = "static"               # INA: static slices or the hashed shared pool (§3.3)
+    shared_pairs: int | None = None       # hashed: the shared pool's pairs (None: pool_size)
     seed: int = 1
     net: str = "mininet"
     timeout: float = 60.0                 # seconds per algorithm (wall clock on Mininet)
@@ -195,6 +197,19 @@ class RunConfig:
 
     def _check_fallback(self) -> None:
         """A host aggregator serves flat jobs only, and must be left some slots."""
+        if self.sharing not in ("static", "hashed"):
+            raise ConfigError(f"sharing: expected static or hashed, got {self.sharing!r}")
+        if self.shared_pairs is not None and (self.sharing != "hashed" or
+                                              not 1 <= self.shared_pairs <= 0xFFFF):
+            raise ConfigError(f"shared-pairs: 1..65535 pairs, with --sharing hashed only, got "
+                              f"{self.shared_pairs}")
+        if self.sharing == "hashed":
+            if self.fallback_slots is not None:
+                raise ConfigError("sharing: --sharing hashed and --fallback exclude each other "
+                                  "(a hashed job holds no slots of its own)")
+            if self.tree:
+                raise ConfigError("sharing: hashed jobs are aggregated at one switch "
+                                  "(--aggregation single), not trees (docs/protocol.md §3.3)")
         if self.fallback_slots is None:
             return
         if not 1 <= self.fallback_slots < self.pool_size:

@@ -165,11 +165,15 @@ class _Jobs:
             return targets
         roots = choose_roots(self.topology, list(job_hosts.items()))
         for (job, hosts), root in zip(job_hosts.items(), roots):
-            server = None if self.cfg.fallback_slots is None else FallbackServer(
-                self.topology.host(hosts[0]).ip, fallback_port(job))
+            hashed = self.cfg.sharing == "hashed"
+            server = None if self.cfg.fallback_slots is None and not hashed else \
+                FallbackServer(self.topology.host(hosts[0]).ip, fallback_port(job))
             plan = self.single.install(job, hosts, root, k=self.cfg.elems_k,
                                        pool_size=self.cfg.pool_size, fallback=server,
-                                       switch_slots=self.cfg.fallback_slots)
+                                       switch_slots=self.cfg.fallback_slots,
+                                       sharing=self.cfg.sharing,
+                                       shared_pairs=(self.cfg.shared_pairs or self.cfg.pool_size)
+                                       if hashed else None)
             self.roots[job] = root
             targets[job] = tuple(InaTarget(host, plan.job.aggregator_ip, rank)
                                    for rank, host in enumerate(hosts))
@@ -192,8 +196,10 @@ def _start_host_aggregators(net, cfg: RunConfig, targets: dict[int, tuple[InaTar
     """With --fallback, each job's host aggregator (`python -m hosts.fallback_udp`) on its
     first worker's host, for the slots the switch does not hold; its completed sums go to the
     job's aggregator address, which multicasts them (docs/fallback.md)."""
-    if cfg.fallback_slots is None:
+    hashed = cfg.sharing == "hashed"
+    if cfg.fallback_slots is None and not hashed:
         return []
+    first_slot = 0 if hashed else cfg.fallback_slots
     started = []
     for job, job_targets in targets.items():
         hosts = [t.host for t in job_targets]
@@ -202,16 +208,18 @@ def _start_host_aggregators(net, cfg: RunConfig, targets: dict[int, tuple[InaTar
         try:
             started.append(net.host(hosts[0]).popen(
                 [sys.executable, "-m", "hosts.fallback_udp", "--job", str(job),
-                 "--k", str(cfg.elems_k), "--first-slot", str(cfg.fallback_slots),
+                 "--k", str(cfg.elems_k), "--first-slot", str(first_slot),
                  "--pool", str(cfg.pool_size), "--workers", ips,
                  "--port", str(fallback_port(job)), "--via-switch", job_targets[0].address,
-                 "--stats", str(out_dir / f"fallback-j{job}.json")],
+                 "--stats", str(out_dir / f"fallback-j{job}.json")] +
+                (["--hashed"] if hashed else []),
                 stdout=log, stderr=subprocess.STDOUT, cwd=str(PROJECT_ROOT)))
         finally:
             log.close()
     time.sleep(0.5)      # bound before the first contribution reaches them
-    progress(f"run: {len(started)} host aggregator(s) for slots {cfg.fallback_slots}.."
-             f"{cfg.pool_size - 1} (docs/fallback.md)")
+    progress(f"run: {len(started)} host aggregator(s) for slots {first_slot}.."
+             f"{cfg.pool_size - 1} (docs/fallback.md" +
+             (", hashed sharing: the chunks whose cell is taken)" if hashed else ")"))
     return started
 
 
@@ -266,7 +274,8 @@ def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, 
                 scaling=cfg.scaling, divisor=cfg.divisor,
                 aggregator=target.address if target else None,
                 wire_id=target.wire_id if target else None,
-                switch_blocks=list(blocks.values()), switch_slots=cfg.fallback_slots))
+                switch_blocks=list(blocks.values()), switch_slots=cfg.fallback_slots,
+                sharing=cfg.sharing))
             specs.append(spec)
     tcp_before = [tcp_retransmissions(net.host(spec.host)) for spec in specs]
     running: dict[int, subprocess.Popen] = {}

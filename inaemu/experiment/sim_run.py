@@ -41,7 +41,8 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
     # the switches are configured once for every algorithm of the run (docs/sim.md)
     setup = prepare_setup(topology, jobs, elems_k=cfg.elems_k, pool_size=cfg.pool_size,
                           ina="ina" in cfg.algos, progress=progress,
-                          fallback_slots=cfg.fallback_slots)
+                          fallback_slots=cfg.fallback_slots, sharing=cfg.sharing,
+                          shared_pairs=cfg.shared_pairs or cfg.pool_size)
     report = {"setup": {"wall_s": setup.wall_s, "routes": setup.routes, **{
         f"{name}_s": seconds for name, seconds in setup.phases.items()}}}
     for algo in cfg.algos:
@@ -57,7 +58,9 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
                                              max_retx=max_retx(cfg.rto, cfg.timeout),
                                              fmt=cfg.lane_format, scaling=cfg.scaling,
                                              divisor=cfg.divisor,
-                                             fallback_slots=cfg.fallback_slots),
+                                             fallback_slots=cfg.fallback_slots,
+                                             sharing=cfg.sharing,
+                                             shared_pairs=cfg.shared_pairs or cfg.pool_size),
                               deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
                               progress=progress, setup=setup)
         except SimTimeLimit as limit:

@@ -63,7 +63,8 @@ class Experiment:
         return exp
 
     def set_options(self, **options) -> "Experiment":
-        """seed, elems_k, pool_size, detection (a duration), time_limit, switch_pps."""
+        """seed, elems_k, pool_size, detection (a duration), time_limit, switch_pps, sharing,
+        shared_pairs, aggregation."""
         fields = dict(self.options.__dict__)
         for key, value in options.items():
             if key in ("detection", "time_limit"):

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from controller.errors import ControllerError
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
+from controller.ina_jobs import FallbackServer
+from controller.ina_switches import release_owned_cells
+from hosts.fallback import fallback_port
 from controller.ina_jobs import aggregator_address
 from controller.ina_switches import delete_group, remove_entries
 from controller.routing import L3_FORWARD
@@ -44,6 +47,9 @@ class Placement:
     summary: dict
     plan: object = field(repr=False)
     tree: bool = True
+    sharing: str = "static"            # "hashed": a host aggregator takes its collisions
+    fallback_port: int | None = None   # hashed: its UDP port on `fallback_host`
+    fallback_host: str | None = None   # hashed: the worker host that runs it
 
     def uses_switch(self, switch: str) -> bool:
         return switch in self.switches
@@ -72,12 +78,15 @@ class FabricControl:
     simulator (`in_process`), over gRPC for Mininet (`over_grpc`)."""
 
     def __init__(self, topology: Topology, fabric: Fabric, reconnect, *, elems_k: int,
-                 pool_size: int, say=lambda _line: None, on_close=lambda: None):
+                 pool_size: int, say=lambda _line: None, on_close=lambda: None,
+                 sharing: str = "static", shared_pairs: int | None = None):
         self.topology = topology
         self.fabric = fabric
         self.reconnect = reconnect        # switch name -> a new SwitchClient (after a restart)
         self.elems_k = elems_k
         self.pool_size = pool_size
+        self.sharing = sharing
+        self.shared_pairs = shared_pairs or pool_size
         self.say = say
         self.on_close = on_close
         self.program = control.compile_program(str(control.INA_PROGRAM),
@@ -194,14 +203,23 @@ class FabricControl:
                 switch = root or topology.host_link(workers[0]).node
                 if switch in self.down_switches:
                     raise PlacementRefused(f"its switch {switch} is down")
-                plan = InaJobs(topology, clients).install(p4_job, list(workers), switch,
-                                                          k=self.elems_k,
-                                                          pool_size=self.pool_size)
+                hashed = self.sharing == "hashed"
+                # jobs' host aggregators spread over their workers' hosts (worker
+                # p4_job mod n), not all on the first workers' (often one leaf's) hosts
+                host = workers[p4_job % len(workers)]
+                server = FallbackServer(topology.host(host).ip,
+                                        fallback_port(p4_job)) if hashed else None
+                plan = InaJobs(topology, clients).install(
+                    p4_job, list(workers), switch, k=self.elems_k, pool_size=self.pool_size,
+                    fallback=server, sharing=self.sharing,
+                    shared_pairs=self.shared_pairs if hashed else None)
                 placement = Placement(p4_job, tuple(workers),
                                       (plan.job.aggregator_ip,) * len(workers),
                                       tuple(range(len(workers))), (switch,),
                                       {switch: {"base": plan.base, "mgid": plan.mgid}}, plan,
-                                      False)
+                                      False, self.sharing,
+                                      server.port if server is not None else None,
+                                      host if hashed else None)
         except (ControllerError, KeyError, ValueError) as error:
             raise PlacementRefused(str(error)) from None
         self.placements[p4_job] = placement
@@ -222,11 +240,23 @@ class FabricControl:
                      for e in entries]
             groups = [(live[plan.job.switch], plan.mgid)] if plan.job.switch in live else []
         try:
+            # the pool is read before the entries go (the last hashed job's entry names it)
+            shared = self.shared_pool(plan.job.switch) \
+                if placement.sharing == "hashed" and plan.job.switch in live else None
             remove_entries(pairs)
             for client, mgid in groups:
                 delete_group(client, mgid)
+            if shared is not None:
+                release_owned_cells(live[plan.job.switch], placement.p4_job, shared)
         except ControllerError as error:
             self.say(f"controller: removing job {placement.p4_job}: {error}")
+
+    def shared_pool(self, switch: str) -> tuple[int, int] | None:
+        """The hashed jobs' shared pool on `switch`: (first cell, pairs), or None."""
+        client = self.clients_now().get(switch)
+        for view in (client.read_table("ina_sharing") if client is not None else ()):
+            return view.params["pool_base"], view.params["pool_pairs"]
+        return None
 
     def _fresh_id(self) -> int:
         if self._next_id > MAX_P4_JOB_ID:

@@ -99,7 +99,8 @@ class JobLife:
         self._start_work()
 
     def _place(self) -> None:
-        tree = self.engine.scenario.network.kind != "star"
+        tree = self.engine.scenario.network.kind != "star" and \
+            self.engine.options.aggregation == "tree"
         self.placement = self.engine.control.place(self.job.workers, root=self.job.root,
                                                    tree=tree)
         self.placements.append({"at_s": self.engine.now(), "p4_job": self.placement.p4_job,

@@ -63,6 +63,10 @@ def run_mininet(scenario: m.Scenario, *, say: Say = lambda _line: None,
 
 def check_mininet_runnable(scenario: m.Scenario) -> None:
     """What Mininet cannot do, said before anything starts."""
+    if scenario.options.sharing != "static":
+        raise m.ScenarioError("options.sharing", "hashed sharing runs in the simulator's "
+                                                 "scenarios (--net sim); on Mininet use "
+                                                 "inaemu run --sharing hashed")
     for index, event in enumerate(scenario.events):
         where = f"events[{index}] ({m.event_kind(event)})"
         if isinstance(event, m.LinkChange) and (event.loss_percent is not None

@@ -254,6 +254,16 @@ class Options:
     time_limit_s: float = 60.0
     switch_pps: float | None = None    # sim: packets per second of each switch (None: default)
     repair_wait_s: float = 10.0        # how long a job cut off by a failure waits for a repair
+    # how INA jobs share a switch's cells: "static" slices of pool_size slots each, or
+    # "hashed": one shared pool of shared_pairs pairs per switch that every job's chunks hash
+    # into, collisions going to the job's host aggregator (docs/protocol.md §3.3)
+    sharing: str = "static"
+    shared_pairs: int | None = None    # hashed: the pool's pairs (None: pool_size)
+    host_pps: float | None = None      # sim, hashed: packets per second of a host aggregator
+                                       # (None: switch_pps, else inaemu's switch cost)
+    # "tree" (every tier aggregates, on multi-tier networks) or "single": one switch per job
+    # (the job's root, else its first worker's switch); hashed sharing needs "single"
+    aggregation: str = "tree"
 
     def __post_init__(self) -> None:
         _positive("options.seed", self.seed, zero=True, integer=True)
@@ -264,6 +274,19 @@ class Options:
         _positive("options.repair_wait_s", self.repair_wait_s, zero=True)
         if self.switch_pps is not None:
             _positive("options.switch_pps", self.switch_pps)
+        if self.sharing not in ("static", "hashed"):
+            raise ScenarioError("options.sharing", f"must be static or hashed, got "
+                                                   f"{self.sharing!r}")
+        if self.shared_pairs is not None:
+            _positive("options.shared_pairs", self.shared_pairs, integer=True)
+        if self.host_pps is not None:
+            _positive("options.host_pps", self.host_pps)
+        if self.aggregation not in ("tree", "single"):
+            raise ScenarioError("options.aggregation", f"must be tree or single, got "
+                                                       f"{self.aggregation!r}")
+        if self.sharing == "hashed" and self.aggregation != "single":
+            raise ScenarioError("options.sharing", "hashed sharing aggregates each job on one "
+                                                   "switch: set aggregation: single")
 
 
 @dataclass(frozen=True)

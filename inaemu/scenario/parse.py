@@ -78,7 +78,7 @@ NETWORK_KEYS = ("topology", "k", "hosts", "leaves", "spines", "hosts_per_leaf", 
 NETWORK_SIZES = {"star": ("hosts",), "leaf-spine": ("leaves", "spines", "hosts_per_leaf"),
                  "fat-tree": ("k",)}
 OPTION_KEYS = ("seed", "elems_k", "pool_size", "detection_s", "time_limit_s", "switch_pps",
-               "repair_wait_s")
+               "repair_wait_s", "sharing", "shared_pairs", "aggregation", "host_pps")
 JOB_KEYS = ("name", "algo", "workers", "size", "iterations", "compute", "start", "after", "root",
             "model", "bucket_cap", "compute_speedup", "chakra")
 WORKLOAD_KEYS = ("size", "model", "chakra")      # what a job runs: exactly one of them
@@ -416,8 +416,10 @@ class _Reader:
         for key, (key_node, value_node) in entries.items():
             where = f"options.{key}"
             self.note(where, key_node)
-            if key in ("seed", "elems_k", "pool_size"):
+            if key in ("seed", "elems_k", "pool_size", "shared_pairs"):
                 kwargs[key] = self.integer(value_node, where)
+            elif key in ("sharing", "aggregation"):
+                kwargs[key] = self.string(value_node, where)
             elif key in ("detection_s", "time_limit_s", "repair_wait_s"):
                 kwargs[key] = self.duration(value_node, where)
             else:

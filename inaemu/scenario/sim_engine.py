@@ -96,7 +96,9 @@ class SimScenario:
                  f"{len(self.topology.hosts)} hosts, {len(self.runs)} jobs, "
                  f"{len(self.scenario.events)} events (simulated)")
         self.control = FabricControl.in_process(self.net, elems_k=self.options.elems_k,
-                                                pool_size=self.options.pool_size, say=self.say)
+                                                pool_size=self.options.pool_size, say=self.say,
+                                                sharing=self.options.sharing,
+                                                shared_pairs=self.options.shared_pairs)
         self.say(f"scenario: switches configured ({self.control.routes} routes) in "
                  f"{time.perf_counter() - started:.1f} s")
         self._open_bar()

@@ -51,6 +51,8 @@ class JobRun(JobLife):
         self._inputs: list[np.ndarray] = []
         self._reference = None
         self._ended_apps: list = []       # this call's apps that have their sum
+        self.host_aggregator = None       # hashed sharing: the job's host aggregator
+        self.host_aggregators: list = []  # every one it had (their counters, for reports)
 
     # -- JobLife's hooks --------------------------------------------------------------------------
 
@@ -59,6 +61,35 @@ class JobRun(JobLife):
 
     def _placed(self, placement: Placement) -> None:
         self.sessions = {}                # positions start over with the new job id
+        self._stop_host_aggregator()
+        if placement.sharing == "hashed":
+            self._start_host_aggregator(placement)
+
+    def _start_host_aggregator(self, placement: Placement) -> None:
+        """The job's host aggregator on one of its workers' hosts: the chunks that find their
+        cell of the shared pool taken (docs/protocol.md §3.3); its sums go to the switch."""
+        from hosts.fallback import FallbackAggregator
+        from hosts.fallback_node import SimFallbackServer
+        net, n = self.engine.net, len(self.workers)
+        aggregator = FallbackAggregator(job=placement.p4_job, n=n, k=self.engine.options.elems_k,
+                                        first_slot=0, pool_size=self.engine.options.pool_size,
+                                        via_switch=True, hashed=True)
+        topology = net.topology
+        # served at options.host_pps, else at the switches' packet rate, else inaemu's own
+        options = self.engine.options
+        pps = options.host_pps or options.switch_pps
+        cost = {} if pps is None else {"per_packet_s": 1.0 / pps, "per_copy_s": 0.0}
+        self.host_aggregator = SimFallbackServer(
+            net.hosts[placement.fallback_host], aggregator,
+            [ip_bytes(topology.host(h).ip) for h in placement.workers],
+            port=placement.fallback_port, switch_ip=ip_bytes(placement.addresses[0]), **cost)
+        self.host_aggregators.append(self.host_aggregator)
+
+    def _stop_host_aggregator(self) -> None:
+        server = getattr(self, "host_aggregator", None)
+        if server is not None:
+            server.close()
+            self.host_aggregator = None
 
     def _close_ended_apps(self) -> None:
         """Every worker has the call's sum: its apps answer nothing more, so they give their
@@ -68,6 +99,7 @@ class JobRun(JobLife):
         self._ended_apps = []
 
     def _release(self) -> None:
+        self._stop_host_aggregator()
         self._close_ended_apps()
         self.sessions = {}
         self._inputs, self._reference = [], None
@@ -177,7 +209,8 @@ class JobRun(JobLife):
             session = InaSession(job=placement.p4_job, worker=placement.worker_ids[worker.rank],
                                  n=len(self.workers), k=options.elems_k,
                                  pool_size=options.pool_size, window=options.pool_size,
-                                 rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx)
+                                 rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx,
+                                 sharing=placement.sharing)
             self.sessions[worker.host] = session
         return InaWorker(self.engine.net.hosts[worker.host], session,
                          ip_bytes(placement.addresses[worker.rank]), vector, ended)

@@ -60,6 +60,9 @@ class JobPlacement:
     # aggregator on its worker 0's host, UDP port fallback_port (docs/fallback.md)
     switch_slots: int | None = None
     fallback_port: int | None = None
+    # "hashed": the job's data chunks hash into the switch's shared pool and those that find
+    # their cell taken go to its host aggregator (docs/protocol.md §3.3)
+    sharing: str = "static"
 
 
 def push_program(fabric: Fabric, program: Program) -> None:
@@ -73,36 +76,50 @@ def install_host_routes(fabric: Fabric) -> int:
 
 def install_ina_jobs(fabric: Fabric, topology: Topology,
                      jobs: list[tuple[int, tuple[str, ...], str]], *, k: int,
-                     pool_size: int, fallback_slots: int | None = None) -> list[JobPlacement]:
+                     pool_size: int, fallback_slots: int | None = None,
+                     sharing: str = "static",
+                     shared_pairs: int | None = None) -> list[JobPlacement]:
     """Every (job id, workers, switch) through the controller; JobRefused says why one can't.
     With `fallback_slots` each job holds that many of its `pool_size` slots in the switch and
-    the rest go to a host aggregator on its worker 0's host (docs/fallback.md)."""
+    the rest go to a host aggregator on its worker 0's host (docs/fallback.md). With
+    `sharing="hashed"` every job draws from one shared pool of `shared_pairs` pairs per switch
+    and has a host aggregator there for its collisions (docs/protocol.md §3.3)."""
     installer = InaJobs(topology, fabric.clients)
     placements = []
+    hashed = sharing == "hashed"
     for job, workers, switch in jobs:
-        server = None if fallback_slots is None else FallbackServer(
+        server = None if fallback_slots is None and not hashed else FallbackServer(
             topology.host(workers[0]).ip, fallback_port(job))
         plan = installer.install(job, workers, switch, k=k, pool_size=pool_size,
-                                 fallback=server, switch_slots=fallback_slots)
+                                 fallback=server, switch_slots=fallback_slots,
+                                 sharing=sharing, shared_pairs=shared_pairs)
         placements.append(JobPlacement(job, tuple(workers), pool_size,
                                        (plan.job.aggregator_ip,) * len(workers),
                                        tuple(range(len(workers))),
-                                       None if server is None else plan.job.pool_size,
-                                       None if server is None else server.port))
+                                       None if server is None or hashed else plan.job.pool_size,
+                                       None if server is None else server.port, sharing))
     return placements
 
 
 def install_tree_jobs(fabric: Fabric, topology: Topology,
                       jobs: list[tuple[int, tuple[str, ...], str | None]], *, k: int,
-                      pool_size: int) -> tuple[list[JobPlacement], list[TreePlan]]:
+                      pool_size: int, sharing: str = "static",
+                      shared_pairs: int | None = None) -> tuple[list[JobPlacement],
+                                                                list[TreePlan]]:
     """Every (job id, workers, root switch or None) as a tree of any depth (controller.trees);
-    JobRefused says why one can't."""
+    JobRefused says why one can't. With `sharing="hashed"` every tree switch draws the job's
+    cells from its shared pool and has a host aggregator for it on the job's worker 0's host
+    (UDP fallback_port(job) + the switch's place in the tree, top-down)."""
     installer = TreeJobs(topology, fabric.clients)
     placements, plans = [], []
     for job, workers, root in jobs:
-        plan = installer.install(TreeJob(job, tuple(workers), k, pool_size, root))
+        server = FallbackServer(topology.host(workers[0]).ip, fallback_port(job)) \
+            if sharing == "hashed" else None
+        plan = installer.install(TreeJob(job, tuple(workers), k, pool_size, root, sharing,
+                                         server), shared_pairs=shared_pairs)
         placements.append(JobPlacement(job, tuple(workers), pool_size,
                                        tuple(e.address for e in plan.endpoints),
-                                       tuple(e.worker_id for e in plan.endpoints)))
+                                       tuple(e.worker_id for e in plan.endpoints),
+                                       sharing=sharing))
         plans.append(plan)
     return placements, plans

@@ -87,6 +87,8 @@ class InaOptions:
     scaling: str = "job"
     divisor: int | None = None     # None: n, overflow-free
     fallback_slots: int | None = None   # slots in the switch; the rest on a host aggregator
+    sharing: str = "static"        # or "hashed": one shared pool per switch (protocol §3.3)
+    shared_pairs: int | None = None     # hashed: the shared pool's pairs of cells
 
 
 @dataclass
@@ -191,7 +193,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
 def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
                   pool_size: int = 64, ina: bool = True, ina_everywhere: bool = False,
                   progress: Callable[[str], None] | None = None,
-                  fallback_slots: int | None = None, transport: str | None = None) -> SimSetup:
+                  fallback_slots: int | None = None, transport: str | None = None,
+                  sharing: str = "static", shared_pairs: int | None = None) -> SimSetup:
     """Configure a topology's switches once for several `simulate(..., setup=)` calls (every
     algorithm of a run); `ina` installs the INA jobs too, `ina_everywhere` loads ina.p4 also
     where no job aggregates (inaemu/sim/setup.py). `transport`: how the controller reaches the
@@ -202,7 +205,8 @@ def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
     try:
         return prepare(net, jobs, elems_k=elems_k, pool_size=pool_size, ina=ina,
                        ina_everywhere=ina_everywhere, fallback_slots=fallback_slots,
-                       say=progress or (lambda _line: None), transport=transport)
+                       say=progress or (lambda _line: None), transport=transport,
+                       sharing=sharing, shared_pairs=shared_pairs)
     except SetupError as error:
         raise SimError(str(error)) from None
 
@@ -227,7 +231,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     if setup is None:
         try:
             setup = prepare(net, jobs, elems_k=elems_k, pool_size=ina.pool_size,
-                            ina=algo == "ina", fallback_slots=ina.fallback_slots, say=say)
+                            ina=algo == "ina", fallback_slots=ina.fallback_slots, say=say,
+                            sharing=ina.sharing, shared_pairs=ina.shared_pairs)
         except SetupError as error:
             raise SimError(str(error)) from None
         setup_s = setup.wall_s
@@ -251,7 +256,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
 
     members, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
                                       transport, stall_timeout, ring_accumulate, ended,
-                                      given=given)
+                                      given=given, trees=trees)
     remaining[0] = len(members)
     references.update(reference_sums(inputs))
     jobs_of.update({id(member.app): member.job for member in members})
@@ -375,7 +380,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                     length: int, seed: int, k: int, ina: InaOptions,
                     transport: TransportConfig, stall_timeout: float, accumulate: str,
                     on_end: Callable[[object], None],
-                    given: dict[int, list[np.ndarray]] | None = None) -> tuple[list[_Member], dict]:
+                    given: dict[int, list[np.ndarray]] | None = None,
+                    trees: dict | None = None) -> tuple[list[_Member], dict]:
     members, inputs = [], {}
     for placement in placements:
         n = len(placement.workers)
@@ -384,7 +390,10 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
         if len(vectors) != n or any(v.shape != (length,) for v in vectors):
             raise SimError(f"inputs: job {placement.job} needs {n} vectors of {length} float32")
         inputs[placement.job] = vectors
-        if algo == "ina" and placement.switch_slots is not None:
+        if algo == "ina" and placement.sharing == "hashed" and placement.job in (trees or {}):
+            _tier_aggregators(net, placement, trees[placement.job], k)
+        elif algo == "ina" and (placement.switch_slots is not None or
+                                placement.sharing == "hashed"):
             _host_aggregator(net, placement, k)
         for w, host in enumerate(placement.workers):
             node = net.hosts[host]
@@ -399,7 +408,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                                          window_rule=ina.window_rule, query=ina.query,
                                          fmt=ina.fmt, scaling=ina.scaling,
                                          divisor=ina.divisor,
-                                         switch_slots=placement.switch_slots)
+                                         switch_slots=placement.switch_slots,
+                                         sharing=placement.sharing)
                     if ina.timeline:
                         session.timeline = []
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
@@ -424,15 +434,45 @@ def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -
     switch does not hold; its completed sums go to the switch, which multicasts them."""
     from hosts.fallback import FallbackAggregator
     from hosts.fallback_node import SimFallbackServer
-    if placement.switch_slots >= placement.pool_size:
+    hashed = placement.sharing == "hashed"
+    if not hashed and placement.switch_slots >= placement.pool_size:
         return
     n = len(placement.workers)
     SimFallbackServer(net.hosts[placement.workers[0]],
                       FallbackAggregator(job=placement.job, n=n, k=k,
-                                         first_slot=placement.switch_slots,
-                                         pool_size=placement.pool_size, via_switch=True),
+                                         first_slot=0 if hashed else placement.switch_slots,
+                                         pool_size=placement.pool_size, via_switch=True,
+                                         hashed=hashed),
                       [ip_bytes(net.topology.host(h).ip) for h in placement.workers],
                       port=placement.fallback_port, switch_ip=ip_bytes(placement.addresses[0]))
+
+
+def _tier_aggregators(net: SimNetwork, placement: control.JobPlacement, tree: dict,
+                      k: int) -> None:
+    """A hashed tree job's host aggregators (docs/protocol.md §3.3, "Tiers"), one per tree
+    switch, on its worker 0's host: the root's completes sums for the root to multicast, a
+    child's (hosts/fallback_tier.py) sends partial sums up and the parent's RESULTs down."""
+    from hosts.fallback import FallbackAggregator
+    from hosts.fallback_node import SimFallbackServer
+    from hosts.fallback_tier import TierAggregator
+    host = net.hosts[placement.workers[0]]
+    for switch, node in tree.items():
+        members = node["members"]
+        ips = [ip_bytes(tree[m]["address"] if m in tree else net.topology.host(m).ip)
+               for m in members]
+        if node["parent"] is None:
+            aggregator = FallbackAggregator(job=placement.job, n=len(members), k=k,
+                                            first_slot=0, pool_size=placement.pool_size,
+                                            via_switch=True, hashed=True,
+                                            result_count=len(placement.workers))
+            parent_ip = None
+        else:
+            aggregator = TierAggregator(job=placement.job, n=len(members), k=k,
+                                        pool_size=placement.pool_size,
+                                        parent_member=node["child_index"])
+            parent_ip = ip_bytes(tree[node["parent"]]["address"])
+        SimFallbackServer(host, aggregator, ips, port=node["fallback_port"],
+                          switch_ip=ip_bytes(node["address"]), parent_ip=parent_ip)
 
 
 def _retransmissions(app) -> int:

@@ -102,7 +102,8 @@ def aggregating_switches(topology: Topology, jobs, max_members: int) -> set[str]
 def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
             ina_everywhere: bool = False, fallback_slots: int | None = None,
             say: Callable[[str], None] = lambda _line: None,
-            transport: str | None = None) -> SimSetup:
+            transport: str | None = None, sharing: str = "static",
+            shared_pairs: int | None = None) -> SimSetup:
     """Configure the switches of `network` (a SimNetwork) for `jobs` over P4Runtime: ina.p4 at
     k = `elems_k` where a job aggregates (everywhere with `ina_everywhere`), l3_forward.p4
     elsewhere, aggregated routes, and with `ina` the jobs (trees or single switches).
@@ -148,14 +149,15 @@ def prepare(network, jobs, *, elems_k: int, pool_size: int, ina: bool,
             if ina and jobs[0].hierarchical:
                 placements, plans = control.install_tree_jobs(
                     fabric, topology, [(j.job, tuple(j.workers), j.switch) for j in jobs],
-                    k=elems_k, pool_size=pool_size)
+                    k=elems_k, pool_size=pool_size, sharing=sharing, shared_pairs=shared_pairs)
                 trees = {plan.job.job_id: plan.summary() for plan in plans}
             elif ina:
                 placements = control.install_ina_jobs(
                     fabric, topology,
                     [(j.job, tuple(j.workers),
                       j.switch or topology.host_link(j.workers[0]).node) for j in jobs],
-                    k=elems_k, pool_size=pool_size, fallback_slots=fallback_slots)
+                    k=elems_k, pool_size=pool_size, fallback_slots=fallback_slots,
+                    sharing=sharing, shared_pairs=shared_pairs)
             phase("jobs")
     except (ControllerError, CompileError) as error:
         raise SetupError(f"set-up: {error}") from None

@@ -160,7 +160,7 @@ def test_a_damaged_result_gets_the_verdict_of_the_full_checks() -> None:
         (damaged(0, Kind.CONTRIB), "foreign_ignored"),     # not a result
         (damaged(13, 3), "malformed_ignored"),             # count != n
         (damaged(5, 1), "malformed_ignored"),              # padding not zero
-        (damaged(1, good[1] | 0x20), "malformed_ignored"),  # unknown flag bit
+        (damaged(1, good[1] | 0x40), "malformed_ignored"),  # unknown flag bit (0x20: next)
         (damaged(1, good[1] | 0x0C), "malformed_ignored"),  # lane format 3
         (damaged(1, good[1] | 0x04), "malformed_ignored"),  # int16, not this job's int32
         (damaged(0, Kind.RESULT, b"\x00" * 4), "malformed_ignored"),   # k + 1 lanes

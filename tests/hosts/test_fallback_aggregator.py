@@ -207,3 +207,38 @@ def test_via_switch_sends_a_completed_cell_once_for_the_switch_to_multicast() ->
         Kind.RESULT, 0, N, [6] * K)
     # answers to one worker still go to that worker
     assert [w for w, _ in agg.receive(contribution(1, 2, 0, [2] * K, retx=True))] == [1]
+
+
+def with_next(payload: bytes) -> bytes:
+    from hosts.ina_header import FLAG_NEXT
+    return payload[:1] + bytes([payload[1] | FLAG_NEXT]) + payload[2:]
+
+
+def test_hashed_a_new_chunk_in_a_cell_starts_a_new_round() -> None:
+    """Hashed sharing (docs/protocol.md §3.3): slot 1 version 0 holds chunk 1 here, its next
+    uses go to the switch, then chunk 9 (the same slot and version) comes here: the workers'
+    bits from chunk 1 must not make chunk 9's contributions duplicates."""
+    agg = aggregator(first_slot=0, pool_size=4, hashed=True)
+    for w in range(N):
+        out = agg.receive(contribution(w, 1, 0, [w + 1] * K, chunk=1))
+    assert decode(out[0][1], K).values.tolist() == [6] * K
+    assert agg.receive(contribution(0, 1, 0, [5] * K, chunk=9)) == []   # a first copy
+    assert agg.counters.duplicates == 0
+    query = agg.receive(contribution(1, 1, 0, [], kind=Kind.QUERY, chunk=9))
+    assert decode(query[0][1], K).kind == Kind.NACK                    # not chunk 1's result
+    agg.receive(contribution(1, 1, 0, [6] * K, chunk=9))
+    done = agg.receive(with_next(contribution(2, 1, 0, [7] * K, chunk=9)))
+    packet = decode(done[0][1], K)
+    assert packet.values.tolist() == [18] * K and packet.chunk == 9
+    assert done[0][1][1] & 0x20           # `next` kept: the switch claims on multicast
+
+
+def test_static_keeps_the_bit_rule_and_drops_next() -> None:
+    """Without hashing the cell is the slot's for the whole job: the chunk is not compared
+    (as ina.p4 does), and a RESULT never carries `next`."""
+    agg = aggregator()
+    for w in range(N):
+        out = agg.receive(with_next(contribution(w, 2, 0, [1] * K, chunk=2)))
+    assert not out[0][1][1] & 0x20
+    again = agg.receive(contribution(0, 2, 0, [1] * K, chunk=10, retx=True))
+    assert decode(again[0][1], K).values.tolist() == [3] * K            # a duplicate

@@ -45,7 +45,7 @@ def test_with_retx_sets_only_the_flag() -> None:
     (PACKET_BYTES[:-4], r"not k\*4"),
     (PACKET_BYTES[:16], r"not k\*4"),
     (b"\x09" + PACKET_BYTES[1:], "unknown kind 9"),
-    (PACKET_BYTES[:1] + b"\x20" + PACKET_BYTES[2:], "unknown flag bits"),
+    (PACKET_BYTES[:1] + b"\x40" + PACKET_BYTES[2:], "unknown flag bits"),
     (PACKET_BYTES[:1] + b"\x0c" + PACKET_BYTES[2:], "unknown lane format 3"),
     (PACKET_BYTES[:5] + b"\x01" + PACKET_BYTES[6:], "padding"),
 ])

@@ -120,7 +120,7 @@ def test_the_drift_check_names_what_differs():
     text = HEADERS_P4.read_text().replace("bit<16> slot;", "bit<24> slot;")
     constants = p4_constants(PROGRAM_P4.read_text())
     constants["INA_NACK"] = 6
-    constants["INA_FLAG_URGENT"] = 0x20
+    constants["INA_FLAG_URGENT"] = 0x40
     del constants["INA_QUERY"]
     problems = drift(p4_header_fields(text), constants)
     assert len(problems) == 4
@@ -145,8 +145,8 @@ def test_the_users_import_the_definition_instead_of_copying_it():
     from inaemu.trace import events, scapy_ina, wireshark
 
     assert ina_wire.Kind is Kind and ina_wire.HEADER is HEADER
-    assert (ina_wire.FLAG_VER, ina_wire.FLAG_RETX, ina_wire.FLAG_FORMAT, ina_wire.FLAG_OVERFLOW) \
-        == tuple(mask for _, mask, _ in FLAG_FIELDS)
+    assert (ina_wire.FLAG_VER, ina_wire.FLAG_RETX, ina_wire.FLAG_FORMAT, ina_wire.FLAG_OVERFLOW,
+            ina_wire.FLAG_NEXT) == tuple(mask for _, mask, _ in FLAG_FIELDS)
     assert fallback.HEADER is HEADER and fallback.Kind is Kind
     assert events.KIND_NAMES == {int(kind): kind.name for kind in Kind}
     assert scapy_ina.KINDS == events.KIND_NAMES

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 INA_UDP_PORT = 48879
 CONTRIB, RESULT, MAX_CONTRIB, MAX_RESULT, QUERY, NACK = 0, 1, 2, 3, 4, 5
 FLAG_VER, FLAG_RETX = 0x01, 0x02
+FLAG_NEXT = 0x20            # hashed sharing (§3.3): claim the slot's next use / claimed
 HEADER_BYTES = 16           # the aggregation header before the values
 ETH_IP_UDP_BYTES = 14 + 20 + 8
 RESULT_TTL = 64
@@ -60,9 +61,9 @@ def eth_ipv4_udp(src: Endpoint, dst: Endpoint, udp_payload: bytes, *, ttl: int =
 
 
 def ina_payload(*, kind: int, job: int, worker: int, slot: int, values: list[int], ver: int = 0,
-                retx: bool = False, chunk: int = 0, count: int = 0) -> bytes:
-    """The aggregation header and the values, as the UDP payload."""
-    flags = (ver & FLAG_VER) | (FLAG_RETX if retx else 0)
+                retx: bool = False, chunk: int = 0, count: int = 0, flags: int = 0) -> bytes:
+    """The aggregation header and the values, as the UDP payload (`flags`: more flag bits)."""
+    flags |= (ver & FLAG_VER) | (FLAG_RETX if retx else 0)
     header = struct.pack("!BBHBBHIHxx", kind, flags, job, worker, 0, slot, chunk, count)
     return header + b"".join((v & U32).to_bytes(4, "big") for v in values)
 

@@ -1,0 +1,46 @@
+"""Hashed sharing in a scenario (docs/protocol.md §3.3, docs/scenarios.md): jobs arrive and end
+while the switches run, each added and removed over P4Runtime with its host aggregator; every
+sum is correct, chunks went both ways, and once every job has ended no cell of the shared pool
+is owned and no job's entries are left."""
+
+from __future__ import annotations
+
+import pytest
+
+from inaemu.scenario import model as m
+from inaemu.scenario.sim_engine import SimScenario
+
+OWNER = "MyIngress.ina_owner"
+
+
+def scenario(**options) -> m.Scenario:
+    net = m.Network("leaf-spine", leaves=2, spines=2, hosts_per_leaf=3, loss_percent=1.0)
+    jobs = (m.Job("a", "ina", ("h1", "h4"), m.Workload(24 * 1024, 2, 0.0), 0.0, None, "sp1"),
+            m.Job("b", "ina", ("h2", "h5"), m.Workload(24 * 1024, 2, 0.0), 0.002, None, "sp1"),
+            m.Job("c", "ina", ("h3", "h6"), m.Workload(16 * 1024, 1, 0.0), 0.0, "a", "sp1"))
+    return m.Scenario(net, jobs, (), m.Options(seed=2, elems_k=32, pool_size=16,
+                                               aggregation="single", **options), "hashed")
+
+
+def test_jobs_come_and_go_on_the_shared_pool() -> None:
+    engine = SimScenario(scenario(sharing="hashed", shared_pairs=7, switch_pps=1e6))
+    engine.run()
+    for run in engine.runs:
+        assert run.state == "done", run.error
+        assert run.iterations and all(it.correct for it in run.iterations)
+        assert len(run.host_aggregators) == 1
+    on_hosts = sum(s.aggregator.counters.results_multicast
+                   for run in engine.runs for s in run.host_aggregators)
+    assert on_hosts > 0
+    switch = engine.net.switches["sp1"].switch
+    assert switch.counter_read("MyIngress.ina_contributions", 1)[0] > 0   # some in the switch
+    assert not any(switch.register_read_all(OWNER))                      # nothing left owned
+    assert switch.table_entries("MyIngress.ina_sharing") == []
+    assert switch.table_entries("MyIngress.ina_jobs") == []
+
+
+def test_hashed_needs_single_switch_aggregation() -> None:
+    with pytest.raises(m.ScenarioError, match="aggregation: single"):
+        m.Options(sharing="hashed")
+    with pytest.raises(m.ScenarioError, match="static or hashed"):
+        m.Options(sharing="atp")
