@@ -209,7 +209,8 @@ class PacketDriver:
                 self._watch_writable(number, True)
                 break
         room = output.room()
-        if room != self._room_told:
+        if room is not None or self._room_told is not None:
+            # told every time: the switch spends its room as it admits packets
             self._room_told = room
             self.forwarder.set_output_room(room)
 
