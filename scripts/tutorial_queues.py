@@ -242,17 +242,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_table(rows: list) -> None:
+    """Every run's figure per exercise and target, their means, and inaemu's mean over BMv2's."""
     labels = {"mri": "mri: max qdepth at s1", "ecn": "ecn: share of h1's packets marked"}
     print()
-    print(f"{'':36} {'real BMv2':>12} {'inaemu':>12}")
-    for exercise in labels:
+    print(f"{'':36} {'real BMv2':>20} {'inaemu':>20} {'inaemu/BMv2':>12}")
+    for exercise, label in labels.items():
         values = {target: [got["value"] for ex, tg, _, got in rows if ex == exercise and
                            tg == target] for target in ("bmv2", "inaemu")}
         if not any(values.values()):
             continue
-        cells = [" ".join(f"{v:.2f}" if exercise == "ecn" else str(v) for v in values[t])
-                 or "-" for t in ("bmv2", "inaemu")]
-        print(f"{labels[exercise]:36} {cells[0]:>12} {cells[1]:>12}")
+        shown = "{:.2f}" if exercise == "ecn" else "{}"
+        means = {t: sum(v) / len(v) for t, v in values.items() if v}
+        cells = [" ".join(shown.format(v) for v in values[t]) or "-" for t in ("bmv2", "inaemu")]
+        ratio = (f"{means['inaemu'] / means['bmv2']:.2f}"
+                 if means.get("bmv2") and "inaemu" in means else "-")
+        print(f"{label:36} {cells[0]:>20} {cells[1]:>20} {ratio:>12}")
+        if len(values["bmv2"]) > 1 or len(values["inaemu"]) > 1:
+            mean_cells = [f"{means[t]:.2f}" if t in means else "-" for t in ("bmv2", "inaemu")]
+            print(f"{'  mean':36} {mean_cells[0]:>20} {mean_cells[1]:>20}")
 
 
 if __name__ == "__main__":
