@@ -78,3 +78,32 @@ def test_the_queue_starts_once_the_socket_and_the_output_stage_are_full(run):
     first_queued = next(i for i, depth in enumerate(depths) if depth)
     assert 230 <= first_queued <= 290, first_queued
     assert depths[-1] == 0
+
+
+def test_the_runtime_always_knows_the_room_the_output_stage_has():
+    """After every flush of the output stage the runtime's room is the stage's free places
+    (less the copies of the frame in service): the runtime spends its own copy as it admits
+    packets, so the switch tells it the room after every flush, not only when it changed."""
+    loop = EventLoop()
+    node = SwitchNode(loop, "s1", 1, cost=SwitchCost(0, 0, 0))
+    node.switch.load_config(compile_file(str(PROGRAM)).bmv2)
+    link = LinkDirection(loop, "s1:2", "h2:1", bw_bps=512e3, delay_s=0.0, loss=0.0,
+                         rng=random.Random(1), deliver=lambda frame: None)
+    node.attach_egress(2, link)
+    mismatches = []
+    flush = node._flush_output
+
+    def checked_flush() -> None:
+        flush()
+        room = node.output.room()
+        if room is not None:
+            room = max(0, room - node._in_service)
+        if node.switch.queues.room != room:
+            mismatches.append((loop.now, node.switch.queues.room, room))
+
+    node._flush_output = checked_flush
+    flood = frame(1111, 1400, 0)
+    for i in range(1000):
+        loop.at(i / 200, node.ingress(1), flood)
+    assert loop.run(until=60.0) == "idle"
+    assert node.switch.queue_drops()[2] > 400 and mismatches == []
