@@ -166,12 +166,13 @@ class PacketDriver:
             for data in by_port.pop(cpu_port):
                 self._deliver_packet_in(data)
         senders, output = self._senders, self.output
+        waiting = output.waiting
         for number, frames in by_port.items():
             sender = senders.get(number)
             if sender is None:
                 self.forwarder.counters[number].tx_errors += len(frames)
                 continue
-            if len(output):              # something waits: these go behind it
+            if waiting:                  # something waits: these go behind it
                 output.append(number, frames)
                 continue
             taken, failed = sender(frames)
@@ -181,7 +182,7 @@ class PacketDriver:
                 output.append(number, frames[taken:])
                 output.taken(0, blocked=True)
                 self._watch_writable(number, True)
-        if len(output) or self._room_told is not None:
+        if waiting or self._room_told is not None:
             self._flush_output()
 
     # -- back-pressure ----------------------------------------------------------------------------

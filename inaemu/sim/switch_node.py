@@ -240,17 +240,18 @@ class SwitchNode:
 
     def _emit(self, outputs: list[tuple[int, bytes]]) -> None:
         egress, output = self.egress, self.output
+        waiting = output.waiting
         for port, out in outputs:
             link = egress.get(port)
             if link is None:
                 self.counters.unrouted += 1
                 continue
             self.counters.emitted += 1
-            if not len(output) and link.writable():
+            if not waiting and link.writable():
                 link.send(out)
             else:
                 output.append(port, [out])
-        if len(output) or self._room_told is not None:
+        if waiting or self._room_told is not None:
             self._flush_output()
 
     # -- back-pressure --------------------------------------------------------------------------

@@ -39,31 +39,33 @@ class OutputStage:
             raise ValueError(f"output stage capacity must be a positive integer, got "
                              f"{capacity!r}")
         self.capacity = capacity
-        self._frames: deque[tuple[int, bytes]] = deque()
+        # (port, frame), oldest first; read-only outside (a loop tests it for emptiness at C
+        # speed, once per turn: the unshaped path must not pay for a method call)
+        self.waiting: deque[tuple[int, bytes]] = deque()
         self.blocked_port: int | None = None   # the head's port refused: wait until writable
 
     def __len__(self) -> int:
-        return len(self._frames)
+        return len(self.waiting)
 
     def room(self) -> int | None:
         """Packets egress may still hand over now; None while the stage is empty (then a
         send is tried at once and nothing needs holding back)."""
-        if not self._frames:
+        if not self.waiting:
             return None
-        return max(0, self.capacity - len(self._frames))
+        return max(0, self.capacity - len(self.waiting))
 
     def append(self, port: int, frames: list[bytes]) -> None:
         """Queue a port's frames behind everything already waiting."""
-        self._frames.extend((port, data) for data in frames)
+        self.waiting.extend((port, data) for data in frames)
 
     def head_run(self) -> tuple[int, list[bytes]] | None:
         """The port at the head and its frames that follow one another there (up to
         RUN_LIMIT): what one send call may take. None when empty or the head is blocked."""
-        if not self._frames or self.blocked_port is not None:
+        if not self.waiting or self.blocked_port is not None:
             return None
-        port = self._frames[0][0]
+        port = self.waiting[0][0]
         run = []
-        for frame_port, data in self._frames:
+        for frame_port, data in self.waiting:
             if frame_port != port or len(run) == RUN_LIMIT:
                 break
             run.append(data)
@@ -73,9 +75,9 @@ class OutputStage:
         """The head's port took `count` frames of its run (sent, or lost to an error);
         `blocked`: it refused the next one (its socket is full) and must be waited for."""
         for _ in range(count):
-            self._frames.popleft()
+            self.waiting.popleft()
         if blocked:
-            self.blocked_port = self._frames[0][0]
+            self.blocked_port = self.waiting[0][0]
 
     def writable(self, port: int) -> None:
         """`port`'s socket can take frames again."""
@@ -84,7 +86,7 @@ class OutputStage:
 
     def discard(self) -> int:
         """Forget every waiting frame (shutdown); how many."""
-        count = len(self._frames)
-        self._frames.clear()
+        count = len(self.waiting)
+        self.waiting.clear()
         self.blocked_port = None
         return count

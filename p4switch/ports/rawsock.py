@@ -143,18 +143,14 @@ class RawSocketPort:
         if self._tx_batch is not None and len(frames) >= MMSG_MIN_FRAMES:
             return self._tx_batch.transmit(self._fd, frames)
         failed = 0
-        send = self._socket.send
+        send = self._socket.send          # retries EINTR itself (PEP 475)
         for taken, data in enumerate(frames):
-            while True:
-                try:
-                    send(data)
-                except InterruptedError:
-                    continue
-                except BlockingIOError:
-                    return taken, failed
-                except OSError:      # lost (interface down or gone, a full qdisc: ENOBUFS)
-                    failed += 1
-                break
+            try:
+                send(data)
+            except BlockingIOError:
+                return taken, failed
+            except OSError:          # lost (interface down or gone, a full qdisc: ENOBUFS)
+                failed += 1
         return len(frames), failed
 
     def send_batch(self, frames: list[bytes]) -> int:
