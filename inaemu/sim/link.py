@@ -104,7 +104,7 @@ class LinkDirection:
     def writable(self) -> bool:
         """Whether the sender's socket takes a frame now (always, without a socket, or on an
         unshaped link, where nothing waits)."""
-        if self._send_buffer is None:
+        if self._send_buffer is None or not self.seconds_per_byte:
             return True
         self._settle(self.loop.now)
         return self._charged < self._send_buffer
