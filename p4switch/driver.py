@@ -9,6 +9,13 @@ or queued packet is waiting, until the next one is due, so a draining queue cost
 per departure time (epoll rounds up to whole milliseconds: a fast queue leaves in small bursts)
 and an empty one costs nothing.
 
+Back-pressure: a port whose socket is full (a shaped link's qdisc holds as many frames as the
+kernel's default send buffer pays for) refuses frames; they are kept, in order, in the
+`OutputStage` (output.py), the loop waits for that socket to become writable (EPOLLOUT, asked
+for only while it is blocked), and the switch is told how much room the stage has left, so its
+egress queues stop draining and fill as simple_switch's do behind its blocking send. Nothing is
+dropped for a full socket; `tx_errors` counts only frames the kernel lost (interface down).
+
 Other threads (P4Runtime packet-out, signal handlers) talk to the loop through `packet_out()`
 and `stop()`, which queue work and wake it through an eventfd.
 """
@@ -24,6 +31,7 @@ from collections import deque
 from typing import Callable, Protocol
 
 from p4switch.ports.forwarding import Forwarder, group_by_port
+from p4switch.ports.output import CAPACITY, OutputStage
 
 DEFAULT_BATCH_LIMIT = 64
 
@@ -37,7 +45,8 @@ class SocketPort(Protocol):
 
     def send(self, data: bytes) -> bool: ...
 
-    # optional: `send_batch(frames) -> int` (how many were refused), one call for many frames
+    # optional: `transmit(frames) -> (taken, failed)`: one call for many frames, stopping
+    # where the socket is full (the frames from `taken` on are kept and sent when writable)
 
 
 class PacketDriver:
@@ -46,7 +55,8 @@ class PacketDriver:
     def __init__(self, forwarder: Forwarder, ports: list[SocketPort], *,
                  packet_in: Callable[[bytes], None] | None = None,
                  batch_limit: int = DEFAULT_BATCH_LIMIT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 output_capacity: int = CAPACITY) -> None:
         self.forwarder = forwarder
         self.ports = {port.port: port for port in ports}
         self.packet_in = packet_in
@@ -57,9 +67,12 @@ class PacketDriver:
         self._packet_outs: deque[bytes] = deque()
         self._stopping = False
         self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-        # port number -> send(frames) -> how many were refused: one call per port and turn
-        self._senders = {number: _batch_sender(port) for number, port in self.ports.items()}
+        # port number -> transmit(frames) -> (taken, failed): one call per port and turn
+        self._senders = {number: _transmitter(port) for number, port in self.ports.items()}
         self._by_fd: dict[int, SocketPort | None] = {}     # what epoll reports -> port
+        self.output = OutputStage(output_capacity)
+        self._epoll: select.epoll | None = None
+        self._room_told: int | None = None     # the output room the switch was last given
 
     # -- called from other threads ---------------------------------------------------------------
     def packet_out(self, data: bytes) -> None:
@@ -94,9 +107,11 @@ class PacketDriver:
                 self._by_fd[port.fileno()] = port
             for fd in self._by_fd:
                 epoll.register(fd, select.EPOLLIN)
+            self._epoll = epoll
             while not self._stopping:
                 self._turn(epoll)
         finally:
+            self._epoll = None
             epoll.close()
 
     def _turn(self, epoll: select.epoll) -> None:
@@ -109,21 +124,26 @@ class PacketDriver:
             timeout = math.ceil(max(0.0, due - self.clock()) * 1e3) * 1e-3
         received: list[tuple[int, list[bytes]]] = []     # (port, its frames), in turn
         limit, by_fd = self.batch_limit, self._by_fd
-        for fd, _ in epoll.poll(timeout):
+        release = due is not None   # nothing was held before: nothing can be due now ...
+        for fd, events in epoll.poll(timeout):
             port = by_fd[fd]
             if port is None:
                 self._drain_wake_fd()
                 continue
-            frames = port.receive_batch(limit)
-            if frames:
-                received.append((port.port, frames))
+            if events & select.EPOLLOUT:
+                self._writable(port)
+                release = True      # ... unless a port took frames: room for the queues
+            if events != select.EPOLLOUT:
+                frames = port.receive_batch(limit)
+                if frames:
+                    received.append((port.port, frames))
         if self._packet_outs:
             outs = []
             while self._packet_outs:
                 outs.append(self._packet_outs.popleft())
             received.append((self.forwarder.cpu_port, outs))
         now = self.clock()
-        if due is not None:         # nothing was held before: nothing can be due now
+        if release:
             self._send(self.forwarder.release(now))
         if received:
             self._send_by_port(self.forwarder.forward_received(received, now))
@@ -145,15 +165,63 @@ class PacketDriver:
         if self.packet_in is not None and cpu_port in by_port:
             for data in by_port.pop(cpu_port):
                 self._deliver_packet_in(data)
-        senders = self._senders
+        senders, output = self._senders, self.output
+        waiting = output.waiting
         for number, frames in by_port.items():
             sender = senders.get(number)
             if sender is None:
                 self.forwarder.counters[number].tx_errors += len(frames)
                 continue
-            refused = sender(frames)
-            if refused:
-                self.forwarder.counters[number].tx_errors += refused
+            if waiting:                  # something waits: these go behind it
+                output.append(number, frames)
+                continue
+            taken, failed = sender(frames)
+            if failed:
+                self.forwarder.counters[number].tx_errors += failed
+            if taken < len(frames):      # the socket is full: keep the rest, wait for it
+                output.append(number, frames[taken:])
+                output.taken(0, blocked=True)
+                self._watch_writable(number, True)
+        if waiting or self._room_told is not None:
+            self._flush_output()
+
+    # -- back-pressure ----------------------------------------------------------------------------
+    def _writable(self, port: SocketPort) -> None:
+        """EPOLLOUT on a blocked port: send what waits for it (and behind it)."""
+        self._watch_writable(port.port, False)
+        self.output.writable(port.port)
+        self._flush_output()
+
+    def _flush_output(self) -> None:
+        """Send from the head of the output stage until it is empty or a port blocks, then
+        tell the switch how much room its egress may use now."""
+        output, senders = self.output, self._senders
+        while True:
+            run = output.head_run()
+            if run is None:
+                break
+            number, frames = run
+            taken, failed = senders[number](frames)
+            if failed:
+                self.forwarder.counters[number].tx_errors += failed
+            blocked = taken < len(frames)
+            output.taken(taken, blocked=blocked)
+            if blocked:
+                self._watch_writable(number, True)
+                break
+        room = output.room()
+        if room is not None or self._room_told is not None:
+            # told every time: the switch spends its room as it admits packets
+            self._room_told = room
+            self.forwarder.set_output_room(room)
+
+    def _watch_writable(self, number: int, on: bool) -> None:
+        epoll = self._epoll
+        port = self.ports.get(number)
+        if epoll is None or port is None:
+            return
+        events = select.EPOLLIN | select.EPOLLOUT if on else select.EPOLLIN
+        epoll.modify(port.fileno(), events)
 
     def _deliver_packet_in(self, data: bytes) -> None:
         try:
@@ -171,9 +239,11 @@ class PacketDriver:
             self._wake_fd = -1
 
 
-def _batch_sender(port: SocketPort) -> Callable[[list[bytes]], int]:
-    send_batch = getattr(port, "send_batch", None)
-    if send_batch is not None:
-        return send_batch
+def _transmitter(port: SocketPort) -> Callable[[list[bytes]], tuple[int, int]]:
+    """(frames) -> (taken, failed): the port's own `transmit`, or one `send` per frame for
+    ports that never block (in-process and test ports: a refused frame is lost)."""
+    transmit = getattr(port, "transmit", None)
+    if transmit is not None:
+        return transmit
     send = port.send
-    return lambda frames: sum(not send(data) for data in frames)
+    return lambda frames: (len(frames), sum(not send(data) for data in frames))

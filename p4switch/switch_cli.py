@@ -309,7 +309,8 @@ class SwitchProcess:
         for port in self.ports:
             port.close()
         if self.driver is not None:
-            self.discarded_held = self.driver.forwarder.discard_held()
+            self.discarded_held = self.driver.forwarder.discard_held() + \
+                self.driver.output.discard()       # refused by a full socket, never sent
             self.driver.close()
         if self.capture is not None:
             self.capture.close()
@@ -341,7 +342,7 @@ class SwitchProcess:
             lines.append(f"P4Runtime clients refused at the TLS handshake: "
                          f"{self.server.tls_refused}")
         if self.discarded_held:
-            lines.append(f"delayed packets discarded at exit: {self.discarded_held}")
+            lines.append(f"delayed or held packets discarded at exit: {self.discarded_held}")
         if self.driver.packet_outs_dropped:
             lines.append(f"packet-outs dropped (no --cpu-port): {self.driver.packet_outs_dropped}")
         if self.driver.packet_in_errors:

@@ -16,6 +16,13 @@ A sender that must know when its frame no longer takes room in this queue (TCP S
 `reliable.py`) passes `on_left` to `send`: it runs with the frame when the frame's serialisation
 ends (lost frames too: they used the wire), or at once, as its own event, when the queue was full
 and the frame never joined it. Only those frames cost a second event.
+
+A switch's port is a socket in front of that queue (`attach_sender`): the frames waiting or on
+the wire are charged to the socket's send buffer (SEND_BUFFER_BYTES, the kernel's default,
+FRAME_CHARGE_BYTES per frame beyond its length), and once it is full the socket refuses more:
+`writable()` is False and the switch keeps its frames (back-pressure, see switch_node.py). It is
+told when the charge has fallen to half the buffer, as the kernel wakes a blocked sender.
+Measured on veths behind htb: 99 frames of 1442 bytes fill the default 212,992 bytes.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from typing import Callable
 from inaemu.sim.events import EventLoop
 
 DEFAULT_QUEUE_BYTES = 1000 * 1514   # Linux's default txqueuelen of 1000 full-size frames
+SEND_BUFFER_BYTES = 212992          # net.core.wmem_default: a raw socket's send buffer
+FRAME_CHARGE_BYTES = 709            # what a frame costs the buffer beyond its length (skb)
 
 
 @dataclass
@@ -77,6 +86,52 @@ class LinkDirection:
         self._busy_until = 0.0
         self._backlog: deque[tuple[float, int]] = deque()   # (serialised at, size)
         self._backlog_bytes = 0
+        self._send_buffer: int | None = None        # a sender socket's buffer (switch ports)
+        self._charged = 0                            # bytes charged to it now
+        self._charges: deque[tuple[float, int]] = deque()   # (serialised at, charge)
+        self._on_writable: Callable[[], None] | None = None
+        self._wake_event = None
+
+    def attach_sender(self, on_writable: Callable[[], None],
+                      send_buffer: int = SEND_BUFFER_BYTES) -> None:
+        """Make this direction's sender a socket with `send_buffer` bytes: `writable()` says
+        whether it takes a frame now, and `on_writable()` runs when a refused sender may go on."""
+        if send_buffer <= 0:
+            raise ValueError(f"{self.name}: the send buffer must be positive, got {send_buffer}")
+        self._send_buffer = send_buffer
+        self._on_writable = on_writable
+
+    def writable(self) -> bool:
+        """Whether the sender's socket takes a frame now (always, without a socket, or on an
+        unshaped link, where nothing waits)."""
+        if self._send_buffer is None or not self.seconds_per_byte:
+            return True
+        self._settle(self.loop.now)
+        return self._charged < self._send_buffer
+
+    def wait_writable(self) -> None:
+        """Call `on_writable` once the charge has fallen to half the buffer (one pending)."""
+        if self._wake_event is not None and self._wake_event.pending:
+            return
+        half = self._send_buffer // 2
+        charged = self._charged
+        when = self.loop.now
+        for serialised_at, charge in self._charges:
+            if charged <= half:
+                break
+            charged -= charge
+            when = serialised_at
+        self._wake_event = self.loop.at(when, self._wake)
+
+    def _wake(self) -> None:
+        self._wake_event = None
+        self._settle(self.loop.now)
+        self._on_writable()
+
+    def _settle(self, now: float) -> None:
+        charges = self._charges
+        while charges and charges[0][0] <= now:
+            self._charged -= charges.popleft()[1]
 
     @property
     def name(self) -> str:
@@ -107,6 +162,11 @@ class LinkDirection:
             self._busy_until = leaves
             backlog.append((leaves, size))
             self._backlog_bytes += size
+            if self._send_buffer is not None:
+                self._settle(now)
+                charge = size + FRAME_CHARGE_BYTES
+                self._charges.append((leaves, charge))
+                self._charged += charge
         else:
             busy = self._busy_until
             leaves = busy if busy > now else now

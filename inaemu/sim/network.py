@@ -75,7 +75,7 @@ class SimNetwork:
                 if capture_dir is not None:
                     self._capture_hooks(wire, src, dst)
                 if src.node in self.switches:
-                    self.switches[src.node].egress[src.port] = wire
+                    self.switches[src.node].attach_egress(src.port, wire)
                 else:
                     self.hosts[src.node].uplink = wire
 

@@ -16,6 +16,16 @@ Egress queues (when a drain rate is set on the runtime, `switch.set_queue_rate`)
 has to wait is held by the runtime between ingress and egress; an event at the runtime's next
 departure time (virtual) runs egress for what is due and sends it on its link at once. With no
 rate set no such event ever exists.
+
+Back-pressure, as `inaemu switch` and simple_switch have it behind a shaped link: each egress
+link's sender is a socket with the kernel's default send buffer (`LinkDirection.attach_sender`).
+A frame its socket will not take now waits, in order, in the switch's output stage (the same
+`OutputStage` as the real driver's: BMv2's output buffer and transmit thread, shared by every
+port, drained from its head only); while that stage is full the runtime's egress queues stop
+draining (`Switch.set_output_room`), so packets wait there, where P4 sees their depth, and the
+queue drops at its tail when full, instead of the link dropping them. When the socket has room
+again (half its buffer, as the kernel wakes a blocked sender) the stage goes on and the queues
+drain into it.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from dataclasses import dataclass
 from functools import partial
 from time import perf_counter
 
+from p4switch.ports.output import OutputStage
 from p4switch.runtime import Switch
 from p4switch.server import LocalP4Runtime, P4RuntimeServer
 
@@ -104,6 +115,9 @@ class SwitchNode:
         self.recorder = None        # an inaemu.trace SwitchRecorder in traced runs, else None
         self.down = False           # crashed (a scenario's switch_crash): forwards nothing
         self._stale_finishes = 0    # service ends still due for frames lost in a crash
+        self.output = OutputStage()  # frames past egress that their port's socket refused
+        self._in_service = 0        # copies made by the frame in service, not yet emitted
+        self._room_told: int | None = None
 
     # -- failures (scenarios) -------------------------------------------------------------------
 
@@ -116,6 +130,7 @@ class SwitchNode:
         self._waiting.clear()
         self._stale_finishes += self._busy
         self._busy = False
+        self.counters.dropped_down += self.output.discard()
         if self._drain_event is not None:
             self._drain_event.cancel()
             self._drain_event = None
@@ -128,6 +143,9 @@ class SwitchNode:
         self.switch.clock = self.loop.clock
         self._receive = self.switch.receive
         self._queue_next_due = self.switch.queue_next_due
+        self.output.discard()
+        self._in_service = 0
+        self._room_told = None
         self.down = False
 
     # -- control plane --------------------------------------------------------------------------
@@ -157,6 +175,11 @@ class SwitchNode:
         self.counters.unrouted += 1
 
     # -- data plane -----------------------------------------------------------------------------
+
+    def attach_egress(self, port: int, link: LinkDirection) -> None:
+        """`link` leaves this switch on `port`; its sender is this switch's port socket."""
+        self.egress[port] = link
+        link.attach_sender(partial(self._writable, port))
 
     def ingress(self, port: int):
         """The `deliver` callback for the link arriving on `port`."""
@@ -188,6 +211,7 @@ class SwitchNode:
         counters = self.counters
         counters.processed += 1
         counters.busy_s += service
+        self._in_service = len(outputs)
         loop = self.loop
         loop.post(loop.now + service, self._finish, outputs)
         if self._queue_next_due() is not None:
@@ -215,20 +239,66 @@ class SwitchNode:
         self._schedule_drain()
 
     def _emit(self, outputs: list[tuple[int, bytes]]) -> None:
-        egress = self.egress
+        egress, output = self.egress, self.output
+        waiting = output.waiting
         for port, out in outputs:
             link = egress.get(port)
             if link is None:
                 self.counters.unrouted += 1
                 continue
             self.counters.emitted += 1
-            link.send(out)
+            if not waiting and link.writable():
+                link.send(out)
+            else:
+                output.append(port, [out])
+        if waiting or self._room_told is not None:
+            self._flush_output()
+
+    # -- back-pressure --------------------------------------------------------------------------
+
+    def _flush_output(self) -> None:
+        """Send from the head of the output stage until it is empty or a port's socket is
+        full, then tell the runtime how much its egress may still hand over."""
+        output, egress = self.output, self.egress
+        while True:
+            run = output.head_run()
+            if run is None:
+                break
+            port, frames = run
+            link = egress[port]
+            taken = 0
+            for frame in frames:
+                if not link.writable():
+                    break
+                link.send(frame)
+                taken += 1
+            blocked = taken < len(frames)
+            output.taken(taken, blocked=blocked)
+            if blocked:
+                link.wait_writable()
+                break
+        room = output.room()
+        if room is not None:
+            room = max(0, room - self._in_service)   # made already, emitted at service end
+        if room is not None or self._room_told is not None:
+            # told every time: the runtime spends its room as it admits packets
+            self._room_told = room
+            self.switch.set_output_room(room)
+
+    def _writable(self, port: int) -> None:
+        """`port`'s socket has room again: the stage goes on, the queues drain into it."""
+        if self.down:
+            return
+        self.output.writable(port)
+        self._flush_output()
+        self._schedule_drain()
 
     def _finish(self, outputs: list[tuple[int, bytes]]) -> None:
         if self._stale_finishes:       # the frame in service when the switch crashed
             self._stale_finishes -= 1
             self.counters.dropped_down += 1
             return
+        self._in_service = 0
         self._emit(outputs)
         if self._waiting:
             self._serve(*self._waiting.popleft())

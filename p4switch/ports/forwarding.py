@@ -213,6 +213,13 @@ class Forwarder:
             return departures
         return departures + self._depart(self._delay_line.release(now))
 
+    def set_output_room(self, room: int | None) -> None:
+        """Pass the ports' back-pressure to the switch: how many packets its egress may still
+        hand over (None: no bound). Test doubles without egress queues ignore it."""
+        set_room = getattr(self.switch, "set_output_room", None)
+        if set_room is not None:
+            set_room(room)
+
     @property
     def held(self) -> int:
         """How many delayed packets are waiting."""

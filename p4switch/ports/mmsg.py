@@ -166,6 +166,51 @@ class MessageBatch:
                     done += 1
         return refused
 
+    def transmit(self, fd: int, frames: list[bytes]) -> tuple[int, int]:
+        """Send `frames` in order until the socket would block: (taken, failed). The first
+        `taken` frames are done with (sent, or `failed` of them lost to an error such as
+        the interface being down, or longer than a slot); the rest were not tried because
+        the socket's send buffer is full (EAGAIN), so the caller keeps them.
+        """
+        buffer, iov_words, slot, count = self.buffer, self._iov_words, self.slot_bytes, \
+            self.count
+        address, pointer = self._messages_address, self._messages_pointer
+        taken = failed = 0
+        total = len(frames)
+        while taken < total:
+            filled = start = 0
+            while taken + filled < total and filled < count:
+                data = frames[taken + filled]
+                size = len(data)
+                if size > slot:
+                    break
+                buffer[start:start + size] = data
+                iov_words[2 * filled + 1] = size
+                filled += 1
+                start += slot
+            if not filled:               # the next frame is longer than a slot
+                taken += 1
+                failed += 1
+                continue
+            if filled > self._shortened:
+                self._shortened = filled
+            done = 0
+            while done < filled:
+                start = pointer if not done else ctypes.c_void_p(address + done * _MMSG_SIZE)
+                sent = _sendmmsg(fd, start, filled - done, MSG_DONTWAIT)
+                if sent > 0:
+                    done += sent
+                    continue
+                code = ctypes.get_errno()
+                if code == errno.EINTR:
+                    continue
+                if code in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    return taken + done, failed
+                failed += 1              # lost (interface down or gone, a full qdisc): skip it
+                done += 1
+            taken += filled
+        return taken, failed
+
     def close(self) -> None:
         """Release the buffer (after the last call; exports keep it open until collected)."""
         self._message_words.release()

@@ -1,8 +1,11 @@
 """A Linux interface as a switch port, through an AF_PACKET raw socket.
 
-The socket is bound to one interface with ETH_P_ALL, non-blocking, in promiscuous mode, with big
-buffers (a switch must accept frames for any MAC address and absorb bursts while Python runs the
-pipeline). The kernel also loops back frames the socket itself sent (packet type
+The socket is bound to one interface with ETH_P_ALL, non-blocking, in promiscuous mode, with a
+big receive buffer (a switch must accept frames for any MAC address and absorb bursts while
+Python runs the pipeline) and the kernel's default send buffer, as simple_switch's libpcap
+socket has it: behind a shaped link (an htb qdisc) the kernel holds a port's frames charged to
+that buffer, and how many it holds before the socket refuses more decides where the queue
+builds up (see output.py). A refused frame is kept by the caller, not dropped. The kernel also loops back frames the socket itself sent (packet type
 PACKET_OUTGOING); those are skipped, and where the kernel supports it (Linux >= 4.20) the socket
 asks not to receive them at all. There, frames arrive through a receive ring shared with the
 kernel (`ring.ReceiveRing`, PACKET_RX_RING: no system call per batch, and the kernel's copy of a
@@ -26,7 +29,6 @@ PACKET_ADD_MEMBERSHIP = 1
 PACKET_MR_PROMISC = 1
 PACKET_IGNORE_OUTGOING = 23
 PACKET_OUTGOING = 4
-SO_SNDBUFFORCE = 32
 SO_RCVBUFFORCE = 33
 
 SOCKET_BUFFER_BYTES = 8 * 1024 * 1024
@@ -130,23 +132,32 @@ class RawSocketPort:
                 break              # fewer than a full batch: the queue is drained (or nearly)
         return frames
 
-    def send_batch(self, frames: list[bytes]) -> int:
-        """Send frames in order; how many the kernel refused (buffer full, interface down).
+    def transmit(self, frames: list[bytes]) -> tuple[int, int]:
+        """Send frames in order until the socket's send buffer is full: (taken, failed).
+        The first `taken` frames are done with (`failed` of them lost: interface down or
+        gone, too long); the rest the kernel would not take now: the caller keeps them and
+        waits until the socket is writable (back-pressure, see output.py).
 
         A few frames go one `send` each: sendmmsg through ctypes costs ~1.2 us more per call
         than a socket's own `send`, which it only wins back from ~6 frames on (veth, 1 KB)."""
-        if self._tx_batch is None or len(frames) < MMSG_MIN_FRAMES:
-            refused = 0
-            send = self._socket.send
-            for data in frames:
-                try:
-                    send(data)
-                except InterruptedError:
-                    refused += not self.send(data)
-                except OSError:
-                    refused += 1
-            return refused
-        return self._tx_batch.send(self._fd, frames)
+        if self._tx_batch is not None and len(frames) >= MMSG_MIN_FRAMES:
+            return self._tx_batch.transmit(self._fd, frames)
+        failed = 0
+        send = self._socket.send          # retries EINTR itself (PEP 475)
+        for taken, data in enumerate(frames):
+            try:
+                send(data)
+            except BlockingIOError:
+                return taken, failed
+            except OSError:          # lost (interface down or gone, a full qdisc: ENOBUFS)
+                failed += 1
+        return len(frames), failed
+
+    def send_batch(self, frames: list[bytes]) -> int:
+        """Send frames in order without waiting; how many were not sent (refused because the
+        send buffer is full, or lost to an error)."""
+        taken, failed = self.transmit(frames)
+        return failed + len(frames) - taken
 
     def send(self, data: bytes) -> bool:
         """Send one frame; False when the kernel refused it (buffer full, interface down)."""
@@ -170,11 +181,13 @@ class RawSocketPort:
 
 
 def _set_buffers(sock: socket.socket) -> None:
-    for forced, plain in ((SO_RCVBUFFORCE, socket.SO_RCVBUF), (SO_SNDBUFFORCE, socket.SO_SNDBUF)):
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, forced, SOCKET_BUFFER_BYTES)
-        except OSError:        # not root: the kernel caps the plain option at rmem_max/wmem_max
-            sock.setsockopt(socket.SOL_SOCKET, plain, SOCKET_BUFFER_BYTES)
+    """A big receive buffer; the send buffer stays the kernel's default (wmem_default), as
+    simple_switch's is: it decides how many frames a shaped link's qdisc holds before the
+    socket refuses more (measured: ~99 frames of 1400 bytes with 212,992 bytes)."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, SOCKET_BUFFER_BYTES)
+    except OSError:            # not root: the kernel caps the plain option at rmem_max
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER_BYTES)
 
 
 def _try_ring(sock: socket.socket, interface: str, ring_bytes: int) -> ring.ReceiveRing | None:

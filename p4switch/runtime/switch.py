@@ -169,7 +169,9 @@ class Switch:
         """simple_switch's --priority-queues N (None: the default, 1). Set it before traffic:
         the queues start over (empty, default depth and rate)."""
         with self.lock:
+            room = self.queues.room              # the ports' state, not the queues'
             self.queues = EgressQueues(1 if count is None else count)
+            self.queues.set_room(room)
             self._rebuild_engine()
 
     def set_queue_depth(self, nb_pkts: int, port: int | None = None,
@@ -199,6 +201,12 @@ class Switch:
         """Packets dropped at a full egress queue, per port."""
         with self.lock:
             return dict(self.queues.dropped)
+
+    def set_output_room(self, room: int | None) -> None:
+        """How many more packets egress may hand to the ports now (back-pressure: the port
+        driver's output stage is that much short of full); None: no bound (nothing blocked)."""
+        with self.lock:
+            self.queues.set_room(room)
 
     def queue_next_due(self) -> float | None:
         """Clock time (see `clock`) of the next departure from an egress queue, or None."""

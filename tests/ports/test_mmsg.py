@@ -77,3 +77,36 @@ def test_empty_receive_raises_eagain(pair):
     with pytest.raises(OSError) as caught:
         mmsg.MessageBatch(2, 64).receive(b.fileno(), 2)
     assert caught.value.errno in (errno.EAGAIN, errno.EWOULDBLOCK)
+
+
+def test_transmit_stops_where_the_socket_is_full_and_goes_on_later(pair):
+    """Back-pressure (output.py): frames the socket refuses are not counted as lost; the
+    caller keeps them and sends them once there is room, in order."""
+    a, b = pair
+    tx = mmsg.MessageBatch(8, 256)
+    frames = [i.to_bytes(4, "big") * 16 for i in range(5000)]     # more than the pair holds
+    taken, failed = tx.transmit(a.fileno(), frames)
+    assert 0 < taken < len(frames) and failed == 0
+    got = []
+    while taken < len(frames):
+        while True:
+            try:
+                got.append(b.recv(256))
+            except BlockingIOError:
+                break
+        more, failed = tx.transmit(a.fileno(), frames[taken:])
+        assert more > 0 and failed == 0
+        taken += more
+    while True:
+        try:
+            got.append(b.recv(256))
+        except BlockingIOError:
+            break
+    assert got == frames
+
+
+def test_transmit_counts_a_frame_longer_than_a_slot_as_lost_and_goes_on(pair):
+    a, b = pair
+    tx = mmsg.MessageBatch(4, 16)
+    assert tx.transmit(a.fileno(), [b"x" * 8, b"y" * 17, b"z" * 16]) == (3, 1)
+    assert [b.recv(64), b.recv(64)] == [b"x" * 8, b"z" * 16]

@@ -23,6 +23,9 @@ class Wire:
     def send(self, frame: bytes) -> None:
         self.sent.append((self.loop.now, frame))
 
+    def writable(self) -> bool:        # an unshaped link: its socket always takes a frame
+        return True
+
 
 def test_queued_copies_leave_at_the_rate_in_virtual_time():
     loop = EventLoop()

@@ -11,6 +11,13 @@ of the same port has a backlog).
 Nothing here reads a clock: callers pass times (the switch's clock, in seconds). A packet whose
 departure time is already due goes to egress at once and never occupies the queue, so with no
 rate set every queue stays empty (depth 0) and the runtime keeps its synchronous fast path.
+Back-pressure: behind the queues, BMv2 has one bounded output stage shared by every port (its
+output buffer and transmit thread, see p4switch/ports/output.py); when a port's socket blocks,
+that stage fills and the egress threads stop taking packets out of the queues, so they fill up
+and drop at their tail. `set_room(n)` says how many more packets egress may hand to that stage
+now (None: unbounded, nothing blocks). With a room set, a packet leaves its queue only while
+room is left, each departure takes one place, and one that cannot leave waits in its queue
+(where P4 sees it in enq_qdepth/deq_qdepth) until the driver gives room again.
 Priorities: `priority` (standard_metadata.priority) p must be below the number of queues per
 port, else the packet is dropped (as BMv2 does); among departures due at the same instant the
 higher priority goes first. Egress itself takes no time here, so strict priority only decides
@@ -54,6 +61,7 @@ class EgressQueues:
         self._seq = count()
         self.dropped: dict[int, int] = {}                # tail drops (full queue), per port
         self.bad_priority = 0                            # drops for priority >= priorities
+        self.room: int | None = None     # places left in the output stage (None: unbounded)
         self.active = False     # some rate is set or some packet waits: the queues matter
 
     # -- configuration (BMv2's set_queue_depth / set_queue_rate) -----------------------------
@@ -104,8 +112,16 @@ class EgressQueues:
         fifo = self._fifo.get((port, priority))
         return len(fifo) if fifo else 0
 
+    def set_room(self, room: int | None) -> None:
+        """How many packets egress may still hand to the output stage (None: no bound)."""
+        if room is not None:
+            _check_int("output room", room, 0, MAX_DEPTH)
+        self.room = room
+        self._update_active()
+
     def _update_active(self) -> None:
-        self.active = bool(self._heap) or bool(self.default_rate) or any(self._rate.values())
+        self.active = bool(self._heap) or self.room is not None or bool(self.default_rate) \
+            or any(self._rate.values())
 
     # -- packets ------------------------------------------------------------------------------
     def enqueue(self, port: int, priority: int, now: float, item) -> tuple[int, int]:
@@ -131,8 +147,13 @@ class EgressQueues:
             if scheduled > now:
                 departure = scheduled
         self._last[key] = departure
-        if departure <= now:
-            return ADMIT_NOW, found
+        if departure <= now and not found:
+            room = self.room
+            if room is None:
+                return ADMIT_NOW, found
+            if room:
+                self.room = room - 1
+                return ADMIT_NOW, found
         if fifo is None:
             fifo = self._fifo[key] = deque()
         fifo.append(item)
@@ -143,8 +164,11 @@ class EgressQueues:
         return QUEUED, found
 
     def next_due(self) -> float | None:
-        """Departure time of the next waiting packet, or None when every queue is empty.
+        """Departure time of the next waiting packet, or None when every queue is empty or
+        the output stage has no room (then the driver waits for a port, not for a time).
         Safe without the switch lock (the port driver polls it; a reload may empty the heap)."""
+        if self.room == 0:
+            return None
         try:
             return self._heap[0][0]
         except IndexError:
@@ -155,8 +179,10 @@ class EgressQueues:
         its queue), or None. Equal departure times leave higher priority first, then in
         arrival order."""
         heap = self._heap
-        if not heap or heap[0][0] > now:
+        if not heap or heap[0][0] > now or self.room == 0:
             return None
+        if self.room is not None:
+            self.room -= 1
         departure, _, _, port, priority = heapq.heappop(heap)
         fifo = self._fifo[(port, priority)]
         item = fifo.popleft()
