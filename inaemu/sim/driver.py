@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from hosts.agent import gradient
+from hosts.gradient_stream import GradientStream
 from hosts.errors import HostError
 from hosts.ina_session import InaSession
 from hosts.ina_wire import MAX_K, MIN_K
@@ -33,6 +34,7 @@ from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.ring_worker import RingWorker
 from inaemu.sim.collective_worker import plan_worker
 from inaemu.sim.setup import SetupError, SimSetup, prepare
+from inaemu.sim.streamed_check import StreamedCheck
 from inaemu.sim.switch_node import SwitchCost
 from topologies.model import Topology
 
@@ -150,7 +152,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
              capture_dir: str | Path | None = None,
              progress: Callable[[str], None] | None = None,
              setup: SimSetup | None = None,
-             inputs: dict[int, list[np.ndarray]] | None = None) -> SimResult:
+             inputs: dict[int, list[np.ndarray]] | None = None,
+             keep_results: bool = True) -> SimResult:
     """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
 
     `loss` (percent) and `bw` (Mbit/s) override every link's; `deaths` kills hosts at given
@@ -161,6 +164,10 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     then only builds its links and hosts and clears the switches' registers and counters.
     `inputs` (job id -> one float32 vector of size_bytes // 4 per worker, in job order)
     replaces the seeded gradients (inaemu train all-reduces real gradient buckets).
+    `keep_results=False`: the records carry no result arrays, and an INA run with seeded
+    gradients and job scaling at divisor n streams (`streams`): each worker draws its gradient
+    and its sum is checked a block at a time, so the run's memory follows what is in flight,
+    not the vector (docs/sim.md); the records' errors and verdicts are the same.
     Raises SimError for a bad set-up and SimTimeLimit when workers are still running at
     `time_limit`.
     """
@@ -183,7 +190,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
         return _run(net, jobs, setup, algo=algo, length=size_bytes // 4, size_bytes=size_bytes,
                     elems_k=elems_k, seed=seed, time_limit=time_limit, ina=ina,
                     transport=transport, stall_timeout=stall_timeout,
-                    ring_accumulate=ring_accumulate, deaths=deaths, say=say, given=inputs)
+                    ring_accumulate=ring_accumulate, deaths=deaths, say=say, given=inputs,
+                    keep_results=keep_results)
     finally:
         net.close_capture()
 
@@ -222,7 +230,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
          size_bytes: int, elems_k: int, seed: int, time_limit: float, ina: InaOptions,
          transport: TransportConfig, stall_timeout: float, ring_accumulate: str,
          deaths: dict[str, float] | None, say: Callable[[str], None],
-         given: dict[int, list[np.ndarray]] | None = None) -> SimResult:
+         given: dict[int, list[np.ndarray]] | None = None,
+         keep_results: bool = True) -> SimResult:
     setup_s = 0.0
     if setup is None:
         try:
@@ -241,19 +250,29 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     references: dict = {}
     verdicts: dict = {}       # id(app) -> judge_worker(...) at the worker's end (frees INA's bounds)
     jobs_of: dict = {}
+    checks: dict = {}         # streamed: job -> StreamedCheck
+    stream = not keep_results and given is None and streams(algo, ina)
 
     def ended(app) -> None:
         remaining[0] -= 1
-        if app.outcome.result is not None and id(app) in jobs_of:
+        if stream and id(app) in jobs_of:
+            check = checks[jobs_of[id(app)]]
+            check.end(app.session.worker)
+            verdicts[id(app)] = check.verdict(app.session.worker,
+                                              app.outcome.error is None)
+        elif app.outcome.result is not None and id(app) in jobs_of:
             verdicts[id(app)] = judge_worker(algo, app, references[jobs_of[id(app)]])
+        if not keep_results:
+            app.outcome.result = None     # judged: the array is not kept
         if not remaining[0]:
             net.loop.stop()
 
     members, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
                                       transport, stall_timeout, ring_accumulate, ended,
-                                      given=given)
+                                      given=given, checks=checks if stream else None)
     remaining[0] = len(members)
     references.update(reference_sums(inputs))
+    del inputs                # (the workers hold their own vectors while they need them)
     jobs_of.update({id(member.app): member.job for member in members})
     by_host = {member.host: member for member in members}
     for host, at in (deaths or {}).items():
@@ -272,7 +291,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     finally:
         gc.unfreeze()
     wall = time.perf_counter() - started
-    result = _collect(net, members, references, verdicts, algo, wall, stop)
+    result = _collect(net, members, references, verdicts, algo, wall, stop, checks)
     result.trees = trees
     result.setup_s = setup_s
     say(f"sim: {stop} at {net.loop.now:.6f} s virtual, {result.events} events, "
@@ -375,15 +394,23 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                     length: int, seed: int, k: int, ina: InaOptions,
                     transport: TransportConfig, stall_timeout: float, accumulate: str,
                     on_end: Callable[[object], None],
-                    given: dict[int, list[np.ndarray]] | None = None) -> tuple[list[_Member], dict]:
+                    given: dict[int, list[np.ndarray]] | None = None,
+                    checks: dict | None = None) -> tuple[list[_Member], dict]:
+    """The workers, and job -> their input vectors (none for a streamed run: `checks` given,
+    filled with each job's StreamedCheck)."""
     members, inputs = [], {}
     for placement in placements:
         n = len(placement.workers)
-        vectors = [gradient(seed, w, length) for w in range(n)] if given is None else \
-            [np.asarray(v, dtype=np.float32) for v in given.get(placement.job, ())]
-        if len(vectors) != n or any(v.shape != (length,) for v in vectors):
-            raise SimError(f"inputs: job {placement.job} needs {n} vectors of {length} float32")
-        inputs[placement.job] = vectors
+        if checks is not None:
+            checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length)
+            vectors = [GradientStream(seed, w, length) for w in range(n)]
+        else:
+            vectors = [gradient(seed, w, length) for w in range(n)] if given is None else \
+                [np.asarray(v, dtype=np.float32) for v in given.get(placement.job, ())]
+            if len(vectors) != n or any(v.shape != (length,) for v in vectors):
+                raise SimError(f"inputs: job {placement.job} needs {n} vectors of {length} "
+                               f"float32")
+            inputs[placement.job] = vectors
         if algo == "ina" and placement.switch_slots is not None:
             _host_aggregator(net, placement, k)
         for w, host in enumerate(placement.workers):
@@ -402,8 +429,10 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                                          switch_slots=placement.switch_slots)
                     if ina.timeline:
                         session.timeline = []
+                    sink = None if checks is None else checks[placement.job].sink(
+                        w, session_bound(session))
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
-                                    vectors[w], on_end)
+                                    vectors[w], on_end, sink=sink)
                 elif algo != "ring":
                     app = plan_worker(net, placement.workers, w, algo, vectors[w], transport,
                                       stall_timeout, accumulate, on_end)
@@ -417,6 +446,17 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                 raise SimError(f"job {placement.job} worker {w}: {error}") from None
             members.append(_Member(placement.job, w, host, app))
     return members, inputs
+
+
+def streams(algo: str, ina: InaOptions) -> bool:
+    """Whether a run without kept results streams its workers' vectors: INA with job scaling
+    at the overflow-free divisor (FloatCodec's streamed mode; no chunk is ever redone)."""
+    return algo == "ina" and ina.scaling == "job" and ina.divisor is None
+
+
+def session_bound(session: InaSession) -> Callable[[np.ndarray], np.ndarray]:
+    """The per-element error bound of a block of a streamed session's sum (one scale)."""
+    return lambda values: session._codec.error_bound(values)
 
 
 def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -> None:
@@ -494,13 +534,15 @@ def judge_worker(algo: str, app, reference) -> tuple:
 
 
 def _collect(net: SimNetwork, members: list[_Member], references: dict, verdicts: dict,
-             algo: str, wall: float, stop: str) -> SimResult:
+             algo: str, wall: float, stop: str, checks: dict) -> SimResult:
     records = []
     for member in members:
         outcome = member.app.outcome
         node = net.hosts[member.host]
         verdict = verdicts.get(id(member.app))
-        if verdict is None:
+        if verdict is None and member.job in checks:     # streamed, still running
+            verdict = None, None, None, False
+        elif verdict is None:
             verdict = judge_worker(algo, member.app, references[member.job])
         max_err, mean_err, bound, correct = verdict
         records.append(WorkerRecord(
