@@ -11,6 +11,7 @@ Contract and record fields: docs/sim.md.
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from topologies.model import Topology
 
 ALGOS = ("ina", "ring", *PLAN_ALGOS)   # plan algorithms: inaemu/sim/collective_worker.py
 PROGRESS_EVERY_S = 10.0    # wall seconds between a long simulation's progress lines
+BAR_EVERY_S = 0.5          # wall seconds between redraws of its progress bar
 
 
 class SimError(Exception):
@@ -153,7 +155,7 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
              progress: Callable[[str], None] | None = None,
              setup: SimSetup | None = None,
              inputs: dict[int, list[np.ndarray]] | None = None,
-             keep_results: bool = True) -> SimResult:
+             keep_results: bool = True, progress_bar: bool | None = None) -> SimResult:
     """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
 
     `loss` (percent) and `bw` (Mbit/s) override every link's; `deaths` kills hosts at given
@@ -168,9 +170,14 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     gradients and job scaling at divisor n streams (`streams`): each worker draws its gradient
     and its sum is checked a block at a time, so the run's memory follows what is in flight,
     not the vector (docs/sim.md); the records' errors and verdicts are the same.
+    `progress_bar`: a tqdm bar on stderr while the loop runs (frames moved, frames/s, virtual
+    time reached, workers running); None: when `progress` is given and stderr is a terminal
+    (the 10-second progress lines then give way to it).
     Raises SimError for a bad set-up and SimTimeLimit when workers are still running at
     `time_limit`.
     """
+    if progress_bar is None:
+        progress_bar = progress is not None and sys.stderr.isatty()
     say = progress or (lambda _line: None)
     _check_arguments(topology, algo, size_bytes, elems_k, jobs, time_limit)
     _check_link_overrides(loss, bw)
@@ -191,7 +198,7 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
                     elems_k=elems_k, seed=seed, time_limit=time_limit, ina=ina,
                     transport=transport, stall_timeout=stall_timeout,
                     ring_accumulate=ring_accumulate, deaths=deaths, say=say, given=inputs,
-                    keep_results=keep_results)
+                    keep_results=keep_results, bar=progress_bar)
     finally:
         net.close_capture()
 
@@ -231,7 +238,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
          transport: TransportConfig, stall_timeout: float, ring_accumulate: str,
          deaths: dict[str, float] | None, say: Callable[[str], None],
          given: dict[int, list[np.ndarray]] | None = None,
-         keep_results: bool = True) -> SimResult:
+         keep_results: bool = True, bar: bool = False) -> SimResult:
     setup_s = 0.0
     if setup is None:
         try:
@@ -283,12 +290,13 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     # what exists now (the switches' programs and state, the inputs) is left out of the cyclic
     # collector's walks during the run, which allocates per frame; unfrozen after it
     gc.freeze()
+    watch = _Progress(net, say, remaining, started, bar=bar)
     try:
         for member in members:
             member.app.start()
-        stop = net.loop.run(until=time_limit, done=_Progress(net, say, remaining, started)) \
-            if remaining[0] else "done"
+        stop = net.loop.run(until=time_limit, done=watch) if remaining[0] else "done"
     finally:
+        watch.close()
         gc.unfreeze()
     wall = time.perf_counter() - started
     result = _collect(net, members, references, verdicts, algo, wall, stop, checks)
@@ -312,20 +320,43 @@ class _Progress:
     """The loop's per-event `done` hook that never ends the run: every 4,096 events it looks at
     the clock and, every PROGRESS_EVERY_S of wall time, says the virtual time reached, the
     workers still running and the frames per second since the last line (a 1,024-worker run
-    took minutes without a word)."""
+    took minutes without a word). With `bar`, a tqdm bar instead, redrawn every BAR_EVERY_S:
+    the frames moved and their rate (tqdm's), the virtual time reached, the workers running."""
 
     def __init__(self, net: SimNetwork, say: Callable[[str], None], remaining: list,
-                 started: float):
+                 started: float, bar: bool = False):
         self.net, self.say, self.remaining = net, say, remaining
         self.events, self.said_at, self.frames_then = 0, started, 0
+        self.bar = None
+        if bar:
+            from tqdm import tqdm
+            self.bar = tqdm(unit="frame", unit_scale=True, desc="sim", leave=False,
+                            file=sys.stderr, mininterval=BAR_EVERY_S)
+            self.drawn_at, self.frames_drawn = started, 0
+
+    def frames(self) -> int:
+        return sum(link.counters.delivered_packets for link in self.net.links.values())
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
     def __call__(self) -> bool:
         self.events += 1
         if self.events & 4095:
             return False
         now = time.perf_counter()
+        if self.bar is not None:
+            if now - self.drawn_at >= BAR_EVERY_S:
+                frames = self.frames()
+                self.bar.set_postfix_str(f"{self.net.loop.now * 1e3:.3f} ms virtual, "
+                                         f"{self.remaining[0]} workers running", refresh=False)
+                self.bar.update(frames - self.frames_drawn)
+                self.drawn_at, self.frames_drawn = now, frames
+            return False
         if now - self.said_at >= PROGRESS_EVERY_S:
-            frames = sum(link.counters.delivered_packets for link in self.net.links.values())
+            frames = self.frames()
             self.say(f"sim: {self.net.loop.now * 1e3:.3f} ms virtual, {self.remaining[0]} "
                      f"workers running, {(frames - self.frames_then) / (now - self.said_at):,.0f}"
                      f" frames/s")
