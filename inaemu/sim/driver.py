@@ -257,16 +257,18 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     references: dict = {}
     verdicts: dict = {}       # id(app) -> judge_worker(...) at the worker's end (frees INA's bounds)
     jobs_of: dict = {}
+    ranks_of: dict = {}       # id(app) -> its rank in its job
     checks: dict = {}         # streamed: job -> StreamedCheck
     stream = not keep_results and given is None and streams(algo, ina)
 
     def ended(app) -> None:
         remaining[0] -= 1
         if stream and id(app) in jobs_of:
-            check = checks[jobs_of[id(app)]]
-            check.end(app.session.worker)
-            verdicts[id(app)] = check.verdict(app.session.worker,
-                                              app.outcome.error is None)
+            # by rank in the job (the session's worker id is its member id at its switch: in a
+            # tree, several workers of a job share one)
+            check, rank = checks[jobs_of[id(app)]], ranks_of[id(app)]
+            check.end(rank)
+            verdicts[id(app)] = check.verdict(rank, app.outcome.error is None)
         elif app.outcome.result is not None and id(app) in jobs_of:
             verdicts[id(app)] = judge_worker(algo, app, references[jobs_of[id(app)]])
         if not keep_results:
@@ -281,6 +283,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     references.update(reference_sums(inputs))
     del inputs                # (the workers hold their own vectors while they need them)
     jobs_of.update({id(member.app): member.job for member in members})
+    ranks_of.update({id(member.app): member.rank for member in members})
     by_host = {member.host: member for member in members}
     for host, at in (deaths or {}).items():
         net.loop.at(at, _kill, net, host, by_host.get(host))

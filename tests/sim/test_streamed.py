@@ -43,9 +43,9 @@ def test_streamed_run_is_the_same_run(loss, shape):
     if shape == "star":
         topology = star(4)
         jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
-    else:
+    else:   # 16 workers, two per edge switch: member ids 0 and 1 eight times over
         topology = fat_tree(4)
-        jobs = [SimJob(2, tuple(h.name for h in topology.hosts)[:8], switch="c0",
+        jobs = [SimJob(2, tuple(h.name for h in topology.hosts), switch="c0",
                        hierarchical=True)]
     # 70,001 values: two codec blocks of 65,536 values and a partial last chunk
     kept, streamed, kept_trace, streamed_trace = _same_run(
@@ -117,3 +117,20 @@ def test_streamed_memory_does_not_grow_with_the_vector():
     streamed_growth = _peak_mib(large, False) - _peak_mib(small, False)
     assert kept_growth > 3 * added               # whole vectors: ~4.5x the inputs
     assert streamed_growth < 0.05 * added        # streamed: what is in flight
+
+
+def test_a_tree_job_is_checked_by_rank_not_by_member_id(monkeypatch):
+    """Regression: the driver ended the check by the session's worker id, which in a tree is
+    the member id at the worker's switch (0 and 1 at every edge switch of a fat-tree(4)), so
+    the check let go of reference blocks ranks still running needed (a KeyError at 1 % loss
+    over 64 workers) and read verdicts of the wrong ranks."""
+    ended = []
+    original = StreamedCheck.end
+    monkeypatch.setattr(StreamedCheck, "end",
+                        lambda check, worker: (ended.append(worker), original(check, worker)))
+    topology = fat_tree(4)
+    jobs = [SimJob(2, tuple(h.name for h in topology.hosts), switch="c0", hierarchical=True)]
+    result = simulate(topology, jobs, algo="ina", size_bytes=4 * 5000, seed=1, bw=1000,
+                      elems_k=64, keep_results=False)
+    assert result.correct
+    assert sorted(ended) == list(range(16))
