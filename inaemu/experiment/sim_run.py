@@ -59,7 +59,8 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
                                              divisor=cfg.divisor,
                                              fallback_slots=cfg.fallback_slots),
                               deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
-                              progress=progress, setup=setup, keep_results=False)
+                              progress=progress, setup=setup, keep_results=False,
+                              core=cfg.sim_core)
         except SimTimeLimit as limit:
             progress(f"run: sim: {algo}: {limit}")
             result = limit.result

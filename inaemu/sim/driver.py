@@ -28,6 +28,7 @@ from hosts.ring_session import RingSession, ring_error_bound
 from hosts.collectives import PLAN_ALGOS
 
 from inaemu.sim import control
+from inaemu.sim.cores import CORES, CoreUnavailable
 from inaemu.sim.frames import ip_bytes
 from inaemu.sim.ina_worker import InaWorker
 from inaemu.sim.network import SimNetwork
@@ -155,7 +156,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
              progress: Callable[[str], None] | None = None,
              setup: SimSetup | None = None,
              inputs: dict[int, list[np.ndarray]] | None = None,
-             keep_results: bool = True, progress_bar: bool | None = None) -> SimResult:
+             keep_results: bool = True, progress_bar: bool | None = None,
+             core: str = "python") -> SimResult:
     """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
 
     `loss` (percent) and `bw` (Mbit/s) override every link's; `deaths` kills hosts at given
@@ -170,6 +172,7 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     gradients and job scaling at divisor n streams (`streams`): each worker draws its gradient
     and its sum is checked a block at a time, so the run's memory follows what is in flight,
     not the vector (docs/sim.md); the records' errors and verdicts are the same.
+    `core`: "python" or "native" (inaemu/sim/cores.py; the same trace and records).
     `progress_bar`: a tqdm bar on stderr while the loop runs (frames moved, frames/s, virtual
     time reached, workers running); None: when `progress` is given and stderr is a terminal
     (the 10-second progress lines then give way to it).
@@ -189,10 +192,15 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     if setup is not None:
         _check_setup(setup, topology, jobs, algo, elems_k)
         setup.reset_data_plane()
-    net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
-                     loss_percent=loss, switch_queue_packets=switch_queue_packets, trace=trace,
-                     capture_dir=capture_dir,
-                     switches=setup.switches if setup is not None else None)
+    if core not in CORES:
+        raise SimError(f"core must be one of {', '.join(CORES)}, got {core!r}")
+    try:
+        net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
+                         loss_percent=loss, switch_queue_packets=switch_queue_packets,
+                         trace=trace, capture_dir=capture_dir,
+                         switches=setup.switches if setup is not None else None, core=core)
+    except CoreUnavailable as error:
+        raise SimError(str(error)) from None
     try:
         return _run(net, jobs, setup, algo=algo, length=size_bytes // 4, size_bytes=size_bytes,
                     elems_k=elems_k, seed=seed, time_limit=time_limit, ina=ina,
