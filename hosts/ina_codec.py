@@ -33,32 +33,51 @@ _INFINITY_BITS = 0x7F800000  # |x|'s float32 bits are at least this for inf and 
 class FloatCodec:
     """Quantization of one worker's float32 vector for one call, and dequantization of sums."""
 
-    def __init__(self, values: np.ndarray, *, job: int, worker: int, n: int, k: int,
+    def __init__(self, values, *, job: int, worker: int, n: int, k: int,
                  pool_size: int, fmt: str, scaling: str, divisor: int,
-                 first_position: int | None = None, scratch: dict | None = None):
+                 first_position: int | None = None, scratch: dict | None = None,
+                 sink=None):
         """`values`: float32 (ValueError if one is inf or NaN). `first_position`: the position
         of the call's chunk 0 (docs/protocol.md §4), when
         the caller sends chunk c at slot and version of position first_position + c: job
         scaling then builds every CONTRIB payload at once when the scale is known. `scratch`:
         a dict the caller keeps between calls, whose memory the call's internal vectors (the
-        payloads, the RESULT lanes) reuse instead of fresh pages each call."""
+        payloads, the RESULT lanes) reuse instead of fresh pages each call.
+
+        Streamed (`sink` given): `values` is anything with `size` and `read(first, end)` (a
+        `hosts.gradient_stream.GradientStream`), read a block at a time, and each block of
+        the sum goes to `sink(first, values)` when its last RESULT is stored instead of into
+        a result vector: the call holds what is in flight, not the vector. Job scaling with
+        the overflow-free divisor n only (no chunk is ever redone); ValueError otherwise."""
         self._scratch = scratch
+        self._sink = sink
+        self._source = None
+        if sink is not None:
+            if scaling != "job" or qz.format_limit(fmt, divisor) != qz.format_limit(fmt, n):
+                raise ValueError("a streamed call needs job scaling and the divisor n")
+            if first_position is None:
+                raise ValueError("a streamed call needs its first position")
+            self._source, values = values, None
         self.first_position = first_position
         self.job, self.worker, self.n, self.pool_size = job, worker, n, pool_size
         self.fmt, self.scaling = fmt, scaling
         self.format_code = qz.FORMAT_CODES[fmt]
         self.k = k
         self.per_chunk = k * qz.values_per_lane(fmt)
-        self.length = values.size
-        self.chunks = -(-values.size // self.per_chunk)
+        self.length = (values if self._source is None else self._source).size
+        self.chunks = -(-self.length // self.per_chunk)
         self.limit = qz.format_limit(fmt, divisor)
         self.safe_limit = qz.format_limit(fmt, n)
         # The whole chunks as rows of the caller's vector (read only, no copy), and the last,
         # partial one padded with zeros apart (not a padded copy of the whole vector: 16 MiB
         # written at the start of every call, before the MAX round can go).
-        self._full = values.size // self.per_chunk
-        self._values = values[:self._full * self.per_chunk].reshape(self._full, self.per_chunk)
+        self._full = self.length // self.per_chunk
+        self._values = None if values is None else \
+            values[:self._full * self.per_chunk].reshape(self._full, self.per_chunk)
         self._last_row: np.ndarray | None = None
+        if self._source is not None:
+            self._init_streamed()
+            return
         if self._full < self.chunks:
             self._last_row = np.zeros(self.per_chunk, np.float32)
             self._last_row[:values.size - self._full * self.per_chunk] = \
@@ -88,6 +107,7 @@ class FloatCodec:
         self.unresolved_overflows = 0                    # flagged even at divisor n
         self._job_body: bytes | None = None
         self._table: memoryview | None = None            # job scaling: every payload (above)
+        self._table_first = 0                            # the chunk of the table's first row
         self._lanes: np.ndarray | None = None            # job scaling: where quantizing writes
         self._quantized = 0                              # chunks quantized into the lanes
         self._sum: np.ndarray | None = None              # job scaling: the result, by blocks
@@ -98,6 +118,32 @@ class FloatCodec:
         memory = _reused(scratch, "results", self.chunks * 4 * k)
         self._wire_sums = memoryview(bytearray(self.chunks * 4 * k) if memory is None
                                      else memory[:self.chunks * 4 * k])
+
+    def _init_streamed(self) -> None:
+        """The streamed call's state: the local max from one pass over the source (a block at
+        a time), and no per-chunk vectors (job scaling needs none: one scale, no redo)."""
+        local = 0
+        for first, end in self._row_blocks():
+            bits = self._rows(first, end).view(np.uint32) & 0x7FFFFFFF
+            top = int(bits.max())
+            if top >= _INFINITY_BITS:
+                raise ValueError(f"cannot quantize a non-finite value in chunks {first}..{end - 1}")
+            local = max(local, top)
+        self.local_max = float(np.array([local], np.uint32).view(np.float32)[0])
+        self.block_max = None
+        self._local_bmax = self._agreed = self._limits = None
+        self.global_max = None
+        self._scale = None
+        self.overflowed, self.redo_chunks = [], []
+        self.unresolved_overflows = 0
+        self._job_body = self._table = self._lanes = None
+        self._table_first = 0                 # the chunk of the table's first row
+        self._quantized = 0
+        self._sum = None
+        self._pending = None
+        self._packet_bytes = HEADER_BYTES + 4 * self.k
+        self._wire_sums = None
+        self._block_sums: dict[int, bytearray] = {}   # block -> its RESULT lanes so far
 
     @property
     def scale(self) -> float | None:
@@ -124,6 +170,10 @@ class FloatCodec:
         if self.scaling == "job":
             self._scale = 1.0 if self.global_max == 0 else self.limit / self.global_max
             wire = qz.wire_dtype(self.fmt)
+            if self._source is not None:        # a table of one block, refilled per block
+                self._sum_as_results_come()
+                self._quantize_rows(1)
+                return
             if self.first_position is None:
                 table, lanes = None, np.empty((self.chunks, self.per_chunk), wire)
             else:
@@ -157,7 +207,7 @@ class FloatCodec:
         does not end with a pass over the whole vector (the same values: one division per
         element either way)."""
         rows = max(1, BLOCK_VALUES // self.per_chunk)
-        self._sum = np.empty(self.length, np.float32)
+        self._sum = None if self._sink is not None else np.empty(self.length, np.float32)
         self._sum_rows = rows
         self._pending = [rows] * (self.chunks // rows) + ([self.chunks % rows]
                                                           if self.chunks % rows else [])
@@ -167,6 +217,10 @@ class FloatCodec:
         first = block * self._sum_rows * self.per_chunk
         end = min(first + self._sum_rows * self.per_chunk, self.length)
         size = self._sum_dtype.itemsize
+        if self._sink is not None:     # streamed: the block's lanes, then to the sink
+            sums = np.frombuffer(self._block_sums.pop(block), self._sum_dtype, count=end - first)
+            self._sink(first, qz.dequantize_scaled(sums, self._scale))
+            return
         sums = np.frombuffer(self._wire_sums, self._sum_dtype, count=end - first,
                              offset=first * size)
         qz.dequantize_scaled(sums, self._scale, out=self._sum[first:end])
@@ -176,6 +230,10 @@ class FloatCodec:
         chunks are done (a block at a time: the temporaries stay in cache)."""
         per_block = max(1, BLOCK_VALUES // self.per_chunk)
         first = self._quantized
+        if self._source is not None:
+            while first < rows:
+                first = self._quantize_streamed_block(first, min(first + per_block, self.chunks))
+            return
         while first < rows:
             end = min(first + per_block, self.chunks)
             self._lanes[first:end] = qz.quantize_scaled(self._rows(first, end), self._scale,
@@ -187,10 +245,34 @@ class FloatCodec:
             if self.limit == self.safe_limit:
                 self._values = self._last_row = None   # no redo: the floats are not needed
 
+    def _quantize_streamed_block(self, first: int, end: int) -> int:
+        """Streamed: chunks [first, end) quantized into a table of their payloads (the last
+        block's table memory again; every earlier row has been sent once and is kept by its
+        flight). Returns end."""
+        table = contribution_table(
+            job=self.job, worker=self.worker, fmt=self.format_code,
+            first_position=self.first_position + first, pool_size=self.pool_size,
+            chunks=end - first, lane_dtype=qz.wire_dtype(self.fmt),
+            values_per_chunk=self.per_chunk, scratch=self._scratch)
+        table["chunk"] = np.arange(first, end, dtype=np.int64)
+        table["lanes"] = qz.quantize_scaled(self._rows(first, end), self._scale, self.limit,
+                                            self.fmt)
+        self._table, self._table_first, self._quantized = \
+            memoryview(table.view(np.uint8)), first, end
+        return end
+
     def _rows(self, first: int, end: int) -> np.ndarray:
         """The float32 values of chunks [first, end) as rows (the last chunk zero-padded): a
         view of the caller's vector, except for a range that takes in the last, partial
-        chunk (a copy of that range; once per call for a block of rows)."""
+        chunk (a copy of that range; once per call for a block of rows). Streamed: read
+        from the source (a new array)."""
+        if self._source is not None:
+            start, stop = first * self.per_chunk, min(end * self.per_chunk, self.length)
+            values = self._source.read(start, stop)
+            if stop - start < (end - first) * self.per_chunk:
+                values = np.concatenate((values, np.zeros((end - first) * self.per_chunk
+                                                          - (stop - start), np.float32)))
+            return values.reshape(end - first, self.per_chunk)
         if end <= self._full:
             return self._values[first:end]
         if first >= self._full:
@@ -209,13 +291,14 @@ class FloatCodec:
 
     # ---- contributions and results -----------------------------------------------------------
 
-    def table_rows(self) -> tuple[memoryview | None, int, int]:
-        """(table, row bytes, rows ready): with job scaling, the CONTRIB payload of chunk c <
-        rows ready is table[c * row bytes:(c + 1) * row bytes], what `contribution` returns
-        for it (the session's per-chunk path reads it so); (None, 0, 0) otherwise."""
+    def table_rows(self) -> tuple[memoryview | None, int, int, int]:
+        """(table, row bytes, first row's chunk, chunks ready): with job scaling, the CONTRIB
+        payload of chunk first <= c < ready is table[(c - first) * row bytes:(c - first + 1)
+        * row bytes], what `contribution` returns for it (the session's per-chunk path reads
+        it so; first is 0 but for a streamed call); (None, 0, 0, 0) otherwise."""
         if self._table is None:
-            return None, 0, 0
-        return self._table, self._packet_bytes, self._quantized
+            return None, 0, 0, 0
+        return self._table, self._packet_bytes, self._table_first, self._quantized
 
     def contribution(self, key: int, slot: int, ver: int) -> bytes:
         """The CONTRIB payload of transmission `key` (chunk `key`, or a redo past the chunks)."""
@@ -223,7 +306,10 @@ class FloatCodec:
             if key >= self._quantized:
                 self._quantize_rows(key + 1)
             size = self._packet_bytes                # slot and ver follow first_position
-            return self._table[key * size:(key + 1) * size].tobytes()
+            row = key - self._table_first
+            if row < 0:
+                raise ValueError(f"chunk {key}: a streamed call sends its chunks in order")
+            return self._table[row * size:(row + 1) * size].tobytes()
         if key < self.chunks:
             chunk, limit = key, self.limit
             ahead = key + self.pool_size
@@ -273,7 +359,15 @@ class FloatCodec:
     def store(self, chunk: int, payload: bytes) -> None:
         """A RESULT's lanes, as they are, into chunk `chunk`'s row (a later one replaces it)."""
         size = 4 * self.k
-        self._wire_sums[chunk * size:(chunk + 1) * size] = memoryview(payload)[HEADER_BYTES:]
+        if self._sink is not None:
+            block, row = divmod(chunk, self._sum_rows)
+            lanes = self._block_sums.get(block)
+            if lanes is None:
+                rows = min(self._sum_rows, self.chunks - block * self._sum_rows)
+                lanes = self._block_sums[block] = bytearray(rows * size)
+            lanes[row * size:(row + 1) * size] = memoryview(payload)[HEADER_BYTES:]
+        else:
+            self._wire_sums[chunk * size:(chunk + 1) * size] = memoryview(payload)[HEADER_BYTES:]
         pending = self._pending
         if pending is not None:
             block = chunk // self._sum_rows
@@ -298,7 +392,10 @@ class FloatCodec:
             return self._limits / top if top > 0 else np.ones(self.chunks)
         return qz.block_scales(self._agreed, self._limits)
 
-    def result(self) -> np.ndarray:
+    def result(self) -> np.ndarray | None:
+        """The sum (None when streamed: every block went to the sink)."""
+        if self._sink is not None:
+            return None
         if self._pending is not None and not any(self._pending):
             return self._sum                 # dequantized block by block as results came
         per_chunk = self.scales()
@@ -312,11 +409,13 @@ class FloatCodec:
     def release(self) -> None:
         """After `result`: drop the vectors; `error_bound` needs only the scales."""
         self._values = self._job_body = self._table = self._wire_sums = self._lanes = None
-        self._last_row = None
+        self._last_row = self._source = None
         self._sum = self._pending = None
 
     def error_bound(self, result: np.ndarray) -> np.ndarray:
         """Per element: n half-units of the scale its block's sum used, plus half an ulp."""
+        if self._sink is not None:          # one scale, so any block of the sum alone
+            return qz.error_bound_scaled(self.n, self._scale, result)
         per_chunk = self.scales()
         if per_chunk.size and np.all(per_chunk == per_chunk[0]):
             return qz.error_bound_scaled(self.n, float(per_chunk[0]), result)

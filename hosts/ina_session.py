@@ -173,16 +173,22 @@ class InaSession:
 
     # ---- the three inputs -------------------------------------------------------------------
 
-    def start(self, vector, now: float) -> Step:
-        """Begin a float32 all-reduce: the MAX round, then the data phase."""
-        values = self._checked_float_vector(vector, finite=False)
+    def start(self, vector, now: float, sink=None) -> Step:
+        """Begin a float32 all-reduce: the MAX round, then the data phase.
+
+        Streamed (`sink` given): `vector` is read a block at a time (`size`, `read(first,
+        end)`: a `hosts.gradient_stream.GradientStream`) and each block of the sum goes to
+        `sink(first, values)` as its last RESULT arrives; `result` stays None. The call then
+        holds what is in flight, not the vector (job scaling, divisor n: FloatCodec)."""
+        values = vector if sink is not None else self._checked_float_vector(vector,
+                                                                              finite=False)
         if values.size == 0:
             return self._start_empty(np.zeros(0, np.float32))
         try:      # (first: it refuses inf and NaN, in the pass of its block maxima)
             codec = FloatCodec(values, job=self.job, worker=self.worker, n=self.n, k=self.k,
                                pool_size=self.pool_size, fmt=self.fmt, scaling=self.scaling,
                                divisor=self.divisor, first_position=self.next_position,
-                               scratch=self._scratch)
+                               scratch=self._scratch, sink=sink)
         except ValueError as error:
             raise UsageError(str(error)) from None
         self._transition(Event.START)
@@ -468,7 +474,7 @@ class InaSession:
         answered, contribution = self._answered, encoder.contribution
         # job scaling: the payloads are rows of one table (slices of it, no method call),
         # those of the chunks quantized so far; the codec quantizes the next block on demand
-        table, size, ready = encoder.table_rows()
+        table, size, base, ready = encoder.table_rows()
         timers, timeline = recovery.timers, recovery.timeline
         events, bursts = recovery.events, recovery.loss_bursts
         bursts_window = self.in_flight_window.size
@@ -485,10 +491,10 @@ class InaSession:
         while c < chunks and room > 0 and (c < pool or answered[c - pool]):
             slot, ver = position % pool, (position // pool) % 2
             if c < ready:
-                payload = table[c * size:(c + 1) * size].tobytes()
+                payload = table[(c - base) * size:(c - base + 1) * size].tobytes()
             else:
                 payload = contribution(c, slot, ver)
-                table, size, ready = encoder.table_rows()
+                table, size, base, ready = encoder.table_rows()
             if c < claim_below:
                 payload = payload[:1] + bytes((payload[1] | FLAG_NEXT,)) + payload[2:]
             if granted is not None:      # hashed: in the switch only if its cell was claimed
@@ -633,7 +639,7 @@ class InaSession:
         return []
 
     def _finish(self) -> None:
-        if self._float_input is not None:
+        if self._codec is not None:
             self.result = self._codec.result()
             self._codec.release()
         else:

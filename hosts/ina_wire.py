@@ -300,9 +300,9 @@ class ChunkEncoder:
         self.chunks = vector.size // k
         self._body = vector.astype(WIRE_DTYPE).tobytes()
 
-    def table_rows(self) -> tuple[None, int, int]:
+    def table_rows(self) -> tuple[None, int, int, int]:
         """No table of payloads here (FloatCodec.table_rows): every one through contribution."""
-        return None, 0, 0
+        return None, 0, 0, 0
 
     def contribution(self, chunk: int, slot: int, ver: int) -> bytes:
         """The CONTRIB payload of chunk `chunk` of the vector, for (slot, ver)."""

@@ -94,6 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="result directory (default out/run-<UTC timestamp>)")
     parser.add_argument("--net", choices=("mininet", "sim"), default="mininet",
                         help="Mininet (root) or the in-process simulator (default mininet)")
+    parser.add_argument("--sim-core", choices=("python", "native"), default="python",
+                        help="--net sim: the pure-Python core or the native one (C parts, the "
+                             "same results; docs/sim.md), default python")
     parser.add_argument("--target", choices=TARGETS, default="inaemu",
                         help="Mininet switches: inaemu switch, or the real simple_switch_grpc "
                              "(on PATH or in /opt/p4ref/bin; no --loss, no --trace) "
@@ -155,7 +158,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
                      lane_format=args.lane_format, scaling=args.scaling, divisor=args.divisor,
                      fallback_slots=args.fallback, sharing=args.sharing,
                      shared_pairs=args.shared_pairs,
-                     net=args.net, timeout=args.timeout,
+                     net=args.net, sim_core=args.sim_core, timeout=args.timeout,
                      tag=args.tag, grpc_base=args.grpc_base, kill=tuple(args.kill_worker),
                      pcap=args.pcap, trace=args.trace, target=args.target,
                      compiler=args.compiler, servers=args.servers,

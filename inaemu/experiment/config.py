@@ -105,6 +105,7 @@ class RunConfig:
     shared_pairs: int | None = None       # hashed: the shared pool's pairs (None: pool_size)
     seed: int = 1
     net: str = "mininet"
+    sim_core: str = "python"              # --net sim: "python" or "native" (inaemu/sim/cores.py)
     timeout: float = 60.0                 # seconds per algorithm (wall clock on Mininet)
     tag: str = ""                         # prefix for host and switch names (beside other nets)
     grpc_base: int = 20000                # switch i listens on grpc_base + i
@@ -174,6 +175,8 @@ class RunConfig:
             raise ConfigError(f"rto: expected 0.001..10 seconds, got {self.rto:g}")
         if not 0 <= self.seed < 2**63:
             raise ConfigError(f"seed: expected a non-negative integer, got {self.seed}")
+        if self.sim_core not in ("python", "native"):
+            raise ConfigError(f"sim-core: expected python or native, got {self.sim_core!r}")
         if self.net not in NETS:
             raise ConfigError(f"net: expected mininet or sim, got {self.net!r}")
         if not self.timeout > 0:

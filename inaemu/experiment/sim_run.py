@@ -62,7 +62,8 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
                                              sharing=cfg.sharing,
                                              shared_pairs=cfg.shared_pairs or cfg.pool_size),
                               deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
-                              progress=progress, setup=setup)
+                              progress=progress, setup=setup, keep_results=False,
+                              core=cfg.sim_core)
         except SimTimeLimit as limit:
             progress(f"run: sim: {algo}: {limit}")
             result = limit.result

@@ -11,6 +11,7 @@ Contract and record fields: docs/sim.md.
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from hosts.agent import gradient
+from hosts.gradient_stream import GradientStream
 from hosts.errors import HostError
 from hosts.ina_session import InaSession
 from hosts.ina_wire import MAX_K, MIN_K
@@ -26,6 +28,7 @@ from hosts.ring_session import RingSession, ring_error_bound
 from hosts.collectives import PLAN_ALGOS
 
 from inaemu.sim import control
+from inaemu.sim.cores import CORES, CoreUnavailable
 from inaemu.sim.frames import ip_bytes
 from inaemu.sim.ina_worker import InaWorker
 from inaemu.sim.network import SimNetwork
@@ -33,11 +36,13 @@ from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.ring_worker import RingWorker
 from inaemu.sim.collective_worker import plan_worker
 from inaemu.sim.setup import SetupError, SimSetup, prepare
+from inaemu.sim.streamed_check import StreamedCheck
 from inaemu.sim.switch_node import SwitchCost
 from topologies.model import Topology
 
 ALGOS = ("ina", "ring", *PLAN_ALGOS)   # plan algorithms: inaemu/sim/collective_worker.py
 PROGRESS_EVERY_S = 10.0    # wall seconds between a long simulation's progress lines
+BAR_EVERY_S = 0.5          # wall seconds between redraws of its progress bar
 
 
 class SimError(Exception):
@@ -152,7 +157,9 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
              capture_dir: str | Path | None = None,
              progress: Callable[[str], None] | None = None,
              setup: SimSetup | None = None,
-             inputs: dict[int, list[np.ndarray]] | None = None) -> SimResult:
+             inputs: dict[int, list[np.ndarray]] | None = None,
+             keep_results: bool = True, progress_bar: bool | None = None,
+             core: str = "python") -> SimResult:
     """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
 
     `loss` (percent) and `bw` (Mbit/s) override every link's; `deaths` kills hosts at given
@@ -163,9 +170,19 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     then only builds its links and hosts and clears the switches' registers and counters.
     `inputs` (job id -> one float32 vector of size_bytes // 4 per worker, in job order)
     replaces the seeded gradients (inaemu train all-reduces real gradient buckets).
+    `keep_results=False`: the records carry no result arrays, and an INA run with seeded
+    gradients and job scaling at divisor n streams (`streams`): each worker draws its gradient
+    and its sum is checked a block at a time, so the run's memory follows what is in flight,
+    not the vector (docs/sim.md); the records' errors and verdicts are the same.
+    `core`: "python" or "native" (inaemu/sim/cores.py; the same trace and records).
+    `progress_bar`: a tqdm bar on stderr while the loop runs (frames moved, frames/s, virtual
+    time reached, workers running); None: when `progress` is given and stderr is a terminal
+    (the 10-second progress lines then give way to it).
     Raises SimError for a bad set-up and SimTimeLimit when workers are still running at
     `time_limit`.
     """
+    if progress_bar is None:
+        progress_bar = progress is not None and sys.stderr.isatty()
     say = progress or (lambda _line: None)
     _check_arguments(topology, algo, size_bytes, elems_k, jobs, time_limit)
     _check_link_overrides(loss, bw)
@@ -177,15 +194,21 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     if setup is not None:
         _check_setup(setup, topology, jobs, algo, elems_k)
         setup.reset_data_plane()
-    net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
-                     loss_percent=loss, switch_queue_packets=switch_queue_packets, trace=trace,
-                     capture_dir=capture_dir,
-                     switches=setup.switches if setup is not None else None)
+    if core not in CORES:
+        raise SimError(f"core must be one of {', '.join(CORES)}, got {core!r}")
+    try:
+        net = SimNetwork(topology, seed=seed, switch_cost=switch_cost, bw_mbps=bw,
+                         loss_percent=loss, switch_queue_packets=switch_queue_packets,
+                         trace=trace, capture_dir=capture_dir,
+                         switches=setup.switches if setup is not None else None, core=core)
+    except CoreUnavailable as error:
+        raise SimError(str(error)) from None
     try:
         return _run(net, jobs, setup, algo=algo, length=size_bytes // 4, size_bytes=size_bytes,
                     elems_k=elems_k, seed=seed, time_limit=time_limit, ina=ina,
                     transport=transport, stall_timeout=stall_timeout,
-                    ring_accumulate=ring_accumulate, deaths=deaths, say=say, given=inputs)
+                    ring_accumulate=ring_accumulate, deaths=deaths, say=say, given=inputs,
+                    keep_results=keep_results, bar=progress_bar)
     finally:
         net.close_capture()
 
@@ -226,7 +249,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
          size_bytes: int, elems_k: int, seed: int, time_limit: float, ina: InaOptions,
          transport: TransportConfig, stall_timeout: float, ring_accumulate: str,
          deaths: dict[str, float] | None, say: Callable[[str], None],
-         given: dict[int, list[np.ndarray]] | None = None) -> SimResult:
+         given: dict[int, list[np.ndarray]] | None = None,
+         keep_results: bool = True, bar: bool = False) -> SimResult:
     setup_s = 0.0
     if setup is None:
         try:
@@ -246,20 +270,34 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     references: dict = {}
     verdicts: dict = {}       # id(app) -> judge_worker(...) at the worker's end (frees INA's bounds)
     jobs_of: dict = {}
+    ranks_of: dict = {}       # id(app) -> its rank in its job
+    checks: dict = {}         # streamed: job -> StreamedCheck
+    stream = not keep_results and given is None and streams(algo, ina)
 
     def ended(app) -> None:
         remaining[0] -= 1
-        if app.outcome.result is not None and id(app) in jobs_of:
+        if stream and id(app) in jobs_of:
+            # by rank in the job (the session's worker id is its member id at its switch: in a
+            # tree, several workers of a job share one)
+            check, rank = checks[jobs_of[id(app)]], ranks_of[id(app)]
+            check.end(rank)
+            verdicts[id(app)] = check.verdict(rank, app.outcome.error is None)
+        elif app.outcome.result is not None and id(app) in jobs_of:
             verdicts[id(app)] = judge_worker(algo, app, references[jobs_of[id(app)]])
+        if not keep_results:
+            app.outcome.result = None     # judged: the array is not kept
         if not remaining[0]:
             net.loop.stop()
 
     members, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
                                       transport, stall_timeout, ring_accumulate, ended,
-                                      given=given, trees=trees)
+                                      given=given, trees=trees,
+                                      checks=checks if stream else None)
     remaining[0] = len(members)
     references.update(reference_sums(inputs))
+    del inputs                # (the workers hold their own vectors while they need them)
     jobs_of.update({id(member.app): member.job for member in members})
+    ranks_of.update({id(member.app): member.rank for member in members})
     by_host = {member.host: member for member in members}
     for host, at in (deaths or {}).items():
         net.loop.at(at, _kill, net, host, by_host.get(host))
@@ -269,15 +307,16 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     # what exists now (the switches' programs and state, the inputs) is left out of the cyclic
     # collector's walks during the run, which allocates per frame; unfrozen after it
     gc.freeze()
+    watch = _Progress(net, say, remaining, started, bar=bar)
     try:
         for member in members:
             member.app.start()
-        stop = net.loop.run(until=time_limit, done=_Progress(net, say, remaining, started)) \
-            if remaining[0] else "done"
+        stop = net.loop.run(until=time_limit, done=watch) if remaining[0] else "done"
     finally:
+        watch.close()
         gc.unfreeze()
     wall = time.perf_counter() - started
-    result = _collect(net, members, references, verdicts, algo, wall, stop)
+    result = _collect(net, members, references, verdicts, algo, wall, stop, checks)
     result.trees = trees
     result.setup_s = setup_s
     say(f"sim: {stop} at {net.loop.now:.6f} s virtual, {result.events} events, "
@@ -298,20 +337,43 @@ class _Progress:
     """The loop's per-event `done` hook that never ends the run: every 4,096 events it looks at
     the clock and, every PROGRESS_EVERY_S of wall time, says the virtual time reached, the
     workers still running and the frames per second since the last line (a 1,024-worker run
-    took minutes without a word)."""
+    took minutes without a word). With `bar`, a tqdm bar instead, redrawn every BAR_EVERY_S:
+    the frames moved and their rate (tqdm's), the virtual time reached, the workers running."""
 
     def __init__(self, net: SimNetwork, say: Callable[[str], None], remaining: list,
-                 started: float):
+                 started: float, bar: bool = False):
         self.net, self.say, self.remaining = net, say, remaining
         self.events, self.said_at, self.frames_then = 0, started, 0
+        self.bar = None
+        if bar:
+            from tqdm import tqdm
+            self.bar = tqdm(unit="frame", unit_scale=True, desc="sim", leave=False,
+                            file=sys.stderr, mininterval=BAR_EVERY_S)
+            self.drawn_at, self.frames_drawn = started, 0
+
+    def frames(self) -> int:
+        return sum(link.counters.delivered_packets for link in self.net.links.values())
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
     def __call__(self) -> bool:
         self.events += 1
         if self.events & 4095:
             return False
         now = time.perf_counter()
+        if self.bar is not None:
+            if now - self.drawn_at >= BAR_EVERY_S:
+                frames = self.frames()
+                self.bar.set_postfix_str(f"{self.net.loop.now * 1e3:.3f} ms virtual, "
+                                         f"{self.remaining[0]} workers running", refresh=False)
+                self.bar.update(frames - self.frames_drawn)
+                self.drawn_at, self.frames_drawn = now, frames
+            return False
         if now - self.said_at >= PROGRESS_EVERY_S:
-            frames = sum(link.counters.delivered_packets for link in self.net.links.values())
+            frames = self.frames()
             self.say(f"sim: {self.net.loop.now * 1e3:.3f} ms virtual, {self.remaining[0]} "
                      f"workers running, {(frames - self.frames_then) / (now - self.said_at):,.0f}"
                      f" frames/s")
@@ -381,15 +443,23 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                     transport: TransportConfig, stall_timeout: float, accumulate: str,
                     on_end: Callable[[object], None],
                     given: dict[int, list[np.ndarray]] | None = None,
-                    trees: dict | None = None) -> tuple[list[_Member], dict]:
+                    trees: dict | None = None,
+                    checks: dict | None = None) -> tuple[list[_Member], dict]:
+    """The workers, and job -> their input vectors (none for a streamed run: `checks` given,
+    filled with each job's StreamedCheck)."""
     members, inputs = [], {}
     for placement in placements:
         n = len(placement.workers)
-        vectors = [gradient(seed, w, length) for w in range(n)] if given is None else \
-            [np.asarray(v, dtype=np.float32) for v in given.get(placement.job, ())]
-        if len(vectors) != n or any(v.shape != (length,) for v in vectors):
-            raise SimError(f"inputs: job {placement.job} needs {n} vectors of {length} float32")
-        inputs[placement.job] = vectors
+        if checks is not None:
+            checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length)
+            vectors = [GradientStream(seed, w, length) for w in range(n)]
+        else:
+            vectors = [gradient(seed, w, length) for w in range(n)] if given is None else \
+                [np.asarray(v, dtype=np.float32) for v in given.get(placement.job, ())]
+            if len(vectors) != n or any(v.shape != (length,) for v in vectors):
+                raise SimError(f"inputs: job {placement.job} needs {n} vectors of {length} "
+                               f"float32")
+            inputs[placement.job] = vectors
         if algo == "ina" and placement.sharing == "hashed" and placement.job in (trees or {}):
             _tier_aggregators(net, placement, trees[placement.job], k)
         elif algo == "ina" and (placement.switch_slots is not None or
@@ -412,8 +482,10 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                                          sharing=placement.sharing)
                     if ina.timeline:
                         session.timeline = []
+                    sink = None if checks is None else checks[placement.job].sink(
+                        w, session_bound(session))
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
-                                    vectors[w], on_end)
+                                    vectors[w], on_end, sink=sink)
                 elif algo != "ring":
                     app = plan_worker(net, placement.workers, w, algo, vectors[w], transport,
                                       stall_timeout, accumulate, on_end)
@@ -427,6 +499,17 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                 raise SimError(f"job {placement.job} worker {w}: {error}") from None
             members.append(_Member(placement.job, w, host, app))
     return members, inputs
+
+
+def streams(algo: str, ina: InaOptions) -> bool:
+    """Whether a run without kept results streams its workers' vectors: INA with job scaling
+    at the overflow-free divisor (FloatCodec's streamed mode; no chunk is ever redone)."""
+    return algo == "ina" and ina.scaling == "job" and ina.divisor is None
+
+
+def session_bound(session: InaSession) -> Callable[[np.ndarray], np.ndarray]:
+    """The per-element error bound of a block of a streamed session's sum (one scale)."""
+    return lambda values: session._codec.error_bound(values)
 
 
 def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -> None:
@@ -534,13 +617,15 @@ def judge_worker(algo: str, app, reference) -> tuple:
 
 
 def _collect(net: SimNetwork, members: list[_Member], references: dict, verdicts: dict,
-             algo: str, wall: float, stop: str) -> SimResult:
+             algo: str, wall: float, stop: str, checks: dict) -> SimResult:
     records = []
     for member in members:
         outcome = member.app.outcome
         node = net.hosts[member.host]
         verdict = verdicts.get(id(member.app))
-        if verdict is None:
+        if verdict is None and member.job in checks:     # streamed, still running
+            verdict = None, None, None, False
+        elif verdict is None:
             verdict = judge_worker(algo, member.app, references[member.job])
         max_err, mean_err, bound, correct = verdict
         records.append(WorkerRecord(

@@ -25,11 +25,14 @@ class InaWorker:
     algo = "ina"
 
     def __init__(self, node: HostNode, session: InaSession, aggregator_ip: bytes,
-                 vector: np.ndarray, on_end: Callable[["InaWorker"], None]):
+                 vector: np.ndarray, on_end: Callable[["InaWorker"], None], sink=None):
+        """`sink`: a streamed call (InaSession.start): `vector` is then a stream and the sum
+        goes to `sink` block by block; the outcome has no result array."""
         self.node = node
         self.session = session
         self.aggregator_ip = aggregator_ip
         self.vector = vector
+        self.sink = sink
         self.on_end = on_end
         self.outcome = WorkerOutcome()
         self.started_at = 0.0
@@ -42,7 +45,7 @@ class InaWorker:
 
     def start(self) -> None:
         self.started_at = self.node.loop.now
-        self._apply(self.session.start(self.vector, self.node.loop.now))
+        self._apply(self.session.start(self.vector, self.node.loop.now, sink=self.sink))
 
     def _apply(self, step) -> None:
         node = self.node
@@ -85,7 +88,7 @@ class InaWorker:
         outcome.finished_at = self.node.loop.now
         outcome.error = error
         outcome.retransmissions = self.session.counters.retransmissions
-        if error is None:
+        if error is None and self.sink is None:
             outcome.result = self.session.result
             outcome.extra["err_bound"] = self.session.error_bound()
         self.on_end(self)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from topologies.model import Host, Topology
 
-from inaemu.sim.events import EventLoop
+from inaemu.sim.cores import make_loop
 from inaemu.sim.frames import Addressing, ip_bytes, mac_bytes
 from inaemu.sim.host_node import HostNode
 from inaemu.sim.link import DEFAULT_QUEUE_BYTES, LinkDirection
@@ -42,9 +42,9 @@ class SimNetwork:
                  bw_mbps: float | None = None, loss_percent: float | None = None,
                  switch_queue_packets: int = 1024, link_queue_bytes: int = DEFAULT_QUEUE_BYTES,
                  trace: list[str] | None = None, capture_dir: Path | None = None,
-                 switches: dict | None = None):
+                 switches: dict | None = None, core: str = "python"):
         self.topology = topology
-        self.loop = EventLoop(trace)
+        self.loop = make_loop(core, trace)     # inaemu/sim/cores.py
         self.switches: dict[str, SwitchNode] = {}
         self.switch_macs: dict[str, str] = {}
         self.hosts: dict[str, HostNode] = {}

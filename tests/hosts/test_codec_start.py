@@ -55,7 +55,7 @@ def test_the_quantized_lanes_of_the_last_chunk_are_zero_padded(size: int) -> Non
     x = np.random.default_rng(2).standard_normal(size).astype(np.float32)
     c = codec(x)
     c.on_max(np.full(8, qz.float32_bits(c.local_max), np.int64))
-    table, row, _ = c.table_rows()
+    table, row, _first, _ready = c.table_rows()
     last = c.chunks - 1
     payload = c.contribution(last, last % 4, (last // 4) % 2)   # quantizes up to the last
     assert payload == bytes(table[last * row:(last + 1) * row])

@@ -427,6 +427,29 @@ def load(controls: NativeControls):
         return module
 
 
+def load_source(prefix: str, source: str):
+    """A hand-written C extension module (`source`, whose module name is the text
+    MODULE_NAME) built and cached as the programs' modules are; None when it cannot be built
+    (the reason in `why_not`). The simulator's native core is built so (inaemu/sim/native)."""
+    digest = hashlib.sha256("\n".join([
+        source, " ".join(FLAGS), sys.version, numpy.__version__,
+        sysconfig.get_config_var("EXT_SUFFIX") or ""]).encode()).hexdigest()[:20]
+    with _lock:
+        if digest in _loaded:
+            return _loaded[digest]
+        if digest in why_not:
+            return None
+        name = f"{prefix}{digest}"
+        target = _built_path(name)
+        if not target.exists():
+            problem = _build_once(source.replace("MODULE_NAME", name), target)
+            if problem is not None:
+                why_not[digest] = problem
+                return None
+        module = _loaded[digest] = _import(name, target)
+        return module
+
+
 def is_native_module(module) -> bool:
     return isinstance(module, types.ModuleType) and module.__name__.startswith(MODULE_PREFIX)
 

@@ -1,0 +1,280 @@
+/* The simulator's event loop in C: the same contract as inaemu/sim/events.py's EventLoop.
+ *
+ * A binary heap of (time, sequence, action, args, event) entries ordered by (time, sequence),
+ * so events at equal times run in the order they were scheduled, as the Python heap of tuples
+ * orders them. `at` makes a Python `Event` (the class is given to the constructor) that
+ * `cancel()` empties, and the entry holds only that event; `post` holds the action and its one
+ * argument and makes no object. `run(until=, done=)` returns "done", "idle" or "time limit"
+ * exactly when the Python loop does. Built and loaded by inaemu/sim/native/__init__.py through
+ * the switch runtime's C build route (p4switch/runtime/cgen/nativebuild.py).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+typedef struct {
+    double time;
+    unsigned long long seq;
+    PyObject *action;   /* post: the action; at: NULL */
+    PyObject *arg;      /* post: its one argument; at: NULL */
+    PyObject *event;    /* at: the Event; post: NULL */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    double now;
+    long long events_run;
+    PyObject *trace;
+    PyObject *event_class;
+    Entry *heap;
+    Py_ssize_t size, capacity;
+    unsigned long long seq;
+    int stopped;
+} Loop;
+
+static PyObject *str_action, *str_args, *str_done, *str_idle, *str_limit;
+
+static int before(const Entry *a, const Entry *b) {
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static int push(Loop *self, Entry entry) {
+    if (self->size == self->capacity) {
+        Py_ssize_t capacity = self->capacity ? self->capacity * 2 : 1024;
+        Entry *grown = PyMem_Realloc(self->heap, capacity * sizeof(Entry));
+        if (grown == NULL) { PyErr_NoMemory(); return -1; }
+        self->heap = grown;
+        self->capacity = capacity;
+    }
+    Py_ssize_t i = self->size++;
+    while (i > 0) {
+        Py_ssize_t parent = (i - 1) >> 1;
+        if (!before(&entry, &self->heap[parent])) break;
+        self->heap[i] = self->heap[parent];
+        i = parent;
+    }
+    self->heap[i] = entry;
+    return 0;
+}
+
+static Entry pop(Loop *self) {
+    Entry top = self->heap[0];
+    Entry last = self->heap[--self->size];
+    Py_ssize_t i = 0, n = self->size;
+    for (;;) {
+        Py_ssize_t child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && before(&self->heap[child + 1], &self->heap[child])) child++;
+        if (!before(&self->heap[child], &last)) break;
+        self->heap[i] = self->heap[child];
+        i = child;
+    }
+    if (n > 0) self->heap[i] = last;
+    return top;
+}
+
+static void clear_entry(Entry *e) {
+    Py_XDECREF(e->action);
+    Py_XDECREF(e->arg);
+    Py_XDECREF(e->event);
+}
+
+static int Loop_init(Loop *self, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"trace", "event_class", NULL};
+    PyObject *trace = Py_None, *event_class = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", names, &trace, &event_class)) return -1;
+    Py_INCREF(trace);
+    Py_XSETREF(self->trace, trace);
+    Py_INCREF(event_class);
+    Py_XSETREF(self->event_class, event_class);
+    return 0;
+}
+
+static void Loop_dealloc(Loop *self) {
+    for (Py_ssize_t i = 0; i < self->size; i++) clear_entry(&self->heap[i]);
+    PyMem_Free(self->heap);
+    Py_XDECREF(self->trace);
+    Py_XDECREF(self->event_class);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Loop_clock(Loop *self, PyObject *unused) {
+    return PyFloat_FromDouble(self->now);
+}
+
+static PyObject *schedule_at(Loop *self, double time, PyObject *action, PyObject *rest) {
+    if (time < self->now) time = self->now;
+    PyObject *event = PyObject_CallFunction(self->event_class, "dOO", time, action, rest);
+    if (event == NULL) return NULL;
+    Entry entry = {time, ++self->seq, NULL, NULL, event};
+    Py_INCREF(event);   /* one reference in the heap, one returned */
+    if (push(self, entry) < 0) { Py_DECREF(event); Py_DECREF(event); return NULL; }
+    return event;
+}
+
+/* at(time, action, *args) -> Event */
+static PyObject *Loop_at(Loop *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 2) { PyErr_SetString(PyExc_TypeError, "at(time, action, *args)"); return NULL; }
+    double time = PyFloat_AsDouble(args[0]);
+    if (time == -1.0 && PyErr_Occurred()) return NULL;
+    PyObject *rest = PyTuple_New(nargs - 2);
+    if (rest == NULL) return NULL;
+    for (Py_ssize_t i = 2; i < nargs; i++) { Py_INCREF(args[i]); PyTuple_SET_ITEM(rest, i - 2, args[i]); }
+    PyObject *event = schedule_at(self, time, args[1], rest);
+    Py_DECREF(rest);
+    return event;
+}
+
+/* after(delay, action, *args) -> Event */
+static PyObject *Loop_after(Loop *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 2) { PyErr_SetString(PyExc_TypeError, "after(delay, action, *args)"); return NULL; }
+    double delay = PyFloat_AsDouble(args[0]);
+    if (delay == -1.0 && PyErr_Occurred()) return NULL;
+    PyObject *rest = PyTuple_New(nargs - 2);
+    if (rest == NULL) return NULL;
+    for (Py_ssize_t i = 2; i < nargs; i++) { Py_INCREF(args[i]); PyTuple_SET_ITEM(rest, i - 2, args[i]); }
+    PyObject *event = schedule_at(self, self->now + delay, args[1], rest);
+    Py_DECREF(rest);
+    return event;
+}
+
+/* post(time, action, arg): not cancellable, no object made */
+static PyObject *Loop_post(Loop *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "post(time, action, arg)"); return NULL; }
+    double time = PyFloat_AsDouble(args[0]);
+    if (time == -1.0 && PyErr_Occurred()) return NULL;
+    if (time < self->now) time = self->now;
+    Py_INCREF(args[1]);
+    Py_INCREF(args[2]);
+    Entry entry = {time, ++self->seq, args[1], args[2], NULL};
+    if (push(self, entry) < 0) { Py_DECREF(args[1]); Py_DECREF(args[2]); return NULL; }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Loop_stop(Loop *self, PyObject *unused) {
+    self->stopped = 1;
+    Py_RETURN_NONE;
+}
+
+static int done_now(Loop *self, PyObject *done) {
+    if (self->stopped) return 1;
+    if (done == Py_None) return 0;
+    PyObject *r = PyObject_CallNoArgs(done);
+    if (r == NULL) return -1;
+    int truth = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return truth;
+}
+
+/* run(until=, done=None) -> "done" | "idle" | "time limit" */
+static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"until", "done", NULL};
+    double until = Py_HUGE_VAL;
+    PyObject *done = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$dO", names, &until, &done)) return NULL;
+    self->stopped = 0;
+    while (self->size) {
+        int finished = done_now(self, done);
+        if (finished < 0) return NULL;
+        if (finished) { Py_INCREF(str_done); return str_done; }
+        double when = self->heap[0].time;
+        if (when > until) {
+            self->now = until;
+            Py_INCREF(str_limit);
+            return str_limit;
+        }
+        Entry e = pop(self);
+        PyObject *result;
+        if (e.event != NULL) {
+            PyObject *action = PyObject_GetAttr(e.event, str_action);
+            if (action == NULL) { clear_entry(&e); return NULL; }
+            if (action == Py_None) { Py_DECREF(action); clear_entry(&e); continue; }
+            PyObject *call_args = PyObject_GetAttr(e.event, str_args);
+            if (call_args == NULL) { Py_DECREF(action); clear_entry(&e); return NULL; }
+            self->now = when;
+            self->events_run++;
+            result = PyObject_Call(action, call_args, NULL);
+            Py_DECREF(action);
+            Py_DECREF(call_args);
+        } else {
+            self->now = when;
+            self->events_run++;
+            result = PyObject_CallOneArg(e.action, e.arg);
+        }
+        clear_entry(&e);
+        if (result == NULL) return NULL;
+        Py_DECREF(result);
+    }
+    int finished = done_now(self, done);
+    if (finished < 0) return NULL;
+    PyObject *why = finished ? str_done : str_idle;
+    Py_INCREF(why);
+    return why;
+}
+
+static PyObject *Loop_pending_events(Loop *self, void *closure) {
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = 0; i < self->size; i++) {
+        Entry *e = &self->heap[i];
+        if (e->event == NULL) { count++; continue; }
+        PyObject *action = PyObject_GetAttr(e->event, str_action);
+        if (action == NULL) return NULL;
+        if (action != Py_None) count++;
+        Py_DECREF(action);
+    }
+    return PyLong_FromSsize_t(count);
+}
+
+static PyMethodDef Loop_methods[] = {
+    {"clock", (PyCFunction)Loop_clock, METH_NOARGS, "the virtual time"},
+    {"at", (PyCFunction)(void (*)(void))Loop_at, METH_FASTCALL, "at(time, action, *args) -> Event"},
+    {"after", (PyCFunction)(void (*)(void))Loop_after, METH_FASTCALL, "after(delay, action, *args)"},
+    {"post", (PyCFunction)(void (*)(void))Loop_post, METH_FASTCALL, "post(time, action, arg)"},
+    {"stop", (PyCFunction)Loop_stop, METH_NOARGS, "end run before the next event"},
+    {"run", (PyCFunction)(void (*)(void))Loop_run, METH_VARARGS | METH_KEYWORDS, "run(until=, done=None)"},
+    {NULL}
+};
+
+static PyMemberDef Loop_members[] = {
+    {"now", T_DOUBLE, offsetof(Loop, now), 0, "virtual seconds"},
+    {"events_run", T_LONGLONG, offsetof(Loop, events_run), 0, "events run so far"},
+    {"trace", T_OBJECT, offsetof(Loop, trace), 0, "the trace list or None"},
+    {NULL}
+};
+
+static PyGetSetDef Loop_getset[] = {
+    {"pending_events", (getter)Loop_pending_events, NULL, "events still to run", NULL},
+    {NULL}
+};
+
+static PyTypeObject LoopType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "inaemu_sim_native.Loop",
+    .tp_basicsize = sizeof(Loop),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Loop_init,
+    .tp_dealloc = (destructor)Loop_dealloc,
+    .tp_methods = Loop_methods,
+    .tp_members = Loop_members,
+    .tp_getset = Loop_getset,
+    .tp_doc = "the event loop's heap and run, in C (inaemu/sim/events.py's contract)",
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "MODULE_NAME", "the simulator's native core", -1, NULL,
+};
+
+PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
+    str_action = PyUnicode_InternFromString("action");
+    str_args = PyUnicode_InternFromString("args");
+    str_done = PyUnicode_InternFromString("done");
+    str_idle = PyUnicode_InternFromString("idle");
+    str_limit = PyUnicode_InternFromString("time limit");
+    if (PyType_Ready(&LoopType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL) return NULL;
+    Py_INCREF(&LoopType);
+    if (PyModule_AddObject(m, "Loop", (PyObject *)&LoopType) < 0) return NULL;
+    return m;
+}

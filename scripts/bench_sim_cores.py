@@ -1,0 +1,117 @@
+"""Both simulator cores side by side on the same commands: `python scripts/bench_sim_cores.py`.
+
+Runs each command of issue 30 (`inaemu run --net sim --topo fat-tree --k 8 --workers 64` with
+`--algo ina`, `--algo ring`, and `--algo ina --loss 1`) through `inaemu run`'s own code once
+with `--sim-core python` and once with `--sim-core native`, in this process, one after the
+other, checks that both gave the same records (times, bytes, retransmissions, errors,
+verdicts) and prints each core's frames per CPU second inside `simulate` and their ratio;
+first, the event loop alone (events per CPU second of each core's loop). `--size-mib` (default 0.25) and
+`--workers`/`--k` scale the commands. Numbers, not assertions: the ratio is only meaningful
+between runs of the same process on the same load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from inaemu.experiment.sim_run import run_sim
+from inaemu.sim import driver
+from inaemu.sim.driver import simulate
+from inaemu.run import add_arguments, config_from
+from inaemu.sim.cores import make_loop
+
+COMMANDS = (("ina", ["--algo", "ina"]), ("ring", ["--algo", "ring"]),
+            ("ina, 1 % loss", ["--algo", "ina", "--loss", "1"]))
+COMPARED = ("time_s", "bytes_sent", "bytes_received", "packets_sent", "retransmissions",
+            "max_abs_err", "err_bound", "correct", "error")
+
+
+def run(argv: list[str]) -> tuple[list[dict], float, int]:
+    """(records, CPU seconds inside simulate, frames) of `inaemu run --net sim ARGV`. CPU
+    time of this process rather than wall time: the machine is shared, and the CPU time of
+    the same work moves far less with the load (set-up, done before simulate, is left out)."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    cfg = config_from(parser.parse_args(["--net", "sim", *argv]))
+    spent = [0.0]
+
+    def timed_simulate(*args, **kwargs):
+        started = time.process_time()
+        try:
+            return simulate(*args, **kwargs)
+        finally:
+            spent[0] += time.process_time() - started
+
+    driver.simulate = timed_simulate          # (run_sim imports it from the driver)
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            records = run_sim(cfg, Path(out), lambda _line: None)
+            report = json.loads((Path(out) / "sim_report.json").read_text())
+    finally:
+        driver.simulate = simulate
+    parts = [part for part in report.values() if isinstance(part, dict) and "frames" in part]
+    return records, spent[0], sum(p["frames"] for p in parts)
+
+
+def loop_alone(core: str, events: int = 300_000) -> float:
+    """Events per second of the event loop by itself: each event posts the next one (a
+    frame's arrival) and every 16th also re-arms a cancellable timer (a host's deadline)."""
+    loop = make_loop(core)
+    left = [events]
+    timer = [None]
+
+    def arrive(_frame) -> None:
+        left[0] -= 1
+        if left[0] > 0:
+            loop.post(loop.now + 1e-6, arrive, None)
+            if not left[0] & 15:
+                if timer[0] is not None:
+                    timer[0].cancel()
+                timer[0] = loop.at(loop.now + 1e-3, arrive, None)
+
+    for _ in range(8):
+        loop.post(0.0, arrive, None)
+    started = time.process_time()
+    loop.run(until=1e9)
+    return loop.events_run / (time.process_time() - started)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python scripts/bench_sim_cores.py")
+    parser.add_argument("--size-mib", default="0.25")
+    parser.add_argument("--workers", default="64")
+    parser.add_argument("--k", default="8", help="fat-tree k")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per core; the fastest counts")
+    args = parser.parse_args(argv)
+    common = ["--topo", "fat-tree", "--k", args.k, "--workers", args.workers,
+              "--size-mib", args.size_mib]
+    python_loop, native_loop = loop_alone("python"), loop_alone("native")
+    print(f"event loop alone: {python_loop:,.0f} events/s python, {native_loop:,.0f} native "
+          f"({native_loop / python_loop:.2f}x)")
+    print(f"fat-tree k={args.k}, {args.workers} workers, {args.size_mib} MiB per worker, "
+          f"best of {args.repeat}")
+    print(f"{'command':<16} {'frames':>10} {'python f/s':>11} {'native f/s':>11} {'ratio':>6}  same")
+    same_everywhere = True
+    for name, extra in COMMANDS:
+        python_wall = native_wall = float("inf")
+        for _ in range(args.repeat):     # alternating, so both see the same load
+            python, wall, frames = run([*common, *extra, "--sim-core", "python"])
+            python_wall = min(python_wall, wall)
+            native, wall, native_frames = run([*common, *extra, "--sim-core", "native"])
+            native_wall = min(native_wall, wall)
+        same = native_frames == frames and [
+            {key: record[key] for key in COMPARED} for record in native] == [
+            {key: record[key] for key in COMPARED} for record in python]
+        same_everywhere = same_everywhere and same
+        print(f"{name:<16} {frames:>10,} {frames / python_wall:>11,.0f} "
+              f"{native_frames / native_wall:>11,.0f} {python_wall / native_wall:>5.2f}x  "
+              f"{'yes' if same else 'NO'}")
+    return 0 if same_everywhere else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

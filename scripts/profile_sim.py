@@ -1,0 +1,139 @@
+"""Where a simulated run's time goes, by part: `python scripts/profile_sim.py RUN ARGUMENTS`.
+
+Runs `inaemu run --net sim RUN ARGUMENTS` (e.g. `--topo fat-tree --k 8 --workers 64 --algo
+ina --size-mib 1`) through the command's own code, twice: unprofiled for
+the frames per second, then with cProfile on the event loop alone (set-up, the workers'
+start and the verdicts left out). Each function's own time goes to the part its file belongs
+to (event loop, links, switch ports, switch runtime, host framing, INA session, ring
+transport); time in C functions and the standard library goes to the part of its caller (numpy
+in the codec is the codec's), up to a few levels. Prints each part's share and the frames per
+second that part alone would allow. Numbers, not assertions (docs/sim.md, "Where the time and
+memory go"). `--profile FILE` only reads an existing dump (any cProfile of a run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import tempfile
+from pathlib import Path
+
+from inaemu.experiment.sim_run import run_sim
+from inaemu.run import add_arguments, config_from
+from inaemu.sim.events import EventLoop
+
+PARTS = (   # (part, path fragments), first match wins
+    ("event loop", ("inaemu/sim/events.py",)),
+    ("links", ("inaemu/sim/link.py",)),
+    ("switch ports (sim)", ("inaemu/sim/switch_node.py",)),
+    ("switch runtime", ("p4switch/runtime/",)),
+    ("host framing", ("inaemu/sim/host_node.py", "inaemu/sim/frames.py", "hosts/framing.py")),
+    ("INA worker + session", ("inaemu/sim/ina_worker.py", "hosts/ina_", "hosts/quantize.py",
+                              "hosts/congestion.py")),
+    ("ring worker + transport", ("inaemu/sim/ring_worker.py", "inaemu/sim/reliable.py",
+                                 "hosts/ring_")),
+    ("gradients + verdict", ("hosts/agent.py", "inaemu/sim/streamed_check.py",
+                             "hosts/gradient_stream.py")),
+    ("set-up", ("controller/", "p4switch/server/", "p4switch/compiler/", "inaemu/sim/control.py",
+                "inaemu/sim/setup.py", "inaemu/sim/network.py", "inaemu/compile_cache.py",
+                "grpc", "google/protobuf", "p4runtime")),
+    ("driver", ("inaemu/sim/driver.py",)),
+)
+
+
+def part_of(filename: str) -> str | None:
+    for part, fragments in PARTS:
+        if any(fragment in filename for fragment in fragments):
+            return part
+    return None
+
+
+def attribute(stats: pstats.Stats, depth: int = 4) -> dict[str, float]:
+    """Own time per part; a function outside every part passes its time up its callers."""
+    table = stats.stats
+    totals: dict[str, float] = {}
+
+    def give(func, seconds: float, level: int) -> None:
+        part = part_of(func[0])
+        if part is not None:
+            totals[part] = totals.get(part, 0.0) + seconds
+            return
+        callers = table.get(func, (0, 0, 0, 0, {}))[4]
+        edge_total = sum(edge[2] for edge in callers.values())
+        if level >= depth or not callers or edge_total <= 0:
+            totals["other"] = totals.get("other", 0.0) + seconds
+            return
+        for caller, edge in callers.items():
+            give(caller, seconds * edge[2] / edge_total, level + 1)
+
+    for func, (_cc, _nc, own, _cum, _callers) in table.items():
+        give(func, own, 0)
+    return totals
+
+
+def run(argv: list[str], profiler: cProfile.Profile | None) -> dict:
+    """`inaemu run --net sim ARGV` through its own arguments and `run_sim`; the profiler,
+    when given, runs only while the event loop does. Returns sim_report.json."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    cfg = config_from(parser.parse_args(["--net", "sim", *argv]))
+    original = EventLoop.run
+
+    def profiled_run(loop, **kwargs):
+        profiler.enable()
+        try:
+            return original(loop, **kwargs)
+        finally:
+            profiler.disable()
+
+    if profiler is not None:
+        EventLoop.run = profiled_run
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            records = run_sim(cfg, Path(out), lambda _line: None)
+            report = json.loads((Path(out) / "sim_report.json").read_text())
+    finally:
+        EventLoop.run = original
+    report["correct"] = all(record["correct"] for record in records)
+    return report
+
+
+def report(stats: pstats.Stats, frames: int = 0, wall: float = 0.0) -> None:
+    totals = attribute(stats)
+    whole = sum(totals.values())
+    print(f"{'part':<26} {'s':>8} {'share':>7} {'frames/s alone':>15}")
+    for part, seconds in sorted(totals.items(), key=lambda item: -item[1]):
+        if seconds < 0.005:
+            continue
+        alone = f"{frames / (wall * seconds / whole):15,.0f}" if frames and seconds else ""
+        print(f"{part:<26} {seconds:8.2f} {100 * seconds / whole:6.1f}% {alone}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python scripts/profile_sim.py",
+                                     usage="%(prog)s [--profile FILE] [inaemu run arguments]")
+    parser.add_argument("--profile", help="only read this cProfile dump")
+    args, run_argv = parser.parse_known_args(argv)
+    if args.profile:
+        report(pstats.Stats(args.profile))
+        return 0
+    plain = run(run_argv, None)
+    for algo, part in plain.items():
+        if isinstance(part, dict) and "frames" in part:
+            print(f"{algo}: {part['frames']:,} frames in {part['wall_s']:.2f} s "
+                  f"({part['frames'] / part['wall_s']:,.0f} frames/s), virtual "
+                  f"{part['virtual_s']:.4f} s; correct={plain['correct']}")
+    profiler = cProfile.Profile()
+    run(run_argv, profiler)
+    frames = sum(part["frames"] for part in plain.values() if isinstance(part, dict)
+                 and "frames" in part)
+    wall = sum(part["wall_s"] for part in plain.values() if isinstance(part, dict)
+               and "frames" in part)
+    report(pstats.Stats(profiler), frames, wall)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
