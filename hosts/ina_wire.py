@@ -1,7 +1,7 @@
 """The aggregation packet's UDP payload (docs/protocol.md §1): one frozen dataclass, encode, decode.
 
 The header (kinds, flags, field layout) is defined in `ina_header.py` and re-exported here:
-kind u8, flags u8 (ver, retx, the lane format, overflow), job u16, worker u8, pad u8, slot u16,
+kind u8, flags u8 (ver, retx, the lane format, overflow, next), job u16, worker u8, pad u8, slot u16,
 chunk u32, count u16, bmax u16, then k 32-bit lanes, each one int32, two int16 or four int8
 values (docs/formats.md). k is a multiple of 4 from 4 to 364 (the P4 program's INA_K). QUERY
 and NACK (§3.1) are the header alone, no values. `InaPacket` validates every field on
@@ -94,7 +94,7 @@ def _bad_header_field(packet: "InaPacket") -> str:
         value = getattr(packet, name)
         if type(value) is not int or not 0 <= value <= limit:
             return f"{name} must be an integer in [0, {limit}], got {value!r}"
-    for name in ("retx", "overflow"):
+    for name in ("retx", "overflow", "next_use"):
         if type(getattr(packet, name)) is not bool:
             return f"{name} must be a bool, got {getattr(packet, name)!r}"
     return "invalid header field"
@@ -116,6 +116,8 @@ class InaPacket:
     bmax: int = 0           # a block's max |x|, bfloat16 rounded up (docs/protocol.md §5.2)
     fmt: int = 0            # lane format code: 0 int32, 1 int16, 2 int8
     overflow: bool = False  # RESULT: a packed sum of the cell overflowed
+    next_use: bool = False  # flag `next` (hashed sharing, §3.3): CONTRIB asks the switch to
+    #                         claim the slot's next cell; RESULT says it was claimed
 
     def __post_init__(self) -> None:
         kind = _KINDS.get(self.kind) if type(self.kind) in (int, Kind) else None
@@ -133,7 +135,7 @@ class InaPacket:
                 and type(self.retx) is bool
                 and type(self.bmax) is int and 0 <= self.bmax <= 0xFFFF
                 and type(self.fmt) is int and 0 <= self.fmt <= 2
-                and type(self.overflow) is bool):
+                and type(self.overflow) is bool and type(self.next_use) is bool):
             raise ValueError(_bad_header_field(self))
         if kind in HEADER_ONLY_KINDS:
             if len(self.values):
@@ -148,7 +150,7 @@ class InaPacket:
 
     def _header(self) -> tuple:
         return (self.kind, self.job, self.worker, self.slot, self.chunk, self.ver, self.retx,
-                self.count, self.bmax, self.fmt, self.overflow)
+                self.count, self.bmax, self.fmt, self.overflow, self.next_use)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InaPacket):
@@ -162,7 +164,7 @@ class InaPacket:
 def encode(packet: InaPacket) -> bytes:
     """The UDP payload of `packet`."""
     flags = (packet.ver | (FLAG_RETX if packet.retx else 0) | (packet.fmt << FORMAT_SHIFT)
-             | (FLAG_OVERFLOW if packet.overflow else 0))
+             | (FLAG_OVERFLOW if packet.overflow else 0) | (FLAG_NEXT if packet.next_use else 0))
     header = HEADER.pack(packet.kind, flags, packet.job, packet.worker, 0, packet.slot,
                          packet.chunk, packet.count, packet.bmax)
     return header + packet.values.astype(WIRE_DTYPE, copy=False).tobytes()
@@ -275,7 +277,7 @@ def decode(payload: bytes, k: int | None = None) -> InaPacket:
     bmax, fmt, overflow = block_fields(data)
     return InaPacket(kind=kind, job=job, worker=worker, slot=slot, chunk=chunk,
                      values=decode_values(data), ver=ver, retx=retx, count=count, bmax=bmax,
-                     fmt=fmt, overflow=overflow)
+                     fmt=fmt, overflow=overflow, next_use=bool(data[_FLAGS_AT] & FLAG_NEXT))
 
 
 class ChunkEncoder:

@@ -199,3 +199,20 @@ def test_the_ring_fuzzers_input_no_longer_escapes():
     from fuzz.targets import corpus_dir
 
     ring((corpus_dir("host_ring") / "finding-04-hello-with-a-dtype").read_bytes())
+
+
+@pytest.mark.parametrize("kind", [ina_wire.Kind.CONTRIB, ina_wire.Kind.RESULT])
+def test_the_next_flag_survives_decode_and_encode(kind):
+    # finding 6 (host_ina corpus replay after the hashed pool gave bit 0x20 a meaning, `next`):
+    # decode accepted the bit but InaPacket had no field for it, so encoding dropped it
+    packet = ina_wire.InaPacket(kind=kind, job=1, worker=0, slot=3, chunk=7,
+                                values=np.arange(4, dtype=np.int32), next_use=True)
+    payload = ina_wire.encode(packet)
+    assert payload[1] & ina_wire.FLAG_NEXT
+    back = ina_wire.decode(payload)
+    assert back.next_use and back == packet and ina_wire.encode(back) == payload
+    assert back != ina_wire.InaPacket(kind=kind, job=1, worker=0, slot=3, chunk=7,
+                                      values=np.arange(4, dtype=np.int32))
+    with pytest.raises(ValueError, match="next_use must be a bool"):
+        ina_wire.InaPacket(kind=kind, job=1, worker=0, slot=3, chunk=7,
+                           values=np.arange(4, dtype=np.int32), next_use=1)
