@@ -207,9 +207,10 @@ class RunConfig:
             if self.fallback_slots is not None:
                 raise ConfigError("sharing: --sharing hashed and --fallback exclude each other "
                                   "(a hashed job holds no slots of its own)")
-            if self.tree:
-                raise ConfigError("sharing: hashed jobs are aggregated at one switch "
-                                  "(--aggregation single), not trees (docs/protocol.md §3.3)")
+            if self.tree and self.net != "sim":
+                raise ConfigError("sharing: hashed trees run in the simulator (--net sim); on "
+                                  "Mininet a tier's host aggregator has no process yet, so use "
+                                  "--aggregation single there (docs/fallback.md)")
         if self.fallback_slots is None:
             return
         if not 1 <= self.fallback_slots < self.pool_size:
