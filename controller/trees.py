@@ -233,7 +233,8 @@ class FallbackNearTiers:
     host → switch for every packet of it, retransmissions and the parent's answers too; on
     one host for the whole tree (a `FallbackServer`), a leaf's chunk crossed the spine and
     another leaf twice each way, and at 10 % loss on every link a leaf-spine job's recoveries
-    failed so often that workers gave up (docs/fallback.md, "Trees")."""
+    failed so often that workers gave up (docs/fallback.md, "Trees"). Only the job's own
+    worker hosts are used, so two jobs (which never share a worker host) never share a port."""
 
     port: int = 48880
 
