@@ -207,10 +207,6 @@ class RunConfig:
             if self.fallback_slots is not None:
                 raise ConfigError("sharing: --sharing hashed and --fallback exclude each other "
                                   "(a hashed job holds no slots of its own)")
-            if self.tree and self.net != "sim":
-                raise ConfigError("sharing: hashed trees run in the simulator (--net sim); on "
-                                  "Mininet a tier's host aggregator has no process yet, so use "
-                                  "--aggregation single there (docs/fallback.md)")
         if self.fallback_slots is None:
             return
         if not 1 <= self.fallback_slots < self.pool_size:

@@ -34,8 +34,6 @@ def test_hashed_jobs_are_correct_and_the_hosts_aggregate(tmp_path, capsys) -> No
     (dict(sharing="atp"), "sharing: expected static or hashed"),
     (dict(shared_pairs=5), "shared-pairs: 1..65535 pairs, with --sharing hashed only"),
     (dict(sharing="hashed", fallback_slots=4), "exclude each other"),
-    (dict(sharing="hashed", topo="leaf-spine", net="mininet"),
-     r"hashed trees run in the simulator \(--net sim\).*--aggregation single"),
 ])
 def test_sharing_refusals(settings, why) -> None:
     with pytest.raises(ConfigError, match=why):
