@@ -247,6 +247,9 @@ def _start_tier_aggregators(net, cfg: RunConfig, trees: dict, out_dir: Path,
             members = ",".join(tree[m]["address"] if m in tree else net.topology.host(m).ip
                                for m in node["members"])
             host = net.topology.host_by_ip(node["fallback_address"]).name
+            up = None if node["parent"] is None else tree[node["parent"]]["address"]
+            for address in filter(None, (node["address"], up)):
+                _learn_aggregator(net.host(host), address)   # it sends to these
             role = ["--result-count", str(workers)] if node["parent"] is None else \
                 ["--parent", tree[node["parent"]]["address"], "--member",
                  str(node["child_index"])]
@@ -286,9 +289,14 @@ def _learn_aggregators(net, targets: dict[int, tuple[InaTarget, ...]]) -> None:
     aggregator address answers no ARP)."""
     for job_targets in targets.values():
         for e in job_targets:
-            node = net.host(e.host)
-            node.cmd(f"ip neigh replace {e.address} lladdr {aggregator_mac(e.address)} "
-                     f"dev {node.defaultIntf().name} nud permanent")
+            _learn_aggregator(net.host(e.host), e.address)
+
+
+def _learn_aggregator(node, address: str) -> None:
+    """A permanent neighbour entry for an aggregator address on a Mininet host: the address
+    answers no ARP; its first switch routes the frame on by IP."""
+    node.cmd(f"ip neigh replace {address} lladdr {aggregator_mac(address)} "
+             f"dev {node.defaultIntf().name} nud permanent")
 
 
 def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, ...]],
