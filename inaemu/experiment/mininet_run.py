@@ -247,9 +247,12 @@ def _start_tier_aggregators(net, cfg: RunConfig, trees: dict, out_dir: Path,
             members = ",".join(tree[m]["address"] if m in tree else net.topology.host(m).ip
                                for m in node["members"])
             host = net.topology.host_by_ip(node["fallback_address"]).name
+            # it sends to its switch, its parent and its child switches (its answers to them:
+            # without the entry, ARP for an aggregator address fails and they were lost)
             up = None if node["parent"] is None else tree[node["parent"]]["address"]
-            for address in filter(None, (node["address"], up)):
-                _learn_aggregator(net.host(host), address)   # it sends to these
+            children = [tree[m]["address"] for m in node["members"] if m in tree]
+            for address in filter(None, (node["address"], up, *children)):
+                _learn_aggregator(net.host(host), address)
             role = ["--result-count", str(workers)] if node["parent"] is None else \
                 ["--parent", tree[node["parent"]]["address"], "--member",
                  str(node["child_index"])]
