@@ -226,16 +226,53 @@ def _bounded_parents(topology: Topology, root: str, leaves: list[str],
 # -- plan -----------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class FallbackNearTiers:
+    """A hashed tree job's host aggregators, one per tree switch, each on the job's worker host
+    nearest its switch (`tier_hosts`), the i-th switch of the tree (top-down) on UDP port
+    `port + i`. *Why near*: a chunk a tier's host aggregator holds crosses the path switch →
+    host → switch for every packet of it, retransmissions and the parent's answers too; on
+    one host for the whole tree (a `FallbackServer`), a leaf's chunk crossed the spine and
+    another leaf twice each way, and at 10 % loss on every link a leaf-spine job's recoveries
+    failed so often that workers gave up (docs/fallback.md, "Trees"). Only the job's own
+    worker hosts are used, so two jobs (which never share a worker host) never share a port."""
+
+    port: int = 48880
+
+
+def tier_hosts(topology: Topology, shape: TreeShape, workers: tuple[str, ...]) -> dict[str, str]:
+    """switch -> the job's worker host nearest it among the workers below it in the tree (its
+    own workers first: one link away); ties to the host holding the fewest tier aggregators
+    chosen so far (top-down), then job order, so a root spreads away from its children's."""
+    below: dict[str, list[str]] = {switch: [] for switch in shape.order}
+    for host in workers:
+        switch = topology.host_link(host).node
+        while switch is not None:
+            below[switch].append(host)
+            switch = shape.parent[switch]
+    chosen: dict[str, str] = {}
+    held: dict[str, int] = {}
+    for switch in shape.order:
+        distance = topology.distances_to(switch)
+        host = min(below[switch], key=lambda h: (distance[h], held.get(h, 0),
+                                                 workers.index(h)))
+        chosen[switch] = host
+        held[host] = held.get(host, 0) + 1
+    return chosen
+
+
+@dataclass(frozen=True)
 class TreeJob(AggregationJob):
     """A hierarchical job: id, worker hosts in job order, k, pool size, root (None: choose).
 
     `sharing="hashed"` (docs/protocol.md §3.3): every switch of the tree draws the job's data
-    cells from its shared pool; `fallback` is then the host of the job's host aggregators, one
-    per tree switch, the i-th switch of the tree (top-down) on UDP port `fallback.port + i`."""
+    cells from its shared pool and has a host aggregator for the chunks that find their cell
+    taken, the i-th switch of the tree (top-down) on UDP port `fallback.port + i`: with
+    `FallbackNearTiers` on the worker host nearest that switch (`tier_hosts`), with a
+    `FallbackServer` all on its one host."""
 
     root: str | None = None
     sharing: str = "static"
-    fallback: FallbackServer | None = None
+    fallback: FallbackServer | FallbackNearTiers | None = None
 
     @property
     def cells(self) -> int:
@@ -255,6 +292,7 @@ class TreeNode:
     parent: str | None             # parent switch (None at the root)
     child_index: int | None        # its member id at the parent
     fallback_port: int | None = None   # hashed: its host aggregator's UDP port
+    fallback_address: str | None = None   # hashed: ... and the host's address
 
 
 @dataclass(frozen=True)
@@ -287,7 +325,8 @@ class TreePlan:
         """JSON-ready: per switch its cells, group, parent and members."""
         return {s: {"base": n.base, "cells": self.job.cells, "mgid": n.mgid, "parent": n.parent,
                     "child_index": n.child_index, "address": n.address,
-                    "members": list(n.members), "fallback_port": n.fallback_port}
+                    "members": list(n.members), "fallback_port": n.fallback_port,
+                    "fallback_address": n.fallback_address}
                 for s, n in self.nodes.items()}
 
 
@@ -315,6 +354,28 @@ def check_tree_job(topology: Topology, programs: Mapping[str, InaProgram], job: 
         if job.cells > program.cells:
             raise refuse(f"a pool of {job.pool_size} slots needs {job.cells} cells, {switch} "
                          f"has {program.cells} (INA_CELLS)")
+    if job.sharing not in ("static", "hashed"):
+        raise refuse(f"sharing {job.sharing!r}: must be static or hashed")
+    if job.sharing == "hashed":
+        _check_tier_fallback(topology, job, len(shape.order), refuse)
+
+
+def _check_tier_fallback(topology: Topology, job: TreeJob, switches: int, refuse) -> None:
+    """A hashed tree's host aggregators: given, on a host of the topology, their ports (one per
+    tree switch) inside 1..65535."""
+    server = job.fallback
+    if server is None:
+        raise refuse("hashed sharing needs a host aggregator (fallback) for the chunks that "
+                      "find their cell taken")
+    if isinstance(server, FallbackServer) and \
+            not any(h.ip == server.address for h in topology.hosts):
+        raise refuse(f"host aggregator {server.address} is not a host of topology "
+                     f"{topology.name} (the switches route only to hosts)")
+    port = server.port
+    if isinstance(port, bool) or not isinstance(port, int) or \
+            not 1 <= port <= 0xFFFF - (switches - 1):
+        raise refuse(f"host aggregator port {port!r}: the tree's {switches} switches need "
+                     f"ports {port!r}..{port!r}+{switches - 1} inside 1..65535")
 
 
 def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapping[str, int],
@@ -328,6 +389,12 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
     hashed = job.sharing == "hashed"
     jid, total = job.job_id, len(job.workers)
     addresses = {s: aggregator_address(topology, s) for s in shape.order}
+    servers: dict[str, str] = {}
+    if hashed and isinstance(job.fallback, FallbackNearTiers):
+        servers = {s: topology.host(h).ip
+                   for s, h in tier_hosts(topology, shape, job.workers).items()}
+    elif hashed:
+        servers = {s: job.fallback.address for s in shape.order}
     nodes: dict[str, TreeNode] = {}
     groups: dict[str, tuple[tuple[int, int], ...]] = {}
     writes: list[tuple[str, Entry]] = []
@@ -336,7 +403,8 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
         members = shape.members[switch]
         node = TreeNode(switch, addresses[switch], bases[switch], mgids[switch], members, up,
                         None if up is None else shape.members[up].index(switch),
-                        job.fallback.port + shape.order.index(switch) if hashed else None)
+                        job.fallback.port + shape.order.index(switch) if hashed else None,
+                        servers.get(switch))
         nodes[switch] = node
         replicas = []
         for index, member in enumerate(members):
@@ -359,8 +427,8 @@ def plan_tree(topology: Topology, job: TreeJob, shape: TreeShape, *, bases: Mapp
         if hashed:
             writes.append((switch, Entry(
                 "ina_fallback", {"hdr.ina.job": jid}, "ina_fall_back",
-                {"server": job.fallback.address, "port": node.fallback_port},
-                f"job {jid} collisions to {job.fallback.address}:{node.fallback_port}")))
+                {"server": node.fallback_address, "port": node.fallback_port},
+                f"job {jid} collisions to {node.fallback_address}:{node.fallback_port}")))
             writes.append((switch, Entry(
                 "ina_sharing", {"hdr.ina.job": jid}, "ina_share_pool",
                 {"pool_base": shared[switch][0], "pool_pairs": shared[switch][1]},
@@ -433,9 +501,6 @@ class TreeJobs(InaSwitches[TreePlan]):
         for switch in states:
             self._refuse_taken_id(job.job_id, switch)
         if job.sharing == "hashed":
-            if job.fallback is None:
-                raise JobRefused(job.job_id, "hashed sharing needs a host aggregator (fallback) "
-                                             "for the chunks that find their cell taken")
             for switch, state in states.items():
                 if state.shared is None:
                     self.create_shared_pool(job.job_id, switch, shared_pairs)

@@ -3,6 +3,12 @@
     python -m hosts.fallback_udp --job 1 --k 64 --first-slot 8 --pool 32 \
         --workers 10.0.0.1,10.0.0.2,10.0.0.3,10.0.0.4 [--port 48880] [--stats FILE.json]
 
+A hashed tree job (docs/protocol.md §3.3, "Tiers") runs one per tree switch, `--workers`
+being that switch's members (hosts, or child switches' aggregator addresses): the root's with
+`--result-count` (the whole tree's workers), a child's with `--parent ADDRESS --member M`
+(hosts/fallback_tier.py: its partial sums go up to the parent's aggregator address as the
+child's member M there).
+
 Binds UDP `--port` (default 48880, so it may share a host with a worker on 48879), feeds every
 datagram to the aggregator and sends what it returns to the workers' port 48879. Runs until
 SIGTERM or SIGINT, then writes its counters to `--stats` (JSON) and exits 0.
@@ -19,6 +25,7 @@ import sys
 from pathlib import Path
 
 from .fallback import FALLBACK_PORT, VIA_SWITCH, FallbackAggregator
+from .fallback_tier import VIA_PARENT, TierAggregator
 from .ina_header import INA_UDP_PORT
 
 RECEIVE_BUFFER = 8 << 20
@@ -30,13 +37,15 @@ class UdpFallbackServer:
 
     def __init__(self, aggregator: FallbackAggregator, workers: list[str], *,
                  bind_address: str = "0.0.0.0", port: int = FALLBACK_PORT,
-                 switch: str | None = None):
-        """`switch`: the aggregator address that multicasts replies meant for VIA_SWITCH."""
+                 switch: str | None = None, parent: str | None = None):
+        """`switch`: the aggregator address that multicasts replies meant for VIA_SWITCH;
+        `parent`: a tier's parent aggregator address (replies meant for VIA_PARENT)."""
         if len(workers) != aggregator.n:
             raise ValueError(f"{len(workers)} worker addresses for a job of {aggregator.n}")
         self.aggregator = aggregator
         self.workers = [(address, INA_UDP_PORT) for address in workers]
         self.switch = None if switch is None else (switch, INA_UDP_PORT)
+        self.parent = None if parent is None else (parent, INA_UDP_PORT)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
         self.sock.bind((bind_address, port))
@@ -77,6 +86,7 @@ class UdpFallbackServer:
             for worker, reply in self.aggregator.receive(payload):
                 try:
                     self.sock.sendto(reply, self.switch if worker == VIA_SWITCH
+                                     else self.parent if worker == VIA_PARENT
                                      else self.workers[worker])
                 except OSError:
                     self.send_errors += 1     # lost: the worker's recovery covers it
@@ -100,14 +110,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hashed", action="store_true",
                         help="the job draws from the switch's hashed shared pool "
                              "(docs/protocol.md §3.3): any slot may come here")
+    parser.add_argument("--result-count", type=int, metavar="N",
+                        help="a hashed tree's root: the tree's workers, what its sums count "
+                             "(default: the members)")
+    parser.add_argument("--parent", metavar="ADDRESS",
+                        help="a hashed tree's child tier: the parent's aggregator address, "
+                             "where its partial sums go (with --member, --hashed, "
+                             "--via-switch, --first-slot 0)")
+    parser.add_argument("--member", type=int, metavar="M",
+                        help="--parent: this tier's member id at the parent")
     args = parser.parse_args(argv)
     workers = [w for w in args.workers.split(",") if w]
+    if (args.parent is None) != (args.member is None):
+        parser.error("--parent and --member go together")
+    if args.parent is not None and (not args.hashed or args.via_switch is None
+                                    or args.first_slot != 0 or args.result_count is not None):
+        parser.error("--parent (a child tier) needs --hashed, --via-switch and --first-slot 0, "
+                     "and takes its count from the parent (no --result-count)")
     try:
-        aggregator = FallbackAggregator(job=args.job, n=len(workers), k=args.k,
-                                        first_slot=args.first_slot, pool_size=args.pool,
-                                        via_switch=args.via_switch is not None,
-                                        hashed=args.hashed)
-        server = UdpFallbackServer(aggregator, workers, port=args.port, switch=args.via_switch)
+        if args.parent is not None:
+            aggregator = TierAggregator(job=args.job, n=len(workers), k=args.k,
+                                        pool_size=args.pool, parent_member=args.member)
+        else:
+            aggregator = FallbackAggregator(job=args.job, n=len(workers), k=args.k,
+                                            first_slot=args.first_slot, pool_size=args.pool,
+                                            via_switch=args.via_switch is not None,
+                                            hashed=args.hashed, result_count=args.result_count)
+        server = UdpFallbackServer(aggregator, workers, port=args.port, switch=args.via_switch,
+                                   parent=args.parent)
     except (ValueError, OSError) as error:
         print(f"fallback: {error}", file=sys.stderr)
         return 2

@@ -210,9 +210,6 @@ class RunConfig:
             if self.fallback_slots is not None:
                 raise ConfigError("sharing: --sharing hashed and --fallback exclude each other "
                                   "(a hashed job holds no slots of its own)")
-            if self.tree:
-                raise ConfigError("sharing: hashed jobs are aggregated at one switch "
-                                  "(--aggregation single), not trees (docs/protocol.md §3.3)")
         if self.fallback_slots is None:
             return
         if not 1 <= self.fallback_slots < self.pool_size:

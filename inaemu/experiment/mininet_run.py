@@ -35,7 +35,7 @@ from typing import Callable
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
 from controller.ina_jobs import FallbackServer, aggregator_mac
-from controller.trees import TreeJob, TreeJobs, choose_roots
+from controller.trees import FallbackNearTiers, TreeJob, TreeJobs, choose_roots
 from hosts.fallback import fallback_port
 from inaemu.experiment.agents import (CALLS, WorkerSpec, agent_config, read_record,
                                       write_config)
@@ -107,8 +107,9 @@ def run_mininet(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]
                 (out_dir / "trees.json").write_text(json.dumps(jobs.describe(), indent=2))
             records: list[dict] = []
             for algo in cfg.algos:
-                aggregators = _start_host_aggregators(net, cfg, targets, out_dir, progress) \
-                    if algo == "ina" else []
+                aggregators = _start_host_aggregators(
+                    net, cfg, targets, out_dir, progress,
+                    trees=jobs.describe() if cfg.tree else None) if algo == "ina" else []
                 try:
                     records += _run_agents(net, cfg, algo, job_hosts, targets, out_dir,
                                            progress)
@@ -156,9 +157,15 @@ class _Jobs:
         over the equally near roots; single-switch jobs go to `choose_roots`' switches."""
         targets = {}
         if self.trees is not None:
+            hashed = self.cfg.sharing == "hashed"
             for job, hosts in job_hosts.items():
-                plan = self.trees.install(TreeJob(job, hosts, self.cfg.elems_k,
-                                                  self.cfg.pool_size))
+                # hashed: a host aggregator per tree switch, on the job's worker host nearest it
+                plan = self.trees.install(
+                    TreeJob(job, hosts, self.cfg.elems_k, self.cfg.pool_size,
+                            sharing=self.cfg.sharing,
+                            fallback=FallbackNearTiers(fallback_port(job)) if hashed else None),
+                    shared_pairs=(self.cfg.shared_pairs or self.cfg.pool_size) if hashed
+                    else None)
                 self.plans[job] = plan.summary()
                 targets[job] = tuple(InaTarget(e.host, e.address, e.worker_id)
                                        for e in plan.endpoints)
@@ -192,13 +199,17 @@ class _Jobs:
 
 
 def _start_host_aggregators(net, cfg: RunConfig, targets: dict[int, tuple[InaTarget, ...]],
-                            out_dir: Path, progress: Progress) -> list[subprocess.Popen]:
+                            out_dir: Path, progress: Progress,
+                            trees: dict | None = None) -> list[subprocess.Popen]:
     """With --fallback, each job's host aggregator (`python -m hosts.fallback_udp`) on its
     first worker's host, for the slots the switch does not hold; its completed sums go to the
-    job's aggregator address, which multicasts them (docs/fallback.md)."""
+    job's aggregator address, which multicasts them (docs/fallback.md). A hashed tree
+    (`trees`: job -> TreePlan.summary()) has one per tree switch, where the plan puts it."""
     hashed = cfg.sharing == "hashed"
     if cfg.fallback_slots is None and not hashed:
         return []
+    if trees is not None:
+        return _start_tier_aggregators(net, cfg, trees, out_dir, progress)
     first_slot = 0 if hashed else cfg.fallback_slots
     started = []
     for job, job_targets in targets.items():
@@ -223,6 +234,45 @@ def _start_host_aggregators(net, cfg: RunConfig, targets: dict[int, tuple[InaTar
     return started
 
 
+def _start_tier_aggregators(net, cfg: RunConfig, trees: dict, out_dir: Path,
+                            progress: Progress) -> list[subprocess.Popen]:
+    """A hashed tree's host aggregators (docs/protocol.md §3.3, "Tiers"), one process per tree
+    switch on the host its plan names: the root's completes sums (counting the whole tree),
+    a child's sends partial sums up to its parent as its member there. Counters land in
+    DIR/fallback-j<job>-<switch>.json."""
+    started = []
+    for job, tree in trees.items():
+        workers = sum(1 for node in tree.values() for m in node["members"] if m not in tree)
+        for switch, node in tree.items():
+            members = ",".join(tree[m]["address"] if m in tree else net.topology.host(m).ip
+                               for m in node["members"])
+            host = net.topology.host_by_ip(node["fallback_address"]).name
+            # it sends to its switch, its parent and its child switches (its answers to them:
+            # without the entry, ARP for an aggregator address fails and they were lost)
+            up = None if node["parent"] is None else tree[node["parent"]]["address"]
+            children = [tree[m]["address"] for m in node["members"] if m in tree]
+            for address in filter(None, (node["address"], up, *children)):
+                _learn_aggregator(net.host(host), address)
+            role = ["--result-count", str(workers)] if node["parent"] is None else \
+                ["--parent", tree[node["parent"]]["address"], "--member",
+                 str(node["child_index"])]
+            log = (out_dir / f"fallback-j{job}-{switch}.log").open("wb")
+            try:
+                started.append(net.host(host).popen(
+                    [sys.executable, "-m", "hosts.fallback_udp", "--job", str(job),
+                     "--k", str(cfg.elems_k), "--first-slot", "0", "--pool", str(cfg.pool_size),
+                     "--workers", members, "--port", str(node["fallback_port"]),
+                     "--via-switch", node["address"], "--hashed", *role,
+                     "--stats", str(out_dir / f"fallback-j{job}-{switch}.json")],
+                    stdout=log, stderr=subprocess.STDOUT, cwd=str(PROJECT_ROOT)))
+            finally:
+                log.close()
+    time.sleep(0.5)      # bound before the first contribution reaches them
+    progress(f"run: {len(started)} host aggregator(s), one per tree switch of each job "
+             "(hashed sharing: the chunks whose cell is taken)")
+    return started
+
+
 def _stop_host_aggregators(processes: list[subprocess.Popen], progress: Progress) -> None:
     """SIGTERM (they write their counters to DIR/fallback-j<job>.json), then wait."""
     for process in processes:
@@ -242,9 +292,14 @@ def _learn_aggregators(net, targets: dict[int, tuple[InaTarget, ...]]) -> None:
     aggregator address answers no ARP)."""
     for job_targets in targets.values():
         for e in job_targets:
-            node = net.host(e.host)
-            node.cmd(f"ip neigh replace {e.address} lladdr {aggregator_mac(e.address)} "
-                     f"dev {node.defaultIntf().name} nud permanent")
+            _learn_aggregator(net.host(e.host), e.address)
+
+
+def _learn_aggregator(node, address: str) -> None:
+    """A permanent neighbour entry for an aggregator address on a Mininet host: the address
+    answers no ARP; its first switch routes the frame on by IP."""
+    node.cmd(f"ip neigh replace {address} lladdr {aggregator_mac(address)} "
+             f"dev {node.defaultIntf().name} nud permanent")
 
 
 def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, ...]],

@@ -21,7 +21,7 @@ from hosts.fallback import fallback_port
 from controller.ina_jobs import aggregator_address
 from controller.ina_switches import delete_group, remove_entries
 from controller.routing import L3_FORWARD
-from controller.trees import TreeJob, TreeJobs, choose_root
+from controller.trees import FallbackNearTiers, TreeJob, TreeJobs, choose_root
 from topologies.model import Topology
 
 from inaemu.sim import control
@@ -193,12 +193,19 @@ class FabricControl:
             if tree:
                 if root is None or root in self.down_switches:
                     root = choose_root(topology, workers, p4_job)
+                hashed = self.sharing == "hashed"
+                # hashed: a host aggregator per tree switch, on the job's worker host nearest
+                # it (UDP fallback_port(p4_job) + the switch's place top-down)
                 plan = TreeJobs(topology, clients).install(
-                    TreeJob(p4_job, tuple(workers), self.elems_k, self.pool_size, root))
+                    TreeJob(p4_job, tuple(workers), self.elems_k, self.pool_size, root,
+                            self.sharing,
+                            FallbackNearTiers(fallback_port(p4_job)) if hashed else None),
+                    shared_pairs=self.shared_pairs if hashed else None)
                 placement = Placement(p4_job, tuple(workers),
                                       tuple(e.address for e in plan.endpoints),
                                       tuple(e.worker_id for e in plan.endpoints),
-                                      tuple(plan.nodes), plan.summary(), plan, True)
+                                      tuple(plan.nodes), plan.summary(), plan, True,
+                                      self.sharing)
             else:
                 switch = root or topology.host_link(workers[0]).node
                 if switch in self.down_switches:
@@ -240,14 +247,18 @@ class FabricControl:
                      for e in entries]
             groups = [(live[plan.job.switch], plan.mgid)] if plan.job.switch in live else []
         try:
-            # the pool is read before the entries go (the last hashed job's entry names it)
-            shared = self.shared_pool(plan.job.switch) \
-                if placement.sharing == "hashed" and plan.job.switch in live else None
+            # the pools are read before the entries go (the last hashed job's entry names one)
+            pools = {}
+            if placement.sharing == "hashed":
+                for switch in placement.switches:
+                    pool = self.shared_pool(switch) if switch in live else None
+                    if pool is not None:
+                        pools[switch] = pool
             remove_entries(pairs)
             for client, mgid in groups:
                 delete_group(client, mgid)
-            if shared is not None:
-                release_owned_cells(live[plan.job.switch], placement.p4_job, shared)
+            for switch, shared in pools.items():
+                release_owned_cells(live[switch], placement.p4_job, shared)
         except ControllerError as error:
             self.say(f"controller: removing job {placement.p4_job}: {error}")
 

@@ -262,7 +262,8 @@ class Options:
     host_pps: float | None = None      # sim, hashed: packets per second of a host aggregator
                                        # (None: switch_pps, else inaemu's switch cost)
     # "tree" (every tier aggregates, on multi-tier networks) or "single": one switch per job
-    # (the job's root, else its first worker's switch); hashed sharing needs "single"
+    # (the job's root, else its first worker's switch); hashed trees: every tree switch
+    # hashes into its own pool, each with a host aggregator near it (docs/fallback.md)
     aggregation: str = "tree"
 
     def __post_init__(self) -> None:
@@ -284,9 +285,6 @@ class Options:
         if self.aggregation not in ("tree", "single"):
             raise ScenarioError("options.aggregation", f"must be tree or single, got "
                                                        f"{self.aggregation!r}")
-        if self.sharing == "hashed" and self.aggregation != "single":
-            raise ScenarioError("options.sharing", "hashed sharing aggregates each job on one "
-                                                   "switch: set aggregation: single")
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,8 @@ class JobRun(JobLife):
         self._inputs: list[np.ndarray] = []
         self._reference = None
         self._ended_apps: list = []       # this call's apps that have their sum
-        self.host_aggregator = None       # hashed sharing: the job's host aggregator
+        self.running_aggregators = None   # hashed sharing: the placement's host
+                                          # aggregators (a tree: one per switch)
         self.host_aggregators: list = []  # every one it had (their counters, for reports)
 
     # -- JobLife's hooks --------------------------------------------------------------------------
@@ -67,29 +68,68 @@ class JobRun(JobLife):
 
     def _start_host_aggregator(self, placement: Placement) -> None:
         """The job's host aggregator on one of its workers' hosts: the chunks that find their
-        cell of the shared pool taken (docs/protocol.md §3.3); its sums go to the switch."""
+        cell of the shared pool taken (docs/protocol.md §3.3); its sums go to the switch. A
+        tree has one per tree switch, where the controller put it (`_start_tier_aggregators`)."""
         from hosts.fallback import FallbackAggregator
         from hosts.fallback_node import SimFallbackServer
+        if placement.tree:
+            self._start_tier_aggregators(placement)
+            return
         net, n = self.engine.net, len(self.workers)
         aggregator = FallbackAggregator(job=placement.p4_job, n=n, k=self.engine.options.elems_k,
                                         first_slot=0, pool_size=self.engine.options.pool_size,
                                         via_switch=True, hashed=True)
         topology = net.topology
-        # served at options.host_pps, else at the switches' packet rate, else inaemu's own
-        options = self.engine.options
-        pps = options.host_pps or options.switch_pps
-        cost = {} if pps is None else {"per_packet_s": 1.0 / pps, "per_copy_s": 0.0}
-        self.host_aggregator = SimFallbackServer(
+        self.running_aggregators = [SimFallbackServer(
             net.hosts[placement.fallback_host], aggregator,
             [ip_bytes(topology.host(h).ip) for h in placement.workers],
-            port=placement.fallback_port, switch_ip=ip_bytes(placement.addresses[0]), **cost)
-        self.host_aggregators.append(self.host_aggregator)
+            port=placement.fallback_port, switch_ip=ip_bytes(placement.addresses[0]),
+            **self._host_cost())]
+        self.host_aggregators.extend(self.running_aggregators)
+
+    def _start_tier_aggregators(self, placement: Placement) -> None:
+        """A hashed tree's host aggregators (docs/protocol.md §3.3, "Tiers"), one per tree
+        switch on the host in its summary: the root's completes sums for the root to
+        multicast, a child's (hosts/fallback_tier.py) sends partial sums up."""
+        from hosts.fallback import FallbackAggregator
+        from hosts.fallback_node import SimFallbackServer
+        from hosts.fallback_tier import TierAggregator
+        net, options = self.engine.net, self.engine.options
+        topology, tree = net.topology, placement.summary
+        servers = []
+        for node in tree.values():
+            members = node["members"]
+            ips = [ip_bytes(tree[m]["address"] if m in tree else topology.host(m).ip)
+                   for m in members]
+            if node["parent"] is None:
+                aggregator = FallbackAggregator(
+                    job=placement.p4_job, n=len(members), k=options.elems_k, first_slot=0,
+                    pool_size=options.pool_size, via_switch=True, hashed=True,
+                    result_count=len(placement.workers))
+                parent_ip = None
+            else:
+                aggregator = TierAggregator(job=placement.p4_job, n=len(members),
+                                            k=options.elems_k, pool_size=options.pool_size,
+                                            parent_member=node["child_index"])
+                parent_ip = ip_bytes(tree[node["parent"]]["address"])
+            host = topology.host_by_ip(node["fallback_address"]).name
+            servers.append(SimFallbackServer(
+                net.hosts[host], aggregator, ips, port=node["fallback_port"],
+                switch_ip=ip_bytes(node["address"]), parent_ip=parent_ip, **self._host_cost()))
+        self.running_aggregators = servers
+        self.host_aggregators.extend(servers)
+
+    def _host_cost(self) -> dict:
+        """A host aggregator's service time: options.host_pps, else the switches' packet rate,
+        else inaemu's own."""
+        options = self.engine.options
+        pps = options.host_pps or options.switch_pps
+        return {} if pps is None else {"per_packet_s": 1.0 / pps, "per_copy_s": 0.0}
 
     def _stop_host_aggregator(self) -> None:
-        server = getattr(self, "host_aggregator", None)
-        if server is not None:
+        for server in getattr(self, "running_aggregators", None) or ():
             server.close()
-            self.host_aggregator = None
+        self.running_aggregators = None
 
     def _close_ended_apps(self) -> None:
         """Every worker has the call's sum: its apps answer nothing more, so they give their

@@ -19,7 +19,7 @@ from controller.ina_jobs import FallbackServer
 from hosts.fallback import fallback_port
 from controller.p4info import P4InfoIndex
 from controller.routing import L3_FORWARD
-from controller.trees import TreeJob, TreeJobs, TreePlan
+from controller.trees import FallbackNearTiers, TreeJob, TreeJobs, TreePlan
 from inaemu.compile_cache import compile_cached
 from topologies.model import Topology
 
@@ -108,13 +108,13 @@ def install_tree_jobs(fabric: Fabric, topology: Topology,
                                                                 list[TreePlan]]:
     """Every (job id, workers, root switch or None) as a tree of any depth (controller.trees);
     JobRefused says why one can't. With `sharing="hashed"` every tree switch draws the job's
-    cells from its shared pool and has a host aggregator for it on the job's worker 0's host
-    (UDP fallback_port(job) + the switch's place in the tree, top-down)."""
+    cells from its shared pool and has a host aggregator for it on the job's worker host
+    nearest that switch (UDP fallback_port(job) + the switch's place in the tree, top-down:
+    controller.trees.FallbackNearTiers)."""
     installer = TreeJobs(topology, fabric.clients)
     placements, plans = [], []
     for job, workers, root in jobs:
-        server = FallbackServer(topology.host(workers[0]).ip, fallback_port(job)) \
-            if sharing == "hashed" else None
+        server = FallbackNearTiers(fallback_port(job)) if sharing == "hashed" else None
         plan = installer.install(TreeJob(job, tuple(workers), k, pool_size, root, sharing,
                                          server), shared_pairs=shared_pairs)
         placements.append(JobPlacement(job, tuple(workers), pool_size,

@@ -533,13 +533,14 @@ def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -
 def _tier_aggregators(net: SimNetwork, placement: control.JobPlacement, tree: dict,
                       k: int) -> None:
     """A hashed tree job's host aggregators (docs/protocol.md §3.3, "Tiers"), one per tree
-    switch, on its worker 0's host: the root's completes sums for the root to multicast, a
-    child's (hosts/fallback_tier.py) sends partial sums up and the parent's RESULTs down."""
+    switch, on the host the controller gave it (`fallback_address`): the root's completes sums
+    for the root to multicast, a child's (hosts/fallback_tier.py) sends partial sums up and the
+    parent's RESULTs down."""
     from hosts.fallback import FallbackAggregator
     from hosts.fallback_node import SimFallbackServer
     from hosts.fallback_tier import TierAggregator
-    host = net.hosts[placement.workers[0]]
     for switch, node in tree.items():
+        host = net.hosts[net.topology.host_by_ip(node["fallback_address"]).name]
         members = node["members"]
         ips = [ip_bytes(tree[m]["address"] if m in tree else net.topology.host(m).ip)
                for m in members]

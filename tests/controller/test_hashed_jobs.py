@@ -109,3 +109,38 @@ def test_a_hashed_tree_plans_a_host_aggregator_and_the_pool_at_every_switch() ->
     assert ports == {s: 48885 + i for i, s in enumerate(shape.order)}
     assert {s for s, e in plan.entries if e.table == "ina_sharing"} == set(shape.order)
     assert all(plan.nodes[s].fallback_port == ports[s] for s in shape.order)
+
+
+def test_a_hashed_tree_puts_each_tiers_host_aggregator_on_the_worker_host_nearest_it() -> None:
+    """FallbackNearTiers: a leaf's on one of its own workers, the root's on a worker below it,
+    spread away from the hosts the leaves' aggregators already use where a tie allows."""
+    from controller.trees import FallbackNearTiers, TreeJob, plan_tree, tier_hosts, tree_shape
+    from topologies.builders import leaf_spine
+    topology = leaf_spine(2, 2, 3)          # l1: h1 h2 h3, l2: h4 h5 h6
+    workers = ("h1", "h2", "h4", "h5")
+    shape = tree_shape(topology, 5, workers, "sp1")
+    hosts = tier_hosts(topology, shape, workers)
+    assert hosts == {"sp1": "h1", "l1": "h2", "l2": "h4"}
+    job = TreeJob(5, workers, K, 16, "sp1", "hashed", FallbackNearTiers(48885))
+    plan = plan_tree(topology, job, shape, bases={s: 0 for s in shape.order},
+                     mgids={s: 1024 for s in shape.order}, new_addresses=set(),
+                     shared={s: (10, 7) for s in shape.order})
+    servers = {switch: (e.params["server"], e.params["port"]) for switch, e in plan.entries
+               if e.table == "ina_fallback"}
+    assert servers == {s: (topology.host(hosts[s]).ip, 48885 + i)
+                       for i, s in enumerate(shape.order)}
+    assert plan.summary()["l2"]["fallback_address"] == topology.host("h4").ip
+
+
+def test_a_hashed_tree_refuses_a_missing_or_bad_host_aggregator() -> None:
+    from controller.trees import FallbackNearTiers, TreeJob, check_tree_job, tree_shape
+    from topologies.builders import leaf_spine
+    topology = leaf_spine(2, 2, 2)
+    shape = tree_shape(topology, 5, ("h1", "h3"), "sp1")
+    programs = {s: PROGRAM for s in shape.order}
+    for fallback, why in ((None, "needs a host aggregator"),
+                          (FallbackServer("10.9.9.9"), "not a host of topology"),
+                          (FallbackNearTiers(65534), "ports 65534..65534\\+2 inside")):
+        job = TreeJob(5, ("h1", "h3"), K, 16, "sp1", "hashed", fallback)
+        with pytest.raises(JobRefused, match=why):
+            check_tree_job(topology, programs, job, shape)

@@ -192,6 +192,36 @@ def test_multi_tier_mininet_run_aggregates_along_a_tree(shape, switches, topo, d
 
 
 @pytest.mark.root
+def test_hashed_trees_on_mininet(tmp_path) -> None:
+    """--sharing hashed on a leaf-spine aggregates along trees (docs/fallback.md, "Trees"):
+    every tree switch hashes into its shared pool of 5 pairs, one `hosts.fallback_udp` per
+    tree switch of each job (the root's counting the whole tree, a leaf's sending partial sums
+    up) on the job's worker host nearest it takes the collided chunks; at 1 % loss both jobs
+    are exact, every tier's host aggregator took chunks, and nothing of the run is left."""
+    tag, grpc_base = "mh", 21600
+    out = tmp_path / "run"
+    switches = LEAF_SPINE
+    done = inaemu_run(tag, grpc_base, out, *SMALL, "--topo", "leaf-spine", "--leaves", "2",
+                      "--spines", "2", "--hosts-per-leaf", "3", "--jobs", "2", "--workers",
+                      "3", "--pool", "16", "--window", "16", "--sharing", "hashed",
+                      "--shared-pairs", "5", "--algo", "ina", "--loss", "1", "--seed", "2",
+                      "--timeout", "60")
+    assert done.returncode == 0, done.stdout + done.stderr
+    summaries = json.loads((out / "summary.json").read_text())
+    assert [(s["job"], s["aggregation"], s["correct"], s["finished"]) for s in summaries] == [
+        (1, "tree", True, 3), (2, "tree", True, 3)]
+    trees = json.loads((out / "trees.json").read_text())
+    for job, tree in trees.items():
+        assert len(tree) == 3
+        for switch, node in tree.items():
+            stats = json.loads((out / f"fallback-j{job}-{switch}.json").read_text())
+            assert stats["contributions"] > 0 and stats["foreign"] == 0, (switch, stats)
+    ours = leftover_processes(lambda argv: str(out) in " ".join(argv)
+                              and "hosts.fallback_udp" in " ".join(argv))
+    assert ours == [] and leftovers(tag, grpc_base + 1, out, switches) == []
+
+
+@pytest.mark.root
 def test_a_traced_run_is_read_by_inaemu_trace(tmp_path) -> None:
     tag, grpc_base = "qr", 21480
     out = tmp_path / "run"

@@ -34,8 +34,30 @@ def test_hashed_jobs_are_correct_and_the_hosts_aggregate(tmp_path, capsys) -> No
     (dict(sharing="atp"), "sharing: expected static or hashed"),
     (dict(shared_pairs=5), "shared-pairs: 1..65535 pairs, with --sharing hashed only"),
     (dict(sharing="hashed", fallback_slots=4), "exclude each other"),
-    (dict(sharing="hashed", topo="leaf-spine"), r"--aggregation single"),
 ])
 def test_sharing_refusals(settings, why) -> None:
     with pytest.raises(ConfigError, match=why):
-        RunConfig(net="sim", pool_size=16, window=16, **settings)
+        RunConfig(**{"net": "sim", "pool_size": 16, "window": 16, **settings})
+
+
+@pytest.mark.parametrize("shape", [
+    ["--topo", "leaf-spine", "--leaves", "2", "--spines", "2", "--hosts-per-leaf", "3"],
+    ["--topo", "fat-tree", "--k", "4"],
+])
+def test_hashed_trees_run_in_the_simulator(shape, tmp_path, capsys) -> None:
+    """--sharing hashed on a multi-tier topology aggregates along trees (the default there):
+    every tree switch hashes into its pool, each tier's host aggregator on the job's worker
+    host nearest it (docs/fallback.md, "Trees"); the results stay exact."""
+    out = tmp_path / "tree"
+    status = main(["run", "--net", "sim", "--algo", "ina", "--size-mib", "0.03", "--elems", "8",
+                   "--pool", "16", "--window", "16", "--jobs", "2", *shape, "--sharing",
+                   "hashed", "--shared-pairs", "5", "--timeout", "120", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    summaries = json.loads((out / "summary.json").read_text())
+    assert len(summaries) == 2 and all(s["correct"] for s in summaries)
+    trees = json.loads((out / "sim_report.json").read_text())["ina"]["trees"]
+    for tree in trees.values():
+        assert len(tree) > 1                               # a tree, not one switch
+        for node in tree.values():
+            assert node["fallback_port"] and node["fallback_address"]

@@ -74,3 +74,26 @@ def test_hashed_trees_are_correct_at_every_tier(loss) -> None:
         switch = setup.switches[name]
         assert switch.counter_read("MyIngress.ina_contributions", 1)[0] > 0
         assert switch.counter_read("MyIngress.ina_fallbacks", 1)[0] > 0
+
+
+def test_hashed_trees_survive_loss_that_their_old_host_placement_gave_up_at() -> None:
+    """Regression (issue 31, part 2): every tier's host aggregator used to sit on the job's
+    worker 0's host, so a chunk that a leaf tier's host aggregated crossed the spine and the
+    other leaf twice each way, and a recovery of a host-held chunk crossed 14-18 lossy links
+    (a switch-held one: 4). At 7 % loss on every link this run's workers gave up
+    (PeerUnreachable after max_retx); with each tier's host aggregator on the worker host
+    nearest its switch (controller.trees.tier_hosts) it finishes, and exact."""
+    from topologies.builders import leaf_spine
+    jobs = [SimJob(1, ("h1", "h2", "h4", "h5"), "sp1", hierarchical=True),
+            SimJob(2, ("h3", "h6"), "sp1", hierarchical=True)]
+    result = simulate(leaf_spine(2, 2, 3), jobs, algo="ina", size_bytes=32 * 1024, seed=4,
+                      loss=7.0, ina=InaOptions(pool_size=16, sharing="hashed",
+                                               shared_pairs=5))
+    assert result.correct and len(result.records) == 6
+    assert all(r.error is None for r in result.records)
+    for job, tree in result.trees.items():
+        for switch, node in tree.items():      # each tier's host is a worker below it
+            below = [m for m in node["members"] if m.startswith("h")]
+            if below:
+                hosts = {h: leaf_spine(2, 2, 3).host(h).ip for h in below}
+                assert node["fallback_address"] in hosts.values(), (job, switch)
