@@ -129,43 +129,6 @@ class MessageBatch:
             frames.append(buffer[start:start + words[at + _LEN_WORD]])
         return frames
 
-    def send(self, fd: int, frames: list[bytes]) -> int:
-        """Send `frames` in order; how many the kernel refused (each counted once, skipped).
-
-        Frames longer than a slot are refused without a call.
-        """
-        refused = 0
-        buffer, iov_words, slot, count = self.buffer, self._iov_words, self.slot_bytes, \
-            self.count
-        address, pointer = self._messages_address, self._messages_pointer
-        for first in range(0, len(frames), count):
-            group = frames[first:first + count] if len(frames) > count else frames
-            filled = 0
-            start = 0
-            for data in group:
-                size = len(data)
-                if size > slot:
-                    refused += 1
-                    continue
-                buffer[start:start + size] = data
-                iov_words[2 * filled + 1] = size
-                filled += 1
-                start += slot
-            if filled > self._shortened:
-                self._shortened = filled
-            done = 0
-            while done < filled:
-                start = pointer if not done else ctypes.c_void_p(address + done * _MMSG_SIZE)
-                sent = _sendmmsg(fd, start, filled - done, MSG_DONTWAIT)
-                if sent > 0:
-                    done += sent
-                elif ctypes.get_errno() == errno.EINTR:
-                    continue
-                else:
-                    refused += 1         # this frame is lost (buffer full, interface down)
-                    done += 1
-        return refused
-
     def transmit(self, fd: int, frames: list[bytes]) -> tuple[int, int]:
         """Send `frames` in order until the socket would block: (taken, failed). The first
         `taken` frames are done with (sent, or `failed` of them lost to an error such as

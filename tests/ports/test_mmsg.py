@@ -26,7 +26,7 @@ def test_frames_cross_in_order_with_their_lengths(pair):
     a, b = pair
     tx, rx = mmsg.MessageBatch(4, 2048), mmsg.MessageBatch(4, 2048)
     frames = [bytes([i]) * (1 + 97 * i) for i in range(10)]     # more than one batch
-    assert tx.send(a.fileno(), frames) == 0
+    assert tx.transmit(a.fileno(), frames) == (len(frames), 0)
     got = []
     while True:
         try:
@@ -58,7 +58,7 @@ def test_short_sends_after_long_ones_keep_their_own_length(pair):
     """A receive must not reuse iovec lengths a send shortened (one batch object for both)."""
     a, b = pair
     batch = mmsg.MessageBatch(2, 256)
-    assert batch.send(a.fileno(), [b"ab", b"c"]) == 0
+    assert batch.transmit(a.fileno(), [b"ab", b"c"]) == (2, 0)
     b.send(b"z" * 200)
     assert batch.receive(a.fileno(), 2) == [b"z" * 200]
 
@@ -66,10 +66,10 @@ def test_short_sends_after_long_ones_keep_their_own_length(pair):
 def test_oversized_and_refused_frames_are_counted(pair):
     a, b = pair
     tx = mmsg.MessageBatch(4, 8)
-    assert tx.send(a.fileno(), [b"ok", b"much too long", b"ok2"]) == 1
+    assert tx.transmit(a.fileno(), [b"ok", b"much too long", b"ok2"]) == (3, 1)
     assert b.recv(64) == b"ok" and b.recv(64) == b"ok2"
-    b.close()                                   # the peer is gone: every frame is refused
-    assert tx.send(a.fileno(), [b"1", b"2", b"3"]) == 3
+    b.close()                                   # the peer is gone: every frame is lost
+    assert tx.transmit(a.fileno(), [b"1", b"2", b"3"]) == (3, 3)
 
 
 def test_empty_receive_raises_eagain(pair):
