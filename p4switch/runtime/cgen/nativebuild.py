@@ -408,41 +408,33 @@ def load(controls: NativeControls):
     """The compiled module for these controls, or None (the reason in `why_not`)."""
     # the whole module's text (its name aside) decides: the state count, PHV sizes and the
     # helpers are in it as well as the translated code
-    digest = hashlib.sha256("\n".join([
-        module_source(controls, "MODULE_NAME"), " ".join(FLAGS), sys.version, numpy.__version__,
-        sysconfig.get_config_var("EXT_SUFFIX") or ""]).encode()).hexdigest()[:20]
-    with _lock:
-        if digest in _loaded:
-            return _loaded[digest]
-        if digest in why_not:
-            return None
-        name = MODULE_PREFIX + digest
-        target = _built_path(name)
-        if not target.exists():
-            problem = _build_once(module_source(controls, name), target)
-            if problem is not None:
-                why_not[digest] = problem
-                return None
-        module = _loaded[digest] = _import(name, target)
-        return module
+    return _load_cached(MODULE_PREFIX, module_source(controls, "MODULE_NAME"),
+                        lambda name: module_source(controls, name))
 
 
 def load_source(prefix: str, source: str):
     """A hand-written C extension module (`source`, whose module name is the text
     MODULE_NAME) built and cached as the programs' modules are; None when it cannot be built
     (the reason in `why_not`). The simulator's native core is built so (inaemu/sim/native)."""
+    return _load_cached(prefix, source, lambda name: source.replace("MODULE_NAME", name))
+
+
+def _load_cached(prefix: str, text: str, named_source):
+    """The module whose text (its name left as MODULE_NAME) is `text`: loaded once per
+    process, built once per cache (keyed by the text, the flags, Python and numpy), or None
+    with the reason in `why_not`. `named_source(name)` gives the text to build as `name`."""
     digest = hashlib.sha256("\n".join([
-        source, " ".join(FLAGS), sys.version, numpy.__version__,
+        text, " ".join(FLAGS), sys.version, numpy.__version__,
         sysconfig.get_config_var("EXT_SUFFIX") or ""]).encode()).hexdigest()[:20]
     with _lock:
         if digest in _loaded:
             return _loaded[digest]
         if digest in why_not:
             return None
-        name = f"{prefix}{digest}"
+        name = prefix + digest
         target = _built_path(name)
         if not target.exists():
-            problem = _build_once(source.replace("MODULE_NAME", name), target)
+            problem = _build_once(named_source(name), target)
             if problem is not None:
                 why_not[digest] = problem
                 return None
