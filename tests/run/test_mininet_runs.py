@@ -116,6 +116,24 @@ def test_mininet_ring_is_correct_at_3_percent_loss(tmp_path) -> None:
 
 
 @pytest.mark.root
+def test_a_run_over_mutual_tls_is_correct_and_the_switch_serves_mtls(tmp_path) -> None:
+    """`inaemu run` on Mininet with the switch serving P4Runtime over mutual TLS (certificates
+    made here) and the controller presenting its own: INA and ring correct, as without TLS."""
+    from tests.server.tls_certs import make_pki
+
+    pki = make_pki(tmp_path / "pki")
+    tag, grpc_base, out = "qs", 21470, tmp_path / "run"
+    done = inaemu_run(tag, grpc_base, out, *SMALL, "--workers", "3", "--loss", "1",
+                      "--timeout", "60", "--grpc-cacert", str(pki.ca),
+                      "--grpc-server-cert", str(pki.switch.cert),
+                      "--grpc-server-key", str(pki.switch.key),
+                      "--grpc-cert", str(pki.client.cert), "--grpc-key", str(pki.client.key),
+                      timeout=180)
+    check_run(tag, grpc_base, out, done, ["ina", "ring"], 3, 1)
+    assert f"grpc+mtls 127.0.0.1:{grpc_base + 1}" in (out / "net" / f"{tag}s1.out").read_text()
+
+
+@pytest.mark.root
 def test_two_jobs_share_the_switch(tmp_path) -> None:
     tag, grpc_base = "qj", 21440
     out = tmp_path / "run"
