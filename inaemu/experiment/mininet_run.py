@@ -34,12 +34,15 @@ from typing import Callable
 
 from controller.fabric import Fabric
 from controller.ina_control import InaJobs
-from controller.ina_jobs import FallbackServer, aggregator_mac
+from controller.ina_jobs import FallbackServer
 from controller.trees import FallbackNearTiers, TreeJob, TreeJobs, choose_roots
 from hosts.fallback import fallback_port
 from inaemu.experiment.agents import (CALLS, WorkerSpec, agent_config, read_record,
                                       write_config)
 from inaemu.experiment.config import INA_P4, PROJECT_ROOT, RunConfig
+from inaemu.experiment.host_aggregators import (flat_aggregator, learn_aggregator,
+                                                start_aggregator, stop_aggregators,
+                                                tier_aggregators)
 from inaemu.experiment.output import counted
 
 Progress = Callable[[str], None]
@@ -204,87 +207,39 @@ def _start_host_aggregators(net, cfg: RunConfig, targets: dict[int, tuple[InaTar
     """With --fallback, each job's host aggregator (`python -m hosts.fallback_udp`) on its
     first worker's host, for the slots the switch does not hold; its completed sums go to the
     job's aggregator address, which multicasts them (docs/fallback.md). A hashed tree
-    (`trees`: job -> TreePlan.summary()) has one per tree switch, where the plan puts it."""
+    (`trees`: job -> TreePlan.summary()) has one per tree switch, where the plan puts it;
+    their counters land in DIR/fallback-j<job>[-<switch>].json."""
     hashed = cfg.sharing == "hashed"
     if cfg.fallback_slots is None and not hashed:
         return []
-    if trees is not None:
-        return _start_tier_aggregators(net, cfg, trees, out_dir, progress)
     first_slot = 0 if hashed else cfg.fallback_slots
-    started = []
+    specs = []
     for job, job_targets in targets.items():
+        if trees is not None:
+            specs += tier_aggregators(net.topology, job, trees[job], k=cfg.elems_k,
+                                      pool_size=cfg.pool_size,
+                                      stats_prefix=out_dir / f"fallback-j{job}")
+            continue
         hosts = [t.host for t in job_targets]
-        ips = ",".join(net.topology.host(h).ip for h in hosts)
-        log = (out_dir / f"fallback-j{job}.log").open("wb")
-        try:
-            started.append(net.host(hosts[0]).popen(
-                [sys.executable, "-m", "hosts.fallback_udp", "--job", str(job),
-                 "--k", str(cfg.elems_k), "--first-slot", str(first_slot),
-                 "--pool", str(cfg.pool_size), "--workers", ips,
-                 "--port", str(fallback_port(job)), "--via-switch", job_targets[0].address,
-                 "--stats", str(out_dir / f"fallback-j{job}.json")] +
-                (["--hashed"] if hashed else []),
-                stdout=log, stderr=subprocess.STDOUT, cwd=str(PROJECT_ROOT)))
-        finally:
-            log.close()
+        specs.append(flat_aggregator(
+            job=job, host=hosts[0], k=cfg.elems_k, first_slot=first_slot,
+            pool_size=cfg.pool_size, worker_ips=[net.topology.host(h).ip for h in hosts],
+            port=fallback_port(job), via_switch=job_targets[0].address, hashed=hashed,
+            stats=out_dir / f"fallback-j{job}.json"))
+    started = [start_aggregator(net, spec, spec.stats.with_suffix(".log")) for spec in specs]
     time.sleep(0.5)      # bound before the first contribution reaches them
-    progress(f"run: {len(started)} host aggregator(s) for slots {first_slot}.."
-             f"{cfg.pool_size - 1} (docs/fallback.md" +
-             (", hashed sharing: the chunks whose cell is taken)" if hashed else ")"))
-    return started
-
-
-def _start_tier_aggregators(net, cfg: RunConfig, trees: dict, out_dir: Path,
-                            progress: Progress) -> list[subprocess.Popen]:
-    """A hashed tree's host aggregators (docs/protocol.md §3.3, "Tiers"), one process per tree
-    switch on the host its plan names: the root's completes sums (counting the whole tree),
-    a child's sends partial sums up to its parent as its member there. Counters land in
-    DIR/fallback-j<job>-<switch>.json."""
-    started = []
-    for job, tree in trees.items():
-        workers = sum(1 for node in tree.values() for m in node["members"] if m not in tree)
-        for switch, node in tree.items():
-            members = ",".join(tree[m]["address"] if m in tree else net.topology.host(m).ip
-                               for m in node["members"])
-            host = net.topology.host_by_ip(node["fallback_address"]).name
-            # it sends to its switch, its parent and its child switches (its answers to them:
-            # without the entry, ARP for an aggregator address fails and they were lost)
-            up = None if node["parent"] is None else tree[node["parent"]]["address"]
-            children = [tree[m]["address"] for m in node["members"] if m in tree]
-            for address in filter(None, (node["address"], up, *children)):
-                _learn_aggregator(net.host(host), address)
-            role = ["--result-count", str(workers)] if node["parent"] is None else \
-                ["--parent", tree[node["parent"]]["address"], "--member",
-                 str(node["child_index"])]
-            log = (out_dir / f"fallback-j{job}-{switch}.log").open("wb")
-            try:
-                started.append(net.host(host).popen(
-                    [sys.executable, "-m", "hosts.fallback_udp", "--job", str(job),
-                     "--k", str(cfg.elems_k), "--first-slot", "0", "--pool", str(cfg.pool_size),
-                     "--workers", members, "--port", str(node["fallback_port"]),
-                     "--via-switch", node["address"], "--hashed", *role,
-                     "--stats", str(out_dir / f"fallback-j{job}-{switch}.json")],
-                    stdout=log, stderr=subprocess.STDOUT, cwd=str(PROJECT_ROOT)))
-            finally:
-                log.close()
-    time.sleep(0.5)      # bound before the first contribution reaches them
-    progress(f"run: {len(started)} host aggregator(s), one per tree switch of each job "
-             "(hashed sharing: the chunks whose cell is taken)")
+    if trees is not None:
+        progress(f"run: {len(started)} host aggregator(s), one per tree switch of each job "
+                 "(hashed sharing: the chunks whose cell is taken)")
+    else:
+        progress(f"run: {len(started)} host aggregator(s) for slots {first_slot}.."
+                 f"{cfg.pool_size - 1} (docs/fallback.md" +
+                 (", hashed sharing: the chunks whose cell is taken)" if hashed else ")"))
     return started
 
 
 def _stop_host_aggregators(processes: list[subprocess.Popen], progress: Progress) -> None:
-    """SIGTERM (they write their counters to DIR/fallback-j<job>.json), then wait."""
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-    for process in processes:
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            progress("run: a host aggregator did not stop on SIGTERM; killed")
+    stop_aggregators(processes, lambda line: progress(f"run: {line}"))
 
 
 def _learn_aggregators(net, targets: dict[int, tuple[InaTarget, ...]]) -> None:
@@ -292,14 +247,7 @@ def _learn_aggregators(net, targets: dict[int, tuple[InaTarget, ...]]) -> None:
     aggregator address answers no ARP)."""
     for job_targets in targets.values():
         for e in job_targets:
-            _learn_aggregator(net.host(e.host), e.address)
-
-
-def _learn_aggregator(node, address: str) -> None:
-    """A permanent neighbour entry for an aggregator address on a Mininet host: the address
-    answers no ARP; its first switch routes the frame on by IP."""
-    node.cmd(f"ip neigh replace {address} lladdr {aggregator_mac(address)} "
-             f"dev {node.defaultIntf().name} nud permanent")
+            learn_aggregator(net.host(e.host), e.address)
 
 
 def _run_agents(net, cfg: RunConfig, algo: str, job_hosts: dict[int, tuple[str, ...]],

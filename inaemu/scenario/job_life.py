@@ -43,6 +43,7 @@ class JobLife:
         self._current: IterationRecord | None = None
         self._units_at_start = 0.0
         self._correct = True
+        self.chunks_completed: int | None = None   # hashed: the root switches' count, summed
 
     # -- hooks (each engine's job class) ----------------------------------------------------------
 
@@ -73,6 +74,11 @@ class JobLife:
         return self.job.workload.iterations
 
     def workload_summary(self) -> dict | None:
+        return None
+
+    def host_chunks(self) -> int | None:
+        """Hashed sharing: the chunks its host aggregators (a tree's: the roots') completed,
+        over all its placements (None: it had none)."""
         return None
 
     # -- arrival and end --------------------------------------------------------------------------
@@ -107,6 +113,15 @@ class JobLife:
                                 "switches": list(self.placement.switches)})
         self._placed(self.placement)
 
+    def _count_chunks(self, placement: Placement) -> None:
+        """Before a hashed placement goes: the chunks its root switch completed or relayed
+        (the denominator of the host aggregator's share)."""
+        if placement.sharing != "hashed":
+            return
+        counted = self.engine.control.chunks_completed(placement)
+        if counted is not None:
+            self.chunks_completed = (self.chunks_completed or 0) + counted
+
     def _finish(self) -> None:
         self.state = "done"
         self._leave()
@@ -130,6 +145,7 @@ class JobLife:
             if engine.busy_hosts.get(host) == self.job.name:
                 del engine.busy_hosts[host]
         if self.placement is not None and engine.control is not None:
+            self._count_chunks(self.placement)
             engine.control.remove(self.placement)
         self.placement = None         # its plan (entries, groups) is gone from the switches too
         self._release()
@@ -151,6 +167,7 @@ class JobLife:
         engine = self.engine
         self._stop_calls()
         if self.placement is not None:
+            self._count_chunks(self.placement)
             engine.control.remove(self.placement)
             self.placement = None
         if self._current is not None:
@@ -230,4 +247,5 @@ class JobLife:
             and len(self.iterations) == self.calls_planned(),
             error=self.error, retransmissions=self.retransmissions,
             placements=self.placements, final_algo=self.algo,
-            workload=self.workload_summary())
+            workload=self.workload_summary(), chunks=self.chunks_completed,
+            host_chunks=self.host_chunks())

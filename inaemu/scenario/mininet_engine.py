@@ -10,7 +10,10 @@ network: a link down/up is both veth ends set down/up, a crash is SIGKILL to the
 process (its tables and registers die with it), a restart starts the process again, empty;
 the controller learns each `detection_s` later and does what §8 of docs/protocol.md says.
 A re-planned job's agents are killed and started again on the new placement, from the
-current iteration's call (without its compute). Background flows are iperf3.
+current iteration's call (without its compute). Background flows are iperf3. With hashed
+sharing each placement of a job has its host aggregators (`hosts.fallback_udp`, one, or one
+per tree switch: inaemu/experiment/host_aggregators.py), started with it (the job's first
+call waits until they listen) and stopped (SIGTERM: they write their counters) when it goes.
 
 Not on Mininet: loss or delay changed during the run (the kernel has no netem; the switch ports
 inject loss set at start), refused before anything starts.
@@ -34,7 +37,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from controller.ina_jobs import aggregator_mac
+from inaemu.experiment.host_aggregators import (HostAggregatorSpec, flat_aggregator,
+                                                learn_aggregator, start_aggregator,
+                                                stop_aggregators, tier_aggregators)
 from inaemu.scenario import model as m
 from inaemu.scenario.fabric_control import FabricControl, Placement
 from inaemu.scenario.reactions import failure_learnt, repair_learnt
@@ -63,10 +68,10 @@ def run_mininet(scenario: m.Scenario, *, say: Say = lambda _line: None,
 
 def check_mininet_runnable(scenario: m.Scenario) -> None:
     """What Mininet cannot do, said before anything starts."""
-    if scenario.options.sharing != "static":
-        raise m.ScenarioError("options.sharing", "hashed sharing runs in the simulator's "
-                                                 "scenarios (--net sim); on Mininet use "
-                                                 "inaemu run --sharing hashed")
+    if scenario.options.host_pps is not None:
+        raise m.ScenarioError("options.host_pps", "the simulator's rate of a host aggregator; "
+                                                  "on Mininet it runs as fast as its process "
+                                                  "does: leave it out, or use --net sim")
     for index, event in enumerate(scenario.events):
         where = f"events[{index}] ({m.event_kind(event)})"
         if isinstance(event, m.LinkChange) and (event.loss_percent is not None
@@ -101,6 +106,7 @@ class MininetScenario:
         self.event_jobs: list[dict[str, float]] = []
         self.flows: dict[str, "_Iperf"] = {}
         self.retired_agents: list[subprocess.Popen] = []   # ended jobs' agents, stopping
+        self.retired_aggregators: list[subprocess.Popen] = []  # told to stop (SIGTERM)
         self.samples = Samples()
         self.net = None
         self.control: FabricControl | None = None
@@ -133,7 +139,8 @@ class MininetScenario:
             self.net = net
             self.control = FabricControl.over_grpc(
                 self.topology, elems_k=self.options.elems_k, pool_size=self.options.pool_size,
-                say=self.say, tls=self.tls.client() if self.tls is not None else None)
+                say=self.say, tls=self.tls.client() if self.tls is not None else None,
+                sharing=self.options.sharing, shared_pairs=self.options.shared_pairs)
             self.say(f"scenario: network up and configured ({self.control.routes} routes) in "
                      f"{time.perf_counter() - started:.1f} s")
             if self.bar_wanted if self.bar_wanted is not None else sys.stderr.isatty():
@@ -147,9 +154,12 @@ class MininetScenario:
                     self._bar.close()
                 for run in self.runs:
                     run.kill_agents()
+                    run.stop_aggregators()
                 for process in self.retired_agents:
                     if process.poll() is None:
                         process.kill()
+                # they write their counters on SIGTERM: waited for, read by the job records
+                stop_aggregators(self.retired_aggregators, self.say)
                 for flow in self.flows.values():
                     flow.stop()
                 self.control.close()
@@ -194,7 +204,10 @@ class MininetScenario:
                     timeout=max(0.0, min(due, next_sample) - self.now()))
             except queue.Empty:
                 continue
-            run.message(gen, rank, message)
+            if rank is None:                  # one of its host aggregators
+                run.aggregator_said(gen, message)
+            else:
+                run.message(gen, rank, message)
         self._sample(self.now())
         return "done"
 
@@ -364,6 +377,12 @@ class MininetJobRun(JobLife):
         self.restarted_call = False
         self.received: dict[int, float] = {}      # rank -> KiB in the current generation
         self.counted = 0.0                        # KiB of earlier generations
+        self._went = False                        # this generation's first call was started
+        # hashed sharing: the current placement's host aggregators, which of them listen,
+        # and every one the job had (their counters, read at the end)
+        self.aggregators: list[subprocess.Popen] = []
+        self.listening: set[int] = set()
+        self.aggregator_specs: list[HostAggregatorSpec] = []
 
     # -- JobLife's hooks --------------------------------------------------------------------------
 
@@ -372,13 +391,87 @@ class MininetJobRun(JobLife):
 
     def _placed(self, placement: Placement) -> None:
         for rank, host in enumerate(self.job.workers):     # the aggregator answers no ARP
-            address = placement.addresses[rank]
-            node = self.engine.net.host(host)
-            node.cmd(f"ip neigh replace {address} lladdr {aggregator_mac(address)} "
-                     f"dev {node.defaultIntf().name} nud permanent")
+            learn_aggregator(self.engine.net.host(host), placement.addresses[rank])
+        self.stop_aggregators()
+        if placement.sharing == "hashed":
+            self._start_aggregators(placement)
+
+    def _start_aggregators(self, placement: Placement) -> None:
+        """The placement's host aggregators (docs/protocol.md §3.3): at a single switch one,
+        on the worker host the controller chose; a tree's one per tree switch, on the job's
+        worker host nearest it. Each says on stdout when it listens (`_read_aggregator`)."""
+        engine, options = self.engine, self.engine.options
+        prefix = engine.run_dir / f"{self.job.name}-p{placement.p4_job}-aggregator"
+        if placement.tree:
+            specs = tier_aggregators(engine.topology, placement.p4_job, placement.summary,
+                                     k=options.elems_k, pool_size=options.pool_size,
+                                     stats_prefix=prefix)
+        else:
+            specs = [flat_aggregator(
+                job=placement.p4_job, host=placement.fallback_host, k=options.elems_k,
+                first_slot=0, pool_size=options.pool_size,
+                worker_ips=[engine.topology.host(h).ip for h in placement.workers],
+                port=placement.fallback_port, via_switch=placement.addresses[0], hashed=True,
+                stats=prefix.with_suffix(".json"))]
+        for index, spec in enumerate(specs):
+            process = start_aggregator(engine.net, spec, spec.stats.with_suffix(".log"),
+                                       stdout=subprocess.PIPE)
+            self.aggregators.append(process)
+            self.aggregator_specs.append(spec)
+            threading.Thread(target=_read_aggregator, daemon=True,
+                             args=(engine.messages, self, placement.p4_job, index,
+                                   process)).start()
+
+    def stop_aggregators(self) -> None:
+        """SIGTERM to the placement's host aggregators: they write their counters and exit
+        (their readers reap them; the engine waits for any left at the end)."""
+        retired = self.engine.retired_aggregators
+        retired[:] = [process for process in retired if process.poll() is None]
+        for process in self.aggregators:
+            if process.poll() is None:
+                process.terminate()
+            retired.append(process)
+        self.aggregators, self.listening = [], set()
+
+    def aggregator_said(self, p4_job: int, message: dict) -> None:
+        """A host aggregator of placement `p4_job` listens, or has exited."""
+        if self.placement is None or p4_job != self.placement.p4_job or \
+                self.state != "running":
+            return                                  # an earlier placement's, or the job ended
+        if "listening" in message:
+            self.listening.add(message["listening"])
+            self._go_when_ready()
+        elif "exited" in message:
+            spec = self.aggregator_specs[-len(self.aggregators) + message["exited"]]
+            self._fail(f"its host aggregator on {spec.host} exited with status "
+                       f"{message['status']} (log in {spec.stats.with_suffix('.log')})")
+
+    def host_chunks(self) -> int | None:
+        """The chunks its flat host aggregators and its trees' root ones completed, from the
+        counters each wrote when it stopped (None: it had none, or one wrote none)."""
+        completing = [spec for spec in self.aggregator_specs if spec.completes]
+        if not completing:
+            return None
+        total = 0
+        for spec in completing:
+            try:
+                total += json.loads(spec.stats.read_text())["results_multicast"]
+            except (OSError, ValueError, KeyError):
+                return None
+        return total
+
+    def _go_when_ready(self) -> None:
+        """The generation's first call starts when every agent is ready and every host
+        aggregator of the placement listens (a chunk sent to one not yet bound is lost)."""
+        if self._went or len(self.ready) < len(self.job.workers) or \
+                len(self.listening) < len(self.aggregators):
+            return
+        self._went = True
+        self._go()
 
     def _stop_calls(self) -> None:
         self.kill_agents()
+        self.stop_aggregators()
         self.generation += 1          # what the killed agents still say is ignored
         self.counted = self.progress_units()
         self.received = {}
@@ -405,6 +498,7 @@ class MininetJobRun(JobLife):
         engine = self.engine
         self.generation += 1
         self.ready, self.done, self.received = set(), {}, {}
+        self._went = False
         options = engine.options
         n = len(self.job.workers)
         topology = engine.topology
@@ -465,6 +559,7 @@ class MininetJobRun(JobLife):
             _close_quietly(process.stdin)
             retired.append(process)
         self.agents = {}
+        self.stop_aggregators()
 
     def _go(self) -> None:
         engine = self.engine
@@ -495,8 +590,7 @@ class MininetJobRun(JobLife):
         engine = self.engine
         if "ready" in message:
             self.ready.add(rank)
-            if len(self.ready) == len(self.job.workers):
-                self._go()
+            self._go_when_ready()
         elif "progress" in message:
             self.received[rank] = message["progress"] / 1024
             self.note_progress(message["t"] - engine.t0, self.progress_units())
@@ -569,6 +663,18 @@ def _read_agent(messages: queue.Queue, run: MininetJobRun, generation: int, rank
                 continue
             messages.put((run, generation, rank, message))
     messages.put((run, generation, rank, {"eof": True, "status": process.wait()}))
+
+
+def _read_aggregator(messages: queue.Queue, run: MininetJobRun, p4_job: int, index: int,
+                     process: subprocess.Popen) -> None:
+    """A host aggregator's first line (`fallback: job ...`, printed once its socket is bound)
+    as a `listening` message; its end as an `exited` one."""
+    with process.stdout:
+        if process.stdout.readline().startswith(b"fallback: job"):
+            messages.put((run, p4_job, None, {"listening": index}))
+        for _ in process.stdout:
+            pass
+    messages.put((run, p4_job, None, {"exited": index, "status": process.wait()}))
 
 
 def _close_quietly(pipe) -> None:

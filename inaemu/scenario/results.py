@@ -47,10 +47,30 @@ class JobRecord:
     placements: list[dict] = field(default_factory=list)   # how INA placed it, one per (re)plan
     final_algo: str | None = None  # what it ran at the end (a job moved to the ring says so)
     workload: dict | None = None   # a workload graph's job: time, compute, exposed comm
+    # hashed sharing (docs/protocol.md §3.3): the chunks its root switch multicast over all its
+    # placements (every completed sum passes there once) and those its host aggregator (a
+    # tree's: the root's) completed; None without hashed sharing
+    chunks: int | None = None
+    host_chunks: int | None = None
+
+    @property
+    def jct_s(self) -> float | None:
+        """Job completion time: from its arrival to its end."""
+        if self.arrived_s is None or self.ended_s is None:
+            return None
+        return self.ended_s - self.arrived_s
+
+    @property
+    def host_share(self) -> float | None:
+        """The share of its completed chunks its host aggregator completed (hashed sharing)."""
+        if self.chunks is None or self.host_chunks is None or self.chunks == 0:
+            return None
+        return self.host_chunks / self.chunks
 
     def as_dict(self) -> dict:
         out = asdict(self)
         out["workers"] = list(self.workers)
+        out["jct_s"], out["host_share"] = self.jct_s, self.host_share
         return out
 
 

@@ -119,6 +119,15 @@ class JobRun(JobLife):
         self.running_aggregators = servers
         self.host_aggregators.extend(servers)
 
+    def host_chunks(self) -> int | None:
+        """The chunks its flat host aggregators and its trees' root ones completed."""
+        from hosts.fallback_tier import TierAggregator
+        if not self.host_aggregators:
+            return None
+        return sum(server.aggregator.counters.results_multicast
+                   for server in self.host_aggregators
+                   if not isinstance(server.aggregator, TierAggregator))
+
     def _host_cost(self) -> dict:
         """A host aggregator's service time: options.host_pps, else the switches' packet rate,
         else inaemu's own."""
