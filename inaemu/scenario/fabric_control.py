@@ -262,18 +262,21 @@ class FabricControl:
         except ControllerError as error:
             self.say(f"controller: removing job {placement.p4_job}: {error}")
 
-    def chunks_completed(self, placement: Placement) -> int | None:
-        """The chunks of a placement its root switch multicast (every completed sum passes
-        there once: the root's own and its host aggregator's, relayed; docs/protocol.md §3.3,
-        §7); None when the root is down or does not answer (its counters are gone)."""
-        client = self.clients_now().get(placement.switches[0])
+    def switch_chunks(self, placement: Placement) -> int | None:
+        """The chunks of a placement its root switch completed in its own cells: each took one
+        first contribution from every member there (the `ina_contributions` counter, §7; the
+        others went to its host aggregator). None when the root is down or does not answer."""
+        root = placement.switches[0]
+        client = self.clients_now().get(root)
         if client is None:
             return None
+        members = len(placement.summary[root]["members"]) if placement.tree \
+            else len(placement.workers)
         try:
-            found = client.read_counter("ina_results_multicast", placement.p4_job)
+            found = client.read_counter("ina_contributions", placement.p4_job)
         except ControllerError:
             return None
-        return found.get(placement.p4_job, (0, 0))[0]
+        return found.get(placement.p4_job, (0, 0))[0] // members
 
     def shared_pool(self, switch: str) -> tuple[int, int] | None:
         """The hashed jobs' shared pool on `switch`: (first cell, pairs), or None."""

@@ -43,7 +43,7 @@ class JobLife:
         self._current: IterationRecord | None = None
         self._units_at_start = 0.0
         self._correct = True
-        self.chunks_completed: int | None = None   # hashed: the root switches' count, summed
+        self.switch_chunks: int | None = None   # hashed: chunks its root switches completed
 
     # -- hooks (each engine's job class) ----------------------------------------------------------
 
@@ -114,13 +114,13 @@ class JobLife:
         self._placed(self.placement)
 
     def _count_chunks(self, placement: Placement) -> None:
-        """Before a hashed placement goes: the chunks its root switch completed or relayed
-        (the denominator of the host aggregator's share)."""
+        """Before a hashed placement goes: the chunks its root switch completed itself (the
+        rest, its host aggregator's, `host_chunks`)."""
         if placement.sharing != "hashed":
             return
-        counted = self.engine.control.chunks_completed(placement)
+        counted = self.engine.control.switch_chunks(placement)
         if counted is not None:
-            self.chunks_completed = (self.chunks_completed or 0) + counted
+            self.switch_chunks = (self.switch_chunks or 0) + counted
 
     def _finish(self) -> None:
         self.state = "done"
@@ -247,5 +247,5 @@ class JobLife:
             and len(self.iterations) == self.calls_planned(),
             error=self.error, retransmissions=self.retransmissions,
             placements=self.placements, final_algo=self.algo,
-            workload=self.workload_summary(), chunks=self.chunks_completed,
+            workload=self.workload_summary(), switch_chunks=self.switch_chunks,
             host_chunks=self.host_chunks())

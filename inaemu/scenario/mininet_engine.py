@@ -381,7 +381,9 @@ class MininetJobRun(JobLife):
         # hashed sharing: the current placement's host aggregators, which of them listen,
         # and every one the job had (their counters, read at the end)
         self.aggregators: list[subprocess.Popen] = []
+        self.aggregators_of: int | None = None    # their placement's P4 job id
         self.listening: set[int] = set()
+        self.stopping: dict[int, int] = {}        # P4 job id -> its aggregators still running
         self.aggregator_specs: list[HostAggregatorSpec] = []
 
     # -- JobLife's hooks --------------------------------------------------------------------------
@@ -413,6 +415,7 @@ class MininetJobRun(JobLife):
                 worker_ips=[engine.topology.host(h).ip for h in placement.workers],
                 port=placement.fallback_port, via_switch=placement.addresses[0], hashed=True,
                 stats=prefix.with_suffix(".json"))]
+        self.aggregators_of = placement.p4_job
         for index, spec in enumerate(specs):
             process = start_aggregator(engine.net, spec, spec.stats.with_suffix(".log"),
                                        stdout=subprocess.PIPE)
@@ -427,6 +430,8 @@ class MininetJobRun(JobLife):
         (their readers reap them; the engine waits for any left at the end)."""
         retired = self.engine.retired_aggregators
         retired[:] = [process for process in retired if process.poll() is None]
+        if self.aggregators:
+            self.stopping[self.aggregators_of] = len(self.aggregators)
         for process in self.aggregators:
             if process.poll() is None:
                 process.terminate()
@@ -435,6 +440,14 @@ class MininetJobRun(JobLife):
 
     def aggregator_said(self, p4_job: int, message: dict) -> None:
         """A host aggregator of placement `p4_job` listens, or has exited."""
+        if "exited" in message and p4_job in self.stopping:     # told to stop: it did
+            self.stopping[p4_job] -= 1
+            if not self.stopping[p4_job]:
+                del self.stopping[p4_job]
+                engine = self.engine
+                engine.say(f"{engine.stamp(engine.now())}  job {self.job.name}: the host "
+                           f"aggregators of P4 job {p4_job} have stopped")
+            return
         if self.placement is None or p4_job != self.placement.p4_job or \
                 self.state != "running":
             return                                  # an earlier placement's, or the job ended
@@ -514,6 +527,8 @@ class MininetJobRun(JobLife):
                               aggregator=self.placement.addresses[rank], k=options.elems_k,
                               pool_size=options.pool_size, rto=0.02, rto_max=0.5,
                               max_retx=12)
+                if self.placement.sharing != "static":     # docs/protocol.md §3.3
+                    config.update(sharing=self.placement.sharing)
             else:
                 config.update(job=self.index, worker=rank,
                               peers=[f"{topology.host(h).ip}:{ring_port}"

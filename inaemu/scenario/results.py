@@ -47,10 +47,10 @@ class JobRecord:
     placements: list[dict] = field(default_factory=list)   # how INA placed it, one per (re)plan
     final_algo: str | None = None  # what it ran at the end (a job moved to the ring says so)
     workload: dict | None = None   # a workload graph's job: time, compute, exposed comm
-    # hashed sharing (docs/protocol.md §3.3): the chunks its root switch multicast over all its
-    # placements (every completed sum passes there once) and those its host aggregator (a
-    # tree's: the root's) completed; None without hashed sharing
-    chunks: int | None = None
+    # hashed sharing (docs/protocol.md §3.3), over all its placements: the chunks its root
+    # switch completed in its shared pool, and those its host aggregator (a tree's: the
+    # root's) completed, the chunks whose cell was taken; None without hashed sharing
+    switch_chunks: int | None = None
     host_chunks: int | None = None
 
     @property
@@ -62,10 +62,11 @@ class JobRecord:
 
     @property
     def host_share(self) -> float | None:
-        """The share of its completed chunks its host aggregator completed (hashed sharing)."""
-        if self.chunks is None or self.host_chunks is None or self.chunks == 0:
+        """Hashed sharing: the share of its chunks its host aggregator completed."""
+        if self.switch_chunks is None or self.host_chunks is None or \
+                self.switch_chunks + self.host_chunks == 0:
             return None
-        return self.host_chunks / self.chunks
+        return self.host_chunks / (self.switch_chunks + self.host_chunks)
 
     def as_dict(self) -> dict:
         out = asdict(self)
