@@ -25,9 +25,9 @@ EVENTS_CSV = "events.csv"
 FLOWS_CSV = "flows.csv"
 TIMELINE_PNG = "timeline.png"
 
-JOB_COLUMNS = ("name", "algo", "final_algo", "workers", "arrived_s", "ended_s",
+JOB_COLUMNS = ("name", "algo", "final_algo", "workers", "arrived_s", "ended_s", "jct_s",
                "iterations_done", "iterations", "mean_allreduce_s", "correct", "error",
-               "retransmissions", "plans")
+               "retransmissions", "plans", "switch_chunks", "host_chunks", "host_share")
 ITERATION_COLUMNS = tuple(f.name for f in fields(IterationRecord))
 EVENT_COLUMNS = ("index", "at_s", "kind", "description", "detected_s", "actions", "job",
                  "recovery_s")
@@ -96,8 +96,9 @@ def write_results(result: ScenarioResult, out_dir) -> dict[str, Path]:
     allreduce = _allreduce_times(result)
     _write_csv(paths[JOBS_CSV], JOB_COLUMNS, (
         (job.name, job.algo, job.final_algo, len(job.workers), job.arrived_s, job.ended_s,
-         job.iterations_done, job.iterations, _mean(allreduce.get(job.name, [])), job.correct,
-         job.error, job.retransmissions, len(job.placements))
+         job.jct_s, job.iterations_done, job.iterations, _mean(allreduce.get(job.name, [])),
+         job.correct, job.error, job.retransmissions, len(job.placements), job.switch_chunks,
+         job.host_chunks, job.host_share)
         for job in result.jobs))
     _write_csv(paths[ITERATIONS_CSV], ITERATION_COLUMNS, (
         tuple(getattr(it, column) for column in ITERATION_COLUMNS)
@@ -199,17 +200,25 @@ def summary_lines(result: ScenarioResult) -> list[str]:
     allreduce = _allreduce_times(result)
     width = min(NAME_WIDTH, max([len("job")] + [len(job.name) for job in result.jobs]))
     algo_width = min(16, max([len("algo")] + [len(_algo(job)) for job in result.jobs]))
+    hashed = any(job.host_share is not None for job in result.jobs)
     header = (f"  {'job':<{width}}  {'algo':<{algo_width}}  {'iterations':>10}  "
               f"{'mean AR ms':>10}  {'correct':<7}  {'retx':>6}")
+    if hashed:                      # hashed sharing: JCT, and what the host aggregator took
+        header += f"  {'JCT s':>8}  {'host %':>6}"
     lines.append(header)
     for job in result.jobs:
         name = job.name if len(job.name) <= width else job.name[:width - 1] + "\u2026"
         algo = _algo(job)[:algo_width]
         done = f"{job.iterations_done}/{job.iterations}"
         ok = "yes" if _job_ok(job) else ("ERROR" if job.error is not None else "NO")
-        lines.append(_fit(f"  {name:<{width}}  {algo:<{algo_width}}  {done:>10}  "
-                          f"{_ms(_mean(allreduce.get(job.name, []))):>10}  {ok:<7}  "
-                          f"{job.retransmissions:>6}"))
+        row = (f"  {name:<{width}}  {algo:<{algo_width}}  {done:>10}  "
+               f"{_ms(_mean(allreduce.get(job.name, []))):>10}  {ok:<7}  "
+               f"{job.retransmissions:>6}")
+        if hashed:
+            jct = "-" if job.jct_s is None else f"{job.jct_s:.3f}"
+            share = "-" if job.host_share is None else f"{100 * job.host_share:.1f}"
+            row += f"  {jct:>8}  {share:>6}"
+        lines.append(_fit(row))
     if not result.jobs:
         lines.append("  (no jobs)")
 

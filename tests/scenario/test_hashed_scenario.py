@@ -60,6 +60,43 @@ def test_hashed_trees_come_and_go_with_a_host_aggregator_per_tier() -> None:
         assert switch.table_entries("MyIngress.ina_jobs") == []
 
 
+@pytest.mark.parametrize("aggregation", ["single", "tree"])
+def test_the_report_gives_each_jobs_jct_and_its_host_aggregators_share(aggregation,
+                                                                        tmp_path) -> None:
+    """Every chunk of a hashed job is completed once: in its root switch's pool (one first
+    contribution per member there) or by its host aggregator (a tree's: the root's); the
+    two counts add up to the chunks of its calls, and the report gives the host's share."""
+    import csv
+
+    from inaemu.scenario.report import summary_lines, write_results
+    engine = SimScenario(scenario(aggregation, sharing="hashed", shared_pairs=5,
+                                  switch_pps=1e6))
+    result = engine.run()
+    chunks = {"a": 2 * (24 * 1024 // 4 // 32 + 1), "b": 2 * (24 * 1024 // 4 // 32 + 1),
+              "c": 16 * 1024 // 4 // 32 + 1}             # data chunks + the MAX round per call
+    for job in result.jobs:
+        assert job.correct, job.error
+        assert job.switch_chunks > 0 and job.host_chunks > 0, job
+        assert job.switch_chunks + job.host_chunks == chunks[job.name], job
+        assert job.jct_s == job.ended_s - job.arrived_s > 0
+    paths = write_results(result, tmp_path)
+    with open(paths["jobs.csv"]) as handle:
+        rows = {row["name"]: row for row in csv.DictReader(handle)}
+    for job in result.jobs:
+        assert float(rows[job.name]["host_share"]) == pytest.approx(
+            job.host_chunks / chunks[job.name])
+        assert float(rows[job.name]["jct_s"]) == pytest.approx(job.jct_s)
+    lines = summary_lines(result)
+    assert "JCT s" in lines[1] and "host %" in lines[1]
+    row = next(line for line in lines if line.strip().startswith("a "))
+    assert row.split()[-1] == f"{100 * result.job('a').host_share:.1f}"
+
+
+def test_static_jobs_have_no_host_share() -> None:
+    result = SimScenario(scenario(sharing="static", switch_pps=1e6)).run()
+    assert all(job.switch_chunks is None and job.host_share is None for job in result.jobs)
+
+
 def test_sharing_must_be_static_or_hashed() -> None:
     with pytest.raises(m.ScenarioError, match="static or hashed"):
         m.Options(sharing="atp")
