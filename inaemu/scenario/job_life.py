@@ -44,6 +44,7 @@ class JobLife:
         self._units_at_start = 0.0
         self._correct = True
         self.switch_chunks: int | None = None   # hashed: chunks its root switches completed
+        self._switch_chunks_lost = False        # a root's counters went (it crashed) first
 
     # -- hooks (each engine's job class) ----------------------------------------------------------
 
@@ -119,7 +120,9 @@ class JobLife:
         if placement.sharing != "hashed":
             return
         counted = self.engine.control.switch_chunks(placement)
-        if counted is not None:
+        if counted is None:
+            self._switch_chunks_lost = True
+        else:
             self.switch_chunks = (self.switch_chunks or 0) + counted
 
     def _finish(self) -> None:
@@ -247,5 +250,6 @@ class JobLife:
             and len(self.iterations) == self.calls_planned(),
             error=self.error, retransmissions=self.retransmissions,
             placements=self.placements, final_algo=self.algo,
-            workload=self.workload_summary(), switch_chunks=self.switch_chunks,
+            workload=self.workload_summary(),
+            switch_chunks=None if self._switch_chunks_lost else self.switch_chunks,
             host_chunks=self.host_chunks())

@@ -378,13 +378,15 @@ class MininetJobRun(JobLife):
         self.received: dict[int, float] = {}      # rank -> KiB in the current generation
         self.counted = 0.0                        # KiB of earlier generations
         self._went = False                        # this generation's first call was started
-        # hashed sharing: the current placement's host aggregators, which of them listen,
-        # and every one the job had (their counters, read at the end)
+        # hashed sharing: the current placement's host aggregators (processes and specs),
+        # which of them listen, and every one the job had (their counters, read at the end)
         self.aggregators: list[subprocess.Popen] = []
+        self.current_specs: list[HostAggregatorSpec] = []
         self.aggregators_of: int | None = None    # their placement's P4 job id
         self.listening: set[int] = set()
         self.stopping: dict[int, int] = {}        # P4 job id -> its aggregators still running
         self.aggregator_specs: list[HostAggregatorSpec] = []
+        self.listened: set[Path] = set()          # (their stats files) the ones that listened
 
     # -- JobLife's hooks --------------------------------------------------------------------------
 
@@ -416,6 +418,7 @@ class MininetJobRun(JobLife):
                 port=placement.fallback_port, via_switch=placement.addresses[0], hashed=True,
                 stats=prefix.with_suffix(".json"))]
         self.aggregators_of = placement.p4_job
+        self.current_specs = specs
         for index, spec in enumerate(specs):
             process = start_aggregator(engine.net, spec, spec.stats.with_suffix(".log"),
                                        stdout=subprocess.PIPE)
@@ -436,7 +439,7 @@ class MininetJobRun(JobLife):
             if process.poll() is None:
                 process.terminate()
             retired.append(process)
-        self.aggregators, self.listening = [], set()
+        self.aggregators, self.current_specs, self.listening = [], [], set()
 
     def aggregator_said(self, p4_job: int, message: dict) -> None:
         """A host aggregator of placement `p4_job` listens, or has exited."""
@@ -453,20 +456,25 @@ class MininetJobRun(JobLife):
             return                                  # an earlier placement's, or the job ended
         if "listening" in message:
             self.listening.add(message["listening"])
+            self.listened.add(self.current_specs[message["listening"]].stats)
             self._go_when_ready()
         elif "exited" in message:
-            spec = self.aggregator_specs[-len(self.aggregators) + message["exited"]]
+            spec = self.current_specs[message["exited"]]
             self._fail(f"its host aggregator on {spec.host} exited with status "
                        f"{message['status']} (log in {spec.stats.with_suffix('.log')})")
 
     def host_chunks(self) -> int | None:
         """The chunks its flat host aggregators and its trees' root ones completed, from the
-        counters each wrote when it stopped (None: it had none, or one wrote none)."""
+        counters each wrote when it stopped (None: it had none, or one that listened wrote
+        none). One stopped before it listened (still starting: SIGTERM's default action
+        ended it) was sent nothing and completed nothing."""
         completing = [spec for spec in self.aggregator_specs if spec.completes]
         if not completing:
             return None
         total = 0
         for spec in completing:
+            if spec.stats not in self.listened:
+                continue
             try:
                 total += json.loads(spec.stats.read_text())["results_multicast"]
             except (OSError, ValueError, KeyError):

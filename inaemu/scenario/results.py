@@ -49,7 +49,8 @@ class JobRecord:
     workload: dict | None = None   # a workload graph's job: time, compute, exposed comm
     # hashed sharing (docs/protocol.md §3.3), over all its placements: the chunks its root
     # switch completed in its shared pool, and those its host aggregator (a tree's: the
-    # root's) completed, the chunks whose cell was taken; None without hashed sharing
+    # root's) completed, the chunks whose cell was taken; None without hashed sharing, and
+    # switch_chunks None when a root switch crashed (its counters went with it)
     switch_chunks: int | None = None
     host_chunks: int | None = None
 

@@ -94,3 +94,33 @@ def test_mininet_takes_hashed_sharing_and_still_refuses_what_it_cannot_do() -> N
         check_mininet_runnable(exp.scenario())
     with pytest.raises(m.ScenarioError, match="options.sharing.*static or hashed"):
         exp.set_options(sharing="atp")
+
+
+@pytest.mark.root
+def test_a_hashed_tree_job_is_replanned_with_new_host_aggregators_when_its_root_crashes():
+    """The root spine dies under a hashed tree job: its host aggregators are stopped, the job
+    is placed again on the other spine (a fresh P4 job id) with new ones, and its sums are
+    exact; the crashed root's counters are gone, so its switch chunks are unknown."""
+    from controller.trees import choose_root
+    exp = Experiment.leaf_spine(leaves=2, spines=2, hosts_per_leaf=2, loss_percent=1)
+    exp.set_options(sharing="hashed", shared_pairs=5, pool_size=16, elems_k=K, seed=4,
+                    time_limit=240)
+    workers = ("h1", "h2", "h3", "h4")
+    # 12 x 0.2 s of compute: still running at the crash, whenever its first call started
+    exp.add_job("train", algo="ina", workers=workers, size=SIZE, iterations=12,
+                compute="0.2s")
+    root = choose_root(exp.network.topology(), workers, 1)     # the first placement's root
+    exp.switch_crash(root, at="2s")
+    lines: list[str] = []
+    result = exp.run(net="mininet", progress=lines.append)
+    job = result.jobs[0]
+    assert result.correct, job.error
+    assert [p["p4_job"] for p in job.placements] == [1, 2]
+    assert job.placements[1]["switches"][0] != root
+    stopped = [i for i, line in enumerate(lines) if "the host aggregators of P4 job 1 have "
+               "stopped" in line]
+    replanned = [i for i, line in enumerate(lines) if "re-planned" in line]
+    assert stopped and replanned, lines
+    assert job.host_chunks > 0
+    assert job.switch_chunks is None and job.host_share is None
+    assert leftover_processes(lambda argv: "hosts.fallback_udp" in " ".join(argv)) == []
