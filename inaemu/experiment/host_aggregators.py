@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -84,6 +85,42 @@ def start_aggregator(net, spec: HostAggregatorSpec, log: Path, *,
         return node.popen(list(spec.argv), stdout=handle if stdout is None else stdout,
                           stderr=subprocess.STDOUT if stdout is None else handle,
                           cwd=str(PROJECT_ROOT))
+
+
+LISTENING_LINE = b"fallback: job"      # hosts/fallback_udp.py's first line, once it is bound
+
+
+class AggregatorNotListening(RuntimeError):
+    """A host aggregator exited, or did not bind its socket in time (the message says which,
+    and where its log is)."""
+
+
+def wait_until_listening(processes: list[subprocess.Popen], logs: list[Path], *,
+                         timeout_s: float = 30.0, poll_s: float = 0.02) -> float:
+    """Block until every host aggregator has printed its listening line to its log (started by
+    `start_aggregator` without `stdout`): a contribution sent to one not yet bound is lost and
+    costs its worker a timer. Returns the seconds waited."""
+    start = time.monotonic()
+    waiting = dict(zip(logs, processes))
+    while waiting:
+        for log, process in list(waiting.items()):
+            try:
+                if log.read_bytes().startswith(LISTENING_LINE):
+                    del waiting[log]
+                    continue
+            except OSError:
+                pass
+            if process.poll() is not None:
+                raise AggregatorNotListening(
+                    f"a host aggregator exited with status {process.returncode} before "
+                    f"listening (log: {log})")
+        if waiting and time.monotonic() - start > timeout_s:
+            raise AggregatorNotListening(
+                f"{len(waiting)} host aggregator(s) not listening after {timeout_s:.0f} s "
+                f"(logs: {', '.join(str(log) for log in waiting)})")
+        if waiting:
+            time.sleep(poll_s)
+    return time.monotonic() - start
 
 
 def stop_aggregators(processes: list[subprocess.Popen],

@@ -40,9 +40,10 @@ from hosts.fallback import fallback_port
 from inaemu.experiment.agents import (CALLS, WorkerSpec, agent_config, read_record,
                                       write_config)
 from inaemu.experiment.config import INA_P4, PROJECT_ROOT, RunConfig
-from inaemu.experiment.host_aggregators import (flat_aggregator, learn_aggregator,
-                                                start_aggregator, stop_aggregators,
-                                                tier_aggregators)
+from inaemu.experiment.host_aggregators import (AggregatorNotListening, flat_aggregator,
+                                                learn_aggregator, start_aggregator,
+                                                stop_aggregators, tier_aggregators,
+                                                wait_until_listening)
 from inaemu.experiment.output import counted
 
 Progress = Callable[[str], None]
@@ -226,8 +227,14 @@ def _start_host_aggregators(net, cfg: RunConfig, targets: dict[int, tuple[InaTar
             pool_size=cfg.pool_size, worker_ips=[net.topology.host(h).ip for h in hosts],
             port=fallback_port(job), via_switch=job_targets[0].address, hashed=hashed,
             stats=out_dir / f"fallback-j{job}.json"))
-    started = [start_aggregator(net, spec, spec.stats.with_suffix(".log")) for spec in specs]
-    time.sleep(0.5)      # bound before the first contribution reaches them
+    logs = [spec.stats.with_suffix(".log") for spec in specs]
+    started = [start_aggregator(net, spec, log) for spec, log in zip(specs, logs)]
+    try:
+        waited = wait_until_listening(started, logs)
+    except AggregatorNotListening:
+        stop_aggregators(started)
+        raise
+    progress(f"run: host aggregators listening after {waited:.1f} s")
     if trees is not None:
         progress(f"run: {len(started)} host aggregator(s), one per tree switch of each job "
                  "(hashed sharing: the chunks whose cell is taken)")
