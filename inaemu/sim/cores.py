@@ -1,6 +1,7 @@
 """Which core runs a simulation's per-frame work: "python" (the reference: events.py, link.py,
 switch_node.py, host_node.py as they are) or "native" (inaemu/sim/native: C parts with the same
-contract; so far the event loop, the link directions and the switches' ports). Both give the
+contract; so far the event loop, the link directions, the switches' ports and the hosts'
+framing and interfaces). Both give the
 same trace and records for the same arguments (tests/sim/test_cores.py);
 scripts/bench_sim_cores.py measures them side by side.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from inaemu.sim.events import EventLoop
+from inaemu.sim.host_node import HostNode
 from inaemu.sim.link import LinkDirection
 from inaemu.sim.switch_node import SwitchNode
 
@@ -26,12 +28,13 @@ class CoreClasses(NamedTuple):
     loop: type
     link: type
     switch: type
+    host: type
 
 
 def core_classes(core: str) -> CoreClasses:
-    """The event loop, link direction and switch node classes of `core`."""
+    """The event loop, link direction, switch node and host node classes of `core`."""
     if core == "python":
-        return CoreClasses(EventLoop, LinkDirection, SwitchNode)
+        return CoreClasses(EventLoop, LinkDirection, SwitchNode, HostNode)
     if core != "native":
         raise ValueError(f"core must be one of {', '.join(CORES)}, got {core!r}")
     from inaemu.sim.native import native_classes, why_not

@@ -59,7 +59,7 @@ class SimNetwork:
             self._start_capture(Path(capture_dir))
         for host in topology.hosts:
             gateway = topology.host_link(host.name).node
-            self.hosts[host.name] = HostNode(self.loop, host.name, _addressing(
+            self.hosts[host.name] = classes.host(self.loop, host.name, _addressing(
                 host, self.switch_macs[gateway]))
         for link in topology.links:
             for src, dst in ((link.a, link.b), (link.b, link.a)):

@@ -3,9 +3,10 @@ runtime's route (`p4switch.runtime.cgen.nativebuild.load_source`: the machine's 
 headers, a cache keyed by the source's hash), never a requirement.
 
 So far the event loop (`eventloop.c`, the contract of `inaemu/sim/events.py`'s EventLoop), the
-link directions (`link.c`, `link.py`'s LinkDirection) and the switches' ports and service
-queue (`switchports.c`, `switch_node.py`'s SwitchNode), built together as one module
-(`module.c`); host framing and the sessions' per-packet paths are still Python.
+link directions (`link.c`, `link.py`'s LinkDirection), the switches' ports and service queue
+(`switchports.c`, `switch_node.py`'s SwitchNode), host framing (`frames.c`, `frames.py`) and
+the hosts' interfaces (`hostport.c`, `host_node.py`'s receive and send), built together as one
+module (`module.c`); the sessions' per-packet paths and the hosts' timers are still Python.
 `native_classes()` gives the C types with the Python parts of their contract added, or None
 with `why_not()` saying why (no compiler, no headers, `INAEMU_NATIVE=0`).
 """
@@ -17,18 +18,19 @@ from typing import NamedTuple
 
 from inaemu.sim.events import Event
 
-SOURCES = ("eventloop.c", "link.c", "switchports.c", "module.c")   # in this order
+SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c", "module.c")   # in this order
 PREFIX = "inaemu_sim_native_"
 _why_not: list[str] = []
 _classes: list = []
 
 
 class NativeClasses(NamedTuple):
-    """The native core's event loop, link direction and switch node classes."""
+    """The native core's event loop, link direction, switch node and host node classes."""
 
     loop: type
     link: type
     switch: type
+    host: type
 
 
 def source() -> str:
@@ -37,7 +39,8 @@ def source() -> str:
     return "\n".join((here / name).read_text() for name in SOURCES)
 
 
-def _module():
+def native_module():
+    """The built C module (its types and frames.c's functions), or None (then `why_not()`)."""
     from p4switch.runtime.cgen import nativebuild
     if not nativebuild.enabled():
         _why_not[:] = ["INAEMU_NATIVE=0"]
@@ -52,9 +55,10 @@ def native_classes() -> NativeClasses | None:
     """The native core's classes, or None (then `why_not()`)."""
     if _classes:
         return _classes[0]
-    module = _module()
+    module = native_module()
     if module is None:
         return None
+    from inaemu.sim.native.host import native_host_class
     from inaemu.sim.native.link import native_link_class
     from inaemu.sim.native.switch import native_switch_class
 
@@ -70,7 +74,8 @@ def native_classes() -> NativeClasses | None:
                 self.trace.append(f"{self.now:.9f} {line}")
 
     _classes.append(NativeClasses(NativeEventLoop, native_link_class(module.Link),
-                                  native_switch_class(module.SwitchPorts, module.Ingress)))
+                                  native_switch_class(module.SwitchPorts, module.Ingress),
+                                  native_host_class(module)))
     return _classes[0]
 
 
