@@ -5,12 +5,12 @@ ina --size-mib 1`, with `--sim-core native` for the native core) through the com
 code, twice: unprofiled for the frames per second, then with cProfile on the event loop alone
 (set-up, the workers' start and the verdicts left out). Each function's own time goes to the
 part its file belongs to (event loop, links, switch ports, switch runtime, host framing, INA
-session, ring transport; the native core's C loop, links and switch ports as one part, since
-cProfile sees that C only as the loop's `run` and the C methods Python calls); time in other
-C functions and the standard library goes to the part of its caller (numpy in the codec is
-the codec's), up to a few levels. Prints each part's share and the frames per
-second that part alone would allow. Numbers, not assertions (docs/sim.md, "Where the time and
-memory go"). `--profile FILE` only reads an existing dump (any cProfile of a run).
+session, ring transport; the native core's C loop, links, switch ports and host framing are
+one part, since cProfile sees that C only as the loop's `run` and the C methods Python
+calls); time in other C functions and the standard library goes to the part of its caller
+(numpy in the codec is the codec's), up to a few levels. Prints each part's share and the
+frames per second that part alone would allow. Numbers, not assertions (docs/sim.md, "Where
+the time and memory go"). `--profile FILE` only reads an existing dump (any cProfile of a run).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from inaemu.run import add_arguments, config_from
 from inaemu.sim.cores import core_classes
 
 PARTS = (   # (part, path fragments), first match wins
-    ("native core (C)", ("inaemu_sim_native",)),   # its C loop, links and switch ports
+    # the native core's C: its methods Python calls, and its loop's own time, which cProfile
+    # charges to the wrapper that runs the loop (profiled_run, below)
+    ("native core (C)", ("inaemu_sim_native", "scripts/profile_sim.py")),
     ("event loop", ("inaemu/sim/events.py",)),
     ("links", ("inaemu/sim/link.py",)),
     ("switch ports (sim)", ("inaemu/sim/switch_node.py",)),
