@@ -88,3 +88,19 @@ def test_inaemu_run_passes_its_sim_core(tmp_path):
         (tmp_path / core).mkdir()
         records[core] = run_sim(cfg, tmp_path / core, lambda _line: None)
     assert records["native"] == records["python"] and len(records["python"]) == 6
+
+
+def test_a_captured_run_writes_the_same_files_on_both_cores(tmp_path):
+    """Packet capture (the recorders' arrived/departed/lost hooks, called from the C links
+    and switch ports on the native core): the same per-switch log and pcaps, byte for byte."""
+    topology = star(3)
+    files = {}
+    for core in ("python", "native"):
+        out = tmp_path / core
+        simulate(topology, [SimJob(1, _hosts(topology))], algo="ina", size_bytes=4 * 3001,
+                 loss=2.0, seed=3, capture_dir=out, core=core)
+        files[core] = {path.relative_to(out): path.read_bytes()
+                       for path in sorted(out.rglob("*")) if path.is_file()}
+    assert files["native"] == files["python"]
+    assert any(name.suffix == ".pcap" and len(data) > 1000 for name, data in files["python"].items())
+    assert b"link loss:" in files["python"][next(n for n in files["python"] if n.suffix == ".log")]
