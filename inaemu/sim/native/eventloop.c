@@ -223,17 +223,33 @@ static int done_now(Loop *self, PyObject *done) {
     return truth;
 }
 
-/* run(until=, done=None) -> "done" | "idle" | "time limit" */
+/* run(until=, done=None, done_every=1) -> "done" | "idle" | "time limit"; `done` is asked
+ * before the first event and every done_every-th one after it, as events.py asks it */
 static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
-    static char *names[] = {"until", "done", NULL};
+    static char *names[] = {"until", "done", "done_every", NULL};
     double until = Py_HUGE_VAL;
-    PyObject *done = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$dO", names, &until, &done)) return NULL;
+    PyObject *done = Py_None, *every = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$dOO", names, &until, &done, &every))
+        return NULL;
+    long long done_every = 1;
+    if (every != NULL) {
+        done_every = PyBool_Check(every) || !PyLong_Check(every) ? 0 : PyLong_AsLongLong(every);
+        if (done_every == -1 && PyErr_Occurred()) PyErr_Clear();
+        if (done_every < 1) {
+            PyErr_Format(PyExc_ValueError, "done_every must be a positive integer, got %R", every);
+            return NULL;
+        }
+    }
+    long long ask = 1;     /* events until `done` is asked again */
     self->stopped = 0;
     while (self->size) {
-        int finished = done_now(self, done);
-        if (finished < 0) return NULL;
-        if (finished) { Py_INCREF(str_done); return str_done; }
+        if (self->stopped) { Py_INCREF(str_done); return str_done; }
+        if (done != Py_None && !--ask) {
+            ask = done_every;
+            int finished = done_now(self, done);
+            if (finished < 0) return NULL;
+            if (finished) { Py_INCREF(str_done); return str_done; }
+        }
         double when = self->heap[0].time;
         if (when > until) {
             self->now = until;
@@ -295,7 +311,8 @@ static PyMethodDef Loop_methods[] = {
     {"after", (PyCFunction)(void (*)(void))Loop_after, METH_FASTCALL, "after(delay, action, *args)"},
     {"post", (PyCFunction)(void (*)(void))Loop_post, METH_FASTCALL, "post(time, action, arg)"},
     {"stop", (PyCFunction)Loop_stop, METH_NOARGS, "end run before the next event"},
-    {"run", (PyCFunction)(void (*)(void))Loop_run, METH_VARARGS | METH_KEYWORDS, "run(until=, done=None)"},
+    {"run", (PyCFunction)(void (*)(void))Loop_run, METH_VARARGS | METH_KEYWORDS,
+     "run(until=, done=None, done_every=1)"},
     {NULL}
 };
 
