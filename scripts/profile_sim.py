@@ -28,8 +28,9 @@ from inaemu.sim.cores import core_classes
 
 PARTS = (   # (part, path fragments), first match wins
     # the native core's C: its methods Python calls, and its loop's own time, which cProfile
-    # charges to the wrapper that runs the loop (profiled_run, below)
-    ("native core (C)", ("inaemu_sim_native", "scripts/profile_sim.py")),
+    # charges to the wrapper that runs the loop (`profiled_run`, below: the profiler starts
+    # inside it, so it is recorded as a builtin named after it)
+    ("native core (C)", ("inaemu_sim_native", "profiled_run")),
     ("event loop", ("inaemu/sim/events.py",)),
     ("links", ("inaemu/sim/link.py",)),
     ("switch ports (sim)", ("inaemu/sim/switch_node.py",)),
