@@ -40,9 +40,9 @@ class EventLoop:
     `run(until=, done=, done_every=1)` returns why it stopped: "done" (`stop()` was called, or
     the predicate became true), "idle" (nothing left to do) or "time limit". The predicate is
     asked before the first event, then before every `done_every`-th one after it (a progress
-    hook need not cost a call per event), and once more when the heap is empty. A trace, when given, is a list
-    that receives one text line per traced fact (`record`): the determinism tests compare two
-    runs' traces.
+    hook need not cost a call per event), and once more when the heap is empty. A trace, when
+    given, is a list that receives one text line per traced fact (`record`): the determinism
+    tests compare two runs' traces.
 
     Heap entries are `(time, sequence, action, args, event)`: `at` makes an `Event` that can be
     cancelled and holds the action itself (the entry's action and args are None; it is skipped

@@ -51,9 +51,10 @@ class SimNetwork:
         self.hosts: dict[str, HostNode] = {}
         self.links: dict[str, LinkDirection] = {}
         for index, sw in enumerate(topology.switches):
-            self.switches[sw.name] = classes.switch(self.loop, sw.name, sw.device_id, cost=switch_cost,
-                                                queue_packets=switch_queue_packets,
-                                                switch=(switches or {}).get(sw.name))
+            self.switches[sw.name] = classes.switch(self.loop, sw.name, sw.device_id,
+                                                    cost=switch_cost,
+                                                    queue_packets=switch_queue_packets,
+                                                    switch=(switches or {}).get(sw.name))
             self.switch_macs[sw.name] = switch_mac(index)
         if capture_dir is not None:
             self._start_capture(Path(capture_dir))

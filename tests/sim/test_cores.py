@@ -102,5 +102,6 @@ def test_a_captured_run_writes_the_same_files_on_both_cores(tmp_path):
         files[core] = {path.relative_to(out): path.read_bytes()
                        for path in sorted(out.rglob("*")) if path.is_file()}
     assert files["native"] == files["python"]
-    assert any(name.suffix == ".pcap" and len(data) > 1000 for name, data in files["python"].items())
+    assert any(name.suffix == ".pcap" and len(data) > 1000
+               for name, data in files["python"].items())
     assert b"link loss:" in files["python"][next(n for n in files["python"] if n.suffix == ".log")]

@@ -14,7 +14,8 @@ from inaemu.sim.cores import core_classes
 from inaemu.sim.frames import PROTO_TCP, PROTO_UDP, Addressing, parse
 from inaemu.sim.native import native_classes, native_module, why_not
 
-pytestmark = pytest.mark.skipif(native_classes() is None, reason=f"no native core here: {why_not()}")
+pytestmark = pytest.mark.skipif(native_classes() is None,
+                                reason=f"no native core here: {why_not()}")
 
 HERE = Addressing(mac=bytes.fromhex("020000000001"), ip=bytes([10, 0, 0, 1]),
                   gateway_mac=bytes.fromhex("025300000000"))

@@ -9,7 +9,8 @@ import pytest
 from inaemu.sim.cores import core_classes
 from inaemu.sim.native import native_classes, why_not
 
-pytestmark = pytest.mark.skipif(native_classes() is None, reason=f"no native core here: {why_not()}")
+pytestmark = pytest.mark.skipif(native_classes() is None,
+                                reason=f"no native core here: {why_not()}")
 
 
 def asked_at(core: str, done_every: int, true_after: int, events: int = 50):

@@ -18,7 +18,8 @@ from inaemu.sim.cores import core_classes
 from inaemu.sim.native import native_classes, why_not
 from inaemu.sim.switch_node import SwitchCost
 
-pytestmark = pytest.mark.skipif(native_classes() is None, reason=f"no native core here: {why_not()}")
+pytestmark = pytest.mark.skipif(native_classes() is None,
+                                reason=f"no native core here: {why_not()}")
 
 PROGRAM = Path(__file__).parents[1] / "ports" / "backpressure.p4"   # 1, 3 -> 2; 2 -> 1
 

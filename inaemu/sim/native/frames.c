@@ -141,12 +141,13 @@ static int put_ipv4(unsigned char *p, PyObject *gateway_mac, PyObject *mac, PyOb
 /* udp_frame(gateway_mac, mac, src_ip, dst_ip, sport, dport, payload, ident) */
 static PyObject *Frames_udp(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError,
-                        "udp_frame(gateway_mac, mac, src_ip, dst_ip, sport, dport, payload, ident)");
+        PyErr_SetString(PyExc_TypeError, "udp_frame(gateway_mac, mac, src_ip, dst_ip, sport, "
+                        "dport, payload, ident)");
         return NULL;
     }
     unsigned sport, dport;
-    if (u16(args[4], "the source port", &sport) < 0 || u16(args[5], "the destination port", &dport) < 0
+    if (u16(args[4], "the source port", &sport) < 0
+            || u16(args[5], "the destination port", &dport) < 0
             || exact_bytes(args[6], -1, "the payload") < 0)
         return NULL;
     Py_ssize_t size = PyBytes_GET_SIZE(args[6]);
@@ -178,7 +179,8 @@ static PyObject *Frames_tcp(PyObject *module, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     unsigned sport, dport, window;
-    if (u16(args[4], "the source port", &sport) < 0 || u16(args[5], "the destination port", &dport) < 0
+    if (u16(args[4], "the source port", &sport) < 0
+            || u16(args[5], "the destination port", &dport) < 0
             || u16(args[12], "the window", &window) < 0
             || exact_bytes(args[9], -1, "the options") < 0
             || exact_bytes(args[10], -1, "the payload") < 0)
@@ -192,7 +194,8 @@ static PyObject *Frames_tcp(PyObject *module, PyObject *const *args, Py_ssize_t 
     Py_ssize_t options = PyBytes_GET_SIZE(args[9]), size = PyBytes_GET_SIZE(args[10]);
     long offset_flags = (long)((20 + options) / 4) << 12 | flags;
     if (flags < 0 || offset_flags > 0xFFFF) {
-        PyErr_Format(PyExc_ValueError, "TCP offset and flags 0x%lx do not fit 16 bits", offset_flags);
+        PyErr_Format(PyExc_ValueError, "TCP offset and flags 0x%lx do not fit 16 bits",
+                     offset_flags);
         return NULL;
     }
     PyObject *frame = PyBytes_FromStringAndSize(NULL, 54 + options + size);

@@ -271,8 +271,10 @@ static PyObject *Link_get_charges(Link *self, void *closure) { return fifo_list(
 
 static PyMethodDef Link_methods[] = {
     {"send", (PyCFunction)(void (*)(void))Link_send, METH_FASTCALL, "send(frame, on_left=None)"},
-    {"writable", (PyCFunction)Link_writable, METH_NOARGS, "whether the sender's socket takes a frame now"},
-    {"_settle", (PyCFunction)Link_settle, METH_O, "_settle(now): charges of frames serialised by now"},
+    {"writable", (PyCFunction)Link_writable, METH_NOARGS,
+     "whether the sender's socket takes a frame now"},
+    {"_settle", (PyCFunction)Link_settle, METH_O,
+     "_settle(now): charges of frames serialised by now"},
     {"_arrive", (PyCFunction)Link_arrive, METH_O, "_arrive(frame): the frame reaches the far end"},
     {NULL}
 };
@@ -295,7 +297,8 @@ static PyMemberDef Link_members[] = {
     {"_wake_event", T_OBJECT, offsetof(Link, wake_event), 0, "the pending wake-up Event"},
     LINK_MEMBER(queue_bytes, T_LONGLONG, 0, "drop-tail byte limit"),
     {"_busy_until", T_DOUBLE, offsetof(Link, busy_until), READONLY, "when the wire is free"},
-    {"_send_buffer_bytes", T_LONGLONG, offsetof(Link, send_buffer), 0, "the sender socket's buffer (-1: no socket)"},
+    {"_send_buffer_bytes", T_LONGLONG, offsetof(Link, send_buffer), 0,
+     "the sender socket's buffer (-1: no socket)"},
     {"_charged", T_LONGLONG, offsetof(Link, charged), READONLY, "bytes charged to the socket now"},
     LINK_MEMBER(sent_packets, T_LONGLONG, READONLY, NULL),
     LINK_MEMBER(sent_bytes, T_LONGLONG, READONLY, NULL),
