@@ -5,7 +5,8 @@ Runs each command of issue 30 (`inaemu run --net sim --topo fat-tree --k 8 --wor
 with `--sim-core python` and once with `--sim-core native`, in this process, one after the
 other, checks that both gave the same records (times, bytes, retransmissions, errors,
 verdicts) and prints each core's frames per CPU second inside `simulate` and their ratio;
-first, the event loop alone (events per CPU second of each core's loop). `--size-mib` (default 0.25) and
+first, the event loop alone (events per CPU second of each core's loop) and the links alone
+(frame hops per CPU second through a chain of link directions). `--size-mib` (default 0.25) and
 `--workers`/`--k` scale the commands. Numbers, not assertions: the ratio is only meaningful
 between runs of the same process on the same load.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +24,7 @@ from inaemu.experiment.sim_run import run_sim
 from inaemu.sim import driver
 from inaemu.sim.driver import simulate
 from inaemu.run import add_arguments, config_from
-from inaemu.sim.cores import make_loop
+from inaemu.sim.cores import core_classes, make_loop
 
 COMMANDS = (("ina", ["--algo", "ina"]), ("ring", ["--algo", "ring"]),
             ("ina, 1 % loss", ["--algo", "ina", "--loss", "1"]))
@@ -80,6 +82,34 @@ def loop_alone(core: str, events: int = 300_000) -> float:
     return loop.events_run / (time.process_time() - started)
 
 
+def links_alone(core: str, frames: int = 100_000, hops: int = 4) -> float:
+    """Frame hops per CPU second through link directions alone: a chain of `hops` shaped,
+    lossy directions, each arrival sent on along the next one (what a frame's way through
+    the network costs without the switches' pipelines and the hosts' protocols)."""
+    classes = core_classes(core)
+    loop = classes.loop()
+    chain = []
+    done = [0]
+
+    def last(_frame: bytes) -> None:
+        done[0] += 1
+
+    deliver = last
+    for hop in reversed(range(hops)):
+        link = classes.link(loop, f"n{hop}:1", f"n{hop + 1}:1", bw_bps=10e9, delay_s=1e-6,
+                            loss=0.01, rng=random.Random(hop), deliver=deliver)
+        chain.insert(0, link)
+        deliver = link.send
+    frame = bytes(1000)
+    for i in range(frames):
+        loop.post(i * 1e-6, chain[0].send, frame)
+    started = time.process_time()
+    loop.run(until=1e9)
+    spent = time.process_time() - started
+    hopped = sum(link.counters.delivered_packets for link in chain)
+    return hopped / spent
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python scripts/bench_sim_cores.py")
     parser.add_argument("--size-mib", default="0.25")
@@ -92,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     python_loop, native_loop = loop_alone("python"), loop_alone("native")
     print(f"event loop alone: {python_loop:,.0f} events/s python, {native_loop:,.0f} native "
           f"({native_loop / python_loop:.2f}x)")
+    python_links, native_links = links_alone("python"), links_alone("native")
+    print(f"links alone: {python_links:,.0f} frame hops/s python, {native_links:,.0f} native "
+          f"({native_links / python_links:.2f}x)")
     print(f"fat-tree k={args.k}, {args.workers} workers, {args.size_mib} MiB per worker, "
           f"best of {args.repeat}")
     print(f"{'command':<16} {'frames':>10} {'python f/s':>11} {'native f/s':>11} {'ratio':>6}  same")

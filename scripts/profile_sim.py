@@ -1,14 +1,16 @@
 """Where a simulated run's time goes, by part: `python scripts/profile_sim.py RUN ARGUMENTS`.
 
 Runs `inaemu run --net sim RUN ARGUMENTS` (e.g. `--topo fat-tree --k 8 --workers 64 --algo
-ina --size-mib 1`) through the command's own code, twice: unprofiled for
-the frames per second, then with cProfile on the event loop alone (set-up, the workers'
-start and the verdicts left out). Each function's own time goes to the part its file belongs
-to (event loop, links, switch ports, switch runtime, host framing, INA session, ring
-transport); time in C functions and the standard library goes to the part of its caller (numpy
-in the codec is the codec's), up to a few levels. Prints each part's share and the frames per
-second that part alone would allow. Numbers, not assertions (docs/sim.md, "Where the time and
-memory go"). `--profile FILE` only reads an existing dump (any cProfile of a run).
+ina --size-mib 1`, with `--sim-core native` for the native core) through the command's own
+code, twice: unprofiled for the frames per second, then with cProfile on the event loop alone
+(set-up, the workers' start and the verdicts left out). Each function's own time goes to the
+part its file belongs to (event loop, links, switch ports, switch runtime, host framing, INA
+session, ring transport; the native core's C loop, links, switch ports and host framing are
+one part, since cProfile sees that C only as the loop's `run` and the C methods Python
+calls); time in other C functions and the standard library goes to the part of its caller
+(numpy in the codec is the codec's), up to a few levels. Prints each part's share and the
+frames per second that part alone would allow. Numbers, not assertions (docs/sim.md, "Where
+the time and memory go"). `--profile FILE` only reads an existing dump (any cProfile of a run).
 """
 
 from __future__ import annotations
@@ -22,9 +24,13 @@ from pathlib import Path
 
 from inaemu.experiment.sim_run import run_sim
 from inaemu.run import add_arguments, config_from
-from inaemu.sim.events import EventLoop
+from inaemu.sim.cores import core_classes
 
 PARTS = (   # (part, path fragments), first match wins
+    # the native core's C: its methods Python calls, and its loop's own time, which cProfile
+    # charges to the wrapper that runs the loop (`profiled_run`, below: the profiler starts
+    # inside it, so it is recorded as a builtin named after it)
+    ("native core (C)", ("inaemu_sim_native", "profiled_run")),
     ("event loop", ("inaemu/sim/events.py",)),
     ("links", ("inaemu/sim/link.py",)),
     ("switch ports (sim)", ("inaemu/sim/switch_node.py",)),
@@ -43,9 +49,12 @@ PARTS = (   # (part, path fragments), first match wins
 )
 
 
-def part_of(filename: str) -> str | None:
+def part_of(func: tuple) -> str | None:
+    """The part of a pstats function key (file, line, name); a builtin's file is "~", its
+    name says whose it is (the native core's C methods name their module)."""
+    where = func[2] if func[0] == "~" else func[0]
     for part, fragments in PARTS:
-        if any(fragment in filename for fragment in fragments):
+        if any(fragment in where for fragment in fragments):
             return part
     return None
 
@@ -56,7 +65,7 @@ def attribute(stats: pstats.Stats, depth: int = 4) -> dict[str, float]:
     totals: dict[str, float] = {}
 
     def give(func, seconds: float, level: int) -> None:
-        part = part_of(func[0])
+        part = part_of(func)
         if part is not None:
             totals[part] = totals.get(part, 0.0) + seconds
             return
@@ -79,7 +88,8 @@ def run(argv: list[str], profiler: cProfile.Profile | None) -> dict:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     cfg = config_from(parser.parse_args(["--net", "sim", *argv]))
-    original = EventLoop.run
+    loop_class = core_classes(cfg.sim_core).loop
+    original, own = loop_class.run, loop_class.__dict__.get("run")
 
     def profiled_run(loop, **kwargs):
         profiler.enable()
@@ -89,13 +99,16 @@ def run(argv: list[str], profiler: cProfile.Profile | None) -> dict:
             profiler.disable()
 
     if profiler is not None:
-        EventLoop.run = profiled_run
+        loop_class.run = profiled_run
     try:
         with tempfile.TemporaryDirectory() as out:
             records = run_sim(cfg, Path(out), lambda _line: None)
             report = json.loads((Path(out) / "sim_report.json").read_text())
     finally:
-        EventLoop.run = original
+        if profiler is not None and own is not None:
+            loop_class.run = own
+        elif profiler is not None:
+            del loop_class.run      # inherited from the C type
     report["correct"] = all(record["correct"] for record in records)
     return report
 

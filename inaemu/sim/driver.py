@@ -311,7 +311,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     try:
         for member in members:
             member.app.start()
-        stop = net.loop.run(until=time_limit, done=watch) if remaining[0] else "done"
+        stop = (net.loop.run(until=time_limit, done=watch, done_every=_Progress.EVERY)
+                if remaining[0] else "done")
     finally:
         watch.close()
         gc.unfreeze()
@@ -334,16 +335,18 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
 
 
 class _Progress:
-    """The loop's per-event `done` hook that never ends the run: every 4,096 events it looks at
+    """The loop's `done` hook that never ends the run, asked every EVERY events: it looks at
     the clock and, every PROGRESS_EVERY_S of wall time, says the virtual time reached, the
     workers still running and the frames per second since the last line (a 1,024-worker run
     took minutes without a word). With `bar`, a tqdm bar instead, redrawn every BAR_EVERY_S:
     the frames moved and their rate (tqdm's), the virtual time reached, the workers running."""
 
+    EVERY = 4096
+
     def __init__(self, net: SimNetwork, say: Callable[[str], None], remaining: list,
                  started: float, bar: bool = False):
         self.net, self.say, self.remaining = net, say, remaining
-        self.events, self.said_at, self.frames_then = 0, started, 0
+        self.said_at, self.frames_then = started, 0
         self.bar = None
         if bar:
             from tqdm import tqdm
@@ -360,9 +363,6 @@ class _Progress:
             self.bar = None
 
     def __call__(self) -> bool:
-        self.events += 1
-        if self.events & 4095:
-            return False
         now = time.perf_counter()
         if self.bar is not None:
             if now - self.drawn_at >= BAR_EVERY_S:

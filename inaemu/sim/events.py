@@ -37,10 +37,12 @@ class Event:
 class EventLoop:
     """Virtual time plus the events still to run.
 
-    `run(until=, done=)` returns why it stopped: "done" (`stop()` was called, or the predicate
-    became true), "idle" (nothing left to do) or "time limit". A trace, when given, is a list
-    that receives one text line per traced fact (`record`): the determinism tests compare two
-    runs' traces.
+    `run(until=, done=, done_every=1)` returns why it stopped: "done" (`stop()` was called, or
+    the predicate became true), "idle" (nothing left to do) or "time limit". The predicate is
+    asked before the first event, then before every `done_every`-th one after it (a progress
+    hook need not cost a call per event), and once more when the heap is empty. A trace, when
+    given, is a list that receives one text line per traced fact (`record`): the determinism
+    tests compare two runs' traces.
 
     Heap entries are `(time, sequence, action, args, event)`: `at` makes an `Event` that can be
     cancelled and holds the action itself (the entry's action and args are None; it is skipped
@@ -94,15 +96,25 @@ class EventLoop:
     def pending_events(self) -> int:
         return sum(1 for entry in self._heap if entry[4] is None or entry[4].pending)
 
-    def run(self, *, until: float, done: Callable[[], bool] | None = None) -> str:
+    def run(self, *, until: float, done: Callable[[], bool] | None = None,
+            done_every: int = 1) -> str:
+        if isinstance(done_every, bool) or not isinstance(done_every, int) or done_every < 1:
+            raise ValueError(f"done_every must be a positive integer, got {done_every!r}")
         heap = self._heap
         pop = heapq.heappop
         self._stopped = False
         ran = self.events_run
+        ask = 1                 # events until the predicate is asked again
         try:
             while heap:
-                if self._stopped or (done is not None and done()):
+                if self._stopped:
                     return "done"
+                if done is not None:
+                    ask -= 1
+                    if not ask:
+                        ask = done_every
+                        if done():
+                            return "done"
                 when = heap[0][0]
                 if when > until:
                     self.now = until

@@ -56,18 +56,25 @@ class LinkCounters:
         return dict(self.__dict__)
 
 
+def check_direction(src: str, dst: str, *, bw_bps: float | None, delay_s: float, loss: float,
+                    queue_bytes: int) -> None:
+    """A direction's parameters, or ValueError naming it and what is wrong (both cores)."""
+    if bw_bps is not None and bw_bps <= 0:
+        raise ValueError(f"{src}->{dst}: bandwidth must be positive, got {bw_bps}")
+    if not 0 <= loss <= 1:
+        raise ValueError(f"{src}->{dst}: loss must be a probability 0..1, got {loss}")
+    if delay_s < 0 or queue_bytes <= 0:
+        raise ValueError(f"{src}->{dst}: delay must be >= 0 and the queue positive")
+
+
 class LinkDirection:
     """`src` -> `dst` (both "node:port" labels, for traces and reports)."""
 
     def __init__(self, loop: EventLoop, src: str, dst: str, *, bw_bps: float | None,
                  delay_s: float, loss: float, rng: random.Random,
                  deliver: Callable[[bytes], None], queue_bytes: int = DEFAULT_QUEUE_BYTES):
-        if bw_bps is not None and bw_bps <= 0:
-            raise ValueError(f"{src}->{dst}: bandwidth must be positive, got {bw_bps}")
-        if not 0 <= loss <= 1:
-            raise ValueError(f"{src}->{dst}: loss must be a probability 0..1, got {loss}")
-        if delay_s < 0 or queue_bytes <= 0:
-            raise ValueError(f"{src}->{dst}: delay must be >= 0 and the queue positive")
+        check_direction(src, dst, bw_bps=bw_bps, delay_s=delay_s, loss=loss,
+                        queue_bytes=queue_bytes)
         self.loop = loop
         self.src = src
         self.dst = dst

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from topologies.model import Host, Topology
 
-from inaemu.sim.cores import make_loop
+from inaemu.sim.cores import core_classes
 from inaemu.sim.frames import Addressing, ip_bytes, mac_bytes
 from inaemu.sim.host_node import HostNode
 from inaemu.sim.link import DEFAULT_QUEUE_BYTES, LinkDirection
@@ -44,21 +44,23 @@ class SimNetwork:
                  trace: list[str] | None = None, capture_dir: Path | None = None,
                  switches: dict | None = None, core: str = "python"):
         self.topology = topology
-        self.loop = make_loop(core, trace)     # inaemu/sim/cores.py
+        classes = core_classes(core)           # inaemu/sim/cores.py
+        self.loop = classes.loop(trace)
         self.switches: dict[str, SwitchNode] = {}
         self.switch_macs: dict[str, str] = {}
         self.hosts: dict[str, HostNode] = {}
         self.links: dict[str, LinkDirection] = {}
         for index, sw in enumerate(topology.switches):
-            self.switches[sw.name] = SwitchNode(self.loop, sw.name, sw.device_id, cost=switch_cost,
-                                                queue_packets=switch_queue_packets,
-                                                switch=(switches or {}).get(sw.name))
+            self.switches[sw.name] = classes.switch(self.loop, sw.name, sw.device_id,
+                                                    cost=switch_cost,
+                                                    queue_packets=switch_queue_packets,
+                                                    switch=(switches or {}).get(sw.name))
             self.switch_macs[sw.name] = switch_mac(index)
         if capture_dir is not None:
             self._start_capture(Path(capture_dir))
         for host in topology.hosts:
             gateway = topology.host_link(host.name).node
-            self.hosts[host.name] = HostNode(self.loop, host.name, _addressing(
+            self.hosts[host.name] = classes.host(self.loop, host.name, _addressing(
                 host, self.switch_macs[gateway]))
         for link in topology.links:
             for src, dst in ((link.a, link.b), (link.b, link.a)):
@@ -66,7 +68,7 @@ class SimNetwork:
                 bw = bw_mbps if bw_mbps is not None else link.bw_mbps
                 loss = loss_percent if loss_percent is not None else direction.loss_percent
                 name = f"{src.node}:{src.port}->{dst.node}:{dst.port}"
-                wire = LinkDirection(
+                wire = classes.link(
                     self.loop, f"{src.node}:{src.port}", f"{dst.node}:{dst.port}",
                     bw_bps=bw * 1e6 if bw else None, delay_s=direction.delay_ms / 1000.0,
                     loss=loss / 100.0, rng=random.Random(f"{seed}/{name}"),

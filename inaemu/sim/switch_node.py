@@ -97,15 +97,12 @@ class SwitchNode:
         self.device_id = device_id
         self.cost = cost
         self.queue_packets = queue_packets
-        self.switch = Switch(None) if switch is None else switch
-        self.switch.clock = loop.clock
+        self._use_runtime(Switch(None) if switch is None else switch)
         if self.switch.trace is not None:     # a configured switch from a traced run before
             self.switch.trace = None
         self.egress: dict[int, LinkDirection] = {}
-        # the per-frame path's constants and bound methods, looked up once
+        # the per-frame path's constants, looked up once
         self._cost = (cost.per_packet_s, cost.per_byte_s, cost.per_copy_s)
-        self._receive = self.switch.receive
-        self._queue_next_due = self.switch.queue_next_due
         self.counters = SwitchCounters()
         self.server: P4RuntimeServer | LocalP4Runtime | None = None
         self.runtime_wall_s = 0.0   # wall time spent inside the runtime (not a counter: it varies)
@@ -139,14 +136,19 @@ class SwitchNode:
     def restart(self) -> None:
         """Come back as an empty switch (no program), as simple_switch_grpc starts; the
         controller pushes the pipeline and the state again."""
-        self.switch = Switch(None)
-        self.switch.clock = self.loop.clock
-        self._receive = self.switch.receive
-        self._queue_next_due = self.switch.queue_next_due
+        self._use_runtime(Switch(None))
         self.output.discard()
         self._in_service = 0
         self._room_told = None
         self.down = False
+
+    def _use_runtime(self, switch: Switch) -> None:
+        """Serve frames with `switch` (its clock reads the virtual time); its per-frame
+        methods are looked up once."""
+        self.switch = switch
+        switch.clock = self.loop.clock
+        self._receive = switch.receive
+        self._queue_next_due = switch.queue_next_due
 
     # -- control plane --------------------------------------------------------------------------
 

@@ -1,11 +1,14 @@
 """The native simulator core against the pure-Python one, event for event (inaemu/sim/cores.py,
 docs/sim.md "Cores"): the same scenario with the same seed gives the same per-link trace (every
 send with its frame's CRC, loss, queue drop, kill, at its virtual time) and the same records,
-over seeds, loss rates, topologies, aggregation shapes and algorithms."""
+over seeds, loss rates, topologies, aggregation shapes and algorithms, and a switch that
+drops at its input queue. tests/sim/test_native_net.py drives the links and switch ports
+directly (full queues, refusing sockets, on_left, crashes, back-pressure)."""
 
 import pytest
 
 from inaemu.sim import InaOptions, SimError, SimJob, simulate
+from inaemu.sim.switch_node import SwitchCost
 from inaemu.sim.native import native_loop_class, why_not
 from topologies.builders import fat_tree, leaf_spine, star
 
@@ -40,6 +43,9 @@ CASES = [
     ("star ps", lambda: star(4), lambda t: [SimJob(1, _hosts(t))], "ps", {}),
     ("star ina, a worker dies", lambda: star(4), lambda t: [SimJob(1, _hosts(t))], "ina",
      {"deaths": {"h2": 0.0004}, "ina": InaOptions(rto=0.002, rto_max=0.004, max_retx=2)}),
+    ("star ring, a slow switch drops at its input", lambda: star(4),
+     lambda t: [SimJob(1, _hosts(t))], "ring",
+     {"switch_cost": SwitchCost.from_pps(40_000), "switch_queue_packets": 4}),
 ]
 
 
@@ -52,6 +58,8 @@ def test_native_core_runs_the_same_events(case, loss, seed):
     python, native = _both(topology, jobs_of(topology), algo=algo, size_bytes=4 * 3001,
                            seed=seed, loss=loss, bw=1000, elems_k=32, **extra)
     assert python[0], "no trace recorded"
+    if "drops at its input" in _name:
+        assert any(" input-drop " in line for line in python[0])
     assert native[0] == python[0]
     assert native[1:] == python[1:]
 
@@ -80,3 +88,20 @@ def test_inaemu_run_passes_its_sim_core(tmp_path):
         (tmp_path / core).mkdir()
         records[core] = run_sim(cfg, tmp_path / core, lambda _line: None)
     assert records["native"] == records["python"] and len(records["python"]) == 6
+
+
+def test_a_captured_run_writes_the_same_files_on_both_cores(tmp_path):
+    """Packet capture (the recorders' arrived/departed/lost hooks, called from the C links
+    and switch ports on the native core): the same per-switch log and pcaps, byte for byte."""
+    topology = star(3)
+    files = {}
+    for core in ("python", "native"):
+        out = tmp_path / core
+        simulate(topology, [SimJob(1, _hosts(topology))], algo="ina", size_bytes=4 * 3001,
+                 loss=2.0, seed=3, capture_dir=out, core=core)
+        files[core] = {path.relative_to(out): path.read_bytes()
+                       for path in sorted(out.rglob("*")) if path.is_file()}
+    assert files["native"] == files["python"]
+    assert any(name.suffix == ".pcap" and len(data) > 1000
+               for name, data in files["python"].items())
+    assert b"link loss:" in files["python"][next(n for n in files["python"] if n.suffix == ".log")]

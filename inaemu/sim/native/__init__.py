@@ -2,42 +2,66 @@
 runtime's route (`p4switch.runtime.cgen.nativebuild.load_source`: the machine's `cc`, Python's
 headers, a cache keyed by the source's hash), never a requirement.
 
-So far the event loop (`eventloop.c`, the contract of `inaemu/sim/events.py`'s EventLoop);
-links, switch ports, host framing and the sessions' per-packet paths are still Python.
-`native_loop_class()` is the C loop with the Python parts of the contract added, or None with
-`why_not()` saying why (no compiler, no headers, `INAEMU_NATIVE=0`).
+So far the event loop (`eventloop.c`, the contract of `inaemu/sim/events.py`'s EventLoop), the
+link directions (`link.c`, `link.py`'s LinkDirection), the switches' ports and service queue
+(`switchports.c`, `switch_node.py`'s SwitchNode), host framing (`frames.c`, `frames.py`) and
+the hosts' interfaces (`hostport.c`, `host_node.py`'s receive and send), built together as one
+module (`module.c`); the sessions' per-packet paths and the hosts' timers are still Python.
+`native_classes()` gives the C types with the Python parts of their contract added, or None
+with `why_not()` saying why (no compiler, no headers, `INAEMU_NATIVE=0`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from inaemu.sim.events import Event
 
-SOURCE = Path(__file__).with_name("eventloop.c")
+# in this order: each part uses what the ones before it define
+SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c", "module.c")
 PREFIX = "inaemu_sim_native_"
 _why_not: list[str] = []
-_class: list = []
+_classes: list = []
 
 
-def _module():
+class NativeClasses(NamedTuple):
+    """The native core's event loop, link direction, switch node and host node classes."""
+
+    loop: type
+    link: type
+    switch: type
+    host: type
+
+
+def source() -> str:
+    """The module's C: the parts joined in order (each uses what the ones before define)."""
+    here = Path(__file__).parent
+    return "\n".join((here / name).read_text() for name in SOURCES)
+
+
+def native_module():
+    """The built C module (its types and frames.c's functions), or None (then `why_not()`)."""
     from p4switch.runtime.cgen import nativebuild
     if not nativebuild.enabled():
         _why_not[:] = ["INAEMU_NATIVE=0"]
         return None
-    module = nativebuild.load_source(PREFIX, SOURCE.read_text())
+    module = nativebuild.load_source(PREFIX, source())
     if module is None:
         _why_not[:] = [next(iter(nativebuild.why_not.values()), "the build failed")]
     return module
 
 
-def native_loop_class():
-    """The native EventLoop class, or None (then `why_not()`)."""
-    if _class:
-        return _class[0]
-    module = _module()
+def native_classes() -> NativeClasses | None:
+    """The native core's classes, or None (then `why_not()`)."""
+    if _classes:
+        return _classes[0]
+    module = native_module()
     if module is None:
         return None
+    from inaemu.sim.native.host import native_host_class
+    from inaemu.sim.native.link import native_link_class
+    from inaemu.sim.native.switch import native_switch_class
 
     class NativeEventLoop(module.Loop):
         """`events.EventLoop`'s contract with the heap and `run` in C."""
@@ -50,8 +74,16 @@ def native_loop_class():
             if self.trace is not None:
                 self.trace.append(f"{self.now:.9f} {line}")
 
-    _class.append(NativeEventLoop)
-    return NativeEventLoop
+    _classes.append(NativeClasses(NativeEventLoop, native_link_class(module.Link),
+                                  native_switch_class(module.SwitchPorts, module.Ingress),
+                                  native_host_class(module)))
+    return _classes[0]
+
+
+def native_loop_class():
+    """The native EventLoop class, or None (then `why_not()`)."""
+    classes = native_classes()
+    return None if classes is None else classes.loop
 
 
 def why_not() -> str | None:

@@ -5,19 +5,27 @@
  * orders them. `at` makes a Python `Event` (the class is given to the constructor) that
  * `cancel()` empties, and the entry holds only that event; `post` holds the action and its one
  * argument and makes no object. `run(until=, done=)` returns "done", "idle" or "time limit"
- * exactly when the Python loop does. Built and loaded by inaemu/sim/native/__init__.py through
- * the switch runtime's C build route (p4switch/runtime/cgen/nativebuild.py).
+ * exactly when the Python loop does. The other C parts of the core (link.c, switchports.c)
+ * schedule their per-frame events with `loop_post_native`: an entry that names a C function
+ * and its target, run without a Python call, in the same (time, sequence) order as any other.
+ * Built and loaded by inaemu/sim/native/__init__.py (this file first, then the other parts,
+ * then module.c) through the switch runtime's C build route
+ * (p4switch/runtime/cgen/nativebuild.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
 
+/* a C action: `target` and `arg` as posted; 0, or -1 with a Python exception set */
+typedef int (*NativeAction)(PyObject *target, PyObject *arg);
+
 typedef struct {
     double time;
     unsigned long long seq;
-    PyObject *action;   /* post: the action; at: NULL */
+    PyObject *action;   /* post: the action (native: its target); at: NULL */
     PyObject *arg;      /* post: its one argument; at: NULL */
     PyObject *event;    /* at: the Event; post: NULL */
+    NativeAction native;  /* post_native: the C function; otherwise NULL */
 } Entry;
 
 typedef struct {
@@ -90,11 +98,31 @@ static int Loop_init(Loop *self, PyObject *args, PyObject *kwds) {
     return 0;
 }
 
+/* the heap's entries hold the nodes that hold the loop: the collector must see them */
+static int Loop_traverse(Loop *self, visitproc visit, void *arg) {
+    for (Py_ssize_t i = 0; i < self->size; i++) {
+        Py_VISIT(self->heap[i].action);
+        Py_VISIT(self->heap[i].arg);
+        Py_VISIT(self->heap[i].event);
+    }
+    Py_VISIT(self->trace);
+    Py_VISIT(self->event_class);
+    return 0;
+}
+
+static int Loop_clear(Loop *self) {
+    Py_ssize_t size = self->size;
+    self->size = 0;
+    for (Py_ssize_t i = 0; i < size; i++) clear_entry(&self->heap[i]);
+    Py_CLEAR(self->trace);
+    Py_CLEAR(self->event_class);
+    return 0;
+}
+
 static void Loop_dealloc(Loop *self) {
-    for (Py_ssize_t i = 0; i < self->size; i++) clear_entry(&self->heap[i]);
+    PyObject_GC_UnTrack(self);
+    Loop_clear(self);
     PyMem_Free(self->heap);
-    Py_XDECREF(self->trace);
-    Py_XDECREF(self->event_class);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -106,7 +134,7 @@ static PyObject *schedule_at(Loop *self, double time, PyObject *action, PyObject
     if (time < self->now) time = self->now;
     PyObject *event = PyObject_CallFunction(self->event_class, "dOO", time, action, rest);
     if (event == NULL) return NULL;
-    Entry entry = {time, ++self->seq, NULL, NULL, event};
+    Entry entry = {time, ++self->seq, NULL, NULL, event, NULL};
     Py_INCREF(event);   /* one reference in the heap, one returned */
     if (push(self, entry) < 0) { Py_DECREF(event); Py_DECREF(event); return NULL; }
     return event;
@@ -146,9 +174,38 @@ static PyObject *Loop_post(Loop *self, PyObject *const *args, Py_ssize_t nargs) 
     if (time < self->now) time = self->now;
     Py_INCREF(args[1]);
     Py_INCREF(args[2]);
-    Entry entry = {time, ++self->seq, args[1], args[2], NULL};
+    Entry entry = {time, ++self->seq, args[1], args[2], NULL, NULL};
     if (push(self, entry) < 0) { Py_DECREF(args[1]); Py_DECREF(args[2]); return NULL; }
     Py_RETURN_NONE;
+}
+
+/* post from C: `action(target, arg)` at `time` (not earlier than now), as `post` orders it */
+static int loop_post_native(Loop *self, double time, NativeAction action, PyObject *target,
+                            PyObject *arg) {
+    if (time < self->now) time = self->now;
+    Py_INCREF(target);
+    Py_INCREF(arg);
+    Entry entry = {time, ++self->seq, target, arg, NULL, action};
+    if (push(self, entry) < 0) { Py_DECREF(target); Py_DECREF(arg); return -1; }
+    return 0;
+}
+
+/* post from C of a Python callable, as `post` */
+static int loop_post(Loop *self, double time, PyObject *action, PyObject *arg) {
+    if (time < self->now) time = self->now;
+    Py_INCREF(action);
+    Py_INCREF(arg);
+    Entry entry = {time, ++self->seq, action, arg, NULL, NULL};
+    if (push(self, entry) < 0) { Py_DECREF(action); Py_DECREF(arg); return -1; }
+    return 0;
+}
+
+/* the loop's `record(line)` (its Python part adds the time); only called while tracing */
+static int loop_record(Loop *self, PyObject *line) {
+    PyObject *r = PyObject_CallMethod((PyObject *)self, "record", "O", line);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
 }
 
 static PyObject *Loop_stop(Loop *self, PyObject *unused) {
@@ -166,17 +223,33 @@ static int done_now(Loop *self, PyObject *done) {
     return truth;
 }
 
-/* run(until=, done=None) -> "done" | "idle" | "time limit" */
+/* run(until=, done=None, done_every=1) -> "done" | "idle" | "time limit"; `done` is asked
+ * before the first event and every done_every-th one after it, as events.py asks it */
 static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
-    static char *names[] = {"until", "done", NULL};
+    static char *names[] = {"until", "done", "done_every", NULL};
     double until = Py_HUGE_VAL;
-    PyObject *done = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$dO", names, &until, &done)) return NULL;
+    PyObject *done = Py_None, *every = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$dOO", names, &until, &done, &every))
+        return NULL;
+    long long done_every = 1;
+    if (every != NULL) {
+        done_every = PyBool_Check(every) || !PyLong_Check(every) ? 0 : PyLong_AsLongLong(every);
+        if (done_every == -1 && PyErr_Occurred()) PyErr_Clear();
+        if (done_every < 1) {
+            PyErr_Format(PyExc_ValueError, "done_every must be a positive integer, got %R", every);
+            return NULL;
+        }
+    }
+    long long ask = 1;     /* events until `done` is asked again */
     self->stopped = 0;
     while (self->size) {
-        int finished = done_now(self, done);
-        if (finished < 0) return NULL;
-        if (finished) { Py_INCREF(str_done); return str_done; }
+        if (self->stopped) { Py_INCREF(str_done); return str_done; }
+        if (done != Py_None && !--ask) {
+            ask = done_every;
+            int finished = done_now(self, done);
+            if (finished < 0) return NULL;
+            if (finished) { Py_INCREF(str_done); return str_done; }
+        }
         double when = self->heap[0].time;
         if (when > until) {
             self->now = until;
@@ -196,6 +269,13 @@ static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
             result = PyObject_Call(action, call_args, NULL);
             Py_DECREF(action);
             Py_DECREF(call_args);
+        } else if (e.native != NULL) {
+            self->now = when;
+            self->events_run++;
+            int failed = e.native(e.action, e.arg);
+            clear_entry(&e);
+            if (failed) return NULL;
+            continue;
         } else {
             self->now = when;
             self->events_run++;
@@ -231,7 +311,8 @@ static PyMethodDef Loop_methods[] = {
     {"after", (PyCFunction)(void (*)(void))Loop_after, METH_FASTCALL, "after(delay, action, *args)"},
     {"post", (PyCFunction)(void (*)(void))Loop_post, METH_FASTCALL, "post(time, action, arg)"},
     {"stop", (PyCFunction)Loop_stop, METH_NOARGS, "end run before the next event"},
-    {"run", (PyCFunction)(void (*)(void))Loop_run, METH_VARARGS | METH_KEYWORDS, "run(until=, done=None)"},
+    {"run", (PyCFunction)(void (*)(void))Loop_run, METH_VARARGS | METH_KEYWORDS,
+     "run(until=, done=None, done_every=1)"},
     {NULL}
 };
 
@@ -251,30 +332,16 @@ static PyTypeObject LoopType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "inaemu_sim_native.Loop",
     .tp_basicsize = sizeof(Loop),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Loop_init,
     .tp_dealloc = (destructor)Loop_dealloc,
+    .tp_traverse = (traverseproc)Loop_traverse,
+    .tp_clear = (inquiry)Loop_clear,
+    .tp_free = PyObject_GC_Del,
     .tp_methods = Loop_methods,
     .tp_members = Loop_members,
     .tp_getset = Loop_getset,
     .tp_doc = "the event loop's heap and run, in C (inaemu/sim/events.py's contract)",
 };
 
-static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "MODULE_NAME", "the simulator's native core", -1, NULL,
-};
-
-PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
-    str_action = PyUnicode_InternFromString("action");
-    str_args = PyUnicode_InternFromString("args");
-    str_done = PyUnicode_InternFromString("done");
-    str_idle = PyUnicode_InternFromString("idle");
-    str_limit = PyUnicode_InternFromString("time limit");
-    if (PyType_Ready(&LoopType) < 0) return NULL;
-    PyObject *m = PyModule_Create(&module_def);
-    if (m == NULL) return NULL;
-    Py_INCREF(&LoopType);
-    if (PyModule_AddObject(m, "Loop", (PyObject *)&LoopType) < 0) return NULL;
-    return m;
-}

@@ -1,0 +1,42 @@
+"""The native core's host: hostport.c's `HostPort` (receive and dispatch, send_frame, the
+counters) with the rest of `inaemu/sim/host_node.py`'s HostNode (timers, listeners, kill),
+which it inherits, and an `Addressing` whose frames frames.c builds."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from inaemu.sim.frames import Addressing
+from inaemu.sim.host_node import HostNode
+
+
+def native_host_class(module: ModuleType) -> type:
+    """The HostNode class of the native core over the C module `module`."""
+    udp, tcp = module.udp_frame, module.tcp_frame
+
+    class NativeAddressing(Addressing):
+        """Addressing with its frames built in C (frames.c), byte for byte the same."""
+
+        def udp_frame(self, dst_ip: bytes, sport: int, dport: int, payload: bytes,
+                      ident: int) -> bytes:
+            return udp(self.gateway_mac, self.mac, self.ip, dst_ip, sport, dport, payload, ident)
+
+        def tcp_frame(self, dst_ip: bytes, sport: int, dport: int, seq: int, ack: int,
+                      flags: int, options: bytes, payload: bytes, ident: int,
+                      window: int = 0xFFFF) -> bytes:
+            return tcp(self.gateway_mac, self.mac, self.ip, dst_ip, sport, dport, seq, ack,
+                       flags, options, payload, ident, window)
+
+    class NativeHostNode(module.HostPort, HostNode):
+        """A host: HostNode's contract, receiving and sending in C."""
+
+        def __init__(self, loop, name: str, addressing: Addressing):
+            super().__init__(addressing.ip)
+            self.loop = loop
+            self.name = name
+            self.addressing = NativeAddressing(addressing.mac, addressing.ip,
+                                               addressing.gateway_mac)
+            self.timers = set()
+            self._ident = 0
+
+    return NativeHostNode

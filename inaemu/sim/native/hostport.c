@@ -1,0 +1,190 @@
+/* A host's interface in C: inaemu/sim/host_node.py's HostNode.receive and send_frame.
+ *
+ * `receive` counts the frame, parses it (frames.c), ignores what is not addressed to the
+ * host's IPv4 address or has no listener, and calls the listener of (protocol, port) with the
+ * Datagram, as the Python one does; `send_frame` counts and hands the frame to the uplink (a
+ * C link directly). The counters are a `HostCounts`, whose fields the workers may add to as
+ * they do to host_node.py's HostCounters. Timers, listeners and kill are the Python
+ * HostNode's (the subclass in inaemu/sim/native/host.py).
+ */
+
+typedef struct {
+    PyObject_HEAD
+    long long frames_sent, bytes_sent, frames_received, bytes_received, ignored;
+} HostCounts;
+
+#define COUNT_MEMBER(field) {#field, T_LONGLONG, offsetof(HostCounts, field), 0, NULL}
+static PyMemberDef HostCounts_members[] = {
+    COUNT_MEMBER(frames_sent), COUNT_MEMBER(bytes_sent), COUNT_MEMBER(frames_received),
+    COUNT_MEMBER(bytes_received), COUNT_MEMBER(ignored), {NULL}
+};
+
+static PyObject *HostCounts_as_dict(HostCounts *self, PyObject *unused) {
+    return Py_BuildValue("{sLsLsLsLsL}", "frames_sent", self->frames_sent, "bytes_sent",
+                         self->bytes_sent, "frames_received", self->frames_received,
+                         "bytes_received", self->bytes_received, "ignored", self->ignored);
+}
+
+static PyMethodDef HostCounts_methods[] = {
+    {"as_dict", (PyCFunction)HostCounts_as_dict, METH_NOARGS, "the counts by name"},
+    {NULL}
+};
+
+static PyTypeObject HostCountsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "inaemu_sim_native.HostCounts",
+    .tp_basicsize = sizeof(HostCounts),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_members = HostCounts_members,
+    .tp_methods = HostCounts_methods,
+    .tp_doc = "frame-level traffic of a host (host_node.py's HostCounters)",
+};
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *ip;           /* the host's IPv4 address (4 bytes) */
+    PyObject *handlers;     /* (proto, port) -> handler(datagram) */
+    PyObject *uplink;
+    HostCounts *counters;
+    char alive;
+} HostPort;
+
+static int HostPort_init(HostPort *self, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"ip", NULL};
+    PyObject *ip;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O", names, &ip)) return -1;
+    if (exact_bytes(ip, 4, "the host's IPv4 address") < 0) return -1;
+    PyObject *handlers = PyDict_New();
+    if (handlers == NULL) return -1;
+    HostCounts *counters = PyObject_New(HostCounts, &HostCountsType);
+    if (counters == NULL) { Py_DECREF(handlers); return -1; }
+    counters->frames_sent = counters->bytes_sent = counters->frames_received = 0;
+    counters->bytes_received = counters->ignored = 0;
+    Py_INCREF(ip); Py_XSETREF(self->ip, ip);
+    Py_XSETREF(self->handlers, handlers);
+    Py_XSETREF(self->counters, counters);
+    Py_INCREF(Py_None); Py_XSETREF(self->uplink, Py_None);
+    self->alive = 1;
+    return 0;
+}
+
+static int HostPort_traverse(HostPort *self, visitproc visit, void *arg) {
+    Py_VISIT(self->ip); Py_VISIT(self->handlers); Py_VISIT(self->uplink);
+    Py_VISIT(self->counters);
+    return 0;
+}
+
+static int HostPort_clear(HostPort *self) {
+    Py_CLEAR(self->ip); Py_CLEAR(self->handlers); Py_CLEAR(self->uplink);
+    Py_CLEAR(self->counters);
+    return 0;
+}
+
+static void HostPort_dealloc(HostPort *self) {
+    PyObject_GC_UnTrack(self);
+    HostPort_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* HostNode.receive */
+static PyObject *HostPort_receive(HostPort *self, PyObject *frame) {
+    if (!self->alive) Py_RETURN_NONE;
+    Py_ssize_t size = PyObject_Length(frame);
+    if (size < 0) return NULL;
+    self->counters->frames_received++;
+    self->counters->bytes_received += size;
+    PyObject *d = parse_frame(frame);
+    if (d == NULL) return NULL;
+    if (d == Py_None) {
+        Py_DECREF(d);
+        self->counters->ignored++;
+        Py_RETURN_NONE;
+    }
+    /* the Python parse's Datagram (a frame not in bytes) may be any sequence: index it */
+    PyObject *dst = PySequence_GetItem(d, 2);
+    if (dst == NULL) { Py_DECREF(d); return NULL; }
+    int mine = PyObject_RichCompareBool(dst, self->ip, Py_EQ);
+    Py_DECREF(dst);
+    if (mine <= 0) {
+        Py_DECREF(d);
+        if (mine < 0) return NULL;
+        self->counters->ignored++;
+        Py_RETURN_NONE;
+    }
+    PyObject *proto = PySequence_GetItem(d, 0), *dport = PySequence_GetItem(d, 4);
+    PyObject *key = proto && dport ? PyTuple_Pack(2, proto, dport) : NULL;
+    Py_XDECREF(proto);
+    Py_XDECREF(dport);
+    if (key == NULL) { Py_DECREF(d); return NULL; }
+    PyObject *handler = PyDict_GetItemWithError(self->handlers, key);
+    Py_DECREF(key);
+    if (handler == NULL) {
+        Py_DECREF(d);
+        if (PyErr_Occurred()) return NULL;
+        self->counters->ignored++;
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(handler);     /* the handler may unlisten itself */
+    PyObject *r = PyObject_CallOneArg(handler, d);
+    Py_DECREF(handler);
+    Py_DECREF(d);
+    if (r == NULL) return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+/* HostNode.send_frame(frame, on_left=None) */
+static PyObject *HostPort_send_frame(HostPort *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "send_frame(frame, on_left=None)");
+        return NULL;
+    }
+    if (!self->alive || self->uplink == Py_None) Py_RETURN_NONE;
+    PyObject *frame = args[0], *on_left = nargs == 2 ? args[1] : Py_None;
+    Py_ssize_t size = PyObject_Length(frame);
+    if (size < 0) return NULL;
+    self->counters->frames_sent++;
+    self->counters->bytes_sent += size;
+    if (PyObject_TypeCheck(self->uplink, &LinkType)) {
+        if (link_send((Link *)self->uplink, frame, on_left) < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    return PyObject_CallMethodObjArgs(self->uplink, str_send, frame, on_left, NULL);
+}
+
+static PyMethodDef HostPort_methods[] = {
+    {"receive", (PyCFunction)HostPort_receive, METH_O, "the deliver of the link arriving here"},
+    {"send_frame", (PyCFunction)(void (*)(void))HostPort_send_frame, METH_FASTCALL,
+     "send_frame(frame, on_left=None): to the uplink's queue"},
+    {NULL}
+};
+
+static PyMemberDef HostPort_members[] = {
+    {"handlers", T_OBJECT, offsetof(HostPort, handlers), READONLY, "(proto, port) -> handler"},
+    {"uplink", T_OBJECT, offsetof(HostPort, uplink), 0, "the link towards the switch"},
+    {"counters", T_OBJECT, offsetof(HostPort, counters), READONLY, "a HostCounts"},
+    {"alive", T_BOOL, offsetof(HostPort, alive), 0, "False once killed"},
+    {NULL}
+};
+
+static PyTypeObject HostPortType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "inaemu_sim_native.HostPort",
+    .tp_basicsize = sizeof(HostPort),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)HostPort_init,
+    .tp_dealloc = (destructor)HostPort_dealloc,
+    .tp_traverse = (traverseproc)HostPort_traverse,
+    .tp_clear = (inquiry)HostPort_clear,
+    .tp_free = PyObject_GC_Del,
+    .tp_methods = HostPort_methods,
+    .tp_members = HostPort_members,
+    .tp_doc = "a host's interface, in C (inaemu/sim/host_node.py's contract)",
+};
+
+static int host_module_init(void) {
+    if (PyType_Ready(&HostCountsType) < 0) return -1;
+    return PyType_Ready(&HostPortType);
+}

@@ -1,0 +1,48 @@
+/* The native core's module: the loop (eventloop.c), links (link.c), switch ports
+ * (switchports.c), host framing (frames.c) and host interfaces (hostport.c), built as one
+ * extension (inaemu/sim/native/__init__.py joins the files in this order). */
+
+static PyMethodDef module_functions[] = {
+    {"parse", (PyCFunction)Frames_parse, METH_O, "frames.parse: a frame's Datagram or None"},
+    {"udp_frame", (PyCFunction)(void (*)(void))Frames_udp, METH_FASTCALL,
+     "udp_frame(gateway_mac, mac, src_ip, dst_ip, sport, dport, payload, ident)"},
+    {"tcp_frame", (PyCFunction)(void (*)(void))Frames_tcp, METH_FASTCALL,
+     "tcp_frame(gateway_mac, mac, src_ip, dst_ip, sport, dport, seq, ack, flags, options, "
+     "payload, ident, window)"},
+    {NULL}
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "MODULE_NAME", "the simulator's native core", -1, module_functions,
+};
+
+static int add_type(PyObject *module, const char *name, PyTypeObject *type) {
+    Py_INCREF(type);
+    if (PyModule_AddObject(module, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
+    str_action = PyUnicode_InternFromString("action");
+    str_args = PyUnicode_InternFromString("args");
+    str_done = PyUnicode_InternFromString("done");
+    str_idle = PyUnicode_InternFromString("idle");
+    str_limit = PyUnicode_InternFromString("time limit");
+    if (PyType_Ready(&LoopType) < 0 || link_module_init() < 0 || ports_module_init() < 0
+            || frames_module_init() < 0 || host_module_init() < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL) return NULL;
+    if (add_type(m, "Loop", &LoopType) < 0 || add_type(m, "Link", &LinkType) < 0
+            || add_type(m, "SwitchPorts", &PortsType) < 0
+            || add_type(m, "Ingress", &IngressType) < 0
+            || add_type(m, "HostPort", &HostPortType) < 0
+            || add_type(m, "HostCounts", &HostCountsType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

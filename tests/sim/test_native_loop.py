@@ -1,0 +1,52 @@
+"""The native event loop's `run` against events.py's (the rest of the loop's contract is
+checked event for event by tests/sim/test_cores.py): when the `done` predicate is asked, and
+what `run` refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from inaemu.sim.cores import core_classes
+from inaemu.sim.native import native_classes, why_not
+
+pytestmark = pytest.mark.skipif(native_classes() is None,
+                                reason=f"no native core here: {why_not()}")
+
+
+def asked_at(core: str, done_every: int, true_after: int, events: int = 50):
+    """Run `events` chained events with a predicate that turns true once `true_after` events
+    have run: the events run when it was asked, why the run stopped, and the events run."""
+    loop = core_classes(core).loop()
+    asked, ran = [], [0]      # (events.py's events_run is only brought up to date by run's end)
+
+    def step(left: int) -> None:
+        ran[0] += 1
+        if left:
+            loop.post(loop.now + 1e-6, step, left - 1)
+
+    def done() -> bool:
+        asked.append(ran[0])
+        return ran[0] >= true_after
+
+    loop.post(0.0, step, events - 1)
+    why = loop.run(until=1.0, done=done, done_every=done_every)
+    return asked, why, loop.events_run
+
+
+@pytest.mark.parametrize("done_every", [1, 3, 7, 64])
+@pytest.mark.parametrize("true_after", [0, 10, 1000])
+def test_done_is_asked_at_the_same_events_on_both_cores(done_every, true_after):
+    python = asked_at("python", done_every, true_after)
+    assert asked_at("native", done_every, true_after) == python
+    asked, why, ran = python
+    assert asked[0] == 0 and why == ("done" if true_after <= 50 else "idle")
+    if true_after == 1000:       # never true: asked every done_every events, and at the end
+        assert asked == list(range(0, 50, done_every)) + [50] and ran == 50
+
+
+@pytest.mark.parametrize("core", ["python", "native"])
+@pytest.mark.parametrize("bad", [0, -1, True, 2.0])
+def test_run_refuses_a_bad_done_every(core, bad):
+    loop = core_classes(core).loop()
+    with pytest.raises(ValueError, match="done_every must be a positive integer"):
+        loop.run(until=1.0, done=lambda: False, done_every=bad)
