@@ -33,7 +33,8 @@ byte as ina.p4 does. Input: one UDP payload; output: (worker id, payload) pairs 
 those workers' port 48879 (worker id VIA_SWITCH: to the switch's aggregator address, port
 48879, which multicasts it; `via_switch=True` sends completed cells that way: one packet
 through the switch instead of n). Nothing here reads a clock (the switch has no timers
-either); bad input is counted and ignored, never fatal.
+either; a child tier's stand-in, hosts/fallback_tier.py, has one timer of its own); bad input
+is counted and ignored, never fatal.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ class _Cell:
     chunk: int = -1               # hashed sharing: the chunk of the cell's round
     next_flag: int = 0            # a tier (hosts/fallback_tier.py): its members' `next`
     result_count: int = 0         # a tier: the `count` of the parent's RESULT
+    format: int = 0               # a tier: its lane format's flag bits (its timer's resends)
 
 
 class FallbackAggregator:
@@ -125,8 +127,9 @@ class FallbackAggregator:
         self._sizes = {Kind.CONTRIB: HEADER.size + 4 * k, Kind.QUERY: HEADER.size}
         self._from_above: frozenset = frozenset()   # kinds a parent aggregator sends (tiers)
 
-    def receive(self, payload: bytes) -> list[tuple[int, bytes]]:
-        """One packet the switch forwarded; the (worker id, payload) pairs to send."""
+    def receive(self, payload: bytes, now: float = 0.0) -> list[tuple[int, bytes]]:
+        """One packet the switch forwarded; the (worker id, payload) pairs to send. `now`
+        (seconds, any epoch) matters only to an aggregator with timers (a tier's)."""
         if len(payload) < HEADER.size:
             self.counters.malformed += 1
             return []
@@ -182,6 +185,14 @@ class FallbackAggregator:
         if cell.pending:
             return []
         return self._complete(cell, reply)
+
+    def next_deadline(self) -> float | None:
+        """When `expire` next has work to do; None: never (this one has no timers)."""
+        return None
+
+    def expire(self, now: float) -> list[tuple[int, bytes]]:
+        """What the timers due at `now` send (a tier's, hosts/fallback_tier.py)."""
+        return []
 
     # -- what a tier (hosts/fallback_tier.py) does differently -----------------------------------
     def _complete(self, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:

@@ -22,6 +22,7 @@ import select
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 
 from .fallback import FALLBACK_PORT, VIA_SWITCH, FallbackAggregator
@@ -64,13 +65,23 @@ class UdpFallbackServer:
         self.sock.close()
 
     def serve(self, poll_s: float = 0.2) -> None:
+        """Datagrams and the aggregator's timers (a tier's, hosts/fallback_tier.py) until
+        `stop()`."""
         while not self._stopped:
+            deadline = self.aggregator.next_deadline()
+            wait = poll_s if deadline is None else \
+                min(poll_s, max(0.0, deadline - time.monotonic()))
             try:
-                readable, _, _ = select.select([self.sock], [], [], poll_s)
+                readable, _, _ = select.select([self.sock], [], [], wait)
             except InterruptedError:
                 continue
             if readable:
                 self.drain()
+            self.expire()
+
+    def expire(self) -> int:
+        """Whatever the aggregator's timers due now send; how many packets."""
+        return self._send(self.aggregator.expire(time.monotonic()))
 
     def drain(self) -> int:
         """Every queued datagram through the aggregator; how many there were."""
@@ -83,13 +94,17 @@ class UdpFallbackServer:
             except ConnectionRefusedError:
                 continue            # an ICMP error for an earlier send: that datagram is lost
             handled += 1
-            for worker, reply in self.aggregator.receive(payload):
-                try:
-                    self.sock.sendto(reply, self.switch if worker == VIA_SWITCH
-                                     else self.parent if worker == VIA_PARENT
-                                     else self.workers[worker])
-                except OSError:
-                    self.send_errors += 1     # lost: the worker's recovery covers it
+            self._send(self.aggregator.receive(payload, time.monotonic()))
+
+    def _send(self, replies: list[tuple[int, bytes]]) -> int:
+        for worker, reply in replies:
+            try:
+                self.sock.sendto(reply, self.switch if worker == VIA_SWITCH
+                                 else self.parent if worker == VIA_PARENT
+                                 else self.workers[worker])
+            except OSError:
+                self.send_errors += 1     # lost: the worker's recovery covers it
+        return len(replies)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.close()
         stats = {**aggregator.counters.as_dict(), "send_errors": server.send_errors}
+        if isinstance(aggregator, TierAggregator):
+            stats.update(partials_up=aggregator.partials_up,
+                         timer_resends=aggregator.timer_resends,
+                         timer_gave_up=aggregator.timer_gave_up)
         if args.stats:
             args.stats.write_text(json.dumps(stats, indent=2) + "\n")
         print(f"fallback: done: {stats}", flush=True)
