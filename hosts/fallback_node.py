@@ -28,10 +28,12 @@ class SimFallbackServer:
     def __init__(self, node, aggregator: FallbackAggregator, worker_ips: list[bytes], *,
                  port: int = FALLBACK_PORT, per_packet_s: float = HOST_PER_PACKET_S,
                  per_copy_s: float = HOST_PER_COPY_S, switch_ip: bytes | None = None,
-                 parent_ip: bytes | None = None):
+                 parent_ip: bytes | None = None, local_delivery: bool = True):
         """`switch_ip`: the aggregator address replies meant for VIA_SWITCH go to;
         `parent_ip`: a tier's parent aggregator address (VIA_PARENT, hosts/fallback_tier.py).
-        `worker_ips[i]` is member i's address: a worker's, or a child switch's aggregator's."""
+        `worker_ips[i]` is member i's address: a worker's, or a child switch's aggregator's.
+        `local_delivery`: a reply to this host's own address is delivered here, as the kernel
+        does (False: it goes out on the link, as before issue 31's last part; for comparison)."""
         if len(worker_ips) != aggregator.n:
             raise ValueError(f"{len(worker_ips)} worker addresses for a job of {aggregator.n}")
         self.node = node
@@ -44,6 +46,7 @@ class SimFallbackServer:
         self.busy_until = 0.0
         self.busy_s = 0.0          # total service time (utilisation = busy_s / run time)
         self.bytes_in = self.bytes_out = 0     # UDP payload bytes received and sent
+        self.local_delivery = local_delivery
         self.local_deliveries = 0              # replies to a member on this host (loopback)
         self._timer = None                     # the loop event of the aggregator's deadline
         self._timer_at: float | None = None
@@ -94,7 +97,7 @@ class SimFallbackServer:
                 self.parent_ip if worker == VIA_PARENT else self.worker_ips[worker]
             frame = node.addressing.udp_frame(to, self.port, INA_UDP_PORT, payload,
                                               node.next_ident())
-            if to == own_ip:
+            if to == own_ip and self.local_delivery:
                 # a member on this very host (a tier's aggregator sits on one of its workers'
                 # hosts): the kernel delivers to a local address without the wire (loopback),
                 # as on Mininet; sent out, it would cross the host's link twice

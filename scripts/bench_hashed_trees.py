@@ -11,6 +11,13 @@ many seeds finished with every worker correct, the virtual time of the slowest w
 median times hashed / static measured in this run.
 
     .venv/bin/python scripts/bench_hashed_trees.py [--losses 0,5,7,10] [--seeds 1-8]
+        [--without tier-timer,loopback]
+
+`--without` switches parts of issue 31's last step off, to see what each does: `tier-timer`
+(a child tier's host aggregator re-asking its parent on its own timer, hosts/fallback_tier.py)
+and `loopback` (a host aggregator's reply to a member on its own host delivered locally, as
+the kernel does, instead of crossing the host's link twice; hosts/fallback_node.py). Run with
+an older checkout's code (PYTHONPATH, a copy of this script outside the tree) for "before".
 """
 
 from __future__ import annotations
@@ -65,6 +72,24 @@ def run_one(mode: str, loss: float, seed: int, args, setups: dict) -> dict:
             "cpu": time.process_time() - cpu}
 
 
+def switch_off(parts: list[str]) -> None:
+    """Default the named parts off in every host aggregator the simulator makes."""
+    import functools
+
+    from hosts import fallback_node, fallback_tier
+    for part in parts:
+        if part == "tier-timer":
+            cls, option = fallback_tier.TierAggregator, "timer"
+        elif part == "loopback":
+            cls, option = fallback_node.SimFallbackServer, "local_delivery"
+        else:
+            raise SystemExit(f"--without: no part {part!r} (tier-timer, loopback)")
+        init = cls.__init__
+        cls.__init__ = functools.partialmethod(
+            lambda self, *a, _init=init, _option=option, **kw: _init(self, *a,
+                                                                     **{_option: False, **kw}))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--losses", default="0,5,7,10", help="percent, every link")
@@ -73,7 +98,9 @@ def main(argv=None) -> int:
     p.add_argument("--shared-pairs", type=int, default=5)
     p.add_argument("--size-kib", type=int, default=32)
     p.add_argument("--time-limit-s", type=float, default=60.0)
+    p.add_argument("--without", default="", help="tier-timer,loopback: switch these off")
     args = p.parse_args(argv)
+    switch_off([part for part in args.without.split(",") if part])
     losses = [float(x) for x in args.losses.split(",")]
     seeds = parse_seeds(args.seeds)
     modes = args.modes.split(",")
