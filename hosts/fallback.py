@@ -79,6 +79,7 @@ class FallbackCounters:
     malformed: int = 0            # not an aggregation packet of this k (the switch: bad length)
     foreign: int = 0              # another job, a worker id >= n, a kind or format it never takes
     bad_slot: int = 0             # a slot outside first_slot..pool_size-1
+    askers_answered: int = 0      # RESULTs sent at completion to members that asked before
     packets_sent: int = 0
 
     def as_dict(self) -> dict[str, int]:
@@ -95,6 +96,7 @@ class _Cell:
                                   # a piece came by a retransmission; sticky (CELL_FLAGS)
     chunk: int = -1               # hashed sharing: the chunk of the cell's round
     next_flag: int = 0            # a tier (hosts/fallback_tier.py): its members' `next`
+    askers: int = 0               # bit w: worker w retransmitted while the cell was pending
     result_count: int = 0         # a tier: the `count` of the parent's RESULT
     format: int = 0               # a tier: its lane format's flag bits (its timer's resends)
 
@@ -104,12 +106,16 @@ class FallbackAggregator:
 
     def __init__(self, *, job: int, n: int, k: int, first_slot: int, pool_size: int,
                  via_switch: bool = False, hashed: bool = False,
-                 result_count: int | None = None):
+                 result_count: int | None = None, answer_askers: bool | None = None):
         """`via_switch`: a completed cell's RESULT goes once to the switch (target
         VIA_SWITCH), which multicasts it to the workers, instead of once to each worker.
         `hashed`: the job draws from the switch's shared pool (first_slot 0, rounds told apart
         by their chunk, §3.3). `result_count`: what its RESULTs carry in `count` (the whole
-        tree's workers when it stands in for a tree's root; default n)."""
+        tree's workers when it stands in for a tree's root; default n). `answer_askers`: a
+        member whose retransmission (a duplicate, or a QUERY whose piece is in) came while the
+        cell was still pending also gets the RESULT to itself when the cell completes, beside
+        the multicast (default: with `hashed`; ina.p4 keeps no such list, so the flat
+        aggregator, checked byte for byte against it, does not)."""
         if not 0 <= job <= 0xFFFF:
             raise ValueError(f"job must be 0..65535, got {job}")
         if not 1 <= n <= MAX_MEMBERS:
@@ -121,6 +127,7 @@ class FallbackAggregator:
         self.first_slot, self.pool_size = first_slot, pool_size
         self.hashed = hashed
         self.result_count = n if result_count is None else result_count
+        self.answer_askers = hashed if answer_askers is None else answer_askers
         self.counters = FallbackCounters()
         self._cells: dict[tuple[int, int], _Cell] = {}
         self._everyone = (VIA_SWITCH,) if via_switch else tuple(range(n))
@@ -153,7 +160,7 @@ class FallbackAggregator:
         reply = (flags, exp, slot, chunk)
         if self.hashed and cell.chunk != chunk:
             if kind == Kind.CONTRIB:     # a new round here: the cell's bits are of an old one
-                cell.seen, cell.pending, cell.chunk = 0, 0, chunk
+                cell.seen, cell.pending, cell.chunk, cell.askers = 0, 0, chunk, 0
             else:
                 cell = _Cell()           # a QUERY for a round this cell does not hold: NACK
         if kind == Kind.QUERY:
@@ -164,11 +171,13 @@ class FallbackAggregator:
                                                          exp, slot, chunk), None, count=0)
             if cell.pending == 0:
                 return self._unicast(worker, cell, reply)
+            cell.askers |= bit
             return self._query_while_pending(worker, cell, reply)
         if cell.seen & bit:
             self.counters.duplicates += 1
             if cell.pending == 0:
                 return self._unicast(worker, cell, reply)
+            cell.askers |= bit
             return self._duplicate_while_pending(worker, cell, reply)
         self.counters.contributions += 1
         cell.seen |= bit
@@ -178,6 +187,7 @@ class FallbackAggregator:
             cell.values = values.astype(np.uint32)         # a copy, native order
             cell.exp, cell.flags = exp, flags & CELL_FLAGS
             cell.pending = self.n - 1
+            cell.askers = 0
         else:
             cell.exp = max(cell.exp, exp)
             cell.flags |= (flags & CELL_FLAGS) | self._add(cell, values, flags)
@@ -200,7 +210,22 @@ class FallbackAggregator:
         self.counters.results_multicast += 1
         claim = reply[0] & FLAG_NEXT if self.hashed else 0    # the switch claims on multicast
         return self._send(self._everyone, Kind.RESULT, self._stored(cell, reply, claim),
-                          cell.values)
+                          cell.values) + self._answer_askers(cell, reply)
+
+    def _answer_askers(self, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:
+        """The completed cell's RESULT to each member that retransmitted while it was pending:
+        its timer has backed off while it waited for the others, so if the multicast copy is
+        lost to it, the next try may be far off; this copy takes another path (a member on
+        this host: none at all)."""
+        askers, cell.askers = cell.askers, 0
+        if not self.answer_askers or not askers:
+            return []
+        out = []
+        for worker in range(self.n):
+            if askers >> worker & 1:
+                self.counters.askers_answered += 1
+                out += self._unicast(worker, cell, reply)
+        return out
 
     def _query_while_pending(self, worker: int, cell: _Cell, reply: tuple) -> list:
         """A QUERY for a cell still missing a piece: another member's, it asks too."""

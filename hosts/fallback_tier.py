@@ -186,7 +186,8 @@ class TierAggregator(FallbackAggregator):
         # slot's next use if the parent claimed (`next`)
         return self._send_as([VIA_SWITCH], Kind.RESULT, (flags & (FLAG_VER | FLAG_FORMAT | FLAG_NEXT) |
                                                  cell.flags, exp, slot, chunk),
-                             cell.values, worker=0, count=count)
+                             cell.values, worker=0, count=count) + \
+            self._answer_askers(cell, reply)
 
     def _unicast(self, worker: int, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:
         """The global sum again to one member: with the parent's count, as ina.p4's child."""

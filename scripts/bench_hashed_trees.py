@@ -11,12 +11,14 @@ many seeds finished with every worker correct, the virtual time of the slowest w
 median times hashed / static measured in this run.
 
     .venv/bin/python scripts/bench_hashed_trees.py [--losses 0,5,7,10] [--seeds 1-8]
-        [--without tier-timer,loopback]
+        [--without tier-timer,loopback,askers]
 
 `--without` switches parts of issue 31's last step off, to see what each does: `tier-timer`
-(a child tier's host aggregator re-asking its parent on its own timer, hosts/fallback_tier.py)
-and `loopback` (a host aggregator's reply to a member on its own host delivered locally, as
-the kernel does, instead of crossing the host's link twice; hosts/fallback_node.py). Run with
+(a child tier's host aggregator re-asking its parent on its own timer, hosts/fallback_tier.py),
+`loopback` (a host aggregator's reply to a member on its own host delivered locally, as the
+kernel does, instead of crossing the host's link twice; hosts/fallback_node.py) and `askers`
+(a hashed host aggregator sending a completed cell's RESULT also to each member that
+retransmitted while it was pending, hosts/fallback.py). Run with
 an older checkout's code (PYTHONPATH, a copy of this script outside the tree) for "before".
 """
 
@@ -76,14 +78,16 @@ def switch_off(parts: list[str]) -> None:
     """Default the named parts off in every host aggregator the simulator makes."""
     import functools
 
-    from hosts import fallback_node, fallback_tier
+    from hosts import fallback, fallback_node, fallback_tier
     for part in parts:
-        if part == "tier-timer":
+        if part == "askers":
+            cls, option = fallback.FallbackAggregator, "answer_askers"
+        elif part == "tier-timer":
             cls, option = fallback_tier.TierAggregator, "timer"
         elif part == "loopback":
             cls, option = fallback_node.SimFallbackServer, "local_delivery"
         else:
-            raise SystemExit(f"--without: no part {part!r} (tier-timer, loopback)")
+            raise SystemExit(f"--without: no part {part!r} (tier-timer, loopback, askers)")
         init = cls.__init__
         cls.__init__ = functools.partialmethod(
             lambda self, *a, _init=init, _option=option, **kw: _init(self, *a,
@@ -98,7 +102,8 @@ def main(argv=None) -> int:
     p.add_argument("--shared-pairs", type=int, default=5)
     p.add_argument("--size-kib", type=int, default=32)
     p.add_argument("--time-limit-s", type=float, default=60.0)
-    p.add_argument("--without", default="", help="tier-timer,loopback: switch these off")
+    p.add_argument("--without", default="",
+                   help="tier-timer,loopback,askers: switch these off")
     args = p.parse_args(argv)
     switch_off([part for part in args.without.split(",") if part])
     losses = [float(x) for x in args.losses.split(",")]

@@ -121,12 +121,13 @@ def test_a_repeated_partial_is_never_summed_twice_at_the_parent() -> None:
     assert root.receive(up) == []
     assert root.receive(child.expire(1.01)[0][1]) == []          # a duplicate, still pending
     done = root.receive(packet(Kind.CONTRIB, 0, [100, 100, 100, 100], next_=True))
-    assert [t for t, _ in done] == [VIA_SWITCH]
+    assert [t for t, _ in done] == [VIA_SWITCH, MEMBER]           # the child asked: to it too
     assert decode(done[0][1], K).values.tolist() == [111, 122, 133, 144]
-    answer = root.receive(child.expire(1.03)[0][1])              # the result was lost
+    answer = root.receive(child.expire(1.03)[0][1])              # both copies were lost
     assert [t for t, _ in answer] == [MEMBER]
     assert decode(answer[0][1], K).values.tolist() == [111, 122, 133, 144]
     assert root.counters.contributions == 2 and root.counters.duplicates == 2
+    assert root.counters.results_multicast == 1
     # the answer completes the tier's cell: to the child switch, the timer stopped
     down = child.receive(answer[0][1], 1.031)
     assert [t for t, _ in down] == [VIA_SWITCH] and child.next_deadline() is None
