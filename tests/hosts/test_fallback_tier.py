@@ -34,9 +34,11 @@ def test_a_tier_sends_its_partial_up_and_multicasts_the_parents_result() -> None
     assert (kind, job, worker, slot, chunk, count) == (Kind.CONTRIB, JOB, MEMBER, 3, 7, 0)
     assert flags & FLAG_NEXT and not flags & FLAG_RETX      # the parent claims on `next`
     assert decode(up[0][1], K).values.tolist() == [11, 22, 33, 44]
-    # waiting for the parent: a member's duplicate and the parent's NACK send it up again,
+    # waiting for the parent: a member's duplicate (half an RTO or more after the last send
+    # up: tests/hosts/test_fallback_tier_timer.py) and the parent's NACK send it up again,
     # member 0's QUERY climbs, member 1's does not
-    again = tier.receive(packet(Kind.CONTRIB, 1, [10, 20, 30, 40], retx=True, next_=True))
+    again = tier.receive(packet(Kind.CONTRIB, 1, [10, 20, 30, 40], retx=True, next_=True),
+                         1.0)
     assert again[0][0] == VIA_PARENT and fields(again[0][1])[1] & FLAG_RETX
     assert decode(again[0][1], K).values.tolist() == [11, 22, 33, 44]
     nacked = tier.receive(packet(Kind.NACK, MEMBER, []))

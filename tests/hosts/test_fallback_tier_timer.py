@@ -97,6 +97,27 @@ def test_the_timer_gives_up_after_max_sends_and_members_still_climb() -> None:
     assert [t for t, _ in dup] == [VIA_PARENT]
 
 
+def test_a_members_duplicate_climbs_no_sooner_than_half_an_rto_after_the_last_send() -> None:
+    """The tier's timer re-asks on its own; a duplicate within half an RTO of the last send up
+    would only multiply packets (one tier's timer resends are the next tier's duplicates)."""
+    agg = tier()                                         # RTO 10 ms before a sample
+    wait_for_parent(agg, now=1.0)
+    dup = packet(Kind.CONTRIB, 0, [1, 2, 3, 4], retx=True, next_=True)
+    assert agg.receive(dup, 1.004) == []                 # 4 ms after the send: not yet
+    assert [t for t, _ in agg.receive(dup, 1.006)] == [VIA_PARENT]     # over half an RTO
+    assert agg.receive(dup, 1.010) == []                 # the last send was at 1.006
+    # the members that asked get the RESULT beside the multicast
+    down = agg.receive(packet(Kind.RESULT, MEMBER, [2, 2, 2, 2], count=4), 1.02)
+    assert [t for t, _ in down] == [VIA_SWITCH, 0]
+
+
+def test_without_the_timer_every_duplicate_climbs() -> None:
+    agg = tier(timer=False)
+    wait_for_parent(agg, now=1.0)
+    dup = packet(Kind.CONTRIB, 0, [1, 2, 3, 4], retx=True, next_=True)
+    assert [t for t, _ in agg.receive(dup, 1.0)] == [VIA_PARENT]
+
+
 def test_no_timer_when_switched_off() -> None:
     agg = tier(timer=False)
     wait_for_parent(agg)
