@@ -14,7 +14,8 @@ the workers cannot tell it from the switch and need no change:
   cell and a RESULT goes to every worker (count n, the triggering packet's chunk, version and
   format, the cell's exponent and overflow and retx flags);
 * a duplicate gets the stored sum back (unicast RESULT, retx set) if the cell is complete,
-  else nothing;
+  else nothing (hashed: the sum goes to that worker when the cell completes, beside the
+  multicast, `answer_askers`);
 * a QUERY gets a NACK if the cell lacks w's contribution, the RESULT if it is complete, else
   nothing (another worker's piece is missing; that worker asks too).
 

@@ -10,7 +10,7 @@ many seeds finished with every worker correct, the virtual time of the slowest w
 (median and max over the finished seeds), the workers that gave up and why, and the ratio of
 median times hashed / static measured in this run.
 
-    .venv/bin/python scripts/bench_hashed_trees.py [--losses 0,5,7,10] [--seeds 1-8]
+    .venv/bin/python scripts/bench_hashed_trees.py [--losses 0,5,7,10] [--seeds 1-8] [--loss-on host]
         [--without tier-timer,loopback,askers]
 
 `--without` switches parts of issue 31's last step off, to see what each does: `tier-timer`
@@ -25,6 +25,7 @@ an older checkout's code (PYTHONPATH, a copy of this script outside the tree) fo
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import time
@@ -36,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from inaemu.sim import driver  # noqa: E402
 from inaemu.sim.driver import InaOptions, SimJob, simulate  # noqa: E402
 from topologies.builders import leaf_spine  # noqa: E402
+from topologies.model import Direction  # noqa: E402
 
 JOBS = [SimJob(1, ("h1", "h2", "h4", "h5"), "sp1", hierarchical=True),
         SimJob(2, ("h3", "h6"), "sp1", hierarchical=True)]
@@ -54,8 +56,23 @@ def _reason(error: str) -> str:
     return " ".join(text.split()[:2])
 
 
-def run_one(mode: str, loss: float, seed: int, args, setups: dict) -> dict:
+def topology(loss: float, links: str):
+    """The leaf-spine, `loss` % on the links named: every link, the host links only or the
+    switch-to-switch links only."""
     topo = leaf_spine(2, 2, 3)
+    if links == "all" or not loss:
+        return topo
+    lossy = Direction(loss_percent=loss)
+    chosen = [link for link in topo.links
+              if (not topo.is_switch(link.a.node) or not topo.is_switch(link.b.node))
+              == (links == "host")]
+    return dataclasses.replace(topo, links=[
+        dataclasses.replace(link, a_to_b=lossy, b_to_a=lossy) if link in chosen else link
+        for link in topo.links])
+
+
+def run_one(mode: str, loss: float, seed: int, args, setups: dict) -> dict:
+    topo = topology(loss, args.loss_on)
     hashed = mode == "hashed"
     ina = InaOptions(pool_size=16, sharing="hashed" if hashed else "static",
                      shared_pairs=args.shared_pairs if hashed else None)
@@ -64,7 +81,8 @@ def run_one(mode: str, loss: float, seed: int, args, setups: dict) -> dict:
                                             sharing=ina.sharing, shared_pairs=ina.shared_pairs)
     cpu = time.process_time()
     result = simulate(topo, JOBS, algo="ina", size_bytes=args.size_kib * 1024, seed=seed,
-                      loss=loss or None, ina=ina, setup=setups[mode],
+                      loss=(loss or None) if args.loss_on == "all" else None, ina=ina,
+                      setup=setups[mode],
                       time_limit=args.time_limit_s)
     errors = Counter(_reason(r.error) for r in result.records if r.error)
     times = [r.time_s for r in result.records]
@@ -96,7 +114,9 @@ def switch_off(parts: list[str]) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--losses", default="0,5,7,10", help="percent, every link")
+    p.add_argument("--losses", default="0,5,7,10", help="percent, on --loss-on's links")
+    p.add_argument("--loss-on", choices=("all", "host", "switch"), default="all",
+                   help="every link, the host links only, or the switch-to-switch links only")
     p.add_argument("--seeds", default="1-8")
     p.add_argument("--modes", default="static,hashed")
     p.add_argument("--shared-pairs", type=int, default=5)
