@@ -28,8 +28,11 @@ cells answered before their timer fired were sampled, so the estimate fell below
 and at no loss most partial sums went up twice (scripts/bench_hashed_trees.py, 0 % loss: 400
 of 618 resent, the run 1.8x slower). Under loss the samples grow with the other members'
 recoveries, so `rto_max` is low: 10 ms, the best of 5, 10, 20, 50 and 100 ms in that
-benchmark (a waiting cell costs at most one packet per 10 ms, and `max_sends` of them). Time
-is given as `now` (sans-I/O): `receive(payload, now)`, `next_deadline()`, `expire(now)`.
+benchmark (a waiting cell costs at most one packet per 10 ms, and `max_sends` of them; after
+those a member's duplicate starts it again). `python -m hosts.fallback_udp` caps it at 0.1 s
+(`--tier-rto-max`): real hosts' round trips are longer, and 10 ms flooded a Mininet fat-tree
+with resends. Time is given as `now` (sans-I/O): `receive(payload, now)`, `next_deadline()`,
+`expire(now)`.
 """
 
 from __future__ import annotations
@@ -81,8 +84,7 @@ class TierAggregator(FallbackAggregator):
         self.timer_gave_up = 0      # waiting cells left to the members after max_sends
         self._now = 0.0
         # (slot, ver) -> [chunk, partial sums sent, time of the first, deadline, time of the
-        # last]; and a heap
-        # of (deadline, slot, ver) with stale entries skipped when they come up
+        # last]; and a heap of (deadline, slot, ver), stale entries skipped when they come up
         self._waiting: dict[tuple[int, int], list] = {}
         self._deadlines: list[tuple[float, int, int]] = []
         self._sizes.update({Kind.RESULT: HEADER.size + 4 * k, Kind.NACK: HEADER.size})

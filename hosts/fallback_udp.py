@@ -26,10 +26,11 @@ import time
 from pathlib import Path
 
 from .fallback import FALLBACK_PORT, VIA_SWITCH, FallbackAggregator
-from .fallback_tier import VIA_PARENT, TierAggregator
+from .fallback_tier import TIER_RTO, TIER_RTO_MAX, VIA_PARENT, TierAggregator
 from .ina_header import INA_UDP_PORT
 
 RECEIVE_BUFFER = 8 << 20
+UDP_TIER_RTO_MAX = 0.1     # a tier's timer cap here (hosts/fallback_tier.py; the simulator: 10 ms)
 MAX_DATAGRAM = 65535
 
 
@@ -134,10 +135,18 @@ def main(argv: list[str] | None = None) -> int:
                              "--via-switch, --first-slot 0)")
     parser.add_argument("--member", type=int, metavar="M",
                         help="--parent: this tier's member id at the parent")
+    parser.add_argument("--tier-rto-max", type=float, default=UDP_TIER_RTO_MAX,
+                        metavar="SECONDS",
+                        help="--parent: the cap of the tier's own timer, which sends a waiting "
+                             "partial sum up again (0: no timer; default %(default)s: real "
+                             "hosts' round trips are longer than the simulator's, and a "
+                             "10 ms cap flooded a Mininet fat-tree with resends)")
     args = parser.parse_args(argv)
     workers = [w for w in args.workers.split(",") if w]
     if (args.parent is None) != (args.member is None):
         parser.error("--parent and --member go together")
+    if args.tier_rto_max < 0:
+        parser.error("--tier-rto-max must be 0 (no timer) or a positive number of seconds")
     if args.parent is not None and (not args.hashed or args.via_switch is None
                                     or args.first_slot != 0 or args.result_count is not None):
         parser.error("--parent (a child tier) needs --hashed, --via-switch and --first-slot 0, "
@@ -145,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.parent is not None:
             aggregator = TierAggregator(job=args.job, n=len(workers), k=args.k,
-                                        pool_size=args.pool, parent_member=args.member)
+                                        pool_size=args.pool, parent_member=args.member,
+                                        rto=args.tier_rto_max or TIER_RTO,
+                                        rto_max=args.tier_rto_max or TIER_RTO_MAX,
+                                        timer=args.tier_rto_max > 0)
         else:
             aggregator = FallbackAggregator(job=args.job, n=len(workers), k=args.k,
                                             first_slot=args.first_slot, pool_size=args.pool,

@@ -272,3 +272,14 @@ def test_the_udp_server_runs_the_timer() -> None:
     assert HEADER.unpack_from(again)[1] & FLAG_RETX
     assert decode(again, K).values.tolist() == [11, 22, 33, 44]
     assert server.aggregator.timer_resends == 1
+
+
+def test_a_negative_udp_tier_timer_cap_is_refused(capsys) -> None:
+    """`python -m hosts.fallback_udp --parent ... --tier-rto-max S` (0: no timer)."""
+    from hosts.fallback_udp import main
+    base = ["--job", "1", "--k", "4", "--first-slot", "0", "--pool", "8", "--workers",
+            "10.0.0.2,10.0.0.3", "--parent", "10.0.0.1", "--member", "0", "--hashed",
+            "--via-switch", "10.0.0.254"]
+    with pytest.raises(SystemExit) as exit_:
+        main([*base, "--tier-rto-max", "-1"])
+    assert exit_.value.code == 2 and "--tier-rto-max must be 0" in capsys.readouterr().err
