@@ -14,7 +14,8 @@ the workers cannot tell it from the switch and need no change:
   cell and a RESULT goes to every worker (count n, the triggering packet's chunk, version and
   format, the cell's exponent and overflow and retx flags);
 * a duplicate gets the stored sum back (unicast RESULT, retx set) if the cell is complete,
-  else nothing;
+  else nothing (hashed: the sum goes to that worker when the cell completes, beside the
+  multicast, `answer_askers`);
 * a QUERY gets a NACK if the cell lacks w's contribution, the RESULT if it is complete, else
   nothing (another worker's piece is missing; that worker asks too).
 
@@ -33,7 +34,8 @@ byte as ina.p4 does. Input: one UDP payload; output: (worker id, payload) pairs 
 those workers' port 48879 (worker id VIA_SWITCH: to the switch's aggregator address, port
 48879, which multicasts it; `via_switch=True` sends completed cells that way: one packet
 through the switch instead of n). Nothing here reads a clock (the switch has no timers
-either); bad input is counted and ignored, never fatal.
+either; a child tier's stand-in, hosts/fallback_tier.py, has one timer of its own); bad input
+is counted and ignored, never fatal.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class FallbackCounters:
     malformed: int = 0            # not an aggregation packet of this k (the switch: bad length)
     foreign: int = 0              # another job, a worker id >= n, a kind or format it never takes
     bad_slot: int = 0             # a slot outside first_slot..pool_size-1
+    askers_answered: int = 0      # RESULTs sent at completion to members that asked before
     packets_sent: int = 0
 
     def as_dict(self) -> dict[str, int]:
@@ -94,7 +97,9 @@ class _Cell:
                                   # a piece came by a retransmission; sticky (CELL_FLAGS)
     chunk: int = -1               # hashed sharing: the chunk of the cell's round
     next_flag: int = 0            # a tier (hosts/fallback_tier.py): its members' `next`
+    askers: int = 0               # bit w: worker w retransmitted while the cell was pending
     result_count: int = 0         # a tier: the `count` of the parent's RESULT
+    format: int = 0               # a tier: its lane format's flag bits (its timer's resends)
 
 
 class FallbackAggregator:
@@ -102,12 +107,16 @@ class FallbackAggregator:
 
     def __init__(self, *, job: int, n: int, k: int, first_slot: int, pool_size: int,
                  via_switch: bool = False, hashed: bool = False,
-                 result_count: int | None = None):
+                 result_count: int | None = None, answer_askers: bool | None = None):
         """`via_switch`: a completed cell's RESULT goes once to the switch (target
         VIA_SWITCH), which multicasts it to the workers, instead of once to each worker.
         `hashed`: the job draws from the switch's shared pool (first_slot 0, rounds told apart
         by their chunk, §3.3). `result_count`: what its RESULTs carry in `count` (the whole
-        tree's workers when it stands in for a tree's root; default n)."""
+        tree's workers when it stands in for a tree's root; default n). `answer_askers`: a
+        member whose retransmission (a duplicate, or a QUERY whose piece is in) came while the
+        cell was still pending also gets the RESULT to itself when the cell completes, beside
+        the multicast (default: with `hashed`; ina.p4 keeps no such list, so the flat
+        aggregator, checked byte for byte against it, does not)."""
         if not 0 <= job <= 0xFFFF:
             raise ValueError(f"job must be 0..65535, got {job}")
         if not 1 <= n <= MAX_MEMBERS:
@@ -119,14 +128,16 @@ class FallbackAggregator:
         self.first_slot, self.pool_size = first_slot, pool_size
         self.hashed = hashed
         self.result_count = n if result_count is None else result_count
+        self.answer_askers = hashed if answer_askers is None else answer_askers
         self.counters = FallbackCounters()
         self._cells: dict[tuple[int, int], _Cell] = {}
         self._everyone = (VIA_SWITCH,) if via_switch else tuple(range(n))
         self._sizes = {Kind.CONTRIB: HEADER.size + 4 * k, Kind.QUERY: HEADER.size}
         self._from_above: frozenset = frozenset()   # kinds a parent aggregator sends (tiers)
 
-    def receive(self, payload: bytes) -> list[tuple[int, bytes]]:
-        """One packet the switch forwarded; the (worker id, payload) pairs to send."""
+    def receive(self, payload: bytes, now: float = 0.0) -> list[tuple[int, bytes]]:
+        """One packet the switch forwarded; the (worker id, payload) pairs to send. `now`
+        (seconds, any epoch) matters only to an aggregator with timers (a tier's)."""
         if len(payload) < HEADER.size:
             self.counters.malformed += 1
             return []
@@ -150,7 +161,7 @@ class FallbackAggregator:
         reply = (flags, exp, slot, chunk)
         if self.hashed and cell.chunk != chunk:
             if kind == Kind.CONTRIB:     # a new round here: the cell's bits are of an old one
-                cell.seen, cell.pending, cell.chunk = 0, 0, chunk
+                cell.seen, cell.pending, cell.chunk, cell.askers = 0, 0, chunk, 0
             else:
                 cell = _Cell()           # a QUERY for a round this cell does not hold: NACK
         if kind == Kind.QUERY:
@@ -161,11 +172,13 @@ class FallbackAggregator:
                                                          exp, slot, chunk), None, count=0)
             if cell.pending == 0:
                 return self._unicast(worker, cell, reply)
+            cell.askers |= bit
             return self._query_while_pending(worker, cell, reply)
         if cell.seen & bit:
             self.counters.duplicates += 1
             if cell.pending == 0:
                 return self._unicast(worker, cell, reply)
+            cell.askers |= bit
             return self._duplicate_while_pending(worker, cell, reply)
         self.counters.contributions += 1
         cell.seen |= bit
@@ -175,6 +188,7 @@ class FallbackAggregator:
             cell.values = values.astype(np.uint32)         # a copy, native order
             cell.exp, cell.flags = exp, flags & CELL_FLAGS
             cell.pending = self.n - 1
+            cell.askers = 0
         else:
             cell.exp = max(cell.exp, exp)
             cell.flags |= (flags & CELL_FLAGS) | self._add(cell, values, flags)
@@ -183,13 +197,36 @@ class FallbackAggregator:
             return []
         return self._complete(cell, reply)
 
+    def next_deadline(self) -> float | None:
+        """When `expire` next has work to do; None: never (this one has no timers)."""
+        return None
+
+    def expire(self, now: float) -> list[tuple[int, bytes]]:
+        """What the timers due at `now` send (a tier's, hosts/fallback_tier.py)."""
+        return []
+
     # -- what a tier (hosts/fallback_tier.py) does differently -----------------------------------
     def _complete(self, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:
         """The cell's last contribution came: its sum to every worker (or the switch)."""
         self.counters.results_multicast += 1
         claim = reply[0] & FLAG_NEXT if self.hashed else 0    # the switch claims on multicast
         return self._send(self._everyone, Kind.RESULT, self._stored(cell, reply, claim),
-                          cell.values)
+                          cell.values) + self._answer_askers(cell, reply)
+
+    def _answer_askers(self, cell: _Cell, reply: tuple) -> list[tuple[int, bytes]]:
+        """The completed cell's RESULT to each member that retransmitted while it was pending:
+        its timer has backed off while it waited for the others, so if the multicast copy is
+        lost to it, the next try may be far off; this copy takes another path (a member on
+        this host: none at all)."""
+        askers, cell.askers = cell.askers, 0
+        if not self.answer_askers or not askers:
+            return []
+        out = []
+        for worker in range(self.n):
+            if askers >> worker & 1:
+                self.counters.askers_answered += 1
+                out += self._unicast(worker, cell, reply)
+        return out
 
     def _query_while_pending(self, worker: int, cell: _Cell, reply: tuple) -> list:
         """A QUERY for a cell still missing a piece: another member's, it asks too."""

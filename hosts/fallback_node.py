@@ -28,10 +28,12 @@ class SimFallbackServer:
     def __init__(self, node, aggregator: FallbackAggregator, worker_ips: list[bytes], *,
                  port: int = FALLBACK_PORT, per_packet_s: float = HOST_PER_PACKET_S,
                  per_copy_s: float = HOST_PER_COPY_S, switch_ip: bytes | None = None,
-                 parent_ip: bytes | None = None):
+                 parent_ip: bytes | None = None, local_delivery: bool = True):
         """`switch_ip`: the aggregator address replies meant for VIA_SWITCH go to;
         `parent_ip`: a tier's parent aggregator address (VIA_PARENT, hosts/fallback_tier.py).
-        `worker_ips[i]` is member i's address: a worker's, or a child switch's aggregator's."""
+        `worker_ips[i]` is member i's address: a worker's, or a child switch's aggregator's.
+        `local_delivery`: a reply to this host's own address is delivered here, as the kernel
+        does (False: it goes out on the link, as before issue 31's last part; for comparison)."""
         if len(worker_ips) != aggregator.n:
             raise ValueError(f"{len(worker_ips)} worker addresses for a job of {aggregator.n}")
         self.node = node
@@ -44,28 +46,62 @@ class SimFallbackServer:
         self.busy_until = 0.0
         self.busy_s = 0.0          # total service time (utilisation = busy_s / run time)
         self.bytes_in = self.bytes_out = 0     # UDP payload bytes received and sent
+        self.local_delivery = local_delivery
+        self.local_deliveries = 0              # replies to a member on this host (loopback)
+        self._timer = None                     # the loop event of the aggregator's deadline
+        self._timer_at: float | None = None
+        self._closed = False
         node.listen(PROTO_UDP, port, self._on_datagram)
 
     def close(self) -> None:
-        """Stop listening (the job ended); replies already scheduled still leave."""
+        """Stop listening (the job ended) and the timers; replies already scheduled still
+        leave."""
         self.node.unlisten(PROTO_UDP, self.port, self._on_datagram)
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _on_datagram(self, datagram) -> None:
-        now = self.node.loop.now
-        start = max(now, self.busy_until)
         self.bytes_in += len(datagram.payload)
-        replies = self.aggregator.receive(datagram.payload)
+        self._serve(self.aggregator.receive(datagram.payload, self.node.loop.now),
+                    self.per_packet_s)
+
+    def _on_timer(self) -> None:
+        self._timer = self._timer_at = None
+        if not self._closed:
+            self._serve(self.aggregator.expire(self.node.loop.now), 0.0)
+
+    def _serve(self, replies: list[tuple[int, bytes]], work_s: float) -> None:
+        """Queue the replies behind the work in progress, then re-arm the timer."""
+        start = max(self.node.loop.now, self.busy_until)
         self.bytes_out += sum(len(payload) for _, payload in replies)
-        service = self.per_packet_s + self.per_copy_s * len(replies)
+        service = work_s + self.per_copy_s * len(replies)
         self.busy_until = start + service
         self.busy_s += service
         if replies:
             self.node.loop.at(self.busy_until, self._send, replies)
+        deadline = self.aggregator.next_deadline()
+        if deadline is not None and not self._closed and (
+                self._timer_at is None or deadline < self._timer_at):
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = deadline
+            self._timer = self.node.loop.at(deadline, self._on_timer)
 
     def _send(self, replies: list[tuple[int, bytes]]) -> None:
         node = self.node
+        own_ip = node.addressing.ip
         for worker, payload in replies:
             to = self.switch_ip if worker == VIA_SWITCH else \
                 self.parent_ip if worker == VIA_PARENT else self.worker_ips[worker]
-            node.send_frame(node.addressing.udp_frame(to, self.port, INA_UDP_PORT, payload,
-                                                      node.next_ident()))
+            frame = node.addressing.udp_frame(to, self.port, INA_UDP_PORT, payload,
+                                              node.next_ident())
+            if to == own_ip and self.local_delivery:
+                # a member on this very host (a tier's aggregator sits on one of its workers'
+                # hosts): the kernel delivers to a local address without the wire (loopback),
+                # as on Mininet; sent out, it would cross the host's link twice
+                self.local_deliveries += 1
+                node.receive(frame)
+            else:
+                node.send_frame(frame)

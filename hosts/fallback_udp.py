@@ -22,13 +22,15 @@ import select
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 
 from .fallback import FALLBACK_PORT, VIA_SWITCH, FallbackAggregator
-from .fallback_tier import VIA_PARENT, TierAggregator
+from .fallback_tier import TIER_RTO, TIER_RTO_MAX, VIA_PARENT, TierAggregator
 from .ina_header import INA_UDP_PORT
 
 RECEIVE_BUFFER = 8 << 20
+UDP_TIER_RTO_MAX = 0.1     # a tier's timer cap here (hosts/fallback_tier.py; the simulator: 10 ms)
 MAX_DATAGRAM = 65535
 
 
@@ -64,13 +66,23 @@ class UdpFallbackServer:
         self.sock.close()
 
     def serve(self, poll_s: float = 0.2) -> None:
+        """Datagrams and the aggregator's timers (a tier's, hosts/fallback_tier.py) until
+        `stop()`."""
         while not self._stopped:
+            deadline = self.aggregator.next_deadline()
+            wait = poll_s if deadline is None else \
+                min(poll_s, max(0.0, deadline - time.monotonic()))
             try:
-                readable, _, _ = select.select([self.sock], [], [], poll_s)
+                readable, _, _ = select.select([self.sock], [], [], wait)
             except InterruptedError:
                 continue
             if readable:
                 self.drain()
+            self.expire()
+
+    def expire(self) -> int:
+        """Whatever the aggregator's timers due now send; how many packets."""
+        return self._send(self.aggregator.expire(time.monotonic()))
 
     def drain(self) -> int:
         """Every queued datagram through the aggregator; how many there were."""
@@ -83,13 +95,17 @@ class UdpFallbackServer:
             except ConnectionRefusedError:
                 continue            # an ICMP error for an earlier send: that datagram is lost
             handled += 1
-            for worker, reply in self.aggregator.receive(payload):
-                try:
-                    self.sock.sendto(reply, self.switch if worker == VIA_SWITCH
-                                     else self.parent if worker == VIA_PARENT
-                                     else self.workers[worker])
-                except OSError:
-                    self.send_errors += 1     # lost: the worker's recovery covers it
+            self._send(self.aggregator.receive(payload, time.monotonic()))
+
+    def _send(self, replies: list[tuple[int, bytes]]) -> int:
+        for worker, reply in replies:
+            try:
+                self.sock.sendto(reply, self.switch if worker == VIA_SWITCH
+                                 else self.parent if worker == VIA_PARENT
+                                 else self.workers[worker])
+            except OSError:
+                self.send_errors += 1     # lost: the worker's recovery covers it
+        return len(replies)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,10 +135,18 @@ def main(argv: list[str] | None = None) -> int:
                              "--via-switch, --first-slot 0)")
     parser.add_argument("--member", type=int, metavar="M",
                         help="--parent: this tier's member id at the parent")
+    parser.add_argument("--tier-rto-max", type=float, default=UDP_TIER_RTO_MAX,
+                        metavar="SECONDS",
+                        help="--parent: the cap of the tier's own timer, which sends a waiting "
+                             "partial sum up again (0: no timer; default %(default)s: real "
+                             "hosts' round trips are longer than the simulator's, and a "
+                             "10 ms cap flooded a Mininet fat-tree with resends)")
     args = parser.parse_args(argv)
     workers = [w for w in args.workers.split(",") if w]
     if (args.parent is None) != (args.member is None):
         parser.error("--parent and --member go together")
+    if args.tier_rto_max < 0:
+        parser.error("--tier-rto-max must be 0 (no timer) or a positive number of seconds")
     if args.parent is not None and (not args.hashed or args.via_switch is None
                                     or args.first_slot != 0 or args.result_count is not None):
         parser.error("--parent (a child tier) needs --hashed, --via-switch and --first-slot 0, "
@@ -130,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.parent is not None:
             aggregator = TierAggregator(job=args.job, n=len(workers), k=args.k,
-                                        pool_size=args.pool, parent_member=args.member)
+                                        pool_size=args.pool, parent_member=args.member,
+                                        rto=args.tier_rto_max or TIER_RTO,
+                                        rto_max=args.tier_rto_max or TIER_RTO_MAX,
+                                        timer=args.tier_rto_max > 0)
         else:
             aggregator = FallbackAggregator(job=args.job, n=len(workers), k=args.k,
                                             first_slot=args.first_slot, pool_size=args.pool,
@@ -150,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.close()
         stats = {**aggregator.counters.as_dict(), "send_errors": server.send_errors}
+        if isinstance(aggregator, TierAggregator):
+            stats.update(partials_up=aggregator.partials_up,
+                         timer_resends=aggregator.timer_resends,
+                         timer_gave_up=aggregator.timer_gave_up)
         if args.stats:
             args.stats.write_text(json.dumps(stats, indent=2) + "\n")
         print(f"fallback: done: {stats}", flush=True)

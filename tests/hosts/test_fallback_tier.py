@@ -34,9 +34,11 @@ def test_a_tier_sends_its_partial_up_and_multicasts_the_parents_result() -> None
     assert (kind, job, worker, slot, chunk, count) == (Kind.CONTRIB, JOB, MEMBER, 3, 7, 0)
     assert flags & FLAG_NEXT and not flags & FLAG_RETX      # the parent claims on `next`
     assert decode(up[0][1], K).values.tolist() == [11, 22, 33, 44]
-    # waiting for the parent: a member's duplicate and the parent's NACK send it up again,
+    # waiting for the parent: a member's duplicate (half an RTO or more after the last send
+    # up: tests/hosts/test_fallback_tier_timer.py) and the parent's NACK send it up again,
     # member 0's QUERY climbs, member 1's does not
-    again = tier.receive(packet(Kind.CONTRIB, 1, [10, 20, 30, 40], retx=True, next_=True))
+    again = tier.receive(packet(Kind.CONTRIB, 1, [10, 20, 30, 40], retx=True, next_=True),
+                         1.0)
     assert again[0][0] == VIA_PARENT and fields(again[0][1])[1] & FLAG_RETX
     assert decode(again[0][1], K).values.tolist() == [11, 22, 33, 44]
     nacked = tier.receive(packet(Kind.NACK, MEMBER, []))
@@ -47,13 +49,20 @@ def test_a_tier_sends_its_partial_up_and_multicasts_the_parents_result() -> None
     assert tier.receive(packet(Kind.QUERY, 1, [])) == []
     assert tier.partials_up == 3
     # the parent's RESULT (4 workers in all, it claimed): to the child switch, which
-    # multicasts it and claims too
+    # multicasts it and claims too; and to each member that asked while the cell waited
+    # (both did: member 1's duplicate, the QUERYs), retx and without `next`
     down = tier.receive(packet(Kind.RESULT, MEMBER, [100, 200, 300, 400], count=4,
                                next_=True))
-    assert [target for target, _ in down] == [VIA_SWITCH]
+    assert [target for target, _ in down] == [VIA_SWITCH, 0, 1]
     kind, flags, _job, _worker, _pad, _slot, _chunk, count, _exp = fields(down[0][1])
     assert (kind, count) == (Kind.RESULT, 4) and flags & FLAG_NEXT
-    assert decode(down[0][1], K).values.tolist() == [100, 200, 300, 400]
+    for _target, payload in down:
+        assert decode(payload, K).values.tolist() == [100, 200, 300, 400]
+    for target, payload in down[1:]:
+        kind, flags, _job, worker, _pad, _slot, _chunk, count, _exp = fields(payload)
+        assert (kind, worker, count) == (Kind.RESULT, target, 4)
+        assert flags & FLAG_RETX and not flags & FLAG_NEXT
+    assert tier.counters.askers_answered == 2
     # complete: a member that lost it gets the global sum from here; the parent's RESULT
     # again is a duplicate
     lost = tier.receive(packet(Kind.CONTRIB, 0, [1, 2, 3, 4], retx=True))
