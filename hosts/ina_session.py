@@ -554,15 +554,23 @@ class InaSession:
             return []
         global_max = qz.float32_from_bits(int(patterns[0]))
         flight = self._in_flight.pop(MAX_KEY)
+        # The barrier's round trip counts from this worker's latest transmission of its
+        # offer (Karn's rule: a result after a resend may answer either copy). From the first
+        # send it also held every probe interval of the MAX round's own recovery, this
+        # worker's or another's (2, 4, 8 ms ... from rto_min), and at 10 % loss on the
+        # 16-worker fat-tree that doubled the data phase's first RTO and barrier wait several
+        # times over (docs/loss.md, "Trees, third round"); with few clean RTT samples at such
+        # loss, the inflated first RTO paced the whole call.
+        round_trip = now - flight.last_sent
         if self.adaptive and self.rto_estimator.srtt is None:
             # No RTT sample yet: the barrier's round trip bounds the path's from above (it
             # also holds the wait for the last worker), so the data's first timers wait
             # twice that, not the configured rto, when it is shorter.
-            barrier = now - flight.sent_at
-            self.rto_estimator.initial = min(self.rto, max(SRTT_FLOOR * barrier, self.rto_min))
+            self.rto_estimator.initial = min(self.rto, max(SRTT_FLOOR * round_trip,
+                                                           self.rto_min))
             self.host_rto_estimator.initial = self.rto_estimator.initial
         if self.adaptive:
-            self._silence.scale_agreed(now, now - flight.sent_at)
+            self._silence.scale_agreed(now, round_trip)
         self.max_rounds += 1
         self.global_max = global_max
         self._codec.on_max(patterns)
