@@ -112,8 +112,7 @@ class LossRecovery:
                     flight.deadline = later
                     heapq.heappush(timers, (later, key, tries, RTO_TIMER))
                     continue
-            if head and (flight.expiries >= self.max_retx if key != MAX_KEY or not self.adaptive
-                         else now - flight.sent_at >= self.max_round_budget() - 1e-9):
+            if head and self._spent(key, flight, now):
                 raise PeerUnreachable(job=self.job, slot=flight.slot,
                                       chunk=None if key == MAX_KEY else key, tries=flight.tries)
             flight.expiries += 1
@@ -212,12 +211,22 @@ class LossRecovery:
         one of 16 workers on the fat-tree at 10 % lost it four times and began its data phase
         0.1 s after the others, the lossless call's length). The cost of the cap is a probe per
         interval while a worker really is late (a compute step between calls)."""
-        wait = self.rto_min * 2.0 ** min(expiries, 64)   # (2.0 ** 1100 overflows)
+        # (capped expiries keep counting up to the budget's end: 2.0 ** 1100 would overflow)
+        wait = self.rto_min * 2.0 ** min(expiries, 64)
         ceiling = self.rto_max
         min_rtt = self.paths.estimator(0).min_rtt
         if min_rtt is not None:
             ceiling = min(ceiling, max(self.rto_min, MAX_PROBE_RTTS * min_rtt))
         return min(wait, ceiling)
+
+    def _spent(self, key: int, flight: Flight, now: float) -> bool:
+        """Whether this expiry of the earliest chunk's timer is one too many: after max_retx
+        expiries; the adaptive MAX round once `max_round_budget` has passed since its first
+        send (the same moment while its probes are not capped; 1 ns of slack for the float
+        sums of the same waits)."""
+        if key == MAX_KEY and self.adaptive:
+            return now - flight.sent_at >= self.max_round_budget() - 1e-9
+        return flight.expiries >= self.max_retx
 
     def max_round_budget(self) -> float:
         """How long the MAX round waits before PeerUnreachable (adaptive): as long as the

@@ -26,7 +26,8 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   after a MAX round waits for that barrier. Adaptive (the default): RTO and in-flight window
   as `congestion.py` says (RFC 6298 with a 2·SRTT floor, Karn's rule; slow start from
   window/8, halving only on a burst of losses); fixed (`adaptive=False`): `rto` and `window`.
-  When the earliest chunk's timer has expired 1 + max_retx times, `timeout` raises
+  When the earliest chunk's timer has expired 1 + max_retx times (the MAX round, adaptive:
+  once as long has passed as that many uncapped expiries take), `timeout` raises
   PeerUnreachable and the session is FAILED.
 * The values travel as numpy arrays end to end (quantized vector → views per chunk → payload
   bytes; payload → big-endian view → slice of the sums): no per-value Python work per packet.
