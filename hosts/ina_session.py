@@ -343,7 +343,7 @@ class InaSession:
             counters.malformed_ignored += 1
             return []
         if kind is Kind.MAX_RESULT:
-            return self._on_max_result(ver, decode_values(payload), now)
+            return self._on_max_result(ver, decode_values(payload), now, retx)
         bmax, fmt, overflow = block_fields(payload)
         if fmt != (0 if self._codec is None else self._codec.format_code):
             counters.malformed_ignored += 1     # another lane format than this job's
@@ -538,7 +538,8 @@ class InaSession:
         self.counters.packets_sent += 1
         self.counters.bytes_sent += len(payload)
 
-    def _on_max_result(self, ver: int, values: np.ndarray, now: float) -> list[bytes]:
+    def _on_max_result(self, ver: int, values: np.ndarray, now: float,
+                       retx: int = 0) -> list[bytes]:
         if (self.state is not State.MAX_ROUND or ver != self.max_rounds % 2
                 or MAX_KEY not in self._in_flight):
             self.counters.duplicates_ignored += 1
@@ -555,14 +556,20 @@ class InaSession:
             return []
         global_max = qz.float32_from_bits(int(patterns[0]))
         flight = self._in_flight.pop(MAX_KEY)
-        # The barrier's round trip counts from this worker's latest transmission of its
-        # offer (Karn's rule: a result after a resend may answer either copy). From the first
-        # send it also held every probe interval of the MAX round's own recovery, this
-        # worker's or another's (2, 4, 8 ms ... from rto_min), and at 10 % loss on the
-        # 16-worker fat-tree that doubled the data phase's first RTO and barrier wait several
-        # times over (docs/loss.md, "Trees, third round"); with few clean RTT samples at such
-        # loss, the inflated first RTO paced the whole call.
-        round_trip = now - flight.last_sent
+        # The barrier's round trip: from the first send, unless this worker resent its offer
+        # and the result says the round waited for a recovery (retx: a retransmitted piece
+        # somewhere, or an answer to a duplicate). Then it also held the round's probe
+        # intervals (2, 4, 8 ms ... from rto_min, this worker's or another's), and counts
+        # from the latest copy (Karn's rule: the result may answer either), but not below
+        # rto_min, the probes' resolution: a result sooner than that after the latest copy
+        # was already on its way, an answer to an earlier one (a star of 32 at 1 % loss: 0.3
+        # ms after a probe at 2 ms, the first RTO at its floor, timers firing throughout).
+        # At 10 % loss on the 16-worker fat-tree the probe intervals made the first RTO
+        # 15-31 ms against a 2 ms path, and with few clean RTT samples at such loss it paced
+        # the whole call (docs/loss.md, "Trees, third round").
+        round_trip = now - flight.sent_at
+        if retx and flight.tries > 1:
+            round_trip = max(now - flight.last_sent, self.rto_min)
         if self.adaptive and self.rto_estimator.srtt is None:
             # No RTT sample yet: the barrier's round trip bounds the path's from above (it
             # also holds the wait for the last worker), so the data's first timers wait
