@@ -1,7 +1,7 @@
-"""The MAX round's timers (docs/protocol.md §4.2, "The MAX round"): the barrier's round trip
-counts from the worker's latest transmission of its offer; its probes double from rto_min up to
-4 minimum round trips once one is known; it gives up after as long as the uncapped doubling
-takes, whatever the cap (issue 32)."""
+"""The MAX round's timers (docs/protocol.md §4.2, "The MAX round"): after a resend, a result
+that waited for a recovery (retx) has its round trip counted from the latest copy (not below
+rto_min); its probes double from rto_min up to 4 minimum round trips once one is known; it gives
+up after as long as the uncapped doubling takes, whatever the cap (issue 32)."""
 
 from __future__ import annotations
 
@@ -22,12 +22,24 @@ def session(**overrides) -> InaSession:
     return InaSession(**options)
 
 
-def max_result(payload: bytes) -> bytes:
-    """The switch's MAX_RESULT for a MAX_CONTRIB: its own values (the maximum of one)."""
+def max_result(payload: bytes, retx: bool = False) -> bytes:
+    """The switch's MAX_RESULT for a MAX_CONTRIB: its own values (the maximum of one); `retx`:
+    the round waited for a recovery (protocol §3)."""
     sent = decode(payload)
     assert sent.kind is Kind.MAX_CONTRIB
     return encode(InaPacket(kind=Kind.MAX_RESULT, job=sent.job, worker=sent.worker, slot=0,
-                            chunk=0, ver=sent.ver, count=2, values=sent.values))
+                            chunk=0, ver=sent.ver, count=2, values=sent.values, retx=retx))
+
+
+def probed_max_round(s: InaSession, answered: float, retx: bool) -> None:
+    """The offer sent at 0 and resent by its timer at 2, 6 and 14 ms; the result at `answered`."""
+    step = s.start(np.ones(8 * K, np.float32), 0.0)
+    first = step.send[0]
+    for expected in (0.002, 0.006, 0.014):
+        assert step.deadline == pytest.approx(expected)
+        step = s.timeout(step.deadline)
+    s.receive(max_result(first, retx), answered)
+    assert s.state is State.DATA
 
 
 def probe_times(s: InaSession, now: float, probes: int) -> list[float]:
@@ -44,22 +56,36 @@ def probe_times(s: InaSession, now: float, probes: int) -> list[float]:
 
 
 def test_the_barrier_round_trip_counts_from_the_latest_max_send() -> None:
-    """Regression (issue 32): the MAX round's offer was resent at 2, 6 and 14 ms (probes from
-    rto_min, doubling) and its result came 1 ms after the last: the data phase's first RTO is
-    twice that 1 ms (at least rto_min), not twice the 15 ms since the first send. On the
-    16-worker fat-tree at 10 % loss most workers' MAX rounds took 7-15 ms of probe intervals
-    (their own or another worker's recovery), the first RTO was 15-31 ms, and with few clean
-    RTT samples at that loss it paced the call (seed 5: 6.25x the lossless time)."""
+    """Regression (issue 32): the offer was resent at 2, 6 and 14 ms and the result, which
+    waited for a recovery (retx), came 3 ms after the last copy: the data phase's first RTO is
+    twice those 3 ms, not twice the 17 ms since the first send. On the 16-worker fat-tree at
+    10 % loss most workers' MAX rounds took 7-15 ms of probe intervals (their own or another
+    worker's recovery), the first RTO was 15-31 ms, and with few clean RTT samples at that loss
+    it paced the call (seed 5: 6.25x the lossless time)."""
     s = session()
-    step = s.start(np.ones(8 * K, np.float32), 0.0)
-    first = step.send[0]
-    for expected in (0.002, 0.006, 0.014):
-        assert step.deadline == pytest.approx(expected)
-        step = s.timeout(step.deadline)
-    s.receive(max_result(first), 0.015)
-    assert s.state is State.DATA
-    assert s.rto_estimator.initial == pytest.approx(0.002)       # 2 x 1 ms, not 2 x 15 ms
-    assert s._silence.max_round_trip == pytest.approx(0.001)
+    probed_max_round(s, 0.017, retx=True)
+    assert s.rto_estimator.initial == pytest.approx(0.006)      # 2 x 3 ms, not 2 x 17 ms
+    assert s._silence.max_round_trip == pytest.approx(0.003)
+
+
+def test_a_result_just_after_the_latest_copy_counts_as_rto_min() -> None:
+    """Regression: 0.3 ms after the probe of 14 ms the result was already on its way (it
+    answers an earlier copy): the round trip counts as rto_min (2 ms), the first RTO 4 ms, not
+    its 2 ms floor (a star of 32 at 1 % loss, where every worker's result came 0.3 ms after its
+    probe, resent 1,619 values by timers with the floor, 156 before: test_hosts_adaptive.py)."""
+    s = session()
+    probed_max_round(s, 0.0143, retx=True)
+    assert s.rto_estimator.initial == pytest.approx(0.004)
+    assert s._silence.max_round_trip == pytest.approx(0.002)
+
+
+def test_without_retx_the_barrier_counts_from_the_first_send() -> None:
+    """A result without retx waited for no recovery: the resends were probes while the last
+    worker started (a real barrier), and the round trip is the whole wait, as before."""
+    s = session()
+    probed_max_round(s, 0.017, retx=False)
+    assert s.rto_estimator.initial == pytest.approx(0.034)
+    assert s._silence.max_round_trip == pytest.approx(0.017)
 
 
 def test_a_max_round_sent_once_still_bounds_the_first_rto() -> None:
