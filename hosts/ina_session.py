@@ -556,19 +556,21 @@ class InaSession:
             return []
         global_max = qz.float32_from_bits(int(patterns[0]))
         flight = self._in_flight.pop(MAX_KEY)
-        # The barrier's round trip: from the first send, unless this worker resent its offer
-        # and the result says the round waited for a recovery (retx: a retransmitted piece
-        # somewhere, or an answer to a duplicate). Then it also held the round's probe
-        # intervals (2, 4, 8 ms ... from rto_min, this worker's or another's), and counts
-        # from the latest copy (Karn's rule: the result may answer either), but not below
-        # rto_min, the probes' resolution: a result sooner than that after the latest copy
-        # was already on its way, an answer to an earlier one (a star of 32 at 1 % loss: 0.3
-        # ms after a probe at 2 ms, the first RTO at its floor, timers firing throughout).
-        # At 10 % loss on the 16-worker fat-tree the probe intervals made the first RTO
-        # 15-31 ms against a 2 ms path, and with few clean RTT samples at such loss it paced
-        # the whole call (docs/loss.md, "Trees, third round").
+        # The barrier's round trip: from the first send, unless the round waited for a
+        # recovery: the result has retx (a retransmitted piece somewhere, or an answer to a
+        # duplicate) and this worker's first probe went unanswered too (its second expiry,
+        # as the silence rules judge a probe: one expiry may be a slow round, a queue or a
+        # late start, which the whole wait measures). Then the wait also held the round's
+        # probe intervals (2, 4, 8 ms ... from rto_min, this worker's or another's), and the
+        # round trip counts from the latest copy (Karn's rule: the result may answer either),
+        # not below rto_min, the probes' resolution (sooner than that after the latest copy,
+        # the result was already on its way). At 10 % loss on the 16-worker fat-tree the probe
+        # intervals made the first RTO 15-31 ms against a 2 ms path, which with few clean RTT
+        # samples at such loss paced the call; a star of 32 at 1 % loss, whose results came
+        # 0.3 ms after one probe at 2 ms, needs the whole wait: its first window queues at the
+        # switch (docs/loss.md, "Trees, third round"; tests/sim/test_hosts_adaptive.py).
         round_trip = now - flight.sent_at
-        if retx and flight.tries > 1:
+        if retx and flight.expiries >= 2:
             round_trip = max(now - flight.last_sent, self.rto_min)
         if self.adaptive and self.rto_estimator.srtt is None:
             # No RTT sample yet: the barrier's round trip bounds the path's from above (it

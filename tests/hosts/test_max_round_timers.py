@@ -1,6 +1,6 @@
-"""The MAX round's timers (docs/protocol.md §4.2, "The MAX round"): after a resend, a result
-that waited for a recovery (retx) has its round trip counted from the latest copy (not below
-rto_min); its probes double from rto_min up to 4 minimum round trips once one is known; it gives
+"""The MAX round's timers (docs/protocol.md §4.2, "The MAX round"): when the first probe went
+unanswered too and the result waited for a recovery (retx), the barrier's round trip counts from
+the latest copy (not below rto_min); its probes double from rto_min up to 4 minimum round trips once one is known; it gives
 up after as long as the uncapped doubling takes, whatever the cap (issue 32)."""
 
 from __future__ import annotations
@@ -69,14 +69,28 @@ def test_the_barrier_round_trip_counts_from_the_latest_max_send() -> None:
 
 
 def test_a_result_just_after_the_latest_copy_counts_as_rto_min() -> None:
-    """Regression: 0.3 ms after the probe of 14 ms the result was already on its way (it
-    answers an earlier copy): the round trip counts as rto_min (2 ms), the first RTO 4 ms, not
-    its 2 ms floor (a star of 32 at 1 % loss, where every worker's result came 0.3 ms after its
-    probe, resent 1,619 values by timers with the floor, 156 before: test_hosts_adaptive.py)."""
+    """0.3 ms after the probe of 14 ms the result was already on its way (it answers an earlier
+    copy): the round trip counts as rto_min (2 ms), the first RTO 4 ms, not its 2 ms floor."""
     s = session()
     probed_max_round(s, 0.0143, retx=True)
     assert s.rto_estimator.initial == pytest.approx(0.004)
     assert s._silence.max_round_trip == pytest.approx(0.002)
+
+
+def test_one_unanswered_probe_is_not_a_recovery() -> None:
+    """Regression: one probe (at 2 ms) may be a slow round: the whole wait counts, retx or not.
+    A star of 32 at 1 % loss, whose results came 0.3 ms after that probe (the round 2.3 ms),
+    started its data phase at the RTO's floor when that 0.3 ms counted, and its first window,
+    which queues at the switch, was resent by timers until the switch's input queue dropped
+    (1,619 values resent against 156; tests/sim/test_hosts_adaptive.py)."""
+    s = session()
+    step = s.start(np.ones(8 * K, np.float32), 0.0)
+    first = step.send[0]
+    assert step.deadline == pytest.approx(0.002)
+    s.timeout(0.002)
+    s.receive(max_result(first, retx=True), 0.0023)
+    assert s.rto_estimator.initial == pytest.approx(0.0046)
+    assert s._silence.max_round_trip == pytest.approx(0.0023)
 
 
 def test_without_retx_the_barrier_counts_from_the_first_send() -> None:
