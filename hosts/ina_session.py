@@ -539,7 +539,7 @@ class InaSession:
         self.counters.bytes_sent += len(payload)
 
     def _on_max_result(self, ver: int, values: np.ndarray, now: float,
-                       retx: int = 0) -> list[bytes]:
+                       retx: int) -> list[bytes]:
         if (self.state is not State.MAX_ROUND or ver != self.max_rounds % 2
                 or MAX_KEY not in self._in_flight):
             self.counters.duplicates_ignored += 1
