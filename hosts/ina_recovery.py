@@ -34,6 +34,11 @@ REORDER_FRACTION = 0.25         # the reordering allowance, as a fraction of the
 # per chunk (protocol §4.2, "The tail").
 TAIL_PROBE_RTTS = 4.0
 TAIL_PROBES = 3
+# The MAX round (a barrier) is probed from rto_min doubling per expiry; once the path's minimum
+# round trip is known (from the session's earlier calls) the doubling stops at MAX_PROBE_RTTS
+# of it (at least rto_min). It gives up after as long as the uncapped doubling would have
+# (`max_round_budget`), not after a count of expiries (protocol §4.2, "The MAX round").
+MAX_PROBE_RTTS = 4.0
 
 
 class LossRecovery:
@@ -107,7 +112,7 @@ class LossRecovery:
                     flight.deadline = later
                     heapq.heappush(timers, (later, key, tries, RTO_TIMER))
                     continue
-            if head and flight.expiries >= self.max_retx:
+            if head and self._spent(key, flight, now):
                 raise PeerUnreachable(job=self.job, slot=flight.slot,
                                       chunk=None if key == MAX_KEY else key, tries=flight.tries)
             flight.expiries += 1
@@ -183,8 +188,7 @@ class LossRecovery:
         if not self.adaptive:
             wait = min(self.rto * 2.0 ** flight.expiries, self.rto_max)
         elif key == MAX_KEY:
-            # A barrier: the first worker waits for the last to start. Probe from rto_min.
-            wait = min(self.rto_min * 2.0 ** flight.expiries, self.rto_max)
+            wait = self.max_probe_wait(flight.expiries)
         else:
             wait = self.paths.estimator(flight.slot).timer(flight.expiries + 1)
         flight.serial = self.events.transmitted()
@@ -196,6 +200,44 @@ class LossRecovery:
         heapq.heappush(self.timers, (flight.deadline, key, flight.tries, RTO_TIMER))
         if self.tail:
             self.probe_tail(now)
+
+    def max_probe_wait(self, expiries: int) -> float:
+        """The MAX round's timer after `expiries` expiries (adaptive). A barrier: the first
+        worker waits for the last to start, so it probes from rto_min, doubling. The doubling
+        stops at MAX_PROBE_RTTS minimum round trips (at least rto_min, at most rto_max) once a
+        round trip has been measured: then the workers are known to be lined up by the calls
+        before, and a worker whose MAX result (or probe) was lost k times in a row waited
+        2^k·rto_min for it, and every other worker's data phase waited for that one (issue 32:
+        one of 16 workers on the fat-tree at 10 % lost it four times and began its data phase
+        0.1 s after the others, the lossless call's length). The cost of the cap is a probe per
+        interval while a worker really is late (a compute step between calls)."""
+        # (capped expiries keep counting up to the budget's end: 2.0 ** 1100 would overflow)
+        wait = self.rto_min * 2.0 ** min(expiries, 64)
+        ceiling = self.rto_max
+        min_rtt = self.paths.estimator(0).min_rtt
+        if min_rtt is not None:
+            ceiling = min(ceiling, max(self.rto_min, MAX_PROBE_RTTS * min_rtt))
+        return min(wait, ceiling)
+
+    def _spent(self, key: int, flight: Flight, now: float) -> bool:
+        """Whether this expiry of the earliest chunk's timer is one too many: after max_retx
+        expiries; the adaptive MAX round once `max_round_budget` has passed since its first
+        send (the same moment while its probes are not capped; 1 ns of slack for the float
+        sums of the same waits)."""
+        if key == MAX_KEY and self.adaptive:
+            return now - flight.sent_at >= self.max_round_budget() - 1e-9
+        return flight.expiries >= self.max_retx
+
+    def max_round_budget(self) -> float:
+        """How long the MAX round waits before PeerUnreachable (adaptive): as long as the
+        uncapped doubling from rto_min (up to rto_max) takes to expire 1 + max_retx times, so
+        the cap of `max_probe_wait` shortens the wait for a lost packet, not the patience
+        with a peer that is slow to start."""
+        budget, wait = 0.0, self.rto_min
+        for _ in range(self.max_retx + 1):
+            budget += min(wait, self.rto_max)
+            wait *= 2.0
+        return budget
 
     def probe_tail(self, now: float) -> None:
         """Arm the tail's probe (docs/protocol.md §4.2, "The tail"): the session calls this

@@ -26,7 +26,8 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   after a MAX round waits for that barrier. Adaptive (the default): RTO and in-flight window
   as `congestion.py` says (RFC 6298 with a 2·SRTT floor, Karn's rule; slow start from
   window/8, halving only on a burst of losses); fixed (`adaptive=False`): `rto` and `window`.
-  When the earliest chunk's timer has expired 1 + max_retx times, `timeout` raises
+  When the earliest chunk's timer has expired 1 + max_retx times (the MAX round, adaptive:
+  once as long has passed as that many uncapped expiries take), `timeout` raises
   PeerUnreachable and the session is FAILED.
 * The values travel as numpy arrays end to end (quantized vector → views per chunk → payload
   bytes; payload → big-endian view → slice of the sums): no per-value Python work per packet.
@@ -342,7 +343,7 @@ class InaSession:
             counters.malformed_ignored += 1
             return []
         if kind is Kind.MAX_RESULT:
-            return self._on_max_result(ver, decode_values(payload), now)
+            return self._on_max_result(ver, decode_values(payload), now, retx)
         bmax, fmt, overflow = block_fields(payload)
         if fmt != (0 if self._codec is None else self._codec.format_code):
             counters.malformed_ignored += 1     # another lane format than this job's
@@ -537,7 +538,8 @@ class InaSession:
         self.counters.packets_sent += 1
         self.counters.bytes_sent += len(payload)
 
-    def _on_max_result(self, ver: int, values: np.ndarray, now: float) -> list[bytes]:
+    def _on_max_result(self, ver: int, values: np.ndarray, now: float,
+                       retx: int) -> list[bytes]:
         if (self.state is not State.MAX_ROUND or ver != self.max_rounds % 2
                 or MAX_KEY not in self._in_flight):
             self.counters.duplicates_ignored += 1
@@ -554,15 +556,31 @@ class InaSession:
             return []
         global_max = qz.float32_from_bits(int(patterns[0]))
         flight = self._in_flight.pop(MAX_KEY)
+        # The barrier's round trip: from the first send, unless the round waited for a
+        # recovery: the result has retx (a retransmitted piece somewhere, or an answer to a
+        # duplicate) and this worker's first probe went unanswered too (its second expiry,
+        # as the silence rules judge a probe: one expiry may be a slow round, a queue or a
+        # late start, which the whole wait measures). Then the wait also held the round's
+        # probe intervals (2, 4, 8 ms ... from rto_min, this worker's or another's), and the
+        # round trip counts from the latest copy (Karn's rule: the result may answer either),
+        # not below rto_min, the probes' resolution (sooner than that after the latest copy,
+        # the result was already on its way). At 10 % loss on the 16-worker fat-tree the probe
+        # intervals made the first RTO 15-31 ms against a 2 ms path, which with few clean RTT
+        # samples at such loss paced the call; a star of 32 at 1 % loss, whose results came
+        # 0.3 ms after one probe at 2 ms, needs the whole wait: its first window queues at the
+        # switch (docs/loss.md, "Trees, third round"; tests/sim/test_hosts_adaptive.py).
+        round_trip = now - flight.sent_at
+        if retx and flight.expiries >= 2:
+            round_trip = max(now - flight.last_sent, self.rto_min)
         if self.adaptive and self.rto_estimator.srtt is None:
             # No RTT sample yet: the barrier's round trip bounds the path's from above (it
             # also holds the wait for the last worker), so the data's first timers wait
             # twice that, not the configured rto, when it is shorter.
-            barrier = now - flight.sent_at
-            self.rto_estimator.initial = min(self.rto, max(SRTT_FLOOR * barrier, self.rto_min))
+            self.rto_estimator.initial = min(self.rto, max(SRTT_FLOOR * round_trip,
+                                                           self.rto_min))
             self.host_rto_estimator.initial = self.rto_estimator.initial
         if self.adaptive:
-            self._silence.scale_agreed(now, now - flight.sent_at)
+            self._silence.scale_agreed(now, round_trip)
         self.max_rounds += 1
         self.global_max = global_max
         self._codec.on_max(patterns)

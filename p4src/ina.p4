@@ -493,6 +493,15 @@ control MyIngress(inout headers hdr, inout metadata meta,
         hdr.ipv4.totalLen = INA_IPV4_LENGTH;
     }
 
+    // A contribution becomes the header-only QUERY about it (the inverse of ina_grow).
+    action ina_shrink_to_query() {
+        hdr.vals.setInvalid();
+        hdr.udp.length = INA_HEADER_UDP_LENGTH;
+        hdr.ipv4.totalLen = 20 + INA_HEADER_UDP_LENGTH;
+        hdr.ina.kind = INA_QUERY;
+        hdr.ina.flags = hdr.ina.flags & ~INA_FLAG_NEXT;
+    }
+
     // QUERY -> NACK back to its sender: this cell lacks the sender's contribution.
     action ina_nack() {
         ina_as_result();
@@ -660,9 +669,18 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                     } else if (meta.ina.pending == INA_WAIT_PARENT) {
                                         // the retransmission climbs the tree. Values come
                                         // again only from a timer (silence: the last resort;
-                                        // early detection sends QUERYs), so any member's do.
-                                        ina_read();
-                                        ina_send_up();
+                                        // early detection sends QUERYs), so any member's do:
+                                        // as a QUERY (§6). The parent's NACK pulls this
+                                        // cell's sum only if the parent lacks it; climbing
+                                        // as the sum, every timer's copy loaded the upper
+                                        // links with partial sums the parent already had.
+                                        if (hdr.ina.kind == INA_CONTRIB) {
+                                            ina_shrink_to_query();
+                                            ina_query_up();
+                                        } else {    // the MAX round's: one packet a round
+                                            ina_read();
+                                            ina_send_up();
+                                        }
                                     } else {
                                         drop();
                                     }

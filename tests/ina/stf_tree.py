@@ -64,17 +64,22 @@ def tree_test(k: int) -> str:
     b.count("ina_contributions", TREE_JOB, 2)
     b.count("ina_partials_up", TREE_JOB)
     b.comment("Worker 0 retransmits while the cell waits for the parent: the retransmission",
-              "climbs the tree, the stored partial sum goes up again (with the retx flag).")
+              "climbs the tree as the header-only QUERY about this cell's sum (worker 2, retx",
+              "flag, routed, TTL 63), not as the sum: the parent's NACK pulls the sum only if",
+              "the parent lacks it (docs/protocol.md §6).")
     ident = b.contribute(W0, TREE_JOB, 0, 0, p[0], retx=True)
-    b.expect(4, up(ident, 0, 0, partial, retx=True))
+    b.expect(4, up(ident, 0, 0, [], retx=True, kind=QUERY))
     b.count("ina_duplicates", TREE_JOB)
-    b.count("ina_partials_up", TREE_JOB)
-    b.comment("Worker 1's timer fires too: its values climb as well. Values come again only",
+    b.comment("Worker 1's timer fires too: its question climbs as well. Values come again only",
               "from a timer (silence, the last resort), so every member's copy climbs; early",
               "detection's QUERYs climb from member 0 only (below; docs/protocol.md §6).")
     ident = b.contribute(W1, TREE_JOB, 0, 0, p[1], retx=True)
-    b.expect(4, up(ident, 0, 0, partial, retx=True))
+    b.expect(4, up(ident, 0, 0, [], retx=True, kind=QUERY))
     b.count("ina_duplicates", TREE_JOB)
+    b.comment("The parent lacks the sum (the first copy was lost): its NACK makes the stored",
+              "partial sum go up again, k values, retx flag set, the NACK's identification.")
+    ident = from_parent(0, 0, [], kind=NACK, count=0)
+    b.expect(4, up(ident, 0, 0, partial, retx=True))
     b.count("ina_partials_up", TREE_JOB)
 
     g = wrapping_sum(partial, lanes(k, [5], lambda i: 1000 + i))
@@ -104,6 +109,13 @@ def tree_test(k: int) -> str:
     ident = b.contribute(W1, TREE_JOB, 0, 1, m[1], kind=MAX_CONTRIB)
     b.expect(4, up(ident, 0, 1, unsigned_max(*m), kind=MAX_CONTRIB))
     b.count("ina_contributions", TREE_JOB, 2)
+    b.count("ina_partials_up", TREE_JOB)
+    b.comment("Worker 1's MAX probe while the cell waits for the parent: the MAX round's",
+              "duplicate climbs with the stored maximum (retx), not as a QUERY (one packet a",
+              "round; a QUERY names a data slot).")
+    ident = b.contribute(W1, TREE_JOB, 0, 1, m[1], kind=MAX_CONTRIB, retx=True)
+    b.expect(4, up(ident, 0, 1, unsigned_max(*m), kind=MAX_CONTRIB, retx=True))
+    b.count("ina_duplicates", TREE_JOB)
     b.count("ina_partials_up", TREE_JOB)
     top = unsigned_max(m[0], m[1], lanes(k, [float32_bits(4.0)], lambda i: 0))
     ident = from_parent(0, 1, top, kind=MAX_RESULT)
