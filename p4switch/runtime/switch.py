@@ -134,6 +134,21 @@ class Switch:
                 return []
             return self._engine.process(port, packet)
 
+    def direct_entry(self):
+        """`(engine, fast, queues)` for a caller that runs the common path itself (the native
+        simulator's switch ports, inaemu/sim/native/switchports.c), or None when every packet
+        must go through `receive` (no program, a trace, `receive` overridden).
+
+        The contract, what `receive_batch` does for each packet: hold `self.lock`; the triple
+        holds while `self._engine is engine`; only while `queues.active` is false, call
+        `fast(port, packet)` (port an int in 0..MAX_PORT, packet bytes) and add 1 to
+        `engine.packet_count`; `queue_next_due()` is None as long as `queues.active` stays
+        false (an empty heap), so it need not be asked then."""
+        engine = self._engine
+        if engine is None or engine.trace is not None or type(self).receive is not Switch.receive:
+            return None
+        return engine, engine.fast, engine.queues
+
     def receive_batch(self, items) -> list[tuple[int, bytes]]:
         out: list[tuple[int, bytes]] = []
         with self.lock:

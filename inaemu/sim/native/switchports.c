@@ -31,11 +31,19 @@ typedef struct {
     long long stale_finishes, in_service;
     double runtime_wall_s, busy_s;
     long long received, processed, emitted, dropped_input_queue, unrouted, dropped_down;
+    /* the runtime's direct entry (Switch.direct_entry), looked up again when `receive` or
+     * the runtime's engine changes: the receive it was found for, its switch's lock methods,
+     * the engine and its fast path and egress queues (entry_fast NULL: none, use receive) */
+    PyObject *entry_receive, *entry_acquire, *entry_release, *entry_engine, *entry_fast,
+        *entry_queues;
+    long long max_port;
+    long long direct_packets;
 } Ports;
 
 static PyTypeObject PortsType;
 static PyObject *str_waiting, *str_flush_output, *str_schedule_drain, *str_arrived, *str_append,
-    *str_writable, *str_send;
+    *str_writable, *str_send, *str_direct_entry, *str_engine_attr, *str_active, *str_lock,
+    *str_acquire, *str_release, *str_packet_count, *one;
 
 static double wall_seconds(void) {
     struct timespec ts;
@@ -90,12 +98,148 @@ static int call_method_none(PyObject *self, PyObject *name) {
 
 static int ports_finish(PyObject *target, PyObject *outputs);
 
+static void entry_forget_engine(Ports *self) {
+    Py_CLEAR(self->entry_engine); Py_CLEAR(self->entry_fast); Py_CLEAR(self->entry_queues);
+}
+
+static void entry_forget(Ports *self) {
+    entry_forget_engine(self);
+    Py_CLEAR(self->entry_receive); Py_CLEAR(self->entry_acquire); Py_CLEAR(self->entry_release);
+}
+
+/* `receive` is new: if it is a runtime Switch's own bound `receive` (it has `direct_entry`),
+ * remember its lock's methods; otherwise frames go through `receive` */
+static int entry_for_receive(Ports *self) {
+    entry_forget(self);
+    Py_INCREF(self->receive);
+    self->entry_receive = self->receive;
+    if (!PyMethod_Check(self->receive)) return 0;
+    PyObject *sw = PyMethod_GET_SELF(self->receive);
+    if (!PyObject_HasAttr(sw, str_direct_entry)) return 0;
+    PyObject *lock = PyObject_GetAttr(sw, str_lock);
+    if (lock == NULL) return -1;
+    self->entry_acquire = PyObject_GetAttr(lock, str_acquire);
+    self->entry_release = PyObject_GetAttr(lock, str_release);
+    Py_DECREF(lock);
+    if (self->entry_acquire == NULL || self->entry_release == NULL) return -1;
+    if (self->max_port < 0) {
+        PyObject *pre = PyImport_ImportModule("p4switch.runtime.state.pre");
+        if (pre == NULL) return -1;
+        PyObject *max_port = PyObject_GetAttrString(pre, "MAX_PORT");
+        Py_DECREF(pre);
+        if (max_port == NULL) return -1;
+        self->max_port = PyLong_AsLongLong(max_port);
+        Py_DECREF(max_port);
+        if (self->max_port == -1 && PyErr_Occurred()) return -1;
+    }
+    return 0;
+}
+
+/* with the lock held: the engine is `engine` now; ask the runtime for its entry */
+static int entry_for_engine(Ports *self, PyObject *engine) {
+    entry_forget_engine(self);
+    Py_INCREF(engine);
+    self->entry_engine = engine;
+    PyObject *entry = PyObject_CallMethodNoArgs(PyMethod_GET_SELF(self->entry_receive),
+                                                str_direct_entry);
+    if (entry == NULL) return -1;
+    if (entry == Py_None) { Py_DECREF(entry); return 0; }
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3
+            || PyTuple_GET_ITEM(entry, 0) != engine) {
+        Py_DECREF(entry);
+        PyErr_SetString(PyExc_TypeError,
+                        "Switch.direct_entry() must give (its current engine, fast, queues)");
+        return -1;
+    }
+    self->entry_fast = Py_NewRef(PyTuple_GET_ITEM(entry, 1));
+    self->entry_queues = Py_NewRef(PyTuple_GET_ITEM(entry, 2));
+    Py_DECREF(entry);
+    return 0;
+}
+
+static int attr_true(PyObject *obj, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value == NULL) return -1;
+    int truth = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
+
+/* The runtime's outputs for one frame. The common path (Switch.direct_entry: a program, no
+ * trace, the egress queues not in use) calls the engine's fast path directly, under the
+ * switch's lock (P4Runtime writes may come from gRPC threads), as Switch.receive_batch does;
+ * `*ask_due` is then whether the queues are in use after it (else queue_next_due is None).
+ * Anything else goes through `receive`, and `*ask_due` is 1. NULL on an error. */
+static PyObject *ports_pipeline(Ports *self, PyObject *port, PyObject *frame, int *ask_due) {
+    PyObject *call_args[2] = {port, frame};
+    *ask_due = 1;
+    if (self->receive == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "the switch ports have no runtime (_receive)");
+        return NULL;
+    }
+    if (self->receive != self->entry_receive && entry_for_receive(self) < 0) return NULL;
+    if (self->entry_acquire == NULL || !PyBytes_CheckExact(frame) || !PyLong_CheckExact(port))
+        return PyObject_Vectorcall(self->receive, call_args, 2, NULL);
+    long long number = PyLong_AsLongLong(port);
+    if (number == -1 && PyErr_Occurred()) PyErr_Clear();    /* too large: receive says so */
+    else if (number >= 0 && number <= self->max_port) {
+        PyObject *locked = PyObject_CallNoArgs(self->entry_acquire);
+        if (locked == NULL) return NULL;
+        Py_DECREF(locked);
+        PyObject *outputs = NULL;
+        int direct = 0;
+        PyObject *engine = PyObject_GetAttr(PyMethod_GET_SELF(self->entry_receive),
+                                            str_engine_attr);
+        if (engine == NULL) goto unlock;
+        if (engine != self->entry_engine && entry_for_engine(self, engine) < 0) {
+            Py_DECREF(engine);
+            goto unlock;
+        }
+        Py_DECREF(engine);
+        if (self->entry_fast == NULL) goto unlock;
+        int active = attr_true(self->entry_queues, str_active);
+        if (active < 0) goto unlock;
+        if (active) goto unlock;
+        direct = 1;
+        PyObject *count = PyObject_GetAttr(self->entry_engine, str_packet_count);
+        if (count == NULL) goto unlock;
+        PyObject *next = PyNumber_Add(count, one);
+        Py_DECREF(count);
+        if (next == NULL) goto unlock;
+        int failed = PyObject_SetAttr(self->entry_engine, str_packet_count, next);
+        Py_DECREF(next);
+        if (failed) goto unlock;
+        outputs = PyObject_Vectorcall(self->entry_fast, call_args, 2, NULL);
+        if (outputs == NULL) goto unlock;
+        active = attr_true(self->entry_queues, str_active);
+        if (active < 0) Py_CLEAR(outputs);
+        else *ask_due = active;
+    unlock:;
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyObject *unlocked = PyObject_CallNoArgs(self->entry_release);
+        if (unlocked == NULL) {
+            Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(traceback);
+            Py_XDECREF(outputs);
+            return NULL;
+        }
+        Py_DECREF(unlocked);
+        int raised = type != NULL;
+        PyErr_Restore(type, value, traceback);
+        if (direct || raised) {
+            if (direct && outputs != NULL) self->direct_packets++;
+            return outputs;
+        }
+    }
+    return PyObject_Vectorcall(self->receive, call_args, 2, NULL);
+}
+
 /* SwitchNode._serve */
 static int ports_serve(Ports *self, PyObject *port, PyObject *frame) {
     self->busy = 1;
     double started = wall_seconds();
-    PyObject *call_args[2] = {port, frame};
-    PyObject *outputs = PyObject_Vectorcall(self->receive, call_args, 2, NULL);
+    int ask_due;
+    PyObject *outputs = ports_pipeline(self, port, frame, &ask_due);
     self->runtime_wall_s += wall_seconds() - started;
     if (outputs == NULL) return -1;
     Py_ssize_t size = PyObject_Length(frame), copies = PyObject_Length(outputs);
@@ -110,6 +254,7 @@ static int ports_serve(Ports *self, PyObject *port, PyObject *frame) {
                                   outputs);
     Py_DECREF(outputs);
     if (failed) return -1;
+    if (!ask_due) return 0;
     PyObject *due = PyObject_CallNoArgs(self->queue_next_due);
     if (due == NULL) return -1;
     int pending = due != Py_None;
@@ -246,6 +391,7 @@ static int Ports_init(Ports *self, PyObject *args, PyObject *kwds) {
     Py_INCREF(loop); Py_XSETREF(self->loop, (Loop *)loop);
     Py_INCREF(name); Py_XSETREF(self->name, name);
     Py_INCREF(Py_None); Py_XSETREF(self->room_told, Py_None);
+    self->max_port = -1;
     PyObject *egress = PyDict_New();
     if (egress == NULL) return -1;
     Py_XSETREF(self->egress, egress);
@@ -256,6 +402,8 @@ static int Ports_traverse(Ports *self, visitproc visit, void *arg) {
     Py_VISIT(self->loop); Py_VISIT(self->name); Py_VISIT(self->switch_); Py_VISIT(self->receive);
     Py_VISIT(self->queue_next_due); Py_VISIT(self->egress); Py_VISIT(self->output);
     Py_VISIT(self->recorder); Py_VISIT(self->drain_event); Py_VISIT(self->room_told);
+    Py_VISIT(self->entry_receive); Py_VISIT(self->entry_acquire); Py_VISIT(self->entry_release);
+    Py_VISIT(self->entry_engine); Py_VISIT(self->entry_fast); Py_VISIT(self->entry_queues);
     for (Py_ssize_t i = 0; i < self->waiting_count; i++) {
         Waiting *w = &self->waiting[(self->waiting_head + i) % self->waiting_capacity];
         Py_VISIT(w->port);
@@ -268,6 +416,7 @@ static int Ports_clear(Ports *self) {
     Py_CLEAR(self->loop); Py_CLEAR(self->name); Py_CLEAR(self->switch_); Py_CLEAR(self->receive);
     Py_CLEAR(self->queue_next_due); Py_CLEAR(self->egress); Py_CLEAR(self->output);
     Py_CLEAR(self->recorder); Py_CLEAR(self->drain_event); Py_CLEAR(self->room_told);
+    entry_forget(self);
     waiting_discard(self);
     return 0;
 }
@@ -345,6 +494,7 @@ static PyMemberDef Ports_members[] = {
     PORTS_MEMBER("dropped_input_queue", dropped_input_queue, T_LONGLONG, 0),
     PORTS_MEMBER("unrouted", unrouted, T_LONGLONG, 0),
     PORTS_MEMBER("dropped_down", dropped_down, T_LONGLONG, 0),
+    PORTS_MEMBER("direct_packets", direct_packets, T_LONGLONG, READONLY),
     {NULL}
 };
 
@@ -448,6 +598,14 @@ static int ports_module_init(void) {
     str_append = PyUnicode_InternFromString("append");
     str_writable = PyUnicode_InternFromString("writable");
     str_send = PyUnicode_InternFromString("send");
+    str_direct_entry = PyUnicode_InternFromString("direct_entry");
+    str_engine_attr = PyUnicode_InternFromString("_engine");
+    str_active = PyUnicode_InternFromString("active");
+    str_lock = PyUnicode_InternFromString("lock");
+    str_acquire = PyUnicode_InternFromString("acquire");
+    str_release = PyUnicode_InternFromString("release");
+    str_packet_count = PyUnicode_InternFromString("packet_count");
+    one = PyLong_FromLong(1);
     if (PyType_Ready(&PortsType) < 0) return -1;
     return PyType_Ready(&IngressType);
 }
