@@ -34,7 +34,8 @@ PARTS = (   # (part, path fragments), first match wins
     ("event loop", ("inaemu/sim/events.py",)),
     ("links", ("inaemu/sim/link.py",)),
     ("switch ports (sim)", ("inaemu/sim/switch_node.py",)),
-    ("switch runtime", ("p4switch/runtime/",)),
+    # the generated fast path is exec'd source named "<p4switch fast path>" (and its helpers)
+    ("switch runtime", ("p4switch/runtime/", "<p4switch ")),
     ("host framing", ("inaemu/sim/host_node.py", "inaemu/sim/frames.py", "hosts/framing.py")),
     ("INA worker + session", ("inaemu/sim/ina_worker.py", "hosts/ina_", "hosts/quantize.py",
                               "hosts/congestion.py")),
@@ -80,6 +81,34 @@ def attribute(stats: pstats.Stats, depth: int = 4) -> dict[str, float]:
     for func, (_cc, _nc, own, _cum, _callers) in table.items():
         give(func, own, 0)
     return totals
+
+
+class CodeStats:
+    """A profile keyed by code object, in pstats' `stats` layout ({key: (cc, nc, own, cum,
+    callers)}). Why not pstats.Stats(profiler): it keys functions by (file, line, name), and
+    every switch runs its own copy of the generated fast path under one such name, so the
+    copies overwrite each other and all but one switch's runtime time is lost."""
+
+    def __init__(self, profiler: cProfile.Profile):
+        def key(code) -> tuple:
+            if isinstance(code, str):                      # a builtin
+                return ("~", 0, code)
+            return (code.co_filename, code.co_firstlineno, code.co_name, id(code))
+
+        self.stats: dict = {}
+        callers: dict = {}
+        for entry in profiler.getstats():
+            caller = key(entry.code)
+            for sub in entry.calls or ():
+                edges = callers.setdefault(key(sub.code), {})
+                old = edges.get(caller, (0, 0, 0.0, 0.0))
+                edges[caller] = (old[0] + sub.callcount, old[1] + sub.reccallcount,
+                                 old[2] + sub.inlinetime, old[3] + sub.totaltime)
+            self.stats[caller] = (entry.callcount - entry.reccallcount, entry.callcount,
+                                  entry.inlinetime, entry.totaltime, {})
+        for callee, edges in callers.items():
+            if callee in self.stats:
+                self.stats[callee][4].update(edges)
 
 
 def run(argv: list[str], profiler: cProfile.Profile | None) -> dict:
@@ -144,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                  and "frames" in part)
     wall = sum(part["wall_s"] for part in plain.values() if isinstance(part, dict)
                and "frames" in part)
-    report(pstats.Stats(profiler), frames, wall)
+    report(CodeStats(profiler), frames, wall)
     return 0
 
 
