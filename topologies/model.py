@@ -217,6 +217,7 @@ class Topology:
         self._check_unique("switches", "device_id", self.switches)
         self._check_unique("switches", "grpc_port", self.switches)
         adjacency: dict[str, list[Neighbour]] = {name: [] for name in by_name}
+        used: set[tuple[str, int]] = set()      # (node, port): a port is used once
         for i, link in enumerate(self.links):
             if not isinstance(link, Link):
                 raise TopologyError(f"links[{i}]", "expected a Link")
@@ -228,8 +229,9 @@ class Topology:
                     raise TopologyError(f"{where}.node", f"unknown node {end.node!r}")
                 if isinstance(node, Switch) and end.port < 1:
                     raise TopologyError(f"{where}.port", f"switch ports are 1..{MAX_SWITCH_PORT}")
-                if any(n.port == end.port for n in adjacency[end.node]):
+                if (end.node, end.port) in used:
                     raise TopologyError(f"{where}.port", f"port {end.port} of {end.node} is used twice")
+                used.add((end.node, end.port))
                 other = link.other(end.node)
                 adjacency[end.node].append(
                     Neighbour(port=end.port, node=other.node, remote_port=other.port, link=link))
