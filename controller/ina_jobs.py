@@ -211,6 +211,9 @@ class CellPool:
         # cells a removed job used and nobody cleared since: their scoreboard may be stale
         # (known to this controller only; a fresh pipeline starts with every cell zero)
         self.dirty: set[int] = set()
+        # every cell outside `ranges` and `dirty` is known to be zero: the pipeline was committed
+        # by this controller's session and no job had cells before (read_switch_state)
+        self.fresh = False
 
     def allocate(self, job_id: int, size: int) -> int:
         if job_id in self.ranges:
@@ -239,6 +242,11 @@ class CellPool:
 
     def any_dirty(self, cells: range) -> bool:
         return any(cell in self.dirty for cell in cells)
+
+    def known_clean(self, cells: range) -> bool:
+        """Whether `cells` are certainly zero (a fresh pipeline's, never used by a removed job):
+        clearing them would write nothing new."""
+        return self.fresh and not self.any_dirty(cells)
 
     def cleaned(self, cells: range) -> None:
         self.dirty.difference_update(cells)

@@ -244,7 +244,7 @@ class RunConfig:
         top_k = MAX_FAT_TREE_K if self.net == "sim" else MAX_MININET_FAT_TREE_K
         if self.topo == "fat-tree" and not 2 <= self.fat_k <= top_k:
             raise ConfigError(f"k: expected an even fat-tree arity 2..{top_k}"
-                              f"{' on Mininet (--net sim: 16)' if top_k < MAX_FAT_TREE_K else ''}"
+                              f"{f' on Mininet (--net sim: {MAX_FAT_TREE_K})' if top_k < MAX_FAT_TREE_K else ''}"
                               f", got {self.fat_k}")
         if self.topo == "leaf-spine":
             for name in ("spines", "leaves", "hosts_per_leaf"):
