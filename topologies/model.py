@@ -298,10 +298,14 @@ class Topology:
         return links[0]
 
     def host_by_ip(self, ip: str) -> Host:
-        for host in self.hosts:
-            if host.ip == ip:
-                return host
-        raise KeyError(f"no host has address {ip}")
+        by_ip = self.__dict__.get("_by_ip")
+        if by_ip is None:       # once per topology: the controller asks per aggregator address
+            by_ip = {h.ip: h for h in self.hosts}
+            object.__setattr__(self, "_by_ip", by_ip)
+        try:
+            return by_ip[ip]
+        except KeyError:
+            raise KeyError(f"no host has address {ip}") from None
 
     def static_arp(self, host: str) -> list[tuple[str, str]]:
         """(ip, mac) of every other host: the neighbour entries that replace ARP broadcasts."""
