@@ -142,7 +142,8 @@ class RunConfig:
         if self.net == "mininet" and self.jobs * self.workers > MAX_MININET_WORKERS:
             raise ConfigError(f"workers: Mininet runs up to {MAX_MININET_WORKERS} workers in all "
                               f"(one process per host), got {self.jobs} job(s) of "
-                              f"{self.workers}; --net sim goes to 1024")
+                              f"{self.workers}; --net sim goes further (fat-tree k up to "
+                              f"{MAX_FAT_TREE_K}: {MAX_FAT_TREE_K ** 3 // 4} hosts)")
         if self.size_bytes < 4 or self.size_bytes % 4:
             raise ConfigError(f"size: need a positive whole number of float32 values, got "
                               f"{self.size_bytes} bytes")
