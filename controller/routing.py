@@ -239,8 +239,9 @@ def aggregated_routes(topology: Topology) -> dict[str, list[MultipathRoute]]:
     for host in topology.hosts:
         net = ipaddress.IPv4Network(f"{host.ip}/{host.prefix_len}", strict=False)
         subnets.setdefault((int(net.network_address), net.prefixlen), []).append(host)
-    plans = [_SubnetRuns.of(within, hosts, attachment) for within, hosts in subnets.items()]
-    reaching = len(attachment)
+    reaching = len(attachment)      # hosts with a link (a degraded topology may detach some)
+    plans = [_SubnetRuns.of(within, hosts, attachment) for within, hosts in subnets.items()] \
+        if reaching == len(topology.hosts) else []
     result: dict[str, list[MultipathRoute]] = {}
     for switch in topology.switches:
         name = switch.name

@@ -15,6 +15,7 @@ from controller import routing
 from controller.prefixes import Prefix, aggregate, aggregate_runs, lookup
 from controller.routing import MultipathRoute
 from topologies.builders import fat_tree, host, leaf_spine, link, linear, star, switch
+from topologies.degraded import surviving
 from topologies.model import Topology
 
 from tests.controller.test_routes_by_attachment import per_host_search, two_islands
@@ -58,7 +59,11 @@ def scattered() -> Topology:
 
 
 TOPOLOGIES = [fat_tree(4), fat_tree(6), fat_tree(8), leaf_spine(5, 3, 4), leaf_spine(20, 2, 15),
-              linear(4, 2), star(3), two_islands(), scattered()]
+              linear(4, 2), star(3), two_islands(), scattered(),
+              # a failed edge switch: its hosts have no link, every switch keeps /32s
+              surviving(fat_tree(4), (), {"e1_0"}),
+              # a failed link only: every host still reached, over fewer next hops
+              surviving(fat_tree(4), {frozenset({"a0_0", "c0"})})]
 
 
 @pytest.mark.parametrize("topology", TOPOLOGIES, ids=lambda t: t.name)
