@@ -170,3 +170,29 @@ def test_aggregator_routes_are_the_definitions(topology):
             got = [(r.switch, r.port) for r in aggregator_routes(topology, switch.name, address,
                                                                  only)]
             assert got == _aggregator_routes_by_definition(topology, switch.name, address, only)
+
+
+def test_a_run_config_builds_its_topology_once(monkeypatch):
+    """Regression: the checks, the host count and `topology()` each built the fat-tree again
+    (three 18,000-node builds at k = 40); a changed copy builds its own."""
+    from inaemu.experiment import config as config_module
+    built = []
+    real = config_module.fat_tree
+
+    def counted(*args, **kwargs):
+        built.append(args)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(config_module, "fat_tree", counted)
+    cfg = RunConfig(algos=("ina",), workers=16, net="sim", topo="fat-tree", fat_k=4)
+    topology = cfg.topology()
+    assert cfg.host_count == 16 and len(topology.hosts) == 16 and len(built) == 1
+    tagged = cfg.with_(tag="x", fat_k=6, workers=54)
+    assert [h.name for h in tagged.topology().hosts][:2] == ["xh1", "xh2"]
+    assert len(built) == 2 and tagged.host_count == 54
+
+
+def test_hosts_by_address():
+    topology = fat_tree(4)
+    assert topology.host_by_ip("10.0.0.16").name == "h16"
+    with pytest.raises(KeyError, match="no host has address 10.0.0.17"):
+        topology.host_by_ip("10.0.0.17")
