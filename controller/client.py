@@ -181,6 +181,9 @@ class SwitchClient:
         self.address = address
         self.device_id = device_id
         self.index = p4info
+        # this session committed the pipeline and nobody has taken that knowledge yet: every
+        # register cell of it is zero (`take_fresh_pipeline`)
+        self._fresh_pipeline = False
         self._session = None
         try:
             session = _Session(device_id, address, election_id, timeout, channel, tls)
@@ -245,8 +248,18 @@ class SwitchClient:
         self._stamp(request)
         request.config.p4info.CopyFrom(p4info.p4info)
         request.config.p4_device_config = device_config
+        self._fresh_pipeline = False
         self._call("SetForwardingPipelineConfig", request)
         self.index = p4info
+        self._fresh_pipeline = True
+
+    def take_fresh_pipeline(self) -> bool:
+        """Whether this session committed the running pipeline (so every register cell is
+        still zero but for what the data plane wrote since), and forget it: one reader (an
+        InaSwitches' view of the switch) owns that knowledge and tracks the cells its jobs
+        use; a later reader cannot know what ran in between and gets False."""
+        fresh, self._fresh_pipeline = self._fresh_pipeline, False
+        return fresh
 
     def set_pipeline_files(self, p4info_path: str | Path, json_path: str | Path) -> None:
         index = P4InfoIndex.from_file(p4info_path)

@@ -29,12 +29,13 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+import numpy as np
 from p4.v1 import p4runtime_pb2
 
 from controller import entities
 from controller.errors import P4InfoError
 from controller.p4info import P4InfoIndex
-from controller.prefixes import aggregate
+from controller.prefixes import aggregate_runs
 from topologies.model import Switch, Topology
 
 
@@ -106,57 +107,95 @@ def switch_mac(switch: Switch) -> str:
     return "02:ff:" + ":".join(f"{(low >> shift) & 0xFF:02x}" for shift in (24, 16, 8, 0))
 
 
-def next_hop_sets(topology: Topology) -> dict[str, list[tuple[object, tuple[NextHop, ...]]]]:
-    """switch name -> (host, its next hops towards the host) per reachable host, in host order.
-    Equal next-hop sets of one switch are one shared tuple (a fat-tree(16) has 327,680 pairs and
-    a few sets per switch). Why per attachment: a host never transits, so every switch but the
-    host's own sees it at its attachment switches' distance plus one; hosts on the same
-    switch(es) share one search and one next-hop set per switch (one BFS per edge switch, not
-    per host: 1.2 -> 0.1 s at 1024 hosts)."""
-    pairs: dict[str, list] = {s.name: [] for s in topology.switches}
+@dataclass(frozen=True)
+class AttachmentHops:
+    """Next hops by attachment switch: `hosts[a]` the hosts on switch `a` (in host order, hosts
+    with a link only), and `hops[switch][a]` the neighbours of `switch` one hop closer to
+    switch `a`'s hosts, None on `a` itself (there each host has its own link), missing where
+    `switch` cannot reach `a`. Equal next-hop sets of one switch are one tuple.
+
+    Why per attachment: a host never transits, so every switch but the host's own sees it at
+    its switch's distance plus one, and all hosts of a switch share one next-hop set on every
+    other switch: a fat-tree(40) has 32 million (switch, host) pairs but 1.6 million (switch,
+    attachment) pairs."""
+
+    hosts: dict[str, tuple]
+    hops: dict[str, dict[str, tuple[NextHop, ...] | None]]
+    ways: dict[str, list[tuple[str, NextHop]]]      # switch -> (neighbour, next hop), by port
+
+    def own_hops(self, switch: str, host) -> tuple[NextHop, ...]:
+        """The last hop: `switch`'s link(s) to `host`, writing the host's MAC."""
+        return tuple(NextHop(hop.port, node, host.mac)
+                     for node, hop in self.ways[switch] if node == host.name)
+
+
+def attachment_hops(topology: Topology) -> AttachmentHops:
+    """Every switch's next hops towards every attachment switch's hosts (`AttachmentHops`),
+    from the switch distance matrix (`Topology.switch_distances`): on switch S the next hops
+    towards switch A's hosts are S's neighbour switches N with d(N, A) = d(S, A) - 1."""
     is_switch = {s.name for s in topology.switches}
     ways = {s.name: [(n.node, NextHop(n.port, n.node, switch_mac(topology.switch(n.node))
                                       if n.node in is_switch else ""))
                      for n in topology.neighbours(s.name)]           # sorted by port
             for s in topology.switches}
-    shared: dict[tuple[str, tuple[int, ...]], tuple[NextHop, ...]] = {}
-    to_switches = {name: [(node, hop) for node, hop in hops if node in is_switch]
-                   for name, hops in ways.items()}
-    # attached nodes -> [(switch, next hops, or None on the host's own switch)]
-    towards_by_attachment: dict[frozenset, list] = {}
+    table = topology.switch_distances()
+    hosts: dict[str, list] = {}
     for host in topology.hosts:
-        attachment = frozenset(n.node for n in topology.neighbours(host.name))
-        towards = towards_by_attachment.get(attachment)
-        if towards is None:
-            towards = towards_by_attachment[attachment] = _towards(
-                topology, host.name, to_switches, is_switch, shared)
-        for switch, hops in towards:
-            if hops is None:    # the host's own switch: the last hop writes the host's MAC
-                hops = tuple(NextHop(hop.port, node, host.mac)
-                             for node, hop in ways[switch] if node == host.name)
-            pairs[switch].append((host, hops))
-    return pairs
-
-
-def _towards(topology: Topology, host: str, ways, is_switch, shared) -> list:
-    """(switch, the neighbours one hop closer to `host`) for every switch that reaches it; None
-    for the switches it attaches to (their next hops are the host's own links). `ways`: each
-    switch's (neighbour, next hop) towards other switches (hosts never transit)."""
-    distance = topology.distances_to(host)
-    towards = []
+        links = topology.neighbours(host.name)
+        if links:
+            hosts.setdefault(links[0].node, []).append(host)
+    attached = list(hosts)
+    columns = np.array([table.index[a] for a in attached], dtype=np.intp)
+    hops: dict[str, dict] = {}
     for switch in topology.switches:
         name = switch.name
-        here = distance.get(name)
-        if here is None:
-            continue
-        if here == 1:
-            towards.append((name, None))
-            continue
-        closer = tuple(hop for node, hop in ways[name]      # towards switches only
-                       if distance.get(node, -1) == here - 1)
-        key = (name, tuple(hop.port for hop in closer))
-        towards.append((name, shared.setdefault(key, closer)))
-    return towards
+        here = table.matrix[table.index[name], columns] if attached else np.zeros(0, np.int16)
+        towards = [(node, hop) for node, hop in ways[name] if node in is_switch]
+        rows = np.array([table.index[node] for node, _ in towards], dtype=np.intp)
+        closer = (table.matrix[rows][:, columns] == (here - 1)) if len(rows) else \
+            np.zeros((0, len(attached)), dtype=bool)
+        patterns, which = _distinct_columns(closer)
+        sets = [tuple(hop for (_, hop), on in zip(towards, pattern) if on)
+                for pattern in patterns]
+        mine: dict[str, tuple | None] = {}
+        for a, distance, pattern in zip(attached, here.tolist(), which.tolist()):
+            if distance == 0:
+                mine[a] = None
+            elif distance > 0:
+                mine[a] = sets[pattern]
+        hops[name] = mine
+    return AttachmentHops({a: tuple(h) for a, h in hosts.items()}, hops, ways)
+
+
+def _distinct_columns(flags: np.ndarray) -> tuple[list[list[bool]], np.ndarray]:
+    """The distinct columns of a boolean matrix (as lists) and which one each column is.
+    Columns are packed into byte strings first: `np.unique(axis=...)` sorts a structured view
+    and took ~3 ms per switch at fat-tree(32), the whole routes' time."""
+    rows, columns = flags.shape
+    if columns == 0:
+        return [], np.zeros(0, dtype=np.intp)
+    packed = np.ascontiguousarray(np.packbits(flags, axis=0).T) if rows else \
+        np.zeros((columns, 1), dtype=np.uint8)
+    keys = packed.view(np.dtype((np.void, packed.shape[1]))).reshape(columns)
+    _, first, which = np.unique(keys, return_index=True, return_inverse=True)
+    return flags[:, first].T.tolist(), which.reshape(-1)
+
+
+def next_hop_sets(topology: Topology) -> dict[str, list[tuple[object, tuple[NextHop, ...]]]]:
+    """switch name -> (host, its next hops towards the host) per reachable host, in host order
+    (`attachment_hops` written out per host: a /32 per host, for small fabrics and tests)."""
+    by_attachment = attachment_hops(topology)
+    pairs: dict[str, list] = {s.name: [] for s in topology.switches}
+    attachment = {h.name: a for a, hosts in by_attachment.hosts.items() for h in hosts}
+    for switch, towards in by_attachment.hops.items():
+        out = pairs[switch]
+        for host in topology.hosts:
+            a = attachment.get(host.name)
+            if a is None or a not in towards:
+                continue
+            hops = towards[a]
+            out.append((host, by_attachment.own_hops(switch, host) if hops is None else hops))
+    return pairs
 
 
 def multipath_routes(topology: Topology) -> dict[str, list[MultipathRoute]]:
@@ -189,32 +228,110 @@ def aggregated_routes(topology: Topology) -> dict[str, list[MultipathRoute]]:
     """switch name -> the fewest prefixes that forward every host as its /32 would
     (controller/prefixes.py), per hosts' subnet. A prefix's `host` is its text; its MAC is the
     next hop's (the host's own on the last hop, `switch_mac` towards a switch). A switch that
-    cannot reach every host keeps /32s (a miss there must stay a drop)."""
-    per_host = next_hop_sets(topology)
-    address = {h.name: int(ipaddress.IPv4Address(h.ip)) for h in topology.hosts}
+    cannot reach every host keeps /32s (a miss there must stay a drop).
+
+    Per attachment, not per host: the subnet's hosts in address order fall into segments of
+    hosts on one switch, and on every other switch a segment has one action, so a switch's
+    actions are runs built from segments (`prefixes.aggregate_runs`), not one per host."""
+    by_attachment = attachment_hops(topology)
+    attachment = {h.name: a for a, hosts in by_attachment.hosts.items() for h in hosts}
     subnets: dict[tuple[int, int], list] = {}
     for host in topology.hosts:
         net = ipaddress.IPv4Network(f"{host.ip}/{host.prefix_len}", strict=False)
         subnets.setdefault((int(net.network_address), net.prefixlen), []).append(host)
+    reaching = len(attachment)      # hosts with a link (a degraded topology may detach some)
+    plans = [_SubnetRuns.of(within, hosts, attachment) for within, hosts in subnets.items()] \
+        if reaching == len(topology.hosts) else []
     result: dict[str, list[MultipathRoute]] = {}
-    for switch, pairs in per_host.items():
-        if len(pairs) != len(topology.hosts):
-            result[switch] = [MultipathRoute(switch, host.name, host.ip, 32, host.mac, hops)
-                              for host, hops in pairs]
+    for switch in topology.switches:
+        name = switch.name
+        towards = by_attachment.hops[name]
+        if reaching != len(topology.hosts) or \
+                sum(len(by_attachment.hosts[a]) for a in towards) != reaching:
+            result[name] = [MultipathRoute(name, host.name, host.ip, 32, host.mac, hops)
+                            for host, hops in _per_host(topology, by_attachment, name,
+                                                        attachment)]
             continue
-        hops_of = {host.name: hops for host, hops in pairs}
         out: list[MultipathRoute] = []
-        for within, hosts in subnets.items():
-            # actions by identity (equal next-hop sets are one tuple): cheap to compare
-            hop_sets = {id(hops_of[h.name]): hops_of[h.name] for h in hosts}
-            actions = [(address[h.name], id(hops_of[h.name])) for h in hosts]
-            for prefix in aggregate(actions, within):
+        for plan in plans:
+            starts, actions, first = plan.runs(name, towards, by_attachment)
+            hop_sets = {id(hops): hops for hops in actions}
+            for prefix in aggregate_runs(plan.addresses, starts, [id(a) for a in actions],
+                                         plan.within, order=first.__getitem__):
                 text = str(ipaddress.IPv4Address(prefix.network))
                 hops = hop_sets[prefix.action]
-                out.append(MultipathRoute(switch, f"{text}/{prefix.length}", text, prefix.length,
+                out.append(MultipathRoute(name, f"{text}/{prefix.length}", text, prefix.length,
                                           hops[0].mac, hops))
-        result[switch] = out
+        result[name] = out
     return result
+
+
+def _per_host(topology: Topology, by_attachment: AttachmentHops, switch: str,
+              attachment: dict[str, str]) -> list:
+    towards = by_attachment.hops[switch]
+    pairs = []
+    for host in topology.hosts:
+        a = attachment.get(host.name)
+        if a is not None and a in towards:
+            hops = towards[a]
+            pairs.append((host, by_attachment.own_hops(switch, host) if hops is None else hops))
+    return pairs
+
+
+@dataclass(frozen=True)
+class _SubnetRuns:
+    """One subnet's hosts by address, cut into segments of hosts on one switch."""
+
+    within: tuple[int, int]
+    addresses: tuple[int, ...]                  # ascending
+    hosts: list                                 # in address order
+    segments: list[tuple[int, int, str]]        # (first, end) positions of one attachment
+    first_of: dict[str, int]                    # attachment -> its first host's place in the
+                                                # topology's host order (ties: first seen)
+    place: dict[str, int]                       # host name -> its place in that order
+
+    @classmethod
+    def of(cls, within, hosts: list, attachment: dict[str, str]) -> "_SubnetRuns":
+        place = {h.name: i for i, h in enumerate(hosts)}
+        first_of: dict[str, int] = {}
+        for h in hosts:
+            first_of.setdefault(attachment[h.name], place[h.name])
+        ordered = sorted(hosts, key=lambda h: int(ipaddress.IPv4Address(h.ip)))
+        addresses = tuple(int(ipaddress.IPv4Address(h.ip)) for h in ordered)
+        segments: list[tuple[int, int, str]] = []
+        for i, h in enumerate(ordered):
+            a = attachment[h.name]
+            if segments and segments[-1][2] == a:
+                segments[-1] = (segments[-1][0], i + 1, a)
+            else:
+                segments.append((i, i + 1, a))
+        return cls(within, addresses, ordered, segments, first_of, place)
+
+    def runs(self, switch: str, towards: dict, by_attachment: AttachmentHops):
+        """(run starts, run actions, action id -> its first host's place) on `switch`: equal
+        neighbouring actions (one shared tuple) merged into one run."""
+        starts: list[int] = []
+        actions: list[tuple] = []
+        first: dict[int, int] = {}
+        for begin, end, a in self.segments:
+            hops = towards[a]
+            if hops is None:            # the switch's own hosts: one action each
+                for i in range(begin, end):
+                    host = self.hosts[i]
+                    own = by_attachment.own_hops(switch, host)
+                    starts.append(i)
+                    actions.append(own)
+                    first[id(own)] = self.place[host.name]
+                continue
+            key = id(hops)
+            place = self.first_of[a]
+            if key not in first or place < first[key]:
+                first[key] = place
+            if actions and actions[-1] is hops:
+                continue
+            starts.append(begin)
+            actions.append(hops)
+        return starts, actions, first
 
 
 def forwarding_plans(topology: Topology, aggregate_prefixes: bool = False

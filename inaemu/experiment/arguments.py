@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 
 from hosts.ina_wire import MAX_K
-from inaemu.experiment.config import AGGREGATIONS, LANE_FORMATS, SCALINGS, TOPOS
+from inaemu.experiment.config import (AGGREGATIONS, LANE_FORMATS, MAX_FAT_TREE_K,
+                                      MAX_MININET_FAT_TREE_K, SCALINGS, TOPOS)
 
 DEFAULT_ELEMS = MAX_K    # `inaemu run`'s k: a packet fills a 1500-byte MTU, as a TCP segment does
 
@@ -17,8 +18,8 @@ def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
                         help="star: one switch, N x J hosts; leaf-spine, fat-tree: multi-tier "
                              "(default star)")
     parser.add_argument("--k", type=int, default=4, metavar="K", dest="fat_k",
-                        help="fat-tree arity, even, 2..16 (Mininet 2..8): K^3/4 hosts "
-                             "(default 4)")
+                        help=f"fat-tree arity, even, 2..{MAX_FAT_TREE_K} (Mininet "
+                             f"2..{MAX_MININET_FAT_TREE_K}): K^3/4 hosts (default 4)")
     parser.add_argument("--spines", type=int, default=2, metavar="S",
                         help="leaf-spine: spine switches (default 2)")
     parser.add_argument("--leaves", type=int, default=2, metavar="L",

@@ -31,7 +31,7 @@ LANE_FORMATS = ("int32", "int16", "int8")   # INA values per 32-bit lane: 1, 2, 
 SCALINGS = ("job", "block")                 # one quantization scale per call, or per chunk
 TARGETS = ("inaemu", "bmv2")     # the switch: inaemu switch, or the real simple_switch_grpc
 COMPILERS = ("inaemu", "p4c")    # who compiles ina.p4: inaemu compile, or p4c-bm2-ss
-MAX_FAT_TREE_K = 16     # the simulator: 1024 hosts, 320 switches (docs/scale.md)
+MAX_FAT_TREE_K = 40     # the simulator: 16,000 hosts, 2,000 switches (docs/scale.md)
 MAX_MININET_FAT_TREE_K = 8   # 128 hosts, 80 switch processes: what 2 cores emulate usefully
 MAX_WORKERS = 65535     # per job on a tree: RESULT's count is 16 bits
 MAX_SWITCH_MEMBERS = 64  # one aggregating switch's member bitmap (`ina_seen`, ina.p4's default
@@ -142,7 +142,8 @@ class RunConfig:
         if self.net == "mininet" and self.jobs * self.workers > MAX_MININET_WORKERS:
             raise ConfigError(f"workers: Mininet runs up to {MAX_MININET_WORKERS} workers in all "
                               f"(one process per host), got {self.jobs} job(s) of "
-                              f"{self.workers}; --net sim goes to 1024")
+                              f"{self.workers}; --net sim goes further (fat-tree k up to "
+                              f"{MAX_FAT_TREE_K}: {MAX_FAT_TREE_K ** 3 // 4} hosts)")
         if self.size_bytes < 4 or self.size_bytes % 4:
             raise ConfigError(f"size: need a positive whole number of float32 values, got "
                               f"{self.size_bytes} bytes")
@@ -244,7 +245,7 @@ class RunConfig:
         top_k = MAX_FAT_TREE_K if self.net == "sim" else MAX_MININET_FAT_TREE_K
         if self.topo == "fat-tree" and not 2 <= self.fat_k <= top_k:
             raise ConfigError(f"k: expected an even fat-tree arity 2..{top_k}"
-                              f"{' on Mininet (--net sim: 16)' if top_k < MAX_FAT_TREE_K else ''}"
+                              f"{f' on Mininet (--net sim: {MAX_FAT_TREE_K})' if top_k < MAX_FAT_TREE_K else ''}"
                               f", got {self.fat_k}")
         if self.topo == "leaf-spine":
             for name in ("spines", "leaves", "hosts_per_leaf"):
@@ -291,6 +292,15 @@ class RunConfig:
         return len(self._base_topology().hosts)
 
     def _base_topology(self) -> Topology:
+        """The topology before the tag and gRPC ports, built once per config (a fat-tree(40)
+        is 18,000 nodes: the checks, the host count and `topology` each built it again)."""
+        built = self.__dict__.get("_built_topology")
+        if built is None:
+            built = self._build_topology()
+            object.__setattr__(self, "_built_topology", built)
+        return built
+
+    def _build_topology(self) -> Topology:
         if self.topo == "fat-tree":
             return fat_tree(self.fat_k, bw=self.bw_mbps, loss=self.loss)
         if self.topo == "leaf-spine":
@@ -324,9 +334,12 @@ class RunConfig:
 def _relabel(topology: Topology, tag: str, grpc_base: int) -> Topology:
     """Prefix every node name with `tag` and move the gRPC ports to `grpc_base + device id`."""
     rename = {n.name: f"{tag}{n.name}" for n in (*topology.hosts, *topology.switches)}
-    hosts = [dataclasses.replace(h, name=rename[h.name]) for h in topology.hosts]
     switches = [dataclasses.replace(s, name=rename[s.name], grpc_port=grpc_base + s.device_id)
                 for s in topology.switches]
+    if not tag:     # names stay: hosts and links as they are (48,000 links at fat-tree(40))
+        return Topology(name=topology.name, hosts=topology.hosts, switches=switches,
+                        links=topology.links)
+    hosts = [dataclasses.replace(h, name=rename[h.name]) for h in topology.hosts]
     links = [dataclasses.replace(link, a=Endpoint(node=rename[link.a.node], port=link.a.port),
                                  b=Endpoint(node=rename[link.b.node], port=link.b.port))
              for link in topology.links]

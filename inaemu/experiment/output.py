@@ -59,6 +59,16 @@ def write_results(out_dir: Path, summaries: list[dict], records: list[dict]) -> 
     return written
 
 
+MAX_WORKER_TICKS = 64
+
+
+def worker_ticks(workers) -> list[int] | None:
+    """A tick per worker while they fit; None beyond MAX_WORKER_TICKS (matplotlib picks a few):
+    16,000 tick labels took ~90 s of a 16,000-worker run to lay out and draw."""
+    ids = sorted(workers)
+    return ids if len(ids) <= MAX_WORKER_TICKS else None
+
+
 def plot(summaries: list[dict], records: list[dict], path: Path) -> None:
     """Three panels: all-reduce time and bus bandwidth per (algo, job), each worker's time."""
     import matplotlib
@@ -87,7 +97,12 @@ def plot(summaries: list[dict], records: list[dict], path: Path) -> None:
         workers.plot([r["worker"] for r in mine], [r.get("time_s") or 0 for r in mine],
                      marker="o", label=label, color=colour,
                      linestyle=LINE_STYLES[(s["job"] - 1) % len(LINE_STYLES)])
-    workers.set_xticks(sorted({r["worker"] for r in records}))
+    ticks = worker_ticks({r["worker"] for r in records})
+    if ticks is not None:
+        workers.set_xticks(ticks)
+    else:
+        from matplotlib.ticker import MaxNLocator
+        workers.xaxis.set_major_locator(MaxNLocator(integer=True))
     workers.set_xlabel("worker")
     workers.set_ylabel("time (s)")
     workers.set_title("per worker")

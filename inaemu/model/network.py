@@ -1,7 +1,7 @@
 """What the cost model knows about the network: per link direction its bandwidth and delay, per
 switch its per-frame cost, and how a flow between two hosts spreads over the links.
 
-Routes are the controller's (`controller.routing.forwarding_plans`): every shortest path, with
+Routes are the controller's (`controller.routing.forwarding_plans`, read per attachment switch): every shortest path, with
 ECMP groups. Given a flow's TCP ports, the model follows the member the switch's hash picks
 (p4src/forwarding.p4inc: crc16 over source and destination address, protocol and ports,
 member = (h mod (size << shift)) >> shift), so it sees the same collisions the network has;
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from controller.routing import forwarding_plans
+from controller.routing import attachment_hops, hash_shifts
 from p4switch.runtime.state.hashes import standard_algorithms
 from topologies.model import Topology
 
@@ -60,12 +60,19 @@ class ModelNetwork:
                 self.delay_s[(a, b)] = link.leaving(a).delay_ms / 1e3
         self._spread = lru_cache(maxsize=None)(self._compute_spread)
         self._crc16 = standard_algorithms()["crc16"]
-        self._next: dict[str, dict[str, tuple[str, ...]]] = {}
-        self._shift: dict[str, int] = {}
-        for switch, plan in forwarding_plans(topology).items():
-            self._shift[switch] = plan.hash_shift
-            self._next[switch] = {p.route.host: tuple(h.node for h in p.route.next_hops)
-                                  for p in plan.routes}
+        # next hops per attachment switch, read per (switch, host) when a flow needs them: a
+        # table per (switch, host) was 32 million entries at fat-tree(40)
+        self._hops = attachment_hops(topology)
+        self._attached = {h.name: a for a, hosts in self._hops.hosts.items() for h in hosts}
+        self._shift: dict[str, int] = hash_shifts(topology)
+
+    @lru_cache(maxsize=None)
+    def _next_hops(self, switch: str, host: str) -> tuple[str, ...]:
+        """The neighbours of `switch` one hop closer to `host` (the controller's ECMP order)."""
+        hops = self._hops.hops[switch][self._attached[host]]
+        if hops is None:
+            hops = self._hops.own_hops(switch, self.topology.host(host))
+        return tuple(h.node for h in hops)
 
     def is_switch(self, node: str) -> bool:
         return self.topology.is_switch(node)
@@ -88,7 +95,7 @@ class ModelNetwork:
         node = topo.host_link(src).node
         out = {(src, node): 1.0}
         while node != dst:
-            hops = self._next[node][dst]
+            hops = self._next_hops(node, dst)
             shift = self._shift[node]
             nxt = hops[0] if len(hops) == 1 else hops[(h % (len(hops) << shift)) >> shift]
             out[(node, nxt)] = 1.0

@@ -102,7 +102,7 @@ def test_an_untraced_run_writes_no_capture(tmp_path, capsys) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["--topo", "fat-tree", "--k", "3"], "even"),
-    (["--topo", "fat-tree", "--k", "18"], "k: expected"),
+    (["--topo", "fat-tree", "--k", "42"], "k: expected"),
     (["--topo", "fat-tree", "--workers", "9", "--jobs", "2"], "need 18 hosts"),
     (["--topo", "leaf-spine", "--spines", "0"], "spines"),
     (["--topo", "leaf-spine", "--oversubscription", "0"], "oversubscription"),
