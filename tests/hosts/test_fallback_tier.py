@@ -8,17 +8,12 @@ from __future__ import annotations
 from hosts.fallback import VIA_SWITCH
 from hosts.fallback_tier import VIA_PARENT, TierAggregator
 from hosts.ina_header import FLAG_NEXT, FLAG_RETX, HEADER, Kind
-from hosts.ina_wire import InaPacket, decode, encode
+from hosts.ina_wire import decode
+from tests.hosts.fallback_packets import packet
 
 K, JOB, N, MEMBER = 4, 9, 2, 3
 
 
-def packet(kind, worker, values, *, chunk=7, slot=3, ver=1, retx=False, next_=False,
-           count=0) -> bytes:
-    payload = encode(InaPacket(kind=kind, job=JOB, worker=worker, slot=slot, ver=ver,
-                               retx=retx, chunk=chunk, count=count,
-                               values=[] if kind in (Kind.QUERY, Kind.NACK) else values))
-    return payload[:1] + bytes([payload[1] | (FLAG_NEXT if next_ else 0)]) + payload[2:]
 
 
 def fields(payload: bytes) -> tuple:
