@@ -108,7 +108,10 @@ class TcpRing:
                 raise PeerFailed(f"rank {self.session.rank}: cannot connect to the right "
                                  f"neighbour rank {self.right_rank} at {host}:{port}: {last}")
             try:
-                sock = socket.create_connection((host, port), timeout=min(remaining, 1.0))
+                # the kernel retransmits a lost SYN; a per-attempt timeout of its initial RTO
+                # (1 s) gave up just as the retried SYN's answer came, closing a connected
+                # socket the neighbour had already accepted (a refused one returns at once)
+                sock = socket.create_connection((host, port), timeout=remaining)
             except OSError as error:
                 last = error.strerror or str(error)
                 time.sleep(min(CONNECT_RETRY, max(0.0, deadline - self.clock())))
@@ -124,28 +127,35 @@ class TcpRing:
             return sock
 
     def _accept_left(self, listener: socket.socket, deadline: float) -> socket.socket:
-        remaining = deadline - self.clock()
-        readable, _, _ = select.select([listener], [], [], max(0.0, remaining))
-        if not readable:
-            raise PeerFailed(f"rank {self.session.rank}: the left neighbour rank "
-                             f"{self.left_rank} did not connect in time")
-        sock, peer = listener.accept()
-        sock.settimeout(max(0.01, deadline - self.clock()))
-        header = b""
-        try:
-            while len(header) < HEADER_BYTES:
-                data = sock.recv(HEADER_BYTES - len(header))
-                if not data:
-                    break
-                header += data
-        except OSError as error:
-            sock.close()
-            raise PeerFailed(f"rank {self.session.rank}: no HELLO from {peer[0]}:{peer[1]}: "
-                             f"{error.strerror or error}") from None
-        if len(header) < HEADER_BYTES:
-            sock.close()
-            raise PeerFailed(f"rank {self.session.rank}: {peer[0]}:{peer[1]} closed the "
-                             "connection before sending its HELLO")
+        """The left neighbour's connection, from its HELLO. A connection closed before its
+        HELLO is one its sender gave up on (it connects again): it is dropped, and accepting
+        goes on until the deadline."""
+        abandoned = ""
+        while True:
+            remaining = deadline - self.clock()
+            readable, _, _ = select.select([listener], [], [], max(0.0, remaining))
+            if not readable:
+                raise PeerFailed(f"rank {self.session.rank}: the left neighbour rank "
+                                 f"{self.left_rank} did not connect in time{abandoned}")
+            sock, peer = listener.accept()
+            sock.settimeout(max(0.01, deadline - self.clock()))
+            header = b""
+            try:
+                while len(header) < HEADER_BYTES:
+                    data = sock.recv(HEADER_BYTES - len(header))
+                    if not data:
+                        break
+                    header += data
+            except OSError as error:
+                sock.close()
+                raise PeerFailed(f"rank {self.session.rank}: no HELLO from {peer[0]}:{peer[1]}: "
+                                 f"{error.strerror or error}") from None
+            if len(header) < HEADER_BYTES:
+                sock.close()
+                abandoned = (f" ({peer[0]}:{peer[1]} closed the connection before sending "
+                             "its HELLO)")
+                continue
+            break
         try:
             (hello,) = StreamDecoder().feed(header)
         except RingProtocolError as error:

@@ -45,8 +45,8 @@ def run_cli(*args: str, user: str | None = None) -> subprocess.CompletedProcess:
                           "workers per job (the switch's worker bitmap), got 65; a tree "
                           "(leaf-spine, fat-tree) takes more"),
     (["--jobs", "65"], "inaemu run: error: jobs: expected 1..64, got 65"),
-    (["--topo", "fat-tree", "--k", "18"], "inaemu run: error: k: expected an even fat-tree "
-                                          "arity 2..16, got 18"),
+    (["--topo", "fat-tree", "--k", "42"], "inaemu run: error: k: expected an even fat-tree "
+                                          "arity 2..40, got 42"),
     (["--elems", "6"], "inaemu run: error: elems: k must be a multiple of 4 from 4 to 364, got 6"),
     (["--loss", "100"], "inaemu run: error: loss: expected a percentage in [0, 100), got 100"),
     (["--size-mib", "0"], "inaemu run: error: size-mib: expected a positive size, got 0"),
