@@ -37,15 +37,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from inaemu.experiment.host_aggregators import (HostAggregatorSpec, flat_aggregator,
-                                                learn_aggregator, start_aggregator,
-                                                stop_aggregators, tier_aggregators)
+from inaemu.experiment.host_aggregators import learn_aggregator, stop_aggregators
 from inaemu.scenario import model as m
 from inaemu.scenario.fabric_control import FabricControl, Placement
 from inaemu.scenario.reactions import failure_learnt, repair_learnt
 from inaemu.scenario.results import (EventRecord, FlowRecord, IterationRecord,
                                      Samples, ScenarioResult)
 from inaemu.scenario.job_life import JobLife
+from inaemu.scenario.mininet_aggregators import PlacementAggregators
 from inaemu.workload import graph as _g
 
 Say = Callable[[str], None]
@@ -378,15 +377,8 @@ class MininetJobRun(JobLife):
         self.received: dict[int, float] = {}      # rank -> KiB in the current generation
         self.counted = 0.0                        # KiB of earlier generations
         self._went = False                        # this generation's first call was started
-        # hashed sharing: the current placement's host aggregators (processes and specs),
-        # which of them listen, and every one the job had (their counters, read at the end)
-        self.aggregators: list[subprocess.Popen] = []
-        self.current_specs: list[HostAggregatorSpec] = []
-        self.aggregators_of: int | None = None    # their placement's P4 job id
-        self.listening: set[int] = set()
-        self.stopping: dict[int, int] = {}        # P4 job id -> its aggregators still running
-        self.aggregator_specs: list[HostAggregatorSpec] = []
-        self.listened: set[Path] = set()          # (their stats files) the ones that listened
+        # hashed sharing: each placement's host aggregators
+        self.aggregators = PlacementAggregators(self, engine.messages)
 
     # -- JobLife's hooks --------------------------------------------------------------------------
 
@@ -401,91 +393,44 @@ class MininetJobRun(JobLife):
             self._start_aggregators(placement)
 
     def _start_aggregators(self, placement: Placement) -> None:
-        """The placement's host aggregators (docs/protocol.md §3.3): at a single switch one,
-        on the worker host the controller chose; a tree's one per tree switch, on the job's
-        worker host nearest it. Each says on stdout when it listens (`_read_aggregator`)."""
         engine, options = self.engine, self.engine.options
-        prefix = engine.run_dir / f"{self.job.name}-p{placement.p4_job}-aggregator"
-        if placement.tree:
-            specs = tier_aggregators(engine.topology, placement.p4_job, placement.summary,
-                                     k=options.elems_k, pool_size=options.pool_size,
-                                     stats_prefix=prefix)
-        else:
-            specs = [flat_aggregator(
-                job=placement.p4_job, host=placement.fallback_host, k=options.elems_k,
-                first_slot=0, pool_size=options.pool_size,
-                worker_ips=[engine.topology.host(h).ip for h in placement.workers],
-                port=placement.fallback_port, via_switch=placement.addresses[0], hashed=True,
-                stats=prefix.with_suffix(".json"))]
-        self.aggregators_of = placement.p4_job
-        self.current_specs = specs
-        for index, spec in enumerate(specs):
-            process = start_aggregator(engine.net, spec, spec.stats.with_suffix(".log"),
-                                       stdout=subprocess.PIPE)
-            self.aggregators.append(process)
-            self.aggregator_specs.append(spec)
-            threading.Thread(target=_read_aggregator, daemon=True,
-                             args=(engine.messages, self, placement.p4_job, index,
-                                   process)).start()
+        self.aggregators.start(
+            engine.net, engine.topology, placement, k=options.elems_k,
+            pool_size=options.pool_size,
+            prefix=engine.run_dir / f"{self.job.name}-p{placement.p4_job}-aggregator")
 
     def stop_aggregators(self) -> None:
-        """SIGTERM to the placement's host aggregators: they write their counters and exit
-        (their readers reap them; the engine waits for any left at the end)."""
-        retired = self.engine.retired_aggregators
-        retired[:] = [process for process in retired if process.poll() is None]
-        if self.aggregators:
-            self.stopping[self.aggregators_of] = len(self.aggregators)
-        for process in self.aggregators:
-            if process.poll() is None:
-                process.terminate()
-            retired.append(process)
-        self.aggregators, self.current_specs, self.listening = [], [], set()
+        self.aggregators.stop(self.engine.retired_aggregators)
 
     def aggregator_said(self, p4_job: int, message: dict) -> None:
         """A host aggregator of placement `p4_job` listens, or has exited."""
-        if "exited" in message and p4_job in self.stopping:     # told to stop: it did
-            self.stopping[p4_job] -= 1
-            if not self.stopping[p4_job]:
-                del self.stopping[p4_job]
-                engine = self.engine
-                engine.say(f"{engine.stamp(engine.now())}  job {self.job.name}: the host "
-                           f"aggregators of P4 job {p4_job} have stopped")
-            return
+        if "exited" in message:
+            last = self.aggregators.stopped_one(p4_job)
+            if last is not None:                        # told to stop: it did
+                if last:
+                    engine = self.engine
+                    engine.say(f"{engine.stamp(engine.now())}  job {self.job.name}: the host "
+                               f"aggregators of P4 job {p4_job} have stopped")
+                return
         if self.placement is None or p4_job != self.placement.p4_job or \
                 self.state != "running":
             return                                  # an earlier placement's, or the job ended
         if "listening" in message:
-            self.listening.add(message["listening"])
-            self.listened.add(self.current_specs[message["listening"]].stats)
+            self.aggregators.listens(message["listening"])
             self._go_when_ready()
         elif "exited" in message:
-            spec = self.current_specs[message["exited"]]
+            spec = self.aggregators.specs[message["exited"]]
             self._fail(f"its host aggregator on {spec.host} exited with status "
                        f"{message['status']} (log in {spec.stats.with_suffix('.log')})")
 
     def host_chunks(self) -> int | None:
-        """The chunks its flat host aggregators and its trees' root ones completed, from the
-        counters each wrote when it stopped (None: it had none, or one that listened wrote
-        none). One stopped before it listened (still starting: SIGTERM's default action
-        ended it) was sent nothing and completed nothing."""
-        completing = [spec for spec in self.aggregator_specs if spec.completes]
-        if not completing:
-            return None
-        total = 0
-        for spec in completing:
-            if spec.stats not in self.listened:
-                continue
-            try:
-                total += json.loads(spec.stats.read_text())["results_multicast"]
-            except (OSError, ValueError, KeyError):
-                return None
-        return total
+        return self.aggregators.host_chunks()
 
     def _go_when_ready(self) -> None:
         """The generation's first call starts when every agent is ready and every host
         aggregator of the placement listens (a chunk sent to one not yet bound is lost)."""
         if self._went or len(self.ready) < len(self.job.workers) or \
-                len(self.listening) < len(self.aggregators):
+                not self.aggregators.all_listen():
             return
         self._went = True
         self._go()
@@ -686,18 +631,6 @@ def _read_agent(messages: queue.Queue, run: MininetJobRun, generation: int, rank
                 continue
             messages.put((run, generation, rank, message))
     messages.put((run, generation, rank, {"eof": True, "status": process.wait()}))
-
-
-def _read_aggregator(messages: queue.Queue, run: MininetJobRun, p4_job: int, index: int,
-                     process: subprocess.Popen) -> None:
-    """A host aggregator's first line (`fallback: job ...`, printed once its socket is bound)
-    as a `listening` message; its end as an `exited` one."""
-    with process.stdout:
-        if process.stdout.readline().startswith(b"fallback: job"):
-            messages.put((run, p4_job, None, {"listening": index}))
-        for _ in process.stdout:
-            pass
-    messages.put((run, p4_job, None, {"exited": index, "status": process.wait()}))
 
 
 def _close_quietly(pipe) -> None:
