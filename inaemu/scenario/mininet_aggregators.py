@@ -19,11 +19,10 @@ from inaemu.experiment.host_aggregators import (LISTENING_LINE, HostAggregatorSp
 
 
 class PlacementAggregators:
-    """The host aggregators of one job, over its placements. Messages from their readers go to
-    `messages` as (owner, P4 job id, None, {"listening": index} | {"exited": index, "status"})."""
+    """The host aggregators of one job (`owner`), over its placements."""
 
-    def __init__(self, owner, messages: queue.Queue):
-        self.owner, self.messages = owner, messages
+    def __init__(self, owner):
+        self.owner = owner
         self.processes: list[subprocess.Popen] = []      # the current placement's
         self.specs: list[HostAggregatorSpec] = []
         self.of: int | None = None                        # their placement's P4 job id
@@ -32,9 +31,12 @@ class PlacementAggregators:
         self.every_spec: list[HostAggregatorSpec] = []
         self.listened: set[Path] = set()          # (their stats files) the ones that listened
 
-    def start(self, net, topology, placement, *, k: int, pool_size: int, prefix: Path) -> None:
+    def start(self, net, topology, placement, *, k: int, pool_size: int, prefix: Path,
+              messages: queue.Queue) -> None:
         """The placement's host aggregators: at a single switch one, on the worker host the
-        controller chose; a tree's one per tree switch, on the job's worker host nearest it."""
+        controller chose; a tree's one per tree switch, on the job's worker host nearest it.
+        Their readers put (owner, P4 job id, None, {"listening": index} | {"exited": index,
+        "status": code}) on `messages`."""
         if placement.tree:
             specs = tier_aggregators(topology, placement.p4_job, placement.summary, k=k,
                                      pool_size=pool_size, stats_prefix=prefix)
@@ -51,7 +53,7 @@ class PlacementAggregators:
             self.processes.append(process)
             self.every_spec.append(spec)
             threading.Thread(target=_read_aggregator, daemon=True,
-                             args=(self.messages, self.owner, placement.p4_job, index,
+                             args=(messages, self.owner, placement.p4_job, index,
                                    process)).start()
 
     def stop(self, retired: list[subprocess.Popen]) -> None:

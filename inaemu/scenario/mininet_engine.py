@@ -378,7 +378,7 @@ class MininetJobRun(JobLife):
         self.counted = 0.0                        # KiB of earlier generations
         self._went = False                        # this generation's first call was started
         # hashed sharing: each placement's host aggregators
-        self.aggregators = PlacementAggregators(self, engine.messages)
+        self.aggregators = PlacementAggregators(self)
 
     # -- JobLife's hooks --------------------------------------------------------------------------
 
@@ -397,7 +397,8 @@ class MininetJobRun(JobLife):
         self.aggregators.start(
             engine.net, engine.topology, placement, k=options.elems_k,
             pool_size=options.pool_size,
-            prefix=engine.run_dir / f"{self.job.name}-p{placement.p4_job}-aggregator")
+            prefix=engine.run_dir / f"{self.job.name}-p{placement.p4_job}-aggregator",
+            messages=engine.messages)
 
     def stop_aggregators(self) -> None:
         self.aggregators.stop(self.engine.retired_aggregators)
