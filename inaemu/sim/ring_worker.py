@@ -20,16 +20,20 @@ from typing import Callable
 import numpy as np
 
 from hosts.errors import HostError
-from hosts.ring_session import RingSession
+from hosts.ring_session import RingSession, RingState
 
 from inaemu.sim.frames import PROTO_TCP, TCP_ACK, TCP_PSH, Datagram
 from inaemu.sim.host_node import HostNode, WorkerOutcome
 from inaemu.sim.reliable import (Ack, ReliableReceiver, Segment, TransportConfig,
-                                 TransportTimeout, sender_for)
+                                 TransportTimeout, _Outstanding, sender_for)
 
 DATA_PORT = 5201
 ACK_PORT = 40000
 SACK = struct.Struct("!BBBBII")       # NOP, NOP, kind 5, length 10, left, right
+# On a native host the common case of each segment, ACK and NIC-queue departure runs in C
+# (native/ringpath.c, docs/sim.md "The ring's per-segment path in C") over this worker's own
+# objects; False keeps it all in Python (tests compare the two).
+NATIVE_PATH = True
 
 
 class RingWorker:
@@ -56,8 +60,15 @@ class RingWorker:
         self.receiver = ReliableReceiver(transport)
         self._rto_timer = node.timer(self._on_rto)
         self._stall_timer = node.timer(self._on_stall)
-        node.listen(PROTO_TCP, data_port, self._on_data)
-        node.listen(PROTO_TCP, ack_port, self._on_ack)
+        path_class = getattr(node, "ring_path_class", None) if NATIVE_PATH else None
+        path = None if path_class is None else path_class(
+            self, _Outstanding, (RingState.REDUCE_SCATTER, RingState.ALL_GATHER))
+        # the handlers, kept so that close() unlistens the very same ones
+        self._data_handler = self._on_data if path is None else path.on_data
+        self._ack_handler = self._on_ack if path is None else path.on_ack
+        self._left_handler = self._on_left if path is None else path.on_left
+        node.listen(PROTO_TCP, data_port, self._data_handler)
+        node.listen(PROTO_TCP, ack_port, self._ack_handler)
 
     @property
     def state(self) -> str:
@@ -95,7 +106,7 @@ class RingWorker:
 
     def _transmit(self, segments: list[Segment]) -> None:
         node = self.node
-        on_left = self._on_left if self.sender.throttles else None
+        on_left = self._left_handler if self.sender.throttles else None
         for seg in segments:
             flags = TCP_ACK | (TCP_PSH if seg.psh else 0)
             node.send_frame(node.addressing.tcp_frame(self.right_ip, self.ack_port, self.data_port,
@@ -145,6 +156,10 @@ class RingWorker:
         if not self._started:        # the socket buffer holds it until the rank starts
             self._early.append(data)
             return
+        self._deliver(data)
+
+    def _deliver(self, data: bytes) -> None:
+        """In-order bytes from the left for the started session, and what follows from them."""
         try:
             out = self.session.receive(data)
         except HostError as error:
@@ -179,8 +194,8 @@ class RingWorker:
         rank still has unacknowledged is needed then)."""
         for timer in (self._rto_timer, self._stall_timer):
             self.node.drop_timer(timer)
-        self.node.unlisten(PROTO_TCP, self.data_port, self._on_data)
-        self.node.unlisten(PROTO_TCP, self.ack_port, self._on_ack)
+        self.node.unlisten(PROTO_TCP, self.data_port, self._data_handler)
+        self.node.unlisten(PROTO_TCP, self.ack_port, self._ack_handler)
 
     def abort(self, reason: str) -> None:
         """End now with `reason` as the error (the host died)."""

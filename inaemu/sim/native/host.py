@@ -30,6 +30,8 @@ def native_host_class(module: ModuleType) -> type:
     class NativeHostNode(module.HostPort, HostNode):
         """A host: HostNode's contract, receiving and sending in C."""
 
+        ring_path_class = module.RingPath   # a ring rank's per-segment path (ringpath.c)
+
         def __init__(self, loop, name: str, addressing: Addressing):
             super().__init__(addressing.ip)
             self.loop = loop

@@ -1,0 +1,690 @@
+/* The ring's per-segment path in C: the common case of inaemu/sim/ring_worker.py's RingWorker
+ * over inaemu/sim/reliable.py's ReliableSender/ReliableReceiver and hosts/ring_session.py's
+ * RingSession (docs/sim.md, "The ring's per-segment path in C").
+ *
+ * A `RingPath(worker)` holds no protocol state of its own: it reads and writes the Python
+ * objects' own attributes (the receiver's next_expected, the sender's deques and counters, the
+ * session's decoder buffer, the timers' deadlines), so whatever it does not cover goes to the
+ * worker's Python method, which finds exactly the state the Python alone would have left.
+ *
+ * Covered, everything else calls the Python (the whole event, nothing done before):
+ * - on_data: an in-order segment with payload from the left neighbour of a started, unfinished
+ *   rank whose receiver holds nothing out of order and whose session is in reduce-scatter or
+ *   all-gather. The receiver's part (next_expected, the delayed-ACK count, the ACK frame built
+ *   by frames.c and sent) is done here; the bytes go into the session's decoder buffer when
+ *   they do not complete the message whose header it holds (the Python's feed would return no
+ *   message: the byte count and the stall timer as `_check_done` sets them), and to the
+ *   worker's `_deliver` (RingSession.receive and what follows) otherwise.
+ * - on_ack: a cumulative ACK without SACK option from the right neighbour, for a sender
+ *   without congestion control ("none") and no resend waiting: the acknowledged segments are
+ *   retired (RTT samples, the RTO), the window filled (`_fill`), the segments framed and sent
+ *   with this path's on_left, the RTO timer set, as `_transmit` does.
+ * - on_left: a data frame left the NIC queue (TCP Small Queues), same sender conditions: the
+ *   budget freed and the window filled as above.
+ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *worker, *node, *sender, *receiver, *session, *decoder, *outcome;
+    PyObject *rto_timer, *stall_timer;
+    PyObject *right_ip, *left_ip, *gateway_mac, *mac, *ip, *data_port, *ack_port;
+    PyObject *outstanding, *unsent, *resends, *sender_counters, *session_counters;
+    PyObject *outstanding_class, *active_a, *active_b;
+    PyObject *on_left;          /* the handler data frames carry (this path's own on_left) */
+    long long window, ack_every, nic_budget;    /* nic_budget < 0: none */
+    double stall_timeout, rto_min, rto_max;
+    int reno;
+} RingPath;
+
+static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_outcome,
+    *str_rto_timer, *str_stall_timer, *str_right_ip, *str_left_ip, *str_data_port_attr,
+    *str_ack_port_attr, *str_addressing, *str_gateway_mac, *str_mac, *str_ip, *str_outstanding,
+    *str_unsent, *str_resends, *str_counters, *str_config, *str_window_bytes, *str_ack_every,
+    *str_rto_min, *str_rto_max, *str_nic_budget, *str_reno, *str_stall_timeout,
+    *str_on_data_py, *str_on_ack_py, *str_on_left_py, *str_deliver, *str_started,
+    *str_finished_at, *str_early, *str_next_expected, *str_unacked, *str_state, *str_header,
+    *str_buffer, *str_bytes_received, *str_ident, *str_deadline, *str_event, *str_time,
+    *str_set, *str_popleft, *str_seq, *str_data, *str_waiting, *str_sacked, *str_pending,
+    *str_sacked_bytes, *str_pending_bytes, *str_retransmitted, *str_sent_at, *str_srtt,
+    *str_rttvar, *str_rto, *str_acked, *str_expiries, *str_next_seq, *str_nic_bytes,
+    *str_segments_sent, *str_payload_bytes_sent, *str_loop_attr, *str_rp_now, *str_rp_append;
+
+/* ---- attribute helpers: a missing attribute or a wrong type is an error (a bug here) ----- */
+
+static int get_ll(PyObject *o, PyObject *name, long long *out) {
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL) return -1;
+    *out = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int set_ll(PyObject *o, PyObject *name, long long value) {
+    PyObject *v = PyLong_FromLongLong(value);
+    if (v == NULL) return -1;
+    int r = PyObject_SetAttr(o, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+static int get_double(PyObject *o, PyObject *name, double *out) {
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL) return -1;
+    *out = PyFloat_AsDouble(v);
+    Py_DECREF(v);
+    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int set_double(PyObject *o, PyObject *name, double value) {
+    PyObject *v = PyFloat_FromDouble(value);
+    if (v == NULL) return -1;
+    int r = PyObject_SetAttr(o, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* 1 if the attribute is truthy, 0 if not, -1 on error */
+static int get_truth(PyObject *o, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL) return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* 1 if the attribute is None, 0 if not, -1 on error */
+static int attr_is_none(PyObject *o, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL) return -1;
+    int r = v == Py_None;
+    Py_DECREF(v);
+    return r;
+}
+
+static int add_ll(PyObject *o, PyObject *name, long long delta) {
+    long long v;
+    if (get_ll(o, name, &v) < 0) return -1;
+    return set_ll(o, name, v + delta);
+}
+
+static double loop_now(PyObject *node) {
+    PyObject *loop = PyObject_GetAttr(node, str_loop_attr);
+    if (loop == NULL) return -1.0;
+    double now;
+    if (PyObject_TypeCheck(loop, &LoopType)) now = ((Loop *)loop)->now;
+    else if (get_double(loop, str_rp_now, &now) < 0) now = -1.0;
+    Py_DECREF(loop);
+    return now;
+}
+
+/* host_node.py's Timer.set(deadline): a later deadline keeps the pending event, as there */
+static int timer_set(PyObject *timer, PyObject *deadline) {
+    if (PyObject_SetAttr(timer, str_deadline, deadline) < 0) return -1;
+    if (deadline == Py_None) return 0;
+    PyObject *event = PyObject_GetAttr(timer, str_event);
+    if (event == NULL) return -1;
+    if (event != Py_None) {
+        int pending = get_truth(event, str_action);
+        double time = 0.0;
+        if (pending < 0 || (pending && get_double(event, str_time, &time) < 0)) {
+            Py_DECREF(event);
+            return -1;
+        }
+        Py_DECREF(event);
+        if (pending && time <= PyFloat_AsDouble(deadline)) return PyErr_Occurred() ? -1 : 0;
+    } else {
+        Py_DECREF(event);
+    }
+    PyObject *r = PyObject_CallMethodOneArg(timer, str_set, deadline);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* the host's next IPv4 ident (HostNode.next_ident) */
+static PyObject *next_ident(PyObject *node) {
+    long long ident;
+    if (get_ll(node, str_ident, &ident) < 0) return NULL;
+    ident = (ident + 1) & 0xFFFF;
+    if (set_ll(node, str_ident, ident) < 0) return NULL;
+    return PyLong_FromLongLong(ident);
+}
+
+/* frames.c's tcp_frame from this host to `dst_ip`, handed to the host's send_frame */
+static int send_tcp(RingPath *self, PyObject *dst_ip, PyObject *sport, PyObject *dport,
+                    long long seq, long long ack, long flags, PyObject *payload,
+                    PyObject *on_left) {
+    PyObject *ident = next_ident(self->node);
+    if (ident == NULL) return -1;
+    PyObject *seq_o = PyLong_FromLongLong(seq), *ack_o = PyLong_FromLongLong(ack);
+    PyObject *flags_o = PyLong_FromLong(flags), *window = PyLong_FromLong(0xFFFF);
+    PyObject *frame = NULL;
+    if (seq_o && ack_o && flags_o && window) {
+        PyObject *args[13] = {self->gateway_mac, self->mac, self->ip, dst_ip, sport, dport,
+                              seq_o, ack_o, flags_o, empty_bytes, payload, ident, window};
+        frame = Frames_tcp(NULL, args, 13);
+    }
+    Py_XDECREF(seq_o); Py_XDECREF(ack_o); Py_XDECREF(flags_o); Py_XDECREF(window);
+    Py_DECREF(ident);
+    if (frame == NULL) return -1;
+    PyObject *send_args[2] = {frame, on_left};
+    PyObject *r = HostPort_send_frame((HostPort *)self->node, send_args,
+                                      on_left == NULL ? 1 : 2);
+    Py_DECREF(frame);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* ---- the sender (congestion "none", no resend waiting) ------------------------------------ */
+
+/* 1: the sender's common case applies; 0: the Python must do it; -1: error */
+static int sender_plain(RingPath *self) {
+    if (self->reno) return 0;
+    Py_ssize_t waiting = PyObject_Size(self->resends);
+    return waiting < 0 ? -1 : waiting == 0;
+}
+
+/* ReliableSender._fill without congestion control: the segments the window and the NIC
+ * budget allow, as a list of (seq, data, psh) */
+static PyObject *sender_fill(RingPath *self, double now) {
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    long long next_seq, acked, nic_bytes = 0, rto_set = 0;
+    double rto;
+    if (get_ll(self->sender, str_next_seq, &next_seq) < 0
+            || get_ll(self->sender, str_acked, &acked) < 0
+            || (self->nic_budget >= 0 && get_ll(self->sender, str_nic_bytes, &nic_bytes) < 0)
+            || get_double(self->sender, str_rto, &rto) < 0)
+        goto fail;
+    long long sent = 0, sent_bytes = 0;
+    for (;;) {
+        Py_ssize_t left = PyObject_Size(self->unsent);
+        if (left < 0) goto fail;
+        if (left == 0) break;
+        PyObject *head = PySequence_GetItem(self->unsent, 0);
+        if (head == NULL) goto fail;
+        if (!PyTuple_Check(head) || PyTuple_GET_SIZE(head) != 2
+                || !PyBytes_Check(PyTuple_GET_ITEM(head, 0))) {
+            Py_DECREF(head);
+            PyErr_SetString(PyExc_TypeError, "ring path: the sender's unsent is not (bytes, psh)");
+            goto fail;
+        }
+        long long size = PyBytes_GET_SIZE(PyTuple_GET_ITEM(head, 0));
+        int room = self->nic_budget < 0 || nic_bytes == 0
+            || nic_bytes + size + 54 <= self->nic_budget;
+        if (next_seq + size - acked > self->window || !room) {
+            Py_DECREF(head);
+            break;
+        }
+        Py_DECREF(head);
+        PyObject *piece = PyObject_CallMethodNoArgs(self->unsent, str_popleft);
+        if (piece == NULL) goto fail;
+        PyObject *data = PyTuple_GET_ITEM(piece, 0), *psh = PyTuple_GET_ITEM(piece, 1);
+        PyObject *seq_o = PyLong_FromLongLong(next_seq), *now_o = PyFloat_FromDouble(now);
+        PyObject *seg = NULL, *entry = NULL;
+        if (seq_o && now_o) {
+            PyObject *args[4] = {seq_o, data, psh, now_o};
+            seg = PyObject_Vectorcall(self->outstanding_class, args, 4, NULL);
+        }
+        if (seg != NULL) entry = PyTuple_Pack(3, seq_o, data, psh);
+        Py_XDECREF(now_o);
+        Py_XDECREF(seq_o);
+        Py_DECREF(piece);
+        if (entry == NULL) { Py_XDECREF(seg); goto fail; }
+        PyObject *r = PyObject_CallMethodOneArg(self->outstanding, str_rp_append, seg);
+        Py_DECREF(seg);
+        if (r == NULL || PyList_Append(out, entry) < 0) { Py_XDECREF(r); Py_DECREF(entry); goto fail; }
+        Py_DECREF(r);
+        Py_DECREF(entry);
+        next_seq += size;
+        if (self->nic_budget >= 0) nic_bytes += size + 54;
+        sent += 1;
+        sent_bytes += size;
+        if (!rto_set) {
+            int none = attr_is_none(self->sender, str_deadline);
+            if (none < 0) goto fail;
+            if (none && set_double(self->sender, str_deadline, now + rto) < 0) goto fail;
+            rto_set = 1;
+        }
+    }
+    if (sent) {
+        if (set_ll(self->sender, str_next_seq, next_seq) < 0
+                || (self->nic_budget >= 0 && set_ll(self->sender, str_nic_bytes, nic_bytes) < 0)
+                || add_ll(self->sender_counters, str_segments_sent, sent) < 0
+                || add_ll(self->sender_counters, str_payload_bytes_sent, sent_bytes) < 0)
+            goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* RingWorker._transmit: each segment framed and sent, then the RTO timer set */
+static int transmit(RingPath *self, PyObject *segments) {
+    PyObject *on_left = self->nic_budget >= 0 ? self->on_left : Py_None;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(segments); i++) {
+        PyObject *seg = PyList_GET_ITEM(segments, i);
+        long long seq = PyLong_AsLongLong(PyTuple_GET_ITEM(seg, 0));
+        int psh = PyObject_IsTrue(PyTuple_GET_ITEM(seg, 2));
+        if ((seq == -1 && PyErr_Occurred()) || psh < 0) return -1;
+        if (send_tcp(self, self->right_ip, self->ack_port, self->data_port, seq, 0,
+                     0x10 | (psh ? 0x08 : 0), PyTuple_GET_ITEM(seg, 1),
+                     on_left == NULL ? Py_None : on_left) < 0)
+            return -1;
+    }
+    PyObject *deadline = PyObject_GetAttr(self->sender, str_deadline);
+    if (deadline == NULL) return -1;
+    int r = timer_set(self->rto_timer, deadline);
+    Py_DECREF(deadline);
+    return r;
+}
+
+static int fill_and_transmit(RingPath *self, double now) {
+    PyObject *segments = sender_fill(self, now);
+    if (segments == NULL) return -1;
+    int r = transmit(self, segments);
+    Py_DECREF(segments);
+    return r;
+}
+
+/* ReliableSender._sample_rtt */
+static int sample_rtt(RingPath *self, double rtt, double *rto) {
+    PyObject *srtt_o = PyObject_GetAttr(self->sender, str_srtt);
+    if (srtt_o == NULL) return -1;
+    double srtt, rttvar;
+    if (srtt_o == Py_None) {
+        srtt = rtt;
+        rttvar = rtt / 2;
+    } else {
+        srtt = PyFloat_AsDouble(srtt_o);
+        if ((srtt == -1.0 && PyErr_Occurred()) || get_double(self->sender, str_rttvar, &rttvar) < 0) {
+            Py_DECREF(srtt_o);
+            return -1;
+        }
+        double diff = srtt - rtt;
+        rttvar = 0.75 * rttvar + 0.25 * (diff < 0 ? -diff : diff);
+        srtt = 0.875 * srtt + 0.125 * rtt;
+    }
+    Py_DECREF(srtt_o);
+    double value = srtt + 4 * rttvar;
+    if (value < self->rto_min) value = self->rto_min;      /* max(value, rto_min) */
+    if (self->rto_max < value) value = self->rto_max;      /* min(value, rto_max) */
+    *rto = value;
+    if (set_double(self->sender, str_srtt, srtt) < 0
+            || set_double(self->sender, str_rttvar, rttvar) < 0
+            || set_double(self->sender, str_rto, value) < 0)
+        return -1;
+    return 0;
+}
+
+/* ReliableSender.on_ack for an ACK without SACK, then _output (no resend waiting: _fill) */
+static int sender_ack(RingPath *self, long long cumulative, double now) {
+    int progressed = 0;
+    double rto;
+    if (get_double(self->sender, str_rto, &rto) < 0) return -1;
+    for (;;) {
+        Py_ssize_t count = PyObject_Size(self->outstanding);
+        if (count < 0) return -1;
+        if (count == 0) break;
+        PyObject *seg = PySequence_GetItem(self->outstanding, 0);
+        if (seg == NULL) return -1;
+        long long seq;
+        PyObject *data = PyObject_GetAttr(seg, str_data);
+        if (data == NULL || get_ll(seg, str_seq, &seq) < 0) {
+            Py_XDECREF(data); Py_DECREF(seg);
+            return -1;
+        }
+        long long size = PyObject_Size(data);
+        Py_DECREF(data);
+        if (size < 0 || seq + size > cumulative) {
+            Py_DECREF(seg);
+            if (size < 0) return -1;
+            break;
+        }
+        PyObject *done = PyObject_CallMethodNoArgs(self->outstanding, str_popleft);
+        Py_DECREF(seg);
+        if (done == NULL) return -1;
+        int ok = PyObject_SetAttr(done, str_waiting, Py_False) == 0;
+        int sacked = ok ? get_truth(done, str_sacked) : -1;
+        if (sacked > 0) {
+            ok = add_ll(self->sender, str_sacked_bytes, -size) == 0;
+        } else if (sacked == 0) {
+            int pending = get_truth(done, str_pending);
+            if (pending > 0)
+                ok = PyObject_SetAttr(done, str_pending, Py_False) == 0
+                    && add_ll(self->sender, str_pending_bytes, -size) == 0;
+            else ok = pending == 0;
+        } else {
+            ok = 0;
+        }
+        int retransmitted = ok ? get_truth(done, str_retransmitted) : -1;
+        double sent_at = 0.0;
+        if (retransmitted == 0) {
+            ok = get_double(done, str_sent_at, &sent_at) == 0 && sample_rtt(self, now - sent_at, &rto) == 0;
+        } else if (retransmitted < 0) {
+            ok = 0;
+        }
+        Py_DECREF(done);
+        if (!ok) return -1;
+        progressed = 1;
+    }
+    long long acked;
+    if (get_ll(self->sender, str_acked, &acked) < 0) return -1;
+    if (cumulative > acked && set_ll(self->sender, str_acked, cumulative) < 0) return -1;
+    if (progressed) {
+        Py_ssize_t count = PyObject_Size(self->outstanding);
+        if (count < 0 || set_ll(self->sender, str_expiries, 0) < 0) return -1;
+        if (count) {
+            if (set_double(self->sender, str_deadline, now + rto) < 0) return -1;
+        } else if (PyObject_SetAttr(self->sender, str_deadline, Py_None) < 0) {
+            return -1;
+        }
+    }
+    return fill_and_transmit(self, now);
+}
+
+/* ---- the methods ------------------------------------------------------------------------- */
+
+static PyObject *call_python(RingPath *self, PyObject *name, PyObject *arg) {
+    return PyObject_CallMethodOneArg(self->worker, name, arg);
+}
+
+/* RingWorker._on_ack */
+static PyObject *RingPath_on_ack(RingPath *self, PyObject *d) {
+    if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 10) return call_python(self, str_on_ack_py, d);
+    PyObject *src = PyTuple_GET_ITEM(d, 1), *options = PyTuple_GET_ITEM(d, 9);
+    int mine = PyObject_RichCompareBool(src, self->right_ip, Py_EQ);
+    if (mine < 0) return NULL;
+    if (!mine || !PyBytes_Check(options) || PyBytes_GET_SIZE(options) >= 12)
+        return call_python(self, str_on_ack_py, d);     /* a stranger, or a SACK option */
+    int plain = sender_plain(self);
+    if (plain < 0) return NULL;
+    if (!plain) return call_python(self, str_on_ack_py, d);
+    long long cumulative = PyLong_AsLongLong(PyTuple_GET_ITEM(d, 7));
+    if (cumulative == -1 && PyErr_Occurred()) return NULL;
+    double now = loop_now(self->node);
+    if (PyErr_Occurred()) return NULL;
+    if (sender_ack(self, cumulative, now) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* RingWorker._on_left */
+static PyObject *RingPath_on_left(RingPath *self, PyObject *frame) {
+    if (!((HostPort *)self->node)->alive) Py_RETURN_NONE;
+    int plain = sender_plain(self);
+    if (plain < 0) return NULL;
+    if (!plain || !PyBytes_Check(frame)) return call_python(self, str_on_left_py, frame);
+    double now = loop_now(self->node);
+    if (PyErr_Occurred()) return NULL;
+    if (add_ll(self->sender, str_nic_bytes, -PyBytes_GET_SIZE(frame)) < 0) return NULL;
+    if (fill_and_transmit(self, now) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* 1 if `data` of `size` bytes leaves the message whose header the decoder holds incomplete
+ * (StreamDecoder.feed would return nothing), 0 if not, -1 on error */
+static int absorbs(RingPath *self, Py_ssize_t size) {
+    PyObject *header = PyObject_GetAttr(self->decoder, str_header);
+    if (header == NULL) return -1;
+    if (header == Py_None || !PyTuple_Check(header) || PyTuple_GET_SIZE(header) != 10) {
+        Py_DECREF(header);
+        return 0;
+    }
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(header, 2));
+    long code = PyLong_AsLong(PyTuple_GET_ITEM(header, 3));
+    long long count = PyLong_AsLongLong(PyTuple_GET_ITEM(header, 9));
+    Py_DECREF(header);
+    if (PyErr_Occurred()) return -1;
+    if (code != 0 && code != 1) return 0;
+    long long message = 24 + count * (kind ? (code == 0 ? 4 : 8) : 0);
+    PyObject *buffer = PyObject_GetAttr(self->decoder, str_buffer);
+    if (buffer == NULL) return -1;
+    int r = PyByteArray_Check(buffer) && PyByteArray_GET_SIZE(buffer) + size < message;
+    Py_DECREF(buffer);
+    return r;
+}
+
+/* the session's part of a segment that does not complete a message: RingSession.receive's
+ * byte count and the decoder's buffer (its feed returns no message; `_drain` has nothing),
+ * then `_check_done`'s stall timer */
+static int absorb(RingPath *self, PyObject *payload, double now) {
+    if (add_ll(self->session_counters, str_bytes_received, PyBytes_GET_SIZE(payload)) < 0)
+        return -1;
+    PyObject *buffer = PyObject_GetAttr(self->decoder, str_buffer);
+    if (buffer == NULL) return -1;
+    Py_ssize_t had = PyByteArray_GET_SIZE(buffer), size = PyBytes_GET_SIZE(payload);
+    int r = PyByteArray_Resize(buffer, had + size);
+    if (r == 0) memcpy(PyByteArray_AS_STRING(buffer) + had, PyBytes_AS_STRING(payload), size);
+    Py_DECREF(buffer);
+    if (r < 0) return -1;
+    PyObject *deadline = PyFloat_FromDouble(now + self->stall_timeout);
+    if (deadline == NULL) return -1;
+    r = timer_set(self->stall_timer, deadline);
+    Py_DECREF(deadline);
+    return r;
+}
+
+/* RingWorker._on_data */
+static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
+    if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 10) return call_python(self, str_on_data_py, d);
+    PyObject *src = PyTuple_GET_ITEM(d, 1), *payload = PyTuple_GET_ITEM(d, 5);
+    int mine = PyObject_RichCompareBool(src, self->left_ip, Py_EQ);
+    if (mine < 0) return NULL;
+    if (!mine || !PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) == 0)
+        return call_python(self, str_on_data_py, d);
+    int started = get_truth(self->worker, str_started);
+    int running = attr_is_none(self->outcome, str_finished_at);
+    if (started < 0 || running < 0) return NULL;
+    if (!started || !running) return call_python(self, str_on_data_py, d);
+    PyObject *early = PyObject_GetAttr(self->receiver, str_early);
+    if (early == NULL) return NULL;
+    Py_ssize_t held = PyObject_Size(early);
+    Py_DECREF(early);
+    if (held < 0) return NULL;
+    long long expected, seq = PyLong_AsLongLong(PyTuple_GET_ITEM(d, 6));
+    if ((seq == -1 && PyErr_Occurred()) || get_ll(self->receiver, str_next_expected, &expected) < 0)
+        return NULL;
+    if (held || seq != expected) return call_python(self, str_on_data_py, d);
+    PyObject *state = PyObject_GetAttr(self->session, str_state);
+    if (state == NULL) return NULL;
+    int active = state == self->active_a || state == self->active_b;
+    Py_DECREF(state);
+    if (!active) return call_python(self, str_on_data_py, d);
+    Py_ssize_t size = PyBytes_GET_SIZE(payload);
+    int absorbed = absorbs(self, size);
+    if (absorbed < 0) return NULL;
+    double now = loop_now(self->node);
+    if (PyErr_Occurred()) return NULL;
+    /* ReliableReceiver.on_segment, in order, nothing held early */
+    long long unacked;
+    long flags = PyLong_AsLong(PyTuple_GET_ITEM(d, 8));
+    if ((flags == -1 && PyErr_Occurred()) || get_ll(self->receiver, str_unacked, &unacked) < 0)
+        return NULL;
+    expected += size;
+    unacked += 1;
+    int ack = (flags & 0x08) || unacked >= self->ack_every;
+    if (ack) unacked = 0;
+    if (set_ll(self->receiver, str_next_expected, expected) < 0
+            || set_ll(self->receiver, str_unacked, unacked) < 0)
+        return NULL;
+    if (ack && send_tcp(self, self->left_ip, self->data_port, self->ack_port, 0, expected, 0x10,
+                        empty_bytes, NULL) < 0)
+        return NULL;
+    if (absorbed) {
+        if (absorb(self, payload, now) < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    return call_python(self, str_deliver, payload);
+}
+
+/* ---- the type ---------------------------------------------------------------------------- */
+
+static PyObject *attr_chain(PyObject *o, PyObject *a, PyObject *b) {
+    PyObject *first = PyObject_GetAttr(o, a);
+    if (first == NULL || b == NULL) return first;
+    PyObject *second = PyObject_GetAttr(first, b);
+    Py_DECREF(first);
+    return second;
+}
+
+static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"worker", "outstanding_class", "active_states", NULL};
+    PyObject *worker, *outstanding_class, *active;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO", names, &worker, &outstanding_class,
+                                     &active))
+        return -1;
+    if (!PyTuple_Check(active) || PyTuple_GET_SIZE(active) != 2) {
+        PyErr_SetString(PyExc_TypeError, "RingPath: active_states is a pair of RingStates");
+        return -1;
+    }
+    PyObject *node = PyObject_GetAttrString(worker, "node");
+    if (node == NULL) return -1;
+    if (!PyObject_TypeCheck(node, &HostPortType)) {
+        Py_DECREF(node);
+        PyErr_SetString(PyExc_TypeError, "RingPath: the worker's node is not a native host");
+        return -1;
+    }
+    Py_XSETREF(self->node, node);
+    Py_INCREF(worker); Py_XSETREF(self->worker, worker);
+    Py_INCREF(outstanding_class); Py_XSETREF(self->outstanding_class, outstanding_class);
+    Py_INCREF(PyTuple_GET_ITEM(active, 0));
+    Py_XSETREF(self->active_a, PyTuple_GET_ITEM(active, 0));
+    Py_INCREF(PyTuple_GET_ITEM(active, 1));
+    Py_XSETREF(self->active_b, PyTuple_GET_ITEM(active, 1));
+    struct { PyObject **slot; PyObject *o; PyObject *a, *b; } refs[] = {
+        {&self->sender, worker, str_sender, NULL},
+        {&self->receiver, worker, str_receiver, NULL},
+        {&self->session, worker, str_session, NULL},
+        {&self->decoder, worker, str_session, str_decoder},
+        {&self->outcome, worker, str_outcome, NULL},
+        {&self->rto_timer, worker, str_rto_timer, NULL},
+        {&self->stall_timer, worker, str_stall_timer, NULL},
+        {&self->right_ip, worker, str_right_ip, NULL},
+        {&self->left_ip, worker, str_left_ip, NULL},
+        {&self->data_port, worker, str_data_port_attr, NULL},
+        {&self->ack_port, worker, str_ack_port_attr, NULL},
+        {&self->gateway_mac, node, str_addressing, str_gateway_mac},
+        {&self->mac, node, str_addressing, str_mac},
+        {&self->ip, node, str_addressing, str_ip},
+        {&self->outstanding, worker, str_sender, str_outstanding},
+        {&self->unsent, worker, str_sender, str_unsent},
+        {&self->resends, worker, str_sender, str_resends},
+        {&self->sender_counters, worker, str_sender, str_counters},
+        {&self->session_counters, worker, str_session, str_counters},
+    };
+    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+        PyObject *v = attr_chain(refs[i].o, refs[i].a, refs[i].b);
+        if (v == NULL) return -1;
+        Py_XSETREF(*refs[i].slot, v);
+    }
+    PyObject *config = PyObject_GetAttr(self->sender, str_config);
+    if (config == NULL) return -1;
+    PyObject *receiver_config = PyObject_GetAttr(self->receiver, str_config);
+    if (receiver_config == NULL) { Py_DECREF(config); return -1; }
+    int bad = get_ll(config, str_window_bytes, &self->window) < 0
+        || get_ll(receiver_config, str_ack_every, &self->ack_every) < 0
+        || get_double(config, str_rto_min, &self->rto_min) < 0
+        || get_double(config, str_rto_max, &self->rto_max) < 0;
+    Py_DECREF(config);
+    Py_DECREF(receiver_config);
+    if (bad || get_double(worker, str_stall_timeout, &self->stall_timeout) < 0) return -1;
+    int reno = get_truth(self->sender, str_reno);
+    if (reno < 0) return -1;
+    self->reno = reno;
+    PyObject *budget = PyObject_GetAttr(self->sender, str_nic_budget);
+    if (budget == NULL) return -1;
+    self->nic_budget = budget == Py_None ? -1 : PyLong_AsLongLong(budget);
+    Py_DECREF(budget);
+    if (PyErr_Occurred()) return -1;
+    PyObject *on_left = PyObject_GetAttrString((PyObject *)self, "on_left");
+    if (on_left == NULL) return -1;
+    Py_XSETREF(self->on_left, on_left);
+    return 0;
+}
+
+#define RING_PATH_REFS(X) X(worker) X(node) X(sender) X(receiver) X(session) X(decoder) \
+    X(outcome) X(rto_timer) X(stall_timer) X(right_ip) X(left_ip) X(gateway_mac) X(mac) X(ip) \
+    X(data_port) X(ack_port) X(outstanding) X(unsent) X(resends) X(sender_counters) \
+    X(session_counters) X(outstanding_class) X(active_a) X(active_b) X(on_left)
+
+static int RingPath_traverse(RingPath *self, visitproc visit, void *arg) {
+#define VISIT(f) Py_VISIT(self->f);
+    RING_PATH_REFS(VISIT)
+#undef VISIT
+    return 0;
+}
+
+static int RingPath_clear(RingPath *self) {
+#define CLEAR(f) Py_CLEAR(self->f);
+    RING_PATH_REFS(CLEAR)
+#undef CLEAR
+    return 0;
+}
+
+static void RingPath_dealloc(RingPath *self) {
+    PyObject_GC_UnTrack(self);
+    RingPath_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef RingPath_methods[] = {
+    {"on_data", (PyCFunction)RingPath_on_data, METH_O, "RingWorker._on_data, its common case here"},
+    {"on_ack", (PyCFunction)RingPath_on_ack, METH_O, "RingWorker._on_ack, its common case here"},
+    {"on_left", (PyCFunction)RingPath_on_left, METH_O, "RingWorker._on_left, its common case here"},
+    {NULL}
+};
+
+static PyTypeObject RingPathType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "inaemu_sim_native.RingPath",
+    .tp_basicsize = sizeof(RingPath),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)RingPath_init,
+    .tp_dealloc = (destructor)RingPath_dealloc,
+    .tp_traverse = (traverseproc)RingPath_traverse,
+    .tp_clear = (inquiry)RingPath_clear,
+    .tp_free = PyObject_GC_Del,
+    .tp_methods = RingPath_methods,
+    .tp_doc = "RingPath(worker, outstanding_class, active_states): a ring rank's per-segment "
+              "path in C (ring_worker.py's contract)",
+};
+
+static int ring_path_module_init(void) {
+    struct { PyObject **slot; const char *text; } names[] = {
+        {&str_sender, "sender"}, {&str_receiver, "receiver"}, {&str_session, "session"},
+        {&str_decoder, "_decoder"}, {&str_outcome, "outcome"}, {&str_rto_timer, "_rto_timer"},
+        {&str_stall_timer, "_stall_timer"}, {&str_right_ip, "right_ip"},
+        {&str_left_ip, "left_ip"}, {&str_data_port_attr, "data_port"},
+        {&str_ack_port_attr, "ack_port"}, {&str_addressing, "addressing"},
+        {&str_gateway_mac, "gateway_mac"}, {&str_mac, "mac"}, {&str_ip, "ip"},
+        {&str_outstanding, "_outstanding"}, {&str_unsent, "_unsent"},
+        {&str_resends, "_resends"}, {&str_counters, "counters"}, {&str_config, "config"},
+        {&str_window_bytes, "window_bytes"}, {&str_ack_every, "ack_every"},
+        {&str_rto_min, "rto_min"}, {&str_rto_max, "rto_max"}, {&str_nic_budget, "nic_budget"},
+        {&str_reno, "_reno"}, {&str_stall_timeout, "stall_timeout"},
+        {&str_on_data_py, "_on_data"}, {&str_on_ack_py, "_on_ack"},
+        {&str_on_left_py, "_on_left"}, {&str_deliver, "_deliver"}, {&str_started, "_started"},
+        {&str_finished_at, "finished_at"}, {&str_early, "_early"},
+        {&str_next_expected, "next_expected"}, {&str_unacked, "_unacked_in_order"},
+        {&str_state, "state"}, {&str_header, "_header"}, {&str_buffer, "_buffer"},
+        {&str_bytes_received, "bytes_received"}, {&str_ident, "_ident"},
+        {&str_deadline, "deadline"}, {&str_event, "_event"}, {&str_time, "time"},
+        {&str_set, "set"}, {&str_popleft, "popleft"}, {&str_seq, "seq"}, {&str_data, "data"},
+        {&str_waiting, "waiting"}, {&str_sacked, "sacked"}, {&str_pending, "pending"},
+        {&str_sacked_bytes, "_sacked_bytes"}, {&str_pending_bytes, "_pending_bytes"},
+        {&str_retransmitted, "retransmitted"}, {&str_sent_at, "sent_at"},
+        {&str_srtt, "_srtt"}, {&str_rttvar, "_rttvar"}, {&str_rto, "_rto"},
+        {&str_acked, "_acked"}, {&str_expiries, "_expiries"}, {&str_next_seq, "_next_seq"},
+        {&str_nic_bytes, "nic_bytes"}, {&str_segments_sent, "segments_sent"},
+        {&str_payload_bytes_sent, "payload_bytes_sent"}, {&str_loop_attr, "loop"},
+        {&str_rp_now, "now"}, {&str_rp_append, "append"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        *names[i].slot = PyUnicode_InternFromString(names[i].text);
+        if (*names[i].slot == NULL) return -1;
+    }
+    return PyType_Ready(&RingPathType);
+}
