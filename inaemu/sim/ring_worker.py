@@ -67,6 +67,7 @@ class RingWorker:
         self._data_handler = self._on_data if path is None else path.on_data
         self._ack_handler = self._on_ack if path is None else path.on_ack
         self._left_handler = self._on_left if path is None else path.on_left
+        self._write = self._write_python if path is None else path.write
         node.listen(PROTO_TCP, data_port, self._data_handler)
         node.listen(PROTO_TCP, ack_port, self._ack_handler)
 
@@ -100,7 +101,9 @@ class RingWorker:
 
     # -- the stream to the right -----------------------------------------------------------------
 
-    def _write(self, data: bytes) -> None:
+    def _write_python(self, data: bytes) -> None:
+        """Append `data` to the stream to the right (`_write`: this, or its C on a native
+        host)."""
         if data:
             self._transmit(self.sender.write(data, self.node.loop.now))
 

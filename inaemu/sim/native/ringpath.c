@@ -31,7 +31,7 @@ typedef struct {
     PyObject *outstanding, *unsent, *resends, *sender_counters, *session_counters;
     PyObject *outstanding_class, *active_a, *active_b;
     PyObject *on_left;          /* the handler data frames carry (this path's own on_left) */
-    long long window, ack_every, nic_budget;    /* nic_budget < 0: none */
+    long long window, ack_every, nic_budget, mss;    /* nic_budget < 0: none */
     double stall_timeout, rto_min, rto_max;
     int reno;
 } RingPath;
@@ -47,7 +47,7 @@ static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_out
     *str_set, *str_popleft, *str_seq, *str_data, *str_waiting, *str_sacked, *str_pending,
     *str_sacked_bytes, *str_pending_bytes, *str_retransmitted, *str_sent_at, *str_srtt,
     *str_rttvar, *str_rto, *str_acked, *str_expiries, *str_next_seq, *str_nic_bytes,
-    *str_segments_sent, *str_payload_bytes_sent, *str_loop_attr, *str_rp_now, *str_rp_append;
+    *str_segments_sent, *str_payload_bytes_sent, *str_loop_attr, *str_rp_now, *str_rp_append, *str_write_py, *str_mss;
 
 /* ---- attribute helpers: a missing attribute or a wrong type is an error (a bug here) ----- */
 
@@ -423,33 +423,72 @@ static PyObject *RingPath_on_left(RingPath *self, PyObject *frame) {
     Py_RETURN_NONE;
 }
 
-/* 1 if `data` of `size` bytes leaves the message whose header the decoder holds incomplete
- * (StreamDecoder.feed would return nothing), 0 if not, -1 on error */
-static int absorbs(RingPath *self, Py_ssize_t size) {
-    PyObject *header = PyObject_GetAttr(self->decoder, str_header);
-    if (header == NULL) return -1;
-    if (header == Py_None || !PyTuple_Check(header) || PyTuple_GET_SIZE(header) != 10) {
-        Py_DECREF(header);
-        return 0;
-    }
-    long kind = PyLong_AsLong(PyTuple_GET_ITEM(header, 2));
-    long code = PyLong_AsLong(PyTuple_GET_ITEM(header, 3));
-    long long count = PyLong_AsLongLong(PyTuple_GET_ITEM(header, 9));
-    Py_DECREF(header);
-    if (PyErr_Occurred()) return -1;
-    if (code != 0 && code != 1) return 0;
-    long long message = 24 + count * (kind ? (code == 0 ? 4 : 8) : 0);
+/* StreamDecoder._check_header's rules: 1 if the 24 bytes at `h` are a header it accepts */
+static int header_ok(const unsigned char *h) {
+    unsigned kind = h[3], code = h[4], pad = h[5];
+    unsigned long offset = be32(h + 16), count = be32(h + 20);
+    if (h[0] != 'I' || h[1] != 'R' || h[2] != 2 || kind > 2 || code > 1 || pad) return 0;
+    if (kind == 0 && (count || offset || code)) return 0;
+    return count <= (1UL << 28);
+}
+
+/* HEADER.unpack of the 24 bytes at `h`, as the decoder keeps it */
+static PyObject *header_tuple(const unsigned char *h) {
+    return Py_BuildValue("(y#BBBBHkkkk)", (const char *)h, (Py_ssize_t)2, h[2], h[3], h[4],
+                         h[5], be16(h + 6), be32(h + 8), be32(h + 12), be32(h + 16),
+                         be32(h + 20));
+}
+
+/* Whether `payload` leaves the session's decoder without a whole message (its feed would
+ * return nothing): 1 yes, 0 no (or a header it would refuse: the Python says so), -1 error.
+ * On 1, `*header` is the header the feed would have parsed from these bytes (a new
+ * reference), or NULL when it holds one already or has too few bytes for one. */
+static int absorbs(RingPath *self, PyObject *payload, PyObject **header) {
+    *header = NULL;
+    PyObject *held = PyObject_GetAttr(self->decoder, str_header);
+    if (held == NULL) return -1;
     PyObject *buffer = PyObject_GetAttr(self->decoder, str_buffer);
-    if (buffer == NULL) return -1;
-    int r = PyByteArray_Check(buffer) && PyByteArray_GET_SIZE(buffer) + size < message;
-    Py_DECREF(buffer);
-    return r;
+    if (buffer == NULL) { Py_DECREF(held); return -1; }
+    if (!PyByteArray_Check(buffer)) { Py_DECREF(held); Py_DECREF(buffer); return 0; }
+    Py_ssize_t had = PyByteArray_GET_SIZE(buffer), size = PyBytes_GET_SIZE(payload);
+    unsigned char bytes[24];
+    long kind, code;
+    long long count;
+    if (held == Py_None) {
+        Py_DECREF(held);
+        if (had + size < 24) { Py_DECREF(buffer); return 1; }
+        Py_ssize_t from_buffer = had < 24 ? had : 24;
+        memcpy(bytes, PyByteArray_AS_STRING(buffer), from_buffer);
+        memcpy(bytes + from_buffer, PyBytes_AS_STRING(payload), 24 - from_buffer);
+        Py_DECREF(buffer);
+        if (!header_ok(bytes)) return 0;
+        kind = bytes[3];
+        code = bytes[4];
+        count = be32(bytes + 20);
+    } else {
+        Py_DECREF(buffer);
+        if (!PyTuple_Check(held) || PyTuple_GET_SIZE(held) != 10) { Py_DECREF(held); return 0; }
+        kind = PyLong_AsLong(PyTuple_GET_ITEM(held, 2));
+        code = PyLong_AsLong(PyTuple_GET_ITEM(held, 3));
+        count = PyLong_AsLongLong(PyTuple_GET_ITEM(held, 9));
+        Py_DECREF(held);
+        if (PyErr_Occurred()) return -1;
+        if (code != 0 && code != 1) return 0;
+    }
+    long long message = 24 + count * (kind ? (code == 0 ? 4 : 8) : 0);
+    if (had + size >= message) return 0;
+    if (had + size >= 24 && held == Py_None) {
+        *header = header_tuple(bytes);
+        if (*header == NULL) return -1;
+    }
+    return 1;
 }
 
 /* the session's part of a segment that does not complete a message: RingSession.receive's
  * byte count and the decoder's buffer (its feed returns no message; `_drain` has nothing),
  * then `_check_done`'s stall timer */
-static int absorb(RingPath *self, PyObject *payload, double now) {
+static int absorb(RingPath *self, PyObject *payload, PyObject *header, double now) {
+    if (header != NULL && PyObject_SetAttr(self->decoder, str_header, header) < 0) return -1;
     if (add_ll(self->session_counters, str_bytes_received, PyBytes_GET_SIZE(payload)) < 0)
         return -1;
     PyObject *buffer = PyObject_GetAttr(self->decoder, str_buffer);
@@ -493,30 +532,61 @@ static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
     Py_DECREF(state);
     if (!active) return call_python(self, str_on_data_py, d);
     Py_ssize_t size = PyBytes_GET_SIZE(payload);
-    int absorbed = absorbs(self, size);
+    PyObject *header;
+    int absorbed = absorbs(self, payload, &header);
     if (absorbed < 0) return NULL;
     double now = loop_now(self->node);
-    if (PyErr_Occurred()) return NULL;
+    if (PyErr_Occurred()) { Py_XDECREF(header); return NULL; }
     /* ReliableReceiver.on_segment, in order, nothing held early */
     long long unacked;
     long flags = PyLong_AsLong(PyTuple_GET_ITEM(d, 8));
-    if ((flags == -1 && PyErr_Occurred()) || get_ll(self->receiver, str_unacked, &unacked) < 0)
+    if ((flags == -1 && PyErr_Occurred()) || get_ll(self->receiver, str_unacked, &unacked) < 0) {
+        Py_XDECREF(header);
         return NULL;
+    }
     expected += size;
     unacked += 1;
     int ack = (flags & 0x08) || unacked >= self->ack_every;
     if (ack) unacked = 0;
     if (set_ll(self->receiver, str_next_expected, expected) < 0
-            || set_ll(self->receiver, str_unacked, unacked) < 0)
+            || set_ll(self->receiver, str_unacked, unacked) < 0
+            || (ack && send_tcp(self, self->left_ip, self->data_port, self->ack_port, 0, expected,
+                                0x10, empty_bytes, NULL) < 0)) {
+        Py_XDECREF(header);
         return NULL;
-    if (ack && send_tcp(self, self->left_ip, self->data_port, self->ack_port, 0, expected, 0x10,
-                        empty_bytes, NULL) < 0)
-        return NULL;
+    }
     if (absorbed) {
-        if (absorb(self, payload, now) < 0) return NULL;
+        int r = absorb(self, payload, header, now);
+        Py_XDECREF(header);
+        if (r < 0) return NULL;
         Py_RETURN_NONE;
     }
     return call_python(self, str_deliver, payload);
+}
+
+/* RingWorker._write for a sender without congestion control: ReliableSender.write (the data
+ * cut into mss pieces, PSH on the last) and its _fill, framed and sent as `_transmit` does */
+static PyObject *RingPath_write(RingPath *self, PyObject *data) {
+    if (self->reno || !PyBytes_CheckExact(data)) return call_python(self, str_write_py, data);
+    Py_ssize_t size = PyBytes_GET_SIZE(data);
+    if (size == 0) Py_RETURN_NONE;
+    double now = loop_now(self->node);
+    if (PyErr_Occurred()) return NULL;
+    for (Py_ssize_t start = 0; start < size; start += self->mss) {
+        Py_ssize_t stop = start + self->mss < size ? start + self->mss : size;
+        PyObject *piece = PyBytes_FromStringAndSize(PyBytes_AS_STRING(data) + start,
+                                                    stop - start);
+        if (piece == NULL) return NULL;
+        PyObject *entry = PyTuple_Pack(2, piece, start + self->mss >= size ? Py_True : Py_False);
+        Py_DECREF(piece);
+        if (entry == NULL) return NULL;
+        PyObject *r = PyObject_CallMethodOneArg(self->unsent, str_rp_append, entry);
+        Py_DECREF(entry);
+        if (r == NULL) return NULL;
+        Py_DECREF(r);
+    }
+    if (fill_and_transmit(self, now) < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 /* ---- the type ---------------------------------------------------------------------------- */
@@ -584,6 +654,7 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
     PyObject *receiver_config = PyObject_GetAttr(self->receiver, str_config);
     if (receiver_config == NULL) { Py_DECREF(config); return -1; }
     int bad = get_ll(config, str_window_bytes, &self->window) < 0
+        || get_ll(config, str_mss, &self->mss) < 0 || self->mss < 1
         || get_ll(receiver_config, str_ack_every, &self->ack_every) < 0
         || get_double(config, str_rto_min, &self->rto_min) < 0
         || get_double(config, str_rto_max, &self->rto_max) < 0;
@@ -633,6 +704,7 @@ static PyMethodDef RingPath_methods[] = {
     {"on_data", (PyCFunction)RingPath_on_data, METH_O, "RingWorker._on_data, its common case here"},
     {"on_ack", (PyCFunction)RingPath_on_ack, METH_O, "RingWorker._on_ack, its common case here"},
     {"on_left", (PyCFunction)RingPath_on_left, METH_O, "RingWorker._on_left, its common case here"},
+    {"write", (PyCFunction)RingPath_write, METH_O, "RingWorker._write, without congestion control"},
     {NULL}
 };
 
@@ -681,6 +753,7 @@ static int ring_path_module_init(void) {
         {&str_nic_bytes, "nic_bytes"}, {&str_segments_sent, "segments_sent"},
         {&str_payload_bytes_sent, "payload_bytes_sent"}, {&str_loop_attr, "loop"},
         {&str_rp_now, "now"}, {&str_rp_append, "append"},
+        {&str_write_py, "_write_python"}, {&str_mss, "mss"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         *names[i].slot = PyUnicode_InternFromString(names[i].text);
