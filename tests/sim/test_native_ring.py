@@ -160,39 +160,45 @@ def test_the_ring_beside_background_flows_runs_the_same_events(loss):
 
 
 def _python_calls(monkeypatch, loss, transport=TransportConfig()):
-    """How often the native core's ring workers called each Python handler."""
+    """How often the native core's ring workers called each Python handler, and the run."""
     calls = {name: 0 for name in ("_on_data", "_on_ack", "_on_left", "_deliver",
-                                  "_write_python")}
+                                  "_write_python", "_on_rto")}
     for name in calls:
         original = getattr(RingWorker, name)
 
-        def counted(self, arg, _original=original, _name=name):
+        def counted(self, *args, _original=original, _name=name):
             calls[_name] += 1
-            return _original(self, arg)
+            return _original(self, *args)
         monkeypatch.setattr(RingWorker, name, counted)
     net = star(4)
     result = simulate(net, [SimJob(1, _hosts(net))], algo="ring", size_bytes=4 * 20011,
                       seed=1, loss=loss, bw=100, core="native", transport=transport)
-    assert all(record.correct for record in result.records)
-    return calls, result.frames
+    return calls, result
 
 
 def test_the_c_path_carries_the_common_case(monkeypatch):
     """Lossless: no segment, ACK or departure falls back to the Python; the session gets
     whole messages only (one `_deliver` per slice message, not one per segment)."""
-    calls, frames = _python_calls(monkeypatch, 0.0)
+    calls, result = _python_calls(monkeypatch, 0.0)
+    assert all(record.correct for record in result.records)
     assert calls["_on_data"] == calls["_on_ack"] == calls["_on_left"] == 0
     assert calls["_write_python"] == 0
     messages_per_rank = 2 * 3            # 2 phases x (n - 1) steps, one slice of ~5,003 values
     assert calls["_deliver"] == 4 * messages_per_rank
-    assert frames > 10 * calls["_deliver"]
+    assert result.frames > 10 * calls["_deliver"]
 
 
-def test_the_c_path_hands_the_rest_to_the_python(monkeypatch):
-    """Under loss the out-of-order segments and SACKed ACKs go to the Python handlers; with
-    Reno every ACK and departure does (the C keeps only the receiver's side)."""
-    calls, _ = _python_calls(monkeypatch, 3.0)
-    assert calls["_on_data"] > 0 and calls["_on_ack"] > 0
+def test_the_c_path_takes_loss_recovery_and_leaves_timers_and_reno_to_the_python(
+        monkeypatch):
+    """Under loss the C takes the out-of-order segments, the SACKs and the fast
+    retransmissions too; only the timers' expiries run the Python. With Reno every ACK,
+    departure and write does (the C keeps the receiver's side only)."""
+    calls, result = _python_calls(monkeypatch, 3.0)
+    assert all(record.correct for record in result.records)
+    assert sum(record.retransmissions for record in result.records) > 0
+    assert calls["_on_ack"] == calls["_on_left"] == calls["_write_python"] == 0
+    assert calls["_on_rto"] > 0
+    assert calls["_on_data"] <= 3         # at most what arrives for a rank that has ended
     monkeypatch.undo()
     calls, _ = _python_calls(monkeypatch, 0.0, RENO)
     assert calls["_on_ack"] > 0 and calls["_on_left"] > 0 and calls["_write_python"] > 0

@@ -28,10 +28,10 @@ typedef struct {
     PyObject *worker, *node, *sender, *receiver, *session, *decoder, *outcome;
     PyObject *rto_timer, *stall_timer;
     PyObject *right_ip, *left_ip, *gateway_mac, *mac, *ip, *data_port, *ack_port;
-    PyObject *outstanding, *unsent, *resends, *sender_counters, *session_counters;
+    PyObject *outstanding, *unsent, *resends, *sender_counters, *session_counters, *early;
     PyObject *outstanding_class, *active_a, *active_b;
     PyObject *on_left;          /* the handler data frames carry (this path's own on_left) */
-    long long window, ack_every, nic_budget, mss;    /* nic_budget < 0: none */
+    long long window, ack_every, nic_budget, mss, dupthresh;    /* nic_budget < 0: none */
     double stall_timeout, rto_min, rto_max;
     int reno;
 } RingPath;
@@ -47,7 +47,8 @@ static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_out
     *str_set, *str_popleft, *str_seq, *str_data, *str_waiting, *str_sacked, *str_pending,
     *str_sacked_bytes, *str_pending_bytes, *str_retransmitted, *str_sent_at, *str_srtt,
     *str_rttvar, *str_rto, *str_acked, *str_expiries, *str_next_seq, *str_nic_bytes,
-    *str_segments_sent, *str_payload_bytes_sent, *str_loop_attr, *str_rp_now, *str_rp_append, *str_write_py, *str_mss;
+    *str_segments_sent, *str_payload_bytes_sent, *str_loop_attr, *str_rp_now, *str_rp_append, *str_write_py, *str_mss, *str_psh, *str_retransmissions,
+    *str_fast_retransmissions, *str_fast_done, *str_dupthresh, *str_duplicates;
 
 /* ---- attribute helpers: a missing attribute or a wrong type is an error (a bug here) ----- */
 
@@ -152,8 +153,8 @@ static PyObject *next_ident(PyObject *node) {
 
 /* frames.c's tcp_frame from this host to `dst_ip`, handed to the host's send_frame */
 static int send_tcp(RingPath *self, PyObject *dst_ip, PyObject *sport, PyObject *dport,
-                    long long seq, long long ack, long flags, PyObject *payload,
-                    PyObject *on_left) {
+                    long long seq, long long ack, long flags, PyObject *options,
+                    PyObject *payload, PyObject *on_left) {
     PyObject *ident = next_ident(self->node);
     if (ident == NULL) return -1;
     PyObject *seq_o = PyLong_FromLongLong(seq), *ack_o = PyLong_FromLongLong(ack);
@@ -161,7 +162,7 @@ static int send_tcp(RingPath *self, PyObject *dst_ip, PyObject *sport, PyObject 
     PyObject *frame = NULL;
     if (seq_o && ack_o && flags_o && window) {
         PyObject *args[13] = {self->gateway_mac, self->mac, self->ip, dst_ip, sport, dport,
-                              seq_o, ack_o, flags_o, empty_bytes, payload, ident, window};
+                              seq_o, ack_o, flags_o, options, payload, ident, window};
         frame = Frames_tcp(NULL, args, 13);
     }
     Py_XDECREF(seq_o); Py_XDECREF(ack_o); Py_XDECREF(flags_o); Py_XDECREF(window);
@@ -178,11 +179,14 @@ static int send_tcp(RingPath *self, PyObject *dst_ip, PyObject *sport, PyObject 
 
 /* ---- the sender (congestion "none", no resend waiting) ------------------------------------ */
 
-/* 1: the sender's common case applies; 0: the Python must do it; -1: error */
+/* 1: the sender is one this path runs (no congestion control); 0: the Python must */
 static int sender_plain(RingPath *self) {
-    if (self->reno) return 0;
-    Py_ssize_t waiting = PyObject_Size(self->resends);
-    return waiting < 0 ? -1 : waiting == 0;
+    return !self->reno;
+}
+
+/* ReliableSender._room */
+static int room_for(RingPath *self, long long size, long long nic_bytes) {
+    return self->nic_budget < 0 || nic_bytes == 0 || nic_bytes + size + 54 <= self->nic_budget;
 }
 
 /* ReliableSender._fill without congestion control: the segments the window and the NIC
@@ -270,7 +274,7 @@ static int transmit(RingPath *self, PyObject *segments) {
         int psh = PyObject_IsTrue(PyTuple_GET_ITEM(seg, 2));
         if ((seq == -1 && PyErr_Occurred()) || psh < 0) return -1;
         if (send_tcp(self, self->right_ip, self->ack_port, self->data_port, seq, 0,
-                     0x10 | (psh ? 0x08 : 0), PyTuple_GET_ITEM(seg, 1),
+                     0x10 | (psh ? 0x08 : 0), empty_bytes, PyTuple_GET_ITEM(seg, 1),
                      on_left == NULL ? Py_None : on_left) < 0)
             return -1;
     }
@@ -281,8 +285,82 @@ static int transmit(RingPath *self, PyObject *segments) {
     return r;
 }
 
+/* ReliableSender._resend of `seg` (`size` payload bytes): its (seq, data, psh) */
+static PyObject *resend(RingPath *self, PyObject *seg, long long size, double now) {
+    if ((self->nic_budget >= 0 && add_ll(self->sender, str_nic_bytes, size + 54) < 0)
+            || PyObject_SetAttr(seg, str_retransmitted, Py_True) < 0
+            || set_double(seg, str_sent_at, now) < 0
+            || add_ll(self->sender_counters, str_segments_sent, 1) < 0
+            || add_ll(self->sender_counters, str_payload_bytes_sent, size) < 0
+            || add_ll(self->sender_counters, str_retransmissions, 1) < 0)
+        return NULL;
+    PyObject *seq = PyObject_GetAttr(seg, str_seq), *data = PyObject_GetAttr(seg, str_data);
+    PyObject *psh = PyObject_GetAttr(seg, str_psh);
+    PyObject *entry = seq && data && psh ? PyTuple_Pack(3, seq, data, psh) : NULL;
+    Py_XDECREF(seq); Py_XDECREF(data); Py_XDECREF(psh);
+    return entry;
+}
+
+/* ReliableSender._output without congestion control: the resends that wait (oldest decision
+ * first) while the NIC budget has room, then, if they all went, `_fill` */
+static PyObject *sender_output(RingPath *self, double now) {
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    for (;;) {
+        Py_ssize_t count = PyObject_Size(self->resends);
+        if (count < 0) goto fail;
+        if (count == 0) break;
+        PyObject *head = PySequence_GetItem(self->resends, 0);
+        if (head == NULL) goto fail;
+        PyObject *seg = PyTuple_GET_ITEM(head, 0);
+        int fast = PyObject_IsTrue(PyTuple_GET_ITEM(head, 1));
+        int waiting = get_truth(seg, str_waiting);
+        if (fast < 0 || waiting < 0) { Py_DECREF(head); goto fail; }
+        if (waiting) {
+            PyObject *data = PyObject_GetAttr(seg, str_data);
+            long long size = data == NULL ? -1 : PyObject_Size(data), nic_bytes = 0;
+            Py_XDECREF(data);
+            if (size < 0 || (self->nic_budget >= 0
+                             && get_ll(self->sender, str_nic_bytes, &nic_bytes) < 0)) {
+                Py_DECREF(head);
+                goto fail;
+            }
+            if (!room_for(self, size, nic_bytes)) {
+                Py_DECREF(head);
+                return out;
+            }
+            PyObject *r = PyObject_CallMethodNoArgs(self->resends, str_popleft);
+            Py_XDECREF(r);
+            PyObject *entry = NULL;
+            if (r != NULL && PyObject_SetAttr(seg, str_waiting, Py_False) == 0
+                    && (!fast || add_ll(self->sender_counters, str_fast_retransmissions, 1) == 0))
+                entry = resend(self, seg, size, now);
+            Py_DECREF(head);
+            if (entry == NULL) goto fail;
+            int appended = PyList_Append(out, entry);
+            Py_DECREF(entry);
+            if (appended < 0) goto fail;
+        } else {
+            Py_DECREF(head);
+            PyObject *r = PyObject_CallMethodNoArgs(self->resends, str_popleft);
+            if (r == NULL) goto fail;
+            Py_DECREF(r);
+        }
+    }
+    PyObject *filled = sender_fill(self, now);
+    if (filled == NULL) goto fail;
+    Py_ssize_t had = PyList_GET_SIZE(out);
+    int r = PyList_SetSlice(out, had, had, filled);
+    Py_DECREF(filled);
+    if (r < 0) goto fail;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static int fill_and_transmit(RingPath *self, double now) {
-    PyObject *segments = sender_fill(self, now);
+    PyObject *segments = sender_output(self, now);
     if (segments == NULL) return -1;
     int r = transmit(self, segments);
     Py_DECREF(segments);
@@ -319,8 +397,93 @@ static int sample_rtt(RingPath *self, double rtt, double *rto) {
     return 0;
 }
 
-/* ReliableSender.on_ack for an ACK without SACK, then _output (no resend waiting: _fill) */
-static int sender_ack(RingPath *self, long long cumulative, double now) {
+/* ReliableSender._fast_retransmit without congestion control: each hole with `dupthresh`
+ * SACKed segments above it queued for one resend; `segments` is the outstanding ones, a list */
+static int fast_retransmit(RingPath *self, PyObject *segments) {
+    PyObject *holes = PyList_New(0), *aboves = PyList_New(0);
+    if (holes == NULL || aboves == NULL) goto fail;
+    long long sacked_above = 0;
+    for (Py_ssize_t i = PyList_GET_SIZE(segments) - 1; i >= 0; i--) {
+        PyObject *seg = PyList_GET_ITEM(segments, i);
+        int sacked = get_truth(seg, str_sacked);
+        if (sacked < 0) goto fail;
+        if (sacked) { sacked_above++; continue; }
+        int pending = get_truth(seg, str_pending);
+        int waiting = pending ? 0 : get_truth(seg, str_waiting);
+        if (pending < 0 || waiting < 0) goto fail;
+        if (pending || waiting) continue;
+        int done = get_truth(seg, str_fast_done);
+        if (done < 0) goto fail;
+        if (!done) {
+            PyObject *above = PyLong_FromLongLong(sacked_above);
+            if (above == NULL || PyList_Append(holes, seg) < 0 || PyList_Append(aboves, above) < 0) {
+                Py_XDECREF(above);
+                goto fail;
+            }
+            Py_DECREF(above);
+        }
+    }
+    for (Py_ssize_t i = PyList_GET_SIZE(holes) - 1; i >= 0; i--) {
+        PyObject *seg = PyList_GET_ITEM(holes, i);
+        long long above = PyLong_AsLongLong(PyList_GET_ITEM(aboves, i));
+        if (above < self->dupthresh) continue;
+        if (PyObject_SetAttr(seg, str_fast_done, Py_True) < 0
+                || PyObject_SetAttr(seg, str_waiting, Py_True) < 0)
+            goto fail;
+        PyObject *entry = PyTuple_Pack(2, seg, Py_True);
+        PyObject *r = entry == NULL ? NULL
+            : PyObject_CallMethodOneArg(self->resends, str_rp_append, entry);
+        Py_XDECREF(entry);
+        if (r == NULL) goto fail;
+        Py_DECREF(r);
+    }
+    Py_DECREF(holes);
+    Py_DECREF(aboves);
+    return 0;
+fail:
+    Py_XDECREF(holes);
+    Py_XDECREF(aboves);
+    return -1;
+}
+
+/* on_ack's SACK block [left, right): the outstanding segments inside it marked SACKed, then
+ * the fast retransmissions it allows queued */
+static int sender_sack(RingPath *self, long long left, long long right) {
+    PyObject *segments = PySequence_List(self->outstanding);
+    if (segments == NULL) return -1;
+    if (PyList_GET_SIZE(segments) == 0) { Py_DECREF(segments); return 0; }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(segments); i++) {
+        PyObject *seg = PyList_GET_ITEM(segments, i);
+        long long seq;
+        PyObject *data = PyObject_GetAttr(seg, str_data);
+        long long size = data == NULL ? -1 : PyObject_Size(data);
+        Py_XDECREF(data);
+        if (size < 0 || get_ll(seg, str_seq, &seq) < 0) goto fail;
+        if (!(left <= seq && seq + size <= right)) continue;
+        int sacked = get_truth(seg, str_sacked);
+        if (sacked < 0) goto fail;
+        if (sacked) continue;
+        if (PyObject_SetAttr(seg, str_sacked, Py_True) < 0
+                || PyObject_SetAttr(seg, str_waiting, Py_False) < 0
+                || add_ll(self->sender, str_sacked_bytes, size) < 0)
+            goto fail;
+        int pending = get_truth(seg, str_pending);
+        if (pending < 0) goto fail;
+        if (pending && (PyObject_SetAttr(seg, str_pending, Py_False) < 0
+                        || add_ll(self->sender, str_pending_bytes, -size) < 0))
+            goto fail;
+    }
+    int r = fast_retransmit(self, segments);
+    Py_DECREF(segments);
+    return r;
+fail:
+    Py_DECREF(segments);
+    return -1;
+}
+
+/* ReliableSender.on_ack (`has_sack`: with the block [left, right)), then _output, sent */
+static int sender_ack(RingPath *self, long long cumulative, int has_sack, long long left,
+                      long long right, double now) {
     int progressed = 0;
     double rto;
     if (get_double(self->sender, str_rto, &rto) < 0) return -1;
@@ -382,6 +545,7 @@ static int sender_ack(RingPath *self, long long cumulative, double now) {
             return -1;
         }
     }
+    if (has_sack && sender_sack(self, left, right) < 0) return -1;
     return fill_and_transmit(self, now);
 }
 
@@ -397,25 +561,26 @@ static PyObject *RingPath_on_ack(RingPath *self, PyObject *d) {
     PyObject *src = PyTuple_GET_ITEM(d, 1), *options = PyTuple_GET_ITEM(d, 9);
     int mine = PyObject_RichCompareBool(src, self->right_ip, Py_EQ);
     if (mine < 0) return NULL;
-    if (!mine || !PyBytes_Check(options) || PyBytes_GET_SIZE(options) >= 12)
-        return call_python(self, str_on_ack_py, d);     /* a stranger, or a SACK option */
-    int plain = sender_plain(self);
-    if (plain < 0) return NULL;
-    if (!plain) return call_python(self, str_on_ack_py, d);
+    if (!mine || !PyBytes_Check(options) || !sender_plain(self))
+        return call_python(self, str_on_ack_py, d);     /* a stranger, or Reno */
+    /* ring_worker.SACK: NOP, NOP, kind 5, length 10, left, right (anything else: no SACK) */
+    const unsigned char *o = (const unsigned char *)PyBytes_AS_STRING(options);
+    int has_sack = PyBytes_GET_SIZE(options) >= 12 && o[2] == 5 && o[3] == 10;
+    long long left = has_sack ? (long long)be32(o + 4) : 0;
+    long long right = has_sack ? (long long)be32(o + 8) : 0;
     long long cumulative = PyLong_AsLongLong(PyTuple_GET_ITEM(d, 7));
     if (cumulative == -1 && PyErr_Occurred()) return NULL;
     double now = loop_now(self->node);
     if (PyErr_Occurred()) return NULL;
-    if (sender_ack(self, cumulative, now) < 0) return NULL;
+    if (sender_ack(self, cumulative, has_sack, left, right, now) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
 /* RingWorker._on_left */
 static PyObject *RingPath_on_left(RingPath *self, PyObject *frame) {
     if (!((HostPort *)self->node)->alive) Py_RETURN_NONE;
-    int plain = sender_plain(self);
-    if (plain < 0) return NULL;
-    if (!plain || !PyBytes_Check(frame)) return call_python(self, str_on_left_py, frame);
+    if (!sender_plain(self) || !PyBytes_Check(frame))
+        return call_python(self, str_on_left_py, frame);
     double now = loop_now(self->node);
     if (PyErr_Occurred()) return NULL;
     if (add_ll(self->sender, str_nic_bytes, -PyBytes_GET_SIZE(frame)) < 0) return NULL;
@@ -505,6 +670,63 @@ static int absorb(RingPath *self, PyObject *payload, PyObject *header, double no
     return r;
 }
 
+/* ReliableReceiver's ACK of `cumulative`, with the SACK block [left, right) if `sack`:
+ * RingWorker._send_ack */
+static int send_ack(RingPath *self, long long cumulative, int sack, long long left,
+                    long long right) {
+    PyObject *options = empty_bytes;
+    if (sack) {
+        unsigned char block[12] = {1, 1, 5, 10};
+        put32(block + 4, (unsigned long)left);
+        put32(block + 8, (unsigned long)right);
+        options = PyBytes_FromStringAndSize((const char *)block, 12);
+        if (options == NULL) return -1;
+    } else {
+        Py_INCREF(options);
+    }
+    int r = send_tcp(self, self->left_ip, self->data_port, self->ack_port, 0, cumulative, 0x10,
+                     options, empty_bytes, NULL);
+    Py_DECREF(options);
+    return r;
+}
+
+/* ReliableReceiver.on_segment for a segment not at next_expected: kept (or counted as a
+ * duplicate) and acknowledged at once, with a SACK block if it lies ahead */
+static int receive_out_of_order(RingPath *self, PyObject *payload, long long seq,
+                                long long expected) {
+    long long size = PyBytes_GET_SIZE(payload);
+    int ahead = seq > expected;
+    if (ahead) {
+        PyObject *key = PyLong_FromLongLong(seq);
+        if (key == NULL) return -1;
+        int held = PyDict_Contains(self->early, key);
+        int r = held < 0 ? -1 : held ? add_ll(self->receiver, str_duplicates, 1)
+            : PyDict_SetItem(self->early, key, payload);
+        Py_DECREF(key);
+        if (r < 0) return -1;
+    } else if (add_ll(self->receiver, str_duplicates, 1) < 0) {
+        return -1;
+    }
+    if (set_ll(self->receiver, str_unacked, 0) < 0) return -1;
+    return send_ack(self, expected, ahead, seq, seq + size);
+}
+
+/* b"".join(pieces) for a list of bytes */
+static PyObject *join_bytes(PyObject *pieces) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pieces); i++)
+        total += PyBytes_GET_SIZE(PyList_GET_ITEM(pieces, i));
+    PyObject *joined = PyBytes_FromStringAndSize(NULL, total);
+    if (joined == NULL) return NULL;
+    char *at = PyBytes_AS_STRING(joined);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pieces); i++) {
+        PyObject *piece = PyList_GET_ITEM(pieces, i);
+        memcpy(at, PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece));
+        at += PyBytes_GET_SIZE(piece);
+    }
+    return joined;
+}
+
 /* RingWorker._on_data */
 static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
     if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 10) return call_python(self, str_on_data_py, d);
@@ -517,51 +739,84 @@ static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
     int running = attr_is_none(self->outcome, str_finished_at);
     if (started < 0 || running < 0) return NULL;
     if (!started || !running) return call_python(self, str_on_data_py, d);
-    PyObject *early = PyObject_GetAttr(self->receiver, str_early);
-    if (early == NULL) return NULL;
-    Py_ssize_t held = PyObject_Size(early);
-    Py_DECREF(early);
-    if (held < 0) return NULL;
     long long expected, seq = PyLong_AsLongLong(PyTuple_GET_ITEM(d, 6));
     if ((seq == -1 && PyErr_Occurred()) || get_ll(self->receiver, str_next_expected, &expected) < 0)
         return NULL;
-    if (held || seq != expected) return call_python(self, str_on_data_py, d);
+    Py_ssize_t size = PyBytes_GET_SIZE(payload);
+    if (seq + size > 0xFFFFFFFFLL) return call_python(self, str_on_data_py, d);  /* SACK.pack's range */
     PyObject *state = PyObject_GetAttr(self->session, str_state);
     if (state == NULL) return NULL;
     int active = state == self->active_a || state == self->active_b;
     Py_DECREF(state);
     if (!active) return call_python(self, str_on_data_py, d);
-    Py_ssize_t size = PyBytes_GET_SIZE(payload);
-    PyObject *header;
-    int absorbed = absorbs(self, payload, &header);
-    if (absorbed < 0) return NULL;
+    if (seq != expected) {
+        if (receive_out_of_order(self, payload, seq, expected) < 0) return NULL;
+        Py_RETURN_NONE;
+    }
     double now = loop_now(self->node);
-    if (PyErr_Occurred()) { Py_XDECREF(header); return NULL; }
-    /* ReliableReceiver.on_segment, in order, nothing held early */
+    if (PyErr_Occurred()) return NULL;
+    /* ReliableReceiver.on_segment, in order: this segment and what it joins up with */
     long long unacked;
     long flags = PyLong_AsLong(PyTuple_GET_ITEM(d, 8));
-    if ((flags == -1 && PyErr_Occurred()) || get_ll(self->receiver, str_unacked, &unacked) < 0) {
-        Py_XDECREF(header);
+    if ((flags == -1 && PyErr_Occurred()) || get_ll(self->receiver, str_unacked, &unacked) < 0)
         return NULL;
-    }
     expected += size;
+    int filled_hole = 0;
+    PyObject *data;
+    if (PyDict_GET_SIZE(self->early) == 0) {
+        Py_INCREF(payload);
+        data = payload;
+    } else {
+        PyObject *pieces = PyList_New(0);
+        if (pieces == NULL || PyList_Append(pieces, payload) < 0) { Py_XDECREF(pieces); return NULL; }
+        for (;;) {
+            PyObject *key = PyLong_FromLongLong(expected);
+            if (key == NULL) { Py_DECREF(pieces); return NULL; }
+            PyObject *piece = PyDict_GetItemWithError(self->early, key);
+            if (piece == NULL) {
+                Py_DECREF(key);
+                if (PyErr_Occurred()) { Py_DECREF(pieces); return NULL; }
+                break;
+            }
+            Py_INCREF(piece);
+            int r = PyDict_DelItem(self->early, key) < 0 || PyList_Append(pieces, piece) < 0;
+            Py_DECREF(key);
+            Py_ssize_t length = PyBytes_Check(piece) ? PyBytes_GET_SIZE(piece) : -1;
+            if (length < 0 && !r) PyErr_SetString(PyExc_TypeError, "ring path: held data is not bytes");
+            Py_DECREF(piece);
+            if (r || length < 0) { Py_DECREF(pieces); return NULL; }
+            expected += length;
+            filled_hole = 1;
+        }
+        data = join_bytes(pieces);
+        Py_DECREF(pieces);
+        if (data == NULL) return NULL;
+    }
     unacked += 1;
-    int ack = (flags & 0x08) || unacked >= self->ack_every;
+    int ack = (flags & 0x08) || filled_hole || PyDict_GET_SIZE(self->early) > 0
+        || unacked >= self->ack_every;
     if (ack) unacked = 0;
     if (set_ll(self->receiver, str_next_expected, expected) < 0
             || set_ll(self->receiver, str_unacked, unacked) < 0
-            || (ack && send_tcp(self, self->left_ip, self->data_port, self->ack_port, 0, expected,
-                                0x10, empty_bytes, NULL) < 0)) {
-        Py_XDECREF(header);
+            || (ack && send_ack(self, expected, 0, 0, 0) < 0)) {
+        Py_DECREF(data);
         return NULL;
     }
-    if (absorbed) {
-        int r = absorb(self, payload, header, now);
+    /* the session's part: bytes that complete no message are absorbed here */
+    PyObject *header;
+    int absorbed = absorbs(self, data, &header);
+    PyObject *result = NULL;
+    if (absorbed > 0) {
+        if (absorb(self, data, header, now) == 0) {
+            Py_INCREF(Py_None);
+            result = Py_None;
+        }
         Py_XDECREF(header);
-        if (r < 0) return NULL;
-        Py_RETURN_NONE;
+    } else if (absorbed == 0) {
+        result = call_python(self, str_deliver, data);
     }
-    return call_python(self, str_deliver, payload);
+    Py_DECREF(data);
+    return result;
 }
 
 /* RingWorker._write for a sender without congestion control: ReliableSender.write (the data
@@ -585,7 +840,11 @@ static PyObject *RingPath_write(RingPath *self, PyObject *data) {
         if (r == NULL) return NULL;
         Py_DECREF(r);
     }
-    if (fill_and_transmit(self, now) < 0) return NULL;
+    PyObject *segments = sender_fill(self, now);       /* write fills only, as there */
+    if (segments == NULL) return NULL;
+    int r = transmit(self, segments);
+    Py_DECREF(segments);
+    if (r < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -643,11 +902,16 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
         {&self->resends, worker, str_sender, str_resends},
         {&self->sender_counters, worker, str_sender, str_counters},
         {&self->session_counters, worker, str_session, str_counters},
+        {&self->early, worker, str_receiver, str_early},
     };
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
         PyObject *v = attr_chain(refs[i].o, refs[i].a, refs[i].b);
         if (v == NULL) return -1;
         Py_XSETREF(*refs[i].slot, v);
+    }
+    if (!PyDict_Check(self->early)) {
+        PyErr_SetString(PyExc_TypeError, "RingPath: the receiver's _early is not a dict");
+        return -1;
     }
     PyObject *config = PyObject_GetAttr(self->sender, str_config);
     if (config == NULL) return -1;
@@ -655,6 +919,7 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
     if (receiver_config == NULL) { Py_DECREF(config); return -1; }
     int bad = get_ll(config, str_window_bytes, &self->window) < 0
         || get_ll(config, str_mss, &self->mss) < 0 || self->mss < 1
+        || get_ll(config, str_dupthresh, &self->dupthresh) < 0
         || get_ll(receiver_config, str_ack_every, &self->ack_every) < 0
         || get_double(config, str_rto_min, &self->rto_min) < 0
         || get_double(config, str_rto_max, &self->rto_max) < 0;
@@ -678,7 +943,7 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
 #define RING_PATH_REFS(X) X(worker) X(node) X(sender) X(receiver) X(session) X(decoder) \
     X(outcome) X(rto_timer) X(stall_timer) X(right_ip) X(left_ip) X(gateway_mac) X(mac) X(ip) \
     X(data_port) X(ack_port) X(outstanding) X(unsent) X(resends) X(sender_counters) \
-    X(session_counters) X(outstanding_class) X(active_a) X(active_b) X(on_left)
+    X(session_counters) X(early) X(outstanding_class) X(active_a) X(active_b) X(on_left)
 
 static int RingPath_traverse(RingPath *self, visitproc visit, void *arg) {
 #define VISIT(f) Py_VISIT(self->f);
@@ -753,7 +1018,10 @@ static int ring_path_module_init(void) {
         {&str_nic_bytes, "nic_bytes"}, {&str_segments_sent, "segments_sent"},
         {&str_payload_bytes_sent, "payload_bytes_sent"}, {&str_loop_attr, "loop"},
         {&str_rp_now, "now"}, {&str_rp_append, "append"},
-        {&str_write_py, "_write_python"}, {&str_mss, "mss"},
+        {&str_write_py, "_write_python"}, {&str_mss, "mss"}, {&str_psh, "psh"},
+        {&str_retransmissions, "retransmissions"},
+        {&str_fast_retransmissions, "fast_retransmissions"}, {&str_fast_done, "fast_done"},
+        {&str_dupthresh, "dupthresh"}, {&str_duplicates, "duplicates"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         *names[i].slot = PyUnicode_InternFromString(names[i].text);
