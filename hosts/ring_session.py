@@ -122,6 +122,8 @@ class RingSession:
         self.counters = RingCounters()
         self.calls = 0                      # calls started so far (the wire's call number)
         self.result: np.ndarray | None = None
+        # inaemu/sim/native/ringpath.c appends bytes that complete no message to this
+        # decoder's buffer itself (and counts them), as receive() would
         self._decoder = StreamDecoder()
         self._pending: deque[Segment] = deque()
         self._acc: np.ndarray | None = None

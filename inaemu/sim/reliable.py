@@ -169,6 +169,11 @@ class SenderCounters:
     window_reductions: int = 0        # "reno": halvings on fast retransmit, collapses on RTO
 
 
+# inaemu/sim/native/ringpath.c (the ring's per-segment path on the native core) reads and
+# writes ReliableSender's, _Outstanding's and ReliableReceiver's attributes by name and does
+# what on_ack/on_left/write/_output/_fill/_fast_retransmit and on_segment do without
+# congestion control: a change here needs the same change there (tests/sim/test_native_ring.py
+# compares the two event for event).
 class ReliableSender:
     """The sending half of one connection. `nic_budget`: the bytes of frames it may have in its
     host's NIC queue (`tsq_budget`; None: no limit). A budget that holds a whole window of

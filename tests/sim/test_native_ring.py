@@ -118,7 +118,8 @@ def test_the_plan_collectives_run_the_same_events(algo, loss):
 
 
 def _ring_with_background(core, loss):
-    """Three ring ranks on a star with two Reno bulk flows through their links."""
+    """Three ring ranks on a star with two Reno bulk flows through their links, one rank
+    started 2 ms after the others."""
     topology = star(5, bw=50)
     trace = []
     setup = prepare(SimNetwork(topology, seed=0), [], elems_k=32, pool_size=8, ina=False)
@@ -138,8 +139,11 @@ def _ring_with_background(core, loss):
              BulkFlow(net, "h1", "h5", size_bytes=400_000, port=6100)]
     for flow in flows:
         flow.start()
-    for worker in workers:
+    for worker in workers[:2]:
         worker.start()
+    # the third rank starts late: its left neighbour's first bytes wait in `_early` (the
+    # Python's path), then the C takes over
+    net.loop.at(0.002, workers[2].start)
     net.loop.run(until=30.0)
     assert len(ended) == 3
     outcomes = [(w.outcome.finished_at, w.outcome.error, w.outcome.retransmissions,

@@ -1,26 +1,27 @@
-/* The ring's per-segment path in C: the common case of inaemu/sim/ring_worker.py's RingWorker
- * over inaemu/sim/reliable.py's ReliableSender/ReliableReceiver and hosts/ring_session.py's
- * RingSession (docs/sim.md, "The ring's per-segment path in C").
+/* The ring's per-segment path in C: inaemu/sim/ring_worker.py's RingWorker over
+ * inaemu/sim/reliable.py's ReliableSender/ReliableReceiver, with hosts/ring_session.py's
+ * RingSession called once per whole message (docs/sim.md, "The ring's per-segment path in C").
  *
- * A `RingPath(worker)` holds no protocol state of its own: it reads and writes the Python
- * objects' own attributes (the receiver's next_expected, the sender's deques and counters, the
- * session's decoder buffer, the timers' deadlines), so whatever it does not cover goes to the
- * worker's Python method, which finds exactly the state the Python alone would have left.
+ * A `RingPath(worker, outstanding_class, active_states)` holds no protocol state of its own:
+ * it reads and writes the Python objects' own attributes (the receiver's next_expected, early
+ * segments and counts, the sender's deques, segments, RTT estimate and counters, the session's
+ * decoder buffer, the timers' deadlines), so whatever it does not cover goes to the worker's
+ * Python method, which finds exactly the state the Python alone would have left.
  *
- * Covered, everything else calls the Python (the whole event, nothing done before):
- * - on_data: an in-order segment with payload from the left neighbour of a started, unfinished
- *   rank whose receiver holds nothing out of order and whose session is in reduce-scatter or
- *   all-gather. The receiver's part (next_expected, the delayed-ACK count, the ACK frame built
- *   by frames.c and sent) is done here; the bytes go into the session's decoder buffer when
- *   they do not complete the message whose header it holds (the Python's feed would return no
- *   message: the byte count and the stall timer as `_check_done` sets them), and to the
- *   worker's `_deliver` (RingSession.receive and what follows) otherwise.
- * - on_ack: a cumulative ACK without SACK option from the right neighbour, for a sender
- *   without congestion control ("none") and no resend waiting: the acknowledged segments are
- *   retired (RTT samples, the RTO), the window filled (`_fill`), the segments framed and sent
- *   with this path's on_left, the RTO timer set, as `_transmit` does.
- * - on_left: a data frame left the NIC queue (TCP Small Queues), same sender conditions: the
- *   budget freed and the window filled as above.
+ * What it covers (the rest calls the Python with the whole event, nothing done before):
+ * - on_data: a segment with payload from the left neighbour of a started, unfinished rank
+ *   whose session is in reduce-scatter or all-gather: ReliableReceiver.on_segment (in order:
+ *   the bytes it joins up with; out of order: kept or counted as a duplicate), the ACK (with
+ *   its SACK block) framed by frames.c and sent. In-order bytes that complete no message go
+ *   into the session's decoder buffer (StreamDecoder.feed would return nothing: the header is
+ *   checked by its rules and kept as it keeps it; a header it would refuse goes to the
+ *   Python), with RingSession.receive's byte count and `_check_done`'s stall timer; bytes
+ *   that complete one go to the worker's `_deliver` (RingSession.receive and what follows).
+ * - on_ack, on_left, write: for a sender without congestion control ("none"; Reno's sender is
+ *   the Python's): ReliableSender.on_ack (cumulative ACK, RTT samples, the SACK block and the
+ *   fast retransmissions it allows), on_left (TCP Small Queues), write, then `_output`/`_fill`
+ *   and RingWorker._transmit (frames, this path's on_left, the RTO timer). The timers' expiries
+ *   (`_on_rto`, `_on_stall`) are the Python's.
  */
 
 typedef struct {
