@@ -216,9 +216,7 @@ static PyObject *sender_fill(RingPath *self, double now) {
             goto fail;
         }
         long long size = PyBytes_GET_SIZE(PyTuple_GET_ITEM(head, 0));
-        int room = self->nic_budget < 0 || nic_bytes == 0
-            || nic_bytes + size + 54 <= self->nic_budget;
-        if (next_seq + size - acked > self->window || !room) {
+        if (next_seq + size - acked > self->window || !room_for(self, size, nic_bytes)) {
             Py_DECREF(head);
             break;
         }
