@@ -218,3 +218,28 @@ def test_the_python_ring_worker_is_kept_where_asked(monkeypatch):
     monkeypatch.setattr(ring_worker, "NATIVE_PATH", False)
     without = _run("native", net, [SimJob(1, _hosts(net))], **kwargs)
     assert with_c == without
+
+
+def test_a_finished_ring_is_collected():
+    """A rank's RingPath and its worker refer to each other (the listeners, `on_left`): the
+    cyclic collector frees them once the network is dropped."""
+    import gc
+    import weakref
+    topology = star(3, bw=50)
+    setup = prepare(SimNetwork(topology, seed=0), [], elems_k=32, pool_size=8, ina=False)
+    net = SimNetwork(topology, seed=1, switches=setup.switches, core="native")
+    ended = []
+    workers = [RingWorker(net.hosts[f"h{w + 1}"], RingSession(rank=w, n=3),
+                          ip_bytes(net.topology.host(f"h{(w + 1) % 3 + 1}").ip),
+                          ip_bytes(net.topology.host(f"h{(w - 1) % 3 + 1}").ip),
+                          np.ones(3001, np.float32), TransportConfig(), 10.0, ended.append)
+               for w in range(3)]
+    for worker in workers:
+        worker.start()
+    net.loop.run(until=5.0)
+    assert len(ended) == 3 and all(w.outcome.error is None for w in workers)
+    assert all(type(w._data_handler).__name__ == "builtin_function_or_method" for w in workers)
+    refs = [weakref.ref(w) for w in workers]
+    del workers, ended, net, worker
+    gc.collect()
+    assert all(ref() is None for ref in refs)
