@@ -19,9 +19,8 @@ from typing import NamedTuple
 from inaemu.sim.events import Event
 
 # in this order: each part uses what the ones before it define
-SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c",
-           "ringpath.c",
-           "module.c")
+SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c", "module.c")
+SOURCES = SOURCES[:-1] + ("ringpath.c",) + SOURCES[-1:]   # the ring's per-segment path
 PREFIX = "inaemu_sim_native_"
 _why_not: list[str] = []
 _classes: list = []
