@@ -14,7 +14,8 @@ time it takes to notice it) and its guarantee (every byte, in order). The model,
   carries one SACK block (RFC 2018 option) naming that segment.
 - Loss recovery as SACK TCP (RFC 6675's DupThresh): a hole with `dupthresh` SACKed segments after
   it is retransmitted once; a retransmission timer (RFC 6298 srtt/rttvar, Linux's 200 ms floor,
-  doubling per expiry up to `rto_max`) resends every unSACKed outstanding segment; after
+  doubling per expiry up to `rto_max`, back to the samples' RTO once new data is acknowledged)
+  resends every unSACKed outstanding segment; after
   `max_retx` expiries in a row without progress the connection fails (`TransportTimeout`).
 - No handshake and no FIN: connections exist from time 0 (one RTT less than TCP).
 
@@ -262,6 +263,8 @@ class ReliableSender:
                 self._grow(ack.cumulative - self._acked, ack.cumulative)
             self._acked = ack.cumulative
         if progressed:
+            if self._expiries:
+                self._rto = self._unbacked_rto()
             self._expiries = 0
             self.deadline = now + self._rto if outstanding else None
         out: list[Segment] = []
@@ -490,6 +493,18 @@ class ReliableSender:
         self.counters.payload_bytes_sent += len(seg.data)
         self.counters.retransmissions += 1
         return Segment(seg.seq, seg.data, seg.psh, retransmission=True)
+
+    def _unbacked_rto(self) -> float:
+        """The RTO without the timeouts' doubling: what new data acknowledged after a timeout
+        restores. Karn's rule gives no sample from a retransmitted segment, so without this the
+        doubled RTO stayed until a segment sent once was acknowledged, and a flow whose every
+        episode ended on a retransmission (a Reno window of two segments losing its second)
+        waited rto_max per loss until the ring's stall timer failed it. Linux resets its backoff
+        on every valid RTT sample, and with timestamps (on by default) the ACK of new data after
+        a retransmission is one."""
+        if self._srtt is None:
+            return self.config.rto_initial
+        return min(max(self._srtt + 4 * self._rttvar, self.config.rto_min), self.config.rto_max)
 
     def _sample_rtt(self, rtt: float) -> None:
         if self._srtt is None:

@@ -137,6 +137,32 @@ def test_a_silent_peer_ends_the_connection_after_the_retries() -> None:
     assert times == pytest.approx([0.2, 0.6, 1.4, 2.4])
 
 
+@pytest.mark.parametrize("congestion", ["none", "reno"])
+def test_new_data_acknowledged_after_timeouts_ends_the_backoff(congestion) -> None:
+    """A retransmitted segment gives no RTT sample (Karn), so the doubled RTO used to stay
+    until a segment sent once was acknowledged: a Reno flow whose losses each ended on a
+    timeout waited rto_max per loss (a ring stalled past its stall timer at 3 % loss)."""
+    config = TransportConfig(mss=100, rto_initial=0.2, rto_min=0.2, rto_max=2.0,
+                             window_bytes=200, congestion=congestion)
+    sender = ReliableSender(config)
+    sender.write(bytes(400), now=0.0)
+    sender.on_ack(Ack(100), now=0.010)                  # a sample: srtt 10 ms, RTO at rto_min
+    assert sender.deadline == pytest.approx(0.210)
+    for expiry in range(3):                             # 200 ms, then 400, then 800
+        sender.on_timeout(sender.deadline)
+    assert sender.deadline == pytest.approx(0.210 + 0.4 + 0.8 + 1.6)
+    now = sender.deadline - 1.0
+    sender.on_ack(Ack(200), now=now)                    # the resent segment, acknowledged
+    assert sender.deadline == pytest.approx(now + 0.2)  # the RTO of the samples, not 1.6 s
+    for _ in range(2):
+        sender.on_timeout(sender.deadline)
+    fresh = ReliableSender(config)                      # no sample yet: back to rto_initial
+    fresh.write(bytes(400), now=0.0)
+    fresh.on_timeout(fresh.deadline)
+    fresh.on_ack(Ack(100), now=0.5)
+    assert fresh.deadline == pytest.approx(0.5 + 0.2)
+
+
 def test_bad_configuration_is_refused() -> None:
     with pytest.raises(ValueError, match="window_bytes >= mss"):
         TransportConfig(mss=1500, window_bytes=1000)

@@ -37,6 +37,7 @@ typedef struct {
     int reno;
 } RingPath;
 
+static PyObject *str_unbacked_rto;
 static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_outcome,
     *str_rto_timer, *str_stall_timer, *str_right_ip, *str_left_ip, *str_data_port_attr,
     *str_ack_port_attr, *str_addressing, *str_gateway_mac, *str_mac, *str_ip, *str_outstanding,
@@ -536,6 +537,17 @@ static int sender_ack(RingPath *self, long long cumulative, int has_sack, long l
     if (get_ll(self->sender, str_acked, &acked) < 0) return -1;
     if (cumulative > acked && set_ll(self->sender, str_acked, cumulative) < 0) return -1;
     if (progressed) {
+        long long expiries;
+        if (get_ll(self->sender, str_expiries, &expiries) < 0) return -1;
+        if (expiries) {     /* after a timeout (rare): the Python's own _unbacked_rto */
+            PyObject *value = PyObject_CallMethodNoArgs(self->sender, str_unbacked_rto);
+            if (value == NULL) return -1;
+            rto = PyFloat_AsDouble(value);
+            int failed = (rto == -1.0 && PyErr_Occurred())
+                || PyObject_SetAttr(self->sender, str_rto, value) < 0;
+            Py_DECREF(value);
+            if (failed) return -1;
+        }
         Py_ssize_t count = PyObject_Size(self->outstanding);
         if (count < 0 || set_ll(self->sender, str_expiries, 0) < 0) return -1;
         if (count) {
@@ -1012,7 +1024,7 @@ static int ring_path_module_init(void) {
         {&str_waiting, "waiting"}, {&str_sacked, "sacked"}, {&str_pending, "pending"},
         {&str_sacked_bytes, "_sacked_bytes"}, {&str_pending_bytes, "_pending_bytes"},
         {&str_retransmitted, "retransmitted"}, {&str_sent_at, "sent_at"},
-        {&str_srtt, "_srtt"}, {&str_rttvar, "_rttvar"}, {&str_rto, "_rto"},
+        {&str_srtt, "_srtt"}, {&str_unbacked_rto, "_unbacked_rto"}, {&str_rttvar, "_rttvar"}, {&str_rto, "_rto"},
         {&str_acked, "_acked"}, {&str_expiries, "_expiries"}, {&str_next_seq, "_next_seq"},
         {&str_nic_bytes, "nic_bytes"}, {&str_segments_sent, "segments_sent"},
         {&str_payload_bytes_sent, "payload_bytes_sent"}, {&str_loop_attr, "loop"},
