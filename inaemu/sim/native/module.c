@@ -32,7 +32,8 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
     str_idle = PyUnicode_InternFromString("idle");
     str_limit = PyUnicode_InternFromString("time limit");
     if (PyType_Ready(&LoopType) < 0 || link_module_init() < 0 || ports_module_init() < 0
-            || frames_module_init() < 0 || host_module_init() < 0)
+            || frames_module_init() < 0 || host_module_init() < 0
+            || ina_module_init() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
@@ -40,7 +41,8 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
             || add_type(m, "SwitchPorts", &PortsType) < 0
             || add_type(m, "Ingress", &IngressType) < 0
             || add_type(m, "HostPort", &HostPortType) < 0
-            || add_type(m, "HostCounts", &HostCountsType) < 0) {
+            || add_type(m, "HostCounts", &HostCountsType) < 0
+            || add_type(m, "InaFastPath", &InaFastType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
