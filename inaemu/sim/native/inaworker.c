@@ -2,20 +2,21 @@
  * worker's reply to it (inaemu/sim/ina_worker.py's `_apply`), for the native core.
  *
  * An `InaFastPath(worker)` is the host's listener of UDP 48879 in place of the worker's
- * `_on_datagram` (a C callable: hostport.c calls it without a Python frame). For a datagram
- * that is the common case of `InaSession.receive_many`'s inline path (a well-formed RESULT of
- * this job, worker, count and lane format; the call's job-scaled data phase, no timeline, no
- * hashed sharing; its chunk sent once, in flight, not queried, the earliest in flight, not the
- * call's last; stored as is; not the call's first result) it does what the Python session and
- * worker do, in the same order, on the Python objects' own fields: the counters, the flight
- * table, the silence rules' progress marks, the RTT sample and the window's growth (their
- * Python methods: hosts/congestion.py stays their one definition), the answered marks, the
- * codec's `store`, `_fill_window` (payloads from the encoder's table rows, Flight objects, the
- * recovery's timer heap, congestion serials and loss-burst counts), `next_deadline`, the
- * frames (frames.c) to the uplink and the worker's timer. Nothing is held in C between
- * packets, so every other datagram goes to the worker's Python `_on_datagram` unchanged and
- * the general path sees exactly the state it would have. tests/sim/test_native_ina.py checks
- * it against the Python core event for event.
+ * `_on_datagram` (a C callable: hostport.c calls it without a Python frame). For the common
+ * RESULT (well-formed, of this job, worker, count and lane format; in the call's job-scaled
+ * data phase, with no timeline and no hashed sharing; its chunk sent once, in flight, not
+ * queried, not the call's last; no overflow flag; not the call's first result) it does
+ * what `InaSession._receive`/`_on_result` and the worker's `_apply` do, in the same order, on
+ * the Python objects' own fields: the counters, the flight table, the silence rules' progress
+ * marks, the RTT sample and the window's growth (their Python methods: hosts/congestion.py
+ * stays their one definition), the answered marks, the codec's `store`, the loss detection
+ * when an earlier chunk is still in flight (the recovery's Python `detect_losses`),
+ * `_fill_window` (payloads from the encoder's table rows, Flight objects, the recovery's timer
+ * heap, congestion serials and loss-burst counts), `next_deadline`, the frames (frames.c) to
+ * the uplink and the worker's timer. Nothing is held in C between packets: every other
+ * datagram goes to the worker's Python `_on_datagram` unchanged, and sees exactly the state
+ * it would have. tests/sim/test_native_ina.py checks it against the Python core event for
+ * event.
  */
 
 #define INA_RESULT 1
@@ -44,7 +45,7 @@ enum {
     N_store, N__next_chunk, N_tail, N_probe_tail, N_table_rows, N_contribution, N_timers,
     N_events, N_loss_bursts, N_first_timer, N_next_position, N_serial, N__sent,
     N_window_ends, N_packets_sent, N_bytes_sent, N__tail_serial, N_suspect, N__ident,
-    N_deadline, N__event, N_action, N_time, N_set, N_uplink, N_alive,
+    N_deadline, N__event, N_action, N_time, N_set, N_uplink, N_alive, N_detect_losses,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -60,7 +61,7 @@ static const char *ina_name_text[N_COUNT] = {
     "store", "_next_chunk", "tail", "probe_tail", "table_rows", "contribution", "timers",
     "events", "loss_bursts", "first_timer", "next_position", "serial", "_sent",
     "window_ends", "packets_sent", "bytes_sent", "_tail_serial", "suspect", "_ident",
-    "deadline", "_event", "action", "time", "set", "uplink", "alive",
+    "deadline", "_event", "action", "time", "set", "uplink", "alive", "detect_losses",
 };
 static PyObject *ina_names[N_COUNT];
 #define NAME(id) ina_names[N_##id]
@@ -256,6 +257,8 @@ typedef struct {
     unsigned long chunk;
     unsigned slot;
     long long answered_count;
+    int detect;         /* an earlier chunk is in flight: LossRecovery.detect_losses first */
+    int retx;           /* the switch marked it retx: it waited for a recovery, no RTT sample */
 } Plain;
 
 /* 1: the common case (p filled, its references to release with plain_release); 0: not; -1 */
@@ -272,7 +275,7 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
             || flags & ~(INA_FLAG_VER | INA_FLAG_RETX | INA_FLAG_OVERFLOW | INA_FLAG_NEXT
                          | INA_FLAG_FORMAT)
             || (long)(flags & INA_FLAG_FORMAT) != self->format_bits
-            || flags & (INA_FLAG_RETX | INA_FLAG_OVERFLOW))
+            || flags & INA_FLAG_OVERFLOW)
         return 0;
     if (!self->job_scaling || self->granted) return 0;
     int r = 0;
@@ -316,15 +319,16 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
             || get_ll(self->silence, NAME(last_progress_chunk), &last_chunk) < 0)
         goto error;
     if ((long long)p->chunk >= chunks || count + 1 >= all_chunks || last_chunk < 0) goto done;
-    if (self->fast_retransmit) {       /* the earliest in flight (none earlier may be lost) */
+    if (self->fast_retransmit) {       /* an earlier chunk in flight: look for losses */
         Py_ssize_t pos = 0;
         PyObject *first, *value;
         if (!PyDict_Next(p->in_flight, &pos, &first, &value)) goto done;
         int same = PyObject_RichCompareBool(first, p->key, Py_EQ);
         if (same < 0) goto error;
-        if (!same) goto done;
+        p->detect = !same;
     }
     p->payload = payload;
+    p->retx = flags & INA_FLAG_RETX;
     p->answered_count = count;
     r = 1;
     goto done;
@@ -689,7 +693,7 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     long long top = PyLong_AsLongLong(PyList_GET_ITEM(highest, path));
     if (top == -1 && PyErr_Occurred()) goto done;
     if ((long long)p->chunk > top) {
-        if (self->adaptive
+        if (self->adaptive && !p->retx
                 && call_method_double(path ? self->host_estimator : self->estimator,
                                       NAME(sample), now - sent_at) < 0)
             goto done;
@@ -712,7 +716,22 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     if (set_ll(session, NAME(_answered_count), p->answered_count + 1) < 0) goto done;
     PyObject *store_args[2] = {p->key, p->payload};
     if (call_method(p->codec, NAME(store), store_args, 2) < 0) goto done;
-    if ((out = PyList_New(0)) == NULL || fill_window(self, now, out) < 0) goto done;
+    if (p->detect) {    /* _on_result: detect_losses(c, flight, now) + _fill_window(now) */
+        PyObject *now_obj = PyFloat_FromDouble(now);
+        if (now_obj == NULL) goto done;
+        out = PyObject_VectorcallMethod(
+            NAME(detect_losses), (PyObject *[]){self->recovery, p->key, p->flight, now_obj},
+            4, NULL);
+        Py_DECREF(now_obj);
+        if (out == NULL) goto done;
+        if (!PyList_CheckExact(out)) {
+            PyErr_SetString(PyExc_TypeError, "detect_losses must return a list");
+            goto done;
+        }
+    } else if ((out = PyList_New(0)) == NULL) {
+        goto done;
+    }
+    if (fill_window(self, now, out) < 0) goto done;
     /* receive's Step: the deadline now; then the worker's _apply */
     if ((deadline = next_deadline(self)) == NULL) goto done;
     if (send_payloads(self, out) < 0) goto done;
