@@ -203,7 +203,7 @@ def _make_worker(fast: bool, session_kwargs: dict, vector):
 @pytest.mark.parametrize("seed", range(6))
 def test_one_worker_fed_the_same_datagrams(seed):
     """Results in order, duplicated, lost (then the timers), reordered, damaged, of another
-    job or a wrong count: the C listener and the Python one send the same frames and leave
+    job or a wrong count, marked retx or overflowed: the C listener and the Python one send the same frames and leave
     the same session state after every datagram."""
     rng = random.Random(seed)
     n = 1 + seed % 3
@@ -240,6 +240,10 @@ def test_one_worker_fed_the_same_datagrams(seed):
                 held.append(result[:12] + (n + 1).to_bytes(2, "big") + result[14:])
             elif draw < 0.10:
                 held.append(result[:-1])
+            elif draw < 0.16:      # the switch marks it retx (its cell took a resent piece)
+                held[-1] = result[:1] + bytes((result[1] | 0x02,)) + result[2:]
+            elif draw < 0.17:      # a packed sum overflowed: the chunk is redone
+                held[-1] = result[:1] + bytes((result[1] | 0x10,)) + result[2:]
         if not held:
             now += 0.01                               # silence: the timers fire
             for loop, _node, _worker in pairs:
