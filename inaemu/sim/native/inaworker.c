@@ -46,6 +46,7 @@ enum {
     N_events, N_loss_bursts, N_first_timer, N_next_position, N_serial, N__sent,
     N_window_ends, N_packets_sent, N_bytes_sent, N__tail_serial, N_suspect, N__ident,
     N_deadline, N__event, N_action, N_time, N_set, N_uplink, N_alive, N_detect_losses,
+    N__sink, N__sum_rows, N__block_sums, N__wire_sums, N__pending, N__dequantize_rows,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -62,6 +63,7 @@ static const char *ina_name_text[N_COUNT] = {
     "events", "loss_bursts", "first_timer", "next_position", "serial", "_sent",
     "window_ends", "packets_sent", "bytes_sent", "_tail_serial", "suspect", "_ident",
     "deadline", "_event", "action", "time", "set", "uplink", "alive", "detect_losses",
+    "_sink", "_sum_rows", "_block_sums", "_wire_sums", "_pending", "_dequantize_rows",
 };
 static PyObject *ina_names[N_COUNT];
 #define NAME(id) ina_names[N_##id]
@@ -542,6 +544,91 @@ done:
     return r;
 }
 
+/* ---- FloatCodec.store ------------------------------------------------------------------------ */
+
+/* `codec.store(chunk, payload)` (hosts/ina_codec.py, whose result side this mirrors: a change
+ * there is a change here): the RESULT's lanes, as they are, into the chunk's row of the
+ * call's wire sums (streamed: of its block's), and a block whose last RESULT this is
+ * dequantized by the codec's Python `_dequantize_rows` */
+static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyObject *payload) {
+    Py_ssize_t size = PyBytes_GET_SIZE(payload) - INA_HEADER_BYTES;
+    const char *lanes_in = PyBytes_AS_STRING(payload) + INA_HEADER_BYTES;
+    PyObject *sink = PyObject_GetAttr(codec, NAME(_sink)), *pending = NULL, *target = NULL;
+    if (sink == NULL) return -1;
+    int r = -1;
+    long long rows = 0;
+    if (sink != Py_None) {
+        long long chunks;
+        if (get_ll(codec, NAME(_sum_rows), &rows) < 0 || get_ll(codec, NAME(chunks), &chunks) < 0)
+            goto done;
+        PyObject *sums = PyObject_GetAttr(codec, NAME(_block_sums));
+        if (sums == NULL) goto done;
+        PyObject *block = PyLong_FromLongLong((long long)chunk / rows);
+        if (block == NULL || !PyDict_Check(sums)) {
+            if (block != NULL) PyErr_SetString(PyExc_TypeError, "_block_sums must be a dict");
+            Py_XDECREF(block); Py_DECREF(sums); goto done;
+        }
+        target = PyDict_GetItemWithError(sums, block);
+        if (target != NULL) {
+            Py_INCREF(target);
+        } else if (!PyErr_Occurred()) {
+            long long first = (long long)chunk / rows * rows, count = chunks - first;
+            target = PyByteArray_FromStringAndSize(NULL, (count < rows ? count : rows) * size);
+            if (target != NULL) {
+                memset(PyByteArray_AS_STRING(target), 0, PyByteArray_GET_SIZE(target));
+                if (PyDict_SetItem(sums, block, target) < 0) Py_CLEAR(target);
+            }
+        }
+        Py_DECREF(block);
+        Py_DECREF(sums);
+        if (target == NULL) goto done;
+        Py_ssize_t at = (Py_ssize_t)((long long)chunk % rows) * size;
+        if (!PyByteArray_Check(target) || at + size > PyByteArray_GET_SIZE(target)) {
+            PyErr_SetString(PyExc_ValueError, "a block's lanes do not hold the chunk");
+            goto done;
+        }
+        memcpy(PyByteArray_AS_STRING(target) + at, lanes_in, size);
+    } else {
+        if ((target = PyObject_GetAttr(codec, NAME(_wire_sums))) == NULL) goto done;
+        Py_buffer view;
+        if (PyObject_GetBuffer(target, &view, PyBUF_WRITABLE) < 0) goto done;
+        Py_ssize_t at = (Py_ssize_t)chunk * size;
+        if (at + size > view.len) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_ValueError, "the wire sums do not hold the chunk");
+            goto done;
+        }
+        memcpy((char *)view.buf + at, lanes_in, size);
+        PyBuffer_Release(&view);
+    }
+    if ((pending = PyObject_GetAttr(codec, NAME(_pending))) == NULL) goto done;
+    if (pending != Py_None) {
+        if (sink == Py_None && get_ll(codec, NAME(_sum_rows), &rows) < 0) goto done;
+        Py_ssize_t block = (Py_ssize_t)((long long)chunk / rows);
+        if (!PyList_Check(pending) || block >= PyList_GET_SIZE(pending)) {
+            PyErr_SetString(PyExc_TypeError, "_pending must be a list over the blocks");
+            goto done;
+        }
+        long long left = PyLong_AsLongLong(PyList_GET_ITEM(pending, block)) - 1;
+        if (left == -2 && PyErr_Occurred()) goto done;
+        PyObject *left_obj = PyLong_FromLongLong(left);
+        if (left_obj == NULL || PyList_SetItem(pending, block, left_obj) < 0) goto done;
+        if (!left) {
+            PyObject *block_obj = PyLong_FromSsize_t(block);
+            if (block_obj == NULL) goto done;
+            int called = call_method(codec, NAME(_dequantize_rows), &block_obj, 1);
+            Py_DECREF(block_obj);
+            if (called < 0) goto done;
+        }
+    }
+    r = 0;
+done:
+    Py_DECREF(sink);
+    Py_XDECREF(pending);
+    Py_XDECREF(target);
+    return r;
+}
+
 /* ---- LossRecovery.next_deadline ------------------------------------------------------------ */
 
 /* the deadline (a new reference: a float, or None) */
@@ -714,8 +801,7 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     PyByteArray_AS_STRING(v)[p->chunk] = 1;
     Py_CLEAR(v);
     if (set_ll(session, NAME(_answered_count), p->answered_count + 1) < 0) goto done;
-    PyObject *store_args[2] = {p->key, p->payload};
-    if (call_method(p->codec, NAME(store), store_args, 2) < 0) goto done;
+    if (codec_store(p->codec, p->key, p->chunk, p->payload) < 0) goto done;
     if (p->detect) {    /* _on_result: detect_losses(c, flight, now) + _fill_window(now) */
         PyObject *now_obj = PyFloat_FromDouble(now);
         if (now_obj == NULL) goto done;
