@@ -203,7 +203,7 @@ def _make_worker(fast: bool, session_kwargs: dict, vector):
 @pytest.mark.parametrize("seed", range(6))
 def test_one_worker_fed_the_same_datagrams(seed):
     """Results in order, duplicated, lost (then the timers), reordered, damaged, of another
-    job or a wrong count, marked retx or overflowed: the C listener and the Python one send the same frames and leave
+    job or a wrong count, marked retx or overflowed; QUERYs answered or NACKed: the C listener and the Python one send the same frames and leave
     the same session state after every datagram."""
     rng = random.Random(seed)
     n = 1 + seed % 3
@@ -217,6 +217,7 @@ def test_one_worker_fed_the_same_datagrams(seed):
     fast_listener = pairs[0][1].handlers[(PROTO_UDP, INA_UDP_PORT)]
     assert fast_listener != pairs[0][2]._on_datagram
     held: list[bytes] = []
+    contributions: dict[bytes, bytes] = {}      # chunk -> its latest CONTRIB
     now = 0.0
     for _step in range(20_000):
         sent = [parse(f).payload for f in pairs[0][1].uplink.frames]
@@ -228,8 +229,16 @@ def test_one_worker_fed_the_same_datagrams(seed):
             break
         for payload in sent:
             draw = rng.random()
-            if payload[0] == 4 or draw < 0.03:       # a QUERY (or a contribution) lost
+            if payload[0] == 0:
+                contributions[payload[8:12]] = payload
+            if draw < 0.03:                           # lost
                 continue
+            if payload[0] == 4:                       # a QUERY: answered, or NACKed
+                if draw < 0.5:
+                    held.append(bytes((5,)) + payload[1:16])
+                    continue
+                payload = contributions[payload[8:12]]
+                payload = payload[:1] + bytes((payload[1] | 0x02,)) + payload[2:]
             result = _result_of(payload, n)
             held.append(result)
             if draw < 0.06:

@@ -4,11 +4,12 @@
  * An `InaFastPath(worker)` is the host's listener of UDP 48879 in place of the worker's
  * `_on_datagram` (a C callable: hostport.c calls it without a Python frame). For the common
  * RESULT (well-formed, of this job, worker, count and lane format; in the call's job-scaled
- * data phase, with no timeline and no hashed sharing; its chunk sent once, in flight, not
- * queried, not the call's last; no overflow flag; not the call's first result) it does
+ * data phase, with no timeline and no hashed sharing; its chunk in flight, not the call's
+ * last; no overflow flag; not the call's first result) it does
  * what `InaSession._receive`/`_on_result` and the worker's `_apply` do, in the same order, on
- * the Python objects' own fields: the counters, the flight table, the silence rules' progress
- * marks, the RTT sample and the window's growth (their Python methods: hosts/congestion.py
+ * the Python objects' own fields: the counters, the flight table (a queried chunk through
+ * the recovery's `set_queried`), the silence rules' progress marks, the RTT sample (after a
+ * resend, if the recovery's `spurious_timeout` says so) and the window's growth (their Python methods: hosts/congestion.py
  * stays their one definition), the answered marks, the codec's `store`, the loss detection
  * when an earlier chunk is still in flight (the recovery's Python `detect_losses`),
  * `_fill_window` (payloads from the encoder's table rows, Flight objects, the recovery's timer
@@ -47,6 +48,7 @@ enum {
     N_window_ends, N_packets_sent, N_bytes_sent, N__tail_serial, N_suspect, N__ident,
     N_deadline, N__event, N_action, N_time, N_set, N_uplink, N_alive, N_detect_losses,
     N__sink, N__sum_rows, N__block_sums, N__wire_sums, N__pending, N__dequantize_rows,
+    N_set_queried, N_spurious_timeout, N_spurious_timeouts,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -64,6 +66,7 @@ static const char *ina_name_text[N_COUNT] = {
     "window_ends", "packets_sent", "bytes_sent", "_tail_serial", "suspect", "_ident",
     "deadline", "_event", "action", "time", "set", "uplink", "alive", "detect_losses",
     "_sink", "_sum_rows", "_block_sums", "_wire_sums", "_pending", "_dequantize_rows",
+    "set_queried", "spurious_timeout", "spurious_timeouts",
 };
 static PyObject *ina_names[N_COUNT];
 #define NAME(id) ina_names[N_##id]
@@ -261,6 +264,8 @@ typedef struct {
     long long answered_count;
     int detect;         /* an earlier chunk is in flight: LossRecovery.detect_losses first */
     int retx;           /* the switch marked it retx: it waited for a recovery, no RTT sample */
+    int queried;        /* the chunk's latest send was a QUERY */
+    long long tries;    /* the chunk's transmissions */
 } Plain;
 
 /* 1: the common case (p filled, its references to release with plain_release); 0: not; -1 */
@@ -310,11 +315,11 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     if (get_ll(flight, NAME(tries), &tries) < 0 || get_ll(flight, NAME(slot), &slot) < 0
             || get_ll(flight, NAME(ver), &ver) < 0)
         goto error;
-    if (tries != 1 || slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER))
-        goto done;
+    if (slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER)) goto done;
     if ((v = PyObject_GetAttr(flight, NAME(queried))) == NULL) goto error;
-    if (v != Py_False) goto done;
+    if ((p->queried = PyObject_IsTrue(v)) < 0) goto error;
     Py_CLEAR(v);
+    p->tries = tries;
     if (get_ll(p->codec, NAME(chunks), &chunks) < 0
             || get_ll(self->session, NAME(_answered_count), &count) < 0
             || get_ll(self->session, NAME(_chunks), &all_chunks) < 0
@@ -759,6 +764,10 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
             || get_double(p->flight, NAME(sent_at), &sent_at) < 0)
         return -1;
     if (PyDict_DelItem(p->in_flight, p->key) < 0) return -1;
+    if (p->queried) {      /* the recovery's set_queried(flight, False) */
+        PyObject *args[2] = {p->flight, Py_False};
+        if (call_method(self->recovery, NAME(set_queried), args, 2) < 0) return -1;
+    }
     long long results;     /* SilenceRules.progress (not the call's first result) */
     if (get_ll(self->silence, NAME(data_results), &results) < 0
             || set_ll(self->silence, NAME(data_results), results + 1) < 0
@@ -780,9 +789,23 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     long long top = PyLong_AsLongLong(PyList_GET_ITEM(highest, path));
     if (top == -1 && PyErr_Occurred()) goto done;
     if ((long long)p->chunk > top) {
-        if (self->adaptive && !p->retx
-                && call_method_double(path ? self->host_estimator : self->estimator,
-                                      NAME(sample), now - sent_at) < 0)
+        /* Karn: a resent chunk's result is a sample only when its timer was spurious */
+        int sample = self->adaptive && !p->retx && p->tries == 1;
+        if (self->adaptive && !p->retx && p->tries != 1) {
+            PyObject *now_obj = PyFloat_FromDouble(now);
+            if (now_obj == NULL) goto done;
+            PyObject *spurious = PyObject_VectorcallMethod(
+                NAME(spurious_timeout), (PyObject *[]){self->recovery, p->flight, now_obj}, 3,
+                NULL);
+            Py_DECREF(now_obj);
+            if (spurious == NULL) goto done;
+            sample = PyObject_IsTrue(spurious);
+            Py_DECREF(spurious);
+            if (sample < 0) goto done;
+            if (sample && add_ll(self->counters, NAME(spurious_timeouts), 1) < 0) goto done;
+        }
+        if (sample && call_method_double(path ? self->host_estimator : self->estimator,
+                                         NAME(sample), now - sent_at) < 0)
             goto done;
         if (PyList_SetItem(highest, path, Py_NewRef(p->key)) < 0) goto done;
     }
