@@ -5,19 +5,19 @@
  * `_on_datagram` (a C callable: hostport.c calls it without a Python frame). For the common
  * RESULT (well-formed, of this job, worker, count and lane format; in the call's job-scaled
  * data phase, with no timeline and no hashed sharing; its chunk in flight, not the call's
- * last; no overflow flag; not the call's first result) it does
- * what `InaSession._receive`/`_on_result` and the worker's `_apply` do, in the same order, on
- * the Python objects' own fields: the counters, the flight table (a queried chunk through
- * the recovery's `set_queried`), the silence rules' progress marks, the RTT sample (after a
- * resend, if the recovery's `spurious_timeout` says so) and the window's growth (their Python methods: hosts/congestion.py
- * stays their one definition), the answered marks, the codec's `store`, the loss detection
- * when an earlier chunk is still in flight (the recovery's Python `detect_losses`),
- * `_fill_window` (payloads from the encoder's table rows, Flight objects, the recovery's timer
- * heap, congestion serials and loss-burst counts), `next_deadline`, the frames (frames.c) to
- * the uplink and the worker's timer. Nothing is held in C between packets: every other
- * datagram goes to the worker's Python `_on_datagram` unchanged, and sees exactly the state
- * it would have. tests/sim/test_native_ina.py checks it against the Python core event for
- * event.
+ * last; no overflow flag; not the call's first result) it does what `InaSession._receive` /
+ * `_on_result` and the worker's `_apply` do, in the same order, on the Python objects' own
+ * fields: the counters, the flight table (a queried chunk through the recovery's
+ * `set_queried`), the silence rules' progress marks, the RTT sample (after a resend only if
+ * the recovery's `spurious_timeout` says so) and the window's growth (the estimators' and
+ * the window's Python methods: hosts/congestion.py stays their one definition), the answered
+ * marks, the codec's `store` (`codec_store`, its mirror), the loss detection when an earlier
+ * chunk is still in flight (the recovery's Python `detect_losses`), `_fill_window` (payloads
+ * from the encoder's table rows, Flight objects, the recovery's timer heap, congestion
+ * serials and loss-burst counts), `next_deadline`, the frames (frames.c) to the uplink and the
+ * worker's timer. Nothing is held in C between packets: every other datagram goes to the
+ * worker's Python `_on_datagram` unchanged, and sees exactly the state it would have.
+ * tests/sim/test_native_ina.py checks it against the Python core event for event.
  */
 
 #define INA_RESULT 1
