@@ -159,6 +159,18 @@ def test_options_the_c_path_covers_or_leaves_to_python(spied, case, loss):
     _assert_same(python, native, spied, fast)
 
 
+@pytest.mark.parametrize("keep", [True, False], ids=["kept", "streamed"])
+@pytest.mark.parametrize("loss", [0.0, 1.0])
+def test_several_blocks_of_the_sum(spied, loss, keep):
+    """A vector of three blocks of the codec's sum (BLOCK_VALUES each): the RESULTs that
+    complete the first two come through the C path, which stores them and has the codec
+    dequantize the block (into the result, or to the streamed check)."""
+    python, native = _both(spied, lambda: star(3), lambda t: [SimJob(1, _hosts(t))],
+                           algo="ina", size_bytes=4 * (2 * 65536 + 3001), seed=2, loss=loss,
+                           bw=1000, elems_k=32, keep_results=keep)
+    _assert_same(python, native, spied)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_killed_worker(spied, seed):
     python, native = _both(spied, lambda: star(4), lambda t: [SimJob(1, _hosts(t))],
