@@ -330,9 +330,15 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
         Py_ssize_t pos = 0;
         PyObject *first, *value;
         if (!PyDict_Next(p->in_flight, &pos, &first, &value)) goto done;
-        int same = PyObject_RichCompareBool(first, p->key, Py_EQ);
-        if (same < 0) goto error;
-        p->detect = !same;
+        /* (the first key once this chunk has left: in_flight is in first-send order) */
+        if (first == p->key || PyObject_RichCompareBool(first, p->key, Py_EQ) == 1) {
+            if (!PyDict_Next(p->in_flight, &pos, &first, &value)) first = NULL;
+        }
+        if (PyErr_Occurred()) goto error;
+        if (first != NULL) {
+            p->detect = PyObject_RichCompareBool(first, p->key, Py_LT);
+            if (p->detect < 0) goto error;
+        }
     }
     p->payload = payload;
     p->retx = flags & INA_FLAG_RETX;
