@@ -11,151 +11,20 @@
  * `set_queried`), the silence rules' progress marks, the RTT sample (after a resend only if
  * the recovery's `spurious_timeout` says so) and the window's growth (the estimators' and
  * the window's Python methods: hosts/congestion.py stays their one definition), the answered
- * marks, the codec's `store` (`codec_store`, its mirror), the loss detection when an earlier
- * chunk is still in flight (the recovery's Python `detect_losses`), `_fill_window` (payloads
- * from the encoder's table rows, Flight objects, the recovery's timer heap, congestion
- * serials and loss-burst counts), `next_deadline`, the frames (frames.c) to the uplink and the
- * worker's timer. Nothing is held in C between packets: every other datagram goes to the
+ * marks, the codec's `store`, the loss detection when an earlier chunk is still in flight
+ * (the recovery's Python `detect_losses`), `_fill_window` and `next_deadline` (those three in
+ * inasession.c), the frames (frames.c) to the uplink and the worker's timer. Nothing is held in C between packets: every other datagram goes to the
  * worker's Python `_on_datagram` unchanged, and sees exactly the state it would have.
  * tests/sim/test_native_ina.py checks it against the Python core event for event.
  */
 
-#define INA_RESULT 1
-#define INA_FLAG_VER 0x01
-#define INA_FLAG_RETX 0x02
-#define INA_FLAG_FORMAT 0x0C
-#define INA_FLAG_OVERFLOW 0x10
-#define INA_FLAG_NEXT 0x20
-#define INA_HEADER_BYTES 16
-#define INA_UDP_PORT 48879
-#define INA_RTO_TIMER 0
-#define INA_TAIL_TIMER 2
-#define INA_QUERIED_ALLOWANCE_DIVISOR 4
-
-/* the Python names the path reads and writes (interned once) */
-enum {
-    N_outcome, N_finished_at, N__on_datagram, N_session, N_node, N_loop, N__timer,
-    N_aggregator_ip, N_addressing, N_gateway_mac, N_mac, N_ip, N_counters, N__recovery,
-    N__silence, N_in_flight_window, N_rto_estimator, N_host_rto_estimator, N__paths, N_host,
-    N__granted, N_job, N_worker, N_n, N__result_bytes, N__format_bits, N_scaling,
-    N_fast_retransmit, N_adaptive, N_pool_size, N_window, N_rto, N_rto_max, N_state,
-    N__in_flight, N__codec, N__encoder, N_timeline, N_chunks, N__answered_count, N__chunks,
-    N_tries, N_slot, N_ver, N_queried, N_last_progress_chunk, N_packets_received,
-    N_bytes_received, N_data_results, N_last_progress, N_last_progress_sent, N_last_sent,
-    N_sent_at, N__highest_answered, N_sample, N_size, N_maximum, N_on_result, N__answered,
-    N_store, N__next_chunk, N_tail, N_probe_tail, N_table_rows, N_contribution, N_timers,
-    N_events, N_loss_bursts, N_first_timer, N_next_position, N_serial, N__sent,
-    N_window_ends, N_packets_sent, N_bytes_sent, N__tail_serial, N_suspect, N__ident,
-    N_deadline, N__event, N_action, N_time, N_set, N_uplink, N_alive, N_detect_losses,
-    N__sink, N__sum_rows, N__block_sums, N__wire_sums, N__pending, N__dequantize_rows,
-    N_set_queried, N_spurious_timeout, N_spurious_timeouts,
-    N_COUNT
-};
-static const char *ina_name_text[N_COUNT] = {
-    "outcome", "finished_at", "_on_datagram", "session", "node", "loop", "_timer",
-    "aggregator_ip", "addressing", "gateway_mac", "mac", "ip", "counters", "_recovery",
-    "_silence", "in_flight_window", "rto_estimator", "host_rto_estimator", "_paths", "host",
-    "_granted", "job", "worker", "n", "_result_bytes", "_format_bits", "scaling",
-    "fast_retransmit", "adaptive", "pool_size", "window", "rto", "rto_max", "state",
-    "_in_flight", "_codec", "_encoder", "timeline", "chunks", "_answered_count", "_chunks",
-    "tries", "slot", "ver", "queried", "last_progress_chunk", "packets_received",
-    "bytes_received", "data_results", "last_progress", "last_progress_sent", "last_sent",
-    "sent_at", "_highest_answered", "sample", "size", "maximum", "on_result", "_answered",
-    "store", "_next_chunk", "tail", "probe_tail", "table_rows", "contribution", "timers",
-    "events", "loss_bursts", "first_timer", "next_position", "serial", "_sent",
-    "window_ends", "packets_sent", "bytes_sent", "_tail_serial", "suspect", "_ident",
-    "deadline", "_event", "action", "time", "set", "uplink", "alive", "detect_losses",
-    "_sink", "_sum_rows", "_block_sums", "_wire_sums", "_pending", "_dequantize_rows",
-    "set_queried", "spurious_timeout", "spurious_timeouts",
-};
-static PyObject *ina_names[N_COUNT];
-#define NAME(id) ina_names[N_##id]
-
-/* hosts.ina_state's Flight: its slots, written directly (a Flight made per chunk sent) */
-static const char *flight_slot_text[] = {
-    "payload", "slot", "ver", "tries", "deadline", "sent_at", "serial", "last_sent",
-    "expiries", "suspect", "wait", "queried", "tail_probes",
-};
-#define FLIGHT_SLOTS 13
-static PyTypeObject *flight_type;
-static Py_ssize_t flight_offset[FLIGHT_SLOTS];
-static PyObject *state_data;            /* hosts.ina_state.State.DATA */
-static PyObject *heap_push, *heap_pop;  /* heapq's (C functions) */
-static PyObject *py_udp_port, *py_zero, *py_one, *py_rto_timer;
-
 typedef struct {
     PyObject_HEAD
-    PyObject *worker, *general, *session, *node, *loop, *timer, *aggregator_ip;
+    PyObject *worker, *general, *node, *loop, *timer, *aggregator_ip;
     PyObject *gateway_mac, *mac, *ip;
-    /* the session's collaborators, made once in its __init__ */
-    PyObject *counters, *recovery, *silence, *window, *estimator, *host_estimator, *host_of;
-    long job, wid, n, pool, format_bits;
-    Py_ssize_t result_bytes;
-    int adaptive, fast_retransmit, job_scaling, granted;
-    long fixed_window;
-    double fixed_wait;
+    SessionRefs s;              /* the worker's session (inasession.c) */
     long long fast, fallback;   /* datagrams each path took */
 } InaFast;
-
-/* ---- small helpers over Python attributes ------------------------------------------------ */
-
-static int get_ll(PyObject *o, PyObject *name, long long *out) {
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL) return -1;
-    *out = PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
-static int get_double(PyObject *o, PyObject *name, double *out) {
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL) return -1;
-    *out = PyFloat_AsDouble(v);
-    Py_DECREF(v);
-    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
-}
-
-static int set_ll(PyObject *o, PyObject *name, long long value) {
-    PyObject *v = PyLong_FromLongLong(value);
-    if (v == NULL) return -1;
-    int r = PyObject_SetAttr(o, name, v);
-    Py_DECREF(v);
-    return r;
-}
-
-static int set_double(PyObject *o, PyObject *name, double value) {
-    PyObject *v = PyFloat_FromDouble(value);
-    if (v == NULL) return -1;
-    int r = PyObject_SetAttr(o, name, v);
-    Py_DECREF(v);
-    return r;
-}
-
-static int add_ll(PyObject *o, PyObject *name, long long delta) {
-    long long v;
-    if (get_ll(o, name, &v) < 0) return -1;
-    return set_ll(o, name, v + delta);
-}
-
-/* a method call with the given arguments; the result dropped (0) or an error (-1) */
-static int call_method(PyObject *o, PyObject *name, PyObject *const *args, size_t nargs) {
-    PyObject *stack[4];
-    stack[0] = o;
-    for (size_t i = 0; i < nargs; i++) stack[i + 1] = args[i];
-    PyObject *r = PyObject_VectorcallMethod(name, stack, (nargs + 1)
-                                            | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-    if (r == NULL) return -1;
-    Py_DECREF(r);
-    return 0;
-}
-
-static int call_method_double(PyObject *o, PyObject *name, double value) {
-    PyObject *v = PyFloat_FromDouble(value);
-    if (v == NULL) return -1;
-    int r = call_method(o, name, &v, 1);
-    Py_DECREF(v);
-    return r;
-}
 
 /* ---- the object --------------------------------------------------------------------------- */
 
@@ -163,11 +32,11 @@ static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
     static char *names[] = {"worker", NULL};
     PyObject *worker;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O", names, &worker)) return -1;
-    PyObject *session = NULL, *node = NULL, *addressing = NULL, *paths = NULL, *v = NULL;
+    PyObject *session = NULL, *node = NULL, *addressing = NULL;
     Py_INCREF(worker);
     Py_XSETREF(self->worker, worker);
     if ((self->general = PyObject_GetAttr(worker, NAME(_on_datagram))) == NULL
-            || (session = self->session = PyObject_GetAttr(worker, NAME(session))) == NULL
+            || (session = PyObject_GetAttr(worker, NAME(session))) == NULL
             || (node = self->node = PyObject_GetAttr(worker, NAME(node))) == NULL
             || (self->loop = PyObject_GetAttr(node, NAME(loop))) == NULL
             || (self->timer = PyObject_GetAttr(worker, NAME(_timer))) == NULL
@@ -176,76 +45,35 @@ static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
             || (self->gateway_mac = PyObject_GetAttr(addressing, NAME(gateway_mac))) == NULL
             || (self->mac = PyObject_GetAttr(addressing, NAME(mac))) == NULL
             || (self->ip = PyObject_GetAttr(addressing, NAME(ip))) == NULL
-            || (self->counters = PyObject_GetAttr(session, NAME(counters))) == NULL
-            || (self->recovery = PyObject_GetAttr(session, NAME(_recovery))) == NULL
-            || (self->silence = PyObject_GetAttr(session, NAME(_silence))) == NULL
-            || (self->window = PyObject_GetAttr(session, NAME(in_flight_window))) == NULL
-            || (self->estimator = PyObject_GetAttr(session, NAME(rto_estimator))) == NULL
-            || (self->host_estimator = PyObject_GetAttr(session, NAME(host_rto_estimator)))
-                == NULL
-            || (paths = PyObject_GetAttr(session, NAME(_paths))) == NULL
-            || (self->host_of = PyObject_GetAttr(paths, NAME(host))) == NULL)
+            || session_refs_init(&self->s, session) < 0)
         goto fail;
-    if (!PyObject_TypeCheck(self->loop, &LoopType) || !PyObject_TypeCheck(node, &HostPortType)
-            || !PyByteArray_Check(self->host_of)) {
+    if (!PyObject_TypeCheck(self->loop, &LoopType) || !PyObject_TypeCheck(node, &HostPortType)) {
         PyErr_SetString(PyExc_TypeError, "InaFastPath needs a worker on a native host");
         goto fail;
     }
-    long long job, wid, n, pool, format_bits, result_bytes, fixed_window;
-    if (get_ll(session, NAME(job), &job) < 0 || get_ll(session, NAME(worker), &wid) < 0
-            || get_ll(session, NAME(n), &n) < 0 || get_ll(session, NAME(pool_size), &pool) < 0
-            || get_ll(session, NAME(_format_bits), &format_bits) < 0
-            || get_ll(session, NAME(_result_bytes), &result_bytes) < 0
-            || get_ll(session, NAME(window), &fixed_window) < 0)
-        goto fail;
-    self->job = (long)job; self->wid = (long)wid; self->n = (long)n; self->pool = (long)pool;
-    self->format_bits = (long)format_bits;
-    self->result_bytes = (Py_ssize_t)result_bytes;
-    self->fixed_window = (long)fixed_window;
-    double rto, rto_max;
-    if (get_double(session, NAME(rto), &rto) < 0 || get_double(session, NAME(rto_max), &rto_max) < 0)
-        goto fail;
-    self->fixed_wait = rto_max < rto ? rto_max : rto;       /* min(rto, rto_max) */
-    if ((v = PyObject_GetAttr(session, NAME(adaptive))) == NULL) goto fail;
-    self->adaptive = PyObject_IsTrue(v);
-    Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(session, NAME(fast_retransmit))) == NULL) goto fail;
-    self->fast_retransmit = PyObject_IsTrue(v);
-    Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(session, NAME(scaling))) == NULL) goto fail;
-    self->job_scaling = PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, "job") == 0;
-    Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(session, NAME(_granted))) == NULL) goto fail;
-    self->granted = v != Py_None;           /* hashed sharing: the general path */
-    Py_CLEAR(v);
-    if (self->adaptive < 0 || self->fast_retransmit < 0) goto fail;
+    Py_DECREF(session);
     Py_DECREF(addressing);
-    Py_DECREF(paths);
     return 0;
 fail:
+    Py_XDECREF(session);
     Py_XDECREF(addressing);
-    Py_XDECREF(paths);
-    Py_XDECREF(v);
     return -1;
 }
 
 static int InaFast_traverse(InaFast *self, visitproc visit, void *arg) {
-    Py_VISIT(self->worker); Py_VISIT(self->general); Py_VISIT(self->session);
+    Py_VISIT(self->worker); Py_VISIT(self->general);
     Py_VISIT(self->node); Py_VISIT(self->loop); Py_VISIT(self->timer);
     Py_VISIT(self->aggregator_ip); Py_VISIT(self->gateway_mac); Py_VISIT(self->mac);
-    Py_VISIT(self->ip); Py_VISIT(self->counters); Py_VISIT(self->recovery);
-    Py_VISIT(self->silence); Py_VISIT(self->window); Py_VISIT(self->estimator);
-    Py_VISIT(self->host_estimator); Py_VISIT(self->host_of);
-    return 0;
+    Py_VISIT(self->ip);
+    return session_refs_traverse(&self->s, visit, arg);
 }
 
 static int InaFast_clear(InaFast *self) {
-    Py_CLEAR(self->worker); Py_CLEAR(self->general); Py_CLEAR(self->session);
+    Py_CLEAR(self->worker); Py_CLEAR(self->general);
     Py_CLEAR(self->node); Py_CLEAR(self->loop); Py_CLEAR(self->timer);
     Py_CLEAR(self->aggregator_ip); Py_CLEAR(self->gateway_mac); Py_CLEAR(self->mac);
-    Py_CLEAR(self->ip); Py_CLEAR(self->counters); Py_CLEAR(self->recovery);
-    Py_CLEAR(self->silence); Py_CLEAR(self->window); Py_CLEAR(self->estimator);
-    Py_CLEAR(self->host_estimator); Py_CLEAR(self->host_of);
+    Py_CLEAR(self->ip);
+    session_refs_clear(&self->s);
     return 0;
 }
 
@@ -273,34 +101,34 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     memset(p, 0, sizeof *p);
     if (!PyTuple_Check(datagram) || PyTuple_GET_SIZE(datagram) < 6) return 0;
     PyObject *payload = PyTuple_GET_ITEM(datagram, 5);
-    if (!PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) != self->result_bytes)
+    if (!PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) != self->s.result_bytes)
         return 0;
     const unsigned char *h = (const unsigned char *)PyBytes_AS_STRING(payload);
     unsigned flags = h[1];
-    if (h[0] != INA_RESULT || (long)be16(h + 2) != self->job || (long)h[4] != self->wid
-            || h[5] != 0 || (long)be16(h + 12) != self->n
+    if (h[0] != INA_RESULT || (long)be16(h + 2) != self->s.job || (long)h[4] != self->s.wid
+            || h[5] != 0 || (long)be16(h + 12) != self->s.n
             || flags & ~(INA_FLAG_VER | INA_FLAG_RETX | INA_FLAG_OVERFLOW | INA_FLAG_NEXT
                          | INA_FLAG_FORMAT)
-            || (long)(flags & INA_FLAG_FORMAT) != self->format_bits
+            || (long)(flags & INA_FLAG_FORMAT) != self->s.format_bits
             || flags & INA_FLAG_OVERFLOW)
         return 0;
-    if (!self->job_scaling || self->granted) return 0;
+    if (!self->s.job_scaling || self->s.granted) return 0;
     int r = 0;
     PyObject *outcome = NULL, *v = NULL, *encoder = NULL;
     if ((outcome = PyObject_GetAttr(self->worker, NAME(outcome))) == NULL) goto error;
     if ((v = PyObject_GetAttr(outcome, NAME(finished_at))) == NULL) goto error;
     if (v != Py_None) goto done;
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(self->session, NAME(state))) == NULL) goto error;
+    if ((v = PyObject_GetAttr(self->s.session, NAME(state))) == NULL) goto error;
     if (v != state_data) goto done;
     Py_CLEAR(v);
-    if ((p->codec = PyObject_GetAttr(self->session, NAME(_codec))) == NULL) goto error;
-    if ((encoder = PyObject_GetAttr(self->session, NAME(_encoder))) == NULL) goto error;
+    if ((p->codec = PyObject_GetAttr(self->s.session, NAME(_codec))) == NULL) goto error;
+    if ((encoder = PyObject_GetAttr(self->s.session, NAME(_encoder))) == NULL) goto error;
     if (p->codec == Py_None || encoder != p->codec) goto done;
-    if ((v = PyObject_GetAttr(self->recovery, NAME(timeline))) == NULL) goto error;
+    if ((v = PyObject_GetAttr(self->s.recovery, NAME(timeline))) == NULL) goto error;
     if (v != Py_None) goto done;
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(self->session, NAME(_in_flight))) == NULL) goto error;
+    if ((v = PyObject_GetAttr(self->s.session, NAME(_in_flight))) == NULL) goto error;
     if (!PyDict_CheckExact(v)) goto done;
     p->chunk = be32(h + 8);
     p->slot = be16(h + 6);
@@ -321,12 +149,12 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     Py_CLEAR(v);
     p->tries = tries;
     if (get_ll(p->codec, NAME(chunks), &chunks) < 0
-            || get_ll(self->session, NAME(_answered_count), &count) < 0
-            || get_ll(self->session, NAME(_chunks), &all_chunks) < 0
-            || get_ll(self->silence, NAME(last_progress_chunk), &last_chunk) < 0)
+            || get_ll(self->s.session, NAME(_answered_count), &count) < 0
+            || get_ll(self->s.session, NAME(_chunks), &all_chunks) < 0
+            || get_ll(self->s.silence, NAME(last_progress_chunk), &last_chunk) < 0)
         goto error;
     if ((long long)p->chunk >= chunks || count + 1 >= all_chunks || last_chunk < 0) goto done;
-    if (self->fast_retransmit) {       /* an earlier chunk in flight: look for losses */
+    if (self->s.fast_retransmit) {       /* an earlier chunk in flight: look for losses */
         Py_ssize_t pos = 0;
         PyObject *first, *value;
         if (!PyDict_Next(p->in_flight, &pos, &first, &value)) goto done;
@@ -359,348 +187,6 @@ static void plain_release(Plain *p) {
     Py_CLEAR(p->in_flight);
     Py_CLEAR(p->flight);
     Py_CLEAR(p->key);
-}
-
-/* ---- _fill_window ------------------------------------------------------------------------- */
-
-static PyObject *new_flight(PyObject *payload, long slot, long ver, double deadline,
-                            double now, PyObject *serial, double wait) {
-    PyObject *f = flight_type->tp_alloc(flight_type, 0);
-    if (f == NULL) return NULL;
-    PyObject *values[FLIGHT_SLOTS];
-    values[0] = Py_NewRef(payload);
-    values[1] = PyLong_FromLong(slot);
-    values[2] = PyLong_FromLong(ver);
-    values[3] = Py_NewRef(py_one);
-    values[4] = PyFloat_FromDouble(deadline);
-    values[5] = PyFloat_FromDouble(now);
-    values[6] = Py_NewRef(serial);
-    values[7] = PyFloat_FromDouble(now);
-    values[8] = Py_NewRef(py_zero);
-    values[9] = Py_NewRef(Py_False);
-    values[10] = PyFloat_FromDouble(wait);
-    values[11] = Py_NewRef(Py_False);
-    values[12] = Py_NewRef(py_zero);
-    int ok = 1;
-    for (int i = 0; i < FLIGHT_SLOTS; i++) {
-        if (values[i] == NULL) ok = 0;
-        *(PyObject **)((char *)f + flight_offset[i]) = values[i];
-    }
-    if (!ok) { Py_DECREF(f); return NULL; }
-    return f;
-}
-
-/* `_fill_window(now)`, appending the payloads to `out` */
-static int fill_window(InaFast *self, double now, PyObject *out) {
-    PyObject *session = self->session, *recovery = self->recovery;
-    long long window, queried, c, chunks, next_position;
-    if (self->adaptive) {
-        if (get_ll(self->window, NAME(size), &window) < 0) return -1;
-    } else {
-        window = self->fixed_window;
-    }
-    if (get_ll(recovery, NAME(queried), &queried) < 0) return -1;
-    if (queried) {
-        long long allowance = window / INA_QUERIED_ALLOWANCE_DIVISOR;
-        window += queried < allowance ? queried : allowance;
-    }
-    if (get_ll(session, NAME(_next_chunk), &c) < 0 || get_ll(session, NAME(_chunks), &chunks) < 0)
-        return -1;
-    long long pool = self->pool;
-    PyObject *now_obj = NULL;
-    if (c >= chunks) {
-        if (PyObject_SetAttr(recovery, NAME(tail), Py_True) < 0) return -1;
-        return call_method_double(recovery, NAME(probe_tail), now);
-    }
-    if (PyObject_SetAttr(recovery, NAME(tail), Py_False) < 0) return -1;
-    PyObject *in_flight = PyObject_GetAttr(session, NAME(_in_flight));
-    if (in_flight == NULL) return -1;
-    long long room = window - PyObject_Length(in_flight);
-    if (room <= 0) { Py_DECREF(in_flight); return 0; }
-    int r = -1;
-    PyObject *encoder = NULL, *answered = NULL, *rows = NULL, *timers = NULL, *events = NULL;
-    PyObject *bursts = NULL, *payload = NULL;
-    Py_buffer table = {0};
-    long long size = 0, base = 0, ready = 0, bursts_window, sent = 0;
-    double switch_wait, host_wait;
-    if ((encoder = PyObject_GetAttr(session, NAME(_encoder))) == NULL
-            || (answered = PyObject_GetAttr(session, NAME(_answered))) == NULL
-            || (timers = PyObject_GetAttr(recovery, NAME(timers))) == NULL
-            || (events = PyObject_GetAttr(recovery, NAME(events))) == NULL
-            || (bursts = PyObject_GetAttr(recovery, NAME(loss_bursts))) == NULL
-            || get_ll(self->window, NAME(size), &bursts_window) < 0
-            || get_ll(session, NAME(next_position), &next_position) < 0)
-        goto done;
-    if (!PyByteArray_Check(answered)) {
-        PyErr_SetString(PyExc_TypeError, "the session's answered marks must be a bytearray");
-        goto done;
-    }
-    if (self->adaptive) {        /* the estimators' first timers, as they are now */
-        if (get_double(self->estimator, NAME(first_timer), &switch_wait) < 0
-                || get_double(self->host_estimator, NAME(first_timer), &host_wait) < 0)
-            goto done;
-    } else {
-        switch_wait = host_wait = self->fixed_wait;
-    }
-#define TABLE_ROWS() do { \
-        if (table.obj != NULL) PyBuffer_Release(&table); \
-        Py_CLEAR(rows); \
-        rows = PyObject_CallMethodNoArgs(encoder, NAME(table_rows)); \
-        if (rows == NULL) goto done; \
-        if (!PyTuple_Check(rows) || PyTuple_GET_SIZE(rows) != 4) { \
-            PyErr_SetString(PyExc_TypeError, "table_rows() must give 4 items"); goto done; } \
-        size = PyLong_AsLongLong(PyTuple_GET_ITEM(rows, 1)); \
-        base = PyLong_AsLongLong(PyTuple_GET_ITEM(rows, 2)); \
-        ready = PyLong_AsLongLong(PyTuple_GET_ITEM(rows, 3)); \
-        if (PyErr_Occurred()) goto done; \
-        if (PyTuple_GET_ITEM(rows, 0) != Py_None \
-                && PyObject_GetBuffer(PyTuple_GET_ITEM(rows, 0), &table, PyBUF_SIMPLE) < 0) \
-            goto done; \
-    } while (0)
-    TABLE_ROWS();
-    long long position = next_position + c, first = c, sent_bytes = 0;
-    const unsigned char *host_of = (const unsigned char *)PyByteArray_AS_STRING(self->host_of);
-    Py_ssize_t host_len = PyByteArray_GET_SIZE(self->host_of);
-    while (c < chunks && room > 0
-           && (c < pool || PyByteArray_AS_STRING(answered)[c - pool])) {
-        long slot = (long)(position % pool), ver = (long)((position / pool) % 2);
-        if (c < ready && table.obj != NULL) {
-            payload = PyBytes_FromStringAndSize((const char *)table.buf + (c - base) * size,
-                                                size);
-        } else {
-            PyObject *args[3] = {PyLong_FromLongLong(c), PyLong_FromLong(slot),
-                                 PyLong_FromLong(ver)};
-            if (args[0] && args[1] && args[2])
-                payload = PyObject_VectorcallMethod(
-                    NAME(contribution), (PyObject *[]){encoder, args[0], args[1], args[2]},
-                    4, NULL);
-            Py_XDECREF(args[0]); Py_XDECREF(args[1]); Py_XDECREF(args[2]);
-            if (payload == NULL) goto done;
-            TABLE_ROWS();
-        }
-        if (payload == NULL) goto done;
-        if (!PyBytes_Check(payload)) {
-            PyErr_SetString(PyExc_TypeError, "a contribution must be bytes");
-            goto done;
-        }
-        if (slot >= host_len) {
-            PyErr_SetString(PyExc_IndexError, "slot beyond the paths' table");
-            goto done;
-        }
-        double wait = host_of[slot] ? host_wait : switch_wait;
-        long long serial;
-        if (get_ll(events, NAME(serial), &serial) < 0) goto done;
-        PyObject *serial_obj = PyLong_FromLongLong(serial + 1);
-        if (serial_obj == NULL) goto done;
-        if (PyObject_SetAttr(events, NAME(serial), serial_obj) < 0) {
-            Py_DECREF(serial_obj); goto done;
-        }
-        double deadline = now + wait;
-        PyObject *flight = new_flight(payload, slot, ver, deadline, now, serial_obj, wait);
-        Py_DECREF(serial_obj);
-        if (flight == NULL) goto done;
-        PyObject *key = PyLong_FromLongLong(c);
-        if (key == NULL) { Py_DECREF(flight); goto done; }
-        int set = PyObject_SetItem(in_flight, key, flight);
-        Py_DECREF(flight);
-        if (set < 0) { Py_DECREF(key); goto done; }
-        if (get_ll(bursts, NAME(_sent), &sent) < 0 || set_ll(bursts, NAME(_sent), sent + 1) < 0) {
-            Py_DECREF(key); goto done;
-        }
-        if (sent + 1 >= bursts_window) {
-            PyObject *rr = PyObject_CallMethodNoArgs(bursts, NAME(window_ends));
-            if (rr == NULL) { Py_DECREF(key); goto done; }
-            Py_DECREF(rr);
-        }
-        PyObject *deadline_obj = PyFloat_FromDouble(deadline);
-        PyObject *entry = deadline_obj ? PyTuple_Pack(4, deadline_obj, key, py_one,
-                                                      py_rto_timer) : NULL;
-        Py_XDECREF(deadline_obj);
-        Py_DECREF(key);
-        if (entry == NULL) goto done;
-        PyObject *pushed = PyObject_Vectorcall(heap_push, (PyObject *[]){timers, entry}, 2,
-                                               NULL);
-        Py_DECREF(entry);
-        if (pushed == NULL) goto done;
-        Py_DECREF(pushed);
-        sent_bytes += PyBytes_GET_SIZE(payload);
-        if (PyList_Append(out, payload) < 0) goto done;
-        Py_CLEAR(payload);
-        c++;
-        room--;
-        position++;
-    }
-    if (set_ll(session, NAME(_next_chunk), c) < 0
-            || add_ll(self->counters, NAME(packets_sent), c - first) < 0
-            || add_ll(self->counters, NAME(bytes_sent), sent_bytes) < 0)
-        goto done;
-    if (c >= chunks) {
-        if (PyObject_SetAttr(recovery, NAME(tail), Py_True) < 0
-                || call_method_double(recovery, NAME(probe_tail), now) < 0)
-            goto done;
-    }
-    r = 0;
-#undef TABLE_ROWS
-done:
-    if (table.obj != NULL) PyBuffer_Release(&table);
-    Py_XDECREF(now_obj);
-    Py_XDECREF(payload);
-    Py_XDECREF(rows);
-    Py_XDECREF(in_flight);
-    Py_XDECREF(encoder);
-    Py_XDECREF(answered);
-    Py_XDECREF(timers);
-    Py_XDECREF(events);
-    Py_XDECREF(bursts);
-    return r;
-}
-
-/* ---- FloatCodec.store ------------------------------------------------------------------------ */
-
-/* `codec.store(chunk, payload)` (hosts/ina_codec.py, whose result side this mirrors: a change
- * there is a change here): the RESULT's lanes, as they are, into the chunk's row of the
- * call's wire sums (streamed: of its block's), and a block whose last RESULT this is
- * dequantized by the codec's Python `_dequantize_rows` */
-static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyObject *payload) {
-    Py_ssize_t size = PyBytes_GET_SIZE(payload) - INA_HEADER_BYTES;
-    const char *lanes_in = PyBytes_AS_STRING(payload) + INA_HEADER_BYTES;
-    PyObject *sink = PyObject_GetAttr(codec, NAME(_sink)), *pending = NULL, *target = NULL;
-    if (sink == NULL) return -1;
-    int r = -1;
-    long long rows = 0;
-    if (sink != Py_None) {
-        long long chunks;
-        if (get_ll(codec, NAME(_sum_rows), &rows) < 0 || get_ll(codec, NAME(chunks), &chunks) < 0)
-            goto done;
-        PyObject *sums = PyObject_GetAttr(codec, NAME(_block_sums));
-        if (sums == NULL) goto done;
-        PyObject *block = PyLong_FromLongLong((long long)chunk / rows);
-        if (block == NULL || !PyDict_Check(sums)) {
-            if (block != NULL) PyErr_SetString(PyExc_TypeError, "_block_sums must be a dict");
-            Py_XDECREF(block); Py_DECREF(sums); goto done;
-        }
-        target = PyDict_GetItemWithError(sums, block);
-        if (target != NULL) {
-            Py_INCREF(target);
-        } else if (!PyErr_Occurred()) {
-            long long first = (long long)chunk / rows * rows, count = chunks - first;
-            target = PyByteArray_FromStringAndSize(NULL, (count < rows ? count : rows) * size);
-            if (target != NULL) {
-                memset(PyByteArray_AS_STRING(target), 0, PyByteArray_GET_SIZE(target));
-                if (PyDict_SetItem(sums, block, target) < 0) Py_CLEAR(target);
-            }
-        }
-        Py_DECREF(block);
-        Py_DECREF(sums);
-        if (target == NULL) goto done;
-        Py_ssize_t at = (Py_ssize_t)((long long)chunk % rows) * size;
-        if (!PyByteArray_Check(target) || at + size > PyByteArray_GET_SIZE(target)) {
-            PyErr_SetString(PyExc_ValueError, "a block's lanes do not hold the chunk");
-            goto done;
-        }
-        memcpy(PyByteArray_AS_STRING(target) + at, lanes_in, size);
-    } else {
-        if ((target = PyObject_GetAttr(codec, NAME(_wire_sums))) == NULL) goto done;
-        Py_buffer view;
-        if (PyObject_GetBuffer(target, &view, PyBUF_WRITABLE) < 0) goto done;
-        Py_ssize_t at = (Py_ssize_t)chunk * size;
-        if (at + size > view.len) {
-            PyBuffer_Release(&view);
-            PyErr_SetString(PyExc_ValueError, "the wire sums do not hold the chunk");
-            goto done;
-        }
-        memcpy((char *)view.buf + at, lanes_in, size);
-        PyBuffer_Release(&view);
-    }
-    if ((pending = PyObject_GetAttr(codec, NAME(_pending))) == NULL) goto done;
-    if (pending != Py_None) {
-        if (sink == Py_None && get_ll(codec, NAME(_sum_rows), &rows) < 0) goto done;
-        Py_ssize_t block = (Py_ssize_t)((long long)chunk / rows);
-        if (!PyList_Check(pending) || block >= PyList_GET_SIZE(pending)) {
-            PyErr_SetString(PyExc_TypeError, "_pending must be a list over the blocks");
-            goto done;
-        }
-        long long left = PyLong_AsLongLong(PyList_GET_ITEM(pending, block)) - 1;
-        if (left == -2 && PyErr_Occurred()) goto done;
-        PyObject *left_obj = PyLong_FromLongLong(left);
-        if (left_obj == NULL || PyList_SetItem(pending, block, left_obj) < 0) goto done;
-        if (!left) {
-            PyObject *block_obj = PyLong_FromSsize_t(block);
-            if (block_obj == NULL) goto done;
-            int called = call_method(codec, NAME(_dequantize_rows), &block_obj, 1);
-            Py_DECREF(block_obj);
-            if (called < 0) goto done;
-        }
-    }
-    r = 0;
-done:
-    Py_DECREF(sink);
-    Py_XDECREF(pending);
-    Py_XDECREF(target);
-    return r;
-}
-
-/* ---- LossRecovery.next_deadline ------------------------------------------------------------ */
-
-/* the deadline (a new reference: a float, or None) */
-static PyObject *next_deadline(InaFast *self) {
-    PyObject *timers = PyObject_GetAttr(self->recovery, NAME(timers));
-    if (timers == NULL) return NULL;
-    PyObject *in_flight = PyObject_GetAttr(self->session, NAME(_in_flight)), *result = NULL;
-    if (in_flight == NULL) { Py_DECREF(timers); return NULL; }
-    if (!PyList_Check(timers) || !PyDict_Check(in_flight)) {
-        PyErr_SetString(PyExc_TypeError, "the recovery's timers must be a list");
-        goto done;
-    }
-    while (PyList_GET_SIZE(timers)) {
-        PyObject *entry = PyList_GET_ITEM(timers, 0);
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4) {
-            PyErr_SetString(PyExc_TypeError, "a timer entry must be (deadline, key, tries, kind)");
-            goto done;
-        }
-        PyObject *deadline = PyTuple_GET_ITEM(entry, 0), *key = PyTuple_GET_ITEM(entry, 1);
-        PyObject *tries = PyTuple_GET_ITEM(entry, 2);
-        long kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 3));
-        if (kind == -1 && PyErr_Occurred()) goto done;
-        PyObject *flight = PyDict_GetItemWithError(in_flight, key);
-        if (flight == NULL && PyErr_Occurred()) goto done;
-        int live = 0;
-        if (flight != NULL) {
-            PyObject *v = NULL, *tail = NULL;
-            if (kind == INA_TAIL_TIMER) {
-                if ((v = PyObject_GetAttr(self->recovery, NAME(_tail_serial))) == NULL
-                        || (tail = PyObject_GetAttr(self->recovery, NAME(tail))) == NULL) {
-                    Py_XDECREF(v); goto done;
-                }
-                int same = PyObject_RichCompareBool(tries, v, Py_EQ);
-                int on = same > 0 ? PyObject_IsTrue(tail) : 0;
-                Py_DECREF(v); Py_DECREF(tail);
-                if (same < 0 || on < 0) goto done;
-                live = on;
-            } else {
-                if ((v = PyObject_GetAttr(flight, NAME(tries))) == NULL) goto done;
-                int same = PyObject_RichCompareBool(v, tries, Py_EQ);
-                Py_DECREF(v);
-                if (same < 0) goto done;
-                if (same && kind != INA_RTO_TIMER) {
-                    if ((v = PyObject_GetAttr(flight, NAME(suspect))) == NULL) goto done;
-                    same = PyObject_IsTrue(v);
-                    Py_DECREF(v);
-                    if (same < 0) goto done;
-                }
-                live = same;
-            }
-        }
-        if (live) { result = Py_NewRef(deadline); goto done; }
-        PyObject *popped = PyObject_Vectorcall(heap_pop, &timers, 1, NULL);
-        if (popped == NULL) goto done;
-        Py_DECREF(popped);
-    }
-    result = Py_NewRef(Py_None);
-done:
-    Py_DECREF(timers);
-    Py_DECREF(in_flight);
-    return result;
 }
 
 /* ---- the worker's `_apply` ------------------------------------------------------------------ */
@@ -757,12 +243,12 @@ static int set_timer(InaFast *self, PyObject *deadline) {
 /* ---- a datagram ---------------------------------------------------------------------------- */
 
 static int deliver_plain(InaFast *self, Plain *p, double now) {
-    PyObject *session = self->session, *out = NULL, *deadline = NULL, *v = NULL;
+    PyObject *session = self->s.session, *out = NULL, *deadline = NULL, *v = NULL;
     Py_ssize_t size = PyBytes_GET_SIZE(p->payload);
     int r = -1;
     /* _receive */
-    if (add_ll(self->counters, NAME(packets_received), 1) < 0
-            || add_ll(self->counters, NAME(bytes_received), size) < 0)
+    if (add_ll(self->s.counters, NAME(packets_received), 1) < 0
+            || add_ll(self->s.counters, NAME(bytes_received), size) < 0)
         return -1;
     /* _on_result's steps for this case (receive_many's inline path) */
     double last_sent, sent_at;
@@ -772,20 +258,20 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     if (PyDict_DelItem(p->in_flight, p->key) < 0) return -1;
     if (p->queried) {      /* the recovery's set_queried(flight, False) */
         PyObject *args[2] = {p->flight, Py_False};
-        if (call_method(self->recovery, NAME(set_queried), args, 2) < 0) return -1;
+        if (call_method(self->s.recovery, NAME(set_queried), args, 2) < 0) return -1;
     }
     long long results;     /* SilenceRules.progress (not the call's first result) */
-    if (get_ll(self->silence, NAME(data_results), &results) < 0
-            || set_ll(self->silence, NAME(data_results), results + 1) < 0
-            || set_double(self->silence, NAME(last_progress), now) < 0
-            || set_double(self->silence, NAME(last_progress_sent), last_sent) < 0
-            || PyObject_SetAttr(self->silence, NAME(last_progress_chunk), p->key) < 0)
+    if (get_ll(self->s.silence, NAME(data_results), &results) < 0
+            || set_ll(self->s.silence, NAME(data_results), results + 1) < 0
+            || set_double(self->s.silence, NAME(last_progress), now) < 0
+            || set_double(self->s.silence, NAME(last_progress_sent), last_sent) < 0
+            || PyObject_SetAttr(self->s.silence, NAME(last_progress_chunk), p->key) < 0)
         return -1;
-    if (p->slot >= (unsigned)PyByteArray_GET_SIZE(self->host_of)) {
+    if (p->slot >= (unsigned)PyByteArray_GET_SIZE(self->s.host_of)) {
         PyErr_SetString(PyExc_IndexError, "slot beyond the paths' table");
         return -1;
     }
-    int path = PyByteArray_AS_STRING(self->host_of)[p->slot] ? 1 : 0;
+    int path = PyByteArray_AS_STRING(self->s.host_of)[p->slot] ? 1 : 0;
     PyObject *highest = PyObject_GetAttr(session, NAME(_highest_answered));
     if (highest == NULL) return -1;
     if (!PyList_Check(highest) || PyList_GET_SIZE(highest) != 2) {
@@ -796,31 +282,31 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     if (top == -1 && PyErr_Occurred()) goto done;
     if ((long long)p->chunk > top) {
         /* Karn: a resent chunk's result is a sample only when its timer was spurious */
-        int sample = self->adaptive && !p->retx && p->tries == 1;
-        if (self->adaptive && !p->retx && p->tries != 1) {
+        int sample = self->s.adaptive && !p->retx && p->tries == 1;
+        if (self->s.adaptive && !p->retx && p->tries != 1) {
             PyObject *now_obj = PyFloat_FromDouble(now);
             if (now_obj == NULL) goto done;
             PyObject *spurious = PyObject_VectorcallMethod(
-                NAME(spurious_timeout), (PyObject *[]){self->recovery, p->flight, now_obj}, 3,
+                NAME(spurious_timeout), (PyObject *[]){self->s.recovery, p->flight, now_obj}, 3,
                 NULL);
             Py_DECREF(now_obj);
             if (spurious == NULL) goto done;
             sample = PyObject_IsTrue(spurious);
             Py_DECREF(spurious);
             if (sample < 0) goto done;
-            if (sample && add_ll(self->counters, NAME(spurious_timeouts), 1) < 0) goto done;
+            if (sample && add_ll(self->s.counters, NAME(spurious_timeouts), 1) < 0) goto done;
         }
-        if (sample && call_method_double(path ? self->host_estimator : self->estimator,
+        if (sample && call_method_double(path ? self->s.host_estimator : self->s.estimator,
                                          NAME(sample), now - sent_at) < 0)
             goto done;
         if (PyList_SetItem(highest, path, Py_NewRef(p->key)) < 0) goto done;
     }
-    if (self->adaptive) {
+    if (self->s.adaptive) {
         long long wsize, wmax;
-        if (get_ll(self->window, NAME(size), &wsize) < 0
-                || get_ll(self->window, NAME(maximum), &wmax) < 0)
+        if (get_ll(self->s.window, NAME(size), &wsize) < 0
+                || get_ll(self->s.window, NAME(maximum), &wmax) < 0)
             goto done;
-        if (wsize < wmax && call_method(self->window, NAME(on_result), NULL, 0) < 0) goto done;
+        if (wsize < wmax && call_method(self->s.window, NAME(on_result), NULL, 0) < 0) goto done;
     }
     if ((v = PyObject_GetAttr(session, NAME(_answered))) == NULL) goto done;
     if (!PyByteArray_Check(v) || (Py_ssize_t)p->chunk >= PyByteArray_GET_SIZE(v)) {
@@ -835,7 +321,7 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
         PyObject *now_obj = PyFloat_FromDouble(now);
         if (now_obj == NULL) goto done;
         out = PyObject_VectorcallMethod(
-            NAME(detect_losses), (PyObject *[]){self->recovery, p->key, p->flight, now_obj},
+            NAME(detect_losses), (PyObject *[]){self->s.recovery, p->key, p->flight, now_obj},
             4, NULL);
         Py_DECREF(now_obj);
         if (out == NULL) goto done;
@@ -846,9 +332,9 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     } else if ((out = PyList_New(0)) == NULL) {
         goto done;
     }
-    if (fill_window(self, now, out) < 0) goto done;
+    if (fill_window(&self->s, now, out) < 0) goto done;
     /* receive's Step: the deadline now; then the worker's _apply */
-    if ((deadline = next_deadline(self)) == NULL) goto done;
+    if ((deadline = next_deadline(&self->s)) == NULL) goto done;
     if (send_payloads(self, out) < 0) goto done;
     if (set_timer(self, deadline) < 0) goto done;
     r = 0;
@@ -911,58 +397,6 @@ static PyTypeObject InaFastType = {
 };
 
 static int ina_module_init(void) {
-    for (int i = 0; i < N_COUNT; i++)
-        if ((ina_names[i] = PyUnicode_InternFromString(ina_name_text[i])) == NULL) return -1;
-    PyObject *state = PyImport_ImportModule("hosts.ina_state");
-    if (state == NULL) return -1;
-    PyObject *flight = PyObject_GetAttrString(state, "Flight");
-    PyObject *states = PyObject_GetAttrString(state, "State");
-    Py_DECREF(state);
-    if (flight == NULL || states == NULL) { Py_XDECREF(flight); Py_XDECREF(states); return -1; }
-    state_data = PyObject_GetAttrString(states, "DATA");
-    Py_DECREF(states);
-    if (state_data == NULL) { Py_DECREF(flight); return -1; }
-    if (!PyType_Check(flight)) {
-        Py_DECREF(flight);
-        PyErr_SetString(PyExc_TypeError, "hosts.ina_state.Flight must be a class");
-        return -1;
-    }
-    flight_type = (PyTypeObject *)flight;
-    /* its slots, by name, must be the ones written here (a changed Flight fails loudly) */
-    PyObject *slots = PyObject_GetAttrString(flight, "__slots__");
-    if (slots == NULL) return -1;
-    int same = PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == FLIGHT_SLOTS;
-    for (int i = 0; same && i < FLIGHT_SLOTS; i++)
-        same = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(slots, i),
-                                                flight_slot_text[i]) == 0;
-    Py_DECREF(slots);
-    if (!same) {
-        PyErr_SetString(PyExc_TypeError, "hosts.ina_state.Flight's slots are not the ones "
-                        "inaemu/sim/native/inaworker.c writes");
-        return -1;
-    }
-    for (int i = 0; i < FLIGHT_SLOTS; i++) {
-        PyObject *descr = PyObject_GetAttrString(flight, flight_slot_text[i]);
-        if (descr == NULL) return -1;
-        if (Py_TYPE(descr) != &PyMemberDescr_Type) {
-            Py_DECREF(descr);
-            PyErr_SetString(PyExc_TypeError, "a Flight slot is not a member descriptor");
-            return -1;
-        }
-        flight_offset[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
-        Py_DECREF(descr);
-    }
-    PyObject *heapq = PyImport_ImportModule("heapq");
-    if (heapq == NULL) return -1;
-    heap_push = PyObject_GetAttrString(heapq, "heappush");
-    heap_pop = PyObject_GetAttrString(heapq, "heappop");
-    Py_DECREF(heapq);
-    py_udp_port = PyLong_FromLong(INA_UDP_PORT);
-    py_zero = PyLong_FromLong(0);
-    py_one = PyLong_FromLong(1);
-    py_rto_timer = PyLong_FromLong(INA_RTO_TIMER);
-    if (heap_push == NULL || heap_pop == NULL || py_udp_port == NULL || py_zero == NULL
-            || py_one == NULL || py_rto_timer == NULL)
-        return -1;
+    if (ina_session_module_init() < 0) return -1;
     return PyType_Ready(&InaFastType);
 }
