@@ -5,7 +5,8 @@ changed, so no network is needed) on a native-core host whose uplink only collec
 the harness turns each frame sent into its RESULT and hands it to the host's UDP 48879
 listener: the worker's Python `_on_datagram` (InaSession.receive, `_apply`) or the native
 core's C listener (inaemu/sim/native/inaworker.c). Prints the microseconds per RESULT of
-each (CPU time of the listener calls alone, best of --repeat) and their ratio, and with `--profile` where the Python path's time goes (cProfile, by function).
+each (CPU time of the listener calls alone, best of --repeat) and their ratio, and with
+`--profile` where the Python path's time goes (cProfile, by function).
 Numbers, not assertions (docs/sim.md, "The INA worker's per-packet path in C").
 """
 

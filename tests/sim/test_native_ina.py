@@ -1,15 +1,16 @@
-"""The INA worker's per-packet path in C (inaemu/sim/native/inaworker.c, docs/sim.md "The INA
-worker's per-packet path in C") against the Python session it stands for.
+"""The INA worker's per-packet path in C (inaemu/sim/native/inaworker.c and inasession.c,
+docs/sim.md "The INA worker's per-packet path in C") against the Python session it stands for.
 
 Whole runs: the same per-link trace (every send with its frame's CRC, every loss and drop, at
 its virtual time), records, result bytes and every session's counters and state on the
 Python core and on the native core with its C listener, over seeds, 0/1/5 % loss,
-star/leaf-spine/fat-tree, flat and tree INA, kept and streamed results, options the C path
-does not cover (so they must fall back) and a killed worker; each run must have taken the C
-path. Directly: one worker fed the same RESULT stream (in order, duplicated, lost,
-reordered, damaged, of another job) through the C listener and through the worker's Python
-`_on_datagram`, with the frames sent and the session's state compared after every datagram.
-"""
+star/leaf-spine/fat-tree, flat and tree INA, kept and streamed results, several blocks of
+the sum, options the C path covers and ones it leaves to Python, and a killed worker; each
+run asserts how much the C path took (most, some or none). Directly: one worker fed the same
+datagram stream (results in order, duplicated, lost, reordered, damaged, of another job,
+marked retx or overflowed; QUERYs answered or NACKed) through the C listener and through the
+worker's Python `_on_datagram`, with the frames sent and the session's state compared after
+every datagram."""
 
 import dataclasses
 import random
@@ -215,8 +216,9 @@ def _make_worker(fast: bool, session_kwargs: dict, vector):
 @pytest.mark.parametrize("seed", range(6))
 def test_one_worker_fed_the_same_datagrams(seed):
     """Results in order, duplicated, lost (then the timers), reordered, damaged, of another
-    job or a wrong count, marked retx or overflowed; QUERYs answered or NACKed: the C listener and the Python one send the same frames and leave
-    the same session state after every datagram."""
+    job or a wrong count, marked retx or overflowed; QUERYs answered or NACKed: the C
+    listener and the Python one send the same frames and leave the same session state after
+    every datagram."""
     rng = random.Random(seed)
     n = 1 + seed % 3
     kwargs = dict(job=7, worker=0, n=n, k=16, pool_size=32, window=32, rto=0.004,

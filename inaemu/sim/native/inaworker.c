@@ -13,8 +13,9 @@
  * the window's Python methods: hosts/congestion.py stays their one definition), the answered
  * marks, the codec's `store`, the loss detection when an earlier chunk is still in flight
  * (the recovery's Python `detect_losses`), `_fill_window` and `next_deadline` (those three in
- * inasession.c), the frames (frames.c) to the uplink and the worker's timer. Nothing is held in C between packets: every other datagram goes to the
- * worker's Python `_on_datagram` unchanged, and sees exactly the state it would have.
+ * inasession.c), the frames (frames.c) to the uplink and the worker's timer. Nothing is
+ * held in C between packets: every other datagram goes to the worker's Python
+ * `_on_datagram` unchanged, and sees exactly the state it would have.
  * tests/sim/test_native_ina.py checks it against the Python core event for event.
  */
 
