@@ -287,3 +287,20 @@ def test_one_worker_fed_the_same_datagrams(seed):
     assert pairs[0][2].outcome.finished and pairs[1][2].outcome.finished
     assert pairs[0][2].outcome.error == pairs[1][2].outcome.error
     assert fast_listener.fast > 50 and fast_listener.fallback > 0
+
+
+def test_a_finished_run_frees_its_listeners():
+    """The C listener holds its worker (which holds the host, which holds the listener): the
+    collector must see those references (tp_traverse), so a run, a killed worker's too,
+    leaves none behind."""
+    import gc
+
+    from inaemu.sim.native import native_module
+    listener_type = native_module().InaFastPath
+    topology = star(4)
+    for deaths in (None, {"h2": 0.0004}):
+        simulate(topology, [SimJob(1, _hosts(topology))], algo="ina", size_bytes=4 * 6001,
+                 seed=1, loss=1.0, bw=1000, elems_k=32, core="native", deaths=deaths,
+                 ina=InaOptions(rto=0.002, rto_max=0.004, max_retx=2))
+        gc.collect()
+        assert not [o for o in gc.get_objects() if type(o) is listener_type]
