@@ -20,8 +20,8 @@ from typing import NamedTuple
 from inaemu.sim.events import Event
 
 # in this order: each part uses what the ones before it define
-SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c", "inasession.c",
-           "inaworker.c", "module.c")
+SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c", "module.c")
+SOURCES = SOURCES[:-1] + ("inasession.c", "inaworker.c") + SOURCES[-1:]   # the INA worker's path
 PREFIX = "inaemu_sim_native_"
 _why_not: list[str] = []
 _classes: list = []
