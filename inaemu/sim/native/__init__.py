@@ -21,8 +21,8 @@ from inaemu.sim.events import Event
 
 # in this order: each part uses what the ones before it define
 SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c", "module.c")
-SOURCES = SOURCES[:-1] + ("inasession.c", "inaworker.c") + SOURCES[-1:]   # the INA worker's path
 PREFIX = "inaemu_sim_native_"
+SOURCES = SOURCES[:-1] + ("inasession.c", "inaworker.c") + SOURCES[-1:]   # the INA worker's path
 _why_not: list[str] = []
 _classes: list = []
 
