@@ -58,7 +58,7 @@ static const char *ina_name_text[N_COUNT] = {
     "set_queried", "spurious_timeout", "spurious_timeouts",
 };
 static PyObject *ina_names[N_COUNT];
-#define NAME(id) ina_names[N_##id]
+#define INA_NAME(id) ina_names[N_##id]
 
 /* hosts.ina_state's Flight: its slots, written directly (a Flight made per chunk sent) */
 static const char *flight_slot_text[] = {
@@ -86,7 +86,7 @@ typedef struct {
 
 /* ---- small helpers over Python attributes ------------------------------------------------ */
 
-static int get_ll(PyObject *o, PyObject *name, long long *out) {
+static int ina_get_ll(PyObject *o, PyObject *name, long long *out) {
     PyObject *v = PyObject_GetAttr(o, name);
     if (v == NULL) return -1;
     *out = PyLong_AsLongLong(v);
@@ -94,7 +94,7 @@ static int get_ll(PyObject *o, PyObject *name, long long *out) {
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
-static int get_double(PyObject *o, PyObject *name, double *out) {
+static int ina_get_double(PyObject *o, PyObject *name, double *out) {
     PyObject *v = PyObject_GetAttr(o, name);
     if (v == NULL) return -1;
     *out = PyFloat_AsDouble(v);
@@ -102,7 +102,7 @@ static int get_double(PyObject *o, PyObject *name, double *out) {
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
-static int set_ll(PyObject *o, PyObject *name, long long value) {
+static int ina_set_ll(PyObject *o, PyObject *name, long long value) {
     PyObject *v = PyLong_FromLongLong(value);
     if (v == NULL) return -1;
     int r = PyObject_SetAttr(o, name, v);
@@ -110,7 +110,7 @@ static int set_ll(PyObject *o, PyObject *name, long long value) {
     return r;
 }
 
-static int set_double(PyObject *o, PyObject *name, double value) {
+static int ina_set_double(PyObject *o, PyObject *name, double value) {
     PyObject *v = PyFloat_FromDouble(value);
     if (v == NULL) return -1;
     int r = PyObject_SetAttr(o, name, v);
@@ -118,14 +118,14 @@ static int set_double(PyObject *o, PyObject *name, double value) {
     return r;
 }
 
-static int add_ll(PyObject *o, PyObject *name, long long delta) {
+static int ina_add_ll(PyObject *o, PyObject *name, long long delta) {
     long long v;
-    if (get_ll(o, name, &v) < 0) return -1;
-    return set_ll(o, name, v + delta);
+    if (ina_get_ll(o, name, &v) < 0) return -1;
+    return ina_set_ll(o, name, v + delta);
 }
 
 /* a method call with the given arguments; the result dropped (0) or an error (-1) */
-static int call_method(PyObject *o, PyObject *name, PyObject *const *args, size_t nargs) {
+static int ina_call_method(PyObject *o, PyObject *name, PyObject *const *args, size_t nargs) {
     PyObject *stack[4];
     stack[0] = o;
     for (size_t i = 0; i < nargs; i++) stack[i + 1] = args[i];
@@ -136,10 +136,10 @@ static int call_method(PyObject *o, PyObject *name, PyObject *const *args, size_
     return 0;
 }
 
-static int call_method_double(PyObject *o, PyObject *name, double value) {
+static int ina_call_method_double(PyObject *o, PyObject *name, double value) {
     PyObject *v = PyFloat_FromDouble(value);
     if (v == NULL) return -1;
-    int r = call_method(o, name, &v, 1);
+    int r = ina_call_method(o, name, &v, 1);
     Py_DECREF(v);
     return r;
 }
@@ -150,46 +150,48 @@ static int session_refs_init(SessionRefs *self, PyObject *session) {
     PyObject *paths = NULL, *v = NULL;
     Py_INCREF(session);
     Py_XSETREF(self->session, session);
-    if ((self->counters = PyObject_GetAttr(session, NAME(counters))) == NULL
-            || (self->recovery = PyObject_GetAttr(session, NAME(_recovery))) == NULL
-            || (self->silence = PyObject_GetAttr(session, NAME(_silence))) == NULL
-            || (self->window = PyObject_GetAttr(session, NAME(in_flight_window))) == NULL
-            || (self->estimator = PyObject_GetAttr(session, NAME(rto_estimator))) == NULL
-            || (self->host_estimator = PyObject_GetAttr(session, NAME(host_rto_estimator)))
+    if ((self->counters = PyObject_GetAttr(session, INA_NAME(counters))) == NULL
+            || (self->recovery = PyObject_GetAttr(session, INA_NAME(_recovery))) == NULL
+            || (self->silence = PyObject_GetAttr(session, INA_NAME(_silence))) == NULL
+            || (self->window = PyObject_GetAttr(session, INA_NAME(in_flight_window))) == NULL
+            || (self->estimator = PyObject_GetAttr(session, INA_NAME(rto_estimator))) == NULL
+            || (self->host_estimator = PyObject_GetAttr(session, INA_NAME(host_rto_estimator)))
                 == NULL
-            || (paths = PyObject_GetAttr(session, NAME(_paths))) == NULL
-            || (self->host_of = PyObject_GetAttr(paths, NAME(host))) == NULL)
+            || (paths = PyObject_GetAttr(session, INA_NAME(_paths))) == NULL
+            || (self->host_of = PyObject_GetAttr(paths, INA_NAME(host))) == NULL)
         goto fail;
     if (!PyByteArray_Check(self->host_of)) {
         PyErr_SetString(PyExc_TypeError, "the session's paths must be a bytearray");
         goto fail;
     }
     long long job, wid, n, pool, format_bits, result_bytes, fixed_window;
-    if (get_ll(session, NAME(job), &job) < 0 || get_ll(session, NAME(worker), &wid) < 0
-            || get_ll(session, NAME(n), &n) < 0 || get_ll(session, NAME(pool_size), &pool) < 0
-            || get_ll(session, NAME(_format_bits), &format_bits) < 0
-            || get_ll(session, NAME(_result_bytes), &result_bytes) < 0
-            || get_ll(session, NAME(window), &fixed_window) < 0)
+    if (ina_get_ll(session, INA_NAME(job), &job) < 0
+            || ina_get_ll(session, INA_NAME(worker), &wid) < 0
+            || ina_get_ll(session, INA_NAME(n), &n) < 0
+            || ina_get_ll(session, INA_NAME(pool_size), &pool) < 0
+            || ina_get_ll(session, INA_NAME(_format_bits), &format_bits) < 0
+            || ina_get_ll(session, INA_NAME(_result_bytes), &result_bytes) < 0
+            || ina_get_ll(session, INA_NAME(window), &fixed_window) < 0)
         goto fail;
     self->job = (long)job; self->wid = (long)wid; self->n = (long)n; self->pool = (long)pool;
     self->format_bits = (long)format_bits;
     self->result_bytes = (Py_ssize_t)result_bytes;
     self->fixed_window = (long)fixed_window;
     double rto, rto_max;
-    if (get_double(session, NAME(rto), &rto) < 0
-            || get_double(session, NAME(rto_max), &rto_max) < 0)
+    if (ina_get_double(session, INA_NAME(rto), &rto) < 0
+            || ina_get_double(session, INA_NAME(rto_max), &rto_max) < 0)
         goto fail;
     self->fixed_wait = rto_max < rto ? rto_max : rto;       /* min(rto, rto_max) */
-    if ((v = PyObject_GetAttr(session, NAME(adaptive))) == NULL) goto fail;
+    if ((v = PyObject_GetAttr(session, INA_NAME(adaptive))) == NULL) goto fail;
     self->adaptive = PyObject_IsTrue(v);
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(session, NAME(fast_retransmit))) == NULL) goto fail;
+    if ((v = PyObject_GetAttr(session, INA_NAME(fast_retransmit))) == NULL) goto fail;
     self->fast_retransmit = PyObject_IsTrue(v);
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(session, NAME(scaling))) == NULL) goto fail;
+    if ((v = PyObject_GetAttr(session, INA_NAME(scaling))) == NULL) goto fail;
     self->job_scaling = PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, "job") == 0;
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(session, NAME(_granted))) == NULL) goto fail;
+    if ((v = PyObject_GetAttr(session, INA_NAME(_granted))) == NULL) goto fail;
     self->granted = v != Py_None;           /* hashed sharing: the general path */
     Py_CLEAR(v);
     if (self->adaptive < 0 || self->fast_retransmit < 0) goto fail;
@@ -248,24 +250,25 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
     PyObject *session = self->session, *recovery = self->recovery;
     long long window, queried, c, chunks, next_position;
     if (self->adaptive) {
-        if (get_ll(self->window, NAME(size), &window) < 0) return -1;
+        if (ina_get_ll(self->window, INA_NAME(size), &window) < 0) return -1;
     } else {
         window = self->fixed_window;
     }
-    if (get_ll(recovery, NAME(queried), &queried) < 0) return -1;
+    if (ina_get_ll(recovery, INA_NAME(queried), &queried) < 0) return -1;
     if (queried) {
         long long allowance = window / INA_QUERIED_ALLOWANCE_DIVISOR;
         window += queried < allowance ? queried : allowance;
     }
-    if (get_ll(session, NAME(_next_chunk), &c) < 0 || get_ll(session, NAME(_chunks), &chunks) < 0)
+    if (ina_get_ll(session, INA_NAME(_next_chunk), &c) < 0
+            || ina_get_ll(session, INA_NAME(_chunks), &chunks) < 0)
         return -1;
     long long pool = self->pool;
     if (c >= chunks) {
-        if (PyObject_SetAttr(recovery, NAME(tail), Py_True) < 0) return -1;
-        return call_method_double(recovery, NAME(probe_tail), now);
+        if (PyObject_SetAttr(recovery, INA_NAME(tail), Py_True) < 0) return -1;
+        return ina_call_method_double(recovery, INA_NAME(probe_tail), now);
     }
-    if (PyObject_SetAttr(recovery, NAME(tail), Py_False) < 0) return -1;
-    PyObject *in_flight = PyObject_GetAttr(session, NAME(_in_flight));
+    if (PyObject_SetAttr(recovery, INA_NAME(tail), Py_False) < 0) return -1;
+    PyObject *in_flight = PyObject_GetAttr(session, INA_NAME(_in_flight));
     if (in_flight == NULL) return -1;
     long long room = window - PyObject_Length(in_flight);
     if (room <= 0) { Py_DECREF(in_flight); return 0; }
@@ -275,21 +278,21 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
     Py_buffer table = {0};
     long long size = 0, base = 0, ready = 0, bursts_window, sent = 0;
     double switch_wait, host_wait;
-    if ((encoder = PyObject_GetAttr(session, NAME(_encoder))) == NULL
-            || (answered = PyObject_GetAttr(session, NAME(_answered))) == NULL
-            || (timers = PyObject_GetAttr(recovery, NAME(timers))) == NULL
-            || (events = PyObject_GetAttr(recovery, NAME(events))) == NULL
-            || (bursts = PyObject_GetAttr(recovery, NAME(loss_bursts))) == NULL
-            || get_ll(self->window, NAME(size), &bursts_window) < 0
-            || get_ll(session, NAME(next_position), &next_position) < 0)
+    if ((encoder = PyObject_GetAttr(session, INA_NAME(_encoder))) == NULL
+            || (answered = PyObject_GetAttr(session, INA_NAME(_answered))) == NULL
+            || (timers = PyObject_GetAttr(recovery, INA_NAME(timers))) == NULL
+            || (events = PyObject_GetAttr(recovery, INA_NAME(events))) == NULL
+            || (bursts = PyObject_GetAttr(recovery, INA_NAME(loss_bursts))) == NULL
+            || ina_get_ll(self->window, INA_NAME(size), &bursts_window) < 0
+            || ina_get_ll(session, INA_NAME(next_position), &next_position) < 0)
         goto done;
     if (!PyByteArray_Check(answered)) {
         PyErr_SetString(PyExc_TypeError, "the session's answered marks must be a bytearray");
         goto done;
     }
     if (self->adaptive) {        /* the estimators' first timers, as they are now */
-        if (get_double(self->estimator, NAME(first_timer), &switch_wait) < 0
-                || get_double(self->host_estimator, NAME(first_timer), &host_wait) < 0)
+        if (ina_get_double(self->estimator, INA_NAME(first_timer), &switch_wait) < 0
+                || ina_get_double(self->host_estimator, INA_NAME(first_timer), &host_wait) < 0)
             goto done;
     } else {
         switch_wait = host_wait = self->fixed_wait;
@@ -297,7 +300,7 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
 #define TABLE_ROWS() do { \
         if (table.obj != NULL) PyBuffer_Release(&table); \
         Py_CLEAR(rows); \
-        rows = PyObject_CallMethodNoArgs(encoder, NAME(table_rows)); \
+        rows = PyObject_CallMethodNoArgs(encoder, INA_NAME(table_rows)); \
         if (rows == NULL) goto done; \
         if (!PyTuple_Check(rows) || PyTuple_GET_SIZE(rows) != 4) { \
             PyErr_SetString(PyExc_TypeError, "table_rows() must give 4 items"); goto done; } \
@@ -324,7 +327,7 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
                                  PyLong_FromLong(ver)};
             if (args[0] && args[1] && args[2])
                 payload = PyObject_VectorcallMethod(
-                    NAME(contribution), (PyObject *[]){encoder, args[0], args[1], args[2]},
+                    INA_NAME(contribution), (PyObject *[]){encoder, args[0], args[1], args[2]},
                     4, NULL);
             Py_XDECREF(args[0]); Py_XDECREF(args[1]); Py_XDECREF(args[2]);
             if (payload == NULL) goto done;
@@ -341,10 +344,10 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         }
         double wait = host_of[slot] ? host_wait : switch_wait;
         long long serial;
-        if (get_ll(events, NAME(serial), &serial) < 0) goto done;
+        if (ina_get_ll(events, INA_NAME(serial), &serial) < 0) goto done;
         PyObject *serial_obj = PyLong_FromLongLong(serial + 1);
         if (serial_obj == NULL) goto done;
-        if (PyObject_SetAttr(events, NAME(serial), serial_obj) < 0) {
+        if (PyObject_SetAttr(events, INA_NAME(serial), serial_obj) < 0) {
             Py_DECREF(serial_obj); goto done;
         }
         double deadline = now + wait;
@@ -356,11 +359,12 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         int set = PyObject_SetItem(in_flight, key, flight);
         Py_DECREF(flight);
         if (set < 0) { Py_DECREF(key); goto done; }
-        if (get_ll(bursts, NAME(_sent), &sent) < 0 || set_ll(bursts, NAME(_sent), sent + 1) < 0) {
+        if (ina_get_ll(bursts, INA_NAME(_sent), &sent) < 0
+                || ina_set_ll(bursts, INA_NAME(_sent), sent + 1) < 0) {
             Py_DECREF(key); goto done;
         }
         if (sent + 1 >= bursts_window) {
-            PyObject *rr = PyObject_CallMethodNoArgs(bursts, NAME(window_ends));
+            PyObject *rr = PyObject_CallMethodNoArgs(bursts, INA_NAME(window_ends));
             if (rr == NULL) { Py_DECREF(key); goto done; }
             Py_DECREF(rr);
         }
@@ -382,13 +386,13 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         room--;
         position++;
     }
-    if (set_ll(session, NAME(_next_chunk), c) < 0
-            || add_ll(self->counters, NAME(packets_sent), c - first) < 0
-            || add_ll(self->counters, NAME(bytes_sent), sent_bytes) < 0)
+    if (ina_set_ll(session, INA_NAME(_next_chunk), c) < 0
+            || ina_add_ll(self->counters, INA_NAME(packets_sent), c - first) < 0
+            || ina_add_ll(self->counters, INA_NAME(bytes_sent), sent_bytes) < 0)
         goto done;
     if (c >= chunks) {
-        if (PyObject_SetAttr(recovery, NAME(tail), Py_True) < 0
-                || call_method_double(recovery, NAME(probe_tail), now) < 0)
+        if (PyObject_SetAttr(recovery, INA_NAME(tail), Py_True) < 0
+                || ina_call_method_double(recovery, INA_NAME(probe_tail), now) < 0)
             goto done;
     }
     r = 0;
@@ -415,15 +419,16 @@ done:
 static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyObject *payload) {
     Py_ssize_t size = PyBytes_GET_SIZE(payload) - INA_HEADER_BYTES;
     const char *lanes_in = PyBytes_AS_STRING(payload) + INA_HEADER_BYTES;
-    PyObject *sink = PyObject_GetAttr(codec, NAME(_sink)), *pending = NULL, *target = NULL;
+    PyObject *sink = PyObject_GetAttr(codec, INA_NAME(_sink)), *pending = NULL, *target = NULL;
     if (sink == NULL) return -1;
     int r = -1;
     long long rows = 0;
     if (sink != Py_None) {
         long long chunks;
-        if (get_ll(codec, NAME(_sum_rows), &rows) < 0 || get_ll(codec, NAME(chunks), &chunks) < 0)
+        if (ina_get_ll(codec, INA_NAME(_sum_rows), &rows) < 0
+                || ina_get_ll(codec, INA_NAME(chunks), &chunks) < 0)
             goto done;
-        PyObject *sums = PyObject_GetAttr(codec, NAME(_block_sums));
+        PyObject *sums = PyObject_GetAttr(codec, INA_NAME(_block_sums));
         if (sums == NULL) goto done;
         PyObject *block = PyLong_FromLongLong((long long)chunk / rows);
         if (block == NULL || !PyDict_Check(sums)) {
@@ -451,7 +456,7 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyOb
         }
         memcpy(PyByteArray_AS_STRING(target) + at, lanes_in, size);
     } else {
-        if ((target = PyObject_GetAttr(codec, NAME(_wire_sums))) == NULL) goto done;
+        if ((target = PyObject_GetAttr(codec, INA_NAME(_wire_sums))) == NULL) goto done;
         Py_buffer view;
         if (PyObject_GetBuffer(target, &view, PyBUF_WRITABLE) < 0) goto done;
         Py_ssize_t at = (Py_ssize_t)chunk * size;
@@ -463,9 +468,9 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyOb
         memcpy((char *)view.buf + at, lanes_in, size);
         PyBuffer_Release(&view);
     }
-    if ((pending = PyObject_GetAttr(codec, NAME(_pending))) == NULL) goto done;
+    if ((pending = PyObject_GetAttr(codec, INA_NAME(_pending))) == NULL) goto done;
     if (pending != Py_None) {
-        if (sink == Py_None && get_ll(codec, NAME(_sum_rows), &rows) < 0) goto done;
+        if (sink == Py_None && ina_get_ll(codec, INA_NAME(_sum_rows), &rows) < 0) goto done;
         Py_ssize_t block = (Py_ssize_t)((long long)chunk / rows);
         if (!PyList_Check(pending) || block >= PyList_GET_SIZE(pending)) {
             PyErr_SetString(PyExc_TypeError, "_pending must be a list over the blocks");
@@ -478,7 +483,7 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyOb
         if (!left) {
             PyObject *block_obj = PyLong_FromSsize_t(block);
             if (block_obj == NULL) goto done;
-            int called = call_method(codec, NAME(_dequantize_rows), &block_obj, 1);
+            int called = ina_call_method(codec, INA_NAME(_dequantize_rows), &block_obj, 1);
             Py_DECREF(block_obj);
             if (called < 0) goto done;
         }
@@ -495,9 +500,9 @@ done:
 
 /* the deadline (a new reference: a float, or None) */
 static PyObject *next_deadline(SessionRefs *self) {
-    PyObject *timers = PyObject_GetAttr(self->recovery, NAME(timers));
+    PyObject *timers = PyObject_GetAttr(self->recovery, INA_NAME(timers));
     if (timers == NULL) return NULL;
-    PyObject *in_flight = PyObject_GetAttr(self->session, NAME(_in_flight)), *result = NULL;
+    PyObject *in_flight = PyObject_GetAttr(self->session, INA_NAME(_in_flight)), *result = NULL;
     if (in_flight == NULL) { Py_DECREF(timers); return NULL; }
     if (!PyList_Check(timers) || !PyDict_Check(in_flight)) {
         PyErr_SetString(PyExc_TypeError, "the recovery's timers must be a list");
@@ -519,8 +524,8 @@ static PyObject *next_deadline(SessionRefs *self) {
         if (flight != NULL) {
             PyObject *v = NULL, *tail = NULL;
             if (kind == INA_TAIL_TIMER) {
-                if ((v = PyObject_GetAttr(self->recovery, NAME(_tail_serial))) == NULL
-                        || (tail = PyObject_GetAttr(self->recovery, NAME(tail))) == NULL) {
+                if ((v = PyObject_GetAttr(self->recovery, INA_NAME(_tail_serial))) == NULL
+                        || (tail = PyObject_GetAttr(self->recovery, INA_NAME(tail))) == NULL) {
                     Py_XDECREF(v); goto done;
                 }
                 int same = PyObject_RichCompareBool(tries, v, Py_EQ);
@@ -529,12 +534,12 @@ static PyObject *next_deadline(SessionRefs *self) {
                 if (same < 0 || on < 0) goto done;
                 live = on;
             } else {
-                if ((v = PyObject_GetAttr(flight, NAME(tries))) == NULL) goto done;
+                if ((v = PyObject_GetAttr(flight, INA_NAME(tries))) == NULL) goto done;
                 int same = PyObject_RichCompareBool(v, tries, Py_EQ);
                 Py_DECREF(v);
                 if (same < 0) goto done;
                 if (same && kind != INA_RTO_TIMER) {
-                    if ((v = PyObject_GetAttr(flight, NAME(suspect))) == NULL) goto done;
+                    if ((v = PyObject_GetAttr(flight, INA_NAME(suspect))) == NULL) goto done;
                     same = PyObject_IsTrue(v);
                     Py_DECREF(v);
                     if (same < 0) goto done;

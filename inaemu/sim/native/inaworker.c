@@ -36,16 +36,16 @@ static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
     PyObject *session = NULL, *node = NULL, *addressing = NULL;
     Py_INCREF(worker);
     Py_XSETREF(self->worker, worker);
-    if ((self->general = PyObject_GetAttr(worker, NAME(_on_datagram))) == NULL
-            || (session = PyObject_GetAttr(worker, NAME(session))) == NULL
-            || (node = self->node = PyObject_GetAttr(worker, NAME(node))) == NULL
-            || (self->loop = PyObject_GetAttr(node, NAME(loop))) == NULL
-            || (self->timer = PyObject_GetAttr(worker, NAME(_timer))) == NULL
-            || (self->aggregator_ip = PyObject_GetAttr(worker, NAME(aggregator_ip))) == NULL
-            || (addressing = PyObject_GetAttr(node, NAME(addressing))) == NULL
-            || (self->gateway_mac = PyObject_GetAttr(addressing, NAME(gateway_mac))) == NULL
-            || (self->mac = PyObject_GetAttr(addressing, NAME(mac))) == NULL
-            || (self->ip = PyObject_GetAttr(addressing, NAME(ip))) == NULL
+    if ((self->general = PyObject_GetAttr(worker, INA_NAME(_on_datagram))) == NULL
+            || (session = PyObject_GetAttr(worker, INA_NAME(session))) == NULL
+            || (node = self->node = PyObject_GetAttr(worker, INA_NAME(node))) == NULL
+            || (self->loop = PyObject_GetAttr(node, INA_NAME(loop))) == NULL
+            || (self->timer = PyObject_GetAttr(worker, INA_NAME(_timer))) == NULL
+            || (self->aggregator_ip = PyObject_GetAttr(worker, INA_NAME(aggregator_ip))) == NULL
+            || (addressing = PyObject_GetAttr(node, INA_NAME(addressing))) == NULL
+            || (self->gateway_mac = PyObject_GetAttr(addressing, INA_NAME(gateway_mac))) == NULL
+            || (self->mac = PyObject_GetAttr(addressing, INA_NAME(mac))) == NULL
+            || (self->ip = PyObject_GetAttr(addressing, INA_NAME(ip))) == NULL
             || session_refs_init(&self->s, session) < 0)
         goto fail;
     if (!PyObject_TypeCheck(self->loop, &LoopType) || !PyObject_TypeCheck(node, &HostPortType)) {
@@ -116,20 +116,20 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     if (!self->s.job_scaling || self->s.granted) return 0;
     int r = 0;
     PyObject *outcome = NULL, *v = NULL, *encoder = NULL;
-    if ((outcome = PyObject_GetAttr(self->worker, NAME(outcome))) == NULL) goto error;
-    if ((v = PyObject_GetAttr(outcome, NAME(finished_at))) == NULL) goto error;
+    if ((outcome = PyObject_GetAttr(self->worker, INA_NAME(outcome))) == NULL) goto error;
+    if ((v = PyObject_GetAttr(outcome, INA_NAME(finished_at))) == NULL) goto error;
     if (v != Py_None) goto done;
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(self->s.session, NAME(state))) == NULL) goto error;
+    if ((v = PyObject_GetAttr(self->s.session, INA_NAME(state))) == NULL) goto error;
     if (v != state_data) goto done;
     Py_CLEAR(v);
-    if ((p->codec = PyObject_GetAttr(self->s.session, NAME(_codec))) == NULL) goto error;
-    if ((encoder = PyObject_GetAttr(self->s.session, NAME(_encoder))) == NULL) goto error;
+    if ((p->codec = PyObject_GetAttr(self->s.session, INA_NAME(_codec))) == NULL) goto error;
+    if ((encoder = PyObject_GetAttr(self->s.session, INA_NAME(_encoder))) == NULL) goto error;
     if (p->codec == Py_None || encoder != p->codec) goto done;
-    if ((v = PyObject_GetAttr(self->s.recovery, NAME(timeline))) == NULL) goto error;
+    if ((v = PyObject_GetAttr(self->s.recovery, INA_NAME(timeline))) == NULL) goto error;
     if (v != Py_None) goto done;
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(self->s.session, NAME(_in_flight))) == NULL) goto error;
+    if ((v = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight))) == NULL) goto error;
     if (!PyDict_CheckExact(v)) goto done;
     p->chunk = be32(h + 8);
     p->slot = be16(h + 6);
@@ -141,18 +141,19 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     p->in_flight = v;       /* (the reference moves to p) */
     v = NULL;
     long long tries, slot, ver, chunks, count, all_chunks, last_chunk;
-    if (get_ll(flight, NAME(tries), &tries) < 0 || get_ll(flight, NAME(slot), &slot) < 0
-            || get_ll(flight, NAME(ver), &ver) < 0)
+    if (ina_get_ll(flight, INA_NAME(tries), &tries) < 0
+            || ina_get_ll(flight, INA_NAME(slot), &slot) < 0
+            || ina_get_ll(flight, INA_NAME(ver), &ver) < 0)
         goto error;
     if (slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER)) goto done;
-    if ((v = PyObject_GetAttr(flight, NAME(queried))) == NULL) goto error;
+    if ((v = PyObject_GetAttr(flight, INA_NAME(queried))) == NULL) goto error;
     if ((p->queried = PyObject_IsTrue(v)) < 0) goto error;
     Py_CLEAR(v);
     p->tries = tries;
-    if (get_ll(p->codec, NAME(chunks), &chunks) < 0
-            || get_ll(self->s.session, NAME(_answered_count), &count) < 0
-            || get_ll(self->s.session, NAME(_chunks), &all_chunks) < 0
-            || get_ll(self->s.silence, NAME(last_progress_chunk), &last_chunk) < 0)
+    if (ina_get_ll(p->codec, INA_NAME(chunks), &chunks) < 0
+            || ina_get_ll(self->s.session, INA_NAME(_answered_count), &count) < 0
+            || ina_get_ll(self->s.session, INA_NAME(_chunks), &all_chunks) < 0
+            || ina_get_ll(self->s.silence, INA_NAME(last_progress_chunk), &last_chunk) < 0)
         goto error;
     if ((long long)p->chunk >= chunks || count + 1 >= all_chunks || last_chunk < 0) goto done;
     if (self->s.fast_retransmit) {       /* an earlier chunk in flight: look for losses */
@@ -196,11 +197,11 @@ static int send_payloads(InaFast *self, PyObject *out) {
     HostPort *node = (HostPort *)self->node;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(out); i++) {
         long long ident;                     /* node.next_ident() */
-        if (get_ll(self->node, NAME(_ident), &ident) < 0) return -1;
+        if (ina_get_ll(self->node, INA_NAME(_ident), &ident) < 0) return -1;
         ident = (ident + 1) & 0xFFFF;
         PyObject *ident_obj = PyLong_FromLongLong(ident);
         if (ident_obj == NULL) return -1;
-        if (PyObject_SetAttr(self->node, NAME(_ident), ident_obj) < 0) {
+        if (PyObject_SetAttr(self->node, INA_NAME(_ident), ident_obj) < 0) {
             Py_DECREF(ident_obj); return -1;
         }
         PyObject *args[8] = {self->gateway_mac, self->mac, self->ip, self->aggregator_ip,
@@ -219,13 +220,13 @@ static int send_payloads(InaFast *self, PyObject *out) {
  * anything else is the Python Timer's */
 static int set_timer(InaFast *self, PyObject *deadline) {
     if (deadline != Py_None) {
-        PyObject *event = PyObject_GetAttr(self->timer, NAME(_event));
+        PyObject *event = PyObject_GetAttr(self->timer, INA_NAME(_event));
         if (event == NULL) return -1;
         int kept = 0;
         if (event != Py_None) {
-            PyObject *action = PyObject_GetAttr(event, NAME(action)), *time = NULL;
+            PyObject *action = PyObject_GetAttr(event, INA_NAME(action)), *time = NULL;
             if (action != NULL && action != Py_None)
-                time = PyObject_GetAttr(event, NAME(time));
+                time = PyObject_GetAttr(event, INA_NAME(time));
             if (time != NULL) {
                 kept = PyObject_RichCompareBool(time, deadline, Py_LE);
                 Py_DECREF(time);
@@ -236,9 +237,9 @@ static int set_timer(InaFast *self, PyObject *deadline) {
             }
         }
         Py_DECREF(event);
-        if (kept) return PyObject_SetAttr(self->timer, NAME(deadline), deadline);
+        if (kept) return PyObject_SetAttr(self->timer, INA_NAME(deadline), deadline);
     }
-    return call_method(self->timer, NAME(set), &deadline, 1);
+    return ina_call_method(self->timer, INA_NAME(set), &deadline, 1);
 }
 
 /* ---- a datagram ---------------------------------------------------------------------------- */
@@ -248,32 +249,32 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     Py_ssize_t size = PyBytes_GET_SIZE(p->payload);
     int r = -1;
     /* _receive */
-    if (add_ll(self->s.counters, NAME(packets_received), 1) < 0
-            || add_ll(self->s.counters, NAME(bytes_received), size) < 0)
+    if (ina_add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
+            || ina_add_ll(self->s.counters, INA_NAME(bytes_received), size) < 0)
         return -1;
     /* _on_result's steps for this case (receive_many's inline path) */
     double last_sent, sent_at;
-    if (get_double(p->flight, NAME(last_sent), &last_sent) < 0
-            || get_double(p->flight, NAME(sent_at), &sent_at) < 0)
+    if (ina_get_double(p->flight, INA_NAME(last_sent), &last_sent) < 0
+            || ina_get_double(p->flight, INA_NAME(sent_at), &sent_at) < 0)
         return -1;
     if (PyDict_DelItem(p->in_flight, p->key) < 0) return -1;
     if (p->queried) {      /* the recovery's set_queried(flight, False) */
         PyObject *args[2] = {p->flight, Py_False};
-        if (call_method(self->s.recovery, NAME(set_queried), args, 2) < 0) return -1;
+        if (ina_call_method(self->s.recovery, INA_NAME(set_queried), args, 2) < 0) return -1;
     }
     long long results;     /* SilenceRules.progress (not the call's first result) */
-    if (get_ll(self->s.silence, NAME(data_results), &results) < 0
-            || set_ll(self->s.silence, NAME(data_results), results + 1) < 0
-            || set_double(self->s.silence, NAME(last_progress), now) < 0
-            || set_double(self->s.silence, NAME(last_progress_sent), last_sent) < 0
-            || PyObject_SetAttr(self->s.silence, NAME(last_progress_chunk), p->key) < 0)
+    if (ina_get_ll(self->s.silence, INA_NAME(data_results), &results) < 0
+            || ina_set_ll(self->s.silence, INA_NAME(data_results), results + 1) < 0
+            || ina_set_double(self->s.silence, INA_NAME(last_progress), now) < 0
+            || ina_set_double(self->s.silence, INA_NAME(last_progress_sent), last_sent) < 0
+            || PyObject_SetAttr(self->s.silence, INA_NAME(last_progress_chunk), p->key) < 0)
         return -1;
     if (p->slot >= (unsigned)PyByteArray_GET_SIZE(self->s.host_of)) {
         PyErr_SetString(PyExc_IndexError, "slot beyond the paths' table");
         return -1;
     }
     int path = PyByteArray_AS_STRING(self->s.host_of)[p->slot] ? 1 : 0;
-    PyObject *highest = PyObject_GetAttr(session, NAME(_highest_answered));
+    PyObject *highest = PyObject_GetAttr(session, INA_NAME(_highest_answered));
     if (highest == NULL) return -1;
     if (!PyList_Check(highest) || PyList_GET_SIZE(highest) != 2) {
         PyErr_SetString(PyExc_TypeError, "the highest answered must be a list of two");
@@ -288,41 +289,43 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
             PyObject *now_obj = PyFloat_FromDouble(now);
             if (now_obj == NULL) goto done;
             PyObject *spurious = PyObject_VectorcallMethod(
-                NAME(spurious_timeout), (PyObject *[]){self->s.recovery, p->flight, now_obj}, 3,
+                INA_NAME(spurious_timeout), (PyObject *[]){self->s.recovery, p->flight, now_obj}, 3,
                 NULL);
             Py_DECREF(now_obj);
             if (spurious == NULL) goto done;
             sample = PyObject_IsTrue(spurious);
             Py_DECREF(spurious);
             if (sample < 0) goto done;
-            if (sample && add_ll(self->s.counters, NAME(spurious_timeouts), 1) < 0) goto done;
+            if (sample && ina_add_ll(self->s.counters, INA_NAME(spurious_timeouts), 1) < 0)
+                goto done;
         }
-        if (sample && call_method_double(path ? self->s.host_estimator : self->s.estimator,
-                                         NAME(sample), now - sent_at) < 0)
+        if (sample && ina_call_method_double(path ? self->s.host_estimator : self->s.estimator,
+                                         INA_NAME(sample), now - sent_at) < 0)
             goto done;
         if (PyList_SetItem(highest, path, Py_NewRef(p->key)) < 0) goto done;
     }
     if (self->s.adaptive) {
         long long wsize, wmax;
-        if (get_ll(self->s.window, NAME(size), &wsize) < 0
-                || get_ll(self->s.window, NAME(maximum), &wmax) < 0)
+        if (ina_get_ll(self->s.window, INA_NAME(size), &wsize) < 0
+                || ina_get_ll(self->s.window, INA_NAME(maximum), &wmax) < 0)
             goto done;
-        if (wsize < wmax && call_method(self->s.window, NAME(on_result), NULL, 0) < 0) goto done;
+        if (wsize < wmax && ina_call_method(self->s.window, INA_NAME(on_result), NULL, 0) < 0)
+            goto done;
     }
-    if ((v = PyObject_GetAttr(session, NAME(_answered))) == NULL) goto done;
+    if ((v = PyObject_GetAttr(session, INA_NAME(_answered))) == NULL) goto done;
     if (!PyByteArray_Check(v) || (Py_ssize_t)p->chunk >= PyByteArray_GET_SIZE(v)) {
         PyErr_SetString(PyExc_TypeError, "the answered marks must cover the chunk");
         goto done;
     }
     PyByteArray_AS_STRING(v)[p->chunk] = 1;
     Py_CLEAR(v);
-    if (set_ll(session, NAME(_answered_count), p->answered_count + 1) < 0) goto done;
+    if (ina_set_ll(session, INA_NAME(_answered_count), p->answered_count + 1) < 0) goto done;
     if (codec_store(p->codec, p->key, p->chunk, p->payload) < 0) goto done;
     if (p->detect) {    /* _on_result: detect_losses(c, flight, now) + _fill_window(now) */
         PyObject *now_obj = PyFloat_FromDouble(now);
         if (now_obj == NULL) goto done;
         out = PyObject_VectorcallMethod(
-            NAME(detect_losses), (PyObject *[]){self->s.recovery, p->key, p->flight, now_obj},
+            INA_NAME(detect_losses), (PyObject *[]){self->s.recovery, p->key, p->flight, now_obj},
             4, NULL);
         Py_DECREF(now_obj);
         if (out == NULL) goto done;
