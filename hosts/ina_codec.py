@@ -357,7 +357,9 @@ class FloatCodec:
         self.store(chunk, payload)
 
     def store(self, chunk: int, payload: bytes) -> None:
-        """A RESULT's lanes, as they are, into chunk `chunk`'s row (a later one replaces it)."""
+        """A RESULT's lanes, as they are, into chunk `chunk`'s row (a later one replaces it).
+        (The native simulator core's C path does the same in `codec_store`,
+        inaemu/sim/native/inaworker.c: a change here is a change there.)"""
         size = 4 * self.k
         if self._sink is not None:
             block, row = divmod(chunk, self._sum_rows)

@@ -37,7 +37,11 @@ class InaWorker:
         self.outcome = WorkerOutcome()
         self.started_at = 0.0
         self._timer = node.timer(self._on_timer)
-        node.listen(PROTO_UDP, INA_UDP_PORT, self._on_datagram)
+        # the native core's host gives a C listener that takes the common RESULT itself and
+        # hands every other datagram to `_on_datagram` (inaemu/sim/native/inaworker.c)
+        fast_listener = getattr(node, "ina_listener", None)
+        self._listener = self._on_datagram if fast_listener is None else fast_listener(self)
+        node.listen(PROTO_UDP, INA_UDP_PORT, self._listener)
 
     @property
     def state(self) -> str:
@@ -76,7 +80,7 @@ class InaWorker:
         """Release the host's port and timer (the call is over at every worker)."""
         self._timer.cancel()
         self.node.drop_timer(self._timer)
-        self.node.unlisten(PROTO_UDP, INA_UDP_PORT, self._on_datagram)
+        self.node.unlisten(PROTO_UDP, INA_UDP_PORT, self._listener)
 
     def abort(self, reason: str) -> None:
         """End now with `reason` as the error (the host died)."""

@@ -7,6 +7,7 @@ link directions (`link.c`, `link.py`'s LinkDirection), the switches' ports and s
 (`switchports.c`, `switch_node.py`'s SwitchNode), host framing (`frames.c`, `frames.py`) and
 the hosts' interfaces (`hostport.c`, `host_node.py`'s receive and send), built together as one
 module (`module.c`); the sessions' per-packet paths and the hosts' timers are still Python.
+An INA worker's common RESULT is C too (`inaworker.c`, the host's UDP 48879 listener).
 `native_classes()` gives the C types with the Python parts of their contract added, or None
 with `why_not()` saying why (no compiler, no headers, `INAEMU_NATIVE=0`).
 """
@@ -22,6 +23,7 @@ from inaemu.sim.events import Event
 SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c", "module.c")
 SOURCES = SOURCES[:-1] + ("ringpath.c",) + SOURCES[-1:]   # the ring's per-segment path
 PREFIX = "inaemu_sim_native_"
+SOURCES = SOURCES[:-1] + ("inasession.c", "inaworker.c") + SOURCES[-1:]   # the INA worker's path
 _why_not: list[str] = []
 _classes: list = []
 

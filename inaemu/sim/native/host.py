@@ -4,7 +4,9 @@ which it inherits, and an `Addressing` whose frames frames.c builds."""
 
 from __future__ import annotations
 
+import os
 from types import ModuleType
+from typing import Callable
 
 from inaemu.sim.frames import Addressing
 from inaemu.sim.host_node import HostNode
@@ -13,6 +15,7 @@ from inaemu.sim.host_node import HostNode
 def native_host_class(module: ModuleType) -> type:
     """The HostNode class of the native core over the C module `module`."""
     udp, tcp = module.udp_frame, module.tcp_frame
+    ina_fast = os.environ.get("INAEMU_NATIVE_INA", "1") != "0"
 
     class NativeAddressing(Addressing):
         """Addressing with its frames built in C (frames.c), byte for byte the same."""
@@ -40,5 +43,11 @@ def native_host_class(module: ModuleType) -> type:
                                                addressing.gateway_mac)
             self.timers = set()
             self._ident = 0
+
+        if ina_fast:
+            def ina_listener(self, worker) -> Callable:
+                """The listener of an INA worker here: the common RESULT in C (inaworker.c),
+                anything else the worker's `_on_datagram` (`INAEMU_NATIVE_INA=0`: always)."""
+                return module.InaFastPath(worker)
 
     return NativeHostNode

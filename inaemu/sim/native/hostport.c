@@ -134,23 +134,29 @@ static PyObject *HostPort_receive(HostPort *self, PyObject *frame) {
     Py_RETURN_NONE;
 }
 
+/* send_frame's work, also the INA fast path's (inaworker.c): 0, or -1 with an exception */
+static int host_port_send(HostPort *self, PyObject *frame, PyObject *on_left) {
+    if (!self->alive || self->uplink == Py_None) return 0;
+    Py_ssize_t size = PyObject_Length(frame);
+    if (size < 0) return -1;
+    self->counters->frames_sent++;
+    self->counters->bytes_sent += size;
+    if (PyObject_TypeCheck(self->uplink, &LinkType))
+        return link_send((Link *)self->uplink, frame, on_left);
+    PyObject *r = PyObject_CallMethodObjArgs(self->uplink, str_send, frame, on_left, NULL);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
 /* HostNode.send_frame(frame, on_left=None) */
 static PyObject *HostPort_send_frame(HostPort *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 1 || nargs > 2) {
         PyErr_SetString(PyExc_TypeError, "send_frame(frame, on_left=None)");
         return NULL;
     }
-    if (!self->alive || self->uplink == Py_None) Py_RETURN_NONE;
-    PyObject *frame = args[0], *on_left = nargs == 2 ? args[1] : Py_None;
-    Py_ssize_t size = PyObject_Length(frame);
-    if (size < 0) return NULL;
-    self->counters->frames_sent++;
-    self->counters->bytes_sent += size;
-    if (PyObject_TypeCheck(self->uplink, &LinkType)) {
-        if (link_send((Link *)self->uplink, frame, on_left) < 0) return NULL;
-        Py_RETURN_NONE;
-    }
-    return PyObject_CallMethodObjArgs(self->uplink, str_send, frame, on_left, NULL);
+    if (host_port_send(self, args[0], nargs == 2 ? args[1] : Py_None) < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef HostPort_methods[] = {

@@ -31,12 +31,17 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
     str_done = PyUnicode_InternFromString("done");
     str_idle = PyUnicode_InternFromString("idle");
     str_limit = PyUnicode_InternFromString("time limit");
+    if (ina_module_init() < 0) return NULL;     /* the INA worker's path (inaworker.c) */
     if (PyType_Ready(&LoopType) < 0 || link_module_init() < 0 || ports_module_init() < 0
             || frames_module_init() < 0 || host_module_init() < 0)
         return NULL;
     if (ring_path_module_init() < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
+    if (add_type(m, "InaFastPath", &InaFastType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     if (add_type(m, "Loop", &LoopType) < 0 || add_type(m, "Link", &LinkType) < 0
             || add_type(m, "SwitchPorts", &PortsType) < 0
             || add_type(m, "Ingress", &IngressType) < 0

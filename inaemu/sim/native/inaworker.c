@@ -1,0 +1,406 @@
+/* An INA worker's per-packet path in C: the common RESULT of hosts/ina_session.py, and the
+ * worker's reply to it (inaemu/sim/ina_worker.py's `_apply`), for the native core.
+ *
+ * An `InaFastPath(worker)` is the host's listener of UDP 48879 in place of the worker's
+ * `_on_datagram` (a C callable: hostport.c calls it without a Python frame). For the common
+ * RESULT (well-formed, of this job, worker, count and lane format; in the call's job-scaled
+ * data phase, with no timeline and no hashed sharing; its chunk in flight, not the call's
+ * last; no overflow flag; not the call's first result) it does what `InaSession._receive` /
+ * `_on_result` and the worker's `_apply` do, in the same order, on the Python objects' own
+ * fields: the counters, the flight table (a queried chunk through the recovery's
+ * `set_queried`), the silence rules' progress marks, the RTT sample (after a resend only if
+ * the recovery's `spurious_timeout` says so) and the window's growth (the estimators' and
+ * the window's Python methods: hosts/congestion.py stays their one definition), the answered
+ * marks, the codec's `store`, the loss detection when an earlier chunk is still in flight
+ * (the recovery's Python `detect_losses`), `_fill_window` and `next_deadline` (those three in
+ * inasession.c), the frames (frames.c) to the uplink and the worker's timer. Nothing is
+ * held in C between packets: every other datagram goes to the worker's Python
+ * `_on_datagram` unchanged, and sees exactly the state it would have.
+ * tests/sim/test_native_ina.py checks it against the Python core event for event.
+ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *worker, *general, *node, *loop, *timer, *aggregator_ip;
+    PyObject *gateway_mac, *mac, *ip;
+    SessionRefs s;              /* the worker's session (inasession.c) */
+    long long fast, fallback;   /* datagrams each path took */
+} InaFast;
+
+/* ---- the object --------------------------------------------------------------------------- */
+
+static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"worker", NULL};
+    PyObject *worker;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O", names, &worker)) return -1;
+    PyObject *session = NULL, *node = NULL, *addressing = NULL;
+    Py_INCREF(worker);
+    Py_XSETREF(self->worker, worker);
+    if ((self->general = PyObject_GetAttr(worker, INA_NAME(_on_datagram))) == NULL
+            || (session = PyObject_GetAttr(worker, INA_NAME(session))) == NULL
+            || (node = self->node = PyObject_GetAttr(worker, INA_NAME(node))) == NULL
+            || (self->loop = PyObject_GetAttr(node, INA_NAME(loop))) == NULL
+            || (self->timer = PyObject_GetAttr(worker, INA_NAME(_timer))) == NULL
+            || (self->aggregator_ip = PyObject_GetAttr(worker, INA_NAME(aggregator_ip))) == NULL
+            || (addressing = PyObject_GetAttr(node, INA_NAME(addressing))) == NULL
+            || (self->gateway_mac = PyObject_GetAttr(addressing, INA_NAME(gateway_mac))) == NULL
+            || (self->mac = PyObject_GetAttr(addressing, INA_NAME(mac))) == NULL
+            || (self->ip = PyObject_GetAttr(addressing, INA_NAME(ip))) == NULL
+            || session_refs_init(&self->s, session) < 0)
+        goto fail;
+    if (!PyObject_TypeCheck(self->loop, &LoopType) || !PyObject_TypeCheck(node, &HostPortType)) {
+        PyErr_SetString(PyExc_TypeError, "InaFastPath needs a worker on a native host");
+        goto fail;
+    }
+    Py_DECREF(session);
+    Py_DECREF(addressing);
+    return 0;
+fail:
+    Py_XDECREF(session);
+    Py_XDECREF(addressing);
+    return -1;
+}
+
+static int InaFast_traverse(InaFast *self, visitproc visit, void *arg) {
+    Py_VISIT(self->worker); Py_VISIT(self->general);
+    Py_VISIT(self->node); Py_VISIT(self->loop); Py_VISIT(self->timer);
+    Py_VISIT(self->aggregator_ip); Py_VISIT(self->gateway_mac); Py_VISIT(self->mac);
+    Py_VISIT(self->ip);
+    return session_refs_traverse(&self->s, visit, arg);
+}
+
+static int InaFast_clear(InaFast *self) {
+    Py_CLEAR(self->worker); Py_CLEAR(self->general);
+    Py_CLEAR(self->node); Py_CLEAR(self->loop); Py_CLEAR(self->timer);
+    Py_CLEAR(self->aggregator_ip); Py_CLEAR(self->gateway_mac); Py_CLEAR(self->mac);
+    Py_CLEAR(self->ip);
+    session_refs_clear(&self->s);
+    return 0;
+}
+
+static void InaFast_dealloc(InaFast *self) {
+    PyObject_GC_UnTrack(self);
+    InaFast_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* ---- the common case's test: nothing changes until it holds ------------------------------ */
+
+typedef struct {
+    PyObject *payload, *codec, *in_flight, *flight, *key;  /* borrowed but key, flight, codec */
+    unsigned long chunk;
+    unsigned slot;
+    long long answered_count;
+    int detect;         /* an earlier chunk is in flight: LossRecovery.detect_losses first */
+    int retx;           /* the switch marked it retx: it waited for a recovery, no RTT sample */
+    int queried;        /* the chunk's latest send was a QUERY */
+    long long tries;    /* the chunk's transmissions */
+} Plain;
+
+/* 1: the common case (p filled, its references to release with plain_release); 0: not; -1 */
+static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
+    memset(p, 0, sizeof *p);
+    if (!PyTuple_Check(datagram) || PyTuple_GET_SIZE(datagram) < 6) return 0;
+    PyObject *payload = PyTuple_GET_ITEM(datagram, 5);
+    if (!PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) != self->s.result_bytes)
+        return 0;
+    const unsigned char *h = (const unsigned char *)PyBytes_AS_STRING(payload);
+    unsigned flags = h[1];
+    if (h[0] != INA_RESULT || (long)be16(h + 2) != self->s.job || (long)h[4] != self->s.wid
+            || h[5] != 0 || (long)be16(h + 12) != self->s.n
+            || flags & ~(INA_FLAG_VER | INA_FLAG_RETX | INA_FLAG_OVERFLOW | INA_FLAG_NEXT
+                         | INA_FLAG_FORMAT)
+            || (long)(flags & INA_FLAG_FORMAT) != self->s.format_bits
+            || flags & INA_FLAG_OVERFLOW)
+        return 0;
+    if (!self->s.job_scaling || self->s.granted) return 0;
+    int r = 0;
+    PyObject *outcome = NULL, *v = NULL, *encoder = NULL;
+    if ((outcome = PyObject_GetAttr(self->worker, INA_NAME(outcome))) == NULL) goto error;
+    if ((v = PyObject_GetAttr(outcome, INA_NAME(finished_at))) == NULL) goto error;
+    if (v != Py_None) goto done;
+    Py_CLEAR(v);
+    if ((v = PyObject_GetAttr(self->s.session, INA_NAME(state))) == NULL) goto error;
+    if (v != state_data) goto done;
+    Py_CLEAR(v);
+    if ((p->codec = PyObject_GetAttr(self->s.session, INA_NAME(_codec))) == NULL) goto error;
+    if ((encoder = PyObject_GetAttr(self->s.session, INA_NAME(_encoder))) == NULL) goto error;
+    if (p->codec == Py_None || encoder != p->codec) goto done;
+    if ((v = PyObject_GetAttr(self->s.recovery, INA_NAME(timeline))) == NULL) goto error;
+    if (v != Py_None) goto done;
+    Py_CLEAR(v);
+    if ((v = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight))) == NULL) goto error;
+    if (!PyDict_CheckExact(v)) goto done;
+    p->chunk = be32(h + 8);
+    p->slot = be16(h + 6);
+    if ((p->key = PyLong_FromUnsignedLong(p->chunk)) == NULL) goto error;
+    PyObject *flight = PyDict_GetItemWithError(v, p->key);
+    if (flight == NULL) { if (PyErr_Occurred()) goto error; goto done; }
+    Py_INCREF(flight);
+    p->flight = flight;
+    p->in_flight = v;       /* (the reference moves to p) */
+    v = NULL;
+    long long tries, slot, ver, chunks, count, all_chunks, last_chunk;
+    if (ina_get_ll(flight, INA_NAME(tries), &tries) < 0
+            || ina_get_ll(flight, INA_NAME(slot), &slot) < 0
+            || ina_get_ll(flight, INA_NAME(ver), &ver) < 0)
+        goto error;
+    if (slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER)) goto done;
+    if ((v = PyObject_GetAttr(flight, INA_NAME(queried))) == NULL) goto error;
+    if ((p->queried = PyObject_IsTrue(v)) < 0) goto error;
+    Py_CLEAR(v);
+    p->tries = tries;
+    if (ina_get_ll(p->codec, INA_NAME(chunks), &chunks) < 0
+            || ina_get_ll(self->s.session, INA_NAME(_answered_count), &count) < 0
+            || ina_get_ll(self->s.session, INA_NAME(_chunks), &all_chunks) < 0
+            || ina_get_ll(self->s.silence, INA_NAME(last_progress_chunk), &last_chunk) < 0)
+        goto error;
+    if ((long long)p->chunk >= chunks || count + 1 >= all_chunks || last_chunk < 0) goto done;
+    if (self->s.fast_retransmit) {       /* an earlier chunk in flight: look for losses */
+        Py_ssize_t pos = 0;
+        PyObject *first, *value;
+        if (!PyDict_Next(p->in_flight, &pos, &first, &value)) goto done;
+        /* (the first key once this chunk has left: in_flight is in first-send order) */
+        if (first == p->key || PyObject_RichCompareBool(first, p->key, Py_EQ) == 1) {
+            if (!PyDict_Next(p->in_flight, &pos, &first, &value)) first = NULL;
+        }
+        if (PyErr_Occurred()) goto error;
+        if (first != NULL) {
+            p->detect = PyObject_RichCompareBool(first, p->key, Py_LT);
+            if (p->detect < 0) goto error;
+        }
+    }
+    p->payload = payload;
+    p->retx = flags & INA_FLAG_RETX;
+    p->answered_count = count;
+    r = 1;
+    goto done;
+error:
+    r = -1;
+done:
+    Py_XDECREF(outcome);
+    Py_XDECREF(v);
+    Py_XDECREF(encoder);
+    return r;
+}
+
+static void plain_release(Plain *p) {
+    Py_CLEAR(p->codec);
+    Py_CLEAR(p->in_flight);
+    Py_CLEAR(p->flight);
+    Py_CLEAR(p->key);
+}
+
+/* ---- the worker's `_apply` ------------------------------------------------------------------ */
+
+static int send_payloads(InaFast *self, PyObject *out) {
+    HostPort *node = (HostPort *)self->node;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(out); i++) {
+        long long ident;                     /* node.next_ident() */
+        if (ina_get_ll(self->node, INA_NAME(_ident), &ident) < 0) return -1;
+        ident = (ident + 1) & 0xFFFF;
+        PyObject *ident_obj = PyLong_FromLongLong(ident);
+        if (ident_obj == NULL) return -1;
+        if (PyObject_SetAttr(self->node, INA_NAME(_ident), ident_obj) < 0) {
+            Py_DECREF(ident_obj); return -1;
+        }
+        PyObject *args[8] = {self->gateway_mac, self->mac, self->ip, self->aggregator_ip,
+                             py_udp_port, py_udp_port, PyList_GET_ITEM(out, i), ident_obj};
+        PyObject *frame = Frames_udp(NULL, args, 8);
+        Py_DECREF(ident_obj);
+        if (frame == NULL) return -1;
+        int r = host_port_send(node, frame, Py_None);
+        Py_DECREF(frame);
+        if (r < 0) return -1;
+    }
+    return 0;
+}
+
+/* Timer.set(deadline): a later deadline keeps the pending event (the common case, here);
+ * anything else is the Python Timer's */
+static int set_timer(InaFast *self, PyObject *deadline) {
+    if (deadline != Py_None) {
+        PyObject *event = PyObject_GetAttr(self->timer, INA_NAME(_event));
+        if (event == NULL) return -1;
+        int kept = 0;
+        if (event != Py_None) {
+            PyObject *action = PyObject_GetAttr(event, INA_NAME(action)), *time = NULL;
+            if (action != NULL && action != Py_None)
+                time = PyObject_GetAttr(event, INA_NAME(time));
+            if (time != NULL) {
+                kept = PyObject_RichCompareBool(time, deadline, Py_LE);
+                Py_DECREF(time);
+            }
+            Py_XDECREF(action);
+            if (action == NULL || (action != Py_None && time == NULL) || kept < 0) {
+                Py_DECREF(event); return -1;
+            }
+        }
+        Py_DECREF(event);
+        if (kept) return PyObject_SetAttr(self->timer, INA_NAME(deadline), deadline);
+    }
+    return ina_call_method(self->timer, INA_NAME(set), &deadline, 1);
+}
+
+/* ---- a datagram ---------------------------------------------------------------------------- */
+
+static int deliver_plain(InaFast *self, Plain *p, double now) {
+    PyObject *session = self->s.session, *out = NULL, *deadline = NULL, *v = NULL;
+    Py_ssize_t size = PyBytes_GET_SIZE(p->payload);
+    int r = -1;
+    /* _receive */
+    if (ina_add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
+            || ina_add_ll(self->s.counters, INA_NAME(bytes_received), size) < 0)
+        return -1;
+    /* _on_result's steps for this case (receive_many's inline path) */
+    double last_sent, sent_at;
+    if (ina_get_double(p->flight, INA_NAME(last_sent), &last_sent) < 0
+            || ina_get_double(p->flight, INA_NAME(sent_at), &sent_at) < 0)
+        return -1;
+    if (PyDict_DelItem(p->in_flight, p->key) < 0) return -1;
+    if (p->queried) {      /* the recovery's set_queried(flight, False) */
+        PyObject *args[2] = {p->flight, Py_False};
+        if (ina_call_method(self->s.recovery, INA_NAME(set_queried), args, 2) < 0) return -1;
+    }
+    long long results;     /* SilenceRules.progress (not the call's first result) */
+    if (ina_get_ll(self->s.silence, INA_NAME(data_results), &results) < 0
+            || ina_set_ll(self->s.silence, INA_NAME(data_results), results + 1) < 0
+            || ina_set_double(self->s.silence, INA_NAME(last_progress), now) < 0
+            || ina_set_double(self->s.silence, INA_NAME(last_progress_sent), last_sent) < 0
+            || PyObject_SetAttr(self->s.silence, INA_NAME(last_progress_chunk), p->key) < 0)
+        return -1;
+    if (p->slot >= (unsigned)PyByteArray_GET_SIZE(self->s.host_of)) {
+        PyErr_SetString(PyExc_IndexError, "slot beyond the paths' table");
+        return -1;
+    }
+    int path = PyByteArray_AS_STRING(self->s.host_of)[p->slot] ? 1 : 0;
+    PyObject *highest = PyObject_GetAttr(session, INA_NAME(_highest_answered));
+    if (highest == NULL) return -1;
+    if (!PyList_Check(highest) || PyList_GET_SIZE(highest) != 2) {
+        PyErr_SetString(PyExc_TypeError, "the highest answered must be a list of two");
+        goto done;
+    }
+    long long top = PyLong_AsLongLong(PyList_GET_ITEM(highest, path));
+    if (top == -1 && PyErr_Occurred()) goto done;
+    if ((long long)p->chunk > top) {
+        /* Karn: a resent chunk's result is a sample only when its timer was spurious */
+        int sample = self->s.adaptive && !p->retx && p->tries == 1;
+        if (self->s.adaptive && !p->retx && p->tries != 1) {
+            PyObject *now_obj = PyFloat_FromDouble(now);
+            if (now_obj == NULL) goto done;
+            PyObject *spurious = PyObject_VectorcallMethod(
+                INA_NAME(spurious_timeout), (PyObject *[]){self->s.recovery, p->flight, now_obj}, 3,
+                NULL);
+            Py_DECREF(now_obj);
+            if (spurious == NULL) goto done;
+            sample = PyObject_IsTrue(spurious);
+            Py_DECREF(spurious);
+            if (sample < 0) goto done;
+            if (sample && ina_add_ll(self->s.counters, INA_NAME(spurious_timeouts), 1) < 0)
+                goto done;
+        }
+        if (sample && ina_call_method_double(path ? self->s.host_estimator : self->s.estimator,
+                                         INA_NAME(sample), now - sent_at) < 0)
+            goto done;
+        if (PyList_SetItem(highest, path, Py_NewRef(p->key)) < 0) goto done;
+    }
+    if (self->s.adaptive) {
+        long long wsize, wmax;
+        if (ina_get_ll(self->s.window, INA_NAME(size), &wsize) < 0
+                || ina_get_ll(self->s.window, INA_NAME(maximum), &wmax) < 0)
+            goto done;
+        if (wsize < wmax && ina_call_method(self->s.window, INA_NAME(on_result), NULL, 0) < 0)
+            goto done;
+    }
+    if ((v = PyObject_GetAttr(session, INA_NAME(_answered))) == NULL) goto done;
+    if (!PyByteArray_Check(v) || (Py_ssize_t)p->chunk >= PyByteArray_GET_SIZE(v)) {
+        PyErr_SetString(PyExc_TypeError, "the answered marks must cover the chunk");
+        goto done;
+    }
+    PyByteArray_AS_STRING(v)[p->chunk] = 1;
+    Py_CLEAR(v);
+    if (ina_set_ll(session, INA_NAME(_answered_count), p->answered_count + 1) < 0) goto done;
+    if (codec_store(p->codec, p->key, p->chunk, p->payload) < 0) goto done;
+    if (p->detect) {    /* _on_result: detect_losses(c, flight, now) + _fill_window(now) */
+        PyObject *now_obj = PyFloat_FromDouble(now);
+        if (now_obj == NULL) goto done;
+        out = PyObject_VectorcallMethod(
+            INA_NAME(detect_losses), (PyObject *[]){self->s.recovery, p->key, p->flight, now_obj},
+            4, NULL);
+        Py_DECREF(now_obj);
+        if (out == NULL) goto done;
+        if (!PyList_CheckExact(out)) {
+            PyErr_SetString(PyExc_TypeError, "detect_losses must return a list");
+            goto done;
+        }
+    } else if ((out = PyList_New(0)) == NULL) {
+        goto done;
+    }
+    if (fill_window(&self->s, now, out) < 0) goto done;
+    /* receive's Step: the deadline now; then the worker's _apply */
+    if ((deadline = next_deadline(&self->s)) == NULL) goto done;
+    if (send_payloads(self, out) < 0) goto done;
+    if (set_timer(self, deadline) < 0) goto done;
+    r = 0;
+done:
+    Py_DECREF(highest);
+    Py_XDECREF(v);
+    Py_XDECREF(out);
+    Py_XDECREF(deadline);
+    return r;
+}
+
+static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
+    Plain p;
+    int plain = plain_result(self, datagram, &p);
+    if (plain < 0) { plain_release(&p); return -1; }
+    if (!plain) {
+        plain_release(&p);
+        self->fallback++;
+        PyObject *r = PyObject_CallOneArg(self->general, datagram);
+        if (r == NULL) return -1;
+        Py_DECREF(r);
+        return 0;
+    }
+    self->fast++;
+    int r = deliver_plain(self, &p, ((Loop *)self->loop)->now);
+    plain_release(&p);
+    return r;
+}
+
+static PyObject *InaFast_call(InaFast *self, PyObject *args, PyObject *kwds) {
+    PyObject *datagram;
+    if (!PyArg_ParseTuple(args, "O", &datagram)) return NULL;
+    if (ina_fast_deliver(self, datagram) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMemberDef InaFast_members[] = {
+    {"fast", T_LONGLONG, offsetof(InaFast, fast), READONLY, "datagrams the C path took"},
+    {"fallback", T_LONGLONG, offsetof(InaFast, fallback), READONLY,
+     "datagrams handed to the worker's Python _on_datagram"},
+    {"worker", T_OBJECT, offsetof(InaFast, worker), READONLY, "the InaWorker"},
+    {NULL}
+};
+
+static PyTypeObject InaFastType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "inaemu_sim_native.InaFastPath",
+    .tp_basicsize = sizeof(InaFast),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)InaFast_init,
+    .tp_dealloc = (destructor)InaFast_dealloc,
+    .tp_traverse = (traverseproc)InaFast_traverse,
+    .tp_clear = (inquiry)InaFast_clear,
+    .tp_free = PyObject_GC_Del,
+    .tp_call = (ternaryfunc)InaFast_call,
+    .tp_members = InaFast_members,
+    .tp_doc = "an INA worker's listener: the common RESULT in C, anything else its Python "
+              "_on_datagram (inaemu/sim/native/inaworker.c)",
+};
+
+static int ina_module_init(void) {
+    if (ina_session_module_init() < 0) return -1;
+    return PyType_Ready(&InaFastType);
+}

@@ -1,0 +1,306 @@
+"""The INA worker's per-packet path in C (inaemu/sim/native/inaworker.c and inasession.c,
+docs/sim.md "The INA worker's per-packet path in C") against the Python session it stands for.
+
+Whole runs: the same per-link trace (every send with its frame's CRC, every loss and drop, at
+its virtual time), records, result bytes and every session's counters and state on the
+Python core and on the native core with its C listener, over seeds, 0/1/5 % loss,
+star/leaf-spine/fat-tree, flat and tree INA, kept and streamed results, several blocks of
+the sum, options the C path covers and ones it leaves to Python, and a killed worker; each
+run asserts how much the C path took (most, some or none). Directly: one worker fed the same
+datagram stream (results in order, duplicated, lost, reordered, damaged, of another job,
+marked retx or overflowed; QUERYs answered or NACKed) through the C listener and through the
+worker's Python `_on_datagram`, with the frames sent and the session's state compared after
+every datagram."""
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+
+from hosts.ina_session import InaSession
+from hosts.ina_wire import INA_UDP_PORT
+from inaemu.sim import InaOptions, SimJob, simulate
+from inaemu.sim import ina_worker
+from inaemu.sim.cores import core_classes
+from inaemu.sim.frames import PROTO_UDP, Addressing, Datagram, parse
+from inaemu.sim.native import native_classes, why_not
+from topologies.builders import fat_tree, leaf_spine, star
+
+pytestmark = pytest.mark.skipif(native_classes() is None,
+                                reason=f"no native core here: {why_not()}")
+
+
+def session_state(session: InaSession) -> dict:
+    """What a session holds between packets, for comparing two of them."""
+    recovery, silence = session._recovery, session._silence
+    flights = {key: tuple(getattr(flight, name) for name in type(flight).__slots__)
+               for key, flight in session._in_flight.items()}
+    estimators = [(e.srtt, e.rttvar, e.min_rtt, e.samples, e.rto, e.first_timer)
+                  for e in (session.rto_estimator, session.host_rto_estimator,
+                            session.barrier_estimator)]
+    window = session.in_flight_window
+    return {
+        "state": session.state, "counters": dataclasses.asdict(session.counters),
+        "next_position": session.next_position, "next_chunk": session._next_chunk,
+        "answered": bytes(session._answered), "answered_count": session._answered_count,
+        "highest": list(session._highest_answered), "flights": flights,
+        "flight_order": list(session._in_flight), "estimators": estimators,
+        "window": (window.size, window.slow_start, window._results),
+        "timers": list(recovery.timers), "tail": (recovery.tail, recovery._tail_serial),
+        "queried": recovery.queried, "serial": recovery.events.serial,
+        "bursts": vars(recovery.loss_bursts).copy(),
+        "silence": (silence.data_results, silence.last_progress, silence.last_progress_sent,
+                    silence.last_progress_chunk),
+        "result": None if session.result is None else session.result.tobytes(),
+    }
+
+
+@pytest.fixture
+def spied(monkeypatch):
+    """The InaWorkers made, in order, and the C listeners made (native core)."""
+    made = {"workers": [], "listeners": []}
+    original_init = ina_worker.InaWorker.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        made["workers"].append(self)
+
+    monkeypatch.setattr(ina_worker.InaWorker, "__init__", init)
+    host = core_classes("native").host
+    original_listener = host.ina_listener
+
+    def listener(node, worker):
+        made["listeners"].append(original_listener(node, worker))
+        return made["listeners"][-1]
+
+    monkeypatch.setattr(host, "ina_listener", listener)
+    return made
+
+
+def _hosts(topology, count=None):
+    return tuple(h.name for h in topology.hosts)[:count]
+
+
+def _run(spied, core, topology, jobs, **kwargs):
+    trace = []
+    spied["workers"].clear()
+    result = simulate(topology, jobs, trace=trace, core=core, **kwargs)
+    sessions = [session_state(worker.session) for worker in spied["workers"]]
+    return (trace, [r.as_dict() for r in result.records],
+            [None if r.result is None else r.result.tobytes() for r in result.records],
+            result.virtual_s, result.events, result.frames, result.links, sessions)
+
+
+TOPOLOGIES = [
+    ("star", lambda: star(4), lambda t: [SimJob(1, _hosts(t))]),
+    ("leaf-spine flat, two jobs", lambda: leaf_spine(2, 2, 3),
+     lambda t: [SimJob(1, _hosts(t)[:3]), SimJob(2, _hosts(t)[3:6])]),
+    ("fat-tree tree", lambda: fat_tree(4),
+     lambda t: [SimJob(3, _hosts(t, 8), switch="c0", hierarchical=True)]),
+    ("fat-tree flat", lambda: fat_tree(4), lambda t: [SimJob(1, _hosts(t, 8), switch="c0")]),
+]
+
+
+def _both(spied, topology_of, jobs_of, **kwargs):
+    topology = topology_of()
+    python = _run(spied, "python", topology, jobs_of(topology), **kwargs)
+    spied["listeners"].clear()
+    native = _run(spied, "native", topology, jobs_of(topology), **kwargs)
+    return python, native
+
+
+def _assert_same(python, native, spied, fast="most"):
+    """The same events and states; the C path took `fast` ("most", "some" or "none") of the
+    workers' datagrams, the Python one the rest (never none: the MAX round is Python's)."""
+    assert python[0], "no trace recorded"
+    assert native[0] == python[0]
+    assert native[1:] == python[1:]
+    taken = sum(listener.fast for listener in spied["listeners"])
+    fallback = sum(listener.fallback for listener in spied["listeners"])
+    assert spied["listeners"] and fallback > 0
+    assert {"most": taken > fallback, "some": taken > 0, "none": taken == 0}[fast], \
+        (taken, fallback)
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["kept", "streamed"])
+@pytest.mark.parametrize("seed", [0, 3, 11])
+@pytest.mark.parametrize("loss", [0.0, 1.0, 5.0])
+@pytest.mark.parametrize("case", TOPOLOGIES, ids=[case[0] for case in TOPOLOGIES])
+def test_the_c_path_runs_the_same_events(spied, case, loss, seed, keep):
+    _name, topology_of, jobs_of = case
+    python, native = _both(spied, topology_of, jobs_of, algo="ina", size_bytes=4 * 6001,
+                           seed=seed, loss=loss, bw=1000, elems_k=32, keep_results=keep)
+    # (at 5 % most results follow a loss: some are still the C path's)
+    _assert_same(python, native, spied, "most" if loss < 5.0 else "some")
+
+
+OPTIONS = [
+    ("fixed rto and window", InaOptions(window=16, rto=0.004, rto_max=0.016), "most"),
+    ("no fast retransmit", InaOptions(fast_retransmit=False), "most"),
+    ("every-loss window rule, values not queries", InaOptions(window_rule="every_loss",
+                                                              query=False), "most"),
+    ("int8 lanes", InaOptions(fmt="int8"), "most"),
+    # the overflowed RESULTs and the redo pass are Python's
+    ("an int16 divisor below n (overflow redos)", InaOptions(fmt="int16", divisor=1), "some"),
+    # not the C path's case: every datagram goes to the Python session
+    ("block scaling", InaOptions(scaling="block"), "none"),
+    ("a timeline", InaOptions(timeline=True), "none"),
+    ("hashed sharing", InaOptions(sharing="hashed", shared_pairs=64), "none"),
+]
+
+
+@pytest.mark.parametrize("loss", [0.0, 2.0])
+@pytest.mark.parametrize("case", OPTIONS, ids=[case[0] for case in OPTIONS])
+def test_options_the_c_path_covers_or_leaves_to_python(spied, case, loss):
+    _name, options, fast = case
+    python, native = _both(spied, lambda: star(4), lambda t: [SimJob(1, _hosts(t))],
+                           algo="ina", size_bytes=4 * 6001, seed=5, loss=loss, bw=1000,
+                           elems_k=32, ina=options)
+    _assert_same(python, native, spied, fast)
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["kept", "streamed"])
+@pytest.mark.parametrize("loss", [0.0, 1.0])
+def test_several_blocks_of_the_sum(spied, loss, keep):
+    """A vector of three blocks of the codec's sum (BLOCK_VALUES each): the RESULTs that
+    complete the first two come through the C path, which stores them and has the codec
+    dequantize the block (into the result, or to the streamed check)."""
+    python, native = _both(spied, lambda: star(3), lambda t: [SimJob(1, _hosts(t))],
+                           algo="ina", size_bytes=4 * (2 * 65536 + 3001), seed=2, loss=loss,
+                           bw=1000, elems_k=32, keep_results=keep)
+    _assert_same(python, native, spied)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_killed_worker(spied, seed):
+    python, native = _both(spied, lambda: star(4), lambda t: [SimJob(1, _hosts(t))],
+                           algo="ina", size_bytes=4 * 6001, seed=seed, loss=1.0, bw=1000,
+                           elems_k=32, deaths={"h2": 0.0004},
+                           ina=InaOptions(rto=0.002, rto_max=0.004, max_retx=2))
+    _assert_same(python, native, spied)
+    assert any(record["error"] for record in python[1])
+
+
+# ---- one worker, fed directly --------------------------------------------------------------
+
+HOST_IP, AGGREGATOR_IP = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 254])
+
+
+class Collector:
+    def __init__(self):
+        self.frames = []
+
+    def send(self, frame, on_left=None):
+        self.frames.append(frame)
+
+
+def _result_of(payload: bytes, n: int) -> bytes:
+    """The switch's answer to a contribution when every worker sent the same (n copies)."""
+    kind = 3 if payload[0] == 2 else 1
+    return bytes((kind,)) + payload[1:12] + n.to_bytes(2, "big") + payload[14:]
+
+
+def _make_worker(fast: bool, session_kwargs: dict, vector):
+    classes = native_classes()
+    loop = classes.loop()
+    node = classes.host(loop, "h1", Addressing(b"\x02" * 6, HOST_IP, b"\x04" * 6))
+    node.uplink = Collector()
+    if not fast:
+        node.ina_listener = None
+    session = InaSession(**session_kwargs)
+    worker = ina_worker.InaWorker(node, session, AGGREGATOR_IP, vector, lambda _w: None)
+    return loop, node, worker
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_worker_fed_the_same_datagrams(seed):
+    """Results in order, duplicated, lost (then the timers), reordered, damaged, of another
+    job or a wrong count, marked retx or overflowed; QUERYs answered or NACKed: the C
+    listener and the Python one send the same frames and leave the same session state after
+    every datagram."""
+    rng = random.Random(seed)
+    n = 1 + seed % 3
+    kwargs = dict(job=7, worker=0, n=n, k=16, pool_size=32, window=32, rto=0.004,
+                  rto_max=0.05, max_retx=8, adaptive=seed % 2 == 0,
+                  fast_retransmit=seed != 3, fmt=("int32", "int16", "int8")[seed % 3])
+    vector = np.random.default_rng(seed).standard_normal(16 * 4 * 300 + 5).astype(np.float32)
+    pairs = [_make_worker(fast, kwargs, vector) for fast in (True, False)]
+    for loop, _node, worker in pairs:
+        worker.start()
+    fast_listener = pairs[0][1].handlers[(PROTO_UDP, INA_UDP_PORT)]
+    assert fast_listener != pairs[0][2]._on_datagram
+    held: list[bytes] = []
+    contributions: dict[bytes, bytes] = {}      # chunk -> its latest CONTRIB
+    now = 0.0
+    for _step in range(20_000):
+        sent = [parse(f).payload for f in pairs[0][1].uplink.frames]
+        assert sent == [parse(f).payload for f in pairs[1][1].uplink.frames]
+        assert pairs[0][1].uplink.frames == pairs[1][1].uplink.frames
+        for _loop, node, _worker in pairs:
+            node.uplink.frames.clear()
+        if pairs[0][2].outcome.finished:
+            break
+        for payload in sent:
+            draw = rng.random()
+            if payload[0] == 0:
+                contributions[payload[8:12]] = payload
+            if draw < 0.03:                           # lost
+                continue
+            if payload[0] == 4:                       # a QUERY: answered, or NACKed
+                if draw < 0.5:
+                    held.append(bytes((5,)) + payload[1:16])
+                    continue
+                payload = contributions[payload[8:12]]
+                payload = payload[:1] + bytes((payload[1] | 0x02,)) + payload[2:]
+            result = _result_of(payload, n)
+            held.append(result)
+            if draw < 0.06:
+                held.append(result)                   # a duplicate
+            elif draw < 0.08:
+                held.append(bytes([1]) + result[1:2] + bytes([result[2] ^ 1]) + result[3:])
+            elif draw < 0.09:
+                held.append(result[:12] + (n + 1).to_bytes(2, "big") + result[14:])
+            elif draw < 0.10:
+                held.append(result[:-1])
+            elif draw < 0.16:      # the switch marks it retx (its cell took a resent piece)
+                held[-1] = result[:1] + bytes((result[1] | 0x02,)) + result[2:]
+            elif draw < 0.17:      # a packed sum overflowed: the chunk is redone
+                held[-1] = result[:1] + bytes((result[1] | 0x10,)) + result[2:]
+        if not held:
+            now += 0.01                               # silence: the timers fire
+            for loop, _node, _worker in pairs:
+                loop.run(until=now)
+            continue
+        if rng.random() < 0.2 and len(held) > 1:
+            i = rng.randrange(len(held) - 1)
+            held[i], held[i + 1] = held[i + 1], held[i]
+        result = held.pop(0)
+        now += rng.random() * 0.0002
+        datagram = Datagram(PROTO_UDP, AGGREGATOR_IP, HOST_IP, INA_UDP_PORT, INA_UDP_PORT,
+                            result)
+        for loop, node, _worker in pairs:
+            loop.run(until=now)
+            node.handlers[(PROTO_UDP, INA_UDP_PORT)](datagram)
+        assert session_state(pairs[0][2].session) == session_state(pairs[1][2].session)
+        assert pairs[0][2]._timer.deadline == pairs[1][2]._timer.deadline
+    assert pairs[0][2].outcome.finished and pairs[1][2].outcome.finished
+    assert pairs[0][2].outcome.error == pairs[1][2].outcome.error
+    assert fast_listener.fast > 50 and fast_listener.fallback > 0
+
+
+def test_a_finished_run_frees_its_listeners():
+    """The C listener holds its worker (which holds the host, which holds the listener): the
+    collector must see those references (tp_traverse), so a run, a killed worker's too,
+    leaves none behind."""
+    import gc
+
+    from inaemu.sim.native import native_module
+    listener_type = native_module().InaFastPath
+    topology = star(4)
+    for deaths in (None, {"h2": 0.0004}):
+        simulate(topology, [SimJob(1, _hosts(topology))], algo="ina", size_bytes=4 * 6001,
+                 seed=1, loss=1.0, bw=1000, elems_k=32, core="native", deaths=deaths,
+                 ina=InaOptions(rto=0.002, rto_max=0.004, max_retx=2))
+        gc.collect()
+        assert not [o for o in gc.get_objects() if type(o) is listener_type]
