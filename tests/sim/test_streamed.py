@@ -79,7 +79,8 @@ def test_check_lets_go_of_a_reference_block_once_every_worker_has_checked_it():
     n, length = 3, 3 * 65536
     check = StreamedCheck(seed=1, n=n, length=length)
     exact = sum(gradient(1, w, length).astype(np.float64) for w in range(n))
-    sinks = [check.sink(w, lambda values: np.full(values.size, 1e-6)) for w in range(n)]
+    sinks = [check.sink(w, lambda values, error: (1e-6, bool(np.all(error <= 1e-6))))
+             for w in range(n)]
     for block in range(3):
         for worker in range(n):
             first = block * 65536
@@ -91,7 +92,8 @@ def test_check_lets_go_of_a_reference_block_once_every_worker_has_checked_it():
         assert correct and bound == 1e-6 and max_error < 1e-6
     # a worker that ended early: its blocks do not wait for it, and it has no verdict
     check = StreamedCheck(seed=1, n=2, length=length)
-    check.sink(0, lambda values: np.zeros(values.size))(0, np.zeros(65536, np.float32))
+    check.sink(0, lambda values, error: (0.0, bool(np.all(error <= 0))))(
+        0, np.zeros(65536, np.float32))
     check.end(1)
     assert check.verdict(1, False) == (None, None, None, False)
     assert not check.verdict(0, True)[3]          # incomplete: not correct
