@@ -136,3 +136,60 @@ def test_a_tree_job_is_checked_by_rank_not_by_member_id(monkeypatch):
                       elems_k=64, keep_results=False)
     assert result.correct
     assert sorted(ended) == list(range(16))
+
+
+def test_a_second_pass_gets_the_first_read_without_drawing_it_again():
+    length, block = 200_001, 65_536
+    whole = gradient(7, 3, length)
+    stream = GradientStream(7, 3, length)
+    for first in range(0, length, block):                    # the max pass
+        assert np.array_equal(stream.read(first, min(first + block, length)),
+                              whole[first:first + block])
+    for first in range(0, length, block):                    # the quantize pass
+        assert np.array_equal(stream.read(first, min(first + block, length)),
+                              whole[first:first + block])
+    assert stream.drawn == 2 * length - block
+    assert np.array_equal(stream.read(0, block), whole[:block])   # kept once only: drawn
+    assert stream.drawn == 2 * length
+
+
+def _reference(seed: int, n: int, length: int) -> np.ndarray:
+    total = np.zeros(length)
+    for rank in range(n):                                   # in rank order, as the agents
+        total += gradient(seed, rank, length).astype(np.float64)
+    return total
+
+
+@pytest.mark.parametrize("held", [1 << 24, 0])
+def test_the_check_sums_in_rank_order_whatever_order_the_ranks_quantize(held, monkeypatch):
+    """Ranks quantize a block in any order: the sum is the rank-order one (float64 addition
+    is not associative), from what they quantized, held for the lower ranks; beyond the
+    held limit, drawn from the seed again."""
+    monkeypatch.setattr("inaemu.sim.streamed_check.HELD_VALUES", held)
+    n, length, block = 5, 3 * 65536, 65536
+    exact = _reference(9, n, length)
+    check = StreamedCheck(seed=9, n=n, length=length)
+    sources = [check.source(rank) for rank in range(n)]
+    seen = {}
+
+    def verdict_of(worker):
+        def verdict(values, error):
+            seen.setdefault(worker, []).append(float(np.max(error)))
+            return 0.0, bool(np.all(error == 0))
+        return verdict
+    sinks = [check.sink(rank, verdict_of(rank)) for rank in range(n)]
+    for first in range(0, length, block):
+        for rank in (3, 1, 4, 0, 2):
+            check_values = sources[rank].read(first, first + block)
+            sources[rank].quantized(first, check_values)
+        for rank in range(n):      # a "sum" that is the exact one rounded to float32
+            sinks[rank](first, exact[first:first + block].astype(np.float32))
+    for rank in range(n):
+        check.end(rank)
+    assert check.values_drawn == (0 if held else 3 * 4 * block)   # ranks 1..4 drawn again
+    assert all(len(errors) == 3 for errors in seen.values())
+    # the same errors as against the rank-order sum
+    for rank in range(n):
+        max_error, _mean, _bound, _ok = check.verdict(rank, True)
+        assert max_error == float(np.max(np.abs(exact.astype(np.float32).astype(np.float64)
+                                                - exact)))
