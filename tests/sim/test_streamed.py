@@ -193,3 +193,27 @@ def test_the_check_sums_in_rank_order_whatever_order_the_ranks_quantize(held, mo
         max_error, _mean, _bound, _ok = check.verdict(rank, True)
         assert max_error == float(np.max(np.abs(exact.astype(np.float32).astype(np.float64)
                                                 - exact)))
+
+
+def test_a_streamed_run_draws_each_value_at_most_twice(monkeypatch):
+    """The check sums what the workers quantized (it draws nothing), and each worker's quantize
+    pass gets its first block from its max pass: 2 x length - one block per worker, where it
+    was 3 x length (max pass, quantize pass, the check's reference)."""
+    import inaemu.sim.streamed_check as streamed_check
+    streams, checks = [], []
+
+    class Counted(GradientStream):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            streams.append(self)
+    monkeypatch.setattr(streamed_check, "GradientStream", Counted)
+    monkeypatch.setattr(StreamedCheck, "end", lambda check, worker, end=StreamedCheck.end: (
+        checks.append(check), end(check, worker)))
+    topology = star(4)
+    jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
+    length = 140_003                    # three codec blocks of 65,536 values (k = 64)
+    result = simulate(topology, jobs, algo="ina", size_bytes=4 * length, seed=4, bw=1000,
+                      elems_k=64, keep_results=False)
+    assert result.correct
+    assert checks and all(check.values_drawn == 0 for check in checks)
+    assert len(streams) == 4 and all(s.drawn == 2 * length - 65_536 for s in streams)
