@@ -25,6 +25,7 @@ import numpy as np
 
 from .api import ALGORITHMS, AllreduceConfig, Allreducer, ConfigError
 from .errors import HostError
+from .gradient_stream import draw, generator_of
 from .quantize import error_bound as ina_error_bound
 from .ring_session import ring_error_bound
 
@@ -37,8 +38,7 @@ def gradient(seed: int, rank: int, length: int, magnitude: float = 1.0,
     """Rank `rank`'s gradient for an experiment seed (any process can rebuild it). With a job,
     seeded by (seed, job, rank), so concurrent jobs sum different inputs; without, by
     (seed, rank) (the simulator's inputs)."""
-    rng = np.random.default_rng([seed, rank] if job is None else [seed, job, rank])
-    return (rng.standard_normal(length) * magnitude).astype(np.float32)
+    return draw(generator_of(seed, rank, job), length, magnitude)
 
 
 VERIFY_BLOCK = 1 << 16     # elements per block of the check against the exact sum
@@ -53,23 +53,26 @@ def reference_blocks(seed: int, n: int, length: int, magnitude: float, job: int 
     cache: at 16 MiB and 8 ranks the whole-vector version took 0.66 s per agent, half of it
     page faults, and every agent of a run pays it at once. `own`: (rank, its gradient), used
     instead of drawing it again."""
-    generators = [None if own is not None and rank == own[0] else
-                  np.random.default_rng([seed, rank] if job is None else [seed, job, rank])
+    generators = [None if own is not None and rank == own[0] else generator_of(seed, rank, job)
                   for rank in range(n)]
     for first in range(0, length, VERIFY_BLOCK):
         size = min(VERIFY_BLOCK, length - first)
         total = np.zeros(size, np.float64)
         abs_total = np.zeros(size, np.float64) if abs_sums else None
         for generator in generators:
-            if generator is None:
-                x = own[1][first:first + size].astype(np.float64)
-            else:
-                x = (generator.standard_normal(size) * magnitude).astype(np.float32) \
-                    .astype(np.float64)
-            total += x
-            if abs_sums:
-                abs_total += np.abs(x)
+            add_exact(total, own[1][first:first + size] if generator is None else
+                      draw(generator, size, magnitude), abs_total)
         yield first, total, abs_total
+
+
+def add_exact(total: np.ndarray, values: np.ndarray, abs_total: np.ndarray | None = None) -> None:
+    """One rank's float32 values into the exact float64 sums (and the sums of |x|), in place.
+    The ranks go in order 0..n-1, whoever drew the values (`reference_blocks`, or the
+    simulator's check from what the workers quantized): float64 addition is not associative,
+    and the reference is this order's sum."""
+    np.add(total, values, out=total)       # (float32 to float64 is exact: no rounding but +'s)
+    if abs_total is not None:
+        np.add(abs_total, np.abs(values), out=abs_total)
 
 
 def reference(seed: int, n: int, length: int, magnitude: float,

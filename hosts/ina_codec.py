@@ -48,7 +48,11 @@ class FloatCodec:
         `hosts.gradient_stream.GradientStream`), read a block at a time, and each block of
         the sum goes to `sink(first, values)` when its last RESULT is stored instead of into
         a result vector: the call holds what is in flight, not the vector. Job scaling with
-        the overflow-free divisor n only (no chunk is ever redone); ValueError otherwise."""
+        the overflow-free divisor n only (no chunk is ever redone); ValueError otherwise.
+        A source with a `quantized(first, values)` method is told each range as it is
+        quantized (the ranges the sink gets, in order): every worker of the job has
+        quantized a range before any RESULT of it can exist, so the simulator's check sums
+        its exact reference from these values instead of drawing them again."""
         self._scratch = scratch
         self._sink = sink
         self._source = None
@@ -255,8 +259,13 @@ class FloatCodec:
             chunks=end - first, lane_dtype=qz.wire_dtype(self.fmt),
             values_per_chunk=self.per_chunk, scratch=self._scratch)
         table["chunk"] = np.arange(first, end, dtype=np.int64)
-        table["lanes"] = qz.quantize_scaled(self._rows(first, end), self._scale, self.limit,
-                                            self.fmt)
+        start, stop = first * self.per_chunk, min(end * self.per_chunk, self.length)
+        values = self._source.read(start, stop)
+        quantized = getattr(self._source, "quantized", None)
+        if quantized is not None:
+            quantized(start, values)
+        table["lanes"] = qz.quantize_scaled(self._padded_rows(values, end - first), self._scale,
+                                            self.limit, self.fmt)
         self._table, self._table_first, self._quantized = \
             memoryview(table.view(np.uint8)), first, end
         return end
@@ -268,16 +277,19 @@ class FloatCodec:
         from the source (a new array)."""
         if self._source is not None:
             start, stop = first * self.per_chunk, min(end * self.per_chunk, self.length)
-            values = self._source.read(start, stop)
-            if stop - start < (end - first) * self.per_chunk:
-                values = np.concatenate((values, np.zeros((end - first) * self.per_chunk
-                                                          - (stop - start), np.float32)))
-            return values.reshape(end - first, self.per_chunk)
+            return self._padded_rows(self._source.read(start, stop), end - first)
         if end <= self._full:
             return self._values[first:end]
         if first >= self._full:
             return self._last_row[None, :]
         return np.concatenate((self._values[first:], self._last_row[None, :]))
+
+    def _padded_rows(self, values: np.ndarray, rows: int) -> np.ndarray:
+        """Streamed: values read for `rows` chunks as rows, the last chunk zero-padded."""
+        short = rows * self.per_chunk - values.size
+        if short:
+            values = np.concatenate((values, np.zeros(short, np.float32)))
+        return values.reshape(rows, self.per_chunk)
 
     def _block_rows(self) -> int:
         return max(1, BLOCK_VALUES // self.per_chunk)

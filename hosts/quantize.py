@@ -254,3 +254,26 @@ def error_bound_scaled(n: int, scales, result: np.ndarray, per: int = 1) -> np.n
             group = n * 0.5 / scales[start // per:-(-stop // per)] * (1.0 + FLOAT64_SLACK)
             dest += np.repeat(group, per)[:stop - start]
     return out
+
+
+def error_bound_verdict(n: int, scale: float, result: np.ndarray,
+                        error: np.ndarray) -> tuple[float, bool]:
+    """(max of `error_bound_scaled(n, scale, result)`, whether every `error` is within its
+    element's bound), for one scale, the same numbers without the per-element bound where
+    they follow from the largest |y| and the quantization term alone. Why: the bound's
+    float32 spacing is ~2.5 ns an element, a streamed check's largest step after drawing.
+    Each element's bound is margin + spacing(|y|) / 2, rounded once; spacing grows with |y|,
+    so the largest bound is the largest |y|'s, and an error within the margin is within every
+    element's bound."""
+    values = np.asarray(result, dtype=np.float32)
+    if not values.size:
+        return 0.0, True
+    top = np.float32(max(abs(float(values.max())), abs(float(values.min()))))
+    if not np.isfinite(top):                         # (inf or NaN: the bound per element)
+        bounds = error_bound_scaled(n, scale, values)
+        return float(np.max(bounds)), bool(np.all(error <= bounds))
+    margin = n * 0.5 / np.float64(scale) * (1.0 + FLOAT64_SLACK)
+    largest = float(np.float64(np.spacing(top)) * 0.5 + margin)
+    if float(np.max(error)) <= margin:
+        return largest, True
+    return largest, bool(np.all(error <= error_bound_scaled(n, scale, values)))

@@ -20,11 +20,12 @@ from inaemu.scenario.fabric_control import Placement
 from inaemu.scenario.job_life import JobLife
 from inaemu.scenario.results import IterationRecord
 from inaemu.sim.collective_worker import plan_worker
-from inaemu.sim.driver import InaOptions, judge_worker, reference_sums
+from inaemu.sim.driver import InaOptions, judge_worker, reference_sums, session_bound
 from inaemu.sim.frames import ip_bytes
 from inaemu.sim.ina_worker import InaWorker
 from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.ring_worker import RingWorker
+from inaemu.sim.streamed_check import StreamedCheck
 
 STALL_TIMEOUT_S = 10.0
 
@@ -40,7 +41,15 @@ class _Worker:
 
 
 class JobRun(JobLife):
-    """One job on the simulator: its iterations and their all-reduces (apps on the hosts)."""
+    """One job on the simulator: its iterations and their all-reduces (apps on the hosts).
+
+    INA calls are streamed (docs/sim.md, "Streamed runs"): each worker draws its seeded
+    gradient a block at a time and its sum is checked a block at a time (`StreamedCheck`), so
+    a call holds what is in flight, not n whole vectors, their float64 sum and n results
+    (1,024 ranks x ResNet-50's 25 MiB bucket would be 25 GiB of inputs alone). The ring and
+    the baselines keep whole vectors."""
+
+    stream_ina = True                 # (tests compare the whole-vector calls with False)
 
     def __init__(self, engine, job: m.Job, index: int):
         super().__init__(engine, job, index)
@@ -50,6 +59,9 @@ class JobRun(JobLife):
         self.generation = 0               # apps of an older generation are abandoned
         self._inputs: list[np.ndarray] = []
         self._reference = None
+        self._call_input: tuple[int, int] | None = None   # streamed: (seed, length) of the call
+        self._check: StreamedCheck | None = None          # streamed: the call's check ...
+        self._check_key = None                            # ... for (iteration, generation)
         self._ended_apps: list = []       # this call's apps that have their sum
         self.running_aggregators = None   # hashed sharing: the placement's host
                                           # aggregators (a tree: one per switch)
@@ -152,6 +164,7 @@ class JobRun(JobLife):
         self._close_ended_apps()
         self.sessions = {}
         self._inputs, self._reference = [], None
+        self._call_input = self._check = self._check_key = None
 
     def _stop_calls(self) -> None:
         self._abandon_apps()
@@ -173,8 +186,13 @@ class JobRun(JobLife):
         now = engine.loop.now
         length = size_bytes // 4
         seed = iteration_seed(engine.options.seed * 1_000_003 + self.index, self.iteration)
-        self._inputs = [gradient(seed, w, length) for w in range(len(self.workers))]
-        self._reference = reference_sums({0: self._inputs})[0]
+        if self.algo == "ina" and self.stream_ina:
+            self._inputs, self._reference = [], None
+            self._call_input, self._check = (seed, length), None
+        else:
+            self._inputs = [gradient(seed, w, length) for w in range(len(self.workers))]
+            self._reference = reference_sums({0: self._inputs})[0]
+            self._call_input = self._check = None
         self._current = IterationRecord(self.job.name, self.iteration, self.algo, now, now,
                                         None, None, True, 0)
         self._units_at_start = self.progress_units()
@@ -212,7 +230,7 @@ class JobRun(JobLife):
         engine = self.engine
         net = engine.net
         n = len(self.workers)
-        vector = self._inputs[worker.rank]
+        vector = None if self._call_input is not None else self._inputs[worker.rank]
         generation = self.generation
 
         def ended(app, worker=worker, generation=generation) -> None:
@@ -249,6 +267,16 @@ class JobRun(JobLife):
             self._call_ports = self.engine.call_ports()
         return self._call_ports
 
+    def _streamed_check(self) -> StreamedCheck:
+        """The open call's check: a new one when the call starts over (a re-plan abandons the
+        apps of the older generation, and what they quantized with them)."""
+        key = (self.iteration, self.generation)
+        if self._check is None or self._check_key != key:
+            seed, length = self._call_input
+            self._check = StreamedCheck(seed=seed, n=len(self.workers), length=length)
+            self._check_key = key
+        return self._check
+
     def _ina_app(self, worker: _Worker, vector, ended) -> InaWorker:
         placement = self.placement
         session = self.sessions.get(worker.host)
@@ -261,8 +289,13 @@ class JobRun(JobLife):
                                  rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx,
                                  sharing=placement.sharing)
             self.sessions[worker.host] = session
+        sink = None
+        if vector is None:                    # streamed
+            check = self._streamed_check()
+            vector, sink = check.source(worker.rank), check.sink(worker.rank,
+                                                                 session_bound(session))
         return InaWorker(self.engine.net.hosts[worker.host], session,
-                         ip_bytes(placement.addresses[worker.rank]), vector, ended)
+                         ip_bytes(placement.addresses[worker.rank]), vector, ended, sink=sink)
 
     def _allreduce_ended(self, worker: _Worker, app, generation: int) -> None:
         if generation != self.generation or self.state != "running":
@@ -277,7 +310,12 @@ class JobRun(JobLife):
             self._fail(f"iteration {self.iteration}, worker {worker.rank} ({worker.host}): "
                        f"{outcome.error}")
             return
-        verdict = judge_worker(self.algo, app, self._reference)
+        if getattr(app, "sink", None) is not None:    # streamed: checked as the blocks came
+            check = self._streamed_check()
+            check.end(worker.rank)
+            verdict = check.verdict(worker.rank, True)
+        else:
+            verdict = judge_worker(self.algo, app, self._reference)
         if not verdict[3]:
             self._correct = False
             self._current.correct = False

@@ -20,10 +20,10 @@ from typing import Callable
 import numpy as np
 
 from hosts.agent import gradient
-from hosts.gradient_stream import GradientStream
 from hosts.errors import HostError
 from hosts.ina_session import InaSession
 from hosts.ina_wire import MAX_K, MIN_K
+from hosts.quantize import error_bound_verdict
 from hosts.ring_session import RingSession, ring_error_bound
 from hosts.collectives import PLAN_ALGOS
 
@@ -451,8 +451,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
     for placement in placements:
         n = len(placement.workers)
         if checks is not None:
-            checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length)
-            vectors = [GradientStream(seed, w, length) for w in range(n)]
+            check = checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length)
+            vectors = [check.source(w) for w in range(n)]
         else:
             vectors = [gradient(seed, w, length) for w in range(n)] if given is None else \
                 [np.asarray(v, dtype=np.float32) for v in given.get(placement.job, ())]
@@ -507,9 +507,14 @@ def streams(algo: str, ina: InaOptions) -> bool:
     return algo == "ina" and ina.scaling == "job" and ina.divisor is None
 
 
-def session_bound(session: InaSession) -> Callable[[np.ndarray], np.ndarray]:
-    """The per-element error bound of a block of a streamed session's sum (one scale)."""
-    return lambda values: session._codec.error_bound(values)
+def session_bound(session: InaSession) -> Callable[[np.ndarray, np.ndarray], tuple]:
+    """(largest bound, every error within its bound) of a block of a streamed session's sum
+    and its errors: its codec's `error_bound` (one scale: `error_bound_scaled` at the call's
+    scale), folded without the per-element array (`quantize.error_bound_verdict`)."""
+    def verdict(values: np.ndarray, error: np.ndarray) -> tuple:
+        codec = session._codec
+        return error_bound_verdict(codec.n, codec.scale, values, error)
+    return verdict
 
 
 def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -> None:

@@ -4,10 +4,17 @@ A streamed INA worker (`InaSession.start(..., sink=)`) hands each block of its s
 when that block's last RESULT is stored, and keeps none of it. `StreamedCheck` compares each
 block with the exact float64 sum of the job's seeded gradients over the same elements and
 folds the worker's record fields (max and mean error, largest bound, correct) as they come.
-The exact sums are drawn a reference block at a time (`hosts.agent.reference_blocks`: every
-worker's generator, in order) and kept only until every worker still running has checked its
-elements of that block: what the run holds grows with how far apart the workers' results are,
-not with the vector.
+
+The exact sums are built from what the workers quantize: each worker reads its input through
+`source(rank)`, and its codec hands every range it quantizes to the check (FloatCodec's
+`quantized` hook). Every worker has quantized a range before any RESULT of it can exist, so
+by a block's first check its sum is complete, drawn by nobody a second time: drawing is ~14 ns
+a value, the rest of the check ~1 ns. The ranks are added in order 0..n-1
+(`hosts.agent.add_exact`, as `reference_blocks` adds them: the same float64 sums); a range
+quantized ahead of a lower rank waits (held, up to `HELD_VALUES`; beyond that it is dropped
+and drawn from the seed again when the block is checked, as is every rank a check finds
+missing). A block is kept only until every worker still running has checked its elements:
+what the run holds grows with how far apart the workers are, not with the vector.
 
 The verdict is the one `driver.judge_worker` gives a whole result: the same max error, largest
 bound and correct (maxima and "every element" do not depend on the order), and the mean error
@@ -20,7 +27,14 @@ from typing import Callable
 
 import numpy as np
 
-from hosts.agent import VERIFY_BLOCK, reference_blocks
+from hosts.agent import add_exact
+from hosts.gradient_stream import GradientStream
+
+HELD_VALUES = 1 << 24     # values (64 MiB of float32) held ahead of a lower rank, per job
+
+# verdict_of(values, error): the largest bound of a block of the sum and whether every element's
+# error is within its bound
+VerdictOf = Callable[[np.ndarray, np.ndarray], tuple[float, bool]]
 
 
 class _WorkerVerdict:
@@ -32,77 +46,139 @@ class _WorkerVerdict:
         self.checked = 0
 
 
-class StreamedCheck:
-    """One job's exact sums, by reference block, and each worker's running verdict.
+class _Block:
+    """One range's exact sum as the ranks' values come in, and who has checked it."""
+    __slots__ = ("size", "total", "next_rank", "held", "left", "checked")
 
-    `bound_of(worker)` is the per-element error bound of that worker's blocks (its session's:
-    INA's one scale makes it a function of the block alone)."""
+    def __init__(self, size: int, n: int, running: int):
+        self.size = size
+        self.total = np.zeros(size, np.float64)
+        self.next_rank = 0                      # ranks below are in `total`
+        self.held: dict[int, np.ndarray] = {}   # rank -> its values, waiting for lower ranks
+        self.left = size * running              # elements still to check
+        self.checked = np.zeros(n, np.int64)    # elements checked, per worker
+
+
+class _CheckedSource:
+    """A worker's input for its codec: the stream's values, and what it quantizes to the check."""
+
+    def __init__(self, stream: GradientStream, check: "StreamedCheck", rank: int):
+        self._stream, self._check, self._rank = stream, check, rank
+        self.size = stream.size
+
+    def read(self, first: int, end: int) -> np.ndarray:
+        return self._stream.read(first, end)
+
+    def quantized(self, first: int, values: np.ndarray) -> None:
+        self._check.add(self._rank, first, values)
+
+
+class StreamedCheck:
+    """One job's exact sums, by block, and each worker's running verdict."""
 
     def __init__(self, *, seed: int, n: int, length: int):
-        self.n, self.length = n, length
-        self._blocks = reference_blocks(seed, n, length, 1.0)
-        self._drawn = 0                                # reference blocks drawn so far
-        self._exact: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # block -> (sum, |x| sum)
-        self._left: dict[int, int] = {}               # block -> elements still to check
+        self.seed, self.n, self.length = seed, n, length
+        self._blocks: dict[int, _Block] = {}          # first element -> its block
+        self._done: set[int] = set()                  # blocks every worker has checked
+        self._streams: dict[int, GradientStream] = {}  # rank -> draws of a missing rank
+        self._held = 0                                 # values held, over every block
         self._verdicts = [_WorkerVerdict() for _ in range(n)]
         self._ended: set[int] = set()
-        self._checked: dict[int, np.ndarray] = {}     # block -> elements checked per worker
         self.most_blocks_held = 0                     # (tests: memory follows the spread)
+        self.values_drawn = 0                         # drawn again from the seed (tests)
 
-    def sink(self, worker: int, bound_of: Callable[[np.ndarray], np.ndarray]):
-        """What worker `worker`'s session calls with each block of its sum."""
+    def source(self, rank: int) -> _CheckedSource:
+        """Rank `rank`'s input (its seeded gradient), whose quantized ranges sum the reference."""
+        return _CheckedSource(GradientStream(self.seed, rank, self.length), self, rank)
+
+    def sink(self, worker: int, verdict_of: VerdictOf):
+        """What worker `worker`'s session calls with each block of its sum; `verdict_of` its
+        session's bound of a block (INA's one scale makes it a function of the block alone)."""
         def take(first: int, values: np.ndarray) -> None:
-            self._check(worker, first, values, bound_of)
+            self._check(worker, first, values, verdict_of)
         return take
 
-    def _reference(self, block: int) -> tuple[np.ndarray, np.ndarray]:
-        while self._drawn <= block:
-            _first, exact, abs_sum = next(self._blocks)
-            self._exact[self._drawn] = (exact, abs_sum)
-            self._left[self._drawn] = exact.size * (self.n - len(self._ended))
-            self._checked[self._drawn] = np.zeros(self.n, np.int64)
-            self._drawn += 1
-        self.most_blocks_held = max(self.most_blocks_held, len(self._exact))
-        return self._exact[block]
+    def _block(self, first: int, size: int) -> _Block:
+        block = self._blocks.get(first)
+        if block is None:
+            if first in self._done:
+                raise ValueError(f"elements {first}.. were checked by every worker already")
+            block = self._blocks[first] = _Block(size, self.n, self.n - len(self._ended))
+            self.most_blocks_held = max(self.most_blocks_held, len(self._blocks))
+        elif block.size != size:
+            raise ValueError(f"elements {first}..: a range of {size}, where the block "
+                             f"has {block.size}")
+        return block
+
+    def add(self, rank: int, first: int, values: np.ndarray) -> None:
+        """Rank `rank` quantized `values`, its elements from `first` on: into the block's sum
+        when every lower rank's are in, else held for them."""
+        if first in self._done:
+            return
+        block = self._block(first, values.size)
+        if rank != block.next_rank:
+            if rank > block.next_rank and rank not in block.held and \
+                    self._held + values.size <= HELD_VALUES:
+                block.held[rank] = values
+                self._held += values.size
+            return                     # (beyond the limit: drawn again at the check)
+        add_exact(block.total, values)
+        block.next_rank += 1
+        self._fold_held(block)
+
+    def _fold_held(self, block: _Block) -> None:
+        while block.next_rank in block.held:
+            values = block.held.pop(block.next_rank)
+            self._held -= values.size
+            add_exact(block.total, values)
+            block.next_rank += 1
+
+    def _complete(self, first: int, block: _Block) -> np.ndarray:
+        """The block's exact sum, drawing from the seed every rank not given (in order)."""
+        while block.next_rank < self.n:
+            rank = block.next_rank
+            stream = self._streams.get(rank)
+            if stream is None:
+                stream = self._streams[rank] = GradientStream(self.seed, rank, self.length)
+            add_exact(block.total, stream.read(first, first + block.size))
+            self.values_drawn += block.size
+            block.next_rank += 1
+            self._fold_held(block)
+        return block.total
 
     def _check(self, worker: int, first: int, values: np.ndarray,
-               bound_of: Callable[[np.ndarray], np.ndarray]) -> None:
+               verdict_of: VerdictOf) -> None:
         verdict = self._verdicts[worker]
-        end = first + values.size
-        bounds = bound_of(values)
-        position = first
-        while position < end:           # the reference blocks this range spans
-            block = position // VERIFY_BLOCK
-            stop = min(end, (block + 1) * VERIFY_BLOCK)
-            exact, _abs = self._reference(block)
-            offset = block * VERIFY_BLOCK
-            part = slice(position - first, stop - first)
-            error = np.abs(values[part].astype(np.float64) - exact[position - offset:
-                                                                   stop - offset])
-            bound = bounds[part]
-            verdict.max_error = max(verdict.max_error, float(np.max(error)))
-            verdict.error_sum += float(np.sum(error))
-            verdict.max_bound = max(verdict.max_bound, float(np.max(bound)))
-            verdict.correct = verdict.correct and bool(np.all(error <= bound))
-            verdict.checked += stop - position
-            self._checked[block][worker] += stop - position
-            self._used(block, stop - position)
-            position = stop
+        block = self._block(first, values.size)
+        exact = self._complete(first, block)
+        error = np.subtract(values, exact, dtype=np.float64)   # (float32 to float64: exact)
+        np.abs(error, out=error)
+        max_error = float(np.max(error))
+        max_bound, within = verdict_of(values, error)
+        verdict.max_error = max(verdict.max_error, max_error)
+        verdict.error_sum += float(np.sum(error))
+        verdict.max_bound = max(verdict.max_bound, max_bound)
+        verdict.correct = verdict.correct and within
+        verdict.checked += values.size
+        block.checked[worker] += values.size
+        self._used(first, block, values.size)
 
-    def _used(self, block: int, elements: int) -> None:
-        self._left[block] -= elements
-        if self._left[block] <= 0:
-            del self._exact[block], self._left[block], self._checked[block]
+    def _used(self, first: int, block: _Block, elements: int) -> None:
+        block.left -= elements
+        if block.left <= 0:
+            del self._blocks[first]
+            self._done.add(first)
+            for values in block.held.values():
+                self._held -= values.size
 
     def end(self, worker: int) -> None:
         """Worker `worker` will check nothing more (its sum is complete, or it failed): the
-        reference blocks no longer wait for it."""
+        blocks no longer wait for it."""
         if worker in self._ended:
             return
         self._ended.add(worker)
-        for block in list(self._left):
-            size = self._exact[block][0].size
-            self._used(block, size - int(self._checked[block][worker]))
+        for first, block in list(self._blocks.items()):
+            self._used(first, block, block.size - int(block.checked[worker]))
 
     def verdict(self, worker: int, finished: bool) -> tuple:
         """(max error, mean error, largest bound, correct), as `driver.judge_worker` gives

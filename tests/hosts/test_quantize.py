@@ -158,3 +158,22 @@ def test_a_rounding_just_past_the_limit_is_clipped_and_a_block_in_range_is_left(
         assert np.array_equal(got, np.clip(np.rint(block.astype(np.float64) * scale),
                                            -limit, limit))
         assert np.abs(got.astype(np.int64)).max() == min(np.rint(scale), limit)
+
+
+def test_the_bound_verdict_is_the_per_element_bound_folded():
+    """error_bound_verdict: max(error_bound_scaled) and all(error <= it), the same numbers,
+    whether or not an error is beyond the quantization term."""
+    rng = np.random.default_rng(4)
+    for n, scale in ((64, qz.quantization_limit(64) / 5.3), (3, 1e3), (1000, 17.0)):
+        values = (rng.standard_normal(70_000) * 20).astype(np.float32)
+        values[:3] = (0.0, -0.0, np.float32(1e-40))
+        bounds = qz.error_bound_scaled(n, scale, values)
+        margin = n * 0.5 / scale * (1.0 + qz.FLOAT64_SLACK)
+        for error in (np.full(values.size, margin),                 # within the term alone
+                      bounds, bounds * (1 + 1e-9),                   # at and past the bound
+                      rng.random(values.size) * bounds.max()):       # some past, some not
+            assert qz.error_bound_verdict(n, scale, values, error) == \
+                (float(np.max(bounds)), bool(np.all(error <= bounds)))
+    top = np.float32(-3.5)                       # the largest |y| is a negative one
+    assert qz.error_bound_verdict(8, 2.0, np.array([top, 1.0], np.float32), np.zeros(2))[0] \
+        == float(np.max(qz.error_bound_scaled(8, 2.0, np.array([top, 1.0], np.float32))))

@@ -79,7 +79,8 @@ def test_check_lets_go_of_a_reference_block_once_every_worker_has_checked_it():
     n, length = 3, 3 * 65536
     check = StreamedCheck(seed=1, n=n, length=length)
     exact = sum(gradient(1, w, length).astype(np.float64) for w in range(n))
-    sinks = [check.sink(w, lambda values: np.full(values.size, 1e-6)) for w in range(n)]
+    sinks = [check.sink(w, lambda values, error: (1e-6, bool(np.all(error <= 1e-6))))
+             for w in range(n)]
     for block in range(3):
         for worker in range(n):
             first = block * 65536
@@ -91,7 +92,8 @@ def test_check_lets_go_of_a_reference_block_once_every_worker_has_checked_it():
         assert correct and bound == 1e-6 and max_error < 1e-6
     # a worker that ended early: its blocks do not wait for it, and it has no verdict
     check = StreamedCheck(seed=1, n=2, length=length)
-    check.sink(0, lambda values: np.zeros(values.size))(0, np.zeros(65536, np.float32))
+    check.sink(0, lambda values, error: (0.0, bool(np.all(error <= 0))))(
+        0, np.zeros(65536, np.float32))
     check.end(1)
     assert check.verdict(1, False) == (None, None, None, False)
     assert not check.verdict(0, True)[3]          # incomplete: not correct
@@ -134,3 +136,84 @@ def test_a_tree_job_is_checked_by_rank_not_by_member_id(monkeypatch):
                       elems_k=64, keep_results=False)
     assert result.correct
     assert sorted(ended) == list(range(16))
+
+
+def test_a_second_pass_gets_the_first_read_without_drawing_it_again():
+    length, block = 200_001, 65_536
+    whole = gradient(7, 3, length)
+    stream = GradientStream(7, 3, length)
+    for first in range(0, length, block):                    # the max pass
+        assert np.array_equal(stream.read(first, min(first + block, length)),
+                              whole[first:first + block])
+    for first in range(0, length, block):                    # the quantize pass
+        assert np.array_equal(stream.read(first, min(first + block, length)),
+                              whole[first:first + block])
+    assert stream.drawn == 2 * length - block
+    assert np.array_equal(stream.read(0, block), whole[:block])   # kept once only: drawn
+    assert stream.drawn == 2 * length
+
+
+def _reference(seed: int, n: int, length: int) -> np.ndarray:
+    total = np.zeros(length)
+    for rank in range(n):                                   # in rank order, as the agents
+        total += gradient(seed, rank, length).astype(np.float64)
+    return total
+
+
+@pytest.mark.parametrize("held", [1 << 24, 0])
+def test_the_check_sums_in_rank_order_whatever_order_the_ranks_quantize(held, monkeypatch):
+    """Ranks quantize a block in any order: the sum is the rank-order one (float64 addition
+    is not associative), from what they quantized, held for the lower ranks; beyond the
+    held limit, drawn from the seed again."""
+    monkeypatch.setattr("inaemu.sim.streamed_check.HELD_VALUES", held)
+    n, length, block = 5, 3 * 65536, 65536
+    exact = _reference(9, n, length)
+    check = StreamedCheck(seed=9, n=n, length=length)
+    sources = [check.source(rank) for rank in range(n)]
+    seen = {}
+
+    def verdict_of(worker):
+        def verdict(values, error):
+            seen.setdefault(worker, []).append(float(np.max(error)))
+            return 0.0, bool(np.all(error == 0))
+        return verdict
+    sinks = [check.sink(rank, verdict_of(rank)) for rank in range(n)]
+    for first in range(0, length, block):
+        for rank in (3, 1, 4, 0, 2):
+            check_values = sources[rank].read(first, first + block)
+            sources[rank].quantized(first, check_values)
+        for rank in range(n):      # a "sum" that is the exact one rounded to float32
+            sinks[rank](first, exact[first:first + block].astype(np.float32))
+    for rank in range(n):
+        check.end(rank)
+    assert check.values_drawn == (0 if held else 3 * 4 * block)   # ranks 1..4 drawn again
+    assert all(len(errors) == 3 for errors in seen.values())
+    # the same errors as against the rank-order sum
+    for rank in range(n):
+        max_error, _mean, _bound, _ok = check.verdict(rank, True)
+        assert max_error == float(np.max(np.abs(exact.astype(np.float32).astype(np.float64)
+                                                - exact)))
+
+
+def test_a_streamed_run_draws_each_value_at_most_twice(monkeypatch):
+    """The check sums what the workers quantized (it draws nothing), and each worker's quantize
+    pass gets its first block from its max pass: 2 x length - one block per worker, where it
+    was 3 x length (max pass, quantize pass, the check's reference)."""
+    import inaemu.sim.streamed_check as streamed_check
+    streams, checks = [], []
+
+    class Counted(GradientStream):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            streams.append(self)
+    monkeypatch.setattr(streamed_check, "GradientStream", Counted)
+    monkeypatch.setattr(StreamedCheck, "end", lambda check, worker, end=StreamedCheck.end: (
+        checks.append(check), end(check, worker)))
+    topology = star(4)
+    jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
+    length = 140_003                    # three codec blocks of 65,536 values (k = 64)
+    result = simulate(topology, jobs, algo="ina", size_bytes=4 * length, seed=4, bw=1000,
+                      elems_k=64, keep_results=False)
+    assert result.correct
+    assert checks and all(check.values_drawn == 0 for check in checks)
+    assert len(streams) == 4 and all(s.drawn == 2 * length - 65_536 for s in streams)
