@@ -677,9 +677,19 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                         if (hdr.ina.kind == INA_CONTRIB) {
                                             ina_shrink_to_query();
                                             ina_query_up();
-                                        } else {    // the MAX round's: one packet a round
+                                        } else if (hdr.ina.worker == 0) {
+                                            // the MAX round's: member 0's only, one packet
+                                            // a cell a round. Every member probes the round
+                                            // on the same schedule (a barrier: rto_min,
+                                            // doubling), so every member's climbing made
+                                            // each round of probes n packets at the root
+                                            // (16,000 at fat-tree k = 40: its queue full of
+                                            // them for 17 ms, every first data timer
+                                            // expired behind them; docs/scale.md).
                                             ina_read();
                                             ina_send_up();
+                                        } else {
+                                            drop();
                                         }
                                     } else {
                                         drop();
