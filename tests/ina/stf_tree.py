@@ -110,15 +110,11 @@ def tree_test(k: int) -> str:
     b.expect(4, up(ident, 0, 1, unsigned_max(*m), kind=MAX_CONTRIB))
     b.count("ina_contributions", TREE_JOB, 2)
     b.count("ina_partials_up", TREE_JOB)
-    b.comment("Worker 1's MAX probe while the cell waits for the parent: dropped, counted as a",
-              "duplicate. Every member probes the MAX round on the same schedule, so member 0's",
-              "probe alone climbs: one packet a cell a round, not one per worker below it",
-              "(16,000 at the root of a fat-tree k = 40; docs/scale.md).")
-    b.contribute(W1, TREE_JOB, 0, 1, m[1], kind=MAX_CONTRIB, retx=True)
-    b.count("ina_duplicates", TREE_JOB)
-    b.comment("Worker 0's MAX probe climbs with the stored maximum (retx), not as a QUERY (a",
-              "QUERY names a data slot).")
-    ident = b.contribute(W0, TREE_JOB, 0, 1, m[0], kind=MAX_CONTRIB, retx=True)
+    b.comment("Worker 1's MAX probe while the cell waits for the parent: the MAX round's",
+              "duplicate climbs with the stored maximum (retx), not as a QUERY (a QUERY names a",
+              "data slot); from members 0 and 1 only (INA_MAX_PROBE_MEMBERS: every member",
+              "probes on the same schedule, and a probe from each reached the root).")
+    ident = b.contribute(W1, TREE_JOB, 0, 1, m[1], kind=MAX_CONTRIB, retx=True)
     b.expect(4, up(ident, 0, 1, unsigned_max(*m), kind=MAX_CONTRIB, retx=True))
     b.count("ina_duplicates", TREE_JOB)
     b.count("ina_partials_up", TREE_JOB)

@@ -1,5 +1,6 @@
-"""The MAX round's probes in a tree cost one packet per cell a round, not one per worker
-(p4src/ina.p4: a MAX duplicate at a cell waiting for its parent climbs from member 0 only).
+"""The MAX round's probes in a tree cost a few packets per cell a round, not one per worker
+(p4src/ina.p4: a MAX duplicate at a cell waiting for its parent climbs from members 0 and 1
+only, INA_MAX_PROBE_MEMBERS).
 
 Regression (issue 30, the storm at fat-tree k = 40 with 60 Mbit/s links; docs/scale.md): a
 barrier that takes longer than rto_min (2 ms) makes every worker probe it at 2 ms, and every
@@ -44,8 +45,10 @@ def test_max_probes_in_a_tree_do_not_delay_the_first_window_past_its_timers() ->
     # no data chunk was found lost: the first window's timers waited long enough
     assert sum(r.counters["loss_events"] for r in result.records) == 0
     assert sum(r.retransmissions for r in result.records) == max_probes
-    # each tree switch passes one probe per cell up (member 0's): the root takes from each
-    # of its K members the MAX offer, its probe and the 46 chunks, not the 128 workers' probes
+    # a waiting cell passes up the probes of its members 0 and 1 only: each aggregation
+    # switch gets 4 (2 edges x 2 workers) and passes them all up (they come from its members
+    # 0 and 1), so the root takes from each of its K members the MAX offer, 4 probes and the
+    # chunks: not the 128 workers' probes
     root = next(name for name, plan in result.trees[1].items() if plan["parent"] is None)
     chunks = -(-SIZE // 4 // 364)
-    assert result.switches[root]["received"] == K * (chunks + 2)
+    assert result.switches[root]["received"] == K * (1 + 4 + chunks)
