@@ -83,6 +83,15 @@ const bit<8>  INA_WAIT_PARENT = 0xFF;
 // Counter index of packets whose job id is >= INA_JOBS or that are too short to carry one.
 const bit<32> INA_OTHER_JOBS = INA_JOBS;
 const bit<8>  INA_RESULT_TTL = 64;
+// A MAX probe (a MAX_CONTRIB duplicate) at a cell waiting for its parent climbs only from the
+// members below this (docs/protocol.md §6): every member probes the MAX round on the same
+// schedule (rto_min, doubling), so when each member's climbed, a barrier longer than rto_min
+// sent every worker's probe to the root (16,000 at a fat-tree k = 40: its input queue full of
+// them for ~17 ms, every first data timer expired behind them; docs/scale.md). Two, not one:
+// a second member's probe still climbs when member 0's is lost (with member 0's alone the
+// 16-worker fat-tree at 10 % loss took up to 8.3x its lossless time, against 6x; with two,
+// whose edge and aggregation switches have two members, it runs as before; docs/loss.md).
+const bit<8>  INA_MAX_PROBE_MEMBERS = 2;
 
 // Headers (Ethernet, IPv4, UDP, the aggregation header and its k values) and metadata.
 #include "ina_headers.p4inc"
@@ -677,9 +686,13 @@ control MyIngress(inout headers hdr, inout metadata meta,
                                         if (hdr.ina.kind == INA_CONTRIB) {
                                             ina_shrink_to_query();
                                             ina_query_up();
-                                        } else {    // the MAX round's: one packet a round
+                                        } else if (hdr.ina.worker < INA_MAX_PROBE_MEMBERS) {
+                                            // the MAX round's, from members 0 and 1 only
+                                            // (INA_MAX_PROBE_MEMBERS above: why)
                                             ina_read();
                                             ina_send_up();
+                                        } else {
+                                            drop();
                                         }
                                     } else {
                                         drop();

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from .packets import (CONTRIB, MAX_CONTRIB, MAX_RESULT, NACK, QUERY, RESULT, Endpoint,
                       float32_bits, ina_packet, ip, unsigned_max, wrapping_sum)
-from .stf_builder import (AGGREGATOR, SWITCH_MAC, W0, W1, StfBuilder, Worker,
+from .stf_builder import (AGGREGATOR, SWITCH_MAC, W0, W1, W2, StfBuilder, Worker,
                           aggregator_address, lanes, root_job, worker_entries)
 
 TREE_JOB, PARENT_JOB = 5, 6
+WIDE_JOB = 8                 # a child of three workers: cells 16..19 (one slot, the MAX pair)
 PARENT = Endpoint(0x080000000999, ip("10.0.9.254"))       # the parent aggregator, via port 4
 CHILD = Worker(1, 3, 0x080000000888, ip("10.0.8.254"))    # a child aggregator, via port 3
 
@@ -24,6 +25,7 @@ def tree_test(k: int) -> str:
         "  comes back to 10.0.0.254 and is multicast down. The job counts 4 workers in all.",
         "- job 6: this switch is the root. Its worker 1 is a child aggregator, 10.0.8.254",
         "  behind port 3: its partial sums arrive as contributions, its results go to it.",
+        "- job 8: a child of three workers (ports 1-3), its partial sums up as worker 3.",
     ])
     b.cmd(f"add ipv4_lpm hdr.ipv4.dstAddr:0x{PARENT.addr & 0xFFFFFF00:08X}/24 "
           f"ipv4_forward(dstAddr:0x{PARENT.mac:012X}, port:4)")
@@ -32,7 +34,11 @@ def tree_test(k: int) -> str:
           f"ina_child_job(base:0, pool_size:2, n:2, mgid:{TREE_JOB}, result_count:4, "
           f"parent:0x{PARENT.addr:08X}, child_index:2)")
     node = worker_entries(b, TREE_JOB, [W0, W1], first_node=0)
-    root_job(b, PARENT_JOB, base=8, pool=2, workers=[W0, CHILD], first_node=node)
+    node = root_job(b, PARENT_JOB, base=8, pool=2, workers=[W0, CHILD], first_node=node)
+    b.cmd(f"add ina_jobs hdr.ipv4.dstAddr:0x{AGGREGATOR.addr:08X} hdr.ina.job:{WIDE_JOB} "
+          f"ina_child_job(base:16, pool_size:1, n:3, mgid:{WIDE_JOB}, result_count:6, "
+          f"parent:0x{PARENT.addr:08X}, child_index:3)")
+    worker_entries(b, WIDE_JOB, [W0, W1, W2], first_node=node)
     for name in ("contributions", "duplicates", "results_multicast", "results_unicast",
                  "partials_up", "drop_bad_kind", "queries", "nacks"):
         b.zero_checks.append((f"ina_{name}", TREE_JOB))
@@ -111,8 +117,9 @@ def tree_test(k: int) -> str:
     b.count("ina_contributions", TREE_JOB, 2)
     b.count("ina_partials_up", TREE_JOB)
     b.comment("Worker 1's MAX probe while the cell waits for the parent: the MAX round's",
-              "duplicate climbs with the stored maximum (retx), not as a QUERY (one packet a",
-              "round; a QUERY names a data slot).")
+              "duplicate climbs with the stored maximum (retx), not as a QUERY (a QUERY names a",
+              "data slot); from members 0 and 1 only (INA_MAX_PROBE_MEMBERS: every member",
+              "probes on the same schedule, and a probe from each reached the root).")
     ident = b.contribute(W1, TREE_JOB, 0, 1, m[1], kind=MAX_CONTRIB, retx=True)
     b.expect(4, up(ident, 0, 1, unsigned_max(*m), kind=MAX_CONTRIB, retx=True))
     b.count("ina_duplicates", TREE_JOB)
@@ -212,4 +219,32 @@ def tree_test(k: int) -> str:
     b.expect_nack(CHILD, PARENT_JOB, 0, 0, ident=ident, chunk=0)
     b.count("ina_queries", PARENT_JOB)
     b.count("ina_nacks", PARENT_JOB)
+
+    def wide_up(ident: int, values: list[int], retx: bool = False) -> bytes:
+        """Job 8's maximum as the parent receives it: worker 3, routed (TTL 63)."""
+        return ina_packet(Endpoint(SWITCH_MAC, AGGREGATOR.addr), PARENT, ttl=63, ident=ident,
+                          kind=MAX_CONTRIB, job=WIDE_JOB, worker=3, slot=0, ver=0, retx=retx,
+                          chunk=0, values=values)
+
+    x = [lanes(k, [float32_bits(v)], lambda i, w=w: float32_bits(w + 0.5 * i))
+         for w, v in enumerate((1.0, 2.0, 5.0))]
+    top3 = unsigned_max(*x)
+    b.comment("Job 8's MAX round (three members): the lane-wise maximum goes up once all three",
+              "offered.")
+    b.contribute(W0, WIDE_JOB, 0, 0, x[0], kind=MAX_CONTRIB)
+    b.contribute(W1, WIDE_JOB, 0, 0, x[1], kind=MAX_CONTRIB)
+    ident = b.contribute(W2, WIDE_JOB, 0, 0, x[2], kind=MAX_CONTRIB)
+    b.expect(4, wide_up(ident, top3))
+    b.count("ina_contributions", WIDE_JOB, 3)
+    b.count("ina_partials_up", WIDE_JOB)
+    b.comment("Member 2's MAX probe while the cell waits for the parent: dropped and counted as",
+              "a duplicate. Every member probes the MAX round on the same schedule, so only",
+              "members 0 and 1 climb (INA_MAX_PROBE_MEMBERS): a probe from every member reached",
+              "the root of a fat-tree k = 40, 16,000 of them (docs/scale.md). Member 1's climbs.")
+    b.contribute(W2, WIDE_JOB, 0, 0, x[2], kind=MAX_CONTRIB, retx=True)
+    b.count("ina_duplicates", WIDE_JOB)
+    ident = b.contribute(W1, WIDE_JOB, 0, 0, x[1], kind=MAX_CONTRIB, retx=True)
+    b.expect(4, wide_up(ident, top3, retx=True))
+    b.count("ina_duplicates", WIDE_JOB)
+    b.count("ina_partials_up", WIDE_JOB)
     return b.finish()
