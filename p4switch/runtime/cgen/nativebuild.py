@@ -55,19 +55,56 @@ static PyObject *EMPTY;
 
 static inline PyObject *empty_params(void) { return EMPTY; }
 
-/* a field, validity flag or register cell (an int that fits 64 bits) */
-static inline int rd(PyObject *list, Py_ssize_t i, u64 *out) {
-    PyObject *x = PyList_GET_ITEM(list, i);
+/* An exact int's value when it is small and not negative, without a call: the PHV's fields,
+   flags, register cells and action data are such ints almost always. Anything else (a bool, a
+   negative or wide int, another type) returns 0 and takes CPython's own conversion, which
+   raises what it always raised. Always inlined: the module is built with -O1. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT int small_value(PyObject *x, u64 *out) {
+#if PY_VERSION_HEX < 0x030C0000 && PYLONG_BITS_IN_DIGIT == 30
+    if (PyLong_CheckExact(x)) {
+        Py_ssize_t n = Py_SIZE(x);
+        const digit *d = ((PyLongObject *)x)->ob_digit;
+        if (n == 0) { *out = 0; return 1; }
+        if (n == 1) { *out = d[0]; return 1; }
+        if (n == 2) { *out = (u64)d[0] | ((u64)d[1] << 30); return 1; }
+    }
+#elif PY_VERSION_HEX >= 0x030C0000
+    if (PyLong_CheckExact(x) && _PyLong_IsCompact((PyLongObject *)x)) {
+        Py_ssize_t value = _PyLong_CompactValue((PyLongObject *)x);
+        if (value >= 0) { *out = (u64)value; return 1; }
+    }
+#endif
+    return 0;
+}
+
+HOT int as_u64(PyObject *x, u64 *out) {
+    if (small_value(x, out)) return 0;
     u64 r = PyLong_AsUnsignedLongLong(x);
     if (r == (u64)-1 && PyErr_Occurred()) return -1;
     *out = r;
     return 0;
 }
 
-static inline int wr(PyObject *list, Py_ssize_t i, u64 value) {
-    PyObject *x = PyLong_FromUnsignedLongLong(value);
-    if (x == NULL) return -1;
+static inline PyObject *from_u64(u64 value) {
+    return value <= (u64)LONG_MAX ? PyLong_FromLong((long)value)
+                                  : PyLong_FromUnsignedLongLong(value);
+}
+
+/* a field, validity flag or register cell (an int that fits 64 bits) */
+HOT int rd(PyObject *list, Py_ssize_t i, u64 *out) {
+    return as_u64(PyList_GET_ITEM(list, i), out);
+}
+
+/* a slot that already holds an exact int of this value keeps it (ints are immutable: no code
+   can tell the two apart), so writing back an unchanged field allocates nothing */
+HOT int wr(PyObject *list, Py_ssize_t i, u64 value) {
     PyObject *old = PyList_GET_ITEM(list, i);
+    u64 now;
+    if (small_value(old, &now) && now == value) return 0;
+    PyObject *x = from_u64(value);
+    if (x == NULL) return -1;
     PyList_SET_ITEM(list, i, x);
     Py_DECREF(old);
     return 0;
@@ -75,6 +112,9 @@ static inline int wr(PyObject *list, Py_ssize_t i, u64 value) {
 
 static inline int add_to(PyObject *list, Py_ssize_t i, u64 value) {
     PyObject *old = PyList_GET_ITEM(list, i), *by, *sum;
+    u64 small;
+    if (small_value(old, &small) && value < ((u64)1 << 62))
+        return wr(list, i, small + value);
     if (PyLong_CheckExact(old)) {
         int overflow = 0;
         long long now = PyLong_AsLongLongAndOverflow(old, &overflow);
@@ -96,10 +136,7 @@ static inline int rdp(PyObject *params, Py_ssize_t i, u64 *out) {
         PyErr_SetString(PyExc_IndexError, "action data index out of range");
         return -1;
     }
-    u64 r = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(params, i));
-    if (r == (u64)-1 && PyErr_Occurred()) return -1;
-    *out = r;
-    return 0;
+    return as_u64(PyTuple_GET_ITEM(params, i), out);
 }
 
 static inline u64 shl(u64 a, u64 s) { return s >= 64 ? 0 : a << s; }
@@ -115,8 +152,13 @@ static int result(PyObject *res, long *a, PyObject **p) {
     if (action == Py_None) {
         *a = -1;
     } else {
-        *a = PyLong_AsLong(action);
-        if (*a == -1 && PyErr_Occurred()) return -1;
+        u64 index;
+        if (small_value(action, &index) && index <= (u64)LONG_MAX) {
+            *a = (long)index;
+        } else {
+            *a = PyLong_AsLong(action);
+            if (*a == -1 && PyErr_Occurred()) return -1;
+        }
     }
     if (!PyTuple_Check(params)) {
         params = PySequence_Tuple(params);
@@ -145,7 +187,7 @@ static int lookup_key(PyObject *table, const char *method, PyObject *k, PyObject
 }
 
 static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
-    PyObject *k = PyLong_FromUnsignedLongLong(key);
+    PyObject *k = from_u64(key);
     if (k == NULL) return -1;
     int failed = lookup_key(table, method, k, r);
     Py_DECREF(k);
