@@ -194,6 +194,35 @@ static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
     return failed;
 }
 
+/* an LPM table's result for `key` (a new reference, or NULL on a miss): Table.lookup_lpm in C,
+   over the table's own levels, a list of (prefix length, mask, {masked key: result}) longest
+   first. No Python code runs here (int keys), so no other thread changes the list meanwhile. */
+static int lookup_levels(PyObject *levels, u64 key, PyObject **r) {
+    Py_ssize_t i;
+    *r = NULL;
+    for (i = 0; i < PyList_GET_SIZE(levels); i++) {
+        PyObject *level = PyList_GET_ITEM(levels, i);
+        u64 mask;
+        if (!PyTuple_CheckExact(level) || PyTuple_GET_SIZE(level) != 3 ||
+                !PyDict_CheckExact(PyTuple_GET_ITEM(level, 2))) {
+            PyErr_SetString(PyExc_TypeError, "an LPM level must be (length, mask, dict)");
+            return -1;
+        }
+        if (as_u64(PyTuple_GET_ITEM(level, 1), &mask)) return -1;
+        PyObject *k = from_u64(key & mask);
+        if (k == NULL) return -1;
+        PyObject *got = PyDict_GetItemWithError(PyTuple_GET_ITEM(level, 2), k);
+        Py_DECREF(k);
+        if (got != NULL && got != Py_None) {
+            Py_INCREF(got);
+            *r = got;
+            return 0;
+        }
+        if (PyErr_Occurred()) return -1;
+    }
+    return 0;
+}
+
 /* the key computed by a Python callback (wider than 64 bits, signed fields, ...) */
 static int lookup_by(PyObject *table, const char *method, PyObject *cb, PyObject *f,
                      PyObject *v, PyObject **r) {
