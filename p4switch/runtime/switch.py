@@ -147,7 +147,7 @@ class Switch:
         engine = self._engine
         if engine is None or engine.trace is not None or type(self).receive is not Switch.receive:
             return None
-        return engine, engine.fast, engine.queues
+        return engine, engine.entry, engine.queues
 
     def receive_batch(self, items) -> list[tuple[int, bytes]]:
         out: list[tuple[int, bytes]] = []
@@ -155,7 +155,7 @@ class Switch:
             engine = self._engine
             if engine is not None and engine.trace is None and not engine.queues.active:
                 # the common case: every packet straight into the generated fast path
-                fast, done = engine.fast, 0
+                fast, done = engine.entry, 0
                 try:
                     for port, packet in items:
                         if type(packet) is not bytes or type(port) is not int or \

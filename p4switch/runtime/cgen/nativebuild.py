@@ -594,6 +594,15 @@ def _build(source: str, target: Path) -> str | None:
     return None
 
 
+def bind_fast(module, controls: NativeControls, namespace: dict):
+    """`fast(plan, port, data)` over this program's state (nativefast.py), or None when the
+    module has none (a control stayed Python)."""
+    if not hasattr(module, "fast"):
+        return None
+    state = tuple(namespace[name] for name in controls.state_names)
+    return functools.partial(module.fast, state)
+
+
 def bind(module, controls: NativeControls, namespace: dict) -> dict:
     """{"ingress": fn, "egress": fn} over this program's state (its own namespace objects)."""
     state = tuple(namespace[name] for name in controls.state_names)
