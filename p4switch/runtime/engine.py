@@ -20,8 +20,9 @@ from collections import deque
 
 from .phv import layout as L
 from .phv.vheaders import all_runs
+from .cgen.nativefast import native_fast_path
 from .pygen.fastpath import (build_clear_invalid, build_fast_path, build_length_after_ingress,
-                             may_read_slot, native_fast_path)
+                             may_read_slot)
 from .pygen.primgen import DROP_PORT
 from .state.queues import DROPPED, QUEUED, EgressQueues
 

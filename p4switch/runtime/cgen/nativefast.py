@@ -7,16 +7,22 @@ costs. What stays the same: the PHV is the same two Python lists, made from the 
 lists, written in the same order; every divergence (a clone or resubmission after ingress, a
 multicast group, an egress request, a packet length egress reads) calls the same Python the
 Python `fast` calls, with the same arguments. Which programs get it, and its plan (the slots
-and the Python functions), is fastpath.py's `native_fast_path`: it is built only when all four
+and the Python functions), is `native_fast_path` here: it is built only when all four
 of parse, ingress, egress and deparse are C, the fast path needs no clock and no priority test,
 and egress queues are not in use (the queued variant stays Python).
 """
 
 from __future__ import annotations
 
+import functools
+from typing import Callable
+
+from ..phv import layout as L
+from ..pygen.fastpath import (egress_divergence_slots, live_slots, priority_test,
+                              queue_slots_written)
 from ..pygen.primgen import DROP_PORT
 
-# the order of the plan tuple (fastpath.py builds it; the C reads it by these positions)
+# the order of the plan tuple (native_fast_path builds it; the C reads it by these positions)
 PLAN_FIELDS = ("init_fields", "init_valid", "ingress_port", "packet_length", "ingress_length",
                "divert_after_ingress", "slow_after_ingress", "mcast_grp", "multicast",
                "egress_spec", "egress_port", "zero_before_length", "zero_after_length",
@@ -32,10 +38,44 @@ def source() -> str:
     return _SOURCE.format(drop_port=DROP_PORT)
 
 
+def native_fast_path(engine, python_fast: Callable) -> Callable | None:
+    """`python_fast` (pygen/fastpath.py `build_fast_path`'s, not queued) as one C call, with
+    its plan: the slots it writes and tests and the Python it hands a diverging packet to
+    (its own `multicast` among them); None when the program has no such C (a control stayed
+    Python) or its fast path reads the clock or tests the priority (those stay Python)."""
+    code = engine.code
+    multicast = python_fast.__globals__.get("multicast")
+    anywhere = code.writes_anywhere
+    if code.native_fast is None or engine.reads_time or \
+            priority_test(engine, anywhere) is not None:
+        return None
+    egress_tests, dropped = egress_divergence_slots(engine.egress_spec,
+                                                     code.writes_after_ingress, anywhere)
+    to_group = engine.mcast_grp is not None
+    plan = {
+        "init_fields": engine.init_fields, "init_valid": engine.init_valid,
+        "ingress_port": engine.ingress_port, "packet_length": engine.packet_length,
+        "ingress_length": engine.ingress_length,
+        "divert_after_ingress": tuple(live_slots([L.CLONE, L.RESUBMIT], anywhere)),
+        "slow_after_ingress": engine.slow_after_ingress,
+        "mcast_grp": engine.mcast_grp if to_group else -1,
+        "multicast": multicast if to_group else None,
+        "egress_spec": engine.egress_spec, "egress_port": engine.egress_port,
+        "zero_before_length": (engine.egress_spec, engine.egress_rid),
+        "zero_after_length": (*queue_slots_written(engine, anywhere), L.EXIT),
+        "length_after_ingress": engine.length_after_ingress
+        if engine.egress_reads_length else None,
+        "divert_after_egress": tuple(egress_tests),
+        "slow_after_egress": engine.slow_after_egress,
+        "dropped_in_egress": dropped}
+    if to_group and multicast is None:
+        return None
+    return functools.partial(code.native_fast, tuple(plan[name] for name in PLAN_FIELDS))
+
+
 _SOURCE = r"""
-/* The common packet flow as one C call (fastpath.py, `build_fast_path` and
-   `native_fast_path`):
-   the same steps as the generated Python `fast`, in the same order, over the same PHV lists,
+/* The common packet flow as one C call (pygen/fastpath.py `build_fast_path`, and
+   `native_fast_path` in cgen/nativefast.py): the same steps as the generated Python `fast`, in the same order, over the same PHV lists,
    with the parser, controls and deparser of this module called directly. Every divergence
    (clone, resubmit, multicast, an egress request) hands the packet to the same Python code
    the Python `fast` hands it to. */

@@ -22,7 +22,6 @@ from typing import Callable
 
 from ..phv import layout as L
 from ..phv.writes import WriteSet, constant_index
-from ..cgen.nativefast import PLAN_FIELDS
 from .codecache import compiled
 from .deparsergen import REPLICA_EXTRA
 from .primgen import DROP_PORT
@@ -54,7 +53,7 @@ def build_fast_path(engine, queued: bool = False) -> Callable:
     if f[{engine.mcast_grp}]:
         return slow_after_ingress(f, v, data, pos, port)"""
     diverted = _any_set([L.CLONE, L.RESUBMIT], anywhere)
-    priority = _priority_test(engine, anywhere)
+    priority = priority_test(engine, anywhere)
     if priority is not None:
         diverted = priority if diverted is None else f"{diverted} or {priority}"
     after_ingress_check = "" if diverted is None else f"""
@@ -63,7 +62,7 @@ def build_fast_path(engine, queued: bool = False) -> Callable:
     clock = engine.reads_time or queued
     queue_reset = (f"""
     f[{engine.enq_ts}] = now & {MASK32}""" if clock else "") + "".join(f"""
-    f[{slot}] = 0""" for slot in _queue_slots_written(engine, anywhere))
+    f[{slot}] = 0""" for slot in queue_slots_written(engine, anywhere))
     if queued:
         queue_reset = """
     admitted = admit(f, v, data[pos:], eport, 0, length, port)
@@ -112,41 +111,6 @@ def fast(port, data):
                  "length_after_ingress": engine.length_after_ingress}
     exec(compiled(source, "<p4switch fast path>"), namespace)  # noqa: S102
     return namespace["fast"]
-
-
-def native_fast_path(engine, python_fast: Callable) -> Callable | None:
-    """`python_fast` (build_fast_path's, not queued) as one C call (cgen/nativefast.py), with
-    its plan: the slots it writes and tests and the Python it hands a diverging packet to
-    (its own `multicast` among them); None when the program has no such C (a control stayed
-    Python) or its fast path reads the clock or tests the priority (those stay Python)."""
-    code = engine.code
-    multicast = python_fast.__globals__.get("multicast")
-    anywhere = code.writes_anywhere
-    if code.native_fast is None or engine.reads_time or \
-            _priority_test(engine, anywhere) is not None:
-        return None
-    egress_tests, dropped = _egress_divergence_slots(engine.egress_spec,
-                                                     code.writes_after_ingress, anywhere)
-    to_group = engine.mcast_grp is not None
-    plan = {
-        "init_fields": engine.init_fields, "init_valid": engine.init_valid,
-        "ingress_port": engine.ingress_port, "packet_length": engine.packet_length,
-        "ingress_length": engine.ingress_length,
-        "divert_after_ingress": tuple(_live([L.CLONE, L.RESUBMIT], anywhere)),
-        "slow_after_ingress": engine.slow_after_ingress,
-        "mcast_grp": engine.mcast_grp if to_group else -1,
-        "multicast": multicast if to_group else None,
-        "egress_spec": engine.egress_spec, "egress_port": engine.egress_port,
-        "zero_before_length": (engine.egress_spec, engine.egress_rid),
-        "zero_after_length": (*_queue_slots_written(engine, anywhere), L.EXIT),
-        "length_after_ingress": engine.length_after_ingress
-        if engine.egress_reads_length else None,
-        "divert_after_egress": tuple(egress_tests),
-        "slow_after_egress": engine.slow_after_egress,
-        "dropped_in_egress": dropped}
-    if to_group and multicast is None:
-        return None
-    return functools.partial(code.native_fast, tuple(plan[name] for name in PLAN_FIELDS))
 
 
 def build_length_after_ingress(layout) -> Callable:
@@ -265,7 +229,7 @@ def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def _priority_test(engine, writes: WriteSet) -> str | None:
+def priority_test(engine, writes: WriteSet) -> str | None:
     """The test that sends a packet to the general flow for its priority: one beyond the
     switch's queues per port is dropped there, and a `qid` slot (never in v1model) is filled
     there. None when no code writes standard_metadata.priority (it stays 0)."""
@@ -276,7 +240,7 @@ def _priority_test(engine, writes: WriteSet) -> str | None:
     return f"f[{slot}] >= {1 if has_qid else engine.queues.priorities}"
 
 
-def _queue_slots_written(engine, writes: WriteSet) -> list[int]:
+def queue_slots_written(engine, writes: WriteSet) -> list[int]:
     """Queueing metadata slots some code may write: the fast path resets them (a packet that
     finds every queue empty has depths 0 and spent 0 us queued, as BMv2 writes them);
     slots nothing writes keep their initial 0."""
@@ -287,10 +251,10 @@ def _queue_slots_written(engine, writes: WriteSet) -> list[int]:
 
 def _any_set(slots: list[int], writes: WriteSet) -> str | None:
     """`f[a] or f[b]` over the request slots some code may set; None if none can be."""
-    return " or ".join(f"f[{s}]" for s in _live(slots, writes)) or None
+    return " or ".join(f"f[{s}]" for s in live_slots(slots, writes)) or None
 
 
-def _live(slots: list[int], writes: WriteSet) -> list[int]:
+def live_slots(slots: list[int], writes: WriteSet) -> list[int]:
     """The slots of `slots` some code may write."""
     return [s for s in slots if writes.anything or s in writes.fields]
 
@@ -302,20 +266,20 @@ def _egress_divergence(phv: str, egress_spec: int, after_ingress: WriteSet,
 
     The engine clears egress_spec before egress, and a clone request from ingress has already
     left the common path, so those two can only come from egress (or the deparser)."""
-    slots, dropped = _egress_divergence_slots(egress_spec, after_ingress, anywhere)
+    slots, dropped = egress_divergence_slots(egress_spec, after_ingress, anywhere)
     tests = [f"{phv}[{slot}]" for slot in slots]
     return " or ".join(tests) or None, \
         f"{phv}[{egress_spec}] == {DROP_PORT}" if dropped else None
 
 
-def _egress_divergence_slots(egress_spec: int, after_ingress: WriteSet,
+def egress_divergence_slots(egress_spec: int, after_ingress: WriteSet,
                              anywhere: WriteSet) -> tuple[list[int], bool]:
     """`_egress_divergence` as data: (the slots whose truth leaves the common path, whether
     egress may drop the copy)."""
     slots = []
     if after_ingress.anything or L.CLONE in after_ingress.fields:
         slots.append(L.CLONE)
-    slots += _live([L.RECIRCULATE, L.TRUNCATE], anywhere)
+    slots += live_slots([L.RECIRCULATE, L.TRUNCATE], anywhere)
     return slots, after_ingress.anything or egress_spec in after_ingress.fields
 
 
@@ -372,7 +336,7 @@ def _multicast_source(engine) -> str:
         *([f"    f[{engine.egress_ts}] = now & {MASK48}",
            f"    f[{engine.enq_ts}] = now & {MASK32}",
            f"    f[{engine.deq_timedelta}] = 0"] if engine.reads_time else []),
-        *[f"    f[{slot}] = 0" for slot in _queue_slots_written(engine, code.writes_anywhere)],
+        *[f"    f[{slot}] = 0" for slot in queue_slots_written(engine, code.writes_anywhere)],
         f"    f[{L.EXIT}] = 0",
         f"    out = []{memo}",
         *saved,
