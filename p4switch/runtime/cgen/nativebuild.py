@@ -97,14 +97,32 @@ HOT int rd(PyObject *list, Py_ssize_t i, u64 *out) {
     return as_u64(PyList_GET_ITEM(list, i), out);
 }
 
+/* The int last made for a write at each index (of any list), kept: packets repeat most of
+   their values (addresses, ports, ids), and a write of the same value takes the same object
+   again instead of a new one. Only a cache: an entry is used when its value is the one
+   written. */
+#define INT_MEMO_SIZE 1024
+static PyObject *INT_MEMO[INT_MEMO_SIZE];
+
 /* a slot that already holds an exact int of this value keeps it (ints are immutable: no code
    can tell the two apart), so writing back an unchanged field allocates nothing */
 HOT int wr(PyObject *list, Py_ssize_t i, u64 value) {
-    PyObject *old = PyList_GET_ITEM(list, i);
+    PyObject *old = PyList_GET_ITEM(list, i), **memo = &INT_MEMO[i & (INT_MEMO_SIZE - 1)];
+    PyObject *x;
     u64 now;
     if (small_value(old, &now) && now == value) return 0;
-    PyObject *x = from_u64(value);
-    if (x == NULL) return -1;
+    if (*memo != NULL && small_value(*memo, &now) && now == value) {
+        x = *memo;
+        Py_INCREF(x);
+    } else {
+        x = from_u64(value);
+        if (x == NULL) return -1;
+        if (value > 256) {                       /* smaller ones are CPython's own */
+            Py_XDECREF(*memo);
+            Py_INCREF(x);
+            *memo = x;
+        }
+    }
     PyList_SET_ITEM(list, i, x);
     Py_DECREF(old);
     return 0;
