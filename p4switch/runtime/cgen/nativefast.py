@@ -27,7 +27,7 @@ PLAN_FIELDS = ("init_fields", "init_valid", "ingress_port", "packet_length", "in
                "divert_after_ingress", "slow_after_ingress", "mcast_grp", "multicast",
                "egress_spec", "egress_port", "zero_before_length", "zero_after_length",
                "length_after_ingress", "divert_after_egress", "slow_after_egress",
-               "dropped_in_egress")
+               "dropped_in_egress", "spare_phv")
 
 METHOD = "fast"
 
@@ -67,7 +67,8 @@ def native_fast_path(engine, python_fast: Callable) -> Callable | None:
         if engine.egress_reads_length else None,
         "divert_after_egress": tuple(egress_tests),
         "slow_after_egress": engine.slow_after_egress,
-        "dropped_in_egress": dropped}
+        "dropped_in_egress": dropped,
+        "spare_phv": [None, None]}     # the last packet's f and v, when nothing kept them
     if to_group and multicast is None:
         return None
     return functools.partial(code.native_fast, tuple(plan[name] for name in PLAN_FIELDS))
@@ -81,7 +82,7 @@ _SOURCE = r"""
    the Python `fast` hands it to. */
 enum {{ PL_INIT_F, PL_INIT_V, PL_IN_PORT, PL_PKT_LEN, PL_IN_LEN, PL_DIVERT, PL_SLOW_INGRESS,
        PL_MCAST, PL_MULTICAST, PL_SPEC, PL_EPORT, PL_ZERO, PL_ZERO_AFTER, PL_NEW_LENGTH, PL_EDIVERT,
-       PL_SLOW_EGRESS, PL_DROPPED, PL_SIZE }};
+       PL_SLOW_EGRESS, PL_DROPPED, PL_SPARE, PL_SIZE }};
 
 static inline int set_item(PyObject *list, Py_ssize_t i, PyObject *x) {{
     Py_INCREF(x);
@@ -140,6 +141,41 @@ static inline int equals(PyObject *x, u64 value) {{
     return r;
 }}
 
+/* A fresh PHV list: a copy of the initial one, or the last packet's list (one nothing else
+   holds, `keep_phv`) made equal to it again, item by item where they differ (a packet changes
+   a few dozen of its slots; the copy and the free touch all of them). */
+static PyObject *fresh_phv(PyObject *plan, int init_at, Py_ssize_t spare_at) {{
+    PyObject *init = PyTuple_GET_ITEM(plan, init_at);
+    PyObject *spare = PyTuple_GET_ITEM(plan, PL_SPARE);
+    PyObject *list = PyList_GET_ITEM(spare, spare_at);
+    Py_ssize_t i, n = PyList_GET_SIZE(init);
+    if (list == Py_None || PyList_GET_SIZE(list) != n)
+        return PyList_GetSlice(init, 0, PY_SSIZE_T_MAX);
+    Py_INCREF(Py_None);
+    PyList_SET_ITEM(spare, spare_at, Py_None);     /* the reference moves to the caller */
+    for (i = 0; i < n; i++) {{
+        PyObject *want = PyList_GET_ITEM(init, i), *held = PyList_GET_ITEM(list, i);
+        if (held != want) {{
+            Py_INCREF(want);
+            PyList_SET_ITEM(list, i, want);
+            Py_DECREF(held);
+        }}
+    }}
+    return list;
+}}
+
+/* keep a packet's PHV list for the next packet if no one else holds it (a queue, a clone, a
+   frame); the reference is taken either way */
+static void keep_phv(PyObject *plan, Py_ssize_t spare_at, PyObject *list) {{
+    PyObject *spare = PyTuple_GET_ITEM(plan, PL_SPARE);
+    if (Py_REFCNT(list) == 1 && PyList_GET_ITEM(spare, spare_at) == Py_None) {{
+        PyList_SET_ITEM(spare, spare_at, list);
+        Py_DECREF(Py_None);
+        return;
+    }}
+    Py_DECREF(list);
+}}
+
 static PyObject *call_py(PyObject *fn, PyObject **args, Py_ssize_t n) {{
     return PyObject_Vectorcall(fn, args, n, NULL);
 }}
@@ -154,8 +190,8 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }}
     S = args[0]; plan = args[1]; port = args[2]; data = args[3];
-    f = PyList_GetSlice(PyTuple_GET_ITEM(plan, PL_INIT_F), 0, PY_SSIZE_T_MAX);
-    v = PyList_GetSlice(PyTuple_GET_ITEM(plan, PL_INIT_V), 0, PY_SSIZE_T_MAX);
+    f = fresh_phv(plan, PL_INIT_F, 0);
+    v = fresh_phv(plan, PL_INIT_V, 1);
     if (f == NULL || v == NULL) goto fail;
     if ((slot = plan_slot(plan, PL_IN_PORT, f)) < 0) goto fail;
     set_item(f, slot, port);
@@ -284,6 +320,11 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
         PyList_SET_ITEM(out, 0, pair);
     }}
 done:
+    if (out != NULL) {{
+        keep_phv(plan, 0, f);
+        keep_phv(plan, 1, v);
+        f = v = NULL;
+    }}
 fail:
     Py_XDECREF(f); Py_XDECREF(v); Py_XDECREF(pos); Py_XDECREF(length);
     Py_XDECREF(payload); Py_XDECREF(eport);
