@@ -7,8 +7,9 @@ Kinds: p4src/ina.p4 (INA_K=32, one job of 4 workers) contributions the switch ab
 completing contributions (a 4-way result multicast), plain routed UDP through ina.p4's
 forwarding (its LPM table), and p4src/l3_forward.p4's routed packet (LPM, TTL, checksums,
 counters). Every packet goes through `Switch.receive` and is timed alone (the timer's own cost,
-measured, taken off); each round alternates the runtimes, and the best round of each kind
-counts (a burst of other work on a shared machine spoils a round, not a result). A baseline
+measured, taken off); each round alternates the runtimes, and for each kind the median packet
+of a round, best over the rounds, counts (a burst of other work on a shared machine spoils a
+packet or a round, not a result). A baseline
 is another version of the `p4switch/runtime` package (`git archive <rev> p4switch/runtime |
 tar -x -C /tmp/old`). Numbers, not assertions (docs/sim.md, "The switch pipeline per packet").
 """
@@ -16,6 +17,7 @@ tar -x -C /tmp/old`). Numbers, not assertions (docs/sim.md, "The switch pipeline
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -76,19 +78,17 @@ def timer_cost() -> float:
 
 
 def one_round(runtime, programs: dict, packets: dict) -> dict[str, float]:
-    """Microseconds per packet of each kind, on fresh switches."""
+    """The median microseconds per packet of each kind, on fresh switches (a median: a packet
+    that other work on the machine preempted does not move it)."""
     clock = time.perf_counter
-    spent = {kind: 0.0 for kind in KINDS}
-    counts = {kind: 0 for kind in KINDS}
+    took: dict[str, list[float]] = {kind: [] for kind in KINDS}
     sw = ina_switch(runtime, programs["ina"])
     receive = sw.receive
     for port, data in packets["ina"]:
         start = clock()
         out = receive(port, data)
-        took = clock() - start
-        kind = "contribution" if not out else "result multicast"
-        spent[kind] += took
-        counts[kind] += 1
+        spent = clock() - start
+        took["contribution" if not out else "result multicast"].append(spent)
     for name, kind, switch in (("routed", "ina routed", sw),
                                ("l3", "l3_forward routed",
                                 l3_switch(runtime, programs["l3"]))):
@@ -96,11 +96,10 @@ def one_round(runtime, programs: dict, packets: dict) -> dict[str, float]:
         for port, data in packets[name]:
             start = clock()
             out = receive(port, data)
-            spent[kind] += clock() - start
-            counts[kind] += 1
+            took[kind].append(clock() - start)
             if len(out) != 1:
                 raise SystemExit(f"{kind}: expected one copy out, got {len(out)}")
-    return {kind: spent[kind] / counts[kind] * 1e6 for kind in KINDS}
+    return {kind: statistics.median(took[kind]) * 1e6 for kind in KINDS}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, runtime in runtimes:
             for kind, us in one_round(runtime, programs, packets).items():
                 best[label][kind] = min(best[label][kind], us - overhead)
-    print(f"us per packet through Switch.receive, best of {args.rounds} rounds "
-          f"(timer's {overhead:.2f} us taken off)")
+    print(f"us per packet through Switch.receive, the median packet, best of {args.rounds} "
+          f"rounds (timer's {overhead:.2f} us taken off)")
     print(f"{'kind':<20}" + "".join(f"{label:>10}" for label, _ in runtimes) +
           ("   ratio" if args.baseline else ""))
     for kind in KINDS:
