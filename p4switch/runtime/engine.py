@@ -20,6 +20,7 @@ from collections import deque
 
 from .phv import layout as L
 from .phv.vheaders import all_runs
+from .cgen.nativefast import native_fast_path
 from .pygen.fastpath import (build_clear_invalid, build_fast_path, build_length_after_ingress,
                              may_read_slot)
 from .pygen.primgen import DROP_PORT
@@ -95,6 +96,8 @@ class Engine:
             for slot in (self.ingress_ts, self.egress_ts, self.enq_ts, self.deq_timedelta)
             if slot != layout.scratch)
         self.fast = build_fast_path(self)
+        # what a packet on the common path runs: `fast`, or the same flow as one C call
+        self.entry = native_fast_path(self, self.fast) or self.fast
         self.fast_queued = build_fast_path(self, queued=True)
 
     # ----------------------------------------------------------------------------- helpers
@@ -116,7 +119,7 @@ class Engine:
         queueing = self.queues.active
         if trace is None:
             if not queueing:
-                return self.fast(port, data)
+                return self.entry(port, data)
             due = self.queues.next_due()
             if due is None or due > self.program.clock():
                 return self.fast_queued(port, data)

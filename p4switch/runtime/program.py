@@ -59,6 +59,7 @@ class PacketCode:
     code: types.CodeType | None = None   # the module code (codeshare.py runs it again)
     native: NativeControls | None = None  # the controls as C (nativegen.py), when asked for
     native_in_use: tuple[str, ...] = ()   # the controls that run as C in this program
+    native_fast: Callable | None = None   # `fast(plan, port, data)` in C (cgen/nativefast.py)
 
 
 def with_native(code: PacketCode) -> PacketCode:
@@ -77,7 +78,10 @@ def with_native(code: PacketCode) -> PacketCode:
                                if deparse is None or code.deparse_replica is None else deparse,
                                ingress=bound.get("ingress", code.ingress),
                                egress=bound.get("egress", code.egress),
-                               native_in_use=tuple(bound))
+                               native_in_use=tuple(bound),
+                               native_fast=nativebuild.bind_fast(module, code.native,
+                                                                 code.namespace)
+                               if len(bound) == 4 else None)
 
 
 @dataclass(frozen=True)

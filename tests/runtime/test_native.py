@@ -128,6 +128,28 @@ def test_arithmetic_edges_match_python(native_cache, monkeypatch):
     assert len(outs) > 30
 
 
+# the C reads ints of one and two 30-bit digits without a call (nativebuild.small_value), and
+# keeps a slot's int when a write stores the value it holds
+DIGIT_EDGES = [0, 1, 255, 256, (1 << 30) - 1, 1 << 30, (1 << 30) + 1, (1 << 31) - 1,
+               (1 << 32) - 1, 1 << 32, (1 << 59) + 3, (1 << 60) - 1, 1 << 60, (1 << 60) + 1,
+               (1 << 61) - 1, (1 << 62) + 5]
+
+
+def test_ints_at_digit_edges_match_python(native_cache, monkeypatch):
+    doc = _arith_program()
+    python, native = _switch(doc, False, monkeypatch), _switch(doc, True, monkeypatch)
+    rng = random.Random(11)
+    for i in range(800):
+        a, b = rng.choice(DIGIT_EDGES), rng.choice(DIGIT_EDGES)
+        if i % 4 == 3:
+            a = (a + rng.randrange(-3, 4)) % (1 << 64)
+        s = rng.choice([0, 1, 2, 29, 30, 31, 59, 60, 61, 64])
+        packet = a.to_bytes(8, "big") + b.to_bytes(8, "big") + bytes([s, i % 256]) + \
+            bytes(8 * 12)
+        got, want = native.receive(0, packet), python.receive(0, packet)
+        assert got == want, f"packet {i}: a={a:#x} b={b:#x} s={s}"
+
+
 def test_odd_width_fields_parse_and_deparse_as_python(native_cache, monkeypatch):
     """Fields that straddle bytes (3, 5, 13, 1, 7, 9 bits...) read from and written back into
     the packet, one of them changed by the control."""

@@ -55,19 +55,74 @@ static PyObject *EMPTY;
 
 static inline PyObject *empty_params(void) { return EMPTY; }
 
-/* a field, validity flag or register cell (an int that fits 64 bits) */
-static inline int rd(PyObject *list, Py_ssize_t i, u64 *out) {
-    PyObject *x = PyList_GET_ITEM(list, i);
+/* An exact int's value when it is small and not negative, without a call: the PHV's fields,
+   flags, register cells and action data are such ints almost always. Anything else (a bool, a
+   negative or wide int, another type) returns 0 and takes CPython's own conversion, which
+   raises what it always raised. Always inlined: the module is built with -O1. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT int small_value(PyObject *x, u64 *out) {
+#if PY_VERSION_HEX < 0x030C0000 && PYLONG_BITS_IN_DIGIT == 30
+    if (PyLong_CheckExact(x)) {
+        Py_ssize_t n = Py_SIZE(x);
+        const digit *d = ((PyLongObject *)x)->ob_digit;
+        if (n == 0) { *out = 0; return 1; }
+        if (n == 1) { *out = d[0]; return 1; }
+        if (n == 2) { *out = (u64)d[0] | ((u64)d[1] << 30); return 1; }
+    }
+#elif PY_VERSION_HEX >= 0x030C0000
+    if (PyLong_CheckExact(x) && _PyLong_IsCompact((PyLongObject *)x)) {
+        Py_ssize_t value = _PyLong_CompactValue((PyLongObject *)x);
+        if (value >= 0) { *out = (u64)value; return 1; }
+    }
+#endif
+    return 0;
+}
+
+HOT int as_u64(PyObject *x, u64 *out) {
+    if (small_value(x, out)) return 0;
     u64 r = PyLong_AsUnsignedLongLong(x);
     if (r == (u64)-1 && PyErr_Occurred()) return -1;
     *out = r;
     return 0;
 }
 
-static inline int wr(PyObject *list, Py_ssize_t i, u64 value) {
-    PyObject *x = PyLong_FromUnsignedLongLong(value);
-    if (x == NULL) return -1;
-    PyObject *old = PyList_GET_ITEM(list, i);
+static inline PyObject *from_u64(u64 value) {
+    return value <= (u64)LONG_MAX ? PyLong_FromLong((long)value)
+                                  : PyLong_FromUnsignedLongLong(value);
+}
+
+/* a field, validity flag or register cell (an int that fits 64 bits) */
+HOT int rd(PyObject *list, Py_ssize_t i, u64 *out) {
+    return as_u64(PyList_GET_ITEM(list, i), out);
+}
+
+/* The int last made for a write at each index (of any list), kept: packets repeat most of
+   their values (addresses, ports, ids), and a write of the same value takes the same object
+   again instead of a new one. Only a cache: an entry is used when its value is the one
+   written. */
+#define INT_MEMO_SIZE 1024
+static PyObject *INT_MEMO[INT_MEMO_SIZE];
+
+/* a slot that already holds an exact int of this value keeps it (ints are immutable: no code
+   can tell the two apart), so writing back an unchanged field allocates nothing */
+HOT int wr(PyObject *list, Py_ssize_t i, u64 value) {
+    PyObject *old = PyList_GET_ITEM(list, i), **memo = &INT_MEMO[i & (INT_MEMO_SIZE - 1)];
+    PyObject *x;
+    u64 now;
+    if (small_value(old, &now) && now == value) return 0;
+    if (*memo != NULL && small_value(*memo, &now) && now == value) {
+        x = *memo;
+        Py_INCREF(x);
+    } else {
+        x = from_u64(value);
+        if (x == NULL) return -1;
+        if (value > 256) {                       /* smaller ones are CPython's own */
+            Py_XDECREF(*memo);
+            Py_INCREF(x);
+            *memo = x;
+        }
+    }
     PyList_SET_ITEM(list, i, x);
     Py_DECREF(old);
     return 0;
@@ -75,6 +130,9 @@ static inline int wr(PyObject *list, Py_ssize_t i, u64 value) {
 
 static inline int add_to(PyObject *list, Py_ssize_t i, u64 value) {
     PyObject *old = PyList_GET_ITEM(list, i), *by, *sum;
+    u64 small;
+    if (small_value(old, &small) && value < ((u64)1 << 62))
+        return wr(list, i, small + value);
     if (PyLong_CheckExact(old)) {
         int overflow = 0;
         long long now = PyLong_AsLongLongAndOverflow(old, &overflow);
@@ -96,10 +154,7 @@ static inline int rdp(PyObject *params, Py_ssize_t i, u64 *out) {
         PyErr_SetString(PyExc_IndexError, "action data index out of range");
         return -1;
     }
-    u64 r = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(params, i));
-    if (r == (u64)-1 && PyErr_Occurred()) return -1;
-    *out = r;
-    return 0;
+    return as_u64(PyTuple_GET_ITEM(params, i), out);
 }
 
 static inline u64 shl(u64 a, u64 s) { return s >= 64 ? 0 : a << s; }
@@ -115,8 +170,13 @@ static int result(PyObject *res, long *a, PyObject **p) {
     if (action == Py_None) {
         *a = -1;
     } else {
-        *a = PyLong_AsLong(action);
-        if (*a == -1 && PyErr_Occurred()) return -1;
+        u64 index;
+        if (small_value(action, &index) && index <= (u64)LONG_MAX) {
+            *a = (long)index;
+        } else {
+            *a = PyLong_AsLong(action);
+            if (*a == -1 && PyErr_Occurred()) return -1;
+        }
     }
     if (!PyTuple_Check(params)) {
         params = PySequence_Tuple(params);
@@ -145,11 +205,40 @@ static int lookup_key(PyObject *table, const char *method, PyObject *k, PyObject
 }
 
 static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
-    PyObject *k = PyLong_FromUnsignedLongLong(key);
+    PyObject *k = from_u64(key);
     if (k == NULL) return -1;
     int failed = lookup_key(table, method, k, r);
     Py_DECREF(k);
     return failed;
+}
+
+/* an LPM table's result for `key` (a new reference, or NULL on a miss): Table.lookup_lpm in C,
+   over the table's own levels, a list of (prefix length, mask, {masked key: result}) longest
+   first. No Python code runs here (int keys), so no other thread changes the list meanwhile. */
+static int lookup_levels(PyObject *levels, u64 key, PyObject **r) {
+    Py_ssize_t i;
+    *r = NULL;
+    for (i = 0; i < PyList_GET_SIZE(levels); i++) {
+        PyObject *level = PyList_GET_ITEM(levels, i);
+        u64 mask;
+        if (!PyTuple_CheckExact(level) || PyTuple_GET_SIZE(level) != 3 ||
+                !PyDict_CheckExact(PyTuple_GET_ITEM(level, 2))) {
+            PyErr_SetString(PyExc_TypeError, "an LPM level must be (length, mask, dict)");
+            return -1;
+        }
+        if (as_u64(PyTuple_GET_ITEM(level, 1), &mask)) return -1;
+        PyObject *k = from_u64(key & mask);
+        if (k == NULL) return -1;
+        PyObject *got = PyDict_GetItemWithError(PyTuple_GET_ITEM(level, 2), k);
+        Py_DECREF(k);
+        if (got != NULL && got != Py_None) {
+            Py_INCREF(got);
+            *r = got;
+            return 0;
+        }
+        if (PyErr_Occurred()) return -1;
+    }
+    return 0;
 }
 
 /* the key computed by a Python callback (wider than 64 bits, signed fields, ...) */
@@ -521,6 +610,15 @@ def _build(source: str, target: Path) -> str | None:
         shutil.copyfile(built, partial)
         os.replace(partial, target)   # atomic: concurrent loaders see the whole file or none
     return None
+
+
+def bind_fast(module, controls: NativeControls, namespace: dict):
+    """`fast(plan, port, data)` over this program's state (nativefast.py), or None when the
+    module has none (a control stayed Python)."""
+    if not hasattr(module, "fast"):
+        return None
+    state = tuple(namespace[name] for name in controls.state_names)
+    return functools.partial(module.fast, state)
 
 
 def bind(module, controls: NativeControls, namespace: dict) -> dict:

@@ -7,7 +7,8 @@ what the interpreter costs (docs/perf.md); in C the same work is a few hundred n
 What stays the same: the PHV is still the Python lists `f` and `v` (C reads a slot when a
 statement needs it and writes it back at once, so everything else, parser, deparser, engine,
 sees what it always saw), tables are still their dicts, registers and counters their lists.
-What C does natively: conditionals, exact and keyless tables (lpm and ternary through the
+What C does natively: conditionals, exact, LPM and keyless tables (LPM over the table's own
+levels, `Table.levels`, so every control-plane change is seen at once; ternary through the
 table's own lookup method), and the primitives `assign` to an unsigned field of at most 64
 bits, `register_read`/`register_write` of list registers, `count`, `mark_to_drop`, `exit`,
 over expressions whose values fit 64 bits where it matters (below). Everything else, a lane
@@ -153,6 +154,11 @@ class ControlTranslator:
             key = self._key_c(table, node, stmt)
         except Untranslatable:
             key = None
+        if table.kind == "lpm" and key is not None:
+            # the table's own levels (Table.levels), walked in C as lookup_lpm walks them
+            levels = self.gen.state(self.scope.bind("levels", table.levels))
+            return ["{ PyObject *r;", "{ u64 key;"] + stmt.wrap([f"key = {key};"]) + [
+                f"if (lookup_levels({levels}, key, &r)) goto fail;", "}"]
         if table.kind == "exact":
             target = self.gen.state(self.scope.bind("exact", table.exact))
             method = None

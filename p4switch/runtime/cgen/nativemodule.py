@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..config import Node
 from ..pygen.exprgen import CodeScope
+from . import nativefast
 from .nativedeparse import DeparserTranslator
 from .nativeexpr import Untranslatable
 from .nativegen import ControlTranslator, NativeGenerator
@@ -61,10 +62,12 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
             del gen.callbacks[callbacks_before:]
             for action_id in set(gen._bodies) - bodies_before:
                 del gen._bodies[action_id]
+    names = [name for name in ("parse", "ingress", "egress", "deparse") if name not in refused]
+    if len(names) == 4:     # the whole common flow as one C call (nativefast.py)
+        functions.append(nativefast.source())
+        names.append(nativefast.METHOD)
     methods = "\n".join(f"    {{\"{name}\", (PyCFunction)(void(*)(void))ctl_{name}, "
-                        "METH_FASTCALL, NULL}," for name in ("parse", "ingress", "egress",
-                                                             "deparse")
-                        if name not in refused)
+                        "METH_FASTCALL, NULL}," for name in names)
     source = "\n\n".join(functions) + f"\n\nstatic PyMethodDef METHODS[] = {{\n{methods}\n" \
         "    {NULL, NULL, 0, NULL}\n};\n"
     fields = [int(n) for n in re.findall(r"\b(?:rd|wr|run_view|run_copy|run_from_wire|run_to_wire)\(f, (\d+)",

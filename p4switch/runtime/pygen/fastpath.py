@@ -53,7 +53,7 @@ def build_fast_path(engine, queued: bool = False) -> Callable:
     if f[{engine.mcast_grp}]:
         return slow_after_ingress(f, v, data, pos, port)"""
     diverted = _any_set([L.CLONE, L.RESUBMIT], anywhere)
-    priority = _priority_test(engine, anywhere)
+    priority = priority_test(engine, anywhere)
     if priority is not None:
         diverted = priority if diverted is None else f"{diverted} or {priority}"
     after_ingress_check = "" if diverted is None else f"""
@@ -62,7 +62,7 @@ def build_fast_path(engine, queued: bool = False) -> Callable:
     clock = engine.reads_time or queued
     queue_reset = (f"""
     f[{engine.enq_ts}] = now & {MASK32}""" if clock else "") + "".join(f"""
-    f[{slot}] = 0""" for slot in _queue_slots_written(engine, anywhere))
+    f[{slot}] = 0""" for slot in queue_slots_written(engine, anywhere))
     if queued:
         queue_reset = """
     admitted = admit(f, v, data[pos:], eport, 0, length, port)
@@ -229,7 +229,7 @@ def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def _priority_test(engine, writes: WriteSet) -> str | None:
+def priority_test(engine, writes: WriteSet) -> str | None:
     """The test that sends a packet to the general flow for its priority: one beyond the
     switch's queues per port is dropped there, and a `qid` slot (never in v1model) is filled
     there. None when no code writes standard_metadata.priority (it stays 0)."""
@@ -240,7 +240,7 @@ def _priority_test(engine, writes: WriteSet) -> str | None:
     return f"f[{slot}] >= {1 if has_qid else engine.queues.priorities}"
 
 
-def _queue_slots_written(engine, writes: WriteSet) -> list[int]:
+def queue_slots_written(engine, writes: WriteSet) -> list[int]:
     """Queueing metadata slots some code may write: the fast path resets them (a packet that
     finds every queue empty has depths 0 and spent 0 us queued, as BMv2 writes them);
     slots nothing writes keep their initial 0."""
@@ -251,8 +251,12 @@ def _queue_slots_written(engine, writes: WriteSet) -> list[int]:
 
 def _any_set(slots: list[int], writes: WriteSet) -> str | None:
     """`f[a] or f[b]` over the request slots some code may set; None if none can be."""
-    live = [s for s in slots if writes.anything or s in writes.fields]
-    return " or ".join(f"f[{s}]" for s in live) or None
+    return " or ".join(f"f[{s}]" for s in live_slots(slots, writes)) or None
+
+
+def live_slots(slots: list[int], writes: WriteSet) -> list[int]:
+    """The slots of `slots` some code may write."""
+    return [s for s in slots if writes.anything or s in writes.fields]
 
 
 def _egress_divergence(phv: str, egress_spec: int, after_ingress: WriteSet,
@@ -262,16 +266,21 @@ def _egress_divergence(phv: str, egress_spec: int, after_ingress: WriteSet,
 
     The engine clears egress_spec before egress, and a clone request from ingress has already
     left the common path, so those two can only come from egress (or the deparser)."""
-    tests = []
+    slots, dropped = egress_divergence_slots(egress_spec, after_ingress, anywhere)
+    tests = [f"{phv}[{slot}]" for slot in slots]
+    return " or ".join(tests) or None, \
+        f"{phv}[{egress_spec}] == {DROP_PORT}" if dropped else None
+
+
+def egress_divergence_slots(egress_spec: int, after_ingress: WriteSet,
+                             anywhere: WriteSet) -> tuple[list[int], bool]:
+    """`_egress_divergence` as data: (the slots whose truth leaves the common path, whether
+    egress may drop the copy)."""
+    slots = []
     if after_ingress.anything or L.CLONE in after_ingress.fields:
-        tests.append(f"{phv}[{L.CLONE}]")
-    for slot in (L.RECIRCULATE, L.TRUNCATE):
-        if anywhere.anything or slot in anywhere.fields:
-            tests.append(f"{phv}[{slot}]")
-    dropped = None
-    if after_ingress.anything or egress_spec in after_ingress.fields:
-        dropped = f"{phv}[{egress_spec}] == {DROP_PORT}"
-    return " or ".join(tests) or None, dropped
+        slots.append(L.CLONE)
+    slots += live_slots([L.RECIRCULATE, L.TRUNCATE], anywhere)
+    return slots, after_ingress.anything or egress_spec in after_ingress.fields
 
 
 def _multicast_source(engine) -> str:
@@ -327,7 +336,7 @@ def _multicast_source(engine) -> str:
         *([f"    f[{engine.egress_ts}] = now & {MASK48}",
            f"    f[{engine.enq_ts}] = now & {MASK32}",
            f"    f[{engine.deq_timedelta}] = 0"] if engine.reads_time else []),
-        *[f"    f[{slot}] = 0" for slot in _queue_slots_written(engine, code.writes_anywhere)],
+        *[f"    f[{slot}] = 0" for slot in queue_slots_written(engine, code.writes_anywhere)],
         f"    f[{L.EXIT}] = 0",
         f"    out = []{memo}",
         *saved,

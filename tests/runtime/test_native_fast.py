@@ -1,0 +1,198 @@
+"""The common packet flow as one C call (cgen/nativefast.py, `Engine.entry`) must give what
+the generated Python `fast` gives (`Engine.fast`), packet by packet: the same copies out, in
+the same order, and the same state left behind, for every way a packet leaves the common path
+(a clone or resubmission after ingress, a multicast group, a drop in ingress or egress, a
+truncation, recirculation or clone in egress, a length egress reads). Two switches of each
+program, one running the C entry and one the Python `fast`, get the same packets."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from p4switch.compiler import compile_file
+from p4switch.runtime import LpmKey, Switch
+from p4switch.runtime.cgen import nativefast
+
+from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, prim, std
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import bench_ina_switch as ina_bench  # noqa: E402
+
+NORMAL = 0
+KINDS = {1: "unicast", 2: "ingress clone", 3: "resubmit", 4: "multicast", 5: "ingress drop",
+         6: "egress truncate", 7: "egress drop", 8: "recirculate", 9: "egress clone",
+         10: "a header added"}
+
+
+@pytest.fixture
+def native_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("INAEMU_NATIVE_CACHE", str(tmp_path / "native"))
+    monkeypatch.setenv("INAEMU_NATIVE", "1")
+
+
+def _chain(prog, steps, pipeline: str) -> None:
+    """For each (name, test, action) in turn: if the test holds, the action; on to the next
+    step either way (the first test is `is_<first name>`)."""
+    names = [f"is_{name}" for name, _, _ in steps]
+    for i, (name, test, aid) in enumerate(steps):
+        after = names[i + 1] if i + 1 < len(steps) else None
+        prog.conditional(names[i], test, name, after, pipeline=pipeline)
+        prog.run(name, aid, next_node=after, pipeline=pipeline)
+
+
+def _divergence_program() -> dict:
+    """eth + tag{kind, itype, rid: 8, len: 16}: ingress sends to port 2 and then, by kind,
+    clones, resubmits, multicasts, drops or adds a header; egress writes what it sees (instance type, rid,
+    packet_length) into the tag and then, by kind, truncates, drops, recirculates or clones."""
+    prog = ethernet_program()
+    prog.header_type("tag_t", [("kind", 8), ("itype", 8), ("rid", 8), ("len", 16)])
+    prog.header("tag", "tag_t")
+    prog.header_type("extra_t", [("pad", 16)])
+    prog.header("extra", "extra_t")             # made valid by ingress: a longer packet
+    prog.scalar("keep", 8)
+    prog.field_list(1, [("scalars", "keep")])
+    prog.state("start", [prog.extract("eth"), prog.extract("tag")])
+    kind, itype = fld("tag", "kind"), std("instance_type")
+
+    def when(k: int, first_pass: bool = False):
+        test = op("==", kind, const(k))
+        return op("and", test, op("==", itype, const(NORMAL))) if first_pass else test
+
+    ing = prog.action("ing", [assign(std("egress_spec"), const(2)),
+                              assign(fld("scalars", "keep"), const(7))])
+    steps = [("clone_in", when(2), prog.action("clone_in", [
+                 prim("clone_ingress_pkt_to_egress", const(5))])),
+             ("again", when(3, True), prog.action("again", [prim("resubmit", const(1))])),
+             ("group", when(4), prog.action("group", [assign(std("mcast_grp"), const(1))])),
+             ("drop_in", when(5), prog.action("drop_in", [
+                 prim("mark_to_drop", {"type": "header", "value": "standard_metadata"})])),
+             ("grow", when(10), prog.action("grow", [
+                 prim("add_header", {"type": "header", "value": "extra"})]))]
+    prog.run("ing", ing, next_node="is_clone_in")
+    _chain(prog, steps, "ingress")
+    prog.start("ing")
+    egr = prog.action("egr", [assign(fld("tag", "itype"), itype),
+                              assign(fld("tag", "rid"), std("egress_rid")),
+                              assign(fld("tag", "len"), op("&", std("packet_length"),
+                                                           const(0xFFFF)))])
+    steps = [("cut", when(6), prog.action("cut", [prim("truncate", const(15))])),
+             ("drop_out", when(7), prog.action("drop_out", [
+                 prim("mark_to_drop", {"type": "header", "value": "standard_metadata"})])),
+             ("loop", when(8, True), prog.action("loop", [prim("recirculate", const(1))])),
+             ("clone_out", when(9, True), prog.action("clone_out", [
+                 prim("clone_egress_pkt_to_egress", const(5))]))]
+    prog.run("egr", egr, next_node="is_cut", pipeline="egress")
+    _chain(prog, steps, "egress")
+    prog.start("egr", pipeline="egress")
+    return prog.build()
+
+
+def _pair(make) -> tuple[Switch, Switch]:
+    """(a switch whose packets run the C entry, one whose packets run the Python `fast`)."""
+    in_c, in_python = make(), make()
+    engine = in_c._engine
+    assert engine.entry is not engine.fast, "the program has no C fast path"
+    assert in_c.program.untraced.native_in_use == ("parse", "ingress", "egress", "deparse")
+    in_python._engine.entry = in_python._engine.fast
+    return in_c, in_python
+
+
+def _same(in_c: Switch, in_python: Switch, packets) -> list:
+    outs = []
+    for i, (port, frame) in enumerate(packets):
+        got, want = in_c.receive(port, frame), in_python.receive(port, frame)
+        assert got == want, f"packet {i}: {frame.hex()}"
+        outs.append(got)
+    assert in_c._engine.packet_count == in_python._engine.packet_count
+    return outs
+
+
+def test_every_divergence_leaves_as_from_the_python_fast_path(native_cache):
+    program = _divergence_program()
+
+    def make():
+        sw = Switch(program)
+        sw.mc_group_set(1, [(3, 1), (4, 2), (5, 3)])
+        sw.mirroring_add(5, port=9)
+        return sw
+
+    in_c, in_python = _pair(make)
+    rng = random.Random(5)
+    packets = []
+    for i in range(400):
+        kind = rng.choice(list(KINDS) + [0, 11])
+        body = bytes([kind, 0, 0, 0, 0]) + bytes(rng.randrange(0, 40))
+        packets.append((rng.randrange(0, 8), eth_frame(ether_type=0x1234, payload=body)))
+    outs = _same(in_c, in_python, packets)
+    # each kind of packet did what it is for: the test reaches every branch
+    by_kind: dict[int, set] = {}
+    for (_, frame), out in zip(packets, outs):
+        by_kind.setdefault(frame[14], set()).add(tuple(port for port, _ in out))
+    assert by_kind[1] == {(2,)} and by_kind[5] == {()} and by_kind[7] == {()}
+    assert by_kind[2] == {(9, 2)} and by_kind[4] == {(3, 4, 5)} and by_kind[9] == {(2, 9)}
+    assert all(len(out[0][1]) == 15 for (_, f), out in zip(packets, outs) if f[14] == 6)
+    # egress saw the length after ingress: the frame's, or 2 more with the added header
+    grown = [(f, out) for (_, f), out in zip(packets, outs) if f[14] == 10]
+    assert grown and all(int.from_bytes(out[0][1][17:19], "big") == len(f) + 2 ==
+                         len(out[0][1]) for f, out in grown)
+
+
+def test_l3_forward_routes_floods_and_drops_as_the_python_fast_path(native_cache):
+    program = compile_file(str(ROOT / "p4src" / "l3_forward.p4")).bmv2
+
+    def make():
+        sw = Switch(program)
+        for prefix, length, port in ((0x0A000100, 24, 1), (0x0A000200, 24, 2),
+                                     (0x0A000280, 25, 3), (0x0A000000, 8, 4)):
+            sw.table_add("ipv4_lpm", [LpmKey(prefix, length)], "ipv4_forward",
+                         (0x0800_0000_0000 | port, port))
+        sw.mc_group_set(1, [(1, 0), (2, 0), (3, 0)])
+        from p4switch.runtime import ExactKey
+        sw.table_add("arp_flood", [ExactKey(1)], "flood", (1,))
+        return sw
+
+    in_c, in_python = _pair(make)
+    frames = [bytes.fromhex(h.replace(" ", "")) for h in (
+        "000000000100 000000000011 0800 4500001800010000401163D20A0001010A000202 DEADBEEF",
+        "000000000100 000000000011 0800 45000018000100004011630C0A0001010A0002C8 DEADBEEF",
+        "000000000100 000000000011 0800 45000018000100004011AE2A0A000101C0A80101 DEADBEEF",
+        "000000000100 000000000011 0800 45000018000100000111A2D20A0001010A000202 DEADBEEF",
+        "000000000100 000000000011 0800 450000180001000040119CD20A0001010A000202 DEADBEEF",
+        "FFFFFFFFFFFF 000000000011 0806 0001080006040001 000000000011 0A000101 000000000000"
+        " 0A000202")]
+    outs = _same(in_c, in_python, [(1 + (i // 6) % 3, frames[i % len(frames)])
+                                         for i in range(120)])
+    assert {len(out) for out in outs} >= {0, 1, 2}       # dropped, routed and flooded
+    for name, counter in in_c.program.counters.items():
+        other = in_python.program.counters[name]
+        assert (counter.packets, counter.bytes) == (other.packets, other.bytes), name
+
+
+def test_ina_contributions_results_and_routes_as_the_python_fast_path(native_cache):
+    program = ina_bench.ina_bmv2_json(8)
+    in_c, in_python = _pair(lambda: ina_bench.configured_switch(8, 3, program))
+    packets = ina_bench.contributions(8, 3, 40)
+    plain = ina_bench.eth_ipv4_udp(ina_bench.host(0), ina_bench.Endpoint(
+        ina_bench.SWITCH_MAC, ina_bench.host(1).addr), bytes(48), sport=5000, dport=5000)
+    packets = [p for i, p in enumerate(packets) for p in ([p, (1, plain)] if i % 5 == 0
+                                                          else [p])]
+    outs = _same(in_c, in_python, packets)
+    assert sum(len(out) == 3 for out in outs) == 40           # every cell's result multicast
+    for name, reg in in_c.program.registers.items():
+        assert list(map(int, reg.cells)) == list(map(int, in_python.program.registers[
+            name].cells)), name
+
+
+def test_the_plan_has_a_place_for_every_entry_the_c_reads():
+    """The C reads the plan by position (its enum, PL_*): the Python names them in the same
+    order, one for one."""
+    source = nativefast.source()
+    enum = source[source.index("enum {") + 6:source.index("};", source.index("enum {"))]
+    names = [n.strip() for n in enum.split(",") if n.strip()]
+    assert names[-1] == "PL_SIZE"
+    assert len(names) - 1 == len(nativefast.PLAN_FIELDS)
