@@ -94,9 +94,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="result directory (default out/run-<UTC timestamp>)")
     parser.add_argument("--net", choices=("mininet", "sim"), default="mininet",
                         help="Mininet (root) or the in-process simulator (default mininet)")
-    parser.add_argument("--sim-core", choices=("python", "native"), default="python",
+    parser.add_argument("--sim-core", choices=("auto", "python", "native"), default="auto",
                         help="--net sim: the pure-Python core or the native one (C parts, the "
-                             "same results; docs/sim.md), default python")
+                             "same results; docs/sim.md); auto (default): native where it "
+                             "builds, else python")
     parser.add_argument("--target", choices=TARGETS, default="inaemu",
                         help="Mininet switches: inaemu switch, or the real simple_switch_grpc "
                              "(on PATH or in /opt/p4ref/bin; no --loss, no --trace) "

@@ -105,7 +105,8 @@ class RunConfig:
     shared_pairs: int | None = None       # hashed: the shared pool's pairs (None: pool_size)
     seed: int = 1
     net: str = "mininet"
-    sim_core: str = "python"              # --net sim: "python" or "native" (inaemu/sim/cores.py)
+    sim_core: str = "auto"                # --net sim: "python", "native" or "auto" (native where
+                                          # it builds, else python: inaemu/sim/cores.py)
     timeout: float = 60.0                 # seconds per algorithm (wall clock on Mininet)
     tag: str = ""                         # prefix for host and switch names (beside other nets)
     grpc_base: int = 20000                # switch i listens on grpc_base + i
@@ -176,8 +177,9 @@ class RunConfig:
             raise ConfigError(f"rto: expected 0.001..10 seconds, got {self.rto:g}")
         if not 0 <= self.seed < 2**63:
             raise ConfigError(f"seed: expected a non-negative integer, got {self.seed}")
-        if self.sim_core not in ("python", "native"):
-            raise ConfigError(f"sim-core: expected python or native, got {self.sim_core!r}")
+        if self.sim_core not in ("auto", "python", "native"):
+            raise ConfigError(f"sim-core: expected auto, python or native, got "
+                              f"{self.sim_core!r}")
         if self.net not in NETS:
             raise ConfigError(f"net: expected mininet or sim, got {self.net!r}")
         if not self.timeout > 0:

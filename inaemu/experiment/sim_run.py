@@ -38,12 +38,16 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
     everyone = [host for hosts in job_hosts.values() for host in hosts]
     deaths = {everyone[worker]: at for worker, at in cfg.kill}
     records: list[dict] = []
+    from inaemu.sim.cores import chosen_core
+    core, why_not_native = chosen_core(cfg.sim_core)
+    progress(f"run: sim: the {core} core" + (
+        f" (the native one is not available here: {why_not_native})" if why_not_native else ""))
     # the switches are configured once for every algorithm of the run (docs/sim.md)
     setup = prepare_setup(topology, jobs, elems_k=cfg.elems_k, pool_size=cfg.pool_size,
                           ina="ina" in cfg.algos, progress=progress,
                           fallback_slots=cfg.fallback_slots, sharing=cfg.sharing,
                           shared_pairs=cfg.shared_pairs or cfg.pool_size)
-    report = {"setup": {"wall_s": setup.wall_s, "routes": setup.routes, **{
+    report = {"core": core, "setup": {"wall_s": setup.wall_s, "routes": setup.routes, **{
         f"{name}_s": seconds for name, seconds in setup.phases.items()}}}
     for algo in cfg.algos:
         progress(f"run: sim: {algo}: {cfg.jobs} job(s) of {cfg.workers} workers on "
@@ -63,7 +67,7 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
                                              shared_pairs=cfg.shared_pairs or cfg.pool_size),
                               deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
                               progress=progress, setup=setup, keep_results=False,
-                              core=cfg.sim_core)
+                              core=core)
         except SimTimeLimit as limit:
             progress(f"run: sim: {algo}: {limit}")
             result = limit.result

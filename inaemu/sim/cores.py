@@ -15,7 +15,7 @@ from inaemu.sim.host_node import HostNode
 from inaemu.sim.link import LinkDirection
 from inaemu.sim.switch_node import SwitchNode
 
-CORES = ("python", "native")
+CORES = ("python", "native", "auto")
 
 
 class CoreUnavailable(Exception):
@@ -32,7 +32,10 @@ class CoreClasses(NamedTuple):
 
 
 def core_classes(core: str) -> CoreClasses:
-    """The event loop, link direction, switch node and host node classes of `core`."""
+    """The event loop, link direction, switch node and host node classes of `core` ("auto":
+    `chosen_core`'s choice)."""
+    if core == "auto":
+        core = chosen_core(core)[0]
     if core == "python":
         return CoreClasses(EventLoop, LinkDirection, SwitchNode, HostNode)
     if core != "native":
@@ -42,6 +45,19 @@ def core_classes(core: str) -> CoreClasses:
     if classes is None:
         raise CoreUnavailable(f"the native simulator core is not available: {why_not()}")
     return CoreClasses(*classes)
+
+
+def chosen_core(core: str) -> tuple[str, str | None]:
+    """`core` with "auto" resolved: (the core that will run, why not native when "auto" fell
+    back to python). "auto" takes the native core where it builds (a C compiler and Python's
+    headers: bootstrap.sh installs them), since both cores give the same trace and records,
+    and the pure-Python one otherwise rather than failing."""
+    if core != "auto":
+        return core, None
+    from inaemu.sim.native import native_classes, why_not
+    if native_classes() is not None:
+        return "native", None
+    return "python", why_not()
 
 
 def make_loop(core: str, trace: list[str] | None = None):

@@ -174,7 +174,8 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     gradients and job scaling at divisor n streams (`streams`): each worker draws its gradient
     and its sum is checked a block at a time, so the run's memory follows what is in flight,
     not the vector (docs/sim.md); the records' errors and verdicts are the same.
-    `core`: "python" or "native" (inaemu/sim/cores.py; the same trace and records).
+    `core`: "python", "native" or "auto" (native where it builds, else python;
+    inaemu/sim/cores.py; the same trace and records).
     `progress_bar`: a tqdm bar on stderr while the loop runs (frames moved, frames/s, virtual
     time reached, workers running); None: when `progress` is given and stderr is a terminal
     (the 10-second progress lines then give way to it).

@@ -90,6 +90,41 @@ def test_inaemu_run_passes_its_sim_core(tmp_path):
     assert records["native"] == records["python"] and len(records["python"]) == 6
 
 
+def test_inaemu_run_takes_the_native_core_by_default_and_says_which(tmp_path, monkeypatch):
+    """`--sim-core auto` (the default): the native core where it builds (here: CI and
+    bootstrap.sh install cc and Python's headers), else the Python one with the reason; the
+    progress says which and sim_report.json records it."""
+    import argparse
+    import json
+
+    import inaemu.sim.native as native
+    from inaemu.experiment.sim_run import run_sim
+    from inaemu.run import add_arguments, config_from
+    from inaemu.sim.cores import chosen_core
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    cfg = config_from(parser.parse_args(["--net", "sim", "--algo", "ina", "--workers", "3",
+                                         "--size-mib", "0.01"]))
+    assert cfg.sim_core == "auto"
+    assert chosen_core("auto") == ("native", None)
+    lines: list[str] = []
+    (tmp_path / "auto").mkdir()
+    run_sim(cfg, tmp_path / "auto", lines.append)
+    assert "run: sim: the native core" in lines
+    assert json.loads((tmp_path / "auto" / "sim_report.json").read_text())["core"] == "native"
+    monkeypatch.setattr(native, "native_classes", lambda: None)
+    monkeypatch.setattr(native, "why_not", lambda: "INAEMU_NATIVE=0")
+    assert chosen_core("auto") == ("python", "INAEMU_NATIVE=0")
+    lines.clear()
+    (tmp_path / "fallback").mkdir()
+    records = run_sim(cfg, tmp_path / "fallback", lines.append)
+    assert all(record["correct"] for record in records)
+    assert ("run: sim: the python core (the native one is not available here: "
+            "INAEMU_NATIVE=0)") in lines
+    report = json.loads((tmp_path / "fallback" / "sim_report.json").read_text())
+    assert report["core"] == "python"
+
+
 def test_a_captured_run_writes_the_same_files_on_both_cores(tmp_path):
     """Packet capture (the recorders' arrived/departed/lost hooks, called from the C links
     and switch ports on the native core): the same per-switch log and pcaps, byte for byte."""
