@@ -64,7 +64,7 @@ class Experiment:
 
     def set_options(self, **options) -> "Experiment":
         """seed, elems_k, pool_size, detection (a duration), time_limit, switch_pps, sharing,
-        shared_pairs, aggregation."""
+        shared_pairs, aggregation, sim_core."""
         fields = dict(self.options.__dict__)
         for key, value in options.items():
             if key in ("detection", "time_limit"):

@@ -265,6 +265,9 @@ class Options:
     # (the job's root, else its first worker's switch); hashed trees: every tree switch
     # hashes into its own pool, each with a host aggregator near it (docs/fallback.md)
     aggregation: str = "tree"
+    # the simulator's core (inaemu/sim/cores.py): "python", "native" (C parts, the same
+    # events) or "auto" (native where it builds, else python)
+    sim_core: str = "python"
 
     def __post_init__(self) -> None:
         _positive("options.seed", self.seed, zero=True, integer=True)
@@ -285,6 +288,9 @@ class Options:
         if self.aggregation not in ("tree", "single"):
             raise ScenarioError("options.aggregation", f"must be tree or single, got "
                                                        f"{self.aggregation!r}")
+        if self.sim_core not in ("python", "native", "auto"):
+            raise ScenarioError("options.sim_core", f"must be python, native or auto, got "
+                                                    f"{self.sim_core!r}")
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,8 @@ NETWORK_KEYS = ("topology", "k", "hosts", "leaves", "spines", "hosts_per_leaf", 
 NETWORK_SIZES = {"star": ("hosts",), "leaf-spine": ("leaves", "spines", "hosts_per_leaf"),
                  "fat-tree": ("k",)}
 OPTION_KEYS = ("seed", "elems_k", "pool_size", "detection_s", "time_limit_s", "switch_pps",
-               "repair_wait_s", "sharing", "shared_pairs", "aggregation", "host_pps")
+               "repair_wait_s", "sharing", "shared_pairs", "aggregation", "host_pps",
+               "sim_core")
 JOB_KEYS = ("name", "algo", "workers", "size", "iterations", "compute", "start", "after", "root",
             "model", "bucket_cap", "compute_speedup", "chakra")
 WORKLOAD_KEYS = ("size", "model", "chakra")      # what a job runs: exactly one of them
@@ -418,7 +419,7 @@ class _Reader:
             self.note(where, key_node)
             if key in ("seed", "elems_k", "pool_size", "shared_pairs"):
                 kwargs[key] = self.integer(value_node, where)
-            elif key in ("sharing", "aggregation"):
+            elif key in ("sharing", "aggregation", "sim_core"):
                 kwargs[key] = self.string(value_node, where)
             elif key in ("detection_s", "time_limit_s", "repair_wait_s"):
                 kwargs[key] = self.duration(value_node, where)

@@ -32,6 +32,7 @@ from inaemu.scenario.reactions import failure_learnt, repair_learnt
 from inaemu.scenario.graph_run import GraphJobRun
 from inaemu.scenario.results import EventRecord, FlowRecord, Samples, ScenarioResult
 from inaemu.scenario.sim_job import JobRun
+from inaemu.sim.cores import CoreUnavailable
 from inaemu.sim.network import SimNetwork
 from inaemu.sim.switch_node import SwitchCost
 from inaemu.workload.graph import Workload as GraphWorkload
@@ -62,7 +63,11 @@ class SimScenario:
         _check_runnable(scenario, self.topology)
         cost = SwitchCost() if self.options.switch_pps is None else \
             SwitchCost.from_pps(self.options.switch_pps)
-        self.net = SimNetwork(self.topology, seed=self.options.seed, switch_cost=cost)
+        try:
+            self.net = SimNetwork(self.topology, seed=self.options.seed, switch_cost=cost,
+                                  core=self.options.sim_core)
+        except CoreUnavailable as error:
+            raise ScenarioError("options.sim_core", str(error)) from None
         self.loop = self.net.loop
         self.directions: dict[frozenset, list] = {}
         for link in self.topology.links:

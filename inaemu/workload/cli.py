@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="values per INA packet (256)")
     parser.add_argument("--switch-pps", type=float, default=None,
                         help="simulator: each switch's packets per second")
+    parser.add_argument("--sim-core", choices=("auto", "python", "native"), default="auto",
+                        help="--net sim: the simulator's core (docs/sim.md, \"Cores\"); auto "
+                             "(default): native where it builds, else python")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", metavar="DIR", help="results directory")
     parser.add_argument("--export-chakra", metavar="PREFIX",
@@ -108,7 +111,7 @@ def run(args) -> int:
             raise ValueError(f"the workload has {workers} ranks, the {network.kind} "
                              f"{len(hosts)} hosts")
         options = m.Options(seed=args.seed, elems_k=args.elems, switch_pps=args.switch_pps,
-                            time_limit_s=3600.0)
+                            time_limit_s=3600.0, sim_core=args.sim_core)
     except (ValueError, ScenarioError, WorkloadError, OSError) as error:
         print(f"inaemu workload: error: {error}", file=sys.stderr)
         return 2
