@@ -6,8 +6,9 @@ So far the event loop (`eventloop.c`, the contract of `inaemu/sim/events.py`'s E
 link directions (`link.c`, `link.py`'s LinkDirection), the switches' ports and service queue
 (`switchports.c`, `switch_node.py`'s SwitchNode), host framing (`frames.c`, `frames.py`) and
 the hosts' interfaces (`hostport.c`, `host_node.py`'s receive and send), built together as one
-module (`module.c`); the sessions' per-packet paths and the hosts' timers are still Python.
-An INA worker's common RESULT is C too (`inaworker.c`, the host's UDP 48879 listener).
+module (`module.c`); so are an INA worker's common RESULT (`inasession.c`, `inaworker.c`: the
+host's UDP 48879 listener) and the ring's per-segment path (`ringpath.c`), both over the Python
+sessions' own fields (`attrs.c`); the rest of the protocols and the hosts' timers are Python.
 `native_classes()` gives the C types with the Python parts of their contract added, or None
 with `why_not()` saying why (no compiler, no headers, `INAEMU_NATIVE=0`).
 """
@@ -20,10 +21,9 @@ from typing import NamedTuple
 from inaemu.sim.events import Event
 
 # in this order: each part uses what the ones before it define
-SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c", "module.c")
-SOURCES = SOURCES[:-1] + ("ringpath.c",) + SOURCES[-1:]   # the ring's per-segment path
+SOURCES = ("eventloop.c", "link.c", "switchports.c", "frames.c", "hostport.c", "attrs.c",
+           "ringpath.c", "inasession.c", "inaworker.c", "module.c")
 PREFIX = "inaemu_sim_native_"
-SOURCES = SOURCES[:-1] + ("inasession.c", "inaworker.c") + SOURCES[-1:]   # the INA worker's path
 _why_not: list[str] = []
 _classes: list = []
 

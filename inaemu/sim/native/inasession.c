@@ -84,45 +84,7 @@ typedef struct {
     double fixed_wait;
 } SessionRefs;
 
-/* ---- small helpers over Python attributes ------------------------------------------------ */
-
-static int ina_get_ll(PyObject *o, PyObject *name, long long *out) {
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL) return -1;
-    *out = PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
-static int ina_get_double(PyObject *o, PyObject *name, double *out) {
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL) return -1;
-    *out = PyFloat_AsDouble(v);
-    Py_DECREF(v);
-    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
-}
-
-static int ina_set_ll(PyObject *o, PyObject *name, long long value) {
-    PyObject *v = PyLong_FromLongLong(value);
-    if (v == NULL) return -1;
-    int r = PyObject_SetAttr(o, name, v);
-    Py_DECREF(v);
-    return r;
-}
-
-static int ina_set_double(PyObject *o, PyObject *name, double value) {
-    PyObject *v = PyFloat_FromDouble(value);
-    if (v == NULL) return -1;
-    int r = PyObject_SetAttr(o, name, v);
-    Py_DECREF(v);
-    return r;
-}
-
-static int ina_add_ll(PyObject *o, PyObject *name, long long delta) {
-    long long v;
-    if (ina_get_ll(o, name, &v) < 0) return -1;
-    return ina_set_ll(o, name, v + delta);
-}
+/* ---- small helpers over Python attributes (attrs.c: get_ll, set_ll, add_ll, ...) ------ */
 
 /* a method call with the given arguments; the result dropped (0) or an error (-1) */
 static int ina_call_method(PyObject *o, PyObject *name, PyObject *const *args, size_t nargs) {
@@ -165,21 +127,21 @@ static int session_refs_init(SessionRefs *self, PyObject *session) {
         goto fail;
     }
     long long job, wid, n, pool, format_bits, result_bytes, fixed_window;
-    if (ina_get_ll(session, INA_NAME(job), &job) < 0
-            || ina_get_ll(session, INA_NAME(worker), &wid) < 0
-            || ina_get_ll(session, INA_NAME(n), &n) < 0
-            || ina_get_ll(session, INA_NAME(pool_size), &pool) < 0
-            || ina_get_ll(session, INA_NAME(_format_bits), &format_bits) < 0
-            || ina_get_ll(session, INA_NAME(_result_bytes), &result_bytes) < 0
-            || ina_get_ll(session, INA_NAME(window), &fixed_window) < 0)
+    if (get_ll(session, INA_NAME(job), &job) < 0
+            || get_ll(session, INA_NAME(worker), &wid) < 0
+            || get_ll(session, INA_NAME(n), &n) < 0
+            || get_ll(session, INA_NAME(pool_size), &pool) < 0
+            || get_ll(session, INA_NAME(_format_bits), &format_bits) < 0
+            || get_ll(session, INA_NAME(_result_bytes), &result_bytes) < 0
+            || get_ll(session, INA_NAME(window), &fixed_window) < 0)
         goto fail;
     self->job = (long)job; self->wid = (long)wid; self->n = (long)n; self->pool = (long)pool;
     self->format_bits = (long)format_bits;
     self->result_bytes = (Py_ssize_t)result_bytes;
     self->fixed_window = (long)fixed_window;
     double rto, rto_max;
-    if (ina_get_double(session, INA_NAME(rto), &rto) < 0
-            || ina_get_double(session, INA_NAME(rto_max), &rto_max) < 0)
+    if (get_double(session, INA_NAME(rto), &rto) < 0
+            || get_double(session, INA_NAME(rto_max), &rto_max) < 0)
         goto fail;
     self->fixed_wait = rto_max < rto ? rto_max : rto;       /* min(rto, rto_max) */
     if ((v = PyObject_GetAttr(session, INA_NAME(adaptive))) == NULL) goto fail;
@@ -250,17 +212,17 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
     PyObject *session = self->session, *recovery = self->recovery;
     long long window, queried, c, chunks, next_position;
     if (self->adaptive) {
-        if (ina_get_ll(self->window, INA_NAME(size), &window) < 0) return -1;
+        if (get_ll(self->window, INA_NAME(size), &window) < 0) return -1;
     } else {
         window = self->fixed_window;
     }
-    if (ina_get_ll(recovery, INA_NAME(queried), &queried) < 0) return -1;
+    if (get_ll(recovery, INA_NAME(queried), &queried) < 0) return -1;
     if (queried) {
         long long allowance = window / INA_QUERIED_ALLOWANCE_DIVISOR;
         window += queried < allowance ? queried : allowance;
     }
-    if (ina_get_ll(session, INA_NAME(_next_chunk), &c) < 0
-            || ina_get_ll(session, INA_NAME(_chunks), &chunks) < 0)
+    if (get_ll(session, INA_NAME(_next_chunk), &c) < 0
+            || get_ll(session, INA_NAME(_chunks), &chunks) < 0)
         return -1;
     long long pool = self->pool;
     if (c >= chunks) {
@@ -283,16 +245,16 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
             || (timers = PyObject_GetAttr(recovery, INA_NAME(timers))) == NULL
             || (events = PyObject_GetAttr(recovery, INA_NAME(events))) == NULL
             || (bursts = PyObject_GetAttr(recovery, INA_NAME(loss_bursts))) == NULL
-            || ina_get_ll(self->window, INA_NAME(size), &bursts_window) < 0
-            || ina_get_ll(session, INA_NAME(next_position), &next_position) < 0)
+            || get_ll(self->window, INA_NAME(size), &bursts_window) < 0
+            || get_ll(session, INA_NAME(next_position), &next_position) < 0)
         goto done;
     if (!PyByteArray_Check(answered)) {
         PyErr_SetString(PyExc_TypeError, "the session's answered marks must be a bytearray");
         goto done;
     }
     if (self->adaptive) {        /* the estimators' first timers, as they are now */
-        if (ina_get_double(self->estimator, INA_NAME(first_timer), &switch_wait) < 0
-                || ina_get_double(self->host_estimator, INA_NAME(first_timer), &host_wait) < 0)
+        if (get_double(self->estimator, INA_NAME(first_timer), &switch_wait) < 0
+                || get_double(self->host_estimator, INA_NAME(first_timer), &host_wait) < 0)
             goto done;
     } else {
         switch_wait = host_wait = self->fixed_wait;
@@ -344,7 +306,7 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         }
         double wait = host_of[slot] ? host_wait : switch_wait;
         long long serial;
-        if (ina_get_ll(events, INA_NAME(serial), &serial) < 0) goto done;
+        if (get_ll(events, INA_NAME(serial), &serial) < 0) goto done;
         PyObject *serial_obj = PyLong_FromLongLong(serial + 1);
         if (serial_obj == NULL) goto done;
         if (PyObject_SetAttr(events, INA_NAME(serial), serial_obj) < 0) {
@@ -359,8 +321,8 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         int set = PyObject_SetItem(in_flight, key, flight);
         Py_DECREF(flight);
         if (set < 0) { Py_DECREF(key); goto done; }
-        if (ina_get_ll(bursts, INA_NAME(_sent), &sent) < 0
-                || ina_set_ll(bursts, INA_NAME(_sent), sent + 1) < 0) {
+        if (get_ll(bursts, INA_NAME(_sent), &sent) < 0
+                || set_ll(bursts, INA_NAME(_sent), sent + 1) < 0) {
             Py_DECREF(key); goto done;
         }
         if (sent + 1 >= bursts_window) {
@@ -386,9 +348,9 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         room--;
         position++;
     }
-    if (ina_set_ll(session, INA_NAME(_next_chunk), c) < 0
-            || ina_add_ll(self->counters, INA_NAME(packets_sent), c - first) < 0
-            || ina_add_ll(self->counters, INA_NAME(bytes_sent), sent_bytes) < 0)
+    if (set_ll(session, INA_NAME(_next_chunk), c) < 0
+            || add_ll(self->counters, INA_NAME(packets_sent), c - first) < 0
+            || add_ll(self->counters, INA_NAME(bytes_sent), sent_bytes) < 0)
         goto done;
     if (c >= chunks) {
         if (PyObject_SetAttr(recovery, INA_NAME(tail), Py_True) < 0
@@ -425,8 +387,8 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyOb
     long long rows = 0;
     if (sink != Py_None) {
         long long chunks;
-        if (ina_get_ll(codec, INA_NAME(_sum_rows), &rows) < 0
-                || ina_get_ll(codec, INA_NAME(chunks), &chunks) < 0)
+        if (get_ll(codec, INA_NAME(_sum_rows), &rows) < 0
+                || get_ll(codec, INA_NAME(chunks), &chunks) < 0)
             goto done;
         PyObject *sums = PyObject_GetAttr(codec, INA_NAME(_block_sums));
         if (sums == NULL) goto done;
@@ -470,7 +432,7 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyOb
     }
     if ((pending = PyObject_GetAttr(codec, INA_NAME(_pending))) == NULL) goto done;
     if (pending != Py_None) {
-        if (sink == Py_None && ina_get_ll(codec, INA_NAME(_sum_rows), &rows) < 0) goto done;
+        if (sink == Py_None && get_ll(codec, INA_NAME(_sum_rows), &rows) < 0) goto done;
         Py_ssize_t block = (Py_ssize_t)((long long)chunk / rows);
         if (!PyList_Check(pending) || block >= PyList_GET_SIZE(pending)) {
             PyErr_SetString(PyExc_TypeError, "_pending must be a list over the blocks");

@@ -141,19 +141,19 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     p->in_flight = v;       /* (the reference moves to p) */
     v = NULL;
     long long tries, slot, ver, chunks, count, all_chunks, last_chunk;
-    if (ina_get_ll(flight, INA_NAME(tries), &tries) < 0
-            || ina_get_ll(flight, INA_NAME(slot), &slot) < 0
-            || ina_get_ll(flight, INA_NAME(ver), &ver) < 0)
+    if (get_ll(flight, INA_NAME(tries), &tries) < 0
+            || get_ll(flight, INA_NAME(slot), &slot) < 0
+            || get_ll(flight, INA_NAME(ver), &ver) < 0)
         goto error;
     if (slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER)) goto done;
     if ((v = PyObject_GetAttr(flight, INA_NAME(queried))) == NULL) goto error;
     if ((p->queried = PyObject_IsTrue(v)) < 0) goto error;
     Py_CLEAR(v);
     p->tries = tries;
-    if (ina_get_ll(p->codec, INA_NAME(chunks), &chunks) < 0
-            || ina_get_ll(self->s.session, INA_NAME(_answered_count), &count) < 0
-            || ina_get_ll(self->s.session, INA_NAME(_chunks), &all_chunks) < 0
-            || ina_get_ll(self->s.silence, INA_NAME(last_progress_chunk), &last_chunk) < 0)
+    if (get_ll(p->codec, INA_NAME(chunks), &chunks) < 0
+            || get_ll(self->s.session, INA_NAME(_answered_count), &count) < 0
+            || get_ll(self->s.session, INA_NAME(_chunks), &all_chunks) < 0
+            || get_ll(self->s.silence, INA_NAME(last_progress_chunk), &last_chunk) < 0)
         goto error;
     if ((long long)p->chunk >= chunks || count + 1 >= all_chunks || last_chunk < 0) goto done;
     if (self->s.fast_retransmit) {       /* an earlier chunk in flight: look for losses */
@@ -197,7 +197,7 @@ static int send_payloads(InaFast *self, PyObject *out) {
     HostPort *node = (HostPort *)self->node;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(out); i++) {
         long long ident;                     /* node.next_ident() */
-        if (ina_get_ll(self->node, INA_NAME(_ident), &ident) < 0) return -1;
+        if (get_ll(self->node, INA_NAME(_ident), &ident) < 0) return -1;
         ident = (ident + 1) & 0xFFFF;
         PyObject *ident_obj = PyLong_FromLongLong(ident);
         if (ident_obj == NULL) return -1;
@@ -249,13 +249,13 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     Py_ssize_t size = PyBytes_GET_SIZE(p->payload);
     int r = -1;
     /* _receive */
-    if (ina_add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
-            || ina_add_ll(self->s.counters, INA_NAME(bytes_received), size) < 0)
+    if (add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
+            || add_ll(self->s.counters, INA_NAME(bytes_received), size) < 0)
         return -1;
     /* _on_result's steps for this case (receive_many's inline path) */
     double last_sent, sent_at;
-    if (ina_get_double(p->flight, INA_NAME(last_sent), &last_sent) < 0
-            || ina_get_double(p->flight, INA_NAME(sent_at), &sent_at) < 0)
+    if (get_double(p->flight, INA_NAME(last_sent), &last_sent) < 0
+            || get_double(p->flight, INA_NAME(sent_at), &sent_at) < 0)
         return -1;
     if (PyDict_DelItem(p->in_flight, p->key) < 0) return -1;
     if (p->queried) {      /* the recovery's set_queried(flight, False) */
@@ -263,10 +263,10 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
         if (ina_call_method(self->s.recovery, INA_NAME(set_queried), args, 2) < 0) return -1;
     }
     long long results;     /* SilenceRules.progress (not the call's first result) */
-    if (ina_get_ll(self->s.silence, INA_NAME(data_results), &results) < 0
-            || ina_set_ll(self->s.silence, INA_NAME(data_results), results + 1) < 0
-            || ina_set_double(self->s.silence, INA_NAME(last_progress), now) < 0
-            || ina_set_double(self->s.silence, INA_NAME(last_progress_sent), last_sent) < 0
+    if (get_ll(self->s.silence, INA_NAME(data_results), &results) < 0
+            || set_ll(self->s.silence, INA_NAME(data_results), results + 1) < 0
+            || set_double(self->s.silence, INA_NAME(last_progress), now) < 0
+            || set_double(self->s.silence, INA_NAME(last_progress_sent), last_sent) < 0
             || PyObject_SetAttr(self->s.silence, INA_NAME(last_progress_chunk), p->key) < 0)
         return -1;
     if (p->slot >= (unsigned)PyByteArray_GET_SIZE(self->s.host_of)) {
@@ -296,7 +296,7 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
             sample = PyObject_IsTrue(spurious);
             Py_DECREF(spurious);
             if (sample < 0) goto done;
-            if (sample && ina_add_ll(self->s.counters, INA_NAME(spurious_timeouts), 1) < 0)
+            if (sample && add_ll(self->s.counters, INA_NAME(spurious_timeouts), 1) < 0)
                 goto done;
         }
         if (sample && ina_call_method_double(path ? self->s.host_estimator : self->s.estimator,
@@ -306,8 +306,8 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     }
     if (self->s.adaptive) {
         long long wsize, wmax;
-        if (ina_get_ll(self->s.window, INA_NAME(size), &wsize) < 0
-                || ina_get_ll(self->s.window, INA_NAME(maximum), &wmax) < 0)
+        if (get_ll(self->s.window, INA_NAME(size), &wsize) < 0
+                || get_ll(self->s.window, INA_NAME(maximum), &wmax) < 0)
             goto done;
         if (wsize < wmax && ina_call_method(self->s.window, INA_NAME(on_result), NULL, 0) < 0)
             goto done;
@@ -319,7 +319,7 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     }
     PyByteArray_AS_STRING(v)[p->chunk] = 1;
     Py_CLEAR(v);
-    if (ina_set_ll(session, INA_NAME(_answered_count), p->answered_count + 1) < 0) goto done;
+    if (set_ll(session, INA_NAME(_answered_count), p->answered_count + 1) < 0) goto done;
     if (codec_store(p->codec, p->key, p->chunk, p->payload) < 0) goto done;
     if (p->detect) {    /* _on_result: detect_losses(c, flight, now) + _fill_window(now) */
         PyObject *now_obj = PyFloat_FromDouble(now);

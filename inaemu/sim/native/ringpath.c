@@ -52,64 +52,6 @@ static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_out
     *str_segments_sent, *str_payload_bytes_sent, *str_loop_attr, *str_rp_now, *str_rp_append, *str_write_py, *str_mss, *str_psh, *str_retransmissions,
     *str_fast_retransmissions, *str_fast_done, *str_dupthresh, *str_duplicates;
 
-/* ---- attribute helpers: a missing attribute or a wrong type is an error (a bug here) ----- */
-
-static int get_ll(PyObject *o, PyObject *name, long long *out) {
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL) return -1;
-    *out = PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    return *out == -1 && PyErr_Occurred() ? -1 : 0;
-}
-
-static int set_ll(PyObject *o, PyObject *name, long long value) {
-    PyObject *v = PyLong_FromLongLong(value);
-    if (v == NULL) return -1;
-    int r = PyObject_SetAttr(o, name, v);
-    Py_DECREF(v);
-    return r;
-}
-
-static int get_double(PyObject *o, PyObject *name, double *out) {
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL) return -1;
-    *out = PyFloat_AsDouble(v);
-    Py_DECREF(v);
-    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
-}
-
-static int set_double(PyObject *o, PyObject *name, double value) {
-    PyObject *v = PyFloat_FromDouble(value);
-    if (v == NULL) return -1;
-    int r = PyObject_SetAttr(o, name, v);
-    Py_DECREF(v);
-    return r;
-}
-
-/* 1 if the attribute is truthy, 0 if not, -1 on error */
-static int get_truth(PyObject *o, PyObject *name) {
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL) return -1;
-    int r = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
-}
-
-/* 1 if the attribute is None, 0 if not, -1 on error */
-static int attr_is_none(PyObject *o, PyObject *name) {
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL) return -1;
-    int r = v == Py_None;
-    Py_DECREF(v);
-    return r;
-}
-
-static int add_ll(PyObject *o, PyObject *name, long long delta) {
-    long long v;
-    if (get_ll(o, name, &v) < 0) return -1;
-    return set_ll(o, name, v + delta);
-}
-
 static double loop_now(PyObject *node) {
     PyObject *loop = PyObject_GetAttr(node, str_loop_attr);
     if (loop == NULL) return -1.0;
