@@ -10,7 +10,7 @@ or the end of stdin ends it. A failed call says `{"error": ..., "iteration": i}`
 One JSON object per line; times are wall-clock seconds (`time.time()`, shared by every host
 of one machine).
 
-The engine (inaemu/scenario/mininet_engine.py) holds the barrier between iterations and,
+The job's driver (inaemu/scenario/mininet_job.py) holds the barrier between iterations and,
 when a job is re-planned, kills this process and starts another on the new placement.
 """
 

@@ -1,8 +1,8 @@
 """Host aggregators (`python -m hosts.fallback_udp`) on Mininet hosts: their command lines,
 the neighbour entries their hosts need, starting and stopping them. One definition for
 `inaemu run --net mininet` (inaemu/experiment/mininet_run.py), which starts them for the
-whole run, and the Mininet scenario engine (inaemu/scenario/mininet_engine.py), which starts
-them with each placement of a job and stops them when it ends.
+whole run, and the Mininet scenario's jobs (inaemu/scenario/mininet_job.py), which start
+them with each placement of a job and stop them when it ends.
 """
 
 from __future__ import annotations

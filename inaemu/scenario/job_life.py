@@ -6,7 +6,7 @@ failure hits its placement it is re-planned: its calls are stopped, the old plac
 a new one placed (or the job moves to the ring when no tree is left), and its calls restarted;
 when its workers are cut off from each other it waits for a repair, at most
 `options.repair_wait_s` (docs/protocol.md §8). What "calls" are differs: simulated apps on the
-virtual clock (inaemu/scenario/sim_engine.py) or agent processes (mininet_engine.py); each
+virtual clock (inaemu/scenario/sim_engine.py) or agent processes (mininet_job.py); each
 engine's job class derives from `JobLife` and fills in the hooks below.
 
 The engine gives: `now()`, `at(time, action, *args)` (a handle with `cancel()`), `stamp(time)`

@@ -2,7 +2,7 @@
 set per placement of the job (`hosts.fallback_udp`, one, or one per tree switch), started with
 the placement and told to stop (SIGTERM: they write their counters and exit) when it goes.
 This keeps their processes, which of them listen, which are still stopping, and every one the
-job had (their counters, read at the end); the job's life (inaemu/scenario/mininet_engine.py)
+job had (their counters, read at the end); the job's life (inaemu/scenario/mininet_job.py)
 decides what their messages mean for it."""
 
 from __future__ import annotations

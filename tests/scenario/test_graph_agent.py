@@ -93,7 +93,7 @@ def test_a_graph_without_begin_is_refused(monkeypatch):
 
 def _graph_run():
     from inaemu.scenario import model as m
-    from inaemu.scenario.mininet_engine import MininetGraphRun
+    from inaemu.scenario.mininet_job import MininetGraphRun
     from inaemu.workload import graph as g
     workload = g.Workload("toy", tuple(g.RankGraph(r, tuple(g.ddp_iteration(
         r, 0.01, [(0.01, 4096), (0.01, 4096)], 0.0))) for r in range(2)))
@@ -136,7 +136,7 @@ def test_a_big_call_on_a_slow_link_gets_a_deadline_it_can_meet():
     """Regression: a fixed 60 s deadline failed ResNet-50's 30 MiB bucket on the 16-rank ring
     at 10 Mbit/s (~47 s of link time per call, more with TCP's overheads)."""
     from inaemu.scenario import model as m
-    from inaemu.scenario.mininet_engine import CALL_TIMEOUT_S, MininetGraphRun
+    from inaemu.scenario.mininet_job import CALL_TIMEOUT_S, MininetGraphRun
     from inaemu.workload.models import model_workload
     workload = model_workload("resnet50", 16, compute_speedup=1000)
     engine = SimpleNamespace(t0=0.0, scenario=SimpleNamespace(
