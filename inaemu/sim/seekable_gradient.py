@@ -1,0 +1,81 @@
+"""A seeded gradient read at any range, for about the cost of that range: the ring's input.
+
+`SeekableGradient(seed, rank, length, cuts, marks)` has the values of `hosts.agent.gradient(seed,
+rank, length)` (drawn by `hosts.gradient_stream.draw` from `generator_of(seed, rank)`, as
+`GradientStream` draws them), read by ranges. Why not `GradientStream`: its reads are cheap in
+order only (a read behind the last one draws again from the seed), and a ring rank reads its
+segments backwards (segment r, then r - 1, r - 2, ...: hosts/ring_session.py), as the streamed
+check reads every rank's ranges in the order the all-gather delivers them. Drawing from the
+seed each time would cost n/2 passes over the vector per rank.
+
+So the generator's state is recorded as it passes each of `cuts` (the ring's slice starts:
+every read starts at one of them), into `marks`, a list shared by every reader of the same
+(seed, rank): the rank's session and the check's draws of that rank. A read restores the
+latest mark at or before its start and draws on from there. A generator's normals drawn in
+pieces are the ones drawn at once (`GradientStream` relies on it too), so the values do not
+depend on how reads cut them. Marks are recorded in order (every reader passes the positions
+from 0 up), so `marks[i]` is the state at `cuts[i]`; a mark is a few hundred bytes, one per
+slice of 16,384 values.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import numpy as np
+
+from hosts.gradient_stream import draw, generator_of
+
+
+class SeekableGradient:
+    """The float32 values of `gradient(seed, rank, length, magnitude, job)`, at any range."""
+
+    def __init__(self, seed: int, rank: int, length: int, cuts: list[int],
+                 marks: list | None = None, magnitude: float = 1.0, job: int | None = None):
+        if length < 0:
+            raise ValueError(f"length must be >= 0, got {length}")
+        if not cuts or cuts[0] != 0 or any(b <= a for a, b in zip(cuts, cuts[1:])):
+            raise ValueError("cuts must rise strictly from 0")
+        self.size = length
+        self.magnitude = magnitude
+        self.cuts = cuts
+        self.marks = [] if marks is None else marks
+        self.drawn = 0               # values drawn, over every read and skip (tests, benchmarks)
+        self._generator = generator_of(seed, rank, job)
+        self._position = 0           # the index of the next value the generator draws
+        if not self.marks:
+            self.marks.append(self._generator.bit_generator.state)
+
+    def read(self, first: int, end: int) -> np.ndarray:
+        """Values [first, end) as a new float32 array."""
+        if not 0 <= first <= end <= self.size:
+            raise ValueError(f"range [{first}, {end}) is outside 0..{self.size}")
+        mark = min(bisect_right(self.cuts, first), len(self.marks)) - 1
+        if first < self._position or self.cuts[mark] > self._position:
+            self._generator.bit_generator.state = self.marks[mark]
+            self._position = self.cuts[mark]
+        if self._position < first:
+            self._draw(first - self._position)
+        return self._draw(end - first)
+
+    def _draw(self, count: int) -> np.ndarray:
+        """The next `count` values, drawn in pieces that end at the cuts not marked yet (their
+        states recorded as the generator passes them)."""
+        pieces = []
+        cuts, marks = self.cuts, self.marks
+        while count > 0:
+            following = len(marks)       # the first cut without a mark
+            stop = cuts[following] if following < len(cuts) else None
+            if stop is not None and self._position < stop < self._position + count:
+                piece = stop - self._position
+            else:
+                piece = count
+            pieces.append(draw(self._generator, piece, self.magnitude))
+            self._position += piece
+            self.drawn += piece
+            count -= piece
+            if stop is not None and self._position == stop:
+                marks.append(self._generator.bit_generator.state)
+        if len(pieces) == 1:
+            return pieces[0]
+        return np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
