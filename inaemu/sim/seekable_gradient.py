@@ -24,7 +24,7 @@ from bisect import bisect_right
 
 import numpy as np
 
-from hosts.gradient_stream import draw, generator_of
+from hosts.gradient_stream import SKIP_BLOCK, draw, generator_of
 
 
 class SeekableGradient:
@@ -55,12 +55,13 @@ class SeekableGradient:
             self._generator.bit_generator.state = self.marks[mark]
             self._position = self.cuts[mark]
         if self._position < first:
-            self._draw(first - self._position)
+            self._draw(first - self._position, keep=False)
         return self._draw(end - first)
 
-    def _draw(self, count: int) -> np.ndarray:
+    def _draw(self, count: int, keep: bool = True) -> np.ndarray | None:
         """The next `count` values, drawn in pieces that end at the cuts not marked yet (their
-        states recorded as the generator passes them)."""
+        states recorded as the generator passes them); None when not `keep` (a skip: a
+        rank's first read skips most of the vector, which is not to be held at once)."""
         pieces = []
         cuts, marks = self.cuts, self.marks
         while count > 0:
@@ -70,12 +71,22 @@ class SeekableGradient:
                 piece = stop - self._position
             else:
                 piece = count
-            pieces.append(draw(self._generator, piece, self.magnitude))
+            while not keep and piece > SKIP_BLOCK:      # (a cut is never inside one)
+                draw(self._generator, SKIP_BLOCK, self.magnitude)
+                self._position += SKIP_BLOCK
+                self.drawn += SKIP_BLOCK
+                piece -= SKIP_BLOCK
+                count -= SKIP_BLOCK
+            values = draw(self._generator, piece, self.magnitude)
+            if keep:
+                pieces.append(values)
             self._position += piece
             self.drawn += piece
             count -= piece
             if stop is not None and self._position == stop:
                 marks.append(self._generator.bit_generator.state)
+        if not keep:
+            return None
         if len(pieces) == 1:
             return pieces[0]
         return np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
