@@ -25,7 +25,8 @@ and hand nothing over, so the check draws every rank of a block itself (in order
 same float64 sums), with the sums of |x| its bound needs (`ring_error_bound`). Every rank of
 a ring ends with the very same values (the all-gather forwards them unchanged) and one bound
 for all, so a block is judged once: its verdict is kept under a digest of the values judged
-(BLAKE2b, 128 bits), the exact sums dropped, and a rank whose values have that digest gets
+(SHA-1: ~0.7 ns a byte here with the CPU's SHA instructions, BLAKE2b took 4.6; no adversary,
+only a wrong sum to tell apart), the exact sums dropped, and a rank whose values have that digest gets
 that verdict (the same numbers: they are functions of the values and the reference). Values
 with another digest (a wrong sum) are judged against sums drawn again. A block then holds a
 few verdicts until every rank has checked it, not the 16 bytes per element of its sums, and
