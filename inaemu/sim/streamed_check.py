@@ -36,6 +36,7 @@ the check's work is one draw of every rank per block, not one comparison per ran
 from __future__ import annotations
 
 import hashlib
+from array import array
 from typing import Callable
 
 import numpy as np
@@ -102,7 +103,7 @@ class StreamedCheck:
         distinct value digest."""
         self.seed, self.n, self.length = seed, n, length
         self.cuts, self.magnitudes, self.one_verdict = cuts, magnitudes, one_verdict
-        self._marks = [[] for _ in range(n)] if cuts is not None else None
+        self._marks = [array("Q") for _ in range(n)] if cuts is not None else None
         self._blocks: dict[int, _Block] = {}          # first element -> its block
         self._done: set[int] = set()                  # blocks every worker has checked
         self._streams: dict[int, GradientStream] = {}  # rank -> draws of a missing rank

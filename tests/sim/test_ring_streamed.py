@@ -5,6 +5,7 @@ the wire, the same trace and records as with whole vectors, and memory that does
 with the vector."""
 
 import tracemalloc
+from array import array
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ from topologies.builders import fat_tree, star
 def test_seekable_reads_are_the_gradient_in_any_order(length, n, slice_values):
     whole = gradient(4, 2, length)
     cuts = ring_cuts(length, n, slice_values)
-    marks: list = []
+    marks = array("Q")
     reader = SeekableGradient(4, 2, length, cuts, marks)
     other = SeekableGradient(4, 2, length, cuts, marks)     # shares the marks
     rng = np.random.default_rng(length)
@@ -40,7 +41,7 @@ def test_seekable_reads_are_the_gradient_in_any_order(length, n, slice_values):
     first = cuts[len(cuts) // 2]
     assert np.array_equal(other.read(first, length), whole[first:])
     assert other.drawn - drawn == length - first
-    assert len(marks) == len(cuts)
+    assert reader.marked == other.marked == len(cuts)
     with pytest.raises(ValueError):
         reader.read(0, length + 1)
     with pytest.raises(ValueError):
