@@ -21,6 +21,13 @@ Rules this module keeps (the caller owns the two TCP connections; nothing here d
   result is float32 either way. `error_bound` states how far it can be from the exact sum.
 * Anything on the stream but the next expected message raises `RingProtocolError`; the session
   is then FAILED. Bytes that arrive before `start` (a faster left neighbour) are kept.
+* Streamed (`start(source, sink=)`, the simulator's runs without kept results): no vector is
+  held. The rank reads its own values from `source.read(first, end)` when it needs them (its
+  first segment's slices at the start, its own slice of the segment each reduce-scatter slice
+  adds into), sends own + received at once, and hands each slice of the result to
+  `sink(first, values)` when it has it (the sum it completes at the last reduce-scatter step,
+  then each all-gather slice); `result` stays None. Every element is read once, and its sum
+  is the same float32 (or float64) addition as with a whole vector: the same bits.
 """
 
 from __future__ import annotations
@@ -122,6 +129,8 @@ class RingSession:
         self.counters = RingCounters()
         self.calls = 0                      # calls started so far (the wire's call number)
         self.result: np.ndarray | None = None
+        self._source = None                 # streamed: where the rank's own values are read
+        self._sink = None                   # streamed: where each slice of the result goes
         # inaemu/sim/native/ringpath.c appends bytes that complete no message to this
         # decoder's buffer itself (and counts them), as receive() would
         self._decoder = StreamDecoder()
@@ -139,25 +148,45 @@ class RingSession:
         """The HELLO this rank sends first on its connection to the right (for drivers)."""
         return encode(Hello(job=job, rank=self.rank, n=self.n))
 
-    def start(self, vector) -> bytes:
-        """Begin a call; returns the bytes for the right neighbour."""
-        values = np.asarray(vector)
-        if values.ndim != 1 or values.dtype != np.float32:
-            raise UsageError(f"expected a 1-D float32 vector, got {values.dtype} {values.shape}")
-        if self.n == 1 or values.size == 0:
+    def start(self, vector, sink=None) -> bytes:
+        """Begin a call; returns the bytes for the right neighbour. Streamed (`sink` given):
+        `vector` is a source (`size`, `read(first, end)` of float32), and each slice of the
+        result goes to `sink(first, float32 values)` (module docstring)."""
+        if sink is None:
+            values = np.asarray(vector)
+            if values.ndim != 1 or values.dtype != np.float32:
+                raise UsageError(f"expected a 1-D float32 vector, got {values.dtype} "
+                                 f"{values.shape}")
+            size = values.size
+        else:
+            size = getattr(vector, "size", None)
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0 or \
+                    not callable(getattr(vector, "read", None)):
+                raise UsageError("a streamed start needs a source with an integer size and "
+                                 f"read(first, end), got {type(vector).__name__}")
+        self._source, self._sink = (None, None) if sink is None else (vector, sink)
+        if self.n == 1 or size == 0:
             self._transition(RingEvent.START_ALONE)
-            self.result = values.copy()
+            self.result = values.copy() if sink is None else None
+            if sink is not None:
+                for first in range(0, size, self.slice_values):
+                    sink(first, self._own(slice(first, min(first + self.slice_values, size)))
+                         .astype(np.float32, copy=False))
             self.calls += 1
             return b""
         self._transition(RingEvent.START)
         self.result = None
-        self._acc = values.astype(ACCUMULATORS[self.accumulate], copy=True)
-        self._bounds = segment_bounds(values.size, self.n)
+        self._acc = None if sink is not None else \
+            values.astype(ACCUMULATORS[self.accumulate], copy=True)
+        self._bounds = segment_bounds(size, self.n)
         self._step = self._offset = 0
         index = self.rank % self.n
         length = self._bounds[index + 1] - self._bounds[index]
-        out = [self._send(RingKind.REDUCE_SCATTER, 0, index, offset)
-               for offset in range(0, max(length, 1), self.slice_values)]
+        out = []
+        for offset in range(0, max(length, 1), self.slice_values):
+            target = self._slice(index, offset)
+            own = self._own(target) if sink is not None else self._acc[target]
+            out.append(self._send(RingKind.REDUCE_SCATTER, 0, index, offset, own))
         return b"".join(out) + self._drain()
 
     def receive(self, data: bytes) -> bytes:
@@ -192,9 +221,16 @@ class RingSession:
         start = self._bounds[index] + offset
         return slice(start, min(start + self.slice_values, self._bounds[index + 1]))
 
-    def _send(self, kind: RingKind, step: int, index: int, offset: int) -> bytes:
+    def _own(self, target: slice) -> np.ndarray:
+        """Streamed: this rank's own values of `target`, read now, in a new array of the
+        accumulator's dtype (the sum is made in it)."""
+        return self._source.read(target.start, target.stop).astype(
+            ACCUMULATORS[self.accumulate], copy=True)
+
+    def _send(self, kind: RingKind, step: int, index: int, offset: int,
+              values: np.ndarray) -> bytes:
         message = Segment(kind=kind, call=self.calls, step=step, index=index, offset=offset,
-                          values=self._acc[self._slice(index, offset)])
+                          values=values)
         data = encode(message)
         self.counters.messages_sent += 1
         self.counters.bytes_sent += len(data)
@@ -225,18 +261,30 @@ class RingSession:
         if message.values.size != target.stop - target.start:
             self._fail(f"segment {index} offset {offset} has {message.values.size} values, "
                        f"expected {target.stop - target.start}")
-        if message.values.dtype != self._acc.dtype:
+        accumulator = np.dtype(ACCUMULATORS[self.accumulate])
+        if message.values.dtype != accumulator:
             self._fail(f"segment {index} is {message.values.dtype}, this ring accumulates in "
-                       f"{self._acc.dtype}")
+                       f"{accumulator}")
         last_step = self._step == self.n - 2
         segment_end = target.stop >= self._bounds[index + 1]
+        streamed = self._sink is not None
         if kind is RingKind.REDUCE_SCATTER:
-            self._acc[target] += message.values
-            out = self._send(kind, self._step + 1, index, offset) if not last_step else \
-                self._send(RingKind.ALL_GATHER, 0, index, offset)
+            if streamed:            # own + received: the very addition `_acc[target] +=` makes
+                values = self._own(target)
+                values += message.values
+            else:
+                self._acc[target] += message.values
+                values = self._acc[target]
+            out = self._send(kind, self._step + 1, index, offset, values) if not last_step \
+                else self._send(RingKind.ALL_GATHER, 0, index, offset, values)
         else:
-            self._acc[target] = message.values
-            out = self._send(kind, self._step + 1, index, offset) if not last_step else b""
+            values = message.values
+            if not streamed:
+                self._acc[target] = values
+            out = self._send(kind, self._step + 1, index, offset, values) if not last_step \
+                else b""
+        if streamed and (last_step or kind is RingKind.ALL_GATHER) and values.size:
+            self._sink(target.start, values.astype(np.float32, copy=False))
         if not segment_end:
             self._offset += self.slice_values
             return out
@@ -248,7 +296,7 @@ class RingSession:
             self._step = 0
         else:
             self._transition(RingEvent.GATHER_DONE)
-            self.result = self._acc.astype(np.float32)
+            self.result = None if streamed else self._acc.astype(np.float32)
             self.calls += 1
-            self._acc = None
+            self._acc = self._source = self._sink = None
         return out

@@ -113,7 +113,12 @@ class StreamDecoder:
             size = HEADER_BYTES + count * (DTYPES[code].itemsize if kind else 0)
             if len(self._buffer) < size:
                 return messages
-            body = bytes(self._buffer[HEADER_BYTES:size])
+            if kind != RingKind.HELLO:
+                # the values straight out of the buffer, byte-swapped into their own array:
+                # one copy (a bytes() of the body first took two more); the view is gone
+                # before the buffer is cut
+                values = np.frombuffer(self._buffer, dtype=DTYPES[code], count=count,
+                                       offset=HEADER_BYTES).astype(DTYPES[code].newbyteorder("="))
             del self._buffer[:size]
             self._header = None
             if kind == RingKind.HELLO:
@@ -122,8 +127,6 @@ class StreamDecoder:
                 except ValueError as error:
                     raise RingProtocolError(str(error)) from None
             else:
-                values = np.frombuffer(body, dtype=DTYPES[code]).astype(
-                    DTYPES[code].newbyteorder("="))
                 messages.append(Segment(kind=RingKind(kind), call=call, step=step, index=index,
                                         values=values, offset=offset))
 

@@ -116,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", default="64")
     parser.add_argument("--k", default="8", help="fat-tree k")
     parser.add_argument("--repeat", type=int, default=2, help="runs per core; the fastest counts")
+    parser.add_argument("--only", choices=[name for name, _ in COMMANDS], help="one command")
     args = parser.parse_args(argv)
     common = ["--topo", "fat-tree", "--k", args.k, "--workers", args.workers,
               "--size-mib", args.size_mib]
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
           f"best of {args.repeat}")
     print(f"{'command':<16} {'frames':>10} {'python f/s':>11} {'native f/s':>11} {'ratio':>6}  same")
     same_everywhere = True
-    for name, extra in COMMANDS:
+    for name, extra in [c for c in COMMANDS if args.only in (None, c[0])]:
         python_wall = native_wall = float("inf")
         for _ in range(args.repeat):     # alternating, so both see the same load
             python, wall, frames = run([*common, *extra, "--sim-core", "python"])

@@ -24,7 +24,7 @@ from hosts.errors import HostError
 from hosts.ina_session import InaSession
 from hosts.ina_wire import MAX_K, MIN_K
 from hosts.quantize import error_bound_verdict
-from hosts.ring_session import RingSession, ring_error_bound
+from hosts.ring_session import SLICE_VALUES, RingSession, ring_error_bound, segment_bounds
 from hosts.collectives import PLAN_ALGOS
 
 from inaemu.sim import control
@@ -171,9 +171,10 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     `inputs` (job id -> one float32 vector of size_bytes // 4 per worker, in job order)
     replaces the seeded gradients (inaemu train all-reduces real gradient buckets).
     `keep_results=False`: the records carry no result arrays, and an INA run with seeded
-    gradients and job scaling at divisor n streams (`streams`): each worker draws its gradient
-    and its sum is checked a block at a time, so the run's memory follows what is in flight,
-    not the vector (docs/sim.md); the records' errors and verdicts are the same.
+    gradients and job scaling at divisor n, or a ring run with seeded gradients, streams
+    (`streams`): each worker draws its gradient and its sum is checked a block at a time, so
+    the run's memory follows what is in flight, not the vector (docs/sim.md); the records'
+    errors and verdicts are the same.
     `core`: "python", "native" or "auto" (native where it builds, else python;
     inaemu/sim/cores.py; the same trace and records).
     `progress_bar`: a tqdm bar on stderr while the loop runs (frames moved, frames/s, virtual
@@ -451,7 +452,11 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
     members, inputs = [], {}
     for placement in placements:
         n = len(placement.workers)
-        if checks is not None:
+        if checks is not None and algo == "ring":
+            check = checks[placement.job] = StreamedCheck.for_ring(
+                seed=seed, n=n, length=length, cuts=ring_cuts(length, n))
+            vectors = [check.seekable(w) for w in range(n)]
+        elif checks is not None:
             check = checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length)
             vectors = [check.source(w) for w in range(n)]
         else:
@@ -493,9 +498,11 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                 else:
                     right = net.topology.host(placement.workers[(w + 1) % n]).ip
                     left = net.topology.host(placement.workers[(w - 1) % n]).ip
+                    sink = None if checks is None else checks[placement.job].sink(
+                        w, ring_bound(n, accumulate))
                     app = RingWorker(node, RingSession(rank=w, n=n, accumulate=accumulate),
                                      ip_bytes(right), ip_bytes(left), vectors[w], transport,
-                                     stall_timeout, on_end)
+                                     stall_timeout, on_end, sink=sink)
             except HostError as error:
                 raise SimError(f"job {placement.job} worker {w}: {error}") from None
             members.append(_Member(placement.job, w, host, app))
@@ -504,8 +511,26 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
 
 def streams(algo: str, ina: InaOptions) -> bool:
     """Whether a run without kept results streams its workers' vectors: INA with job scaling
-    at the overflow-free divisor (FloatCodec's streamed mode; no chunk is ever redone)."""
-    return algo == "ina" and ina.scaling == "job" and ina.divisor is None
+    at the overflow-free divisor (FloatCodec's streamed mode; no chunk is ever redone), and
+    the ring (RingSession's streamed mode)."""
+    return algo == "ring" or (algo == "ina" and ina.scaling == "job" and ina.divisor is None)
+
+
+def ring_cuts(length: int, n: int, slice_values: int = SLICE_VALUES) -> list[int]:
+    """Where the ring's slices start (every segment's, every `slice_values` values): the
+    marks of its ranks' seekable inputs, and so the only places their reads start."""
+    bounds = segment_bounds(length, n)
+    return sorted({0, *(first for a, b in zip(bounds, bounds[1:])
+                        for first in range(a, b, slice_values))})
+
+
+def ring_bound(n: int, accumulate: str) -> Callable[[np.ndarray, np.ndarray, np.ndarray], tuple]:
+    """(largest bound, every error within its bound) of a block of a ring's sum, its errors
+    and its sums of |x|: `ring_error_bound`, as `judge_worker` applies it to a whole result."""
+    def verdict(values: np.ndarray, error: np.ndarray, abs_sum: np.ndarray) -> tuple:
+        bounds = ring_error_bound(abs_sum, values, n, accumulate)
+        return float(np.max(bounds)), bool(np.all(error <= bounds))
+    return verdict
 
 
 def session_bound(session: InaSession) -> Callable[[np.ndarray, np.ndarray], tuple]:

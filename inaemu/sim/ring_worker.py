@@ -43,7 +43,7 @@ class RingWorker:
     def __init__(self, node: HostNode, session: RingSession, right_ip: bytes, left_ip: bytes,
                  vector: np.ndarray, transport: TransportConfig, stall_timeout: float,
                  on_end: Callable[["RingWorker"], None], *, data_port: int = DATA_PORT,
-                 ack_port: int = ACK_PORT):
+                 ack_port: int = ACK_PORT, sink: Callable | None = None):
         self.node = node
         # a scenario runs successive calls on their own port pairs, so a late segment of one
         # call's stream can never be taken for the next call's bytes
@@ -51,7 +51,9 @@ class RingWorker:
         self.session = session
         self.right_ip = right_ip
         self.left_ip = left_ip
+        # `vector`: the rank's input, or with `sink` its source (streamed: RingSession.start)
         self.vector = vector
+        self.sink = sink
         self.stall_timeout = stall_timeout
         self.on_end = on_end
         self.outcome = WorkerOutcome()
@@ -83,7 +85,7 @@ class RingWorker:
         kernel's socket buffer would, not dropped into a 200 ms retransmission)."""
         self._started = True
         try:
-            out = self.session.start(self.vector)
+            out = self.session.start(self.vector, sink=self.sink)
         except HostError as error:
             self._end(str(error))
             return

@@ -3,7 +3,9 @@ per-segment path in C") against the Python ring worker and transport, event for 
 same per-link trace (every send with its frame's CRC, every loss and drop, at its virtual
 time), records, result bytes, link counters, virtual time and event count on both cores, over
 seeds, loss rates, topologies, with and without Reno, float64 accumulation, unshaped links,
-background TCP flows sharing the links, and the plan collectives over the same transport; and
+background TCP flows sharing the links, the plan collectives over the same transport, and the
+ring streamed (runs without kept results: RingSession reading its values per slice, the
+streamed check's verdicts; docs/sim.md "The ring streamed"); and
 that the C path really carries the common case (the Python handlers it falls back to are not
 called in a lossless run) and really hands the rest to the Python (they are under loss)."""
 
@@ -71,6 +73,26 @@ def test_the_ring_runs_the_same_events_on_both_cores(topology, seed, loss, conge
     assert all(record["correct"] for record in python[1])
     if loss >= 3.0:
         assert any(" lost " in line for line in python[0])
+
+
+@pytest.mark.parametrize("congestion", ["none", "reno"])
+@pytest.mark.parametrize("loss", [0.0, 1.0, 3.0])
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("topology", TOPOLOGIES, ids=[t[0] for t in TOPOLOGIES])
+def test_the_streamed_ring_runs_the_same_events_on_both_cores(topology, seed, loss, congestion):
+    """Without kept results (`inaemu run`'s way): the ranks read their inputs per slice and
+    the check judges each slice of the results; the C path carries the same transport."""
+    _name, topology_of, workers = topology
+    net = topology_of()
+    transport = RENO if congestion == "reno" else TransportConfig()
+    python = _same_on_both_cores(net, [SimJob(1, _hosts(net, workers))], algo="ring",
+                                 size_bytes=4 * 40009, seed=seed, loss=loss, bw=100,
+                                 transport=transport, keep_results=False)
+    # (Reno at 3 % loss can leave a rank waiting out the 10 s stall timer, whole vectors or
+    # not: fat-tree seed 1 does. The verdicts are still the same on both cores.)
+    assert all(record["correct"] or record["error"] for record in python[1])
+    assert sum(record["correct"] for record in python[1]) >= len(python[1]) - 2
+    assert all(result is None for result in python[2])
 
 
 @pytest.mark.parametrize("seed", [0, 5])

@@ -1,0 +1,270 @@
+"""The ring streamed (docs/sim.md, "The ring streamed"): RingSession reads its rank's values per
+slice and hands each slice of the result to a sink; the simulator's runs without kept results
+use it, with SeekableGradient inputs and StreamedCheck.for_ring's verdicts. The same bytes on
+the wire, the same trace and records as with whole vectors, and memory that does not grow
+with the vector."""
+
+import tracemalloc
+from array import array
+
+import numpy as np
+import pytest
+
+from hosts.agent import gradient
+from hosts.errors import UsageError
+from hosts.ring_session import RingSession, ring_error_bound, segment_bounds
+from inaemu.sim import SimJob, simulate
+from inaemu.sim.driver import ring_bound, ring_cuts
+from inaemu.sim.seekable_gradient import SeekableGradient
+from inaemu.sim.streamed_check import StreamedCheck
+from topologies.builders import fat_tree, star
+
+
+# ---- SeekableGradient ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("length,n,slice_values", [(1, 1, 4), (1000, 3, 7), (70_001, 5, 4096)])
+def test_seekable_reads_are_the_gradient_in_any_order(length, n, slice_values):
+    whole = gradient(4, 2, length)
+    cuts = ring_cuts(length, n, slice_values)
+    marks = array("Q")
+    reader = SeekableGradient(4, 2, length, cuts, marks)
+    other = SeekableGradient(4, 2, length, cuts, marks)     # shares the marks
+    rng = np.random.default_rng(length)
+    starts = cuts[:]
+    rng.shuffle(starts)
+    for first in starts:
+        end = min(length, first + int(rng.integers(0, 3 * slice_values)))
+        assert np.array_equal(reader.read(first, end), whole[first:end])
+        assert np.array_equal(other.read(first, end), whole[first:end])
+    # with every cut marked, a read from a cut draws just its range
+    drawn = other.drawn
+    first = cuts[len(cuts) // 2]
+    assert np.array_equal(other.read(first, length), whole[first:])
+    assert other.drawn - drawn == length - first
+    assert reader.marked == other.marked == len(cuts)
+    with pytest.raises(ValueError):
+        reader.read(0, length + 1)
+    with pytest.raises(ValueError):
+        SeekableGradient(4, 2, length, [1, 2])
+
+
+def test_a_first_read_far_in_skips_without_holding_the_skipped_values():
+    length = 1 << 20
+    reader = SeekableGradient(1, 0, length, [0, length - 10])
+    tracemalloc.start()
+    try:
+        values = reader.read(length - 10, length)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(values, gradient(1, 0, length)[-10:])
+    assert peak < length                 # not the 4 MiB of float32 skipped (nor 8 of float64)
+
+
+# ---- RingSession streamed --------------------------------------------------------------------
+
+class _CountingSource:
+    """A rank's values through read(), counting how often each element is read."""
+
+    def __init__(self, values):
+        self.values, self.size = values, values.size
+        self.reads = np.zeros(values.size, np.int64)
+
+    def read(self, first, end):
+        self.reads[first:end] += 1
+        return self.values[first:end].copy()
+
+
+def _run(sessions, inputs, sinks=None, cut=0):
+    """Each rank's output to its right neighbour, `cut` bytes at a time; every byte sent."""
+    n = len(sessions)
+    wires = [s.start(x) if sinks is None else s.start(x, sink=sinks[r])
+             for r, (s, x) in enumerate(zip(sessions, inputs))]
+    sent = [bytearray(w) for w in wires]
+    while any(wires):
+        incoming = [b""] * n
+        for r, data in enumerate(wires):
+            right = (r + 1) % n
+            pieces = [data[i:i + cut] for i in range(0, len(data), cut)] if cut else [data]
+            for piece in pieces:
+                if piece:
+                    incoming[right] += sessions[right].receive(piece)
+        wires = incoming
+        for r, data in enumerate(wires):
+            sent[r] += data
+    return [bytes(s) for s in sent]
+
+
+@pytest.mark.parametrize("accumulate", ["float32", "float64"])
+@pytest.mark.parametrize("n,length,slice_values", [(1, 10, 4), (2, 37, 5), (3, 2, 4),
+                                                   (5, 103, 7), (8, 1000, 64)])
+def test_a_streamed_ring_sends_the_same_bytes_and_sinks_the_same_bits(n, length, slice_values,
+                                                                      accumulate):
+    rng = np.random.default_rng(n * length)
+    vectors = [(rng.standard_normal(length) * 100).astype(np.float32) for _ in range(n)]
+    whole = [RingSession(rank=r, n=n, accumulate=accumulate, slice_values=slice_values)
+             for r in range(n)]
+    whole_bytes = _run(whole, vectors, cut=11)
+    streamed = [RingSession(rank=r, n=n, accumulate=accumulate, slice_values=slice_values)
+                for r in range(n)]
+    sources = [_CountingSource(v) for v in vectors]
+    got = [np.full(length, np.nan, np.float32) for _ in range(n)]
+    firsts = [[] for _ in range(n)]
+
+    def sink_of(r):
+        def sink(first, values):
+            assert values.dtype == np.float32 and values.size
+            assert np.all(np.isnan(got[r][first:first + values.size]))   # each element once
+            got[r][first:first + values.size] = values
+            firsts[r].append(first)
+        return sink
+    streamed_bytes = _run(streamed, sources, [sink_of(r) for r in range(n)], cut=11)
+    assert streamed_bytes == whole_bytes
+    for r in range(n):
+        assert streamed[r].done and streamed[r].result is None
+        assert got[r].tobytes() == whole[r].result.tobytes()
+        assert np.all(sources[r].reads == 1)          # each own element read once
+        assert streamed[r].counters == whole[r].counters
+    bounds = segment_bounds(length, n)
+    if n > 1:   # rank 0's result comes segment 1 first (its reduce-scatter's end), then 0, n-1..
+        order = [(1 - s) % n for s in range(n)]
+        assert firsts[0] == [first for i in order
+                             for first in range(bounds[i], bounds[i + 1], slice_values)]
+
+
+def test_a_streamed_session_is_reusable_and_refuses_a_source_without_reads():
+    n, length = 3, 50
+    vectors = [np.arange(length, dtype=np.float32) * (r + 1) for r in range(n)]
+    sessions = [RingSession(rank=r, n=n, slice_values=8) for r in range(n)]
+    for call in range(2):
+        got = [np.zeros(length, np.float32) for _ in range(n)]
+        sinks = [lambda first, v, g=g: g.__setitem__(slice(first, first + v.size), v)
+                 for g in got]
+        _run(sessions, [_CountingSource(v) for v in vectors], sinks)
+        assert all(np.array_equal(g, np.arange(length, dtype=np.float32) * 6) for g in got)
+        assert all(s.calls == call + 1 for s in sessions)
+    with pytest.raises(UsageError, match="source"):
+        RingSession(rank=0, n=2).start(np.zeros(4, np.float32).tolist(), sink=print)
+
+
+# ---- StreamedCheck.for_ring ----------------------------------------------------------------
+
+def _ring_check(n, length, slice_values=64):
+    cuts = ring_cuts(length, n, slice_values)
+    check = StreamedCheck.for_ring(seed=3, n=n, length=length, cuts=cuts)
+    sinks = [check.sink(w, ring_bound(n, "float32")) for w in range(n)]
+    vectors = [gradient(3, w, length) for w in range(n)]
+    exact = np.sum(np.array(vectors, np.float64), axis=0)
+    abs_sum = np.sum(np.abs(np.array(vectors, np.float64)), axis=0)
+    return check, sinks, cuts, exact, abs_sum
+
+
+def test_the_ring_check_judges_each_worker_as_a_whole_result_would_be_judged():
+    """The same verdict as driver.judge_worker's on the whole vector; a worker whose one
+    value is off by more than its bound is not correct, the others are."""
+    n, length = 4, 1000
+    check, sinks, cuts, exact, abs_sum = _ring_check(n, length)
+    result = exact.astype(np.float32)
+    wrong = result.copy()
+    wrong[700] += np.float32(1e-3)
+    for first, end in zip(cuts, cuts[1:] + [length]):
+        for w in range(n):
+            sinks[w](first, (wrong if w == 2 else result)[first:end].copy())
+    for w in range(n):
+        check.end(w)
+    bound = ring_error_bound(abs_sum, result, n)
+    for w in range(n):
+        values = wrong if w == 2 else result
+        diff = np.abs(values.astype(np.float64) - exact)
+        max_error, mean, largest, correct = check.verdict(w, True)
+        assert (max_error, largest, correct) == (float(diff.max()), float(bound.max()),
+                                                 bool(np.all(diff <= bound)))
+        assert mean == pytest.approx(float(diff.mean()), rel=1e-12)
+    assert [check.verdict(w, True)[3] for w in range(n)] == [True, True, False, True]
+    assert check.most_blocks_held <= len(cuts)
+
+
+def test_the_ring_check_draws_each_block_once_when_the_workers_agree():
+    n, length = 3, 640
+    check, sinks, cuts, exact, _ = _ring_check(n, length)
+    result = exact.astype(np.float32)
+    for first, end in zip(cuts, cuts[1:] + [length]):
+        for w in range(n):
+            sinks[w](first, result[first:end].copy())
+    assert check.values_drawn == n * length      # every rank once, not once per worker
+    assert all(check.verdict(w, True)[3] for w in range(n))
+
+
+# ---- simulated runs: streamed against whole vectors -------------------------------------------
+
+def _same_run(topology, jobs, **kwargs):
+    kept_trace, streamed_trace = [], []
+    kept = simulate(topology, jobs, algo="ring", trace=kept_trace, **kwargs)
+    streamed = simulate(topology, jobs, algo="ring", trace=streamed_trace,
+                        keep_results=False, **kwargs)
+    return kept, streamed, kept_trace, streamed_trace
+
+
+@pytest.mark.parametrize("core", ["python", "native"])
+@pytest.mark.parametrize("loss,accumulate", [(0.0, "float32"), (3.0, "float32"),
+                                             (1.0, "float64")])
+def test_a_streamed_ring_run_is_the_same_run(loss, accumulate, core):
+    from inaemu.sim.native import native_loop_class
+    if core == "native" and native_loop_class() is None:
+        pytest.skip("no native core here")
+    topology = fat_tree(4)
+    jobs = [SimJob(1, tuple(h.name for h in topology.hosts)[:6])]
+    # 70,001 values over 6 ranks: segments of 11,666-11,667 values, each sliced 16,384 at most
+    kept, streamed, kept_trace, streamed_trace = _same_run(
+        topology, jobs, size_bytes=4 * 70_001, seed=5, loss=loss, bw=100,
+        ring_accumulate=accumulate, core=core)
+    assert kept.correct and streamed.correct
+    assert streamed_trace == kept_trace
+    assert (streamed.virtual_s, streamed.frames, streamed.events) == \
+        (kept.virtual_s, kept.frames, kept.events)
+    for old, new in zip(kept.records, streamed.records):
+        assert new.result is None and old.result is not None
+        assert (new.time_s, new.retransmissions, new.bytes_sent, new.max_abs_err,
+                new.err_bound, new.correct) == (old.time_s, old.retransmissions,
+                                                old.bytes_sent, old.max_abs_err,
+                                                old.err_bound, old.correct)
+        assert new.mean_abs_err == pytest.approx(old.mean_abs_err, rel=1e-12)
+    if loss >= 3.0:
+        assert sum(r.retransmissions for r in streamed.records) > 0
+
+
+def test_a_streamed_ring_with_a_dead_rank():
+    topology = star(4)
+    jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
+    kwargs = dict(size_bytes=4 * 50_000, seed=2, bw=100, deaths={"h3": 0.001},
+                  stall_timeout=0.05)
+    kept, streamed, kept_trace, streamed_trace = _same_run(topology, jobs, **kwargs)
+    assert streamed_trace == kept_trace
+    assert [(r.error, r.correct, r.max_abs_err) for r in streamed.records] == \
+        [(r.error, r.correct, r.max_abs_err) for r in kept.records]
+    assert not any(r.correct for r in streamed.records)
+
+
+def _peak_mib(size_bytes: int, keep_results: bool) -> float:
+    topology = star(4)
+    jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
+    tracemalloc.start()
+    try:
+        result = simulate(topology, jobs, algo="ring", size_bytes=size_bytes, seed=1, bw=1000,
+                          keep_results=keep_results)
+        assert result.correct
+        return tracemalloc.get_traced_memory()[1] / (1 << 20)
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_streamed_ring_s_memory_does_not_grow_with_the_vector():
+    """What the streamed ring holds is in flight: the window, the queues, and the segment a
+    rank's forwarded slices wait behind (1/n of the vector per rank: its first send); with
+    whole vectors, inputs, accumulators, results and float64 references grow 4-5x the inputs."""
+    small, large = 1 << 20, 4 << 20            # bytes per worker; 4 workers
+    added = 4 * (large - small) / (1 << 20)    # MiB more input in the large run
+    kept_growth = _peak_mib(large, True) - _peak_mib(small, True)
+    streamed_growth = _peak_mib(large, False) - _peak_mib(small, False)
+    assert kept_growth > 3 * added
+    assert streamed_growth < 0.6 * added
