@@ -150,6 +150,7 @@ class BulkFlow(_Flow):
             _release(self.dst_node, PROTO_TCP, port, self._on_data)
             raise
         self._rto_timer = self.src_node.timer(self._on_rto)
+        self._delack_timer = self.dst_node.timer(self._on_delayed_ack)
 
     @property
     def ack_port(self) -> int:
@@ -233,14 +234,25 @@ class BulkFlow(_Flow):
             Segment(datagram.seq, datagram.payload, bool(datagram.flags & TCP_PSH)))
         self.bytes_delivered += len(data)
         if ack is not None:
-            node = self.dst_node
-            options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
-            node.send_frame(node.addressing.tcp_frame(self._src_ip, self.port, self.port + 1, 0,
-                                                      ack.cumulative, TCP_ACK, options, b"",
-                                                      node.next_ident()))
+            self._send_ack(ack)
+        elif self.receiver.delay_started:
+            self._delack_timer.set(self.dst_node.loop.now + self.receiver.config.delayed_ack)
+
+    def _on_delayed_ack(self) -> None:
+        ack = self.receiver.delayed_ack()
+        if ack is not None and self.running:
+            self._send_ack(ack)
+
+    def _send_ack(self, ack) -> None:
+        node = self.dst_node
+        options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
+        node.send_frame(node.addressing.tcp_frame(self._src_ip, self.port, self.port + 1, 0,
+                                                  ack.cumulative, TCP_ACK, options, b"",
+                                                  node.next_ident()))
 
     def _close(self) -> None:
         self._rto_timer.cancel()
+        self._delack_timer.cancel()
         _release(self.dst_node, PROTO_TCP, self.port, self._on_data)
         _release(self.src_node, PROTO_TCP, self.port + 1, self._on_ack)
 

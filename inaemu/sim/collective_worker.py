@@ -57,6 +57,8 @@ class CollectiveWorker:
         self.receivers = {p: ReliableReceiver(per_peer) for p in peer_ips}
         self._rto_timers = {p: node.timer(lambda p=p: self._on_rto(p)) for p in peer_ips}
         self._stall_timer = node.timer(self._on_stall)
+        self._delack_timers = {p: node.timer(lambda p=p: self._on_delayed_ack(p))
+                               for p in peer_ips}
         node.listen(PROTO_TCP, data_port, self._on_data)
         node.listen(PROTO_TCP, ack_port, self._on_ack)
 
@@ -141,15 +143,13 @@ class CollectiveWorker:
         if peer is None:
             self.node.counters.ignored += 1
             return
-        data, ack = self.receivers[peer].on_segment(
+        receiver = self.receivers[peer]
+        data, ack = receiver.on_segment(
             Segment(datagram.seq, datagram.payload, bool(datagram.flags & TCP_PSH)))
         if ack is not None:
-            node = self.node
-            options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
-            node.send_frame(node.addressing.tcp_frame(datagram.src_ip, self.data_port,
-                                                  self.ack_port, 0,
-                                                      ack.cumulative, TCP_ACK, options, b"",
-                                                      node.next_ident()))
+            self._send_ack(peer, ack)
+        elif receiver.delay_started:
+            self._delack_timers[peer].set(self.node.loop.now + receiver.config.delayed_ack)
         if not data or self.outcome.finished:
             return
         if not self._started:        # the socket buffer holds it until the rank starts
@@ -177,9 +177,22 @@ class CollectiveWorker:
                       f"{self.stall_timeout:g} s (state {self.state}); a peer died or is "
                       f"unreachable")
 
+    def _on_delayed_ack(self, peer: int) -> None:
+        ack = self.receivers[peer].delayed_ack()
+        if ack is not None:
+            self._send_ack(peer, ack)
+
+    def _send_ack(self, peer: int, ack) -> None:
+        node = self.node
+        options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
+        node.send_frame(node.addressing.tcp_frame(self.peer_ips[peer], self.data_port,
+                                                  self.ack_port, 0, ack.cumulative, TCP_ACK,
+                                                  options, b"", node.next_ident()))
+
     def close(self) -> None:
         """Release the host's ports and timers once every rank has its sum."""
-        for timer in (*self._rto_timers.values(), self._stall_timer):
+        for timer in (*self._rto_timers.values(), *self._delack_timers.values(),
+                      self._stall_timer):
             self.node.drop_timer(timer)
         self.node.unlisten(PROTO_TCP, self.data_port, self._on_data)
         self.node.unlisten(PROTO_TCP, self.ack_port, self._on_ack)

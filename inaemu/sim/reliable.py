@@ -11,7 +11,10 @@ time it takes to notice it) and its guarantee (every byte, in order). The model,
   which favours the ring baseline.
 - The receiver acknowledges cumulatively, every `ack_every`-th in-order segment, at once after a
   PSH, and at once for anything out of order or duplicated; an ACK for an out-of-order segment
-  carries one SACK block (RFC 2018 option) naming that segment.
+  carries one SACK block (RFC 2018 option) naming that segment. In-order data it holds back is
+  acknowledged at the latest `delayed_ack` after its first segment came (the delayed-ACK timer:
+  RFC 5681 requires an ACK within 500 ms; Linux's timer is 40 ms at its shortest). The drivers
+  run the timer (`ReliableReceiver.delay_started`, `delayed_ack`).
 - Loss recovery as SACK TCP (RFC 6675's DupThresh): a hole with `dupthresh` SACKed segments after
   it is retransmitted once; a retransmission timer (RFC 6298 srtt/rttvar, Linux's 200 ms floor,
   doubling per expiry up to `rto_max`, back to the samples' RTO once new data is acknowledged)
@@ -104,6 +107,7 @@ class TransportConfig:
     mss: int = 1448
     window_bytes: int = RECEIVE_WINDOW    # the hosts' sockets' (hosts/tcp_driver.py)
     ack_every: int = 2
+    delayed_ack: float = 0.04         # s: in-order data held back is acknowledged within it
     dupthresh: int = 3
     rto_initial: float = 0.2
     rto_min: float = 0.2
@@ -125,6 +129,8 @@ class TransportConfig:
             raise ValueError("transport: ack_every and dupthresh >= 1, max_retx >= 0")
         if not 0 < self.rto_min <= self.rto_initial <= self.rto_max:
             raise ValueError("transport: need 0 < rto_min <= rto_initial <= rto_max")
+        if not 0 < self.delayed_ack <= 0.5:
+            raise ValueError("transport: need 0 < delayed_ack <= 0.5 s (RFC 5681's limit)")
 
 
 @dataclass(frozen=True)
@@ -247,16 +253,18 @@ class ReliableSender:
     def on_ack(self, ack: Ack, now: float) -> list[Segment]:
         outstanding = self._outstanding
         progressed = False
+        timed = not self._acks_a_resend(ack.cumulative)
         while outstanding and outstanding[0].end <= ack.cumulative:
             done = outstanding.popleft()
             done.waiting = False
             if done.sacked:
                 self._sacked_bytes -= len(done.data)
-            elif done.pending:
-                done.pending = False
-                self._pending_bytes -= len(done.data)
-            if not done.retransmitted:
-                self._sample_rtt(now - done.sent_at)
+            else:
+                if done.pending:
+                    done.pending = False
+                    self._pending_bytes -= len(done.data)
+                if timed:
+                    self._sample_rtt(now - done.sent_at)
             progressed = True
         if ack.cumulative > self._acked:
             if self._reno:
@@ -494,6 +502,20 @@ class ReliableSender:
         self.counters.retransmissions += 1
         return Segment(seg.seq, seg.data, seg.psh, retransmission=True)
 
+    def _acks_a_resend(self, cumulative: int) -> bool:
+        """Whether `cumulative` acknowledges a segment that was sent more than once. Such an
+        ACK gives no RTT sample at all (Karn's rule over the ACK, as Linux without
+        timestamps). Nor does a segment SACKed earlier: its ACK came then, and the cumulative
+        ACK's time is the hole's repair, not the path's (Linux too times only segments neither
+        SACKed nor resent). Sampling those made a ring's RTO rto_max after a few losses and, with
+        the missing delayed-ACK timer, stalled it at 3 % loss."""
+        for seg in self._outstanding:
+            if seg.end > cumulative:
+                return False
+            if seg.retransmitted:
+                return True
+        return False
+
     def _unbacked_rto(self) -> float:
         """The RTO without the timeouts' doubling: what new data acknowledged after a timeout
         restores. Karn's rule gives no sample from a retransmitted segment, so without this the
@@ -558,3 +580,20 @@ class ReliableReceiver:
             self._unacked_in_order = 0
             return b"".join(pieces), Ack(self.next_expected)
         return b"".join(pieces), None
+
+    @property
+    def delay_started(self) -> bool:
+        """The segment just taken is the first held back since the last ACK: the driver sets
+        its delayed-ACK timer `config.delayed_ack` from now (a later segment held back before
+        the ACK leaves the timer where it is)."""
+        return self._unacked_in_order == 1
+
+    def delayed_ack(self) -> Ack | None:
+        """The delayed-ACK timer's expiry: the ACK of the in-order data held back, if any
+        still is. Why the timer: without it, a sender whose last segment in flight was held
+        back (a Reno window of two segments that lost its second) got no ACK until its RTO,
+        and then no RTT sample from the resend, so every loss cost it a backed-off RTO."""
+        if not self._unacked_in_order:
+            return None
+        self._unacked_in_order = 0
+        return Ack(self.next_expected)

@@ -63,6 +63,7 @@ class RingWorker:
         self.receiver = ReliableReceiver(transport)
         self._rto_timer = node.timer(self._on_rto)
         self._stall_timer = node.timer(self._on_stall)
+        self._delack_timer = node.timer(self._on_delayed_ack)
         path_class = getattr(node, "ring_path_class", None) if NATIVE_PATH else None
         path = None if path_class is None else path_class(
             self, _Outstanding, (RingState.REDUCE_SCATTER, RingState.ALL_GATHER))
@@ -157,6 +158,8 @@ class RingWorker:
             Segment(datagram.seq, datagram.payload, bool(datagram.flags & TCP_PSH)))
         if ack is not None:
             self._send_ack(ack)
+        elif self.receiver.delay_started:
+            self._delack_timer.set(self.node.loop.now + self.receiver.config.delayed_ack)
         if not data or self.outcome.finished:
             return
         if not self._started:        # the socket buffer holds it until the rank starts
@@ -173,6 +176,11 @@ class RingWorker:
             return
         self._write(out)
         self._check_done()
+
+    def _on_delayed_ack(self) -> None:
+        ack = self.receiver.delayed_ack()
+        if ack is not None:
+            self._send_ack(ack)
 
     def _send_ack(self, ack: Ack) -> None:
         node = self.node
@@ -198,7 +206,7 @@ class RingWorker:
     def close(self) -> None:
         """Release the host's ports and timers once every rank has its sum (nothing this
         rank still has unacknowledged is needed then)."""
-        for timer in (self._rto_timer, self._stall_timer):
+        for timer in (self._rto_timer, self._stall_timer, self._delack_timer):
             self.node.drop_timer(timer)
         self.node.unlisten(PROTO_TCP, self.data_port, self._data_handler)
         self.node.unlisten(PROTO_TCP, self.ack_port, self._ack_handler)

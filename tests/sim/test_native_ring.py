@@ -32,11 +32,23 @@ RENO = TransportConfig(congestion="reno")
 
 
 def _run(core, topology, jobs, **kwargs):
-    trace = []
-    result = simulate(topology, jobs, trace=trace, core=core, **kwargs)
+    """The run's trace, records, results and counters, and each ring sender's RTT estimate
+    when its worker closes (srtt, rttvar, RTO: what the samples the C takes made of it)."""
+    trace, estimates = [], []
+    close = RingWorker.close
+
+    def closing(worker):
+        sender = worker.sender
+        estimates.append((worker.session.rank, sender._srtt, sender._rttvar, sender._rto,
+                          sender.counters.timeouts))
+        close(worker)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RingWorker, "close", closing)
+        result = simulate(topology, jobs, trace=trace, core=core, **kwargs)
     return (trace, [r.as_dict() for r in result.records],
             [None if r.result is None else r.result.tobytes() for r in result.records],
-            result.virtual_s, result.events, result.frames, result.links)
+            result.virtual_s, result.events, result.frames, result.links, estimates)
 
 
 def _same_on_both_cores(topology, jobs, **kwargs):
@@ -75,6 +87,21 @@ def test_the_ring_runs_the_same_events_on_both_cores(topology, seed, loss, conge
         assert any(" lost " in line for line in python[0])
 
 
+@pytest.mark.parametrize("loss,seed,topology", [
+    (3.0, 5, TOPOLOGIES[2]), (5.0, 0, TOPOLOGIES[2]), (5.0, 1, TOPOLOGIES[2]),
+    (10.0, 3, TOPOLOGIES[0]), (10.0, 5, TOPOLOGIES[0])], ids=lambda v: str(v[0]) if
+    isinstance(v, tuple) else str(v))
+def test_the_ring_under_heavy_loss_runs_the_same_events(loss, seed, topology):
+    """Runs with ACKs that acknowledge a resend together with segments sent once whose SACK
+    was lost: Karn's rule over the whole ACK (no RTT sample from it) in the C too. A C that
+    samples those segments (their RTT is the hole's repair) differs in these runs' traces."""
+    _name, topology_of, workers = topology
+    net = topology_of()
+    python = _same_on_both_cores(net, [SimJob(1, _hosts(net, workers))], algo="ring",
+                                 size_bytes=4 * 20011, seed=seed, loss=loss, bw=100)
+    assert all(record["correct"] for record in python[1])
+
+
 @pytest.mark.parametrize("congestion", ["none", "reno"])
 @pytest.mark.parametrize("loss", [0.0, 1.0, 3.0])
 @pytest.mark.parametrize("seed", [0, 1])
@@ -88,10 +115,7 @@ def test_the_streamed_ring_runs_the_same_events_on_both_cores(topology, seed, lo
     python = _same_on_both_cores(net, [SimJob(1, _hosts(net, workers))], algo="ring",
                                  size_bytes=4 * 40009, seed=seed, loss=loss, bw=100,
                                  transport=transport, keep_results=False)
-    # (Reno at 3 % loss can leave a rank waiting out the 10 s stall timer, whole vectors or
-    # not: fat-tree seed 1 does. The verdicts are still the same on both cores.)
-    assert all(record["correct"] or record["error"] for record in python[1])
-    assert sum(record["correct"] for record in python[1]) >= len(python[1]) - 2
+    assert all(record["correct"] for record in python[1])
     assert all(result is None for result in python[2])
 
 

@@ -26,6 +26,8 @@ class Pair:
         self.received = bytearray()
         self.error: Exception | None = None
         self.timer = Timer(self.loop, self._timeout)
+        self.delack = Timer(self.loop, self._delayed_ack)
+        self.acks_sent: list[tuple[float, Ack]] = []
         rng = random.Random(seed)
         self.forward = LinkDirection(self.loop, "s:0", "r:0", bw_bps=100e6, delay_s=1e-4,
                                      loss=loss, rng=random.Random(rng.random()),
@@ -54,9 +56,20 @@ class Pair:
         data, ack = self.receiver.on_segment(self.segments[int.from_bytes(frame[:8], "big")])
         self.received += data
         if ack is not None:
-            key = id(ack)
-            self.segments[key] = ack
-            self.backward.send(key.to_bytes(8, "big") + bytes(66))
+            self._ack(ack)
+        elif self.receiver.delay_started:
+            self.delack.set(self.loop.now + self.receiver.config.delayed_ack)
+
+    def _delayed_ack(self) -> None:
+        ack = self.receiver.delayed_ack()
+        if ack is not None:
+            self._ack(ack)
+
+    def _ack(self, ack: Ack) -> None:
+        self.acks_sent.append((self.loop.now, ack))
+        key = id(ack)
+        self.segments[key] = ack
+        self.backward.send(key.to_bytes(8, "big") + bytes(66))
 
     def _at_sender(self, frame: bytes) -> None:
         self._send(self.sender.on_ack(self.segments[int.from_bytes(frame[:8], "big")],
@@ -109,6 +122,78 @@ def test_receiver_acknowledges_every_second_segment_psh_and_out_of_order_at_once
     assert receiver.on_segment(Segment(40, b"e" * 5, True)) == (b"e" * 5, Ack(45))
     assert receiver.on_segment(Segment(0, b"a" * 10, False)) == (b"", Ack(45))   # duplicate
     assert receiver.duplicates == 1
+
+
+def test_in_order_data_held_back_is_acknowledged_by_the_delayed_ack_timer() -> None:
+    receiver = ReliableReceiver(TransportConfig(mss=10, ack_every=3, delayed_ack=0.04))
+    assert receiver.delayed_ack() is None                  # nothing held back
+    assert receiver.on_segment(Segment(0, b"a" * 10, False)) == (b"a" * 10, None)
+    assert receiver.delay_started                          # the first held back: set the timer
+    assert receiver.on_segment(Segment(10, b"b" * 10, False)) == (b"b" * 10, None)
+    assert not receiver.delay_started                      # the timer stays where it is
+    assert receiver.delayed_ack() == Ack(20)
+    assert receiver.delayed_ack() is None                  # acknowledged: nothing more
+    assert receiver.on_segment(Segment(20, b"c" * 10, False)) == (b"c" * 10, None)
+    assert receiver.on_segment(Segment(30, b"d" * 10, False)) == (b"d" * 10, None)
+    assert receiver.on_segment(Segment(40, b"e" * 10, False)) == (b"e" * 10, Ack(50))
+    assert receiver.delayed_ack() is None                  # the third segment's ACK took it
+
+
+def test_a_two_segment_window_losing_its_second_gets_the_first_acknowledged() -> None:
+    """Reno after a timeout sends two segments; when the second is lost the receiver holds
+    the first back (ack_every = 2). The delayed-ACK timer acknowledges it 40 ms later, new data
+    acknowledged, so the sender's RTO is back to its samples' and its next timeout resends
+    only the lost one. Without the timer the first waited for the RTO too, was resent, gave
+    no RTT sample, and a ring at 3 % loss stalled past its 10 s stall timer."""
+    config = TransportConfig(mss=1000, congestion="reno", initial_window=2, delayed_ack=0.04)
+    pair = Pair(0.0, 1, config)
+    pair.forward.loss = 0.0
+    dropped = []
+    deliver = pair.forward.deliver
+
+    def lose_the_second(frame: bytes) -> None:
+        seg = pair.segments[int.from_bytes(frame[:8], "big")]
+        if seg.seq == 1000 and not dropped:
+            dropped.append(pair.loop.now)
+            return
+        deliver(frame)
+
+    pair.forward.deliver = lose_the_second
+    pair.write(bytes(2000))
+    pair.loop.run(until=5.0)
+    assert pair.received == bytes(2000)
+    first_ack_at, first_ack = pair.acks_sent[0]
+    assert first_ack == Ack(1000)
+    assert first_ack_at == pytest.approx(dropped[0] + 0.04, abs=1e-3)
+    assert pair.sender.counters.retransmissions == 1      # only the lost segment, once
+
+
+def test_an_ack_of_a_resend_gives_no_rtt_sample() -> None:
+    """After a timeout every segment was resent; the ACK that then covers the last resends and
+    a new segment sent once may answer either (Karn's rule over the whole ACK, as Linux
+    without timestamps): no sample, so the RTO stays at its initial 200 ms instead of
+    srtt + 4 rttvar of a 100 ms sample (300 ms)."""
+    sender = ReliableSender(TransportConfig(mss=100, window_bytes=400))
+    sender.write(bytes(500), now=0.0)                    # four sent, the fifth waits
+    assert len(sender.on_timeout(0.2)) == 4              # all four resent
+    assert [s.seq for s in sender.on_ack(Ack(100), now=0.25)] == [400]   # sent once
+    sender.on_ack(Ack(500), now=0.35)
+    sender.write(bytes(100), now=0.35)
+    assert sender.deadline == pytest.approx(0.35 + 0.2)
+
+
+def test_a_segment_sacked_before_the_cumulative_ack_gives_no_rtt_sample() -> None:
+    """Segment 0 is lost and resent after three SACKs; the ACK that repairs it 0.5 s later also
+    covers segments 1-3, SACKed within 12 ms: their 0.5 s is the repair's, not the path's."""
+    sender = ReliableSender(TransportConfig(mss=100, dupthresh=3))
+    sender.write(bytes(400), now=0.0)
+    sender.on_ack(Ack(0, (100, 200)), now=0.010)
+    sender.on_ack(Ack(0, (200, 300)), now=0.011)
+    resent = sender.on_ack(Ack(0, (300, 400)), now=0.012)
+    assert [(s.seq, s.retransmission) for s in resent] == [(0, True)]
+    sender.on_ack(Ack(400), now=0.5)
+    sender.write(bytes(100), now=0.5)
+    assert sender.deadline == pytest.approx(0.5 + 0.2)
 
 
 def test_three_sacked_segments_above_a_hole_retransmit_it_once() -> None:
@@ -168,3 +253,5 @@ def test_bad_configuration_is_refused() -> None:
         TransportConfig(mss=1500, window_bytes=1000)
     with pytest.raises(ValueError, match="rto"):
         TransportConfig(rto_min=1.0, rto_initial=0.5)
+    with pytest.raises(ValueError, match="delayed_ack"):
+        TransportConfig(delayed_ack=0.6)

@@ -12,7 +12,8 @@
  * - on_data: a segment with payload from the left neighbour of a started, unfinished rank
  *   whose session is in reduce-scatter or all-gather: ReliableReceiver.on_segment (in order:
  *   the bytes it joins up with; out of order: kept or counted as a duplicate), the ACK (with
- *   its SACK block) framed by frames.c and sent. In-order bytes that complete no message go
+ *   its SACK block) framed by frames.c and sent, or the delayed-ACK timer set (the receiver's
+ *   delay_started). In-order bytes that complete no message go
  *   into the session's decoder buffer (StreamDecoder.feed would return nothing: the header is
  *   checked by its rules and kept as it keeps it; a header it would refuse goes to the
  *   Python), with RingSession.receive's byte count and `_check_done`'s stall timer; bytes
@@ -21,25 +22,25 @@
  *   the Python's): ReliableSender.on_ack (cumulative ACK, RTT samples, the SACK block and the
  *   fast retransmissions it allows), on_left (TCP Small Queues), write, then `_output`/`_fill`
  *   and RingWorker._transmit (frames, this path's on_left, the RTO timer). The timers' expiries
- *   (`_on_rto`, `_on_stall`) are the Python's.
+ *   (`_on_rto`, `_on_stall`, `_on_delayed_ack`) are the Python's.
  */
 
 typedef struct {
     PyObject_HEAD
     PyObject *worker, *node, *sender, *receiver, *session, *decoder, *outcome;
-    PyObject *rto_timer, *stall_timer;
+    PyObject *rto_timer, *stall_timer, *delack_timer;
     PyObject *right_ip, *left_ip, *gateway_mac, *mac, *ip, *data_port, *ack_port;
     PyObject *outstanding, *unsent, *resends, *sender_counters, *session_counters, *early;
     PyObject *outstanding_class, *active_a, *active_b;
     PyObject *on_left;          /* the handler data frames carry (this path's own on_left) */
     long long window, ack_every, nic_budget, mss, dupthresh;    /* nic_budget < 0: none */
-    double stall_timeout, rto_min, rto_max;
+    double stall_timeout, rto_min, rto_max, delayed_ack;
     int reno;
 } RingPath;
 
 static PyObject *str_unbacked_rto;
 static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_outcome,
-    *str_rto_timer, *str_stall_timer, *str_right_ip, *str_left_ip, *str_data_port_attr,
+    *str_rto_timer, *str_stall_timer, *str_delack_timer, *str_delayed_ack, *str_right_ip, *str_left_ip, *str_data_port_attr,
     *str_ack_port_attr, *str_addressing, *str_gateway_mac, *str_mac, *str_ip, *str_outstanding,
     *str_unsent, *str_resends, *str_counters, *str_config, *str_window_bytes, *str_ack_every,
     *str_rto_min, *str_rto_max, *str_nic_budget, *str_reno, *str_stall_timeout,
@@ -423,12 +424,37 @@ fail:
     return -1;
 }
 
+/* ReliableSender._acks_a_resend: whether `cumulative` acknowledges a segment sent more than
+ * once (then the ACK gives no RTT sample); 1, 0, or -1 with an exception */
+static int acks_a_resend(RingPath *self, long long cumulative) {
+    PyObject *it = PyObject_GetIter(self->outstanding);
+    if (it == NULL) return -1;
+    int found = 0;
+    PyObject *seg;
+    while ((seg = PyIter_Next(it)) != NULL) {
+        long long seq;
+        PyObject *data = PyObject_GetAttr(seg, str_data);
+        Py_ssize_t size = data == NULL ? -1 : PyObject_Size(data);
+        Py_XDECREF(data);
+        if (size < 0 || get_ll(seg, str_seq, &seq) < 0) { found = -1; Py_DECREF(seg); break; }
+        if (seq + size > cumulative) { Py_DECREF(seg); break; }
+        found = get_truth(seg, str_retransmitted);
+        Py_DECREF(seg);
+        if (found) break;
+    }
+    Py_DECREF(it);
+    if (found >= 0 && PyErr_Occurred()) found = -1;
+    return found;
+}
+
 /* ReliableSender.on_ack (`has_sack`: with the block [left, right)), then _output, sent */
 static int sender_ack(RingPath *self, long long cumulative, int has_sack, long long left,
                       long long right, double now) {
     int progressed = 0;
     double rto;
     if (get_double(self->sender, str_rto, &rto) < 0) return -1;
+    int resent = acks_a_resend(self, cumulative);
+    if (resent < 0) return -1;
     for (;;) {
         Py_ssize_t count = PyObject_Size(self->outstanding);
         if (count < 0) return -1;
@@ -453,6 +479,7 @@ static int sender_ack(RingPath *self, long long cumulative, int has_sack, long l
         if (done == NULL) return -1;
         int ok = PyObject_SetAttr(done, str_waiting, Py_False) == 0;
         int sacked = ok ? get_truth(done, str_sacked) : -1;
+        int timed = 0;      /* a sample: not SACKed, and the ACK acknowledges no resend */
         if (sacked > 0) {
             ok = add_ll(self->sender, str_sacked_bytes, -size) == 0;
         } else if (sacked == 0) {
@@ -461,16 +488,13 @@ static int sender_ack(RingPath *self, long long cumulative, int has_sack, long l
                 ok = PyObject_SetAttr(done, str_pending, Py_False) == 0
                     && add_ll(self->sender, str_pending_bytes, -size) == 0;
             else ok = pending == 0;
+            timed = !resent;
         } else {
             ok = 0;
         }
-        int retransmitted = ok ? get_truth(done, str_retransmitted) : -1;
         double sent_at = 0.0;
-        if (retransmitted == 0) {
+        if (ok && timed)
             ok = get_double(done, str_sent_at, &sent_at) == 0 && sample_rtt(self, now - sent_at, &rto) == 0;
-        } else if (retransmitted < 0) {
-            ok = 0;
-        }
         Py_DECREF(done);
         if (!ok) return -1;
         progressed = 1;
@@ -755,6 +779,12 @@ static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
         Py_DECREF(data);
         return NULL;
     }
+    if (!ack && unacked == 1) {     /* ReliableReceiver.delay_started: the delayed-ACK timer */
+        PyObject *due = PyFloat_FromDouble(now + self->delayed_ack);
+        int r = due == NULL ? -1 : timer_set(self->delack_timer, due);
+        Py_XDECREF(due);
+        if (r < 0) { Py_DECREF(data); return NULL; }
+    }
     /* the session's part: bytes that complete no message are absorbed here */
     PyObject *header;
     int absorbed = absorbs(self, data, &header);
@@ -843,6 +873,7 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
         {&self->outcome, worker, str_outcome, NULL},
         {&self->rto_timer, worker, str_rto_timer, NULL},
         {&self->stall_timer, worker, str_stall_timer, NULL},
+        {&self->delack_timer, worker, str_delack_timer, NULL},
         {&self->right_ip, worker, str_right_ip, NULL},
         {&self->left_ip, worker, str_left_ip, NULL},
         {&self->data_port, worker, str_data_port_attr, NULL},
@@ -874,6 +905,7 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
         || get_ll(config, str_mss, &self->mss) < 0 || self->mss < 1
         || get_ll(config, str_dupthresh, &self->dupthresh) < 0
         || get_ll(receiver_config, str_ack_every, &self->ack_every) < 0
+        || get_double(receiver_config, str_delayed_ack, &self->delayed_ack) < 0
         || get_double(config, str_rto_min, &self->rto_min) < 0
         || get_double(config, str_rto_max, &self->rto_max) < 0;
     Py_DECREF(config);
@@ -894,7 +926,7 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
 }
 
 #define RING_PATH_REFS(X) X(worker) X(node) X(sender) X(receiver) X(session) X(decoder) \
-    X(outcome) X(rto_timer) X(stall_timer) X(right_ip) X(left_ip) X(gateway_mac) X(mac) X(ip) \
+    X(outcome) X(rto_timer) X(stall_timer) X(delack_timer) X(right_ip) X(left_ip) X(gateway_mac) X(mac) X(ip) \
     X(data_port) X(ack_port) X(outstanding) X(unsent) X(resends) X(sender_counters) \
     X(session_counters) X(early) X(outstanding_class) X(active_a) X(active_b) X(on_left)
 
@@ -946,7 +978,8 @@ static int ring_path_module_init(void) {
     struct { PyObject **slot; const char *text; } names[] = {
         {&str_sender, "sender"}, {&str_receiver, "receiver"}, {&str_session, "session"},
         {&str_decoder, "_decoder"}, {&str_outcome, "outcome"}, {&str_rto_timer, "_rto_timer"},
-        {&str_stall_timer, "_stall_timer"}, {&str_right_ip, "right_ip"},
+        {&str_stall_timer, "_stall_timer"}, {&str_delack_timer, "_delack_timer"},
+        {&str_delayed_ack, "delayed_ack"}, {&str_right_ip, "right_ip"},
         {&str_left_ip, "left_ip"}, {&str_data_port_attr, "data_port"},
         {&str_ack_port_attr, "ack_port"}, {&str_addressing, "addressing"},
         {&str_gateway_mac, "gateway_mac"}, {&str_mac, "mac"}, {&str_ip, "ip"},
