@@ -191,7 +191,8 @@ def test_ina_contributions_results_and_routes_as_the_python_fast_path(native_cac
 def test_the_plan_has_a_place_for_every_entry_the_c_reads():
     """The C reads the plan by position (its enum, PL_*): the Python names them in the same
     order, one for one."""
-    source = nativefast.source()
+    program = Switch(_divergence_program()).program
+    source = nativefast.source(program.layout, program.untraced.native.words, True)
     enum = source[source.index("enum {") + 6:source.index("};", source.index("enum {"))]
     names = [n.strip() for n in enum.split(",") if n.strip()]
     assert names[-1] == "PL_SIZE"
