@@ -128,17 +128,17 @@ def _phv_source(words: tuple[int, ...], nflags: int) -> str:
         f"static const uint8_t IS_WORD[NW] = {{{', '.join(is_word)}}};", "", ""])
 
 
+# per function: (the argument check, the call of its `_impl` over `P`, what it returns); the
+# words and flags are written back to the lists between the last two
 _WRAPPED = {
-    "parse": ("if (nargs != 4) {{ PyErr_SetString(PyExc_TypeError, \"native parser: expected "
-              "(state, fields, flags, data)\"); return NULL; }}",
-              "enter(args, 3, &S, &f, &v)",
+    "parse": ('if (nargs != 4) { PyErr_SetString(PyExc_TypeError, "native parser: expected '
+              '(state, fields, flags, data)"); return NULL; }',
               "Py_ssize_t pos = parse_impl(S, &P, args[3]);\n    if (pos < 0) return NULL;",
-              "return PyLong_FromSsize_t(pos);"),
-    "deparse": ("if (nargs != 4 && nargs != 5) {{ PyErr_SetString(PyExc_TypeError, \"native "
-                "deparser: expected (state, fields, flags, payload[, memo])\"); return NULL; }}",
-                "enter(args, 3, &S, &f, &v)",
+              "return PyLong_FromSsize_t(pos);", ""),
+    "deparse": ('if (nargs != 4 && nargs != 5) { PyErr_SetString(PyExc_TypeError, "native '
+                'deparser: expected (state, fields, flags, payload[, memo])"); return NULL; }',
                 "PyObject *out = deparse_impl(S, &P, args[3]);\n    if (out == NULL) return NULL;",
-                "if (phv_out(&P)) {{ Py_DECREF(out); return NULL; }}\n    return out;"),
+                "return out;", "Py_DECREF(out); "),
 }
 
 
@@ -146,23 +146,21 @@ def _wrapper(name: str, fields: set[int], flags: set[int]) -> str:
     """`ctl_<name>(S, f, v, ...)`, the function as Python calls it: the words and flags it
     uses are read from the lists, the C runs over them, and they are written back (a slot
     that keeps its value keeps its int)."""
-    check, enter, run, finish = _WRAPPED.get(name, (
-        "", "enter(args, nargs, &S, &f, &v)",
-        f"if (ctl_{name}_impl(S, &P)) return NULL;", "Py_RETURN_NONE;"))
-    if name not in _WRAPPED:
-        finish = "if (phv_out(&P)) return NULL;\n    " + finish
-    elif name == "parse":
-        finish = "if (phv_out(&P)) return NULL;\n    " + finish
+    check, run, finish, undo = _WRAPPED.get(name, (
+        "if (nargs != 3) { PyErr_SetString(PyExc_TypeError, \"native control: expected "
+        "(state, fields, flags)\"); return NULL; }",
+        f"if (ctl_{name}_impl(S, &P)) return NULL;", "Py_RETURN_NONE;", ""))
     return "\n".join([
         _c_array(f"FS_{name}", fields), _c_array(f"VS_{name}", flags),
         f"static PyObject *ctl_{name}(PyObject *self, PyObject *const *args, "
         "Py_ssize_t nargs) {",
         "    PyObject *S, *f, *v;",
         "    u64 F[NW], V[NV];",
-        "    " + check.replace("{{", "{").replace("}}", "}"),
-        f"    if ({enter}) return NULL;",
+        "    " + check,
+        "    if (enter(args, 3, &S, &f, &v)) return NULL;",
         f"    Phv P = {{f, v, F, V, FS_{name}, VS_{name}, {len(fields)}, {len(flags)}}};",
         "    if (phv_in(&P)) return NULL;",
         "    " + run,
-        "    " + finish.replace("{{", "{").replace("}}", "}"),
+        f"    if (phv_out(&P)) {{ {undo}return NULL; }}",
+        "    " + finish,
         "}"])
