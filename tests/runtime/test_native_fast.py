@@ -215,7 +215,8 @@ def _widths_program() -> dict:
 
     work = prog.action("work", [
         put(64, op("+", a[64], a[63])),                                  # C
-        put(128, op("+", op("*", a[64], a[48]), a[9])),                  # Python: reads a64
+        put(128, op("+", m128, op("+", op("*", a[64], a[48]), a[9]))),   # Python: reads a64
+        #                                    and m128 (0: a fresh packet's, not the last one's)
         put(32, op(">>", m128, const(16))),                              # Python: writes a32
         put(16, op("+", a[32], a[8])),                                   # C: reads a32
         put(65, op("+", a[64], a[64])),                                  # Python

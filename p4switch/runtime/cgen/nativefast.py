@@ -216,22 +216,25 @@ static int zero_item(PyObject *list, Py_ssize_t i) {{
 }}
 
 /* A fresh PHV list: a copy of the initial one, or the last packet's list (one nothing else
-   holds, `keep_phv`) made equal to it again, item by item where they differ (a packet changes
-   few of its list's slots: its words live in C). */
-static PyObject *fresh_phv(PyObject *plan, int init_at, Py_ssize_t spare_at) {{
+   held, `keep_phv`) made equal to it again where it matters: its slots that are not words
+   (lane vectors, wide fields; `others`), item by item where they differ. Its words need
+   nothing: no code reads a word from this list before the list has taken all the packet's
+   words (`phv_out`, before any Python runs). */
+static PyObject *fresh_phv(PyObject *plan, int init_at, Py_ssize_t spare_at,
+                           const int32_t *others, Py_ssize_t n_others) {{
     PyObject *init = PyTuple_GET_ITEM(plan, init_at);
     PyObject *spare = PyTuple_GET_ITEM(plan, PL_SPARE);
     PyObject *list = PyList_GET_ITEM(spare, spare_at);
-    Py_ssize_t i, n = PyList_GET_SIZE(init);
+    Py_ssize_t j, n = PyList_GET_SIZE(init);
     if (list == Py_None || PyList_GET_SIZE(list) != n)
         return PyList_GetSlice(init, 0, PY_SSIZE_T_MAX);
     Py_INCREF(Py_None);
     PyList_SET_ITEM(spare, spare_at, Py_None);     /* the reference moves to the caller */
-    for (i = 0; i < n; i++) {{
-        PyObject *want = PyList_GET_ITEM(init, i), *held = PyList_GET_ITEM(list, i);
+    for (j = 0; j < n_others && others[j] < n; j++) {{
+        PyObject *want = PyList_GET_ITEM(init, others[j]), *held = PyList_GET_ITEM(list, others[j]);
         if (held != want) {{
             Py_INCREF(want);
-            PyList_SET_ITEM(list, i, want);
+            PyList_SET_ITEM(list, others[j], want);
             Py_DECREF(held);
         }}
     }}
@@ -378,6 +381,7 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
     u64 F[NW], V[NV], x, length, eport;
     Py_ssize_t slot, pos, n;
     int t;
+    Phv P = {{NULL, NULL, F, V, ALL_WORDS, ALL_FLAGS, N_ALL_WORDS, N_ALL_FLAGS}};
     if (nargs != 4 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) != PL_SIZE) {{
         PyErr_SetString(PyExc_TypeError, "native fast path: expected (state, plan, port, data)");
         return NULL;
@@ -394,14 +398,15 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
         memset(V, 0, sizeof(V));
         memcpy(V, PyBytes_AS_STRING(fl), PyBytes_GET_SIZE(fl));
     }}
-    f = fresh_phv(plan, PL_INIT_F, 0);
-    v = fresh_phv(plan, PL_INIT_V, 1);
+    f = fresh_phv(plan, PL_INIT_F, 0, NOT_WORDS, N_NOT_WORDS);
+    v = fresh_phv(plan, PL_INIT_V, 1, NULL, 0);     /* flags are all words */
     if (f == NULL || v == NULL) goto fail;
     if (PyList_GET_SIZE(f) < NW || PyList_GET_SIZE(v) < N_ALL_FLAGS) {{
         PyErr_SetString(PyExc_TypeError, "native fast path: a PHV shorter than its words");
         goto fail;
     }}
-    Phv P = {{f, v, F, V, ALL_WORDS, ALL_FLAGS, N_ALL_WORDS, N_ALL_FLAGS}};
+    P.f = f;
+    P.v = v;
     if (as_u64(port, &x) || put(&P, plan_slot(plan, PL_IN_PORT), x)) goto fail;
     if ((n = PyObject_Length(data)) < 0) goto fail;
     length = (u64)n;

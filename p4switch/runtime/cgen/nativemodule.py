@@ -85,7 +85,7 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
         names.append(nativefast.METHOD)
     methods = "\n".join(f"    {{\"{name}\", (PyCFunction)(void(*)(void))ctl_{name}, "
                         "METH_FASTCALL, NULL}," for name in names)
-    source = _phv_source(words, nflags) + "\n\n".join(functions) + \
+    source = _phv_source(words, nflags, scope.layout.num_slots) + "\n\n".join(functions) + \
         f"\n\nstatic PyMethodDef METHODS[] = {{\n{methods}\n    {{NULL, NULL, 0, NULL}}\n}};\n"
     fields, flags = _words_used(source)
     fields |= {int(n) for n in re.findall(
@@ -113,10 +113,11 @@ def _c_array(name: str, values) -> str:
     return f"static const int32_t {name}[] = {{{', '.join(map(str, values or [0]))}}};"
 
 
-def _phv_source(words: tuple[int, ...], nflags: int) -> str:
+def _phv_source(words: tuple[int, ...], nflags: int, slots: int) -> str:
     """The PHV's C shape (phv/layout.py `word_slots`): NW words indexed by slot, NV flags, the
     list of every word and flag (what the common flow copies to the lists before Python runs),
-    and which slots are words."""
+    which slots are words, and the slots that are not (what the common flow resets in a
+    packet's list for the next packet)."""
     nw = max(words) + 1
     is_word = ["0"] * nw
     for slot in words:
@@ -125,6 +126,8 @@ def _phv_source(words: tuple[int, ...], nflags: int) -> str:
         f"#define NW {nw}", f"#define NV {max(nflags, 1)}",
         _c_array("ALL_WORDS", words), f"#define N_ALL_WORDS {len(words)}",
         _c_array("ALL_FLAGS", range(nflags)), f"#define N_ALL_FLAGS {nflags}",
+        _c_array("NOT_WORDS", sorted(set(range(slots)) - set(words))),
+        f"#define N_NOT_WORDS {slots - len(words)}",
         f"static const uint8_t IS_WORD[NW] = {{{', '.join(is_word)}}};", "", ""])
 
 
