@@ -17,7 +17,7 @@ from p4switch.compiler import compile_file
 from p4switch.runtime import LpmKey, Switch
 from p4switch.runtime.cgen import nativefast
 
-from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, prim, std
+from .bmv2 import assign, const, eth_frame, ethernet_program, fld, hdr, op, prim, std
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -197,15 +197,18 @@ def _widths_program() -> dict:
     only). Ingress interleaves C statements with Python ones (callbacks: a wide target or a
     wide operand) that read what the C just wrote and write what the C reads next; a `w.a8` of
     7 multicasts to group 1, whose replicas' egress differs per egress_rid and also runs
-    Python between C statements; a `w.a8` of 9 clones after ingress (the general flow reads
-    the whole PHV)."""
+    Python between C statements and reads a field of a header that was invalid at replication
+    (`x`, written by ingress); a `w.a8` of 9 clones after ingress and then writes a field in C
+    (the general flow reads the whole PHV)."""
     prog = ethernet_program()
     names = [f"a{w}" for w in WIDTHS]
     prog.header_type("w_t", [(n, w) for n, w in zip(names, WIDTHS)] + [("pad", 7)])
     prog.header("w", "w_t")
+    prog.header_type("x_t", [("p", 16)])
+    prog.header("x", "x_t")         # never parsed: written while invalid, made valid in egress
     m65, m128 = prog.scalar("m65", 65), prog.scalar("m128", 128)
     prog.state("start", [prog.extract("eth"), prog.extract("w")])
-    prog.doc["deparsers"][0]["order"] = ["eth", "w"]
+    prog.doc["deparsers"][0]["order"] = ["eth", "w", "x"]
     a = {w: fld("w", f"a{w}") for w in WIDTHS}
     mask = {w: const((1 << w) - 1) for w in WIDTHS + WIDE}
 
@@ -223,6 +226,7 @@ def _widths_program() -> dict:
         put(48, op("^", op(">>", m65, const(1)), a[16])),                # Python: reads a16
         put(1, op(">>", m65, const(64))),                                # Python
         put(63, op("^", a[63], op("+", a[48], a[1]))),                   # C: reads both
+        assign(fld("x", "p"), op("&", a[16], const(0xFFFF))),            # x is invalid
         assign(std("egress_spec"), const(2))])
     group = prog.action("group", [assign(std("mcast_grp"), const(1))])
     copy_out = prog.action("copy_out", [prim("clone_ingress_pkt_to_egress", const(5))])
@@ -240,7 +244,10 @@ def _widths_program() -> dict:
         put(128, op("+", m128, op("*", rid, a[9]))),                      # Python: reads a9
         put(8, op("+", m128, rid)),                                       # Python: writes a8
         put(32, op("^", a[32], op("<<", a[8], const(8)))),                # C: reads a8
-        put(1, op("^", a[1], op("&", rid, const(1))))])                   # C
+        put(48, op("+", a[48], fld("x", "p"))),   # C: x.p of the invalid x: 0 in a replica
+        put(1, op("^", a[1], op("&", rid, const(1)))),                    # C
+        prim("add_header", hdr("x")),                                     # Python
+        assign(fld("x", "p"), op("&", op("+", fld("x", "p"), rid), const(0xFFFF)))])
     prog.run("per_rid", per_rid, pipeline="egress")
     prog.start("per_rid", pipeline="egress")
     return prog.build()
@@ -283,10 +290,11 @@ def test_fields_of_every_width_and_callbacks_between_c_statements(native_cache, 
         assert pure.receive(port, frame) == outs[i], f"packet {i} (pure Python)"
     copies = [tuple(p for p, _ in out) for out in outs]
     assert (3, 4, 5, 6) in copies and (9, 2) in copies and (2,) in copies
-    # the replicas differ by their rid, and only so
+    # the replicas differ by their rid (x.p: add_header zeroes it, egress adds the rid)
     for out in outs:
         if len(out) == 4:
             assert len({data for _, data in out}) == 4
+            assert [int.from_bytes(data[45:47], "big") for _, data in out] == [1, 2, 3, 4]
 
 
 def test_the_plan_has_a_place_for_every_entry_the_c_reads():
