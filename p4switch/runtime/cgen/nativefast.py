@@ -25,10 +25,9 @@ from array import array
 from typing import Callable
 
 from ..phv import layout as L
-from ..pygen.fastpath import (egress_divergence_slots, live_slots, priority_test,
+from ..pygen.fastpath import (REPLICATION, egress_divergence_slots, live_slots, priority_test,
                               queue_slots_written)
 from ..pygen.primgen import DROP_PORT
-from ..pygen.fastpath import REPLICATION
 
 # the order of the plan tuple (native_fast_path builds it; the C reads it by these positions)
 PLAN_FIELDS = ("init_words", "init_flags", "init_fields", "init_valid", "ingress_port",
