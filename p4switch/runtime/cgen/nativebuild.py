@@ -474,20 +474,6 @@ static int call_verify(PyObject *cb, Phv *P, PyObject *d, Py_ssize_t pos) {
 
 static Py_ssize_t STATE_SIZE, FIELDS, FLAGS;
 
-static int enter_parse(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
-                       PyObject **v, PyObject **d, Py_buffer *D) {
-    D->obj = NULL;
-    if (nargs != 4 || !PyTuple_CheckExact(args[0]) ||
-            PyTuple_GET_SIZE(args[0]) != STATE_SIZE || !PyList_CheckExact(args[1]) ||
-            PyList_GET_SIZE(args[1]) < FIELDS || !PyList_CheckExact(args[2]) ||
-            PyList_GET_SIZE(args[2]) < FLAGS) {
-        PyErr_SetString(PyExc_TypeError, "native parser: expected (state, fields, flags, data)");
-        return -1;
-    }
-    *S = args[0]; *f = args[1]; *v = args[2]; *d = args[3];
-    return PyObject_GetBuffer(*d, D, PyBUF_SIMPLE);
-}
-
 static int enter(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
                  PyObject **v) {
     if (nargs != 3 || !PyTuple_CheckExact(args[0]) ||

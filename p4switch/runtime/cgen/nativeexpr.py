@@ -36,10 +36,10 @@ def _need_exact(value: CVal) -> str:
 class _Block:
     """A stretch of C statements with no Python in between: the fields, flags and action data
     it touches are read once into C locals at its start (from the PHV's words `PF`/`PV`) and
-    the fields it wrote are stored back at its end; a lane vector it reads is read through a pointer into its array, one it writes
-    is first copied into a new array (the PHV never changes an array in place: multicast
-    copies share them), which replaces the old one at the end; register banks are written in
-    place, as the lane code does."""
+    the fields it wrote are stored back at its end; a lane vector it reads is read through a
+    pointer into its array, one it writes is first copied into a new array (the PHV never
+    changes an array in place: multicast copies share them), which replaces the old one at
+    the end; register banks are written in place, as the lane code does."""
 
     def __init__(self, gen: "NativeGenerator", param_widths: list[int] | None):
         self.gen = gen

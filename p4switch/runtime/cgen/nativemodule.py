@@ -37,7 +37,7 @@ class NativeControls:
     words: tuple = ()   # the PHV's words (phv/layout.py `word_slots`), C integers in the C
 
 
-MAX_WORDS = 1 << 14     # words beyond this stay in the lists: every C function's PHV is on the stack
+MAX_WORDS = 1 << 14     # a PHV with more keeps its Python code: C functions hold it on the stack
 
 
 def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions: dict,

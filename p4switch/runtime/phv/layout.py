@@ -2,9 +2,10 @@
 
 A packet's state is two Python lists: `f` (one int per field, plus a few hidden per-packet slots)
 and `v` (one 0/1 validity flag per header instance). Generated code indexes them with constants,
-so a field access is one list subscript. The native code (cgen/) holds the same PHV a second way,
-its *words* (`word_slots`) as C integers indexed by the same slots, and every flag. Header stacks get contiguous slots with a fixed stride so
-that a run-time index (`hdr.stack[i]`, `extract(stack.next)`) is arithmetic, not a lookup.
+so a field access is one list subscript. The native code (cgen/) holds the same PHV a second
+way: its *words* (`word_slots`) and every flag as C integers indexed by the same slots. Header
+stacks get contiguous slots with a fixed stride so that a run-time index (`hdr.stack[i]`,
+`extract(stack.next)`) is arithmetic, not a lookup.
 Signed fields hold their signed value; everything else holds a non-negative int.
 """
 
