@@ -17,7 +17,7 @@ from p4switch.compiler import compile_file
 from p4switch.runtime import LpmKey, Switch
 from p4switch.runtime.cgen import nativefast
 
-from .bmv2 import assign, const, eth_frame, ethernet_program, fld, op, prim, std
+from .bmv2 import assign, const, eth_frame, ethernet_program, fld, hdr, op, prim, std
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -188,10 +188,120 @@ def test_ina_contributions_results_and_routes_as_the_python_fast_path(native_cac
             name].cells)), name
 
 
+WIDTHS = (1, 8, 9, 16, 32, 48, 63, 64)      # the parsed header's fields (words)
+WIDE = (65, 128)                              # metadata only: wide fields stay in the lists
+
+
+def _widths_program() -> dict:
+    """A header `w` with fields of 1..64 bits (C words) and metadata of 65 and 128 bits (list
+    only). Ingress interleaves C statements with Python ones (callbacks: a wide target or a
+    wide operand) that read what the C just wrote and write what the C reads next; a `w.a8` of
+    7 multicasts to group 1, whose replicas' egress differs per egress_rid and also runs
+    Python between C statements and reads a field of a header that was invalid at replication
+    (`x`, written by ingress); a `w.a8` of 9 clones after ingress and then writes a field in C
+    (the general flow reads the whole PHV)."""
+    prog = ethernet_program()
+    names = [f"a{w}" for w in WIDTHS]
+    prog.header_type("w_t", [(n, w) for n, w in zip(names, WIDTHS)] + [("pad", 7)])
+    prog.header("w", "w_t")
+    prog.header_type("x_t", [("p", 16)])
+    prog.header("x", "x_t")         # never parsed: written while invalid, made valid in egress
+    m65, m128 = prog.scalar("m65", 65), prog.scalar("m128", 128)
+    prog.state("start", [prog.extract("eth"), prog.extract("w")])
+    prog.doc["deparsers"][0]["order"] = ["eth", "w", "x"]
+    a = {w: fld("w", f"a{w}") for w in WIDTHS}
+    mask = {w: const((1 << w) - 1) for w in WIDTHS + WIDE}
+
+    def put(width, value):       # a store masked to its field, as p4c writes it
+        target = a[width] if width in WIDTHS else {65: m65, 128: m128}[width]
+        return assign(target, op("&", value, mask[width]))
+
+    work = prog.action("work", [
+        put(64, op("+", a[64], a[63])),                                  # C
+        put(128, op("+", m128, op("+", op("*", a[64], a[48]), a[9]))),   # Python: reads a64
+        #                                    and m128 (0: a fresh packet's, not the last one's)
+        put(32, op(">>", m128, const(16))),                              # Python: writes a32
+        put(16, op("+", a[32], a[8])),                                   # C: reads a32
+        put(65, op("+", a[64], a[64])),                                  # Python
+        put(48, op("^", op(">>", m65, const(1)), a[16])),                # Python: reads a16
+        put(1, op(">>", m65, const(64))),                                # Python
+        put(63, op("^", a[63], op("+", a[48], a[1]))),                   # C: reads both
+        assign(fld("x", "p"), op("&", a[16], const(0xFFFF))),            # x is invalid
+        assign(std("egress_spec"), const(2))])
+    group = prog.action("group", [assign(std("mcast_grp"), const(1))])
+    copy_out = prog.action("copy_out", [prim("clone_ingress_pkt_to_egress", const(5))])
+    mark = prog.action("mark", [put(16, op("^", a[16], const(0x5A5A)))])    # C, then divergence
+    prog.run("work", work, next_node="is_group")
+    prog.conditional("is_group", op("==", a[8], const(7)), "group", "is_clone")
+    prog.run("group", group, next_node=None)
+    prog.conditional("is_clone", op("==", a[8], const(9)), "copy_out", None)
+    prog.run("copy_out", copy_out, next_node="mark")
+    prog.run("mark", mark, next_node=None)
+    prog.start("work")
+    rid = std("egress_rid")
+    per_rid = prog.action("per_rid", [
+        put(9, op("+", a[9], rid)),                                       # C
+        put(128, op("+", m128, op("*", rid, a[9]))),                      # Python: reads a9
+        put(8, op("+", m128, rid)),                                       # Python: writes a8
+        put(32, op("^", a[32], op("<<", a[8], const(8)))),                # C: reads a8
+        put(48, op("+", a[48], fld("x", "p"))),   # C: x.p of the invalid x: 0 in a replica
+        put(1, op("^", a[1], op("&", rid, const(1)))),                    # C
+        prim("add_header", hdr("x")),                                     # Python
+        assign(fld("x", "p"), op("&", op("+", fld("x", "p"), rid), const(0xFFFF)))])
+    prog.run("per_rid", per_rid, pipeline="egress")
+    prog.start("per_rid", pipeline="egress")
+    return prog.build()
+
+
+def test_fields_of_every_width_and_callbacks_between_c_statements(native_cache, monkeypatch):
+    """Fields of 1 to 128 bits through the C entry, the Python `fast` and the Python controls
+    alone: each C statement sees what the Python before it wrote and the Python sees what the
+    C wrote; each multicast replica starts from the packet as ingress left it (its own words
+    and lists) with its own egress_rid; a clone after ingress sees the whole PHV."""
+    program = _widths_program()
+
+    def make():
+        sw = Switch(program)
+        sw.mc_group_set(1, [(3, 1), (4, 2), (5, 3), (6, 4)])
+        sw.mirroring_add(5, port=9)
+        return sw
+
+    in_c, in_python = _pair(make)
+    assert in_c._engine.code.native.refused == {}
+    assert "call3" in in_c.program.untraced.native.c_source      # Python between C statements
+    monkeypatch.setenv("INAEMU_NATIVE", "0")
+    pure = make()
+    assert pure.program.untraced.native_in_use == ()
+    rng = random.Random(11)
+    packets = []
+    for i in range(300):
+        values = [rng.getrandbits(w) for w in WIDTHS]
+        if i % 7 == 0:
+            values = [(1 << w) - 1 for w in WIDTHS]          # every field at its maximum
+        values[1] = rng.choice([7, 7, 9, 1, 2])             # a8: multicast, clone or unicast
+        packed = 0
+        for value, width in zip(values, WIDTHS):
+            packed = packed << width | value
+        body = (packed << 7 | rng.getrandbits(7)).to_bytes(31, "big")
+        packets.append((rng.randrange(0, 8), eth_frame(ether_type=0x88B5, payload=body
+                                                       + bytes(rng.randrange(0, 9)))))
+    outs = _same(in_c, in_python, packets)
+    for i, (port, frame) in enumerate(packets):
+        assert pure.receive(port, frame) == outs[i], f"packet {i} (pure Python)"
+    copies = [tuple(p for p, _ in out) for out in outs]
+    assert (3, 4, 5, 6) in copies and (9, 2) in copies and (2,) in copies
+    # the replicas differ by their rid (x.p: add_header zeroes it, egress adds the rid)
+    for out in outs:
+        if len(out) == 4:
+            assert len({data for _, data in out}) == 4
+            assert [int.from_bytes(data[45:47], "big") for _, data in out] == [1, 2, 3, 4]
+
+
 def test_the_plan_has_a_place_for_every_entry_the_c_reads():
     """The C reads the plan by position (its enum, PL_*): the Python names them in the same
     order, one for one."""
-    source = nativefast.source()
+    program = Switch(_divergence_program()).program
+    source = nativefast.source(program.layout, program.untraced.native.words, True)
     enum = source[source.index("enum {") + 6:source.index("};", source.index("enum {"))]
     names = [n.strip() for n in enum.split(",") if n.strip()]
     assert names[-1] == "PL_SIZE"

@@ -241,10 +241,45 @@ static int lookup_levels(PyObject *levels, u64 key, PyObject **r) {
     return 0;
 }
 
-/* the key computed by a Python callback (wider than 64 bits, signed fields, ...) */
-static int lookup_by(PyObject *table, const char *method, PyObject *cb, PyObject *f,
-                     PyObject *v, PyObject **r) {
-    PyObject *args[2] = {f, v};
+/* A packet's PHV as the C code holds it (phv/layout.py `word_slots`): its words (unsigned
+   fields of at most 64 bits, the hidden request slots) as C integers `F[slot]` and its validity
+   flags as `V[index]`, beside the Python lists `f` and `v`, which hold everything else (lane
+   vectors, wide, signed and varbit fields) and are the PHV Python code sees. `fs`/`vs` are the
+   words and flags the lists take before Python code runs (`phv_out`) and that are read back
+   after it (`phv_in`): every word for the common flow (nativefast.py), the function's own
+   for a control called from Python. */
+typedef struct {
+    PyObject *f, *v;
+    u64 *F, *V;
+    const int32_t *fs, *vs;
+    Py_ssize_t nfs, nvs;
+} Phv;
+
+/* the lists take the C words and flags (before Python code reads the PHV) */
+static int phv_out(Phv *P) {
+    Py_ssize_t i;
+    for (i = 0; i < P->nfs; i++)
+        if (wr(P->f, P->fs[i], P->F[P->fs[i]])) return -1;
+    for (i = 0; i < P->nvs; i++)
+        if (wr(P->v, P->vs[i], P->V[P->vs[i]])) return -1;
+    return 0;
+}
+
+/* the C words and flags take the lists' values (after Python code may have written them) */
+static int phv_in(Phv *P) {
+    Py_ssize_t i;
+    for (i = 0; i < P->nfs; i++)
+        if (rd(P->f, P->fs[i], &P->F[P->fs[i]])) return -1;
+    for (i = 0; i < P->nvs; i++)
+        if (rd(P->v, P->vs[i], &P->V[P->vs[i]])) return -1;
+    return 0;
+}
+
+/* the key computed by a Python callback (wider than 64 bits, signed fields, ...): it reads
+   the PHV and writes nothing */
+static int lookup_by(PyObject *table, const char *method, PyObject *cb, Phv *P, PyObject **r) {
+    if (phv_out(P)) return -1;
+    PyObject *args[2] = {P->f, P->v};
     PyObject *k = PyObject_Vectorcall(cb, args, 2, NULL);
     if (k == NULL) return -1;
     int failed = lookup_key(table, method, k, r);
@@ -252,23 +287,27 @@ static int lookup_by(PyObject *table, const char *method, PyObject *cb, PyObject
     return failed;
 }
 
-static inline int call3(PyObject *cb, PyObject *f, PyObject *v, PyObject *p) {
-    PyObject *args[3] = {f, v, p};
+/* a statement as Python (a callback): the lists take the words first, the words take the
+   lists' values after */
+static inline int call3(PyObject *cb, Phv *P, PyObject *p) {
+    if (phv_out(P)) return -1;
+    PyObject *args[3] = {P->f, P->v, p};
     PyObject *got = PyObject_Vectorcall(cb, args, 3, NULL);
     if (got == NULL) return -1;
     Py_DECREF(got);
-    return 0;
+    return phv_in(P);
 }
 
-static int call_truth(PyObject *cb, PyObject *f, PyObject *v, int *out) {
-    PyObject *args[2] = {f, v};
+static int call_truth(PyObject *cb, Phv *P, int *out) {
+    if (phv_out(P)) return -1;
+    PyObject *args[2] = {P->f, P->v};
     PyObject *got = PyObject_Vectorcall(cb, args, 2, NULL);
     if (got == NULL) return -1;
     int t = PyObject_IsTrue(got);
     Py_DECREF(got);
     if (t < 0) return -1;
     *out = t;
-    return 0;
+    return phv_in(P);
 }
 
 /* Lane vectors: the PHV slot holds a 1-D array (or the int 0: all lanes zero). */
@@ -421,32 +460,19 @@ static int run_to_wire(PyObject *f, Py_ssize_t slot, uint8_t *o, npy_intp count,
     return 0;
 }
 
-static int call_verify(PyObject *cb, PyObject *f, PyObject *v, PyObject *d, Py_ssize_t pos) {
+static int call_verify(PyObject *cb, Phv *P, PyObject *d, Py_ssize_t pos) {
+    if (phv_out(P)) return -1;
     PyObject *at = PyLong_FromSsize_t(pos);
     if (at == NULL) return -1;
-    PyObject *args[4] = {f, v, d, at};
+    PyObject *args[4] = {P->f, P->v, d, at};
     PyObject *got = PyObject_Vectorcall(cb, args, 4, NULL);
     Py_DECREF(at);
     if (got == NULL) return -1;
     Py_DECREF(got);
-    return 0;
+    return phv_in(P);
 }
 
 static Py_ssize_t STATE_SIZE, FIELDS, FLAGS;
-
-static int enter_parse(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
-                       PyObject **v, PyObject **d, Py_buffer *D) {
-    D->obj = NULL;
-    if (nargs != 4 || !PyTuple_CheckExact(args[0]) ||
-            PyTuple_GET_SIZE(args[0]) != STATE_SIZE || !PyList_CheckExact(args[1]) ||
-            PyList_GET_SIZE(args[1]) < FIELDS || !PyList_CheckExact(args[2]) ||
-            PyList_GET_SIZE(args[2]) < FLAGS) {
-        PyErr_SetString(PyExc_TypeError, "native parser: expected (state, fields, flags, data)");
-        return -1;
-    }
-    *S = args[0]; *f = args[1]; *v = args[2]; *d = args[3];
-    return PyObject_GetBuffer(*d, D, PyBUF_SIMPLE);
-}
 
 static int enter(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
                  PyObject **v) {

@@ -15,7 +15,7 @@ from ..config import Node
 from ..pygen.deparsergen import deparse_order
 from ..pygen.exprgen import CodeScope
 from .nativeexpr import RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block, run_ctype
-from .nativegen import NativeGenerator
+from .nativegen import PHV_LOCALS, NativeGenerator
 from .nativeparse import checksum_c
 
 
@@ -37,42 +37,29 @@ class DeparserTranslator:
         order = deparse_order(self.node, self.scope)
         sizes, emit = [], []
         for inst in order:
-            sizes.append(f"if (rd(v, {inst.index}, &valid)) goto fail; "
-                         f"if (valid) n += {self._header_bytes(inst)};")
-            emit += [f"if (rd(v, {inst.index}, &valid)) goto fail;", "if (valid) {"] + \
+            sizes.append(f"if (PV[{inst.index}]) n += {self._header_bytes(inst)};")
+            emit += [f"if (PV[{inst.index}]) {{"] + \
                 ["    " + line for line in self._emit(inst)] + ["}"]
         return "\n".join([
-            "static PyObject *deparse_impl(PyObject *S, PyObject *f, PyObject *v, "
-            "PyObject *payload) {",
+            "static PyObject *deparse_impl(PyObject *S, Phv *P, PyObject *payload) {",
+            "    " + PHV_LOCALS,
             "    PyObject *p = NULL, *out = NULL; (void)p;",
-            "    Py_buffer P; P.obj = NULL;",
-            "    Py_ssize_t n = 0; u64 valid; uint8_t *o;",
+            "    Py_buffer P_; P_.obj = NULL;",
+            "    Py_ssize_t n = 0; uint8_t *o;",
         ] + ["    " + line for line in updates] + [
-            "    if (PyObject_GetBuffer(payload, &P, PyBUF_SIMPLE) < 0) goto fail;",
+            "    if (PyObject_GetBuffer(payload, &P_, PyBUF_SIMPLE) < 0) goto fail;",
         ] + ["    " + line for line in sizes] + [
-            "    out = PyBytes_FromStringAndSize(NULL, n + P.len);",
+            "    out = PyBytes_FromStringAndSize(NULL, n + P_.len);",
             "    if (out == NULL) goto fail;",
             "    o = (uint8_t *)PyBytes_AS_STRING(out);",
         ] + ["    " + line for line in emit] + [
-            "    memcpy(o, P.buf, P.len);",
-            "    PyBuffer_Release(&P);",
+            "    memcpy(o, P_.buf, P_.len);",
+            "    PyBuffer_Release(&P_);",
             "    return out;",
             "fail:",
-            "    if (P.obj != NULL) PyBuffer_Release(&P);",
+            "    if (P_.obj != NULL) PyBuffer_Release(&P_);",
             "    Py_XDECREF(out);",
             "    return NULL;",
-            "}",
-            "",
-            "static PyObject *ctl_deparse(PyObject *self, PyObject *const *args, "
-            "Py_ssize_t nargs) {",
-            "    if (nargs != 4 && nargs != 5) {",
-            "        PyErr_SetString(PyExc_TypeError, \"native deparser: expected (state, "
-            "fields, flags, payload[, memo])\");",
-            "        return NULL;",
-            "    }",
-            "    PyObject *S, *f, *v;",
-            "    if (enter(args, 3, &S, &f, &v)) return NULL;",
-            "    return deparse_impl(S, f, v, args[3]);",
             "}"])
 
     def _header_bytes(self, inst) -> int:
@@ -99,8 +86,7 @@ class DeparserTranslator:
             elif slot in self.gen.vector_slots:
                 pass                        # inside a run: the array holds it
             else:
-                lines.append(f"{{ u64 x; if (rd(f, {slot}, &x)) goto fail; "
-                             f"put_bits(o, {bit}, {width}, x); }}")
+                lines.append(f"put_bits(o, {bit}, {width}, PF[{slot}]);")
             bit += width
             slot += 1
         return lines + [f"o += {nbytes};"]

@@ -35,11 +35,11 @@ def _need_exact(value: CVal) -> str:
 
 class _Block:
     """A stretch of C statements with no Python in between: the fields, flags and action data
-    it touches are read once into C locals at its start and the fields it wrote are stored back
-    at its end; a lane vector it reads is read through a pointer into its array, one it writes
-    is first copied into a new array (the PHV never changes an array in place: multicast
-    copies share them), which replaces the old one at the end; register banks are written in
-    place, as the lane code does."""
+    it touches are read once into C locals at its start (from the PHV's words `PF`/`PV`) and
+    the fields it wrote are stored back at its end; a lane vector it reads is read through a
+    pointer into its array, one it writes is first copied into a new array (the PHV never
+    changes an array in place: multicast copies share them), which replaces the old one at
+    the end; register banks are written in place, as the lane code does."""
 
     def __init__(self, gen: "NativeGenerator", param_widths: list[int] | None):
         self.gen = gen
@@ -105,16 +105,17 @@ class _Block:
         decl, load, end = [], [], []
         if self.fields:
             decl.append("u64 " + ", ".join(f"F{i}" for i in sorted(self.fields)) + ";")
-            load += [f"rd(f, {i}, &F{i})" for i in sorted(self.fields)]
+            load += [f"F{i} = PF[{i}];" for i in sorted(self.fields)]
         if self.flags:
             decl.append("u64 " + ", ".join(f"V{i}" for i in sorted(self.flags)) + ";")
-            load += [f"rd(v, {i}, &V{i})" for i in sorted(self.flags)]
+            load += [f"V{i} = PV[{i}];" for i in sorted(self.flags)]
+        params = []
         if self.params:
             decl.append("u64 " + ", ".join(f"P{i}" for i in sorted(self.params)) + ";")
-            load += [f"rdp(p, {i}, &P{i})" for i in sorted(self.params)]
-        lines = ["{"] + ["    " + d for d in decl]
-        if load:
-            lines.append(f"    if ({' || '.join(load)}) goto fail;")
+            params = [f"rdp(p, {i}, &P{i})" for i in sorted(self.params)]
+        lines = ["{"] + ["    " + d for d in decl] + ["    " + x for x in load]
+        if params:
+            lines.append(f"    if ({' || '.join(params)}) goto fail;")
         for first, (run, written) in sorted(self.runs.items()):
             ctype, typenum = run_ctype(run), RUN_TYPENUMS[run_ctype(run)]
             lines.append(f"    {ctype} *RUN{first};")
@@ -132,7 +133,7 @@ class _Block:
             lines.append(f"    if (bank_view({state}, {array.shape[0]}, {array.shape[1]}, "
                          f"{RUN_TYPENUMS[ctype]}, (void **)&{name})) goto fail;")
         lines += ["    " + b for b in body]
-        lines += [f"    if (wr(f, {i}, F{i})) goto fail;" for i in sorted(self.written)]
+        lines += [f"    PF[{i}] = F{i};" for i in sorted(self.written)]
         lines += ["    " + e for e in end]
         return lines + ["}"]
 

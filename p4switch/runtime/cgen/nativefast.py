@@ -3,39 +3,70 @@
 Why: around the C parser, controls and deparser, the generated Python `fast` (pygen/fastpath.py)
 copies the PHV, sets a few slots, tests the divergences and makes four calls through Python
 (bound partials that check their arguments each time); as one C call, those steps cost what C
-costs. What stays the same: the PHV is the same two Python lists, made from the same initial
-lists, written in the same order; every divergence (a clone or resubmission after ingress, a
-multicast group, an egress request, a packet length egress reads) calls the same Python the
-Python `fast` calls, with the same arguments. Which programs get it, and its plan (the slots
-and the Python functions), is `native_fast_path` here: it is built only when all four
-of parse, ingress, egress and deparse are C, the fast path needs no clock and no priority test,
-and egress queues are not in use (the queued variant stays Python).
+costs. The PHV's words (phv/layout.py `word_slots`: unsigned fields of at most 64 bits, the
+hidden request slots, every validity flag) stay C integers from the parser to the deparser;
+the lists `f` and `v` hold the rest (lane vectors, wide or signed fields) and take the words
+only where Python code runs: a callback (nativebuild.py `phv_out`/`phv_in`) or a packet that
+leaves the common path. What stays the same: every divergence (a clone or resubmission after
+ingress, an egress request, a packet length egress reads, a multicast replica whose egress
+diverges) calls the same Python the Python `fast` calls, with the same arguments and the PHV
+lists as they would be. Multicast replicas run here too (`multicast_c`, the generated Python
+`multicast` step for step: each replica its own copy of the words, and of the lists when
+egress can write them). Which programs get it, and its plan (the slots and the Python
+functions), is `native_fast_path` here: it is built only when all four of parse, ingress,
+egress and deparse are C, the fast path needs no clock and no priority test, and egress
+queues are not in use (the queued variant stays Python).
 """
 
 from __future__ import annotations
 
 import functools
+from array import array
 from typing import Callable
 
 from ..phv import layout as L
-from ..pygen.fastpath import (egress_divergence_slots, live_slots, priority_test,
+from ..pygen.fastpath import (REPLICATION, egress_divergence_slots, live_slots, priority_test,
                               queue_slots_written)
 from ..pygen.primgen import DROP_PORT
 
 # the order of the plan tuple (native_fast_path builds it; the C reads it by these positions)
-PLAN_FIELDS = ("init_fields", "init_valid", "ingress_port", "packet_length", "ingress_length",
-               "divert_after_ingress", "slow_after_ingress", "mcast_grp", "multicast",
-               "egress_spec", "egress_port", "zero_before_length", "zero_after_length",
-               "length_after_ingress", "divert_after_egress", "slow_after_egress",
-               "dropped_in_egress", "spare_phv")
+PLAN_FIELDS = ("init_words", "init_flags", "init_fields", "init_valid", "ingress_port",
+               "packet_length", "ingress_length", "divert_after_ingress", "slow_after_ingress",
+               "mcast_grp", "multicast", "egress_spec", "egress_port", "zero_before_length",
+               "zero_after_length", "length_after_ingress", "divert_after_egress",
+               "slow_after_egress", "dropped_in_egress", "spare_phv", "replicas_of",
+               "instance_type", "egress_rid", "slow_after_replica", "c_multicast")
 
 METHOD = "fast"
+U64 = (1 << 64) - 1
 
 
-def source() -> str:
-    """The C of `ctl_fast`, to follow the module's ctl_parse, ctl_ingress, ctl_egress and
-    ctl_deparse."""
-    return _SOURCE.format(drop_port=DROP_PORT)
+def source(layout, words: tuple[int, ...], egress_writes_lists: bool) -> str:
+    """The C of `ctl_fast`, to follow the module's parse, ingress, egress and deparse
+    functions: the replicas' clearing of invalid headers for this layout, and the flow."""
+    return _SOURCE.format(
+        drop_port=DROP_PORT, replication=REPLICATION,
+        clear_invalid=_clear_invalid_c(layout, frozenset(words)),
+        egress_lists=1 if egress_writes_lists else 0)
+
+
+def _clear_invalid_c(layout, words: frozenset) -> str:
+    """`clear_invalid` (pygen/fastpath.py `build_clear_invalid`) over a `Phv`: every field of
+    an invalid non-metadata header zeroed, in the words or in the list."""
+    lines = ["static int clear_invalid_phv(Phv *P) {", "    Py_ssize_t n = PyList_GET_SIZE(P->f);",
+             "    (void)n;"]
+    for inst in layout.header_list:
+        if inst.metadata:
+            continue
+        slots = list(range(inst.base, inst.base + len(inst.htype.fields)))
+        if inst.varbit_len_slot is not None:
+            slots.append(inst.varbit_len_slot)
+        body = [f"P->F[{s}] = 0;" if s in words else
+                f"if ({s} < n && zero_item(P->f, {s})) return -1;" for s in slots]
+        if body:
+            lines += [f"    if (!P->V[{inst.index}]) {{"] + ["        " + b for b in body] + \
+                ["    }"]
+    return "\n".join(lines + ["    return 0;", "}", ""])
 
 
 def native_fast_path(engine, python_fast: Callable) -> Callable | None:
@@ -52,7 +83,13 @@ def native_fast_path(engine, python_fast: Callable) -> Callable | None:
     egress_tests, dropped = egress_divergence_slots(engine.egress_spec,
                                                      code.writes_after_ingress, anywhere)
     to_group = engine.mcast_grp is not None
+    words = frozenset(code.native.words)
+    init_words = _init_words(engine.init_fields, words)
+    if init_words is None:
+        return None
     plan = {
+        "init_words": init_words,
+        "init_flags": array("Q", list(engine.init_valid) or [0]).tobytes(),
         "init_fields": engine.init_fields, "init_valid": engine.init_valid,
         "ingress_port": engine.ingress_port, "packet_length": engine.packet_length,
         "ingress_length": engine.ingress_length,
@@ -68,96 +105,135 @@ def native_fast_path(engine, python_fast: Callable) -> Callable | None:
         "divert_after_egress": tuple(egress_tests),
         "slow_after_egress": engine.slow_after_egress,
         "dropped_in_egress": dropped,
-        "spare_phv": [None, None]}     # the last packet's f and v, when nothing kept them
+        "spare_phv": [None, None],     # the last packet's f and v, when nothing kept them
+        "replicas_of": engine.pre.replicas, "instance_type": engine.instance_type,
+        "egress_rid": engine.egress_rid, "slow_after_replica": engine.slow_after_replica,
+        "c_multicast": True}
     if to_group and multicast is None:
+        return None
+    # the slots the C tests are words; every slot is in the PHV
+    tested = [*plan["divert_after_ingress"], *plan["divert_after_egress"], engine.egress_spec]
+    if to_group:
+        tested.append(engine.mcast_grp)
+    length = len(engine.init_fields)
+    slots = [engine.ingress_port, engine.packet_length, engine.ingress_length,
+             engine.egress_port, engine.egress_rid, engine.instance_type,
+             *plan["zero_before_length"], *plan["zero_after_length"], *tested]
+    if any(s not in words for s in tested) or any(not 0 <= s < length for s in slots):
         return None
     return functools.partial(code.native_fast, tuple(plan[name] for name in PLAN_FIELDS))
 
 
+def _init_words(init_fields: list, words: frozenset) -> bytes | None:
+    """The initial words (0 for the slots that are not words), as the C copies them; None if
+    an initial value is not a word's (never, for layouts' initial states)."""
+    if not words or max(words) >= len(init_fields):
+        return None
+    values = []
+    for slot in range(max(words) + 1):
+        value = init_fields[slot] if slot in words else 0
+        if type(value) is not int or not 0 <= value <= U64:
+            return None
+        values.append(value)
+    return array("Q", values).tobytes()
+
+
 _SOURCE = r"""
 /* The common packet flow as one C call (pygen/fastpath.py `build_fast_path`, and
-   `native_fast_path` in cgen/nativefast.py): the same steps as the generated Python `fast`, in the same order, over the same PHV lists,
-   with the parser, controls and deparser of this module called directly. Every divergence
-   (clone, resubmit, multicast, an egress request) hands the packet to the same Python code
-   the Python `fast` hands it to. */
-enum {{ PL_INIT_F, PL_INIT_V, PL_IN_PORT, PL_PKT_LEN, PL_IN_LEN, PL_DIVERT, PL_SLOW_INGRESS,
-       PL_MCAST, PL_MULTICAST, PL_SPEC, PL_EPORT, PL_ZERO, PL_ZERO_AFTER, PL_NEW_LENGTH, PL_EDIVERT,
-       PL_SLOW_EGRESS, PL_DROPPED, PL_SPARE, PL_SIZE }};
+   `native_fast_path` in cgen/nativefast.py): the same steps as the generated Python `fast`, in
+   the same order, with the PHV's words as C integers from the parser to the deparser and the
+   module's parser, controls and deparser called directly. Every divergence hands the packet,
+   its lists made whole (`phv_out`), to the same Python code the Python `fast` hands it to. */
+enum {{ PL_INIT_W, PL_INIT_FL, PL_INIT_F, PL_INIT_V, PL_IN_PORT, PL_PKT_LEN, PL_IN_LEN, PL_DIVERT,
+       PL_SLOW_INGRESS, PL_MCAST, PL_MULTICAST, PL_SPEC, PL_EPORT, PL_ZERO, PL_ZERO_AFTER,
+       PL_NEW_LENGTH, PL_EDIVERT, PL_SLOW_EGRESS, PL_DROPPED, PL_SPARE, PL_REPLICAS, PL_ITYPE,
+       PL_RID, PL_SLOW_REPLICA, PL_C_MULTICAST, PL_SIZE }};
 
-static inline int set_item(PyObject *list, Py_ssize_t i, PyObject *x) {{
-    Py_INCREF(x);
-    PyObject *old = PyList_GET_ITEM(list, i);
-    PyList_SET_ITEM(list, i, x);
+/* egress (or the deparser) may write the lists: every replica but the last gets its own */
+#define EGRESS_LISTS {egress_lists}
+
+/* a slot of the plan (native_fast_path checked it is in the PHV) */
+static inline Py_ssize_t plan_slot(PyObject *plan, int at) {{
+    u64 s;
+    if (small_value(PyTuple_GET_ITEM(plan, at), &s)) return (Py_ssize_t)s;
+    return PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, at));
+}}
+
+/* a slot's value: a word's, or the list's for a slot that is not one (the scratch slot) */
+static inline int get(Phv *P, Py_ssize_t s, u64 *x) {{
+    if (s >= 0 && s < NW && IS_WORD[s]) {{ *x = P->F[s]; return 0; }}
+    if (s < 0 || s >= PyList_GET_SIZE(P->f)) {{
+        PyErr_SetString(PyExc_IndexError, "fast path slot beyond the PHV");
+        return -1;
+    }}
+    return rd(P->f, s, x);
+}}
+
+static inline int put(Phv *P, Py_ssize_t s, u64 x) {{
+    if (s >= 0 && s < NW && IS_WORD[s]) {{ P->F[s] = x; return 0; }}
+    if (s < 0 || s >= PyList_GET_SIZE(P->f)) {{
+        PyErr_SetString(PyExc_IndexError, "fast path slot beyond the PHV");
+        return -1;
+    }}
+    return wr(P->f, s, x);
+}}
+
+/* each slot of a plan tuple: its position in the tuple, then the slot (one helper for the
+   tests and the writes below) */
+static inline int tuple_slot(PyObject *slots, Py_ssize_t i, Py_ssize_t *s) {{
+    *s = PyLong_AsSsize_t(PyTuple_GET_ITEM(slots, i));
+    return *s == -1 && PyErr_Occurred() ? -1 : 0;
+}}
+
+/* whether any of the slots in the tuple holds a true value (Python's `f[a] or f[b]`) */
+static int any_true(Phv *P, PyObject *slots) {{
+    Py_ssize_t i, s;
+    u64 x;
+    for (i = 0; i < PyTuple_GET_SIZE(slots); i++) {{
+        if (tuple_slot(slots, i, &s) || get(P, s, &x)) return -1;
+        if (x) return 1;
+    }}
+    return 0;
+}}
+
+static int zero_slots(Phv *P, PyObject *slots) {{
+    Py_ssize_t i, s;
+    for (i = 0; i < PyTuple_GET_SIZE(slots); i++)
+        if (tuple_slot(slots, i, &s) || put(P, s, 0)) return -1;
+    return 0;
+}}
+
+/* a list slot takes the int 0 (Python's `f[s] = 0`) */
+static int zero_item(PyObject *list, Py_ssize_t i) {{
+    PyObject *old = PyList_GET_ITEM(list, i), *zero;
+    if (PyLong_CheckExact(old) && Py_SIZE(old) == 0) return 0;
+    zero = PyLong_FromLong(0);
+    if (zero == NULL) return -1;
+    PyList_SET_ITEM(list, i, zero);
     Py_DECREF(old);
     return 0;
 }}
 
-/* a slot of the plan: -1 (and no error) for "none", -1 with an error for one out of the PHV */
-static inline Py_ssize_t plan_slot(PyObject *plan, int at, PyObject *f) {{
-    Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, at));
-    if (s >= PyList_GET_SIZE(f)) {{
-        PyErr_SetString(PyExc_IndexError, "fast path slot beyond the PHV");
-        return -1;
-    }}
-    return s;
-}}
-
-/* whether any of the slots in the tuple holds a true value (Python's `f[a] or f[b]`) */
-static int any_true(PyObject *f, PyObject *slots) {{
-    Py_ssize_t i;
-    for (i = 0; i < PyTuple_GET_SIZE(slots); i++) {{
-        Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(slots, i));
-        if (s < 0 || s >= PyList_GET_SIZE(f)) {{
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "fast path slot");
-            return -1;
-        }}
-        int t = PyObject_IsTrue(PyList_GET_ITEM(f, s));
-        if (t != 0) return t;
-    }}
-    return 0;
-}}
-
-static int zero_slots(PyObject *f, PyObject *slots) {{
-    Py_ssize_t i;
-    for (i = 0; i < PyTuple_GET_SIZE(slots); i++) {{
-        Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(slots, i));
-        if (s < 0 || s >= PyList_GET_SIZE(f)) {{
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "fast path slot");
-            return -1;
-        }}
-        if (wr(f, s, 0)) return -1;
-    }}
-    return 0;
-}}
-
-/* Python's `x == value` for a field's value */
-static inline int equals(PyObject *x, u64 value) {{
-    u64 got;
-    if (small_value(x, &got)) return got == value;
-    PyObject *y = from_u64(value);
-    if (y == NULL) return -1;
-    int r = PyObject_RichCompareBool(x, y, Py_EQ);
-    Py_DECREF(y);
-    return r;
-}}
-
 /* A fresh PHV list: a copy of the initial one, or the last packet's list (one nothing else
-   holds, `keep_phv`) made equal to it again, item by item where they differ (a packet changes
-   a few dozen of its slots; the copy and the free touch all of them). */
-static PyObject *fresh_phv(PyObject *plan, int init_at, Py_ssize_t spare_at) {{
+   held, `keep_phv`) made equal to it again where it matters: its slots that are not words
+   (lane vectors, wide fields; `others`), item by item where they differ. Its words need
+   nothing: no code reads a word from this list before the list has taken all the packet's
+   words (`phv_out`, before any Python runs). */
+static PyObject *fresh_phv(PyObject *plan, int init_at, Py_ssize_t spare_at,
+                           const int32_t *others, Py_ssize_t n_others) {{
     PyObject *init = PyTuple_GET_ITEM(plan, init_at);
     PyObject *spare = PyTuple_GET_ITEM(plan, PL_SPARE);
     PyObject *list = PyList_GET_ITEM(spare, spare_at);
-    Py_ssize_t i, n = PyList_GET_SIZE(init);
+    Py_ssize_t j, n = PyList_GET_SIZE(init);
     if (list == Py_None || PyList_GET_SIZE(list) != n)
         return PyList_GetSlice(init, 0, PY_SSIZE_T_MAX);
     Py_INCREF(Py_None);
     PyList_SET_ITEM(spare, spare_at, Py_None);     /* the reference moves to the caller */
-    for (i = 0; i < n; i++) {{
-        PyObject *want = PyList_GET_ITEM(init, i), *held = PyList_GET_ITEM(list, i);
+    for (j = 0; j < n_others && others[j] < n; j++) {{
+        PyObject *want = PyList_GET_ITEM(init, others[j]), *held = PyList_GET_ITEM(list, others[j]);
         if (held != want) {{
             Py_INCREF(want);
-            PyList_SET_ITEM(list, i, want);
+            PyList_SET_ITEM(list, others[j], want);
             Py_DECREF(held);
         }}
     }}
@@ -180,139 +256,251 @@ static PyObject *call_py(PyObject *fn, PyObject **args, Py_ssize_t n) {{
     return PyObject_Vectorcall(fn, args, n, NULL);
 }}
 
+/* the new reference of a list's copy, or of the list itself */
+static PyObject *copy_or_share(PyObject *list, int copy) {{
+    if (copy) return PyList_GetSlice(list, 0, PY_SSIZE_T_MAX);
+    Py_INCREF(list);
+    return list;
+}}
+
+{clear_invalid}
+/* The generated Python `multicast` (pygen/fastpath.py `_multicast_source`) over the words:
+   the replicas of group `mgid` in order, each with its own copy of the words made after
+   the packet's replication set-up (and of the lists, when egress can write them), egress_port
+   and egress_rid set, egress, and the deparser unless it was dropped. A replica whose egress
+   diverges goes, with the replicas after it, to the Python general flow
+   (`slow_after_replica`) as the Python does. */
+static PyObject *multicast_c(PyObject *S, Phv *P, PyObject *plan, PyObject *payload,
+                             PyObject *port, u64 length, u64 mgid) {{
+    PyObject *replicas = NULL, *out = NULL, *group = NULL, *length_obj = NULL, *got;
+    PyObject *call[10];
+    u64 BF[NW], BV[NV], F[NW], V[NV], x;
+    Py_ssize_t i, count;
+    group = from_u64(mgid);
+    if (group == NULL) return NULL;
+    call[0] = group;
+    replicas = call_py(PyTuple_GET_ITEM(plan, PL_REPLICAS), call, 1);
+    Py_DECREF(group);
+    if (replicas == NULL) return NULL;
+    if (!PyList_CheckExact(replicas)) {{
+        PyErr_SetString(PyExc_TypeError, "replicas_of must give a list of (port, rid)");
+        goto fail;
+    }}
+    if (put(P, plan_slot(plan, PL_ITYPE), {replication}) || clear_invalid_phv(P) ||
+            put(P, plan_slot(plan, PL_SPEC), 0) || put(P, plan_slot(plan, PL_PKT_LEN), length) ||
+            zero_slots(P, PyTuple_GET_ITEM(plan, PL_ZERO_AFTER)))
+        goto fail;
+    memcpy(BF, P->F, sizeof(BF));
+    memcpy(BV, P->V, sizeof(BV));
+    out = PyList_New(0);
+    if (out == NULL) goto fail;
+    count = PyList_GET_SIZE(replicas);
+    for (i = 0; i < count; i++) {{
+        PyObject *item = PyList_GET_ITEM(replicas, i), *eport, *rid, *bytes, *pair;
+        u64 e, r;
+        int t;
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {{
+            PyErr_SetString(PyExc_TypeError, "a replica must be (port, rid)");
+            goto fail;
+        }}
+        eport = PyTuple_GET_ITEM(item, 0);
+        rid = PyTuple_GET_ITEM(item, 1);
+        if (as_u64(eport, &e) || as_u64(rid, &r)) goto fail;
+        memcpy(F, BF, sizeof(F));
+        memcpy(V, BV, sizeof(V));
+        Phv R = *P;
+        R.F = F;
+        R.V = V;
+        R.f = copy_or_share(P->f, EGRESS_LISTS && i < count - 1);
+        R.v = copy_or_share(P->v, EGRESS_LISTS && i < count - 1);
+        if (R.f == NULL || R.v == NULL) {{ Py_XDECREF(R.f); Py_XDECREF(R.v); goto fail; }}
+        if (put(&R, plan_slot(plan, PL_EPORT), e) || put(&R, plan_slot(plan, PL_RID), r) ||
+                ctl_egress_impl(S, &R) ||
+                (t = any_true(&R, PyTuple_GET_ITEM(plan, PL_EDIVERT))) < 0) {{
+            Py_DECREF(R.f); Py_DECREF(R.v);
+            goto fail;
+        }}
+        if (t) {{
+            /* this replica and the rest to the general flow: its lists made whole, and the
+               packet before egress (base) as lists for the rest */
+            PyObject *base_f = NULL, *base_v = NULL, *rest = NULL;
+            Phv B = *P;
+            B.F = BF;
+            B.V = BV;
+            if (phv_out(&R)) goto replica_fail;
+            base_f = PyList_GetSlice(P->f, 0, PY_SSIZE_T_MAX);
+            base_v = PyList_GetSlice(P->v, 0, PY_SSIZE_T_MAX);
+            rest = PyList_GetSlice(replicas, i + 1, count);
+            length_obj = from_u64(length);
+            if (base_f == NULL || base_v == NULL || rest == NULL || length_obj == NULL)
+                goto replica_fail;
+            B.f = base_f;
+            B.v = base_v;
+            if (phv_out(&B)) goto replica_fail;
+            call[0] = R.f; call[1] = R.v; call[2] = base_f; call[3] = base_v;
+            call[4] = payload; call[5] = eport; call[6] = rid; call[7] = length_obj;
+            call[8] = port; call[9] = rest;
+            got = call_py(PyTuple_GET_ITEM(plan, PL_SLOW_REPLICA), call, 10);
+            if (got == NULL) goto replica_fail;
+            Py_SETREF(out, PySequence_InPlaceConcat(out, got));
+            Py_DECREF(got);
+            Py_DECREF(base_f); Py_DECREF(base_v); Py_DECREF(rest);
+            Py_DECREF(R.f); Py_DECREF(R.v);
+            Py_DECREF(replicas); Py_DECREF(length_obj);
+            return out;
+        replica_fail:
+            Py_XDECREF(base_f); Py_XDECREF(base_v); Py_XDECREF(rest);
+            Py_DECREF(R.f); Py_DECREF(R.v);
+            goto fail;
+        }}
+        if (e == {drop_port}ULL || get(&R, plan_slot(plan, PL_SPEC), &x) ||
+                x == {drop_port}ULL) {{
+            Py_DECREF(R.f); Py_DECREF(R.v);
+            if (PyErr_Occurred()) goto fail;
+            continue;
+        }}
+        bytes = deparse_impl(S, &R, payload);
+        Py_DECREF(R.f); Py_DECREF(R.v);
+        if (bytes == NULL) goto fail;
+        pair = PyTuple_Pack(2, eport, bytes);
+        Py_DECREF(bytes);
+        if (pair == NULL || PyList_Append(out, pair)) {{ Py_XDECREF(pair); goto fail; }}
+        Py_DECREF(pair);
+    }}
+    Py_DECREF(replicas);
+    return out;
+fail:
+    Py_XDECREF(replicas); Py_XDECREF(out); Py_XDECREF(length_obj);
+    return NULL;
+}}
+
 static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    PyObject *S, *plan, *port, *data, *f = NULL, *v = NULL, *pos = NULL, *length = NULL,
-             *payload = NULL, *eport = NULL, *out = NULL, *got, *call[8];
-    Py_ssize_t slot, i;
+    PyObject *S, *plan, *port, *data, *f = NULL, *v = NULL, *pos_obj = NULL, *length_obj = NULL,
+             *payload = NULL, *eport_obj = NULL, *out = NULL, *got, *call[8];
+    u64 F[NW], V[NV], x, length, eport;
+    Py_ssize_t slot, pos, n;
     int t;
+    Phv P = {{NULL, NULL, F, V, ALL_WORDS, ALL_FLAGS, N_ALL_WORDS, N_ALL_FLAGS}};
     if (nargs != 4 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) != PL_SIZE) {{
         PyErr_SetString(PyExc_TypeError, "native fast path: expected (state, plan, port, data)");
         return NULL;
     }}
     S = args[0]; plan = args[1]; port = args[2]; data = args[3];
-    f = fresh_phv(plan, PL_INIT_F, 0);
-    v = fresh_phv(plan, PL_INIT_V, 1);
+    {{
+        PyObject *w = PyTuple_GET_ITEM(plan, PL_INIT_W), *fl = PyTuple_GET_ITEM(plan, PL_INIT_FL);
+        if (!PyBytes_CheckExact(w) || PyBytes_GET_SIZE(w) != (Py_ssize_t)sizeof(F) ||
+                !PyBytes_CheckExact(fl) || PyBytes_GET_SIZE(fl) > (Py_ssize_t)sizeof(V)) {{
+            PyErr_SetString(PyExc_TypeError, "native fast path: initial words of another PHV");
+            return NULL;
+        }}
+        memcpy(F, PyBytes_AS_STRING(w), sizeof(F));
+        memset(V, 0, sizeof(V));
+        memcpy(V, PyBytes_AS_STRING(fl), PyBytes_GET_SIZE(fl));
+    }}
+    f = fresh_phv(plan, PL_INIT_F, 0, NOT_WORDS, N_NOT_WORDS);
+    v = fresh_phv(plan, PL_INIT_V, 1, NULL, 0);     /* flags are all words */
     if (f == NULL || v == NULL) goto fail;
-    if ((slot = plan_slot(plan, PL_IN_PORT, f)) < 0) goto fail;
-    set_item(f, slot, port);
-    {{
-        Py_ssize_t n = PyObject_Length(data);
-        if (n < 0) goto fail;
-        length = PyLong_FromSsize_t(n);
-        if (length == NULL) goto fail;
+    if (PyList_GET_SIZE(f) < NW || PyList_GET_SIZE(v) < N_ALL_FLAGS) {{
+        PyErr_SetString(PyExc_TypeError, "native fast path: a PHV shorter than its words");
+        goto fail;
     }}
-    if ((slot = plan_slot(plan, PL_PKT_LEN, f)) < 0) goto fail;
-    set_item(f, slot, length);
-    if ((slot = plan_slot(plan, PL_IN_LEN, f)) < 0) goto fail;
-    set_item(f, slot, length);
-    {{
-        PyObject *a[4] = {{S, f, v, data}};
-        pos = ctl_parse(NULL, a, 4);
-        if (pos == NULL) goto fail;
-    }}
-    {{
-        PyObject *a[3] = {{S, f, v}};
-        got = ctl_ingress(NULL, a, 3);
-        if (got == NULL) goto fail;
-        Py_DECREF(got);
-    }}
-    if ((t = any_true(f, PyTuple_GET_ITEM(plan, PL_DIVERT))) != 0) {{
-        if (t < 0) goto fail;
-        call[0] = f; call[1] = v; call[2] = data; call[3] = pos; call[4] = port;
+    P.f = f;
+    P.v = v;
+    if (as_u64(port, &x) || put(&P, plan_slot(plan, PL_IN_PORT), x)) goto fail;
+    if ((n = PyObject_Length(data)) < 0) goto fail;
+    length = (u64)n;
+    if (put(&P, plan_slot(plan, PL_PKT_LEN), length) ||
+            put(&P, plan_slot(plan, PL_IN_LEN), length)) goto fail;
+    if ((pos = parse_impl(S, &P, data)) < 0) goto fail;
+    if (ctl_ingress_impl(S, &P)) goto fail;
+    if ((t = any_true(&P, PyTuple_GET_ITEM(plan, PL_DIVERT))) != 0) {{
+        if (t < 0 || phv_out(&P) || (pos_obj = PyLong_FromSsize_t(pos)) == NULL) goto fail;
+        call[0] = f; call[1] = v; call[2] = data; call[3] = pos_obj; call[4] = port;
         out = call_py(PyTuple_GET_ITEM(plan, PL_SLOW_INGRESS), call, 5);
         goto done;
     }}
-    Py_ssize_t start = PyLong_AsSsize_t(pos);
-    if (start == -1 && PyErr_Occurred()) goto fail;
     PyObject *new_length = PyTuple_GET_ITEM(plan, PL_NEW_LENGTH);
-    if ((slot = plan_slot(plan, PL_MCAST, f)) >= 0) {{
-        PyObject *mgid = PyList_GET_ITEM(f, slot);
-        Py_INCREF(mgid);
-        t = PyObject_IsTrue(mgid);
-        if (t != 0) {{
-            PyObject *zero = NULL, *multicast_length = length;
-            if (t < 0) {{ Py_DECREF(mgid); goto fail; }}
-            payload = PySequence_GetSlice(data, start, PY_SSIZE_T_MAX);
-            zero = PyLong_FromLong(0);
-            if (payload == NULL || zero == NULL) {{ Py_XDECREF(zero); Py_DECREF(mgid); goto fail; }}
-            Py_INCREF(multicast_length);
+    if ((slot = plan_slot(plan, PL_MCAST)) >= 0) {{
+        u64 mgid, multicast_length = length;
+        if (get(&P, slot, &mgid)) goto fail;
+        if (mgid) {{
+            payload = PySequence_GetSlice(data, pos, PY_SSIZE_T_MAX);
+            if (payload == NULL) goto fail;
             if (new_length != Py_None) {{
-                Py_ssize_t n = PyObject_Length(data);
-                PyObject *rest = n < 0 ? NULL : PyLong_FromSsize_t(n - start);
-                Py_DECREF(multicast_length);
-                multicast_length = NULL;
-                if (rest != NULL) {{
-                    call[0] = f; call[1] = v; call[2] = rest;
-                    multicast_length = call_py(new_length, call, 3);
-                    Py_DECREF(rest);
-                }}
-                if (multicast_length == NULL) {{ Py_DECREF(zero); Py_DECREF(mgid); goto fail; }}
+                PyObject *rest = PyLong_FromSsize_t(n - pos);
+                if (rest == NULL || phv_out(&P)) {{ Py_XDECREF(rest); goto fail; }}
+                call[0] = f; call[1] = v; call[2] = rest;
+                got = call_py(new_length, call, 3);
+                Py_DECREF(rest);
+                if (got == NULL) goto fail;
+                t = as_u64(got, &multicast_length);
+                Py_DECREF(got);
+                if (t) goto fail;
+            }}
+            if (PyTuple_GET_ITEM(plan, PL_C_MULTICAST) == Py_True) {{
+                out = multicast_c(S, &P, plan, payload, port, multicast_length, mgid);
+                goto done;
+            }}
+            /* the generated Python `multicast`, over the lists */
+            PyObject *zero = PyLong_FromLong(0), *group = from_u64(mgid);
+            length_obj = from_u64(multicast_length);
+            if (zero == NULL || group == NULL || length_obj == NULL || phv_out(&P)) {{
+                Py_XDECREF(zero); Py_XDECREF(group);
+                goto fail;
             }}
             call[0] = f; call[1] = v; call[2] = payload; call[3] = port;
-            call[4] = multicast_length; call[5] = zero; call[6] = mgid;
+            call[4] = length_obj; call[5] = zero; call[6] = group;
             out = call_py(PyTuple_GET_ITEM(plan, PL_MULTICAST), call, 7);
-            Py_DECREF(multicast_length);
             Py_DECREF(zero);
-            Py_DECREF(mgid);
+            Py_DECREF(group);
             goto done;
         }}
-        Py_DECREF(mgid);
     }} else if (PyErr_Occurred()) {{
         goto fail;
     }}
-    if ((slot = plan_slot(plan, PL_SPEC, f)) < 0) goto fail;
-    eport = PyList_GET_ITEM(f, slot);
-    Py_INCREF(eport);
-    if ((t = equals(eport, {drop_port}ULL)) != 0) {{
-        if (t < 0) goto fail;
+    if (get(&P, plan_slot(plan, PL_SPEC), &eport)) goto fail;
+    if (eport == {drop_port}ULL) {{
         out = PyList_New(0);
         goto done;
     }}
     if (new_length != Py_None) {{
-        Py_ssize_t n = PyObject_Length(data);
-        if (n < 0) goto fail;
-        PyObject *rest = PyLong_FromSsize_t(n - start);
-        if (rest == NULL) goto fail;
+        PyObject *rest = PyLong_FromSsize_t(n - pos);
+        if (rest == NULL || phv_out(&P)) {{ Py_XDECREF(rest); goto fail; }}
         call[0] = f; call[1] = v; call[2] = rest;
         got = call_py(new_length, call, 3);
         Py_DECREF(rest);
         if (got == NULL) goto fail;
-        Py_SETREF(length, got);
-    }}
-    if ((slot = plan_slot(plan, PL_EPORT, f)) < 0) goto fail;
-    set_item(f, slot, eport);
-    if (zero_slots(f, PyTuple_GET_ITEM(plan, PL_ZERO))) goto fail;
-    if ((slot = plan_slot(plan, PL_PKT_LEN, f)) < 0) goto fail;
-    set_item(f, slot, length);
-    if (zero_slots(f, PyTuple_GET_ITEM(plan, PL_ZERO_AFTER))) goto fail;
-    {{
-        PyObject *a[3] = {{S, f, v}};
-        got = ctl_egress(NULL, a, 3);
-        if (got == NULL) goto fail;
+        t = as_u64(got, &length);
         Py_DECREF(got);
+        if (t) goto fail;
     }}
-    payload = PySequence_GetSlice(data, start, PY_SSIZE_T_MAX);
-    if (payload == NULL) goto fail;
-    if ((t = any_true(f, PyTuple_GET_ITEM(plan, PL_EDIVERT))) != 0) {{
-        if (t < 0) goto fail;
-        call[0] = f; call[1] = v; call[2] = payload; call[3] = eport; call[4] = length;
+    if (put(&P, plan_slot(plan, PL_EPORT), eport) ||
+            zero_slots(&P, PyTuple_GET_ITEM(plan, PL_ZERO)) ||
+            put(&P, plan_slot(plan, PL_PKT_LEN), length) ||
+            zero_slots(&P, PyTuple_GET_ITEM(plan, PL_ZERO_AFTER)))
+        goto fail;
+    if (ctl_egress_impl(S, &P)) goto fail;
+    payload = PySequence_GetSlice(data, pos, PY_SSIZE_T_MAX);
+    eport_obj = from_u64(eport);
+    if (payload == NULL || eport_obj == NULL) goto fail;
+    if ((t = any_true(&P, PyTuple_GET_ITEM(plan, PL_EDIVERT))) != 0) {{
+        if (t < 0 || phv_out(&P) || (length_obj = from_u64(length)) == NULL) goto fail;
+        call[0] = f; call[1] = v; call[2] = payload; call[3] = eport_obj; call[4] = length_obj;
         call[5] = port;
         out = call_py(PyTuple_GET_ITEM(plan, PL_SLOW_EGRESS), call, 6);
         goto done;
     }}
     if (PyTuple_GET_ITEM(plan, PL_DROPPED) == Py_True) {{
-        if ((slot = plan_slot(plan, PL_SPEC, f)) < 0) goto fail;
-        if ((t = equals(PyList_GET_ITEM(f, slot), {drop_port}ULL)) != 0) {{
-            if (t < 0) goto fail;
+        if (get(&P, plan_slot(plan, PL_SPEC), &x)) goto fail;
+        if (x == {drop_port}ULL) {{
             out = PyList_New(0);
             goto done;
         }}
     }}
     {{
-        PyObject *a[4] = {{S, f, v, payload}};
-        PyObject *bytes = ctl_deparse(NULL, a, 4);
+        PyObject *bytes = deparse_impl(S, &P, payload);
         if (bytes == NULL) goto fail;
-        PyObject *pair = PyTuple_Pack(2, eport, bytes);
+        PyObject *pair = PyTuple_Pack(2, eport_obj, bytes);
         Py_DECREF(bytes);
         if (pair == NULL) goto fail;
         out = PyList_New(1);
@@ -326,8 +514,8 @@ done:
         f = v = NULL;
     }}
 fail:
-    Py_XDECREF(f); Py_XDECREF(v); Py_XDECREF(pos); Py_XDECREF(length);
-    Py_XDECREF(payload); Py_XDECREF(eport);
+    Py_XDECREF(f); Py_XDECREF(v); Py_XDECREF(pos_obj); Py_XDECREF(length_obj);
+    Py_XDECREF(payload); Py_XDECREF(eport_obj);
     return out;
 }}
 """

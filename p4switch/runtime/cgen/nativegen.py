@@ -4,9 +4,11 @@ values of fields in C integers instead of Python ints.
 Why: a contribution through ina.p4's ingress runs ~100 lines of generated Python, each costing
 what the interpreter costs (docs/perf.md); in C the same work is a few hundred nanoseconds.
 
-What stays the same: the PHV is still the Python lists `f` and `v` (C reads a slot when a
-statement needs it and writes it back at once, so everything else, parser, deparser, engine,
-sees what it always saw), tables are still their dicts, registers and counters their lists.
+What stays the same: what Python code sees of the PHV is still the Python lists `f` and `v`;
+the C code works on the PHV's words (phv/layout.py `word_slots`: unsigned fields of at most 64
+bits, the hidden request slots, every validity flag) as C integers, and copies them to and
+from the lists around every piece of Python it calls (`Phv`, `phv_out`/`phv_in` in
+nativebuild.py); tables are still their dicts, registers and counters their lists.
 What C does natively: conditionals, exact, LPM and keyless tables (LPM over the table's own
 levels, `Table.levels`, so every control-plane change is seen at once; ternary through the
 table's own lookup method), and the primitives `assign` to an unsigned field of at most 64
@@ -38,9 +40,15 @@ from .nativeexpr import (BANK_CTYPES, CVal, ExprTranslator, Untranslatable, _Blo
                          _need_exact)
 
 
+# the locals every translated function opens with: the lists and the words of its PHV
+PHV_LOCALS = ("PyObject *f = P->f, *v = P->v; u64 *PF = P->F, *PV = P->V; "
+              "(void)f; (void)v; (void)PF; (void)PV;")
+
+
 class ControlTranslator:
-    """One control (the JSON pipeline) as a C function `name(S, f, v)` with gotos between
-    the graph's nodes, plus the Python callbacks it calls."""
+    """One control (the JSON pipeline) as a C function `name_impl(S, P)` over a PHV (`Phv`:
+    its words as C integers beside its lists) with gotos between the graph's nodes, plus the
+    Python callbacks it calls; nativemodule.py adds `name(S, f, v)` for Python."""
 
     def __init__(self, gen: "NativeGenerator", pipeline: Node, fn_name: str):
         self.gen = gen
@@ -66,19 +74,18 @@ class ControlTranslator:
             else:
                 body += self._table(name, node)
         return "\n".join([
-            f"static PyObject *{self.fn_name}(PyObject *self, PyObject *const *args, "
-            "Py_ssize_t nargs) {",
-            "    PyObject *S, *f, *v, *p = NULL;",
+            f"static int {self.fn_name}_impl(PyObject *S, Phv *P) {{",
+            "    " + PHV_LOCALS,
+            "    PyObject *p = NULL;",
             "    long a; int hit; (void)a; (void)hit;",
-            f"    if (enter(args, nargs, &S, &f, &v)) return NULL;",
             "    p = empty_params(); Py_INCREF(p);",
         ] + ["    " + line for line in body] + [
             "done:",
             "    Py_DECREF(p);",
-            "    Py_RETURN_NONE;",
+            "    return 0;",
             "fail:",
             "    Py_XDECREF(p);",
-            "    return NULL;",
+            "    return -1;",
             "}"])
 
     def _goto(self, name: str | None) -> str:
@@ -93,7 +100,7 @@ class ControlTranslator:
         except Untranslatable:
             code = boolean(compile_expr(node["expression"], self.scope))
             cb = self.gen.callback("f, v", [f"return 1 if {code} else 0"])
-            lines = [f"if (call_truth({cb}, f, v, &hit)) goto fail;"]
+            lines = [f"if (call_truth({cb}, P, &hit)) goto fail;"]
         return lines + [f"if (hit) {self._goto(node.get('true_next').opt_str())}",
                         self._goto(node.get("false_next").opt_str())]
 
@@ -172,7 +179,7 @@ class ControlTranslator:
                 f"if (lookup({target}, {method_c}, key, &r)) goto fail;", "}"]
         else:
             cb = self.gen.callback("f, v", [f"return {key_code}"])
-            lines.append(f"if (lookup_by({target}, {method_c}, {cb}, f, v, &r)) goto fail;")
+            lines.append(f"if (lookup_by({target}, {method_c}, {cb}, P, &r)) goto fail;")
         return lines
 
     def _key_c(self, table, node: Node, stmt: "_Block") -> str:
@@ -238,7 +245,7 @@ class NativeGenerator:
         prims = action.node.get("primitives").items()
         ops = [p["op"].str() for p in prims]
         scope = self.scope.for_action(action.param_widths)
-        exit_check = [f"{{ u64 X; if (rd(f, {EXIT}, &X)) goto fail; if (X) goto done; }}"] \
+        exit_check = [f"if (PF[{EXIT}]) goto done;"] \
             if "exit" in ops else []
         if any(op in ("_jump", "_jump_if_zero") for op in ops):
             body, _ = PrimitiveCompiler(scope, False).compile_body(prims)
@@ -293,7 +300,7 @@ class NativeGenerator:
 
     @staticmethod
     def _call(cb: str) -> str:
-        return f"if (call3({cb}, f, v, p)) goto fail;"
+        return f"if (call3({cb}, P, p)) goto fail;"
 
     def _native_primitive(self, prim: Node, scope: CodeScope, block: "_Block") -> list[str]:
         """C lines of one primitive inside `block`; Untranslatable if it has no C form."""

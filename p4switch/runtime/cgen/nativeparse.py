@@ -18,7 +18,7 @@ from ..config import Node
 from ..pygen.exprgen import CodeScope
 from ..pygen.parsergen import ParserCompiler, error_code
 from .nativeexpr import RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block, run_ctype
-from .nativegen import NativeGenerator
+from .nativegen import PHV_LOCALS, NativeGenerator
 
 
 class ParserTranslator:
@@ -45,7 +45,7 @@ class ParserTranslator:
         self.states = states
         body = self._state(init, 0)
         perr = self.layout.std("parser_error")
-        on_error = [f"if (wr(f, {perr}, err)) goto fail;"] if perr is not None else []
+        on_error = [f"PF[{perr}] = (u64)err;"] if perr is not None else []
         try:
             after = [line for node, _ in self.checksums for line in self._verify_c(node)]
         except Untranslatable:
@@ -53,14 +53,14 @@ class ParserTranslator:
             verify = self.python._verify_checksums()
             if verify:
                 cb = self.gen.callback("f, v, d, pos", ["n = len(d)"] + [v[4:] for v in verify])
-                after = [f"if (call_verify({cb}, f, v, d, pos)) goto fail;"]
+                after = [f"if (call_verify({cb}, P, d, pos)) goto fail;"]
         return "\n".join([
-            "static PyObject *ctl_parse(PyObject *self, PyObject *const *args, "
-            "Py_ssize_t nargs) {",
-            "    PyObject *S, *f, *v, *d, *p = NULL;",
+            "static Py_ssize_t parse_impl(PyObject *S, Phv *P, PyObject *d) {",
+            "    " + PHV_LOCALS,
+            "    PyObject *p = NULL;",
             "    Py_buffer D; const uint8_t *b; Py_ssize_t n, pos = 0; long err = 0;",
             "    (void)p;",
-            "    if (enter_parse(args, nargs, &S, &f, &v, &d, &D)) return NULL;",
+            "    if (PyObject_GetBuffer(d, &D, PyBUF_SIMPLE) < 0) return -1;",
             "    b = (const uint8_t *)D.buf; n = D.len;",
         ] + ["    " + line for line in body] + [
             "    goto parsed;",
@@ -68,11 +68,12 @@ class ParserTranslator:
         ] + ["    " + line for line in on_error] + [
             "parsed:",
             "    PyBuffer_Release(&D);",
+            "    D.obj = NULL;",
         ] + ["    " + line for line in after] + [
-            "    return PyLong_FromSsize_t(pos);",
+            "    return pos;",
             "fail:",
             "    if (D.obj != NULL) PyBuffer_Release(&D);",
-            "    return NULL;",
+            "    return -1;",
             "}"])
 
     def _verify_c(self, node: Node) -> list[str]:
@@ -84,7 +85,7 @@ class ParserTranslator:
         mask = (1 << ref.width) - 1
         target = block.slot(ref.slot)
         ck_err = self.layout.std("checksum_error")
-        mismatch = f"if (wr(f, {ck_err}, 1)) goto fail;" if ck_err is not None else ";"
+        mismatch = f"PF[{ck_err}] = 1;" if ck_err is not None else ";"
         body += [f"if ((cs_result(cs_sum, cs_acc, cs_n) & {mask}ULL) != ({target} & {mask}ULL))"
                  f" {{ {mismatch} }}"]
         if node.has("if_cond"):
@@ -146,11 +147,10 @@ class ParserTranslator:
             elif self.gen.run_of.get(slot) is not None or slot in self.gen.vector_slots:
                 pass                    # inside a run: the array holds it
             else:
-                lines.append(f"if (wr(f, {slot}, field_bits(b + pos, {bit}, {width}))) "
-                             "goto fail;")
+                lines.append(f"PF[{slot}] = field_bits(b + pos, {bit}, {width});")
             bit += width
             slot += 1
-        lines += [f"if (wr(v, {inst.index}, 1)) goto fail;", f"pos += {nbytes};"]
+        lines += [f"PV[{inst.index}] = 1;", f"pos += {nbytes};"]
         return lines
 
     def _transition(self, snode: Node, depth: int) -> list[str]:

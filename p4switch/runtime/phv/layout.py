@@ -2,8 +2,10 @@
 
 A packet's state is two Python lists: `f` (one int per field, plus a few hidden per-packet slots)
 and `v` (one 0/1 validity flag per header instance). Generated code indexes them with constants,
-so a field access is one list subscript. Header stacks get contiguous slots with a fixed stride so
-that a run-time index (`hdr.stack[i]`, `extract(stack.next)`) is arithmetic, not a lookup.
+so a field access is one list subscript. The native code (cgen/) holds the same PHV a second
+way: its *words* (`word_slots`) and every flag as C integers indexed by the same slots. Header
+stacks get contiguous slots with a fixed stride so that a run-time index (`hdr.stack[i]`,
+`extract(stack.next)`) is arithmetic, not a lookup.
 Signed fields hold their signed value; everything else holds a non-negative int.
 """
 
@@ -282,6 +284,23 @@ def build_layout(doc: Node) -> Layout:
     for enode in doc.get("errors").items():
         layout.errors[enode[0].str()] = enode[1].int()
     return layout
+
+
+def word_slots(layout: Layout, vector_slots=frozenset()) -> tuple[int, ...]:
+    """The slots of `f` whose value is always an int in [0, 2**64): the hidden request slots,
+    the ingress length and every unsigned field of a fixed width of at most 64 bits that is not
+    in a lane vector (`vector_slots`). The native code keeps exactly these (and every validity
+    flag) as C integers, `F[slot]` and `V[index]`; everything else (signed, varbit and wider
+    fields, lane vectors, stack indexes, the scratch slot) is only ever in the list `f`. One
+    definition for both views: the C code reads and writes only these slots, and copies them
+    between its words and the lists where Python code runs (cgen/nativefast.py)."""
+    words = list(range(FIRST_FIELD_SLOT)) + [layout.ingress_length]
+    for inst in layout.header_list:
+        for i, (_, width, signed) in enumerate(inst.htype.fields):
+            slot = inst.base + i
+            if width is not None and width <= 64 and not signed and slot not in vector_slots:
+                words.append(slot)
+    return tuple(sorted(set(words)))
 
 
 MIN_TAIL_RUN = 16      # lane groups need at least 16 copies (lanegroups.py)
