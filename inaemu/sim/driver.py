@@ -363,7 +363,7 @@ class _Progress:
             self.drawn_at, self.frames_drawn = started, 0
 
     def frames(self) -> int:
-        return sum(link.counters.delivered_packets for link in self.net.links.values())
+        return self.net.delivered_frames()
 
     def close(self) -> None:
         if self.bar is not None:

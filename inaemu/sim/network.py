@@ -162,6 +162,12 @@ class SimNetwork:
         return [{"link": name, "src": wire.src, "dst": wire.dst, **wire.counters.as_dict()}
                 for name, wire in self.links.items()]
 
+    def delivered_frames(self) -> int:
+        """Frames delivered over every link so far: one attribute read per link (the native
+        core's `counters` makes an object per call: 0.2 s for fat-tree(40)'s 96,000 links at
+        every progress line)."""
+        return sum(wire.delivered_packets for wire in self.links.values())
+
     def switch_report(self) -> dict[str, dict]:
         return {name: node.counters.as_dict() for name, node in self.switches.items()}
 

@@ -11,6 +11,7 @@ import pytest
 
 from inaemu.sim import SimJob, prepare_setup, simulate
 from inaemu.sim.driver import RUN_GC_YOUNG, SimTimeLimit
+from inaemu.sim.native import native_loop_class
 from inaemu.sim.network import SimNetwork
 from topologies.builders import fat_tree, star
 
@@ -53,3 +54,17 @@ def test_a_run_puts_the_collector_thresholds_back():
         assert gc.get_freeze_count() == 0 and gc.isenabled()
     finally:
         gc.set_threshold(*before)
+
+
+
+@pytest.mark.parametrize("core", ["python", "native"])
+def test_delivered_frames_reads_every_links_count(core):
+    if core == "native" and native_loop_class() is None:
+        pytest.skip("the native core does not build here")     # CI builds it (test_cores.py)
+    net = SimNetwork(star(3), seed=0, core=core)
+    for name, count in (("h1", 2), ("h2", 1)):
+        for _ in range(count):
+            net.hosts[name].uplink.send(bytes(64))
+    net.loop.run(until=1.0)
+    counts = [wire.counters.delivered_packets for wire in net.links.values()]
+    assert net.delivered_frames() == sum(counts) == 3
