@@ -133,12 +133,13 @@ class Fabric:
         `ecmp` is left on), the route uses an ECMP group, whose members are written first so no
         route ever points at a missing member; otherwise the lowest-port next hop."""
         total = 0
+        made: dict = {}          # entries shared by several switches are built once
         for switch, plan in forwarding_plans(self.topology, aggregate).items():
             client = self[switch]
             index = client.index
             if index is None:
                 raise ControllerError(f"{switch}: push or adopt a pipeline before installing routes")
-            planned = plan_entries(program, index, plan, ecmp=ecmp)
+            planned = plan_entries(program, index, plan, ecmp=ecmp, made=made)
             client.insert_table_entries(planned.members, planned.member_labels)
             total += client.insert_table_entries(planned.routes, planned.route_labels)
             detail = (f", {planned.groups} ECMP groups ({len(planned.members)} members)"

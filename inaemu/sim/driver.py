@@ -43,6 +43,7 @@ from topologies.model import Topology
 ALGOS = ("ina", "ring", *PLAN_ALGOS)   # plan algorithms: inaemu/sim/collective_worker.py
 PROGRESS_EVERY_S = 10.0    # wall seconds between a long simulation's progress lines
 BAR_EVERY_S = 0.5          # wall seconds between redraws of its progress bar
+RUN_GC_YOUNG = 100_000     # the collector's young-generation threshold while the loop runs
 
 
 class SimError(Exception):
@@ -226,7 +227,7 @@ def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
     switches, "local" (in-process P4Runtime, the default) or "grpc" (a server per switch);
     None reads $INAEMU_SIM_P4RUNTIME. SimError if it cannot be done."""
     _check_arguments(topology, "ina" if ina else "ring", 4, elems_k, jobs, 1.0)
-    net = SimNetwork(topology, seed=0)
+    net = SimNetwork(topology, seed=0, wires=False)     # the switches are all it configures
     try:
         return prepare(net, jobs, elems_k=elems_k, pool_size=pool_size, ina=ina,
                        ina_everywhere=ina_everywhere, fallback_slots=fallback_slots,
@@ -309,6 +310,11 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     # what exists now (the switches' programs and state, the inputs) is left out of the cyclic
     # collector's walks during the run, which allocates per frame; unfrozen after it
     gc.freeze()
+    # and the young generation collected every RUN_GC_YOUNG allocations, not 700: a frame's
+    # objects live while it is in flight, which at 16,000 workers outlasts many collections,
+    # so they were promoted and walked again by full ones (11 % of fat-tree(40)'s run; docs/sim.md)
+    thresholds = gc.get_threshold()
+    gc.set_threshold(RUN_GC_YOUNG, *thresholds[1:])
     watch = _Progress(net, say, remaining, started, bar=bar)
     try:
         for member in members:
@@ -317,6 +323,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
                 if remaining[0] else "done")
     finally:
         watch.close()
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
     wall = time.perf_counter() - started
     result = _collect(net, members, references, verdicts, algo, wall, stop, checks)
@@ -357,7 +364,7 @@ class _Progress:
             self.drawn_at, self.frames_drawn = started, 0
 
     def frames(self) -> int:
-        return sum(link.counters.delivered_packets for link in self.net.links.values())
+        return self.net.delivered_frames()
 
     def close(self) -> None:
         if self.bar is not None:

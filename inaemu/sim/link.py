@@ -99,6 +99,12 @@ class LinkDirection:
         self._on_writable: Callable[[], None] | None = None
         self._wake_event = None
 
+    @property
+    def delivered_packets(self) -> int:
+        """Frames delivered so far (`counters.delivered_packets`; the native core reads it from
+        C without making the counters object, which a progress line does for every link)."""
+        return self.counters.delivered_packets
+
     def attach_sender(self, on_writable: Callable[[], None],
                       send_buffer: int = SEND_BUFFER_BYTES) -> None:
         """Make this direction's sender a socket with `send_buffer` bytes: `writable()` says
