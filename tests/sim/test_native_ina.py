@@ -135,6 +135,24 @@ def test_the_c_path_runs_the_same_events(spied, case, loss, seed, keep):
     _assert_same(python, native, spied, "most" if loss < 5.0 else "some")
 
 
+@pytest.mark.parametrize("seed", [1, 2, 5, 7, 13, 17])
+@pytest.mark.parametrize("loss", [1.0, 3.0, 5.0])
+@pytest.mark.parametrize("case", TOPOLOGIES, ids=[case[0] for case in TOPOLOGIES])
+def test_loss_detection_in_c_runs_the_same_events(spied, case, loss, seed):
+    """At loss, the results the C path takes find earlier chunks lost and resend them in C
+    (inasession.c's `detect_losses_c`, the recovery's `detect_losses` in Python's place):
+    the same events and states as the Python core, and every detection was the C's."""
+    _name, topology_of, jobs_of = case
+    python, native = _both(spied, topology_of, jobs_of, algo="ina", size_bytes=4 * 6001,
+                           seed=seed, loss=loss, bw=1000, elems_k=32)
+    _assert_same(python, native, spied, "most" if loss < 5.0 else "some")
+    assert sum(listener.c_detections for listener in spied["listeners"]) > 0
+    assert sum(listener.python_detections for listener in spied["listeners"]) == 0
+    retransmissions = sum(session["counters"]["fast_retransmissions"]
+                          for session in native[-1])
+    assert retransmissions > 0
+
+
 OPTIONS = [
     ("fixed rto and window", InaOptions(window=16, rto=0.004, rto_max=0.016), "most"),
     ("no fast retransmit", InaOptions(fast_retransmit=False), "most"),
@@ -304,3 +322,67 @@ def test_a_finished_run_frees_its_listeners():
                  ina=InaOptions(rto=0.002, rto_max=0.004, max_retx=2))
         gc.collect()
         assert not [o for o in gc.get_objects() if type(o) is listener_type]
+
+
+# ---- the C arithmetic against hosts/congestion.py's, float for float ------------------------
+
+def _rtts(rng: random.Random, count: int):
+    """Round trips as a run sees them: mostly near a base, some far, a few negative (clock
+    steps: clamped to 0), some tiny, some huge (the clamps of the RTO)."""
+    base = 10.0 ** rng.uniform(-6, -1)
+    for _ in range(count):
+        draw = rng.random()
+        if draw < 0.03:
+            yield -rng.random() * base
+        elif draw < 0.08:
+            yield base * rng.uniform(10, 1000)
+        elif draw < 0.12:
+            yield base * rng.uniform(0, 0.01)
+        else:
+            yield base * rng.lognormvariate(0, 0.5)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_c_rtt_sample_gives_the_same_floats(seed):
+    """InaFastPath.rto_sample (the C `RtoEstimator.sample` of the path) leaves every field of
+    an estimator bit for bit as hosts/congestion.py's `sample` does, sample after sample."""
+    from hosts.congestion import RtoEstimator
+    from inaemu.sim.native import native_module
+    c_sample = native_module().InaFastPath.rto_sample
+    rng = random.Random(seed)
+    bounds = dict(initial=rng.choice([0.001, 0.004, 0.2]), minimum=rng.choice([1e-5, 1e-3]),
+                  maximum=rng.choice([0.016, 0.05, 1.0]))
+    python, native = RtoEstimator(**bounds), RtoEstimator(**bounds)
+    for rtt in _rtts(rng, 400):
+        python.sample(rtt)
+        c_sample(native, rtt)
+        assert vars(native) == vars(python)
+        assert all(type(vars(native)[name]) is type(value)
+                   for name, value in vars(python).items())
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_c_loss_burst_check_gives_the_same_verdicts(seed):
+    """InaFastPath.bursts_lost (the C `LossBursts.lost` of the early resend) says and
+    leaves what hosts/congestion.py's does, over windows of transmissions and losses."""
+    from hosts.congestion import LossBursts
+    from inaemu.sim.native import native_module
+    c_lost = native_module().InaFastPath.bursts_lost
+    rng = random.Random(seed)
+    python, native = LossBursts(), LossBursts()
+    rate = rng.choice([0.001, 0.01, 0.05, 0.3])
+    verdicts, burst_left, window = [], 0, 16
+    for _ in range(3000):
+        if rng.random() < 0.01:                         # the window changes now and then
+            window = rng.choice([1, 2, 7, 16, 64, 256])
+        python.transmitted(window)
+        native.transmitted(window)
+        if not burst_left and rng.random() < 0.01:
+            burst_left = rng.randrange(10, 80)         # a queue overflows for a while
+        burst_left = max(0, burst_left - 1)
+        if rng.random() < (0.9 if burst_left else rate):
+            verdict = python.lost(window)
+            assert c_lost(native, window) is verdict
+            verdicts.append(verdict)
+        assert vars(native) == vars(python)
+    assert False in verdicts and True in verdicts

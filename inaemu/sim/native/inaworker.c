@@ -25,6 +25,7 @@ typedef struct {
     PyObject *gateway_mac, *mac, *ip;
     SessionRefs s;              /* the worker's session (inasession.c) */
     long long fast, fallback;   /* datagrams each path took */
+    long long c_detections, python_detections;  /* loss detections each did (C path's) */
 } InaFast;
 
 /* ---- the object --------------------------------------------------------------------------- */
@@ -299,8 +300,8 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
             if (sample && add_ll(self->s.counters, INA_NAME(spurious_timeouts), 1) < 0)
                 goto done;
         }
-        if (sample && ina_call_method_double(path ? self->s.host_estimator : self->s.estimator,
-                                         INA_NAME(sample), now - sent_at) < 0)
+        if (sample && estimator_sample(&self->s, path ? self->s.host_estimator
+                                                      : self->s.estimator, now - sent_at) < 0)
             goto done;
         if (PyList_SetItem(highest, path, Py_NewRef(p->key)) < 0) goto done;
     }
@@ -321,20 +322,27 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     Py_CLEAR(v);
     if (set_ll(session, INA_NAME(_answered_count), p->answered_count + 1) < 0) goto done;
     if (codec_store(p->codec, p->key, p->chunk, p->payload) < 0) goto done;
+    if ((out = PyList_New(0)) == NULL) goto done;
     if (p->detect) {    /* _on_result: detect_losses(c, flight, now) + _fill_window(now) */
-        PyObject *now_obj = PyFloat_FromDouble(now);
-        if (now_obj == NULL) goto done;
-        out = PyObject_VectorcallMethod(
-            INA_NAME(detect_losses), (PyObject *[]){self->s.recovery, p->key, p->flight, now_obj},
-            4, NULL);
-        Py_DECREF(now_obj);
-        if (out == NULL) goto done;
-        if (!PyList_CheckExact(out)) {
-            PyErr_SetString(PyExc_TypeError, "detect_losses must return a list");
-            goto done;
+        int covered = detect_losses_c(&self->s, p->in_flight, (long long)p->chunk, p->flight,
+                                      now, out);
+        if (covered < 0) goto done;
+        if (!covered) {         /* not the C's case: the recovery's Python method */
+            self->python_detections++;
+            PyObject *now_obj = PyFloat_FromDouble(now);
+            if (now_obj == NULL) goto done;
+            Py_SETREF(out, PyObject_VectorcallMethod(
+                INA_NAME(detect_losses),
+                (PyObject *[]){self->s.recovery, p->key, p->flight, now_obj}, 4, NULL));
+            Py_DECREF(now_obj);
+            if (out == NULL) goto done;
+            if (!PyList_CheckExact(out)) {
+                PyErr_SetString(PyExc_TypeError, "detect_losses must return a list");
+                goto done;
+            }
+        } else {
+            self->c_detections++;
         }
-    } else if ((out = PyList_New(0)) == NULL) {
-        goto done;
     }
     if (fill_window(&self->s, now, out) < 0) goto done;
     /* receive's Step: the deadline now; then the worker's _apply */
@@ -375,10 +383,50 @@ static PyObject *InaFast_call(InaFast *self, PyObject *args, PyObject *kwds) {
     Py_RETURN_NONE;
 }
 
+/* InaFastPath.rto_sample(estimator, rtt): the C `RtoEstimator.sample` the path uses, on any
+ * object with the estimator's fields (for tests/sim/test_native_ina.py's float-for-float
+ * check against hosts/congestion.py's) */
+static PyObject *InaFast_rto_sample(PyObject *unused, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "rto_sample(estimator, rtt)");
+        return NULL;
+    }
+    double rtt = PyFloat_AsDouble(args[1]);
+    if (rtt == -1.0 && PyErr_Occurred()) return NULL;
+    if (rto_sample(args[0], rtt) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* InaFastPath.bursts_lost(loss_bursts, window): the C `LossBursts.lost` (the same check) */
+static PyObject *InaFast_bursts_lost(PyObject *unused, PyObject *const *args,
+                                     Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "bursts_lost(loss_bursts, window)");
+        return NULL;
+    }
+    long long window = PyLong_AsLongLong(args[1]);
+    if (window == -1 && PyErr_Occurred()) return NULL;
+    int r = bursts_lost(args[0], window);
+    if (r < 0) return NULL;
+    return PyBool_FromLong(r);
+}
+
+static PyMethodDef InaFast_methods[] = {
+    {"bursts_lost", (PyCFunction)(void (*)(void))InaFast_bursts_lost,
+     METH_FASTCALL | METH_STATIC, "the C LossBursts.lost(window) on `loss_bursts`"},
+    {"rto_sample", (PyCFunction)(void (*)(void))InaFast_rto_sample,
+     METH_FASTCALL | METH_STATIC, "the C RtoEstimator.sample(rtt) on `estimator`"},
+    {NULL}
+};
+
 static PyMemberDef InaFast_members[] = {
     {"fast", T_LONGLONG, offsetof(InaFast, fast), READONLY, "datagrams the C path took"},
     {"fallback", T_LONGLONG, offsetof(InaFast, fallback), READONLY,
      "datagrams handed to the worker's Python _on_datagram"},
+    {"c_detections", T_LONGLONG, offsetof(InaFast, c_detections), READONLY,
+     "loss detections after a result the C path took, done in C"},
+    {"python_detections", T_LONGLONG, offsetof(InaFast, python_detections), READONLY,
+     "loss detections after a result the C path took, left to the recovery's Python"},
     {"worker", T_OBJECT, offsetof(InaFast, worker), READONLY, "the InaWorker"},
     {NULL}
 };
@@ -396,6 +444,7 @@ static PyTypeObject InaFastType = {
     .tp_free = PyObject_GC_Del,
     .tp_call = (ternaryfunc)InaFast_call,
     .tp_members = InaFast_members,
+    .tp_methods = InaFast_methods,
     .tp_doc = "an INA worker's listener: the common RESULT in C, anything else its Python "
               "_on_datagram (inaemu/sim/native/inaworker.c)",
 };
