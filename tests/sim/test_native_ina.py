@@ -140,14 +140,16 @@ def test_the_c_path_runs_the_same_events(spied, case, loss, seed, keep):
 @pytest.mark.parametrize("case", TOPOLOGIES, ids=[case[0] for case in TOPOLOGIES])
 def test_loss_detection_in_c_runs_the_same_events(spied, case, loss, seed):
     """At loss, the results the C path takes find earlier chunks lost and resend them in C
-    (inasession.c's `detect_losses_c`, the recovery's `detect_losses` in Python's place):
-    the same events and states as the Python core, and every detection was the C's."""
+    (inasession.c's `detect_losses_c`, the recovery's `detect_losses` in Python's place), and
+    the workers' timers expire reorder timers in C (inaworker.c's `ina_fast_timer`): the same
+    events and states as the Python core, every detection and some expiries the C's."""
     _name, topology_of, jobs_of = case
     python, native = _both(spied, topology_of, jobs_of, algo="ina", size_bytes=4 * 6001,
                            seed=seed, loss=loss, bw=1000, elems_k=32)
     _assert_same(python, native, spied, "most" if loss < 5.0 else "some")
     assert sum(listener.c_detections for listener in spied["listeners"]) > 0
     assert sum(listener.python_detections for listener in spied["listeners"]) == 0
+    assert sum(listener.timer_fast for listener in spied["listeners"]) > 0   # reorder timers
     retransmissions = sum(session["counters"]["fast_retransmissions"]
                           for session in native[-1])
     assert retransmissions > 0

@@ -26,6 +26,8 @@ typedef struct {
     SessionRefs s;              /* the worker's session (inasession.c) */
     long long fast, fallback;   /* datagrams each path took */
     long long c_detections, python_detections;  /* loss detections each did (C path's) */
+    PyObject *general_timer;    /* the worker's `_on_timer` */
+    long long timer_fast, timer_fallback;       /* timer expiries each path finished */
 } InaFast;
 
 /* ---- the object --------------------------------------------------------------------------- */
@@ -38,6 +40,7 @@ static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
     Py_INCREF(worker);
     Py_XSETREF(self->worker, worker);
     if ((self->general = PyObject_GetAttr(worker, INA_NAME(_on_datagram))) == NULL
+            || (self->general_timer = PyObject_GetAttr(worker, INA_NAME(_on_timer))) == NULL
             || (session = PyObject_GetAttr(worker, INA_NAME(session))) == NULL
             || (node = self->node = PyObject_GetAttr(worker, INA_NAME(node))) == NULL
             || (self->loop = PyObject_GetAttr(node, INA_NAME(loop))) == NULL
@@ -63,7 +66,7 @@ fail:
 }
 
 static int InaFast_traverse(InaFast *self, visitproc visit, void *arg) {
-    Py_VISIT(self->worker); Py_VISIT(self->general);
+    Py_VISIT(self->worker); Py_VISIT(self->general); Py_VISIT(self->general_timer);
     Py_VISIT(self->node); Py_VISIT(self->loop); Py_VISIT(self->timer);
     Py_VISIT(self->aggregator_ip); Py_VISIT(self->gateway_mac); Py_VISIT(self->mac);
     Py_VISIT(self->ip);
@@ -71,7 +74,7 @@ static int InaFast_traverse(InaFast *self, visitproc visit, void *arg) {
 }
 
 static int InaFast_clear(InaFast *self) {
-    Py_CLEAR(self->worker); Py_CLEAR(self->general);
+    Py_CLEAR(self->worker); Py_CLEAR(self->general); Py_CLEAR(self->general_timer);
     Py_CLEAR(self->node); Py_CLEAR(self->loop); Py_CLEAR(self->timer);
     Py_CLEAR(self->aggregator_ip); Py_CLEAR(self->gateway_mac); Py_CLEAR(self->mac);
     Py_CLEAR(self->ip);
@@ -383,6 +386,119 @@ static PyObject *InaFast_call(InaFast *self, PyObject *args, PyObject *kwds) {
     Py_RETURN_NONE;
 }
 
+/* ---- the worker's timer ----------------------------------------------------------------------- */
+
+/* 1: the reorder timers due now are the C's to expire (a float call's data phase, no
+ * timeline, hosts' own recovery classes); 0: the worker's Python `_on_timer` takes it; -1 */
+static int timer_is_plain(InaFast *self) {
+    if (!self->s.c_recovery) return 0;
+    PyObject *outcome = PyObject_GetAttr(self->worker, INA_NAME(outcome));
+    if (outcome == NULL) return -1;
+    int r = attr_is_none(outcome, INA_NAME(finished_at));
+    Py_DECREF(outcome);
+    if (r <= 0) return r;
+    PyObject *state = PyObject_GetAttr(self->s.session, INA_NAME(state));
+    if (state == NULL) return -1;
+    Py_DECREF(state);
+    if (state != state_data) return 0;
+    return attr_is_none(self->s.recovery, INA_NAME(timeline));
+}
+
+/* The worker's timer fired: `LossRecovery.expire(now)`'s reorder timers (an early resend of a
+ * chunk a later result showed missing: inasession.c's `resend_early`) and stale entries, in
+ * the heap's order, in C. At the first live RTO or tail-probe timer due (the silence rules,
+ * the give-up count, the probes: Python's), the payloads so far are sent and the worker's
+ * `_on_timer` does the rest: `expire` goes on from that entry, as one call of it would have
+ * (its loop carries nothing but each path's earliest chunk, which no expiry changes). */
+static int ina_fast_timer(InaFast *self) {
+    int plain = timer_is_plain(self);
+    if (plain < 0) return -1;
+    if (plain == 0) {
+        self->timer_fallback++;
+        PyObject *r = PyObject_CallNoArgs(self->general_timer);
+        if (r == NULL) return -1;
+        Py_DECREF(r);
+        return 0;
+    }
+    double now = ((Loop *)self->loop)->now;
+    PyObject *timers = PyObject_GetAttr(self->s.recovery, INA_NAME(timers));
+    PyObject *in_flight = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight));
+    PyObject *out = PyList_New(0), *deadline = NULL;
+    int r = -1, rest = 0;
+    if (timers == NULL || in_flight == NULL || out == NULL) goto done;
+    if (!PyList_CheckExact(timers) || !PyDict_CheckExact(in_flight)) {
+        PyErr_SetString(PyExc_TypeError, "the recovery's timers must be a list, the flight "
+                        "table a dict");
+        goto done;
+    }
+    while (PyList_GET_SIZE(timers)) {
+        PyObject *entry = PyList_GET_ITEM(timers, 0);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a timer entry must be (deadline, key, tries, kind)");
+            goto done;
+        }
+        double due = PyFloat_AsDouble(PyTuple_GET_ITEM(entry, 0));
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 3));
+        if (PyErr_Occurred()) goto done;
+        if (!(due <= now)) break;
+        if (kind == INA_TAIL_TIMER) { rest = 1; break; }
+        PyObject *key = PyTuple_GET_ITEM(entry, 1);
+        PyObject *flight = PyDict_GetItemWithError(in_flight, key);
+        if (flight == NULL && PyErr_Occurred()) goto done;
+        int live = 0;
+        if (flight != NULL) {
+            PyObject *tries = PyObject_GetAttr(flight, INA_NAME(tries));
+            if (tries == NULL) goto done;
+            live = PyObject_RichCompareBool(tries, PyTuple_GET_ITEM(entry, 2), Py_EQ);
+            Py_DECREF(tries);
+            if (live < 0) goto done;
+        }
+        if (live && kind != INA_REORDER_TIMER) { rest = 1; break; }
+        int suspect = 0;
+        if (live) {                 /* a reorder timer: in C if the flight is the C's case */
+            long long k, expiries;
+            if (Py_TYPE(flight) != flight_type || !PyLong_CheckExact(key)) { rest = 1; break; }
+            k = PyLong_AsLongLong(key);
+            if (k == -1 && PyErr_Occurred()) goto done;
+            if (flight_ll(flight, F_expiries, &expiries) < 0) goto done;
+            if (k < 0 || expiries < 0 || expiries > 1000) { rest = 1; break; }
+            if ((suspect = flight_truth(flight, F_suspect)) < 0) goto done;
+            Py_INCREF(flight);
+        }
+        Py_INCREF(key);
+        PyObject *popped = PyObject_Vectorcall(heap_pop, &timers, 1, NULL);
+        if (popped == NULL) { Py_DECREF(key); if (live) Py_DECREF(flight); goto done; }
+        Py_DECREF(popped);
+        int sent = live && suspect ? resend_early(&self->s, key, flight, now, out) : 0;
+        Py_DECREF(key);
+        if (live) Py_DECREF(flight);
+        if (sent < 0) goto done;
+    }
+    if (send_payloads(self, out) < 0) goto done;
+    if (rest) {                 /* the worker's Python `_on_timer` from here */
+        self->timer_fallback++;
+        PyObject *called = PyObject_CallNoArgs(self->general_timer);
+        if (called == NULL) goto done;
+        Py_DECREF(called);
+    } else {                    /* timeout's Step deadline; `_apply`'s Timer.set */
+        self->timer_fast++;
+        if ((deadline = next_deadline(&self->s)) == NULL || set_timer(self, deadline) < 0)
+            goto done;
+    }
+    r = 0;
+done:
+    Py_XDECREF(timers);
+    Py_XDECREF(in_flight);
+    Py_XDECREF(out);
+    Py_XDECREF(deadline);
+    return r;
+}
+
+static PyObject *InaFast_on_timer(InaFast *self, PyObject *unused) {
+    if (ina_fast_timer(self) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* InaFastPath.rto_sample(estimator, rtt): the C `RtoEstimator.sample` the path uses, on any
  * object with the estimator's fields (for tests/sim/test_native_ina.py's float-for-float
  * check against hosts/congestion.py's) */
@@ -412,6 +528,8 @@ static PyObject *InaFast_bursts_lost(PyObject *unused, PyObject *const *args,
 }
 
 static PyMethodDef InaFast_methods[] = {
+    {"on_timer", (PyCFunction)InaFast_on_timer, METH_NOARGS,
+     "the worker's timer fired: its reorder timers in C, anything else its _on_timer"},
     {"bursts_lost", (PyCFunction)(void (*)(void))InaFast_bursts_lost,
      METH_FASTCALL | METH_STATIC, "the C LossBursts.lost(window) on `loss_bursts`"},
     {"rto_sample", (PyCFunction)(void (*)(void))InaFast_rto_sample,
@@ -427,6 +545,10 @@ static PyMemberDef InaFast_members[] = {
      "loss detections after a result the C path took, done in C"},
     {"python_detections", T_LONGLONG, offsetof(InaFast, python_detections), READONLY,
      "loss detections after a result the C path took, left to the recovery's Python"},
+    {"timer_fast", T_LONGLONG, offsetof(InaFast, timer_fast), READONLY,
+     "timer expiries the C finished (reorder timers)"},
+    {"timer_fallback", T_LONGLONG, offsetof(InaFast, timer_fallback), READONLY,
+     "timer expiries (or their rest) handed to the worker's Python _on_timer"},
     {"worker", T_OBJECT, offsetof(InaFast, worker), READONLY, "the InaWorker"},
     {NULL}
 };
