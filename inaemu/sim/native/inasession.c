@@ -43,7 +43,7 @@ enum {
     N_min_rtt, N_srtt, N_rttvar, N_samples, N_minimum, N__rto, N_loss_events,
     N_retransmissions, N_fast_retransmissions, N_query, N_window_rule, N_rate, N_learnt,
     N_bursts, N__losses, N__burst, N__last_event, N_count, N_congestion_events, N_on_timeout,
-    N__on_timer,
+    N__on_timer, N_duplicates_ignored,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -65,7 +65,7 @@ static const char *ina_name_text[N_COUNT] = {
     "min_rtt", "srtt", "rttvar", "samples", "minimum", "_rto", "loss_events",
     "retransmissions", "fast_retransmissions", "query", "window_rule", "rate", "learnt",
     "bursts", "_losses", "_burst", "_last_event", "count", "congestion_events", "on_timeout",
-    "_on_timer",
+    "_on_timer", "duplicates_ignored",
 };
 static PyObject *ina_names[N_COUNT];
 #define INA_NAME(id) ina_names[N_##id]

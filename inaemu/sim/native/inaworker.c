@@ -26,6 +26,7 @@ typedef struct {
     SessionRefs s;              /* the worker's session (inasession.c) */
     long long fast, fallback;   /* datagrams each path took */
     long long c_detections, python_detections;  /* loss detections each did (C path's) */
+    long long duplicates;       /* of `fast`: duplicate RESULTs, only counted */
     PyObject *general_timer;    /* the worker's `_on_timer` */
     long long timer_fast, timer_fallback;       /* timer expiries each path finished */
 } InaFast;
@@ -99,6 +100,7 @@ typedef struct {
     int retx;           /* the switch marked it retx: it waited for a recovery, no RTT sample */
     int queried;        /* the chunk's latest send was a QUERY */
     long long tries;    /* the chunk's transmissions */
+    int duplicate;      /* not in flight (or its slot or version differs): only counted */
 } Plain;
 
 /* 1: the common case (p filled, its references to release with plain_release); 0: not; -1 */
@@ -139,7 +141,10 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     p->slot = be16(h + 6);
     if ((p->key = PyLong_FromUnsignedLong(p->chunk)) == NULL) goto error;
     PyObject *flight = PyDict_GetItemWithError(v, p->key);
-    if (flight == NULL) { if (PyErr_Occurred()) goto error; goto done; }
+    if (flight == NULL) {       /* not in flight: answered already (a duplicate) */
+        if (PyErr_Occurred()) goto error;
+        goto duplicate;
+    }
     Py_INCREF(flight);
     p->flight = flight;
     p->in_flight = v;       /* (the reference moves to p) */
@@ -149,7 +154,8 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
             || get_ll(flight, INA_NAME(slot), &slot) < 0
             || get_ll(flight, INA_NAME(ver), &ver) < 0)
         goto error;
-    if (slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER)) goto done;
+    if (slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER))
+        goto duplicate;         /* another use of the chunk number's slot: as a duplicate */
     if ((v = PyObject_GetAttr(flight, INA_NAME(queried))) == NULL) goto error;
     if ((p->queried = PyObject_IsTrue(v)) < 0) goto error;
     Py_CLEAR(v);
@@ -177,6 +183,11 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     p->payload = payload;
     p->retx = flags & INA_FLAG_RETX;
     p->answered_count = count;
+    r = 1;
+    goto done;
+duplicate:                      /* `_on_result`'s first test: duplicates_ignored */
+    p->duplicate = 1;
+    p->payload = payload;
     r = 1;
     goto done;
 error:
@@ -361,6 +372,20 @@ done:
     return r;
 }
 
+/* a duplicate RESULT in the data phase: `_receive`'s counts, `_on_result`'s
+ * duplicates_ignored, nothing to send; receive's Step deadline and `_apply`'s Timer.set */
+static int deliver_duplicate(InaFast *self, Plain *p) {
+    if (add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
+            || add_ll(self->s.counters, INA_NAME(bytes_received), PyBytes_GET_SIZE(p->payload)) < 0
+            || add_ll(self->s.counters, INA_NAME(duplicates_ignored), 1) < 0)
+        return -1;
+    PyObject *deadline = next_deadline(&self->s);
+    if (deadline == NULL) return -1;
+    int r = set_timer(self, deadline);
+    Py_DECREF(deadline);
+    return r;
+}
+
 static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
     Plain p;
     int plain = plain_result(self, datagram, &p);
@@ -374,7 +399,13 @@ static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
         return 0;
     }
     self->fast++;
-    int r = deliver_plain(self, &p, ((Loop *)self->loop)->now);
+    int r;
+    if (p.duplicate) {
+        self->duplicates++;
+        r = deliver_duplicate(self, &p);
+    } else {
+        r = deliver_plain(self, &p, ((Loop *)self->loop)->now);
+    }
     plain_release(&p);
     return r;
 }
@@ -545,6 +576,8 @@ static PyMemberDef InaFast_members[] = {
      "loss detections after a result the C path took, done in C"},
     {"python_detections", T_LONGLONG, offsetof(InaFast, python_detections), READONLY,
      "loss detections after a result the C path took, left to the recovery's Python"},
+    {"duplicates", T_LONGLONG, offsetof(InaFast, duplicates), READONLY,
+     "of fast: duplicate RESULTs (answered already), counted in C"},
     {"timer_fast", T_LONGLONG, offsetof(InaFast, timer_fast), READONLY,
      "timer expiries the C finished (reorder timers)"},
     {"timer_fallback", T_LONGLONG, offsetof(InaFast, timer_fallback), READONLY,
