@@ -281,8 +281,8 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
     if ((encoder = PyObject_GetAttr(session, INA_NAME(_encoder))) == NULL
             || (answered = PyObject_GetAttr(session, INA_NAME(_answered))) == NULL
             || (timers = PyObject_GetAttr(recovery, INA_NAME(timers))) == NULL
-            || (events = PyObject_GetAttr(recovery, INA_NAME(events))) == NULL
-            || (bursts = PyObject_GetAttr(recovery, INA_NAME(loss_bursts))) == NULL
+            || (events = Py_NewRef(self->events)) == NULL
+            || (bursts = Py_NewRef(self->bursts)) == NULL
             || get_ll(self->window, INA_NAME(size), &bursts_window) < 0
             || get_ll(session, INA_NAME(next_position), &next_position) < 0)
         goto done;
@@ -504,6 +504,14 @@ static int flight_truth(PyObject *f, int i) {
     PyObject *v = FLIGHT_GET(f, i);
     if (v == NULL) { PyErr_SetString(PyExc_AttributeError, "a Flight slot is unset"); return -1; }
     return PyObject_IsTrue(v);
+}
+
+/* a Flight's field by its slot when it is hosts' Flight, else by name (a new reference) */
+static PyObject *flight_attr(PyObject *f, int i, PyObject *name) {
+    if (Py_TYPE(f) != flight_type) return PyObject_GetAttr(f, name);
+    PyObject *v = FLIGHT_GET(f, i);
+    if (v == NULL) PyErr_SetString(PyExc_AttributeError, "a Flight slot is unset");
+    return Py_XNewRef(v);
 }
 
 /* Paths.path(slot): 1 for the host aggregator's */
@@ -846,12 +854,13 @@ static PyObject *next_deadline(SessionRefs *self) {
                 if (same < 0 || on < 0) goto done;
                 live = on;
             } else {
-                if ((v = PyObject_GetAttr(flight, INA_NAME(tries))) == NULL) goto done;
+                if ((v = flight_attr(flight, F_tries, INA_NAME(tries))) == NULL) goto done;
                 int same = PyObject_RichCompareBool(v, tries, Py_EQ);
                 Py_DECREF(v);
                 if (same < 0) goto done;
                 if (same && kind != INA_RTO_TIMER) {
-                    if ((v = PyObject_GetAttr(flight, INA_NAME(suspect))) == NULL) goto done;
+                    if ((v = flight_attr(flight, F_suspect, INA_NAME(suspect))) == NULL)
+                        goto done;
                     same = PyObject_IsTrue(v);
                     Py_DECREF(v);
                     if (same < 0) goto done;

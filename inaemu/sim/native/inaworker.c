@@ -28,6 +28,7 @@ typedef struct {
     long long c_detections, python_detections;  /* loss detections each did (C path's) */
     long long duplicates;       /* of `fast`: duplicate RESULTs, only counted */
     PyObject *general_timer;    /* the worker's `_on_timer` */
+    PyObject *outcome;          /* the worker's WorkerOutcome (made once, in its __init__) */
     long long timer_fast, timer_fallback;       /* timer expiries each path finished */
 } InaFast;
 
@@ -42,6 +43,7 @@ static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
     Py_XSETREF(self->worker, worker);
     if ((self->general = PyObject_GetAttr(worker, INA_NAME(_on_datagram))) == NULL
             || (self->general_timer = PyObject_GetAttr(worker, INA_NAME(_on_timer))) == NULL
+            || (self->outcome = PyObject_GetAttr(worker, INA_NAME(outcome))) == NULL
             || (session = PyObject_GetAttr(worker, INA_NAME(session))) == NULL
             || (node = self->node = PyObject_GetAttr(worker, INA_NAME(node))) == NULL
             || (self->loop = PyObject_GetAttr(node, INA_NAME(loop))) == NULL
@@ -68,6 +70,7 @@ fail:
 
 static int InaFast_traverse(InaFast *self, visitproc visit, void *arg) {
     Py_VISIT(self->worker); Py_VISIT(self->general); Py_VISIT(self->general_timer);
+    Py_VISIT(self->outcome);
     Py_VISIT(self->node); Py_VISIT(self->loop); Py_VISIT(self->timer);
     Py_VISIT(self->aggregator_ip); Py_VISIT(self->gateway_mac); Py_VISIT(self->mac);
     Py_VISIT(self->ip);
@@ -76,6 +79,7 @@ static int InaFast_traverse(InaFast *self, visitproc visit, void *arg) {
 
 static int InaFast_clear(InaFast *self) {
     Py_CLEAR(self->worker); Py_CLEAR(self->general); Py_CLEAR(self->general_timer);
+    Py_CLEAR(self->outcome);
     Py_CLEAR(self->node); Py_CLEAR(self->loop); Py_CLEAR(self->timer);
     Py_CLEAR(self->aggregator_ip); Py_CLEAR(self->gateway_mac); Py_CLEAR(self->mac);
     Py_CLEAR(self->ip);
@@ -121,9 +125,8 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
         return 0;
     if (!self->s.job_scaling || self->s.granted) return 0;
     int r = 0;
-    PyObject *outcome = NULL, *v = NULL, *encoder = NULL;
-    if ((outcome = PyObject_GetAttr(self->worker, INA_NAME(outcome))) == NULL) goto error;
-    if ((v = PyObject_GetAttr(outcome, INA_NAME(finished_at))) == NULL) goto error;
+    PyObject *v = NULL, *encoder = NULL;
+    if ((v = PyObject_GetAttr(self->outcome, INA_NAME(finished_at))) == NULL) goto error;
     if (v != Py_None) goto done;
     Py_CLEAR(v);
     if ((v = PyObject_GetAttr(self->s.session, INA_NAME(state))) == NULL) goto error;
@@ -150,15 +153,13 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     p->in_flight = v;       /* (the reference moves to p) */
     v = NULL;
     long long tries, slot, ver, chunks, count, all_chunks, last_chunk;
-    if (get_ll(flight, INA_NAME(tries), &tries) < 0
-            || get_ll(flight, INA_NAME(slot), &slot) < 0
-            || get_ll(flight, INA_NAME(ver), &ver) < 0)
+    if (Py_TYPE(flight) != flight_type) goto done;      /* (its slots are read directly) */
+    if (flight_ll(flight, F_tries, &tries) < 0 || flight_ll(flight, F_slot, &slot) < 0
+            || flight_ll(flight, F_ver, &ver) < 0)
         goto error;
     if (slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER))
         goto duplicate;         /* another use of the chunk number's slot: as a duplicate */
-    if ((v = PyObject_GetAttr(flight, INA_NAME(queried))) == NULL) goto error;
-    if ((p->queried = PyObject_IsTrue(v)) < 0) goto error;
-    Py_CLEAR(v);
+    if ((p->queried = flight_truth(flight, F_queried)) < 0) goto error;
     p->tries = tries;
     if (get_ll(p->codec, INA_NAME(chunks), &chunks) < 0
             || get_ll(self->s.session, INA_NAME(_answered_count), &count) < 0
@@ -193,7 +194,6 @@ duplicate:                      /* `_on_result`'s first test: duplicates_ignored
 error:
     r = -1;
 done:
-    Py_XDECREF(outcome);
     Py_XDECREF(v);
     Py_XDECREF(encoder);
     return r;
@@ -269,8 +269,8 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
         return -1;
     /* _on_result's steps for this case (receive_many's inline path) */
     double last_sent, sent_at;
-    if (get_double(p->flight, INA_NAME(last_sent), &last_sent) < 0
-            || get_double(p->flight, INA_NAME(sent_at), &sent_at) < 0)
+    if (flight_double(p->flight, F_last_sent, &last_sent) < 0
+            || flight_double(p->flight, F_sent_at, &sent_at) < 0)
         return -1;
     if (PyDict_DelItem(p->in_flight, p->key) < 0) return -1;
     if (p->queried) {      /* the recovery's set_queried(flight, False) */
@@ -423,10 +423,7 @@ static PyObject *InaFast_call(InaFast *self, PyObject *args, PyObject *kwds) {
  * timeline, hosts' own recovery classes); 0: the worker's Python `_on_timer` takes it; -1 */
 static int timer_is_plain(InaFast *self) {
     if (!self->s.c_recovery) return 0;
-    PyObject *outcome = PyObject_GetAttr(self->worker, INA_NAME(outcome));
-    if (outcome == NULL) return -1;
-    int r = attr_is_none(outcome, INA_NAME(finished_at));
-    Py_DECREF(outcome);
+    int r = attr_is_none(self->outcome, INA_NAME(finished_at));
     if (r <= 0) return r;
     PyObject *state = PyObject_GetAttr(self->s.session, INA_NAME(state));
     if (state == NULL) return -1;
@@ -478,7 +475,7 @@ static int ina_fast_timer(InaFast *self) {
         if (flight == NULL && PyErr_Occurred()) goto done;
         int live = 0;
         if (flight != NULL) {
-            PyObject *tries = PyObject_GetAttr(flight, INA_NAME(tries));
+            PyObject *tries = flight_attr(flight, F_tries, INA_NAME(tries));
             if (tries == NULL) goto done;
             live = PyObject_RichCompareBool(tries, PyTuple_GET_ITEM(entry, 2), Py_EQ);
             Py_DECREF(tries);
