@@ -112,11 +112,12 @@ def _both(spied, topology_of, jobs_of, **kwargs):
 
 def _assert_same(python, native, spied, fast="most"):
     """The same events and states; the C path took `fast` ("most", "some" or "none") of the
-    workers' datagrams, the Python one the rest (never none: the MAX round is Python's)."""
+    workers' RESULTs, the Python one the rest (never none: the MAX round is Python's)."""
     assert python[0], "no trace recorded"
     assert native[0] == python[0]
     assert native[1:] == python[1:]
-    taken = sum(listener.fast for listener in spied["listeners"])
+    # (RESULTs: a NACK is the C's in every data phase, whatever the RESULTs' case)
+    taken = sum(listener.fast - listener.nacks for listener in spied["listeners"])
     fallback = sum(listener.fallback for listener in spied["listeners"])
     assert spied["listeners"] and fallback > 0
     assert {"most": taken > fallback, "some": taken > 0, "none": taken == 0}[fast], \
@@ -141,8 +142,9 @@ def test_the_c_path_runs_the_same_events(spied, case, loss, seed, keep):
 def test_loss_detection_in_c_runs_the_same_events(spied, case, loss, seed):
     """At loss, the results the C path takes find earlier chunks lost and resend them in C
     (inasession.c's `detect_losses_c`, the recovery's `detect_losses` in Python's place), and
-    the workers' timers expire reorder timers in C (inaworker.c's `ina_fast_timer`): the same
-    events and states as the Python core, every detection and some expiries the C's."""
+    the workers' timers expire reorder timers in C (inaworker.c's `ina_fast_timer`), duplicates
+    and NACKs (the values resent once per QUERY) are C's: the same events and states as the
+    Python core, every detection and some expiries the C's."""
     _name, topology_of, jobs_of = case
     python, native = _both(spied, topology_of, jobs_of, algo="ina", size_bytes=4 * 6001,
                            seed=seed, loss=loss, bw=1000, elems_k=32)
@@ -152,6 +154,7 @@ def test_loss_detection_in_c_runs_the_same_events(spied, case, loss, seed):
     assert sum(listener.timer_fast for listener in spied["listeners"]) > 0   # reorder timers
     if _name == "fat-tree tree":     # a QUERY's answer reaches every worker: duplicates
         assert sum(listener.duplicates for listener in spied["listeners"]) > 0
+        assert sum(listener.nacks for listener in spied["listeners"]) > 0   # QUERYs NACKed
     retransmissions = sum(session["counters"]["fast_retransmissions"]
                           for session in native[-1])
     assert retransmissions > 0
@@ -271,7 +274,16 @@ def test_one_worker_fed_the_same_datagrams(seed):
                 continue
             if payload[0] == 4:                       # a QUERY: answered, or NACKed
                 if draw < 0.5:
-                    held.append(bytes((5,)) + payload[1:16])
+                    nack = bytes((5,)) + payload[1:16]
+                    held.append(nack)
+                    if draw < 0.3:     # a damaged NACK besides: Python's verdicts, the same
+                        held.append(rng.choice([
+                            nack[:1] + bytes((nack[1] | 0x0C,)) + nack[2:],   # format 3
+                            nack[:1] + bytes((nack[1] | 0x40,)) + nack[2:],   # unknown flag
+                            nack[:5] + b"\x01" + nack[6:],                   # padding
+                            nack[:2] + bytes((nack[2] ^ 1,)) + nack[3:],      # another job
+                            nack[:4] + bytes((nack[4] ^ 1,)) + nack[5:],      # another worker
+                            nack + b"\x00"]))                                # not header-only
                     continue
                 payload = contributions[payload[8:12]]
                 payload = payload[:1] + bytes((payload[1] | 0x02,)) + payload[2:]
@@ -310,6 +322,7 @@ def test_one_worker_fed_the_same_datagrams(seed):
     assert pairs[0][2].outcome.error == pairs[1][2].outcome.error
     assert fast_listener.fast > 50 and fast_listener.fallback > 0
     assert fast_listener.duplicates > 0
+    assert fast_listener.nacks > 0 or not kwargs["fast_retransmit"]    # (QUERYs: early ones)
 
 
 def test_a_finished_run_frees_its_listeners():

@@ -21,6 +21,8 @@
 #define INA_REORDER_TIMER 1
 #define INA_TAIL_TIMER 2
 #define INA_QUERY 4
+#define INA_NACK 5
+#define INA_KNOWN_FLAGS 0x3F
 #define INA_QUERIED_ALLOWANCE_DIVISOR 4
 
 /* the Python names the path reads and writes (interned once) */
@@ -43,7 +45,7 @@ enum {
     N_min_rtt, N_srtt, N_rttvar, N_samples, N_minimum, N__rto, N_loss_events,
     N_retransmissions, N_fast_retransmissions, N_query, N_window_rule, N_rate, N_learnt,
     N_bursts, N__losses, N__burst, N__last_event, N_count, N_congestion_events, N_on_timeout,
-    N__on_timer, N_duplicates_ignored,
+    N__on_timer, N_duplicates_ignored, N_nack_retransmissions,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -65,7 +67,7 @@ static const char *ina_name_text[N_COUNT] = {
     "min_rtt", "srtt", "rttvar", "samples", "minimum", "_rto", "loss_events",
     "retransmissions", "fast_retransmissions", "query", "window_rule", "rate", "learnt",
     "bursts", "_losses", "_burst", "_last_event", "count", "congestion_events", "on_timeout",
-    "_on_timer", "duplicates_ignored",
+    "_on_timer", "duplicates_ignored", "nack_retransmissions",
 };
 static PyObject *ina_names[N_COUNT];
 #define INA_NAME(id) ina_names[N_##id]
@@ -575,11 +577,14 @@ static int events_expired(PyObject *events, long long serial) {
     return 1;
 }
 
+static int arm_c(SessionRefs *self, PyObject *key, PyObject *flight, double now);
+static int send_resent(SessionRefs *self, PyObject *payload, PyObject *counter, PyObject *out);
+
 /* LossRecovery._resend(key, flight, now, early=True) of a data chunk (with `_on_loss`, `arm`,
  * `set_queried` and `_count_sent`), appending the payload to `out`; no timeline */
 static int resend_early(SessionRefs *self, PyObject *key, PyObject *flight, double now,
                         PyObject *out) {
-    long long tries, expiries, slot, size;
+    long long tries, size;
     if (self->adaptive) {
         if (add_ll(self->counters, INA_NAME(loss_events), 1) < 0) return -1;
         long long progress;
@@ -601,13 +606,68 @@ static int resend_early(SessionRefs *self, PyObject *key, PyObject *flight, doub
                 return -1;
         }
     }
-    if (flight_ll(flight, F_tries, &tries) < 0 || flight_ll(flight, F_expiries, &expiries) < 0
-            || flight_ll(flight, F_slot, &slot) < 0)
-        return -1;
+    if (flight_ll(flight, F_tries, &tries) < 0) return -1;
     if (flight_set(flight, F_tries, PyLong_FromLongLong(tries + 1)) < 0
-            || flight_set(flight, F_suspect, Py_NewRef(Py_False)) < 0)
+            || flight_set(flight, F_suspect, Py_NewRef(Py_False)) < 0
+            || arm_c(self, key, flight, now) < 0)
         return -1;
-    /* arm(key, flight, now) */
+    /* set_queried(flight, query) */
+    int was = flight_truth(flight, F_queried);
+    if (was < 0 || add_ll(self->recovery, INA_NAME(queried), self->query - was) < 0
+            || flight_set(flight, F_queried, Py_NewRef(self->query ? Py_True : Py_False)) < 0)
+        return -1;
+    PyObject *values = FLIGHT_GET(flight, F_payload), *payload;
+    if (values == NULL || !PyBytes_Check(values) || PyBytes_GET_SIZE(values) < INA_HEADER_BYTES) {
+        PyErr_SetString(PyExc_TypeError, "a Flight's payload must be an INA packet");
+        return -1;
+    }
+    if (self->query) {          /* query_for: the header alone, kind QUERY, retx set */
+        payload = PyBytes_FromStringAndSize(PyBytes_AS_STRING(values), INA_HEADER_BYTES);
+        if (payload != NULL) PyBytes_AS_STRING(payload)[0] = INA_QUERY;
+    } else {                    /* with_retx */
+        payload = PyBytes_FromStringAndSize(PyBytes_AS_STRING(values),
+                                            PyBytes_GET_SIZE(values));
+    }
+    if (payload == NULL) return -1;
+    PyBytes_AS_STRING(payload)[1] |= INA_FLAG_RETX;
+    return send_resent(self, payload, INA_NAME(fast_retransmissions), out);
+}
+
+/* `LossRecovery.on_nack(c, slot, ver, now)` in the data phase for a flight of hosts' Flight
+ * class (its expiries in the doubling's range): the values again, once per QUERY; appended to
+ * `out` */
+static int on_nack_c(SessionRefs *self, PyObject *key, PyObject *flight, long slot, long ver,
+                     double now, PyObject *out) {
+    long long tries, fslot, fver;
+    if (flight_ll(flight, F_slot, &fslot) < 0 || flight_ll(flight, F_ver, &fver) < 0)
+        return -1;
+    int queried = flight_truth(flight, F_queried);
+    if (queried < 0) return -1;
+    if (fslot != slot || fver != ver || !queried)
+        return add_ll(self->counters, INA_NAME(duplicates_ignored), 1);
+    if (add_ll(self->recovery, INA_NAME(queried), -1) < 0        /* set_queried(flight, False) */
+            || flight_set(flight, F_queried, Py_NewRef(Py_False)) < 0
+            || flight_ll(flight, F_tries, &tries) < 0
+            || flight_set(flight, F_tries, PyLong_FromLongLong(tries + 1)) < 0
+            || arm_c(self, key, flight, now) < 0)
+        return -1;
+    PyObject *values = FLIGHT_GET(flight, F_payload);
+    if (values == NULL || !PyBytes_Check(values) || PyBytes_GET_SIZE(values) < INA_HEADER_BYTES) {
+        PyErr_SetString(PyExc_TypeError, "a Flight's payload must be an INA packet");
+        return -1;
+    }
+    PyObject *payload = PyBytes_FromStringAndSize(PyBytes_AS_STRING(values),
+                                                  PyBytes_GET_SIZE(values));   /* with_retx */
+    if (payload == NULL) return -1;
+    PyBytes_AS_STRING(payload)[1] |= INA_FLAG_RETX;
+    return send_resent(self, payload, INA_NAME(nack_retransmissions), out);
+}
+
+/* LossRecovery.arm(key, flight, now) of a data chunk (the flight's tries counted already) */
+static int arm_c(SessionRefs *self, PyObject *key, PyObject *flight, double now) {
+    long long expiries, slot, size;
+    if (flight_ll(flight, F_expiries, &expiries) < 0 || flight_ll(flight, F_slot, &slot) < 0)
+        return -1;
     double wait;
     if (!self->adaptive) {
         wait = self->fixed_rto * pow(2.0, (double)expiries);
@@ -640,30 +700,17 @@ static int resend_early(SessionRefs *self, PyObject *key, PyObject *flight, doub
     int tail = get_truth(self->recovery, INA_NAME(tail));
     if (tail < 0 || (tail && ina_call_method_double(self->recovery, INA_NAME(probe_tail), now) < 0))
         return -1;
-    /* set_queried(flight, query) */
-    int was = flight_truth(flight, F_queried);
-    if (was < 0 || add_ll(self->recovery, INA_NAME(queried), self->query - was) < 0
-            || flight_set(flight, F_queried, Py_NewRef(self->query ? Py_True : Py_False)) < 0)
-        return -1;
-    PyObject *values = FLIGHT_GET(flight, F_payload), *payload;
-    if (values == NULL || !PyBytes_Check(values) || PyBytes_GET_SIZE(values) < INA_HEADER_BYTES) {
-        PyErr_SetString(PyExc_TypeError, "a Flight's payload must be an INA packet");
-        return -1;
-    }
-    if (self->query) {          /* query_for: the header alone, kind QUERY, retx set */
-        payload = PyBytes_FromStringAndSize(PyBytes_AS_STRING(values), INA_HEADER_BYTES);
-        if (payload != NULL) PyBytes_AS_STRING(payload)[0] = INA_QUERY;
-    } else {                    /* with_retx */
-        payload = PyBytes_FromStringAndSize(PyBytes_AS_STRING(values),
-                                            PyBytes_GET_SIZE(values));
-    }
-    if (payload == NULL) return -1;
-    PyBytes_AS_STRING(payload)[1] |= INA_FLAG_RETX;
+    return 0;
+}
+
+/* a retransmission's payload (a new reference, stolen) into `out`, with its counts: every
+ * recovery packet's, its kind's (`counter`) and `_count_sent`'s */
+static int send_resent(SessionRefs *self, PyObject *payload, PyObject *counter, PyObject *out) {
     int r = PyList_Append(out, payload);
     Py_ssize_t bytes = PyBytes_GET_SIZE(payload);
     Py_DECREF(payload);
     if (r < 0 || add_ll(self->counters, INA_NAME(retransmissions), 1) < 0
-            || add_ll(self->counters, INA_NAME(fast_retransmissions), 1) < 0
+            || add_ll(self->counters, counter, 1) < 0
             || add_ll(self->counters, INA_NAME(packets_sent), 1) < 0
             || add_ll(self->counters, INA_NAME(bytes_sent), bytes) < 0)
         return -1;

@@ -27,6 +27,7 @@ typedef struct {
     long long fast, fallback;   /* datagrams each path took */
     long long c_detections, python_detections;  /* loss detections each did (C path's) */
     long long duplicates;       /* of `fast`: duplicate RESULTs, only counted */
+    long long nacks;            /* of `fast`: NACKs (on_nack's resend or a duplicate) */
     PyObject *general_timer;    /* the worker's `_on_timer` */
     PyObject *outcome;          /* the worker's WorkerOutcome (made once, in its __init__) */
     long long timer_fast, timer_fallback;       /* timer expiries each path finished */
@@ -386,7 +387,70 @@ static int deliver_duplicate(InaFast *self, Plain *p) {
     return r;
 }
 
+static int timer_is_plain(InaFast *self);
+
+/* A NACK (the switch lacks this worker's piece of a chunk it QUERYed) in the data phase:
+ * `_receive`'s counts and checks (`decode_header`'s verdicts for a header-only packet),
+ * `LossRecovery.on_nack` (inasession.c's `on_nack_c`), receive's Step deadline and `_apply`.
+ * 1 done; 0 not this case (nothing changed: the worker's Python takes it); -1 an error. */
+static int deliver_nack(InaFast *self, PyObject *datagram) {
+    if (!PyTuple_Check(datagram) || PyTuple_GET_SIZE(datagram) < 6) return 0;
+    PyObject *payload = PyTuple_GET_ITEM(datagram, 5);
+    if (!PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) != INA_HEADER_BYTES)
+        return 0;
+    const unsigned char *h = (const unsigned char *)PyBytes_AS_STRING(payload);
+    unsigned flags = h[1];
+    if (h[0] != INA_NACK || flags & ~INA_KNOWN_FLAGS
+            || (flags & INA_FLAG_FORMAT) == INA_FLAG_FORMAT || h[5] != 0
+            || (long)be16(h + 2) != self->s.job || (long)h[4] != self->s.wid
+            || !self->s.c_recovery)
+        return 0;
+    int plain = timer_is_plain(self);       /* running, in the data phase, no timeline */
+    if (plain <= 0) return plain;
+    PyObject *in_flight = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight));
+    if (in_flight == NULL) return -1;
+    PyObject *key = PyLong_FromUnsignedLong(be32(h + 8)), *out = NULL, *deadline = NULL;
+    PyObject *flight = NULL;
+    int r = -1;
+    if (key == NULL) goto done;
+    if (!PyDict_CheckExact(in_flight)) { r = 0; goto done; }
+    flight = PyDict_GetItemWithError(in_flight, key);
+    if (flight == NULL && PyErr_Occurred()) goto done;
+    if (flight != NULL) {
+        long long expiries;
+        if (Py_TYPE(flight) != flight_type) { r = 0; flight = NULL; goto done; }
+        Py_INCREF(flight);
+        if (flight_ll(flight, F_expiries, &expiries) < 0) goto done;
+        if (expiries < 0 || expiries > 1000) { r = 0; goto done; }
+    }
+    if (add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
+            || add_ll(self->s.counters, INA_NAME(bytes_received), INA_HEADER_BYTES) < 0
+            || (out = PyList_New(0)) == NULL)
+        goto done;
+    if (flight == NULL) {
+        if (add_ll(self->s.counters, INA_NAME(duplicates_ignored), 1) < 0) goto done;
+    } else if (on_nack_c(&self->s, key, flight, be16(h + 6), flags & INA_FLAG_VER,
+                         ((Loop *)self->loop)->now, out) < 0) {
+        goto done;
+    }
+    if ((deadline = next_deadline(&self->s)) == NULL || send_payloads(self, out) < 0
+            || set_timer(self, deadline) < 0)
+        goto done;
+    self->nacks++;
+    r = 1;
+done:
+    Py_DECREF(in_flight);
+    Py_XDECREF(key);
+    Py_XDECREF(flight);
+    Py_XDECREF(out);
+    Py_XDECREF(deadline);
+    return r;
+}
+
 static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
+    int nack = deliver_nack(self, datagram);
+    if (nack < 0) return -1;
+    if (nack) { self->fast++; return 0; }
     Plain p;
     int plain = plain_result(self, datagram, &p);
     if (plain < 0) { plain_release(&p); return -1; }
@@ -575,6 +639,8 @@ static PyMemberDef InaFast_members[] = {
      "loss detections after a result the C path took, left to the recovery's Python"},
     {"duplicates", T_LONGLONG, offsetof(InaFast, duplicates), READONLY,
      "of fast: duplicate RESULTs (answered already), counted in C"},
+    {"nacks", T_LONGLONG, offsetof(InaFast, nacks), READONLY,
+     "of fast: NACKs answered (or counted as duplicates) in C"},
     {"timer_fast", T_LONGLONG, offsetof(InaFast, timer_fast), READONLY,
      "timer expiries the C finished (reorder timers)"},
     {"timer_fallback", T_LONGLONG, offsetof(InaFast, timer_fallback), READONLY,
