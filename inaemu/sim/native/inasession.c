@@ -315,6 +315,14 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
             goto done; \
     } while (0)
     TABLE_ROWS();
+    /* the congestion serial and the loss bursts' count, kept here over the loop and written
+     * back before any Python runs (window_ends, contribution) and at its end */
+    long long serial;
+    if (get_ll(events, INA_NAME(serial), &serial) < 0
+            || get_ll(bursts, INA_NAME(_sent), &sent) < 0)
+        goto done;
+#define WRITE_BACK() (set_ll(events, INA_NAME(serial), serial) < 0 \
+                      || set_ll(bursts, INA_NAME(_sent), sent) < 0)
     long long position = next_position + c, first = c, sent_bytes = 0;
     const unsigned char *host_of = (const unsigned char *)PyByteArray_AS_STRING(self->host_of);
     Py_ssize_t host_len = PyByteArray_GET_SIZE(self->host_of);
@@ -325,6 +333,7 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
             payload = PyBytes_FromStringAndSize((const char *)table.buf + (c - base) * size,
                                                 size);
         } else {
+            if (WRITE_BACK()) goto done;
             PyObject *args[3] = {PyLong_FromLongLong(c), PyLong_FromLong(slot),
                                  PyLong_FromLong(ver)};
             if (args[0] && args[1] && args[2])
@@ -345,13 +354,8 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
             goto done;
         }
         double wait = host_of[slot] ? host_wait : switch_wait;
-        long long serial;
-        if (get_ll(events, INA_NAME(serial), &serial) < 0) goto done;
-        PyObject *serial_obj = PyLong_FromLongLong(serial + 1);
+        PyObject *serial_obj = PyLong_FromLongLong(++serial);   /* events.serial += 1 */
         if (serial_obj == NULL) goto done;
-        if (PyObject_SetAttr(events, INA_NAME(serial), serial_obj) < 0) {
-            Py_DECREF(serial_obj); goto done;
-        }
         double deadline = now + wait;
         PyObject *flight = new_flight(payload, slot, ver, deadline, now, serial_obj, wait);
         Py_DECREF(serial_obj);
@@ -361,13 +365,12 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         int set = PyObject_SetItem(in_flight, key, flight);
         Py_DECREF(flight);
         if (set < 0) { Py_DECREF(key); goto done; }
-        if (get_ll(bursts, INA_NAME(_sent), &sent) < 0
-                || set_ll(bursts, INA_NAME(_sent), sent + 1) < 0) {
-            Py_DECREF(key); goto done;
-        }
-        if (sent + 1 >= bursts_window) {
+        if (++sent >= bursts_window) {         /* bursts._sent += 1; window_ends() */
+            if (WRITE_BACK()) { Py_DECREF(key); goto done; }
             PyObject *rr = PyObject_CallMethodNoArgs(bursts, INA_NAME(window_ends));
-            if (rr == NULL) { Py_DECREF(key); goto done; }
+            if (rr == NULL || get_ll(bursts, INA_NAME(_sent), &sent) < 0) {
+                Py_XDECREF(rr); Py_DECREF(key); goto done;
+            }
             Py_DECREF(rr);
         }
         PyObject *deadline_obj = PyFloat_FromDouble(deadline);
@@ -388,7 +391,7 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         room--;
         position++;
     }
-    if (set_ll(session, INA_NAME(_next_chunk), c) < 0
+    if (WRITE_BACK() || set_ll(session, INA_NAME(_next_chunk), c) < 0
             || add_ll(self->counters, INA_NAME(packets_sent), c - first) < 0
             || add_ll(self->counters, INA_NAME(bytes_sent), sent_bytes) < 0)
         goto done;
@@ -399,6 +402,7 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
     }
     r = 0;
 #undef TABLE_ROWS
+#undef WRITE_BACK
 done:
     if (table.obj != NULL) PyBuffer_Release(&table);
     Py_XDECREF(payload);
