@@ -141,8 +141,9 @@ def test_the_c_path_runs_the_same_events(spied, case, loss, seed, keep):
 @pytest.mark.parametrize("case", TOPOLOGIES, ids=[case[0] for case in TOPOLOGIES])
 def test_loss_detection_in_c_runs_the_same_events(spied, case, loss, seed):
     """At loss, the results the C path takes find earlier chunks lost and resend them in C
-    (inasession.c's `detect_losses_c`, the recovery's `detect_losses` in Python's place), and
-    the workers' timers expire reorder timers in C (inaworker.c's `ina_fast_timer`), duplicates
+    (inasession.c's `detect_losses_c`, the recovery's `detect_losses` in Python's place), the
+    workers' timers expire reorder and RTO timers in C (inaworker.c's `ina_fast_timer`, with
+    the silence rules: `rto_expiry_plan`), duplicates
     and NACKs (the values resent once per QUERY) are C's: the same events and states as the
     Python core, every detection and some expiries the C's."""
     _name, topology_of, jobs_of = case
@@ -151,7 +152,12 @@ def test_loss_detection_in_c_runs_the_same_events(spied, case, loss, seed):
     _assert_same(python, native, spied, "most" if loss < 5.0 else "some")
     assert sum(listener.c_detections for listener in spied["listeners"]) > 0
     assert sum(listener.python_detections for listener in spied["listeners"]) == 0
-    assert sum(listener.timer_fast for listener in spied["listeners"]) > 0   # reorder timers
+    assert sum(listener.timer_fast for listener in spied["listeners"]) > 0
+    # RTO timers in C: moved later by the silence rules, or expired (the values resent)
+    assert sum(listener.rto_postponed + listener.rto_resends
+               for listener in spied["listeners"]) > 0
+    if _name == "fat-tree flat":
+        assert sum(listener.rto_resends for listener in spied["listeners"]) > 0
     if _name == "fat-tree tree":     # a QUERY's answer reaches every worker: duplicates
         assert sum(listener.duplicates for listener in spied["listeners"]) > 0
         assert sum(listener.nacks for listener in spied["listeners"]) > 0   # QUERYs NACKed
@@ -322,6 +328,7 @@ def test_one_worker_fed_the_same_datagrams(seed):
     assert pairs[0][2].outcome.error == pairs[1][2].outcome.error
     assert fast_listener.fast > 50 and fast_listener.fallback > 0
     assert fast_listener.duplicates > 0
+    assert fast_listener.rto_postponed > 0     # (resends: the tail probes come first here)
     assert fast_listener.nacks > 0 or not kwargs["fast_retransmit"]    # (QUERYs: early ones)
 
 

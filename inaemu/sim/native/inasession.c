@@ -45,7 +45,8 @@ enum {
     N_min_rtt, N_srtt, N_rttvar, N_samples, N_minimum, N__rto, N_loss_events,
     N_retransmissions, N_fast_retransmissions, N_query, N_window_rule, N_rate, N_learnt,
     N_bursts, N__losses, N__burst, N__last_event, N_count, N_congestion_events, N_on_timeout,
-    N__on_timer, N_duplicates_ignored, N_nack_retransmissions,
+    N__on_timer, N_duplicates_ignored, N_nack_retransmissions, N_timer_retransmissions,
+    N_max_retx, N_data_start, N_max_round_trip, N_barrier_estimator, N_fixed_wait,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -67,7 +68,8 @@ static const char *ina_name_text[N_COUNT] = {
     "min_rtt", "srtt", "rttvar", "samples", "minimum", "_rto", "loss_events",
     "retransmissions", "fast_retransmissions", "query", "window_rule", "rate", "learnt",
     "bursts", "_losses", "_burst", "_last_event", "count", "congestion_events", "on_timeout",
-    "_on_timer", "duplicates_ignored", "nack_retransmissions",
+    "_on_timer", "duplicates_ignored", "nack_retransmissions", "timer_retransmissions",
+    "max_retx", "data_start", "max_round_trip", "barrier_estimator", "fixed_wait",
 };
 static PyObject *ina_names[N_COUNT];
 #define INA_NAME(id) ina_names[N_##id]
@@ -99,6 +101,7 @@ typedef struct {
      * (detect_losses_c stands for LossRecovery.detect_losses): else Python's are called */
     int c_sample, c_recovery;
     long fixed_window;
+    long long max_retx;     /* the recovery's: expiries of the earliest chunk before it gives up */
     double fixed_wait, fixed_rto, fixed_rto_max;
 } SessionRefs;
 
@@ -183,7 +186,8 @@ static int session_refs_init(SessionRefs *self, PyObject *session) {
             || (self->bursts = PyObject_GetAttr(self->recovery, INA_NAME(loss_bursts))) == NULL
             || get_double(self->recovery, INA_NAME(rto), &self->fixed_rto) < 0
             || get_double(self->recovery, INA_NAME(rto_max), &self->fixed_rto_max) < 0
-            || (self->query = get_truth(self->recovery, INA_NAME(query))) < 0)
+            || (self->query = get_truth(self->recovery, INA_NAME(query))) < 0
+            || get_ll(self->recovery, INA_NAME(max_retx), &self->max_retx) < 0)
         goto fail;
     if ((v = PyObject_GetAttr(self->recovery, INA_NAME(window_rule))) == NULL) goto fail;
     self->every_loss = PyUnicode_Check(v)
@@ -584,10 +588,12 @@ static int events_expired(PyObject *events, long long serial) {
 static int arm_c(SessionRefs *self, PyObject *key, PyObject *flight, double now);
 static int send_resent(SessionRefs *self, PyObject *payload, PyObject *counter, PyObject *out);
 
-/* LossRecovery._resend(key, flight, now, early=True) of a data chunk (with `_on_loss`, `arm`,
- * `set_queried` and `_count_sent`), appending the payload to `out`; no timeline */
-static int resend_early(SessionRefs *self, PyObject *key, PyObject *flight, double now,
-                        PyObject *out) {
+/* LossRecovery._resend(key, flight, now, early) of a data chunk, not a tail probe (with
+ * `_on_loss`, `arm`, `set_queried` and `_count_sent`), appending the payload to `out`; no
+ * timeline. Early: a later result showed it lost (a QUERY when the session queries); else its
+ * RTO timer expired (the values). */
+static int resend_c(SessionRefs *self, PyObject *key, PyObject *flight, double now, int early,
+                    PyObject *out) {
     long long tries, size;
     if (self->adaptive) {
         if (add_ll(self->counters, INA_NAME(loss_events), 1) < 0) return -1;
@@ -615,17 +621,18 @@ static int resend_early(SessionRefs *self, PyObject *key, PyObject *flight, doub
             || flight_set(flight, F_suspect, Py_NewRef(Py_False)) < 0
             || arm_c(self, key, flight, now) < 0)
         return -1;
-    /* set_queried(flight, query) */
+    /* set_queried(flight, early and query) */
+    int query = early && self->query;
     int was = flight_truth(flight, F_queried);
-    if (was < 0 || add_ll(self->recovery, INA_NAME(queried), self->query - was) < 0
-            || flight_set(flight, F_queried, Py_NewRef(self->query ? Py_True : Py_False)) < 0)
+    if (was < 0 || add_ll(self->recovery, INA_NAME(queried), query - was) < 0
+            || flight_set(flight, F_queried, Py_NewRef(query ? Py_True : Py_False)) < 0)
         return -1;
     PyObject *values = FLIGHT_GET(flight, F_payload), *payload;
     if (values == NULL || !PyBytes_Check(values) || PyBytes_GET_SIZE(values) < INA_HEADER_BYTES) {
         PyErr_SetString(PyExc_TypeError, "a Flight's payload must be an INA packet");
         return -1;
     }
-    if (self->query) {          /* query_for: the header alone, kind QUERY, retx set */
+    if (query) {                /* query_for: the header alone, kind QUERY, retx set */
         payload = PyBytes_FromStringAndSize(PyBytes_AS_STRING(values), INA_HEADER_BYTES);
         if (payload != NULL) PyBytes_AS_STRING(payload)[0] = INA_QUERY;
     } else {                    /* with_retx */
@@ -634,7 +641,13 @@ static int resend_early(SessionRefs *self, PyObject *key, PyObject *flight, doub
     }
     if (payload == NULL) return -1;
     PyBytes_AS_STRING(payload)[1] |= INA_FLAG_RETX;
-    return send_resent(self, payload, INA_NAME(fast_retransmissions), out);
+    return send_resent(self, payload, early ? INA_NAME(fast_retransmissions)
+                                            : INA_NAME(timer_retransmissions), out);
+}
+
+static int resend_early(SessionRefs *self, PyObject *key, PyObject *flight, double now,
+                        PyObject *out) {
+    return resend_c(self, key, flight, now, 1, out);
 }
 
 /* `LossRecovery.on_nack(c, slot, ver, now)` in the data phase for a flight of hosts' Flight
@@ -719,6 +732,126 @@ static int send_resent(SessionRefs *self, PyObject *payload, PyObject *counter, 
             || add_ll(self->counters, INA_NAME(bytes_sent), bytes) < 0)
         return -1;
     return 0;
+}
+
+/* ---- an RTO timer's expiry (LossRecovery.expire's RTO step, SilenceRules.expiry) ---------- */
+
+enum { RTO_HANDOVER, RTO_LATER, RTO_RESEND };
+
+/* What `expire` does with the live RTO timer of data chunk `key` (its flight hosts' Flight),
+ * due at `deadline`: `SilenceRules.expiry` (each path's earliest chunk cached in `heads`, new
+ * references, as `expire`'s `heads`) and `_spent`. Changes nothing: RTO_LATER (the timer moves
+ * to *later), RTO_RESEND (it expires), RTO_HANDOVER (the chunk is spent: PeerUnreachable,
+ * Python's; or a flight not of hosts' class); -1 an error. */
+static int rto_expiry_plan(SessionRefs *self, PyObject *key, long long k, PyObject *flight,
+                           double deadline, double now, PyObject *in_flight, PyObject *heads[2],
+                           double *later) {
+    long long slot, expiries, window, data_results, lpc;
+    if (flight_ll(flight, F_slot, &slot) < 0 || flight_ll(flight, F_expiries, &expiries) < 0)
+        return -1;
+    int path = path_of(self, slot);
+    if (heads[path] == NULL) {      /* next(k for k, f in in_flight.items() if path matches) */
+        Py_ssize_t pos = 0;
+        PyObject *hk, *hf;
+        while (PyDict_Next(in_flight, &pos, &hk, &hf)) {
+            long long hs;
+            if (Py_TYPE(hf) != flight_type) return RTO_HANDOVER;
+            if (flight_ll(hf, F_slot, &hs) < 0) return -1;
+            if (path_of(self, hs) == path) { heads[path] = Py_NewRef(hk); break; }
+        }
+        if (heads[path] == NULL) return RTO_HANDOVER;
+    }
+    int is_head = PyObject_RichCompareBool(heads[path], key, Py_EQ);
+    if (is_head < 0) return -1;
+    if (self->adaptive) {
+        if (get_ll(self->window, INA_NAME(size), &window) < 0) return -1;
+    } else {
+        window = self->fixed_window;
+    }
+    if (get_ll(self->silence, INA_NAME(data_results), &data_results) < 0
+            || get_ll(self->silence, INA_NAME(last_progress_chunk), &lpc) < 0)
+        return -1;
+    double last_progress;
+    if (get_double(self->silence, INA_NAME(last_progress), &last_progress) < 0) return -1;
+    if (!is_head && data_results) {
+        long long loss_events, packets_sent;
+        if (get_ll(self->counters, INA_NAME(loss_events), &loss_events) < 0
+                || get_ll(self->counters, INA_NAME(packets_sent), &packets_sent) < 0)
+            return -1;
+        if ((double)(loss_events * window) < 1.0 * (double)packets_sent) {   /* PROBE_LOSSES */
+            PyObject *first = PyDict_GetItemWithError(in_flight, heads[path]);
+            if (first == NULL) { if (PyErr_Occurred()) return -1; return RTO_HANDOVER; }
+            if (Py_TYPE(first) != flight_type) return RTO_HANDOVER;
+            long long first_expiries;
+            double first_sent, first_deadline;
+            if (flight_ll(first, F_expiries, &first_expiries) < 0
+                    || flight_double(first, F_last_sent, &first_sent) < 0
+                    || flight_double(first, F_deadline, &first_deadline) < 0)
+                return -1;
+            if (first_expiries < 2 /* HEAD_EXPIRIES_FIRST */
+                    && (first_expiries || lpc < 0 || first_sent <= last_progress)) {
+                double wait = self->fixed_wait;
+                if (self->adaptive && get_double(path_of(self, slot) ? self->host_estimator
+                                                 : self->estimator,
+                                                 INA_NAME(first_timer), &wait) < 0)
+                    return -1;
+                double again = now + wait;
+                *later = now < first_deadline && first_deadline < again ? first_deadline : again;
+                return *later > now ? RTO_LATER : RTO_RESEND;   /* (not the head: not spent) */
+            }
+        }
+    }
+    /* SilenceRules._due */
+    double lps, own_sent, own_wait, due = deadline;
+    if (get_double(self->silence, INA_NAME(last_progress_sent), &lps) < 0
+            || flight_double(flight, F_last_sent, &own_sent) < 0
+            || flight_double(flight, F_wait, &own_wait) < 0)
+        return -1;
+    if ((is_head && lpc < k) || lps <= own_sent) {
+        double restart = last_progress + own_wait;
+        if (restart > due) due = restart;
+    }
+    if (expiries == 0 && lpc < 0) {
+        PyObject *start = PyObject_GetAttr(self->silence, INA_NAME(data_start));
+        if (start == NULL) return -1;
+        if (start != Py_None) {
+            double data_start = PyFloat_AsDouble(start), wait;
+            Py_DECREF(start);
+            if (data_start == -1.0 && PyErr_Occurred()) return -1;
+            if (get_double(self->silence, INA_NAME(max_round_trip), &wait) < 0) return -1;
+            PyObject *be = PyObject_GetAttr(self->silence, INA_NAME(barrier_estimator));
+            if (be == NULL) return -1;
+            long long samples;
+            double be_rto;
+            int bad = Py_TYPE(be) != rto_estimator_type
+                || get_ll(be, INA_NAME(samples), &samples) < 0
+                || get_double(be, INA_NAME(_rto), &be_rto) < 0;
+            Py_DECREF(be);
+            if (bad) { if (PyErr_Occurred()) return -1; return RTO_HANDOVER; }
+            if (samples && be_rto > wait) wait = be_rto;
+            double barrier = data_start + wait;
+            if (barrier > due) due = barrier;
+        } else {
+            Py_DECREF(start);
+        }
+    }
+    *later = due;
+    if (due > now) return RTO_LATER;
+    if (is_head && expiries >= self->max_retx) return RTO_HANDOVER;      /* _spent */
+    return RTO_RESEND;
+}
+
+/* carry out a plan of rto_expiry_plan for the popped entry (key, tries) */
+static int rto_expiry_apply(SessionRefs *self, int plan, PyObject *key, PyObject *flight,
+                            PyObject *tries, double later, double now, PyObject *out) {
+    if (plan == RTO_LATER)
+        return flight_set(flight, F_deadline, PyFloat_FromDouble(later)) < 0
+            || push_timer(self, later, key, tries, INA_RTO_TIMER) < 0 ? -1 : 0;
+    long long expiries;
+    if (flight_ll(flight, F_expiries, &expiries) < 0
+            || flight_set(flight, F_expiries, PyLong_FromLongLong(expiries + 1)) < 0)
+        return -1;
+    return resend_c(self, key, flight, now, 0, out);
 }
 
 /* `LossRecovery.detect_losses(chunk, answered, now)` (hosts/ina_recovery.py, in its order),

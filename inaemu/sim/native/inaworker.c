@@ -31,6 +31,7 @@ typedef struct {
     PyObject *general_timer;    /* the worker's `_on_timer` */
     PyObject *outcome;          /* the worker's WorkerOutcome (made once, in its __init__) */
     long long timer_fast, timer_fallback;       /* timer expiries each path finished */
+    long long rto_resends, rto_postponed;       /* RTO timers C expired, or moved later */
 } InaFast;
 
 /* ---- the object --------------------------------------------------------------------------- */
@@ -496,12 +497,14 @@ static int timer_is_plain(InaFast *self) {
     return attr_is_none(self->s.recovery, INA_NAME(timeline));
 }
 
-/* The worker's timer fired: `LossRecovery.expire(now)`'s reorder timers (an early resend of a
- * chunk a later result showed missing: inasession.c's `resend_early`) and stale entries, in
- * the heap's order, in C. At the first live RTO or tail-probe timer due (the silence rules,
- * the give-up count, the probes: Python's), the payloads so far are sent and the worker's
- * `_on_timer` does the rest: `expire` goes on from that entry, as one call of it would have
- * (its loop carries nothing but each path's earliest chunk, which no expiry changes). */
+/* The worker's timer fired: `LossRecovery.expire(now)` in C, in the heap's order: stale
+ * entries, reorder timers (an early resend of a chunk a later result showed missing:
+ * inasession.c's `resend_early`) and RTO timers of data chunks (the silence rules, then a
+ * later deadline or the values resent: `rto_expiry_plan`/`_apply`). At the first entry it
+ * does not cover (a tail probe, a chunk out of retries, a flight not of hosts' class), the
+ * payloads so far are sent and the worker's `_on_timer` does the rest: `expire` goes on from
+ * that entry, as one call of it would have (its loop carries nothing but each path's earliest
+ * chunk, which no expiry changes). */
 static int ina_fast_timer(InaFast *self) {
     int plain = timer_is_plain(self);
     if (plain < 0) return -1;
@@ -516,6 +519,7 @@ static int ina_fast_timer(InaFast *self) {
     PyObject *timers = PyObject_GetAttr(self->s.recovery, INA_NAME(timers));
     PyObject *in_flight = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight));
     PyObject *out = PyList_New(0), *deadline = NULL;
+    PyObject *heads[2] = {NULL, NULL};     /* each path's earliest chunk (expire's `heads`) */
     int r = -1, rest = 0;
     if (timers == NULL || in_flight == NULL || out == NULL) goto done;
     if (!PyList_CheckExact(timers) || !PyDict_CheckExact(in_flight)) {
@@ -545,24 +549,38 @@ static int ina_fast_timer(InaFast *self) {
             Py_DECREF(tries);
             if (live < 0) goto done;
         }
-        if (live && kind != INA_REORDER_TIMER) { rest = 1; break; }
-        int suspect = 0;
-        if (live) {                 /* a reorder timer: in C if the flight is the C's case */
+        int suspect = 0, plan = -1;
+        double later = 0.0;
+        if (live) {        /* a reorder or RTO timer: in C if the flight is the C's case */
             long long k, expiries;
             if (Py_TYPE(flight) != flight_type || !PyLong_CheckExact(key)) { rest = 1; break; }
             k = PyLong_AsLongLong(key);
             if (k == -1 && PyErr_Occurred()) goto done;
             if (flight_ll(flight, F_expiries, &expiries) < 0) goto done;
             if (k < 0 || expiries < 0 || expiries > 1000) { rest = 1; break; }
-            if ((suspect = flight_truth(flight, F_suspect)) < 0) goto done;
+            if (kind == INA_REORDER_TIMER) {
+                if ((suspect = flight_truth(flight, F_suspect)) < 0) goto done;
+            } else {
+                plan = rto_expiry_plan(&self->s, key, k, flight, due, now, in_flight, heads,
+                                       &later);
+                if (plan < 0) goto done;
+                if (plan == RTO_HANDOVER) { rest = 1; break; }
+            }
             Py_INCREF(flight);
         }
-        Py_INCREF(key);
         PyObject *popped = PyObject_Vectorcall(heap_pop, &timers, 1, NULL);
-        if (popped == NULL) { Py_DECREF(key); if (live) Py_DECREF(flight); goto done; }
+        if (popped == NULL) { if (live) Py_DECREF(flight); goto done; }
+        /* (the popped entry holds its key and tries) */
+        key = PyTuple_GET_ITEM(popped, 1);
+        int sent = 0;
+        if (live && kind == INA_REORDER_TIMER && suspect)
+            sent = resend_early(&self->s, key, flight, now, out);
+        else if (live && kind != INA_REORDER_TIMER) {
+            sent = rto_expiry_apply(&self->s, plan, key, flight, PyTuple_GET_ITEM(popped, 2),
+                                    later, now, out);
+            if (plan == RTO_RESEND) self->rto_resends++; else self->rto_postponed++;
+        }
         Py_DECREF(popped);
-        int sent = live && suspect ? resend_early(&self->s, key, flight, now, out) : 0;
-        Py_DECREF(key);
         if (live) Py_DECREF(flight);
         if (sent < 0) goto done;
     }
@@ -583,6 +601,8 @@ done:
     Py_XDECREF(in_flight);
     Py_XDECREF(out);
     Py_XDECREF(deadline);
+    Py_XDECREF(heads[0]);
+    Py_XDECREF(heads[1]);
     return r;
 }
 
@@ -641,6 +661,10 @@ static PyMemberDef InaFast_members[] = {
      "of fast: duplicate RESULTs (answered already), counted in C"},
     {"nacks", T_LONGLONG, offsetof(InaFast, nacks), READONLY,
      "of fast: NACKs answered (or counted as duplicates) in C"},
+    {"rto_resends", T_LONGLONG, offsetof(InaFast, rto_resends), READONLY,
+     "RTO timers expired in C (the values resent)"},
+    {"rto_postponed", T_LONGLONG, offsetof(InaFast, rto_postponed), READONLY,
+     "RTO timers the silence rules moved later, in C"},
     {"timer_fast", T_LONGLONG, offsetof(InaFast, timer_fast), READONLY,
      "timer expiries the C finished (reorder timers)"},
     {"timer_fallback", T_LONGLONG, offsetof(InaFast, timer_fallback), READONLY,
