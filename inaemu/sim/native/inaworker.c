@@ -275,7 +275,11 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
             || flight_double(p->flight, F_sent_at, &sent_at) < 0)
         return -1;
     if (PyDict_DelItem(p->in_flight, p->key) < 0) return -1;
-    if (p->queried) {      /* the recovery's set_queried(flight, False) */
+    if (p->queried && self->s.c_recovery) {     /* LossRecovery.set_queried(flight, False) */
+        if (add_ll(self->s.recovery, INA_NAME(queried), -1) < 0
+                || flight_set(p->flight, F_queried, Py_NewRef(Py_False)) < 0)
+            return -1;
+    } else if (p->queried) {                    /* another recovery's: its method */
         PyObject *args[2] = {p->flight, Py_False};
         if (ina_call_method(self->s.recovery, INA_NAME(set_queried), args, 2) < 0) return -1;
     }
