@@ -203,6 +203,22 @@ def test_several_blocks_of_the_sum(spied, loss, keep):
     _assert_same(python, native, spied)
 
 
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("loss", [1.0, 3.0])
+@pytest.mark.parametrize("case", TOPOLOGIES[2:], ids=[case[0] for case in TOPOLOGIES[2:]])
+def test_a_killed_worker_on_a_fat_tree(spied, case, loss, seed):
+    """A worker dies: the others' timers expire (in C) until a chunk is out of retries; that
+    expiry, Python's, raises PeerUnreachable and ends the worker, and nothing the same
+    expiry resent before it goes out (the Python `expire` returned none of it)."""
+    _name, topology_of, jobs_of = case
+    python, native = _both(spied, topology_of, jobs_of, algo="ina", size_bytes=4 * 6001,
+                           seed=seed, loss=loss, bw=1000, elems_k=32,
+                           deaths={"h2": 0.008 + 0.0005 * seed},
+                           ina=InaOptions(rto=0.002, rto_max=0.004, max_retx=2))
+    _assert_same(python, native, spied, "some")
+    assert any(record["error"] for record in python[1])
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_killed_worker(spied, seed):
     python, native = _both(spied, lambda: star(4), lambda t: [SimJob(1, _hosts(t))],

@@ -47,6 +47,7 @@ enum {
     N_bursts, N__losses, N__burst, N__last_event, N_count, N_congestion_events, N_on_timeout,
     N__on_timer, N_duplicates_ignored, N_nack_retransmissions, N_timer_retransmissions,
     N_max_retx, N_data_start, N_max_round_trip, N_barrier_estimator, N_fixed_wait,
+    N_timeout, N__apply, N__end,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -70,6 +71,7 @@ static const char *ina_name_text[N_COUNT] = {
     "bursts", "_losses", "_burst", "_last_event", "count", "congestion_events", "on_timeout",
     "_on_timer", "duplicates_ignored", "nack_retransmissions", "timer_retransmissions",
     "max_retx", "data_start", "max_round_trip", "barrier_estimator", "fixed_wait",
+    "timeout", "_apply", "_end",
 };
 static PyObject *ina_names[N_COUNT];
 #define INA_NAME(id) ina_names[N_##id]
@@ -108,6 +110,7 @@ typedef struct {
 /* the classes whose methods the C stands for (exact types only: a subclass may differ) */
 static PyTypeObject *rto_estimator_type, *loss_recovery_type, *in_flight_window_type;
 static PyTypeObject *congestion_events_type, *loss_bursts_type;
+static PyObject *host_error_type;       /* hosts.errors.HostError: a worker's end, not a bug */
 
 /* ---- small helpers over Python attributes (attrs.c: get_ll, set_ll, add_ll, ...) ------ */
 
@@ -1112,6 +1115,7 @@ static int ina_session_module_init(void) {
         {"hosts.congestion", "CongestionEvents", &congestion_events_type},
         {"hosts.congestion", "LossBursts", &loss_bursts_type},
         {"hosts.ina_recovery", "LossRecovery", &loss_recovery_type},
+        {"hosts.errors", "HostError", (PyTypeObject **)&host_error_type},
     };
     for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
         PyObject *module = PyImport_ImportModule(classes[i].module);

@@ -588,13 +588,34 @@ static int ina_fast_timer(InaFast *self) {
         if (live) Py_DECREF(flight);
         if (sent < 0) goto done;
     }
-    if (send_payloads(self, out) < 0) goto done;
-    if (rest) {                 /* the worker's Python `_on_timer` from here */
+    if (rest) {     /* the worker's `_on_timer` from here: session.timeout, then `_apply` */
         self->timer_fallback++;
-        PyObject *called = PyObject_CallNoArgs(self->general_timer);
-        if (called == NULL) goto done;
-        Py_DECREF(called);
-    } else {                    /* timeout's Step deadline; `_apply`'s Timer.set */
+        PyObject *now_obj = PyFloat_FromDouble(now);
+        if (now_obj == NULL) goto done;
+        PyObject *step = PyObject_CallMethodOneArg(self->s.session, INA_NAME(timeout), now_obj);
+        Py_DECREF(now_obj);
+        if (step == NULL) {
+            /* a chunk out of retries: the worker ends with the error, and nothing of this
+             * expiry is sent (the Python `expire` raised before returning any of it) */
+            if (!PyErr_ExceptionMatches(host_error_type)) goto done;
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            PyObject *message = value == NULL ? NULL : PyObject_Str(value);
+            Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+            if (message == NULL) goto done;
+            int ended = ina_call_method(self->worker, INA_NAME(_end), &message, 1);
+            Py_DECREF(message);
+            if (ended < 0) goto done;
+        } else {
+            int sent = send_payloads(self, out);
+            if (sent == 0) sent = ina_call_method(self->worker, INA_NAME(_apply), &step, 1);
+            Py_DECREF(step);
+            if (sent < 0) goto done;
+        }
+    } else {
+        /* the payloads; timeout's Step deadline, `_apply`'s Timer.set */
+        if (send_payloads(self, out) < 0) goto done;
         self->timer_fast++;
         if ((deadline = next_deadline(&self->s)) == NULL || set_timer(self, deadline) < 0)
             goto done;
