@@ -2,7 +2,10 @@
  * core's INA worker (inaworker.c): hosts/ina_session.py's `_fill_window` (the window refill:
  * payloads from the encoder's table rows, Flight objects, the recovery's timer heap,
  * congestion serials and loss-burst counts), hosts/ina_codec.py's `store` (`codec_store`)
- * and hosts/ina_recovery.py's `next_deadline`, each what the Python one does, in its order.
+ * and hosts/ina_recovery.py's `next_deadline`, each what the Python one does, in its order;
+ * and (step 2) hosts/congestion.py's `RtoEstimator.sample` and `LossBursts.lost`, the
+ * recovery's `detect_losses` with `_resend`/`arm`/`_on_loss`, `on_nack`, and `expire`'s RTO
+ * step with the silence rules (`rto_expiry_plan`), for hosts' own classes (exact types).
  * The state stays in the Python objects (nothing is kept here between calls); what another
  * module defines is called there (the estimators' `first_timer` is read at each refill, the
  * encoder's `table_rows()` and `contribution()`, the loss bursts' `window_ends`, the
