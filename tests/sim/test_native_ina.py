@@ -427,3 +427,50 @@ def test_the_c_loss_burst_check_gives_the_same_verdicts(seed):
             verdicts.append(verdict)
         assert vars(native) == vars(python)
     assert False in verdicts and True in verdicts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_worker_gives_up_in_a_silence(seed):
+    """Results with heavy loss (so every chunk's timer counts, not only the earliest's), then
+    silence in long steps until a chunk is out of retries: the RTO timers expire in C until
+    the give-up, which the C hands to Python; both listeners send the same frames, leave the
+    same state after every step and end with the same error."""
+    rng = random.Random(seed)
+    kwargs = dict(job=7, worker=0, n=1, k=16, pool_size=32, window=32, rto=0.004,
+                  rto_max=0.016, max_retx=2 + seed % 2, adaptive=seed % 3 != 0,
+                  fast_retransmit=seed % 2 == 0)
+    vector = np.random.default_rng(seed).standard_normal(16 * 4 * 200).astype(np.float32)
+    pairs = [_make_worker(fast, kwargs, vector) for fast in (True, False)]
+    for _loop, _node, worker in pairs:
+        worker.start()
+    fast_listener = pairs[0][1].handlers[(PROTO_UDP, INA_UDP_PORT)]
+    now, answered = 0.0, 0
+    for _step in range(5_000):
+        assert pairs[0][1].uplink.frames == pairs[1][1].uplink.frames
+        sent = [parse(f).payload for f in pairs[0][1].uplink.frames]
+        for _loop, node, _worker in pairs:
+            node.uplink.frames.clear()
+        if pairs[0][2].outcome.finished:
+            break
+        results = [_result_of(p, 1) for p in sent if p[0] in (0, 2)]
+        if answered > 120 or not results:
+            now += 0.02 * rng.random() + 0.001          # silence: the timers fire together
+            for loop, _node, _worker in pairs:
+                loop.run(until=now)
+            assert session_state(pairs[0][2].session) == session_state(pairs[1][2].session)
+            continue
+        for result in results:
+            if result[0] == 1 and rng.random() < 0.3:   # lost
+                continue
+            answered += result[0] == 1
+            now += rng.random() * 0.0001
+            datagram = Datagram(PROTO_UDP, AGGREGATOR_IP, HOST_IP, INA_UDP_PORT,
+                                INA_UDP_PORT, result)
+            for loop, node, _worker in pairs:
+                loop.run(until=now)
+                node.handlers[(PROTO_UDP, INA_UDP_PORT)](datagram)
+        assert session_state(pairs[0][2].session) == session_state(pairs[1][2].session)
+    assert pairs[0][2].outcome.finished and pairs[1][2].outcome.finished
+    assert pairs[0][2].outcome.error == pairs[1][2].outcome.error
+    assert pairs[0][2].outcome.error is not None
+    assert fast_listener.rto_resends + fast_listener.rto_postponed > 0
