@@ -50,7 +50,7 @@ enum {
     N_bursts, N__losses, N__burst, N__last_event, N_count, N_congestion_events, N_on_timeout,
     N__on_timer, N_duplicates_ignored, N_nack_retransmissions, N_timer_retransmissions,
     N_max_retx, N_data_start, N_max_round_trip, N_barrier_estimator, N_fixed_wait,
-    N_timeout, N__apply, N__end,
+    N_timeout, N__apply, N__end, N_slow_start, N__results,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -74,7 +74,7 @@ static const char *ina_name_text[N_COUNT] = {
     "bursts", "_losses", "_burst", "_last_event", "count", "congestion_events", "on_timeout",
     "_on_timer", "duplicates_ignored", "nack_retransmissions", "timer_retransmissions",
     "max_retx", "data_start", "max_round_trip", "barrier_estimator", "fixed_wait",
-    "timeout", "_apply", "_end",
+    "timeout", "_apply", "_end", "slow_start", "_results",
 };
 static PyObject *ina_names[N_COUNT];
 #define INA_NAME(id) ina_names[N_##id]

@@ -334,8 +334,21 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
         if (get_ll(self->s.window, INA_NAME(size), &wsize) < 0
                 || get_ll(self->s.window, INA_NAME(maximum), &wmax) < 0)
             goto done;
-        if (wsize < wmax && ina_call_method(self->s.window, INA_NAME(on_result), NULL, 0) < 0)
+        if (wsize < wmax && self->s.c_recovery) {  /* InFlightWindow.on_result, in C */
+            long long results;
+            int slow_start = get_truth(self->s.window, INA_NAME(slow_start));
+            if (slow_start < 0 || get_ll(self->s.window, INA_NAME(_results), &results) < 0)
+                goto done;
+            results++;
+            if (slow_start || results >= wsize) {
+                if (set_ll(self->s.window, INA_NAME(size), wsize + 1) < 0) goto done;
+                results = 0;
+            }
+            if (set_ll(self->s.window, INA_NAME(_results), results) < 0) goto done;
+        } else if (wsize < wmax
+                   && ina_call_method(self->s.window, INA_NAME(on_result), NULL, 0) < 0) {
             goto done;
+        }
     }
     if ((v = PyObject_GetAttr(session, INA_NAME(_answered))) == NULL) goto done;
     if (!PyByteArray_Check(v) || (Py_ssize_t)p->chunk >= PyByteArray_GET_SIZE(v)) {
