@@ -42,6 +42,8 @@ class InaWorker:
         fast_listener = getattr(node, "ina_listener", None)
         self._listener = self._on_datagram if fast_listener is None else fast_listener(self)
         node.listen(PROTO_UDP, INA_UDP_PORT, self._listener)
+        if fast_listener is not None:   # and its timer: the reorder timers in C, the rest here
+            self._timer.action = self._listener.on_timer
 
     @property
     def state(self) -> str:

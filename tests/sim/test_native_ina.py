@@ -112,11 +112,12 @@ def _both(spied, topology_of, jobs_of, **kwargs):
 
 def _assert_same(python, native, spied, fast="most"):
     """The same events and states; the C path took `fast` ("most", "some" or "none") of the
-    workers' datagrams, the Python one the rest (never none: the MAX round is Python's)."""
+    workers' RESULTs, the Python one the rest (never none: the MAX round is Python's)."""
     assert python[0], "no trace recorded"
     assert native[0] == python[0]
     assert native[1:] == python[1:]
-    taken = sum(listener.fast for listener in spied["listeners"])
+    # (RESULTs: a NACK is the C's in every data phase, whatever the RESULTs' case)
+    taken = sum(listener.fast - listener.nacks for listener in spied["listeners"])
     fallback = sum(listener.fallback for listener in spied["listeners"])
     assert spied["listeners"] and fallback > 0
     assert {"most": taken > fallback, "some": taken > 0, "none": taken == 0}[fast], \
@@ -133,6 +134,36 @@ def test_the_c_path_runs_the_same_events(spied, case, loss, seed, keep):
                            seed=seed, loss=loss, bw=1000, elems_k=32, keep_results=keep)
     # (at 5 % most results follow a loss: some are still the C path's)
     _assert_same(python, native, spied, "most" if loss < 5.0 else "some")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5, 7, 13, 17])
+@pytest.mark.parametrize("loss", [1.0, 3.0, 5.0])
+@pytest.mark.parametrize("case", TOPOLOGIES, ids=[case[0] for case in TOPOLOGIES])
+def test_loss_detection_in_c_runs_the_same_events(spied, case, loss, seed):
+    """At loss, the results the C path takes find earlier chunks lost and resend them in C
+    (inasession.c's `detect_losses_c`, the recovery's `detect_losses` in Python's place), the
+    workers' timers expire reorder and RTO timers in C (inaworker.c's `ina_fast_timer`, with
+    the silence rules: `rto_expiry_plan`), duplicates
+    and NACKs (the values resent once per QUERY) are C's: the same events and states as the
+    Python core, every detection and some expiries the C's."""
+    _name, topology_of, jobs_of = case
+    python, native = _both(spied, topology_of, jobs_of, algo="ina", size_bytes=4 * 6001,
+                           seed=seed, loss=loss, bw=1000, elems_k=32)
+    _assert_same(python, native, spied, "most" if loss < 5.0 else "some")
+    assert sum(listener.c_detections for listener in spied["listeners"]) > 0
+    assert sum(listener.python_detections for listener in spied["listeners"]) == 0
+    assert sum(listener.timer_fast for listener in spied["listeners"]) > 0
+    # RTO timers in C: moved later by the silence rules, or expired (the values resent)
+    assert sum(listener.rto_postponed + listener.rto_resends
+               for listener in spied["listeners"]) > 0
+    if _name == "fat-tree flat":
+        assert sum(listener.rto_resends for listener in spied["listeners"]) > 0
+    if _name == "fat-tree tree":     # a QUERY's answer reaches every worker: duplicates
+        assert sum(listener.duplicates for listener in spied["listeners"]) > 0
+        assert sum(listener.nacks for listener in spied["listeners"]) > 0   # QUERYs NACKed
+    retransmissions = sum(session["counters"]["fast_retransmissions"]
+                          for session in native[-1])
+    assert retransmissions > 0
 
 
 OPTIONS = [
@@ -170,6 +201,22 @@ def test_several_blocks_of_the_sum(spied, loss, keep):
                            algo="ina", size_bytes=4 * (2 * 65536 + 3001), seed=2, loss=loss,
                            bw=1000, elems_k=32, keep_results=keep)
     _assert_same(python, native, spied)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("loss", [1.0, 3.0])
+@pytest.mark.parametrize("case", TOPOLOGIES[2:], ids=[case[0] for case in TOPOLOGIES[2:]])
+def test_a_killed_worker_on_a_fat_tree(spied, case, loss, seed):
+    """A worker dies: the others' timers expire (in C) until a chunk is out of retries; that
+    expiry, Python's, raises PeerUnreachable and ends the worker, and nothing the same
+    expiry resent before it goes out (the Python `expire` returned none of it)."""
+    _name, topology_of, jobs_of = case
+    python, native = _both(spied, topology_of, jobs_of, algo="ina", size_bytes=4 * 6001,
+                           seed=seed, loss=loss, bw=1000, elems_k=32,
+                           deaths={"h2": 0.008 + 0.0005 * seed},
+                           ina=InaOptions(rto=0.002, rto_max=0.004, max_retx=2))
+    _assert_same(python, native, spied, "some")
+    assert any(record["error"] for record in python[1])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -249,7 +296,16 @@ def test_one_worker_fed_the_same_datagrams(seed):
                 continue
             if payload[0] == 4:                       # a QUERY: answered, or NACKed
                 if draw < 0.5:
-                    held.append(bytes((5,)) + payload[1:16])
+                    nack = bytes((5,)) + payload[1:16]
+                    held.append(nack)
+                    if draw < 0.3:     # a damaged NACK besides: Python's verdicts, the same
+                        held.append(rng.choice([
+                            nack[:1] + bytes((nack[1] | 0x0C,)) + nack[2:],   # format 3
+                            nack[:1] + bytes((nack[1] | 0x40,)) + nack[2:],   # unknown flag
+                            nack[:5] + b"\x01" + nack[6:],                   # padding
+                            nack[:2] + bytes((nack[2] ^ 1,)) + nack[3:],      # another job
+                            nack[:4] + bytes((nack[4] ^ 1,)) + nack[5:],      # another worker
+                            nack + b"\x00"]))                                # not header-only
                     continue
                 payload = contributions[payload[8:12]]
                 payload = payload[:1] + bytes((payload[1] | 0x02,)) + payload[2:]
@@ -287,6 +343,9 @@ def test_one_worker_fed_the_same_datagrams(seed):
     assert pairs[0][2].outcome.finished and pairs[1][2].outcome.finished
     assert pairs[0][2].outcome.error == pairs[1][2].outcome.error
     assert fast_listener.fast > 50 and fast_listener.fallback > 0
+    assert fast_listener.duplicates > 0
+    assert fast_listener.rto_postponed > 0     # (resends: the tail probes come first here)
+    assert fast_listener.nacks > 0 or not kwargs["fast_retransmit"]    # (QUERYs: early ones)
 
 
 def test_a_finished_run_frees_its_listeners():
@@ -304,3 +363,114 @@ def test_a_finished_run_frees_its_listeners():
                  ina=InaOptions(rto=0.002, rto_max=0.004, max_retx=2))
         gc.collect()
         assert not [o for o in gc.get_objects() if type(o) is listener_type]
+
+
+# ---- the C arithmetic against hosts/congestion.py's, float for float ------------------------
+
+def _rtts(rng: random.Random, count: int):
+    """Round trips as a run sees them: mostly near a base, some far, a few negative (clock
+    steps: clamped to 0), some tiny, some huge (the clamps of the RTO)."""
+    base = 10.0 ** rng.uniform(-6, -1)
+    for _ in range(count):
+        draw = rng.random()
+        if draw < 0.03:
+            yield -rng.random() * base
+        elif draw < 0.08:
+            yield base * rng.uniform(10, 1000)
+        elif draw < 0.12:
+            yield base * rng.uniform(0, 0.01)
+        else:
+            yield base * rng.lognormvariate(0, 0.5)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_c_rtt_sample_gives_the_same_floats(seed):
+    """InaFastPath.rto_sample (the C `RtoEstimator.sample` of the path) leaves every field of
+    an estimator bit for bit as hosts/congestion.py's `sample` does, sample after sample."""
+    from hosts.congestion import RtoEstimator
+    from inaemu.sim.native import native_module
+    c_sample = native_module().InaFastPath.rto_sample
+    rng = random.Random(seed)
+    bounds = dict(initial=rng.choice([0.001, 0.004, 0.2]), minimum=rng.choice([1e-5, 1e-3]),
+                  maximum=rng.choice([0.016, 0.05, 1.0]))
+    python, native = RtoEstimator(**bounds), RtoEstimator(**bounds)
+    for rtt in _rtts(rng, 400):
+        python.sample(rtt)
+        c_sample(native, rtt)
+        assert vars(native) == vars(python)
+        assert all(type(vars(native)[name]) is type(value)
+                   for name, value in vars(python).items())
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_c_loss_burst_check_gives_the_same_verdicts(seed):
+    """InaFastPath.bursts_lost (the C `LossBursts.lost` of the early resend) says and
+    leaves what hosts/congestion.py's does, over windows of transmissions and losses."""
+    from hosts.congestion import LossBursts
+    from inaemu.sim.native import native_module
+    c_lost = native_module().InaFastPath.bursts_lost
+    rng = random.Random(seed)
+    python, native = LossBursts(), LossBursts()
+    rate = rng.choice([0.001, 0.01, 0.05, 0.3])
+    verdicts, burst_left, window = [], 0, 16
+    for _ in range(3000):
+        if rng.random() < 0.01:                         # the window changes now and then
+            window = rng.choice([1, 2, 7, 16, 64, 256])
+        python.transmitted(window)
+        native.transmitted(window)
+        if not burst_left and rng.random() < 0.01:
+            burst_left = rng.randrange(10, 80)         # a queue overflows for a while
+        burst_left = max(0, burst_left - 1)
+        if rng.random() < (0.9 if burst_left else rate):
+            verdict = python.lost(window)
+            assert c_lost(native, window) is verdict
+            verdicts.append(verdict)
+        assert vars(native) == vars(python)
+    assert False in verdicts and True in verdicts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_worker_gives_up_in_a_silence(seed):
+    """Results with heavy loss (so every chunk's timer counts, not only the earliest's), then
+    silence in long steps until a chunk is out of retries: the RTO timers expire in C until
+    the give-up, which the C hands to Python; both listeners send the same frames, leave the
+    same state after every step and end with the same error."""
+    rng = random.Random(seed)
+    kwargs = dict(job=7, worker=0, n=1, k=16, pool_size=32, window=32, rto=0.004,
+                  rto_max=0.016, max_retx=2 + seed % 2, adaptive=seed % 3 != 0,
+                  fast_retransmit=seed % 2 == 0)
+    vector = np.random.default_rng(seed).standard_normal(16 * 4 * 200).astype(np.float32)
+    pairs = [_make_worker(fast, kwargs, vector) for fast in (True, False)]
+    for _loop, _node, worker in pairs:
+        worker.start()
+    fast_listener = pairs[0][1].handlers[(PROTO_UDP, INA_UDP_PORT)]
+    now, answered = 0.0, 0
+    for _step in range(5_000):
+        assert pairs[0][1].uplink.frames == pairs[1][1].uplink.frames
+        sent = [parse(f).payload for f in pairs[0][1].uplink.frames]
+        for _loop, node, _worker in pairs:
+            node.uplink.frames.clear()
+        if pairs[0][2].outcome.finished:
+            break
+        results = [_result_of(p, 1) for p in sent if p[0] in (0, 2)]
+        if answered > 120 or not results:
+            now += 0.02 * rng.random() + 0.001          # silence: the timers fire together
+            for loop, _node, _worker in pairs:
+                loop.run(until=now)
+            assert session_state(pairs[0][2].session) == session_state(pairs[1][2].session)
+            continue
+        for result in results:
+            if result[0] == 1 and rng.random() < 0.3:   # lost
+                continue
+            answered += result[0] == 1
+            now += rng.random() * 0.0001
+            datagram = Datagram(PROTO_UDP, AGGREGATOR_IP, HOST_IP, INA_UDP_PORT,
+                                INA_UDP_PORT, result)
+            for loop, node, _worker in pairs:
+                loop.run(until=now)
+                node.handlers[(PROTO_UDP, INA_UDP_PORT)](datagram)
+        assert session_state(pairs[0][2].session) == session_state(pairs[1][2].session)
+    assert pairs[0][2].outcome.finished and pairs[1][2].outcome.finished
+    assert pairs[0][2].outcome.error == pairs[1][2].outcome.error
+    assert pairs[0][2].outcome.error is not None
+    assert fast_listener.rto_resends + fast_listener.rto_postponed > 0

@@ -12,9 +12,13 @@
  * the recovery's `spurious_timeout` says so) and the window's growth (the estimators' and
  * the window's Python methods: hosts/congestion.py stays their one definition), the answered
  * marks, the codec's `store`, the loss detection when an earlier chunk is still in flight
- * (the recovery's Python `detect_losses`), `_fill_window` and `next_deadline` (those three in
- * inasession.c), the frames (frames.c) to the uplink and the worker's timer. Nothing is
- * held in C between packets: every other datagram goes to the worker's Python
+ * (the recovery's `detect_losses`), `_fill_window` and `next_deadline` (those in
+ * inasession.c), the frames (frames.c) to the uplink and the worker's timer. Step 2 (docs/sim.md,
+ * "The INA host path, step 2"): the RTT sample and the loss detection with its early resends
+ * in C (inasession.c, each a mirror of its Python method, used for hosts' own classes only),
+ * duplicate RESULTs and NACKs of the data phase, and the worker's timer (`on_timer`: the
+ * reorder and RTO timers of `expire`; tail probes and a give-up go to Python from that entry).
+ * Nothing is held in C between packets: every other datagram goes to the worker's Python
  * `_on_datagram` unchanged, and sees exactly the state it would have.
  * tests/sim/test_native_ina.py checks it against the Python core event for event.
  */
@@ -25,6 +29,13 @@ typedef struct {
     PyObject *gateway_mac, *mac, *ip;
     SessionRefs s;              /* the worker's session (inasession.c) */
     long long fast, fallback;   /* datagrams each path took */
+    long long c_detections, python_detections;  /* loss detections each did (C path's) */
+    long long duplicates;       /* of `fast`: duplicate RESULTs, only counted */
+    long long nacks;            /* of `fast`: NACKs (on_nack's resend or a duplicate) */
+    PyObject *general_timer;    /* the worker's `_on_timer` */
+    PyObject *outcome;          /* the worker's WorkerOutcome (made once, in its __init__) */
+    long long timer_fast, timer_fallback;       /* timer expiries each path finished */
+    long long rto_resends, rto_postponed;       /* RTO timers C expired, or moved later */
 } InaFast;
 
 /* ---- the object --------------------------------------------------------------------------- */
@@ -37,6 +48,8 @@ static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
     Py_INCREF(worker);
     Py_XSETREF(self->worker, worker);
     if ((self->general = PyObject_GetAttr(worker, INA_NAME(_on_datagram))) == NULL
+            || (self->general_timer = PyObject_GetAttr(worker, INA_NAME(_on_timer))) == NULL
+            || (self->outcome = PyObject_GetAttr(worker, INA_NAME(outcome))) == NULL
             || (session = PyObject_GetAttr(worker, INA_NAME(session))) == NULL
             || (node = self->node = PyObject_GetAttr(worker, INA_NAME(node))) == NULL
             || (self->loop = PyObject_GetAttr(node, INA_NAME(loop))) == NULL
@@ -62,7 +75,8 @@ fail:
 }
 
 static int InaFast_traverse(InaFast *self, visitproc visit, void *arg) {
-    Py_VISIT(self->worker); Py_VISIT(self->general);
+    Py_VISIT(self->worker); Py_VISIT(self->general); Py_VISIT(self->general_timer);
+    Py_VISIT(self->outcome);
     Py_VISIT(self->node); Py_VISIT(self->loop); Py_VISIT(self->timer);
     Py_VISIT(self->aggregator_ip); Py_VISIT(self->gateway_mac); Py_VISIT(self->mac);
     Py_VISIT(self->ip);
@@ -70,7 +84,8 @@ static int InaFast_traverse(InaFast *self, visitproc visit, void *arg) {
 }
 
 static int InaFast_clear(InaFast *self) {
-    Py_CLEAR(self->worker); Py_CLEAR(self->general);
+    Py_CLEAR(self->worker); Py_CLEAR(self->general); Py_CLEAR(self->general_timer);
+    Py_CLEAR(self->outcome);
     Py_CLEAR(self->node); Py_CLEAR(self->loop); Py_CLEAR(self->timer);
     Py_CLEAR(self->aggregator_ip); Py_CLEAR(self->gateway_mac); Py_CLEAR(self->mac);
     Py_CLEAR(self->ip);
@@ -95,6 +110,7 @@ typedef struct {
     int retx;           /* the switch marked it retx: it waited for a recovery, no RTT sample */
     int queried;        /* the chunk's latest send was a QUERY */
     long long tries;    /* the chunk's transmissions */
+    int duplicate;      /* not in flight (or its slot or version differs): only counted */
 } Plain;
 
 /* 1: the common case (p filled, its references to release with plain_release); 0: not; -1 */
@@ -115,9 +131,8 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
         return 0;
     if (!self->s.job_scaling || self->s.granted) return 0;
     int r = 0;
-    PyObject *outcome = NULL, *v = NULL, *encoder = NULL;
-    if ((outcome = PyObject_GetAttr(self->worker, INA_NAME(outcome))) == NULL) goto error;
-    if ((v = PyObject_GetAttr(outcome, INA_NAME(finished_at))) == NULL) goto error;
+    PyObject *v = NULL, *encoder = NULL;
+    if ((v = PyObject_GetAttr(self->outcome, INA_NAME(finished_at))) == NULL) goto error;
     if (v != Py_None) goto done;
     Py_CLEAR(v);
     if ((v = PyObject_GetAttr(self->s.session, INA_NAME(state))) == NULL) goto error;
@@ -135,20 +150,22 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     p->slot = be16(h + 6);
     if ((p->key = PyLong_FromUnsignedLong(p->chunk)) == NULL) goto error;
     PyObject *flight = PyDict_GetItemWithError(v, p->key);
-    if (flight == NULL) { if (PyErr_Occurred()) goto error; goto done; }
+    if (flight == NULL) {       /* not in flight: answered already (a duplicate) */
+        if (PyErr_Occurred()) goto error;
+        goto duplicate;
+    }
     Py_INCREF(flight);
     p->flight = flight;
     p->in_flight = v;       /* (the reference moves to p) */
     v = NULL;
     long long tries, slot, ver, chunks, count, all_chunks, last_chunk;
-    if (get_ll(flight, INA_NAME(tries), &tries) < 0
-            || get_ll(flight, INA_NAME(slot), &slot) < 0
-            || get_ll(flight, INA_NAME(ver), &ver) < 0)
+    if (Py_TYPE(flight) != flight_type) goto done;      /* (its slots are read directly) */
+    if (flight_ll(flight, F_tries, &tries) < 0 || flight_ll(flight, F_slot, &slot) < 0
+            || flight_ll(flight, F_ver, &ver) < 0)
         goto error;
-    if (slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER)) goto done;
-    if ((v = PyObject_GetAttr(flight, INA_NAME(queried))) == NULL) goto error;
-    if ((p->queried = PyObject_IsTrue(v)) < 0) goto error;
-    Py_CLEAR(v);
+    if (slot != (long long)p->slot || ver != (long long)(flags & INA_FLAG_VER))
+        goto duplicate;         /* another use of the chunk number's slot: as a duplicate */
+    if ((p->queried = flight_truth(flight, F_queried)) < 0) goto error;
     p->tries = tries;
     if (get_ll(p->codec, INA_NAME(chunks), &chunks) < 0
             || get_ll(self->s.session, INA_NAME(_answered_count), &count) < 0
@@ -175,10 +192,14 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     p->answered_count = count;
     r = 1;
     goto done;
+duplicate:                      /* `_on_result`'s first test: duplicates_ignored */
+    p->duplicate = 1;
+    p->payload = payload;
+    r = 1;
+    goto done;
 error:
     r = -1;
 done:
-    Py_XDECREF(outcome);
     Py_XDECREF(v);
     Py_XDECREF(encoder);
     return r;
@@ -254,11 +275,15 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
         return -1;
     /* _on_result's steps for this case (receive_many's inline path) */
     double last_sent, sent_at;
-    if (get_double(p->flight, INA_NAME(last_sent), &last_sent) < 0
-            || get_double(p->flight, INA_NAME(sent_at), &sent_at) < 0)
+    if (flight_double(p->flight, F_last_sent, &last_sent) < 0
+            || flight_double(p->flight, F_sent_at, &sent_at) < 0)
         return -1;
     if (PyDict_DelItem(p->in_flight, p->key) < 0) return -1;
-    if (p->queried) {      /* the recovery's set_queried(flight, False) */
+    if (p->queried && self->s.c_recovery) {     /* LossRecovery.set_queried(flight, False) */
+        if (add_ll(self->s.recovery, INA_NAME(queried), -1) < 0
+                || flight_set(p->flight, F_queried, Py_NewRef(Py_False)) < 0)
+            return -1;
+    } else if (p->queried) {                    /* another recovery's: its method */
         PyObject *args[2] = {p->flight, Py_False};
         if (ina_call_method(self->s.recovery, INA_NAME(set_queried), args, 2) < 0) return -1;
     }
@@ -299,8 +324,8 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
             if (sample && add_ll(self->s.counters, INA_NAME(spurious_timeouts), 1) < 0)
                 goto done;
         }
-        if (sample && ina_call_method_double(path ? self->s.host_estimator : self->s.estimator,
-                                         INA_NAME(sample), now - sent_at) < 0)
+        if (sample && estimator_sample(&self->s, path ? self->s.host_estimator
+                                                      : self->s.estimator, now - sent_at) < 0)
             goto done;
         if (PyList_SetItem(highest, path, Py_NewRef(p->key)) < 0) goto done;
     }
@@ -309,8 +334,21 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
         if (get_ll(self->s.window, INA_NAME(size), &wsize) < 0
                 || get_ll(self->s.window, INA_NAME(maximum), &wmax) < 0)
             goto done;
-        if (wsize < wmax && ina_call_method(self->s.window, INA_NAME(on_result), NULL, 0) < 0)
+        if (wsize < wmax && self->s.c_recovery) {  /* InFlightWindow.on_result, in C */
+            long long results;
+            int slow_start = get_truth(self->s.window, INA_NAME(slow_start));
+            if (slow_start < 0 || get_ll(self->s.window, INA_NAME(_results), &results) < 0)
+                goto done;
+            results++;
+            if (slow_start || results >= wsize) {
+                if (set_ll(self->s.window, INA_NAME(size), wsize + 1) < 0) goto done;
+                results = 0;
+            }
+            if (set_ll(self->s.window, INA_NAME(_results), results) < 0) goto done;
+        } else if (wsize < wmax
+                   && ina_call_method(self->s.window, INA_NAME(on_result), NULL, 0) < 0) {
             goto done;
+        }
     }
     if ((v = PyObject_GetAttr(session, INA_NAME(_answered))) == NULL) goto done;
     if (!PyByteArray_Check(v) || (Py_ssize_t)p->chunk >= PyByteArray_GET_SIZE(v)) {
@@ -321,20 +359,27 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     Py_CLEAR(v);
     if (set_ll(session, INA_NAME(_answered_count), p->answered_count + 1) < 0) goto done;
     if (codec_store(p->codec, p->key, p->chunk, p->payload) < 0) goto done;
+    if ((out = PyList_New(0)) == NULL) goto done;
     if (p->detect) {    /* _on_result: detect_losses(c, flight, now) + _fill_window(now) */
-        PyObject *now_obj = PyFloat_FromDouble(now);
-        if (now_obj == NULL) goto done;
-        out = PyObject_VectorcallMethod(
-            INA_NAME(detect_losses), (PyObject *[]){self->s.recovery, p->key, p->flight, now_obj},
-            4, NULL);
-        Py_DECREF(now_obj);
-        if (out == NULL) goto done;
-        if (!PyList_CheckExact(out)) {
-            PyErr_SetString(PyExc_TypeError, "detect_losses must return a list");
-            goto done;
+        int covered = detect_losses_c(&self->s, p->in_flight, (long long)p->chunk, p->flight,
+                                      now, out);
+        if (covered < 0) goto done;
+        if (!covered) {         /* not the C's case: the recovery's Python method */
+            self->python_detections++;
+            PyObject *now_obj = PyFloat_FromDouble(now);
+            if (now_obj == NULL) goto done;
+            Py_SETREF(out, PyObject_VectorcallMethod(
+                INA_NAME(detect_losses),
+                (PyObject *[]){self->s.recovery, p->key, p->flight, now_obj}, 4, NULL));
+            Py_DECREF(now_obj);
+            if (out == NULL) goto done;
+            if (!PyList_CheckExact(out)) {
+                PyErr_SetString(PyExc_TypeError, "detect_losses must return a list");
+                goto done;
+            }
+        } else {
+            self->c_detections++;
         }
-    } else if ((out = PyList_New(0)) == NULL) {
-        goto done;
     }
     if (fill_window(&self->s, now, out) < 0) goto done;
     /* receive's Step: the deadline now; then the worker's _apply */
@@ -350,7 +395,84 @@ done:
     return r;
 }
 
+/* a duplicate RESULT in the data phase: `_receive`'s counts, `_on_result`'s
+ * duplicates_ignored, nothing to send; receive's Step deadline and `_apply`'s Timer.set */
+static int deliver_duplicate(InaFast *self, Plain *p) {
+    if (add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
+            || add_ll(self->s.counters, INA_NAME(bytes_received), PyBytes_GET_SIZE(p->payload)) < 0
+            || add_ll(self->s.counters, INA_NAME(duplicates_ignored), 1) < 0)
+        return -1;
+    PyObject *deadline = next_deadline(&self->s);
+    if (deadline == NULL) return -1;
+    int r = set_timer(self, deadline);
+    Py_DECREF(deadline);
+    return r;
+}
+
+static int timer_is_plain(InaFast *self);
+
+/* A NACK (the switch lacks this worker's piece of a chunk it QUERYed) in the data phase:
+ * `_receive`'s counts and checks (`decode_header`'s verdicts for a header-only packet),
+ * `LossRecovery.on_nack` (inasession.c's `on_nack_c`), receive's Step deadline and `_apply`.
+ * 1 done; 0 not this case (nothing changed: the worker's Python takes it); -1 an error. */
+static int deliver_nack(InaFast *self, PyObject *datagram) {
+    if (!PyTuple_Check(datagram) || PyTuple_GET_SIZE(datagram) < 6) return 0;
+    PyObject *payload = PyTuple_GET_ITEM(datagram, 5);
+    if (!PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) != INA_HEADER_BYTES)
+        return 0;
+    const unsigned char *h = (const unsigned char *)PyBytes_AS_STRING(payload);
+    unsigned flags = h[1];
+    if (h[0] != INA_NACK || flags & ~INA_KNOWN_FLAGS
+            || (flags & INA_FLAG_FORMAT) == INA_FLAG_FORMAT || h[5] != 0
+            || (long)be16(h + 2) != self->s.job || (long)h[4] != self->s.wid
+            || !self->s.c_recovery)
+        return 0;
+    int plain = timer_is_plain(self);       /* running, in the data phase, no timeline */
+    if (plain <= 0) return plain;
+    PyObject *in_flight = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight));
+    if (in_flight == NULL) return -1;
+    PyObject *key = PyLong_FromUnsignedLong(be32(h + 8)), *out = NULL, *deadline = NULL;
+    PyObject *flight = NULL;
+    int r = -1;
+    if (key == NULL) goto done;
+    if (!PyDict_CheckExact(in_flight)) { r = 0; goto done; }
+    flight = PyDict_GetItemWithError(in_flight, key);
+    if (flight == NULL && PyErr_Occurred()) goto done;
+    if (flight != NULL) {
+        long long expiries;
+        if (Py_TYPE(flight) != flight_type) { r = 0; flight = NULL; goto done; }
+        Py_INCREF(flight);
+        if (flight_ll(flight, F_expiries, &expiries) < 0) goto done;
+        if (expiries < 0 || expiries > 1000) { r = 0; goto done; }
+    }
+    if (add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
+            || add_ll(self->s.counters, INA_NAME(bytes_received), INA_HEADER_BYTES) < 0
+            || (out = PyList_New(0)) == NULL)
+        goto done;
+    if (flight == NULL) {
+        if (add_ll(self->s.counters, INA_NAME(duplicates_ignored), 1) < 0) goto done;
+    } else if (on_nack_c(&self->s, key, flight, be16(h + 6), flags & INA_FLAG_VER,
+                         ((Loop *)self->loop)->now, out) < 0) {
+        goto done;
+    }
+    if ((deadline = next_deadline(&self->s)) == NULL || send_payloads(self, out) < 0
+            || set_timer(self, deadline) < 0)
+        goto done;
+    self->nacks++;
+    r = 1;
+done:
+    Py_DECREF(in_flight);
+    Py_XDECREF(key);
+    Py_XDECREF(flight);
+    Py_XDECREF(out);
+    Py_XDECREF(deadline);
+    return r;
+}
+
 static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
+    int nack = deliver_nack(self, datagram);
+    if (nack < 0) return -1;
+    if (nack) { self->fast++; return 0; }
     Plain p;
     int plain = plain_result(self, datagram, &p);
     if (plain < 0) { plain_release(&p); return -1; }
@@ -363,7 +485,13 @@ static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
         return 0;
     }
     self->fast++;
-    int r = deliver_plain(self, &p, ((Loop *)self->loop)->now);
+    int r;
+    if (p.duplicate) {
+        self->duplicates++;
+        r = deliver_duplicate(self, &p);
+    } else {
+        r = deliver_plain(self, &p, ((Loop *)self->loop)->now);
+    }
     plain_release(&p);
     return r;
 }
@@ -375,10 +503,214 @@ static PyObject *InaFast_call(InaFast *self, PyObject *args, PyObject *kwds) {
     Py_RETURN_NONE;
 }
 
+/* ---- the worker's timer ----------------------------------------------------------------------- */
+
+/* 1: the reorder timers due now are the C's to expire (a float call's data phase, no
+ * timeline, hosts' own recovery classes); 0: the worker's Python `_on_timer` takes it; -1 */
+static int timer_is_plain(InaFast *self) {
+    if (!self->s.c_recovery) return 0;
+    int r = attr_is_none(self->outcome, INA_NAME(finished_at));
+    if (r <= 0) return r;
+    PyObject *state = PyObject_GetAttr(self->s.session, INA_NAME(state));
+    if (state == NULL) return -1;
+    Py_DECREF(state);
+    if (state != state_data) return 0;
+    return attr_is_none(self->s.recovery, INA_NAME(timeline));
+}
+
+/* The worker's timer fired: `LossRecovery.expire(now)` in C, in the heap's order: stale
+ * entries, reorder timers (an early resend of a chunk a later result showed missing:
+ * inasession.c's `resend_early`) and RTO timers of data chunks (the silence rules, then a
+ * later deadline or the values resent: `rto_expiry_plan`/`_apply`). At the first entry it
+ * does not cover (a tail probe, a chunk out of retries, a flight not of hosts' class), the
+ * payloads so far are sent and the worker's `_on_timer` does the rest: `expire` goes on from
+ * that entry, as one call of it would have (its loop carries nothing but each path's earliest
+ * chunk, which no expiry changes). */
+static int ina_fast_timer(InaFast *self) {
+    int plain = timer_is_plain(self);
+    if (plain < 0) return -1;
+    if (plain == 0) {
+        self->timer_fallback++;
+        PyObject *r = PyObject_CallNoArgs(self->general_timer);
+        if (r == NULL) return -1;
+        Py_DECREF(r);
+        return 0;
+    }
+    double now = ((Loop *)self->loop)->now;
+    PyObject *timers = PyObject_GetAttr(self->s.recovery, INA_NAME(timers));
+    PyObject *in_flight = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight));
+    PyObject *out = PyList_New(0), *deadline = NULL;
+    PyObject *heads[2] = {NULL, NULL};     /* each path's earliest chunk (expire's `heads`) */
+    int r = -1, rest = 0;
+    if (timers == NULL || in_flight == NULL || out == NULL) goto done;
+    if (!PyList_CheckExact(timers) || !PyDict_CheckExact(in_flight)) {
+        PyErr_SetString(PyExc_TypeError, "the recovery's timers must be a list, the flight "
+                        "table a dict");
+        goto done;
+    }
+    while (PyList_GET_SIZE(timers)) {
+        PyObject *entry = PyList_GET_ITEM(timers, 0);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a timer entry must be (deadline, key, tries, kind)");
+            goto done;
+        }
+        double due = PyFloat_AsDouble(PyTuple_GET_ITEM(entry, 0));
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 3));
+        if (PyErr_Occurred()) goto done;
+        if (!(due <= now)) break;
+        if (kind == INA_TAIL_TIMER) { rest = 1; break; }
+        PyObject *key = PyTuple_GET_ITEM(entry, 1);
+        PyObject *flight = PyDict_GetItemWithError(in_flight, key);
+        if (flight == NULL && PyErr_Occurred()) goto done;
+        int live = 0;
+        if (flight != NULL) {
+            PyObject *tries = flight_attr(flight, F_tries, INA_NAME(tries));
+            if (tries == NULL) goto done;
+            live = PyObject_RichCompareBool(tries, PyTuple_GET_ITEM(entry, 2), Py_EQ);
+            Py_DECREF(tries);
+            if (live < 0) goto done;
+        }
+        int suspect = 0, plan = -1;
+        double later = 0.0;
+        if (live) {        /* a reorder or RTO timer: in C if the flight is the C's case */
+            long long k, expiries;
+            if (Py_TYPE(flight) != flight_type || !PyLong_CheckExact(key)) { rest = 1; break; }
+            k = PyLong_AsLongLong(key);
+            if (k == -1 && PyErr_Occurred()) goto done;
+            if (flight_ll(flight, F_expiries, &expiries) < 0) goto done;
+            if (k < 0 || expiries < 0 || expiries > 1000) { rest = 1; break; }
+            if (kind == INA_REORDER_TIMER) {
+                if ((suspect = flight_truth(flight, F_suspect)) < 0) goto done;
+            } else {
+                plan = rto_expiry_plan(&self->s, key, k, flight, due, now, in_flight, heads,
+                                       &later);
+                if (plan < 0) goto done;
+                if (plan == RTO_HANDOVER) { rest = 1; break; }
+            }
+            Py_INCREF(flight);
+        }
+        PyObject *popped = PyObject_Vectorcall(heap_pop, &timers, 1, NULL);
+        if (popped == NULL) { if (live) Py_DECREF(flight); goto done; }
+        /* (the popped entry holds its key and tries) */
+        key = PyTuple_GET_ITEM(popped, 1);
+        int sent = 0;
+        if (live && kind == INA_REORDER_TIMER && suspect)
+            sent = resend_early(&self->s, key, flight, now, out);
+        else if (live && kind != INA_REORDER_TIMER) {
+            sent = rto_expiry_apply(&self->s, plan, key, flight, PyTuple_GET_ITEM(popped, 2),
+                                    later, now, out);
+            if (plan == RTO_RESEND) self->rto_resends++; else self->rto_postponed++;
+        }
+        Py_DECREF(popped);
+        if (live) Py_DECREF(flight);
+        if (sent < 0) goto done;
+    }
+    if (rest) {     /* the worker's `_on_timer` from here: session.timeout, then `_apply` */
+        self->timer_fallback++;
+        PyObject *now_obj = PyFloat_FromDouble(now);
+        if (now_obj == NULL) goto done;
+        PyObject *step = PyObject_CallMethodOneArg(self->s.session, INA_NAME(timeout), now_obj);
+        Py_DECREF(now_obj);
+        if (step == NULL) {
+            /* a chunk out of retries: the worker ends with the error, and nothing of this
+             * expiry is sent (the Python `expire` raised before returning any of it) */
+            if (!PyErr_ExceptionMatches(host_error_type)) goto done;
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            PyObject *message = value == NULL ? NULL : PyObject_Str(value);
+            Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+            if (message == NULL) goto done;
+            int ended = ina_call_method(self->worker, INA_NAME(_end), &message, 1);
+            Py_DECREF(message);
+            if (ended < 0) goto done;
+        } else {
+            int sent = send_payloads(self, out);
+            if (sent == 0) sent = ina_call_method(self->worker, INA_NAME(_apply), &step, 1);
+            Py_DECREF(step);
+            if (sent < 0) goto done;
+        }
+    } else {
+        /* the payloads; timeout's Step deadline, `_apply`'s Timer.set */
+        if (send_payloads(self, out) < 0) goto done;
+        self->timer_fast++;
+        if ((deadline = next_deadline(&self->s)) == NULL || set_timer(self, deadline) < 0)
+            goto done;
+    }
+    r = 0;
+done:
+    Py_XDECREF(timers);
+    Py_XDECREF(in_flight);
+    Py_XDECREF(out);
+    Py_XDECREF(deadline);
+    Py_XDECREF(heads[0]);
+    Py_XDECREF(heads[1]);
+    return r;
+}
+
+static PyObject *InaFast_on_timer(InaFast *self, PyObject *unused) {
+    if (ina_fast_timer(self) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* InaFastPath.rto_sample(estimator, rtt): the C `RtoEstimator.sample` the path uses, on any
+ * object with the estimator's fields (for tests/sim/test_native_ina.py's float-for-float
+ * check against hosts/congestion.py's) */
+static PyObject *InaFast_rto_sample(PyObject *unused, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "rto_sample(estimator, rtt)");
+        return NULL;
+    }
+    double rtt = PyFloat_AsDouble(args[1]);
+    if (rtt == -1.0 && PyErr_Occurred()) return NULL;
+    if (rto_sample(args[0], rtt) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* InaFastPath.bursts_lost(loss_bursts, window): the C `LossBursts.lost` (the same check) */
+static PyObject *InaFast_bursts_lost(PyObject *unused, PyObject *const *args,
+                                     Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "bursts_lost(loss_bursts, window)");
+        return NULL;
+    }
+    long long window = PyLong_AsLongLong(args[1]);
+    if (window == -1 && PyErr_Occurred()) return NULL;
+    int r = bursts_lost(args[0], window);
+    if (r < 0) return NULL;
+    return PyBool_FromLong(r);
+}
+
+static PyMethodDef InaFast_methods[] = {
+    {"on_timer", (PyCFunction)InaFast_on_timer, METH_NOARGS,
+     "the worker's timer fired: its reorder timers in C, anything else its _on_timer"},
+    {"bursts_lost", (PyCFunction)(void (*)(void))InaFast_bursts_lost,
+     METH_FASTCALL | METH_STATIC, "the C LossBursts.lost(window) on `loss_bursts`"},
+    {"rto_sample", (PyCFunction)(void (*)(void))InaFast_rto_sample,
+     METH_FASTCALL | METH_STATIC, "the C RtoEstimator.sample(rtt) on `estimator`"},
+    {NULL}
+};
+
 static PyMemberDef InaFast_members[] = {
     {"fast", T_LONGLONG, offsetof(InaFast, fast), READONLY, "datagrams the C path took"},
     {"fallback", T_LONGLONG, offsetof(InaFast, fallback), READONLY,
      "datagrams handed to the worker's Python _on_datagram"},
+    {"c_detections", T_LONGLONG, offsetof(InaFast, c_detections), READONLY,
+     "loss detections after a result the C path took, done in C"},
+    {"python_detections", T_LONGLONG, offsetof(InaFast, python_detections), READONLY,
+     "loss detections after a result the C path took, left to the recovery's Python"},
+    {"duplicates", T_LONGLONG, offsetof(InaFast, duplicates), READONLY,
+     "of fast: duplicate RESULTs (answered already), counted in C"},
+    {"nacks", T_LONGLONG, offsetof(InaFast, nacks), READONLY,
+     "of fast: NACKs answered (or counted as duplicates) in C"},
+    {"rto_resends", T_LONGLONG, offsetof(InaFast, rto_resends), READONLY,
+     "RTO timers expired in C (the values resent)"},
+    {"rto_postponed", T_LONGLONG, offsetof(InaFast, rto_postponed), READONLY,
+     "RTO timers the silence rules moved later, in C"},
+    {"timer_fast", T_LONGLONG, offsetof(InaFast, timer_fast), READONLY,
+     "timer expiries the C finished (reorder timers)"},
+    {"timer_fallback", T_LONGLONG, offsetof(InaFast, timer_fallback), READONLY,
+     "timer expiries (or their rest) handed to the worker's Python _on_timer"},
     {"worker", T_OBJECT, offsetof(InaFast, worker), READONLY, "the InaWorker"},
     {NULL}
 };
@@ -396,6 +728,7 @@ static PyTypeObject InaFastType = {
     .tp_free = PyObject_GC_Del,
     .tp_call = (ternaryfunc)InaFast_call,
     .tp_members = InaFast_members,
+    .tp_methods = InaFast_methods,
     .tp_doc = "an INA worker's listener: the common RESULT in C, anything else its Python "
               "_on_datagram (inaemu/sim/native/inaworker.c)",
 };
