@@ -20,7 +20,6 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from inaemu.experiment.host_aggregators import learn_aggregator
 from inaemu.scenario import model as m
@@ -30,9 +29,6 @@ from inaemu.scenario.mininet_aggregators import PlacementAggregators
 from inaemu.scenario.results import IterationRecord
 from inaemu.workload import graph as _g
 
-if TYPE_CHECKING:
-    from inaemu.scenario.mininet_engine import MininetScenario
-
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 RING_PORT = 47100            # + the job's generation: each agent set listens on its own port
 CALL_TIMEOUT_S = 60.0
@@ -41,7 +37,7 @@ CALL_TIMEOUT_S = 60.0
 class MininetJobRun(JobLife):
     """One job on Mininet: its agents, one set per placement (generation)."""
 
-    def __init__(self, engine: MininetScenario, job: m.Job, index: int):
+    def __init__(self, engine, job: m.Job, index: int):
         super().__init__(engine, job, index)
         self.iteration = 0
         self.generation = 0

@@ -10,10 +10,15 @@ from hosts.ring_session import RING_TRANSITIONS, RingSession, RingState, ring_er
 from hosts.ring_wire import RingKind, Segment, StreamDecoder, encode
 
 
-def run_ring(sessions: list[RingSession], vectors: list[np.ndarray], cut: int = 0) -> None:
-    """Deliver each rank's output to its right neighbour, `cut` bytes at a time (0: whole)."""
+def run_ring(sessions: list[RingSession], vectors: list, cut: int = 0,
+             sinks: list | None = None) -> list[bytes]:
+    """Deliver each rank's output to its right neighbour, `cut` bytes at a time (0: whole);
+    with `sinks`, each rank streamed (`vectors` are then its sources). Returns the bytes each
+    rank sent."""
     n = len(sessions)
-    wires = [s.start(x) for s, x in zip(sessions, vectors)]
+    wires = [s.start(x) if sinks is None else s.start(x, sink=sinks[r])
+             for r, (s, x) in enumerate(zip(sessions, vectors))]
+    sent = [bytearray(w) for w in wires]
     while any(wires):
         incoming = [b""] * n
         for r, data in enumerate(wires):
@@ -23,6 +28,9 @@ def run_ring(sessions: list[RingSession], vectors: list[np.ndarray], cut: int = 
                 if piece:
                     incoming[right] += sessions[right].receive(piece)
         wires = incoming
+        for r, data in enumerate(wires):
+            sent[r] += data
+    return [bytes(s) for s in sent]
 
 
 @pytest.mark.parametrize("accumulate", ["float32", "float64"])

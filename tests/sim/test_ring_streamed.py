@@ -17,6 +17,7 @@ from inaemu.sim import SimJob, simulate
 from inaemu.sim.driver import ring_bound, ring_cuts
 from inaemu.sim.seekable_gradient import SeekableGradient
 from inaemu.sim.streamed_check import StreamedCheck
+from tests.hosts.test_ring_session import run_ring
 from topologies.builders import fat_tree, star
 
 
@@ -75,26 +76,6 @@ class _CountingSource:
         return self.values[first:end].copy()
 
 
-def _run(sessions, inputs, sinks=None, cut=0):
-    """Each rank's output to its right neighbour, `cut` bytes at a time; every byte sent."""
-    n = len(sessions)
-    wires = [s.start(x) if sinks is None else s.start(x, sink=sinks[r])
-             for r, (s, x) in enumerate(zip(sessions, inputs))]
-    sent = [bytearray(w) for w in wires]
-    while any(wires):
-        incoming = [b""] * n
-        for r, data in enumerate(wires):
-            right = (r + 1) % n
-            pieces = [data[i:i + cut] for i in range(0, len(data), cut)] if cut else [data]
-            for piece in pieces:
-                if piece:
-                    incoming[right] += sessions[right].receive(piece)
-        wires = incoming
-        for r, data in enumerate(wires):
-            sent[r] += data
-    return [bytes(s) for s in sent]
-
-
 @pytest.mark.parametrize("accumulate", ["float32", "float64"])
 @pytest.mark.parametrize("n,length,slice_values", [(1, 10, 4), (2, 37, 5), (3, 2, 4),
                                                    (5, 103, 7), (8, 1000, 64)])
@@ -104,7 +85,7 @@ def test_a_streamed_ring_sends_the_same_bytes_and_sinks_the_same_bits(n, length,
     vectors = [(rng.standard_normal(length) * 100).astype(np.float32) for _ in range(n)]
     whole = [RingSession(rank=r, n=n, accumulate=accumulate, slice_values=slice_values)
              for r in range(n)]
-    whole_bytes = _run(whole, vectors, cut=11)
+    whole_bytes = run_ring(whole, vectors, cut=11)
     streamed = [RingSession(rank=r, n=n, accumulate=accumulate, slice_values=slice_values)
                 for r in range(n)]
     sources = [_CountingSource(v) for v in vectors]
@@ -118,7 +99,7 @@ def test_a_streamed_ring_sends_the_same_bytes_and_sinks_the_same_bits(n, length,
             got[r][first:first + values.size] = values
             firsts[r].append(first)
         return sink
-    streamed_bytes = _run(streamed, sources, [sink_of(r) for r in range(n)], cut=11)
+    streamed_bytes = run_ring(streamed, sources, cut=11, sinks=[sink_of(r) for r in range(n)])
     assert streamed_bytes == whole_bytes
     for r in range(n):
         assert streamed[r].done and streamed[r].result is None
@@ -140,7 +121,7 @@ def test_a_streamed_session_is_reusable_and_refuses_a_source_without_reads():
         got = [np.zeros(length, np.float32) for _ in range(n)]
         sinks = [lambda first, v, g=g: g.__setitem__(slice(first, first + v.size), v)
                  for g in got]
-        _run(sessions, [_CountingSource(v) for v in vectors], sinks)
+        run_ring(sessions, [_CountingSource(v) for v in vectors], sinks=sinks)
         assert all(np.array_equal(g, np.arange(length, dtype=np.float32) * 6) for g in got)
         assert all(s.calls == call + 1 for s in sessions)
     with pytest.raises(UsageError, match="source"):

@@ -1008,6 +1008,16 @@ done:
 
 /* ---- LossRecovery.next_deadline ------------------------------------------------------------ */
 
+/* a timer entry of the recovery's heap, (deadline, key, tries, kind): checked; its kind */
+static int timer_entry(PyObject *entry, long *kind) {
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4) {
+        PyErr_SetString(PyExc_TypeError, "a timer entry must be (deadline, key, tries, kind)");
+        return -1;
+    }
+    *kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 3));
+    return *kind == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 /* the deadline (a new reference: a float, or None) */
 static PyObject *next_deadline(SessionRefs *self) {
     PyObject *timers = PyObject_GetAttr(self->recovery, INA_NAME(timers));
@@ -1020,14 +1030,10 @@ static PyObject *next_deadline(SessionRefs *self) {
     }
     while (PyList_GET_SIZE(timers)) {
         PyObject *entry = PyList_GET_ITEM(timers, 0);
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4) {
-            PyErr_SetString(PyExc_TypeError, "a timer entry must be (deadline, key, tries, kind)");
-            goto done;
-        }
+        long kind;
+        if (timer_entry(entry, &kind) < 0) goto done;
         PyObject *deadline = PyTuple_GET_ITEM(entry, 0), *key = PyTuple_GET_ITEM(entry, 1);
         PyObject *tries = PyTuple_GET_ITEM(entry, 2);
-        long kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 3));
-        if (kind == -1 && PyErr_Occurred()) goto done;
         PyObject *flight = PyDict_GetItemWithError(in_flight, key);
         if (flight == NULL && PyErr_Occurred()) goto done;
         int live = 0;

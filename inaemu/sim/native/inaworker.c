@@ -550,13 +550,10 @@ static int ina_fast_timer(InaFast *self) {
     }
     while (PyList_GET_SIZE(timers)) {
         PyObject *entry = PyList_GET_ITEM(timers, 0);
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4) {
-            PyErr_SetString(PyExc_TypeError, "a timer entry must be (deadline, key, tries, kind)");
-            goto done;
-        }
+        long kind;
+        if (timer_entry(entry, &kind) < 0) goto done;
         double due = PyFloat_AsDouble(PyTuple_GET_ITEM(entry, 0));
-        long kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 3));
-        if (PyErr_Occurred()) goto done;
+        if (due == -1.0 && PyErr_Occurred()) goto done;
         if (!(due <= now)) break;
         if (kind == INA_TAIL_TIMER) { rest = 1; break; }
         PyObject *key = PyTuple_GET_ITEM(entry, 1);

@@ -256,6 +256,21 @@ static PyObject *call_py(PyObject *fn, PyObject **args, Py_ssize_t n) {{
     return PyObject_Vectorcall(fn, args, n, NULL);
 }}
 
+/* the packet length egress reads, from the plan's Python `new_length(f, v, rest)` (the
+   words written to the lists first): a program whose parser leaves `rest` bytes unparsed */
+static int length_after_ingress(PyObject *new_length, Phv *P, Py_ssize_t rest_bytes,
+                                u64 *length) {{
+    PyObject *rest = PyLong_FromSsize_t(rest_bytes), *call[3], *got;
+    if (rest == NULL || phv_out(P)) {{ Py_XDECREF(rest); return -1; }}
+    call[0] = P->f; call[1] = P->v; call[2] = rest;
+    got = call_py(new_length, call, 3);
+    Py_DECREF(rest);
+    if (got == NULL) return -1;
+    int t = as_u64(got, length);
+    Py_DECREF(got);
+    return t;
+}}
+
 /* the new reference of a list's copy, or of the list itself */
 static PyObject *copy_or_share(PyObject *list, int copy) {{
     if (copy) return PyList_GetSlice(list, 0, PY_SSIZE_T_MAX);
@@ -376,7 +391,7 @@ fail:
 
 static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     PyObject *S, *plan, *port, *data, *f = NULL, *v = NULL, *pos_obj = NULL, *length_obj = NULL,
-             *payload = NULL, *eport_obj = NULL, *out = NULL, *got, *call[8];
+             *payload = NULL, *eport_obj = NULL, *out = NULL, *call[8];
     u64 F[NW], V[NV], x, length, eport;
     Py_ssize_t slot, pos, n;
     int t;
@@ -426,17 +441,9 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
         if (mgid) {{
             payload = PySequence_GetSlice(data, pos, PY_SSIZE_T_MAX);
             if (payload == NULL) goto fail;
-            if (new_length != Py_None) {{
-                PyObject *rest = PyLong_FromSsize_t(n - pos);
-                if (rest == NULL || phv_out(&P)) {{ Py_XDECREF(rest); goto fail; }}
-                call[0] = f; call[1] = v; call[2] = rest;
-                got = call_py(new_length, call, 3);
-                Py_DECREF(rest);
-                if (got == NULL) goto fail;
-                t = as_u64(got, &multicast_length);
-                Py_DECREF(got);
-                if (t) goto fail;
-            }}
+            if (new_length != Py_None &&
+                    length_after_ingress(new_length, &P, n - pos, &multicast_length))
+                goto fail;
             if (PyTuple_GET_ITEM(plan, PL_C_MULTICAST) == Py_True) {{
                 out = multicast_c(S, &P, plan, payload, port, multicast_length, mgid);
                 goto done;
@@ -463,17 +470,8 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
         out = PyList_New(0);
         goto done;
     }}
-    if (new_length != Py_None) {{
-        PyObject *rest = PyLong_FromSsize_t(n - pos);
-        if (rest == NULL || phv_out(&P)) {{ Py_XDECREF(rest); goto fail; }}
-        call[0] = f; call[1] = v; call[2] = rest;
-        got = call_py(new_length, call, 3);
-        Py_DECREF(rest);
-        if (got == NULL) goto fail;
-        t = as_u64(got, &length);
-        Py_DECREF(got);
-        if (t) goto fail;
-    }}
+    if (new_length != Py_None && length_after_ingress(new_length, &P, n - pos, &length))
+        goto fail;
     if (put(&P, plan_slot(plan, PL_EPORT), eport) ||
             zero_slots(&P, PyTuple_GET_ITEM(plan, PL_ZERO)) ||
             put(&P, plan_slot(plan, PL_PKT_LEN), length) ||
