@@ -43,8 +43,13 @@ def test_star_of_six(algo):
 
 @pytest.mark.parametrize("algo", ALGOS)
 def test_star_of_eight(algo):
+    """dbtree is the model's worst here: 1.14, then 1.17 since the simulator's TCP has a
+    delayed-ACK timer (one fires in this run, 40 ms after a segment its sender followed late:
+    docs/model.md); every other algorithm is within 1 %."""
     topology = star(8)
-    assert ratio(topology, [h.name for h in topology.hosts], algo) == pytest.approx(1, abs=0.15)
+    tolerance = 0.2 if algo == "dbtree" else 0.15
+    assert ratio(topology, [h.name for h in topology.hosts], algo) == pytest.approx(
+        1, abs=tolerance)
 
 
 # torus is left out here: on this 4 x 2 grid the simulator takes 1.21x the model (docs/model.md,
