@@ -16,6 +16,7 @@ import pytest
 from p4switch.compiler import compile_file
 from p4switch.runtime import LpmKey, Switch
 from p4switch.runtime.cgen import nativefast
+from p4switch.runtime.phv.layout import word_slots
 
 from .bmv2 import assign, const, eth_frame, ethernet_program, fld, hdr, op, prim, std
 
@@ -301,7 +302,9 @@ def test_the_plan_has_a_place_for_every_entry_the_c_reads():
     """The C reads the plan by position (its enum, PL_*): the Python names them in the same
     order, one for one."""
     program = Switch(_divergence_program()).program
-    source = nativefast.source(program.layout, program.untraced.native.words, True)
+    # the words from their one definition, not the built module's: this test reads only the
+    # generated source, so it runs on the Python packet code too (INAEMU_NATIVE=0)
+    source = nativefast.source(program.layout, word_slots(program.layout), True)
     enum = source[source.index("enum {") + 6:source.index("};", source.index("enum {"))]
     names = [n.strip() for n in enum.split(",") if n.strip()]
     assert names[-1] == "PL_SIZE"
