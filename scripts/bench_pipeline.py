@@ -32,7 +32,7 @@ import p4switch.runtime as current_runtime  # noqa: E402
 from p4switch.compiler import compile_file  # noqa: E402
 from tests.ina.packets import Endpoint, eth_ipv4_udp, ip  # noqa: E402
 
-K, WORKERS = 32, 4
+K, WORKERS = 32, 4     # lanes per packet (`--k`), workers of the job
 KINDS = ("contribution", "result multicast", "ina routed", "l3_forward routed")
 L3_ROUTES = ((0x0A000100, 24, 0x080000000111, 1), (0x0A000200, 24, 0x080000000222, 2),
              (0x0A000280, 25, 0x080000000333, 3), (0x0A000000, 8, 0x080000000444, 4))
@@ -103,11 +103,15 @@ def one_round(runtime, programs: dict, packets: dict) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global K
     parser = argparse.ArgumentParser(prog="python scripts/bench_pipeline.py")
     parser.add_argument("--baseline", help="directory of another p4switch/runtime package")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--cells", type=int, default=500, help="INA cells per round")
+    parser.add_argument("--k", type=int, default=32,
+                        help="lanes per INA packet (the simulator's runs use 364)")
     args = parser.parse_args(argv)
+    K = args.k
     runtimes = [("current", current_runtime)]
     if args.baseline:
         runtimes.insert(0, ("baseline", switch_bench.load_baseline(args.baseline)))

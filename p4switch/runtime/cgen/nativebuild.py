@@ -392,6 +392,14 @@ static int run_from_wire(PyObject *f, Py_ssize_t slot, const uint8_t *p, npy_int
     if (array == NULL) return -1;
     void *data = PyArray_DATA((PyArrayObject *)array);
     npy_intp i;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (typenum == NPY_UINT32 && wbytes == 4) {   /* the common lanes: one swap a word */
+        uint32_t *d32 = (uint32_t *)data, w;
+        for (i = 0; i < count; i++) { memcpy(&w, p + 4 * i, 4); d32[i] = __builtin_bswap32(w); }
+        run_store(f, slot, array);
+        return 0;
+    }
+#endif
     for (i = 0; i < count; i++) {
         u64 x = 0;
         int j;
@@ -446,6 +454,16 @@ static int run_to_wire(PyObject *f, Py_ssize_t slot, uint8_t *o, npy_intp count,
     void *data;
     if (run_view(f, slot, count, typenum, &data)) return -1;
     npy_intp i;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (typenum == NPY_UINT32 && wbytes == 4) {   /* the common lanes: one swap a word */
+        const uint32_t *d32 = (const uint32_t *)data;
+        for (i = 0; i < count; i++) {
+            uint32_t w = __builtin_bswap32(d32[i]);
+            memcpy(o + 4 * i, &w, 4);
+        }
+        return 0;
+    }
+#endif
     for (i = 0; i < count; i++) {
         u64 x;
         switch (typenum) {
