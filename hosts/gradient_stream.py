@@ -15,7 +15,11 @@ max pass) starts with that range again and gets it without drawing it twice.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+
 import numpy as np
+
+from .draw_ahead import DrawAhead
 
 SKIP_BLOCK = 1 << 16      # values drawn at a time when skipping ahead to a read's start
 
@@ -38,7 +42,9 @@ class GradientStream:
     """The float32 values of `gradient(seed, rank, length, magnitude, job)`, by ranges."""
 
     def __init__(self, seed: int, rank: int, length: int, magnitude: float = 1.0,
-                 job: int | None = None):
+                 job: int | None = None, ahead: DrawAhead | None = None):
+        """`ahead`: threads that draw the next range after each read in order, and the max
+        pass when asked to (`max_pass_ahead`), while the reader's thread runs on."""
         if length < 0:
             raise ValueError(f"length must be >= 0, got {length}")
         self.seed, self.rank, self.job = seed, rank, job
@@ -46,6 +52,11 @@ class GradientStream:
         self.magnitude = magnitude
         self.drawn = 0               # values drawn so far, over every pass (tests, benchmarks)
         self._kept: tuple[int, np.ndarray, dict] | None = None   # the first read, for a re-read
+        self._ahead = ahead
+        # a range drawn ahead: (its first value, count, the generator's state before it, the
+        # draw's Future); the generator is the drawing thread's until it is taken
+        self._pending: tuple[int, int, dict, Future] | None = None
+        self._max_pass: Future | None = None    # the max pass, drawn ahead
         self._restart()
 
     def _restart(self) -> None:
@@ -62,6 +73,14 @@ class GradientStream:
         otherwise a new one)."""
         if not 0 <= first <= end <= self.size:
             raise ValueError(f"range [{first}, {end}) is outside 0..{self.size}")
+        values = self._drawn_ahead(first, end)
+        if values is None:
+            values = self._read(first, end)
+        if self._ahead is not None and first < end < self.size:
+            self._draw_ahead(end, min(end - first, self.size - end))
+        return values
+
+    def _read(self, first: int, end: int) -> np.ndarray:
         fresh = self._position == 0 and self.drawn == 0
         if self._kept is not None and first == 0 and end == self._kept[0] \
                 and self._position >= end:
@@ -81,3 +100,56 @@ class GradientStream:
             values.flags.writeable = False
             self._kept = (end, values, self._generator.bit_generator.state)
         return values
+
+    def _draw_ahead(self, first: int, count: int) -> None:
+        """Values [first, first + count) drawn on a drawing thread, when the budget has room
+        (the generator is at `first`: the read before ended there)."""
+        if not self._ahead.reserve(count):
+            return
+        state = self._generator.bit_generator.state
+        future = self._ahead.submit(draw, self._generator, count, self.magnitude)
+        if future is None:                       # closed: read as without it
+            self._ahead.release(count)
+            return
+        self._pending = (first, count, state, future)
+        self._position += count
+        self.drawn += count
+
+    def _drawn_ahead(self, first: int, end: int) -> np.ndarray | None:
+        """The values drawn ahead when they are [first, end); otherwise none, and the
+        generator back where it was before that draw."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return None
+        start, count, state, future = pending
+        try:
+            values = future.result()
+        finally:
+            self._ahead.release(count)
+        if (start, start + count) == (first, end):
+            return values
+        self._generator.bit_generator.state = state
+        self._position = start
+        return None
+
+    def max_bits(self, block: int = SKIP_BLOCK) -> int:
+        """The largest |x| of the whole vector as its float32 bit pattern (0x7F800000 and up:
+        inf or NaN), from one pass of reads of `block` values (the first kept for the next
+        read of it): the codec's max pass. Drawn ahead when `max_pass_ahead` asked for it."""
+        ahead, self._max_pass = self._max_pass, None
+        if ahead is not None and not ahead.cancel():
+            return ahead.result()
+        return self._max_bits(block)
+
+    def _max_bits(self, block: int) -> int:
+        top = 0
+        for first in range(0, self.size, block):
+            values = self._read(first, min(first + block, self.size))
+            top = max(top, int(np.max(values.view(np.uint32) & 0x7FFFFFFF)))
+        return top
+
+    def max_pass_ahead(self, block: int = SKIP_BLOCK) -> None:
+        """Start the max pass on a drawing thread (the stream is that thread's until
+        `max_bits` takes the result, or cancels it if it has not started)."""
+        if self._ahead is not None and self._max_pass is None and self._pending is None:
+            self._max_pass = self._ahead.submit(self._max_bits, block)

@@ -126,13 +126,20 @@ class FloatCodec:
     def _init_streamed(self) -> None:
         """The streamed call's state: the local max from one pass over the source (a block at
         a time), and no per-chunk vectors (job scaling needs none: one scale, no redo)."""
-        local = 0
-        for first, end in self._row_blocks():
-            bits = self._rows(first, end).view(np.uint32) & 0x7FFFFFFF
-            top = int(bits.max())
-            if top >= _INFINITY_BITS:
-                raise ValueError(f"cannot quantize a non-finite value in chunks {first}..{end - 1}")
-            local = max(local, top)
+        max_bits = getattr(self._source, "max_bits", None)
+        if max_bits is not None:         # the source's own pass (it may have drawn it ahead)
+            local = max_bits(self.block_values(self.k, self.fmt))
+            if local >= _INFINITY_BITS:
+                raise ValueError("cannot quantize a non-finite value of the source")
+        else:
+            local = 0
+            for first, end in self._row_blocks():
+                bits = self._rows(first, end).view(np.uint32) & 0x7FFFFFFF
+                top = int(bits.max())
+                if top >= _INFINITY_BITS:
+                    raise ValueError(f"cannot quantize a non-finite value in chunks "
+                                     f"{first}..{end - 1}")
+                local = max(local, top)
         self.local_max = float(np.array([local], np.uint32).view(np.float32)[0])
         self.block_max = None
         self._local_bmax = self._agreed = self._limits = None
@@ -293,6 +300,13 @@ class FloatCodec:
 
     def _block_rows(self) -> int:
         return max(1, BLOCK_VALUES // self.per_chunk)
+
+    @staticmethod
+    def block_values(k: int, fmt: str) -> int:
+        """Values per block of a call of `k` lanes in `fmt`: what a streamed call reads from
+        its source at a time (whole chunks of about BLOCK_VALUES values)."""
+        per_chunk = k * qz.values_per_lane(fmt)
+        return max(1, BLOCK_VALUES // per_chunk) * per_chunk
 
     def _row_blocks(self):
         """(first, end) chunk ranges of about BLOCK_VALUES values: whole-vector steps a block

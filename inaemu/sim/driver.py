@@ -20,7 +20,9 @@ from typing import Callable
 import numpy as np
 
 from hosts.agent import gradient
+from hosts.draw_ahead import DrawAhead
 from hosts.errors import HostError
+from hosts.ina_codec import FloatCodec
 from hosts.ina_session import InaSession
 from hosts.ina_wire import MAX_K, MIN_K
 from hosts.quantize import error_bound_verdict
@@ -292,10 +294,12 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
         if not remaining[0]:
             net.loop.stop()
 
+    # streamed INA: the workers' inputs are drawn on other cores ahead of their reads
+    ahead = DrawAhead()
     members, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
                                       transport, stall_timeout, ring_accumulate, ended,
                                       given=given, trees=trees,
-                                      checks=checks if stream else None)
+                                      checks=checks if stream else None, ahead=ahead)
     remaining[0] = len(members)
     references.update(reference_sums(inputs))
     del inputs                # (the workers hold their own vectors while they need them)
@@ -317,10 +321,15 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
     gc.set_threshold(RUN_GC_YOUNG, *thresholds[1:])
     watch = _Progress(net, say, remaining, started, bar=bar)
     try:
-        for member in members:
-            member.app.start()
-        stop = (net.loop.run(until=time_limit, done=watch, done_every=_Progress.EVERY)
-                if remaining[0] else "done")
+        with ahead:
+            if algo == "ina":
+                block = FloatCodec.block_values(elems_k, ina.fmt)
+                for check in checks.values():
+                    check.max_passes_ahead(block)
+            for member in members:
+                member.app.start()
+            stop = (net.loop.run(until=time_limit, done=watch, done_every=_Progress.EVERY)
+                    if remaining[0] else "done")
     finally:
         watch.close()
         gc.set_threshold(*thresholds)
@@ -453,7 +462,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                     on_end: Callable[[object], None],
                     given: dict[int, list[np.ndarray]] | None = None,
                     trees: dict | None = None,
-                    checks: dict | None = None) -> tuple[list[_Member], dict]:
+                    checks: dict | None = None,
+                    ahead: DrawAhead | None = None) -> tuple[list[_Member], dict]:
     """The workers, and job -> their input vectors (none for a streamed run: `checks` given,
     filled with each job's StreamedCheck)."""
     members, inputs = [], {}
@@ -464,7 +474,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                 seed=seed, n=n, length=length, cuts=ring_cuts(length, n))
             vectors = [check.seekable(w) for w in range(n)]
         elif checks is not None:
-            check = checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length)
+            check = checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length,
+                                                          ahead=ahead)
             vectors = [check.source(w) for w in range(n)]
         else:
             vectors = [gradient(seed, w, length) for w in range(n)] if given is None else \

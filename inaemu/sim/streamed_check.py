@@ -42,6 +42,7 @@ from typing import Callable
 import numpy as np
 
 from hosts.agent import add_exact
+from hosts.draw_ahead import DrawAhead
 from hosts.gradient_stream import GradientStream
 from inaemu.sim.seekable_gradient import SeekableGradient
 
@@ -87,6 +88,9 @@ class _CheckedSource:
     def read(self, first: int, end: int) -> np.ndarray:
         return self._stream.read(first, end)
 
+    def max_bits(self, block: int) -> int:
+        return self._stream.max_bits(block)
+
     def quantized(self, first: int, values: np.ndarray) -> None:
         self._check.add(self._rank, first, values)
 
@@ -95,13 +99,17 @@ class StreamedCheck:
     """One job's exact sums, by block, and each worker's running verdict."""
 
     def __init__(self, *, seed: int, n: int, length: int, cuts: list[int] | None = None,
-                 magnitudes: bool = False, one_verdict: bool = False):
+                 magnitudes: bool = False, one_verdict: bool = False,
+                 ahead: DrawAhead | None = None):
         """`cuts`: the ranks' inputs are `SeekableGradient`s marked there (`seekable`), and
         the check draws through such readers; `magnitudes`: keep the sums of |x| too (the
         bound's third argument); `one_verdict`: every worker's values of a block are meant to
         be the same and their verdict_of is one function (the ring): judge a block once per
-        distinct value digest."""
+        distinct value digest; `ahead`: threads that draw the workers' inputs (`source`)
+        ahead of their reads (`max_passes_ahead` for the max passes)."""
         self.seed, self.n, self.length = seed, n, length
+        self._ahead = ahead
+        self._sources: list[GradientStream] = []
         self.cuts, self.magnitudes, self.one_verdict = cuts, magnitudes, one_verdict
         self._marks = [array("Q") for _ in range(n)] if cuts is not None else None
         self._blocks: dict[int, _Block] = {}          # first element -> its block
@@ -121,7 +129,16 @@ class StreamedCheck:
 
     def source(self, rank: int) -> _CheckedSource:
         """Rank `rank`'s input (its seeded gradient), whose quantized ranges sum the reference."""
-        return _CheckedSource(GradientStream(self.seed, rank, self.length), self, rank)
+        stream = GradientStream(self.seed, rank, self.length, ahead=self._ahead)
+        self._sources.append(stream)
+        return _CheckedSource(stream, self, rank)
+
+    def max_passes_ahead(self, block: int) -> None:
+        """The max pass of every source given out, started on the drawing threads, the last
+        rank first (the workers start from the first: the simulation's thread does the first
+        ranks' passes while the drawing threads do the last ones')."""
+        for stream in reversed(self._sources):
+            stream.max_pass_ahead(block)
 
     def seekable(self, rank: int) -> SeekableGradient:
         """Rank `rank`'s input read at any range, sharing its marks with the check's own
