@@ -109,3 +109,25 @@ def test_a_range_drawn_ahead_and_read_after_closing_is_right_and_counts_nothing(
     assert np.array_equal(stream.read(BLOCK, 2 * BLOCK), whole[BLOCK:2 * BLOCK])
     assert np.array_equal(stream.read(2 * BLOCK, LENGTH), whole[2 * BLOCK:])
     assert ahead.held == 0 and stream._pending is None
+
+
+@pytest.mark.parametrize("room", [True, False])
+def test_a_max_pass_drawn_ahead_keeps_its_first_block_only_within_the_budget(room):
+    """Memory a drawing thread allocates stays with its allocator arena: the first block a max
+    pass ahead keeps counts in the budget until it is read again, and without room it is not
+    kept (drawn again by the quantize pass: the same values)."""
+    whole = gradient(4, 2, LENGTH)
+    with DrawAhead(threads=1, held=BLOCK if room else BLOCK - 1) as ahead:
+        stream = GradientStream(4, 2, LENGTH, ahead=ahead)
+        stream.max_pass_ahead(BLOCK)
+        stream._max_pass.result()
+        assert ahead.held == (BLOCK if room else 0)
+        assert stream.max_bits(BLOCK) == int(np.max(whole.view(np.uint32) & 0x7FFFFFFF))
+        assert np.array_equal(stream.read(0, BLOCK), whole[:BLOCK])
+        # the kept block given back, and with room the next one drawn ahead in its place
+        assert stream._kept_reserved == 0
+        assert ahead.held == (BLOCK if room else 0) and (stream._pending is not None) == room
+        for first, end in _ranges(LENGTH, BLOCK)[1:]:
+            assert np.array_equal(stream.read(first, end), whole[first:end])
+        assert ahead.held == 0
+    assert stream.drawn == 2 * LENGTH - (BLOCK if room else 0)
