@@ -74,6 +74,7 @@ class GradientStream:
         otherwise a new one)."""
         if not 0 <= first <= end <= self.size:
             raise ValueError(f"range [{first}, {end}) is outside 0..{self.size}")
+        self._settle_max_pass()
         values = self._drawn_ahead(first, end)
         if values is None:
             values = self._read(first, end)
@@ -128,10 +129,10 @@ class GradientStream:
             return None
         start, count, state, future = pending
         try:
-            values = future.result()
+            values = None if future.cancelled() else future.result()   # (cancelled: closed)
         finally:
             self._ahead.release(count)
-        if (start, start + count) == (first, end):
+        if values is not None and (start, start + count) == (first, end):
             return values
         self._generator.bit_generator.state = state
         self._position = start
@@ -144,7 +145,15 @@ class GradientStream:
         ahead, self._max_pass = self._max_pass, None
         if ahead is not None and not ahead.cancel():
             return ahead.result()
+        self._drawn_ahead(-1, -1)        # a range drawn ahead: waited for, the generator back
         return self._max_bits(block)
+
+    def _settle_max_pass(self) -> None:
+        """A max pass drawn ahead and not asked for is waited for (or cancelled) before the
+        stream is read: the generator is the drawing thread's until then."""
+        ahead, self._max_pass = self._max_pass, None
+        if ahead is not None and not ahead.cancel():
+            ahead.result()
 
     def _max_bits(self, block: int, keep: bool = True) -> int:
         top = 0

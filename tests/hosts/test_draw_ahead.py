@@ -131,3 +131,35 @@ def test_a_max_pass_drawn_ahead_keeps_its_first_block_only_within_the_budget(roo
             assert np.array_equal(stream.read(first, end), whole[first:end])
         assert ahead.held == 0
     assert stream.drawn == 2 * LENGTH - (BLOCK if room else 0)
+
+
+def test_a_draw_ahead_cancelled_by_closing_is_drawn_by_the_reader():
+    """Closing cancels draws not begun: the stream reads those values itself."""
+    import time
+    whole = gradient(2, 5, LENGTH)
+    ahead = DrawAhead(threads=1)
+    with ahead:
+        stream = GradientStream(2, 5, LENGTH, ahead=ahead)
+        ahead.submit(time.sleep, 0.2)              # the one drawing thread busy
+        stream.read(0, BLOCK)
+        pending = stream._pending[3]
+    assert pending.cancelled()
+    assert np.array_equal(stream.read(BLOCK, 2 * BLOCK), whole[BLOCK:2 * BLOCK])
+    assert np.array_equal(stream.read(2 * BLOCK, LENGTH), whole[2 * BLOCK:])
+
+
+def test_a_read_or_max_pass_waits_for_what_the_drawing_thread_holds():
+    """The stream is the drawing thread's while its max pass or a range drawn ahead is on
+    it: a read before `max_bits`, or `max_bits` with a range drawn ahead, waits for it and
+    still gets the gradient."""
+    whole = gradient(1, 6, LENGTH)
+    top = int(np.max(whole.view(np.uint32) & 0x7FFFFFFF))
+    with DrawAhead(threads=1) as ahead:
+        stream = GradientStream(1, 6, LENGTH, ahead=ahead)
+        stream.max_pass_ahead(BLOCK)
+        assert np.array_equal(stream.read(5, 9), whole[5:9])       # before max_bits
+        assert stream._max_pass is None
+        assert stream._pending is not None                          # [9, 13) drawn ahead
+        assert stream.max_bits(BLOCK) == top
+        assert np.array_equal(stream.read(0, BLOCK), whole[:BLOCK])
+    assert ahead.held == 0
