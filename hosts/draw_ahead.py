@@ -29,15 +29,27 @@ HELD_VALUES = 1 << 24        # values drawn ahead and not yet read, over every s
 SWITCH_S = 0.0005            # the interpreter's switch interval while drawing ahead
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or `taskset`
+    narrows; `os.cpu_count` counts the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):          # (no affinity on this platform)
+        return max(1, os.cpu_count() or 1)
+
+
 class DrawAhead:
     """Threads that draw streams' values ahead; a context manager (`with DrawAhead() as a:`)."""
 
     def __init__(self, threads: int | None = None, held: int = HELD_VALUES,
                  switch_s: float = SWITCH_S):
+        """`threads`: drawing threads, by default the cores this process may run on less
+        one, and none on a single core (there a drawing thread would only take turns with the
+        reader: nothing is drawn ahead, `open` stays False)."""
         if threads is None:
-            threads = max(1, (os.cpu_count() or 2) - 1)
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
+            threads = usable_cores() - 1
+        if threads < 0:
+            raise ValueError(f"threads must be >= 0, got {threads}")
         self.threads, self.held_limit, self.switch_s = threads, held, switch_s
         self.held = 0                   # values drawn ahead, not yet read or given back
         self._lock = threading.Lock()
@@ -45,6 +57,8 @@ class DrawAhead:
         self._switch: float | None = None
 
     def __enter__(self) -> "DrawAhead":
+        if self.threads == 0:
+            return self
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="inaemu-draw")
         self._switch = sys.getswitchinterval()
         sys.setswitchinterval(self.switch_s)

@@ -94,8 +94,26 @@ def test_the_switch_interval_is_shortened_while_open_and_restored():
 
 
 def test_bad_thread_counts_are_refused():
-    with pytest.raises(ValueError, match="threads must be >= 1"):
-        DrawAhead(threads=0)
+    with pytest.raises(ValueError, match="threads must be >= 0"):
+        DrawAhead(threads=-1)
+
+
+def test_on_one_core_nothing_is_drawn_ahead(monkeypatch):
+    """A drawing thread on the reader's only core would just take turns with it."""
+    monkeypatch.setattr("hosts.draw_ahead.usable_cores", lambda: 1)
+    before = sys.getswitchinterval()
+    whole = gradient(5, 5, LENGTH)
+    with DrawAhead() as ahead:
+        assert ahead.threads == 0 and not ahead.open
+        assert sys.getswitchinterval() == before
+        stream = GradientStream(5, 5, LENGTH, ahead=ahead)
+        stream.max_pass_ahead(BLOCK)
+        assert stream._max_pass is None
+        for first, end in _ranges(LENGTH, BLOCK):
+            assert np.array_equal(stream.read(first, end), whole[first:end])
+            assert stream._pending is None
+    monkeypatch.setattr("hosts.draw_ahead.usable_cores", lambda: 4)
+    assert DrawAhead().threads == 3
 
 
 def test_a_range_drawn_ahead_and_read_after_closing_is_right_and_counts_nothing():
