@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from hosts.draw_ahead import DrawAhead
 from inaemu.scenario import model as m
 from inaemu.scenario.fabric_control import FabricControl
 from inaemu.scenario.reactions import failure_learnt, repair_learnt
@@ -92,6 +93,8 @@ class SimScenario:
         self._said_at = time.perf_counter()      # the last progress line (without a bar)
         self.control: FabricControl | None = None
         self._bar = None
+        # streamed INA calls draw their inputs on other cores ahead of their reads
+        self.ahead = DrawAhead()
 
     # -- the run ----------------------------------------------------------------------------------
 
@@ -118,7 +121,8 @@ class SimScenario:
                 if run.job.after is None:
                     self.loop.at(run.job.start_s, run.arrive)
             self.loop.at(0.0, self._sample)
-            stop = self.loop.run(until=self.options.time_limit_s)
+            with self.ahead:
+                stop = self.loop.run(until=self.options.time_limit_s)
             if not self._finished():
                 stop = "time limit"
                 for run in self.runs:

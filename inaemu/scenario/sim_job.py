@@ -273,7 +273,8 @@ class JobRun(JobLife):
         key = (self.iteration, self.generation)
         if self._check is None or self._check_key != key:
             seed, length = self._call_input
-            self._check = StreamedCheck(seed=seed, n=len(self.workers), length=length)
+            self._check = StreamedCheck(seed=seed, n=len(self.workers), length=length,
+                                        ahead=self.engine.ahead)
             self._check_key = key
         return self._check
 

@@ -70,7 +70,11 @@ def _peak_mib(bucket_bytes: int) -> float:
 
 
 def test_a_streamed_call_does_not_hold_the_bucket():
-    small, large = 512 << 10, 2 << 20
+    """Both buckets are several codec blocks (1 MiB: four): what a streamed call holds
+    besides what is in flight is then the same, a block drawn ahead per rank and the drawing
+    thread's temporaries (hosts/draw_ahead.py, ~1 MiB here), which a bucket of two blocks does
+    not reach in full."""
+    small, large = 1 << 20, 4 << 20
     added = 4 * (large - small) / (1 << 20)     # MiB more input over the 4 ranks
     _peak_mib(small)                            # (the first run's caches and imports)
     growth = _peak_mib(large) - _peak_mib(small)
