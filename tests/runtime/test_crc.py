@@ -157,3 +157,25 @@ def test_common_crcs_reflect_nothing_per_call(monkeypatch):
         algorithms[name](b"\x0a\x00\x00\x01\x0a\x02\x00\x05\x11\x03\xe8\x00\x50")
     with pytest.raises(AssertionError):
         mixed(b"\x01")          # a mixed reflection does need it, once per call
+
+
+def test_results_kept_by_input_are_dropped_when_reconfigured_or_full(monkeypatch):
+    """A CRC keeps its results by input (the ECMP hash sees the same 5-tuples again): the same
+    input hashed again, after reconfiguring, past the limit, or given as a bytearray, is what
+    the reference gives for the parameters then in force."""
+    monkeypatch.setattr("p4switch.runtime.state.hashes.CACHED_INPUTS", 8)
+    rnd = random.Random(5)
+    inputs = [rnd.randbytes(13) for _ in range(20)]
+    crc = Crc(16, 0x8005, 0x0000, 0x0000, True, True)
+    arc = ReferenceCrc(16, 0x8005, 0x0000, 0x0000, True, True)
+    for _ in range(2):                               # the second round: kept or recomputed
+        for data in inputs:
+            assert crc(data) == arc(data)
+    assert 0 < len(crc._results) <= 8
+    kept = [data for data in inputs if data in crc._results]
+    crc.configure(0x8005, 0xFFFF, 0x0000, True, True)          # CRC-16/MODBUS now
+    modbus = ReferenceCrc(16, 0x8005, 0xFFFF, 0x0000, True, True)
+    for data in kept:
+        assert crc(data) == modbus(data)
+        assert crc(bytearray(data)) == modbus(data)
+    assert crc(CHECK_INPUT) == 0x4B37
