@@ -7,7 +7,7 @@ listener: the worker's Python `_on_datagram` (InaSession.receive, `_apply`) or t
 core's C listener (inaemu/sim/native/inaworker.c). Prints the microseconds per RESULT of
 each (CPU time of the listener calls alone, best of --repeat) and their ratio, and with
 `--profile` where the Python path's time goes (cProfile, by function).
-Numbers, not assertions (docs/sim.md, "The INA worker's per-packet path in C").
+Numbers, not assertions (docs/sim-native.md, "The INA worker's per-packet path in C").
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ program that needs no control plane (default tests/ports/backpressure.p4), out o
 over an unshaped link; CPU microseconds per frame for the whole loop (event, port, runtime,
 link), once with the direct entry into the runtime's fast path (`Switch.direct_entry`) and once
 through `Switch.receive` and `queue_next_due` (a Switch whose `direct_entry` says None), in
-alternation in one process, best of `--repeat`. Numbers, not assertions (docs/sim.md, "The
+alternation in one process, best of `--repeat`. Numbers, not assertions (docs/sim-native.md, "The
 switch runtime's entry").
 """
 

@@ -11,7 +11,8 @@ measured, taken off); each round alternates the runtimes, and for each kind the 
 of a round, best over the rounds, counts (a burst of other work on a shared machine spoils a
 packet or a round, not a result). A baseline
 is another version of the `p4switch/runtime` package (`git archive <rev> p4switch/runtime |
-tar -x -C /tmp/old`). Numbers, not assertions (docs/sim.md, "The switch pipeline per packet").
+tar -x -C /tmp/old`). Numbers, not assertions (docs/sim-native.md, "The switch pipeline per
+packet").
 """
 
 from __future__ import annotations

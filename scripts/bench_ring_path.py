@@ -5,7 +5,7 @@ Runs the ring of issue 30's command (fat-tree k=8, 64 workers) through `simulate
 native core, alternately with `ring_worker.NATIVE_PATH` off (every segment, ACK and NIC-queue
 departure in ring_worker.py / reliable.py) and on (native/ringpath.c), in this process, and
 prints the CPU seconds of each (the switches' set-up done once before), best of `--repeat`, and their ratio; the two runs' records
-must agree. Numbers, not assertions (docs/sim.md, "The ring's per-segment path in C").
+must agree. Numbers, not assertions (docs/sim-native.md, "The ring's per-segment path in C").
 """
 
 from __future__ import annotations

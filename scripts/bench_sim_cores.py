@@ -151,8 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             {key: record[key] for key in COMPARED} for record in python]
         same_everywhere = same_everywhere and same
         (py_cpu, py_wall), (na_cpu, na_wall) = best["python"], best["native"]
-        print(f"{name:<16} {frames:>10,} {frames / py_cpu:>11,.0f} {native_frames / na_cpu:>11,.0f} "
-              f"{py_cpu / na_cpu:>5.2f}x {frames / py_wall:>12,.0f} "
+        print(f"{name:<16} {frames:>10,} {frames / py_cpu:>11,.0f} "
+              f"{native_frames / na_cpu:>11,.0f} {py_cpu / na_cpu:>5.2f}x {frames / py_wall:>12,.0f} "
               f"{native_frames / na_wall:>12,.0f} {py_wall / na_wall:>5.2f}x  "
               f"{'yes' if same else 'NO'}")
     return 0 if same_everywhere else 1

@@ -9,7 +9,7 @@ session, ring transport; the native core's C loop, links, switch ports and host 
 one part, since cProfile sees that C only as the loop's `run` and the C methods Python
 calls); time in other C functions and the standard library goes to the part of its caller
 (numpy in the codec is the codec's), up to a few levels. Prints each part's share and the
-frames per second that part alone would allow. Numbers, not assertions (docs/sim.md, "Where
+frames per second that part alone would allow. Numbers, not assertions (docs/sim-native.md, "Where
 the time and memory go"). `--profile FILE` only reads an existing dump (any cProfile of a run).
 """
 

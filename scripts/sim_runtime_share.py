@@ -5,7 +5,7 @@ Runs issue 30's commands (fat-tree k=8, 64 workers, `--algo ina` and `--algo rin
 the native core) through `inaemu run`'s own code (scripts/bench_sim_cores.py's `run`) and
 prints `SimResult.runtime_wall_s` (wall time inside the switch ports' calls into the runtime)
 against the run's wall time, and per switch packet. Wall time: on a shared machine these move
-with the load. Numbers, not assertions (docs/sim.md, "The switch pipeline per packet").
+with the load. Numbers, not assertions (docs/sim-native.md, "The switch pipeline per packet").
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ DATA_PORT = 5201
 ACK_PORT = 40000
 SACK = struct.Struct("!BBBBII")       # NOP, NOP, kind 5, length 10, left, right
 # On a native host each segment, ACK, NIC-queue departure and write runs in C (native/
-# ringpath.c, docs/sim.md "The ring's per-segment path in C") over this worker's own objects,
+# ringpath.c, docs/sim-native.md "The ring's per-segment path in C") over this worker's own objects,
 # calling the methods below for what it leaves to them (a rank not started, whole messages
 # for the session, timer expiries, Reno's sender); False keeps it all in Python.
 NATIVE_PATH = True

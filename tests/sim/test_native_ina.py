@@ -1,5 +1,6 @@
 """The INA worker's per-packet path in C (inaemu/sim/native/inaworker.c and inasession.c,
-docs/sim.md "The INA worker's per-packet path in C") against the Python session it stands for.
+docs/sim-native.md "The INA worker's per-packet path in C") against the Python session it
+stands for.
 
 Whole runs: the same per-link trace (every send with its frame's CRC, every loss and drop, at
 its virtual time), records, result bytes and every session's counters and state on the

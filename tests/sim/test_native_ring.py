@@ -1,11 +1,11 @@
-"""The ring's per-segment path in C (inaemu/sim/native/ringpath.c, docs/sim.md "The ring's
+"""The ring's per-segment path in C (inaemu/sim/native/ringpath.c, docs/sim-native.md "The ring's
 per-segment path in C") against the Python ring worker and transport, event for event: the
 same per-link trace (every send with its frame's CRC, every loss and drop, at its virtual
 time), records, result bytes, link counters, virtual time and event count on both cores, over
 seeds, loss rates, topologies, with and without Reno, float64 accumulation, unshaped links,
 background TCP flows sharing the links, the plan collectives over the same transport, and the
 ring streamed (runs without kept results: RingSession reading its values per slice, the
-streamed check's verdicts; docs/sim.md "The ring streamed"); and
+streamed check's verdicts; docs/sim-native.md "The ring streamed"); and
 that the C path really carries the common case (the Python handlers it falls back to are not
 called in a lossless run) and really hands the rest to the Python (they are under loss)."""
 

@@ -1,4 +1,4 @@
-"""The ring streamed (docs/sim.md, "The ring streamed"): RingSession reads its rank's values per
+"""The ring streamed (docs/sim-native.md, "The ring streamed"): RingSession reads its rank's values per
 slice and hands each slice of the result to a sink; the simulator's runs without kept results
 use it, with SeekableGradient inputs and StreamedCheck.for_ring's verdicts. The same bytes on
 the wire, the same trace and records as with whole vectors, and memory that does not grow

@@ -13,8 +13,8 @@
  * the window's Python methods: hosts/congestion.py stays their one definition), the answered
  * marks, the codec's `store`, the loss detection when an earlier chunk is still in flight
  * (the recovery's `detect_losses`), `_fill_window` and `next_deadline` (those in
- * inasession.c), the frames (frames.c) to the uplink and the worker's timer. Step 2 (docs/sim.md,
- * "The INA host path, step 2"): the RTT sample and the loss detection with its early resends
+ * inasession.c), the frames (frames.c) to the uplink and the worker's timer. Step 2
+ * (docs/sim-native.md, "The INA host path, step 2"): the RTT sample and the loss detection with its early resends
  * in C (inasession.c, each a mirror of its Python method, used for hosts' own classes only),
  * duplicate RESULTs and NACKs of the data phase, and the worker's timer (`on_timer`: the
  * reorder and RTO timers of `expire`; tail probes and a give-up go to Python from that entry).

@@ -1,6 +1,6 @@
 /* The ring's per-segment path in C: inaemu/sim/ring_worker.py's RingWorker over
  * inaemu/sim/reliable.py's ReliableSender/ReliableReceiver, with hosts/ring_session.py's
- * RingSession called once per whole message (docs/sim.md, "The ring's per-segment path in C").
+ * RingSession called once per whole message (docs/sim-native.md, "The ring's per-segment path in C").
  *
  * A `RingPath(worker, outstanding_class, active_states)` holds no protocol state of its own:
  * it reads and writes the Python objects' own attributes (the receiver's next_expected, early
