@@ -13,6 +13,7 @@ modules) is in disk caches that are safe to fill concurrently.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -20,6 +21,14 @@ from pathlib import Path
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_script(name: str):
+    """scripts/<name>.py as a module (the scripts are not a package), for their tests."""
+    spec = importlib.util.spec_from_file_location(name, PROJECT_ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def copy_p4_program(directory: Path, name: str = "l3_forward.p4") -> Path:

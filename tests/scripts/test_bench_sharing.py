@@ -4,19 +4,10 @@ with chunks on them, and the ratios measured in that run."""
 
 from __future__ import annotations
 
-import importlib.util
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "bench_sharing", PROJECT_ROOT / "scripts" / "bench_sharing.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.conftest import load_script
 
 
 @pytest.mark.parametrize("args, why", [
@@ -26,12 +17,12 @@ def load_script():
 ])
 def test_bad_arguments_say_why(args, why, capsys) -> None:
     with pytest.raises(SystemExit):
-        load_script().parse_args(args)
+        load_script("bench_sharing").parse_args(args)
     assert why in capsys.readouterr().err
 
 
 def test_a_small_run_of_every_mode(tmp_path, capsys) -> None:
-    script = load_script()
+    script = load_script("bench_sharing")
     code = script.main(["--jobs", "2", "--workers", "2", "--leaves", "2", "--hosts-per-leaf",
                         "2", "--window", "8", "--pool-ratio", "2", "--size-kib", "16",
                         "--iterations", "2", "--arrival-ms", "1", "--csv", str(tmp_path)])

@@ -4,21 +4,12 @@ another core shorten; hosts/draw_ahead.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 
-from tests.conftest import PROJECT_ROOT
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "bench_sim_cores", PROJECT_ROOT / "scripts" / "bench_sim_cores.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.conftest import load_script
 
 
 def test_a_small_command_gives_the_same_records_on_both_cores(capsys):
-    bench = load_script()
+    bench = load_script("bench_sim_cores")
     code = bench.main(["--size-mib", "0.02", "--workers", "4", "--k", "4", "--repeat", "1",
                        "--only", "ina"])
     out = capsys.readouterr().out
@@ -31,7 +22,7 @@ def test_a_small_command_gives_the_same_records_on_both_cores(capsys):
 
 
 def test_run_times_cpu_and_wall_inside_simulate():
-    bench = load_script()
+    bench = load_script("bench_sim_cores")
     records, cpu, wall, frames = bench.run(["--topo", "star", "--workers", "3",
                                             "--size-mib", "0.01", "--algo", "ina"])
     assert records and all(record["correct"] for record in records)

@@ -5,13 +5,12 @@ its summary."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
+from tests.conftest import PROJECT_ROOT, load_script
 
 FAKE_MAIN = '''
 import json, sys
@@ -25,16 +24,8 @@ row = dict(correct=True, retransmissions=3)
 '''
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "bench_unshaped", PROJECT_ROOT / "scripts" / "bench_unshaped.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_baseline_tree_is_what_runs(tmp_path, monkeypatch) -> None:
-    script = load_script()
+    script = load_script("bench_unshaped")
     monkeypatch.setattr(script, "LOCK", tmp_path / "no-such-dir" / "lock")   # no flock
     tree = tmp_path / "tree"
     (tree / "inaemu").mkdir(parents=True)
@@ -50,7 +41,7 @@ def test_the_baseline_tree_is_what_runs(tmp_path, monkeypatch) -> None:
 
 
 def test_bad_worker_counts_and_trees_are_refused(tmp_path) -> None:
-    script = load_script()
+    script = load_script("bench_unshaped")
     with pytest.raises(SystemExit):
         script.parse_args(["--workers", "4,x"])
     with pytest.raises(SystemExit):

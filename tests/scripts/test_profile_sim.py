@@ -5,18 +5,9 @@ which once made the switch runtime 1.7 % of a run that spent 30 % in it."""
 from __future__ import annotations
 
 import cProfile
-import importlib.util
 import pstats
 
-from tests.conftest import PROJECT_ROOT
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "profile_sim", PROJECT_ROOT / "scripts" / "profile_sim.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.conftest import load_script
 
 
 SOURCE = """
@@ -40,7 +31,7 @@ def copies(count: int):
 
 
 def test_code_copies_add_up_and_count_as_the_runtime():
-    script = load_script()
+    script = load_script("profile_sim")
     functions = copies(8)
     profiler = cProfile.Profile()
     profiler.enable()
