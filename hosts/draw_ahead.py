@@ -83,7 +83,7 @@ class DrawAhead:
         return None if pool is None else pool.submit(work, *args)
 
     def reserve(self, values: int) -> bool:
-        """Room for `values` more values held ahead (then counted until `release`)? None
+        """Room for `values` more values held ahead (then counted until `release`)? Never
         while closed."""
         with self._lock:
             if self._pool is None or self.held + values > self.held_limit:
