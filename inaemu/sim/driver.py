@@ -45,6 +45,7 @@ from topologies.model import Topology
 ALGOS = ("ina", "ring", *PLAN_ALGOS)   # plan algorithms: inaemu/sim/collective_worker.py
 PROGRESS_EVERY_S = 10.0    # wall seconds between a long simulation's progress lines
 BAR_EVERY_S = 0.5          # wall seconds between redraws of its progress bar
+STARTS_SAID_AFTER_S = 1.0  # wall seconds of workers' starts (their max passes) worth a line
 RUN_GC_YOUNG = 100_000     # the collector's young-generation threshold while the loop runs
 
 
@@ -326,8 +327,10 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
                 block = FloatCodec.block_values(elems_k, ina.fmt)
                 for check in checks.values():
                     check.max_passes_ahead(block)
+            began = time.perf_counter()
             for member in members:
                 member.app.start()
+            watch.workers_started(len(members), began)
             stop = (net.loop.run(until=time_limit, done=watch, done_every=_Progress.EVERY)
                     if remaining[0] else "done")
     finally:
@@ -374,6 +377,17 @@ class _Progress:
 
     def frames(self) -> int:
         return self.net.delivered_frames()
+
+    def workers_started(self, count: int, began: float) -> None:
+        """The workers' starts (each streamed INA worker's max pass over its input) took
+        from `began` to now: said when it was long (16,000 workers: ~20 s before any frame),
+        and the next line's rate counts from here."""
+        now = time.perf_counter()
+        if now - began >= STARTS_SAID_AFTER_S:
+            self.say(f"sim: {count} workers started in {now - began:.1f} s")
+        self.said_at = now
+        if self.bar is not None:
+            self.drawn_at = now
 
     def close(self) -> None:
         if self.bar is not None:
