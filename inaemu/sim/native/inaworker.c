@@ -688,26 +688,21 @@ static PyMethodDef InaFast_methods[] = {
     {NULL}
 };
 
+/* a count the C path keeps, read only from Python */
+#define FAST_COUNT(field, doc) {#field, T_LONGLONG, offsetof(InaFast, field), READONLY, doc}
 static PyMemberDef InaFast_members[] = {
-    {"fast", T_LONGLONG, offsetof(InaFast, fast), READONLY, "datagrams the C path took"},
-    {"fallback", T_LONGLONG, offsetof(InaFast, fallback), READONLY,
-     "datagrams handed to the worker's Python _on_datagram"},
-    {"c_detections", T_LONGLONG, offsetof(InaFast, c_detections), READONLY,
-     "loss detections after a result the C path took, done in C"},
-    {"python_detections", T_LONGLONG, offsetof(InaFast, python_detections), READONLY,
-     "loss detections after a result the C path took, left to the recovery's Python"},
-    {"duplicates", T_LONGLONG, offsetof(InaFast, duplicates), READONLY,
-     "of fast: duplicate RESULTs (answered already), counted in C"},
-    {"nacks", T_LONGLONG, offsetof(InaFast, nacks), READONLY,
-     "of fast: NACKs answered (or counted as duplicates) in C"},
-    {"rto_resends", T_LONGLONG, offsetof(InaFast, rto_resends), READONLY,
-     "RTO timers expired in C (the values resent)"},
-    {"rto_postponed", T_LONGLONG, offsetof(InaFast, rto_postponed), READONLY,
-     "RTO timers the silence rules moved later, in C"},
-    {"timer_fast", T_LONGLONG, offsetof(InaFast, timer_fast), READONLY,
-     "timer expiries the C finished (reorder timers)"},
-    {"timer_fallback", T_LONGLONG, offsetof(InaFast, timer_fallback), READONLY,
-     "timer expiries (or their rest) handed to the worker's Python _on_timer"},
+    FAST_COUNT(fast, "datagrams the C path took"),
+    FAST_COUNT(fallback, "datagrams handed to the worker's Python _on_datagram"),
+    FAST_COUNT(c_detections, "loss detections after a result the C path took, done in C"),
+    FAST_COUNT(python_detections,
+               "loss detections after a result the C path took, left to the recovery's Python"),
+    FAST_COUNT(duplicates, "of fast: duplicate RESULTs (answered already), counted in C"),
+    FAST_COUNT(nacks, "of fast: NACKs answered (or counted as duplicates) in C"),
+    FAST_COUNT(rto_resends, "RTO timers expired in C (the values resent)"),
+    FAST_COUNT(rto_postponed, "RTO timers the silence rules moved later, in C"),
+    FAST_COUNT(timer_fast, "timer expiries the C finished (reorder timers)"),
+    FAST_COUNT(timer_fallback,
+               "timer expiries (or their rest) handed to the worker's Python _on_timer"),
     {"worker", T_OBJECT, offsetof(InaFast, worker), READONLY, "the InaWorker"},
     {NULL}
 };
