@@ -34,7 +34,6 @@ ports are free again.
 
 from __future__ import annotations
 
-import struct
 from typing import Callable
 
 from inaemu.sim.frames import HEADERS_UDP, PROTO_TCP, PROTO_UDP, TCP_ACK, TCP_PSH
@@ -48,7 +47,6 @@ RESERVED_TCP = frozenset({5201, 40000})
 RESERVED_UDP = frozenset({48879})
 MAX_UDP_PAYLOAD = 1500 - 28                   # an IPv4 MTU of 1500
 BULK_TRANSPORT = TransportConfig(congestion="reno", window_bytes=4 << 20)
-SACK = struct.Struct("!BBBBII")               # NOP, NOP, kind 5, length 10, left, right
 WRITE_SEGMENTS = 64                           # an unbounded flow writes this many at a time
 
 
@@ -201,12 +199,8 @@ class BulkFlow(_Flow):
         if datagram.src_ip != self._dst_ip or datagram.sport != self.port or not self.running:
             self.src_node.counters.ignored += 1
             return
-        sack = None
-        if len(datagram.options) >= SACK.size:
-            _, _, kind, length, left, right = SACK.unpack_from(datagram.options)
-            if kind == 5 and length == 10:
-                sack = (left, right)
-        self._transmit(self.sender.on_ack(Ack(datagram.ack, sack), self.loop.now))
+        self._transmit(self.sender.on_ack(Ack.of(datagram.ack, datagram.options),
+                                          self.loop.now))
         if self.size_bytes is not None and self.sender.acked >= self.size_bytes:
             self.completed = True
             self._end(None)
@@ -245,9 +239,8 @@ class BulkFlow(_Flow):
 
     def _send_ack(self, ack) -> None:
         node = self.dst_node
-        options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
         node.send_frame(node.addressing.tcp_frame(self._src_ip, self.port, self.port + 1, 0,
-                                                  ack.cumulative, TCP_ACK, options, b"",
+                                                  ack.cumulative, TCP_ACK, ack.options(), b"",
                                                   node.next_ident()))
 
     def _close(self) -> None:

@@ -27,7 +27,6 @@ from inaemu.sim.frames import PROTO_TCP, TCP_ACK, TCP_PSH, Datagram
 from inaemu.sim.host_node import HostNode, WorkerOutcome
 from inaemu.sim.reliable import (Ack, ReliableReceiver, Segment, TransportConfig,
                                  TransportTimeout, sender_for)
-from inaemu.sim.ring_worker import SACK
 
 DATA_PORT = 5202
 ACK_PORT = 40002
@@ -120,12 +119,7 @@ class CollectiveWorker:
         if peer is None:
             self.node.counters.ignored += 1
             return
-        sack = None
-        if len(datagram.options) >= SACK.size:
-            _, _, kind, length, left, right = SACK.unpack_from(datagram.options)
-            if kind == 5 and length == 10:
-                sack = (left, right)
-        self._transmit(peer, self.senders[peer].on_ack(Ack(datagram.ack, sack),
+        self._transmit(peer, self.senders[peer].on_ack(Ack.of(datagram.ack, datagram.options),
                                                        self.node.loop.now))
 
     def _on_rto(self, peer: int) -> None:
@@ -184,10 +178,9 @@ class CollectiveWorker:
 
     def _send_ack(self, peer: int, ack) -> None:
         node = self.node
-        options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
         node.send_frame(node.addressing.tcp_frame(self.peer_ips[peer], self.data_port,
                                                   self.ack_port, 0, ack.cumulative, TCP_ACK,
-                                                  options, b"", node.next_ident()))
+                                                  ack.options(), b"", node.next_ident()))
 
     def close(self) -> None:
         """Release the host's ports and timers once every rank has its sum."""

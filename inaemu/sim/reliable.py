@@ -72,6 +72,7 @@ segments/acks to send plus the next deadline; `host_node` moves them and keeps t
 
 from __future__ import annotations
 
+import struct
 from collections import deque
 from dataclasses import dataclass
 
@@ -145,6 +146,24 @@ class Segment:
 class Ack:
     cumulative: int                       # every byte below this has arrived
     sack: tuple[int, int] | None = None   # [left, right) of an out-of-order segment
+
+    def options(self) -> bytes:
+        """The TCP options an ACK frame carries: the SACK block (RFC 2018's layout after two
+        NOPs), or none."""
+        return b"" if self.sack is None else SACK.pack(1, 1, 5, 10, *self.sack)
+
+    @classmethod
+    def of(cls, cumulative: int, options: bytes) -> "Ack":
+        """The ACK a frame's acknowledgement number and options carry (a SACK block if the
+        options start with one; anything else is no SACK)."""
+        if len(options) >= SACK.size:
+            _, _, kind, length, left, right = SACK.unpack_from(options)
+            if kind == 5 and length == 10:
+                return cls(cumulative, (left, right))
+        return cls(cumulative)
+
+
+SACK = struct.Struct("!BBBBII")       # NOP, NOP, kind 5, length 10, left, right
 
 
 class _Outstanding:

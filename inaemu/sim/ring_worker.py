@@ -14,7 +14,6 @@ seconds while the rank still waits for it (the left neighbour died).
 
 from __future__ import annotations
 
-import struct
 from typing import Callable
 
 import numpy as np
@@ -29,7 +28,6 @@ from inaemu.sim.reliable import (Ack, ReliableReceiver, Segment, TransportConfig
 
 DATA_PORT = 5201
 ACK_PORT = 40000
-SACK = struct.Struct("!BBBBII")       # NOP, NOP, kind 5, length 10, left, right
 # On a native host each segment, ACK, NIC-queue departure and write runs in C (native/
 # ringpath.c, docs/sim-native.md "The ring's per-segment path in C") over this worker's own objects,
 # calling the methods below for what it leaves to them (a rank not started, whole messages
@@ -131,12 +129,8 @@ class RingWorker:
         if datagram.src_ip != self.right_ip:
             self.node.counters.ignored += 1
             return
-        sack = None
-        if len(datagram.options) >= SACK.size:
-            _, _, kind, length, left, right = SACK.unpack_from(datagram.options)
-            if kind == 5 and length == 10:
-                sack = (left, right)
-        self._transmit(self.sender.on_ack(Ack(datagram.ack, sack), self.node.loop.now))
+        self._transmit(self.sender.on_ack(Ack.of(datagram.ack, datagram.options),
+                                          self.node.loop.now))
 
     def _on_rto(self) -> None:
         try:
@@ -184,10 +178,9 @@ class RingWorker:
 
     def _send_ack(self, ack: Ack) -> None:
         node = self.node
-        options = b"" if ack.sack is None else SACK.pack(1, 1, 5, 10, *ack.sack)
         node.send_frame(node.addressing.tcp_frame(self.left_ip, self.data_port, self.ack_port,
                                                   0,
-                                                  ack.cumulative, TCP_ACK, options, b"",
+                                                  ack.cumulative, TCP_ACK, ack.options(), b"",
                                                   node.next_ident()))
 
     def _check_done(self) -> None:

@@ -255,3 +255,16 @@ def test_bad_configuration_is_refused() -> None:
         TransportConfig(rto_min=1.0, rto_initial=0.5)
     with pytest.raises(ValueError, match="delayed_ack"):
         TransportConfig(delayed_ack=0.6)
+
+
+def test_an_ack_and_its_sack_block_round_trip_through_the_frame_options():
+    """One definition of the ACK's wire form (`Ack.options`, `Ack.of`), used by the ring,
+    the plan collectives and the background flows: a SACK block after two NOPs, nothing else
+    taken for one."""
+    from inaemu.sim.reliable import SACK, Ack
+    for ack in (Ack(1000), Ack(1448, (2896, 4344)), Ack(0, (0, 1))):
+        assert Ack.of(ack.cumulative, ack.options()) == ack
+    assert Ack(5).options() == b""
+    assert Ack(5, (7, 9)).options() == SACK.pack(1, 1, 5, 10, 7, 9)
+    assert Ack.of(5, SACK.pack(1, 1, 8, 10, 7, 9)) == Ack(5)        # another option kind
+    assert Ack.of(5, SACK.pack(1, 1, 5, 10, 7, 9)[:-1]) == Ack(5)   # cut short

@@ -540,7 +540,7 @@ static PyObject *RingPath_on_ack(RingPath *self, PyObject *d) {
     if (mine < 0) return NULL;
     if (!mine || !PyBytes_Check(options) || !sender_plain(self))
         return call_python(self, str_on_ack_py, d);     /* a stranger, or Reno */
-    /* ring_worker.SACK: NOP, NOP, kind 5, length 10, left, right (anything else: no SACK) */
+    /* reliable.SACK (Ack.options): NOP, NOP, kind 5, length 10, left, right (anything else: no SACK) */
     const unsigned char *o = (const unsigned char *)PyBytes_AS_STRING(options);
     int has_sack = PyBytes_GET_SIZE(options) >= 12 && o[2] == 5 && o[3] == 10;
     long long left = has_sack ? (long long)be32(o + 4) : 0;
