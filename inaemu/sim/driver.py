@@ -295,7 +295,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
         if not remaining[0]:
             net.loop.stop()
 
-    # streamed INA: the workers' inputs are drawn on other cores ahead of their reads
+    # streamed runs: the workers' inputs are drawn on other cores ahead of their reads
     ahead = DrawAhead()
     members, inputs = _create_workers(net, placements, algo, length, seed, elems_k, ina,
                                       transport, stall_timeout, ring_accumulate, ended,
@@ -327,6 +327,9 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
                 block = FloatCodec.block_values(elems_k, ina.fmt)
                 for check in checks.values():
                     check.max_passes_ahead(block)
+            elif algo == "ring" and stream:
+                for check in checks.values():
+                    check.first_reads_ahead()
             began = time.perf_counter()
             for member in members:
                 member.app.start()
@@ -485,7 +488,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
         n = len(placement.workers)
         if checks is not None and algo == "ring":
             check = checks[placement.job] = StreamedCheck.for_ring(
-                seed=seed, n=n, length=length, cuts=ring_cuts(length, n))
+                seed=seed, n=n, length=length, cuts=ring_cuts(length, n),
+                segments=segment_bounds(length, n), ahead=ahead)
             vectors = [check.seekable(w) for w in range(n)]
         elif checks is not None:
             check = checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length,

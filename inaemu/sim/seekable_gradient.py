@@ -27,14 +27,21 @@ from bisect import bisect_right
 
 import numpy as np
 
+from hosts.draw_ahead import DrawAhead
 from hosts.gradient_stream import SKIP_BLOCK, draw, generator_of
+
+AHEAD_VALUES = 1 << 16       # values drawn ahead of a rank's next read (four 16,384-value slices)
 
 
 class SeekableGradient:
     """The float32 values of `gradient(seed, rank, length, magnitude, job)`, at any range."""
 
     def __init__(self, seed: int, rank: int, length: int, cuts: list[int],
-                 marks: array | None = None, magnitude: float = 1.0, job: int | None = None):
+                 marks: array | None = None, magnitude: float = 1.0, job: int | None = None,
+                 ahead: DrawAhead | None = None, segments: list[int] | None = None):
+        """`ahead`: threads that draw a range asked for (`draw_ahead`) before it is read; with
+        `segments` (the ring's segment bounds, each start a cut), the next read's values after
+        each read (module docstring)."""
         if length < 0:
             raise ValueError(f"length must be >= 0, got {length}")
         if not cuts or cuts[0] != 0 or any(b <= a for a, b in zip(cuts, cuts[1:])):
@@ -44,6 +51,7 @@ class SeekableGradient:
         self.cuts = cuts
         self.marks = array("Q") if marks is None else marks    # 4 words a mark
         self.drawn = 0               # values drawn, over every read and skip (tests, benchmarks)
+        self.drawn_ahead = 0         # of them, drawn on a drawing thread (skips there not counted)
         self._generator = generator_of(seed, rank, job)
         state = self._generator.bit_generator.state
         if state["bit_generator"] != "PCG64":
@@ -53,6 +61,16 @@ class SeekableGradient:
         self._position = 0           # the index of the next value the generator draws
         if not self.marks:
             self._mark()
+        self._seed, self._rank, self._job = seed, rank, job
+        self._ahead = ahead
+        if segments is not None:
+            if len(segments) < 2 or segments[0] != 0 or segments[-1] != length or \
+                    any(b < a for a, b in zip(segments, segments[1:])) or \
+                    not set(segments[:-1]) <= set(cuts):
+                raise ValueError("segments must rise from 0 to the length, each start a cut")
+        self._segments = segments
+        self._pending: tuple[int, int, object, int] | None = None   # (first, end, Future, reserved)
+        self._held: tuple[int, np.ndarray, int] | None = None       # (first, values, reserved)
 
     @property
     def marked(self) -> int:
@@ -78,6 +96,16 @@ class SeekableGradient:
         """Values [first, end) as a new float32 array."""
         if not 0 <= first <= end <= self.size:
             raise ValueError(f"range [{first}, {end}) is outside 0..{self.size}")
+        if self._ahead is None:
+            return self._read(first, end)
+        values = self._drawn_ahead(first, end)
+        if values is None:
+            values = self._read(first, end)
+        if first < end and self._segments is not None:
+            self._draw_next(end, end - first)
+        return values
+
+    def _read(self, first: int, end: int) -> np.ndarray:
         mark = min(bisect_right(self.cuts, first), self.marked) - 1
         if first < self._position or self.cuts[mark] > self._position:
             self._restore(mark)
@@ -117,3 +145,117 @@ class SeekableGradient:
         if len(pieces) == 1:
             return pieces[0]
         return np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
+
+    # ---- drawn ahead -------------------------------------------------------------------------
+
+    def draw_ahead(self, first: int, end: int) -> None:
+        """Values [first, end) drawn on a drawing thread, for a read of them to come (when
+        the budget has room and nothing else is drawn ahead): a rank's first segment, or the
+        check's draws of a block split between the threads."""
+        if self._ahead is not None and self._pending is None and 0 <= first < end <= self.size:
+            self._submit(first, end)
+
+    def _draw_next(self, end: int, count: int) -> None:
+        """After a read of `count` values that ended at `end`: the next read's values, drawn
+        ahead unless held or drawn already. The next read starts at `end`, or, where a
+        segment ends there, at the start of the segment before it (the first's is the
+        last's), and has as many values, or the rest of its segment."""
+        segments = self._segments
+        index = bisect_right(segments, end) - 1       # the segment `end` is in, or ends
+        if end == segments[index] or end == self.size:
+            # a segment ends at `end`: its own index is the one before `index` (skip empty ones)
+            ended = bisect_right(segments, end - 1) - 1
+            before = (ended - 1) % (len(segments) - 1)
+            start, stop = segments[before], segments[before + 1]
+            if start == stop:
+                return
+        else:
+            start, stop = end, segments[index + 1]
+        following = min(stop, start + count)
+        held = self._held
+        if held is not None and held[0] <= start and following <= held[0] + held[1].size:
+            return
+        pending = self._pending
+        if pending is not None:
+            if pending[0] <= start and following <= pending[1]:
+                return
+            self._take()              # (its marks kept; its values dropped below)
+            self._drop_held()
+        self._submit(start, min(stop, start + max(AHEAD_VALUES, count)))
+
+    def _submit(self, first: int, end: int) -> None:
+        if not self._ahead.reserve(end - first):
+            return
+        mark = min(bisect_right(self.cuts, first), self.marked) - 1
+        words = tuple(self.marks[4 * mark:4 * mark + 4])
+        future = self._ahead.submit(self._draw_elsewhere, mark, words, first, end, self.marked)
+        if future is None:
+            self._ahead.release(end - first)
+            return
+        self._pending = (first, end, future, end - first)
+
+    def _draw_elsewhere(self, mark: int, words: tuple, first: int, end: int,
+                        marked: int) -> tuple[np.ndarray, list]:
+        """On a drawing thread: values [first, end) from mark `mark` (its `words`), with a
+        generator of this thread's own, and the marks of the cuts from index `marked` on that
+        it passes: ([values], [(cut index, words)])."""
+        generator = generator_of(self._seed, self._rank, self._job)
+        high, low, has_uint32, uinteger = words
+        generator.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": (high << 64) | low, "inc": self._increment},
+            "has_uint32": has_uint32, "uinteger": uinteger}
+        cuts, position, following = self.cuts, self.cuts[mark], marked
+        pieces, passed = [], []
+        while position < end:
+            stop = first if position < first else end
+            if following < len(cuts) and cuts[following] < stop:
+                stop = cuts[following]
+            if position < first:                     # a skip, a block at a time
+                while position < stop:
+                    step = min(SKIP_BLOCK, stop - position)
+                    draw(generator, step, self.magnitude)
+                    position += step
+            else:
+                pieces.append(draw(generator, stop - position, self.magnitude))
+                position = stop
+            if following < len(cuts) and position == cuts[following]:
+                state = generator.bit_generator.state
+                value = state["state"]["state"]
+                passed.append((following, (value >> 64, value & 0xFFFF_FFFF_FFFF_FFFF,
+                                           state["has_uint32"], state["uinteger"])))
+                following += 1
+        values = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        return values, passed
+
+    def _take(self) -> None:
+        """The pending draw's values held (waited for), and the marks it passed recorded;
+        nothing if it was cancelled (never started, or the threads closed)."""
+        first, end, future, reserved = self._pending
+        self._pending = None
+        if future.cancelled() or future.cancel():
+            self._ahead.release(reserved)
+            return
+        values, passed = future.result()
+        for index, words in passed:
+            if index == self.marked:
+                self.marks.extend(words)
+        self.drawn += end - first
+        self.drawn_ahead += end - first
+        self._drop_held()
+        self._held = (first, values, reserved)
+
+    def _drop_held(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            self._ahead.release(held[2])
+
+    def _drawn_ahead(self, first: int, end: int) -> np.ndarray | None:
+        """Values [first, end) from what was drawn ahead, when it holds them all."""
+        pending = self._pending
+        if pending is not None and pending[0] <= first and end <= pending[1]:
+            self._take()
+        held = self._held
+        if held is None or not (held[0] <= first and end <= held[0] + held[1].size):
+            return None
+        return held[1][first - held[0]:end - held[0]].copy()

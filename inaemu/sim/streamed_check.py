@@ -110,6 +110,8 @@ class StreamedCheck:
         self.seed, self.n, self.length = seed, n, length
         self._ahead = ahead
         self._sources: list[GradientStream] = []
+        self.segments: list[int] | None = None        # the ring's segment bounds (for_ring)
+        self._seekables: list[SeekableGradient] = []
         self.cuts, self.magnitudes, self.one_verdict = cuts, magnitudes, one_verdict
         self._marks = [array("Q") for _ in range(n)] if cuts is not None else None
         self._blocks: dict[int, _Block] = {}          # first element -> its block
@@ -122,10 +124,16 @@ class StreamedCheck:
         self.values_drawn = 0                         # drawn again from the seed (tests)
 
     @classmethod
-    def for_ring(cls, *, seed: int, n: int, length: int, cuts: list[int]) -> "StreamedCheck":
+    def for_ring(cls, *, seed: int, n: int, length: int, cuts: list[int],
+                 segments: list[int] | None = None,
+                 ahead: DrawAhead | None = None) -> "StreamedCheck":
         """A ring job's check: seekable inputs marked at `cuts` (the slice starts), sums of
-        |x| for `ring_error_bound`, one verdict per block."""
-        return cls(seed=seed, n=n, length=length, cuts=cuts, magnitudes=True, one_verdict=True)
+        |x| for `ring_error_bound`, one verdict per block; with `segments` (the ring's bounds)
+        and `ahead`, the ranks' inputs draw their next reads ahead (`seekable`)."""
+        check = cls(seed=seed, n=n, length=length, cuts=cuts, magnitudes=True,
+                    one_verdict=True, ahead=ahead)
+        check.segments = segments
+        return check
 
     def source(self, rank: int) -> _CheckedSource:
         """Rank `rank`'s input (its seeded gradient), whose quantized ranges sum the reference."""
@@ -142,12 +150,28 @@ class StreamedCheck:
 
     def seekable(self, rank: int) -> SeekableGradient:
         """Rank `rank`'s input read at any range, sharing its marks with the check's own
-        draws of that rank (whoever passes a cut first records it)."""
-        return SeekableGradient(self.seed, rank, self.length, self.cuts, self._marks[rank])
+        draws of that rank (whoever passes a cut first records it); its next reads drawn
+        ahead when the check has threads and the ring's segments."""
+        reader = SeekableGradient(self.seed, rank, self.length, self.cuts, self._marks[rank],
+                                  ahead=self._ahead if self.segments else None,
+                                  segments=self.segments)
+        self._seekables.append(reader)
+        return reader
+
+    def first_reads_ahead(self) -> None:
+        """Every ring rank's first segment (rank r's is segment r), started on the drawing
+        threads, the last rank first (the simulation's thread starts the first ranks, whose
+        first reads skip the least, itself)."""
+        if self.segments is None:
+            return
+        for rank, reader in reversed(list(enumerate(self._seekables))):
+            index = rank % (len(self.segments) - 1)
+            reader.draw_ahead(self.segments[index], self.segments[index + 1])
 
     def _reader(self, rank: int):
         if self.cuts is not None:
-            return self.seekable(rank)
+            return SeekableGradient(self.seed, rank, self.length, self.cuts, self._marks[rank],
+                                    ahead=self._ahead)
         return GradientStream(self.seed, rank, self.length)
 
     def sink(self, worker: int, verdict_of: VerdictOf):
@@ -194,7 +218,15 @@ class StreamedCheck:
             block.next_rank += 1
 
     def _complete(self, first: int, block: _Block) -> np.ndarray:
-        """The block's exact sum, drawing from the seed every rank not given (in order)."""
+        """The block's exact sum, drawing from the seed every rank not given (in order). Ring
+        readers with drawing threads: the upper half of the ranks drawn there meanwhile."""
+        if self.cuts is not None and self._ahead is not None and self._ahead.open:
+            missing = range(block.next_rank, self.n)
+            for rank in missing[len(missing) // 2:]:
+                reader = self._streams.get(rank)
+                if reader is None:
+                    reader = self._streams[rank] = self._reader(rank)
+                reader.draw_ahead(first, first + block.size)
         while block.next_rank < self.n:
             rank = block.next_rank
             stream = self._streams.get(rank)

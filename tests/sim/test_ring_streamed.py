@@ -6,11 +6,13 @@ with the vector."""
 
 import tracemalloc
 from array import array
+from concurrent.futures import Future
 
 import numpy as np
 import pytest
 
 from hosts.agent import gradient
+from hosts.draw_ahead import DrawAhead
 from hosts.errors import UsageError
 from hosts.ring_session import RingSession, ring_error_bound, segment_bounds
 from inaemu.sim import SimJob, simulate
@@ -60,6 +62,117 @@ def test_a_first_read_far_in_skips_without_holding_the_skipped_values():
         tracemalloc.stop()
     assert np.array_equal(values, gradient(1, 0, length)[-10:])
     assert peak < length                 # not the 4 MiB of float32 skipped (nor 8 of float64)
+
+
+# ---- SeekableGradient drawn ahead (a ring rank's reads, predicted) ------------------------------
+
+def _ring_reads(rank, n, bounds, slice_values):
+    """The ranges a streamed ring rank reads, in its order: its segment's slices, then the
+    segment before it, and so on (every segment once)."""
+    for step in range(n):
+        index = (rank - step) % n
+        for first in range(bounds[index], bounds[index + 1], slice_values):
+            yield first, min(first + slice_values, bounds[index + 1])
+
+
+def _marks_of(seed, rank, length, cuts):
+    reader = SeekableGradient(seed, rank, length, cuts)
+    reader.read(0, length)
+    return reader.marks
+
+
+class _InlineAhead(DrawAhead):
+    """Draws ahead at once, on the caller's thread: what is drawn ahead no longer depends on
+    how fast a thread is, so a test can count it."""
+
+    def submit(self, work, *args):
+        future = Future()
+        future.set_result(work(*args))
+        return future
+
+
+@pytest.mark.parametrize("length,n,slice_values,ahead_values",
+                         [(70_001, 5, 4096, 1 << 16), (70_001, 5, 4096, 5000),
+                          (9_000, 7, 300, 1000), (3, 4, 2, 2)])
+@pytest.mark.parametrize("rank", [0, 3])
+@pytest.mark.parametrize("inline", [False, True])
+def test_a_rank_s_reads_drawn_ahead_are_its_gradient_and_its_marks(
+        monkeypatch, length, n, slice_values, ahead_values, rank, inline):
+    from inaemu.sim import seekable_gradient
+    monkeypatch.setattr(seekable_gradient, "AHEAD_VALUES", ahead_values)
+    whole = gradient(4, rank, length)
+    bounds = segment_bounds(length, n)
+    cuts = ring_cuts(length, n, slice_values)
+    with (_InlineAhead if inline else DrawAhead)(threads=1) as ahead:
+        reader = SeekableGradient(4, rank, length, cuts, ahead=ahead, segments=bounds)
+        index = rank % n
+        reader.draw_ahead(bounds[index], bounds[index + 1])
+        for first, end in _ring_reads(rank, n, bounds, slice_values):
+            assert np.array_equal(reader.read(first, end), whole[first:end])
+        # what is held ahead is given back as it is read: a run held and one drawn at most
+        largest = max(b - a for a, b in zip(bounds, bounds[1:]))
+        assert ahead.held <= 2 * max(ahead_values, largest)
+    # every cut marked, with the generator's own state there (the thread's marks taken in order)
+    assert reader.marks == _marks_of(4, rank, length, cuts)
+    if inline and bounds[index] < bounds[index + 1]:
+        # every read was predicted (the first, drawn ahead when it is not empty): nothing
+        # drawn (or skipped) here
+        assert reader.drawn_ahead == reader.drawn >= length
+        if ahead_values % slice_values == 0:      # runs of whole slices: each value once
+            assert reader.drawn == length
+    else:
+        assert reader.drawn >= length
+
+
+def test_a_read_the_prediction_missed_and_a_closed_pool_still_read_the_gradient():
+    length, n = 50_000, 4
+    whole = gradient(2, 1, length)
+    bounds, cuts = segment_bounds(length, n), ring_cuts(length, n, 1000)
+    with DrawAhead(threads=1) as ahead:
+        reader = SeekableGradient(2, 1, length, cuts, ahead=ahead, segments=bounds)
+        assert np.array_equal(reader.read(bounds[1], bounds[1] + 1000),
+                              whole[bounds[1]:bounds[1] + 1000])
+        # not the predicted next range: the pending draw is taken (its marks kept)
+        assert np.array_equal(reader.read(bounds[3], bounds[3] + 1000),
+                              whole[bounds[3]:bounds[3] + 1000])
+        assert np.array_equal(reader.read(0, 1000), whole[:1000])
+    # after closing: a draw that was pending or cancelled is read here
+    assert np.array_equal(reader.read(1000, 2000), whole[1000:2000])
+    assert np.array_equal(reader.read(bounds[2], length), whole[bounds[2]:])
+    assert reader.marks == _marks_of(2, 1, length, cuts)
+
+
+def test_nothing_is_drawn_ahead_beyond_the_budget_and_bad_segments_are_refused():
+    length, n = 40_000, 4
+    bounds, cuts = segment_bounds(length, n), ring_cuts(length, n, 1000)
+    with DrawAhead(threads=1, held=999) as ahead:
+        reader = SeekableGradient(3, 0, length, cuts, ahead=ahead, segments=bounds)
+        for first, end in _ring_reads(0, n, bounds, 1000):
+            assert np.array_equal(reader.read(first, end), gradient(3, 0, length)[first:end])
+            assert ahead.held == 0
+    with pytest.raises(ValueError, match="segments"):
+        SeekableGradient(3, 0, length, cuts, segments=[0, 5, length])      # 5 is not a cut
+    with pytest.raises(ValueError, match="segments"):
+        SeekableGradient(3, 0, length, cuts, segments=[0, 20_000])
+
+
+def test_the_ring_check_splits_its_draws_with_the_threads_and_sums_the_same():
+    n, length = 5, 30_000
+    bounds, cuts = segment_bounds(length, n), ring_cuts(length, n, 4096)
+    exact = sum(gradient(6, w, length).astype(np.float64) for w in range(n))
+    result = exact.astype(np.float32)
+    verdicts = []
+    for threads in (0, 1):
+        with DrawAhead(threads=threads) as ahead:
+            check = StreamedCheck.for_ring(seed=6, n=n, length=length, cuts=cuts,
+                                           segments=bounds, ahead=ahead)
+            sinks = [check.sink(w, ring_bound(n, "float32")) for w in range(n)]
+            for first, end in zip(cuts, cuts[1:] + [length]):
+                for w in range(n):
+                    sinks[w](first, result[first:end].copy())
+            verdicts.append([check.verdict(w, True) for w in range(n)])
+            assert check.values_drawn == n * length
+    assert verdicts[0] == verdicts[1] and all(v[3] for v in verdicts[1])
 
 
 # ---- RingSession streamed --------------------------------------------------------------------
