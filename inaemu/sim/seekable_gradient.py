@@ -155,6 +155,17 @@ class SeekableGradient:
         if self._ahead is not None and self._pending is None and 0 <= first < end <= self.size:
             self._submit(first, end)
 
+    def read_elsewhere(self, first: int, end: int) -> np.ndarray:
+        """Values [first, end), drawn with a generator of the caller's own from the latest
+        mark at or before `first`: on any thread, changing nothing here (no mark recorded)."""
+        if not 0 <= first <= end <= self.size:
+            raise ValueError(f"range [{first}, {end}) is outside 0..{self.size}")
+        if first == end:
+            return np.zeros(0, np.float32)
+        mark = min(bisect_right(self.cuts, first), self.marked) - 1
+        words = tuple(self.marks[4 * mark:4 * mark + 4])     # (marks are only appended)
+        return self._draw_elsewhere(mark, words, first, end, len(self.cuts))[0]
+
     def _draw_next(self, end: int, count: int) -> None:
         """After a read of `count` values that ended at `end`: the next read's values, drawn
         ahead unless held or drawn already. The next read starts at `end`, or, where a

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
+from collections import deque
 from typing import Callable
 
 import numpy as np
@@ -47,6 +48,7 @@ from hosts.gradient_stream import GradientStream
 from inaemu.sim.seekable_gradient import SeekableGradient
 
 HELD_VALUES = 1 << 24     # values (64 MiB of float32) held ahead of a lower rank, per job
+LATER_VALUES = 1 << 22    # values (16 MiB) of ring blocks waiting for a drawing thread's verdict
 
 # verdict_of(values, error): the largest bound of a block of the sum and whether every element's
 # error is within its bound; with `magnitudes`, verdict_of(values, error, abs_sum)
@@ -76,6 +78,26 @@ class _Block:
         self.left = size * running              # elements still to check
         self.checked = np.zeros(n, np.int64)    # elements checked, per worker
         self.judged: dict[bytes, tuple] | None = None   # one verdict: digest -> its numbers
+
+
+class _Later:
+    """A ring block's verdict computed on a drawing thread (its exact sums drawn there), for
+    the workers whose values have its digest; computed here if the thread never ran it."""
+    __slots__ = ("future", "judge", "result", "size")
+
+    def __init__(self, future, judge: Callable[[], tuple], size: int):
+        self.future, self.judge, self.result, self.size = future, judge, None, size
+
+    def done(self) -> bool:
+        return self.result is not None or self.future.done()
+
+    def value(self) -> tuple:
+        if self.result is None:
+            future = self.future
+            self.result = self.judge() if future.cancelled() or future.cancel() \
+                else future.result()
+            self.future = self.judge = None
+        return self.result
 
 
 class _CheckedSource:
@@ -119,6 +141,8 @@ class StreamedCheck:
         self._streams: dict[int, GradientStream] = {}  # rank -> draws of a missing rank
         self._held = 0                                 # values held, over every block
         self._verdicts = [_WorkerVerdict() for _ in range(n)]
+        self._unfolded: list[deque] = [deque() for _ in range(n)]   # verdicts to fold, in order
+        self._later_values = 0                        # values of ring blocks judged later
         self._ended: set[int] = set()
         self.most_blocks_held = 0                     # (tests: memory follows the spread)
         self.values_drawn = 0                         # drawn again from the seed (tests)
@@ -247,21 +271,73 @@ class StreamedCheck:
                                   usedforsecurity=False).digest()
             judged = block.judged.get(digest) if block.judged is not None else None
             if judged is None:
-                judged = self._judge(first, block, values, verdict_of)
+                judged = self._judge_later(first, block, values, verdict_of)
+                if judged is None:
+                    judged = self._judge(first, block, values, verdict_of)
                 if block.judged is None:
                     block.judged = {}
                     block.total = block.abs_total = None     # the verdict is what is kept
                 block.judged[digest] = judged
         else:
             judged = self._judge(first, block, values, verdict_of)
-        max_error, error_sum, max_bound, within = judged
-        verdict.max_error = max(verdict.max_error, max_error)
-        verdict.error_sum += error_sum
-        verdict.max_bound = max(verdict.max_bound, max_bound)
-        verdict.correct = verdict.correct and within
+        unfolded = self._unfolded[worker]
+        unfolded.append(judged)
+        self._fold(verdict, unfolded, wait=False)
         verdict.checked += values.size
         block.checked[worker] += values.size
         self._used(first, block, values.size)
+
+    def _fold(self, verdict: _WorkerVerdict, unfolded: deque, wait: bool) -> None:
+        """A worker's verdicts into its record, in the order of its blocks (the error sum's
+        order); one judged later stops the fold until it is done, unless `wait`."""
+        while unfolded:
+            judged = unfolded[0]
+            if isinstance(judged, _Later):
+                if not (wait or judged.done()):
+                    return
+                fresh = judged.result is None
+                judged = judged.value()
+                if fresh:
+                    self._later_values -= unfolded[0].size
+            unfolded.popleft()
+            max_error, error_sum, max_bound, within = judged
+            verdict.max_error = max(verdict.max_error, max_error)
+            verdict.error_sum += error_sum
+            verdict.max_bound = max(verdict.max_bound, max_bound)
+            verdict.correct = verdict.correct and within
+
+    def _judge_later(self, first: int, block: _Block, values: np.ndarray,
+                     verdict_of: VerdictOf) -> _Later | None:
+        """A ring block's first verdict, on a drawing thread while the simulation runs on (its
+        exact sums are every rank's values: one draw of the block per rank, which, judged
+        here, stalled the event loop when every rank completed its segment at once); None
+        without threads, or with LATER_VALUES already waiting."""
+        ahead = self._ahead
+        if self.cuts is None or ahead is None or not ahead.open or \
+                self._later_values + values.size > LATER_VALUES:
+            return None
+        readers = []
+        for rank in range(self.n):
+            reader = self._streams.get(rank)
+            if reader is None:
+                reader = self._streams[rank] = self._reader(rank)
+            readers.append(reader)
+        values = np.array(values, copy=True)
+        size = block.size
+
+        def judge() -> tuple:
+            total = np.zeros(size, np.float64)
+            abs_total = np.zeros(size, np.float64) if self.magnitudes else None
+            for reader in readers:
+                add_exact(total, reader.read_elsewhere(first, first + size), abs_total)
+            return self._verdict_against(total, abs_total, values, verdict_of)
+
+        future = ahead.submit(judge)
+        if future is None:
+            return None
+        self._later_values += values.size
+        self.values_drawn += self.n * size
+        return _Later(future, judge, values.size)
 
     def _judge(self, first: int, block: _Block, values: np.ndarray,
                verdict_of: VerdictOf) -> tuple:
@@ -272,16 +348,20 @@ class StreamedCheck:
             block.abs_total = np.zeros(block.size, np.float64) if self.magnitudes else None
             block.next_rank = 0
         exact = self._complete(first, block)
-        error = np.subtract(values, exact, dtype=np.float64)   # (float32 to float64: exact)
-        np.abs(error, out=error)
-        if self.magnitudes:
-            max_bound, within = verdict_of(values, error, block.abs_total)
-        else:
-            max_bound, within = verdict_of(values, error)
-        result = float(np.max(error)), float(np.sum(error)), max_bound, within
+        result = self._verdict_against(exact, block.abs_total, values, verdict_of)
         if block.judged is not None:          # a second opinion: its sums go again
             block.total = block.abs_total = None
         return result
+
+    def _verdict_against(self, exact: np.ndarray, abs_total: np.ndarray | None,
+                         values: np.ndarray, verdict_of: VerdictOf) -> tuple:
+        error = np.subtract(values, exact, dtype=np.float64)   # (float32 to float64: exact)
+        np.abs(error, out=error)
+        if self.magnitudes:
+            max_bound, within = verdict_of(values, error, abs_total)
+        else:
+            max_bound, within = verdict_of(values, error)
+        return float(np.max(error)), float(np.sum(error)), max_bound, within
 
     def _used(self, first: int, block: _Block, elements: int) -> None:
         block.left -= elements
@@ -304,6 +384,7 @@ class StreamedCheck:
         """(max error, mean error, largest bound, correct), as `driver.judge_worker` gives
         them; all None/False for a worker without a complete sum."""
         verdict = self._verdicts[worker]
+        self._fold(verdict, self._unfolded[worker], wait=True)
         if not finished or verdict.checked != self.length:
             return None, None, None, False
         mean = verdict.error_sum / self.length if self.length else 0.0

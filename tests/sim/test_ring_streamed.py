@@ -156,11 +156,23 @@ def test_nothing_is_drawn_ahead_beyond_the_budget_and_bad_segments_are_refused()
         SeekableGradient(3, 0, length, cuts, segments=[0, 20_000])
 
 
-def test_the_ring_check_splits_its_draws_with_the_threads_and_sums_the_same():
+@pytest.mark.parametrize("later_values", [1 << 22, 5000])
+@pytest.mark.parametrize("close_first", [False, True])
+def test_the_ring_check_judged_on_a_thread_gives_the_same_verdicts(monkeypatch, later_values,
+                                                                   close_first):
+    """Blocks judged on the drawing thread (or, beyond LATER_VALUES waiting, here with the
+    draws split), folded in each worker's order, and judged here when the threads closed
+    first: the verdicts of a check without threads, wrong sums included."""
+    from inaemu.sim import streamed_check
+    monkeypatch.setattr(streamed_check, "LATER_VALUES", later_values)
     n, length = 5, 30_000
     bounds, cuts = segment_bounds(length, n), ring_cuts(length, n, 4096)
     exact = sum(gradient(6, w, length).astype(np.float64) for w in range(n))
     result = exact.astype(np.float32)
+    wrong = result.copy()
+    wrong[5000:5010] += 0.25               # worker 2's sum is off in one block
+    at = next(i for i, cut in enumerate(cuts) if cut > 5000)
+    wrong_block = cuts[at] - cuts[at - 1]
     verdicts = []
     for threads in (0, 1):
         with DrawAhead(threads=threads) as ahead:
@@ -169,10 +181,14 @@ def test_the_ring_check_splits_its_draws_with_the_threads_and_sums_the_same():
             sinks = [check.sink(w, ring_bound(n, "float32")) for w in range(n)]
             for first, end in zip(cuts, cuts[1:] + [length]):
                 for w in range(n):
-                    sinks[w](first, result[first:end].copy())
+                    sinks[w](first, (wrong if w == 2 else result)[first:end].copy())
+            if not close_first:
+                verdicts.append([check.verdict(w, True) for w in range(n)])
+        if close_first:
             verdicts.append([check.verdict(w, True) for w in range(n)])
-            assert check.values_drawn == n * length
-    assert verdicts[0] == verdicts[1] and all(v[3] for v in verdicts[1])
+        assert check.values_drawn == n * (length + wrong_block)   # that block judged twice
+    assert verdicts[0] == verdicts[1]
+    assert [v[3] for v in verdicts[1]] == [True, True, False, True, True]
 
 
 # ---- RingSession streamed --------------------------------------------------------------------
