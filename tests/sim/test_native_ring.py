@@ -286,3 +286,25 @@ def test_a_finished_ring_is_collected():
     del workers, ended, net, worker
     gc.collect()
     assert all(ref() is None for ref in refs)
+
+
+def test_a_message_s_buffer_takes_its_memory_once(monkeypatch):
+    """The C absorbs a message's first segments into the decoder's buffer with memory for the
+    whole message at once (one allocation, not a realloc and a copy per ~1,460-byte segment):
+    when the completing segment is delivered, the buffer already has room for all of it."""
+    import sys
+    empty = sys.getsizeof(bytearray())
+    room = []
+    original = RingWorker._deliver
+
+    def deliver(self, data):
+        buffer = self.session._decoder._buffer
+        if buffer:                               # (a message that took several segments)
+            room.append((sys.getsizeof(buffer) - empty, len(buffer) + len(data)))
+        return original(self, data)
+    monkeypatch.setattr(RingWorker, "_deliver", deliver)
+    net = star(4)
+    result = simulate(net, [SimJob(1, _hosts(net))], algo="ring", size_bytes=4 * 20011,
+                      seed=1, bw=100, core="native")
+    assert result.correct and len(room) == 4 * 2 * 3
+    assert all(allocated >= message for allocated, message in room)
