@@ -291,7 +291,8 @@ def test_a_finished_ring_is_collected():
 def test_a_message_s_buffer_takes_its_memory_once(monkeypatch):
     """The C absorbs a message's first segments into the decoder's buffer with memory for the
     whole message at once (one allocation, not a realloc and a copy per ~1,460-byte segment):
-    when the completing segment is delivered, the buffer already has room for all of it."""
+    when the completing segment is delivered, the buffer has room for the message, no more
+    (grown a segment at a time it had a growth margin beyond what it held)."""
     import sys
     empty = sys.getsizeof(bytearray())
     room = []
@@ -307,4 +308,4 @@ def test_a_message_s_buffer_takes_its_memory_once(monkeypatch):
     result = simulate(net, [SimJob(1, _hosts(net))], algo="ring", size_bytes=4 * 20011,
                       seed=1, bw=100, core="native")
     assert result.correct and len(room) == 4 * 2 * 3
-    assert all(allocated >= message for allocated, message in room)
+    assert all(message <= allocated <= message + 8 for allocated, message in room), room
