@@ -415,6 +415,18 @@ static int run_from_wire(PyObject *f, Py_ssize_t slot, const uint8_t *p, npy_int
     return 0;
 }
 
+/* a hash's input: bits pushed MSB-first into zeroed bytes (the last byte zero-padded) */
+static inline void hb_push(unsigned char *buf, unsigned *n, u64 value, unsigned width) {
+    while (width > 0) {
+        unsigned used = *n & 7, take = 8 - used;
+        if (take > width) take = width;
+        unsigned bits = (unsigned)((value >> (width - take)) & ((1u << take) - 1));
+        buf[*n >> 3] |= (unsigned char)(bits << (8 - used - take));
+        *n += take;
+        width -= take;
+    }
+}
+
 /* csum16: bits pushed MSB-first into 16-bit words, summed; the last word zero-padded */
 static inline void cs_push(u64 *sum, u64 *acc, unsigned *n, u64 value, unsigned width) {
     while (width > 0) {

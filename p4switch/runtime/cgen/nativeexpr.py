@@ -280,3 +280,39 @@ def _masked(value: CVal, width: int) -> str:
     if value.bits is not None and value.bits <= width:
         return value.code
     return f"({value.code} & {(1 << width) - 1}ULL)"
+
+
+def calculation_groups(calc: Node, layout, block: "_Block") -> list[tuple]:
+    """A calculation's inputs as calcgen packs them: [(header or None, [(C code, width)])],
+    a header's fields counted only while it is valid (a metadata header's always); inputs C
+    does not hold (varbit, signed or wider than 64 bits, the payload) are Untranslatable."""
+    groups: list[tuple] = []        # (header or None, [(code, width)])
+    for item in calc.get("input").items():
+        kind, value = item.type_value()
+        if kind == "field":
+            fref = layout.field(value[0].str(), value[1].str(), value)
+            if fref.width is None or fref.signed or fref.width > 64:
+                raise Untranslatable("a varbit, signed or wide calculation input")
+            code = block.valid(fref.header.index) if fref.is_valid_bit else \
+                block.slot(fref.slot)
+            parts = [(code, fref.width)]
+            header = fref.header
+        elif kind == "header":
+            header = layout.header(value.str(), value)
+            parts = []
+            for i, (_, width, signed) in enumerate(header.htype.fields):
+                if width is None or signed or width > 64:
+                    raise Untranslatable("a varbit, signed or wide calculation input")
+                parts.append((block.slot(header.base + i), width))
+        elif kind == "hexstr":
+            width = item["bitwidth"].int()
+            if width > 64:
+                raise Untranslatable("a wide constant calculation input")
+            header, parts = None, [(f"{value.hexstr() & ((1 << width) - 1)}ULL", width)]
+        else:
+            raise Untranslatable(f"a calculation input of type {kind}")
+        if groups and groups[-1][0] is header:
+            groups[-1][1].extend(parts)
+        else:
+            groups.append((header, parts))
+    return groups

@@ -30,6 +30,7 @@ statement becomes a callback. A store masks to the field's width, which the resi
 from __future__ import annotations
 
 from ..config import Node
+from ..state.hashes import Crc, standard_algorithms
 from ..phv.layout import EXIT
 from ..phv.vheaders import all_runs
 from ..pygen import lanes
@@ -37,8 +38,12 @@ from ..pygen.controlgen import ActionDef, ControlCompiler, key_parts
 from ..pygen.exprgen import CodeScope, boolean, compile_expr
 from ..pygen.primgen import DROP_PORT, PrimitiveCompiler
 from .nativeexpr import (BANK_CTYPES, CVal, ExprTranslator, Untranslatable, _Block, _const, _masked,
+                         calculation_groups,
                          _need_exact)
 
+
+# the CRCs with fixed parameters, by algorithm name (the C of a hash by one of them)
+STANDARD_CRCS = standard_algorithms()
 
 # the locals every translated function opens with: the lists and the words of its PHV
 PHV_LOCALS = ("PyObject *f = P->f, *v = P->v; u64 *PF = P->F, *PV = P->V; "
@@ -207,10 +212,13 @@ class ControlTranslator:
 class NativeGenerator:
     """Generates the C of a program's ingress and egress (see the module's docstring)."""
 
-    def __init__(self, scope: CodeScope, tables: dict, actions: dict):
+    def __init__(self, scope: CodeScope, tables: dict, actions: dict,
+                 calculations: dict | None = None):
         self.scope = scope
         self.tables = tables
         self.actions = actions
+        self.calculations = calculations or {}      # name -> its JSON (hashes in C)
+        self.definitions: dict[str, str] = {}       # C functions the controls call: CRCs
         runs = scope.namespace.get("__vector_runs__") or {}
         self.vector_slots = frozenset(s for run in all_runs(runs)
                                       for s in range(run.first, run.first + run.count))
@@ -346,6 +354,24 @@ class NativeGenerator:
             return [f"{{ u64 i = {index}; if (i < {counter.size}ULL && "
                     f"(add_to({packets}, (Py_ssize_t)i, 1) || "
                     f"add_to({nbytes}, (Py_ssize_t)i, {length}))) goto fail; }}"]
+        if op == "modify_field_with_hash_based_offset" and len(params) == 4:
+            slot, width = self._target(params[0], scope)
+            base = _need_exact(ex.value(params[1]))
+            size = _need_exact(ex.value(params[3]))
+            crc, groups = self._crc_calculation(params[2], block)
+            lines = ["{ unsigned char HB[%d] = {0}; unsigned HN = 0;"
+                     % max(1, (sum(w for _, parts in groups for _, w in parts) + 7) // 8)]
+            for header, parts in groups:
+                pushes = [f"hb_push(HB, &HN, {code}, {w});" for code, w in parts]
+                if header is not None and not header.metadata:
+                    lines += [f"if ({block.valid(header.index)}) {{"] + pushes + ["}"]
+                else:
+                    lines += pushes
+            # primexterns' _hash_offset: base + (h mod size), or base + h when size is 0
+            lines += [f"u64 HH = {crc}(HB, (HN + 7) / 8), HBASE = {base}, HSIZE = {size};",
+                      "u64 HV = HSIZE > 0 ? HBASE + HH % HSIZE : HBASE + HH;",
+                      block.store(slot, width, CVal("HV", None)), "}"]
+            return lines
         if op in ("mark_to_drop", "drop"):
             spec = layout.std("egress_spec")
             if spec is None:
@@ -360,6 +386,22 @@ class NativeGenerator:
         if op == "no_op":
             return []
         raise Untranslatable(f"primitive '{op}'")
+
+    def _crc_calculation(self, node: Node, block: "_Block") -> tuple[str, list]:
+        """(the C function of a calculation's CRC, its inputs' groups) for a standard CRC
+        (whose parameters never change: the `_custom` ones are the control plane's to set)."""
+        kind, value = node.type_value()
+        calc = self.calculations.get(value.str()) if kind == "calculation" else None
+        if calc is None:
+            raise Untranslatable("not a known calculation")
+        algo = calc["algo"].str()
+        crc = STANDARD_CRCS.get(algo)
+        if not isinstance(crc, Crc) or algo.endswith("_custom"):
+            raise Untranslatable(f"a hash by {algo}")
+        name = f"crc_{algo}"
+        if name not in self.definitions:
+            self.definitions[name] = crc.c_source(name)
+        return name, calculation_groups(calc, self.scope.layout, block)
 
     def _bank_cell(self, reg, block: "_Block") -> str:
         cells = reg.cells

@@ -46,7 +46,7 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
              update: list | None = None) -> NativeControls:
     """C for the parser, the ingress and egress controls and the deparser, each where it can
     be translated (see the docstrings of nativegen.py, nativeparse.py and nativedeparse.py)."""
-    gen = NativeGenerator(scope, tables, actions)
+    gen = NativeGenerator(scope, tables, actions, calculations)
     words = word_slots(scope.layout, gen.vector_slots)
     word_set = frozenset(words)
     nflags = len(scope.layout.header_list)
@@ -85,7 +85,8 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
         names.append(nativefast.METHOD)
     methods = "\n".join(f"    {{\"{name}\", (PyCFunction)(void(*)(void))ctl_{name}, "
                         "METH_FASTCALL, NULL}," for name in names)
-    source = _phv_source(words, nflags, scope.layout.num_slots) + "\n\n".join(functions) + \
+    source = _phv_source(words, nflags, scope.layout.num_slots) + \
+        "".join(gen.definitions.values()) + "\n\n".join(functions) + \
         f"\n\nstatic PyMethodDef METHODS[] = {{\n{methods}\n    {{NULL, NULL, 0, NULL}}\n}};\n"
     fields, flags = _words_used(source)
     fields |= {int(n) for n in re.findall(

@@ -17,7 +17,8 @@ from __future__ import annotations
 from ..config import Node
 from ..pygen.exprgen import CodeScope
 from ..pygen.parsergen import ParserCompiler, error_code
-from .nativeexpr import RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block, run_ctype
+from .nativeexpr import (RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block,
+                         calculation_groups, run_ctype)
 from .nativegen import PHV_LOCALS, NativeGenerator
 
 
@@ -227,35 +228,7 @@ def checksum_c(node: Node, calculations: dict, layout, block: _Block) -> tuple:
     ref = layout.field(node["target"][0].str(), node["target"][1].str(), node["target"])
     if ref.is_valid_bit or ref.width is None or ref.width > 64 or ref.signed:
         raise Untranslatable("a checksum target that is not a plain field")
-    groups: list[tuple] = []        # (header or None, [(code, width)])
-    for item in calc.get("input").items():
-        kind, value = item.type_value()
-        if kind == "field":
-            fref = layout.field(value[0].str(), value[1].str(), value)
-            if fref.width is None or fref.signed or fref.width > 64:
-                raise Untranslatable("a varbit, signed or wide checksum input")
-            code = block.valid(fref.header.index) if fref.is_valid_bit else \
-                block.slot(fref.slot)
-            parts = [(code, fref.width)]
-            header = fref.header
-        elif kind == "header":
-            header = layout.header(value.str(), value)
-            parts = []
-            for i, (_, width, signed) in enumerate(header.htype.fields):
-                if width is None or signed or width > 64:
-                    raise Untranslatable("a varbit, signed or wide checksum input")
-                parts.append((block.slot(header.base + i), width))
-        elif kind == "hexstr":
-            width = item["bitwidth"].int()
-            if width > 64:
-                raise Untranslatable("a wide constant checksum input")
-            header, parts = None, [(f"{value.hexstr() & ((1 << width) - 1)}ULL", width)]
-        else:
-            raise Untranslatable(f"a checksum input of type {kind}")
-        if groups and groups[-1][0] is header:
-            groups[-1][1].extend(parts)
-        else:
-            groups.append((header, parts))
+    groups = calculation_groups(calc, layout, block)
     body = ["u64 cs_sum = 0, cs_acc = 0; unsigned cs_n = 0;"]
     for header, parts in groups:
         pushes = [f"cs_push(&cs_sum, &cs_acc, &cs_n, {code}, {width});" for code, width in parts]

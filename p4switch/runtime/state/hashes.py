@@ -134,6 +134,28 @@ class Crc:
         self._flip_out = reflect_in != self.reflect_out
         self._results: dict[bytes, int] = {}
 
+    def c_source(self, name: str) -> str:
+        """This CRC as a C function `u64 name(const unsigned char *data, size_t n)` over the
+        same byte table, start, output reflection and xor as `__call__` (the switch runtime's
+        generated C hashes with it; tests/runtime/test_native_hash.py holds them equal)."""
+        width, reflect_in = self.width, self.reflect_in
+        table = _lsb_first_table(width, self.poly) if reflect_in else \
+            _msb_first_table(width, self.poly)
+        start = reflect(self.init, width) if reflect_in else self.init
+        mask = (1 << width) - 1
+        step = "c = T[(c ^ d[i]) & 0xFF] ^ (c >> 8);" if reflect_in else \
+            f"c = T[((c >> {width - 8}) ^ d[i]) & 0xFF] ^ ((c << 8) & {mask}ULL);"
+        flip = (f"    {{ u64 r = 0; for (int b = 0; b < {width}; b++) r = (r << 1) | ((c >> b) & 1);"
+                " c = r; }\n") if reflect_in != self.reflect_out else ""
+        rows = ",\n    ".join(", ".join(f"{v}ULL" for v in table[i:i + 8])
+                              for i in range(0, 256, 8))
+        return (f"static u64 {name}(const unsigned char *d, size_t n) {{\n"
+                f"    static const u64 T[256] = {{\n    {rows}}};\n"
+                f"    u64 c = {start}ULL;\n"
+                f"    for (size_t i = 0; i < n; i++) {step}\n"
+                f"{flip}"
+                f"    return c ^ {self.xor_out}ULL;\n}}\n")
+
     def __call__(self, data: bytes) -> int:
         results = self._results
         if type(data) is bytes:
