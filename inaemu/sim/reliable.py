@@ -171,6 +171,8 @@ class _Outstanding:
                  "pending", "order", "waiting")
 
     def __init__(self, seq: int, data: bytes, psh: bool, now: float):
+        # (the native core's ring path makes these without this __init__, writing the same
+        # slots: `new_outstanding` in inaemu/sim/native/ringpath.c; a change here is one there)
         self.seq, self.data, self.psh = seq, data, psh
         self.sent_at = now
         self.retransmitted = False

@@ -25,6 +25,14 @@
  *   (`_on_rto`, `_on_stall`, `_on_delayed_ack`) are the Python's.
  */
 
+/* inaemu.sim.reliable._Outstanding's slots, in its order: a segment made here writes them as
+ * its __init__ does (`new_outstanding`); a class with other slots is called instead */
+static const char *outstanding_slot_text[] = {
+    "seq", "data", "psh", "sent_at", "retransmitted", "sacked", "fast_done", "pending",
+    "order", "waiting",
+};
+#define OUTSTANDING_SLOTS 10
+
 typedef struct {
     PyObject_HEAD
     PyObject *worker, *node, *sender, *receiver, *session, *decoder, *outcome;
@@ -33,6 +41,7 @@ typedef struct {
     PyObject *outstanding, *unsent, *resends, *sender_counters, *session_counters, *early;
     PyObject *outstanding_class, *active_a, *active_b;
     PyObject *on_left;          /* the handler data frames carry (this path's own on_left) */
+    Py_ssize_t outstanding_offset[OUTSTANDING_SLOTS];  /* its slots; [0] < 0: call the class */
     long long window, ack_every, nic_budget, mss, dupthresh;    /* nic_budget < 0: none */
     double stall_timeout, rto_min, rto_max, delayed_ack;
     int reno;
@@ -134,6 +143,69 @@ static int room_for(RingPath *self, long long size, long long nic_bytes) {
     return self->nic_budget < 0 || nic_bytes == 0 || nic_bytes + size + 54 <= self->nic_budget;
 }
 
+
+/* _Outstanding(seq, data, psh, now): made without running its Python __init__ when the class
+ * is reliable.py's (its slots as __init__ sets them: the flags False, order 0; a change there
+ * is a change here, and tests/sim/test_native_ring.py's runs compare every event) */
+static PyObject *new_outstanding(RingPath *self, PyObject *seq, PyObject *data, PyObject *psh,
+                                 PyObject *now) {
+    if (self->outstanding_offset[0] < 0) {
+        PyObject *args[4] = {seq, data, psh, now};
+        return PyObject_Vectorcall(self->outstanding_class, args, 4, NULL);
+    }
+    PyTypeObject *type = (PyTypeObject *)self->outstanding_class;
+    PyObject *seg = type->tp_alloc(type, 0);
+    if (seg == NULL) return NULL;
+    PyObject *order = PyLong_FromLong(0);
+    if (order == NULL) { Py_DECREF(seg); return NULL; }
+    PyObject *values[OUTSTANDING_SLOTS] = {
+        Py_NewRef(seq), Py_NewRef(data), Py_NewRef(psh), Py_NewRef(now), Py_NewRef(Py_False),
+        Py_NewRef(Py_False), Py_NewRef(Py_False), Py_NewRef(Py_False), order,
+        Py_NewRef(Py_False)};
+    for (int i = 0; i < OUTSTANDING_SLOTS; i++)
+        *(PyObject **)((char *)seg + self->outstanding_offset[i]) = values[i];
+    return seg;
+}
+
+/* the slots' offsets of reliable._Outstanding, or [0] = -1 for another class */
+static int outstanding_offsets(RingPath *self, PyObject *cls) {
+    self->outstanding_offset[0] = -1;
+    PyObject *module = PyImport_ImportModule("inaemu.sim.reliable");
+    if (module == NULL) return -1;
+    PyObject *own = PyObject_GetAttrString(module, "_Outstanding");
+    Py_DECREF(module);
+    if (own == NULL) return -1;
+    int same = own == cls;
+    Py_DECREF(own);
+    if (!same) return 0;
+    PyObject *slots = PyObject_GetAttrString(cls, "__slots__");
+    if (slots == NULL) return -1;
+    same = PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == OUTSTANDING_SLOTS;
+    for (int i = 0; same && i < OUTSTANDING_SLOTS; i++)
+        same = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(slots, i),
+                                                outstanding_slot_text[i]) == 0;
+    Py_DECREF(slots);
+    if (!same) {
+        PyErr_SetString(PyExc_TypeError, "inaemu.sim.reliable._Outstanding's slots are not "
+                        "the ones inaemu/sim/native/ringpath.c writes");
+        return -1;
+    }
+    Py_ssize_t offsets[OUTSTANDING_SLOTS];
+    for (int i = 0; i < OUTSTANDING_SLOTS; i++) {
+        PyObject *descr = PyObject_GetAttrString(cls, outstanding_slot_text[i]);
+        if (descr == NULL) return -1;
+        int member = Py_TYPE(descr) == &PyMemberDescr_Type;
+        if (member) offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
+        Py_DECREF(descr);
+        if (!member) {
+            PyErr_SetString(PyExc_TypeError, "an _Outstanding slot is not a member descriptor");
+            return -1;
+        }
+    }
+    memcpy(self->outstanding_offset, offsets, sizeof offsets);
+    return 0;
+}
+
 /* ReliableSender._fill without congestion control: the segments the window and the NIC
  * budget allow, as a list of (seq, data, psh) */
 static PyObject *sender_fill(RingPath *self, double now) {
@@ -170,10 +242,8 @@ static PyObject *sender_fill(RingPath *self, double now) {
         PyObject *data = PyTuple_GET_ITEM(piece, 0), *psh = PyTuple_GET_ITEM(piece, 1);
         PyObject *seq_o = PyLong_FromLongLong(next_seq), *now_o = PyFloat_FromDouble(now);
         PyObject *seg = NULL, *entry = NULL;
-        if (seq_o && now_o) {
-            PyObject *args[4] = {seq_o, data, psh, now_o};
-            seg = PyObject_Vectorcall(self->outstanding_class, args, 4, NULL);
-        }
+        if (seq_o && now_o)
+            seg = new_outstanding(self, seq_o, data, psh, now_o);
         if (seg != NULL) entry = PyTuple_Pack(3, seq_o, data, psh);
         Py_XDECREF(now_o);
         Py_XDECREF(seq_o);
@@ -894,6 +964,7 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
     Py_XSETREF(self->node, node);
     Py_INCREF(worker); Py_XSETREF(self->worker, worker);
     Py_INCREF(outstanding_class); Py_XSETREF(self->outstanding_class, outstanding_class);
+    if (outstanding_offsets(self, outstanding_class) < 0) return -1;
     Py_INCREF(PyTuple_GET_ITEM(active, 0));
     Py_XSETREF(self->active_a, PyTuple_GET_ITEM(active, 0));
     Py_INCREF(PyTuple_GET_ITEM(active, 1));
