@@ -22,6 +22,7 @@ rank and 32 n^2 bytes in all (1,024 ranks: 32 MiB; 16,000: 7.6 GiB, where dicts 
 
 from __future__ import annotations
 
+import threading
 from array import array
 from bisect import bisect_right
 
@@ -71,6 +72,7 @@ class SeekableGradient:
         self._segments = segments
         self._pending: tuple[int, int, object, int] | None = None   # (first, end, Future, reserved)
         self._held: tuple[int, np.ndarray, int] | None = None       # (first, values, reserved)
+        self._generators: dict[int, np.random.Generator] = {}  # thread -> its own generator
 
     @property
     def marked(self) -> int:
@@ -208,9 +210,13 @@ class SeekableGradient:
     def _draw_elsewhere(self, mark: int, words: tuple, first: int, end: int,
                         marked: int) -> tuple[np.ndarray, list]:
         """On a drawing thread: values [first, end) from mark `mark` (its `words`), with a
-        generator of this thread's own, and the marks of the cuts from index `marked` on that
+        generator of this thread's own (kept for its next draws), and the marks of the cuts from index `marked` on that
         it passes: ([values], [(cut index, words)])."""
-        generator = generator_of(self._seed, self._rank, self._job)
+        thread = threading.get_ident()
+        generator = self._generators.get(thread)     # (making one is ~15 us with the GIL)
+        if generator is None:
+            generator = self._generators[thread] = generator_of(self._seed, self._rank,
+                                                                self._job)
         high, low, has_uint32, uinteger = words
         generator.bit_generator.state = {
             "bit_generator": "PCG64",
