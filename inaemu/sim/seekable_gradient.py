@@ -81,17 +81,10 @@ class SeekableGradient:
 
     def _mark(self) -> None:
         """The generator's state, as the mark of the next cut."""
-        state = self._generator.bit_generator.state
-        value = state["state"]["state"]
-        self.marks.extend((value >> 64, value & 0xFFFF_FFFF_FFFF_FFFF, state["has_uint32"],
-                           state["uinteger"]))
+        self.marks.extend(_mark_of(self._generator))
 
     def _restore(self, mark: int) -> None:
-        high, low, has_uint32, uinteger = self.marks[4 * mark:4 * mark + 4]
-        self._generator.bit_generator.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": (high << 64) | low, "inc": self._increment},
-            "has_uint32": has_uint32, "uinteger": uinteger}
+        _restore_mark(self._generator, self.marks[4 * mark:4 * mark + 4], self._increment)
         self._position = self.cuts[mark]
 
     def read(self, first: int, end: int) -> np.ndarray:
@@ -217,11 +210,7 @@ class SeekableGradient:
         if generator is None:
             generator = self._generators[thread] = generator_of(self._seed, self._rank,
                                                                 self._job)
-        high, low, has_uint32, uinteger = words
-        generator.bit_generator.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": (high << 64) | low, "inc": self._increment},
-            "has_uint32": has_uint32, "uinteger": uinteger}
+        _restore_mark(generator, words, self._increment)
         cuts, position, following = self.cuts, self.cuts[mark], marked
         pieces, passed = [], []
         while position < end:
@@ -237,10 +226,7 @@ class SeekableGradient:
                 pieces.append(draw(generator, stop - position, self.magnitude))
                 position = stop
             if following < len(cuts) and position == cuts[following]:
-                state = generator.bit_generator.state
-                value = state["state"]["state"]
-                passed.append((following, (value >> 64, value & 0xFFFF_FFFF_FFFF_FFFF,
-                                           state["has_uint32"], state["uinteger"])))
+                passed.append((following, _mark_of(generator)))
                 following += 1
         values = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
         return values, passed
@@ -276,3 +262,19 @@ class SeekableGradient:
         if held is None or not (held[0] <= first and end <= held[0] + held[1].size):
             return None
         return held[1][first - held[0]:end - held[0]].copy()
+
+
+def _mark_of(generator: np.random.Generator) -> tuple[int, int, int, int]:
+    """A PCG64 generator's state as a mark's four words (its increment is the stream's own)."""
+    state = generator.bit_generator.state
+    value = state["state"]["state"]
+    return (value >> 64, value & 0xFFFF_FFFF_FFFF_FFFF, state["has_uint32"], state["uinteger"])
+
+
+def _restore_mark(generator: np.random.Generator, words, increment: int) -> None:
+    """The generator put back at a mark (four words) of its stream (`increment`)."""
+    high, low, has_uint32, uinteger = words
+    generator.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": (high << 64) | low, "inc": increment},
+        "has_uint32": has_uint32, "uinteger": uinteger}
