@@ -343,6 +343,30 @@ def test_a_streamed_ring_run_is_the_same_run(loss, accumulate, core):
         assert sum(r.retransmissions for r in streamed.records) > 0
 
 
+@pytest.mark.parametrize("loss", [0.0, 2.0])
+def test_a_streamed_ring_drawn_ahead_is_the_same_run(monkeypatch, loss):
+    """Segments of a slice or more (here 4 x 20,000 values): the ranks' reads and the check's
+    verdicts go to the drawing thread, and the run is the one with whole vectors."""
+    from inaemu.sim import seekable_gradient
+    taken = []
+    original = seekable_gradient.SeekableGradient._take
+
+    def take(self):
+        taken.append(self._pending[1] - self._pending[0])
+        return original(self)
+    monkeypatch.setattr(seekable_gradient.SeekableGradient, "_take", take)
+    topology = star(4)
+    jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
+    kept, streamed, kept_trace, streamed_trace = _same_run(
+        topology, jobs, size_bytes=4 * 80_000, seed=3, loss=loss, bw=100)
+    assert taken, "nothing was drawn ahead"
+    assert streamed_trace == kept_trace and streamed.correct
+    for old, new in zip(kept.records, streamed.records):
+        assert (new.time_s, new.max_abs_err, new.err_bound, new.correct) == \
+            (old.time_s, old.max_abs_err, old.err_bound, old.correct)
+        assert new.mean_abs_err == pytest.approx(old.mean_abs_err, rel=1e-12)
+
+
 def test_a_streamed_ring_with_a_dead_rank():
     topology = star(4)
     jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
