@@ -161,6 +161,31 @@ class SeekableGradient:
         words = tuple(self.marks[4 * mark:4 * mark + 4])     # (marks are only appended)
         return self._draw_elsewhere(mark, words, first, end, len(self.cuts))[0]
 
+    def generator_at(self, first: int) -> np.random.Generator:
+        """The calling thread's own generator of this stream, at value `first` (restored from
+        the latest mark at or before it, skipping on from there; no mark recorded): for a
+        caller that draws the values itself (the ring check's sums without the GIL)."""
+        if not 0 <= first <= self.size:
+            raise ValueError(f"value {first} is outside 0..{self.size}")
+        mark = min(bisect_right(self.cuts, first), self.marked) - 1
+        generator = self._own_generator()
+        _restore_mark(generator, tuple(self.marks[4 * mark:4 * mark + 4]), self._increment)
+        position = self.cuts[mark]
+        while position < first:
+            step = min(SKIP_BLOCK, first - position)
+            draw(generator, step, self.magnitude)
+            position += step
+        return generator
+
+    def _own_generator(self) -> np.random.Generator:
+        """The calling thread's generator of this stream (making one is ~15 us with the GIL)."""
+        thread = threading.get_ident()
+        generator = self._generators.get(thread)
+        if generator is None:
+            generator = self._generators[thread] = generator_of(self._seed, self._rank,
+                                                                self._job)
+        return generator
+
     def _draw_next(self, end: int, count: int) -> None:
         """After a read of `count` values that ended at `end`: the next read's values, drawn
         ahead unless held or drawn already. The next read starts at `end`, or, where a
@@ -205,11 +230,7 @@ class SeekableGradient:
         """On a drawing thread: values [first, end) from mark `mark` (its `words`), with a
         generator of this thread's own (kept for its next draws), and the marks of the cuts from index `marked` on that
         it passes: ([values], [(cut index, words)])."""
-        thread = threading.get_ident()
-        generator = self._generators.get(thread)     # (making one is ~15 us with the GIL)
-        if generator is None:
-            generator = self._generators[thread] = generator_of(self._seed, self._rank,
-                                                                self._job)
+        generator = self._own_generator()
         _restore_mark(generator, words, self._increment)
         cuts, position, following = self.cuts, self.cuts[mark], marked
         pieces, passed = [], []

@@ -557,19 +557,20 @@ def load(controls: NativeControls):
                         lambda name: module_source(controls, name))
 
 
-def load_source(prefix: str, source: str):
+def load_source(prefix: str, source: str, link: tuple[str, ...] = ()):
     """A hand-written C extension module (`source`, whose module name is the text
     MODULE_NAME) built and cached as the programs' modules are; None when it cannot be built
-    (the reason in `why_not`). The simulator's native core is built so (inaemu/sim/native)."""
-    return _load_cached(prefix, source, lambda name: source.replace("MODULE_NAME", name))
+    (the reason in `why_not`). The simulator's native core is built so (inaemu/sim/native).
+    `link`: the linker's arguments after the source (libraries)."""
+    return _load_cached(prefix, source, lambda name: source.replace("MODULE_NAME", name), link)
 
 
-def _load_cached(prefix: str, text: str, named_source):
+def _load_cached(prefix: str, text: str, named_source, link: tuple[str, ...] = ()):
     """The module whose text (its name left as MODULE_NAME) is `text`: loaded once per
     process, built once per cache (keyed by the text, the flags, Python and numpy), or None
     with the reason in `why_not`. `named_source(name)` gives the text to build as `name`."""
     digest = hashlib.sha256("\n".join([
-        text, " ".join(FLAGS), sys.version, numpy.__version__,
+        text, " ".join(FLAGS + link), sys.version, numpy.__version__,
         sysconfig.get_config_var("EXT_SUFFIX") or ""]).encode()).hexdigest()[:20]
     with _lock:
         if digest in _loaded:
@@ -579,7 +580,7 @@ def _load_cached(prefix: str, text: str, named_source):
         name = prefix + digest
         target = _built_path(name)
         if not target.exists():
-            problem = _build_once(named_source(name), target)
+            problem = _build_once(named_source(name), target, link)
             if problem is not None:
                 why_not[digest] = problem
                 return None
@@ -617,7 +618,7 @@ def _import(name: str, target: Path):
     return module
 
 
-def _build_once(source: str, target: Path) -> str | None:
+def _build_once(source: str, target: Path, link: tuple[str, ...] = ()) -> str | None:
     """Build `target` unless another process is building it or has built it: switches of one
     topology start together and would otherwise all compile the same module at once."""
     try:
@@ -629,7 +630,7 @@ def _build_once(source: str, target: Path) -> str | None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if target.exists():
             return None
-        return _build(source, target)
+        return _build(source, target, link)
 
 
 def toolchain_problem() -> str | None:
@@ -646,7 +647,7 @@ def toolchain_problem() -> str | None:
     return None
 
 
-def _build(source: str, target: Path) -> str | None:
+def _build(source: str, target: Path, link: tuple[str, ...] = ()) -> str | None:
     problem = toolchain_problem()
     if problem is not None:
         return problem
@@ -658,7 +659,7 @@ def _build(source: str, target: Path) -> str | None:
         c_file.write_text(source)
         built = Path(tmp) / target.name
         run = subprocess.run([compiler, *FLAGS, f"-I{include}", f"-I{numpy_include}",
-                              str(c_file), "-o", str(built)],
+                              str(c_file), "-o", str(built), *link],
                              capture_output=True, text=True, check=False)
         if run.returncode != 0:
             return f"{Path(compiler).name} failed: {run.stderr.strip()[-2000:]}"
