@@ -49,7 +49,7 @@ from inaemu.sim.native import exact_sums
 from inaemu.sim.seekable_gradient import SeekableGradient
 
 HELD_VALUES = 1 << 24     # values (64 MiB of float32) held ahead of a lower rank, per job
-LATER_VALUES = 1 << 22    # values (16 MiB) of ring blocks waiting for a drawing thread's verdict
+LATER_VALUES = 1 << 25    # values (128 MiB) of ring blocks waiting for a drawing thread's verdict
 
 # verdict_of(values, error): the largest bound of a block of the sum and whether every element's
 # error is within its bound; with `magnitudes`, verdict_of(values, error, abs_sum)
