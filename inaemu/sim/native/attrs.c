@@ -58,3 +58,33 @@ static int add_ll(PyObject *o, PyObject *name, long long delta) {
     if (get_ll(o, name, &v) < 0) return -1;
     return set_ll(o, name, v + delta);
 }
+
+/* The offsets of class `cls`'s slots, which must be `names` (`count` of them) in that order:
+ * for C that makes or reads such objects by offset (inaworker.c's Flights, ringpath.c's
+ * outstanding segments); a class changed under the C fails loudly, naming `what`. */
+static int slot_offsets(PyObject *cls, const char *const *names, int count,
+                        Py_ssize_t *offsets, const char *what) {
+    PyObject *slots = PyObject_GetAttrString(cls, "__slots__");
+    if (slots == NULL) return -1;
+    int same = PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == count;
+    for (int i = 0; same && i < count; i++)
+        same = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(slots, i), names[i]) == 0;
+    Py_DECREF(slots);
+    if (!same) {
+        PyErr_Format(PyExc_TypeError, "%s's slots are not the ones the native core writes",
+                     what);
+        return -1;
+    }
+    for (int i = 0; i < count; i++) {
+        PyObject *descr = PyObject_GetAttrString(cls, names[i]);
+        if (descr == NULL) return -1;
+        int member = Py_TYPE(descr) == &PyMemberDescr_Type;
+        if (member) offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
+        Py_DECREF(descr);
+        if (!member) {
+            PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", what, names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -80,7 +80,7 @@ static PyObject *ina_names[N_COUNT];
 #define INA_NAME(id) ina_names[N_##id]
 
 /* hosts.ina_state's Flight: its slots, written directly (a Flight made per chunk sent) */
-static const char *flight_slot_text[] = {
+static const char *const flight_slot_text[] = {
     "payload", "slot", "ver", "tries", "deadline", "sent_at", "serial", "last_sent",
     "expiries", "suspect", "wait", "queried", "tail_probes",
 };
@@ -1095,29 +1095,9 @@ static int ina_session_module_init(void) {
     }
     flight_type = (PyTypeObject *)flight;
     /* its slots, by name, must be the ones written here (a changed Flight fails loudly) */
-    PyObject *slots = PyObject_GetAttrString(flight, "__slots__");
-    if (slots == NULL) return -1;
-    int same = PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == FLIGHT_SLOTS;
-    for (int i = 0; same && i < FLIGHT_SLOTS; i++)
-        same = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(slots, i),
-                                                flight_slot_text[i]) == 0;
-    Py_DECREF(slots);
-    if (!same) {
-        PyErr_SetString(PyExc_TypeError, "hosts.ina_state.Flight's slots are not the ones "
-                        "inaemu/sim/native/inaworker.c writes");
+    if (slot_offsets(flight, flight_slot_text, FLIGHT_SLOTS, flight_offset,
+                     "hosts.ina_state.Flight") < 0)
         return -1;
-    }
-    for (int i = 0; i < FLIGHT_SLOTS; i++) {
-        PyObject *descr = PyObject_GetAttrString(flight, flight_slot_text[i]);
-        if (descr == NULL) return -1;
-        if (Py_TYPE(descr) != &PyMemberDescr_Type) {
-            Py_DECREF(descr);
-            PyErr_SetString(PyExc_TypeError, "a Flight slot is not a member descriptor");
-            return -1;
-        }
-        flight_offset[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
-        Py_DECREF(descr);
-    }
     struct { const char *module, *name; PyTypeObject **type; } classes[] = {
         {"hosts.congestion", "RtoEstimator", &rto_estimator_type},
         {"hosts.congestion", "InFlightWindow", &in_flight_window_type},

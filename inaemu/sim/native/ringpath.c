@@ -27,7 +27,7 @@
 
 /* inaemu.sim.reliable._Outstanding's slots, in its order: a segment made here writes them as
  * its __init__ does (`new_outstanding`); a class with other slots is called instead */
-static const char *outstanding_slot_text[] = {
+static const char *const outstanding_slot_text[] = {
     "seq", "data", "psh", "sent_at", "retransmitted", "sacked", "fast_done", "pending",
     "order", "waiting",
 };
@@ -178,30 +178,10 @@ static int outstanding_offsets(RingPath *self, PyObject *cls) {
     int same = own == cls;
     Py_DECREF(own);
     if (!same) return 0;
-    PyObject *slots = PyObject_GetAttrString(cls, "__slots__");
-    if (slots == NULL) return -1;
-    same = PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == OUTSTANDING_SLOTS;
-    for (int i = 0; same && i < OUTSTANDING_SLOTS; i++)
-        same = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(slots, i),
-                                                outstanding_slot_text[i]) == 0;
-    Py_DECREF(slots);
-    if (!same) {
-        PyErr_SetString(PyExc_TypeError, "inaemu.sim.reliable._Outstanding's slots are not "
-                        "the ones inaemu/sim/native/ringpath.c writes");
-        return -1;
-    }
     Py_ssize_t offsets[OUTSTANDING_SLOTS];
-    for (int i = 0; i < OUTSTANDING_SLOTS; i++) {
-        PyObject *descr = PyObject_GetAttrString(cls, outstanding_slot_text[i]);
-        if (descr == NULL) return -1;
-        int member = Py_TYPE(descr) == &PyMemberDescr_Type;
-        if (member) offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
-        Py_DECREF(descr);
-        if (!member) {
-            PyErr_SetString(PyExc_TypeError, "an _Outstanding slot is not a member descriptor");
-            return -1;
-        }
-    }
+    if (slot_offsets(cls, outstanding_slot_text, OUTSTANDING_SLOTS, offsets,
+                     "inaemu.sim.reliable._Outstanding") < 0)
+        return -1;
     memcpy(self->outstanding_offset, offsets, sizeof offsets);
     return 0;
 }
