@@ -30,7 +30,10 @@ only a wrong sum to tell apart), the exact sums dropped, and a rank whose values
 that verdict (the same numbers: they are functions of the values and the reference). Values
 with another digest (a wrong sum) are judged against sums drawn again. A block then holds a
 few verdicts until every rank has checked it, not the 16 bytes per element of its sums, and
-the check's work is one draw of every rank per block, not one comparison per rank.
+the check's work is one draw of every rank per block, not one comparison per rank. With a
+drawing thread, a block's first verdict is computed there (its sums drawn and added in C
+without the GIL where `exact_sums` builds) and folded into each worker's record in that
+worker's order of blocks.
 """
 
 from __future__ import annotations
