@@ -126,17 +126,19 @@ class StreamedCheck:
 
     def __init__(self, *, seed: int, n: int, length: int, cuts: list[int] | None = None,
                  magnitudes: bool = False, one_verdict: bool = False,
-                 ahead: DrawAhead | None = None):
+                 ahead: DrawAhead | None = None, segments: list[int] | None = None):
         """`cuts`: the ranks' inputs are `SeekableGradient`s marked there (`seekable`), and
         the check draws through such readers; `magnitudes`: keep the sums of |x| too (the
         bound's third argument); `one_verdict`: every worker's values of a block are meant to
         be the same and their verdict_of is one function (the ring): judge a block once per
         distinct value digest; `ahead`: threads that draw the workers' inputs (`source`)
-        ahead of their reads (`max_passes_ahead` for the max passes)."""
+        ahead of their reads (`max_passes_ahead` for the max passes), and the ring's first
+        verdicts of its blocks; `segments`: the ring's segment bounds, by which its ranks'
+        inputs (`seekable`) predict their next reads."""
         self.seed, self.n, self.length = seed, n, length
         self._ahead = ahead
         self._sources: list[GradientStream] = []
-        self.segments: list[int] | None = None        # the ring's segment bounds (for_ring)
+        self.segments = segments                      # the ring's segment bounds (for_ring)
         self._seekables: list[SeekableGradient] = []
         self.cuts, self.magnitudes, self.one_verdict = cuts, magnitudes, one_verdict
         self._marks = [array("Q") for _ in range(n)] if cuts is not None else None
@@ -158,10 +160,8 @@ class StreamedCheck:
         """A ring job's check: seekable inputs marked at `cuts` (the slice starts), sums of
         |x| for `ring_error_bound`, one verdict per block; with `segments` (the ring's bounds)
         and `ahead`, the ranks' inputs draw their next reads ahead (`seekable`)."""
-        check = cls(seed=seed, n=n, length=length, cuts=cuts, magnitudes=True,
-                    one_verdict=True, ahead=ahead)
-        check.segments = segments
-        return check
+        return cls(seed=seed, n=n, length=length, cuts=cuts, magnitudes=True,
+                   one_verdict=True, ahead=ahead, segments=segments)
 
     def source(self, rank: int) -> _CheckedSource:
         """Rank `rank`'s input (its seeded gradient), whose quantized ranges sum the reference."""

@@ -316,3 +316,18 @@ def calculation_groups(calc: Node, layout, block: "_Block") -> list[tuple]:
         else:
             groups.append((header, parts))
     return groups
+
+
+def gated_lines(groups: list[tuple], block: "_Block", push) -> list[str]:
+    """C lines feeding a calculation's inputs (`calculation_groups`) to `push(code, width)`
+    (a line each): a header's under its validity flag, a metadata header's and constants
+    always."""
+    lines: list[str] = []
+    for header, parts in groups:
+        pushes = [push(code, width) for code, width in parts]
+        if header is not None and not header.metadata:
+            lines += [f"if ({block.valid(header.index)}) {{"] + ["    " + p for p in pushes] + \
+                ["}"]
+        else:
+            lines += pushes
+    return lines

@@ -38,8 +38,7 @@ from ..pygen.controlgen import ActionDef, ControlCompiler, key_parts
 from ..pygen.exprgen import CodeScope, boolean, compile_expr
 from ..pygen.primgen import DROP_PORT, PrimitiveCompiler
 from .nativeexpr import (BANK_CTYPES, CVal, ExprTranslator, Untranslatable, _Block, _const, _masked,
-                         calculation_groups,
-                         _need_exact)
+                         calculation_groups, gated_lines, _need_exact)
 
 
 # the CRCs with fixed parameters, by algorithm name (the C of a hash by one of them)
@@ -361,12 +360,7 @@ class NativeGenerator:
             crc, groups = self._crc_calculation(params[2], block)
             lines = ["{ unsigned char HB[%d] = {0}; unsigned HN = 0;"
                      % max(1, (sum(w for _, parts in groups for _, w in parts) + 7) // 8)]
-            for header, parts in groups:
-                pushes = [f"hb_push(HB, &HN, {code}, {w});" for code, w in parts]
-                if header is not None and not header.metadata:
-                    lines += [f"if ({block.valid(header.index)}) {{"] + pushes + ["}"]
-                else:
-                    lines += pushes
+            lines += gated_lines(groups, block, lambda code, w: f"hb_push(HB, &HN, {code}, {w});")
             # primexterns' _hash_offset: base + (h mod size), or base + h when size is 0
             lines += [f"u64 HH = {crc}(HB, (HN + 7) / 8), HBASE = {base}, HSIZE = {size};",
                       "u64 HV = HSIZE > 0 ? HBASE + HH % HSIZE : HBASE + HH;",

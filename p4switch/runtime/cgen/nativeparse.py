@@ -18,7 +18,7 @@ from ..config import Node
 from ..pygen.exprgen import CodeScope
 from ..pygen.parsergen import ParserCompiler, error_code
 from .nativeexpr import (RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block,
-                         calculation_groups, run_ctype)
+                         calculation_groups, gated_lines, run_ctype)
 from .nativegen import PHV_LOCALS, NativeGenerator
 
 
@@ -228,13 +228,7 @@ def checksum_c(node: Node, calculations: dict, layout, block: _Block) -> tuple:
     ref = layout.field(node["target"][0].str(), node["target"][1].str(), node["target"])
     if ref.is_valid_bit or ref.width is None or ref.width > 64 or ref.signed:
         raise Untranslatable("a checksum target that is not a plain field")
-    groups = calculation_groups(calc, layout, block)
-    body = ["u64 cs_sum = 0, cs_acc = 0; unsigned cs_n = 0;"]
-    for header, parts in groups:
-        pushes = [f"cs_push(&cs_sum, &cs_acc, &cs_n, {code}, {width});" for code, width in parts]
-        if header is not None and not header.metadata:
-            body += [f"if ({block.valid(header.index)}) {{"] + ["    " + p for p in pushes] + \
-                ["}"]
-        else:
-            body += pushes
+    body = ["u64 cs_sum = 0, cs_acc = 0; unsigned cs_n = 0;"] + gated_lines(
+        calculation_groups(calc, layout, block), block,
+        lambda code, width: f"cs_push(&cs_sum, &cs_acc, &cs_n, {code}, {width});")
     return ref, body
