@@ -47,6 +47,10 @@ class RtoEstimator:
     The RTO is computed when it changes (a sample, a new `initial`), not each time it is read:
     every chunk sent reads it. Change it through `sample` and `initial` only."""
 
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('minimum', 'maximum', 'srtt', 'rttvar', 'min_rtt', 'samples', '_initial', '_rto',
+                 'first_timer')
+
     def __init__(self, *, initial: float, minimum: float, maximum: float):
         self.minimum, self.maximum = minimum, maximum
         self.srtt: float | None = None
@@ -136,6 +140,9 @@ class InFlightWindow:
     of those; the floor keeps enough in flight for the switch to stay busy meanwhile.
     """
 
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('maximum', 'floor', 'size', 'slow_start', 'reductions', '_results')
+
     FLOOR_DIVISOR = 8
 
     def __init__(self, maximum: int):
@@ -171,6 +178,9 @@ class CongestionEvents:
     when the window shrank and the RTO doubled).
     """
 
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('serial', '_last_event', 'count')
+
     def __init__(self) -> None:
         self.serial = 0              # serial of the latest transmission
         self._last_event = 0         # serial at the last event
@@ -205,6 +215,9 @@ class LossBursts:
     times per worker per 1 MiB call; each halving ended slow start and the window stayed
     at a third of its maximum (docs/loss.md, "Trees").
     """
+
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('rate', 'learnt', 'bursts', '_sent', '_losses', '_burst')
 
     GAIN = 0.25
     SLACK = 2.0

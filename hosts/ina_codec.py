@@ -33,6 +33,15 @@ _INFINITY_BITS = 0x7F800000  # |x|'s float32 bits are at least this for inf and 
 class FloatCodec:
     """Quantization of one worker's float32 vector for one call, and dequantization of sums."""
 
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('_scratch', '_sink', '_source', 'first_position', 'job', 'worker', 'n',
+                 'pool_size', 'fmt', 'scaling', 'format_code', 'k', 'per_chunk', 'length',
+                 'chunks', 'limit', 'safe_limit', '_full', '_values', '_last_row', 'block_max',
+                 'local_max', '_local_bmax', '_agreed', 'global_max', '_scale', '_limits',
+                 'overflowed', 'redo_chunks', 'unresolved_overflows', '_job_body', '_table',
+                 '_table_first', '_lanes', '_quantized', '_sum', '_pending', '_packet_bytes',
+                 '_wire_sums', '_block_sums', '_sum_rows', '_sum_dtype')
+
     def __init__(self, values, *, job: int, worker: int, n: int, k: int,
                  pool_size: int, fmt: str, scaling: str, divisor: int,
                  first_position: int | None = None, scratch: dict | None = None,

@@ -46,6 +46,12 @@ class LossRecovery:
     fixed `rto` / `rto_min` / `rto_max`, `max_retx`, the configured `window`, `query`,
     `window_rule`, as InaSession takes them)."""
 
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('job', 'paths', 'silence', 'counters', 'in_flight_window', 'adaptive', 'rto',
+                 'rto_min', 'rto_max', 'max_retx', 'window', 'query', 'window_rule', 'events',
+                 'loss_bursts', 'timeline', 'in_flight', 'timers', 'queried', 'tail',
+                 '_tail_serial')
+
     def __init__(self, *, job: int, paths: Paths, silence: SilenceRules, counters: Counters,
                  in_flight_window: InFlightWindow, adaptive: bool, rto: float, rto_min: float,
                  rto_max: float, max_retx: int, window: int, query: bool, window_rule: str):

@@ -81,6 +81,17 @@ QUERIED_ALLOWANCE_DIVISOR = 4   # up to window/4 queried chunks do not count as 
 class InaSession:
     """The worker state machine for one (job, worker); reusable for many calls."""
 
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('job', 'n', 'worker', 'pool_size', 'window', 'rto', 'rto_max', 'rto_min',
+                 'max_retx', 'adaptive', 'fast_retransmit', 'fmt', 'scaling', 'divisor',
+                 'window_rule', '_result_bytes', '_format_bits', 'query', 'switch_slots',
+                 'sharing', 'rto_estimator', 'host_rto_estimator', 'barrier_estimator',
+                 'in_flight_window', 'state', 'counters', '_paths', '_granted', '_silence',
+                 '_recovery', 'loss_bursts', 'next_position', 'max_rounds', 'result', 'global_max',
+                 'scale', '_codec', '_scratch', '_float_input', '_chunks', '_answered',
+                 '_local_max', '_max_offer', '_sums', '_encoder', '_length', '_next_chunk',
+                 '_answered_count', '_highest_answered', '_in_flight', '_redoing', 'k')
+
     def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
                  rto: float, rto_max: float, max_retx: int, rto_min: float | None = None,
                  adaptive: bool = True, fast_retransmit: bool = True,

@@ -41,6 +41,11 @@ class SilenceRules:
     result of a call takes after the MAX result; sampled here) and `fixed_wait`, the probe's
     wait when the RTO is fixed (None: adaptive, the path's learnt first timer)."""
 
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('paths', 'counters', 'barrier_estimator', 'fixed_wait', 'data_results',
+                 'last_progress', 'last_progress_sent', 'last_progress_chunk', 'data_start',
+                 'max_round_trip')
+
     def __init__(self, *, paths: Paths, counters: Counters, barrier_estimator: RtoEstimator,
                  fixed_wait: float | None):
         self.paths = paths

@@ -48,7 +48,7 @@ class Step(NamedTuple):
     deadline: float | None
 
 
-@dataclass
+@dataclass(slots=True)
 class Counters:
     """Traffic of a session (bytes are UDP payload bytes)."""
 

@@ -14,7 +14,7 @@ import gc
 import sys
 import time
 from pathlib import Path
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Callable
 
 import numpy as np
@@ -646,7 +646,9 @@ def _retransmissions(app) -> int:
 def _session_counters(app) -> dict | None:
     session = getattr(app, "session", None)
     counters = getattr(session, "counters", None)
-    return dict(counters.__dict__) if counters is not None and app.algo == "ina" else None
+    if counters is None or app.algo != "ina":
+        return None
+    return {f.name: getattr(counters, f.name) for f in fields(counters)}
 
 
 def _kill(net: SimNetwork, host: str, member: _Member | None) -> None:

@@ -33,6 +33,9 @@ class Timer:
     operations.)
     """
 
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('loop', 'action', '_event', 'deadline')
+
     def __init__(self, loop: EventLoop, action: Callable[[], None]):
         self.loop = loop
         self.action = action
@@ -156,7 +159,7 @@ class HostNode:
             timer.cancel()
 
 
-@dataclass
+@dataclass(slots=True)
 class WorkerOutcome:
     """How a worker's all-reduce ended; `finished_at` is virtual seconds (None: still running)."""
 

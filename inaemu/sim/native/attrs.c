@@ -1,10 +1,85 @@
 /* Attribute helpers for the C parts that keep their state in Python objects (ringpath.c,
  * inasession.c, inaworker.c: the sans-I/O Python cores stay the definition, so the C reads
  * and writes their fields by name). A missing attribute or a wrong type is an error, which
- * the caller passes on (a bug in the C, never a protocol event). */
+ * the caller passes on (a bug in the C, never a protocol event).
+ *
+ * A field that is a plain slot (`__slots__`) of a class with the generic getattr and setattr
+ * is read and written at its offset, as the slot's member descriptor would: PyObject_GetAttr
+ * costs ~45 ns (the type's lookup, the descriptor's call), the offset ~2, and a RESULT of an
+ * INA worker reads and writes ~50 fields. The offset is cached per (name, exact type) and
+ * trusted only while the type's version tag is the one seen when it was cached: CPython
+ * zeroes the tag whenever the class or a base changes (a field given a property, the class a
+ * __setattr__) and assigns a new one at the next lookup, so the cached offset is always the
+ * lookup PyObject_GetAttr would make. Anything else (an instance dict, a property, a class
+ * with its own __setattr__) takes PyObject_GetAttr / PyObject_SetAttr. Names are compared by
+ * address: callers pass interned names they keep (their tables of names).
+ * tests/sim/test_native_attrs.py holds the cache to Python's own getattr and setattr. */
+
+#define ATTR_CACHE_BITS 10
+#define ATTR_CACHE_SIZE (1 << ATTR_CACHE_BITS)
+
+typedef struct {
+    PyObject *name;                 /* an interned name (the callers' tables keep it alive) */
+    PyTypeObject *type;             /* borrowed: compared by address with the version tag */
+    unsigned int version;
+    Py_ssize_t offset;
+} AttrSlot;
+
+static AttrSlot attr_cache[ATTR_CACHE_SIZE];
+static Py_ssize_t attr_cache_misses;    /* lookups that fell back to the generic path */
+
+static AttrSlot *attr_entry(PyObject *name, PyTypeObject *type) {
+    /* (multiplicative hashing: the high bits of the product mix both addresses) */
+    unsigned long long h = (unsigned long long)(size_t)name * 0x9E3779B97F4A7C15ull
+                           ^ (unsigned long long)(size_t)type * 0xC2B2AE3D27D4EB4Full;
+    return &attr_cache[(h * 0x9E3779B97F4A7C15ull) >> (64 - ATTR_CACHE_BITS)];
+}
+
+/* `o`'s slot for `name` when the field is a plain slot of its class (above), else NULL; the
+ * slot itself may be empty (an unset field: the generic path raises its AttributeError) */
+static PyObject **attr_slot(PyObject *o, PyObject *name) {
+    PyTypeObject *type = Py_TYPE(o);
+    AttrSlot *e = attr_entry(name, type);
+    if (e->name == name && e->type == type && e->version == type->tp_version_tag
+            && e->version != 0)
+        return (PyObject **)((char *)o + e->offset);
+    attr_cache_misses++;
+    if (type->tp_getattro != PyObject_GenericGetAttr
+            || type->tp_setattro != PyObject_GenericSetAttr)
+        return NULL;
+    PyObject *descr = _PyType_Lookup(type, name);     /* borrowed; sets the version tag */
+    if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type || type->tp_version_tag == 0)
+        return NULL;
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    if (member->type != T_OBJECT_EX || (member->flags & READONLY)
+            || !PyType_IsSubtype(type, ((PyDescrObject *)descr)->d_type))
+        return NULL;
+    e->name = name;
+    e->type = type;
+    e->version = type->tp_version_tag;
+    e->offset = member->offset;
+    return (PyObject **)((char *)o + member->offset);
+}
+
+/* o.name, a new reference (NULL with the error set) */
+static PyObject *attr_get(PyObject *o, PyObject *name) {
+    PyObject **slot = attr_slot(o, name);
+    if (slot != NULL && *slot != NULL) return Py_NewRef(*slot);
+    return PyObject_GetAttr(o, name);
+}
+
+/* o.name = value (value borrowed); 0, or -1 with the error set */
+static int attr_set(PyObject *o, PyObject *name, PyObject *value) {
+    PyObject **slot = attr_slot(o, name);
+    if (slot == NULL) return PyObject_SetAttr(o, name, value);
+    PyObject *old = *slot;
+    *slot = Py_NewRef(value);
+    Py_XDECREF(old);
+    return 0;
+}
 
 static int get_ll(PyObject *o, PyObject *name, long long *out) {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL) return -1;
     *out = PyLong_AsLongLong(v);
     Py_DECREF(v);
@@ -14,13 +89,13 @@ static int get_ll(PyObject *o, PyObject *name, long long *out) {
 static int set_ll(PyObject *o, PyObject *name, long long value) {
     PyObject *v = PyLong_FromLongLong(value);
     if (v == NULL) return -1;
-    int r = PyObject_SetAttr(o, name, v);
+    int r = attr_set(o, name, v);
     Py_DECREF(v);
     return r;
 }
 
 static int get_double(PyObject *o, PyObject *name, double *out) {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL) return -1;
     *out = PyFloat_AsDouble(v);
     Py_DECREF(v);
@@ -30,14 +105,14 @@ static int get_double(PyObject *o, PyObject *name, double *out) {
 static int set_double(PyObject *o, PyObject *name, double value) {
     PyObject *v = PyFloat_FromDouble(value);
     if (v == NULL) return -1;
-    int r = PyObject_SetAttr(o, name, v);
+    int r = attr_set(o, name, v);
     Py_DECREF(v);
     return r;
 }
 
 /* 1 if the attribute is truthy, 0 if not, -1 on error */
 static int get_truth(PyObject *o, PyObject *name) {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL) return -1;
     int r = PyObject_IsTrue(v);
     Py_DECREF(v);
@@ -46,7 +121,7 @@ static int get_truth(PyObject *o, PyObject *name) {
 
 /* 1 if the attribute is None, 0 if not, -1 on error */
 static int attr_is_none(PyObject *o, PyObject *name) {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL) return -1;
     int r = v == Py_None;
     Py_DECREF(v);
@@ -87,4 +162,42 @@ static int slot_offsets(PyObject *cls, const char *const *names, int count,
         }
     }
     return 0;
+}
+
+/* ---- the cache's contract, for tests/sim/test_native_attrs.py ---------------------------- */
+
+static PyObject *attr_test_names;       /* the names the test functions were given, kept alive:
+                                         * the cache compares names by address */
+
+static PyObject *attr_test_name(PyObject *name) {
+    if (!PyUnicode_CheckExact(name)) {
+        PyErr_SetString(PyExc_TypeError, "an attribute name must be a str");
+        return NULL;
+    }
+    if (attr_test_names == NULL && (attr_test_names = PyDict_New()) == NULL) return NULL;
+    PyObject *kept = PyDict_SetDefault(attr_test_names, name, name);    /* borrowed */
+    return kept;
+}
+
+static PyObject *Attrs_get(PyObject *unused, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "attr_get(obj, name)");
+        return NULL;
+    }
+    PyObject *name = attr_test_name(args[1]);
+    return name == NULL ? NULL : attr_get(args[0], name);
+}
+
+static PyObject *Attrs_set(PyObject *unused, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "attr_set(obj, name, value)");
+        return NULL;
+    }
+    PyObject *name = attr_test_name(args[1]);
+    if (name == NULL || attr_set(args[0], name, args[2]) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Attrs_misses(PyObject *unused, PyObject *noargs) {
+    return PyLong_FromSsize_t(attr_cache_misses);
 }

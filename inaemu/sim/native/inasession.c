@@ -143,15 +143,15 @@ static int session_refs_init(SessionRefs *self, PyObject *session) {
     PyObject *paths = NULL, *v = NULL;
     Py_INCREF(session);
     Py_XSETREF(self->session, session);
-    if ((self->counters = PyObject_GetAttr(session, INA_NAME(counters))) == NULL
-            || (self->recovery = PyObject_GetAttr(session, INA_NAME(_recovery))) == NULL
-            || (self->silence = PyObject_GetAttr(session, INA_NAME(_silence))) == NULL
-            || (self->window = PyObject_GetAttr(session, INA_NAME(in_flight_window))) == NULL
-            || (self->estimator = PyObject_GetAttr(session, INA_NAME(rto_estimator))) == NULL
-            || (self->host_estimator = PyObject_GetAttr(session, INA_NAME(host_rto_estimator)))
+    if ((self->counters = attr_get(session, INA_NAME(counters))) == NULL
+            || (self->recovery = attr_get(session, INA_NAME(_recovery))) == NULL
+            || (self->silence = attr_get(session, INA_NAME(_silence))) == NULL
+            || (self->window = attr_get(session, INA_NAME(in_flight_window))) == NULL
+            || (self->estimator = attr_get(session, INA_NAME(rto_estimator))) == NULL
+            || (self->host_estimator = attr_get(session, INA_NAME(host_rto_estimator)))
                 == NULL
-            || (paths = PyObject_GetAttr(session, INA_NAME(_paths))) == NULL
-            || (self->host_of = PyObject_GetAttr(paths, INA_NAME(host))) == NULL)
+            || (paths = attr_get(session, INA_NAME(_paths))) == NULL
+            || (self->host_of = attr_get(paths, INA_NAME(host))) == NULL)
         goto fail;
     if (!PyByteArray_Check(self->host_of)) {
         PyErr_SetString(PyExc_TypeError, "the session's paths must be a bytearray");
@@ -175,27 +175,27 @@ static int session_refs_init(SessionRefs *self, PyObject *session) {
             || get_double(session, INA_NAME(rto_max), &rto_max) < 0)
         goto fail;
     self->fixed_wait = rto_max < rto ? rto_max : rto;       /* min(rto, rto_max) */
-    if ((v = PyObject_GetAttr(session, INA_NAME(adaptive))) == NULL) goto fail;
+    if ((v = attr_get(session, INA_NAME(adaptive))) == NULL) goto fail;
     self->adaptive = PyObject_IsTrue(v);
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(session, INA_NAME(fast_retransmit))) == NULL) goto fail;
+    if ((v = attr_get(session, INA_NAME(fast_retransmit))) == NULL) goto fail;
     self->fast_retransmit = PyObject_IsTrue(v);
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(session, INA_NAME(scaling))) == NULL) goto fail;
+    if ((v = attr_get(session, INA_NAME(scaling))) == NULL) goto fail;
     self->job_scaling = PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, "job") == 0;
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(session, INA_NAME(_granted))) == NULL) goto fail;
+    if ((v = attr_get(session, INA_NAME(_granted))) == NULL) goto fail;
     self->granted = v != Py_None;           /* hashed sharing: the general path */
     Py_CLEAR(v);
     if (self->adaptive < 0 || self->fast_retransmit < 0) goto fail;
-    if ((self->events = PyObject_GetAttr(self->recovery, INA_NAME(events))) == NULL
-            || (self->bursts = PyObject_GetAttr(self->recovery, INA_NAME(loss_bursts))) == NULL
+    if ((self->events = attr_get(self->recovery, INA_NAME(events))) == NULL
+            || (self->bursts = attr_get(self->recovery, INA_NAME(loss_bursts))) == NULL
             || get_double(self->recovery, INA_NAME(rto), &self->fixed_rto) < 0
             || get_double(self->recovery, INA_NAME(rto_max), &self->fixed_rto_max) < 0
             || (self->query = get_truth(self->recovery, INA_NAME(query))) < 0
             || get_ll(self->recovery, INA_NAME(max_retx), &self->max_retx) < 0)
         goto fail;
-    if ((v = PyObject_GetAttr(self->recovery, INA_NAME(window_rule))) == NULL) goto fail;
+    if ((v = attr_get(self->recovery, INA_NAME(window_rule))) == NULL) goto fail;
     self->every_loss = PyUnicode_Check(v)
         && PyUnicode_CompareWithASCIIString(v, "every_loss") == 0;
     Py_CLEAR(v);
@@ -276,11 +276,11 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         return -1;
     long long pool = self->pool;
     if (c >= chunks) {
-        if (PyObject_SetAttr(recovery, INA_NAME(tail), Py_True) < 0) return -1;
+        if (attr_set(recovery, INA_NAME(tail), Py_True) < 0) return -1;
         return ina_call_method_double(recovery, INA_NAME(probe_tail), now);
     }
-    if (PyObject_SetAttr(recovery, INA_NAME(tail), Py_False) < 0) return -1;
-    PyObject *in_flight = PyObject_GetAttr(session, INA_NAME(_in_flight));
+    if (attr_set(recovery, INA_NAME(tail), Py_False) < 0) return -1;
+    PyObject *in_flight = attr_get(session, INA_NAME(_in_flight));
     if (in_flight == NULL) return -1;
     long long room = window - PyObject_Length(in_flight);
     if (room <= 0) { Py_DECREF(in_flight); return 0; }
@@ -290,9 +290,9 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
     Py_buffer table = {0};
     long long size = 0, base = 0, ready = 0, bursts_window, sent = 0;
     double switch_wait, host_wait;
-    if ((encoder = PyObject_GetAttr(session, INA_NAME(_encoder))) == NULL
-            || (answered = PyObject_GetAttr(session, INA_NAME(_answered))) == NULL
-            || (timers = PyObject_GetAttr(recovery, INA_NAME(timers))) == NULL
+    if ((encoder = attr_get(session, INA_NAME(_encoder))) == NULL
+            || (answered = attr_get(session, INA_NAME(_answered))) == NULL
+            || (timers = attr_get(recovery, INA_NAME(timers))) == NULL
             || (events = Py_NewRef(self->events)) == NULL
             || (bursts = Py_NewRef(self->bursts)) == NULL
             || get_ll(self->window, INA_NAME(size), &bursts_window) < 0
@@ -406,7 +406,7 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
             || add_ll(self->counters, INA_NAME(bytes_sent), sent_bytes) < 0)
         goto done;
     if (c >= chunks) {
-        if (PyObject_SetAttr(recovery, INA_NAME(tail), Py_True) < 0
+        if (attr_set(recovery, INA_NAME(tail), Py_True) < 0
                 || ina_call_method_double(recovery, INA_NAME(probe_tail), now) < 0)
             goto done;
     }
@@ -441,7 +441,7 @@ static double rounded(double x) {
 static int rto_sample(PyObject *est, double rtt) {
     if (rtt < 0.0) rtt = 0.0;
     double minimum, maximum, srtt, rttvar = 0.0;
-    PyObject *min_rtt = PyObject_GetAttr(est, INA_NAME(min_rtt));
+    PyObject *min_rtt = attr_get(est, INA_NAME(min_rtt));
     if (min_rtt == NULL) return -1;
     int lower = min_rtt == Py_None;
     if (!lower) {
@@ -524,7 +524,7 @@ static int flight_truth(PyObject *f, int i) {
 
 /* a Flight's field by its slot when it is hosts' Flight, else by name (a new reference) */
 static PyObject *flight_attr(PyObject *f, int i, PyObject *name) {
-    if (Py_TYPE(f) != flight_type) return PyObject_GetAttr(f, name);
+    if (Py_TYPE(f) != flight_type) return attr_get(f, name);
     PyObject *v = FLIGHT_GET(f, i);
     if (v == NULL) PyErr_SetString(PyExc_AttributeError, "a Flight slot is unset");
     return Py_XNewRef(v);
@@ -540,7 +540,7 @@ static int path_of(SessionRefs *self, long long slot) {
 /* heappush(recovery.timers, (deadline, key, tries, kind)) */
 static int push_timer(SessionRefs *self, double deadline, PyObject *key, PyObject *tries,
                       long kind) {
-    PyObject *timers = PyObject_GetAttr(self->recovery, INA_NAME(timers));
+    PyObject *timers = attr_get(self->recovery, INA_NAME(timers));
     if (timers == NULL) return -1;
     PyObject *d = PyFloat_FromDouble(deadline), *k = PyLong_FromLong(kind), *entry = NULL;
     if (d != NULL && k != NULL) entry = PyTuple_Pack(4, d, key, tries, k);
@@ -573,7 +573,7 @@ static int bursts_lost(PyObject *bursts, long long window) {
         + rounded(3.0 * sqrt(rounded(rounded(q * (1.0 - q)) * w)));
     expected = expected + 2.0;
     if ((double)losses <= expected) return 0;
-    if (PyObject_SetAttr(bursts, INA_NAME(_burst), Py_True) < 0
+    if (attr_set(bursts, INA_NAME(_burst), Py_True) < 0
             || add_ll(bursts, INA_NAME(bursts), 1) < 0)
         return -1;
     return 1;
@@ -818,14 +818,14 @@ static int rto_expiry_plan(SessionRefs *self, PyObject *key, long long k, PyObje
         if (restart > due) due = restart;
     }
     if (expiries == 0 && lpc < 0) {
-        PyObject *start = PyObject_GetAttr(self->silence, INA_NAME(data_start));
+        PyObject *start = attr_get(self->silence, INA_NAME(data_start));
         if (start == NULL) return -1;
         if (start != Py_None) {
             double data_start = PyFloat_AsDouble(start), wait;
             Py_DECREF(start);
             if (data_start == -1.0 && PyErr_Occurred()) return -1;
             if (get_double(self->silence, INA_NAME(max_round_trip), &wait) < 0) return -1;
-            PyObject *be = PyObject_GetAttr(self->silence, INA_NAME(barrier_estimator));
+            PyObject *be = attr_get(self->silence, INA_NAME(barrier_estimator));
             if (be == NULL) return -1;
             long long samples;
             double be_rto;
@@ -887,7 +887,7 @@ static int detect_losses_c(SessionRefs *self, PyObject *in_flight, long long chu
         return -1;
     double rtt = now - answered_sent;
     int path = path_of(self, answered_slot);
-    PyObject *min_rtt = PyObject_GetAttr(path ? self->host_estimator : self->estimator,
+    PyObject *min_rtt = attr_get(path ? self->host_estimator : self->estimator,
                                          INA_NAME(min_rtt));
     if (min_rtt == NULL) return -1;
     if (min_rtt != Py_None) allowance = PyFloat_AsDouble(min_rtt);
@@ -929,7 +929,7 @@ static int detect_losses_c(SessionRefs *self, PyObject *in_flight, long long chu
 static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyObject *payload) {
     Py_ssize_t size = PyBytes_GET_SIZE(payload) - INA_HEADER_BYTES;
     const char *lanes_in = PyBytes_AS_STRING(payload) + INA_HEADER_BYTES;
-    PyObject *sink = PyObject_GetAttr(codec, INA_NAME(_sink)), *pending = NULL, *target = NULL;
+    PyObject *sink = attr_get(codec, INA_NAME(_sink)), *pending = NULL, *target = NULL;
     if (sink == NULL) return -1;
     int r = -1;
     long long rows = 0;
@@ -938,7 +938,7 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyOb
         if (get_ll(codec, INA_NAME(_sum_rows), &rows) < 0
                 || get_ll(codec, INA_NAME(chunks), &chunks) < 0)
             goto done;
-        PyObject *sums = PyObject_GetAttr(codec, INA_NAME(_block_sums));
+        PyObject *sums = attr_get(codec, INA_NAME(_block_sums));
         if (sums == NULL) goto done;
         PyObject *block = PyLong_FromLongLong((long long)chunk / rows);
         if (block == NULL || !PyDict_Check(sums)) {
@@ -966,7 +966,7 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyOb
         }
         memcpy(PyByteArray_AS_STRING(target) + at, lanes_in, size);
     } else {
-        if ((target = PyObject_GetAttr(codec, INA_NAME(_wire_sums))) == NULL) goto done;
+        if ((target = attr_get(codec, INA_NAME(_wire_sums))) == NULL) goto done;
         Py_buffer view;
         if (PyObject_GetBuffer(target, &view, PyBUF_WRITABLE) < 0) goto done;
         Py_ssize_t at = (Py_ssize_t)chunk * size;
@@ -978,7 +978,7 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyOb
         memcpy((char *)view.buf + at, lanes_in, size);
         PyBuffer_Release(&view);
     }
-    if ((pending = PyObject_GetAttr(codec, INA_NAME(_pending))) == NULL) goto done;
+    if ((pending = attr_get(codec, INA_NAME(_pending))) == NULL) goto done;
     if (pending != Py_None) {
         if (sink == Py_None && get_ll(codec, INA_NAME(_sum_rows), &rows) < 0) goto done;
         Py_ssize_t block = (Py_ssize_t)((long long)chunk / rows);
@@ -1020,9 +1020,9 @@ static int timer_entry(PyObject *entry, long *kind) {
 
 /* the deadline (a new reference: a float, or None) */
 static PyObject *next_deadline(SessionRefs *self) {
-    PyObject *timers = PyObject_GetAttr(self->recovery, INA_NAME(timers));
+    PyObject *timers = attr_get(self->recovery, INA_NAME(timers));
     if (timers == NULL) return NULL;
-    PyObject *in_flight = PyObject_GetAttr(self->session, INA_NAME(_in_flight)), *result = NULL;
+    PyObject *in_flight = attr_get(self->session, INA_NAME(_in_flight)), *result = NULL;
     if (in_flight == NULL) { Py_DECREF(timers); return NULL; }
     if (!PyList_Check(timers) || !PyDict_Check(in_flight)) {
         PyErr_SetString(PyExc_TypeError, "the recovery's timers must be a list");
@@ -1040,8 +1040,8 @@ static PyObject *next_deadline(SessionRefs *self) {
         if (flight != NULL) {
             PyObject *v = NULL, *tail = NULL;
             if (kind == INA_TAIL_TIMER) {
-                if ((v = PyObject_GetAttr(self->recovery, INA_NAME(_tail_serial))) == NULL
-                        || (tail = PyObject_GetAttr(self->recovery, INA_NAME(tail))) == NULL) {
+                if ((v = attr_get(self->recovery, INA_NAME(_tail_serial))) == NULL
+                        || (tail = attr_get(self->recovery, INA_NAME(tail))) == NULL) {
                     Py_XDECREF(v); goto done;
                 }
                 int same = PyObject_RichCompareBool(tries, v, Py_EQ);

@@ -47,18 +47,18 @@ static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
     PyObject *session = NULL, *node = NULL, *addressing = NULL;
     Py_INCREF(worker);
     Py_XSETREF(self->worker, worker);
-    if ((self->general = PyObject_GetAttr(worker, INA_NAME(_on_datagram))) == NULL
-            || (self->general_timer = PyObject_GetAttr(worker, INA_NAME(_on_timer))) == NULL
-            || (self->outcome = PyObject_GetAttr(worker, INA_NAME(outcome))) == NULL
-            || (session = PyObject_GetAttr(worker, INA_NAME(session))) == NULL
-            || (node = self->node = PyObject_GetAttr(worker, INA_NAME(node))) == NULL
-            || (self->loop = PyObject_GetAttr(node, INA_NAME(loop))) == NULL
-            || (self->timer = PyObject_GetAttr(worker, INA_NAME(_timer))) == NULL
-            || (self->aggregator_ip = PyObject_GetAttr(worker, INA_NAME(aggregator_ip))) == NULL
-            || (addressing = PyObject_GetAttr(node, INA_NAME(addressing))) == NULL
-            || (self->gateway_mac = PyObject_GetAttr(addressing, INA_NAME(gateway_mac))) == NULL
-            || (self->mac = PyObject_GetAttr(addressing, INA_NAME(mac))) == NULL
-            || (self->ip = PyObject_GetAttr(addressing, INA_NAME(ip))) == NULL
+    if ((self->general = attr_get(worker, INA_NAME(_on_datagram))) == NULL
+            || (self->general_timer = attr_get(worker, INA_NAME(_on_timer))) == NULL
+            || (self->outcome = attr_get(worker, INA_NAME(outcome))) == NULL
+            || (session = attr_get(worker, INA_NAME(session))) == NULL
+            || (node = self->node = attr_get(worker, INA_NAME(node))) == NULL
+            || (self->loop = attr_get(node, INA_NAME(loop))) == NULL
+            || (self->timer = attr_get(worker, INA_NAME(_timer))) == NULL
+            || (self->aggregator_ip = attr_get(worker, INA_NAME(aggregator_ip))) == NULL
+            || (addressing = attr_get(node, INA_NAME(addressing))) == NULL
+            || (self->gateway_mac = attr_get(addressing, INA_NAME(gateway_mac))) == NULL
+            || (self->mac = attr_get(addressing, INA_NAME(mac))) == NULL
+            || (self->ip = attr_get(addressing, INA_NAME(ip))) == NULL
             || session_refs_init(&self->s, session) < 0)
         goto fail;
     if (!PyObject_TypeCheck(self->loop, &LoopType) || !PyObject_TypeCheck(node, &HostPortType)) {
@@ -132,19 +132,19 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
     if (!self->s.job_scaling || self->s.granted) return 0;
     int r = 0;
     PyObject *v = NULL, *encoder = NULL;
-    if ((v = PyObject_GetAttr(self->outcome, INA_NAME(finished_at))) == NULL) goto error;
+    if ((v = attr_get(self->outcome, INA_NAME(finished_at))) == NULL) goto error;
     if (v != Py_None) goto done;
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(self->s.session, INA_NAME(state))) == NULL) goto error;
+    if ((v = attr_get(self->s.session, INA_NAME(state))) == NULL) goto error;
     if (v != state_data) goto done;
     Py_CLEAR(v);
-    if ((p->codec = PyObject_GetAttr(self->s.session, INA_NAME(_codec))) == NULL) goto error;
-    if ((encoder = PyObject_GetAttr(self->s.session, INA_NAME(_encoder))) == NULL) goto error;
+    if ((p->codec = attr_get(self->s.session, INA_NAME(_codec))) == NULL) goto error;
+    if ((encoder = attr_get(self->s.session, INA_NAME(_encoder))) == NULL) goto error;
     if (p->codec == Py_None || encoder != p->codec) goto done;
-    if ((v = PyObject_GetAttr(self->s.recovery, INA_NAME(timeline))) == NULL) goto error;
+    if ((v = attr_get(self->s.recovery, INA_NAME(timeline))) == NULL) goto error;
     if (v != Py_None) goto done;
     Py_CLEAR(v);
-    if ((v = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight))) == NULL) goto error;
+    if ((v = attr_get(self->s.session, INA_NAME(_in_flight))) == NULL) goto error;
     if (!PyDict_CheckExact(v)) goto done;
     p->chunk = be32(h + 8);
     p->slot = be16(h + 6);
@@ -222,7 +222,7 @@ static int send_payloads(InaFast *self, PyObject *out) {
         ident = (ident + 1) & 0xFFFF;
         PyObject *ident_obj = PyLong_FromLongLong(ident);
         if (ident_obj == NULL) return -1;
-        if (PyObject_SetAttr(self->node, INA_NAME(_ident), ident_obj) < 0) {
+        if (attr_set(self->node, INA_NAME(_ident), ident_obj) < 0) {
             Py_DECREF(ident_obj); return -1;
         }
         PyObject *args[8] = {self->gateway_mac, self->mac, self->ip, self->aggregator_ip,
@@ -241,13 +241,13 @@ static int send_payloads(InaFast *self, PyObject *out) {
  * anything else is the Python Timer's */
 static int set_timer(InaFast *self, PyObject *deadline) {
     if (deadline != Py_None) {
-        PyObject *event = PyObject_GetAttr(self->timer, INA_NAME(_event));
+        PyObject *event = attr_get(self->timer, INA_NAME(_event));
         if (event == NULL) return -1;
         int kept = 0;
         if (event != Py_None) {
-            PyObject *action = PyObject_GetAttr(event, INA_NAME(action)), *time = NULL;
+            PyObject *action = attr_get(event, INA_NAME(action)), *time = NULL;
             if (action != NULL && action != Py_None)
-                time = PyObject_GetAttr(event, INA_NAME(time));
+                time = attr_get(event, INA_NAME(time));
             if (time != NULL) {
                 kept = PyObject_RichCompareBool(time, deadline, Py_LE);
                 Py_DECREF(time);
@@ -258,7 +258,7 @@ static int set_timer(InaFast *self, PyObject *deadline) {
             }
         }
         Py_DECREF(event);
-        if (kept) return PyObject_SetAttr(self->timer, INA_NAME(deadline), deadline);
+        if (kept) return attr_set(self->timer, INA_NAME(deadline), deadline);
     }
     return ina_call_method(self->timer, INA_NAME(set), &deadline, 1);
 }
@@ -292,14 +292,14 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
             || set_ll(self->s.silence, INA_NAME(data_results), results + 1) < 0
             || set_double(self->s.silence, INA_NAME(last_progress), now) < 0
             || set_double(self->s.silence, INA_NAME(last_progress_sent), last_sent) < 0
-            || PyObject_SetAttr(self->s.silence, INA_NAME(last_progress_chunk), p->key) < 0)
+            || attr_set(self->s.silence, INA_NAME(last_progress_chunk), p->key) < 0)
         return -1;
     if (p->slot >= (unsigned)PyByteArray_GET_SIZE(self->s.host_of)) {
         PyErr_SetString(PyExc_IndexError, "slot beyond the paths' table");
         return -1;
     }
     int path = PyByteArray_AS_STRING(self->s.host_of)[p->slot] ? 1 : 0;
-    PyObject *highest = PyObject_GetAttr(session, INA_NAME(_highest_answered));
+    PyObject *highest = attr_get(session, INA_NAME(_highest_answered));
     if (highest == NULL) return -1;
     if (!PyList_Check(highest) || PyList_GET_SIZE(highest) != 2) {
         PyErr_SetString(PyExc_TypeError, "the highest answered must be a list of two");
@@ -350,7 +350,7 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
             goto done;
         }
     }
-    if ((v = PyObject_GetAttr(session, INA_NAME(_answered))) == NULL) goto done;
+    if ((v = attr_get(session, INA_NAME(_answered))) == NULL) goto done;
     if (!PyByteArray_Check(v) || (Py_ssize_t)p->chunk >= PyByteArray_GET_SIZE(v)) {
         PyErr_SetString(PyExc_TypeError, "the answered marks must cover the chunk");
         goto done;
@@ -429,7 +429,7 @@ static int deliver_nack(InaFast *self, PyObject *datagram) {
         return 0;
     int plain = timer_is_plain(self);       /* running, in the data phase, no timeline */
     if (plain <= 0) return plain;
-    PyObject *in_flight = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight));
+    PyObject *in_flight = attr_get(self->s.session, INA_NAME(_in_flight));
     if (in_flight == NULL) return -1;
     PyObject *key = PyLong_FromUnsignedLong(be32(h + 8)), *out = NULL, *deadline = NULL;
     PyObject *flight = NULL;
@@ -511,7 +511,7 @@ static int timer_is_plain(InaFast *self) {
     if (!self->s.c_recovery) return 0;
     int r = attr_is_none(self->outcome, INA_NAME(finished_at));
     if (r <= 0) return r;
-    PyObject *state = PyObject_GetAttr(self->s.session, INA_NAME(state));
+    PyObject *state = attr_get(self->s.session, INA_NAME(state));
     if (state == NULL) return -1;
     Py_DECREF(state);
     if (state != state_data) return 0;
@@ -537,8 +537,8 @@ static int ina_fast_timer(InaFast *self) {
         return 0;
     }
     double now = ((Loop *)self->loop)->now;
-    PyObject *timers = PyObject_GetAttr(self->s.recovery, INA_NAME(timers));
-    PyObject *in_flight = PyObject_GetAttr(self->s.session, INA_NAME(_in_flight));
+    PyObject *timers = attr_get(self->s.recovery, INA_NAME(timers));
+    PyObject *in_flight = attr_get(self->s.session, INA_NAME(_in_flight));
     PyObject *out = PyList_New(0), *deadline = NULL;
     PyObject *heads[2] = {NULL, NULL};     /* each path's earliest chunk (expire's `heads`) */
     int r = -1, rest = 0;

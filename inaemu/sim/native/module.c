@@ -9,6 +9,12 @@ static PyMethodDef module_functions[] = {
     {"tcp_frame", (PyCFunction)(void (*)(void))Frames_tcp, METH_FASTCALL,
      "tcp_frame(gateway_mac, mac, src_ip, dst_ip, sport, dport, seq, ack, flags, options, "
      "payload, ident, window)"},
+    {"attr_get", (PyCFunction)(void (*)(void))Attrs_get, METH_FASTCALL,
+     "attr_get(obj, name): obj.name as the C parts read it (attrs.c)"},
+    {"attr_set", (PyCFunction)(void (*)(void))Attrs_set, METH_FASTCALL,
+     "attr_set(obj, name, value): obj.name = value as the C parts write it (attrs.c)"},
+    {"attr_misses", (PyCFunction)Attrs_misses, METH_NOARGS,
+     "attr_misses(): field accesses that took the generic path so far (attrs.c)"},
     {NULL}
 };
 

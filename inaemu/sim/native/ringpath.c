@@ -63,7 +63,7 @@ static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_out
     *str_fast_retransmissions, *str_fast_done, *str_dupthresh, *str_duplicates;
 
 static double loop_now(PyObject *node) {
-    PyObject *loop = PyObject_GetAttr(node, str_loop_attr);
+    PyObject *loop = attr_get(node, str_loop_attr);
     if (loop == NULL) return -1.0;
     double now;
     if (PyObject_TypeCheck(loop, &LoopType)) now = ((Loop *)loop)->now;
@@ -74,9 +74,9 @@ static double loop_now(PyObject *node) {
 
 /* host_node.py's Timer.set(deadline): a later deadline keeps the pending event, as there */
 static int timer_set(PyObject *timer, PyObject *deadline) {
-    if (PyObject_SetAttr(timer, str_deadline, deadline) < 0) return -1;
+    if (attr_set(timer, str_deadline, deadline) < 0) return -1;
     if (deadline == Py_None) return 0;
-    PyObject *event = PyObject_GetAttr(timer, str_event);
+    PyObject *event = attr_get(timer, str_event);
     if (event == NULL) return -1;
     if (event != Py_None) {
         int pending = get_truth(event, str_action);
@@ -271,7 +271,7 @@ static int transmit(RingPath *self, PyObject *segments) {
                      on_left == NULL ? Py_None : on_left) < 0)
             return -1;
     }
-    PyObject *deadline = PyObject_GetAttr(self->sender, str_deadline);
+    PyObject *deadline = attr_get(self->sender, str_deadline);
     if (deadline == NULL) return -1;
     int r = timer_set(self->rto_timer, deadline);
     Py_DECREF(deadline);
@@ -281,14 +281,14 @@ static int transmit(RingPath *self, PyObject *segments) {
 /* ReliableSender._resend of `seg` (`size` payload bytes): its (seq, data, psh) */
 static PyObject *resend(RingPath *self, PyObject *seg, long long size, double now) {
     if ((self->nic_budget >= 0 && add_ll(self->sender, str_nic_bytes, size + 54) < 0)
-            || PyObject_SetAttr(seg, str_retransmitted, Py_True) < 0
+            || attr_set(seg, str_retransmitted, Py_True) < 0
             || set_double(seg, str_sent_at, now) < 0
             || add_ll(self->sender_counters, str_segments_sent, 1) < 0
             || add_ll(self->sender_counters, str_payload_bytes_sent, size) < 0
             || add_ll(self->sender_counters, str_retransmissions, 1) < 0)
         return NULL;
-    PyObject *seq = PyObject_GetAttr(seg, str_seq), *data = PyObject_GetAttr(seg, str_data);
-    PyObject *psh = PyObject_GetAttr(seg, str_psh);
+    PyObject *seq = attr_get(seg, str_seq), *data = attr_get(seg, str_data);
+    PyObject *psh = attr_get(seg, str_psh);
     PyObject *entry = seq && data && psh ? PyTuple_Pack(3, seq, data, psh) : NULL;
     Py_XDECREF(seq); Py_XDECREF(data); Py_XDECREF(psh);
     return entry;
@@ -310,7 +310,7 @@ static PyObject *sender_output(RingPath *self, double now) {
         int waiting = get_truth(seg, str_waiting);
         if (fast < 0 || waiting < 0) { Py_DECREF(head); goto fail; }
         if (waiting) {
-            PyObject *data = PyObject_GetAttr(seg, str_data);
+            PyObject *data = attr_get(seg, str_data);
             long long size = data == NULL ? -1 : PyObject_Size(data), nic_bytes = 0;
             Py_XDECREF(data);
             if (size < 0 || (self->nic_budget >= 0
@@ -325,7 +325,7 @@ static PyObject *sender_output(RingPath *self, double now) {
             PyObject *r = PyObject_CallMethodNoArgs(self->resends, str_popleft);
             Py_XDECREF(r);
             PyObject *entry = NULL;
-            if (r != NULL && PyObject_SetAttr(seg, str_waiting, Py_False) == 0
+            if (r != NULL && attr_set(seg, str_waiting, Py_False) == 0
                     && (!fast || add_ll(self->sender_counters, str_fast_retransmissions, 1) == 0))
                 entry = resend(self, seg, size, now);
             Py_DECREF(head);
@@ -362,7 +362,7 @@ static int fill_and_transmit(RingPath *self, double now) {
 
 /* ReliableSender._sample_rtt */
 static int sample_rtt(RingPath *self, double rtt, double *rto) {
-    PyObject *srtt_o = PyObject_GetAttr(self->sender, str_srtt);
+    PyObject *srtt_o = attr_get(self->sender, str_srtt);
     if (srtt_o == NULL) return -1;
     double srtt, rttvar;
     if (srtt_o == Py_None) {
@@ -420,8 +420,8 @@ static int fast_retransmit(RingPath *self, PyObject *segments) {
         PyObject *seg = PyList_GET_ITEM(holes, i);
         long long above = PyLong_AsLongLong(PyList_GET_ITEM(aboves, i));
         if (above < self->dupthresh) continue;
-        if (PyObject_SetAttr(seg, str_fast_done, Py_True) < 0
-                || PyObject_SetAttr(seg, str_waiting, Py_True) < 0)
+        if (attr_set(seg, str_fast_done, Py_True) < 0
+                || attr_set(seg, str_waiting, Py_True) < 0)
             goto fail;
         PyObject *entry = PyTuple_Pack(2, seg, Py_True);
         PyObject *r = entry == NULL ? NULL
@@ -448,7 +448,7 @@ static int sender_sack(RingPath *self, long long left, long long right) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(segments); i++) {
         PyObject *seg = PyList_GET_ITEM(segments, i);
         long long seq;
-        PyObject *data = PyObject_GetAttr(seg, str_data);
+        PyObject *data = attr_get(seg, str_data);
         long long size = data == NULL ? -1 : PyObject_Size(data);
         Py_XDECREF(data);
         if (size < 0 || get_ll(seg, str_seq, &seq) < 0) goto fail;
@@ -456,13 +456,13 @@ static int sender_sack(RingPath *self, long long left, long long right) {
         int sacked = get_truth(seg, str_sacked);
         if (sacked < 0) goto fail;
         if (sacked) continue;
-        if (PyObject_SetAttr(seg, str_sacked, Py_True) < 0
-                || PyObject_SetAttr(seg, str_waiting, Py_False) < 0
+        if (attr_set(seg, str_sacked, Py_True) < 0
+                || attr_set(seg, str_waiting, Py_False) < 0
                 || add_ll(self->sender, str_sacked_bytes, size) < 0)
             goto fail;
         int pending = get_truth(seg, str_pending);
         if (pending < 0) goto fail;
-        if (pending && (PyObject_SetAttr(seg, str_pending, Py_False) < 0
+        if (pending && (attr_set(seg, str_pending, Py_False) < 0
                         || add_ll(self->sender, str_pending_bytes, -size) < 0))
             goto fail;
     }
@@ -483,7 +483,7 @@ static int acks_a_resend(RingPath *self, long long cumulative) {
     PyObject *seg;
     while ((seg = PyIter_Next(it)) != NULL) {
         long long seq;
-        PyObject *data = PyObject_GetAttr(seg, str_data);
+        PyObject *data = attr_get(seg, str_data);
         Py_ssize_t size = data == NULL ? -1 : PyObject_Size(data);
         Py_XDECREF(data);
         if (size < 0 || get_ll(seg, str_seq, &seq) < 0) { found = -1; Py_DECREF(seg); break; }
@@ -512,7 +512,7 @@ static int sender_ack(RingPath *self, long long cumulative, int has_sack, long l
         PyObject *seg = PySequence_GetItem(self->outstanding, 0);
         if (seg == NULL) return -1;
         long long seq;
-        PyObject *data = PyObject_GetAttr(seg, str_data);
+        PyObject *data = attr_get(seg, str_data);
         if (data == NULL || get_ll(seg, str_seq, &seq) < 0) {
             Py_XDECREF(data); Py_DECREF(seg);
             return -1;
@@ -527,7 +527,7 @@ static int sender_ack(RingPath *self, long long cumulative, int has_sack, long l
         PyObject *done = PyObject_CallMethodNoArgs(self->outstanding, str_popleft);
         Py_DECREF(seg);
         if (done == NULL) return -1;
-        int ok = PyObject_SetAttr(done, str_waiting, Py_False) == 0;
+        int ok = attr_set(done, str_waiting, Py_False) == 0;
         int sacked = ok ? get_truth(done, str_sacked) : -1;
         int timed = 0;      /* a sample: not SACKed, and the ACK acknowledges no resend */
         if (sacked > 0) {
@@ -535,7 +535,7 @@ static int sender_ack(RingPath *self, long long cumulative, int has_sack, long l
         } else if (sacked == 0) {
             int pending = get_truth(done, str_pending);
             if (pending > 0)
-                ok = PyObject_SetAttr(done, str_pending, Py_False) == 0
+                ok = attr_set(done, str_pending, Py_False) == 0
                     && add_ll(self->sender, str_pending_bytes, -size) == 0;
             else ok = pending == 0;
             timed = !resent;
@@ -560,7 +560,7 @@ static int sender_ack(RingPath *self, long long cumulative, int has_sack, long l
             if (value == NULL) return -1;
             rto = PyFloat_AsDouble(value);
             int failed = (rto == -1.0 && PyErr_Occurred())
-                || PyObject_SetAttr(self->sender, str_rto, value) < 0;
+                || attr_set(self->sender, str_rto, value) < 0;
             Py_DECREF(value);
             if (failed) return -1;
         }
@@ -568,7 +568,7 @@ static int sender_ack(RingPath *self, long long cumulative, int has_sack, long l
         if (count < 0 || set_ll(self->sender, str_expiries, 0) < 0) return -1;
         if (count) {
             if (set_double(self->sender, str_deadline, now + rto) < 0) return -1;
-        } else if (PyObject_SetAttr(self->sender, str_deadline, Py_None) < 0) {
+        } else if (attr_set(self->sender, str_deadline, Py_None) < 0) {
             return -1;
         }
     }
@@ -638,9 +638,9 @@ static PyObject *header_tuple(const unsigned char *h) {
 static int absorbs(RingPath *self, PyObject *payload, PyObject **header,
                    Py_ssize_t *message_bytes) {
     *header = NULL;
-    PyObject *held = PyObject_GetAttr(self->decoder, str_header);
+    PyObject *held = attr_get(self->decoder, str_header);
     if (held == NULL) return -1;
-    PyObject *buffer = PyObject_GetAttr(self->decoder, str_buffer);
+    PyObject *buffer = attr_get(self->decoder, str_buffer);
     if (buffer == NULL) { Py_DECREF(held); return -1; }
     if (!PyByteArray_Check(buffer)) { Py_DECREF(held); Py_DECREF(buffer); return 0; }
     Py_ssize_t had = PyByteArray_GET_SIZE(buffer), size = PyBytes_GET_SIZE(payload);
@@ -713,10 +713,10 @@ static int append_to_message(PyObject *buffer, const char *data, Py_ssize_t size
 
 static int absorb(RingPath *self, PyObject *payload, PyObject *header, Py_ssize_t message,
                   double now) {
-    if (header != NULL && PyObject_SetAttr(self->decoder, str_header, header) < 0) return -1;
+    if (header != NULL && attr_set(self->decoder, str_header, header) < 0) return -1;
     if (add_ll(self->session_counters, str_bytes_received, PyBytes_GET_SIZE(payload)) < 0)
         return -1;
-    PyObject *buffer = PyObject_GetAttr(self->decoder, str_buffer);
+    PyObject *buffer = attr_get(self->decoder, str_buffer);
     if (buffer == NULL) return -1;
     int r = append_to_message(buffer, PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload),
                               message);
@@ -803,7 +803,7 @@ static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
         return NULL;
     Py_ssize_t size = PyBytes_GET_SIZE(payload);
     if (seq + size > 0xFFFFFFFFLL) return call_python(self, str_on_data_py, d);  /* SACK.pack's range */
-    PyObject *state = PyObject_GetAttr(self->session, str_state);
+    PyObject *state = attr_get(self->session, str_state);
     if (state == NULL) return NULL;
     int active = state == self->active_a || state == self->active_b;
     Py_DECREF(state);
@@ -917,9 +917,9 @@ static PyObject *RingPath_write(RingPath *self, PyObject *data) {
 /* ---- the type ---------------------------------------------------------------------------- */
 
 static PyObject *attr_chain(PyObject *o, PyObject *a, PyObject *b) {
-    PyObject *first = PyObject_GetAttr(o, a);
+    PyObject *first = attr_get(o, a);
     if (first == NULL || b == NULL) return first;
-    PyObject *second = PyObject_GetAttr(first, b);
+    PyObject *second = attr_get(first, b);
     Py_DECREF(first);
     return second;
 }
@@ -981,9 +981,9 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_TypeError, "RingPath: the receiver's _early is not a dict");
         return -1;
     }
-    PyObject *config = PyObject_GetAttr(self->sender, str_config);
+    PyObject *config = attr_get(self->sender, str_config);
     if (config == NULL) return -1;
-    PyObject *receiver_config = PyObject_GetAttr(self->receiver, str_config);
+    PyObject *receiver_config = attr_get(self->receiver, str_config);
     if (receiver_config == NULL) { Py_DECREF(config); return -1; }
     int bad = get_ll(config, str_window_bytes, &self->window) < 0
         || get_ll(config, str_mss, &self->mss) < 0 || self->mss < 1
@@ -998,7 +998,7 @@ static int RingPath_init(RingPath *self, PyObject *args, PyObject *kwds) {
     int reno = get_truth(self->sender, str_reno);
     if (reno < 0) return -1;
     self->reno = reno;
-    PyObject *budget = PyObject_GetAttr(self->sender, str_nic_budget);
+    PyObject *budget = attr_get(self->sender, str_nic_budget);
     if (budget == NULL) return -1;
     self->nic_budget = budget == Py_None ? -1 : PyLong_AsLongLong(budget);
     Py_DECREF(budget);

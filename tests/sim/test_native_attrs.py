@@ -1,0 +1,138 @@
+"""The native core reads and writes the Python sessions' fields (inaemu/sim/native/attrs.c):
+a plain slot at its cached offset, anything else by the generic protocol. Whatever path it
+takes, it must see and leave what Python's own `getattr` / `setattr` would, also after the
+class changes under the cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from inaemu.sim.native import native_module
+
+native = native_module()
+if native is None:  # pragma: no cover - the build is part of set-up (bootstrap.sh)
+    pytest.fail("the native core did not build", pytrace=False)
+
+
+def slotted_class():
+    class Slotted:
+        __slots__ = ("size", "rate", "unset")
+
+        def __init__(self, size, rate):
+            self.size, self.rate = size, rate
+    return Slotted
+
+
+def test_a_slot_is_read_and_written_at_its_offset_after_the_first_access():
+    cls = slotted_class()
+    o = cls(3, 0.5)
+    assert native.attr_get(o, "size") == 3
+    misses = native.attr_misses()
+    for value in range(100):
+        native.attr_set(o, "size", value)
+        assert o.size == value and native.attr_get(o, "size") == value
+    assert native.attr_get(o, "rate") == 0.5           # another name: its own first miss
+    assert native.attr_misses() == misses + 1
+    other = cls(7, 1.5)                                 # another object of the class
+    assert native.attr_get(other, "size") == 7 and native.attr_misses() == misses + 1
+
+
+def test_values_are_owned_by_the_object():
+    """A written value is referenced by the slot (not borrowed), the old one released."""
+    import sys
+    o = slotted_class()(0, 0.0)
+    value = object()
+    before = sys.getrefcount(value)
+    native.attr_set(o, "size", value)
+    assert sys.getrefcount(value) == before + 1
+    native.attr_set(o, "size", 1)
+    assert sys.getrefcount(value) == before
+    assert native.attr_get(o, "size") == 1
+
+
+def test_an_unset_slot_raises_as_python_does():
+    o = slotted_class()(1, 2.0)
+    native.attr_get(o, "size")                          # the class is cached
+    with pytest.raises(AttributeError, match="unset"):
+        native.attr_get(o, "unset")
+    native.attr_set(o, "unset", "now")
+    assert o.unset == "now" and native.attr_get(o, "unset") == "now"
+
+
+def test_a_class_changed_after_caching_is_read_as_changed():
+    """A property put over a cached slot: the type's version tag changes, the C follows."""
+    cls = slotted_class()
+    o = cls(5, 0.0)
+    assert native.attr_get(o, "size") == 5
+    descriptor = cls.__dict__["size"]
+    cls.size = property(lambda self: 42, lambda self, value: None)
+    assert native.attr_get(o, "size") == 42
+    native.attr_set(o, "size", 9)                       # the property's setter drops it
+    cls.size = descriptor                               # the slot back: the value kept
+    assert native.attr_get(o, "size") == 5 == o.size
+
+
+def test_a_subclass_with_its_own_setattr_or_property_takes_the_generic_path():
+    cls = slotted_class()
+    seen = []
+
+    class Watched(cls):
+        __slots__ = ()
+
+        def __setattr__(self, name, value):
+            seen.append((name, value))
+            object.__setattr__(self, name, value)
+
+    class Shadowed(cls):
+        __slots__ = ()
+        size = property(lambda self: -1)
+
+    base, watched, shadowed = cls(1, 0.0), Watched(2, 0.0), Shadowed.__new__(Shadowed)
+    assert native.attr_get(base, "size") == 1
+    native.attr_set(watched, "size", 3)
+    assert seen[-1] == ("size", 3) and watched.size == 3
+    assert native.attr_get(watched, "size") == 3
+    assert native.attr_get(shadowed, "size") == -1
+    with pytest.raises(AttributeError):
+        native.attr_set(shadowed, "size", 4)            # a property without a setter
+
+
+def test_an_instance_dict_and_a_class_attribute_are_read_as_python_reads_them():
+    class Plain:
+        limit = 10
+
+        def __init__(self):
+            self.count = 1
+
+    o = Plain()
+    assert native.attr_get(o, "count") == 1 and native.attr_get(o, "limit") == 10
+    native.attr_set(o, "limit", 11)                     # an instance field over the class's
+    assert o.limit == 11 and Plain.limit == 10
+    native.attr_set(o, "count", 2)
+    assert o.__dict__ == {"count": 2, "limit": 11}
+    with pytest.raises(AttributeError):
+        native.attr_get(o, "missing")
+
+
+def test_the_session_classes_fields_the_c_reads_are_slots():
+    """The classes whose fields a RESULT reads and writes (~50 a result) keep them in slots:
+    a field added in __init__ without one would raise here, in the class itself."""
+    from hosts.congestion import CongestionEvents, InFlightWindow, LossBursts, RtoEstimator
+    from hosts.ina_codec import FloatCodec
+    from hosts.ina_recovery import LossRecovery
+    from hosts.ina_session import InaSession
+    from hosts.ina_silence import SilenceRules
+    from hosts.ina_state import Counters
+    from inaemu.sim.host_node import Timer, WorkerOutcome
+    for cls in (CongestionEvents, InFlightWindow, LossBursts, RtoEstimator, FloatCodec,
+                LossRecovery, InaSession, SilenceRules, Counters, Timer, WorkerOutcome):
+        assert "__slots__" in cls.__dict__ and "__dict__" not in dir(cls), cls.__name__
+    session = InaSession(job=1, worker=0, n=2, k=8, pool_size=4, window=4, rto=0.01,
+                         rto_max=0.1, max_retx=5)
+    misses = native.attr_misses()
+    native.attr_get(session, "_next_chunk")
+    native.attr_get(session.counters, "packets_sent")
+    assert native.attr_misses() == misses + 2
+    native.attr_get(session, "_next_chunk")
+    native.attr_get(session.counters, "packets_sent")
+    assert native.attr_misses() == misses + 2
