@@ -40,7 +40,7 @@ class FloatCodec:
                  'local_max', '_local_bmax', '_agreed', 'global_max', '_scale', '_limits',
                  'overflowed', 'redo_chunks', 'unresolved_overflows', '_job_body', '_table',
                  '_table_first', '_lanes', '_quantized', '_sum', '_pending', '_packet_bytes',
-                 '_wire_sums', '_block_sums', '_sum_rows', '_sum_dtype')
+                 '_wire_sums', '_block_sums', '_sum_rows', '_sum_dtype', '__weakref__')
 
     def __init__(self, values, *, job: int, worker: int, n: int, k: int,
                  pool_size: int, fmt: str, scaling: str, divisor: int,

@@ -90,7 +90,8 @@ class InaSession:
                  '_recovery', 'loss_bursts', 'next_position', 'max_rounds', 'result', 'global_max',
                  'scale', '_codec', '_scratch', '_float_input', '_chunks', '_answered',
                  '_local_max', '_max_offer', '_sums', '_encoder', '_length', '_next_chunk',
-                 '_answered_count', '_highest_answered', '_in_flight', '_redoing', 'k')
+                 '_answered_count', '_highest_answered', '_in_flight', '_redoing', 'k',
+                 '__weakref__')
 
     def __init__(self, *, job: int, worker: int, n: int, k: int, pool_size: int, window: int,
                  rto: float, rto_max: float, max_retx: int, rto_min: float | None = None,

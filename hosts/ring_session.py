@@ -78,7 +78,7 @@ ACCUMULATORS = {"float32": np.float32, "float64": np.float64}
 SLICE_VALUES = 16384        # values per message: 64 KiB of float32
 
 
-@dataclass
+@dataclass(slots=True)
 class RingCounters:
     messages_sent: int = 0
     bytes_sent: int = 0
@@ -110,6 +110,11 @@ def ring_error_bound(abs_sum: np.ndarray, result: np.ndarray, n: int,
 
 class RingSession:
     """Rank `rank` of an n-rank ring; reusable for many calls in order."""
+
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('rank', 'n', 'accumulate', 'slice_values', 'state', 'counters', 'calls', 'result',
+                 '_source', '_sink', '_decoder', '_pending', '_acc', '_bounds', '_step', '_offset',
+                 '__weakref__')
 
     def __init__(self, *, rank: int, n: int, accumulate: str = "float32",
                  slice_values: int = SLICE_VALUES):

@@ -93,6 +93,9 @@ def encode(message: Hello | Segment) -> bytes:
 class StreamDecoder:
     """Reassembles messages from a byte stream."""
 
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('_buffer', '_header')
+
     def __init__(self) -> None:
         self._buffer = bytearray()
         self._header: tuple | None = None

@@ -187,7 +187,7 @@ class _Outstanding:
         return self.seq + len(self.data)
 
 
-@dataclass
+@dataclass(slots=True)
 class SenderCounters:
     segments_sent: int = 0
     payload_bytes_sent: int = 0
@@ -207,6 +207,12 @@ class ReliableSender:
     host's NIC queue (`tsq_budget`; None: no limit). A budget that holds a whole window of
     frames hardly ever binds and is dropped (`throttles` is then False), so the driver skips
     `on_left` (one event per frame) where the queue would never hold anything back."""
+
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('config', 'nic_budget', 'nic_bytes', '_resends', 'counters', 'deadline',
+                 '_unsent', '_outstanding', '_next_seq', '_acked', '_srtt', '_rttvar', '_rto',
+                 '_expiries', '_sacked_bytes', '_pending', '_pending_bytes', '_sends', '_reno',
+                 '_cwnd', '_ssthresh', '_recover', '_fast_recovery', '__weakref__')
 
     def __init__(self, config: TransportConfig, nic_budget: int | None = None):
         self.config = config
@@ -567,6 +573,10 @@ def sender_for(config: TransportConfig, link_bps: float | None) -> ReliableSende
 
 class ReliableReceiver:
     """The receiving half: reorders, delivers in order, decides when to acknowledge."""
+
+    # (slots: the native core reads and writes them at their offsets, native/attrs.c)
+    __slots__ = ('config', 'next_expected', 'duplicates', '_early', '_unacked_in_order',
+                 '__weakref__')
 
     def __init__(self, config: TransportConfig):
         self.config = config

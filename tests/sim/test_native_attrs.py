@@ -115,7 +115,8 @@ def test_an_instance_dict_and_a_class_attribute_are_read_as_python_reads_them():
 
 
 def test_the_session_classes_fields_the_c_reads_are_slots():
-    """The classes whose fields a RESULT reads and writes (~50 a result) keep them in slots:
+    """The classes whose fields an INA RESULT (~50 a result) or a ring segment reads and
+    writes keep them in slots:
     a field added in __init__ without one would raise here, in the class itself."""
     from hosts.congestion import CongestionEvents, InFlightWindow, LossBursts, RtoEstimator
     from hosts.ina_codec import FloatCodec
@@ -123,9 +124,15 @@ def test_the_session_classes_fields_the_c_reads_are_slots():
     from hosts.ina_session import InaSession
     from hosts.ina_silence import SilenceRules
     from hosts.ina_state import Counters
+    from hosts.ring_session import RingCounters, RingSession
+    from hosts.ring_wire import StreamDecoder
     from inaemu.sim.host_node import Timer, WorkerOutcome
+    from inaemu.sim.reliable import ReliableReceiver, ReliableSender, SenderCounters
+    from inaemu.sim.ring_worker import RingWorker
     for cls in (CongestionEvents, InFlightWindow, LossBursts, RtoEstimator, FloatCodec,
-                LossRecovery, InaSession, SilenceRules, Counters, Timer, WorkerOutcome):
+                LossRecovery, InaSession, SilenceRules, Counters, Timer, WorkerOutcome,
+                RingCounters, RingSession, StreamDecoder, ReliableReceiver, ReliableSender,
+                SenderCounters, RingWorker):
         assert "__slots__" in cls.__dict__ and "__dict__" not in dir(cls), cls.__name__
     session = InaSession(job=1, worker=0, n=2, k=8, pool_size=4, window=4, rto=0.01,
                          rto_max=0.1, max_retx=5)
@@ -136,3 +143,38 @@ def test_the_session_classes_fields_the_c_reads_are_slots():
     native.attr_get(session, "_next_chunk")
     native.attr_get(session.counters, "packets_sent")
     assert native.attr_misses() == misses + 2
+
+
+def test_more_classes_than_the_cache_holds_are_each_read_right():
+    """2,000 (name, class) pairs over a cache of 1,024 entries: entries are replaced, never
+    confused (each class's slots at other offsets)."""
+    classes = [type(f"C{i}", (), {"__slots__": tuple(f"f{j}" for j in range(i % 7 + 1))})
+               for i in range(2000)]
+    objects = []
+    for i, cls in enumerate(classes):
+        o = cls()
+        for j in range(i % 7 + 1):
+            setattr(o, f"f{j}", (i, j))
+        objects.append(o)
+    for i, o in enumerate(objects):
+        assert native.attr_get(o, f"f{i % 7}") == (i, i % 7)
+        native.attr_set(o, "f0", (i, "set"))
+        assert o.f0 == (i, "set")
+    for i, o in enumerate(objects):                     # again, over entries replaced since
+        assert native.attr_get(o, "f0") == (i, "set")
+        assert native.attr_get(o, f"f{i % 7}") == ((i, "set") if i % 7 == 0 else (i, i % 7))
+
+
+def test_a_native_host_keeps_its_loop_and_ident_where_the_c_reads_them():
+    """HostNode's `loop` and `_ident` are HostPort's own fields under the native core (its
+    other fields are in the subclass's dict, which the C reads the generic way)."""
+    from inaemu.sim.network import SimNetwork
+    from topologies.builders import star
+    net = SimNetwork(star(2), seed=0, core="native")
+    host = next(iter(net.hosts.values()))
+    assert "loop" not in host.__dict__ and "_ident" not in host.__dict__
+    assert native.attr_get(host, "loop") is net.loop
+    assert host.next_ident() == native.attr_get(host, "_ident") == 1
+    misses = native.attr_misses()
+    native.attr_set(host, "_ident", 0xFFFF)
+    assert host.next_ident() == 0 and native.attr_misses() == misses

@@ -17,10 +17,12 @@
 
 #define ATTR_CACHE_BITS 10
 #define ATTR_CACHE_SIZE (1 << ATTR_CACHE_BITS)
+#define ATTR_CACHE_PROBES 8         /* entries looked at from a key's home (linear probing) */
 
 typedef struct {
     PyObject *name;                 /* an interned name (the callers' tables keep it alive) */
-    PyTypeObject *type;             /* borrowed: compared by address with the version tag */
+    PyTypeObject *type;             /* borrowed, never dereferenced: compared by address, and
+                                     * the live type's version tag with `version` */
     unsigned int version;
     Py_ssize_t offset;
 } AttrSlot;
@@ -28,21 +30,30 @@ typedef struct {
 static AttrSlot attr_cache[ATTR_CACHE_SIZE];
 static Py_ssize_t attr_cache_misses;    /* lookups that fell back to the generic path */
 
-static AttrSlot *attr_entry(PyObject *name, PyTypeObject *type) {
+static size_t attr_home(PyObject *name, PyTypeObject *type) {
     /* (multiplicative hashing: the high bits of the product mix both addresses) */
     unsigned long long h = (unsigned long long)(size_t)name * 0x9E3779B97F4A7C15ull
                            ^ (unsigned long long)(size_t)type * 0xC2B2AE3D27D4EB4Full;
-    return &attr_cache[(h * 0x9E3779B97F4A7C15ull) >> (64 - ATTR_CACHE_BITS)];
+    return (size_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - ATTR_CACHE_BITS));
 }
 
 /* `o`'s slot for `name` when the field is a plain slot of its class (above), else NULL; the
- * slot itself may be empty (an unset field: the generic path raises its AttributeError) */
+ * slot itself may be empty (an unset field: the generic path raises its AttributeError).
+ * A few hundred (name, type) pairs are hot in a run: a key is looked for in the entries from
+ * its home on, to the first empty one, and cached in the first empty one (or its home). */
 static PyObject **attr_slot(PyObject *o, PyObject *name) {
     PyTypeObject *type = Py_TYPE(o);
-    AttrSlot *e = attr_entry(name, type);
-    if (e->name == name && e->type == type && e->version == type->tp_version_tag
-            && e->version != 0)
-        return (PyObject **)((char *)o + e->offset);
+    size_t home = attr_home(name, type);
+    AttrSlot *e;
+    for (size_t i = 0; i < ATTR_CACHE_PROBES; i++) {
+        e = &attr_cache[(home + i) & (ATTR_CACHE_SIZE - 1)];
+        if (e->name == name && e->type == type) {
+            if (e->version == type->tp_version_tag && e->version != 0)
+                return (PyObject **)((char *)o + e->offset);
+            break;                  /* the class changed: looked up again, in this entry */
+        }
+        if (e->name == NULL) break;
+    }
     attr_cache_misses++;
     if (type->tp_getattro != PyObject_GenericGetAttr
             || type->tp_setattro != PyObject_GenericSetAttr)
@@ -54,6 +65,8 @@ static PyObject **attr_slot(PyObject *o, PyObject *name) {
     if (member->type != T_OBJECT_EX || (member->flags & READONLY)
             || !PyType_IsSubtype(type, ((PyDescrObject *)descr)->d_type))
         return NULL;
+    if (!(e->name == NULL || (e->name == name && e->type == type)))
+        e = &attr_cache[home];      /* every probed entry taken: the home one replaced */
     e->name = name;
     e->type = type;
     e->version = type->tp_version_tag;

@@ -48,6 +48,9 @@ typedef struct {
     PyObject *uplink;
     HostCounts *counters;
     char alive;
+    /* HostNode's `loop` and `_ident` (set by its __init__): fields of this struct, not of the
+     * subclass's instance dict, so the C parts read them at their offsets (attrs.c) */
+    PyObject *loop, *ident;
 } HostPort;
 
 static int HostPort_init(HostPort *self, PyObject *args, PyObject *kwds) {
@@ -71,13 +74,13 @@ static int HostPort_init(HostPort *self, PyObject *args, PyObject *kwds) {
 
 static int HostPort_traverse(HostPort *self, visitproc visit, void *arg) {
     Py_VISIT(self->ip); Py_VISIT(self->handlers); Py_VISIT(self->uplink);
-    Py_VISIT(self->counters);
+    Py_VISIT(self->counters); Py_VISIT(self->loop); Py_VISIT(self->ident);
     return 0;
 }
 
 static int HostPort_clear(HostPort *self) {
     Py_CLEAR(self->ip); Py_CLEAR(self->handlers); Py_CLEAR(self->uplink);
-    Py_CLEAR(self->counters);
+    Py_CLEAR(self->counters); Py_CLEAR(self->loop); Py_CLEAR(self->ident);
     return 0;
 }
 
@@ -171,6 +174,8 @@ static PyMemberDef HostPort_members[] = {
     {"uplink", T_OBJECT, offsetof(HostPort, uplink), 0, "the link towards the switch"},
     {"counters", T_OBJECT, offsetof(HostPort, counters), READONLY, "a HostCounts"},
     {"alive", T_BOOL, offsetof(HostPort, alive), 0, "False once killed"},
+    {"loop", T_OBJECT_EX, offsetof(HostPort, loop), 0, "the event loop (HostNode's)"},
+    {"_ident", T_OBJECT_EX, offsetof(HostPort, ident), 0, "the last IPv4 ident (HostNode's)"},
     {NULL}
 };
 
