@@ -136,13 +136,13 @@ def test_the_session_classes_fields_the_c_reads_are_slots():
         assert "__slots__" in cls.__dict__ and "__dict__" not in dir(cls), cls.__name__
     session = InaSession(job=1, worker=0, n=2, k=8, pool_size=4, window=4, rto=0.01,
                          rto_max=0.1, max_retx=5)
+    native.attr_get(session, "_next_chunk")             # cached now, if no test did before
+    native.attr_get(session.counters, "packets_sent")
     misses = native.attr_misses()
-    native.attr_get(session, "_next_chunk")
-    native.attr_get(session.counters, "packets_sent")
-    assert native.attr_misses() == misses + 2
-    native.attr_get(session, "_next_chunk")
-    native.attr_get(session.counters, "packets_sent")
-    assert native.attr_misses() == misses + 2
+    for _ in range(3):
+        native.attr_get(session, "_next_chunk")
+        native.attr_set(session.counters, "packets_sent", 1)
+    assert native.attr_misses() == misses and session.counters.packets_sent == 1
 
 
 def test_more_classes_than_the_cache_holds_are_each_read_right():
