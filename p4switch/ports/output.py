@@ -34,6 +34,9 @@ RUN_LIMIT = 32             # frames handed to one port per send call (one sendmm
 class OutputStage:
     """Frames past egress waiting for their port's socket, oldest first (for all ports)."""
 
+    # (slots: the native core reads them at their offsets, inaemu/sim/native/attrs.c)
+    __slots__ = ('capacity', 'waiting', 'blocked_port')
+
     def __init__(self, capacity: int = CAPACITY) -> None:
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
             raise ValueError(f"output stage capacity must be a positive integer, got "

