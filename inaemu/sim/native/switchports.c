@@ -180,8 +180,7 @@ static PyObject *ports_pipeline(Ports *self, PyObject *port, PyObject *frame, in
         Py_DECREF(locked);
         PyObject *outputs = NULL;
         int direct = 0;
-        PyObject *engine = attr_get(PyMethod_GET_SELF(self->entry_receive),
-                                            str_engine_attr);
+        PyObject *engine = attr_get(PyMethod_GET_SELF(self->entry_receive), str_engine_attr);
         if (engine == NULL) goto unlock;
         if (engine != self->entry_engine && entry_for_engine(self, engine) < 0) {
             Py_DECREF(engine);
