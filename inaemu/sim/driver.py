@@ -38,7 +38,7 @@ from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.ring_worker import RingWorker
 from inaemu.sim.collective_worker import plan_worker
 from inaemu.sim.setup import SetupError, SimSetup, prepare
-from inaemu.sim.streamed_check import StreamedCheck
+from inaemu.sim.streamed_check import KeyedVerdict, StreamedCheck
 from inaemu.sim.switch_node import SwitchCost
 from topologies.model import Topology
 
@@ -572,14 +572,28 @@ def ring_bound(n: int, accumulate: str) -> Callable[[np.ndarray, np.ndarray, np.
     return verdict
 
 
-def session_bound(session: InaSession) -> Callable[[np.ndarray, np.ndarray], tuple]:
+class SessionBound(KeyedVerdict):
     """(largest bound, every error within its bound) of a block of a streamed session's sum
     and its errors: its codec's `error_bound` (one scale: `error_bound_scaled` at the call's
-    scale), folded without the per-element array (`quantize.error_bound_verdict`)."""
-    def verdict(values: np.ndarray, error: np.ndarray) -> tuple:
-        codec = session._codec
+    scale), folded without the per-element array (`quantize.error_bound_verdict`). Its key is
+    (n, scale), read when asked: the scale is agreed during the call."""
+    __slots__ = ("session",)
+
+    def __init__(self, session: InaSession):
+        self.session = session
+
+    def __call__(self, values: np.ndarray, error: np.ndarray) -> tuple:
+        codec = self.session._codec
         return error_bound_verdict(codec.n, codec.scale, values, error)
-    return verdict
+
+    def key(self) -> tuple:
+        codec = self.session._codec
+        return (codec.n, codec.scale)
+
+
+def session_bound(session: InaSession) -> SessionBound:
+    """The verdict of a streamed session's blocks (`SessionBound`)."""
+    return SessionBound(session)
 
 
 def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -> None:

@@ -34,11 +34,20 @@ the check's work is one draw of every rank per block, not one comparison per ran
 drawing thread, a block's first verdict is computed there (its sums drawn and added in C
 without the GIL where `exact_sums` builds) and folded into each worker's record in that
 worker's order of blocks.
+
+INA: every worker of a job gets the same RESULTs, so its blocks of the sum are most often the
+very values another worker's check judged already. A block keeps the first values judged (a
+copy) and their verdict; a worker whose values are the same bytes, judged by a bound with the
+same `key()` (the session's n and scale: all the verdict depends on besides the values and
+the block's exact sum), gets that verdict (the same numbers) for a comparison of bytes (~10 µs
+a block of 64 Ki values) instead of ~100-200 µs of error and bound arithmetic. Other values
+are judged as they come.
 """
 
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from array import array
 from collections import deque
 from typing import Callable
@@ -59,6 +68,19 @@ LATER_VALUES = 1 << 25    # values (128 MiB) of ring blocks waiting for a drawin
 VerdictOf = Callable[..., tuple[float, bool]]
 
 
+class KeyedVerdict(ABC):
+    """A verdict_of whose verdict depends only on the values, their errors and `key()`: a
+    check may give a block's verdict to equal values judged by an equal key."""
+
+    @abstractmethod
+    def __call__(self, values: np.ndarray, error: np.ndarray) -> tuple[float, bool]:
+        """(largest bound, every error within its bound)"""
+
+    @abstractmethod
+    def key(self) -> tuple:
+        """What the verdict depends on besides the values and their errors"""
+
+
 class _WorkerVerdict:
     __slots__ = ("max_error", "error_sum", "max_bound", "correct", "checked")
 
@@ -71,7 +93,7 @@ class _WorkerVerdict:
 class _Block:
     """One range's exact sum as the ranks' values come in, and who has checked it."""
     __slots__ = ("size", "total", "abs_total", "next_rank", "held", "left", "checked",
-                 "judged")
+                 "judged", "first_judged")
 
     def __init__(self, size: int, n: int, running: int, magnitudes: bool = False):
         self.size = size
@@ -82,6 +104,8 @@ class _Block:
         self.left = size * running              # elements still to check
         self.checked = np.zeros(n, np.int64)    # elements checked, per worker
         self.judged: dict[bytes, tuple] | None = None   # one verdict: digest -> its numbers
+        # a KeyedVerdict's first verdict: (its key, the values' dtype and bytes, the numbers)
+        self.first_judged: tuple[tuple, np.dtype, bytes, tuple] | None = None
 
 
 class _Later:
@@ -282,6 +306,8 @@ class StreamedCheck:
                     block.judged = {}
                     block.total = block.abs_total = None     # the verdict is what is kept
                 block.judged[digest] = judged
+        elif isinstance(verdict_of, KeyedVerdict):
+            judged = self._judge_keyed(first, block, values, verdict_of)
         else:
             judged = self._judge(first, block, values, verdict_of)
         unfolded = self._unfolded[worker]
@@ -362,6 +388,21 @@ class StreamedCheck:
         if block.judged is not None:          # a second opinion: its sums go again
             block.total = block.abs_total = None
         return result
+
+    def _judge_keyed(self, first: int, block: _Block, values: np.ndarray,
+                     verdict_of: KeyedVerdict) -> tuple:
+        """The block's first verdict again when these are the values it judged, by an equal
+        key; else judged (and kept, when it is the block's first)."""
+        key = verdict_of.key()
+        seen = block.first_judged
+        if seen is not None:
+            seen_key, dtype, data, judged = seen
+            if seen_key == key and values.dtype == dtype and values.tobytes() == data:
+                return judged
+        judged = self._judge(first, block, values, verdict_of)
+        if seen is None:
+            block.first_judged = (key, values.dtype, values.tobytes(), judged)
+        return judged
 
     def _verdict_against(self, exact: np.ndarray, abs_total: np.ndarray | None,
                          values: np.ndarray, verdict_of: VerdictOf) -> tuple:

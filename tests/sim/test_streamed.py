@@ -11,7 +11,7 @@ import pytest
 from hosts.agent import gradient
 from hosts.gradient_stream import GradientStream
 from inaemu.sim import InaOptions, SimJob, simulate
-from inaemu.sim.streamed_check import StreamedCheck
+from inaemu.sim.streamed_check import KeyedVerdict, StreamedCheck
 from topologies.builders import fat_tree, star
 
 
@@ -97,6 +97,55 @@ def test_check_lets_go_of_a_reference_block_once_every_worker_has_checked_it():
     check.end(1)
     assert check.verdict(1, False) == (None, None, None, False)
     assert not check.verdict(0, True)[3]          # incomplete: not correct
+
+
+class _CountedBound(KeyedVerdict):
+    """A bound of `width` that counts its judgements; its key is (width,)."""
+
+    def __init__(self, width: float, calls: list):
+        self.width, self.calls = width, calls
+
+    def __call__(self, values, error):
+        self.calls.append(values.size)
+        return self.width, bool(np.all(error <= self.width))
+
+    def key(self):
+        return (self.width,)
+
+
+def test_ina_workers_with_the_same_values_and_bound_share_a_verdict():
+    """A KeyedVerdict's block is judged once for every worker whose values are the same bytes
+    and whose bound has the same key; different values, a different key, or a -0.0 for a 0.0
+    are judged on their own, and each worker gets its own numbers."""
+    n, length = 5, 2 * 65536
+    exact = sum(gradient(3, w, length).astype(np.float64) for w in range(n))
+    check = StreamedCheck(seed=3, n=n, length=length)
+    calls: list = []
+    bounds = [_CountedBound(1e-6, calls) for _ in range(4)] + [_CountedBound(2e-6, calls)]
+    sinks = [check.sink(w, bounds[w]) for w in range(n)]
+    for block in range(2):
+        first = block * 65536
+        right = exact[first:first + 65536].astype(np.float32)
+        if block == 1:
+            right[5] = 0.0                         # every worker's sum wrong there
+        for worker in range(n):
+            values = right.copy()
+            if worker == 2 and block == 1:        # a worse sum: one more element off
+                values[17] += 10.0
+            if worker == 3 and block == 1:        # the same numbers, one zero's sign apart
+                values[5] = -0.0
+            sinks[worker](first, values)
+    # block 0: workers 0-3 share one judgement, worker 4 (another key) has its own;
+    # block 1: worker 0's, then worker 2's wrong sum, worker 3's -0.0 and worker 4's key
+    assert calls == [65536] * 2 + [65536] * 4
+    verdicts = []
+    for worker in range(n):
+        check.end(worker)
+        verdicts.append(check.verdict(worker, True))
+    assert not any(v[3] for v in verdicts)
+    assert verdicts[0] == verdicts[1] == verdicts[3]
+    assert verdicts[2][0] > verdicts[0][0]         # its own max error, not worker 0's
+    assert verdicts[4][2] == 2e-6 and verdicts[0][2] == 1e-6
 
 
 def _peak_mib(size_bytes: int, keep_results: bool) -> float:
