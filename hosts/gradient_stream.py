@@ -155,6 +155,16 @@ class GradientStream:
         if ahead is not None and not ahead.cancel():
             ahead.result()
 
+    def close(self) -> None:
+        """A stream no reader will take: its max pass drawn ahead waited for (or cancelled),
+        its range drawn ahead and its kept first read given back to the draw-ahead budget."""
+        self._settle_max_pass()
+        self._drawn_ahead(-1, -1)
+        if self._kept_reserved:
+            self._ahead.release(self._kept_reserved)
+            self._kept_reserved = 0
+        self._kept = None
+
     def _max_bits(self, block: int, keep: bool = True) -> int:
         top = 0
         for first in range(0, self.size, block):

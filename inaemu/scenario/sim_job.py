@@ -11,6 +11,7 @@ import numpy as np
 
 from hosts.agent import gradient
 from hosts.errors import HostError
+from hosts.ina_codec import FloatCodec
 from hosts.ina_session import InaSession
 from hosts.ring_session import RingSession
 from hosts.scenario_agent import iteration_seed
@@ -164,7 +165,8 @@ class JobRun(JobLife):
         self._close_ended_apps()
         self.sessions = {}
         self._inputs, self._reference = [], None
-        self._call_input = self._check = self._check_key = None
+        self._drop_check()
+        self._call_input = self._check_key = None
 
     def _stop_calls(self) -> None:
         self._abandon_apps()
@@ -186,13 +188,14 @@ class JobRun(JobLife):
         now = engine.loop.now
         length = size_bytes // 4
         seed = iteration_seed(engine.options.seed * 1_000_003 + self.index, self.iteration)
+        self._drop_check()
         if self.algo == "ina" and self.stream_ina:
             self._inputs, self._reference = [], None
-            self._call_input, self._check = (seed, length), None
+            self._call_input = (seed, length)
         else:
             self._inputs = [gradient(seed, w, length) for w in range(len(self.workers))]
             self._reference = reference_sums({0: self._inputs})[0]
-            self._call_input = self._check = None
+            self._call_input = None
         self._current = IterationRecord(self.job.name, self.iteration, self.algo, now, now,
                                         None, None, True, 0)
         self._units_at_start = self.progress_units()
@@ -272,11 +275,21 @@ class JobRun(JobLife):
         apps of the older generation, and what they quantized with them)."""
         key = (self.iteration, self.generation)
         if self._check is None or self._check_key != key:
+            self._drop_check()
             seed, length = self._call_input
             self._check = StreamedCheck(seed=seed, n=len(self.workers), length=length,
                                         ahead=self.engine.ahead)
             self._check_key = key
+            # the workers' max passes on the drawing threads while the first ones start
+            self._check.sources_ahead(FloatCodec.block_values(self.engine.options.elems_k,
+                                                              InaOptions().fmt))
         return self._check
+
+    def _drop_check(self) -> None:
+        """The call's check is no longer the open one's: what it drew ahead is given back."""
+        if self._check is not None:
+            self._check.close()
+        self._check = None
 
     def _ina_app(self, worker: _Worker, vector, ended) -> InaWorker:
         placement = self.placement
@@ -288,7 +301,7 @@ class JobRun(JobLife):
                                  n=len(self.workers), k=options.elems_k,
                                  pool_size=options.pool_size, window=options.pool_size,
                                  rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx,
-                                 sharing=placement.sharing)
+                                 fmt=ina.fmt, sharing=placement.sharing)
             self.sessions[worker.host] = session
         sink = None
         if vector is None:                    # streamed

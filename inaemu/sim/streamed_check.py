@@ -162,6 +162,7 @@ class StreamedCheck:
         self.seed, self.n, self.length = seed, n, length
         self._ahead = ahead
         self._sources: list[GradientStream] = []
+        self._prepared: dict[int, GradientStream] = {}   # rank -> its input, not yet given
         self.segments = segments                      # the ring's segment bounds (for_ring)
         self._seekables: list[SeekableGradient] = []
         self.cuts, self.magnitudes, self.one_verdict = cuts, magnitudes, one_verdict
@@ -189,9 +190,35 @@ class StreamedCheck:
 
     def source(self, rank: int) -> _CheckedSource:
         """Rank `rank`'s input (its seeded gradient), whose quantized ranges sum the reference."""
-        stream = GradientStream(self.seed, rank, self.length, ahead=self._ahead)
-        self._sources.append(stream)
+        stream = self._prepared.pop(rank, None)
+        if stream is None:
+            stream = GradientStream(self.seed, rank, self.length, ahead=self._ahead)
+            self._sources.append(stream)
         return _CheckedSource(stream, self, rank)
+
+    def sources_ahead(self, block: int) -> None:
+        """Every rank's input made now, for `source` to give out, and their max passes
+        started on the drawing threads, the last rank first: workers that start one by one
+        (a scenario's call) find theirs drawn, or the first of them draw their own while the
+        threads draw the rest. `close` gives back what no worker took."""
+        if self._ahead is None or not self._ahead.open:
+            return
+        for rank in range(self.n):
+            if rank not in self._prepared:
+                stream = GradientStream(self.seed, rank, self.length, ahead=self._ahead)
+                self._prepared[rank] = stream
+                self._sources.append(stream)
+        for rank in reversed(range(self.n)):
+            stream = self._prepared.get(rank)
+            if stream is not None:
+                stream.max_pass_ahead(block)
+
+    def close(self) -> None:
+        """The call is over or started again: inputs made ahead and never given out let go
+        of what they drew ahead."""
+        prepared, self._prepared = self._prepared, {}
+        for stream in prepared.values():
+            stream.close()
 
     def max_passes_ahead(self, block: int) -> None:
         """The max pass of every source given out, started on the drawing threads, the last

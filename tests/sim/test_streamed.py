@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hosts.agent import gradient
+from hosts.draw_ahead import DrawAhead
 from hosts.gradient_stream import GradientStream
 from inaemu.sim import InaOptions, SimJob, simulate
 from inaemu.sim.streamed_check import KeyedVerdict, StreamedCheck
@@ -146,6 +147,26 @@ def test_ina_workers_with_the_same_values_and_bound_share_a_verdict():
     assert verdicts[0] == verdicts[1] == verdicts[3]
     assert verdicts[2][0] > verdicts[0][0]         # its own max error, not worker 0's
     assert verdicts[4][2] == 2e-6 and verdicts[0][2] == 1e-6
+
+
+def test_inputs_made_ahead_have_their_max_passes_drawn_and_give_back_what_nobody_took():
+    """`sources_ahead`: every rank's input, its max pass started on the drawing thread; a
+    worker's source is that input (its max the seeded gradient's), and `close` gives the
+    draw-ahead budget back for the inputs no worker took."""
+    n, length, block = 4, 3 * 65536 + 11, 65536
+    with DrawAhead(threads=1) as ahead:
+        check = StreamedCheck(seed=5, n=n, length=length, ahead=ahead)
+        check.sources_ahead(block)
+        ahead.submit(lambda: None).result()     # (one thread, in order: every pass is done)
+        assert ahead.held == n * block          # each first block kept for its second read
+        source = check.source(2)
+        expected = int(np.max(gradient(5, 2, length).view(np.uint32) & 0x7FFFFFFF))
+        assert source.max_bits(block) == expected
+        assert np.array_equal(source.read(0, block), gradient(5, 2, block))
+        check.close()
+        assert ahead.held == block         # only rank 2's next block, drawn ahead for it
+        # a rank asked for after the close is made then, the same values
+        assert np.array_equal(check.source(0).read(0, 10), gradient(5, 0, 10))
 
 
 def _peak_mib(size_bytes: int, keep_results: bool) -> float:
