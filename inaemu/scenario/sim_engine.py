@@ -44,6 +44,7 @@ FIRST_FLOW_PORT = 7000         # background flows
 SAMPLE_S = 1e-4                # progress samples (the resolution of recovery_s)
 LINK_SAMPLE_EVERY = 10         # link utilisation every 10 progress samples
 PROGRESS_LINE_S = 30.0         # without a progress bar, a line this often (wall seconds)
+BAR_EVERY_SAMPLES = 200        # with one, its virtual time and frames/s this often (samples)
 
 
 def run_sim(scenario: m.Scenario, *, say: Say = lambda _line: None,
@@ -91,6 +92,7 @@ class SimScenario:
         self._last_link_bytes: dict[str, int] = {}
         self._sample_count = 0
         self._said_at = time.perf_counter()      # the last progress line (without a bar)
+        self._frames_said = 0                      # frames delivered by then
         self.control: FabricControl | None = None
         self._bar = None
         # streamed INA calls draw their inputs on other cores ahead of their reads
@@ -290,19 +292,27 @@ class SimScenario:
             series.append(used)
 
     def _show_progress(self, now: float) -> None:
-        """Virtual time reached and each running job's progress: on the bar, or without one
-        (not a terminal) a line every PROGRESS_LINE_S of wall time."""
+        """Virtual time reached, frames per second and each running job's progress: on the
+        bar, or without one (not a terminal) a line every PROGRESS_LINE_S of wall time."""
         if self._bar is not None:
-            if self._sample_count % 200 == 0:
-                self._bar.set_postfix_str(f"{now * 1e3:.1f} ms virtual")
+            if self._sample_count % BAR_EVERY_SAMPLES == 0:
+                self._bar.set_postfix_str(f"{now * 1e3:.1f} ms virtual, "
+                                          f"{self._frame_rate():,.0f} frames/s")
             return
-        wall = time.perf_counter()
-        if wall - self._said_at < PROGRESS_LINE_S:
+        if time.perf_counter() - self._said_at < PROGRESS_LINE_S:
             return
-        self._said_at = wall
+        rate = self._frame_rate()
         jobs = ", ".join(f"{run.job.name} {len(run.iterations)} of {run.calls_planned()} calls"
                          for run in self.runs if run.state == "running")
-        self.say(f"  ... {now * 1e3:.1f} ms virtual reached{': ' + jobs if jobs else ''}")
+        self.say(f"  ... {now * 1e3:.1f} ms virtual reached{': ' + jobs if jobs else ''}"
+                 f" ({rate:,.0f} frames/s)")
+
+    def _frame_rate(self) -> float:
+        """Frames delivered per wall second since the last call."""
+        wall, frames = time.perf_counter(), self.net.delivered_frames()
+        rate = (frames - self._frames_said) / max(wall - self._said_at, 1e-9)
+        self._said_at, self._frames_said = wall, frames
+        return rate
 
     def _open_bar(self) -> None:
         import sys

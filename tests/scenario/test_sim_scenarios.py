@@ -223,6 +223,15 @@ def test_a_ring_straggler_costs_its_compute_not_a_retransmission_timeout():
         assert slow - normal <= 0.005 + 1e-6        # at most the extra compute
 
 
+def test_the_bar_of_a_simulation_shows_virtual_time_and_frames_per_second(capsys, monkeypatch):
+    from inaemu.scenario import sim_engine
+    monkeypatch.setattr(sim_engine, "BAR_EVERY_SAMPLES", 10)   # at every look
+    exp = fat_tree_job(size="256KiB", iterations=2)
+    assert exp.run(progress=lambda _line: None, bar=True).correct
+    err = capsys.readouterr().err
+    assert "ms virtual" in err and "frames/s" in err
+
+
 def test_a_long_simulation_without_a_terminal_says_how_far_it_has_got(monkeypatch):
     from inaemu.scenario import sim_engine
     monkeypatch.setattr(sim_engine, "PROGRESS_LINE_S", 0.0)
@@ -231,3 +240,7 @@ def test_a_long_simulation_without_a_terminal_says_how_far_it_has_got(monkeypatc
     assert exp.run(progress=lines.append, bar=False).correct
     reached = [line for line in lines if "virtual reached" in line]
     assert reached and "train" in reached[0] and "of 2 calls" in reached[0]
+    # and the frames per wall second since the line before, moving while the calls run
+    rates = [int(line.rsplit("(", 1)[1].split(" frames/s")[0].replace(",", ""))
+             for line in reached]
+    assert any(rate > 0 for rate in rates)
