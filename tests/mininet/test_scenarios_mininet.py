@@ -126,6 +126,10 @@ def test_a_chain_of_jobs_leaves_no_descriptors_or_agents_behind_job_after_job():
     result = exp.run(net="mininet", progress=on_line)
     assert result.correct, [job.error for job in result.jobs]
     assert len(descriptors) == 6
-    assert max(descriptors[1:]) <= descriptors[1] + 2, descriptors
+    # flat from the first job on: at a job's arrival the job before's agents may still be on
+    # their way out, each with its pipe to the engine, or already reaped (a race: measured
+    # from the second arrival, which could go either way, the bound failed in CI with
+    # [28, 28, 31, 31, 31, 31]); a leak of even one descriptor a job passes it by job 5
+    assert max(descriptors) <= descriptors[0] + len(exp.hosts), descriptors
     assert max(agents) <= 3, agents          # at most the last job's, on their way out
     _nothing_left(["s1"])
