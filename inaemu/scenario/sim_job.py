@@ -21,7 +21,7 @@ from inaemu.scenario.fabric_control import Placement
 from inaemu.scenario.job_life import JobLife
 from inaemu.scenario.results import IterationRecord
 from inaemu.sim.collective_worker import plan_worker
-from inaemu.sim.driver import InaOptions, judge_worker, reference_sums, session_bound
+from inaemu.sim.driver import InaOptions, SessionBound, judge_worker, reference_sums
 from inaemu.sim.frames import ip_bytes
 from inaemu.sim.ina_worker import InaWorker
 from inaemu.sim.reliable import TransportConfig
@@ -307,7 +307,7 @@ class JobRun(JobLife):
         if vector is None:                    # streamed
             check = self._streamed_check()
             vector, sink = check.source(worker.rank), check.sink(worker.rank,
-                                                                 session_bound(session))
+                                                                 SessionBound(session))
         return InaWorker(self.engine.net.hosts[worker.host], session,
                          ip_bytes(placement.addresses[worker.rank]), vector, ended, sink=sink)
 

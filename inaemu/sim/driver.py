@@ -528,7 +528,7 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                     if ina.timeline:
                         session.timeline = []
                     sink = None if checks is None else checks[placement.job].sink(
-                        w, session_bound(session))
+                        w, SessionBound(session))
                     app = InaWorker(node, session, ip_bytes(placement.addresses[w]),
                                     vectors[w], on_end, sink=sink)
                 elif algo != "ring":
@@ -589,11 +589,6 @@ class SessionBound(KeyedVerdict):
     def key(self) -> tuple:
         codec = self.session._codec
         return (codec.n, codec.scale)
-
-
-def session_bound(session: InaSession) -> SessionBound:
-    """The verdict of a streamed session's blocks (`SessionBound`)."""
-    return SessionBound(session)
 
 
 def _host_aggregator(net: SimNetwork, placement: control.JobPlacement, k: int) -> None:

@@ -36,13 +36,13 @@ NATIVE_PATH = True
 
 
 class RingWorker:
+    algo = "ring"
 
     # (slots: the native core reads and writes them at their offsets, native/attrs.c)
     __slots__ = ('node', 'data_port', 'ack_port', 'session', 'right_ip', 'left_ip', 'vector',
                  'sink', 'stall_timeout', 'on_end', 'outcome', '_started', '_early', 'sender',
                  'receiver', '_rto_timer', '_stall_timer', '_delack_timer', '_data_handler',
                  '_ack_handler', '_left_handler', '_write', '__weakref__')
-    algo = "ring"
 
     def __init__(self, node: HostNode, session: RingSession, right_ip: bytes, left_ip: bytes,
                  vector: np.ndarray, transport: TransportConfig, stall_timeout: float,

@@ -192,26 +192,25 @@ class StreamedCheck:
         """Rank `rank`'s input (its seeded gradient), whose quantized ranges sum the reference."""
         stream = self._prepared.pop(rank, None)
         if stream is None:
-            stream = GradientStream(self.seed, rank, self.length, ahead=self._ahead)
-            self._sources.append(stream)
+            stream = self._new_input(rank)
         return _CheckedSource(stream, self, rank)
 
+    def _new_input(self, rank: int) -> GradientStream:
+        stream = GradientStream(self.seed, rank, self.length, ahead=self._ahead)
+        self._sources.append(stream)
+        return stream
+
     def sources_ahead(self, block: int) -> None:
-        """Every rank's input made now, for `source` to give out, and their max passes
-        started on the drawing threads, the last rank first: workers that start one by one
-        (a scenario's call) find theirs drawn, or the first of them draw their own while the
+        """Every rank's input made now, before any is given out, for `source` to give out,
+        and their max passes started (`max_passes_ahead`): workers that start one by one (a
+        scenario's call) find theirs drawn, or the first of them draw their own while the
         threads draw the rest. `close` gives back what no worker took."""
         if self._ahead is None or not self._ahead.open:
             return
-        for rank in range(self.n):
-            if rank not in self._prepared:
-                stream = GradientStream(self.seed, rank, self.length, ahead=self._ahead)
-                self._prepared[rank] = stream
-                self._sources.append(stream)
-        for rank in reversed(range(self.n)):
-            stream = self._prepared.get(rank)
-            if stream is not None:
-                stream.max_pass_ahead(block)
+        if self._sources:
+            raise ValueError("inputs are made ahead before any is given out")
+        self._prepared = {rank: self._new_input(rank) for rank in range(self.n)}
+        self.max_passes_ahead(block)
 
     def close(self) -> None:
         """The call is over or started again: inputs made ahead and never given out let go

@@ -157,6 +157,8 @@ def test_inputs_made_ahead_have_their_max_passes_drawn_and_give_back_what_nobody
     with DrawAhead(threads=1) as ahead:
         check = StreamedCheck(seed=5, n=n, length=length, ahead=ahead)
         check.sources_ahead(block)
+        with pytest.raises(ValueError):         # (made once, before any is given out)
+            check.sources_ahead(block)
         ahead.submit(lambda: None).result()     # (one thread, in order: every pass is done)
         assert ahead.held == n * block          # each first block kept for its second read
         source = check.source(2)

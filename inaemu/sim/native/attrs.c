@@ -1,7 +1,8 @@
 /* Attribute helpers for the C parts that keep their state in Python objects (ringpath.c,
  * inasession.c, inaworker.c, and switchports.c over p4switch's runtime: the Python classes
- * stay the definition, so the C reads and writes their fields by name). A missing attribute or a wrong type is an error, which
- * the caller passes on (a bug in the C, never a protocol event).
+ * stay the definition, so the C reads and writes their fields by name). A missing attribute
+ * or a wrong type is an error, which the caller passes on (a bug in the C, never a protocol
+ * event).
  *
  * A field that is a plain slot (`__slots__`) of a class with the generic getattr and setattr
  * is read and written at its offset, as the slot's member descriptor would: PyObject_GetAttr
