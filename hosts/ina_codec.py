@@ -61,7 +61,10 @@ class FloatCodec:
         A source with a `quantized(first, values)` method is told each range as it is
         quantized (the ranges the sink gets, in order): every worker of the job has
         quantized a range before any RESULT of it can exist, so the simulator's check sums
-        its exact reference from these values instead of drawing them again."""
+        its exact reference from these values instead of drawing them again. A sink with a
+        `shared(first, lanes, key, make)` method is asked for each block's values: `make()`
+        dequantizes the block's RESULT lanes, and `key` is everything else they depend on,
+        so a sink may hand the values it made for equal lanes and key to another worker."""
         self._scratch = scratch
         self._sink = sink
         self._source = None
@@ -238,8 +241,14 @@ class FloatCodec:
         end = min(first + self._sum_rows * self.per_chunk, self.length)
         size = self._sum_dtype.itemsize
         if self._sink is not None:     # streamed: the block's lanes, then to the sink
-            sums = np.frombuffer(self._block_sums.pop(block), self._sum_dtype, count=end - first)
-            self._sink(first, qz.dequantize_scaled(sums, self._scale))
+            lanes, dtype, scale = self._block_sums.pop(block), self._sum_dtype, self._scale
+
+            def make() -> np.ndarray:
+                sums = np.frombuffer(lanes, dtype, count=end - first)
+                return qz.dequantize_scaled(sums, scale)
+            shared = getattr(self._sink, "shared", None)
+            self._sink(first, make() if shared is None else
+                       shared(first, lanes, (dtype, end - first, scale), make))
             return
         sums = np.frombuffer(self._wire_sums, self._sum_dtype, count=end - first,
                              offset=first * size)

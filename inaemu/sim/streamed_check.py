@@ -93,7 +93,7 @@ class _WorkerVerdict:
 class _Block:
     """One range's exact sum as the ranks' values come in, and who has checked it."""
     __slots__ = ("size", "total", "abs_total", "next_rank", "held", "left", "checked",
-                 "judged", "first_judged")
+                 "judged", "first_judged", "shared")
 
     def __init__(self, size: int, n: int, running: int, magnitudes: bool = False):
         self.size = size
@@ -104,8 +104,11 @@ class _Block:
         self.left = size * running              # elements still to check
         self.checked = np.zeros(n, np.int64)    # elements checked, per worker
         self.judged: dict[bytes, tuple] | None = None   # one verdict: digest -> its numbers
-        # a KeyedVerdict's first verdict: (its key, the values' dtype and bytes, the numbers)
-        self.first_judged: tuple[tuple, np.dtype, bytes, tuple] | None = None
+        # a KeyedVerdict's first verdict: (its key, the values judged, the numbers); the values
+        # are the block's shared array itself when it was that one, else (dtype, bytes)
+        self.first_judged: tuple[tuple, object, tuple] | None = None
+        # the first values a sink made (`_Sink.shared`): (their key, the lanes' bytes, values)
+        self.shared: tuple[tuple, bytes, np.ndarray] | None = None
 
 
 class _Later:
@@ -143,6 +146,25 @@ class _CheckedSource:
 
     def quantized(self, first: int, values: np.ndarray) -> None:
         self._check.add(self._rank, first, values)
+
+
+class _Sink:
+    """What a worker's session hands its blocks of the sum to (`StreamedCheck.sink`)."""
+    __slots__ = ("_check", "_worker", "_verdict_of")
+
+    def __init__(self, check: "StreamedCheck", worker: int, verdict_of: VerdictOf):
+        self._check, self._worker, self._verdict_of = check, worker, verdict_of
+
+    def __call__(self, first: int, values: np.ndarray) -> None:
+        self._check._check(self._worker, first, values, self._verdict_of)
+
+    def shared(self, first: int, lanes, key: tuple, make: Callable[[], np.ndarray]):
+        """The values of the block at `first`, made by `make()` from RESULT lanes `lanes` (a
+        bytes-like object) and whatever else `key` names; the values another worker's sink
+        made already when its lanes were the same bytes and its key was equal (every INA
+        worker of a job receives the same RESULTs: one dequantization, not one per worker).
+        The values given are read-only."""
+        return self._check._shared(first, lanes, key, make)
 
 
 class StreamedCheck:
@@ -254,10 +276,22 @@ class StreamedCheck:
 
     def sink(self, worker: int, verdict_of: VerdictOf):
         """What worker `worker`'s session calls with each block of its sum; `verdict_of` its
-        session's bound of a block (INA's one scale makes it a function of the block alone)."""
-        def take(first: int, values: np.ndarray) -> None:
-            self._check(worker, first, values, verdict_of)
-        return take
+        session's bound of a block (INA's one scale makes it a function of the block alone).
+        Its `shared` lets the workers' codecs share one dequantization of the same lanes."""
+        return _Sink(self, worker, verdict_of)
+
+    def _shared(self, first: int, lanes, key: tuple, make: Callable[[], np.ndarray]):
+        block = self._blocks.get(first)
+        seen = None if block is None else block.shared
+        if seen is not None:
+            seen_key, seen_lanes, values = seen
+            if seen_key == key and lanes == seen_lanes:
+                return values
+        values = make()
+        values.flags.writeable = False       # (the first is every sharing worker's)
+        if block is not None and seen is None:   # (none: nobody quantized it, or all checked)
+            block.shared = (key, bytes(lanes), values)
+        return values
 
     def _block(self, first: int, size: int) -> _Block:
         block = self._blocks.get(first)
@@ -422,12 +456,14 @@ class StreamedCheck:
         key = verdict_of.key()
         seen = block.first_judged
         if seen is not None:
-            seen_key, dtype, data, judged = seen
-            if seen_key == key and values.dtype == dtype and values.tobytes() == data:
+            seen_key, kept, judged = seen
+            if seen_key == key and _same_values(values, kept):
                 return judged
         judged = self._judge(first, block, values, verdict_of)
         if seen is None:
-            block.first_judged = (key, values.dtype, values.tobytes(), judged)
+            shared = block.shared is not None and values is block.shared[2]
+            kept = values if shared else (values.dtype, values.tobytes())
+            block.first_judged = (key, kept, judged)
         return judged
 
     def _verdict_against(self, exact: np.ndarray, abs_total: np.ndarray | None,
@@ -466,3 +502,12 @@ class StreamedCheck:
             return None, None, None, False
         mean = verdict.error_sum / self.length if self.length else 0.0
         return verdict.max_error, mean, verdict.max_bound, verdict.correct
+
+
+def _same_values(values: np.ndarray, kept) -> bool:
+    """`values` are the ones a block kept of its first verdict: the very shared array (read-
+    only: its bytes are the ones judged), or the same dtype and bytes."""
+    if isinstance(kept, tuple):
+        dtype, data = kept
+        return values.dtype == dtype and values.tobytes() == data
+    return values is kept

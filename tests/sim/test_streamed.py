@@ -149,6 +149,49 @@ def test_ina_workers_with_the_same_values_and_bound_share_a_verdict():
     assert verdicts[4][2] == 2e-6 and verdicts[0][2] == 1e-6
 
 
+def test_ina_workers_with_the_same_lanes_and_key_share_one_dequantization_and_verdict():
+    """`sink.shared`: a block's values are made once for every worker whose RESULT lanes are
+    the same bytes under an equal key, handed out read-only, and judged once; other lanes or
+    another key are made (and judged) on their own; a block nobody quantized is not kept."""
+    n, size = 4, 65536
+    inputs = [gradient(9, w, size) for w in range(n)]
+    exact = sum(v.astype(np.float64) for v in inputs)
+    check = StreamedCheck(seed=9, n=n, length=size)
+    for rank in range(n):                           # what the workers quantized
+        check.add(rank, 0, inputs[rank])
+    calls: list = []
+    sinks = [check.sink(w, _CountedBound(1e-6, calls)) for w in range(n)]
+    lanes = np.round(exact * 1000).astype(">i4")
+    made: list = []
+
+    def maker(data, scale):
+        def make():
+            made.append(scale)
+            return (np.frombuffer(data, ">i4") / scale).astype(np.float32)
+        return make
+    right = bytearray(lanes.tobytes())
+    wrong = bytearray(right)
+    wrong[400:404] = (12345).to_bytes(4, "big")
+    asks = [(right, 1000.0), (bytearray(right), 1000.0), (wrong, 1000.0), (right, 1001.0)]
+    given = []
+    for worker, (data, scale) in enumerate(asks):
+        values = sinks[worker].shared(0, data, (">i4", size, scale), maker(data, scale))
+        assert not values.flags.writeable
+        given.append(values)
+        sinks[worker](0, values)
+    assert made == [1000.0, 1000.0, 1001.0]         # worker 1 got worker 0's values
+    assert given[1] is given[0] and given[2] is not given[0] and given[3] is not given[0]
+    assert calls == [size] * 3                      # judged once for workers 0 and 1
+    verdicts = [check.verdict(w, True) for w in range(n)]
+    assert verdicts[0] == verdicts[1] and verdicts[2][0] > verdicts[0][0]
+    # a block no worker quantized here: made every time, nothing kept
+    assert check.sink(0, _CountedBound(1e-6, calls)).shared(
+        size, right, (">i4", size, 1000.0), maker(right, 7.0)) is not None
+    assert check.sink(1, _CountedBound(1e-6, calls)).shared(
+        size, right, (">i4", size, 1000.0), maker(right, 7.0)) is not None
+    assert made[-2:] == [7.0, 7.0]
+
+
 def test_inputs_made_ahead_have_their_max_passes_drawn_and_give_back_what_nobody_took():
     """`sources_ahead`: every rank's input, its max pass started on the drawing thread; a
     worker's source is that input (its max the seeded gradient's), and `close` gives the
