@@ -15,7 +15,9 @@ max pass) starts with that range again and gets it without drawing it twice.
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Future
+from typing import Callable
 
 import numpy as np
 
@@ -29,9 +31,28 @@ def generator_of(seed: int, rank: int, job: int | None = None) -> np.random.Gene
     return np.random.default_rng([seed, rank] if job is None else [seed, job, rank])
 
 
+# fast(generator, count, magnitude): the same float32 values as `draw` below, or None
+FastDraw = Callable[[np.random.Generator, int, float], "np.ndarray | None"]
+_fast_draw: FastDraw | None = None
+
+
+def use_fast_draw(fast: FastDraw | None) -> None:
+    """`draw` asks `fast` first from now on (None: NumPy alone). `fast` must give NumPy's very
+    values and leave the generator where NumPy would, or None for NumPy to draw them: the
+    simulator installs one it has checked so (inaemu/sim/native/fast_normals.py)."""
+    global _fast_draw
+    _fast_draw = fast
+
+
 def draw(generator: np.random.Generator, count: int, magnitude: float = 1.0) -> np.ndarray:
     """The generator's next `count` gradient values: standard normals times `magnitude`, as
-    float32 (the one definition: `gradient`, the stream and the reference sums draw so)."""
+    float32 (the one definition: `gradient`, the stream and the reference sums draw so).
+    A drawer given to `use_fast_draw` draws them when it can (a finite magnitude)."""
+    fast = _fast_draw
+    if fast is not None and math.isfinite(magnitude):
+        values = fast(generator, count, magnitude)
+        if values is not None:
+            return values
     values = generator.standard_normal(count)
     if magnitude != 1.0:               # (x * 1.0 is x: the product's pass is skipped)
         values *= magnitude

@@ -19,7 +19,7 @@ PREFIX = "inaemu_exact_sums_"
 _loaded: list = []
 
 
-def _libraries() -> tuple[str, ...] | None:
+def libraries() -> tuple[str, ...] | None:
     """The linker's arguments for NumPy's random library, or None when NumPy has none."""
     random_lib = Path(np.__file__).parent / "random" / "lib"
     if not (random_lib / "libnpyrandom.a").exists():
@@ -42,7 +42,7 @@ def add_drawn():
 
 def _load():
     from p4switch.runtime.cgen import nativebuild
-    link = _libraries()
+    link = libraries()
     if link is None or not nativebuild.enabled():
         return None
     source = (Path(__file__).parent / "exactsums.c").read_text()
