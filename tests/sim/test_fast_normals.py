@@ -10,7 +10,7 @@ import pytest
 from hosts import gradient_stream
 from hosts.agent import gradient
 from inaemu.sim.native import fast_normals
-from inaemu.sim.native.exact_sums import libraries
+from inaemu.sim.native.fast_normals import libraries
 
 fast = fast_normals.drawer()
 needs_c = pytest.mark.skipif(fast is None, reason=f"no C draw here: {fast_normals.why_not()}")

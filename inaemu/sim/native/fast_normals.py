@@ -17,9 +17,10 @@ C compiler, without NumPy's random library, or with `INAEMU_NATIVE=0`). `why_not
 which.
 
 Built at first use and cached like the switch runtime's C (`nativebuild.load_source`), linked
-with NumPy's `libnpyrandom.a` as `exact_sums` is. The simulator has `hosts.gradient_stream`
-draw with it (`install`, called by `inaemu.sim`); the host agents and anything else that
-never imports the simulator draw with NumPy, the same values.
+with NumPy's `libnpyrandom.a`. The simulator has `hosts.gradient_stream` draw with it
+(`install`, called by `inaemu.sim`), and the ring check's exact sums (`exact_sums`) too; the
+host agents and anything else that never imports the simulator draw with NumPy, the same
+values.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from typing import Callable
 import numpy as np
 
 from hosts import gradient_stream
-from inaemu.sim.native.exact_sums import libraries
 
 PREFIX = "inaemu_fast_normals_"
 CHECK_SEEDS = (0, 1, 2, 12345)
@@ -41,15 +41,41 @@ _lock = threading.Lock()
 _state: dict = {}
 
 
+def libraries() -> tuple[str, ...] | None:
+    """The linker's arguments for NumPy's random library (what NumPy ships for C code that
+    draws as its generators do), or None when this NumPy has none."""
+    random_lib = Path(np.__file__).parent / "random" / "lib"
+    if not (random_lib / "libnpyrandom.a").exists():
+        return None
+    link = [f"-L{random_lib}", "-lnpyrandom"]
+    for core in ("_core", "core"):                    # (NumPy 2's name, then 1's)
+        math_lib = Path(np.__file__).parent / core / "lib"
+        if (math_lib / "libnpymath.a").exists():
+            link += [f"-L{math_lib}", "-lnpymath"]
+            break
+    return (*link, "-lm")
+
+
+def module():
+    """The built module (its `add_drawn` draws with NumPy's routine until the checks passed),
+    or None when it cannot be built here."""
+    _loaded()
+    return _state["module"]
+
+
 def drawer() -> Callable[[np.random.Generator, int, float], np.ndarray] | None:
     """`draw(generator, count, magnitude)`: `generator.standard_normal(count)` times
     `magnitude` as float32, the same bytes and the generator left where NumPy leaves it; None
     when the C path is not here or did not draw as NumPy does (`why_not`)."""
+    _loaded()
+    return _state["drawer"]
+
+
+def _loaded() -> None:
     if "drawer" not in _state:
         with _lock:
             if "drawer" not in _state:
-                _state["drawer"] = _load()
-    return _state["drawer"]
+                _state["module"], _state["drawer"] = _load()
 
 
 def why_not() -> str | None:
@@ -71,27 +97,28 @@ def draw_checked(generator: np.random.Generator, count: int,
 
 
 def _load():
+    """(the module or None, the checked drawer or None), `why_not` saying what is missing."""
     from p4switch.runtime.cgen import nativebuild
     link = libraries()
     if link is None:
         _state["why_not"] = "this NumPy ships no libnpyrandom.a"
-        return None
+        return None, None
     if not nativebuild.enabled():
         _state["why_not"] = "C is off (INAEMU_NATIVE=0)"
-        return None
+        return None, None
     source = (Path(__file__).parent / "fastnormals.c").read_text()
-    module = nativebuild.load_source(PREFIX, source, link)
-    if module is None:
+    built = nativebuild.load_source(PREFIX, source, link)
+    if built is None:
         _state["why_not"] = "fastnormals.c could not be built: " + \
             "; ".join(nativebuild.why_not.values())
-        return None
-    module.learn()
-    differ = module.check_bounds()
+        return None, None
+    built.learn()
+    differ = built.check_bounds()
     if differ:
         _state["why_not"] = f"fastnormals.c decides words at a layer's edge otherwise " \
                             f"than NumPy: (layer, sign, magnitude) {differ[:3]}"
-        return None
-    draw_c = module.draw
+        return built, None
+    draw_c = built.draw
 
     def draw(generator: np.random.Generator, count: int, magnitude: float) -> np.ndarray:
         out = np.empty(count, np.float32)
@@ -103,8 +130,9 @@ def _load():
     problem = _differs_from_numpy(draw)
     if problem is not None:
         _state["why_not"] = problem
-        return None
-    return draw
+        return built, None
+    built.trust()
+    return built, draw
 
 
 def _differs_from_numpy(draw) -> str | None:
