@@ -9,11 +9,15 @@ import pytest
 
 from hosts import gradient_stream
 from hosts.agent import gradient
-from inaemu.sim.native import fast_normals
+from inaemu.sim.native import fast_normals, native_loop_class
+from inaemu.sim.native import why_not as native_why_not
 from inaemu.sim.native.fast_normals import libraries
 
 fast = fast_normals.drawer()
-needs_c = pytest.mark.skipif(fast is None, reason=f"no C draw here: {fast_normals.why_not()}")
+# where the simulator's native core builds, this must too (the same compiler and NumPy): a
+# broken build or a failed check fails the first test below instead of skipping them all
+needs_c = pytest.mark.skipif(native_loop_class() is None,
+                             reason=f"no native core here: {native_why_not()}")
 TAIL = 3.6541528853610088          # the ziggurat's last layer: beyond it NumPy decides alone
 
 
@@ -23,6 +27,11 @@ def _numpy(seed: int, count: int, magnitude: float) -> tuple[np.ndarray, dict]:
     if magnitude != 1.0:
         values *= magnitude
     return values.astype(np.float32), generator.bit_generator.state
+
+
+@needs_c
+def test_the_c_draw_builds_and_passes_its_checks_where_the_native_core_does():
+    assert fast is not None, fast_normals.why_not()
 
 
 @needs_c
