@@ -47,6 +47,16 @@ def test_the_c_draw_is_numpys_values_and_state(seed, count, magnitude):
 
 
 @needs_c
+def test_a_numpy_integer_count_is_taken_and_a_bad_one_refused():
+    expected, _state = _numpy(4, 1000, 1.0)
+    assert fast(np.random.default_rng(4), np.int64(1000), 1.0).tobytes() == expected.tobytes()
+    with pytest.raises(TypeError):
+        fast(np.random.default_rng(4), 10.5, 1.0)
+    with pytest.raises(ValueError):
+        fast(np.random.default_rng(4), -1, 1.0)
+
+
+@needs_c
 def test_draws_in_turn_with_numpy_continue_one_stream():
     """C and NumPy draws on one generator, in turn, are one stream: the tail values (which
     NumPy's own routine decides, with the words it draws after them) included."""

@@ -25,6 +25,7 @@ values.
 
 from __future__ import annotations
 
+import operator
 import threading
 from pathlib import Path
 from typing import Callable
@@ -121,6 +122,7 @@ def _load():
     draw_c = built.draw
 
     def draw(generator: np.random.Generator, count: int, magnitude: float) -> np.ndarray:
+        count = operator.index(count)         # (a NumPy integer too, as NumPy takes one)
         out = np.empty(count, np.float32)
         bit_generator = generator.bit_generator
         with bit_generator.lock:
