@@ -15,7 +15,6 @@ max pass) starts with that range again and gets it without drawing it twice.
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import Future
 from typing import Callable
 
@@ -45,14 +44,19 @@ def use_fast_draw(fast: FastDraw | None) -> None:
 
 
 def draw(generator: np.random.Generator, count: int, magnitude: float = 1.0) -> np.ndarray:
-    """The generator's next `count` gradient values: standard normals times `magnitude`, as
-    float32 (the one definition: `gradient`, the stream and the reference sums draw so).
-    A drawer given to `use_fast_draw` draws them when it can (a finite magnitude)."""
+    """The generator's next `count` gradient values (`numpy_draw`'s), drawn by the drawer
+    given to `use_fast_draw` when there is one and it takes them."""
     fast = _fast_draw
-    if fast is not None and math.isfinite(magnitude):
+    if fast is not None:
         values = fast(generator, count, magnitude)
         if values is not None:
             return values
+    return numpy_draw(generator, count, magnitude)
+
+
+def numpy_draw(generator: np.random.Generator, count: int, magnitude: float = 1.0) -> np.ndarray:
+    """The generator's next `count` gradient values: standard normals times `magnitude`, as
+    float32 (the one definition: `gradient`, the stream and the reference sums draw so)."""
     values = generator.standard_normal(count)
     if magnitude != 1.0:               # (x * 1.0 is x: the product's pass is skipped)
         values *= magnitude

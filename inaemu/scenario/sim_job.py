@@ -29,6 +29,7 @@ from inaemu.sim.ring_worker import RingWorker
 from inaemu.sim.streamed_check import StreamedCheck
 
 STALL_TIMEOUT_S = 10.0
+INA_DEFAULTS = InaOptions()      # hosts.api's defaults: the sessions' options and their blocks
 
 
 @dataclass
@@ -282,7 +283,7 @@ class JobRun(JobLife):
             self._check_key = key
             # the workers' max passes on the drawing threads while the first ones start
             self._check.sources_ahead(FloatCodec.block_values(self.engine.options.elems_k,
-                                                              InaOptions().fmt))
+                                                              INA_DEFAULTS.fmt))
         return self._check
 
     def _drop_check(self) -> None:
@@ -296,7 +297,7 @@ class JobRun(JobLife):
         session = self.sessions.get(worker.host)
         options = self.engine.options
         if session is None:
-            ina = InaOptions()       # hosts.api's defaults
+            ina = INA_DEFAULTS
             session = InaSession(job=placement.p4_job, worker=placement.worker_ids[worker.rank],
                                  n=len(self.workers), k=options.elems_k,
                                  pool_size=options.pool_size, window=options.pool_size,
