@@ -265,8 +265,8 @@ class FloatCodec:
             return
         while first < rows:
             end = min(first + per_block, self.chunks)
-            self._lanes[first:end] = qz.quantize_scaled(self._rows(first, end), self._scale,
-                                                        self.limit, self.fmt)
+            qz.quantize_into(self._lanes[first:end], self._rows(first, end), self._scale,
+                             self.limit, self.fmt)
             first = end
         self._quantized = first
         if first == self.chunks:
@@ -289,8 +289,7 @@ class FloatCodec:
         quantized = getattr(self._source, "quantized", None)
         if quantized is not None:
             quantized(start, values)
-        table["lanes"] = qz.quantize_scaled(self._padded_rows(values, end - first), self._scale,
-                                            self.limit, self.fmt)
+        qz.quantize_into(table["lanes"], values, self._scale, self.limit, self.fmt)
         self._table, self._table_first, self._quantized = \
             memoryview(table.view(np.uint8)), first, end
         return end

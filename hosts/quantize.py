@@ -14,6 +14,7 @@ division and the float64 reference sum the result is compared with (see docs/hos
 from __future__ import annotations
 
 import struct
+from typing import Callable
 
 import numpy as np
 
@@ -203,6 +204,33 @@ def quantize_scaled(values: np.ndarray, scales, limit: int, fmt: str) -> np.ndar
     if top > limit:           # (rarely: a clip of a block already in range changes nothing)
         np.clip(scaled, -limit, limit, out=scaled)
     return scaled.astype(wire_dtype(fmt).newbyteorder("="))
+
+
+# fast(values, scale, limit, lanes) -> True when it wrote `quantize_into`'s lanes, else False
+FastQuantize = Callable[[np.ndarray, float, int, np.ndarray], bool]
+_fast_quantize: FastQuantize | None = None
+
+
+def use_fast_quantize(fast: FastQuantize | None) -> None:
+    """`quantize_into` asks `fast` first from now on (None: NumPy alone). `fast` must write
+    exactly `quantize_scaled`'s lanes or return False: the simulator installs one it has
+    checked so (inaemu/sim/native/fast_quantize.py)."""
+    global _fast_quantize
+    _fast_quantize = fast
+
+
+def quantize_into(lanes: np.ndarray, values: np.ndarray, scale: float, limit: int,
+                  fmt: str) -> None:
+    """lanes[...] = `quantize_scaled`(values, scale, limit, fmt) with one scale for all, the
+    values (float32, in lane order) zero-padded to the lanes' size (a block of CONTRIB rows
+    whose last chunk is short); by the fast quantizer when one is installed and takes them."""
+    fast = _fast_quantize
+    if fast is not None and fast(values, scale, limit, lanes):
+        return
+    flat = values.reshape(-1)
+    if flat.size < lanes.size:
+        flat = np.concatenate((flat, np.zeros(lanes.size - flat.size, flat.dtype)))
+    lanes[...] = quantize_scaled(flat.reshape(lanes.shape), scale, limit, fmt)
 
 
 def dequantize_scaled(sums: np.ndarray, scales, out: np.ndarray | None = None) -> np.ndarray:

@@ -8,11 +8,12 @@ no root, deterministic for a seed.
 from inaemu.sim.driver import (ALGOS, InaOptions, SimError, SimJob, SimResult, SimTimeLimit,
                                SimUnfinished, WorkerRecord, gradient, prepare_setup,
                                simulate)
-from inaemu.sim.native import fast_normals
+from inaemu.sim.native import fast_normals, fast_quantize
 from inaemu.sim.reliable import TransportConfig
 from inaemu.sim.switch_node import SwitchCost
 
 fast_normals.install()      # the seeded gradients drawn in C, NumPy's very values (checked)
+fast_quantize.install()     # INA blocks quantized in one C pass, the definition's lanes (checked)
 
 __all__ = ["ALGOS", "InaOptions", "SimError", "SimJob", "SimResult", "SimTimeLimit",
            "SimUnfinished", "SwitchCost", "TransportConfig", "WorkerRecord", "gradient",
