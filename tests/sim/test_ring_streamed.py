@@ -402,3 +402,33 @@ def test_a_streamed_ring_s_memory_does_not_grow_with_the_vector():
     streamed_growth = _peak_mib(large, False) - _peak_mib(small, False)
     assert kept_growth > 3 * added
     assert streamed_growth < 0.6 * added
+
+
+@pytest.mark.parametrize("per_rank", [3000, 20_000])
+def test_a_streamed_ring_judges_on_the_drawing_thread_and_reads_ahead_only_whole_slices(
+        monkeypatch, per_rank):
+    """Segments under a slice: the ranks read their own values here (a hand-off per small
+    read costs the loop more than the draw), but the check's verdicts (every rank's values of
+    each block) are still judged on the drawing thread; a slice or more: both."""
+    from hosts.ring_session import SLICE_VALUES
+    from inaemu.sim import streamed_check
+    made = []
+    for_ring = StreamedCheck.for_ring.__func__
+
+    def spy(cls, **kwargs):
+        made.append(for_ring(cls, **kwargs))
+        return made[-1]
+    monkeypatch.setattr(streamed_check.StreamedCheck, "for_ring", classmethod(spy))
+    judged_later = []
+    judge_later = StreamedCheck._judge_later
+    monkeypatch.setattr(StreamedCheck, "_judge_later",
+                        lambda self, *a: judged_later.append(judge_later(self, *a)) or
+                        judged_later[-1])
+    topology = star(3)
+    jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
+    result = simulate(topology, jobs, algo="ring", keep_results=False, seed=2, bw=1000,
+                      size_bytes=4 * 3 * per_rank)
+    assert result.correct and len(made) == 1
+    whole_slices = per_rank >= SLICE_VALUES
+    assert all((reader._ahead is not None) == whole_slices for reader in made[0]._seekables)
+    assert judged_later and all(later is not None for later in judged_later)
