@@ -22,7 +22,7 @@ from inaemu.sim.events import Event
 
 # in this order: each part uses what the ones before it define
 SOURCES = ("eventloop.c", "link.c", "attrs.c", "switchports.c", "frames.c", "hostport.c",
-           "ringpath.c", "inasession.c", "inaworker.c", "module.c")
+           "ringpath.c", "timerheap.c", "inasession.c", "inaworker.c", "module.c")
 PREFIX = "inaemu_sim_native_"
 _why_not: list[str] = []
 _classes: list = []

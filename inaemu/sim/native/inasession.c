@@ -88,7 +88,6 @@ static const char *const flight_slot_text[] = {
 static PyTypeObject *flight_type;
 static Py_ssize_t flight_offset[FLIGHT_SLOTS];
 static PyObject *state_data;            /* hosts.ina_state.State.DATA */
-static PyObject *heap_push, *heap_pop;  /* heapq's (C functions) */
 static PyObject *py_udp_port, *py_zero, *py_one, *py_rto_timer;
 
 /* A session and its collaborators (made once in its __init__), and its fixed parameters:
@@ -389,11 +388,9 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         Py_XDECREF(deadline_obj);
         Py_DECREF(key);
         if (entry == NULL) goto done;
-        PyObject *pushed = PyObject_Vectorcall(heap_push, (PyObject *[]){timers, entry}, 2,
-                                               NULL);
+        int pushed = timers_push(timers, entry);
         Py_DECREF(entry);
-        if (pushed == NULL) goto done;
-        Py_DECREF(pushed);
+        if (pushed < 0) goto done;
         sent_bytes += PyBytes_GET_SIZE(payload);
         if (PyList_Append(out, payload) < 0) goto done;
         Py_CLEAR(payload);
@@ -546,13 +543,10 @@ static int push_timer(SessionRefs *self, double deadline, PyObject *key, PyObjec
     if (d != NULL && k != NULL) entry = PyTuple_Pack(4, d, key, tries, k);
     Py_XDECREF(d);
     Py_XDECREF(k);
-    PyObject *pushed = entry == NULL ? NULL
-        : PyObject_Vectorcall(heap_push, (PyObject *[]){timers, entry}, 2, NULL);
+    int pushed = entry == NULL ? -1 : timers_push(timers, entry);
     Py_XDECREF(entry);
     Py_DECREF(timers);
-    if (pushed == NULL) return -1;
-    Py_DECREF(pushed);
-    return 0;
+    return pushed;
 }
 
 /* LossBursts.lost(window) (hosts/congestion.py: `expected` inline, the same floats) */
@@ -1065,7 +1059,7 @@ static PyObject *next_deadline(SessionRefs *self) {
             }
         }
         if (live) { result = Py_NewRef(deadline); goto done; }
-        PyObject *popped = PyObject_Vectorcall(heap_pop, &timers, 1, NULL);
+        PyObject *popped = timers_pop(timers);
         if (popped == NULL) goto done;
         Py_DECREF(popped);
     }
@@ -1120,16 +1114,11 @@ static int ina_session_module_init(void) {
         }
         *classes[i].type = (PyTypeObject *)cls;
     }
-    PyObject *heapq = PyImport_ImportModule("heapq");
-    if (heapq == NULL) return -1;
-    heap_push = PyObject_GetAttrString(heapq, "heappush");
-    heap_pop = PyObject_GetAttrString(heapq, "heappop");
-    Py_DECREF(heapq);
     py_udp_port = PyLong_FromLong(INA_UDP_PORT);
     py_zero = PyLong_FromLong(0);
     py_one = PyLong_FromLong(1);
     py_rto_timer = PyLong_FromLong(INA_RTO_TIMER);
-    if (heap_push == NULL || heap_pop == NULL || py_udp_port == NULL || py_zero == NULL
+    if (py_udp_port == NULL || py_zero == NULL
             || py_one == NULL || py_rto_timer == NULL)
         return -1;
     return 0;

@@ -586,7 +586,7 @@ static int ina_fast_timer(InaFast *self) {
             }
             Py_INCREF(flight);
         }
-        PyObject *popped = PyObject_Vectorcall(heap_pop, &timers, 1, NULL);
+        PyObject *popped = timers_pop(timers);
         if (popped == NULL) { if (live) Py_DECREF(flight); goto done; }
         /* (the popped entry holds its key and tries) */
         key = PyTuple_GET_ITEM(popped, 1);

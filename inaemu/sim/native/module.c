@@ -15,6 +15,10 @@ static PyMethodDef module_functions[] = {
      "attr_set(obj, name, value): obj.name = value as the C parts write it (attrs.c)"},
     {"attr_misses", (PyCFunction)Attrs_misses, METH_NOARGS,
      "attr_misses(): field accesses that took the generic path so far (attrs.c)"},
+    {"heap_push", (PyCFunction)(void (*)(void))TimerHeap_push, METH_FASTCALL,
+     "heap_push(heap, item): heapq.heappush as the INA sessions' timers take it (timerheap.c)"},
+    {"heap_pop", (PyCFunction)TimerHeap_pop, METH_O,
+     "heap_pop(heap): heapq.heappop as the INA sessions' timers take it (timerheap.c)"},
     {NULL}
 };
 
