@@ -32,15 +32,32 @@ def generator_of(seed: int, rank: int, job: int | None = None) -> np.random.Gene
 
 # fast(generator, count, magnitude): the same float32 values as `draw` below, or None
 FastDraw = Callable[[np.random.Generator, int, float], "np.ndarray | None"]
+# fast_max(generator, count, magnitude): `max_bits_of`'s pattern, drawing as `draw`, or None
+FastMax = Callable[[np.random.Generator, int, float], "int | None"]
 _fast_draw: FastDraw | None = None
+_fast_max: FastMax | None = None
 
 
-def use_fast_draw(fast: FastDraw | None) -> None:
-    """`draw` asks `fast` first from now on (None: NumPy alone). `fast` must give NumPy's very
-    values and leave the generator where NumPy would, or None for NumPy to draw them: the
-    simulator installs one it has checked so (inaemu/sim/native/fast_normals.py)."""
-    global _fast_draw
-    _fast_draw = fast
+def use_fast_draw(fast: FastDraw | None, fast_max: FastMax | None = None) -> None:
+    """`draw` asks `fast` first from now on, and `max_bits_of` `fast_max` (None: NumPy
+    alone). Each must give NumPy's very values (or their maximum) and leave the generator
+    where NumPy would, or None for NumPy to draw them: the simulator installs ones it has
+    checked so (inaemu/sim/native/fast_normals.py)."""
+    global _fast_draw, _fast_max
+    _fast_draw, _fast_max = fast, fast_max
+
+
+def max_bits_of(generator: np.random.Generator, count: int, magnitude: float = 1.0) -> int:
+    """The largest |x| of the generator's next `count` gradient values (`draw`'s) as its
+    float32 bit pattern (0 for none; 0x7F800000 and up: inf or NaN): a max pass's block,
+    without keeping the values where the fast drawer takes them."""
+    fast = _fast_max
+    if fast is not None:
+        top = fast(generator, count, magnitude)
+        if top is not None:
+            return top
+    values = draw(generator, count, magnitude)
+    return int(np.max(values.view(np.uint32) & 0x7FFFFFFF)) if count else 0
 
 
 def draw(generator: np.random.Generator, count: int, magnitude: float = 1.0) -> np.ndarray:
@@ -193,8 +210,14 @@ class GradientStream:
     def _max_bits(self, block: int, keep: bool = True) -> int:
         top = 0
         for first in range(0, self.size, block):
-            values = self._read(first, min(first + block, self.size), keep)
-            top = max(top, int(np.max(values.view(np.uint32) & 0x7FFFFFFF)))
+            end = min(first + block, self.size)
+            if first == 0 or first != self._position:       # (the first read is kept)
+                values = self._read(first, end, keep)
+                top = max(top, int(np.max(values.view(np.uint32) & 0x7FFFFFFF)))
+            else:                                           # in order: not kept, not held
+                self._position = end
+                self.drawn += end - first
+                top = max(top, max_bits_of(self._generator, end - first, self.magnitude))
         return top
 
     def _max_bits_ahead(self, block: int) -> int:

@@ -113,3 +113,52 @@ def test_gradients_are_the_definitions_whoever_draws():
         values = gradient_stream.draw(np.random.default_rng(1), 10, float("inf"))
         expected = (np.random.default_rng(1).standard_normal(10) * np.inf).astype(np.float32)
     assert values.tobytes() == expected.tobytes()
+
+
+@needs_c
+@pytest.mark.parametrize("magnitude", [1.0, 2.5e-3])
+@pytest.mark.parametrize("count", [0, 1, 65536, 1_000_003])
+def test_the_c_max_pass_is_numpys_maximum_and_state(count, magnitude):
+    ours, theirs = np.random.default_rng(count), np.random.default_rng(count)
+    top = fast_normals.max_bits_checked(ours, count, magnitude)
+    values, state = gradient_stream.numpy_draw(theirs, count, magnitude), theirs.bit_generator.state
+    assert top == (int(np.max(values.view(np.uint32) & 0x7FFFFFFF)) if count else 0)
+    assert ours.bit_generator.state == state
+    assert fast_normals.max_bits_checked(np.random.default_rng(1), 5, float("nan")) is None
+
+
+def test_a_streams_max_pass_is_the_same_with_or_without_the_c_pass():
+    """`GradientStream.max_bits` (the codec's max pass, its first block kept) and the reads
+    after it, with the simulator's drawers and with NumPy alone."""
+    from hosts.gradient_stream import GradientStream
+    length = 3 * 65536 + 17
+    whole = gradient(8, 2, length)
+    installed = gradient_stream._fast_draw, gradient_stream._fast_max
+    try:
+        for drawers in ((None, None), installed):
+            gradient_stream.use_fast_draw(*drawers)
+            stream = GradientStream(8, 2, length)
+            assert stream.max_bits() == int(np.max(whole.view(np.uint32) & 0x7FFFFFFF))
+            assert stream.drawn == length
+            assert stream.read(0, 65536).tobytes() == whole[:65536].tobytes()
+            assert stream.read(65536, length).tobytes() == whole[65536:].tobytes()
+    finally:
+        gradient_stream.use_fast_draw(*installed)
+    assert installed[1] is fast_normals.max_bits_checked
+
+
+def test_a_max_pass_that_differs_from_numpy_is_refused():
+    """The check before the C max pass is used: the sign bit kept, a value left out."""
+    def built(rule):
+        def max_bits(generator, count, magnitude):
+            values = gradient_stream.numpy_draw(generator, count, magnitude)
+            return rule(values) if count else 0
+        return max_bits
+
+    right = built(lambda values: int(np.max(values.view(np.uint32) & 0x7FFFFFFF)))
+    signed = built(lambda values: int(np.max(values.view(np.uint32))))
+    one_short = built(lambda values: int(np.max(values[:-1].view(np.uint32) & 0x7FFFFFFF,
+                                                initial=0)))
+    assert fast_normals._max_differs_from_numpy(right) is None
+    for wrong in (signed, one_short):
+        assert fast_normals._max_differs_from_numpy(wrong) is not None

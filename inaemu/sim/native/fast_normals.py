@@ -88,7 +88,7 @@ def why_not() -> str | None:
 def install() -> None:
     """`hosts.gradient_stream.draw` draws with this module from now on (built and checked at
     its first draw; NumPy's own draw wherever the check fails or no C can be built)."""
-    gradient_stream.use_fast_draw(draw_checked)
+    gradient_stream.use_fast_draw(draw_checked, max_bits_checked)
 
 
 def draw_checked(generator: np.random.Generator, count: int,
@@ -99,6 +99,15 @@ def draw_checked(generator: np.random.Generator, count: int,
     if fast is None or not math.isfinite(magnitude):
         return None
     return fast(generator, count, magnitude)
+
+
+def max_bits_checked(generator: np.random.Generator, count: int,
+                     magnitude: float) -> int | None:
+    """`gradient_stream.max_bits_of` in one C pass that keeps no value, or None where
+    `draw_checked` would not draw (the caller then draws with NumPy)."""
+    if drawer() is None or not math.isfinite(magnitude):
+        return None
+    return _state["max_bits"](generator, count, magnitude)
 
 
 def _load():
@@ -133,7 +142,16 @@ def _load():
             draw_c(bit_generator.capsule, count, float(magnitude), out)
         return out
 
-    problem = _differs_from_numpy(draw)
+    max_c = built.max_bits
+
+    def max_bits(generator: np.random.Generator, count: int, magnitude: float) -> int:
+        count = operator.index(count)
+        bit_generator = generator.bit_generator
+        with bit_generator.lock:
+            return max_c(bit_generator.capsule, count, float(magnitude))
+
+    _state["max_bits"] = max_bits
+    problem = _differs_from_numpy(draw) or _max_differs_from_numpy(max_bits)
     if problem is not None:
         _state["why_not"] = problem
         return built, None
@@ -152,4 +170,19 @@ def _differs_from_numpy(draw) -> str | None:
                 return f"fastnormals.c drew other values than NumPy (seed {seed}, x{magnitude})"
             if ours.bit_generator.state != theirs.bit_generator.state:
                 return f"fastnormals.c left the generator elsewhere (seed {seed})"
+    return None
+
+
+def _max_differs_from_numpy(max_bits) -> str | None:
+    """Where `max_bits(generator, count, magnitude)` gives another maximum than NumPy's
+    draw, or leaves the generator elsewhere, or None."""
+    for seed in CHECK_SEEDS:
+        for magnitude, count in ((1.0, CHECK_VALUES), (1e-3, 1000), (3.0, 1), (1.0, 0)):
+            ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+            top = max_bits(ours, count, magnitude)
+            values = gradient_stream.numpy_draw(theirs, count, magnitude)
+            expected = int(np.max(values.view(np.uint32) & 0x7FFFFFFF)) if count else 0
+            if top != expected or ours.bit_generator.state != theirs.bit_generator.state:
+                return f"fastnormals.c's max pass differs from NumPy's (seed {seed}, " \
+                       f"x{magnitude}, {count} values)"
     return None

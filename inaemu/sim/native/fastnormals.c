@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <string.h>
 #include "numpy/random/distributions.h"
 
 #define LAYERS 256
@@ -204,6 +205,40 @@ static PyObject *draw(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_RETURN_NONE;
 }
 
+/* max_bits(capsule, count, magnitude): the largest |x| among the generator's next `count`
+   values as `draw` gives them (float32), as its bit pattern with the sign cleared; the values
+   themselves are not kept (a codec's max pass), without the GIL */
+static PyObject *max_bits(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "max_bits(capsule, count, magnitude)");
+        return NULL;
+    }
+    if (!LEARNED) {
+        PyErr_SetString(PyExc_RuntimeError, "max_bits before learn");
+        return NULL;
+    }
+    bitgen_t *g = PyCapsule_GetPointer(args[0], "BitGenerator");
+    if (g == NULL) return NULL;
+    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
+    double magnitude = PyFloat_AsDouble(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    if (count < 0) {
+        PyErr_SetString(PyExc_ValueError, "max_bits: count must be >= 0");
+        return NULL;
+    }
+    uint32_t top = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < count; i++) {
+        float value = magnitude == 1.0 ? (float)normal(g) : (float)(normal(g) * magnitude);
+        uint32_t bits;
+        memcpy(&bits, &value, sizeof bits);
+        bits &= 0x7FFFFFFFu;
+        top = bits > top ? bits : top;
+    }
+    Py_END_ALLOW_THREADS
+    return PyLong_FromUnsignedLong(top);
+}
+
 /* trust(): whole draws matched NumPy's (fast_normals.py checked them): `add_drawn` may draw
    with `normal` too */
 static PyObject *trust(PyObject *self, PyObject *unused) {
@@ -301,6 +336,8 @@ static PyMethodDef functions[] = {
      "added to the exact sums, without the GIL"},
     {"draw", (PyCFunction)(void (*)(void))draw, METH_FASTCALL,
      "draw(capsule, count, magnitude, out): standard normals times magnitude into float32 out"},
+    {"max_bits", (PyCFunction)(void (*)(void))max_bits, METH_FASTCALL,
+     "max_bits(capsule, count, magnitude): the largest |x| bit pattern of the next draws"},
     {NULL}
 };
 
