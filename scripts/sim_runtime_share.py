@@ -22,7 +22,7 @@ def share(algo: str, size_mib: str) -> None:
     real, got = bench_sim_cores.simulate, {}
 
     def capture(*args, **kwargs):
-        got["result"] = real(*args, **kwargs)
+        got["result"] = real(*args, **kwargs, time_runtime=True)
         return got["result"]
 
     bench_sim_cores.simulate = capture

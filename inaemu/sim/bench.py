@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     job = [SimJob(1, tuple(h.name for h in topology.hosts))]
     for algo in ("ina", "ring"):
         result = simulate(topology, job, algo=algo, size_bytes=args.size_kib * 1024,
-                          elems_k=args.elems, loss=args.loss, bw=1000)
+                          elems_k=args.elems, loss=args.loss, bw=1000, time_runtime=True)
         virtual = max(r.time_s or 0.0 for r in result.records)
         print(f"{algo}: {args.workers} workers x {args.size_kib} KiB, loss {args.loss}%: "
               f"{virtual:.4f} s virtual in {result.wall_s:.2f} s wall; "

@@ -137,7 +137,7 @@ class SimResult:
     events: int
     frames: int                   # frames that crossed a link (delivered)
     switch_packets: int           # frames the switches processed
-    runtime_wall_s: float         # wall seconds spent inside the switch runtime
+    runtime_wall_s: float | None  # wall seconds inside the switch runtime (time_runtime=True)
     stop: str                     # "done" or "time limit"
     trees: dict = field(default_factory=dict)   # hierarchical job id -> TreePlan.summary()
     setup_s: float = 0.0          # wall seconds configuring the switches in this call
@@ -163,7 +163,7 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
              setup: SimSetup | None = None,
              inputs: dict[int, list[np.ndarray]] | None = None,
              keep_results: bool = True, progress_bar: bool | None = None,
-             core: str = "python") -> SimResult:
+             core: str = "python", time_runtime: bool = False) -> SimResult:
     """Run one all-reduce of `size_bytes` of float32 per worker, for every job at once.
 
     `loss` (percent) and `bw` (Mbit/s) override every link's; `deaths` kills hosts at given
@@ -184,6 +184,9 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
     `progress_bar`: a tqdm bar on stderr while the loop runs (frames moved, frames/s, virtual
     time reached, workers running); None: when `progress` is given and stderr is a terminal
     (the 10-second progress lines then give way to it).
+    `time_runtime`: measure the wall time spent inside the switch runtime
+    (`SimResult.runtime_wall_s`, else None): two clock reads a switch packet, ~1-2 % of a run,
+    so a profiling aid asked for, not a default.
     Raises SimError for a bad set-up and SimTimeLimit when workers are still running at
     `time_limit`.
     """
@@ -209,12 +212,14 @@ def simulate(topology: Topology, jobs: list[SimJob], *, algo: str, size_bytes: i
                          switches=setup.switches if setup is not None else None, core=core)
     except CoreUnavailable as error:
         raise SimError(str(error)) from None
+    for node in net.switches.values():
+        node.time_runtime = time_runtime
     try:
         return _run(net, jobs, setup, algo=algo, length=size_bytes // 4, size_bytes=size_bytes,
                     elems_k=elems_k, seed=seed, time_limit=time_limit, ina=ina,
                     transport=transport, stall_timeout=stall_timeout,
                     ring_accumulate=ring_accumulate, deaths=deaths, say=say, given=inputs,
-                    keep_results=keep_results, bar=progress_bar)
+                    keep_results=keep_results, bar=progress_bar, time_runtime=time_runtime)
     finally:
         net.close_capture()
 
@@ -256,7 +261,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
          transport: TransportConfig, stall_timeout: float, ring_accumulate: str,
          deaths: dict[str, float] | None, say: Callable[[str], None],
          given: dict[int, list[np.ndarray]] | None = None,
-         keep_results: bool = True, bar: bool = False) -> SimResult:
+         keep_results: bool = True, bar: bool = False,
+         time_runtime: bool = False) -> SimResult:
     setup_s = 0.0
     if setup is None:
         try:
@@ -341,7 +347,8 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
         gc.set_threshold(*thresholds)
         gc.unfreeze()
     wall = time.perf_counter() - started
-    result = _collect(net, members, references, verdicts, algo, wall, stop, checks)
+    result = _collect(net, members, references, verdicts, algo, wall, stop, checks,
+                      time_runtime)
     result.trees = trees
     result.setup_s = setup_s
     say(f"sim: {stop} at {net.loop.now:.6f} s virtual, {result.events} events, "
@@ -700,7 +707,8 @@ def judge_worker(algo: str, app, reference) -> tuple:
 
 
 def _collect(net: SimNetwork, members: list[_Member], references: dict, verdicts: dict,
-             algo: str, wall: float, stop: str, checks: dict) -> SimResult:
+             algo: str, wall: float, stop: str, checks: dict,
+             time_runtime: bool = False) -> SimResult:
     records = []
     for member in members:
         outcome = member.app.outcome
@@ -727,5 +735,6 @@ def _collect(net: SimNetwork, members: list[_Member], references: dict, verdicts
                      virtual_s=net.loop.now, wall_s=wall, events=net.loop.events_run,
                      frames=sum(link["delivered_packets"] for link in links),
                      switch_packets=sum(n.counters.processed for n in net.switches.values()),
-                     runtime_wall_s=sum(n.runtime_wall_s for n in net.switches.values()),
+                     runtime_wall_s=sum(n.runtime_wall_s for n in net.switches.values())
+                     if time_runtime else None,
                      stop=stop)

@@ -140,3 +140,18 @@ def test_a_captured_run_writes_the_same_files_on_both_cores(tmp_path):
     assert any(name.suffix == ".pcap" and len(data) > 1000
                for name, data in files["python"].items())
     assert b"link loss:" in files["python"][next(n for n in files["python"] if n.suffix == ".log")]
+
+
+@pytest.mark.parametrize("core", ["python", "native"])
+def test_the_runtimes_wall_time_is_measured_when_asked(core):
+    """`time_runtime=True`: the switches' time inside the runtime, some of the run's wall;
+    by default it is not measured (None), and the run is the same run."""
+    if core == "native" and native_loop_class() is None:
+        pytest.skip(f"no native core here: {why_not()}")
+    topology = star(3)
+    jobs = [SimJob(1, _hosts(topology))]
+    runs = [simulate(topology, jobs, algo="ina", size_bytes=4096, seed=1, core=core,
+                     time_runtime=timed) for timed in (False, True)]
+    assert runs[0].runtime_wall_s is None
+    assert 0 < runs[1].runtime_wall_s < runs[1].wall_s
+    assert [r.as_dict() for r in runs[0].records] == [r.as_dict() for r in runs[1].records]

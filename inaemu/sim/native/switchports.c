@@ -27,7 +27,7 @@ typedef struct {
     long long queue_packets;
     Waiting *waiting;           /* a ring of the frames waiting for service */
     Py_ssize_t waiting_head, waiting_count, waiting_capacity;
-    char busy, down;
+    char busy, down, time_runtime;
     long long stale_finishes, in_service;
     double runtime_wall_s, busy_s;
     long long received, processed, emitted, dropped_input_queue, unrouted, dropped_down;
@@ -228,10 +228,10 @@ static PyObject *ports_pipeline(Ports *self, PyObject *port, PyObject *frame, in
 /* SwitchNode._serve */
 static int ports_serve(Ports *self, PyObject *port, PyObject *frame) {
     self->busy = 1;
-    double started = wall_seconds();
+    double started = self->time_runtime ? wall_seconds() : 0.0;
     int ask_due;
     PyObject *outputs = ports_pipeline(self, port, frame, &ask_due);
-    self->runtime_wall_s += wall_seconds() - started;
+    if (self->time_runtime) self->runtime_wall_s += wall_seconds() - started;
     if (outputs == NULL) return -1;
     Py_ssize_t size = PyObject_Length(frame), copies = PyObject_Length(outputs);
     if (size < 0 || copies < 0) { Py_DECREF(outputs); return -1; }
@@ -478,6 +478,7 @@ static PyMemberDef Ports_members[] = {
     PORTS_MEMBER("_stale_finishes", stale_finishes, T_LONGLONG, 0),
     PORTS_MEMBER("_in_service", in_service, T_LONGLONG, 0),
     PORTS_MEMBER("runtime_wall_s", runtime_wall_s, T_DOUBLE, 0),
+    PORTS_MEMBER("time_runtime", time_runtime, T_BOOL, 0),
     PORTS_MEMBER("busy_s", busy_s, T_DOUBLE, 0),
     PORTS_MEMBER("received", received, T_LONGLONG, 0),
     PORTS_MEMBER("processed", processed, T_LONGLONG, 0),
