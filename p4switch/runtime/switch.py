@@ -640,5 +640,6 @@ def _checked_packet(port, packet) -> bytes:
 
 def _check_counts(packets, nbytes) -> None:
     for what, x in (("packets", packets), ("bytes", nbytes)):
-        if not isinstance(x, int) or x < 0:
-            raise InvalidArgument(f"{what} must be a non-negative int, got {x!r}")
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 1 << 64:
+            raise InvalidArgument(f"{what} must be an int in 0..2^64-1 (BMv2's 64-bit "
+                                  f"counters), got {x!r}")

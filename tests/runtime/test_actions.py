@@ -161,6 +161,10 @@ def test_indexed_counter_counts_packets_and_bytes():
     assert sw.counter_read("ctr", 1) == (2, 2 * 30)
     sw.counter_reset("ctr")
     assert sw.counter_read("ctr", 1) == (0, 0)
+    # 64 bits, wrapping as BMv2's (the C entry, or the Python one with INAEMU_NATIVE=0)
+    sw.counter_write("ctr", 1, (1 << 64) - 1, (1 << 64) - 10)
+    sw.receive(0, _frame(a=1))
+    assert sw.counter_read("ctr", 1) == (0, 20)
 
 
 def test_meter_colours_with_virtual_clock():

@@ -174,6 +174,45 @@ def test_l3_forward_routes_floods_and_drops_as_the_python_fast_path(native_cache
         assert (counter.packets, counter.bytes) == (other.packets, other.bytes), name
 
 
+def test_counters_are_64_bits_and_wrap_in_c_as_in_python(native_cache):
+    """BMv2's counters are uint64: a count past 2^64 - 1 wraps, in the C entry as in the
+    Python one, and a write that does not fit 64 bits is refused."""
+    from p4switch.runtime import ExactKey, InvalidArgument
+    program = compile_file(str(ROOT / "p4src" / "l3_forward.p4")).bmv2
+
+    def make():
+        sw = Switch(program)
+        sw.table_add("ipv4_lpm", [LpmKey(0x0A000200, 24)], "ipv4_forward",
+                     (0x0800_0000_0002, 2))
+        sw.table_add("arp_flood", [ExactKey(1)], "flood", (1,))
+        return sw
+
+    in_c, in_python = _pair(make)
+    names = in_c.counters()
+    assert names, "l3_forward.p4 counts its packets"
+    top = (1 << 64) - 1
+    for sw in (in_c, in_python):
+        for name in names:
+            for index in range(in_c.program.counters[name].size):
+                sw.counter_write(name, index, top, top - 10)
+        with pytest.raises(InvalidArgument, match="64"):
+            sw.counter_write(names[0], 0, 1 << 64, 0)
+        with pytest.raises(InvalidArgument):
+            sw.counter_write(names[0], 0, -1, 0)
+    frame = bytes.fromhex("000000000100 000000000011 0800 4500001800010000401163D20A0001010A000202"
+                          " DEADBEEF")
+    _same(in_c, in_python, [(1, frame)] * 3)
+    counted = 0
+    for name in names:
+        for index in range(in_c.program.counters[name].size):
+            got = in_c.counter_read(name, index)
+            assert got == in_python.counter_read(name, index), (name, index)
+            if got != (top, top - 10):
+                counted += 1
+                assert got[0] < 3 and got[1] < 3 * len(frame)     # wrapped past 2^64 - 1
+    assert counted > 0
+
+
 def test_ina_contributions_results_and_routes_as_the_python_fast_path(native_cache):
     program = ina_bench.ina_bmv2_json(8)
     in_c, in_python = _pair(lambda: ina_bench.configured_switch(8, 3, program))

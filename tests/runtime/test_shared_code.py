@@ -75,7 +75,7 @@ def _state_objects(program) -> list:
     for reg in program.registers.values():
         out += [reg, reg.cells] + ([reg.cells.array] if isinstance(reg.cells, BankColumn) else [])
     for counter in program.counters.values():
-        out += [counter, counter.packets, counter.bytes]
+        out += [counter, counter.packets, counter.bytes, counter.cells]
     for meter in program.meters.values():
         out += [meter, meter.meters]
     for table in program.tables.values():

@@ -8,11 +8,13 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from inaemu.compile_cache import compile_cached
 from p4switch.runtime.program import Program
 from p4switch.runtime.share import codeshare
+from p4switch.runtime.state.regbanks import BankColumn
 
 CORPUS = Path(__file__).resolve().parents[1] / "p4"
 # const entries, direct counters/meters, value sets, action profiles, meters, field lists, keys
@@ -31,8 +33,10 @@ def summary(value, depth=0):
                                             for f in dataclasses.fields(value)))
     if isinstance(value, dict):
         return {summary(k, depth + 1): summary(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, BankColumn)):
         return [summary(v, depth + 1) for v in value]
+    if isinstance(value, np.ndarray):
+        return (str(value.dtype), value.tolist())
     if callable(value):
         return "callable"
     kind = type(value).__name__

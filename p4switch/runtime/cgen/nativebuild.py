@@ -128,27 +128,6 @@ HOT int wr(PyObject *list, Py_ssize_t i, u64 value) {
     return 0;
 }
 
-static inline int add_to(PyObject *list, Py_ssize_t i, u64 value) {
-    PyObject *old = PyList_GET_ITEM(list, i), *by, *sum;
-    u64 small;
-    if (small_value(old, &small) && value < ((u64)1 << 62))
-        return wr(list, i, small + value);
-    if (PyLong_CheckExact(old)) {
-        int overflow = 0;
-        long long now = PyLong_AsLongLongAndOverflow(old, &overflow);
-        if (!overflow && now >= 0 && (u64)now < ((u64)1 << 62) && value < ((u64)1 << 62))
-            return wr(list, i, (u64)now + value);
-    }
-    by = PyLong_FromUnsignedLongLong(value);
-    if (by == NULL) return -1;
-    sum = PyNumber_Add(old, by);
-    Py_DECREF(by);
-    if (sum == NULL) return -1;
-    PyList_SET_ITEM(list, i, sum);
-    Py_DECREF(old);
-    return 0;
-}
-
 static inline int rdp(PyObject *params, Py_ssize_t i, u64 *out) {
     if (!PyTuple_Check(params) || i >= PyTuple_GET_SIZE(params)) {
         PyErr_SetString(PyExc_IndexError, "action data index out of range");

@@ -92,11 +92,15 @@ class _Block:
 
     def bank_cell(self, register, index_code: str) -> str:
         """C lvalue of `register`'s cell at `index_code` (a checked index) in its bank."""
-        array = register.cells.array
+        return self.array_cell(register.cells.array, register.cells.column, index_code)
+
+    def array_cell(self, array, column: int, index_code: str) -> str:
+        """C lvalue of row `index_code` (a checked index), column `column` of a C-contiguous
+        2-D state array (a register bank, a counter's cells)."""
         state = self.gen.state(self.gen.scope.bind("bank", array))
         name = f"BK{self.gen.state_names.index(self.gen.scope.bind('bank', array))}"
         self.banks[name] = (state, array)
-        return f"{name}[({index_code}) * {array.shape[1]} + {register.cells.column}]"
+        return f"{name}[({index_code}) * {array.shape[1]} + {column}]"
 
     # ------------------------------------------------------------------------ the C block
     def wrap(self, body: list[str]) -> list[str]:

@@ -8,7 +8,8 @@ What stays the same: what Python code sees of the PHV is still the Python lists 
 the C code works on the PHV's words (phv/layout.py `word_slots`: unsigned fields of at most 64
 bits, the hidden request slots, every validity flag) as C integers, and copies them to and
 from the lists around every piece of Python it calls (`Phv`, `phv_out`/`phv_in` in
-nativebuild.py); tables are still their dicts, registers and counters their lists.
+nativebuild.py); tables are still their dicts, registers their lists (or banks), and counters
+add to their uint64 array.
 What C does natively: conditionals, exact, LPM and keyless tables (LPM over the table's own
 levels, `Table.levels`, so every control-plane change is seen at once; ternary through the
 table's own lookup method), and the primitives `assign` to an unsigned field of at most 64
@@ -346,13 +347,12 @@ class NativeGenerator:
             return [f"{{ u64 i = {index}; if (i < {reg.size}ULL) {cell} = ({ctype}){value}; }}"]
         if op == "count" and len(params) == 2:
             counter = self._named(params[0], "counter_array", "__counters__")
-            packets = self.state(scope.bind("cpk", counter.packets))
-            nbytes = self.state(scope.bind("cby", counter.bytes))
             index = _need_exact(ex.value(params[1]))
             length = block.slot(layout.ingress_length)
-            return [f"{{ u64 i = {index}; if (i < {counter.size}ULL && "
-                    f"(add_to({packets}, (Py_ssize_t)i, 1) || "
-                    f"add_to({nbytes}, (Py_ssize_t)i, {length}))) goto fail; }}"]
+            packets = block.array_cell(counter.cells, 0, "i")    # (uint64: wraps as BMv2's)
+            nbytes = block.array_cell(counter.cells, 1, "i")
+            return [f"{{ u64 i = {index}; if (i < {counter.size}ULL) {{ {packets} += 1; "
+                    f"{nbytes} += {length}; }} }}"]
         if op == "modify_field_with_hash_based_offset" and len(params) == 4:
             slot, width = self._target(params[0], scope)
             base = _need_exact(ex.value(params[1]))

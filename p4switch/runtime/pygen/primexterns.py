@@ -127,11 +127,13 @@ class ExternCompiler:
     def _p_count(self, prim, params):
         need(prim, params, 2)
         counter = self._extern(params[0], "counter_array", "__counters__")
-        packets = self.scope.bind("cpk", counter.packets)
-        nbytes = self.scope.bind("cby", counter.bytes)
+        cells = self.scope.bind("cnt", counter.cells)     # (size, 2) uint64: packets, bytes
         index, cond = self._index(params[1], counter.size)
         plen = self.scope.layout.ingress_length   # BMv2 counts the length as received
-        body = [f"{packets}[{index}] += 1", f"{nbytes}[{index}] += f[{plen}]"]
+        # (as Python ints, masked: 64-bit counts wrap as BMv2's, where NumPy's scalars warn)
+        mask = f"{(1 << 64) - 1:#x}"
+        body = [f"_crow = {cells}[{index}]", f"_crow[0] = (int(_crow[0]) + 1) & {mask}",
+                f"_crow[1] = (int(_crow[1]) + f[{plen}]) & {mask}"]
         return body if cond == "True" else [f"if {cond}:"] + ["    " + b for b in body]
 
     def _p_execute_meter(self, prim, params):

@@ -1,12 +1,16 @@
 """Stateful externs: register arrays, counter arrays and meter arrays (BMv2 semantics).
 
-Their storage is plain lists that generated code indexes directly; control-plane operations
-mutate the lists in place so the compiled code keeps seeing the live state.
+Their storage is what generated code indexes directly (registers' and meters' lists, counters'
+uint64 array); control-plane operations mutate it in place so the compiled code keeps seeing
+the live state.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import InvalidArgument, NotFound, ResourceExhausted
+from .regbanks import BankColumn
 
 GREEN, YELLOW, RED = 0, 1, 2
 
@@ -36,14 +40,19 @@ class RegisterArray:
 
 
 class CounterArray:
-    """Packets and bytes per index (BMv2 counters always count both)."""
+    """Packets and bytes per index (BMv2 counters always count both), 64 bits each and
+    wrapping as BMv2's do. Both live in one (size, 2) uint64 array, `cells`, that the
+    generated code (Python and C) adds to in place: a count is two integer additions in C,
+    where Python ints made two new objects per packet. `packets` and `bytes` read and write
+    its columns as sequences of ints."""
 
     def __init__(self, name: str, size: int, direct_table: str | None = None):
         self.name = name
         self.size = size
         self.direct_table = direct_table
-        self.packets = [0] * size
-        self.bytes = [0] * size
+        self.cells = np.zeros((size, 2), np.uint64)
+        self.packets = BankColumn(self.cells, 0)
+        self.bytes = BankColumn(self.cells, 1)
 
     def check_index(self, index: int) -> None:
         if not isinstance(index, int) or not 0 <= index < self.size:
@@ -51,8 +60,7 @@ class CounterArray:
                                   f"[0, {self.size})")
 
     def reset(self) -> None:
-        self.packets[:] = [0] * self.size
-        self.bytes[:] = [0] * self.size
+        self.cells[:] = 0
 
 
 class Meter:

@@ -56,7 +56,8 @@ class RegisterBank:
 
 
 class BankColumn:
-    """One register of a bank, read and written as a list of ints."""
+    """One column of a 2-D integer array (a register of a bank, a counter's packets or
+    bytes), read and written as a list of ints."""
 
     __slots__ = ("array", "column")
 
@@ -74,7 +75,7 @@ class BankColumn:
 
     def __setitem__(self, index, value) -> None:
         if isinstance(index, slice):
-            self.array[index, self.column] = np.asarray(list(value), dtype=np.int64)
+            self.array[index, self.column] = np.asarray(list(value), dtype=self.array.dtype)
         else:
             self.array[index, self.column] = value
 
