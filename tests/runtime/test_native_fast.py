@@ -143,6 +143,24 @@ def test_every_divergence_leaves_as_from_the_python_fast_path(native_cache):
                          len(out[0][1]) for f, out in grown)
 
 
+def test_the_c_multicast_follows_its_group_as_it_changes(native_cache):
+    """The C takes a group's copies from the replication's cache of them: a group changed,
+    emptied or deleted between packets is what the next packet is copied to."""
+    program = _divergence_program()
+    in_c, in_python = _pair(lambda: Switch(program))
+    frame = eth_frame(ether_type=0x1234, payload=bytes([4, 0, 0, 0, 0]) + bytes(10))
+    assert _same(in_c, in_python, [(0, frame)]) == [[]]         # no group 1 yet: no copy
+    for members in ([(3, 1), (4, 2)], [(5, 1)], [(6, 1), (3, 2), (7, 3)], []):
+        for sw in (in_c, in_python):
+            sw.mc_group_set(1, members)
+        outs = _same(in_c, in_python, [(0, frame)] * 2)
+        assert [tuple(p for p, _ in out) for out in outs] == \
+            [tuple(port for port, _ in members)] * 2
+    for sw in (in_c, in_python):
+        sw.mc_group_delete(1)
+    assert _same(in_c, in_python, [(0, frame)]) == [[]]
+
+
 def test_l3_forward_routes_floods_and_drops_as_the_python_fast_path(native_cache):
     program = compile_file(str(ROOT / "p4src" / "l3_forward.p4")).bmv2
 

@@ -35,7 +35,8 @@ PLAN_FIELDS = ("init_words", "init_flags", "init_fields", "init_valid", "ingress
                "mcast_grp", "multicast", "egress_spec", "egress_port", "zero_before_length",
                "zero_after_length", "length_after_ingress", "divert_after_egress",
                "slow_after_egress", "dropped_in_egress", "spare_phv", "replicas_of",
-               "instance_type", "egress_rid", "slow_after_replica", "c_multicast")
+               "instance_type", "egress_rid", "slow_after_replica", "c_multicast",
+               "cached_replicas")
 
 METHOD = "fast"
 U64 = (1 << 64) - 1
@@ -108,7 +109,7 @@ def native_fast_path(engine, python_fast: Callable) -> Callable | None:
         "spare_phv": [None, None],     # the last packet's f and v, when nothing kept them
         "replicas_of": engine.pre.replicas, "instance_type": engine.instance_type,
         "egress_rid": engine.egress_rid, "slow_after_replica": engine.slow_after_replica,
-        "c_multicast": True}
+        "c_multicast": True, "cached_replicas": engine.pre.cached_replicas}
     if to_group and multicast is None:
         return None
     # the slots the C tests are words; every slot is in the PHV
@@ -147,7 +148,7 @@ _SOURCE = r"""
 enum {{ PL_INIT_W, PL_INIT_FL, PL_INIT_F, PL_INIT_V, PL_IN_PORT, PL_PKT_LEN, PL_IN_LEN, PL_DIVERT,
        PL_SLOW_INGRESS, PL_MCAST, PL_MULTICAST, PL_SPEC, PL_EPORT, PL_ZERO, PL_ZERO_AFTER,
        PL_NEW_LENGTH, PL_EDIVERT, PL_SLOW_EGRESS, PL_DROPPED, PL_SPARE, PL_REPLICAS, PL_ITYPE,
-       PL_RID, PL_SLOW_REPLICA, PL_C_MULTICAST, PL_SIZE }};
+       PL_RID, PL_SLOW_REPLICA, PL_C_MULTICAST, PL_CACHED_REPLICAS, PL_SIZE }};
 
 /* egress (or the deparser) may write the lists: every replica but the last gets its own */
 #define EGRESS_LISTS {egress_lists}
@@ -293,8 +294,15 @@ static PyObject *multicast_c(PyObject *S, Phv *P, PyObject *plan, PyObject *payl
     Py_ssize_t i, count;
     group = from_u64(mgid);
     if (group == NULL) return NULL;
-    call[0] = group;
-    replicas = call_py(PyTuple_GET_ITEM(plan, PL_REPLICAS), call, 1);
+    /* the group's copies as `replicas_of` gave them last (its cache, cleared on any change),
+       else asked for */
+    replicas = PyDict_GetItemWithError(PyTuple_GET_ITEM(plan, PL_CACHED_REPLICAS), group);
+    if (replicas != NULL) {{
+        Py_INCREF(replicas);
+    }} else if (!PyErr_Occurred()) {{
+        call[0] = group;
+        replicas = call_py(PyTuple_GET_ITEM(plan, PL_REPLICAS), call, 1);
+    }}
     Py_DECREF(group);
     if (replicas == NULL) return NULL;
     if (!PyList_CheckExact(replicas)) {{

@@ -54,6 +54,13 @@ class Replication:
             self._replicas[mgid] = cached
         return cached
 
+    @property
+    def cached_replicas(self) -> dict[int, list[tuple[int, int]]]:
+        """mgid -> the list `replicas` gave for it, for the groups asked for since the last
+        change: always this dict, cleared in place on any change, so generated code may hold
+        it and look a group up without calling `replicas`."""
+        return self._replicas
+
     def _changed(self) -> None:
         self._replicas.clear()
 
