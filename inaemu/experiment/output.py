@@ -59,12 +59,13 @@ def write_results(out_dir: Path, summaries: list[dict], records: list[dict]) -> 
     return written
 
 
-MAX_WORKER_TICKS = 64
+MAX_WORKER_TICKS = 16
 
 
 def worker_ticks(workers) -> list[int] | None:
-    """A tick per worker while they fit; None beyond MAX_WORKER_TICKS (matplotlib picks a few):
-    16,000 tick labels took ~90 s of a 16,000-worker run to lay out and draw."""
+    """A tick per worker while their labels fit the panel (~16 at the figure's size: 64 ran
+    into one smear); None beyond MAX_WORKER_TICKS (matplotlib picks a few integers). 16,000
+    tick labels took ~90 s of a 16,000-worker run to lay out and draw."""
     ids = sorted(workers)
     return ids if len(ids) <= MAX_WORKER_TICKS else None
 
