@@ -168,26 +168,42 @@ static PyObject *check_bounds(PyObject *self, PyObject *unused) {
 
 /* ---- drawing ------------------------------------------------------------------------------- */
 
+/* the (capsule, count, magnitude) that draw and max_bits begin with; -1 with an error set */
+static int draw_arguments(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want,
+                          const char *usage, bitgen_t **g, Py_ssize_t *count,
+                          double *magnitude) {
+    if (nargs != want) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    if (!LEARNED) {
+        PyErr_SetString(PyExc_RuntimeError, "fastnormals: a draw before learn");
+        return -1;
+    }
+    if ((*g = PyCapsule_GetPointer(args[0], "BitGenerator")) == NULL) return -1;
+    *count = PyLong_AsSsize_t(args[1]);
+    *magnitude = PyFloat_AsDouble(args[2]);
+    if (PyErr_Occurred()) return -1;
+    if (*count < 0) {
+        PyErr_SetString(PyExc_ValueError, "fastnormals: count must be >= 0");
+        return -1;
+    }
+    return 0;
+}
+
 /* draw(capsule, count, magnitude, out): the generator's next `count` standard normals times
    `magnitude`, rounded to float32 into `out` (hosts.gradient_stream.draw), without the GIL */
 static PyObject *draw(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "draw(capsule, count, magnitude, out)");
+    bitgen_t *g;
+    Py_ssize_t count;
+    double magnitude;
+    if (draw_arguments(args, nargs, 4, "draw(capsule, count, magnitude, out)", &g, &count,
+                       &magnitude) < 0)
         return NULL;
-    }
-    if (!LEARNED) {
-        PyErr_SetString(PyExc_RuntimeError, "draw before learn");
-        return NULL;
-    }
-    bitgen_t *g = PyCapsule_GetPointer(args[0], "BitGenerator");
-    if (g == NULL) return NULL;
-    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
-    double magnitude = PyFloat_AsDouble(args[2]);
-    if (PyErr_Occurred()) return NULL;
     Py_buffer out;
     if (PyObject_GetBuffer(args[3], &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         return NULL;
-    if (count < 0 || out.itemsize != 4 || out.format == NULL || strcmp(out.format, "f") != 0
+    if (out.itemsize != 4 || out.format == NULL || strcmp(out.format, "f") != 0
             || out.len < count * 4) {
         PyBuffer_Release(&out);
         PyErr_SetString(PyExc_ValueError, "draw: out must be float32 with room for count");
@@ -209,23 +225,12 @@ static PyObject *draw(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
    values as `draw` gives them (float32), as its bit pattern with the sign cleared; the values
    themselves are not kept (a codec's max pass), without the GIL */
 static PyObject *max_bits(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "max_bits(capsule, count, magnitude)");
+    bitgen_t *g;
+    Py_ssize_t count;
+    double magnitude;
+    if (draw_arguments(args, nargs, 3, "max_bits(capsule, count, magnitude)", &g, &count,
+                       &magnitude) < 0)
         return NULL;
-    }
-    if (!LEARNED) {
-        PyErr_SetString(PyExc_RuntimeError, "max_bits before learn");
-        return NULL;
-    }
-    bitgen_t *g = PyCapsule_GetPointer(args[0], "BitGenerator");
-    if (g == NULL) return NULL;
-    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
-    double magnitude = PyFloat_AsDouble(args[2]);
-    if (PyErr_Occurred()) return NULL;
-    if (count < 0) {
-        PyErr_SetString(PyExc_ValueError, "max_bits: count must be >= 0");
-        return NULL;
-    }
     uint32_t top = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < count; i++) {

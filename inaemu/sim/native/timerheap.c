@@ -24,26 +24,30 @@ static int timer_less(PyObject *a, PyObject *b) {
     return PyObject_RichCompareBool(a, b, Py_LT);
 }
 
+/* heap[a] < heap[b], held while compared (Python's `<` may run code), as heapq asks it: -1
+   when the comparison raised or changed the list's size from `size` */
+static int timer_less_at(PyObject *heap, Py_ssize_t size, Py_ssize_t a, Py_ssize_t b) {
+    PyObject *x = Py_NewRef(PyList_GET_ITEM(heap, a)), *y = Py_NewRef(PyList_GET_ITEM(heap, b));
+    int less = timer_less(x, y);
+    Py_DECREF(x);
+    Py_DECREF(y);
+    if (less >= 0 && size != PyList_GET_SIZE(heap)) {
+        PyErr_SetString(PyExc_RuntimeError, "list changed size during iteration");
+        return -1;
+    }
+    return less;
+}
+
 /* heapq's _siftdown: the item at `pos` moved up towards `start` while it is less than its
    parent. -1 on an error (a comparison raised, or it changed the list). */
 static int timer_siftdown(PyObject *heap, Py_ssize_t start, Py_ssize_t pos) {
     Py_ssize_t size = PyList_GET_SIZE(heap);
     while (pos > start) {
         Py_ssize_t parent = (pos - 1) >> 1;
-        PyObject *item = PyList_GET_ITEM(heap, pos), *above = PyList_GET_ITEM(heap, parent);
-        Py_INCREF(item);
-        Py_INCREF(above);
-        int less = timer_less(item, above);
-        Py_DECREF(item);
-        Py_DECREF(above);
+        int less = timer_less_at(heap, size, pos, parent);
         if (less < 0) return -1;
-        if (size != PyList_GET_SIZE(heap)) {
-            PyErr_SetString(PyExc_RuntimeError, "list changed size during iteration");
-            return -1;
-        }
         if (!less) break;
-        PyObject **items = ((PyListObject *)heap)->ob_item;
-        item = items[pos];
+        PyObject **items = ((PyListObject *)heap)->ob_item, *item = items[pos];
         items[pos] = items[parent];
         items[parent] = item;
         pos = parent;
@@ -58,17 +62,8 @@ static int timer_siftup(PyObject *heap, Py_ssize_t pos) {
     while (pos < limit) {
         Py_ssize_t child = 2 * pos + 1;
         if (child + 1 < end) {
-            PyObject *left = PyList_GET_ITEM(heap, child), *right = PyList_GET_ITEM(heap, child + 1);
-            Py_INCREF(left);
-            Py_INCREF(right);
-            int less = timer_less(left, right);
-            Py_DECREF(left);
-            Py_DECREF(right);
+            int less = timer_less_at(heap, end, child, child + 1);
             if (less < 0) return -1;
-            if (end != PyList_GET_SIZE(heap)) {
-                PyErr_SetString(PyExc_RuntimeError, "list changed size during iteration");
-                return -1;
-            }
             child += !less;
         }
         PyObject **items = ((PyListObject *)heap)->ob_item, *moved = items[child];
