@@ -237,11 +237,12 @@ class SwitchNode:
 
     def _drain(self) -> None:
         self._drain_event = None
-        switch = self.switch
-        started = perf_counter()
-        outputs = switch.release_queued()
         if self.time_runtime:
+            started = perf_counter()
+            outputs = self.switch.release_queued()
             self.runtime_wall_s += perf_counter() - started
+        else:
+            outputs = self.switch.release_queued()
         self._emit(outputs)
         self._schedule_drain()
 
