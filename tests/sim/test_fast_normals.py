@@ -127,6 +127,114 @@ def test_the_c_max_pass_is_numpys_maximum_and_state(count, magnitude):
     assert fast_normals.max_bits_checked(np.random.default_rng(1), 5, float("nan")) is None
 
 
+PCG64_MULTIPLIER = (2549297995355413924 << 64) | 4865540595714422341
+LOW_64 = (1 << 64) - 1
+
+
+def _output_state(word: int, high: int) -> int:
+    """A PCG64 state (its high half given) whose output is `word`: NumPy's PCG64 outputs a
+    state's halves XORed and rotated right by its top 6 bits."""
+    rotation = high >> 58
+    return (high << 64) | (high ^ (((word << rotation) | (word >> (64 - rotation))) & LOW_64))
+
+
+def _generator_giving(*words: int) -> np.random.Generator:
+    """A PCG64 generator whose next 64-bit words are `words` (one or two), then its own:
+    NumPy's PCG64 steps its 128-bit state (state x multiplier + inc) and outputs the new one,
+    so the states with those outputs are chosen and the state before them (the multiplier is
+    odd: invertible mod 2^128) and, for two, the increment between them (odd) solved for."""
+    generator = np.random.default_rng(0)
+    state = generator.bit_generator.state
+    first = _output_state(words[0], 0x0123456789ABCDEF)
+    inc = state["state"]["inc"]
+    if len(words) == 2:
+        for high in range(1, 64):
+            inc = (_output_state(words[1], high) - first * PCG64_MULTIPLIER) % (1 << 128)
+            if inc % 2:
+                break
+    state["state"]["inc"] = inc
+    state["state"]["state"] = (first - inc) * pow(PCG64_MULTIPLIER, -1, 1 << 128) % (1 << 128)
+    generator.bit_generator.state = state
+    return generator
+
+
+def _numpy_bits(word: int, magnitude: float) -> int:
+    """|x| of NumPy's value for a generator whose next word is `word`, as float32 bits."""
+    value = gradient_stream.numpy_draw(_generator_giving(word), 1, magnitude)
+    return int(value.view(np.uint32)[0] & 0x7FFFFFFF)
+
+
+def test_a_scripted_generator_gives_its_words_first():
+    words = (0, 1, 0xFFFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0001, 0x1234_5678_9ABC_DEF0)
+    for word in words:
+        assert _generator_giving(word).bit_generator.random_raw() == word
+    for pair in zip(words, words[1:]):
+        assert tuple(_generator_giving(*pair).bit_generator.random_raw(2)) == pair
+
+
+def _takes_at_once(layer: int, at: int) -> bool:
+    """Does NumPy's routine decide word (layer, +, magnitude `at`) from that word alone?"""
+    theirs = _generator_giving((at << 9) | layer)
+    one_word = _generator_giving((at << 9) | layer)
+    theirs.standard_normal()
+    one_word.bit_generator.random_raw()
+    return theirs.bit_generator.state == one_word.bit_generator.state
+
+
+@needs_c
+@pytest.mark.parametrize("magnitude", [1.0, 2.5e-3])
+@pytest.mark.parametrize("layer", [1, 2, 77, 128, 200, 254, 255])
+def test_the_c_max_pass_keeps_each_layers_largest_magnitude_exactly(layer, magnitude):
+    """The C max pass keeps a layer's largest magnitude and makes it a value at the end: a
+    magnitude that is the last one before its value's float32 rounding changes, and the first
+    one after, give NumPy's own value (one more or less would round to the other float32)."""
+    def word(at: int, sign: int = 0) -> int:
+        return (at << 9) | (sign << 8) | layer
+    low, high = 1 << 44, (1 << 44) + (1 << 24)
+    start = _numpy_bits(word(low), magnitude)
+    assert _numpy_bits(word(high), magnitude) != start
+    while high - low > 1:           # the first magnitude whose value rounds otherwise
+        middle = (low + high) // 2
+        if _numpy_bits(word(middle), magnitude) == start:
+            low = middle
+        else:
+            high = middle
+    for at in (low, high):
+        for sign in (0, 1):
+            ours = fast_normals.max_bits_checked(_generator_giving(word(at, sign)), 1, magnitude)
+            assert ours == _numpy_bits(word(at, sign), magnitude)
+    assert _numpy_bits(word(low), magnitude) != _numpy_bits(word(high), magnitude)
+
+
+@needs_c
+@pytest.mark.parametrize("layer", [2, 90, 254])   # (layer 1 has no magnitude taken at once)
+def test_the_c_max_pass_keeps_a_layers_larger_magnitude_and_hands_its_bound_to_numpy(layer):
+    """Two words of one layer: the larger magnitude first, then a smaller one (the pass keeps
+    the largest, not the last). And the words at the layer's bound (found from NumPy's
+    routine: the least magnitude it does not decide from the word alone) and one below: the
+    same maximum and the generator left where NumPy leaves it."""
+    big, small = (1 << 50) + 12345, 1 << 45
+    for sign in (0, 1):
+        words = ((big << 9) | (sign << 8) | layer, (small << 9) | layer)
+        values = gradient_stream.numpy_draw(_generator_giving(*words), 2, 1.0)
+        assert fast_normals.max_bits_checked(_generator_giving(*words), 2, 1.0) == \
+            int(np.max(values.view(np.uint32) & 0x7FFFFFFF))
+    low, high = 0, 1 << 52                   # the bound is in (low, high]
+    assert _takes_at_once(layer, low)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _takes_at_once(layer, middle):
+            low = middle
+        else:
+            high = middle
+    for at in (low, high):
+        ours, theirs = _generator_giving((at << 9) | layer), _generator_giving((at << 9) | layer)
+        top = fast_normals.max_bits_checked(ours, 1, 1.0)
+        values = gradient_stream.numpy_draw(theirs, 1, 1.0)
+        assert top == int(values.view(np.uint32)[0] & 0x7FFFFFFF)
+        assert ours.bit_generator.state == theirs.bit_generator.state
+
+
 def test_a_streams_max_pass_is_the_same_with_or_without_the_c_pass():
     """`GradientStream.max_bits` (the codec's max pass, its first block kept) and the reads
     after it, with the simulator's drawers and with NumPy alone."""

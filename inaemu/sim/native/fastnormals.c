@@ -60,6 +60,14 @@ static uint64_t replay_raw(void *st) {
     return r->real->next_raw(r->real->state);
 }
 
+/* a word the layers do not take at once: NumPy's routine decides it (and draws what more it
+   needs from the generator behind it) */
+static double numpy_normal(bitgen_t *g, uint64_t word) {
+    Replay replay = {g, word, 0};
+    bitgen_t first = {&replay, replay_u64, replay_u32, replay_double, replay_raw};
+    return random_standard_normal(&first);
+}
+
 static inline double normal(bitgen_t *g) {
     uint64_t word = g->next_uint64(g->state);
     unsigned layer = (unsigned)(word & 0xff);
@@ -70,9 +78,7 @@ static inline double normal(bitgen_t *g) {
         value.bits ^= (word & 0x100) << 55;
         return value.x;
     }
-    Replay replay = {g, word, 0};
-    bitgen_t first = {&replay, replay_u64, replay_u32, replay_double, replay_raw};
-    return random_standard_normal(&first);
+    return numpy_normal(g, word);
 }
 
 /* ---- learning the layers from NumPy's routine ---------------------------------------------- */
@@ -191,39 +197,58 @@ static int draw_arguments(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t wa
     return 0;
 }
 
+/* `out` as float32 with room for `count` values; -1 with an error set */
+static int float_out(PyObject *o, Py_buffer *out, Py_ssize_t count) {
+    if (PyObject_GetBuffer(o, out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    if (out->itemsize != 4 || out->format == NULL || strcmp(out->format, "f") != 0
+            || out->len < count * 4) {
+        PyBuffer_Release(out);
+        PyErr_SetString(PyExc_ValueError, "draw: out must be float32 with room for count");
+        return -1;
+    }
+    return 0;
+}
+
+/* a value as `draw` gives it: x times `magnitude`, rounded to float32 */
+static inline float scaled(double x, double magnitude) {
+    return magnitude == 1.0 ? (float)x : (float)(x * magnitude);
+}
+
 /* draw(capsule, count, magnitude, out): the generator's next `count` standard normals times
    `magnitude`, rounded to float32 into `out` (hosts.gradient_stream.draw), without the GIL */
 static PyObject *draw(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     bitgen_t *g;
     Py_ssize_t count;
     double magnitude;
-    if (draw_arguments(args, nargs, 4, "draw(capsule, count, magnitude, out)", &g, &count,
-                       &magnitude) < 0)
-        return NULL;
     Py_buffer out;
-    if (PyObject_GetBuffer(args[3], &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    if (draw_arguments(args, nargs, 4, "draw(capsule, count, magnitude, out)", &g, &count,
+                       &magnitude) < 0 || float_out(args[3], &out, count) < 0)
         return NULL;
-    if (out.itemsize != 4 || out.format == NULL || strcmp(out.format, "f") != 0
-            || out.len < count * 4) {
-        PyBuffer_Release(&out);
-        PyErr_SetString(PyExc_ValueError, "draw: out must be float32 with room for count");
-        return NULL;
-    }
     float *values = out.buf;
     Py_BEGIN_ALLOW_THREADS
-    if (magnitude == 1.0) {
-        for (Py_ssize_t i = 0; i < count; i++) values[i] = (float)normal(g);
-    } else {
-        for (Py_ssize_t i = 0; i < count; i++) values[i] = (float)(normal(g) * magnitude);
-    }
+    for (Py_ssize_t i = 0; i < count; i++) values[i] = scaled(normal(g), magnitude);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&out);
     Py_RETURN_NONE;
 }
 
+/* |x| of a value as `draw` gives it, as its float32 bit pattern */
+static inline uint32_t magnitude_bits(double x, double magnitude) {
+    float value = scaled(x, magnitude);
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits & 0x7FFFFFFFu;
+}
+
 /* max_bits(capsule, count, magnitude): the largest |x| among the generator's next `count`
    values as `draw` gives them (float32), as its bit pattern with the sign cleared; the values
-   themselves are not kept (a codec's max pass), without the GIL */
+   themselves are not kept (a codec's max pass), without the GIL.
+   A word a layer takes at once is its magnitude times the layer's width, and that rounded to
+   float32 (times a finite `magnitude`, the only ones fast_normals.py lets through) never
+   decreases as the magnitude grows; so only each layer's largest magnitude is kept (`most`,
+   plus one; 0 for none) and made a value once at the end: per word, an integer compare
+   instead of a value. The words NumPy's routine decides are compared as they come. */
 static PyObject *max_bits(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     bitgen_t *g;
     Py_ssize_t count;
@@ -231,13 +256,23 @@ static PyObject *max_bits(PyObject *self, PyObject *const *args, Py_ssize_t narg
     if (draw_arguments(args, nargs, 3, "max_bits(capsule, count, magnitude)", &g, &count,
                        &magnitude) < 0)
         return NULL;
+    uint64_t most[LAYERS] = {0};
     uint32_t top = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < count; i++) {
-        float value = magnitude == 1.0 ? (float)normal(g) : (float)(normal(g) * magnitude);
-        uint32_t bits;
-        memcpy(&bits, &value, sizeof bits);
-        bits &= 0x7FFFFFFFu;
+        uint64_t word = g->next_uint64(g->state);
+        unsigned layer = (unsigned)(word & 0xff);
+        uint64_t at = (word >> 9) & ((1ULL << MAGNITUDE_BITS) - 1);
+        if (at < BOUND[layer]) {
+            most[layer] = at + 1 > most[layer] ? at + 1 : most[layer];
+        } else {
+            uint32_t bits = magnitude_bits(numpy_normal(g, word), magnitude);
+            top = bits > top ? bits : top;
+        }
+    }
+    for (unsigned layer = 0; layer < LAYERS; layer++) {
+        if (most[layer] == 0) continue;
+        uint32_t bits = magnitude_bits((double)(most[layer] - 1) * WIDTH[layer], magnitude);
         top = bits > top ? bits : top;
     }
     Py_END_ALLOW_THREADS
@@ -316,7 +351,7 @@ static PyObject *add_drawn(PyObject *self, PyObject *const *args, Py_ssize_t nar
             random_standard_normal_fill(generators[r], count, drawn);
         }
         for (Py_ssize_t i = 0; i < count; i++) {
-            float value = magnitude == 1.0 ? (float)drawn[i] : (float)(drawn[i] * magnitude);
+            float value = scaled(drawn[i], magnitude);
             total[i] += (double)value;
             if (abs_total != NULL) abs_total[i] += (double)fabsf(value);
         }
