@@ -40,7 +40,8 @@ class FloatCodec:
                  'local_max', '_local_bmax', '_agreed', 'global_max', '_scale', '_limits',
                  'overflowed', 'redo_chunks', 'unresolved_overflows', '_job_body', '_table',
                  '_table_first', '_lanes', '_quantized', '_sum', '_pending', '_packet_bytes',
-                 '_wire_sums', '_block_sums', '_sum_rows', '_sum_dtype', '__weakref__')
+                 '_wire_sums', '_block_sums', '_sum_rows', '_sum_dtype', '_table_rows',
+                 '__weakref__')
 
     def __init__(self, values, *, job: int, worker: int, n: int, k: int,
                  pool_size: int, fmt: str, scaling: str, divisor: int,
@@ -134,6 +135,7 @@ class FloatCodec:
         memory = _reused(scratch, "results", self.chunks * 4 * k)
         self._wire_sums = memoryview(bytearray(self.chunks * 4 * k) if memory is None
                                      else memory[:self.chunks * 4 * k])
+        self._publish_rows()
 
     def _init_streamed(self) -> None:
         """The streamed call's state: the local max from one pass over the source (a block at
@@ -167,6 +169,7 @@ class FloatCodec:
         self._packet_bytes = HEADER_BYTES + 4 * self.k
         self._wire_sums = None
         self._block_sums: dict[int, bytearray] = {}   # block -> its RESULT lanes so far
+        self._publish_rows()
 
     @property
     def scale(self) -> float | None:
@@ -269,6 +272,7 @@ class FloatCodec:
                              self.limit, self.fmt)
             first = end
         self._quantized = first
+        self._publish_rows()
         if first == self.chunks:
             self._lanes = None
             if self.limit == self.safe_limit:
@@ -292,6 +296,7 @@ class FloatCodec:
         qz.quantize_into(table["lanes"], values, self._scale, self.limit, self.fmt)
         self._table, self._table_first, self._quantized = \
             memoryview(table.view(np.uint8)), first, end
+        self._publish_rows()
         return end
 
     def _rows(self, first: int, end: int) -> np.ndarray:
@@ -338,10 +343,16 @@ class FloatCodec:
         """(table, row bytes, first row's chunk, chunks ready): with job scaling, the CONTRIB
         payload of chunk first <= c < ready is table[(c - first) * row bytes:(c - first + 1)
         * row bytes], what `contribution` returns for it (the session's per-chunk path reads
-        it so; first is 0 but for a streamed call); (None, 0, 0, 0) otherwise."""
-        if self._table is None:
-            return None, 0, 0, 0
-        return self._table, self._packet_bytes, self._table_first, self._quantized
+        it so; first is 0 but for a streamed call); (None, 0, 0, 0) otherwise. Kept as one
+        tuple (`_table_rows`, which the native core's session reads as it is) and made again
+        whenever one of them changes (`_publish_rows`): the session asks for it on every
+        window it fills."""
+        return self._table_rows
+
+    def _publish_rows(self) -> None:
+        """`table_rows()` from the fields it gives, after any of them changed."""
+        self._table_rows = (None, 0, 0, 0) if self._table is None else \
+            (self._table, self._packet_bytes, self._table_first, self._quantized)
 
     def contribution(self, key: int, slot: int, ver: int) -> bytes:
         """The CONTRIB payload of transmission `key` (chunk `key`, or a redo past the chunks)."""
@@ -456,6 +467,7 @@ class FloatCodec:
         self._values = self._job_body = self._table = self._wire_sums = self._lanes = None
         self._last_row = self._source = None
         self._sum = self._pending = None
+        self._publish_rows()
 
     def error_bound(self, result: np.ndarray) -> np.ndarray:
         """Per element: n half-units of the scale its block's sum used, plus half an ulp."""

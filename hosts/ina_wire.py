@@ -302,9 +302,11 @@ class ChunkEncoder:
         self.chunks = vector.size // k
         self._body = vector.astype(WIRE_DTYPE).tobytes()
 
+    _table_rows = (None, 0, 0, 0)    # table_rows(), kept as FloatCodec keeps it (for C)
+
     def table_rows(self) -> tuple[None, int, int, int]:
         """No table of payloads here (FloatCodec.table_rows): every one through contribution."""
-        return None, 0, 0, 0
+        return self._table_rows
 
     def contribution(self, chunk: int, slot: int, ver: int) -> bytes:
         """The CONTRIB payload of chunk `chunk` of the vector, for (slot, ver)."""

@@ -86,3 +86,34 @@ def test_a_streamed_call_refuses_a_non_finite_value():
     x[BLOCK_VALUES + 3] = np.inf
     with pytest.raises(ValueError, match="non-finite"):
         make(ArrayStream(x), sink=lambda first, values: None)
+
+
+def _rows_from_fields(codec: FloatCodec) -> tuple:
+    """table_rows() as its fields give it (the tuple the codec keeps must always be this)."""
+    if codec._table is None:
+        return None, 0, 0, 0
+    return codec._table, codec._packet_bytes, codec._table_first, codec._quantized
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_the_kept_table_rows_follow_every_change_of_the_table(streamed):
+    """The tuple `table_rows()` returns (and the native core's session reads, `_table_rows`) is made
+    again whenever the table, its first chunk or the chunks ready change: at the start, at the
+    MAX result, at each block quantized on demand, at the release."""
+    size = 3 * BLOCK_VALUES + 7
+    x = GradientStream(4, 1, size).read(0, size)
+    codec = make(ArrayStream(x), sink=lambda first, values: None) if streamed else \
+        make(x, divisor=3)
+    seen = [codec.table_rows()]
+    assert seen[-1] == _rows_from_fields(codec)
+    codec.on_max(np.full(8, qz.float32_bits(float(np.max(np.abs(x)))), np.int64))
+    for chunk in range(codec.chunks):
+        if chunk >= codec.table_rows()[3]:
+            codec.contribution(chunk, chunk % 4, 0)
+        rows = codec.table_rows()
+        assert rows == _rows_from_fields(codec)
+        if rows != seen[-1]:
+            seen.append(rows)
+    assert len(seen) >= (4 if streamed else 2)     # the start, the MAX, (each block)
+    codec.release()
+    assert codec.table_rows() == _rows_from_fields(codec) == (None, 0, 0, 0)

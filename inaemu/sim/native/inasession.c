@@ -8,8 +8,9 @@
  * step with the silence rules (`rto_expiry_plan`), for hosts' own classes (exact types).
  * The state stays in the Python objects (nothing is kept here between calls); what another
  * module defines is called there (the estimators' `first_timer` is read at each refill, the
- * encoder's `table_rows()` and `contribution()`, the loss bursts' `window_ends`, the
- * recovery's `probe_tail`). tests/sim/test_native_ina.py checks it against the Python core.
+ * encoder's `table_rows()` as the tuple it keeps, `_table_rows`, and its `contribution()`,
+ * the loss bursts' `window_ends`, the recovery's `probe_tail`). tests/sim/test_native_ina.py
+ * checks it against the Python core.
  */
 
 #define INA_RESULT 1
@@ -39,7 +40,7 @@ enum {
     N_tries, N_slot, N_ver, N_queried, N_last_progress_chunk, N_packets_received,
     N_bytes_received, N_data_results, N_last_progress, N_last_progress_sent, N_last_sent,
     N_sent_at, N__highest_answered, N_sample, N_size, N_maximum, N_on_result, N__answered,
-    N_store, N__next_chunk, N_tail, N_probe_tail, N_table_rows, N_contribution, N_timers,
+    N_store, N__next_chunk, N_tail, N_probe_tail, N__table_rows, N_contribution, N_timers,
     N_events, N_loss_bursts, N_first_timer, N_next_position, N_serial, N__sent,
     N_window_ends, N_packets_sent, N_bytes_sent, N__tail_serial, N_suspect, N__ident,
     N_deadline, N__event, N_action, N_time, N_set, N_uplink, N_alive, N_detect_losses,
@@ -63,7 +64,7 @@ static const char *ina_name_text[N_COUNT] = {
     "tries", "slot", "ver", "queried", "last_progress_chunk", "packets_received",
     "bytes_received", "data_results", "last_progress", "last_progress_sent", "last_sent",
     "sent_at", "_highest_answered", "sample", "size", "maximum", "on_result", "_answered",
-    "store", "_next_chunk", "tail", "probe_tail", "table_rows", "contribution", "timers",
+    "store", "_next_chunk", "tail", "probe_tail", "_table_rows", "contribution", "timers",
     "events", "loss_bursts", "first_timer", "next_position", "serial", "_sent",
     "window_ends", "packets_sent", "bytes_sent", "_tail_serial", "suspect", "_ident",
     "deadline", "_event", "action", "time", "set", "uplink", "alive", "detect_losses",
@@ -311,10 +312,11 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
 #define TABLE_ROWS() do { \
         if (table.obj != NULL) PyBuffer_Release(&table); \
         Py_CLEAR(rows); \
-        rows = PyObject_CallMethodNoArgs(encoder, INA_NAME(table_rows)); \
+        rows = attr_get(encoder, INA_NAME(_table_rows)); \
         if (rows == NULL) goto done; \
         if (!PyTuple_Check(rows) || PyTuple_GET_SIZE(rows) != 4) { \
-            PyErr_SetString(PyExc_TypeError, "table_rows() must give 4 items"); goto done; } \
+            PyErr_SetString(PyExc_TypeError, "an encoder's _table_rows must be 4 items"); \
+            goto done; } \
         size = PyLong_AsLongLong(PyTuple_GET_ITEM(rows, 1)); \
         base = PyLong_AsLongLong(PyTuple_GET_ITEM(rows, 2)); \
         ready = PyLong_AsLongLong(PyTuple_GET_ITEM(rows, 3)); \
