@@ -194,3 +194,29 @@ def test_native_lpm_matches_the_python_lookup_at_every_length(native_cache, monk
             want_port = result[1][1]
             got = sw.receive(1, ipv4_packet(probe))
             assert [port for port, _ in got] == [want_port], (bit, hex(probe))
+
+
+def test_many_keys_in_turn_find_their_own_routes(native_cache, monkeypatch, l3_program):
+    """Many distinct keys for the C's ints kept by the key's low bits (nativebuild.py
+    `key_int`, 1,024 entries: 1,000 routes and as many misses share entries), each looked up
+    several times in a shuffled order: every packet goes where its own /32 route says (or
+    nowhere), in C as in Python."""
+    rng = random.Random(7)
+    switches = []
+    for native in (True, False):           # (each its own copy: a program is built once)
+        monkeypatch.setenv("INAEMU_NATIVE", "1" if native else "0")
+        switches.append(Switch(json.loads(json.dumps(l3_program.bmv2))))
+    assert "ingress" in switches[0].program.untraced.native_in_use
+    assert "ingress" not in switches[1].program.untraced.native_in_use
+    addresses = rng.sample(range(1 << 32), 2000)
+    routed = {address: index % 500 + 1 for index, address in enumerate(addresses[:1000])}
+    for sw in switches:
+        for address, port in routed.items():
+            sw.table_add("ipv4_lpm", [LpmKey(address, 32)], "ipv4_forward",
+                         (0x0800_0000_0000 | port, port))
+    order = addresses * 3
+    rng.shuffle(order)
+    for address in order:
+        want = [routed[address]] if address in routed else []
+        for sw in switches:
+            assert [port for port, _ in sw.receive(1, ipv4_packet(address))] == want

@@ -167,6 +167,22 @@ static int result(PyObject *res, long *a, PyObject **p) {
     return 0;
 }
 
+/* The int last made for a table key, by the key's low bits, kept as INT_MEMO keeps written
+   values: a switch looks up few distinct keys (addresses, ids, ports), and an int of the same
+   value from here costs no allocation and no free. Used when it holds the value asked for. */
+#define KEY_MEMO_SIZE 1024
+static PyObject *KEY_MEMO[KEY_MEMO_SIZE];
+
+static inline PyObject *key_int(u64 key) {
+    PyObject **memo = &KEY_MEMO[(key ^ (key >> 10) ^ (key >> 20)) & (KEY_MEMO_SIZE - 1)];
+    u64 now;
+    if (*memo != NULL && small_value(*memo, &now) && now == key) return Py_NewRef(*memo);
+    PyObject *k = from_u64(key);
+    if (k != NULL && key > 256)                  /* (smaller ones are CPython's own) */
+        Py_XSETREF(*memo, Py_NewRef(k));
+    return k;
+}
+
 /* a table's result for key `k` (a new reference, or NULL on a miss): the exact table's dict,
    or the table's own lookup method */
 static int lookup_key(PyObject *table, const char *method, PyObject *k, PyObject **r) {
@@ -184,7 +200,7 @@ static int lookup_key(PyObject *table, const char *method, PyObject *k, PyObject
 }
 
 static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
-    PyObject *k = from_u64(key);
+    PyObject *k = key_int(key);
     if (k == NULL) return -1;
     int failed = lookup_key(table, method, k, r);
     Py_DECREF(k);
@@ -206,7 +222,7 @@ static int lookup_levels(PyObject *levels, u64 key, PyObject **r) {
             return -1;
         }
         if (as_u64(PyTuple_GET_ITEM(level, 1), &mask)) return -1;
-        PyObject *k = from_u64(key & mask);
+        PyObject *k = key_int(key & mask);
         if (k == NULL) return -1;
         PyObject *got = PyDict_GetItemWithError(PyTuple_GET_ITEM(level, 2), k);
         Py_DECREF(k);
