@@ -21,6 +21,18 @@ needs_c = pytest.mark.skipif(native_loop_class() is None,
 TAIL = 3.6541528853610088          # the ziggurat's last layer: beyond it NumPy decides alone
 
 
+@pytest.fixture(params=["capsule", "pcg"])
+def max_pass_path(request, monkeypatch):
+    """Each max-pass test through both C passes: NumPy's generator through its capsule, and
+    PCG64 stepped in C from its public state (`max_bits_pcg`, by default only for long passes:
+    every count takes it here)."""
+    if request.param == "pcg":
+        monkeypatch.setattr(fast_normals, "PCG_MIN_COUNT", 0)
+    else:
+        monkeypatch.setattr(fast_normals, "PCG_MIN_COUNT", 1 << 62)
+    return request.param
+
+
 def _numpy(seed: int, count: int, magnitude: float) -> tuple[np.ndarray, dict]:
     generator = np.random.default_rng(seed)
     values = generator.standard_normal(count)
@@ -118,7 +130,7 @@ def test_gradients_are_the_definitions_whoever_draws():
 @needs_c
 @pytest.mark.parametrize("magnitude", [1.0, 2.5e-3])
 @pytest.mark.parametrize("count", [0, 1, 65536, 1_000_003])
-def test_the_c_max_pass_is_numpys_maximum_and_state(count, magnitude):
+def test_the_c_max_pass_is_numpys_maximum_and_state(count, magnitude, max_pass_path):
     ours, theirs = np.random.default_rng(count), np.random.default_rng(count)
     top = fast_normals.max_bits_checked(ours, count, magnitude)
     values, state = gradient_stream.numpy_draw(theirs, count, magnitude), theirs.bit_generator.state
@@ -184,7 +196,8 @@ def _takes_at_once(layer: int, at: int) -> bool:
 @needs_c
 @pytest.mark.parametrize("magnitude", [1.0, 2.5e-3])
 @pytest.mark.parametrize("layer", [1, 2, 77, 128, 200, 254, 255])
-def test_the_c_max_pass_keeps_each_layers_largest_magnitude_exactly(layer, magnitude):
+def test_the_c_max_pass_keeps_each_layers_largest_magnitude_exactly(layer, magnitude,
+                                                                   max_pass_path):
     """The C max pass keeps a layer's largest magnitude and makes it a value at the end: a
     magnitude that is the last one before its value's float32 rounding changes, and the first
     one after, give NumPy's own value (one more or less would round to the other float32)."""
@@ -208,7 +221,8 @@ def test_the_c_max_pass_keeps_each_layers_largest_magnitude_exactly(layer, magni
 
 @needs_c
 @pytest.mark.parametrize("layer", [2, 90, 254])   # (layer 1 has no magnitude taken at once)
-def test_the_c_max_pass_keeps_a_layers_larger_magnitude_and_hands_its_bound_to_numpy(layer):
+def test_the_c_max_pass_keeps_a_layers_larger_magnitude_and_hands_its_bound_to_numpy(
+        layer, max_pass_path):
     """Two words of one layer: the larger magnitude first, then a smaller one (the pass keeps
     the largest, not the last). And the words at the layer's bound (found from NumPy's
     routine: the least magnitude it does not decide from the word alone) and one below: the
@@ -253,6 +267,52 @@ def test_a_streams_max_pass_is_the_same_with_or_without_the_c_pass():
     finally:
         gradient_stream.use_fast_draw(*installed)
     assert installed[1] is fast_normals.max_bits_checked
+
+
+def test_numpys_pcg64_doubles_are_their_words_top_53_bits():
+    """What fastnormals.c's PCG64 gives NumPy's routine for a double (fast_normals checks it
+    before stepping PCG64 in C)."""
+    assert fast_normals._pcg64_doubles_are_top_53_bits()
+
+
+@needs_c
+def test_the_pcg_max_pass_refuses_bad_arguments():
+    max_pcg = fast_normals.module().max_bits_pcg
+    assert max_pcg(0, 1, 0, 1, 0, 1.0) == (0, 0, 1)          # no word: the state as it was
+    with pytest.raises(TypeError):
+        max_pcg(0, 1, 0, 1, 5)
+    with pytest.raises(ValueError):
+        max_pcg(0, 1, 0, 1, -1, 1.0)
+    with pytest.raises(OverflowError):
+        max_pcg(1 << 64, 1, 0, 1, 5, 1.0)                    # a half wider than 64 bits
+    with pytest.raises(OverflowError):
+        max_pcg(-1, 1, 0, 1, 5, 1.0)
+
+
+@needs_c
+def test_the_pcg_max_pass_is_used_for_long_passes_and_not_for_other_generators():
+    """Long passes of PCG64 take the C stepping (the same maximum and state), short ones and
+    other bit generators NumPy's generator itself."""
+    calls = []
+    original = fast_normals._max_bits_by_state
+
+    def counted(*args):
+        calls.append(args[2])
+        return original(*args)
+    for generator, count in ((np.random.default_rng(3), fast_normals.PCG_MIN_COUNT),
+                             (np.random.default_rng(3), fast_normals.PCG_MIN_COUNT - 1),
+                             (np.random.Generator(np.random.MT19937(3)), 1 << 16)):
+        expected = np.random.Generator(type(generator.bit_generator)(3))
+        fast_normals._max_bits_by_state = counted
+        try:
+            top = fast_normals.max_bits_checked(generator, count, 1.0)
+        finally:
+            fast_normals._max_bits_by_state = original
+        values = gradient_stream.numpy_draw(expected, count, 1.0)
+        assert top == int(np.max(values.view(np.uint32) & 0x7FFFFFFF))
+        assert generator.bit_generator.random_raw(4).tolist() == \
+            expected.bit_generator.random_raw(4).tolist()          # where NumPy left it
+    assert calls == [fast_normals.PCG_MIN_COUNT]
 
 
 def test_a_max_pass_that_differs_from_numpy_is_refused():

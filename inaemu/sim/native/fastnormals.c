@@ -241,14 +241,43 @@ static inline uint32_t magnitude_bits(double x, double magnitude) {
     return bits & 0x7FFFFFFFu;
 }
 
+/* The max pass. A word a layer takes at once is its magnitude times the layer's width, and
+   that rounded to float32 (times a finite `magnitude`, the only ones fast_normals.py lets
+   through) never decreases as the magnitude grows; so only each layer's largest magnitude is
+   kept (`most`, plus one; 0 for none) and made a value once at the end: per word, an integer
+   compare instead of a value. The words NumPy's routine decides are compared as they come. */
+typedef struct {
+    uint64_t most[LAYERS];
+    uint32_t top;
+} MaxPass;
+
+/* a word a layer takes at once, kept by its magnitude (1); else 0, for `max_slow` */
+static inline int max_fast(MaxPass *m, uint64_t word) {
+    unsigned layer = (unsigned)(word & 0xff);
+    uint64_t at = (word >> 9) & ((1ULL << MAGNITUDE_BITS) - 1);
+    if (at >= BOUND[layer]) return 0;
+    m->most[layer] = at + 1 > m->most[layer] ? at + 1 : m->most[layer];
+    return 1;
+}
+
+/* a word NumPy's routine decides (with `rest` behind it), compared as it comes */
+static void max_slow(MaxPass *m, uint64_t word, bitgen_t *rest, double magnitude) {
+    uint32_t bits = magnitude_bits(numpy_normal(rest, word), magnitude);
+    m->top = bits > m->top ? bits : m->top;
+}
+
+static uint32_t max_end(MaxPass *m, double magnitude) {
+    for (unsigned layer = 0; layer < LAYERS; layer++) {
+        if (m->most[layer] == 0) continue;
+        uint32_t bits = magnitude_bits((double)(m->most[layer] - 1) * WIDTH[layer], magnitude);
+        m->top = bits > m->top ? bits : m->top;
+    }
+    return m->top;
+}
+
 /* max_bits(capsule, count, magnitude): the largest |x| among the generator's next `count`
    values as `draw` gives them (float32), as its bit pattern with the sign cleared; the values
-   themselves are not kept (a codec's max pass), without the GIL.
-   A word a layer takes at once is its magnitude times the layer's width, and that rounded to
-   float32 (times a finite `magnitude`, the only ones fast_normals.py lets through) never
-   decreases as the magnitude grows; so only each layer's largest magnitude is kept (`most`,
-   plus one; 0 for none) and made a value once at the end: per word, an integer compare
-   instead of a value. The words NumPy's routine decides are compared as they come. */
+   themselves are not kept (a codec's max pass), without the GIL */
 static PyObject *max_bits(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     bitgen_t *g;
     Py_ssize_t count;
@@ -256,27 +285,100 @@ static PyObject *max_bits(PyObject *self, PyObject *const *args, Py_ssize_t narg
     if (draw_arguments(args, nargs, 3, "max_bits(capsule, count, magnitude)", &g, &count,
                        &magnitude) < 0)
         return NULL;
-    uint64_t most[LAYERS] = {0};
-    uint32_t top = 0;
+    MaxPass m = {{0}, 0};
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < count; i++) {
         uint64_t word = g->next_uint64(g->state);
-        unsigned layer = (unsigned)(word & 0xff);
-        uint64_t at = (word >> 9) & ((1ULL << MAGNITUDE_BITS) - 1);
-        if (at < BOUND[layer]) {
-            most[layer] = at + 1 > most[layer] ? at + 1 : most[layer];
-        } else {
-            uint32_t bits = magnitude_bits(numpy_normal(g, word), magnitude);
-            top = bits > top ? bits : top;
+        if (!max_fast(&m, word)) max_slow(&m, word, g, magnitude);
+    }
+    max_end(&m, magnitude);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromUnsignedLong(m.top);
+}
+
+/* ---- NumPy's PCG64, stepped here, for the max pass -------------------------------------------
+ * A PCG64 word is one step of a 128-bit LCG (state = state x multiplier + inc) and the new
+ * state's XSL-RR output (its halves XORed, rotated right by its top 6 bits). NumPy's generator
+ * gives each word through a function pointer; the max pass, which does nothing else with most
+ * words, steps the LCG itself: 3.4 ns a value became ~2.3 here. It starts from the generator's
+ * public state (fast_normals.py reads `bit_generator.state` and writes the state after back),
+ * so nothing reads NumPy's private structures, and fast_normals.py compares whole max passes
+ * and the states after them with NumPy's before it uses this. */
+typedef unsigned __int128 u128;
+static const u128 PCG_MULTIPLIER = ((u128)2549297995355413924ULL << 64) | 4865540595714422341ULL;
+
+typedef struct {
+    u128 state, inc;
+    int asked_32;            /* NumPy's routine asked for a 32-bit word: not served here */
+} Pcg;
+
+static inline uint64_t pcg_next(Pcg *p) {
+    p->state = p->state * PCG_MULTIPLIER + p->inc;
+    uint64_t x = (uint64_t)(p->state >> 64) ^ (uint64_t)p->state;
+    unsigned rotation = (unsigned)(p->state >> 122);
+    return (x >> rotation) | (x << ((64 - rotation) & 63));
+}
+
+/* the same words for NumPy's routine (a word it decides, and what it draws after it) */
+static uint64_t pcg_u64(void *st) { return pcg_next(st); }
+static uint64_t pcg_raw(void *st) { return pcg_next(st); }
+static double pcg_double(void *st) {          /* NumPy's PCG64 double: the top 53 bits */
+    return (double)(pcg_next(st) >> 11) * (1.0 / 9007199254740992.0);
+}
+static uint32_t pcg_u32(void *st) {
+    ((Pcg *)st)->asked_32 = 1;
+    return 0;
+}
+
+/* max_bits_pcg(state_hi, state_lo, inc_hi, inc_lo, count, magnitude) -> (top, state_hi,
+   state_lo): `max_bits` from a PCG64 generator's public state, stepped here; LookupError when
+   NumPy's routine asked for a 32-bit word (the caller then takes NumPy's generator itself) */
+static PyObject *max_bits_pcg(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "max_bits_pcg(state_hi, state_lo, inc_hi, inc_lo, count, magnitude)");
+        return NULL;
+    }
+    if (!LEARNED) {
+        PyErr_SetString(PyExc_RuntimeError, "fastnormals: a draw before learn");
+        return NULL;
+    }
+    unsigned long long part[4];
+    for (int i = 0; i < 4; i++) {
+        part[i] = PyLong_AsUnsignedLongLong(args[i]);
+        if (part[i] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[4]);
+    double magnitude = PyFloat_AsDouble(args[5]);
+    if (PyErr_Occurred()) return NULL;
+    if (count < 0) {
+        PyErr_SetString(PyExc_ValueError, "fastnormals: count must be >= 0");
+        return NULL;
+    }
+    Pcg p = {((u128)part[0] << 64) | part[1], ((u128)part[2] << 64) | part[3], 0};
+    bitgen_t rest = {&p, pcg_u64, pcg_u32, pcg_double, pcg_raw};
+    MaxPass m = {{0}, 0};
+    Py_BEGIN_ALLOW_THREADS
+    /* the state in a local between words (in `p` only while NumPy's routine draws from it):
+       through memory, each step waited for the last one's store */
+    Pcg local = p;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t word = pcg_next(&local);
+        if (!max_fast(&m, word)) {
+            p.state = local.state;
+            max_slow(&m, word, &rest, magnitude);
+            local.state = p.state;
         }
     }
-    for (unsigned layer = 0; layer < LAYERS; layer++) {
-        if (most[layer] == 0) continue;
-        uint32_t bits = magnitude_bits((double)(most[layer] - 1) * WIDTH[layer], magnitude);
-        top = bits > top ? bits : top;
-    }
+    p.state = local.state;
+    max_end(&m, magnitude);
     Py_END_ALLOW_THREADS
-    return PyLong_FromUnsignedLong(top);
+    if (p.asked_32) {
+        PyErr_SetString(PyExc_LookupError, "fastnormals: NumPy's routine asked for 32 bits");
+        return NULL;
+    }
+    return Py_BuildValue("(kKK)", (unsigned long)m.top, (unsigned long long)(p.state >> 64),
+                         (unsigned long long)p.state);
 }
 
 /* trust(): whole draws matched NumPy's (fast_normals.py checked them): `add_drawn` may draw
@@ -428,6 +530,9 @@ static PyMethodDef functions[] = {
      "draw(capsule, count, magnitude, out): standard normals times magnitude into float32 out"},
     {"max_bits", (PyCFunction)(void (*)(void))max_bits, METH_FASTCALL,
      "max_bits(capsule, count, magnitude): the largest |x| bit pattern of the next draws"},
+    {"max_bits_pcg", (PyCFunction)(void (*)(void))max_bits_pcg, METH_FASTCALL,
+     "max_bits_pcg(state_hi, state_lo, inc_hi, inc_lo, count, magnitude): max_bits from a "
+     "PCG64 state, stepped here; returns (top, state_hi, state_lo)"},
     {NULL}
 };
 
