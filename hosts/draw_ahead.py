@@ -22,11 +22,26 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 HELD_VALUES = 1 << 24        # values drawn ahead and not yet read, over every stream (64 MiB)
 SWITCH_S = 0.0005            # the interpreter's switch interval while drawing ahead
+
+# worker(generator, count, magnitude): a job drawing `gradient_stream.draw`'s values on a
+# thread that needs no GIL (with result(), cancel(), cancelled(), done(), as a Future), or
+# None where it does not take the draw
+DrawWorker = Callable[..., object]
+_draw_worker: DrawWorker | None = None
+
+
+def use_draw_worker(worker: DrawWorker | None) -> None:
+    """`DrawAhead.submit_draw` asks `worker` first from now on (None: the drawing threads
+    alone). It must draw the very values `gradient_stream.draw` would: the simulator installs
+    its checked C drawer's (inaemu/sim/native/fast_normals.py)."""
+    global _draw_worker
+    _draw_worker = worker
 
 
 def usable_cores() -> int:
@@ -55,6 +70,7 @@ class DrawAhead:
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._switch: float | None = None
+        self._jobs: deque = deque()     # the draw worker's jobs, until done (ended at the exit)
 
     def __enter__(self) -> "DrawAhead":
         if self.threads == 0:
@@ -68,6 +84,10 @@ class DrawAhead:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        jobs, self._jobs = self._jobs, deque()
+        started = [job for job in jobs if not job.cancel()]   # the draw worker's: the queued
+        for job in started:                                    # cancelled, the rest waited for
+            job.result()
         self.held = 0       # what streams drew ahead and never read is theirs to drop
         if self._switch is not None:
             sys.setswitchinterval(self._switch)
@@ -81,6 +101,24 @@ class DrawAhead:
         """`work(*args)` on a drawing thread, or None when closed (the caller works itself)."""
         pool = self._pool
         return None if pool is None else pool.submit(work, *args)
+
+    def submit_draw(self, draw: Callable, generator, count: int, magnitude: float):
+        """`draw(generator, count, magnitude)` ahead: by the draw worker where one is installed
+        and takes it (its thread never waits for the GIL, which the simulation's thread holds
+        nearly always), else on a drawing thread; a Future (or the worker's job, which answers
+        the same calls), or None when closed. The generator is the job's until it is done."""
+        if self._pool is None:
+            return None
+        worker = _draw_worker
+        if worker is not None:
+            job = worker(generator, count, magnitude)
+            if job is not None:
+                jobs = self._jobs
+                while jobs and jobs[0].done():      # (done ones let go of their values)
+                    jobs.popleft()
+                jobs.append(job)
+                return job
+        return self._pool.submit(draw, generator, count, magnitude)
 
     def reserve(self, values: int) -> bool:
         """Room for `values` more values held ahead (then counted until `release`)? Never

@@ -155,7 +155,7 @@ class GradientStream:
         if not self._ahead.reserve(count):
             return
         state = self._generator.bit_generator.state
-        future = self._ahead.submit(draw, self._generator, count, self.magnitude)
+        future = self._ahead.submit_draw(draw, self._generator, count, self.magnitude)
         if future is None:                       # closed: read as without it
             self._ahead.release(count)
             return

@@ -1,6 +1,8 @@
 """A gradient stream drawn ahead on other threads (`GradientStream(ahead=DrawAhead())`) must
 read exactly the values of `gradient(seed, rank, length)` whatever the order of its reads, hold
-no more ahead than its budget, and leave the interpreter as it found it."""
+no more ahead than its budget, and leave the interpreter as it found it. These are the drawing
+threads' tests: the simulator's draw worker, which the simulator installs
+(`use_draw_worker`), is left out here and tested in tests/sim/test_draw_worker.py."""
 
 from __future__ import annotations
 
@@ -9,11 +11,17 @@ import sys
 import numpy as np
 import pytest
 
+from hosts import draw_ahead
 from hosts.agent import gradient
 from hosts.draw_ahead import DrawAhead
 from hosts.gradient_stream import GradientStream
 
 LENGTH, BLOCK = 300_007, 65_536
+
+
+@pytest.fixture(autouse=True)
+def _drawing_threads_only(monkeypatch):
+    monkeypatch.setattr(draw_ahead, "_draw_worker", None)
 
 
 def _ranges(length: int, block: int) -> list[tuple[int, int]]:

@@ -39,7 +39,7 @@ from typing import Callable
 
 import numpy as np
 
-from hosts import gradient_stream
+from hosts import draw_ahead, gradient_stream
 
 PREFIX = "inaemu_fast_normals_"
 CHECK_SEEDS = (0, 1, 2, 12345)
@@ -97,8 +97,22 @@ def why_not() -> str | None:
 
 def install() -> None:
     """`hosts.gradient_stream.draw` draws with this module from now on (built and checked at
-    its first draw; NumPy's own draw wherever the check fails or no C can be built)."""
+    its first draw; NumPy's own draw wherever the check fails or no C can be built), and the
+    draws ahead (`hosts.draw_ahead`) on this module's own thread, which needs no GIL."""
     gradient_stream.use_fast_draw(draw_checked, max_bits_checked)
+    draw_ahead.use_draw_worker(draw_job)
+
+
+def draw_job(generator: np.random.Generator, count: int, magnitude: float):
+    """`draw_checked(generator, count, magnitude)` as a job on fastnormals.c's own thread (a
+    `DrawJob`: result(), cancel(), cancelled(), done()), or None where the C does not draw:
+    the caller then draws as it would have. The generator is the job's until it is done."""
+    if drawer() is None or not math.isfinite(magnitude):
+        return None
+    count = operator.index(count)
+    bit_generator = generator.bit_generator
+    return _state["module"].submit(bit_generator.capsule, count, float(magnitude),
+                                   np.empty(count, np.float32), bit_generator)
 
 
 def draw_checked(generator: np.random.Generator, count: int,

@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include "numpy/random/distributions.h"
 
@@ -516,6 +517,224 @@ static PyObject *add_values(PyObject *self, PyObject *const *args, Py_ssize_t na
     Py_RETURN_NONE;
 }
 
+/* ---- draws on a thread of this file's own (fast_normals.py `DrawWorker`) ------------------
+ * A stream's next block drawn ahead on a Python thread needs the GIL twice (to start the job,
+ * and after the draw), and the simulation's thread, which holds it nearly always and gives it
+ * up only between Python calls, kept those draws waiting and then waited for them itself. A
+ * `DrawJob` is drawn by a POSIX thread that never takes the GIL: the job holds the generator's
+ * bit generator and the output buffer (and the objects that own them) from `submit` until it
+ * is freed, and the thread touches nothing else. The generator is the job's until it is done
+ * or cancelled (the stream reads nothing else from it meanwhile). One thread, jobs in the
+ * order submitted. */
+enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_CANCELLED };
+
+typedef struct DrawJob {
+    PyObject_HEAD
+    PyObject *owner;                /* the bit generator whose memory `g` is (its capsule owns
+                                     * nothing) */
+    Py_buffer out;                  /* float32, `count` values */
+    bitgen_t *g;
+    Py_ssize_t count;
+    double magnitude;
+    int state;                      /* under job_mutex */
+    struct DrawJob *next;           /* the queue, while queued */
+} DrawJob;
+
+static pthread_mutex_t job_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_queued = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t job_ended = PTHREAD_COND_INITIALIZER;
+static DrawJob *queue_head, *queue_tail;
+static DrawJob *running_job;        /* the one the thread draws, if any */
+static int worker_running;
+
+static void *draw_worker(void *unused) {
+    pthread_mutex_lock(&job_mutex);
+    for (;;) {
+        while (queue_head == NULL) pthread_cond_wait(&job_queued, &job_mutex);
+        DrawJob *job = queue_head;
+        queue_head = job->next;
+        if (queue_head == NULL) queue_tail = NULL;
+        job->next = NULL;
+        job->state = JOB_RUNNING;
+        running_job = job;
+        pthread_mutex_unlock(&job_mutex);
+        float *values = job->out.buf;
+        for (Py_ssize_t i = 0; i < job->count; i++)
+            values[i] = scaled(normal(job->g), job->magnitude);
+        pthread_mutex_lock(&job_mutex);
+        job->state = JOB_DONE;
+        running_job = NULL;
+        pthread_cond_broadcast(&job_ended);
+    }
+    return NULL;
+}
+
+/* fork: the child has no drawing thread. Its copies of the jobs it waited for are cancelled
+   (a result() raises instead of waiting forever) and its next submit starts a thread. */
+static void before_fork(void) { pthread_mutex_lock(&job_mutex); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&job_mutex); }
+static void after_fork_child(void) {
+    pthread_mutex_init(&job_mutex, NULL);
+    pthread_cond_init(&job_queued, NULL);
+    pthread_cond_init(&job_ended, NULL);
+    for (DrawJob *job = queue_head, *next; job != NULL; job = next) {
+        next = job->next;
+        job->next = NULL;
+        job->state = JOB_CANCELLED;
+    }
+    if (running_job != NULL) running_job->state = JOB_CANCELLED;
+    queue_head = queue_tail = running_job = NULL;
+    worker_running = 0;
+}
+
+/* a queued job out of the queue (under job_mutex) */
+static void unqueue(DrawJob *job) {
+    DrawJob **link = &queue_head, *before = NULL;
+    while (*link != NULL && *link != job) {
+        before = *link;
+        link = &(*link)->next;
+    }
+    if (*link == NULL) return;
+    *link = job->next;
+    if (queue_tail == job) queue_tail = before;
+    job->next = NULL;
+}
+
+/* until the job is done or cancelled, without the GIL */
+static void wait_ended(DrawJob *job) {
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&job_mutex);
+    while (job->state == JOB_QUEUED || job->state == JOB_RUNNING)
+        pthread_cond_wait(&job_ended, &job_mutex);
+    pthread_mutex_unlock(&job_mutex);
+    Py_END_ALLOW_THREADS
+}
+
+static int job_state(DrawJob *job) {
+    pthread_mutex_lock(&job_mutex);
+    int state = job->state;
+    pthread_mutex_unlock(&job_mutex);
+    return state;
+}
+
+static void DrawJob_dealloc(DrawJob *job) {
+    /* queued: taken out; running: waited for (the thread writes into `out`) */
+    pthread_mutex_lock(&job_mutex);
+    if (job->state == JOB_QUEUED) {
+        unqueue(job);
+        job->state = JOB_CANCELLED;
+    }
+    int running = job->state == JOB_RUNNING;
+    pthread_mutex_unlock(&job_mutex);
+    if (running) wait_ended(job);
+    if (job->out.obj != NULL) PyBuffer_Release(&job->out);
+    Py_XDECREF(job->owner);
+    Py_TYPE(job)->tp_free((PyObject *)job);
+}
+
+/* result(): the output array once drawn (waiting for it without the GIL); CancelledError-like
+   RuntimeError when cancelled before it ran */
+static PyObject *DrawJob_result(DrawJob *job, PyObject *unused) {
+    wait_ended(job);
+    if (job_state(job) == JOB_CANCELLED) {
+        PyErr_SetString(PyExc_RuntimeError, "the draw was cancelled");
+        return NULL;
+    }
+    return Py_NewRef(job->out.obj);
+}
+
+/* cancel(): True when the job had not started (it never will), else False */
+static PyObject *DrawJob_cancel(DrawJob *job, PyObject *unused) {
+    pthread_mutex_lock(&job_mutex);
+    int queued = job->state == JOB_QUEUED;
+    if (queued) {
+        unqueue(job);
+        job->state = JOB_CANCELLED;
+        pthread_cond_broadcast(&job_ended);
+    }
+    pthread_mutex_unlock(&job_mutex);
+    return PyBool_FromLong(queued);
+}
+
+static PyObject *DrawJob_cancelled(DrawJob *job, PyObject *unused) {
+    return PyBool_FromLong(job_state(job) == JOB_CANCELLED);
+}
+
+static PyObject *DrawJob_done(DrawJob *job, PyObject *unused) {
+    int state = job_state(job);
+    return PyBool_FromLong(state == JOB_DONE || state == JOB_CANCELLED);
+}
+
+static PyMethodDef DrawJob_methods[] = {
+    {"result", (PyCFunction)DrawJob_result, METH_NOARGS, "the values, once drawn"},
+    {"cancel", (PyCFunction)DrawJob_cancel, METH_NOARGS, "cancel if not started"},
+    {"cancelled", (PyCFunction)DrawJob_cancelled, METH_NOARGS, "cancelled before it ran?"},
+    {"done", (PyCFunction)DrawJob_done, METH_NOARGS, "drawn or cancelled?"},
+    {NULL}
+};
+
+static PyTypeObject DrawJobType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fastnormals.DrawJob",
+    .tp_basicsize = sizeof(DrawJob),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)DrawJob_dealloc,
+    .tp_methods = DrawJob_methods,
+    .tp_doc = "a draw on this module's own thread (submit)",
+};
+
+/* submit(capsule, count, magnitude, out, owner) -> DrawJob: `draw` on this module's thread;
+   `owner`, the bit generator whose capsule it is, is kept alive by the job. The caller keeps
+   the generator to itself until the job is done or cancelled. */
+static PyObject *submit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    bitgen_t *g;
+    Py_ssize_t count;
+    double magnitude;
+    if (draw_arguments(args, nargs, 5, "submit(capsule, count, magnitude, out, owner)", &g,
+                       &count, &magnitude) < 0)
+        return NULL;
+    if (!TRUSTED) {
+        PyErr_SetString(PyExc_RuntimeError, "fastnormals: submit before the draws were trusted");
+        return NULL;
+    }
+    DrawJob *job = PyObject_New(DrawJob, &DrawJobType);
+    if (job == NULL) return NULL;
+    job->owner = Py_NewRef(args[4]);
+    job->out.obj = NULL;
+    job->g = g;
+    job->count = count;
+    job->magnitude = magnitude;
+    job->next = NULL;
+    job->state = JOB_CANCELLED;            /* (until queued: a failure below frees it so) */
+    if (float_out(args[3], &job->out, count) < 0) {
+        Py_DECREF(job);
+        return NULL;
+    }
+    pthread_mutex_lock(&job_mutex);
+    if (!worker_running) {
+        pthread_t thread;
+        pthread_attr_t attributes;
+        pthread_attr_init(&attributes);
+        pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&thread, &attributes, draw_worker, NULL);
+        pthread_attr_destroy(&attributes);
+        if (failed) {
+            pthread_mutex_unlock(&job_mutex);
+            Py_DECREF(job);
+            PyErr_SetString(PyExc_RuntimeError, "fastnormals: no thread for the draws");
+            return NULL;
+        }
+        worker_running = 1;
+    }
+    job->state = JOB_QUEUED;
+    if (queue_tail != NULL) queue_tail->next = job;
+    else queue_head = job;
+    queue_tail = job;
+    pthread_cond_signal(&job_queued);
+    pthread_mutex_unlock(&job_mutex);
+    return (PyObject *)job;
+}
+
 static PyMethodDef functions[] = {
     {"learn", learn, METH_NOARGS, "learn(): the layers' bounds and widths, from NumPy's routine"},
     {"check_bounds", check_bounds, METH_NOARGS,
@@ -526,6 +745,9 @@ static PyMethodDef functions[] = {
      "added to the exact sums, without the GIL"},
     {"add_values", (PyCFunction)(void (*)(void))add_values, METH_FASTCALL,
      "add_values(values, total, abs_total): float32 values added to the exact sums"},
+    {"submit", (PyCFunction)(void (*)(void))submit, METH_FASTCALL,
+     "submit(capsule, count, magnitude, out, owner): `draw` on this module's own thread, a "
+     "DrawJob"},
     {"draw", (PyCFunction)(void (*)(void))draw, METH_FASTCALL,
      "draw(capsule, count, magnitude, out): standard normals times magnitude into float32 out"},
     {"max_bits", (PyCFunction)(void (*)(void))max_bits, METH_FASTCALL,
@@ -541,5 +763,10 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
+    if (PyType_Ready(&DrawJobType) < 0) return NULL;
+    if (pthread_atfork(before_fork, after_fork_parent, after_fork_child) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "fastnormals: pthread_atfork failed");
+        return NULL;
+    }
     return PyModule_Create(&module_def);
 }
