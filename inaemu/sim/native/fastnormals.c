@@ -466,11 +466,12 @@ static PyObject *add_drawn(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; r < n; r++) {
         if (TRUSTED) {
-            for (Py_ssize_t i = 0; i < count; i++) drawn[i] = normal(generators[r]);
+            for (Py_ssize_t i = 0; i < count; i++)
+                values[i] = scaled(normal(generators[r]), magnitude);
         } else {
             random_standard_normal_fill(generators[r], count, drawn);
+            for (Py_ssize_t i = 0; i < count; i++) values[i] = scaled(drawn[i], magnitude);
         }
-        for (Py_ssize_t i = 0; i < count; i++) values[i] = scaled(drawn[i], magnitude);
         add_floats(total, abs_total, values, count);
     }
     Py_END_ALLOW_THREADS
