@@ -85,8 +85,9 @@ class DrawAhead:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         jobs, self._jobs = self._jobs, deque()
-        started = [job for job in jobs if not job.cancel()]   # the draw worker's: the queued
-        for job in started:                                    # cancelled, the rest waited for
+        # the draw worker's: the queued cancelled, then the one drawing waited for
+        started = [job for job in jobs if not job.cancel() and not job.cancelled()]
+        for job in started:
             job.result()
         self.held = 0       # what streams drew ahead and never read is theirs to drop
         if self._switch is not None:

@@ -6,8 +6,9 @@ normals of `fast_normals` (NumPy's very values), or with NumPy's own routine whe
 checks did not pass. And `add_values`: one rank's values added to the sums in one vectorized
 pass, for the INA check, which sums what the workers quantize.
 
-Never a requirement: `add_drawn()` and `add_values()` are None without a compiler, without NumPy's random
-library, or with `INAEMU_NATIVE=0`, and the check then draws with NumPy.
+Never a requirement: `add_drawn()` and `add_values()` are None without a compiler, without
+NumPy's random library, or with `INAEMU_NATIVE=0`, and the check then draws (and adds) with
+NumPy.
 """
 
 from __future__ import annotations

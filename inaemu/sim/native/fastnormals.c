@@ -1,5 +1,8 @@
 /* NumPy's standard normals, the same values, drawn ~3x faster (fast_normals.py), and the
- * ring check's exact sums of them (exact_sums.py).
+ * ring check's exact sums of them (exact_sums.py). Also here, since they draw the same way:
+ * the max pass (per layer, and stepping PCG64 itself for long passes), the draws ahead on a
+ * thread of this file's own that never takes the GIL (`DrawJob`), and one rank's values added
+ * to the exact sums (`add_values`).
  *
  * `Generator.standard_normal` draws each value with NumPy's ziggurat: one 64-bit word gives a
  * layer (its low byte), a sign and a 52-bit magnitude, and when the magnitude is below the
@@ -198,17 +201,24 @@ static int draw_arguments(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t wa
     return 0;
 }
 
-/* `out` as float32 with room for `count` values; -1 with an error set */
-static int float_out(PyObject *o, Py_buffer *out, Py_ssize_t count) {
-    if (PyObject_GetBuffer(o, out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+/* `o` as a writable C-contiguous buffer of at least `count` items of struct format `format`
+   (`itemsize` bytes each); -1 with ValueError(`problem`) otherwise */
+static int typed_buffer(PyObject *o, Py_buffer *view, Py_ssize_t count, const char *format,
+                        Py_ssize_t itemsize, const char *problem) {
+    if (PyObject_GetBuffer(o, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         return -1;
-    if (out->itemsize != 4 || out->format == NULL || strcmp(out->format, "f") != 0
-            || out->len < count * 4) {
-        PyBuffer_Release(out);
-        PyErr_SetString(PyExc_ValueError, "draw: out must be float32 with room for count");
+    if (view->itemsize != itemsize || view->format == NULL || strcmp(view->format, format) != 0
+            || view->len < count * itemsize) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, problem);
         return -1;
     }
     return 0;
+}
+
+/* `out` as float32 with room for `count` values; -1 with an error set */
+static int float_out(PyObject *o, Py_buffer *out, Py_ssize_t count) {
+    return typed_buffer(o, out, count, "f", 4, "draw: out must be float32 with room for count");
 }
 
 /* a value as `draw` gives it: x times `magnitude`, rounded to float32 */
@@ -397,15 +407,7 @@ static PyObject *trust(PyObject *self, PyObject *unused) {
  * caller's own, already at the block's first value, and nobody else's meanwhile. Drawn by
  * `normal` once trusted, else by NumPy's own `random_standard_normal_fill`. */
 static int sums_buffer(PyObject *o, Py_buffer *view, Py_ssize_t count) {
-    if (PyObject_GetBuffer(o, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
-        return -1;
-    if (view->itemsize != 8 || view->format == NULL || strcmp(view->format, "d") != 0
-            || view->len < count * 8) {
-        PyBuffer_Release(view);
-        PyErr_SetString(PyExc_ValueError, "sums: float64 arrays of at least count values");
-        return -1;
-    }
-    return 0;
+    return typed_buffer(o, view, count, "d", 8, "sums: float64 arrays of at least count values");
 }
 
 /* One rank's float32 values into the exact float64 sums, and their magnitudes into the sums
