@@ -445,12 +445,14 @@ static PyObject *add_drawn(PyObject *self, PyObject *const *args, Py_ssize_t nar
     }
     Py_ssize_t n = PyTuple_GET_SIZE(args[0]);
     bitgen_t **generators = PyMem_Malloc(sizeof(bitgen_t *) * (n ? n : 1));
-    double *drawn = PyMem_Malloc(sizeof(double) * (count ? count : 1));
+    /* NumPy's doubles, before they are scaled to float32: only where NumPy draws them */
+    int trusted = TRUSTED;
+    double *drawn = trusted ? NULL : PyMem_Malloc(sizeof(double) * (count ? count : 1));
     float *values = PyMem_Malloc(sizeof(float) * (count ? count : 1));
     Py_buffer total_view, abs_view;
     int has_total = 0, has_abs = 0;
     PyObject *result = NULL;
-    if (generators == NULL || drawn == NULL || values == NULL) {
+    if (generators == NULL || (!trusted && drawn == NULL) || values == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -467,7 +469,7 @@ static PyObject *add_drawn(PyObject *self, PyObject *const *args, Py_ssize_t nar
     double *total = total_view.buf, *abs_total = has_abs ? abs_view.buf : NULL;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; r < n; r++) {
-        if (TRUSTED) {
+        if (trusted) {
             for (Py_ssize_t i = 0; i < count; i++)
                 values[i] = scaled(normal(generators[r]), magnitude);
         } else {
