@@ -249,6 +249,26 @@ def test_the_c_max_pass_keeps_a_layers_larger_magnitude_and_hands_its_bound_to_n
         assert ours.bit_generator.state == theirs.bit_generator.state
 
 
+@needs_c
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("order", ["slow first", "slow second", "fast only"])
+def test_the_pcg_max_pass_steps_its_two_chains_over_every_word_numpy_takes(count, order,
+                                                                          max_pass_path):
+    """The PCG pass steps the even and the odd states as two chains: a word NumPy's routine
+    decides (it draws more words) as the first or the second of a pair, and passes of odd
+    and even lengths, give NumPy's maximum and leave the generator where NumPy does."""
+    slow = ((1 << 52) - 1) << 9 | 255          # the last layer's largest magnitude: NumPy's
+    fast = (1 << 45) << 9 | 90
+    assert not _takes_at_once(255, (1 << 52) - 1) and _takes_at_once(90, 1 << 45)
+    words = {"slow first": (slow, fast), "slow second": (fast, slow),
+             "fast only": (fast, fast)}[order]
+    ours, theirs = _generator_giving(*words), _generator_giving(*words)
+    top = fast_normals.max_bits_checked(ours, count, 1.0)
+    values = gradient_stream.numpy_draw(theirs, count, 1.0)
+    assert top == int(np.max(values.view(np.uint32) & 0x7FFFFFFF))
+    assert ours.bit_generator.state == theirs.bit_generator.state
+
+
 def test_a_streams_max_pass_is_the_same_with_or_without_the_c_pass():
     """`GradientStream.max_bits` (the codec's max pass, its first block kept) and the reads
     after it, with the simulator's drawers and with NumPy alone."""
