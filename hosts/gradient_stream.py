@@ -47,6 +47,23 @@ def use_fast_draw(fast: FastDraw | None, fast_max: FastMax | None = None) -> Non
     _fast_draw, _fast_max = fast, fast_max
 
 
+# passes made ahead of the streams (hosts/max_passes.py: take(key) -> int | None, put(key,
+# top), drop(key)), keyed by (seed, rank, length, magnitude, job), or None
+_passes = None
+
+
+def use_passes(passes) -> None:
+    """`GradientStream.max_bits` asks `passes` first from now on (None: every stream makes
+    its own pass)."""
+    global _passes
+    _passes = passes
+
+
+def passes_in_use():
+    """What `use_passes` was last given."""
+    return _passes
+
+
 def max_bits_of(generator: np.random.Generator, count: int, magnitude: float = 1.0) -> int:
     """The largest |x| of the generator's next `count` gradient values (`draw`'s) as its
     float32 bit pattern (0 for none; 0x7F800000 and up: inf or NaN): a max pass's block,
@@ -56,8 +73,11 @@ def max_bits_of(generator: np.random.Generator, count: int, magnitude: float = 1
         top = fast(generator, count, magnitude)
         if top is not None:
             return top
-    values = draw(generator, count, magnitude)
-    return int(np.max(values.view(np.uint32) & 0x7FFFFFFF)) if count else 0
+    top = 0
+    for first in range(0, count, SKIP_BLOCK):        # (a long pass never held whole)
+        values = draw(generator, min(SKIP_BLOCK, count - first), magnitude)
+        top = max(top, int(np.max(values.view(np.uint32) & 0x7FFFFFFF)))
+    return top
 
 
 def draw(generator: np.random.Generator, count: int, magnitude: float = 1.0) -> np.ndarray:
@@ -100,6 +120,7 @@ class GradientStream:
         self._pending: tuple[int, int, dict, Future] | None = None
         self._max_pass: Future | None = None    # the max pass, drawn ahead
         self._kept_reserved = 0      # values of the kept first read counted in the budget
+        self._max_given = False      # the max pass came from `use_passes`: no second pass
         self._restart()
 
     def _restart(self) -> None:
@@ -126,7 +147,7 @@ class GradientStream:
 
     def _read(self, first: int, end: int, keep: bool = True) -> np.ndarray:
         """Values [first, end) drawn here; the first read of all kept if `keep`."""
-        fresh = self._position == 0 and self.drawn == 0
+        fresh = self._position == 0 and self.drawn == 0 and not self._max_given
         if self._kept is not None and first == 0 and end == self._kept[0] \
                 and self._position >= end:
             # the first read again, with the generator past it: the values kept, and the
@@ -188,7 +209,26 @@ class GradientStream:
         if ahead is not None and not ahead.cancel():
             return ahead.result()
         self._drawn_ahead(-1, -1)        # a range drawn ahead: waited for, the generator back
-        return self._max_bits(block)
+        return self._shared_max_bits(block)[0]
+
+    def _shared_max_bits(self, block: int, keep: bool = True) -> tuple[int, bool]:
+        """(`_max_bits`, whether it was made here): the pass given by `use_passes` when it
+        has it (or is making it), else made here and given to it."""
+        passes = _passes
+        if passes is None:
+            return self._max_bits(block, keep), True
+        key = (self.seed, self.rank, self.size, self.magnitude, self.job)
+        top = passes.take(key)
+        if top is not None:
+            self._max_given = True
+            return top, False
+        try:
+            top = self._max_bits(block, keep)
+        except BaseException:
+            passes.drop(key)
+            raise
+        passes.put(key, top)
+        return top, True
 
     def _settle_max_pass(self) -> None:
         """A max pass drawn ahead and not asked for is waited for (or cancelled) before the
@@ -229,9 +269,11 @@ class GradientStream:
         ahead)."""
         first_block = min(block, self.size)
         keep = first_block > 0 and self._ahead.reserve(first_block)
-        top = self._max_bits(block, keep)
-        if keep:
+        top, made = self._shared_max_bits(block, keep)
+        if keep and made:
             self._kept_reserved = first_block
+        elif keep:
+            self._ahead.release(first_block)
         return top
 
     def max_pass_ahead(self, block: int = SKIP_BLOCK) -> None:

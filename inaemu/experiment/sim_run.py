@@ -25,8 +25,7 @@ class SimUnavailable(RuntimeError):
 
 def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
     try:
-        from inaemu.sim.driver import (InaOptions, SimJob, SimTimeLimit, prepare_setup,
-                                       simulate)
+        from inaemu.sim.driver import InaOptions, SimJob, max_passes_ahead
     except ImportError as error:
         raise SimUnavailable(f"the simulator is not available: {error}") from None
     from controller.trees import choose_roots
@@ -37,11 +36,26 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
             for (job, hosts), root in zip(job_hosts.items(), roots)]
     everyone = [host for hosts in job_hosts.values() for host in hosts]
     deaths = {everyone[worker]: at for worker, at in cfg.kill}
-    records: list[dict] = []
     from inaemu.sim.cores import chosen_core
     core, why_not_native = chosen_core(cfg.sim_core)
     progress(f"run: sim: the {core} core" + (
         f" (the native one is not available here: {why_not_native})" if why_not_native else ""))
+    ina = InaOptions(pool_size=cfg.pool_size, window=cfg.window, rto=cfg.rto,
+                     rto_max=rto_max(cfg.rto), max_retx=max_retx(cfg.rto, cfg.timeout),
+                     fmt=cfg.lane_format, scaling=cfg.scaling, divisor=cfg.divisor,
+                     fallback_slots=cfg.fallback_slots, sharing=cfg.sharing,
+                     shared_pairs=cfg.shared_pairs or cfg.pool_size)
+    # the INA workers' max passes start now, on the core the switches' set-up leaves idle
+    with max_passes_ahead(jobs, algos=cfg.algos, size_bytes=cfg.size_bytes, seed=cfg.seed,
+                          ina=ina):
+        return _run_algos(cfg, out_dir, progress, topology, jobs, roots, deaths, core, ina)
+
+
+def _run_algos(cfg: RunConfig, out_dir: Path, progress: Progress, topology, jobs, roots,
+               deaths, core: str, ina) -> list[dict]:
+    """Every algorithm of the run on one set-up of the switches: the workers' records."""
+    from inaemu.sim.driver import SimTimeLimit, prepare_setup, simulate
+    records: list[dict] = []
     # the switches are configured once for every algorithm of the run (docs/sim.md)
     setup = prepare_setup(topology, jobs, elems_k=cfg.elems_k, pool_size=cfg.pool_size,
                           ina="ina" in cfg.algos, progress=progress,
@@ -57,15 +71,7 @@ def run_sim(cfg: RunConfig, out_dir: Path, progress: Progress) -> list[dict]:
         try:
             result = simulate(topology, jobs, algo=algo, size_bytes=cfg.size_bytes,
                               elems_k=cfg.elems_k, seed=cfg.seed, time_limit=cfg.timeout,
-                              ina=InaOptions(pool_size=cfg.pool_size, window=cfg.window,
-                                             rto=cfg.rto, rto_max=rto_max(cfg.rto),
-                                             max_retx=max_retx(cfg.rto, cfg.timeout),
-                                             fmt=cfg.lane_format, scaling=cfg.scaling,
-                                             divisor=cfg.divisor,
-                                             fallback_slots=cfg.fallback_slots,
-                                             sharing=cfg.sharing,
-                                             shared_pairs=cfg.shared_pairs or cfg.pool_size),
-                              deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
+                              ina=ina, deaths=deaths, capture_dir=capture_dir(cfg, algo, out_dir),
                               progress=progress, setup=setup, keep_results=False,
                               core=core)
         except SimTimeLimit as limit:

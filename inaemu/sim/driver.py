@@ -10,6 +10,7 @@ Contract and record fields: docs/sim.md.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 import time
@@ -25,6 +26,7 @@ from hosts.errors import HostError
 from hosts.ina_codec import FloatCodec
 from hosts.ina_session import InaSession
 from hosts.ina_wire import MAX_K, MIN_K
+from hosts.max_passes import PassKey, passes_ahead
 from hosts.quantize import error_bound_verdict
 from hosts.ring_session import SLICE_VALUES, RingSession, ring_error_bound, segment_bounds
 from hosts.collectives import PLAN_ALGOS
@@ -554,6 +556,19 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                 raise SimError(f"job {placement.job} worker {w}: {error}") from None
             members.append(_Member(placement.job, w, host, app))
     return members, inputs
+
+
+def max_passes_ahead(jobs: list[SimJob], *, algos, size_bytes: int, seed: int,
+                     ina: InaOptions):
+    """A context manager in which the max passes of every streamed INA worker's input
+    (`simulate(..., keep_results=False)` with seeded gradients) are made on a thread from its
+    start: a run enters it before `prepare_setup`, whose second or so on one core they then
+    fill (hosts/max_passes.py). A no-op for runs that make no max pass."""
+    if "ina" not in algos or not streams("ina", ina):
+        return contextlib.nullcontext()
+    length = size_bytes // 4
+    return passes_ahead(dict.fromkeys(PassKey(seed, rank, length)
+                                      for job in jobs for rank in range(len(job.workers))))
 
 
 def streams(algo: str, ina: InaOptions) -> bool:

@@ -336,3 +336,45 @@ def test_a_streamed_run_draws_each_value_at_most_twice(monkeypatch):
     assert result.correct
     assert checks and all(check.values_drawn == 0 for check in checks)
     assert len(streams) == 4 and all(s.drawn == 2 * length - 65_536 for s in streams)
+
+
+def test_a_run_inside_max_passes_ahead_takes_them_and_is_the_same_run(monkeypatch):
+    """`max_passes_ahead` (what `inaemu run` enters before the switches' set-up) makes every
+    streamed INA worker's max pass once on its thread, jobs of the same inputs sharing them;
+    the run takes them (each worker then draws its values once) and is the same run."""
+    import inaemu.sim.streamed_check as streamed_check
+    from inaemu.sim.driver import max_passes_ahead
+    streams = []
+
+    class Counted(GradientStream):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            streams.append(self)
+    monkeypatch.setattr(streamed_check, "GradientStream", Counted)
+    topology = star(8)
+    names = [h.name for h in topology.hosts]
+    jobs = [SimJob(1, tuple(names[:4])), SimJob(2, tuple(names[4:]))]
+    length = 140_003
+    kwargs = dict(algo="ina", size_bytes=4 * length, seed=4, bw=1000, elems_k=64)
+    alone = simulate(topology, jobs, trace=(alone_trace := []), keep_results=False, **kwargs)
+    with max_passes_ahead(jobs, algos=("ina", "ring"), size_bytes=4 * length, seed=4,
+                          ina=InaOptions()) as passes:
+        passes.wait()
+        assert passes.made_ahead == 4                # ranks 0..3, shared by both jobs
+        del streams[:]
+        ahead = simulate(topology, jobs, trace=(ahead_trace := []), keep_results=False,
+                         **kwargs)
+    assert ahead.correct and ahead_trace == alone_trace
+    assert [r.time_s for r in ahead.records] == [r.time_s for r in alone.records]
+    assert len(streams) == 8 and all(s.drawn == length for s in streams)
+
+
+@pytest.mark.parametrize("algos, options", [(("ring",), InaOptions()),
+                                            (("ina",), InaOptions(scaling="block")),
+                                            (("ina",), InaOptions(divisor=2))])
+def test_runs_that_make_no_max_pass_make_none_ahead(algos, options):
+    from hosts import gradient_stream
+    from inaemu.sim.driver import max_passes_ahead
+    with max_passes_ahead([SimJob(1, ("h1", "h2"))], algos=algos, size_bytes=4 << 20, seed=1,
+                          ina=options) as passes:
+        assert passes is None and gradient_stream.passes_in_use() is None
