@@ -294,3 +294,52 @@ def test_the_switch_summary_says_what_ran_as_c(native_cache, monkeypatch):
     monkeypatch.setenv("INAEMU_NATIVE", "0")
     assert packet_code_line(Switch(doc)) == "packet code: Python (INAEMU_NATIVE=0)"
     assert packet_code_line(None) is None
+
+
+# ------------------------------------------------------------------ keyless tables' defaults
+def _keyless_program() -> dict:
+    """Four keyless tables in a row: a fixed default with data (action and data const), one
+    with hit and miss next nodes (a keyless table always misses), one whose action is const
+    but whose data the control plane may change, and one the control plane may change whole."""
+    prog = Bmv2Program()
+    prog.header_type("h_t", [("a", 16), ("o0", 16), ("o1", 16), ("o2", 16), ("o3", 16)])
+    prog.header("h", "h_t")
+    prog.state("start", [prog.extract("h")])
+    prog.doc["deparsers"][0]["order"] = ["h"]
+    sets = [prog.action(f"set{i}", [assign(fld("h", f"o{i}"), param(0))]
+                        + ([assign(std("egress_spec"), const(1))] if i == 0 else []),
+                        params=[("v", 16)]) for i in range(4)]
+    wrong = prog.action("wrong", [assign(fld("h", "o1"), const(0xDEAD))])
+
+    def const_default(table, entry_const=True):
+        table["default_entry"].update(action_const=True, action_entry_const=entry_const)
+        return table
+    const_default(prog.table("t_fixed", actions=[sets[0]], default=(sets[0], [7]),
+                             next_tables={"set0": "t_hit_miss"}))
+    const_default(prog.table("t_hit_miss", actions=[sets[1]], default=(sets[1], [8]),
+                             next_tables={"__HIT__": "t_wrong", "__MISS__": "t_data"}))
+    prog.run("t_wrong", wrong)
+    const_default(prog.table("t_data", actions=[sets[2]], default=(sets[2], [5]),
+                             next_tables={"set2": "t_plain"}), entry_const=False)
+    prog.table("t_plain", actions=[sets[3]], default=(sets[3], [3]))
+    return prog.build()
+
+
+def test_fixed_keyless_defaults_run_without_reading_the_table_as_python(native_cache,
+                                                                        monkeypatch):
+    """A keyless table whose action and data are const runs its action's body with that data
+    in C, as the Python controls do (controlgen.py), without reading the table's default: a
+    default changed behind the control plane's back reaches neither. Defaults the control
+    plane may change are read on every packet, in both."""
+    doc = _keyless_program()
+    python, native = _switch(doc, False, monkeypatch), _switch(doc, True, monkeypatch)
+    packet = bytes(10)
+    for sw in (python, native):
+        assert sw.receive(0, packet) == [(1, bytes.fromhex("0000" "0007" "0008" "0005" "0003"))]
+        sw.table_set_default("t_data", "set2", [6])
+        sw.table_set_default("t_plain", "set3", [9])
+        for name in ("t_fixed", "t_hit_miss"):
+            table = sw.program.tables[name]
+            table.default[0] = (0, (99,), None)
+    assert native.receive(0, packet) == python.receive(0, packet) == \
+        [(1, bytes.fromhex("0000" "0007" "0008" "0006" "0009"))]
