@@ -120,16 +120,30 @@ class MaxPasses:
             self.made_ahead += 1
 
 
+_blocks = threading.Lock()
+_depth = 0                       # `passes_ahead` blocks open (runs in threads share one)
+
+
 @contextmanager
 def passes_ahead(keys: Iterable[PassKey]) -> Iterator[MaxPasses]:
-    """Max passes made on a thread from now on, for the streams of this block to take."""
-    if gradient_stream.passes_in_use() is not None:
-        raise RuntimeError("max passes are already being made ahead")
-    passes = MaxPasses()
-    gradient_stream.use_passes(passes)
+    """Max passes made on a thread from now on, for the streams of this block to take. A
+    block opened inside another (a run in another thread) adds its keys to the open one's
+    passes; the thread stops and the passes are let go when the outermost block closes."""
+    global _depth
+    with _blocks:
+        passes = gradient_stream.passes_in_use()
+        if _depth == 0 or passes is None:
+            passes = MaxPasses()
+            gradient_stream.use_passes(passes)
+        _depth += 1
     try:
         passes.start(keys)
         yield passes
     finally:
-        gradient_stream.use_passes(None)
-        passes.stop()
+        with _blocks:
+            _depth -= 1
+            last = _depth == 0
+            if last:
+                gradient_stream.use_passes(None)
+        if last:
+            passes.stop()

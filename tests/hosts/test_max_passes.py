@@ -124,13 +124,18 @@ def test_a_pass_ahead_on_a_drawing_thread_gives_back_its_budget_when_it_was_made
         assert ahead.held == 0
 
 
-def test_blocks_do_not_nest_and_the_thread_stops_with_theirs():
+def test_a_block_inside_another_shares_its_passes_and_the_outermost_stops_the_thread():
+    """Runs in two threads each open a block: the inner one adds its keys to the open passes,
+    and only the outermost's end lets them go and stops the thread (made ahead: not all)."""
     with passes_ahead([PassKey(10, rank, 1 << 22) for rank in range(50)]) as passes:
-        with pytest.raises(RuntimeError, match="already"):
-            with passes_ahead([]):
-                pass
+        with passes_ahead([PassKey(12, 0, LENGTH)]) as inner:
+            assert inner is passes and gradient_stream.passes_in_use() is passes
+            key = PassKey(12, 0, LENGTH)             # given to the open passes
+            assert key in passes._queue or key in passes._running or key in passes._done
+        assert gradient_stream.passes_in_use() is passes
+    assert gradient_stream.passes_in_use() is None
     assert passes._thread is None and not passes._queue
-    assert passes.made_ahead < 50                    # stopped, not run to the end
+    assert passes.made_ahead < 51                    # stopped, not run to the end
 
 
 def test_max_bits_of_draws_a_long_pass_in_blocks_without_the_c_pass(monkeypatch):
