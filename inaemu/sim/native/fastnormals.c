@@ -312,10 +312,10 @@ static PyObject *max_bits(PyObject *self, PyObject *const *args, Py_ssize_t narg
  * state's XSL-RR output (its halves XORed, rotated right by its top 6 bits). NumPy's generator
  * gives each word through a function pointer; the max pass, which does nothing else with most
  * words, steps the LCG itself, as two chains (`max_pcg_pairs`): 3.4 ns a value became ~2.4
- * here (~2.75 with one chain). It starts from the generator's
- * public state (fast_normals.py reads `bit_generator.state` and writes the state after back),
- * so nothing reads NumPy's private structures, and fast_normals.py compares whole max passes
- * and the states after them with NumPy's before it uses this. */
+ * here (~2.75 with one chain). It starts from the generator's public state (fast_normals.py
+ * reads `bit_generator.state` and writes the state after back), so nothing reads NumPy's
+ * private structures, and fast_normals.py compares whole max passes and the states after them
+ * with NumPy's before it uses this. */
 typedef unsigned __int128 u128;
 static const u128 PCG_MULTIPLIER = ((u128)2549297995355413924ULL << 64) | 4865540595714422341ULL;
 

@@ -380,7 +380,6 @@ static inline u64 field_bits(const uint8_t *p, unsigned bit, unsigned width) {
     return (u64)(x & (((unsigned __int128)1 << width) - 1));
 }
 
-/* a lane vector from big-endian words of `wbytes` bytes, as an array of `typenum` */
 /* Lanes of 32-bit words between the wire (big-endian) and a vector: every lane of every INA
    packet crosses here twice a switch. The module is built at -O1, which leaves these loops a
    word at a time (~200 ns for 364 lanes); vectorized, in a clone for AVX2 chosen at load time,
@@ -392,8 +391,11 @@ static inline u64 field_bits(const uint8_t *p, unsigned bit, unsigned width) {
 #endif
 LANES_CLONED static void lanes_from_wire32(uint32_t *restrict d32, const uint8_t *restrict p,
                                            npy_intp count) {
-    uint32_t w;
-    for (npy_intp i = 0; i < count; i++) { memcpy(&w, p + 4 * i, 4); d32[i] = __builtin_bswap32(w); }
+    for (npy_intp i = 0; i < count; i++) {
+        uint32_t w;
+        memcpy(&w, p + 4 * i, 4);
+        d32[i] = __builtin_bswap32(w);
+    }
 }
 
 LANES_CLONED static void lanes_to_wire32(uint8_t *restrict o, const uint32_t *restrict d32,
@@ -404,6 +406,7 @@ LANES_CLONED static void lanes_to_wire32(uint8_t *restrict o, const uint32_t *re
     }
 }
 
+/* a lane vector from big-endian words of `wbytes` bytes, as an array of `typenum` */
 static int run_from_wire(PyObject *f, Py_ssize_t slot, const uint8_t *p, npy_intp count,
                          int typenum, int wbytes) {
     PyObject *array = PyArray_SimpleNew(1, &count, typenum);
