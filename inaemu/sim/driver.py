@@ -567,8 +567,8 @@ def max_passes_ahead(jobs: list[SimJob], *, algos, size_bytes: int, seed: int,
     if "ina" not in algos or not streams("ina", ina):
         return contextlib.nullcontext()
     length = size_bytes // 4
-    return passes_ahead(dict.fromkeys(PassKey(seed, rank, length)
-                                      for job in jobs for rank in range(len(job.workers))))
+    return passes_ahead(PassKey(seed, rank, length)       # (a key twice: made once)
+                        for job in jobs for rank in range(len(job.workers)))
 
 
 def streams(algo: str, ina: InaOptions) -> bool:

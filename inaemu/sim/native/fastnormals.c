@@ -179,6 +179,19 @@ static PyObject *check_bounds(PyObject *self, PyObject *unused) {
 /* ---- drawing ------------------------------------------------------------------------------- */
 
 /* the (capsule, count, magnitude) that draw and max_bits begin with; -1 with an error set */
+/* a draw's count (>= 0) and magnitude from their arguments; -1 with the error set */
+static int count_and_magnitude(PyObject *count_arg, PyObject *magnitude_arg, const char *who,
+                               Py_ssize_t *count, double *magnitude) {
+    *count = PyLong_AsSsize_t(count_arg);
+    *magnitude = PyFloat_AsDouble(magnitude_arg);
+    if (PyErr_Occurred()) return -1;
+    if (*count < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: count must be >= 0", who);
+        return -1;
+    }
+    return 0;
+}
+
 static int draw_arguments(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want,
                           const char *usage, bitgen_t **g, Py_ssize_t *count,
                           double *magnitude) {
@@ -191,14 +204,7 @@ static int draw_arguments(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t wa
         return -1;
     }
     if ((*g = PyCapsule_GetPointer(args[0], "BitGenerator")) == NULL) return -1;
-    *count = PyLong_AsSsize_t(args[1]);
-    *magnitude = PyFloat_AsDouble(args[2]);
-    if (PyErr_Occurred()) return -1;
-    if (*count < 0) {
-        PyErr_SetString(PyExc_ValueError, "fastnormals: count must be >= 0");
-        return -1;
-    }
-    return 0;
+    return count_and_magnitude(args[1], args[2], "fastnormals", count, magnitude);
 }
 
 /* `o` as a writable C-contiguous buffer of at least `count` items of struct format `format`
@@ -414,13 +420,10 @@ static PyObject *max_bits_pcg(PyObject *self, PyObject *const *args, Py_ssize_t 
         part[i] = PyLong_AsUnsignedLongLong(args[i]);
         if (part[i] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
     }
-    Py_ssize_t count = PyLong_AsSsize_t(args[4]);
-    double magnitude = PyFloat_AsDouble(args[5]);
-    if (PyErr_Occurred()) return NULL;
-    if (count < 0) {
-        PyErr_SetString(PyExc_ValueError, "fastnormals: count must be >= 0");
+    Py_ssize_t count;
+    double magnitude;
+    if (count_and_magnitude(args[4], args[5], "fastnormals", &count, &magnitude) < 0)
         return NULL;
-    }
     Pcg p = {((u128)part[0] << 64) | part[1], ((u128)part[2] << 64) | part[3], 0};
     bitgen_t rest = {&p, pcg_u64, pcg_u32, pcg_double, pcg_raw};
     MaxPass m = {{0}, 0};
@@ -480,13 +483,10 @@ static PyObject *add_drawn(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "add_drawn: the generators' capsules, a tuple");
         return NULL;
     }
-    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
-    double magnitude = PyFloat_AsDouble(args[2]);
-    if (PyErr_Occurred()) return NULL;
-    if (count < 0) {
-        PyErr_SetString(PyExc_ValueError, "add_drawn: count must be >= 0");
+    Py_ssize_t count;
+    double magnitude;
+    if (count_and_magnitude(args[1], args[2], "add_drawn", &count, &magnitude) < 0)
         return NULL;
-    }
     Py_ssize_t n = PyTuple_GET_SIZE(args[0]);
     bitgen_t **generators = PyMem_Malloc(sizeof(bitgen_t *) * (n ? n : 1));
     /* NumPy's doubles, before they are scaled to float32: only where NumPy draws them */

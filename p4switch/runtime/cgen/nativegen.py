@@ -127,7 +127,7 @@ class ControlTranslator:
                                  "direct meters")
         nexts = self.graph._table_nexts(node)
         if table.kind == "keyless" and self.graph._fixed_default(table):
-            return self._fixed_default_table(table, node, nexts)
+            return self._fixed_default_table(table, nexts)
         default = self.gen.state(self.scope.bind("dflt", table.default))
         lines = []
         if table.kind == "keyless":
@@ -159,11 +159,11 @@ class ControlTranslator:
         return lines + [self._goto(nexts[0] if nexts else
                                    node.get("base_default_next").opt_str())]
 
-    def _fixed_default_table(self, table, node: Node, nexts) -> list[str]:
+    def _fixed_default_table(self, table, nexts) -> list[str]:
         """A compiler-made keyless table whose action and data never change (p4c makes one
         per statement outside a table; ina.p4's ingress has 70 of 78): its action's body and
-        the node after a miss, as controlgen.py emits it, with no read of the table's default
-        (a cold list, tuple and params per packet and table)."""
+        the node after it (`_fixed_default_next`), as controlgen.py emits them, with no read
+        of the table's default (a cold list, tuple and params per packet and table)."""
         index, params = table.initial_default
         body = self._action_body(self.gen.actions[table.actions[index].action_id])
         if params:
@@ -171,11 +171,7 @@ class ControlTranslator:
             lines = [f"Py_SETREF(p, Py_NewRef({fixed}));"]
         else:
             lines = ["Py_SETREF(p, empty_params()); Py_INCREF(p);"]
-        if isinstance(nexts, tuple):
-            target = nexts[1]                       # (keyless: always a miss)
-        else:
-            target = nexts[index] if nexts else node.get("base_default_next").opt_str()
-        return lines + body + [self._goto(target)]
+        return lines + body + [self._goto(self.graph._fixed_default_next(table, nexts))]
 
     def _lookup_code(self, table, node: Node) -> list[str]:
         """Lines that open a block with `PyObject *r` (a new reference, None or NULL on a

@@ -208,9 +208,7 @@ class ControlCompiler:
             index, params = table.initial_default
             body = self._action_body(self.actions[table.actions[index].action_id])
             lines = ([f"p = {params!r}"] if params else []) + [b for b in body if b != "pass"]
-            target = nexts[0] if isinstance(nexts, tuple) and nexts[0] == nexts[1] else (
-                nexts[1] if isinstance(nexts, tuple) else nexts[index])
-            return lines + self._emit(target, node)
+            return lines + self._emit(self._fixed_default_next(table, nexts), node)
         if self._only_hit_matters(table, nexts):
             # no action does anything and nothing counts: the lookup only picks hit or miss
             # (and not even that when both go on to the same node)
@@ -281,6 +279,12 @@ class ControlCompiler:
         """A compiler-made table whose one action and its data can never change."""
         return (table.initial_default is not None and table.default_const
                 and table.default_entry_const)
+
+    @staticmethod
+    def _fixed_default_next(table: Table, nexts) -> str | None:
+        """The node after such a keyless table: its miss's (a keyless table never hits), or
+        its action's."""
+        return nexts[1] if isinstance(nexts, tuple) else nexts[table.initial_default[0]]
 
     def _dispatch(self, table: Table, node: Node, nexts) -> list[str]:
         per_action_next = not isinstance(nexts, tuple) and len(set(nexts)) > 1
