@@ -17,10 +17,10 @@ C compiler, without NumPy's random library, or with `INAEMU_NATIVE=0`). `why_not
 which.
 
 The max pass (`max_bits`) keeps only each layer's largest magnitude, and for long passes of
-PCG64 (NumPy's default) steps the generator in C from its public `state`, written back after:
-4.1 ns a value became ~2.8 here. Checked like the draw (whole passes and states against NumPy's,
-and NumPy's PCG64 doubles against the words' top 53 bits); another bit generator, a short
-pass, or a failed check takes NumPy's generator itself.
+PCG64 (NumPy's default) steps the generator in C from its public `state`, written back after
+(two chains at once): 4.1 ns a value became ~2.4 here. Checked like the draw (whole passes and
+states against NumPy's, and NumPy's PCG64 doubles against the words' top 53 bits); another bit
+generator, a short pass, or a failed check takes NumPy's generator itself.
 
 Built at first use and cached like the switch runtime's C (`nativebuild.load_source`), linked
 with NumPy's `libnpyrandom.a`. The simulator has `hosts.gradient_stream` draw with it
