@@ -209,7 +209,11 @@ class GradientStream:
         if ahead is not None and not ahead.cancel():
             return ahead.result()
         self._drawn_ahead(-1, -1)        # a range drawn ahead: waited for, the generator back
-        return self._shared_max_bits(block)[0]
+        top, made = self._shared_max_bits(block)
+        if not made and self._ahead is not None and self._position == 0 and self.size:
+            # the pass came made: the first read, which follows soon, drawn ahead meanwhile
+            self._draw_ahead(0, min(block, self.size))
+        return top
 
     def _shared_max_bits(self, block: int, keep: bool = True) -> tuple[int, bool]:
         """(`_max_bits`, whether it was made here): the pass given by `use_passes` when it
@@ -270,10 +274,14 @@ class GradientStream:
         first_block = min(block, self.size)
         keep = first_block > 0 and self._ahead.reserve(first_block)
         top, made = self._shared_max_bits(block, keep)
-        if keep and made:
+        if keep and not made:
+            # the pass came made (`use_passes`): the first block is drawn here all the same,
+            # kept for the first read, which the loop's thread would otherwise draw itself
+            values = self._draw(first_block)
+            values.flags.writeable = False
+            self._kept = (first_block, values, self._generator.bit_generator.state)
+        if keep:
             self._kept_reserved = first_block
-        elif keep:
-            self._ahead.release(first_block)
         return top
 
     def max_pass_ahead(self, block: int = SKIP_BLOCK) -> None:

@@ -109,18 +109,57 @@ def test_a_stream_whose_pass_fails_drops_its_claim(monkeypatch):
         gradient_stream.use_passes(None)
 
 
-def test_a_pass_ahead_on_a_drawing_thread_gives_back_its_budget_when_it_was_made_ahead():
-    """A max pass drawn ahead keeps its first block within the budget only when it draws
-    the pass itself; one the passes already had keeps nothing."""
+def test_a_pass_ahead_on_a_drawing_thread_keeps_its_first_block_also_when_it_was_given():
+    """A max pass drawn ahead keeps its first block within the budget whether it draws the
+    pass itself or the passes already had it: then the drawing thread draws that block alone,
+    so the loop's thread does not draw it at the first read."""
     with passes_ahead([PassKey(9, 3, LENGTH)]) as passes:
         passes.wait()
         with DrawAhead(threads=1) as ahead:
             stream = GradientStream(9, 3, LENGTH, ahead=ahead)
             stream.max_pass_ahead(BLOCK)
             stream._max_pass.result()
+            assert ahead.held == BLOCK and stream._kept[0] == BLOCK
+            assert np.array_equal(stream._kept[1], gradient(9, 3, LENGTH)[:BLOCK])
+            assert stream.max_bits(BLOCK) == _max(9, 3)
+            assert np.array_equal(stream.read(0, BLOCK), gradient(9, 3, LENGTH)[:BLOCK])
+            assert stream._kept is None and stream._kept_reserved == 0
+            assert np.array_equal(stream.read(BLOCK, 2 * BLOCK),
+                                  gradient(9, 3, LENGTH)[BLOCK:2 * BLOCK])
+            stream.close()
+        assert ahead.held == 0
+
+
+def test_a_given_pass_taken_by_the_reader_has_the_first_read_drawn_ahead():
+    """`max_bits` on the reader's thread with the pass given: the first block is drawn on a
+    drawing thread meanwhile (the reader draws none of it), the same values as without."""
+    with passes_ahead([PassKey(9, 3, LENGTH)]) as passes:
+        passes.wait()
+        with DrawAhead(threads=1) as ahead:
+            stream = GradientStream(9, 3, LENGTH, ahead=ahead)
+            assert stream.max_bits(BLOCK) == _max(9, 3)
+            first, count, _state, _future = stream._pending
+            assert (first, count) == (0, BLOCK) and ahead.held == BLOCK
+            assert np.array_equal(stream.read(0, BLOCK), gradient(9, 3, LENGTH)[:BLOCK])
+            assert np.array_equal(stream.read(BLOCK, 3 * BLOCK),
+                                  gradient(9, 3, LENGTH)[BLOCK:3 * BLOCK])
+            stream.close()
+        assert ahead.held == 0
+
+
+def test_a_given_pass_whose_first_block_finds_no_budget_keeps_nothing():
+    """With the draw-ahead budget full, a given pass keeps no first block; the first read
+    is drawn by the reader, the same values."""
+    with passes_ahead([PassKey(9, 3, LENGTH)]) as passes:
+        passes.wait()
+        with DrawAhead(threads=1, held=BLOCK - 1) as ahead:
+            stream = GradientStream(9, 3, LENGTH, ahead=ahead)
+            stream.max_pass_ahead(BLOCK)
+            stream._max_pass.result()
             assert ahead.held == 0 and stream._kept is None
             assert stream.max_bits(BLOCK) == _max(9, 3)
             assert np.array_equal(stream.read(0, BLOCK), gradient(9, 3, LENGTH)[:BLOCK])
+            stream.close()
         assert ahead.held == 0
 
 
