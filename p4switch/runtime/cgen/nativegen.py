@@ -38,6 +38,7 @@ from ..pygen import lanes
 from ..pygen.controlgen import ActionDef, ControlCompiler, key_parts
 from ..pygen.exprgen import CodeScope, boolean, compile_expr
 from ..pygen.primgen import DROP_PORT, PrimitiveCompiler
+from .nativereroll import ROLLED_LOOP, reroll
 from .nativeexpr import (BANK_CTYPES, CVal, ExprTranslator, Untranslatable, _Block, _const, _masked,
                          calculation_groups, gated_lines, _need_exact)
 
@@ -78,8 +79,10 @@ class ControlTranslator:
                 body += self._action_call(node)
             else:
                 body += self._table(name, node)
+        rolled = any(line.lstrip().startswith(ROLLED_LOOP) for line in body)
         return "\n".join([
-            f"static int {self.fn_name}_impl(PyObject *S, Phv *P) {{",
+            ("LANE_LOOPS " if rolled else "")
+            + f"static int {self.fn_name}_impl(PyObject *S, Phv *P) {{",
             "    " + PHV_LOCALS,
             "    PyObject *p = NULL;",
             "    long a; int hit; (void)a; (void)hit;",
@@ -295,7 +298,7 @@ class NativeGenerator:
                     group_body = []
                     for prim in prims[group.start:group.end]:
                         group_body += self._native_primitive(prim, scope, block)
-                    body += group_body
+                    body += reroll(group_body)      # (its lanes as one loop: nativereroll.py)
                     at = group.end
                     continue
                 except Untranslatable:
