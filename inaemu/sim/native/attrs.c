@@ -31,30 +31,19 @@ typedef struct {
 static AttrSlot attr_cache[ATTR_CACHE_SIZE];
 static Py_ssize_t attr_cache_misses;    /* lookups that fell back to the generic path */
 
-static size_t attr_home(PyObject *name, PyTypeObject *type) {
+static inline size_t attr_home(PyObject *name, PyTypeObject *type) {
     /* (multiplicative hashing: the high bits of the product mix both addresses) */
     unsigned long long h = (unsigned long long)(size_t)name * 0x9E3779B97F4A7C15ull
                            ^ (unsigned long long)(size_t)type * 0xC2B2AE3D27D4EB4Full;
     return (size_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - ATTR_CACHE_BITS));
 }
 
-/* `o`'s slot for `name` when the field is a plain slot of its class (above), else NULL; the
- * slot itself may be empty (an unset field: the generic path raises its AttributeError).
- * A few hundred (name, type) pairs are hot in a run: a key is looked for in the entries from
- * its home on, to the first empty one, and cached in the first empty one (or its home). */
-static PyObject **attr_slot(PyObject *o, PyObject *name) {
+/* The lookup past the cache (a key not in it, or its class changed since): the slot as
+ * `attr_slot` gives it, cached in `e` (the key's entry, or the first free one probed) or in
+ * the key's home entry. Kept out of line, so that the hit path stays a few instructions. */
+static __attribute__((noinline)) PyObject **attr_slot_miss(PyObject *o, PyObject *name,
+                                                           AttrSlot *e, size_t home) {
     PyTypeObject *type = Py_TYPE(o);
-    size_t home = attr_home(name, type);
-    AttrSlot *e;
-    for (size_t i = 0; i < ATTR_CACHE_PROBES; i++) {
-        e = &attr_cache[(home + i) & (ATTR_CACHE_SIZE - 1)];
-        if (e->name == name && e->type == type) {
-            if (e->version == type->tp_version_tag && e->version != 0)
-                return (PyObject **)((char *)o + e->offset);
-            break;                  /* the class changed: looked up again, in this entry */
-        }
-        if (e->name == NULL) break;
-    }
     attr_cache_misses++;
     if (type->tp_getattro != PyObject_GenericGetAttr
             || type->tp_setattro != PyObject_GenericSetAttr)
@@ -73,6 +62,26 @@ static PyObject **attr_slot(PyObject *o, PyObject *name) {
     e->version = type->tp_version_tag;
     e->offset = member->offset;
     return (PyObject **)((char *)o + member->offset);
+}
+
+/* `o`'s slot for `name` when the field is a plain slot of its class (above), else NULL; the
+ * slot itself may be empty (an unset field: the generic path raises its AttributeError).
+ * A few hundred (name, type) pairs are hot in a run: a key is looked for in the entries from
+ * its home on, to the first empty one, and cached in the first empty one (or its home). */
+static inline __attribute__((always_inline)) PyObject **attr_slot(PyObject *o, PyObject *name) {
+    PyTypeObject *type = Py_TYPE(o);
+    size_t home = attr_home(name, type);
+    AttrSlot *e;
+    for (size_t i = 0; i < ATTR_CACHE_PROBES; i++) {
+        e = &attr_cache[(home + i) & (ATTR_CACHE_SIZE - 1)];
+        if (e->name == name && e->type == type) {
+            if (e->version == type->tp_version_tag && e->version != 0)
+                return (PyObject **)((char *)o + e->offset);
+            break;                  /* the class changed: looked up again, in this entry */
+        }
+        if (e->name == NULL) break;
+    }
+    return attr_slot_miss(o, name, e, home);
 }
 
 /* o.name, a new reference (NULL with the error set) */

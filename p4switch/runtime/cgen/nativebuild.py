@@ -371,6 +371,23 @@ static int bank_view(PyObject *bank, npy_intp rows, npy_intp cols, int typenum, 
 }
 
 /* The parser's helpers. */
+/* A field of whole bytes at a byte boundary (addresses, ports, ids: most fields), read
+   big-endian; `nbytes` is a constant at every call, so each call folds to its case. */
+static inline __attribute__((always_inline)) u64 be_field(const uint8_t *p, unsigned nbytes) {
+    uint32_t w32;
+    u64 w64, x = 0;
+    switch (nbytes) {
+    case 1: return p[0];
+    case 2: return ((u64)p[0] << 8) | p[1];
+    case 4: memcpy(&w32, p, 4); return __builtin_bswap32(w32);
+    case 6: memcpy(&w32, p + 2, 4); return ((u64)p[0] << 40) | ((u64)p[1] << 32)
+                                           | __builtin_bswap32(w32);
+    case 8: memcpy(&w64, p, 8); return __builtin_bswap64(w64);
+    }
+    for (unsigned i = 0; i < nbytes; i++) x = (x << 8) | p[i];
+    return x;
+}
+
 static inline u64 field_bits(const uint8_t *p, unsigned bit, unsigned width) {
     const uint8_t *q = p + bit / 8;
     unsigned skip = bit % 8, nbytes = (skip + width + 7) / 8, i;
@@ -477,6 +494,22 @@ static inline u64 cs_result(u64 sum, u64 acc, unsigned n) {
 }
 
 /* the deparser's helpers */
+/* be_field's writer: the value's low `nbytes` bytes, big-endian, over whatever was there */
+static inline __attribute__((always_inline)) void put_be(uint8_t *p, unsigned nbytes,
+                                                         u64 value) {
+    uint32_t w32;
+    u64 w64;
+    switch (nbytes) {
+    case 1: p[0] = (uint8_t)value; return;
+    case 2: p[0] = (uint8_t)(value >> 8); p[1] = (uint8_t)value; return;
+    case 4: w32 = __builtin_bswap32((uint32_t)value); memcpy(p, &w32, 4); return;
+    case 6: p[0] = (uint8_t)(value >> 40); p[1] = (uint8_t)(value >> 32);
+            w32 = __builtin_bswap32((uint32_t)value); memcpy(p + 2, &w32, 4); return;
+    case 8: w64 = __builtin_bswap64(value); memcpy(p, &w64, 8); return;
+    }
+    for (unsigned i = nbytes; i-- > 0; value >>= 8) p[i] = (uint8_t)value;
+}
+
 static inline void put_bits(uint8_t *p, unsigned bit, unsigned width, u64 value) {
     if (width < 64) value &= (((u64)1 << width) - 1);
     unsigned end = bit + width;

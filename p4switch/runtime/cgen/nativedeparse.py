@@ -72,7 +72,8 @@ class DeparserTranslator:
     def _emit(self, inst) -> list[str]:
         nbytes = self._header_bytes(inst)
         runs = {run.first: run for run in self.runs.get(inst.index, [])}
-        lines = [f"memset(o, 0, {nbytes});"]
+        lines = []
+        whole = True        # every byte is written whole by one field or run: no zeroing
         bit = 0
         slot = inst.base
         for _, width, _ in inst.htype.fields:
@@ -81,15 +82,20 @@ class DeparserTranslator:
                 if run.signed or run.first not in self.gen.run_of or bit % 8:
                     raise Untranslatable("a lane vector C does not hold")
                 ctype = run_ctype(run)
+                whole = whole and run.width % 8 == 0
                 lines.append(f"if (run_to_wire(f, {slot}, o + {bit // 8}, {run.count}, "
                              f"{RUN_TYPENUMS[ctype]}, {run.width // 8})) goto fail;")
             elif slot in self.gen.vector_slots:
                 pass                        # inside a run: the array holds it
+            elif bit % 8 == 0 and width % 8 == 0:
+                lines.append(f"put_be(o + {bit // 8}, {width // 8}, PF[{slot}]);")
             else:
+                whole = False               # put_bits ors its bits into zeroed bytes
                 lines.append(f"put_bits(o, {bit}, {width}, PF[{slot}]);")
             bit += width
             slot += 1
-        return lines + [f"o += {nbytes};"]
+        zero = [] if whole else [f"memset(o, 0, {nbytes});"]
+        return zero + lines + [f"o += {nbytes};"]
 
     def _update(self, node: Node) -> list[str]:
         block = _Block(self.gen, None)

@@ -147,6 +147,8 @@ class ParserTranslator:
                              "goto fail;")
             elif self.gen.run_of.get(slot) is not None or slot in self.gen.vector_slots:
                 pass                    # inside a run: the array holds it
+            elif bit % 8 == 0 and width % 8 == 0:
+                lines.append(f"PF[{slot}] = be_field(b + pos + {bit // 8}, {width // 8});")
             else:
                 lines.append(f"PF[{slot}] = field_bits(b + pos, {bit}, {width});")
             bit += width
