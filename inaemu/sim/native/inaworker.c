@@ -25,6 +25,7 @@
 
 typedef struct {
     PyObject_HEAD
+    vectorcallfunc vectorcall;  /* InaFast_vectorcall: hostport.c's call makes no tuple */
     PyObject *worker, *general, *node, *loop, *timer, *aggregator_ip;
     PyObject *gateway_mac, *mac, *ip;
     SessionRefs s;              /* the worker's session (inasession.c) */
@@ -39,6 +40,9 @@ typedef struct {
 } InaFast;
 
 /* ---- the object --------------------------------------------------------------------------- */
+
+static PyObject *InaFast_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                    PyObject *kwnames);
 
 static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
     static char *names[] = {"worker", NULL};
@@ -67,6 +71,7 @@ static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
     }
     Py_DECREF(session);
     Py_DECREF(addressing);
+    self->vectorcall = InaFast_vectorcall;     /* (until now, calls take tp_call) */
     return 0;
 fail:
     Py_XDECREF(session);
@@ -503,6 +508,16 @@ static PyObject *InaFast_call(InaFast *self, PyObject *args, PyObject *kwds) {
     Py_RETURN_NONE;
 }
 
+static PyObject *InaFast_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                    PyObject *kwnames) {
+    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "an InaFastPath takes one datagram");
+        return NULL;
+    }
+    if (ina_fast_deliver((InaFast *)self, args[0]) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* ---- the worker's timer ----------------------------------------------------------------------- */
 
 /* 1: the reorder timers due now are the C's to expire (a float call's data phase, no
@@ -711,7 +726,8 @@ static PyTypeObject InaFastType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "inaemu_sim_native.InaFastPath",
     .tp_basicsize = sizeof(InaFast),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(InaFast, vectorcall),
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)InaFast_init,
     .tp_dealloc = (destructor)InaFast_dealloc,
