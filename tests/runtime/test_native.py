@@ -372,3 +372,55 @@ def test_fixed_keyless_defaults_run_without_reading_the_table_as_python(native_c
             table.default[0] = (0, (99,), None)
     assert native.receive(0, packet) == python.receive(0, packet) == \
         [(1, bytes.fromhex("0000" "0007" "0008" "0006" "0009"))]
+
+
+# ------------------------------------------------------------------ exact tables' answers
+def test_every_change_to_an_exact_table_reaches_the_next_packet(native_cache, monkeypatch):
+    """An exact table's answers are remembered between packets by the table's version: an
+    entry added, modified, deleted, the table cleared, its default changed, and two switches
+    of the same program with tables of their own, each reach the next packet as in Python."""
+    prog = Bmv2Program()
+    prog.header_type("h_t", [("k", 32), ("o", 16)])
+    prog.header("h", "h_t")
+    prog.state("start", [prog.extract("h")])
+    prog.doc["deparsers"][0]["order"] = ["h"]
+    mark = prog.action("mark", [assign(fld("h", "o"), param(0)),
+                                assign(std("egress_spec"), const(1))], params=[("v", 16)])
+    prog.table("t", keys=[("exact", ["h", "k"])], actions=[mark], default=(mark, [1]))
+    doc = prog.build()
+    pairs = [(_switch(doc, False, monkeypatch), _switch(doc, True, monkeypatch))
+             for _ in range(2)]
+    key = 0x0A000102
+
+    def packet(k: int) -> bytes:
+        return k.to_bytes(4, "big") + bytes(2)
+
+    def out(sw, k: int) -> int:
+        (port, data), = sw.receive(0, packet(k))
+        return int.from_bytes(data[4:6], "big")
+
+    def both(change) -> list[int]:
+        seen = []
+        for python, native in pairs:
+            for sw in (python, native):
+                change(sw)
+            for k in (key, key + 1, 7):
+                assert out(native, k) == out(python, k), k
+                seen.append(out(native, k))
+        return seen
+
+    handles = {}
+    assert both(lambda sw: None)[:3] == [1, 1, 1]
+    assert both(lambda sw: handles.__setitem__(
+        id(sw), sw.table_add("t", [ExactKey(key)], "mark", (5,))))[:3] == [5, 1, 1]
+    assert both(lambda sw: sw.table_modify("t", handles[id(sw)], "mark", (6,)))[:3] == [6, 1, 1]
+    assert both(lambda sw: sw.table_add("t", [ExactKey(7)], "mark", (8,)))[:3] == [6, 1, 8]
+    assert both(lambda sw: sw.table_delete("t", handles[id(sw)]))[:3] == [1, 1, 8]
+    assert both(lambda sw: sw.table_set_default("t", "mark", (9,)))[:3] == [9, 9, 8]
+    assert both(lambda sw: sw.table_clear("t"))[:3] == [9, 9, 9]
+    # the second pair of switches changed nothing the first did not: it answers alike, and a
+    # change to one switch's table reaches none of the other's packets
+    pairs[0][0].table_add("t", [ExactKey(key + 1)], "mark", (11,))
+    pairs[0][1].table_add("t", [ExactKey(key + 1)], "mark", (11,))
+    assert out(pairs[0][1], key + 1) == out(pairs[0][0], key + 1) == 11
+    assert out(pairs[1][1], key + 1) == out(pairs[1][0], key + 1) == 9
