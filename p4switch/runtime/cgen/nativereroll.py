@@ -38,19 +38,25 @@ def _shape(line: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
             tuple(int(t) for t in tokens if t.isdigit()))
 
 
-def _rolled_line(line: str, steps: tuple[int, ...], var: str) -> str:
-    """`line` with each plain decimal literal whose step is not 0 written first + step * var."""
+def _map_literals(line: str, steps: tuple[int, ...], write) -> str:
+    """`line` with each plain decimal literal replaced by `write(literal, its step)`."""
     out, index = [], 0
     for token in _TOKEN.findall(line):
         if token.isdigit():
-            step = steps[index]
+            token = write(token, steps[index])
             index += 1
-            if step:
-                first = int(token)
-                term = var if step == 1 else f"{step} * {var}"
-                token = f"({first} + {term})" if first else f"({term})"
         out.append(token)
     return "".join(out)
+
+
+def _rolled_line(line: str, steps: tuple[int, ...], var: str) -> str:
+    """`line` with each plain decimal literal whose step is not 0 written first + step * var."""
+    def rolled(token: str, step: int) -> str:
+        if not step:
+            return token
+        first, term = int(token), var if step == 1 else f"{step} * {var}"
+        return f"({first} + {term})" if first else f"({term})"
+    return _map_literals(line, steps, rolled)
 
 
 _LOOP_WORDS = frozenset(("break", "continue", "case", "default"))
@@ -100,14 +106,7 @@ def _copies(shapes: list, at: int, m: int) -> tuple[int, list]:
 
 def _instance(line: str, steps: tuple[int, ...], j: int) -> str:
     """Copy `j`'s text as the rolled line gives it: each stepped literal first + step * j."""
-    out, index = [], 0
-    for token in _TOKEN.findall(line):
-        if token.isdigit():
-            step = steps[index]
-            index += 1
-            token = str(int(token) + step * j)
-        out.append(token)
-    return "".join(out)
+    return _map_literals(line, steps, lambda token, step: str(int(token) + step * j))
 
 
 def _matching(lines: list[str], at: int, m: int, count: int, steps: list) -> int:
