@@ -38,9 +38,9 @@ from ..pygen import lanes
 from ..pygen.controlgen import ActionDef, ControlCompiler, key_parts
 from ..pygen.exprgen import CodeScope, boolean, compile_expr
 from ..pygen.primgen import DROP_PORT, PrimitiveCompiler
-from .nativereroll import ROLLED_LOOP, reroll
 from .nativeexpr import (BANK_CTYPES, CVal, ExprTranslator, Untranslatable, _Block, _const, _masked,
                          calculation_groups, gated_lines, _need_exact)
+from .nativereroll import ROLLED_LOOP, reroll
 
 
 # the CRCs with fixed parameters, by algorithm name (the C of a hash by one of them)
