@@ -178,7 +178,6 @@ static PyObject *check_bounds(PyObject *self, PyObject *unused) {
 
 /* ---- drawing ------------------------------------------------------------------------------- */
 
-/* the (capsule, count, magnitude) that draw and max_bits begin with; -1 with an error set */
 /* a draw's count (>= 0) and magnitude from their arguments; -1 with the error set */
 static int count_and_magnitude(PyObject *count_arg, PyObject *magnitude_arg, const char *who,
                                Py_ssize_t *count, double *magnitude) {
@@ -192,6 +191,7 @@ static int count_and_magnitude(PyObject *count_arg, PyObject *magnitude_arg, con
     return 0;
 }
 
+/* the (capsule, count, magnitude) that draw and max_bits begin with; -1 with an error set */
 static int draw_arguments(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want,
                           const char *usage, bitgen_t **g, Py_ssize_t *count,
                           double *magnitude) {

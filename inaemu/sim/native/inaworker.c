@@ -71,7 +71,7 @@ static int InaFast_init(InaFast *self, PyObject *args, PyObject *kwds) {
     }
     Py_DECREF(session);
     Py_DECREF(addressing);
-    self->vectorcall = InaFast_vectorcall;     /* (until now, calls take tp_call) */
+    self->vectorcall = InaFast_vectorcall;     /* (not callable before: a TypeError) */
     return 0;
 fail:
     Py_XDECREF(session);
@@ -501,13 +501,6 @@ static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
     return r;
 }
 
-static PyObject *InaFast_call(InaFast *self, PyObject *args, PyObject *kwds) {
-    PyObject *datagram;
-    if (!PyArg_ParseTuple(args, "O", &datagram)) return NULL;
-    if (ina_fast_deliver(self, datagram) < 0) return NULL;
-    Py_RETURN_NONE;
-}
-
 static PyObject *InaFast_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                     PyObject *kwnames) {
     if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
@@ -734,7 +727,7 @@ static PyTypeObject InaFastType = {
     .tp_traverse = (traverseproc)InaFast_traverse,
     .tp_clear = (inquiry)InaFast_clear,
     .tp_free = PyObject_GC_Del,
-    .tp_call = (ternaryfunc)InaFast_call,
+    .tp_call = PyVectorcall_Call,     /* (InaFast_vectorcall, once initialised) */
     .tp_members = InaFast_members,
     .tp_methods = InaFast_methods,
     .tp_doc = "an INA worker's listener: the common RESULT in C, anything else its Python "

@@ -199,50 +199,52 @@ static int lookup_key(PyObject *table, const char *method, PyObject *k, PyObject
     return 0;
 }
 
-/* An exact table's answers remembered by (dict, key) with the dict's version (PEP 509: a
-   number no two states of any dict share, changed by every insertion, replacement, deletion
-   and clear), so a packet whose key the switch saw since the table last changed takes the
-   answer without making the key's int or probing the dict (~250 instructions a lookup, ~6
-   lookups an ina.p4 packet). The memo holds its answers (a hit hands out its own reference);
-   a dict freed and another made at its address has another version. CPython 3.14 dropped the
-   version: there every lookup probes the dict. */
+/* The answer of an exact dict (a table's, or an LPM level's) for an int key: a new reference,
+   or NULL on a miss (with no error set) or an error. Answers are remembered by (dict, key) with
+   the dict's version (PEP 509: a number no two states of any dict share, changed by every
+   insertion, replacement, deletion and clear), so a key the switch saw since the dict last
+   changed takes its answer without making the key's int or probing the dict (~250
+   instructions a probe, ~6 an ina.p4 packet). The memo holds its answers (a hit hands out a
+   reference of its own); a dict freed and another made at its address has another version.
+   CPython 3.14 dropped the version: there every lookup probes the dict. */
 #if PY_VERSION_HEX < 0x030E0000
 #define LOOKUP_MEMO_SIZE 8192
 typedef struct { PyObject *dict; u64 key; uint64_t version; PyObject *answer; } LookupMemo;
 static LookupMemo LOOKUP_MEMO[LOOKUP_MEMO_SIZE];
-
-static inline uint64_t dict_version(PyObject *dict) {
-    return ((PyDictObject *)dict)->ma_version_tag;
-}
 #endif
 
-static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
+static int dict_answer(PyObject *dict, u64 key, PyObject **r) {
 #if PY_VERSION_HEX < 0x030E0000
-    LookupMemo *memo = NULL;
-    uint64_t version = 0;
-    if (method == NULL && PyDict_CheckExact(table)) {
-        size_t h = (size_t)(((uint64_t)(size_t)table >> 4) * 0x9E3779B97F4A7C15ull
-                            ^ key * 0xC2B2AE3D27D4EB4Full);
-        memo = &LOOKUP_MEMO[(h ^ (h >> 29)) & (LOOKUP_MEMO_SIZE - 1)];
-        version = dict_version(table);
-        if (memo->dict == table && memo->key == key && memo->version == version) {
-            *r = Py_XNewRef(memo->answer);
-            return 0;
-        }
+    size_t h = (size_t)(((uint64_t)(size_t)dict >> 4) * 0x9E3779B97F4A7C15ull
+                        ^ key * 0xC2B2AE3D27D4EB4Full);
+    LookupMemo *memo = &LOOKUP_MEMO[(h ^ (h >> 29)) & (LOOKUP_MEMO_SIZE - 1)];
+    uint64_t version = ((PyDictObject *)dict)->ma_version_tag;
+    if (memo->dict == dict && memo->key == key && memo->version == version) {
+        *r = Py_XNewRef(memo->answer);
+        return 0;
     }
 #endif
     PyObject *k = key_int(key);
     if (k == NULL) return -1;
-    int failed = lookup_key(table, method, k, r);
+    int failed = lookup_key(dict, NULL, k, r);
     Py_DECREF(k);
 #if PY_VERSION_HEX < 0x030E0000
-    if (!failed && memo != NULL && dict_version(table) == version) {
-        memo->dict = table;
+    if (!failed && ((PyDictObject *)dict)->ma_version_tag == version) {
+        memo->dict = dict;
         memo->key = key;
         memo->version = version;
         Py_XSETREF(memo->answer, Py_XNewRef(*r));
     }
 #endif
+    return failed;
+}
+
+static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
+    if (method == NULL && PyDict_CheckExact(table)) return dict_answer(table, key, r);
+    PyObject *k = key_int(key);
+    if (k == NULL) return -1;
+    int failed = lookup_key(table, method, k, r);
+    Py_DECREF(k);
     return failed;
 }
 
@@ -261,16 +263,13 @@ static int lookup_levels(PyObject *levels, u64 key, PyObject **r) {
             return -1;
         }
         if (as_u64(PyTuple_GET_ITEM(level, 1), &mask)) return -1;
-        PyObject *k = key_int(key & mask);
-        if (k == NULL) return -1;
-        PyObject *got = PyDict_GetItemWithError(PyTuple_GET_ITEM(level, 2), k);
-        Py_DECREF(k);
+        PyObject *got;
+        if (dict_answer(PyTuple_GET_ITEM(level, 2), key & mask, &got)) return -1;
         if (got != NULL && got != Py_None) {
-            Py_INCREF(got);
             *r = got;
             return 0;
         }
-        if (PyErr_Occurred()) return -1;
+        Py_XDECREF(got);
     }
     return 0;
 }
