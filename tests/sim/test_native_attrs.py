@@ -5,6 +5,9 @@ class changes under the cache."""
 
 from __future__ import annotations
 
+import sys
+import sysconfig
+
 import pytest
 
 from inaemu.sim.native import native_module
@@ -183,3 +186,50 @@ def test_a_native_host_keeps_its_loop_and_ident_where_the_c_reads_them():
     misses = native.attr_misses()
     native.attr_set(host, "_ident", 0xFFFF)
     assert host.next_ident() == 0 and native.attr_misses() == misses
+
+
+def test_a_number_only_its_field_holds_is_given_the_new_value_in_place():
+    """Counters and times the C updates per packet are written into the object the field holds
+    when nothing else holds it (attrs.c `set_ll`, `set_double`): the same object, the new
+    value, as getattr reads it. (Ints are written in place only on the CPython versions
+    whose digits attrs.c knows; this machine's 3.11 and Debian 13's 3.13 are among them.)"""
+    floats_in_place, ints_in_place = native.numbers_in_place
+    free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    assert floats_in_place != free_threaded
+    assert ints_in_place == (not free_threaded and sys.version_info < (3, 15))
+    o = slotted_class()(int("10001"), float("1.25"))    # (made at run time: not constants)
+    native.attr_get(o, "size")
+    size, rate = id(o.size), id(o.rate)
+    for value in (10_002, 999_999, (1 << 30) - 1):
+        native.attr_set_number(o, "size", value)
+        assert o.size == value and native.attr_get(o, "size") == value
+        assert id(o.size) == size or not ints_in_place
+    native.attr_set_number(o, "size", 5, True)
+    assert o.size == (1 << 30) + 4                      # past one digit: a new int
+    for value in (1.5, -0.0, float("inf"), 1e-300):
+        native.attr_set_number(o, "rate", value)
+        assert o.rate == value and str(o.rate) == str(value)
+    assert id(o.rate) == rate or not floats_in_place
+    o.size = int("12345")
+    size = id(o.size)
+    native.attr_set_number(o, "size", 3, True)
+    assert o.size == 12_348 and (id(o.size) == size or not ints_in_place)
+
+
+def test_a_number_held_elsewhere_is_never_changed():
+    """Where another reference holds the field's object (a caller's variable, a cached small
+    int, a constant), the field gets a new object and the old one keeps its value."""
+    o = slotted_class()(int("20001"), float("3.5"))
+    kept_size, kept_rate = o.size, o.rate
+    native.attr_set_number(o, "size", 20_002)
+    native.attr_set_number(o, "rate", 7.25)
+    assert (kept_size, kept_rate) == (20_001, 3.5)
+    assert (o.size, o.rate) == (20_002, 7.25)
+    o.size = 7                                          # a cached small int
+    native.attr_set_number(o, "size", 9)
+    native.attr_set_number(o, "size", 1, True)
+    assert o.size == 10 and 3 + 4 == 7 and int("7") == 7
+    for value in (0, -5, 1 << 40, -(1 << 40)):          # zero, negative, more than one digit
+        o.size = int("30001")
+        native.attr_set_number(o, "size", value)
+        assert o.size == value

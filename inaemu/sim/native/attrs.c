@@ -101,7 +101,67 @@ static int attr_set(PyObject *o, PyObject *name, PyObject *value) {
     return 0;
 }
 
+/* ---- numbers held in fields -------------------------------------------------------------
+ * A counter or a time the C updates per packet is a new int or float object each time: an
+ * allocation and the old value's release (~150 instructions; ~40 such writes a RESULT). When
+ * the field holds the only reference to an exact float, or to an exact int of one digit that
+ * the new value also fits, the object is given the new value in place: nothing else holds it,
+ * so nothing can tell the difference (floats and ints have no weak references and cache no
+ * hash). Ints' digits are CPython's private layout, so they are written in place only for the
+ * versions whose layout this knows (3.11's `ob_size`, 3.12-3.14's `lv_tag`), and not in a
+ * free-threaded build, whose reference counts are not one number;
+ * tests/sim/test_native_attrs.py checks each case against Python's own getattr. */
+
+#if defined(Py_GIL_DISABLED)
+#define NUMBERS_IN_PLACE 0
+#else
+#define NUMBERS_IN_PLACE 1
+#endif
+
+#if NUMBERS_IN_PLACE && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+#define LONG_IN_PLACE 1
+/* a positive int of one digit: its digit (3.11: the size is the sign times the digits) */
+static inline int long_one_digit(PyObject *v) { return Py_SIZE(v) == 1; }
+static inline digit *long_digits(PyObject *v) { return ((PyLongObject *)v)->ob_digit; }
+#elif NUMBERS_IN_PLACE && PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030F0000
+#define LONG_IN_PLACE 1
+/* (3.12-3.14: the tag is the digits' count above three bits of sign, 0 for positive) */
+static inline int long_one_digit(PyObject *v) {
+    return ((PyLongObject *)v)->long_value.lv_tag == ((uintptr_t)1 << 3);
+}
+static inline digit *long_digits(PyObject *v) { return ((PyLongObject *)v)->long_value.ob_digit; }
+#else
+#define LONG_IN_PLACE 0
+#endif
+
+/* the field's value when it is its slot's only reference (borrowed), else NULL */
+static inline PyObject *attr_sole(PyObject *o, PyObject *name) {
+    if (!NUMBERS_IN_PLACE) return NULL;
+    PyObject **slot = attr_slot(o, name);
+    if (slot == NULL || *slot == NULL || Py_REFCNT(*slot) != 1) return NULL;
+    return *slot;
+}
+
+/* 1: the field, an int of one positive digit only it holds, now holds `value`; 0: not done */
+static inline int set_ll_in_place(PyObject *o, PyObject *name, long long value) {
+#if LONG_IN_PLACE
+    if (value <= 0 || value >= ((long long)1 << PyLong_SHIFT)) return 0;
+    PyObject *v = attr_sole(o, name);
+    if (v == NULL || !PyLong_CheckExact(v) || !long_one_digit(v)) return 0;
+    long_digits(v)[0] = (digit)value;
+    return 1;
+#else
+    (void)o; (void)name; (void)value;
+    return 0;
+#endif
+}
+
 static int get_ll(PyObject *o, PyObject *name, long long *out) {
+    PyObject **slot = attr_slot(o, name);
+    if (slot != NULL && *slot != NULL && PyLong_CheckExact(*slot)) {
+        *out = PyLong_AsLongLong(*slot);         /* (borrowed: no reference taken) */
+        return *out == -1 && PyErr_Occurred() ? -1 : 0;
+    }
     PyObject *v = attr_get(o, name);
     if (v == NULL) return -1;
     *out = PyLong_AsLongLong(v);
@@ -110,6 +170,7 @@ static int get_ll(PyObject *o, PyObject *name, long long *out) {
 }
 
 static int set_ll(PyObject *o, PyObject *name, long long value) {
+    if (set_ll_in_place(o, name, value)) return 0;
     PyObject *v = PyLong_FromLongLong(value);
     if (v == NULL) return -1;
     int r = attr_set(o, name, v);
@@ -118,6 +179,11 @@ static int set_ll(PyObject *o, PyObject *name, long long value) {
 }
 
 static int get_double(PyObject *o, PyObject *name, double *out) {
+    PyObject **slot = attr_slot(o, name);
+    if (slot != NULL && *slot != NULL && PyFloat_CheckExact(*slot)) {
+        *out = PyFloat_AS_DOUBLE(*slot);
+        return 0;
+    }
     PyObject *v = attr_get(o, name);
     if (v == NULL) return -1;
     *out = PyFloat_AsDouble(v);
@@ -126,6 +192,11 @@ static int get_double(PyObject *o, PyObject *name, double *out) {
 }
 
 static int set_double(PyObject *o, PyObject *name, double value) {
+    PyObject *held = attr_sole(o, name);
+    if (held != NULL && PyFloat_CheckExact(held)) {
+        ((PyFloatObject *)held)->ob_fval = value;
+        return 0;
+    }
     PyObject *v = PyFloat_FromDouble(value);
     if (v == NULL) return -1;
     int r = attr_set(o, name, v);
@@ -218,6 +289,30 @@ static PyObject *Attrs_set(PyObject *unused, PyObject *const *args, Py_ssize_t n
     }
     PyObject *name = attr_test_name(args[1]);
     if (name == NULL || attr_set(args[0], name, args[2]) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* attr_set_number(obj, name, value, add=False): the numeric writers the C parts use per
+ * packet (set_ll or add_ll for an int, set_double for a float), for the tests of their
+ * in-place writes */
+static PyObject *Attrs_set_number(PyObject *unused, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 && nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "attr_set_number(obj, name, value, add=False)");
+        return NULL;
+    }
+    PyObject *name = attr_test_name(args[1]);
+    if (name == NULL) return NULL;
+    int add = nargs == 4 ? PyObject_IsTrue(args[3]) : 0;
+    if (add < 0) return NULL;
+    int r;
+    if (PyFloat_CheckExact(args[2]) && !add) {
+        r = set_double(args[0], name, PyFloat_AS_DOUBLE(args[2]));
+    } else {
+        long long value = PyLong_AsLongLong(args[2]);
+        if (value == -1 && PyErr_Occurred()) return NULL;
+        r = add ? add_ll(args[0], name, value) : set_ll(args[0], name, value);
+    }
+    if (r < 0) return NULL;
     Py_RETURN_NONE;
 }
 

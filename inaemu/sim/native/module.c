@@ -13,6 +13,9 @@ static PyMethodDef module_functions[] = {
      "attr_get(obj, name): obj.name as the C parts read it (attrs.c)"},
     {"attr_set", (PyCFunction)(void (*)(void))Attrs_set, METH_FASTCALL,
      "attr_set(obj, name, value): obj.name = value as the C parts write it (attrs.c)"},
+    {"attr_set_number", (PyCFunction)(void (*)(void))Attrs_set_number, METH_FASTCALL,
+     "attr_set_number(obj, name, value, add=False): an int or float field written as the C "
+     "parts write their counters and times, in place when only the field holds it (attrs.c)"},
     {"attr_misses", (PyCFunction)Attrs_misses, METH_NOARGS,
      "attr_misses(): field accesses that took the generic path so far (attrs.c)"},
     {"heap_push", (PyCFunction)(void (*)(void))TimerHeap_push, METH_FASTCALL,
@@ -60,7 +63,11 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (add_type(m, "RingPath", &RingPathType) < 0) {
+    /* which numbers attrs.c writes in place in this build (floats, ints): for its tests */
+    if (PyModule_AddObject(m, "numbers_in_place",
+                           Py_BuildValue("(OO)", NUMBERS_IN_PLACE ? Py_True : Py_False,
+                                         LONG_IN_PLACE ? Py_True : Py_False)) < 0
+            || add_type(m, "RingPath", &RingPathType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -43,7 +43,7 @@ typedef struct {
 static PyTypeObject PortsType;
 static PyObject *str_waiting, *str_flush_output, *str_schedule_drain, *str_arrived, *str_append,
     *str_writable, *str_send, *str_direct_entry, *str_engine_attr, *str_active, *str_lock,
-    *str_acquire, *str_release, *str_packet_count, *one;
+    *str_acquire, *str_release, *str_packet_count;
 
 static double wall_seconds(void) {
     struct timespec ts;
@@ -192,14 +192,7 @@ static PyObject *ports_pipeline(Ports *self, PyObject *port, PyObject *frame, in
         if (active < 0) goto unlock;
         if (active) goto unlock;
         direct = 1;
-        PyObject *count = attr_get(self->entry_engine, str_packet_count);
-        if (count == NULL) goto unlock;
-        PyObject *next = PyNumber_Add(count, one);
-        Py_DECREF(count);
-        if (next == NULL) goto unlock;
-        int failed = attr_set(self->entry_engine, str_packet_count, next);
-        Py_DECREF(next);
-        if (failed) goto unlock;
+        if (add_ll(self->entry_engine, str_packet_count, 1) < 0) goto unlock;
         outputs = PyObject_Vectorcall(self->entry_fast, call_args, 2, NULL);
         if (outputs == NULL) goto unlock;
         active = get_truth(self->entry_queues, str_active);
@@ -597,7 +590,6 @@ static int ports_module_init(void) {
     str_acquire = PyUnicode_InternFromString("acquire");
     str_release = PyUnicode_InternFromString("release");
     str_packet_count = PyUnicode_InternFromString("packet_count");
-    one = PyLong_FromLong(1);
     if (PyType_Ready(&PortsType) < 0) return -1;
     return PyType_Ready(&IngressType);
 }

@@ -371,12 +371,61 @@ static int run_view(PyObject *f, Py_ssize_t slot, npy_intp count, int typenum, v
     return 0;
 }
 
+/* Lane arrays recycled: a packet's lane vectors are new arrays (the parser's, and each
+   written copy), and the last packet's die as the PHV is reset (~1,200 instructions for
+   NumPy to make and free one, ~1.5 a packet). An array whose last reference the PHV lets go,
+   which nothing else can reach (no view, buffer or weak reference: they would hold or see
+   it), an exact 1-D array of its own aligned, writable, native-order data with the type's
+   own descriptor, is kept in a small pool and given out again as a new array of that type
+   and length, its contents to be written whole. */
+#define LANE_POOL_SIZE 8
+static PyObject *lane_pool[LANE_POOL_SIZE];
+static int lane_pool_count;
+
+/* a new reference to an array of `count` items of `typenum`, new or recycled: its contents
+   undefined (the caller writes all of them) */
+static PyObject *lane_array(npy_intp count, int typenum) {
+    if (lane_pool_count) {
+        PyArrayObject *a = (PyArrayObject *)lane_pool[lane_pool_count - 1];
+        if (PyArray_TYPE(a) == typenum && PyArray_DIM(a, 0) == count) {
+            lane_pool_count--;
+            return (PyObject *)a;
+        }
+    }
+    return PyArray_SimpleNew(1, &count, typenum);
+}
+
+/* whether the array nothing else holds may be given out again (above) */
+static int lane_recyclable(PyObject *o) {
+    if (!PyArray_CheckExact(o)) return 0;
+    PyArrayObject *a = (PyArrayObject *)o;
+    int need = NPY_ARRAY_OWNDATA | NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_WRITEABLE
+               | NPY_ARRAY_ALIGNED;
+    if (PyArray_NDIM(a) != 1 || (PyArray_FLAGS(a) & need) != need || PyArray_BASE(a) != NULL
+            || ((PyArrayObject_fields *)a)->weakreflist != NULL || !PyArray_ISNOTSWAPPED(a))
+        return 0;
+    PyArray_Descr *own = PyArray_DescrFromType(PyArray_TYPE(a));
+    if (own == NULL) { PyErr_Clear(); return 0; }
+    int same = own == PyArray_DESCR(a);
+    Py_DECREF(own);
+    return same;
+}
+
+/* a reference to a slot's old value let go: a lane array it was the last of is pooled */
+static inline void lane_release(PyObject *old) {
+    if (Py_REFCNT(old) == 1 && lane_pool_count < LANE_POOL_SIZE && lane_recyclable(old)) {
+        lane_pool[lane_pool_count++] = old;         /* (the reference moves to the pool) */
+        return;
+    }
+    Py_DECREF(old);
+}
+
 /* a new array holding the slot's lanes, to be written and then stored (run_store) */
 static int run_copy(PyObject *f, Py_ssize_t slot, npy_intp count, int typenum,
                     Py_ssize_t itemsize, PyObject **fresh, void **data) {
     void *old;
     if (run_view(f, slot, count, typenum, &old)) return -1;
-    PyObject *array = PyArray_SimpleNew(1, &count, typenum);
+    PyObject *array = lane_array(count, typenum);
     if (array == NULL) return -1;
     memcpy(PyArray_DATA((PyArrayObject *)array), old, count * itemsize);
     *fresh = array;
@@ -388,7 +437,7 @@ static int run_copy(PyObject *f, Py_ssize_t slot, npy_intp count, int typenum,
 static inline void run_store(PyObject *f, Py_ssize_t slot, PyObject *array) {
     PyObject *old = PyList_GET_ITEM(f, slot);
     PyList_SET_ITEM(f, slot, array);
-    Py_DECREF(old);
+    lane_release(old);
 }
 
 /* Register banks: a C-contiguous (size, lanes) array, written in place. */
@@ -473,7 +522,7 @@ LANES_CLONED static void lanes_to_wire32(uint8_t *restrict o, const uint32_t *re
 /* a lane vector from big-endian words of `wbytes` bytes, as an array of `typenum` */
 static int run_from_wire(PyObject *f, Py_ssize_t slot, const uint8_t *p, npy_intp count,
                          int typenum, int wbytes) {
-    PyObject *array = PyArray_SimpleNew(1, &count, typenum);
+    PyObject *array = lane_array(count, typenum);
     if (array == NULL) return -1;
     void *data = PyArray_DATA((PyArrayObject *)array);
     npy_intp i;

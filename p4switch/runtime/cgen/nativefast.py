@@ -235,7 +235,7 @@ static PyObject *fresh_phv(PyObject *plan, int init_at, Py_ssize_t spare_at,
         if (held != want) {{
             Py_INCREF(want);
             PyList_SET_ITEM(list, others[j], want);
-            Py_DECREF(held);
+            lane_release(held);
         }}
     }}
     return list;
@@ -270,6 +270,15 @@ static int length_after_ingress(PyObject *new_length, Phv *P, Py_ssize_t rest_by
     int t = as_u64(got, length);
     Py_DECREF(got);
     return t;
+}}
+
+/* the bytes the parser left, `data[pos:]` (a new reference): read directly from bytes, which
+   the ports give (most often none are left: the empty bytes); anything else is sliced */
+static PyObject *unparsed_rest(PyObject *data, Py_ssize_t pos) {{
+    if (!PyBytes_CheckExact(data)) return PySequence_GetSlice(data, pos, PY_SSIZE_T_MAX);
+    Py_ssize_t n = PyBytes_GET_SIZE(data);
+    if (pos >= n) return PyBytes_FromStringAndSize(NULL, 0);
+    return PyBytes_FromStringAndSize(PyBytes_AS_STRING(data) + pos, n - pos);
 }}
 
 /* the new reference of a list's copy, or of the list itself */
@@ -447,7 +456,7 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
         u64 mgid, multicast_length = length;
         if (get(&P, slot, &mgid)) goto fail;
         if (mgid) {{
-            payload = PySequence_GetSlice(data, pos, PY_SSIZE_T_MAX);
+            payload = unparsed_rest(data, pos);
             if (payload == NULL) goto fail;
             if (new_length != Py_None &&
                     length_after_ingress(new_length, &P, n - pos, &multicast_length))
@@ -486,7 +495,7 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
             zero_slots(&P, PyTuple_GET_ITEM(plan, PL_ZERO_AFTER)))
         goto fail;
     if (ctl_egress_impl(S, &P)) goto fail;
-    payload = PySequence_GetSlice(data, pos, PY_SSIZE_T_MAX);
+    payload = unparsed_rest(data, pos);
     eport_obj = from_u64(eport);
     if (payload == NULL || eport_obj == NULL) goto fail;
     if ((t = any_true(&P, PyTuple_GET_ITEM(plan, PL_EDIVERT))) != 0) {{
