@@ -233,3 +233,31 @@ def test_a_number_held_elsewhere_is_never_changed():
         o.size = int("30001")
         native.attr_set_number(o, "size", value)
         assert o.size == value
+
+
+def test_counters_and_times_are_read_as_python_reads_them():
+    """`get_ll` reads a one-digit int from its object directly and anything else through
+    PyLong_AsLongLong; `get_double` a float directly, anything else through PyFloat_AsDouble:
+    the same values, and the same errors."""
+    o = slotted_class()(0, 0.0)
+    for value in (0, 1, -1, 255, 257, (1 << 30) - 1, 1 << 30, -(1 << 30), 1 << 62,
+                  -(1 << 63), (1 << 63) - 1, True, False):
+        o.size = value
+        got = native.attr_get_number(o, "size", False)
+        assert got == int(value) and type(got) is int
+    for value in (1 << 63, -(1 << 63) - 1):
+        o.size = value
+        with pytest.raises(OverflowError):
+            native.attr_get_number(o, "size", False)
+    o.size = 1.5
+    with pytest.raises(TypeError):
+        native.attr_get_number(o, "size", False)
+    for value in (0.0, -0.0, 1e300, float("inf"), 3, True):
+        o.rate = value
+        got = native.attr_get_number(o, "rate", True)
+        assert got == float(value) and str(got) == str(float(value))
+    o.rate = "slow"
+    with pytest.raises(TypeError):
+        native.attr_get_number(o, "rate", True)
+    with pytest.raises(AttributeError):
+        native.attr_get_number(o, "unset", False)

@@ -93,13 +93,23 @@ static inline __attribute__((always_inline)) PyObject **attr_slot_shared(PyObjec
  * the class. A miss asks the table and keeps its answer. */
 #define ATTR_SITE() ({ static AttrSlot attr_site_; &attr_site_; })
 
-static inline __attribute__((always_inline)) PyObject **attr_slot_at(PyObject *o, PyObject *name,
-                                                                     AttrSlot *site) {
+/* the site's slot when its entry holds (three compares), else NULL: the part inlined into
+ * each place; everything past it is out of line */
+static inline __attribute__((always_inline)) PyObject **site_slot(PyObject *o, PyObject *name,
+                                                                  AttrSlot *site) {
     PyTypeObject *type = Py_TYPE(o);
     if (site->name == name && site->type == type && site->version == type->tp_version_tag
             && site->version != 0)
         return (PyObject **)((char *)o + site->offset);
-    PyObject **slot = attr_slot_shared(o, name);
+    return NULL;
+}
+
+static __attribute__((noinline)) PyObject **attr_slot_at(PyObject *o, PyObject *name,
+                                                         AttrSlot *site) {
+    PyObject **slot = site_slot(o, name, site);
+    if (slot != NULL) return slot;
+    PyTypeObject *type = Py_TYPE(o);
+    slot = attr_slot_shared(o, name);
     if (slot != NULL) {
         site->name = name;
         site->type = type;
@@ -110,14 +120,22 @@ static inline __attribute__((always_inline)) PyObject **attr_slot_at(PyObject *o
 }
 
 /* o.name, a new reference (NULL with the error set) */
-static inline PyObject *attr_get_at(PyObject *o, PyObject *name, AttrSlot *site) {
+static __attribute__((noinline)) PyObject *attr_get_slow(PyObject *o, PyObject *name,
+                                                         AttrSlot *site) {
     PyObject **slot = attr_slot_at(o, name, site);
     if (slot != NULL && *slot != NULL) return Py_NewRef(*slot);
     return PyObject_GetAttr(o, name);
 }
 
+static inline __attribute__((always_inline)) PyObject *attr_get_at(PyObject *o, PyObject *name,
+                                                                   AttrSlot *site) {
+    PyObject **slot = site_slot(o, name, site);
+    if (slot != NULL && *slot != NULL) return Py_NewRef(*slot);
+    return attr_get_slow(o, name, site);
+}
+
 /* o.name = value (value borrowed); 0, or -1 with the error set */
-static inline int attr_set_at(PyObject *o, PyObject *name, PyObject *value, AttrSlot *site) {
+static int attr_set_at(PyObject *o, PyObject *name, PyObject *value, AttrSlot *site) {
     PyObject **slot = attr_slot_at(o, name, site);
     if (slot == NULL) return PyObject_SetAttr(o, name, value);
     PyObject *old = *slot;
@@ -182,17 +200,35 @@ static inline int set_ll_in_place(PyObject *o, PyObject *name, long long value,
 #endif
 }
 
-static inline int get_ll_at(PyObject *o, PyObject *name, long long *out, AttrSlot *site) {
-    PyObject **slot = attr_slot_at(o, name, site);
-    if (slot != NULL && *slot != NULL && PyLong_CheckExact(*slot)) {
-        *out = PyLong_AsLongLong(*slot);         /* (borrowed: no reference taken) */
-        return *out == -1 && PyErr_Occurred() ? -1 : 0;
-    }
-    PyObject *v = attr_get_at(o, name, site);
+/* an exact int of at most one digit: 1 and its value; 0 for any other (read as Python does) */
+static inline __attribute__((always_inline)) int small_long(PyObject *v, long long *out) {
+    if (!PyLong_CheckExact(v)) return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (!PyUnstable_Long_IsCompact((PyLongObject *)v)) return 0;
+    *out = PyUnstable_Long_CompactValue((PyLongObject *)v);
+    return 1;
+#else
+    Py_ssize_t size = Py_SIZE(v);
+    if (size < -1 || size > 1) return 0;
+    *out = size ? (long long)size * (long long)((PyLongObject *)v)->ob_digit[0] : 0;
+    return 1;
+#endif
+}
+
+static __attribute__((noinline)) int get_ll_slow(PyObject *o, PyObject *name, long long *out,
+                                                 AttrSlot *site) {
+    PyObject *v = attr_get_slow(o, name, site);
     if (v == NULL) return -1;
     *out = PyLong_AsLongLong(v);
     Py_DECREF(v);
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static inline __attribute__((always_inline)) int get_ll_at(PyObject *o, PyObject *name,
+                                                           long long *out, AttrSlot *site) {
+    PyObject **slot = site_slot(o, name, site);
+    if (slot != NULL && *slot != NULL && small_long(*slot, out)) return 0;
+    return get_ll_slow(o, name, out, site);
 }
 
 static inline int set_ll_at(PyObject *o, PyObject *name, long long value, AttrSlot *site) {
@@ -204,17 +240,23 @@ static inline int set_ll_at(PyObject *o, PyObject *name, long long value, AttrSl
     return r;
 }
 
-static inline int get_double_at(PyObject *o, PyObject *name, double *out, AttrSlot *site) {
-    PyObject **slot = attr_slot_at(o, name, site);
-    if (slot != NULL && *slot != NULL && PyFloat_CheckExact(*slot)) {
-        *out = PyFloat_AS_DOUBLE(*slot);
-        return 0;
-    }
-    PyObject *v = attr_get_at(o, name, site);
+static __attribute__((noinline)) int get_double_slow(PyObject *o, PyObject *name, double *out,
+                                                     AttrSlot *site) {
+    PyObject *v = attr_get_slow(o, name, site);
     if (v == NULL) return -1;
     *out = PyFloat_AsDouble(v);
     Py_DECREF(v);
     return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+static inline __attribute__((always_inline)) int get_double_at(PyObject *o, PyObject *name,
+                                                               double *out, AttrSlot *site) {
+    PyObject **slot = site_slot(o, name, site);
+    if (slot != NULL && *slot != NULL && PyFloat_CheckExact(*slot)) {
+        *out = PyFloat_AS_DOUBLE(*slot);
+        return 0;
+    }
+    return get_double_slow(o, name, out, site);
 }
 
 static inline int set_double_at(PyObject *o, PyObject *name, double value, AttrSlot *site) {
@@ -351,6 +393,24 @@ static PyObject *Attrs_set_number(PyObject *unused, PyObject *const *args, Py_ss
     }
     if (r < 0) return NULL;
     Py_RETURN_NONE;
+}
+
+/* attr_get_number(obj, name, as_float): the field as the C parts read a counter (get_ll) or
+ * a time (get_double) */
+static PyObject *Attrs_get_number(PyObject *unused, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "attr_get_number(obj, name, as_float)");
+        return NULL;
+    }
+    PyObject *name = attr_test_name(args[1]);
+    int as_float = name == NULL ? -1 : PyObject_IsTrue(args[2]);
+    if (as_float < 0) return NULL;
+    if (as_float) {
+        double value;
+        return get_double(args[0], name, &value) < 0 ? NULL : PyFloat_FromDouble(value);
+    }
+    long long value;
+    return get_ll(args[0], name, &value) < 0 ? NULL : PyLong_FromLongLong(value);
 }
 
 static PyObject *Attrs_misses(PyObject *unused, PyObject *noargs) {

@@ -16,6 +16,9 @@ static PyMethodDef module_functions[] = {
     {"attr_set_number", (PyCFunction)(void (*)(void))Attrs_set_number, METH_FASTCALL,
      "attr_set_number(obj, name, value, add=False): an int or float field written as the C "
      "parts write their counters and times, in place when only the field holds it (attrs.c)"},
+    {"attr_get_number", (PyCFunction)(void (*)(void))Attrs_get_number, METH_FASTCALL,
+     "attr_get_number(obj, name, as_float): the field read as the C parts read a counter "
+     "(a long long) or a time (a double) (attrs.c)"},
     {"attr_misses", (PyCFunction)Attrs_misses, METH_NOARGS,
      "attr_misses(): field accesses that took the generic path so far (attrs.c)"},
     {"heap_push", (PyCFunction)(void (*)(void))TimerHeap_push, METH_FASTCALL,
