@@ -60,7 +60,7 @@ def _run_algos(cfg: RunConfig, out_dir: Path, progress: Progress, topology, jobs
     setup = prepare_setup(topology, jobs, elems_k=cfg.elems_k, pool_size=cfg.pool_size,
                           ina="ina" in cfg.algos, progress=progress,
                           fallback_slots=cfg.fallback_slots, sharing=cfg.sharing,
-                          shared_pairs=cfg.shared_pairs or cfg.pool_size)
+                          shared_pairs=cfg.shared_pairs or cfg.pool_size, core=core)
     report = {"core": core, "setup": {"wall_s": setup.wall_s, "routes": setup.routes, **{
         f"{name}_s": seconds for name, seconds in setup.phases.items()}}}
     for algo in cfg.algos:

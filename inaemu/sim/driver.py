@@ -230,14 +230,18 @@ def prepare_setup(topology: Topology, jobs: list[SimJob], *, elems_k: int = 32,
                   pool_size: int = 64, ina: bool = True, ina_everywhere: bool = False,
                   progress: Callable[[str], None] | None = None,
                   fallback_slots: int | None = None, transport: str | None = None,
-                  sharing: str = "static", shared_pairs: int | None = None) -> SimSetup:
+                  sharing: str = "static", shared_pairs: int | None = None,
+                  core: str = "python") -> SimSetup:
     """Configure a topology's switches once for several `simulate(..., setup=)` calls (every
     algorithm of a run); `ina` installs the INA jobs too, `ina_everywhere` loads ina.p4 also
     where no job aggregates (inaemu/sim/setup.py). `transport`: how the controller reaches the
     switches, "local" (in-process P4Runtime, the default) or "grpc" (a server per switch);
-    None reads $INAEMU_SIM_P4RUNTIME. SimError if it cannot be done."""
+    None reads $INAEMU_SIM_P4RUNTIME. `core`: the core whose switch nodes make the runtime
+    switches (the native one's are guarded by a lock its ports take in C; any core runs on
+    either). SimError if it cannot be done."""
     _check_arguments(topology, "ina" if ina else "ring", 4, elems_k, jobs, 1.0)
-    net = SimNetwork(topology, seed=0, wires=False)     # the switches are all it configures
+    # (the switches are all it configures)
+    net = SimNetwork(topology, seed=0, wires=False, core=core)
     try:
         return prepare(net, jobs, elems_k=elems_k, pool_size=pool_size, ina=ina,
                        ina_everywhere=ina_everywhere, fallback_slots=fallback_slots,

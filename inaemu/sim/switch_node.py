@@ -97,7 +97,7 @@ class SwitchNode:
         self.device_id = device_id
         self.cost = cost
         self.queue_packets = queue_packets
-        self._use_runtime(Switch(None) if switch is None else switch)
+        self._use_runtime(self._empty_switch() if switch is None else switch)
         if self.switch.trace is not None:     # a configured switch from a traced run before
             self.switch.trace = None
         self.egress: dict[int, LinkDirection] = {}
@@ -116,6 +116,10 @@ class SwitchNode:
         self.output = OutputStage()  # frames past egress that their port's socket refused
         self._in_service = 0        # copies made by the frame in service, not yet emitted
         self._room_told: int | None = None
+
+    def _empty_switch(self) -> Switch:
+        """A runtime switch without a program, for this node."""
+        return Switch(None)
 
     # -- failures (scenarios) -------------------------------------------------------------------
 
@@ -137,7 +141,7 @@ class SwitchNode:
     def restart(self) -> None:
         """Come back as an empty switch (no program), as simple_switch_grpc starts; the
         controller pushes the pipeline and the state again."""
-        self._use_runtime(Switch(None))
+        self._use_runtime(self._empty_switch())
         self.output.discard()
         self._in_service = 0
         self._room_told = None

@@ -43,8 +43,10 @@ class Switch:
     __slots__ = ('lock', '_trace', '_clock', '_program', '_engine', 'pre', 'queues', '__dict__')
 
     def __init__(self, config: str | bytes | dict | None = None, trace=None,
-                 priority_queues: int = 1):
-        self.lock = threading.RLock()
+                 priority_queues: int = 1, lock=None):
+        # `lock`: a reentrant lock with RLock's methods to use instead of a new RLock (the
+        # simulator's native core gives one its ports take in C)
+        self.lock = threading.RLock() if lock is None else lock
         self._trace = trace
         self._clock: Callable[[], float] = time.monotonic
         self._program: Program | None = None

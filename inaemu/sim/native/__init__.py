@@ -21,8 +21,8 @@ from typing import NamedTuple
 from inaemu.sim.events import Event
 
 # in this order: each part uses what the ones before it define
-SOURCES = ("eventloop.c", "link.c", "attrs.c", "switchports.c", "frames.c", "hostport.c",
-           "ringpath.c", "timerheap.c", "inasession.c", "inaworker.c", "module.c")
+SOURCES = ("eventloop.c", "link.c", "attrs.c", "switchlock.c", "switchports.c", "frames.c",
+           "hostport.c", "ringpath.c", "timerheap.c", "inasession.c", "inaworker.c", "module.c")
 PREFIX = "inaemu_sim_native_"
 _why_not: list[str] = []
 _classes: list = []
@@ -78,7 +78,8 @@ def native_classes() -> NativeClasses | None:
                 self.trace.append(f"{self.now:.9f} {line}")
 
     _classes.append(NativeClasses(NativeEventLoop, native_link_class(module.Link),
-                                  native_switch_class(module.SwitchPorts, module.Ingress),
+                                  native_switch_class(module.SwitchPorts, module.Ingress,
+                                                      getattr(module, "SwitchLock", None)),
                                   native_host_class(module)))
     return _classes[0]
 

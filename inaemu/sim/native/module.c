@@ -58,6 +58,12 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
         Py_DECREF(m);
         return NULL;
     }
+#ifndef Py_GIL_DISABLED
+    if (PyType_Ready(&SwitchLockType) < 0 || add_type(m, "SwitchLock", &SwitchLockType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
     if (add_type(m, "Loop", &LoopType) < 0 || add_type(m, "Link", &LinkType) < 0
             || add_type(m, "SwitchPorts", &PortsType) < 0
             || add_type(m, "Ingress", &IngressType) < 0

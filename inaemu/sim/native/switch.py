@@ -11,8 +11,10 @@ from p4switch.runtime import Switch
 from inaemu.sim.switch_node import SwitchCost, SwitchCounters, SwitchNode
 
 
-def native_switch_class(base: type, ingress: type) -> type:
-    """The SwitchNode class of the native core over the C types `base` and `ingress`."""
+def native_switch_class(base: type, ingress: type, lock: type | None) -> type:
+    """The SwitchNode class of the native core over the C types `base` and `ingress`; the
+    runtime switches it makes are guarded by a `lock()` (switchlock.c's SwitchLock, which
+    the ports take in C; None: an RLock)."""
 
     class NativeSwitchNode(base, SwitchNode):
         """One switch: SwitchNode's contract, its per-frame path in C."""
@@ -23,11 +25,16 @@ def native_switch_class(base: type, ingress: type) -> type:
                              queue_packets)
             self.device_id = device_id
             self.cost = cost
-            self._use_runtime(Switch(None) if switch is None else switch)
+            self._use_runtime(self._empty_switch() if switch is None else switch)
             if self.switch.trace is not None:     # a configured switch from a traced run
                 self.switch.trace = None
             self.server = None
             self.output = OutputStage()
+
+        def _empty_switch(self) -> Switch:
+            """A runtime switch without a program, with the lock the ports take in C (made
+            before any server thread can see the switch)."""
+            return Switch(None, lock=None if lock is None else lock())
 
         @property
         def counters(self) -> SwitchCounters:

@@ -36,6 +36,7 @@ typedef struct {
      * the engine and its fast path and egress queues (entry_fast NULL: none, use receive) */
     PyObject *entry_receive, *entry_acquire, *entry_release, *entry_engine, *entry_fast,
         *entry_queues;
+    SwitchLock *entry_lock;     /* the switch's lock when it is a SwitchLock (taken in C) */
     long long max_port;
     long long direct_packets;
 } Ports;
@@ -105,6 +106,7 @@ static void entry_forget_engine(Ports *self) {
 static void entry_forget(Ports *self) {
     entry_forget_engine(self);
     Py_CLEAR(self->entry_receive); Py_CLEAR(self->entry_acquire); Py_CLEAR(self->entry_release);
+    Py_CLEAR(self->entry_lock);
 }
 
 /* `receive` is new: if it is a runtime Switch's own bound `receive` (it has `direct_entry`),
@@ -118,6 +120,7 @@ static int entry_for_receive(Ports *self) {
     if (!PyObject_HasAttr(sw, str_direct_entry)) return 0;
     PyObject *lock = PyObject_GetAttr(sw, str_lock);
     if (lock == NULL) return -1;
+    if (Py_TYPE(lock) == &SwitchLockType) self->entry_lock = (SwitchLock *)Py_NewRef(lock);
     self->entry_acquire = PyObject_GetAttr(lock, str_acquire);
     self->entry_release = PyObject_GetAttr(lock, str_release);
     Py_DECREF(lock);
@@ -175,9 +178,15 @@ static PyObject *ports_pipeline(Ports *self, PyObject *port, PyObject *frame, in
     long long number = PyLong_AsLongLong(port);
     if (number == -1 && PyErr_Occurred()) PyErr_Clear();    /* too large: receive says so */
     else if (number >= 0 && number <= self->max_port) {
-        PyObject *locked = PyObject_CallNoArgs(self->entry_acquire);
-        if (locked == NULL) return NULL;
-        Py_DECREF(locked);
+        SwitchLock *lock = self->entry_lock;     /* (held over the packet: the entry may go) */
+        if (lock != NULL) {
+            Py_INCREF(lock);
+            if (switch_lock_enter(lock) < 0) { Py_DECREF(lock); return NULL; }
+        } else {
+            PyObject *locked = PyObject_CallNoArgs(self->entry_acquire);
+            if (locked == NULL) return NULL;
+            Py_DECREF(locked);
+        }
         PyObject *outputs = NULL;
         int direct = 0;
         PyObject *engine = attr_get(PyMethod_GET_SELF(self->entry_receive), str_engine_attr);
@@ -199,17 +208,27 @@ static PyObject *ports_pipeline(Ports *self, PyObject *port, PyObject *frame, in
         if (active < 0) Py_CLEAR(outputs);
         else *ask_due = active;
     unlock:;
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        PyObject *unlocked = PyObject_CallNoArgs(self->entry_release);
-        if (unlocked == NULL) {
-            Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(traceback);
-            Py_XDECREF(outputs);
-            return NULL;
+        int raised = PyErr_Occurred() != NULL;
+        if (lock != NULL) {
+            /* (RLock's release by its holder cannot fail; the packet's error stays set) */
+            int given = switch_lock_exit(lock);
+            Py_DECREF(lock);
+            if (given < 0) {
+                Py_XDECREF(outputs);
+                return NULL;
+            }
+        } else {
+            PyObject *type, *value, *traceback;
+            PyErr_Fetch(&type, &value, &traceback);
+            PyObject *unlocked = PyObject_CallNoArgs(self->entry_release);
+            if (unlocked == NULL) {
+                Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(traceback);
+                Py_XDECREF(outputs);
+                return NULL;
+            }
+            Py_DECREF(unlocked);
+            PyErr_Restore(type, value, traceback);
         }
-        Py_DECREF(unlocked);
-        int raised = type != NULL;
-        PyErr_Restore(type, value, traceback);
         if (direct || raised) {
             if (direct && outputs != NULL) self->direct_packets++;
             return outputs;
