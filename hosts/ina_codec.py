@@ -286,8 +286,7 @@ class FloatCodec:
             job=self.job, worker=self.worker, fmt=self.format_code,
             first_position=self.first_position + first, pool_size=self.pool_size,
             chunks=end - first, lane_dtype=qz.wire_dtype(self.fmt),
-            values_per_chunk=self.per_chunk, scratch=self._scratch)
-        table["chunk"] = np.arange(first, end, dtype=np.int64)
+            values_per_chunk=self.per_chunk, first_chunk=first, scratch=self._scratch)
         start, stop = first * self.per_chunk, min(end * self.per_chunk, self.length)
         values = self._source.read(start, stop)
         quantized = getattr(self._source, "quantized", None)

@@ -17,6 +17,7 @@ with one vectorized min/max; anything else (floats, bools, objects) is refused.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -223,34 +224,47 @@ def contribution_payload(*, job: int, worker: int, slot: int, chunk: int, ver: i
 
 
 def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, pool_size: int,
-                       chunks: int, lane_dtype, values_per_chunk: int,
+                       chunks: int, lane_dtype, values_per_chunk: int, first_chunk: int = 0,
                        scratch: dict | None = None) -> np.ndarray:
     """Every CONTRIB of a call at once: a structured array, one row per chunk, whose bytes are
-    the payloads back to back. The headers are filled (chunk c at position first_position + c:
-    slot (first_position + c) mod pool_size, version ((first_position + c) div pool_size) mod
-    2, docs/protocol.md §4; bmax 0); the caller writes the values into field `lanes`. The same
-    bytes as `contribution_payload` chunk by chunk, with a few array operations instead of a
-    header pack and two copies per packet. `scratch` (a dict kept by the caller between calls)
-    lends the memory of an earlier table when it is large enough: then the lanes hold stale
-    values until the caller writes them."""
+    the payloads back to back. The headers are filled (row r is chunk first_chunk + r, at
+    position first_position + r: slot (first_position + r) mod pool_size, version
+    ((first_position + r) div pool_size) mod 2, docs/protocol.md §4; bmax 0); the caller writes
+    the values into field `lanes`. The same bytes as `contribution_payload` chunk by chunk,
+    with a few array operations instead of a header pack and two copies per packet. `scratch`
+    (a dict kept by the caller between calls) lends the memory of an earlier table when it is
+    large enough: then the lanes hold stale values until the caller writes them."""
     if not (0 <= job <= 0xFFFF and 0 <= worker <= 0xFF and 0 <= fmt <= 2
-            and 1 <= pool_size <= 0xFFFF and first_position >= 0 and 0 < chunks <= 1 << 32):
+            and 1 <= pool_size <= 0xFFFF and first_position >= 0 and 0 < chunks <= 1 << 32
+            and 0 <= first_chunk and first_chunk + chunks <= 1 << 32):
         raise ValueError(f"a header field is out of range: job {job!r}, worker {worker!r}, "
-                         f"fmt {fmt!r}, pool_size {pool_size!r}, {chunks} chunks")
-    layout = np.dtype([*numpy_fields(), ("lanes", lane_dtype, (values_per_chunk,))])
+                         f"fmt {fmt!r}, pool_size {pool_size!r}, {chunks} chunks from "
+                         f"{first_chunk!r}")
+    layout = _table_layout(np.dtype(lane_dtype), values_per_chunk)
     memory = _reused(scratch, "contributions", chunks * layout.itemsize)
-    if memory is None:
-        table = np.zeros(chunks, layout)
-    else:
-        table = memory[:chunks * layout.itemsize].view(layout)
-        table["pad"], table["count"], table["bmax"] = 0, 0, 0
+    table = np.zeros(chunks, layout) if memory is None else \
+        memory[:chunks * layout.itemsize].view(layout)
+    # the headers made apart (a few small arrays that stay in cache), then written into the
+    # rows in one pass: the rows are the lanes' memory, which a pass a field would walk again
+    headers = np.zeros(chunks, HEADER_DTYPE)
     positions = first_position + np.arange(chunks, dtype=np.int64)
-    table["kind"] = Kind.CONTRIB
-    table["flags"] = ((positions // pool_size) % 2) | (fmt << FORMAT_SHIFT)
-    table["job"], table["worker"] = job, worker
-    table["slot"] = positions % pool_size
-    table["chunk"] = np.arange(chunks, dtype=np.int64)
+    headers["kind"] = Kind.CONTRIB
+    headers["flags"] = ((positions // pool_size) % 2) | (fmt << FORMAT_SHIFT)
+    headers["job"], headers["worker"] = job, worker
+    headers["slot"] = positions % pool_size
+    headers["chunk"] = np.arange(first_chunk, first_chunk + chunks, dtype=np.int64)
+    rows = table.view(np.uint8).reshape(chunks, layout.itemsize)
+    rows[:, :HEADER_BYTES] = headers.view(np.uint8).reshape(chunks, HEADER_BYTES)
     return table
+
+
+HEADER_DTYPE = np.dtype(numpy_fields())        # one header, as the table's rows begin
+
+
+@functools.lru_cache(maxsize=32)
+def _table_layout(lane_dtype: np.dtype, values_per_chunk: int) -> np.dtype:
+    """A table's row: the header's fields, then `values_per_chunk` lanes."""
+    return np.dtype([*numpy_fields(), ("lanes", lane_dtype, (values_per_chunk,))])
 
 
 def _reused(scratch: dict | None, name: str, size: int) -> np.ndarray | None:

@@ -120,3 +120,20 @@ def test_a_sessions_calls_reuse_their_internal_vectors_and_stay_exact() -> None:
         assert np.all(np.abs(session.result - x) <= session.error_bound())
         memory.append({name: id(buffer) for name, buffer in session._scratch.items()})
     assert memory[0] == memory[1] and set(memory[0]) == {"results", "contributions"}
+
+
+def test_a_table_from_a_later_chunk_holds_each_chunks_payload() -> None:
+    """`first_chunk`: row r is chunk first_chunk + r at position first_position + r, as
+    `contribution_payload` makes it (a streamed call's later blocks)."""
+    from hosts.ina_wire import contribution_payload, contribution_table
+    rng = np.random.default_rng(3)
+    for fmt, lane in ((0, ">i4"), (1, ">i2"), (2, "i1")):
+        table = contribution_table(job=513, worker=7, fmt=fmt, first_position=1000, pool_size=24,
+                                   chunks=50, lane_dtype=np.dtype(lane), values_per_chunk=16,
+                                   first_chunk=900, scratch={})
+        table["lanes"] = rng.integers(-100, 100, table["lanes"].shape)
+        for r in range(50):
+            position = 1000 + r
+            assert table[r].tobytes() == contribution_payload(
+                job=513, worker=7, slot=position % 24, chunk=900 + r, ver=(position // 24) % 2,
+                bmax=0, fmt=fmt, body=table["lanes"][r].tobytes())
