@@ -358,6 +358,59 @@ def test_one_worker_fed_the_same_datagrams(seed):
     assert fast_listener.nacks > 0 or not kwargs["fast_retransmit"]    # (QUERYs: early ones)
 
 
+def test_a_flight_someone_holds_is_never_made_another_chunks():
+    """The C path recycles an answered chunk's Flight as a later chunk's only when nothing
+    else holds it: a Flight taken from the in-flight table and kept keeps its chunk's fields
+    while every later chunk is sent and answered."""
+    kwargs = dict(job=7, worker=0, n=1, k=16, pool_size=32, window=32, rto=0.004,
+                  rto_max=0.05, max_retx=8)
+    vector = np.random.default_rng(5).standard_normal(16 * 4 * 300 + 5).astype(np.float32)
+    loop, node, worker = _make_worker(True, kwargs, vector)
+    worker.start()
+    listener = node.handlers[(PROTO_UDP, INA_UDP_PORT)]
+    held: dict[int, object] = {}            # some flights, held from outside
+    answered: dict[int, tuple] = {}         # their fields once their chunk was answered
+    in_flight = worker.session._in_flight
+    now = 0.0
+    for _step in range(5_000):
+        sent = [parse(f).payload for f in node.uplink.frames]
+        node.uplink.frames.clear()
+        if worker.outcome.finished or not sent:
+            break
+        for chunk, flight in list(in_flight.items()):
+            if chunk % 7 == 3:
+                held.setdefault(chunk, flight)
+        for payload in sent:
+            now += 0.0001
+            loop.run(until=now)
+            listener(Datagram(PROTO_UDP, AGGREGATOR_IP, HOST_IP, INA_UDP_PORT, INA_UDP_PORT,
+                              _result_of(payload, 1)))
+            for chunk, flight in held.items():
+                if chunk not in in_flight and chunk not in answered:
+                    answered[chunk] = dataclasses.astuple(_flight_fields(flight))
+    assert worker.outcome.finished and worker.outcome.error is None
+    assert listener.fast > 100 and len(answered) > 10
+    for chunk, fields in answered.items():
+        assert dataclasses.astuple(_flight_fields(held[chunk])) == fields, chunk
+
+
+@dataclasses.dataclass
+class _FlightFields:
+    payload: bytes
+    slot: int
+    ver: int
+    deadline: float
+    sent_at: float
+    last_sent: float
+    wait: float
+    serial: int
+
+
+def _flight_fields(flight) -> _FlightFields:
+    return _FlightFields(flight.payload, flight.slot, flight.ver, flight.deadline,
+                         flight.sent_at, flight.last_sent, flight.wait, flight.serial)
+
+
 def test_a_finished_run_frees_its_listeners():
     """The C listener holds its worker (which holds the host, which holds the listener): the
     collector must see those references (tp_traverse), so a run, a killed worker's too,

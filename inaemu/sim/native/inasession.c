@@ -230,28 +230,69 @@ static void session_refs_clear(SessionRefs *self) {
 
 /* ---- _fill_window ------------------------------------------------------------------------- */
 
+/* Flights recycled: one is made per chunk sent and dies with its RESULT, a class instance
+ * with 13 slots, four of them new floats (~1,200 instructions made and freed). A Flight the
+ * RESULT path lets go of when nothing else holds it (the in-flight table has dropped it; no
+ * timer entry, list or caller holds a Flight itself) is kept here and made the next chunk's
+ * Flight: every slot written again, its float slots in place when only it holds them. The
+ * class has no instance dict and no weak references (checked at load, else nothing is
+ * recycled), so an object nothing holds cannot be told from a new one. */
+#define FLIGHT_POOL_SIZE 64
+static PyObject *flight_pool[FLIGHT_POOL_SIZE];
+static int flight_pool_count;
+static int flight_recycling;        /* the class allows it (set at load) */
+
+/* a reference to a Flight let go of: kept for `new_flight` when it was the last one */
+static void flight_let_go(PyObject *f) {
+    if (flight_recycling && NUMBERS_IN_PLACE && Py_TYPE(f) == flight_type && Py_REFCNT(f) == 1
+            && flight_pool_count < FLIGHT_POOL_SIZE) {
+        flight_pool[flight_pool_count++] = f;       /* (the reference moves to the pool) */
+        return;
+    }
+    Py_DECREF(f);
+}
+
+/* a float for a Flight's slot: the slot's own object given `value` when only it holds it
+ * (`*in_place` set), else a new float */
+static PyObject *flight_float(PyObject *f, int i, double value, int *in_place) {
+    PyObject *held = f == NULL ? NULL : *(PyObject **)((char *)f + flight_offset[i]);
+    if (held != NULL && PyFloat_CheckExact(held) && Py_REFCNT(held) == 1) {
+        ((PyFloatObject *)held)->ob_fval = value;
+        *in_place = 1;
+        return held;
+    }
+    *in_place = 0;
+    return PyFloat_FromDouble(value);
+}
+
 static PyObject *new_flight(PyObject *payload, long slot, long ver, double deadline,
                             double now, PyObject *serial, double wait) {
-    PyObject *f = flight_type->tp_alloc(flight_type, 0);
-    if (f == NULL) return NULL;
+    PyObject *f = flight_pool_count ? flight_pool[--flight_pool_count] : NULL;
+    PyObject *recycled = f;
+    if (f == NULL && (f = flight_type->tp_alloc(flight_type, 0)) == NULL) return NULL;
     PyObject *values[FLIGHT_SLOTS];
+    int kept[FLIGHT_SLOTS] = {0};   /* a float slot given its value in place */
     values[0] = Py_NewRef(payload);
     values[1] = PyLong_FromLong(slot);
     values[2] = PyLong_FromLong(ver);
     values[3] = Py_NewRef(py_one);
-    values[4] = PyFloat_FromDouble(deadline);
-    values[5] = PyFloat_FromDouble(now);
+    values[4] = flight_float(recycled, 4, deadline, &kept[4]);
+    values[5] = flight_float(recycled, 5, now, &kept[5]);
     values[6] = Py_NewRef(serial);
-    values[7] = PyFloat_FromDouble(now);
+    values[7] = flight_float(recycled, 7, now, &kept[7]);
     values[8] = Py_NewRef(py_zero);
     values[9] = Py_NewRef(Py_False);
-    values[10] = PyFloat_FromDouble(wait);
+    values[10] = flight_float(recycled, 10, wait, &kept[10]);
     values[11] = Py_NewRef(Py_False);
     values[12] = Py_NewRef(py_zero);
     int ok = 1;
     for (int i = 0; i < FLIGHT_SLOTS; i++) {
         if (values[i] == NULL) ok = 0;
-        *(PyObject **)((char *)f + flight_offset[i]) = values[i];
+        if (kept[i]) continue;
+        PyObject **at = (PyObject **)((char *)f + flight_offset[i]);
+        PyObject *old = *at;
+        *at = values[i];
+        Py_XDECREF(old);
     }
     if (!ok) { Py_DECREF(f); return NULL; }
     return f;
@@ -1094,6 +1135,8 @@ static int ina_session_module_init(void) {
     if (slot_offsets(flight, flight_slot_text, FLIGHT_SLOTS, flight_offset,
                      "hosts.ina_state.Flight") < 0)
         return -1;
+    flight_recycling = flight_type->tp_dictoffset == 0 && flight_type->tp_weaklistoffset == 0
+                       && flight_type->tp_finalize == NULL && flight_type->tp_del == NULL;
     struct { const char *module, *name; PyTypeObject **type; } classes[] = {
         {"hosts.congestion", "RtoEstimator", &rto_estimator_type},
         {"hosts.congestion", "InFlightWindow", &in_flight_window_type},

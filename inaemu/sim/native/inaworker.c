@@ -213,7 +213,10 @@ done:
 static void plain_release(Plain *p) {
     Py_CLEAR(p->codec);
     Py_CLEAR(p->in_flight);
-    Py_CLEAR(p->flight);
+    if (p->flight != NULL) {        /* (answered: the next chunk's Flight, if nothing holds it) */
+        flight_let_go(p->flight);
+        p->flight = NULL;
+    }
     Py_CLEAR(p->key);
 }
 
