@@ -134,3 +134,38 @@ def test_a_host_dispatches_by_protocol_and_port():
     calls, received, _bytes, ignored, alive = got["python"]
     assert [kind for kind, _ in calls] == ["udp", "tcp"] and received == 5 and ignored == 3
     assert calls[1][1].seq == 5 and calls[0][1].payload == b"a" and not alive
+
+
+def test_a_hosts_handlers_changed_between_frames_take_the_next_frame():
+    """The native host remembers the last port's handler while its table is unchanged: a
+    handler replaced, removed, added back or joined by another takes (or loses) the very next
+    frame, as on the Python core."""
+    got = {}
+    for which in ("python", "native"):
+        host = core_classes(which).host(core_classes(which).loop(), "h1", HERE)
+        calls = []
+        first = lambda d, c=calls: c.append(("first", d.payload))        # noqa: E731
+        second = lambda d, c=calls: c.append(("second", d.payload))      # noqa: E731
+        other = lambda d, c=calls: c.append(("other", d.payload))        # noqa: E731
+        sender = Addressing(mac=bytes(6), ip=THERE, gateway_mac=bytes(6))
+
+        def frame(port, text):
+            return sender.udp_frame(HERE.ip, 1, port, text, 1)
+        host.listen(PROTO_UDP, 5000, first)
+        steps = [lambda: None, lambda: None,
+                 lambda: host.listen(PROTO_UDP, 5000, second),
+                 lambda: host.unlisten(PROTO_UDP, 5000, second),
+                 lambda: host.listen(PROTO_UDP, 5000, first),
+                 lambda: host.listen(PROTO_UDP, 5001, other),
+                 lambda: host.unlisten(PROTO_UDP, 5000, second),     # not its handler: kept
+                 lambda: host.handlers.clear()]
+        for i, step in enumerate(steps):
+            step()
+            host.receive(frame(5000, b"%d" % i))
+            host.receive(frame(5001, b"o%d" % i))
+        got[which] = (calls, host.counters.ignored)
+    assert got["native"] == got["python"]
+    calls, ignored = got["python"]
+    assert [who for who, _ in calls] == ["first", "first", "second", "first", "first",
+                                         "other", "first", "other"]
+    assert ignored == 8

@@ -51,6 +51,11 @@ typedef struct {
     /* HostNode's `loop` and `_ident` (set by its __init__): fields of this struct, not of the
      * subclass's instance dict, so the C parts read them at their offsets (attrs.c) */
     PyObject *loop, *ident;
+    /* the last (proto, port)'s handler, borrowed: valid while `handlers` is the same dict at
+     * the same PEP 509 version (then the dict still holds it); CPython 3.14 has no version */
+    PyObject *memo_dict, *memo_handler;
+    uint64_t memo_version;
+    long memo_proto, memo_port;
 } HostPort;
 
 static int HostPort_init(HostPort *self, PyObject *args, PyObject *kwds) {
@@ -66,6 +71,7 @@ static int HostPort_init(HostPort *self, PyObject *args, PyObject *kwds) {
     counters->bytes_received = counters->ignored = 0;
     Py_INCREF(ip); Py_XSETREF(self->ip, ip);
     Py_XSETREF(self->handlers, handlers);
+    self->memo_dict = NULL;
     Py_XSETREF(self->counters, counters);
     Py_INCREF(Py_None); Py_XSETREF(self->uplink, Py_None);
     self->alive = 1;
@@ -99,6 +105,40 @@ static PyObject *datagram_item(PyObject *d, Py_ssize_t i) {
     return PySequence_GetItem(d, i);
 }
 
+/* the remembered handler of (proto, dport) when still valid (borrowed), else NULL */
+static PyObject *handler_memo(HostPort *self, PyObject *proto, PyObject *dport) {
+#if PY_VERSION_HEX < 0x030E0000
+    if (self->memo_dict == NULL || self->memo_dict != self->handlers
+            || !PyDict_CheckExact(self->handlers)
+            || ((PyDictObject *)self->handlers)->ma_version_tag != self->memo_version
+            || !PyLong_CheckExact(proto) || !PyLong_CheckExact(dport))
+        return NULL;
+    long p = PyLong_AsLong(proto), port = PyLong_AsLong(dport);
+    if (PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+    return p == self->memo_proto && port == self->memo_port ? self->memo_handler : NULL;
+#else
+    return NULL;
+#endif
+}
+
+/* remember (proto, dport)'s handler, just looked up in the handlers' dict (borrowed) */
+static void handler_remember(HostPort *self, PyObject *proto, PyObject *dport,
+                             PyObject *handler) {
+#if PY_VERSION_HEX < 0x030E0000
+    self->memo_dict = NULL;
+    if (!PyDict_CheckExact(self->handlers) || !PyLong_CheckExact(proto)
+            || !PyLong_CheckExact(dport))
+        return;
+    long p = PyLong_AsLong(proto), port = PyLong_AsLong(dport);
+    if (PyErr_Occurred()) { PyErr_Clear(); return; }
+    self->memo_dict = self->handlers;
+    self->memo_version = ((PyDictObject *)self->handlers)->ma_version_tag;
+    self->memo_proto = p;
+    self->memo_port = port;
+    self->memo_handler = handler;
+#endif
+}
+
 /* HostNode.receive */
 static PyObject *HostPort_receive(HostPort *self, PyObject *frame) {
     if (!self->alive) Py_RETURN_NONE;
@@ -124,12 +164,20 @@ static PyObject *HostPort_receive(HostPort *self, PyObject *frame) {
         Py_RETURN_NONE;
     }
     PyObject *proto = datagram_item(d, 0), *dport = datagram_item(d, 4);
-    PyObject *key = proto && dport ? PyTuple_Pack(2, proto, dport) : NULL;
-    Py_XDECREF(proto);
-    Py_XDECREF(dport);
-    if (key == NULL) { Py_DECREF(d); return NULL; }
-    PyObject *handler = PyDict_GetItemWithError(self->handlers, key);
-    Py_DECREF(key);
+    if (proto == NULL || dport == NULL) {
+        Py_XDECREF(proto); Py_XDECREF(dport); Py_DECREF(d);
+        return NULL;
+    }
+    PyObject *handler = handler_memo(self, proto, dport);
+    if (handler == NULL) {
+        PyObject *key = PyTuple_Pack(2, proto, dport);
+        if (key == NULL) { Py_DECREF(proto); Py_DECREF(dport); Py_DECREF(d); return NULL; }
+        handler = PyDict_GetItemWithError(self->handlers, key);
+        Py_DECREF(key);
+        if (handler != NULL) handler_remember(self, proto, dport, handler);
+    }
+    Py_DECREF(proto);
+    Py_DECREF(dport);
     if (handler == NULL) {
         Py_DECREF(d);
         if (PyErr_Occurred()) return NULL;
