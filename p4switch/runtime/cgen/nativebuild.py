@@ -411,12 +411,15 @@ static int lane_recyclable(PyObject *o) {
     return same;
 }
 
-/* a reference to a slot's old value let go: a lane array it was the last of is pooled */
+/* a reference to a slot's old value let go: a lane array it was the last of is pooled (not
+   in a free-threaded build, whose reference counts are not one number) */
 static inline void lane_release(PyObject *old) {
+#ifndef Py_GIL_DISABLED
     if (Py_REFCNT(old) == 1 && lane_pool_count < LANE_POOL_SIZE && lane_recyclable(old)) {
         lane_pool[lane_pool_count++] = old;         /* (the reference moves to the pool) */
         return;
     }
+#endif
     Py_DECREF(old);
 }
 
