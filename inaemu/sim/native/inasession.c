@@ -441,13 +441,6 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         room--;
         position++;
     }
-    /* the next chunk's row of the table, asked of memory now: the copy above found its row
-     * out of cache (written when its block was quantized, long before), and this worker's
-     * next refill comes after many other events (a hint: nothing waits for it) */
-    if (c < ready && table.obj != NULL && c >= base) {
-        const char *row = (const char *)table.buf + (c - base) * size;
-        for (long long at = 0; at < size; at += 64) __builtin_prefetch(row + at, 0, 2);
-    }
     if (WRITE_BACK() || set_ll(session, INA_NAME(_next_chunk), c) < 0
             || add_ll(self->counters, INA_NAME(packets_sent), c - first) < 0
             || add_ll(self->counters, INA_NAME(bytes_sent), sent_bytes) < 0)
