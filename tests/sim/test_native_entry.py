@@ -18,7 +18,7 @@ from p4switch.runtime.errors import InvalidArgument
 from p4switch.runtime.trace import PacketTrace
 
 from inaemu.sim.cores import core_classes
-from inaemu.sim.native import native_classes, why_not
+from inaemu.sim.native import native_classes, native_module, why_not
 from inaemu.sim.switch_node import SwitchCost
 from tests.sim.test_native_net import udp_frame
 
@@ -52,8 +52,8 @@ class Watched(Switch):
     """A runtime Switch whose direct entry checks, at every direct call, that the switch's
     lock is held, and counts the calls (`receive` is not overridden: the entry applies)."""
 
-    def __init__(self):
-        super().__init__(None)
+    def __init__(self, lock=None):
+        super().__init__(None, lock=lock)
         self.direct_calls = 0
         self.unlocked_calls = 0
 
@@ -71,15 +71,16 @@ class Watched(Switch):
         return engine, watched_fast, queues
 
 
-def run_changes(core: str, programs):
+def run_changes(core: str, programs, lock=None):
     """400 frames into ports 1, 2 and 3 of a switch running backpressure.p4, with, mid-run:
     a trace attached then removed, a queue rate set on port 2 then cleared, and wire.p4
-    loaded instead (port 3 is then dropped, no probe is written)."""
+    loaded instead (port 3 is then dropped, no probe is written). `lock`: the switch's lock
+    (None: an RLock)."""
     backpressure, wire = programs
     classes = core_classes(core)
     trace: list[str] = []
     loop = classes.loop(trace)
-    runtime = Watched()
+    runtime = Watched(lock)
     node = classes.switch(loop, "s1", 1, cost=SwitchCost(5e-6, 1e-9, 1e-6), queue_packets=64,
                           switch=runtime)
     runtime.load_config(backpressure)
@@ -110,9 +111,14 @@ def run_changes(core: str, programs):
             runtime.queue_drops()), node, runtime
 
 
-def test_the_direct_entry_falls_back_whenever_the_runtime_says_so(programs):
+@pytest.mark.parametrize("lock", ["RLock", "SwitchLock"])
+def test_the_direct_entry_falls_back_whenever_the_runtime_says_so(programs, lock):
+    """(Also with the SwitchLock the native core gives its switches, which the ports take in
+    C: every direct call must still find it held.)"""
     python, _node, _runtime = run_changes("python", programs)
-    native, node, runtime = run_changes("native", programs)
+    native, node, runtime = run_changes(
+        "native", programs, None if lock == "RLock" else native_module().SwitchLock())
+    assert type(runtime.lock).__name__ == lock
     assert native[0] == python[0]
     assert native[1:] == python[1:]
     received, _trace, traced, counters = python[:4]
