@@ -223,6 +223,9 @@ def contribution_payload(*, job: int, worker: int, slot: int, chunk: int, ver: i
     return header + body
 
 
+HEADER_DTYPE = np.dtype(numpy_fields())        # one header, as the table's rows begin
+
+
 def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, pool_size: int,
                        chunks: int, lane_dtype, values_per_chunk: int, first_chunk: int = 0,
                        scratch: dict | None = None) -> np.ndarray:
@@ -256,9 +259,6 @@ def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, 
     rows = table.view(np.uint8).reshape(chunks, layout.itemsize)
     rows[:, :HEADER_BYTES] = headers.view(np.uint8).reshape(chunks, HEADER_BYTES)
     return table
-
-
-HEADER_DTYPE = np.dtype(numpy_fields())        # one header, as the table's rows begin
 
 
 @functools.lru_cache(maxsize=32)

@@ -177,25 +177,26 @@ static inline digit *long_digits(PyObject *v) { return ((PyLongObject *)v)->long
 #define LONG_IN_PLACE 0
 #endif
 
-/* the field's value when it is its slot's only reference (borrowed), else NULL */
-static inline PyObject *attr_sole(PyObject *o, PyObject *name, AttrSlot *site) {
-    if (!NUMBERS_IN_PLACE) return NULL;
-    PyObject **slot = attr_slot_at(o, name, site);
-    if (slot == NULL || *slot == NULL || Py_REFCNT(*slot) != 1) return NULL;
-    return *slot;
+/* 1: `held` (a field's value, may be NULL), an exact float only the field holds, now holds
+ * `value`; 0: not done (the caller stores a new float) */
+static inline int float_in_place(PyObject *held, double value) {
+    if (!NUMBERS_IN_PLACE || held == NULL || !PyFloat_CheckExact(held) || Py_REFCNT(held) != 1)
+        return 0;
+    ((PyFloatObject *)held)->ob_fval = value;
+    return 1;
 }
 
-/* 1: the field, an int of one positive digit only it holds, now holds `value`; 0: not done */
-static inline int set_ll_in_place(PyObject *o, PyObject *name, long long value,
-                                  AttrSlot *site) {
+/* 1: `held` (a field's value, may be NULL), an exact int of one positive digit only the field
+ * holds, now holds `value`; 0: not done (the caller stores a new int) */
+static inline int long_in_place(PyObject *held, long long value) {
 #if LONG_IN_PLACE
-    if (value <= 0 || value >= ((long long)1 << PyLong_SHIFT)) return 0;
-    PyObject *v = attr_sole(o, name, site);
-    if (v == NULL || !PyLong_CheckExact(v) || !long_one_digit(v)) return 0;
-    long_digits(v)[0] = (digit)value;
+    if (value <= 0 || value >= ((long long)1 << PyLong_SHIFT) || held == NULL
+            || !PyLong_CheckExact(held) || Py_REFCNT(held) != 1 || !long_one_digit(held))
+        return 0;
+    long_digits(held)[0] = (digit)value;
     return 1;
 #else
-    (void)o; (void)name; (void)value; (void)site;
+    (void)held; (void)value;
     return 0;
 #endif
 }
@@ -232,7 +233,8 @@ static inline __attribute__((always_inline)) int get_ll_at(PyObject *o, PyObject
 }
 
 static inline int set_ll_at(PyObject *o, PyObject *name, long long value, AttrSlot *site) {
-    if (set_ll_in_place(o, name, value, site)) return 0;
+    PyObject **slot = attr_slot_at(o, name, site);
+    if (slot != NULL && long_in_place(*slot, value)) return 0;
     PyObject *v = PyLong_FromLongLong(value);
     if (v == NULL) return -1;
     int r = attr_set_at(o, name, v, site);
@@ -260,11 +262,8 @@ static inline __attribute__((always_inline)) int get_double_at(PyObject *o, PyOb
 }
 
 static inline int set_double_at(PyObject *o, PyObject *name, double value, AttrSlot *site) {
-    PyObject *held = attr_sole(o, name, site);
-    if (held != NULL && PyFloat_CheckExact(held)) {
-        ((PyFloatObject *)held)->ob_fval = value;
-        return 0;
-    }
+    PyObject **slot = attr_slot_at(o, name, site);
+    if (slot != NULL && float_in_place(*slot, value)) return 0;
     PyObject *v = PyFloat_FromDouble(value);
     if (v == NULL) return -1;
     int r = attr_set_at(o, name, v, site);

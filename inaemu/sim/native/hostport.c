@@ -105,16 +105,23 @@ static PyObject *datagram_item(PyObject *d, Py_ssize_t i) {
     return PySequence_GetItem(d, i);
 }
 
+/* (proto, dport) as C longs when both are exact ints that fit: 1, else 0 (no memo) */
+static int port_key(PyObject *proto, PyObject *dport, long *p, long *port) {
+    if (!PyLong_CheckExact(proto) || !PyLong_CheckExact(dport)) return 0;
+    *p = PyLong_AsLong(proto);
+    *port = PyLong_AsLong(dport);
+    if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    return 1;
+}
+
 /* the remembered handler of (proto, dport) when still valid (borrowed), else NULL */
 static PyObject *handler_memo(HostPort *self, PyObject *proto, PyObject *dport) {
 #if PY_VERSION_HEX < 0x030E0000
+    long p, port;
     if (self->memo_dict == NULL || self->memo_dict != self->handlers
-            || !PyDict_CheckExact(self->handlers)
             || ((PyDictObject *)self->handlers)->ma_version_tag != self->memo_version
-            || !PyLong_CheckExact(proto) || !PyLong_CheckExact(dport))
+            || !port_key(proto, dport, &p, &port))
         return NULL;
-    long p = PyLong_AsLong(proto), port = PyLong_AsLong(dport);
-    if (PyErr_Occurred()) { PyErr_Clear(); return NULL; }
     return p == self->memo_proto && port == self->memo_port ? self->memo_handler : NULL;
 #else
     return NULL;
@@ -126,15 +133,11 @@ static void handler_remember(HostPort *self, PyObject *proto, PyObject *dport,
                              PyObject *handler) {
 #if PY_VERSION_HEX < 0x030E0000
     self->memo_dict = NULL;
-    if (!PyDict_CheckExact(self->handlers) || !PyLong_CheckExact(proto)
-            || !PyLong_CheckExact(dport))
+    if (!PyDict_CheckExact(self->handlers)
+            || !port_key(proto, dport, &self->memo_proto, &self->memo_port))
         return;
-    long p = PyLong_AsLong(proto), port = PyLong_AsLong(dport);
-    if (PyErr_Occurred()) { PyErr_Clear(); return; }
     self->memo_dict = self->handlers;
     self->memo_version = ((PyDictObject *)self->handlers)->ma_version_tag;
-    self->memo_proto = p;
-    self->memo_port = port;
     self->memo_handler = handler;
 #endif
 }

@@ -253,16 +253,11 @@ static void flight_let_go(PyObject *f) {
 }
 
 /* a float for a Flight's slot: the slot's own object given `value` when only it holds it
- * (`*in_place` set), else a new float */
+ * (attrs.c's `float_in_place`; `*in_place` set), else a new float */
 static PyObject *flight_float(PyObject *f, int i, double value, int *in_place) {
     PyObject *held = f == NULL ? NULL : *(PyObject **)((char *)f + flight_offset[i]);
-    if (held != NULL && PyFloat_CheckExact(held) && Py_REFCNT(held) == 1) {
-        ((PyFloatObject *)held)->ob_fval = value;
-        *in_place = 1;
-        return held;
-    }
-    *in_place = 0;
-    return PyFloat_FromDouble(value);
+    *in_place = float_in_place(held, value);
+    return *in_place ? held : PyFloat_FromDouble(value);
 }
 
 static PyObject *new_flight(PyObject *payload, long slot, long ver, double deadline,
