@@ -6,7 +6,7 @@ copies the PHV, sets a few slots, tests the divergences and makes four calls thr
 costs. The PHV's words (phv/layout.py `word_slots`: unsigned fields of at most 64 bits, the
 hidden request slots, every validity flag) stay C integers from the parser to the deparser;
 the lists `f` and `v` hold the rest (lane vectors, wide or signed fields) and take the words
-only where Python code runs: a callback (nativebuild.py `phv_out`/`phv_in`) or a packet that
+only where Python code runs: a callback (nativeprelude.py `phv_out`/`phv_in`) or a packet that
 leaves the common path. What stays the same: every divergence (a clone or resubmission after
 ingress, an egress request, a packet length egress reads, a multicast replica whose egress
 diverges) calls the same Python the Python `fast` calls, with the same arguments and the PHV

@@ -8,7 +8,7 @@ What stays the same: what Python code sees of the PHV is still the Python lists 
 the C code works on the PHV's words (phv/layout.py `word_slots`: unsigned fields of at most 64
 bits, the hidden request slots, every validity flag) as C integers, and copies them to and
 from the lists around every piece of Python it calls (`Phv`, `phv_out`/`phv_in` in
-nativebuild.py); tables are still their dicts, registers their lists (or banks), and counters
+nativeprelude.py); tables are still their dicts, registers their lists (or banks), and counters
 add to their uint64 array.
 What C does natively: conditionals, exact, LPM and keyless tables (LPM over the table's own
 levels, `Table.levels`, so every control-plane change is seen at once; ternary through the

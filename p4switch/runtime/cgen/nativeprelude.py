@@ -1,0 +1,649 @@
+"""The C every generated module begins with (`PRELUDE`: the PHV's words and flags, table
+lookups and their memo, lane vectors and their pool, register banks, the parser's and
+deparser's field helpers, the controls' calling convention), and a module's whole source:
+the prelude, the program's controls (`nativemodule.py`) and its init (`module_source`).
+nativebuild.py compiles and caches what this gives."""
+
+from __future__ import annotations
+
+from .nativemodule import NativeControls
+
+PRELUDE = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+typedef uint64_t u64;
+
+static PyObject *EMPTY;
+
+static inline PyObject *empty_params(void) { return EMPTY; }
+
+/* An exact int's value when it is small and not negative, without a call: the PHV's fields,
+   flags, register cells and action data are such ints almost always. Anything else (a bool, a
+   negative or wide int, another type) returns 0 and takes CPython's own conversion, which
+   raises what it always raised. Always inlined: the module is built with -O1. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT int small_value(PyObject *x, u64 *out) {
+#if PY_VERSION_HEX < 0x030C0000 && PYLONG_BITS_IN_DIGIT == 30
+    if (PyLong_CheckExact(x)) {
+        Py_ssize_t n = Py_SIZE(x);
+        const digit *d = ((PyLongObject *)x)->ob_digit;
+        if (n == 0) { *out = 0; return 1; }
+        if (n == 1) { *out = d[0]; return 1; }
+        if (n == 2) { *out = (u64)d[0] | ((u64)d[1] << 30); return 1; }
+    }
+#elif PY_VERSION_HEX >= 0x030C0000
+    if (PyLong_CheckExact(x) && _PyLong_IsCompact((PyLongObject *)x)) {
+        Py_ssize_t value = _PyLong_CompactValue((PyLongObject *)x);
+        if (value >= 0) { *out = (u64)value; return 1; }
+    }
+#endif
+    return 0;
+}
+
+HOT int as_u64(PyObject *x, u64 *out) {
+    if (small_value(x, out)) return 0;
+    u64 r = PyLong_AsUnsignedLongLong(x);
+    if (r == (u64)-1 && PyErr_Occurred()) return -1;
+    *out = r;
+    return 0;
+}
+
+static inline PyObject *from_u64(u64 value) {
+    return value <= (u64)LONG_MAX ? PyLong_FromLong((long)value)
+                                  : PyLong_FromUnsignedLongLong(value);
+}
+
+/* a field, validity flag or register cell (an int that fits 64 bits) */
+HOT int rd(PyObject *list, Py_ssize_t i, u64 *out) {
+    return as_u64(PyList_GET_ITEM(list, i), out);
+}
+
+/* The int last made for a write at each index (of any list), kept: packets repeat most of
+   their values (addresses, ports, ids), and a write of the same value takes the same object
+   again instead of a new one. Only a cache: an entry is used when its value is the one
+   written. */
+#define INT_MEMO_SIZE 1024
+static PyObject *INT_MEMO[INT_MEMO_SIZE];
+
+/* a slot that already holds an exact int of this value keeps it (ints are immutable: no code
+   can tell the two apart), so writing back an unchanged field allocates nothing */
+HOT int wr(PyObject *list, Py_ssize_t i, u64 value) {
+    PyObject *old = PyList_GET_ITEM(list, i), **memo = &INT_MEMO[i & (INT_MEMO_SIZE - 1)];
+    PyObject *x;
+    u64 now;
+    if (small_value(old, &now) && now == value) return 0;
+    if (*memo != NULL && small_value(*memo, &now) && now == value) {
+        x = *memo;
+        Py_INCREF(x);
+    } else {
+        x = from_u64(value);
+        if (x == NULL) return -1;
+        if (value > 256) {                       /* smaller ones are CPython's own */
+            Py_XDECREF(*memo);
+            Py_INCREF(x);
+            *memo = x;
+        }
+    }
+    PyList_SET_ITEM(list, i, x);
+    Py_DECREF(old);
+    return 0;
+}
+
+static inline int rdp(PyObject *params, Py_ssize_t i, u64 *out) {
+    if (!PyTuple_Check(params) || i >= PyTuple_GET_SIZE(params)) {
+        PyErr_SetString(PyExc_IndexError, "action data index out of range");
+        return -1;
+    }
+    return as_u64(PyTuple_GET_ITEM(params, i), out);
+}
+
+static inline u64 shl(u64 a, u64 s) { return s >= 64 ? 0 : a << s; }
+static inline u64 shr(u64 a, u64 s) { return s >= 64 ? 0 : a >> s; }
+
+/* (action, params, entry) -> a (-1 for None) and p (a new reference replacing the old) */
+static int result(PyObject *res, long *a, PyObject **p) {
+    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 3) {
+        PyErr_SetString(PyExc_TypeError, "a table result must be (action, params, entry)");
+        return -1;
+    }
+    PyObject *action = PyTuple_GET_ITEM(res, 0), *params = PyTuple_GET_ITEM(res, 1);
+    if (action == Py_None) {
+        *a = -1;
+    } else {
+        u64 index;
+        if (small_value(action, &index) && index <= (u64)LONG_MAX) {
+            *a = (long)index;
+        } else {
+            *a = PyLong_AsLong(action);
+            if (*a == -1 && PyErr_Occurred()) return -1;
+        }
+    }
+    if (!PyTuple_Check(params)) {
+        params = PySequence_Tuple(params);
+        if (params == NULL) return -1;
+    } else {
+        Py_INCREF(params);
+    }
+    Py_SETREF(*p, params);
+    return 0;
+}
+
+/* The int last made for a table key, by the key's low bits, kept as INT_MEMO keeps written
+   values: a switch looks up few distinct keys (addresses, ids, ports), and an int of the same
+   value from here costs no allocation and no free. Used when it holds the value asked for. */
+#define KEY_MEMO_SIZE 1024
+static PyObject *KEY_MEMO[KEY_MEMO_SIZE];
+
+static inline PyObject *key_int(u64 key) {
+    PyObject **memo = &KEY_MEMO[(key ^ (key >> 10) ^ (key >> 20)) & (KEY_MEMO_SIZE - 1)];
+    u64 now;
+    if (*memo != NULL && small_value(*memo, &now) && now == key) return Py_NewRef(*memo);
+    PyObject *k = from_u64(key);
+    if (k != NULL && key > 256)                  /* (smaller ones are CPython's own) */
+        Py_XSETREF(*memo, Py_NewRef(k));
+    return k;
+}
+
+/* a table's result for key `k` (a new reference, or NULL on a miss): the exact table's dict,
+   or the table's own lookup method */
+static int lookup_key(PyObject *table, const char *method, PyObject *k, PyObject **r) {
+    PyObject *got;
+    if (method == NULL) {
+        got = PyDict_GetItemWithError(table, k);
+        if (got == NULL && PyErr_Occurred()) return -1;
+        Py_XINCREF(got);
+    } else {
+        got = PyObject_CallMethod(table, method, "O", k);
+        if (got == NULL) return -1;
+    }
+    *r = got;
+    return 0;
+}
+
+/* The answer of an exact dict (a table's, or an LPM level's) for an int key: a new reference,
+   or NULL on a miss (with no error set) or an error. Answers are remembered by (dict, key) with
+   the dict's version (PEP 509: a number no two states of any dict share, changed by every
+   insertion, replacement, deletion and clear), so a key the switch saw since the dict last
+   changed takes its answer without making the key's int or probing the dict (~250
+   instructions a probe, ~6 an ina.p4 packet). The memo holds its answers (a hit hands out a
+   reference of its own); a dict freed and another made at its address has another version.
+   CPython 3.14 dropped the version: there every lookup probes the dict. */
+#if PY_VERSION_HEX < 0x030E0000
+#define LOOKUP_MEMO_SIZE 8192
+typedef struct { PyObject *dict; u64 key; uint64_t version; PyObject *answer; } LookupMemo;
+static LookupMemo LOOKUP_MEMO[LOOKUP_MEMO_SIZE];
+#endif
+
+static int dict_answer(PyObject *dict, u64 key, PyObject **r) {
+#if PY_VERSION_HEX < 0x030E0000
+    size_t h = (size_t)(((uint64_t)(size_t)dict >> 4) * 0x9E3779B97F4A7C15ull
+                        ^ key * 0xC2B2AE3D27D4EB4Full);
+    LookupMemo *memo = &LOOKUP_MEMO[(h ^ (h >> 29)) & (LOOKUP_MEMO_SIZE - 1)];
+    uint64_t version = ((PyDictObject *)dict)->ma_version_tag;
+    if (memo->dict == dict && memo->key == key && memo->version == version) {
+        *r = Py_XNewRef(memo->answer);
+        return 0;
+    }
+#endif
+    PyObject *k = key_int(key);
+    if (k == NULL) return -1;
+    int failed = lookup_key(dict, NULL, k, r);
+    Py_DECREF(k);
+#if PY_VERSION_HEX < 0x030E0000
+    if (!failed && ((PyDictObject *)dict)->ma_version_tag == version) {
+        memo->dict = dict;
+        memo->key = key;
+        memo->version = version;
+        Py_XSETREF(memo->answer, Py_XNewRef(*r));
+    }
+#endif
+    return failed;
+}
+
+static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
+    if (method == NULL && PyDict_CheckExact(table)) return dict_answer(table, key, r);
+    PyObject *k = key_int(key);
+    if (k == NULL) return -1;
+    int failed = lookup_key(table, method, k, r);
+    Py_DECREF(k);
+    return failed;
+}
+
+/* an LPM table's result for `key` (a new reference, or NULL on a miss): Table.lookup_lpm in C,
+   over the table's own levels, a list of (prefix length, mask, {masked key: result}) longest
+   first. No Python code runs here (int keys), so no other thread changes the list meanwhile. */
+static int lookup_levels(PyObject *levels, u64 key, PyObject **r) {
+    Py_ssize_t i;
+    *r = NULL;
+    for (i = 0; i < PyList_GET_SIZE(levels); i++) {
+        PyObject *level = PyList_GET_ITEM(levels, i);
+        u64 mask;
+        if (!PyTuple_CheckExact(level) || PyTuple_GET_SIZE(level) != 3 ||
+                !PyDict_CheckExact(PyTuple_GET_ITEM(level, 2))) {
+            PyErr_SetString(PyExc_TypeError, "an LPM level must be (length, mask, dict)");
+            return -1;
+        }
+        if (as_u64(PyTuple_GET_ITEM(level, 1), &mask)) return -1;
+        PyObject *got;
+        if (dict_answer(PyTuple_GET_ITEM(level, 2), key & mask, &got)) return -1;
+        if (got != NULL && got != Py_None) {
+            *r = got;
+            return 0;
+        }
+        Py_XDECREF(got);
+    }
+    return 0;
+}
+
+/* A packet's PHV as the C code holds it (phv/layout.py `word_slots`): its words (unsigned
+   fields of at most 64 bits, the hidden request slots) as C integers `F[slot]` and its validity
+   flags as `V[index]`, beside the Python lists `f` and `v`, which hold everything else (lane
+   vectors, wide, signed and varbit fields) and are the PHV Python code sees. `fs`/`vs` are the
+   words and flags the lists take before Python code runs (`phv_out`) and that are read back
+   after it (`phv_in`): every word for the common flow (nativefast.py), the function's own
+   for a control called from Python. */
+typedef struct {
+    PyObject *f, *v;
+    u64 *F, *V;
+    const int32_t *fs, *vs;
+    Py_ssize_t nfs, nvs;
+} Phv;
+
+/* the lists take the C words and flags (before Python code reads the PHV) */
+static int phv_out(Phv *P) {
+    Py_ssize_t i;
+    for (i = 0; i < P->nfs; i++)
+        if (wr(P->f, P->fs[i], P->F[P->fs[i]])) return -1;
+    for (i = 0; i < P->nvs; i++)
+        if (wr(P->v, P->vs[i], P->V[P->vs[i]])) return -1;
+    return 0;
+}
+
+/* the C words and flags take the lists' values (after Python code may have written them) */
+static int phv_in(Phv *P) {
+    Py_ssize_t i;
+    for (i = 0; i < P->nfs; i++)
+        if (rd(P->f, P->fs[i], &P->F[P->fs[i]])) return -1;
+    for (i = 0; i < P->nvs; i++)
+        if (rd(P->v, P->vs[i], &P->V[P->vs[i]])) return -1;
+    return 0;
+}
+
+/* the key computed by a Python callback (wider than 64 bits, signed fields, ...): it reads
+   the PHV and writes nothing */
+static int lookup_by(PyObject *table, const char *method, PyObject *cb, Phv *P, PyObject **r) {
+    if (phv_out(P)) return -1;
+    PyObject *args[2] = {P->f, P->v};
+    PyObject *k = PyObject_Vectorcall(cb, args, 2, NULL);
+    if (k == NULL) return -1;
+    int failed = lookup_key(table, method, k, r);
+    Py_DECREF(k);
+    return failed;
+}
+
+/* a statement as Python (a callback): the lists take the words first, the words take the
+   lists' values after */
+static inline int call3(PyObject *cb, Phv *P, PyObject *p) {
+    if (phv_out(P)) return -1;
+    PyObject *args[3] = {P->f, P->v, p};
+    PyObject *got = PyObject_Vectorcall(cb, args, 3, NULL);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    return phv_in(P);
+}
+
+static int call_truth(PyObject *cb, Phv *P, int *out) {
+    if (phv_out(P)) return -1;
+    PyObject *args[2] = {P->f, P->v};
+    PyObject *got = PyObject_Vectorcall(cb, args, 2, NULL);
+    if (got == NULL) return -1;
+    int t = PyObject_IsTrue(got);
+    Py_DECREF(got);
+    if (t < 0) return -1;
+    *out = t;
+    return phv_in(P);
+}
+
+/* Lane vectors: the PHV slot holds a 1-D array (or the int 0: all lanes zero). */
+static int64_t ZEROS[4096];
+
+static int run_view(PyObject *f, Py_ssize_t slot, npy_intp count, int typenum, void **data) {
+    PyObject *held = PyList_GET_ITEM(f, slot);
+    if (PyLong_CheckExact(held)) {
+        if (PyLong_AsLong(held) != 0 || count * 8 > (npy_intp)sizeof(ZEROS)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "a lane vector slot holds an int other than 0");
+            return -1;
+        }
+        *data = ZEROS;
+        return 0;
+    }
+    if (!PyArray_Check(held)) {
+        PyErr_SetString(PyExc_TypeError, "a lane vector slot holds neither an array nor 0");
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)held;
+    if (PyArray_TYPE(a) != typenum || PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) < count ||
+            !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) {
+        PyErr_SetString(PyExc_TypeError, "a lane vector of another type, length or layout");
+        return -1;
+    }
+    *data = PyArray_DATA(a);
+    return 0;
+}
+
+/* Lane arrays recycled: a packet's lane vectors are new arrays (the parser's, and each
+   written copy), and the last packet's die as the PHV is reset (~1,200 instructions for
+   NumPy to make and free one, ~1.5 a packet). An array whose last reference the PHV lets go,
+   which nothing else can reach (no view, buffer or weak reference: they would hold or see
+   it), an exact 1-D array of its own aligned, writable, native-order data with the type's
+   own descriptor, is kept in a small pool and given out again as a new array of that type
+   and length, its contents to be written whole. */
+#define LANE_POOL_SIZE 8
+static PyObject *lane_pool[LANE_POOL_SIZE];
+static int lane_pool_count;
+
+/* a new reference to an array of `count` items of `typenum`, new or recycled: its contents
+   undefined (the caller writes all of them) */
+static PyObject *lane_array(npy_intp count, int typenum) {
+    if (lane_pool_count) {
+        PyArrayObject *a = (PyArrayObject *)lane_pool[lane_pool_count - 1];
+        if (PyArray_TYPE(a) == typenum && PyArray_DIM(a, 0) == count) {
+            lane_pool_count--;
+            return (PyObject *)a;
+        }
+    }
+    return PyArray_SimpleNew(1, &count, typenum);
+}
+
+/* whether the array nothing else holds may be given out again (above) */
+static int lane_recyclable(PyObject *o) {
+    if (!PyArray_CheckExact(o)) return 0;
+    PyArrayObject *a = (PyArrayObject *)o;
+    int need = NPY_ARRAY_OWNDATA | NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_WRITEABLE
+               | NPY_ARRAY_ALIGNED;
+    if (PyArray_NDIM(a) != 1 || (PyArray_FLAGS(a) & need) != need || PyArray_BASE(a) != NULL
+            || ((PyArrayObject_fields *)a)->weakreflist != NULL || !PyArray_ISNOTSWAPPED(a))
+        return 0;
+    PyArray_Descr *own = PyArray_DescrFromType(PyArray_TYPE(a));
+    if (own == NULL) { PyErr_Clear(); return 0; }
+    int same = own == PyArray_DESCR(a);
+    Py_DECREF(own);
+    return same;
+}
+
+/* a reference to a slot's old value let go: a lane array it was the last of is pooled (not
+   in a free-threaded build, whose reference counts are not one number) */
+static inline void lane_release(PyObject *old) {
+#ifndef Py_GIL_DISABLED
+    if (Py_REFCNT(old) == 1 && lane_pool_count < LANE_POOL_SIZE && lane_recyclable(old)) {
+        lane_pool[lane_pool_count++] = old;         /* (the reference moves to the pool) */
+        return;
+    }
+#endif
+    Py_DECREF(old);
+}
+
+/* a new array holding the slot's lanes, to be written and then stored (run_store) */
+static int run_copy(PyObject *f, Py_ssize_t slot, npy_intp count, int typenum,
+                    Py_ssize_t itemsize, PyObject **fresh, void **data) {
+    void *old;
+    if (run_view(f, slot, count, typenum, &old)) return -1;
+    PyObject *array = lane_array(count, typenum);
+    if (array == NULL) return -1;
+    memcpy(PyArray_DATA((PyArrayObject *)array), old, count * itemsize);
+    *fresh = array;
+    *data = PyArray_DATA((PyArrayObject *)array);
+    return 0;
+}
+
+/* the slot takes the written array (the reference is stolen) */
+static inline void run_store(PyObject *f, Py_ssize_t slot, PyObject *array) {
+    PyObject *old = PyList_GET_ITEM(f, slot);
+    PyList_SET_ITEM(f, slot, array);
+    lane_release(old);
+}
+
+/* Register banks: a C-contiguous (size, lanes) array, written in place. */
+static int bank_view(PyObject *bank, npy_intp rows, npy_intp cols, int typenum, void **data) {
+    if (!PyArray_Check(bank)) {
+        PyErr_SetString(PyExc_TypeError, "a register bank that is not an array");
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)bank;
+    if (PyArray_TYPE(a) != typenum || PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != rows ||
+            PyArray_DIM(a, 1) != cols || !PyArray_IS_C_CONTIGUOUS(a) ||
+            !PyArray_ISWRITEABLE(a) || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) {
+        PyErr_SetString(PyExc_TypeError, "a register bank of another shape, type or layout");
+        return -1;
+    }
+    *data = PyArray_DATA(a);
+    return 0;
+}
+
+/* The parser's helpers. */
+/* A field of whole bytes at a byte boundary (addresses, ports, ids: most fields), read
+   big-endian; `nbytes` is a constant at every call, so each call folds to its case. */
+static inline __attribute__((always_inline)) u64 be_field(const uint8_t *p, unsigned nbytes) {
+    uint32_t w32;
+    u64 w64, x = 0;
+    switch (nbytes) {
+    case 1: return p[0];
+    case 2: return ((u64)p[0] << 8) | p[1];
+    case 4: memcpy(&w32, p, 4); return __builtin_bswap32(w32);
+    case 6: memcpy(&w32, p + 2, 4); return ((u64)p[0] << 40) | ((u64)p[1] << 32)
+                                           | __builtin_bswap32(w32);
+    case 8: memcpy(&w64, p, 8); return __builtin_bswap64(w64);
+    }
+    for (unsigned i = 0; i < nbytes; i++) x = (x << 8) | p[i];
+    return x;
+}
+
+static inline u64 field_bits(const uint8_t *p, unsigned bit, unsigned width) {
+    const uint8_t *q = p + bit / 8;
+    unsigned skip = bit % 8, nbytes = (skip + width + 7) / 8, i;
+    unsigned __int128 x = 0;
+    for (i = 0; i < nbytes; i++) x = (x << 8) | q[i];
+    x >>= nbytes * 8 - skip - width;
+    return (u64)(x & (((unsigned __int128)1 << width) - 1));
+}
+
+/* A control holding lane groups rolled into loops (nativereroll.py) is built at -O3, which
+   unswitches their loop-invariant index tests and vectorizes them (ina.p4's: ~2-4 % of a
+   simulated run); the rest of the module stays at -O1 for its build time. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LANE_LOOPS __attribute__((optimize("O3")))
+#else
+#define LANE_LOOPS
+#endif
+
+/* Lanes of 32-bit words between the wire (big-endian) and a vector: every lane of every INA
+   packet crosses here twice a switch. The module is built at -O1, which leaves these loops a
+   word at a time (~200 ns for 364 lanes); vectorized, in a clone for AVX2 chosen at load time,
+   ~16 ns. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define LANES_CLONED __attribute__((target_clones("avx2", "default"), optimize("O3")))
+#else
+#define LANES_CLONED
+#endif
+LANES_CLONED static void lanes_from_wire32(uint32_t *restrict d32, const uint8_t *restrict p,
+                                           npy_intp count) {
+    for (npy_intp i = 0; i < count; i++) {
+        uint32_t w;
+        memcpy(&w, p + 4 * i, 4);
+        d32[i] = __builtin_bswap32(w);
+    }
+}
+
+LANES_CLONED static void lanes_to_wire32(uint8_t *restrict o, const uint32_t *restrict d32,
+                                         npy_intp count) {
+    for (npy_intp i = 0; i < count; i++) {
+        uint32_t w = __builtin_bswap32(d32[i]);
+        memcpy(o + 4 * i, &w, 4);
+    }
+}
+
+/* a lane vector from big-endian words of `wbytes` bytes, as an array of `typenum` */
+static int run_from_wire(PyObject *f, Py_ssize_t slot, const uint8_t *p, npy_intp count,
+                         int typenum, int wbytes) {
+    PyObject *array = lane_array(count, typenum);
+    if (array == NULL) return -1;
+    void *data = PyArray_DATA((PyArrayObject *)array);
+    npy_intp i;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (typenum == NPY_UINT32 && wbytes == 4) {   /* the common lanes: one swap a word */
+        lanes_from_wire32((uint32_t *)data, p, count);
+        run_store(f, slot, array);
+        return 0;
+    }
+#endif
+    for (i = 0; i < count; i++) {
+        u64 x = 0;
+        int j;
+        for (j = 0; j < wbytes; j++) x = (x << 8) | p[i * wbytes + j];
+        switch (typenum) {
+            case NPY_UINT8: ((uint8_t *)data)[i] = (uint8_t)x; break;
+            case NPY_UINT16: ((uint16_t *)data)[i] = (uint16_t)x; break;
+            case NPY_UINT32: ((uint32_t *)data)[i] = (uint32_t)x; break;
+            default: ((int64_t *)data)[i] = (int64_t)x; break;
+        }
+    }
+    run_store(f, slot, array);
+    return 0;
+}
+
+/* a hash's input: bits pushed MSB-first into zeroed bytes (the last byte zero-padded) */
+static inline void hb_push(unsigned char *buf, unsigned *n, u64 value, unsigned width) {
+    while (width > 0) {
+        unsigned used = *n & 7, take = 8 - used;
+        if (take > width) take = width;
+        unsigned bits = (unsigned)((value >> (width - take)) & ((1u << take) - 1));
+        buf[*n >> 3] |= (unsigned char)(bits << (8 - used - take));
+        *n += take;
+        width -= take;
+    }
+}
+
+/* csum16: bits pushed MSB-first into 16-bit words, summed; the last word zero-padded */
+static inline void cs_push(u64 *sum, u64 *acc, unsigned *n, u64 value, unsigned width) {
+    while (width > 0) {
+        unsigned take = 16 - *n;
+        if (take > width) take = width;
+        u64 bits = (value >> (width - take)) & ((1ULL << take) - 1);
+        *acc = (*acc << take) | bits;
+        *n += take;
+        width -= take;
+        if (*n == 16) { *sum += *acc; *acc = 0; *n = 0; }
+    }
+}
+
+static inline u64 cs_result(u64 sum, u64 acc, unsigned n) {
+    if (n > 0) sum += acc << (16 - n);
+    if (sum == 0) return 65535;
+    u64 r = sum % 65535;
+    return ~(r ? r : 65535) & 65535;
+}
+
+/* the deparser's helpers */
+/* be_field's writer: the value's low `nbytes` bytes, big-endian, over whatever was there */
+static inline __attribute__((always_inline)) void put_be(uint8_t *p, unsigned nbytes,
+                                                         u64 value) {
+    uint32_t w32;
+    u64 w64;
+    switch (nbytes) {
+    case 1: p[0] = (uint8_t)value; return;
+    case 2: p[0] = (uint8_t)(value >> 8); p[1] = (uint8_t)value; return;
+    case 4: w32 = __builtin_bswap32((uint32_t)value); memcpy(p, &w32, 4); return;
+    case 6: p[0] = (uint8_t)(value >> 40); p[1] = (uint8_t)(value >> 32);
+            w32 = __builtin_bswap32((uint32_t)value); memcpy(p + 2, &w32, 4); return;
+    case 8: w64 = __builtin_bswap64(value); memcpy(p, &w64, 8); return;
+    }
+    for (unsigned i = nbytes; i-- > 0; value >>= 8) p[i] = (uint8_t)value;
+}
+
+static inline void put_bits(uint8_t *p, unsigned bit, unsigned width, u64 value) {
+    if (width < 64) value &= (((u64)1 << width) - 1);
+    unsigned end = bit + width;
+    while (width > 0) {
+        unsigned last = end - 1, shift = 7 - last % 8, take = 8 - shift;
+        if (take > width) take = width;
+        p[last / 8] |= (uint8_t)((value & ((1u << take) - 1)) << shift);
+        value >>= take;
+        width -= take;
+        end -= take;
+    }
+}
+
+static int run_to_wire(PyObject *f, Py_ssize_t slot, uint8_t *o, npy_intp count, int typenum,
+                       int wbytes) {
+    void *data;
+    if (run_view(f, slot, count, typenum, &data)) return -1;
+    npy_intp i;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (typenum == NPY_UINT32 && wbytes == 4) {   /* the common lanes: one swap a word */
+        lanes_to_wire32(o, (const uint32_t *)data, count);
+        return 0;
+    }
+#endif
+    for (i = 0; i < count; i++) {
+        u64 x;
+        switch (typenum) {
+            case NPY_UINT8: x = ((uint8_t *)data)[i]; break;
+            case NPY_UINT16: x = ((uint16_t *)data)[i]; break;
+            case NPY_UINT32: x = ((uint32_t *)data)[i]; break;
+            default: x = (u64)((int64_t *)data)[i]; break;
+        }
+        int j;
+        for (j = wbytes - 1; j >= 0; j--) { o[i * wbytes + j] = (uint8_t)x; x >>= 8; }
+    }
+    return 0;
+}
+
+static int call_verify(PyObject *cb, Phv *P, PyObject *d, Py_ssize_t pos) {
+    if (phv_out(P)) return -1;
+    PyObject *at = PyLong_FromSsize_t(pos);
+    if (at == NULL) return -1;
+    PyObject *args[4] = {P->f, P->v, d, at};
+    PyObject *got = PyObject_Vectorcall(cb, args, 4, NULL);
+    Py_DECREF(at);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    return phv_in(P);
+}
+
+static Py_ssize_t STATE_SIZE, FIELDS, FLAGS;
+
+static int enter(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
+                 PyObject **v) {
+    if (nargs != 3 || !PyTuple_CheckExact(args[0]) ||
+            PyTuple_GET_SIZE(args[0]) != STATE_SIZE || !PyList_CheckExact(args[1]) ||
+            PyList_GET_SIZE(args[1]) < FIELDS || !PyList_CheckExact(args[2]) ||
+            PyList_GET_SIZE(args[2]) < FLAGS) {
+        PyErr_SetString(PyExc_TypeError, "native control: expected (state, fields, flags)");
+        return -1;
+    }
+    *S = args[0]; *f = args[1]; *v = args[2];
+    return 0;
+}
+"""
+
+
+def module_source(controls: NativeControls, name: str) -> str:
+    return PRELUDE + "\n" + controls.c_source + f"""
+static struct PyModuleDef MODULE = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, METHODS}};
+
+PyMODINIT_FUNC PyInit_{name}(void) {{
+    STATE_SIZE = {len(controls.state_names)};
+    FIELDS = {controls.fields};
+    FLAGS = {controls.flags};
+    import_array();
+    EMPTY = PyTuple_New(0);
+    if (EMPTY == NULL) return NULL;
+    return PyModule_Create(&MODULE);
+}}
+"""
