@@ -85,6 +85,8 @@ class HostCounters:
 class HostNode:
     """A host with its link towards the switch (`uplink`, set by the network)."""
 
+    timer_class = Timer     # what `timer` makes (the native core's hosts: hosttimer.c's)
+
     def __init__(self, loop: EventLoop, name: str, addressing: Addressing):
         self.loop = loop
         self.name = name
@@ -97,7 +99,7 @@ class HostNode:
         self._ident = 0
 
     def timer(self, action: Callable[[], None]) -> Timer:
-        timer = Timer(self.loop, action)
+        timer = self.timer_class(self.loop, action)
         self.timers.add(timer)
         return timer
 

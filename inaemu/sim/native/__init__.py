@@ -3,12 +3,12 @@ runtime's route (`p4switch.runtime.cgen.nativebuild.load_source`: the machine's 
 headers, a cache keyed by the source's hash), never a requirement.
 
 So far the event loop (`eventloop.c`, the contract of `inaemu/sim/events.py`'s EventLoop), the
-link directions (`link.c`, `link.py`'s LinkDirection), the switches' ports and service queue
+hosts' timers (`hosttimer.c`, `host_node.py`'s Timer), the link directions (`link.c`, `link.py`'s LinkDirection), the switches' ports and service queue
 (`switchports.c`, `switch_node.py`'s SwitchNode), host framing (`frames.c`, `frames.py`) and
 the hosts' interfaces (`hostport.c`, `host_node.py`'s receive and send), built together as one
 module (`module.c`); so are an INA worker's common RESULT (`inasession.c`, `inaworker.c`: the
 host's UDP 48879 listener) and the ring's per-segment path (`ringpath.c`), both over the Python
-sessions' own fields (`attrs.c`); the rest of the protocols and the hosts' timers are Python.
+sessions' own fields (`attrs.c`); the rest of the protocols is Python.
 `native_classes()` gives the C types with the Python parts of their contract added, or None
 with `why_not()` saying why (no compiler, no headers, `INAEMU_NATIVE=0`).
 """
@@ -21,8 +21,8 @@ from typing import NamedTuple
 from inaemu.sim.events import Event
 
 # in this order: each part uses what the ones before it define
-SOURCES = ("eventloop.c", "link.c", "attrs.c", "switchlock.c", "switchports.c", "frames.c",
-           "hostport.c", "ringpath.c", "timerheap.c", "inasession.c", "inaworker.c", "module.c")
+SOURCES = ("eventloop.c", "hosttimer.c", "link.c", "attrs.c", "switchlock.c", "switchports.c",
+           "frames.c", "hostport.c", "ringpath.c", "timerheap.c", "inasession.c", "inaworker.c", "module.c")
 PREFIX = "inaemu_sim_native_"
 _why_not: list[str] = []
 _classes: list = []

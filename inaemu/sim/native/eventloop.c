@@ -38,9 +38,81 @@ typedef struct {
     Py_ssize_t size, capacity;
     unsigned long long seq;
     int stopped;
+    /* the event class is events.Event itself: its slots (time, action, args) at these
+     * offsets, so that `at` fills a new one and `run` reads it without attribute calls */
+    int event_slots;
+    Py_ssize_t event_time, event_action, event_args;
 } Loop;
 
 static PyObject *str_action, *str_args, *str_done, *str_idle, *str_limit;
+
+/* the offset of `cls`'s plain object slot `name` (a T_OBJECT_EX member), or -1 */
+static Py_ssize_t object_slot(PyTypeObject *cls, const char *name) {
+    PyObject *descr = PyObject_GetAttrString((PyObject *)cls, name);
+    if (descr == NULL) { PyErr_Clear(); return -1; }
+    Py_ssize_t offset = -1;
+    if (Py_TYPE(descr) == &PyMemberDescr_Type) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY)) offset = member->offset;
+    }
+    Py_DECREF(descr);
+    return offset;
+}
+
+/* whether `cls` is inaemu.sim.events.Event, whose __init__ only sets its three slots (then
+ * the loop may make and read its events at the slots' offsets) */
+static int is_events_event(Loop *self, PyObject *cls) {
+    PyObject *events = PyImport_ImportModule("inaemu.sim.events");
+    if (events == NULL) return -1;
+    PyObject *event = PyObject_GetAttrString(events, "Event");
+    Py_DECREF(events);
+    if (event == NULL) return -1;
+    int same = event == cls && PyType_Check(cls)
+               && ((PyTypeObject *)cls)->tp_dictoffset == 0;
+    Py_DECREF(event);
+    if (same) {
+        self->event_time = object_slot((PyTypeObject *)cls, "time");
+        self->event_action = object_slot((PyTypeObject *)cls, "action");
+        self->event_args = object_slot((PyTypeObject *)cls, "args");
+        same = self->event_time >= 0 && self->event_action >= 0 && self->event_args >= 0;
+    }
+    return same;
+}
+
+#define EVENT_SLOT(self, event, field) \
+    (*(PyObject **)((char *)(event) + (self)->event_##field))
+
+/* `event`'s action and args (new references; the action None when cancelled), or -1 */
+static int event_call(Loop *self, PyObject *event, PyObject **action, PyObject **args) {
+    if (self->event_slots && Py_TYPE(event) == (PyTypeObject *)self->event_class
+            && EVENT_SLOT(self, event, action) != NULL && EVENT_SLOT(self, event, args) != NULL) {
+        *action = Py_NewRef(EVENT_SLOT(self, event, action));
+        *args = Py_NewRef(EVENT_SLOT(self, event, args));
+        return 0;
+    }
+    *args = NULL;
+    if ((*action = PyObject_GetAttr(event, str_action)) == NULL) return -1;
+    if (*action != Py_None && (*args = PyObject_GetAttr(event, str_args)) == NULL) {
+        Py_CLEAR(*action);
+        return -1;
+    }
+    return 0;
+}
+
+/* a new Event(time, action, rest): filled at its slots when it is events.Event */
+static PyObject *new_event(Loop *self, double time, PyObject *action, PyObject *rest) {
+    if (!self->event_slots)
+        return PyObject_CallFunction(self->event_class, "dOO", time, action, rest);
+    PyTypeObject *cls = (PyTypeObject *)self->event_class;
+    PyObject *when = PyFloat_FromDouble(time);
+    if (when == NULL) return NULL;
+    PyObject *event = cls->tp_alloc(cls, 0);
+    if (event == NULL) { Py_DECREF(when); return NULL; }
+    EVENT_SLOT(self, event, time) = when;
+    EVENT_SLOT(self, event, action) = Py_NewRef(action);
+    EVENT_SLOT(self, event, args) = Py_NewRef(rest);
+    return event;
+}
 
 static int before(const Entry *a, const Entry *b) {
     return a->time < b->time || (a->time == b->time && a->seq < b->seq);
@@ -95,6 +167,9 @@ static int Loop_init(Loop *self, PyObject *args, PyObject *kwds) {
     Py_XSETREF(self->trace, trace);
     Py_INCREF(event_class);
     Py_XSETREF(self->event_class, event_class);
+    int slots = is_events_event(self, event_class);
+    if (slots < 0) return -1;
+    self->event_slots = slots;
     return 0;
 }
 
@@ -132,7 +207,7 @@ static PyObject *Loop_clock(Loop *self, PyObject *unused) {
 
 static PyObject *schedule_at(Loop *self, double time, PyObject *action, PyObject *rest) {
     if (time < self->now) time = self->now;
-    PyObject *event = PyObject_CallFunction(self->event_class, "dOO", time, action, rest);
+    PyObject *event = new_event(self, time, action, rest);
     if (event == NULL) return NULL;
     Entry entry = {time, ++self->seq, NULL, NULL, event, NULL};
     Py_INCREF(event);   /* one reference in the heap, one returned */
@@ -259,11 +334,17 @@ static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
         Entry e = pop(self);
         PyObject *result;
         if (e.event != NULL) {
-            PyObject *action = PyObject_GetAttr(e.event, str_action);
-            if (action == NULL) { clear_entry(&e); return NULL; }
-            if (action == Py_None) { Py_DECREF(action); clear_entry(&e); continue; }
-            PyObject *call_args = PyObject_GetAttr(e.event, str_args);
-            if (call_args == NULL) { Py_DECREF(action); clear_entry(&e); return NULL; }
+            PyObject *action, *call_args;
+            if (event_call(self, e.event, &action, &call_args) < 0) {
+                clear_entry(&e);
+                return NULL;
+            }
+            if (action == Py_None) {
+                Py_DECREF(action);
+                Py_XDECREF(call_args);
+                clear_entry(&e);
+                continue;
+            }
             self->now = when;
             self->events_run++;
             result = PyObject_Call(action, call_args, NULL);
@@ -297,10 +378,11 @@ static PyObject *Loop_pending_events(Loop *self, void *closure) {
     for (Py_ssize_t i = 0; i < self->size; i++) {
         Entry *e = &self->heap[i];
         if (e->event == NULL) { count++; continue; }
-        PyObject *action = PyObject_GetAttr(e->event, str_action);
-        if (action == NULL) return NULL;
+        PyObject *action, *call_args;
+        if (event_call(self, e->event, &action, &call_args) < 0) return NULL;
         if (action != Py_None) count++;
         Py_DECREF(action);
+        Py_XDECREF(call_args);
     }
     return PyLong_FromSsize_t(count);
 }

@@ -34,6 +34,7 @@ def native_host_class(module: ModuleType) -> type:
         """A host: HostNode's contract, receiving and sending in C."""
 
         ring_path_class = module.RingPath   # a ring rank's per-segment path (ringpath.c)
+        timer_class = module.Timer          # host_node.Timer in C (hosttimer.c)
 
         def __init__(self, loop, name: str, addressing: Addressing):
             super().__init__(addressing.ip)

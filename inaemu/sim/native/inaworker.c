@@ -246,8 +246,10 @@ static int send_payloads(InaFast *self, PyObject *out) {
 }
 
 /* Timer.set(deadline): a later deadline keeps the pending event (the common case, here);
- * anything else is the Python Timer's */
+ * anything else is the Python Timer's (hosttimer.c's when the host's timers are C ones) */
 static int set_timer(InaFast *self, PyObject *deadline) {
+    if (Py_TYPE(self->timer) == &HostTimerType)
+        return host_timer_set((HostTimer *)self->timer, deadline);
     if (deadline != Py_None) {
         PyObject *event = attr_get(self->timer, INA_NAME(_event));
         if (event == NULL) return -1;

@@ -1,6 +1,6 @@
-/* The native core's module: the loop (eventloop.c), links (link.c), switch ports
- * (switchports.c), host framing (frames.c) and host interfaces (hostport.c), built as one
- * extension (inaemu/sim/native/__init__.py joins the files in this order). */
+/* The native core's module: the loop (eventloop.c), host timers (hosttimer.c), links
+ * (link.c), switch ports (switchports.c), host framing (frames.c) and host interfaces
+ * (hostport.c), built as one extension (inaemu/sim/native/__init__.py joins the files in this order). */
 
 static PyMethodDef module_functions[] = {
     {"parse", (PyCFunction)Frames_parse, METH_O, "frames.parse: a frame's Datagram or None"},
@@ -48,7 +48,8 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
     str_idle = PyUnicode_InternFromString("idle");
     str_limit = PyUnicode_InternFromString("time limit");
     if (ina_module_init() < 0) return NULL;     /* the INA worker's path (inaworker.c) */
-    if (PyType_Ready(&LoopType) < 0 || link_module_init() < 0 || ports_module_init() < 0
+    if (PyType_Ready(&LoopType) < 0 || host_timer_module_init() < 0 || link_module_init() < 0
+            || ports_module_init() < 0
             || frames_module_init() < 0 || host_module_init() < 0)
         return NULL;
     if (ring_path_module_init() < 0) return NULL;
@@ -64,7 +65,8 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
         return NULL;
     }
 #endif
-    if (add_type(m, "Loop", &LoopType) < 0 || add_type(m, "Link", &LinkType) < 0
+    if (add_type(m, "Loop", &LoopType) < 0 || add_type(m, "Timer", &HostTimerType) < 0
+            || add_type(m, "Link", &LinkType) < 0
             || add_type(m, "SwitchPorts", &PortsType) < 0
             || add_type(m, "Ingress", &IngressType) < 0
             || add_type(m, "HostPort", &HostPortType) < 0

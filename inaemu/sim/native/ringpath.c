@@ -72,8 +72,10 @@ static double loop_now(PyObject *node) {
     return now;
 }
 
-/* host_node.py's Timer.set(deadline): a later deadline keeps the pending event, as there */
+/* host_node.py's Timer.set(deadline): a later deadline keeps the pending event, as there
+ * (hosttimer.c's own when the host's timers are C ones) */
 static int timer_set(PyObject *timer, PyObject *deadline) {
+    if (Py_TYPE(timer) == &HostTimerType) return host_timer_set((HostTimer *)timer, deadline);
     if (attr_set(timer, str_deadline, deadline) < 0) return -1;
     if (deadline == Py_None) return 0;
     PyObject *event = attr_get(timer, str_event);
