@@ -216,6 +216,25 @@ def test_module_cache_tells_apart_modules_of_alike_code(native_cache):
     assert one is not two
 
 
+def test_a_hand_written_module_is_built_with_its_own_flags_and_cached_apart(native_cache):
+    """`load_source(flags=)`: the flags reach the compiler after the defaults, and the same
+    text under other flags is another module (the simulator's core is built at -O2)."""
+    source = """#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#ifndef FLAGGED
+#define FLAGGED 0
+#endif
+static PyObject *flagged(PyObject *self, PyObject *unused) { return PyLong_FromLong(FLAGGED); }
+static PyMethodDef methods[] = {{"flagged", flagged, METH_NOARGS, ""}, {NULL}};
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "MODULE_NAME", "", -1, methods};
+PyMODINIT_FUNC PyInit_MODULE_NAME(void) { return PyModule_Create(&def); }
+"""
+    plain = nativebuild.load_source("inaemu_flags_test_", source)
+    flagged = nativebuild.load_source("inaemu_flags_test_", source, flags=("-DFLAGGED=7",))
+    assert plain is not None and flagged is not None, nativebuild.why_not
+    assert plain.flagged() == 0 and flagged.flagged() == 7 and plain is not flagged
+
+
 def test_masked_store_of_inexact_values():
     assert _masked(CVal("x", 8), 8) == "x"
     assert _masked(CVal("x", 9), 8) == "(x & 255ULL)"

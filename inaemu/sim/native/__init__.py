@@ -24,6 +24,9 @@ from inaemu.sim.events import Event
 SOURCES = ("eventloop.c", "hosttimer.c", "link.c", "attrs.c", "switchlock.c", "switchports.c",
            "frames.c", "hostport.c", "ringpath.c", "timerheap.c", "inasession.c", "inaworker.c", "module.c")
 PREFIX = "inaemu_sim_native_"
+# built once per machine, so at -O2 (~2.3 s against -O1's ~1.4 s): 6 % fewer instructions in
+# its functions, 1.6 % of a simulated run's (callgrind, 64 x 1 MiB INA)
+BUILD_FLAGS = ("-O2",)
 _why_not: list[str] = []
 _classes: list = []
 
@@ -49,7 +52,7 @@ def native_module():
     if not nativebuild.enabled():
         _why_not[:] = ["INAEMU_NATIVE=0"]
         return None
-    module = nativebuild.load_source(PREFIX, source())
+    module = nativebuild.load_source(PREFIX, source(), flags=BUILD_FLAGS)
     if module is None:
         _why_not[:] = [next(iter(nativebuild.why_not.values()), "the build failed")]
     return module

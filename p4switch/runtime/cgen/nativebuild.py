@@ -65,20 +65,24 @@ def load(controls: NativeControls):
                         lambda name: module_source(controls, name))
 
 
-def load_source(prefix: str, source: str, link: tuple[str, ...] = ()):
+def load_source(prefix: str, source: str, link: tuple[str, ...] = (),
+                flags: tuple[str, ...] = ()):
     """A hand-written C extension module (`source`, whose module name is the text
     MODULE_NAME) built and cached as the programs' modules are; None when it cannot be built
     (the reason in `why_not`). The simulator's native core is built so (inaemu/sim/native).
-    `link`: the linker's arguments after the source (libraries)."""
-    return _load_cached(prefix, source, lambda name: source.replace("MODULE_NAME", name), link)
+    `link`: the linker's arguments after the source (libraries); `flags`: compiler flags after
+    FLAGS (a later -O wins: a module compiled once per machine may take -O2's longer build)."""
+    return _load_cached(prefix, source, lambda name: source.replace("MODULE_NAME", name), link,
+                        flags)
 
 
-def _load_cached(prefix: str, text: str, named_source, link: tuple[str, ...] = ()):
+def _load_cached(prefix: str, text: str, named_source, link: tuple[str, ...] = (),
+                 flags: tuple[str, ...] = ()):
     """The module whose text (its name left as MODULE_NAME) is `text`: loaded once per
     process, built once per cache (keyed by the text, the flags, Python and numpy), or None
     with the reason in `why_not`. `named_source(name)` gives the text to build as `name`."""
     digest = hashlib.sha256("\n".join([
-        text, " ".join(FLAGS + link), sys.version, numpy.__version__,
+        text, " ".join(FLAGS + flags + link), sys.version, numpy.__version__,
         sysconfig.get_config_var("EXT_SUFFIX") or ""]).encode()).hexdigest()[:20]
     with _lock:
         if digest in _loaded:
@@ -88,7 +92,7 @@ def _load_cached(prefix: str, text: str, named_source, link: tuple[str, ...] = (
         name = prefix + digest
         target = _built_path(name)
         if not target.exists():
-            problem = _build_once(named_source(name), target, link)
+            problem = _build_once(named_source(name), target, link, flags)
             if problem is not None:
                 why_not[digest] = problem
                 return None
@@ -126,7 +130,8 @@ def _import(name: str, target: Path):
     return module
 
 
-def _build_once(source: str, target: Path, link: tuple[str, ...] = ()) -> str | None:
+def _build_once(source: str, target: Path, link: tuple[str, ...] = (),
+                flags: tuple[str, ...] = ()) -> str | None:
     """Build `target` unless another process is building it or has built it: switches of one
     topology start together and would otherwise all compile the same module at once."""
     try:
@@ -138,7 +143,7 @@ def _build_once(source: str, target: Path, link: tuple[str, ...] = ()) -> str | 
         fcntl.flock(lock, fcntl.LOCK_EX)
         if target.exists():
             return None
-        return _build(source, target, link)
+        return _build(source, target, link, flags)
 
 
 def toolchain_problem() -> str | None:
@@ -155,7 +160,8 @@ def toolchain_problem() -> str | None:
     return None
 
 
-def _build(source: str, target: Path, link: tuple[str, ...] = ()) -> str | None:
+def _build(source: str, target: Path, link: tuple[str, ...] = (),
+           flags: tuple[str, ...] = ()) -> str | None:
     problem = toolchain_problem()
     if problem is not None:
         return problem
@@ -166,7 +172,7 @@ def _build(source: str, target: Path, link: tuple[str, ...] = ()) -> str | None:
         c_file = Path(tmp) / "controls.c"
         c_file.write_text(source)
         built = Path(tmp) / target.name
-        run = subprocess.run([compiler, *FLAGS, f"-I{include}", f"-I{numpy_include}",
+        run = subprocess.run([compiler, *FLAGS, *flags, f"-I{include}", f"-I{numpy_include}",
                               str(c_file), "-o", str(built), *link],
                              capture_output=True, text=True, check=False)
         if run.returncode != 0:
