@@ -14,6 +14,7 @@ What C does natively: conditionals, exact, LPM and keyless tables (LPM over the 
 levels, `Table.levels`, so every control-plane change is seen at once; ternary through the
 table's own lookup method), and the primitives `assign` to an unsigned field of at most 64
 bits, `register_read`/`register_write` of list registers, `count`, `mark_to_drop`, `exit`,
+setValid/setInvalid of a header known at load time (`_validity_statement`),
 over expressions whose values fit 64 bits where it matters (below). Everything else, a lane
 group, a header copy, a hash, a wide or signed field, runs as a small Python function generated
 by the Python generators themselves and called from C (a *callback*), so a program never loses
@@ -30,10 +31,10 @@ statement becomes a callback. A store masks to the field's width, which the resi
 
 from __future__ import annotations
 
-from ..config import Node
+from ..config import ConfigError, Node
 from ..state.hashes import Crc, standard_algorithms
-from ..phv.layout import EXIT
-from ..phv.vheaders import all_runs
+from ..phv.layout import EXIT, word_slots
+from ..phv.vheaders import VectorRun, all_runs, segments
 from ..pygen import lanes
 from ..pygen.controlgen import ActionDef, ControlCompiler, key_parts
 from ..pygen.exprgen import CodeScope, boolean, compile_expr
@@ -245,6 +246,7 @@ class NativeGenerator:
         # own width or int64
         self.run_of = {s: run for run in all_runs(runs) if not run.signed and
                        (run.narrow or run.width <= 62) for s in run.slots}
+        self.words = frozenset(word_slots(scope.layout, self.vector_slots))
         self.state_names: list[str] = []
         self.callbacks: list[str] = []
         self._bodies: dict[int, list[str]] = {}
@@ -319,6 +321,11 @@ class NativeGenerator:
             except Untranslatable:
                 block.restore(saved)
             flush()
+            try:
+                lines += self._validity_statement(prim, scope)
+                continue
+            except Untranslatable:
+                pass
             # a fresh compiler is outside any straight-line run: its index checks are inline
             python = PrimitiveCompiler(scope, False).compile_primitive(prim)
             lines.append(self._call(self.callback("f, v, p", python)))
@@ -399,6 +406,43 @@ class NativeGenerator:
         if op == "no_op":
             return []
         raise Untranslatable(f"primitive '{op}'")
+
+    def _validity_statement(self, prim: Node, scope: CodeScope) -> list[str]:
+        """setValid/add_header or setInvalid/remove_header of a header known at load time, as
+        C lines of their own (between blocks: the words in PF and PV, every other slot in the
+        list `f`), doing what the Python primitive does (primgen.py `_p_add_header`): a valid
+        header is left as it is; an invalid one becomes valid with its fields 0 (a vector run:
+        the int 0 in its first slot) and its union's other members invalid. Untranslatable
+        for anything else (then the Python primitive runs as a callback)."""
+        op = prim["op"].str()
+        params = prim.get("parameters").items()
+        if op not in ("add_header", "setValid", "remove_header", "setInvalid") \
+                or len(params) != 1:
+            raise Untranslatable(f"primitive '{op}'")
+        try:
+            expr = compile_expr(params[0], scope)
+        except ConfigError as exc:      # (the Python primitive reports it, as it always has)
+            raise Untranslatable(str(exc)) from None
+        inst = expr.ref.static if expr.kind == "header" else None
+        if inst is None:
+            raise Untranslatable("a header chosen at run time")
+        if op in ("remove_header", "setInvalid"):
+            return [f"PV[{inst.index}] = 0;"]
+        runs = scope.namespace.get("__vector_runs__", {}).get(inst.index)
+        slots = []
+        for seg in segments(runs) if runs else [inst]:
+            if isinstance(seg, VectorRun):
+                slots.append(seg.first)
+            else:
+                slots += range(seg.base, seg.base + len(seg.htype.fields))
+        body = [f"PV[{inst.index}] = 1;"]
+        body += [f"PF[{slot}] = 0;" if slot in self.words else
+                 f"if (list_zero(f, {slot})) goto fail;" for slot in slots]
+        if inst.union:
+            body += [f"PV[{other.index}] = 0;"
+                     for other in scope.layout.unions[inst.union].members.values()
+                     if other is not inst]
+        return [f"if (!PV[{inst.index}]) {{"] + ["    " + line for line in body] + ["}"]
 
     def _crc_calculation(self, node: Node, block: "_Block") -> tuple[str, list]:
         """(the C function of a calculation's CRC, its inputs' groups) for a standard CRC

@@ -104,8 +104,9 @@ def _words_used(text: str) -> tuple[set[int], set[int]]:
 
 def _writes_lists(text: str) -> bool:
     """Whether a translated function may write the PHV's lists: a Python callback (it may
-    write anything) or a lane vector it stores."""
-    return re.search(r"\b(?:call3|call_truth|call_verify|run_store|run_from_wire)\(", text) \
+    write anything), a lane vector it stores or a slot setValid zeroes."""
+    return re.search(r"\b(?:call3|call_truth|call_verify|run_store|run_from_wire|list_zero)\(",
+                     text) \
         is not None
 
 

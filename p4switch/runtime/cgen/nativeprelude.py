@@ -94,6 +94,11 @@ HOT int wr(PyObject *list, Py_ssize_t i, u64 value) {
     return 0;
 }
 
+/* setValid's zeroing of a slot that only the list holds (a lane vector's first slot, a
+   signed, varbit or wide field): the int 0, as the Python primitive writes it (the name tells
+   nativemodule.py that the code writes the lists) */
+static inline int list_zero(PyObject *list, Py_ssize_t i) { return wr(list, i, 0); }
+
 static inline int rdp(PyObject *params, Py_ssize_t i, u64 *out) {
     if (!PyTuple_Check(params) || i >= PyTuple_GET_SIZE(params)) {
         PyErr_SetString(PyExc_IndexError, "action data index out of range");
