@@ -134,14 +134,39 @@ static inline __attribute__((always_inline)) PyObject *attr_get_at(PyObject *o, 
     return attr_get_slow(o, name, site);
 }
 
-/* o.name = value (value borrowed); 0, or -1 with the error set */
-static int attr_set_at(PyObject *o, PyObject *name, PyObject *value, AttrSlot *site) {
-    PyObject **slot = attr_slot_at(o, name, site);
-    if (slot == NULL) return PyObject_SetAttr(o, name, value);
+/* the site's slot for a write: inline when its entry holds, else out of line */
+static inline __attribute__((always_inline)) PyObject **slot_at(PyObject *o, PyObject *name,
+                                                                AttrSlot *site) {
+    PyObject **slot = site_slot(o, name, site);
+    return slot != NULL ? slot : attr_slot_at(o, name, site);
+}
+
+/* `value` (a reference the slot takes over) into a slot found, the old one released */
+static inline void slot_replace(PyObject **slot, PyObject *value) {
     PyObject *old = *slot;
-    *slot = Py_NewRef(value);
+    *slot = value;
     Py_XDECREF(old);
+}
+
+/* o.name = value (value borrowed); 0, or -1 with the error set */
+static inline int attr_set_at(PyObject *o, PyObject *name, PyObject *value, AttrSlot *site) {
+    PyObject **slot = slot_at(o, name, site);
+    if (slot == NULL) return PyObject_SetAttr(o, name, value);
+    slot_replace(slot, Py_NewRef(value));
     return 0;
+}
+
+/* o.name = value, a new reference the call takes over (NULL: -1, the error already set) */
+static inline int attr_give_at(PyObject *o, PyObject *name, PyObject *value, AttrSlot *site,
+                               PyObject **slot) {
+    if (value == NULL) return -1;
+    if (slot != NULL) {
+        slot_replace(slot, value);
+        return 0;
+    }
+    int r = PyObject_SetAttr(o, name, value);
+    Py_DECREF(value);
+    return r;
 }
 
 /* ---- numbers held in fields -------------------------------------------------------------
@@ -233,13 +258,9 @@ static inline __attribute__((always_inline)) int get_ll_at(PyObject *o, PyObject
 }
 
 static inline int set_ll_at(PyObject *o, PyObject *name, long long value, AttrSlot *site) {
-    PyObject **slot = attr_slot_at(o, name, site);
+    PyObject **slot = slot_at(o, name, site);
     if (slot != NULL && long_in_place(*slot, value)) return 0;
-    PyObject *v = PyLong_FromLongLong(value);
-    if (v == NULL) return -1;
-    int r = attr_set_at(o, name, v, site);
-    Py_DECREF(v);
-    return r;
+    return attr_give_at(o, name, PyLong_FromLongLong(value), site, slot);
 }
 
 static __attribute__((noinline)) int get_double_slow(PyObject *o, PyObject *name, double *out,
@@ -262,13 +283,9 @@ static inline __attribute__((always_inline)) int get_double_at(PyObject *o, PyOb
 }
 
 static inline int set_double_at(PyObject *o, PyObject *name, double value, AttrSlot *site) {
-    PyObject **slot = attr_slot_at(o, name, site);
+    PyObject **slot = slot_at(o, name, site);
     if (slot != NULL && float_in_place(*slot, value)) return 0;
-    PyObject *v = PyFloat_FromDouble(value);
-    if (v == NULL) return -1;
-    int r = attr_set_at(o, name, v, site);
-    Py_DECREF(v);
-    return r;
+    return attr_give_at(o, name, PyFloat_FromDouble(value), site, slot);
 }
 
 /* 1 if the attribute is truthy, 0 if not, -1 on error */
@@ -291,6 +308,11 @@ static inline int attr_is_none_at(PyObject *o, PyObject *name, AttrSlot *site) {
 
 static inline int add_ll_at(PyObject *o, PyObject *name, long long delta, AttrSlot *site) {
     long long v;
+    PyObject **slot = site_slot(o, name, site);     /* (one look at the site for both) */
+    if (slot != NULL && *slot != NULL && small_long(*slot, &v)) {
+        if (long_in_place(*slot, v + delta)) return 0;
+        return attr_give_at(o, name, PyLong_FromLongLong(v + delta), site, slot);
+    }
     if (get_ll_at(o, name, &v, site) < 0) return -1;
     return set_ll_at(o, name, v + delta, site);
 }
