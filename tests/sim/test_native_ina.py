@@ -270,12 +270,18 @@ def _make_worker(fast: bool, session_kwargs: dict, vector):
     return loop, node, worker
 
 
+SWITCH = Addressing(b"\x04" * 6, AGGREGATOR_IP, b"\x02" * 6)   # (frames towards the host)
+
+
+@pytest.mark.parametrize("through", ["listener", "frames"])
 @pytest.mark.parametrize("seed", range(6))
-def test_one_worker_fed_the_same_datagrams(seed):
+def test_one_worker_fed_the_same_datagrams(seed, through):
     """Results in order, duplicated, lost (then the timers), reordered, damaged, of another
     job or a wrong count, marked retx or overflowed; QUERYs answered or NACKed: the C
     listener and the Python one send the same frames and leave the same session state after
-    every datagram."""
+    every datagram. `frames`: each goes to the host's `receive` as a whole frame (the C
+    listener then reads it in place, hostport.c), among frames for another host, of another
+    port and cut short, which both hosts must count as ignored."""
     rng = random.Random(seed)
     n = 1 + seed % 3
     kwargs = dict(job=7, worker=0, n=n, k=16, pool_size=32, window=32, rto=0.004,
@@ -345,13 +351,30 @@ def test_one_worker_fed_the_same_datagrams(seed):
         now += rng.random() * 0.0002
         datagram = Datagram(PROTO_UDP, AGGREGATOR_IP, HOST_IP, INA_UDP_PORT, INA_UDP_PORT,
                             result)
+        frame = SWITCH.udp_frame(HOST_IP, INA_UDP_PORT, INA_UDP_PORT, result, 1)
+        stray = rng.choice([SWITCH.udp_frame(bytes([10, 0, 0, 2]), INA_UDP_PORT,
+                                             INA_UDP_PORT, result, 2),
+                            SWITCH.udp_frame(HOST_IP, INA_UDP_PORT, INA_UDP_PORT + 1, result, 3),
+                            frame[:40], None, None])
         for loop, node, _worker in pairs:
             loop.run(until=now)
-            node.handlers[(PROTO_UDP, INA_UDP_PORT)](datagram)
+            if through == "listener":
+                node.handlers[(PROTO_UDP, INA_UDP_PORT)](datagram)
+                continue
+            node.receive(frame)
+            if stray is not None:
+                node.receive(stray)
         assert session_state(pairs[0][2].session) == session_state(pairs[1][2].session)
         assert pairs[0][2]._timer.deadline == pairs[1][2]._timer.deadline
     assert pairs[0][2].outcome.finished and pairs[1][2].outcome.finished
     assert pairs[0][2].outcome.error == pairs[1][2].outcome.error
+    counts = [dataclasses.astuple(node.counters) if dataclasses.is_dataclass(node.counters)
+              else (node.counters.frames_received, node.counters.ignored) for _, node, _ in pairs]
+    assert counts[0] == counts[1]
+    assert (pairs[0][1].counters.ignored > 0) == (through == "frames")
+    # (frames: all but the first, which the host's receive looks its listener up for)
+    assert fast_listener.in_place == (0 if through == "listener" else
+                                      fast_listener.fast + fast_listener.fallback - 1)
     assert fast_listener.fast > 50 and fast_listener.fallback > 0
     assert fast_listener.duplicates > 0
     assert fast_listener.rto_postponed > 0     # (resends: the tail probes come first here)

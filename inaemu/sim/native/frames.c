@@ -38,43 +38,68 @@ fail:
     return NULL;
 }
 
+/* Where a frame's IPv4 UDP or TCP content lies, as frames.parse reads it: the checks of
+ * `parse` itself, without making anything (the hosts' ports read a RESULT in place) */
+typedef struct {
+    const unsigned char *f;     /* the frame's bytes */
+    unsigned proto;             /* 17 (UDP) or 6 (TCP) */
+    Py_ssize_t l4;              /* the transport header's first byte */
+    Py_ssize_t data, size;      /* the payload's first byte and its length */
+} FrameView;
+
+/* 1: an exact bytes frame `parse` reads as a Datagram (v filled); 0: one it gives None for */
+static int frame_view(PyObject *frame, FrameView *v) {
+    const unsigned char *f = (const unsigned char *)PyBytes_AS_STRING(frame);
+    Py_ssize_t n = PyBytes_GET_SIZE(frame);
+    if (n < 14 + 20 || f[12] != 0x08 || f[13] != 0x00) return 0;
+    unsigned version_ihl = f[14], ihl = (version_ihl & 0x0F) * 4;
+    if (version_ihl >> 4 != 4 || ihl < 20) return 0;
+    Py_ssize_t total = be16(f + 16), end = 14 + total;
+    if (end > n || total < (Py_ssize_t)ihl) return 0;
+    v->f = f;
+    v->proto = f[23];
+    v->l4 = 14 + ihl;
+    if (v->proto == 17) {
+        if (end - v->l4 < 8) return 0;
+        Py_ssize_t length = be16(f + v->l4 + 4);
+        if (length < 8 || v->l4 + length > end) return 0;
+        v->data = v->l4 + 8;
+        v->size = length - 8;
+        return 1;
+    }
+    if (v->proto == 6) {
+        if (end - v->l4 < 20) return 0;
+        Py_ssize_t data = v->l4 + (be16(f + v->l4 + 12) >> 12) * 4;
+        if (data > end || data < v->l4 + 20) return 0;
+        v->data = data;
+        v->size = end - data;
+        return 1;
+    }
+    return 0;
+}
+
 /* frames.parse: the IPv4 UDP or TCP content of a frame, or None */
 static PyObject *parse_frame(PyObject *frame) {
     if (!PyBytes_CheckExact(frame)) return PyObject_CallOneArg(python_parse, frame);
-    const unsigned char *f = (const unsigned char *)PyBytes_AS_STRING(frame);
-    Py_ssize_t n = PyBytes_GET_SIZE(frame);
-    if (n < 14 + 20 || f[12] != 0x08 || f[13] != 0x00) Py_RETURN_NONE;
-    unsigned version_ihl = f[14], ihl = (version_ihl & 0x0F) * 4;
-    if (version_ihl >> 4 != 4 || ihl < 20) Py_RETURN_NONE;
-    Py_ssize_t total = be16(f + 16), end = 14 + total;
-    if (end > n || total < (Py_ssize_t)ihl) Py_RETURN_NONE;
-    unsigned proto = f[23];
-    Py_ssize_t l4 = 14 + ihl;
+    FrameView v;
+    if (!frame_view(frame, &v)) Py_RETURN_NONE;
+    const unsigned char *f = v.f;
+    Py_ssize_t l4 = v.l4;
     PyObject *items[10];
-    if (proto == 17) {
-        if (end - l4 < 8) Py_RETURN_NONE;
-        Py_ssize_t length = be16(f + l4 + 4);
-        if (length < 8 || l4 + length > end) Py_RETURN_NONE;
-        items[5] = PyBytes_FromStringAndSize((const char *)f + l4 + 8, length - 8);
+    items[5] = PyBytes_FromStringAndSize((const char *)f + v.data, v.size);
+    if (v.proto == 17) {
         items[6] = PyLong_FromLong(0);
         items[7] = PyLong_FromLong(0);
         items[8] = PyLong_FromLong(0);
         Py_INCREF(empty_bytes);
         items[9] = empty_bytes;
-    } else if (proto == 6) {
-        if (end - l4 < 20) Py_RETURN_NONE;
-        unsigned offset_flags = be16(f + l4 + 12);
-        Py_ssize_t data = l4 + (offset_flags >> 12) * 4;
-        if (data > end || data < l4 + 20) Py_RETURN_NONE;
-        items[5] = PyBytes_FromStringAndSize((const char *)f + data, end - data);
+    } else {
         items[6] = PyLong_FromUnsignedLong(be32(f + l4 + 4));
         items[7] = PyLong_FromUnsignedLong(be32(f + l4 + 8));
-        items[8] = PyLong_FromLong(offset_flags & 0x3F);
-        items[9] = PyBytes_FromStringAndSize((const char *)f + l4 + 20, data - l4 - 20);
-    } else {
-        Py_RETURN_NONE;
+        items[8] = PyLong_FromLong(be16(f + l4 + 12) & 0x3F);
+        items[9] = PyBytes_FromStringAndSize((const char *)f + l4 + 20, v.data - l4 - 20);
     }
-    items[0] = PyLong_FromLong(proto);
+    items[0] = PyLong_FromLong(v.proto);
     items[1] = PyBytes_FromStringAndSize((const char *)f + 26, 4);
     items[2] = PyBytes_FromStringAndSize((const char *)f + 30, 4);
     items[3] = PyLong_FromLong(be16(f + l4));

@@ -958,9 +958,10 @@ static int detect_losses_c(SessionRefs *self, PyObject *in_flight, long long chu
  * there is a change here): the RESULT's lanes, as they are, into the chunk's row of the
  * call's wire sums (streamed: of its block's), and a block whose last RESULT this is
  * dequantized by the codec's Python `_dequantize_rows` */
-static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk, PyObject *payload) {
-    Py_ssize_t size = PyBytes_GET_SIZE(payload) - INA_HEADER_BYTES;
-    const char *lanes_in = PyBytes_AS_STRING(payload) + INA_HEADER_BYTES;
+static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk,
+                       const unsigned char *payload, Py_ssize_t payload_size) {
+    Py_ssize_t size = payload_size - INA_HEADER_BYTES;
+    const unsigned char *lanes_in = payload + INA_HEADER_BYTES;
     PyObject *sink = attr_get(codec, INA_NAME(_sink)), *pending = NULL, *target = NULL;
     if (sink == NULL) return -1;
     int r = -1;

@@ -30,6 +30,7 @@ typedef struct {
     PyObject *gateway_mac, *mac, *ip;
     SessionRefs s;              /* the worker's session (inasession.c) */
     long long fast, fallback;   /* datagrams each path took */
+    long long in_place;         /* of both: read from their frames in place (hostport.c) */
     long long c_detections, python_detections;  /* loss detections each did (C path's) */
     long long duplicates;       /* of `fast`: duplicate RESULTs, only counted */
     long long nacks;            /* of `fast`: NACKs (on_nack's resend or a duplicate) */
@@ -107,7 +108,9 @@ static void InaFast_dealloc(InaFast *self) {
 /* ---- the common case's test: nothing changes until it holds ------------------------------ */
 
 typedef struct {
-    PyObject *payload, *codec, *in_flight, *flight, *key;  /* borrowed but key, flight, codec */
+    const unsigned char *data;  /* the payload's bytes (the datagram's, or the frame's) */
+    Py_ssize_t size;
+    PyObject *codec, *in_flight, *flight, *key;  /* borrowed but key, flight, codec */
     unsigned long chunk;
     unsigned slot;
     long long answered_count;
@@ -119,13 +122,9 @@ typedef struct {
 } Plain;
 
 /* 1: the common case (p filled, its references to release with plain_release); 0: not; -1 */
-static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
+static int plain_result(InaFast *self, const unsigned char *h, Py_ssize_t size, Plain *p) {
     memset(p, 0, sizeof *p);
-    if (!PyTuple_Check(datagram) || PyTuple_GET_SIZE(datagram) < 6) return 0;
-    PyObject *payload = PyTuple_GET_ITEM(datagram, 5);
-    if (!PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) != self->s.result_bytes)
-        return 0;
-    const unsigned char *h = (const unsigned char *)PyBytes_AS_STRING(payload);
+    if (size != self->s.result_bytes) return 0;
     unsigned flags = h[1];
     if (h[0] != INA_RESULT || (long)be16(h + 2) != self->s.job || (long)h[4] != self->s.wid
             || h[5] != 0 || (long)be16(h + 12) != self->s.n
@@ -192,14 +191,16 @@ static int plain_result(InaFast *self, PyObject *datagram, Plain *p) {
             if (p->detect < 0) goto error;
         }
     }
-    p->payload = payload;
+    p->data = h;
+    p->size = size;
     p->retx = flags & INA_FLAG_RETX;
     p->answered_count = count;
     r = 1;
     goto done;
 duplicate:                      /* `_on_result`'s first test: duplicates_ignored */
     p->duplicate = 1;
-    p->payload = payload;
+    p->data = h;
+    p->size = size;
     r = 1;
     goto done;
 error:
@@ -277,7 +278,7 @@ static int set_timer(InaFast *self, PyObject *deadline) {
 
 static int deliver_plain(InaFast *self, Plain *p, double now) {
     PyObject *session = self->s.session, *out = NULL, *deadline = NULL, *v = NULL;
-    Py_ssize_t size = PyBytes_GET_SIZE(p->payload);
+    Py_ssize_t size = p->size;
     int r = -1;
     /* _receive */
     if (add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
@@ -368,7 +369,7 @@ static int deliver_plain(InaFast *self, Plain *p, double now) {
     PyByteArray_AS_STRING(v)[p->chunk] = 1;
     Py_CLEAR(v);
     if (set_ll(session, INA_NAME(_answered_count), p->answered_count + 1) < 0) goto done;
-    if (codec_store(p->codec, p->key, p->chunk, p->payload) < 0) goto done;
+    if (codec_store(p->codec, p->key, p->chunk, p->data, p->size) < 0) goto done;
     if ((out = PyList_New(0)) == NULL) goto done;
     if (p->detect) {    /* _on_result: detect_losses(c, flight, now) + _fill_window(now) */
         int covered = detect_losses_c(&self->s, p->in_flight, (long long)p->chunk, p->flight,
@@ -409,7 +410,7 @@ done:
  * duplicates_ignored, nothing to send; receive's Step deadline and `_apply`'s Timer.set */
 static int deliver_duplicate(InaFast *self, Plain *p) {
     if (add_ll(self->s.counters, INA_NAME(packets_received), 1) < 0
-            || add_ll(self->s.counters, INA_NAME(bytes_received), PyBytes_GET_SIZE(p->payload)) < 0
+            || add_ll(self->s.counters, INA_NAME(bytes_received), p->size) < 0
             || add_ll(self->s.counters, INA_NAME(duplicates_ignored), 1) < 0)
         return -1;
     PyObject *deadline = next_deadline(&self->s);
@@ -425,12 +426,8 @@ static int timer_is_plain(InaFast *self);
  * `_receive`'s counts and checks (`decode_header`'s verdicts for a header-only packet),
  * `LossRecovery.on_nack` (inasession.c's `on_nack_c`), receive's Step deadline and `_apply`.
  * 1 done; 0 not this case (nothing changed: the worker's Python takes it); -1 an error. */
-static int deliver_nack(InaFast *self, PyObject *datagram) {
-    if (!PyTuple_Check(datagram) || PyTuple_GET_SIZE(datagram) < 6) return 0;
-    PyObject *payload = PyTuple_GET_ITEM(datagram, 5);
-    if (!PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) != INA_HEADER_BYTES)
-        return 0;
-    const unsigned char *h = (const unsigned char *)PyBytes_AS_STRING(payload);
+static int deliver_nack(InaFast *self, const unsigned char *h, Py_ssize_t size) {
+    if (size != INA_HEADER_BYTES) return 0;
     unsigned flags = h[1];
     if (h[0] != INA_NACK || flags & ~INA_KNOWN_FLAGS
             || (flags & INA_FLAG_FORMAT) == INA_FLAG_FORMAT || h[5] != 0
@@ -479,21 +476,15 @@ done:
     return r;
 }
 
-static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
-    int nack = deliver_nack(self, datagram);
+/* The payload `h` (`size` bytes): 1 when a C path took it, 0 when the worker's Python
+ * `_on_datagram` must (nothing has changed), -1 on an error */
+static int ina_fast_try(InaFast *self, const unsigned char *h, Py_ssize_t size) {
+    int nack = deliver_nack(self, h, size);
     if (nack < 0) return -1;
-    if (nack) { self->fast++; return 0; }
+    if (nack) { self->fast++; return 1; }
     Plain p;
-    int plain = plain_result(self, datagram, &p);
-    if (plain < 0) { plain_release(&p); return -1; }
-    if (!plain) {
-        plain_release(&p);
-        self->fallback++;
-        PyObject *r = PyObject_CallOneArg(self->general, datagram);
-        if (r == NULL) return -1;
-        Py_DECREF(r);
-        return 0;
-    }
+    int plain = plain_result(self, h, size, &p);
+    if (plain <= 0) { plain_release(&p); return plain; }
     self->fast++;
     int r;
     if (p.duplicate) {
@@ -503,6 +494,39 @@ static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
         r = deliver_plain(self, &p, ((Loop *)self->loop)->now);
     }
     plain_release(&p);
+    return r < 0 ? -1 : 1;
+}
+
+/* the worker's Python `_on_datagram(datagram)` */
+static int ina_fast_general(InaFast *self, PyObject *datagram) {
+    self->fallback++;
+    PyObject *r = PyObject_CallOneArg(self->general, datagram);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+static int ina_fast_deliver(InaFast *self, PyObject *datagram) {
+    if (PyTuple_Check(datagram) && PyTuple_GET_SIZE(datagram) >= 6
+            && PyBytes_CheckExact(PyTuple_GET_ITEM(datagram, 5))) {
+        PyObject *payload = PyTuple_GET_ITEM(datagram, 5);
+        int r = ina_fast_try(self, (const unsigned char *)PyBytes_AS_STRING(payload),
+                             PyBytes_GET_SIZE(payload));
+        if (r != 0) return r < 0 ? -1 : 0;
+    }
+    return ina_fast_general(self, datagram);
+}
+
+/* hostport.c's entry for a UDP frame it read in place (`v`, frames.c's view of `frame`): the
+ * payload is read where it lies in the frame, and the Datagram is made only for the Python */
+static int ina_fast_deliver_view(PyObject *self, PyObject *frame, const FrameView *v) {
+    ((InaFast *)self)->in_place++;
+    int r = ina_fast_try((InaFast *)self, v->f + v->data, v->size);
+    if (r != 0) return r < 0 ? -1 : 0;
+    PyObject *datagram = parse_frame(frame);
+    if (datagram == NULL) return -1;
+    r = ina_fast_general((InaFast *)self, datagram);
+    Py_DECREF(datagram);
     return r;
 }
 
@@ -706,6 +730,8 @@ static PyMethodDef InaFast_methods[] = {
 static PyMemberDef InaFast_members[] = {
     FAST_COUNT(fast, "datagrams the C path took"),
     FAST_COUNT(fallback, "datagrams handed to the worker's Python _on_datagram"),
+    FAST_COUNT(in_place, "of fast and fallback: read from their frames in place (no Datagram "
+               "made for the C path)"),
     FAST_COUNT(c_detections, "loss detections after a result the C path took, done in C"),
     FAST_COUNT(python_detections,
                "loss detections after a result the C path took, left to the recovery's Python"),
