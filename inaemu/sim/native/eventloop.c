@@ -378,11 +378,14 @@ static PyObject *Loop_pending_events(Loop *self, void *closure) {
     for (Py_ssize_t i = 0; i < self->size; i++) {
         Entry *e = &self->heap[i];
         if (e->event == NULL) { count++; continue; }
-        PyObject *action, *call_args;
-        if (event_call(self, e->event, &action, &call_args) < 0) return NULL;
+        PyObject *action = self->event_slots
+                           && Py_TYPE(e->event) == (PyTypeObject *)self->event_class
+                           && EVENT_SLOT(self, e->event, action) != NULL
+                           ? Py_NewRef(EVENT_SLOT(self, e->event, action))
+                           : PyObject_GetAttr(e->event, str_action);
+        if (action == NULL) return NULL;
         if (action != Py_None) count++;
         Py_DECREF(action);
-        Py_XDECREF(call_args);
     }
     return PyLong_FromSsize_t(count);
 }
