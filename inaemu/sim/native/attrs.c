@@ -157,7 +157,7 @@ static inline int attr_set_at(PyObject *o, PyObject *name, PyObject *value, Attr
 }
 
 /* o.name = value, a new reference the call takes over (NULL: -1, the error already set) */
-static inline int attr_give_at(PyObject *o, PyObject *name, PyObject *value, AttrSlot *site,
+static inline int attr_give_at(PyObject *o, PyObject *name, PyObject *value,
                                PyObject **slot) {
     if (value == NULL) return -1;
     if (slot != NULL) {
@@ -260,7 +260,7 @@ static inline __attribute__((always_inline)) int get_ll_at(PyObject *o, PyObject
 static inline int set_ll_at(PyObject *o, PyObject *name, long long value, AttrSlot *site) {
     PyObject **slot = slot_at(o, name, site);
     if (slot != NULL && long_in_place(*slot, value)) return 0;
-    return attr_give_at(o, name, PyLong_FromLongLong(value), site, slot);
+    return attr_give_at(o, name, PyLong_FromLongLong(value), slot);
 }
 
 static __attribute__((noinline)) int get_double_slow(PyObject *o, PyObject *name, double *out,
@@ -285,7 +285,7 @@ static inline __attribute__((always_inline)) int get_double_at(PyObject *o, PyOb
 static inline int set_double_at(PyObject *o, PyObject *name, double value, AttrSlot *site) {
     PyObject **slot = slot_at(o, name, site);
     if (slot != NULL && float_in_place(*slot, value)) return 0;
-    return attr_give_at(o, name, PyFloat_FromDouble(value), site, slot);
+    return attr_give_at(o, name, PyFloat_FromDouble(value), slot);
 }
 
 /* 1 if the attribute is truthy, 0 if not, -1 on error */
@@ -311,7 +311,7 @@ static inline int add_ll_at(PyObject *o, PyObject *name, long long delta, AttrSl
     PyObject **slot = site_slot(o, name, site);     /* (one look at the site for both) */
     if (slot != NULL && *slot != NULL && small_long(*slot, &v)) {
         if (long_in_place(*slot, v + delta)) return 0;
-        return attr_give_at(o, name, PyLong_FromLongLong(v + delta), site, slot);
+        return attr_give_at(o, name, PyLong_FromLongLong(v + delta), slot);
     }
     if (get_ll_at(o, name, &v, site) < 0) return -1;
     return set_ll_at(o, name, v + delta, site);

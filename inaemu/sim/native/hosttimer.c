@@ -6,9 +6,9 @@
  * the loop's `at`; `_fire` re-arms itself when it comes up before the deadline (which moved
  * later since) and calls the action when it is due; `cancel()` lets go of both. The fields
  * are the Python class's slots under the same names (`loop`, `action`, `_event`, `deadline`),
- * plain object slots the other C parts read and write at their offsets (attrs.c), so the
- * event loop holds the same events at the same (time, sequence) places as with the Python
- * class. What it saves is the interpreter: a lossy run moves a worker's deadline earlier
+ * and the event loop holds the same events at the same (time, sequence) places as with the
+ * Python class. The INA and ring paths (inaworker.c, ringpath.c) call `host_timer_set`
+ * directly. What it saves is the interpreter: a lossy run moves a worker's deadline earlier
  * on most packets, and each move was a Python `set` and, later, a Python `_fire`.
  * tests/sim/test_host_timer.py runs both classes through the same cases.
  */

@@ -246,31 +246,11 @@ static int send_payloads(InaFast *self, PyObject *out) {
     return 0;
 }
 
-/* Timer.set(deadline): a later deadline keeps the pending event (the common case, here);
- * anything else is the Python Timer's (hosttimer.c's when the host's timers are C ones) */
+/* Timer.set(deadline): hosttimer.c's without a call for the native core's hosts, any other
+ * timer by its method */
 static int set_timer(InaFast *self, PyObject *deadline) {
     if (Py_TYPE(self->timer) == &HostTimerType)
         return host_timer_set((HostTimer *)self->timer, deadline);
-    if (deadline != Py_None) {
-        PyObject *event = attr_get(self->timer, INA_NAME(_event));
-        if (event == NULL) return -1;
-        int kept = 0;
-        if (event != Py_None) {
-            PyObject *action = attr_get(event, INA_NAME(action)), *time = NULL;
-            if (action != NULL && action != Py_None)
-                time = attr_get(event, INA_NAME(time));
-            if (time != NULL) {
-                kept = PyObject_RichCompareBool(time, deadline, Py_LE);
-                Py_DECREF(time);
-            }
-            Py_XDECREF(action);
-            if (action == NULL || (action != Py_None && time == NULL) || kept < 0) {
-                Py_DECREF(event); return -1;
-            }
-        }
-        Py_DECREF(event);
-        if (kept) return attr_set(self->timer, INA_NAME(deadline), deadline);
-    }
     return ina_call_method(self->timer, INA_NAME(set), &deadline, 1);
 }
 

@@ -55,7 +55,7 @@ static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_out
     *str_rto_min, *str_rto_max, *str_nic_budget, *str_reno, *str_stall_timeout,
     *str_on_data_py, *str_on_ack_py, *str_on_left_py, *str_deliver, *str_started,
     *str_finished_at, *str_early, *str_next_expected, *str_unacked, *str_state, *str_header,
-    *str_buffer, *str_bytes_received, *str_ident, *str_deadline, *str_event, *str_time,
+    *str_buffer, *str_bytes_received, *str_ident, *str_deadline,
     *str_set, *str_popleft, *str_seq, *str_data, *str_waiting, *str_sacked, *str_pending,
     *str_sacked_bytes, *str_pending_bytes, *str_retransmitted, *str_sent_at, *str_srtt,
     *str_rttvar, *str_rto, *str_acked, *str_expiries, *str_next_seq, *str_nic_bytes,
@@ -72,26 +72,10 @@ static double loop_now(PyObject *node) {
     return now;
 }
 
-/* host_node.py's Timer.set(deadline): a later deadline keeps the pending event, as there
- * (hosttimer.c's own when the host's timers are C ones) */
+/* Timer.set(deadline): hosttimer.c's without a call for the native core's hosts, any other
+ * timer by its method */
 static int timer_set(PyObject *timer, PyObject *deadline) {
     if (Py_TYPE(timer) == &HostTimerType) return host_timer_set((HostTimer *)timer, deadline);
-    if (attr_set(timer, str_deadline, deadline) < 0) return -1;
-    if (deadline == Py_None) return 0;
-    PyObject *event = attr_get(timer, str_event);
-    if (event == NULL) return -1;
-    if (event != Py_None) {
-        int pending = get_truth(event, str_action);
-        double time = 0.0;
-        if (pending < 0 || (pending && get_double(event, str_time, &time) < 0)) {
-            Py_DECREF(event);
-            return -1;
-        }
-        Py_DECREF(event);
-        if (pending && time <= PyFloat_AsDouble(deadline)) return PyErr_Occurred() ? -1 : 0;
-    } else {
-        Py_DECREF(event);
-    }
     PyObject *r = PyObject_CallMethodOneArg(timer, str_set, deadline);
     if (r == NULL) return -1;
     Py_DECREF(r);
@@ -1080,7 +1064,7 @@ static int ring_path_module_init(void) {
         {&str_next_expected, "next_expected"}, {&str_unacked, "_unacked_in_order"},
         {&str_state, "state"}, {&str_header, "_header"}, {&str_buffer, "_buffer"},
         {&str_bytes_received, "bytes_received"}, {&str_ident, "_ident"},
-        {&str_deadline, "deadline"}, {&str_event, "_event"}, {&str_time, "time"},
+        {&str_deadline, "deadline"},
         {&str_set, "set"}, {&str_popleft, "popleft"}, {&str_seq, "seq"}, {&str_data, "data"},
         {&str_waiting, "waiting"}, {&str_sacked, "sacked"}, {&str_pending, "pending"},
         {&str_sacked_bytes, "_sacked_bytes"}, {&str_pending_bytes, "_pending_bytes"},
