@@ -10,7 +10,8 @@ them in the same order, only on another thread (the stream waits for that draw b
 touches the generator again).
 
 `DrawAhead` is that thread (or `threads` of them) and a budget of values held ahead over all
-streams (`held`): 16,000 workers each holding a block ahead would be 4 GiB. While it is open
+streams (`held`): 16,000 workers each holding a block ahead would be 4 GiB; the default holds
+1,024 workers' next blocks. While it is open
 the interpreter's switch interval is shortened (`switch_s`): a drawing thread needs the GIL
 back twice a block, and the simulation's thread, which holds it nearly always, gives it up
 only when asked and the interval has passed (5 ms by default: a thread then draws ~100 blocks
@@ -26,7 +27,10 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
-HELD_VALUES = 1 << 24        # values drawn ahead and not yet read, over every stream (64 MiB)
+# values drawn ahead and not yet read, over every stream (256 MiB): a block ahead for each of
+# 1,024 INA workers (64 Ki values each); at 16 M, most of them drew their next block
+# on the simulation's thread while the drawing core idled (loop -10 % at 1,024 x 2 MiB, +0.2 GB)
+HELD_VALUES = 1 << 26
 SWITCH_S = 0.0005            # the interpreter's switch interval while drawing ahead
 
 # worker(generator, count, magnitude): a job drawing `gradient_stream.draw`'s values on a
