@@ -11,11 +11,11 @@ touches the generator again).
 
 `DrawAhead` is that thread (or `threads` of them) and a budget of values held ahead over all
 streams (`held`): 16,000 workers each holding a block ahead would be 4 GiB; the default holds
-1,024 workers' next blocks. While it is open
-the interpreter's switch interval is shortened (`switch_s`): a drawing thread needs the GIL
-back twice a block, and the simulation's thread, which holds it nearly always, gives it up
-only when asked and the interval has passed (5 ms by default: a thread then draws ~100 blocks
-a second, at 0.5 ms ~700, measured on this project's 2-core machine).
+1,024 workers' next blocks. While it is open the interpreter's switch interval is shortened
+(`switch_s`): a drawing thread needs the GIL back twice a block, and the simulation's thread,
+which holds it nearly always, gives it up only when asked and the interval has passed (5 ms by
+default: a thread then draws ~100 blocks a second, at 0.5 ms ~700, measured on this project's
+2-core machine).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 # values drawn ahead and not yet read, over every stream (256 MiB): a block ahead for each of
-# 1,024 INA workers (64 Ki values each); at 16 M, most of them drew their next block
-# on the simulation's thread while the drawing core idled (loop -10 % at 1,024 x 2 MiB, +0.2 GB)
+# 1,024 INA workers (64 Ki values each); at 16 M most of them drew their next block on the
+# simulation's thread while the drawing core idled (loop -10 % at 1,024 x 2 MiB, +0.2 GB)
 HELD_VALUES = 1 << 26
 SWITCH_S = 0.0005            # the interpreter's switch interval while drawing ahead
 
