@@ -82,21 +82,27 @@ static int is_events_event(Loop *self, PyObject *cls) {
 #define EVENT_SLOT(self, event, field) \
     (*(PyObject **)((char *)(event) + (self)->event_##field))
 
-/* `event`'s action and args (new references; the action None when cancelled), or -1 */
-static int event_call(Loop *self, PyObject *event, PyObject **action, PyObject **args) {
+/* `event`'s action (a new reference: None when cancelled), or NULL: read at its slot for
+   events.Event, by name for anything else */
+static PyObject *event_action(Loop *self, PyObject *event) {
     if (self->event_slots && Py_TYPE(event) == (PyTypeObject *)self->event_class
-            && EVENT_SLOT(self, event, action) != NULL && EVENT_SLOT(self, event, args) != NULL) {
-        *action = Py_NewRef(EVENT_SLOT(self, event, action));
-        *args = Py_NewRef(EVENT_SLOT(self, event, args));
-        return 0;
-    }
+            && EVENT_SLOT(self, event, action) != NULL)
+        return Py_NewRef(EVENT_SLOT(self, event, action));
+    return PyObject_GetAttr(event, str_action);
+}
+
+/* `event`'s action and args (new references; the action None when cancelled, and then no
+   args), or -1 */
+static int event_call(Loop *self, PyObject *event, PyObject **action, PyObject **args) {
     *args = NULL;
-    if ((*action = PyObject_GetAttr(event, str_action)) == NULL) return -1;
-    if (*action != Py_None && (*args = PyObject_GetAttr(event, str_args)) == NULL) {
+    if ((*action = event_action(self, event)) == NULL) return -1;
+    if (*action == Py_None) return 0;
+    if (self->event_slots && Py_TYPE(event) == (PyTypeObject *)self->event_class
+            && EVENT_SLOT(self, event, args) != NULL)
+        *args = Py_NewRef(EVENT_SLOT(self, event, args));
+    else if ((*args = PyObject_GetAttr(event, str_args)) == NULL)
         Py_CLEAR(*action);
-        return -1;
-    }
-    return 0;
+    return *action == NULL ? -1 : 0;
 }
 
 /* a new Event(time, action, rest): filled at its slots when it is events.Event */
@@ -378,11 +384,7 @@ static PyObject *Loop_pending_events(Loop *self, void *closure) {
     for (Py_ssize_t i = 0; i < self->size; i++) {
         Entry *e = &self->heap[i];
         if (e->event == NULL) { count++; continue; }
-        PyObject *action = self->event_slots
-                           && Py_TYPE(e->event) == (PyTypeObject *)self->event_class
-                           && EVENT_SLOT(self, e->event, action) != NULL
-                           ? Py_NewRef(EVENT_SLOT(self, e->event, action))
-                           : PyObject_GetAttr(e->event, str_action);
+        PyObject *action = event_action(self, e->event);
         if (action == NULL) return NULL;
         if (action != Py_None) count++;
         Py_DECREF(action);
