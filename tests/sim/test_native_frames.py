@@ -169,3 +169,39 @@ def test_a_hosts_handlers_changed_between_frames_take_the_next_frame():
     assert [who for who, _ in calls] == ["first", "first", "second", "first", "first",
                                          "other", "first", "other"]
     assert ignored == 8
+
+
+def test_a_frame_let_go_is_built_into_and_a_kept_one_never(native):
+    """The loop keeps a frame whose arrival left nothing else holding it (eventloop.c's spare
+    frames), and frames.c builds a later frame of that size into it: every frame built is
+    still the Python one byte for byte, and a frame its receiver keeps is never written."""
+    _, addressing = native
+    classes = native_classes()
+    loop = classes.loop()
+    kept: list[tuple[bytes, bytes]] = []         # (the frame, a copy made at its arrival)
+
+    def keep(frame: bytes) -> None:
+        kept.append((frame, bytes(bytearray(frame))))
+
+    def link(deliver):
+        return classes.link(loop, "h1", "s1", bw_bps=None, delay_s=1e-6, loss=0.0,
+                            rng=random.Random(0), deliver=deliver)
+
+    keeping, dropping = link(keep), link(lambda frame: None)
+    rng = random.Random(7)
+    for size in (300, 500, 700, 900, 1100):     # other sizes first: the kept ones give way
+        for i in range(40):
+            dropping.send(addressing.udp_frame(THERE, 5, 6, bytes(size), i))
+        loop.run(until=loop.now + 2e-6)
+    before = native_module().reuse_counts()["frames"]
+    for i in range(300):
+        payload = rng.randbytes(rng.choice((1000, 1000, 1400)))
+        frame = addressing.udp_frame(THERE, 5, 6, payload, i)
+        assert frame == HERE.udp_frame(THERE, 5, 6, payload, i)
+        (keeping if rng.random() < 0.3 else dropping).send(frame)
+        del frame
+        loop.run(until=loop.now + 2e-6)
+    assert native_module().reuse_counts()["frames"] - before > 100
+    assert len(kept) > 50
+    for frame, copy in kept:
+        assert frame == copy

@@ -25,7 +25,7 @@ from inaemu.sim import InaOptions, SimJob, simulate
 from inaemu.sim import ina_worker
 from inaemu.sim.cores import core_classes
 from inaemu.sim.frames import PROTO_UDP, Addressing, Datagram, parse
-from inaemu.sim.native import native_classes, why_not
+from inaemu.sim.native import native_classes, native_module, why_not
 from topologies.builders import fat_tree, leaf_spine, star
 
 pytestmark = pytest.mark.skipif(native_classes() is None,
@@ -415,6 +415,40 @@ def test_a_flight_someone_holds_is_never_made_another_chunks():
     assert listener.fast > 100 and len(answered) > 10
     for chunk, fields in answered.items():
         assert dataclasses.astuple(_flight_fields(held[chunk])) == fields, chunk
+
+
+def test_a_payload_someone_holds_is_never_made_another_chunks():
+    """The C path writes a chunk's payload into the bytes of the Flight it recycles only when
+    nothing else holds them: payloads taken from in-flight chunks and kept keep their bytes
+    while every later chunk is sent into recycled ones."""
+    kwargs = dict(job=7, worker=0, n=1, k=16, pool_size=32, window=32, rto=0.004,
+                  rto_max=0.05, max_retx=8)
+    vector = np.random.default_rng(6).standard_normal(16 * 4 * 300 + 5).astype(np.float32)
+    loop, node, worker = _make_worker(True, kwargs, vector)
+    worker.start()
+    listener = node.handlers[(PROTO_UDP, INA_UDP_PORT)]
+    held: dict[int, tuple[bytes, bytes]] = {}   # chunk -> (its payload, a copy made then)
+    in_flight = worker.session._in_flight
+    before = native_module().reuse_counts()["payloads"]
+    now = 0.0
+    for _step in range(5_000):
+        sent = [parse(f).payload for f in node.uplink.frames]
+        node.uplink.frames.clear()
+        if worker.outcome.finished or not sent:
+            break
+        for chunk, flight in list(in_flight.items()):
+            if chunk % 5 == 2 and chunk not in held:
+                held[chunk] = (flight.payload, bytes(bytearray(flight.payload)))
+        for payload in sent:
+            now += 0.0001
+            loop.run(until=now)
+            listener(Datagram(PROTO_UDP, AGGREGATOR_IP, HOST_IP, INA_UDP_PORT, INA_UDP_PORT,
+                              _result_of(payload, 1)))
+    assert worker.outcome.finished and worker.outcome.error is None
+    assert native_module().reuse_counts()["payloads"] - before > 100
+    assert len(held) > 20
+    for chunk, (payload, copy) in held.items():
+        assert payload == copy, chunk
 
 
 @dataclasses.dataclass

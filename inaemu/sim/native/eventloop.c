@@ -165,6 +165,77 @@ static void clear_entry(Entry *e) {
     Py_XDECREF(e->event);
 }
 
+/* ---- spare frames ------------------------------------------------------------------------
+ * A frame is a bytes object of ~1 KB, past pymalloc's small objects: each new one is a malloc
+ * and its end a free, whose bins (not the small-object pools) cost several hundred
+ * instructions and, with a thousand hosts' frames in flight, cache misses. A frame the loop
+ * lets go of after its native action (a link's arrival: the receiver has read it) when only
+ * the loop's entry held it is kept here, and the next frame of that size that frames.c
+ * builds is written into it: an object nothing else holds cannot be told from a new one (its
+ * cached hash is reset). A few sizes (a data frame and a RESULT are the same size), a few
+ * dozen of each. */
+#define SPARE_SIZES 4
+#define SPARE_EACH 32
+typedef struct { Py_ssize_t size; int count; PyObject *items[SPARE_EACH]; } SpareFrames;
+static SpareFrames spare_frames[SPARE_SIZES];
+static long long frames_reused;     /* frames built into a spare one (tests) */
+
+#if PY_VERSION_HEX < 0x030F0000 && !defined(Py_GIL_DISABLED)
+#define FRAMES_REUSED 1
+#else
+#define FRAMES_REUSED 0
+#endif
+
+static int spare_victim;            /* the size class a new size takes when none is empty */
+
+/* the loop's reference to `o` let go of: kept when it is the last one to an exact bytes of
+ * a frame's size. A size with no class takes an empty one, else the classes in turn (their
+ * frames freed), so that the sizes kept follow the traffic. */
+static void frame_let_go(PyObject *o) {
+    if (FRAMES_REUSED && o != NULL && PyBytes_CheckExact(o) && Py_REFCNT(o) == 1
+            && PyBytes_GET_SIZE(o) >= 256) {
+        Py_ssize_t size = PyBytes_GET_SIZE(o);
+        SpareFrames *free_class = NULL;
+        for (int i = 0; i < SPARE_SIZES; i++) {
+            SpareFrames *c = &spare_frames[i];
+            if (c->count && c->size == size) {
+                if (c->count == SPARE_EACH) { Py_DECREF(o); return; }
+                c->items[c->count++] = o;      /* (the reference moves here) */
+                return;
+            }
+            if (!c->count && free_class == NULL) free_class = c;
+            if (i == SPARE_SIZES - 1 && free_class == NULL) {
+                free_class = &spare_frames[spare_victim];
+                spare_victim = (spare_victim + 1) % SPARE_SIZES;
+                while (free_class->count) Py_DECREF(free_class->items[--free_class->count]);
+            }
+        }
+        free_class->size = size;
+        free_class->items[free_class->count++] = o;
+        return;
+    }
+    Py_XDECREF(o);
+}
+
+/* a bytes object of `size` bytes to fill (a new reference): a spare frame, else a new one */
+static PyObject *frame_of_size(Py_ssize_t size) {
+#if FRAMES_REUSED
+    for (int i = 0; i < SPARE_SIZES; i++) {
+        SpareFrames *c = &spare_frames[i];
+        if (c->count && c->size == size) {
+            PyObject *o = c->items[--c->count];
+            frames_reused++;
+            _Py_COMP_DIAG_PUSH
+            _Py_COMP_DIAG_IGNORE_DEPR_DECLS
+            ((PyBytesObject *)o)->ob_shash = -1;
+            _Py_COMP_DIAG_POP
+            return o;
+        }
+    }
+#endif
+    return PyBytes_FromStringAndSize(NULL, size);
+}
+
 static int Loop_init(Loop *self, PyObject *args, PyObject *kwds) {
     static char *names[] = {"trace", "event_class", NULL};
     PyObject *trace = Py_None, *event_class = NULL;
@@ -360,7 +431,8 @@ static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
             self->now = when;
             self->events_run++;
             int failed = e.native(e.action, e.arg);
-            clear_entry(&e);
+            Py_DECREF(e.action);
+            frame_let_go(e.arg);
             if (failed) return NULL;
             continue;
         } else {
