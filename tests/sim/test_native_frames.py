@@ -205,3 +205,35 @@ def test_a_frame_let_go_is_built_into_and_a_kept_one_never(native):
     assert len(kept) > 50
     for frame, copy in kept:
         assert frame == copy
+
+
+def test_the_switches_build_their_packets_into_spare_frames_too():
+    """The native core gives its spare frames to the switches' generated deparsers
+    (p4switch's `use_frame_source`): a run builds more frames into them than its hosts alone
+    could, and every frame (its CRC in the trace) and record is the one a run that gives them
+    nothing makes."""
+    from p4switch.runtime.cgen import nativebuild
+
+    from inaemu.sim import SimJob, simulate
+    from topologies.builders import fat_tree
+
+    def run() -> tuple[list, list, int]:
+        topology = fat_tree(4)
+        hosts = tuple(h.name for h in topology.hosts)[:8]
+        trace: list[str] = []
+        before = native_module().reuse_counts()["frames"]
+        result = simulate(topology, [SimJob(3, hosts, switch="c0", hierarchical=True)],
+                          trace=trace, core="native", algo="ina", size_bytes=4 * 20_000,
+                          seed=3, loss=1.0, bw=1000, elems_k=256)
+        assert all(r.correct for r in result.records)
+        return trace, [r.as_dict() for r in result.records], \
+            native_module().reuse_counts()["frames"] - before
+
+    given = run()
+    nativebuild.use_frame_source(None)
+    try:
+        hosts_only = run()
+    finally:
+        nativebuild.use_frame_source(native_module().frame_source)
+    assert given[:2] == hosts_only[:2]
+    assert given[2] > 1.5 * hosts_only[2] > 0

@@ -65,6 +65,8 @@ def native_classes() -> NativeClasses | None:
     module = native_module()
     if module is None:
         return None
+    from p4switch.runtime.cgen import nativebuild
+
     from inaemu.sim.native.host import native_host_class
     from inaemu.sim.native.link import native_link_class
     from inaemu.sim.native.switch import native_switch_class
@@ -80,6 +82,8 @@ def native_classes() -> NativeClasses | None:
             if self.trace is not None:
                 self.trace.append(f"{self.now:.9f} {line}")
 
+    # the switches' packets are built into the frames the loop let go of, as the hosts' are
+    nativebuild.use_frame_source(module.frame_source)
     _classes.append(NativeClasses(NativeEventLoop, native_link_class(module.Link),
                                   native_switch_class(module.SwitchPorts, module.Ingress,
                                                       getattr(module, "SwitchLock", None)),

@@ -64,6 +64,13 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
     if (ring_path_module_init() < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
+    /* the switches' deparsers build into the spare frames too (p4switch's use_frame_source) */
+    PyObject *source = PyCapsule_New((void *)frame_of_size, "p4switch.frame_source", NULL);
+    if (source == NULL || PyModule_AddObject(m, "frame_source", source) < 0) {
+        Py_XDECREF(source);
+        Py_DECREF(m);
+        return NULL;
+    }
     if (add_type(m, "InaFastPath", &InaFastType) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -37,6 +37,7 @@ FLAGS = ("-O1", "-shared", "-fPIC", "-fno-strict-aliasing", "-w")
 _loaded: dict[str, object] = {}
 _lock = threading.Lock()
 why_not: dict[str, str] = {}      # C source hash -> why it could not be built
+_frame_source: object = None      # the programs' modules' source of packet bytes (a capsule)
 
 
 def enabled() -> bool:
@@ -63,6 +64,19 @@ def load(controls: NativeControls):
     # helpers are in it as well as the translated code
     return _load_cached(MODULE_PREFIX, module_source(controls, "MODULE_NAME"),
                         lambda name: module_source(controls, name))
+
+
+def use_frame_source(capsule) -> None:
+    """Every program module's deparser, loaded or to come, makes its packets' bytes with the
+    function in `capsule` (a PyCapsule named "p4switch.frame_source": a bytes object of the
+    size asked for, which nothing else holds; None: new bytes objects). The simulator's native
+    core gives its spare frames (inaemu/sim/native/eventloop.c)."""
+    global _frame_source
+    with _lock:
+        _frame_source = capsule
+        for module in _loaded.values():
+            if hasattr(module, "use_frame_source"):
+                module.use_frame_source(capsule)
 
 
 def load_source(prefix: str, source: str, link: tuple[str, ...] = (),
@@ -96,8 +110,15 @@ def _load_cached(prefix: str, text: str, named_source, link: tuple[str, ...] = (
             if problem is not None:
                 why_not[digest] = problem
                 return None
-        module = _loaded[digest] = _import(name, target)
-        return module
+        return _keep(digest, _import(name, target))
+
+
+def _keep(digest: str, module):
+    """`module` loaded once per process (under `_lock`), given the frame source if one is set."""
+    _loaded[digest] = module
+    if _frame_source is not None and hasattr(module, "use_frame_source"):
+        module.use_frame_source(_frame_source)
+    return module
 
 
 def is_native_module(module) -> bool:
@@ -114,7 +135,7 @@ def load_built(name: str):
             target = _built_path(name)
             if not target.exists():
                 raise FileNotFoundError(f"native module {name} is not in {target.parent}")
-            _loaded[digest] = _import(name, target)
+            _keep(digest, _import(name, target))
         return _loaded[digest]
 
 

@@ -49,7 +49,7 @@ class DeparserTranslator:
         ] + ["    " + line for line in updates] + [
             "    if (PyObject_GetBuffer(payload, &P_, PyBUF_SIMPLE) < 0) goto fail;",
         ] + ["    " + line for line in sizes] + [
-            "    out = PyBytes_FromStringAndSize(NULL, n + P_.len);",
+            "    out = frame_source(n + P_.len);",
             "    if (out == NULL) goto fail;",
             "    o = (uint8_t *)PyBytes_AS_STRING(out);",
         ] + ["    " + line for line in emit] + [

@@ -85,6 +85,7 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
         names.append(nativefast.METHOD)
     methods = "\n".join(f"    {{\"{name}\", (PyCFunction)(void(*)(void))ctl_{name}, "
                         "METH_FASTCALL, NULL}," for name in names)
+    methods += '\n    {"use_frame_source", (PyCFunction)use_frame_source, METH_O, NULL},'
     source = _phv_source(words, nflags, scope.layout.num_slots) + \
         "".join(gen.definitions.values()) + "\n\n".join(functions) + \
         f"\n\nstatic PyMethodDef METHODS[] = {{\n{methods}\n    {{NULL, NULL, 0, NULL}}\n}};\n"

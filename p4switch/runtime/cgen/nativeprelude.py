@@ -21,6 +21,28 @@ static PyObject *EMPTY;
 
 static inline PyObject *empty_params(void) { return EMPTY; }
 
+/* Where a deparsed packet's bytes come from: a new bytes object of `n` bytes, or the function
+   the process gave (`use_frame_source`, nativebuild.py: the simulator's spare frames, bytes
+   objects nothing else holds). The deparser writes every byte of it either way. */
+static PyObject *(*frame_source_fn)(Py_ssize_t);
+
+static inline PyObject *frame_source(Py_ssize_t n) {
+    return frame_source_fn != NULL ? frame_source_fn(n) : PyBytes_FromStringAndSize(NULL, n);
+}
+
+/* use_frame_source(capsule or None): the capsule's function (named
+   "p4switch.frame_source") makes the deparsed packets' bytes from now on; None: new ones */
+static PyObject *use_frame_source(PyObject *self, PyObject *capsule) {
+    if (capsule == Py_None) {
+        frame_source_fn = NULL;
+        Py_RETURN_NONE;
+    }
+    void *fn = PyCapsule_GetPointer(capsule, "p4switch.frame_source");
+    if (fn == NULL) return NULL;
+    frame_source_fn = (PyObject *(*)(Py_ssize_t))fn;
+    Py_RETURN_NONE;
+}
+
 /* An exact int's value when it is small and not negative, without a call: the PHV's fields,
    flags, register cells and action data are such ints almost always. Anything else (a bool, a
    negative or wide int, another type) returns 0 and takes CPython's own conversion, which
