@@ -381,37 +381,52 @@ def test_one_worker_fed_the_same_datagrams(seed, through):
     assert fast_listener.nacks > 0 or not kwargs["fast_retransmit"]    # (QUERYs: early ones)
 
 
-def test_a_flight_someone_holds_is_never_made_another_chunks():
-    """The C path recycles an answered chunk's Flight as a later chunk's only when nothing
-    else holds it: a Flight taken from the in-flight table and kept keeps its chunk's fields
-    while every later chunk is sent and answered."""
+def _answering_one_worker(seed: int, each_round, each_result=lambda _in_flight: None) -> tuple:
+    """A worker (n = 1) started on the C path and given a RESULT for every chunk it sends,
+    round after round, until it finishes: `each_round(in_flight)` after each round's sends,
+    `each_result(in_flight)` after each RESULT (the session's in-flight table). The worker
+    and its listener."""
     kwargs = dict(job=7, worker=0, n=1, k=16, pool_size=32, window=32, rto=0.004,
                   rto_max=0.05, max_retx=8)
-    vector = np.random.default_rng(5).standard_normal(16 * 4 * 300 + 5).astype(np.float32)
+    vector = np.random.default_rng(seed).standard_normal(16 * 4 * 300 + 5).astype(np.float32)
     loop, node, worker = _make_worker(True, kwargs, vector)
     worker.start()
     listener = node.handlers[(PROTO_UDP, INA_UDP_PORT)]
-    held: dict[int, object] = {}            # some flights, held from outside
-    answered: dict[int, tuple] = {}         # their fields once their chunk was answered
-    in_flight = worker.session._in_flight
     now = 0.0
     for _step in range(5_000):
         sent = [parse(f).payload for f in node.uplink.frames]
         node.uplink.frames.clear()
         if worker.outcome.finished or not sent:
             break
-        for chunk, flight in list(in_flight.items()):
-            if chunk % 7 == 3:
-                held.setdefault(chunk, flight)
+        each_round(worker.session._in_flight)
         for payload in sent:
             now += 0.0001
             loop.run(until=now)
             listener(Datagram(PROTO_UDP, AGGREGATOR_IP, HOST_IP, INA_UDP_PORT, INA_UDP_PORT,
                               _result_of(payload, 1)))
-            for chunk, flight in held.items():
-                if chunk not in in_flight and chunk not in answered:
-                    answered[chunk] = dataclasses.astuple(_flight_fields(flight))
+            each_result(worker.session._in_flight)
     assert worker.outcome.finished and worker.outcome.error is None
+    return worker, listener
+
+
+def test_a_flight_someone_holds_is_never_made_another_chunks():
+    """The C path recycles an answered chunk's Flight as a later chunk's only when nothing
+    else holds it: a Flight taken from the in-flight table and kept keeps its chunk's fields
+    while every later chunk is sent and answered."""
+    held: dict[int, object] = {}            # some flights, held from outside
+    answered: dict[int, tuple] = {}         # their fields once their chunk was answered
+
+    def hold(in_flight) -> None:
+        for chunk, flight in list(in_flight.items()):
+            if chunk % 7 == 3:
+                held.setdefault(chunk, flight)
+
+    def note_answered(in_flight) -> None:
+        for chunk, flight in held.items():
+            if chunk not in in_flight and chunk not in answered:
+                answered[chunk] = dataclasses.astuple(_flight_fields(flight))
+
+    _worker, listener = _answering_one_worker(5, hold, note_answered)
     assert listener.fast > 100 and len(answered) > 10
     for chunk, fields in answered.items():
         assert dataclasses.astuple(_flight_fields(held[chunk])) == fields, chunk
@@ -421,30 +436,15 @@ def test_a_payload_someone_holds_is_never_made_another_chunks():
     """The C path writes a chunk's payload into the bytes of the Flight it recycles only when
     nothing else holds them: payloads taken from in-flight chunks and kept keep their bytes
     while every later chunk is sent into recycled ones."""
-    kwargs = dict(job=7, worker=0, n=1, k=16, pool_size=32, window=32, rto=0.004,
-                  rto_max=0.05, max_retx=8)
-    vector = np.random.default_rng(6).standard_normal(16 * 4 * 300 + 5).astype(np.float32)
-    loop, node, worker = _make_worker(True, kwargs, vector)
-    worker.start()
-    listener = node.handlers[(PROTO_UDP, INA_UDP_PORT)]
     held: dict[int, tuple[bytes, bytes]] = {}   # chunk -> (its payload, a copy made then)
-    in_flight = worker.session._in_flight
-    before = native_module().reuse_counts()["payloads"]
-    now = 0.0
-    for _step in range(5_000):
-        sent = [parse(f).payload for f in node.uplink.frames]
-        node.uplink.frames.clear()
-        if worker.outcome.finished or not sent:
-            break
+
+    def hold(in_flight) -> None:
         for chunk, flight in list(in_flight.items()):
             if chunk % 5 == 2 and chunk not in held:
                 held[chunk] = (flight.payload, bytes(bytearray(flight.payload)))
-        for payload in sent:
-            now += 0.0001
-            loop.run(until=now)
-            listener(Datagram(PROTO_UDP, AGGREGATOR_IP, HOST_IP, INA_UDP_PORT, INA_UDP_PORT,
-                              _result_of(payload, 1)))
-    assert worker.outcome.finished and worker.outcome.error is None
+
+    before = native_module().reuse_counts()["payloads"]
+    _answering_one_worker(6, hold)
     assert native_module().reuse_counts()["payloads"] - before > 100
     assert len(held) > 20
     for chunk, (payload, copy) in held.items():

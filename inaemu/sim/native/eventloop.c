@@ -170,10 +170,11 @@ static void clear_entry(Entry *e) {
  * and its end a free, whose bins (not the small-object pools) cost several hundred
  * instructions and, with a thousand hosts' frames in flight, cache misses. A frame the loop
  * lets go of after its native action (a link's arrival: the receiver has read it) when only
- * the loop's entry held it is kept here, and the next frame of that size that frames.c
- * builds is written into it: an object nothing else holds cannot be told from a new one (its
- * cached hash is reset). A few sizes (a data frame and a RESULT are the same size), a few
- * dozen of each. */
+ * the loop's entry held it is kept here, and the next frame of that size that frames.c or a
+ * switch's generated deparser builds is written into it (`frame_of_size`, which the module
+ * gives p4switch as the capsule `frame_source`): an object nothing else holds cannot be told
+ * from a new one (its cached hash is reset). A few sizes (a data frame and a RESULT are the
+ * same size), a few dozen of each. Only under the GIL (the switches' threads hold it too). */
 #define SPARE_SIZES 4
 #define SPARE_EACH 32
 typedef struct { Py_ssize_t size; int count; PyObject *items[SPARE_EACH]; } SpareFrames;
