@@ -193,7 +193,7 @@ def test_a_frame_let_go_is_built_into_and_a_kept_one_never(native):
         for i in range(40):
             dropping.send(addressing.udp_frame(THERE, 5, 6, bytes(size), i))
         loop.run(until=loop.now + 2e-6)
-    before = native_module().reuse_counts()["frames"]
+    before = native_module().spare_reused()
     for i in range(300):
         payload = rng.randbytes(rng.choice((1000, 1000, 1400)))
         frame = addressing.udp_frame(THERE, 5, 6, payload, i)
@@ -201,14 +201,14 @@ def test_a_frame_let_go_is_built_into_and_a_kept_one_never(native):
         (keeping if rng.random() < 0.3 else dropping).send(frame)
         del frame
         loop.run(until=loop.now + 2e-6)
-    assert native_module().reuse_counts()["frames"] - before > 100
+    assert native_module().spare_reused() - before > 100
     assert len(kept) > 50
     for frame, copy in kept:
         assert frame == copy
 
 
 def test_the_switches_build_their_packets_into_spare_frames_too():
-    """The native core gives its spare frames to the switches' generated deparsers
+    """The native core gives its spare bytes to the switches' generated deparsers
     (p4switch's `use_frame_source`): a run builds more frames into them than its hosts alone
     could, and every frame (its CRC in the trace) and record is the one a run that gives them
     nothing makes."""
@@ -221,13 +221,13 @@ def test_the_switches_build_their_packets_into_spare_frames_too():
         topology = fat_tree(4)
         hosts = tuple(h.name for h in topology.hosts)[:8]
         trace: list[str] = []
-        before = native_module().reuse_counts()["frames"]
+        before = native_module().spare_reused()
         result = simulate(topology, [SimJob(3, hosts, switch="c0", hierarchical=True)],
                           trace=trace, core="native", algo="ina", size_bytes=4 * 20_000,
                           seed=3, loss=1.0, bw=1000, elems_k=256)
         assert all(r.correct for r in result.records)
         return trace, [r.as_dict() for r in result.records], \
-            native_module().reuse_counts()["frames"] - before
+            native_module().spare_reused() - before
 
     given = run()
     nativebuild.use_frame_source(None)
@@ -236,4 +236,4 @@ def test_the_switches_build_their_packets_into_spare_frames_too():
     finally:
         nativebuild.use_frame_source(native_module().frame_source)
     assert given[:2] == hosts_only[:2]
-    assert given[2] > 1.5 * hosts_only[2] > 0
+    assert hosts_only[2] > 0 and given[2] > hosts_only[2] + 200    # (the switches' packets)

@@ -381,14 +381,15 @@ def test_one_worker_fed_the_same_datagrams(seed, through):
     assert fast_listener.nacks > 0 or not kwargs["fast_retransmit"]    # (QUERYs: early ones)
 
 
-def _answering_one_worker(seed: int, each_round, each_result=lambda _in_flight: None) -> tuple:
+def _answering_one_worker(seed: int, each_round, each_result=lambda _in_flight: None,
+                          k: int = 16) -> tuple:
     """A worker (n = 1) started on the C path and given a RESULT for every chunk it sends,
     round after round, until it finishes: `each_round(in_flight)` after each round's sends,
-    `each_result(in_flight)` after each RESULT (the session's in-flight table). The worker
-    and its listener."""
-    kwargs = dict(job=7, worker=0, n=1, k=16, pool_size=32, window=32, rto=0.004,
+    `each_result(in_flight)` after each RESULT (the session's in-flight table); `k` lanes a
+    chunk. The worker and its listener."""
+    kwargs = dict(job=7, worker=0, n=1, k=k, pool_size=32, window=32, rto=0.004,
                   rto_max=0.05, max_retx=8)
-    vector = np.random.default_rng(seed).standard_normal(16 * 4 * 300 + 5).astype(np.float32)
+    vector = np.random.default_rng(seed).standard_normal(k * 4 * 300 + 5).astype(np.float32)
     loop, node, worker = _make_worker(True, kwargs, vector)
     worker.start()
     listener = node.handlers[(PROTO_UDP, INA_UDP_PORT)]
@@ -433,9 +434,10 @@ def test_a_flight_someone_holds_is_never_made_another_chunks():
 
 
 def test_a_payload_someone_holds_is_never_made_another_chunks():
-    """The C path writes a chunk's payload into the bytes of the Flight it recycles only when
-    nothing else holds them: payloads taken from in-flight chunks and kept keep their bytes
-    while every later chunk is sent into recycled ones."""
+    """The C path lets an answered chunk's payload go to the spare bytes (eventloop.c) when it
+    recycles its Flight, and writes later payloads into them, only when nothing else holds
+    them: payloads taken from in-flight chunks and kept keep their bytes while every later
+    chunk is sent in reused ones."""
     held: dict[int, tuple[bytes, bytes]] = {}   # chunk -> (its payload, a copy made then)
 
     def hold(in_flight) -> None:
@@ -443,9 +445,9 @@ def test_a_payload_someone_holds_is_never_made_another_chunks():
             if chunk % 5 == 2 and chunk not in held:
                 held[chunk] = (flight.payload, bytes(bytearray(flight.payload)))
 
-    before = native_module().reuse_counts()["payloads"]
-    _answering_one_worker(6, hold)
-    assert native_module().reuse_counts()["payloads"] - before > 100
+    before = native_module().spare_reused()
+    _answering_one_worker(6, hold, k=128)       # (528-byte payloads: spare ones are >= 256)
+    assert native_module().spare_reused() - before > 100
     assert len(held) > 20
     for chunk, (payload, copy) in held.items():
         assert payload == copy, chunk

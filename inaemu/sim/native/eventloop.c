@@ -165,67 +165,65 @@ static void clear_entry(Entry *e) {
     Py_XDECREF(e->event);
 }
 
-/* ---- spare frames ------------------------------------------------------------------------
- * A frame is a bytes object of ~1 KB, past pymalloc's small objects: each new one is a malloc
- * and its end a free, whose bins (not the small-object pools) cost several hundred
- * instructions and, with a thousand hosts' frames in flight, cache misses. A frame the loop
- * lets go of after its native action (a link's arrival: the receiver has read it) when only
- * the loop's entry held it is kept here, and the next frame of that size that frames.c or a
- * switch's generated deparser builds is written into it (`frame_of_size`, which the module
- * gives p4switch as the capsule `frame_source`): an object nothing else holds cannot be told
- * from a new one (its cached hash is reset). A few sizes (a data frame and a RESULT are the
- * same size), a few dozen of each. Only under the GIL (the switches' threads hold it too). */
+/* ---- spare bytes -------------------------------------------------------------------------
+ * A frame or a chunk's payload is a bytes object of ~1 KB, past pymalloc's small objects:
+ * each new one is a malloc and its end a free, whose bins (not the small-object pools) cost
+ * several hundred instructions and, with a thousand hosts' frames in flight, cache misses.
+ * One the native parts let go of when nothing else holds it is kept here (`bytes_let_go`:
+ * the loop's frame after a link's arrival, the receiver having read it; inasession.c's
+ * payload of a Flight it recycles), and the next frame or payload of that size is written
+ * into it (`bytes_of_size`: frames.c, inasession.c, and a switch's generated deparser, to
+ * which the module gives it as the capsule `frame_source`): an object nothing else holds
+ * cannot be told from a new one (its cached hash is reset). A few sizes (a data frame and a
+ * RESULT are the same size), a few dozen of each. Only under the GIL (the switches' threads
+ * hold it too); not for a layout this does not know (3.15 on). */
 #define SPARE_SIZES 4
 #define SPARE_EACH 32
-typedef struct { Py_ssize_t size; int count; PyObject *items[SPARE_EACH]; } SpareFrames;
-static SpareFrames spare_frames[SPARE_SIZES];
-static long long frames_reused;     /* frames built into a spare one (tests) */
+typedef struct { Py_ssize_t size; int count; PyObject *items[SPARE_EACH]; } SpareBytes;
+static SpareBytes spare_bytes[SPARE_SIZES];
+static int spare_victim;            /* the size class a new size takes when none is empty */
+static long long spare_reused;      /* objects written into a spare one (tests) */
 
 #if PY_VERSION_HEX < 0x030F0000 && !defined(Py_GIL_DISABLED)
-#define FRAMES_REUSED 1
+#define BYTES_REUSED 1
 #else
-#define FRAMES_REUSED 0
+#define BYTES_REUSED 0
 #endif
 
-static int spare_victim;            /* the size class a new size takes when none is empty */
-
-/* the loop's reference to `o` let go of: kept when it is the last one to an exact bytes of
- * a frame's size. A size with no class takes an empty one, else the classes in turn (their
- * frames freed), so that the sizes kept follow the traffic. */
-static void frame_let_go(PyObject *o) {
-    if (FRAMES_REUSED && o != NULL && PyBytes_CheckExact(o) && Py_REFCNT(o) == 1
-            && PyBytes_GET_SIZE(o) >= 256) {
-        Py_ssize_t size = PyBytes_GET_SIZE(o);
-        SpareFrames *free_class = NULL;
-        for (int i = 0; i < SPARE_SIZES; i++) {
-            SpareFrames *c = &spare_frames[i];
-            if (c->count && c->size == size) {
-                if (c->count == SPARE_EACH) { Py_DECREF(o); return; }
-                c->items[c->count++] = o;      /* (the reference moves here) */
-                return;
-            }
-            if (!c->count && free_class == NULL) free_class = c;
-            if (i == SPARE_SIZES - 1 && free_class == NULL) {
-                free_class = &spare_frames[spare_victim];
-                spare_victim = (spare_victim + 1) % SPARE_SIZES;
-                while (free_class->count) Py_DECREF(free_class->items[--free_class->count]);
-            }
-        }
-        free_class->size = size;
-        free_class->items[free_class->count++] = o;
+/* a reference to `o` let go of: `o` kept when it was the last one to an exact bytes object of
+ * 256 bytes or more. A size with no class takes an empty one, else the classes in turn (their
+ * objects freed), so that the sizes kept follow the traffic. */
+static void bytes_let_go(PyObject *o) {
+    if (!BYTES_REUSED || o == NULL || !PyBytes_CheckExact(o) || Py_REFCNT(o) != 1
+            || PyBytes_GET_SIZE(o) < 256) {
+        Py_XDECREF(o);
         return;
     }
-    Py_XDECREF(o);
+    Py_ssize_t size = PyBytes_GET_SIZE(o);
+    SpareBytes *class = NULL;
+    for (int i = 0; i < SPARE_SIZES; i++) {
+        SpareBytes *c = &spare_bytes[i];
+        if (c->count && c->size == size) { class = c; break; }
+        if (!c->count && class == NULL) class = c;
+    }
+    if (class == NULL) {                    /* every class holds another size */
+        class = &spare_bytes[spare_victim];
+        spare_victim = (spare_victim + 1) % SPARE_SIZES;
+        while (class->count) Py_DECREF(class->items[--class->count]);
+    }
+    if (class->count == SPARE_EACH) { Py_DECREF(o); return; }
+    class->size = size;
+    class->items[class->count++] = o;       /* (the reference moves here) */
 }
 
-/* a bytes object of `size` bytes to fill (a new reference): a spare frame, else a new one */
-static PyObject *frame_of_size(Py_ssize_t size) {
-#if FRAMES_REUSED
+/* a bytes object of `size` bytes to fill (a new reference): a spare one, else a new one */
+static PyObject *bytes_of_size(Py_ssize_t size) {
+#if BYTES_REUSED
     for (int i = 0; i < SPARE_SIZES; i++) {
-        SpareFrames *c = &spare_frames[i];
+        SpareBytes *c = &spare_bytes[i];
         if (c->count && c->size == size) {
             PyObject *o = c->items[--c->count];
-            frames_reused++;
+            spare_reused++;
             _Py_COMP_DIAG_PUSH
             _Py_COMP_DIAG_IGNORE_DEPR_DECLS
             ((PyBytesObject *)o)->ob_shash = -1;
@@ -433,7 +431,7 @@ static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
             self->events_run++;
             int failed = e.native(e.action, e.arg);
             Py_DECREF(e.action);
-            frame_let_go(e.arg);
+            bytes_let_go(e.arg);
             if (failed) return NULL;
             continue;
         } else {

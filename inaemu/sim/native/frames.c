@@ -180,7 +180,7 @@ static PyObject *Frames_udp(PyObject *module, PyObject *const *args, Py_ssize_t 
         PyErr_Format(PyExc_ValueError, "a UDP payload of %zd bytes is too long", size);
         return NULL;
     }
-    PyObject *frame = frame_of_size(42 + size);
+    PyObject *frame = bytes_of_size(42 + size);
     if (frame == NULL) return NULL;
     unsigned char *p = (unsigned char *)PyBytes_AS_STRING(frame);
     if (put_ipv4(p, args[0], args[1], args[2], args[3], 17, 8 + size, args[7]) < 0) {

@@ -260,32 +260,6 @@ static PyObject *flight_float(PyObject *f, int i, double value, int *in_place) {
     return *in_place ? held : PyFloat_FromDouble(value);
 }
 
-/* The next chunk's payload, `size` bytes from `row`: the bytes object of the Flight that
- * `new_flight` recycles next, written in place when only that Flight holds it and it has this
- * size (it is an answered chunk's, which nothing reads again), else a new one. A chunk's
- * payload is ~1 KB: past pymalloc's small objects, so each new one is a malloc and its end a
- * free, ~1/4 of a RESULT's allocator work, and the recycled one is in the cache. A bytes
- * object caches its hash: reset, as a new one's is. */
-static long long payloads_reused;   /* payloads written into a recycled Flight's (tests) */
-
-static PyObject *flight_payload(const char *row, Py_ssize_t size) {
-#if PY_VERSION_HEX < 0x030F0000
-    PyObject *held = flight_pool_count
-        ? *(PyObject **)((char *)flight_pool[flight_pool_count - 1] + flight_offset[0]) : NULL;
-    if (NUMBERS_IN_PLACE && held != NULL && PyBytes_CheckExact(held) && Py_REFCNT(held) == 1
-            && PyBytes_GET_SIZE(held) == size) {
-        memcpy(PyBytes_AS_STRING(held), row, size);
-        payloads_reused++;
-        _Py_COMP_DIAG_PUSH
-        _Py_COMP_DIAG_IGNORE_DEPR_DECLS
-        ((PyBytesObject *)held)->ob_shash = -1;
-        _Py_COMP_DIAG_POP
-        return Py_NewRef(held);
-    }
-#endif
-    return PyBytes_FromStringAndSize(row, size);
-}
-
 static PyObject *new_flight(PyObject *payload, long slot, long ver, double deadline,
                             double now, PyObject *serial, double wait) {
     PyObject *f = flight_pool_count ? flight_pool[--flight_pool_count] : NULL;
@@ -313,7 +287,8 @@ static PyObject *new_flight(PyObject *payload, long slot, long ver, double deadl
         PyObject **at = (PyObject **)((char *)f + flight_offset[i]);
         PyObject *old = *at;
         *at = values[i];
-        Py_XDECREF(old);
+        if (i == 0) bytes_let_go(old);      /* (the answered chunk's payload: a spare one) */
+        else Py_XDECREF(old);
     }
     if (!ok) { Py_DECREF(f); return NULL; }
     return f;
@@ -403,7 +378,10 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
            && (c < pool || PyByteArray_AS_STRING(answered)[c - pool])) {
         long slot = (long)(position % pool), ver = (long)((position / pool) % 2);
         if (c < ready && table.obj != NULL) {
-            payload = flight_payload((const char *)table.buf + (c - base) * size, size);
+            payload = bytes_of_size(size);      /* (a spare one: eventloop.c) */
+            if (payload != NULL)
+                memcpy(PyBytes_AS_STRING(payload), (const char *)table.buf + (c - base) * size,
+                       size);
         } else {
             if (WRITE_BACK()) goto done;
             PyObject *args[3] = {PyLong_FromLongLong(c), PyLong_FromLong(slot),

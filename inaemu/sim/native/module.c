@@ -2,10 +2,10 @@
  * (link.c), switch ports (switchports.c), host framing (frames.c) and host interfaces
  * (hostport.c), built as one extension (inaemu/sim/native/__init__.py joins the files in this order). */
 
-/* how often frames and payloads were written into objects let go of (eventloop.c's spare
- * frames, inasession.c's recycled Flights' payloads): the tests' proof that it happens */
-static PyObject *Reuse_counts(PyObject *unused, PyObject *noargs) {
-    return Py_BuildValue("{sLsL}", "frames", frames_reused, "payloads", payloads_reused);
+/* how many frames and payloads were written into bytes objects let go of (eventloop.c's
+ * spare bytes): the tests' proof that it happens */
+static PyObject *Spare_reused(PyObject *unused, PyObject *noargs) {
+    return PyLong_FromLongLong(spare_reused);
 }
 
 static PyMethodDef module_functions[] = {
@@ -27,9 +27,9 @@ static PyMethodDef module_functions[] = {
      "(a long long) or a time (a double) (attrs.c)"},
     {"attr_misses", (PyCFunction)Attrs_misses, METH_NOARGS,
      "attr_misses(): field accesses that took the generic path so far (attrs.c)"},
-    {"reuse_counts", (PyCFunction)Reuse_counts, METH_NOARGS,
-     "reuse_counts(): {'frames': frames built into a spare one (eventloop.c), 'payloads': "
-     "chunks' payloads written into a recycled Flight's (inasession.c)} so far"},
+    {"spare_reused", (PyCFunction)Spare_reused, METH_NOARGS,
+     "spare_reused(): frames and payloads written into bytes objects let go of so far "
+     "(eventloop.c's spare bytes)"},
     {"heap_push", (PyCFunction)(void (*)(void))TimerHeap_push, METH_FASTCALL,
      "heap_push(heap, item): heapq.heappush as the INA sessions' timers take it (timerheap.c)"},
     {"heap_pop", (PyCFunction)TimerHeap_pop, METH_O,
@@ -64,8 +64,8 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
     if (ring_path_module_init() < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
-    /* the switches' deparsers build into the spare frames too (p4switch's use_frame_source) */
-    PyObject *source = PyCapsule_New((void *)frame_of_size, "p4switch.frame_source", NULL);
+    /* the switches' deparsers build into the spare bytes too (p4switch's use_frame_source) */
+    PyObject *source = PyCapsule_New((void *)bytes_of_size, "p4switch.frame_source", NULL);
     if (source == NULL || PyModule_AddObject(m, "frame_source", source) < 0) {
         Py_XDECREF(source);
         Py_DECREF(m);

@@ -70,7 +70,7 @@ def use_frame_source(capsule) -> None:
     """Every program module's deparser, loaded or to come, makes its packets' bytes with the
     function in `capsule` (a PyCapsule named "p4switch.frame_source": a bytes object of the
     size asked for, which nothing else holds; None: new bytes objects). The simulator's native
-    core gives its spare frames (inaemu/sim/native/eventloop.c)."""
+    core gives its spare bytes (inaemu/sim/native/eventloop.c)."""
     global _frame_source
     with _lock:
         _frame_source = capsule

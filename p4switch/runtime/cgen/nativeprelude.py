@@ -22,7 +22,7 @@ static PyObject *EMPTY;
 static inline PyObject *empty_params(void) { return EMPTY; }
 
 /* Where a deparsed packet's bytes come from: a new bytes object of `n` bytes, or the function
-   the process gave (`use_frame_source`, nativebuild.py: the simulator's spare frames, bytes
+   the process gave (`use_frame_source`, nativebuild.py: the simulator's spare bytes, bytes
    objects nothing else holds). The deparser writes every byte of it either way. */
 static PyObject *(*frame_source_fn)(Py_ssize_t);
 
