@@ -40,8 +40,8 @@ class FloatCodec:
                  'local_max', '_local_bmax', '_agreed', 'global_max', '_scale', '_limits',
                  'overflowed', 'redo_chunks', 'unresolved_overflows', '_job_body', '_table',
                  '_table_first', '_lanes', '_quantized', '_sum', '_pending', '_packet_bytes',
-                 '_wire_sums', '_block_sums', '_sum_rows', '_sum_dtype', '_table_rows',
-                 '__weakref__')
+                 '_wire_sums', '_block_sums', '_job_lanes', '_sum_rows', '_sum_dtype',
+                 '_table_rows', '__weakref__')
 
     def __init__(self, values, *, job: int, worker: int, n: int, k: int,
                  pool_size: int, fmt: str, scaling: str, divisor: int,
@@ -65,9 +65,14 @@ class FloatCodec:
         its exact reference from these values instead of drawing them again. A sink with a
         `shared(first, lanes, key, make)` method is asked for each block's values: `make()`
         dequantizes the block's RESULT lanes, and `key` is everything else they depend on,
-        so a sink may hand the values it made for equal lanes and key to another worker."""
+        so a sink may hand the values it made for equal lanes and key to another worker.
+        A sink whose `lanes` is `(store, index)` keeps the RESULT lanes itself: each row goes
+        to `store.store(index, block, row, rows, lanes)`, and a block's lanes come back from
+        `store.take(index, block)` as the bytes stored (the simulator's native core keeps a
+        job's lanes once for all its workers: inaemu/sim/native/joblanes.c)."""
         self._scratch = scratch
         self._sink = sink
+        self._job_lanes = None if sink is None else getattr(sink, "lanes", None)
         self._source = None
         if sink is not None:
             if scaling != "job" or qz.format_limit(fmt, divisor) != qz.format_limit(fmt, n):
@@ -244,7 +249,12 @@ class FloatCodec:
         end = min(first + self._sum_rows * self.per_chunk, self.length)
         size = self._sum_dtype.itemsize
         if self._sink is not None:     # streamed: the block's lanes, then to the sink
-            lanes, dtype, scale = self._block_sums.pop(block), self._sum_dtype, self._scale
+            if self._job_lanes is None:
+                lanes = self._block_sums.pop(block)
+            else:
+                store, index = self._job_lanes
+                lanes = store.take(index, block)
+            dtype, scale = self._sum_dtype, self._scale
 
             def make() -> np.ndarray:
                 sums = np.frombuffer(lanes, dtype, count=end - first)
@@ -414,7 +424,12 @@ class FloatCodec:
         (The native simulator core's C path does the same in `codec_store`,
         inaemu/sim/native/inaworker.c: a change here is a change there.)"""
         size = 4 * self.k
-        if self._sink is not None:
+        if self._job_lanes is not None:
+            block, row = divmod(chunk, self._sum_rows)
+            store, index = self._job_lanes
+            store.store(index, block, row, min(self._sum_rows, self.chunks - block *
+                                               self._sum_rows), memoryview(payload)[HEADER_BYTES:])
+        elif self._sink is not None:
             block, row = divmod(chunk, self._sum_rows)
             lanes = self._block_sums.get(block)
             if lanes is None:

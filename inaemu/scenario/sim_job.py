@@ -279,7 +279,8 @@ class JobRun(JobLife):
             self._drop_check()
             seed, length = self._call_input
             self._check = StreamedCheck(seed=seed, n=len(self.workers), length=length,
-                                        ahead=self.engine.ahead)
+                                        ahead=self.engine.ahead,
+                                        lanes=self.engine.net.job_lanes(len(self.workers)))
             self._check_key = key
             # the workers' max passes on the drawing threads while the first ones start
             self._check.sources_ahead(FloatCodec.block_values(self.engine.options.elems_k,

@@ -510,7 +510,7 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
             vectors = [check.seekable(w) for w in range(n)]
         elif checks is not None:
             check = checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length,
-                                                          ahead=ahead)
+                                                          ahead=ahead, lanes=net.job_lanes(n))
             vectors = [check.source(w) for w in range(n)]
         else:
             vectors = [gradient(seed, w, length) for w in range(n)] if given is None else \

@@ -49,6 +49,7 @@ class SimNetwork:
                  switches: dict | None = None, core: str = "python", wires: bool = True):
         self.topology = topology
         classes = core_classes(core)           # inaemu/sim/cores.py
+        self._host_class = classes.host
         self.loop = classes.loop(trace)
         self.switches: dict[str, SwitchNode] = {}
         self.switch_macs: dict[str, str] = {}
@@ -59,6 +60,12 @@ class SimNetwork:
         with _collector_paused():
             self._build(classes, seed, switch_cost, bw_mbps, loss_percent, switch_queue_packets,
                         link_queue_bytes, capture_dir, switches or {}, wires)
+
+    def job_lanes(self, n: int):
+        """Where a streamed INA job of `n` workers keeps their RESULT lanes (StreamedCheck's
+        `lanes`): once for all of them on the native core (its `JobLanes`), else None."""
+        lanes_class = getattr(self._host_class, "job_lanes_class", None)
+        return None if lanes_class is None else lanes_class(n)
 
     def _build(self, classes, seed: int, switch_cost: SwitchCost, bw_mbps: float | None,
                loss_percent: float | None, switch_queue_packets: int, link_queue_bytes: int,

@@ -158,6 +158,13 @@ class _Sink:
     def __call__(self, first: int, values: np.ndarray) -> None:
         self._check._check(self._worker, first, values, self._verdict_of)
 
+    @property
+    def lanes(self):
+        """(the job's store of RESULT lanes, this worker's index), or None: the session's
+        codec keeps its own (hosts/ina_codec.py)."""
+        store = self._check.lanes
+        return None if store is None else (store, self._worker)
+
     def shared(self, first: int, lanes, key: tuple, make: Callable[[], np.ndarray]):
         """The values of the block at `first`, made by `make()` from RESULT lanes `lanes` (a
         bytes-like object) and whatever else `key` names; the values another worker's sink
@@ -172,7 +179,8 @@ class StreamedCheck:
 
     def __init__(self, *, seed: int, n: int, length: int, cuts: list[int] | None = None,
                  magnitudes: bool = False, one_verdict: bool = False,
-                 ahead: DrawAhead | None = None, segments: list[int] | None = None):
+                 ahead: DrawAhead | None = None, segments: list[int] | None = None,
+                 lanes=None):
         """`cuts`: the ranks' inputs are `SeekableGradient`s marked there (`seekable`), and
         the check draws through such readers; `magnitudes`: keep the sums of |x| too (the
         bound's third argument); `one_verdict`: every worker's values of a block are meant to
@@ -180,8 +188,11 @@ class StreamedCheck:
         distinct value digest; `ahead`: threads that draw the workers' inputs (`source`)
         ahead of their reads (`max_passes_ahead` for the max passes), and the ring's first
         verdicts of its blocks; `segments`: the ring's segment bounds, by which its ranks'
-        inputs (`seekable`) predict their next reads."""
+        inputs (`seekable`) predict their next reads; `lanes`: where the workers' codecs
+        keep their RESULT lanes (the native core's `JobLanes`: once for the job, so the
+        lanes of equal blocks are one object; None: each codec its own)."""
         self.seed, self.n, self.length = seed, n, length
+        self.lanes = lanes
         self._ahead = ahead
         self._sources: list[GradientStream] = []
         self._prepared: dict[int, GradientStream] = {}   # rank -> its input, not yet given
@@ -499,6 +510,8 @@ class StreamedCheck:
         if worker in self._ended:
             return
         self._ended.add(worker)
+        if self.lanes is not None:
+            self.lanes.end(worker)
         for first, block in list(self._blocks.items()):
             self._used(first, block, block.size - int(block.checked[worker]))
 

@@ -43,6 +43,13 @@ CASES = [
     ("star ps", lambda: star(4), lambda t: [SimJob(1, _hosts(t))], "ps", {}),
     ("star ina, a worker dies", lambda: star(4), lambda t: [SimJob(1, _hosts(t))], "ina",
      {"deaths": {"h2": 0.0004}, "ina": InaOptions(rto=0.002, rto_max=0.004, max_retx=2)}),
+    # streamed (the native core keeps each block's RESULT lanes once for the job: JobLanes)
+    ("fat-tree tree ina, streamed", lambda: fat_tree(4),
+     lambda t: [SimJob(3, _hosts(t, 8), switch="c0", hierarchical=True)], "ina",
+     {"keep_results": False, "size_bytes": 4 * 70_001}),
+    ("star ina, streamed, a worker dies", lambda: star(4), lambda t: [SimJob(1, _hosts(t))],
+     "ina", {"keep_results": False, "deaths": {"h2": 0.0004},
+             "ina": InaOptions(rto=0.002, rto_max=0.004, max_retx=2)}),
     ("star ring, a slow switch drops at its input", lambda: star(4),
      lambda t: [SimJob(1, _hosts(t))], "ring",
      {"switch_cost": SwitchCost.from_pps(40_000), "switch_queue_packets": 4}),
@@ -55,8 +62,9 @@ CASES = [
 def test_native_core_runs_the_same_events(case, loss, seed):
     _name, topology_of, jobs_of, algo, extra = case
     topology = topology_of()
-    python, native = _both(topology, jobs_of(topology), algo=algo, size_bytes=4 * 3001,
-                           seed=seed, loss=loss, bw=1000, elems_k=32, **extra)
+    extra = {"size_bytes": 4 * 3001, **extra}
+    python, native = _both(topology, jobs_of(topology), algo=algo, seed=seed, loss=loss,
+                           bw=1000, elems_k=32, **extra)
     assert python[0], "no trace recorded"
     if "drops at its input" in _name:
         assert any(" input-drop " in line for line in python[0])

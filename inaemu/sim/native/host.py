@@ -46,6 +46,9 @@ def native_host_class(module: ModuleType) -> type:
             self._ident = 0
 
         if ina_fast:
+            # a streamed INA job's RESULT lanes, kept once for its workers (joblanes.c)
+            job_lanes_class = module.JobLanes
+
             def ina_listener(self, worker) -> Callable:
                 """The listener of an INA worker here: the common RESULT in C (inaworker.c),
                 anything else the worker's `_on_datagram` (`INAEMU_NATIVE_INA=0`: always)."""

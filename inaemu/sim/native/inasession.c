@@ -51,7 +51,7 @@ enum {
     N_bursts, N__losses, N__burst, N__last_event, N_count, N_congestion_events, N_on_timeout,
     N__on_timer, N_duplicates_ignored, N_nack_retransmissions, N_timer_retransmissions,
     N_max_retx, N_data_start, N_max_round_trip, N_barrier_estimator, N_fixed_wait,
-    N_timeout, N__apply, N__end, N_slow_start, N__results,
+    N_timeout, N__apply, N__end, N_slow_start, N__results, N__job_lanes,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -75,7 +75,7 @@ static const char *ina_name_text[N_COUNT] = {
     "bursts", "_losses", "_burst", "_last_event", "count", "congestion_events", "on_timeout",
     "_on_timer", "duplicates_ignored", "nack_retransmissions", "timer_retransmissions",
     "max_retx", "data_start", "max_round_trip", "barrier_estimator", "fixed_wait",
-    "timeout", "_apply", "_end", "slow_start", "_results",
+    "timeout", "_apply", "_end", "slow_start", "_results", "_job_lanes",
 };
 static PyObject *ina_names[N_COUNT];
 #define INA_NAME(id) ina_names[N_##id]
@@ -959,8 +959,8 @@ static int detect_losses_c(SessionRefs *self, PyObject *in_flight, long long chu
 
 /* `codec.store(chunk, payload)` (hosts/ina_codec.py, whose result side this mirrors: a change
  * there is a change here): the RESULT's lanes, as they are, into the chunk's row of the
- * call's wire sums (streamed: of its block's), and a block whose last RESULT this is
- * dequantized by the codec's Python `_dequantize_rows` */
+ * call's wire sums (streamed: of its block's, or the job's lanes kept once, joblanes.c), and
+ * a block whose last RESULT this is dequantized by the codec's Python `_dequantize_rows` */
 static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk,
                        const unsigned char *payload, Py_ssize_t payload_size) {
     Py_ssize_t size = payload_size - INA_HEADER_BYTES;
@@ -969,7 +969,28 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk,
     if (sink == NULL) return -1;
     int r = -1;
     long long rows = 0;
-    if (sink != Py_None) {
+    PyObject *job_lanes = NULL;
+    if (sink != Py_None && (job_lanes = attr_get(codec, INA_NAME(_job_lanes))) == NULL)
+        goto done;
+    if (job_lanes != NULL && job_lanes != Py_None) {
+        /* the job's lanes kept once (joblanes.c): (its JobLanes, this worker's index) */
+        long long chunks, index;
+        if (!PyTuple_CheckExact(job_lanes) || PyTuple_GET_SIZE(job_lanes) != 2
+                || !Py_IS_TYPE(PyTuple_GET_ITEM(job_lanes, 0), &JobLanesType)) {
+            PyErr_SetString(PyExc_TypeError, "_job_lanes must be (JobLanes, index)");
+            goto done;
+        }
+        if (get_ll(codec, INA_NAME(_sum_rows), &rows) < 0
+                || get_ll(codec, INA_NAME(chunks), &chunks) < 0)
+            goto done;
+        index = PyLong_AsLongLong(PyTuple_GET_ITEM(job_lanes, 1));
+        if (index == -1 && PyErr_Occurred()) goto done;
+        long long block = (long long)chunk / rows, first = block * rows;
+        if (job_lanes_store((JobLanes *)PyTuple_GET_ITEM(job_lanes, 0), index, block,
+                            (long long)chunk - first, chunks - first < rows ? chunks - first
+                            : rows, (const char *)lanes_in, size) < 0)
+            goto done;
+    } else if (sink != Py_None) {
         long long chunks;
         if (get_ll(codec, INA_NAME(_sum_rows), &rows) < 0
                 || get_ll(codec, INA_NAME(chunks), &chunks) < 0)
@@ -1037,6 +1058,7 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk,
     r = 0;
 done:
     Py_DECREF(sink);
+    Py_XDECREF(job_lanes);
     Py_XDECREF(pending);
     Py_XDECREF(target);
     return r;

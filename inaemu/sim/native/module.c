@@ -61,7 +61,7 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
             || ports_module_init() < 0
             || frames_module_init() < 0 || host_module_init() < 0)
         return NULL;
-    if (ring_path_module_init() < 0) return NULL;
+    if (ring_path_module_init() < 0 || PyType_Ready(&JobLanesType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
     /* the switches' deparsers build into the spare bytes too (p4switch's use_frame_source) */
@@ -86,7 +86,8 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
             || add_type(m, "SwitchPorts", &PortsType) < 0
             || add_type(m, "Ingress", &IngressType) < 0
             || add_type(m, "HostPort", &HostPortType) < 0
-            || add_type(m, "HostCounts", &HostCountsType) < 0) {
+            || add_type(m, "HostCounts", &HostCountsType) < 0
+            || add_type(m, "JobLanes", &JobLanesType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
