@@ -422,13 +422,13 @@ class FloatCodec:
     def store(self, chunk: int, payload: bytes) -> None:
         """A RESULT's lanes, as they are, into chunk `chunk`'s row (a later one replaces it).
         (The native simulator core's C path does the same in `codec_store`,
-        inaemu/sim/native/inaworker.c: a change here is a change there.)"""
+        inaemu/sim/native/inasession.c: a change here is a change there.)"""
         size = 4 * self.k
         if self._job_lanes is not None:
             block, row = divmod(chunk, self._sum_rows)
             store, index = self._job_lanes
-            store.store(index, block, row, min(self._sum_rows, self.chunks - block *
-                                               self._sum_rows), memoryview(payload)[HEADER_BYTES:])
+            rows = min(self._sum_rows, self.chunks - block * self._sum_rows)
+            store.store(index, block, row, rows, memoryview(payload)[HEADER_BYTES:])
         elif self._sink is not None:
             block, row = divmod(chunk, self._sum_rows)
             lanes = self._block_sums.get(block)
