@@ -133,6 +133,8 @@ def test_bad_requests_are_refused_with_what_was_wrong():
         lanes.take(1, 0)
     with pytest.raises(ValueError, match="block -1 out of range"):
         lanes.take(0, -1)
+    with pytest.raises(ValueError, match="block 16777216 out of range"):
+        lanes.store(0, 1 << 24, 0, 1, _row(0, 0))
     with pytest.raises(ValueError, match="a job of 0 workers"):
         native_module().JobLanes(0)
     # nothing the refused requests touched changed what worker 0 stored

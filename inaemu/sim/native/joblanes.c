@@ -47,6 +47,9 @@ typedef struct {
 
 static PyTypeObject JobLanesType;
 
+/* block numbers below this (a block is 64 Ki values: 2^40 values in all) */
+#define MAX_LANES_BLOCKS ((long long)1 << 24)
+
 static inline int bit_get(const uint64_t *bits, Py_ssize_t i) {
     return (int)((bits[i >> 6] >> (i & 63)) & 1);
 }
@@ -191,7 +194,7 @@ static int lanes_check(JobLanes *self, long long worker, long long block) {
         PyErr_Format(PyExc_ValueError, "worker %lld of a job of %zd", worker, self->n);
         return -1;
     }
-    if (block < 0 || block >= ((long long)1 << 40) / (self->n ? self->n : 1)) {
+    if (block < 0 || block >= MAX_LANES_BLOCKS) {
         PyErr_Format(PyExc_ValueError, "block %lld out of range", block);
         return -1;
     }
