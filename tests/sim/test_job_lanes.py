@@ -165,3 +165,50 @@ def test_a_native_streamed_run_shares_its_jobs_lanes(monkeypatch, topology_of, j
     assert counts["shared_taken"] == 2 * workers          # every block, every worker
     assert counts["private_rows"] == 0 and counts["shared_rows"] == workers * 1094
     assert counts["blocks_held"] == 0 and counts["own_copies"] == 0
+
+
+class _LanesSink:
+    """A sink whose codec keeps its lanes in `store` (what StreamedCheck's sinks offer)."""
+
+    def __init__(self, store, index):
+        self.lanes, self.blocks = (None if store is None else (store, index)), {}
+
+    def __call__(self, first, values):
+        self.blocks[first] = values
+
+
+def test_codecs_keeping_their_lanes_in_a_job_store_hand_over_the_sums_of_their_own():
+    """hosts/ina_codec.py's Python store and take over JobLanes: two workers of a job, given
+    the same RESULTs but for one chunk, get what codecs keeping their own copies get."""
+    import numpy as np
+
+    from hosts import quantize as qz
+    from hosts.gradient_stream import GradientStream
+    from hosts.ina_codec import BLOCK_VALUES, FloatCodec
+    from hosts.ina_wire import HEADER_BYTES
+
+    size = 2 * BLOCK_VALUES + 77
+    store = native_module().JobLanes(2)
+    sinks = [_LanesSink(store, 0), _LanesSink(store, 1), _LanesSink(None, 0),
+             _LanesSink(None, 1)]
+    codecs = [FloatCodec(GradientStream(4, w % 2, size), job=1, worker=w % 2, n=2, k=8,
+                         pool_size=4, fmt="int32", scaling="job", divisor=2, first_position=0,
+                         sink=sink) for w, sink in enumerate(sinks)]
+    offer = np.full(8, qz.float32_bits(8.0), np.int64)
+    rng = np.random.default_rng(1)
+    for codec in codecs:
+        codec.on_max(offer)
+    for chunk in range(codecs[0].chunks):
+        lanes = rng.integers(-99, 99, 8, np.int32).astype(">i4").tobytes()
+        for w, codec in enumerate(codecs):
+            payload = codec.contribution(chunk, chunk % 4, (chunk // 4) % 2)
+            mine = lanes if not (w % 2 and chunk == 5000) else bytes(len(lanes))
+            codec.store(chunk, payload[:HEADER_BYTES] + mine)
+    for shared, own in ((sinks[0], sinks[2]), (sinks[1], sinks[3])):
+        assert sorted(shared.blocks) == sorted(own.blocks) == [0, BLOCK_VALUES, 2 * BLOCK_VALUES]
+        for first in own.blocks:
+            assert np.array_equal(shared.blocks[first], own.blocks[first])
+    assert not np.array_equal(sinks[0].blocks[0], sinks[1].blocks[0])   # (chunk 5000 differs)
+    counts = store.counts()
+    assert counts["blocks_held"] == 0 and counts["own_copies"] == 0
+    assert counts["shared_taken"] == 5 and counts["private_rows"] > 0
