@@ -18,6 +18,32 @@ from inaemu.scenario.mininet_engine import check_mininet_runnable
 from tests.leftovers import leftover_interfaces, leftover_processes
 
 SWITCHES = ("l1", "l2", "sp1", "sp2")
+
+
+def _recorded_run_dirs(monkeypatch) -> set[str]:
+    """The run directories of the scenario's host aggregators, filled as they start: every
+    process of the run names its own (`--stats`, `--config`). Tests outside Mininet run
+    meanwhile on the other worker and start a `hosts.fallback_udp` of their own, so a check
+    for leftovers matches only the run's."""
+    from inaemu.scenario import mininet_aggregators
+    dirs: set[str] = set()
+    start = mininet_aggregators.start_aggregator
+
+    def recording(net, spec, log, **kwargs):
+        dirs.add(str(spec.stats.parent))
+        return start(net, spec, log, **kwargs)
+    monkeypatch.setattr(mininet_aggregators, "start_aggregator", recording)
+    return dirs
+
+
+def _left_of_run(dirs: set[str], *modules: str) -> list[str]:
+    """Processes of one of `modules` whose command line names one of the run's directories."""
+    assert dirs, "the run started no host aggregator"
+
+    def ours(argv: list[str]) -> bool:
+        line = " ".join(argv)
+        return any(module in line for module in modules) and any(d in line for d in dirs)
+    return leftover_processes(ours)
 SIZE = 16 * 1024           # float32 bytes per worker per call
 K = 32
 ITERATIONS = 2
@@ -52,6 +78,7 @@ def test_hashed_jobs_come_and_go_on_mininet(aggregation, monkeypatch) -> None:
         close(control)
 
     monkeypatch.setattr(FabricControl, "close", close_after_reading)
+    run_dirs = _recorded_run_dirs(monkeypatch)
     lines: list[str] = []
     result = four_jobs(aggregation).run(net="mininet", progress=lines.append)
 
@@ -76,8 +103,7 @@ def test_hashed_jobs_come_and_go_on_mininet(aggregation, monkeypatch) -> None:
     assert sorted(left) == sorted(SWITCHES)
     for name, (owned, sharing, jobs) in left.items():
         assert (owned, sharing, jobs) == ([], [], []), name
-    assert leftover_processes(lambda argv: "hosts.fallback_udp" in " ".join(argv)
-                              or "hosts.scenario_agent" in " ".join(argv)) == []
+    assert _left_of_run(run_dirs, "hosts.fallback_udp", "hosts.scenario_agent") == []
     assert leftover_interfaces([f"{s}-eth" for s in SWITCHES]) == []
     assert leftover_processes(lambda argv: any(a.startswith("mininet:") for a in argv)) == []
 
@@ -97,7 +123,8 @@ def test_mininet_takes_hashed_sharing_and_still_refuses_what_it_cannot_do() -> N
 
 
 @pytest.mark.root
-def test_a_hashed_tree_job_is_replanned_with_new_host_aggregators_when_its_root_crashes():
+def test_a_hashed_tree_job_is_replanned_with_new_host_aggregators_when_its_root_crashes(
+        monkeypatch):
     """The root spine dies under a hashed tree job: its host aggregators are stopped, the job
     is placed again on the other spine (a fresh P4 job id) with new ones, and its sums are
     exact; the crashed root's counters are gone, so its switch chunks are unknown."""
@@ -111,6 +138,7 @@ def test_a_hashed_tree_job_is_replanned_with_new_host_aggregators_when_its_root_
                 compute="0.2s")
     root = choose_root(exp.network.topology(), workers, 1)     # the first placement's root
     exp.switch_crash(root, at="2s")
+    run_dirs = _recorded_run_dirs(monkeypatch)
     lines: list[str] = []
     result = exp.run(net="mininet", progress=lines.append)
     job = result.jobs[0]
@@ -123,4 +151,4 @@ def test_a_hashed_tree_job_is_replanned_with_new_host_aggregators_when_its_root_
     assert stopped and replanned, lines
     assert job.host_chunks > 0
     assert job.switch_chunks is None and job.host_share is None
-    assert leftover_processes(lambda argv: "hosts.fallback_udp" in " ".join(argv)) == []
+    assert _left_of_run(run_dirs, "hosts.fallback_udp") == []
