@@ -970,58 +970,56 @@ static int codec_store(PyObject *codec, PyObject *key, unsigned long chunk,
     int r = -1;
     long long rows = 0;
     PyObject *job_lanes = NULL;
-    if (sink != Py_None && (job_lanes = attr_get(codec, INA_NAME(_job_lanes))) == NULL)
-        goto done;
-    if (job_lanes != NULL && job_lanes != Py_None) {
-        /* the job's lanes kept once (joblanes.c): (its JobLanes, this worker's index) */
-        long long chunks, index;
-        if (!PyTuple_CheckExact(job_lanes) || PyTuple_GET_SIZE(job_lanes) != 2
-                || !Py_IS_TYPE(PyTuple_GET_ITEM(job_lanes, 0), &JobLanesType)) {
-            PyErr_SetString(PyExc_TypeError, "_job_lanes must be (JobLanes, index)");
-            goto done;
-        }
-        if (get_ll(codec, INA_NAME(_sum_rows), &rows) < 0
-                || get_ll(codec, INA_NAME(chunks), &chunks) < 0)
-            goto done;
-        index = PyLong_AsLongLong(PyTuple_GET_ITEM(job_lanes, 1));
-        if (index == -1 && PyErr_Occurred()) goto done;
-        long long block = (long long)chunk / rows, first = block * rows;
-        if (job_lanes_store((JobLanes *)PyTuple_GET_ITEM(job_lanes, 0), index, block,
-                            (long long)chunk - first, chunks - first < rows ? chunks - first
-                            : rows, (const char *)lanes_in, size) < 0)
-            goto done;
-    } else if (sink != Py_None) {
+    if (sink != Py_None) {      /* streamed: row chunk % rows of block chunk / rows */
         long long chunks;
         if (get_ll(codec, INA_NAME(_sum_rows), &rows) < 0
-                || get_ll(codec, INA_NAME(chunks), &chunks) < 0)
+                || get_ll(codec, INA_NAME(chunks), &chunks) < 0
+                || (job_lanes = attr_get(codec, INA_NAME(_job_lanes))) == NULL)
             goto done;
-        PyObject *sums = attr_get(codec, INA_NAME(_block_sums));
-        if (sums == NULL) goto done;
-        PyObject *block = PyLong_FromLongLong((long long)chunk / rows);
-        if (block == NULL || !PyDict_Check(sums)) {
-            if (block != NULL) PyErr_SetString(PyExc_TypeError, "_block_sums must be a dict");
-            Py_XDECREF(block); Py_DECREF(sums); goto done;
-        }
-        target = PyDict_GetItemWithError(sums, block);
-        if (target != NULL) {
-            Py_INCREF(target);
-        } else if (!PyErr_Occurred()) {
-            long long first = (long long)chunk / rows * rows, count = chunks - first;
-            target = PyByteArray_FromStringAndSize(NULL, (count < rows ? count : rows) * size);
-            if (target != NULL) {
-                memset(PyByteArray_AS_STRING(target), 0, PyByteArray_GET_SIZE(target));
-                if (PyDict_SetItem(sums, block, target) < 0) Py_CLEAR(target);
+        long long block = (long long)chunk / rows, first = block * rows;
+        long long in_block = chunks - first < rows ? chunks - first : rows;
+        if (job_lanes != Py_None) {
+            /* the job's lanes kept once (joblanes.c): (its JobLanes, this worker's index) */
+            if (!PyTuple_CheckExact(job_lanes) || PyTuple_GET_SIZE(job_lanes) != 2
+                    || !Py_IS_TYPE(PyTuple_GET_ITEM(job_lanes, 0), &JobLanesType)) {
+                PyErr_SetString(PyExc_TypeError, "_job_lanes must be (JobLanes, index)");
+                goto done;
             }
+            long long index = PyLong_AsLongLong(PyTuple_GET_ITEM(job_lanes, 1));
+            if ((index == -1 && PyErr_Occurred())
+                    || job_lanes_store((JobLanes *)PyTuple_GET_ITEM(job_lanes, 0), index,
+                                       block, (long long)chunk - first, in_block,
+                                       (const char *)lanes_in, size) < 0)
+                goto done;
+        } else {                /* the codec's own copy of the block */
+            PyObject *sums = attr_get(codec, INA_NAME(_block_sums));
+            if (sums == NULL) goto done;
+            PyObject *block_key = PyLong_FromLongLong(block);
+            if (block_key == NULL || !PyDict_Check(sums)) {
+                if (block_key != NULL)
+                    PyErr_SetString(PyExc_TypeError, "_block_sums must be a dict");
+                Py_XDECREF(block_key); Py_DECREF(sums); goto done;
+            }
+            target = PyDict_GetItemWithError(sums, block_key);
+            if (target != NULL) {
+                Py_INCREF(target);
+            } else if (!PyErr_Occurred()) {
+                target = PyByteArray_FromStringAndSize(NULL, in_block * size);
+                if (target != NULL) {
+                    memset(PyByteArray_AS_STRING(target), 0, PyByteArray_GET_SIZE(target));
+                    if (PyDict_SetItem(sums, block_key, target) < 0) Py_CLEAR(target);
+                }
+            }
+            Py_DECREF(block_key);
+            Py_DECREF(sums);
+            if (target == NULL) goto done;
+            Py_ssize_t at = (Py_ssize_t)(chunk - first) * size;
+            if (!PyByteArray_Check(target) || at + size > PyByteArray_GET_SIZE(target)) {
+                PyErr_SetString(PyExc_ValueError, "a block's lanes do not hold the chunk");
+                goto done;
+            }
+            memcpy(PyByteArray_AS_STRING(target) + at, lanes_in, size);
         }
-        Py_DECREF(block);
-        Py_DECREF(sums);
-        if (target == NULL) goto done;
-        Py_ssize_t at = (Py_ssize_t)((long long)chunk % rows) * size;
-        if (!PyByteArray_Check(target) || at + size > PyByteArray_GET_SIZE(target)) {
-            PyErr_SetString(PyExc_ValueError, "a block's lanes do not hold the chunk");
-            goto done;
-        }
-        memcpy(PyByteArray_AS_STRING(target) + at, lanes_in, size);
     } else {
         if ((target = attr_get(codec, INA_NAME(_wire_sums))) == NULL) goto done;
         Py_buffer view;
