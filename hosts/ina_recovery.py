@@ -17,7 +17,7 @@ congestion event serials and loss-burst statistics, and the timeline of the sess
 
 from __future__ import annotations
 
-import heapq
+from typing import Callable
 
 from .congestion import CongestionEvents, InFlightWindow, LossBursts
 from .errors import PeerUnreachable
@@ -25,6 +25,7 @@ from .ina_paths import Paths
 from .ina_silence import SilenceRules
 from .ina_state import Counters, Flight
 from .ina_wire import query_for, with_retx
+from .timer_heap import TimerHeap
 
 MAX_KEY = -1                    # the in-flight key of the MAX round's packet
 RTO_TIMER, REORDER_TIMER, TAIL_TIMER = 0, 1, 2  # timer kinds
@@ -50,11 +51,12 @@ class LossRecovery:
     __slots__ = ('job', 'paths', 'silence', 'counters', 'in_flight_window', 'adaptive', 'rto',
                  'rto_min', 'rto_max', 'max_retx', 'window', 'query', 'window_rule', 'events',
                  'loss_bursts', 'timeline', 'in_flight', 'timers', 'queried', 'tail',
-                 '_tail_serial')
+                 '_tail_serial', '_timer_heap')
 
     def __init__(self, *, job: int, paths: Paths, silence: SilenceRules, counters: Counters,
                  in_flight_window: InFlightWindow, adaptive: bool, rto: float, rto_min: float,
-                 rto_max: float, max_retx: int, window: int, query: bool, window_rule: str):
+                 rto_max: float, max_retx: int, window: int, query: bool, window_rule: str,
+                 timer_heap: Callable[[], TimerHeap] = TimerHeap):
         self.job = job
         self.paths = paths
         self.silence = silence
@@ -71,13 +73,14 @@ class LossRecovery:
         # (time, event, chunk) of every send, retransmission and result when a list
         # (InaSession.timeline, which is this attribute); None: nothing is recorded.
         self.timeline: list | None = None
+        self._timer_heap = timer_heap       # makes each call's heap (the native core's: in C)
         self.new_call({})
 
     def new_call(self, in_flight: dict[int, Flight]) -> None:
         """A call begins (or ended): `in_flight` is its flight table (key -> Flight, in
         first-send order), which the session fills and empties; no timers yet."""
         self.in_flight = in_flight
-        self.timers: list[tuple[float, int, int, int]] = []
+        self.timers = self._timer_heap()
         self.queried = 0                # chunks in flight whose latest send is a QUERY
         self.tail = False               # every chunk of the call sent (the session says)
         self._tail_serial = 0           # of the one live tail-probe timer (older ones: stale)
@@ -94,8 +97,8 @@ class LossRecovery:
         spent (the session then fails)."""
         out = []
         timers, heads, in_flight = self.timers, [None, None], self.in_flight
-        while timers and timers[0][0] <= now:
-            deadline, key, tries, kind = heapq.heappop(timers)
+        while timers and timers.top()[0] <= now:
+            deadline, key, tries, kind = timers.pop()
             flight = in_flight.get(key)
             if kind == TAIL_TIMER:
                 # (`tries` holds the probe's serial: only the latest armed probe is live)
@@ -116,7 +119,7 @@ class LossRecovery:
                                                   self.current_window)
                 if later > now:
                     flight.deadline = later
-                    heapq.heappush(timers, (later, key, tries, RTO_TIMER))
+                    timers.push(later, key, tries, RTO_TIMER)
                     continue
             if head and self._spent(key, flight, now):
                 raise PeerUnreachable(job=self.job, slot=flight.slot,
@@ -203,7 +206,7 @@ class LossRecovery:
         flight.last_sent = now
         flight.wait = wait
         flight.deadline = now + wait
-        heapq.heappush(self.timers, (flight.deadline, key, flight.tries, RTO_TIMER))
+        self.timers.push(flight.deadline, key, flight.tries, RTO_TIMER)
         if self.tail:
             self.probe_tail(now)
 
@@ -273,13 +276,13 @@ class LossRecovery:
             since = self.silence.last_progress
         due = since + base * 2.0 ** flight.tail_probes
         self._tail_serial += 1
-        heapq.heappush(self.timers, (due, key, self._tail_serial, TAIL_TIMER))
+        self.timers.push(due, key, self._tail_serial, TAIL_TIMER)
 
     def next_deadline(self) -> float | None:
         """When `expire` should next be called (None: no live timer)."""
         timers, in_flight = self.timers, self.in_flight
         while timers:
-            deadline, key, tries, kind = timers[0]
+            deadline, key, tries, kind = timers.top()
             flight = in_flight.get(key)
             if kind == TAIL_TIMER:
                 if flight is not None and tries == self._tail_serial and self.tail:
@@ -287,7 +290,7 @@ class LossRecovery:
             elif (flight is not None and flight.tries == tries
                     and (kind == RTO_TIMER or flight.suspect)):
                 return deadline
-            heapq.heappop(timers)
+            timers.pop()
         return None
 
     def _count_sent(self, payload: bytes) -> None:
@@ -330,5 +333,5 @@ class LossRecovery:
                 out.append(self._resend(key, flight, now, early=True))
             else:
                 flight.suspect = True
-                heapq.heappush(self.timers, (due, key, flight.tries, REORDER_TIMER))
+                self.timers.push(due, key, flight.tries, REORDER_TIMER)
         return out

@@ -35,14 +35,16 @@ Rules this module keeps (the caller owns sockets and clocks; nothing here reads 
   `ina_recovery.LossRecovery` the session holds, which asks the session's
   `ina_silence.SilenceRules` when a silent chunk's timer really expires. The session owns the
   call's flight table and tells them of each call, the MAX result and each data result;
-  both paths' RTO estimators are reached through one `ina_paths.Paths`.
+  both paths' RTO estimators are reached through one `ina_paths.Paths`. The recovery keeps
+  its timers in a `timer_heap.TimerHeap` (the constructor's `timer_heap` makes one per call;
+  the simulator's native core passes its own, of the same contract, kept in C).
 * Input from the network is never fatal: a malformed payload, a packet of another job or
   worker, and a result for a chunk not in flight are counted and ignored.
 """
 
 from __future__ import annotations
 
-import heapq
+from typing import Callable
 
 import numpy as np
 
@@ -58,6 +60,7 @@ from .ina_state import TRANSITIONS, Counters, Event, Flight, State, Step
 from .ina_wire import (FLAG_FORMAT, FLAG_NEXT, FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, HEADER,
                        ChunkEncoder, InaPacket, Kind, WireError, block_fields, check_k,
                        decode_header, decode_values, encode, payload_bytes)
+from .timer_heap import TimerHeap
 
 
 DEFAULT_RTO_MIN = 0.002   # the learnt RTO's floor unless configured (clock granularity)
@@ -98,7 +101,8 @@ class InaSession:
                  adaptive: bool = True, fast_retransmit: bool = True,
                  window_rule: str = "burst", query: bool = True, fmt: str = "int32",
                  scaling: str = "job", divisor: int | None = None,
-                 switch_slots: int | None = None, sharing: str = "static"):
+                 switch_slots: int | None = None, sharing: str = "static",
+                 timer_heap: Callable[[], TimerHeap] = TimerHeap):
         self.job = check_int("job", job, 0, 0xFFFF)
         self.n = check_int("n", n, 1, qz.MAX_WORKERS)
         self.worker = check_int("worker", worker, 0, n - 1)
@@ -173,7 +177,7 @@ class InaSession:
             job=self.job, paths=self._paths, silence=self._silence, counters=self.counters,
             in_flight_window=self.in_flight_window, adaptive=adaptive, rto=self.rto,
             rto_min=self.rto_min, rto_max=self.rto_max, max_retx=self.max_retx,
-            window=self.window, query=query, window_rule=window_rule)
+            window=self.window, query=query, window_rule=window_rule, timer_heap=timer_heap)
         self.loss_bursts = self._recovery.loss_bursts
         self.next_position = 0          # position of the next call's chunk 0
         self.max_rounds = 0             # MAX rounds completed (their versions alternate)
@@ -520,7 +524,7 @@ class InaSession:
             bursts._sent += 1                    # LossBursts.transmitted(bursts_window)
             if bursts._sent >= bursts_window:
                 bursts.window_ends()
-            heapq.heappush(timers, (deadline, c, 1, RTO_TIMER))
+            timers.push(deadline, c, 1, RTO_TIMER)
             sent_bytes += len(payload)
             if timeline is not None:
                 timeline.append((now, "send", c))

@@ -303,7 +303,8 @@ class JobRun(JobLife):
                                  n=len(self.workers), k=options.elems_k,
                                  pool_size=options.pool_size, window=options.pool_size,
                                  rto=ina.rto, rto_max=ina.rto_max, max_retx=ina.max_retx,
-                                 fmt=ina.fmt, sharing=placement.sharing)
+                                 fmt=ina.fmt, sharing=placement.sharing,
+                                 timer_heap=self.engine.net.timer_heap)
             self.sessions[worker.host] = session
         sink = None
         if vector is None:                    # streamed

@@ -538,7 +538,8 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
                                          fmt=ina.fmt, scaling=ina.scaling,
                                          divisor=ina.divisor,
                                          switch_slots=placement.switch_slots,
-                                         sharing=placement.sharing)
+                                         sharing=placement.sharing,
+                                         timer_heap=net.timer_heap)
                     if ina.timeline:
                         session.timeline = []
                     sink = None if checks is None else checks[placement.job].sink(

@@ -19,7 +19,9 @@ import random
 from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
+from hosts.timer_heap import TimerHeap
 from topologies.model import Host, Topology
 
 from inaemu.sim.cores import core_classes
@@ -66,6 +68,12 @@ class SimNetwork:
         `lanes`): once for all of them on the native core (its `JobLanes`), else None."""
         lanes_class = getattr(self._host_class, "job_lanes_class", None)
         return None if lanes_class is None else lanes_class(n)
+
+    @property
+    def timer_heap(self) -> Callable[[], object]:
+        """What an INA session here keeps its timers in (InaSession's `timer_heap`): the native
+        core's `TimerHeap` in C, else hosts' own."""
+        return getattr(self._host_class, "timer_heap_class", TimerHeap)
 
     def _build(self, classes, seed: int, switch_cost: SwitchCost, bw_mbps: float | None,
                loss_percent: float | None, switch_queue_packets: int, link_queue_bytes: int,

@@ -21,6 +21,7 @@ import pytest
 
 from hosts.ina_session import InaSession
 from hosts.ina_wire import INA_UDP_PORT
+from hosts.timer_heap import TimerHeap
 from inaemu.sim import InaOptions, SimJob, simulate
 from inaemu.sim import ina_worker
 from inaemu.sim.cores import core_classes
@@ -265,7 +266,9 @@ def _make_worker(fast: bool, session_kwargs: dict, vector):
     node.uplink = Collector()
     if not fast:
         node.ina_listener = None
-    session = InaSession(**session_kwargs)
+    # (the C listener's session keeps its timers in the C heap, as the native core's runs do)
+    heap = type(node).timer_heap_class if fast else TimerHeap
+    session = InaSession(**session_kwargs, timer_heap=heap)
     worker = ina_worker.InaWorker(node, session, AGGREGATOR_IP, vector, lambda _w: None)
     return loop, node, worker
 

@@ -48,6 +48,8 @@ def native_host_class(module: ModuleType) -> type:
         if ina_fast:
             # a streamed INA job's RESULT lanes, kept once for its workers (joblanes.c)
             job_lanes_class = module.JobLanes
+            # an INA session's timers in C structures (timerheap.c)
+            timer_heap_class = module.TimerHeap
 
             def ina_listener(self, worker) -> Callable:
                 """The listener of an INA worker here: the common RESULT in C (inaworker.c),

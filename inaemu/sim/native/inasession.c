@@ -51,7 +51,8 @@ enum {
     N_bursts, N__losses, N__burst, N__last_event, N_count, N_congestion_events, N_on_timeout,
     N__on_timer, N_duplicates_ignored, N_nack_retransmissions, N_timer_retransmissions,
     N_max_retx, N_data_start, N_max_round_trip, N_barrier_estimator, N_fixed_wait,
-    N_timeout, N__apply, N__end, N_slow_start, N__results, N__job_lanes,
+    N_timeout, N__apply, N__end, N_slow_start, N__results, N__job_lanes, N_push,
+    N_next_deadline,
     N_COUNT
 };
 static const char *ina_name_text[N_COUNT] = {
@@ -75,7 +76,7 @@ static const char *ina_name_text[N_COUNT] = {
     "bursts", "_losses", "_burst", "_last_event", "count", "congestion_events", "on_timeout",
     "_on_timer", "duplicates_ignored", "nack_retransmissions", "timer_retransmissions",
     "max_retx", "data_start", "max_round_trip", "barrier_estimator", "fixed_wait",
-    "timeout", "_apply", "_end", "slow_start", "_results", "_job_lanes",
+    "timeout", "_apply", "_end", "slow_start", "_results", "_job_lanes", "push", "next_deadline",
 };
 static PyObject *ina_names[N_COUNT];
 #define INA_NAME(id) ina_names[N_##id]
@@ -226,6 +227,28 @@ static void session_refs_clear(SessionRefs *self) {
     Py_CLEAR(self->silence); Py_CLEAR(self->window); Py_CLEAR(self->estimator);
     Py_CLEAR(self->host_estimator); Py_CLEAR(self->host_of);
     Py_CLEAR(self->events); Py_CLEAR(self->bursts);
+}
+
+/* ---- the recovery's timers ------------------------------------------------------------------ */
+
+/* timers.push(deadline, key, tries, kind): in C on the native core's TimerHeap (timerheap.c),
+   through the method on any other heap (hosts/timer_heap.py's) */
+static int heap_push_any(PyObject *timers, double deadline, PyObject *key, long long tries,
+                         long long kind) {
+    if (Py_TYPE(timers) == &TimerHeapType)
+        return timer_heap_push((TimerHeapObject *)timers, deadline, key, tries, kind);
+    PyObject *args[5] = {timers, PyFloat_FromDouble(deadline), key,
+                         PyLong_FromLongLong(tries), PyLong_FromLongLong(kind)};
+    PyObject *r = NULL;
+    if (args[1] != NULL && args[3] != NULL && args[4] != NULL)
+        r = PyObject_VectorcallMethod(INA_NAME(push), args, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                      NULL);
+    Py_XDECREF(args[1]);
+    Py_XDECREF(args[3]);
+    Py_XDECREF(args[4]);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
 }
 
 /* ---- _fill_window ------------------------------------------------------------------------- */
@@ -423,14 +446,8 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
             }
             Py_DECREF(rr);
         }
-        PyObject *deadline_obj = PyFloat_FromDouble(deadline);
-        PyObject *entry = deadline_obj ? PyTuple_Pack(4, deadline_obj, key, py_one,
-                                                      py_rto_timer) : NULL;
-        Py_XDECREF(deadline_obj);
+        int pushed = heap_push_any(timers, deadline, key, 1, INA_RTO_TIMER);
         Py_DECREF(key);
-        if (entry == NULL) goto done;
-        int pushed = timers_push(timers, entry);
-        Py_DECREF(entry);
         if (pushed < 0) goto done;
         sent_bytes += PyBytes_GET_SIZE(payload);
         if (PyList_Append(out, payload) < 0) goto done;
@@ -575,17 +592,14 @@ static int path_of(SessionRefs *self, long long slot) {
         ? (PyByteArray_AS_STRING(self->host_of)[slot] ? 1 : 0) : 1;
 }
 
-/* heappush(recovery.timers, (deadline, key, tries, kind)) */
+/* recovery.timers.push(deadline, key, tries, kind) */
 static int push_timer(SessionRefs *self, double deadline, PyObject *key, PyObject *tries,
                       long kind) {
+    long long t;
+    if (timer_int(tries, "tries", &t) < 0) return -1;
     PyObject *timers = attr_get(self->recovery, INA_NAME(timers));
     if (timers == NULL) return -1;
-    PyObject *d = PyFloat_FromDouble(deadline), *k = PyLong_FromLong(kind), *entry = NULL;
-    if (d != NULL && k != NULL) entry = PyTuple_Pack(4, d, key, tries, k);
-    Py_XDECREF(d);
-    Py_XDECREF(k);
-    int pushed = entry == NULL ? -1 : timers_push(timers, entry);
-    Py_XDECREF(entry);
+    int pushed = heap_push_any(timers, deadline, key, t, kind);
     Py_DECREF(timers);
     return pushed;
 }
@@ -1064,66 +1078,55 @@ done:
 
 /* ---- LossRecovery.next_deadline ------------------------------------------------------------ */
 
-/* a timer entry of the recovery's heap, (deadline, key, tries, kind): checked; its kind */
-static int timer_entry(PyObject *entry, long *kind) {
-    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4) {
-        PyErr_SetString(PyExc_TypeError, "a timer entry must be (deadline, key, tries, kind)");
-        return -1;
+/* whether the heap's entry `e` is live (LossRecovery.next_deadline's test): its chunk still in
+   flight (`flight`, borrowed, or NULL) with the tries it was armed for, a reorder timer's chunk
+   still suspect; a tail probe the latest armed while the call is in its tail. 1, 0 or -1. */
+static int timer_live(SessionRefs *self, const TimerEntry *e, PyObject *flight) {
+    if (flight == NULL) return 0;
+    long long now_tries;
+    if (e->kind == INA_TAIL_TIMER) {
+        if (get_ll(self->recovery, INA_NAME(_tail_serial), &now_tries) < 0) return -1;
+        if (now_tries != e->tries) return 0;
+        return get_truth(self->recovery, INA_NAME(tail));
     }
-    *kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 3));
-    return *kind == -1 && PyErr_Occurred() ? -1 : 0;
+    PyObject *v = flight_attr(flight, F_tries, INA_NAME(tries));
+    if (v == NULL) return -1;
+    now_tries = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    if (now_tries == -1 && PyErr_Occurred()) return -1;
+    if (now_tries != e->tries) return 0;
+    if (e->kind == INA_RTO_TIMER) return 1;
+    if ((v = flight_attr(flight, F_suspect, INA_NAME(suspect))) == NULL) return -1;
+    int suspect = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return suspect;
 }
 
-/* the deadline (a new reference: a float, or None) */
+/* the deadline (a new reference: a float, or None): stale entries at the top popped */
 static PyObject *next_deadline(SessionRefs *self) {
     PyObject *timers = attr_get(self->recovery, INA_NAME(timers));
     if (timers == NULL) return NULL;
+    if (Py_TYPE(timers) != &TimerHeapType) {      /* another heap: the Python method */
+        Py_DECREF(timers);
+        return PyObject_CallMethodNoArgs(self->recovery, INA_NAME(next_deadline));
+    }
+    TimerHeapObject *heap = (TimerHeapObject *)timers;
     PyObject *in_flight = attr_get(self->session, INA_NAME(_in_flight)), *result = NULL;
     if (in_flight == NULL) { Py_DECREF(timers); return NULL; }
-    if (!PyList_Check(timers) || !PyDict_Check(in_flight)) {
-        PyErr_SetString(PyExc_TypeError, "the recovery's timers must be a list");
+    if (!PyDict_Check(in_flight)) {
+        PyErr_SetString(PyExc_TypeError, "the session's flight table must be a dict");
         goto done;
     }
-    while (PyList_GET_SIZE(timers)) {
-        PyObject *entry = PyList_GET_ITEM(timers, 0);
-        long kind;
-        if (timer_entry(entry, &kind) < 0) goto done;
-        PyObject *deadline = PyTuple_GET_ITEM(entry, 0), *key = PyTuple_GET_ITEM(entry, 1);
-        PyObject *tries = PyTuple_GET_ITEM(entry, 2);
-        PyObject *flight = PyDict_GetItemWithError(in_flight, key);
+    const TimerEntry *e;
+    while ((e = timer_heap_top(heap)) != NULL) {
+        PyObject *flight = PyDict_GetItemWithError(in_flight, e->key_obj);
         if (flight == NULL && PyErr_Occurred()) goto done;
-        int live = 0;
-        if (flight != NULL) {
-            PyObject *v = NULL, *tail = NULL;
-            if (kind == INA_TAIL_TIMER) {
-                if ((v = attr_get(self->recovery, INA_NAME(_tail_serial))) == NULL
-                        || (tail = attr_get(self->recovery, INA_NAME(tail))) == NULL) {
-                    Py_XDECREF(v); goto done;
-                }
-                int same = PyObject_RichCompareBool(tries, v, Py_EQ);
-                int on = same > 0 ? PyObject_IsTrue(tail) : 0;
-                Py_DECREF(v); Py_DECREF(tail);
-                if (same < 0 || on < 0) goto done;
-                live = on;
-            } else {
-                if ((v = flight_attr(flight, F_tries, INA_NAME(tries))) == NULL) goto done;
-                int same = PyObject_RichCompareBool(v, tries, Py_EQ);
-                Py_DECREF(v);
-                if (same < 0) goto done;
-                if (same && kind != INA_RTO_TIMER) {
-                    if ((v = flight_attr(flight, F_suspect, INA_NAME(suspect))) == NULL)
-                        goto done;
-                    same = PyObject_IsTrue(v);
-                    Py_DECREF(v);
-                    if (same < 0) goto done;
-                }
-                live = same;
-            }
-        }
-        if (live) { result = Py_NewRef(deadline); goto done; }
-        PyObject *popped = timers_pop(timers);
-        if (popped == NULL) goto done;
-        Py_DECREF(popped);
+        int live = timer_live(self, e, flight);
+        if (live < 0) goto done;
+        if (live) { result = PyFloat_FromDouble(e->deadline); goto done; }
+        TimerEntry stale;
+        timer_heap_pop(heap, &stale);
+        Py_DECREF(stale.key_obj);
     }
     result = Py_NewRef(Py_None);
 done:

@@ -523,7 +523,8 @@ static PyObject *InaFast_vectorcall(PyObject *self, PyObject *const *args, size_
 /* ---- the worker's timer ----------------------------------------------------------------------- */
 
 /* 1: the reorder timers due now are the C's to expire (a float call's data phase, no
- * timeline, hosts' own recovery classes); 0: the worker's Python `_on_timer` takes it; -1 */
+ * timeline, hosts' own recovery classes, the native TimerHeap); 0: the worker's Python
+ * `_on_timer` takes it; -1 */
 static int timer_is_plain(InaFast *self) {
     if (!self->s.c_recovery) return 0;
     int r = attr_is_none(self->outcome, INA_NAME(finished_at));
@@ -532,6 +533,10 @@ static int timer_is_plain(InaFast *self) {
     if (state == NULL) return -1;
     Py_DECREF(state);
     if (state != state_data) return 0;
+    PyObject *timers = attr_get(self->s.recovery, INA_NAME(timers));
+    if (timers == NULL) return -1;
+    Py_DECREF(timers);
+    if (Py_TYPE(timers) != &TimerHeapType) return 0;     /* (a heap of Python's) */
     return attr_is_none(self->s.recovery, INA_NAME(timeline));
 }
 
@@ -560,62 +565,61 @@ static int ina_fast_timer(InaFast *self) {
     PyObject *heads[2] = {NULL, NULL};     /* each path's earliest chunk (expire's `heads`) */
     int r = -1, rest = 0;
     if (timers == NULL || in_flight == NULL || out == NULL) goto done;
-    if (!PyList_CheckExact(timers) || !PyDict_CheckExact(in_flight)) {
-        PyErr_SetString(PyExc_TypeError, "the recovery's timers must be a list, the flight "
-                        "table a dict");
+    if (Py_TYPE(timers) != &TimerHeapType || !PyDict_CheckExact(in_flight)) {
+        PyErr_SetString(PyExc_TypeError, "the recovery's timers must be the native TimerHeap, "
+                        "the flight table a dict");
         goto done;
     }
-    while (PyList_GET_SIZE(timers)) {
-        PyObject *entry = PyList_GET_ITEM(timers, 0);
-        long kind;
-        if (timer_entry(entry, &kind) < 0) goto done;
-        double due = PyFloat_AsDouble(PyTuple_GET_ITEM(entry, 0));
-        if (due == -1.0 && PyErr_Occurred()) goto done;
-        if (!(due <= now)) break;
+    TimerHeapObject *heap = (TimerHeapObject *)timers;
+    while (heap->size) {
+        TimerEntry top = heap->items[0];      /* (a copy: the heap may move as code runs) */
+        long kind = (long)top.kind;
+        if (!(top.deadline <= now)) break;
         if (kind == INA_TAIL_TIMER) { rest = 1; break; }
-        PyObject *key = PyTuple_GET_ITEM(entry, 1);
+        PyObject *key = top.key_obj;          /* (the heap holds it until the pop below) */
         PyObject *flight = PyDict_GetItemWithError(in_flight, key);
         if (flight == NULL && PyErr_Occurred()) goto done;
         int live = 0;
         if (flight != NULL) {
             PyObject *tries = flight_attr(flight, F_tries, INA_NAME(tries));
             if (tries == NULL) goto done;
-            live = PyObject_RichCompareBool(tries, PyTuple_GET_ITEM(entry, 2), Py_EQ);
+            long long now_tries = PyLong_AsLongLong(tries);
             Py_DECREF(tries);
-            if (live < 0) goto done;
+            if (now_tries == -1 && PyErr_Occurred()) goto done;
+            live = now_tries == top.tries;
         }
         int suspect = 0, plan = -1;
         double later = 0.0;
         if (live) {        /* a reorder or RTO timer: in C if the flight is the C's case */
             long long k, expiries;
-            if (Py_TYPE(flight) != flight_type || !PyLong_CheckExact(key)) { rest = 1; break; }
-            k = PyLong_AsLongLong(key);
-            if (k == -1 && PyErr_Occurred()) goto done;
+            if (Py_TYPE(flight) != flight_type) { rest = 1; break; }
+            k = top.key;
             if (flight_ll(flight, F_expiries, &expiries) < 0) goto done;
             if (k < 0 || expiries < 0 || expiries > 1000) { rest = 1; break; }
             if (kind == INA_REORDER_TIMER) {
                 if ((suspect = flight_truth(flight, F_suspect)) < 0) goto done;
             } else {
-                plan = rto_expiry_plan(&self->s, key, k, flight, due, now, in_flight, heads,
-                                       &later);
+                plan = rto_expiry_plan(&self->s, key, k, flight, top.deadline, now, in_flight,
+                                       heads, &later);
                 if (plan < 0) goto done;
                 if (plan == RTO_HANDOVER) { rest = 1; break; }
             }
             Py_INCREF(flight);
         }
-        PyObject *popped = timers_pop(timers);
-        if (popped == NULL) { if (live) Py_DECREF(flight); goto done; }
-        /* (the popped entry holds its key and tries) */
-        key = PyTuple_GET_ITEM(popped, 1);
+        TimerEntry popped;
+        timer_heap_pop(heap, &popped);        /* (its key's reference is ours now) */
+        key = popped.key_obj;
         int sent = 0;
         if (live && kind == INA_REORDER_TIMER && suspect)
             sent = resend_early(&self->s, key, flight, now, out);
         else if (live && kind != INA_REORDER_TIMER) {
-            sent = rto_expiry_apply(&self->s, plan, key, flight, PyTuple_GET_ITEM(popped, 2),
-                                    later, now, out);
+            PyObject *tries = PyLong_FromLongLong(popped.tries);
+            sent = tries == NULL ? -1 : rto_expiry_apply(&self->s, plan, key, flight, tries,
+                                                         later, now, out);
+            Py_XDECREF(tries);
             if (plan == RTO_RESEND) self->rto_resends++; else self->rto_postponed++;
         }
-        Py_DECREF(popped);
+        Py_DECREF(key);
         if (live) Py_DECREF(flight);
         if (sent < 0) goto done;
     }

@@ -30,10 +30,6 @@ static PyMethodDef module_functions[] = {
     {"spare_reused", (PyCFunction)Spare_reused, METH_NOARGS,
      "spare_reused(): frames and payloads written into bytes objects let go of so far "
      "(eventloop.c's spare bytes)"},
-    {"heap_push", (PyCFunction)(void (*)(void))TimerHeap_push, METH_FASTCALL,
-     "heap_push(heap, item): heapq.heappush as the INA sessions' timers take it (timerheap.c)"},
-    {"heap_pop", (PyCFunction)TimerHeap_pop, METH_O,
-     "heap_pop(heap): heapq.heappop as the INA sessions' timers take it (timerheap.c)"},
     {NULL}
 };
 
@@ -61,7 +57,9 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
             || ports_module_init() < 0
             || frames_module_init() < 0 || host_module_init() < 0)
         return NULL;
-    if (ring_path_module_init() < 0 || PyType_Ready(&JobLanesType) < 0) return NULL;
+    if (ring_path_module_init() < 0 || PyType_Ready(&JobLanesType) < 0
+            || PyType_Ready(&TimerHeapType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
     /* the switches' deparsers build into the spare bytes too (p4switch's use_frame_source) */
@@ -87,7 +85,8 @@ PyMODINIT_FUNC PyInit_MODULE_NAME(void) {
             || add_type(m, "Ingress", &IngressType) < 0
             || add_type(m, "HostPort", &HostPortType) < 0
             || add_type(m, "HostCounts", &HostCountsType) < 0
-            || add_type(m, "JobLanes", &JobLanesType) < 0) {
+            || add_type(m, "JobLanes", &JobLanesType) < 0
+            || add_type(m, "TimerHeap", &TimerHeapType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,125 +1,245 @@
-/* heapq's heappush and heappop on a Python list, for the INA sessions' timer heaps
- * (hosts/ina_recovery.py: entries (deadline, key, tries, kind)), with their deadlines'
- * floats compared here.
+/* TimerHeap: the INA sessions' timer heaps in C structures (hosts/timer_heap.py's TimerHeap,
+ * the definition, is the contract: push, pop, top, len, iteration in heap order).
  *
- * Every RESULT leaves its chunk's timer stale at the heap's top, and the session pops it with
- * heapq before it reads the next deadline: ~6 levels of tuple comparisons a pop, each through
- * Python's tuple order (an equality test, then `<`, item by item). These are heapq's own
- * algorithms (its C module's: the same swaps, so the same list as the Python core's heapq
- * leaves), with `<` of two entries decided by their first items when both are floats that
- * differ, and by Python's `<` of the whole items otherwise: the order Python's tuples have.
- */
+ * Every RESULT leaves its chunk's timer stale at the heap's top and every first transmission
+ * pushes one, so a session pushes and pops about once a frame. As a list of tuples each
+ * comparison followed two tuples to their floats (four cache lines of objects scattered over
+ * the heap, at 1,024 workers mostly not in any cache: ~6 % of a run's loop), and each push
+ * made a tuple and a float. Here an entry is (deadline, key, tries, kind) as C numbers in
+ * one array, with the key's int kept beside it (the flight table's key, handed back as it was
+ * pushed), and a comparison reads two entries of that array.
+ *
+ * The order is Python's order of the tuples: the deadlines first (floats, never NaN: refused
+ * at the push, as the Python class refuses it), then key, tries and kind (ints of 64 bits).
+ * The algorithms are heapq's (push: append, then `_siftdown`; pop: the last entry to the
+ * root, `_siftup`, then `_siftdown`), so the same pushes and pops leave the same entries at
+ * the same places as the Python class's list (tests/sim/test_timer_heap.py). */
 
-/* a < b as Python's tuples order them: the first items' floats when they differ */
-static int timer_less(PyObject *a, PyObject *b) {
-    if (PyTuple_CheckExact(a) && PyTuple_CheckExact(b) && PyTuple_GET_SIZE(a) > 0
-            && PyTuple_GET_SIZE(b) > 0) {
-        PyObject *x = PyTuple_GET_ITEM(a, 0), *y = PyTuple_GET_ITEM(b, 0);
-        if (PyFloat_CheckExact(x) && PyFloat_CheckExact(y)) {
-            double u = PyFloat_AS_DOUBLE(x), v = PyFloat_AS_DOUBLE(y);
-            if (u < v) return 1;
-            if (u > v) return 0;
-        }
-    }
-    return PyObject_RichCompareBool(a, b, Py_LT);
+typedef struct {
+    double deadline;
+    long long key, tries, kind;
+    PyObject *key_obj;              /* the key as pushed (an exact int), a reference */
+} TimerEntry;
+
+typedef struct {
+    PyObject_HEAD
+    TimerEntry *items;
+    Py_ssize_t size, capacity;
+} TimerHeapObject;
+
+static PyTypeObject TimerHeapType;
+
+static inline int timer_entry_less(const TimerEntry *a, const TimerEntry *b) {
+    if (a->deadline != b->deadline) return a->deadline < b->deadline;
+    if (a->key != b->key) return a->key < b->key;
+    if (a->tries != b->tries) return a->tries < b->tries;
+    return a->kind < b->kind;
 }
 
-/* heap[a] < heap[b], held while compared (Python's `<` may run code), as heapq asks it: -1
-   when the comparison raised or changed the list's size from `size` */
-static int timer_less_at(PyObject *heap, Py_ssize_t size, Py_ssize_t a, Py_ssize_t b) {
-    PyObject *x = Py_NewRef(PyList_GET_ITEM(heap, a)), *y = Py_NewRef(PyList_GET_ITEM(heap, b));
-    int less = timer_less(x, y);
-    Py_DECREF(x);
-    Py_DECREF(y);
-    if (less >= 0 && size != PyList_GET_SIZE(heap)) {
-        PyErr_SetString(PyExc_RuntimeError, "list changed size during iteration");
-        return -1;
-    }
-    return less;
-}
-
-/* heapq's _siftdown: the item at `pos` moved up towards `start` while it is less than its
-   parent. -1 on an error (a comparison raised, or it changed the list). */
-static int timer_siftdown(PyObject *heap, Py_ssize_t start, Py_ssize_t pos) {
-    Py_ssize_t size = PyList_GET_SIZE(heap);
+/* heapq's _siftdown: the entry at `pos` moved up towards `start` while less than its parent */
+static void timer_siftdown(TimerEntry *items, Py_ssize_t start, Py_ssize_t pos) {
+    TimerEntry moving = items[pos];
     while (pos > start) {
         Py_ssize_t parent = (pos - 1) >> 1;
-        int less = timer_less_at(heap, size, pos, parent);
-        if (less < 0) return -1;
-        if (!less) break;
-        PyObject **items = ((PyListObject *)heap)->ob_item, *item = items[pos];
+        if (!timer_entry_less(&moving, &items[parent])) break;
         items[pos] = items[parent];
-        items[parent] = item;
         pos = parent;
     }
+    items[pos] = moving;
+}
+
+/* heapq's _siftup: the entry at `pos` sent down along the lesser children (the right one
+   when the left is not less) to a leaf, then up again to its place */
+static void timer_siftup(TimerEntry *items, Py_ssize_t size, Py_ssize_t pos) {
+    Py_ssize_t start = pos, child = 2 * pos + 1;
+    TimerEntry moving = items[pos];
+    while (child < size) {
+        Py_ssize_t right = child + 1;
+        if (right < size && !timer_entry_less(&items[child], &items[right])) child = right;
+        items[pos] = items[child];
+        pos = child;
+        child = 2 * pos + 1;
+    }
+    items[pos] = moving;
+    timer_siftdown(items, start, pos);
+}
+
+/* a timer armed: the key's reference is the heap's own from here (a new one is taken) */
+static int timer_heap_push(TimerHeapObject *h, double deadline, PyObject *key, long long tries,
+                           long long kind) {
+    if (deadline != deadline) {
+        PyErr_SetString(PyExc_ValueError, "a timer's deadline must be a number, got nan");
+        return -1;
+    }
+    if (!PyLong_CheckExact(key)) {
+        PyErr_Format(PyExc_TypeError, "a timer's key must be an int, got %.80s",
+                     Py_TYPE(key)->tp_name);
+        return -1;
+    }
+    long long k = PyLong_AsLongLong(key);
+    if (k == -1 && PyErr_Occurred()) return -1;
+    if (h->size == h->capacity) {
+        Py_ssize_t grown = h->capacity ? 2 * h->capacity : 16;
+        TimerEntry *items = PyMem_Realloc(h->items, grown * sizeof(TimerEntry));
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        h->items = items;
+        h->capacity = grown;
+    }
+    TimerEntry *e = &h->items[h->size];
+    e->deadline = deadline;
+    e->key = k;
+    e->tries = tries;
+    e->kind = kind;
+    e->key_obj = Py_NewRef(key);
+    h->size++;
+    timer_siftdown(h->items, 0, h->size - 1);
     return 0;
 }
 
-/* heapq's _siftup: the item at `pos` sent down to a leaf along the lesser children, then up
-   again (_siftdown) to its place */
-static int timer_siftup(PyObject *heap, Py_ssize_t pos) {
-    Py_ssize_t end = PyList_GET_SIZE(heap), start = pos, limit = end >> 1;
-    while (pos < limit) {
-        Py_ssize_t child = 2 * pos + 1;
-        if (child + 1 < end) {
-            int less = timer_less_at(heap, end, child, child + 1);
-            if (less < 0) return -1;
-            child += !less;
-        }
-        PyObject **items = ((PyListObject *)heap)->ob_item, *moved = items[child];
-        items[child] = items[pos];
-        items[pos] = moved;
-        pos = child;
-    }
-    return timer_siftdown(heap, start, pos);
+/* the earliest entry (its key borrowed), or NULL when empty */
+static inline const TimerEntry *timer_heap_top(const TimerHeapObject *h) {
+    return h->size ? &h->items[0] : NULL;
 }
 
-/* heapq.heappush(heap, item) */
-static int timers_push(PyObject *heap, PyObject *item) {
-    if (!PyList_Check(heap)) {
-        PyErr_SetString(PyExc_TypeError, "heap argument must be a list");
+/* the earliest entry removed into `out` (its key's reference moves to the caller); the heap
+   must not be empty */
+static void timer_heap_pop(TimerHeapObject *h, TimerEntry *out) {
+    TimerEntry last = h->items[--h->size];
+    if (h->size == 0) {
+        *out = last;
+        return;
+    }
+    *out = h->items[0];
+    h->items[0] = last;
+    timer_siftup(h->items, h->size, 0);
+}
+
+/* an entry as Python's tuple (deadline, key, tries, kind) */
+static PyObject *timer_entry_tuple(const TimerEntry *e) {
+    PyObject *d = PyFloat_FromDouble(e->deadline), *t = PyLong_FromLongLong(e->tries);
+    PyObject *k = PyLong_FromLongLong(e->kind), *tuple = NULL;
+    if (d != NULL && t != NULL && k != NULL) tuple = PyTuple_Pack(4, d, e->key_obj, t, k);
+    Py_XDECREF(d);
+    Py_XDECREF(t);
+    Py_XDECREF(k);
+    return tuple;
+}
+
+/* a number of 64 bits for a timer's tries or kind */
+static int timer_int(PyObject *value, const char *what, long long *out) {
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "a timer's %s must be an int, got %.80s", what,
+                     Py_TYPE(value)->tp_name);
         return -1;
     }
-    if (PyList_Append(heap, item) < 0) return -1;
-    return timer_siftdown(heap, 0, PyList_GET_SIZE(heap) - 1);
+    *out = PyLong_AsLongLong(value);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* heapq.heappop(heap): the least item (a new reference), or NULL */
-static PyObject *timers_pop(PyObject *heap) {
-    if (!PyList_Check(heap)) {
-        PyErr_SetString(PyExc_TypeError, "heap argument must be a list");
+/* ---- the Python type ----------------------------------------------------------------------- */
+
+static PyObject *TimerHeap_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    if (PyTuple_GET_SIZE(args) || (kwds != NULL && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "TimerHeap() takes no arguments");
         return NULL;
     }
-    Py_ssize_t size = PyList_GET_SIZE(heap);
-    if (size == 0) {
-        PyErr_SetString(PyExc_IndexError, "index out of range");
-        return NULL;
+    TimerHeapObject *h = (TimerHeapObject *)type->tp_alloc(type, 0);
+    if (h != NULL) {
+        h->items = NULL;
+        h->size = h->capacity = 0;
     }
-    PyObject *last = Py_NewRef(PyList_GET_ITEM(heap, size - 1));
-    if (PyList_SetSlice(heap, size - 1, size, NULL) < 0) {
-        Py_DECREF(last);
-        return NULL;
-    }
-    if (size == 1) return last;
-    PyObject *least = PyList_GET_ITEM(heap, 0);         /* the list's reference, now ours */
-    PyList_SET_ITEM(heap, 0, last);                     /* (takes ours of `last`) */
-    if (timer_siftup(heap, 0) < 0) {
-        Py_DECREF(least);
-        return NULL;
-    }
-    return least;
+    return (PyObject *)h;
 }
 
-/* the module's heap_push(heap, item) and heap_pop(heap), for tests against heapq */
-static PyObject *TimerHeap_push(PyObject *unused, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "heap_push(heap, item)");
+static void TimerHeap_dealloc(TimerHeapObject *h) {
+    for (Py_ssize_t i = 0; i < h->size; i++) Py_DECREF(h->items[i].key_obj);
+    PyMem_Free(h->items);
+    Py_TYPE(h)->tp_free((PyObject *)h);
+}
+
+static PyObject *TimerHeap_push_method(TimerHeapObject *h, PyObject *const *args,
+                                       Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "push(deadline, key, tries, kind)");
         return NULL;
     }
-    if (timers_push(args[0], args[1]) < 0) return NULL;
+    double deadline = PyFloat_AsDouble(args[0]);
+    long long tries, kind;
+    if ((deadline == -1.0 && PyErr_Occurred()) || timer_int(args[2], "tries", &tries) < 0
+            || timer_int(args[3], "kind", &kind) < 0
+            || timer_heap_push(h, deadline, args[1], tries, kind) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
-static PyObject *TimerHeap_pop(PyObject *unused, PyObject *heap) {
-    return timers_pop(heap);
+static PyObject *TimerHeap_pop_method(TimerHeapObject *h, PyObject *unused) {
+    if (h->size == 0) {
+        PyErr_SetString(PyExc_IndexError, "pop from an empty timer heap");
+        return NULL;
+    }
+    TimerEntry e;
+    timer_heap_pop(h, &e);
+    PyObject *tuple = timer_entry_tuple(&e);
+    Py_DECREF(e.key_obj);
+    return tuple;
 }
+
+static PyObject *TimerHeap_top_method(TimerHeapObject *h, PyObject *unused) {
+    const TimerEntry *e = timer_heap_top(h);
+    if (e == NULL) {
+        PyErr_SetString(PyExc_IndexError, "top of an empty timer heap");
+        return NULL;
+    }
+    return timer_entry_tuple(e);
+}
+
+static Py_ssize_t TimerHeap_len(TimerHeapObject *h) {
+    return h->size;
+}
+
+/* the entries in heap order, as tuples: a snapshot */
+static PyObject *TimerHeap_iter(TimerHeapObject *h) {
+    PyObject *entries = PyTuple_New(h->size);
+    if (entries == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < h->size; i++) {
+        PyObject *tuple = timer_entry_tuple(&h->items[i]);
+        if (tuple == NULL) {
+            Py_DECREF(entries);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(entries, i, tuple);
+    }
+    PyObject *it = PyObject_GetIter(entries);
+    Py_DECREF(entries);
+    return it;
+}
+
+static PyMethodDef TimerHeap_methods[] = {
+    {"push", (PyCFunction)(void (*)(void))TimerHeap_push_method, METH_FASTCALL,
+     "push(deadline, key, tries, kind): arm a timer (NaN deadlines refused)"},
+    {"pop", (PyCFunction)TimerHeap_pop_method, METH_NOARGS,
+     "pop(): the earliest entry, removed (IndexError when empty)"},
+    {"top", (PyCFunction)TimerHeap_top_method, METH_NOARGS,
+     "top(): the earliest entry, left in place (IndexError when empty)"},
+    {NULL}
+};
+
+static PySequenceMethods TimerHeap_as_sequence = {
+    .sq_length = (lenfunc)TimerHeap_len,
+};
+
+static PyTypeObject TimerHeapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "inaemu_sim_native.TimerHeap",
+    .tp_basicsize = sizeof(TimerHeapObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An INA session's timers (hosts/timer_heap.py's TimerHeap) in C structures.",
+    .tp_new = TimerHeap_new,
+    .tp_dealloc = (destructor)TimerHeap_dealloc,
+    .tp_methods = TimerHeap_methods,
+    .tp_as_sequence = &TimerHeap_as_sequence,
+    .tp_iter = (getiterfunc)TimerHeap_iter,
+};
