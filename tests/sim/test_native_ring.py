@@ -119,18 +119,20 @@ def test_the_streamed_ring_runs_the_same_events_on_both_cores(topology, seed, lo
     assert all(result is None for result in python[2])
 
 
+@pytest.mark.parametrize("streamed", [False, True], ids=["kept", "streamed"])
 @pytest.mark.parametrize("seed", [0, 5])
 @pytest.mark.parametrize("case", ["unshaped", "slow links", "float64", "small window",
                                   "slices", "few retries", "slow switch"])
-def test_the_ring_s_other_settings_run_the_same_events(case, seed):
+def test_the_ring_s_other_settings_run_the_same_events(case, seed, streamed):
     """Unshaped links (no TCP Small Queues: no on_left), 10 Mbit/s links (a NIC budget of
     exactly two full frames, which the second one fills to the byte), float64 accumulation
-    (8-byte values in the messages whose ends the C finds), a window of a few segments,
-    segments of another size, one retry (a timeout count the ACKs must reset), a switch
-    that drops at its input."""
+    (8-byte values in the messages whose ends the C finds, and whose sums it makes when
+    streamed), a window of a few segments, segments of another size, one retry (a timeout
+    count the ACKs must reset), a switch that drops at its input."""
     from inaemu.sim.switch_node import SwitchCost
     net = star(5)
-    kwargs = dict(algo="ring", size_bytes=4 * 9001, seed=seed, loss=2.0, bw=100)
+    kwargs = dict(algo="ring", size_bytes=4 * 9001, seed=seed, loss=2.0, bw=100,
+                  keep_results=not streamed)
     if case == "unshaped":
         kwargs["bw"] = None
     elif case == "slow links":
@@ -206,7 +208,7 @@ def test_the_ring_beside_background_flows_runs_the_same_events(loss):
                           np.frombuffer(python[1][1][3], np.float32))
 
 
-def _python_calls(monkeypatch, loss, transport=TransportConfig()):
+def _python_calls(monkeypatch, loss, transport=TransportConfig(), keep_results=True):
     """How often the native core's ring workers called each Python handler, and the run."""
     calls = {name: 0 for name in ("_on_data", "_on_ack", "_on_left", "_deliver",
                                   "_write_python", "_on_rto")}
@@ -219,7 +221,8 @@ def _python_calls(monkeypatch, loss, transport=TransportConfig()):
         monkeypatch.setattr(RingWorker, name, counted)
     net = star(4)
     result = simulate(net, [SimJob(1, _hosts(net))], algo="ring", size_bytes=4 * 20011,
-                      seed=1, loss=loss, bw=100, core="native", transport=transport)
+                      seed=1, loss=loss, bw=100, core="native", transport=transport,
+                      keep_results=keep_results)
     return calls, result
 
 
@@ -233,6 +236,29 @@ def test_the_c_path_carries_the_common_case(monkeypatch):
     messages_per_rank = 2 * 3            # 2 phases x (n - 1) steps, one slice of ~5,003 values
     assert calls["_deliver"] == 4 * messages_per_rank
     assert result.frames > 10 * calls["_deliver"]
+
+
+def test_the_c_path_delivers_a_streamed_call_s_messages(monkeypatch):
+    """Streamed (`inaemu run`'s way), lossless: the C hands the session each whole message
+    itself (RingSession.receive's `_apply`: the own slice read, added in or kept, forwarded,
+    given to the sink); the Python `_deliver` takes only each phase's last message, whose
+    transition it makes."""
+    calls, result = _python_calls(monkeypatch, 0.0, keep_results=False)
+    assert all(record.correct for record in result.records)
+    assert calls["_on_data"] == calls["_write_python"] == 0
+    assert calls["_deliver"] == 4 * 2                # 4 ranks x 2 phases' last messages
+
+
+@pytest.mark.parametrize("loss", [0.0, 1.0])
+@pytest.mark.parametrize("accumulate", ["float32", "float64"])
+def test_segments_of_several_slices_run_the_same_events_streamed(accumulate, loss):
+    """Segments longer than a slice (16,384 values): the C moves on to the segment's next
+    slice, not the next step, after all but its last; the same events on both cores."""
+    net = star(4)
+    python = _same_on_both_cores(net, [SimJob(1, _hosts(net))], algo="ring",
+                                 size_bytes=4 * (4 * 40_960 + 3), seed=3, loss=loss, bw=1000,
+                                 ring_accumulate=accumulate, keep_results=False)
+    assert all(record["correct"] for record in python[1])
 
 
 def test_the_c_path_takes_loss_recovery_and_leaves_timers_and_reno_to_the_python(

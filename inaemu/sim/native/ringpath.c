@@ -60,7 +60,10 @@ static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_out
     *str_sacked_bytes, *str_pending_bytes, *str_retransmitted, *str_sent_at, *str_srtt,
     *str_rttvar, *str_rto, *str_acked, *str_expiries, *str_next_seq, *str_nic_bytes,
     *str_segments_sent, *str_payload_bytes_sent, *str_loop_attr, *str_rp_now, *str_rp_append, *str_write_py, *str_mss, *str_psh, *str_retransmissions,
-    *str_fast_retransmissions, *str_fast_done, *str_dupthresh, *str_duplicates;
+    *str_fast_retransmissions, *str_fast_done, *str_dupthresh, *str_duplicates,
+    *str_read, *str_pending_messages, *str_source, *str_sink, *str_bounds, *str_accumulate,
+    *str_rank, *str_n, *str_calls, *str_step, *str_offset, *str_slice_values,
+    *str_messages_received, *str_messages_sent, *str_bytes_sent;
 
 static double loop_now(PyObject *node) {
     PyObject *loop = attr_get(node, str_loop_attr);
@@ -772,6 +775,279 @@ static PyObject *join_bytes(PyObject *pieces) {
     return joined;
 }
 
+/* ---- a whole message for the session, in C ------------------------------------------------- */
+
+static PyObject *RingPath_write(RingPath *self, PyObject *data);
+static PyObject *np_frombuffer, *np_float32;   /* numpy.frombuffer, numpy.float32: the sink's */
+
+/* a new float32 array of the `count` values at `values` (native order): the sink's slice */
+static PyObject *float32_array(const float *values, Py_ssize_t count) {
+    if (np_frombuffer == NULL) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (np == NULL) return NULL;
+        PyObject *frombuffer = PyObject_GetAttrString(np, "frombuffer");
+        PyObject *float32 = PyObject_GetAttrString(np, "float32");
+        Py_DECREF(np);
+        if (frombuffer == NULL || float32 == NULL) {
+            Py_XDECREF(frombuffer);
+            Py_XDECREF(float32);
+            return NULL;
+        }
+        np_frombuffer = frombuffer;
+        np_float32 = float32;
+    }
+    PyObject *held = PyByteArray_FromStringAndSize((const char *)values, count * 4);
+    if (held == NULL) return NULL;
+    PyObject *args[2] = {held, np_float32};
+    PyObject *array = PyObject_Vectorcall(np_frombuffer, args, 2, NULL);
+    Py_DECREF(held);
+    return array;
+}
+
+/* a ring message (hosts/ring_wire.py's `encode` of a Segment): its header, then the values
+   big-endian in the accumulator's type */
+static PyObject *ring_message(int kind, int code, long long step, long long call,
+                              long long index, long long offset, const void *values,
+                              Py_ssize_t count) {
+    Py_ssize_t item = code ? 8 : 4;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 24 + count * item);
+    if (out == NULL) return NULL;
+    unsigned char *o = (unsigned char *)PyBytes_AS_STRING(out);
+    o[0] = 'I'; o[1] = 'R'; o[2] = 2; o[3] = (unsigned char)kind; o[4] = (unsigned char)code;
+    o[5] = 0;
+    o[6] = (unsigned char)(step >> 8); o[7] = (unsigned char)step;
+    put32(o + 8, (unsigned long)call);
+    put32(o + 12, (unsigned long)index);
+    put32(o + 16, (unsigned long)offset);
+    put32(o + 20, (unsigned long)count);
+    o += 24;
+    if (code) {
+        const uint64_t *v = values;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            uint64_t w = __builtin_bswap64(v[i]);
+            memcpy(o + 8 * i, &w, 8);
+        }
+    } else {
+        const uint32_t *v = values;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            uint32_t w = __builtin_bswap32(v[i]);
+            memcpy(o + 4 * i, &w, 4);
+        }
+    }
+    return out;
+}
+
+/* the float32 values of the source's `read(first, end)` (a new reference in `*held`, its
+   buffer in `view`): -1 with an error when it gives anything else */
+static int source_values(PyObject *source, long long first, long long end, PyObject **held,
+                         Py_buffer *view) {
+    PyObject *a = PyLong_FromLongLong(first), *b = PyLong_FromLongLong(end);
+    PyObject *args[3] = {source, a, b};
+    *held = a == NULL || b == NULL ? NULL : PyObject_VectorcallMethod(
+        str_read, args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    if (*held == NULL) return -1;
+    if (PyObject_GetBuffer(*held, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const char *f = view->format;
+    int little = 1;
+    little = *(const char *)&little == 1;
+    if (view->itemsize != 4 || view->len != (end - first) * 4 || f == NULL
+            || !(strcmp(f, "f") == 0 || strcmp(f, "=f") == 0
+                 || strcmp(f, little ? "<f" : ">f") == 0)) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_TypeError, "a ring source's read(%lld, %lld) must give %lld "
+                     "float32 values", first, end, end - first);
+        return -1;
+    }
+    return 0;
+}
+
+/* RingWorker._deliver of `data`, the in-order bytes that complete the message whose start the
+ * session's decoder holds, in C for the common case: exactly one whole message, the one the
+ * session expects next, of a streamed call (source and sink), not the last of its phase.
+ * RingSession.receive and `_apply` in their order: the bytes counted, the decoder emptied, the
+ * slice read from the source and the received one added in (reduce-scatter) or kept
+ * (all-gather), the next message encoded and counted, the sink given the slice of the sum,
+ * the slice or step moved on; then RingWorker._write and _check_done. The sums are the ones
+ * NumPy makes (one float32 or float64 addition per value). 1 done; 0 not this case (nothing
+ * changed: the Python `_deliver` takes it, and says why where it is an error); -1 an error. */
+static int deliver_message(RingPath *self, PyObject *data, double now) {
+    PyObject *session = self->session, *buffer = NULL, *pending = NULL, *state = NULL;
+    PyObject *source = NULL, *sink = NULL, *bounds = NULL, *accumulate = NULL;
+    PyObject *own = NULL, *out = NULL, *slice = NULL;
+    Py_buffer view = {0};
+    void *body = NULL, *sum = NULL;
+    float *narrowed = NULL;
+    int r = -1;
+    if ((buffer = attr_get(self->decoder, str_buffer)) == NULL) goto done;
+    if (!PyByteArray_CheckExact(buffer)) { r = 0; goto done; }
+    Py_ssize_t had = PyByteArray_GET_SIZE(buffer), size = PyBytes_GET_SIZE(data);
+    const unsigned char *front = (const unsigned char *)PyByteArray_AS_STRING(buffer);
+    const unsigned char *back = (const unsigned char *)PyBytes_AS_STRING(data);
+    if (had + size < 24) { r = 0; goto done; }
+    unsigned char h[24];
+    Py_ssize_t from_front = had < 24 ? had : 24;
+    memcpy(h, front, from_front);
+    memcpy(h + from_front, back, 24 - from_front);
+    int kind = h[3], code = h[4];
+    long long count = be32(h + 20);
+    Py_ssize_t item = code ? 8 : 4;
+    if (!header_ok(h) || kind == 0 || count == 0 || had + size != 24 + count * item) {
+        r = 0;
+        goto done;
+    }
+    /* the session: a streamed call in a phase, nothing pending, this message expected */
+    long long rank, n, calls, step, offset, slice_values;
+    if ((pending = attr_get(session, str_pending_messages)) == NULL
+            || (state = attr_get(session, str_state)) == NULL
+            || (source = attr_get(session, str_source)) == NULL
+            || (sink = attr_get(session, str_sink)) == NULL
+            || (bounds = attr_get(session, str_bounds)) == NULL
+            || (accumulate = attr_get(session, str_accumulate)) == NULL
+            || get_ll(session, str_rank, &rank) < 0 || get_ll(session, str_n, &n) < 0
+            || get_ll(session, str_calls, &calls) < 0
+            || get_ll(session, str_step, &step) < 0
+            || get_ll(session, str_offset, &offset) < 0
+            || get_ll(session, str_slice_values, &slice_values) < 0)
+        goto done;
+    Py_ssize_t waiting = PyObject_Length(pending);
+    if (waiting < 0) goto done;
+    int scatter = state == self->active_a;
+    if (waiting || !(scatter || state == self->active_b) || source == Py_None || sink == Py_None
+            || !PyList_CheckExact(bounds) || n < 2 || PyList_GET_SIZE(bounds) != n + 1
+            || !PyUnicode_Check(accumulate)) {
+        r = 0;
+        goto done;
+    }
+    int wide = PyUnicode_CompareWithASCIIString(accumulate, "float64") == 0;
+    if (!wide && PyUnicode_CompareWithASCIIString(accumulate, "float32") != 0) {
+        r = 0;
+        goto done;
+    }
+    long long index = ((scatter ? rank - step - 1 : rank - step) % n + n) % n;
+    long long lower = PyLong_AsLongLong(PyList_GET_ITEM(bounds, index));
+    long long upper = PyLong_AsLongLong(PyList_GET_ITEM(bounds, index + 1));
+    if (PyErr_Occurred()) goto done;
+    long long first = lower + offset, end = first + slice_values;
+    if (end > upper) end = upper;
+    int last_step = step == n - 2, segment_end = end >= upper;
+    if (kind != (scatter ? 1 : 2) || code != wide || be16(h + 6) != step
+            || (long long)be32(h + 8) != calls || (long long)be32(h + 12) != index
+            || (long long)be32(h + 16) != offset || count != end - first
+            || (last_step && segment_end)) {
+        r = 0;
+        goto done;
+    }
+    /* RingSession.receive: the bytes counted; the decoder's feed: the message out of it */
+    body = PyMem_Malloc(count * item);
+    sum = PyMem_Malloc(count * item);
+    if (body == NULL || sum == NULL) { PyErr_NoMemory(); goto done; }
+    if (had > 24) memcpy(body, front + 24, had - 24);
+    Py_ssize_t at = had > 24 ? had - 24 : 0;
+    memcpy((char *)body + at, back + (had < 24 ? 24 - had : 0), count * item - at);
+    if (add_ll(self->session_counters, str_bytes_received, size) < 0
+            || PyByteArray_Resize(buffer, 0) < 0
+            || attr_set(self->decoder, str_header, Py_None) < 0
+            || add_ll(self->session_counters, str_messages_received, 1) < 0)
+        goto done;
+    /* _apply: own + received (reduce-scatter) or the received (all-gather) */
+    if (scatter) {
+        if (source_values(source, first, end, &own, &view) < 0) goto done;
+        const float *mine = view.buf;
+        if (wide) {
+            const uint64_t *got = body;
+            double *s = sum;
+            for (long long i = 0; i < count; i++) {
+                uint64_t w = __builtin_bswap64(got[i]);
+                double x;
+                memcpy(&x, &w, 8);
+                s[i] = (double)mine[i] + x;
+            }
+        } else {
+            const uint32_t *got = body;
+            float *s = sum;
+            for (long long i = 0; i < count; i++) {
+                uint32_t w = __builtin_bswap32(got[i]);
+                float x;
+                memcpy(&x, &w, 4);
+                s[i] = mine[i] + x;
+            }
+        }
+        PyBuffer_Release(&view);
+        Py_CLEAR(own);
+    } else if (wide) {
+        const uint64_t *got = body;
+        for (long long i = 0; i < count; i++) {
+            uint64_t w = __builtin_bswap64(got[i]);
+            memcpy((char *)sum + 8 * i, &w, 8);
+        }
+    } else {
+        const uint32_t *got = body;
+        for (long long i = 0; i < count; i++) {
+            uint32_t w = __builtin_bswap32(got[i]);
+            memcpy((char *)sum + 4 * i, &w, 4);
+        }
+    }
+    /* the next message (_send): forwarded at the next step, or the all-gather's first */
+    if (!last_step)
+        out = ring_message(kind, code, step + 1, calls, index, offset, sum, count);
+    else if (scatter)
+        out = ring_message(2, code, 0, calls, index, offset, sum, count);
+    if (out != NULL && (add_ll(self->session_counters, str_messages_sent, 1) < 0
+                        || add_ll(self->session_counters, str_bytes_sent,
+                                  PyBytes_GET_SIZE(out)) < 0))
+        goto done;
+    if (out == NULL && PyErr_Occurred()) goto done;
+    /* the sink: the slice of the sum this rank completed, or an all-gather's */
+    if (last_step || !scatter) {
+        const float *values = sum;
+        if (wide) {
+            if ((narrowed = PyMem_Malloc(count * 4)) == NULL) { PyErr_NoMemory(); goto done; }
+            for (long long i = 0; i < count; i++) narrowed[i] = (float)((double *)sum)[i];
+            values = narrowed;
+        }
+        if ((slice = float32_array(values, count)) == NULL) goto done;
+        PyObject *start = PyLong_FromLongLong(first);
+        if (start == NULL) goto done;
+        PyObject *args[2] = {start, slice};
+        PyObject *given = PyObject_Vectorcall(sink, args, 2, NULL);
+        Py_DECREF(start);
+        if (given == NULL) goto done;
+        Py_DECREF(given);
+    }
+    /* the next slice of this segment, or the next step */
+    if (!segment_end) {
+        if (set_ll(session, str_offset, offset + slice_values) < 0) goto done;
+    } else if (set_ll(session, str_offset, 0) < 0 || set_ll(session, str_step, step + 1) < 0) {
+        goto done;
+    }
+    /* RingWorker._write, then _check_done (a phase's end is the Python's: not here) */
+    if (out != NULL) {
+        PyObject *written = RingPath_write(self, out);
+        if (written == NULL) goto done;
+        Py_DECREF(written);
+    }
+    int running = attr_is_none(self->outcome, str_finished_at);
+    if (running < 0) goto done;
+    if (running) {
+        PyObject *due = PyFloat_FromDouble(now + self->stall_timeout);
+        int set = due == NULL ? -1 : timer_set(self->stall_timer, due);
+        Py_XDECREF(due);
+        if (set < 0) goto done;
+    }
+    r = 1;
+done:
+    if (view.obj != NULL) PyBuffer_Release(&view);
+    PyMem_Free(body);
+    PyMem_Free(sum);
+    PyMem_Free(narrowed);
+    Py_XDECREF(buffer); Py_XDECREF(pending); Py_XDECREF(state); Py_XDECREF(source);
+    Py_XDECREF(sink); Py_XDECREF(bounds); Py_XDECREF(accumulate); Py_XDECREF(own);
+    Py_XDECREF(out); Py_XDECREF(slice);
+    return r;
+}
+
 /* RingWorker._on_data */
 static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
     if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 10) return call_python(self, str_on_data_py, d);
@@ -865,7 +1141,9 @@ static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
         }
         Py_XDECREF(header);
     } else if (absorbed == 0) {
-        result = call_python(self, str_deliver, data);
+        int delivered = deliver_message(self, data, now);
+        if (delivered > 0) result = Py_NewRef(Py_None);
+        else if (delivered == 0) result = call_python(self, str_deliver, data);
     }
     Py_DECREF(data);
     return result;
@@ -1059,7 +1337,13 @@ static int ring_path_module_init(void) {
         {&str_rto_min, "rto_min"}, {&str_rto_max, "rto_max"}, {&str_nic_budget, "nic_budget"},
         {&str_reno, "_reno"}, {&str_stall_timeout, "stall_timeout"},
         {&str_on_data_py, "_on_data"}, {&str_on_ack_py, "_on_ack"},
-        {&str_on_left_py, "_on_left"}, {&str_deliver, "_deliver"}, {&str_started, "_started"},
+        {&str_on_left_py, "_on_left"}, {&str_deliver, "_deliver"},
+        {&str_read, "read"}, {&str_pending_messages, "_pending"}, {&str_source, "_source"},
+        {&str_sink, "_sink"}, {&str_bounds, "_bounds"}, {&str_accumulate, "accumulate"},
+        {&str_rank, "rank"}, {&str_n, "n"}, {&str_calls, "calls"}, {&str_step, "_step"},
+        {&str_offset, "_offset"}, {&str_slice_values, "slice_values"},
+        {&str_messages_received, "messages_received"}, {&str_messages_sent, "messages_sent"},
+        {&str_bytes_sent, "bytes_sent"}, {&str_started, "_started"},
         {&str_finished_at, "finished_at"}, {&str_early, "_early"},
         {&str_next_expected, "next_expected"}, {&str_unacked, "_unacked_in_order"},
         {&str_state, "state"}, {&str_header, "_header"}, {&str_buffer, "_buffer"},
