@@ -579,6 +579,8 @@ static int ina_fast_timer(InaFast *self) {
         PyObject *key = top.key_obj;          /* (the heap holds it until the pop below) */
         PyObject *flight = PyDict_GetItemWithError(in_flight, key);
         if (flight == NULL && PyErr_Occurred()) goto done;
+        /* (the plan below reads the session, and runs no code that changes the heap: the
+         * entry popped after it is still this one, as `expire` pops it before its plan) */
         int live = 0;
         if (flight != NULL) {
             PyObject *tries = flight_attr(flight, F_tries, INA_NAME(tries));
