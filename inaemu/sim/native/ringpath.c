@@ -804,6 +804,26 @@ static PyObject *float32_array(const float *values, Py_ssize_t count) {
     return array;
 }
 
+/* `count` values of `item` (4 or 8) bytes from `from` to `to` (which may be the same),
+   each byte-swapped: the wire's big-endian order to this machine's, or back */
+static void swap_values(void *to, const void *from, long long count, Py_ssize_t item) {
+    const char *f = from;
+    char *t = to;
+    for (long long i = 0; i < count; i++) {
+        if (item == 8) {
+            uint64_t w;
+            memcpy(&w, f + 8 * i, 8);
+            w = __builtin_bswap64(w);
+            memcpy(t + 8 * i, &w, 8);
+        } else {
+            uint32_t w;
+            memcpy(&w, f + 4 * i, 4);
+            w = __builtin_bswap32(w);
+            memcpy(t + 4 * i, &w, 4);
+        }
+    }
+}
+
 /* a ring message (hosts/ring_wire.py's `encode` of a Segment): its header, then the values
    big-endian in the accumulator's type */
 static PyObject *ring_message(int kind, int code, long long step, long long call,
@@ -820,20 +840,7 @@ static PyObject *ring_message(int kind, int code, long long step, long long call
     put32(o + 12, (unsigned long)index);
     put32(o + 16, (unsigned long)offset);
     put32(o + 20, (unsigned long)count);
-    o += 24;
-    if (code) {
-        const uint64_t *v = values;
-        for (Py_ssize_t i = 0; i < count; i++) {
-            uint64_t w = __builtin_bswap64(v[i]);
-            memcpy(o + 8 * i, &w, 8);
-        }
-    } else {
-        const uint32_t *v = values;
-        for (Py_ssize_t i = 0; i < count; i++) {
-            uint32_t w = __builtin_bswap32(v[i]);
-            memcpy(o + 4 * i, &w, 4);
-        }
-    }
+    swap_values(o + 24, values, count, item);
     return out;
 }
 
@@ -940,9 +947,7 @@ static int deliver_message(RingPath *self, PyObject *data, double now) {
         goto done;
     }
     /* RingSession.receive: the bytes counted; the decoder's feed: the message out of it */
-    body = PyMem_Malloc(count * item);
-    sum = PyMem_Malloc(count * item);
-    if (body == NULL || sum == NULL) { PyErr_NoMemory(); goto done; }
+    if ((body = PyMem_Malloc(count * item)) == NULL) { PyErr_NoMemory(); goto done; }
     if (had > 24) memcpy(body, front + 24, had - 24);
     Py_ssize_t at = had > 24 ? had - 24 : 0;
     memcpy((char *)body + at, back + (had < 24 ? 24 - had : 0), count * item - at);
@@ -952,48 +957,32 @@ static int deliver_message(RingPath *self, PyObject *data, double now) {
             || add_ll(self->session_counters, str_messages_received, 1) < 0)
         goto done;
     /* _apply: own + received (reduce-scatter) or the received (all-gather) */
+    swap_values(body, body, count, item);       /* (the received values, in this order) */
+    const void *values = body;
     if (scatter) {
+        if ((sum = PyMem_Malloc(count * item)) == NULL) { PyErr_NoMemory(); goto done; }
         if (source_values(source, first, end, &own, &view) < 0) goto done;
         const float *mine = view.buf;
-        if (wide) {
-            const uint64_t *got = body;
-            double *s = sum;
-            for (long long i = 0; i < count; i++) {
-                uint64_t w = __builtin_bswap64(got[i]);
+        for (long long i = 0; i < count; i++) {
+            if (wide) {
                 double x;
-                memcpy(&x, &w, 8);
-                s[i] = (double)mine[i] + x;
-            }
-        } else {
-            const uint32_t *got = body;
-            float *s = sum;
-            for (long long i = 0; i < count; i++) {
-                uint32_t w = __builtin_bswap32(got[i]);
+                memcpy(&x, (const char *)body + 8 * i, 8);
+                ((double *)sum)[i] = (double)mine[i] + x;
+            } else {
                 float x;
-                memcpy(&x, &w, 4);
-                s[i] = mine[i] + x;
+                memcpy(&x, (const char *)body + 4 * i, 4);
+                ((float *)sum)[i] = mine[i] + x;
             }
         }
         PyBuffer_Release(&view);
         Py_CLEAR(own);
-    } else if (wide) {
-        const uint64_t *got = body;
-        for (long long i = 0; i < count; i++) {
-            uint64_t w = __builtin_bswap64(got[i]);
-            memcpy((char *)sum + 8 * i, &w, 8);
-        }
-    } else {
-        const uint32_t *got = body;
-        for (long long i = 0; i < count; i++) {
-            uint32_t w = __builtin_bswap32(got[i]);
-            memcpy((char *)sum + 4 * i, &w, 4);
-        }
+        values = sum;
     }
     /* the next message (_send): forwarded at the next step, or the all-gather's first */
     if (!last_step)
-        out = ring_message(kind, code, step + 1, calls, index, offset, sum, count);
+        out = ring_message(kind, code, step + 1, calls, index, offset, values, count);
     else if (scatter)
-        out = ring_message(2, code, 0, calls, index, offset, sum, count);
+        out = ring_message(2, code, 0, calls, index, offset, values, count);
     if (out != NULL && (add_ll(self->session_counters, str_messages_sent, 1) < 0
                         || add_ll(self->session_counters, str_bytes_sent,
                                   PyBytes_GET_SIZE(out)) < 0))
@@ -1001,13 +990,17 @@ static int deliver_message(RingPath *self, PyObject *data, double now) {
     if (out == NULL && PyErr_Occurred()) goto done;
     /* the sink: the slice of the sum this rank completed, or an all-gather's */
     if (last_step || !scatter) {
-        const float *values = sum;
+        const float *given_values = values;
         if (wide) {
             if ((narrowed = PyMem_Malloc(count * 4)) == NULL) { PyErr_NoMemory(); goto done; }
-            for (long long i = 0; i < count; i++) narrowed[i] = (float)((double *)sum)[i];
-            values = narrowed;
+            for (long long i = 0; i < count; i++) {
+                double x;
+                memcpy(&x, (const char *)values + 8 * i, 8);
+                narrowed[i] = (float)x;
+            }
+            given_values = narrowed;
         }
-        if ((slice = float32_array(values, count)) == NULL) goto done;
+        if ((slice = float32_array(given_values, count)) == NULL) goto done;
         PyObject *start = PyLong_FromLongLong(first);
         if (start == NULL) goto done;
         PyObject *args[2] = {start, slice};
