@@ -593,13 +593,11 @@ static int path_of(SessionRefs *self, long long slot) {
 }
 
 /* recovery.timers.push(deadline, key, tries, kind) */
-static int push_timer(SessionRefs *self, double deadline, PyObject *key, PyObject *tries,
+static int push_timer(SessionRefs *self, double deadline, PyObject *key, long long tries,
                       long kind) {
-    long long t;
-    if (timer_int(tries, "tries", &t) < 0) return -1;
     PyObject *timers = attr_get(self->recovery, INA_NAME(timers));
     if (timers == NULL) return -1;
-    int pushed = heap_push_any(timers, deadline, key, t, kind);
+    int pushed = heap_push_any(timers, deadline, key, tries, kind);
     Py_DECREF(timers);
     return pushed;
 }
@@ -764,10 +762,12 @@ static int arm_c(SessionRefs *self, PyObject *key, PyObject *flight, double now)
     if (sent + 1 >= size && ina_call_method(self->bursts, INA_NAME(window_ends), NULL, 0) < 0)
         return -1;
     double deadline = now + wait;
+    long long tries;
     if (flight_set(flight, F_last_sent, PyFloat_FromDouble(now)) < 0
             || flight_set(flight, F_wait, PyFloat_FromDouble(wait)) < 0
             || flight_set(flight, F_deadline, PyFloat_FromDouble(deadline)) < 0
-            || push_timer(self, deadline, key, FLIGHT_GET(flight, F_tries), INA_RTO_TIMER) < 0)
+            || flight_ll(flight, F_tries, &tries) < 0
+            || push_timer(self, deadline, key, tries, INA_RTO_TIMER) < 0)
         return -1;
     int tail = get_truth(self->recovery, INA_NAME(tail));
     if (tail < 0 || (tail && ina_call_method_double(self->recovery, INA_NAME(probe_tail), now) < 0))
@@ -898,7 +898,7 @@ static int rto_expiry_plan(SessionRefs *self, PyObject *key, long long k, PyObje
 
 /* carry out a plan of rto_expiry_plan for the popped entry (key, tries) */
 static int rto_expiry_apply(SessionRefs *self, int plan, PyObject *key, PyObject *flight,
-                            PyObject *tries, double later, double now, PyObject *out) {
+                            long long tries, double later, double now, PyObject *out) {
     if (plan == RTO_LATER)
         return flight_set(flight, F_deadline, PyFloat_FromDouble(later)) < 0
             || push_timer(self, later, key, tries, INA_RTO_TIMER) < 0 ? -1 : 0;
@@ -961,8 +961,7 @@ static int detect_losses_c(SessionRefs *self, PyObject *in_flight, long long chu
             if (resend_early(self, key, flight, now, out) < 0) return -1;
         } else {
             if (flight_set(flight, F_suspect, Py_NewRef(Py_True)) < 0
-                    || push_timer(self, due, key, FLIGHT_GET(flight, F_tries),
-                                  INA_REORDER_TIMER) < 0)
+                    || push_timer(self, due, key, tries, INA_REORDER_TIMER) < 0)
                 return -1;
         }
     }

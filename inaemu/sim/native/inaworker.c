@@ -615,10 +615,8 @@ static int ina_fast_timer(InaFast *self) {
         if (live && kind == INA_REORDER_TIMER && suspect)
             sent = resend_early(&self->s, key, flight, now, out);
         else if (live && kind != INA_REORDER_TIMER) {
-            PyObject *tries = PyLong_FromLongLong(popped.tries);
-            sent = tries == NULL ? -1 : rto_expiry_apply(&self->s, plan, key, flight, tries,
-                                                         later, now, out);
-            Py_XDECREF(tries);
+            sent = rto_expiry_apply(&self->s, plan, key, flight, popped.tries, later, now,
+                                    out);
             if (plan == RTO_RESEND) self->rto_resends++; else self->rto_postponed++;
         }
         Py_DECREF(key);
