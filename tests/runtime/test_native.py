@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.runtime import Switch
+from p4switch.runtime import LpmKey, Switch
 from p4switch.runtime.cgen import nativebuild
 from p4switch.runtime.cgen.nativeexpr import CVal, _masked
 from p4switch.runtime.keys import ExactKey
@@ -510,3 +510,71 @@ def test_every_change_to_an_exact_table_reaches_the_next_packet(native_cache, mo
     pairs[0][1].table_add("t", [ExactKey(key + 1)], "mark", (11,))
     assert out(pairs[0][1], key + 1) == out(pairs[0][0], key + 1) == 11
     assert out(pairs[1][1], key + 1) == out(pairs[1][0], key + 1) == 9
+
+
+def _data_program() -> dict:
+    """An exact table on h.k whose action `wide` copies its eight 64-bit data into o0..o7
+    (more than the C decodes, `ANSWER_PARAMS`), and an LPM table on h.k whose action `one`
+    copies its single datum into o8."""
+    prog = Bmv2Program()
+    outs = [(f"o{i}", 64) for i in range(9)]
+    prog.header_type("h_t", [("k", 32)] + outs)
+    prog.header("h", "h_t")
+    prog.state("start", [prog.extract("h")])
+    prog.doc["deparsers"][0]["order"] = ["h"]
+    wide = prog.action("wide", [assign(fld("h", f"o{i}"), param(i)) for i in range(8)] +
+                       [assign(std("egress_spec"), const(1))],
+                       params=[(f"d{i}", 64) for i in range(8)])
+    one = prog.action("one", [assign(fld("h", "o8"), param(0))], params=[("d", 64)])
+    prog.table("t", keys=[("exact", ["h", "k"])], actions=[wide],
+               default=(wide, [3] * 8), next_tables={"__HIT__": "r", "__MISS__": "r"})
+    prog.table("r", keys=[("lpm", ["h", "k"])], actions=[one], default=(one, [4]))
+    return prog.build()
+
+
+def test_table_data_decoded_in_c_match_python(native_cache, monkeypatch):
+    """A table's answer is remembered with its first data as C numbers (nativeprelude.py
+    `table_answer`): data at the edges of CPython's int digits (up to 2**64 - 1, which the C
+    does not decode and reads from the tuple), more data than it decodes, an entry answered
+    again after other keys took its place in the memo, and an LPM level's answer, give the
+    Python controls' packets. An entry whose data are a list, changed in place between
+    packets (no change to the dict), is followed too: such answers are not remembered."""
+    doc = _data_program()
+    python, native = _switch(doc, False, monkeypatch), _switch(doc, True, monkeypatch)
+    edges = [0, 1, (1 << 30) - 1, 1 << 30, (1 << 60) - 1, 1 << 60, (1 << 63) + 5, M64]
+    rng = random.Random(11)
+    keys = list(range(1, 600)) + [0xFFFFFFFF]
+    data = {k: [rng.choice(edges) if rng.random() < 0.7 else rng.getrandbits(64)
+                for _ in range(8)] for k in keys}
+    for sw in (python, native):
+        for k in keys:
+            sw.table_add("t", [ExactKey(k)], "wide", tuple(data[k]))
+        sw.table_add("r", [LpmKey(0x100, 24)], "one", (M64,))
+        sw.table_add("r", [LpmKey(0x100, 30)], "one", (1 << 60,))
+
+    def packet(k: int) -> bytes:
+        return k.to_bytes(4, "big") + bytes(8 * 9)
+
+    def out(sw, k: int) -> list[int]:
+        (port, raw), = sw.receive(0, packet(k))
+        return [int.from_bytes(raw[4 + 8 * i: 12 + 8 * i], "big") for i in range(9)]
+
+    # every key twice in turn (the second pass from the memo where the first left it), and
+    # keys past the memo's size in between (as many switches' keys share one memo)
+    for k in keys + [10 ** 6 + i for i in range(3)] + keys[::-1]:
+        got = out(native, k)
+        assert got == out(python, k), k
+        if k in data:
+            assert got[:8] == data[k], k
+    assert out(native, 0x101)[8] == out(python, 0x101)[8] == 1 << 60
+    assert out(native, 0x1FF)[8] == out(python, 0x1FF)[8] == M64
+    # data as a list, written behind the control plane, then changed in place
+    k = keys[0]
+    for sw in (python, native):
+        table = sw.program.tables["t"]
+        action, _, entry = table.exact[k]
+        table.exact[k] = (action, [7] * 8, entry)
+    assert out(native, k)[:8] == out(python, k)[:8] == [7] * 8
+    for sw in (python, native):
+        sw.program.tables["t"].exact[k][1][2] = 99
+    assert out(native, k)[:8] == out(python, k)[:8] == [7, 7, 99, 7, 7, 7, 7, 7]

@@ -1,4 +1,4 @@
-"""LPM tables looked up in C (nativebuild.py `lookup_levels`, over the table's own
+"""LPM tables looked up in C (nativeprelude.py `levels_answer`, over the table's own
 `Table.levels`) must choose what the Python lookup (`Table.lookup_lpm`) chooses, also while the
 control plane inserts, modifies and deletes routes over P4Runtime between packets.
 

@@ -116,7 +116,7 @@ class _Block:
         params = []
         if self.params:
             decl.append("u64 " + ", ".join(f"P{i}" for i in sorted(self.params)) + ";")
-            params = [f"rdp(p, {i}, &P{i})" for i in sorted(self.params)]
+            params = [f"rdpn(p, PD, PN, {i}, &P{i})" for i in sorted(self.params)]
         lines = ["{"] + ["    " + d for d in decl] + ["    " + x for x in load]
         if params:
             lines.append(f"    if ({' || '.join(params)}) goto fail;")

@@ -48,6 +48,8 @@ from .nativereroll import ROLLED_LOOP, reroll
 STANDARD_CRCS = standard_algorithms()
 
 # the locals every translated function opens with: the lists and the words of its PHV
+# an action called with no data: `p` the empty tuple, and no decoded data (`PD`/`PN`)
+SET_EMPTY_PARAMS = "Py_SETREF(p, empty_params()); Py_INCREF(p); PN = 0;"
 PHV_LOCALS = ("PyObject *f = P->f, *v = P->v; u64 *PF = P->F, *PV = P->V; "
               "(void)f; (void)v; (void)PF; (void)PV;")
 
@@ -87,6 +89,7 @@ class ControlTranslator:
             "    " + PHV_LOCALS,
             "    PyObject *p = NULL;",
             "    long a; int hit; (void)a; (void)hit;",
+            "    u64 PD[ANSWER_PARAMS]; int PN = 0; (void)PD; (void)PN;",
             "    p = empty_params(); Py_INCREF(p);",
         ] + ["    " + line for line in body] + [
             "done:",
@@ -117,8 +120,7 @@ class ControlTranslator:
         action = self.gen.actions.get(node["action_id"].int())
         if action is None:
             raise Untranslatable("unknown action")
-        return ["Py_SETREF(p, empty_params()); Py_INCREF(p);"] + \
-            self._action_body(action) + [self._goto(node.get("next_node").opt_str())]
+        return [SET_EMPTY_PARAMS] + self._action_body(action) + [self._goto(node.get("next_node").opt_str())]
 
     def _action_body(self, action: ActionDef) -> list[str]:
         return self.gen.action_body(action)
@@ -135,18 +137,29 @@ class ControlTranslator:
         default = self.gen.state(self.scope.bind("dflt", table.default))
         lines = []
         if table.kind == "keyless":
-            lines.append(f"hit = 0; if (result(PyList_GET_ITEM({default}, 0), &a, &p)) "
+            lines.append(f"hit = 0; PN = 0; if (result(PyList_GET_ITEM({default}, 0), &a, &p)) "
                          "goto fail;")
         else:
-            lookup = self._lookup_code(table, node)
-            lines += lookup + [
-                "if (r == Py_None || r == NULL) {",
-                f"    hit = 0; if (result(PyList_GET_ITEM({default}, 0), &a, &p)) "
-                "{ Py_XDECREF(r); goto fail; }",
-                "} else {",
-                "    hit = 1; if (result(r, &a, &p)) { Py_DECREF(r); goto fail; }",
-                "}",
-                "Py_XDECREF(r); }"]
+            answer = self._answer_code(table, node)
+            if answer is not None:
+                lines += answer + [
+                    "hit = ans->got;",
+                    "if (hit) {",
+                    "    a = ans->a; Py_SETREF(p, Py_NewRef(ans->params));",
+                    "    PN = ans->n; memcpy(PD, ans->d, sizeof(u64) * (size_t)PN);",
+                    "} else {",
+                    f"    PN = 0; if (result(PyList_GET_ITEM({default}, 0), &a, &p)) goto fail;",
+                    "}}"]
+            else:
+                lines += self._lookup_code(table, node) + [
+                    "PN = 0;",
+                    "if (r == Py_None || r == NULL) {",
+                    f"    hit = 0; if (result(PyList_GET_ITEM({default}, 0), &a, &p)) "
+                    "{ Py_XDECREF(r); goto fail; }",
+                    "} else {",
+                    "    hit = 1; if (result(r, &a, &p)) { Py_DECREF(r); goto fail; }",
+                    "}",
+                    "Py_XDECREF(r); }"]
         per_action = not isinstance(nexts, tuple) and len(set(nexts)) > 1
         for i, spec in enumerate(table.actions):
             body = self._action_body(self.gen.actions[spec.action_id])
@@ -172,25 +185,41 @@ class ControlTranslator:
         body = self._action_body(self.gen.actions[table.actions[index].action_id])
         if params:
             fixed = self.gen.state(self.scope.bind("fixed", tuple(params)))
-            lines = [f"Py_SETREF(p, Py_NewRef({fixed}));"]
+            lines = [f"Py_SETREF(p, Py_NewRef({fixed})); PN = 0;"]
         else:
-            lines = ["Py_SETREF(p, empty_params()); Py_INCREF(p);"]
+            lines = [SET_EMPTY_PARAMS]
         return lines + body + [self._goto(self.graph._fixed_default_next(table, nexts))]
+
+    def _answer_code(self, table, node: Node) -> list[str] | None:
+        """Lines that open a block with `const Answer *ans` holding an exact or LPM table's
+        answer for a key built in C (nativeprelude.py `table_answer`, `levels_answer`); None
+        for a key only Python builds or a table of another kind."""
+        if table.kind not in ("exact", "lpm"):
+            return None
+        stmt = _Block(self.gen, None)
+        try:
+            key = self._key_c(table, node, stmt)
+        except Untranslatable:
+            return None
+        if table.kind == "lpm":
+            # the table's own levels (Table.levels), walked in C as lookup_lpm walks them
+            target = self.gen.state(self.scope.bind("levels", table.levels))
+            function = "levels_answer"
+        else:
+            target = self.gen.state(self.scope.bind("exact", table.exact))
+            function = "table_answer"
+        return ["{ const Answer *ans;", "{ u64 key;"] + stmt.wrap([f"key = {key};"]) + [
+            f"if ((ans = {function}({target}, key)) == NULL) goto fail;", "}"]
 
     def _lookup_code(self, table, node: Node) -> list[str]:
         """Lines that open a block with `PyObject *r` (a new reference, None or NULL on a
-        miss) holding the table's lookup result."""
+        miss) holding the table's lookup result (tables `_answer_code` does not take)."""
         key_code = self.graph._key_code(table, node)
         stmt = _Block(self.gen, None)
         try:
             key = self._key_c(table, node, stmt)
         except Untranslatable:
             key = None
-        if table.kind == "lpm" and key is not None:
-            # the table's own levels (Table.levels), walked in C as lookup_lpm walks them
-            levels = self.gen.state(self.scope.bind("levels", table.levels))
-            return ["{ PyObject *r;", "{ u64 key;"] + stmt.wrap([f"key = {key};"]) + [
-                f"if (lookup_levels({levels}, key, &r)) goto fail;", "}"]
         if table.kind == "exact":
             target = self.gen.state(self.scope.bind("exact", table.exact))
             method = None

@@ -129,6 +129,16 @@ static inline int rdp(PyObject *params, Py_ssize_t i, u64 *out) {
     return as_u64(PyTuple_GET_ITEM(params, i), out);
 }
 
+/* action data `i`: from `PD`, the first `PN` of `params` as C numbers (a table's answer,
+   decoded when it was first looked up: `table_answer`), else read from the tuple */
+HOT int rdpn(PyObject *params, const u64 *PD, int PN, Py_ssize_t i, u64 *out) {
+    if (i < PN) {
+        *out = PD[i];
+        return 0;
+    }
+    return rdp(params, i, out);
+}
+
 static inline u64 shl(u64 a, u64 s) { return s >= 64 ? 0 : a << s; }
 static inline u64 shr(u64 a, u64 s) { return s >= 64 ? 0 : a >> s; }
 
@@ -192,48 +202,10 @@ static int lookup_key(PyObject *table, const char *method, PyObject *k, PyObject
     return 0;
 }
 
-/* The answer of an exact dict (a table's, or an LPM level's) for an int key: a new reference,
-   or NULL on a miss (with no error set) or an error. Answers are remembered by (dict, key) with
-   the dict's version (PEP 509: a number no two states of any dict share, changed by every
-   insertion, replacement, deletion and clear), so a key the switch saw since the dict last
-   changed takes its answer without making the key's int or probing the dict (~250
-   instructions a probe, ~6 an ina.p4 packet). The memo holds its answers (a hit hands out a
-   reference of its own); a dict freed and another made at its address has another version.
-   CPython 3.14 dropped the version: there every lookup probes the dict. */
-#if PY_VERSION_HEX < 0x030E0000
-#define LOOKUP_MEMO_SIZE 8192
-typedef struct { PyObject *dict; u64 key; uint64_t version; PyObject *answer; } LookupMemo;
-static LookupMemo LOOKUP_MEMO[LOOKUP_MEMO_SIZE];
-#endif
-
-static int dict_answer(PyObject *dict, u64 key, PyObject **r) {
-#if PY_VERSION_HEX < 0x030E0000
-    size_t h = (size_t)(((uint64_t)(size_t)dict >> 4) * 0x9E3779B97F4A7C15ull
-                        ^ key * 0xC2B2AE3D27D4EB4Full);
-    LookupMemo *memo = &LOOKUP_MEMO[(h ^ (h >> 29)) & (LOOKUP_MEMO_SIZE - 1)];
-    uint64_t version = ((PyDictObject *)dict)->ma_version_tag;
-    if (memo->dict == dict && memo->key == key && memo->version == version) {
-        *r = Py_XNewRef(memo->answer);
-        return 0;
-    }
-#endif
-    PyObject *k = key_int(key);
-    if (k == NULL) return -1;
-    int failed = lookup_key(dict, NULL, k, r);
-    Py_DECREF(k);
-#if PY_VERSION_HEX < 0x030E0000
-    if (!failed && ((PyDictObject *)dict)->ma_version_tag == version) {
-        memo->dict = dict;
-        memo->key = key;
-        memo->version = version;
-        Py_XSETREF(memo->answer, Py_XNewRef(*r));
-    }
-#endif
-    return failed;
-}
-
+/* a table's result for `key` (a new reference, or NULL on a miss): the exact dict's item
+   (`method` NULL) or the table's own lookup method (ternary, range, or an LPM table whose
+   key only Python builds) */
 static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
-    if (method == NULL && PyDict_CheckExact(table)) return dict_answer(table, key, r);
     PyObject *k = key_int(key);
     if (k == NULL) return -1;
     int failed = lookup_key(table, method, k, r);
@@ -241,30 +213,107 @@ static int lookup(PyObject *table, const char *method, u64 key, PyObject **r) {
     return failed;
 }
 
-/* an LPM table's result for `key` (a new reference, or NULL on a miss): Table.lookup_lpm in C,
-   over the table's own levels, a list of (prefix length, mask, {masked key: result}) longest
-   first. No Python code runs here (int keys), so no other thread changes the list meanwhile. */
-static int lookup_levels(PyObject *levels, u64 key, PyObject **r) {
+/* A table's answer as the generated code takes it: hit or miss (`got`), and on a hit the
+   action's index `a`, its data `params` (the tuple, which Python code the action calls is
+   given) and the first `n` of them as C numbers `d` (an int too wide or not an int is left to
+   `rdp`, which converts or refuses it as it always did). The generated code copies what it
+   needs at once: an answer handed out lives until the next lookup. (It is returned, not
+   written through pointers to the caller's locals: a local whose address escapes may be
+   written by any store through a pointer, and the lane loops beside it then stay scalar.) */
+#define ANSWER_PARAMS 6
+typedef struct { int got, n; long a; PyObject *params; u64 d[ANSWER_PARAMS]; } Answer;
+
+static const Answer MISS = {0, 0, -1, NULL, {0}};
+static Answer SCRATCH;          /* the latest answer not remembered (its params held) */
+
+/* `into` takes the answer `r` (None or NULL: a miss), checked by `result` */
+static int answer_decode(PyObject *r, Answer *into) {
+    into->got = 0;
+    into->n = 0;
+    if (r == NULL || r == Py_None) {
+        Py_CLEAR(into->params);
+        return 0;
+    }
+    if (into->params == NULL) into->params = Py_NewRef(EMPTY);
+    if (result(r, &into->a, &into->params)) return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(into->params);
+    int i = 0;
+    while (i < n && i < ANSWER_PARAMS && small_value(PyTuple_GET_ITEM(into->params, i),
+                                                     &into->d[i]))
+        i++;
+    into->n = i;
+    into->got = 1;
+    return 0;
+}
+
+/* An exact dict's answer (a table's entries, or an LPM level's) for an int key, NULL on an
+   error. Answers are remembered decoded, by (dict, key) with the dict's version (PEP 509: a
+   number no two states of any dict share, changed by every insertion, replacement, deletion
+   and clear), so a key the switch saw since the dict last changed takes its action and data
+   without making the key's int, probing the dict (~250 instructions) or reading the answer's
+   tuple and the data's ints (each a cache line of its own, cold among a thousand switches'
+   entries). Only an exact tuple answer with an exact tuple of data is remembered: nothing in
+   those can change while the dict's version stays. A dict freed and another made at its
+   address has another version. The memo holds the data tuples it hands out. CPython 3.14
+   dropped the version: there every lookup probes the dict. */
+#if PY_VERSION_HEX < 0x030E0000
+#define ANSWER_MEMO_SIZE 16384
+typedef struct { PyObject *dict; u64 key; uint64_t version; Answer answer; } AnswerMemo;
+static AnswerMemo ANSWER_MEMO[ANSWER_MEMO_SIZE];
+#endif
+
+static const Answer *table_answer(PyObject *dict, u64 key) {
+    PyObject *r;
+#if PY_VERSION_HEX < 0x030E0000
+    if (PyDict_CheckExact(dict)) {
+        size_t h = (size_t)(((uint64_t)(size_t)dict >> 4) * 0x9E3779B97F4A7C15ull
+                            ^ key * 0xC2B2AE3D27D4EB4Full);
+        AnswerMemo *m = &ANSWER_MEMO[(h ^ (h >> 29)) & (ANSWER_MEMO_SIZE - 1)];
+        uint64_t version = ((PyDictObject *)dict)->ma_version_tag;
+        if (m->dict == dict && m->key == key && m->version == version) return &m->answer;
+        if (lookup(dict, NULL, key, &r)) return NULL;
+        int failed = answer_decode(r, &SCRATCH);
+        int keep = !failed && ((PyDictObject *)dict)->ma_version_tag == version &&
+            (r == NULL || r == Py_None ||
+             (PyTuple_CheckExact(r) && PyTuple_CheckExact(PyTuple_GET_ITEM(r, 1))));
+        Py_XDECREF(r);
+        if (failed) return NULL;
+        if (!keep) return &SCRATCH;
+        PyObject *old = m->answer.params;
+        m->dict = dict;
+        m->key = key;
+        m->version = version;
+        m->answer = SCRATCH;
+        Py_XINCREF(m->answer.params);
+        Py_XDECREF(old);
+        return &m->answer;
+    }
+#endif
+    if (lookup(dict, NULL, key, &r)) return NULL;
+    int failed = answer_decode(r, &SCRATCH);
+    Py_XDECREF(r);
+    return failed ? NULL : &SCRATCH;
+}
+
+/* an LPM table's answer for `key` (NULL on an error): Table.lookup_lpm in C, over the table's
+   own levels, a list of (prefix length, mask, {masked key: result}) longest first, each
+   level's answer by `table_answer`. No Python code runs here (int keys), so no other thread
+   changes the list meanwhile. */
+static const Answer *levels_answer(PyObject *levels, u64 key) {
     Py_ssize_t i;
-    *r = NULL;
     for (i = 0; i < PyList_GET_SIZE(levels); i++) {
         PyObject *level = PyList_GET_ITEM(levels, i);
         u64 mask;
         if (!PyTuple_CheckExact(level) || PyTuple_GET_SIZE(level) != 3 ||
                 !PyDict_CheckExact(PyTuple_GET_ITEM(level, 2))) {
             PyErr_SetString(PyExc_TypeError, "an LPM level must be (length, mask, dict)");
-            return -1;
+            return NULL;
         }
-        if (as_u64(PyTuple_GET_ITEM(level, 1), &mask)) return -1;
-        PyObject *got;
-        if (dict_answer(PyTuple_GET_ITEM(level, 2), key & mask, &got)) return -1;
-        if (got != NULL && got != Py_None) {
-            *r = got;
-            return 0;
-        }
-        Py_XDECREF(got);
+        if (as_u64(PyTuple_GET_ITEM(level, 1), &mask)) return NULL;
+        const Answer *got = table_answer(PyTuple_GET_ITEM(level, 2), key & mask);
+        if (got == NULL || got->got) return got;
     }
-    return 0;
+    return &MISS;
 }
 
 /* A packet's PHV as the C code holds it (phv/layout.py `word_slots`): its words (unsigned
