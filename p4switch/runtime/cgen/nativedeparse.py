@@ -40,26 +40,33 @@ class DeparserTranslator:
             sizes.append(f"if (PV[{inst.index}]) n += {self._header_bytes(inst)};")
             emit += [f"if (PV[{inst.index}]) {{"] + \
                 ["    " + line for line in self._emit(inst)] + ["}"]
+        # deparse_rest: the headers, then `rest` (the payload's bytes, which the caller holds);
+        # deparse_impl: the same for a payload object (any buffer)
         return "\n".join([
-            "static PyObject *deparse_impl(PyObject *S, Phv *P, PyObject *payload) {",
+            "static PyObject *deparse_rest(PyObject *S, Phv *P, const uint8_t *rest, "
+            "Py_ssize_t rest_len) {",
             "    " + PHV_LOCALS,
             "    PyObject *p = NULL, *out = NULL; (void)p;",
-            "    Py_buffer P_; P_.obj = NULL;",
             "    Py_ssize_t n = 0; uint8_t *o;",
-        ] + ["    " + line for line in updates] + [
-            "    if (PyObject_GetBuffer(payload, &P_, PyBUF_SIMPLE) < 0) goto fail;",
-        ] + ["    " + line for line in sizes] + [
-            "    out = frame_source(n + P_.len);",
+        ] + ["    " + line for line in updates] + \
+            ["    " + line for line in sizes] + [
+            "    out = frame_source(n + rest_len);",
             "    if (out == NULL) goto fail;",
             "    o = (uint8_t *)PyBytes_AS_STRING(out);",
         ] + ["    " + line for line in emit] + [
-            "    memcpy(o, P_.buf, P_.len);",
-            "    PyBuffer_Release(&P_);",
+            "    if (rest_len) memcpy(o, rest, rest_len);",
             "    return out;",
             "fail:",
-            "    if (P_.obj != NULL) PyBuffer_Release(&P_);",
             "    Py_XDECREF(out);",
             "    return NULL;",
+            "}",
+            "",
+            "static PyObject *deparse_impl(PyObject *S, Phv *P, PyObject *payload) {",
+            "    Py_buffer B;",
+            "    if (PyObject_GetBuffer(payload, &B, PyBUF_SIMPLE) < 0) return NULL;",
+            "    PyObject *out = deparse_rest(S, P, (const uint8_t *)B.buf, B.len);",
+            "    PyBuffer_Release(&B);",
+            "    return out;",
             "}"])
 
     def _header_bytes(self, inst) -> int:

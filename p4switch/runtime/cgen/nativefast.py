@@ -495,11 +495,11 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
             zero_slots(&P, PyTuple_GET_ITEM(plan, PL_ZERO_AFTER)))
         goto fail;
     if (ctl_egress_impl(S, &P)) goto fail;
-    payload = unparsed_rest(data, pos);
     eport_obj = from_u64(eport);
-    if (payload == NULL || eport_obj == NULL) goto fail;
+    if (eport_obj == NULL) goto fail;
     if ((t = any_true(&P, PyTuple_GET_ITEM(plan, PL_EDIVERT))) != 0) {{
         if (t < 0 || phv_out(&P) || (length_obj = from_u64(length)) == NULL) goto fail;
+        if ((payload = unparsed_rest(data, pos)) == NULL) goto fail;
         call[0] = f; call[1] = v; call[2] = payload; call[3] = eport_obj; call[4] = length_obj;
         call[5] = port;
         out = call_py(PyTuple_GET_ITEM(plan, PL_SLOW_EGRESS), call, 6);
@@ -513,7 +513,15 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
         }}
     }}
     {{
-        PyObject *bytes = deparse_impl(S, &P, payload);
+        /* the bytes the parser left go from the packet's bytes straight into the frame */
+        PyObject *bytes;
+        if (PyBytes_CheckExact(data)) {{
+            bytes = deparse_rest(S, &P, (const uint8_t *)PyBytes_AS_STRING(data) + pos,
+                                 pos < n ? n - pos : 0);
+        }} else {{
+            if ((payload = unparsed_rest(data, pos)) == NULL) goto fail;
+            bytes = deparse_impl(S, &P, payload);
+        }}
         if (bytes == NULL) goto fail;
         PyObject *pair = PyTuple_Pack(2, eport_obj, bytes);
         Py_DECREF(bytes);
