@@ -50,3 +50,52 @@ def test_run_refuses_a_bad_done_every(core, bad):
     loop = core_classes(core).loop()
     with pytest.raises(ValueError, match="done_every must be a positive integer"):
         loop.run(until=1.0, done=lambda: False, done_every=bad)
+
+
+def run_order(core: str, seed: int) -> tuple[list, str]:
+    """A seeded schedule of a few thousand events on one loop: times drawn from a small set
+    (many ties, kept in posting order), events that post and schedule more while they run,
+    some cancelled, `post` and `at` mixed. The order they ran in, and why the run ended."""
+    import random
+    rng = random.Random(seed)
+    loop = core_classes(core).loop()
+    ran: list = []
+    times = [rng.choice([0.0, 1e-6, 2e-6, 5e-6]) + rng.randrange(200) * 1e-6
+             for _ in range(4000)]
+    made = [0]
+
+    def fire(tag) -> None:
+        ran.append((tag, loop.now))
+        if made[0] < 6000 and rng.random() < 0.6:
+            for _ in range(rng.randint(1, 3)):
+                made[0] += 1
+                when = loop.now + rng.choice([0.0, 0.0, 1e-6, rng.random() * 5e-5])
+                if rng.random() < 0.5:
+                    loop.post(when, fire, ("p", made[0]))
+                else:
+                    event = loop.at(when, fire, ("a", made[0]))
+                    if rng.random() < 0.1:
+                        event.cancel()
+
+    events = []
+    for i, when in enumerate(times):
+        if i % 3:
+            loop.post(when, fire, ("p0", i))
+        else:
+            events.append(loop.at(when, fire, ("a0", i)))
+    for event in rng.sample(events, len(events) // 8):
+        event.cancel()
+    why = loop.run(until=1.0)
+    return ran, why
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_events_run_in_the_same_order_on_both_cores(seed):
+    """The native queue (eventloop.c's heap) pops what events.py's heapq pops: time order,
+    ties in posting order, cancelled events skipped, events made while running."""
+    python = run_order("python", seed)
+    native = run_order("native", seed)
+    assert native == python
+    ran, why = python
+    assert why == "idle" and len(ran) > 4000
+    assert [t for _, t in ran] == sorted(t for _, t in ran)
