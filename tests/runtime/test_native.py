@@ -535,9 +535,9 @@ def _data_program() -> dict:
 def test_table_data_decoded_in_c_match_python(native_cache, monkeypatch):
     """A table's answer is remembered with its first data as C numbers (nativeprelude.py
     `table_answer`): data at the edges of CPython's int digits (up to 2**64 - 1, which the C
-    does not decode and reads from the tuple), more data than it decodes, an entry answered
-    again after other keys took its place in the memo, and an LPM level's answer, give the
-    Python controls' packets. An entry whose data are a list, changed in place between
+    does not decode and reads from the tuple), more data than it decodes, every entry answered
+    again from the memo after all the others, and an LPM level's answer, give the Python
+    controls' packets. An entry whose data are a list, changed in place between
     packets (no change to the dict), is followed too: such answers are not remembered."""
     doc = _data_program()
     python, native = _switch(doc, False, monkeypatch), _switch(doc, True, monkeypatch)
@@ -560,7 +560,7 @@ def test_table_data_decoded_in_c_match_python(native_cache, monkeypatch):
         return [int.from_bytes(raw[4 + 8 * i: 12 + 8 * i], "big") for i in range(9)]
 
     # every key twice in turn (the second pass from the memo where the first left it), and
-    # keys past the memo's size in between (as many switches' keys share one memo)
+    # keys no entry has (misses, remembered too) in between
     for k in keys + [10 ** 6 + i for i in range(3)] + keys[::-1]:
         got = out(native, k)
         assert got == out(python, k), k

@@ -4,6 +4,8 @@ what `run` refuses."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from inaemu.sim.cores import core_classes
@@ -56,7 +58,6 @@ def run_order(core: str, seed: int) -> tuple[list, str]:
     """A seeded schedule of a few thousand events on one loop: times drawn from a small set
     (many ties, kept in posting order), events that post and schedule more while they run,
     some cancelled, `post` and `at` mixed. The order they ran in, and why the run ended."""
-    import random
     rng = random.Random(seed)
     loop = core_classes(core).loop()
     ran: list = []

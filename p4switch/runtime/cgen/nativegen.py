@@ -47,9 +47,9 @@ from .nativereroll import ROLLED_LOOP, reroll
 # the CRCs with fixed parameters, by algorithm name (the C of a hash by one of them)
 STANDARD_CRCS = standard_algorithms()
 
-# the locals every translated function opens with: the lists and the words of its PHV
 # an action called with no data: `p` the empty tuple, and no decoded data (`PD`/`PN`)
 SET_EMPTY_PARAMS = "Py_SETREF(p, empty_params()); Py_INCREF(p); PN = 0;"
+# the locals every translated function opens with: the lists and the words of its PHV
 PHV_LOCALS = ("PyObject *f = P->f, *v = P->v; u64 *PF = P->F, *PV = P->V; "
               "(void)f; (void)v; (void)PF; (void)PV;")
 
@@ -120,7 +120,8 @@ class ControlTranslator:
         action = self.gen.actions.get(node["action_id"].int())
         if action is None:
             raise Untranslatable("unknown action")
-        return [SET_EMPTY_PARAMS] + self._action_body(action) + [self._goto(node.get("next_node").opt_str())]
+        return [SET_EMPTY_PARAMS] + self._action_body(action) + \
+            [self._goto(node.get("next_node").opt_str())]
 
     def _action_body(self, action: ActionDef) -> list[str]:
         return self.gen.action_body(action)
