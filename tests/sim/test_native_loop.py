@@ -1,6 +1,6 @@
 """The native event loop's `run` against events.py's (the rest of the loop's contract is
 checked event for event by tests/sim/test_cores.py): when the `done` predicate is asked, and
-what `run` refuses."""
+what `run` refuses, and the order events run in."""
 
 from __future__ import annotations
 
