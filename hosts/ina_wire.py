@@ -20,13 +20,14 @@ from __future__ import annotations
 import functools
 import struct
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 # The header's definition (kinds, flags, layout) lives in ina_header.py; its names are
 # re-exported here for the modules that import them from this one.
-from .ina_header import (FIELD_MAX, FLAG_FORMAT, FLAG_NEXT, FLAG_OVERFLOW, FLAG_RETX,  # noqa: F401
-                         FLAG_VER, FORMAT_SHIFT, HEADER, HEADER_BYTES, HEADER_ONLY_KINDS,
+from .ina_header import (FIELD_BITS, FIELD_MAX, FLAG_FORMAT, FLAG_NEXT,  # noqa: F401
+                         FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, FORMAT_SHIFT, HEADER, HEADER_BYTES, HEADER_ONLY_KINDS,
                          INA_UDP_PORT, FIELD_OFFSETS, KNOWN_FLAGS, MAX_K, MIN_K, Format, Kind,
                          numpy_fields)
 
@@ -225,6 +226,29 @@ def contribution_payload(*, job: int, worker: int, slot: int, chunk: int, ver: i
 
 HEADER_DTYPE = np.dtype(numpy_fields())        # one header, as the table's rows begin
 
+# writer(rows, *header_plan(job, worker, fmt), first_position, pool_size, first_chunk) -> bool:
+# the rows' CONTRIB headers written as `contribution_table` writes them with NumPy (True), by
+# C where one is installed (the simulator's, inaemu/sim/native/fast_quantize.py, checked
+# against this module's NumPy headers before it writes any); False: NumPy writes them
+HeaderWriter = Callable[..., bool]
+_header_writer: HeaderWriter | None = None
+
+
+def use_header_writer(writer: HeaderWriter | None) -> None:
+    """`contribution_table` writes its headers with `writer` from now on (None: NumPy)."""
+    global _header_writer
+    _header_writer = writer
+
+
+@functools.lru_cache(maxsize=256)
+def header_plan(job: int, worker: int, fmt: int) -> tuple[bytes, int, int, int, int, int, int]:
+    """A CONTRIB header of (job, worker, fmt) at position 0 (version 0, slot 0, chunk 0), and
+    where its position's fields sit: (header, flags offset, version bit, slot offset, slot
+    bytes, chunk offset, chunk bytes). What a header writer is given, from the layout."""
+    header = HEADER.pack(Kind.CONTRIB, fmt << FORMAT_SHIFT, job, worker, 0, 0, 0, 0, 0)
+    return (header, FIELD_OFFSETS["flags"], FLAG_VER, FIELD_OFFSETS["slot"],
+            FIELD_BITS["slot"] // 8, FIELD_OFFSETS["chunk"], FIELD_BITS["chunk"] // 8)
+
 
 def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, pool_size: int,
                        chunks: int, lane_dtype, values_per_chunk: int, first_chunk: int = 0,
@@ -247,6 +271,11 @@ def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, 
     memory = _reused(scratch, "contributions", chunks * layout.itemsize)
     table = np.zeros(chunks, layout) if memory is None else \
         memory[:chunks * layout.itemsize].view(layout)
+    rows = table.view(np.uint8).reshape(chunks, layout.itemsize)
+    writer = _header_writer
+    if writer is not None and writer(rows, *header_plan(job, worker, fmt), first_position,
+                                     pool_size, first_chunk):
+        return table
     # the headers made apart (a few small arrays that stay in cache), then written into the
     # rows in one pass: the rows are the lanes' memory, which a pass a field would walk again
     headers = np.zeros(chunks, HEADER_DTYPE)
@@ -256,7 +285,6 @@ def contribution_table(*, job: int, worker: int, fmt: int, first_position: int, 
     headers["job"], headers["worker"] = job, worker
     headers["slot"] = positions % pool_size
     headers["chunk"] = np.arange(first_chunk, first_chunk + chunks, dtype=np.int64)
-    rows = table.view(np.uint8).reshape(chunks, layout.itemsize)
     rows[:, :HEADER_BYTES] = headers.view(np.uint8).reshape(chunks, HEADER_BYTES)
     return table
 

@@ -1,11 +1,13 @@
 """INA blocks quantized in one C pass (inaemu/sim/native/fast_quantize.py): the lanes
 `hosts.quantize.quantize_scaled` makes, in every lane format and byte order, in a table's
 rows, with the last chunk's zero padding; what it does not take is left to the definition;
-and a quantizer that differs is refused."""
+and a quantizer that differs is refused. The same for the table's CONTRIB headers written in
+C: `hosts.ina_wire.contribution_table`'s NumPy bytes, or refused."""
 
 import numpy as np
 import pytest
 
+from hosts import ina_wire
 from hosts import quantize as qz
 from inaemu.sim.native import fast_quantize, native_loop_class
 from inaemu.sim.native import why_not as native_why_not
@@ -150,6 +152,114 @@ def test_a_quantizer_that_differs_from_the_definition_is_refused():
              "swapped": swapped}
     for name, quantize in wrong.items():
         assert fast_quantize.differs_from_definition(quantize) is not None, name
+
+
+@needs_c
+def test_the_c_header_writer_builds_and_passes_its_check_where_the_native_core_does():
+    assert fast_quantize.header_writer() is not None, fast_quantize.why_not_headers()
+    assert ina_wire._header_writer is fast_quantize.write_headers
+
+
+def _table_bytes(writer, scratch_bytes: np.ndarray, **kwargs) -> tuple[bytes, np.ndarray]:
+    """contribution_table's table and its whole scratch memory, the headers by `writer`."""
+    scratch = {"contributions": scratch_bytes.copy()}
+    installed = ina_wire._header_writer
+    try:
+        ina_wire.use_header_writer(writer)
+        table = ina_wire.contribution_table(**kwargs, scratch=scratch)
+    finally:
+        ina_wire.use_header_writer(installed)
+    return table.tobytes(), scratch["contributions"]
+
+
+@needs_c
+def test_c_headers_are_numpys_over_random_tables():
+    """Random jobs, workers, formats, pools, positions (far along and across the versions'
+    turns) and chunk numbers up to the field's last, over stale memory: the same bytes, and
+    nothing written past the table."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        pool_size = int(rng.choice([1, 2, 3, 64, 511, 4096, 65535]))
+        chunks = int(rng.integers(1, 2 * pool_size + 3)) if pool_size < 100 else \
+            int(rng.integers(1, 300))
+        first_chunk = int(rng.choice([0, int(rng.integers(0, 1 << 20)), (1 << 32) - chunks]))
+        fmt = int(rng.integers(0, 3))
+        kwargs = dict(job=int(rng.integers(0, 1 << 16)), worker=int(rng.integers(0, 256)),
+                      fmt=fmt, first_position=int(rng.choice([0, int(rng.integers(0, 1 << 40))])),
+                      pool_size=pool_size, chunks=chunks, first_chunk=first_chunk,
+                      lane_dtype=qz.wire_dtype(("int32", "int16", "int8")[fmt]),
+                      values_per_chunk=int(rng.choice([1, 4, 64])))
+        stale = rng.integers(0, 256, 1 << 17, np.uint8)      # (holds the largest table)
+        got, got_memory = _table_bytes(fast_quantize.write_headers, stale, **kwargs)
+        want, want_memory = _table_bytes(None, stale, **kwargs)
+        assert got == want, kwargs
+        assert np.array_equal(got_memory, want_memory), kwargs
+
+
+@needs_c
+def test_the_c_header_writer_refuses_what_does_not_fit():
+    """A chunk past its field, a pool past the slot's, a header longer than the row, a row
+    array of another type: ValueError, and the rows untouched."""
+    write = fast_quantize.header_writer()
+    plan = ina_wire.header_plan(1, 2, 0)
+    rows = np.full((4, 20), 7, np.uint8)
+    bad = [((rows, *plan, 0, 8, (1 << 32) - 3), ValueError),          # chunk 2^32 on row 3
+           ((rows, *plan, 70_000, 1 << 17, 0), ValueError),             # slot 70,000: 2 bytes
+           ((np.zeros((4, 8), np.uint8), *plan, 0, 8, 0), ValueError),  # 16-byte header, 8 bytes
+           ((np.zeros((4, 5), np.int32), *plan, 0, 8, 0), ValueError),
+           ((rows, *plan, -1, 8, 0), ValueError),
+           ((rows, *plan, 0, 0, 0), ValueError)]
+    for args, error in bad:
+        with pytest.raises(error):
+            write(*args)
+        assert (rows == 7).all()
+    write(rows, *plan, 0, 8, (1 << 32) - 4)       # (the last chunk fits)
+    assert rows[3, 8:12].tobytes() == ((1 << 32) - 1).to_bytes(4, "big")
+
+
+def test_a_header_writer_that_differs_from_numpy_is_refused():
+    """The check before the C headers are used: the version bit never set, the slot not
+    wrapped at the pool, the chunk little-endian, a byte written past the header."""
+    def writer(change):
+        def write(rows, template, flags_at, version_bit, slot_at, slot_size, chunk_at,
+                  chunk_size, first_position, pool_size, first_chunk):
+            for r in range(rows.shape[0]):
+                position = first_position + r
+                header = bytearray(template)
+                header[flags_at] |= version_bit if (position // pool_size) % 2 else 0
+                header[slot_at:slot_at + slot_size] = \
+                    (position % pool_size).to_bytes(slot_size, "big")
+                header[chunk_at:chunk_at + chunk_size] = \
+                    (first_chunk + r).to_bytes(chunk_size, "big")
+                rows[r, :len(header)] = np.frombuffer(bytes(change(header, position,
+                                                                   pool_size, r)), np.uint8)
+                if change is past:
+                    rows[r, len(header)] = 0
+        return write
+
+    def same(header, position, pool_size, r):
+        return header
+
+    def no_version(header, position, pool_size, r):
+        header[ina_wire.FIELD_OFFSETS["flags"]] &= ~ina_wire.FLAG_VER
+        return header
+
+    def unwrapped(header, position, pool_size, r):
+        at = ina_wire.FIELD_OFFSETS["slot"]
+        header[at:at + 2] = (position % 65536).to_bytes(2, "big")
+        return header
+
+    def little(header, position, pool_size, r):
+        at = ina_wire.FIELD_OFFSETS["chunk"]
+        header[at:at + 4] = header[at:at + 4][::-1]
+        return header
+
+    def past(header, position, pool_size, r):
+        return header
+
+    assert fast_quantize.headers_differ(writer(same)) is None
+    for change in (no_version, unwrapped, little, past):
+        assert fast_quantize.headers_differ(writer(change)) is not None, change.__name__
 
 
 @pytest.mark.parametrize("loss", [0.0, 3.0])

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hosts import ina_wire
 from hosts import quantize as qz
 
 PREFIX = "inaemu_fast_quantize_"
@@ -32,9 +33,11 @@ _state: dict = {}
 
 
 def install() -> None:
-    """`hosts.quantize.quantize_into` quantizes with this module from now on (built and
-    checked at its first use; NumPy wherever the check fails or no C can be built)."""
+    """`hosts.quantize.quantize_into` quantizes with this module from now on, and
+    `hosts.ina_wire.contribution_table` writes its headers with it (built and checked at
+    their first use; NumPy wherever a check fails or no C can be built)."""
     qz.use_fast_quantize(quantize)
+    ina_wire.use_header_writer(write_headers)
 
 
 def why_not() -> str | None:
@@ -61,6 +64,28 @@ def quantize(values: np.ndarray, scale: float, limit: int, lanes: np.ndarray) ->
     return c(values, float(scale), int(limit), lanes) == DONE
 
 
+def header_writer():
+    """The checked C function `contribution_headers(rows, *plan, first_position, pool_size,
+    first_chunk)`, or None (`why_not_headers` says why)."""
+    quantizer()
+    return _state["headers"]
+
+
+def why_not_headers() -> str | None:
+    """Why the C header writer is not used (after it was first asked for), else None."""
+    return _state.get("why_not_headers")
+
+
+def write_headers(rows: np.ndarray, *plan_and_positions) -> bool:
+    """`ina_wire.contribution_table`'s headers written by the C: True, or False for the
+    caller to write them with NumPy (no checked C)."""
+    c = header_writer()
+    if c is None:
+        return False
+    c(rows, *plan_and_positions)
+    return True
+
+
 def _takes(values: np.ndarray, lanes: np.ndarray) -> bool:
     return (isinstance(values, np.ndarray) and values.dtype == np.float32
             and values.flags.c_contiguous and isinstance(lanes, np.ndarray)
@@ -69,21 +94,62 @@ def _takes(values: np.ndarray, lanes: np.ndarray) -> bool:
 
 
 def _load():
+    """The checked quantizer (or None), with the checked header writer in _state."""
     from p4switch.runtime.cgen import nativebuild
+    _state["headers"] = None
     if not nativebuild.enabled():
-        _state["why_not"] = "C is off (INAEMU_NATIVE=0)"
+        _state["why_not"] = _state["why_not_headers"] = "C is off (INAEMU_NATIVE=0)"
         return None
     source = (Path(__file__).parent / "fastquantize.c").read_text()
     built = nativebuild.load_source(PREFIX, source)
     if built is None:
-        _state["why_not"] = "fastquantize.c could not be built: " + \
-            "; ".join(nativebuild.why_not.values())
+        _state["why_not"] = _state["why_not_headers"] = \
+            "fastquantize.c could not be built: " + "; ".join(nativebuild.why_not.values())
         return None
+    problem = headers_differ(built.contribution_headers)
+    if problem is None:
+        _state["headers"] = built.contribution_headers
+    else:
+        _state["why_not_headers"] = problem
     problem = differs_from_definition(built.quantize)
     if problem is not None:
         _state["why_not"] = problem
         return None
     return built.quantize
+
+
+def headers_differ(c) -> str | None:
+    """Where the C header writer's rows differ from `contribution_table`'s NumPy rows, or
+    None: every field at its edges (the first and last job and worker, each lane format,
+    pools of 1, 3 and 65,535 slots, positions across the versions' turn and far along, chunks
+    up to the field's last), over rows that hold stale bytes (the header written, the rest
+    left as it was)."""
+    cases = [(0, 0, 0, 0, 1, 5, 0), (1, 2, 1, 2, 3, 7, 9), (0xFFFF, 0xFF, 2, 65533, 65535, 6, 4),
+             (7, 3, 0, 1 << 40, 512, 1025, (1 << 32) - 1025),
+             (300, 17, 1, 1023, 1024, 3, 1 << 20)]
+    for job, worker, fmt, first_position, pool_size, chunks, first_chunk in cases:
+        for values_per_chunk in (1, 8):
+            lane_dtype = qz.wire_dtype(("int32", "int16", "int8")[fmt])
+            kwargs = dict(job=job, worker=worker, fmt=fmt, first_position=first_position,
+                          pool_size=pool_size, chunks=chunks, lane_dtype=lane_dtype,
+                          values_per_chunk=values_per_chunk, first_chunk=first_chunk)
+            stale = np.random.default_rng(chunks).integers(0, 256, 1 << 16, np.uint8)
+            got_scratch, want_scratch = {"contributions": stale.copy()}, \
+                {"contributions": stale.copy()}
+            writer = ina_wire._header_writer
+            try:
+                ina_wire.use_header_writer(lambda rows, *rest: c(rows, *rest) or True)
+                got = ina_wire.contribution_table(**kwargs, scratch=got_scratch)
+                ina_wire.use_header_writer(None)
+                want = ina_wire.contribution_table(**kwargs, scratch=want_scratch)
+            finally:
+                ina_wire.use_header_writer(writer)
+            if got.tobytes() != want.tobytes() or not np.array_equal(
+                    got_scratch["contributions"], want_scratch["contributions"]):
+                return (f"fastquantize.c writes other CONTRIB headers than contribution_table: "
+                        f"job {job}, worker {worker}, format {fmt}, position {first_position} "
+                        f"of {pool_size}, {chunks} chunks from {first_chunk}")
+    return None
 
 
 def edge_values(limit: int, scale: float) -> np.ndarray:

@@ -9,6 +9,13 @@
  * It declines what the definition does otherwise than a clamp: a NaN (NumPy's cast of it is
  * undefined), and a value that rounds to more than limit + 1 (the definition raises). Then the
  * caller runs the definition itself. fast_quantize.py checks this file against it before use.
+ *
+ * Also here, for the same table: its rows' CONTRIB headers (`contribution_headers`), which
+ * hosts/ina_wire.py's `contribution_table` otherwise writes with a dozen NumPy operations
+ * (~35 us a block of 1,024 rows, on the simulation's thread). The layout is not this file's:
+ * the caller gives a header with the position's fields zero and where those fields sit
+ * (ina_wire.py `header_plan`, from ina_header.py's LAYOUT), and fast_quantize.py checks the
+ * rows against NumPy's before use.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -166,7 +173,77 @@ static PyObject *quantize(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return PyLong_FromLong(status);
 }
 
+/* a big-endian unsigned of `size` bytes (1, 2, 4 or 8) at `at` */
+static inline void put_big(unsigned char *at, int size, uint64_t value) {
+    for (int i = size - 1; i >= 0; i--) {
+        at[i] = (unsigned char)value;
+        value >>= 8;
+    }
+}
+
+/* contribution_headers(rows, template, flags_at, version_bit, slot_at, slot_size, chunk_at,
+   chunk_size, first_position, pool_size, first_chunk): row r of `rows` (a writable, C-contiguous
+   2-D uint8 array: one row a chunk's payload) begins with `template`, its flags byte with
+   `version_bit` set where (first_position + r) div pool_size is odd, its slot (first_position + r)
+   mod pool_size and its chunk first_chunk + r, each big-endian. The rest of the row is not
+   touched. ValueError where a field does not fit its place. */
+static PyObject *contribution_headers(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "contribution_headers(rows, template, flags_at, "
+                        "version_bit, slot_at, slot_size, chunk_at, chunk_size, first_position, "
+                        "pool_size, first_chunk)");
+        return NULL;
+    }
+    long long n[9];
+    for (int i = 0; i < 9; i++) {
+        n[i] = PyLong_AsLongLong(args[i + 2]);
+        if (n[i] == -1 && PyErr_Occurred()) return NULL;
+    }
+    long long flags_at = n[0], version_bit = n[1], slot_at = n[2], slot_size = n[3],
+              chunk_at = n[4], chunk_size = n[5], position = n[6], pool = n[7], chunk = n[8];
+    if (!PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "contribution_headers: the template must be bytes");
+        return NULL;
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(args[1]);
+    const unsigned char *template = (const unsigned char *)PyBytes_AS_STRING(args[1]);
+    Py_buffer out;
+    if (PyObject_GetBuffer(args[0], &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
+        return NULL;
+    Py_ssize_t rows = out.ndim == 2 ? out.shape[0] : 0, row_bytes = out.ndim == 2 ? out.shape[1] : 0;
+    int sizes_ok = (slot_size == 1 || slot_size == 2 || slot_size == 4 || slot_size == 8)
+        && (chunk_size == 1 || chunk_size == 2 || chunk_size == 4 || chunk_size == 8);
+    if (out.ndim != 2 || out.itemsize != 1 || out.format == NULL || strcmp(out.format, "B") != 0
+            || size > row_bytes || !sizes_ok || flags_at < 0 || flags_at >= size
+            || version_bit < 0 || version_bit > 0xFF || slot_at < 0 || slot_at + slot_size > size
+            || chunk_at < 0 || chunk_at + chunk_size > size || position < 0 || pool < 1
+            || chunk < 0 || (slot_size < 8 && ((pool - 1) >> (8 * slot_size)) != 0)
+            || (chunk_size < 8 && (chunk + (rows ? rows - 1 : 0)) >> (8 * chunk_size) != 0)) {
+        PyBuffer_Release(&out);
+        PyErr_SetString(PyExc_ValueError, "contribution_headers: a field does not fit its place "
+                        "(rows: 2-D uint8, each as long as the header or longer)");
+        return NULL;
+    }
+    long long slot = position % pool, odd = (position / pool) & 1;
+    unsigned char *row = out.buf;
+    for (Py_ssize_t r = 0; r < rows; r++, row += row_bytes) {
+        memcpy(row, template, (size_t)size);
+        if (odd) row[flags_at] |= (unsigned char)version_bit;
+        put_big(row + slot_at, (int)slot_size, (uint64_t)slot);
+        put_big(row + chunk_at, (int)chunk_size, (uint64_t)(chunk + r));
+        if (++slot == pool) {
+            slot = 0;
+            odd ^= 1;
+        }
+    }
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef functions[] = {
+    {"contribution_headers", (PyCFunction)(void (*)(void))contribution_headers, METH_FASTCALL,
+     "contribution_headers(rows, template, flags_at, version_bit, slot_at, slot_size, chunk_at, "
+     "chunk_size, first_position, pool_size, first_chunk): each row's CONTRIB header"},
     {"quantize", (PyCFunction)(void (*)(void))quantize, METH_FASTCALL,
      "quantize(values, scale, limit, lanes): 0 when the lanes hold quantize_scaled's values, "
      "1 when a value exceeds the limit by more than one, 2 at a NaN"},
