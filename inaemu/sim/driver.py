@@ -341,6 +341,7 @@ def _run(net: SimNetwork, jobs: list[SimJob], setup: SimSetup | None, *, algo: s
                     check.max_passes_ahead(block)
             elif algo == "ring" and stream:
                 for check in checks.values():
+                    check.marks_ahead()
                     check.first_reads_ahead()
             began = time.perf_counter()
             for member in members:

@@ -30,6 +30,7 @@ import numpy as np
 
 from hosts.draw_ahead import DrawAhead
 from hosts.gradient_stream import SKIP_BLOCK, draw, generator_of
+from inaemu.sim.native.fast_normals import marks_after
 
 AHEAD_VALUES = 1 << 16       # values drawn ahead of a rank's next read (four 16,384-value slices)
 
@@ -86,6 +87,25 @@ class SeekableGradient:
     def _restore(self, mark: int) -> None:
         _restore_mark(self._generator, self.marks[4 * mark:4 * mark + 4], self._increment)
         self._position = self.cuts[mark]
+
+    def mark_all(self) -> bool:
+        """Every cut's mark recorded now, the generator's state stepped in C from the latest
+        one (`fast_normals.marks_after`, a max pass's cost a value, no value kept): reads then
+        never skip (a ring rank's first read drew the values before its segment only to pass
+        their cuts, and its wrap to the last segment again: its whole vector, drawn twice).
+        False where the C does not step this generator (the reads record the marks as they
+        pass them)."""
+        following = self.marked
+        if following >= len(self.cuts):
+            return True
+        latest = following - 1
+        steps = [end - start for start, end in zip(self.cuts[latest:], self.cuts[following:])]
+        made = marks_after(tuple(self.marks[4 * latest:4 * latest + 4]), self._increment, steps)
+        if made is None:
+            return False
+        if self.marked == following:        # (else a read passed the cuts meanwhile)
+            self.marks.extend(made)
+        return True
 
     def read(self, first: int, end: int) -> np.ndarray:
         """Values [first, end) as a new float32 array."""

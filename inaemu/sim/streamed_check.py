@@ -270,6 +270,24 @@ class StreamedCheck:
         self._seekables.append(reader)
         return reader
 
+    def marks_ahead(self) -> None:
+        """Every ring rank's marks at every cut, recorded before any rank reads
+        (`SeekableGradient.mark_all`): half the ranks' on a drawing thread, half here, each
+        rank's by one thread (the marks a rank's reader shares with the check's are written
+        by nobody else before the run)."""
+        if self.cuts is None:
+            return
+        readers = self._seekables
+        ahead = self._ahead
+        elsewhere = readers[len(readers) // 2:] if ahead is not None and ahead.open else []
+        pending = [ahead.submit(reader.mark_all) for reader in elsewhere]
+        for reader in readers[:len(readers) - len(elsewhere)]:
+            reader.mark_all()
+        for future in pending:
+            if future is not None:
+                future.result()
+            # (a closed pool's None: that rank's reads record its marks as they go)
+
     def first_reads_ahead(self) -> None:
         """Every ring rank's first segment (rank r's is segment r), started on the drawing
         threads, the last rank first (the simulation's thread starts the first ranks, whose

@@ -14,7 +14,7 @@ import pytest
 from hosts.agent import gradient
 from hosts.draw_ahead import DrawAhead
 from hosts.errors import UsageError
-from hosts.ring_session import RingSession, ring_error_bound, segment_bounds
+from hosts.ring_session import SLICE_VALUES, RingSession, ring_error_bound, segment_bounds
 from inaemu.sim import SimJob, simulate
 from inaemu.sim.driver import ring_bound, ring_cuts
 from inaemu.sim.seekable_gradient import SeekableGradient
@@ -62,6 +62,58 @@ def test_a_first_read_far_in_skips_without_holding_the_skipped_values():
         tracemalloc.stop()
     assert np.array_equal(values, gradient(1, 0, length)[-10:])
     assert peak < length                 # not the 4 MiB of float32 skipped (nor 8 of float64)
+
+
+@pytest.mark.parametrize("length,n,slice_values,read_first",
+                         [(70_001, 5, 4096, 0), (70_001, 5, 4096, 3), (1000, 3, 7, 1),
+                          (1, 1, 4, 0), (9_000, 7, 300, 40)])
+def test_marks_stepped_in_c_are_the_generators_own(length, n, slice_values, read_first):
+    """`mark_all` from the first mark, or after reads recorded some: the marks a read through
+    the vector records, nothing drawn for them, and every read after them draws its range
+    alone (a rank's first read far in skips nothing)."""
+    from inaemu.sim.native import fast_normals
+    cuts = ring_cuts(length, n, slice_values)
+    reader = SeekableGradient(4, 2, length, cuts)
+    if read_first:
+        reader.read(0, cuts[min(read_first, len(cuts) - 1)])
+    drawn = reader.drawn
+    if fast_normals.marks_after((0, 0, 0, 0), 1, [1]) is None:
+        assert not reader.mark_all()           # (no C here: the reads record them)
+        return
+    assert reader.mark_all()
+    assert reader.drawn == drawn and reader.marked == len(cuts)
+    assert reader.marks == _marks_of(4, 2, length, cuts)
+    assert reader.mark_all() and reader.marked == len(cuts)        # (again: nothing to do)
+    whole = gradient(4, 2, length)
+    for first in reversed(cuts):
+        drawn = reader.drawn
+        assert np.array_equal(reader.read(first, length), whole[first:])
+        assert reader.drawn - drawn == length - first
+
+
+def test_pcg_marks_that_differ_from_numpy_are_refused():
+    """The check before C marks are used: a step one value long, a step's state from
+    another generator."""
+    from inaemu.sim.native import fast_normals
+
+    def stepped(change):
+        def pcg_marks(high, low, inc_high, inc_low, steps):
+            generator = np.random.Generator(np.random.PCG64())
+            state = generator.bit_generator.state
+            state["state"] = {"state": (high << 64) | low, "inc": (inc_high << 64) | inc_low}
+            generator.bit_generator.state = state
+            words = array("Q")
+            for index, count in enumerate(steps):
+                generator.standard_normal(change(index, count))
+                after = generator.bit_generator.state["state"]["state"]
+                words.extend((after >> 64, after & ((1 << 64) - 1)))
+            return words.tobytes()
+        return pcg_marks
+
+    assert fast_normals._marks_differ_from_numpy(stepped(lambda index, count: count)) is None
+    for change in (lambda index, count: count + (index == 3),
+                   lambda index, count: count + 1 if count == 0 else count):
+        assert fast_normals._marks_differ_from_numpy(stepped(change)) is not None
 
 
 # ---- SeekableGradient drawn ahead (a ring rank's reads, predicted) ------------------------------
@@ -367,6 +419,40 @@ def test_a_streamed_ring_drawn_ahead_is_the_same_run(monkeypatch, loss):
         assert new.mean_abs_err == pytest.approx(old.mean_abs_err, rel=1e-12)
 
 
+@pytest.mark.parametrize("per_rank", [3000, 20_000])
+def test_a_streamed_ring_with_its_marks_made_ahead_is_the_same_run_and_skips_nothing(
+        monkeypatch, per_rank):
+    """The ranks' marks stepped in C before the run (`StreamedCheck.marks_ahead`) against
+    marks recorded by the reads: the same packets and verdicts; and no rank's reader draws a
+    value it does not read."""
+    from inaemu.sim import seekable_gradient, streamed_check
+    made = []
+    for_ring = StreamedCheck.for_ring.__func__
+
+    def spy(cls, **kwargs):
+        made.append(for_ring(cls, **kwargs))
+        return made[-1]
+    monkeypatch.setattr(streamed_check.StreamedCheck, "for_ring", classmethod(spy))
+    topology = star(4)
+    jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
+    runs = []
+    for marks_after in (seekable_gradient.marks_after, lambda *args: None):
+        monkeypatch.setattr(seekable_gradient, "marks_after", marks_after)
+        trace: list[str] = []
+        result = simulate(topology, jobs, algo="ring", keep_results=False, seed=6, bw=1000,
+                          size_bytes=4 * 4 * per_rank, loss=1.0, trace=trace)
+        runs.append((trace, [record.as_dict() for record in result.records],
+                     [reader.drawn for reader in made[-1]._seekables]))
+    (trace, records, drawn), (old_trace, old_records, old_drawn) = runs
+    assert trace == old_trace and records == old_records
+    assert all(record["correct"] for record in records)
+    from inaemu.sim.native import fast_normals
+    if fast_normals.marks_after((0, 0, 0, 0), 1, [1]) is not None:
+        assert drawn == [4 * per_rank] * 4          # each value once, none skipped
+        if per_rank < SLICE_VALUES:                 # (else the skips were the drawing thread's)
+            assert sum(old_drawn) > sum(drawn)      # the first reads skipped, as before
+
+
 def test_a_streamed_ring_with_a_dead_rank():
     topology = star(4)
     jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
@@ -410,7 +496,6 @@ def test_a_streamed_ring_judges_on_the_drawing_thread_and_reads_ahead_only_whole
     """Segments under a slice: the ranks read their own values here (a hand-off per small
     read costs the loop more than the draw), but the check's verdicts (every rank's values of
     each block) are still judged on the drawing thread; a slice or more: both."""
-    from hosts.ring_session import SLICE_VALUES
     from inaemu.sim import streamed_check
     made = []
     for_ring = StreamedCheck.for_ring.__func__

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import operator
 import threading
+from array import array
 from pathlib import Path
 from typing import Callable
 
@@ -134,6 +135,47 @@ def max_bits_checked(generator: np.random.Generator, count: int,
     return _state["max_bits"](generator, count, magnitude)
 
 
+def marks_after(words, increment: int, steps) -> array | None:
+    """A PCG64 stream's marks after each of `steps` values in turn, from the mark `words`
+    (state high, state low, has_uint32, uinteger: inaemu/sim/seekable_gradient.py's) of a
+    generator whose increment is `increment`: 4 x len(steps) words, each mark where drawing
+    that many values leaves the generator, for the cost of a max pass and without the GIL;
+    None where the C does not step PCG64 (checked against NumPy's draws at load)."""
+    _loaded()
+    marks = _state.get("pcg_marks")
+    if marks is None:
+        return None
+    high, low, has_uint32, uinteger = words
+    try:
+        states = marks(high, low, increment >> 64, increment & _LOW_64, steps)
+    except LookupError:                 # (NumPy's routine asked for 32 bits: not served)
+        return None
+    pairs = array("Q", states)
+    out = array("Q", bytes(32 * len(steps)))
+    out[0::4], out[1::4] = pairs[0::2], pairs[1::2]
+    out[2::4] = array("Q", [has_uint32]) * len(steps)
+    out[3::4] = array("Q", [uinteger]) * len(steps)
+    return out
+
+
+def _marks_differ_from_numpy(pcg_marks) -> str | None:
+    """Where `pcg_marks` leaves a generator otherwise than drawing the same steps with NumPy
+    does, or None."""
+    for seed in CHECK_SEEDS:
+        steps = [0, 1, 2, 4095, 16384, 1, CHECK_VALUES // 4, 7]
+        generator = np.random.default_rng(seed)
+        state = generator.bit_generator.state["state"]
+        got = array("Q", pcg_marks(state["state"] >> 64, state["state"] & _LOW_64,
+                                   state["inc"] >> 64, state["inc"] & _LOW_64, steps))
+        for index, count in enumerate(steps):
+            gradient_stream.numpy_draw(generator, count)
+            after = generator.bit_generator.state["state"]["state"]
+            if (got[2 * index] << 64) | got[2 * index + 1] != after:
+                return f"fastnormals.c's PCG64 steps differ from NumPy's (seed {seed}, " \
+                       f"step {index} of {count} values)"
+    return None
+
+
 def _load():
     """(the module or None, the checked drawer or None), `why_not` saying what is missing."""
     from p4switch.runtime.cgen import nativebuild
@@ -187,6 +229,12 @@ def _load():
         _state["why_not"] = problem
         return built, None
     built.trust()
+    if max_pcg is not None:
+        problem = _marks_differ_from_numpy(built.pcg_marks)
+        if problem is None:
+            _state["pcg_marks"] = built.pcg_marks
+        else:
+            _state["why_not_marks"] = problem
     return built, draw
 
 

@@ -439,6 +439,71 @@ static PyObject *max_bits_pcg(PyObject *self, PyObject *const *args, Py_ssize_t 
                          (unsigned long long)p.state);
 }
 
+/* pcg_marks(state_hi, state_lo, inc_hi, inc_lo, steps) -> bytes of 2 x len(steps) native
+   64-bit words: a PCG64 generator's public state stepped here over `steps` values in turn (a
+   sequence of counts), and the state (high, low) after each step: where its normals'
+   stream is at each of a reader's cuts (inaemu/sim/seekable_gradient.py's marks), for the
+   cost of a max pass and no value kept, without the GIL. The values' magnitude does not
+   change which words they take. LookupError when NumPy's routine asked for a 32-bit word. */
+static PyObject *pcg_marks(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "pcg_marks(state_hi, state_lo, inc_hi, inc_lo, steps)");
+        return NULL;
+    }
+    if (!LEARNED) {
+        PyErr_SetString(PyExc_RuntimeError, "fastnormals: a draw before learn");
+        return NULL;
+    }
+    unsigned long long part[4];
+    for (int i = 0; i < 4; i++) {
+        part[i] = PyLong_AsUnsignedLongLong(args[i]);
+        if (part[i] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    }
+    PyObject *steps = PySequence_Fast(args[4], "pcg_marks: steps must be a sequence of counts");
+    if (steps == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(steps);
+    Py_ssize_t *counts = PyMem_Malloc(sizeof(Py_ssize_t) * (n ? n : 1));
+    uint64_t *words = PyMem_Malloc(sizeof(uint64_t) * 2 * (n ? n : 1));
+    if (counts == NULL || words == NULL) {
+        PyMem_Free(counts);
+        PyMem_Free(words);
+        Py_DECREF(steps);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        counts[i] = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(steps, i));
+        if (counts[i] < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "pcg_marks: a step must be a count >= 0");
+            PyMem_Free(counts);
+            PyMem_Free(words);
+            Py_DECREF(steps);
+            return NULL;
+        }
+    }
+    Py_DECREF(steps);
+    Pcg p = {((u128)part[0] << 64) | part[1], ((u128)part[2] << 64) | part[3], 0};
+    bitgen_t rest = {&p, pcg_u64, pcg_u32, pcg_double, pcg_raw};
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !p.asked_32; i++) {
+        MaxPass m = {{0}, 0};                 /* (the maximum is not wanted) */
+        p.state = max_pcg_pairs(&m, &p, &rest, counts[i], 1.0);
+        words[2 * i] = (uint64_t)(p.state >> 64);
+        words[2 * i + 1] = (uint64_t)p.state;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(counts);
+    if (p.asked_32) {
+        PyMem_Free(words);
+        PyErr_SetString(PyExc_LookupError, "fastnormals: NumPy's routine asked for 32 bits");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize((const char *)words,
+                                              (Py_ssize_t)(sizeof(uint64_t) * 2 * n));
+    PyMem_Free(words);
+    return out;
+}
+
 /* trust(): whole draws matched NumPy's (fast_normals.py checked them): `add_drawn` may draw
    with `normal` too */
 static PyObject *trust(PyObject *self, PyObject *unused) {
@@ -801,6 +866,9 @@ static PyMethodDef functions[] = {
      "draw(capsule, count, magnitude, out): standard normals times magnitude into float32 out"},
     {"max_bits", (PyCFunction)(void (*)(void))max_bits, METH_FASTCALL,
      "max_bits(capsule, count, magnitude): the largest |x| bit pattern of the next draws"},
+    {"pcg_marks", (PyCFunction)(void (*)(void))pcg_marks, METH_FASTCALL,
+     "pcg_marks(state_hi, state_lo, inc_hi, inc_lo, steps): the PCG64 state after each step "
+     "of values, as native 64-bit words (high, low) in bytes"},
     {"max_bits_pcg", (PyCFunction)(void (*)(void))max_bits_pcg, METH_FASTCALL,
      "max_bits_pcg(state_hi, state_lo, inc_hi, inc_lo, count, magnitude): max_bits from a "
      "PCG64 state, stepped here; returns (top, state_hi, state_lo)"},
