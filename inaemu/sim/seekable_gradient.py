@@ -30,9 +30,11 @@ import numpy as np
 
 from hosts.draw_ahead import DrawAhead
 from hosts.gradient_stream import SKIP_BLOCK, draw, generator_of
-from inaemu.sim.native.fast_normals import marks_after
+from inaemu.sim.native.fast_normals import draw_from, marks_after
 
 AHEAD_VALUES = 1 << 16       # values drawn ahead of a rank's next read (four 16,384-value slices)
+_NOWHERE = -1                # the generator's position when a read drew without it: the next
+                             # read restores a mark first
 
 
 class SeekableGradient:
@@ -122,6 +124,17 @@ class SeekableGradient:
 
     def _read(self, first: int, end: int) -> np.ndarray:
         mark = min(bisect_right(self.cuts, first), self.marked) - 1
+        following = self.marked
+        if self.cuts[mark] == first and (following == len(self.cuts) or
+                                         end < self.cuts[following]):
+            # from a mark, passing no cut without one (a ring rank's every read once its
+            # marks are made): drawn from the mark's state in C, the generator not moved
+            values = draw_from(self.marks[4 * mark:4 * mark + 2], self._increment, end - first,
+                               self.magnitude)
+            if values is not None:
+                self._position = _NOWHERE
+                self.drawn += end - first
+                return values
         if first < self._position or self.cuts[mark] > self._position:
             self._restore(mark)
         if self._position < first:

@@ -269,6 +269,81 @@ def test_the_pcg_max_pass_steps_its_two_chains_over_every_word_numpy_takes(count
     assert ours.bit_generator.state == theirs.bit_generator.state
 
 
+def _mark(generator: np.random.Generator) -> tuple[int, int, int, int]:
+    state = generator.bit_generator.state
+    value = state["state"]["state"]
+    return value >> 64, value & ((1 << 64) - 1), state["has_uint32"], state["uinteger"]
+
+
+@needs_c
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 4, 5, 4096, 70_001])
+@pytest.mark.parametrize("order", ["slow first", "slow second", "fast only"])
+@pytest.mark.parametrize("magnitude", [1.0, 0.37])
+def test_draws_from_a_mark_step_their_two_chains_over_every_word_numpy_takes(count, order,
+                                                                          magnitude):
+    """`draw_from` draws from a mark's state in C, the even and the odd states as two chains:
+    a word NumPy's routine decides (it draws more words) as the first or the second of a
+    pair, and draws of odd and even lengths, give NumPy's values, and the generator a mark
+    names is left alone."""
+    slow = ((1 << 52) - 1) << 9 | 255          # the last layer's largest magnitude: NumPy's
+    fast_word = (1 << 45) << 9 | 90
+    words = {"slow first": (slow, fast_word), "slow second": (fast_word, slow),
+             "fast only": (fast_word, fast_word)}[order]
+    ours, theirs = _generator_giving(*words), _generator_giving(*words)
+    mark = _mark(ours)
+    before = ours.bit_generator.state
+    values = fast_normals.draw_from(mark, before["state"]["inc"], count, magnitude)
+    expected = gradient_stream.numpy_draw(theirs, count, magnitude)
+    assert values is not None and values.dtype == np.float32
+    assert values.tobytes() == expected.tobytes()
+    assert ours.bit_generator.state == before
+
+
+def test_draws_from_a_mark_decline_what_they_were_not_checked_for():
+    """A magnitude that is not finite: None (the caller draws through the generator)."""
+    generator = np.random.default_rng(3)
+    mark = _mark(generator)
+    inc = generator.bit_generator.state["state"]["inc"]
+    for magnitude in (float("nan"), float("inf")):
+        assert fast_normals.draw_from(mark, inc, 10, magnitude) is None
+
+
+def test_draws_from_a_state_that_differ_from_numpy_are_refused():
+    """The check before `draw_from` is used: a value of another state, the last value
+    dropped, the state after one word short."""
+    def drawing(change):
+        def draw_pcg(high, low, inc_high, inc_low, count, magnitude, out):
+            generator = np.random.Generator(np.random.PCG64())
+            state = generator.bit_generator.state
+            state["state"] = {"state": (high << 64) | low, "inc": (inc_high << 64) | inc_low}
+            generator.bit_generator.state = state
+            out[...] = gradient_stream.numpy_draw(generator, count, magnitude)
+            after = generator.bit_generator.state["state"]["state"]
+            return change(out, after)
+        return draw_pcg
+
+    mask = (1 << 64) - 1
+    assert fast_normals._draws_from_state_differ_from_numpy(
+        drawing(lambda out, after: (after >> 64, after & mask))) is None
+
+    def other_value(out, after):
+        if out.size:
+            out[0] = np.float32(out[0] * 2 or 1.0)
+        return after >> 64, after & mask
+
+    def dropped(out, after):
+        if out.size:
+            out[-1] = 0
+        return after >> 64, after & mask
+
+    def short(out, after):
+        return after >> 64, (after & mask) ^ 1
+
+    for change in (other_value, dropped, short):
+        assert fast_normals._draws_from_state_differ_from_numpy(drawing(change)) is not None, \
+            change.__name__
+
+
 def test_a_streams_max_pass_is_the_same_with_or_without_the_c_pass():
     """`GradientStream.max_bits` (the codec's max pass, its first block kept) and the reads
     after it, with the simulator's drawers and with NumPy alone."""

@@ -90,6 +90,12 @@ def test_marks_stepped_in_c_are_the_generators_own(length, n, slice_values, read
         drawn = reader.drawn
         assert np.array_equal(reader.read(first, length), whole[first:])
         assert reader.drawn - drawn == length - first
+    # the reads from marks drew from the marks' states (`draw_from`); one through the
+    # generator after them (a range that does not start at a cut) still reads the gradient
+    if length > 2:
+        assert np.array_equal(reader.read(cuts[-1], length), whole[cuts[-1]:])
+        middle = (cuts[-1] + length) // 2
+        assert np.array_equal(reader._read(middle, length), whole[middle:])
 
 
 def test_pcg_marks_that_differ_from_numpy_are_refused():

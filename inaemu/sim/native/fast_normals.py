@@ -158,6 +158,46 @@ def marks_after(words, increment: int, steps) -> array | None:
     return out
 
 
+def draw_from(words, increment: int, count: int, magnitude: float) -> np.ndarray | None:
+    """`gradient_stream.draw`'s next `count` values of a PCG64 stream at the mark `words`
+    (state high, state low, has_uint32, uinteger) of a generator whose increment is
+    `increment`, drawn from the state in C, two words at a time (~30 % faster than through
+    the generator, and no state set on it); None where the C does not draw so (checked
+    against NumPy's draws at load) or NumPy's routine asked for 32 bits."""
+    _loaded()
+    draw_c = _state.get("draw_pcg")
+    if draw_c is None or not math.isfinite(magnitude):
+        return None
+    count = operator.index(count)
+    out = np.empty(count, np.float32)
+    high, low = words[0], words[1]
+    try:
+        draw_c(high, low, increment >> 64, increment & _LOW_64, count, float(magnitude), out)
+    except LookupError:
+        return None
+    return out
+
+
+def _draws_from_state_differ_from_numpy(draw_pcg) -> str | None:
+    """Where `draw_pcg` draws other values than NumPy's generator from the same state, or
+    leaves another state, or None."""
+    for seed in CHECK_SEEDS:
+        for magnitude, count in ((1.0, CHECK_VALUES), (1e-3, 1001), (3.0, 1), (1.0, 2),
+                                 (1.0, 0)):
+            generator = np.random.default_rng(seed)
+            state = generator.bit_generator.state["state"]
+            out = np.empty(count, np.float32)
+            high, low = draw_pcg(state["state"] >> 64, state["state"] & _LOW_64,
+                                 state["inc"] >> 64, state["inc"] & _LOW_64, count, magnitude,
+                                 out)
+            values = gradient_stream.numpy_draw(generator, count, magnitude)
+            after = generator.bit_generator.state["state"]["state"]
+            if out.tobytes() != values.tobytes() or (high << 64) | low != after:
+                return f"fastnormals.c's draws from a PCG64 state differ from NumPy's (seed " \
+                       f"{seed}, x{magnitude}, {count} values)"
+    return None
+
+
 def _marks_differ_from_numpy(pcg_marks) -> str | None:
     """Where `pcg_marks` leaves a generator otherwise than drawing the same steps with NumPy
     does, or None."""
@@ -235,6 +275,11 @@ def _load():
             _state["pcg_marks"] = built.pcg_marks
         else:
             _state["why_not_marks"] = problem
+        problem = _draws_from_state_differ_from_numpy(built.draw_pcg)
+        if problem is None:
+            _state["draw_pcg"] = built.draw_pcg
+        else:
+            _state["why_not_draw_pcg"] = problem
     return built, draw
 
 

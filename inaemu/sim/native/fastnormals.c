@@ -72,17 +72,22 @@ static double numpy_normal(bitgen_t *g, uint64_t word) {
     return random_standard_normal(&first);
 }
 
-static inline double normal(bitgen_t *g) {
-    uint64_t word = g->next_uint64(g->state);
+/* a word a layer takes at once: its value in `*x`, 1; else 0 (NumPy's routine decides it) */
+static inline int at_once(uint64_t word, double *x) {
     unsigned layer = (unsigned)(word & 0xff);
     uint64_t magnitude = (word >> 9) & ((1ULL << MAGNITUDE_BITS) - 1);
-    if (magnitude < BOUND[layer]) {
-        /* the sign by its bit, not a branch (half of them would be mispredicted): -x */
-        union { double x; uint64_t bits; } value = {(double)magnitude * WIDTH[layer]};
-        value.bits ^= (word & 0x100) << 55;
-        return value.x;
-    }
-    return numpy_normal(g, word);
+    if (magnitude >= BOUND[layer]) return 0;
+    /* the sign by its bit, not a branch (half of them would be mispredicted): -x */
+    union { double x; uint64_t bits; } value = {(double)magnitude * WIDTH[layer]};
+    value.bits ^= (word & 0x100) << 55;
+    *x = value.x;
+    return 1;
+}
+
+static inline double normal(bitgen_t *g) {
+    uint64_t word = g->next_uint64(g->state);
+    double x;
+    return at_once(word, &x) ? x : numpy_normal(g, word);
 }
 
 /* ---- learning the layers from NumPy's routine ---------------------------------------------- */
@@ -504,6 +509,94 @@ static PyObject *pcg_marks(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return out;
 }
 
+/* `draw`'s values from the state in `p`, its words two states at a time as the max pass takes
+   them (`max_pcg_pairs`); `p` left at the state after the last word. A word NumPy's routine
+   decides goes to it with the state that gave it, and both chains start again from the
+   state NumPy left. Stops early when NumPy's routine asked for a 32-bit word. */
+static void draw_pcg_pairs(Pcg *p, bitgen_t *rest, Py_ssize_t count, double magnitude,
+                           float *values) {
+    const u128 inc = p->inc;
+    const u128 multiplier2 = PCG_MULTIPLIER * PCG_MULTIPLIER;
+    const u128 inc2 = inc * PCG_MULTIPLIER + inc;
+    u128 state = p->state;                 /* the state after the last word taken */
+    Py_ssize_t i = 0;
+    double x;
+    while (i < count && !p->asked_32) {
+        u128 even = state * PCG_MULTIPLIER + inc, odd = even * PCG_MULTIPLIER + inc;
+        while (i < count) {
+            if (count - i == 1) {          /* the last word: one step */
+                state = even;
+                uint64_t word = pcg_output(even);
+                if (!at_once(word, &x)) {
+                    p->state = state;
+                    x = numpy_normal(rest, word);
+                    state = p->state;
+                }
+                values[i++] = scaled(x, magnitude);
+                break;
+            }
+            uint64_t first = pcg_output(even), second = pcg_output(odd);
+            if (!at_once(first, &x)) {
+                p->state = even;
+                values[i++] = scaled(numpy_normal(rest, first), magnitude);
+                state = p->state;
+                break;
+            }
+            values[i++] = scaled(x, magnitude);
+            if (!at_once(second, &x)) {
+                p->state = odd;
+                values[i++] = scaled(numpy_normal(rest, second), magnitude);
+                state = p->state;
+                break;
+            }
+            values[i++] = scaled(x, magnitude);
+            state = odd;
+            even = even * multiplier2 + inc2;
+            odd = odd * multiplier2 + inc2;
+        }
+    }
+    p->state = state;
+}
+
+/* draw_pcg(state_hi, state_lo, inc_hi, inc_lo, count, magnitude, out) -> (state_hi,
+   state_lo): `draw` from a PCG64 generator's public state, stepped here (no generator object,
+   nor its state's round trip through a dict), and the state after; LookupError when NumPy's
+   routine asked for a 32-bit word (`out` then holds part of the values) */
+static PyObject *draw_pcg(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "draw_pcg(state_hi, state_lo, inc_hi, inc_lo, count, "
+                        "magnitude, out)");
+        return NULL;
+    }
+    if (!LEARNED) {
+        PyErr_SetString(PyExc_RuntimeError, "fastnormals: a draw before learn");
+        return NULL;
+    }
+    unsigned long long part[4];
+    for (int i = 0; i < 4; i++) {
+        part[i] = PyLong_AsUnsignedLongLong(args[i]);
+        if (part[i] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    }
+    Py_ssize_t count;
+    double magnitude;
+    Py_buffer out;
+    if (count_and_magnitude(args[4], args[5], "draw_pcg", &count, &magnitude) < 0
+            || float_out(args[6], &out, count) < 0)
+        return NULL;
+    Pcg p = {((u128)part[0] << 64) | part[1], ((u128)part[2] << 64) | part[3], 0};
+    bitgen_t rest = {&p, pcg_u64, pcg_u32, pcg_double, pcg_raw};
+    Py_BEGIN_ALLOW_THREADS
+    draw_pcg_pairs(&p, &rest, count, magnitude, out.buf);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&out);
+    if (p.asked_32) {
+        PyErr_SetString(PyExc_LookupError, "fastnormals: NumPy's routine asked for 32 bits");
+        return NULL;
+    }
+    return Py_BuildValue("(KK)", (unsigned long long)(p.state >> 64),
+                         (unsigned long long)p.state);
+}
+
 /* trust(): whole draws matched NumPy's (fast_normals.py checked them): `add_drawn` may draw
    with `normal` too */
 static PyObject *trust(PyObject *self, PyObject *unused) {
@@ -866,6 +959,9 @@ static PyMethodDef functions[] = {
      "draw(capsule, count, magnitude, out): standard normals times magnitude into float32 out"},
     {"max_bits", (PyCFunction)(void (*)(void))max_bits, METH_FASTCALL,
      "max_bits(capsule, count, magnitude): the largest |x| bit pattern of the next draws"},
+    {"draw_pcg", (PyCFunction)(void (*)(void))draw_pcg, METH_FASTCALL,
+     "draw_pcg(state_hi, state_lo, inc_hi, inc_lo, count, magnitude, out): draw from a PCG64 "
+     "state stepped here; the state after"},
     {"pcg_marks", (PyCFunction)(void (*)(void))pcg_marks, METH_FASTCALL,
      "pcg_marks(state_hi, state_lo, inc_hi, inc_lo, steps): the PCG64 state after each step "
      "of values, as native 64-bit words (high, low) in bytes"},
