@@ -46,7 +46,6 @@ are judged as they come.
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from array import array
 from collections import deque
@@ -57,7 +56,7 @@ import numpy as np
 from hosts.agent import add_exact
 from hosts.draw_ahead import DrawAhead
 from hosts.gradient_stream import GradientStream
-from inaemu.sim.native import exact_sums
+from inaemu.sim.native import block_digest, exact_sums
 from inaemu.sim.seekable_gradient import SeekableGradient
 
 HELD_VALUES = 1 << 24     # values (64 MiB of float32) held ahead of a lower rank, per job
@@ -211,6 +210,7 @@ class StreamedCheck:
         self.most_blocks_held = 0                     # (tests: memory follows the spread)
         self.values_drawn = 0                         # drawn again from the seed (tests)
         self._add_values = exact_sums.add_values()   # add_exact in one C pass, or None
+        self._digest = block_digest.digester()        # a block's bytes known again (or SHA-1)
 
     @classmethod
     def for_ring(cls, *, seed: int, n: int, length: int, cuts: list[int],
@@ -393,8 +393,7 @@ class StreamedCheck:
         verdict = self._verdicts[worker]
         block = self._block(first, values.size)
         if self.one_verdict:
-            digest = hashlib.sha1(np.ascontiguousarray(values).data,
-                                  usedforsecurity=False).digest()
+            digest = self._digest(np.ascontiguousarray(values).data)
             judged = block.judged.get(digest) if block.judged is not None else None
             if judged is None:
                 judged = self._judge_later(first, block, values, verdict_of)
