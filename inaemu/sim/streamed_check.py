@@ -210,7 +210,8 @@ class StreamedCheck:
         self.most_blocks_held = 0                     # (tests: memory follows the spread)
         self.values_drawn = 0                         # drawn again from the seed (tests)
         self._add_values = exact_sums.add_values()   # add_exact in one C pass, or None
-        self._digest = block_digest.digester()        # a block's bytes known again (or SHA-1)
+        # a block's bytes known again (one verdict a block), by a C digest or SHA-1
+        self._digest = block_digest.digester() if one_verdict else None
 
     @classmethod
     def for_ring(cls, *, seed: int, n: int, length: int, cuts: list[int],
