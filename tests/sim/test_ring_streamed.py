@@ -426,13 +426,9 @@ def test_a_streamed_ring_drawn_ahead_is_the_same_run(monkeypatch, loss):
         assert new.mean_abs_err == pytest.approx(old.mean_abs_err, rel=1e-12)
 
 
-@pytest.mark.parametrize("per_rank", [3000, 20_000])
-def test_a_streamed_ring_with_its_marks_made_ahead_is_the_same_run_and_skips_nothing(
-        monkeypatch, per_rank):
-    """The ranks' marks stepped in C before the run (`StreamedCheck.marks_ahead`) against
-    marks recorded by the reads: the same packets and verdicts; and no rank's reader draws a
-    value it does not read."""
-    from inaemu.sim import seekable_gradient, streamed_check
+def _ring_checks_made(monkeypatch) -> list:
+    """The ring checks the runs below make (`StreamedCheck.for_ring`), as they are made."""
+    from inaemu.sim import streamed_check
     made = []
     for_ring = StreamedCheck.for_ring.__func__
 
@@ -440,6 +436,17 @@ def test_a_streamed_ring_with_its_marks_made_ahead_is_the_same_run_and_skips_not
         made.append(for_ring(cls, **kwargs))
         return made[-1]
     monkeypatch.setattr(streamed_check.StreamedCheck, "for_ring", classmethod(spy))
+    return made
+
+
+@pytest.mark.parametrize("per_rank", [3000, 20_000])
+def test_a_streamed_ring_with_its_marks_made_ahead_is_the_same_run_and_skips_nothing(
+        monkeypatch, per_rank):
+    """The ranks' marks stepped in C before the run (`StreamedCheck.marks_ahead`) against
+    marks recorded by the reads: the same packets and verdicts; and no rank's reader draws a
+    value it does not read."""
+    from inaemu.sim import seekable_gradient
+    made = _ring_checks_made(monkeypatch)
     topology = star(4)
     jobs = [SimJob(1, tuple(h.name for h in topology.hosts))]
     runs = []
@@ -503,14 +510,7 @@ def test_a_streamed_ring_judges_on_the_drawing_thread_and_reads_ahead_only_whole
     """Segments under a slice: the ranks read their own values here (a hand-off per small
     read costs the loop more than the draw), but the check's verdicts (every rank's values of
     each block) are still judged on the drawing thread; a slice or more: both."""
-    from inaemu.sim import streamed_check
-    made = []
-    for_ring = StreamedCheck.for_ring.__func__
-
-    def spy(cls, **kwargs):
-        made.append(for_ring(cls, **kwargs))
-        return made[-1]
-    monkeypatch.setattr(streamed_check.StreamedCheck, "for_ring", classmethod(spy))
+    made = _ring_checks_made(monkeypatch)
     judged_later = []
     judge_later = StreamedCheck._judge_later
     monkeypatch.setattr(StreamedCheck, "_judge_later",

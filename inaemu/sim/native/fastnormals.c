@@ -357,6 +357,24 @@ static uint32_t pcg_u32(void *st) {
     return 0;
 }
 
+/* a Pcg from the arguments (state_hi, state_lo, inc_hi, inc_lo, ...) of the functions below
+   that step PCG64 here; -1 with an error set (also before `learn`: the layers are unknown) */
+static int pcg_from(PyObject *const *args, Pcg *p) {
+    if (!LEARNED) {
+        PyErr_SetString(PyExc_RuntimeError, "fastnormals: a draw before learn");
+        return -1;
+    }
+    unsigned long long part[4];
+    for (int i = 0; i < 4; i++) {
+        part[i] = PyLong_AsUnsignedLongLong(args[i]);
+        if (part[i] == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    }
+    p->state = ((u128)part[0] << 64) | part[1];
+    p->inc = ((u128)part[2] << 64) | part[3];
+    p->asked_32 = 0;
+    return 0;
+}
+
 /* The max pass's words, two states at a time: each step of the LCG waits for the last one's
    128-bit multiply, so the even and the odd states are stepped as two chains of their own
    (state x multiplier^2 + inc x (multiplier + 1)), whose multiplies overlap. A word NumPy's
@@ -416,20 +434,12 @@ static PyObject *max_bits_pcg(PyObject *self, PyObject *const *args, Py_ssize_t 
                         "max_bits_pcg(state_hi, state_lo, inc_hi, inc_lo, count, magnitude)");
         return NULL;
     }
-    if (!LEARNED) {
-        PyErr_SetString(PyExc_RuntimeError, "fastnormals: a draw before learn");
-        return NULL;
-    }
-    unsigned long long part[4];
-    for (int i = 0; i < 4; i++) {
-        part[i] = PyLong_AsUnsignedLongLong(args[i]);
-        if (part[i] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-    }
+    Pcg p;
+    if (pcg_from(args, &p) < 0) return NULL;
     Py_ssize_t count;
     double magnitude;
     if (count_and_magnitude(args[4], args[5], "fastnormals", &count, &magnitude) < 0)
         return NULL;
-    Pcg p = {((u128)part[0] << 64) | part[1], ((u128)part[2] << 64) | part[3], 0};
     bitgen_t rest = {&p, pcg_u64, pcg_u32, pcg_double, pcg_raw};
     MaxPass m = {{0}, 0};
     Py_BEGIN_ALLOW_THREADS
@@ -455,15 +465,8 @@ static PyObject *pcg_marks(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "pcg_marks(state_hi, state_lo, inc_hi, inc_lo, steps)");
         return NULL;
     }
-    if (!LEARNED) {
-        PyErr_SetString(PyExc_RuntimeError, "fastnormals: a draw before learn");
-        return NULL;
-    }
-    unsigned long long part[4];
-    for (int i = 0; i < 4; i++) {
-        part[i] = PyLong_AsUnsignedLongLong(args[i]);
-        if (part[i] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-    }
+    Pcg p;
+    if (pcg_from(args, &p) < 0) return NULL;
     PyObject *steps = PySequence_Fast(args[4], "pcg_marks: steps must be a sequence of counts");
     if (steps == NULL) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(steps);
@@ -487,7 +490,6 @@ static PyObject *pcg_marks(PyObject *self, PyObject *const *args, Py_ssize_t nar
         }
     }
     Py_DECREF(steps);
-    Pcg p = {((u128)part[0] << 64) | part[1], ((u128)part[2] << 64) | part[3], 0};
     bitgen_t rest = {&p, pcg_u64, pcg_u32, pcg_double, pcg_raw};
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n && !p.asked_32; i++) {
@@ -509,6 +511,13 @@ static PyObject *pcg_marks(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return out;
 }
 
+/* a word NumPy's routine decides, given to it with the state `at` that gave it: its value as
+   `draw` gives it, `p` left at the state NumPy's routine left */
+static inline float decided(Pcg *p, bitgen_t *rest, u128 at, uint64_t word, double magnitude) {
+    p->state = at;
+    return scaled(numpy_normal(rest, word), magnitude);
+}
+
 /* `draw`'s values from the state in `p`, its words two states at a time as the max pass takes
    them (`max_pcg_pairs`); `p` left at the state after the last word. A word NumPy's routine
    decides goes to it with the state that gave it, and both chains start again from the
@@ -525,27 +534,25 @@ static void draw_pcg_pairs(Pcg *p, bitgen_t *rest, Py_ssize_t count, double magn
         u128 even = state * PCG_MULTIPLIER + inc, odd = even * PCG_MULTIPLIER + inc;
         while (i < count) {
             if (count - i == 1) {          /* the last word: one step */
-                state = even;
                 uint64_t word = pcg_output(even);
-                if (!at_once(word, &x)) {
-                    p->state = state;
-                    x = numpy_normal(rest, word);
+                if (at_once(word, &x)) {
+                    values[i++] = scaled(x, magnitude);
+                    state = even;
+                } else {
+                    values[i++] = decided(p, rest, even, word, magnitude);
                     state = p->state;
                 }
-                values[i++] = scaled(x, magnitude);
                 break;
             }
             uint64_t first = pcg_output(even), second = pcg_output(odd);
             if (!at_once(first, &x)) {
-                p->state = even;
-                values[i++] = scaled(numpy_normal(rest, first), magnitude);
+                values[i++] = decided(p, rest, even, first, magnitude);
                 state = p->state;
                 break;
             }
             values[i++] = scaled(x, magnitude);
             if (!at_once(second, &x)) {
-                p->state = odd;
-                values[i++] = scaled(numpy_normal(rest, second), magnitude);
+                values[i++] = decided(p, rest, odd, second, magnitude);
                 state = p->state;
                 break;
             }
@@ -568,22 +575,14 @@ static PyObject *draw_pcg(PyObject *self, PyObject *const *args, Py_ssize_t narg
                         "magnitude, out)");
         return NULL;
     }
-    if (!LEARNED) {
-        PyErr_SetString(PyExc_RuntimeError, "fastnormals: a draw before learn");
-        return NULL;
-    }
-    unsigned long long part[4];
-    for (int i = 0; i < 4; i++) {
-        part[i] = PyLong_AsUnsignedLongLong(args[i]);
-        if (part[i] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-    }
+    Pcg p;
+    if (pcg_from(args, &p) < 0) return NULL;
     Py_ssize_t count;
     double magnitude;
     Py_buffer out;
     if (count_and_magnitude(args[4], args[5], "draw_pcg", &count, &magnitude) < 0
             || float_out(args[6], &out, count) < 0)
         return NULL;
-    Pcg p = {((u128)part[0] << 64) | part[1], ((u128)part[2] << 64) | part[3], 0};
     bitgen_t rest = {&p, pcg_u64, pcg_u32, pcg_double, pcg_raw};
     Py_BEGIN_ALLOW_THREADS
     draw_pcg_pairs(&p, &rest, count, magnitude, out.buf);
