@@ -27,9 +27,9 @@ import numpy as np
 # The header's definition (kinds, flags, layout) lives in ina_header.py; its names are
 # re-exported here for the modules that import them from this one.
 from .ina_header import (FIELD_BITS, FIELD_MAX, FLAG_FORMAT, FLAG_NEXT,  # noqa: F401
-                         FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, FORMAT_SHIFT, HEADER, HEADER_BYTES, HEADER_ONLY_KINDS,
-                         INA_UDP_PORT, FIELD_OFFSETS, KNOWN_FLAGS, MAX_K, MIN_K, Format, Kind,
-                         numpy_fields)
+                         FLAG_OVERFLOW, FLAG_RETX, FLAG_VER, FORMAT_SHIFT, HEADER, HEADER_BYTES,
+                         HEADER_ONLY_KINDS, INA_UDP_PORT, FIELD_OFFSETS, KNOWN_FLAGS, MAX_K,
+                         MIN_K, Format, Kind, numpy_fields)
 
 _KNOWN_FLAGS = KNOWN_FLAGS
 _FLAGS_AT, _BMAX_AT = FIELD_OFFSETS["flags"], FIELD_OFFSETS["bmax"]

@@ -208,6 +208,7 @@ def test_the_c_header_writer_refuses_what_does_not_fit():
            ((np.zeros((4, 8), np.uint8), *plan, 0, 8, 0), ValueError),  # 16-byte header, 8 bytes
            ((np.zeros((4, 5), np.int32), *plan, 0, 8, 0), ValueError),
            ((rows, *plan, -1, 8, 0), ValueError),
+           ((rows, *plan, 0, 8, (1 << 63) - 2), ValueError),           # chunk + 3 past 2^63 - 1
            ((rows, *plan, 0, 0, 0), ValueError)]
     for args, error in bad:
         with pytest.raises(error):

@@ -72,7 +72,8 @@ static void polynomials(const unsigned char *bytes, Py_ssize_t length, const uin
     for (int j = 0; j < 2; j++) {
         uint64_t sum = 0;                   /* chain c's words sit k^(CHAINS - 1 - c) higher */
         for (int c = 0; c < CHAINS; c++) sum = add(sum, mul(h[j][c], power[j][CHAINS - 1 - c]));
-        for (Py_ssize_t r = i; r < words; r++) sum = add(mul(sum, keys[j]), word_at(bytes, r, length));
+        for (Py_ssize_t r = i; r < words; r++)
+            sum = add(mul(sum, keys[j]), word_at(bytes, r, length));
         out[j] = add(mul(sum, keys[j]), (uint64_t)length % P);
     }
 }

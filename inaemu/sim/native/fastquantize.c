@@ -19,6 +19,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -210,14 +211,16 @@ static PyObject *contribution_headers(PyObject *self, PyObject *const *args, Py_
     Py_buffer out;
     if (PyObject_GetBuffer(args[0], &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
         return NULL;
-    Py_ssize_t rows = out.ndim == 2 ? out.shape[0] : 0, row_bytes = out.ndim == 2 ? out.shape[1] : 0;
+    Py_ssize_t rows = out.ndim == 2 ? out.shape[0] : 0;
+    Py_ssize_t row_bytes = out.ndim == 2 ? out.shape[1] : 0;
     int sizes_ok = (slot_size == 1 || slot_size == 2 || slot_size == 4 || slot_size == 8)
         && (chunk_size == 1 || chunk_size == 2 || chunk_size == 4 || chunk_size == 8);
     if (out.ndim != 2 || out.itemsize != 1 || out.format == NULL || strcmp(out.format, "B") != 0
             || size > row_bytes || !sizes_ok || flags_at < 0 || flags_at >= size
             || version_bit < 0 || version_bit > 0xFF || slot_at < 0 || slot_at + slot_size > size
             || chunk_at < 0 || chunk_at + chunk_size > size || position < 0 || pool < 1
-            || chunk < 0 || (slot_size < 8 && ((pool - 1) >> (8 * slot_size)) != 0)
+            || chunk < 0 || chunk > LLONG_MAX - rows
+            || (slot_size < 8 && ((pool - 1) >> (8 * slot_size)) != 0)
             || (chunk_size < 8 && (chunk + (rows ? rows - 1 : 0)) >> (8 * chunk_size) != 0)) {
         PyBuffer_Release(&out);
         PyErr_SetString(PyExc_ValueError, "contribution_headers: a field does not fit its place "
