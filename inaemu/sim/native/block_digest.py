@@ -1,4 +1,4 @@
-"""A block's digest for the streamed check, at memory speed (`blockdigest.c`).
+"""A block's digest for the streamed check, in about half SHA-1's time (`blockdigest.c`).
 
 Why: a ring check judges a block once and gives every other worker whose values are the same
 bytes that verdict (inaemu/sim/streamed_check.py `_check`), knowing them by a digest of each

@@ -1,5 +1,6 @@
 /* A block's digest for the streamed check's "the same values as a worker already judged"
- * (block_digest.py), at memory speed instead of SHA-1's ~1 GB/s.
+ * (block_digest.py), in about half SHA-1's time on the check's blocks (which arrive out of
+ * cache: 47 ms against 87 in a 64 x 1 MiB ring), with a collision bound of its own.
  *
  * The definition is block_digest.py's `reference_digest`: the bytes as 32-bit little-endian
  * words (the last one zero-padded) w_1..w_L, then the byte count as one more word, and for
