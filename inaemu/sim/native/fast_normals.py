@@ -269,17 +269,12 @@ def _load():
         _state["why_not"] = problem
         return built, None
     built.trust()
-    if max_pcg is not None:
-        problem = _marks_differ_from_numpy(built.pcg_marks)
-        if problem is None:
-            _state["pcg_marks"] = built.pcg_marks
-        else:
-            _state["why_not_marks"] = problem
-        problem = _draws_from_state_differ_from_numpy(built.draw_pcg)
-        if problem is None:
-            _state["draw_pcg"] = built.draw_pcg
-        else:
-            _state["why_not_draw_pcg"] = problem
+    if max_pcg is not None:      # (PCG64 stepped here: each use checked on its own)
+        for name, differs in (("pcg_marks", _marks_differ_from_numpy),
+                              ("draw_pcg", _draws_from_state_differ_from_numpy)):
+            problem = differs(getattr(built, name))
+            _state[name if problem is None else "why_not_" + name] = \
+                getattr(built, name) if problem is None else problem
     return built, draw
 
 

@@ -357,6 +357,13 @@ static uint32_t pcg_u32(void *st) {
     return 0;
 }
 
+/* NULL with the LookupError of a PCG64 stepped here whose words NumPy's routine asked 32 bits
+   of (not served here: the caller takes NumPy's generator itself) */
+static PyObject *asked_32_error(void) {
+    PyErr_SetString(PyExc_LookupError, "fastnormals: NumPy's routine asked for 32 bits");
+    return NULL;
+}
+
 /* a Pcg from the arguments (state_hi, state_lo, inc_hi, inc_lo, ...) of the functions below
    that step PCG64 here; -1 with an error set (also before `learn`: the layers are unknown) */
 static int pcg_from(PyObject *const *args, Pcg *p) {
@@ -447,8 +454,7 @@ static PyObject *max_bits_pcg(PyObject *self, PyObject *const *args, Py_ssize_t 
     max_end(&m, magnitude);
     Py_END_ALLOW_THREADS
     if (p.asked_32) {
-        PyErr_SetString(PyExc_LookupError, "fastnormals: NumPy's routine asked for 32 bits");
-        return NULL;
+        return asked_32_error();
     }
     return Py_BuildValue("(kKK)", (unsigned long)m.top, (unsigned long long)(p.state >> 64),
                          (unsigned long long)p.state);
@@ -502,8 +508,7 @@ static PyObject *pcg_marks(PyObject *self, PyObject *const *args, Py_ssize_t nar
     PyMem_Free(counts);
     if (p.asked_32) {
         PyMem_Free(words);
-        PyErr_SetString(PyExc_LookupError, "fastnormals: NumPy's routine asked for 32 bits");
-        return NULL;
+        return asked_32_error();
     }
     PyObject *out = PyBytes_FromStringAndSize((const char *)words,
                                               (Py_ssize_t)(sizeof(uint64_t) * 2 * n));
@@ -589,8 +594,7 @@ static PyObject *draw_pcg(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&out);
     if (p.asked_32) {
-        PyErr_SetString(PyExc_LookupError, "fastnormals: NumPy's routine asked for 32 bits");
-        return NULL;
+        return asked_32_error();
     }
     return Py_BuildValue("(KK)", (unsigned long long)(p.state >> 64),
                          (unsigned long long)p.state);
