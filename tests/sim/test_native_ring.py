@@ -288,6 +288,27 @@ def test_the_c_path_takes_loss_recovery_and_leaves_timers_and_reno_to_the_python
     assert calls["_on_data"] == 0
 
 
+@pytest.mark.parametrize("loss", [0.0, 3.0])
+def test_the_host_gives_the_c_path_its_segments_as_frames(monkeypatch, loss):
+    """A rank's segments and ACKs reach its C path as the frames themselves, read in place
+    (hostport.c `receive_in_place`): all but the first on each port (the host looks its
+    listener up for that one), lossless or not (out-of-order segments, SACKs)."""
+    paths = []
+    original = RingWorker.__init__
+
+    def kept(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        paths.append(self._data_handler.__self__)
+    monkeypatch.setattr(RingWorker, "__init__", kept)
+    net = star(4)
+    result = simulate(net, [SimJob(1, _hosts(net))], algo="ring", size_bytes=4 * 20011,
+                      seed=1, loss=loss, bw=100, core="native")
+    assert all(record.correct for record in result.records)
+    assert len(paths) == 4
+    received = sum(record.packets_received for record in result.records)  # data and ACKs
+    assert received - 2 * 4 <= sum(path.in_place for path in paths) <= received
+
+
 def test_the_python_ring_worker_is_kept_where_asked(monkeypatch):
     """ring_worker.NATIVE_PATH = False: the native host runs the Python handlers (the same
     events as with the C path)."""

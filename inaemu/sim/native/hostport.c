@@ -51,11 +51,13 @@ typedef struct {
     /* HostNode's `loop` and `_ident` (set by its __init__): fields of this struct, not of the
      * subclass's instance dict, so the C parts read them at their offsets (attrs.c) */
     PyObject *loop, *ident;
-    /* the last (proto, port)'s handler, borrowed: valid while `handlers` is the same dict at
-     * the same PEP 509 version (then the dict still holds it); CPython 3.14 has no version */
-    PyObject *memo_dict, *memo_handler;
+    /* the last two (proto, port)s' handlers, borrowed: valid while `handlers` is the same
+     * dict at the same PEP 509 version (then the dict still holds them); two, for a ring
+     * rank's data and ACK ports, whose frames alternate. CPython 3.14 has no version. */
+    PyObject *memo_dict;
     uint64_t memo_version;
-    long memo_proto, memo_port;
+    struct { long proto, port; PyObject *handler; } memo[2];
+    int memo_next;
 } HostPort;
 
 static int HostPort_init(HostPort *self, PyObject *args, PyObject *kwds) {
@@ -114,31 +116,53 @@ static int port_key(PyObject *proto, PyObject *dport, long *p, long *port) {
     return 1;
 }
 
-/* the remembered handler of (proto, dport) when still valid (borrowed), else NULL */
-static PyObject *handler_memo(HostPort *self, PyObject *proto, PyObject *dport) {
+/* whether the memo's dict is still `handlers` at the version it was taken at */
+static int memo_valid(HostPort *self) {
 #if PY_VERSION_HEX < 0x030E0000
-    long p, port;
-    if (self->memo_dict == NULL || self->memo_dict != self->handlers
-            || ((PyDictObject *)self->handlers)->ma_version_tag != self->memo_version
-            || !port_key(proto, dport, &p, &port))
-        return NULL;
-    return p == self->memo_proto && port == self->memo_port ? self->memo_handler : NULL;
+    return self->memo_dict != NULL && self->memo_dict == self->handlers
+        && ((PyDictObject *)self->handlers)->ma_version_tag == self->memo_version;
 #else
-    return NULL;
+    return 0;
 #endif
 }
 
-/* remember (proto, dport)'s handler, just looked up in the handlers' dict (borrowed) */
+/* the remembered handler of (p, port) (borrowed), or NULL */
+static PyObject *memo_find(HostPort *self, long p, long port) {
+    if (!memo_valid(self)) return NULL;
+    for (int i = 0; i < 2; i++)
+        if (self->memo[i].handler != NULL && self->memo[i].proto == p
+                && self->memo[i].port == port)
+            return self->memo[i].handler;
+    return NULL;
+}
+
+/* the remembered handler of (proto, dport) when still valid (borrowed), else NULL */
+static PyObject *handler_memo(HostPort *self, PyObject *proto, PyObject *dport) {
+    long p, port;
+    if (!memo_valid(self) || !port_key(proto, dport, &p, &port)) return NULL;
+    return memo_find(self, p, port);
+}
+
+/* remember (proto, dport)'s handler, just looked up in the handlers' dict (borrowed); a dict
+ * changed since the memo was taken forgets both entries */
 static void handler_remember(HostPort *self, PyObject *proto, PyObject *dport,
                              PyObject *handler) {
 #if PY_VERSION_HEX < 0x030E0000
-    self->memo_dict = NULL;
-    if (!PyDict_CheckExact(self->handlers)
-            || !port_key(proto, dport, &self->memo_proto, &self->memo_port))
-        return;
-    self->memo_dict = self->handlers;
-    self->memo_version = ((PyDictObject *)self->handlers)->ma_version_tag;
-    self->memo_handler = handler;
+    long p, port;
+    if (!PyDict_CheckExact(self->handlers) || !port_key(proto, dport, &p, &port)) return;
+    if (!memo_valid(self)) {
+        self->memo[0].handler = self->memo[1].handler = NULL;
+        self->memo_next = 0;
+        self->memo_dict = self->handlers;
+        self->memo_version = ((PyDictObject *)self->handlers)->ma_version_tag;
+    }
+    int i = self->memo_next;
+    self->memo[i].proto = p;
+    self->memo[i].port = port;
+    self->memo[i].handler = handler;
+    self->memo_next = 1 - i;
+#else
+    (void)self; (void)proto; (void)dport; (void)handler;
 #endif
 }
 
@@ -146,33 +170,39 @@ static void handler_remember(HostPort *self, PyObject *proto, PyObject *dport,
  * in place */
 static PyTypeObject InaFastType;
 static int ina_fast_deliver_view(PyObject *self, PyObject *frame, const FrameView *v);
+/* (ringpath.c, after this file) a ring rank's listeners, and their entry for a TCP frame */
+static int ring_path_reads_in_place(PyObject *handler);
+static PyObject *ring_path_receive_frame(PyObject *handler, PyObject *frame, const FrameView *v);
 
-/* A UDP frame for this host whose remembered listener is an INA worker's C path: given the
- * frame itself, read in place, so the common RESULT makes no Datagram and no payload copy.
- * 1: delivered; 0: anything else (the general path below takes it, nothing done); -1. The
- * same checks in the same order as the general path: for this host, then the listener. */
+/* A frame for this host whose remembered listener is C that reads a frame in place (an INA
+ * worker's UDP path, a ring rank's TCP data or ACK path): given the frame itself, so the
+ * common RESULT or segment makes no Datagram and no payload copy. 1: delivered; 0: anything
+ * else (the general path below takes it, nothing done); -1. The same checks in the same order
+ * as the general path: for this host, then the listener. */
 static int receive_in_place(HostPort *self, PyObject *frame) {
-#if PY_VERSION_HEX < 0x030E0000
     FrameView v;
-    if (!PyBytes_CheckExact(frame) || !frame_view(frame, &v) || v.proto != 17
-            || !PyBytes_CheckExact(self->ip) || PyBytes_GET_SIZE(self->ip) != 4
-            || self->memo_dict == NULL || self->memo_dict != self->handlers
-            || ((PyDictObject *)self->handlers)->ma_version_tag != self->memo_version
-            || self->memo_proto != 17 || self->memo_port != (long)be16(v.f + v.l4 + 2)
-            || Py_TYPE(self->memo_handler) != &InaFastType)
+    if (!PyBytes_CheckExact(frame) || !frame_view(frame, &v)
+            || !PyBytes_CheckExact(self->ip) || PyBytes_GET_SIZE(self->ip) != 4)
         return 0;
+    PyObject *handler = memo_find(self, (long)v.proto, (long)be16(v.f + v.l4 + 2));
+    if (handler == NULL) return 0;
+    int ina = v.proto == 17 && Py_TYPE(handler) == &InaFastType;
+    if (!ina && !(v.proto == 6 && ring_path_reads_in_place(handler))) return 0;
     if (memcmp(v.f + 30, PyBytes_AS_STRING(self->ip), 4) != 0) {
         self->counters->ignored++;      /* (the general path's verdict, without its objects) */
         return 1;
     }
-    PyObject *handler = Py_NewRef(self->memo_handler);     /* it may unlisten itself */
-    int r = ina_fast_deliver_view(handler, frame, &v);
+    Py_INCREF(handler);                 /* it may unlisten itself */
+    int r;
+    if (ina) {
+        r = ina_fast_deliver_view(handler, frame, &v);
+    } else {
+        PyObject *result = ring_path_receive_frame(handler, frame, &v);
+        r = result == NULL ? -1 : 0;
+        Py_XDECREF(result);
+    }
     Py_DECREF(handler);
     return r < 0 ? -1 : 1;
-#else
-    (void)self; (void)frame;
-    return 0;
-#endif
 }
 
 /* HostNode.receive */

@@ -45,8 +45,10 @@ typedef struct {
     long long window, ack_every, nic_budget, mss, dupthresh;    /* nic_budget < 0: none */
     double stall_timeout, rto_min, rto_max, delayed_ack;
     int reno;
+    long long in_place;         /* segments and ACKs the host gave as frames, read in place */
 } RingPath;
 
+static PyTypeObject RingPathType;
 static PyObject *str_unbacked_rto;
 static PyObject *str_sender, *str_receiver, *str_session, *str_decoder, *str_outcome,
     *str_rto_timer, *str_stall_timer, *str_delack_timer, *str_delayed_ack, *str_right_ip, *str_left_ip, *str_data_port_attr,
@@ -571,25 +573,104 @@ static PyObject *call_python(RingPath *self, PyObject *name, PyObject *arg) {
     return PyObject_CallMethodOneArg(self->worker, name, arg);
 }
 
+/* A TCP segment for this rank: the Datagram the host's port gave (frames.c's parse_frame or
+ * the Python parse), or the frame itself read in place (hostport.c `receive_in_place`: no
+ * Datagram, no payload copy, for the common segment). The Python methods get a Datagram
+ * either way: made from the frame when one is needed (`segment_datagram`), as parse_frame
+ * would have made it for them. */
+typedef struct {
+    PyObject *datagram;         /* given, or made here (then owned: `segment_release`) */
+    PyObject *frame;            /* the frame read in place, or NULL */
+    int made;                   /* whether `datagram` was made here */
+    PyObject *payload;          /* the payload as bytes: the Datagram's, or made here, or NULL */
+    int payload_made;
+    const char *data;           /* the payload's bytes */
+    Py_ssize_t size;
+    long long seq, ack;
+    long flags;
+    const unsigned char *options;   /* the TCP options' bytes */
+    Py_ssize_t options_size;
+} Segment;
+
+/* the segment's Datagram (borrowed), made from its frame the first time it is asked for */
+static PyObject *segment_datagram(Segment *s) {
+    if (s->datagram == NULL) {
+        s->datagram = parse_frame(s->frame);
+        if (s->datagram == NULL) return NULL;
+        s->made = 1;
+    }
+    return s->datagram;
+}
+
+/* the segment's payload as bytes (borrowed), made from its frame the first time */
+static PyObject *segment_payload(Segment *s) {
+    if (s->payload == NULL) {
+        s->payload = PyBytes_FromStringAndSize(s->data, s->size);
+        if (s->payload == NULL) return NULL;
+        s->payload_made = 1;
+    }
+    return s->payload;
+}
+
+static void segment_release(Segment *s) {
+    if (s->made) Py_CLEAR(s->datagram);
+    if (s->payload_made) Py_CLEAR(s->payload);
+}
+
+/* the frame's segment read in place; `v` is frame_view's TCP view of it */
+static void segment_of_frame(Segment *s, PyObject *frame, const FrameView *v) {
+    const unsigned char *f = v->f;
+    memset(s, 0, sizeof *s);
+    s->frame = frame;
+    s->data = (const char *)f + v->data;
+    s->size = v->size;
+    s->seq = (long long)be32(f + v->l4 + 4);
+    s->ack = (long long)be32(f + v->l4 + 8);
+    s->flags = (long)(be16(f + v->l4 + 12) & 0x3F);
+    s->options = f + v->l4 + 20;
+    s->options_size = v->data - v->l4 - 20;
+}
+
+/* the Python method `name` of the worker with the segment's Datagram */
+static PyObject *segment_to_python(RingPath *self, PyObject *name, Segment *s) {
+    PyObject *d = segment_datagram(s);
+    return d == NULL ? NULL : call_python(self, name, d);
+}
+
+/* 1: the 4 bytes at `ip` are `expected`'s (an exact 4-byte bytes object; RingPath_init and
+ * `ring_path_reads_in_place` check it) */
+static int same_ip(const unsigned char *ip, PyObject *expected) {
+    return memcmp(ip, PyBytes_AS_STRING(expected), 4) == 0;
+}
+
+/* RingWorker._on_ack of a segment from the right neighbour (anything else: the Python) */
+static PyObject *on_ack(RingPath *self, Segment *s) {
+    if (s->options == NULL || !sender_plain(self))
+        return segment_to_python(self, str_on_ack_py, s);     /* Reno */
+    /* reliable.SACK (Ack.options): NOP, NOP, kind 5, length 10, left, right (anything else: no SACK) */
+    const unsigned char *o = s->options;
+    int has_sack = s->options_size >= 12 && o[2] == 5 && o[3] == 10;
+    long long left = has_sack ? (long long)be32(o + 4) : 0;
+    long long right = has_sack ? (long long)be32(o + 8) : 0;
+    double now = loop_now(self->node);
+    if (PyErr_Occurred()) return NULL;
+    if (sender_ack(self, s->ack, has_sack, left, right, now) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* RingWorker._on_ack */
 static PyObject *RingPath_on_ack(RingPath *self, PyObject *d) {
     if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 10) return call_python(self, str_on_ack_py, d);
     PyObject *src = PyTuple_GET_ITEM(d, 1), *options = PyTuple_GET_ITEM(d, 9);
     int mine = PyObject_RichCompareBool(src, self->right_ip, Py_EQ);
     if (mine < 0) return NULL;
-    if (!mine || !PyBytes_Check(options) || !sender_plain(self))
-        return call_python(self, str_on_ack_py, d);     /* a stranger, or Reno */
-    /* reliable.SACK (Ack.options): NOP, NOP, kind 5, length 10, left, right (anything else: no SACK) */
-    const unsigned char *o = (const unsigned char *)PyBytes_AS_STRING(options);
-    int has_sack = PyBytes_GET_SIZE(options) >= 12 && o[2] == 5 && o[3] == 10;
-    long long left = has_sack ? (long long)be32(o + 4) : 0;
-    long long right = has_sack ? (long long)be32(o + 8) : 0;
-    long long cumulative = PyLong_AsLongLong(PyTuple_GET_ITEM(d, 7));
-    if (cumulative == -1 && PyErr_Occurred()) return NULL;
-    double now = loop_now(self->node);
-    if (PyErr_Occurred()) return NULL;
-    if (sender_ack(self, cumulative, has_sack, left, right, now) < 0) return NULL;
-    Py_RETURN_NONE;
+    if (!mine || !PyBytes_Check(options)) return call_python(self, str_on_ack_py, d);
+    Segment s = {.datagram = d};
+    s.ack = PyLong_AsLongLong(PyTuple_GET_ITEM(d, 7));
+    if (s.ack == -1 && PyErr_Occurred()) return NULL;
+    s.options = (const unsigned char *)PyBytes_AS_STRING(options);
+    s.options_size = PyBytes_GET_SIZE(options);
+    return on_ack(self, &s);
 }
 
 /* RingWorker._on_left */
@@ -620,11 +701,11 @@ static PyObject *header_tuple(const unsigned char *h) {
                          be32(h + 20));
 }
 
-/* Whether `payload` leaves the session's decoder without a whole message (its feed would
- * return nothing): 1 yes, 0 no (or a header it would refuse: the Python says so), -1 error.
- * On 1, `*header` is the header the feed would have parsed from these bytes (a new
- * reference), or NULL when it holds one already or has too few bytes for one. */
-static int absorbs(RingPath *self, PyObject *payload, PyObject **header,
+/* Whether the `size` bytes at `payload` leave the session's decoder without a whole message
+ * (its feed would return nothing): 1 yes, 0 no (or a header it would refuse: the Python says
+ * so), -1 error. On 1, `*header` is the header the feed would have parsed from these bytes (a
+ * new reference), or NULL when it holds one already or has too few bytes for one. */
+static int absorbs(RingPath *self, const char *payload, Py_ssize_t size, PyObject **header,
                    Py_ssize_t *message_bytes) {
     *header = NULL;
     PyObject *held = attr_get(self->decoder, str_header);
@@ -632,7 +713,7 @@ static int absorbs(RingPath *self, PyObject *payload, PyObject **header,
     PyObject *buffer = attr_get(self->decoder, str_buffer);
     if (buffer == NULL) { Py_DECREF(held); return -1; }
     if (!PyByteArray_Check(buffer)) { Py_DECREF(held); Py_DECREF(buffer); return 0; }
-    Py_ssize_t had = PyByteArray_GET_SIZE(buffer), size = PyBytes_GET_SIZE(payload);
+    Py_ssize_t had = PyByteArray_GET_SIZE(buffer);
     unsigned char bytes[24];
     long kind, code;
     long long count;
@@ -641,7 +722,7 @@ static int absorbs(RingPath *self, PyObject *payload, PyObject **header,
         if (had + size < 24) { Py_DECREF(buffer); return 1; }
         Py_ssize_t from_buffer = had < 24 ? had : 24;
         memcpy(bytes, PyByteArray_AS_STRING(buffer), from_buffer);
-        memcpy(bytes + from_buffer, PyBytes_AS_STRING(payload), 24 - from_buffer);
+        memcpy(bytes + from_buffer, payload, 24 - from_buffer);
         Py_DECREF(buffer);
         if (!header_ok(bytes)) return 0;
         kind = bytes[3];
@@ -700,15 +781,13 @@ static int append_to_message(PyObject *buffer, const char *data, Py_ssize_t size
     return 0;
 }
 
-static int absorb(RingPath *self, PyObject *payload, PyObject *header, Py_ssize_t message,
-                  double now) {
+static int absorb(RingPath *self, const char *payload, Py_ssize_t size, PyObject *header,
+                  Py_ssize_t message, double now) {
     if (header != NULL && attr_set(self->decoder, str_header, header) < 0) return -1;
-    if (add_ll(self->session_counters, str_bytes_received, PyBytes_GET_SIZE(payload)) < 0)
-        return -1;
+    if (add_ll(self->session_counters, str_bytes_received, size) < 0) return -1;
     PyObject *buffer = attr_get(self->decoder, str_buffer);
     if (buffer == NULL) return -1;
-    int r = append_to_message(buffer, PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload),
-                              message);
+    int r = append_to_message(buffer, payload, size, message);
     Py_DECREF(buffer);
     if (r < 0) return -1;
     PyObject *deadline = PyFloat_FromDouble(now + self->stall_timeout);
@@ -740,16 +819,16 @@ static int send_ack(RingPath *self, long long cumulative, int sack, long long le
 
 /* ReliableReceiver.on_segment for a segment not at next_expected: kept (or counted as a
  * duplicate) and acknowledged at once, with a SACK block if it lies ahead */
-static int receive_out_of_order(RingPath *self, PyObject *payload, long long seq,
-                                long long expected) {
-    long long size = PyBytes_GET_SIZE(payload);
+static int receive_out_of_order(RingPath *self, Segment *s, long long expected) {
+    long long seq = s->seq, size = s->size;
     int ahead = seq > expected;
     if (ahead) {
         PyObject *key = PyLong_FromLongLong(seq);
         if (key == NULL) return -1;
         int held = PyDict_Contains(self->early, key);
+        PyObject *payload = held == 0 ? segment_payload(s) : NULL;
         int r = held < 0 ? -1 : held ? add_ll(self->receiver, str_duplicates, 1)
-            : PyDict_SetItem(self->early, key, payload);
+            : payload == NULL ? -1 : PyDict_SetItem(self->early, key, payload);
         Py_DECREF(key);
         if (r < 0) return -1;
     } else if (add_ll(self->receiver, str_duplicates, 1) < 0) {
@@ -879,7 +958,7 @@ static int source_values(PyObject *source, long long first, long long end, PyObj
  * the slice or step moved on; then RingWorker._write and _check_done. The sums are the ones
  * NumPy makes (one float32 or float64 addition per value). 1 done; 0 not this case (nothing
  * changed: the Python `_deliver` takes it, and says why where it is an error); -1 an error. */
-static int deliver_message(RingPath *self, PyObject *data, double now) {
+static int deliver_message(RingPath *self, const char *data, Py_ssize_t size, double now) {
     PyObject *session = self->session, *buffer = NULL, *pending = NULL, *state = NULL;
     PyObject *source = NULL, *sink = NULL, *bounds = NULL, *accumulate = NULL;
     PyObject *own = NULL, *out = NULL, *slice = NULL;
@@ -889,9 +968,9 @@ static int deliver_message(RingPath *self, PyObject *data, double now) {
     int r = -1;
     if ((buffer = attr_get(self->decoder, str_buffer)) == NULL) goto done;
     if (!PyByteArray_CheckExact(buffer)) { r = 0; goto done; }
-    Py_ssize_t had = PyByteArray_GET_SIZE(buffer), size = PyBytes_GET_SIZE(data);
+    Py_ssize_t had = PyByteArray_GET_SIZE(buffer);
     const unsigned char *front = (const unsigned char *)PyByteArray_AS_STRING(buffer);
-    const unsigned char *back = (const unsigned char *)PyBytes_AS_STRING(data);
+    const unsigned char *back = (const unsigned char *)data;
     if (had + size < 24) { r = 0; goto done; }
     unsigned char h[24];
     Py_ssize_t from_front = had < 24 ? had : 24;
@@ -1041,48 +1120,40 @@ done:
     return r;
 }
 
-/* RingWorker._on_data */
-static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
-    if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 10) return call_python(self, str_on_data_py, d);
-    PyObject *src = PyTuple_GET_ITEM(d, 1), *payload = PyTuple_GET_ITEM(d, 5);
-    int mine = PyObject_RichCompareBool(src, self->left_ip, Py_EQ);
-    if (mine < 0) return NULL;
-    if (!mine || !PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) == 0)
-        return call_python(self, str_on_data_py, d);
+/* RingWorker._on_data of a segment with payload from the left neighbour */
+static PyObject *on_data(RingPath *self, Segment *s) {
     int started = get_truth(self->worker, str_started);
     int running = attr_is_none(self->outcome, str_finished_at);
     if (started < 0 || running < 0) return NULL;
-    if (!started || !running) return call_python(self, str_on_data_py, d);
-    long long expected, seq = PyLong_AsLongLong(PyTuple_GET_ITEM(d, 6));
-    if ((seq == -1 && PyErr_Occurred()) || get_ll(self->receiver, str_next_expected, &expected) < 0)
-        return NULL;
-    Py_ssize_t size = PyBytes_GET_SIZE(payload);
-    if (seq + size > 0xFFFFFFFFLL) return call_python(self, str_on_data_py, d);  /* SACK.pack's range */
+    if (!started || !running) return segment_to_python(self, str_on_data_py, s);
+    long long expected, seq = s->seq;
+    if (get_ll(self->receiver, str_next_expected, &expected) < 0) return NULL;
+    Py_ssize_t size = s->size;
+    if (seq + size > 0xFFFFFFFFLL) return segment_to_python(self, str_on_data_py, s);  /* SACK.pack's range */
     PyObject *state = attr_get(self->session, str_state);
     if (state == NULL) return NULL;
     int active = state == self->active_a || state == self->active_b;
     Py_DECREF(state);
-    if (!active) return call_python(self, str_on_data_py, d);
+    if (!active) return segment_to_python(self, str_on_data_py, s);
     if (seq != expected) {
-        if (receive_out_of_order(self, payload, seq, expected) < 0) return NULL;
+        if (receive_out_of_order(self, s, expected) < 0) return NULL;
         Py_RETURN_NONE;
     }
     double now = loop_now(self->node);
     if (PyErr_Occurred()) return NULL;
     /* ReliableReceiver.on_segment, in order: this segment and what it joins up with */
     long long unacked;
-    long flags = PyLong_AsLong(PyTuple_GET_ITEM(d, 8));
-    if ((flags == -1 && PyErr_Occurred()) || get_ll(self->receiver, str_unacked, &unacked) < 0)
-        return NULL;
+    if (get_ll(self->receiver, str_unacked, &unacked) < 0) return NULL;
     expected += size;
     int filled_hole = 0;
-    PyObject *data;
-    if (PyDict_GET_SIZE(self->early) == 0) {
-        Py_INCREF(payload);
-        data = payload;
-    } else {
-        PyObject *pieces = PyList_New(0);
-        if (pieces == NULL || PyList_Append(pieces, payload) < 0) { Py_XDECREF(pieces); return NULL; }
+    PyObject *joined = NULL;        /* the segment and the held ones after it, when there are */
+    const char *data = s->data;
+    if (PyDict_GET_SIZE(self->early) != 0) {
+        PyObject *pieces = PyList_New(0), *payload = segment_payload(s);
+        if (pieces == NULL || payload == NULL || PyList_Append(pieces, payload) < 0) {
+            Py_XDECREF(pieces);
+            return NULL;
+        }
         for (;;) {
             PyObject *key = PyLong_FromLongLong(expected);
             if (key == NULL) { Py_DECREF(pieces); return NULL; }
@@ -1102,44 +1173,99 @@ static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
             expected += length;
             filled_hole = 1;
         }
-        data = join_bytes(pieces);
+        joined = join_bytes(pieces);
         Py_DECREF(pieces);
-        if (data == NULL) return NULL;
+        if (joined == NULL) return NULL;
+        data = PyBytes_AS_STRING(joined);
+        size = PyBytes_GET_SIZE(joined);
     }
     unacked += 1;
-    int ack = (flags & 0x08) || filled_hole || PyDict_GET_SIZE(self->early) > 0
+    int ack = (s->flags & 0x08) || filled_hole || PyDict_GET_SIZE(self->early) > 0
         || unacked >= self->ack_every;
     if (ack) unacked = 0;
     if (set_ll(self->receiver, str_next_expected, expected) < 0
             || set_ll(self->receiver, str_unacked, unacked) < 0
             || (ack && send_ack(self, expected, 0, 0, 0) < 0)) {
-        Py_DECREF(data);
+        Py_XDECREF(joined);
         return NULL;
     }
     if (!ack && unacked == 1) {     /* ReliableReceiver.delay_started: the delayed-ACK timer */
         PyObject *due = PyFloat_FromDouble(now + self->delayed_ack);
         int r = due == NULL ? -1 : timer_set(self->delack_timer, due);
         Py_XDECREF(due);
-        if (r < 0) { Py_DECREF(data); return NULL; }
+        if (r < 0) { Py_XDECREF(joined); return NULL; }
     }
     /* the session's part: bytes that complete no message are absorbed here */
     PyObject *header;
     Py_ssize_t message = 0;
-    int absorbed = absorbs(self, data, &header, &message);
+    int absorbed = absorbs(self, data, size, &header, &message);
     PyObject *result = NULL;
     if (absorbed > 0) {
-        if (absorb(self, data, header, message, now) == 0) {
-            Py_INCREF(Py_None);
-            result = Py_None;
-        }
+        if (absorb(self, data, size, header, message, now) == 0) result = Py_NewRef(Py_None);
         Py_XDECREF(header);
     } else if (absorbed == 0) {
-        int delivered = deliver_message(self, data, now);
-        if (delivered > 0) result = Py_NewRef(Py_None);
-        else if (delivered == 0) result = call_python(self, str_deliver, data);
+        int delivered = deliver_message(self, data, size, now);
+        if (delivered > 0) {
+            result = Py_NewRef(Py_None);
+        } else if (delivered == 0) {
+            PyObject *bytes = joined != NULL ? joined : segment_payload(s);
+            if (bytes != NULL) result = call_python(self, str_deliver, bytes);
+        }
     }
-    Py_DECREF(data);
+    Py_XDECREF(joined);
     return result;
+}
+
+/* RingWorker._on_data */
+static PyObject *RingPath_on_data(RingPath *self, PyObject *d) {
+    if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 10) return call_python(self, str_on_data_py, d);
+    PyObject *src = PyTuple_GET_ITEM(d, 1), *payload = PyTuple_GET_ITEM(d, 5);
+    int mine = PyObject_RichCompareBool(src, self->left_ip, Py_EQ);
+    if (mine < 0) return NULL;
+    if (!mine || !PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) == 0)
+        return call_python(self, str_on_data_py, d);
+    Segment s = {.datagram = d, .payload = payload};
+    s.data = PyBytes_AS_STRING(payload);
+    s.size = PyBytes_GET_SIZE(payload);
+    s.seq = PyLong_AsLongLong(PyTuple_GET_ITEM(d, 6));
+    if (s.seq == -1 && PyErr_Occurred()) return NULL;
+    s.flags = PyLong_AsLong(PyTuple_GET_ITEM(d, 8));
+    if (s.flags == -1 && PyErr_Occurred()) return NULL;
+    return on_data(self, &s);
+}
+
+/* Whether `handler` (a host's listener) is a RingPath's on_data or on_ack, which take a
+ * frame read in place (`ring_path_receive_frame`) when its addresses are plain bytes */
+static int ring_path_reads_in_place(PyObject *handler) {
+    if (!PyCFunction_Check(handler)) return 0;
+    PyObject *owner = PyCFunction_GET_SELF(handler);
+    if (owner == NULL || Py_TYPE(owner) != &RingPathType) return 0;
+    PyCFunction f = PyCFunction_GET_FUNCTION(handler);
+    if (f != (PyCFunction)RingPath_on_data && f != (PyCFunction)RingPath_on_ack) return 0;
+    RingPath *self = (RingPath *)owner;
+    return self->left_ip != NULL && self->right_ip != NULL
+        && PyBytes_CheckExact(self->left_ip) && PyBytes_GET_SIZE(self->left_ip) == 4
+        && PyBytes_CheckExact(self->right_ip) && PyBytes_GET_SIZE(self->right_ip) == 4;
+}
+
+/* The listener `handler` (`ring_path_reads_in_place`) given the TCP frame `frame` (`v` its
+ * view) as its method would have been given the Datagram: None, or NULL with an exception */
+static PyObject *ring_path_receive_frame(PyObject *handler, PyObject *frame,
+                                         const FrameView *v) {
+    RingPath *self = (RingPath *)PyCFunction_GET_SELF(handler);
+    Segment s;
+    segment_of_frame(&s, frame, v);
+    self->in_place++;
+    PyObject *r;
+    if (PyCFunction_GET_FUNCTION(handler) == (PyCFunction)RingPath_on_ack) {
+        r = same_ip(v->f + 26, self->right_ip) ? on_ack(self, &s)
+            : segment_to_python(self, str_on_ack_py, &s);
+    } else {
+        r = same_ip(v->f + 26, self->left_ip) && s.size > 0 ? on_data(self, &s)
+            : segment_to_python(self, str_on_data_py, &s);
+    }
+    segment_release(&s);
+    return r;
 }
 
 /* RingWorker._write for a sender without congestion control: ReliableSender.write (the data
@@ -1299,6 +1425,12 @@ static PyMethodDef RingPath_methods[] = {
     {NULL}
 };
 
+static PyMemberDef RingPath_members[] = {
+    {"in_place", T_LONGLONG, offsetof(RingPath, in_place), READONLY,
+     "segments and ACKs read from their frames in place (hostport.c), not from a Datagram"},
+    {NULL}
+};
+
 static PyTypeObject RingPathType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "inaemu_sim_native.RingPath",
@@ -1311,6 +1443,7 @@ static PyTypeObject RingPathType = {
     .tp_clear = (inquiry)RingPath_clear,
     .tp_free = PyObject_GC_Del,
     .tp_methods = RingPath_methods,
+    .tp_members = RingPath_members,
     .tp_doc = "RingPath(worker, outstanding_class, active_states): a ring rank's per-segment "
               "path in C (ring_worker.py's contract)",
 };
