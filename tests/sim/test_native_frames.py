@@ -171,10 +171,21 @@ def test_a_hosts_handlers_changed_between_frames_take_the_next_frame():
     assert ignored == 8
 
 
-def test_a_frame_let_go_is_built_into_and_a_kept_one_never(native):
+def _udp(addressing, payload, i):
+    return addressing.udp_frame(THERE, 5, 6, payload, i)
+
+
+def _tcp(addressing, payload, i):
+    return addressing.tcp_frame(THERE, 5, 6, 1000 * i, 7, 0x18, b"\x01\x01\x05\x0a" + bytes(8),
+                                payload, i)
+
+
+@pytest.mark.parametrize("build", [_udp, _tcp], ids=["udp", "tcp"])
+def test_a_frame_let_go_is_built_into_and_a_kept_one_never(native, build):
     """The loop keeps a frame whose arrival left nothing else holding it (eventloop.c's spare
-    frames), and frames.c builds a later frame of that size into it: every frame built is
-    still the Python one byte for byte, and a frame its receiver keeps is never written."""
+    frames), and frames.c builds a later frame of that size into it (a UDP frame, or a TCP
+    one: a ring's segments): every frame built is still the Python one byte for byte, and a
+    frame its receiver keeps is never written."""
     _, addressing = native
     classes = native_classes()
     loop = classes.loop()
@@ -191,13 +202,13 @@ def test_a_frame_let_go_is_built_into_and_a_kept_one_never(native):
     rng = random.Random(7)
     for size in (300, 500, 700, 900, 1100):     # other sizes first: the kept ones give way
         for i in range(40):
-            dropping.send(addressing.udp_frame(THERE, 5, 6, bytes(size), i))
+            dropping.send(build(addressing, bytes(size), i))
         loop.run(until=loop.now + 2e-6)
     before = native_module().spare_reused()
     for i in range(300):
         payload = rng.randbytes(rng.choice((1000, 1000, 1400)))
-        frame = addressing.udp_frame(THERE, 5, 6, payload, i)
-        assert frame == HERE.udp_frame(THERE, 5, 6, payload, i)
+        frame = build(addressing, payload, i)
+        assert frame == build(HERE, payload, i)
         (keeping if rng.random() < 0.3 else dropping).send(frame)
         del frame
         loop.run(until=loop.now + 2e-6)

@@ -223,7 +223,7 @@ static PyObject *Frames_tcp(PyObject *module, PyObject *const *args, Py_ssize_t 
                      offset_flags);
         return NULL;
     }
-    PyObject *frame = PyBytes_FromStringAndSize(NULL, 54 + options + size);
+    PyObject *frame = bytes_of_size(54 + options + size);   /* (a spare one: eventloop.c) */
     if (frame == NULL) return NULL;
     unsigned char *p = (unsigned char *)PyBytes_AS_STRING(frame);
     if (put_ipv4(p, args[0], args[1], args[2], args[3], 6, 20 + options + size, args[11]) < 0) {
