@@ -501,13 +501,12 @@ def _create_workers(net: SimNetwork, placements: list[control.JobPlacement], alg
     for placement in placements:
         n = len(placement.workers)
         if checks is not None and algo == "ring":
-            # the ranks' reads drawn on the other core only when a segment is a slice or
-            # more: smaller draws cost the loop more in hand-offs than they take off it (64 x
-            # 1 MiB: 4,096 values); the check's verdicts (each block's every rank) always
+            # the ranks' next reads drawn on the other core (seekable_gradient.py: by
+            # fastnormals.c's thread, else on a Python thread for a slice or more), and the
+            # check's verdicts (each block's every rank)
             check = checks[placement.job] = StreamedCheck.for_ring(
                 seed=seed, n=n, length=length, cuts=ring_cuts(length, n),
-                segments=segment_bounds(length, n) if length // n >= SLICE_VALUES else None,
-                ahead=ahead)
+                segments=segment_bounds(length, n), ahead=ahead)
             vectors = [check.seekable(w) for w in range(n)]
         elif checks is not None:
             check = checks[placement.job] = StreamedCheck(seed=seed, n=n, length=length,

@@ -30,9 +30,12 @@ import numpy as np
 
 from hosts.draw_ahead import DrawAhead
 from hosts.gradient_stream import SKIP_BLOCK, draw, generator_of
-from inaemu.sim.native.fast_normals import draw_from, marks_after
+from inaemu.sim.native.fast_normals import draw_from, job_from, marks_after
 
 AHEAD_VALUES = 1 << 16       # values drawn ahead of a rank's next read (four 16,384-value slices)
+THREAD_AHEAD_MIN = 1 << 14   # the smallest segments (values) whose next reads a Python thread
+                             # draws ahead: smaller draws cost the loop more in hand-offs than
+                             # they take off it (64 x 1 MiB: 4,096); fastnormals.c's jobs, any
 _NOWHERE = -1                # the generator's position when a read drew without it: the next
                              # read restores a mark first
 
@@ -45,7 +48,9 @@ class SeekableGradient:
                  ahead: DrawAhead | None = None, segments: list[int] | None = None):
         """`ahead`: threads that draw a range asked for (`draw_ahead`) before it is read; with
         `segments` (the ring's segment bounds, each start a cut), the next read's values after
-        each read (module docstring)."""
+        each read: by fastnormals.c's own thread from the read's mark once every cut has one
+        (`_submit_job`), else on a Python thread where segments hold THREAD_AHEAD_MIN values
+        or more."""
         if length < 0:
             raise ValueError(f"length must be >= 0, got {length}")
         if not cuts or cuts[0] != 0 or any(b <= a for a, b in zip(cuts, cuts[1:])):
@@ -73,7 +78,11 @@ class SeekableGradient:
                     not set(segments[:-1]) <= set(cuts):
                 raise ValueError("segments must rise from 0 to the length, each start a cut")
         self._segments = segments
+        # (the segments' values, as segment_bounds splits the length: a Python thread's draws)
+        self._thread_ahead = segments is not None and \
+            length // (len(segments) - 1) >= THREAD_AHEAD_MIN
         self._pending: tuple[int, int, object, int] | None = None   # (first, end, Future, reserved)
+        self._job: tuple[int, int, object, int] | None = None   # (first, end, DrawJob, reserved)
         self._held: tuple[int, np.ndarray, int] | None = None       # (first, values, reserved)
         self._generators: dict[int, np.random.Generator] = {}  # thread -> its own generator
 
@@ -115,7 +124,9 @@ class SeekableGradient:
             raise ValueError(f"range [{first}, {end}) is outside 0..{self.size}")
         if self._ahead is None:
             return self._read(first, end)
-        values = self._drawn_ahead(first, end)
+        values = self._from_job(first, end) if self._job is not None else None
+        if values is None:
+            values = self._drawn_ahead(first, end)
         if values is None:
             values = self._read(first, end)
         if first < end and self._segments is not None:
@@ -221,9 +232,10 @@ class SeekableGradient:
 
     def _draw_next(self, end: int, count: int) -> None:
         """After a read of `count` values that ended at `end`: the next read's values, drawn
-        ahead unless held or drawn already. The next read starts at `end`, or, where a
-        segment ends there, at the start of the segment before it (the first's is the
-        last's), and has as many values, or the rest of its segment."""
+        ahead unless held or drawn already: by a C job (that read alone, one slice), else a
+        Python thread's run. The next read starts at `end`, or, where a segment ends there,
+        at the start of the segment before it (the first's is the last's), and has as many
+        values, or the rest of its segment."""
         segments = self._segments
         index = bisect_right(segments, end) - 1       # the segment `end` is in, or ends
         if end == segments[index] or end == self.size:
@@ -240,12 +252,61 @@ class SeekableGradient:
         if held is not None and held[0] <= start and following <= held[0] + held[1].size:
             return
         pending = self._pending
-        if pending is not None:
-            if pending[0] <= start and following <= pending[1]:
+        if pending is not None and pending[0] <= start and following <= pending[1]:
+            return
+        if self._job is None:
+            # reads start at cuts (the slices' starts) and end at the next one or the
+            # segment's end
+            after = bisect_right(self.cuts, start)
+            if self._submit_job(start, min(stop, self.cuts[after]) if after < len(self.cuts)
+                                else stop):
+                if pending is not None:
+                    self._take()      # (its marks kept; its values dropped below)
+                self._drop_held()
                 return
+        if not self._thread_ahead:
+            return
+        if pending is not None:
             self._take()              # (its marks kept; its values dropped below)
             self._drop_held()
         self._submit(start, min(stop, start + max(AHEAD_VALUES, count)))
+
+    def _submit_job(self, first: int, end: int) -> bool:
+        """Values [first, end) drawn from the mark at `first` by fastnormals.c's thread (no
+        Python thread, no GIL: a hand-off of a few us, where a Python thread's took ~40),
+        when every cut has its mark, `first` is a cut and the budget has room; whether it
+        was."""
+        cuts = self.cuts
+        if self.marked < len(cuts):
+            return False
+        mark = bisect_right(cuts, first) - 1
+        if cuts[mark] != first or not self._ahead.reserve(end - first):
+            return False
+        job = job_from(self.marks[4 * mark:4 * mark + 2], self._increment, end - first,
+                       self.magnitude)
+        if job is None:
+            self._ahead.release(end - first)
+            return False
+        self._job = (first, end, job, end - first)
+        return True
+
+    def _from_job(self, first: int, end: int) -> np.ndarray | None:
+        """The job's values when it drew exactly [first, end), else None (the job let go:
+        cancelled if it had not started, its values dropped)."""
+        job_first, job_end, job, reserved = self._job
+        self._job = None
+        self._ahead.release(reserved)
+        if (job_first, job_end) != (first, end):
+            job.cancel()
+            return None
+        try:
+            values = job.result()
+        except (LookupError, RuntimeError):     # 32 bits asked for; cancelled by a fork
+            return None
+        self._position = _NOWHERE               # (as draw_from: the generator not moved)
+        self.drawn += end - first
+        self.drawn_ahead += end - first
+        return values
 
     def _submit(self, first: int, end: int) -> None:
         if not self._ahead.reserve(end - first):

@@ -297,6 +297,9 @@ def test_draws_from_a_mark_step_their_two_chains_over_every_word_numpy_takes(cou
     assert values is not None and values.dtype == np.float32
     assert values.tobytes() == expected.tobytes()
     assert ours.bit_generator.state == before
+    job = fast_normals.job_from(mark, before["state"]["inc"], count, magnitude)
+    assert job is not None and job.result().tobytes() == expected.tobytes()  # (its own thread)
+    assert ours.bit_generator.state == before
 
 
 def test_draws_from_a_mark_decline_what_they_were_not_checked_for():
@@ -342,6 +345,40 @@ def test_draws_from_a_state_that_differ_from_numpy_are_refused():
     for change in (other_value, dropped, short):
         assert fast_normals._draws_from_state_differ_from_numpy(drawing(change)) is not None, \
             change.__name__
+
+
+@needs_c
+def test_jobs_that_differ_from_the_draws_from_a_state_are_refused():
+    """The check before `job_from` is used: a job's values against `draw_pcg`'s (checked
+    against NumPy before): the same submit passes; one drawn at another magnitude, one value
+    short, or from the next state does not."""
+    module = fast_normals.module()
+    draw_pcg, submit_pcg = module.draw_pcg, module.submit_pcg
+    assert fast_normals._jobs_differ_from_draws(submit_pcg, draw_pcg) is None
+
+    class Done:
+        def __init__(self, values):
+            self.values = values
+
+        def result(self):
+            return self.values
+
+    def other_magnitude(*args):
+        out = args[6]
+        draw_pcg(*args[:5], args[5] * 2, out)
+        return Done(out)
+
+    def one_short(*args):
+        out = args[6]
+        draw_pcg(*args[:6], out)
+        return Done(out[:-1] if out.size else np.zeros(1, np.float32))
+
+    def next_state(high, low, inc_high, inc_low, count, magnitude, out):
+        draw_pcg(high, (low + 1) & ((1 << 64) - 1), inc_high, inc_low, count, magnitude, out)
+        return Done(out)
+
+    for wrong in (other_magnitude, one_short, next_state):
+        assert fast_normals._jobs_differ_from_draws(wrong, draw_pcg) is not None, wrong.__name__
 
 
 def test_a_streams_max_pass_is_the_same_with_or_without_the_c_pass():

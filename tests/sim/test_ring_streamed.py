@@ -159,6 +159,8 @@ def test_a_rank_s_reads_drawn_ahead_are_its_gradient_and_its_marks(
         monkeypatch, length, n, slice_values, ahead_values, rank, inline):
     from inaemu.sim import seekable_gradient
     monkeypatch.setattr(seekable_gradient, "AHEAD_VALUES", ahead_values)
+    monkeypatch.setattr(seekable_gradient, "THREAD_AHEAD_MIN", 0)    # the Python threads'
+    monkeypatch.setattr(seekable_gradient, "job_from", lambda *args: None)   # (not C jobs)
     whole = gradient(4, rank, length)
     bounds = segment_bounds(length, n)
     cuts = ring_cuts(length, n, slice_values)
@@ -181,6 +183,55 @@ def test_a_rank_s_reads_drawn_ahead_are_its_gradient_and_its_marks(
             assert reader.drawn == length
     else:
         assert reader.drawn >= length
+
+
+needs_jobs = pytest.mark.skipif(
+    __import__("inaemu.sim.native.fast_normals", fromlist=["job_from"]).job_from(
+        (0, 0), 1, 0, 1.0) is None, reason="no fastnormals.c jobs here (no C, or unchecked)")
+
+
+@needs_jobs
+@pytest.mark.parametrize("length,n,slice_values", [(70_001, 5, 4096), (9_000, 7, 300),
+                                                   (3, 4, 2)])
+@pytest.mark.parametrize("rank", [0, 3])
+def test_a_rank_s_next_reads_are_drawn_by_c_jobs_from_its_marks(length, n, slice_values, rank):
+    """With every mark made (`mark_all`, as `marks_ahead` does before a run), each read after
+    the first is the one a fastnormals.c job drew on its own thread from the read's mark,
+    predicted slice by slice (segments longer than a slice, the segment's last shorter one,
+    empty segments): the gradient's values, each drawn once."""
+    whole = gradient(4, rank, length)
+    bounds = segment_bounds(length, n)
+    cuts = ring_cuts(length, n, slice_values)
+    reads = list(_ring_reads(rank, n, bounds, slice_values))
+    with DrawAhead(threads=1) as ahead:
+        reader = SeekableGradient(4, rank, length, cuts, ahead=ahead, segments=bounds)
+        assert reader.mark_all()
+        for first, end in reads:
+            assert np.array_equal(reader.read(first, end), whole[first:end])
+    assert reader.marks == _marks_of(4, rank, length, cuts)
+    assert reader.drawn == length                       # each value once
+    first_read = next((end - first for first, end in reads if end > first), 0)
+    assert reader.drawn_ahead == length - first_read    # all but the first read: by jobs
+
+
+@needs_jobs
+def test_a_read_a_job_did_not_predict_is_drawn_here_and_the_job_let_go():
+    length, n = 50_000, 4
+    whole = gradient(2, 1, length)
+    bounds, cuts = segment_bounds(length, n), ring_cuts(length, n, 1000)
+    with DrawAhead(threads=1) as ahead:
+        reader = SeekableGradient(2, 1, length, cuts, ahead=ahead, segments=bounds)
+        reader.mark_all()
+        assert np.array_equal(reader.read(bounds[1], bounds[1] + 1000),
+                              whole[bounds[1]:bounds[1] + 1000])
+        assert reader._job is not None and ahead.held == 1000       # the next slice's job
+        assert np.array_equal(reader.read(bounds[3], bounds[3] + 1000),   # not that one
+                              whole[bounds[3]:bounds[3] + 1000])
+        assert reader.drawn_ahead == 0 and reader.drawn == 2000
+        assert np.array_equal(reader.read(bounds[3] + 1000, bounds[3] + 2000),
+                              whole[bounds[3] + 1000:bounds[3] + 2000])
+        assert reader.drawn_ahead == 1000
+        assert ahead.held == 1000       # (the next slice's job: what a job holds is counted)
 
 
 def test_a_read_the_prediction_missed_and_a_closed_pool_still_read_the_gradient():
@@ -507,9 +558,10 @@ def test_a_streamed_ring_s_memory_does_not_grow_with_the_vector():
 @pytest.mark.parametrize("per_rank", [3000, 20_000])
 def test_a_streamed_ring_judges_on_the_drawing_thread_and_reads_ahead_only_whole_slices(
         monkeypatch, per_rank):
-    """Segments under a slice: the ranks read their own values here (a hand-off per small
-    read costs the loop more than the draw), but the check's verdicts (every rank's values of
-    each block) are still judged on the drawing thread; a slice or more: both."""
+    """The check's verdicts (every rank's values of each block) are judged on the drawing
+    thread, and the ranks' next reads drawn ahead: by fastnormals.c's thread at any size, on
+    a Python thread only for segments of a slice or more (there a hand-off per small read
+    cost the loop more than the draw)."""
     made = _ring_checks_made(monkeypatch)
     judged_later = []
     judge_later = StreamedCheck._judge_later
@@ -522,5 +574,10 @@ def test_a_streamed_ring_judges_on_the_drawing_thread_and_reads_ahead_only_whole
                       size_bytes=4 * 3 * per_rank)
     assert result.correct and len(made) == 1
     whole_slices = per_rank >= SLICE_VALUES
-    assert all((reader._ahead is not None) == whole_slices for reader in made[0]._seekables)
+    assert all(reader._ahead is not None for reader in made[0]._seekables)
+    assert all(reader._thread_ahead == whole_slices for reader in made[0]._seekables)
+    from inaemu.sim.native import fast_normals
+    if fast_normals.job_from((0, 0), 1, 0, 1.0) is not None:    # (C jobs here)
+        readers = made[0]._seekables
+        assert all(reader.drawn_ahead > 0.6 * reader.drawn for reader in readers)
     assert judged_later and all(later is not None for later in judged_later)

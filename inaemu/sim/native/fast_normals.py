@@ -178,6 +178,37 @@ def draw_from(words, increment: int, count: int, magnitude: float) -> np.ndarray
     return out
 
 
+def job_from(words, increment: int, count: int, magnitude: float):
+    """`draw_from(words, increment, count, magnitude)` as a job on fastnormals.c's own thread
+    (a `DrawJob`: its result() the values, or LookupError where `draw_from` would give None),
+    or None where the C does not draw so: a ring rank's next read drawn ahead without a
+    Python thread or the GIL (inaemu/sim/seekable_gradient.py)."""
+    _loaded()
+    submit_c = _state.get("submit_pcg")
+    if submit_c is None or not math.isfinite(magnitude):
+        return None
+    count = operator.index(count)
+    return submit_c(words[0], words[1], increment >> 64, increment & _LOW_64, count,
+                    float(magnitude), np.empty(count, np.float32))
+
+
+def _jobs_differ_from_draws(submit_pcg, draw_pcg) -> str | None:
+    """Where `submit_pcg`'s jobs give other values than `draw_pcg` (checked against NumPy)
+    from the same state, or None."""
+    for seed in CHECK_SEEDS:
+        state = np.random.default_rng(seed).bit_generator.state["state"]
+        args = (state["state"] >> 64, state["state"] & _LOW_64, state["inc"] >> 64,
+                state["inc"] & _LOW_64)
+        for magnitude, count in ((1.0, 4097), (1e-3, 1001), (3.0, 1), (1.0, 0)):
+            drawn = np.empty(count, np.float32)
+            draw_pcg(*args, count, magnitude, drawn)
+            job = submit_pcg(*args, count, magnitude, np.empty(count, np.float32))
+            if job.result().tobytes() != drawn.tobytes():
+                return f"fastnormals.c's draws on its thread from a PCG64 state differ from " \
+                       f"draw_pcg's (seed {seed}, x{magnitude}, {count} values)"
+    return None
+
+
 def _draws_from_state_differ_from_numpy(draw_pcg) -> str | None:
     """Where `draw_pcg` draws other values than NumPy's generator from the same state, or
     leaves another state, or None."""
@@ -275,6 +306,10 @@ def _load():
             problem = differs(getattr(built, name))
             _state[name if problem is None else "why_not_" + name] = \
                 getattr(built, name) if problem is None else problem
+        if "draw_pcg" in _state:
+            problem = _jobs_differ_from_draws(built.submit_pcg, built.draw_pcg)
+            _state["submit_pcg" if problem is None else "why_not_submit_pcg"] = \
+                built.submit_pcg if problem is None else problem
     return built, draw
 
 

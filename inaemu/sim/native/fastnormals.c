@@ -734,8 +734,9 @@ static PyObject *add_values(PyObject *self, PyObject *const *args, Py_ssize_t na
  * `DrawJob` is drawn by a POSIX thread that never takes the GIL: the job holds the generator's
  * bit generator and the output buffer (and the objects that own them) from `submit` until it
  * is freed, and the thread touches nothing else. The generator is the job's until it is done
- * or cancelled (the stream reads nothing else from it meanwhile). One thread, jobs in the
- * order submitted. */
+ * or cancelled (the stream reads nothing else from it meanwhile). A job may instead draw from
+ * a PCG64 state it holds (`submit_pcg`: a ring rank's next read, from its mark, as `draw_pcg`
+ * draws it), which no one else touches. One thread, jobs in the order submitted. */
 enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_CANCELLED };
 
 typedef struct DrawJob {
@@ -747,6 +748,8 @@ typedef struct DrawJob {
     Py_ssize_t count;
     double magnitude;
     int state;                      /* under job_mutex */
+    int pcg;                        /* drawn from `p` (submit_pcg), not from `g` */
+    Pcg p;
     struct DrawJob *next;           /* the queue, while queued */
 } DrawJob;
 
@@ -769,8 +772,13 @@ static void *draw_worker(void *unused) {
         running_job = job;
         pthread_mutex_unlock(&job_mutex);
         float *values = job->out.buf;
-        for (Py_ssize_t i = 0; i < job->count; i++)
-            values[i] = scaled(normal(job->g), job->magnitude);
+        if (job->pcg) {
+            bitgen_t rest = {&job->p, pcg_u64, pcg_u32, pcg_double, pcg_raw};
+            draw_pcg_pairs(&job->p, &rest, job->count, job->magnitude, values);
+        } else {
+            for (Py_ssize_t i = 0; i < job->count; i++)
+                values[i] = scaled(normal(job->g), job->magnitude);
+        }
         pthread_mutex_lock(&job_mutex);
         job->state = JOB_DONE;
         running_job = NULL;
@@ -843,13 +851,15 @@ static void DrawJob_dealloc(DrawJob *job) {
 }
 
 /* result(): the output array once drawn (waiting for it without the GIL); CancelledError-like
-   RuntimeError when cancelled before it ran */
+   RuntimeError when cancelled before it ran; a PCG64 job's LookupError when NumPy's routine
+   asked for 32 bits (as `draw_pcg`'s) */
 static PyObject *DrawJob_result(DrawJob *job, PyObject *unused) {
     wait_ended(job);
     if (job_state(job) == JOB_CANCELLED) {
         PyErr_SetString(PyExc_RuntimeError, "the draw was cancelled");
         return NULL;
     }
+    if (job->pcg && job->p.asked_32) return asked_32_error();
     return Py_NewRef(job->out.obj);
 }
 
@@ -893,6 +903,9 @@ static PyTypeObject DrawJobType = {
     .tp_doc = "a draw on this module's own thread (submit)",
 };
 
+static DrawJob *new_job(PyObject *owner, Py_ssize_t count, double magnitude);
+static PyObject *queue_job(DrawJob *job, PyObject *out);
+
 /* submit(capsule, count, magnitude, out, owner) -> DrawJob: `draw` on this module's thread;
    `owner`, the bit generator whose capsule it is, is kept alive by the job. The caller keeps
    the generator to itself until the job is done or cancelled. */
@@ -907,16 +920,53 @@ static PyObject *submit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "fastnormals: submit before the draws were trusted");
         return NULL;
     }
+    DrawJob *job = new_job(args[4], count, magnitude);
+    if (job == NULL) return NULL;
+    job->g = g;
+    return queue_job(job, args[3]);
+}
+
+/* submit_pcg(state_hi, state_lo, inc_hi, inc_lo, count, magnitude, out) -> DrawJob: what
+   `draw_pcg` draws from that PCG64 state, drawn on this module's thread into float32 `out`
+   (kept alive by the job) */
+static PyObject *submit_pcg(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "submit_pcg(state_hi, state_lo, inc_hi, inc_lo, count, "
+                        "magnitude, out)");
+        return NULL;
+    }
+    Pcg p;
+    Py_ssize_t count;
+    double magnitude;
+    if (pcg_from(args, &p) < 0
+            || count_and_magnitude(args[4], args[5], "submit_pcg", &count, &magnitude) < 0)
+        return NULL;
+    DrawJob *job = new_job(args[6], count, magnitude);
+    if (job == NULL) return NULL;
+    job->pcg = 1;
+    job->p = p;
+    return queue_job(job, args[6]);
+}
+
+/* a job of `count` values times `magnitude`, not queued yet, holding `owner` */
+static DrawJob *new_job(PyObject *owner, Py_ssize_t count, double magnitude) {
     DrawJob *job = PyObject_New(DrawJob, &DrawJobType);
     if (job == NULL) return NULL;
-    job->owner = Py_NewRef(args[4]);
+    job->owner = Py_NewRef(owner);
     job->out.obj = NULL;
-    job->g = g;
+    job->g = NULL;
+    job->pcg = 0;
     job->count = count;
     job->magnitude = magnitude;
     job->next = NULL;
-    job->state = JOB_CANCELLED;            /* (until queued: a failure below frees it so) */
-    if (float_out(args[3], &job->out, count) < 0) {
+    job->state = JOB_CANCELLED;            /* (until queued: a failure frees it so) */
+    return job;
+}
+
+/* `job` given its output `out` and queued for the thread (started if none runs): the job, or
+   NULL with an error (the job freed) */
+static PyObject *queue_job(DrawJob *job, PyObject *out) {
+    if (float_out(out, &job->out, job->count) < 0) {
         Py_DECREF(job);
         return NULL;
     }
@@ -958,6 +1008,9 @@ static PyMethodDef functions[] = {
     {"submit", (PyCFunction)(void (*)(void))submit, METH_FASTCALL,
      "submit(capsule, count, magnitude, out, owner): `draw` on this module's own thread, a "
      "DrawJob"},
+    {"submit_pcg", (PyCFunction)(void (*)(void))submit_pcg, METH_FASTCALL,
+     "submit_pcg(state_hi, state_lo, inc_hi, inc_lo, count, magnitude, out): `draw_pcg`'s "
+     "values on this module's own thread, a DrawJob"},
     {"draw", (PyCFunction)(void (*)(void))draw, METH_FASTCALL,
      "draw(capsule, count, magnitude, out): standard normals times magnitude into float32 out"},
     {"max_bits", (PyCFunction)(void (*)(void))max_bits, METH_FASTCALL,
