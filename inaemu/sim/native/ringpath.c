@@ -645,8 +645,7 @@ static int same_ip(const unsigned char *ip, PyObject *expected) {
 
 /* RingWorker._on_ack of a segment from the right neighbour (anything else: the Python) */
 static PyObject *on_ack(RingPath *self, Segment *s) {
-    if (s->options == NULL || !sender_plain(self))
-        return segment_to_python(self, str_on_ack_py, s);     /* Reno */
+    if (!sender_plain(self)) return segment_to_python(self, str_on_ack_py, s);     /* Reno */
     /* reliable.SACK (Ack.options): NOP, NOP, kind 5, length 10, left, right (anything else: no SACK) */
     const unsigned char *o = s->options;
     int has_sack = s->options_size >= 12 && o[2] == 5 && o[3] == 10;
@@ -883,8 +882,6 @@ static PyObject *float32_array(const float *values, Py_ssize_t count) {
     return array;
 }
 
-/* `count` values of `item` (4 or 8) bytes from `from` to `to` (which may be the same),
-   each byte-swapped: the wire's big-endian order to this machine's, or back */
 /* The per-value loops of a message (its byte order, the reduce-scatter's sum, the sink's
  * float32), each its own function so that the compiler vectorizes it where the machine has
  * AVX2 (a clone chosen at load time). Each value is converted or added on its own, as NumPy
@@ -913,6 +910,8 @@ VALUE_LOOPS static void swap64(char *to, const char *from, long long count) {
     }
 }
 
+/* `count` values of `item` (4 or 8) bytes from `from` to `to` (which may be the same),
+   each byte-swapped: the wire's big-endian order to this machine's, or back */
 static void swap_values(void *to, const void *from, long long count, Py_ssize_t item) {
     if (item == 8) swap64(to, from, count);
     else swap32(to, from, count);
