@@ -17,6 +17,7 @@ from hosts.errors import UsageError
 from hosts.ring_session import SLICE_VALUES, RingSession, ring_error_bound, segment_bounds
 from inaemu.sim import SimJob, simulate
 from inaemu.sim.driver import ring_bound, ring_cuts
+from inaemu.sim.native import fast_normals
 from inaemu.sim.seekable_gradient import SeekableGradient
 from inaemu.sim.streamed_check import StreamedCheck
 from tests.hosts.test_ring_session import run_ring
@@ -71,7 +72,6 @@ def test_marks_stepped_in_c_are_the_generators_own(length, n, slice_values, read
     """`mark_all` from the first mark, or after reads recorded some: the marks a read through
     the vector records, nothing drawn for them, and every read after them draws its range
     alone (a rank's first read far in skips nothing)."""
-    from inaemu.sim.native import fast_normals
     cuts = ring_cuts(length, n, slice_values)
     reader = SeekableGradient(4, 2, length, cuts)
     if read_first:
@@ -101,7 +101,6 @@ def test_marks_stepped_in_c_are_the_generators_own(length, n, slice_values, read
 def test_pcg_marks_that_differ_from_numpy_are_refused():
     """The check before C marks are used: a step one value long, a step's state from
     another generator."""
-    from inaemu.sim.native import fast_normals
 
     def stepped(change):
         def pcg_marks(high, low, inc_high, inc_low, steps):
@@ -186,8 +185,8 @@ def test_a_rank_s_reads_drawn_ahead_are_its_gradient_and_its_marks(
 
 
 needs_jobs = pytest.mark.skipif(
-    __import__("inaemu.sim.native.fast_normals", fromlist=["job_from"]).job_from(
-        (0, 0), 1, 0, 1.0) is None, reason="no fastnormals.c jobs here (no C, or unchecked)")
+    fast_normals.job_from((0, 0), 1, 0, 1.0) is None,
+    reason="no fastnormals.c jobs here (no C, or unchecked)")
 
 
 @needs_jobs
@@ -511,7 +510,6 @@ def test_a_streamed_ring_with_its_marks_made_ahead_is_the_same_run_and_skips_not
     (trace, records, drawn), (old_trace, old_records, old_drawn) = runs
     assert trace == old_trace and records == old_records
     assert all(record["correct"] for record in records)
-    from inaemu.sim.native import fast_normals
     if fast_normals.marks_after((0, 0, 0, 0), 1, [1]) is not None:
         assert drawn == [4 * per_rank] * 4          # each value once, none skipped
         if per_rank < SLICE_VALUES:                 # (else the skips were the drawing thread's)
@@ -576,7 +574,6 @@ def test_a_streamed_ring_judges_on_the_drawing_thread_and_reads_ahead_only_whole
     whole_slices = per_rank >= SLICE_VALUES
     assert all(reader._ahead is not None for reader in made[0]._seekables)
     assert all(reader._thread_ahead == whole_slices for reader in made[0]._seekables)
-    from inaemu.sim.native import fast_normals
     if fast_normals.job_from((0, 0), 1, 0, 1.0) is not None:    # (C jobs here)
         readers = made[0]._seekables
         assert all(reader.drawn_ahead > 0.6 * reader.drawn for reader in readers)
