@@ -109,7 +109,7 @@ class DeparserTranslator:
         ex = ExprTranslator(self.scope, block)
         ref, body = checksum_c(node, self.calculations, self.layout, block)
         body.append(block.store(ref.slot, ref.width,
-                                _Sum("cs_result(cs_sum, cs_acc, cs_n)")))
+                                _Sum("cs_result(cs_sum)")))
         if node.has("if_cond"):
             cond = ex.truth(node["if_cond"])
             body = [f"if ({cond}) {{"] + ["    " + b for b in body] + ["}"]

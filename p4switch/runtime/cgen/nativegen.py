@@ -147,7 +147,7 @@ class ControlTranslator:
                     "hit = ans->got;",
                     "if (hit) {",
                     "    a = ans->a; Py_SETREF(p, Py_NewRef(ans->params));",
-                    "    PN = ans->n; memcpy(PD, ans->d, sizeof(u64) * (size_t)PN);",
+                    "    PN = ans->n; memcpy(PD, ans->d, sizeof(PD));     /* all: a constant size, inlined */",
                     "} else {",
                     f"    PN = 0; if (result(PyList_GET_ITEM({default}, 0), &a, &p)) goto fail;",
                     "}}"]

@@ -18,7 +18,7 @@ from ..config import Node
 from ..pygen.exprgen import CodeScope
 from ..pygen.parsergen import ParserCompiler, error_code
 from .nativeexpr import (RUN_TYPENUMS, ExprTranslator, Untranslatable, _Block,
-                         calculation_groups, gated_lines, run_ctype)
+                         calculation_groups, run_ctype)
 from .nativegen import PHV_LOCALS, NativeGenerator
 
 
@@ -87,7 +87,7 @@ class ParserTranslator:
         target = block.slot(ref.slot)
         ck_err = self.layout.std("checksum_error")
         mismatch = f"PF[{ck_err}] = 1;" if ck_err is not None else ";"
-        body += [f"if ((cs_result(cs_sum, cs_acc, cs_n) & {mask}ULL) != ({target} & {mask}ULL))"
+        body += [f"if ((cs_result(cs_sum) & {mask}ULL) != ({target} & {mask}ULL))"
                  f" {{ {mismatch} }}"]
         if node.has("if_cond"):
             cond = ex.truth(node["if_cond"])
@@ -221,16 +221,38 @@ class ParserTranslator:
 
 
 def checksum_c(node: Node, calculations: dict, layout, block: _Block) -> tuple:
-    """(the checksum's target field, C lines summing its calculation into `cs_sum`,
-    `cs_acc`, `cs_n`) for a csum16 over fields and constants, as calcgen computes it: the
-    inputs packed MSB-first, fields of invalid headers left out, zero-padded to 16-bit words."""
+    """(the checksum's target field, C lines leaving in `cs_sum` a sum congruent to its
+    calculation's 16-bit words' sum modulo 0xFFFF, zero only when they all are) for a csum16
+    over fields and constants, as calcgen computes it: the inputs packed MSB-first, fields of
+    invalid headers left out, zero-padded to 16-bit words. Each input is one `cs_term`, placed
+    by the bits before it: a constant while every header left out before it is whole words
+    long, else counted at run time (`cs_n`)."""
     calc = calculations.get(node["calculation"].str())
     if calc is None or calc["algo"].str() != "csum16":
         raise Untranslatable("a checksum other than csum16")
     ref = layout.field(node["target"][0].str(), node["target"][1].str(), node["target"])
     if ref.is_valid_bit or ref.width is None or ref.width > 64 or ref.signed:
         raise Untranslatable("a checksum target that is not a plain field")
-    body = ["u64 cs_sum = 0, cs_acc = 0; unsigned cs_n = 0;"] + gated_lines(
-        calculation_groups(calc, layout, block), block,
-        lambda code, width: f"cs_push(&cs_sum, &cs_acc, &cs_n, {code}, {width});")
+    groups = calculation_groups(calc, layout, block)
+    body = ["u64 cs_sum = 0;"]
+    counted = False             # the bits before the group are counted at run time
+    before = 0                  # else: how many there are
+    for header, parts in groups:
+        gated = header is not None and not header.metadata
+        bits = sum(width for _, width in parts)
+        if gated and bits % 16 and not counted:
+            body.append(f"unsigned cs_n = {before % 16};")
+            counted = True
+        lines, end = [], 0
+        for code, width in parts:
+            end += width
+            place = f"cs_n + {end}" if counted else f"{(before + end) % 16}"
+            lines.append(f"cs_sum += cs_term({code}, {width}, {place});")
+        if counted and bits % 16:
+            lines.append(f"cs_n += {bits % 16};")
+        if gated:
+            body += [f"if ({block.valid(header.index)}) {{"] + ["    " + x for x in lines] + ["}"]
+        else:
+            body += lines
+        before += bits
     return ref, body

@@ -609,21 +609,24 @@ static inline void hb_push(unsigned char *buf, unsigned *n, u64 value, unsigned 
     }
 }
 
-/* csum16: bits pushed MSB-first into 16-bit words, summed; the last word zero-padded */
-static inline void cs_push(u64 *sum, u64 *acc, unsigned *n, u64 value, unsigned width) {
-    while (width > 0) {
-        unsigned take = 16 - *n;
-        if (take > width) take = width;
-        u64 bits = (value >> (width - take)) & ((1ULL << take) - 1);
-        *acc = (*acc << take) | bits;
-        *n += take;
-        width -= take;
-        if (*n == 16) { *sum += *acc; *acc = 0; *n = 0; }
-    }
+/* csum16 as a sum of terms, one a field (nativeparse.py `checksum_c`): the sum of the inputs'
+   16-bit words modulo 0xFFFF, since 2^16 = 1 there. A field's term is its low `width` bits,
+   folded to a sum of 16-bit pieces when wider than a word, shifted to where its last bit sits
+   in its word (`end`: the bits up to and through the field, of which only end mod 16 counts).
+   A term is zero only for a zero field, so the sum is zero exactly when every word is. With
+   `width` and `end` constants the term is a mask, a few adds and a shift: no loop per bit. */
+static inline __attribute__((always_inline)) u64 cs_term(u64 value, unsigned width,
+                                                         unsigned end) {
+    if (width < 64) value &= ((u64)1 << width) - 1;
+    if (width > 16)
+        value = (value & 0xFFFF) + ((value >> 16) & 0xFFFF) + ((value >> 32) & 0xFFFF)
+                + (value >> 48);
+    return value << ((16 - (end & 15)) & 15);
 }
 
-static inline u64 cs_result(u64 sum, u64 acc, unsigned n) {
-    if (n > 0) sum += acc << (16 - n);
+/* the Internet checksum of the words whose sum modulo 0xFFFF is `sum`: 0xFFFF for all-zero
+   input (a sum of exactly 0), else the complement of the one's-complement sum */
+static inline u64 cs_result(u64 sum) {
     if (sum == 0) return 65535;
     u64 r = sum % 65535;
     return ~(r ? r : 65535) & 65535;
