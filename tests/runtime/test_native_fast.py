@@ -366,3 +366,46 @@ def test_the_plan_has_a_place_for_every_entry_the_c_reads():
     names = [n.strip() for n in enum.split(",") if n.strip()]
     assert names[-1] == "PL_SIZE"
     assert len(names) - 1 == len(nativefast.PLAN_FIELDS)
+
+
+def test_the_plan_slots_have_a_place_for_every_slot_the_c_reads():
+    """The C reads the plan's `slots` bytes by position (S_* and L_*): the Python writes them
+    in the same order (SLOT_FIELDS, then SLOT_LISTS' lengths and slots)."""
+    program = Switch(_divergence_program()).program
+    source = nativefast.source(program.layout, word_slots(program.layout), True)
+
+    def enum(first: str) -> list[str]:
+        start = source.index("enum { " + first)
+        body = source[start + 6:source.index("};", start)]
+        return [n.strip() for n in body.split(",") if n.strip()]
+    assert enum("S_IN_PORT") == ["S_IN_PORT", "S_PKT_LEN", "S_IN_LEN", "S_MCAST", "S_SPEC",
+                                 "S_EPORT", "S_ITYPE", "S_RID", "S_FIELDS"]
+    assert len(nativefast.SLOT_FIELDS) == 8
+    assert enum("L_DIVERT")[:-1] == ["L_DIVERT", "L_ZERO", "L_ZERO_AFTER", "L_EDIVERT"]
+    assert nativefast.SLOT_LISTS == ("divert_after_ingress", "zero_before_length",
+                                     "zero_after_length", "divert_after_egress")
+    plan = {name: i + 1 for i, name in enumerate(nativefast.SLOT_FIELDS)}
+    plan.update(divert_after_ingress=(20, 21), zero_before_length=(), zero_after_length=(22,),
+                divert_after_egress=(23, 24, 25))
+    words = memoryview(nativefast._slots_bytes(plan)).cast("q").tolist()
+    assert words == [1, 2, 3, 4, 5, 6, 7, 8, 2, 0, 1, 3, 20, 21, 22, 23, 24, 25]
+
+
+@pytest.mark.usefixtures("native_cache")
+def test_a_plan_whose_slots_do_not_add_up_is_refused_with_a_clear_error():
+    """The C checks the slots' lengths against the bytes before it reads a slot: a plan
+    changed by hand (or a stale one) raises TypeError, and the switch's state is untouched."""
+    in_c, _ = _pair(lambda: Switch(_divergence_program()))
+    entry = in_c._engine.entry
+    plan = list(entry.args[-1])          # (the module's state, then the plan)
+    at = nativefast.PLAN_FIELDS.index("slots")
+    good = plan[at]
+    frame = eth_frame(payload=bytes([1, 0, 0, 0, 0]))
+    want = in_c.receive(0, frame)
+    for bad in (good[:-8], good + bytes(8), good[:8 * 8] + (10**6).to_bytes(8, "little") +
+                good[9 * 8:], b"", None):
+        plan[at] = bad
+        broken = type(entry)(entry.func, *entry.args[:-1], tuple(plan))
+        with pytest.raises(TypeError, match="slots of another layout"):
+            broken(0, frame)
+    assert in_c.receive(0, frame) == want

@@ -36,7 +36,13 @@ PLAN_FIELDS = ("init_words", "init_flags", "init_fields", "init_valid", "ingress
                "zero_after_length", "length_after_ingress", "divert_after_egress",
                "slow_after_egress", "dropped_in_egress", "spare_phv", "replicas_of",
                "instance_type", "egress_rid", "slow_after_replica", "c_multicast",
-               "cached_replicas")
+               "cached_replicas", "slots")
+# the slots the C reads as C integers, in this order in the plan's `slots` (then the lengths of
+# the slot lists of SLOT_LISTS, then those lists' slots): `_slots_bytes`
+SLOT_FIELDS = ("ingress_port", "packet_length", "ingress_length", "mcast_grp", "egress_spec",
+               "egress_port", "instance_type", "egress_rid")
+SLOT_LISTS = ("divert_after_ingress", "zero_before_length", "zero_after_length",
+              "divert_after_egress")
 
 METHOD = "fast"
 U64 = (1 << 64) - 1
@@ -122,7 +128,16 @@ def native_fast_path(engine, python_fast: Callable) -> Callable | None:
              *plan["zero_before_length"], *plan["zero_after_length"], *tested]
     if any(s not in words for s in tested) or any(not 0 <= s < length for s in slots):
         return None
+    plan["slots"] = _slots_bytes(plan)
     return functools.partial(code.native_fast, tuple(plan[name] for name in PLAN_FIELDS))
+
+
+def _slots_bytes(plan: dict) -> bytes:
+    """The plan's slots as the C reads them once per packet instead of the ints of the plan
+    (int64s): SLOT_FIELDS, the lengths of SLOT_LISTS, then their slots."""
+    lists = [tuple(plan[name]) for name in SLOT_LISTS]
+    return array("q", [*(plan[name] for name in SLOT_FIELDS), *map(len, lists),
+                       *(slot for slots in lists for slot in slots)]).tobytes()
 
 
 def _init_words(init_fields: list, words: frozenset) -> bytes | None:
@@ -148,16 +163,41 @@ _SOURCE = r"""
 enum {{ PL_INIT_W, PL_INIT_FL, PL_INIT_F, PL_INIT_V, PL_IN_PORT, PL_PKT_LEN, PL_IN_LEN, PL_DIVERT,
        PL_SLOW_INGRESS, PL_MCAST, PL_MULTICAST, PL_SPEC, PL_EPORT, PL_ZERO, PL_ZERO_AFTER,
        PL_NEW_LENGTH, PL_EDIVERT, PL_SLOW_EGRESS, PL_DROPPED, PL_SPARE, PL_REPLICAS, PL_ITYPE,
-       PL_RID, PL_SLOW_REPLICA, PL_C_MULTICAST, PL_CACHED_REPLICAS, PL_SIZE }};
+       PL_RID, PL_SLOW_REPLICA, PL_C_MULTICAST, PL_CACHED_REPLICAS, PL_SLOTS, PL_SIZE }};
+/* the plan's `slots` (nativefast.py `_slots_bytes`): its SLOT_FIELDS, then SLOT_LISTS */
+enum {{ S_IN_PORT, S_PKT_LEN, S_IN_LEN, S_MCAST, S_SPEC, S_EPORT, S_ITYPE, S_RID, S_FIELDS }};
+enum {{ L_DIVERT, L_ZERO, L_ZERO_AFTER, L_EDIVERT, L_COUNT }};
 
 /* egress (or the deparser) may write the lists: every replica but the last gets its own */
 #define EGRESS_LISTS {egress_lists}
 
-/* a slot of the plan (native_fast_path checked it is in the PHV) */
-static inline Py_ssize_t plan_slot(PyObject *plan, int at) {{
-    u64 s;
-    if (small_value(PyTuple_GET_ITEM(plan, at), &s)) return (Py_ssize_t)s;
-    return PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, at));
+/* The plan's slots as C integers (a view of its `slots` bytes, read once a packet instead of
+   the plan's ints; native_fast_path checked every slot is in the PHV) */
+typedef struct {{
+    const int64_t *slot;                    /* S_IN_PORT .. S_RID */
+    const int64_t *list[L_COUNT];           /* L_DIVERT .. L_EDIVERT */
+    Py_ssize_t n[L_COUNT];
+}} Slots;
+
+static int plan_slots(PyObject *plan, Slots *D) {{
+    PyObject *b = PyTuple_GET_ITEM(plan, PL_SLOTS);
+    Py_ssize_t size, at = S_FIELDS + L_COUNT;
+    const int64_t *w;
+    if (!PyBytes_CheckExact(b) || (size = PyBytes_GET_SIZE(b)) % 8 ||
+            size / 8 < at || (uintptr_t)PyBytes_AS_STRING(b) % 8)
+        goto bad;
+    w = (const int64_t *)PyBytes_AS_STRING(b);
+    D->slot = w;
+    for (int i = 0; i < L_COUNT; i++) {{
+        D->n[i] = (Py_ssize_t)w[S_FIELDS + i];
+        if (D->n[i] < 0 || D->n[i] > size / 8 - at) goto bad;
+        D->list[i] = w + at;
+        at += D->n[i];
+    }}
+    if (at == size / 8) return 0;
+bad:
+    PyErr_SetString(PyExc_TypeError, "native fast path: a plan's slots of another layout");
+    return -1;
 }}
 
 /* a slot's value: a word's, or the list's for a slot that is not one (the scratch slot) */
@@ -179,28 +219,19 @@ static inline int put(Phv *P, Py_ssize_t s, u64 x) {{
     return wr(P->f, s, x);
 }}
 
-/* each slot of a plan tuple: its position in the tuple, then the slot (one helper for the
-   tests and the writes below) */
-static inline int tuple_slot(PyObject *slots, Py_ssize_t i, Py_ssize_t *s) {{
-    *s = PyLong_AsSsize_t(PyTuple_GET_ITEM(slots, i));
-    return *s == -1 && PyErr_Occurred() ? -1 : 0;
-}}
-
-/* whether any of the slots in the tuple holds a true value (Python's `f[a] or f[b]`) */
-static int any_true(Phv *P, PyObject *slots) {{
-    Py_ssize_t i, s;
+/* whether any of the slots holds a true value (Python's `f[a] or f[b]`) */
+static int any_true(Phv *P, const Slots *D, int which) {{
     u64 x;
-    for (i = 0; i < PyTuple_GET_SIZE(slots); i++) {{
-        if (tuple_slot(slots, i, &s) || get(P, s, &x)) return -1;
+    for (Py_ssize_t i = 0; i < D->n[which]; i++) {{
+        if (get(P, (Py_ssize_t)D->list[which][i], &x)) return -1;
         if (x) return 1;
     }}
     return 0;
 }}
 
-static int zero_slots(Phv *P, PyObject *slots) {{
-    Py_ssize_t i, s;
-    for (i = 0; i < PyTuple_GET_SIZE(slots); i++)
-        if (tuple_slot(slots, i, &s) || put(P, s, 0)) return -1;
+static int zero_slots(Phv *P, const Slots *D, int which) {{
+    for (Py_ssize_t i = 0; i < D->n[which]; i++)
+        if (put(P, (Py_ssize_t)D->list[which][i], 0)) return -1;
     return 0;
 }}
 
@@ -295,8 +326,8 @@ static PyObject *copy_or_share(PyObject *list, int copy) {{
    and egress_rid set, egress, and the deparser unless it was dropped. A replica whose egress
    diverges goes, with the replicas after it, to the Python general flow
    (`slow_after_replica`) as the Python does. */
-static PyObject *multicast_c(PyObject *S, Phv *P, PyObject *plan, PyObject *payload,
-                             PyObject *port, u64 length, u64 mgid) {{
+static PyObject *multicast_c(PyObject *S, Phv *P, PyObject *plan, const Slots *D,
+                             PyObject *payload, PyObject *port, u64 length, u64 mgid) {{
     PyObject *replicas = NULL, *out = NULL, *group = NULL, *length_obj = NULL, *got;
     PyObject *call[10];
     u64 BF[NW], BV[NV], F[NW], V[NV], x;
@@ -318,9 +349,9 @@ static PyObject *multicast_c(PyObject *S, Phv *P, PyObject *plan, PyObject *payl
         PyErr_SetString(PyExc_TypeError, "replicas_of must give a list of (port, rid)");
         goto fail;
     }}
-    if (put(P, plan_slot(plan, PL_ITYPE), {replication}) || clear_invalid_phv(P) ||
-            put(P, plan_slot(plan, PL_SPEC), 0) || put(P, plan_slot(plan, PL_PKT_LEN), length) ||
-            zero_slots(P, PyTuple_GET_ITEM(plan, PL_ZERO_AFTER)))
+    if (put(P, D->slot[S_ITYPE], {replication}) || clear_invalid_phv(P) ||
+            put(P, D->slot[S_SPEC], 0) || put(P, D->slot[S_PKT_LEN], length) ||
+            zero_slots(P, D, L_ZERO_AFTER))
         goto fail;
     memcpy(BF, P->F, sizeof(BF));
     memcpy(BV, P->V, sizeof(BV));
@@ -346,9 +377,9 @@ static PyObject *multicast_c(PyObject *S, Phv *P, PyObject *plan, PyObject *payl
         R.f = copy_or_share(P->f, EGRESS_LISTS && i < count - 1);
         R.v = copy_or_share(P->v, EGRESS_LISTS && i < count - 1);
         if (R.f == NULL || R.v == NULL) {{ Py_XDECREF(R.f); Py_XDECREF(R.v); goto fail; }}
-        if (put(&R, plan_slot(plan, PL_EPORT), e) || put(&R, plan_slot(plan, PL_RID), r) ||
+        if (put(&R, D->slot[S_EPORT], e) || put(&R, D->slot[S_RID], r) ||
                 ctl_egress_impl(S, &R) ||
-                (t = any_true(&R, PyTuple_GET_ITEM(plan, PL_EDIVERT))) < 0) {{
+                (t = any_true(&R, D, L_EDIVERT)) < 0) {{
             Py_DECREF(R.f); Py_DECREF(R.v);
             goto fail;
         }}
@@ -385,7 +416,7 @@ static PyObject *multicast_c(PyObject *S, Phv *P, PyObject *plan, PyObject *payl
             Py_DECREF(R.f); Py_DECREF(R.v);
             goto fail;
         }}
-        if (e == {drop_port}ULL || get(&R, plan_slot(plan, PL_SPEC), &x) ||
+        if (e == {drop_port}ULL || get(&R, D->slot[S_SPEC], &x) ||
                 x == {drop_port}ULL) {{
             Py_DECREF(R.f); Py_DECREF(R.v);
             if (PyErr_Occurred()) goto fail;
@@ -418,6 +449,9 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }}
     S = args[0]; plan = args[1]; port = args[2]; data = args[3];
+    Slots DS;
+    const Slots *D = &DS;
+    if (plan_slots(plan, &DS)) return NULL;
     {{
         PyObject *w = PyTuple_GET_ITEM(plan, PL_INIT_W), *fl = PyTuple_GET_ITEM(plan, PL_INIT_FL);
         if (!PyBytes_CheckExact(w) || PyBytes_GET_SIZE(w) != (Py_ssize_t)sizeof(F) ||
@@ -438,21 +472,21 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
     }}
     P.f = f;
     P.v = v;
-    if (as_u64(port, &x) || put(&P, plan_slot(plan, PL_IN_PORT), x)) goto fail;
+    if (as_u64(port, &x) || put(&P, D->slot[S_IN_PORT], x)) goto fail;
     if ((n = PyObject_Length(data)) < 0) goto fail;
     length = (u64)n;
-    if (put(&P, plan_slot(plan, PL_PKT_LEN), length) ||
-            put(&P, plan_slot(plan, PL_IN_LEN), length)) goto fail;
+    if (put(&P, D->slot[S_PKT_LEN], length) ||
+            put(&P, D->slot[S_IN_LEN], length)) goto fail;
     if ((pos = parse_impl(S, &P, data)) < 0) goto fail;
     if (ctl_ingress_impl(S, &P)) goto fail;
-    if ((t = any_true(&P, PyTuple_GET_ITEM(plan, PL_DIVERT))) != 0) {{
+    if ((t = any_true(&P, D, L_DIVERT)) != 0) {{
         if (t < 0 || phv_out(&P) || (pos_obj = PyLong_FromSsize_t(pos)) == NULL) goto fail;
         call[0] = f; call[1] = v; call[2] = data; call[3] = pos_obj; call[4] = port;
         out = call_py(PyTuple_GET_ITEM(plan, PL_SLOW_INGRESS), call, 5);
         goto done;
     }}
     PyObject *new_length = PyTuple_GET_ITEM(plan, PL_NEW_LENGTH);
-    if ((slot = plan_slot(plan, PL_MCAST)) >= 0) {{
+    if ((slot = D->slot[S_MCAST]) >= 0) {{
         u64 mgid, multicast_length = length;
         if (get(&P, slot, &mgid)) goto fail;
         if (mgid) {{
@@ -462,7 +496,7 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
                     length_after_ingress(new_length, &P, n - pos, &multicast_length))
                 goto fail;
             if (PyTuple_GET_ITEM(plan, PL_C_MULTICAST) == Py_True) {{
-                out = multicast_c(S, &P, plan, payload, port, multicast_length, mgid);
+                out = multicast_c(S, &P, plan, D, payload, port, multicast_length, mgid);
                 goto done;
             }}
             /* the generated Python `multicast`, over the lists */
@@ -482,22 +516,22 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
     }} else if (PyErr_Occurred()) {{
         goto fail;
     }}
-    if (get(&P, plan_slot(plan, PL_SPEC), &eport)) goto fail;
+    if (get(&P, D->slot[S_SPEC], &eport)) goto fail;
     if (eport == {drop_port}ULL) {{
         out = PyList_New(0);
         goto done;
     }}
     if (new_length != Py_None && length_after_ingress(new_length, &P, n - pos, &length))
         goto fail;
-    if (put(&P, plan_slot(plan, PL_EPORT), eport) ||
-            zero_slots(&P, PyTuple_GET_ITEM(plan, PL_ZERO)) ||
-            put(&P, plan_slot(plan, PL_PKT_LEN), length) ||
-            zero_slots(&P, PyTuple_GET_ITEM(plan, PL_ZERO_AFTER)))
+    if (put(&P, D->slot[S_EPORT], eport) ||
+            zero_slots(&P, D, L_ZERO) ||
+            put(&P, D->slot[S_PKT_LEN], length) ||
+            zero_slots(&P, D, L_ZERO_AFTER))
         goto fail;
     if (ctl_egress_impl(S, &P)) goto fail;
     eport_obj = from_u64(eport);
     if (eport_obj == NULL) goto fail;
-    if ((t = any_true(&P, PyTuple_GET_ITEM(plan, PL_EDIVERT))) != 0) {{
+    if ((t = any_true(&P, D, L_EDIVERT)) != 0) {{
         if (t < 0 || phv_out(&P) || (length_obj = from_u64(length)) == NULL) goto fail;
         if ((payload = unparsed_rest(data, pos)) == NULL) goto fail;
         call[0] = f; call[1] = v; call[2] = payload; call[3] = eport_obj; call[4] = length_obj;
@@ -506,7 +540,7 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
         goto done;
     }}
     if (PyTuple_GET_ITEM(plan, PL_DROPPED) == Py_True) {{
-        if (get(&P, plan_slot(plan, PL_SPEC), &x)) goto fail;
+        if (get(&P, D->slot[S_SPEC], &x)) goto fail;
         if (x == {drop_port}ULL) {{
             out = PyList_New(0);
             goto done;
