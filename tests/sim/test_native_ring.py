@@ -271,6 +271,29 @@ def test_segments_of_several_slices_run_the_same_events_streamed(accumulate, los
     assert all(record["correct"] for record in python[1])
 
 
+
+@pytest.mark.parametrize("loss", [0.0, 2.0])
+@pytest.mark.parametrize("accumulate", ["float32", "float64"])
+def test_values_cut_between_segments_run_the_same_events(accumulate, loss):
+    """Segments of 1,001 bytes: a message's values are cut between the bytes the decoder
+    holds and the segment that completes it, which the C swaps out of the two in one pass
+    (ringpath.c `swap_from_two`); the same events on both cores and the right sums."""
+    net = star(4)
+    python = _same_on_both_cores(net, [SimJob(1, _hosts(net))], algo="ring",
+                                 size_bytes=4 * 20011, seed=2, loss=loss, bw=100,
+                                 ring_accumulate=accumulate, keep_results=False,
+                                 transport=TransportConfig(mss=1001))
+    assert all(record["correct"] for record in python[1])
+
+
+def test_the_c_path_delivers_messages_cut_between_segments(monkeypatch):
+    """The C, not the Python `_deliver`, takes the streamed messages whose values the
+    segments cut (all but each phase's last, as with whole values)."""
+    calls, result = _python_calls(monkeypatch, 0.0, transport=TransportConfig(mss=1001),
+                                  keep_results=False)
+    assert all(record.correct for record in result.records)
+    assert calls["_deliver"] == 4 * 2
+
 def test_the_c_path_takes_loss_recovery_and_leaves_timers_and_reno_to_the_python(
         monkeypatch):
     """Under loss the C takes the out-of-order segments, the SACKs and the fast

@@ -858,8 +858,10 @@ static PyObject *join_bytes(PyObject *pieces) {
 static PyObject *RingPath_write(RingPath *self, PyObject *data);
 static PyObject *np_frombuffer, *np_float32;   /* numpy.frombuffer, numpy.float32: the sink's */
 
-/* a new float32 array of the `count` values at `values` (native order): the sink's slice */
-static PyObject *float32_array(const float *values, Py_ssize_t count) {
+/* The sink's slice: a float32 array over `held`, a bytearray of its values in this
+   machine's order, which the message's last step wrote in place (no copy); the array keeps
+   the bytearray alive */
+static PyObject *float32_array(PyObject *held) {
     if (np_frombuffer == NULL) {
         PyObject *np = PyImport_ImportModule("numpy");
         if (np == NULL) return NULL;
@@ -874,12 +876,20 @@ static PyObject *float32_array(const float *values, Py_ssize_t count) {
         np_frombuffer = frombuffer;
         np_float32 = float32;
     }
-    PyObject *held = PyByteArray_FromStringAndSize((const char *)values, count * 4);
-    if (held == NULL) return NULL;
     PyObject *args[2] = {held, np_float32};
-    PyObject *array = PyObject_Vectorcall(np_frombuffer, args, 2, NULL);
-    Py_DECREF(held);
-    return array;
+    return PyObject_Vectorcall(np_frombuffer, args, 2, NULL);
+}
+
+/* `bytes` bytes for one of a message's value buffers: from PyMem_Malloc, or, for the one the
+   sink is given (`for_sink`), the storage of a new bytearray kept in `*held` */
+static void *value_buffer(Py_ssize_t bytes, int for_sink, PyObject **held) {
+    if (!for_sink) {
+        void *at = PyMem_Malloc(bytes > 0 ? bytes : 1);
+        if (at == NULL) PyErr_NoMemory();
+        return at;
+    }
+    *held = PyByteArray_FromStringAndSize(NULL, bytes);
+    return *held == NULL ? NULL : PyByteArray_AS_STRING(*held);
 }
 
 /* The per-value loops of a message (its byte order, the reduce-scatter's sum, the sink's
@@ -915,6 +925,27 @@ VALUE_LOOPS static void swap64(char *to, const char *from, long long count) {
 static void swap_values(void *to, const void *from, long long count, Py_ssize_t item) {
     if (item == 8) swap64(to, from, count);
     else swap32(to, from, count);
+}
+
+/* `count` values of `item` bytes, the first `na` bytes of them at `a` and the rest at `b`,
+   swapped into `to`: a value cut between the two is put together first */
+static void swap_from_two(void *to, const char *a, Py_ssize_t na, const char *b,
+                          long long count, Py_ssize_t item) {
+    long long whole = na / item;
+    Py_ssize_t cut = na - whole * item;
+    char *at = (char *)to;
+    swap_values(at, a, whole, item);
+    at += whole * item;
+    if (cut) {
+        char joined[8];
+        memcpy(joined, a + whole * item, cut);
+        memcpy(joined + cut, b, item - cut);
+        swap_values(at, joined, 1, item);
+        at += item;
+        b += item - cut;
+        whole++;
+    }
+    swap_values(at, b, count - whole, item);
 }
 
 /* sum = mine + received, in float32 or (`wide`) float64 after widening mine */
@@ -1003,11 +1034,13 @@ static int source_values(PyObject *source, long long first, long long end, PyObj
 static int deliver_message(RingPath *self, const char *data, Py_ssize_t size, double now) {
     PyObject *session = self->session, *buffer = NULL, *pending = NULL, *state = NULL;
     PyObject *source = NULL, *sink = NULL, *bounds = NULL, *accumulate = NULL;
-    PyObject *own = NULL, *out = NULL, *slice = NULL;
+    PyObject *own = NULL, *out = NULL, *slice = NULL, *held = NULL;
     Py_buffer view = {0};
     void *body = NULL, *sum = NULL;
     float *narrowed = NULL;
     int r = -1;
+    /* which buffer holds the values the sink is given (in `held`, not freed here) */
+    enum { SINK_NONE, SINK_BODY, SINK_SUM, SINK_NARROWED } sink_in = SINK_NONE;
     if ((buffer = attr_get(self->decoder, str_buffer)) == NULL) goto done;
     if (!PyByteArray_CheckExact(buffer)) { r = 0; goto done; }
     Py_ssize_t had = PyByteArray_GET_SIZE(buffer);
@@ -1067,21 +1100,25 @@ static int deliver_message(RingPath *self, const char *data, Py_ssize_t size, do
         r = 0;
         goto done;
     }
+    /* the sink takes this step's values (the sum's slice, or the all-gather's): written
+       where its array will read them */
+    if (last_step || !scatter)
+        sink_in = wide ? SINK_NARROWED : scatter ? SINK_SUM : SINK_BODY;
     /* RingSession.receive: the bytes counted; the decoder's feed: the message out of it */
-    if ((body = PyMem_Malloc(count * item)) == NULL) { PyErr_NoMemory(); goto done; }
-    if (had > 24) memcpy(body, front + 24, had - 24);
-    Py_ssize_t at = had > 24 ? had - 24 : 0;
-    memcpy((char *)body + at, back + (had < 24 ? 24 - had : 0), count * item - at);
+    if ((body = value_buffer(count * item, sink_in == SINK_BODY, &held)) == NULL) goto done;
+    /* the received values, in this machine's order: swapped as they are copied out of the
+       decoder's bytes and this segment's (one pass) */
+    swap_from_two(body, front + 24, had > 24 ? had - 24 : 0, back + (had < 24 ? 24 - had : 0),
+                  count, item);
     if (add_ll(self->session_counters, str_bytes_received, size) < 0
             || PyByteArray_Resize(buffer, 0) < 0
             || attr_set(self->decoder, str_header, Py_None) < 0
             || add_ll(self->session_counters, str_messages_received, 1) < 0)
         goto done;
     /* _apply: own + received (reduce-scatter) or the received (all-gather) */
-    swap_values(body, body, count, item);       /* (the received values, in this order) */
     const void *values = body;
     if (scatter) {
-        if ((sum = PyMem_Malloc(count * item)) == NULL) { PyErr_NoMemory(); goto done; }
+        if ((sum = value_buffer(count * item, sink_in == SINK_SUM, &held)) == NULL) goto done;
         if (source_values(source, first, end, &own, &view) < 0) goto done;
         const float *mine = view.buf;
         if (wide) add_f64(sum, mine, body, count);
@@ -1102,13 +1139,12 @@ static int deliver_message(RingPath *self, const char *data, Py_ssize_t size, do
     if (out == NULL && PyErr_Occurred()) goto done;
     /* the sink: the slice of the sum this rank completed, or an all-gather's */
     if (last_step || !scatter) {
-        const float *given_values = values;
         if (wide) {
-            if ((narrowed = PyMem_Malloc(count * 4)) == NULL) { PyErr_NoMemory(); goto done; }
+            narrowed = value_buffer(count * 4, sink_in == SINK_NARROWED, &held);
+            if (narrowed == NULL) goto done;
             narrow_f64(narrowed, values, count);
-            given_values = narrowed;
         }
-        if ((slice = float32_array(given_values, count)) == NULL) goto done;
+        if ((slice = float32_array(held)) == NULL) goto done;
         PyObject *start = PyLong_FromLongLong(first);
         if (start == NULL) goto done;
         PyObject *args[2] = {start, slice};
@@ -1140,9 +1176,10 @@ static int deliver_message(RingPath *self, const char *data, Py_ssize_t size, do
     r = 1;
 done:
     if (view.obj != NULL) PyBuffer_Release(&view);
-    PyMem_Free(body);
-    PyMem_Free(sum);
-    PyMem_Free(narrowed);
+    if (sink_in != SINK_BODY) PyMem_Free(body);
+    if (sink_in != SINK_SUM) PyMem_Free(sum);
+    if (sink_in != SINK_NARROWED) PyMem_Free(narrowed);
+    Py_XDECREF(held);
     Py_XDECREF(buffer); Py_XDECREF(pending); Py_XDECREF(state); Py_XDECREF(source);
     Py_XDECREF(sink); Py_XDECREF(bounds); Py_XDECREF(accumulate); Py_XDECREF(own);
     Py_XDECREF(out); Py_XDECREF(slice);
