@@ -30,12 +30,9 @@ from ..pygen.fastpath import (REPLICATION, egress_divergence_slots, live_slots, 
 from ..pygen.primgen import DROP_PORT
 
 # the order of the plan tuple (native_fast_path builds it; the C reads it by these positions)
-PLAN_FIELDS = ("init_words", "init_flags", "init_fields", "init_valid", "ingress_port",
-               "packet_length", "ingress_length", "divert_after_ingress", "slow_after_ingress",
-               "mcast_grp", "multicast", "egress_spec", "egress_port", "zero_before_length",
-               "zero_after_length", "length_after_ingress", "divert_after_egress",
-               "slow_after_egress", "dropped_in_egress", "spare_phv", "replicas_of",
-               "instance_type", "egress_rid", "slow_after_replica", "c_multicast",
+PLAN_FIELDS = ("init_words", "init_flags", "init_fields", "init_valid", "slow_after_ingress",
+               "multicast", "length_after_ingress", "slow_after_egress", "dropped_in_egress",
+               "spare_phv", "replicas_of", "slow_after_replica", "c_multicast",
                "cached_replicas", "slots")
 # the slots the C reads as C integers, in this order in the plan's `slots` (then the lengths of
 # the slot lists of SLOT_LISTS, then those lists' slots): `_slots_bytes`
@@ -160,10 +157,9 @@ _SOURCE = r"""
    the same order, with the PHV's words as C integers from the parser to the deparser and the
    module's parser, controls and deparser called directly. Every divergence hands the packet,
    its lists made whole (`phv_out`), to the same Python code the Python `fast` hands it to. */
-enum {{ PL_INIT_W, PL_INIT_FL, PL_INIT_F, PL_INIT_V, PL_IN_PORT, PL_PKT_LEN, PL_IN_LEN, PL_DIVERT,
-       PL_SLOW_INGRESS, PL_MCAST, PL_MULTICAST, PL_SPEC, PL_EPORT, PL_ZERO, PL_ZERO_AFTER,
-       PL_NEW_LENGTH, PL_EDIVERT, PL_SLOW_EGRESS, PL_DROPPED, PL_SPARE, PL_REPLICAS, PL_ITYPE,
-       PL_RID, PL_SLOW_REPLICA, PL_C_MULTICAST, PL_CACHED_REPLICAS, PL_SLOTS, PL_SIZE }};
+enum {{ PL_INIT_W, PL_INIT_FL, PL_INIT_F, PL_INIT_V, PL_SLOW_INGRESS, PL_MULTICAST,
+       PL_NEW_LENGTH, PL_SLOW_EGRESS, PL_DROPPED, PL_SPARE, PL_REPLICAS, PL_SLOW_REPLICA,
+       PL_C_MULTICAST, PL_CACHED_REPLICAS, PL_SLOTS, PL_SIZE }};
 /* the plan's `slots` (nativefast.py `_slots_bytes`): its SLOT_FIELDS, then SLOT_LISTS */
 enum {{ S_IN_PORT, S_PKT_LEN, S_IN_LEN, S_MCAST, S_SPEC, S_EPORT, S_ITYPE, S_RID, S_FIELDS }};
 enum {{ L_DIVERT, L_ZERO, L_ZERO_AFTER, L_EDIVERT, L_COUNT }};
@@ -513,8 +509,6 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
             Py_DECREF(group);
             goto done;
         }}
-    }} else if (PyErr_Occurred()) {{
-        goto fail;
     }}
     if (get(&P, D->slot[S_SPEC], &eport)) goto fail;
     if (eport == {drop_port}ULL) {{
