@@ -88,6 +88,48 @@ def test_contended_counting_loses_nothing(lock):
     assert total[0] == 80_000
 
 
+def test_waiters_that_time_out_leave_the_others_to_be_woken(lock):
+    """Threads that give up waiting (timeouts) beside threads that wait for ever: every one
+    of the latter gets the lock once the holder lets go, none twice at once, and the lock
+    is free at the end (a release that signalled a waiter who had left must not be lost nor
+    let two in)."""
+    inside = [0]
+    most = [0]
+    got: list[str] = []
+    lock.acquire()
+    started = threading.Barrier(7)
+
+    def patient(name: str) -> None:
+        started.wait()
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            time.sleep(0.002)
+            got.append(name)
+            inside[0] -= 1
+
+    def impatient() -> None:
+        started.wait()
+        for _ in range(5):
+            if lock.acquire(timeout=0.005):
+                lock.release()
+
+    threads = [threading.Thread(target=patient, args=(f"p{i}",)) for i in range(4)]
+    threads += [threading.Thread(target=impatient) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    started.wait()
+    time.sleep(0.05)                    # every patient one waiting, the impatient timing out
+    assert got == []
+    lock.release()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in threads)
+    assert sorted(got) == ["p0", "p1", "p2", "p3"] and most[0] == 1
+    assert lock.acquire(blocking=False) is True
+    lock.release()
+
+
 def test_its_arguments_are_checked_as_an_rlocks_are(lock):
     with pytest.raises(ValueError):
         lock.acquire(False, 1.0)

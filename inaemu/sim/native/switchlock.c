@@ -5,16 +5,26 @@
  * calls (`switch_lock_enter`/`switch_lock_exit`); Python takes it as an RLock
  * (`with switch.lock:`, acquire(blocking, timeout), release()), so a P4Runtime server's threads
  * and the loop share it as they share an RLock. Its semantics are _thread.RLock's: an owner
- * thread and a count; another thread waits (without the GIL) for the underlying lock;
- * releasing a lock one does not hold is a RuntimeError. Its fields are read and written with
- * the GIL held, as an RLock's are; a free-threaded build, which has no GIL, is given no
- * SwitchLock (its switches keep their RLock). tests/sim/test_switch_lock.py. */
+ * thread and a count; another thread waits (without the GIL); releasing a lock one does not
+ * hold is a RuntimeError. Its fields are read and written with the GIL held, as an RLock's
+ * are; a free-threaded build, which has no GIL, is given no SwitchLock (its switches keep
+ * their RLock).
+ *
+ * Taking it when it is free is two stores, with no system lock: the GIL already orders every
+ * taker. A system lock (`wake`) serves only threads that wait: held while none is signalled,
+ * it is released by the last release of the switch lock when a thread waits, and the waiter
+ * that gets it takes the switch lock if it is still free, or waits again (a thread holding
+ * the GIL may have taken it first, as with an RLock, which hands nothing over either). Taking
+ * the system lock on every packet cost ~175 instructions (a semaphore's try-wait), ~2 % of
+ * the loop's thread at 64 workers. tests/sim/test_switch_lock.py. */
 
 typedef struct {
     PyObject_HEAD
-    PyThread_type_lock lock;
+    PyThread_type_lock wake;    /* held, but while a release has signalled the waiters */
     unsigned long owner;        /* the holding thread's ident (valid while count > 0) */
     unsigned long count;        /* the holder's nested acquisitions; 0: free */
+    unsigned long waiters;      /* threads waiting for `wake` */
+    int signalled;              /* `wake` released for the waiters and not yet taken again */
 } SwitchLock;
 
 static PyTypeObject SwitchLockType;
@@ -37,28 +47,39 @@ static int switch_lock_take(SwitchLock *self, PY_TIMEOUT_T timeout_us) {
         self->count++;
         return 1;
     }
-    PyLockStatus got = PyThread_acquire_lock_timed(self->lock, 0, 0);
-    if (got != PY_LOCK_ACQUIRED && timeout_us != 0) {
-        /* wait without the GIL; a signal interrupts the wait: its handlers run here, as for
-         * an RLock, and the wait goes on for what is left of the timeout */
-        long long deadline = timeout_us > 0 ? monotonic_us() + timeout_us : 0;
-        for (;;) {
-            Py_BEGIN_ALLOW_THREADS
-            got = PyThread_acquire_lock_timed(self->lock, timeout_us, 1);
-            Py_END_ALLOW_THREADS
-            if (got != PY_LOCK_INTR) break;
-            if (Py_MakePendingCalls() < 0) return -1;
-            if (timeout_us > 0) {
-                long long left = deadline - monotonic_us();
-                if (left <= 0) { got = PY_LOCK_FAILURE; break; }
-                timeout_us = left;
-            }
+    if (self->count == 0) {
+        self->owner = me;
+        self->count = 1;
+        return 1;
+    }
+    if (timeout_us == 0) return 0;
+    /* held by another thread: wait without the GIL for a release to signal `wake`; a signal
+     * interrupts the wait: its handlers run here, as for an RLock, and the wait goes on for
+     * what is left of the timeout */
+    long long deadline = timeout_us > 0 ? monotonic_us() + timeout_us : 0;
+    int r = 0;
+    self->waiters++;
+    for (;;) {
+        PyLockStatus got;
+        Py_BEGIN_ALLOW_THREADS
+        got = PyThread_acquire_lock_timed(self->wake, timeout_us, 1);
+        Py_END_ALLOW_THREADS
+        if (got == PY_LOCK_ACQUIRED) self->signalled = 0;
+        if (got == PY_LOCK_INTR && Py_MakePendingCalls() < 0) { r = -1; break; }
+        if (self->count == 0) {
+            self->owner = me;
+            self->count = 1;
+            r = 1;
+            break;
+        }
+        if (timeout_us > 0) {
+            long long left = deadline - monotonic_us();
+            if (left <= 0) break;
+            timeout_us = left;
         }
     }
-    if (got != PY_LOCK_ACQUIRED) return 0;
-    self->owner = me;
-    self->count = 1;
-    return 1;
+    self->waiters--;
+    return r;
 }
 
 /* one acquisition given back by its holder; -1 (a RuntimeError) if this thread holds none */
@@ -69,7 +90,10 @@ static int switch_lock_give(SwitchLock *self) {
     }
     if (--self->count == 0) {
         self->owner = 0;
-        PyThread_release_lock(self->lock);
+        if (self->waiters && !self->signalled) {
+            self->signalled = 1;
+            PyThread_release_lock(self->wake);
+        }
     }
     return 0;
 }
@@ -90,19 +114,20 @@ static PyObject *SwitchLock_new(PyTypeObject *type, PyObject *args, PyObject *kw
     }
     SwitchLock *self = (SwitchLock *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    self->lock = PyThread_allocate_lock();
-    if (self->lock == NULL) {
+    self->wake = PyThread_allocate_lock();
+    if (self->wake == NULL) {
         Py_DECREF(self);
         PyErr_SetString(PyExc_MemoryError, "cannot allocate a lock");
         return NULL;
     }
+    PyThread_acquire_lock(self->wake, WAIT_LOCK);      /* (held: waiters wait for it) */
     return (PyObject *)self;
 }
 
 static void SwitchLock_dealloc(SwitchLock *self) {
-    if (self->lock != NULL) {
-        if (self->count > 0) PyThread_release_lock(self->lock);
-        PyThread_free_lock(self->lock);
+    if (self->wake != NULL) {
+        if (!self->signalled) PyThread_release_lock(self->wake);
+        PyThread_free_lock(self->wake);
     }
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
