@@ -43,10 +43,15 @@ static int event_pending(PyObject *loop, PyObject *event) {
     return truth;
 }
 
-/* `event.time <= deadline` */
-static int event_due_by(PyObject *event, PyObject *deadline) {
-    PyObject *time = PyObject_GetAttr(event, timer_str_time);
-    if (time == NULL) return -1;
+/* `event.time <= deadline`: events.Event's time at its slot, else the attribute */
+static int event_due_by(PyObject *loop, PyObject *event, PyObject *deadline) {
+    PyObject *time = NULL;
+    if (PyObject_TypeCheck(loop, &LoopType)) {
+        Loop *l = (Loop *)loop;
+        if (l->event_slots && Py_TYPE(event) == (PyTypeObject *)l->event_class)
+            time = Py_XNewRef(EVENT_SLOT(l, event, time));
+    }
+    if (time == NULL && (time = PyObject_GetAttr(event, timer_str_time)) == NULL) return -1;
     int le;
     if (PyFloat_CheckExact(time) && PyFloat_CheckExact(deadline))
         le = PyFloat_AS_DOUBLE(time) <= PyFloat_AS_DOUBLE(deadline);
@@ -92,7 +97,7 @@ static int host_timer_set(HostTimer *self, PyObject *deadline) {
     PyObject *event = Py_NewRef(self->event);
     if (event != Py_None) {
         int pending = event_pending(self->loop, event);
-        int kept = pending > 0 ? event_due_by(event, deadline) : pending;
+        int kept = pending > 0 ? event_due_by(self->loop, event, deadline) : pending;
         if (kept != 0 || event_cancel(self->loop, event) < 0) {
             Py_DECREF(event);
             return kept > 0 ? 0 : -1;
