@@ -261,3 +261,22 @@ def test_counters_and_times_are_read_as_python_reads_them():
         native.attr_get_number(o, "rate", True)
     with pytest.raises(AttributeError):
         native.attr_get_number(o, "unset", False)
+
+
+def test_ints_are_compared_as_python_compares_them():
+    """`int_compare` (chunk numbers in the INA path): one-digit ints as C numbers, the rest
+    (ints past a digit, bools, floats, other types) as Python compares them, for every op."""
+    import operator
+    ops = [operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge]
+    digit = 1 << 30
+    values = [0, 1, -1, 5, 255, 256, 257, 1000, digit - 1, digit, digit + 1, -digit,
+              (1 << 62) + 3, True, False, 2.5, 5.0]
+    for a in values:
+        for b in values:
+            for code, op in enumerate(ops):
+                assert native.int_compare(a, b, code) is op(a, b), (a, b, op)
+    with pytest.raises(TypeError):
+        native.int_compare(1, "1", 0)           # as Python: no order between int and str
+    assert native.int_compare(1, "1", 2) is False
+    with pytest.raises(TypeError):
+        native.int_compare(1, 2, 6)

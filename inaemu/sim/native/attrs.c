@@ -241,6 +241,23 @@ static inline __attribute__((always_inline)) int small_long(PyObject *v, long lo
 #endif
 }
 
+/* `a op b` as PyObject_RichCompareBool gives it (-1 on an error): two exact ints of one digit
+ * (chunk numbers, slots) compared as C numbers, anything else by Python */
+static inline int int_compare(PyObject *a, PyObject *b, int op) {
+    long long x, y;
+    if (small_long(a, &x) && small_long(b, &y)) {
+        switch (op) {
+        case Py_LT: return x < y;
+        case Py_LE: return x <= y;
+        case Py_EQ: return x == y;
+        case Py_NE: return x != y;
+        case Py_GT: return x > y;
+        case Py_GE: return x >= y;
+        }
+    }
+    return PyObject_RichCompareBool(a, b, op);
+}
+
 static __attribute__((noinline)) int get_ll_slow(PyObject *o, PyObject *name, long long *out,
                                                  AttrSlot *site) {
     PyObject *v = attr_get_slow(o, name, site);
@@ -432,6 +449,18 @@ static PyObject *Attrs_get_number(PyObject *unused, PyObject *const *args, Py_ss
     }
     long long value;
     return get_ll(args[0], name, &value) < 0 ? NULL : PyLong_FromLongLong(value);
+}
+
+/* int_compare(a, b, op): `int_compare` (above) for tests; op is one of Py_LT..Py_GE (0-5) */
+static PyObject *Attrs_int_compare(PyObject *unused, PyObject *const *args, Py_ssize_t nargs) {
+    long op = nargs == 3 ? PyLong_AsLong(args[2]) : -2;
+    if (op == -1 && PyErr_Occurred()) return NULL;
+    if (op < Py_LT || op > Py_GE) {
+        PyErr_SetString(PyExc_TypeError, "int_compare(a, b, op): op in 0..5 (Py_LT..Py_GE)");
+        return NULL;
+    }
+    int r = int_compare(args[0], args[1], (int)op);
+    return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
 static PyObject *Attrs_misses(PyObject *unused, PyObject *noargs) {

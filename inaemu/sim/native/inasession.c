@@ -816,7 +816,7 @@ static int rto_expiry_plan(SessionRefs *self, PyObject *key, long long k, PyObje
         }
         if (heads[path] == NULL) return RTO_HANDOVER;
     }
-    int is_head = PyObject_RichCompareBool(heads[path], key, Py_EQ);
+    int is_head = int_compare(heads[path], key, Py_EQ);
     if (is_head < 0) return -1;
     if (self->adaptive) {
         if (get_ll(self->window, INA_NAME(size), &window) < 0) return -1;

@@ -182,12 +182,12 @@ static int plain_result(InaFast *self, const unsigned char *h, Py_ssize_t size, 
         PyObject *first, *value;
         if (!PyDict_Next(p->in_flight, &pos, &first, &value)) goto done;
         /* (the first key once this chunk has left: in_flight is in first-send order) */
-        if (first == p->key || PyObject_RichCompareBool(first, p->key, Py_EQ) == 1) {
+        if (first == p->key || int_compare(first, p->key, Py_EQ) == 1) {
             if (!PyDict_Next(p->in_flight, &pos, &first, &value)) first = NULL;
         }
         if (PyErr_Occurred()) goto error;
         if (first != NULL) {
-            p->detect = PyObject_RichCompareBool(first, p->key, Py_LT);
+            p->detect = int_compare(first, p->key, Py_LT);
             if (p->detect < 0) goto error;
         }
     }

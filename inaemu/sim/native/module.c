@@ -25,6 +25,9 @@ static PyMethodDef module_functions[] = {
     {"attr_get_number", (PyCFunction)(void (*)(void))Attrs_get_number, METH_FASTCALL,
      "attr_get_number(obj, name, as_float): the field read as the C parts read a counter "
      "(a long long) or a time (a double) (attrs.c)"},
+    {"int_compare", (PyCFunction)(void (*)(void))Attrs_int_compare, METH_FASTCALL,
+     "int_compare(a, b, op): a op b (op 0-5: <, <=, ==, !=, >, >=) as the C parts compare "
+     "chunk numbers (attrs.c)"},
     {"attr_misses", (PyCFunction)Attrs_misses, METH_NOARGS,
      "attr_misses(): field accesses that took the generic path so far (attrs.c)"},
     {"spare_reused", (PyCFunction)Spare_reused, METH_NOARGS,
