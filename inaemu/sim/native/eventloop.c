@@ -1,6 +1,6 @@
 /* The simulator's event loop in C: the same contract as inaemu/sim/events.py's EventLoop.
  *
- * A binary heap of (time, sequence, action, args, event) entries ordered by (time, sequence),
+ * A binary heap of (time, sequence, kind, two objects) entries ordered by (time, sequence),
  * so events at equal times run in the order they were scheduled, as the Python heap of tuples
  * orders them. `at` makes a Python `Event` (the class is given to the constructor) that
  * `cancel()` empties, and the entry holds only that event; `post` holds the action and its one
@@ -19,14 +19,40 @@
 /* a C action: `target` and `arg` as posted; 0, or -1 with a Python exception set */
 typedef int (*NativeAction)(PyObject *target, PyObject *arg);
 
+/* An entry is 32 bytes, so that the heap's moves are two 16-byte ones: `order` is the
+ * sequence number shifted left past the entry's kind (at, post, or the index of a native
+ * action among those the loop has been given), so (time, order) orders as (time, sequence). */
 typedef struct {
     double time;
-    unsigned long long seq;
-    PyObject *action;   /* post: the action (native: its target); at: NULL */
-    PyObject *arg;      /* post: its one argument; at: NULL */
-    PyObject *event;    /* at: the Event; post: NULL */
-    NativeAction native;  /* post_native: the C function; otherwise NULL */
+    unsigned long long order;
+    PyObject *a;        /* at: the Event; post: the action; native: its target */
+    PyObject *b;        /* post and native: the one argument; at: NULL */
 } Entry;
+
+#define KIND_BITS 4
+#define KIND_AT 0
+#define KIND_POST 1
+#define KIND_NATIVE 2         /* and up: native_actions[kind - KIND_NATIVE] */
+#define NATIVE_ACTIONS ((1 << KIND_BITS) - KIND_NATIVE)
+static NativeAction native_actions[NATIVE_ACTIONS];
+
+static inline unsigned kind_of(const Entry *e) {
+    return (unsigned)(e->order & ((1u << KIND_BITS) - 1));
+}
+
+/* the kind that stands for native action `action` (registered at its first post), or -1 with
+ * an error when more distinct actions than the kinds hold were posted (a bug in the C) */
+static int native_kind(NativeAction action) {
+    for (int i = 0; i < NATIVE_ACTIONS; i++) {
+        if (native_actions[i] == action) return KIND_NATIVE + i;
+        if (native_actions[i] == NULL) {
+            native_actions[i] = action;
+            return KIND_NATIVE + i;
+        }
+    }
+    PyErr_SetString(PyExc_SystemError, "the event loop holds no more kinds of native action");
+    return -1;
+}
 
 typedef struct {
     PyObject_HEAD
@@ -121,7 +147,7 @@ static PyObject *new_event(Loop *self, double time, PyObject *action, PyObject *
 }
 
 static int before(const Entry *a, const Entry *b) {
-    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+    return a->time < b->time || (a->time == b->time && a->order < b->order);
 }
 
 static int push(Loop *self, Entry entry) {
@@ -160,9 +186,8 @@ static Entry pop(Loop *self) {
 }
 
 static void clear_entry(Entry *e) {
-    Py_XDECREF(e->action);
-    Py_XDECREF(e->arg);
-    Py_XDECREF(e->event);
+    Py_XDECREF(e->a);
+    Py_XDECREF(e->b);
 }
 
 /* ---- spare bytes -------------------------------------------------------------------------
@@ -252,9 +277,8 @@ static int Loop_init(Loop *self, PyObject *args, PyObject *kwds) {
 /* the heap's entries hold the nodes that hold the loop: the collector must see them */
 static int Loop_traverse(Loop *self, visitproc visit, void *arg) {
     for (Py_ssize_t i = 0; i < self->size; i++) {
-        Py_VISIT(self->heap[i].action);
-        Py_VISIT(self->heap[i].arg);
-        Py_VISIT(self->heap[i].event);
+        Py_VISIT(self->heap[i].a);
+        Py_VISIT(self->heap[i].b);
     }
     Py_VISIT(self->trace);
     Py_VISIT(self->event_class);
@@ -285,7 +309,7 @@ static PyObject *schedule_at(Loop *self, double time, PyObject *action, PyObject
     if (time < self->now) time = self->now;
     PyObject *event = new_event(self, time, action, rest);
     if (event == NULL) return NULL;
-    Entry entry = {time, ++self->seq, NULL, NULL, event, NULL};
+    Entry entry = {time, (++self->seq << KIND_BITS) | KIND_AT, event, NULL};
     Py_INCREF(event);   /* one reference in the heap, one returned */
     if (push(self, entry) < 0) { Py_DECREF(event); Py_DECREF(event); return NULL; }
     return event;
@@ -325,7 +349,7 @@ static PyObject *Loop_post(Loop *self, PyObject *const *args, Py_ssize_t nargs) 
     if (time < self->now) time = self->now;
     Py_INCREF(args[1]);
     Py_INCREF(args[2]);
-    Entry entry = {time, ++self->seq, args[1], args[2], NULL, NULL};
+    Entry entry = {time, (++self->seq << KIND_BITS) | KIND_POST, args[1], args[2]};
     if (push(self, entry) < 0) { Py_DECREF(args[1]); Py_DECREF(args[2]); return NULL; }
     Py_RETURN_NONE;
 }
@@ -334,9 +358,11 @@ static PyObject *Loop_post(Loop *self, PyObject *const *args, Py_ssize_t nargs) 
 static int loop_post_native(Loop *self, double time, NativeAction action, PyObject *target,
                             PyObject *arg) {
     if (time < self->now) time = self->now;
+    int kind = native_kind(action);
+    if (kind < 0) return -1;
     Py_INCREF(target);
     Py_INCREF(arg);
-    Entry entry = {time, ++self->seq, target, arg, NULL, action};
+    Entry entry = {time, (++self->seq << KIND_BITS) | (unsigned)kind, target, arg};
     if (push(self, entry) < 0) { Py_DECREF(target); Py_DECREF(arg); return -1; }
     return 0;
 }
@@ -346,7 +372,7 @@ static int loop_post(Loop *self, double time, PyObject *action, PyObject *arg) {
     if (time < self->now) time = self->now;
     Py_INCREF(action);
     Py_INCREF(arg);
-    Entry entry = {time, ++self->seq, action, arg, NULL, NULL};
+    Entry entry = {time, (++self->seq << KIND_BITS) | KIND_POST, action, arg};
     if (push(self, entry) < 0) { Py_DECREF(action); Py_DECREF(arg); return -1; }
     return 0;
 }
@@ -409,9 +435,10 @@ static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
         }
         Entry e = pop(self);
         PyObject *result;
-        if (e.event != NULL) {
+        unsigned kind = kind_of(&e);
+        if (kind == KIND_AT) {
             PyObject *action, *call_args;
-            if (event_call(self, e.event, &action, &call_args) < 0) {
+            if (event_call(self, e.a, &action, &call_args) < 0) {
                 clear_entry(&e);
                 return NULL;
             }
@@ -426,18 +453,18 @@ static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
             result = PyObject_Call(action, call_args, NULL);
             Py_DECREF(action);
             Py_DECREF(call_args);
-        } else if (e.native != NULL) {
+        } else if (kind >= KIND_NATIVE) {
             self->now = when;
             self->events_run++;
-            int failed = e.native(e.action, e.arg);
-            Py_DECREF(e.action);
-            bytes_let_go(e.arg);
+            int failed = native_actions[kind - KIND_NATIVE](e.a, e.b);
+            Py_DECREF(e.a);
+            bytes_let_go(e.b);
             if (failed) return NULL;
             continue;
         } else {
             self->now = when;
             self->events_run++;
-            result = PyObject_CallOneArg(e.action, e.arg);
+            result = PyObject_CallOneArg(e.a, e.b);
         }
         clear_entry(&e);
         if (result == NULL) return NULL;
@@ -454,8 +481,8 @@ static PyObject *Loop_pending_events(Loop *self, void *closure) {
     Py_ssize_t count = 0;
     for (Py_ssize_t i = 0; i < self->size; i++) {
         Entry *e = &self->heap[i];
-        if (e->event == NULL) { count++; continue; }
-        PyObject *action = event_action(self, e->event);
+        if (kind_of(e) != KIND_AT) { count++; continue; }
+        PyObject *action = event_action(self, e->a);
         if (action == NULL) return NULL;
         if (action != Py_None) count++;
         Py_DECREF(action);
