@@ -176,6 +176,40 @@ def test_a_native_switch_serves_as_the_python_one(program, crash):
         assert counters["dropped_down"] > 0
 
 
+def run_relinked_switch(core: str, program):
+    """Frames out on port 2 while its link is replaced halfway, and on port 1 (no link) until
+    one is attached: the switch must follow `egress` as it changes (the native ports remember
+    the links they emitted to)."""
+    classes = core_classes(core)
+    loop = classes.loop()
+    node = classes.switch(loop, "s1", 1, cost=SwitchCost(0, 0, 0))
+    node.switch.load_config(program)
+    received: dict[str, list] = {"first": [], "second": [], "late": []}
+
+    def link(name: str):
+        return classes.link(loop, f"s1:{name}", "h:1", bw_bps=None, delay_s=1e-6, loss=0.0,
+                            rng=random.Random(1),
+                            deliver=lambda f: received[name].append((loop.now, f)))
+    node.attach_egress(2, link("first"))
+    for i in range(60):
+        port = 3 if i % 2 else 2                   # (the program sends 2 out on 1, 3 out on 2)
+        loop.at(i * 1e-4, node.ingress(port), udp_frame(1000 + i, 200, tag=i))
+    loop.at(20e-4 + 5e-5, node.attach_egress, 2, link("second"))
+    loop.at(40e-4 + 5e-5, node.attach_egress, 1, link("late"))
+    assert loop.run(until=1.0) == "idle"
+    return received, node.counters.as_dict()
+
+
+def test_a_native_switch_follows_its_egress_links_as_they_change(program):
+    python = run_relinked_switch("python", program)
+    native = run_relinked_switch("native", program)
+    assert native == python
+    received, counters = native
+    assert received["first"] and received["second"] and received["late"]
+    assert max(t for t, _ in received["first"]) < min(t for t, _ in received["second"])
+    assert counters["unrouted"] > 0
+
+
 # -- back-pressure (tests/sim/test_backpressure.py's set-up on both cores) ------------------------
 
 def run_backpressure(core: str, program, seconds: float = 2.0):

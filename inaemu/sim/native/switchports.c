@@ -39,6 +39,10 @@ typedef struct {
     SwitchLock *entry_lock;     /* the switch's lock when it is a SwitchLock (taken in C) */
     long long max_port;
     long long direct_packets;
+    /* the links of the ports emitted to lately (borrowed from `egress`), valid while the dict
+     * keeps the version they were looked up at (no memo where CPython has no such version) */
+    struct { long long port; PyObject *link; } egress_memo[8];
+    uint64_t egress_version;
 } Ports;
 
 static PyTypeObject PortsType;
@@ -297,6 +301,32 @@ static int ports_receive(Ports *self, PyObject *port, PyObject *frame) {
     return ports_serve(self, port, frame);
 }
 
+/* `egress[port]` (borrowed), or NULL: a port with no link (no error set) or an error. A port
+ * that is a one-digit int is remembered with its link until the dict changes (`attach_egress`
+ * writes into it from Python: its version moves, and the memo is forgotten). */
+static PyObject *egress_link(Ports *self, PyObject *port) {
+#if PY_VERSION_HEX < 0x030E0000
+    long long number;
+    if (PyDict_CheckExact(self->egress) && small_long(port, &number)) {
+        uint64_t version = ((PyDictObject *)self->egress)->ma_version_tag;
+        if (version != self->egress_version) {
+            memset(self->egress_memo, 0, sizeof self->egress_memo);
+            self->egress_version = version;
+        }
+        size_t at = (size_t)number & (sizeof self->egress_memo / sizeof self->egress_memo[0] - 1);
+        if (self->egress_memo[at].link != NULL && self->egress_memo[at].port == number)
+            return self->egress_memo[at].link;
+        PyObject *link = PyDict_GetItemWithError(self->egress, port);
+        if (link != NULL) {
+            self->egress_memo[at].port = number;
+            self->egress_memo[at].link = link;
+        }
+        return link;
+    }
+#endif
+    return PyDict_GetItemWithError(self->egress, port);
+}
+
 /* SwitchNode._emit */
 static int ports_emit(Ports *self, PyObject *outputs) {
     PyObject *waiting = attr_get(self->output, str_waiting);
@@ -313,7 +343,7 @@ static int ports_emit(Ports *self, PyObject *outputs) {
             break;
         }
         PyObject *port = PyTuple_GET_ITEM(item, 0), *out = PyTuple_GET_ITEM(item, 1);
-        PyObject *link = PyDict_GetItemWithError(self->egress, port);
+        PyObject *link = egress_link(self, port);
         if (link == NULL) {
             if (PyErr_Occurred()) { failed = 1; break; }
             self->unrouted++;
