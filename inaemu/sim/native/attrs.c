@@ -241,6 +241,21 @@ static inline __attribute__((always_inline)) int small_long(PyObject *v, long lo
 #endif
 }
 
+/* A dict's PEP 509 version (changed by every insertion, replacement, deletion and clear), by
+ * which the C parts remember what they read from it (hostport.c's listeners, switchports.c's
+ * egress links): 1 and the version for an exact dict where CPython keeps one, else 0 (3.14
+ * dropped it: then nothing read from a dict may be remembered) */
+static inline int dict_version(PyObject *d, uint64_t *version) {
+#if PY_VERSION_HEX < 0x030E0000
+    if (PyDict_CheckExact(d)) {
+        *version = ((PyDictObject *)d)->ma_version_tag;
+        return 1;
+    }
+#endif
+    (void)d; (void)version;
+    return 0;
+}
+
 /* `a op b` as PyObject_RichCompareBool gives it (-1 on an error): two exact ints of one digit
  * (chunk numbers, slots) compared as C numbers, anything else by Python */
 static inline int int_compare(PyObject *a, PyObject *b, int op) {

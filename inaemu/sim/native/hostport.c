@@ -118,12 +118,9 @@ static int port_key(PyObject *proto, PyObject *dport, long *p, long *port) {
 
 /* whether the memo's dict is still `handlers` at the version it was taken at */
 static int memo_valid(HostPort *self) {
-#if PY_VERSION_HEX < 0x030E0000
+    uint64_t version;
     return self->memo_dict != NULL && self->memo_dict == self->handlers
-        && ((PyDictObject *)self->handlers)->ma_version_tag == self->memo_version;
-#else
-    return 0;
-#endif
+        && dict_version(self->handlers, &version) && version == self->memo_version;
 }
 
 /* the remembered handler of (p, port) (borrowed), or NULL */
@@ -147,23 +144,20 @@ static PyObject *handler_memo(HostPort *self, PyObject *proto, PyObject *dport) 
  * changed since the memo was taken forgets both entries */
 static void handler_remember(HostPort *self, PyObject *proto, PyObject *dport,
                              PyObject *handler) {
-#if PY_VERSION_HEX < 0x030E0000
     long p, port;
-    if (!PyDict_CheckExact(self->handlers) || !port_key(proto, dport, &p, &port)) return;
+    uint64_t version;
+    if (!dict_version(self->handlers, &version) || !port_key(proto, dport, &p, &port)) return;
     if (!memo_valid(self)) {
         self->memo[0].handler = self->memo[1].handler = NULL;
         self->memo_next = 0;
         self->memo_dict = self->handlers;
-        self->memo_version = ((PyDictObject *)self->handlers)->ma_version_tag;
+        self->memo_version = version;
     }
     int i = self->memo_next;
     self->memo[i].proto = p;
     self->memo[i].port = port;
     self->memo[i].handler = handler;
     self->memo_next = 1 - i;
-#else
-    (void)self; (void)proto; (void)dport; (void)handler;
-#endif
 }
 
 /* (inaworker.c, after this file) an INA worker's listener, and its entry for a UDP frame read

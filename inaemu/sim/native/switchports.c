@@ -305,10 +305,9 @@ static int ports_receive(Ports *self, PyObject *port, PyObject *frame) {
  * that is a one-digit int is remembered with its link until the dict changes (`attach_egress`
  * writes into it from Python: its version moves, and the memo is forgotten). */
 static PyObject *egress_link(Ports *self, PyObject *port) {
-#if PY_VERSION_HEX < 0x030E0000
     long long number;
-    if (PyDict_CheckExact(self->egress) && small_long(port, &number)) {
-        uint64_t version = ((PyDictObject *)self->egress)->ma_version_tag;
+    uint64_t version;
+    if (dict_version(self->egress, &version) && small_long(port, &number)) {
         if (version != self->egress_version) {
             memset(self->egress_memo, 0, sizeof self->egress_memo);
             self->egress_version = version;
@@ -323,7 +322,6 @@ static PyObject *egress_link(Ports *self, PyObject *port) {
         }
         return link;
     }
-#endif
     return PyDict_GetItemWithError(self->egress, port);
 }
 
