@@ -100,3 +100,55 @@ def test_events_run_in_the_same_order_on_both_cores(seed):
     ran, why = python
     assert why == "idle" and len(ran) > 4000
     assert [t for _, t in ran] == sorted(t for _, t in ran)
+
+
+def edge_order(core: str, seed: int) -> list:
+    """Events at times the native heap keys by their bits: -0.0 beside 0.0, times earlier than
+    now (run now), infinity, and ties among them, posted before and while the loop runs, on
+    heaps from one entry to a few hundred (so the sifts end at every kind of leaf). The order
+    they ran in, with the time each saw."""
+    rng = random.Random(seed)
+    loop = core_classes(core).loop()
+    ran: list = []
+    choices = [-0.0, 0.0, -1.0, 1e-9, 2e-9, 1e300, float("inf")]
+
+    def fire(tag) -> None:
+        ran.append((tag, repr(loop.now)))
+        if tag[1] < 300 and rng.random() < 0.5:
+            when = rng.choice(choices + [loop.now, loop.now - 1e-9, -loop.now])
+            loop.post(when, fire, ("made", tag[1] + 1))
+
+    for i in range(rng.randrange(1, 300)):
+        when = rng.choice(choices)
+        if i % 2:
+            loop.post(when, fire, ("p", i))
+        else:
+            loop.at(when, fire, ("a", i))
+    assert loop.run(until=float("inf")) == "idle"
+    return ran
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_signed_zeros_past_and_infinite_times_run_in_the_same_order_on_both_cores(seed):
+    """-0.0 runs as 0.0 (the clock never reads -0.0), a past time runs now, infinity last, and
+    ties keep their posting order: the native heap's keys (a time's bits and its sequence as
+    one number) order as events.py's tuples do."""
+    python = edge_order("python", seed)
+    assert edge_order("native", seed) == python
+    assert all(now != "-0.0" for _, now in python)
+
+
+@pytest.mark.parametrize("core", ["python", "native"])
+@pytest.mark.parametrize("how", ["at", "post", "after"])
+def test_a_nan_time_is_refused_and_nothing_is_scheduled(core, how):
+    """A NaN has no place in the order: ValueError, and the heap is as it was."""
+    loop = core_classes(core).loop()
+    ran: list = []
+    loop.post(1.0, ran.append, "kept")
+    schedule = {"at": lambda: loop.at(float("nan"), ran.append, "nan"),
+                "post": lambda: loop.post(float("nan"), ran.append, "nan"),
+                "after": lambda: loop.after(float("nan"), ran.append, "nan")}[how]
+    with pytest.raises(ValueError, match="nan"):
+        schedule()
+    assert loop.run(until=2.0) == "idle"
+    assert ran == ["kept"]
