@@ -204,17 +204,24 @@ def _build(source: str, target: Path, link: tuple[str, ...] = (),
     return None
 
 
+def bound_state(module, controls: NativeControls, namespace: dict) -> tuple:
+    """The tuple the module's functions take: the state objects in order, then their register
+    banks checked once (`bank_table`; TypeError where one is not as the module was compiled
+    for)."""
+    state = tuple(namespace[name] for name in controls.state_names)
+    return state + (module.bank_table(state),)
+
+
 def bind_fast(module, controls: NativeControls, namespace: dict):
     """`fast(plan, port, data)` over this program's state (nativefast.py), or None when the
     module has none (a control stayed Python)."""
     if not hasattr(module, "fast"):
         return None
-    state = tuple(namespace[name] for name in controls.state_names)
-    return functools.partial(module.fast, state)
+    return functools.partial(module.fast, bound_state(module, controls, namespace))
 
 
 def bind(module, controls: NativeControls, namespace: dict) -> dict:
     """{"ingress": fn, "egress": fn} over this program's state (its own namespace objects)."""
-    state = tuple(namespace[name] for name in controls.state_names)
+    state = bound_state(module, controls, namespace)
     return {name: functools.partial(getattr(module, name), state)
             for name in ("parse", "ingress", "egress", "deparse") if name not in controls.refused}

@@ -97,9 +97,12 @@ class _Block:
     def array_cell(self, array, column: int, index_code: str) -> str:
         """C lvalue of row `index_code` (a checked index), column `column` of a C-contiguous
         2-D state array (a register bank, a counter's cells)."""
-        state = self.gen.state(self.gen.scope.bind("bank", array))
-        name = f"BK{self.gen.state_names.index(self.gen.scope.bind('bank', array))}"
-        self.banks[name] = (state, array)
+        bound = self.gen.scope.bind("bank", array)
+        self.gen.state(bound)
+        name = f"BK{self.gen.state_names.index(bound)}"
+        self.gen.bank_specs[bound] = (array.shape[0], array.shape[1],
+                                      RUN_TYPENUMS[BANK_CTYPES[array.dtype.str[1:]]])
+        self.banks[name] = (self.gen.state_names.index(bound), array)
         return f"{name}[({index_code}) * {array.shape[1]} + {column}]"
 
     # ------------------------------------------------------------------------ the C block
@@ -131,11 +134,9 @@ class _Block:
             else:
                 lines.append(f"    if (run_view(f, {first}, {run.count}, {typenum}, "
                              f"(void **)&RUN{first})) goto fail;")
-        for name, (state, array) in sorted(self.banks.items()):
-            ctype = BANK_CTYPES[array.dtype.str[1:]]
-            lines.append(f"    {ctype} *{name};")
-            lines.append(f"    if (bank_view({state}, {array.shape[0]}, {array.shape[1]}, "
-                         f"{RUN_TYPENUMS[ctype]}, (void **)&{name})) goto fail;")
+        for name, (index, array) in sorted(self.banks.items()):
+            ctype = BANK_CTYPES[array.dtype.str[1:]]      # checked when bound (`bank_table`)
+            lines.append(f"    {ctype} *{name} = ({ctype} *)BANKS(S)[{index}];")
         lines += ["    " + b for b in body]
         lines += [f"    PF[{i}] = F{i};" for i in sorted(self.written)]
         lines += ["    " + e for e in end]

@@ -440,7 +440,8 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_ssize_t slot, pos, n;
     int t;
     Phv P = {{NULL, NULL, F, V, ALL_WORDS, ALL_FLAGS, N_ALL_WORDS, N_ALL_FLAGS}};
-    if (nargs != 4 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) != PL_SIZE) {{
+    if (nargs != 4 || !state_ok(args[0]) || !PyTuple_CheckExact(args[1]) ||
+            PyTuple_GET_SIZE(args[1]) != PL_SIZE) {{
         PyErr_SetString(PyExc_TypeError, "native fast path: expected (state, plan, port, data)");
         return NULL;
     }}

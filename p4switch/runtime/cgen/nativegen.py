@@ -278,6 +278,7 @@ class NativeGenerator:
                        (run.narrow or run.width <= 62) for s in run.slots}
         self.words = frozenset(word_slots(scope.layout, self.vector_slots))
         self.state_names: list[str] = []
+        self.bank_specs: dict[str, tuple[int, int, str]] = {}  # bank -> rows, cols, NumPy type
         self.callbacks: list[str] = []
         self._bodies: dict[int, list[str]] = {}
 

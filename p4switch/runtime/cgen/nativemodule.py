@@ -86,8 +86,10 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
     methods = "\n".join(f"    {{\"{name}\", (PyCFunction)(void(*)(void))ctl_{name}, "
                         "METH_FASTCALL, NULL}," for name in names)
     methods += '\n    {"use_frame_source", (PyCFunction)use_frame_source, METH_O, NULL},'
+    methods += '\n    {"bank_table", (PyCFunction)bank_table, METH_O, NULL},'
     source = _phv_source(words, nflags, scope.layout.num_slots) + \
         "".join(gen.definitions.values()) + "\n\n".join(functions) + \
+        _bank_table_source(gen) + \
         f"\n\nstatic PyMethodDef METHODS[] = {{\n{methods}\n    {{NULL, NULL, 0, NULL}}\n}};\n"
     fields, flags = _words_used(source)
     fields |= {int(n) for n in re.findall(
@@ -95,6 +97,23 @@ def generate(scope: CodeScope, pipelines: dict[str, Node], tables: dict, actions
     return NativeControls(source, list(gen.state_names), "\n\n\n".join(gen.callbacks),
                           refused, max(fields, default=-1) + 1, max(flags, default=-1) + 1,
                           words)
+
+
+def _bank_table_source(gen: NativeGenerator) -> str:
+    """`bank_table(state)`: the Banks the controls read their register banks through (the
+    prelude's `banks_of`), over the banks this module was compiled for, by state index."""
+    specs = [f"{{{gen.state_names.index(name)}, {rows}, {cols}, {typenum}}}"
+             for name, (rows, cols, typenum) in gen.bank_specs.items()
+             if name in gen.state_names]
+    table = ", ".join(specs) or "{0, 0, 0, 0}"
+    return (f"\n\nstatic const BankSpec BANK_SPECS[] = {{{table}}};\n"
+            "static PyObject *bank_table(PyObject *self, PyObject *state) {\n"
+            "    PyObject *maker = PyObject_GetAttrString(self, \"bank_table\");\n"
+            "    if (maker == NULL) return NULL;\n"
+            f"    PyObject *banks = banks_of(maker, state, BANK_SPECS, {len(specs)});\n"
+            "    Py_DECREF(maker);\n"
+            "    return banks;\n"
+            "}\n")
 
 
 def _words_used(text: str) -> tuple[set[int], set[int]]:

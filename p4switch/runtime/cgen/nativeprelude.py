@@ -13,11 +13,13 @@ PRELUDE = r"""
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <stddef.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 typedef uint64_t u64;
 
 static PyObject *EMPTY;
+static Py_ssize_t STATE_SIZE, FIELDS, FLAGS;   /* set by the module's init */
 
 static inline PyObject *empty_params(void) { return EMPTY; }
 
@@ -502,6 +504,75 @@ static int bank_view(PyObject *bank, npy_intp rows, npy_intp cols, int typenum, 
     return 0;
 }
 
+/* A switch's register banks as data pointers, checked once when the state is bound
+   (`bank_table`, which the generated part of the module defines over its banks) rather than
+   at every packet: the controls read a bank's cells at `BANKS(S)[index]`, the state tuple's
+   last item, without touching the array objects. A bank keeps its buffer while this holds
+   it (numpy moves an array's data only on a resize, which it refuses to an array another
+   object refers to), and nothing but `bank_table` makes one. */
+typedef struct {
+    PyObject_VAR_HEAD
+    PyObject *state;        /* the tuple of state objects the pointers are into */
+    PyObject *maker;        /* the module's bank_table, which made it (and remakes it) */
+    void *data[1];          /* per state index: its bank's cells, or NULL */
+} Banks;
+
+static void Banks_dealloc(PyObject *self) {
+    Py_XDECREF(((Banks *)self)->state);
+    Py_XDECREF(((Banks *)self)->maker);
+    Py_TYPE(self)->tp_free(self);
+}
+
+/* pickled as the call that makes it again over the (pickled) state: a shared program's
+   template keeps its bound functions (share/template_store.py) */
+static PyObject *Banks_reduce(PyObject *self, PyObject *unused) {
+    return Py_BuildValue("O(O)", ((Banks *)self)->maker, ((Banks *)self)->state);
+}
+
+static PyMethodDef Banks_methods[] = {
+    {"__reduce__", Banks_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}
+};
+
+static PyTypeObject BanksType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "p4switch.native.Banks",
+    .tp_basicsize = offsetof(Banks, data),
+    .tp_itemsize = sizeof(void *),
+    .tp_dealloc = Banks_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "a switch's register banks, checked once: bank_table(state)",
+    .tp_methods = Banks_methods,
+};
+
+typedef struct { Py_ssize_t index; npy_intp rows, cols; int typenum; } BankSpec;
+
+/* the Banks of `state` (the state tuple without its Banks) for the banks `specs` names,
+   each checked as bank_view checks it; NULL with TypeError where one is not as compiled.
+   `maker`: the module's bank_table function. */
+static PyObject *banks_of(PyObject *maker, PyObject *state, const BankSpec *specs,
+                          Py_ssize_t n) {
+    if (!PyTuple_CheckExact(state) || PyTuple_GET_SIZE(state) != STATE_SIZE) {
+        PyErr_SetString(PyExc_TypeError, "bank_table: expected the state tuple");
+        return NULL;
+    }
+    Banks *banks = PyObject_NewVar(Banks, &BanksType, STATE_SIZE);
+    if (banks == NULL) return NULL;
+    memset(banks->data, 0, STATE_SIZE * sizeof(void *));
+    banks->state = Py_NewRef(state);
+    banks->maker = Py_NewRef(maker);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (bank_view(PyTuple_GET_ITEM(state, specs[i].index), specs[i].rows, specs[i].cols,
+                      specs[i].typenum, &banks->data[specs[i].index])) {
+            Py_DECREF(banks);
+            return NULL;
+        }
+    }
+    return (PyObject *)banks;
+}
+
+#define BANKS(S) (((Banks *)PyTuple_GET_ITEM((S), STATE_SIZE))->data)
+
 /* The parser's helpers. */
 /* A field of whole bytes at a byte boundary (addresses, ports, ids: most fields), read
    big-endian; `nbytes` is a constant at every call, so each call folds to its case. */
@@ -699,12 +770,16 @@ static int call_verify(PyObject *cb, Phv *P, PyObject *d, Py_ssize_t pos) {
     return phv_in(P);
 }
 
-static Py_ssize_t STATE_SIZE, FIELDS, FLAGS;
+
+/* whether `S` is a state tuple as bound (nativebuild.py): the state objects, then their Banks */
+static inline int state_ok(PyObject *S) {
+    return PyTuple_CheckExact(S) && PyTuple_GET_SIZE(S) == STATE_SIZE + 1
+        && Py_TYPE(PyTuple_GET_ITEM(S, STATE_SIZE)) == &BanksType;
+}
 
 static int enter(PyObject *const *args, Py_ssize_t nargs, PyObject **S, PyObject **f,
                  PyObject **v) {
-    if (nargs != 3 || !PyTuple_CheckExact(args[0]) ||
-            PyTuple_GET_SIZE(args[0]) != STATE_SIZE || !PyList_CheckExact(args[1]) ||
+    if (nargs != 3 || !state_ok(args[0]) || !PyList_CheckExact(args[1]) ||
             PyList_GET_SIZE(args[1]) < FIELDS || !PyList_CheckExact(args[2]) ||
             PyList_GET_SIZE(args[2]) < FLAGS) {
         PyErr_SetString(PyExc_TypeError, "native control: expected (state, fields, flags)");
@@ -725,6 +800,7 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     FIELDS = {controls.fields};
     FLAGS = {controls.flags};
     import_array();
+    if (PyType_Ready(&BanksType) < 0) return NULL;
     EMPTY = PyTuple_New(0);
     if (EMPTY == NULL) return NULL;
     return PyModule_Create(&MODULE);
