@@ -67,15 +67,19 @@ def test_c_lanes_are_the_definitions_in_a_tables_rows(fmt, n, byte_order):
 
 
 @needs_c
-def test_ties_and_the_clamp_are_the_definitions():
+@pytest.mark.parametrize("offset", [0, 1, 2, 3, 58])
+def test_ties_and_the_clamp_are_the_definitions(offset):
     """Products that are exact halves round to even; those within one of the limit are
-    clamped to it, both signs."""
+    clamped to it, both signs; in lanes at every byte alignment (a CONTRIB's lanes follow 58
+    bytes of headers), enough of them for the vector loop and its remainder."""
     limit = 1000
     products = np.array([0.5, 1.5, 2.5, 3.5, 998.5, 999.5, 1000.0, 1000.4, 1000.5, 1000.9,
                          1001.0, 1001.4999, 0.0, -0.0, 1e-40], np.float64)
     values = np.concatenate((products, -products)).astype(np.float32)
-    lanes = np.zeros((1, values.size), ">i4")
+    raw = np.full(offset + 4 * values.size + 5, 0xEE, np.uint8)
+    lanes = np.ndarray((1, values.size), ">i4", raw, offset, (4 * values.size, 4))
     assert fast_quantize.quantize(values, 1.0, limit, lanes)
+    assert (raw[:offset] == 0xEE).all() and (raw[offset + 4 * values.size:] == 0xEE).all()
     want = _definition(values, 1.0, limit, "int32", lanes.shape, lanes.dtype)
     assert lanes.tobytes() == want.tobytes()
     assert list(lanes[0, :4]) == [0, 2, 2, 4] and lanes[0, 6:12].tolist() == [1000] * 6
@@ -90,6 +94,8 @@ def test_what_the_c_pass_does_not_take_is_the_definitions():
     assert not fast_quantize.quantize(past, 1.0, 1000, lanes)
     with pytest.raises(ValueError, match="exceed the agreed maximum"):
         qz.quantize_into(lanes, past, 1.0, 1000, "int32")
+    for huge in (2.0 ** 51, 2.0 ** 52 + 2, 1e30, -3e38):     # past the lanes by far: declined
+        assert not fast_quantize.quantize(np.array([1.0, huge], np.float32), 1e8, 1000, lanes)
     with np.errstate(invalid="ignore"):
         nan = np.array([1.0, np.nan, 3.0, 4.0], np.float32)
         assert not fast_quantize.quantize(nan, 1.0, 1000, lanes)

@@ -51,13 +51,12 @@ static int lane_format(const char *format, Py_ssize_t itemsize, int *swap) {
     return -1;
 }
 
-/* Round to the nearest integer, ties to even (`np.rint` in the default rounding mode), for
-   |x| < 2^51: adding 2^52 leaves no bit below the units, so the sum is the magnitude rounded
-   so, plus 2^52; both operations are exact but that rounding. A larger |x| (or a NaN) comes
-   out as something that is not a lane value, and is flagged past the limit by the caller. */
+/* Round to the nearest integer in the current rounding mode, ties to even unless a program
+   changed it (`np.rint` rounds so too): `rint`, which compilers expand in place, as one
+   `roundpd` a vector where the clone has SSE4.1 (AVX2) and as the 2^52 addition elsewhere.
+   A NaN stays a NaN and an |x| past the lanes stays past them, flagged by the caller. */
 static inline double round_even(double x) {
-    const double two52 = 4503599627370496.0;
-    return copysign((fabs(x) + two52) - two52, x);
+    return rint(x);
 }
 
 /* One row's lanes: `count` values quantized and clamped to +-top, the rest of the row 0;
@@ -75,16 +74,20 @@ static inline double round_even(double x) {
 CLONED static void NAME(char *row, Py_ssize_t stride, const float *values, Py_ssize_t count,         \
                  Py_ssize_t per_row, double scale, double top, double beyond, int *bad) {      \
     int over = 0;                                                                              \
-    if (stride == (Py_ssize_t)sizeof(UTYPE) && (uintptr_t)row % sizeof(UTYPE) == 0) {         \
-        UTYPE *lane = (UTYPE *)row;                                                            \
+    if (stride == (Py_ssize_t)sizeof(UTYPE)) {                                                 \
+        /* lanes side by side, at any alignment (a CONTRIB's lanes follow 58 bytes of        \
+           headers): stores through memcpy, which the vectorizer makes whole-vector ones */    \
         for (Py_ssize_t j = 0; j < count; j++) {                                               \
             double q = round_even((double)values[j] * scale);                                  \
             over |= !(fabs(q) <= beyond);                                                      \
             q = q > top ? top : q;                                                             \
             q = q < -top ? -top : q;                                                           \
-            lane[j] = SWAP((UTYPE)(CTYPE)q);                                                   \
+            UTYPE bits = SWAP((UTYPE)(CTYPE)q);                                                \
+            memcpy(row + j * (Py_ssize_t)sizeof(UTYPE), &bits, sizeof bits);                   \
         }                                                                                      \
-        for (Py_ssize_t j = count; j < per_row; j++) lane[j] = 0;                              \
+        if (per_row > count)                                                                   \
+            memset(row + count * (Py_ssize_t)sizeof(UTYPE), 0,                                 \
+                   (size_t)(per_row - count) * sizeof(UTYPE));                                 \
     } else {                                                                                   \
         for (Py_ssize_t j = 0; j < per_row; j++) {                                             \
             double q = j < count ? round_even((double)values[j] * scale) : 0.0;                \
