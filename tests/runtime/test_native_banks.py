@@ -96,3 +96,21 @@ def test_bank_table_refuses_a_bank_not_as_compiled(ina_switch, how):
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
+
+
+def test_banks_in_a_reference_cycle_are_collected(ina_switch):
+    """The Banks holds its state; a state object that refers back to it (a cycle) is
+    collected with it, arrays and all, rather than kept for ever."""
+    import gc
+    import weakref
+    fast, state = _bound(ina_switch)
+    fresh = [np.zeros_like(x) if i in _bank_indices(state) else x
+             for i, x in enumerate(state[:-1])]
+    loop_at = next(i for i, x in enumerate(fresh) if type(x) is dict)
+    fresh[loop_at] = {}
+    watched = weakref.ref(fresh[_bank_indices(state)[0]])
+    banks = fast.__self__.bank_table(tuple(fresh))
+    fresh[loop_at]["back"] = banks            # state -> dict -> the Banks -> state
+    del fresh, banks
+    gc.collect()
+    assert watched() is None

@@ -517,7 +517,16 @@ typedef struct {
     void *data[1];          /* per state index: its bank's cells, or NULL */
 } Banks;
 
+/* Seen by the collector (the state it holds may lead back to it), but never cleared by it:
+   a cycle through it is broken at its other objects, so its cells stay held while it is. */
+static int Banks_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(((Banks *)self)->state);
+    Py_VISIT(((Banks *)self)->maker);
+    return 0;
+}
+
 static void Banks_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
     Py_XDECREF(((Banks *)self)->state);
     Py_XDECREF(((Banks *)self)->maker);
     Py_TYPE(self)->tp_free(self);
@@ -540,7 +549,8 @@ static PyTypeObject BanksType = {
     .tp_basicsize = offsetof(Banks, data),
     .tp_itemsize = sizeof(void *),
     .tp_dealloc = Banks_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_traverse = Banks_traverse,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "a switch's register banks, checked once: bank_table(state)",
     .tp_methods = Banks_methods,
 };
@@ -556,11 +566,12 @@ static PyObject *banks_of(PyObject *maker, PyObject *state, const BankSpec *spec
         PyErr_SetString(PyExc_TypeError, "bank_table: expected the state tuple");
         return NULL;
     }
-    Banks *banks = PyObject_NewVar(Banks, &BanksType, STATE_SIZE);
+    Banks *banks = PyObject_GC_NewVar(Banks, &BanksType, STATE_SIZE);
     if (banks == NULL) return NULL;
     memset(banks->data, 0, STATE_SIZE * sizeof(void *));
     banks->state = Py_NewRef(state);
     banks->maker = Py_NewRef(maker);
+    PyObject_GC_Track((PyObject *)banks);
     for (Py_ssize_t i = 0; i < n; i++) {
         if (bank_view(PyTuple_GET_ITEM(state, specs[i].index), specs[i].rows, specs[i].cols,
                       specs[i].typenum, &banks->data[specs[i].index])) {
@@ -769,7 +780,6 @@ static int call_verify(PyObject *cb, Phv *P, PyObject *d, Py_ssize_t pos) {
     Py_DECREF(got);
     return phv_in(P);
 }
-
 
 /* whether `S` is a state tuple as bound (nativebuild.py): the state objects, then their Banks */
 static inline int state_ok(PyObject *S) {
