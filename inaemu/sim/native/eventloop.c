@@ -257,6 +257,11 @@ static long long spare_reused;      /* objects written into a spare one (tests) 
 #define BYTES_REUSED 0
 #endif
 
+/* a frame's length: a bytes object's own, else its len() (-1 with an error) */
+static inline Py_ssize_t frame_length(PyObject *frame) {
+    return PyBytes_CheckExact(frame) ? PyBytes_GET_SIZE(frame) : PyObject_Length(frame);
+}
+
 /* a reference to `o` let go of: `o` kept when it was the last one to an exact bytes object of
  * 256 bytes or more. A size with no class takes an empty one, else the classes in turn (their
  * objects freed), so that the sizes kept follow the traffic. */

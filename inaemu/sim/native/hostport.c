@@ -202,7 +202,7 @@ static int receive_in_place(HostPort *self, PyObject *frame) {
 /* HostNode.receive */
 static PyObject *HostPort_receive(HostPort *self, PyObject *frame) {
     if (!self->alive) Py_RETURN_NONE;
-    Py_ssize_t size = PyObject_Length(frame);
+    Py_ssize_t size = frame_length(frame);
     if (size < 0) return NULL;
     self->counters->frames_received++;
     self->counters->bytes_received += size;
@@ -261,7 +261,7 @@ static PyObject *HostPort_receive(HostPort *self, PyObject *frame) {
 /* send_frame's work, also the INA fast path's (inaworker.c): 0, or -1 with an exception */
 static int host_port_send(HostPort *self, PyObject *frame, PyObject *on_left) {
     if (!self->alive || self->uplink == Py_None) return 0;
-    Py_ssize_t size = PyObject_Length(frame);
+    Py_ssize_t size = frame_length(frame);
     if (size < 0) return -1;
     self->counters->frames_sent++;
     self->counters->bytes_sent += size;

@@ -342,7 +342,8 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
     if (attr_set(recovery, INA_NAME(tail), Py_False) < 0) return -1;
     PyObject *in_flight = attr_get(session, INA_NAME(_in_flight));
     if (in_flight == NULL) return -1;
-    long long room = window - PyObject_Length(in_flight);
+    long long room = window - (PyDict_CheckExact(in_flight) ? PyDict_GET_SIZE(in_flight)
+                                                             : PyObject_Length(in_flight));
     if (room <= 0) { Py_DECREF(in_flight); return 0; }
     int r = -1;
     PyObject *encoder = NULL, *answered = NULL, *rows = NULL, *timers = NULL, *events = NULL;
@@ -435,7 +436,8 @@ static int fill_window(SessionRefs *self, double now, PyObject *out) {
         if (flight == NULL) goto done;
         PyObject *key = PyLong_FromLongLong(c);
         if (key == NULL) { Py_DECREF(flight); goto done; }
-        int set = PyObject_SetItem(in_flight, key, flight);
+        int set = PyDict_CheckExact(in_flight) ? PyDict_SetItem(in_flight, key, flight)
+                                               : PyObject_SetItem(in_flight, key, flight);
         Py_DECREF(flight);
         if (set < 0) { Py_DECREF(key); goto done; }
         if (++sent >= bursts_window) {         /* bursts._sent += 1; window_ends() */

@@ -179,7 +179,7 @@ static int link_arrive(PyObject *target, PyObject *frame);
 static int link_send(Link *self, PyObject *frame, PyObject *on_left) {
     Loop *loop = self->loop;
     double now = loop->now;
-    Py_ssize_t size = PyObject_Length(frame);
+    Py_ssize_t size = frame_length(frame);
     if (size < 0) return -1;
     self->sent_packets++;
     self->sent_bytes += size;
@@ -225,7 +225,7 @@ static int link_send(Link *self, PyObject *frame, PyObject *on_left) {
 
 static int link_arrive(PyObject *target, PyObject *frame) {
     Link *self = (Link *)target;
-    Py_ssize_t size = PyObject_Length(frame);
+    Py_ssize_t size = frame_length(frame);
     if (size < 0) return -1;
     self->delivered_packets++;
     self->delivered_bytes += size;

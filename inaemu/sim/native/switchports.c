@@ -249,7 +249,8 @@ static int ports_serve(Ports *self, PyObject *port, PyObject *frame) {
     PyObject *outputs = ports_pipeline(self, port, frame, &ask_due);
     if (self->time_runtime) self->runtime_wall_s += wall_seconds() - started;
     if (outputs == NULL) return -1;
-    Py_ssize_t size = PyObject_Length(frame), copies = PyObject_Length(outputs);
+    Py_ssize_t size = frame_length(frame),
+        copies = PyList_CheckExact(outputs) ? PyList_GET_SIZE(outputs) : PyObject_Length(outputs);
     if (size < 0 || copies < 0) { Py_DECREF(outputs); return -1; }
     double service = self->per_packet + self->per_byte * (double)size
         + self->per_copy * (double)copies;
@@ -286,7 +287,7 @@ static int ports_receive(Ports *self, PyObject *port, PyObject *frame) {
         if (self->waiting_count >= self->queue_packets) {
             self->dropped_input_queue++;
             if (is_set(self->loop->trace)) {
-                Py_ssize_t size = PyObject_Length(frame);
+                Py_ssize_t size = frame_length(frame);
                 if (size < 0) return -1;
                 PyObject *line = PyUnicode_FromFormat("%U input-drop %zd", self->name, size);
                 if (line == NULL) return -1;
