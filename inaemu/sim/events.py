@@ -42,7 +42,8 @@ class EventLoop:
     asked before the first event, then before every `done_every`-th one after it (a progress
     hook need not cost a call per event), and once more when the heap is empty. A trace, when
     given, is a list that receives one text line per traced fact (`record`): the determinism
-    tests compare two runs' traces.
+    tests compare two runs' traces. An event's time is a float not earlier than now (an
+    earlier one runs now, -0.0 is 0.0); a NaN is refused with ValueError.
 
     Heap entries are `(time, sequence, action, args, event)`: `at` makes an `Event` that can be
     cancelled and holds the action itself (the entry's action and args are None; it is skipped
