@@ -349,7 +349,7 @@ static PyObject *multicast_c(PyObject *S, Phv *P, PyObject *plan, const Slots *D
             put(P, D->slot[S_SPEC], 0) || put(P, D->slot[S_PKT_LEN], length) ||
             zero_slots(P, D, L_ZERO_AFTER))
         goto fail;
-    memcpy(BF, P->F, sizeof(BF));
+    copy_words(BF, P->F, sizeof(BF));
     memcpy(BV, P->V, sizeof(BV));
     out = PyList_New(0);
     if (out == NULL) goto fail;
@@ -365,7 +365,7 @@ static PyObject *multicast_c(PyObject *S, Phv *P, PyObject *plan, const Slots *D
         eport = PyTuple_GET_ITEM(item, 0);
         rid = PyTuple_GET_ITEM(item, 1);
         if (as_u64(eport, &e) || as_u64(rid, &r)) goto fail;
-        memcpy(F, BF, sizeof(F));
+        copy_words(F, BF, sizeof(F));
         memcpy(V, BV, sizeof(V));
         Phv R = *P;
         R.F = F;
@@ -456,7 +456,7 @@ static PyObject *ctl_fast(PyObject *self, PyObject *const *args, Py_ssize_t narg
             PyErr_SetString(PyExc_TypeError, "native fast path: initial words of another PHV");
             return NULL;
         }}
-        memcpy(F, PyBytes_AS_STRING(w), sizeof(F));
+        copy_words(F, PyBytes_AS_STRING(w), sizeof(F));
         memset(V, 0, sizeof(V));
         memcpy(V, PyBytes_AS_STRING(fl), PyBytes_GET_SIZE(fl));
     }}
