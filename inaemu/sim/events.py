@@ -34,6 +34,14 @@ class Event:
         return self.action is not None
 
 
+def _heap_time(time: float, now: float) -> float:
+    """`time` as the heap keeps it: a float not earlier than `now`, +0.0 for -0.0; a NaN has
+    no place in the order (the native loop orders times as their bits): ValueError."""
+    if time != time:
+        raise ValueError("an event's time must be a number, got nan")
+    return (now if time < now else time) + 0.0
+
+
 class EventLoop:
     """Virtual time plus the events still to run.
 
@@ -65,11 +73,7 @@ class EventLoop:
 
     def at(self, time: float, action: Callable[..., Any], *args: Any) -> Event:
         """Run `action(*args)` at virtual time `time` (not earlier than now); cancellable."""
-        # as the heap keeps it: a float not earlier than now, +0.0 for -0.0; a NaN has no
-        # place in the order (the native loop orders times as their bits)
-        if time != time:
-            raise ValueError("an event's time must be a number, got nan")
-        time = (self.now if time < self.now else time) + 0.0
+        time = _heap_time(time, self.now)
         self._seq += 1
         event = Event(time, action, args)
         # the action lives in the event only, so that cancel() lets go of it (and of what it
@@ -82,11 +86,7 @@ class EventLoop:
 
     def post(self, time: float, action: Callable[[Any], Any], arg: Any) -> None:
         """Run `action(arg)` at `time` (not earlier than now); not cancellable, and cheaper."""
-        # as the heap keeps it: a float not earlier than now, +0.0 for -0.0; a NaN has no
-        # place in the order (the native loop orders times as their bits)
-        if time != time:
-            raise ValueError("an event's time must be a number, got nan")
-        time = (self.now if time < self.now else time) + 0.0
+        time = _heap_time(time, self.now)
         self._seq += 1
         heapq.heappush(self._heap, (time, self._seq, action, (arg,), None))
 

@@ -99,10 +99,11 @@ class _Block:
         2-D state array (a register bank, a counter's cells)."""
         bound = self.gen.scope.bind("bank", array)
         self.gen.state(bound)
-        name = f"BK{self.gen.state_names.index(bound)}"
+        index = self.gen.state_names.index(bound)
+        name = f"BK{index}"
         self.gen.bank_specs[bound] = (array.shape[0], array.shape[1],
                                       RUN_TYPENUMS[BANK_CTYPES[array.dtype.str[1:]]])
-        self.banks[name] = (self.gen.state_names.index(bound), array)
+        self.banks[name] = (index, array)
         return f"{name}[({index_code}) * {array.shape[1]} + {column}]"
 
     # ------------------------------------------------------------------------ the C block
