@@ -36,7 +36,7 @@ from .share import codeshare
 from .state.externs import CounterArray, MeterArray, ParseValueSet, RegisterArray
 from .state.hashes import bits_to_bytes, standard_algorithms
 from .state.profiles import ActionProfile
-from .state.regbanks import RegisterBank
+from .state.regbanks import RegisterBank, bank_scalar_registers
 from .state.tables import BMV2_PRIORITY_PIVOT, ActionSpec, KeyField, Table, priority_from_bmv2
 
 MATCH_TYPES = ("exact", "lpm", "ternary", "range", "optional", "valid")
@@ -147,6 +147,7 @@ class Program:
         self._build_actions(root)
         self._build_custom_crcs(root)
         lane_runs = bank_registers(self.actions.values(), self.registers, self.layout)
+        bank_scalar_registers(self.registers)
         self.vector_runs = candidate_runs(lane_runs, self.layout, self.field_lists)
         for pipeline in root.get("pipelines").items():
             self._build_pipeline(pipeline)

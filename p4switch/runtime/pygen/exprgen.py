@@ -14,6 +14,7 @@ from typing import Any
 
 from ..config import MAX_WIDTH, Node
 from ..phv.layout import HeaderStack, HeaderType, Layout
+from ..state.regbanks import python_cells
 
 
 @dataclass
@@ -133,7 +134,7 @@ def compile_expr(node: Node, scope: CodeScope) -> Expr:
         if reg is None:
             raise value.error(f"unknown register array '{name}'")
         index = compile_expr(value[1], scope)
-        cells = scope.bind("reg", reg.cells)
+        cells = scope.bind("reg", python_cells(reg.cells))
         return Expr(f"_reg_get({cells}, {data(index)})", "data", masked_to=reg.bitwidth)
     if kind == "string":
         return Expr(repr(value.str()), "string")

@@ -16,6 +16,7 @@ import re
 from typing import Callable
 
 from ..config import Node
+from ..state.regbanks import python_cells
 from .exprgen import CodeScope, Expr, data
 from .stores import Target, compile_target, int_param, need, store
 
@@ -151,7 +152,7 @@ class ExternCompiler:
         need(prim, params, 3)
         dst = compile_target(params[0], self.scope)
         reg = self._extern(params[1], "register_array", "__registers__")
-        cells = self.scope.bind("reg", reg.cells)
+        cells = self.scope.bind("reg", python_cells(reg.cells))
         index, cond = self._index(params[2], reg.size)
         line = store(dst, Expr(f"{cells}[{index}]", "data", masked_to=reg.bitwidth))
         # out of range: BMv2 leaves the destination unchanged
@@ -160,7 +161,7 @@ class ExternCompiler:
     def _p_register_write(self, prim, params):
         need(prim, params, 3)
         reg = self._extern(params[0], "register_array", "__registers__")
-        cells = self.scope.bind("reg", reg.cells)
+        cells = self.scope.bind("reg", python_cells(reg.cells))
         index, cond = self._index(params[1], reg.size)
         value = int_param(params[2], self.scope)
         line = store(Target(f"{cells}[{index}]", reg.bitwidth, False), value)

@@ -293,6 +293,9 @@ def _pair(a, b, mapping: dict, path: str, paths: dict | None = None) -> None:
         elif kind is np.ndarray:
             if a.shape != b.shape or a.dtype != b.dtype:
                 raise Unshareable(f"{_text(where)}: arrays differ")
+        elif kind is memoryview:         # a one-column bank's flat view (regbanks.flat_view)
+            if a.format != b.format or a.shape != b.shape:
+                raise Unshareable(f"{_text(where)}: views differ")
         elif kind is Crc:
             pass                     # a reconfigurable CRC: the object is the unit of state
         elif kind is set or kind is frozenset:

@@ -13,7 +13,8 @@ write is written so that reading gives the same objects back:
   (sentinels, shared constants): by module and attribute name, so an `is` test against them
   still holds; modules and module dicts: by name;
 - `struct.Struct` objects by format, and their bound `pack`/`unpack` by attribute; read-only
-  numpy arrays (constants of the lane code) read-only again and owning their data.
+  numpy arrays (constants of the lane code) read-only again and owning their data; a
+  one-column register bank's flat view as the view of its (pickled once) array.
 Anything else that cannot be pickled makes `save` give up quietly (the template just is not
 stored). The key is the template's content key (JSON + code-generator switches) and a
 fingerprint of the runtime's sources (all sub-packages), the Python and numpy versions, so any
@@ -45,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..cgen import nativebuild
+from ..state.regbanks import flat_view, is_flat_view
 
 # the runtime package (p4switch.runtime) this module is part of, one level up: its sources, all
 # sub-packages included, are fingerprinted, and its modules' objects are pickled by name
@@ -215,6 +217,8 @@ class _TemplatePickler(pickle.Pickler):
             return _frozen_array, (obj.tobytes(), obj.dtype.str, obj.shape)
         if kind is struct.Struct:
             return struct.Struct, (obj.format,)
+        if kind is memoryview and is_flat_view(obj):
+            return flat_view, (obj.obj,)       # a one-column bank's view of its array
         if kind is types.BuiltinFunctionType and isinstance(obj.__self__, struct.Struct):
             return getattr, (obj.__self__, obj.__name__)
         return NotImplemented
