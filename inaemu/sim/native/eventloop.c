@@ -495,6 +495,10 @@ static PyObject *Loop_run(Loop *self, PyObject *args, PyObject *kwds) {
             return str_limit;
         }
         Entry e = pop(self);
+        if (self->size) {          /* the next event's objects, fetched while this one runs */
+            __builtin_prefetch(self->heap[0].a);
+            __builtin_prefetch(self->heap[0].b);
+        }
         PyObject *result;
         unsigned kind = kind_of(&e);
         if (kind == KIND_AT) {
