@@ -58,11 +58,15 @@ static PyObject *fifo_list(StampFifo *f) {
 
 typedef struct {
     PyObject_HEAD
+    /* what a frame's arrival reads, first: within the bytes the loop prefetches of the next
+     * event's target (eventloop.c, NEXT_TARGET_BYTES) */
+    PyObject *deliver;
+    long long delivered_packets, delivered_bytes;
     Loop *loop;
     PyObject *src, *dst, *name;
     double seconds_per_byte, delay_s, loss;
     char up;
-    PyObject *rng, *deliver, *on_departed, *on_lost, *on_writable, *wake_event;
+    PyObject *rng, *on_departed, *on_lost, *on_writable, *wake_event;
     long long queue_bytes;
     double busy_until;
     StampFifo backlog;          /* (serialised at, size) */
@@ -70,9 +74,10 @@ typedef struct {
     long long send_buffer;      /* a sender socket's buffer; -1: none */
     long long charged;
     StampFifo charges;          /* (serialised at, charge) */
-    long long sent_packets, sent_bytes, delivered_packets, delivered_bytes, lost_packets,
-        dropped_queue;
+    long long sent_packets, sent_bytes, lost_packets, dropped_queue;
 } Link;
+_Static_assert(offsetof(Link, delivered_bytes) + sizeof(long long) <= NEXT_TARGET_BYTES,
+               "a frame's arrival reads a Link past what the loop prefetches");
 
 static PyTypeObject LinkType;
 static PyTypeObject IngressType;                      /* switchports.c */
