@@ -145,3 +145,19 @@ def test_flat_views_are_made_only_of_one_column_arrays():
     assert not is_flat_view(memoryview(np.zeros(4, np.uint32)))
     assert not is_flat_view(memoryview(np.zeros((4, 2), np.uint32)).cast("B").cast("I"))
     assert BankColumn(np.zeros((4, 2), np.uint64), 1).flat is None
+
+
+def test_switches_sharing_code_write_their_own_registers(monkeypatch, tmp_path):
+    """The second switch of a JSON runs the first's generated Python code over its own state
+    (codeshare): its views must be its own registers', not the template's."""
+    monkeypatch.setenv("INAEMU_NATIVE", "0")
+    monkeypatch.setenv("INAEMU_TEMPLATE_CACHE", "0")
+    codeshare.clear()
+    a, b = Switch(_program()), Switch(_program())
+    assert a.program.untraced.source is b.program.untraced.source     # shared, not made again
+    b.receive(0, _packet(2, 0xABCD))
+    assert b.register_read("r16", 2) == 0xABCD
+    assert a.register_read("r16", 2) == 0
+    a.register_write("r64", 6, 5)
+    out = b.receive(0, _packet(6, 0))[0][1]
+    assert int.from_bytes(out[9 + 8 * WIDTHS.index(64):17 + 8 * WIDTHS.index(64)], "big") == 0

@@ -13,6 +13,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from p4switch.compiler import compile_file
@@ -73,7 +74,9 @@ def _state_objects(program) -> list:
     out = [program.registers, program.counters, program.meters, program.vsets,
            program.tables, program.profiles, program.custom_crcs]
     for reg in program.registers.values():
-        out += [reg, reg.cells] + ([reg.cells.array] if isinstance(reg.cells, BankColumn) else [])
+        if isinstance(reg.cells, BankColumn):
+            out += [reg.cells.array] + ([reg.cells.flat] if reg.cells.flat is not None else [])
+        out += [reg, reg.cells]
     for counter in program.counters.values():
         out += [counter, counter.packets, counter.bytes, counter.cells]
     for meter in program.meters.values():
@@ -103,6 +106,9 @@ def test_no_state_object_is_shared(hash_text):
                 assert not isinstance(value, (list, set)) and (
                     not isinstance(value, dict) or name in ("__builtins__", "__vector_runs__")
                 ), name                  # the interpreter's builtins; read-only lane analysis
+                # nor memory anyone could write (a register's view, a bank)
+                assert not (isinstance(value, memoryview) and not value.readonly), name
+                assert not (isinstance(value, np.ndarray) and value.flags.writeable), name
 
 
 def test_registers_and_custom_crcs_per_switch(hash_text):
