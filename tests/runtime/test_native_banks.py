@@ -6,7 +6,9 @@ the switch's own registers."""
 
 from __future__ import annotations
 
+import gc
 import sys
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -101,8 +103,6 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 def test_banks_in_a_reference_cycle_are_collected(ina_switch):
     """The Banks holds its state; a state object that refers back to it (a cycle) is
     collected with it, arrays and all, rather than kept for ever."""
-    import gc
-    import weakref
     fast, state = _bound(ina_switch)
     fresh = [np.zeros_like(x) if i in _bank_indices(state) else x
              for i, x in enumerate(state[:-1])]

@@ -161,3 +161,28 @@ def test_switches_sharing_code_write_their_own_registers(monkeypatch, tmp_path):
     a.register_write("r64", 6, 5)
     out = b.receive(0, _packet(6, 0))[0][1]
     assert int.from_bytes(out[9 + 8 * WIDTHS.index(64):17 + 8 * WIDTHS.index(64)], "big") == 0
+
+
+def test_a_register_wider_than_64_bits_is_read_by_python_code(monkeypatch, tmp_path):
+    """Regression: the C controls read a 128-bit register (a list of Python ints) as a 64-bit
+    integer, so a cell past 2**64 raised OverflowError on every packet that read it; now
+    such a read keeps its control in Python, which truncates to the destination as BMv2."""
+    prog = Bmv2Program()
+    prog.header_type("h_t", [("idx", 8), ("o", 64)])
+    prog.header("h", "h_t")
+    prog.state("start", [prog.extract("h")])
+    prog.doc["deparsers"][0]["order"] = ["h"]
+    reg = prog.register("wide", 4, 128)
+    prog.run("t", prog.action("read_wide", [
+        assign(std("egress_spec"), const(1)),
+        prim("register_read", fld("h", "o"), reg, fld("h", "idx"))]))
+    monkeypatch.setenv("INAEMU_NATIVE_CACHE", str(tmp_path / "native"))
+    outputs = []
+    for native in ("0", "1"):
+        monkeypatch.setenv("INAEMU_NATIVE", native)
+        codeshare.clear()
+        sw = Switch(prog.doc)
+        sw.register_write("wide", 1, (1 << 100) + 5)
+        outputs.append(sw.receive(0, bytes([1]) + bytes(8)))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0][1] == bytes([1]) + (5).to_bytes(8, "big")

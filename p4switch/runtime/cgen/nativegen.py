@@ -380,6 +380,8 @@ class NativeGenerator:
         if op == "register_read" and len(params) == 3:
             slot, width = self._target(params[0], scope)
             reg = self._named(params[1], "register_array", "__registers__")
+            if reg.bitwidth > 64:   # (its cells are Python ints of any size: no C form)
+                raise Untranslatable("a register wider than 64 bits")
             index = _need_exact(ex.value(params[2]))
             if isinstance(reg.cells, list):
                 cells = self.state(scope.bind("reg", reg.cells))
