@@ -234,7 +234,8 @@ static int zero_slots(Phv *P, const Slots *D, int which) {{
 /* a list slot takes the int 0 (Python's `f[s] = 0`) */
 static int zero_item(PyObject *list, Py_ssize_t i) {{
     PyObject *old = PyList_GET_ITEM(list, i), *zero;
-    if (PyLong_CheckExact(old) && Py_SIZE(old) == 0) return 0;
+    u64 value;              /* (an int's size is not Py_SIZE's since 3.12: small_value) */
+    if (small_value(old, &value) && value == 0) return 0;
     zero = PyLong_FromLong(0);
     if (zero == NULL) return -1;
     PyList_SET_ITEM(list, i, zero);
