@@ -74,9 +74,11 @@ case "$action" in
         setup
         # in parallel (pytest-xdist): a test file is one unit of work, every root (Mininet,
         # namespace) test is in one unit of its own, run serially (tests/conftest.py);
-        # pytest's exit 5 means no test ran: a failure, never a success
+        # pytest's exit 5 means no test ran: a failure, never a success. A worker that dies (a
+        # crash in C) ends the run, naming its test: pytest-xdist 3.8 replaces a crashed worker
+        # under loadgroup and then waits for ever (pytest-xdist issues 1323, 1378)
         PYTEST=("$VENV/bin/python" -m pytest -q -p no:cacheprovider -n "${INAEMU_TEST_WORKERS:-auto}"
-                --dist loadgroup --no-loadscope-reorder)
+                --dist loadgroup --no-loadscope-reorder --max-worker-restart 0)
         if [ "${1:-}" = "--quick" ]; then
             # the edit loop: no Mininet, namespaces, BMv2 batches or other slow tests
             shift
