@@ -257,6 +257,9 @@ class Checker(ExpressionChecker):
         s = Scope(parent)
         for p in params:
             p.type = self.resolve_type(p.type_ref, parent)
+            if p.type == INT and p.direction:
+                raise self.fail(p, f"parameter '{p.name}' of type int cannot have a direction "
+                                   f"('{p.direction}'): an int is a compile-time value")
             if p.name in s.names:
                 raise self.fail(p, f"parameter '{p.name}' is declared twice")
             s.names[p.name] = p
@@ -320,7 +323,34 @@ class Checker(ExpressionChecker):
                     self.expr(e, ss)
                 for c in tr.cases:
                     self.keyset(c.keyset, tr.select, ss)
+        if not self.parser_can_end(states):
+            raise self.fail(d, f"parser '{d.name}' never reaches the accept or reject state "
+                               "(as p4c refuses it)")
         d.scope = s
+
+    @staticmethod
+    def parser_can_end(states: dict) -> bool:
+        """Whether accept or reject is reachable from start as p4c sees it: by a transition,
+        a state without one (it rejects), or a select without a default case (no match rejects);
+        an extract's failure does not count."""
+        seen, todo = set(), ["start"]
+        while todo:
+            name = todo.pop()
+            if name in ("accept", "reject"):
+                return True
+            if name in seen:
+                continue
+            seen.add(name)
+            tr = states[name].transition
+            if tr is None:
+                return True
+            if tr.select is None:
+                todo.append(tr.state)
+                continue
+            if not any(isinstance(c.keyset, (A.Default, A.DontCare)) for c in tr.cases):
+                return True
+            todo.extend(c.state for c in tr.cases)
+        return False
 
     def check_control(self, d: A.ControlDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
@@ -421,9 +451,12 @@ class Checker(ExpressionChecker):
                 self.action_call_args(act, call, s, partial=True)
             d.action_decls.append((act, ref))
         listed = {a for a, _ in d.action_decls}
+        marked = {a: {n for n in ("defaultonly", "tableonly") if A.find_annotation(r.annotations, n)}
+                  for a, r in d.action_decls}
         default = props.get("default_action")
         if default is not None:
             self.table_action_call(default.value, s, listed, "default_action", full=True)
+            self.not_marked(default.value, marked, "tableonly", "the default action")
         entries = props.get("entries")
         if entries is not None:
             key_exprs = [k.expr for k in keys.value] if keys else []
@@ -434,6 +467,7 @@ class Checker(ExpressionChecker):
                 for kexpr, kv in zip(key_exprs, e.keys):
                     self.keyset(kv, [kexpr], s)
                 self.table_action_call(e.action, s, listed, "entry", full=True)
+                self.not_marked(e.action, marked, "defaultonly", "an entry")
         assign_priorities(d, props, lambda e, what: self.const_int(e, s, what),
                           lambda e, what: self.const_bool(e, s, what), self.fail,
                           lambda node, message: self.r.warn(node.loc, message))
@@ -449,6 +483,13 @@ class Checker(ExpressionChecker):
                             "largest_priority_wins", "priority_delta"):
                 raise self.fail(props[name], f"unsupported table property '{name}'")
         s.names[d.name] = d
+
+    def not_marked(self, e: A.Expr, marked: dict, mark: str, use: str) -> None:
+        """p4c: an action listed @defaultonly is no entry's, one listed @tableonly is not the
+        default action."""
+        name = e.func if isinstance(e, A.Call) else e
+        if mark in marked.get(name.decl, ()):
+            raise self.fail(name, f"action '{name.name}' is listed @{mark}: it cannot be {use}")
 
     def table_action_call(self, e: A.Expr, s: Scope, listed, what: str, full: bool) -> None:
         call = e if isinstance(e, A.Call) else None
@@ -577,6 +618,10 @@ class Checker(ExpressionChecker):
         elif isinstance(st, A.CallStmt):
             self.expr(st.call, s)
             f = st.call.func
+            ftype = getattr(f, "type", None)
+            if in_parser and isinstance(ftype, NamedT) and ftype.category == "action":
+                raise self.fail(st, f"action '{ftype.name}' cannot be called in a parser (p4c: "
+                                    "action calls are not allowed within parsers)")
             if in_action and isinstance(f, A.Member) and f.name == "apply" and \
                     isinstance(getattr(f, "type", None), MethodT):
                 raise self.fail(st, f"a {f.type.owner} cannot be applied inside an action "
@@ -642,10 +687,16 @@ class Checker(ExpressionChecker):
         if table is None and not isinstance(t, (BitT, EnumT)):
             raise self.fail(st.expr, "switch needs a table's action_run, a bit<> or an enum value")
         seen = set()
+        default = None          # p4c: one 'default', and no label after it
         for c in st.cases:
             for label in c.labels:
                 if isinstance(label, A.Default):
+                    if default is not None:
+                        raise self.fail(label, "switch has more than one 'default' label")
+                    default = label
                     continue
+                if default is not None:
+                    raise self.fail(label, "switch label after the 'default' label")
                 if table is not None:
                     if not isinstance(label, A.Name):
                         raise self.fail(label, "expected an action name")

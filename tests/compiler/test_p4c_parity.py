@@ -146,6 +146,37 @@ REFUSED = {
                      "variable 'x' cannot have type int"),
     "typedef_declared_twice": (program("apply { }", decls="typedef bit<8> T;\ntypedef bit<8> T;"),
                                5, "'T' is declared twice"),
+    # p4c_samples sweep (session 56): these two were accepted, the first 'default' winning
+    "switch_with_two_default_labels": (
+        program("apply { switch (hdr.eth.ether_type) { 1: { } default: { }\n"
+                "default: { sm.egress_spec = 1; } } }"), 13,
+        "switch has more than one 'default' label"),
+    "action_called_in_a_parser": (
+        program("apply { }", decls="action mark(inout bit<16> t) { t = 1; }").replace(
+            "state start { pkt.extract(hdr.eth);",
+            "state start { pkt.extract(hdr.eth); mark(hdr.eth.ether_type);"), 8,
+        "action 'mark' cannot be called in a parser"),
+    "int_parameter_with_a_direction": (
+        program("action a(in int v) { hdr.eth.ether_type = hdr.eth.ether_type + v; }\n"
+                "apply { a(2); }"), 12, "parameter 'v' of type int cannot have a direction"),
+    "defaultonly_action_in_an_entry": (
+        program(TABLE.replace("actions = {{ a; }}", "actions = {{ @defaultonly a; }}")
+                .format(entries="1 &&& 1 : a(1);")), 17,
+        "action 'a' is listed @defaultonly: it cannot be an entry"),
+    "tableonly_action_as_the_default": (
+        program("action a() { }\ntable t { actions = { @tableonly a; }\ndefault_action = a(); }\n"
+                "apply { t.apply(); }"), 14,
+        "action 'a' is listed @tableonly: it cannot be the default action"),
+    "parser_that_never_ends": (
+        program("apply { }").replace(
+            "state start { pkt.extract(hdr.eth); transition accept; }",
+            "state start { pkt.extract(hdr.eth); transition again; }\n"
+            "    state again { transition start; }"), 7,
+        "parser 'P' never reaches the accept or reject state"),
+    "switch_label_after_default": (
+        program("apply { switch (hdr.eth.ether_type) { default: { }\n"
+                "1: { sm.egress_spec = 1; } } }"), 13,
+        "switch label after the 'default' label"),
 }
 
 
@@ -164,6 +195,17 @@ def test_real_p4c_refuses_them_too(name, tmp_path):
     done = subprocess.run([str(P4C), "-I", str(P4C_INCLUDE), "-o", str(tmp_path / "p.json"),
                            str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0, done.stderr
+
+
+@pytest.mark.parametrize("transition", [
+    "transition select(hdr.eth.ether_type) { 1: again; }",      # no match: reject
+    "transition select(hdr.eth.ether_type) { 1: again; default: accept; }",
+])
+def test_a_parser_that_can_end_only_through_a_select_is_accepted(transition):
+    compile_ok(program("apply { }").replace(
+        "state start { pkt.extract(hdr.eth); transition accept; }",
+        "state start { pkt.extract(hdr.eth); transition again; }\n"
+        f"    state again {{ {transition} }}"))
 
 
 # ---- refused where inaemu unrolls or desugars: the limits -----------------------------------
