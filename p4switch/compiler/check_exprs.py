@@ -291,6 +291,14 @@ class ExpressionChecker:
                 raise self.fail(e, f"'{op}' needs numbers")
             if isinstance(rt, BitT) and rt.signed:
                 raise self.fail(e.right, "a shift amount must be unsigned")
+            amount = fold(e.right)
+            if isinstance(amount, int) and not isinstance(amount, bool) and amount < 0:
+                raise self.fail(e.right, f"a shift amount must not be negative, not {amount}")
+            own = lt if expected is None else self.trial_type(e.left, s)   # (no context)
+            if isinstance(own, IntT) and amount is None:
+                raise self.fail(e, f"'{op}' of an int without a width by an amount known only at "
+                                   "run time: give the left operand a width (e.g. 8w1), as p4c "
+                                   "requires")
             return lt
         if op == "++":
             lt = self.expr(e.left, s)

@@ -173,6 +173,12 @@ REFUSED = {
             "state start { pkt.extract(hdr.eth); transition again; }\n"
             "    state again { transition start; }"), 7,
         "parser 'P' never reaches the accept or reject state"),
+    "shift_of_an_int_by_a_run_time_amount": (
+        program("apply { hdr.eth.ether_type = (1 << hdr.eth.ether_type[3:0]) + 16w2; }"), 12,
+        "of an int without a width by an amount known only at run time"),
+    "shift_of_an_int_constant_by_a_run_time_amount": (
+        program("const int K = 4;\napply { hdr.eth.ether_type = K << hdr.eth.ether_type[3:0]; }"),
+        13, "of an int without a width by an amount known only at run time"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -195,6 +201,13 @@ def test_real_p4c_refuses_them_too(name, tmp_path):
     done = subprocess.run([str(P4C), "-I", str(P4C_INCLUDE), "-o", str(tmp_path / "p.json"),
                            str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0, done.stderr
+
+
+@pytest.mark.parametrize("shift", ["16w1 << hdr.eth.ether_type[3:0]", "1 << 3",
+                                   "(bit<16>)1 << hdr.eth.ether_type[3:0]",
+                                   "hdr.eth.ether_type << (2 + 1)"])
+def test_shifts_p4c_accepts_are_accepted(shift):
+    compile_ok(program(f"apply {{ hdr.eth.ether_type = {shift}; }}"))
 
 
 @pytest.mark.parametrize("transition", [
