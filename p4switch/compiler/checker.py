@@ -451,6 +451,18 @@ class Checker(ExpressionChecker):
                 self.action_call_args(act, call, s, partial=True)
             d.action_decls.append((act, ref))
         listed = {a for a, _ in d.action_decls}
+        named = {}
+        for act, ref in d.action_decls:      # (one id per name in BMv2 and P4Runtime)
+            ann = A.find_annotation(act.annotations, "name")
+            cp = ann.args[0].value if ann and ann.args and isinstance(ann.args[0], A.StrLit) \
+                else act.name
+            top = self.top.names.get(act.name) is act
+            full = cp[1:] if cp.startswith(".") else cp if top else f"(this control).{cp}"
+            other = named.setdefault(full, act)
+            if other is not act:
+                raise self.fail(ref, f"table '{d.name}' lists actions '{other.name}' and "
+                                     f"'{act.name}', which have the same control-plane name "
+                                     f"'{cp}'")
         marked = {a: {n for n in ("defaultonly", "tableonly") if A.find_annotation(r.annotations, n)}
                   for a, r in d.action_decls}
         default = props.get("default_action")

@@ -179,6 +179,11 @@ REFUSED = {
     "shift_of_an_int_constant_by_a_run_time_amount": (
         program("const int K = 4;\napply { hdr.eth.ether_type = K << hdr.eth.ether_type[3:0]; }"),
         13, "of an int without a width by an amount known only at run time"),
+    "two_actions_of_a_table_with_one_control_plane_name": (   # (p4c fails on an assertion)
+        program("@name(\".foo\") action a1() { }\n@name(\".foo\") action a2() { }\n"
+                "table t { actions = { a1; a2; } default_action = a1(); }\n"
+                "apply { t.apply(); }"), 14,
+        "table 't' lists actions 'a1' and 'a2', which have the same control-plane name '.foo'"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -201,6 +206,12 @@ def test_real_p4c_refuses_them_too(name, tmp_path):
     done = subprocess.run([str(P4C), "-I", str(P4C_INCLUDE), "-o", str(tmp_path / "p.json"),
                            str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0, done.stderr
+
+
+def test_a_local_action_may_share_a_global_actions_plain_name():
+    compile_ok(program("@name(\"foo\") action a1() { }\n"
+                       "table t { actions = { a1; foo; } default_action = a1(); }\n"
+                       "apply { t.apply(); }", decls="action foo() { }"))
 
 
 @pytest.mark.parametrize("shift", ["16w1 << hdr.eth.ether_type[3:0]", "1 << 3",
