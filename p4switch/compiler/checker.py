@@ -426,6 +426,10 @@ class Checker(ExpressionChecker):
         keys = props.get("key")
         for k in (keys.value if keys else []):
             self.expr(k.expr, s)
+            if not A.find_annotation(k.annotations, "name") and not nameable_key(k.expr):
+                raise self.fail(k.expr, "this key expression needs a @name annotation (p4c names "
+                                        "only fields, slices, elements, constant masks, "
+                                        "constants and isValid() itself)")
             f = k.expr.func if isinstance(k.expr, A.Call) else None
             if isinstance(f, A.Member) and f.name == "isValid" and \
                     getattr(f.expr.type, "kind", None) == "header_union":
@@ -799,6 +803,22 @@ class Checker(ExpressionChecker):
             return
         if len(keys) > 1:
             raise self.fail(k, f"keyset needs {len(keys)} values")
+
+
+def nameable_key(e: A.Expr) -> bool:
+    """A table key p4c names from its text (it refuses any other without a @name): a name, a
+    field, a slice or an element of one, a constant, `x & constant` and `x.isValid()`."""
+    if isinstance(e, (A.Name, A.IntLit, A.BoolLit)):
+        return True
+    if isinstance(e, (A.Member, A.Slice, A.Index)):     # (any index, as p4c)
+        return nameable_key(e.expr)
+    if isinstance(e, A.Binary) and e.op == "&":
+        return (fold(e.right) is not None and nameable_key(e.left)) or \
+            (fold(e.left) is not None and nameable_key(e.right))
+    if isinstance(e, A.Call) and not e.args and isinstance(e.func, A.Member) and \
+            e.func.name == "isValid":
+        return nameable_key(e.func.expr)
+    return fold(e) is not None
 
 
 def check(program: A.Program, reporter: Reporter, tracker=None) -> Checker:

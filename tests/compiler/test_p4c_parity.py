@@ -184,6 +184,14 @@ REFUSED = {
                 "table t { actions = { a1; a2; } default_action = a1(); }\n"
                 "apply { t.apply(); }"), 14,
         "table 't' lists actions 'a1' and 'a2', which have the same control-plane name '.foo'"),
+    "key_expression_without_a_name": (
+        program("action a() { }\ntable t { key = { (bit<8>)hdr.eth.ether_type : exact; }\n"
+                "actions = { a; } default_action = a(); }\napply { t.apply(); }"), 13,
+        "this key expression needs a @name annotation"),
+    "key_sum_without_a_name": (
+        program("action a() { }\ntable t { key = { hdr.eth.ether_type + 1 : exact; }\n"
+                "actions = { a; } default_action = a(); }\napply { t.apply(); }"), 13,
+        "this key expression needs a @name annotation"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -206,6 +214,19 @@ def test_real_p4c_refuses_them_too(name, tmp_path):
     done = subprocess.run([str(P4C), "-I", str(P4C_INCLUDE), "-o", str(tmp_path / "p.json"),
                            str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0, done.stderr
+
+
+@pytest.mark.parametrize("key", [
+    "hdr.eth.ether_type & 0xff", "hdr.eth.ether_type[7:0]", "hdr.eth.isValid()", "16w5",
+    "sm.ingress_port", "hdr.eth.ether_type[7:0] & 0xf", "hdr.s[hdr.eth.ether_type[0:0]].f",
+    "hdr.eth.ether_type + 1 : exact @name(\"sum\")",
+    "(bit<8>)hdr.eth.ether_type : exact @name(\"c\")"])
+def test_keys_p4c_names_or_that_carry_a_name_are_accepted(key):
+    element = key if " : " in key else f"{key} : exact"
+    compile_ok(program("action a() { }\n"
+                       f"table t {{ key = {{ {element}; }} actions = {{ a; }} "
+                       "default_action = a(); }\napply { t.apply(); }",
+                       decls="header s_t { bit<8> f; }", header_fields="s_t[2] s;"))
 
 
 def test_a_local_action_may_share_a_global_actions_plain_name():
