@@ -551,8 +551,10 @@ def check_signatures(main, blocks, h_type, m_type, sm_type) -> None:
                 ("egress control", [h_type, m_type, sm_type]),
                 ("compute checksum control", [h_type, m_type]),
                 ("deparser", ["packet_out", h_type])]
-    if not isinstance(h_type, StructT) or not isinstance(m_type, StructT) or m_type.kind != "struct":
-        raise Unsupported(blocks[0], "the parser's headers and metadata parameters must be structs")
+    for what, t in (("headers", h_type), ("metadata", m_type)):
+        if not isinstance(t, StructT) or t.kind != "struct":     # (p4c: expected a struct)
+            raise Unsupported(blocks[0], f"the parser's {what} parameter must be a struct, not "
+                                         f"{t.describe()}")
     for decl, (what, types) in zip(blocks, expected):
         if isinstance(decl, A.ParserDecl) != (what == "parser"):
             raise Unsupported(decl, f"V1Switch expects a {what} here")

@@ -11,7 +11,7 @@ from . import ast as A
 from .constfold import fold
 from .lower_expr import Unsupported, const
 from .storage import FieldRef, HeaderInst, StackStore, StructStore
-from .types import EnumT, StructT, bit_width
+from .types import EnumT, StructT, TupleT, bit_width
 
 CLONE_PRIMITIVES = {0: "clone_ingress_pkt_to_egress", 1: "clone_egress_pkt_to_egress"}
 
@@ -194,6 +194,11 @@ class ExternLowering:
                                                 L.arg_value(args[2], env, node)], node)
             copy_back()
         elif name == "hash":
+            data_type = getattr(args[3], "type", None)
+            if not isinstance(args[3], A.ListExpr) and not isinstance(data_type, (StructT, TupleT)):
+                raise Unsupported(args[3], "hash(): the data must be a list { ... }, a struct or a "
+                                           "header (p4c's v1model back end: expected a struct), "
+                                           f"not {data_type.describe() if data_type else 'this'}")
             calc = self.calculation(args[1], args[3], env, L, node)
             base, size = L.arg_value(args[2], env, node), L.arg_value(args[4], env, node)
             dst, copy_back = L.out_field(args[0], env, node)

@@ -192,6 +192,16 @@ REFUSED = {
         program("action a() { }\ntable t { key = { hdr.eth.ether_type + 1 : exact; }\n"
                 "actions = { a; } default_action = a(); }\napply { t.apply(); }"), 13,
         "this key expression needs a @name annotation"),
+    "hash_of_a_single_field": (
+        program("apply { hash(hdr.eth.ether_type, HashAlgorithm.crc16, 16w0, hdr.eth.src, "
+                "16w1024); }"), 12, "hash(): the data must be a list { ... }, a struct or a header"),
+    "headers_type_that_is_a_header": (
+        program("apply { }").replace("out headers_t hdr", "out ethernet_t hdr")
+        .replace("pkt.extract(hdr.eth)", "pkt.extract(hdr)")
+        .replace("inout headers_t hdr", "inout ethernet_t hdr")
+        .replace("in headers_t hdr", "in ethernet_t hdr").replace("pkt.emit(hdr.eth)",
+                                                                  "pkt.emit(hdr)"), 7,
+        "the parser's headers parameter must be a struct, not header ethernet_t"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -227,6 +237,13 @@ def test_keys_p4c_names_or_that_carry_a_name_are_accepted(key):
                        f"table t {{ key = {{ {element}; }} actions = {{ a; }} "
                        "default_action = a(); }\napply { t.apply(); }",
                        decls="header s_t { bit<8> f; }", header_fields="s_t[2] s;"))
+
+
+@pytest.mark.parametrize("data", ["hdr.eth", "{ hdr.eth.src, hdr.eth.dst }", "hdr",
+                                  "{ hdr.eth.src }"])
+def test_hash_data_p4c_takes_is_accepted(data):
+    compile_ok(program(f"apply {{ hash(hdr.eth.ether_type, HashAlgorithm.crc16, 16w0, {data}, "
+                       "16w1024); }"))
 
 
 def test_a_local_action_may_share_a_global_actions_plain_name():
