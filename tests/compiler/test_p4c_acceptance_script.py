@@ -1,0 +1,73 @@
+"""scripts/p4c_acceptance.py: which programs it takes from a p4c checkout, and that it reports
+a program inaemu accepts and real p4c refuses (exit status 1). A fake checkout of four files
+stands in for p4c's; real p4c (/opt/p4ref) is the oracle the script needs."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from .helpers import program
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = importlib.util.spec_from_file_location("p4c_acceptance",
+                                              ROOT / "scripts" / "p4c_acceptance.py")
+acceptance = importlib.util.module_from_spec(SPEC)
+sys.modules.setdefault("p4c_acceptance", acceptance)   # dataclasses look their module up there
+SPEC.loader.exec_module(acceptance)
+
+GOOD = program("apply { sm.egress_spec = 2; }")
+BAD = program("apply { sm.egress_spec = nosuch; }")
+# a `type` is its own type in P4 (p4c refuses it as a shift amount); inaemu reads it as a
+# typedef: the disagreement the script exists to show
+TYPED_SHIFT = program("apply { T n = (T)hdr.eth.ether_type[3:0]; "
+                      "hdr.eth.ether_type = hdr.eth.ether_type << n; }", decls="type bit<8> T;")
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    samples = tmp_path / "p4c" / "testdata" / "p4_16_samples"
+    errors = tmp_path / "p4c" / "testdata" / "p4_16_errors"
+    samples.mkdir(parents=True)
+    errors.mkdir(parents=True)
+    (samples / "good.p4").write_text(GOOD)
+    (samples / "not-v1model.p4").write_text("#include <core.p4>\n")
+    (errors / "bad.p4").write_text(BAD)
+    (errors / "typed-shift.p4").write_text(TYPED_SHIFT)
+    return tmp_path / "p4c"
+
+
+def test_the_v1model_programs_of_both_folders_are_taken(checkout) -> None:
+    names = [p.name for p in acceptance.select_programs(acceptance.testdata(checkout, checkout))]
+    assert names == ["good.p4", "bad.p4", "typed-shift.p4"]
+
+
+def test_the_report_names_the_disagreements() -> None:
+    verdicts = [acceptance.Verdict("s/a.p4", "accept", "accept"),
+                acceptance.Verdict("e/b.p4", "refuse", "accept", "p4c: b.p4(3): error: no"),
+                acceptance.Verdict("s/c.p4", "accept", "refuse", "c.p4:1:1: error: unsupported"),
+                acceptance.Verdict("e/d.p4", "refuse", "internal", "d.p4: internal")]
+    out = io.StringIO()
+    assert acceptance.report(verdicts, out) == 1
+    text = out.getvalue()
+    assert "accepted by inaemu, refused by p4c:\n  e/b.p4: p4c: b.p4(3): error: no" in text
+    assert "accepted by p4c, refused by inaemu:\n  s/c.p4 (refuse): c.p4:1:1" in text
+    assert text.rstrip().endswith("4 v1model programs: the compilers agree on 2 (p4c accepts "
+                                  "2); inaemu accepts 1 that p4c refuses and refuses 1 that p4c "
+                                  "accepts")
+
+
+@pytest.mark.skipif(not acceptance.P4C_BM2_SS.exists(), reason="reference p4c not installed")
+def test_real_p4c_judges_a_fake_checkout(checkout, tmp_path, capsys) -> None:
+    assert acceptance.main([str(checkout), "-j", "1", "--json", str(tmp_path / "v.json")]) == 1
+    verdicts = {v["program"]: (v["p4c"], v["inaemu"])
+                for v in json.loads((tmp_path / "v.json").read_text())}
+    assert verdicts == {"p4_16_samples/good.p4": ("accept", "accept"),
+                        "p4_16_errors/bad.p4": ("refuse", "refuse"),
+                        "p4_16_errors/typed-shift.p4": ("refuse", "accept")}
+    assert "p4_16_errors/typed-shift.p4: p4c:" in capsys.readouterr().out
