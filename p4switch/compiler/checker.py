@@ -319,6 +319,9 @@ class Checker(ExpressionChecker):
                 if t not in states and t not in ("accept", "reject"):
                     raise self.fail(tr, f"transition to unknown state '{t}'")
             if tr.select is not None:
+                reads = self.desugarer.select_lookaheads(tr.select, ss)
+                if reads:
+                    st.stmts += self.statements(reads, ss, in_action=False, in_parser=True)
                 for e in tr.select:
                     self.expr(e, ss)
                 for c in tr.cases:

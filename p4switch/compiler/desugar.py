@@ -276,6 +276,21 @@ class Desugarer:
             A.become(node, A.Name(node.loc, name))
         return None
 
+    def select_lookaheads(self, select: list, s) -> list:
+        """In a transition's select: a `pkt.lookahead<T>()` inside a key (a slice of it, say)
+        becomes a local read at the end of the state, where the select reads the packet; a key
+        that is the lookahead itself is BMv2's own lookahead key and stays. Returns the
+        declarations to append to the state's statements."""
+        reads = []
+        for key in select:
+            for node in list(A.walk(key)):
+                if node is key or not _is_lookahead(node):
+                    continue
+                name = self.checker.fresh_local(s, "lookahead")
+                reads.append(A.VarDecl(node.loc, node.type_args[0], name, A.clone(node)))
+                A.become(node, A.Name(node.loc, name))
+        return reads
+
     def dont_care_local(self, e: A.DontCare, t: Type, s) -> A.Name:
         """`_` as an argument: a fresh uninitialised local, whose value nobody reads."""
         name = self.checker.fresh_local(s, "dontcare")
