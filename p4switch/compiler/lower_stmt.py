@@ -359,6 +359,12 @@ class StatementLowerer:
             self.assign_to(sub, value, env, node)
 
     def assign_slice(self, lhs: A.Slice, rhs: A.Expr, env: Env, node) -> None:
+        if isinstance(rhs, A.Call) and rhs not in self.ctx.call_results and \
+                isinstance(getattr(rhs, "type", None), BitT):   # `f[7:0] = g(x)`: g's result first
+            tmp = self.ctx.layout.temp(rhs.type)
+            if lower_call_value(self, rhs, env, node, tmp):
+                self.assign_slice_value(lhs, tmp.json(), env, node)
+                return
         self.assign_slice_value(lhs, self.x.data(rhs, env), env, node)
 
     def assign_slice_value(self, lhs: A.Slice, value: dict, env: Env, node) -> None:
