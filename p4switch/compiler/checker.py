@@ -810,9 +810,14 @@ class Checker(ExpressionChecker):
 
 def nameable_key(e: A.Expr) -> bool:
     """A table key p4c names from its text (it refuses any other without a @name): a name, a
-    field, a slice or an element of one, a constant, `x & constant` and `x.isValid()`."""
+    field, a slice or an element of one, a number, `x & constant` and `x.isValid()` (not an
+    enum member or an error constant)."""
     if isinstance(e, (A.Name, A.IntLit, A.BoolLit)):
         return True
+    base = getattr(getattr(e, "expr", None), "type", None)
+    if isinstance(e, A.Member) and isinstance(base, NamedT) and \
+            base.category in ("type", "namespace"):     # E.A, error.NoError: p4c names neither
+        return False
     if isinstance(e, (A.Member, A.Slice, A.Index)):     # (any index, as p4c)
         return nameable_key(e.expr)
     if isinstance(e, A.Binary) and e.op == "&":

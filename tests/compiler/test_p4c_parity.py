@@ -202,6 +202,10 @@ REFUSED = {
         .replace("in headers_t hdr", "in ethernet_t hdr").replace("pkt.emit(hdr.eth)",
                                                                   "pkt.emit(hdr)"), 7,
         "the parser's headers parameter must be a struct, not header ethernet_t"),
+    "error_constant_key_without_a_name": (
+        program("action a() { }\ntable t { key = { error.NoError : exact; }\n"
+                "actions = { a; } default_action = a(); }\napply { t.apply(); }"), 13,
+        "this key expression needs a @name annotation"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -230,7 +234,8 @@ def test_real_p4c_refuses_them_too(name, tmp_path):
     "hdr.eth.ether_type & 0xff", "hdr.eth.ether_type[7:0]", "hdr.eth.isValid()", "16w5",
     "sm.ingress_port", "hdr.eth.ether_type[7:0] & 0xf", "hdr.s[hdr.eth.ether_type[0:0]].f",
     "hdr.eth.ether_type + 1 : exact @name(\"sum\")",
-    "(bit<8>)hdr.eth.ether_type : exact @name(\"c\")"])
+    "(bit<8>)hdr.eth.ether_type : exact @name(\"c\")",
+    "error.NoError : exact @name(\"k\")", "sm.parser_error"])
 def test_keys_p4c_names_or_that_carry_a_name_are_accepted(key):
     element = key if " : " in key else f"{key} : exact"
     compile_ok(program("action a() { }\n"
