@@ -14,6 +14,7 @@ from .desugar import Desugarer, drop_unused_locals
 from .header_structs import HeaderStructs
 from .loops import LoopUnroller
 from .errors import CompileError, Reporter
+from .p4c_rules import control_plane_clash, nameable_key, parser_can_end
 from .priorities import assign_priorities
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
                     MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header)
@@ -326,34 +327,10 @@ class Checker(ExpressionChecker):
                     self.expr(e, ss)
                 for c in tr.cases:
                     self.keyset(c.keyset, tr.select, ss)
-        if not self.parser_can_end(states):
+        if not parser_can_end(states):
             raise self.fail(d, f"parser '{d.name}' never reaches the accept or reject state "
                                "(as p4c refuses it)")
         d.scope = s
-
-    @staticmethod
-    def parser_can_end(states: dict) -> bool:
-        """Whether accept or reject is reachable from start as p4c sees it: by a transition,
-        a state without one (it rejects), or a select without a default case (no match rejects);
-        an extract's failure does not count."""
-        seen, todo = set(), ["start"]
-        while todo:
-            name = todo.pop()
-            if name in ("accept", "reject"):
-                return True
-            if name in seen:
-                continue
-            seen.add(name)
-            tr = states[name].transition
-            if tr is None:
-                return True
-            if tr.select is None:
-                todo.append(tr.state)
-                continue
-            if not any(isinstance(c.keyset, (A.Default, A.DontCare)) for c in tr.cases):
-                return True
-            todo.extend(c.state for c in tr.cases)
-        return False
 
     def check_control(self, d: A.ControlDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
@@ -458,18 +435,11 @@ class Checker(ExpressionChecker):
                 self.action_call_args(act, call, s, partial=True)
             d.action_decls.append((act, ref))
         listed = {a for a, _ in d.action_decls}
-        named = {}
-        for act, ref in d.action_decls:      # (one id per name in BMv2 and P4Runtime)
-            ann = A.find_annotation(act.annotations, "name")
-            cp = ann.args[0].value if ann and ann.args and isinstance(ann.args[0], A.StrLit) \
-                else act.name
-            top = self.top.names.get(act.name) is act
-            full = cp[1:] if cp.startswith(".") else cp if top else f"(this control).{cp}"
-            other = named.setdefault(full, act)
-            if other is not act:
-                raise self.fail(ref, f"table '{d.name}' lists actions '{other.name}' and "
-                                     f"'{act.name}', which have the same control-plane name "
-                                     f"'{cp}'")
+        clash = control_plane_clash(d.action_decls, lambda a: self.top.names.get(a.name) is a)
+        if clash is not None:
+            other, act, ref, cp = clash
+            raise self.fail(ref, f"table '{d.name}' lists actions '{other.name}' and "
+                                 f"'{act.name}', which have the same control-plane name '{cp}'")
         marked = {a: {n for n in ("defaultonly", "tableonly") if A.find_annotation(r.annotations, n)}
                   for a, r in d.action_decls}
         default = props.get("default_action")
@@ -806,27 +776,6 @@ class Checker(ExpressionChecker):
             return
         if len(keys) > 1:
             raise self.fail(k, f"keyset needs {len(keys)} values")
-
-
-def nameable_key(e: A.Expr) -> bool:
-    """A table key p4c names from its text (it refuses any other without a @name): a name, a
-    field, a slice or an element of one, a number, `x & constant` and `x.isValid()` (not an
-    enum member or an error constant)."""
-    if isinstance(e, (A.Name, A.IntLit, A.BoolLit)):
-        return True
-    base = getattr(getattr(e, "expr", None), "type", None)
-    if isinstance(e, A.Member) and isinstance(base, NamedT) and \
-            base.category in ("type", "namespace"):     # E.A, error.NoError: p4c names neither
-        return False
-    if isinstance(e, (A.Member, A.Slice, A.Index)):     # (any index, as p4c)
-        return nameable_key(e.expr)
-    if isinstance(e, A.Binary) and e.op == "&":
-        return (fold(e.right) is not None and nameable_key(e.left)) or \
-            (fold(e.left) is not None and nameable_key(e.right))
-    if isinstance(e, A.Call) and not e.args and isinstance(e.func, A.Member) and \
-            e.func.name == "isValid":
-        return nameable_key(e.func.expr)
-    return fold(e) is not None
 
 
 def check(program: A.Program, reporter: Reporter, tracker=None) -> Checker:
