@@ -17,6 +17,7 @@ accepts and inaemu refuses (a feature inaemu lacks, with its message), and the c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import shutil
@@ -78,8 +79,10 @@ def _error_line(text: str) -> str:
 def judge(program: Path) -> Verdict:
     from p4switch.compiler import CompileError, compile_file
     with tempfile.TemporaryDirectory(prefix="p4c-acceptance-") as out:
+        # inaemu makes P4Info with every compile, so p4c is asked for it too
         done = subprocess.run([str(P4C_BM2_SS), "--arch", "v1model", "-o", f"{out}/p.json",
-                               str(program)], capture_output=True, text=True,
+                               "--p4runtime-files", f"{out}/p.p4info.txtpb", str(program)],
+                              capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=300)
     p4c = "accept" if done.returncode == 0 else "refuse"
     try:
@@ -132,9 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         programs = select_programs(testdata(args.p4c.resolve(), scratch))
         start, verdicts = time.monotonic(), []
-        with Pool(args.processes) as pool:
-            step = max(1, len(programs) // 20)
-            for verdict in pool.imap_unordered(judge, programs):
+        step = max(1, len(programs) // 20)
+        with contextlib.ExitStack() as stack:
+            if args.processes > 1:
+                judged = stack.enter_context(Pool(args.processes)).imap_unordered(judge, programs)
+            else:   # in this process: one at a time, easy to debug
+                judged = map(judge, programs)
+            for verdict in judged:
                 verdicts.append(verdict)
                 if len(verdicts) % step == 0 or len(verdicts) == len(programs):
                     print(f"{len(verdicts)}/{len(programs)} programs compiled by both, "

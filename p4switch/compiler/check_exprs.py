@@ -18,7 +18,7 @@ from . import ast as A
 from .constfold import fold
 from .desugar import has_call
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, ApplyResultT, BitT,
-                    EnumT, IntT, MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT)
+                    EnumT, IntT, MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, NEW_TYPES)
 
 ARITH = {"+", "-", "*", "/", "%", "&", "|", "^", "|+|", "|-|"}
 COMPARE = {"<", ">", "<=", ">="}
@@ -33,7 +33,8 @@ class ExpressionChecker:
     # ---- expressions ------------------------------------------------------------------------
     def expr(self, e: A.Expr, s: Scope, expected: Type | None = None) -> Type:
         t = self._expr(e, s, expected)
-        if isinstance(t, IntT) and isinstance(expected, BitT):
+        if isinstance(t, IntT) and isinstance(expected, BitT) and \
+                not isinstance(expected, NEW_TYPES):
             t = expected
             self._retype_literal(e, t)
         e.type = t
@@ -93,7 +94,7 @@ class ExpressionChecker:
             base = self.expr(e.expr, s)
             hi = self.const_int(e.hi, s, "a slice bound")
             lo = self.const_int(e.lo, s, "a slice bound")
-            if not isinstance(base, (BitT, IntT)):
+            if not isinstance(base, (BitT, IntT)) or isinstance(base, NEW_TYPES):
                 raise self.fail(e, f"cannot slice {base.describe()}")
             if isinstance(base, BitT) and not (0 <= lo <= hi < base.width):
                 raise self.fail(e, f"slice [{hi}:{lo}] is out of range for {base.describe()}")
@@ -111,7 +112,7 @@ class ExpressionChecker:
                 if t != BOOL:
                     raise self.fail(e, f"'!' needs a bool, not {t.describe()}")
                 return BOOL
-            if not isinstance(t, (BitT, IntT)):
+            if not isinstance(t, (BitT, IntT)) or isinstance(t, NEW_TYPES):
                 raise self.fail(e, f"'{e.op}' needs a number, not {t.describe()}")
             return t
         if isinstance(e, A.Binary):
@@ -287,8 +288,9 @@ class ExpressionChecker:
         if op in ("<<", ">>"):
             lt = self.expr(e.left, s, expected)
             rt = self.expr(e.right, s)
-            if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)):
-                raise self.fail(e, f"'{op}' needs numbers")
+            if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)) or \
+                    isinstance(lt, NEW_TYPES) or isinstance(rt, NEW_TYPES):
+                raise self.fail(e, f"'{op}' needs numbers, not {lt.describe()} and {rt.describe()}")
             if isinstance(rt, BitT) and rt.signed:
                 raise self.fail(e.right, "a shift amount must be unsigned")
             amount = fold(e.right)
@@ -303,12 +305,25 @@ class ExpressionChecker:
         if op == "++":
             lt = self.expr(e.left, s)
             rt = self.expr(e.right, s)
+            if isinstance(lt, NEW_TYPES) or isinstance(rt, NEW_TYPES):
+                raise self.fail(e, f"'++' needs bit<> or int<> operands, not {lt.describe()} and "
+                                   f"{rt.describe()}")
             if not isinstance(lt, BitT) or not isinstance(rt, BitT):
                 raise self.fail(e, "'++' needs operands with a width (cast the literal, e.g. 8w1)")
             return BitT(lt.width + rt.width, lt.signed)
-        hint = expected if op in ARITH else None
+        hint = expected if op in ARITH and not isinstance(expected, NEW_TYPES) else None
         lt = self.expr(e.left, s, hint)
         rt = self.expr(e.right, s, lt if isinstance(lt, BitT) else hint)
+        if isinstance(lt, NEW_TYPES) or isinstance(rt, NEW_TYPES):
+            if op not in ("==", "!="):
+                new = lt if isinstance(lt, NEW_TYPES) else rt
+                raise self.fail(e, f"'{op}' is not defined on {new.describe()}, a type made by "
+                                   "'type' (cast it to its base type first)")
+            if lt != rt:
+                raise self.fail(e, f"cannot compare {lt.describe()} with {rt.describe()}"
+                                   + (" (cast the literal to the type)" if
+                                      isinstance(lt, IntT) or isinstance(rt, IntT) else ""))
+            return BOOL
         if isinstance(rt, BitT) and isinstance(lt, IntT):
             self.expr(e.left, s, rt)
             lt = rt
@@ -343,6 +358,10 @@ class ExpressionChecker:
     def unify(self, e, left, right, lt, rt) -> Type:
         if isinstance(lt, IntT) and isinstance(rt, IntT):
             return INT
+        if isinstance(lt, IntT) and isinstance(rt, NEW_TYPES) or \
+                isinstance(rt, IntT) and isinstance(lt, NEW_TYPES):
+            raise self.fail(e, f"operands have different types: {lt.describe()} and "
+                               f"{rt.describe()} (cast the literal to the type)")
         if isinstance(lt, IntT):
             self._retype_literal(left, rt)
             return rt
@@ -362,7 +381,12 @@ class ExpressionChecker:
         if problem is not None:
             raise self.fail(e.expr, problem)
         ok = False
-        if isinstance(target, BitT):
+        if isinstance(target, NEW_TYPES) or isinstance(src, NEW_TYPES):
+            # p4c: only between a type made by `type` and the type it renames, or from a literal
+            ok = src == target or isinstance(target, NEW_TYPES) and \
+                (src == target.base or isinstance(src, IntT)) or \
+                isinstance(src, NEW_TYPES) and target == src.base
+        elif isinstance(target, BitT):
             ok = isinstance(src, (BitT, IntT)) or src == BOOL or (isinstance(src, EnumT) and src.underlying)
             if isinstance(src, BitT) and src.signed != target.signed and src.width != target.width:
                 # P4_16 8.11.1: a cast changes the width or the signedness, not both
@@ -404,7 +428,10 @@ class ExpressionChecker:
                                    f"not {len(e.args)}")
             d = candidates[0]
             e.callee = d
-            return self.bind_args(e, d, d.params, d.return_type, d.type_params, s, type_args)
+            t = self.bind_args(e, d, d.params, d.return_type, d.type_params, s, type_args)
+            if isinstance(d, A.ExternFunctionDecl) and d.name == "static_assert":
+                self.static_assert(e)
+            return t
         if isinstance(ft, NamedT) and ft.category == "type":
             # constructor call in an instantiation argument, e.g. V1Switch(MyParser(), ...)
             for a in e.args:
@@ -412,6 +439,18 @@ class ExpressionChecker:
             e.constructs = ft.decl
             return ft.decl if isinstance(ft.decl, NamedT) else VOID
         raise self.fail(e, f"'{_describe_callee(e.func)}' is not callable")
+
+    def static_assert(self, e: A.Call) -> None:
+        """core.p4's `static_assert(check[, message])`: checked here, `true` from then on."""
+        check = fold(e.args[0].value)
+        if not isinstance(check, bool):
+            raise self.fail(e.args[0].value, "static_assert needs a condition known at compile "
+                                             "time")
+        if not check:
+            message = e.args[1].value if len(e.args) > 1 else None
+            text = message.value if isinstance(message, A.StrLit) else ""
+            raise self.fail(e, "static assertion failed" + (f": {text}" if text else ""))
+        e.folded = True
 
     def method_call(self, e: A.Call, mt: MethodT, s: Scope, type_args) -> Type:
         if mt.owner in ("header", "union"):
@@ -467,7 +506,7 @@ class ExpressionChecker:
             if isinstance(pt, TypeVarT):
                 bindings.setdefault(pt.name, a.value.type)
             elif not isinstance(a.value, A.DontCare):
-                self.assignable(pt, a.value, a.value)
+                self.assignable(pt, a.value, a.value, literal_to_new_type=False)
             if p.direction in ("out", "inout") and not isinstance(a.value, A.DontCare):
                 self.lvalue(a.value)
         if isinstance(ret, TypeVarT) and ret.name in bindings:

@@ -17,7 +17,8 @@ from .errors import CompileError, Reporter
 from .p4c_rules import control_plane_clash, nameable_key, parser_can_end
 from .priorities import assign_priorities
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
-                    MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header)
+                    MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header,
+                    is_bool, new_type, NEW_TYPES)
 
 BODIES = (A.ParserDecl, A.ControlDecl, A.FunctionDecl)
 MAX_REPORTED = 10
@@ -225,10 +226,38 @@ class Checker(ExpressionChecker):
             self.type_cache[key] = t
             return t
         if isinstance(d, A.TypedefDecl):
-            t = self.resolve_type(d.type_ref, self.top)
+            t = base = self.resolve_type(d.type_ref, self.top)
+            if d.new_type:
+                t = new_type(d.name, base, self.runtime_translation(d))
+                if t is None:
+                    raise self.fail(d, f"'type' can only rename bit<>, int<>, bool or another such "
+                                       f"type, not {base.describe()} (use typedef)")
             self.type_cache[key] = t
             return t
         raise self.fail(d, f"'{d.name}' is not a type")
+
+    def runtime_translation(self, d: A.TypedefDecl) -> tuple:
+        """`@p4runtime_translation("uri", W)` or `(..., string)` on a `type`: the controller
+        sees values of W bits (or strings) that it translates; P4Info describes them so."""
+        ann = A.find_annotation(d.annotations, "p4runtime_translation")
+        if ann is None:
+            return ()
+        args = [a for a in ann.args if a != ","]   # expressions, or token texts for `string`
+        uri = args[0].value if args and isinstance(args[0], A.StrLit) else \
+            args[0] if args and isinstance(args[0], str) else None
+        if len(args) == 2 and isinstance(args[1], A.TypeExpr) and \
+                isinstance(args[1].type_ref, A.BitTypeRef) and not args[1].type_ref.signed:
+            args = [args[0], args[1].type_ref.width]   # ("uri", bit<W>) as ("uri", W)
+        if len(args) == 2 and uri is not None:
+            sdn = args[1]
+            if isinstance(sdn, A.IntLit) and sdn.value > 0:
+                return (uri, sdn.value)
+            if isinstance(sdn, str) and sdn.isdigit() and int(sdn) > 0:
+                return (uri, int(sdn))
+            if sdn == "string" or isinstance(sdn, A.Name) and sdn.name == "string":
+                return (uri, "string")
+        raise self.fail(ann, "@p4runtime_translation needs a URI string and a bit width or "
+                             '`string`, e.g. @p4runtime_translation("p4.org/psa/v1/PortId_t", 32)')
 
     def const_int(self, e: A.Expr, scope: Scope, what: str) -> int:
         self.expr(e, scope)
@@ -281,6 +310,10 @@ class Checker(ExpressionChecker):
         d.type = self.resolve_type(d.return_type, scope)
         s = self.params_scope(d.params, scope)
         saved, self.current_return = self.current_return, d.type
+        exit_stmt = next((n for n in A.walk(d.body) if isinstance(n, A.Exit)), None)
+        if exit_stmt is not None:
+            raise self.fail(exit_stmt, f"'exit' is not allowed in a function ('{d.name}'), as "
+                                       "p4c refuses it: return instead, or exit in an action")
         self.block(d.body, s, in_action=True)
         self.current_return = saved
         self.type_params.pop()
@@ -324,7 +357,12 @@ class Checker(ExpressionChecker):
                 if reads:
                     st.stmts += self.statements(reads, ss, in_action=False, in_parser=True)
                 for e in tr.select:
-                    self.expr(e, ss)
+                    if isinstance(self.expr(e, ss), NEW_TYPES):
+                        raise self.fail(e, f"a select cannot match on {e.type.describe()}, a type "
+                                           "made by 'type' (as p4c refuses it): cast it")
+                    if e.type == ERROR:
+                        raise self.fail(e, "a select cannot match on an error value (as p4c "
+                                           "refuses it): compare it in an if instead")
                 for c in tr.cases:
                     self.keyset(c.keyset, tr.select, ss)
         if not parser_can_end(states):
@@ -381,6 +419,12 @@ class Checker(ExpressionChecker):
             self.var_decl(d, s)
         elif isinstance(d, A.ValueSetDecl):
             d.type = self.resolve_type(d.type_ref, s)
+            for fname, ft, _ in (d.type.fields if isinstance(d.type, StructT) else ()):
+                if not isinstance(ft, BitT) or isinstance(ft, NEW_TYPES) or ft.signed:
+                    raise self.fail(d, f"value set '{d.name}': field '{fname}' of "
+                                       f"{d.type.describe()} is {ft.describe()}; P4Runtime (and "
+                                       "so p4c) needs every field of a value set's struct to be "
+                                       "bit<W>")
             d.size_value = self.const_int(d.size, s, "a value_set size")
             s.names[d.name] = d
         else:
@@ -433,6 +477,11 @@ class Checker(ExpressionChecker):
             name.decl = act
             if isinstance(call, A.Call):
                 self.action_call_args(act, call, s, partial=True)
+            for p in act.params:
+                if not p.direction and (is_bool(p.type) or p.type == ERROR):
+                    raise self.fail(ref, f"action '{act.name}' takes '{p.name}' of type "
+                                         f"{p.type.describe()} from the control plane; BMv2's "
+                                         "action data must be bit<> or int<> (as p4c requires)")
             d.action_decls.append((act, ref))
         listed = {a for a, _ in d.action_decls}
         clash = control_plane_clash(d.action_decls, lambda a: self.top.names.get(a.name) is a)
@@ -454,7 +503,11 @@ class Checker(ExpressionChecker):
                     raise self.fail(e, f"entry has {len(e.keys)} keys, table '{d.name}' has "
                                        f"{len(key_exprs)}")
                 for kexpr, kv in zip(key_exprs, e.keys):
-                    self.keyset(kv, [kexpr], s)
+                    self.keyset(kv, [kexpr], s, in_select=False)
+                    if kexpr.type == ERROR and not isinstance(kv, (A.DontCare, A.Default)):
+                        raise self.fail(kv, "an entry cannot match an error value: p4c's BMv2 "
+                                            "back end does not support it (match in an if, or "
+                                            "add the entry from the control plane)")
                 self.table_action_call(e.action, s, listed, "entry", full=True)
                 self.not_marked(e.action, marked, "defaultonly", "an entry")
         assign_priorities(d, props, lambda e, what: self.const_int(e, s, what),
@@ -470,7 +523,8 @@ class Checker(ExpressionChecker):
             if name not in ("key", "actions", "default_action", "entries", "size", "counters",
                             "meters", "implementation", "support_timeout", "idle_timeout_with_auto_delete",
                             "largest_priority_wins", "priority_delta"):
-                raise self.fail(props[name], f"unsupported table property '{name}'")
+                self.r.warn(props[name].loc, f"unknown table property '{name}': ignored "
+                                             "(as p4c does)")
         s.names[d.name] = d
 
     def not_marked(self, e: A.Expr, marked: dict, mark: str, use: str) -> None:
@@ -513,7 +567,7 @@ class Checker(ExpressionChecker):
         call.type = VOID
         for p, a in zip(params, call.args):
             self.expr(a.value, s, expected=p.type)
-            self.assignable(p.type, a.value, a.value)
+            self.assignable(p.type, a.value, a.value, literal_to_new_type=False)
 
     # ---- statements -------------------------------------------------------------------------
     def block(self, b: A.Block, s: Scope, in_action: bool, in_parser: bool = False) -> None:
@@ -606,6 +660,8 @@ class Checker(ExpressionChecker):
             self.assignable(st.lhs.type, st.rhs, st.rhs)
         elif isinstance(st, A.CallStmt):
             self.expr(st.call, s)
+            if getattr(st.call, "folded", None) is True:   # a static_assert that holds
+                return A.Empty(st.loc)
             f = st.call.func
             ftype = getattr(f, "type", None)
             if in_parser and isinstance(ftype, NamedT) and ftype.category == "action":
@@ -719,7 +775,9 @@ class Checker(ExpressionChecker):
             return
         raise self.fail(e, "this expression cannot be assigned to")
 
-    def assignable(self, target: Type, e: A.Expr, where) -> None:
+    def assignable(self, target: Type, e: A.Expr, where, literal_to_new_type=True) -> None:
+        """Refuse `e` where a `target` value is wanted. A literal becomes a type made by `type`
+        only by assignment, an initializer or a return (not as an argument), as in p4c."""
         src = e.type
         if isinstance(target, TypeVarT) or isinstance(src, TypeVarT) or target == DONTCARE:
             return
@@ -728,6 +786,16 @@ class Checker(ExpressionChecker):
         problem = self.value_problem(e)
         if problem is not None:
             raise self.fail(e, problem)
+        if isinstance(target, NEW_TYPES) or isinstance(src, NEW_TYPES):
+            if src == target:
+                return
+            if isinstance(target, NEW_TYPES) and isinstance(src, IntT) and literal_to_new_type \
+                    and isinstance(target, BitT):
+                self._retype_literal(e, target)
+                return
+            raise self.fail(where, f"cannot {'assign' if literal_to_new_type else 'pass'} "
+                                   f"{src.describe()} {'to' if literal_to_new_type else 'as'} "
+                                   f"{target.describe()} (use a cast)")
         if isinstance(target, BitT) and isinstance(src, IntT):
             return
         if isinstance(target, BitT) and isinstance(src, BitT):
@@ -753,7 +821,7 @@ class Checker(ExpressionChecker):
             raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()}")
 
     # ---- keysets ----------------------------------------------------------------------------
-    def keyset(self, k: A.Expr, keys: list, s: Scope) -> None:
+    def keyset(self, k: A.Expr, keys: list, s: Scope, in_select: bool = True) -> None:
         if isinstance(k, (A.Default, A.DontCare)):
             k.type = DONTCARE
             return
@@ -761,22 +829,66 @@ class Checker(ExpressionChecker):
             if len(k.items) != len(keys):
                 raise self.fail(k, f"keyset has {len(k.items)} values, the select has {len(keys)}")
             for item, key in zip(k.items, keys):
-                self.keyset(item, [key], s)
+                self.keyset(item, [key], s, in_select)
             k.type = TupleT(tuple(i.type for i in k.items))
             return
         expected = keys[0].type if len(keys) == 1 else None
+        if isinstance(expected, NEW_TYPES) and isinstance(k, (A.Mask, A.Range)):
+            raise self.fail(k, f"'{'&&&' if isinstance(k, A.Mask) else '..'}' is not defined on "
+                               f"{expected.describe()}, a type made by 'type' (as in p4c)")
         if isinstance(k, (A.Mask, A.Range)):
             a, b = (k.value, k.mask) if isinstance(k, A.Mask) else (k.low, k.high)
             self.expr(a, s, expected=expected)
             self.expr(b, s, expected=expected)
+            self.matches_key(a, expected, in_select)
+            self.matches_key(b, expected, in_select or isinstance(k, A.Mask))  # 0xff00 masks an enum
             k.type = expected
             return
         self.expr(k, s, expected=expected)
         if isinstance(k, A.Name) and isinstance(k.decl, A.ValueSetDecl):
+            fields = k.type.fields if isinstance(k.type, StructT) else []
+            if len(keys) == 1 and not fields:
+                self.matches_key(k, expected, in_select)
+                return
+            if len(fields) != len(keys) or not all(
+                    key_compatible(key.type, ft) for key, (_, ft, _) in zip(keys, fields)):
+                raise self.fail(k, f"value set '{k.name}' of {k.type.describe()} does not match "
+                                   f"the select's {len(keys)} keys of types "
+                                   + ", ".join(key.type.describe() for key in keys))
             return
         if len(keys) > 1:
             raise self.fail(k, f"keyset needs {len(keys)} values")
+        self.matches_key(k, expected, in_select)
 
+    def matches_key(self, value: A.Expr, key_type, in_select: bool) -> None:
+        """A select case's or a table entry's value must have its key's type, as p4c checks
+        (a literal without a width takes the key's; a select, not an entry, also lets an enum
+        key match its underlying bits)."""
+        if key_type is None or key_compatible(key_type, value.type, in_select):
+            return
+        if isinstance(key_type, NEW_TYPES):
+            raise self.fail(value, f"a key of type {key_type.describe()} needs a value of that "
+                                   f"type, not {value.type.describe()} (cast it: "
+                                   f"({key_type.describe()})...)")
+        raise self.fail(value, f"a value of type {value.type.describe()} cannot match a key of "
+                               f"type {key_type.describe()} (as p4c refuses it)")
+
+
+def key_compatible(key_type, value_type, in_select: bool = True) -> bool:
+    """Whether a keyset value of `value_type` may match a key of `key_type`."""
+    if value_type == key_type or isinstance(value_type, TypeVarT) or value_type == DONTCARE:
+        return True
+    if isinstance(key_type, EnumT) and not in_select:
+        return False
+    if isinstance(value_type, IntT):
+        return isinstance(key_type, BitT) and not isinstance(key_type, NEW_TYPES) or \
+            isinstance(key_type, (EnumT, IntT)) and getattr(key_type, "underlying", 1) is not None
+    if isinstance(key_type, EnumT) and key_type.underlying is not None:
+        return value_type == key_type.underlying
+    if isinstance(value_type, EnumT) and value_type.underlying is not None:
+        return value_type.underlying == key_type
+    return isinstance(key_type, StructT) and isinstance(value_type, StructT) and \
+        key_type.name == value_type.name
 
 def check(program: A.Program, reporter: Reporter, tracker=None) -> Checker:
     c = Checker(program, reporter, tracker)

@@ -8,7 +8,7 @@ for widths and sizes; lowering uses it to emit literals instead of run-time arit
 from __future__ import annotations
 
 from . import ast as A
-from .types import BitT, BOOL, EnumT, ERROR, Type
+from .types import BitT, BOOL, EnumT, ERROR, Type, is_bool
 
 
 def wrap(value: int, t: Type | None) -> int:
@@ -57,7 +57,7 @@ def _fold(e: A.Expr):
         v = fold(e.expr)
         if v is None:
             return None
-        if t == BOOL:
+        if is_bool(t):
             return bool(v)
         if isinstance(v, bool):
             v = int(v)

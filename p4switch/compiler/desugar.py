@@ -13,7 +13,8 @@
 from __future__ import annotations
 
 from . import ast as A
-from .types import BOOL, BitT, EnumT, IntT, StackT, StructT, TupleT, Type, VarbitT
+from .types import (BOOL, BitT, EnumT, IntT, NewBitT, NewBoolT, StackT, StructT, TupleT, Type,
+                    VarbitT)
 
 
 class Desugarer:
@@ -299,6 +300,10 @@ class Desugarer:
 
 def _type_ref(t: Type, loc) -> A.TypeRef:
     """A written type for a checked type (for declarations the desugaring creates)."""
+    if isinstance(t, NewBitT):
+        return A.NamedTypeRef(loc, t.name)
+    if isinstance(t, NewBoolT):
+        return A.NamedTypeRef(loc, t.name)
     if isinstance(t, BitT):
         return A.BitTypeRef(loc, A.IntLit(loc, t.width), t.signed)
     if t == BOOL:

@@ -10,7 +10,7 @@ list of its leaves (read) or one assignment per leaf (written).
 from __future__ import annotations
 
 from . import ast as A
-from .types import BOOL, BitT, EnumT, StructT
+from .types import BOOL, BitT, EnumT, StructT, is_bool
 
 
 class HeaderStructs:
@@ -35,7 +35,7 @@ class HeaderStructs:
             if isinstance(ft, StructT) and ft.kind == "struct":
                 for n, sub, sub_anns in ft.fields:
                     walk(path + (n,), sub, sub_anns)
-            elif isinstance(ft, BitT) or ft == BOOL or (isinstance(ft, EnumT) and ft.underlying):
+            elif isinstance(ft, BitT) or is_bool(ft) or (isinstance(ft, EnumT) and ft.underlying):
                 leaves.append((path, ft, anns))
             else:
                 raise self.fail(t.decl, f"header {t.name}: a struct inside a header may only hold "

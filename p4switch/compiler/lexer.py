@@ -101,12 +101,34 @@ def tokenize(source: PreprocessedSource, reporter: Reporter) -> list[Token]:
                         tok = Token(p, p, loc)
                         i += len(p)
                         break
-                else:
-                    raise reporter.error(loc, f"unexpected character '{c}'")
+                else:   # kept for a free-form annotation's body; refused anywhere else
+                    tok = Token("unknown", c, loc)
+                    i += 1
             tok.adjacent = True
             tokens.append(tok)
         if tokens:
             tokens[-1].adjacent = False
     last = source.origin(len(source.lines) - 1)
     tokens.append(Token("eof", "end of input", Location(last[0], last[1], 1)))
+    _refuse_stray_characters(tokens, reporter)
     return tokens
+
+
+def _refuse_stray_characters(tokens: list[Token], reporter: Reporter) -> None:
+    """A character that is no P4 token may stand only in a free-form annotation's body
+    (`@note(that's it)`, as p4c takes it); anywhere else it is an error where it stands."""
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t.kind == "unknown":
+            raise reporter.error(t.loc, f"unexpected character '{t.text}'")
+        if t.kind == "@" and i + 2 < len(tokens) and tokens[i + 1].kind in ("id", "kw") and \
+                tokens[i + 2].kind in ("(", "["):
+            opener = tokens[i + 2].kind
+            closer = ")" if opener == "(" else "]"
+            depth, i = 1, i + 3
+            while i < len(tokens) and depth and tokens[i].kind != "eof":
+                depth += (tokens[i].kind == opener) - (tokens[i].kind == closer)
+                i += 1
+            continue
+        i += 1

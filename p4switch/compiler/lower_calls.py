@@ -235,6 +235,6 @@ def _index_keys(s) -> set:
 
 
 def _is_data(e) -> bool:
-    from .types import BOOL, BitT, EnumT, ERROR
+    from .types import ERROR, BitT, EnumT, is_bool
     t = getattr(e, "type", None)
-    return isinstance(t, (BitT, EnumT)) or t in (BOOL, ERROR)
+    return isinstance(t, (BitT, EnumT)) or is_bool(t) or t == ERROR

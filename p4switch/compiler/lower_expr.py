@@ -14,7 +14,7 @@ from .bmv2_forms import operand
 from .constfold import fold
 from .storage import (DynamicElement, DynamicField, FieldRef, HeaderInst, RuntimeData,
                       StackStore, StructStore, UnionStore)
-from .types import BOOL, BitT, EnumT, IntT, StructT, bit_width
+from .types import BOOL, BitT, EnumT, IntT, StructT, bit_width, is_bool
 
 
 @dataclass(eq=False)
@@ -122,9 +122,9 @@ class ExprLowerer:
         if hoisted is not None:
             return hoisted.json()
         v = fold(e)
-        if v is not None and t != BOOL:
+        if v is not None and not is_bool(t):
             return const(v, bit_width(t) if not isinstance(t, IntT) else None)
-        if t == BOOL:
+        if is_bool(t):
             if v is not None:
                 return const(int(v), 1)
             if self._is_bool_location(e, env):
@@ -206,9 +206,9 @@ class ExprLowerer:
         return j
 
     def cast(self, j: dict, src, dst) -> dict:
-        if dst == BOOL:
+        if is_bool(dst):
             return j  # data form of a bool is 0/1 already
-        if src == BOOL:
+        if is_bool(src):
             return j
         if isinstance(dst, BitT):
             sw = bit_width(src) if not isinstance(src, IntT) else None
@@ -225,7 +225,7 @@ class ExprLowerer:
 
     def binary_data(self, e: A.Binary, env: Env) -> dict:
         t = e.type
-        if t == BOOL:
+        if is_bool(t):
             return op("b2d", None, self.boolean(e, env))
         l, r = self.data(e.left, env), self.data(e.right, env)
         if e.op == "++":
@@ -259,7 +259,7 @@ class ExprLowerer:
                           self.boolean(e.right, env))
             if e.op in ("==", "!=", "<", ">", "<=", ">="):
                 lt = e.left.type
-                if lt == BOOL:
+                if is_bool(lt):
                     l, r = self.data(e.left, env), self.data(e.right, env)
                 elif isinstance(lt, StructT) and lt.kind == "header":
                     raise Unsupported(e, "comparing whole headers is not supported")

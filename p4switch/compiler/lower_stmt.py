@@ -15,7 +15,7 @@ from .constfold import fold
 from .lower_expr import Env, ExprLowerer, Unsupported, const, op
 from .storage import (DynamicElement, FieldRef, HeaderInst, RuntimeData, StackStore,
                       StructStore, UnionStore)
-from .types import BOOL, BitT, VarbitT, bit_width
+from .types import BOOL, BitT, VarbitT, bit_width, is_bool
 
 
 @dataclass(eq=False)
@@ -554,7 +554,7 @@ def _is_value(e) -> bool:
     """A scalar value (bit/int/bool/enum/error) that a temporary can hold."""
     from .types import ERROR, EnumT
     t = getattr(e, "type", None)
-    return isinstance(t, (BitT, EnumT)) or t in (BOOL, ERROR)
+    return isinstance(t, (BitT, EnumT)) or is_bool(t) or t == ERROR
 
 
 def has_calls(e) -> bool:

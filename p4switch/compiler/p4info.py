@@ -13,7 +13,7 @@ from p4.config.v1 import p4info_pb2
 from . import ast as A
 
 from .constfold import fold
-from .types import BOOL, EnumT, StructT, bit_width
+from .types import BOOL, NEW_TYPES, EnumT, StructT, bit_width, original_type
 
 P = p4info_pb2.P4Ids
 MATCH_TYPES = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
@@ -127,6 +127,7 @@ class P4InfoBuilder:
             used.setdefault(name, decl)  # also called directly from an apply block, as p4c
         for decl, name in self.direct_action_calls():
             used.setdefault(name, decl)
+        self.refuse_shared_action_names(used)
         ids = {}
         for name, decl in sorted(used.items(), key=lambda kv: self.order(kv[1])):
             if is_hidden(decl):
@@ -140,10 +141,27 @@ class P4InfoBuilder:
                 param = msg.params.add()
                 param.id = i + 1
                 param.name = p.name
-                param.bitwidth = 1 if p.type == BOOL else bit_width(p.type)
-                self.enum_type_name(param, p.type)
+                param.bitwidth = controller_width(p.type)
+                self.type_name(param, p.type)
                 param.annotations.extend(annotation_texts(p.annotations))
         return ids
+
+    def refuse_shared_action_names(self, used: dict) -> None:
+        """Two different actions may not share a control-plane name (e.g. both
+        `@name("._drop")`, in two controls): p4c refuses it, as a controller could not tell
+        them apart."""
+        seen = dict(used)
+        for _, _, acts in self.ctx.built_tables:
+            for decl, (_, name) in acts:
+                first = seen.get(name)
+                if first is not None and first is not decl and name != "NoAction" and \
+                        not is_hidden(decl):
+                    where = getattr(first, "loc", None)
+                    raise self.ctx.checker.r.error(
+                        decl.loc, f"action '{decl.name}' has the control-plane name '{name}', "
+                                  f"as another action has"
+                                  + (f" (line {where.line})" if where is not None else "")
+                                  + ": p4c refuses it (give one a different @name)")
 
     def direct_action_calls(self):
         """Actions called directly from the apply block of one of main's controls (p4c lists
@@ -188,8 +206,13 @@ class P4InfoBuilder:
             mf = msg.match_fields.add()
             mf.id = i + 1
             mf.name = jk["name"]
-            mf.bitwidth = 1 if k.expr.type == BOOL else bit_width(k.expr.type)
-            self.enum_type_name(mf, k.expr.type)
+            if isinstance(k.expr.type, EnumT) and k.expr.type.underlying is None:
+                raise self.ctx.checker.r.error(
+                    k.expr.loc, f"a table key of {k.expr.type.describe()} has no width P4Runtime "
+                                "can name (p4c refuses it): give the enum an underlying type, "
+                                "e.g. enum bit<8>")
+            mf.bitwidth = controller_width(k.expr.type)
+            self.type_name(mf, k.expr.type)
             mf.annotations.extend(annotation_texts(k.annotations))
             if k.match_kind in MATCH_TYPES:
                 mf.match_type = MATCH_TYPES[k.match_kind]
@@ -308,7 +331,11 @@ class P4InfoBuilder:
             inst = decls[arr["name"]]
             msg = self.info.registers.add()
             self.preamble(msg, P.REGISTER, arr["name"], inst.decl)
-            msg.type_spec.bitstring.bit.bitwidth = arr["bitwidth"]
+            args = getattr(getattr(inst.decl, "type", None), "type_args", ())
+            if args and isinstance(args[0], NEW_TYPES):
+                self.type_spec(msg.type_spec, args[0])
+            else:
+                msg.type_spec.bitstring.bit.bitwidth = arr["bitwidth"]
             msg.size = arr["size"]
 
     def controller_headers(self) -> None:
@@ -334,8 +361,8 @@ class P4InfoBuilder:
                 m = msg.metadata.add()
                 m.id = i + 1
                 m.name = fname
-                m.bitwidth = bit_width(ft)
-                self.enum_type_name(m, ft)
+                m.bitwidth = controller_width(ft)
+                self.type_name(m, ft)
                 m.annotations.extend(annotation_texts(fanns))
 
     def value_sets(self) -> None:
@@ -363,11 +390,47 @@ class P4InfoBuilder:
                 for fname, ft, _ in t.fields:
                     member = st.members.add()
                     member.name = fname
-                    member.type_spec.bitstring.bit.bitwidth = bit_width(ft)
+                    self.type_spec(member.type_spec, ft)
 
-    def enum_type_name(self, msg, t) -> None:
-        """A serializable enum in a P4Info-visible place: described in type_info (p4c 1.2.5
+    def type_spec(self, spec, t) -> None:
+        """A P4DataTypeSpec for a register's or a digest field's type: a type made by `type`
+        by its name (described in type_info), else its bits."""
+        if isinstance(t, NEW_TYPES):
+            spec.new_type.name = t.name
+            self.new_type_info(t)
+        else:
+            spec.bitstring.bit.bitwidth = bit_width(t)
+
+    def new_type_info(self, t) -> None:
+        """type_info.new_types for a type made by `type`: what the controller sees, either the
+        translated type of its @p4runtime_translation or the bit<>/int<>/bool it renames."""
+        if t.name in self.info.type_info.new_types:
+            return
+        desc = self.info.type_info.new_types[t.name]
+        if t.translation:
+            uri, sdn = t.translation
+            desc.translated_type.uri = uri
+            if sdn == "string":
+                desc.translated_type.sdn_string.SetInParent()
+            else:
+                desc.translated_type.sdn_bitwidth = sdn
+            return
+        base = original_type(t)
+        if base == BOOL:
+            desc.original_type.bool.SetInParent()
+        elif base.signed:
+            desc.original_type.bitstring.int.bitwidth = base.width
+        else:
+            desc.original_type.bitstring.bit.bitwidth = base.width
+
+    def type_name(self, msg, t) -> None:
+        """A named type in a P4Info-visible place: a type made by `type` is named (type_name)
+        and described in type_info; a serializable enum is described there only (p4c 1.2.5
         does not name it with `type_name` at the place itself)."""
+        if isinstance(t, NEW_TYPES):
+            msg.type_name.name = t.name
+            self.new_type_info(t)
+            return
         if not (isinstance(t, EnumT) and t.underlying is not None):
             return
         if t.name in self.info.type_info.serializable_enums:
@@ -425,3 +488,12 @@ def _direct_calls(node):
     elif isinstance(node, A.Switch):
         for c in node.cases:
             yield from _direct_calls(c.body)
+
+
+def controller_width(t) -> int:
+    """The width the controller uses for a value of type t: a translated type's SDN width
+    (0 for a string), else the data plane's."""
+    translation = getattr(t, "translation", ())
+    if translation:
+        return 0 if translation[1] == "string" else translation[1]
+    return 1 if t == BOOL else bit_width(t)

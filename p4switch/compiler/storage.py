@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .bmv2_forms import operand
-from .types import BOOL, ERROR, BitT, EnumT, StackT, StructT, Type, VarbitT, bit_width
+from .types import BOOL, ERROR, BitT, EnumT, StackT, StructT, Type, VarbitT, bit_width, is_bool
 
 STANDARD_METADATA_FIELDS = [
     ("ingress_port", 9), ("egress_spec", 9), ("egress_port", 9), ("instance_type", 32),
@@ -200,7 +200,7 @@ class Layout:
                 fields[fname] = self.allocate(ft, fname if not metadata_prefix else fname,
                                               f"{metadata_prefix}.{fname}" if metadata_prefix else fname)
             return StructStore(t, fields)
-        if isinstance(t, (BitT, EnumT)) or t in (BOOL, ERROR):
+        if isinstance(t, (BitT, EnumT)) or is_bool(t) or t == ERROR:
             return self.scalar(metadata_prefix or name, t)
         raise ValueError(f"cannot allocate storage for {t.describe()}")
 

@@ -52,6 +52,47 @@ DONTCARE = SimpleT("_")
 INT = IntT()
 
 
+@dataclass(frozen=True)
+class NewBitT(BitT):
+    """A type made by `type bit<W> T;` (P4_16 7.6): stored as its base, but a distinct type.
+
+    p4c allows on it only assignment, `==`/`!=` against the same type, casts to and from its
+    base, and use as a table key or action parameter; P4Info names it (type_name)."""
+    name: str = ""
+    base: Type | None = None
+    translation: tuple = ()  # @p4runtime_translation: (uri, sdn bitwidth or "string")
+
+    def describe(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class NewBoolT(SimpleT):
+    """A type made by `type bool T;` (`name` is T): a bool in storage, but not a condition."""
+    base: Type | None = None
+    translation: tuple = ()
+
+
+NEW_TYPES = (NewBitT, NewBoolT)
+
+
+def new_type(name: str, base: Type, translation: tuple = ()) -> Type | None:
+    """The type `type <base> name;` declares, or None if p4c refuses that base (only bit<>,
+    int<>, bool and other such types may be renamed)."""
+    if isinstance(base, BitT):
+        return NewBitT(base.width, base.signed, name, base, translation)
+    if base == BOOL or isinstance(base, NewBoolT):
+        return NewBoolT(name, base, translation)
+    return None
+
+
+def original_type(t: Type) -> Type:
+    """The bit<>, int<> or bool under any number of `type` renamings."""
+    while isinstance(t, NEW_TYPES):
+        t = t.base
+    return t
+
+
 @dataclass(eq=False)
 class StructT(Type):
     kind: str  # header, header_union, struct
@@ -140,7 +181,7 @@ def bit_width(t: Type) -> int | None:
     """Width in bits of a value of type t, or None if it has none (int, string, ...)."""
     if isinstance(t, BitT):
         return t.width
-    if t == BOOL:
+    if t == BOOL or isinstance(t, NewBoolT):
         return 1
     if t == ERROR:
         return 32
@@ -160,6 +201,11 @@ def bit_width(t: Type) -> int | None:
     if isinstance(t, VarbitT):
         return t.max_width
     return None
+
+
+def is_bool(t: Type) -> bool:
+    """A bool in storage and in BMv2: `bool` or a type made from it by `type`."""
+    return t == BOOL or isinstance(t, NewBoolT)
 
 
 def is_header(t: Type) -> bool:

@@ -27,6 +27,7 @@ def decode_action(
     values: dict[int, int] = {}
     for param in action.params:
         spec = pipeline.index.action_param(info, param.param_id)
+        pipeline.index.refuse_translated(spec, f"{where}: action '{name}' parameter '{spec.name}'")
         if spec.id in values:
             raise RequestError(
                 INVALID_ARGUMENT, f"{where}: action '{name}' parameter '{spec.name}' given twice"

@@ -60,6 +60,8 @@ def decode_keys(
         if field.id in given:
             raise RequestError(INVALID_ARGUMENT, f"{where}: match field '{field.name}' given twice")
         given[field.id] = match
+    for field in table.match_fields:
+        index.refuse_translated(field, f"{where}: match field '{field.name}'")
     return [_decode_one(field, given.get(field.id), where) for field in table.match_fields]
 
 

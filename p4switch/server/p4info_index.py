@@ -11,7 +11,7 @@ from typing import Iterable
 
 from p4.config.v1 import p4info_pb2
 
-from .errors import INVALID_ARGUMENT, NOT_FOUND, RequestError
+from .errors import INVALID_ARGUMENT, NOT_FOUND, UNIMPLEMENTED, RequestError
 
 # The repeated P4Info fields that hold entities with a preamble, and a readable kind for each.
 ENTITY_KINDS = {
@@ -61,6 +61,33 @@ class P4InfoIndex:
             d.preamble.id: d.direct_table_id
             for d in list(p4info.direct_counters) + list(p4info.direct_meters)
         }
+
+    # -- types made by `type` (type_info.new_types) --------------------------------------------
+
+    def refuse_translated(self, named, what: str) -> None:
+        """Refuse a match field, parameter or packet metadata field whose type has
+        @p4runtime_translation: its P4Info width is the controller's, not the data plane's, and
+        the server does not translate (simple_switch_grpc does not either)."""
+        name = named.type_name.name if named.HasField("type_name") else ""
+        new = self.p4info.type_info.new_types.get(name) if name else None
+        if new is not None and new.HasField("translated_type"):
+            raise RequestError(
+                UNIMPLEMENTED,
+                f"{what} is of type {name}, which has @p4runtime_translation"
+                f'("{new.translated_type.uri}"): this server does not translate values '
+                "(nor does simple_switch_grpc)",
+            )
+
+    def new_type_bitwidth(self, name: str) -> int | None:
+        """The data plane's width of a type made by `type` (None when translated or unknown)."""
+        new = self.p4info.type_info.new_types.get(name)
+        if new is None or not new.HasField("original_type"):
+            return None
+        original = new.original_type
+        if original.HasField("bool"):
+            return 1
+        kind = original.bitstring.WhichOneof("type_spec")
+        return getattr(original.bitstring, kind).bitwidth if kind in ("bit", "int") else None
 
     # -- generic lookups ------------------------------------------------------------------------
 

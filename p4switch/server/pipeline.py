@@ -80,6 +80,10 @@ def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
     headers = {}
     for name in ("packet_in", "packet_out"):
         header = index.controller_header(name)
+        if header is not None:
+            for field in header.metadata:
+                index.refuse_translated(field, f"P4Info controller header '{name}' field "
+                                               f"'{field.name}'")
         headers[name] = None if header is None else ControllerHeader(header)
     return Pipeline(
         config=config,

@@ -15,13 +15,17 @@ from .errors import INVALID_ARGUMENT, UNIMPLEMENTED, RequestError
 Update = p4runtime_pb2.Update
 
 
-def register_bitwidth(register) -> int:
+def register_bitwidth(register, index) -> int:
     spec = register.type_spec
     which = spec.WhichOneof("type_spec")
     if which == "bitstring":
         kind = spec.bitstring.WhichOneof("type_spec")
         if kind in ("bit", "int"):
             return getattr(spec.bitstring, kind).bitwidth
+    if which == "new_type":   # `register<T>` of a `type bit<W> T`: W bits
+        width = index.new_type_bitwidth(spec.new_type.name)
+        if width is not None:
+            return width
     raise RequestError(
         UNIMPLEMENTED, f"register '{register.preamble.name}': only bit<W> registers are supported"
     )
@@ -34,7 +38,8 @@ def write_register(state: DeviceState, kind: int, entry: p4runtime_pb2.RegisterE
         raise RequestError(INVALID_ARGUMENT, f"{where}: only MODIFY is allowed for registers")
     if entry.data.WhichOneof("data") != "bitstring":
         raise RequestError(INVALID_ARGUMENT, f"{where}: data must be a bitstring")
-    value = bytestrings.decode(entry.data.bitstring, register_bitwidth(register), where)
+    width = register_bitwidth(register, state.pipeline.index)
+    value = bytestrings.decode(entry.data.bitstring, width, where)
     cells = indexed_cells(register, entry, where)
     name = state.pipeline.json_name(register)
     for cell in cells:

@@ -119,6 +119,30 @@ def test_an_unused_variable_in_the_deparser_is_dropped_as_by_p4c():
     deparser = compile_ok(src).bmv2["deparsers"][0]
     assert deparser["order"] == ["eth"]
 
+
+def test_static_asserts_that_hold_are_true_and_leave_nothing_behind():
+    src = program("apply { static_assert(true); f(); if (OK) { sm.egress_spec = 1; } }",
+                  decls='const bool OK = static_assert(V1MODEL_VERSION >= 20160101, "old");\n'
+                        'void f() { static_assert(static_assert(true, "")); }')
+    result = compile_ok(src)
+    ingress = next(p for p in result.bmv2["pipelines"] if p["name"] == "ingress")
+    assert all("static_assert" not in str(a) for a in result.bmv2["actions"])
+    assert ingress["conditionals"] == []      # OK folded to true
+
+
+def test_a_free_form_annotation_may_hold_characters_p4_has_no_token_for():
+    src = program("apply { }", decls="@scrabble(\n  - That's it. ` $ 0xdeadbeef\n)\n"
+                                      "header q_t { bit<8> a; }")
+    compile_ok(src)
+    line, message = refusal(program("apply { sm.egress_spec = 1 $ 2; }"))
+    assert (line, message) == (12, "unexpected character '$'")
+
+
+def test_an_unknown_table_property_is_ignored_with_a_warning_as_by_p4c():
+    result = compile_ok(program("table t { actions = { NoAction; } junk = 1; }\n"
+                                "apply { t.apply(); }"))
+    assert any("unknown table property 'junk'" in w for w in map(str, result.warnings))
+
 # ---- refused, as p4c refuses them ------------------------------------------------------------
 TABLE = """
         action a(bit<9> p) {{ sm.egress_spec = p; }}
@@ -206,6 +230,79 @@ REFUSED = {
         program("action a() { }\ntable t { key = { error.NoError : exact; }\n"
                 "actions = { a; } default_action = a(); }\napply { t.apply(); }"), 13,
         "this key expression needs a @name annotation"),
+    # session 57: keyset values of another type than their key (p4c's 'SelectExpression' and
+    # 'Entry' type errors), error values as keys, and what P4Info cannot describe
+    "select_case_wider_than_its_key": (
+        program("apply { }").replace("transition accept; }", "transition select("
+                                     "hdr.eth.ether_type) { 8w1 : accept; default : accept; } }"),
+        8, "a value of type bit<8> cannot match a key of type bit<16>"),
+    "select_mask_wider_than_its_key": (
+        program("apply { }").replace("transition accept; }", "transition select("
+                                     "hdr.eth.ether_type) { 1 &&& 32w3 : accept; default : "
+                                     "accept; } }"),
+        8, "a value of type bit<32> cannot match a key of type bit<16>"),
+    "select_on_a_bool_with_an_int_case": (
+        program("apply { }").replace("transition accept; }", "transition select("
+                                     "hdr.eth.ether_type == 1) { 1 : accept; default : accept; "
+                                     "} }"),
+        8, "a value of type int cannot match a key of type bool"),
+    "value_set_narrower_than_its_key": (
+        program("apply { }").replace("state start {", "value_set<bit<8>>(4) pvs;\n"
+                                     "    state start {").replace(
+            "transition accept; }", "transition select(hdr.eth.ether_type) { pvs : accept; "
+                                    "default : accept; } }"),
+        9, "a value of type bit<8> cannot match a key of type bit<16>"),
+    "value_set_struct_with_a_struct_field": (
+        program("apply { }", decls="struct In { bit<16> a; } struct VS { bit<16> f; In i; }")
+        .replace("state start {", "value_set<VS>(4) pvs;\n    state start {").replace(
+            "transition accept; }", "transition select(hdr.eth.ether_type, hdr.eth.ether_type) "
+                                    "{ pvs : accept; default : accept; } }"),
+        8, "value set 'pvs': field 'i' of struct VS is struct In"),
+    "select_on_an_error": (
+        program("apply { }", meta_fields="error e;").replace(
+            "transition accept; }", "transition select(meta.e) { error.NoError : accept; "
+                                    "default : accept; } }"),
+        8, "a select cannot match on an error value"),
+    "entry_wider_than_its_key": (
+        program(TABLE.format(entries="32w1 &&& 1 : a(1);")), 17,
+        "a value of type bit<32> cannot match a key of type bit<16>"),
+    "entry_int_for_an_enum_key": (
+        program("table t { key = { meta.s : exact; } actions = { NoAction; }\n"
+                "const entries = { 1 : NoAction(); } }\napply { t.apply(); }",
+                decls="enum bit<16> SE { A = 1 }", meta_fields="SE s;"), 13,
+        "a value of type int cannot match a key of type enum SE"),
+    "entry_matching_an_error": (
+        program("table t { key = { meta.e : exact; } actions = { NoAction; }\n"
+                "const entries = { error.NoError : NoAction(); } }\napply { t.apply(); }",
+                meta_fields="error e;"), 13, "an entry cannot match an error value"),
+    "table_key_of_an_enum_without_a_width": (
+        program("table t { key = { meta.k : exact; } actions = { NoAction; } }\n"
+                "apply { t.apply(); }", decls="enum K { X, Y }", meta_fields="K k;"), 12,
+        "a table key of enum K has no width P4Runtime can name"),
+    "actions_of_two_controls_with_one_control_plane_name": (
+        program('@name("._drop") action drop_in() { mark_to_drop(sm); }\n'
+                "table t { actions = { drop_in; } default_action = drop_in(); }\n"
+                "apply { t.apply(); }").replace(
+            "control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) "
+            "{ apply { } }",
+            "control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {\n"
+            '@name("._drop") action drop_out() { mark_to_drop(sm); }\n'
+            "table u { actions = { drop_out; } default_action = drop_out(); }\n"
+            "apply { u.apply(); } }"), 17,
+        "has the control-plane name '_drop', as another action has"),
+    "bool_action_data": (
+        program("action a(bool b) { }\ntable t { key = { hdr.eth.dst : exact; } actions = { a; } }"
+                "\napply { t.apply(); }"), 13,
+        "action 'a' takes 'b' of type bool from the control plane"),
+    "exit_in_a_function_called_by_a_function": (
+        program("apply { g(); }", decls="void f() { if (true) { exit; } }\nvoid g() { f(); }"),
+        4, "'exit' is not allowed in a function ('f')"),
+    "static_assert_that_fails": (
+        program('apply { static_assert(1 == 2, "one is not two"); }'), 12,
+        "static assertion failed: one is not two"),
+    "static_assert_known_only_at_run_time": (
+        program("apply { static_assert(hdr.eth.isValid()); }"), 12,
+        "static_assert needs a condition known at compile time"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -226,7 +323,8 @@ def test_real_p4c_refuses_them_too(name, tmp_path):
     path = tmp_path / "p.p4"
     path.write_text(REFUSED[name][0])
     done = subprocess.run([str(P4C), "-I", str(P4C_INCLUDE), "-o", str(tmp_path / "p.json"),
-                           str(path)], capture_output=True, text=True, timeout=120)
+                           "--p4runtime-files", str(tmp_path / "p.p4info.txtpb"), str(path)],
+                          capture_output=True, text=True, timeout=120)   # (inaemu makes both)
     assert done.returncode != 0, done.stderr
 
 
