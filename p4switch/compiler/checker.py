@@ -14,11 +14,11 @@ from .desugar import Desugarer, drop_unused_locals
 from .header_structs import HeaderStructs
 from .loops import LoopUnroller
 from .errors import CompileError, Reporter
-from .p4c_rules import control_plane_clash, nameable_key, parser_can_end
+from .p4c_rules import control_plane_clash, nameable_key, parser_can_end, runtime_translation
 from .priorities import assign_priorities
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
                     MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header,
-                    is_bool, new_type, NEW_TYPES)
+                    is_bool, key_compatible, new_type, NEW_TYPES)
 
 BODIES = (A.ParserDecl, A.ControlDecl, A.FunctionDecl)
 MAX_REPORTED = 10
@@ -228,36 +228,19 @@ class Checker(ExpressionChecker):
         if isinstance(d, A.TypedefDecl):
             t = base = self.resolve_type(d.type_ref, self.top)
             if d.new_type:
-                t = new_type(d.name, base, self.runtime_translation(d))
+                ann = A.find_annotation(d.annotations, "p4runtime_translation")
+                translation = () if ann is None else runtime_translation(ann)
+                if translation is None:
+                    raise self.fail(ann, "@p4runtime_translation needs a URI string and a bit "
+                                         'width or `string`, e.g. @p4runtime_translation('
+                                         '"p4.org/psa/v1/PortId_t", 32)')
+                t = new_type(d.name, base, translation)
                 if t is None:
                     raise self.fail(d, f"'type' can only rename bit<>, int<>, bool or another such "
                                        f"type, not {base.describe()} (use typedef)")
             self.type_cache[key] = t
             return t
         raise self.fail(d, f"'{d.name}' is not a type")
-
-    def runtime_translation(self, d: A.TypedefDecl) -> tuple:
-        """`@p4runtime_translation("uri", W)` or `(..., string)` on a `type`: the controller
-        sees values of W bits (or strings) that it translates; P4Info describes them so."""
-        ann = A.find_annotation(d.annotations, "p4runtime_translation")
-        if ann is None:
-            return ()
-        args = [a for a in ann.args if a != ","]   # expressions, or token texts for `string`
-        uri = args[0].value if args and isinstance(args[0], A.StrLit) else \
-            args[0] if args and isinstance(args[0], str) else None
-        if len(args) == 2 and isinstance(args[1], A.TypeExpr) and \
-                isinstance(args[1].type_ref, A.BitTypeRef) and not args[1].type_ref.signed:
-            args = [args[0], args[1].type_ref.width]   # ("uri", bit<W>) as ("uri", W)
-        if len(args) == 2 and uri is not None:
-            sdn = args[1]
-            if isinstance(sdn, A.IntLit) and sdn.value > 0:
-                return (uri, sdn.value)
-            if isinstance(sdn, str) and sdn.isdigit() and int(sdn) > 0:
-                return (uri, int(sdn))
-            if sdn == "string" or isinstance(sdn, A.Name) and sdn.name == "string":
-                return (uri, "string")
-        raise self.fail(ann, "@p4runtime_translation needs a URI string and a bit width or "
-                             '`string`, e.g. @p4runtime_translation("p4.org/psa/v1/PortId_t", 32)')
 
     def const_int(self, e: A.Expr, scope: Scope, what: str) -> int:
         self.expr(e, scope)
@@ -873,22 +856,6 @@ class Checker(ExpressionChecker):
         raise self.fail(value, f"a value of type {value.type.describe()} cannot match a key of "
                                f"type {key_type.describe()} (as p4c refuses it)")
 
-
-def key_compatible(key_type, value_type, in_select: bool = True) -> bool:
-    """Whether a keyset value of `value_type` may match a key of `key_type`."""
-    if value_type == key_type or isinstance(value_type, TypeVarT) or value_type == DONTCARE:
-        return True
-    if isinstance(key_type, EnumT) and not in_select:
-        return False
-    if isinstance(value_type, IntT):
-        return isinstance(key_type, BitT) and not isinstance(key_type, NEW_TYPES) or \
-            isinstance(key_type, (EnumT, IntT)) and getattr(key_type, "underlying", 1) is not None
-    if isinstance(key_type, EnumT) and key_type.underlying is not None:
-        return value_type == key_type.underlying
-    if isinstance(value_type, EnumT) and value_type.underlying is not None:
-        return value_type.underlying == key_type
-    return isinstance(key_type, StructT) and isinstance(value_type, StructT) and \
-        key_type.name == value_type.name
 
 def check(program: A.Program, reporter: Reporter, tracker=None) -> Checker:
     c = Checker(program, reporter, tracker)

@@ -8,7 +8,7 @@ for widths and sizes; lowering uses it to emit literals instead of run-time arit
 from __future__ import annotations
 
 from . import ast as A
-from .types import BitT, BOOL, EnumT, ERROR, Type, is_bool
+from .types import BitT, EnumT, ERROR, Type, is_bool
 
 
 def wrap(value: int, t: Type | None) -> int:

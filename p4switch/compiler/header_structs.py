@@ -10,7 +10,7 @@ list of its leaves (read) or one assignment per leaf (written).
 from __future__ import annotations
 
 from . import ast as A
-from .types import BOOL, BitT, EnumT, StructT, is_bool
+from .types import BitT, EnumT, StructT, is_bool
 
 
 class HeaderStructs:

@@ -39,7 +39,7 @@ _STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 
 @dataclass(slots=True)
 class Token:
-    kind: str        # 'id', 'num', 'str', 'kw', or the punctuation itself, 'eof'
+    kind: str        # 'id', 'num', 'str', 'kw', the punctuation itself, 'eof', 'unknown'
     text: str
     loc: Location
     adjacent: bool = False   # no space between this token and the next

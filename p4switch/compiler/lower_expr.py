@@ -14,7 +14,7 @@ from .bmv2_forms import operand
 from .constfold import fold
 from .storage import (DynamicElement, DynamicField, FieldRef, HeaderInst, RuntimeData,
                       StackStore, StructStore, UnionStore)
-from .types import BOOL, BitT, EnumT, IntT, StructT, bit_width, is_bool
+from .types import BitT, EnumT, IntT, StructT, bit_width, is_bool
 
 
 @dataclass(eq=False)

@@ -1,7 +1,8 @@
 """Rules p4c imposes on a v1model program beyond its types, kept as p4c applies them so that
 inaemu refuses what real p4c refuses (scripts/p4c_acceptance.py finds where they differ): which
 table keys p4c can name from their text, whether a parser can end, and the control-plane names
-of a table's actions. Each is a pure function of the checked tree; `checker.Checker` reports.
+of a table's actions, what a `@p4runtime_translation` says. Each is a pure function of the
+checked tree; `checker.Checker` reports.
 """
 
 from __future__ import annotations
@@ -71,4 +72,28 @@ def control_plane_clash(action_decls: list, is_top: Callable[[A.ActionDecl], boo
         other = named.setdefault(full, act)
         if other is not act:
             return other, act, ref, cp
+    return None
+
+
+def runtime_translation(ann: A.Annotation) -> tuple | None:
+    """`@p4runtime_translation("uri", W)`, `("uri", bit<W>)` or `("uri", string)` on a `type`
+    as (uri, W) or (uri, "string"): the controller's view of the type, which P4Info gives.
+    None when malformed (p4c refuses it when it makes P4Info)."""
+    args = [a for a in ann.args if a != ","]   # expressions, or token texts for `string`
+    if len(args) != 2:
+        return None
+    uri = args[0].value if isinstance(args[0], A.StrLit) else \
+        args[0] if isinstance(args[0], str) else None
+    sdn = args[1]
+    if isinstance(sdn, A.TypeExpr) and isinstance(sdn.type_ref, A.BitTypeRef) and \
+            not sdn.type_ref.signed:
+        sdn = sdn.type_ref.width
+    if uri is None:
+        return None
+    if isinstance(sdn, A.IntLit) and sdn.value > 0:
+        return (uri, sdn.value)
+    if isinstance(sdn, str) and sdn.isdigit() and int(sdn) > 0:
+        return (uri, int(sdn))
+    if sdn == "string" or isinstance(sdn, A.Name) and sdn.name == "string":
+        return (uri, "string")
     return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .bmv2_forms import operand
-from .types import BOOL, ERROR, BitT, EnumT, StackT, StructT, Type, VarbitT, bit_width, is_bool
+from .types import ERROR, BitT, EnumT, StackT, StructT, Type, VarbitT, bit_width, is_bool
 
 STANDARD_METADATA_FIELDS = [
     ("ingress_port", 9), ("egress_spec", 9), ("egress_port", 9), ("instance_type", 32),

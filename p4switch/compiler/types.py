@@ -214,3 +214,22 @@ def is_header(t: Type) -> bool:
 
 def is_numeric(t: Type) -> bool:
     return isinstance(t, (BitT, IntT))
+
+
+def key_compatible(key_type: Type, value_type: Type, in_select: bool = True) -> bool:
+    """Whether a select case's or table entry's value of `value_type` may match a key of
+    `key_type`, as p4c types them: the same type; a literal without a width for bits or a
+    serializable enum; an enum's underlying bits for the enum (in a select, not an entry)."""
+    if value_type == key_type or isinstance(value_type, TypeVarT) or value_type == DONTCARE:
+        return True
+    if isinstance(key_type, EnumT) and not in_select:
+        return False
+    if isinstance(value_type, IntT):
+        return isinstance(key_type, (BitT, IntT)) and not isinstance(key_type, NEW_TYPES) or \
+            isinstance(key_type, EnumT) and key_type.underlying is not None
+    if isinstance(key_type, EnumT) and key_type.underlying is not None:
+        return value_type == key_type.underlying
+    if isinstance(value_type, EnumT) and value_type.underlying is not None:
+        return value_type.underlying == key_type
+    return isinstance(key_type, StructT) and isinstance(value_type, StructT) and \
+        key_type.name == value_type.name
