@@ -236,9 +236,9 @@ class ExpressionChecker:
                 raise self.fail(e, f"extern {base.name} has no method '{e.name}'")
             return MethodT("extern", e.name, (base, methods))
         if isinstance(base, NamedT) and base.category == "type" and e.name == "apply" and \
-                isinstance(base.decl, NamedT) and base.decl.category == "control" and \
-                self.current_control is not None and isinstance(e.expr, A.Name):
-            base = self.desugarer.implicit_instance(e.expr, s, self.current_control)
+                isinstance(base.decl, NamedT) and base.decl.category in ("control", "parser") and \
+                self.enclosing is not None and isinstance(e.expr, A.Name):
+            base = self.desugarer.implicit_instance(e.expr, s, self.enclosing)
         if isinstance(base, NamedT) and base.category in ("table", "control", "parser"):
             if e.name != "apply":
                 raise self.fail(e, f"{base.category} '{base.name}' has no member '{e.name}'")

@@ -57,7 +57,7 @@ class Checker(ExpressionChecker):
         self.type_params: list[set[str]] = []
         self.current_return: Type | None = None
         self.loop_names: set[str] = set()  # local names `fresh_local` has given out
-        self.current_control = None  # (ControlDecl, its scope) while checking its apply block
+        self.enclosing = None  # (ParserDecl or ControlDecl, its scope) while checking its body
         self.preludes: list[list] = []  # statements hoisted before the one being checked
         self.run_time_loops = 0  # depth of loops kept for run time (break/continue allowed)
         self.unroller = LoopUnroller(self)
@@ -325,6 +325,17 @@ class Checker(ExpressionChecker):
         for st in d.states:
             if st.name in ("accept", "reject"):
                 raise self.fail(st, f"state '{st.name}' is built in and cannot be redefined")
+        self.enclosing = (d, s)
+        try:
+            self.check_states(d, s, states)
+        finally:
+            self.enclosing = None
+        if not parser_can_end(states):
+            raise self.fail(d, f"parser '{d.name}' never reaches the accept or reject state "
+                               "(as p4c refuses it)")
+        d.scope = s
+
+    def check_states(self, d: A.ParserDecl, s: Scope, states: dict) -> None:
         for st in d.states:
             ss = Scope(s)
             st.stmts = self.statements(st.stmts, ss, in_action=False, in_parser=True)
@@ -348,19 +359,15 @@ class Checker(ExpressionChecker):
                                            "refuses it): compare it in an if instead")
                 for c in tr.cases:
                     self.keyset(c.keyset, tr.select, ss)
-        if not parser_can_end(states):
-            raise self.fail(d, f"parser '{d.name}' never reaches the accept or reject state "
-                               "(as p4c refuses it)")
-        d.scope = s
 
     def check_control(self, d: A.ControlDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
         d.locals = self.local_decls(d.locals, s)
-        self.current_control = (d, s)
+        self.enclosing = (d, s)
         try:
             self.block(d.apply, s, in_action=False)
         finally:
-            self.current_control = None
+            self.enclosing = None
         if any(isinstance(p.type, NamedT) and p.type.name == "packet_out" for p in d.params):
             drop_unused_locals(d.apply)
         d.scope = s

@@ -124,15 +124,15 @@ class Desugarer:
         self.checker.decl_type(decl)
         return decl
 
-    # ---- direct application of a control type ------------------------------------------------
-    def implicit_instance(self, name: A.Name, s, current_control):
-        """`C.apply(...)` with C a control type: an instance named C, local to the calling
-        control (P4_16 §15.1, direct type invocation; p4c names the instance after the type).
-        `current_control`: (that control's ControlDecl, its scope)."""
-        control, scope = current_control
+    # ---- direct application of a control or parser type --------------------------------------
+    def implicit_instance(self, name: A.Name, s, enclosing):
+        """`C.apply(...)` with C a control or parser type: an instance named C, local to the
+        calling control or parser (P4_16 §15.1, direct type invocation; p4c names the instance
+        after the type). `enclosing`: (that ControlDecl or ParserDecl, its scope)."""
+        owner, scope = enclosing
         inst = A.InstanceDecl(name.loc, name.name, A.NamedTypeRef(name.loc, name.name), [])
         self.checker.check_instance(inst, scope)
-        control.locals.insert(0, inst)
+        owner.locals.insert(0, inst)
         return self.checker.expr(name, s)
 
     # ---- hoisting ---------------------------------------------------------------------------
