@@ -21,7 +21,7 @@ from .lower_externs import ExternLowering
 from .lower_parser import ParserLowerer
 from .lower_stmt import ExternRef, StatementLowerer
 from .storage import FieldRef, HeaderInst, Layout, RuntimeData, StructStore
-from .types import BOOL, NamedT, StructT, bit_width
+from .types import BOOL, MethodT, NamedT, StructT, bit_width
 
 FIELD_ALIASES = [
     ["queueing_metadata.enq_timestamp", ["standard_metadata", "enq_timestamp"]],
@@ -408,6 +408,9 @@ def _order_action_arguments(node, seen=None) -> None:
             _complete_arguments(node, node.func.decl.params)
         elif isinstance(callee, A.FunctionDecl):
             _complete_arguments(node, callee.params)
+        elif isinstance(getattr(node.func, "type", None), MethodT) and \
+                node.func.type.owner in ("control", "parser"):   # Sub.apply(...)
+            _complete_arguments(node, node.func.type.decl.params)
     for attr, child in vars(node).items():
         if attr in ("decl", "callee", "constructs", "type"):
             continue

@@ -440,6 +440,15 @@ class ExpressionChecker:
             return ft.decl if isinstance(ft.decl, NamedT) else VOID
         raise self.fail(e, f"'{_describe_callee(e.func)}' is not callable")
 
+    def argument_count(self, e: A.Call, params: list, what: str) -> None:
+        """Refuse a call with more arguments than parameters, or fewer than those without a
+        default value."""
+        required = sum(p.default is None for p in params)
+        if not required <= len(e.args) <= len(params):
+            wanted = str(len(params)) if required == len(params) else \
+                f"{required} to {len(params)}"
+            raise self.fail(e, f"{what} takes {wanted} arguments, not {len(e.args)}")
+
     def static_assert(self, e: A.Call) -> None:
         """core.p4's `static_assert(check[, message])`: checked here, `true` from then on."""
         check = fold(e.args[0].value)
@@ -466,10 +475,10 @@ class ExpressionChecker:
             if e.args:
                 raise self.fail(e, "apply() takes no arguments")
             return ApplyResultT(mt.decl)
-        if mt.owner in ("control", "parser"):
-            for a in e.args:
-                self.expr(a.value, s)
-            return VOID
+        if mt.owner in ("control", "parser"):   # its apply parameters, some with defaults
+            params = mt.decl.params
+            self.argument_count(e, params, f"{mt.owner} '{mt.decl.name}'")
+            return self.bind_args(e, mt.decl, params, None, [], s, type_args)
         base, methods = mt.decl
         candidates = [m for m in methods
                       if len([p for p in m.params if p.default is None]) <= len(e.args) <= len(m.params)]

@@ -549,15 +549,16 @@ class Checker(ExpressionChecker):
         params = [p for p in act.params if p.direction] if partial else act.params
         if partial and len(call.args) > len(params):
             raise self.fail(call, f"action '{act.name}' has {len(params)} directional parameters")
-        if not partial and len(call.args) != len(params):
-            raise self.fail(call, f"action '{act.name}' takes {len(params)} arguments, "
-                                  f"not {len(call.args)}")
+        if not partial:
+            self.argument_count(call, params, f"action '{act.name}'")
         call.func.decl = act
         call.func.type = NamedT("action", act.name, act)
         call.type = VOID
-        for p, a in zip(params, call.args):
+        for p, a in zip(params, call.args):   # (missing ones take their defaults when lowered)
             self.expr(a.value, s, expected=p.type)
             self.assignable(p.type, a.value, a.value, literal_to_new_type=False)
+            if p.direction in ("out", "inout") and not isinstance(a.value, A.DontCare):
+                self.lvalue(a.value)
 
     # ---- statements -------------------------------------------------------------------------
     def block(self, b: A.Block, s: Scope, in_action: bool, in_parser: bool = False) -> None:
@@ -772,6 +773,12 @@ class Checker(ExpressionChecker):
         if isinstance(target, TypeVarT) or isinstance(src, TypeVarT) or target == DONTCARE:
             return
         if isinstance(e, A.DontCare):
+            return
+        if isinstance(target, NamedT) and target.category == "extern":   # packet_in, a counter
+            if not (isinstance(src, NamedT) and src.category == "extern" and
+                    src.name == target.name):
+                raise self.fail(where, f"expected an instance of extern {target.name}, not "
+                                       f"{src.describe()}")
             return
         problem = self.value_problem(e)
         if problem is not None:

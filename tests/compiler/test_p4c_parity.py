@@ -303,6 +303,24 @@ REFUSED = {
     "static_assert_known_only_at_run_time": (
         program("apply { static_assert(hdr.eth.isValid()); }"), 12,
         "static_assert needs a condition known at compile time"),
+    # a sub-control's or sub-parser's arguments were not checked against its parameters
+    "sub_control_argument_of_another_width": (
+        program("Sub() s;\napply { s.apply(hdr.eth.ether_type, 16w1); }",
+                decls="control Sub(inout bit<16> v, in bit<8> w) { apply { } }"), 13,
+        "cannot assign bit<16> to bit<8>"),
+    "sub_control_with_too_few_arguments": (
+        program("apply { Sub.apply(hdr.eth.ether_type); }",
+                decls="control Sub(inout bit<16> v, in bit<8> w) { apply { } }"), 12,
+        "control 'Sub' takes 2 arguments, not 1"),
+    "sub_parser_with_too_many_arguments": (
+        program("apply { }", decls="parser Tag(packet_in pkt, out ethernet_t e) { "
+                                   "state start { pkt.extract(e); transition accept; } }")
+        .replace("state start { pkt.extract(hdr.eth);",
+                 "state start { Tag.apply(pkt, hdr.eth, 8w1);"), 8,
+        "parser 'Tag' takes 2 arguments, not 3"),
+    "action_out_argument_that_is_a_constant": (
+        program("action a(out bit<8> x) { x = 1; }\napply { a(8w1); }"), 13,
+        "this expression cannot be assigned to"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
