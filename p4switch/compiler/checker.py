@@ -275,6 +275,9 @@ class Checker(ExpressionChecker):
                                    f"('{p.direction}'): an int is a compile-time value")
             if p.name in s.names:
                 raise self.fail(p, f"parameter '{p.name}' is declared twice")
+            if p.default is not None:   # typed once here; calls without the argument take it
+                self.expr(p.default, parent, expected=p.type)
+                self.assignable(p.type, p.default, p.default)
             s.names[p.name] = p
         return s
 
@@ -306,6 +309,8 @@ class Checker(ExpressionChecker):
         d.type = t
         if not isinstance(t, NamedT) or t.category not in ("extern", "parser", "control", "package"):
             raise self.fail(d, f"cannot instantiate {t.describe()}")
+        if t.category == "package" and any(a.name for a in d.args):
+            self.order_named_arguments(d, t.decl.params)
         for a in d.args:
             self.expr(a.value, scope)
         if t.category == "extern":
@@ -315,6 +320,23 @@ class Checker(ExpressionChecker):
                 raise self.fail(d, f"{t.name} takes {' or '.join(map(str, counts))} constructor "
                                    f"arguments, not {len(d.args)}")
         scope.names[d.name] = d
+
+    def order_named_arguments(self, d: A.InstanceDecl, params: list) -> None:
+        """`V1Switch(p = P(), ig = I(), vr = V(), ...)`: named arguments in any order, put in
+        the package's parameter order (P4_16 8.20.1; all named or none)."""
+        names = [p.name for p in params]
+        if not all(a.name for a in d.args):
+            raise self.fail(d, "arguments must be all named or all positional")
+        for a in d.args:
+            if a.name not in names:
+                raise self.fail(a, f"'{d.type.name}' has no parameter named '{a.name}'")
+        given = {a.name: a for a in d.args}
+        if len(given) != len(d.args):
+            raise self.fail(d, "an argument is named twice")
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise self.fail(d, f"no argument for parameter '{missing[0]}' of '{d.type.name}'")
+        d.args[:] = [given[n] for n in names]
 
     def check_parser(self, d: A.ParserDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)

@@ -42,7 +42,7 @@ class ControlLowerer:
         self.pipeline = pipeline
         self.tables: list = []
         self.conditionals: list = []
-        self.applied: set = set()
+        self.applied: dict = {}   # table name -> (its nexts, the node that applies it)
         self.tables_builder = TableBuilder(ctx, self)
 
     # ---- controls ---------------------------------------------------------------------------
@@ -259,9 +259,21 @@ class ControlLowerer:
         if not isinstance(ref, TableRef):
             raise Unsupported(name_expr, "unknown table")
         if ref.name in self.applied:
-            raise Unsupported(name_expr, f"table '{ref.decl.name}' is applied more than once; "
-                                         "BMv2 allows each table once per pipeline")
-        self.applied.add(ref.name)
+            # BMv2 holds a table once per pipeline: a second apply is the same node, which
+            # is right only where both go on to the same nodes (`if (c) { ...; t.apply(); }
+            # else { t.apply(); }`, as p4c joins them)
+            earlier_nexts, entry = self.applied[ref.name]
+            if earlier_nexts == nexts:
+                return entry
+            raise Unsupported(name_expr, f"table '{ref.decl.name}' is applied more than once, "
+                                         "with different code after each apply; BMv2 allows "
+                                         "each table once per pipeline")
+        entry = self.table_entry(ref, nexts)
+        self.applied[ref.name] = (dict(nexts), entry)
+        return entry
+
+    def table_entry(self, ref: TableRef, nexts: dict):
+        """The table's node, behind a keyless table that computes its key's temporaries."""
         temps = self.tables_builder.key_temporaries(ref, ref.env)
         table = self.tables_builder.build(ref, nexts)
         self.tables.append(table)

@@ -143,6 +143,20 @@ def test_an_unknown_table_property_is_ignored_with_a_warning_as_by_p4c():
                                 "apply { t.apply(); }"))
     assert any("unknown table property 'junk'" in w for w in map(str, result.warnings))
 
+
+POSITIONAL_MAIN = "V1Switch(P(), VC(), Ing(), Eg(), CC(), Dep()) main;"
+
+
+def with_main(main: str) -> str:
+    return program("apply { sm.egress_spec = 3; }").replace(POSITIONAL_MAIN, main)
+
+
+def test_named_package_arguments_in_any_order_are_the_positional_ones():
+    named = compile_ok(with_main("V1Switch(dep = Dep(), ig = Ing(), p = P(), eg = Eg(),\n"
+                                 "         vr = VC(), ck = CC()) main;"))
+    positional = compile_ok(with_main(POSITIONAL_MAIN))
+    assert named.bmv2 == positional.bmv2
+
 # ---- refused, as p4c refuses them ------------------------------------------------------------
 TABLE = """
         action a(bit<9> p) {{ sm.egress_spec = p; }}
@@ -321,6 +335,23 @@ REFUSED = {
     "action_out_argument_that_is_a_constant": (
         program("action a(out bit<8> x) { x = 1; }\napply { a(8w1); }"), 13,
         "this expression cannot be assigned to"),
+    "package_arguments_partly_named": (
+        with_main("V1Switch(P(), vr = VC(), ig = Ing(), eg = Eg(), ck = CC(), dep = Dep()) main;"),
+        17, "arguments must be all named or all positional"),
+    "package_argument_of_no_parameter": (
+        with_main("V1Switch(p = P(), vr = VC(), ig = Ing(), eg = Eg(), ck = CC(), zz = Dep()) "
+                  "main;"), 17, "'V1Switch' has no parameter named 'zz'"),
+    "package_argument_named_twice": (
+        with_main("V1Switch(p = P(), p = P(), ig = Ing(), eg = Eg(), ck = CC(), dep = Dep()) "
+                  "main;"), 17, "an argument is named twice"),
+    "package_argument_missing": (
+        with_main("V1Switch(p = P(), vr = VC(), ig = Ing(), eg = Eg(), ck = CC()) main;"), 17,
+        "no argument for parameter 'dep' of 'V1Switch'"),
+    "table_applied_in_two_branches_going_on_differently": (
+        program("table t { key = { hdr.eth.dst : exact; } actions = { NoAction; } }\n"
+                "apply { if (hdr.eth.src == 0) { t.apply(); sm.egress_spec = 1; }\n"
+                "else { t.apply(); } }"), 14,
+        "table 't' is applied more than once, with different code after each apply"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,

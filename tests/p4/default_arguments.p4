@@ -5,12 +5,14 @@
 #include <v1model.p4>
 
 header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
-header vals_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; bit<8> e; bit<8> f; }
+header vals_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; bit<8> e; bit<8> f; bit<8> g; }
+struct pair_t { bit<8> lo; bit<8> hi; }
 struct headers_t { ethernet_t eth; vals_t v; }
 struct meta_t { }
 
 action quarter(out bit<8> x, in bit<8> y = 20) { x = y >> 2; }
 control Add(inout bit<8> x, in bit<8> y = 3) { apply { x = x + y; } }
+control Mix(inout bit<8> x, in pair_t p = { 1, 2 }) { apply { x = x + p.lo + p.hi; } }   // (p4c's issue2303)
 parser Read(packet_in pkt, out vals_t v, in bit<8> bias = 7) {
     state start { pkt.extract(v); v.f = v.f + bias; transition accept; }
 }
@@ -31,6 +33,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         quarter(hdr.v.b);               // 20 / 4 = 5
         Add.apply(hdr.v.c);             // c + 3
         Add.apply(hdr.v.d, hdr.v.e);    // d + e
+        Mix.apply(hdr.v.g);             // g + 1 + 2, a struct's default
     }
 }
 control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
