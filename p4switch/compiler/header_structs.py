@@ -82,8 +82,8 @@ class HeaderStructs:
                 if leaf[:len(path)] != path:
                     continue
                 src = A.clone(st.rhs)
-                for name in leaf[len(path):]:
-                    src = A.Member(st.loc, src, name)
+                for depth in range(len(path), len(leaf)):
+                    src = _part(st.loc, src, leaf[depth], _logical_type(t, leaf[:depth]))
                 block.stmts.append(A.Assign(st.loc, A.Member(st.loc, A.clone(header), flat), src))
             self.checker.stmt(block, s, in_action, in_parser)
             return block
@@ -106,6 +106,16 @@ def _logical_type(t: StructT, path):
             return None
         fields = ft.fields if isinstance(ft, StructT) else []
     return ft
+
+
+def _part(loc, value: A.Expr, name: str, struct: StructT) -> A.Expr:
+    """Field `name` of a struct-typed `value`: an element of a `{...}` list (by the field's
+    position) or of a `{name = ...}` expression, else a member access."""
+    if isinstance(value, A.ListExpr):
+        return value.items[[n for n, _, _ in struct.fields].index(name)]
+    if isinstance(value, A.StructExpr):
+        return next(v for n, v in value.fields if n == name)
+    return A.Member(loc, value, name)
 
 
 def _as_list(loc, header, path, t: StructT) -> A.Expr:

@@ -1,6 +1,7 @@
 // header_struct_fields: a header with struct-typed fields (P4_16 §7.2.2), nested two deep: parsed
 // and emitted in declaration order, a leaf read and written (`hdr.k.s.p`), a table keyed on a
-// leaf, a whole inner struct read into metadata, written from metadata, and compared.
+// leaf, a whole inner struct read into metadata, written from metadata, from a list and from a
+// struct expression, and compared.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -42,6 +43,11 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         hdr.k.s.p = hdr.k.s.p + hdr.k.z;
         meta.m = hdr.k.s;
         hdr.k.copy = meta.m;
+        if (hdr.k.z == 0x20) {          // a list for a struct in a header (p4c's issue1670)
+            hdr.k.copy = { 0x42, { 4w1, 4w2 } };
+        } else if (hdr.k.z == 0x30) {   // a struct expression, by field names
+            hdr.k.copy = { p = 0x43, n = { hi = 4w3, lo = 4w4 } };
+        }
         hdr.k.same = hdr.k.s == hdr.k.copy ? 8w1 : 8w0;
     }
 }
