@@ -369,6 +369,7 @@ class Engine:
                 config = self.pre.mirrors.get(session)
                 if config is not None:
                     cf = f[:]
+                    self.clear_invalid(cf, v)   # only valid headers are copied (as in BMv2)
                     self._reset_metadata(cf)
                     for slot, value in self._preserved(f, field_list):
                         cf[slot] = value

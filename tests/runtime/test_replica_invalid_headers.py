@@ -104,3 +104,35 @@ def test_stale_replica_is_mapped_only_where_simple_switch_may_differ():
     assert _as_fresh(3, bytes([1, 0x58])) == bytes([1, 0])
     assert _as_fresh(1, bytes([0, 0x58])) == bytes([0, 0x58])   # the unicast copy must keep it
     assert _as_fresh(2, bytes([1, 0x57])) == bytes([1, 0x57])   # any other value still fails
+
+
+# An egress-to-egress clone is built the same way on simple_switch: only the valid headers are
+# copied into it (found by differential testing, seed 570496: an egress register written from
+# an invalid header's field held 16 on inaemu, 0 on simple_switch, after the clone's pass).
+E2E_EGRESS = """
+        hdr.h.res = hdr.g.k + (bit<8>)hdr.g.y;
+        if (sm.instance_type == 0) { clone(CloneType.E2E, 32w5); }"""
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_an_egress_clone_sees_invalid_header_fields_as_zero(traced, tmp_path):
+    source = PROGRAM.replace("""
+        hdr.h.res = hdr.g.k + (bit<8>)hdr.g.y;
+        DIVERGE""", E2E_EGRESS)
+    config = compile_source(source).bmv2
+    switch = Switch(config, trace=TextTrace(io.StringIO()) if traced else None)
+    switch.mirroring_add(5, port=3)
+    # the packet itself: g's stale 0x55 + 3; its clone (port 3): g's fields are 0
+    expected = [(1, bytes([0, 0x58])), (3, bytes([0, 0x00]))]
+    assert switch.receive(0, bytes([0, 0])) == expected
+
+    from p4switch.reference import find_toolchain, run_stf_bmv2
+    toolchain = find_toolchain()
+    if toolchain is None or traced:
+        return
+    path = tmp_path / "prog.json"
+    path.write_text(json.dumps(config))
+    real = run_stf_bmv2(path, "mirroring_add 5 3\npacket 0 0000\n", toolchain=toolchain)
+    assert real.error is None, real.error
+    assert {port: [_as_fresh(port, d) for d in datas] for port, datas in real.outputs.items()} \
+        == {1: [bytes([0, 0x58])], 3: [bytes([0, 0x00])]}
