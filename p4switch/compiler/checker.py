@@ -18,7 +18,7 @@ from .p4c_rules import control_plane_clash, nameable_key, parser_can_end, runtim
 from .priorities import assign_priorities
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
                     MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header,
-                    is_bool, key_compatible, new_type, NEW_TYPES)
+                    NewBitT, is_bool, key_compatible, new_type, NEW_TYPES)
 
 BODIES = (A.ParserDecl, A.ControlDecl, A.FunctionDecl)
 MAX_REPORTED = 10
@@ -808,8 +808,7 @@ class Checker(ExpressionChecker):
         if isinstance(target, NEW_TYPES) or isinstance(src, NEW_TYPES):
             if src == target:
                 return
-            if isinstance(target, NEW_TYPES) and isinstance(src, IntT) and literal_to_new_type \
-                    and isinstance(target, BitT):
+            if isinstance(target, NewBitT) and isinstance(src, IntT) and literal_to_new_type:
                 self._retype_literal(e, target)
                 return
             raise self.fail(where, f"cannot {'assign' if literal_to_new_type else 'pass'} "
