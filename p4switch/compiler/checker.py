@@ -313,6 +313,11 @@ class Checker(ExpressionChecker):
             self.order_named_arguments(d, t.decl.params)
         for a in d.args:
             self.expr(a.value, scope)
+        if t.category == "extern" and t.name == "register" and t.type_args and \
+                not isinstance(t.type_args[0], BitT) and \
+                not (isinstance(t.type_args[0], EnumT) and t.type_args[0].underlying):
+            raise self.fail(d, f"register of {t.type_args[0].describe()}: BMv2 registers hold "
+                               "only bit<> or int<> values (as p4c requires)")
         if t.category == "extern":
             ctors = [m for m in t.decl.methods if m.return_type is None]
             if ctors and not any(len(c.params) == len(d.args) for c in ctors):

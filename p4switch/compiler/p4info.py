@@ -13,7 +13,7 @@ from p4.config.v1 import p4info_pb2
 from . import ast as A
 
 from .constfold import fold
-from .types import BOOL, NEW_TYPES, EnumT, StructT, bit_width, original_type
+from .types import BOOL, NEW_TYPES, BitT, EnumT, StructT, bit_width, original_type
 
 P = p4info_pb2.P4Ids
 MATCH_TYPES = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
@@ -332,7 +332,7 @@ class P4InfoBuilder:
             msg = self.info.registers.add()
             self.preamble(msg, P.REGISTER, arr["name"], inst.decl)
             args = getattr(getattr(inst.decl, "type", None), "type_args", ())
-            if args and isinstance(args[0], NEW_TYPES):
+            if args:
                 self.type_spec(msg.type_spec, args[0])
             else:
                 msg.type_spec.bitstring.bit.bitwidth = arr["bitwidth"]
@@ -394,10 +394,17 @@ class P4InfoBuilder:
 
     def type_spec(self, spec, t) -> None:
         """A P4DataTypeSpec for a register's or a digest field's type: a type made by `type`
-        by its name (described in type_info), else its bits."""
+        by its name (described in type_info), a bool, or bits (int<W> as signed), as p4c."""
         if isinstance(t, NEW_TYPES):
             spec.new_type.name = t.name
             self.new_type_info(t)
+        elif isinstance(t, EnumT) and t.underlying is not None:
+            spec.serializable_enum.name = t.name
+            self.serializable_enum_info(t)
+        elif t == BOOL:
+            spec.bool.SetInParent()
+        elif isinstance(t, BitT) and t.signed:
+            spec.bitstring.int.bitwidth = t.width
         else:
             spec.bitstring.bit.bitwidth = bit_width(t)
 
@@ -431,8 +438,11 @@ class P4InfoBuilder:
             msg.type_name.name = t.name
             self.new_type_info(t)
             return
-        if not (isinstance(t, EnumT) and t.underlying is not None):
-            return
+        if isinstance(t, EnumT) and t.underlying is not None:
+            self.serializable_enum_info(t)
+
+    def serializable_enum_info(self, t: EnumT) -> None:
+        """type_info.serializable_enums for a serializable enum: its width and members."""
         if t.name in self.info.type_info.serializable_enums:
             return
         desc = self.info.type_info.serializable_enums[t.name]

@@ -26,6 +26,10 @@ def register_bitwidth(register, index) -> int:
         width = index.new_type_bitwidth(spec.new_type.name)
         if width is not None:
             return width
+    if which == "serializable_enum":   # `register<E>` of an `enum bit<W> E`: W bits
+        enum = index.p4info.type_info.serializable_enums.get(spec.serializable_enum.name)
+        if enum is not None:
+            return enum.underlying_type.bitwidth
     raise RequestError(
         UNIMPLEMENTED, f"register '{register.preamble.name}': only bit<W> registers are supported"
     )

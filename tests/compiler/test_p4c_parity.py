@@ -352,6 +352,12 @@ REFUSED = {
                 "apply { if (hdr.eth.src == 0) { t.apply(); sm.egress_spec = 1; }\n"
                 "else { t.apply(); } }"), 14,
         "table 't' is applied more than once, with different code after each apply"),
+    "register_of_bools": (
+        program("register<bool>(2) r;\napply { r.write(0, true); }"), 12,
+        "register of bool: BMv2 registers hold only bit<> or int<> values"),
+    "register_of_a_struct": (
+        program("register<S>(2) r;\napply { }", decls="struct S { bit<8> x; }"), 12,
+        "register of struct S: BMv2 registers hold only bit<> or int<> values"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -493,3 +499,28 @@ def test_p4info_text_is_p4cs_byte_for_byte(path, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert compile_file(str(source)).p4info_text() == out.read_text()
+
+
+TYPE_SPECS = program("register<int<8>>(4) r;\nregister<E>(2) re;\n"
+                     "apply { r.write(0, 8s1); re.write(0, E.A); digest<D>(1, {meta.a, meta.b}); }",
+                     decls="enum bit<8> E { A = 1 }\nstruct D { int<8> a; bool b; }",
+                     meta_fields="int<8> a; bool b;")
+
+
+def test_registers_and_digest_fields_name_their_types_as_p4c_does(tmp_path):
+    info = compile_ok(TYPE_SPECS).p4info
+    specs = {r.preamble.name.split(".")[-1]: r.type_spec for r in info.registers}
+    assert specs["r"].bitstring.int.bitwidth == 8              # signed, not bit<8>
+    assert specs["re"].serializable_enum.name == "E"
+    assert info.type_info.serializable_enums["E"].underlying_type.bitwidth == 8
+    members = info.type_info.structs["D"].members
+    assert members[0].type_spec.bitstring.int.bitwidth == 8
+    assert members[1].type_spec.HasField("bool")
+    if P4C.exists():
+        path = tmp_path / "p.p4"
+        path.write_text(TYPE_SPECS)
+        done = subprocess.run([str(P4C), "-o", str(tmp_path / "p.json"), "--p4runtime-files",
+                               str(tmp_path / "p.txtpb"), str(path)], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert compile_ok(TYPE_SPECS).p4info_text() == (tmp_path / "p.txtpb").read_text()

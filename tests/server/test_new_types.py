@@ -108,3 +108,28 @@ def test_a_packet_io_header_with_a_translated_field_is_refused_with_the_pipeline
             pipeline_request(tmp_path / "p.p4info.txtpb", tmp_path / "p.json"))
     assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
     assert "controller header 'packet_in' field 'port' is of type Port_t" in err.value.details()
+
+
+def test_registers_of_signed_bits_and_of_a_serializable_enum_take_their_width(
+        switch_server, tmp_path):
+    p4info = compiled(tmp_path, program(
+        "register<int<8>>(2) r;\nregister<E>(2) re;\n"
+        "apply { r.write(0, 8s1); re.write(0, E.A); }", decls="enum bit<4> E { A = 1 }"))
+    client = switch_server.stream()
+    assert client.arbitrate(1).arbitration.status.code == 0
+    switch_server.stub.SetForwardingPipelineConfig(
+        pipeline_request(tmp_path / "p.p4info.txtpb", tmp_path / "p.json"))
+    ids = {r.preamble.name.split(".")[-1]: r.preamble.id for r in p4info.registers}
+    for name, fits, too_wide in (("r", b"\xff", b"\x01\x00"), ("re", b"\x0f", b"\x10")):
+        cell = p4runtime_pb2.RegisterEntry(register_id=ids[name])
+        cell.index.index = 1
+        cell.data.bitstring = fits
+        write(switch_server.stub, update("MODIFY", register_entry=cell))
+        wanted = p4runtime_pb2.RegisterEntry(register_id=ids[name])
+        wanted.index.index = 1
+        (back,) = read(switch_server.stub, wanted)
+        assert back.register_entry.data.bitstring == fits
+        cell.data.bitstring = too_wide
+        with pytest.raises(grpc.RpcError) as err:
+            write(switch_server.stub, update("MODIFY", register_entry=cell))
+        assert "does not fit in" in write_errors(err.value)[0].message
