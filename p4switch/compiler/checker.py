@@ -11,14 +11,14 @@ from . import ast as A
 from .constfold import fold
 from .check_exprs import ExpressionChecker
 from .desugar import Desugarer, drop_unused_locals
+from .check_tables import TableChecker
 from .header_structs import HeaderStructs
 from .loops import LoopUnroller
 from .errors import CompileError, Reporter
-from .p4c_rules import control_plane_clash, nameable_key, parser_can_end, runtime_translation
-from .priorities import assign_priorities
+from .p4c_rules import parser_can_end, runtime_translation
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
                     MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header,
-                    NewBitT, is_bool, key_compatible, new_type, NEW_TYPES)
+                    NewBitT, new_type, NEW_TYPES)
 
 BODIES = (A.ParserDecl, A.ControlDecl, A.FunctionDecl)
 MAX_REPORTED = 10
@@ -63,6 +63,7 @@ class Checker(ExpressionChecker):
         self.unroller = LoopUnroller(self)
         self.desugarer = Desugarer(self)
         self.header_structs = HeaderStructs(self)
+        self.tables = TableChecker(self)
 
     # ---- entry ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -385,7 +386,7 @@ class Checker(ExpressionChecker):
                         raise self.fail(e, "a select cannot match on an error value (as p4c "
                                            "refuses it): compare it in an if instead")
                 for c in tr.cases:
-                    self.keyset(c.keyset, tr.select, ss)
+                    self.tables.keyset(c.keyset, tr.select, ss)
 
     def check_control(self, d: A.ControlDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
@@ -427,7 +428,7 @@ class Checker(ExpressionChecker):
         if isinstance(d, A.ActionDecl):
             self.check_action(d, s)
         elif isinstance(d, A.TableDecl):
-            self.check_table(d, s)
+            self.tables.check_table(d, s)
         elif isinstance(d, A.InstanceDecl):
             self.check_instance(d, s)
         elif isinstance(d, A.ConstDecl):
@@ -456,120 +457,6 @@ class Checker(ExpressionChecker):
         if d.name in s.names and s.parent is not None:
             raise self.fail(d, f"'{d.name}' is already declared in this scope")
         s.names[d.name] = d
-
-    def check_table(self, d: A.TableDecl, s: Scope) -> None:
-        props = {}
-        for p in d.properties:
-            if p.name in props:
-                raise self.fail(p, f"table property '{p.name}' is given twice")
-            props[p.name] = p
-        d.props = props
-        keys = props.get("key")
-        for k in (keys.value if keys else []):
-            self.expr(k.expr, s)
-            if not A.find_annotation(k.annotations, "name") and not nameable_key(k.expr):
-                raise self.fail(k.expr, "this key expression needs a @name annotation (p4c names "
-                                        "only fields, slices, elements, constant masks, "
-                                        "constants and isValid() itself)")
-            f = k.expr.func if isinstance(k.expr, A.Call) else None
-            if isinstance(f, A.Member) and f.name == "isValid" and \
-                    getattr(f.expr.type, "kind", None) == "header_union":
-                self.desugarer.expand_union_valid(k.expr, f.expr.type, s)
-            if k.match_kind not in self.match_kinds:
-                raise self.fail(k, f"unknown match kind '{k.match_kind}'")
-            if not isinstance(k.expr.type, (BitT, EnumT)) and k.expr.type not in (BOOL, ERROR):
-                raise self.fail(k.expr, f"cannot match on {k.expr.type.describe()}")
-        actions = props.get("actions")
-        if actions is None:
-            raise self.fail(d, f"table '{d.name}' has no 'actions' property")
-        d.action_decls = []
-        for ref in actions.value:
-            call = ref.name
-            name = call.func if isinstance(call, A.Call) else call
-            if not isinstance(name, A.Name):
-                raise self.fail(ref, "expected an action name")
-            act = s.lookup(name.name)
-            if not isinstance(act, A.ActionDecl):
-                raise self.fail(name, f"'{name.name}' is not an action")
-            name.decl = act
-            if isinstance(call, A.Call):
-                self.action_call_args(act, call, s, partial=True)
-            for p in act.params:
-                if not p.direction and (is_bool(p.type) or p.type == ERROR):
-                    raise self.fail(ref, f"action '{act.name}' takes '{p.name}' of type "
-                                         f"{p.type.describe()} from the control plane; BMv2's "
-                                         "action data must be bit<> or int<> (as p4c requires)")
-            d.action_decls.append((act, ref))
-        listed = {a for a, _ in d.action_decls}
-        clash = control_plane_clash(d.action_decls, lambda a: self.top.names.get(a.name) is a)
-        if clash is not None:
-            other, act, ref, cp = clash
-            raise self.fail(ref, f"table '{d.name}' lists actions '{other.name}' and "
-                                 f"'{act.name}', which have the same control-plane name '{cp}'")
-        marked = {a: {n for n in ("defaultonly", "tableonly") if A.find_annotation(r.annotations, n)}
-                  for a, r in d.action_decls}
-        default = props.get("default_action")
-        if default is not None:
-            self.table_action_call(default.value, s, listed, "default_action", full=True)
-            self.not_marked(default.value, marked, "tableonly", "the default action")
-        entries = props.get("entries")
-        if entries is not None:
-            key_exprs = [k.expr for k in keys.value] if keys else []
-            for e in entries.value:
-                if len(e.keys) != len(key_exprs):
-                    raise self.fail(e, f"entry has {len(e.keys)} keys, table '{d.name}' has "
-                                       f"{len(key_exprs)}")
-                for kexpr, kv in zip(key_exprs, e.keys):
-                    self.keyset(kv, [kexpr], s, in_select=False)
-                    if kexpr.type == ERROR and not isinstance(kv, (A.DontCare, A.Default)):
-                        raise self.fail(kv, "an entry cannot match an error value: p4c's BMv2 "
-                                            "back end does not support it (match in an if, or "
-                                            "add the entry from the control plane)")
-                self.table_action_call(e.action, s, listed, "entry", full=True)
-                self.not_marked(e.action, marked, "defaultonly", "an entry")
-        assign_priorities(d, props, lambda e, what: self.const_int(e, s, what),
-                          lambda e, what: self.const_bool(e, s, what), self.fail,
-                          lambda node, message: self.r.warn(node.loc, message))
-        for name in ("size", "counters", "meters", "implementation", "support_timeout"):
-            p = props.get(name)
-            if p is not None:
-                self.expr(p.value, s)
-        if "size" in props:
-            d.size_value = self.const_int(props["size"].value, s, "a table size")
-        for name in props:
-            if name not in ("key", "actions", "default_action", "entries", "size", "counters",
-                            "meters", "implementation", "support_timeout", "idle_timeout_with_auto_delete",
-                            "largest_priority_wins", "priority_delta"):
-                self.r.warn(props[name].loc, f"unknown table property '{name}': ignored "
-                                             "(as p4c does)")
-        s.names[d.name] = d
-
-    def not_marked(self, e: A.Expr, marked: dict, mark: str, use: str) -> None:
-        """p4c: an action listed @defaultonly is no entry's, one listed @tableonly is not the
-        default action."""
-        name = e.func if isinstance(e, A.Call) else e
-        if mark in marked.get(name.decl, ()):
-            raise self.fail(name, f"action '{name.name}' is listed @{mark}: it cannot be {use}")
-
-    def table_action_call(self, e: A.Expr, s: Scope, listed, what: str, full: bool) -> None:
-        call = e if isinstance(e, A.Call) else None
-        name = call.func if call else e
-        if not isinstance(name, A.Name):
-            raise self.fail(e, f"{what}: expected an action call")
-        act = s.lookup(name.name)
-        if not isinstance(act, A.ActionDecl):
-            raise self.fail(name, f"'{name.name}' is not an action")
-        name.decl = act
-        if act not in listed:
-            raise self.fail(name, f"{what} action '{name.name}' is not in the table's actions list")
-        if call is None:
-            if any(not p.direction for p in act.params):
-                raise self.fail(e, f"action '{act.name}' needs arguments here")
-            return
-        self.action_call_args(act, call, s, partial=False)
-        for a in call.args:
-            if fold(a.value) is None and not isinstance(a.value.type, (StructT,)):
-                pass
 
     def action_call_args(self, act: A.ActionDecl, call: A.Call, s: Scope, partial: bool) -> None:
         """Check a call of an action; `partial` (in an actions list) binds directional params only."""
@@ -843,58 +730,6 @@ class Checker(ExpressionChecker):
         if isinstance(target, EnumT) and src is not target:
             raise self.fail(where, f"cannot assign {src.describe()} to {target.describe()}")
 
-    # ---- keysets ----------------------------------------------------------------------------
-    def keyset(self, k: A.Expr, keys: list, s: Scope, in_select: bool = True) -> None:
-        if isinstance(k, (A.Default, A.DontCare)):
-            k.type = DONTCARE
-            return
-        if isinstance(k, A.ListExpr):
-            if len(k.items) != len(keys):
-                raise self.fail(k, f"keyset has {len(k.items)} values, the select has {len(keys)}")
-            for item, key in zip(k.items, keys):
-                self.keyset(item, [key], s, in_select)
-            k.type = TupleT(tuple(i.type for i in k.items))
-            return
-        expected = keys[0].type if len(keys) == 1 else None
-        if isinstance(expected, NEW_TYPES) and isinstance(k, (A.Mask, A.Range)):
-            raise self.fail(k, f"'{'&&&' if isinstance(k, A.Mask) else '..'}' is not defined on "
-                               f"{expected.describe()}, a type made by 'type' (as in p4c)")
-        if isinstance(k, (A.Mask, A.Range)):
-            a, b = (k.value, k.mask) if isinstance(k, A.Mask) else (k.low, k.high)
-            self.expr(a, s, expected=expected)
-            self.expr(b, s, expected=expected)
-            self.matches_key(a, expected, in_select)
-            self.matches_key(b, expected, in_select or isinstance(k, A.Mask))  # 0xff00 masks an enum
-            k.type = expected
-            return
-        self.expr(k, s, expected=expected)
-        if isinstance(k, A.Name) and isinstance(k.decl, A.ValueSetDecl):
-            fields = k.type.fields if isinstance(k.type, StructT) else []
-            if len(keys) == 1 and not fields:
-                self.matches_key(k, expected, in_select)
-                return
-            if len(fields) != len(keys) or not all(
-                    key_compatible(key.type, ft) for key, (_, ft, _) in zip(keys, fields)):
-                raise self.fail(k, f"value set '{k.name}' of {k.type.describe()} does not match "
-                                   f"the select's {len(keys)} keys of types "
-                                   + ", ".join(key.type.describe() for key in keys))
-            return
-        if len(keys) > 1:
-            raise self.fail(k, f"keyset needs {len(keys)} values")
-        self.matches_key(k, expected, in_select)
-
-    def matches_key(self, value: A.Expr, key_type, in_select: bool) -> None:
-        """A select case's or a table entry's value must have its key's type, as p4c checks
-        (a literal without a width takes the key's; a select, not an entry, also lets an enum
-        key match its underlying bits)."""
-        if key_type is None or key_compatible(key_type, value.type, in_select):
-            return
-        if isinstance(key_type, NEW_TYPES):
-            raise self.fail(value, f"a key of type {key_type.describe()} needs a value of that "
-                                   f"type, not {value.type.describe()} (cast it: "
-                                   f"({key_type.describe()})...)")
-        raise self.fail(value, f"a value of type {value.type.describe()} cannot match a key of "
-                               f"type {key_type.describe()} (as p4c refuses it)")
 
 
 def check(program: A.Program, reporter: Reporter, tracker=None) -> Checker:
