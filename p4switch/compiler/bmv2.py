@@ -16,11 +16,11 @@ from .bmv2_forms import FormError, check_document
 from .constfold import fold
 from .errors import Location
 from .lower_control import ControlInstance, ControlLowerer
-from .lower_expr import Bound, Env, ExprLowerer, Unsupported
+from .lower_expr import Bound, Env, ExprLowerer, Unsupported, bind_constructor_arguments
 from .lower_externs import ExternLowering
-from .lower_parser import ParserLowerer
+from .lower_parser import ParserInstance, ParserLowerer
 from .lower_stmt import ExternRef, StatementLowerer
-from .storage import FieldRef, HeaderInst, Layout, RuntimeData, StructStore
+from .storage import FieldRef, HeaderInst, Layout, RuntimeData, StorageUnsupported, StructStore
 from .types import BOOL, MethodT, NamedT, StructT, bit_width
 
 FIELD_ALIASES = [
@@ -201,7 +201,7 @@ class LoweringContext:
         elif isinstance(t, NamedT) and t.category == "control":
             env.bind(decl, ControlInstance(t.decl, self.qualified(prefix, decl), decl.args, env))
         elif isinstance(t, NamedT) and t.category == "parser":
-            env.bind(decl, ("parser", t.decl, self.qualified(prefix, decl)))
+            env.bind(decl, ParserInstance(t.decl, self.qualified(prefix, decl), decl.args, env))
         else:
             raise Unsupported(decl, f"cannot instantiate {t.describe()} here")
 
@@ -351,12 +351,13 @@ def find_main(program: A.Program, reporter):
             decl = v.func.decl
         elif isinstance(v, A.Name) and isinstance(v.decl, A.InstanceDecl):
             decl = v.decl.type.decl if isinstance(v.decl.type, NamedT) else None
+            v = v.decl
         if not isinstance(decl, (A.ParserDecl, A.ControlDecl)) or getattr(decl, "is_type", False):
             raise reporter.error(v.loc, "V1Switch arguments must be parser/control instances")
         if decl.type_params:
             raise reporter.error(v.loc, f"generic {type(decl).__name__[:-4].lower()}s such as "
                                         f"'{decl.name}' are not supported by inaemu's front end")
-        blocks.append(decl)
+        blocks.append((decl, v.args))
     return main, blocks
 
 
@@ -425,7 +426,8 @@ def _order_action_arguments(node, seen=None) -> None:
 
 def _lower(ctx: LoweringContext, program, reporter) -> dict:
     _order_action_arguments(program)
-    main, (parser, verify, ingress, egress, compute, deparser) = find_main(program, reporter)
+    main, blocks = find_main(program, reporter)
+    parser, verify, ingress, egress, compute, deparser = (decl for decl, _ in blocks)
     if len(parser.params) != 4:
         raise Unsupported(parser, "the V1Switch parser takes 4 parameters")
     h_type, m_type = parser.params[1].type, parser.params[2].type
@@ -433,21 +435,34 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
     check_signatures(main, [parser, verify, ingress, egress, compute, deparser],
                      h_type, m_type, sm_type)
     layout = ctx.layout
+    def allocate_field(struct: StructT, fname: str, ft):
+        try:
+            return layout.allocate(ft, fname, f"{struct.name}.{fname}")
+        except StorageUnsupported as exc:   # located at the field's declaration
+            decl = getattr(struct, "decl", None)
+            field = next((f for f in getattr(decl, "fields", []) if f.name == fname), decl)
+            raise Unsupported(field or parser, f"field '{fname}' of {struct.name}: {exc}") \
+                from None
+
     if not isinstance(h_type, StructT) or h_type.kind != "struct":
         hdr = layout.allocate(h_type, "hdr", "hdr")
     else:
         hdr = StructStore(h_type, {})
         for fname, ft, _ in h_type.fields:
-            hdr.fields[fname] = layout.allocate(ft, fname, f"{h_type.name}.{fname}")
+            hdr.fields[fname] = allocate_field(h_type, fname, ft)
     meta = StructStore(m_type, {})
     for fname, ft, _ in m_type.fields:
-        meta.fields[fname] = layout.allocate(ft, fname, f"{m_type.name}.{fname}")
+        meta.fields[fname] = allocate_field(m_type, fname, ft)
     ctx.collect_field_lists(meta, m_type)
     sm = HeaderInst("standard_metadata", parser.params[3].type, True)
 
-    def env_for(decl, values):
+    def env_for(position, values):
+        """The environment of the package's argument at `position`: its parameters bound to
+        `values`, its constructor parameters to the arguments it was instantiated with."""
+        decl, constructor_args = blocks[position]
         env = Env(ctx.global_env)
         env.prefix = decl.name
+        bind_constructor_arguments(decl, constructor_args, ctx.global_env, env)
         for p, v in zip(decl.params, values):
             env.bind(p, v)
         return env
@@ -458,11 +473,11 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
                 isinstance(d.type, NamedT) and d.type.category == "extern":
             ctx.bind_instance(d, ctx.global_env, "")
     parser_lowerer = ParserLowerer(ctx)
-    init_state = parser_lowerer.lower(parser, env_for(parser, [None, hdr, meta, sm]))
+    init_state = parser_lowerer.lower(parser, env_for(0, [None, hdr, meta, sm]))
     pipelines = []
     for pid, (name, decl) in enumerate((("ingress", ingress), ("egress", egress))):
         lowerer = ControlLowerer(ctx, name)
-        init = lowerer.lower(decl, env_for(decl, [hdr, meta, sm]), decl.name)
+        init = lowerer.lower(decl, env_for(2 + pid, [hdr, meta, sm]), decl.name)
         lowerer.tables.reverse()
         lowerer.conditionals.reverse()
         pipelines.append({"name": name, "id": pid, "source_info": ctx.source_info(decl, fragment=decl.name),
@@ -471,8 +486,8 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
                                               if pipe == name],
                           "conditionals": lowerer.conditionals})
     ctx.in_checksum_control = True
-    for decl in (compute, verify):
-        env = env_for(decl, [hdr, meta])
+    for position, decl in ((4, compute), (1, verify)):
+        env = env_for(position, [hdr, meta])
         prims: list = []
         lowerer = StatementLowerer(ctx, prims)
         for st in decl.apply.stmts:
@@ -481,7 +496,7 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
             raise Unsupported(decl, f"{decl.name}: only verify_checksum/update_checksum calls are "
                                     "supported in the checksum controls")
     ctx.in_checksum_control = False
-    order = deparser_order(ctx, deparser, env_for(deparser, [None, hdr]))
+    order = deparser_order(ctx, deparser, env_for(5, [None, hdr]))
     for table_list in (p["tables"] for p in pipelines):
         for t in table_list:
             if t["direct_meters"]:

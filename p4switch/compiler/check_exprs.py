@@ -434,8 +434,11 @@ class ExpressionChecker:
             return t
         if isinstance(ft, NamedT) and ft.category == "type":
             # constructor call in an instantiation argument, e.g. V1Switch(MyParser(), ...)
-            for a in e.args:
-                self.expr(a.value, s)
+            if isinstance(ft.decl, NamedT) and ft.decl.category in ("parser", "control"):
+                self.constructor_arguments(e, ft.decl.decl, s)
+            else:
+                for a in e.args:
+                    self.expr(a.value, s)
             e.constructs = ft.decl
             return ft.decl if isinstance(ft.decl, NamedT) else VOID
         raise self.fail(e, f"'{_describe_callee(e.func)}' is not callable")
@@ -448,6 +451,47 @@ class ExpressionChecker:
             wanted = str(len(params)) if required == len(params) else \
                 f"{required} to {len(params)}"
             raise self.fail(e, f"{what} takes {wanted} arguments, not {len(e.args)}")
+
+    def constructor_arguments(self, e, decl, s: Scope) -> None:
+        """A parser's or control's constructor arguments (`MyIngress(8w3)`, `Sub(true) sub;`):
+        one per parameter or its default, named or positional, each of the parameter's type
+        and known at compile time, as p4c requires."""
+        params = decl.ctor_params
+        if any(a.name for a in e.args):
+            order = {p.name: i for i, p in enumerate(params)}
+            if not all(a.name for a in e.args):
+                raise self.fail(e, "arguments must be all named or all positional")
+            for a in e.args:
+                if a.name not in order:
+                    raise self.fail(a, f"'{decl.name}' has no constructor parameter named "
+                                       f"'{a.name}'")
+            if len({a.name for a in e.args}) != len(e.args):
+                raise self.fail(e, "an argument is named twice")
+            e.args.sort(key=lambda a: order[a.name])
+            given = {a.name for a in e.args}
+            missing = [p.name for p in params if p.name not in given and p.default is None]
+            if missing:
+                raise self.fail(e, f"no argument for constructor parameter '{missing[0]}' of "
+                                   f"'{decl.name}'")
+        else:
+            self.argument_count(e, params, f"the constructor of '{decl.name}'")
+        by_param = {a.name: a for a in e.args} if any(a.name for a in e.args) else \
+            dict(zip((p.name for p in params), e.args))
+        for p in params:
+            a = by_param.get(p.name)
+            if a is None:
+                continue
+            instance = isinstance(p.type, NamedT) and \
+                p.type.category in ("parser", "control", "extern", "package")
+            self.expr(a.value, s, expected=None if instance else p.type)
+            if instance:
+                continue
+            self.assignable(p.type, a.value, a.value, literal_to_new_type=False)
+            passed_on = isinstance(a.value, A.Name) and \
+                getattr(getattr(a.value, "decl", None), "is_constructor", False)
+            if fold(a.value) is None and not passed_on:
+                raise self.fail(a.value, f"constructor argument for '{p.name}' must be a "
+                                         "compile-time constant or a constructor parameter")
 
     def static_assert(self, e: A.Call) -> None:
         """core.p4's `static_assert(check[, message])`: checked here, `true` from then on."""

@@ -310,10 +310,17 @@ class Checker(ExpressionChecker):
         d.type = t
         if not isinstance(t, NamedT) or t.category not in ("extern", "parser", "control", "package"):
             raise self.fail(d, f"cannot instantiate {t.describe()}")
-        if t.category == "package" and any(a.name for a in d.args):
-            self.order_named_arguments(d, t.decl.params)
-        for a in d.args:
-            self.expr(a.value, scope)
+        if t.category in ("parser", "control"):
+            if scope is self.top:   # P4_16 10.3.1; p4c: "cannot instantiate at top-level"
+                raise self.fail(d, f"a {t.category} cannot be instantiated at the top level: "
+                                   f"instantiate '{t.name}' in the package's arguments or "
+                                   "inside a parser or control")
+            self.constructor_arguments(d, t.decl, scope)
+        else:
+            if t.category == "package" and any(a.name for a in d.args):
+                self.order_named_arguments(d, t.decl.params)
+            for a in d.args:
+                self.expr(a.value, scope)
         if t.category == "extern" and t.name == "register" and t.type_args and \
                 not isinstance(t.type_args[0], BitT) and \
                 not (isinstance(t.type_args[0], EnumT) and t.type_args[0].underlying):
@@ -346,6 +353,8 @@ class Checker(ExpressionChecker):
 
     def check_parser(self, d: A.ParserDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
+        for p in d.ctor_params:   # compile-time values, which may be passed on as arguments
+            p.is_constructor = True
         d.locals = self.local_decls(d.locals, s)
         states = {st.name: st for st in d.states}
         if "start" not in states:
@@ -390,6 +399,8 @@ class Checker(ExpressionChecker):
 
     def check_control(self, d: A.ControlDecl) -> None:
         s = self.params_scope(d.params + d.ctor_params, self.top)
+        for p in d.ctor_params:   # compile-time values, which may be passed on as arguments
+            p.is_constructor = True
         d.locals = self.local_decls(d.locals, s)
         self.enclosing = (d, s)
         try:

@@ -312,6 +312,12 @@ def _type_ref(t: Type, loc) -> A.TypeRef:
         return A.NamedTypeRef(loc, t.name)
     if isinstance(t, IntT):
         return A.SimpleTypeRef(loc, "int")
+    if isinstance(t, StackT):
+        return A.StackTypeRef(loc, _type_ref(t.element, loc), A.IntLit(loc, t.size))
+    if isinstance(t, VarbitT):
+        return A.VarbitTypeRef(loc, A.IntLit(loc, t.max_width))
+    if isinstance(t, TupleT):
+        return A.TupleTypeRef(loc, [_type_ref(item, loc) for item in t.items])
     return A.SimpleTypeRef(loc, t.describe())
 
 

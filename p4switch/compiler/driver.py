@@ -12,6 +12,7 @@ from .lexer import tokenize
 from .p4info import build_p4info, p4info_to_text
 from .parser import parse
 from .preprocess import Preprocessor
+from .storage import StorageUnsupported
 
 
 @dataclass
@@ -77,6 +78,8 @@ class _Tracker:
             raise
         except RecursionError:
             raise reporter.error(self.where, "program nested too deeply") from None
+        except StorageUnsupported as exc:   # a known limit of the layout, not a compiler bug
+            raise reporter.error(self.where, str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - turned into a located diagnostic
             raise reporter.error(
                 self.where, f"internal compiler error while {what} this construct "

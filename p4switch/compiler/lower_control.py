@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from . import ast as A
 from .constfold import fold
-from .lower_expr import Bound, Env, Unsupported, const
+from .lower_expr import (Bound, Env, Unsupported, bind_constructor_arguments, const,
+                         instance_of, is_extern_param)
 from .types import BOOL
 from .lower_stmt import StatementLowerer, switch_as_ifs, switch_subject
 from .lower_tables import TableBuilder
@@ -149,45 +150,34 @@ class ControlLowerer:
                 return self.action_table(seg.call, env, nxt)
         raise Unsupported(seg, f"{type(seg).__name__} is not supported in an apply block")
 
-    def bind_constructor_arguments(self, inst: ControlInstance, inner: Env) -> None:
-        """A control's constructor parameters name what its instance was given: another
-        instance (a control applied through the parameter, an extern) or a constant."""
-        for p, a in zip(inst.decl.ctor_params, inst.args):
-            value = a.value
-            bound = inst.env.lookup(value.decl) if isinstance(value, A.Name) and \
-                isinstance(getattr(value, "decl", None), (A.InstanceDecl, A.Param)) else None
-            if bound is not None:
-                inner.bind(p, bound)
-            elif fold(value) is not None:
-                inner.bind(p, Bound(value, inst.env))
-            else:
-                raise Unsupported(value, "a control's constructor argument must be an instance "
-                                         "or a compile-time constant")
-
     def inline_control(self, inst: ControlInstance, call: A.Call, env: Env, nxt):
         """A sub-control's graph, inlined. A control sees the caller only through its
         parameters, so copies are needed only when arguments alias (see lower_calls)."""
         from .lower_calls import CallBinder
-        params = inst.decl.params
         inner = Env(self.ctx.global_env)
         inner.prefix = inst.name
-        self.bind_constructor_arguments(inst, inner)
+        bind_constructor_arguments(inst.decl, inst.args, inst.env, inner)
+        for p, a in zip(inst.decl.params, call.args):   # an extern passed in is the caller's
+            if is_extern_param(p):
+                inner.bind(p, instance_of(a.value, env))
+        params = [p for p in inst.decl.params if not is_extern_param(p)]
+        args = [a for p, a in zip(inst.decl.params, call.args) if not is_extern_param(p)]
         copy_in: list = []
         lowerer = StatementLowerer(self.ctx, copy_in)
         binder = CallBinder(lowerer)
         slices = any(p.direction in ("out", "inout") and isinstance(a.value, A.Slice)
-                     for p, a in zip(params, call.args))
+                     for p, a in zip(params, args))
         # hs[i] names the element chosen at the call even if the control changes i
         dynamic = any(isinstance(binder.arg_storage(a.value, env), (DynamicField, DynamicElement))
-                      for a in call.args)
+                      for a in args)
         # a struct or header value written as a list is built in a temporary
-        lists = any(isinstance(a.value, (A.ListExpr, A.StructExpr)) for a in call.args)
+        lists = any(isinstance(a.value, (A.ListExpr, A.StructExpr)) for a in args)
         if not slices and not dynamic and not lists and \
-                not binder.params_alias(params, call.args, env):
-            for p, a in zip(params, call.args):
+                not binder.params_alias(params, args, env):
+            for p, a in zip(params, args):
                 inner.bind(p, Bound(a.value, env))
             binder.invalidate_out_headers(
-                params, [binder.arg_storage(a.value, env) for a in call.args], call)
+                params, [binder.arg_storage(a.value, env) for a in args], call)
             entry = self.lower(inst.decl, inner, inst.name, nxt)
             if not copy_in:
                 return entry
@@ -195,7 +185,7 @@ class ControlLowerer:
             return self.keyless_table(self.ctx.unique_table_name("tbl_" + name), action_id,
                                       name, [], entry, self.ctx.source_info(call))
         copies = []
-        for p, a in zip(params, call.args):
+        for p, a in zip(params, args):
             if fold(a.value) is not None:
                 inner.bind(p, Bound(a.value, env))
                 continue

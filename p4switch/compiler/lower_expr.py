@@ -24,6 +24,54 @@ class Bound:
     env: "Env"
 
 
+def bind_constructor_arguments(decl, args: list, arg_env: "Env", inner: "Env") -> None:
+    """Bind a parser's or control's constructor parameters in `inner` to what its instance
+    was given (`args`, read in `arg_env`; named or positional, a missing one its default):
+    another instance (a control applied through the parameter, an extern) or a constant."""
+    named = {a.name: a for a in args if a.name}
+    for i, p in enumerate(decl.ctor_params):
+        given = named.get(p.name) if named else (args[i] if i < len(args) else None)
+        value = given.value if given is not None else p.default
+        if value is None:
+            raise Unsupported(decl, f"no constructor argument for '{p.name}'")
+        instance = arg_env.lookup(value.decl) if isinstance(value, A.Name) and isinstance(
+            getattr(value, "decl", None), (A.InstanceDecl, A.Param)) else None
+        if instance is not None:   # an instance, or a constant the caller was given
+            inner.bind(p, instance)
+        elif fold(value) is not None:
+            inner.bind(p, Bound(value, arg_env))
+        else:
+            raise Unsupported(value, "a constructor argument must be an instance declared "
+                                     "before it or a compile-time constant")
+
+
+def fold_in(e: A.Expr, env: "Env"):
+    """The constant value of `e`, as `fold`, where a name may be a constructor parameter bound
+    to a constant in `env` (a select case `tag_type` of `parser P(...)(bit<16> tag_type)`)."""
+    value = fold(e)
+    if value is None and isinstance(e, A.Name):
+        bound = env.lookup(getattr(e, "decl", None))
+        if isinstance(bound, Bound):
+            return fold_in(bound.expr, bound.env)
+    return value
+
+
+def instance_of(e: A.Expr, env: "Env"):
+    """What a name passed as an argument stands for (an extern instance, a control's or
+    parser's instance), through parameters bound to the caller's names; None if not a name."""
+    while isinstance(e, A.Name):
+        value = env.lookup(getattr(e, "decl", None))
+        if not isinstance(value, Bound):
+            return value
+        e, env = value.expr, value.env
+    return None
+
+
+def is_extern_param(p) -> bool:
+    t = getattr(p, "type", None)
+    return getattr(t, "category", None) == "extern" and t.name != "packet_in"
+
+
 class Env:
     def __init__(self, parent: "Env | None" = None):
         self.parent = parent
@@ -294,4 +342,5 @@ class ExprLowerer:
         return fold(e)
 
 
-__all__ = ["Env", "Bound", "ExprLowerer", "Unsupported", "const", "op", "hexstr", "mask_of"]
+__all__ = ["Env", "Bound", "bind_constructor_arguments", "fold_in", "instance_of",
+           "is_extern_param", "ExprLowerer", "Unsupported", "const", "op", "hexstr", "mask_of"]

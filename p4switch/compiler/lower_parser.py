@@ -8,14 +8,33 @@ Sub-parsers are inlined as extra states named `<instance>.<state>`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from . import ast as A
 from .constfold import fold
-from .lower_expr import Bound, Env, Unsupported, const, hexstr, mask_of, op
+from .lower_expr import (Bound, Env, Unsupported, bind_constructor_arguments, const, fold_in,
+                         hexstr, instance_of, is_extern_param, mask_of, op)
 from .bmv2_forms import parser_length, parser_set_source
 from .lower_calls import CallBinder, header_json, headers_in
 from .lower_stmt import StatementLowerer, has_calls
 from .storage import FieldRef, HeaderInst, StackStore, StructStore
 from .types import BOOL, BitT, StructT, bit_width
+
+
+# what a parser state may run besides its own ops: assignments, header validity and stack
+# operations, log_msg (p4c's backends/bmv2/common/parser.cpp converts no other call)
+PARSER_PRIMITIVES = frozenset({"assign", "assign_VL", "assign_header", "assign_header_stack",
+                               "assign_union", "assign_union_stack", "add_header",
+                               "remove_header", "push", "pop", "log_msg"})
+
+
+@dataclass(eq=False)
+class ParserInstance:
+    """A sub-parser instance: its type, name and constructor arguments (read in `env`)."""
+    decl: A.ParserDecl
+    name: str
+    args: list = ()
+    env: Env | None = None
 
 
 def range_to_masks(low: int, high: int, width: int) -> list[tuple[int, int]]:
@@ -142,8 +161,9 @@ class ParserLowerer:
             if sub is not None:
                 self.parts += 1
                 cont = self._fresh(f"{self.base}_{self.parts}")
-                inst_decl, parser_decl, inst_name = sub
+                parser_decl, inst_name = sub.decl, sub.name
                 inner = Env(self.ctx.global_env)
+                bind_constructor_arguments(parser_decl, sub.args, sub.env, inner)
                 copy_out = self.bind_subparser_args(parser_decl.params, stmt.call.args, env,
                                                     inner, ops, stmt)
                 inner.prefix = inst_name
@@ -167,6 +187,9 @@ class ParserLowerer:
         lowerer = StatementLowerer(self.ctx, copy_in)
         back = StatementLowerer(self.ctx, copy_back)
         for p, a in zip(params, args):
+            if is_extern_param(p):   # an extern passed in is the caller's
+                inner.bind(p, instance_of(a.value, env))
+                continue
             if getattr(p.type, "name", None) == "packet_in" or fold(a.value) is not None \
                     or isinstance(a.value, A.DontCare):
                 inner.bind(p, Bound(a.value, env))
@@ -222,9 +245,7 @@ class ParserLowerer:
             return None
         decl = stmt.call.func.expr.decl
         inst = env.lookup(decl)
-        if isinstance(inst, tuple) and inst[0] == "parser":
-            return decl, inst[1], inst[2]
-        return None
+        return inst if isinstance(inst, ParserInstance) else None
 
     def key(self, e: A.Expr, env: Env, ops) -> dict:
         # A lookahead is read into a temporary first, as p4c does: a `set` from a lookahead
@@ -273,7 +294,7 @@ class ParserLowerer:
             return [{"type": "parse_vset", "value": vs, "mask": None, "next_state": next_state}]
         items = k.items if isinstance(k, A.ListExpr) else [k]
         # every component: list of (value, mask) alternatives
-        alternatives = [self.component(item, w) for item, w in zip(items, widths)]
+        alternatives = [self.component(item, w, env) for item, w in zip(items, widths)]
         combos = [([], [])]
         for alts, w in zip(alternatives, widths):
             combos = [(vals + [(v, w)], masks + [(m, w)]) for vals, masks in combos for v, m in alts]
@@ -286,21 +307,21 @@ class ParserLowerer:
                         "next_state": next_state})
         return out
 
-    def component(self, item: A.Expr, width: int) -> list[tuple[int, int]]:
+    def component(self, item: A.Expr, width: int, env: Env) -> list[tuple[int, int]]:
         full = (1 << width) - 1
         if isinstance(item, (A.DontCare, A.Default)):
             return [(0, 0)]
         if isinstance(item, A.Mask):
-            v, m = fold(item.value), fold(item.mask)
+            v, m = fold_in(item.value, env), fold_in(item.mask, env)
             if v is None or m is None:
                 raise Unsupported(item, "select masks must be constants")
             return [(v & m & full, m & full)]
         if isinstance(item, A.Range):
-            lo, hi = fold(item.low), fold(item.high)
+            lo, hi = fold_in(item.low, env), fold_in(item.high, env)
             if lo is None or hi is None:
                 raise Unsupported(item, "select ranges must be constants")
             return range_to_masks(lo & full, hi & full, width)
-        v = fold(item)
+        v = fold_in(item, env)
         if v is None:
             raise Unsupported(item, "select case values must be compile-time constants")
         if isinstance(v, bool):
@@ -379,9 +400,17 @@ class ParserLowerer:
 
     @staticmethod
     def no_jumps(prims: list, node) -> None:
+        """Refuse what a parser state cannot run: jumps, and the primitives of extern calls,
+        which p4c's BMv2 back end refuses in parsers ("not supported in parser on this
+        target"): there only packet_in's methods, verify and log_msg are called."""
         if any(p["op"].startswith("_jump") for p in prims):
             raise Unsupported(node, "conditional code (an if or an early return, here through a "
                                     "call) is not supported in a parser state")
+        for p in prims:
+            if p["op"] not in PARSER_PRIMITIVES:
+                raise Unsupported(node, f"this statement calls an extern ('{p['op']}') that "
+                                        "cannot run in a parser: p4c's BMv2 back end supports "
+                                        "only packet_in's methods, verify and log_msg there")
 
     def set_from_lookahead(self, target, ops: list) -> None:
         """`set` ops filling `target` (a field, a header, made valid, or a struct of them) from
@@ -398,6 +427,9 @@ class ParserLowerer:
                 ops.append(self.primitive("add_header", [{"type": "header", "value": store.name}]))
                 for fname, _, _ in store.type.fields:
                     collect(store.field(fname))
+            elif isinstance(store, StackStore):   # its elements, each made valid
+                for element in store.elements:
+                    collect(element)
             else:  # a StructStore, in field order
                 for sub in store.fields.values():
                     collect(sub)

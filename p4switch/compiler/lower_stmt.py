@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from . import ast as A
 from .bmv2_forms import primitive_param
 from .constfold import fold
-from .lower_expr import Env, ExprLowerer, Unsupported, const, op
+from .lower_expr import Env, ExprLowerer, Unsupported, const, instance_of, op
 from .storage import (DynamicElement, FieldRef, HeaderInst, RuntimeData, StackStore,
                       StructStore, UnionStore)
 from .types import BOOL, BitT, VarbitT, bit_width, is_bool
@@ -293,6 +293,10 @@ class StatementLowerer:
                 self.assign_fields(target, rhs, env, node)
                 return
             src = self.x.resolve(rhs, env)
+            if isinstance(src, tuple) and src[0] == "last":
+                raise Unsupported(rhs, "a stack's .last cannot be copied as a whole header "
+                                       "(simple_switch aborts on p4c's JSON for it): copy its "
+                                       "fields, or the element at lastIndex")
             if not isinstance(src, (HeaderInst, DynamicElement)):
                 raise Unsupported(rhs, "expected a header")
             self.emit("assign_header", [header_param(target), header_param(src)], node)
@@ -442,8 +446,8 @@ class StatementLowerer:
                 return
             if name == "isValid":
                 return
-            if isinstance(f.expr, A.Name) and isinstance(f.expr.decl, A.InstanceDecl):
-                inst = env.lookup(f.expr.decl)
+            if isinstance(f.expr, A.Name) and isinstance(f.expr.decl, (A.InstanceDecl, A.Param)):
+                inst = instance_of(f.expr, env)
                 if isinstance(inst, ExternRef):
                     self.ctx.externs.method_call(self, inst, name, call, env, node)
                     return

@@ -68,6 +68,10 @@ class HeaderInst:
         return FieldRef(self.name, name, self.type.field_type(name))
 
 
+class StorageUnsupported(ValueError):
+    """A type the layout cannot place (a varbit outside a header, a tuple of stacks)."""
+
+
 @dataclass(eq=False)
 class StackStore:
     name: str
@@ -202,7 +206,9 @@ class Layout:
             return StructStore(t, fields)
         if isinstance(t, (BitT, EnumT)) or is_bool(t) or t == ERROR:
             return self.scalar(metadata_prefix or name, t)
-        raise ValueError(f"cannot allocate storage for {t.describe()}")
+        raise StorageUnsupported(f"inaemu's BMv2 back end cannot lay out a {t.describe()} here "
+                                 "(outside headers it places bit<>, int<>, bool, enums, error, "
+                                 "headers, stacks, unions and structs of them)")
 
     def _header_id(self, name: str) -> int:
         for i, (n, _, _) in enumerate(self.headers):

@@ -167,6 +167,24 @@ TABLE = """
         }}
         apply {{ t.apply(); }}"""
 
+SUB = "control Sub(inout bit<16> t)(bit<16> v) { apply { t = v; } }"
+TOP = ("control Top(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm)"
+       "\n(bit<9> port) { apply { sm.egress_spec = port; } }")
+
+PARSER_EXTERNS = """register<bit<16>>(4) r;
+    counter(4, CounterType.packets) c;
+    state start {"""
+DIGEST16 = """bit<16> digest16(in bit<48> v) {
+    bit<16> h; hash(h, HashAlgorithm.crc16, 16w0, {v}, 17w65536); return h;
+}"""
+
+
+def in_parser_start(stmt: str) -> str:
+    return program("apply { }", decls=DIGEST16).replace(
+        "    state start {", PARSER_EXTERNS).replace(
+        "pkt.extract(hdr.eth); transition", f"pkt.extract(hdr.eth); {stmt} transition")
+
+
 REFUSED = {
     "priority_annotation_before_the_keys": (
         program(TABLE.format(entries="1 &&& 1 : a(1);\n@priority(5) 2 &&& 2 : a(2);")), 18,
@@ -358,6 +376,45 @@ REFUSED = {
     "register_of_a_struct": (
         program("register<S>(2) r;\napply { }", decls="struct S { bit<8> x; }"), 12,
         "register of struct S: BMv2 registers hold only bit<> or int<> values"),
+    # constructors (session 58): top-level instances and constructor arguments were unchecked
+    "control_instantiated_at_the_top_level": (
+        with_main("Ing() ig;\nV1Switch(P(), VC(), ig, Eg(), CC(), Dep()) main;"), 17,
+        "a control cannot be instantiated at the top level"),
+    "parser_instantiated_at_the_top_level": (
+        with_main("P() p;\nV1Switch(p, VC(), Ing(), Eg(), CC(), Dep()) main;"), 17,
+        "a parser cannot be instantiated at the top level"),
+    "constructor_argument_missing": (
+        program("Sub() s;\napply { s.apply(hdr.eth.ether_type); }", decls=SUB), 12,
+        "the constructor of 'Sub' takes 1 arguments, not 0"),
+    "constructor_argument_too_many": (
+        program("Sub(1, 2) s;\napply { s.apply(hdr.eth.ether_type); }", decls=SUB), 12,
+        "the constructor of 'Sub' takes 1 arguments, not 2"),
+    "constructor_argument_of_another_width": (
+        program("Sub(8w1) s;\napply { s.apply(hdr.eth.ether_type); }", decls=SUB), 12,
+        "cannot assign bit<8> to bit<16>"),
+    "constructor_argument_named_wrongly": (
+        program("Sub(w = 1) s;\napply { s.apply(hdr.eth.ether_type); }", decls=SUB), 12,
+        "'Sub' has no constructor parameter named 'w'"),
+    "constructor_argument_not_a_constant": (
+        program("bit<16> x = 1;\nSub(x) s;\napply { s.apply(hdr.eth.ether_type); }",
+                decls=SUB), 13,
+        "constructor argument for 'v' must be a compile-time constant"),
+    "package_argument_constructor_argument_missing": (
+        with_main("V1Switch(P(), VC(), Top(), Eg(), CC(), Dep()) main;").replace(
+            "V1Switch(", TOP + "\nV1Switch("), 19,
+        "the constructor of 'Top' takes 1 arguments, not 0"),
+    # extern calls in a parser state (session 58): p4c's BMv2 back end converts none
+    "register_write_in_a_parser": (
+        in_parser_start("r.write(0, hdr.eth.ether_type);"), 12,
+        "calls an extern ('register_write') that cannot run in a parser"),
+    "counter_in_a_parser": (
+        in_parser_start("c.count(0);"), 12, "calls an extern ('count') that cannot run"),
+    "mark_to_drop_in_a_parser": (
+        in_parser_start("mark_to_drop(sm);"), 12,
+        "calls an extern ('mark_to_drop') that cannot run in a parser"),
+    "hash_in_a_parser_through_a_function": (
+        in_parser_start("hdr.eth.ether_type = digest16(hdr.eth.src);"), 12,
+        "calls an extern ('modify_field_with_hash_based_offset') that cannot run"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -449,6 +506,17 @@ def test_whole_header_comparison_with_a_call_operand_is_refused():
     assert "contains a call" in got
 
 
+def test_a_stacks_last_copied_as_a_whole_header_is_refused_with_the_reason():
+    """p4c accepts `h = stack.last` in a parser, but its JSON aborts simple_switch (an
+    assign_header from a stack_field 'last'); inaemu refuses and says what works instead."""
+    src = program("apply { }", header_fields="ethernet_t[2] tags; ethernet_t copy;").replace(
+        "pkt.extract(hdr.eth);", "pkt.extract(hdr.eth); pkt.extract(hdr.tags.next); "
+                                 "hdr.copy = hdr.tags.last;")
+    line, message = refusal(src)
+    assert line == 8 and "a stack's .last cannot be copied as a whole header" in message
+    assert "lastIndex" in message
+
+
 def test_a_varbit_variable_lives_in_a_one_field_local_header():
     src = program("apply { varbit<64> saved = hdr.body.data; hdr.copy.data = saved; }",
                   decls="header body_t { varbit<64> data; }",
@@ -467,6 +535,23 @@ def test_tuple_variables_become_one_variable_per_element():
     fields = [f[0] for t in compile_ok(src).bmv2["header_types"] if t["name"] == "scalars_0"
               for f in t["fields"]]
     assert "t_0" in fields and "t_1" in fields
+
+
+def test_a_tuple_variable_may_hold_a_header_stack():
+    """Its element is a local stack `t_0` (this was an internal error: the declaration the
+    desugaring wrote for the element had no form for a stack type)."""
+    src = program("apply { tuple<ethernet_t[2]> t; t[0][1].ether_type = 7;\n"
+                  "hdr.eth.ether_type = t[0][1].ether_type; }")
+    stacks = [st["name"] for st in compile_ok(src).bmv2["header_stacks"]]
+    assert stacks == ["t_0"]
+
+
+def test_a_varbit_in_the_metadata_struct_is_refused_at_its_field():
+    """p4c places it in a JSON header of a field named '*'; inaemu refuses it, located at
+    the field, where it was an internal error."""
+    line, message = refusal(program("apply { }", meta_fields="varbit<8> v;"))
+    assert line == 6 and "field 'v' of meta_t" in message
+    assert "cannot lay out a varbit<8>" in message
 
 
 @pytest.mark.skipif(not P4C.exists(), reason="reference p4c not installed")
