@@ -327,6 +327,9 @@ class ExpressionChecker:
         if isinstance(rt, BitT) and isinstance(lt, IntT):
             self.expr(e.left, s, rt)
             lt = rt
+        if op in ("==", "!=") and isinstance(lt, StructT) and lt.kind == "struct" and \
+                isinstance(e.right, (A.ListExpr, A.StructExpr)) and rt != lt:
+            rt = self.expr(e.right, s, lt)   # `meta.s == {1, 2}`: the list is an s_t
         if op in ("==", "!="):
             self.comparable(e, lt, rt)
             if isinstance(lt, (StructT, StackT)):

@@ -36,6 +36,31 @@ def fold(e: A.Expr):
 _MISSING = object()
 
 
+def _constant_field(e: A.Member):
+    """`C.f` (or `C.s.f`) of a struct or header constant (`const S C = {9w192};` or
+    `{f = 9w192}`): the folded value of that field's expression, or None."""
+    item = constant_expression(e)
+    return fold(item) if item is not None else None
+
+
+def constant_expression(e: A.Expr):
+    """The expression a constant's name, or a member of one, stands for (`C`, `C.s` of `const
+    S C = {...}`); None otherwise."""
+    if isinstance(e, A.Name):
+        decl = getattr(e, "decl", None)
+        return decl.value if isinstance(decl, A.ConstDecl) else None
+    if not isinstance(e, A.Member):
+        return None
+    whole = constant_expression(e.expr)
+    if isinstance(whole, A.StructExpr):
+        return next((v for name, v in whole.fields if name == e.name), None)
+    if isinstance(whole, A.ListExpr):
+        names = [f[0] for f in getattr(getattr(e.expr, "type", None), "fields", None) or []]
+        if e.name in names and len(whole.items) == len(names):
+            return whole.items[names.index(e.name)]
+    return None
+
+
 def _fold(e: A.Expr):
     t = getattr(e, "type", None)
     if isinstance(e, A.IntLit):
@@ -52,6 +77,8 @@ def _fold(e: A.Expr):
         return None
     if isinstance(e, A.Member):
         member_value = getattr(e, "constant_value", None)
+        if member_value is None:
+            member_value = _constant_field(e)
         return member_value
     if isinstance(e, A.Cast):
         v = fold(e.expr)

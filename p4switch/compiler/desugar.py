@@ -353,6 +353,16 @@ def _any(loc, items: list) -> A.Expr:
     return e
 
 
+def _field_of(e: A.Expr, name: str, position: int) -> A.Expr:
+    """Field `name` (at `position`) of a struct value: a list's item, a struct expression's
+    named value, else `e.name`."""
+    if isinstance(e, A.ListExpr):
+        return A.clone(e.items[position])
+    if isinstance(e, A.StructExpr):
+        return A.clone(next(v for n, v in e.fields if n == name))
+    return A.Member(e.loc, A.clone(e), name)
+
+
 def _equal(a: A.Expr, b: A.Expr, t: Type, loc) -> A.Expr:
     """`a == b` for values of type t, as comparisons of fields (fresh, unchecked trees)."""
     if isinstance(t, StackT):
@@ -360,8 +370,8 @@ def _equal(a: A.Expr, b: A.Expr, t: Type, loc) -> A.Expr:
                                  A.Index(loc, b, A.IntLit(loc, k)), t.element, loc)
                           for k in range(t.size)])
     if isinstance(t, StructT):
-        parts = [_equal(A.Member(loc, A.clone(a), n), A.Member(loc, A.clone(b), n), ft, loc)
-                 for n, ft, _ in t.fields]
+        parts = [_equal(_field_of(a, n, k), _field_of(b, n, k), ft, loc)
+                 for k, (n, ft, _) in enumerate(t.fields)]
         if t.kind != "header":
             return _all(loc, parts)
         va, vb = _valid(A.clone(a), loc), _valid(A.clone(b), loc)

@@ -209,11 +209,8 @@ class ExternLowering:
             lid = self.learn_list(args[1], env, L, node)
             L.emit("generate_digest", [L.arg_value(args[0], env, node), const(lid, 1)], node)
         elif name == "log_msg":
-            params = []
-            if len(args) > 1:
-                params = [L.arg_value(x, env, node) if not isinstance(x, A.ListExpr) else None
-                          for x in (args[1].items if isinstance(args[1], A.ListExpr) else [args[1]])]
-            L.emit("log_msg", [{"type": "string", "value": args[0].value},
+            text, params = self.log_msg_values(args, env, L, node)
+            L.emit("log_msg", [{"type": "string", "value": text},
                                {"type": "parameters_vector", "value": params}], node)
         elif name in ("assert", "assume"):
             L.emit(name, [L.x.boolean(args[0], env)], node)
@@ -231,6 +228,40 @@ class ExternLowering:
         L.emit("modify_field_with_hash_based_offset",
                [target.json(), const(0, 16), {"type": "calculation", "value": calc},
                 const(1 << 16, 32)], node)
+
+    @staticmethod
+    def log_msg_values(args, env, L, node) -> tuple[str, list]:
+        """log_msg's text and values as p4c's BMv2 back end makes them: a list's items (a
+        header only as its sole item, its `{}` written `(f:{},...)`), or a bare header's or
+        flat struct's fields (the text unchanged). p4c refuses the rest ("must be a list
+        expression", or "cannot have type 'Unknown type'" for a struct in a list)."""
+        if len(args) < 2:
+            return args[0].value, []
+        data = args[1]
+        if not isinstance(data, A.ListExpr):
+            store = L.x.resolve(data, env) if isinstance(data.type, StructT) else None
+            if not isinstance(store, (HeaderInst, StructStore)):
+                raise Unsupported(data, "log_msg's values must be a list expression "
+                                        "({a, b}), a header or a struct, as p4c requires")
+            if any(isinstance(ft, StructT) for _, ft, _ in data.type.fields):
+                raise Unsupported(data, "log_msg of a struct holding a struct or header is "
+                                        "refused by p4c: log its fields")
+            return args[0].value, _log_fields(store)[1]
+        shapes, params = [], []
+        for x in data.items:
+            if isinstance(x.type, StructT) and (x.type.kind != "header" or len(data.items) > 1):
+                raise Unsupported(x, "log_msg takes a header in a list only as its sole item, "
+                                     "and no struct (p4c refuses them: 'cannot have type "
+                                     "Unknown type'): log their fields")
+            store = L.x.resolve(x, env) if isinstance(x.type, StructT) else None
+            if isinstance(store, HeaderInst):   # each field, as p4c
+                shape, fields = _log_fields(store)
+                params += fields
+                shapes.append(shape)
+                continue
+            params.append(L.arg_value(x, env, node))
+            shapes.append(None)
+        return _log_format(args[0].value, shapes), params
 
     def learn_list(self, data: A.Expr, env, L, node) -> int:
         t = data.type
@@ -291,3 +322,32 @@ class ExternLowering:
 
 
 __all__ = ["ExternLowering"]
+
+
+def _log_fields(store) -> tuple[str, list]:
+    """A header's or struct's fields for log_msg, and the text that stands for its `{}`:
+    `(dst:{},src:{})`, nested for a struct's structs, as p4c writes it."""
+    parts, fields = [], []
+    items = store.fields.items() if isinstance(store, StructStore) else \
+        ((name, store.field(name)) for name, _, _ in store.type.fields)
+    for name, sub in items:
+        if isinstance(sub, (HeaderInst, StructStore)):
+            shape, inner = _log_fields(sub)
+            parts.append(f"{name}:{shape}")
+            fields += inner
+        else:
+            parts.append(f"{name}:{{}}")
+            fields.append(sub.json())
+    return "(" + ",".join(parts) + ")", fields
+
+
+def _log_format(text: str, shapes: list) -> str:
+    """`text` with the k-th `{}` replaced by shapes[k] where that argument was a header or
+    struct (its fields' `{}`s)."""
+    pieces = text.split("{}")
+    out = [pieces[0]]
+    for k, piece in enumerate(pieces[1:]):
+        shape = shapes[k] if k < len(shapes) else None
+        out.append(shape if shape is not None else "{}")
+        out.append(piece)
+    return "".join(out)

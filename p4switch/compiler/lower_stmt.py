@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from . import ast as A
 from .bmv2_forms import primitive_param
-from .constfold import fold
+from .constfold import constant_expression, fold
 from .lower_expr import Env, ExprLowerer, Unsupported, const, instance_of, op
 from .storage import (DynamicElement, FieldRef, HeaderInst, RuntimeData, StackStore,
                       StructStore, UnionStore)
@@ -315,6 +315,9 @@ class StatementLowerer:
             self.copy_storage(target, src, node)
             return
         if isinstance(target, StructStore):
+            if not isinstance(rhs, (A.ListExpr, A.StructExpr)) and \
+                    isinstance(constant_expression(rhs), (A.ListExpr, A.StructExpr)):
+                rhs = constant_expression(rhs)   # a struct constant, written as its value
             if isinstance(rhs, (A.ListExpr, A.StructExpr)):
                 self.assign_fields(target, rhs, env, node)
                 return

@@ -57,6 +57,15 @@ def _worker(args):
     return run_seed(seed, bmv2)
 
 
+def worker_pool(processes: int):
+    """A pool whose workers start from a fresh process (forkserver), not as forks of the
+    caller: a caller that has run gRPC (a P4Runtime server, a client's stream) holds objects
+    whose finalizers, run by a forked worker's collector, wait on threads the fork did not
+    copy, and the worker hung or crashed ("Fatal Python error: Segmentation fault ...
+    Garbage-collecting") in the test suite, where one process runs both."""
+    return multiprocessing.get_context("forkserver").Pool(processes)
+
+
 def run_batch(seeds, *, processes: int = 2, bmv2: bool = True, progress=None):
     """Yields a SeedReport per seed as they finish (order not kept)."""
     jobs = [(s, bmv2) for s in seeds]
@@ -64,8 +73,7 @@ def run_batch(seeds, *, processes: int = 2, bmv2: bool = True, progress=None):
         for job in jobs:
             yield _worker(job)
         return
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(processes) as pool:
+    with worker_pool(processes) as pool:
         yield from pool.imap_unordered(_worker, jobs, chunksize=1)
 
 

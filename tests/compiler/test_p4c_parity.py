@@ -8,6 +8,7 @@ also shown to be refused by p4c (skipped only when /opt/p4ref is absent).
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -183,6 +184,14 @@ def in_parser_start(stmt: str) -> str:
     return program("apply { }", decls=DIGEST16).replace(
         "    state start {", PARSER_EXTERNS).replace(
         "pkt.extract(hdr.eth); transition", f"pkt.extract(hdr.eth); {stmt} transition")
+
+
+LOG_DECLS = "struct in_t { bit<4> a; }\nstruct s_t { bit<8> x; in_t y; }"
+
+
+def log_program(values: str) -> str:
+    return program(f'apply {{ log_msg("h={{}} s={{}}", {values}); }}', decls=LOG_DECLS,
+                   meta_fields="s_t s; in_t n;")
 
 
 REFUSED = {
@@ -415,6 +424,14 @@ REFUSED = {
     "hash_in_a_parser_through_a_function": (
         in_parser_start("hdr.eth.ether_type = digest16(hdr.eth.src);"), 12,
         "calls an extern ('modify_field_with_hash_based_offset') that cannot run"),
+    # log_msg's values (session 58): p4c's BMv2 back end types these lists' fields as unknown
+    "log_msg_of_a_bare_value": (log_program("8w3"), 13, "must be a list expression"),
+    "log_msg_of_a_header_among_other_values": (
+        log_program("{hdr.eth, 8w1}"), 13, "a header in a list only as its sole item"),
+    "log_msg_of_a_struct_in_a_list": (
+        log_program("{meta.n}"), 13, "a header in a list only as its sole item, and no struct"),
+    "log_msg_of_a_nested_struct": (
+        log_program("meta.s"), 13, "a struct holding a struct or header is refused by p4c"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -544,6 +561,32 @@ def test_a_tuple_variable_may_hold_a_header_stack():
                   "hdr.eth.ether_type = t[0][1].ether_type; }")
     stacks = [st["name"] for st in compile_ok(src).bmv2["header_stacks"]]
     assert stacks == ["t_0"]
+
+
+def _log_msgs(bmv2: dict) -> list:
+    return [p["parameters"] for a in bmv2["actions"] for p in a["primitives"]
+            if p["op"] == "log_msg"]
+
+
+@pytest.mark.parametrize("values, text, count", [
+    ("{hdr.eth}", "h=(dst:{},src:{},ether_type:{}) s={}", 3),   # a list's sole header
+    ("hdr.eth", "h={} s={}", 3),                                # a bare header: its fields
+    ("meta.n", "h={} s={}", 1),                                 # a bare flat struct
+    ("{8w1, meta.n.a}", "h={} s={}", 2),
+])
+def test_log_msg_values_are_what_p4c_makes_of_them(values, text, count, tmp_path):
+    """A header or struct among log_msg's values is its fields, a list's sole header's `{}`
+    written `(f:{},...)`, as p4c writes them (a header was refused before)."""
+    src = log_program(values)
+    (got_text, got_values), = _log_msgs(compile_ok(src).bmv2)
+    assert got_text["value"] == text and len(got_values["value"]) == count
+    if P4C.exists():
+        path = tmp_path / "p.p4"
+        path.write_text(src)
+        subprocess.run([str(P4C), "-I", str(P4C_INCLUDE), "-o", str(tmp_path / "p.json"),
+                        str(path)], check=True, capture_output=True, timeout=120)
+        (p4c_text, p4c_values), = _log_msgs(json.loads((tmp_path / "p.json").read_text()))
+        assert p4c_text == got_text and len(p4c_values["value"]) == count
 
 
 def test_a_varbit_in_the_metadata_struct_is_refused_at_its_field():
