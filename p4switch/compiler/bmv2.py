@@ -433,6 +433,7 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
     h_type, m_type = parser.params[1].type, parser.params[2].type
     sm_type = ctx.checker.decl_type(ctx.checker.top.lookup("standard_metadata_t"))
     check_signatures(main, [parser, verify, ingress, egress, compute, deparser],
+                     _package_directions(main, ctx.checker),
                      h_type, m_type, sm_type)
     layout = ctx.layout
     def allocate_field(struct: StructT, fname: str, ft):
@@ -561,8 +562,22 @@ def _drop_empty_source_info(node) -> None:
             _drop_empty_source_info(v)
 
 
-def check_signatures(main, blocks, h_type, m_type, sm_type) -> None:
-    """The six V1Switch blocks must agree on the header, metadata and standard_metadata types."""
+def _package_directions(main, checker) -> list:
+    """For each V1Switch parameter, its block type's parameter directions, as v1model.p4
+    declares them (`parser Parser<H, M>(packet_in b, out H parsedHdr, ...)`); None where the
+    declaration is not found."""
+    out = []
+    for p in getattr(main.type.decl, "params", []):
+        name = getattr(p.type_ref, "name", None)
+        decl = checker.top.lookup(name) if name else None
+        out.append([q.direction for q in decl.params] if hasattr(decl, "params") else None)
+    return out
+
+
+def check_signatures(main, blocks, directions, h_type, m_type, sm_type) -> None:
+    """The six V1Switch blocks must agree on the header, metadata and standard_metadata types,
+    and take each parameter with the direction v1model.p4 declares (p4c: "Cannot unify 'in'
+    parameter with 'inout' parameter")."""
     expected = [("parser", ["packet_in", h_type, m_type, sm_type]),
                 ("verify checksum control", [h_type, m_type]),
                 ("ingress control", [h_type, m_type, sm_type]),
@@ -573,7 +588,7 @@ def check_signatures(main, blocks, h_type, m_type, sm_type) -> None:
         if not isinstance(t, StructT) or t.kind != "struct":     # (p4c: expected a struct)
             raise Unsupported(blocks[0], f"the parser's {what} parameter must be a struct, not "
                                          f"{t.describe()}")
-    for decl, (what, types) in zip(blocks, expected):
+    for position, (decl, (what, types)) in enumerate(zip(blocks, expected)):
         if isinstance(decl, A.ParserDecl) != (what == "parser"):
             raise Unsupported(decl, f"V1Switch expects a {what} here")
         if len(decl.params) != len(types):
@@ -584,6 +599,12 @@ def check_signatures(main, blocks, h_type, m_type, sm_type) -> None:
                 want = t if isinstance(t, str) else t.describe()
                 raise Unsupported(p, f"parameter '{p.name}' of the {what} must be {want}, "
                                      f"not {p.type.describe()}")
+        wanted = directions[position] if position < len(directions) else None
+        for p, direction in zip(decl.params, wanted or ()):
+            if p.direction != direction:
+                raise Unsupported(p, f"parameter '{p.name}' of the {what} must be "
+                                     f"'{direction or 'directionless'}', as v1model.p4 "
+                                     f"declares it, not '{p.direction or 'directionless'}'")
 
 
 def _number(items: list) -> list:

@@ -543,8 +543,10 @@ class Checker(ExpressionChecker):
     def stmt(self, st, s: Scope, in_action: bool, in_parser: bool = False):
         if self.tracker is not None:
             self.tracker.at(st)
-        if isinstance(st, (A.Assign, A.VarDecl, A.CallStmt, A.Return)) and not in_parser:
-            value = {A.Assign: "rhs", A.VarDecl: "init", A.CallStmt: "call", A.Return: "value"}
+        if isinstance(st, (A.Assign, A.VarDecl, A.CallStmt, A.Return, A.Switch)) and \
+                not in_parser:
+            value = {A.Assign: "rhs", A.VarDecl: "init", A.CallStmt: "call", A.Return: "value",
+                     A.Switch: "expr"}
             self.desugarer.hoist_table_results(getattr(st, value[type(st)]), s, in_action)
         if in_parser and isinstance(st, (A.Assign, A.VarDecl, A.CallStmt)):
             new = self.desugarer.hoist_lookaheads(st, s)

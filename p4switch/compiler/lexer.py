@@ -37,6 +37,29 @@ _SPACE = re.compile(r"[ \t\r\f\v]+")
 _STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 
 
+_STRING_START = re.compile(r'"(?:\\.|[^"\\\n])*\\?$')   # opened, not closed on its line
+_STRING_END = re.compile(r'(?:\\.|[^"\\\n])*"')           # closed on a later line
+
+
+def _string_over_lines(source: PreprocessedSource, index: int, start: int, loc: Location,
+                       reporter: Reporter) -> tuple[str, int, str, int]:
+    """A string literal opened at column `start` of line `index` and closed on a later line:
+    its text (newlines kept), the line it ends on (index and text) and the column after it."""
+    line = source.lines[index][0]
+    if _STRING_START.match(line, start) is None:
+        raise reporter.error(loc, "unterminated string literal")
+    parts = [line[start + 1:]]
+    while index + 1 < len(source.lines):
+        index += 1
+        line = source.lines[index][0]
+        m = _STRING_END.match(line)
+        if m:
+            parts.append(line[:m.end() - 1])
+            return "\n".join(parts), index, line, m.end()
+        parts.append(line)
+    raise reporter.error(loc, "unterminated string literal")
+
+
 @dataclass(slots=True)
 class Token:
     kind: str        # 'id', 'num', 'str', 'kw', the punctuation itself, 'eof', 'unknown'
@@ -59,7 +82,10 @@ def _parse_int(text: str) -> int:
 
 def tokenize(source: PreprocessedSource, reporter: Reporter) -> list[Token]:
     tokens: list[Token] = []
-    for index, (line, file, number) in enumerate(source.lines):
+    index = -1
+    while index + 1 < len(source.lines):
+        index += 1
+        line, file, number = source.lines[index]
         i, n = 0, len(line)
         while i < n:
             m = _SPACE.match(line, i)
@@ -91,10 +117,14 @@ def tokenize(source: PreprocessedSource, reporter: Reporter) -> list[Token]:
                 i = m.end()
             elif c == '"':
                 m = _STRING.match(line, i)
-                if not m:
-                    raise reporter.error(loc, "unterminated string literal")
-                tok = Token("str", m.group(0)[1:-1], loc)
-                i = m.end()
+                if m:
+                    tok = Token("str", m.group(0)[1:-1], loc)
+                    i = m.end()
+                else:   # a string over several lines (p4c takes them: SAI P4's annotations)
+                    text, index, line, i = _string_over_lines(source, index, i, loc, reporter)
+                    file, number = source.lines[index][1:]
+                    n = len(line)
+                    tok = Token("str", text, loc)
             else:
                 for p in _PUNCT:
                     if line.startswith(p, i):

@@ -104,6 +104,7 @@ class LoopUnroller:
                                                     "its initial value")
         for name in decls:
             self._refuse_assignments(st.body, name)
+        self._refuse_compile_time_uses(st.body, set(decls))
         for u in st.update:
             if not (isinstance(u, A.Assign) and isinstance(u.lhs, A.Name) and u.lhs.name in decls):
                 raise _NotUnrollable(u, "for loop: inaemu unrolls loops in an apply block, so the "
@@ -133,6 +134,7 @@ class LoopUnroller:
         return block
 
     def unroll_for_in(self, st: A.ForIn, s, in_action: bool) -> A.Block:
+        self._refuse_compile_time_uses(st.body, {st.name})
         t = self.checker.resolve_type(st.type_ref, s)
         c = st.collection
         assigned = self._assigns(st.body, st.name)
@@ -194,6 +196,21 @@ class LoopUnroller:
             raise _NotUnrollable(hit, f"for loop: the body assigns the loop variable '{name}'; "
                                       "inaemu unrolls loops in an apply block, so it must change "
                                       "only in the update")
+
+    def _refuse_compile_time_uses(self, body, names: set) -> None:
+        """A loop variable is not compile-time known (P4_16 12.15; p4c: "slice bit index values
+        must be constants"), even where inaemu's unrolling would know it: refuse it as a slice
+        bound."""
+        for node in A.walk(body):
+            if not isinstance(node, A.Slice):
+                continue
+            for bound in (node.hi, node.lo):
+                hit = next((n for n in A.walk(bound)
+                            if isinstance(n, A.Name) and n.name in names), None)
+                if hit is not None:
+                    raise self.fail(hit, f"a slice's bounds must be compile-time known, and the "
+                                         f"loop variable '{hit.name}' is not (as in p4c): "
+                                         "shift and mask instead")
 
     def _assigns(self, node, name):
         """The first statement in `node` that assigns the variable `name` (or None)."""

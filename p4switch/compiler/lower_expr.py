@@ -326,6 +326,9 @@ class ExprLowerer:
             return self.boolean(b.expr, b.env)
         if isinstance(e, A.Member) and getattr(e, "table_result", None):
             raise Unsupported(e, "hit/miss can only be used directly as an if condition")
+        if is_bool(e.type) and not self._is_bool_location(e, env):   # data() would come back
+            raise Unsupported(e, "this boolean value cannot be computed here (a table's hit "
+                                 "or miss is read only as an if condition)")
         return op("d2b", None, self.data(e, env))
 
     def is_valid(self, target: A.Expr, env: Env) -> dict:

@@ -16,6 +16,12 @@ from .types import EnumT, StructT, TupleT, bit_width
 CLONE_PRIMITIVES = {0: "clone_ingress_pkt_to_egress", 1: "clone_egress_pkt_to_egress"}
 
 
+# v1model's deprecated calls that take their data directly, and what replaces each
+DEPRECATED_WITH_DATA = {"clone3": "clone_preserving_field_list",
+                        "resubmit": "resubmit_preserving_field_list",
+                        "recirculate": "recirculate_preserving_field_list"}
+
+
 class ExternLowering:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -64,12 +70,13 @@ class ExternLowering:
         return None
 
     def finish(self) -> dict:
+        # a direct counter or meter of no applied table is left out, as p4c leaves it (its
+        # table removed, or none naming it): its JSON and P4Info entries would bind nothing
+        for arrays in (self.counter_arrays, self.meter_arrays):
+            arrays[:] = [a for a in arrays if not a.get("is_direct") or a.get("binding")]
         for arrays in (self.counter_arrays, self.meter_arrays, self.register_arrays):
             for i, a in enumerate(arrays):
                 a["id"] = i
-        for a in self.counter_arrays:
-            if a.get("is_direct") and a.get("binding") is None:
-                a.pop("binding")
         return {"counter_arrays": self.counter_arrays, "meter_arrays": self.meter_arrays,
                 "register_arrays": self.register_arrays, "calculations": self.calculations,
                 "field_lists": self.field_lists, "learn_lists": self.learn_lists,
@@ -148,13 +155,6 @@ class ExternLowering:
         taken = [f["id"] for f in self.field_lists] + list(self.ctx.field_list_fields)
         return max(taken, default=0) + 1
 
-    def field_list_for_data(self, data: A.Expr, env, lowerer, node) -> int:
-        elements = self.flatten(data, env, lowerer, node, constants=False)
-        fid = self._free_id()
-        self.field_lists.append({"id": fid, "name": f"fl_{fid}" if elements else "fl",
-                                 "elements": elements})
-        return fid
-
     def empty_field_list(self) -> int:
         if self.empty_list_id is None:
             fid = self._free_id()
@@ -175,14 +175,14 @@ class ExternLowering:
             kind = fold(args[0])
             L.emit(CLONE_PRIMITIVES[kind], [L.arg_value(args[1], env, node),
                                             const(self.empty_field_list(), 1)], node)
-        elif name in ("clone_preserving_field_list", "clone3"):
+        elif name in DEPRECATED_WITH_DATA:   # p4c: "unknown extern function"
+            raise Unsupported(node, f"'{name}' (deprecated in v1model.p4) is not implemented "
+                                    "by p4c's BMv2 back end, which refuses it: use "
+                                    f"'{DEPRECATED_WITH_DATA[name]}' with @field_list members")
+        elif name == "clone_preserving_field_list":
             kind = fold(args[0])
-            fid = (self.field_list_for_index(fold(args[2])) if name.startswith("clone_p")
-                   else self.field_list_for_data(args[2], env, L, node))
+            fid = self.field_list_for_index(fold(args[2]))
             L.emit(CLONE_PRIMITIVES[kind], [L.arg_value(args[1], env, node), const(fid, 1)], node)
-        elif name in ("resubmit", "recirculate"):
-            fid = self.field_list_for_data(args[0], env, L, node)
-            L.emit(name, [const(fid, 1)], node)
         elif name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
             fid = self.field_list_for_index(fold(args[0]))
             L.emit(name.split("_")[0], [const(fid, 1)], node)

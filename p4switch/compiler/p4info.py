@@ -7,6 +7,8 @@ next free value). Aliases are the shortest dot-separated suffix that is unique i
 
 from __future__ import annotations
 
+import re
+
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
@@ -54,6 +56,71 @@ class IdAllocator:
         return pid
 
 
+SELECTOR_ANNOTATIONS = ("max_group_size", "selector_size_semantics", "max_member_weight")
+
+
+def field_ids(annotation_lists: list, reporter, where) -> list[int]:
+    """Ids of match fields, action parameters or packet metadata fields, as p4c allocates
+    them: an `@id(n)` is kept; the others, in order, take their position (1-based) or, if an
+    `@id` took it, the next free number. `@id(0)` and an id used twice are refused."""
+    given: dict[int, int] = {}
+    for i, anns in enumerate(annotation_lists):
+        ann = A.find_annotation(anns, "id")
+        if ann is None:
+            continue
+        value = fold(ann.args[0]) if ann.args and isinstance(ann.args[0], A.Expr) else None
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise reporter.error(ann.loc, "@id needs an integer")
+        if value == 0:
+            raise reporter.error(ann.loc, "0 is not a valid @id value")
+        if value in given.values():
+            raise reporter.error(ann.loc, f"@id {value} is used more than once here")
+        given[i] = value
+    used, ids, index = set(given.values()), [], 1
+    for i in range(len(annotation_lists)):
+        if i in given:
+            ids.append(given[i])
+            index += 1
+            continue
+        while index in used:
+            index += 1
+        ids.append(index)
+        used.add(index)
+    return ids
+
+
+def set_doc(msg, annotations) -> None:
+    """`doc` from `@brief("...")` and `@description("...")`, as p4c sets it."""
+    for ann in annotations or ():
+        if ann.name in ("brief", "description") and ann.args and \
+                isinstance(ann.args[0], A.StrLit):
+            setattr(msg.doc, ann.name, ann.args[0].value)
+
+
+PKGINFO_KEYS = ("name", "version", "organization", "contact", "url", "arch")
+PLATFORM_PROPERTIES = ("multicast_group_table_size", "multicast_group_table_total_replicas",
+                       "multicast_group_table_max_replicas_per_entry")
+_KEY_VALUE = re.compile(r'\s*(\w+)\s*=\s*("(?:\\.|[^"\\])*"|[^,]+?)\s*(?:,|$)', re.S)
+
+
+def key_values(ann) -> list[tuple[str, str, object]]:
+    """A key-value annotation's pairs (`@pkginfo(name = "x", version = "1")`), each value as
+    written (a string with its quotes) and located at the annotation; ValueError if the body
+    is not such pairs."""
+    pairs, pos, raw = [], 0, ann.raw.strip()
+    while pos < len(raw):
+        m = _KEY_VALUE.match(raw, pos)
+        if m is None:
+            raise ValueError(f"@{ann.name} takes key = value pairs, separated by commas")
+        pairs.append((m.group(1), m.group(2).strip(), ann.loc))
+        pos = m.end()
+    return pairs
+
+
+def _unquote(text: str) -> str:
+    return text[1:-1]
+
+
 def annotation_texts(annotations) -> list[str]:
     out = []
     for a in annotations or ():
@@ -87,18 +154,19 @@ class P4InfoBuilder:
         loc = decl.loc
         return (self.line_order.get((loc.file, loc.line), 0), loc.col)
 
-    def preamble(self, msg, prefix: int, name: str, decl) -> int:
+    def preamble(self, msg, prefix: int, name: str, decl, exclude=()) -> int:
         anns = getattr(decl, "annotations", ()) if decl is not None else ()
         pid = self.ids.allocate(prefix, name, anns)
         msg.preamble.id = pid
         msg.preamble.name = name
-        msg.preamble.annotations.extend(annotation_texts(anns))
+        msg.preamble.annotations.extend(annotation_texts(a for a in anns if a.name not in exclude))
+        set_doc(msg.preamble, anns)
         self.preambles.append(msg.preamble)
         return pid
 
     def build(self) -> p4info_pb2.P4Info:
         info = self.info
-        info.pkg_info.arch = "v1model"
+        self.pkg_info()
         self.action_ids = self.actions()
         self.extern_ids = {}
         self.profiles()
@@ -137,13 +205,15 @@ class P4InfoBuilder:
             # an action only called directly has its arguments bound at the call: p4c lists it
             # without parameters
             data = [p for p in decl.params if not p.direction] if name in in_tables else []
-            for i, p in enumerate(data):
+            ids_of = field_ids([p.annotations for p in data], self.ctx.reporter, decl)
+            for p, param_id in zip(data, ids_of):
                 param = msg.params.add()
-                param.id = i + 1
+                param.id = param_id
                 param.name = p.name
                 param.bitwidth = controller_width(p.type)
                 self.type_name(param, p.type)
                 param.annotations.extend(annotation_texts(p.annotations))
+                set_doc(param, p.annotations)
         return ids
 
     def refuse_shared_action_names(self, used: dict) -> None:
@@ -202,9 +272,10 @@ class P4InfoBuilder:
         self.preamble(msg, P.TABLE, ref.name, d)
         keys = [k for k in (d.props["key"].value if "key" in d.props else [])
                 if k.match_kind != "selector"]
-        for i, (k, jk) in enumerate(zip(keys, table["key"])):
+        key_ids = field_ids([k.annotations for k in keys], self.ctx.reporter, d)
+        for k, jk, key_id in zip(keys, table["key"], key_ids):
             mf = msg.match_fields.add()
-            mf.id = i + 1
+            mf.id = key_id
             mf.name = jk["name"]
             if isinstance(k.expr.type, EnumT) and k.expr.type.underlying is None:
                 raise self.ctx.checker.r.error(
@@ -214,6 +285,7 @@ class P4InfoBuilder:
             mf.bitwidth = controller_width(k.expr.type)
             self.type_name(mf, k.expr.type)
             mf.annotations.extend(annotation_texts(k.annotations))
+            set_doc(mf, k.annotations)
             if k.match_kind in MATCH_TYPES:
                 mf.match_type = MATCH_TYPES[k.match_kind]
             else:
@@ -240,9 +312,11 @@ class P4InfoBuilder:
             msg.initial_default_action.action_id = act_id
             params = [p for p in name_expr.decl.params if not p.direction]
             args = call.args[-len(params):] if isinstance(call, A.Call) and params else []
-            for i, (p, a) in enumerate(zip(params, args)):
+            param_ids = field_ids([p.annotations for p in params], self.ctx.reporter,
+                                  name_expr.decl)
+            for p, a, param_id in zip(params, args, param_ids):
                 arg = msg.initial_default_action.arguments.add()
-                arg.param_id = i + 1
+                arg.param_id = param_id
                 width = 1 if p.type == BOOL else bit_width(p.type)
                 arg.value = canonical_bytes(int(fold(a.value)) & ((1 << width) - 1), width)
         elif implicit is not None:
@@ -269,6 +343,52 @@ class P4InfoBuilder:
             if self.direct_bindings.get(dr.preamble.name) == ref.name:
                 dr.direct_table_id = msg.preamble.id
 
+    def pkg_info(self) -> None:
+        """`pkg_info` from the main instance's annotations, as p4c fills it: `@pkginfo(key =
+        "string", ...)` for name, version, organization, contact, url (and arch, which the
+        compiler sets, with a warning); `@platform_property(key = int, ...)`; the others as
+        the package's annotations."""
+        pkg = self.info.pkg_info
+        pkg.arch = "v1model"
+        main = next((d for d in self.program.decls
+                     if isinstance(d, A.InstanceDecl) and d.name == "main"), None)
+        anns = getattr(main, "annotations", None) or []
+        reporter = self.ctx.reporter
+        for ann in anns:
+            if ann.name in ("pkginfo", "platform_property"):
+                try:
+                    pairs = key_values(ann)
+                except ValueError as exc:
+                    raise reporter.error(ann.loc, str(exc)) from None
+            if ann.name == "pkginfo":
+                for key, value, where in pairs:
+                    if key not in PKGINFO_KEYS:
+                        reporter.warn(where, f"unknown key '{key}' in @pkginfo: ignored")
+                        continue
+                    if not (len(value) >= 2 and value[0] == value[-1] == '"'):
+                        raise reporter.error(where, f"the value of '{key}' in @pkginfo must be "
+                                                    "a string")
+                    if key == "arch":
+                        reporter.warn(where, "'arch' in @pkginfo is set by the compiler, not "
+                                             "by the program (the program's value is used)")
+                    setattr(pkg, key, _unquote(value))
+            elif ann.name == "platform_property":
+                for key, value, where in pairs:
+                    if key not in PLATFORM_PROPERTIES:
+                        reporter.warn(where, f"unknown key '{key}' in @platform_property: "
+                                             "ignored")
+                        continue
+                    try:
+                        number = int(value.replace("_", ""), 0)
+                    except ValueError:
+                        raise reporter.error(where, f"the value of '{key}' in "
+                                                    "@platform_property must be an integer") \
+                            from None
+                    setattr(pkg.platform_properties, key, number)
+        pkg.annotations.extend(annotation_texts(
+            [a for a in anns if a.name not in ("pkginfo", "platform_property")]))
+        set_doc(pkg, anns)
+
     def action_ref(self, msg, name: str, anns) -> None:
         ar = msg.action_refs.add()
         ar.id = self.action_ids[name]
@@ -286,9 +406,43 @@ class P4InfoBuilder:
         for name, (entry, _, inst) in sorted(self.ctx.action_profiles.items(),
                                              key=lambda kv: self.order(kv[1][2].decl)):
             msg = self.info.action_profiles.add()
-            self.extern_ids[name] = self.preamble(msg, P.ACTION_PROFILE, name, inst.decl)
+            self.extern_ids[name] = self.preamble(msg, P.ACTION_PROFILE, name, inst.decl,
+                                                  exclude=SELECTOR_ANNOTATIONS)
             msg.with_selector = "selector" in entry
             msg.size = entry["max_size"]
+            self.selector_annotations(msg, inst.decl)
+
+    def selector_annotations(self, msg, decl) -> None:
+        """An action selector's `@max_group_size(n)`, `@selector_size_semantics("sum_of_weights"
+        | "sum_of_members")` and `@max_member_weight(n)` (with sum_of_members) as fields, not
+        annotations, as p4c writes them; on a profile without a selector they are ignored
+        with a warning."""
+        reporter = self.ctx.reporter
+        for ann in (A.find_annotation(decl.annotations, n) for n in SELECTOR_ANNOTATIONS):
+            if ann is None:
+                continue
+            if not msg.with_selector:
+                reporter.warn(ann.loc, f"@{ann.name} on an action profile without a selector: "
+                                       "ignored")
+                continue
+            value = ann.args[0] if len(ann.args) == 1 else None
+            if ann.name == "selector_size_semantics":
+                text = value.value.lower() if isinstance(value, A.StrLit) else None
+                if text not in ("sum_of_weights", "sum_of_members"):
+                    raise reporter.error(ann.loc, '@selector_size_semantics takes '
+                                                  '"sum_of_weights" or "sum_of_members"')
+                getattr(msg, text).SetInParent()
+                continue
+            number = fold(value) if isinstance(value, A.Expr) else None
+            if not isinstance(number, int) or isinstance(number, bool):
+                raise reporter.error(ann.loc, f"@{ann.name} takes an integer")
+            if ann.name == "max_group_size":
+                msg.max_group_size = number
+            elif msg.HasField("sum_of_members"):
+                msg.sum_of_members.max_member_weight = number
+            else:
+                reporter.warn(ann.loc, "@max_member_weight without "
+                                       '@selector_size_semantics("sum_of_members"): ignored')
 
     def counters_and_meters(self) -> None:
         ext = self.ctx.externs
@@ -357,13 +511,15 @@ class P4InfoBuilder:
             msg.preamble.annotations.append(f"@controller_header({ann.raw})")
             self.preambles.append(msg.preamble)
             t = self.ctx.checker.decl_type(d)
-            for i, (fname, ft, fanns) in enumerate(t.fields):
+            metadata_ids = field_ids([fanns for _, _, fanns in t.fields], self.ctx.reporter, d)
+            for (fname, ft, fanns), field_id in zip(t.fields, metadata_ids):
                 m = msg.metadata.add()
-                m.id = i + 1
+                m.id = field_id
                 m.name = fname
                 m.bitwidth = controller_width(ft)
                 self.type_name(m, ft)
                 m.annotations.extend(annotation_texts(fanns))
+                set_doc(m, fanns)
 
     def value_sets(self) -> None:
         for vs in self.ctx.value_sets:

@@ -58,9 +58,9 @@ def _strip_comments(text: str) -> str:
     i, n = 0, len(text)
     while i < n:
         c = text[i]
-        if c == '"':
+        if c == '"':   # a string may go on over lines (as in p4c): comments in it are text
             j = i + 1
-            while j < n and text[j] != '"' and text[j] != "\n":
+            while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
             out.append(text[i:j + 1])
             i = j + 1

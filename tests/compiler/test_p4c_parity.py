@@ -432,6 +432,18 @@ REFUSED = {
         log_program("{meta.n}"), 13, "a header in a list only as its sole item, and no struct"),
     "log_msg_of_a_nested_struct": (
         log_program("meta.s"), 13, "a struct holding a struct or header is refused by p4c"),
+    "package_block_parameter_of_another_direction": (
+        program("apply { }").replace("control VC(inout headers_t hdr", "control VC(in headers_t hdr"),
+        10, "parameter 'hdr' of the verify checksum control must be 'inout'"),
+    "loop_variable_as_a_slice_bound": (
+        program("apply { for (bit<8> i = 0; i < 8; i = i + 1) { hdr.eth.src[i:i] = 1; } }"),
+        12, "the loop variable 'i' is not"),
+    "deprecated_resubmit_with_data": (program("apply { resubmit({sm.ingress_port}); }"), 12,
+                                      "'resubmit' (deprecated in v1model.p4) is not implemented"),
+    "deprecated_clone3": (program("apply { clone3(CloneType.I2E, 32w5, {sm.ingress_port}); }"),
+                          12, "'clone3' (deprecated in v1model.p4) is not implemented"),
+    "unterminated_string": (program('apply { log_msg("no end); }'), 12,
+                            "unterminated string literal"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -616,9 +628,12 @@ def test_entry_priorities_agree_with_p4c_on_simple_switch(tmp_path):
 
 @pytest.mark.skipif(not P4C.exists(), reason="reference p4c not installed")
 @pytest.mark.parametrize("path", ["p4src/ina.p4", "tests/p4/ecn.p4", "tests/p4/firewall.p4",
-                                  "tests/p4/header_struct_fields.p4"])
+                                  "tests/p4/header_struct_fields.p4",
+                                  "tests/p4/p4runtime_annotations.p4"])
 def test_p4info_text_is_p4cs_byte_for_byte(path, tmp_path):
-    """Directly called actions (ecn, firewall), whole-byte values, p4c's ids and names."""
+    """Directly called actions (ecn, firewall), whole-byte values, p4c's ids and names;
+    @pkginfo, @id on fields and parameters, documentation, selector sizes, a string over
+    several lines, a removed table's direct counter (p4runtime_annotations)."""
     from p4switch.compiler import compile_file
     source = Path(__file__).resolve().parents[2] / path
     out = tmp_path / "p.p4info.txtpb"
