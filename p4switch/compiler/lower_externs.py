@@ -168,6 +168,13 @@ class ExternLowering:
         if name == "mark_to_drop":
             if args:
                 target = L.x.resolve(args[0], env)
+                if isinstance(target, StructStore):   # a copy (an inout parameter's): what
+                    for field, value in (("egress_spec", 511), ("mcast_grp", 0)):   # BMv2 sets
+                        if field in target.fields:
+                            L.emit("assign", [target.fields[field].json(),
+                                              const(value, bit_width(target.fields[field].type))],
+                                   node)
+                    return
                 L.emit("mark_to_drop", [{"type": "header", "value": target.name}], node)
             else:
                 L.emit("drop", [], node)

@@ -322,6 +322,9 @@ class StatementLowerer:
                 self.assign_fields(target, rhs, env, node)
                 return
             src = self.x.resolve(rhs, env)
+            if _metadata_struct_pair(target, src):
+                self.copy_storage(target, src, node)
+                return
             if not isinstance(src, StructStore):
                 raise Unsupported(rhs, "expected a struct value")
             for name, sub in target.fields.items():
@@ -332,6 +335,9 @@ class StatementLowerer:
     def copy_storage(self, dst, src, node) -> None:
         if isinstance(dst, FieldRef):
             self.emit("assign", [dst.json(), src.json()], node)
+        elif _metadata_struct_pair(dst, src):   # standard_metadata, copied in or out
+            for name in _field_names(dst):
+                self.copy_storage(_field_of(dst, name), _field_of(src, name), node)
         elif isinstance(dst, (HeaderInst, DynamicElement)):
             self.emit("assign_header", [header_param(dst), header_param(src)], node)
         elif isinstance(dst, StructStore):
@@ -607,3 +613,19 @@ def lower_call_value(lowerer: StatementLowerer, call: A.Call, env: Env, node, ta
 
 __all__ = ["StatementLowerer", "ExternRef", "wrap_param", "switch_as_ifs", "switch_subject",
            "TO_ACTION_END"]
+
+
+def _metadata_struct_pair(a, b) -> bool:
+    """A struct's storage and standard_metadata's (a struct type the JSON keeps as a metadata
+    header), in either order: copied field by field."""
+    return {type(a), type(b)} == {StructStore, HeaderInst} and \
+        getattr(a if isinstance(a, HeaderInst) else b, "metadata", False)
+
+
+def _field_names(store) -> list:
+    return list(store.fields) if isinstance(store, StructStore) else \
+        [name for name, _, _ in store.type.fields]
+
+
+def _field_of(store, name: str):
+    return store.fields[name] if isinstance(store, StructStore) else store.field(name)

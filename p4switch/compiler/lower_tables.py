@@ -146,9 +146,17 @@ class TableBuilder:
         constructed = getattr(e, "constructs", None)
         if inst is None and constructed is not None and constructed.name in (
                 "action_profile", "action_selector"):
-            # an anonymous profile: named after its table
-            anon = A.InstanceDecl(e.loc, ref.name, None, e.args)
-            inst = ExternRef(ref.name, constructed.name, anon)
+            # a profile instantiated in the property: P4Runtime needs a name for it, which
+            # only the property's @name gives, used as written (as p4c does)
+            named = A.find_annotation(prop.annotations, "name")
+            if named is None or not named.args or not isinstance(named.args[0], A.StrLit):
+                raise Unsupported(e, f"table '{ref.name}' instantiates its implementation in the "
+                                     "property without a name, which P4Runtime cannot refer to "
+                                     "(p4c refuses it): add @name(\"...\") to the property, or "
+                                     "declare the instance")
+            name = named.args[0].value.lstrip(".")
+            anon = A.InstanceDecl(e.loc, name, None, e.args)
+            inst = ExternRef(name, constructed.name, anon)
             ref.decl.anonymous_profile = inst
         if inst is None:
             raise Unsupported(e, "implementation must name an action_profile or action_selector "

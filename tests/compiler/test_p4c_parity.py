@@ -442,6 +442,11 @@ REFUSED = {
                                       "'resubmit' (deprecated in v1model.p4) is not implemented"),
     "deprecated_clone3": (program("apply { clone3(CloneType.I2E, 32w5, {sm.ingress_port}); }"),
                           12, "'clone3' (deprecated in v1model.p4) is not implemented"),
+    "implementation_instantiated_without_a_name": (
+        program("action a(bit<9> p) { sm.egress_spec = p; }\n"
+                "table t { key = { hdr.eth.dst : exact; } actions = { a; }\n"
+                "implementation = action_profile(32w16); }\napply { t.apply(); }"), 14,
+        "instantiates its implementation in the property without a name"),
     "unterminated_string": (program('apply { log_msg("no end); }'), 12,
                             "unterminated string literal"),
     "switch_label_after_default": (

@@ -36,7 +36,7 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
     table t_fwd {
         key = { hdr.eth.dst : exact; }
         actions = { set_port; set_port_and_src; drop; }
-        implementation = action_profile(8);
+        @name("t_fwd_profile") implementation = action_profile(8);
         size = 16;
     }
 

@@ -426,11 +426,10 @@ class NativeGenerator:
                       block.store(slot, width, CVal("HV", None)), "}"]
             return lines
         if op in ("mark_to_drop", "drop"):
-            spec = layout.std("egress_spec")
+            spec, mcast = layout.drop_slots(params, params[0] if params else None)
             if spec is None:
                 raise Untranslatable("no egress_spec")
             lines = [block.store(spec, 64, _const(DROP_PORT))]
-            mcast = layout.std("mcast_grp")
             if mcast is not None:
                 lines.append(block.store(mcast, 64, _const(0)))
             return lines

@@ -156,6 +156,18 @@ class Layout:
                 return FieldRef(inst, inst.base + i, width, signed)
         raise where.error(f"header '{header_name}' has no field '{field_name}'")
 
+    def drop_slots(self, params, where: Node) -> tuple[int | None, int | None]:
+        """The egress_spec and mcast_grp slots `mark_to_drop` writes: of the header it is given
+        (as simple_switch, which writes the header passed, e.g. a copy of standard_metadata a
+        function took), else of standard_metadata (`drop`, no parameter)."""
+        if params:
+            kind, value = params[0].type_value()
+            if kind != "header":
+                raise where.error("mark_to_drop takes a header (standard_metadata or a copy)")
+            inst = self.header(value.str(), where)
+            return inst.slot("egress_spec"), inst.slot("mcast_grp")
+        return self.std("egress_spec"), self.std("mcast_grp")
+
     def std(self, field_name: str) -> int | None:
         """Slot of a standard_metadata field, or None if the program does not declare it."""
         inst = self.headers.get(STANDARD_METADATA)

@@ -285,8 +285,10 @@ class PrimitiveCompiler:
         return slot
 
     def _p_mark_to_drop(self, prim, params):
-        lines = [f"f[{self._std(prim, 'egress_spec')}] = {DROP_PORT}"]
-        mcast = self.layout.std("mcast_grp")
+        spec, mcast = self.layout.drop_slots(params, prim)
+        if spec is None:
+            raise prim.error("needs an egress_spec field, which the header has not")
+        lines = [f"f[{spec}] = {DROP_PORT}"]
         if mcast is not None:
             lines.append(f"f[{mcast}] = 0")
         return lines
