@@ -2,6 +2,7 @@
 """Does inaemu's front end accept exactly the v1model programs real p4c accepts?
 
     .venv/bin/python scripts/p4c_acceptance.py [P4C] [-j 2] [--json results.json]
+    .venv/bin/python scripts/p4c_acceptance.py --tree DIR [-j 2]
 
 Every program in p4c's `testdata/p4_16_samples` and `testdata/p4_16_errors` that includes
 `v1model.p4` is compiled by real `p4c-bm2-ss` (/opt/p4ref, required: it is the oracle) and by
@@ -9,6 +10,9 @@ inaemu. P4C is a p4c checkout or a bare git directory of one (default: the `fetc
 /work/.mirror/p4lang+p4c/repo); p4c's files are read in a temporary folder, never copied into
 the repository. scripts/p4c_samples.py runs the samples that have STF tests on packets; this one
 asks only which programs each compiler takes.
+
+With `--tree DIR` it judges every v1model program under DIR instead, at any depth (someone
+else's programs, e.g. the `fetch` snapshot /work/.mirror/jafingerhut+p4-guide/repo).
 
 It lists the programs inaemu accepts and p4c refuses (a wrong answer: exit status 1), those p4c
 accepts and inaemu refuses (a feature inaemu lacks, with its message), and the counts.
@@ -76,8 +80,26 @@ def _error_line(text: str) -> str:
     return text.strip().splitlines()[0][:200] if text.strip() else ""
 
 
-def judge(program: Path) -> Verdict:
+def select_tree(root: Path) -> list[Path]:
+    """Every .p4 under `root`, at any depth, that includes v1model.p4 (`--tree`)."""
+    return [program for program in sorted(root.rglob("*.p4"))
+            if program.is_file() and _V1MODEL_INCLUDE.search(program.read_text(errors="replace"))]
+
+
+def extract_tree(source: Path, scratch: Path) -> Path:
+    """`source` itself if it is a folder; a bare git directory's files extracted (`fetch`)."""
+    if not (source / "HEAD").is_file():
+        return source
+    archive = subprocess.run(["git", f"--git-dir={source}", "archive", "HEAD"],
+                             capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive.stdout, check=True)
+    return scratch
+
+
+def judge(job: Path | tuple[Path, str]) -> Verdict:
     from p4switch.compiler import CompileError, compile_file
+    program, name = job if isinstance(job, tuple) else \
+        (job, f"{job.parent.name}/{job.name}")
     with tempfile.TemporaryDirectory(prefix="p4c-acceptance-") as out:
         # inaemu makes P4Info with every compile, so p4c is asked for it too
         done = subprocess.run([str(P4C_BM2_SS), "--arch", "v1model", "-o", f"{out}/p.json",
@@ -94,7 +116,6 @@ def judge(program: Path) -> Verdict:
         message = re.sub(r"^\S*/testdata/", "", text.splitlines()[0] if text else "")[:200]
     if inaemu == "accept" and p4c == "refuse":
         message = "p4c: " + _error_line(done.stdout + done.stderr)
-    name = f"{program.parent.name}/{program.name}"
     return Verdict(name, p4c, inaemu, message)
 
 
@@ -125,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("p4c", nargs="?", type=Path, default=DEFAULT_P4C,
                     help=f"p4c checkout or bare git directory (default {DEFAULT_P4C})")
+    ap.add_argument("--tree", type=Path, metavar="DIR",
+                    help="judge every v1model program under DIR instead (a folder or a bare "
+                         "git directory, e.g. a `fetch` snapshot of someone's P4 programs)")
     ap.add_argument("-j", "--processes", type=int, default=2)
     ap.add_argument("--json", type=Path, help="also write every verdict to this file")
     args = ap.parse_args(argv)
@@ -133,7 +157,11 @@ def main(argv: list[str] | None = None) -> int:
                          "(../shared/ref-toolchain/install.sh installs it)")
     scratch = Path(tempfile.mkdtemp(prefix="p4c-acceptance-"))
     try:
-        programs = select_programs(testdata(args.p4c.resolve(), scratch))
+        if args.tree is not None:
+            root = extract_tree(args.tree.resolve(), scratch)
+            programs = [(p, str(p.relative_to(root))) for p in select_tree(root)]
+        else:
+            programs = select_programs(testdata(args.p4c.resolve(), scratch))
         start, verdicts = time.monotonic(), []
         step = max(1, len(programs) // 20)
         with contextlib.ExitStack() as stack:

@@ -85,3 +85,16 @@ def test_real_p4c_judges_a_fake_checkout(checkout, tmp_path, capsys, monkeypatch
 def test_inaemu_itself_refuses_exit_in_a_function(checkout) -> None:
     verdict = acceptance.judge(checkout / "testdata" / "p4_16_errors" / "exit-in-function.p4")
     assert verdict.inaemu == "refuse" and "exit" in verdict.message
+
+
+@pytest.mark.skipif(not acceptance.P4C_BM2_SS.exists(), reason="reference p4c not installed")
+def test_a_tree_is_searched_at_any_depth_and_named_by_path(tmp_path) -> None:
+    """`--tree DIR`: every program under DIR that includes v1model.p4, at any depth, named by
+    its path there (a file of declarations only, not a program, is judged too: both refuse)."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "good.p4").write_text(GOOD)
+    (tmp_path / "a" / "core_only.p4").write_text("#include <core.p4>\n")
+    found = [str(p.relative_to(tmp_path)) for p in acceptance.select_tree(tmp_path)]
+    assert found == ["a/b/good.p4"]
+    verdict = acceptance.judge((tmp_path / "a" / "b" / "good.p4", "a/b/good.p4"))
+    assert verdict.program == "a/b/good.p4" and verdict.inaemu == "accept"
