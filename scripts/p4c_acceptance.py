@@ -87,11 +87,15 @@ def select_tree(root: Path) -> list[Path]:
 
 
 def extract_tree(source: Path, scratch: Path) -> Path:
-    """`source` itself if it is a folder; a bare git directory's files extracted (`fetch`)."""
+    """`source` itself if it is a folder; a bare git directory's .p4 files extracted (a `fetch`
+    snapshot, whose largest files may be absent)."""
     if not (source / "HEAD").is_file():
         return source
-    archive = subprocess.run(["git", f"--git-dir={source}", "archive", "HEAD"],
-                             capture_output=True, check=True)
+    archive = subprocess.run(["git", f"--git-dir={source}", "archive", "HEAD", "--", "*.p4"],
+                             capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"p4c_acceptance: cannot read the .p4 files of {source}: "
+                         f"{archive.stderr.decode(errors='replace').strip()[:300]}")
     subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive.stdout, check=True)
     return scratch
 

@@ -81,6 +81,7 @@ class IntLit(Expr):
     value: int
     width: Optional[int] = None
     signed: bool = False
+    base: int = 10       # as written (0x.. 16, 0b.. 2, 0o.. 8): p4c names keys with it
 
 
 @dataclass(eq=False)

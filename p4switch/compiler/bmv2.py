@@ -314,11 +314,14 @@ def expr_text(e) -> str:
     if isinstance(e, A.Name):
         return e.name
     if isinstance(e, A.Member):
-        return f"{expr_text(e.expr)}.{e.name}"
+        field = _field_name(e)   # a struct field's @name; a leading '.' drops what is before
+        return field[1:] if field.startswith(".") else f"{expr_text(e.expr)}.{field}"
     if isinstance(e, A.Index):
         return f"{expr_text(e.expr)}[{expr_text(e.index)}]"
-    if isinstance(e, A.IntLit):
-        return str(e.value) if e.width is None else f"{e.width}{'s' if e.signed else 'w'}{e.value}"
+    if isinstance(e, A.IntLit):   # no width, in the base it was written in (`0xffff`)
+        prefix = {16: "0x", 2: "0b", 8: "0o"}.get(e.base, "")
+        digits = format(abs(e.value), {16: "x", 2: "b", 8: "o"}.get(e.base, "d"))
+        return ("-" if e.value < 0 else "") + prefix + digits
     if isinstance(e, A.Slice):
         return f"{expr_text(e.expr)}[{expr_text(e.hi)}:{expr_text(e.lo)}]"
     if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "isValid":
@@ -328,6 +331,16 @@ def expr_text(e) -> str:
     if isinstance(e, A.Binary):
         return f"{expr_text(e.left)} {e.op} {expr_text(e.right)}"
     return "key"
+
+
+def _field_name(e: A.Member) -> str:
+    """The name p4c gives a member in a key's name: its field's @name if it has one."""
+    for fname, _, anns in getattr(getattr(e.expr, "type", None), "fields", None) or ():
+        if fname == e.name:
+            ann = A.find_annotation(anns, "name")
+            if ann is not None and ann.args and isinstance(ann.args[0], A.StrLit):
+                return ann.args[0].value
+    return e.name
 
 
 # ---- the program ------------------------------------------------------------------------------

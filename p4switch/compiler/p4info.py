@@ -15,7 +15,7 @@ from p4.config.v1 import p4info_pb2
 from . import ast as A
 
 from .constfold import fold
-from .types import BOOL, NEW_TYPES, BitT, EnumT, StructT, bit_width, original_type
+from .types import BOOL, ERROR, NEW_TYPES, BitT, EnumT, StructT, bit_width, original_type
 
 P = p4info_pb2.P4Ids
 MATCH_TYPES = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
@@ -176,9 +176,32 @@ class P4InfoBuilder:
         self.controller_headers()
         self.value_sets()
         self.digests()
-        info.type_info.SetInParent()
+        if self.describes_types():
+            info.type_info.SetInParent()
         self.aliases()
         return info
+
+    def describes_types(self) -> bool:
+        """Does p4c write `type_info` (empty or not)? It makes one whenever it converts a type
+        for the controller: an action parameter, a match field list (any table), a packet
+        metadata field, an extern instance, or an extern function called in a control."""
+        info = self.info
+        if info.HasField("type_info") or len(info.tables) or len(info.controller_packet_metadata):
+            return True
+        if any(len(a.params) for a in info.actions):
+            return True
+        if any(len(getattr(info, kind)) for kind in (
+                "counters", "direct_counters", "meters", "direct_meters", "registers",
+                "action_profiles", "digests", "value_sets")):
+            return True
+        bodies = [d.apply for d in self.program.decls if isinstance(d, A.ControlDecl)]
+        bodies += [local for d in self.program.decls if isinstance(d, A.ControlDecl)
+                   for local in d.locals
+                   if isinstance(local, A.ActionDecl) and id(local) in self.used_actions]
+        bodies += [d for d in self.program.decls
+                   if isinstance(d, A.ActionDecl) and id(d) in self.used_actions]
+        return any(isinstance(getattr(node, "callee", None), A.ExternFunctionDecl)
+                   for body in bodies for node in A.walk(body))
 
     # ---- actions ----------------------------------------------------------------------------
     def actions(self) -> dict:
@@ -196,6 +219,7 @@ class P4InfoBuilder:
         for decl, name in self.direct_action_calls():
             used.setdefault(name, decl)
         self.refuse_shared_action_names(used)
+        self.used_actions = {id(decl) for decl in used.values()}
         ids = {}
         for name, decl in sorted(used.items(), key=lambda kv: self.order(kv[1])):
             if is_hidden(decl):
@@ -541,22 +565,58 @@ class P4InfoBuilder:
             msg = self.info.digests.add()
             self.preamble(msg, P.DIGEST, name, getattr(t, "decl", None))
             msg.type_spec.struct.name = name
-            if isinstance(t, StructT) and name not in self.info.type_info.structs:
-                st = self.info.type_info.structs[name]
-                for fname, ft, _ in t.fields:
-                    member = st.members.add()
-                    member.name = fname
-                    self.type_spec(member.type_spec, ft)
+            if isinstance(t, StructT):
+                self.struct_info(name, t)
+
+    def struct_info(self, name: str, t: StructT) -> None:
+        """type_info.structs[name]: each member's type spec (a struct inside by its name)."""
+        if name in self.info.type_info.structs:
+            return
+        st = self.info.type_info.structs[name]
+        for fname, ft, _ in t.fields:
+            member = st.members.add()
+            member.name = fname
+            self.type_spec(member.type_spec, ft)
+
+    def header_info(self, t: StructT) -> None:
+        """type_info.headers[name]: each field's bits (int<W> as signed)."""
+        if t.name in self.info.type_info.headers:
+            return
+        hd = self.info.type_info.headers[t.name]
+        for fname, ft, _ in t.fields:
+            member = hd.members.add()
+            member.name = fname
+            if isinstance(ft, BitT) and ft.signed:
+                member.type_spec.int.bitwidth = ft.width
+            else:
+                member.type_spec.bit.bitwidth = bit_width(ft)
 
     def type_spec(self, spec, t) -> None:
-        """A P4DataTypeSpec for a register's or a digest field's type: a type made by `type`
-        by its name (described in type_info), a bool, or bits (int<W> as signed), as p4c."""
+        """A P4DataTypeSpec for a register's or a digest field's type: a type made by `type`,
+        an enum or the error type by name (described in type_info), a bool, or bits (int<W>
+        as signed), as p4c."""
         if isinstance(t, NEW_TYPES):
             spec.new_type.name = t.name
             self.new_type_info(t)
         elif isinstance(t, EnumT) and t.underlying is not None:
             spec.serializable_enum.name = t.name
             self.serializable_enum_info(t)
+        elif isinstance(t, StructT) and t.kind == "struct":
+            spec.struct.name = t.name
+            self.struct_info(t.name, t)
+        elif isinstance(t, StructT) and t.kind == "header":
+            spec.header.name = t.name
+            self.header_info(t)
+        elif isinstance(t, EnumT):   # an enum without a width: by name, its members listed
+            spec.enum.name = t.name
+            if t.name not in self.info.type_info.enums:
+                desc = self.info.type_info.enums[t.name]
+                for name in t.members:
+                    desc.members.add().name = name
+        elif t == ERROR:             # the error type: every error, in declaration order
+            spec.error.SetInParent()
+            if not self.info.type_info.HasField("error"):
+                self.info.type_info.error.members.extend(self.ctx.checker.errors)
         elif t == BOOL:
             spec.bool.SetInParent()
         elif isinstance(t, BitT) and t.signed:

@@ -8,6 +8,8 @@ told from `<` by looking ahead for a type list followed by `(`.
 
 from __future__ import annotations
 
+import re
+
 from . import ast as A
 
 # binary operators, low to high precedence
@@ -79,7 +81,7 @@ class StatementParser:
         t = self.tok
         if t.kind == "num":
             self.advance()
-            return A.IntLit(t.loc, t.value, t.width, t.signed)
+            return A.IntLit(t.loc, t.value, t.width, t.signed, literal_base(t.text))
         if t.kind == "id":
             self.advance()
             return A.Name(t.loc, t.text)
@@ -368,7 +370,7 @@ class StatementParser:
         t = self.tok
         if t.kind == "num":
             self.advance()
-            return A.IntLit(t.loc, t.value, t.width, t.signed)
+            return A.IntLit(t.loc, t.value, t.width, t.signed, literal_base(t.text))
         if t.kind == "str":
             self.advance()
             return A.StrLit(t.loc, t.text)
@@ -477,3 +479,9 @@ class StatementParser:
                 break
         self.expect(")", "')' or ','")
         return args
+
+
+def literal_base(text: str) -> int:
+    """The base a number was written in (`16w0xffff` is 16), for key names as p4c makes them."""
+    digits = re.sub(r"^\d+[ws]", "", text)[:2].lower()
+    return {"0x": 16, "0b": 2, "0o": 8}.get(digits, 10)

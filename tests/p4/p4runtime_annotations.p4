@@ -12,7 +12,10 @@ header tag_t { bit<8> id; bit<8> kind; }
 @controller_header("packet_in")
 header packet_in_t { @id(2) bit<9> ingress_port; bit<7> pad; @id(1) bit<16> reason; }
 struct headers_t { packet_in_t cpu; ethernet_t eth; tag_t tag; }
-struct meta_t { }
+enum Colour { Red, Green }
+struct pair_t { bit<4> hi; bit<4> lo; }
+struct report_t { error parse_error; Colour colour; pair_t pair; tag_t tag; }
+struct meta_t { @name(".kind_copy") bit<8> kind; }
 
 parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     state start {
@@ -43,10 +46,12 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             hdr.tag.id : exact @id(2);
             hdr.tag.kind : ternary @brief("the tag's kind");
             hdr.eth.src : exact;
+            hdr.eth.dst & 0xffff : ternary;
+            meta.kind : ternary;
         }
         actions = { send; NoAction; }
         default_action = send(1, 0, 0);
-        const entries = { (7, 0 &&& 0, 0x000000000001) : send(5, 0x70, 0x0F); }
+        const entries = { (7, 0 &&& 0, 0x000000000001, 0 &&& 0, 0 &&& 0) : send(5, 0x70, 0x0F); }
     }
     table spread_table {
         key = { hdr.eth.dst : exact; hdr.eth.src : selector; }
@@ -60,6 +65,9 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
     }
     apply {
         if (hdr.tag.isValid()) { by_tag.apply(); } else { spread_table.apply(); }
+        if (hdr.tag.isValid() && hdr.tag.kind == 0xDD) {
+            digest<report_t>(1, { sm.parser_error, Colour.Green, { 1, 2 }, hdr.tag });
+        }
     }
 }
 control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
