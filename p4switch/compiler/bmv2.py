@@ -72,6 +72,8 @@ class LoweringContext:
         self.action_meta: dict = {}  # action id -> (decl, qualified name) for P4Info
         self.built_tables: list = []
         self.extern_refs: dict = {}  # JSON name -> ExternRef
+        self.block_paths: dict = {}  # a control's instance prefix -> (its block path, its decl)
+        self.action_places: dict = {}  # a control's own action's name -> its block path
         self.call_results: dict = {}  # function Call node -> temporary holding its result  # (TableRef, table JSON, [(ActionDecl, (id, name))])
 
     # ---- scratch lowering -------------------------------------------------------------------
@@ -441,6 +443,9 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
     _order_action_arguments(program)
     main, blocks = find_main(program, reporter)
     parser, verify, ingress, egress, compute, deparser = (decl for decl, _ in blocks)
+    # the top-level instances are the first level of p4c's block tree, in program order
+    top_paths = {d: (k,) for k, d in enumerate(
+        d for d in program.decls if isinstance(d, A.InstanceDecl))}
     if len(parser.params) != 4:
         raise Unsupported(parser, "the V1Switch parser takes 4 parameters")
     h_type, m_type = parser.params[1].type, parser.params[2].type
@@ -476,6 +481,7 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
         decl, constructor_args = blocks[position]
         env = Env(ctx.global_env)
         env.prefix = decl.name
+        env.path = top_paths[main] + (position,)
         bind_constructor_arguments(decl, constructor_args, ctx.global_env, env)
         for p, v in zip(decl.params, values):
             env.bind(p, v)
@@ -486,6 +492,9 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
         if isinstance(d, A.InstanceDecl) and d is not main and \
                 isinstance(d.type, NamedT) and d.type.category == "extern":
             ctx.bind_instance(d, ctx.global_env, "")
+            bound = ctx.global_env.lookup(d)
+            if getattr(bound, "block_path", "none") is None:
+                bound.block_path = top_paths[d]
     parser_lowerer = ParserLowerer(ctx)
     init_state = parser_lowerer.lower(parser, env_for(0, [None, hdr, meta, sm]))
     pipelines = []

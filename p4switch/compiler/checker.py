@@ -235,7 +235,7 @@ class Checker(ExpressionChecker):
                     raise self.fail(ann, "@p4runtime_translation needs a URI string and a bit "
                                          'width or `string`, e.g. @p4runtime_translation('
                                          '"p4.org/psa/v1/PortId_t", 32)')
-                t = new_type(d.name, base, translation)
+                t = new_type(d.name, base, translation, tuple(d.annotations))
                 if t is None:
                     raise self.fail(d, f"'type' can only rename bit<>, int<>, bool or another such "
                                        f"type, not {base.describe()} (use typedef)")

@@ -132,7 +132,7 @@ class Desugarer:
         owner, scope = enclosing
         inst = A.InstanceDecl(name.loc, name.name, A.NamedTypeRef(name.loc, name.name), [])
         self.checker.check_instance(inst, scope)
-        owner.locals.insert(0, inst)
+        owner.locals.append(inst)   # after the declared locals, in call order, as p4c
         return self.checker.expr(name, s)
 
     # ---- hoisting ---------------------------------------------------------------------------

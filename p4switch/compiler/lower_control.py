@@ -27,6 +27,7 @@ class TableRef:
     decl: A.TableDecl
     env: Env
     prefix: str
+    block_path: tuple | None = None   # its place in p4c's block tree (Env.block_path)
 
 
 @dataclass(eq=False)
@@ -35,6 +36,7 @@ class ControlInstance:
     name: str
     args: list = ()          # constructor arguments (A.Argument), as written at the instance
     env: Env | None = None   # where they are evaluated: the instantiating control's scope
+    block_path: tuple | None = None   # its place in p4c's block tree (Env.block_path)
 
 
 class ControlLowerer:
@@ -56,15 +58,26 @@ class ControlLowerer:
         return self.seq(inits + list(decl.apply.stmts), env, nxt, nxt)
 
     def bind_locals(self, decl: A.ControlDecl, env: Env, prefix: str) -> None:
-        for local in decl.locals:
+        base = env.block_path()
+        if base is not None:
+            self.ctx.block_paths.setdefault(prefix, (base, decl))
+        for position, local in enumerate(decl.locals):
+            path = None if base is None else base + (position,)
             if isinstance(local, A.InstanceDecl):
                 self.ctx.bind_instance(local, env, prefix)
+                bound = env.lookup(local)
+                if path is not None and getattr(bound, "block_path", None) is None and \
+                        hasattr(bound, "block_path"):
+                    bound.block_path = path
             elif isinstance(local, A.VarDecl):
                 self.ctx.declare_local(local, env)
             elif isinstance(local, A.TableDecl):
-                env.bind(local, TableRef(self.ctx.qualified(prefix, local), local, env, prefix))
+                env.bind(local, TableRef(self.ctx.qualified(prefix, local), local, env, prefix,
+                                         path))
             elif isinstance(local, A.ActionDecl):
                 env.bind(local, prefix)
+                if path is not None:   # P4Info lists a control's own actions in this order
+                    self.ctx.action_places.setdefault(self.ctx.qualified(prefix, local), path)
 
     # ---- statement sequences ------------------------------------------------------------------
     def seq(self, stmts, env: Env, nxt, ret):
@@ -156,6 +169,7 @@ class ControlLowerer:
         from .lower_calls import CallBinder
         inner = Env(self.ctx.global_env)
         inner.prefix = inst.name
+        inner.path = inst.block_path
         bind_constructor_arguments(inst.decl, inst.args, inst.env, inner)
         for p, a in zip(inst.decl.params, call.args):   # an extern passed in is the caller's
             if is_extern_param(p):

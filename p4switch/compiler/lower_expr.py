@@ -80,6 +80,18 @@ class Env:
     def bind(self, decl, value) -> None:
         self.bindings[decl] = value
 
+    def block_path(self) -> tuple | None:
+        """Where the block this scope belongs to sits in p4c's tree of evaluated blocks (the
+        positions of its instance from the program down), set where a control is entered;
+        P4Info lists things in the order p4c walks that tree (breadth first)."""
+        env = self
+        while env is not None:
+            path = getattr(env, "path", None)
+            if path is not None:
+                return path
+            env = env.parent
+        return None
+
     def lookup(self, decl):
         env = self
         while env is not None:

@@ -24,6 +24,7 @@ class ExternRef:
     name: str
     kind: str  # counter, direct_counter, meter, direct_meter, register, action_profile, ...
     decl: A.InstanceDecl
+    block_path: tuple | None = None   # its place in p4c's block tree (Env.block_path)
 
 
 TO_ACTION_END = {"type": "hexstr", "value": "0x0", "to_action_end": True}

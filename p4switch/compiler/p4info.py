@@ -154,6 +154,47 @@ class P4InfoBuilder:
         loc = decl.loc
         return (self.line_order.get((loc.file, loc.line), 0), loc.col)
 
+    def rank(self, obj, decl) -> tuple:
+        """Where p4c lists `obj` (a table or an extern instance): p4c inlines sub-controls
+        before it writes P4Info, each control's locals where its instance was declared, so the
+        order is that of the positions from the package down (Env.block_path), compared in
+        turn; where that place is unknown, after those, in declaration order."""
+        path = getattr(obj, "block_path", None)
+        return (0, path, ()) if path is not None else (1, (), self.order(decl))
+
+    def action_rank(self, name: str, decl) -> tuple:
+        """Where p4c lists an action: a control's own action at its position among the
+        control's locals; a top-level action copied into the first control (in that order)
+        that names it, before that control's own locals, in the order it names them."""
+        path = self.ctx.action_places.get(name)
+        if path is None:
+            path = self.global_action_places().get(id(decl))
+        return (0, path, ()) if path is not None else (1, (), self.order(decl))
+
+    def global_action_places(self) -> dict:
+        """id(top-level action) -> its place. p4c inlines sub-controls into the package's
+        controls, then copies each top-level action a control names to the start of its
+        locals, in the order first named (tables' action lists, then the apply blocks):
+        the control's path + (-1, that order), the least over the controls."""
+        if hasattr(self, "_global_places"):
+            return self._global_places
+        top = {id(d) for d in self.program.decls if isinstance(d, A.ActionDecl)}
+        places: dict = {}
+        for path, decl in self.ctx.block_paths.values():
+            if len(path) != 2:   # a sub-control: named in the control it is inlined into
+                continue
+            order: dict = {}
+            for node in _flattened_names(decl):
+                target = getattr(node, "decl", None) if isinstance(node, A.Name) else node
+                if id(target) in top:
+                    order.setdefault(id(target), len(order))
+            for key, index in order.items():
+                place = path + (-1, index)
+                if key not in places or place < places[key]:
+                    places[key] = place
+        self._global_places = places
+        return places
+
     def preamble(self, msg, prefix: int, name: str, decl, exclude=()) -> int:
         anns = getattr(decl, "annotations", ()) if decl is not None else ()
         pid = self.ids.allocate(prefix, name, anns)
@@ -221,7 +262,7 @@ class P4InfoBuilder:
         self.refuse_shared_action_names(used)
         self.used_actions = {id(decl) for decl in used.values()}
         ids = {}
-        for name, decl in sorted(used.items(), key=lambda kv: self.order(kv[1])):
+        for name, decl in sorted(used.items(), key=lambda kv: self.action_rank(*kv)):
             if is_hidden(decl):
                 continue
             msg = self.info.actions.add()
@@ -275,7 +316,7 @@ class P4InfoBuilder:
 
     # ---- tables -----------------------------------------------------------------------------
     def tables(self) -> None:
-        built = sorted(self.ctx.built_tables, key=lambda b: self.order(b[0].decl))
+        built = sorted(self.ctx.built_tables, key=lambda b: self.rank(b[0], b[0].decl))
         self.table_ids = {}
         for ref, table, _ in built:
             if is_hidden(ref.decl):
@@ -428,7 +469,7 @@ class P4InfoBuilder:
         self.profile_tables: dict = {}
         self.direct_bindings: dict = {}
         for name, (entry, _, inst) in sorted(self.ctx.action_profiles.items(),
-                                             key=lambda kv: self.order(kv[1][2].decl)):
+                                             key=lambda kv: self.rank(kv[1][2], kv[1][2].decl)):
             msg = self.info.action_profiles.add()
             self.extern_ids[name] = self.preamble(msg, P.ACTION_PROFILE, name, inst.decl,
                                                   exclude=SELECTOR_ANNOTATIONS)
@@ -473,7 +514,7 @@ class P4InfoBuilder:
         units = {0: p4info_pb2.CounterSpec.PACKETS, 1: p4info_pb2.CounterSpec.BYTES,
                  2: p4info_pb2.CounterSpec.BOTH}
         decls = self.ctx_instances()
-        for arr in sorted(ext.counter_arrays, key=lambda a: self.order(decls[a["name"]].decl)):
+        for arr in sorted(ext.counter_arrays, key=lambda a: self.rank(decls[a["name"]], decls[a["name"]].decl)):
             inst = decls[arr["name"]]
             kind = fold(inst.decl.args[-1].value)
             if arr["is_direct"]:
@@ -486,7 +527,7 @@ class P4InfoBuilder:
             msg.spec.unit = units[kind]
             self.extern_ids[arr["name"]] = pid
         munits = {0: p4info_pb2.MeterSpec.PACKETS, 1: p4info_pb2.MeterSpec.BYTES}
-        for arr in sorted(ext.meter_arrays, key=lambda a: self.order(decls[a["name"]].decl)):
+        for arr in sorted(ext.meter_arrays, key=lambda a: self.rank(decls[a["name"]], decls[a["name"]].decl)):
             inst = decls[arr["name"]]
             kind = fold(inst.decl.args[-1].value)
             if arr["is_direct"]:
@@ -505,7 +546,7 @@ class P4InfoBuilder:
     def registers(self) -> None:
         decls = self.ctx_instances()
         for arr in sorted(self.ctx.externs.register_arrays,
-                          key=lambda a: self.order(decls[a["name"]].decl)):
+                          key=lambda a: self.rank(decls[a["name"]], decls[a["name"]].decl)):
             inst = decls[arr["name"]]
             msg = self.info.registers.add()
             self.preamble(msg, P.REGISTER, arr["name"], inst.decl)
@@ -630,6 +671,8 @@ class P4InfoBuilder:
         if t.name in self.info.type_info.new_types:
             return
         desc = self.info.type_info.new_types[t.name]
+        desc.annotations.extend(annotation_texts(
+            a for a in t.annotations if a.name != "p4runtime_translation"))
         if t.translation:
             uri, sdn = t.translation
             desc.translated_type.uri = uri
@@ -723,3 +766,55 @@ def controller_width(t) -> int:
     if translation:
         return 0 if translation[1] == "string" else translation[1]
     return 1 if t == BOOL else bit_width(t)
+
+
+def _flattened_names(decl, seen=None):
+    """The names under a control as p4c sees them once its sub-controls are inlined: its
+    locals in order, a sub-control instance's locals in its place; then the apply blocks."""
+    seen = set() if seen is None else seen
+    if id(decl) in seen:
+        return
+    seen.add(id(decl))
+    subs = []
+    for local in decl.locals:
+        t = getattr(local, "type", None)
+        if isinstance(local, A.InstanceDecl) and getattr(t, "category", None) == "control":
+            yield from _flattened_locals(t.decl, seen, subs)
+        else:
+            yield from _named_in_order(local)
+    yield from _named_in_order(decl.apply)
+    for sub in subs:
+        yield from _named_in_order(sub.apply)
+
+
+def _flattened_locals(decl, seen, subs):
+    """A sub-control's locals, its own sub-controls' in their places (their apply blocks are
+    collected in `subs`, to follow the caller's)."""
+    if id(decl) in seen:
+        return
+    seen.add(id(decl))
+    subs.append(decl)
+    for local in decl.locals:
+        t = getattr(local, "type", None)
+        if isinstance(local, A.InstanceDecl) and getattr(t, "category", None) == "control":
+            yield from _flattened_locals(t.decl, seen, subs)
+        else:
+            yield from _named_in_order(local)
+
+
+def _named_in_order(node):
+    """The names under a control in source order, a table's implicit NoAction after its
+    properties (where p4c's front end adds `default_action = NoAction()`)."""
+    if isinstance(node, A.TableDecl):
+        yield from A.walk(node.properties)
+        implicit = getattr(node, "implicit_noaction", None)
+        if implicit is not None:
+            yield implicit
+        return
+    if isinstance(node, A.Node):
+        yield node
+        for f in node.__dataclass_fields__:
+            yield from _named_in_order(getattr(node, f))
+    elif isinstance(node, (list, tuple)):
+        for x in node:
+            yield from _named_in_order(x)

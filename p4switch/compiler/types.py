@@ -61,6 +61,7 @@ class NewBitT(BitT):
     name: str = ""
     base: Type | None = None
     translation: tuple = ()  # @p4runtime_translation: (uri, sdn bitwidth or "string")
+    annotations: tuple = field(default=(), compare=False)   # the declaration's, for P4Info
 
     def describe(self) -> str:
         return self.name
@@ -71,18 +72,20 @@ class NewBoolT(SimpleT):
     """A type made by `type bool T;` (`name` is T): a bool in storage, but not a condition."""
     base: Type | None = None
     translation: tuple = ()
+    annotations: tuple = field(default=(), compare=False)   # the declaration's, for P4Info
 
 
 NEW_TYPES = (NewBitT, NewBoolT)
 
 
-def new_type(name: str, base: Type, translation: tuple = ()) -> Type | None:
+def new_type(name: str, base: Type, translation: tuple = (), annotations: tuple = ()) \
+        -> Type | None:
     """The type `type <base> name;` declares, or None if p4c refuses that base (only bit<>,
     int<>, bool and other such types may be renamed)."""
     if isinstance(base, BitT):
-        return NewBitT(base.width, base.signed, name, base, translation)
+        return NewBitT(base.width, base.signed, name, base, translation, annotations)
     if base == BOOL or isinstance(base, NewBoolT):
-        return NewBoolT(name, base, translation)
+        return NewBoolT(name, base, translation, annotations)
     return None
 
 

@@ -634,11 +634,14 @@ def test_entry_priorities_agree_with_p4c_on_simple_switch(tmp_path):
 @pytest.mark.skipif(not P4C.exists(), reason="reference p4c not installed")
 @pytest.mark.parametrize("path", ["p4src/ina.p4", "tests/p4/ecn.p4", "tests/p4/firewall.p4",
                                   "tests/p4/header_struct_fields.p4",
-                                  "tests/p4/p4runtime_annotations.p4"])
+                                  "tests/p4/p4runtime_annotations.p4",
+                                  "tests/p4/p4info_order.p4"])
 def test_p4info_text_is_p4cs_byte_for_byte(path, tmp_path):
     """Directly called actions (ecn, firewall), whole-byte values, p4c's ids and names;
     @pkginfo, @id on fields and parameters, documentation, selector sizes, a string over
-    several lines, a removed table's direct counter (p4runtime_annotations)."""
+    several lines, a removed table's direct counter (p4runtime_annotations); the order of
+    tables and actions across sub-controls, direct invocations and top-level actions, and a
+    `type`'s annotations (p4info_order)."""
     from p4switch.compiler import compile_file
     source = Path(__file__).resolve().parents[2] / path
     out = tmp_path / "p.p4info.txtpb"
