@@ -15,7 +15,8 @@ With `--tree DIR` it judges every v1model program under DIR instead, at any dept
 else's programs, e.g. the `fetch` snapshot /work/.mirror/jafingerhut+p4-guide/repo).
 
 It lists the programs inaemu accepts and p4c refuses (a wrong answer: exit status 1), those p4c
-accepts and inaemu refuses (a feature inaemu lacks, with its message), and the counts.
+accepts and inaemu refuses (a feature inaemu lacks, with its message), those both accept whose
+P4Info text is not p4c's byte for byte, and the counts.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Verdict:
     p4c: str           # "accept" or "refuse"
     inaemu: str        # "accept", "refuse" or "internal" (an internal compiler error)
     message: str = ""  # inaemu's first line when it refuses, else p4c's first error
+    p4info: str = ""   # where both accept: "same" or "differs" (P4Info text, byte for byte)
 
 
 def testdata(p4c: Path, scratch: Path) -> Path:
@@ -87,16 +89,37 @@ def select_tree(root: Path) -> list[Path]:
 
 
 def extract_tree(source: Path, scratch: Path) -> Path:
-    """`source` itself if it is a folder; a bare git directory's .p4 files extracted (a `fetch`
-    snapshot, whose largest files may be absent)."""
+    """`source` itself if it is a folder; else a bare git directory's files (a `fetch`
+    snapshot) written into `scratch`, symbolic links too; files whose contents the snapshot
+    lacks (its largest) are left out."""
     if not (source / "HEAD").is_file():
         return source
-    archive = subprocess.run(["git", f"--git-dir={source}", "archive", "HEAD", "--", "*.p4"],
-                             capture_output=True, check=False)
-    if archive.returncode != 0:
-        raise SystemExit(f"p4c_acceptance: cannot read the .p4 files of {source}: "
-                         f"{archive.stderr.decode(errors='replace').strip()[:300]}")
-    subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive.stdout, check=True)
+    listing = subprocess.run(["git", f"--git-dir={source}", "ls-tree", "-r", "-z", "HEAD"],
+                             capture_output=True, check=True).stdout.split(b"\0")
+    entries = []
+    for line in filter(None, listing):
+        meta, path = line.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        if kind == b"blob":
+            entries.append((mode, sha, path.decode(errors="surrogateescape")))
+    batch = subprocess.run(["git", f"--git-dir={source}", "cat-file", "--batch"],
+                           input=b"".join(sha + b"\n" for _, sha, _ in entries),
+                           capture_output=True, check=True).stdout
+    pos = 0
+    for mode, sha, path in entries:
+        end = batch.index(b"\n", pos)
+        header = batch[pos:end].split()
+        pos = end + 1
+        if header[-1] == b"missing":
+            continue
+        size = int(header[2])
+        data, pos = batch[pos:pos + size], pos + size + 1
+        target = scratch / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if mode == b"120000":
+            target.symlink_to(data.decode(errors="surrogateescape"))
+        else:
+            target.write_bytes(data)
     return scratch
 
 
@@ -110,17 +133,21 @@ def judge(job: Path | tuple[Path, str]) -> Verdict:
                                "--p4runtime-files", f"{out}/p.p4info.txtpb", str(program)],
                               capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=300)
+        p4c_info = Path(out, "p.p4info.txtpb").read_text() if done.returncode == 0 else None
     p4c = "accept" if done.returncode == 0 else "refuse"
+    p4info = ""
     try:
-        compile_file(program)
+        result = compile_file(program)
         inaemu, message = "accept", ""
+        if p4c_info is not None and result is not None:
+            p4info = "same" if result.p4info_text() == p4c_info else "differs"
     except CompileError as exc:
         text = str(exc)
         inaemu = "internal" if "internal compiler error" in text else "refuse"
         message = re.sub(r"^\S*/testdata/", "", text.splitlines()[0] if text else "")[:200]
     if inaemu == "accept" and p4c == "refuse":
         message = "p4c: " + _error_line(done.stdout + done.stderr)
-    return Verdict(name, p4c, inaemu, message)
+    return Verdict(name, p4c, inaemu, message, p4info)
 
 
 def report(verdicts: list[Verdict], out=None) -> int:
@@ -138,11 +165,18 @@ def report(verdicts: list[Verdict], out=None) -> int:
         for v in lacking:
             print(f"  {v.program} ({v.inaemu}): {v.message}", file=out)
         print(file=out)
+    differs = [v for v in verdicts if v.p4info == "differs"]
+    if differs:
+        print("accepted by both, with another P4Info than p4c's:", file=out)
+        for v in differs:
+            print(f"  {v.program}", file=out)
+        print(file=out)
     agree = sum(v.p4c == ("accept" if v.inaemu == "accept" else "refuse") for v in verdicts)
     print(f"{len(verdicts)} v1model programs: the compilers agree on {agree} "
           f"(p4c accepts {sum(v.p4c == 'accept' for v in verdicts)}); inaemu accepts "
-          f"{len(wrong)} that p4c refuses and refuses {len(lacking)} that p4c accepts",
-          file=out)
+          f"{len(wrong)} that p4c refuses and refuses {len(lacking)} that p4c accepts; "
+          f"P4Info byte for byte p4c's for {sum(v.p4info == 'same' for v in verdicts)} of the "
+          f"{sum(bool(v.p4info) for v in verdicts)} both accept", file=out)
     return len(wrong)
 
 

@@ -256,10 +256,14 @@ class ExternLowering:
             return args[0].value, _log_fields(store)[1]
         shapes, params = [], []
         for x in data.items:
-            if isinstance(x.type, StructT) and (x.type.kind != "header" or len(data.items) > 1):
+            if isinstance(x.type, StructT) and len(data.items) > 1:
                 raise Unsupported(x, "log_msg takes a header in a list only as its sole item, "
                                      "and no struct (p4c refuses them: 'cannot have type "
                                      "Unknown type'): log their fields")
+            if isinstance(x.type, StructT) and x.type.kind != "header":
+                raise Unsupported(x, "a struct in log_msg's list is not supported by inaemu "
+                                     "(p4c refuses a struct member; a whole struct parameter it "
+                                     "logs under its own flattened field names): log its fields")
             store = L.x.resolve(x, env) if isinstance(x.type, StructT) else None
             if isinstance(store, HeaderInst):   # each field, as p4c
                 shape, fields = _log_fields(store)

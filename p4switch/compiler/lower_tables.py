@@ -155,7 +155,8 @@ class TableBuilder:
                                      "(p4c refuses it): add @name(\"...\") to the property, or "
                                      "declare the instance")
             name = named.args[0].value.lstrip(".")
-            anon = A.InstanceDecl(e.loc, name, None, e.args)
+            anon = A.InstanceDecl(e.loc, name, None, e.args,
+                                  annotations=[a for a in prop.annotations if a.name != "name"])
             inst = ExternRef(name, constructed.name, anon)
             ref.decl.anonymous_profile = inst
         if inst is None:

@@ -56,6 +56,14 @@ class IdAllocator:
         return pid
 
 
+def control_plane_name(decl) -> str:
+    """A parameter's or field's name for the controller: its @name if it has one."""
+    ann = A.find_annotation(getattr(decl, "annotations", None), "name")
+    if ann is not None and ann.args and isinstance(ann.args[0], A.StrLit):
+        return ann.args[0].value
+    return decl.name
+
+
 SELECTOR_ANNOTATIONS = ("max_group_size", "selector_size_semantics", "max_member_weight")
 
 
@@ -274,7 +282,7 @@ class P4InfoBuilder:
             for p, param_id in zip(data, ids_of):
                 param = msg.params.add()
                 param.id = param_id
-                param.name = p.name
+                param.name = control_plane_name(p)
                 param.bitwidth = controller_width(p.type)
                 self.type_name(param, p.type)
                 param.annotations.extend(annotation_texts(p.annotations))
@@ -598,7 +606,13 @@ class P4InfoBuilder:
                 mf.id = i + 1
                 mf.name = fname if isinstance(t, StructT) else ""
                 mf.bitwidth = bit_width(ft)
-                mf.match_type = p4info_pb2.MatchField.EXACT
+                match = A.find_annotation(fanns, "match")   # @match(ternary) on a field
+                kind = str(match.args[0].name if isinstance(match.args[0], A.Name)
+                           else match.args[0]) if match is not None and match.args else "exact"
+                if kind in MATCH_TYPES:
+                    mf.match_type = MATCH_TYPES[kind]
+                else:
+                    mf.other_match_type = kind
             msg.size = decl.size_value
 
     def digests(self) -> None:
@@ -738,7 +752,8 @@ def build_p4info(program, ctx, bmv2) -> p4info_pb2.P4Info:
 def p4info_to_text(info) -> str:
     header = ("# proto-file: p4/config/v1/p4info.proto\n"
               "# proto-message: p4.config.v1.P4Info\n\n")
-    return header + text_format.MessageToString(info)
+    # non-ASCII escaped as octal bytes, as p4c writes it (newer protobufs default to UTF-8)
+    return header + text_format.MessageToString(info, as_utf8=False)
 
 
 __all__ = ["build_p4info", "p4info_to_text", "jenkins_one_at_a_time"]
@@ -768,28 +783,19 @@ def controller_width(t) -> int:
     return 1 if t == BOOL else bit_width(t)
 
 
-def _flattened_names(decl, seen=None):
+def _flattened_names(decl):
     """The names under a control as p4c sees them once its sub-controls are inlined: its
-    locals in order, a sub-control instance's locals in its place; then the apply blocks."""
-    seen = set() if seen is None else seen
-    if id(decl) in seen:
-        return
-    seen.add(id(decl))
-    subs = []
-    for local in decl.locals:
-        t = getattr(local, "type", None)
-        if isinstance(local, A.InstanceDecl) and getattr(t, "category", None) == "control":
-            yield from _flattened_locals(t.decl, seen, subs)
-        else:
-            yield from _named_in_order(local)
-    yield from _named_in_order(decl.apply)
-    for sub in subs:
-        yield from _named_in_order(sub.apply)
+    locals in order, a sub-control instance's locals in its place; then the apply blocks, the
+    control's first."""
+    controls: list = []
+    yield from _flattened_locals(decl, set(), controls)
+    for control in controls:
+        yield from _named_in_order(control.apply)
 
 
 def _flattened_locals(decl, seen, subs):
-    """A sub-control's locals, its own sub-controls' in their places (their apply blocks are
-    collected in `subs`, to follow the caller's)."""
+    """A control's locals, its sub-controls' in their places; the controls met are collected
+    in `subs` (each once), for their apply blocks."""
     if id(decl) in seen:
         return
     seen.add(id(decl))

@@ -46,7 +46,8 @@ def test_the_v1model_programs_of_both_folders_are_taken(checkout) -> None:
 
 
 def test_the_report_names_the_disagreements() -> None:
-    verdicts = [acceptance.Verdict("s/a.p4", "accept", "accept"),
+    verdicts = [acceptance.Verdict("s/a.p4", "accept", "accept", "", "differs"),
+                acceptance.Verdict("s/e.p4", "accept", "accept", "", "same"),
                 acceptance.Verdict("e/b.p4", "refuse", "accept", "p4c: b.p4(3): error: no"),
                 acceptance.Verdict("s/c.p4", "accept", "refuse", "c.p4:1:1: error: unsupported"),
                 acceptance.Verdict("e/d.p4", "refuse", "internal", "d.p4: internal")]
@@ -55,9 +56,11 @@ def test_the_report_names_the_disagreements() -> None:
     text = out.getvalue()
     assert "accepted by inaemu, refused by p4c:\n  e/b.p4: p4c: b.p4(3): error: no" in text
     assert "accepted by p4c, refused by inaemu:\n  s/c.p4 (refuse): c.p4:1:1" in text
-    assert text.rstrip().endswith("4 v1model programs: the compilers agree on 2 (p4c accepts "
-                                  "2); inaemu accepts 1 that p4c refuses and refuses 1 that p4c "
-                                  "accepts")
+    assert "with another P4Info than p4c's:\n  s/a.p4\n" in text
+    assert text.rstrip().endswith("5 v1model programs: the compilers agree on 3 (p4c accepts "
+                                  "3); inaemu accepts 1 that p4c refuses and refuses 1 that p4c "
+                                  "accepts; P4Info byte for byte p4c's for 1 of the 2 both "
+                                  "accept")
 
 
 @pytest.mark.skipif(not acceptance.P4C_BM2_SS.exists(), reason="reference p4c not installed")
@@ -98,3 +101,26 @@ def test_a_tree_is_searched_at_any_depth_and_named_by_path(tmp_path) -> None:
     assert found == ["a/b/good.p4"]
     verdict = acceptance.judge((tmp_path / "a" / "b" / "good.p4", "a/b/good.p4"))
     assert verdict.program == "a/b/good.p4" and verdict.inaemu == "accept"
+    assert verdict.p4info == "same"   # both accept it: their P4Info compared, byte for byte
+
+
+def test_a_git_directory_is_read_with_its_symbolic_links(tmp_path) -> None:
+    """`--tree` on a fetched git directory: its files, a symbolic link (a shared include
+    folder, as p4-guide has) kept as a link."""
+    import subprocess
+    repo = tmp_path / "repo"
+    (repo / "common").mkdir(parents=True)
+    (repo / "common" / "defs.p4").write_text("#include <v1model.p4>\n")
+    (repo / "prog").mkdir()
+    (repo / "prog" / "lib").symlink_to("../common")
+    (repo / "prog" / "good.p4").write_text(GOOD)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "x"], check=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    root = acceptance.extract_tree(repo / ".git", out)
+    assert (root / "prog" / "lib").is_symlink()
+    assert (root / "prog" / "lib" / "defs.p4").read_text() == "#include <v1model.p4>\n"
+    assert (root / "prog" / "good.p4").read_text() == GOOD

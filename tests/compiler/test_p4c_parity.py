@@ -429,7 +429,7 @@ REFUSED = {
     "log_msg_of_a_header_among_other_values": (
         log_program("{hdr.eth, 8w1}"), 13, "a header in a list only as its sole item"),
     "log_msg_of_a_struct_in_a_list": (
-        log_program("{meta.n}"), 13, "a header in a list only as its sole item, and no struct"),
+        log_program("{meta.n}"), 13, "a struct in log_msg's list is not supported"),
     "log_msg_of_a_nested_struct": (
         log_program("meta.s"), 13, "a struct holding a struct or header is refused by p4c"),
     "package_block_parameter_of_another_direction": (

@@ -216,3 +216,39 @@ def test_top_level_externs_and_idle_timeout():
         apply { t.apply(); }""", decls="counter(4, CounterType.packets) top_counter;")
     assert [c.preamble.name for c in info.counters] == ["top_counter"]
     assert info.tables[0].idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL
+
+
+NAMES_AND_VALUE_SETS = program("""
+    action foo(@name("orange") bit<9> port) { sm.egress_spec = port; }
+    @name("t\u25d5") table t { key = { hdr.eth.dst : exact; } actions = { foo; } }
+    apply { t.apply(); }""", decls="struct pvs_t { @match(ternary) bit<16> a; @match(lpm) bit<8> b; }"
+).replace("state start {", "value_set<pvs_t>(4) pvs;\n    state start {").replace(
+    "pkt.extract(hdr.eth); transition accept;",
+    "pkt.extract(hdr.eth); transition select(hdr.eth.ether_type, hdr.eth.dst[7:0]) "
+    "{ pvs: accept; default: accept; }")
+
+
+def test_parameter_names_value_set_match_kinds_and_escapes_as_p4c(tmp_path):
+    """An action parameter's @name is its P4Info name; a value set's struct fields take the
+    match kind of their @match; a non-ASCII name is written as octal bytes (session 58,
+    from p4c's samples name_annotations_to_p4info, pvs-struct-3, nonstandard_table_names)."""
+    import subprocess
+    from pathlib import Path
+    result = compile_source(NAMES_AND_VALUE_SETS, "p.p4")
+    info = result.p4info
+    (action,) = [a for a in info.actions if a.preamble.name.endswith("foo")]
+    assert [p.name for p in action.params] == ["orange"]
+    (vs,) = info.value_sets
+    assert [m.match_type for m in vs.match] == [p4info_pb2.MatchField.TERNARY,
+                                                p4info_pb2.MatchField.LPM]
+    text = result.p4info_text()
+    assert 'name: "Ing.t\\342\\227\\225"' in text
+    p4c = Path("/opt/p4ref/bin/p4c-bm2-ss")
+    if p4c.exists():   # and the whole text is p4c's
+        source = tmp_path / "p.p4"
+        source.write_text(NAMES_AND_VALUE_SETS)
+        subprocess.run([str(p4c), "-I", "/opt/p4ref/share/p4c/p4include", "-o",
+                        str(tmp_path / "p.json"), "--p4runtime-files",
+                        str(tmp_path / "p.txtpb"), str(source)], check=True,
+                       capture_output=True, timeout=120)
+        assert text == (tmp_path / "p.txtpb").read_text()
