@@ -409,7 +409,8 @@ class P4InfoBuilder:
         if table.get("support_timeout"):
             msg.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
         if "entries" in d.props:
-            msg.has_initial_entries = True
+            if d.props["entries"].value:   # an empty list is no entries (p4c)
+                msg.has_initial_entries = True
             if d.props["entries"].const:
                 msg.is_const_table = True
         for dr in list(self.info.direct_counters) + list(self.info.direct_meters):
