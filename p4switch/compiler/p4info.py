@@ -15,6 +15,7 @@ from p4.config.v1 import p4info_pb2
 from . import ast as A
 
 from .constfold import fold
+from .p4info_order import ListingOrder
 from .types import BOOL, ERROR, NEW_TYPES, BitT, EnumT, StructT, bit_width, original_type
 
 P = p4info_pb2.P4Ids
@@ -156,52 +157,12 @@ class P4InfoBuilder:
         self.info = p4info_pb2.P4Info()
         self.preambles: list = []
         self.line_order = getattr(ctx, "line_order", {})
+        self.listing = ListingOrder(program, ctx, self.order)
 
     def order(self, decl):
         """Declaration order in the preprocessed program (includes first, as p4c lists)."""
         loc = decl.loc
         return (self.line_order.get((loc.file, loc.line), 0), loc.col)
-
-    def rank(self, obj, decl) -> tuple:
-        """Where p4c lists `obj` (a table or an extern instance): p4c inlines sub-controls
-        before it writes P4Info, each control's locals where its instance was declared, so the
-        order is that of the positions from the package down (Env.block_path), compared in
-        turn; where that place is unknown, after those, in declaration order."""
-        path = getattr(obj, "block_path", None)
-        return (0, path, ()) if path is not None else (1, (), self.order(decl))
-
-    def action_rank(self, name: str, decl) -> tuple:
-        """Where p4c lists an action: a control's own action at its position among the
-        control's locals; a top-level action copied into the first control (in that order)
-        that names it, before that control's own locals, in the order it names them."""
-        path = self.ctx.action_places.get(name)
-        if path is None:
-            path = self.global_action_places().get(id(decl))
-        return (0, path, ()) if path is not None else (1, (), self.order(decl))
-
-    def global_action_places(self) -> dict:
-        """id(top-level action) -> its place. p4c inlines sub-controls into the package's
-        controls, then copies each top-level action a control names to the start of its
-        locals, in the order first named (tables' action lists, then the apply blocks):
-        the control's path + (-1, that order), the least over the controls."""
-        if hasattr(self, "_global_places"):
-            return self._global_places
-        top = {id(d) for d in self.program.decls if isinstance(d, A.ActionDecl)}
-        places: dict = {}
-        for path, decl in self.ctx.block_paths.values():
-            if len(path) != 2:   # a sub-control: named in the control it is inlined into
-                continue
-            order: dict = {}
-            for node in _flattened_names(decl):
-                target = getattr(node, "decl", None) if isinstance(node, A.Name) else node
-                if id(target) in top:
-                    order.setdefault(id(target), len(order))
-            for key, index in order.items():
-                place = path + (-1, index)
-                if key not in places or place < places[key]:
-                    places[key] = place
-        self._global_places = places
-        return places
 
     def preamble(self, msg, prefix: int, name: str, decl, exclude=()) -> int:
         anns = getattr(decl, "annotations", ()) if decl is not None else ()
@@ -270,7 +231,7 @@ class P4InfoBuilder:
         self.refuse_shared_action_names(used)
         self.used_actions = {id(decl) for decl in used.values()}
         ids = {}
-        for name, decl in sorted(used.items(), key=lambda kv: self.action_rank(*kv)):
+        for name, decl in sorted(used.items(), key=lambda kv: self.listing.action_rank(*kv)):
             if is_hidden(decl):
                 continue
             msg = self.info.actions.add()
@@ -324,7 +285,8 @@ class P4InfoBuilder:
 
     # ---- tables -----------------------------------------------------------------------------
     def tables(self) -> None:
-        built = sorted(self.ctx.built_tables, key=lambda b: self.rank(b[0], b[0].decl))
+        built = sorted(self.ctx.built_tables,
+                       key=lambda b: self.listing.rank(b[0], b[0].decl))
         self.table_ids = {}
         for ref, table, _ in built:
             if is_hidden(ref.decl):
@@ -478,7 +440,8 @@ class P4InfoBuilder:
         self.profile_tables: dict = {}
         self.direct_bindings: dict = {}
         for name, (entry, _, inst) in sorted(self.ctx.action_profiles.items(),
-                                             key=lambda kv: self.rank(kv[1][2], kv[1][2].decl)):
+                                             key=lambda kv: self.listing.rank(kv[1][2],
+                                                                              kv[1][2].decl)):
             msg = self.info.action_profiles.add()
             self.extern_ids[name] = self.preamble(msg, P.ACTION_PROFILE, name, inst.decl,
                                                   exclude=SELECTOR_ANNOTATIONS)
@@ -523,7 +486,7 @@ class P4InfoBuilder:
         units = {0: p4info_pb2.CounterSpec.PACKETS, 1: p4info_pb2.CounterSpec.BYTES,
                  2: p4info_pb2.CounterSpec.BOTH}
         decls = self.ctx_instances()
-        for arr in sorted(ext.counter_arrays, key=lambda a: self.rank(decls[a["name"]], decls[a["name"]].decl)):
+        for arr in sorted(ext.counter_arrays, key=lambda a: self.instance_rank(decls, a)):
             inst = decls[arr["name"]]
             kind = fold(inst.decl.args[-1].value)
             if arr["is_direct"]:
@@ -536,7 +499,7 @@ class P4InfoBuilder:
             msg.spec.unit = units[kind]
             self.extern_ids[arr["name"]] = pid
         munits = {0: p4info_pb2.MeterSpec.PACKETS, 1: p4info_pb2.MeterSpec.BYTES}
-        for arr in sorted(ext.meter_arrays, key=lambda a: self.rank(decls[a["name"]], decls[a["name"]].decl)):
+        for arr in sorted(ext.meter_arrays, key=lambda a: self.instance_rank(decls, a)):
             inst = decls[arr["name"]]
             kind = fold(inst.decl.args[-1].value)
             if arr["is_direct"]:
@@ -549,13 +512,18 @@ class P4InfoBuilder:
             msg.spec.unit = munits[kind]
             self.extern_ids[arr["name"]] = pid
 
+    def instance_rank(self, decls: dict, array: dict) -> tuple:
+        """Where p4c lists the extern instance of a JSON array (`decls`: name -> ExternRef)."""
+        ref = decls[array["name"]]
+        return self.listing.rank(ref, ref.decl)
+
     def ctx_instances(self) -> dict:
         return self.ctx.extern_refs
 
     def registers(self) -> None:
         decls = self.ctx_instances()
         for arr in sorted(self.ctx.externs.register_arrays,
-                          key=lambda a: self.rank(decls[a["name"]], decls[a["name"]].decl)):
+                          key=lambda a: self.instance_rank(decls, a)):
             inst = decls[arr["name"]]
             msg = self.info.registers.add()
             self.preamble(msg, P.REGISTER, arr["name"], inst.decl)
@@ -782,46 +750,3 @@ def controller_width(t) -> int:
     if translation:
         return 0 if translation[1] == "string" else translation[1]
     return 1 if t == BOOL else bit_width(t)
-
-
-def _flattened_names(decl):
-    """The names under a control as p4c sees them once its sub-controls are inlined: its
-    locals in order, a sub-control instance's locals in its place; then the apply blocks, the
-    control's first."""
-    controls: list = []
-    yield from _flattened_locals(decl, set(), controls)
-    for control in controls:
-        yield from _named_in_order(control.apply)
-
-
-def _flattened_locals(decl, seen, subs):
-    """A control's locals, its sub-controls' in their places; the controls met are collected
-    in `subs` (each once), for their apply blocks."""
-    if id(decl) in seen:
-        return
-    seen.add(id(decl))
-    subs.append(decl)
-    for local in decl.locals:
-        t = getattr(local, "type", None)
-        if isinstance(local, A.InstanceDecl) and getattr(t, "category", None) == "control":
-            yield from _flattened_locals(t.decl, seen, subs)
-        else:
-            yield from _named_in_order(local)
-
-
-def _named_in_order(node):
-    """The names under a control in source order, a table's implicit NoAction after its
-    properties (where p4c's front end adds `default_action = NoAction()`)."""
-    if isinstance(node, A.TableDecl):
-        yield from A.walk(node.properties)
-        implicit = getattr(node, "implicit_noaction", None)
-        if implicit is not None:
-            yield implicit
-        return
-    if isinstance(node, A.Node):
-        yield node
-        for f in node.__dataclass_fields__:
-            yield from _named_in_order(getattr(node, f))
-    elif isinstance(node, (list, tuple)):
-        for x in node:
-            yield from _named_in_order(x)
