@@ -130,10 +130,11 @@ def _unquote(text: str) -> str:
     return text[1:-1]
 
 
-def annotation_texts(annotations) -> list[str]:
+def annotation_texts(annotations, keep=()) -> list[str]:
+    """Annotations as P4Info's text lists them: all but those p4c consumes (and `keep`s)."""
     out = []
     for a in annotations or ():
-        if a.name in CONSUMED_ANNOTATIONS:
+        if a.name in CONSUMED_ANNOTATIONS and a.name not in keep:
             continue
         out.append(f"@{a.name}({a.raw})" if a.raw or a.args else f"@{a.name}")
     return out
@@ -319,7 +320,7 @@ class P4InfoBuilder:
                                 "e.g. enum bit<8>")
             mf.bitwidth = controller_width(k.expr.type)
             self.type_name(mf, k.expr.type)
-            mf.annotations.extend(annotation_texts(k.annotations))
+            mf.annotations.extend(annotation_texts(k.annotations, keep=("hidden",)))  # as p4c
             set_doc(mf, k.annotations)
             if k.match_kind in MATCH_TYPES:
                 mf.match_type = MATCH_TYPES[k.match_kind]
@@ -439,14 +440,19 @@ class P4InfoBuilder:
     def profiles(self) -> None:
         self.profile_tables: dict = {}
         self.direct_bindings: dict = {}
-        for name, (entry, _, inst) in sorted(self.ctx.action_profiles.items(),
-                                             key=lambda kv: self.listing.rank(kv[1][2],
-                                                                              kv[1][2].decl)):
+        profiles = {name: ("selector" in entry, entry["max_size"], inst)
+                    for name, (entry, _, inst) in self.ctx.action_profiles.items()}
+        for name, inst in self.ctx.extern_refs.items():   # declared, used by no table: p4c
+            if inst.kind in ("action_profile", "action_selector") and name not in profiles:
+                size = fold(inst.decl.args[1 if inst.kind == "action_selector" else 0].value)
+                profiles[name] = (inst.kind == "action_selector", size, inst)
+        for name, (with_selector, size, inst) in sorted(
+                profiles.items(), key=lambda kv: self.listing.rank(kv[1][2], kv[1][2].decl)):
             msg = self.info.action_profiles.add()
             self.extern_ids[name] = self.preamble(msg, P.ACTION_PROFILE, name, inst.decl,
                                                   exclude=SELECTOR_ANNOTATIONS)
-            msg.with_selector = "selector" in entry
-            msg.size = entry["max_size"]
+            msg.with_selector = with_selector
+            msg.size = size
             self.selector_annotations(msg, inst.decl)
 
     def selector_annotations(self, msg, decl) -> None:

@@ -28,6 +28,9 @@ def _profile(state: DeviceState, profile_id: int):
     if not profile_id:
         raise RequestError(INVALID_ARGUMENT, "action profile id 0 / missing")
     profile = state.pipeline.index.get("action profile", profile_id)
+    if profile.preamble.id not in state.pipeline.json_names:
+        raise RequestError(NOT_FOUND, f"action profile '{profile.preamble.name}' is used by no "
+                                      "table, so the data plane has none")
     return profile, f"action profile '{profile.preamble.name}'"
 
 
@@ -178,7 +181,8 @@ def read_groups(state: DeviceState, request: p4runtime_pb2.ActionProfileGroup, n
 
 
 def _profiles(state: DeviceState, profile_id: int) -> list:
+    """The profiles a read names (0: all), but those no table uses (they hold nothing)."""
     index = state.pipeline.index
-    if profile_id:
-        return [index.get("action profile", profile_id)]
-    return index.all("action profile")
+    named = [index.get("action profile", profile_id)] if profile_id else \
+        index.all("action profile")
+    return [p for p in named if p.preamble.id in state.pipeline.json_names]

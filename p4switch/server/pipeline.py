@@ -76,6 +76,9 @@ def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
     for kind, place in _JSON_PLACES.items():
         available = [obj.get("name", "") for obj in place(bmv2) if isinstance(obj, dict)]
         for entity in index.all(kind):
+            if kind == "action profile" and not entity.table_ids and \
+                    entity.preamble.name not in available:
+                continue   # declared, used by no table: P4Info lists it, the JSON has none
             json_names[entity.preamble.id] = _match_name(kind, entity.preamble.name, available)
     headers = {}
     for name in ("packet_in", "packet_out"):

@@ -1,9 +1,12 @@
-// P4Runtime annotations as p4c turns them into P4Info: @pkginfo and @brief on the package,
-// @id on match fields, action parameters and packet metadata fields (the others take the
-// next free position), @brief/@description as documentation, an action selector's
-// @max_group_size/@selector_size_semantics/@max_member_weight as fields, a string annotation
-// over several lines (as SAI P4 writes its entry restrictions), and a direct counter of a
-// table that is never applied (p4c leaves both out). On packets: a tag picks the port.
+// P4Runtime annotations and types as p4c turns them into P4Info: @pkginfo and @brief on the
+// package; @id on match fields, action parameters and packet metadata fields (the others take
+// the next free position); @brief/@description as documentation; an action selector's
+// @max_group_size/@selector_size_semantics/@max_member_weight as fields; a string annotation
+// over several lines (as SAI P4 writes its entry restrictions); a direct counter of a table
+// that is never applied (p4c leaves both out) and an action selector no table uses (listed);
+// a digest whose fields are an error, an enum, a struct and a header (each described in
+// type_info); key names as p4c writes them (a constant in the base it was written in, a
+// struct field's @name) and @hidden kept on a match field. On packets: a tag picks the port.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -29,6 +32,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
     direct_counter(CounterType.packets) unused_counter;
     @max_group_size(16) @selector_size_semantics("sum_of_members") @max_member_weight(4)
     action_selector(HashAlgorithm.crc16, 32, 16) spread;
+    action_selector(HashAlgorithm.identity, 32w64, 32w8) unused_selector;   // still listed
 
     @brief("Send out of a port.")
     @description("The port is the action's only parameter.")
@@ -47,7 +51,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             hdr.tag.kind : ternary @brief("the tag's kind");
             hdr.eth.src : exact;
             hdr.eth.dst & 0xffff : ternary;
-            meta.kind : ternary;
+            meta.kind : ternary @hidden;
         }
         actions = { send; NoAction; }
         default_action = send(1, 0, 0);
