@@ -560,10 +560,12 @@ class P4InfoBuilder:
             self.preambles.append(msg.preamble)
             t = self.ctx.checker.decl_type(d)
             metadata_ids = field_ids([fanns for _, _, fanns in t.fields], self.ctx.reporter, d)
+            # a struct inside the header: its leaves by their paths (`b.b`), as p4c names them
+            dotted = {flat: ".".join(path) for path, flat in getattr(t, "flat", {}).items()}
             for (fname, ft, fanns), field_id in zip(t.fields, metadata_ids):
                 m = msg.metadata.add()
                 m.id = field_id
-                m.name = fname
+                m.name = dotted.get(fname, fname)
                 m.bitwidth = controller_width(ft)
                 self.type_name(m, ft)
                 m.annotations.extend(annotation_texts(fanns))

@@ -6,17 +6,18 @@
 // that is never applied (p4c leaves both out) and an action selector no table uses (listed);
 // a digest whose fields are an error, an enum, a struct and a header (each described in
 // type_info); key names as p4c writes them (a constant in the base it was written in, a
-// struct field's @name) and @hidden kept on a match field. On packets: a tag picks the port.
+// struct field's @name) and @hidden kept on a match field; packet metadata fields of a struct
+// inside the header, named by their paths. On packets: a tag picks the port.
 #include <core.p4>
 #include <v1model.p4>
 
 header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
 header tag_t { bit<8> id; bit<8> kind; }
+struct pair_t { bit<4> hi; bit<4> lo; }
 @controller_header("packet_in")
-header packet_in_t { @id(2) bit<9> ingress_port; bit<7> pad; @id(1) bit<16> reason; }
+header packet_in_t { @id(2) bit<9> ingress_port; bit<7> pad; @id(1) bit<16> reason; pair_t pr; }
 struct headers_t { packet_in_t cpu; ethernet_t eth; tag_t tag; }
 enum Colour { Red, Green }
-struct pair_t { bit<4> hi; bit<4> lo; }
 struct report_t { error parse_error; Colour colour; pair_t pair; tag_t tag; }
 struct meta_t { @name(".kind_copy") bit<8> kind; }
 
