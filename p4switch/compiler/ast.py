@@ -31,6 +31,14 @@ def find_annotation(annotations, name):
     return None
 
 
+def name_annotation(annotations) -> str | None:
+    """The string of an `@name("...")` among `annotations`, or None."""
+    ann = find_annotation(annotations, "name")
+    if ann is not None and ann.args and isinstance(ann.args[0], StrLit):
+        return ann.args[0].value
+    return None
+
+
 # ---- types as written ------------------------------------------------------------------------
 @dataclass(eq=False)
 class TypeRef(Node):

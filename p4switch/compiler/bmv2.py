@@ -40,10 +40,8 @@ INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "p4includ
 
 
 def _qualified_local(decl) -> str:
-    ann = A.find_annotation(decl.annotations, "name")
-    if ann and ann.args and isinstance(ann.args[0], A.StrLit):
-        return ann.args[0].value
-    return decl.name
+    name = A.name_annotation(decl.annotations)
+    return name if name is not None else decl.name
 
 
 class LoweringContext:
@@ -131,10 +129,8 @@ class LoweringContext:
         return base
 
     def key_name(self, k: A.KeyElement) -> str:
-        ann = A.find_annotation(k.annotations, "name")
-        if ann and ann.args and isinstance(ann.args[0], A.StrLit):
-            return ann.args[0].value
-        return expr_text(k.expr)
+        name = A.name_annotation(k.annotations)
+        return name if name is not None else expr_text(k.expr)
 
     # ---- source info ------------------------------------------------------------------------
     def source_info(self, node, fragment: str | None = None) -> dict | None:
@@ -339,9 +335,8 @@ def _field_name(e: A.Member) -> str:
     """The name p4c gives a member in a key's name: its field's @name if it has one."""
     for fname, _, anns in getattr(getattr(e.expr, "type", None), "fields", None) or ():
         if fname == e.name:
-            ann = A.find_annotation(anns, "name")
-            if ann is not None and ann.args and isinstance(ann.args[0], A.StrLit):
-                return ann.args[0].value
+            name = A.name_annotation(anns)
+            return name if name is not None else e.name
     return e.name
 
 

@@ -148,13 +148,13 @@ class TableBuilder:
                 "action_profile", "action_selector"):
             # a profile instantiated in the property: P4Runtime needs a name for it, which
             # only the property's @name gives, used as written (as p4c does)
-            named = A.find_annotation(prop.annotations, "name")
-            if named is None or not named.args or not isinstance(named.args[0], A.StrLit):
+            named = A.name_annotation(prop.annotations)
+            if named is None:
                 raise Unsupported(e, f"table '{ref.name}' instantiates its implementation in the "
                                      "property without a name, which P4Runtime cannot refer to "
                                      "(p4c refuses it): add @name(\"...\") to the property, or "
                                      "declare the instance")
-            name = named.args[0].value.lstrip(".")
+            name = named.lstrip(".")
             anon = A.InstanceDecl(e.loc, name, None, e.args,
                                   annotations=[a for a in prop.annotations if a.name != "name"])
             inst = ExternRef(name, constructed.name, anon)

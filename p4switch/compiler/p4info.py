@@ -59,10 +59,8 @@ class IdAllocator:
 
 def control_plane_name(decl) -> str:
     """A parameter's or field's name for the controller: its @name if it has one."""
-    ann = A.find_annotation(getattr(decl, "annotations", None), "name")
-    if ann is not None and ann.args and isinstance(ann.args[0], A.StrLit):
-        return ann.args[0].value
-    return decl.name
+    name = A.name_annotation(getattr(decl, "annotations", None))
+    return name if name is not None else decl.name
 
 
 SELECTOR_ANNOTATIONS = ("max_group_size", "selector_size_semantics", "max_member_weight")
