@@ -8,6 +8,7 @@ from .errors import (AlreadyExists, AssertionFailure, ConfigError, FailedPrecond
                      InvalidArgument, NotFound, P4SwitchError, PermissionDenied,
                      ResourceExhausted, Unimplemented)
 from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TableEntry, TableInfo, TernaryKey
+from .state.tables import priority_from_bmv2, priority_to_bmv2
 from .switch import Switch
 from .trace import PacketTrace, TextTrace
 
@@ -15,5 +16,6 @@ __all__ = [
     "Switch", "load_bmv2_json", "ExactKey", "LpmKey", "TernaryKey", "RangeKey", "OptionalKey",
     "TableInfo", "TableEntry", "PacketTrace", "TextTrace", "P4SwitchError", "ConfigError",
     "InvalidArgument", "NotFound", "AlreadyExists", "ResourceExhausted", "PermissionDenied",
-    "FailedPrecondition", "Unimplemented", "AssertionFailure",
+    "FailedPrecondition", "Unimplemented", "AssertionFailure", "priority_from_bmv2",
+    "priority_to_bmv2",
 ]

@@ -363,6 +363,20 @@ class Switch:
             entry.group = group
             return t.insert(entry)
 
+    def table_modify_member(self, table: str, handle: int, member: int) -> None:
+        """Point an indirect entry at another member; it keeps its handle and its place."""
+        with self.lock:
+            t = self._indirect(table)
+            t.profile.member(member)
+            t.retarget(handle, member=member)
+
+    def table_modify_group(self, table: str, handle: int, group: int) -> None:
+        """Point an entry of a table with a selector at another group, in place."""
+        with self.lock:
+            t = self._indirect(table)
+            t.profile.group(group)
+            t.retarget(handle, group=group)
+
     def table_set_default_member(self, table: str, member: int) -> None:
         with self.lock:
             t = self._indirect(table)
@@ -468,6 +482,15 @@ class Switch:
             entry = t.get(handle)
             entry.meter.configure(t.direct_meters.check_rates(rates), self.program.now_us())
 
+    def direct_meter_get_rates(self, table: str, handle: int) -> list[tuple[float, int]] | None:
+        """An entry's meter rates as `meter_get_rates` gives them; None: not configured."""
+        with self.lock:
+            t = self._table(table)
+            if t.direct_meters is None:
+                raise InvalidArgument(f"table '{t.name}' has no direct meters")
+            rates = t.get(handle).meter.rates
+            return list(rates) if rates is not None else None
+
     # ------------------------------------------------------------------------ registers etc
     def registers(self) -> list[str]:
         return list(self.program.registers)
@@ -556,6 +579,23 @@ class Switch:
         with self.lock:
             self._vset(name).remove(value, mask)
 
+    def parse_vset_values(self, name: str) -> list[tuple[int, int]]:
+        """The set's (value, mask) pairs, in the order they were added."""
+        with self.lock:
+            return list(self._vset(name).entries)
+
+    def parse_vset_clear(self, name: str) -> None:
+        with self.lock:
+            self._vset(name).entries.clear()
+
+    def parse_vset_bitwidth(self, name: str) -> int:
+        return self._vset(name).bitwidth
+
+    def crc_width(self, calculation: str) -> int:
+        """16 or 32: the width of a custom CRC calculation's parameters."""
+        crcs = self.program.custom_crcs
+        return crcs[resolve_name("custom CRC calculation", calculation, crcs)].width
+
     def crc_calculations(self) -> list[str]:
         """Calculations using crc16_custom / crc32_custom, whose parameters can be set."""
         return list(self.program.custom_crcs)
@@ -617,6 +657,17 @@ class Switch:
     def mc_groups(self) -> list[int]:
         with self.lock:
             return sorted(self.pre.groups)
+
+    def mc_group_nodes(self, mgid: int) -> list[int]:
+        """The node handles of a group, in the order they replicate."""
+        with self.lock:
+            return self.pre.group_nodes(mgid)
+
+    def mc_node_get(self, handle: int) -> tuple[int, list[int]]:
+        """A node's (replication id, ports)."""
+        with self.lock:
+            node = self.pre.node(handle)
+            return node.rid, list(node.ports)
 
     def mirroring_add(self, session: int, port: int | None = None,
                       mgid: int | None = None) -> None:

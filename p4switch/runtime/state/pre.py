@@ -92,6 +92,13 @@ class Replication:
             raise NotFound(f"no multicast node {handle!r}")
         return self.nodes[handle]
 
+    def group_nodes(self, mgid: int) -> list[int]:
+        """A group's node handles, in replication order."""
+        return list(self._group(mgid))
+
+    def node(self, handle: int) -> McNode:
+        return self._node(handle)
+
     def node_create(self, rid: int, ports) -> int:
         if not _is_int(rid) or not 0 <= rid < 1 << 16:
             raise InvalidArgument(f"replication id {rid!r} out of range [0, 65535]")

@@ -301,6 +301,14 @@ class Table:
         entry.action_index = action_index
         self._store_result(entry)
 
+    def retarget(self, handle: int, member: int | None = None, group: int | None = None) -> None:
+        """An indirect entry's member or group replaced (exactly one of them given)."""
+        if self.const:
+            raise PermissionDenied(f"table '{self.name}' has const entries")
+        entry = self.get(handle)
+        entry.member, entry.group = member, group
+        self._store_result(entry)
+
     def _store_result(self, entry: Entry) -> None:
         self.set_result(entry)
         self.cache.clear()
