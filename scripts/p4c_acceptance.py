@@ -128,7 +128,7 @@ def judge(job: Path | tuple[Path, str]) -> Verdict:
     program, name = job if isinstance(job, tuple) else \
         (job, f"{job.parent.name}/{job.name}")
     with tempfile.TemporaryDirectory(prefix="p4c-acceptance-") as out:
-        # inaemu makes P4Info with every compile, so p4c is asked for it too
+        # P4Info is asked of both compilers (a program may have BMv2 JSON but no P4Info)
         done = subprocess.run([str(P4C_BM2_SS), "--arch", "v1model", "-o", f"{out}/p.json",
                                "--p4runtime-files", f"{out}/p.p4info.txtpb", str(program)],
                               capture_output=True, text=True,
@@ -138,6 +138,7 @@ def judge(job: Path | tuple[Path, str]) -> Verdict:
     p4info = ""
     try:
         result = compile_file(program)
+        result.p4info                     # raises where inaemu, as p4c, has no P4Info for it
         inaemu, message = "accept", ""
         if p4c_info is not None and result is not None:
             p4info = "same" if result.p4info_text() == p4c_info else "differs"

@@ -73,6 +73,9 @@ class LoweringContext:
         self.block_paths: dict = {}  # a control's instance prefix -> (its block path, its decl)
         self.action_places: dict = {}  # a control's own action's name -> its block path
         self.call_results: dict = {}  # function Call node -> temporary holding its result  # (TableRef, table JSON, [(ActionDecl, (id, name))])
+        self.p4runtime_refusals: list = []  # Unsupported: fine in BMv2 JSON, not in P4Info
+        self.anonymous_profiles = 0
+        self.profiles_numbered = 0
 
     # ---- scratch lowering -------------------------------------------------------------------
     def snapshot(self):
@@ -97,6 +100,45 @@ class LoweringContext:
         ext.empty_list_id = empty
 
     # ---- naming ---------------------------------------------------------------------------
+    def anonymous_profile_name(self) -> str:
+        """A placeholder for an implementation instantiated in a table property without @name;
+        `name_anonymous_profiles` gives it p4c's name once the tables are in order."""
+        self.anonymous_profiles += 1
+        return f"$anonymous_profile_{self.anonymous_profiles}"
+
+    def name_anonymous_profiles(self, tables: list[dict]) -> None:
+        """p4c's names, action_profile_<n> (a selector's too), the first n not taken, in the
+        order of the JSON's tables."""
+        taken = {k for k in self.action_profiles if not k.startswith("$")} | set(self.extern_refs)
+        for table in tables:
+            placeholder = table.get("action_profile") or ""
+            if not placeholder.startswith("$"):
+                continue
+            n = 0
+            while f"action_profile_{n}" in taken:
+                n += 1
+            name = f"action_profile_{n}"
+            taken.add(name)
+            entry, pipe, inst = self.action_profiles.pop(placeholder)
+            entry["name"] = name
+            self.action_profiles[name] = (entry, pipe, inst)
+            for other in tables:
+                if other.get("action_profile") == placeholder:
+                    other["action_profile"] = name
+
+    def profiles_in_table_order(self, tables: list[dict], pipeline: str) -> list[dict]:
+        """A pipeline's action profiles in the order its tables use them, numbered on from the
+        previous pipeline's, as p4c lists them."""
+        order = list(dict.fromkeys(t["action_profile"] for t in tables
+                                   if t.get("action_profile")))
+        order += [k for k, (_, pipe, _) in self.action_profiles.items()
+                  if pipe == pipeline and k not in order]
+        entries = [self.action_profiles[k][0] for k in order]
+        for entry in entries:
+            entry["id"] = self.profiles_numbered
+            self.profiles_numbered += 1
+        return entries
+
     def qualified(self, prefix: str, decl) -> str:
         local = _qualified_local(decl)
         if local.startswith("."):
@@ -498,10 +540,10 @@ def _lower(ctx: LoweringContext, program, reporter) -> dict:
         init = lowerer.lower(decl, env_for(2 + pid, [hdr, meta, sm]), decl.name)
         lowerer.tables.reverse()
         lowerer.conditionals.reverse()
+        ctx.name_anonymous_profiles(lowerer.tables)
         pipelines.append({"name": name, "id": pid, "source_info": ctx.source_info(decl, fragment=decl.name),
                           "init_table": init, "tables": lowerer.tables,
-                          "action_profiles": [e for e, pipe, _ in ctx.action_profiles.values()
-                                              if pipe == name],
+                          "action_profiles": ctx.profiles_in_table_order(lowerer.tables, name),
                           "conditionals": lowerer.conditionals})
     ctx.in_checksum_control = True
     for position, decl in ((4, compute), (1, verify)):

@@ -138,13 +138,17 @@ def run(args: argparse.Namespace) -> int:
         print(warning.render(), file=sys.stderr)
     output = args.output or os.path.splitext(args.program)[0] + ".json"
     outputs = [(output, (json.dumps(result.bmv2, indent=2) + "\n").encode())]
-    for path in (args.p4runtime_files or "").split(","):
-        if path:
-            outputs.append((path, _p4info_bytes(result, path, args.p4runtime_format)))
-    if args.p4runtime_file:
-        path = args.p4runtime_file
-        # p4c's deprecated single-file option: binary unless --p4runtime-format says otherwise
-        outputs.append((path, _p4info_bytes(result, path, args.p4runtime_format or "binary")))
+    try:
+        for path in (args.p4runtime_files or "").split(","):
+            if path:
+                outputs.append((path, _p4info_bytes(result, path, args.p4runtime_format)))
+        if args.p4runtime_file:
+            path = args.p4runtime_file
+            # p4c's deprecated single-file option: binary unless --p4runtime-format says otherwise
+            outputs.append((path, _p4info_bytes(result, path, args.p4runtime_format or "binary")))
+    except CompileError as exc:               # a program with BMv2 JSON but no P4Info
+        print(str(exc), file=sys.stderr)
+        return 1
     mode = 0o666 & ~_umask()
     try:
         for path, data in outputs:

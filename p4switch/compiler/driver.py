@@ -18,8 +18,17 @@ from .storage import StorageUnsupported
 @dataclass
 class CompileResult:
     bmv2: dict
-    p4info: object  # p4.config.v1.p4info_pb2.P4Info
+    p4info_or_none: object  # p4.config.v1.p4info_pb2.P4Info; None: `p4info_refusal` says why
     warnings: list[Diagnostic] = field(default_factory=list)  # `.render()` each
+    p4info_refusal: CompileError | None = None
+
+    @property
+    def p4info(self):
+        """The P4Info; raises the CompileError p4c gives where a program has a BMv2 JSON but no
+        P4Info (an implementation instantiated in a table property without a name)."""
+        if self.p4info_refusal is not None:
+            raise self.p4info_refusal
+        return self.p4info_or_none
 
     def p4info_text(self) -> str:
         return p4info_to_text(self.p4info)
@@ -53,6 +62,10 @@ def _compile(preprocess, reporter: Reporter, main_file: str) -> CompileResult:
     ctx.line_order = {}
     for index, (_, file, line) in enumerate(source.lines):
         ctx.line_order.setdefault((file, line), index)
+    if ctx.p4runtime_refusals:
+        first = ctx.p4runtime_refusals[0]
+        return CompileResult(bmv2, None, list(reporter.warnings),
+                             reporter.error(first.node.loc, first.message))
     with tracker.stage(reporter, "generating P4Info for"):
         p4info = build_p4info(program, ctx, bmv2)
     return CompileResult(bmv2, p4info, list(reporter.warnings))

@@ -150,11 +150,15 @@ class TableBuilder:
             # only the property's @name gives, used as written (as p4c does)
             named = A.name_annotation(prop.annotations)
             if named is None:
-                raise Unsupported(e, f"table '{ref.name}' instantiates its implementation in the "
-                                     "property without a name, which P4Runtime cannot refer to "
-                                     "(p4c refuses it): add @name(\"...\") to the property, or "
-                                     "declare the instance")
-            name = named.lstrip(".")
+                # p4c's BMv2 JSON names it action_profile_<n> (a selector too), in the order of
+                # the tables; only its P4Info, which has no name for it, is refused
+                self.ctx.p4runtime_refusals.append(Unsupported(
+                    e, f"table '{ref.name}' instantiates its implementation in the property "
+                       "without a name, which P4Runtime cannot refer to (p4c refuses it too): "
+                       "add @name(\"...\") to the property, or declare the instance"))
+                name = self.ctx.anonymous_profile_name()
+            else:
+                name = named.lstrip(".")
             anon = A.InstanceDecl(e.loc, name, None, e.args,
                                   annotations=[a for a in prop.annotations if a.name != "name"])
             inst = ExternRef(name, constructed.name, anon)

@@ -442,11 +442,6 @@ REFUSED = {
                                       "'resubmit' (deprecated in v1model.p4) is not implemented"),
     "deprecated_clone3": (program("apply { clone3(CloneType.I2E, 32w5, {sm.ingress_port}); }"),
                           12, "'clone3' (deprecated in v1model.p4) is not implemented"),
-    "implementation_instantiated_without_a_name": (
-        program("action a(bit<9> p) { sm.egress_spec = p; }\n"
-                "table t { key = { hdr.eth.dst : exact; } actions = { a; }\n"
-                "implementation = action_profile(32w16); }\napply { t.apply(); }"), 14,
-        "instantiates its implementation in the property without a name"),
     "unterminated_string": (program('apply { log_msg("no end); }'), 12,
                             "unterminated string literal"),
     "switch_label_after_default": (
@@ -675,3 +670,42 @@ def test_registers_and_digest_fields_name_their_types_as_p4c_does(tmp_path):
                               text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert compile_ok(TYPE_SPECS).p4info_text() == (tmp_path / "p.txtpb").read_text()
+
+
+ANONYMOUS_PROFILES = program(
+    "action a(bit<9> p) { sm.egress_spec = p; }\n"
+    "table t { key = { hdr.eth.dst : exact; } actions = { a; }\n"
+    "implementation = action_profile(32w16); }\n"
+    "table u { key = { hdr.eth.src : exact; hdr.eth.dst : selector; } actions = { a; }\n"
+    "implementation = action_selector(HashAlgorithm.crc16, 32w8, 32w14); }\n"
+    "apply { u.apply(); t.apply(); }")
+
+
+def test_an_implementation_without_a_name_has_bmv2_json_and_no_p4info():
+    """p4c writes BMv2 JSON for it, naming the instances action_profile_<n> in the order of the
+    JSON's tables (the order they are applied), selectors too, and
+    refuses it only when asked for P4Info (session 59: inaemu refused it outright)."""
+    result = compile_source(ANONYMOUS_PROFILES, "p.p4")
+    pipeline = result.bmv2["pipelines"][0]
+    assert [(t["name"], t.get("action_profile")) for t in pipeline["tables"]
+            if t.get("action_profile")] == [("Ing.u", "action_profile_0"),
+                                            ("Ing.t", "action_profile_1")]
+    assert [(p["name"], p["id"]) for p in pipeline["action_profiles"]] == [
+        ("action_profile_0", 0), ("action_profile_1", 1)]
+    with pytest.raises(CompileError) as info:
+        result.p4info
+    assert "p.p4:14:" in str(info.value) and "without a name" in str(info.value)
+
+
+@pytest.mark.skipif(not P4C.exists(), reason="reference p4c not installed")
+def test_real_p4c_names_them_so_and_refuses_only_their_p4info(tmp_path):
+    path = tmp_path / "p.p4"
+    path.write_text(ANONYMOUS_PROFILES)
+    base = [str(P4C), "-I", str(P4C_INCLUDE), "-o", str(tmp_path / "p.json"), str(path)]
+    assert subprocess.run(base, capture_output=True, timeout=120).returncode == 0
+    pipeline = json.loads((tmp_path / "p.json").read_text())["pipelines"][0]
+    assert [(t["name"], t.get("action_profile")) for t in pipeline["tables"]
+            if t.get("action_profile")] == [("Ing.u", "action_profile_0"),
+                                            ("Ing.t", "action_profile_1")]
+    with_p4info = base + ["--p4runtime-files", str(tmp_path / "p.p4info.txtpb")]
+    assert subprocess.run(with_p4info, capture_output=True, timeout=120).returncode != 0
