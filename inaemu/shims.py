@@ -1,14 +1,17 @@
-"""`inaemu shims DIR`: `p4c-bm2-ss` and `simple_switch_grpc` commands that run inaemu.
+"""`inaemu shims DIR`: `p4c-bm2-ss`, `simple_switch_grpc` and `simple_switch` commands that run
+inaemu.
 
-Scripts written for the real tools (the p4lang tutorials' Makefile and utils/run_exercise.py)
-then run on inaemu with only PATH changed:
+Scripts written for the real tools (the p4lang tutorials' Makefile and utils/run_exercise.py,
+p4c's STF test harness backends/bmv2/bmv2stf.py) then run on inaemu with only PATH changed:
 
     inaemu shims ~/inaemu-shims && export PATH=~/inaemu-shims:$PATH && make run
 
 Each shim is a two-line shell script that execs `inaemu compile` or `inaemu switch` with the
 same arguments, through this installation's own `inaemu` (absolute path), so it works from any
-directory and under sudo. A shim carries `SHIM_MARK`, so nothing that looks for the real tools
-(`inaemu run --target bmv2`) mistakes it for them. Existing files other than shims are never
+directory and under sudo. `simple_switch` is `inaemu switch --no-grpc`: simple_switch's command
+line is simple_switch_grpc's without the gRPC target options, and it serves no P4Runtime. A
+shim carries `SHIM_MARK`, so nothing that looks for the real tools (`inaemu run --target
+bmv2`) mistakes it for them. Existing files other than shims are never
 overwritten. See docs/tutorials.md.
 """
 
@@ -21,14 +24,15 @@ import sys
 from pathlib import Path
 
 SHIM_MARK = "# inaemu shim"
-# real tool name -> inaemu subcommand that takes its command line
-SHIMS = {"p4c-bm2-ss": "compile", "simple_switch_grpc": "switch"}
+# real tool name -> the inaemu command line (subcommand and fixed options) that takes its own
+SHIMS = {"p4c-bm2-ss": ("compile",), "simple_switch_grpc": ("switch",),
+         "simple_switch": ("switch", "--no-grpc")}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("directory", metavar="DIR",
-                        help="where to write p4c-bm2-ss and simple_switch_grpc (created if "
-                             "missing); put it first on PATH")
+                        help="where to write p4c-bm2-ss, simple_switch_grpc and simple_switch "
+                             "(created if missing); put it first on PATH")
 
 
 def inaemu_command() -> list[str]:
@@ -43,9 +47,15 @@ def inaemu_command() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "inaemu"]
 
 
+def shim_target(tool: str) -> str:
+    """What `tool` runs, as words: e.g. `switch --no-grpc`."""
+    return " ".join(SHIMS[tool])
+
+
 def shim_text(tool: str) -> str:
-    command = " ".join(shlex.quote(part) for part in [*inaemu_command(), SHIMS[tool]])
-    return f"#!/bin/sh\n{SHIM_MARK}: {tool} -> inaemu {SHIMS[tool]}\nexec {command} \"$@\"\n"
+    command = " ".join(shlex.quote(part) for part in [*inaemu_command(), *SHIMS[tool]])
+    return (f"#!/bin/sh\n{SHIM_MARK}: {tool} -> inaemu {shim_target(tool)}\n"
+            f"exec {command} \"$@\"\n")
 
 
 def is_shim(path: Path) -> bool:
@@ -82,6 +92,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"inaemu shims: error: {directory}: {error.strerror}", file=sys.stderr)
         return 2
     for path in written:
-        print(f"inaemu shims: {path} -> inaemu {SHIMS[path.name]}")
+        print(f"inaemu shims: {path} -> inaemu {shim_target(path.name)}")
     print(f"inaemu shims: now run: export PATH={shlex.quote(str(directory.absolute()))}:$PATH")
     return 0

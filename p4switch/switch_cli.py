@@ -14,7 +14,11 @@ Scripts written for simple_switch_grpc run unchanged (the p4lang tutorials' comm
 --thrift-port 9090 -- --grpc-server-addr 0.0.0.0:50051 --cpu-port 255`): the JSON may stand
 anywhere before `--`, everything after `--` is a target option, and options inaemu does not
 implement (Thrift, nanomsg logs) are accepted with one note on stderr saying so.
-See docs/switch.md.
+
+With `--use-files WAIT` (simple_switch's option) ports are pcap files instead of interfaces:
+`-i N@NAME` reads port N's arrivals from `NAME_in.pcap` (a file, or a FIFO written slowly) and
+writes what leaves port N to `NAME_out.pcap`, as p4c's STF test harness (bmv2stf.py) expects of
+simple_switch (p4switch/ports/pcapfiles.py). See docs/switch.md.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from p4switch.ports.capture import PcapCapture
 from p4switch.ports.errors import PortConfigError, PortError
 from p4switch.ports.forwarding import Forwarder
 from p4switch.ports.impairment import ImpairmentPlan
+from p4switch.ports.pcapfiles import PcapFilePorts
 from p4switch.ports.queue_options import QueuePlan
 from p4switch.ports.rawsock import RawSocketPort
 
@@ -51,7 +56,7 @@ class SwitchOptions:
     """The validated command line."""
 
     json_path: Path | None
-    interfaces: dict[int, str]
+    interfaces: dict[int, str]          # port -> interface, or with use_files a file prefix
     device_id: int = 0
     grpc_address: str | None = DEFAULT_GRPC_ADDRESS      # None: --no-grpc
     cpu_port: int | None = None
@@ -59,6 +64,9 @@ class SwitchOptions:
     log_console: bool = False
     log_flush: bool = False
     pcap_dir: Path | None = None
+    # `--use-files WAIT`: ports are pcap files (NAME_in.pcap / NAME_out.pcap), read from WAIT
+    # seconds after start; None: ports are interfaces
+    use_files: int | None = None
     plan: ImpairmentPlan = field(default_factory=ImpairmentPlan)
     queues: QueuePlan = field(default_factory=QueuePlan)     # --queue-depth, --queue-rate
     seed: int = 0
@@ -103,7 +111,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("json", nargs="?", metavar="JSON",
                         help="BMv2 JSON program to load (or --no-p4 and push one over P4Runtime)")
     parser.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE",
-                        help="attach Linux interface IFACE as switch port PORT (repeatable)")
+                        help="attach Linux interface IFACE as switch port PORT (repeatable); "
+                             "with --use-files, PORT@NAME: the files NAME_in.pcap and "
+                             "NAME_out.pcap")
+    parser.add_argument("--use-files", metavar="WAIT",
+                        help="ports are pcap files, as simple_switch's option: -i PORT@NAME "
+                             "reads the packets arriving on PORT from NAME_in.pcap (a file or a "
+                             "FIFO), merged with the other ports' by timestamp, starting WAIT "
+                             "seconds after start, and writes what PORT sends to NAME_out.pcap")
     parser.add_argument("--device-id", default="0", metavar="N", help="P4Runtime device id (0)")
     parser.add_argument("--grpc-server-addr", metavar="ADDR",
                         help=f"P4Runtime server address ({DEFAULT_GRPC_ADDRESS})")
@@ -112,7 +127,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-p4", action="store_true",
                         help="start with no program; packets are dropped until one is pushed")
     parser.add_argument("--no-grpc", action="store_true", help="do not start the P4Runtime server")
-    parser.add_argument("--log-file", metavar="PATH", help="write a per-packet trace to PATH")
+    parser.add_argument("--log-file", metavar="PATH",
+                        help="write a per-packet trace to PATH (simple_switch writes PATH.txt)")
     parser.add_argument("--log-console", action="store_true",
                         help="write a per-packet trace to stdout")
     parser.add_argument("--log-flush", action="store_true",
@@ -163,7 +179,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "511, --max-mc-groups/--max-l1-entries/--max-l2-entries N, "
                      "--disable-swap, --enable-swap, --grpc-server-ssl, --grpc-server-cert PEM, "
                      "--grpc-server-key PEM, --grpc-server-cacert PEM, "
-                     "--grpc-server-with-client-auth")
+                     "--grpc-server-with-client-auth. With --use-files the ports are pcap "
+                     "files (as simple_switch; for p4c's STF harness): the switch runs until "
+                     "SIGTERM; see docs/switch.md, 'Files instead of interfaces'")
     parser.set_defaults(target_options=[])
 
 
@@ -182,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"inaemu switch: note: {note}", file=sys.stderr, flush=True)
     _log_to_stderr()
     process = SwitchProcess(options)
-    previous = {sig: signal.signal(sig, lambda *_: process.stop())
+    previous = {sig: signal.signal(sig, process.on_signal)
                 for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         process.start()
@@ -190,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         process.serve()
     except SwitchError as error:
         return _fail(str(error), error.exit_status)
+    except StartInterrupted:
+        pass                 # stopped while waiting for a FIFO's writer: an ordinary stop
     finally:
         process.close()
         for sig, handler in previous.items():
@@ -234,12 +254,23 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
+def _note_fifo(path: Path) -> None:
+    """Before a blocking open of a FIFO input: say what the switch waits for."""
+    print(f"inaemu switch: note: waiting for a writer to open the FIFO {path}",
+          file=sys.stderr, flush=True)
+
+
 class SwitchError(Exception):
     """The switch cannot start or must stop (bad JSON, unusable interface, failed assertion)."""
 
     def __init__(self, message: str, exit_status: int = EXIT_BAD_ARGUMENTS) -> None:
         super().__init__(message)
         self.exit_status = exit_status
+
+
+class StartInterrupted(Exception):
+    """SIGTERM/SIGINT while start-up waits in a blocking open (a FIFO nobody has opened yet):
+    raised by the signal handler to leave the open, as simple_switch dies there."""
 
 
 class SwitchProcess:
@@ -249,21 +280,27 @@ class SwitchProcess:
         self.options = options
         self.switch = None
         self.ports: list = []
+        self.files: PcapFilePorts | None = None       # --use-files
         self.capture = None
         self.driver: PacketDriver | None = None
         self.server = None
         self._log_stream: TextIO | None = None
         self._stop_requested = False
+        self._interruptible = False       # in a blocking open that a signal must break
         self._closed = False
         self.discarded_held = 0
 
     def start(self) -> None:
+        """Interfaces, program, pcap file ports, packet driver, servers (in that order; with
+        --use-files the files' reader starts last, as simple_switch starts reading after its
+        servers: a runtime server that must listen before packets flow goes before it)."""
         options = self.options
-        try:
-            for port, name in options.interfaces.items():
-                self.ports.append(RawSocketPort(port, name))
-        except PortError as error:
-            raise SwitchError(str(error)) from None
+        if options.use_files is None:
+            try:
+                for port, name in options.interfaces.items():
+                    self.ports.append(RawSocketPort(port, name))
+            except PortError as error:
+                raise SwitchError(str(error)) from None
         trace = self._open_trace()
         self.switch = self._load_switch(trace)
         # Hook for the egress queue model: what `--priority-queues` asked (None: not given).
@@ -277,6 +314,8 @@ class SwitchProcess:
                 self.capture = PcapCapture(options.pcap_dir, options.interfaces)
             except PortError as error:
                 raise SwitchError(str(error)) from None
+        if options.use_files is not None:
+            self._open_files()
         grpc_cpu_port = options.cpu_port if options.grpc_address else None
         forwarder = Forwarder(self.switch, options.interfaces, plan=options.plan,
                               seed=options.seed, cpu_port=grpc_cpu_port, tap=self.capture)
@@ -285,6 +324,25 @@ class SwitchProcess:
             self.driver.stop()
         if options.grpc_address:
             self._start_server(grpc_cpu_port)
+        if self.files is not None:
+            self.files.start()
+
+    def _open_files(self) -> None:
+        """simple_switch's start-up with --use-files: in port order, each NAME_in.pcap opened
+        and its header read (a FIFO blocks until its writer opens it and writes the header),
+        then NAME_out.pcap created. A signal meanwhile ends the start (StartInterrupted)."""
+        self.files = PcapFilePorts(wait_s=self.options.use_files)
+        self._interruptible = True
+        try:
+            if self._stop_requested:
+                raise StartInterrupted
+            for port, name in sorted(self.options.interfaces.items()):
+                self.files.open(port, name, on_fifo=_note_fifo)
+        except PortError as error:
+            raise SwitchError(str(error)) from None
+        finally:
+            self._interruptible = False
+        self.ports = list(self.files.ports)
 
     def serve(self) -> None:
         """Run the packet loop until `stop()`; a failed P4 assertion ends it like BMv2's abort."""
@@ -293,11 +351,20 @@ class SwitchProcess:
             self.driver.run()
         except AssertionFailure as error:
             raise SwitchError(f"P4 assertion failed, stopping: {error}", EXIT_FAILURE) from None
+        except PortError as error:      # a malformed input pcap record, an unwritable output
+            raise SwitchError(f"{error}; stopping", EXIT_FAILURE) from None
 
     def stop(self) -> None:
         self._stop_requested = True
         if self.driver is not None:
             self.driver.stop()
+
+    def on_signal(self, *_: object) -> None:
+        """SIGTERM/SIGINT: stop; during a blocking open at start-up, leave it too."""
+        self.stop()
+        if self._interruptible:
+            self._interruptible = False
+            raise StartInterrupted
 
     def close(self) -> None:
         """Stop the server, close sockets, flush captures; safe to call twice."""
@@ -312,6 +379,8 @@ class SwitchProcess:
             self.discarded_held = self.driver.forwarder.discard_held() + \
                 self.driver.output.discard()       # refused by a full socket, never sent
             self.driver.close()
+        if self.files is not None:
+            self.files.close()
         if self.capture is not None:
             self.capture.close()
         if self._log_stream is not None and self._log_stream is not sys.stdout:
@@ -335,6 +404,8 @@ class SwitchProcess:
         if self.driver is None:
             return []
         lines = self.driver.forwarder.summary_lines(self.options.interfaces)
+        if self.files is not None:
+            lines.append(self.files.status_line())
         code_line = packet_code_line(self.switch)
         if code_line:
             lines.append(code_line)
@@ -428,7 +499,8 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
         raise PortConfigError("give a BMv2 JSON file, or --no-p4 to start without a program")
     if json_text is not None and args.no_p4:
         raise PortConfigError(f"--no-p4 and a JSON file ({json_text}) exclude each other")
-    interfaces = _parse_interfaces(args.interface)
+    use_files = _parse_use_files(args.use_files)
+    interfaces = _parse_interfaces(args.interface, files=use_files is not None)
     cpu_port = _parse_int("--cpu-port", cpu_port_text, 0, MAX_PORT) if cpu_port_text else None
     plan = ImpairmentPlan.from_options(args.loss, args.delay_ms)
     for port in plan.ports_named():
@@ -447,7 +519,7 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
     return SwitchOptions(
         priority_queues=(_parse_int("--priority-queues", queues_text, 1, MAX_PRIORITY_QUEUES)
                          if queues_text else None),
-        notes=_compatibility_notes(args) + tls_notes,
+        notes=_compatibility_notes(args, use_files is not None) + tls_notes,
         json_path=Path(json_text) if json_text is not None else None,
         interfaces=interfaces,
         device_id=_parse_int("--device-id", args.device_id, 0, 2**64 - 1),
@@ -456,7 +528,8 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
         log_file=Path(args.log_file) if args.log_file and packet_log else None,
         log_console=args.log_console and packet_log,
         log_flush=args.log_flush,
-        pcap_dir=Path(args.pcap) if args.pcap is not None else None,
+        pcap_dir=Path(args.pcap) if args.pcap is not None and use_files is None else None,
+        use_files=use_files,
         plan=plan,
         seed=_parse_int("--seed", args.seed, 0, 2**63 - 1),
         queues=QueuePlan.from_options(args.queue_depth, args.queue_rate),
@@ -549,9 +622,12 @@ def _parse_target_options(tokens: list[str]) -> dict[str, str]:
     return values
 
 
-def _compatibility_notes(args: argparse.Namespace) -> tuple[str, ...]:
+def _compatibility_notes(args: argparse.Namespace, use_files: bool) -> tuple[str, ...]:
     """One line per simple_switch option that was accepted but does nothing here."""
     notes = []
+    if use_files and args.pcap is not None:
+        notes.append(f"--pcap {args.pcap}: ignored with --use-files, as simple_switch ignores "
+                     "it (the ports' NAME_out.pcap files are the captures)")
     if args.thrift_port is not None:
         notes.append(f"--thrift-port {args.thrift_port}: no Thrift server is served "
                      "(simple_switch_CLI cannot connect; use P4Runtime)")
@@ -562,19 +638,36 @@ def _compatibility_notes(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _parse_interfaces(specs: list[str]) -> dict[int, str]:
+def _parse_use_files(text: str | None) -> int | None:
+    """`--use-files WAIT`: seconds; a negative WAIT is 0, as simple_switch takes it."""
+    if text is None:
+        return None
+    try:
+        wait = int(text, 10)
+    except ValueError:
+        raise PortConfigError(f"--use-files '{text}' is not an integer (seconds to wait "
+                              "before reading the input files)") from None
+    return min(max(wait, 0), 2**31 - 1)
+
+
+def _parse_interfaces(specs: list[str], *, files: bool = False) -> dict[int, str]:
+    """-i PORT@IFACE, or with `files` (--use-files) PORT@NAME: NAME is a path prefix (NAME_in.pcap
+    and NAME_out.pcap), so any non-empty text, slashes included."""
     interfaces: dict[int, str] = {}
     for spec in specs:
         port_text, sep, name = spec.partition("@")
         if not sep or not port_text or not name:
-            raise PortConfigError(f"-i {spec}: expected PORT@IFACE, e.g. 1@veth1")
+            expected = "PORT@NAME, e.g. 0@pcap0" if files else "PORT@IFACE, e.g. 1@veth1"
+            raise PortConfigError(f"-i {spec}: expected {expected}")
         port = _parse_int(f"-i {spec}: port", port_text, 0, MAX_PORT)
-        if len(name) > MAX_IFNAME or "/" in name or any(c.isspace() for c in name):
+        if not files and (len(name) > MAX_IFNAME or "/" in name
+                          or any(c.isspace() for c in name)):
             raise PortConfigError(f"-i {spec}: '{name}' is not a valid interface name")
         if port in interfaces:
             raise PortConfigError(f"-i {spec}: port {port} is already {interfaces[port]}")
         if name in interfaces.values():
-            raise PortConfigError(f"-i {spec}: interface {name} is attached twice")
+            what = "files" if files else "interface"
+            raise PortConfigError(f"-i {spec}: {what} {name} is attached twice")
         interfaces[port] = name
     return interfaces
 
@@ -596,4 +689,5 @@ def _check_address(address: str) -> None:
     _parse_int(f"--grpc-server-addr {address}: port", port_text, 0, 65535)
 
 
-__all__ = ["add_arguments", "run", "parse_options", "SwitchOptions", "SwitchProcess"]
+__all__ = ["add_arguments", "run", "parse_options", "SwitchOptions", "SwitchProcess",
+           "StartInterrupted"]

@@ -19,7 +19,8 @@ def test_shims_compile_like_p4c_and_are_refreshed_not_duplicated(tmp_path):
     for _ in range(2):                                   # idempotent
         done = subprocess.run([*INAEMU, "shims", str(shims)], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in shims.iterdir()) == ["p4c-bm2-ss", "simple_switch_grpc"]
+    assert sorted(p.name for p in shims.iterdir()) == ["p4c-bm2-ss", "simple_switch",
+                                                       "simple_switch_grpc"]
     assert all(os.access(p, os.X_OK) for p in shims.iterdir())
     env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
     done = subprocess.run(["p4c-bm2-ss", "--p4v", "16", "-o", "b.json", str(BASIC)],
