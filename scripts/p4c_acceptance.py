@@ -138,7 +138,8 @@ def judge(job: Path | tuple[Path, str]) -> Verdict:
     p4info = ""
     try:
         result = compile_file(program)
-        result.p4info                     # raises where inaemu, as p4c, has no P4Info for it
+        if result is not None:
+            result.p4info                 # raises where inaemu, as p4c, has no P4Info for it
         inaemu, message = "accept", ""
         if p4c_info is not None and result is not None:
             p4info = "same" if result.p4info_text() == p4c_info else "differs"
