@@ -52,10 +52,18 @@ def shim_target(tool: str) -> str:
     return " ".join(SHIMS[tool])
 
 
+# simple_switch serves Thrift on 9090 unless told another port, and Thrift is its only runtime
+THRIFT_DEFAULT = {"simple_switch": 9090}
+
+
 def shim_text(tool: str) -> str:
     command = " ".join(shlex.quote(part) for part in [*inaemu_command(), *SHIMS[tool]])
+    default = ""
+    if tool in THRIFT_DEFAULT:
+        default = (f'case " $* " in *" --thrift-port"*) ;; '
+                   f'*) set -- --thrift-port {THRIFT_DEFAULT[tool]} "$@" ;; esac\n')
     return (f"#!/bin/sh\n{SHIM_MARK}: {tool} -> inaemu {shim_target(tool)}\n"
-            f"exec {command} \"$@\"\n")
+            f"{default}exec {command} \"$@\"\n")
 
 
 def is_shim(path: Path) -> bool:

@@ -59,6 +59,7 @@ class SwitchOptions:
     interfaces: dict[int, str]          # port -> interface, or with use_files a file prefix
     device_id: int = 0
     grpc_address: str | None = DEFAULT_GRPC_ADDRESS      # None: --no-grpc
+    thrift_port: int | None = None      # BMv2's Thrift runtime (None: not served; 0: any port)
     cpu_port: int | None = None
     log_file: Path | None = None
     log_console: bool = False
@@ -137,8 +138,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="trace or debug: the per-packet trace as --log-file/--log-console "
                              "ask; info, warn, error, off: no per-packet trace (as BMv2) (trace)")
     parser.add_argument("--thrift-port", metavar="N",
-                        help="accepted for simple_switch compatibility; no Thrift server is "
-                             "served (use P4Runtime)")
+                        help="serve BMv2's Thrift runtime (simple_switch_CLI, p4c's STF "
+                             "harness) on TCP port N, all addresses; 0: any free port, shown "
+                             "in the ready line (default: not served; docs/thrift.md)")
     parser.add_argument("--nanolog", metavar="ADDR",
                         help="accepted for simple_switch compatibility; no nanomsg event log "
                              "is published")
@@ -284,6 +286,7 @@ class SwitchProcess:
         self.capture = None
         self.driver: PacketDriver | None = None
         self.server = None
+        self.thrift = None                 # ThriftRuntimeServer (--thrift-port)
         self._log_stream: TextIO | None = None
         self._stop_requested = False
         self._interruptible = False       # in a blocking open that a signal must break
@@ -324,6 +327,8 @@ class SwitchProcess:
             self.driver.stop()
         if options.grpc_address:
             self._start_server(grpc_cpu_port)
+        if options.thrift_port is not None:
+            self._start_thrift()
         if self.files is not None:
             self.files.start()
 
@@ -373,6 +378,8 @@ class SwitchProcess:
         self._closed = True
         if self.server is not None:
             self.server.stop()
+        if self.thrift is not None:
+            self.thrift.stop()
         for port in self.ports:
             port.close()
         if self.driver is not None:
@@ -397,8 +404,9 @@ class SwitchProcess:
         else:
             grpc = "grpc off"
         count = len(options.interfaces)
+        thrift = f", thrift {self.thrift.port}" if self.thrift is not None else ""
         return (f"inaemu switch ready: device {options.device_id}, "
-                f"{count} port{'s' if count != 1 else ''}, {grpc}")
+                f"{count} port{'s' if count != 1 else ''}, {grpc}{thrift}")
 
     def summary_lines(self) -> list[str]:
         if self.driver is None:
@@ -481,6 +489,33 @@ class SwitchProcess:
         self.driver.packet_in = server.packet_in
 
 
+    def _start_thrift(self) -> None:
+        from p4switch.thrift import RuntimeService, ThriftRuntimeServer, ThriftServerError
+        options = self.options
+        text = None
+        if options.json_path is not None:
+            try:
+                text = options.json_path.read_text()
+            except (OSError, UnicodeDecodeError):
+                text = None          # the switch loaded it; bm_get_config then re-serializes
+        ifaces = dict(options.interfaces)
+        service = RuntimeService(self.switch, device_id=options.device_id,
+                                 thrift_port=options.thrift_port, config_text=text,
+                                 ports=lambda: [(p, ifaces[p], True) for p in sorted(ifaces)])
+        server = ThriftRuntimeServer(service, port=options.thrift_port, log=_log_thrift)
+        try:
+            server.port = service.thrift_port = server.start()
+        except ThriftServerError as error:
+            raise SwitchError(str(error), EXIT_FAILURE) from None
+        self.thrift = server
+
+
+def _log_thrift(line: str) -> None:
+    """A Thrift call's failure, for whoever reads the switch's stderr (the caller gets the
+    code; this says why)."""
+    print(f"inaemu switch: {line}", file=sys.stderr, flush=True)
+
+
 # -- validation (pure: raises PortConfigError, touches nothing) -----------------------------------
 def parse_options(args: argparse.Namespace) -> SwitchOptions:
     """Check the parsed command line; every problem is a `PortConfigError` naming the option."""
@@ -524,6 +559,8 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
         interfaces=interfaces,
         device_id=_parse_int("--device-id", args.device_id, 0, 2**64 - 1),
         grpc_address=None if args.no_grpc else grpc_address,
+        thrift_port=(_parse_int("--thrift-port", args.thrift_port, 0, 65535)
+                     if args.thrift_port is not None else None),
         cpu_port=cpu_port,
         log_file=Path(args.log_file) if args.log_file and packet_log else None,
         log_console=args.log_console and packet_log,
@@ -628,9 +665,6 @@ def _compatibility_notes(args: argparse.Namespace, use_files: bool) -> tuple[str
     if use_files and args.pcap is not None:
         notes.append(f"--pcap {args.pcap}: ignored with --use-files, as simple_switch ignores "
                      "it (the ports' NAME_out.pcap files are the captures)")
-    if args.thrift_port is not None:
-        notes.append(f"--thrift-port {args.thrift_port}: no Thrift server is served "
-                     "(simple_switch_CLI cannot connect; use P4Runtime)")
     if args.nanolog is not None:
         notes.append(f"--nanolog {args.nanolog}: no nanomsg event log is published")
     if args.debugger:

@@ -34,7 +34,12 @@ class ThriftRuntimeServer:
     def start(self) -> int:
         """Listen and serve in the background; the port (the one bound, if 0 was asked)."""
         try:
-            listener = socket.create_server((self.host, self.port), reuse_port=False)
+            if self.host in ("0.0.0.0", "") and socket.has_dualstack_ipv6():
+                # every address, IPv6 and IPv4, as BMv2's Thrift server listens
+                listener = socket.create_server(("", self.port), family=socket.AF_INET6,
+                                                dualstack_ipv6=True)
+            else:
+                listener = socket.create_server((self.host, self.port))
         except OSError as e:
             raise ThriftServerError(f"cannot serve Thrift on {self.host}:{self.port}: "
                                     f"{e.strerror or e}") from None

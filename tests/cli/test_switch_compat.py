@@ -35,7 +35,8 @@ def test_the_tutorials_command_line():
     assert options.grpc_address == "0.0.0.0:50051" and options.cpu_port == 255
     assert options.device_id == 0 and options.log_console
     assert options.priority_queues is None
-    assert any("--thrift-port 9090: no Thrift server" in n for n in options.notes)
+    assert options.thrift_port == 9090                  # served (docs/thrift.md)
+    assert not any("thrift" in n for n in options.notes)
     assert any("--nanolog ipc:///tmp/bm-0-log.ipc" in n for n in options.notes)
 
 
@@ -85,13 +86,13 @@ def test_bad_simple_switch_options(argv, message):
 
 def test_notes_on_stderr_and_one_line_errors(tmp_path):
     # a missing JSON file after the notes: exit 2, the notes and one error line
-    done = subprocess.run([sys.executable, "-m", "inaemu", "switch", "--thrift-port", "9090",
+    done = subprocess.run([sys.executable, "-m", "inaemu", "switch", "--debugger",
                            "--nanolog", "ipc:///tmp/x.ipc", str(tmp_path / "none.json"),
                            "--no-grpc"], capture_output=True, text=True)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2
-    assert lines[0].startswith("inaemu switch: note: --thrift-port 9090")
-    assert lines[1].startswith("inaemu switch: note: --nanolog")
+    assert lines[0].startswith("inaemu switch: note: --nanolog")
+    assert lines[1].startswith("inaemu switch: note: --debugger")
     assert lines[2].startswith("inaemu switch: error: cannot read")
     done = subprocess.run([sys.executable, "-m", "inaemu", "switch", "--bogus", "p.json"],
                           capture_output=True, text=True)

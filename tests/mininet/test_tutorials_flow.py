@@ -242,5 +242,5 @@ def test_tutorials_basic_exercise(tmp_path, toolset):
     if toolset == "inaemu":
         assert text.count("P4DeviceConfig wrapper, which is deprecated") == 1
         assert "inaemu switch ready: device 37, 2 ports, grpc 0.0.0.0" in text
-        assert f"--thrift-port {thrift_port}: no Thrift server" in text
+        assert f", thrift {thrift_port}" in text          # served, as simple_switch_grpc does
         assert "packet in: port 1" in text         # --log-console traced the packet
