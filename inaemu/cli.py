@@ -28,7 +28,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "topology": ("topologies.cli", "write a topology (star, linear, leaf-spine, fat-tree) as JSON"),
     "trace": ("inaemu.trace.cli", "follow every aggregation packet of a traced run: per-slot lifecycles and plots"),
     "selfcheck": ("inaemu.selfcheck", "compile and packet-test (STF) every P4 program the project ships"),
-    "shims": ("inaemu.shims", "write p4c-bm2-ss and simple_switch_grpc commands that run inaemu"),
+    "shims": ("inaemu.shims", "write p4c-bm2-ss, simple_switch_grpc and simple_switch commands "
+                              "that run inaemu"),
 }
 
 
