@@ -204,10 +204,14 @@ class RuntimeService:
 
     # ------------------------------------------------------------------------ meters
     def _meter(self, name) -> str:
-        if not self.sw.has_program or name not in self.sw.meters():
+        if name not in {m.get("name") for m in self.doc().get("meter_arrays", ())}:
             raise CallError(idl.InvalidMeterOperation, MeterError.INVALID_METER_NAME,
-                            f"no indexed meter named {name!r}")
+                            f"no meter named {name!r}")
         return name
+
+    def _direct_table(self, name: str) -> str | None:
+        """The table a direct meter belongs to (BMv2 addresses its meters by entry index)."""
+        return self.tables().meter_tables.get(name)
 
     def _meter_index(self, name: str, index) -> int:
         if not isinstance(index, int) or not 0 <= index < self._array_size("meter_arrays",
@@ -236,19 +240,32 @@ class RuntimeService:
         name = self._meter(a.get("meter_array_name"))
         index = self._meter_index(name, a.get("index"))
         rates = self._rates(name, a.get("rates", []))
+        table = self._direct_table(name)
         with runtime_errors(idl.InvalidMeterOperation, {}, MeterError.ERROR):
-            self.sw.meter_set_rates(name, index, rates)
+            if table is not None:
+                self.tables().set_index_meter_rates(table, index, rates)
+            else:
+                self.sw.meter_set_rates(name, index, rates)
 
     def bm_meter_array_set_rates(self, a) -> None:
         name = self._meter(a.get("meter_array_name"))
         rates = self._rates(name, a.get("rates", []))
+        table = self._direct_table(name)
         with runtime_errors(idl.InvalidMeterOperation, {}, MeterError.ERROR):
+            if table is not None:
+                self.tables().set_all_meter_rates(table, rates)
+                return
             for index in range(self._array_size("meter_arrays", name)):
                 self.sw.meter_set_rates(name, index, rates)
 
     def bm_meter_get_rates(self, a) -> list[dict]:
         name = self._meter(a.get("meter_array_name"))
-        rates = self.sw.meter_get_rates(name, self._meter_index(name, a.get("index"))) or []
+        index = self._meter_index(name, a.get("index"))
+        table = self._direct_table(name)
+        if table is not None:
+            rates = self.tables().index_meter_rates(table, index)
+        else:
+            rates = self.sw.meter_get_rates(name, index) or []
         return [{"units_per_micros": r, "burst_size": b} for r, b in rates]
 
     # --------------------------------------------------------------------- registers

@@ -17,7 +17,7 @@ from p4switch.runtime import (AlreadyExists, ExactKey, LpmKey, NotFound, Permiss
                               RangeKey, ResourceExhausted, TernaryKey, priority_from_bmv2,
                               priority_to_bmv2)
 from p4switch.thrift.errors import CallError, runtime_errors
-from p4switch.thrift.handles import HandleBook
+from p4switch.thrift.handles import INDEX_MASK, HandleBook
 from p4switch.thrift.idl import ActionEntryType, InvalidTableOperation, MatchParamType, TableError
 
 E = InvalidTableOperation
@@ -111,6 +111,12 @@ class TableCalls:
         self.members = {name: HandleBook(versioned=False) for name in self.profiles}
         self.groups = {name: HandleBook(versioned=False) for name in self.profiles}
         self.indirect_default: dict[str, tuple[ActionEntryType, int]] = {}
+        # BMv2's direct meters are a meter array indexed by the entries' handle index: rates set
+        # there stay with the index, through deletions, for the next entry that takes it
+        self.meter_tables = {m["name"]: m["binding"] for m in doc.get("meter_arrays", ())
+                             if m.get("is_direct") and m.get("binding") in self.tables}
+        self.meter_rates: dict[str, dict[int, list]] = {t: {} for t in self.meter_tables.values()}
+        self.meter_default: dict[str, list] = {}
 
     # ------------------------------------------------------------------------ look-ups
     def table(self, name: str, kinds: tuple[str, ...] | None = None) -> TableShape:
@@ -281,7 +287,11 @@ class TableCalls:
     def _insert(self, shape: TableShape, add) -> int:
         with runtime_errors(E, self.ENTRY_ERRORS, TableError.ERROR):
             runtime_handle = add()
-        return self.entries[shape.name].add(runtime_handle)
+        handle = self.entries[shape.name].add(runtime_handle)
+        rates = self.index_meter_rates(shape.name, handle & INDEX_MASK)
+        if shape.direct_meters and rates:
+            self.sw.direct_meter_set_rates(shape.name, runtime_handle, rates)
+        return handle
 
     def bm_mt_add_entry(self, a) -> int:
         shape = self.table(a.get("table_name"), ("simple",))
@@ -480,12 +490,36 @@ class TableCalls:
                  for r in a.get("rates", [])]
         with runtime_errors(E, {}, TableError.INVALID_METER_OPERATION):
             self.sw.direct_meter_set_rates(shape.name, runtime_handle, rates)
+        self.meter_rates.setdefault(shape.name, {})[a.get("entry_handle") & INDEX_MASK] = rates
 
     def bm_mt_get_meter_rates(self, a) -> list[dict]:
         shape = self._with_meters(a)
         runtime_handle = self.runtime_entry(shape.name, a.get("entry_handle"))
         rates = self.sw.direct_meter_get_rates(shape.name, runtime_handle) or []
         return [{"units_per_micros": r, "burst_size": b} for r, b in rates]
+
+    # the direct meter arrays as `bm_meter_*` calls address them: by name and index
+    def index_meter_rates(self, table: str, index: int) -> list:
+        return self.meter_rates.get(table, {}).get(index) or self.meter_default.get(table, [])
+
+    def _live_at(self, table: str, index: int) -> int | None:
+        for handle, runtime_handle in self.entries[table].live():
+            if handle & INDEX_MASK == index:
+                return runtime_handle
+        return None
+
+    def set_index_meter_rates(self, table: str, index: int, rates: list) -> None:
+        runtime_handle = self._live_at(table, index)
+        if runtime_handle is not None:
+            self.sw.direct_meter_set_rates(table, runtime_handle, rates)
+        self.meter_rates[table][index] = rates
+
+    def set_all_meter_rates(self, table: str, rates: list) -> None:
+        self.listed(self.tables[table])
+        for _, runtime_handle in self.entries[table].live():
+            self.sw.direct_meter_set_rates(table, runtime_handle, rates)
+        self.meter_rates[table].clear()
+        self.meter_default[table] = rates
 
     def bm_mt_set_entry_ttl(self, a) -> None:
         shape = self.table(a.get("table_name"), ("simple",))

@@ -1,6 +1,7 @@
 // Every kind of object BMv2's Thrift runtime reaches: tables of each match kind (exact, lpm,
 // ternary, range), an indirect table and one with a selector, direct and indexed counters, an
-// indexed meter, registers, a multicast group and a clone session, so that simple_switch_CLI's
+// indexed meter, a direct meter, registers, a multicast group and a clone session, so that
+// simple_switch_CLI's
 // commands can be compared on real simple_switch and on inaemu.
 #include <core.p4>
 #include <v1model.p4>
@@ -38,6 +39,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
     register<bit<32>>(16) cells;
     register<bit<8>>(4) small;
     action_selector(HashAlgorithm.crc16, 16, 14) pick;
+    direct_meter<bit<8>>(MeterType.packets) per_src;
 
     action to_port(bit<9> port) { sm.egress_spec = port; }
     action to_port_counted(bit<9> port) { sm.egress_spec = port; by_dst.count(); }
@@ -73,6 +75,14 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         actions = { to_port; }
         implementation = pick;
     }
+    action metered_to(bit<9> port) { per_src.read(meta.color); sm.egress_spec = port; }
+    table metered {
+        key = { hdr.eth.src : exact; }
+        actions = { metered_to; NoAction; }
+        meters = per_src;
+        default_action = NoAction();
+        size = 8;
+    }
     table fixed_default {
         key = { hdr.eth.type : exact; }
         actions = { to_port; drop; }
@@ -93,6 +103,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             if (hdr.probe.op == 1) { members.apply(); }
             if (hdr.probe.op == 2) { balanced.apply(); }
             if (hdr.probe.op == 3) { fixed_default.apply(); }
+            if (hdr.probe.op == 4) { metered.apply(); }
         }
     }
 }

@@ -300,3 +300,31 @@ def test_unknown_calls_are_answered_and_broken_streams_closed(served):
         assert broken.recv(100) == b""                                   # closed
     assert "bad protocol version" in " ".join(log)
     assert std(c, "bm_mt_get_num_entries", table_name="I.dmac") == 0    # others go on
+
+
+def test_direct_meter_rates_stay_with_the_entry_index_as_in_bmv2(served):
+    """simple_switch's direct meters are an array by entry index: rates set for the array, or
+    for one index, are the meter of whatever entry takes that index later (p4-learning's
+    examples/meter sets them before adding entries)."""
+    sw, c, _, _ = served
+    def add(last: int) -> int:
+        return std(c, "bm_mt_add_entry", table_name="I.metered", match_key=[exact(mac(last))],
+                   action_name="I.metered_to", action_data=[b"\x00\x01"], options={})
+    def rates(handle):
+        return [(r["units_per_micros"], r["burst_size"]) for r in
+                std(c, "bm_mt_get_meter_rates", table_name="I.metered", entry_handle=handle)]
+    meter = dict(meter_array_name="I.per_src")
+    assert add(1) == 0
+    std(c, "bm_meter_array_set_rates", **meter, rates=[
+        {"units_per_micros": 0.5, "burst_size": 1}, {"units_per_micros": 1.0, "burst_size": 2}])
+    assert rates(0) == [(0.5, 1), (1.0, 2)]
+    assert add(2) == 1 and rates(1) == [(0.5, 1), (1.0, 2)]         # a later entry too
+    std(c, "bm_meter_set_rates", **meter, index=1, rates=[
+        {"units_per_micros": 0.25, "burst_size": 1}, {"units_per_micros": 0.75, "burst_size": 3}])
+    std(c, "bm_mt_delete_entry", table_name="I.metered", entry_handle=1)
+    assert add(3) == (1 << 24) | 1
+    assert rates((1 << 24) | 1) == [(0.25, 1), (0.75, 3)]            # index 1's own rates
+    assert std(c, "bm_meter_get_rates", **meter, index=5) == [
+        {"units_per_micros": 0.5, "burst_size": 1}, {"units_per_micros": 1.0, "burst_size": 2}]
+    runtime = {e.keys[0].value: e.handle for e in sw.table_entries("I.metered")}
+    assert sw.direct_meter_get_rates("I.metered", runtime[3]) == [(0.25, 1), (0.75, 3)]
