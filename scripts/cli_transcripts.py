@@ -91,7 +91,10 @@ def compile_json(toolchain, program: Path, out: Path) -> str | None:
     """p4c's JSON for `program` at `out`; None when p4c refuses it (the reason then)."""
     done = subprocess.run([str(toolchain.p4c), "-o", str(out), str(program)],
                           capture_output=True, text=True, timeout=300, cwd=program.parent)
-    return None if done.returncode == 0 else (done.stdout + done.stderr).strip()[:200]
+    if done.returncode == 0:
+        return None
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if "error" in line]
+    return " ".join((errors[0] if errors else "").split())[:200]
 
 
 def run_pair(pair: Pair) -> Outcome:

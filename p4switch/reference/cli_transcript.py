@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from .bmv2 import free_tcp_port
@@ -55,9 +56,9 @@ def _listening(proc: subprocess.Popen, port: int, deadline: float) -> bool:
     return False
 
 
-def bmv2_transcript(toolchain: Toolchain, json_path: Path, commands: str,
-                    cwd: Path | None = None, device_id: int = 3) -> str:
-    """`commands` against real simple_switch running `json_path`."""
+@contextmanager
+def serve_bmv2(toolchain: Toolchain, json_path: Path, device_id: int = 3):
+    """Real simple_switch running `json_path` with no ports; yields its Thrift port."""
     with tempfile.TemporaryDirectory(prefix="cli-transcript-") as scratch:
         # the notifications socket of a device id is machine-wide: one of our own
         notifications = f"ipc://{scratch}/notifications.ipc"
@@ -70,7 +71,8 @@ def bmv2_transcript(toolchain: Toolchain, json_path: Path, commands: str,
                                     text=True)
             try:
                 if _listening(proc, port, time.monotonic() + START_S):
-                    return run_cli(toolchain, port, commands, cwd)
+                    yield port
+                    return
                 if proc.poll() is not None and "bind" not in (proc.stderr.read() or ""):
                     raise TranscriptError(f"simple_switch refused {json_path}")
             finally:
@@ -79,9 +81,10 @@ def bmv2_transcript(toolchain: Toolchain, json_path: Path, commands: str,
         raise TranscriptError("simple_switch did not serve Thrift")
 
 
-def inaemu_transcript(toolchain: Toolchain, json_path: Path, commands: str,
-                      cwd: Path | None = None, device_id: int = 3) -> str:
-    """`commands` against `inaemu switch JSON --thrift-port 0` (no ports, no P4Runtime)."""
+@contextmanager
+def serve_inaemu(toolchain: Toolchain | None, json_path: Path, device_id: int = 3):
+    """`inaemu switch JSON --thrift-port 0` (no ports, no P4Runtime); yields its Thrift port.
+    It must then exit 0 on SIGTERM."""
     proc = subprocess.Popen([sys.executable, "-m", "inaemu", "switch", str(json_path),
                              "--no-grpc", "--thrift-port", "0", "--device-id", str(device_id)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -91,10 +94,24 @@ def inaemu_transcript(toolchain: Toolchain, json_path: Path, commands: str,
         if match is None:
             proc.kill()
             raise TranscriptError(f"inaemu switch did not start: {ready}{proc.stderr.read()}")
-        return run_cli(toolchain, int(match.group(1)), commands, cwd)
+        yield int(match.group(1))
     finally:
         if proc.poll() is None:
             proc.terminate()
         status = proc.wait(timeout=30)
-        if status != 0:
-            raise TranscriptError(f"inaemu switch exited {status}: {proc.stderr.read()[-2000:]}")
+    if status != 0:
+        raise TranscriptError(f"inaemu switch exited {status}: {proc.stderr.read()[-2000:]}")
+
+
+def bmv2_transcript(toolchain: Toolchain, json_path: Path, commands: str,
+                    cwd: Path | None = None, device_id: int = 3) -> str:
+    """`commands` against real simple_switch running `json_path`."""
+    with serve_bmv2(toolchain, json_path, device_id) as port:
+        return run_cli(toolchain, port, commands, cwd)
+
+
+def inaemu_transcript(toolchain: Toolchain, json_path: Path, commands: str,
+                      cwd: Path | None = None, device_id: int = 3) -> str:
+    """`commands` against `inaemu switch --thrift-port 0` running `json_path`."""
+    with serve_inaemu(toolchain, json_path, device_id) as port:
+        return run_cli(toolchain, port, commands, cwd)

@@ -49,7 +49,69 @@ def load_bmv2_json(source: str | bytes | dict) -> dict:
     for key in ("headers", "parsers", "deparsers", "pipelines", "header_types"):
         if not doc.get(key):
             raise ConfigError(key, "missing or empty")
+    return upgrade_old_tables(doc)
+
+
+def upgrade_old_tables(doc: dict) -> dict:
+    """Tables in BMv2's older JSON form (p4c-bm's, which BMv2 still loads) in the current one:
+    actions by name ("actions") become "action_ids", and an indirect table's own profile
+    ("act_prof_name", with its "selector" in the table) becomes an entry of the pipeline's
+    "action_profiles" (no size limit, as BMv2 makes it). The caller's dict is not changed: the
+    changed pipelines and tables are copies."""
+    pipelines = doc.get("pipelines")
+    if not isinstance(pipelines, list) or not any(
+            isinstance(t, dict) and ("action_ids" not in t or "act_prof_name" in t)
+            for p in pipelines if isinstance(p, dict)
+            for t in (p.get("tables") if isinstance(p.get("tables"), list) else ())):
+        return doc
+    ids_by_name: dict[str, list[int]] = {}
+    for action in doc.get("actions") or ():
+        if isinstance(action, dict) and isinstance(action.get("name"), str):
+            ids_by_name.setdefault(action["name"], []).append(action.get("id"))
+    doc = dict(doc)
+    doc["pipelines"] = [_upgrade_pipeline(p, i, ids_by_name) if isinstance(p, dict) else p
+                        for i, p in enumerate(pipelines)]
     return doc
+
+
+def _upgrade_pipeline(pipeline: dict, index: int, ids_by_name: dict) -> dict:
+    tables = pipeline.get("tables")
+    if not isinstance(tables, list):
+        return pipeline
+    pipeline = dict(pipeline)
+    profiles = list(pipeline.get("action_profiles") or ())
+    upgraded = []
+    for i, table in enumerate(tables):
+        where = f"pipelines[{index}].tables[{i}]"
+        if not isinstance(table, dict):
+            upgraded.append(table)
+            continue
+        table = dict(table)
+        if "action_ids" not in table and isinstance(table.get("actions"), list):
+            ids = []
+            for name in table["actions"]:
+                found = ids_by_name.get(name, []) if isinstance(name, str) else []
+                if len(found) != 1:
+                    why = "no action" if not found else f"{len(found)} actions"
+                    raise ConfigError(f"{where}.actions", f"{why} named {name!r}")
+                ids.append(found[0])
+            table["action_ids"] = ids
+        name = table.get("act_prof_name")
+        if "action_profile" not in table and isinstance(name, str):
+            if not any(isinstance(p, dict) and p.get("name") == name for p in profiles):
+                profile = {"name": name, "id": table.get("id", len(profiles)),
+                           "max_size": MAX_ARRAY_SIZE}
+                if table.get("type") == "indirect_ws":
+                    if not isinstance(table.get("selector"), dict):
+                        raise ConfigError(f"{where}.selector", "an indirect_ws table in the "
+                                          "old form (act_prof_name) needs its selector")
+                    profile["selector"] = table["selector"]
+                profiles.append(profile)
+            table["action_profile"] = name
+        upgraded.append(table)
+    pipeline["tables"] = upgraded
+    pipeline["action_profiles"] = profiles
+    return pipeline
 
 
 class Node:
