@@ -621,13 +621,29 @@ class Switch:
         with self.lock:
             self.pre.group_delete(mgid)
 
-    def mc_node_create(self, rid: int, ports) -> int:
+    def mc_node_create(self, rid: int, ports, lags=()) -> int:
         with self.lock:
-            return self.pre.node_create(rid, ports)
+            return self.pre.node_create(rid, ports, lags)
 
-    def mc_node_update(self, handle: int, ports) -> None:
+    def mc_node_update(self, handle: int, ports, lags=None) -> None:
+        """New ports (and LAGs; None: keep the node's) for a node."""
         with self.lock:
-            self.pre.node_update(handle, ports)
+            self.pre.node_update(handle, ports, lags)
+
+    def mc_set_lag_members(self, lag: int, ports) -> None:
+        """A link aggregation group's member ports (see state/pre.py for the port a copy
+        takes)."""
+        with self.lock:
+            self.pre.set_lag_members(lag, ports)
+
+    def mc_reset(self) -> None:
+        """No groups, nodes or LAGs (simple_switch's reset_state of its PRE)."""
+        with self.lock:
+            self.pre.reset()
+
+    def mc_lag_members(self) -> dict[int, list[int]]:
+        with self.lock:
+            return {lag: list(ports) for lag, ports in self.pre.lag_members.items()}
 
     def mc_node_destroy(self, handle: int) -> None:
         with self.lock:
@@ -663,11 +679,11 @@ class Switch:
         with self.lock:
             return self.pre.group_nodes(mgid)
 
-    def mc_node_get(self, handle: int) -> tuple[int, list[int]]:
-        """A node's (replication id, ports)."""
+    def mc_node_get(self, handle: int) -> tuple[int, list[int], list[int]]:
+        """A node's (replication id, ports, LAGs)."""
         with self.lock:
             node = self.pre.node(handle)
-            return node.rid, list(node.ports)
+            return node.rid, list(node.ports), list(node.lags)
 
     def mirroring_add(self, session: int, port: int | None = None,
                       mgid: int | None = None) -> None:

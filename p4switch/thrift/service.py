@@ -31,12 +31,18 @@ RESOURCE_LISTS = {ResourceType.MATCH_TABLE: None, ResourceType.ACTION_PROFILE: "
                   ResourceType.LEARNING_LIST: "learn_lists"}
 
 
+MAP_BITS = 512             # SimplePre's port and LAG maps
+
+
 def port_list(port_map: str, what: str) -> list[int]:
-    """BMv2's port map: a string of 0s and 1s, its last character port 0."""
+    """BMv2's port (or LAG) map: a string of 0s and 1s, its last character number 0."""
     if not isinstance(port_map, str) or set(port_map) - {"0", "1"}:
         raise ApplicationFailure(f"{what} {port_map!r} is not a string of 0s and 1s (its last "
-                                 "character is port 0)")
-    return [i for i, bit in enumerate(reversed(port_map)) if bit == "1"]
+                                 "character is number 0)")
+    numbers = [i for i, bit in enumerate(reversed(port_map)) if bit == "1"]
+    if numbers and numbers[-1] >= MAP_BITS:
+        raise ApplicationFailure(f"{what} names {numbers[-1]}; the map has {MAP_BITS} bits")
+    return numbers
 
 
 def as_i64(value: int) -> int:
@@ -63,6 +69,7 @@ class RuntimeService:
         self._tables_program = None
         self.nodes = HandleBook(versioned=False)
         self.group_order: list[int] = []          # multicast groups made over Thrift, in order
+        self.lag_order: list[int] = []            # LAGs given members over Thrift, in order
         self.mirror_mappings: dict[int, int] = {}
         if config_text is not None and switch.has_program:
             self._config = (switch.program, config_text)
@@ -118,10 +125,10 @@ class RuntimeService:
         if self.sw.has_program:
             self.sw.load_config(self.sw.program.doc)
             self._config = None if self._config is None else (self.sw.program, self._config[1])
-        for mgid in list(self.sw.mc_groups()):
-            self.sw.mc_group_remove(mgid)
+        self.sw.mc_reset()
         self.nodes.reset()
         self.group_order.clear()
+        self.lag_order.clear()
         self.mirror_mappings.clear()
 
     def bm_serialize_state(self, a) -> str:
@@ -408,15 +415,15 @@ class RuntimeService:
             raise self._mc(McError.INVALID_L1_HANDLE, f"no multicast node {handle}")
         return node
 
-    def _ports(self, a) -> list[int]:
-        if "1" in (a.get("lag_map") or ""):
-            raise self._mc(McError.ERROR, "inaemu's switch has no link aggregation groups")
-        return port_list(a.get("port_map", ""), "port map")
+    @staticmethod
+    def _maps(a) -> tuple[list[int], list[int]]:
+        return (port_list(a.get("port_map", ""), "port map"),
+                port_list(a.get("lag_map") or "", "LAG map"))
 
     def bm_mc_node_create(self, a) -> int:
-        ports = self._ports(a)
+        ports, lags = self._maps(a)
         try:
-            node = self.sw.mc_node_create(a.get("rid"), ports)
+            node = self.sw.mc_node_create(a.get("rid"), ports, lags)
         except ResourceExhausted as e:
             raise self._mc(McError.TABLE_FULL, str(e)) from None
         except P4SwitchError as e:
@@ -425,8 +432,9 @@ class RuntimeService:
 
     def bm_mc_node_update(self, a) -> None:
         node = self._node(a.get("l1_handle"))
+        ports, lags = self._maps(a)
         with runtime_errors(idl.InvalidMcOperation, {}, McError.ERROR):
-            self.sw.mc_node_update(node, self._ports(a))
+            self.sw.mc_node_update(node, ports, lags)
 
     def bm_mc_node_destroy(self, a) -> None:
         handle = a.get("l1_handle")
@@ -451,7 +459,12 @@ class RuntimeService:
             self.sw.mc_node_dissociate(mgid, node)
 
     def bm_mc_set_lag_membership(self, a) -> None:
-        raise self._mc(McError.ERROR, "inaemu's switch has no link aggregation groups")
+        ports = port_list(a.get("port_map", ""), "port map")
+        with runtime_errors(idl.InvalidMcOperation, {}, McError.ERROR):
+            self.sw.mc_set_lag_members(a.get("lag_index"), ports)
+        if a.get("lag_index") in self.lag_order:
+            self.lag_order.remove(a.get("lag_index"))
+        self.lag_order.append(a.get("lag_index"))
 
     def bm_mc_get_entries(self, a) -> str:
         """The engine as BMv2 lists it: nodes (L1) with their port sets (L2, one per node),
@@ -459,15 +472,18 @@ class RuntimeService:
         groups = [g for g in reversed(self.group_order) if g in self.sw.mc_groups()]
         groups += sorted(set(self.sw.mc_groups()) - set(groups), reverse=True)
         nodes = list(reversed(self.nodes.live()))
-        members = {g: self.sw.mc_group_nodes(g) for g in groups}
-        rids_ports = {r: self.sw.mc_node_get(r) for _, r in nodes}
+        in_group = {g: self.sw.mc_group_nodes(g) for g in groups}
+        node_of = {r: self.sw.mc_node_get(r) for _, r in nodes}
+        members = self.sw.mc_lag_members()
+        lags = [lag for lag in reversed(self.lag_order) if lag in members]
+        lags += sorted(set(members) - set(lags), reverse=True)
         doc = {
-            "l1_handles": [{"handle": h, "l2_handle": h, "rid": rids_ports[r][0]}
+            "l1_handles": [{"handle": h, "l2_handle": h, "rid": node_of[r][0]}
                            for h, r in nodes],
-            "l2_handles": [{"handle": h, "lags": [], "ports": rids_ports[r][1]}
+            "l2_handles": [{"handle": h, "lags": node_of[r][2], "ports": node_of[r][1]}
                            for h, r in nodes],
-            "lags": [],
-            "mgrps": [{"id": g, "l1_handles": [self.nodes.handle_of(r) for r in members[g]
+            "lags": [{"id": lag, "ports": members[lag]} for lag in lags],
+            "mgrps": [{"id": g, "l1_handles": [self.nodes.handle_of(r) for r in in_group[g]
                                                if self.nodes.handle_of(r) is not None]}
                       for g in groups],
         }

@@ -1,17 +1,24 @@
 """The packet replication engine's configuration: multicast groups and mirroring sessions.
 
 Multicast follows BMv2's model: a group is an ordered list of nodes, a node is a replication id
-(rid) plus a set of ports. A packet sent to a group yields one copy per (node, port), in node
-order then port order, each carrying its node's rid as `egress_rid`.
+(rid) plus a set of ports and a set of link aggregation groups (LAGs). A packet sent to a group
+yields one copy per (node, port), in node order then port order, then one copy per LAG of the
+node, in LAG order, each carrying its node's rid as `egress_rid`. A LAG's copy leaves on one of
+its member ports, chosen as simple_switch's SimplePreLAG chooses it: its hash is the constant
+0xFF, so it is member number 0xFF mod (member count), counting the members in port order; a LAG
+with no member, or never given members, makes no copy.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import AlreadyExists, InvalidArgument, NotFound
 
 MAX_PORT = 511
+MAX_LAG = 256               # SimplePreLAG's LAG_MAX_ENTRIES (index 256 itself is accepted)
+MAX_LAG_MAP = 511           # a node's LAG map has 512 bits
+LAG_HASH = 0xFF             # SimplePreLAG's hash for every packet
 
 
 def _is_int(value) -> bool:
@@ -29,11 +36,23 @@ def _check_ports(ports) -> list[int]:
     return sorted(set(ports))
 
 
+def _check_lags(lags) -> list[int]:
+    try:
+        lags = list(lags)
+    except TypeError:
+        raise InvalidArgument(f"lags must be a list of ints, got {lags!r}") from None
+    for lag in lags:
+        if not _is_int(lag) or not 0 <= lag <= MAX_LAG_MAP:
+            raise InvalidArgument(f"LAG {lag!r} out of range [0, {MAX_LAG_MAP}]")
+    return sorted(set(lags))
+
+
 @dataclass
 class McNode:
     rid: int
     ports: list[int]
     group: int | None = None
+    lags: list[int] = field(default_factory=list)
 
 
 class Replication:
@@ -41,6 +60,7 @@ class Replication:
         self.groups: dict[int, list[int]] = {}    # mgid -> node handles, in order
         self.nodes: dict[int, McNode] = {}
         self.mirrors: dict[int, dict] = {}        # session -> {"port": int|None, "mgid": int|None}
+        self.lag_members: dict[int, list[int]] = {}   # LAG index -> member ports, in order
         self._next_node = 0
         self._replicas: dict[int, list[tuple[int, int]]] = {}  # mgid -> cached (port, rid)
 
@@ -49,8 +69,14 @@ class Replication:
         """(port, rid) copies for a group, in emission order; empty for an unknown group."""
         cached = self._replicas.get(mgid)
         if cached is None:
-            cached = [(port, self.nodes[h].rid) for h in self.groups.get(mgid, ())
-                      for port in self.nodes[h].ports]
+            cached = []
+            for handle in self.groups.get(mgid, ()):
+                node = self.nodes[handle]
+                cached += [(port, node.rid) for port in node.ports]
+                for lag in node.lags:
+                    members = self.lag_members.get(lag)
+                    if members:
+                        cached.append((members[LAG_HASH % len(members)], node.rid))
             self._replicas[mgid] = cached
         return cached
 
@@ -99,16 +125,35 @@ class Replication:
     def node(self, handle: int) -> McNode:
         return self._node(handle)
 
-    def node_create(self, rid: int, ports) -> int:
+    def node_create(self, rid: int, ports, lags=()) -> int:
         if not _is_int(rid) or not 0 <= rid < 1 << 16:
             raise InvalidArgument(f"replication id {rid!r} out of range [0, 65535]")
+        node = McNode(rid, _check_ports(ports), lags=_check_lags(lags))
         handle = self._next_node
         self._next_node += 1
-        self.nodes[handle] = McNode(rid, _check_ports(ports))
+        self.nodes[handle] = node
         return handle
 
-    def node_update(self, handle: int, ports) -> None:
-        self._node(handle).ports = _check_ports(ports)
+    def node_update(self, handle: int, ports, lags=None) -> None:
+        node = self._node(handle)
+        ports = _check_ports(ports)
+        lags = node.lags if lags is None else _check_lags(lags)
+        node.ports, node.lags = ports, lags
+        self._changed()
+
+    def reset(self) -> None:
+        """Every group, node and LAG gone; node handles start over. Mirroring stays."""
+        self.groups.clear()
+        self.nodes.clear()
+        self.lag_members.clear()
+        self._next_node = 0
+        self._changed()
+
+    def set_lag_members(self, lag: int, ports) -> None:
+        """A LAG's member ports (SimplePreLAG's mc_set_lag_membership); none empties it."""
+        if not _is_int(lag) or not 0 <= lag <= MAX_LAG:
+            raise InvalidArgument(f"LAG index {lag!r} out of range [0, {MAX_LAG}]")
+        self.lag_members[lag] = _check_ports(ports)
         self._changed()
 
     def node_destroy(self, handle: int) -> None:
