@@ -76,17 +76,18 @@ class RuntimeService:
 
     # --------------------------------------------------------------------- dispatch
     def call(self, service: str, name: str, args: dict):
-        handler = getattr(self, name, None)
-        if handler is None:
-            handler = getattr(self.tables(), name, None) if name.startswith("bm_mt_") else None
-        if handler is None:
-            raise ApplicationFailure(f"{service}:{name} is not served by inaemu's switch",
-                                     ApplicationErrorType.UNKNOWN_METHOD)
+        """One call of `idl.SERVICES[service][name]` (the connection checks that it is one)."""
         cxt = args.get("cxt_id", 0)
         if cxt != 0:
             raise ApplicationFailure(f"context {cxt} does not exist: simple_switch has one "
                                      "context, 0")
         with self.sw.lock:
+            handler = getattr(self, name, None)
+            if handler is None and name.startswith("bm_mt_"):
+                handler = getattr(self.tables(), name, None)
+            if handler is None:
+                raise ApplicationFailure(f"{service}:{name} is not served by inaemu's switch",
+                                         ApplicationErrorType.UNKNOWN_METHOD)
             return handler(args)
 
     def tables(self) -> TableCalls:

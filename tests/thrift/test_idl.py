@@ -130,3 +130,13 @@ def test_structs_reached_by_the_methods_have_bmv2s_fields(generated):
 def test_error_codes_have_bmv2s_numbers(generated):
     for name, enum in ENUMS.items():
         assert generated["enums"][name] == {e.name: e.value for e in enum}, name
+
+
+def test_every_declared_method_has_a_handler():
+    """A method in idl.py but in neither service.py nor tables.py would answer UNKNOWN_METHOD."""
+    from p4switch.thrift.service import RuntimeService
+    from p4switch.thrift.tables import TableCalls
+    missing = [f"{service}:{name}" for service, methods in idl.SERVICES.items()
+               for name in methods
+               if not hasattr(RuntimeService, name) and not hasattr(TableCalls, name)]
+    assert missing == []
