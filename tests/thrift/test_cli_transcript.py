@@ -1,4 +1,4 @@
-"""BMv2's own simple_switch_CLI, one session of ~130 commands (tests/thrift/cli_commands.txt),
+"""BMv2's own simple_switch_CLI, one session of ~140 commands (tests/thrift/cli_commands.txt),
 against real simple_switch and against `inaemu switch --thrift-port`: the transcripts are the
 same, but for the elapsed time, the port and the notifications socket `switch_info` shows
 (p4switch/reference/cli_transcript.py).
