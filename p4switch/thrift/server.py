@@ -7,6 +7,7 @@ packet path and the P4Runtime server take too.
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from collections.abc import Callable
@@ -41,8 +42,9 @@ class ThriftRuntimeServer:
             else:
                 listener = socket.create_server((self.host, self.port))
         except OSError as e:
+            why = os.strerror(e.errno) if e.errno else str(e)
             raise ThriftServerError(f"cannot serve Thrift on {self.host}:{self.port}: "
-                                    f"{e.strerror or e}") from None
+                                    f"{why}") from None
         self._listener = listener
         self.port = listener.getsockname()[1]
         threading.Thread(target=self._accept, name="thrift-accept", daemon=True).start()
