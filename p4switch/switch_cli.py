@@ -12,8 +12,9 @@ exit 2; a missing P4Runtime server module or an unusable gRPC address exits 1.
 Scripts written for simple_switch_grpc run unchanged (the p4lang tutorials' command line:
 `-i 1@s1-eth1 --pcap DIR --nanolog ipc://... --device-id 0 prog.json --log-console
 --thrift-port 9090 -- --grpc-server-addr 0.0.0.0:50051 --cpu-port 255`): the JSON may stand
-anywhere before `--`, everything after `--` is a target option, and options inaemu does not
-implement (Thrift, nanomsg logs) are accepted with one note on stderr saying so.
+anywhere before `--`, everything after `--` is a target option, `--thrift-port N` serves BMv2's
+Thrift runtime for simple_switch_CLI (docs/thrift.md), and options inaemu does not implement
+(nanomsg logs, the debugger) are accepted with one note on stderr saying so.
 
 With `--use-files WAIT` (simple_switch's option) ports are pcap files instead of interfaces:
 `-i N@NAME` reads port N's arrivals from `NAME_in.pcap` (a file, or a FIFO written slowly) and
