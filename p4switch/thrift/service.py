@@ -1,11 +1,12 @@
-"""BMv2's runtime services (standard, simple_pre_lag, simple_switch) on one inaemu switch.
+"""BMv2's runtime services on one inaemu switch, and its `standard` service's calls.
 
 `RuntimeService.call(service, method, args)` runs one Thrift call, holding the switch's lock, and
-returns its result or raises `CallError` / `ApplicationFailure` (errors.py). The table and
-profile calls are `tables.TableCalls`'; the rest (counters, meters, registers, value sets, CRCs,
-the multicast engine, mirroring, queues, management) are here. What each answers, error codes
-included, follows simple_switch 1.15 as probed call by call; where inaemu differs it says so in
-docs/thrift.md.
+returns its result or raises `CallError` / `ApplicationFailure` (errors.py). The `standard`
+service's table and profile calls are `tables.TableCalls`'; its other calls (management,
+counters, meters, registers, value sets, CRCs, learning) are here; `simple_pre_lag` is
+`pre.PreCalls`' and `simple_switch` is `simple_switch.SimpleSwitchCalls`'. What each answers,
+error codes included, follows simple_switch 1.15 as probed call by call; where inaemu differs it
+says so in docs/thrift.md.
 """
 
 from __future__ import annotations
@@ -15,34 +16,19 @@ import json
 import time
 from collections.abc import Callable
 
-from p4switch.runtime import AlreadyExists, NotFound, P4SwitchError, ResourceExhausted
 from p4switch.thrift import idl
 from p4switch.thrift.errors import ApplicationFailure, CallError, runtime_errors
-from p4switch.thrift.handles import HandleBook
 from p4switch.thrift.idl import (ApplicationErrorType, CounterError, CrcError, IdLookupError,
-                                 LearnError, McError, MeterError, MirroringError,
-                                 ParseVSetError, RegisterError, ResourceType, SwapError,
-                                 TableError, ToeplitzError)
+                                 LearnError, MeterError, ParseVSetError, RegisterError,
+                                 ResourceType, SwapError, TableError, ToeplitzError)
+from p4switch.thrift.pre import PreCalls
+from p4switch.thrift.simple_switch import SimpleSwitchCalls
 from p4switch.thrift.tables import TableCalls, nbytes
 
 RESOURCE_LISTS = {ResourceType.MATCH_TABLE: None, ResourceType.ACTION_PROFILE: "action_profiles",
                   ResourceType.COUNTER: "counter_arrays", ResourceType.METER: "meter_arrays",
                   ResourceType.REGISTER: "register_arrays",
                   ResourceType.LEARNING_LIST: "learn_lists"}
-
-
-MAP_BITS = 512             # SimplePre's port and LAG maps
-
-
-def port_list(port_map: str, what: str) -> list[int]:
-    """BMv2's port (or LAG) map: a string of 0s and 1s, its last character number 0."""
-    if not isinstance(port_map, str) or set(port_map) - {"0", "1"}:
-        raise ApplicationFailure(f"{what} {port_map!r} is not a string of 0s and 1s (its last "
-                                 "character is number 0)")
-    numbers = [i for i, bit in enumerate(reversed(port_map)) if bit == "1"]
-    if numbers and numbers[-1] >= MAP_BITS:
-        raise ApplicationFailure(f"{what} names {numbers[-1]}; the map has {MAP_BITS} bits")
-    return numbers
 
 
 def as_i64(value: int) -> int:
@@ -62,15 +48,11 @@ class RuntimeService:
         self.device_id = device_id
         self.thrift_port = thrift_port
         self.ports = ports
-        self.clock = clock
-        self.started = clock()
         self._config: tuple[object, str] | None = None
         self._tables: TableCalls | None = None
         self._tables_program = None
-        self.nodes = HandleBook(versioned=False)
-        self.group_order: list[int] = []          # multicast groups made over Thrift, in order
-        self.lag_order: list[int] = []            # LAGs given members over Thrift, in order
-        self.mirror_mappings: dict[int, int] = {}
+        self.pre = PreCalls(switch)
+        self.simple_switch = SimpleSwitchCalls(switch, clock)
         if config_text is not None and switch.has_program:
             self._config = (switch.program, config_text)
 
@@ -82,9 +64,14 @@ class RuntimeService:
             raise ApplicationFailure(f"context {cxt} does not exist: simple_switch has one "
                                      "context, 0")
         with self.sw.lock:
-            handler = getattr(self, name, None)
-            if handler is None and name.startswith("bm_mt_"):
+            if service == "simple_pre_lag":
+                handler = getattr(self.pre, name, None)
+            elif service == "simple_switch":
+                handler = getattr(self.simple_switch, name, None)
+            elif name.startswith("bm_mt_"):
                 handler = getattr(self.tables(), name, None)
+            else:
+                handler = getattr(self, name, None)
             if handler is None:
                 raise ApplicationFailure(f"{service}:{name} is not served by inaemu's switch",
                                          ApplicationErrorType.UNKNOWN_METHOD)
@@ -126,11 +113,7 @@ class RuntimeService:
         if self.sw.has_program:
             self.sw.load_config(self.sw.program.doc)
             self._config = None if self._config is None else (self.sw.program, self._config[1])
-        self.sw.mc_reset()
-        self.nodes.reset()
-        self.group_order.clear()
-        self.lag_order.clear()
-        self.mirror_mappings.clear()
+        self.pre.reset()
 
     def bm_serialize_state(self, a) -> str:
         raise ApplicationFailure("bm_serialize_state: inaemu's switch does not serialize its "
@@ -383,196 +366,3 @@ class RuntimeService:
 
     bm_learning_ack = bm_learning_ack_buffer = _learning
     bm_learning_set_timeout = bm_learning_set_buffer_size = _learning
-
-    # --------------------------------------------------------- multicast (SimplePreLAG)
-    def _mc(self, code: McError, detail: str) -> CallError:
-        return CallError(idl.InvalidMcOperation, code, detail)
-
-    def bm_mc_mgrp_create(self, a) -> int:
-        mgid = a.get("mgrp")
-        try:
-            self.sw.mc_group_create(mgid)
-        except AlreadyExists:
-            pass                           # simple_switch answers with the same handle
-        except P4SwitchError as e:
-            raise self._mc(McError.ERROR, str(e)) from None
-        if mgid in self.group_order:
-            self.group_order.remove(mgid)
-        self.group_order.append(mgid)
-        return mgid                        # BMv2's group handle is its id
-
-    def bm_mc_mgrp_destroy(self, a) -> None:
-        mgid = a.get("mgrp_handle")
-        try:
-            self.sw.mc_group_delete(mgid)
-        except NotFound:
-            pass                           # simple_switch does not complain either
-        if mgid in self.group_order:
-            self.group_order.remove(mgid)
-
-    def _node(self, handle) -> int:
-        node = self.nodes.runtime(handle)
-        if node is None:
-            raise self._mc(McError.INVALID_L1_HANDLE, f"no multicast node {handle}")
-        return node
-
-    @staticmethod
-    def _maps(a) -> tuple[list[int], list[int]]:
-        return (port_list(a.get("port_map", ""), "port map"),
-                port_list(a.get("lag_map") or "", "LAG map"))
-
-    def bm_mc_node_create(self, a) -> int:
-        ports, lags = self._maps(a)
-        try:
-            node = self.sw.mc_node_create(a.get("rid"), ports, lags)
-        except ResourceExhausted as e:
-            raise self._mc(McError.TABLE_FULL, str(e)) from None
-        except P4SwitchError as e:
-            raise self._mc(McError.ERROR, str(e)) from None
-        return self.nodes.add(node)
-
-    def bm_mc_node_update(self, a) -> None:
-        node = self._node(a.get("l1_handle"))
-        ports, lags = self._maps(a)
-        with runtime_errors(idl.InvalidMcOperation, {}, McError.ERROR):
-            self.sw.mc_node_update(node, ports, lags)
-
-    def bm_mc_node_destroy(self, a) -> None:
-        handle = a.get("l1_handle")
-        self.sw.mc_node_destroy(self._node(handle))
-        self.nodes.remove(handle)
-
-    def _group(self, mgid) -> int:
-        if mgid not in self.sw.mc_groups():
-            raise self._mc(McError.INVALID_MGRP_HANDLE, f"no multicast group {mgid}")
-        return mgid
-
-    def bm_mc_node_associate(self, a) -> None:
-        mgid = self._group(a.get("mgrp_handle"))
-        node = self._node(a.get("l1_handle"))
-        with runtime_errors(idl.InvalidMcOperation, {}, McError.ERROR):
-            self.sw.mc_node_associate(mgid, node)
-
-    def bm_mc_node_dissociate(self, a) -> None:
-        mgid = self._group(a.get("mgrp_handle"))
-        node = self._node(a.get("l1_handle"))
-        with runtime_errors(idl.InvalidMcOperation, {}, McError.ERROR):
-            self.sw.mc_node_dissociate(mgid, node)
-
-    def bm_mc_set_lag_membership(self, a) -> None:
-        ports = port_list(a.get("port_map", ""), "port map")
-        with runtime_errors(idl.InvalidMcOperation, {}, McError.ERROR):
-            self.sw.mc_set_lag_members(a.get("lag_index"), ports)
-        if a.get("lag_index") in self.lag_order:
-            self.lag_order.remove(a.get("lag_index"))
-        self.lag_order.append(a.get("lag_index"))
-
-    def bm_mc_get_entries(self, a) -> str:
-        """The engine as BMv2 lists it: nodes (L1) with their port sets (L2, one per node),
-        groups with their nodes; hash-map order in BMv2, newest first here."""
-        groups = [g for g in reversed(self.group_order) if g in self.sw.mc_groups()]
-        groups += sorted(set(self.sw.mc_groups()) - set(groups), reverse=True)
-        nodes = list(reversed(self.nodes.live()))
-        in_group = {g: self.sw.mc_group_nodes(g) for g in groups}
-        node_of = {r: self.sw.mc_node_get(r) for _, r in nodes}
-        members = self.sw.mc_lag_members()
-        lags = [lag for lag in reversed(self.lag_order) if lag in members]
-        lags += sorted(set(members) - set(lags), reverse=True)
-        doc = {
-            "l1_handles": [{"handle": h, "l2_handle": h, "rid": node_of[r][0]}
-                           for h, r in nodes],
-            "l2_handles": [{"handle": h, "lags": node_of[r][2], "ports": node_of[r][1]}
-                           for h, r in nodes],
-            "lags": [{"id": lag, "ports": members[lag]} for lag in lags],
-            "mgrps": [{"id": g, "l1_handles": [self.nodes.handle_of(r) for r in in_group[g]
-                                               if self.nodes.handle_of(r) is not None]}
-                      for g in groups],
-        }
-        return json.dumps(doc, indent="\t")
-
-    # ------------------------------------------------------ simple_switch's own calls
-    def _mirroring_errors(self):
-        return runtime_errors(idl.InvalidMirroringOperation,
-                              {NotFound: MirroringError.SESSION_NOT_FOUND},
-                              MirroringError.SESSION_NOT_FOUND)
-
-    def mirroring_session_add(self, a) -> None:
-        config = a.get("config") or {}
-        with runtime_errors(idl.InvalidMirroringOperation, {},
-                            MirroringError.SESSION_NOT_FOUND):
-            self.sw.mirroring_add(a.get("mirror_id"), port=config.get("port"),
-                                  mgid=config.get("mgid"))
-
-    def mirroring_session_delete(self, a) -> None:
-        with self._mirroring_errors():
-            self.sw.mirroring_delete(a.get("mirror_id"))
-
-    def mirroring_session_get(self, a) -> dict:
-        with self._mirroring_errors():
-            found = self.sw.mirroring_get(a.get("mirror_id"))
-        if found is None:
-            raise CallError(idl.InvalidMirroringOperation, MirroringError.SESSION_NOT_FOUND,
-                            f"no mirroring session {a.get('mirror_id')}")
-        return {k: v for k, v in found.items() if v is not None}
-
-    def mirroring_mapping_add(self, a) -> int:
-        try:
-            self.sw.mirroring_add(a.get("mirror_id"), port=a.get("egress_port"))
-        except P4SwitchError:
-            return 0
-        self.mirror_mappings[a.get("mirror_id")] = a.get("egress_port")
-        return 1
-
-    def mirroring_mapping_delete(self, a) -> int:
-        try:
-            self.sw.mirroring_delete(a.get("mirror_id"))
-        except P4SwitchError:
-            return 0
-        return 1
-
-    def mirroring_mapping_get_egress_port(self, a) -> int:
-        try:
-            found = self.sw.mirroring_get(a.get("mirror_id"))
-        except P4SwitchError:
-            found = None
-        return -1 if found is None or found.get("port") is None else found["port"]
-
-    def _queue_priority(self, priority) -> int:
-        if not 0 <= priority < self.sw.priority_queues:
-            raise ApplicationFailure(f"priority {priority} is not one of the switch's "
-                                     f"{self.sw.priority_queues} queues (--priority-queues)")
-        return priority
-
-    def _queues(self, set_, value, port=None, priority=None) -> int:
-        try:
-            set_(value, port=port, priority=priority)
-        except P4SwitchError as e:
-            raise ApplicationFailure(str(e)) from None
-        return 0
-
-    def set_egress_queue_depth(self, a) -> int:
-        return self._queues(self.sw.set_queue_depth, a.get("depth_pkts"), a.get("port_num"))
-
-    def set_all_egress_queue_depths(self, a) -> int:
-        return self._queues(self.sw.set_queue_depth, a.get("depth_pkts"))
-
-    def set_egress_queue_rate(self, a) -> int:
-        return self._queues(self.sw.set_queue_rate, a.get("rate_pps"), a.get("port_num"))
-
-    def set_all_egress_queue_rates(self, a) -> int:
-        return self._queues(self.sw.set_queue_rate, a.get("rate_pps"))
-
-    def set_egress_priority_queue_depth(self, a) -> int:
-        return self._queues(self.sw.set_queue_depth, a.get("depth_pkts"), a.get("port_num"),
-                            self._queue_priority(a.get("priority")))
-
-    def set_egress_priority_queue_rate(self, a) -> int:
-        return self._queues(self.sw.set_queue_rate, a.get("rate_pps"), a.get("port_num"),
-                            self._queue_priority(a.get("priority")))
-
-    def get_time_elapsed_us(self, a) -> int:
-        return int((self.clock() - self.started) * 1e6)
-
-    def get_time_since_epoch_us(self, a) -> int:
-        return int(time.time() * 1e6)
-
