@@ -631,7 +631,7 @@ class Switch:
             self.pre.node_update(handle, ports, lags)
 
     def mc_set_lag_members(self, lag: int, ports) -> None:
-        """A link aggregation group's member ports (see state/pre.py for the port a copy
+        """A LAG's (port bundle's) member ports (see state/pre.py for the port a copy
         takes)."""
         with self.lock:
             self.pre.set_lag_members(lag, ports)

@@ -1,4 +1,4 @@
-"""BMv2's `simple_pre_lag` service: the multicast engine (groups, nodes, link aggregation groups).
+"""BMv2's `simple_pre_lag` service: the multicast engine (groups, nodes, LAGs: port bundles).
 
 A node's handle is BMv2's (the lowest free index, `handles.py`), a group's handle is its id, as
 simple_switch has them; `bm_mc_get_entries` lists the engine as SimplePreLAG's JSON does, its

@@ -1,8 +1,8 @@
 """The packet replication engine's configuration: multicast groups and mirroring sessions.
 
 Multicast follows BMv2's model: a group is an ordered list of nodes, a node is a replication id
-(rid) plus a set of ports and a set of link aggregation groups (LAGs). A packet sent to a group
-yields one copy per (node, port), in node order then port order, then one copy per LAG of the
+(rid) plus a set of ports and a set of LAGs (port bundles, BMv2's SimplePreLAG). A packet sent
+to a group yields one copy per (node, port), in node order then port order, then one copy per LAG of the
 node, in LAG order, each carrying its node's rid as `egress_rid`. A LAG's copy leaves on one of
 its member ports, chosen as simple_switch's SimplePreLAG chooses it: its hash is the constant
 0xFF, so it is member number 0xFF mod (member count), counting the members in port order; a LAG
@@ -25,26 +25,24 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_ports(ports) -> list[int]:
+def _check_numbers(values, what: str, high: int) -> list[int]:
+    """Ports or LAG indices: ints in [0, high], as a sorted set."""
     try:
-        ports = list(ports)
+        values = list(values)
     except TypeError:
-        raise InvalidArgument(f"ports must be a list of ints, got {ports!r}") from None
-    for port in ports:
-        if not _is_int(port) or not 0 <= port <= MAX_PORT:
-            raise InvalidArgument(f"port {port!r} out of range [0, {MAX_PORT}]")
-    return sorted(set(ports))
+        raise InvalidArgument(f"{what}s must be a list of ints, got {values!r}") from None
+    for value in values:
+        if not _is_int(value) or not 0 <= value <= high:
+            raise InvalidArgument(f"{what} {value!r} out of range [0, {high}]")
+    return sorted(set(values))
+
+
+def _check_ports(ports) -> list[int]:
+    return _check_numbers(ports, "port", MAX_PORT)
 
 
 def _check_lags(lags) -> list[int]:
-    try:
-        lags = list(lags)
-    except TypeError:
-        raise InvalidArgument(f"lags must be a list of ints, got {lags!r}") from None
-    for lag in lags:
-        if not _is_int(lag) or not 0 <= lag <= MAX_LAG_MAP:
-            raise InvalidArgument(f"LAG {lag!r} out of range [0, {MAX_LAG_MAP}]")
-    return sorted(set(lags))
+    return _check_numbers(lags, "LAG", MAX_LAG_MAP)
 
 
 @dataclass
