@@ -509,12 +509,18 @@ def become(old: Node, new: Node) -> None:
     old.__dict__.update(new.__dict__)
 
 
-def walk(e):
-    """Every node of a tree (or list of trees), parents before children."""
+def walk(e, instead=None):
+    """Every node of a tree (or list of trees), parents before children. `instead(node)` may
+    give what to yield in place of a node and its subtree (None: the node as usual)."""
     if isinstance(e, Node):
+        if instead is not None:
+            replaced = instead(e)
+            if replaced is not None:
+                yield from replaced
+                return
         yield e
         for f in e.__dataclass_fields__:
-            yield from walk(getattr(e, f))
+            yield from walk(getattr(e, f), instead)
     elif isinstance(e, (list, tuple)):
         for x in e:
-            yield from walk(x)
+            yield from walk(x, instead)

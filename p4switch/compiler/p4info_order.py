@@ -93,16 +93,11 @@ def _flattened_locals(decl, seen, subs):
 def _named_in_order(node):
     """The names under a control in source order, a table's implicit NoAction after its
     properties (where p4c's front end adds `default_action = NoAction()`)."""
-    if isinstance(node, A.TableDecl):
-        yield from A.walk(node.properties)
-        implicit = getattr(node, "implicit_noaction", None)
-        if implicit is not None:
-            yield implicit
-        return
-    if isinstance(node, A.Node):
-        yield node
-        for f in node.__dataclass_fields__:
-            yield from _named_in_order(getattr(node, f))
-    elif isinstance(node, (list, tuple)):
-        for x in node:
-            yield from _named_in_order(x)
+    return A.walk(node, instead=_table_in_order)
+
+
+def _table_in_order(node):
+    if not isinstance(node, A.TableDecl):
+        return None
+    implicit = getattr(node, "implicit_noaction", None)
+    return [*A.walk(node.properties), *([implicit] if implicit is not None else [])]
