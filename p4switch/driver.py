@@ -49,17 +49,31 @@ class SocketPort(Protocol):
     # where the socket is full (the frames from `taken` on are kept and sent when writable)
 
 
+class PortBundle(Protocol):
+    """Any number of ports behind one descriptor (simple_switch's `--packet-in` socket,
+    p4switch/ports/packetin_socket.py): packets come tagged with their port, and a port that
+    no `SocketPort` has is sent through the bundle. Its sends never push back."""
+
+    def fileno(self) -> int: ...
+
+    def receive_tagged(self, limit: int) -> list[tuple[int, list[bytes]]]: ...
+
+    def transmit_port(self, port: int, frames: list[bytes]) -> tuple[int, int]: ...
+
+
 class PacketDriver:
     """Runs `forwarder` over `ports` until `stop()`; CPU-port output goes to `packet_in`."""
 
     def __init__(self, forwarder: Forwarder, ports: list[SocketPort], *,
                  packet_in: Callable[[bytes], None] | None = None,
+                 bundle: PortBundle | None = None,
                  batch_limit: int = DEFAULT_BATCH_LIMIT,
                  clock: Callable[[], float] = time.monotonic,
                  output_capacity: int = CAPACITY) -> None:
         self.forwarder = forwarder
         self.ports = {port.port: port for port in ports}
         self.packet_in = packet_in
+        self.bundle = bundle
         self.batch_limit = batch_limit
         self.clock = clock
         self.packet_in_errors = 0
@@ -69,7 +83,7 @@ class PacketDriver:
         self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         # port number -> transmit(frames) -> (taken, failed): one call per port and turn
         self._senders = {number: _transmitter(port) for number, port in self.ports.items()}
-        self._by_fd: dict[int, SocketPort | None] = {}     # what epoll reports -> port
+        self._by_fd: dict[int, SocketPort | PortBundle | None] = {}   # epoll's fd -> port
         self.output = OutputStage(output_capacity)
         self._epoll: select.epoll | None = None
         self._room_told: int | None = None     # the output room the switch was last given
@@ -105,6 +119,8 @@ class PacketDriver:
             self._by_fd = {self._wake_fd: None}
             for port in self.ports.values():
                 self._by_fd[port.fileno()] = port
+            if self.bundle is not None:
+                self._by_fd[self.bundle.fileno()] = self.bundle
             for fd in self._by_fd:
                 epoll.register(fd, select.EPOLLIN)
             self._epoll = epoll
@@ -130,6 +146,9 @@ class PacketDriver:
             if port is None:
                 self._drain_wake_fd()
                 continue
+            if port is self.bundle:
+                received += port.receive_tagged(limit)
+                continue
             if events & select.EPOLLOUT:
                 self._writable(port)
                 release = True      # ... unless a port took frames: room for the queues
@@ -146,7 +165,11 @@ class PacketDriver:
         if release:
             self._send(self.forwarder.release(now))
         if received:
-            self._send_by_port(self.forwarder.forward_received(received, now))
+            if self.bundle is not None:     # one socket for every port: keep the order
+                self._send(self.forwarder.forward(
+                    [(port, data) for port, frames in received for data in frames], now))
+            else:
+                self._send_by_port(self.forwarder.forward_received(received, now))
 
     def _drain_wake_fd(self) -> None:
         try:
@@ -155,9 +178,20 @@ class PacketDriver:
             pass
 
     def _send(self, departures: list[tuple[int, bytes]]) -> None:
-        """Send departures, per port in their order; ports with `send_batch` get one call."""
-        if departures:
+        """Send departures, per port in their order, one call per port; through a bundle,
+        which carries every port, each run of one port's frames in turn, so the order across
+        ports is kept too."""
+        if not departures:
+            return
+        if self.bundle is None:
             self._send_by_port(group_by_port(departures))
+            return
+        start = 0
+        for index in range(1, len(departures) + 1):
+            if index == len(departures) or departures[index][0] != departures[start][0]:
+                port = departures[start][0]
+                self._send_by_port({port: [data for _, data in departures[start:index]]})
+                start = index
 
     def _send_by_port(self, by_port: dict[int, list[bytes]]) -> None:
         """Send each port's frames in their order (CPU-port frames go to packet_in)."""
@@ -168,7 +202,7 @@ class PacketDriver:
         senders, output = self._senders, self.output
         waiting = output.waiting
         for number, frames in by_port.items():
-            sender = senders.get(number)
+            sender = senders.get(number) or self._bundle_sender(number)
             if sender is None:
                 self.forwarder.counters[number].tx_errors += len(frames)
                 continue
@@ -201,7 +235,7 @@ class PacketDriver:
             if run is None:
                 break
             number, frames = run
-            taken, failed = senders[number](frames)
+            taken, failed = (senders.get(number) or self._bundle_sender(number))(frames)
             if failed:
                 self.forwarder.counters[number].tx_errors += failed
             blocked = taken < len(frames)
@@ -214,6 +248,13 @@ class PacketDriver:
             # told every time: the switch spends its room as it admits packets
             self._room_told = room
             self.forwarder.set_output_room(room)
+
+    def _bundle_sender(self, number: int) -> Callable[[list[bytes]], tuple[int, int]] | None:
+        """Port `number`'s sender through the bundle, or None without one."""
+        bundle = self.bundle
+        if bundle is None:
+            return None
+        return lambda frames: bundle.transmit_port(number, frames)
 
     def _watch_writable(self, number: int, on: bool) -> None:
         epoll = self._epoll

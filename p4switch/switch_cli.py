@@ -16,6 +16,10 @@ anywhere before `--`, everything after `--` is a target option, `--thrift-port N
 Thrift runtime for simple_switch_CLI (docs/thrift.md), and options inaemu does not implement
 (nanomsg logs, the debugger) are accepted with one note on stderr saying so.
 
+With `--packet-in ipc://PATH` (or `tcp://HOST:PORT`) every port is behind one nanomsg PAIR
+socket instead of interfaces, as simple_switch's option has it (BMv2's own tests, PTF's nn
+platform, p4c's PTF harness): p4switch/ports/packetin_socket.py, docs/switch.md.
+
 With `--use-files WAIT` (simple_switch's option) ports are pcap files instead of interfaces:
 `-i N@NAME` reads port N's arrivals from `NAME_in.pcap` (a file, or a FIFO written slowly) and
 writes what leaves port N to `NAME_out.pcap`, as p4c's STF test harness (bmv2stf.py) expects of
@@ -38,6 +42,7 @@ from p4switch.ports.capture import PcapCapture
 from p4switch.ports.errors import PortConfigError, PortError
 from p4switch.ports.forwarding import Forwarder
 from p4switch.ports.impairment import ImpairmentPlan
+from p4switch.ports.packetin_socket import PacketInSocket, parse_address
 from p4switch.ports.pcapfiles import PcapFilePorts
 from p4switch.ports.queue_options import QueuePlan
 from p4switch.ports.rawsock import RawSocketPort
@@ -69,6 +74,8 @@ class SwitchOptions:
     # `--use-files WAIT`: ports are pcap files (NAME_in.pcap / NAME_out.pcap), read from WAIT
     # seconds after start; None: ports are interfaces
     use_files: int | None = None
+    # `--packet-in ADDR`: every port behind one nanomsg PAIR socket at ADDR (None: not used)
+    packet_in: str | None = None
     plan: ImpairmentPlan = field(default_factory=ImpairmentPlan)
     queues: QueuePlan = field(default_factory=QueuePlan)     # --queue-depth, --queue-rate
     seed: int = 0
@@ -121,6 +128,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "reads the packets arriving on PORT from NAME_in.pcap (a file or a "
                              "FIFO), merged with the other ports' by timestamp, starting WAIT "
                              "seconds after start, and writes what PORT sends to NAME_out.pcap")
+    parser.add_argument("--packet-in", metavar="ADDR",
+                        help="every port behind one nanomsg PAIR socket at ADDR (ipc://PATH or "
+                             "tcp://HOST:PORT) instead of interfaces, as simple_switch's option "
+                             "(PTF's nn platform); -i is then ignored")
     parser.add_argument("--device-id", default="0", metavar="N", help="P4Runtime device id (0)")
     parser.add_argument("--grpc-server-addr", metavar="ADDR",
                         help=f"P4Runtime server address ({DEFAULT_GRPC_ADDRESS})")
@@ -284,6 +295,7 @@ class SwitchProcess:
         self.switch = None
         self.ports: list = []
         self.files: PcapFilePorts | None = None       # --use-files
+        self.packet_in: PacketInSocket | None = None   # --packet-in
         self.capture = None
         self.driver: PacketDriver | None = None
         self.server = None
@@ -299,7 +311,9 @@ class SwitchProcess:
         --use-files the files' reader starts last, as simple_switch starts reading after its
         servers: a runtime server that must listen before packets flow goes before it)."""
         options = self.options
-        if options.use_files is None:
+        if options.packet_in is not None:
+            self._open_packet_in()
+        elif options.use_files is None:
             try:
                 for port, name in options.interfaces.items():
                     self.ports.append(RawSocketPort(port, name))
@@ -322,8 +336,9 @@ class SwitchProcess:
             self._open_files()
         grpc_cpu_port = options.cpu_port if options.grpc_address else None
         forwarder = Forwarder(self.switch, options.interfaces, plan=options.plan,
-                              seed=options.seed, cpu_port=grpc_cpu_port, tap=self.capture)
-        self.driver = PacketDriver(forwarder, self.ports)
+                              seed=options.seed, cpu_port=grpc_cpu_port, tap=self.capture,
+                              every_port=self.packet_in is not None)
+        self.driver = PacketDriver(forwarder, self.ports, bundle=self.packet_in)
         if self._stop_requested:
             self.driver.stop()
         if options.grpc_address:
@@ -332,6 +347,15 @@ class SwitchProcess:
             self._start_thrift()
         if self.files is not None:
             self.files.start()
+
+    def _open_packet_in(self) -> None:
+        """Bind the --packet-in socket before anything is announced: a peer may dial as soon
+        as the ready line is out."""
+        self.packet_in = PacketInSocket(self.options.packet_in, log=_log_line)
+        try:
+            self.packet_in.start()
+        except PortError as error:       # close() releases what it holds
+            raise SwitchError(str(error), EXIT_FAILURE) from None
 
     def _open_files(self) -> None:
         """simple_switch's start-up with --use-files: in port order, each NAME_in.pcap opened
@@ -389,6 +413,8 @@ class SwitchProcess:
             self.driver.close()
         if self.files is not None:
             self.files.close()
+        if self.packet_in is not None:
+            self.packet_in.close()
         if self.capture is not None:
             self.capture.close()
         if self._log_stream is not None and self._log_stream is not sys.stdout:
@@ -405,9 +431,11 @@ class SwitchProcess:
         else:
             grpc = "grpc off"
         count = len(options.interfaces)
+        ports = f"{count} port{'s' if count != 1 else ''}"
+        if options.packet_in is not None:
+            ports = f"ports on packet-in {options.packet_in}"
         thrift = f", thrift {self.thrift.port}" if self.thrift is not None else ""
-        return (f"inaemu switch ready: device {options.device_id}, "
-                f"{count} port{'s' if count != 1 else ''}, {grpc}{thrift}")
+        return f"inaemu switch ready: device {options.device_id}, {ports}, {grpc}{thrift}"
 
     def summary_lines(self) -> list[str]:
         if self.driver is None:
@@ -415,6 +443,8 @@ class SwitchProcess:
         lines = self.driver.forwarder.summary_lines(self.options.interfaces)
         if self.files is not None:
             lines.append(self.files.status_line())
+        if self.packet_in is not None:
+            lines.append(self.packet_in.status_line())
         code_line = packet_code_line(self.switch)
         if code_line:
             lines.append(code_line)
@@ -500,10 +530,13 @@ class SwitchProcess:
             except (OSError, UnicodeDecodeError):
                 text = None          # the switch loaded it; bm_get_config then re-serializes
         ifaces = dict(options.interfaces)
+        ports = lambda: [(p, ifaces[p], True) for p in sorted(ifaces)]   # noqa: E731
+        if self.packet_in is not None:
+            ports = self.packet_in.port_table
         service = RuntimeService(self.switch, device_id=options.device_id,
                                  thrift_port=options.thrift_port, config_text=text,
-                                 ports=lambda: [(p, ifaces[p], True) for p in sorted(ifaces)])
-        server = ThriftRuntimeServer(service, port=options.thrift_port, log=_log_thrift)
+                                 ports=ports)
+        server = ThriftRuntimeServer(service, port=options.thrift_port, log=_log_line)
         try:
             server.port = service.thrift_port = server.start()
         except ThriftServerError as error:
@@ -511,9 +544,9 @@ class SwitchProcess:
         self.thrift = server
 
 
-def _log_thrift(line: str) -> None:
-    """A Thrift call's failure, for whoever reads the switch's stderr (the caller gets the
-    code; this says why)."""
+def _log_line(line: str) -> None:
+    """A Thrift call's failure or a refused packet-in message, for whoever reads the switch's
+    stderr (a Thrift caller gets the code; this says why)."""
     print(f"inaemu switch: {line}", file=sys.stderr, flush=True)
 
 
@@ -539,6 +572,20 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
     interfaces = _parse_interfaces(args.interface, files=use_files is not None)
     cpu_port = _parse_int("--cpu-port", cpu_port_text, 0, MAX_PORT) if cpu_port_text else None
     plan = ImpairmentPlan.from_options(args.loss, args.delay_ms)
+    packet_in_notes: tuple[str, ...] = ()
+    if args.packet_in is not None:
+        parse_address(args.packet_in)
+        if use_files is not None:
+            raise PortConfigError("--packet-in and --use-files exclude each other (both say "
+                                  "where the ports are)")
+        if not plan.default.is_null or plan.per_port:
+            raise PortConfigError("--loss/--delay-ms impair -i ports; with --packet-in there "
+                                  "are none")
+        if interfaces:
+            packet_in_notes = (f"-i {', '.join(f'{p}@{n}' for p, n in interfaces.items())}: "
+                               "ignored with --packet-in, as simple_switch ignores it (ports "
+                               "are added over the socket)",)
+            interfaces = {}
     for port in plan.ports_named():
         if port not in interfaces:
             raise PortConfigError(f"--loss/--delay-ms name port {port}, which no -i attaches")
@@ -555,7 +602,7 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
     return SwitchOptions(
         priority_queues=(_parse_int("--priority-queues", queues_text, 1, MAX_PRIORITY_QUEUES)
                          if queues_text else None),
-        notes=_compatibility_notes(args, use_files is not None) + tls_notes,
+        notes=_compatibility_notes(args, use_files is not None) + tls_notes + packet_in_notes,
         json_path=Path(json_text) if json_text is not None else None,
         interfaces=interfaces,
         device_id=_parse_int("--device-id", args.device_id, 0, 2**64 - 1),
@@ -568,6 +615,7 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
         log_flush=args.log_flush,
         pcap_dir=Path(args.pcap) if args.pcap is not None and use_files is None else None,
         use_files=use_files,
+        packet_in=args.packet_in,
         plan=plan,
         seed=_parse_int("--seed", args.seed, 0, 2**63 - 1),
         queues=QueuePlan.from_options(args.queue_depth, args.queue_rate),

@@ -53,12 +53,17 @@ class Forwarder:
     """Moves packets between ports and a switch runtime, applying the impairment plan."""
 
     def __init__(self, switch, ports: Iterable[int], *, plan: ImpairmentPlan = ImpairmentPlan(),
-                 seed: int = 0, cpu_port: int | None = None, tap: PacketTap | None = None) -> None:
+                 seed: int = 0, cpu_port: int | None = None, tap: PacketTap | None = None,
+                 every_port: bool = False) -> None:
+        """`every_port`: every port number is bound (a port bundle, simple_switch's
+        `--packet-in`), each counted from its first packet; else only `ports` are."""
         self.switch = switch
         self.cpu_port = cpu_port
         self.tap = tap
         self.ports = sorted(set(ports))
-        self.counters: dict[int, PortCounters] = {port: PortCounters() for port in self.ports}
+        self.counters: dict[int, PortCounters] = (_EveryPortCounters() if every_port else {})
+        for port in self.ports:
+            self.counters[port] = PortCounters()
         if cpu_port is not None:
             self.counters.setdefault(cpu_port, PortCounters())
         self.unbound = 0
@@ -246,6 +251,21 @@ class Forwarder:
                 lines.append("egress queue full, dropped: " + ", ".join(
                     f"port {port} {count}" for port, count in sorted(drops.items())))
         return lines
+
+
+class _EveryPortCounters(dict):
+    """Port -> counters where every port is bound: a port's counters appear with its first
+    packet, through `get` as through indexing."""
+
+    def get(self, port, default=None):
+        counters = dict.get(self, port)
+        if counters is None:
+            counters = self[port] = PortCounters()
+        return counters
+
+    def __missing__(self, port):
+        counters = self[port] = PortCounters()
+        return counters
 
 
 def group_by_port(departures: list[tuple[int, bytes]]) -> dict[int, list[bytes]]:

@@ -64,17 +64,24 @@ class PacketSocket:
         return f"{what}: {self._lib.nn_strerror(errno).decode()} (errno {errno})"
 
     def send(self, port: int, frame: bytes) -> None:
-        message = _HEADER.pack(PACKET_IN, port, len(frame)) + frame
+        self.send_message(_HEADER.pack(PACKET_IN, port, len(frame)) + frame)
+
+    def send_message(self, message: bytes) -> None:
+        """Any message, header included (a port addition, an info request, ...)."""
         if self._lib.nn_send(self._sock, message, len(message), 0) != len(message):
             raise NanomsgError(self._error("nn_send"))
+
+    def receive_message(self) -> bytes:
+        """The next message of any type. Raises NanomsgError on timeout."""
+        n = self._lib.nn_recv(self._sock, self._buffer, len(self._buffer), 0)
+        if n < 0:
+            raise NanomsgError(self._error("nn_recv"))
+        return self._buffer.raw[:n]
 
     def receive(self) -> tuple[int, bytes]:
         """The next packet out: (port, frame). Raises NanomsgError on timeout."""
         while True:
-            n = self._lib.nn_recv(self._sock, self._buffer, len(self._buffer), 0)
-            if n < 0:
-                raise NanomsgError(self._error("nn_recv"))
-            raw = self._buffer.raw[:n]
+            raw = self.receive_message()
             kind, port, length = _HEADER.unpack_from(raw)
             if kind == PACKET_OUT:
                 return port, raw[_HEADER.size:_HEADER.size + length]
