@@ -554,7 +554,7 @@ def _log_line(line: str) -> None:
 def parse_options(args: argparse.Namespace) -> SwitchOptions:
     """Check the parsed command line; every problem is a `PortConfigError` naming the option."""
     json_text, target = args.json, list(args.target_options or [])
-    target_values = _parse_target_options(target)
+    target_values, stray = _parse_target_options(target)
     grpc_address = target_values.get("grpc_server_addr") or args.grpc_server_addr
     cpu_port_text = target_values.get("cpu_port") or args.cpu_port
     queues_text = target_values.get("priority_queues") or args.priority_queues
@@ -572,7 +572,10 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
     interfaces = _parse_interfaces(args.interface, files=use_files is not None)
     cpu_port = _parse_int("--cpu-port", cpu_port_text, 0, MAX_PORT) if cpu_port_text else None
     plan = ImpairmentPlan.from_options(args.loss, args.delay_ms)
-    packet_in_notes: tuple[str, ...] = ()
+    argument_notes: tuple[str, ...] = ()
+    if stray:
+        argument_notes += (f"ignored after '--', as simple_switch_grpc ignores them: "
+                            f"{' '.join(stray)}",)
     if args.packet_in is not None:
         parse_address(args.packet_in)
         if use_files is not None:
@@ -582,7 +585,7 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
             raise PortConfigError("--loss/--delay-ms impair -i ports; with --packet-in there "
                                   "are none")
         if interfaces:
-            packet_in_notes = (f"-i {', '.join(f'{p}@{n}' for p, n in interfaces.items())}: "
+            argument_notes += (f"-i {', '.join(f'{p}@{n}' for p, n in interfaces.items())}: "
                                "ignored with --packet-in, as simple_switch ignores it (ports "
                                "are added over the socket)",)
             interfaces = {}
@@ -602,7 +605,7 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
     return SwitchOptions(
         priority_queues=(_parse_int("--priority-queues", queues_text, 1, MAX_PRIORITY_QUEUES)
                          if queues_text else None),
-        notes=_compatibility_notes(args, use_files is not None) + tls_notes + packet_in_notes,
+        notes=_compatibility_notes(args, use_files is not None) + tls_notes + argument_notes,
         json_path=Path(json_text) if json_text is not None else None,
         interfaces=interfaces,
         device_id=_parse_int("--device-id", args.device_id, 0, 2**64 - 1),
@@ -680,11 +683,19 @@ _TARGET_OPTIONS: dict[str, tuple[bool, str]] = {
 }
 
 
-def _parse_target_options(tokens: list[str]) -> dict[str, str]:
+def _parse_target_options(tokens: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The target options' values by kind, and the words that are no option: simple_switch_grpc
+    ignores those (p4c's PTF harness ends its command line with a literal `&`, which it
+    splits into an argument), so they are ignored here too, with a note."""
     values: dict[str, str] = {}
+    stray: list[str] = []
     index = 0
     while index < len(tokens):
         token = tokens[index]
+        if not token.startswith("-"):
+            stray.append(token)
+            index += 1
+            continue
         name, sep, value = token.partition("=")
         if name not in _TARGET_OPTIONS:
             known = ", ".join(n for n, (_, k) in _TARGET_OPTIONS.items() if k != "refused")
@@ -705,7 +716,7 @@ def _parse_target_options(tokens: list[str]) -> dict[str, str]:
         if kind not in ("ignored", "drop_port"):
             values[kind] = value if takes_value else "on"
         index += 1
-    return values
+    return values, stray
 
 
 def _compatibility_notes(args: argparse.Namespace, use_files: bool) -> tuple[str, ...]:

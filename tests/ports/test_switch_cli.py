@@ -54,6 +54,15 @@ def test_target_options_after_double_dash():
     assert options.json_path is None and options.cpu_port == 7
 
 
+
+def test_words_after_double_dash_that_are_no_option_are_ignored_with_a_note():
+    # p4c's PTF harness (run-bmv2-ptf-test.py) splits "... --grpc-server-addr A:P &" on spaces:
+    # simple_switch_grpc gets a literal "&" and ignores it, keeping the options around it
+    options = parse(["--no-p4", "--", "--grpc-server-addr", "0.0.0.0:50002", "&", "x"])
+    assert options.grpc_address == "0.0.0.0:50002"
+    assert options.notes == ("ignored after '--', as simple_switch_grpc ignores them: & x",)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["p.json", "-i", "x@"], "expected PORT@IFACE"),
     (["p.json", "-i", "1veth"], "expected PORT@IFACE"),
