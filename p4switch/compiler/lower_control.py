@@ -105,10 +105,11 @@ class ControlLowerer:
         cur = nxt
         for seg in reversed(segments):
             cur = self.node(seg, env, cur, ret)
-        if any(_contains_apply(st) for st in dead):
+        if any(_contains_apply(st) or _calls_action(st) for st in dead):
             # p4c keeps a table whose only apply is unreachable after `exit` (not after
-            # `return`), so the control plane can still write it: lower that code too,
-            # reached from nowhere
+            # `return`), so the control plane can still write it, and the table of an
+            # action called there (P4Info lists the action): lower that code too, reached
+            # from nowhere
             self.seq(dead, Env(env), None, None)
         return cur
 
@@ -135,6 +136,7 @@ class ControlLowerer:
             if not any(p.direction for p in act.params) and all(
                     fold(a.value) is not None for a in call.args):
                 return "action"
+            return "specialized action"
         return "plain"
 
     def node(self, seg, env: Env, nxt, ret):
@@ -161,6 +163,8 @@ class ControlLowerer:
                 return self.inline_control(inst, seg.call, env, nxt)
             if kind == "action":
                 return self.action_table(seg.call, env, nxt)
+            if kind == "specialized action":
+                return self.specialized_action_table(seg, env, nxt)
         raise Unsupported(seg, f"{type(seg).__name__} is not supported in an apply block")
 
     def inline_control(self, inst: ControlInstance, call: A.Call, env: Env, nxt):
@@ -246,6 +250,25 @@ class ControlLowerer:
         local = name.split(".")[-1]
         return self.keyless_table(self.ctx.unique_table_name("tbl_" + local), action_id, name,
                                   data, nxt, info)
+
+    def specialized_action_table(self, stmt: A.CallStmt, env: Env, nxt):
+        """A direct call whose arguments are not all constants, or that has directional
+        parameters, as p4c makes it: a keyless table of its own running a copy of the action
+        specialized to the call (no action data, the arguments evaluated at the call), under
+        the action's own name, which P4Info lists (p4info.py `direct_action_calls`). Calls of
+        one action at several places give several such copies of one name, as p4c's."""
+        call = stmt.call
+        act = call.func.decl
+        prefix = "" if act in self.ctx.top_level else self.ctx.prefix_of(env)
+        name = self.ctx.qualified(prefix, act)
+        prims: list = []
+        StatementLowerer(self.ctx, prims).stmt(stmt, env)
+        action_id, _ = self.ctx.add_action(name, [], prims, unique=False)
+        self.ctx.action_meta[action_id] = (act, name)
+        info = self.ctx.source_info(call, fragment=self.ctx.fragment(call))
+        local = name.split(".")[-1]
+        return self.keyless_table(self.ctx.unique_table_name("tbl_" + local), action_id, name,
+                                  [], nxt, info)
 
     def keyless_table(self, name, action_id, action_name, data, nxt, info):
         table = {"name": name, "id": 0, "source_info": info, "key": [], "match_type": "exact",
@@ -453,6 +476,19 @@ def _contains_apply(e) -> bool:
             if isinstance(item, (A.Expr, A.Stmt, A.Argument, A.SwitchCase)) and \
                     _contains_apply(item):
                 return True
+    return False
+
+
+def _calls_action(st) -> bool:
+    """Does this statement, or one in its blocks, call an action directly?"""
+    if isinstance(st, A.CallStmt):
+        return isinstance(st.call.func, A.Name) and isinstance(st.call.func.decl, A.ActionDecl)
+    if isinstance(st, A.Block):
+        return any(_calls_action(s) for s in st.stmts)
+    if isinstance(st, A.If):
+        return _calls_action(st.then) or (st.other is not None and _calls_action(st.other))
+    if isinstance(st, A.Switch):
+        return any(c.body is not None and _calls_action(c.body) for c in st.cases)
     return False
 
 

@@ -73,12 +73,18 @@ def verify(config: p4runtime_pb2.ForwardingPipelineConfig) -> Pipeline:
     except (P4SwitchError, ValueError) as exc:  # ConfigError, or bytes that are not JSON
         raise RequestError(INVALID_ARGUMENT, f"p4_device_config: {exc}") from None
     json_names: dict[int, str] = {}
+    in_tables = {ref.id for table in index.all("table") for ref in table.action_refs}
     for kind, place in _JSON_PLACES.items():
         available = [obj.get("name", "") for obj in place(bmv2) if isinstance(obj, dict)]
         for entity in index.all(kind):
             if kind == "action profile" and not entity.table_ids and \
                     entity.preamble.name not in available:
                 continue   # declared, used by no table: P4Info lists it, the JSON has none
+            if kind == "action" and entity.preamble.id not in in_tables and \
+                    entity.preamble.name not in available:
+                # no table can run it, so no request can name it: simple_switch_grpc takes
+                # the config (p4c's P4Info lists actions called directly from apply blocks)
+                continue
             json_names[entity.preamble.id] = _match_name(kind, entity.preamble.name, available)
     headers = {}
     for name in ("packet_in", "packet_out"):
