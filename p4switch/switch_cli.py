@@ -584,6 +584,9 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
         if not plan.default.is_null or plan.per_port:
             raise PortConfigError("--loss/--delay-ms impair -i ports; with --packet-in there "
                                   "are none")
+        if args.pcap is not None:
+            argument_notes += (f"--pcap {args.pcap}: ignored with --packet-in (it captures "
+                               "-i ports)",)
         if interfaces:
             argument_notes += (f"-i {', '.join(f'{p}@{n}' for p, n in interfaces.items())}: "
                                "ignored with --packet-in, as simple_switch ignores it (ports "
@@ -616,7 +619,8 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
         log_file=Path(args.log_file) if args.log_file and packet_log else None,
         log_console=args.log_console and packet_log,
         log_flush=args.log_flush,
-        pcap_dir=Path(args.pcap) if args.pcap is not None and use_files is None else None,
+        pcap_dir=(Path(args.pcap) if args.pcap is not None and use_files is None
+                  and args.packet_in is None else None),
         use_files=use_files,
         packet_in=args.packet_in,
         plan=plan,

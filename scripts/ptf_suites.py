@@ -160,6 +160,8 @@ def read_runptf(path: Path, root: Path) -> GuideSuite | str:
             tests.append(word)
         index += 1
     folder = path.parent
+    if not (folder / test_dir).is_dir():
+        return f"its test folder {test_dir} is not in the repository (p4testgen writes it)"
     return GuideSuite(str(folder.relative_to(root)) + ("" if path.name == "runptf.sh" else
                                                        f"/{path.stem}"),
                       folder, program, p4info, kept, ports, params, test_dir, tests)
