@@ -51,7 +51,7 @@ DEFAULT_P4C = Path("/work/.mirror/p4lang+p4c/repo")
 DEFAULT_P4_GUIDE = Path("/work/.mirror/jafingerhut+p4-guide/repo")
 P4C_FILES = ("backends/bmv2", "backends/ebpf/targets", "tools", "testdata/p4_16_samples")
 P4C_HARNESS = "backends/bmv2/run-bmv2-ptf-test.py"
-TIMEOUT_S = 600
+TIMEOUT_S = 600              # compiling; a suite's own limit is --timeout
 START_TIMEOUT_S = 60
 # unittest's verbose lines, as PTF prints them: "module.Class ... ok" (a test's own output may
 # stand between the name and its verdict)
@@ -229,7 +229,7 @@ def first_problem(output: str) -> str:
 
 
 def run_guide_suite(suite: GuideSuite, target: str, tools: dict, ptf_python: str,
-                    testlib: Path, scratch: Path) -> Run:
+                    testlib: Path, scratch: Path, timeout_s: float) -> Run:
     started = time.monotonic()
     work = scratch / target / suite.name.replace("/", "_")
     shutil.copytree(suite.folder, work, symlinks=True)
@@ -266,25 +266,15 @@ def run_guide_suite(suite: GuideSuite, target: str, tools: dict, ptf_python: str
                "--platform", "nn", "--device-socket", f"0-{{{ports}}}@{address}",
                f"--test-params={params}", "--test-dir", suite.test_dir,
                "--log-file", str(work / "ptf.log"), *suite.tests]
-        try:
-            done = subprocess.run(ptf, cwd=work, capture_output=True, text=True,
-                                  timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return Run("timeout", reason=f"no verdict within {TIMEOUT_S} s",
-                       seconds=time.monotonic() - started)
-        output = done.stdout + done.stderr
-        (work / "ptf-output.txt").write_text(output)
-        tests = verdicts(output)
-        status = "pass" if done.returncode == 0 and tests else "fail"
-        return Run(status, tests, "" if status == "pass" else first_problem(output),
-                   time.monotonic() - started)
+        return run_to_verdict(ptf, work, dict(os.environ), work / "ptf-output.txt", started,
+                              timeout_s)
     finally:
         _stop(switch)
         log.close()
 
 
 def run_p4c_sample(sample: Path, tree: Path, target: str, tools: dict, ptf_python: str,
-                   scratch: Path) -> Run:
+                   scratch: Path, timeout_s: float) -> Run:
     """p4c's harness as p4c runs it, with the target's tools first on PATH."""
     started = time.monotonic()
     build = scratch / f"build-{target}"
@@ -302,17 +292,27 @@ def run_p4c_sample(sample: Path, tree: Path, target: str, tools: dict, ptf_pytho
     (work / "test").mkdir(parents=True)
     path = os.pathsep.join([str(Path(tools["simple_switch_grpc"]).parent),
                             str(Path(ptf_python).parent), os.environ.get("PATH", "")])
+    command = [ptf_python, str(tree / P4C_HARNESS), str(tree_link), str(sample),
+               "-tf", str(sample.with_suffix(".py")), "-td", str(work / "test")]
+    return run_to_verdict(command, work, {**os.environ, "PATH": path},
+                          work / "harness-output.txt", started, timeout_s)
+
+
+SUITE_TIMEOUT_S = 1800       # --timeout: p4-guide's lpmtester checks ~10,000 lookups
+
+
+def run_to_verdict(command: list[str], cwd: Path, env: dict, output_file: Path,
+                   started: float, timeout_s: float) -> Run:
+    """Run a PTF command (or a harness around one) and read its verdicts; the output is kept
+    in `output_file`. A pass needs exit status 0 and at least one test run."""
     try:
-        done = subprocess.run([ptf_python, str(tree / P4C_HARNESS), str(tree_link),
-                               str(sample), "-tf", str(sample.with_suffix(".py")),
-                               "-td", str(work / "test")],
-                              cwd=work, capture_output=True, text=True, timeout=TIMEOUT_S,
-                              env={**os.environ, "PATH": path}, stdin=subprocess.DEVNULL)
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                              timeout=timeout_s, env=env, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        return Run("timeout", reason=f"no verdict within {TIMEOUT_S} s",
+        return Run("timeout", reason=f"no verdict within {timeout_s:.0f} s",
                    seconds=time.monotonic() - started)
     output = done.stdout + done.stderr
-    (work / "harness-output.txt").write_text(output)
+    output_file.write_text(output)
     tests = verdicts(output)
     status = "pass" if done.returncode == 0 and tests else "fail"
     return Run(status, tests, "" if status == "pass" else first_problem(output),
@@ -370,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
                     "contains one of these")
     ap.add_argument("--no-bmv2", action="store_true", help="inaemu only")
     ap.add_argument("--json", type=Path, help="also write every result to this file")
+    ap.add_argument("--timeout", type=float, default=SUITE_TIMEOUT_S, metavar="S",
+                    help="seconds one suite may take on one target (%(default)s)")
     ap.add_argument("--keep", type=Path, metavar="DIR",
                     help="work in DIR (new) and keep it: each run's switch, PTF and harness "
                          "output")
@@ -418,10 +420,10 @@ def main(argv: list[str] | None = None) -> int:
             for target, tools in targets.items():
                 if kind == "p4c":
                     runs[target] = run_p4c_sample(job, p4c, target, tools, args.ptf_python,
-                                                  scratch)
+                                                  scratch, args.timeout)
                 else:
                     runs[target] = run_guide_suite(job, target, tools, args.ptf_python,
-                                                   guide / "testlib", scratch)
+                                                   guide / "testlib", scratch, args.timeout)
             results.append(SuiteResult(name, runs))
             print(f"{number}/{len(jobs)} {name}: " + ", ".join(
                 f"{t} {r.status} {sum(v == 'ok' for v in r.tests.values())}/{len(r.tests)}"

@@ -100,6 +100,7 @@ class TableSpec:
     profile: str | None                     # indirect tables: their action profile
     default: tuple | None                   # (action index, params, const, entry const)
     entries: tuple | None                   # const entries: (keys, priority, index, params)
+    support_timeout: bool = False           # entries age: each remembers its last hit
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,10 @@ class Program:
 
     def now_us(self) -> float:
         return (self.clock() - self.clock_origin) * 1e6
+
+    def now(self) -> float:
+        """The switch's clock in seconds (ageing tables stamp their hits with it)."""
+        return self.clock()
 
     def traced(self) -> PacketCode:
         if self._traced is None:
@@ -406,7 +411,8 @@ class Program:
         return TableSpec(name, tuple(key_fields), tuple(actions),
                          node.get("max_size", 1024).int(), kind,
                          node.get("base_default_next").opt_str(), with_counters, meter_name,
-                         profile_name, default, entries)
+                         profile_name, default, entries,
+                         bool(node.get("support_timeout", False).value))
 
     def _make_table(self, spec: TableSpec, node: Node | None = None) -> Table:
         """This program's own table from `spec`; `node` (the table's JSON) names the entry
@@ -415,6 +421,7 @@ class Program:
         table = Table(spec.name, key_fields, list(spec.actions), spec.max_size, spec.kind)
         table.base_default_next = spec.base_default_next
         table.with_counters = spec.with_counters
+        table.support_timeout = spec.support_timeout
         if spec.direct_meters is not None:
             table.direct_meters = self.meters[spec.direct_meters]
         if spec.profile is not None:
@@ -523,7 +530,7 @@ class Program:
             "__field_lists__": self.field_lists, "__calculations__": {},
             "__custom_crcs__": self.custom_crcs,
             "_ParserError": ParserError, "_AssertionFailure": AssertionFailure,
-            "_now_us": self.now_us, "_lookahead": make_lookahead(too_short),
+            "_now_us": self.now_us, "_now": self.now, "_lookahead": make_lookahead(too_short),
             "_peek_padded": peek_padded,
             "_extract_varbit": make_extract_varbit(too_short, header_too_short,
                                                    invalid_argument),

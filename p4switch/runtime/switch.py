@@ -286,7 +286,41 @@ class Switch:
     def _new_entry(self, table: Table, keys, priority):
         if table.const:
             raise PermissionDenied(f"table '{table.name}' has const entries")
-        return table.make_entry(keys, priority)
+        entry = table.make_entry(keys, priority)
+        if table.support_timeout:
+            entry.last_hit = self._clock()
+        return entry
+
+    # -- entry ageing (tables with support_timeout) --------------------------------------------
+    def table_supports_timeout(self, table: str) -> bool:
+        return self._table(table).support_timeout
+
+    def now(self) -> float:
+        """The switch's clock, in seconds: what ageing entries' hits are stamped with."""
+        return self._clock()
+
+    def table_set_ttl(self, table: str, handle: int, ttl_ns: int) -> None:
+        """Give an entry its idle time to expiry (0: never) and restart its idle clock, as
+        simple_switch does when a TTL is set."""
+        if isinstance(ttl_ns, bool) or not isinstance(ttl_ns, int) or ttl_ns < 0:
+            raise InvalidArgument(f"a TTL must be an int >= 0 (ns), got {ttl_ns!r}")
+        with self.lock:
+            t = self._table(table)
+            if not t.support_timeout:
+                raise InvalidArgument(f"table '{t.name}' does not support idle timeouts")
+            entry = t.get(handle)
+            entry.ttl_ns = ttl_ns
+            entry.last_hit = self._clock()
+
+    def table_idle(self, table: str) -> list[tuple[int, int, int]]:
+        """(handle, TTL ns, ns since the last hit) of every entry of an ageing table."""
+        with self.lock:
+            t = self._table(table)
+            if not t.support_timeout:
+                return []
+            now = self._clock()
+            return [(e.handle, e.ttl_ns, max(0, int((now - e.last_hit) * 1e9)))
+                    for e in t.entries.values()]
 
     def table_add(self, table: str, keys, action: str, params=(), priority=None) -> int:
         with self.lock:

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from importlib import metadata
 from typing import Callable, Hashable
 
 from google.rpc import status_pb2
+from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 from p4switch.runtime import P4SwitchError
 
-from . import entities
+from . import entities, table_entries
 from .arbitration import Arbitration, Notification
 from .device_state import DeviceState
 from .errors import (
@@ -34,6 +36,7 @@ from .errors import (
     UNIMPLEMENTED,
     RequestError,
 )
+from .idle_timeout import IdleSweeper
 from .packet_io import packet_in_message, packet_out_bytes
 from .pipeline import Pipeline, verified
 
@@ -79,6 +82,8 @@ class P4RuntimeDevice:
         self._state: DeviceState | None = None
         self._saved: Pipeline | None = None  # VERIFY_AND_SAVE'd, not yet committed
         self.packets_in_dropped = 0
+        self.idle_notifications_dropped = 0      # no primary client to report to
+        self._idle = IdleSweeper(self.sweep_idle_timeouts)
 
     # -- common checks ---------------------------------------------------------------------------
 
@@ -133,6 +138,33 @@ class P4RuntimeDevice:
             except P4SwitchError as exc:  # anything else is a runtime bug: INTERNAL
                 raise RequestError(INVALID_ARGUMENT, f"p4_device_config: {exc}") from None
         self._state = DeviceState(switch=self.switch, pipeline=pipeline)
+        if any(t.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL
+               for t in pipeline.index.all("table")):
+            self._idle.start()
+
+    def close(self) -> None:
+        """Stop the idle-timeout sweeps (the server's stop calls it)."""
+        self._idle.stop()
+
+    def sweep_idle_timeouts(self) -> int:
+        """Report the entries of ageing tables now due (idle_timeout.py) to the primary client,
+        in one IdleTimeoutNotification; how many entries it holds."""
+        with self._control:
+            state = self._state
+            if state is None:
+                return 0
+            notification = table_entries.idle_notification(state)
+        if notification is None:
+            return 0
+        notification.timestamp = time.time_ns()
+        with self._streams:
+            primary = self._arbitration.primary
+            send = self._senders.get(primary) if primary is not None else None
+        if send is None or not send(
+                p4runtime_pb2.StreamMessageResponse(idle_timeout_notification=notification)):
+            self.idle_notifications_dropped += 1
+            return 0
+        return len(notification.table_entry)
 
     def _reconcile(self, pipeline: Pipeline) -> None:
         """Keep the forwarding state if the program is unchanged; else it cannot be kept."""
@@ -187,12 +219,12 @@ class P4RuntimeDevice:
                         entities.apply_update(state, update)
                         results.append(None)
                     except RequestError as error:
-                        results.append(error.within(f"update {position}"))
+                        # the message as simple_switch_grpc words it: its place in the batch
+                        # is its place in the status details (service.py names it too)
+                        results.append(error)
                     except Exception as exc:  # a server or runtime bug: this update only
                         log.exception("P4Runtime Write update %d failed", position)
-                        results.append(RequestError(
-                            INTERNAL, f"update {position}: {type(exc).__name__}: {exc}"
-                        ))
+                        results.append(RequestError(INTERNAL, f"{type(exc).__name__}: {exc}"))
         return results
 
     def read(self, request: p4runtime_pb2.ReadRequest) -> list[p4runtime_pb2.ReadResponse]:

@@ -42,6 +42,8 @@ class DeviceState:
     one_shots: dict[tuple[int, int], OneShot] = field(default_factory=dict)
     # (table id, entry handle) -> the entry's opaque `metadata` bytes, returned by reads
     entry_metadata: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    # table id -> entry handle -> when (switch clock, s) its idle timeout was last reported
+    idle_reported: dict[int, dict[int, float]] = field(default_factory=dict)
 
     def call(self, context: str, operation: Callable, *args, **kwargs):
         """Call the runtime; its errors become RequestErrors that say what was being done."""

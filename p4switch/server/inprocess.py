@@ -197,6 +197,7 @@ class LocalP4Runtime:
             streams = list(self._streams)
         for stream in streams:
             stream.end(grpc.StatusCode.UNAVAILABLE, "the in-process server stopped")
+        self.device.close()
 
     def packet_in(self, data: bytes) -> None:
         self.device.packet_in(data)

@@ -206,6 +206,7 @@ class P4RuntimeServer:
     def stop(self, grace: float | None = None) -> None:
         """No new client, then gRPC's own stop (in-flight RPCs get `grace` seconds), then the
         TLS connections still open."""
+        self.device.close()
         if self._front is not None:
             self._front.close_listeners()
         if self._server is not None:

@@ -125,7 +125,8 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             )
             context.set_code(grpc.StatusCode.UNKNOWN)
             context.set_details(status.message + ": " + "; ".join(
-                e.message for e in errors if e is not None
+                f"update {position}: {e.message}" for position, e in enumerate(errors)
+                if e is not None
             ))
         return p4runtime_pb2.WriteResponse()
 

@@ -13,6 +13,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from . import match_keys, one_shot
+from .idle_timeout import due
 from .actions import decode_action, encode_action
 from .device_state import DeviceState
 from .errors import (INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNIMPLEMENTED,
@@ -45,13 +46,12 @@ def write(state: DeviceState, kind: int, entry: p4runtime_pb2.TableEntry) -> Non
         raise RequestError(INVALID_ARGUMENT, "table entry: table id 0 / missing")
     table = pipeline.index.table(entry.table_id)
     where = table_label(table)
+    ageing = _check_idle_timeout(table, entry)
     if entry.is_default_action:
         _write_default(state, kind, table, entry)
         return
     if table.is_const_table:
         raise RequestError(PERMISSION_DENIED, f"{where}: const table, entries cannot be changed")
-    if entry.idle_timeout_ns:
-        raise RequestError(UNIMPLEMENTED, f"{where}: idle timeouts are not supported")
     keys = match_keys.decode_keys(pipeline.index, table, entry.match, where)
     priority = match_keys.check_priority(table, entry.priority, where)
     name = pipeline.json_name(table)
@@ -65,6 +65,8 @@ def write(state: DeviceState, kind: int, entry: p4runtime_pb2.TableEntry) -> Non
         handle = _add(state, table, keys, priority, target, entry, where)
         try:
             _write_direct_resources(state, table, handle, entry, where)
+            if ageing:
+                state.call(where, sw.table_set_ttl, name, handle, entry.idle_timeout_ns)
         except RequestError:
             _delete(state, table, handle, where)
             raise
@@ -83,7 +85,66 @@ def write(state: DeviceState, kind: int, entry: p4runtime_pb2.TableEntry) -> Non
         target = _decode_table_action(state, table, entry.action, where, default=False)
         _modify(state, name, handle, target, where)
     _write_direct_resources(state, table, handle, entry, where)
+    if ageing:         # a MODIFY sets the TTL again and restarts the idle clock, as PI does
+        state.call(where, sw.table_set_ttl, name, handle, entry.idle_timeout_ns)
     _remember_metadata(state, (table_id, handle), entry)
+
+
+def _check_idle_timeout(table: p4info_pb2.Table, entry: p4runtime_pb2.TableEntry) -> bool:
+    """The idle-timeout fields of a written entry, checked with simple_switch_grpc's codes and
+    words; whether the table ages its entries."""
+    if entry.HasField("time_since_last_hit"):
+        raise RequestError(INVALID_ARGUMENT,
+                           "has_time_since_last_hit must not be set in WriteRequest")
+    if entry.idle_timeout_ns < 0:
+        raise RequestError(INVALID_ARGUMENT, "idle_timeout_ns must be a positive value")
+    ageing = table.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL
+    if entry.idle_timeout_ns and not ageing:
+        raise RequestError(INVALID_ARGUMENT, "idle_timeout_ns must be set to 0 for tables "
+                                             "which do not support idle timeout")
+    if entry.idle_timeout_ns and entry.is_default_action:
+        # the specification's rule (simple_switch_grpc takes it and ignores the TTL)
+        raise RequestError(INVALID_ARGUMENT, f"{table_label(table)} default entry: "
+                                             "idle_timeout_ns must be 0 (a default entry "
+                                             "never ages)")
+    return ageing
+
+
+def idle_notification(state: DeviceState) -> p4runtime_pb2.IdleTimeoutNotification | None:
+    """The entries of ageing tables due a report now (idle_timeout.due), marked reported, as
+    one notification; None if none is due."""
+    notification = None
+    sw = state.switch
+    now = sw.now()
+    for table in state.pipeline.index.all("table"):
+        if table.idle_timeout_behavior != p4info_pb2.Table.NOTIFY_CONTROL:
+            continue
+        where = table_label(table)
+        name = state.pipeline.json_name(table)
+        idle = state.call(where, sw.table_idle, name)
+        reported = state.idle_reported.setdefault(table.preamble.id, {})
+        alive = {handle for handle, _, _ in idle}
+        for handle in [h for h in reported if h not in alive]:
+            del reported[handle]           # deleted since: a new entry may get its handle
+        handles = set(due(idle, reported, now))
+        if not handles:
+            continue
+        ttls = {handle: ttl for handle, ttl, _ in idle}
+        needs_priority = match_keys.needs_priority(table)
+        if notification is None:
+            notification = p4runtime_pb2.IdleTimeoutNotification()
+        for runtime_entry in state.call(where, sw.table_entries, name):
+            handle = runtime_entry.handle
+            if handle not in handles:
+                continue
+            reported[handle] = now
+            message = notification.table_entry.add()
+            message.table_id = table.preamble.id
+            message.match.extend(match_keys.encode_keys(table, runtime_entry.keys))
+            message.priority = (runtime_entry.priority or 0) if needs_priority else 0
+            message.metadata = state.entry_metadata.get((table.preamble.id, handle), b"")
+            message.idle_timeout_ns = ttls[handle]
+    return notification
 
 
 def _remember_metadata(state: DeviceState, slot: tuple[int, int], entry) -> None:
@@ -299,6 +360,10 @@ def _read_table(state, table, request, new: NewMessage) -> list[int]:
     name = pipeline.json_name(table)
     counter = pipeline.index.direct_resource(table, "direct counter")
     needs_priority = match_keys.needs_priority(table)
+    ageing = {}
+    if table.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL:
+        ageing = {h: (ttl, idle) for h, ttl, idle in
+                  state.call(where, state.switch.table_idle, name)}
     handles = []
     for runtime_entry in state.call(where, state.switch.table_entries, name):
         if keys is not None and list(runtime_entry.keys) != keys:
@@ -316,6 +381,11 @@ def _read_table(state, table, request, new: NewMessage) -> list[int]:
             message.is_const = True
         handle = runtime_entry.handle
         message.metadata = state.entry_metadata.get((table.preamble.id, handle), b"")
+        if handle in ageing:
+            ttl, idle = ageing[handle]
+            message.idle_timeout_ns = ttl
+            if request.HasField("time_since_last_hit"):
+                message.time_since_last_hit.elapsed_ns = idle
         if request.HasField("counter_data") and counter is not None:
             packets, octets = state.call(where, state.switch.direct_counter_read, name, handle)
             message.counter_data.packet_count = packets

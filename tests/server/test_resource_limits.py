@@ -40,7 +40,7 @@ def test_a_full_table_refuses_the_insert_as_simple_switch_grpc_does_and_serves_o
               update("MODIFY", table_entry=fwd_entry(3, port=9)))
     full, modified = write_errors(refused.value)
     assert full.canonical_code == UNKNOWN              # simple_switch_grpc's code (below)
-    assert full.message.startswith("update 0: table 'Ingress.fwd' is full (64 entries, its "
+    assert full.message.startswith("table 'Ingress.fwd' is full (64 entries, its "
                                    "size): delete entries"), full.message
     assert modified.canonical_code == 0                # the rest of the batch is applied
     write(server.stub, update("DELETE", table_entry=fwd_entry(0)))

@@ -189,17 +189,20 @@ def test_to_cpu_and_drop_actions_round_trip(server):
     assert actions == sorted([TO_CPU, DROP])
 
 
-def test_entry_metadata_round_trips_and_idle_timeout_is_unimplemented(server):
+def test_entry_metadata_round_trips_and_idle_timeout_needs_an_ageing_table(server):
     entry = fwd_entry(1, port=2)
     entry.metadata = b"cookie-42"
     write(server.stub, update("INSERT", table_entry=entry))
     (back,) = read_table(server.stub, FWD)
     assert back.metadata == b"cookie-42"
     timed = fwd_entry(2, port=2)
-    timed.idle_timeout_ns = 1000
+    timed.idle_timeout_ns = 1000        # fwd has no support_timeout (tests/server/test_idle_*)
     with pytest.raises(grpc.RpcError) as err:
         write(server.stub, update("INSERT", table_entry=timed))
-    assert write_errors(err.value)[0].canonical_code == grpc.StatusCode.UNIMPLEMENTED.value[0]
+    (error,) = write_errors(err.value)
+    assert error.canonical_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert error.message == ("idle_timeout_ns must be set to 0 for tables which do not "
+                             "support idle timeout")
 
 
 def test_bad_direct_meter_config_on_insert_changes_nothing(server):

@@ -129,9 +129,9 @@ class ControlTranslator:
     def _table(self, name: str, node: Node) -> list[str]:
         table = self.gen.tables[name]
         if table.profile is not None or table.with_counters or \
-                table.direct_meters is not None:
-            raise Untranslatable(f"table '{name}' has an action profile, direct counters or "
-                                 "direct meters")
+                table.direct_meters is not None or table.support_timeout:
+            raise Untranslatable(f"table '{name}' has an action profile, direct counters, "
+                                 "direct meters or ageing entries")
         nexts = self.graph._table_nexts(node)
         if table.kind == "keyless" and self.graph._fixed_default(table):
             return self._fixed_default_table(table, nexts)

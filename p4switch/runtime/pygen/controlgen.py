@@ -247,6 +247,8 @@ class ControlCompiler:
         if table.with_counters:
             lines += ["if e is not None:", "    c = e.counter", "    c[0] += 1",
                       f"    c[1] += f[{self.plen}]"]
+        if table.support_timeout:
+            lines += ["if e is not None:", "    e.last_hit = _now()"]
         meters = table.direct_meters
         if meters is not None and meters.result_slot is not None:
             units = "1" if meters.unit == "packets" else f"f[{self.plen}]"
@@ -267,7 +269,8 @@ class ControlCompiler:
         """A keyed table none of whose actions does anything, with no counters, meters or
         profile, whose next node does not depend on the action: only hit/miss can matter."""
         if self.traced or table.kind == "keyless" or table.profile is not None or \
-                table.with_counters or table.direct_meters is not None:
+                table.with_counters or table.direct_meters is not None or \
+                table.support_timeout:
             return False
         if not isinstance(nexts, tuple) and len(set(nexts)) > 1:
             return False

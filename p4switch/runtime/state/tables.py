@@ -77,6 +77,10 @@ class Entry:
     counter: list[int] = field(default_factory=lambda: [0, 0])
     meter: Meter | None = None
     result: tuple | None = None
+    # ageing (tables with support_timeout): the idle time that makes the entry expire
+    # (0: never), and when it was last hit (or added, or given its TTL), on the switch's clock
+    ttl_ns: int = 0
+    last_hit: float = 0.0
 
     @property
     def identity(self) -> tuple:
@@ -112,6 +116,7 @@ class Table:
         self.default = [(None, (), None)]   # one-item holder the generated code reads
         self.base_default_next: str | None = None
         self.with_counters = False
+        self.support_timeout = False        # entries age (their hits are stamped)
         self.direct_meters = None           # MeterArray or None
         self.profile = None                 # ActionProfile for indirect tables
         self.entries: dict[int, Entry] = {}
