@@ -54,9 +54,12 @@ class Peer:
         self.sock.settimeout(timeout_s)
         self.sock.connect(target)
         self.framing = sp.SPConnection(scheme)
-        self.sock.sendall(self.framing.greeting())
         self.timeout_s = timeout_s
         self.inbox: list[bytes] = []
+        try:
+            self.sock.sendall(self.framing.greeting())
+        except (BrokenPipeError, ConnectionResetError):
+            self.closed = True          # the switch closed it first (it had a peer already)
 
     def send_message(self, message: bytes) -> None:
         self.sock.sendall(self.framing.frame(message))
@@ -67,6 +70,8 @@ class Peer:
     def message(self, timeout_s: float | None = None) -> bytes | None:
         """The next message, or None if none comes within the timeout (or the switch closed
         the connection: see `closed`)."""
+        if self.closed:
+            return None
         deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
         while not self.inbox:
             remaining = deadline - time.monotonic()
