@@ -36,25 +36,31 @@ class Clock:
         return self.now
 
 
+def pushed(running: RunningServer, folder) -> dict[str, int]:
+    """BODY's program pushed by a primary stream client (`running.primary`); its tables' and
+    actions' P4Info ids by local name."""
+    result = compile_source(program(BODY), "p.p4")
+    (folder / "p.json").write_text(json.dumps(result.bmv2))
+    (folder / "p.p4info.txtpb").write_text(result.p4info_text())
+    running.primary = running.stream()
+    assert running.primary.arbitrate(1).arbitration.status.code == 0
+    running.stub.SetForwardingPipelineConfig(
+        pipeline_request(folder / "p.p4info.txtpb", folder / "p.json"))
+    ids = {t.preamble.name.split(".")[-1]: t.preamble.id for t in result.p4info.tables}
+    ids.update({a.preamble.name.split(".")[-1]: a.preamble.id for a in result.p4info.actions})
+    return ids
+
+
 @pytest.fixture
 def ageing(tmp_path):
     """A server around a runtime switch on a test clock, the program pushed, a primary
-    stream client; (running server, clock, P4Info)."""
-    result = compile_source(program(BODY), "p.p4")
-    (tmp_path / "p.json").write_text(json.dumps(result.bmv2))
-    (tmp_path / "p.p4info.txtpb").write_text(result.p4info_text())
+    stream client; (running server, clock, P4Info ids)."""
     switch = Switch(None)
     clock = Clock()
     switch.clock = clock
     running = RunningServer(switch)
     running.server.device._idle.stop()        # the test sweeps by hand: no thread races it
-    primary = running.stream()
-    assert primary.arbitrate(1).arbitration.status.code == 0
-    running.stub.SetForwardingPipelineConfig(
-        pipeline_request(tmp_path / "p.p4info.txtpb", tmp_path / "p.json"))
-    running.primary = primary
-    ids = {t.preamble.name.split(".")[-1]: t.preamble.id for t in result.p4info.tables}
-    ids.update({a.preamble.name.split(".")[-1]: a.preamble.id for a in result.p4info.actions})
+    ids = pushed(running, tmp_path)
     yield running, clock, ids
     running.close()
 
@@ -173,22 +179,13 @@ def test_a_deleted_entry_is_not_reported_and_its_handle_starts_afresh(ageing):
 
 
 def test_notifications_arrive_on_their_own_in_real_time(tmp_path):
-    result = compile_source(program(BODY), "p.p4")
-    (tmp_path / "p.json").write_text(json.dumps(result.bmv2))
-    (tmp_path / "p.p4info.txtpb").write_text(result.p4info_text())
     running = RunningServer(Switch(None))
     try:
-        primary = running.stream()
-        assert primary.arbitrate(1).arbitration.status.code == 0
-        running.stub.SetForwardingPipelineConfig(
-            pipeline_request(tmp_path / "p.p4info.txtpb", tmp_path / "p.json"))
-        ids = {t.preamble.name.split(".")[-1]: t.preamble.id for t in result.p4info.tables}
-        ids.update({a.preamble.name.split(".")[-1]: a.preamble.id
-                    for a in result.p4info.actions})
+        ids = pushed(running, tmp_path)
         started = time.monotonic()
         write(running.stub, update("INSERT", table_entry=entry(ids, "ageing", 5,
                                                                 ttl_ns=SECOND // 2)))
-        response = primary.next("idle_timeout_notification", timeout=10)
+        response = running.primary.next("idle_timeout_notification", timeout=10)
         assert response is not None
         assert time.monotonic() - started >= 0.5
         assert response.idle_timeout_notification.table_entry[0].match[0].exact.value == b"\x05"
