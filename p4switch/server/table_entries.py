@@ -13,11 +13,11 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from . import match_keys, one_shot
-from .idle_timeout import due
 from .actions import decode_action, encode_action
 from .device_state import DeviceState
 from .errors import (INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNIMPLEMENTED,
                      UNKNOWN, RequestError)
+from .idle_timeout import due
 from .meter_config import meter_rates
 
 Update = p4runtime_pb2.Update

@@ -44,6 +44,12 @@ def data_bytes(value: int) -> bytes:
     return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
 
 
+def _int32(value: int) -> int:
+    """An unsigned 32-bit number as Thrift's i32 carries it."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
 @dataclass(frozen=True)
 class TableShape:
     """What BMv2 checks a call against: one table of the JSON."""
@@ -264,12 +270,18 @@ class TableCalls:
         return book.add(runtime_id) if handle is None else handle
 
     def entry_record(self, shape: TableShape, handle: int, entry) -> dict:
-        return {"match_key": self.key_params(shape, entry),
-                "options": {"priority": priority_to_bmv2(entry.priority)
-                            if shape.needs_priority and entry.priority is not None
-                            else NO_PRIORITY},
-                "entry_handle": handle,
-                "action_entry": self.action_entry(shape.profile, entry)}
+        record = {"match_key": self.key_params(shape, entry),
+                  "options": {"priority": priority_to_bmv2(entry.priority)
+                              if shape.needs_priority and entry.priority is not None
+                              else NO_PRIORITY},
+                  "entry_handle": handle,
+                  "action_entry": self.action_entry(shape.profile, entry)}
+        if shape.support_timeout:     # BMv2 gives an entry's life once it has a timeout
+            for runtime_handle, ttl_ns, idle_ns in self.sw.table_idle(shape.name):
+                if runtime_handle == entry.handle and ttl_ns:
+                    record["life"] = {"timeout_ms": _int32(ttl_ns // 1_000_000),
+                                      "time_since_hit_ms": _int32(idle_ns // 1_000_000)}
+        return record
 
     def listed(self, shape: TableShape) -> list[tuple[int, object]]:
         """(BMv2 handle, runtime entry) of every entry, in BMv2's order (by index)."""
@@ -522,18 +534,20 @@ class TableCalls:
         self.meter_default[table] = rates
 
     def bm_mt_set_entry_ttl(self, a) -> None:
-        shape = self.table(a.get("table_name"), ("simple",))
-        self.runtime_entry(shape.name, a.get("entry_handle"))
-        raise fail(TableError.AGEING_DISABLED,
-                   f"{shape.name!r} does not support ageing" if not shape.support_timeout else
-                   "entry ageing is not implemented by inaemu's switch")
+        self._set_ttl(a, ("simple",))
 
     def bm_mt_indirect_set_entry_ttl(self, a) -> None:
-        shape = self.table(a.get("table_name"), ("indirect", "indirect_ws"))
-        self.runtime_entry(shape.name, a.get("entry_handle"))
-        raise fail(TableError.AGEING_DISABLED, "entry ageing is not implemented by inaemu's "
-                                               "switch" if shape.support_timeout else
-                   f"{shape.name!r} does not support ageing")
+        self._set_ttl(a, ("indirect", "indirect_ws"))
+
+    def _set_ttl(self, a, kinds) -> None:
+        """An entry's idle timeout in ms (0: none); BMv2 keeps it as an unsigned 32-bit number
+        (-5 is 2^32 - 5 ms, shown back as -5) and restarts the entry's idle time."""
+        shape = self.table(a.get("table_name"), kinds)
+        runtime_handle = self.runtime_entry(shape.name, a.get("entry_handle"))
+        if not shape.support_timeout:
+            raise fail(TableError.AGEING_DISABLED, f"{shape.name!r} does not support ageing")
+        ttl_ms = a.get("timeout_ms") & 0xFFFFFFFF
+        self.sw.table_set_ttl(shape.name, runtime_handle, ttl_ms * 1_000_000)
 
     # --------------------------------------------------------------- action profiles
     PROFILE_ERRORS = {ResourceExhausted: TableError.TABLE_FULL}
