@@ -388,6 +388,8 @@ class SwitchProcess:
         self._stop_requested = True
         if self.driver is not None:
             self.driver.stop()
+        if self.packet_in is not None:
+            self.packet_in.interrupt()   # the driver may be in a send to a peer reading nothing
 
     def on_signal(self, *_: object) -> None:
         """SIGTERM/SIGINT: stop; during a blocking open at start-up, leave it too."""

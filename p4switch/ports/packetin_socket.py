@@ -31,6 +31,7 @@ from p4switch.ports.errors import PortConfigError, PortError
 from p4switch.ports.packetin import PacketInEndpoint, packet_out
 
 QUEUE_CAPACITY = 1024
+SEND_POLL_S = 0.5           # how often a blocked send looks at `interrupt()`
 READ_BYTES = 1 << 16
 
 
@@ -81,6 +82,7 @@ class PacketInSocket:
         self._stop_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._signalled = False
         self._stopping = False
+        self._interrupted = False      # a send waiting for a peer that reads nothing gives up
         self._thread: threading.Thread | None = None
         self._ipc_inode: tuple[int, int] | None = None
         self._held: deque[tuple[bytes, bool]] = deque()   # (message, is a packet): no peer yet
@@ -187,6 +189,7 @@ class PacketInSocket:
             conn.close()
             return
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        conn.settimeout(SEND_POLL_S)          # sends wake up to see `interrupt()`
         framing = sp.SPConnection(self.transport)
         try:
             conn.sendall(framing.greeting())
@@ -200,6 +203,8 @@ class PacketInSocket:
         peer, framing = self._peer, self._framing
         try:
             data = peer.recv(READ_BYTES)
+        except TimeoutError:
+            return                           # nothing after all (select said readable)
         except OSError:
             data = b""
         if not data:
@@ -290,12 +295,23 @@ class PacketInSocket:
                             sum(packets for _, packets in held))
 
     def _write(self, framing: sp.SPConnection, messages: list[bytes], packets: int) -> None:
-        """Under the send lock: the messages to the peer, whole (blocking, as BMv2's send)."""
-        try:
-            self._peer.sendall(b"".join(framing.frame(m) for m in messages))
-        except OSError:
-            return                       # the peer left: the reader sees it and drops it
+        """Under the send lock: the messages to the peer, whole, waiting while it reads
+        nothing (as BMv2's send waits) until `interrupt()`."""
+        data = memoryview(b"".join(framing.frame(m) for m in messages))
+        while data:
+            try:
+                data = data[self._peer.send(data):]
+            except TimeoutError:
+                if self._interrupted:
+                    return
+            except OSError:
+                return                   # the peer left: the reader sees it and drops it
         self.packets_out += packets
+
+    def interrupt(self) -> None:
+        """The switch is stopping: a send blocked on a peer that reads nothing gives up (any
+        thread; a signal handler too)."""
+        self._interrupted = True
 
     # -- the end ----------------------------------------------------------------------------------
     def port_table(self) -> list[tuple[int, str, bool]]:

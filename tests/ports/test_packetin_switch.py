@@ -262,3 +262,22 @@ def test_a_taken_tcp_port_is_a_port_error():
         with pytest.raises(PortError, match="cannot bind"):
             sock.start()
         sock.close()
+
+
+def test_a_peer_that_reads_nothing_does_not_keep_the_switch_from_stopping(program, address):
+    switch = PacketInSwitch(address, program)
+    peer = Peer(address)
+    peer.sock.settimeout(0.2)
+    sent = 0
+    try:
+        while sent < 100_000:            # until the switch's sends and then ours block
+            peer.send(1, frame(sent % 256, 1400))
+            sent += 1
+    except TimeoutError:
+        pass
+    assert sent > 1000                   # the switch took frames and its sends to us filled up
+    started = time.monotonic()
+    out, _ = switch.stop()
+    assert switch.process.returncode == 0
+    assert time.monotonic() - started < 15
+    assert "packet-in " + address in out
