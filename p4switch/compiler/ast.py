@@ -509,6 +509,22 @@ def become(old: Node, new: Node) -> None:
     old.__dict__.update(new.__dict__)
 
 
+def statement_calls(node):
+    """Calls made as statements under `node` (blocks, ifs, switch cases): what an apply
+    block calls directly."""
+    if isinstance(node, CallStmt):
+        yield node.call
+    elif isinstance(node, Block):
+        for st in node.stmts:
+            yield from statement_calls(st)
+    elif isinstance(node, If):
+        yield from statement_calls(node.then)
+        yield from statement_calls(node.other)
+    elif isinstance(node, Switch):
+        for c in node.cases:
+            yield from statement_calls(c.body)
+
+
 def walk(e, instead=None):
     """Every node of a tree (or list of trees), parents before children. `instead(node)` may
     give what to yield in place of a node and its subtree (None: the node as usual)."""

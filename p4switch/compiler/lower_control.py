@@ -481,15 +481,8 @@ def _contains_apply(e) -> bool:
 
 def _calls_action(st) -> bool:
     """Does this statement, or one in its blocks, call an action directly?"""
-    if isinstance(st, A.CallStmt):
-        return isinstance(st.call.func, A.Name) and isinstance(st.call.func.decl, A.ActionDecl)
-    if isinstance(st, A.Block):
-        return any(_calls_action(s) for s in st.stmts)
-    if isinstance(st, A.If):
-        return _calls_action(st.then) or (st.other is not None and _calls_action(st.other))
-    if isinstance(st, A.Switch):
-        return any(c.body is not None and _calls_action(c.body) for c in st.cases)
-    return False
+    return any(isinstance(getattr(call.func, "decl", None), A.ActionDecl)
+               for call in A.statement_calls(st))
 
 
 __all__ = ["ControlLowerer", "ControlInstance", "TableRef"]

@@ -276,7 +276,7 @@ class P4InfoBuilder:
         for d in self.program.decls:
             if not (isinstance(d, A.ControlDecl) and d.name in names and d.apply is not None):
                 continue
-            for call in _direct_calls(d.apply):
+            for call in A.statement_calls(d.apply):
                 act = getattr(call.func, "decl", None)
                 if isinstance(act, A.ActionDecl):
                     prefix = "" if act not in d.locals else d.name
@@ -732,21 +732,6 @@ def p4info_to_text(info) -> str:
 
 
 __all__ = ["build_p4info", "p4info_to_text", "jenkins_one_at_a_time"]
-
-
-def _direct_calls(node):
-    """Calls made as statements under `node` (blocks, ifs, switch cases)."""
-    if isinstance(node, A.CallStmt):
-        yield node.call
-    elif isinstance(node, A.Block):
-        for st in node.stmts:
-            yield from _direct_calls(st)
-    elif isinstance(node, A.If):
-        yield from _direct_calls(node.then)
-        yield from _direct_calls(node.other)
-    elif isinstance(node, A.Switch):
-        for c in node.cases:
-            yield from _direct_calls(c.body)
 
 
 def controller_width(t) -> int:
