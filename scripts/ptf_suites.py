@@ -104,7 +104,7 @@ def _commands(script: str) -> list[list[str]]:
 
 def _is_ptf(word: str) -> bool:
     """The word that runs PTF: `ptf`, a path to it, or the end of `` `which ptf` ``."""
-    return word in ("ptf", "ptf`") or word.endswith("/ptf")
+    return word in ("ptf", "ptf`") or (word.endswith("/ptf") and "=" not in word)
 
 
 @dataclass
@@ -126,7 +126,10 @@ def read_runptf(path: Path, root: Path) -> GuideSuite | str:
     commands = _commands(path.read_text())
     compile_ = next((c for c in commands if c and c[0] == "p4c"), None)
     switch = next((c for c in commands if "simple_switch_grpc" in c), None)
-    ptf = next((c for c in commands if any(_is_ptf(w) for w in c)), None)
+    # the run, not a `ptf --list` before it: the PTF command with test parameters, else the last
+    runs = [c for c in commands if any(_is_ptf(w) for w in c)]
+    ptf = next((c for c in runs if any(w.startswith("--test-params=") for w in c)),
+               runs[-1] if runs else None)
     if any(c and c[0] == "p4testgen" for c in commands):
         return "needs p4testgen"
     if compile_ is None or switch is None or ptf is None:

@@ -16,6 +16,7 @@ SPEC.loader.exec_module(ptf_suites)
 
 RUNPTF = r"""#! /bin/bash
 T="`realpath ../../testlib`"
+BASE_TEST_DIR=$P4C_CLONE_DIR/tools/ptf
 set -x
 p4c --target bmv2 \
     --arch v1model \
@@ -30,6 +31,7 @@ sudo simple_switch_grpc \
      --no-p4 \
      -- --cpu-port 510 &
 sleep 2
+ptf --pypath "$P" --test-dir ptf --list
 sudo ${P4_EXTRA_SUDO_OPTS} `which ptf` \
     --pypath "$P" \
     -i 0@veth1 \
