@@ -17,23 +17,10 @@ from p4switch.runtime import Switch
 from p4switch.server.idle_timeout import due
 
 from ..compiler.helpers import program
+from .ageing import BODY, Clock
 from .helpers import RunningServer, pipeline_request, read, update, write, write_errors
 
-BODY = """
-    action set_port(bit<9> p) { sm.egress_spec = p; }
-    table ageing { key = { hdr.eth.dst : exact; } actions = { set_port; NoAction; }
-                   support_timeout = true; default_action = NoAction; }
-    table plain { key = { hdr.eth.src : exact; } actions = { set_port; } }
-    apply { ageing.apply(); plain.apply(); }"""
 SECOND = 1_000_000_000
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def pushed(running: RunningServer, folder) -> dict[str, int]:

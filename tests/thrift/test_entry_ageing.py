@@ -14,27 +14,13 @@ from p4switch.thrift.client import RuntimeCallError, RuntimeClient
 from p4switch.thrift.idl import MatchParamType as MT
 
 from ..compiler.helpers import program
-
-BODY = """
-    action set_port(bit<9> p) { sm.egress_spec = p; }
-    table ageing { key = { hdr.eth.dst : exact; } actions = { set_port; NoAction; }
-                   support_timeout = true; default_action = NoAction; }
-    table plain { key = { hdr.eth.src : exact; } actions = { set_port; } }
-    apply { ageing.apply(); plain.apply(); }"""
-
-
-class Clock:
-    now = 50.0
-
-    def __call__(self) -> float:
-        return self.now
-
+from ..server.ageing import BODY, Clock
 
 @pytest.fixture
 def served():
     doc = compile_source(program(BODY), "p.p4").bmv2
     sw = Switch(doc)
-    clock = Clock()
+    clock = Clock(50.0)
     sw.clock = clock
     server = ThriftRuntimeServer(RuntimeService(sw, device_id=0), host="127.0.0.1", port=0)
     client = RuntimeClient("127.0.0.1", server.start())
