@@ -312,6 +312,15 @@ class Switch:
             entry.ttl_ns = ttl_ns
             entry.last_hit = self._clock()
 
+    def table_entry_age(self, table: str, handle: int) -> tuple[int, int]:
+        """(TTL ns, ns since the last hit) of one entry of an ageing table."""
+        with self.lock:
+            t = self._table(table)
+            if not t.support_timeout:
+                raise InvalidArgument(f"table '{t.name}' does not support idle timeouts")
+            entry = t.get(handle)
+            return entry.ttl_ns, max(0, int((self._clock() - entry.last_hit) * 1e9))
+
     def table_idle(self, table: str) -> list[tuple[int, int, int]]:
         """(handle, TTL ns, ns since the last hit) of every entry of an ageing table."""
         with self.lock:

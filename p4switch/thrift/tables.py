@@ -277,10 +277,10 @@ class TableCalls:
                   "entry_handle": handle,
                   "action_entry": self.action_entry(shape.profile, entry)}
         if shape.support_timeout:     # BMv2 gives an entry's life once it has a timeout
-            for runtime_handle, ttl_ns, idle_ns in self.sw.table_idle(shape.name):
-                if runtime_handle == entry.handle and ttl_ns:
-                    record["life"] = {"timeout_ms": _int32(ttl_ns // 1_000_000),
-                                      "time_since_hit_ms": _int32(idle_ns // 1_000_000)}
+            ttl_ns, idle_ns = self.sw.table_entry_age(shape.name, entry.handle)
+            if ttl_ns:
+                record["life"] = {"timeout_ms": _int32(ttl_ns // 1_000_000),
+                                  "time_since_hit_ms": _int32(idle_ns // 1_000_000)}
         return record
 
     def listed(self, shape: TableShape) -> list[tuple[int, object]]:
