@@ -11,7 +11,7 @@ from . import ast as A
 from .constfold import fold
 from .lower_expr import Unsupported, const
 from .storage import FieldRef, HeaderInst, StackStore, StructStore
-from .types import EnumT, StructT, TupleT, bit_width
+from .types import EnumT, StackT, StructT, TupleT, TypeVarT, VarbitT, bit_width
 
 CLONE_PRIMITIVES = {0: "clone_ingress_pkt_to_egress", 1: "clone_egress_pkt_to_egress"}
 
@@ -213,7 +213,8 @@ class ExternLowering:
                    [dst, base, {"type": "calculation", "value": calc}, size], node)
             copy_back()
         elif name == "digest":
-            lid = self.learn_list(args[1], env, L, node)
+            declared = getattr(call, "param_types", [None, None])[1]
+            lid = self.learn_list(args[1], declared, env, L, node)
             L.emit("generate_digest", [L.arg_value(args[0], env, node), const(lid, 1)], node)
         elif name == "log_msg":
             text, params = self.log_msg_values(args, env, L, node)
@@ -274,17 +275,35 @@ class ExternLowering:
             shapes.append(None)
         return _log_format(args[0].value, shapes), params
 
-    def learn_list(self, data: A.Expr, env, L, node) -> int:
-        t = data.type
-        name = t.name if isinstance(t, StructT) else f"digest_{len(self.learn_lists)}"
-        elements = self.flatten(data, env, L, node, constants=False)
-        for ll in self.learn_lists:
-            if ll["name"] == name:
-                return ll["id"]
+    def learn_list(self, data: A.Expr, declared, env, L, node) -> int:
+        """A learn list for one `digest` call: its data copied into temporaries where the call
+        is (an `in` argument's value is taken at the call, and simple_switch samples a learn
+        list's fields only after ingress), one list per call, as p4c makes them. The list is
+        named as the P4Info digest it feeds: a struct's type name, else `digest_N` (N counting
+        the calls whose data is no struct), so that a P4Runtime server finds the digest by the
+        list's name (p4c names such a list after its tuple type, `tuple_0`, which no P4Info
+        digest matches: simple_switch_grpc drops those digests). `declared`: the data parameter's type with the digest's type argument."""
+        t = declared if declared is not None and not isinstance(declared, TypeVarT) \
+            else data.type
+        if isinstance(t, StructT) and t.kind == "struct":
+            name = t.name
+        else:
+            name = f"digest_{sum(1 for _, dt, _ in self.ctx.digests if not _is_struct(dt))}"
+        sources = self.flatten(data, env, L, node, constants=False)
+        leaves = _leaf_types(t, node)
+        if len(leaves) != len(sources):
+            raise Unsupported(node, "digest data must be bits, bools, enums, or structs, "
+                                    "headers and tuples of them")
+        elements = []
+        for source, leaf in zip(sources, leaves):
+            tmp = self.ctx.layout.temp(leaf)
+            L.emit("assign", [tmp.json(), source], node)
+            elements.append(tmp.json())
         lid = len(self.learn_lists) + 1
         self.learn_lists.append({"id": lid, "name": name, "source_info": self.ctx.source_info(node),
                                  "elements": elements})
-        self.ctx.digests.append((name, t, data))
+        if not any(known == name for known, _, _ in self.ctx.digests):
+            self.ctx.digests.append((name, t, data))
         return lid
 
     def checksum(self, name: str, args, env, L, node) -> None:
@@ -362,3 +381,27 @@ def _log_format(text: str, shapes: list) -> str:
         out.append(shape if shape is not None else "{}")
         out.append(piece)
     return "".join(out)
+
+
+def _is_struct(t) -> bool:
+    return isinstance(t, StructT) and t.kind == "struct"
+
+
+def _leaf_types(t, node) -> list:
+    """The scalar types of a digest's data in the order `flatten` lists its fields."""
+    if isinstance(t, StructT):
+        out = []
+        for _, ft, _ in t.fields:
+            out += _leaf_types(ft, node)
+        return out
+    if isinstance(t, TupleT):
+        out = []
+        for item in t.items:
+            out += _leaf_types(item, node)
+        return out
+    if isinstance(t, StackT):
+        return _leaf_types(t.element, node) * t.size
+    if isinstance(t, VarbitT):
+        raise Unsupported(node, "a varbit field cannot be part of a digest (P4Runtime and "
+                                "simple_switch take fixed-width fields only)")
+    return [t]

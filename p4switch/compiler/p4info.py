@@ -16,7 +16,7 @@ from . import ast as A
 
 from .constfold import fold
 from .p4info_order import ListingOrder
-from .types import BOOL, ERROR, NEW_TYPES, BitT, EnumT, StructT, bit_width, original_type
+from .types import BOOL, ERROR, NEW_TYPES, BitT, EnumT, StructT, TupleT, bit_width, original_type
 
 P = p4info_pb2.P4Ids
 MATCH_TYPES = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
@@ -594,9 +594,11 @@ class P4InfoBuilder:
         for name, t, _ in self.ctx.digests:
             msg = self.info.digests.add()
             self.preamble(msg, P.DIGEST, name, getattr(t, "decl", None))
-            msg.type_spec.struct.name = name
-            if isinstance(t, StructT):
-                self.struct_info(name, t)
+            if isinstance(t, TupleT):   # as p4c: the members' specs in place
+                for item in t.items:
+                    self.type_spec(msg.type_spec.tuple.members.add(), item)
+            else:
+                self.type_spec(msg.type_spec, t)
 
     def struct_info(self, name: str, t: StructT) -> None:
         """type_info.structs[name]: each member's type spec (a struct inside by its name)."""

@@ -90,6 +90,7 @@ class Engine:
                                for slot in range(h.base, h.base + len(h.htype.fields))
                                if slot < length]
         self.packet_count = 0
+        self.learn_handler = None   # learning.LearnHandler: where samples go (Switch sets it)
         self.length_after_ingress = build_length_after_ingress(layout)
         self.clear_invalid = build_clear_invalid(layout, length)   # before replication
         # egress, the deparser or a preserved field list may see packet_length
@@ -99,6 +100,7 @@ class Engine:
         # whether any code (or a field list a clone or recirculation carries) can see a
         # timestamp: if not, the fast path does not read the clock (slots stay 0, unseen)
         listed = {slot for slots in program.field_lists.values() for slot in slots}
+        listed.update(slot for ll in program.learn_lists.values() for slot in ll.slots)
         roots = ("parse", "ingress", "egress", "deparse", "deparse_replica")
         self.reads_time = any(
             slot in listed or may_read_slot(code.source, roots, slot)
@@ -251,6 +253,8 @@ class Engine:
                 if trace is not None:
                     trace.clone("ingress-to-egress", session, config)
                 copies += self._mirror_targets(cf, cv, data[cpos:], config, length)
+        if f[L.LEARN]:      # simple_switch learns after the ingress clone, before a resubmit
+            self._learn(f, v)
         if f[L.RESUBMIT]:
             field_list = f[L.RESUBMIT] - 1
             if trace is not None:
@@ -279,6 +283,17 @@ class Engine:
         f[self.instance_type] = NORMAL  # BMv2: even a resubmitted/recirculated packet
         copies.append((f, v, payload, egress_spec, 0, length))
         return copies
+
+    def _learn(self, f, v) -> None:
+        learn_list = self.program.learn_lists[f[L.LEARN]]
+        f[L.LEARN] = 0
+        sample = learn_list.sample(f, v)
+        if self.trace is not None:
+            self.trace.note(f"digest: learn list {learn_list.list_id} ({learn_list.name}), "
+                            f"sample {sample.hex()}")
+        handler = self.learn_handler
+        if handler is not None:
+            handler(learn_list, sample)
 
     def _admit(self, f, v, payload, eport, rid, length, port) -> float | None:
         """Offer a copy to its egress queue (BMv2's enqueue): the time in us at which it runs

@@ -19,6 +19,7 @@ from .cgen import nativebuild
 from .cgen.nativemodule import NativeControls, generate as generate_native
 from .config import MAX_ARRAY_SIZE, MAX_WIDTH, Node, load_bmv2_json
 from .errors import AssertionFailure, ConfigError, P4SwitchError
+from .learning import LearnList, read_learn_lists
 from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
 from .phv import layout as L
 from .phv.vheaders import VH_HELPERS, all_runs, candidate_runs, only_sanctioned
@@ -145,11 +146,14 @@ class Program:
                 raise ConfigError("headers", f"simple_switch needs standard_metadata.{required}")
         self.algorithms = standard_algorithms()
         self._build_externs(root)
+        self.learn_lists = read_learn_lists(root, self.layout)
         self._build_actions(root)
         self._build_custom_crcs(root)
         lane_runs = bank_registers(self.actions.values(), self.registers, self.layout)
         bank_scalar_registers(self.registers)
-        self.vector_runs = candidate_runs(lane_runs, self.layout, self.field_lists)
+        read_whole = {**self.field_lists,   # lists of fields read one by one: no lane vectors
+                      **{f"learn {i}": ll.slots for i, ll in self.learn_lists.items()}}
+        self.vector_runs = candidate_runs(lane_runs, self.layout, read_whole)
         for pipeline in root.get("pipelines").items():
             self._build_pipeline(pipeline)
         names = [p.get("name").value for p in root.get("pipelines").items()]
@@ -173,6 +177,7 @@ class Program:
         externs = self._make_externs(spec if spec is not None else self._extern_specs(root),
                                      in_banks)
         self.actions = shared.actions
+        self.learn_lists = shared.learn_lists
         self._build_custom_crcs(root)
         for names in template.banks:
             banked = [self.registers[name] for name in names]
@@ -206,6 +211,7 @@ class Program:
         self.meters: dict[str, MeterArray] = {}
         self.vsets: dict[str, ParseValueSet] = {}
         self.field_lists: dict[int, list[int]] = {}
+        self.learn_lists: dict[int, LearnList] = {}
         self.actions: dict[int, ActionDef] = {}
         self.tables: dict[str, Table] = {}
         self.profiles: dict[str, ActionProfile] = {}
@@ -528,6 +534,7 @@ class Program:
             "__registers__": self.registers, "__counters__": self.counters,
             "__meters__": self.meters, "__vsets__": self.vsets,
             "__field_lists__": self.field_lists, "__calculations__": {},
+            "__learn_lists__": self.learn_lists,
             "__custom_crcs__": self.custom_crcs,
             "_ParserError": ParserError, "_AssertionFailure": AssertionFailure,
             "_now_us": self.now_us, "_now": self.now, "_lookahead": make_lookahead(too_short),

@@ -53,6 +53,7 @@ class Switch:
         self._engine: Engine | None = None
         self.pre = Replication()
         self.queues = EgressQueues(priority_queues)   # kept across program changes, as BMv2
+        self._learn_handler = None
         if config is not None:
             self.load_config(config)
 
@@ -130,6 +131,20 @@ class Switch:
                     convert_runs(item[0], program.vector_runs,
                                  to_arrays=code is program.untraced)
         self._engine = Engine(program, self.pre, code, self._trace, self.queues)
+        self._engine.learn_handler = self._learn_handler
+
+    @property
+    def learn_handler(self):
+        """Where the samples of `digest` calls go (learning.LearnHandler), or None (dropped):
+        called after a packet's ingress with the switch lock held, so it must not block."""
+        return self._learn_handler
+
+    @learn_handler.setter
+    def learn_handler(self, handler) -> None:
+        with self.lock:
+            self._learn_handler = handler
+            if self._engine is not None:
+                self._engine.learn_handler = handler
 
     # ------------------------------------------------------------------------------ packets
     def receive(self, port: int, packet: bytes) -> list[tuple[int, bytes]]:

@@ -25,6 +25,7 @@ from p4switch.runtime import P4SwitchError
 
 from . import entities, table_entries
 from .arbitration import Arbitration, Notification
+from .deadlines import DeadlineThread
 from .device_state import DeviceState
 from .errors import (
     FAILED_PRECONDITION,
@@ -83,7 +84,10 @@ class P4RuntimeDevice:
         self._saved: Pipeline | None = None  # VERIFY_AND_SAVE'd, not yet committed
         self.packets_in_dropped = 0
         self.idle_notifications_dropped = 0      # no primary client to report to
+        self.digest_lists_dropped = 0            # no primary client to send them to
         self._idle = IdleSweeper(self.sweep_idle_timeouts)
+        self._digest_timer = DeadlineThread(self.send_due_digests, "p4rt-digests")
+        switch.learn_handler = self._learned
 
     # -- common checks ---------------------------------------------------------------------------
 
@@ -137,14 +141,62 @@ class P4RuntimeDevice:
                 self.switch.load_config(pipeline.device_json or pipeline.bmv2)
             except P4SwitchError as exc:  # anything else is a runtime bug: INTERNAL
                 raise RequestError(INVALID_ARGUMENT, f"p4_device_config: {exc}") from None
-        self._state = DeviceState(switch=self.switch, pipeline=pipeline)
+            # the new pipeline's digest state replaces the old one's under the switch lock,
+            # which the packet path holds when it hands over a sample
+            self._state = DeviceState(switch=self.switch, pipeline=pipeline)
         if any(t.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL
                for t in pipeline.index.all("table")):
             self._idle.start()
+        if pipeline.config.p4info.digests:
+            self._digest_timer.start()
 
     def close(self) -> None:
-        """Stop the idle-timeout sweeps (the server's stop calls it)."""
+        """Stop the idle-timeout sweeps and digest timeouts (the server's stop calls it)."""
         self._idle.stop()
+        self._digest_timer.stop()
+
+    # -- digests -----------------------------------------------------------------------------------
+
+    def _learned(self, learn_list, sample: bytes) -> None:
+        """The switch's learn handler: runs on the packet path with the switch lock held."""
+        state = self._state
+        if state is None:
+            return
+        message = state.digests.offer(learn_list.name, sample, time.monotonic())
+        if message is not None:
+            self._send_digest(message)
+        else:
+            self._digest_timer.wake()     # the list's timeout may be the nearest deadline
+
+    def send_due_digests(self) -> float | None:
+        """Send the digest lists whose timeout has come and expire unacknowledged ones; when
+        to look again (time.monotonic()), or None."""
+        with self.switch.lock:
+            state = self._state
+            if state is None:
+                return None
+            due = state.digests.due(time.monotonic())
+            next_due = state.digests.next_due()
+        for message in due:
+            self._send_digest(message)
+        return next_due
+
+    def _send_digest(self, message: p4runtime_pb2.DigestList) -> None:
+        with self._streams:
+            primary = self._arbitration.primary
+            send = self._senders.get(primary) if primary is not None else None
+        if send is None or not send(p4runtime_pb2.StreamMessageResponse(digest=message)):
+            self.digest_lists_dropped += 1
+
+    def _digest_ack(self, client: Hashable, ack: p4runtime_pb2.DigestListAck) -> None:
+        with self._streams:
+            is_primary = self._arbitration.primary == client
+        if not is_primary:
+            return   # only the primary's lists are sent, so only it acknowledges them
+        with self.switch.lock:
+            state = self._state
+            if state is not None:
+                state.digests.ack(ack)
 
     def sweep_idle_timeouts(self) -> int:
         """Report the entries of ageing tables now due (idle_timeout.py) to the primary client,
@@ -274,7 +326,7 @@ class P4RuntimeDevice:
         elif which == "packet":
             self._handle_packet_out(client, message.packet)
         elif which == "digest_ack":
-            pass  # no digests are ever sent
+            self._digest_ack(client, message.digest_ack)
         else:
             # `which` is None for an empty message, or one whose update is newer than this
             # server's P4Runtime (an unknown field)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from p4.v1 import p4runtime_pb2
 
+from .digests import DigestLists
 from .errors import from_runtime
 from .one_shot import OneShot
 from .pipeline import Pipeline
@@ -44,6 +45,13 @@ class DeviceState:
     entry_metadata: dict[tuple[int, int], bytes] = field(default_factory=dict)
     # table id -> entry handle -> when (switch clock, s) its idle timeout was last reported
     idle_reported: dict[int, dict[int, float]] = field(default_factory=dict)
+    # DigestEntry configs, the lists being filled and the samples sent (guarded by the
+    # switch's lock: the packet path adds samples while holding it)
+    digests: DigestLists = None
+
+    def __post_init__(self) -> None:
+        if self.digests is None:
+            self.digests = DigestLists(self.pipeline.config.p4info)
 
     def call(self, context: str, operation: Callable, *args, **kwargs):
         """Call the runtime; its errors become RequestErrors that say what was being done."""

@@ -13,6 +13,7 @@ from p4.v1 import p4runtime_pb2
 from . import (
     action_profiles,
     counters,
+    digests,
     meters,
     registers,
     replication,
@@ -35,6 +36,7 @@ _WRITERS: dict[str, Callable] = {
     "direct_meter_entry": meters.write_direct_meter,
     "register_entry": registers.write_register,
     "value_set_entry": value_sets.write_value_set,
+    "digest_entry": digests.write_digest,
 }
 
 _READERS: dict[str, Callable] = {
@@ -47,6 +49,7 @@ _READERS: dict[str, Callable] = {
     "direct_meter_entry": meters.read_direct_meters,
     "register_entry": registers.read_registers,
     "value_set_entry": value_sets.read_value_sets,
+    "digest_entry": digests.read_digests,
 }
 
 _PRE_WRITERS = {

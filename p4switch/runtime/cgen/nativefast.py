@@ -97,7 +97,7 @@ def native_fast_path(engine, python_fast: Callable) -> Callable | None:
         "init_fields": engine.init_fields, "init_valid": engine.init_valid,
         "ingress_port": engine.ingress_port, "packet_length": engine.packet_length,
         "ingress_length": engine.ingress_length,
-        "divert_after_ingress": tuple(live_slots([L.CLONE, L.RESUBMIT], anywhere)),
+        "divert_after_ingress": tuple(live_slots([L.CLONE, L.RESUBMIT, L.LEARN], anywhere)),
         "slow_after_ingress": engine.slow_after_ingress,
         "mcast_grp": engine.mcast_grp if to_group else -1,
         "multicast": multicast if to_group else None,

@@ -22,7 +22,8 @@ CLONE_FL = 2      # field list id preserved by the clone
 RESUBMIT = 3      # field list id + 1
 RECIRCULATE = 4   # field list id + 1
 TRUNCATE = 5      # truncate length + 1 (bytes)
-FIRST_FIELD_SLOT = 6
+LEARN = 6         # id of the learn list the last `generate_digest` named
+FIRST_FIELD_SLOT = 7
 
 STANDARD_METADATA = "standard_metadata"
 

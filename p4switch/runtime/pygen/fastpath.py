@@ -52,7 +52,7 @@ def build_fast_path(engine, queued: bool = False) -> Callable:
         to_group = f"""
     if f[{engine.mcast_grp}]:
         return slow_after_ingress(f, v, data, pos, port)"""
-    diverted = _any_set([L.CLONE, L.RESUBMIT], anywhere)
+    diverted = _any_set([L.CLONE, L.RESUBMIT, L.LEARN], anywhere)
     priority = priority_test(engine, anywhere)
     if priority is not None:
         diverted = priority if diverted is None else f"{diverted} or {priority}"

@@ -354,9 +354,11 @@ class PrimitiveCompiler:
     _p_assume = _p_assert
 
     def _p_generate_digest(self, prim, params):
-        if not self.traced:
-            return []
-        return [f"T.note({prim['op'].str()!r})"]
+        need(prim, params, 2)
+        list_id = const_param(params[1], self.scope)
+        if list_id not in self.scope.namespace["__learn_lists__"]:
+            raise params[1].error(f"unknown learn list id {list_id}")
+        return [f"f[{L.LEARN}] = {list_id}"]
 
     _p_digest = _p_generate_digest
 
