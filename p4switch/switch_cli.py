@@ -76,6 +76,8 @@ class SwitchOptions:
     use_files: int | None = None
     # `--packet-in ADDR`: every port behind one nanomsg PAIR socket at ADDR (None: not used)
     packet_in: str | None = None
+    notifications_address: str | None = None   # None: P4Runtime takes the digests
+    notifications_given: bool = False   # --notifications-addr; else bound only for learning
     plan: ImpairmentPlan = field(default_factory=ImpairmentPlan)
     queues: QueuePlan = field(default_factory=QueuePlan)     # --queue-depth, --queue-rate
     seed: int = 0
@@ -156,6 +158,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nanolog", metavar="ADDR",
                         help="accepted for simple_switch compatibility; no nanomsg event log "
                              "is published")
+    parser.add_argument("--notifications-addr", metavar="ADDR",
+                        help="where learning notifications are published (a nanomsg PUB "
+                             "socket, ipc://PATH or tcp://HOST:PORT; default "
+                             "ipc:///tmp/bmv2-<device-id>-notifications.ipc) when the switch "
+                             "runs as simple_switch (--no-grpc); with P4Runtime, digests go "
+                             "to the P4Runtime client instead")
     parser.add_argument("--debugger", action="store_true",
                         help="accepted for simple_switch compatibility; there is no debugger")
     for name in _IGNORED_VALUE_OPTIONS:
@@ -199,9 +207,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(target_options=[])
 
 
-# simple_switch options that change nothing inaemu does (log rotation, notifications, port
-# count limits, packet dumps into the log): accepted so that scripts run, and ignored.
-_IGNORED_VALUE_OPTIONS = ("--log-file-max-size", "--log-file-max-files", "--notifications-addr",
+# simple_switch options that change nothing inaemu does (log rotation, port count limits,
+# packet dumps into the log): accepted so that scripts run, and ignored.
+_IGNORED_VALUE_OPTIONS = ("--log-file-max-size", "--log-file-max-files",
                           "--dump-packet-data", "--max-port-count")
 
 
@@ -300,6 +308,8 @@ class SwitchProcess:
         self.driver: PacketDriver | None = None
         self.server = None
         self.thrift = None                 # ThriftRuntimeServer (--thrift-port)
+        self.notifications = None          # NotificationsSocket, as simple_switch (--no-grpc)
+        self.learning = None               # thrift.learning.Learning with it
         self._log_stream: TextIO | None = None
         self._stop_requested = False
         self._interruptible = False       # in a blocking open that a signal must break
@@ -343,6 +353,10 @@ class SwitchProcess:
             self.driver.stop()
         if options.grpc_address:
             self._start_server(grpc_cpu_port)
+        if options.notifications_address is not None and (
+                options.notifications_given or (self.switch.has_program
+                                                and self.switch.program.learn_lists)):
+            self._start_learning()
         if options.thrift_port is not None:
             self._start_thrift()
         if self.files is not None:
@@ -407,6 +421,10 @@ class SwitchProcess:
             self.server.stop()
         if self.thrift is not None:
             self.thrift.stop()
+        if self.learning is not None:
+            self.learning.close()
+        if self.notifications is not None:
+            self.notifications.close()
         for port in self.ports:
             port.close()
         if self.driver is not None:
@@ -537,13 +555,33 @@ class SwitchProcess:
             ports = self.packet_in.port_table
         service = RuntimeService(self.switch, device_id=options.device_id,
                                  thrift_port=options.thrift_port, config_text=text,
-                                 ports=ports)
+                                 ports=ports, learning=self.learning,
+                                 notifications_address=options.notifications_address)
         server = ThriftRuntimeServer(service, port=options.thrift_port, log=_log_line)
         try:
             server.port = service.thrift_port = server.start()
         except ThriftServerError as error:
             raise SwitchError(str(error), EXIT_FAILURE) from None
         self.thrift = server
+
+
+    def _start_learning(self) -> None:
+        """simple_switch's learning: samples to the learning engine, its notifications on a
+        PUB socket; bound when asked for, or when the program at start learns (switches
+        whose programs do not learn leave the shared default path alone). An address already
+        taken (another switch's default path) costs the notifications only, with a note."""
+        from p4switch.thrift.learning import Learning
+        from p4switch.thrift.notifications import NotificationsSocket
+        address = self.options.notifications_address
+        socket_ = NotificationsSocket(address)
+        try:
+            socket_.start()
+        except PortError as error:
+            print(f"inaemu switch: note: {error}: no learning notifications are published",
+                  file=sys.stderr, flush=True)
+            return
+        self.notifications = socket_
+        self.learning = Learning(self.switch, self.options.device_id, socket_.publish)
 
 
 def _log_line(line: str) -> None:
@@ -597,6 +635,12 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
     for port in plan.ports_named():
         if port not in interfaces:
             raise PortConfigError(f"--loss/--delay-ms name port {port}, which no -i attaches")
+    if args.notifications_addr is not None:
+        parse_address(args.notifications_addr, "--notifications-addr")
+        if not args.no_grpc:
+            argument_notes += (f"--notifications-addr {args.notifications_addr}: no learning "
+                               "notifications are published there: with P4Runtime, digests "
+                               "go to the P4Runtime client (simple_switch_grpc's way)",)
     if args.no_grpc and grpc_address:
         raise PortConfigError("--no-grpc and --grpc-server-addr exclude each other")
     if args.no_grpc and tls is not None:
@@ -625,6 +669,10 @@ def parse_options(args: argparse.Namespace) -> SwitchOptions:
                   and args.packet_in is None else None),
         use_files=use_files,
         packet_in=args.packet_in,
+        notifications_address=(
+            (args.notifications_addr or _default_notifications_address(args))
+            if args.no_grpc else None),
+        notifications_given=args.notifications_addr is not None,
         plan=plan,
         seed=_parse_int("--seed", args.seed, 0, 2**63 - 1),
         queues=QueuePlan.from_options(args.queue_depth, args.queue_rate),
@@ -723,6 +771,11 @@ def _parse_target_options(tokens: list[str]) -> tuple[dict[str, str], list[str]]
             values[kind] = value if takes_value else "on"
         index += 1
     return values, stray
+
+
+def _default_notifications_address(args: argparse.Namespace) -> str:
+    from p4switch.thrift.notifications import default_address
+    return default_address(_parse_int("--device-id", args.device_id, 0, 2**64 - 1))
 
 
 def _compatibility_notes(args: argparse.Namespace, use_files: bool) -> tuple[str, ...]:

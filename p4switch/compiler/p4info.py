@@ -591,7 +591,14 @@ class P4InfoBuilder:
             msg.size = decl.size_value
 
     def digests(self) -> None:
-        for name, t, _ in self.ctx.digests:
+        # p4c lists digests in the order of their calls in the program; the lowering meets
+        # the calls in a branch after the straight-line code around it, so the source order
+        # decides (where the calls are all in one file)
+        calls = list(self.ctx.digests)
+        places = [getattr(data, "loc", None) for _, _, data in calls]
+        if all(place is not None for place in places) and len({p.file for p in places}) == 1:
+            calls.sort(key=lambda call: (call[2].loc.line, call[2].loc.col))
+        for name, t, _ in calls:
             msg = self.info.digests.add()
             self.preamble(msg, P.DIGEST, name, getattr(t, "decl", None))
             if isinstance(t, TupleT):   # as p4c: the members' specs in place

@@ -16,50 +16,20 @@ peer), at most `capacity` of them, and later ones are dropped and counted.
 
 from __future__ import annotations
 
-import errno
 import os
 import select
 import socket
-import stat
 import threading
 from collections import deque
-from pathlib import Path
 from typing import Callable
 
 from p4switch.ports import sp
-from p4switch.ports.errors import PortConfigError, PortError
 from p4switch.ports.packetin import PacketInEndpoint, packet_out
+from p4switch.ports.sp_listener import Listener, parse_address
 
 QUEUE_CAPACITY = 1024
 SEND_POLL_S = 0.5           # how often a blocked send looks at `interrupt()`
 READ_BYTES = 1 << 16
-
-
-def parse_address(text: str) -> tuple[str, str | tuple[str, int]]:
-    """`ipc://PATH` -> ("ipc", PATH); `tcp://HOST:PORT` -> ("tcp", (HOST, PORT)) with `*` as
-    every IPv4 address and `[V6]` for an IPv6 one. PortConfigError says what is wrong."""
-    scheme, sep, rest = text.partition("://")
-    if not sep or scheme not in (sp.IPC, sp.TCP):
-        raise PortConfigError(f"--packet-in {text}: expected ipc://PATH or tcp://HOST:PORT "
-                              "(a nanomsg address)")
-    if scheme == sp.IPC:
-        if not rest:
-            raise PortConfigError(f"--packet-in {text}: no path after ipc://")
-        return sp.IPC, rest
-    host, sep, port_text = rest.rpartition(":")
-    if not sep or not host:
-        raise PortConfigError(f"--packet-in {text}: expected tcp://HOST:PORT")
-    try:
-        port = int(port_text, 10)
-    except ValueError:
-        port = -1
-    if not 0 < port <= 65535:
-        raise PortConfigError(f"--packet-in {text}: port '{port_text}' is not in 1..65535")
-    if host == "*":
-        host = "0.0.0.0"
-    elif host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return sp.TCP, (host, port)
 
 
 class PacketInSocket:
@@ -68,11 +38,11 @@ class PacketInSocket:
     def __init__(self, address: str, *, capacity: int = QUEUE_CAPACITY,
                  log: Callable[[str], None] = lambda line: None) -> None:
         self.address = address
-        self.transport, self._target = parse_address(address)
+        self.transport, _ = parse_address(address)
         self.capacity = capacity
         self.log = log
         self.endpoint = PacketInEndpoint()
-        self._listener: socket.socket | None = None
+        self._listener: Listener | None = None
         self._peer: socket.socket | None = None
         self._framing: sp.SPConnection | None = None
         self._send_lock = threading.Lock()        # the reader's replies, the driver's packets
@@ -84,7 +54,6 @@ class PacketInSocket:
         self._stopping = False
         self._interrupted = False      # a send waiting for a peer that reads nothing gives up
         self._thread: threading.Thread | None = None
-        self._ipc_inode: tuple[int, int] | None = None
         self._held: deque[tuple[bytes, bool]] = deque()   # (message, is a packet): no peer yet
         self.packets_in = 0
         self.packets_out = 0
@@ -97,42 +66,9 @@ class PacketInSocket:
     # -- start and stop ---------------------------------------------------------------------------
     def start(self) -> None:
         """Bind and listen (PortError if the address cannot be had), then read in a thread."""
-        self._listener = self._bind()
+        self._listener = Listener(self.address, "--packet-in")
         self._thread = threading.Thread(target=self._run, name="packet-in", daemon=True)
         self._thread.start()
-
-    def _bind(self) -> socket.socket:
-        if self.transport == sp.IPC:
-            path = Path(self._target)
-            _clear_stale_socket(path, self.address)
-            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                listener.bind(str(path))
-                listener.listen(4)
-            except OSError as error:
-                listener.close()
-                raise PortError(f"--packet-in {self.address}: cannot bind: "
-                                f"{error.strerror}") from None
-            info = os.stat(path)
-            self._ipc_inode = (info.st_dev, info.st_ino)
-            return listener
-        host, port = self._target
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                       flags=socket.AI_PASSIVE)
-        except socket.gaierror as error:
-            raise PortError(f"--packet-in {self.address}: {error.strerror}") from None
-        family, kind, proto, _, where = infos[0]
-        listener = socket.socket(family, kind, proto)
-        try:
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            listener.bind(where)
-            listener.listen(4)
-        except OSError as error:
-            listener.close()
-            raise PortError(f"--packet-in {self.address}: cannot bind: "
-                            f"{error.strerror}") from None
-        return listener
 
     def close(self) -> None:
         """Stop the reader, close the sockets, remove the IPC file this socket made; safe
@@ -154,20 +90,12 @@ class PacketInSocket:
             self._thread.join(timeout=5.0)
         if self._listener is not None:
             self._listener.close()
-        if self._ipc_inode is not None:
-            path = Path(self._target)
-            try:
-                info = os.stat(path)
-                if (info.st_dev, info.st_ino) == self._ipc_inode:
-                    path.unlink()
-            except OSError:
-                pass
         for fd in (self._ready_fd, self._stop_fd):
             os.close(fd)
 
     # -- the reader thread ------------------------------------------------------------------------
     def _run(self) -> None:
-        listener = self._listener
+        listener = self._listener.socket
         while not self._stopping:
             fds = [listener, self._stop_fd] + ([self._peer] if self._peer is not None else [])
             readable, _, _ = select.select(fds, [], [])
@@ -181,7 +109,7 @@ class PacketInSocket:
 
     def _accept(self) -> None:
         try:
-            conn, _ = self._listener.accept()
+            conn, _ = self._listener.socket.accept()
         except OSError:
             return
         if self._peer is not None:               # a PAIR socket has one peer
@@ -333,30 +261,6 @@ class PacketInSocket:
         if self._held:
             extra.append(f"{len(self._held)} packets out never delivered (no peer)")
         return text + ("; " + ", ".join(extra) if extra else "")
-
-
-def _clear_stale_socket(path: Path, address: str) -> None:
-    """nanomsg's rule for an IPC path that exists: a socket nobody listens on is removed; a
-    live one, or a file that is not a socket, stops the bind."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return
-    except OSError as error:
-        raise PortError(f"--packet-in {address}: {error.strerror}") from None
-    if not stat.S_ISSOCK(info.st_mode):
-        raise PortError(f"--packet-in {address}: {path} exists and is not a socket")
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(str(path))
-    except OSError as error:
-        if error.errno in (errno.ECONNREFUSED, errno.ENOENT):
-            path.unlink(missing_ok=True)
-            return
-        raise PortError(f"--packet-in {address}: {error.strerror}") from None
-    finally:
-        probe.close()
-    raise PortError(f"--packet-in {address}: another process listens on {path}")
 
 
 __all__ = ["PacketInSocket", "parse_address"]

@@ -25,7 +25,7 @@ from p4switch.runtime import P4SwitchError
 
 from . import entities, table_entries
 from .arbitration import Arbitration, Notification
-from .deadlines import DeadlineThread
+from p4switch.deadlines import DeadlineThread
 from .device_state import DeviceState
 from .errors import (
     FAILED_PRECONDITION,

@@ -21,6 +21,8 @@ from p4switch.thrift.errors import ApplicationFailure, CallError, runtime_errors
 from p4switch.thrift.idl import (ApplicationErrorType, CounterError, CrcError, IdLookupError,
                                  LearnError, MeterError, ParseVSetError, RegisterError,
                                  ResourceType, SwapError, TableError, ToeplitzError)
+from p4switch.thrift.learn_engine import UnknownLearnList
+from p4switch.thrift.notifications import default_address
 from p4switch.thrift.pre import PreCalls
 from p4switch.thrift.simple_switch import SimpleSwitchCalls
 from p4switch.thrift.tables import TableCalls, nbytes
@@ -43,8 +45,13 @@ class RuntimeService:
     def __init__(self, switch, *, device_id: int = 0, thrift_port: int = 0,
                  config_text: str | None = None,
                  ports: Callable[[], list[tuple[int, str, bool]]] = list,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 learning=None, notifications_address: str | None = None):
+        """`learning`: the switch's learning.Learning when it runs as simple_switch (its
+        samples published on `notifications_address`), None when P4Runtime takes them."""
         self.sw = switch
+        self.learning = learning
+        self.notifications_address = notifications_address or default_address(device_id)
         self.device_id = device_id
         self.thrift_port = thrift_port
         self.ports = ports
@@ -105,7 +112,7 @@ class RuntimeService:
 
     def bm_mgmt_get_info(self, a) -> dict:
         return {"device_id": self.device_id, "thrift_port": self.thrift_port,
-                "notifications_socket": f"ipc:///tmp/bmv2-{self.device_id}-notifications.ipc"}
+                "notifications_socket": self.notifications_address}
 
     def bm_reset_state(self, a) -> None:
         """Everything back to the program as loaded: entries, registers, counters, meters, the
@@ -356,13 +363,31 @@ class RuntimeService:
                         f"no Toeplitz hash calculation named {a.get('calc_name')!r}")
 
     # ---------------------------------------------------------------------- learning
-    def _learning(self, a) -> None:
-        lists = [item.get("id") for item in self.doc().get("learn_lists", ())]
-        if a.get("list_id") not in lists:
+    def _learn(self, a, operation: str, *args) -> None:
+        learning = self.learning
+        if learning is None:
+            lists = [item.get("id") for item in self.doc().get("learn_lists", ())]
+            if a.get("list_id") not in lists:
+                raise CallError(idl.InvalidLearnOperation, LearnError.INVALID_LIST_ID,
+                                f"no learning list {a.get('list_id')}")
+            raise CallError(idl.InvalidLearnOperation, LearnError.ERROR,
+                            "this switch sends its digests over P4Runtime (run it with "
+                            "--no-grpc, as simple_switch, for learning notifications)")
+        try:
+            learning.call(operation, a.get("list_id"), *args)
+        except UnknownLearnList:
             raise CallError(idl.InvalidLearnOperation, LearnError.INVALID_LIST_ID,
-                            f"no learning list {a.get('list_id')}")
-        raise CallError(idl.InvalidLearnOperation, LearnError.ERROR,
-                        "inaemu's switch sends digests over P4Runtime, not nanomsg")
+                            f"no learning list {a.get('list_id')}") from None
 
-    bm_learning_ack = bm_learning_ack_buffer = _learning
-    bm_learning_set_timeout = bm_learning_set_buffer_size = _learning
+    def bm_learning_ack(self, a) -> None:
+        self._learn(a, "ack", a.get("buffer_id", 0), list(a.get("sample_ids") or ()))
+
+    def bm_learning_ack_buffer(self, a) -> None:
+        self._learn(a, "ack_buffer", a.get("buffer_id", 0))
+
+    def bm_learning_set_timeout(self, a) -> None:
+        # simple_switch takes the i32 as an unsigned int, as a buffer size as a size_t
+        self._learn(a, "set_timeout", a.get("timeout_ms", 0) % (1 << 32))
+
+    def bm_learning_set_buffer_size(self, a) -> None:
+        self._learn(a, "set_max_samples", a.get("nb_samples", 0) % (1 << 64))

@@ -53,13 +53,16 @@ def frame(src: int, ether_type: int = 0x0800) -> bytes:
         ether_type.to_bytes(2, "big") + bytes(30)
 
 
-# (DigestEntry config, what the client does: frames, pauses in s, ACK of every list so far)
+# (DigestEntry config, what the client does: frames, pauses in s, ACK of every list so far).
+# Times are bounds that hold on a loaded machine: the frames of a list go within its timeout,
+# an ack is taken long before the next frame; simple_switch_grpc's switch layer filters a
+# sample until its P4Runtime layer has taken the one before (the half second between frames)
 SCENARIOS = {
     "each at once, duplicates cached until acked": (
         (0, 1, SECOND), [frame(1), frame(1), frame(2), frame(3, 9), ACK, frame(1), frame(2)]),
     "lists of three, the rest after the timeout": (
-        (SECOND // 5, 3, SECOND), [frame(1), frame(2), frame(2), frame(3), frame(4), frame(5)]),
-    "no ack timeout: no cache": ((0, 1, 0), [frame(7), 0.2, frame(7), 0.2, frame(7)]),
+        (SECOND, 3, SECOND), [frame(1), frame(2), frame(2), frame(3), frame(4), frame(5)]),
+    "no ack timeout: no cache": ((0, 1, 0), [frame(7), 0.5, frame(7), 0.5, frame(7)]),
 }
 
 
@@ -127,14 +130,23 @@ def digest_lists(command: list[str], p4info: p4info_pb2.P4Info, device_config: b
                 if response.HasField("digest"):
                     received.append(response.digest)
 
+        def settle() -> None:
+            """Read until no list has come for half a second: all that is due has come."""
+            while True:
+                before = len(received)
+                drain(0.5)
+                if len(received) == before:
+                    return
+
         for step in steps:
             if step == ACK:
+                settle()
                 for message in received:
                     ack = p4runtime_pb2.StreamMessageRequest()
                     ack.digest_ack.digest_id = message.digest_id
                     ack.digest_ack.list_id = message.list_id
                     requests.put(ack)
-                drain(0.3)
+                drain(1.0)
             elif isinstance(step, float):
                 drain(step)
             else:
@@ -142,7 +154,10 @@ def digest_lists(command: list[str], p4info: p4info_pb2.P4Info, device_config: b
                 out.packet.payload = step
                 requests.put(out)
                 drain(0.02)
-        drain(1.5)
+        # simple_switch_grpc sends a list on the second sweep after its timeout: up to about
+        # three timeouts after its first sample
+        drain(1.0 + 3 * max_timeout / SECOND)
+        settle()
         return [(names[m.digest_id], m.list_id,
                  [text_format.MessageToString(d, as_one_line=True) for d in m.data])
                 for m in received]

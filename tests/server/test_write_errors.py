@@ -81,7 +81,7 @@ def test_write_to_wrong_device_is_not_found(server):
 
 def test_reading_unsupported_entities_is_unimplemented(server):
     request = p4runtime_pb2.ReadRequest(device_id=0)
-    request.entities.add().digest_entry.digest_id = 1
+    request.entities.add().extern_entry.extern_id = 1
     with pytest.raises(grpc.RpcError) as err:
         list(server.stub.Read(request))
     assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
