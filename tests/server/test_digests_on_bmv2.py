@@ -22,35 +22,14 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from p4switch.compiler import compile_source
 
+from .learning_program import PROGRAM, frame
+
 REFERENCE = Path("/opt/p4ref/bin")
 pytestmark = pytest.mark.skipif(not (REFERENCE / "simple_switch_grpc").exists(),
                                 reason="reference toolchain (/opt/p4ref) not installed")
 
-PROGRAM = """#include <core.p4>
-#include <v1model.p4>
-header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
-struct learn_t { bit<48> src; bit<9> port; bit<16> type; }
-struct meta_t { learn_t learn; }
-struct headers_t { ethernet_t eth; }
-parser P(packet_in p, out headers_t h, inout meta_t m, inout standard_metadata_t s) {
-    state start { p.extract(h.eth); transition accept; } }
-control VC(inout headers_t h, inout meta_t m) { apply { } }
-control I(inout headers_t h, inout meta_t m, inout standard_metadata_t s) {
-    action learn() { m.learn.src = h.eth.src; m.learn.port = s.ingress_port;
-                     m.learn.type = h.eth.type; digest<learn_t>(1, m.learn); }
-    apply { if (h.eth.type != 9) { learn(); } m.learn.src = 1; s.egress_spec = 1; } }
-control E(inout headers_t h, inout meta_t m, inout standard_metadata_t s) { apply { } }
-control CC(inout headers_t h, inout meta_t m) { apply { } }
-control D(packet_out p, in headers_t h) { apply { p.emit(h.eth); } }
-V1Switch(P(), VC(), I(), E(), CC(), D()) main;
-"""
 SECOND = 1_000_000_000
 ACK = "ack"
-
-
-def frame(src: int, ether_type: int = 0x0800) -> bytes:
-    return bytes.fromhex("112233445566") + src.to_bytes(6, "big") + \
-        ether_type.to_bytes(2, "big") + bytes(30)
 
 
 # (DigestEntry config, what the client does: frames, pauses in s, ACK of every list so far).

@@ -1,0 +1,205 @@
+"""simple_switch's learning as a Thrift controller sees it (p4switch/thrift/learn_engine.py,
+learning.py, notifications.py): learning notifications on the nanomsg PUB socket, read here
+by pynng's SUB socket (nnpy's peer in p4-learning's L2 exercise), and the bm_learning_* calls.
+The same script runs on `inaemu switch --no-grpc` and, when /opt/p4ref is installed, on real
+simple_switch; both must publish the same notifications and answer the same calls."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from p4switch.compiler import compile_source
+from p4switch.ports.packetin import HEADER, PACKET_IN, PORT_ADD
+from p4switch.thrift.client import RuntimeCallError, RuntimeClient
+from p4switch.thrift.learn_engine import HEADER as LEA, LearnEngine, UnknownLearnList
+
+from ..server.learning_program import PROGRAM, frame
+
+REFERENCE = Path("/opt/p4ref/bin")
+
+# (Thrift call and its arguments) or a frame or a pause (s). Times are generous bounds: a
+# 300 ms buffer timeout, frames 50 ms apart, a call's effect long before the next frame.
+SCRIPT = [
+    ("bm_learning_set_timeout", {"list_id": 1, "timeout_ms": 300}),
+    frame(1), frame(2), frame(2), frame(3), 0.8,          # one buffer of 3, after the timeout
+    frame(1), 0.5,                                        # not acknowledged: filtered
+    ("bm_learning_ack_buffer", {"list_id": 1, "buffer_id": 0}), frame(1), 0.8,
+    ("bm_learning_set_buffer_size", {"list_id": 1, "nb_samples": 2}),
+    frame(4), frame(5), frame(6),                         # 4, 5 at once; 6 waits
+    ("bm_learning_set_buffer_size", {"list_id": 1, "nb_samples": 1}),   # 6 goes now
+    ("bm_learning_ack", {"list_id": 1, "buffer_id": 2, "sample_ids": [1]}),   # 5 only
+    frame(5), frame(4),
+    ("bm_learning_ack", {"list_id": 7, "buffer_id": 2, "sample_ids": [1]}),
+    ("bm_learning_set_timeout", {"list_id": 9, "timeout_ms": 3}),
+]
+
+
+def sample(src: int) -> str:
+    return src.to_bytes(6, "big").hex() + "0001" + "0800"    # src, ingress port 1, EtherType
+
+
+EXPECTED = [
+    ("call", "bm_learning_set_timeout", None),
+    ("LEA|", 2, 0, 1, 0, [sample(1), sample(2), sample(3)]),
+    ("call", "bm_learning_ack_buffer", None),
+    ("LEA|", 2, 0, 1, 1, [sample(1)]),
+    ("call", "bm_learning_set_buffer_size", None),
+    ("LEA|", 2, 0, 1, 2, [sample(4), sample(5)]),
+    ("call", "bm_learning_set_buffer_size", None),
+    ("LEA|", 2, 0, 1, 3, [sample(6)]),
+    ("call", "bm_learning_ack", None),
+    ("LEA|", 2, 0, 1, 4, [sample(5)]),
+    ("call", "bm_learning_ack", "InvalidLearnOperation 1"),
+    ("call", "bm_learning_set_timeout", "InvalidLearnOperation 1"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def play(command: list[str], program: Path, folder: Path) -> list[tuple]:
+    """Run the switch with its ports on a packet-in socket, subscribe to its notifications,
+    play SCRIPT; what came: notifications and call outcomes, in order."""
+    import pynng        # a pinned test dependency (pyproject.toml)
+    packets, notes = f"ipc://{folder}/packets.ipc", f"ipc://{folder}/notes.ipc"
+    port = _free_port()
+    switch = subprocess.Popen(
+        command + [str(program), "--packet-in", packets, "--notifications-addr", notes,
+                   "--thrift-port", str(port), "--device-id", "2", "--log-level", "warn"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen: list[tuple] = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client = RuntimeClient(port=port)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and switch.poll() is None, "no Thrift"
+                time.sleep(0.1)
+        with client, pynng.Sub0(recv_timeout=50) as sub, \
+                pynng.Pair0(send_timeout=10_000) as pair:
+            sub.subscribe(b"")
+            sub.dial(notes, block=True)
+            pair.dial(packets, block=True)
+            pair.send(HEADER.pack(PORT_ADD, 1, 0))
+            time.sleep(0.3)
+
+            def drain(seconds: float) -> None:
+                end = time.monotonic() + seconds
+                while time.monotonic() < end:
+                    try:
+                        message = sub.recv()
+                    except pynng.Timeout:
+                        continue
+                    topic, switch_id, cxt, list_id, buffer_id, count = LEA.unpack_from(message)
+                    body = message[LEA.size:]
+                    size = len(body) // count
+                    seen.append((topic.decode(), switch_id, cxt, list_id, buffer_id,
+                                 [body[i * size:(i + 1) * size].hex() for i in range(count)]))
+
+            for step in SCRIPT:
+                if isinstance(step, bytes):
+                    pair.send(HEADER.pack(PACKET_IN, 1, len(step)) + step)
+                    drain(0.05)
+                elif isinstance(step, float):
+                    drain(step)
+                else:
+                    name, args = step
+                    try:
+                        client.call("standard", name, cxt_id=0, **args)
+                        seen.append(("call", name, None))
+                    except RuntimeCallError as error:
+                        seen.append(("call", name, f"{error.exception} {error.code}"))
+                    drain(0.2)
+            drain(1.0)
+        return seen
+    finally:
+        switch.terminate()
+        switch.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("learning") / "d.json"
+    path.write_text(json.dumps(compile_source(PROGRAM, "d.p4").bmv2))
+    return path
+
+
+def test_notifications_and_calls_as_simple_switch_gives_them(program, tmp_path):
+    assert play([sys.executable, "-m", "inaemu", "switch", "--no-grpc"], program,
+                tmp_path) == EXPECTED
+
+
+@pytest.mark.skipif(not (REFERENCE / "simple_switch").exists(),
+                    reason="reference toolchain (/opt/p4ref) not installed")
+def test_simple_switch_gives_the_same_on_p4c_program(tmp_path):
+    (tmp_path / "d.p4").write_text(PROGRAM)
+    built = subprocess.run([str(REFERENCE / "p4c-bm2-ss"), str(tmp_path / "d.p4"), "-o",
+                            str(tmp_path / "d.json")], capture_output=True, text=True,
+                           timeout=300)
+    assert built.returncode == 0, built.stderr
+    (tmp_path / "bmv2").mkdir()
+    (tmp_path / "inaemu").mkdir()
+    real = play([str(REFERENCE / "simple_switch")], tmp_path / "d.json", tmp_path / "bmv2")
+    assert real == EXPECTED
+    assert play([sys.executable, "-m", "inaemu", "switch", "--no-grpc"], tmp_path / "d.json",
+                tmp_path / "inaemu") == real
+
+
+# -- the engine alone ------------------------------------------------------------------------
+
+def _unpack(message: bytes) -> tuple:
+    topic, switch_id, cxt, list_id, buffer_id, count = LEA.unpack_from(message)
+    return topic, switch_id, list_id, buffer_id, count, message[LEA.size:]
+
+
+def test_a_full_buffer_goes_at_once_and_a_timed_one_on_its_deadline():
+    engine = LearnEngine(5, {3: "l"})
+    engine.set_max_samples(3, 2)
+    assert engine.learn(3, b"a", 1.0) is None
+    assert engine.next_due() == 2.0
+    assert _unpack(engine.learn(3, b"b", 1.5)) == (b"LEA|", 5, 3, 0, 2, b"ab")
+    assert engine.learn(3, b"c", 2.0) is None and engine.due(2.9) == []
+    (late,) = engine.due(3.0)
+    assert _unpack(late)[3:] == (1, 1, b"c")
+
+
+def test_a_timeout_of_zero_sends_by_size_only():
+    engine = LearnEngine(0, {1: "l"})
+    engine.set_timeout(1, 0)
+    for sample in (b"a", b"b"):
+        assert engine.learn(1, sample, 0.0) is None
+    assert engine.next_due() is None and engine.due(100.0) == []
+
+
+def test_samples_are_filtered_until_acknowledged():
+    engine = LearnEngine(0, {1: "l"})
+    engine.set_max_samples(1, 1)
+    engine.learn(1, b"a", 0.0)
+    engine.learn(1, b"b", 0.0)
+    assert engine.learn(1, b"a", 0.0) is None
+    engine.ack(1, 0, [0, 5, -1])                 # ids past the buffer are skipped
+    assert engine.learn(1, b"a", 0.0) is not None
+    engine.ack_buffer(1, 1)
+    assert engine.learn(1, b"b", 0.0) is not None
+    engine.ack_buffer(1, 99)                     # unknown: taken as acknowledged already
+
+
+def test_unknown_lists_are_refused():
+    engine = LearnEngine(0, {1: "l"})
+    for call in (lambda: engine.learn(2, b"a", 0.0), lambda: engine.ack(2, 0, [0]),
+                 lambda: engine.ack_buffer(2, 0), lambda: engine.set_timeout(2, 1),
+                 lambda: engine.set_max_samples(2, 1)):
+        with pytest.raises(UnknownLearnList):
+            call()
