@@ -166,3 +166,19 @@ def test_switch_refuses_to_start_with_a_key_that_is_not_the_certificates(tmp_pat
     assert done.returncode == 1
     (line,) = done.stderr.strip().splitlines()
     assert f"--grpc-server-key {pki.client.key} does not match --grpc-server-cert" in line
+
+
+def test_notifications_address_as_simple_switch_takes_it():
+    """`--notifications-addr` is where a switch run as simple_switch publishes learning
+    notifications; with P4Runtime the digests go to the client, which a note says."""
+    options = parse(["p.json", "--no-grpc", "--device-id", "4"])
+    assert options.notifications_address == "ipc:///tmp/bmv2-4-notifications.ipc"
+    assert not options.notifications_given
+    options = parse(["p.json", "--no-grpc", "--notifications-addr", "tcp://127.0.0.1:7777"])
+    assert (options.notifications_address, options.notifications_given) == \
+        ("tcp://127.0.0.1:7777", True)
+    options = parse(["p.json", "--notifications-addr", "ipc:///tmp/n.ipc"])
+    assert options.notifications_address is None
+    assert any("digests go to the P4Runtime client" in note for note in options.notes)
+    with pytest.raises(PortConfigError, match="--notifications-addr udp://x: expected ipc"):
+        parse(["p.json", "--no-grpc", "--notifications-addr", "udp://x"])
