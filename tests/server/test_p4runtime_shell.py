@@ -74,3 +74,31 @@ def test_interactive_shell_driven_through_stdin(switch_server):
     assert "COUNT 1" in result.stdout
     entries = switch_server.switch.table_entries("Ingress.fwd")
     assert [(e.keys[0].value, e.params) for e in entries] == [(7, (9,))]
+
+
+def test_shell_enables_a_digest_and_reads_its_lists(switch_server, tmp_path):
+    """p4runtime-shell's DigestEntry and its stream's digest queue: what p4-learning's
+    P4Runtime L2 learning controller uses."""
+    import json
+
+    from p4switch.compiler import compile_source
+
+    from .learning_program import PROGRAM, frame
+    result = compile_source(PROGRAM, "d.p4")
+    (tmp_path / "d.json").write_text(json.dumps(result.bmv2))
+    (tmp_path / "d.txtpb").write_text(result.p4info_text())
+    shell.setup(device_id=0, grpc_addr=switch_server.address, election_id=(0, 1),
+                config=shell.FwdPipeConfig(str(tmp_path / "d.txtpb"), str(tmp_path / "d.json")),
+                verbose=False)
+    try:
+        digest = shell.DigestEntry("learn_t")
+        digest.max_timeout_ns, digest.max_list_size, digest.ack_timeout_ns = 0, 1, 10**9
+        digest.insert()
+        (back,) = list(shell.DigestEntry("learn_t").read())
+        assert back.max_list_size == 1 and back.ack_timeout_ns == 10**9
+        switch_server.switch.receive(3, frame(0xA1))
+        message = shell.client.get_stream_packet("digest", timeout=5)
+        (data,) = message.digest.data
+        assert [m.bitstring for m in data.struct.members] == [b"\xa1", b"\x03", b"\x08\x00"]
+    finally:
+        shell.teardown()
