@@ -28,8 +28,9 @@ INVALID_RATE = 0.08
 # generate them anyway). "F5" (also covers F9): a select keyset of only wildcards before other
 # cases; "F8": an lpm key whose width is not a whole number of bytes (BMv2 counts the prefix
 # over the padded width); "F10": egress reading `packet_length` or counting bytes (the runtime
-# keeps the ingress length).
-AVOID = frozenset({"F5", "F8", "F10"})
+# keeps the ingress length); "F21": `return` in a `switch` case (p4c drops every statement after
+# that switch).
+AVOID = frozenset({"F5", "F8", "F10", "F21"})
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
 _STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
@@ -161,7 +162,7 @@ class _Generator:
             kind = rng.choice(["packets", "bytes", "packets_and_bytes"])
             control.counters.append(Counter(self.names.fresh(prefix + "_ctr"),
                                             rng.choice([1, 4, 8, 3]), kind))
-        stmts = StmtGen(rng, control, self.names)
+        stmts = StmtGen(rng, control, self.names, avoid=self.avoid)
         if rng.random() < 0.3:
             ty = random_scalar(rng)
             local = self.names.fresh(prefix + "_v")

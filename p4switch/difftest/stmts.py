@@ -21,8 +21,10 @@ CLONE_SESSIONS = (5, 6)
 
 class StmtGen:
     def __init__(self, rng: random.Random, control: Control, names: "NameSource",
-                 max_depth: int = 2):
+                 max_depth: int = 2, avoid: frozenset[str] = frozenset()):
         self.rng = rng
+        self.avoid = avoid
+        self._switch_cases = 0     # how many switch cases the statement being made is inside
         self.exprs = ExprGen(rng)
         self.control = control
         self.names = names
@@ -51,7 +53,8 @@ class StmtGen:
         if not in_action:
             kinds += ["apply"] * (4 * len(self.unapplied)) + ["call"] * 2
         kinds += ["exit"] * (1 if rng.random() < 0.3 else 0)
-        kinds += ["return"] * (1 if rng.random() < 0.2 else 0)
+        if not (self._switch_cases and "F21" in self.avoid):   # p4c drops what follows
+            kinds += ["return"] * (1 if rng.random() < 0.2 else 0)
         kind = rng.choice(kinds)
         if kind in ("if", "switch_value", "apply") and depth >= self.max_depth:
             kind = "assign"
@@ -190,6 +193,7 @@ class StmtGen:
         space = min(1 << ty.width, 16)
         labels = sorted(rng.sample(range(space), rng.randrange(1, min(space, 3) + 1)))
         lines = [f"{pad}switch ({subject}) {{"]
+        self._switch_cases += 1
         for label in labels:
             lines.append(f"{pad}    {label}: {{")
             lines += self.block(scope, rng.randrange(0, 3), indent + 2, in_action=in_action,
@@ -200,6 +204,7 @@ class StmtGen:
             lines += self.block(scope, rng.randrange(1, 3), indent + 2, in_action=in_action,
                                 depth=depth + 1)
             lines.append(f"{pad}    }}")
+        self._switch_cases -= 1
         lines.append(f"{pad}}}")
         return lines
 
