@@ -49,7 +49,7 @@ def _outcome_dict(outcome) -> dict:
             "outputs": {str(p): [f.hex().upper() for f in frames]
                         for p, frames in sorted(outcome.outputs.items())},
             "counter_reads": [list(r) for r in outcome.counter_reads],
-            "registers": outcome.registers}
+            "registers": outcome.registers, "learned": outcome.learned}
 
 
 def _worker(args):

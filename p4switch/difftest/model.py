@@ -91,6 +91,8 @@ class Control:
     actions: list[Action] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     apply: list[str] = field(default_factory=list)
+    # the struct type of each `digest` call: (type name, its fields' types)
+    digests: list[tuple[str, list[Ty]]] = field(default_factory=list)
 
 
 @dataclass

@@ -16,6 +16,9 @@ def render_program(p: Program) -> str:
     out.append("struct meta_t {")
     out += [f"    {ty.p4()} {name};" for name, ty in p.meta]
     out.append("}")
+    for name, types in p.ingress.digests + p.egress.digests:
+        fields = " ".join(f"{ty.p4()} d{i};" for i, ty in enumerate(types))
+        out.append(f"struct {name} {{ {fields} }}")
     out.append("")
     out.append("parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, "
                "inout standard_metadata_t sm) {")

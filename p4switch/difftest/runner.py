@@ -107,6 +107,8 @@ def _merge(outcomes: list[Outcome]) -> Outcome:
         merged.counter_reads += o.counter_reads
         for name, cells in o.registers.items():
             merged.registers[f"{name}#{k}"] = cells
+        for name, samples in o.learned.items():
+            merged.learned.setdefault(name, []).extend(samples)
     return merged
 
 

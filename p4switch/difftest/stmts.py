@@ -115,9 +115,13 @@ class StmtGen:
             options += ["read", "write"]
         if c.counters:
             options.append("count")
+        if c.ingress and rng.random() < 0.5:
+            options.append("digest")
         if not options:
             return self._assign(scope, pad, indent, in_action, depth)
         what = rng.choice(options)
+        if what == "digest":
+            return self._digest(scope, pad)
         if what == "count":
             counter = rng.choice(c.counters)
             return [f"{pad}{counter.name}.count({self._index(counter.size, scope)});"]
@@ -132,6 +136,17 @@ class StmtGen:
             return [f"{pad}{reg.elem.p4()} {name} = {literal(rng, reg.elem)};",
                     f"{pad}{reg.name}.read({name}, {index});"]
         return [f"{pad}{reg.name}.read({dest.name}, {index});"]
+
+    def _digest(self, scope: Scope, pad: str) -> list[str]:
+        """`digest` of 1-3 values, each call of its own struct type (so that simple_switch's
+        learn lists, named after the type, are told apart by name)."""
+        rng = self.rng
+        types = [BOOL if rng.random() < 0.1 else random_scalar(rng, high=64)
+                 for _ in range(rng.randrange(1, 4))]
+        name = self.names.fresh("dg") + "_t"
+        self.control.digests.append((name, types))
+        values = ", ".join(self.exprs.expr(ty, scope, depth=1) for ty in types)
+        return [f"{pad}digest<{name}>(32w1, {{{values}}});"]
 
     def _forward(self, scope: Scope, pad: str, indent: int, in_action: bool, depth: int):
         rng = self.rng

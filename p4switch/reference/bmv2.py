@@ -171,6 +171,7 @@ class SimpleSwitch:
         self.json_path = Path(json_path)
         self.packet_timeout_s = packet_timeout_s
         self._dir = Path(tempfile.mkdtemp(prefix="inaemu-bmv2-"))
+        self.notifications_address = f"ipc://{self._dir}/notifications.ipc"
         self._proc: subprocess.Popen | None = None
         self._cli: subprocess.Popen | None = None
         self._socket: PacketSocket | None = None
@@ -195,7 +196,7 @@ class SimpleSwitch:
             self.thrift_port = free_tcp_port()
             command = [str(self.toolchain.simple_switch), "--packet-in", ipc,
                        "--thrift-port", str(self.thrift_port),
-                       "--notifications-addr", f"ipc://{self._dir}/notifications.ipc",
+                       "--notifications-addr", self.notifications_address,
                        "--log-console", "-L", "debug", str(self.json_path)]
             self._proc = subprocess.Popen(dying_with_parent(command), stdin=subprocess.DEVNULL,
                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

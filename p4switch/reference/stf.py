@@ -21,6 +21,7 @@ from p4switch.stf.runner import StfRunner
 
 from .adapter import Bmv2Switch
 from .bmv2 import Bmv2Error, SimpleSwitch
+from .learning import SETTLE_S, LearnCollector, LearnSubscriber, learn_lists
 from .toolchain import Toolchain, find_toolchain
 
 
@@ -36,6 +37,7 @@ class Outcome:
     report: str = ""                              # the STF runner's report, or the error
     seconds: float = 0.0                          # wall time, start and stop included
     packet_logs: list[list[str]] = field(default_factory=list)  # bmv2: debug log per packet
+    learned: dict[str, list[str]] = field(default_factory=dict)  # learn list -> samples (hex)
 
 
 class _Recorder:
@@ -118,8 +120,16 @@ def run_stf_bmv2(program: str | Path, stf: str | Path | StfTest, *,
                        seconds=time.monotonic() - start)
     with switch:
         adapter = Bmv2Switch(switch, doc)
+        names = learn_lists(doc)
+        subscriber = _subscribe(switch, names) if names else None
         outcome = _run("bmv2", adapter, doc, test, registers, make_key=tuple)
         outcome.packet_logs = adapter.packet_logs
+        if subscriber is not None:
+            time.sleep(SETTLE_S)
+            subscriber.close()
+            outcome.learned = subscriber.learned
+            if subscriber.problem and not outcome.error:
+                outcome.error = outcome.report = subscriber.problem
     outcome.seconds = time.monotonic() - start
     return outcome
 
@@ -138,9 +148,22 @@ def run_stf_inaemu(program: str | Path | dict, stf: str | Path | StfTest, *,
     except P4SwitchError as exc:
         return Outcome(target="inaemu", error=f"the runtime refused the JSON: {exc}",
                        report=str(exc), seconds=time.monotonic() - start)
+    collector = LearnCollector()
+    switch.learn_handler = collector.handler
     outcome = _run("inaemu", switch, doc, test, registers)
+    outcome.learned = collector.learned
     outcome.seconds = time.monotonic() - start
     return outcome
+
+
+def _subscribe(switch: SimpleSwitch, names: dict[int, str]) -> LearnSubscriber:
+    """Read simple_switch's learning notifications, each list sending every sample at once."""
+    from p4switch.thrift.client import RuntimeClient
+    with RuntimeClient(port=switch.thrift_port) as client:
+        for list_id in names:
+            client.call("standard", "bm_learning_set_buffer_size", cxt_id=0, list_id=list_id,
+                        nb_samples=1)
+    return LearnSubscriber(switch.notifications_address, names)
 
 
 def compare_outcomes(a: Outcome, b: Outcome) -> list[str]:
@@ -171,6 +194,10 @@ def compare_outcomes(a: Outcome, b: Outcome) -> list[str]:
             cells = [i for i, (x, y) in enumerate(zip(a.registers[name], b.registers[name]))
                      if x != y]
             diffs.append(f"register {name} differs at indexes {cells[:10]}")
+    for name in sorted(set(a.learned) | set(b.learned)):
+        la, lb = a.learned.get(name, []), b.learned.get(name, [])
+        if la != lb:
+            diffs.append(f"digest {name}: {a.target}={la[:6]} {b.target}={lb[:6]}")
     return diffs
 
 
