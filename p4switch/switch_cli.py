@@ -577,6 +577,7 @@ class SwitchProcess:
         try:
             socket_.start()
         except PortError as error:
+            socket_.close()
             print(f"inaemu switch: note: {error}: no learning notifications are published",
                   file=sys.stderr, flush=True)
             return
