@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from p4.config.v1 import p4info_pb2
+from p4.config.v1 import p4info_pb2, p4types_pb2
 from p4.v1 import p4data_pb2, p4runtime_pb2
 
 from .bytestrings import encode
@@ -31,7 +31,8 @@ Converter = Callable[[bytes, int, p4data_pb2.P4Data], int]
 
 # -- a digest's type: sample bytes -> P4Data ----------------------------------------------------
 
-def converter(spec: p4info_pb2.P4DataTypeSpec, type_info: p4info_pb2.P4TypeInfo) -> tuple[Converter, int]:
+def converter(spec: p4types_pb2.P4DataTypeSpec,
+              type_info: p4types_pb2.P4TypeInfo) -> tuple[Converter, int]:
     """A converter for `spec` and the bytes a sample of it has; UNIMPLEMENTED for a type that
     has no fixed-width form in a learn list."""
     kind = spec.WhichOneof("type_spec")
@@ -45,20 +46,19 @@ def converter(spec: p4info_pb2.P4DataTypeSpec, type_info: p4info_pb2.P4TypeInfo)
     if kind == "bool":
         return _boolean, 1
     if kind == "serializable_enum":
-        desc = type_info.serializable_enums.get(spec.serializable_enum.name)
-        if desc is None:
-            raise RequestError(INVALID_ARGUMENT,
-                               f"Serializable enum '{spec.serializable_enum.name}' not found in "
-                               "P4TypeInfo")
+        desc = _described(type_info.serializable_enums, spec.serializable_enum.name,
+                          "Serializable enum")
         size = (desc.underlying_type.bitwidth + 7) // 8
         return _enum_value(size), size
+    if kind == "new_type":
+        desc = _described(type_info.new_types, spec.new_type.name, "New type")
+        if desc.HasField("translated_type"):
+            raise RequestError(UNIMPLEMENTED, f"a digest of type {spec.new_type.name}, which "
+                                              "has a @p4runtime_translation, is not supported")
+        return converter(desc.original_type, type_info)
     if kind in ("struct", "tuple"):
         if kind == "struct":
-            desc = type_info.structs.get(spec.struct.name)
-            if desc is None:
-                raise RequestError(INVALID_ARGUMENT,
-                                   f"Struct name '{spec.struct.name}' name not found in "
-                                   "P4TypeInfo struct map")
+            desc = _described(type_info.structs, spec.struct.name, "Struct")
             members = [m.type_spec for m in desc.members]
         else:
             members = list(spec.tuple.members)
@@ -66,7 +66,15 @@ def converter(spec: p4info_pb2.P4DataTypeSpec, type_info: p4info_pb2.P4TypeInfo)
         return _composite(kind, [c for c, _ in parts]), sum(size for _, size in parts)
     raise RequestError(UNIMPLEMENTED,
                        f"a digest of type {kind or 'unset'} is not supported (bit<>, int<>, "
-                       "bool, serializable enums, and structs and tuples of them are)")
+                       "bool, serializable enums, types made by `type`, and structs and tuples "
+                       "of them are)")
+
+
+def _described(table, name: str, what: str):
+    """A type's description in P4TypeInfo (`table`: its map of that kind)."""
+    if name not in table:
+        raise RequestError(INVALID_ARGUMENT, f"{what} '{name}' not found in P4TypeInfo")
+    return table[name]
 
 
 def _bitstring(size: int) -> Converter:

@@ -247,3 +247,38 @@ def test_digest_entries_are_read_back_as_written(served):
         write(running.stub, update("INSERT", digest_entry=entry))
     (error,) = write_errors(info.value)
     assert error.canonical_code == grpc.StatusCode.ALREADY_EXISTS.value[0]
+
+
+def test_converters_of_the_types_a_digest_can_have():
+    from google.protobuf import text_format
+    from p4.config.v1 import p4info_pb2, p4types_pb2
+    from p4.v1 import p4data_pb2
+
+    from p4switch.server.digests import converter
+    info = text_format.Parse("""
+        type_info {
+          serializable_enums { key: "E" value { underlying_type { bitwidth: 12 } } }
+          new_types { key: "Port" value { original_type { bitstring { bit { bitwidth: 9 } } } } }
+          new_types { key: "Tr" value { translated_type { uri: "u" sdn_bitwidth: 32 } } }
+          structs { key: "S" value {
+            members { name: "a" type_spec { new_type { name: "Port" } } }
+            members { name: "b" type_spec { serializable_enum { name: "E" } } }
+            members { name: "c" type_spec { tuple { members { bool { } }
+                                                    members { bitstring { int { bitwidth: 4 } } } } } } } }
+        }""", p4info_pb2.P4Info()).type_info
+    spec = p4types_pb2.P4DataTypeSpec()
+    spec.struct.name = "S"
+    convert, size = converter(spec, info)
+    assert size == 2 + 2 + 1 + 1
+    data = p4data_pb2.P4Data()
+    assert convert(bytes.fromhex("0105" "0abc" "01" "0f"), 0, data) == 6
+    a, b, c = data.struct.members
+    assert (a.bitstring, b.enum_value) == (b"\x01\x05", b"\x0a\xbc")
+    assert (c.tuple.members[0].bool, c.tuple.members[1].bitstring) == (True, b"\x0f")
+    for text, code in (('new_type { name: "Tr" }', "UNIMPLEMENTED"),
+                       ('struct { name: "Missing" }', "INVALID_ARGUMENT"),
+                       ('error { }', "UNIMPLEMENTED"),
+                       ('bitstring { varbit { max_bitwidth: 8 } }', "UNIMPLEMENTED")):
+        with pytest.raises(RequestError) as info_:
+            converter(text_format.Parse(text, p4types_pb2.P4DataTypeSpec()), info)
+        assert info_.value.code == code
