@@ -564,7 +564,6 @@ class SwitchProcess:
             raise SwitchError(str(error), EXIT_FAILURE) from None
         self.thrift = server
 
-
     def _start_learning(self) -> None:
         """simple_switch's learning: samples to the learning engine, its notifications on a
         PUB socket; bound when asked for, or when the program at start learns (switches

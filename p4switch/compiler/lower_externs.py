@@ -282,7 +282,8 @@ class ExternLowering:
         named as the P4Info digest it feeds: a struct's type name, else `digest_N` (N counting
         the calls whose data is no struct), so that a P4Runtime server finds the digest by the
         list's name (p4c names such a list after its tuple type, `tuple_0`, which no P4Info
-        digest matches: simple_switch_grpc drops those digests). `declared`: the data parameter's type with the digest's type argument."""
+        digest matches: simple_switch_grpc drops those digests). `declared`: the data
+        parameter's type, the digest's type argument in it."""
         t = declared if declared is not None and not isinstance(declared, TypeVarT) \
             else data.type
         if isinstance(t, StructT) and t.kind == "struct":

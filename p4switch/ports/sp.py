@@ -5,8 +5,9 @@ tools) or nng (PTF's nn platform, through pynng); both speak this format, so ina
 directly and needs neither library; BMv2's notifications socket is a PUB socket, read by SUB
 sockets. A connection opens with an 8-byte greeting from each side: `00 'S' 'P' 00`, the
 sender's protocol as a big-endian 16-bit number (PAIR v0 is 0x10, PUB 0x20, SUB 0x21), two zero
-bytes; each side checks that the other's is the one its own protocol pairs with. Messages follow, each a big-endian 64-bit length and that many bytes; over IPC (a Unix
-socket) each message has one more byte in front, its type, 1 for a user message.
+bytes; each side checks that the other's is the one its own protocol pairs with. Messages
+follow, each a big-endian 64-bit length and that many bytes; over IPC (a Unix socket) each
+message has one more byte in front, its type, 1 for a user message.
 
 `SPConnection.receive` takes whatever arrived and returns the messages now whole; a stream that
 is not this protocol raises `SPProtocolError`, after which the connection cannot be

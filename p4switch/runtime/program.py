@@ -19,8 +19,8 @@ from .cgen import nativebuild
 from .cgen.nativemodule import NativeControls, generate as generate_native
 from .config import MAX_ARRAY_SIZE, MAX_WIDTH, Node, load_bmv2_json
 from .errors import AssertionFailure, ConfigError, P4SwitchError
-from .learning import LearnList, read_learn_lists
 from .keys import ExactKey, LpmKey, OptionalKey, RangeKey, TernaryKey
+from .learning import LearnList, read_learn_lists
 from .phv import layout as L
 from .phv.vheaders import VH_HELPERS, all_runs, candidate_runs, only_sanctioned
 from .phv.writes import WriteSet, code_writes, union

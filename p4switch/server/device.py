@@ -21,11 +21,11 @@ from typing import Callable, Hashable
 from google.rpc import status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
+from p4switch.deadlines import DeadlineThread
 from p4switch.runtime import P4SwitchError
 
 from . import entities, table_entries
 from .arbitration import Arbitration, Notification
-from p4switch.deadlines import DeadlineThread
 from .device_state import DeviceState
 from .errors import (
     FAILED_PRECONDITION,
