@@ -210,6 +210,9 @@ def test_packets_give_digest_lists_on_the_primary_stream(served):
     ack = p4runtime_pb2.StreamMessageRequest()
     ack.digest_ack.digest_id, ack.digest_ack.list_id = ids["learn_t"], 1
     running.primary.send(ack)
+    # the stream's messages are handled in order: once this arbitration's answer is back, the
+    # ack was taken (the frames below enter the switch directly, not over the stream)
+    assert running.primary.arbitrate(1).arbitration.status.code == 0
     write(running.stub, update("INSERT", digest_entry=config(digest_id=ids["digest_0"])))
     running.switch.receive(4, frame(0x1234, ether_type=1))           # the tuple digest wins
     tuple_list = running.primary.next("digest").digest

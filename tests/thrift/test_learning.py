@@ -24,16 +24,18 @@ from ..server.learning_program import PROGRAM, frame
 
 REFERENCE = Path("/opt/p4ref/bin")
 
-# (Thrift call and its arguments) or a frame or a pause (s). Times are generous bounds: a
-# 300 ms buffer timeout, frames 50 ms apart, a call's effect long before the next frame.
+# (Thrift call and its arguments) or a frame or a pause (s). Times are generous bounds that
+# hold on a loaded machine: frames 50 ms apart all within a 1 s buffer timeout, which has passed
+# 1.6 s after the first; a call has taken effect when it returns.
 SCRIPT = [
-    ("bm_learning_set_timeout", {"list_id": 1, "timeout_ms": 300}),
-    frame(1), frame(2), frame(2), frame(3), 0.8,          # one buffer of 3, after the timeout
+    ("bm_learning_set_timeout", {"list_id": 1, "timeout_ms": 1000}),
+    frame(1), frame(2), frame(2), frame(3), 1.6,          # one buffer of 3, after the timeout
     frame(1), 0.5,                                        # not acknowledged: filtered
-    ("bm_learning_ack_buffer", {"list_id": 1, "buffer_id": 0}), frame(1), 0.8,
+    ("bm_learning_ack_buffer", {"list_id": 1, "buffer_id": 0}), frame(1), 1.6,
     ("bm_learning_set_buffer_size", {"list_id": 1, "nb_samples": 2}),
     frame(4), frame(5), frame(6),                         # 4, 5 at once; 6 waits
-    ("bm_learning_set_buffer_size", {"list_id": 1, "nb_samples": 1}),   # 6 goes now
+    ("bm_learning_set_buffer_size", {"list_id": 1, "nb_samples": 1}),   # 6 goes (if its
+    # timeout has not sent it already: the same message either way)
     ("bm_learning_ack", {"list_id": 1, "buffer_id": 2, "sample_ids": [1]}),   # 5 only
     frame(5), frame(4),
     ("bm_learning_ack", {"list_id": 7, "buffer_id": 2, "sample_ids": [1]}),
