@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("pygen", ("pygen.",)),
     ("cgen", ("cgen.",)),
     ("share", ("share.",)),
+    ("learning", ("learning",)),                    # learn lists: config and layout
     ("top", ("", "program", "engine", "switch")),   # "" is p4switch.runtime (__init__.py)
 ]
 
