@@ -34,8 +34,10 @@ def test_real_simple_switch_grpc_takes_the_pushed_pipeline(tmp_path):
     config = (tmp_path / "l3.json").read_bytes()
     address = f"127.0.0.1:{_free_port()}"
     switch = subprocess.Popen(
+        # a Thrift port of its own: two simple_switch_grpc on 9090 at once (tests on the other
+        # xdist worker) leave the second not serving gRPC at all
         [str(REFERENCE / "simple_switch_grpc"), "--no-p4", "--device-id", "5", "--log-level",
-         "warn", "--", "--grpc-server-addr", address],
+         "warn", "--thrift-port", str(_free_port()), "--", "--grpc-server-addr", address],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with SwitchClient("bmv2", address, 5, timeout=20) as client:

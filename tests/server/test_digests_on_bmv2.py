@@ -66,7 +66,10 @@ def digest_lists(command: list[str], p4info: p4info_pb2.P4Info, device_config: b
     (max_timeout, list_size, ack_timeout), steps = scenario
     address = f"127.0.0.1:{_free_port()}"
     switch = subprocess.Popen(
-        command + ["--no-p4", "--device-id", "1", "--log-level", "warn", "--",
+        # a Thrift port of its own: two simple_switch_grpc on 9090 at once (tests on the other
+        # xdist worker) leave the second not serving gRPC at all
+        command + ["--no-p4", "--device-id", "1", "--log-level", "warn",
+                   "--thrift-port", str(_free_port()), "--",
                    "--grpc-server-addr", address, "--cpu-port", "64"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     channel = grpc.insecure_channel(address)

@@ -232,8 +232,10 @@ def test_full_table_codes_are_simple_switch_grpcs(tmp_path):
     config = (tmp_path / "small.json").read_bytes()
     address = f"127.0.0.1:{_free_port()}"
     real = subprocess.Popen(
+        # a Thrift port of its own: two simple_switch_grpc on 9090 at once (tests on the other
+        # xdist worker) leave the second not serving gRPC at all
         [str(REFERENCE / "simple_switch_grpc"), "--no-p4", "--device-id", "0", "--log-level",
-         "warn", "--", "--grpc-server-addr", address],
+         "warn", "--thrift-port", str(_free_port()), "--", "--grpc-server-addr", address],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         channel = grpc.insecure_channel(address)
