@@ -310,6 +310,7 @@ class SwitchProcess:
         self.thrift = None                 # ThriftRuntimeServer (--thrift-port)
         self.notifications = None          # NotificationsSocket, as simple_switch (--no-grpc)
         self.learning = None               # thrift.learning.Learning with it
+        self.ageing = None                 # thrift.ageing.AgeingSweeper with it and Thrift
         self._log_stream: TextIO | None = None
         self._stop_requested = False
         self._interruptible = False       # in a blocking open that a signal must break
@@ -354,8 +355,7 @@ class SwitchProcess:
         if options.grpc_address:
             self._start_server(grpc_cpu_port)
         if options.notifications_address is not None and (
-                options.notifications_given or (self.switch.has_program
-                                                and self.switch.program.learn_lists)):
+                options.notifications_given or _notifies(self.switch)):
             self._start_learning()
         if options.thrift_port is not None:
             self._start_thrift()
@@ -421,6 +421,8 @@ class SwitchProcess:
             self.server.stop()
         if self.thrift is not None:
             self.thrift.stop()
+        if self.ageing is not None:
+            self.ageing.close()
         if self.learning is not None:
             self.learning.close()
         if self.notifications is not None:
@@ -557,6 +559,9 @@ class SwitchProcess:
                                  thrift_port=options.thrift_port, config_text=text,
                                  ports=ports, learning=self.learning,
                                  notifications_address=options.notifications_address)
+        if self.notifications is not None:        # entries age only when Thrift sets TTLs
+            from p4switch.thrift.ageing import AgeingSweeper
+            self.ageing = AgeingSweeper(service, self.notifications.publish)
         server = ThriftRuntimeServer(service, port=options.thrift_port, log=_log_line)
         try:
             server.port = service.thrift_port = server.start()
@@ -565,10 +570,12 @@ class SwitchProcess:
         self.thrift = server
 
     def _start_learning(self) -> None:
-        """simple_switch's learning: samples to the learning engine, its notifications on a
-        PUB socket; bound when asked for, or when the program at start learns (switches
-        whose programs do not learn leave the shared default path alone). An address already
-        taken (another switch's default path) costs the notifications only, with a note."""
+        """simple_switch's notifications socket (a PUB socket) and its learning: samples to
+        the learning engine, its notifications on the socket (ageing ones too, once Thrift
+        runs); bound when asked for, or when the program at start learns or ages entries
+        (switches whose programs do neither leave the shared default path alone). An address
+        already taken (another switch's default path) costs the notifications only, with a
+        note."""
         from p4switch.thrift.learning import Learning
         from p4switch.thrift.notifications import NotificationsSocket
         address = self.options.notifications_address
@@ -582,6 +589,15 @@ class SwitchProcess:
             return
         self.notifications = socket_
         self.learning = Learning(self.switch, self.options.device_id, socket_.publish)
+
+
+def _notifies(switch) -> bool:
+    """Whether the loaded program can give notifications: it learns, or a table ages."""
+    if not switch.has_program:
+        return False
+    program = switch.program
+    return bool(program.learn_lists) or any(
+        switch.table_supports_timeout(name) for name in switch.tables())
 
 
 def _log_line(line: str) -> None:
