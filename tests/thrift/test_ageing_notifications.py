@@ -6,31 +6,21 @@ real simple_switch, p4c's program on both: the same first notifications."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from p4switch.compiler import compile_source
-from p4switch.ports.packetin import HEADER, PACKET_IN, PORT_ADD
+from p4switch.ports.packetin import HEADER, PACKET_IN
 from p4switch.thrift.ageing import HEADER as AGE, AgeingMonitor
-from p4switch.thrift.client import RuntimeClient
 from p4switch.thrift.idl import MatchParamType as MT
 
 from ..compiler.helpers import program
 from ..server.ageing import BODY
+from .notifying_switch import INAEMU_AS_SIMPLE_SWITCH, REFERENCE, notifying_switch, p4c_json
 
-REFERENCE = Path("/opt/p4ref/bin")
 SOURCE = program(BODY)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def frame(dst: int) -> bytes:
@@ -42,62 +32,39 @@ def notifications(command: list[str], program_json: Path, folder: Path):
     that long cannot come even on a loaded machine) for 3 s: (the AGE
     messages published meanwhile as (table id, handles), the two entries' handles, the ageing
     table's id)."""
-    import pynng        # a pinned test dependency (pyproject.toml)
-    packets, notes = f"ipc://{folder}/packets.ipc", f"ipc://{folder}/notes.ipc"
-    port = _free_port()
-    switch = subprocess.Popen(
-        command + [str(program_json), "--packet-in", packets, "--notifications-addr", notes,
-                   "--thrift-port", str(port), "--device-id", "7", "--log-level", "warn"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import pynng
     doc = json.loads(program_json.read_text())
     table = next(t["name"] for p in doc["pipelines"] for t in p["tables"]
                  if t["name"].endswith("ageing"))
     action = table.rsplit(".", 1)[0] + ".set_port"
     seen: list[tuple] = []
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                client = RuntimeClient(port=port)
-                break
-            except OSError:
-                assert time.monotonic() < deadline and switch.poll() is None, "no Thrift"
-                time.sleep(0.1)
-        with client, pynng.Sub0(recv_timeout=20) as sub, \
-                pynng.Pair0(send_timeout=10_000) as pair:
-            sub.subscribe(b"AGE|")
-            sub.dial(notes, block=True)
-            pair.dial(packets, block=True)
-            pair.send(HEADER.pack(PORT_ADD, 1, 0))
-            handles = []
-            for dst in (5, 6):
-                handles.append(client.call(
-                    "standard", "bm_mt_add_entry", cxt_id=0, table_name=table,
-                    match_key=[{"type": MT.EXACT, "exact": {"key": dst.to_bytes(6, "big")}}],
-                    action_name=action, action_data=[b"\x00\x02"], options={}))
-            for handle, ttl_ms in zip(handles, (300, 1500)):
-                client.call("standard", "bm_mt_set_entry_ttl", cxt_id=0, table_name=table,
-                            entry_handle=handle, timeout_ms=ttl_ms)
-            end = time.monotonic() + 3.0
-            while time.monotonic() < end:
-                pair.send(HEADER.pack(PACKET_IN, 1, 34) + frame(6))     # entry 6 stays hit
-                stop = time.monotonic() + 0.1
-                while time.monotonic() < stop:
-                    try:
-                        message = sub.recv()
-                    except pynng.Timeout:
-                        continue
-                    topic, switch_id, cxt, _, table_id, count = AGE.unpack_from(message)
-                    assert (topic, switch_id, cxt) == (b"AGE|", 7, 0)
-                    body = message[AGE.size:]
-                    seen.append((table_id, [int.from_bytes(body[4 * i:4 * i + 4], "little")
-                                            for i in range(count)]))
-        table_id = next(t["id"] for p in doc["pipelines"] for t in p["tables"]
-                        if t["name"] == table)
-        return seen, handles, table_id
-    finally:
-        switch.terminate()
-        switch.wait(timeout=20)
+    with notifying_switch(command, program_json, folder, device_id=7, topic=b"AGE|",
+                          recv_timeout_ms=20) as (client, sub, pair):
+        handles = []
+        for dst in (5, 6):
+            handles.append(client.call(
+                "standard", "bm_mt_add_entry", cxt_id=0, table_name=table,
+                match_key=[{"type": MT.EXACT, "exact": {"key": dst.to_bytes(6, "big")}}],
+                action_name=action, action_data=[b"\x00\x02"], options={}))
+        for handle, ttl_ms in zip(handles, (300, 1500)):
+            client.call("standard", "bm_mt_set_entry_ttl", cxt_id=0, table_name=table,
+                        entry_handle=handle, timeout_ms=ttl_ms)
+        end = time.monotonic() + 3.0
+        while time.monotonic() < end:
+            pair.send(HEADER.pack(PACKET_IN, 1, 34) + frame(6))         # entry 6 stays hit
+            stop = time.monotonic() + 0.1
+            while time.monotonic() < stop:
+                try:
+                    message = sub.recv()
+                except pynng.Timeout:
+                    continue
+                topic, switch_id, cxt, _, table_id, count = AGE.unpack_from(message)
+                assert (topic, switch_id, cxt) == (b"AGE|", 7, 0)
+                body = message[AGE.size:]
+                seen.append((table_id, [int.from_bytes(body[4 * i:4 * i + 4], "little")
+                                        for i in range(count)]))
+    table_id = next(t["id"] for p in doc["pipelines"] for t in p["tables"] if t["name"] == table)
+    return seen, handles, table_id
 
 
 def check(result) -> None:
@@ -111,25 +78,16 @@ def check(result) -> None:
 def test_an_idle_entry_is_published_and_a_hit_one_is_not(tmp_path):
     path = tmp_path / "p.json"
     path.write_text(json.dumps(compile_source(SOURCE, "p.p4").bmv2))
-    check(notifications([sys.executable, "-m", "inaemu", "switch", "--no-grpc"], path,
-                        tmp_path))
+    check(notifications(INAEMU_AS_SIMPLE_SWITCH, path, tmp_path))
 
 
 @pytest.mark.skipif(not (REFERENCE / "simple_switch").exists(),
                     reason="reference toolchain (/opt/p4ref) not installed")
 def test_simple_switch_publishes_the_same(tmp_path):
-    (tmp_path / "p.p4").write_text(SOURCE)
-    built = subprocess.run([str(REFERENCE / "p4c-bm2-ss"), str(tmp_path / "p.p4"), "-o",
-                            str(tmp_path / "p.json")], capture_output=True, text=True,
-                           timeout=300)
-    assert built.returncode == 0, built.stderr
-    (tmp_path / "bmv2").mkdir()
-    (tmp_path / "inaemu").mkdir()
-    real = notifications([str(REFERENCE / "simple_switch")], tmp_path / "p.json",
-                         tmp_path / "bmv2")
+    path = p4c_json(SOURCE, tmp_path)
+    real = notifications([str(REFERENCE / "simple_switch")], path, tmp_path / "bmv2")
     check(real)
-    ours = notifications([sys.executable, "-m", "inaemu", "switch", "--no-grpc"],
-                         tmp_path / "p.json", tmp_path / "inaemu")
+    ours = notifications(INAEMU_AS_SIMPLE_SWITCH, path, tmp_path / "inaemu")
     check(ours)
     assert ours[0][0] == real[0][0] and ours[1:] == real[1:]     # the first message, ids
 

@@ -7,22 +7,19 @@ simple_switch; both must publish the same notifications and answer the same call
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from p4switch.compiler import compile_source
-from p4switch.ports.packetin import HEADER, PACKET_IN, PORT_ADD
-from p4switch.thrift.client import RuntimeCallError, RuntimeClient
+from p4switch.ports.packetin import HEADER, PACKET_IN
+from p4switch.thrift.client import RuntimeCallError
 from p4switch.thrift.learn_engine import HEADER as LEA, LearnEngine, UnknownLearnList
 
 from ..server.learning_program import PROGRAM, frame
+from .notifying_switch import INAEMU_AS_SIMPLE_SWITCH, REFERENCE, notifying_switch, p4c_json
 
-REFERENCE = Path("/opt/p4ref/bin")
 
 # (Thrift call and its arguments) or a frame or a pause (s). Times are generous bounds that
 # hold on a loaded machine: frames 50 ms apart all within a 1 s buffer timeout, which has passed
@@ -63,72 +60,42 @@ EXPECTED = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def play(command: list[str], program: Path, folder: Path) -> list[tuple]:
-    """Run the switch with its ports on a packet-in socket, subscribe to its notifications,
-    play SCRIPT; what came: notifications and call outcomes, in order."""
-    import pynng        # a pinned test dependency (pyproject.toml)
-    packets, notes = f"ipc://{folder}/packets.ipc", f"ipc://{folder}/notes.ipc"
-    port = _free_port()
-    switch = subprocess.Popen(
-        command + [str(program), "--packet-in", packets, "--notifications-addr", notes,
-                   "--thrift-port", str(port), "--device-id", "2", "--log-level", "warn"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """Run the switch (notifying_switch.py), play SCRIPT; what came: notifications and call
+    outcomes, in order."""
+    import pynng
     seen: list[tuple] = []
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                client = RuntimeClient(port=port)
-                break
-            except OSError:
-                assert time.monotonic() < deadline and switch.poll() is None, "no Thrift"
-                time.sleep(0.1)
-        with client, pynng.Sub0(recv_timeout=50) as sub, \
-                pynng.Pair0(send_timeout=10_000) as pair:
-            sub.subscribe(b"")
-            sub.dial(notes, block=True)
-            pair.dial(packets, block=True)
-            pair.send(HEADER.pack(PORT_ADD, 1, 0))
-            time.sleep(0.3)
+    with notifying_switch(command, program, folder, device_id=2) as (client, sub, pair):
 
-            def drain(seconds: float) -> None:
-                end = time.monotonic() + seconds
-                while time.monotonic() < end:
-                    try:
-                        message = sub.recv()
-                    except pynng.Timeout:
-                        continue
-                    topic, switch_id, cxt, list_id, buffer_id, count = LEA.unpack_from(message)
-                    body = message[LEA.size:]
-                    size = len(body) // count
-                    seen.append((topic.decode(), switch_id, cxt, list_id, buffer_id,
-                                 [body[i * size:(i + 1) * size].hex() for i in range(count)]))
+        def drain(seconds: float) -> None:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                try:
+                    message = sub.recv()
+                except pynng.Timeout:
+                    continue
+                topic, switch_id, cxt, list_id, buffer_id, count = LEA.unpack_from(message)
+                body = message[LEA.size:]
+                size = len(body) // count
+                seen.append((topic.decode(), switch_id, cxt, list_id, buffer_id,
+                             [body[i * size:(i + 1) * size].hex() for i in range(count)]))
 
-            for step in SCRIPT:
-                if isinstance(step, bytes):
-                    pair.send(HEADER.pack(PACKET_IN, 1, len(step)) + step)
-                    drain(0.05)
-                elif isinstance(step, float):
-                    drain(step)
-                else:
-                    name, args = step
-                    try:
-                        client.call("standard", name, cxt_id=0, **args)
-                        seen.append(("call", name, None))
-                    except RuntimeCallError as error:
-                        seen.append(("call", name, f"{error.exception} {error.code}"))
-                    drain(0.2)
-            drain(1.0)
-        return seen
-    finally:
-        switch.terminate()
-        switch.wait(timeout=20)
+        for step in SCRIPT:
+            if isinstance(step, bytes):
+                pair.send(HEADER.pack(PACKET_IN, 1, len(step)) + step)
+                drain(0.05)
+            elif isinstance(step, float):
+                drain(step)
+            else:
+                name, args = step
+                try:
+                    client.call("standard", name, cxt_id=0, **args)
+                    seen.append(("call", name, None))
+                except RuntimeCallError as error:
+                    seen.append(("call", name, f"{error.exception} {error.code}"))
+                drain(0.2)
+        drain(1.0)
+    return seen
 
 
 @pytest.fixture(scope="module")
@@ -139,23 +106,16 @@ def program(tmp_path_factory) -> Path:
 
 
 def test_notifications_and_calls_as_simple_switch_gives_them(program, tmp_path):
-    assert play([sys.executable, "-m", "inaemu", "switch", "--no-grpc"], program,
-                tmp_path) == EXPECTED
+    assert play(INAEMU_AS_SIMPLE_SWITCH, program, tmp_path) == EXPECTED
 
 
 @pytest.mark.skipif(not (REFERENCE / "simple_switch").exists(),
                     reason="reference toolchain (/opt/p4ref) not installed")
 def test_simple_switch_gives_the_same_on_p4c_program(tmp_path):
-    (tmp_path / "d.p4").write_text(PROGRAM)
-    built = subprocess.run([str(REFERENCE / "p4c-bm2-ss"), str(tmp_path / "d.p4"), "-o",
-                            str(tmp_path / "d.json")], capture_output=True, text=True,
-                           timeout=300)
-    assert built.returncode == 0, built.stderr
-    (tmp_path / "bmv2").mkdir()
-    (tmp_path / "inaemu").mkdir()
-    real = play([str(REFERENCE / "simple_switch")], tmp_path / "d.json", tmp_path / "bmv2")
+    path = p4c_json(PROGRAM, tmp_path)
+    real = play([str(REFERENCE / "simple_switch")], path, tmp_path / "bmv2")
     assert real == EXPECTED
-    assert play([sys.executable, "-m", "inaemu", "switch", "--no-grpc"], tmp_path / "d.json",
+    assert play(INAEMU_AS_SIMPLE_SWITCH, path,
                 tmp_path / "inaemu") == real
 
 
