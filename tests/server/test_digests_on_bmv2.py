@@ -37,8 +37,12 @@ ACK = "ack"
 # an ack is taken long before the next frame; simple_switch_grpc's switch layer filters a
 # sample until its P4Runtime layer has taken the one before (the half second between frames)
 SCENARIOS = {
+    # half a second between frames: simple_switch_grpc's switch layer holds a sample in its own
+    # filter until its P4Runtime layer has taken it, and under load a sample sent right behind
+    # its twin was seen lost for good there (once in 3 CI runs)
     "each at once, duplicates cached until acked": (
-        (0, 1, SECOND), [frame(1), frame(1), frame(2), frame(3, 9), ACK, frame(1), frame(2)]),
+        (0, 1, SECOND), [frame(1), 0.5, frame(1), 0.5, frame(2), 0.5, frame(3, 9), ACK,
+                         frame(1), 0.5, frame(2)]),
     "lists of three, the rest after the timeout": (
         (SECOND, 3, SECOND), [frame(1), frame(2), frame(2), frame(3), frame(4), frame(5)]),
     "no ack timeout: no cache": ((0, 1, 0), [frame(7), 0.5, frame(7), 0.5, frame(7)]),
