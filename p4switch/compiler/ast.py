@@ -200,6 +200,17 @@ class DontCare(Expr):
 
 
 @dataclass(eq=False)
+class InvalidValue(Expr):
+    """`{#}` (P4_16 1.2.2): an invalid header or header union, of the type its context gives."""
+
+
+@dataclass(eq=False)
+class DefaultValue(Expr):
+    """`...` (P4_16 1.2.3): the default value of the type its context gives; as the last item
+    of a list or structure-valued expression, the default of every member not given."""
+
+
+@dataclass(eq=False)
 class TypeExpr(Expr):
     """A type used where an expression is expected, e.g. `bit<8>` in `(bit<8>)` or a type name."""
     type_ref: TypeRef

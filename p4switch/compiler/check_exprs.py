@@ -67,6 +67,31 @@ class ExpressionChecker:
             return STRING
         if isinstance(e, (A.DontCare, A.Default)):
             return DONTCARE
+        if isinstance(e, A.DefaultValue):
+            if expected is None or expected == DONTCARE:
+                raise self.fail(e, "cannot tell which type's default value '...' stands for "
+                                   "here: it takes its type from an assignment, a declaration, "
+                                   "an argument, a return or a list or struct around it (p4c "
+                                   "takes no cast of it either)")
+            A.become(e, self.defaults.default_of(expected, e))
+            return self._expr(e, s, expected)
+        if isinstance(e, A.InvalidValue):
+            if not (isinstance(expected, StructT) and expected.kind in ("header", "header_union")
+                    or isinstance(expected, StackT)):
+                raise self.fail(e, "'{#}' is an invalid header or header union, and the type "
+                                   "here is " + ("not known: cast it, e.g. (H){#}" if expected in
+                                                 (None, DONTCARE) else expected.describe()))
+            if not getattr(e, "typed_by_context", False):
+                raise self.fail(e, f"'{{#}}' here needs a cast to say its type, as p4c "
+                                   f"requires: ({expected.describe().split()[-1]}){{#}} (it "
+                                   "takes its type only from an assignment, declaration, "
+                                   "return or comparison)")
+            if not self.can_hoist():
+                return expected     # checked again where it is used (lowering refuses it)
+            A.become(e, self.defaults.invalid_local(e, expected, s))
+            return self._expr(e, s, expected)
+        if isinstance(e, (A.ListExpr, A.StructExpr)) and expected not in (None, DONTCARE):
+            self.defaults.expand(e, expected)
         if isinstance(e, A.Name):
             return self.name(e, s)
         if isinstance(e, A.Member):
@@ -126,6 +151,23 @@ class ExpressionChecker:
             return self.unify(e, e.then, e.other, a, b)
         if isinstance(e, A.Cast):
             target = self.resolve_type(e.type_ref, s)
+            if isinstance(e.expr, A.DefaultValue):
+                raise self.fail(e, "'...' cannot be cast (as in p4c): it takes its type from "
+                                   "its context, or write the default value itself")
+            if isinstance(e.expr, A.InvalidValue) or \
+                    isinstance(e.expr, (A.ListExpr, A.StructExpr)) and \
+                    isinstance(target, (StructT, TupleT)):
+                # `(H){#}`, `(S){f = 1, ...}`: the cast gives the value its type
+                # (and is then gone: `(H){f = 1}` is the header value `{f = 1}` is where an H
+                # is expected)
+                inner = e.expr
+                inner.typed_by_context = True
+                t = self.expr(inner, s, target)
+                if t is target or isinstance(inner, A.InvalidValue):
+                    A.become(e, inner)
+                    return t
+                self.check_cast(e, t, target)
+                return target
             src = self.expr(e.expr, s)
             self.check_cast(e, src, target)
             return target
@@ -140,8 +182,8 @@ class ExpressionChecker:
                 return expected
             return TupleT(tuple(items))
         if isinstance(e, A.StructExpr):
-            for _, v in e.fields:
-                self.expr(v, s)
+            for n, v in e.fields:
+                self.expr(v, s, expected.field_type(n) if isinstance(expected, StructT) else None)
             return expected if isinstance(expected, StructT) else TupleT(tuple(v.type for _, v in e.fields))
         if isinstance(e, A.Call):
             return self.call(e, s)
@@ -280,6 +322,14 @@ class ExpressionChecker:
 
     def binary(self, e: A.Binary, s: Scope, expected) -> Type:
         op = e.op
+        test = self.defaults.validity_test(e)
+        if test is not None:   # `h == {#}`
+            A.become(e, test)
+            return self._expr(e, s, BOOL)
+        for side in (e.left, e.right):
+            if isinstance(side, A.DefaultValue):
+                raise self.fail(side, f"'...' cannot be an operand of '{op}': it has no type "
+                                      "there (as in p4c); write the default value itself")
         if op in ("&&", "||"):
             for side in (e.left, e.right):
                 if self.expr(side, s, BOOL) != BOOL:
@@ -590,3 +640,4 @@ def _describe_callee(e) -> str:
     if isinstance(e, A.Member):
         return _describe_callee(e.expr) + "." + e.name
     return "expression"
+

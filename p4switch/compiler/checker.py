@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import ast as A
 from .constfold import fold
 from .check_exprs import ExpressionChecker
+from .default_values import DefaultValues
 from .desugar import Desugarer, drop_unused_locals
 from .check_tables import TableChecker
 from .header_structs import HeaderStructs
@@ -62,6 +63,7 @@ class Checker(ExpressionChecker):
         self.run_time_loops = 0  # depth of loops kept for run time (break/continue allowed)
         self.unroller = LoopUnroller(self)
         self.desugarer = Desugarer(self)
+        self.defaults = DefaultValues(self)
         self.header_structs = HeaderStructs(self)
         self.tables = TableChecker(self)
 
@@ -463,6 +465,7 @@ class Checker(ExpressionChecker):
         t = self.resolve_type(d.type_ref, s)
         d.type = t
         if d.init is not None:
+            d.init.typed_by_context = True
             self.expr(d.init, s, expected=t)
             self.assignable(t, d.init, d.init)
         if d.name in s.names and s.parent is not None:
@@ -574,6 +577,10 @@ class Checker(ExpressionChecker):
         elif isinstance(st, A.Assign):
             self.expr(st.lhs, s)
             self.lvalue(st.lhs)
+            replaced = self.invalidating_assignment(st, s, in_action, in_parser)
+            if replaced is not None:
+                return replaced
+            st.rhs.typed_by_context = True
             self.expr(st.rhs, s, expected=st.lhs.type)
             self.assignable(st.lhs.type, st.rhs, st.rhs)
         elif isinstance(st, A.CallStmt):
@@ -615,6 +622,13 @@ class Checker(ExpressionChecker):
             self.var_decl(st, s)
         elif isinstance(st, A.VarDecl) and isinstance(self.resolve_type(st.type_ref, s), VarbitT):
             return self.desugarer.boxed_varbit_variable(st, self.resolve_type(st.type_ref, s), s)
+        elif isinstance(st, A.VarDecl) and isinstance(st.init, A.ListExpr) and \
+                isinstance(self.resolve_type(st.type_ref, s), StackT):
+            # `H[2] s = {a, b};`: the stack, then one assignment per element
+            init, st.init = st.init, None
+            self.var_decl(st, s)
+            fill = A.Assign(init.loc, A.Name(st.loc, st.name), init)
+            return [st] + self.statements([fill], s, in_action, in_parser)
         elif isinstance(st, A.VarDecl) and isinstance(self.resolve_type(st.type_ref, s), TupleT):
             return self.desugarer.flatten_tuple_variable(st, self.resolve_type(st.type_ref, s), s)
         elif isinstance(st, A.VarDecl):
@@ -633,6 +647,7 @@ class Checker(ExpressionChecker):
             if st.value is not None:
                 if self.current_return is None:
                     raise self.fail(st, "only functions can return a value")
+                st.value.typed_by_context = True
                 self.expr(st.value, s, expected=self.current_return)
                 self.assignable(self.current_return, st.value, st.value)
         elif isinstance(st, (A.Exit, A.Empty)):
@@ -642,6 +657,34 @@ class Checker(ExpressionChecker):
             self.check_instance(st, s)
         else:
             raise self.fail(st, f"unsupported statement {type(st).__name__}")
+
+    def invalidating_assignment(self, st: A.Assign, s: Scope, in_action: bool, in_parser: bool):
+        """`h = {#}` (or `h = ...`) for a header `h` is `h.setInvalid()`; a list assigned to a
+        header stack is one assignment per element. The checked replacement, or None."""
+        t = st.lhs.type
+        rhs = st.rhs
+        if isinstance(rhs, (A.InvalidValue, A.DefaultValue)) and isinstance(t, StructT) and \
+                t.kind == "header":
+            call = A.CallStmt(st.loc, A.Call(st.loc, A.Member(rhs.loc, st.lhs, "setInvalid"),
+                                             [], []))
+            self.stmt(call, s, in_action, in_parser)
+            return call
+        if isinstance(rhs, A.ListExpr) and isinstance(t, StackT):
+            for item in rhs.items:
+                if isinstance(item, A.InvalidValue):   # p4c types a bare {#} in no list
+                    raise self.fail(item, f"'{{#}}' in a list needs a cast to say its type, as "
+                                          f"p4c requires: ({t.element.describe().split()[-1]})"
+                                          "{#}")
+            self.defaults.expand(rhs, t)
+            if len(rhs.items) != t.size:
+                raise self.fail(rhs, f"a list of {len(rhs.items)} values cannot initialise "
+                                     f"{t.describe()}: give one per element (or end with '...')")
+            block = A.Block(st.loc, [A.Assign(item.loc, A.Index(st.lhs.loc, A.clone(st.lhs),
+                                                                A.IntLit(item.loc, k)), item)
+                                     for k, item in enumerate(rhs.items)])
+            self.stmt(block, s, in_action, in_parser)
+            return block
+        return None
 
     def switch(self, st: A.Switch, s: Scope, in_action: bool) -> None:
         self.expr(st.expr, s)

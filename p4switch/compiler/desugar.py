@@ -62,7 +62,7 @@ class Desugarer:
         if d.init is None:
             items = [None] * len(t.items)
         else:
-            items = self.tuple_items(d.init, len(t.items), s)
+            items = self.tuple_items(self.checker.defaults.expand(d.init, t), len(t.items), s)
         decls = []
         for k, (item_type, init) in enumerate(zip(t.items, items)):
             name = self.checker.fresh_local(s, f"{d.name}_{k}")
@@ -87,7 +87,7 @@ class Desugarer:
         d = s.lookup(st.lhs.name) if isinstance(st.lhs, A.Name) else None
         if not hasattr(d, "elements"):
             return None
-        items = self.tuple_items(st.rhs, len(d.elements), s)
+        items = self.tuple_items(self.checker.defaults.expand(st.rhs, d.type), len(d.elements), s)
         return A.Block(st.loc, [A.Assign(st.loc, A.Name(st.lhs.loc, name), item)
                                 for name, item in zip(d.elements, items)])
 

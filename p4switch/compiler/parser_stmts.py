@@ -382,11 +382,20 @@ class StatementParser:
             e = self.parse_expression()
             self.expect(")")
             return e
+        if t.text == "{#}" and t.kind != "str":
+            self.advance()
+            return A.InvalidValue(t.loc)
+        if t.text == "..." and t.kind != "str":
+            self.advance()
+            return A.DefaultValue(t.loc)
         if t.text == "{" and t.kind != "str":
             self.advance()
             if self.tok.kind == "id" and self.peek().text == "=":
                 fields = []
                 while not self.at("}"):
+                    if self.at("..."):   # the other fields take their default values
+                        fields.append(("...", A.DefaultValue(self.advance().loc)))
+                        break
                     n = self.expect_name("a field name")
                     self.expect("=")
                     fields.append((n.text, self.parse_expression()))
