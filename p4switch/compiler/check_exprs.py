@@ -18,11 +18,13 @@ from . import ast as A
 from .constfold import fold
 from .desugar import has_call
 from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, ApplyResultT, BitT,
-                    EnumT, IntT, MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, NEW_TYPES)
+                    EnumT, IntT, MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT,
+                    VarbitT, NewBoolT, NEW_TYPES)
 
 ARITH = {"+", "-", "*", "/", "%", "&", "|", "^", "|+|", "|-|"}
 COMPARE = {"<", ">", "<=", ">="}
 HEADER_METHODS = {"isValid": BOOL, "setValid": VOID, "setInvalid": VOID}
+SIZE_METHODS = {"minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
 STACK_METHODS = {"push_front", "pop_front"}
 
 
@@ -151,6 +153,11 @@ class ExpressionChecker:
             return self.unify(e, e.then, e.other, a, b)
         if isinstance(e, A.Cast):
             target = self.resolve_type(e.type_ref, s)
+            if isinstance(target, StackT) and isinstance(e.expr, A.ListExpr):
+                # `(H[3]){ {1}, {2}, (H){#} }`, a header stack expression (P4_16 1.2.4): the
+                # list, which an assignment or declaration gives the stack element by element
+                A.become(e, e.expr)
+                return self._expr(e, s, target)
             if isinstance(e.expr, A.DefaultValue):
                 raise self.fail(e, "'...' cannot be cast (as in p4c): it takes its type from "
                                    "its context, or write the default value itself")
@@ -169,6 +176,9 @@ class ExpressionChecker:
                 self.check_cast(e, t, target)
                 return target
             src = self.expr(e.expr, s)
+            if src is target or src == target and not isinstance(src, IntT):
+                A.become(e, e.expr)     # a cast to its own type (P4_16 1.2.4) changes nothing
+                return src
             self.check_cast(e, src, target)
             return target
         if isinstance(e, A.ListExpr):
@@ -176,6 +186,9 @@ class ExpressionChecker:
             exp_items = None
             if isinstance(expected, StructT) and len(expected.fields) == len(e.items):
                 exp_items = [ft for _, ft, _ in expected.fields]
+            elif isinstance(expected, TupleT) and len(expected.items) == len(e.items):
+                items = [self.expr(item, s, it) for item, it in zip(e.items, expected.items)]
+                return TupleT(tuple(items))
             for i, item in enumerate(e.items):
                 items.append(self.expr(item, s, exp_items[i] if exp_items else None))
             if exp_items is not None:
@@ -192,6 +205,19 @@ class ExpressionChecker:
         if isinstance(e, (A.Mask, A.Range)):
             raise self.fail(e, "'&&&' and '..' are only allowed in select cases and table entries")
         raise self.fail(e, f"unsupported expression {type(e).__name__}")
+
+    def size_in_bits(self, e: A.Call, f: A.Member, s: Scope) -> Type:
+        """`x.minSizeInBits()` and its three siblings (P4_16 8.23): a compile-time `int`, of an
+        expression (not evaluated) or a type's name; the call becomes that literal."""
+        t = self.trial_type(f.expr, s)
+        if isinstance(t, NamedT) and t.category == "type" and isinstance(t.decl, Type):
+            t = t.decl
+        bits = _size_in_bits(t, f.name.startswith("max"))
+        if bits is None:
+            raise self.fail(e, f"{t.describe()} has no size in bits ({f.name})")
+        value = (bits + 7) >> 3 if f.name.endswith("Bytes") else bits
+        A.become(e, A.IntLit(e.loc, value))
+        return INT
 
     def name(self, e: A.Name, s: Scope) -> Type:
         if e.name == "error":
@@ -212,6 +238,9 @@ class ExpressionChecker:
         if isinstance(d, (A.Param, A.VarDecl, A.ConstDecl)):
             if not hasattr(d, "type"):
                 raise self.fail(e, f"'{e.name}' is used before its declaration is checked")
+            if isinstance(d, A.ConstDecl) and isinstance(d.value, A.StrLit):
+                A.become(e, A.StrLit(e.loc, d.value.value))   # a string constant is its text
+                return STRING
             return d.type
         if isinstance(d, A.InstanceDecl):
             return d.type
@@ -355,6 +384,13 @@ class ExpressionChecker:
         if op == "++":
             lt = self.expr(e.left, s)
             rt = self.expr(e.right, s)
+            if lt == STRING or rt == STRING:
+                # compile-time strings (P4_16 1.2.5): "a" ++ "b" is "ab"
+                if not (isinstance(e.left, A.StrLit) and isinstance(e.right, A.StrLit)):
+                    raise self.fail(e, "'++' of strings needs two string literals (or "
+                                       "concatenations of them)")
+                A.become(e, A.StrLit(e.loc, e.left.value + e.right.value))
+                return STRING
             if isinstance(lt, NEW_TYPES) or isinstance(rt, NEW_TYPES):
                 raise self.fail(e, f"'++' needs bit<> or int<> operands, not {lt.describe()} and "
                                    f"{rt.describe()}")
@@ -377,12 +413,13 @@ class ExpressionChecker:
         if isinstance(rt, BitT) and isinstance(lt, IntT):
             self.expr(e.left, s, rt)
             lt = rt
-        if op in ("==", "!=") and isinstance(lt, StructT) and lt.kind == "struct" and \
+        if op in ("==", "!=") and (isinstance(lt, StructT) and lt.kind == "struct" or
+                                   isinstance(lt, TupleT)) and \
                 isinstance(e.right, (A.ListExpr, A.StructExpr)) and rt != lt:
             rt = self.expr(e.right, s, lt)   # `meta.s == {1, 2}`: the list is an s_t
         if op in ("==", "!="):
             self.comparable(e, lt, rt)
-            if isinstance(lt, (StructT, StackT)):
+            if isinstance(lt, (StructT, StackT, TupleT)):
                 self.desugarer.expand_equality(e, lt, s)
             return BOOL
         if not isinstance(lt, (BitT, IntT)) or not isinstance(rt, (BitT, IntT)):
@@ -462,6 +499,10 @@ class ExpressionChecker:
 
     # ---- calls ------------------------------------------------------------------------------
     def call(self, e: A.Call, s: Scope) -> Type:
+        f = e.func
+        if isinstance(f, A.Member) and f.name in SIZE_METHODS and not e.args and \
+                not e.type_args:
+            return self.size_in_bits(e, f, s)
         ft = self.expr(e.func, s)
         type_args = [self.resolve_type(t, s) if not isinstance(t, A.TypeExpr) else INT
                      for t in e.type_args]
@@ -641,3 +682,28 @@ def _describe_callee(e) -> str:
         return _describe_callee(e.expr) + "." + e.name
     return "expression"
 
+
+def _size_in_bits(t: Type, maximum: bool) -> int | None:
+    """The least (or greatest) number of bits a value of `t` takes (P4_16 8.23's table);
+    None for a type without one."""
+    if isinstance(t, BitT):
+        return t.width
+    if t == BOOL or isinstance(t, NewBoolT):
+        return 1
+    if isinstance(t, EnumT):
+        return t.underlying.width if t.underlying is not None else None
+    if isinstance(t, VarbitT):
+        return t.max_width if maximum else 0
+    if isinstance(t, StackT):
+        one = _size_in_bits(t.element, maximum)
+        return None if one is None else t.size * one
+    members = (t.items if isinstance(t, TupleT) else
+               [ft for _, ft, _ in t.fields] if isinstance(t, StructT) else None)
+    if members is None:
+        return None
+    sizes = [_size_in_bits(m, maximum) for m in members]
+    if any(size is None for size in sizes):
+        return None
+    if isinstance(t, StructT) and t.kind == "header_union":
+        return max(sizes, default=0)
+    return sum(sizes)

@@ -265,7 +265,8 @@ class Checker(ExpressionChecker):
         d.type = t
         self.expr(d.value, scope, expected=t)
         self.assignable(t, d.value, d.value)
-        if fold(d.value) is None and not isinstance(t, (StructT, TupleT)):
+        if fold(d.value) is None and not isinstance(t, (StructT, TupleT)) and \
+                not (t == STRING and isinstance(d.value, A.StrLit)):
             raise self.fail(d.value, f"the value of constant '{d.name}' is not a compile-time constant")
         scope.names[d.name] = d
 
@@ -622,10 +623,10 @@ class Checker(ExpressionChecker):
             self.var_decl(st, s)
         elif isinstance(st, A.VarDecl) and isinstance(self.resolve_type(st.type_ref, s), VarbitT):
             return self.desugarer.boxed_varbit_variable(st, self.resolve_type(st.type_ref, s), s)
-        elif isinstance(st, A.VarDecl) and isinstance(st.init, A.ListExpr) and \
+        elif isinstance(st, A.VarDecl) and self.stack_list(st.init, s) is not None and \
                 isinstance(self.resolve_type(st.type_ref, s), StackT):
             # `H[2] s = {a, b};`: the stack, then one assignment per element
-            init, st.init = st.init, None
+            init, st.init = self.stack_list(st.init, s), None
             self.var_decl(st, s)
             fill = A.Assign(init.loc, A.Name(st.loc, st.name), init)
             return [st] + self.statements([fill], s, in_action, in_parser)
@@ -663,6 +664,8 @@ class Checker(ExpressionChecker):
         header stack is one assignment per element. The checked replacement, or None."""
         t = st.lhs.type
         rhs = st.rhs
+        if isinstance(t, StackT) and self.stack_list(rhs, s) is not None:
+            rhs = self.stack_list(rhs, s)
         if isinstance(rhs, (A.InvalidValue, A.DefaultValue)) and isinstance(t, StructT) and \
                 t.kind == "header":
             call = A.CallStmt(st.loc, A.Call(st.loc, A.Member(rhs.loc, st.lhs, "setInvalid"),
@@ -685,6 +688,12 @@ class Checker(ExpressionChecker):
             self.stmt(block, s, in_action, in_parser)
             return block
         return None
+
+    def stack_list(self, e, s: Scope):
+        """The list of `{a, b}` or `(H[2]){a, b}` (a header stack expression), else None."""
+        if isinstance(e, A.Cast) and isinstance(e.type_ref, A.StackTypeRef):
+            e = e.expr
+        return e if isinstance(e, A.ListExpr) else None
 
     def switch(self, st: A.Switch, s: Scope, in_action: bool) -> None:
         self.expr(st.expr, s)

@@ -360,6 +360,8 @@ def _field_of(e: A.Expr, name: str, position: int) -> A.Expr:
         return A.clone(e.items[position])
     if isinstance(e, A.StructExpr):
         return A.clone(next(v for n, v in e.fields if n == name))
+    if name is None:   # a tuple's item
+        return A.Index(e.loc, A.clone(e), A.IntLit(e.loc, position))
     return A.Member(e.loc, A.clone(e), name)
 
 
@@ -369,6 +371,9 @@ def _equal(a: A.Expr, b: A.Expr, t: Type, loc) -> A.Expr:
         return _all(loc, [_equal(A.Index(loc, a, A.IntLit(loc, k)),
                                  A.Index(loc, b, A.IntLit(loc, k)), t.element, loc)
                           for k in range(t.size)])
+    if isinstance(t, TupleT):
+        return _all(loc, [_equal(_field_of(a, None, k), _field_of(b, None, k), it, loc)
+                          for k, it in enumerate(t.items)])
     if isinstance(t, StructT):
         parts = [_equal(_field_of(a, n, k), _field_of(b, n, k), ft, loc)
                  for k, (n, ft, _) in enumerate(t.fields)]

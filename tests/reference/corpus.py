@@ -45,6 +45,9 @@ P4C_MISCOMPILES = {
 P4INFO_REJECTS: dict[str, str] = {}
 # real simple_switch 1.15.5 refuses the JSON that real p4c writes
 BMV2_REFUSES_P4C_JSON = {
+    "p4/expression_forms_124": "p4c writes a header stack assigned from a stack expression "
+                               "(`(e_t[3]){...}`) as assign_header with a list for its source, "
+                               "and simple_switch aborts on it (Json::LogicError)",
     "p4/invalid_headers": "p4c writes a header stack assigned from a list (`hdr.s = {{0x44}, "
                           "...}`) as assign_header with a list for its source, and "
                           "simple_switch aborts on it (Json::LogicError)",
