@@ -56,6 +56,7 @@ class Checker(ExpressionChecker):
         self.match_kinds: set[str] = set()
         self.type_cache: dict[int, Type] = {}
         self.type_params: list[set[str]] = []
+        self.type_bindings: list[dict[str, Type]] = []   # a generic struct's, while specialized
         self.current_return: Type | None = None
         self.loop_names: set[str] = set()  # local names `fresh_local` has given out
         self.enclosing = None  # (ParserDecl or ControlDecl, its scope) while checking its body
@@ -120,6 +121,8 @@ class Checker(ExpressionChecker):
             self.tracker.at(d)
         if isinstance(d, A.ConstDecl):
             self.check_const(d, self.top)
+        elif isinstance(d, A.StructLikeDecl) and d.type_params:
+            pass   # a generic struct or header: checked in each specialization (`specialized`)
         elif isinstance(d, (A.StructLikeDecl, A.EnumDecl, A.TypedefDecl)):
             self.decl_type(d)
         elif isinstance(d, A.ActionDecl):
@@ -158,11 +161,19 @@ class Checker(ExpressionChecker):
         if isinstance(ref, A.TypeExpr):
             return INT
         if isinstance(ref, A.NamedTypeRef):
+            if self.type_bindings and ref.name in self.type_bindings[-1]:
+                return self.type_bindings[-1][ref.name]
             if any(ref.name in s for s in self.type_params):
                 return TypeVarT(ref.name)
             decl = scope.lookup(ref.name)
             if decl is None:
                 raise self.fail(ref, f"unknown type '{ref.name}'")
+            if isinstance(decl, A.StructLikeDecl) and (decl.type_params or ref.args):
+                if len(ref.args) != len(decl.type_params):
+                    raise self.fail(ref, f"'{decl.name}' takes {len(decl.type_params)} type "
+                                         f"argument(s), not {len(ref.args)}")
+                args = tuple(self.resolve_type(a, scope) for a in ref.args)
+                return self.specialized(decl, args)
             if isinstance(decl, (A.StructLikeDecl, A.EnumDecl, A.TypedefDecl)):
                 return self.decl_type(decl)
             if isinstance(decl, A.ExternDecl):
@@ -180,14 +191,29 @@ class Checker(ExpressionChecker):
             raise self.fail(ref, f"'{ref.name}' is not a type")
         raise self.fail(ref, "unsupported type")
 
-    def decl_type(self, d) -> Type:
-        key = id(d)
+    def specialized(self, d: A.StructLikeDecl, args: tuple) -> StructT:
+        """A generic struct or header (P4_16 1.2.2, `header H<T> { T f; }`) with its type
+        arguments: its own type, named as p4c names it in BMv2 JSON (`H_bit8`)."""
+        key = (id(d), args)
+        if key not in self.type_cache:
+            name = "_".join([d.name] + [_spelling(a) for a in args])
+            self.type_bindings.append(dict(zip(d.type_params, args)))
+            try:
+                self.decl_type(d, key, name)
+            finally:
+                self.type_bindings.pop()
+        return self.type_cache[key]
+
+    def decl_type(self, d, key=None, name: str | None = None) -> Type:
+        key = id(d) if key is None else key
         if key in self.type_cache:
             return self.type_cache[key]
         if isinstance(d, A.StructLikeDecl):
-            t = StructT(d.kind, d.name, [], d)
+            t = StructT(d.kind, name or d.name, [], d)
             self.type_cache[key] = t
-            self.type_params.append(set(d.type_params))
+            if name is None:
+                self.type_bindings.append({})   # another struct's parameters stop here
+            self.type_params.append(set())
             seen = set()
             for f in d.fields:
                 if f.name in seen:
@@ -209,6 +235,8 @@ class Checker(ExpressionChecker):
                                 self.const_int(arg, self.top, "a @field_list id")
                 t.fields.append((f.name, ft, f.annotations))
             self.type_params.pop()
+            if name is None:
+                self.type_bindings.pop()
             if d.kind == "header" and any(isinstance(ft, StructT) for _, ft, _ in t.fields):
                 self.header_structs.flatten_header(t)
             return t
@@ -801,3 +829,12 @@ def check(program: A.Program, reporter: Reporter, tracker=None) -> Checker:
     c = Checker(program, reporter, tracker)
     c.run()
     return c
+
+
+def _spelling(t: Type) -> str:
+    """A type argument as p4c spells it in a specialized type's name (`bit<8>` is `bit8`)."""
+    if isinstance(t, BitT) and not isinstance(t, NewBitT):
+        return f"{'int' if t.signed else 'bit'}{t.width}"
+    if isinstance(t, (StructT, EnumT)) or isinstance(t, NewBitT):
+        return t.name
+    return "".join(ch for ch in t.describe() if ch.isalnum() or ch == "_")
