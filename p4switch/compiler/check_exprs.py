@@ -100,6 +100,8 @@ class ExpressionChecker:
             return self.member(e, s)
         if isinstance(e, A.Index):
             base = self.expr(e.expr, s)
+            if isinstance(base, StackT) and isinstance(e.expr, A.Call) and self.can_hoist():
+                e.expr = self.desugarer.hoisted_value(e.expr, base, s, "result")  # f()[0]
             it = self.expr(e.index, s)
             if isinstance(base, StackT) and self.can_hoist() and has_call(e.index):
                 e.index = self.desugarer.hoisted_value(e.index, it, s, "index")

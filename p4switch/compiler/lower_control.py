@@ -309,6 +309,7 @@ class ControlLowerer:
         prims: list = []
         lowerer = StatementLowerer(self.ctx, prims)
         for tmp, k in temps:
+            lowerer.hoist_calls(k.expr, ref.env, k)   # `f(): exact`: the call runs here
             lowerer.emit("assign", [tmp.json(), self.ctx.exprs.data(k.expr, ref.env)], k)
         base = self.ctx.synth_action_name(temps[0][1])
         action_id, name = self.ctx.add_action(base, [], prims)
