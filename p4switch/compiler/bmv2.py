@@ -313,17 +313,28 @@ class LoweringContext:
         if key in self.action_keys:
             return self.action_keys[key]
         name = self.qualified(prefix, act)
-        inner = Env(env)
+        base = Env(env)
         directional = [p for p in act.params if p.direction]
         data_params = [p for p in act.params if not p.direction]
-        for p, a in zip(directional, bound_args or []):
-            inner.bind(p, Bound(a.value, env))
         runtime_data = []
         for i, p in enumerate(data_params):
-            inner.bind(p, RuntimeData(i, p.type))
+            base.bind(p, RuntimeData(i, p.type))
             runtime_data.append({"name": p.name, "bitwidth": 1 if p.type == BOOL else bit_width(p.type)})
         prims: list = []
-        StatementLowerer(self, prims).body(act.body.stmts, inner)
+        lowerer = StatementLowerer(self, prims)
+        # the directional arguments an actions list gives (`a(hdr.x)`) are passed as a call's
+        # are, copy-in/copy-out, when the action runs: calls in them first, in order
+        bound = list(bound_args or [])[:len(directional)]
+        for a in bound:
+            lowerer.hoist_calls(a.value, env, a)
+        from .lower_calls import CallBinder
+        binder = CallBinder(lowerer)
+
+        def run_body(scratch, trial):
+            StatementLowerer(self, scratch).body(act.body.stmts, trial)
+
+        inner, copies = binder.bind(directional[:len(bound)], bound, env, base, act, run_body)
+        lowerer.action_body(act.body.stmts, inner, binder, copies, env, act)
         action_id, _ = self.add_action(name, runtime_data, prims, unique=False)
         self.action_keys[key] = (action_id, name)
         self.action_meta[action_id] = (act, name)

@@ -43,6 +43,7 @@ class StatementLowerer:
         self.return_target = None  # where an inlined function's return value goes
         self.return_jumps = None   # jumps of `return` to patch to the end of the current body
         self.loops: list = []      # per enclosing run-time loop: its (break, continue) jumps
+        self.exit_copy_outs: list = []  # per enclosing inlined action: its copy-outs, to emit
 
     # ---- helpers ---------------------------------------------------------------------------
     def emit(self, name: str, params: list, node) -> None:
@@ -211,6 +212,10 @@ class StatementLowerer:
         elif isinstance(st, A.Exit):
             # BMv2's `exit` only flags the packet: the action's later primitives would still
             # run, so jump to the action's end (set by LoweringContext.add_action), as p4c does
+            # the enclosing inlined actions' copy-outs still happen (P4_16 12.5), innermost
+            # first, before it (as p4c does)
+            for copy_out in reversed(self.exit_copy_outs):
+                copy_out(st)
             self.emit("exit", [], st)
             self.emit("_jump", [dict(TO_ACTION_END)], st)
         elif isinstance(st, A.Return):
@@ -463,6 +468,16 @@ class StatementLowerer:
                     return
         raise Unsupported(call, "this call is not supported here")
 
+    def action_body(self, stmts, inner: Env, binder, copies, env: Env, node) -> None:
+        """An inlined action's body, then its copy-outs; an `exit` inside it copies out first
+        (`stmt`'s Exit)."""
+        self.exit_copy_outs.append(lambda at: binder.copy_out(copies, env, at))
+        try:
+            self.body(stmts, inner)
+        finally:
+            self.exit_copy_outs.pop()
+        binder.copy_out(copies, env, node)
+
     def inline_action(self, act: A.ActionDecl, call: A.Call, env: Env) -> None:
         from .lower_calls import CallBinder
         stmts = act.body.stmts
@@ -473,8 +488,7 @@ class StatementLowerer:
         binder = CallBinder(self)
         inner, copies = binder.bind(act.params, call.args, env, self.ctx.decl_env(act, env),
                                     call, run_body)
-        self.body(stmts, inner)
-        binder.copy_out(copies, env, call)
+        self.action_body(stmts, inner, binder, copies, env, call)
 
     def inline_function(self, fn: A.FunctionDecl, call: A.Call, env: Env, result) -> None:
         from .lower_calls import CallBinder
