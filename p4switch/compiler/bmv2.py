@@ -72,6 +72,7 @@ class LoweringContext:
         self.extern_refs: dict = {}  # JSON name -> ExternRef
         self.block_paths: dict = {}  # a control's instance prefix -> (its block path, its decl)
         self.action_places: dict = {}  # a control's own action's name -> its block path
+        self.exit_copy_outs: list = []  # the enclosing inlined sub-controls' (lower_control)
         self.call_results: dict = {}  # function Call node -> temporary holding its result  # (TableRef, table JSON, [(ActionDecl, (id, name))])
         self.p4runtime_refusals: list = []  # Unsupported: fine in BMv2 JSON, not in P4Info
         self.anonymous_profiles = 0
@@ -309,7 +310,8 @@ class LoweringContext:
 
     def action_for(self, act: A.ActionDecl, env: Env, bound_args=None):
         prefix = "" if act in self.top_level else self.prefix_of(env)
-        key = (act, prefix, id(bound_args) if bound_args else None)
+        key = (act, prefix, id(bound_args) if bound_args else None,
+               tuple(id(c) for c in self.exit_copy_outs))   # an exit's copy-outs differ
         if key in self.action_keys:
             return self.action_keys[key]
         name = self.qualified(prefix, act)

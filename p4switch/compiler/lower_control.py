@@ -221,7 +221,13 @@ class ControlLowerer:
             action_id, name = self.ctx.add_action(self.ctx.synth_action_name(call), [], copy_out)
             after = self.keyless_table(self.ctx.unique_table_name("tbl_" + name), action_id, name,
                                        [], nxt, self.ctx.source_info(call))
-        entry = self.lower(inst.decl, inner, inst.name, after)
+        # an `exit` anywhere in the sub-control (its apply block, its actions) still makes
+        # these copy-outs (P4_16 12.5): every statement lowering meanwhile knows them
+        self.ctx.exit_copy_outs.append((copies, env, call))
+        try:
+            entry = self.lower(inst.decl, inner, inst.name, after)
+        finally:
+            self.ctx.exit_copy_outs.pop()
         if not copy_in:
             return entry
         action_id, name = self.ctx.add_action(self.ctx.synth_action_name(call), [], copy_in)

@@ -43,7 +43,10 @@ class StatementLowerer:
         self.return_target = None  # where an inlined function's return value goes
         self.return_jumps = None   # jumps of `return` to patch to the end of the current body
         self.loops: list = []      # per enclosing run-time loop: its (break, continue) jumps
-        self.exit_copy_outs: list = []  # per enclosing inlined action: its copy-outs, to emit
+        # per enclosing inlined sub-control (the context's, outermost first) and action: the
+        # copy-outs an `exit` makes first
+        self.exit_copy_outs: list = [self._copy_out_of(*c)
+                                     for c in getattr(ctx, "exit_copy_outs", ())]
 
     # ---- helpers ---------------------------------------------------------------------------
     def emit(self, name: str, params: list, node) -> None:
@@ -467,6 +470,10 @@ class StatementLowerer:
                     self.ctx.externs.method_call(self, inst, name, call, env, node)
                     return
         raise Unsupported(call, "this call is not supported here")
+
+    def _copy_out_of(self, copies, env: Env, call):
+        from .lower_calls import CallBinder
+        return lambda at: CallBinder(self).copy_out(copies, env, at)
 
     def action_body(self, stmts, inner: Env, binder, copies, env: Env, node) -> None:
         """An inlined action's body, then its copy-outs; an `exit` inside it copies out first
