@@ -221,6 +221,8 @@ class TableBuilder:
             act = name.decl
             params = [p for p in act.params if not p.direction]
             args = call.args if isinstance(call, A.Call) else []
+            if len(args) == len(act.params):   # the directional ones the actions list binds
+                args = args[len(act.params) - len(params):]
             data = [self.ctx.action_data(p, a.value) for p, a in zip(params, args)]
             out.append({"source_info": self.ctx.source_info(entry, fragment=self.ctx.fragment(entry)),
                         "match_key": match_key,

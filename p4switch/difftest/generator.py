@@ -16,7 +16,7 @@ from .case import Case
 from .exprs import ExprGen
 from .model import (Action, Control, Counter, Header, ParserState, Program, Register, SelectCase,
                     Table, TableKey)
-from .ptypes import BOOL, bit, interesting_value, random_scalar
+from .ptypes import BOOL, bit, interesting_value, literal, random_scalar
 from .render import render_program
 from .scope import Scope, Var
 from .stf import render_stf
@@ -31,15 +31,17 @@ INVALID_RATE = 0.08
 # keeps the ingress length); "F21": `return` in a `switch` case (p4c drops every statement after
 # that switch).
 AVOID = frozenset({"F5", "F8", "F10", "F21"})
+# what programs may use beyond the first generator's forms: "directional" action parameters
+FEATURES = frozenset({"directional"})
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
 _STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
 
 
 def generate_case(seed: int, invalid_rate: float = INVALID_RATE,
-                  avoid: frozenset[str] = AVOID) -> Case:
+                  avoid: frozenset[str] = AVOID, features: frozenset[str] = FEATURES) -> Case:
     rng = random.Random(seed)
-    gen = _Generator(rng, avoid)
+    gen = _Generator(rng, avoid, features)
     program = gen.program()
     source = render_program(program)
     stf = render_stf(program, rng, gen.field_pools)
@@ -50,9 +52,11 @@ def generate_case(seed: int, invalid_rate: float = INVALID_RATE,
 
 
 class _Generator:
-    def __init__(self, rng: random.Random, avoid: frozenset[str] = AVOID):
+    def __init__(self, rng: random.Random, avoid: frozenset[str] = AVOID,
+                 features: frozenset[str] = FEATURES):
         self.rng = rng
         self.avoid = avoid
+        self.features = features
         self.names = NameSource()
         self.field_pools: dict[str, list[int]] = {}   # field -> values worth putting in packets
 
@@ -194,9 +198,22 @@ class _Generator:
         params = [(f"p{i}", bit(rng.choice([1, 3, 8, 9, 16, 32, 48]))) for i in
                   range(rng.choice([0, 1, 1, 2]))]
         body_scope = scope.child()
+        bound = []
+        if "directional" in self.features:
+            # directional parameters typed after variables a caller can pass: copy-in/copy-out
+            # against p4c's (an `in` one read after the action wrote its source, an exit
+            # between a write and the copy-out: F22, F23)
+            for i in range(rng.choice([0, 0, 1, 2])):
+                direction = rng.choice(["in", "inout"])
+                pool = [v for v in scope.vars if v.ty.kind == "bit" and
+                        (v.writable or direction == "in")]
+                if pool:
+                    bound.append((f"d{i}", direction, rng.choice(pool).ty))
+        for pname, direction, ty in bound:
+            body_scope.add(Var(pname, ty, writable=direction == "inout"))
         for pname, ty in params:
             body_scope.add(Var(pname, ty, writable=False))
-        action = Action(self.names.fresh(prefix + "_a"), params)
+        action = Action(self.names.fresh(prefix + "_a"), params, bound=bound)
         action.body = stmts.block(body_scope, rng.randrange(1, 5), 2, in_action=True)
         return action
 
@@ -238,6 +255,10 @@ class _Generator:
         default_action = rng.choice(actions)
         table = Table(self.names.fresh(prefix + "_t"), keys, actions,
                       (default_action, self._args(control, default_action)))
+        for name in actions:
+            action = next((a for a in control.actions if a.name == name), None)
+            if action is not None and action.bound:   # the control's own variables: never None
+                table.bound_args[name] = bound_arguments(rng, action, scope)
         if rng.random() < 0.55:
             table.const_entries = self._entries(control, table, rng.randrange(1, 6), const=True)
         elif all(k.stf_name for k in keys):
@@ -293,3 +314,19 @@ class _Generator:
         other = interesting_value(rng, width)
         low, high = min(value, other), max(value, other)
         return f"{low:#x} .. {high:#x}" if const else f"{low:#x}->{high:#x}"
+
+
+def bound_arguments(rng: random.Random, action: Action, scope) -> str | None:
+    """Arguments for `action`'s directional parameters, as a table's actions list or a call
+    gives them: a writable variable of the type for `inout`, a variable or a literal for `in`;
+    None when `scope` has no variable an `inout` one can take."""
+    args = []
+    for _, direction, ty in action.bound:
+        pool = scope.writable(ty) if direction == "inout" else scope.readable(ty)
+        if direction == "in" and (not pool or rng.random() < 0.25):
+            args.append(literal(rng, ty, interesting_value(rng, ty.width)))
+            continue
+        if not pool:
+            return None
+        args.append(rng.choice(pool).name)
+    return ", ".join(args)

@@ -59,8 +59,11 @@ class Counter:
 @dataclass
 class Action:
     name: str
-    params: list[tuple[str, Ty]]
+    params: list[tuple[str, Ty]]                         # action data (directionless)
     body: list[str] = field(default_factory=list)       # statement lines (already indented)
+    # directional parameters, before the data ones: (name, "in" | "inout", type); a table's
+    # actions list, its entries and a direct call give them arguments
+    bound: list[tuple[str, str, Ty]] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +82,7 @@ class Table:
     default: tuple[str, list[int]]
     const_entries: list[tuple[list[str], str, list[int]]] | None = None   # keysets, action, args
     runtime_entries: list[tuple[list[str], str, list[int]]] = field(default_factory=list)
+    bound_args: dict[str, str] = field(default_factory=dict)  # action -> its directional args
 
 
 @dataclass

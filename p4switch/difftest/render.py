@@ -63,7 +63,8 @@ def _control(c: Control) -> list[str]:
         out.append(f"    counter({k.size}, CounterType.{k.kind}) {k.name};")
     out += [f"    {line}" for line in c.locals]
     for a in c.actions:
-        params = ", ".join(f"{ty.p4()} {name}" for name, ty in a.params)
+        params = ", ".join([f"{direction} {ty.p4()} {name}" for name, direction, ty in a.bound]
+                           + [f"{ty.p4()} {name}" for name, ty in a.params])
         out.append(f"    action {a.name}({params}) {{")
         out += a.body
         out.append("    }")
@@ -80,14 +81,19 @@ def _table(t: Table) -> list[str]:
     out = [f"    table {t.name} {{", "        key = {"]
     out += [f"            {k.expr}: {k.match};" for k in t.keys]
     out.append("        }")
-    out.append(f"        actions = {{ {' '.join(a + ';' for a in t.actions)} }}")
+    listed = [f"{a}({t.bound_args[a]})" if a in t.bound_args else a for a in t.actions]
+    out.append(f"        actions = {{ {' '.join(a + ';' for a in listed)} }}")
+
+    def call(action: str, args: list[int]) -> str:
+        given = ([t.bound_args[action]] if action in t.bound_args else []) + list(map(str, args))
+        return f"{action}({', '.join(given)})"
     if t.const_entries is not None:
         out.append("        const entries = {")
         for keysets, action, args in t.const_entries:
             keys = keysets[0] if len(keysets) == 1 else "(" + ", ".join(keysets) + ")"
-            out.append(f"            {keys}: {action}({', '.join(map(str, args))});")
+            out.append(f"            {keys}: {call(action, args)};")
         out.append("        }")
     name, args = t.default
-    out.append(f"        default_action = {name}({', '.join(map(str, args))});")
+    out.append(f"        default_action = {call(name, args)};")
     out.append("    }")
     return out

@@ -184,8 +184,14 @@ class StmtGen:
         if not callable_:
             return []
         action = self.rng.choice(callable_)
-        args = ", ".join(self.exprs.expr(ty, scope, depth=1) for _, ty in action.params)
-        return [f"{pad}{action.name}({args});"]
+        args = [self.exprs.expr(ty, scope, depth=1) for _, ty in action.params]
+        if action.bound:
+            from .generator import bound_arguments
+            bound = bound_arguments(self.rng, action, scope)
+            if bound is None:
+                return []
+            args.insert(0, bound)
+        return [f"{pad}{action.name}({', '.join(args)});"]
 
     # --- compound statements ---
     def _if(self, scope: Scope, pad: str, indent: int, in_action: bool, depth: int):

@@ -3,7 +3,8 @@
 // before reading the parameter (it reads the value copied in), copy-outs that an `exit` must
 // still make (12.5; seen in egress, which still runs), for an action called directly and for
 // one a table runs, and arguments in an actions list that call a function changing a header
-// field (p4c's issue2321): each call runs when the action does, in order.
+// field (p4c's issue2321): each call runs when the action does, in order; and a constant
+// entry's action data after its bound arguments.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -27,13 +28,15 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         z = z + 0x10;
     }
     action sum_of(in bit<16> a, in bit<16> b) { hdr.op.seen = a + b; }
+    action tag(in bit<16> base, bit<16> plus) { hdr.op.seen = base + plus; }
     table by_op {
         key = { hdr.op.op : exact; }
         actions = { read_late(hdr.eth.type, meta.m); sum_of(bump(hdr.eth.type), bump(hdr.eth.type));
-                    NoAction; }
+                    tag(16w0x4000); NoAction; }
         const entries = {
             1 : read_late(hdr.eth.type, meta.m);
             2 : sum_of(bump(hdr.eth.type), bump(hdr.eth.type));
+            4 : tag(16w0x4000, 16w2);   // the data is 2; 0x4000 is the bound base
         }
         const default_action = NoAction();
     }
