@@ -30,9 +30,9 @@ INVALID_RATE = 0.08
 # over the padded width); "F10": egress reading `packet_length` or counting bytes (the runtime
 # keeps the ingress length); "F21": `return` in a `switch` case (p4c drops every statement after
 # that switch).
-AVOID = frozenset({"F5", "F8", "F10", "F21"})
+AVOID = frozenset({"F5", "F8", "F10", "F21", "F26"})
 # what programs may use beyond the first generator's forms: "directional" action parameters
-FEATURES = frozenset({"directional"})
+FEATURES = frozenset({"directional", "subcontrol"})
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
 _STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
@@ -187,11 +187,58 @@ class _Generator:
             lines.append(f"        sm.egress_spec = 9w{rng.randrange(0, 4)};")
         count = rng.randrange(3, 9) if ingress else rng.randrange(1, 5)
         lines += stmts.block(scope, count, 2, in_action=False)
+        if ingress and "subcontrol" in self.features and rng.random() < 0.35:
+            # a sub-control applied with arguments that may alias (copy-in/copy-out, an
+            # exit inside it: F23), between two runs of statements
+            sub, width = self._sub_control(len(control.subs), headers, meta)
+            ty = bit(width)
+            # arguments from headers only: with a metadata field beside `meta` itself, p4c's
+            # JSON names fields simple_switch cannot find (F25)
+            hdr_scope = Scope([v for v in scope.vars if v.name.startswith("hdr.")])
+            out = hdr_scope.pick(rng, ty, writable=True)
+            if out is not None:
+                control.subs.append(sub)
+                arg = stmts.exprs.expr(ty, hdr_scope, depth=1)
+                lines.append(f"        {sub.name.lower()}.apply(hdr, meta, {arg}, {out.name});")
+                lines += stmts.block(scope, rng.randrange(0, 4), 2, in_action=False)
         while stmts.unapplied:       # every table gets applied somewhere
             table = stmts.unapplied.pop(0)
             lines.append(f"        {table.name}.apply();")
         control.apply = lines
         return control
+
+    def _sub_control(self, index: int, headers, meta) -> tuple[Control, int]:
+        """A control `S<index>(inout headers_t hdr, inout meta_t meta, in bit<W> a, inout
+        bit<W> b)`: actions and tables of constant entries (the STF cannot name what it
+        holds), statements that may exit or return; W is the type of a variable ingress has."""
+        rng = self.rng
+        widths = [ty.width for _, ty in meta if ty.kind == "bit"] + \
+            [ty.width for h in headers for _, ty in h.fields if ty.kind == "bit"]
+        width = rng.choice(widths) if widths else 8
+        control = Control(f"S{index}", False, params=f"in bit<{width}> a, inout bit<{width}> b")
+        scope = Scope(self._field_vars(headers, meta))
+        scope.add(Var("a", bit(width), writable=False))
+        scope.add(Var("b", bit(width)))
+        stmts = StmtGen(rng, control, self.names, avoid=self.avoid)
+        # its arguments alias `hdr`, so p4c copies the headers in, and its JSON then skips
+        # their copy-out after an exit (F26)
+        stmts.allow_exit = "F26" not in self.avoid
+        prefix = f"s{index}"
+        for _ in range(rng.randrange(0, 3)):
+            control.actions.append(self._action(prefix, stmts, scope))
+        for _ in range(rng.randrange(0, 2)):
+            if control.actions:
+                table = self._table(prefix, control, scope)
+                if table.const_entries is None:
+                    table.const_entries = []
+                table.runtime_entries = []
+                control.tables.append(table)
+        stmts.unapplied = list(control.tables)
+        lines = stmts.block(scope, rng.randrange(1, 5), 2, in_action=False)
+        while stmts.unapplied:
+            lines.append(f"        {stmts.unapplied.pop(0).name}.apply();")
+        control.apply = lines
+        return control, width
 
     def _action(self, prefix: str, stmts: StmtGen, scope: Scope) -> Action:
         rng = self.rng
@@ -221,7 +268,9 @@ class _Generator:
         rng = self.rng
         keys: list[TableKey] = []
         candidates = [v for v in scope.vars if v.ty.kind == "bit" and not v.name.startswith("sm.")
-                      and v.ty.width <= 64] + [Var("sm.ingress_port", bit(9))]
+                      and v.ty.width <= 64]
+        if control.params is None:    # a sub-control has no standard_metadata
+            candidates.append(Var("sm.ingress_port", bit(9)))
         used: set[str] = set()
         for _ in range(rng.randrange(1, 4)):
             roll = rng.random()

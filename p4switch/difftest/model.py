@@ -97,6 +97,10 @@ class Control:
     apply: list[str] = field(default_factory=list)
     # the struct type of each `digest` call: (type name, its fields' types)
     digests: list[tuple[str, list[Ty]]] = field(default_factory=list)
+    # a sub-control (declared at the top, applied from ingress): its extra parameters after
+    # `hdr` and `meta` ("in bit<8> a, inout bit<8> b"); it sees no standard_metadata
+    params: str | None = None
+    subs: list["Control"] = field(default_factory=list)     # the sub-controls it applies
 
 
 @dataclass

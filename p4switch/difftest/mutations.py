@@ -117,5 +117,5 @@ def _wrong_arity(rng, fields, program):
     if not actions:
         return None, ""
     action = rng.choice(actions)
-    args = ", ".join(["1"] * (len(action.params) + 1))
+    args = ", ".join(["1"] * (len(action.bound) + len(action.params) + 1))
     return f"{action.name}({args});", "action called with one argument too many"

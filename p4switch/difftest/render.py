@@ -41,6 +41,8 @@ def render_program(p: Program) -> str:
     out.append("}")
     out.append("")
     out.append("control VC(inout headers_t hdr, inout meta_t meta) { apply { } }")
+    for sub in p.ingress.subs:
+        out += _control(sub)
     out += _control(p.ingress)
     out += _control(p.egress)
     out.append("control CC(inout headers_t hdr, inout meta_t meta) { apply { } }")
@@ -55,8 +57,9 @@ def render_program(p: Program) -> str:
 
 
 def _control(c: Control) -> list[str]:
-    out = ["", f"control {c.name}(inout headers_t hdr, inout meta_t meta, "
-               "inout standard_metadata_t sm) {"]
+    rest = "inout standard_metadata_t sm" if c.params is None else c.params
+    out = ["", f"control {c.name}(inout headers_t hdr, inout meta_t meta, {rest}) {{"]
+    out += [f"    {sub.name}() {sub.name.lower()};" for sub in c.subs]
     for r in c.registers:
         out.append(f"    register<{r.elem.p4()}>({r.size}) {r.name};")
     for k in c.counters:

@@ -31,6 +31,7 @@ class StmtGen:
         self.max_depth = max_depth
         self.unapplied: list[Table] = []
         self.not_called: set[str] = set()   # actions never called directly (see generator)
+        self.allow_exit = True   # False in a sub-control while F26 is avoided
 
     # --- blocks ---
     def block(self, scope: Scope, count: int, indent: int, *, in_action: bool,
@@ -52,7 +53,7 @@ class StmtGen:
                 kinds.append("switch_value")
         if not in_action:
             kinds += ["apply"] * (4 * len(self.unapplied)) + ["call"] * 2
-        kinds += ["exit"] * (1 if rng.random() < 0.3 else 0)
+        kinds += ["exit"] * (1 if rng.random() < 0.3 and self.allow_exit else 0)
         if not (self._switch_cases and "F21" in self.avoid):   # p4c drops what follows
             kinds += ["return"] * (1 if rng.random() < 0.2 else 0)
         kind = rng.choice(kinds)
@@ -151,6 +152,8 @@ class StmtGen:
     def _forward(self, scope: Scope, pad: str, indent: int, in_action: bool, depth: int):
         rng = self.rng
         ingress = self.control.ingress
+        if self.control.params is not None:   # a sub-control: no standard_metadata
+            return self._assign(scope, pad, indent, in_action, depth)
         choices = ["drop"]
         if ingress:
             choices += ["port", "port", "port_expr", "mcast", "clone"]

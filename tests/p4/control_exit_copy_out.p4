@@ -2,7 +2,7 @@
 // argument is a field the control writes before reading the parameter, so the arguments need
 // temporaries): the copy-outs of its `inout` parameters still happen (P4_16 12.5), whether
 // the exit is a statement of its apply block, in an action it calls, or in the action its
-// table runs. Egress, which still runs, shows what was copied out.
+// table runs (one with a directional parameter of its own too). Egress, which still runs, shows what was copied out.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -16,10 +16,16 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
 control V(inout headers_t hdr, inout meta_t meta) { apply {} }
 control Sub(inout headers_t hdr, in bit<16> y, inout bit<16> z) {
     action bye() { exit; }
+    action bye_with(inout bit<16> w) { w = w + 0x100; exit; }
     table t {
         key = { hdr.eth.dst : exact; }
         actions = { bye; NoAction; }
         const default_action = bye();
+    }
+    table t2 {
+        key = { hdr.eth.dst : exact; }
+        actions = { bye_with(z); NoAction; }
+        const default_action = bye_with(z);
     }
     apply {
         hdr.eth.type = 5;
@@ -31,6 +37,8 @@ control Sub(inout headers_t hdr, in bit<16> y, inout bit<16> z) {
             bye();
         } else if (y == 0x3333) {
             t.apply();
+        } else if (y == 0x5555) {
+            t2.apply();
         }
         z = z + 10;
     }

@@ -154,13 +154,16 @@ class PrimitiveCompiler:
         return expr.ref
 
     def _copy_header_lines(self, dst, src) -> list[str]:
+        """simple_switch's assign_header: a valid source is copied, field by field; an invalid
+        one only makes the destination invalid (its fields keep their values)."""
         n = len(dst.htype.fields)
-        lines = [f"v[{dst.valid}] = v[{src.valid}]"]
+        lines = [f"if v[{src.valid}]:", f"    v[{dst.valid}] = 1"]
         if n:
-            lines.append(f"f[{dst.base}:{dst.base} + {n}] = f[{src.base}:{src.base} + {n}]")
+            lines.append(f"    f[{dst.base}:{dst.base} + {n}] = f[{src.base}:{src.base} + {n}]")
         if dst.static is not None and src.static is not None and dst.static.varbit_len_slot:
-            lines.append(f"f[{dst.static.varbit_len_slot}] = f[{src.static.varbit_len_slot}]")
-        return lines
+            lines.append(f"    f[{dst.static.varbit_len_slot}] = "
+                         f"f[{src.static.varbit_len_slot}]")
+        return lines + ["else:", f"    v[{dst.valid}] = 0"]
 
     def _p_assign_header(self, prim, params):
         need(prim, params, 2)
@@ -198,11 +201,14 @@ class PrimitiveCompiler:
         dst, src = self._stack(params[0]), self._stack(params[1])
         if dst.size != src.size:
             raise prim.error("assign_header_stack needs two stacks of the same size")
-        n = dst.size * dst.stride
         d0, s0 = dst.headers[0], src.headers[0]
-        lines = [f"v[{d0.index}:{d0.index + dst.size}] = v[{s0.index}:{s0.index + src.size}]",
-                 f"f[{d0.base}:{d0.base + n}] = f[{s0.base}:{s0.base + n}]",
-                 f"f[{dst.next_slot}] = f[{src.next_slot}]"]
+        lines = [f"f[{dst.next_slot}] = f[{src.next_slot}]"]
+        for k in range(dst.size):   # each element as assign_header copies it (above)
+            dv, sv = d0.index + k, s0.index + k
+            db, sb = d0.base + k * dst.stride, s0.base + k * src.stride
+            lines += [f"if v[{sv}]:", f"    v[{dv}] = 1",
+                      f"    f[{db}:{db + dst.stride}] = f[{sb}:{sb + dst.stride}]",
+                      "else:", f"    v[{dv}] = 0"]
         for d, s in zip(_varbit_length_slots(dst), _varbit_length_slots(src)):
             lines.append(f"f[{d}] = f[{s}]")   # varbit lengths live outside the stride
         return lines
@@ -578,8 +584,11 @@ def _union_stack_shift(f, v, shape, next_slot, count):
 def _union_stack_copy(f, v, dst_shape, src_shape):
     for dst_union, src_union in zip(dst_shape, src_shape):
         for (dv, db, n), (sv, sb, _) in zip(dst_union, src_union):
-            v[dv] = v[sv]
-            f[db:db + n] = f[sb:sb + n]
+            if v[sv]:       # as simple_switch's assign_header: an invalid source only
+                v[dv] = 1   # makes the destination invalid
+                f[db:db + n] = f[sb:sb + n]
+            else:
+                v[dv] = 0
 
 
 PRIM_HELPERS = {"_stack_push": _stack_push, "_stack_pop": _stack_pop,
