@@ -651,10 +651,10 @@ class Checker(ExpressionChecker):
             self.var_decl(st, s)
         elif isinstance(st, A.VarDecl) and isinstance(self.resolve_type(st.type_ref, s), VarbitT):
             return self.desugarer.boxed_varbit_variable(st, self.resolve_type(st.type_ref, s), s)
-        elif isinstance(st, A.VarDecl) and self.stack_list(st.init, s) is not None and \
+        elif isinstance(st, A.VarDecl) and self.stack_list(st.init) is not None and \
                 isinstance(self.resolve_type(st.type_ref, s), StackT):
             # `H[2] s = {a, b};`: the stack, then one assignment per element
-            init, st.init = self.stack_list(st.init, s), None
+            init, st.init = self.stack_list(st.init), None
             self.var_decl(st, s)
             fill = A.Assign(init.loc, A.Name(st.loc, st.name), init)
             return [st] + self.statements([fill], s, in_action, in_parser)
@@ -692,8 +692,8 @@ class Checker(ExpressionChecker):
         header stack is one assignment per element. The checked replacement, or None."""
         t = st.lhs.type
         rhs = st.rhs
-        if isinstance(t, StackT) and self.stack_list(rhs, s) is not None:
-            rhs = self.stack_list(rhs, s)
+        if isinstance(t, StackT) and self.stack_list(rhs) is not None:
+            rhs = self.stack_list(rhs)
         if isinstance(rhs, (A.InvalidValue, A.DefaultValue)) and isinstance(t, StructT) and \
                 t.kind == "header":
             call = A.CallStmt(st.loc, A.Call(st.loc, A.Member(rhs.loc, st.lhs, "setInvalid"),
@@ -717,7 +717,8 @@ class Checker(ExpressionChecker):
             return block
         return None
 
-    def stack_list(self, e, s: Scope):
+    @staticmethod
+    def stack_list(e):
         """The list of `{a, b}` or `(H[2]){a, b}` (a header stack expression), else None."""
         if isinstance(e, A.Cast) and isinstance(e.type_ref, A.StackTypeRef):
             e = e.expr

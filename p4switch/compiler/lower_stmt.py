@@ -213,10 +213,10 @@ class StatementLowerer:
         elif isinstance(st, A.If):
             self.branch_if(st, env)
         elif isinstance(st, A.Exit):
-            # BMv2's `exit` only flags the packet: the action's later primitives would still
-            # run, so jump to the action's end (set by LoweringContext.add_action), as p4c does
-            # the enclosing inlined actions' copy-outs still happen (P4_16 12.5), innermost
-            # first, before it (as p4c does)
+            # the copy-outs of the enclosing inlined actions and sub-controls still happen
+            # (P4_16 12.5): before the exit, innermost first, as p4c places them. BMv2's `exit`
+            # only flags the packet: the action's later primitives would still run, so jump
+            # to the action's end (set by LoweringContext.add_action), as p4c does
             for copy_out in reversed(self.exit_copy_outs):
                 copy_out(st)
             self.emit("exit", [], st)
@@ -472,13 +472,14 @@ class StatementLowerer:
         raise Unsupported(call, "this call is not supported here")
 
     def _copy_out_of(self, copies, env: Env, call):
+        """The copy-outs of one inlined call, to make where an `exit` is (`at`)."""
         from .lower_calls import CallBinder
         return lambda at: CallBinder(self).copy_out(copies, env, at)
 
     def action_body(self, stmts, inner: Env, binder, copies, env: Env, node) -> None:
         """An inlined action's body, then its copy-outs; an `exit` inside it copies out first
         (`stmt`'s Exit)."""
-        self.exit_copy_outs.append(lambda at: binder.copy_out(copies, env, at))
+        self.exit_copy_outs.append(self._copy_out_of(copies, env, node))
         try:
             self.body(stmts, inner)
         finally:

@@ -16,11 +16,11 @@ from .case import Case
 from .exprs import ExprGen
 from .model import (Action, Control, Counter, Header, ParserState, Program, Register, SelectCase,
                     Table, TableKey)
-from .ptypes import BOOL, bit, interesting_value, literal, random_scalar
+from .ptypes import BOOL, bit, interesting_value, random_scalar
 from .render import render_program
 from .scope import Scope, Var
 from .stf import render_stf
-from .stmts import NameSource, StmtGen
+from .stmts import NameSource, StmtGen, bound_arguments
 
 INVALID_RATE = 0.08
 # Known, still open findings the generator steers around by default, so that each bug does not
@@ -364,18 +364,3 @@ class _Generator:
         low, high = min(value, other), max(value, other)
         return f"{low:#x} .. {high:#x}" if const else f"{low:#x}->{high:#x}"
 
-
-def bound_arguments(rng: random.Random, action: Action, scope) -> str | None:
-    """Arguments for `action`'s directional parameters, as a table's actions list or a call
-    gives them: a writable variable of the type for `inout`, a variable or a literal for `in`;
-    None when `scope` has no variable an `inout` one can take."""
-    args = []
-    for _, direction, ty in action.bound:
-        pool = scope.writable(ty) if direction == "inout" else scope.readable(ty)
-        if direction == "in" and (not pool or rng.random() < 0.25):
-            args.append(literal(rng, ty, interesting_value(rng, ty.width)))
-            continue
-        if not pool:
-            return None
-        args.append(rng.choice(pool).name)
-    return ", ".join(args)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 
 from .exprs import ExprGen
-from .model import Control, Table
-from .ptypes import BOOL, bit, literal, random_scalar
+from .model import Action, Control, Table
+from .ptypes import BOOL, bit, interesting_value, literal, random_scalar
 from .scope import Scope, Var
 
 PORTS = (0, 1, 2, 3)
@@ -189,7 +189,6 @@ class StmtGen:
         action = self.rng.choice(callable_)
         args = [self.exprs.expr(ty, scope, depth=1) for _, ty in action.params]
         if action.bound:
-            from .generator import bound_arguments
             bound = bound_arguments(self.rng, action, scope)
             if bound is None:
                 return []
@@ -274,3 +273,19 @@ class NameSource:
         n = self.counts.get(prefix, 0)
         self.counts[prefix] = n + 1
         return f"{prefix}{n}"
+
+
+def bound_arguments(rng: random.Random, action: Action, scope: Scope) -> str | None:
+    """Arguments for `action`'s directional parameters, as a table's actions list or a call
+    gives them: a writable variable of the type for `inout`, a variable or a literal for `in`;
+    None when `scope` has no variable an `inout` one can take."""
+    args = []
+    for _, direction, ty in action.bound:
+        pool = scope.writable(ty) if direction == "inout" else scope.readable(ty)
+        if direction == "in" and (not pool or rng.random() < 0.25):
+            args.append(literal(rng, ty, interesting_value(rng, ty.width)))
+            continue
+        if not pool:
+            return None
+        args.append(rng.choice(pool).name)
+    return ", ".join(args)
