@@ -53,7 +53,8 @@ class StmtGen:
                 kinds.append("switch_value")
         if not in_action:
             kinds += ["apply"] * (4 * len(self.unapplied)) + ["call"] * 2
-        kinds += ["exit"] * (1 if rng.random() < 0.3 and self.allow_exit else 0)
+        if not (self._switch_cases and "F27" in self.avoid):   # p4c then loses headers
+            kinds += ["exit"] * (1 if rng.random() < 0.3 and self.allow_exit else 0)
         if not (self._switch_cases and "F21" in self.avoid):   # p4c drops what follows
             kinds += ["return"] * (1 if rng.random() < 0.2 else 0)
         kind = rng.choice(kinds)
