@@ -646,14 +646,31 @@ class ExpressionChecker:
                 if a.name not in order:
                     raise self.fail(a, f"no parameter named '{a.name}'")
             e.args.sort(key=lambda a: order[a.name])
-        for p, pt, a in zip(params, param_types, e.args):
+        for index, (p, pt, a) in enumerate(zip(params, param_types, e.args)):
             if isinstance(a.value, A.DontCare) and self.can_hoist() and \
                     isinstance(pt, (BitT, StructT, EnumT)) or pt == BOOL and \
                     isinstance(a.value, A.DontCare) and self.can_hoist():
                 a.value = self.desugarer.dont_care_local(a.value, pt, s)
-            self.expr(a.value, s, expected=pt if not isinstance(pt, TypeVarT) else None)
+            generic = _generic_struct(pt)
+            self.expr(a.value, s, expected=pt if not (isinstance(pt, TypeVarT) or generic)
+                      else None)
             if isinstance(pt, TypeVarT):
                 bindings.setdefault(pt.name, a.value.type)
+            elif generic:
+                # `pair_t<T, bit<16>> p` given a pair_t<bit<8>, bit<16>>: T is bit<8>
+                given = a.value.type
+                if not (isinstance(given, StructT) and given.decl is pt.decl and
+                        getattr(given, "type_args", None) is not None):
+                    raise self.fail(a, f"expected {pt.describe()}, not {given.describe()}")
+                for want, got in zip(pt.type_args, given.type_args):
+                    if isinstance(want, TypeVarT):
+                        bound = bindings.setdefault(want.name, got)
+                        if bound != got:
+                            raise self.fail(a, f"type parameter {want.name} is both "
+                                               f"{bound.describe()} and {got.describe()}")
+                    elif want != got:
+                        raise self.fail(a, f"expected {pt.describe()}, not {given.describe()}")
+                param_types[index] = given
             elif not isinstance(a.value, A.DontCare):
                 self.assignable(pt, a.value, a.value, literal_to_new_type=False)
             if p.direction in ("out", "inout") and not isinstance(a.value, A.DontCare):
@@ -709,3 +726,10 @@ def _size_in_bits(t: Type, maximum: bool) -> int | None:
     if isinstance(t, StructT) and t.kind == "header_union":
         return max(sizes, default=0)
     return sum(sizes)
+
+
+def _generic_struct(t: Type) -> bool:
+    """Whether `t` is a generic struct or header specialized with a type parameter still open
+    (`pair_t<T, bit<16>>` in a generic function's parameter list)."""
+    args = getattr(t, "type_args", None) if isinstance(t, StructT) else None
+    return bool(args) and any(isinstance(a, TypeVarT) for a in args)

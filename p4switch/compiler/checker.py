@@ -202,6 +202,7 @@ class Checker(ExpressionChecker):
                 self.decl_type(d, key, name)
             finally:
                 self.type_bindings.pop()
+            self.type_cache[key].type_args = args   # what a generic call's arguments bind
         return self.type_cache[key]
 
     def decl_type(self, d, key=None, name: str | None = None) -> Type:
@@ -222,6 +223,8 @@ class Checker(ExpressionChecker):
                 ft = self.resolve_type(f.type_ref, self.top)
                 if d.kind == "header" and isinstance(ft, StructT) and ft.kind == "struct":
                     pass  # flattened below (header_structs.py)
+                elif isinstance(ft, TypeVarT):
+                    pass  # a generic function's parameter type, bound at each call
                 elif d.kind == "header" and not isinstance(ft, (BitT, VarbitT)) and not (
                         isinstance(ft, EnumT) and ft.underlying) and ft != BOOL:
                     raise self.fail(f, f"header field '{f.name}' must be bit<>, int<>, varbit<> or "

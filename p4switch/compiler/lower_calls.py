@@ -101,6 +101,16 @@ class CallBinder:
                 return None
         return None
 
+    @staticmethod
+    def param_type(p, call):
+        """`p`'s type at this call: a generic function's parameter as the call bound it
+        (`pair_t<T, bit<16>>` given a pair_t<bit<8>, bit<16>>), else as declared."""
+        params = getattr(getattr(call, "callee", None), "params", None)
+        types = getattr(call, "param_types", None)
+        if params is not None and types is not None and p in params:
+            return types[params.index(p)]
+        return p.type
+
     def params_alias(self, params, args, env) -> bool:
         keys = [storage_keys(self.arg_storage(a.value, env)) for a in args]
         for i in range(len(keys)):
@@ -111,7 +121,7 @@ class CallBinder:
                     return True
         return False
 
-    def by_reference_is_safe(self, params, args, env, parent: Env, run_body) -> bool:
+    def by_reference_is_safe(self, params, args, env, parent: Env, run_body, node=None) -> bool:
         if self.params_alias(params, args, env):
             return False
         for p, a in zip(params, args):
@@ -132,7 +142,7 @@ class CallBinder:
             scratch: list = []
             inner = Env(parent)
             for p in params:
-                inner.bind(p, self.ctx.layout.allocate(p.type, "tmp", "tmp"))
+                inner.bind(p, self.ctx.layout.allocate(self.param_type(p, node), "tmp", "tmp"))
             run_body(scratch, inner)
         finally:
             self.ctx.restore(snapshot)
@@ -164,7 +174,7 @@ class CallBinder:
     def bind(self, params, args, env, parent: Env, node, run_body) -> tuple[Env, list]:
         """The callee's environment and the copy-outs to emit after its body."""
         inner = Env(parent)
-        if self.by_reference_is_safe(params, args, env, parent, run_body):
+        if self.by_reference_is_safe(params, args, env, parent, run_body, node):
             for p, a in zip(params, args):
                 inner.bind(p, Bound(a.value, env))
             self.invalidate_out_headers(params, [self.arg_storage(a.value, env) for a in args],
@@ -175,7 +185,7 @@ class CallBinder:
             if fold(a.value) is not None:
                 inner.bind(p, Bound(a.value, env))
                 continue
-            tmp = self.ctx.layout.allocate(p.type, "tmp", "tmp")
+            tmp = self.ctx.layout.allocate(self.param_type(p, node), "tmp", "tmp")
             inner.bind(p, tmp)
             if p.direction in ("in", "inout", "") and not isinstance(a.value, A.DontCare):
                 self.L.assign_to(tmp, a.value, env, node)
