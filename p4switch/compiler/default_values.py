@@ -36,6 +36,10 @@ class DefaultValues:
         if isinstance(e, A.DefaultValue):
             return self.default_of(t, e)
         if isinstance(e, A.ListExpr):
+            early = next((item for item in e.items[:-1] if isinstance(item, A.DefaultValue)), None)
+            if early is not None:
+                raise self.checker.fail(early, "'...' must be the last item of a list (P4_16 "
+                                               "7.3.1), as p4c requires")
             members = _member_types(t)
             if members is None:
                 if e.items and isinstance(e.items[-1], A.DefaultValue):

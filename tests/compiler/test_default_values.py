@@ -60,6 +60,7 @@ def test_accepted_where_p4c_accepts(body):
     ('log_msg("v={}", {...});', "cannot tell which type's default value"),
     ("Tag_t t = ...; hdr.e.v = (bit<8>)t;", "has no default value"),
     ("const e_t z = {#}; hdr.e = z;", "'{#}'"),
+    ("tuple<bit<8>, bit<8>, bit<8>> t = {1, ..., 2}; hdr.e.v = t[0];", "must be the last"),
 ])
 def test_refused_where_p4c_refuses(body, message):
     with pytest.raises(CompileError) as err:
