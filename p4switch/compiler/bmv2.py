@@ -329,14 +329,7 @@ class LoweringContext:
         bound = list(bound_args or [])[:len(directional)]
         for a in bound:
             lowerer.hoist_calls(a.value, env, a)
-        from .lower_calls import CallBinder
-        binder = CallBinder(lowerer)
-
-        def run_body(scratch, trial):
-            StatementLowerer(self, scratch).body(act.body.stmts, trial)
-
-        inner, copies = binder.bind(directional[:len(bound)], bound, env, base, act, run_body)
-        lowerer.action_body(act.body.stmts, inner, binder, copies, env, act)
+        lowerer.run_action(act, directional[:len(bound)], bound, env, base, act)
         action_id, _ = self.add_action(name, runtime_data, prims, unique=False)
         self.action_keys[key] = (action_id, name)
         self.action_meta[action_id] = (act, name)

@@ -487,6 +487,11 @@ class StatementLowerer:
         binder.copy_out(copies, env, node)
 
     def inline_action(self, act: A.ActionDecl, call: A.Call, env: Env) -> None:
+        self.run_action(act, act.params, call.args, env, self.ctx.decl_env(act, env), call)
+
+    def run_action(self, act: A.ActionDecl, params, args, env: Env, parent: Env, node) -> None:
+        """`act`'s body with `params` given `args` (copy-in/copy-out where they alias), then
+        its copy-outs: a direct call, or a table's action with its actions list's arguments."""
         from .lower_calls import CallBinder
         stmts = act.body.stmts
 
@@ -494,9 +499,8 @@ class StatementLowerer:
             StatementLowerer(self.ctx, prims).body(stmts, inner)
 
         binder = CallBinder(self)
-        inner, copies = binder.bind(act.params, call.args, env, self.ctx.decl_env(act, env),
-                                    call, run_body)
-        self.action_body(stmts, inner, binder, copies, env, call)
+        inner, copies = binder.bind(params, args, env, parent, node, run_body)
+        self.action_body(stmts, inner, binder, copies, env, node)
 
     def inline_function(self, fn: A.FunctionDecl, call: A.Call, env: Env, result) -> None:
         from .lower_calls import CallBinder
