@@ -10,16 +10,16 @@ from __future__ import annotations
 from . import ast as A
 from .constfold import fold
 from .check_exprs import ExpressionChecker
+from .declared_types import DeclaredTypes
 from .default_values import DefaultValues
 from .desugar import Desugarer, drop_unused_locals
 from .check_tables import TableChecker
 from .header_structs import HeaderStructs
 from .loops import LoopUnroller
 from .errors import CompileError, Reporter
-from .p4c_rules import parser_can_end, runtime_translation
-from .types import (BOOL, DONTCARE, ERROR, INT, MATCH_KIND, STRING, VOID, BitT, EnumT, IntT,
-                    MethodT, NamedT, StackT, StructT, TupleT, Type, TypeVarT, VarbitT, is_header,
-                    NewBitT, new_type, NEW_TYPES)
+from .p4c_rules import parser_can_end
+from .types import (BOOL, DONTCARE, ERROR, INT, STRING, VOID, BitT, EnumT, IntT, MethodT, NamedT,
+                    StackT, StructT, TupleT, Type, TypeVarT, VarbitT, NewBitT, NEW_TYPES)
 
 BODIES = (A.ParserDecl, A.ControlDecl, A.FunctionDecl)
 MAX_REPORTED = 10
@@ -54,9 +54,7 @@ class Checker(ExpressionChecker):
         self.top = Scope()
         self.errors: dict[str, int] = {}
         self.match_kinds: set[str] = set()
-        self.type_cache: dict[int, Type] = {}
         self.type_params: list[set[str]] = []
-        self.type_bindings: list[dict[str, Type]] = []   # a generic struct's, while specialized
         self.current_return: Type | None = None
         self.loop_names: set[str] = set()  # local names `fresh_local` has given out
         self.enclosing = None  # (ParserDecl or ControlDecl, its scope) while checking its body
@@ -65,6 +63,7 @@ class Checker(ExpressionChecker):
         self.unroller = LoopUnroller(self)
         self.desugarer = Desugarer(self)
         self.defaults = DefaultValues(self)
+        self.types = DeclaredTypes(self)
         self.header_structs = HeaderStructs(self)
         self.tables = TableChecker(self)
 
@@ -136,145 +135,14 @@ class Checker(ExpressionChecker):
         elif isinstance(d, A.InstanceDecl):
             self.check_instance(d, self.top)
 
-    # ---- types ------------------------------------------------------------------------------
+    # ---- types (declared_types.DeclaredTypes) -----------------------------------------------
     def resolve_type(self, ref: A.TypeRef, scope: Scope) -> Type:
-        if isinstance(ref, A.BitTypeRef):
-            width = self.const_int(ref.width, scope, "a width")
-            if width <= 0 or (ref.signed and width < 2 and False):
-                raise self.fail(ref, f"width must be positive, not {width}")
-            return BitT(width, ref.signed)
-        if isinstance(ref, A.VarbitTypeRef):
-            return VarbitT(self.const_int(ref.width, scope, "a width"))
-        if isinstance(ref, A.SimpleTypeRef):
-            return {"bool": BOOL, "error": ERROR, "string": STRING, "void": VOID,
-                    "match_kind": MATCH_KIND, "int": INT, "_": DONTCARE}[ref.name]
-        if isinstance(ref, A.StackTypeRef):
-            elem = self.resolve_type(ref.element, scope)
-            size = self.const_int(ref.size, scope, "a stack size")
-            if size <= 0:
-                raise self.fail(ref, "a header stack needs a positive size")
-            if not isinstance(elem, StructT) or elem.kind not in ("header", "header_union"):
-                raise self.fail(ref, f"a stack must hold headers, not {elem.describe()}")
-            return StackT(elem, size)
-        if isinstance(ref, A.TupleTypeRef):
-            return TupleT(tuple(self.resolve_type(a, scope) for a in ref.args))
-        if isinstance(ref, A.TypeExpr):
-            return INT
-        if isinstance(ref, A.NamedTypeRef):
-            if self.type_bindings and ref.name in self.type_bindings[-1]:
-                return self.type_bindings[-1][ref.name]
-            if any(ref.name in s for s in self.type_params):
-                return TypeVarT(ref.name)
-            decl = scope.lookup(ref.name)
-            if decl is None:
-                raise self.fail(ref, f"unknown type '{ref.name}'")
-            if isinstance(decl, A.StructLikeDecl) and (decl.type_params or ref.args):
-                if len(ref.args) != len(decl.type_params):
-                    raise self.fail(ref, f"'{decl.name}' takes {len(decl.type_params)} type "
-                                         f"argument(s), not {len(ref.args)}")
-                args = tuple(self.resolve_type(a, scope) for a in ref.args)
-                return self.specialized(decl, args)
-            if isinstance(decl, (A.StructLikeDecl, A.EnumDecl, A.TypedefDecl)):
-                return self.decl_type(decl)
-            if isinstance(decl, A.ExternDecl):
-                if ref.args and len(ref.args) != len(decl.type_params):
-                    raise self.fail(ref, f"'{decl.name}' takes {len(decl.type_params)} type "
-                                         f"argument(s), not {len(ref.args)}")
-                args = tuple(self.resolve_type(a, scope) for a in ref.args)
-                return NamedT("extern", decl.name, decl, args)
-            if isinstance(decl, A.ParserDecl):
-                return NamedT("parser", decl.name, decl)
-            if isinstance(decl, A.ControlDecl):
-                return NamedT("control", decl.name, decl)
-            if isinstance(decl, A.PackageDecl):
-                return NamedT("package", decl.name, decl)
-            raise self.fail(ref, f"'{ref.name}' is not a type")
-        raise self.fail(ref, "unsupported type")
+        """The type a written type stands for."""
+        return self.types.resolve_type(ref, scope)
 
-    def specialized(self, d: A.StructLikeDecl, args: tuple) -> StructT:
-        """A generic struct or header (P4_16 1.2.2, `header H<T> { T f; }`) with its type
-        arguments: its own type, named as p4c names it in BMv2 JSON (`H_bit8`)."""
-        key = (id(d), args)
-        if key not in self.type_cache:
-            name = "_".join([d.name] + [_spelling(a) for a in args])
-            self.type_bindings.append(dict(zip(d.type_params, args)))
-            try:
-                self.decl_type(d, key, name)
-            finally:
-                self.type_bindings.pop()
-            self.type_cache[key].type_args = args   # what a generic call's arguments bind
-        return self.type_cache[key]
-
-    def decl_type(self, d, key=None, name: str | None = None) -> Type:
-        key = id(d) if key is None else key
-        if key in self.type_cache:
-            return self.type_cache[key]
-        if isinstance(d, A.StructLikeDecl):
-            t = StructT(d.kind, name or d.name, [], d)
-            self.type_cache[key] = t
-            if name is None:
-                self.type_bindings.append({})   # another struct's parameters stop here
-            self.type_params.append(set())
-            seen = set()
-            for f in d.fields:
-                if f.name in seen:
-                    raise self.fail(f, f"field '{f.name}' is declared twice in {d.name}")
-                seen.add(f.name)
-                ft = self.resolve_type(f.type_ref, self.top)
-                if d.kind == "header" and isinstance(ft, StructT) and ft.kind == "struct":
-                    pass  # flattened below (header_structs.py)
-                elif isinstance(ft, TypeVarT):
-                    pass  # a generic function's parameter type, bound at each call
-                elif d.kind == "header" and not isinstance(ft, (BitT, VarbitT)) and not (
-                        isinstance(ft, EnumT) and ft.underlying) and ft != BOOL:
-                    raise self.fail(f, f"header field '{f.name}' must be bit<>, int<>, varbit<> or "
-                                       f"a serializable enum, not {ft.describe()}")
-                if d.kind == "header_union" and not is_header(ft):
-                    raise self.fail(f, f"header_union member '{f.name}' must be a header")
-                for ann in f.annotations:
-                    if ann.name == "field_list":  # ids may be named constants or enum members
-                        for arg in ann.args:
-                            if isinstance(arg, A.Expr):
-                                self.const_int(arg, self.top, "a @field_list id")
-                t.fields.append((f.name, ft, f.annotations))
-            self.type_params.pop()
-            if name is None:
-                self.type_bindings.pop()
-            if d.kind == "header" and any(isinstance(ft, StructT) for _, ft, _ in t.fields):
-                self.header_structs.flatten_header(t)
-            return t
-        if isinstance(d, A.EnumDecl):
-            underlying = self.resolve_type(d.underlying, self.top) if d.underlying else None
-            members = {}
-            for i, (name, value, loc) in enumerate(d.members):
-                if name in members:
-                    raise self.r.error(loc, f"enum member '{name}' is declared twice")
-                if underlying is not None:
-                    if value is None:
-                        raise self.r.error(loc, f"member '{name}' of a serializable enum needs a value")
-                    v = self.const_int(value, self.top, "an enum value")
-                    members[name] = v & ((1 << underlying.width) - 1)
-                else:
-                    members[name] = i
-            t = EnumT(d.name, members, underlying, d)
-            self.type_cache[key] = t
-            return t
-        if isinstance(d, A.TypedefDecl):
-            t = base = self.resolve_type(d.type_ref, self.top)
-            if d.new_type:
-                ann = A.find_annotation(d.annotations, "p4runtime_translation")
-                translation = () if ann is None else runtime_translation(ann)
-                if translation is None:
-                    raise self.fail(ann, "@p4runtime_translation needs a URI string and a bit "
-                                         'width or `string`, e.g. @p4runtime_translation('
-                                         '"p4.org/psa/v1/PortId_t", 32)')
-                t = new_type(d.name, base, translation, tuple(d.annotations))
-                if t is None:
-                    raise self.fail(d, f"'type' can only rename bit<>, int<>, bool or another such "
-                                       f"type, not {base.describe()} (use typedef)")
-            self.type_cache[key] = t
-            return t
-        raise self.fail(d, f"'{d.name}' is not a type")
+    def decl_type(self, d) -> Type:
+        """The type a struct, header, union, enum or typedef declaration makes."""
+        return self.types.decl_type(d)
 
     def const_int(self, e: A.Expr, scope: Scope, what: str) -> int:
         self.expr(e, scope)
@@ -834,11 +702,3 @@ def check(program: A.Program, reporter: Reporter, tracker=None) -> Checker:
     c.run()
     return c
 
-
-def _spelling(t: Type) -> str:
-    """A type argument as p4c spells it in a specialized type's name (`bit<8>` is `bit8`)."""
-    if isinstance(t, BitT) and not isinstance(t, NewBitT):
-        return f"{'int' if t.signed else 'bit'}{t.width}"
-    if isinstance(t, (StructT, EnumT)) or isinstance(t, NewBitT):
-        return t.name
-    return "".join(ch for ch in t.describe() if ch.isalnum() or ch == "_")
