@@ -97,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--elems", type=int, default=364, help="values a packet (default 364)")
     parser.add_argument("--pool", type=int, default=128, help="aggregator slots (default 128)")
     parser.add_argument("--bw", type=float, default=60.0, help="link Mbit/s (default 60)")
-    parser.add_argument("--delay-us", type=float, default=1.0,
-                        help="the floor's link delay in microseconds (default 1)")
+    parser.add_argument("--delay-us", type=float, default=0.0,
+                        help="the floor's link delay in microseconds (default 0, as the fat-tree's)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")

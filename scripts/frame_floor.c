@@ -166,9 +166,9 @@ int main(int argc, char **argv) {
     nodes = calloc(n, sizeof(Node));
     ser_ps = bw > 0 ? (uint64_t)((HDR + 16 + E * 4 + 24) * 8 * 1e6 / bw) : 0;
     prop_ps = (uint64_t)(delay_us * 1e6);
-    for (int h = 0; h < workers; h++) {
-        int e = h / half; Node *edge = &nodes[H + e];
-        nodes[h].is_host = 1; nodes[h].worker = h; nodes[h].parent = H + e; nodes[h].up.to = H + e;
+    for (int w = 0; w < workers; w++) {   /* spread over the hosts as inaemu's runs spread them */
+        int h = (int)((long)w * H / workers), e = h / half; Node *edge = &nodes[H + e];
+        nodes[h].is_host = 1; nodes[h].worker = w; nodes[h].parent = H + e; nodes[h].up.to = H + e;
         edge->down[edge->nchildren].to = h; edge->children[edge->nchildren++] = h;
     }
     for (int e = 0; e < edges; e++) {
@@ -195,8 +195,9 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < grad_n; i++) grad[i] = (float)((int)(i * 2654435761u % 2001) - 1000) / 1000.0f;
     job_lanes = calloc((size_t)4096, EMAX * 4); job_seen = calloc(4096, sizeof(int));
     struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int h = 0; h < workers; h++)
-        for (int c = 0; c < W && c < NCH; c++) host_send(0, &nodes[h], c), nodes[h].next_chunk = c + 1;
+    for (int h = 0; h < H; h++)
+        for (int c = 0; nodes[h].is_host && c < W && c < NCH; c++)
+            host_send(0, &nodes[h], c), nodes[h].next_chunk = c + 1;
     uint64_t events = 0, last = 0;
     while (hn) {
         Ev e = pop(); events++;
@@ -216,7 +217,7 @@ int main(int argc, char **argv) {
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-    long done = 0; for (int h = 0; h < workers; h++) done += nodes[h].received;
+    long done = 0; for (int h = 0; h < H; h++) done += nodes[h].received;
     printf("{\"frames\": %llu, \"events\": %llu, \"seconds\": %.6f, \"results\": %ld, \"expected\": %ld, \"virtual_s\": %.6f, \"mismatches\": %ld}\n",
            (unsigned long long)frames, (unsigned long long)events, s, done, (long)workers * NCH, last / 1e12, mismatches);
     return done == (long)workers * NCH && !mismatches ? 0 : 1;
