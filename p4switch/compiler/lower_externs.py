@@ -124,10 +124,31 @@ class ExternLowering:
             return [lowerer.value_in_field(e, env, node)]
         raise Unsupported(node, "unsupported data in a field list")
 
+    def hash_inputs(self, data: A.Expr, env, lowerer, node) -> list:
+        """A `hash`'s data as calculation inputs. The data is an `in` argument, a value: a
+        list's header fields are read into temporaries (p4c copies every item), so that each
+        counts with its value even while its header is invalid. Read in place, BMv2's
+        calculation would leave an invalid header's fields out and hash fewer bits. A whole
+        header item is still left out while invalid, as p4c's copy of it is then invalid."""
+        if not isinstance(data, A.ListExpr):
+            return self.flatten(data, env, lowerer, node)
+        out = []
+        for item in data.items:
+            s = lowerer.x.resolve(item, env) if isinstance(item, (A.Member, A.Index)) else None
+            if isinstance(s, FieldRef) and not self.ctx.layout.is_metadata(s.header):
+                tmp = self.ctx.layout.temp(item.type)
+                lowerer.emit("assign", [tmp.json(), lowerer.x.data(item, env)], node)
+                out.append(tmp.json())
+            else:
+                out += self.flatten(item, env, lowerer, node)
+        return out
+
     def calculation(self, algo_expr: A.Expr, data: A.Expr, env, lowerer, node,
-                    payload: bool = False, info=None, algo: str | None = None) -> str:
+                    payload: bool = False, info=None, algo: str | None = None,
+                    inputs: list | None = None) -> str:
         algo = algo or self.algorithm(algo_expr)
-        inputs = self.flatten(data, env, lowerer, node)
+        if inputs is None:
+            inputs = self.flatten(data, env, lowerer, node)
         if payload:
             inputs.append({"type": "payload", "value": None})
         name = "calc" if not self.calculations else f"calc_{len(self.calculations) - 1}"
@@ -206,7 +227,8 @@ class ExternLowering:
                 raise Unsupported(args[3], "hash(): the data must be a list { ... }, a struct or a "
                                            "header (p4c's v1model back end: expected a struct), "
                                            f"not {data_type.describe() if data_type else 'this'}")
-            calc = self.calculation(args[1], args[3], env, L, node)
+            calc = self.calculation(args[1], args[3], env, L, node,
+                                    inputs=self.hash_inputs(args[3], env, L, node))
             base, size = L.arg_value(args[2], env, node), L.arg_value(args[4], env, node)
             dst, copy_back = L.out_field(args[0], env, node)
             L.emit("modify_field_with_hash_based_offset",

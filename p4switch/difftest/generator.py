@@ -31,8 +31,10 @@ INVALID_RATE = 0.08
 # keeps the ingress length); "F21": `return` in a `switch` case (p4c drops every statement after
 # that switch).
 AVOID = frozenset({"F5", "F8", "F10", "F21", "F26", "F27"})
-# what programs may use beyond the first generator's forms: "directional" action parameters
-FEATURES = frozenset({"directional", "subcontrol"})
+# what programs may use beyond the first generator's forms: "directional" action parameters,
+# sub-controls, the `hash` extern, checksums verified and updated (`verify_checksum`,
+# `update_checksum`, the `checksum_error` ingress then reads)
+FEATURES = frozenset({"directional", "subcontrol", "hash", "checksum"})
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
 _STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
@@ -71,8 +73,39 @@ class _Generator:
         order = [h.name for h in headers]
         if self.rng.random() < 0.2:
             self.rng.shuffle(order)
-        return Program(headers=headers, meta=meta, states=states, ingress=ingress,
-                       egress=egress, emit_order=order)
+        program = Program(headers=headers, meta=meta, states=states, ingress=ingress,
+                          egress=egress, emit_order=order)
+        if "checksum" in self.features:
+            program.verify = self._checksums("verify_checksum", headers, meta)
+            program.compute = self._checksums("update_checksum", headers, meta)
+        return program
+
+    def _checksums(self, extern: str, headers: list[Header], meta) -> list[str]:
+        """0-2 calls of `extern` (`verify_checksum` or `update_checksum`): a condition, a list
+        of header and metadata fields of any widths, a 16- or 32-bit header field to check or
+        write, csum16 mostly (as IPv4's) and the CRCs now and then."""
+        rng = self.rng
+        if rng.random() < 0.4:
+            return []
+        fields = self._field_vars(headers, meta)
+        data_pool = [v for v in fields if v.ty.kind == "bit"]
+        lines = []
+        for _ in range(rng.choice([1, 1, 2])):
+            algorithm = rng.choice(["csum16"] * 4 + ["crc16", "crc32"])
+            width = 32 if algorithm == "crc32" else 16
+            targets = [v for v in fields if v.header and v.ty == bit(width)]
+            if not targets or not data_pool:
+                break
+            target = rng.choice(targets)
+            data = rng.sample(data_pool, min(len(data_pool), rng.randrange(1, 5)))
+            if rng.random() < 0.5:
+                condition = f"{target.header}.isValid()"
+            else:
+                condition = ExprGen(rng, max_depth=1).expr(BOOL, Scope(fields))
+            items = ", ".join(v.name for v in data)
+            lines.append(f"{extern}({condition}, {{ {items} }}, {target.name}, "
+                         f"HashAlgorithm.{algorithm});")
+        return lines
 
     def _header(self, index: int) -> Header:
         rng = self.rng
@@ -154,6 +187,8 @@ class _Generator:
             if not ingress and sm_name == "sm.packet_length" and "F10" in self.avoid:
                 continue
             scope.add(Var(sm_name, ty, writable=False))
+        if ingress and "checksum" in self.features:
+            scope.add(Var("sm.checksum_error", bit(1), writable=False))
         prefix = name.lower()
         for _ in range(rng.choice([0, 1, 1, 2])):
             elem = random_scalar(rng, high=64, signed_p=0.15)
@@ -166,7 +201,7 @@ class _Generator:
             kind = rng.choice(["packets", "bytes", "packets_and_bytes"])
             control.counters.append(Counter(self.names.fresh(prefix + "_ctr"),
                                             rng.choice([1, 4, 8, 3]), kind))
-        stmts = StmtGen(rng, control, self.names, avoid=self.avoid)
+        stmts = StmtGen(rng, control, self.names, avoid=self.avoid, features=self.features)
         if rng.random() < 0.3:
             ty = random_scalar(rng)
             local = self.names.fresh(prefix + "_v")
@@ -219,7 +254,7 @@ class _Generator:
         scope = Scope(self._field_vars(headers, meta))
         scope.add(Var("a", bit(width), writable=False))
         scope.add(Var("b", bit(width)))
-        stmts = StmtGen(rng, control, self.names, avoid=self.avoid)
+        stmts = StmtGen(rng, control, self.names, avoid=self.avoid, features=self.features)
         # its arguments alias `hdr`, so p4c copies the headers in, and its JSON then skips
         # their copy-out after an exit (F26)
         stmts.allow_exit = "F26" not in self.avoid

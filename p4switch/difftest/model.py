@@ -111,3 +111,5 @@ class Program:
     ingress: Control
     egress: Control
     emit_order: list[str]
+    verify: list[str] = field(default_factory=list)     # the checksum verification's statements
+    compute: list[str] = field(default_factory=list)    # the checksum computation's

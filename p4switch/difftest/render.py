@@ -40,12 +40,12 @@ def render_program(p: Program) -> str:
         out.append("    }")
     out.append("}")
     out.append("")
-    out.append("control VC(inout headers_t hdr, inout meta_t meta) { apply { } }")
+    out += _checksum_control("VC", p.verify)
     for sub in p.ingress.subs:
         out += _control(sub)
     out += _control(p.ingress)
     out += _control(p.egress)
-    out.append("control CC(inout headers_t hdr, inout meta_t meta) { apply { } }")
+    out += _checksum_control("CC", p.compute)
     out.append("control D(packet_out pkt, in headers_t hdr) {")
     out.append("    apply {")
     out += [f"        pkt.emit(hdr.{name});" for name in p.emit_order]
@@ -54,6 +54,13 @@ def render_program(p: Program) -> str:
     out.append("")
     out.append("V1Switch(P(), VC(), I(), E(), CC(), D()) main;")
     return "\n".join(out) + "\n"
+
+
+def _checksum_control(name: str, lines: list[str]) -> list[str]:
+    head = f"control {name}(inout headers_t hdr, inout meta_t meta)"
+    if not lines:
+        return [head + " { apply { } }"]
+    return [head + " {", "    apply {"] + [f"        {line}" for line in lines] + ["    }", "}"]
 
 
 def _control(c: Control) -> list[str]:

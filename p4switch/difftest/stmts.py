@@ -17,13 +17,18 @@ from .scope import Scope, Var
 PORTS = (0, 1, 2, 3)
 MC_GROUPS = (1, 2)
 CLONE_SESSIONS = (5, 6)
+# v1model's deterministic hash algorithms with fixed parameters (the `_custom` ones take theirs
+# from the control plane, `random` is not a function of the data)
+HASH_ALGORITHMS = ("crc16", "crc32", "csum16", "xor16", "identity")
 
 
 class StmtGen:
     def __init__(self, rng: random.Random, control: Control, names: "NameSource",
-                 max_depth: int = 2, avoid: frozenset[str] = frozenset()):
+                 max_depth: int = 2, avoid: frozenset[str] = frozenset(),
+                 features: frozenset[str] = frozenset()):
         self.rng = rng
         self.avoid = avoid
+        self.features = features
         self._switch_cases = 0     # how many switch cases the statement being made is inside
         self.exprs = ExprGen(rng)
         self.control = control
@@ -119,11 +124,15 @@ class StmtGen:
             options.append("count")
         if c.ingress and rng.random() < 0.5:
             options.append("digest")
+        if "hash" in self.features:
+            options += ["hash", "hash"]
         if not options:
             return self._assign(scope, pad, indent, in_action, depth)
         what = rng.choice(options)
         if what == "digest":
             return self._digest(scope, pad)
+        if what == "hash":
+            return self._hash(scope, pad)
         if what == "count":
             counter = rng.choice(c.counters)
             return [f"{pad}{counter.name}.count({self._index(counter.size, scope)});"]
@@ -149,6 +158,30 @@ class StmtGen:
         self.control.digests.append((name, types))
         values = ", ".join(self.exprs.expr(ty, scope, depth=1) for ty in types)
         return [f"{pad}digest<{name}>(32w1, {{{values}}});"]
+
+    def _hash(self, scope: Scope, pad: str) -> list[str]:
+        """`hash(result, algorithm, base, {data}, max)`: data of any widths (the packing of
+        fields that are not whole bytes is where targets differ), base and max as constants or
+        variables, max 0 now and then (the result is then the base)."""
+        rng = self.rng
+        dest = scope.pick(rng, writable=True)
+        if dest is None or dest.ty.kind != "bit":
+            pool = [v for v in scope.writable() if v.ty.kind == "bit"]
+            if not pool:
+                return []
+            dest = rng.choice(pool)
+        data = ", ".join(self.exprs.expr(self.exprs.some_type(scope), scope, depth=2)
+                         for _ in range(rng.randrange(1, 5)))
+        base_ty = bit(rng.choice([dest.ty.width, 8, 16, 32]))
+        max_ty = bit(rng.choice([dest.ty.width, 8, 16, 32, 64]))
+        base = self.exprs.leaf(base_ty, scope) if rng.random() < 0.3 else \
+            literal(rng, base_ty, rng.choice([0, 0, 1, interesting_value(rng, base_ty.width)]))
+        maximum = self.exprs.leaf(max_ty, scope) if rng.random() < 0.2 else \
+            literal(rng, max_ty, rng.choice([0, 1, 2, 7, 16, 1000, 1 << 16,
+                                            interesting_value(rng, max_ty.width)]))
+        algorithm = rng.choice(HASH_ALGORITHMS)
+        return [f"{pad}hash({dest.name}, HashAlgorithm.{algorithm}, {base}, {{{data}}}, "
+                f"{maximum});"]
 
     def _forward(self, scope: Scope, pad: str, indent: int, in_action: bool, depth: int):
         rng = self.rng

@@ -72,7 +72,11 @@ def test_a_crc_hash_in_c_matches_python(native_cache, monkeypatch, algo):  # noq
         got, want = native.receive(0, packet), python.receive(0, packet)
         assert got == want, f"packet {i}: {packet.hex()}"
         outs.add(want[0][1][17:23])
-    assert len(outs) > 200                         # the hashes really vary
+        entry_size = sizes.get(s & ~1, 0)           # (the default action's size is 0)
+        if entry_size == 0:                         # simple_switch takes a size of 0 as 1:
+            base = (s & ~1) * 1000 + 1 if (s & ~1) in sizes else 3   # the result is the base
+            assert int.from_bytes(want[0][1][17:21], "big") == base, f"packet {i}"
+    assert len(outs) > 100                         # the hashes really vary
 
 
 def test_the_python_and_c_crc_routines_agree_on_empty_and_long_inputs(native_cache,  # noqa: F811
@@ -90,7 +94,7 @@ def test_the_python_and_c_crc_routines_agree_on_empty_and_long_inputs(native_cac
         act = prog.action("a", [
             assign(std("egress_spec"), const(1)),
             prim("modify_field_with_hash_based_offset", fld("h", "r"), const(0), empty,
-                 const(0)),
+                 const(1 << 32)),           # (a size past every 32-bit CRC: the CRC itself)
         ])
         prog.table("t", actions=[act], default=(act, []))
         doc = prog.build()

@@ -420,9 +420,9 @@ class NativeGenerator:
             lines = ["{ unsigned char HB[%d] = {0}; unsigned HN = 0;"
                      % max(1, (sum(w for _, parts in groups for _, w in parts) + 7) // 8)]
             lines += gated_lines(groups, block, lambda code, w: f"hb_push(HB, &HN, {code}, {w});")
-            # primexterns' _hash_offset: base + (h mod size), or base + h when size is 0
+            # primexterns' _hash_offset: base + (h mod size) in 64 bits, a size of 0 taken as 1
             lines += [f"u64 HH = {crc}(HB, (HN + 7) / 8), HBASE = {base}, HSIZE = {size};",
-                      "u64 HV = HSIZE > 0 ? HBASE + HH % HSIZE : HBASE + HH;",
+                      "u64 HV = HH % (HSIZE ? HSIZE : 1) + HBASE;",
                       block.store(slot, width, CVal("HV", None)), "}"]
             return lines
         if op in ("mark_to_drop", "drop"):

@@ -169,7 +169,14 @@ class ExternCompiler:
 
 
 def _hash_offset(hash_value: int, base: int, size: int) -> int:
-    return base + (hash_value % size if size > 0 else hash_value)
+    """simple_switch's `modify_field_with_hash_based_offset`: base + hash mod size, all three
+    as 64-bit unsigned numbers (wider values keep their low 64 bits; the sum wraps), a size of
+    0 taken as 1 (so the result is the base, as v1model.p4 documents `hash` with max 0)."""
+    size &= _U64
+    return (hash_value % (size or 1) + (base & _U64)) & _U64
+
+
+_U64 = (1 << 64) - 1
 
 
 def _random_between(low: int, high: int) -> int:
