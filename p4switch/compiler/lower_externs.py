@@ -100,8 +100,10 @@ class ExternLowering:
             return out
         v = fold(e)
         if v is not None and constants:
+            # a negative constant as its two's complement: simple_switch cannot load a
+            # calculation's input written with a minus sign (p4c writes one: F28)
             w = bit_width(e.type) or 32
-            return [{"type": "hexstr", "value": const(v, w)["value"], "bitwidth": w}]
+            return [{"type": "hexstr", "value": const(v % (1 << w), w)["value"], "bitwidth": w}]
         s = lowerer.x.resolve(e, env) if isinstance(e, (A.Name, A.Member, A.Index)) else None
         return self._flatten_storage(s, e, env, lowerer, node)
 
@@ -125,22 +127,25 @@ class ExternLowering:
         raise Unsupported(node, "unsupported data in a field list")
 
     def hash_inputs(self, data: A.Expr, env, lowerer, node) -> list:
-        """A `hash`'s data as calculation inputs. The data is an `in` argument, a value: a
-        list's header fields are read into temporaries (p4c copies every item), so that each
-        counts with its value even while its header is invalid. Read in place, BMv2's
-        calculation would leave an invalid header's fields out and hash fewer bits. A whole
-        header item is still left out while invalid, as p4c's copy of it is then invalid."""
+        """A `hash`'s data as calculation inputs. The data is an `in` argument, a value: each
+        scalar item of a list is read into a temporary first, as p4c reads every item. So a
+        field counts with its value even while its header is invalid (read in place, BMv2's
+        calculation leaves an invalid header's fields out and hashes fewer bits), and a
+        negative constant is assigned (simple_switch refuses one as a calculation's input).
+        A whole header item is left out while invalid, as p4c's copy of it is then."""
         if not isinstance(data, A.ListExpr):
             return self.flatten(data, env, lowerer, node)
         out = []
         for item in data.items:
-            s = lowerer.x.resolve(item, env) if isinstance(item, (A.Member, A.Index)) else None
-            if isinstance(s, FieldRef) and not self.ctx.layout.is_metadata(s.header):
-                tmp = self.ctx.layout.temp(item.type)
-                lowerer.emit("assign", [tmp.json(), lowerer.x.data(item, env)], node)
-                out.append(tmp.json())
-            else:
+            s = lowerer.x.resolve(item, env) if isinstance(item, (A.Name, A.Member, A.Index)) \
+                else None
+            if isinstance(s, (HeaderInst, StructStore, StackStore)) or \
+                    isinstance(item.type, (StructT, TupleT, StackT)):
                 out += self.flatten(item, env, lowerer, node)
+                continue
+            tmp = self.ctx.layout.temp(item.type)
+            lowerer.emit("assign", [tmp.json(), lowerer.x.data(item, env)], node)
+            out.append(tmp.json())
         return out
 
     def calculation(self, algo_expr: A.Expr, data: A.Expr, env, lowerer, node,
@@ -333,6 +338,7 @@ class ExternLowering:
         if not self.ctx.in_checksum_control:
             raise Unsupported(node, f"{name}() can only be called in the checksum controls")
         verify = name.startswith("verify")
+        self._check_checksum_data(name, args[1], args[2], env, L)
         info = self.ctx.source_info(node, fragment=self.ctx.fragment(node, first_arg_only=True))
         calc = self.calculation(args[3], args[1], env, L, node, payload=name.endswith("payload"),
                                 info=info)
@@ -344,6 +350,43 @@ class ExternLowering:
                  "verify": verify, "update": not verify,
                  "if_cond": None if cond is True else L.x.boolean(args[0], env)}
         self.checksums.append(entry)
+
+    @staticmethod
+    def _check_checksum_data(name: str, data: A.Expr, target: A.Expr, env, L) -> None:
+        """Refuses what p4c's BMv2 back end refuses in a checksum's data list: an item computed
+        from fields (an operator, a slice, a cast, a boolean), and in `update_checksum` an item
+        that reads the field being updated (p4c then copies the list, and the copies are not
+        checksum calls)."""
+        if not isinstance(data, A.ListExpr):
+            return
+        updated = L.x.resolve(target, env) \
+            if name == "update_checksum" and isinstance(target, (A.Member, A.Index)) else None
+        items = list(data.items)
+        while items:
+            item = items.pop(0)
+            if isinstance(item, A.ListExpr):      # (a nested list is flattened)
+                items[:0] = item.items
+                continue
+            value = fold(item)
+            if isinstance(value, bool) or \
+                    value is None and not isinstance(item, (A.Name, A.Member, A.Index)):
+                raise Unsupported(item, f"computations are not supported in {name}'s data "
+                                        "(p4c's BMv2 back end refuses them): list fields and "
+                                        "constants")
+            if type(updated) is not FieldRef:
+                continue
+            for sub in A.walk(item):
+                if isinstance(sub, (A.Member, A.Index)):
+                    try:
+                        read = L.x.resolve(sub, env)
+                    except Unsupported:
+                        continue
+                    if type(read) is FieldRef and (read.header, read.name) == \
+                            (updated.header, updated.name):
+                        raise Unsupported(item, "update_checksum's data reads the field it "
+                                                "updates; p4c's BMv2 back end refuses that "
+                                                "('Only calls to update_checksum ... allowed'): "
+                                                "leave the checksum field out of the list")
 
     # ---- extern method calls ----------------------------------------------------------------
     def method_call(self, L, inst, method: str, call: A.Call, env, node) -> None:

@@ -138,10 +138,6 @@ class Layout:
         self.headers.append((name, type_name, metadata))
         return len(self.headers) - 1
 
-    def is_metadata(self, instance: str) -> bool:
-        """Whether header instance `instance` is metadata (always valid in BMv2)."""
-        return any(name == instance and metadata for name, _, metadata in self.headers)
-
     def header_type(self, t: StructT) -> str:
         if t.name not in self.header_types:
             self.header_structs[t.name] = t

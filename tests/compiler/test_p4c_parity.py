@@ -186,6 +186,13 @@ def in_parser_start(stmt: str) -> str:
         "pkt.extract(hdr.eth); transition", f"pkt.extract(hdr.eth); {stmt} transition")
 
 
+def in_checksum_control(stmt: str, control: str = "CC") -> str:
+    """The skeleton with `stmt` as the apply block of its checksum control `control` (VC, on
+    line 10, or CC, on line 15)."""
+    empty = f"control {control}(inout headers_t hdr, inout meta_t meta) {{ apply {{ }} }}"
+    return program("apply { }").replace(empty, empty.replace("{ }", f"{{ {stmt} }}"))
+
+
 LOG_DECLS = "struct in_t { bit<4> a; }\nstruct s_t { bit<8> x; in_t y; }"
 
 
@@ -444,6 +451,18 @@ REFUSED = {
                           12, "'clone3' (deprecated in v1model.p4) is not implemented"),
     "unterminated_string": (program('apply { log_msg("no end); }'), 12,
                             "unterminated string literal"),
+    "update_checksum_data_reads_its_field": (
+        in_checksum_control("update_checksum(true, { hdr.eth.src, hdr.eth.ether_type }, "
+                            "hdr.eth.ether_type, HashAlgorithm.csum16);"), 15,
+        "update_checksum's data reads the field it updates"),
+    "update_checksum_data_computed": (
+        in_checksum_control("update_checksum(true, { hdr.eth.src[7:0] }, hdr.eth.ether_type, "
+                            "HashAlgorithm.csum16);"), 15,
+        "computations are not supported in update_checksum's data"),
+    "verify_checksum_data_boolean": (
+        in_checksum_control("verify_checksum(true, { hdr.eth.src, true }, hdr.eth.ether_type, "
+                            "HashAlgorithm.csum16);", "VC"), 10,
+        "computations are not supported in verify_checksum's data"),
     "switch_label_after_default": (
         program("apply { switch (hdr.eth.ether_type) { default: { }\n"
                 "1: { sm.egress_spec = 1; } } }"), 13,
@@ -488,6 +507,25 @@ def test_keys_p4c_names_or_that_carry_a_name_are_accepted(key):
 def test_hash_data_p4c_takes_is_accepted(data):
     compile_ok(program(f"apply {{ hash(hdr.eth.ether_type, HashAlgorithm.crc16, 16w0, {data}, "
                        "16w1024); }"))
+
+
+@pytest.mark.parametrize("stmt", [
+    "update_checksum(true, { hdr.eth }, hdr.eth.ether_type, HashAlgorithm.csum16);",
+    "update_checksum(true, { { hdr.eth.src }, hdr.eth.dst }, hdr.eth.ether_type, "
+    "HashAlgorithm.csum16);",
+    "update_checksum_with_payload(true, { hdr.eth.src, hdr.eth.ether_type }, "
+    "hdr.eth.ether_type, HashAlgorithm.csum16);",
+    "update_checksum(hdr.eth.ether_type == 0, { hdr.eth.src, 8w1, (-8s3) }, hdr.eth.ether_type, "
+    "HashAlgorithm.csum16);"])
+def test_checksum_data_p4c_takes_is_accepted(stmt):
+    """The whole header holding the updated field, a nested list, the updated field in a
+    `_with_payload` list, the field in the condition: p4c's BMv2 back end takes them all."""
+    compile_ok(in_checksum_control(stmt))
+
+
+def test_verify_checksum_data_may_hold_the_field_it_checks():
+    compile_ok(in_checksum_control("verify_checksum(true, { hdr.eth.src, hdr.eth.ether_type }, "
+                                   "hdr.eth.ether_type, HashAlgorithm.csum16);", "VC"))
 
 
 def test_a_local_action_may_share_a_global_actions_plain_name():

@@ -59,6 +59,9 @@ BMV2_REFUSES_P4C_JSON = {
                           "simple_switch aborts on it (Json::LogicError)",
     "compiler/dynamic_index": "simple_switch cannot load `hdr.items[i].isValid()` with a "
                               "run-time index i (a field whose header is an expression)",
+    "p4/checksum_negative_constant": "p4c writes a negative constant among a checksum's data "
+                                     "with a minus sign (`-0x52`), and simple_switch aborts on "
+                                     "it (ByteContainer's assertion; F28)",
 }
 # real simple_switch refuses the JSON inaemu's compiler writes (each reason is simple_switch's
 # message); none today
