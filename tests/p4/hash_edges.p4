@@ -2,7 +2,7 @@
 // taken as 1); base and max are 64-bit numbers (a wider base keeps its low 64 bits) and so is
 // their sum, which wraps; the data list is a value, so a field of an invalid header counts with
 // its value (0 here) and keeps the data's width, and a negative constant counts as its two's
-// complement.
+// complement. identity over more than 8 bytes is their first 8.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -15,6 +15,7 @@ header out_t {
     bit<16> with_opt;       // identity({b, opt.a}): b ++ opt.a, opt.a 0 while opt is invalid
     bit<16> neg_const;      // identity({8w1, -8s82}): 0x01AE
     bit<72> sum_wraps;      // 0xFFFFFFFFFFFFFFFF + identity({b}) % 0x100, in 64 bits: b - 1
+    bit<64> ident_long;     // identity({x, x, b}), 9 bytes: the first 8, x ++ x
 }
 
 struct headers {
@@ -54,6 +55,8 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
         hash(hdr.outp.neg_const, HashAlgorithm.identity, 16w0, { 8w1, (-8s82) }, 32w65536);
         hash(hdr.outp.sum_wraps, HashAlgorithm.identity, 64w0xFFFFFFFFFFFFFFFF, { hdr.inp.b },
              64w0x100);
+        hash(hdr.outp.ident_long, HashAlgorithm.identity, 64w0, { hdr.inp.x, hdr.inp.x, hdr.inp.b },
+             64w0xFFFFFFFFFFFFFFFF);
         smeta.egress_spec = 1;
     }
 }

@@ -87,11 +87,15 @@ class ParserTranslator:
         target = block.slot(ref.slot)
         ck_err = self.layout.std("checksum_error")
         mismatch = f"PF[{ck_err}] = 1;" if ck_err is not None else ";"
-        body += [f"if ((cs_result(cs_sum) & {mask}ULL) != ({target} & {mask}ULL))"
-                 f" {{ {mismatch} }}"]
+        # the whole sum against the field (parsergen's `_checksum_test`)
+        body += [f"if (cs_result(cs_sum) != ({target} & {mask}ULL)) {{ {mismatch} }}"]
+        # only while the target's header is valid, then under the condition (simple_switch)
+        tests = [] if ref.header.metadata else [block.valid(ref.header.index)]
         if node.has("if_cond"):
-            cond = ex.truth(node["if_cond"])
-            body = [f"if ({cond}) {{"] + ["    " + b for b in body] + ["}"]
+            tests.append(ex.truth(node["if_cond"]))
+        if tests:
+            body = [f"if ({' && '.join(f'({t})' for t in tests)}) {{"] + \
+                ["    " + b for b in body] + ["}"]
         return block.wrap(["{"] + ["    " + b for b in body] + ["}"])
 
     # ---------------------------------------------------------------------------- states

@@ -539,19 +539,21 @@ class ParserCompiler:
         there = position[nxt]
         return [f"st = {there}"] + (["continue"] if there <= here else [])
 
-    def _checksum_test(self, calc: str, indent: str, received: str, mask: int) -> list[str]:
-        """`if <computed> != <received>:`. A checksum that is a plain sum of terms
-        (calcgen's Internet checksum) is summed right here: no call, no payload slice."""
+    def _checksum_test(self, calc: str, indent: str, received: str) -> list[str]:
+        """`if <computed> != <received>:`, the calculation's whole output against the field
+        (simple_switch compares the two numbers: a 16-bit sum never equals an 8-bit field's
+        value unless it fits). A checksum that is a plain sum of terms (calcgen's Internet
+        checksum) is summed right here: no call, no payload slice."""
         structure = self.scope.namespace.get(SUM_TERMS, {}).get(calc)
         if structure is None:
-            return [f"{indent}if {calc}(f, v, d[pos:]) & {mask} != {received}:"]
+            return [f"{indent}if {calc}(f, v, d[pos:]) != {received}:"]
         lines = [f"{indent}_cs = 0"]
         for index, terms in structure:
             add = f"_cs += {' + '.join(terms)}"
             lines += [f"{indent}{add}"] if index is None else \
                 [f"{indent}if v[{index}]:", f"{indent}    {add}"]
         return lines + [f"{indent}if (65535 if not _cs else ~(_cs % 65535 or 65535) & 65535) "
-                        f"& {mask} != {received}:"]
+                        f"!= {received}:"]
 
     def _verify_checksums(self) -> list[str]:
         lines = []
@@ -562,11 +564,15 @@ class ParserCompiler:
             if target.width is None or target.is_valid_bit:
                 raise node["target"].error("a checksum target must be a fixed-width field")
             mask = (1 << target.width) - 1
-            indent = "    "
+            # simple_switch verifies only while the target's header is valid, then the condition
+            tests = [] if target.header.metadata else [f"v[{target.header.index}]"]
             if node.has("if_cond"):
-                lines.append(f"    if {boolean(compile_expr(node['if_cond'], self.scope))}:")
+                tests.append(f"({boolean(compile_expr(node['if_cond'], self.scope))})")
+            indent = "    "
+            if tests:
+                lines.append(f"    if {' and '.join(tests)}:")
                 indent = "        "
-            lines += self._checksum_test(calc, indent, f"f[{target.slot}] & {mask}", mask)
+            lines += self._checksum_test(calc, indent, f"f[{target.slot}] & {mask}")
             if ck_err is not None:
                 lines.append(f"{indent}    f[{ck_err}] = 1")
             else:

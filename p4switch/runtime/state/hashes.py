@@ -201,8 +201,9 @@ def xor16(data: bytes) -> int:
 
 
 def identity(data: bytes) -> int:
-    """The input itself as a number (BMv2 keeps the low 64 bits)."""
-    return int.from_bytes(data, "big") & 0xFFFFFFFFFFFFFFFF
+    """The input itself as a number: BMv2 reads its first 8 bytes (of a longer input, the
+    leading ones, not the low 64 bits)."""
+    return int.from_bytes(data[:8], "big")
 
 
 def _random_hash(data: bytes) -> int:
