@@ -81,9 +81,9 @@ class _Generator:
         return program
 
     def _checksums(self, extern: str, headers: list[Header], meta) -> list[str]:
-        """0-2 calls of `extern` (`verify_checksum` or `update_checksum`): a condition, a list
-        of header and metadata fields of any widths, a 16- or 32-bit header field to check or
-        write, csum16 mostly (as IPv4's) and the CRCs now and then."""
+        """0-2 calls of `extern` (`verify_checksum` or `update_checksum`, or its `_with_payload`
+        form): a condition, a list of header and metadata fields of any widths, a 16- or 32-bit
+        header field to check or write, csum16 mostly (as IPv4's) and the CRCs now and then."""
         rng = self.rng
         if rng.random() < 0.4:
             return []
@@ -107,7 +107,9 @@ class _Generator:
             else:
                 condition = ExprGen(rng, max_depth=1).expr(BOOL, Scope(fields))
             items = ", ".join(v.name for v in data)
-            lines.append(f"{extern}({condition}, {{ {items} }}, {target.name}, "
+            # a quarter over the packet's payload too (what follows the emitted headers)
+            call = extern + "_with_payload" if rng.random() < 0.25 else extern
+            lines.append(f"{call}({condition}, {{ {items} }}, {target.name}, "
                          f"HashAlgorithm.{algorithm});")
         return lines
 

@@ -267,8 +267,7 @@ def test_write_sets_of_generated_code():
         "    reg_1[_t1] = _l4 = f[5]", "    f[9] = _l7 = 3", "    v[2] = 0",
         "    x = calcname_1(f, v, payload)", "    a, p, e = prof_3.resolve(tbl, r, f, v)",
         "    if f[3] == f[4]:", "        f[6] += 1", "    return n0_x(f, v)",
-        "def n0_x(f, v):", "    f[30] = 1",
-        "def _emit_after(f, v, after):", "    ser(f)"])
+        "def n0_x(f, v):", "    f[30] = 1"])
     writes = code_writes(src)
     assert not writes.anything
     assert writes.fields == {3, 6, 9, 10, 11, 12, 30} and writes.valid == {2}

@@ -236,10 +236,6 @@ def only_sanctioned(source: str, runs: dict) -> bool:
     names = {run.name for run in all_runs(runs)}
     tree = ast.parse(source)
     local = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
-    # `_emit_after` hands `f` to the header serialisers, made by `header_bytes_code`, which
-    # emits vector runs through their names like the deparser
-    tree.body = [node for node in tree.body
-                 if not (isinstance(node, ast.FunctionDef) and node.name == "_emit_after")]
     allowed: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \

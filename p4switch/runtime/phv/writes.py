@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass, field
 
 # helpers of the generated code that receive `f`/`v` but only read them
-READ_ONLY_CALLS = ("calcname_", "_emit_after")
+READ_ONLY_CALLS = ("calcname_",)
 READ_ONLY_METHODS = ("resolve",)  # ActionProfile.resolve: the selector hash reads fields
 
 

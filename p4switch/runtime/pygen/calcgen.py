@@ -2,8 +2,10 @@
 
 A calculation packs its inputs MSB-first into one int (fields of invalid headers are skipped, as
 BMv2 does), turns that into bytes zero-padded at the end, and runs the named algorithm on it.
-A `payload` input appends every later header (deparser order) and the packet payload, which is
-what TCP/UDP checksums need.
+A `payload` input appends the packet's payload, the bytes the parser did not extract: what
+simple_switch sums (its deparser updates checksums before it puts the headers back, and its
+parser verifies them after it took them off), so a header parsed after the summed ones is not
+part of it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
     fn = scope.bind("calcname", object())  # reserve a unique name
     lines = [f"def {fn}(f, v, payload):", "    x = 0", "    n = 0"]
     groups: list[tuple[HeaderInstance | None, list[tuple[str, int]]]] = []
-    last_header: HeaderInstance | None = None
     has_payload = False
     for item in inputs:
         kind, value = item.type_value()
@@ -38,13 +39,11 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
             ref = scope.layout.field(value[0].str(), value[1].str(), value)
             if ref.width is None:  # varbit: its current length is in a slot of its own
                 _add(groups, ref.header, f"f[{ref.slot}]", f"f[{ref.header.varbit_len_slot}]")
-                last_header = ref.header
                 continue
             code = f"v[{ref.header.index}]" if ref.is_valid_bit else f"f[{ref.slot}]"
             if ref.signed:
                 code = f"({code} & {(1 << ref.width) - 1})"
             _add(groups, ref.header, code, ref.width)
-            last_header = ref.header
         elif kind == "header":
             inst = scope.layout.header(value.str(), value)
             for i, (_, width, signed) in enumerate(inst.htype.fields):
@@ -53,7 +52,6 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
                     _add(groups, inst, code, f"f[{inst.varbit_len_slot}]")
                     continue
                 _add(groups, inst, f"({code} & {(1 << width) - 1})" if signed else code, width)
-            last_header = inst
         elif kind == "hexstr":
             width = item["bitwidth"].int(1, MAX_WIDTH)
             _add(groups, None, str(value.hexstr() & ((1 << width) - 1)), width)
@@ -86,10 +84,8 @@ def compile_calculation(name: str, algo: str, inputs: list[Node], scope: CodeSco
         lines.append(f"{indent}x = (x << {total}) | {packed}")
         lines.append(f"{indent}n += {total}")
     if has_payload:
-        after = last_header.index if last_header is not None else -1
         algo_name = scope.bind("algo", algorithm)
-        lines.append(f"    return {algo_name}(_bits_to_bytes(x, n) + _emit_after(f, v, {after})"
-                     " + payload)")
+        lines.append(f"    return {algo_name}(_bits_to_bytes(x, n) + payload)")
     elif algorithm in BITS_VARIANTS:
         lines.append(f"    return {scope.bind('algo', BITS_VARIANTS[algorithm])}(x, n)")
     else:

@@ -2,8 +2,7 @@
 
 Each valid header in the deparser's order is packed into one int and turned into bytes; the
 payload (the bytes the parser did not consume) follows. Checksum updates run first, as in BMv2's
-deparser. `_emit_after` serialises the headers that follow a given one, for `payload` inputs of
-calculations.
+deparser.
 """
 
 from __future__ import annotations
@@ -78,7 +77,7 @@ def compile_deparser(deparser: Node, checksums: list[tuple[Node, str]], scope: C
     order = deparse_order(deparser, scope)
     lines = _deparse_function("deparse(f, v, payload)", order, deparser, checksums, scope,
                               traced, {})
-    return "\n".join(lines + [""] + _emit_after_function(order, scope))
+    return "\n".join(lines)
 
 
 def compile_replica_deparser(deparser: Node, checksums: list[tuple[Node, str]],
@@ -229,28 +228,8 @@ def _replica_emission(order: list[HeaderInstance], scope: CodeScope,
     return lines
 
 
-def _emit_after_function(order: list[HeaderInstance], scope: CodeScope) -> list[str]:
-    # _emit_after(f, v, header_index): later headers in deparser order (for `payload` inputs)
-    serializers = [(inst.index, scope.bind("ser", _serializer(inst, scope))) for inst in order]
-    emit_order = scope.bind("emit_order", [(h, scope.namespace[s]) for h, s in serializers])
-    return ["def _emit_after(f, v, after):", "    out = []", "    seen = after < 0",
-            f"    for hidx, ser in {emit_order}:",
-            "        if seen and v[hidx]:", "            out.append(ser(f))",
-            "        if hidx == after:", "            seen = True",
-            "    return b''.join(out)"]
-
-
 def _bytes_code(inst: HeaderInstance, scope: CodeScope) -> str:
     if inst.varbit_len_slot is None:
         return header_bytes_code(inst, scope)
     widths = [w for _, w, _ in inst.htype.fields]
     return f"_serialize_varbit(f, {inst.base}, {widths!r}, {inst.varbit_len_slot})"
-
-
-def _serializer(inst: HeaderInstance, scope: CodeScope):
-    if inst.varbit_len_slot is not None:
-        widths = [w for _, w, _ in inst.htype.fields]
-        return lambda f: serialize_varbit(f, inst.base, widths, inst.varbit_len_slot)
-    code = header_bytes_code(inst, scope)
-    # code generated from the layout only; names resolve in the program's namespace
-    return eval(f"lambda f: {code}", scope.namespace)  # noqa: S307
