@@ -11,8 +11,8 @@ Session 62 gave actions directional parameters and ingress sub-controls
 (`generator.FEATURES`); with F24 fixed and F25-F27 steered around, seeds 0-299 show no
 disagreement (18 "unspecified").
 
-Session 63 added `hash` and checksums to the generator (and fixed F29-F32, which it found):
-seeds 0-299 show only seed 147, F19, in some runs (13 "unspecified")."""
+Session 63 added `hash` and checksums to the generator (and fixed F29-F34, which it found):
+seeds 0-299 show only seed 147, F19, in some runs; in others none (13-18 "unspecified")."""
 
 KNOWN: dict[int, tuple[str, ...]] = {
     # F19 (simple_switch's nondeterminism): a packet multicast to ports 1 and 2 whose replicas
