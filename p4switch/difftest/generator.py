@@ -107,7 +107,7 @@ class _Generator:
             else:
                 condition = ExprGen(rng, max_depth=1).expr(BOOL, Scope(fields))
             items = ", ".join(v.name for v in data)
-            # a quarter over the packet's payload too (what follows the emitted headers)
+            # a quarter over the payload too (the bytes the parser left)
             call = extern + "_with_payload" if rng.random() < 0.25 else extern
             lines.append(f"{call}({condition}, {{ {items} }}, {target.name}, "
                          f"HashAlgorithm.{algorithm});")
