@@ -33,8 +33,8 @@ INVALID_RATE = 0.08
 AVOID = frozenset({"F5", "F8", "F10", "F21", "F26", "F27"})
 # what programs may use beyond the first generator's forms: "directional" action parameters,
 # sub-controls, the `hash` extern, checksums verified and updated (`verify_checksum`,
-# `update_checksum`, the `checksum_error` ingress then reads)
-FEATURES = frozenset({"directional", "subcontrol", "hash", "checksum"})
+# `update_checksum`, the `checksum_error` ingress then reads), a header stack parsed in a loop
+FEATURES = frozenset({"directional", "subcontrol", "hash", "checksum", "stack"})
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
 _STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
@@ -65,6 +65,12 @@ class _Generator:
     # --- data ---
     def program(self) -> Program:
         headers = [self._header(i) for i in range(self.rng.randrange(1, 5))]
+        if "stack" in self.features and self.rng.random() < 0.35:
+            # a header stack, last so that a parser loop can extract into it (never `start`)
+            stack = self._header(len(headers))
+            if any(ty.kind == "bit" for _, ty in stack.fields):
+                stack.stack = self.rng.choice([2, 3, 4])
+                headers.append(stack)
         meta = [(f"m{i}", BOOL if self.rng.random() < 0.15 else random_scalar(self.rng))
                 for i in range(self.rng.randrange(1, 5))]
         states = self._parser(headers, meta)
@@ -123,8 +129,8 @@ class _Generator:
         return Header(f"h{index}", fields)
 
     def _field_vars(self, headers: list[Header], meta) -> list[Var]:
-        out = [Var(f"hdr.{h.name}.{f}", ty, header=f"hdr.{h.name}")
-               for h in headers for f, ty in h.fields]
+        out = [Var(f"{element}.{f}", ty, header=element)
+               for h in headers for element in h.elements() for f, ty in h.fields]
         out += [Var(f"meta.{name}", ty) for name, ty in meta]
         return out
 
@@ -139,7 +145,15 @@ class _Generator:
             if rng.random() < 0.25:
                 state.sets = self._parser_sets(headers[:i + 1], meta)
             keyable = [(f, ty) for f, ty in header.fields if ty.kind == "bit"]
-            if later and keyable and rng.random() < 0.85:
+            if header.stack:
+                # a loop: the element just extracted (`last`) says whether another follows;
+                # more than the stack holds ends parsing with StackOutOfBounds
+                picked = [rng.choice(keyable)]
+                state.keys = [(f"hdr.{header.name}.last.{f}", ty.width) for f, ty in picked]
+                state.cases = [self._select_case(state.keys, [names[i]])
+                               for _ in range(rng.randrange(1, 3))]
+                state.default = rng.choice(later + ["accept", "accept"])
+            elif later and keyable and rng.random() < 0.85:
                 picked = rng.sample(keyable, min(len(keyable), rng.choice([1, 1, 2])))
                 state.keys = [(f"hdr.{header.name}.{f}", ty.width) for f, ty in picked]
                 state.cases = [self._select_case(state.keys, later)
@@ -308,14 +322,15 @@ class _Generator:
     def _table(self, prefix: str, control: Control, scope: Scope) -> Table:
         rng = self.rng
         keys: list[TableKey] = []
+        # (no stack element: the STF names a key by its field, and p4c's names for those vary)
         candidates = [v for v in scope.vars if v.ty.kind == "bit" and not v.name.startswith("sm.")
-                      and v.ty.width <= 64]
+                      and v.ty.width <= 64 and "[" not in v.name]
         if control.params is None:    # a sub-control has no standard_metadata
             candidates.append(Var("sm.ingress_port", bit(9)))
         used: set[str] = set()
         for _ in range(rng.randrange(1, 4)):
             roll = rng.random()
-            headers = sorted({v.header for v in scope.vars if v.header})
+            headers = sorted({v.header for v in scope.vars if v.header and "[" not in v.header})
             if roll < 0.1 and headers:
                 keys.append(TableKey(f"{rng.choice(headers)}.isValid()", "exact", BOOL))
                 continue

@@ -15,6 +15,13 @@ from .ptypes import Ty
 class Header:
     name: str                         # instance name: hdr.<name>
     fields: list[tuple[str, Ty]]
+    stack: int = 0                    # a header stack of this many elements (0: a header)
+
+    def elements(self) -> list[str]:
+        """The instances fields are read through: `hdr.h0`, or `hdr.hs[0]`, `hdr.hs[1]`..."""
+        if not self.stack:
+            return [f"hdr.{self.name}"]
+        return [f"hdr.{self.name}[{i}]" for i in range(self.stack)]
 
     @property
     def type_name(self) -> str:

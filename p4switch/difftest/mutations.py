@@ -13,7 +13,8 @@ from .ptypes import Ty
 
 
 def mutate(source: str, program: Program, rng: random.Random) -> tuple[str, str]:
-    fields = [(f"hdr.{h.name}.{f}", ty) for h in program.headers for f, ty in h.fields]
+    fields = [(f"{e}.{f}", ty) for h in program.headers for e in h.elements()
+              for f, ty in h.fields]
     fields += [(f"meta.{n}", ty) for n, ty in program.meta]
     kinds = [_undeclared, _width_mismatch, _sign_mismatch, _bad_slice, _non_bool_condition,
              _bool_arith, _unknown_action, _duplicate_local, _missing_semicolon,

@@ -11,7 +11,7 @@ def render_program(p: Program) -> str:
         fields = " ".join(f"{ty.p4()} {name};" for name, ty in h.fields)
         out.append(f"header {h.type_name} {{ {fields} }}")
     out.append("struct headers_t {")
-    out += [f"    {h.type_name} {h.name};" for h in p.headers]
+    out += [f"    {h.type_name}{f'[{h.stack}]' if h.stack else ''} {h.name};" for h in p.headers]
     out.append("}")
     out.append("struct meta_t {")
     out += [f"    {ty.p4()} {name};" for name, ty in p.meta]
@@ -22,9 +22,11 @@ def render_program(p: Program) -> str:
     out.append("")
     out.append("parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, "
                "inout standard_metadata_t sm) {")
+    stacks = {h.name for h in p.headers if h.stack}
     for s in p.states:
         out.append(f"    state {s.name} {{")
-        out.append(f"        pkt.extract(hdr.{s.header});")
+        extracted = f"{s.header}.next" if s.header in stacks else s.header
+        out.append(f"        pkt.extract(hdr.{extracted});")
         out += [f"        {line}" for line in s.sets]
         if s.keys:
             keys = ", ".join(k for k, _ in s.keys)

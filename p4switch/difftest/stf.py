@@ -66,7 +66,7 @@ def packet_bytes(p: Program, rng: random.Random, pools: dict[str, list[int]]) ->
     states = {s.name: s for s in p.states}
     data = b""
     state = states["start"]
-    for _ in range(len(p.states) + 1):
+    for _ in range(len(p.states) + sum(h.stack for h in p.headers) + 1):   # (a loop: one past)
         header = headers[state.header]
         values = {f: _field_value(rng, f"hdr.{header.name}.{f}", ty.width, pools)
                   for f, ty in header.fields}

@@ -95,6 +95,15 @@ class StmtGen:
         headers = sorted({v.header for v in scope.vars if v.header})
         if not headers:
             return []
+        sizes: dict[str, int] = {}      # a stack's elements: push_front and pop_front
+        for header in headers:
+            if header.endswith("]"):
+                stack, index = header[:-1].split("[")
+                sizes[stack] = max(sizes.get(stack, 0), int(index) + 1)
+        if sizes and self.rng.random() < 0.4:
+            stack = self.rng.choice(sorted(sizes))
+            op = self.rng.choice(["push_front", "pop_front"])
+            return [f"{pad}{stack}.{op}({self.rng.randrange(1, sizes[stack] + 1)});"]
         op = self.rng.choice(["setValid", "setInvalid", "setValid"])
         return [f"{pad}{self.rng.choice(headers)}.{op}();"]
 

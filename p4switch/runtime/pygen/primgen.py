@@ -524,61 +524,73 @@ def _varbit_length_slots(stack) -> list[int]:
     return [] if None in slots else slots
 
 
+def _shift_order(size: int, count: int) -> tuple[list[int], range]:
+    """push_front (count > 0) or pop_front (count < 0) of a stack of `size` as simple_switch
+    makes it: the old element each position ends with, and the positions made invalid.
+    simple_switch swaps elements (values and validity) instead of copying them, so an element
+    made invalid holds the values of one shifted out, in the order its swaps leave them."""
+    order = list(range(size))
+    n = abs(count)
+    if count > 0:
+        for i in range(size - 1, n - 1, -1):
+            order[i], order[i - n] = order[i - n], order[i]
+        return order, range(0, min(size, n))
+    for i in range(size - n):
+        order[i], order[i + n] = order[i + n], order[i]
+    return order, range(max(size - n, 0), size)
+
+
 def _shift_varbit_lengths(f, slots, count):
     """Move the elements' varbit lengths as push_front (count > 0) or pop_front (count < 0)
-    moved the elements; lengths of elements that became invalid are 0."""
+    moved the elements (`_shift_order`)."""
+    if count == 0:
+        return
     old = [f[s] for s in slots]
-    for i, slot in enumerate(slots):
-        src = i - count
-        f[slot] = old[src] if 0 <= src < len(slots) else 0
+    order, _ = _shift_order(len(slots), count)
+    for slot, src in zip(slots, order):
+        f[slot] = old[src]
+
+
+def _shift_stack(f, v, first_valid, first_base, stride, size, count):
+    order, invalid = _shift_order(size, count)
+    fields = [f[first_base + j * stride:first_base + (j + 1) * stride] for j in range(size)]
+    valid = v[first_valid:first_valid + size]
+    for i, src in enumerate(order):
+        f[first_base + i * stride:first_base + (i + 1) * stride] = fields[src]
+        v[first_valid + i] = 0 if i in invalid else valid[src]
 
 
 def _stack_push(f, v, first_valid, first_base, stride, size, next_slot, count):
-    """push_front(count): shift elements up; the `count` new front elements are invalid."""
+    """push_front(count): elements move up; the `count` front elements are invalid."""
     if count <= 0:
         return
-    for i in range(size - 1, -1, -1):
-        src = i - count
-        if src >= 0:
-            v[first_valid + i] = v[first_valid + src]
-            f[first_base + i * stride:first_base + (i + 1) * stride] = \
-                f[first_base + src * stride:first_base + (src + 1) * stride]
-        else:
-            v[first_valid + i] = 0
+    _shift_stack(f, v, first_valid, first_base, stride, size, count)
     f[next_slot] = min(f[next_slot] + count, size)
 
 
 def _stack_pop(f, v, first_valid, first_base, stride, size, next_slot, count):
-    """pop_front(count): shift elements down; the `count` last elements become invalid."""
+    """pop_front(count): elements move down; the `count` last elements become invalid."""
     if count <= 0:
         return
-    for i in range(size):
-        src = i + count
-        if src < size:
-            v[first_valid + i] = v[first_valid + src]
-            f[first_base + i * stride:first_base + (i + 1) * stride] = \
-                f[first_base + src * stride:first_base + (src + 1) * stride]
-        else:
-            v[first_valid + i] = 0
+    _shift_stack(f, v, first_valid, first_base, stride, size, -count)
     f[next_slot] = max(f[next_slot] - count, 0)
 
 
 def _union_stack_shift(f, v, shape, next_slot, count):
-    """push_front (count > 0) or pop_front (count < 0) on a header union stack.
+    """push_front (count > 0) or pop_front (count < 0) on a header union stack, its unions
+    moved as `_shift_order` moves a stack's elements.
 
     `shape[i]` lists (validity index, first slot, field count) of union i's members."""
-    size = len(shape)
-    order = range(size - 1, -1, -1) if count > 0 else range(size)
-    for i in order:
-        src = i - count
+    if count == 0:
+        return
+    order, invalid = _shift_order(len(shape), count)
+    old = [[(v[vidx], f[base:base + n]) for vidx, base, n in union] for union in shape]
+    for i, src in enumerate(order):
         for member, (vidx, base, n) in enumerate(shape[i]):
-            if 0 <= src < size:
-                svidx, sbase, _ = shape[src][member]
-                v[vidx] = v[svidx]
-                f[base:base + n] = f[sbase:sbase + n]
-            else:
-                v[vidx] = 0
-    f[next_slot] = max(0, min(f[next_slot] + count, size))
+            valid, values = old[src][member]
+            v[vidx] = 0 if i in invalid else valid
+            f[base:base + n] = values
+    f[next_slot] = max(0, min(f[next_slot] + count, len(shape)))
 
 
 def _union_stack_copy(f, v, dst_shape, src_shape):
