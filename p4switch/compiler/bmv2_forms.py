@@ -132,7 +132,7 @@ PARAM_ROLES = {
     "assign_header": ("header", "header"),
     "assign_header_stack": ("header_stack", "header_stack"),
     "add_header": ("header",), "remove_header": ("header",), "mark_to_drop": ("header",),
-    "push": ("header_stack", "data"), "pop": ("header_stack", "data"),
+    "push": ("any_stack", "data"), "pop": ("any_stack", "data"),
     "count": ("counter_array", "data"), "execute_meter": ("meter_array", "data", "field"),
     "register_read": ("field", "register_array", "data"),
     "register_write": ("register_array", "data", "data"),
@@ -244,7 +244,8 @@ def _check_param(param: dict, role: str, where: str, n_data: int, in_parser: boo
             raise FormError(where, "the destination expression is not a location")
         return
     allowed = {"dst": DST_LEAVES, "field": {"field"}, "data": DATA_LEAVES, "header": {"header"},
-               "header_stack": {"header_stack"}, "union": {"header_union"}}[role]
+               "header_stack": {"header_stack"}, "union": {"header_union"},
+               "any_stack": {"header_stack", "header_union_stack"}}[role]
     if t not in allowed:
         raise FormError(where, f"a '{t}' cannot be passed where the primitive wants {role}")
 

@@ -15,7 +15,7 @@ from .constfold import constant_expression, fold
 from .lower_expr import Env, ExprLowerer, Unsupported, const, instance_of, op
 from .storage import (DynamicElement, FieldRef, HeaderInst, RuntimeData, StackStore,
                       StructStore, UnionStore)
-from .types import BOOL, BitT, VarbitT, bit_width, is_bool
+from .types import BOOL, BitT, StructT, VarbitT, bit_width, is_bool
 
 
 @dataclass(eq=False)
@@ -458,8 +458,11 @@ class StatementLowerer:
                 return
             if name in ("push_front", "pop_front"):
                 target = self.x.resolve(f.expr, env)
+                element = target.type.element
+                kind = "header_union_stack" if isinstance(element, StructT) and \
+                    element.kind == "header_union" else "header_stack"
                 self.emit("push" if name == "push_front" else "pop",
-                          [{"type": "header_stack", "value": target.name},
+                          [{"type": kind, "value": target.name},
                            const(fold(call.args[0].value))], node)
                 return
             if name == "isValid":
