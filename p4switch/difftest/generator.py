@@ -33,8 +33,9 @@ INVALID_RATE = 0.08
 AVOID = frozenset({"F5", "F8", "F10", "F21", "F26", "F27"})
 # what programs may use beyond the first generator's forms: "directional" action parameters,
 # sub-controls, the `hash` extern, checksums verified and updated (`verify_checksum`,
-# `update_checksum`, the `checksum_error` ingress then reads), a header stack parsed in a loop
-FEATURES = frozenset({"directional", "subcontrol", "hash", "checksum", "stack"})
+# `update_checksum`, the `checksum_error` ingress then reads), a header stack parsed in a loop,
+# select keys read ahead (`pkt.lookahead`) and bytes skipped (`pkt.advance`)
+FEATURES = frozenset({"directional", "subcontrol", "hash", "checksum", "stack", "lookahead"})
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
 _STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
@@ -144,6 +145,8 @@ class _Generator:
             later = names[i + 1:]
             if rng.random() < 0.25:
                 state.sets = self._parser_sets(headers[:i + 1], meta)
+            if "lookahead" in self.features and rng.random() < 0.15:
+                state.advance = rng.choice([1, 2, 4])
             keyable = [(f, ty) for f, ty in header.fields if ty.kind == "bit"]
             if header.stack:
                 # a loop: the element just extracted (`last`) says whether another follows;
@@ -156,6 +159,11 @@ class _Generator:
             elif later and keyable and rng.random() < 0.85:
                 picked = rng.sample(keyable, min(len(keyable), rng.choice([1, 1, 2])))
                 state.keys = [(f"hdr.{header.name}.{f}", ty.width) for f, ty in picked]
+                if "lookahead" in self.features and rng.random() < 0.25:
+                    # a key read ahead of the packet's position (the next header's first bits)
+                    width = rng.choice([1, 3, 8, 12, 16, 32])
+                    state.keys[rng.randrange(len(state.keys))] = \
+                        (f"pkt.lookahead<bit<{width}>>()", width)
                 state.cases = [self._select_case(state.keys, later)
                                for _ in range(rng.randrange(1, 4))]
                 state.default = rng.choice(later + ["accept", "accept"])

@@ -47,6 +47,7 @@ class ParserState:
     keys: list[tuple[str, int]] = field(default_factory=list)   # (field name, width)
     cases: list[SelectCase] = field(default_factory=list)
     default: str = "accept"
+    advance: int = 0                  # bytes skipped (`pkt.advance`) after the extract
 
 
 @dataclass

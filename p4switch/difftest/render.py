@@ -27,6 +27,8 @@ def render_program(p: Program) -> str:
         out.append(f"    state {s.name} {{")
         extracted = f"{s.header}.next" if s.header in stacks else s.header
         out.append(f"        pkt.extract(hdr.{extracted});")
+        if s.advance:
+            out.append(f"        pkt.advance(32w{s.advance * 8});")
         out += [f"        {line}" for line in s.sets]
         if s.keys:
             keys = ", ".join(k for k, _ in s.keys)

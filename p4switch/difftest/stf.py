@@ -74,8 +74,12 @@ def packet_bytes(p: Program, rng: random.Random, pools: dict[str, list[int]]) ->
             case = rng.choice(state.cases)
             for (key, width), (value, mask) in zip(state.keys, case.matches):
                 field = key.rsplit(".", 1)[1]
-                values[field] = (value & mask) | (values[field] & ~mask & ((1 << width) - 1))
+                if field in values:      # (not a key read ahead)
+                    values[field] = (value & mask) | (values[field] & ~mask & ((1 << width) - 1))
         data += _pack(header, values)
+        data += bytes(rng.getrandbits(8) for _ in range(state.advance))   # skipped
+        if any(k.startswith("pkt.") for k, _ in state.keys):
+            break    # a key read ahead: where the parser goes is up to the bytes that follow
         target = state.default
         for case in state.cases:
             if all((values[k.rsplit(".", 1)[1]] & m) == (v & m)
