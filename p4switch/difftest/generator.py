@@ -30,12 +30,17 @@ INVALID_RATE = 0.08
 # over the padded width); "F10": egress reading `packet_length` or counting bytes (the runtime
 # keeps the ingress length); "F21": `return` in a `switch` case (p4c drops every statement after
 # that switch).
-AVOID = frozenset({"F5", "F8", "F10", "F21", "F26", "F27"})
+AVOID = frozenset({"F5", "F8", "F10", "F21", "F26", "F27", "F39"})
 # what programs may use beyond the first generator's forms: "directional" action parameters,
 # sub-controls, the `hash` extern, checksums verified and updated (`verify_checksum`,
 # `update_checksum`, the `checksum_error` ingress then reads), a header stack parsed in a loop,
-# select keys read ahead (`pkt.lookahead`) and bytes skipped (`pkt.advance`)
-FEATURES = frozenset({"directional", "subcontrol", "hash", "checksum", "stack", "lookahead"})
+# select keys read ahead (`pkt.lookahead`) and bytes skipped (`pkt.advance`), parser errors
+# (`verify`, `reject`, the program's own errors) that ingress reads in `parser_error`
+FEATURES = frozenset({"directional", "subcontrol", "hash", "checksum", "stack", "lookahead",
+                      "parser_error"})
+# the errors core.p4 declares
+_CORE_ERRORS = ["NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
+                "ParserTimeout", "ParserInvalidArgument"]
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
 _STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
@@ -62,6 +67,7 @@ class _Generator:
         self.features = features
         self.names = NameSource()
         self.field_pools: dict[str, list[int]] = {}   # field -> values worth putting in packets
+        self.errors: list[str] = []                    # the program's own `error` members
 
     # --- data ---
     def program(self) -> Program:
@@ -74,6 +80,8 @@ class _Generator:
                 headers.append(stack)
         meta = [(f"m{i}", BOOL if self.rng.random() < 0.15 else random_scalar(self.rng))
                 for i in range(self.rng.randrange(1, 5))]
+        self.errors = [f"E{i}" for i in range(self.rng.choice([0, 0, 1, 2]))] \
+            if "parser_error" in self.features else []
         states = self._parser(headers, meta)
         ingress = self._control("I", True, headers, meta)
         egress = self._control("E", False, headers, meta)
@@ -81,7 +89,7 @@ class _Generator:
         if self.rng.random() < 0.2:
             self.rng.shuffle(order)
         program = Program(headers=headers, meta=meta, states=states, ingress=ingress,
-                          egress=egress, emit_order=order)
+                          egress=egress, emit_order=order, errors=self.errors)
         if "checksum" in self.features:
             program.verify = self._checksums("verify_checksum", headers, meta)
             program.compute = self._checksums("update_checksum", headers, meta)
@@ -140,11 +148,16 @@ class _Generator:
         rng = self.rng
         names = ["start"] + [f"parse_{h.name}" for h in headers[1:]]
         states = []
+        stored: set[str] = set()      # metadata fields a parser state assigns
         for i, header in enumerate(headers):
             state = ParserState(names[i], header.name)
             later = names[i + 1:]
-            if rng.random() < 0.25:
-                state.sets = self._parser_sets(headers[:i + 1], meta)
+            # p4c drops a store that a later state overwrites after an extract that may fail
+            # (F39): with F39 avoided, each field is assigned in one state only
+            free = [(n, ty) for n, ty in meta if n not in stored or "F39" not in self.avoid]
+            if free and rng.random() < 0.25:
+                state.sets = self._parser_sets(headers[:i + 1], meta, free)
+                stored.update(line.split()[0].removeprefix("meta.") for line in state.sets)
             if "lookahead" in self.features and rng.random() < 0.15:
                 state.advance = rng.choice([1, 2, 4])
             keyable = [(f, ty) for f, ty in header.fields if ty.kind == "bit"]
@@ -169,15 +182,32 @@ class _Generator:
                 state.default = rng.choice(later + ["accept", "accept"])
             else:
                 state.default = later[0] if later and rng.random() < 0.8 else "accept"
+            if "parser_error" in self.features:
+                self._parser_errors(state, headers[:i + 1], meta)
             states.append(state)
         return states
 
-    def _parser_sets(self, headers: list[Header], meta) -> list[str]:
+    def _parser_errors(self, state: ParserState, headers: list[Header], meta) -> None:
+        """Now and then a `verify` of the fields extracted so far with a core or the program's
+        own error, and `reject` as a select's default or a case's target (the packet then
+        goes on to ingress with `parser_error` set, as v1model does)."""
+        rng = self.rng
+        if rng.random() < 0.2:
+            condition = ExprGen(rng, max_depth=2).expr(BOOL, Scope(self._field_vars(headers, meta)))
+            error = rng.choice(_CORE_ERRORS + self.errors * 3)
+            state.verify = f"verify({condition}, error.{error});"
+        if rng.random() < 0.1:
+            state.default = "reject"
+        for case in state.cases:
+            if rng.random() < 0.1:
+                case.target = "reject"
+
+    def _parser_sets(self, headers: list[Header], meta, targets) -> list[str]:
         scope = Scope(self._field_vars(headers, meta))
         exprs = ExprGen(self.rng, max_depth=2)
         lines = []
         for _ in range(self.rng.randrange(1, 3)):
-            name, ty = self.rng.choice(meta)
+            name, ty = self.rng.choice(targets)
             lines.append(f"meta.{name} = {exprs.expr(ty, scope)};")
         return lines
 
@@ -217,6 +247,10 @@ class _Generator:
             scope.add(Var(sm_name, ty, writable=False))
         if ingress and "checksum" in self.features:
             scope.add(Var("sm.checksum_error", bit(1), writable=False))
+        if ingress and "parser_error" in self.features:
+            # `error` values are compared only: each comparison is a boolean ingress can read
+            for error in rng.sample(_CORE_ERRORS[:5], 2) + self.errors:
+                scope.add(Var(f"(sm.parser_error == error.{error})", BOOL, writable=False))
         prefix = name.lower()
         for _ in range(rng.choice([0, 1, 1, 2])):
             elem = random_scalar(rng, high=64, signed_p=0.15)

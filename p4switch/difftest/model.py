@@ -48,6 +48,7 @@ class ParserState:
     cases: list[SelectCase] = field(default_factory=list)
     default: str = "accept"
     advance: int = 0                  # bytes skipped (`pkt.advance`) after the extract
+    verify: str = ""                  # a `verify(condition, error.X);` after the assignments
 
 
 @dataclass
@@ -121,3 +122,4 @@ class Program:
     emit_order: list[str]
     verify: list[str] = field(default_factory=list)     # the checksum verification's statements
     compute: list[str] = field(default_factory=list)    # the checksum computation's
+    errors: list[str] = field(default_factory=list)     # the program's own `error` members

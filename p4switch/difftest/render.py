@@ -7,6 +7,8 @@ from .model import Control, Program, Table
 
 def render_program(p: Program) -> str:
     out = ["#include <core.p4>", "#include <v1model.p4>", ""]
+    if p.errors:
+        out.append(f"error {{ {', '.join(p.errors)} }}")
     for h in p.headers:
         fields = " ".join(f"{ty.p4()} {name};" for name, ty in h.fields)
         out.append(f"header {h.type_name} {{ {fields} }}")
@@ -30,6 +32,8 @@ def render_program(p: Program) -> str:
         if s.advance:
             out.append(f"        pkt.advance(32w{s.advance * 8});")
         out += [f"        {line}" for line in s.sets]
+        if s.verify:
+            out.append(f"        {s.verify}")
         if s.keys:
             keys = ", ".join(k for k, _ in s.keys)
             out.append(f"        transition select({keys}) {{")

@@ -45,6 +45,11 @@ P4C_MISCOMPILES = {
     "p4/for_loops": "p4c's BMv2 back end drops the loops: its JSON runs each body once",
     "p4/select_catch_all": "p4c turns a `(_, _)` case before other cases into a `default` "
                            "transition, which BMv2 takes only when nothing else matches",
+    "p4/parser_store_before_failed_extract": "p4c merges a parser state into its only "
+                                             "predecessor and drops the predecessor's store to "
+                                             "a field the merged state writes after its "
+                                             "extract, so when that extract fails ingress sees "
+                                             "the field's initial 0 (F39)",
 }
 # real p4c compiles these for BMv2 but cannot describe them to P4Runtime; none today (an
 # implementation instantiated in a table property needs @name, which inaemu requires too)
