@@ -63,8 +63,8 @@ def main() -> int:
 def _minimize(folder: Path, report, bmv2: bool) -> None:
     from p4switch.difftest.generator import generate_case
     from p4switch.difftest.minimize import minimize, still_disagrees
-    from p4switch.difftest.outcome import STALE
-    kind = next(k for k in report.kinds if k != STALE)
+    from p4switch.difftest.outcome import UNSPECIFIED
+    kind = next(k for k in report.kinds if k not in UNSPECIFIED)
     small = minimize(generate_case(report.seed), still_disagrees(kind, bmv2))
     (folder / "case.min.p4").write_text(small.source)
     (folder / "case.min.stf").write_text(small.stf)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .generator import generate_case
-from .outcome import STALE, classify_case
+from .outcome import UNSPECIFIED, classify_case
 
 
 @dataclass
@@ -27,7 +27,7 @@ class SeedReport:
 
     @property
     def disagreeing(self) -> bool:
-        return any(k != STALE for k in self.kinds)
+        return any(k not in UNSPECIFIED for k in self.kinds)
 
 
 def run_seed(seed: int, bmv2: bool = True) -> SeedReport:
@@ -89,7 +89,7 @@ def summarize(reports: list[SeedReport]) -> Counter:
         if not r.expect_valid and r.p4c_accepted:
             counts["p4c accepts a mutation (generator)"] += 1
         for kind in set(r.kinds):
-            label = kind if kind == STALE else f"disagreement: {kind}"
+            label = kind if kind in UNSPECIFIED else f"disagreement: {kind}"
             counts[label] += 1
     return counts
 

@@ -16,6 +16,16 @@ class Header:
     name: str                         # instance name: hdr.<name>
     fields: list[tuple[str, Ty]]
     stack: int = 0                    # a header stack of this many elements (0: a header)
+    # a last field `varbit<varbit> opt` (0: none), extracted with as many bytes as the low
+    # `length_bits` bits of `hdr.<length_source>` say (more than it holds: HeaderTooShort)
+    varbit: int = 0
+    length_source: str = ""           # "h0.f1": a field of the header `start` extracts
+    length_bits: int = 0
+
+    @property
+    def length_expr(self) -> str:
+        """The extract's length in bits, as P4."""
+        return f"((bit<32>)hdr.{self.length_source}[{self.length_bits - 1}:0]) << 3"
 
     def elements(self) -> list[str]:
         """The instances fields are read through: `hdr.h0`, or `hdr.hs[0]`, `hdr.hs[1]`..."""
@@ -29,6 +39,7 @@ class Header:
 
     @property
     def width(self) -> int:
+        """The fixed fields' bits (the varbit's are the packet's to say)."""
         return sum(ty.width for _, ty in self.fields)
 
 

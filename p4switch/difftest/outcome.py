@@ -15,7 +15,11 @@ The oracle is p4c's JSON on real simple_switch ("p4c@bmv2"). Kinds:
 A disagreement in the runs that disappears when every packet runs on a fresh switch
 (`runner.split_per_packet`) is reported as `unspecified: stale invalid-header fields` instead:
 BMv2 lets a packet read the previous packet's values of a header that is not valid, which the
-P4 spec leaves unspecified (docs/difftest.md).
+P4 spec leaves unspecified (docs/difftest.md). One that remains is run again on simple_switch:
+if the same JSON and STF give simple_switch another outcome than before (inaemu's runtime is
+deterministic), it is reported as `unspecified: simple_switch nondeterministic` (its egress
+threads race on a register, F19; a replica's recycled PHV holds an earlier packet's fields,
+F13).
 
 Not disagreements (counted apart): both compilers reject a case meant to be valid (the
 generator produced something p4c refuses), p4c crashing.
@@ -39,6 +43,9 @@ JSON_COMPAT = "BMv2-JSON-compat"
 RUNTIME_OWN_JSON = "runtime divergence (inaemu JSON)"
 UNRESOLVED = "miscompile or runtime"
 STALE = "unspecified: stale invalid-header fields"
+NONDETERMINISTIC = "unspecified: simple_switch nondeterministic"
+UNSPECIFIED = (STALE, NONDETERMINISTIC)     # counted apart, not disagreements
+_ORACLE_RERUNS = 2
 RUN_KINDS = (RUNTIME, MISCOMPILE, JSON_COMPAT, RUNTIME_OWN_JSON, UNRESOLVED)
 _RUNS_BEHIND = {RUNTIME: ("p4c@bmv2", "p4c@inaemu"), MISCOMPILE: ("p4c@bmv2", "inaemu@bmv2"),
                 RUNTIME_OWN_JSON: ("p4c@bmv2", "inaemu@bmv2", "inaemu@inaemu"),
@@ -60,9 +67,26 @@ def classify_case(case, *, bmv2: bool = True) -> tuple[list[Disagreement], CaseR
         again = classify(run_case(case, bmv2=bmv2, per_packet=True, only=needed))
         if not any(d.kind in RUN_KINDS for d in again):
             found = [Disagreement(STALE, "\n\n".join(d.detail for d in found))]
+        elif _oracle_varies(case, result, needed, bmv2):
+            found = [Disagreement(NONDETERMINISTIC, "\n\n".join(d.detail for d in found))]
         else:
             found = again
     return found, result
+
+
+def _oracle_varies(case, result: CaseResult, needed: frozenset[str], bmv2: bool) -> bool:
+    """Whether simple_switch gives one of the disagreeing runs another outcome when the same
+    JSON and STF run again."""
+    on_bmv2 = frozenset(run for run in needed if run.endswith("@bmv2") and run in result.runs)
+    if not on_bmv2:
+        return False
+    for _ in range(_ORACLE_RERUNS):
+        again = run_case(case, bmv2=bmv2, only=on_bmv2).runs
+        for run in on_bmv2:
+            if run in again and compare_outcomes(_comparable(result.runs[run], run),
+                                                 _comparable(again[run], run)):
+                return True
+    return False
 
 
 def classify(result: CaseResult) -> list[Disagreement]:

@@ -11,6 +11,8 @@ def render_program(p: Program) -> str:
         out.append(f"error {{ {', '.join(p.errors)} }}")
     for h in p.headers:
         fields = " ".join(f"{ty.p4()} {name};" for name, ty in h.fields)
+        if h.varbit:
+            fields += f" varbit<{h.varbit}> opt;"
         out.append(f"header {h.type_name} {{ {fields} }}")
     out.append("struct headers_t {")
     out += [f"    {h.type_name}{f'[{h.stack}]' if h.stack else ''} {h.name};" for h in p.headers]
@@ -28,7 +30,11 @@ def render_program(p: Program) -> str:
     for s in p.states:
         out.append(f"    state {s.name} {{")
         extracted = f"{s.header}.next" if s.header in stacks else s.header
-        out.append(f"        pkt.extract(hdr.{extracted});")
+        varbit = next((h for h in p.headers if h.name == s.header and h.varbit), None)
+        if varbit is not None:
+            out.append(f"        pkt.extract(hdr.{extracted}, {varbit.length_expr});")
+        else:
+            out.append(f"        pkt.extract(hdr.{extracted});")
         if s.advance:
             out.append(f"        pkt.advance(32w{s.advance * 8});")
         out += [f"        {line}" for line in s.sets]

@@ -66,10 +66,12 @@ def packet_bytes(p: Program, rng: random.Random, pools: dict[str, list[int]]) ->
     states = {s.name: s for s in p.states}
     data = b""
     state = states["start"]
+    extracted: dict[str, dict[str, int]] = {}      # header -> its fields' values in this packet
     for _ in range(len(p.states) + sum(h.stack for h in p.headers) + 1):   # (a loop: one past)
         header = headers[state.header]
         values = {f: _field_value(rng, f"hdr.{header.name}.{f}", ty.width, pools)
                   for f, ty in header.fields}
+        extracted[header.name] = values
         if state.cases and rng.random() < 0.8:
             case = rng.choice(state.cases)
             for (key, width), (value, mask) in zip(state.keys, case.matches):
@@ -77,6 +79,12 @@ def packet_bytes(p: Program, rng: random.Random, pools: dict[str, list[int]]) ->
                 if field in values:      # (not a key read ahead)
                     values[field] = (value & mask) | (values[field] & ~mask & ((1 << width) - 1))
         data += _pack(header, values)
+        if header.varbit:
+            source, field = header.length_source.split(".")
+            length = extracted[source][field] & ((1 << header.length_bits) - 1)
+            data += bytes(rng.getrandbits(8) for _ in range(length))
+            if length * 8 > header.varbit:
+                break          # HeaderTooShort: the parser stops here
         data += bytes(rng.getrandbits(8) for _ in range(state.advance))   # skipped
         if any(k.startswith("pkt.") for k, _ in state.keys):
             break    # a key read ahead: where the parser goes is up to the bytes that follow

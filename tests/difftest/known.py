@@ -16,8 +16,9 @@ which it found): seeds 0-299 show only seed 102, F19 (31 "unspecified").
 
 Session 64 added select keys read ahead (`pkt.lookahead`) and skipped bytes (`pkt.advance`):
 seeds 0-299 showed seed 149 (F19) and seed 135 (F38, unspecified). Then parser errors
-(`verify`, `reject`, `parser_error`) and F39 steered around: seeds 0-299 show seed 228 (F19)
-and seed 149 (F13's stale replica, under load only)."""
+(`verify`, `reject`, `parser_error`) and F39 steered around: seeds 0-299 showed seed 228
+(F19) and seed 149 (F13's stale replica, under load only). Then headers ending in a varbit
+field, F15 steered around: seeds 0-299 show seed 228 only (F19)."""
 
 KNOWN: dict[int, tuple[str, ...]] = {
     # F19 (simple_switch's nondeterminism): an ingress clone whose copy and original both run
@@ -26,10 +27,4 @@ KNOWN: dict[int, tuple[str, ...]] = {
     # it (inaemu takes them in one of simple_switch's orders). Which of the two runs on
     # simple_switch disagrees changes from run to run: the kind is either.
     228: ("runtime divergence", "miscompile"),
-    # F13's unspecified rest: multicast replicas whose egress reads fields of an invalid
-    # header (a stack element). simple_switch copies only valid headers into a replica, whose
-    # PHV is fresh (zeros, as inaemu has it) or, under load, recycled from an earlier packet
-    # (its stale values): on a quiet machine the case agrees, in a loaded batch either run on
-    # simple_switch may not.
-    149: ("runtime divergence", "miscompile"),
 }

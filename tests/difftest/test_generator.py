@@ -142,3 +142,62 @@ def test_no_return_in_a_switch_case_while_f21_is_avoided():
                                                          avoid=frozenset()).source)
                   for seed in range(300))
     assert avoided == 0 and allowed > 0
+
+
+def _parser_stores(source: str) -> dict[str, set[str]]:
+    """metadata field -> the parser states that assign it, in the generator's layout."""
+    stores: dict[str, set[str]] = {}
+    state = None
+    in_parser = False
+    for line in source.splitlines():
+        text = line.strip()
+        if text.startswith("parser P("):
+            in_parser = True
+        elif in_parser and text.startswith("state "):
+            state = text.split()[1]
+        elif in_parser and line.startswith("}"):
+            break
+        elif in_parser and text.startswith("meta.") and " = " in text:
+            stores.setdefault(text.split()[0], set()).add(state)
+    return stores
+
+
+def test_no_metadata_field_stored_in_two_parser_states_while_f39_is_avoided():
+    """F39: p4c drops a parser state's store that the next state overwrites after an extract,
+    though that extract may fail."""
+    def twice(avoid):
+        return sum(len(states) > 1
+                   for seed in range(300)
+                   for states in _parser_stores(
+                       generate_case(seed, invalid_rate=0, **avoid).source).values())
+    assert twice({}) == 0 and twice({"avoid": frozenset()}) > 0
+
+
+def test_varbit_packets_carry_the_bytes_their_length_field_says():
+    """The STF's packets give a varbit header as many bytes as the low bits of the first
+    header's field say, so the parser's length expression is what the packet holds."""
+    from p4switch.difftest.model import ParserState, Program
+    from p4switch.difftest.stf import packet_bytes
+    first = Header("h0", [("n", bit(8))])
+    options = Header("h1", [("x", bit(16))], varbit=64, length_source="h0.n", length_bits=3)
+    program = Program(headers=[first, options], meta=[], ingress=None, egress=None,
+                      emit_order=["h0", "h1"],
+                      states=[ParserState("start", "h0", default="parse_h1"),
+                              ParserState("parse_h1", "h1")])
+    assert options.length_expr == "((bit<32>)hdr.h0.n[2:0]) << 3"
+
+    class NoTail(random.Random):
+        """No bytes after the headers and none cut short, so a packet's length is exact."""
+        def randrange(self, start, stop=None, step=1):
+            return 0 if (start, stop) == (0, 10) else super().randrange(start, stop, step)
+
+        def random(self):
+            return 0.5
+
+    rng = NoTail(5)
+    lengths = set()
+    for _ in range(100):
+        data = packet_bytes(program, rng, {})
+        assert len(data) == 1 + 2 + (data[0] & 7)
+        lengths.add(data[0] & 7)
+    assert len(lengths) > 3

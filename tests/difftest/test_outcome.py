@@ -65,3 +65,44 @@ def test_register_cells_are_compared_as_simple_switch_reads_them():
     assert o.classify(_result(**runs)) == []
     runs["p4c_at_inaemu"] = _out(b"a", registers={"r": [5]})
     assert [d.kind for d in o.classify(_result(**runs))] == [o.RUNTIME]
+
+
+def _fake_runs(monkeypatch, *results: CaseResult) -> list[dict]:
+    """`run_case` answering with `results` in turn; returns the calls' keyword arguments."""
+    calls: list[dict] = []
+    queue = list(results)
+
+    def fake(case, **kwargs):
+        calls.append(kwargs)
+        return queue.pop(0)
+    monkeypatch.setattr(o, "run_case", fake)
+    return calls
+
+
+def _runtime_result(oracle: bytes) -> CaseResult:
+    return _result(p4c_at_bmv2=_out(oracle), p4c_at_inaemu=_out(b"b"),
+                   inaemu_at_bmv2=_out(oracle), inaemu_at_inaemu=_out(b"b"))
+
+
+def test_disagreement_gone_on_fresh_switches_is_stale(monkeypatch):
+    calls = _fake_runs(monkeypatch, _runtime_result(b"a"), _runtime_result(b"b"))
+    found, _ = o.classify_case(CASE)
+    assert [d.kind for d in found] == [o.STALE]
+    assert calls[1]["per_packet"] is True
+
+
+def test_oracle_that_changes_between_runs_is_nondeterministic(monkeypatch):
+    """The same JSON and STF give simple_switch another outcome: its egress threads or
+    recycled PHVs, not inaemu (F19, F13)."""
+    calls = _fake_runs(monkeypatch, _runtime_result(b"a"), _runtime_result(b"a"),
+                       _runtime_result(b"c"))
+    found, _ = o.classify_case(CASE)
+    assert [d.kind for d in found] == [o.NONDETERMINISTIC]
+    assert calls[2]["only"] == frozenset({"p4c@bmv2"})
+    assert o.NONDETERMINISTIC in o.UNSPECIFIED
+
+
+def test_oracle_that_repeats_itself_keeps_the_disagreement(monkeypatch):
+    _fake_runs(monkeypatch, *[_runtime_result(b"a")] * (2 + o._ORACLE_RERUNS))
+    found, _ = o.classify_case(CASE)
+    assert [d.kind for d in found] == [o.RUNTIME]
