@@ -39,9 +39,11 @@ AVOID = frozenset({"F5", "F8", "F10", "F15", "F21", "F26", "F27", "F39"})
 # header ending in a `varbit` field extracted with a length from the packet
 FEATURES = frozenset({"directional", "subcontrol", "hash", "checksum", "stack", "lookahead",
                       "parser_error", "varbit"})
-# the errors core.p4 declares
+# the errors core.p4 declares; the first five are those the generated parsers reach on their own
+# (truncated packets, select misses, a full stack, a varbit overflow), besides any `verify`
 _CORE_ERRORS = ["NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
                 "ParserTimeout", "ParserInvalidArgument"]
+_PARSER_ENDS = _CORE_ERRORS[:5]
 _STANDARD_IN = [("sm.ingress_port", bit(9)), ("sm.instance_type", bit(32)),
                 ("sm.packet_length", bit(32))]
 _STANDARD_EG = _STANDARD_IN + [("sm.egress_port", bit(9)), ("sm.egress_rid", bit(16))]
@@ -178,8 +180,7 @@ class _Generator:
             # (F39): with F39 avoided, each field is assigned in one state only
             free = [(n, ty) for n, ty in meta if n not in stored or "F39" not in self.avoid]
             if free and rng.random() < 0.25:
-                state.sets = self._parser_sets(headers[:i + 1], meta, free)
-                stored.update(line.split()[0].removeprefix("meta.") for line in state.sets)
+                state.sets = self._parser_sets(headers[:i + 1], meta, free, stored)
             if "lookahead" in self.features and rng.random() < 0.15:
                 state.advance = rng.choice([1, 2, 4])
             keyable = [(f, ty) for f, ty in header.fields if ty.kind == "bit"]
@@ -224,13 +225,15 @@ class _Generator:
             if rng.random() < 0.1:
                 case.target = "reject"
 
-    def _parser_sets(self, headers: list[Header], meta, targets) -> list[str]:
+    def _parser_sets(self, headers: list[Header], meta, targets, stored: set[str]) -> list[str]:
+        """1-2 assignments to fields of `targets` (each then added to `stored`)."""
         scope = Scope(self._field_vars(headers, meta))
         exprs = ExprGen(self.rng, max_depth=2)
         lines = []
         for _ in range(self.rng.randrange(1, 3)):
             name, ty = self.rng.choice(targets)
             lines.append(f"meta.{name} = {exprs.expr(ty, scope)};")
+            stored.add(name)
         return lines
 
     def _select_case(self, keys, targets: list[str]) -> SelectCase:
@@ -271,7 +274,7 @@ class _Generator:
             scope.add(Var("sm.checksum_error", bit(1), writable=False))
         if ingress and "parser_error" in self.features:
             # `error` values are compared only: each comparison is a boolean ingress can read
-            for error in rng.sample(_CORE_ERRORS[:5], 2) + self.errors:
+            for error in rng.sample(_PARSER_ENDS, 2) + self.errors:
                 scope.add(Var(f"(sm.parser_error == error.{error})", BOOL, writable=False))
         prefix = name.lower()
         for _ in range(rng.choice([0, 1, 1, 2])):

@@ -26,15 +26,13 @@ def render_program(p: Program) -> str:
     out.append("")
     out.append("parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, "
                "inout standard_metadata_t sm) {")
-    stacks = {h.name for h in p.headers if h.stack}
+    headers = {h.name: h for h in p.headers}
     for s in p.states:
         out.append(f"    state {s.name} {{")
-        extracted = f"{s.header}.next" if s.header in stacks else s.header
-        varbit = next((h for h in p.headers if h.name == s.header and h.varbit), None)
-        if varbit is not None:
-            out.append(f"        pkt.extract(hdr.{extracted}, {varbit.length_expr});")
-        else:
-            out.append(f"        pkt.extract(hdr.{extracted});")
+        header = headers[s.header]
+        extracted = f"{s.header}.next" if header.stack else s.header
+        length = f", {header.length_expr}" if header.varbit else ""
+        out.append(f"        pkt.extract(hdr.{extracted}{length});")
         if s.advance:
             out.append(f"        pkt.advance(32w{s.advance * 8});")
         out += [f"        {line}" for line in s.sets]
